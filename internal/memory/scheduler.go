@@ -1,0 +1,172 @@
+package memory
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Scheduler is a task.Scheduler in memory, with the semantics of one
+// EventBridge Scheduler group: names are unique, a create retried with the
+// same client token succeeds, and a fired schedule deletes itself
+// (ActionAfterCompletion DELETE).
+type Scheduler struct {
+	mu        sync.Mutex
+	schedules map[string]task.Schedule
+	// Calls counts API calls by operation.
+	Calls map[string]int
+	// Fail, when set, is called before each operation; a non-nil error is
+	// returned instead of doing it (fault injection).
+	Fail func(op, name string) error
+}
+
+var _ task.Scheduler = (*Scheduler)(nil)
+
+// NewScheduler returns an empty scheduler.
+func NewScheduler() *Scheduler {
+	return &Scheduler{schedules: map[string]task.Schedule{}, Calls: map[string]int{}}
+}
+
+func (s *Scheduler) call(op, name string) error {
+	s.Calls[op]++
+	if s.Fail == nil {
+		return nil
+	}
+	return s.Fail(op, name)
+}
+
+// Create implements task.Scheduler.
+func (s *Scheduler) Create(_ context.Context, sc task.Schedule) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("Create", sc.Name); err != nil {
+		return err
+	}
+	if cur, ok := s.schedules[sc.Name]; ok {
+		if cur.ClientToken == sc.ClientToken {
+			return nil
+		}
+		return task.ErrScheduleExists
+	}
+	s.schedules[sc.Name] = sc
+	return nil
+}
+
+// Update implements task.Scheduler.
+func (s *Scheduler) Update(_ context.Context, sc task.Schedule) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("Update", sc.Name); err != nil {
+		return err
+	}
+	if _, ok := s.schedules[sc.Name]; !ok {
+		return task.ErrScheduleNotFound
+	}
+	s.schedules[sc.Name] = sc
+	return nil
+}
+
+// Delete implements task.Scheduler.
+func (s *Scheduler) Delete(_ context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("Delete", name); err != nil {
+		return err
+	}
+	if _, ok := s.schedules[name]; !ok {
+		return task.ErrScheduleNotFound
+	}
+	delete(s.schedules, name)
+	return nil
+}
+
+var _ task.ScheduleReader = (*Scheduler)(nil)
+
+// Get implements task.ScheduleReader.
+func (s *Scheduler) Get(_ context.Context, name string) (task.Schedule, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("Get", name); err != nil {
+		return task.Schedule{}, err
+	}
+	sc, ok := s.schedules[name]
+	if !ok {
+		return task.Schedule{}, task.ErrScheduleNotFound
+	}
+	return sc, nil
+}
+
+// Lookup returns a schedule by name, without counting an API call.
+func (s *Scheduler) Lookup(name string) (task.Schedule, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc, ok := s.schedules[name]
+	return sc, ok
+}
+
+// List implements task.ScheduleReader. The cursor is the last name
+// returned.
+func (s *Scheduler) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("List", ""); err != nil {
+		return task.SchedulePage{}, err
+	}
+	names := make([]string, 0, len(s.schedules))
+	for name := range s.schedules {
+		if name > page.Cursor && strings.HasPrefix(name, task.ScheduleNamePrefix) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	limit := page.Limit
+	if limit <= 0 {
+		limit = task.DefaultPageSize
+	}
+	var p task.SchedulePage
+	if len(names) > limit {
+		names = names[:limit]
+		p.Cursor = names[limit-1]
+	}
+	for _, n := range names {
+		p.Schedules = append(p.Schedules, s.schedules[n])
+	}
+	return p, nil
+}
+
+// All returns every schedule, ordered by name.
+func (s *Scheduler) All() []task.Schedule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]task.Schedule, 0, len(s.schedules))
+	for _, sc := range s.schedules {
+		out = append(out, sc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Fire removes and returns every schedule due at now, earliest first, as
+// the scheduler would invoke and then delete them.
+func (s *Scheduler) Fire(now time.Time) []task.Schedule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []task.Schedule
+	for name, sc := range s.schedules {
+		if !sc.At.After(now) {
+			due = append(due, sc)
+			delete(s.schedules, name)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].At.Equal(due[j].At) {
+			return due[i].At.Before(due[j].At)
+		}
+		return due[i].Name < due[j].Name
+	})
+	return due
+}

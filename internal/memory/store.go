@@ -1,0 +1,293 @@
+// Package memory holds in-process adapters for the task ports: a store
+// with a change feed, a scheduler and a notifier outbox. Tests, the
+// simulation and `make dev` run the real handler code on them.
+package memory
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Store is a task.Store in memory. Every write appends to a change feed,
+// like a DynamoDB stream with NEW_AND_OLD_IMAGES.
+type Store struct {
+	mu      sync.Mutex
+	items   map[key]task.Task
+	changes []task.Change
+	seq     int
+	// Fail, when set, is called before each operation; a non-nil error is
+	// returned instead of doing it (fault injection).
+	Fail func(op string) error
+}
+
+type key struct{ user, id string }
+
+var _ task.Store = (*Store)(nil)
+
+// NewStore returns an empty store.
+func NewStore() *Store { return &Store{items: map[key]task.Task{}} }
+
+func (s *Store) fail(op string) error {
+	if s.Fail == nil {
+		return nil
+	}
+	return s.Fail(op)
+}
+
+// record appends a change; the caller holds mu.
+func (s *Store) record(kind task.ChangeKind, old, new *task.Task) {
+	s.seq++
+	s.changes = append(s.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", s.seq), Kind: kind, Old: old, New: new})
+}
+
+// Changes returns the change feed from position from on, and the next
+// position to read from.
+func (s *Store) Changes(from int) ([]task.Change, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from > len(s.changes) {
+		from = len(s.changes)
+	}
+	out := append([]task.Change(nil), s.changes[from:]...)
+	return out, len(s.changes)
+}
+
+// All returns every task, ordered by user then id.
+func (s *Store) All() []task.Task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]task.Task, 0, len(s.items))
+	for _, t := range s.items {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].UserID != out[j].UserID {
+			return out[i].UserID < out[j].UserID
+		}
+		return out[i].TaskID < out[j].TaskID
+	})
+	return out
+}
+
+// Put writes t as is (test setup and restoring saved state); no change is
+// recorded.
+func (s *Store) Put(t task.Task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items[key{t.UserID, t.TaskID}] = t
+}
+
+func ptr(t task.Task) *task.Task { return &t }
+
+// Create implements task.Store.
+func (s *Store) Create(_ context.Context, t task.Task) error {
+	if err := s.fail("Create"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{t.UserID, t.TaskID}
+	if _, ok := s.items[k]; ok {
+		return task.ErrAlreadyExists
+	}
+	s.items[k] = t
+	s.record(task.ChangeInsert, nil, ptr(t))
+	return nil
+}
+
+// Get implements task.Store.
+func (s *Store) Get(_ context.Context, userID, taskID string) (task.Task, error) {
+	if err := s.fail("Get"); err != nil {
+		return task.Task{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.items[key{userID, taskID}]
+	if !ok {
+		return task.Task{}, task.ErrNotFound
+	}
+	return t, nil
+}
+
+// List implements task.Store. The cursor is the last id returned.
+func (s *Store) List(_ context.Context, userID string, page task.PageRequest) (task.Page, error) {
+	if err := s.fail("List"); err != nil {
+		return task.Page{}, err
+	}
+	after := ""
+	if page.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(page.Cursor)
+		if err != nil || !task.ValidID(string(b)) {
+			return task.Page{}, task.ErrBadCursor
+		}
+		after = string(b)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var mine []task.Task
+	for k, t := range s.items {
+		if k.user == userID && k.id > after {
+			mine = append(mine, t)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].TaskID < mine[j].TaskID })
+	limit := page.Limit
+	if limit <= 0 {
+		limit = task.DefaultPageSize
+	}
+	var p task.Page
+	if len(mine) > limit {
+		mine = mine[:limit]
+		p.Cursor = base64.RawURLEncoding.EncodeToString([]byte(mine[limit-1].TaskID))
+	}
+	p.Tasks = mine
+	return p, nil
+}
+
+// UpdatePending implements task.Store.
+func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.Patch, now time.Time) (task.Task, error) {
+	if err := s.fail("UpdatePending"); err != nil {
+		return task.Task{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok {
+		return task.Task{}, task.ErrNotFound
+	}
+	if old.Status != task.StatusPending {
+		return task.Task{}, task.ErrNotPending
+	}
+	t := task.ApplyPatch(old, p, now)
+	s.items[k] = t
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return t, nil
+}
+
+// Delete implements task.Store.
+func (s *Store) Delete(_ context.Context, userID, taskID string) (task.Task, error) {
+	if err := s.fail("Delete"); err != nil {
+		return task.Task{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok {
+		return task.Task{}, task.ErrNotFound
+	}
+	delete(s.items, k)
+	s.record(task.ChangeRemove, ptr(old), nil)
+	return old, nil
+}
+
+// Expire implements task.Store.
+func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
+	if err := s.fail("Expire"); err != nil {
+		return task.Task{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok || old.Status != task.StatusPending || !old.DueAt.Equal(dueAt) {
+		return task.Task{}, task.ErrConditionFailed
+	}
+	t := old
+	t.Status = task.StatusExpired
+	t.ExpiredAt = now
+	t.UpdatedAt = now
+	s.items[k] = t
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return t, nil
+}
+
+// MarkNotified implements task.Store.
+func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.Time) error {
+	if err := s.fail("MarkNotified"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok || !old.NotifiedAt.IsZero() {
+		return task.ErrConditionFailed
+	}
+	t := old
+	t.NotifiedAt = at
+	s.items[k] = t
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return nil
+}
+
+// SetScheduleRepair implements task.Store.
+func (s *Store) SetScheduleRepair(_ context.Context, userID, taskID string, repair bool) error {
+	if err := s.fail("SetScheduleRepair"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok {
+		return task.ErrNotFound
+	}
+	t := old
+	t.ScheduleRepair = repair
+	s.items[k] = t
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return nil
+}
+
+// String describes the store's size, for logs.
+func (s *Store) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "memory.Store{" + strconv.Itoa(len(s.items)) + " tasks, " + strconv.Itoa(len(s.changes)) + " changes}"
+}
+
+var _ task.PendingLister = (*Store)(nil)
+
+// ListPending implements task.PendingLister. The cursor is the last
+// "user/id" key returned.
+func (s *Store) ListPending(_ context.Context, page task.PageRequest) (task.Page, error) {
+	if err := s.fail("ListPending"); err != nil {
+		return task.Page{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type kt struct {
+		k string
+		t task.Task
+	}
+	var all []kt
+	for k, t := range s.items {
+		ks := k.user + "/" + k.id
+		if t.Status == task.StatusPending && ks > page.Cursor {
+			all = append(all, kt{ks, t})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].k < all[j].k })
+	limit := page.Limit
+	if limit <= 0 {
+		limit = task.DefaultPageSize
+	}
+	var p task.Page
+	if len(all) > limit {
+		all = all[:limit]
+		p.Cursor = all[limit-1].k
+	}
+	for _, x := range all {
+		p.Tasks = append(p.Tasks, x.t)
+	}
+	return p, nil
+}

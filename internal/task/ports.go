@@ -1,0 +1,101 @@
+package task
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps tasks. Implementations: the DynamoDB adapter, and the
+// in-memory store used by tests, the simulation and `make dev`.
+type Store interface {
+	// Create writes a new task; ErrAlreadyExists if the key is taken.
+	Create(ctx context.Context, t Task) error
+	// Get reads one task; ErrNotFound if missing.
+	Get(ctx context.Context, userID, taskID string) (Task, error)
+	// List reads one page of a user's tasks, oldest first.
+	List(ctx context.Context, userID string, page PageRequest) (Page, error)
+	// UpdatePending applies p to a task that is still Pending and returns
+	// the new task; ErrNotFound if missing, ErrNotPending otherwise.
+	UpdatePending(ctx context.Context, userID, taskID string, p Patch, now time.Time) (Task, error)
+	// Delete removes a task and returns what it was; ErrNotFound if missing.
+	Delete(ctx context.Context, userID, taskID string) (Task, error)
+	// Expire moves the task to Expired only if it is Pending and its
+	// deadline is dueAt; ErrConditionFailed otherwise.
+	Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (Task, error)
+	// MarkNotified records the expiry notification, only if none is
+	// recorded yet (ErrConditionFailed otherwise).
+	MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error
+	// SetScheduleRepair sets or clears the task's repair mark.
+	SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error
+}
+
+// PageRequest asks for one page. Cursor is what the previous Page returned
+// ("" for the first page).
+type PageRequest struct {
+	Cursor string
+	Limit  int
+}
+
+// Page is one page of tasks. Cursor is "" on the last page.
+type Page struct {
+	Tasks  []Task
+	Cursor string
+}
+
+// Scheduler creates and removes the one-off schedules of tasks, all in one
+// schedule group that the adapter is configured with.
+type Scheduler interface {
+	// Create makes the schedule. A retry with the same ClientToken is a
+	// success; another schedule of that name gives ErrScheduleExists.
+	Create(ctx context.Context, s Schedule) error
+	// Update moves an existing schedule; ErrScheduleNotFound if none.
+	Update(ctx context.Context, s Schedule) error
+	// Delete removes a schedule; ErrScheduleNotFound if none.
+	Delete(ctx context.Context, name string) error
+}
+
+// Notification tells a task's owner that it expired.
+type Notification struct {
+	UserID string
+	TaskID string
+	Title  string
+	DueAt  time.Time
+	// Link opens the task in the web app ("" when no web URL is set).
+	Link string
+}
+
+// Notifier delivers expiry notifications.
+type Notifier interface {
+	Publish(ctx context.Context, n Notification) error
+}
+
+// Clock tells the time; tests and the simulation use a virtual one.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns the current UTC time.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// PendingLister pages through every Pending task of every user, in no
+// particular order: the reconciler's view of the table. Cursor is opaque.
+type PendingLister interface {
+	ListPending(ctx context.Context, page PageRequest) (Page, error)
+}
+
+// ScheduleReader reads the schedules in the group: the reconciler's view
+// of the scheduler.
+type ScheduleReader interface {
+	// Get reads one schedule; ErrScheduleNotFound if none.
+	Get(ctx context.Context, name string) (Schedule, error)
+	// List pages through the task schedules in the group (names that start
+	// with ScheduleNamePrefix). Cursor is opaque.
+	List(ctx context.Context, page PageRequest) (SchedulePage, error)
+}
+
+// SchedulePage is one page of schedules. Cursor is "" on the last page.
+type SchedulePage struct {
+	Schedules []Schedule
+	Cursor    string
+}

@@ -1,0 +1,203 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Service applies the lifecycle rules. Each method is one use case.
+type Service struct {
+	store     Store
+	scheduler Scheduler
+	notifier  Notifier
+	clock     Clock
+	ids       IDs
+	webURL    string
+	log       *slog.Logger
+}
+
+// Deps are the Service's collaborators. Scheduler is needed by Create,
+// Notifier by Expire; a function that never calls those may leave them nil.
+type Deps struct {
+	Store     Store
+	Scheduler Scheduler
+	Notifier  Notifier
+	// Clock defaults to the wall clock.
+	Clock Clock
+	// IDs defaults to RandomIDs.
+	IDs IDs
+	// WebURL is the web app's base URL, used for links in notifications.
+	WebURL string
+	// Log defaults to slog.Default().
+	Log *slog.Logger
+}
+
+// NewService checks its dependencies and returns a Service.
+func NewService(d Deps) (*Service, error) {
+	if d.Store == nil {
+		return nil, errors.New("task: a Store is required")
+	}
+	if d.Clock == nil {
+		d.Clock = SystemClock{}
+	}
+	if d.IDs == nil {
+		d.IDs = RandomIDs{}
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
+		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), log: d.Log}, nil
+}
+
+// Now is the service clock's reading.
+func (s *Service) Now() time.Time { return s.clock.Now().UTC() }
+
+// Create stores a Pending task and creates its schedule.
+//
+// The task is written first. If creating the schedule then fails, the task
+// is kept and marked for repair, and Create still succeeds: the reconciler
+// gives every Pending task a schedule, and expires any that is overdue, so
+// no Pending task is left that will never expire.
+func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, error) {
+	if s.scheduler == nil {
+		return Task{}, errors.New("task: Create needs a Scheduler")
+	}
+	now := s.Now()
+	t := Task{
+		UserID: userID, TaskID: s.ids.NewID(now), Title: in.Title, Description: in.Description,
+		Status: StatusPending, DueAt: in.DueAt.UTC().Truncate(time.Second),
+		CreatedAt: now.Truncate(time.Second), UpdatedAt: now.Truncate(time.Second),
+		ScheduleToken: s.ids.NewToken(),
+	}
+	if err := s.store.Create(ctx, t); err != nil {
+		return Task{}, fmt.Errorf("create task: %w", err)
+	}
+	if err := s.scheduler.Create(ctx, ScheduleFor(t)); err != nil && !errors.Is(err, ErrScheduleExists) {
+		s.log.WarnContext(ctx, "schedule create failed; task marked for repair",
+			"taskId", t.TaskID, "error", err.Error())
+		t.ScheduleRepair = true
+		if err := s.store.SetScheduleRepair(ctx, userID, t.TaskID, true); err != nil {
+			// The reconciler compares every Pending task with the
+			// scheduler, so an unmarked task is still repaired.
+			s.log.ErrorContext(ctx, "marking task for repair failed", "taskId", t.TaskID, "error", err.Error())
+		}
+	}
+	return t, nil
+}
+
+// Get reads one of the user's tasks.
+func (s *Service) Get(ctx context.Context, userID, taskID string) (Task, error) {
+	if !ValidID(taskID) {
+		return Task{}, ErrNotFound
+	}
+	return s.store.Get(ctx, userID, taskID)
+}
+
+// List reads a page of the user's tasks.
+func (s *Service) List(ctx context.Context, userID string, page PageRequest) (Page, error) {
+	return s.store.List(ctx, userID, page)
+}
+
+// Update edits or completes a Pending task. The schedule is not touched
+// here: the change feed drives cancellation and rescheduling.
+func (s *Service) Update(ctx context.Context, userID, taskID string, p Patch) (Task, error) {
+	if !ValidID(taskID) {
+		return Task{}, ErrNotFound
+	}
+	return s.store.UpdatePending(ctx, userID, taskID, p, s.Now().Truncate(time.Second))
+}
+
+// Delete removes a task. Its schedule is cancelled by the change feed.
+func (s *Service) Delete(ctx context.Context, userID, taskID string) error {
+	if !ValidID(taskID) {
+		return ErrNotFound
+	}
+	_, err := s.store.Delete(ctx, userID, taskID)
+	return err
+}
+
+// ExpireRequest is what a schedule (or the reconciler) asks to expire.
+type ExpireRequest struct {
+	UserID string
+	TaskID string
+	// DueAt is the deadline the schedule was made for.
+	DueAt time.Time
+}
+
+// ExpireOutcome says what Expire did.
+type ExpireOutcome string
+
+// Outcomes of Expire.
+const (
+	// Expired: the task moved to Expired and its owner was notified.
+	Expired ExpireOutcome = "expired"
+	// Renotified: an earlier attempt expired the task but did not record a
+	// notification; this one published it.
+	Renotified ExpireOutcome = "renotified"
+	// Skipped: the task is gone, not Pending, has another deadline, or was
+	// already notified. Nothing was sent.
+	Skipped ExpireOutcome = "skipped"
+	// TooEarly: the request names a deadline still in the future.
+	TooEarly ExpireOutcome = "too-early"
+)
+
+// Expire is the guarantee of the whole design. It trusts nothing: the
+// conditional write (still Pending, same deadline) decides, and only a task
+// that this write expired, or that an earlier attempt expired without
+// recording its notification, is notified.
+//
+// An error means "retry me": the publish failed, and the retry will find
+// the task Expired, un-notified, and publish. The one window for a
+// duplicate is a crash after Publish and before MarkNotified.
+func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome, error) {
+	if s.notifier == nil {
+		return "", errors.New("task: Expire needs a Notifier")
+	}
+	now := s.Now()
+	due := req.DueAt.UTC().Truncate(time.Second)
+	if now.Before(due) {
+		return TooEarly, nil
+	}
+	outcome := Expired
+	t, err := s.store.Expire(ctx, req.UserID, req.TaskID, due, now.Truncate(time.Second))
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrConditionFailed):
+		t, err = s.store.Get(ctx, req.UserID, req.TaskID)
+		if errors.Is(err, ErrNotFound) {
+			return Skipped, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("expire: read task: %w", err)
+		}
+		if t.Status != StatusExpired || !t.DueAt.Equal(due) || !t.NotifiedAt.IsZero() {
+			return Skipped, nil
+		}
+		outcome = Renotified
+	default:
+		return "", fmt.Errorf("expire: conditional write: %w", err)
+	}
+	n := Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title, DueAt: t.DueAt, Link: s.link(t.TaskID)}
+	if err := s.notifier.Publish(ctx, n); err != nil {
+		return "", fmt.Errorf("expire: publish: %w", err)
+	}
+	if err := s.store.MarkNotified(ctx, t.UserID, t.TaskID, s.Now().Truncate(time.Second)); err != nil &&
+		!errors.Is(err, ErrConditionFailed) {
+		// Published but not recorded. Not retried: a retry would publish
+		// again. Logged so the duplicate window is visible.
+		s.log.ErrorContext(ctx, "notification sent but not recorded", "taskId", t.TaskID, "error", err.Error())
+	}
+	return outcome, nil
+}
+
+func (s *Service) link(taskID string) string {
+	if s.webURL == "" {
+		return ""
+	}
+	return s.webURL + "/#/tasks/" + taskID
+}

@@ -1,0 +1,79 @@
+// Package task holds the lifecycle rules of a task that expires at its
+// deadline: states, transitions, input validation, schedule naming and the
+// ports through which the rules reach storage, the scheduler and the
+// notifier. It imports no AWS SDK, so the whole pipeline can run in-process.
+package task
+
+import (
+	"errors"
+	"time"
+)
+
+// Status is the lifecycle state of a task.
+type Status string
+
+// The lifecycle: Pending -> Done (completed by its owner) or Pending ->
+// Expired (its deadline passed). Done and Expired are terminal.
+const (
+	StatusPending Status = "Pending"
+	StatusDone    Status = "Done"
+	StatusExpired Status = "Expired"
+)
+
+// Valid reports whether s is one of the known states.
+func (s Status) Valid() bool {
+	return s == StatusPending || s == StatusDone || s == StatusExpired
+}
+
+// Task is one to-do item. The pair (UserID, TaskID) is its key.
+type Task struct {
+	UserID      string
+	TaskID      string
+	Title       string
+	Description string
+	Status      Status
+	// DueAt is the deadline in UTC, truncated to the second (the scheduler's
+	// resolution). It is compared for equality by the expiry condition.
+	DueAt     time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// ScheduleToken is a random value chosen at create time. Every
+	// ClientToken sent to the scheduler for this task derives from it, so a
+	// retried create never makes a second schedule.
+	ScheduleToken string
+	// ScheduleRepair is set when creating the schedule failed; the
+	// reconciler gives the task a schedule and clears it.
+	ScheduleRepair bool
+	CompletedAt    time.Time
+	ExpiredAt      time.Time
+	// NotifiedAt records that the expiry notification was published, so a
+	// retried expiry publishes only when the first attempt did not.
+	NotifiedAt time.Time
+}
+
+// Sentinel errors of the lifecycle. Adapters wrap them; callers test with
+// errors.Is.
+var (
+	// ErrNotFound: no task with that key (or it belongs to someone else).
+	ErrNotFound = errors.New("task not found")
+	// ErrNotPending: the change needs a Pending task and this one is not.
+	ErrNotPending = errors.New("task is no longer pending")
+	// ErrAlreadyExists: a create found a task with the same key.
+	ErrAlreadyExists = errors.New("task already exists")
+	// ErrConditionFailed: a conditional write found the item in another
+	// state than it required.
+	ErrConditionFailed = errors.New("condition failed")
+	// ErrScheduleNotFound: the scheduler has no schedule of that name.
+	ErrScheduleNotFound = errors.New("schedule not found")
+	// ErrScheduleExists: the scheduler already has a schedule of that name.
+	ErrScheduleExists = errors.New("schedule already exists")
+)
+
+// ValidationError is bad client input; its message is safe to show.
+type ValidationError struct{ Msg string }
+
+func (e *ValidationError) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &ValidationError{Msg: sprintf(format, args...)}
+}
