@@ -1,0 +1,120 @@
+// Package tableschema is the one description of the task table: its key
+// and index names, and how a task maps to an item. The CDK construct, the
+// DynamoDB adapter and the stream decoder all use it, so they cannot drift.
+//
+// Every attribute is a DynamoDB string (S). A flag is the string "true"
+// when set and absent otherwise; an unset time is absent.
+package tableschema
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Key and index names.
+const (
+	// PartitionKey is the owner (the Cognito sub): a user's tasks are one
+	// Query.
+	PartitionKey = "userId"
+	// SortKey is the task id (a ULID, so a Query returns oldest first).
+	SortKey = "taskId"
+	// PendingIndex is a sparse global secondary index holding only Pending
+	// tasks: the reconciler reads it instead of scanning the table.
+	PendingIndex = "pending"
+	// PendingShardAttr is the index's partition key, present only while a
+	// task is Pending. It spreads Pending tasks over PendingShards
+	// partitions.
+	PendingShardAttr = "pendingShard"
+	// PendingSortAttr is the index's sort key.
+	PendingSortAttr = "dueAt"
+	// PendingShards is how many index partitions Pending tasks spread over.
+	PendingShards = 16
+)
+
+// Attribute names of a task item.
+const (
+	AttrTitle          = "title"
+	AttrDescription    = "description"
+	AttrStatus         = "status" // a DynamoDB reserved word: always alias it
+	AttrDueAt          = "dueAt"
+	AttrCreatedAt      = "createdAt"
+	AttrUpdatedAt      = "updatedAt"
+	AttrScheduleToken  = "scheduleToken"
+	AttrScheduleRepair = "scheduleRepair"
+	AttrCompletedAt    = "completedAt"
+	AttrExpiredAt      = "expiredAt"
+	AttrNotifiedAt     = "notifiedAt"
+)
+
+// PendingShard is the index partition of a Pending task.
+func PendingShard(taskID string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(taskID))
+	return strconv.Itoa(int(h.Sum32() % PendingShards))
+}
+
+// ToItem renders a task as string attributes.
+func ToItem(t task.Task) map[string]string {
+	m := map[string]string{
+		PartitionKey:      t.UserID,
+		SortKey:           t.TaskID,
+		AttrTitle:         t.Title,
+		AttrStatus:        string(t.Status),
+		AttrDueAt:         task.FormatTime(t.DueAt),
+		AttrCreatedAt:     task.FormatTime(t.CreatedAt),
+		AttrUpdatedAt:     task.FormatTime(t.UpdatedAt),
+		AttrScheduleToken: t.ScheduleToken,
+	}
+	if t.Description != "" {
+		m[AttrDescription] = t.Description
+	}
+	if t.Status == task.StatusPending {
+		m[PendingShardAttr] = PendingShard(t.TaskID)
+	}
+	if t.ScheduleRepair {
+		m[AttrScheduleRepair] = "true"
+	}
+	for name, v := range map[string]string{
+		AttrCompletedAt: task.FormatTime(t.CompletedAt),
+		AttrExpiredAt:   task.FormatTime(t.ExpiredAt),
+		AttrNotifiedAt:  task.FormatTime(t.NotifiedAt),
+	} {
+		if v != "" {
+			m[name] = v
+		}
+	}
+	return m
+}
+
+// FromItem reads a task from string attributes. It fails on an item that
+// lacks its key, has an unknown status, or holds a malformed time.
+func FromItem(m map[string]string) (task.Task, error) {
+	t := task.Task{
+		UserID: m[PartitionKey], TaskID: m[SortKey], Title: m[AttrTitle],
+		Description: m[AttrDescription], Status: task.Status(m[AttrStatus]),
+		ScheduleToken: m[AttrScheduleToken], ScheduleRepair: m[AttrScheduleRepair] == "true",
+	}
+	if t.UserID == "" || t.TaskID == "" {
+		return task.Task{}, fmt.Errorf("item lacks %s or %s", PartitionKey, SortKey)
+	}
+	if !t.Status.Valid() {
+		return task.Task{}, fmt.Errorf("item %s has unknown status %q", t.TaskID, m[AttrStatus])
+	}
+	for name, dst := range map[string]*timeField{
+		AttrDueAt: {&t.DueAt}, AttrCreatedAt: {&t.CreatedAt}, AttrUpdatedAt: {&t.UpdatedAt},
+		AttrCompletedAt: {&t.CompletedAt}, AttrExpiredAt: {&t.ExpiredAt}, AttrNotifiedAt: {&t.NotifiedAt},
+	} {
+		v, err := task.ParseTime(m[name])
+		if err != nil {
+			return task.Task{}, fmt.Errorf("item %s attribute %s: %w", t.TaskID, name, err)
+		}
+		*dst.t = v
+	}
+	return t, nil
+}
+
+type timeField struct{ t *time.Time }

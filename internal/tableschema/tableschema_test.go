@@ -1,0 +1,78 @@
+package tableschema
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+func TestItemRoundTrip(t *testing.T) {
+	due := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	base := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000AA", Title: "t", Status: task.StatusPending,
+		DueAt: due, CreatedAt: due.Add(-time.Hour), UpdatedAt: due.Add(-time.Hour), ScheduleToken: "tok"}
+	done := base
+	done.Status, done.CompletedAt, done.Description = task.StatusDone, due.Add(-time.Minute), "d"
+	expired := base
+	expired.Status, expired.ExpiredAt, expired.NotifiedAt, expired.ScheduleRepair = task.StatusExpired, due, due.Add(time.Second), true
+	for _, tc := range []struct {
+		name        string
+		in          task.Task
+		wantPending bool
+	}{
+		{"pending", base, true},
+		{"done", done, false},
+		{"expired", expired, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			item := ToItem(tc.in)
+			if _, ok := item[PendingShardAttr]; ok != tc.wantPending {
+				t.Fatalf("pendingShard present = %v, want %v", ok, tc.wantPending)
+			}
+			got, err := FromItem(item)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.in) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got, tc.in)
+			}
+		})
+	}
+}
+
+func TestFromItemRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		item map[string]string
+	}{
+		{"no key", map[string]string{AttrStatus: "Pending"}},
+		{"bad status", map[string]string{PartitionKey: "u", SortKey: "t", AttrStatus: "Sleeping"}},
+		{"bad time", map[string]string{PartitionKey: "u", SortKey: "t", AttrStatus: "Pending", AttrDueAt: "tomorrow"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := FromItem(tc.item); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+}
+
+func TestPendingShardStableAndBounded(t *testing.T) {
+	// The shard of an id must never change between releases: pinned values.
+	for id, want := range map[string]string{
+		"01JD00000000000000000000AA": "2", "01JD00000000000000000000AB": "15", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ": "4",
+	} {
+		if got := PendingShard(id); got != want {
+			t.Fatalf("PendingShard(%q) = %s, want %s", id, got, want)
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 1000; i++ {
+		s := PendingShard(task.RandomIDs{}.NewToken())
+		seen[s] = true
+	}
+	if len(seen) != PendingShards {
+		t.Fatalf("1000 ids hit %d shards, want all %d", len(seen), PendingShards)
+	}
+}
