@@ -44,7 +44,12 @@ func (s *Store) fail(op string) error {
 // record appends a change; the caller holds mu.
 func (s *Store) record(kind task.ChangeKind, old, new *task.Task) {
 	s.seq++
-	s.changes = append(s.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", s.seq), Kind: kind, Old: old, New: new})
+	k := old
+	if k == nil {
+		k = new
+	}
+	s.changes = append(s.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", s.seq), Kind: kind,
+		UserID: k.UserID, TaskID: k.TaskID, Old: old, New: new})
 }
 
 // Changes returns the change feed from position from on, and the next
