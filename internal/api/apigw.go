@@ -1,0 +1,44 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// FromAPIGateway turns a REST API proxy event into a Request. The caller's
+// identity is the sub claim that the Cognito authorizer verified.
+func FromAPIGateway(e events.APIGatewayProxyRequest) (Request, error) {
+	body := []byte(e.Body)
+	if e.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(e.Body)
+		if err != nil {
+			return Request{}, err
+		}
+		body = b
+	}
+	return Request{Method: e.HTTPMethod, Route: e.Resource, TaskID: e.PathParameters["id"],
+		UserID: subClaim(e.RequestContext.Authorizer), Query: e.QueryStringParameters, Body: body}, nil
+}
+
+func subClaim(authorizer map[string]any) string {
+	claims, ok := authorizer["claims"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	sub, _ := claims["sub"].(string)
+	return sub
+}
+
+// ServeAPIGateway is the Lambda handler body: event in, proxy response out.
+func (h *Handler) ServeAPIGateway(ctx context.Context, e events.APIGatewayProxyRequest) events.APIGatewayProxyResponse {
+	r, err := FromAPIGateway(e)
+	var resp Response
+	if err != nil {
+		resp = h.fail(400, "validation_error", "request body is not valid base64")
+	} else {
+		resp = h.Serve(ctx, r)
+	}
+	return events.APIGatewayProxyResponse{StatusCode: resp.Status, Headers: resp.Headers, Body: string(resp.Body)}
+}
