@@ -1,0 +1,100 @@
+package cancel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Enqueuer puts messages on the FIFO queue, with GroupID and DedupID as
+// the message group and deduplication ids, in the order given.
+type Enqueuer interface {
+	// Enqueue returns the messages the queue did not accept, each with its
+	// reason. A non-nil error means the outcome of the whole call is
+	// unknown: every message is to be treated as not sent.
+	Enqueue(ctx context.Context, msgs []Message) ([]Failed, error)
+}
+
+// Failed is a message the queue did not accept.
+type Failed struct {
+	Message Message
+	Err     error
+}
+
+// Failure is a change-feed record whose message was not enqueued. The
+// record must be delivered again (the Lambda reports it as a batch item
+// failure, and the stream resumes from the lowest one).
+type Failure struct {
+	EventID string
+	Err     error
+}
+
+// ErrNotSent is the reason given for a message that was not sent because
+// an earlier one failed.
+var ErrNotSent = errors.New("not sent: an earlier message failed")
+
+// Metric names of the stream processor.
+const (
+	MetricEnqueued      = "Enqueued"
+	MetricIgnored       = "Ignored"
+	MetricEnqueueFailed = "EnqueueFailed"
+)
+
+// Processor is the stream processor: it decides and enqueues, nothing
+// more.
+type Processor struct {
+	queue   Enqueuer
+	metrics *metrics.Recorder
+	log     *slog.Logger
+}
+
+// NewProcessor returns a Processor. m may be nil (no metrics); log nil
+// means slog.Default().
+func NewProcessor(q Enqueuer, m *metrics.Recorder, log *slog.Logger) (*Processor, error) {
+	if q == nil {
+		return nil, errors.New("cancel: NewProcessor needs an Enqueuer")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Processor{queue: q, metrics: m, log: log}, nil
+}
+
+// Process decides every change and enqueues the messages in one call, in
+// feed order. It returns the records whose message was not enqueued. A
+// record with nothing to do never fails.
+func (p *Processor) Process(ctx context.Context, changes []task.Change) []Failure {
+	msgs := make([]Message, 0, len(changes))
+	for _, c := range changes {
+		if m, ok := Decide(c); ok {
+			msgs = append(msgs, m)
+		}
+	}
+	p.metrics.Add(MetricIgnored, float64(len(changes)-len(msgs)))
+	if len(msgs) == 0 {
+		return nil
+	}
+	for _, m := range msgs {
+		p.log.InfoContext(ctx, "enqueueing", "taskId", m.TaskID, "eventId", m.EventID, "action", m.Action)
+	}
+	failed, err := p.queue.Enqueue(ctx, msgs)
+	if err != nil {
+		failed = make([]Failed, len(msgs))
+		for i, m := range msgs {
+			failed[i] = Failed{Message: m, Err: fmt.Errorf("enqueue: %w", err)}
+		}
+	}
+	out := make([]Failure, 0, len(failed))
+	for _, f := range failed {
+		p.log.WarnContext(ctx, "enqueue failed; the record will be retried",
+			"taskId", f.Message.TaskID, "eventId", f.Message.EventID, "action", f.Message.Action, "error", f.Err)
+		out = append(out, Failure{EventID: f.Message.EventID, Err: f.Err})
+	}
+	p.metrics.Add(MetricEnqueued, float64(len(msgs)-len(out)))
+	p.metrics.Add(MetricEnqueueFailed, float64(len(out)))
+	return out
+}

@@ -1,0 +1,87 @@
+package cancel
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+type fakeQueue struct {
+	calls  int
+	sent   []Message
+	reject map[string]error // by event id
+	err    error
+}
+
+func (q *fakeQueue) Enqueue(_ context.Context, msgs []Message) ([]Failed, error) {
+	q.calls++
+	if q.err != nil {
+		return nil, q.err
+	}
+	var failed []Failed
+	for _, m := range msgs {
+		if err := q.reject[m.EventID]; err != nil {
+			failed = append(failed, Failed{Message: m, Err: err})
+			continue
+		}
+		q.sent = append(q.sent, m)
+	}
+	return failed, nil
+}
+
+func TestProcess(t *testing.T) {
+	done := with(func(t *task.Task) { t.Status = task.StatusDone })
+	changes := []task.Change{
+		{EventID: "e1", Kind: task.ChangeInsert, UserID: user, TaskID: tid, New: pending()},
+		{EventID: "e2", Kind: task.ChangeModify, UserID: user, TaskID: tid, Old: pending(), New: with(func(t *task.Task) { t.Title = "x" })},
+		{EventID: "e3", Kind: task.ChangeModify, UserID: user, TaskID: tid, Old: pending(), New: done},
+		{EventID: "e4", Kind: task.ChangeRemove, UserID: user, TaskID: tid, Old: done},
+		{EventID: "e5", Kind: task.ChangeRemove, UserID: user, TaskID: tid},
+	}
+	boom := errors.New("boom")
+	tests := []struct {
+		name       string
+		q          *fakeQueue
+		changes    []task.Change
+		wantSent   []string
+		wantFailed []string
+		wantCalls  int
+	}{
+		{"only transitions that matter are sent, in order", &fakeQueue{}, changes, []string{"e3", "e5"}, nil, 1},
+		{"nothing to do makes no call", &fakeQueue{}, changes[:2], nil, nil, 0},
+		{"a rejected message fails its record", &fakeQueue{reject: map[string]error{"e3": boom}}, changes, []string{"e5"}, []string{"e3"}, 1},
+		{"a failed call fails every record with a message", &fakeQueue{err: boom}, changes, nil, []string{"e3", "e5"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewProcessor(tt.q, nil, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			failures := p.Process(context.Background(), tt.changes)
+			var failedIDs, sentIDs []string
+			for _, f := range failures {
+				if f.Err == nil {
+					t.Errorf("failure %s without a reason", f.EventID)
+				}
+				failedIDs = append(failedIDs, f.EventID)
+			}
+			for _, m := range tt.q.sent {
+				sentIDs = append(sentIDs, m.EventID)
+			}
+			if !slices.Equal(failedIDs, tt.wantFailed) || !slices.Equal(sentIDs, tt.wantSent) || tt.q.calls != tt.wantCalls {
+				t.Errorf("failed %v sent %v calls %d; want failed %v sent %v calls %d",
+					failedIDs, sentIDs, tt.q.calls, tt.wantFailed, tt.wantSent, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestNewProcessorNeedsEnqueuer(t *testing.T) {
+	if _, err := NewProcessor(nil, nil, quiet); err == nil {
+		t.Error("NewProcessor(nil) succeeded")
+	}
+}

@@ -1,0 +1,153 @@
+package cancel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Metric names of the worker.
+const (
+	// MetricCancelled: a cancel deleted the schedule.
+	MetricCancelled = "Cancelled"
+	// MetricRescheduled: a reschedule moved the schedule.
+	MetricRescheduled = "Rescheduled"
+	// MetricRecreated: a reschedule found no schedule (the old one fired
+	// and deleted itself) and created it at the new deadline.
+	MetricRecreated = "Recreated"
+	// MetricAlreadyGone: a cancel found no schedule; success.
+	MetricAlreadyGone = "AlreadyGone"
+	// MetricMalformed: a message that can never be handled; it goes on
+	// failing until the queue moves it to its dead-letter queue.
+	MetricMalformed = "Malformed"
+	// MetricRetryable: a message failed for a reason that may pass
+	// (throttling, a 5xx, anything unknown); it is delivered again.
+	MetricRetryable = "RetryableFailures"
+)
+
+// Worker applies cancellation messages to the scheduler. Every message may
+// arrive twice, or after a later change was already applied; each case
+// leaves the scheduler as the message asks without failing.
+type Worker struct {
+	scheduler task.Scheduler
+	metrics   *metrics.Recorder
+	log       *slog.Logger
+}
+
+// NewWorker returns a Worker. m may be nil (no metrics); log nil means
+// slog.Default().
+func NewWorker(s task.Scheduler, m *metrics.Recorder, log *slog.Logger) (*Worker, error) {
+	if s == nil {
+		return nil, errors.New("cancel: NewWorker needs a Scheduler")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Worker{scheduler: s, metrics: m, log: log}, nil
+}
+
+// Handle applies one message.
+//
+//   - cancel: delete the schedule; "not found" is success (it fired, was
+//     cancelled before, or never existed), so a message that can never
+//     succeed is never retried.
+//   - reschedule: move the schedule to the new deadline. When it is gone
+//     (the old one fired and deleted itself), create it with the same
+//     contract as the API's create: task.ScheduleFor's ClientToken, and a
+//     schedule of that name that already exists is success.
+//
+// A returned error fails only this message, which is delivered again;
+// errors.Is(err, ErrMalformed) never passes, and the queue's redrive
+// policy moves it to the dead-letter queue.
+func (w *Worker) Handle(ctx context.Context, m Message) error {
+	if err := m.validate(); err != nil {
+		w.metrics.Add(MetricMalformed, 1)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	log := w.log.With("taskId", m.TaskID, "eventId", m.EventID, "action", m.Action)
+	switch m.Action {
+	case ActionCancel:
+		err := w.scheduler.Delete(ctx, task.ScheduleName(m.TaskID))
+		switch {
+		case err == nil:
+			w.metrics.Add(MetricCancelled, 1)
+			log.InfoContext(ctx, "schedule deleted")
+			return nil
+		case errors.Is(err, task.ErrScheduleNotFound):
+			w.metrics.Add(MetricAlreadyGone, 1)
+			log.InfoContext(ctx, "schedule already gone")
+			return nil
+		}
+		return w.retryable(ctx, log, fmt.Errorf("delete schedule: %w", err))
+	default: // ActionReschedule; validate allows no other
+		s := m.Schedule()
+		err := w.scheduler.Update(ctx, s)
+		if err == nil {
+			w.metrics.Add(MetricRescheduled, 1)
+			log.InfoContext(ctx, "schedule moved", "at", task.FormatTime(s.At))
+			return nil
+		}
+		if !errors.Is(err, task.ErrScheduleNotFound) {
+			return w.retryable(ctx, log, fmt.Errorf("update schedule: %w", err))
+		}
+		if err := w.scheduler.Create(ctx, s); err != nil && !errors.Is(err, task.ErrScheduleExists) {
+			return w.retryable(ctx, log, fmt.Errorf("recreate schedule: %w", err))
+		}
+		w.metrics.Add(MetricRecreated, 1)
+		log.InfoContext(ctx, "schedule recreated", "at", task.FormatTime(s.At))
+		return nil
+	}
+}
+
+func (w *Worker) retryable(ctx context.Context, log *slog.Logger, err error) error {
+	w.metrics.Add(MetricRetryable, 1)
+	log.WarnContext(ctx, "message failed; it will be retried", "error", err)
+	return err
+}
+
+// Delivery is one received queue message.
+type Delivery struct {
+	// ID names the delivery in the failures HandleBatch returns (the SQS
+	// MessageId).
+	ID string
+	// GroupID is the FIFO message group ("" when unknown: then every
+	// delivery after a failure is held back).
+	GroupID string
+	Body    []byte
+}
+
+// HandleBatch handles a batch received from the FIFO queue, in order, and
+// returns the IDs of the deliveries to report as failed. After a failure
+// in a message group, the later messages of that group are not handled
+// and are reported as failed too, so they are retried after it and the
+// group's order holds (what AWS asks of FIFO batch item failures).
+// Deliveries of other groups go on.
+func (w *Worker) HandleBatch(ctx context.Context, batch []Delivery) []string {
+	var failed []string
+	blocked := map[string]bool{}
+	for _, d := range batch {
+		if blocked[d.GroupID] || blocked[""] {
+			failed = append(failed, d.ID)
+			continue
+		}
+		m, err := Parse(d.Body)
+		if err == nil {
+			err = w.Handle(ctx, m)
+		} else {
+			w.metrics.Add(MetricMalformed, 1)
+		}
+		if err != nil {
+			if errors.Is(err, ErrMalformed) {
+				w.log.ErrorContext(ctx, "malformed message; it will reach the dead-letter queue",
+					"messageId", d.ID, "error", err)
+			}
+			blocked[d.GroupID] = true
+			failed = append(failed, d.ID)
+		}
+	}
+	return failed
+}

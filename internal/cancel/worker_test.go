@@ -1,0 +1,176 @@
+package cancel
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+func changeModify(old, new *task.Task) task.Change {
+	return task.Change{EventID: "ev", Kind: task.ChangeModify, UserID: user, TaskID: tid, Old: old, New: new}
+}
+
+func scheduleFor(t task.Task) task.Schedule { return task.ScheduleFor(t) }
+
+var errThrottled = errors.New("ThrottlingException: rate exceeded")
+
+func TestWorkerHandle(t *testing.T) {
+	later := due.Add(time.Hour)
+	cancelMsg := Message{Action: ActionCancel, UserID: user, TaskID: tid, EventID: "e1"}
+	reschedMsg := Message{Action: ActionReschedule, UserID: user, TaskID: tid, DueAt: later, ScheduleToken: "TOKEN", EventID: "e2"}
+	old := task.ScheduleFor(*pending())
+	moved := reschedMsg.Schedule()
+	other := old
+	other.ClientToken = "someone-else"
+	tests := []struct {
+		name      string
+		existing  *task.Schedule
+		fail      func(op, name string) error
+		msg       Message
+		wantErr   bool
+		malformed bool
+		want      *task.Schedule // the schedule after, nil for none
+		metric    string
+	}{
+		{"cancel deletes", &old, nil, cancelMsg, false, false, nil, MetricCancelled},
+		{"cancel of a missing schedule succeeds", nil, nil, cancelMsg, false, false, nil, MetricAlreadyGone},
+		{"cancel throttled is retryable", &old, failOn("Delete", errThrottled), cancelMsg, true, false, &old, MetricRetryable},
+		{"reschedule moves", &old, nil, reschedMsg, false, false, &moved, MetricRescheduled},
+		{"reschedule after the old one fired recreates", nil, nil, reschedMsg, false, false, &moved, MetricRecreated},
+		{"reschedule racing another create succeeds", &other, failOn("Update", task.ErrScheduleNotFound), reschedMsg,
+			false, false, &other, MetricRecreated},
+		{"reschedule throttled is retryable", &old, failOn("Update", errThrottled), reschedMsg, true, false, &old, MetricRetryable},
+		{"recreate failing is retryable", nil, failOn("Create", errThrottled), reschedMsg, true, false, nil, MetricRetryable},
+		{"malformed message is permanent", &old, nil, Message{Action: "explode", UserID: user, TaskID: tid}, true, true, &old, MetricMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := memory.NewScheduler()
+			if tt.existing != nil {
+				if err := s.Create(context.Background(), *tt.existing); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Fail = tt.fail
+			var out bytes.Buffer
+			rec := metrics.New("cancelworker", &out)
+			w, err := NewWorker(s, rec, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = w.Handle(context.Background(), tt.msg)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Handle err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if errors.Is(err, ErrMalformed) != tt.malformed {
+				t.Errorf("malformed = %v, want %v (%v)", !tt.malformed, tt.malformed, err)
+			}
+			got, ok := s.Lookup(task.ScheduleName(tid))
+			switch {
+			case tt.want == nil && ok:
+				t.Errorf("schedule %+v left, want none", got)
+			case tt.want != nil && (!ok || got != *tt.want):
+				t.Errorf("schedule = %+v (present %v), want %+v", got, ok, *tt.want)
+			}
+			if err := rec.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), `"`+tt.metric+`":1`) {
+				t.Errorf("metrics %s lack %s=1", out.String(), tt.metric)
+			}
+		})
+	}
+}
+
+func failOn(op string, err error) func(string, string) error {
+	return func(o, _ string) error {
+		if o == op {
+			return err
+		}
+		return nil
+	}
+}
+
+// Processing any message twice leaves the scheduler as processing it once,
+// without an error.
+func TestWorkerHandleTwice(t *testing.T) {
+	later := due.Add(time.Hour)
+	msgs := []Message{
+		{Action: ActionCancel, UserID: user, TaskID: tid, EventID: "e1"},
+		{Action: ActionReschedule, UserID: user, TaskID: tid, DueAt: later, ScheduleToken: "TOKEN", EventID: "e2"},
+	}
+	for _, m := range msgs {
+		for _, start := range []string{"with a schedule", "without a schedule"} {
+			t.Run(string(m.Action)+" "+start, func(t *testing.T) {
+				s := memory.NewScheduler()
+				if start == "with a schedule" {
+					_ = s.Create(context.Background(), task.ScheduleFor(*pending()))
+				}
+				w, _ := NewWorker(s, nil, quiet)
+				if err := w.Handle(context.Background(), m); err != nil {
+					t.Fatal(err)
+				}
+				once := s.All()
+				if err := w.Handle(context.Background(), m); err != nil {
+					t.Fatalf("second Handle: %v", err)
+				}
+				if twice := s.All(); !slices.Equal(once, twice) {
+					t.Errorf("after twice %+v, after once %+v", twice, once)
+				}
+			})
+		}
+	}
+}
+
+func TestWorkerHandleBatch(t *testing.T) {
+	const tidB = "01JBQ1R8ZK3W4X5Y6Z7A8B9C0E"
+	body := func(taskID, ev string) []byte {
+		return Message{Action: ActionCancel, UserID: user, TaskID: taskID, EventID: ev}.Encode()
+	}
+	tests := []struct {
+		name       string
+		failDelete string // schedule name whose Delete is throttled
+		batch      []Delivery
+		want       []string
+	}{
+		{"all succeed", "", []Delivery{{"1", tid, body(tid, "a")}, {"2", tidB, body(tidB, "b")}}, nil},
+		{"failure holds back its group only", task.ScheduleName(tid), []Delivery{
+			{"1", tid, body(tid, "a")}, {"2", tidB, body(tidB, "b")}, {"3", tid, body(tid, "c")}, {"4", tidB, body(tidB, "d")},
+		}, []string{"1", "3"}},
+		{"malformed body fails and holds back its group", "", []Delivery{
+			{"1", tid, []byte("{")}, {"2", tid, body(tid, "b")}, {"3", tidB, body(tidB, "c")},
+		}, []string{"1", "2"}},
+		{"unknown group holds back everything after", task.ScheduleName(tid), []Delivery{
+			{"1", "", body(tid, "a")}, {"2", tidB, body(tidB, "b")},
+		}, []string{"1", "2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := memory.NewScheduler()
+			s.Fail = func(op, name string) error {
+				if op == "Delete" && name == tt.failDelete {
+					return errThrottled
+				}
+				return nil
+			}
+			w, _ := NewWorker(s, nil, quiet)
+			if got := w.HandleBatch(context.Background(), tt.batch); !slices.Equal(got, tt.want) {
+				t.Errorf("failed = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewWorkerNeedsScheduler(t *testing.T) {
+	if _, err := NewWorker(nil, nil, quiet); err == nil {
+		t.Error("NewWorker(nil) succeeded")
+	}
+}
