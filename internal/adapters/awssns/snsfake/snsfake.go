@@ -1,0 +1,361 @@
+// Package snsfake is an in-memory model of the SNS calls this project
+// makes, for tests of the adapters and the triggers. It models the
+// behaviour the notification rules depend on:
+//   - one subscription per topic, protocol and endpoint;
+//   - Subscribe is idempotent for the same attributes (it returns the
+//     existing subscription) and refused with InvalidParameter for others;
+//     subscribing an endpoint that awaits confirmation sends the
+//     confirmation email again;
+//   - email subscriptions are listed as PendingConfirmation until Confirm;
+//   - at most FilterPolicyLimit subscriptions with a filter policy per
+//     topic (FilterPolicyLimitExceeded beyond);
+//   - Publish delivers to every confirmed subscription whose filter policy
+//     matches the message attributes (exact string values only).
+package snsfake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sns/types"
+)
+
+// DefaultFilterPolicyLimit is SNS's default quota of filter policies per topic.
+const DefaultFilterPolicyLimit = 200
+
+// Delivery is one message delivered to one subscription.
+type Delivery struct {
+	TopicArn string
+	Endpoint string
+	Subject  string
+	Message  string
+}
+
+type sub struct {
+	arn, topic, protocol, endpoint string
+	attrs                          map[string]string
+	confirmed                      bool
+}
+
+// SNS is the fake. Use New.
+type SNS struct {
+	mu     sync.Mutex
+	topics map[string][]*sub
+	seq    int
+	// PageSize is how many subscriptions a list page holds (SNS: 100).
+	PageSize int
+	// FilterPolicyLimit is the per-topic quota of filter policies.
+	FilterPolicyLimit int
+	// Fail, when set, is called first by every operation with its name
+	// ("Subscribe", "Publish", ...); a non-nil error is returned instead.
+	Fail func(op string) error
+
+	calls         map[string]int
+	confirmations map[string]int // by endpoint
+	deliveries    []Delivery
+}
+
+// New returns a fake SNS with the given topics and SNS's defaults.
+func New(topicArns ...string) *SNS {
+	f := &SNS{topics: map[string][]*sub{}, PageSize: 100, FilterPolicyLimit: DefaultFilterPolicyLimit,
+		calls: map[string]int{}, confirmations: map[string]int{}}
+	for _, t := range topicArns {
+		f.topics[t] = nil
+	}
+	return f
+}
+
+func (f *SNS) begin(op string) error {
+	f.calls[op]++
+	if f.Fail != nil {
+		return f.Fail(op)
+	}
+	return nil
+}
+
+func notFound(what string) error {
+	return &types.NotFoundException{Message: aws.String(what + " does not exist")}
+}
+
+func (f *SNS) policies(topic string) int {
+	n := 0
+	for _, s := range f.topics[topic] {
+		if s.attrs["FilterPolicy"] != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func limitExceeded() error {
+	return &types.FilterPolicyLimitExceededException{Message: aws.String("Filter policy limit exceeded")}
+}
+
+// Subscribe models sns:Subscribe.
+func (f *SNS) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ...func(*sns.Options)) (*sns.SubscribeOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin("Subscribe"); err != nil {
+		return nil, err
+	}
+	topic := aws.ToString(in.TopicArn)
+	subs, ok := f.topics[topic]
+	if !ok {
+		return nil, notFound("topic " + topic)
+	}
+	for _, s := range subs {
+		if s.protocol != aws.ToString(in.Protocol) || s.endpoint != aws.ToString(in.Endpoint) {
+			continue
+		}
+		if !maps.Equal(s.attrs, in.Attributes) {
+			return nil, &types.InvalidParameterException{Message: aws.String("Invalid parameter: Attributes Reason: Subscription already exists with different attributes")}
+		}
+		if !s.confirmed {
+			f.confirmations[s.endpoint]++
+		}
+		return &sns.SubscribeOutput{SubscriptionArn: aws.String(f.shownArn(s, in.ReturnSubscriptionArn))}, nil
+	}
+	if in.Attributes["FilterPolicy"] != "" && f.policies(topic) >= f.FilterPolicyLimit {
+		return nil, limitExceeded()
+	}
+	f.seq++
+	s := &sub{arn: topic + ":" + strconv.Itoa(f.seq), topic: topic, protocol: aws.ToString(in.Protocol),
+		endpoint: aws.ToString(in.Endpoint), attrs: maps.Clone(in.Attributes)}
+	f.topics[topic] = append(subs, s)
+	f.confirmations[s.endpoint]++
+	return &sns.SubscribeOutput{SubscriptionArn: aws.String(f.shownArn(s, in.ReturnSubscriptionArn))}, nil
+}
+
+func (f *SNS) shownArn(s *sub, always bool) string {
+	if s.confirmed || always {
+		return s.arn
+	}
+	return "pending confirmation"
+}
+
+// ListSubscriptionsByTopic models sns:ListSubscriptionsByTopic.
+func (f *SNS) ListSubscriptionsByTopic(_ context.Context, in *sns.ListSubscriptionsByTopicInput, _ ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin("ListSubscriptionsByTopic"); err != nil {
+		return nil, err
+	}
+	topic := aws.ToString(in.TopicArn)
+	subs, ok := f.topics[topic]
+	if !ok {
+		return nil, notFound("topic " + topic)
+	}
+	start := 0
+	if in.NextToken != nil {
+		n, err := strconv.Atoi(*in.NextToken)
+		if err != nil || n < 0 || n > len(subs) {
+			return nil, &types.InvalidParameterException{Message: aws.String("bad NextToken")}
+		}
+		start = n
+	}
+	end := min(start+f.PageSize, len(subs))
+	out := &sns.ListSubscriptionsByTopicOutput{}
+	for _, s := range subs[start:end] {
+		arn := s.arn
+		if !s.confirmed {
+			arn = "PendingConfirmation"
+		}
+		out.Subscriptions = append(out.Subscriptions, types.Subscription{SubscriptionArn: aws.String(arn),
+			TopicArn: aws.String(s.topic), Protocol: aws.String(s.protocol), Endpoint: aws.String(s.endpoint),
+			Owner: aws.String("111122223333")})
+	}
+	if end < len(subs) {
+		out.NextToken = aws.String(strconv.Itoa(end))
+	}
+	return out, nil
+}
+
+func (f *SNS) byArn(arn string) *sub {
+	for _, subs := range f.topics {
+		for _, s := range subs {
+			if s.arn == arn {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// GetSubscriptionAttributes models sns:GetSubscriptionAttributes.
+func (f *SNS) GetSubscriptionAttributes(_ context.Context, in *sns.GetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.GetSubscriptionAttributesOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin("GetSubscriptionAttributes"); err != nil {
+		return nil, err
+	}
+	s := f.byArn(aws.ToString(in.SubscriptionArn))
+	if s == nil {
+		return nil, notFound("subscription " + aws.ToString(in.SubscriptionArn))
+	}
+	attrs := maps.Clone(s.attrs)
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	attrs["SubscriptionArn"] = s.arn
+	attrs["TopicArn"] = s.topic
+	attrs["Endpoint"] = s.endpoint
+	attrs["PendingConfirmation"] = strconv.FormatBool(!s.confirmed)
+	return &sns.GetSubscriptionAttributesOutput{Attributes: attrs}, nil
+}
+
+// SetSubscriptionAttributes models sns:SetSubscriptionAttributes.
+func (f *SNS) SetSubscriptionAttributes(_ context.Context, in *sns.SetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.SetSubscriptionAttributesOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin("SetSubscriptionAttributes"); err != nil {
+		return nil, err
+	}
+	s := f.byArn(aws.ToString(in.SubscriptionArn))
+	if s == nil {
+		return nil, notFound("subscription " + aws.ToString(in.SubscriptionArn))
+	}
+	name, value := aws.ToString(in.AttributeName), aws.ToString(in.AttributeValue)
+	if name == "FilterPolicy" && value != "" && s.attrs["FilterPolicy"] == "" && f.policies(s.topic) >= f.FilterPolicyLimit {
+		return nil, limitExceeded()
+	}
+	if s.attrs == nil {
+		s.attrs = map[string]string{}
+	}
+	s.attrs[name] = value
+	return &sns.SetSubscriptionAttributesOutput{}, nil
+}
+
+// Publish models sns:Publish.
+func (f *SNS) Publish(_ context.Context, in *sns.PublishInput, _ ...func(*sns.Options)) (*sns.PublishOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin("Publish"); err != nil {
+		return nil, err
+	}
+	topic := aws.ToString(in.TopicArn)
+	subs, ok := f.topics[topic]
+	if !ok {
+		return nil, notFound("topic " + topic)
+	}
+	for _, s := range subs {
+		if s.confirmed && matches(s.attrs["FilterPolicy"], in.MessageAttributes) {
+			f.deliveries = append(f.deliveries, Delivery{TopicArn: topic, Endpoint: s.endpoint,
+				Subject: aws.ToString(in.Subject), Message: aws.ToString(in.Message)})
+		}
+	}
+	f.seq++
+	return &sns.PublishOutput{MessageId: aws.String(fmt.Sprintf("msg-%d", f.seq))}, nil
+}
+
+// matches applies a filter policy of exact string values; no policy
+// matches everything, and a policy it cannot read matches nothing.
+func matches(policy string, attrs map[string]types.MessageAttributeValue) bool {
+	if policy == "" {
+		return true
+	}
+	var p map[string][]any
+	if json.Unmarshal([]byte(policy), &p) != nil {
+		return false
+	}
+	for key, allowed := range p {
+		a, ok := attrs[key]
+		if !ok || aws.ToString(a.DataType) != "String" {
+			return false
+		}
+		hit := false
+		for _, v := range allowed {
+			hit = hit || v == aws.ToString(a.StringValue)
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+// Confirm marks the endpoint's subscription on topic confirmed, as its
+// owner's click on the confirmation link does.
+func (f *SNS) Confirm(topicArn, endpoint string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.topics[topicArn] {
+		if s.endpoint == endpoint {
+			s.confirmed = true
+			return nil
+		}
+	}
+	return notFound("subscription of " + endpoint + " on " + topicArn)
+}
+
+// ConfirmAll confirms every subscription.
+func (f *SNS) ConfirmAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, subs := range f.topics {
+		for _, s := range subs {
+			s.confirmed = true
+		}
+	}
+}
+
+// Subscription describes one subscription, for assertions.
+type Subscription struct {
+	Arn, TopicArn, Protocol, Endpoint string
+	Attributes                        map[string]string
+	Confirmed                         bool
+}
+
+// Subscriptions lists the subscriptions of an endpoint on every topic.
+func (f *SNS) Subscriptions(endpoint string) []Subscription {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Subscription
+	for _, subs := range f.topics {
+		for _, s := range subs {
+			if s.endpoint == endpoint {
+				out = append(out, Subscription{Arn: s.arn, TopicArn: s.topic, Protocol: s.protocol,
+					Endpoint: s.endpoint, Attributes: maps.Clone(s.attrs), Confirmed: s.confirmed})
+			}
+		}
+	}
+	return out
+}
+
+// Seed adds a subscription as is (test setup), confirmed or not, and
+// returns its ARN. No confirmation email is counted.
+func (f *SNS) Seed(topicArn, protocol, endpoint string, attrs map[string]string, confirmed bool) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	s := &sub{arn: topicArn + ":" + strconv.Itoa(f.seq), topic: topicArn, protocol: protocol, endpoint: endpoint,
+		attrs: maps.Clone(attrs), confirmed: confirmed}
+	f.topics[topicArn] = append(f.topics[topicArn], s)
+	return s.arn
+}
+
+// Calls counts the calls made of an operation.
+func (f *SNS) Calls(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
+}
+
+// ConfirmationEmails counts the confirmation emails sent to an endpoint.
+func (f *SNS) ConfirmationEmails(endpoint string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.confirmations[endpoint]
+}
+
+// Deliveries returns every message delivered so far.
+func (f *SNS) Deliveries() []Delivery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Delivery(nil), f.deliveries...)
+}
