@@ -1,0 +1,449 @@
+// Package dynamo is the DynamoDB adapter of the task store: task.Store and
+// task.PendingLister over the table that tableschema describes, and the
+// decoder of the table's stream records.
+package dynamo
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// API is the part of the DynamoDB client the store uses.
+type API interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+}
+
+var _ API = (*dynamodb.Client)(nil)
+
+// Store is a task.Store and task.PendingLister on one DynamoDB table.
+type Store struct {
+	api   API
+	table string
+}
+
+var (
+	_ task.Store         = (*Store)(nil)
+	_ task.PendingLister = (*Store)(nil)
+)
+
+// New returns a store on the named table.
+func New(api API, table string) *Store { return &Store{api: api, table: table} }
+
+// Create implements task.Store: a put that fails with ErrAlreadyExists
+// when the key is taken.
+func (s *Store) Create(ctx context.Context, t task.Task) error {
+	e := newExpr()
+	_, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     toAttrs(tableschema.ToItem(t)),
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.name(tableschema.SortKey) + ")"),
+		ExpressionAttributeNames: e.names,
+	})
+	if isConditionFailed(err) {
+		return fmt.Errorf("create task %s: %w", t.TaskID, task.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create task %s: %w", t.TaskID, err)
+	}
+	return nil
+}
+
+// Get implements task.Store with a consistent read.
+func (s *Store) Get(ctx context.Context, userID, taskID string) (task.Task, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(userID, taskID), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return task.Task{}, fmt.Errorf("get task %s: %w", taskID, err)
+	}
+	if len(out.Item) == 0 {
+		return task.Task{}, fmt.Errorf("get task %s: %w", taskID, task.ErrNotFound)
+	}
+	return decode(out.Item)
+}
+
+// List implements task.Store: one Query on the user's partition, oldest
+// first. The cursor is the base64url of the last task id returned; the
+// partition is always userID, so no cursor reaches another user's tasks.
+func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) (task.Page, error) {
+	var start map[string]types.AttributeValue
+	if page.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(page.Cursor)
+		if err != nil || !task.ValidID(string(b)) {
+			return task.Page{}, task.ErrBadCursor
+		}
+		start = key(userID, string(b))
+	}
+	limit := pageLimit(page.Limit)
+	e := newExpr()
+	cond := e.name(tableschema.PartitionKey) + " = " + e.value(userID)
+	// One more than the page, to tell whether another page follows.
+	out, err := s.api.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+		ExclusiveStartKey:         start,
+		Limit:                     aws.Int32(int32(limit + 1)),
+		ScanIndexForward:          aws.Bool(true),
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		return task.Page{}, fmt.Errorf("list tasks: %w", err)
+	}
+	items := out.Items
+	more := out.LastEvaluatedKey != nil
+	if len(items) > limit {
+		items, more = items[:limit], true
+	}
+	var p task.Page
+	for _, it := range items {
+		t, err := decode(it)
+		if err != nil {
+			return task.Page{}, err
+		}
+		p.Tasks = append(p.Tasks, t)
+	}
+	if more && len(p.Tasks) > 0 {
+		p.Cursor = base64.RawURLEncoding.EncodeToString([]byte(p.Tasks[len(p.Tasks)-1].TaskID))
+	}
+	return p, nil
+}
+
+func pageLimit(n int) int {
+	switch {
+	case n <= 0:
+		return task.DefaultPageSize
+	case n > task.MaxPageSize:
+		return task.MaxPageSize
+	}
+	return n
+}
+
+// UpdatePending implements task.Store as one conditional UpdateItem that
+// mirrors task.ApplyPatch. When the condition fails, a read tells
+// ErrNotFound from ErrNotPending.
+func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task.Patch, now time.Time) (task.Task, error) {
+	e := newExpr()
+	cond := "attribute_exists(" + e.name(tableschema.SortKey) + ") AND " +
+		e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending))
+	if p.Title != nil {
+		e.set(tableschema.AttrTitle, *p.Title)
+	}
+	if p.Description != nil {
+		// An empty description is an absent attribute, as ToItem writes it.
+		e.setOrRemove(tableschema.AttrDescription, *p.Description)
+	}
+	if p.DueAt != nil {
+		e.set(tableschema.AttrDueAt, task.FormatTime(*p.DueAt))
+	}
+	if p.Complete {
+		e.set(tableschema.AttrStatus, string(task.StatusDone))
+		e.set(tableschema.AttrCompletedAt, task.FormatTime(now))
+		e.remove(tableschema.PendingShardAttr) // leaves the pending index
+	}
+	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
+	out, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	if isConditionFailed(err) {
+		if _, gerr := s.Get(ctx, userID, taskID); gerr != nil {
+			return task.Task{}, fmt.Errorf("update task %s: %w", taskID, gerr)
+		}
+		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, task.ErrNotPending)
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, err)
+	}
+	return decode(out.Attributes)
+}
+
+// Delete implements task.Store: a conditional delete that returns the old
+// item.
+func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, error) {
+	e := newExpr()
+	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key(userID, taskID),
+		ConditionExpression:      aws.String("attribute_exists(" + e.name(tableschema.SortKey) + ")"),
+		ExpressionAttributeNames: e.names,
+		ReturnValues:             types.ReturnValueAllOld,
+	})
+	if isConditionFailed(err) {
+		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, task.ErrNotFound)
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, err)
+	}
+	return decode(out.Attributes)
+}
+
+// Expire implements task.Store. The condition (still Pending, deadline
+// unchanged) is the guarantee that a stale or late schedule never expires
+// a task.
+func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
+	e := newExpr()
+	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending)) + " AND " +
+		e.name(tableschema.AttrDueAt) + " = " + e.value(task.FormatTime(dueAt))
+	e.set(tableschema.AttrStatus, string(task.StatusExpired))
+	e.set(tableschema.AttrExpiredAt, task.FormatTime(now))
+	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
+	e.remove(tableschema.PendingShardAttr)
+	out, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	if isConditionFailed(err) {
+		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, task.ErrConditionFailed)
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, err)
+	}
+	return decode(out.Attributes)
+}
+
+// MarkNotified implements task.Store.
+func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {
+	e := newExpr()
+	cond := "attribute_exists(" + e.name(tableschema.SortKey) + ") AND attribute_not_exists(" +
+		e.name(tableschema.AttrNotifiedAt) + ")"
+	e.set(tableschema.AttrNotifiedAt, task.FormatTime(at))
+	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	if isConditionFailed(err) {
+		return fmt.Errorf("mark task %s notified: %w", taskID, task.ErrConditionFailed)
+	}
+	if err != nil {
+		return fmt.Errorf("mark task %s notified: %w", taskID, err)
+	}
+	return nil
+}
+
+// SetScheduleRepair implements task.Store.
+func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error {
+	e := newExpr()
+	cond := "attribute_exists(" + e.name(tableschema.SortKey) + ")"
+	if repair {
+		e.set(tableschema.AttrScheduleRepair, "true")
+	} else {
+		e.remove(tableschema.AttrScheduleRepair)
+	}
+	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	if isConditionFailed(err) {
+		return fmt.Errorf("set schedule repair of task %s: %w", taskID, task.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("set schedule repair of task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// pendingCursor is where ListPending stopped: a shard of the pending
+// index, and the key to go on after within it (nil: the shard's start).
+type pendingCursor struct {
+	Shard int               `json:"s"`
+	Key   map[string]string `json:"k,omitempty"`
+}
+
+// pendingKeyAttrs are the attributes of a pending index key.
+var pendingKeyAttrs = map[string]bool{
+	tableschema.PartitionKey: true, tableschema.SortKey: true,
+	tableschema.PendingShardAttr: true, tableschema.PendingSortAttr: true,
+}
+
+func encodePendingCursor(c pendingCursor) string {
+	b, _ := json.Marshal(c) // ints and strings always marshal
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodePendingCursor(s string) (pendingCursor, error) {
+	if s == "" {
+		return pendingCursor{}, nil
+	}
+	var c pendingCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Shard < 0 || c.Shard >= tableschema.PendingShards {
+		return pendingCursor{}, task.ErrBadCursor
+	}
+	for k := range c.Key {
+		if !pendingKeyAttrs[k] {
+			return pendingCursor{}, task.ErrBadCursor
+		}
+	}
+	if c.Key != nil && c.Key[tableschema.PendingShardAttr] != strconv.Itoa(c.Shard) {
+		return pendingCursor{}, task.ErrBadCursor
+	}
+	return c, nil
+}
+
+// ListPending implements task.PendingLister: it reads the sparse pending
+// index shard by shard ("0" to PendingShards-1), each in deadline order.
+// A page may end early at a shard boundary, and the last page may be
+// empty; the cursor is "" only when every shard has been read.
+func (s *Store) ListPending(ctx context.Context, page task.PageRequest) (task.Page, error) {
+	c, err := decodePendingCursor(page.Cursor)
+	if err != nil {
+		return task.Page{}, err
+	}
+	limit := pageLimit(page.Limit)
+	var p task.Page
+	for c.Shard < tableschema.PendingShards {
+		e := newExpr()
+		cond := e.name(tableschema.PendingShardAttr) + " = " + e.value(strconv.Itoa(c.Shard))
+		var start map[string]types.AttributeValue
+		if c.Key != nil {
+			start = toAttrs(c.Key)
+		}
+		out, err := s.api.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(tableschema.PendingIndex),
+			KeyConditionExpression:    aws.String(cond),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+			ExclusiveStartKey:         start,
+			Limit:                     aws.Int32(int32(limit - len(p.Tasks))),
+		})
+		if err != nil {
+			return task.Page{}, fmt.Errorf("list pending shard %d: %w", c.Shard, err)
+		}
+		for _, it := range out.Items {
+			t, err := decode(it)
+			if err != nil {
+				return task.Page{}, err
+			}
+			p.Tasks = append(p.Tasks, t)
+		}
+		if out.LastEvaluatedKey != nil {
+			c.Key = fromAttrs(out.LastEvaluatedKey)
+		} else {
+			c = pendingCursor{Shard: c.Shard + 1}
+		}
+		if len(p.Tasks) >= limit {
+			break
+		}
+	}
+	if c.Shard < tableschema.PendingShards {
+		p.Cursor = encodePendingCursor(c)
+	}
+	return p, nil
+}
+
+func key(userID, taskID string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: userID},
+		tableschema.SortKey:      &types.AttributeValueMemberS{Value: taskID},
+	}
+}
+
+func decode(item map[string]types.AttributeValue) (task.Task, error) {
+	t, err := tableschema.FromItem(fromAttrs(item))
+	if err != nil {
+		return task.Task{}, fmt.Errorf("decode task item: %w", err)
+	}
+	return t, nil
+}
+
+// toAttrs renders string attributes as DynamoDB S values.
+func toAttrs(m map[string]string) map[string]types.AttributeValue {
+	out := make(map[string]types.AttributeValue, len(m))
+	for k, v := range m {
+		out[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	return out
+}
+
+// fromAttrs keeps the S attributes of an item; the task table has no
+// others, and anything else is not ours to read.
+func fromAttrs(item map[string]types.AttributeValue) map[string]string {
+	out := make(map[string]string, len(item))
+	for k, v := range item {
+		if s, ok := v.(*types.AttributeValueMemberS); ok {
+			out[k] = s.Value
+		}
+	}
+	return out
+}
+
+func isConditionFailed(err error) bool {
+	var cf *types.ConditionalCheckFailedException
+	return errors.As(err, &cf)
+}
+
+// expr collects the names, values and clauses of one expression. Every
+// attribute name goes through a placeholder, so reserved words such as
+// status never reach the expression.
+type expr struct {
+	names  map[string]string
+	values map[string]types.AttributeValue
+	sets   []string
+	rems   []string
+}
+
+func newExpr() *expr {
+	return &expr{names: map[string]string{}, values: map[string]types.AttributeValue{}}
+}
+
+// name returns the placeholder of an attribute name.
+func (e *expr) name(attr string) string {
+	for ph, a := range e.names {
+		if a == attr {
+			return ph
+		}
+	}
+	ph := "#n" + strconv.Itoa(len(e.names))
+	e.names[ph] = attr
+	return ph
+}
+
+// value returns a fresh placeholder for a string value.
+func (e *expr) value(v string) string {
+	ph := ":v" + strconv.Itoa(len(e.values))
+	e.values[ph] = &types.AttributeValueMemberS{Value: v}
+	return ph
+}
+
+func (e *expr) set(attr, v string) { e.sets = append(e.sets, e.name(attr)+" = "+e.value(v)) }
+func (e *expr) remove(attr string) { e.rems = append(e.rems, e.name(attr)) }
+
+func (e *expr) setOrRemove(attr, v string) {
+	if v == "" {
+		e.remove(attr)
+		return
+	}
+	e.set(attr, v)
+}
+
+// update is a conditional UpdateItem of the collected clauses that returns
+// the new item.
+func (e *expr) update(table string, k map[string]types.AttributeValue, cond string) *dynamodb.UpdateItemInput {
+	var clauses []string
+	if len(e.sets) > 0 {
+		clauses = append(clauses, "SET "+strings.Join(e.sets, ", "))
+	}
+	if len(e.rems) > 0 {
+		clauses = append(clauses, "REMOVE "+strings.Join(e.rems, ", "))
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName:                aws.String(table),
+		Key:                      k,
+		UpdateExpression:         aws.String(strings.Join(clauses, " ")),
+		ConditionExpression:      aws.String(cond),
+		ExpressionAttributeNames: e.names,
+		ReturnValues:             types.ReturnValueAllNew,
+	}
+	if len(e.values) > 0 {
+		in.ExpressionAttributeValues = e.values
+	}
+	return in
+}
