@@ -1,0 +1,412 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+var (
+	t0    = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	quiet = slog.New(slog.DiscardHandler)
+)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error { c.Advance(d); return nil }
+
+type memCheckpoints struct {
+	cp    Checkpoint
+	saves int
+	err   error
+}
+
+func (m *memCheckpoints) Load(context.Context) (Checkpoint, error) { return m.cp, m.err }
+func (m *memCheckpoints) Save(_ context.Context, cp Checkpoint) error {
+	m.saves++
+	m.cp = cp
+	return m.err
+}
+
+// stripPayloads lists schedules the way AWS does: without their target
+// input. Get still returns it.
+type stripPayloads struct{ *memory.Scheduler }
+
+func (s stripPayloads) List(ctx context.Context, p task.PageRequest) (task.SchedulePage, error) {
+	page, err := s.Scheduler.List(ctx, p)
+	for i := range page.Schedules {
+		page.Schedules[i].Payload = task.Payload{}
+	}
+	return page, err
+}
+
+// stalePending lists tasks as they were, not as they are.
+type stalePending struct{ tasks []task.Task }
+
+func (s stalePending) ListPending(context.Context, task.PageRequest) (task.Page, error) {
+	return task.Page{Tasks: s.tasks}, nil
+}
+
+type world struct {
+	clock  *fakeClock
+	store  *memory.Store
+	sched  *memory.Scheduler
+	outbox *memory.Outbox
+	cps    *memCheckpoints
+	deps   Deps
+	out    *bytes.Buffer
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{clock: &fakeClock{t: t0}, store: memory.NewStore(), sched: memory.NewScheduler(),
+		outbox: &memory.Outbox{}, cps: &memCheckpoints{}, out: &bytes.Buffer{}}
+	svc, err := task.NewService(task.Deps{Store: w.store, Scheduler: w.sched, Notifier: w.outbox, Clock: w.clock, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.deps = Deps{Pending: w.store, Tasks: w.store, Scheduler: w.sched, Schedules: w.sched, Expirer: svc,
+		Checkpoints: w.cps, Clock: w.clock, Sleep: w.clock.Sleep, Metrics: metrics.New("reconciler", w.out), Log: quiet}
+	return w
+}
+
+func (w *world) run(t *testing.T, cfg Config) Result {
+	t.Helper()
+	r, err := New(cfg, w.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+var idSeq int
+
+func newTask(due time.Time, f ...func(*task.Task)) task.Task {
+	idSeq++
+	tk := task.Task{UserID: "user-1", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", idSeq), Title: "t",
+		Status: task.StatusPending, DueAt: due, ScheduleToken: "TOK"}
+	for _, fn := range f {
+		fn(&tk)
+	}
+	return tk
+}
+
+func TestRunRepairs(t *testing.T) {
+	future := t0.Add(time.Hour)
+	type setup struct {
+		task     task.Task
+		taskGone bool           // the task is not in the store
+		schedule *task.Schedule // present in the scheduler
+	}
+	at := func(s task.Schedule, when time.Time) *task.Schedule { s.At = when; return &s }
+	payloadDue := func(s task.Schedule, due string) *task.Schedule { s.Payload.DueAt = due; return &s }
+	tests := []struct {
+		name         string
+		setup        func() setup
+		stripList    bool
+		want         Result
+		wantSchedule bool // the task's correct schedule exists after
+		wantStatus   task.Status
+		wantNotified int
+	}{
+		{"pending without schedule gets one", func() setup { return setup{task: newTask(future)} },
+			false, Result{SchedulesCreated: 1}, true, task.StatusPending, 0},
+		{"schedule at the wrong time is moved", func() setup {
+			tk := newTask(future)
+			return setup{task: tk, schedule: at(task.ScheduleFor(tk), future.Add(time.Hour))}
+		}, false, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+		{"schedule with another deadline in its payload is moved", func() setup {
+			tk := newTask(future)
+			return setup{task: tk, schedule: payloadDue(task.ScheduleFor(tk), "2029-01-01T00:00:00Z")}
+		}, false, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+		{"correct schedule is left alone", func() setup {
+			tk := newTask(future)
+			s := task.ScheduleFor(tk)
+			return setup{task: tk, schedule: &s}
+		}, false, Result{}, true, task.StatusPending, 0},
+		{"repair mark with no schedule: created and cleared", func() setup {
+			return setup{task: newTask(future, func(t *task.Task) { t.ScheduleRepair = true })}
+		}, false, Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+		{"repair mark with a correct schedule: cleared", func() setup {
+			tk := newTask(future, func(t *task.Task) { t.ScheduleRepair = true })
+			s := task.ScheduleFor(tk)
+			return setup{task: tk, schedule: &s}
+		}, false, Result{RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+		{"orphan of a deleted task is deleted", func() setup {
+			tk := newTask(future)
+			s := task.ScheduleFor(tk)
+			return setup{task: tk, taskGone: true, schedule: &s}
+		}, false, Result{SchedulesDeleted: 1}, false, "", 0},
+		{"orphan of a done task is deleted, payload read with Get", func() setup {
+			tk := newTask(future, func(t *task.Task) { t.Status = task.StatusDone })
+			s := task.ScheduleFor(tk)
+			return setup{task: tk, schedule: &s}
+		}, true, Result{SchedulesDeleted: 1}, false, task.StatusDone, 0},
+		{"schedule of a pending task is kept when listed without payload", func() setup {
+			tk := newTask(future)
+			s := task.ScheduleFor(tk)
+			return setup{task: tk, schedule: &s}
+		}, true, Result{}, true, task.StatusPending, 0},
+		{"overdue past grace without schedule is expired and notified", func() setup {
+			return setup{task: newTask(t0.Add(-10 * time.Minute))}
+		}, false, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		{"overdue past grace with a stuck schedule: expired, schedule deleted", func() setup {
+			tk := newTask(t0.Add(-10 * time.Minute))
+			s := task.ScheduleFor(tk)
+			return setup{task: tk, schedule: &s}
+		}, false, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		{"overdue within grace is left to its schedule", func() setup {
+			return setup{task: newTask(t0.Add(-time.Minute))}
+		}, false, Result{}, false, task.StatusPending, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			s := tt.setup()
+			if !s.taskGone {
+				w.store.Put(s.task)
+			}
+			if s.schedule != nil {
+				if err := w.sched.Create(context.Background(), *s.schedule); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.stripList {
+				w.deps.Schedules = stripPayloads{w.sched}
+			}
+			res := w.run(t, Config{})
+			tt.want.Completed = true
+			if res != tt.want {
+				t.Errorf("Result = %+v, want %+v", res, tt.want)
+			}
+			got, ok := w.sched.Lookup(task.ScheduleName(s.task.TaskID))
+			if want := task.ScheduleFor(s.task); tt.wantSchedule && (!ok || got != want) {
+				t.Errorf("schedule = %+v (present %v), want %+v", got, ok, want)
+			}
+			if !tt.wantSchedule && ok {
+				t.Errorf("schedule %+v left, want none", got)
+			}
+			after, err := w.store.Get(context.Background(), s.task.UserID, s.task.TaskID)
+			if tt.wantStatus == "" {
+				if !errors.Is(err, task.ErrNotFound) {
+					t.Errorf("task %+v exists, want none", after)
+				}
+			} else if after.Status != tt.wantStatus || after.ScheduleRepair && tt.want.RepairFlagsCleared > 0 {
+				t.Errorf("task = %+v, want status %s and no repair mark", after, tt.wantStatus)
+			}
+			if n := w.outbox.SentFor(s.task.TaskID); n != tt.wantNotified {
+				t.Errorf("notifications = %d, want %d", n, tt.wantNotified)
+			}
+			// A second pass finds nothing more to do.
+			if again := w.run(t, Config{}); again != (Result{Completed: true}) {
+				t.Errorf("second pass = %+v, want nothing done", again)
+			}
+			if n := w.outbox.SentFor(s.task.TaskID); n != tt.wantNotified {
+				t.Errorf("notifications after a second pass = %d, want %d", n, tt.wantNotified)
+			}
+		})
+	}
+}
+
+// A listing that predates a deadline change must not move the schedule
+// back to the old deadline: the reconciler re-reads the task first.
+func TestRunStaleListing(t *testing.T) {
+	w := newWorld(t)
+	old := newTask(t0.Add(time.Hour))
+	moved := old
+	moved.DueAt = t0.Add(2 * time.Hour)
+	w.store.Put(moved)
+	if err := w.sched.Create(context.Background(), task.ScheduleFor(moved)); err != nil {
+		t.Fatal(err)
+	}
+	w.deps.Pending = stalePending{tasks: []task.Task{old}}
+	res := w.run(t, Config{})
+	if res != (Result{Completed: true}) {
+		t.Errorf("Result = %+v, want nothing done", res)
+	}
+	if got, _ := w.sched.Lookup(task.ScheduleName(old.TaskID)); got != task.ScheduleFor(moved) {
+		t.Errorf("schedule = %+v, want it at the new deadline", got)
+	}
+}
+
+// Runs stop at their budget, save where they stopped, and the next run
+// resumes there: every task gets exactly one schedule, and the calls are
+// paced by the rate limit.
+func TestRunBudgetAndResume(t *testing.T) {
+	tests := []struct {
+		name     string
+		tasks    int
+		pageSize int
+		rate     float64
+		budget   time.Duration
+	}{
+		{"one page, several runs", 30, 100, 10, time.Second},
+		{"many pages, several runs", 37, 5, 10, 1500 * time.Millisecond},
+		{"budget larger than the work", 12, 5, 100, time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			for i := 0; i < tt.tasks; i++ {
+				w.store.Put(newTask(t0.Add(time.Duration(i+1) * time.Hour)))
+			}
+			cfg := Config{PageSize: tt.pageSize, RatePerSec: tt.rate, Budget: tt.budget}
+			var total Result
+			runs := 0
+			for ; runs < 100; runs++ {
+				start := w.clock.Now()
+				calls := w.sched.Calls["Get"] + w.sched.Calls["Create"] + w.sched.Calls["List"]
+				res := w.run(t, cfg)
+				total.SchedulesCreated += res.SchedulesCreated
+				// Pacing: n calls take at least (n-1)/rate.
+				n := w.sched.Calls["Get"] + w.sched.Calls["Create"] + w.sched.Calls["List"] - calls
+				if min := time.Duration(float64(n-1) / tt.rate * float64(time.Second)); n > 0 && w.clock.Now().Sub(start) < min {
+					t.Fatalf("run %d made %d calls in %v, faster than %v/s", runs, n, w.clock.Now().Sub(start), tt.rate)
+				}
+				if !res.Completed && w.cps.cp != res.Checkpoint {
+					t.Fatalf("saved checkpoint %+v, result says %+v", w.cps.cp, res.Checkpoint)
+				}
+				if res.Completed {
+					break
+				}
+				w.clock.Advance(time.Minute) // the next invocation
+			}
+			if total.SchedulesCreated != tt.tasks || w.sched.Calls["Create"] != tt.tasks {
+				t.Errorf("created %d schedules in %d creates, want %d", total.SchedulesCreated, w.sched.Calls["Create"], tt.tasks)
+			}
+			if got := len(w.sched.All()); got != tt.tasks {
+				t.Errorf("%d schedules, want %d", got, tt.tasks)
+			}
+			if w.cps.cp != (Checkpoint{}) {
+				t.Errorf("checkpoint after a full pass = %+v, want it reset", w.cps.cp)
+			}
+			if tt.budget < time.Minute && runs == 0 {
+				t.Error("the budget never stopped a run")
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	throttled := errors.New("ThrottlingException")
+	t.Run("a failing item is counted and the pass goes on", func(t *testing.T) {
+		w := newWorld(t)
+		a, b := newTask(t0.Add(time.Hour)), newTask(t0.Add(time.Hour))
+		w.store.Put(a)
+		w.store.Put(b)
+		w.sched.Fail = func(op, name string) error {
+			if op == "Create" && name == task.ScheduleName(a.TaskID) {
+				return throttled
+			}
+			return nil
+		}
+		res := w.run(t, Config{})
+		if res != (Result{SchedulesCreated: 1, Errors: 1, Completed: true}) {
+			t.Errorf("Result = %+v", res)
+		}
+	})
+	t.Run("a failing page read stops the run where it was", func(t *testing.T) {
+		w := newWorld(t)
+		w.store.Put(newTask(t0.Add(time.Hour)))
+		w.sched.Fail = func(op, _ string) error {
+			if op == "List" {
+				return throttled
+			}
+			return nil
+		}
+		r, err := New(Config{}, w.deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Run(context.Background())
+		if !errors.Is(err, throttled) || res.Completed {
+			t.Fatalf("Run = %+v, %v; want the list error", res, err)
+		}
+		if w.cps.cp.Phase != PhaseSchedules {
+			t.Errorf("checkpoint %+v, want the schedules phase kept", w.cps.cp)
+		}
+	})
+	t.Run("a failing checkpoint load stops the run", func(t *testing.T) {
+		w := newWorld(t)
+		w.cps.err = errors.New("dynamo down")
+		r, _ := New(Config{}, w.deps)
+		if _, err := r.Run(context.Background()); err == nil {
+			t.Error("Run succeeded without its checkpoint")
+		}
+	})
+}
+
+func TestRunMetrics(t *testing.T) {
+	w := newWorld(t)
+	w.store.Put(newTask(t0.Add(time.Hour)))
+	w.run(t, Config{})
+	if err := w.deps.Metrics.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"SchedulesCreated":1`, `"Completed":1`, `"Errors":0`, `"TasksExpired":0`} {
+		if !strings.Contains(w.out.String(), want) {
+			t.Errorf("metrics %s lack %s", w.out.String(), want)
+		}
+	}
+}
+
+func TestNewNeedsDeps(t *testing.T) {
+	w := newWorld(t)
+	d := w.deps
+	d.Checkpoints = nil
+	if _, err := New(Config{}, d); err == nil || !strings.Contains(err.Error(), "Checkpoints") {
+		t.Errorf("New without Checkpoints: %v", err)
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	tests := []struct {
+		name  string
+		rate  float64
+		calls int
+		gap   time.Duration // idle time between calls
+		want  time.Duration // clock advance over all calls
+	}{
+		{"paced", 2, 5, 0, 2 * time.Second},
+		{"ten a second", 10, 11, 0, time.Second},
+		{"idle callers never wait", 2, 3, time.Second, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &fakeClock{t: t0}
+			l := NewLimiter(tt.rate, c, c.Sleep)
+			for i := 0; i < tt.calls; i++ {
+				if err := l.Wait(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				c.Advance(tt.gap)
+			}
+			if got := c.Now().Sub(t0); got != tt.want {
+				t.Errorf("clock advanced %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
