@@ -31,6 +31,8 @@ type Request struct {
 	UserID string
 	Query  map[string]string
 	Body   []byte
+	// Origin is the request's Origin header ("" when none).
+	Origin string
 }
 
 // Response is the reply: a status, a JSON body (nil for 204) and headers.
@@ -54,23 +56,42 @@ var _ Tasks = (*task.Service)(nil)
 
 // Handler serves the task API.
 type Handler struct {
-	tasks  Tasks
-	origin string
-	log    *slog.Logger
+	tasks   Tasks
+	origins []string
+	log     *slog.Logger
 }
 
-// New returns a handler. allowedOrigin is echoed in
-// Access-Control-Allow-Origin ("" sends no CORS header).
-func New(tasks Tasks, allowedOrigin string, log *slog.Logger) *Handler {
+// New returns a handler. A request whose Origin is one of allowedOrigins
+// gets it back in Access-Control-Allow-Origin; any other request gets the
+// first allowed origin, which a browser will refuse for another site.
+func New(tasks Tasks, allowedOrigins []string, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handler{tasks: tasks, origin: allowedOrigin, log: log}
+	return &Handler{tasks: tasks, origins: allowedOrigins, log: log}
 }
 
 // Serve handles one request. It never panics on client input and never
 // answers a client mistake with a 5xx.
 func (h *Handler) Serve(ctx context.Context, r Request) Response {
+	return h.cors(h.route(ctx, r), r.Origin)
+}
+
+// cors adds the CORS headers for a request from origin.
+func (h *Handler) cors(resp Response, origin string) Response {
+	if len(h.origins) > 0 {
+		resp.Headers["Access-Control-Allow-Origin"] = h.origins[0]
+		for _, o := range h.origins {
+			if o == origin {
+				resp.Headers["Access-Control-Allow-Origin"] = o
+			}
+		}
+		resp.Headers["Vary"] = "Origin"
+	}
+	return resp
+}
+
+func (h *Handler) route(ctx context.Context, r Request) Response {
 	if r.UserID == "" {
 		return h.fail(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
 	}
@@ -170,12 +191,7 @@ func (h *Handler) mapErr(ctx context.Context, err error) Response {
 }
 
 func (h *Handler) headers() map[string]string {
-	m := map[string]string{"Content-Type": "application/json"}
-	if h.origin != "" {
-		m["Access-Control-Allow-Origin"] = h.origin
-		m["Vary"] = "Origin"
-	}
-	return m
+	return map[string]string{"Content-Type": "application/json"}
 }
 
 func (h *Handler) json(status int, v any) Response {

@@ -33,7 +33,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h = New(svc, "https://app.example.com", nil)
+	e.h = New(svc, []string{"https://app.example.com", "http://localhost:5173"}, nil)
 	return e
 }
 
@@ -249,6 +249,21 @@ func TestListPaginatesAndIsolatesUsers(t *testing.T) {
 		}
 		if st, m := e.do(t, "alice", "GET", RouteTasks, "", "", q); st != 400 {
 			t.Fatalf("limit %q cursor %q: %d %v", tc.limit, tc.cursor, st, m)
+		}
+	}
+}
+
+func TestCORSOrigin(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ origin, want string }{
+		{"http://localhost:5173", "http://localhost:5173"},
+		{"https://app.example.com", "https://app.example.com"},
+		{"https://evil.example.net", "https://app.example.com"},
+		{"", "https://app.example.com"},
+	} {
+		resp := e.h.Serve(context.Background(), Request{Method: "GET", Route: RouteTasks, UserID: "u", Origin: tc.origin})
+		if got := resp.Headers["Access-Control-Allow-Origin"]; got != tc.want {
+			t.Fatalf("origin %q: ACAO %q, want %q", tc.origin, got, tc.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -19,7 +20,8 @@ func FromAPIGateway(e events.APIGatewayProxyRequest) (Request, error) {
 		body = b
 	}
 	return Request{Method: e.HTTPMethod, Route: e.Resource, TaskID: e.PathParameters["id"],
-		UserID: subClaim(e.RequestContext.Authorizer), Query: e.QueryStringParameters, Body: body}, nil
+		UserID: subClaim(e.RequestContext.Authorizer), Query: e.QueryStringParameters, Body: body,
+		Origin: header(e.Headers, "Origin")}, nil
 }
 
 func subClaim(authorizer map[string]any) string {
@@ -36,9 +38,19 @@ func (h *Handler) ServeAPIGateway(ctx context.Context, e events.APIGatewayProxyR
 	r, err := FromAPIGateway(e)
 	var resp Response
 	if err != nil {
-		resp = h.fail(400, "validation_error", "request body is not valid base64")
+		resp = h.cors(h.fail(400, "validation_error", "request body is not valid base64"), header(e.Headers, "Origin"))
 	} else {
 		resp = h.Serve(ctx, r)
 	}
 	return events.APIGatewayProxyResponse{StatusCode: resp.Status, Headers: resp.Headers, Body: string(resp.Body)}
+}
+
+// header reads a header case-insensitively.
+func header(h map[string]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
