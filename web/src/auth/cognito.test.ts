@@ -1,0 +1,116 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { GENERIC_SERVER_MESSAGE, userMessage } from '../http';
+
+const amplify = vi.hoisted(() => ({
+  configure: vi.fn(),
+  signUp: vi.fn(),
+  signIn: vi.fn(),
+  signOut: vi.fn(),
+  fetchAuthSession: vi.fn(),
+  fetchUserAttributes: vi.fn(),
+  getCurrentUser: vi.fn(),
+}));
+
+vi.mock('aws-amplify', () => ({ Amplify: { configure: amplify.configure } }));
+vi.mock('aws-amplify/auth', () => ({
+  signUp: amplify.signUp,
+  signIn: amplify.signIn,
+  signOut: amplify.signOut,
+  fetchAuthSession: amplify.fetchAuthSession,
+  fetchUserAttributes: amplify.fetchUserAttributes,
+  getCurrentUser: amplify.getCurrentUser,
+}));
+
+const { createCognitoAuth, mapAuthError } = await import('./cognito');
+
+function named(name: string, message: string): Error {
+  const e = new Error(message);
+  e.name = name;
+  return e;
+}
+
+const settings = { userPoolId: 'eu-west-1_pool', userPoolClientId: 'client-1' };
+
+beforeEach(() => {
+  for (const f of Object.values(amplify)) f.mockReset();
+  amplify.signOut.mockResolvedValue(undefined);
+  amplify.fetchUserAttributes.mockResolvedValue({ email: 'a@example.test' });
+});
+
+describe('cognito auth', () => {
+  it('configures Amplify with the pool from config.json', () => {
+    createCognitoAuth(settings);
+    expect(amplify.configure).toHaveBeenCalledWith({
+      Auth: { Cognito: { userPoolId: 'eu-west-1_pool', userPoolClientId: 'client-1', loginWith: { email: true } } },
+    });
+  });
+
+  it('signs up with the email as username and attribute', async () => {
+    amplify.signUp.mockResolvedValue({ isSignUpComplete: true, nextStep: { signUpStep: 'DONE' } });
+    await createCognitoAuth(settings).signUp('a@example.test', 'Secret-123');
+    expect(amplify.signUp).toHaveBeenCalledWith({
+      username: 'a@example.test',
+      password: 'Secret-123',
+      options: { userAttributes: { email: 'a@example.test' } },
+    });
+  });
+
+  it('signs in and reports the email', async () => {
+    amplify.signIn.mockResolvedValue({ isSignedIn: true, nextStep: { signInStep: 'DONE' } });
+    expect(await createCognitoAuth(settings).signIn('a@example.test', 'pw')).toEqual({ email: 'a@example.test' });
+  });
+
+  it('signs the previous user out when someone is already signed in', async () => {
+    amplify.signIn
+      .mockRejectedValueOnce(named('UserAlreadyAuthenticatedException', 'There is already a signed in user.'))
+      .mockResolvedValueOnce({ isSignedIn: true, nextStep: { signInStep: 'DONE' } });
+    await createCognitoAuth(settings).signIn('a@example.test', 'pw');
+    expect(amplify.signOut).toHaveBeenCalledTimes(1);
+    expect(amplify.signIn).toHaveBeenCalledTimes(2);
+  });
+
+  it('refuses a sign-in that needs another step', async () => {
+    amplify.signIn.mockResolvedValue({ isSignedIn: false, nextStep: { signInStep: 'CONFIRM_SIGN_UP' } });
+    const err = await createCognitoAuth(settings).signIn('a@example.test', 'pw').catch((e: unknown) => e);
+    expect(userMessage(err)).toBe('Sign-in needs a step this app does not support (CONFIRM_SIGN_UP).');
+  });
+
+  it('hands out the id token as a string', async () => {
+    amplify.fetchAuthSession.mockResolvedValue({ tokens: { idToken: { toString: () => 'eyJ.id.token' } } });
+    expect(await createCognitoAuth(settings).getIdToken()).toBe('eyJ.id.token');
+  });
+
+  it('fails to hand out a token when signed out', async () => {
+    amplify.fetchAuthSession.mockResolvedValue({ tokens: undefined });
+    const err = await createCognitoAuth(settings).getIdToken().catch((e: unknown) => e);
+    expect(userMessage(err)).toBe('You are signed out. Please sign in again.');
+  });
+
+  it('restores the current session, or null when there is none', async () => {
+    const auth = createCognitoAuth(settings);
+    amplify.getCurrentUser.mockResolvedValueOnce({ username: 'uuid-1', signInDetails: { loginId: 'a@example.test' } });
+    expect(await auth.currentSession()).toEqual({ email: 'a@example.test' });
+    amplify.getCurrentUser.mockRejectedValueOnce(named('UserUnAuthenticatedException', 'not signed in'));
+    expect(await auth.currentSession()).toBeNull();
+  });
+});
+
+describe('mapAuthError', () => {
+  const cases: { name: string; err: unknown; shown: string }[] = [
+    { name: 'wrong password', err: named('NotAuthorizedException', 'Incorrect username or password.'), shown: 'Incorrect username or password.' },
+    { name: 'existing user', err: named('UsernameExistsException', 'User already exists'), shown: 'User already exists' },
+    {
+      name: 'weak password',
+      err: named('InvalidPasswordException', 'Password did not conform with policy: Password not long enough'),
+      shown: 'Password did not conform with policy: Password not long enough',
+    },
+    { name: 'network', err: named('NetworkError', 'A network error has occurred.'), shown: GENERIC_SERVER_MESSAGE },
+    { name: 'service failure', err: named('InternalErrorException', 'stack trace here'), shown: GENERIC_SERVER_MESSAGE },
+    { name: 'not an Error', err: 'weird', shown: GENERIC_SERVER_MESSAGE },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      expect(userMessage(mapAuthError(c.err))).toBe(c.shown);
+    });
+  }
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, type FetchFn, userMessage } from '../http';
+import { createLocalAuth, type TokenStore } from './local';
+
+function memoryStore(): TokenStore & { data: Map<string, string> } {
+  const data = new Map<string, string>();
+  return {
+    data,
+    getItem: (k) => data.get(k) ?? null,
+    setItem: (k, v) => void data.set(k, v),
+    removeItem: (k) => void data.delete(k),
+  };
+}
+
+function fakeServer(routes: Record<string, (body: { email: string; password: string }) => Response>) {
+  const calls: { url: string; method?: string; body: unknown }[] = [];
+  const fn: FetchFn = async (url, init) => {
+    const body = JSON.parse(String(init?.body)) as { email: string; password: string };
+    calls.push({ url, ...(init?.method ? { method: init.method } : {}), body });
+    const path = new URL(url).pathname;
+    const route = routes[path];
+    return route ? route(body) : new Response('{"error":"not_found","message":"no route"}', { status: 404 });
+  };
+  return { fn, calls };
+}
+
+const ok = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
+
+describe('local auth', () => {
+  it('signs up, signs in, hands out the token, and signs out', async () => {
+    const { fn, calls } = fakeServer({
+      '/api/local-auth/signup': () => ok({}),
+      '/api/local-auth/signin': (b) => ok({ idToken: `token-for-${b.email}` }),
+    });
+    const store = memoryStore();
+    const auth = createLocalAuth('http://localhost:8080/api/', fn, store);
+
+    await auth.signUp('a@example.test', 'pw-123456');
+    expect(await auth.currentSession()).toBeNull();
+    expect(await auth.signIn('a@example.test', 'pw-123456')).toEqual({ email: 'a@example.test' });
+    expect(await auth.getIdToken()).toBe('token-for-a@example.test');
+    expect(calls).toEqual([
+      { url: 'http://localhost:8080/api/local-auth/signup', method: 'POST', body: { email: 'a@example.test', password: 'pw-123456' } },
+      { url: 'http://localhost:8080/api/local-auth/signin', method: 'POST', body: { email: 'a@example.test', password: 'pw-123456' } },
+    ]);
+
+    // A reload builds a new Auth over the same storage and is still signed in.
+    const again = createLocalAuth('http://localhost:8080/api', fn, store);
+    expect(await again.currentSession()).toEqual({ email: 'a@example.test' });
+
+    await again.signOut();
+    expect(await auth.currentSession()).toBeNull();
+    await expect(auth.getIdToken()).rejects.toThrow(/signed out/);
+  });
+
+  it('shows the server 4xx message as written', async () => {
+    const { fn } = fakeServer({
+      '/local-auth/signin': () =>
+        new Response('{"error":"not_authorized","message":"Incorrect email or password."}', { status: 401 }),
+    });
+    const store = memoryStore();
+    const err = await createLocalAuth('http://h', fn, store).signIn('a@example.test', 'x').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(userMessage(err)).toBe('Incorrect email or password.');
+    expect(store.data.size).toBe(0);
+  });
+
+  it('refuses a sign-in answer without a token', async () => {
+    const { fn } = fakeServer({ '/local-auth/signin': () => ok({}) });
+    const store = memoryStore();
+    const err = await createLocalAuth('http://h', fn, store).signIn('a@example.test', 'x').catch((e: unknown) => e);
+    expect(userMessage(err)).toBe('Sign-in failed: the server sent no token.');
+    expect(store.data.size).toBe(0);
+  });
+
+  it('treats a corrupt stored session as signed out and clears it', async () => {
+    const store = memoryStore();
+    store.setItem('unschedule.localSession', '{not json');
+    const auth = createLocalAuth('http://h', fakeServer({}).fn, store);
+    expect(await auth.currentSession()).toBeNull();
+    expect(store.data.size).toBe(0);
+  });
+});

@@ -1,0 +1,72 @@
+import { type FetchFn, joinUrl, requestJson, UserFacingError } from '../http';
+import type { Auth, Session } from './auth';
+
+/** The minimal Storage this needs; window.sessionStorage fits. */
+export interface TokenStore {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+const KEY = 'unschedule.localSession';
+
+interface Stored {
+  email: string;
+  idToken: string;
+}
+
+/**
+ * Sign-in against the local server of `make dev`: POST {apiUrl}/local-auth/signup
+ * and /signin with {"email","password"}; signin answers {"idToken"}. The token
+ * is kept in the given store so a reload stays signed in.
+ */
+export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenStore): Auth {
+  function post<T>(path: string, email: string, password: string): Promise<T> {
+    return requestJson<T>(fetchFn, joinUrl(apiUrl, path), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+  }
+
+  function read(): Stored | null {
+    const raw = store.getItem(KEY);
+    if (!raw) return null;
+    try {
+      const s = JSON.parse(raw) as Partial<Stored>;
+      if (typeof s.email === 'string' && typeof s.idToken === 'string' && s.idToken !== '') {
+        return { email: s.email, idToken: s.idToken };
+      }
+    } catch {
+      // fall through: a broken entry counts as signed out
+    }
+    store.removeItem(KEY);
+    return null;
+  }
+
+  return {
+    async signUp(email, password) {
+      await post<unknown>('/local-auth/signup', email, password);
+    },
+    async signIn(email, password): Promise<Session> {
+      const res = await post<{ idToken?: unknown } | undefined>('/local-auth/signin', email, password);
+      if (!res || typeof res.idToken !== 'string' || res.idToken === '') {
+        throw new UserFacingError('Sign-in failed: the server sent no token.');
+      }
+      store.setItem(KEY, JSON.stringify({ email, idToken: res.idToken } satisfies Stored));
+      return { email };
+    },
+    async signOut() {
+      store.removeItem(KEY);
+    },
+    async currentSession() {
+      const s = read();
+      return s ? { email: s.email } : null;
+    },
+    async getIdToken() {
+      const s = read();
+      if (!s) throw new UserFacingError('You are signed out. Please sign in again.');
+      return s.idToken;
+    },
+  };
+}

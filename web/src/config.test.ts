@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from './config';
+
+describe('parseConfig', () => {
+  it('accepts local mode', () => {
+    expect(parseConfig({ mode: 'local', apiUrl: 'http://localhost:8080' })).toEqual({ mode: 'local', apiUrl: 'http://localhost:8080' });
+  });
+  it('accepts cognito mode and drops unknown keys', () => {
+    const raw = {
+      mode: 'cognito',
+      apiUrl: 'https://x.example.test/prod',
+      region: 'eu-west-1',
+      userPoolId: 'eu-west-1_abc',
+      userPoolClientId: 'client',
+      extra: true,
+    };
+    expect(parseConfig(raw)).toEqual({
+      mode: 'cognito',
+      apiUrl: 'https://x.example.test/prod',
+      region: 'eu-west-1',
+      userPoolId: 'eu-west-1_abc',
+      userPoolClientId: 'client',
+    });
+  });
+  const bad: { name: string; raw: unknown; msg: RegExp }[] = [
+    { name: 'not an object', raw: [], msg: /JSON object/ },
+    { name: 'no apiUrl', raw: { mode: 'local' }, msg: /apiUrl/ },
+    { name: 'unknown mode', raw: { mode: 'aws', apiUrl: '' }, msg: /mode must be "cognito" or "local" \(given "aws"\)/ },
+    { name: 'cognito without a pool', raw: { mode: 'cognito', apiUrl: 'x', region: 'r', userPoolClientId: 'c' }, msg: /userPoolId/ },
+    { name: 'cognito with an empty client id', raw: { mode: 'cognito', apiUrl: 'x', region: 'r', userPoolId: 'p', userPoolClientId: '' }, msg: /userPoolClientId/ },
+  ];
+  for (const c of bad) {
+    it(`rejects ${c.name}`, () => {
+      expect(() => parseConfig(c.raw)).toThrow(ConfigError);
+      expect(() => parseConfig(c.raw)).toThrow(c.msg);
+    });
+  }
+});
+
+describe('loadConfig', () => {
+  it('fetches the given URL without the HTTP cache', async () => {
+    const seen: { url: string; init?: RequestInit }[] = [];
+    const cfg = await loadConfig(async (url, init) => {
+      seen.push({ url, ...(init ? { init } : {}) });
+      return new Response('{"mode":"local","apiUrl":""}', { status: 200 });
+    }, './config.json');
+    expect(cfg).toEqual({ mode: 'local', apiUrl: '' });
+    expect(seen).toEqual([{ url: './config.json', init: { cache: 'no-store' } }]);
+  });
+});
+
+describe('loadConfig failures', () => {
+  it('names the file and status when the server has no config', async () => {
+    const err = await loadConfig(async () => new Response('not found', { status: 404 }), '/config.json').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toBe('/config.json could not be loaded (HTTP 404)');
+  });
+  it('rejects a config that is not valid', async () => {
+    await expect(loadConfig(async () => new Response('{"mode":"x","apiUrl":""}'), '/config.json')).rejects.toThrow(ConfigError);
+  });
+});

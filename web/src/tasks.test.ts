@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTaskFromForm, patchFromForm, pollDelay, sortTasks, statusChanges } from './tasks';
+import type { Task, TaskStatus } from './types';
+
+const originalTZ = process.env.TZ;
+beforeAll(() => {
+  process.env.TZ = 'Europe/Berlin';
+});
+afterAll(() => {
+  if (originalTZ === undefined) delete process.env.TZ;
+  else process.env.TZ = originalTZ;
+});
+
+function task(id: string, status: TaskStatus, dueAt = '2030-01-01T00:00:00Z', extra: Partial<Task> = {}): Task {
+  return { id, title: `T${id}`, status, dueAt, createdAt: dueAt, updatedAt: dueAt, ...extra };
+}
+
+describe('pollDelay', () => {
+  const cases: { name: string; tasks: Task[]; want: number | null }[] = [
+    { name: 'no tasks: no polling', tasks: [], want: null },
+    { name: 'only finished tasks: no polling', tasks: [task('1', 'Done'), task('2', 'Expired')], want: null },
+    { name: 'one pending task: poll', tasks: [task('1', 'Done'), task('2', 'Pending')], want: 3000 },
+    { name: 'a pending task past its deadline still polls until it expires', tasks: [task('1', 'Pending', '2000-01-01T00:00:00Z')], want: 3000 },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      expect(pollDelay(c.tasks)).toBe(c.want);
+    });
+  }
+  it('uses the given interval', () => {
+    expect(pollDelay([task('1', 'Pending')], 500)).toBe(500);
+  });
+});
+
+describe('sortTasks', () => {
+  it('puts pending tasks first by soonest deadline, then the rest by latest deadline', () => {
+    const got = sortTasks([
+      task('done-old', 'Done', '2025-01-01T00:00:00Z'),
+      task('pending-late', 'Pending', '2030-06-01T00:00:00Z'),
+      task('expired-new', 'Expired', '2025-06-01T00:00:00Z'),
+      task('pending-soon', 'Pending', '2030-01-01T00:00:00Z'),
+    ]).map((t) => t.id);
+    expect(got).toEqual(['pending-soon', 'pending-late', 'expired-new', 'done-old']);
+  });
+});
+
+describe('statusChanges', () => {
+  const cases: { name: string; before: Task[]; after: Task[]; want: string[] }[] = [
+    { name: 'nothing changed', before: [task('1', 'Pending')], after: [task('1', 'Pending')], want: [] },
+    { name: 'a task expired', before: [task('1', 'Pending')], after: [task('1', 'Expired')], want: ['Task "T1" expired.'] },
+    { name: 'a task was completed elsewhere', before: [task('1', 'Pending')], after: [task('1', 'Done')], want: ['Task "T1" is done.'] },
+    { name: 'new and removed tasks are not announced', before: [task('1', 'Pending')], after: [task('2', 'Expired')], want: [] },
+    {
+      name: 'several changes, in list order',
+      before: [task('1', 'Pending'), task('2', 'Pending'), task('3', 'Pending')],
+      after: [task('3', 'Expired'), task('2', 'Pending'), task('1', 'Expired')],
+      want: ['Task "T3" expired.', 'Task "T1" expired.'],
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      expect(statusChanges(c.before, c.after)).toEqual(c.want);
+    });
+  }
+});
+
+describe('newTaskFromForm', () => {
+  it('builds the request in UTC from the local time', () => {
+    expect(newTaskFromForm({ title: '  Pay rent ', description: ' by transfer ', due: '2025-07-01T09:30' })).toEqual({
+      ok: true,
+      value: { title: 'Pay rent', description: 'by transfer', dueAt: '2025-07-01T07:30:00Z' },
+    });
+  });
+  it('leaves out an empty description', () => {
+    expect(newTaskFromForm({ title: 'x', description: '   ', due: '2025-01-01T09:30' })).toEqual({
+      ok: true,
+      value: { title: 'x', dueAt: '2025-01-01T08:30:00Z' },
+    });
+  });
+  const invalid: { name: string; title: string; due: string; field: string }[] = [
+    { name: 'blank title', title: '  ', due: '2025-01-01T09:30', field: 'title' },
+    { name: 'missing due time', title: 'x', due: '', field: 'due' },
+    { name: 'impossible date', title: 'x', due: '2025-02-31T09:30', field: 'due' },
+  ];
+  for (const c of invalid) {
+    it(`rejects ${c.name}`, () => {
+      const r = newTaskFromForm({ title: c.title, description: '', due: c.due });
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.field).toBe(c.field);
+    });
+  }
+});
+
+describe('patchFromForm', () => {
+  const t = task('1', 'Pending', '2025-07-01T07:30:00Z', { title: 'Pay rent', description: 'by transfer' });
+  const cases: { name: string; title: string; description: string; due: string; want: unknown }[] = [
+    { name: 'untouched form sends nothing', title: 'Pay rent', description: 'by transfer', due: '2025-07-01T09:30:00', want: null },
+    { name: 'title only', title: 'Pay the rent', description: 'by transfer', due: '2025-07-01T09:30', want: { title: 'Pay the rent' } },
+    { name: 'clearing the description sends an empty one', title: 'Pay rent', description: '', due: '2025-07-01T09:30', want: { description: '' } },
+    { name: 'moving the deadline sends it in UTC', title: 'Pay rent', description: 'by transfer', due: '2025-07-01T18:00', want: { dueAt: '2025-07-01T16:00:00Z' } },
+    {
+      name: 'every field',
+      title: 'B',
+      description: 'C',
+      due: '2025-12-24T18:00',
+      want: { title: 'B', description: 'C', dueAt: '2025-12-24T17:00:00Z' },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      expect(patchFromForm(t, { title: c.title, description: c.description, due: c.due })).toEqual({ ok: true, value: c.want });
+    });
+  }
+  it('a task without a description and an empty field is unchanged', () => {
+    const bare = task('2', 'Pending', '2025-07-01T07:30:00Z', { title: 'A' });
+    expect(patchFromForm(bare, { title: 'A', description: '', due: '2025-07-01T09:30' })).toEqual({ ok: true, value: null });
+  });
+  it('a deadline with fractional seconds is compared by the second', () => {
+    const frac = task('3', 'Pending', '2025-07-01T07:30:00.400Z', { title: 'A' });
+    expect(patchFromForm(frac, { title: 'A', description: '', due: '2025-07-01T09:30:00' })).toEqual({ ok: true, value: null });
+  });
+  it('rejects a blank title', () => {
+    expect(patchFromForm(t, { title: '', description: '', due: '2025-07-01T09:30' })).toMatchObject({ ok: false, field: 'title' });
+  });
+});

@@ -1,0 +1,89 @@
+import { type ReactNode, useCallback, useState } from 'react';
+import type { TaskApi } from '../api';
+import type { Auth, Session } from '../auth';
+import { userMessage } from '../http';
+import { AuthForm } from './AuthForm';
+import { useAnnouncer } from './hooks';
+import { TaskPage } from './TaskPage';
+
+interface Props {
+  auth: Auth;
+  api: TaskApi;
+  initialSession: Session | null;
+  pollIntervalMs?: number;
+}
+
+export function App({ auth, api, initialSession, pollIntervalMs }: Props) {
+  const [session, setSession] = useState(initialSession);
+  const [notice, setNotice] = useState('');
+  const [signOutError, setSignOutError] = useState('');
+  const [announcement, announce] = useAnnouncer();
+
+  const onSignedIn = useCallback(
+    (s: Session) => {
+      setNotice('');
+      setSession(s);
+      announce(`Signed in as ${s.email}.`);
+    },
+    [announce],
+  );
+
+  async function signOut() {
+    setSignOutError('');
+    try {
+      await auth.signOut();
+      setSession(null);
+      announce('Signed out.');
+    } catch (err) {
+      setSignOutError(userMessage(err));
+    }
+  }
+
+  const onUnauthorized = useCallback(() => {
+    void auth.signOut().catch(() => undefined);
+    setSession(null);
+    setNotice('Your session has ended. Please sign in again.');
+  }, [auth]);
+
+  return (
+    <Shell
+      announcement={announcement}
+      account={
+        session ? (
+          <div className="account">
+            <span data-testid="signed-in-as">{session.email}</span>
+            <button type="button" onClick={() => void signOut()}>
+              Sign out
+            </button>
+            {signOutError ? (
+              <span className="error" role="alert">
+                {signOutError}
+              </span>
+            ) : null}
+          </div>
+        ) : null
+      }
+    >
+      {session ? (
+        <TaskPage key={session.email} api={api} announce={announce} onUnauthorized={onUnauthorized} {...(pollIntervalMs ? { pollIntervalMs } : {})} />
+      ) : (
+        <AuthForm key={notice} auth={auth} onSignedIn={onSignedIn} notice={notice} />
+      )}
+    </Shell>
+  );
+}
+
+export function Shell({ children, account, announcement }: { children: ReactNode; account?: ReactNode; announcement?: { text: string; key: number } }) {
+  return (
+    <>
+      <header className="top">
+        <h1>Unschedule</h1>
+        {account}
+      </header>
+      <main>{children}</main>
+      <div className="visually-hidden" role="status" aria-live="polite" data-testid="announcer">
+        {announcement ? <span key={announcement.key}>{announcement.text}</span> : null}
+      </div>
+    </>
+  );
+}
