@@ -80,8 +80,9 @@ func LaunchDynalite() (*Dynalite, error) {
 		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cmd.Stderr = os.Stderr // its stdout only says where it listens
-	// Its own process group, so Stop ends node and anything it spawned.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so Stop ends node and anything it spawned;
+	// and killed with the test binary, should that die without cleanup.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)
 	}
