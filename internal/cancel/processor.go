@@ -42,6 +42,9 @@ const (
 	MetricEnqueued      = "Enqueued"
 	MetricIgnored       = "Ignored"
 	MetricEnqueueFailed = "EnqueueFailed"
+	// MetricUndeliverable: a record whose message could never be handled
+	// (it lacks its key); it is skipped rather than sent to fail forever.
+	MetricUndeliverable = "Undeliverable"
 )
 
 // Processor is the stream processor: it decides and enqueues, nothing
@@ -69,12 +72,23 @@ func NewProcessor(q Enqueuer, m *metrics.Recorder, log *slog.Logger) (*Processor
 // record with nothing to do never fails.
 func (p *Processor) Process(ctx context.Context, changes []task.Change) []Failure {
 	msgs := make([]Message, 0, len(changes))
+	ignored := 0
 	for _, c := range changes {
-		if m, ok := Decide(c); ok {
-			msgs = append(msgs, m)
+		m, ok := Decide(c)
+		if !ok {
+			ignored++
+			continue
 		}
+		if err := m.validate(); err != nil {
+			// Retrying cannot mend a record without its key, and a message
+			// that the worker can never parse would only reach its DLQ.
+			p.metrics.Add(MetricUndeliverable, 1)
+			p.log.ErrorContext(ctx, "record cannot give a valid message; skipped", "eventId", c.EventID, "error", err)
+			continue
+		}
+		msgs = append(msgs, m)
 	}
-	p.metrics.Add(MetricIgnored, float64(len(changes)-len(msgs)))
+	p.metrics.Add(MetricIgnored, float64(ignored))
 	if len(msgs) == 0 {
 		return nil
 	}

@@ -54,6 +54,10 @@ func TestProcess(t *testing.T) {
 		{"nothing to do makes no call", &fakeQueue{}, changes[:2], nil, nil, 0},
 		{"a rejected message fails its record", &fakeQueue{reject: map[string]error{"e3": boom}}, changes, []string{"e5"}, []string{"e3"}, 1},
 		{"a failed call fails every record with a message", &fakeQueue{err: boom}, changes, nil, []string{"e3", "e5"}, 1},
+		{"a record without its key is skipped, not sent", &fakeQueue{}, []task.Change{
+			{EventID: "e6", Kind: task.ChangeRemove},
+			changes[2],
+		}, []string{"e3"}, nil, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
