@@ -147,6 +147,9 @@ func (s *Store) List(_ context.Context, userID string, page task.PageRequest) (t
 	if limit <= 0 {
 		limit = task.DefaultPageSize
 	}
+	if limit > task.MaxPageSize {
+		limit = task.MaxPageSize
+	}
 	var p task.Page
 	if len(mine) > limit {
 		mine = mine[:limit]

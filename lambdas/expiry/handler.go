@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// handler turns a schedule's input into an Expire call.
+type handler struct {
+	svc     *task.Service
+	log     *slog.Logger
+	metrics *metrics.Recorder
+}
+
+// Handle expires the task the schedule names. An error makes the
+// scheduler retry, then send the event to the dead-letter queue: it is
+// returned only when a retry can help (a failed read, write or publish) or
+// when the input is not ours (so it is kept in the DLQ for a person).
+func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
+	defer func() { _ = h.metrics.Flush() }()
+	req, err := task.DecodePayload(payload)
+	if err != nil {
+		h.metrics.Add("ExpiryBadInput", 1)
+		return fmt.Errorf("expiry: %w", err)
+	}
+	outcome, err := h.svc.Expire(ctx, req)
+	if err != nil {
+		h.metrics.Add("ExpiryErrors", 1)
+		h.log.ErrorContext(ctx, "expiry failed; the scheduler will retry", "taskId", req.TaskID, "error", err.Error())
+		return err
+	}
+	h.log.InfoContext(ctx, "expiry", "taskId", req.TaskID, "dueAt", task.FormatTime(req.DueAt), "outcome", string(outcome))
+	switch outcome {
+	case task.Expired, task.Renotified:
+		h.metrics.Add("TasksExpired", 1)
+		h.metrics.Set("NotificationLagSeconds", h.svc.Now().Sub(req.DueAt).Seconds(), "Seconds")
+	default:
+		h.metrics.Add("ExpirySkipped", 1)
+	}
+	return nil
+}

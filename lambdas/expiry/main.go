@@ -1,0 +1,33 @@
+// Command expiry is what every task schedule invokes at the deadline.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	env := lambdaenv.New(os.Getenv)
+	table, webURL := env.Require("TABLE_NAME"), env.Optional("WEB_URL", "")
+	topics := lambdaenv.Must(awssns.ParseTopicArns(env.Require("TOPIC_ARNS")))
+	lambdaenv.Must(0, env.Err())
+	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(cfg), topics))
+	svc := lambdaenv.Must(task.NewService(task.Deps{
+		Store: dynamo.New(dynamodb.NewFromConfig(cfg), table), Notifier: pub, WebURL: webURL, Log: log,
+	}))
+	h := &handler{svc: svc, log: log, metrics: metrics.New("expiry", nil)}
+	lambda.Start(h.Handle)
+}
