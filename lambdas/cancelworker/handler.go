@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/cancel"
+)
+
+// FunctionName is the Function dimension of this function's metrics.
+const FunctionName = "cancelworker"
+
+// loadConfig reads the schedule group and the target of its schedules
+// (needed to recreate a schedule that already fired) through getenv.
+func loadConfig(getenv func(string) string) (awsscheduler.Config, error) {
+	c := awsscheduler.Config{
+		GroupName:     getenv("SCHEDULE_GROUP"),
+		TargetArn:     getenv("EXPIRY_FUNCTION_ARN"),
+		RoleArn:       getenv("SCHEDULER_ROLE_ARN"),
+		DeadLetterArn: getenv("SCHEDULER_DLQ_ARN"),
+	}
+	var errs []error
+	for _, v := range []struct{ name, value, want string }{
+		{"SCHEDULE_GROUP", c.GroupName, "the task schedule group's name"},
+		{"EXPIRY_FUNCTION_ARN", c.TargetArn, "the expiry function's ARN"},
+		{"SCHEDULER_ROLE_ARN", c.RoleArn, "the role the scheduler assumes to invoke it"},
+		{"SCHEDULER_DLQ_ARN", c.DeadLetterArn, "the schedules' dead-letter queue ARN"},
+	} {
+		if v.value == "" {
+			errs = append(errs, fmt.Errorf("%s is empty: set it to %s", v.name, v.want))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+type batchHandler interface {
+	HandleBatch(ctx context.Context, batch []cancel.Delivery) []string
+}
+
+type counter interface {
+	Flush() error
+}
+
+type handler struct {
+	worker  batchHandler
+	metrics counter
+	log     *slog.Logger
+}
+
+// handle applies a batch from the FIFO queue and reports the failed
+// messages (and the later messages of their groups, so order holds) by
+// MessageId. They are delivered again; a message that can never succeed
+// reaches the queue's DLQ after maxReceiveCount deliveries.
+func (h *handler) handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	defer func() {
+		if err := h.metrics.Flush(); err != nil {
+			h.log.WarnContext(ctx, "writing metrics failed", "error", err)
+		}
+	}()
+	batch := make([]cancel.Delivery, len(ev.Records))
+	for i, r := range ev.Records {
+		batch[i] = cancel.Delivery{ID: r.MessageId, GroupID: r.Attributes["MessageGroupId"], Body: []byte(r.Body)}
+	}
+	var resp events.SQSEventResponse
+	for _, id := range h.worker.HandleBatch(ctx, batch) {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+	}
+	return resp, nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func fixture(t *testing.T, name string) events.DynamoDBEvent {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+type fakeQueue struct {
+	sent   []cancel.Message
+	reject map[string]bool // by event id
+}
+
+func (q *fakeQueue) Enqueue(_ context.Context, msgs []cancel.Message) ([]cancel.Failed, error) {
+	var failed []cancel.Failed
+	for _, m := range msgs {
+		if q.reject[m.EventID] {
+			failed = append(failed, cancel.Failed{Message: m, Err: errors.New("rejected")})
+			continue
+		}
+		q.sent = append(q.sent, m)
+	}
+	return failed, nil
+}
+
+func TestHandle(t *testing.T) {
+	tests := []struct {
+		name         string
+		reject       map[string]bool
+		wantSent     []string // "action taskId"
+		wantFailures []string // sequence numbers
+	}{
+		{"every transition decided, the rest skipped", nil,
+			[]string{"cancel 01JD00000000000000000000AA", "reschedule 01JD00000000000000000000BB", "cancel 01JD00000000000000000000DD"}, nil},
+		{"a rejected message fails its record by sequence number", map[string]bool{"ev-move": true},
+			[]string{"cancel 01JD00000000000000000000AA", "cancel 01JD00000000000000000000DD"}, []string{"400"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := &fakeQueue{reject: tt.reject}
+			var out bytes.Buffer
+			rec := metrics.New(FunctionName, &out)
+			log := slog.New(slog.DiscardHandler)
+			proc, err := cancel.NewProcessor(q, rec, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &handler{proc: proc, metrics: rec, log: log}
+			resp, err := h.handle(context.Background(), fixture(t, "batch.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sent []string
+			for _, m := range q.sent {
+				sent = append(sent, string(m.Action)+" "+m.TaskID)
+				if m.UserID == "" || m.EventID == "" {
+					t.Errorf("message %+v lacks its user or event id", m)
+				}
+				if m.Action == cancel.ActionReschedule &&
+					(!m.DueAt.Equal(time.Date(2030, 1, 4, 0, 0, 0, 0, time.UTC)) || m.ScheduleToken != "tok-b") {
+					t.Errorf("reschedule %+v, want the new deadline and the task's token", m)
+				}
+			}
+			if !slices.Equal(sent, tt.wantSent) {
+				t.Errorf("sent %v, want %v", sent, tt.wantSent)
+			}
+			var failures []string
+			for _, f := range resp.BatchItemFailures {
+				failures = append(failures, f.ItemIdentifier)
+			}
+			if !slices.Equal(failures, tt.wantFailures) {
+				t.Errorf("batch item failures %v, want %v", failures, tt.wantFailures)
+			}
+			if !strings.Contains(out.String(), `"MalformedRecords":1`) {
+				t.Errorf("metrics %s lack MalformedRecords=1 (metrics are flushed once per invocation)", out.String())
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    config
+		wantErr string
+	}{
+		{"set", map[string]string{"QUEUE_URL": "https://sqs/q.fifo"}, config{QueueURL: "https://sqs/q.fifo"}, ""},
+		{"missing", nil, config{}, "QUEUE_URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := loadConfig(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
