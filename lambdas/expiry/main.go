@@ -21,7 +21,7 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	table, webURL := env.Require("TABLE_NAME"), env.Optional("WEB_URL", "")
-	topics := lambdaenv.Must(awssns.ParseTopicArns(env.Require("TOPIC_ARNS")))
+	topics := awssns.TopicArnsFromEnv(env)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(cfg), topics))

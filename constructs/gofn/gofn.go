@@ -1,0 +1,235 @@
+// Package gofn builds Go Lambda functions: provided.al2023 on arm64 with a
+// `bootstrap` binary compiled at synth time by a local `go build` (CDK
+// local bundling), falling back to Docker bundling when no Go toolchain is
+// on the PATH.
+package gofn
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// FunctionProps configures a Go function.
+type FunctionProps struct {
+	// Entry is the package to build, relative to this module's root, for
+	// example "lambdas/expiry". Required.
+	Entry string
+	// Description of the function.
+	// Default: none.
+	Description string
+	// MemoryMiB is the memory size.
+	// Default: 128.
+	MemoryMiB float64
+	// TimeoutSec is the timeout in seconds.
+	// Default: 10.
+	TimeoutSec float64
+	// Environment variables for the function.
+	// Default: none.
+	Environment map[string]string
+	// LogRetention is how long the function's log group keeps events.
+	// Default: one month.
+	LogRetention awslogs.RetentionDays
+	// LogRemovalPolicy applies to the function's log group.
+	// Default: RETAIN.
+	LogRemovalPolicy awscdk.RemovalPolicy
+	// ReservedConcurrency caps concurrent executions.
+	// Default: no cap (the account's unreserved pool).
+	ReservedConcurrency float64
+}
+
+// Function is a Go Lambda function with its own log group.
+type Function struct {
+	constructs.Construct
+	// Function is the Lambda function ("Resource").
+	Function awslambda.Function
+	// LogGroup receives the function's JSON logs.
+	LogGroup awslogs.LogGroup
+}
+
+// NewFunction builds entry and returns the function. It panics with a
+// message saying how to fix a bad prop, as CDK constructs do.
+func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *Function {
+	if props == nil || props.Entry == "" {
+		panic(fmt.Sprintf("gofn %s: Entry is required: set it to a package path such as \"lambdas/expiry\"", *id))
+	}
+	root := ModuleRoot()
+	if st, err := os.Stat(filepath.Join(root, props.Entry)); err != nil || !st.IsDir() {
+		panic(fmt.Sprintf("gofn %s: Entry %q is not a folder under %s: give a package path relative to the module root", *id, props.Entry, root))
+	}
+	memory, timeout := props.MemoryMiB, props.TimeoutSec
+	if memory == 0 {
+		memory = 128
+	}
+	if timeout == 0 {
+		timeout = 10
+	}
+	if memory < 128 || memory > 10240 {
+		panic(fmt.Sprintf("gofn %s: MemoryMiB must be between 128 and 10240 (given %v)", *id, memory))
+	}
+	if timeout < 1 || timeout > 900 {
+		panic(fmt.Sprintf("gofn %s: TimeoutSec must be between 1 and 900 (given %v)", *id, timeout))
+	}
+	retention := props.LogRetention
+	if retention == "" {
+		retention = awslogs.RetentionDays_ONE_MONTH
+	}
+	removal := props.LogRemovalPolicy
+	if removal == "" {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+
+	c := constructs.NewConstruct(scope, id)
+	logs := awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
+		Retention: retention, RemovalPolicy: removal,
+	})
+	env := map[string]*string{}
+	for k, v := range props.Environment {
+		env[k] = jsii.String(v)
+	}
+	fnProps := &awslambda.FunctionProps{
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  awslambda.Architecture_ARM_64(),
+		Handler:       jsii.String("bootstrap"),
+		Code:          Code(props.Entry),
+		MemorySize:    jsii.Number(memory),
+		Timeout:       awscdk.Duration_Seconds(jsii.Number(timeout)),
+		Environment:   &env,
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		LogGroup:      logs,
+	}
+	if props.Description != "" {
+		fnProps.Description = jsii.String(props.Description)
+	}
+	if props.ReservedConcurrency > 0 {
+		fnProps.ReservedConcurrentExecutions = jsii.Number(props.ReservedConcurrency)
+	}
+	fn := awslambda.NewFunction(c, jsii.String("Resource"), fnProps)
+	return &Function{Construct: c, Function: fn, LogGroup: logs}
+}
+
+// Code is the bundled asset of one Go package. The asset hash is the hash
+// of the built binary, so a change anywhere in the code it imports (not
+// only under entry) makes a new asset, and an unchanged tree gives the
+// same hash.
+func Code(entry string) awslambda.AssetCode {
+	root := ModuleRoot()
+	return awslambda.Code_FromAsset(jsii.String(root), &awss3assets.AssetOptions{
+		AssetHashType: awscdk.AssetHashType_OUTPUT,
+		Exclude:       jsii.Strings(sourceExcludes...),
+		Bundling: &awscdk.BundlingOptions{
+			Local: &localBundling{root: root, entry: entry},
+			// Fallback when `go` is not on the PATH: the same build in the
+			// official Go image.
+			Image: awscdk.DockerImage_FromRegistry(jsii.String(dockerImage)),
+			Command: jsii.Strings("bash", "-c",
+				"go build "+strings.Join(buildFlags, " ")+" -o /asset-output/bootstrap ./"+entry),
+			Environment: envMap(buildEnv),
+			User:        jsii.String("root"),
+		},
+	})
+}
+
+// dockerImage is used only when no local Go toolchain exists.
+const dockerImage = "golang:1.26"
+
+// sourceExcludes keep the asset source small when bundling is skipped.
+var sourceExcludes = []string{"node_modules", "cdk.out", "web", ".git", "*.test", "examples"}
+
+// buildFlags make a small, reproducible binary: no paths, no VCS stamp,
+// no build id, stripped, and the RPC shim left out (provided.al2023 does
+// not need it).
+var buildFlags = []string{"-trimpath", "-buildvcs=false", "-tags", "lambda.norpc", `-ldflags=-s -w -buildid=`}
+
+var buildEnv = map[string]string{"CGO_ENABLED": "0", "GOOS": "linux", "GOARCH": "arm64", "GOFLAGS": "-mod=readonly"}
+
+func envMap(m map[string]string) *map[string]*string {
+	out := map[string]*string{}
+	for k, v := range m {
+		out[k] = jsii.String(v)
+	}
+	return &out
+}
+
+// localBundling builds with the go command on the PATH. It must be a
+// pointer to a struct: jsii cannot marshal a func.
+type localBundling struct {
+	root, entry string
+}
+
+// TryBundle implements awscdk.ILocalBundling. It returns false, so CDK
+// uses Docker, only when there is no go command.
+func (b *localBundling) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return jsii.Bool(false)
+	}
+	if err := Build(goBin, b.root, b.entry, filepath.Join(*outputDir, "bootstrap")); err != nil {
+		panic(err.Error())
+	}
+	return jsii.Bool(true)
+}
+
+// Build compiles entry (relative to root) to out as a Lambda bootstrap.
+func Build(goBin, root, entry, out string) error {
+	args := append([]string{"build"}, buildFlags...)
+	args = append(args, "-o", out, "./"+entry)
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root
+	cmd.Env = buildEnviron()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("gofn: go build ./%s failed: %w\n%s", entry, err, b)
+	}
+	return nil
+}
+
+func buildEnviron() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, override := buildEnv[k]; !override {
+			env = append(env, kv)
+		}
+	}
+	keys := make([]string, 0, len(buildEnv))
+	for k := range buildEnv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+buildEnv[k])
+	}
+	return env
+}
+
+// ModulePath is this module's import path.
+const ModulePath = "github.com/unschedule/unschedule"
+
+// ModuleRoot is the folder holding this module's go.mod, whether the
+// module is the app being synthesized or a dependency of another CDK app
+// (then it is in the module cache).
+func ModuleRoot() string {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			return root
+		}
+	}
+	// Built with -trimpath: ask the go command.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", ModulePath).Output()
+	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+		panic("gofn: cannot find the source of " + ModulePath + ": build the CDK app without -trimpath, or run it where `go list -m " + ModulePath + "` works")
+	}
+	return strings.TrimSpace(string(out))
+}
