@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/reconcile"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func fixture(t *testing.T) events.EventBridgeEvent {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "scheduled.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.EventBridgeEvent
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) Now() time.Time                                 { return c.t }
+func (c *clock) sleep(_ context.Context, d time.Duration) error { c.t = c.t.Add(d); return nil }
+
+type checkpoints struct{ cp reconcile.Checkpoint }
+
+func (c *checkpoints) Load(context.Context) (reconcile.Checkpoint, error) { return c.cp, nil }
+func (c *checkpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
+	c.cp = cp
+	return nil
+}
+
+// A scheduled event runs the reconciler: the task missing its schedule
+// gets one, the overdue one is expired and notified, and the run's counts
+// are flushed as metrics.
+func TestHandleRunsTheReconciler(t *testing.T) {
+	ev := fixture(t)
+	c := &clock{t: ev.Time}
+	store, sched, outbox := memory.NewStore(), memory.NewScheduler(), &memory.Outbox{}
+	missing := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000AA", Status: task.StatusPending,
+		DueAt: ev.Time.Add(time.Hour), ScheduleToken: "tok", ScheduleRepair: true}
+	overdue := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000BB", Status: task.StatusPending,
+		DueAt: ev.Time.Add(-time.Hour), ScheduleToken: "tok"}
+	store.Put(missing)
+	store.Put(overdue)
+	svc, err := task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: c, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rec := metrics.New(FunctionName, &out)
+	r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Pending: store, Tasks: store, Scheduler: sched,
+		Schedules: sched, Expirer: svc, Checkpoints: &checkpoints{}, Clock: c, Sleep: c.sleep, Metrics: rec, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &handler{run: r, metrics: rec, log: quiet, margin: StopMargin}
+	if err := h.handle(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if sc, ok := sched.Lookup(task.ScheduleName(missing.TaskID)); !ok || sc != task.ScheduleFor(missing) {
+		t.Errorf("schedule %+v (present %v), want %+v", sc, ok, task.ScheduleFor(missing))
+	}
+	if n := outbox.SentFor(overdue.TaskID); n != 1 {
+		t.Errorf("%d notifications for the overdue task, want 1", n)
+	}
+	for _, want := range []string{`"SchedulesCreated":1`, `"TasksExpired":1`, `"RepairFlagsCleared":1`, `"Completed":1`,
+		`"Function":"reconciler"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("metrics %s lack %s", out.String(), want)
+		}
+	}
+}
+
+type fakeRunner struct {
+	deadline time.Time
+	has      bool
+	err      error
+}
+
+func (f *fakeRunner) Run(ctx context.Context) (reconcile.Result, error) {
+	f.deadline, f.has = ctx.Deadline()
+	return reconcile.Result{}, f.err
+}
+
+type flushes struct{ n int }
+
+func (f *flushes) Flush() error { f.n++; return nil }
+
+func TestHandleDeadlineAndErrors(t *testing.T) {
+	lambdaDeadline := time.Now().Add(time.Hour)
+	tests := []struct {
+		name         string
+		ctx          func() (context.Context, context.CancelFunc)
+		runErr       error
+		wantDeadline time.Time
+		wantErr      bool
+	}{
+		{"stops a margin before the invocation's deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithDeadline(context.Background(), lambdaDeadline)
+		}, nil, lambdaDeadline.Add(-StopMargin), false},
+		{"no deadline, none added", func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(context.Background())
+		}, nil, time.Time{}, false},
+		{"a failed run fails the invocation", func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(context.Background())
+		}, errors.New("list schedules: throttled"), time.Time{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			run, fl := &fakeRunner{err: tt.runErr}, &flushes{}
+			err := (&handler{run: run, metrics: fl, log: quiet, margin: StopMargin}).handle(ctx, fixture(t))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if !run.deadline.Equal(tt.wantDeadline) || run.has != !tt.wantDeadline.IsZero() {
+				t.Errorf("run deadline %v (set %v), want %v", run.deadline, run.has, tt.wantDeadline)
+			}
+			if fl.n != 1 {
+				t.Errorf("%d metric flushes, want 1", fl.n)
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "arn:fn",
+		"SCHEDULER_ROLE_ARN": "arn:role", "SCHEDULER_DLQ_ARN": "arn:dlq",
+		"TOPIC_ARNS": "arn:aws:sns:eu-west-1:111122223333:n-0,arn:aws:sns:eu-west-1:111122223333:n-1"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for kk, vv := range base {
+			m[kk] = vv
+		}
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    reconcile.Config
+		wantErr string
+	}{
+		{"defaults", base, reconcile.Config{}, ""},
+		{"tuned", with("GRACE_SEC", "600"), reconcile.Config{Grace: 10 * time.Minute}, ""},
+		{"rate and budget", func() map[string]string {
+			m := with("RATE_PER_SEC", "2.5")
+			m["BUDGET_SEC"] = "120"
+			return m
+		}(), reconcile.Config{RatePerSec: 2.5, Budget: 2 * time.Minute}, ""},
+		{"no table", with("TABLE_NAME", ""), reconcile.Config{}, "TABLE_NAME"},
+		{"no group", with("SCHEDULE_GROUP", ""), reconcile.Config{}, "SCHEDULE_GROUP"},
+		{"no target", with("EXPIRY_FUNCTION_ARN", ""), reconcile.Config{}, "EXPIRY_FUNCTION_ARN"},
+		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
+		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
+		{"no topics", with("TOPIC_ARNS", ""), reconcile.Config{}, "TOPIC_ARNS"},
+		{"bad grace", with("GRACE_SEC", "5m"), reconcile.Config{}, `GRACE_SEC must be a whole number of seconds above 0 (given "5m")`},
+		{"zero budget", with("BUDGET_SEC", "0"), reconcile.Config{}, "BUDGET_SEC"},
+		{"negative rate", with("RATE_PER_SEC", "-1"), reconcile.Config{}, "RATE_PER_SEC"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := loadConfig(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Reconcile != tt.want || got.Table != "tasks" || got.Scheduler.GroupName != "g" || len(got.TopicArns) != 2 {
+				t.Errorf("loadConfig = %+v, want reconcile %+v", got, tt.want)
+			}
+		})
+	}
+}
