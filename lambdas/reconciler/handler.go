@@ -12,6 +12,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/reconcile"
 )
 
@@ -57,10 +58,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("%s is empty: set it to %s", v.name, v.want))
 		}
 	}
-	var err error
-	if c.TopicArns, err = awssns.ParseTopicArns(getenv("TOPIC_ARNS")); err != nil {
+	// The notification topics are found exactly as the expiry function
+	// finds them, so an expiry by the reconciler reaches the same user.
+	env := lambdaenv.New(getenv)
+	c.TopicArns = awssns.TopicArnsFromEnv(env)
+	if err := env.Err(); err != nil {
 		errs = append(errs, err)
 	}
+	var err error
 	if c.Reconcile.Grace, err = seconds(getenv, "GRACE_SEC"); err != nil {
 		errs = append(errs, err)
 	}

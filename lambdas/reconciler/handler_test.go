@@ -146,7 +146,7 @@ func TestHandleDeadlineAndErrors(t *testing.T) {
 func TestLoadConfig(t *testing.T) {
 	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "arn:fn",
 		"SCHEDULER_ROLE_ARN": "arn:role", "SCHEDULER_DLQ_ARN": "arn:dlq",
-		"TOPIC_ARNS": "arn:aws:sns:eu-west-1:111122223333:n-0,arn:aws:sns:eu-west-1:111122223333:n-1"}
+		"TOPIC_ARN_PREFIX": "arn:aws:sns:eu-west-1:111122223333:n-", "TOPIC_SHARDS": "2"}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
 		for kk, vv := range base {
@@ -177,7 +177,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no target", with("EXPIRY_FUNCTION_ARN", ""), reconcile.Config{}, "EXPIRY_FUNCTION_ARN"},
 		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
 		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
-		{"no topics", with("TOPIC_ARNS", ""), reconcile.Config{}, "TOPIC_ARNS"},
+		{"no topics", with("TOPIC_ARN_PREFIX", ""), reconcile.Config{}, "TOPIC_ARN_PREFIX"},
 		{"bad grace", with("GRACE_SEC", "5m"), reconcile.Config{}, `GRACE_SEC must be a whole number of seconds above 0 (given "5m")`},
 		{"zero budget", with("BUDGET_SEC", "0"), reconcile.Config{}, "BUDGET_SEC"},
 		{"negative rate", with("RATE_PER_SEC", "-1"), reconcile.Config{}, "RATE_PER_SEC"},

@@ -4,8 +4,8 @@
 // deadline. See reconcile.Reconciler.
 //
 // Environment: TABLE_NAME, SCHEDULE_GROUP, EXPIRY_FUNCTION_ARN,
-// SCHEDULER_ROLE_ARN, SCHEDULER_DLQ_ARN, TOPIC_ARNS (as the expiry
-// function), and optionally WEB_URL, GRACE_SEC, RATE_PER_SEC, BUDGET_SEC.
+// SCHEDULER_ROLE_ARN, SCHEDULER_DLQ_ARN, TOPIC_ARN_PREFIX and TOPIC_SHARDS
+// (as the expiry function), and optionally WEB_URL, GRACE_SEC, RATE_PER_SEC, BUDGET_SEC.
 package main
 
 import (
