@@ -26,6 +26,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/notify"
 )
 
 // TopicsPerNestedStack bounds each nested stack: a topic and its policy
@@ -110,14 +111,17 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		Entry:        "lambdas/postauth",
 		Description:  "Subscribes a signing-in user's email to their shard's topic, with a filter policy on their id",
 		LogRetention: p.LogRetention,
-		Environment:  n.Environment(),
+		// Cognito fails a sign-in whose trigger runs over 5 s; the handler
+		// stops its own SNS work at 3 s.
+		TimeoutSec:  5,
+		Environment: n.Environment(),
 	})
 	n.GrantSubscribe(n.PostAuth.Function)
 	p.UserPool.AddTrigger(awscognito.UserPoolOperation_POST_AUTHENTICATION(), n.PostAuth.Function, awscognito.LambdaVersion_V1_0)
 
-	n.SubscribeErrorsAlarm = metricAlarm(c, "SubscribeErrorsAlarm", "NotificationSubscribeErrors",
+	n.SubscribeErrorsAlarm = metricAlarm(c, "SubscribeErrorsAlarm", notify.MetricSubscribeErrors,
 		"PostAuthentication could not subscribe or repair a user's notifications (sign-in still succeeded). Check the postauth logs.", p.AlarmTopic)
-	n.FilterPolicyLimitAlarm = metricAlarm(c, "FilterPolicyLimitAlarm", "FilterPolicyLimitExceeded",
+	n.FilterPolicyLimitAlarm = metricAlarm(c, "FilterPolicyLimitAlarm", notify.MetricFilterPolicyLimitExceeded,
 		"A notification topic is out of filter policies: new users get no expiry emails. Raise the quota or the shard count (docs/notifications.md).", p.AlarmTopic)
 	return n
 }
@@ -134,7 +138,7 @@ func (n *UserNotifications) Environment() map[string]string {
 }
 
 func (n *UserNotifications) topicArn(name string) *string {
-	return awscdk.Stack_Of(n).FormatArn(&awscdk.ArnComponents{Service: jsii.String("sns"), Resource: jsii.String(name)})
+	return awscdk.Stack_Of(n.Construct).FormatArn(&awscdk.ArnComponents{Service: jsii.String("sns"), Resource: jsii.String(name)})
 }
 
 // allTopics matches every shard topic (and nothing else: the prefix is

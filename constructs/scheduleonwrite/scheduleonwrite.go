@@ -191,7 +191,7 @@ func validate(id string, p ScheduleOnWriteProps) {
 
 // scheduleArnPattern matches every schedule in the group.
 func (s *ScheduleOnWrite) scheduleArnPattern() *string {
-	return awscdk.Stack_Of(s).FormatArn(&awscdk.ArnComponents{
+	return awscdk.Stack_Of(s.Construct).FormatArn(&awscdk.ArnComponents{
 		Service:      jsii.String("scheduler"),
 		Resource:     jsii.String("schedule"),
 		ResourceName: jsii.String(*s.ScheduleGroup.ScheduleGroupName() + "/*"),

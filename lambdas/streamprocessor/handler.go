@@ -68,7 +68,7 @@ func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	seq := make(map[string]string, len(ev.Records))
 	changes := make([]task.Change, 0, len(ev.Records))
 	for _, r := range ev.Records {
-		userID, taskID := key(r)
+		userID, taskID := key(r) // read before decoding: the checkpoint item is no task
 		if checkpoint.IsReserved(userID) {
 			continue
 		}
@@ -78,12 +78,6 @@ func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			h.log.ErrorContext(ctx, "stream record does not decode; skipped", "eventId", r.EventID,
 				"sequenceNumber", r.Change.SequenceNumber, "taskId", taskID, "error", err)
 			continue
-		}
-		if c.UserID == "" {
-			c.UserID = userID
-		}
-		if c.TaskID == "" {
-			c.TaskID = taskID
 		}
 		seq[c.EventID] = r.Change.SequenceNumber
 		changes = append(changes, c)

@@ -25,6 +25,11 @@ func DecodeStreamRecord(r events.DynamoDBEventRecord) (task.Change, error) {
 	if c.EventID == "" {
 		return task.Change{}, errors.New("stream record lacks an eventID")
 	}
+	keys := r.Change.Keys
+	if keys[tableschema.PartitionKey].DataType() != events.DataTypeString || keys[tableschema.SortKey].DataType() != events.DataTypeString {
+		return task.Change{}, fmt.Errorf("stream record %s lacks its %s/%s keys", r.EventID, tableschema.PartitionKey, tableschema.SortKey)
+	}
+	c.UserID, c.TaskID = keys[tableschema.PartitionKey].String(), keys[tableschema.SortKey].String()
 	var err error
 	if c.Old, err = decodeImage(r.Change.OldImage); err != nil {
 		return task.Change{}, fmt.Errorf("stream record %s old image: %w", r.EventID, err)

@@ -54,12 +54,12 @@ func TestDecodeStreamRecord(t *testing.T) {
 		want    task.Change
 		wantErr bool
 	}{
-		{"insert", "insert.json", task.Change{EventID: "ev-insert-1", Kind: task.ChangeInsert, New: p(pending)}, false},
+		{"insert", "insert.json", task.Change{EventID: "ev-insert-1", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeInsert, New: p(pending)}, false},
 		{"modify ignores non-string attributes", "modify.json",
-			task.Change{EventID: "ev-modify-1", Kind: task.ChangeModify, Old: p(pending), New: p(done)}, false},
-		{"remove", "remove.json", task.Change{EventID: "ev-remove-1", Kind: task.ChangeRemove, Old: p(repair)}, false},
+			task.Change{EventID: "ev-modify-1", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeModify, Old: p(pending), New: p(done)}, false},
+		{"remove", "remove.json", task.Change{EventID: "ev-remove-1", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeRemove, Old: p(repair)}, false},
 		{"missing old image is left nil", "modify_missing_old.json",
-			task.Change{EventID: "ev-modify-2", Kind: task.ChangeModify, New: p(expired)}, false},
+			task.Change{EventID: "ev-modify-2", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeModify, New: p(expired)}, false},
 		{"missing event id", "missing_event_id.json", task.Change{}, true},
 		{"malformed status", "malformed_status.json", task.Change{}, true},
 		{"unknown event name", "unknown_event.json", task.Change{}, true},
@@ -79,13 +79,24 @@ func TestDecodeStreamRecord(t *testing.T) {
 func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
 	for _, kind := range []string{"INSERT", "MODIFY", "REMOVE"} {
 		t.Run(kind, func(t *testing.T) {
-			got, err := DecodeStreamRecord(events.DynamoDBEventRecord{EventID: "e1", EventName: kind})
+			keys := map[string]events.DynamoDBAttributeValue{
+				"userId": events.NewStringAttribute("u1"), "taskId": events.NewStringAttribute("01JD00000000000000000000AA"),
+			}
+			got, err := DecodeStreamRecord(events.DynamoDBEventRecord{EventID: "e1", EventName: kind,
+				Change: events.DynamoDBStreamRecord{Keys: keys}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Old != nil || got.New != nil || got.Kind != task.ChangeKind(kind) || got.EventID != "e1" {
+			if got.Old != nil || got.New != nil || got.Kind != task.ChangeKind(kind) || got.EventID != "e1" ||
+				got.UserID != "u1" || got.TaskID != "01JD00000000000000000000AA" {
 				t.Fatalf("got %+v", got)
 			}
 		})
+	}
+}
+
+func TestDecodeStreamRecordNeedsKeys(t *testing.T) {
+	if _, err := DecodeStreamRecord(events.DynamoDBEventRecord{EventID: "e1", EventName: "REMOVE"}); err == nil {
+		t.Fatal("a record without keys must be an error: nothing can be cancelled without a task id")
 	}
 }

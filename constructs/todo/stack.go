@@ -1,0 +1,93 @@
+// Package todo composes the constructs into the flagship app: a to-do list
+// whose tasks expire at their deadline, one stack per environment.
+package todo
+
+import (
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/notifications"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/constructs/taskapi"
+	"github.com/unschedule/unschedule/constructs/userauth"
+)
+
+// TodoStackProps configures the stack.
+type TodoStackProps struct {
+	awscdk.StackProps
+	// Config is the environment's settings. Required.
+	Config Config
+}
+
+// TodoStack is the whole app.
+type TodoStack struct {
+	awscdk.Stack
+	Auth          *userauth.UserAuth
+	Notifications *notifications.UserNotifications
+	Scheduling    *scheduleonwrite.ScheduleOnWrite
+	Api           *taskapi.TaskApi
+	// AlarmTopic receives every alarm of the stack.
+	AlarmTopic awssns.Topic
+}
+
+// NewTodoStack builds the app.
+func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) *TodoStack {
+	cfg := props.Config
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	s := &TodoStack{Stack: stack}
+
+	s.AlarmTopic = awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
+		DisplayName: jsii.String("Unschedule alarms (" + cfg.Name + ")"),
+		MasterKey:   awskms.Alias_FromAliasName(stack, jsii.String("AlarmTopicKey"), jsii.String("alias/aws/sns")),
+		EnforceSSL:  jsii.Bool(true),
+	})
+	if cfg.AlarmEmail != "" {
+		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
+	}
+
+	s.Auth = userauth.NewUserAuth(stack, jsii.String("Auth"), &userauth.UserAuthProps{
+		AllowedEmailDomains: cfg.AllowedEmailDomains,
+		RemovalPolicy:       cfg.Removal(),
+		LogRetention:        cfg.LogRetention(),
+	})
+	s.Notifications = notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{
+		UserPool:     s.Auth.UserPool,
+		Shards:       cfg.NotificationShards,
+		LogRetention: cfg.LogRetention(),
+		AlarmTopic:   s.AlarmTopic,
+	})
+	s.Scheduling = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
+		Notifications: s.Notifications,
+		RemovalPolicy: cfg.Removal(),
+		LogRetention:  cfg.LogRetention(),
+		AlarmTopic:    s.AlarmTopic,
+	})
+	s.Api = taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
+		Table:            s.Scheduling.Table,
+		Schedules:        s.Scheduling,
+		UserPool:         s.Auth.UserPool,
+		AllowedOrigins:   cfg.WebOrigins,
+		LogRetention:     cfg.LogRetention(),
+		LogRemovalPolicy: cfg.Removal(),
+	})
+
+	out := func(name, value, desc string) {
+		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(desc)})
+	}
+	out("ApiUrl", *s.Api.Url(), "Base URL of the task REST API")
+	out("UserPoolId", *s.Auth.UserPool.UserPoolId(), "Cognito user pool id")
+	out("UserPoolClientId", *s.Auth.WebClient.UserPoolClientId(), "Cognito app client id of the web app")
+	out("Region", *stack.Region(), "Region of the stack")
+	out("NotificationTopicArn", *s.Notifications.Topics[0].TopicArn(), "Notification topic of shard 0")
+	out("NotificationTopicShards", strconv.Itoa(len(s.Notifications.Topics)), "Number of notification topics")
+	out("TableName", *s.Scheduling.Table.TableName(), "Task table")
+	out("ScheduleGroup", *s.Scheduling.ScheduleGroup.ScheduleGroupName(), "Schedule group holding every task schedule")
+	out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "Topic that receives every alarm")
+	return s
+}
