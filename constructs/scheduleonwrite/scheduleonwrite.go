@@ -246,9 +246,17 @@ func (s *ScheduleOnWrite) grantSchedules(grantee awsiam.IGrantable, actions ...s
 }
 
 // GrantExpire lets grantee run the expiry path: read an item and update
-// it conditionally. No put, delete, query or scan.
+// it conditionally. No put, delete, query or scan, and no index.
 func (s *ScheduleOnWrite) GrantExpire(grantee awsiam.IGrantable) awsiam.Grant {
-	return s.Table.Grant(grantee, jsii.String("dynamodb:GetItem"), jsii.String("dynamodb:UpdateItem"))
+	return GrantTable(s.Table, grantee, "dynamodb:GetItem", "dynamodb:UpdateItem")
+}
+
+// GrantTable grants actions on the table itself only (not its indexes),
+// which is tighter than ITable.Grant.
+func GrantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{table.TableArn()},
+	})
 }
 
 // QueueNotEmptyAlarm alarms as soon as a queue holds a message. Used for

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 )
 
 // ScheduleCreator is what the API needs of the scheduling side
@@ -95,8 +96,8 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		Environment:      env,
 	})
 	// Exactly what the handler does: no Scan, no batch, no index access.
-	p.Table.Grant(a.Handler.Function, jsii.String("dynamodb:GetItem"), jsii.String("dynamodb:PutItem"),
-		jsii.String("dynamodb:UpdateItem"), jsii.String("dynamodb:DeleteItem"), jsii.String("dynamodb:Query"))
+	scheduleonwrite.GrantTable(p.Table, a.Handler.Function, "dynamodb:GetItem", "dynamodb:PutItem",
+		"dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query")
 	p.Schedules.GrantCreateSchedules(a.Handler.Function)
 
 	a.AccessLogs = awslogs.NewLogGroup(c, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
