@@ -1,0 +1,215 @@
+package test
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+func TestTableIsQueryableEncryptedStreamedAndRecoverable(t *testing.T) {
+	s := Stack(t, "dev")
+	Check(t, func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "userId", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "taskId", "KeyType": "RANGE"},
+			},
+			"BillingMode":                      "PAY_PER_REQUEST",
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"SSESpecification":                 map[string]any{"SSEEnabled": true},
+			"StreamSpecification":              map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"},
+			"GlobalSecondaryIndexes": []any{assertions.Match_ObjectLike(&map[string]any{
+				"IndexName": "pending",
+				"KeySchema": []any{
+					map[string]any{"AttributeName": "pendingShard", "KeyType": "HASH"},
+					map[string]any{"AttributeName": "dueAt", "KeyType": "RANGE"},
+				},
+			})},
+		})
+		// dev tears down; prod keeps data (TestProdRetainsState).
+		s.tpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionPolicy": "Delete"})
+		s.tpl.ResourceCountIs(jsii.String("AWS::Scheduler::ScheduleGroup"), jsii.Number(1))
+	})
+}
+
+func TestEveryApiMethodHasTheCognitoAuthorizer(t *testing.T) {
+	s := Stack(t, "dev")
+	authorizer := s.LogicalID(t, "AWS::ApiGateway::Authorizer", "ApiAuthorizer")
+	var routes []string
+	for _, m := range s.Resources("AWS::ApiGateway::Method") {
+		p := Props(m)
+		if p["HttpMethod"] == "OPTIONS" { // CORS preflight carries no token by design
+			continue
+		}
+		routes = append(routes, p["HttpMethod"].(string))
+		if p["AuthorizationType"] != "COGNITO_USER_POOLS" {
+			t.Errorf("method %s has AuthorizationType %v", p["HttpMethod"], p["AuthorizationType"])
+		}
+		if ref, _ := p["AuthorizerId"].(map[string]any)["Ref"].(string); ref != authorizer {
+			t.Errorf("method %s authorizer %v, want %s", p["HttpMethod"], p["AuthorizerId"], authorizer)
+		}
+	}
+	sort.Strings(routes)
+	if got := strings.Join(routes, ","); got != "DELETE,GET,GET,PATCH,POST" {
+		t.Fatalf("methods %s", got)
+	}
+	Check(t, func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Authorizer"), map[string]any{
+			"Type": "COGNITO_USER_POOLS", "IdentitySource": "method.request.header.Authorization",
+		})
+		s.tpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{
+			"AccessLogSetting": assertions.Match_ObjectLike(&map[string]any{}),
+			"MethodSettings": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+				"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100,
+			})}),
+		})
+	})
+}
+
+func TestScheduleDeadLetterQueueIsEncryptedAndAlarmed(t *testing.T) {
+	s := Stack(t, "dev")
+	dlq := s.LogicalID(t, "AWS::SQS::Queue", "TasksScheduleDeadLetterQueue")
+	Check(t, func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), map[string]any{
+			"SqsManagedSseEnabled": true, "MessageRetentionPeriod": 1209600,
+			"FifoQueue": assertions.Match_Absent(), // the scheduler accepts only standard DLQs
+		})
+		s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"MetricName": "ApproximateNumberOfMessagesVisible",
+			"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlq, "QueueName"}}}},
+			"Threshold":  1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+			"AlarmActions": assertions.Match_ArrayWith(&[]any{map[string]any{"Ref": s.LogicalID(t, "AWS::SNS::Topic", "AlarmTopic")}}),
+		})
+	})
+}
+
+func TestGoFunctionsAreArmAl2023WithJSONLogs(t *testing.T) {
+	s := Stack(t, "dev")
+	fns := s.Resources("AWS::Lambda::Function")
+	if len(fns) < 4 {
+		t.Fatalf("only %d functions", len(fns))
+	}
+	for id, fn := range fns {
+		p := Props(fn)
+		if p["Runtime"] != "provided.al2023" || p["Handler"] != "bootstrap" || JSON(p["Architectures"]) != JSON([]any{"arm64"}) {
+			t.Errorf("%s: runtime %v handler %v arch %v", id, p["Runtime"], p["Handler"], p["Architectures"])
+		}
+		if lc, _ := p["LoggingConfig"].(map[string]any); lc == nil || lc["LogFormat"] != "JSON" || lc["LogGroup"] == nil {
+			t.Errorf("%s: logging %v", id, p["LoggingConfig"])
+		}
+	}
+	for id, lg := range s.Resources("AWS::Logs::LogGroup") {
+		if Props(lg)["RetentionInDays"] != float64(7) {
+			t.Errorf("%s: retention %v, want dev's 7 days", id, Props(lg)["RetentionInDays"])
+		}
+	}
+}
+
+// TestLeastPrivilege pins the exact actions and resources of every role of
+// the core stack: a grant that widens fails here.
+func TestLeastPrivilege(t *testing.T) {
+	s := Stack(t, "dev")
+	table := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::DynamoDB::Table", "TasksTable") + `","Arn"]}`
+	topics := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":sns:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":Unschedule-dev-notify-*"]]}`
+	group := s.Resources("AWS::Scheduler::ScheduleGroup")
+	if len(group) != 1 {
+		t.Fatal("want one schedule group")
+	}
+	schedules := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":scheduler:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":schedule/Unscheduledev-Tasks-ScheduleGroup-1B2951AB/*"]]}`
+	schedulerRole := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + `","Arn"]}`
+	for _, tc := range []struct {
+		name, function string
+		want           map[string]string
+	}{
+		{"expiry", "TasksExpiry", map[string]string{
+			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table, "sns:Publish": topics,
+		}},
+		{"api", "ApiHandler", map[string]string{
+			"dynamodb:GetItem": table, "dynamodb:PutItem": table, "dynamodb:UpdateItem": table,
+			"dynamodb:DeleteItem": table, "dynamodb:Query": table,
+			"scheduler:CreateSchedule": schedules, "iam:PassRole": schedulerRole,
+		}},
+		{"postauth", "NotificationsPostAuth", map[string]string{
+			"sns:ListSubscriptionsByTopic": topics, "sns:Subscribe": topics,
+			"sns:GetSubscriptionAttributes": `"*"`, "sns:SetSubscriptionAttributes": `"*"`,
+		}},
+		{"presignup", "AuthPreSignUp", map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ActionMap(s.FunctionStatements(t, tc.function))
+			if JSON(got) != JSON(tc.want) {
+				t.Fatalf("policy of %s:\n got %s\nwant %s", tc.function, JSON(got), JSON(tc.want))
+			}
+		})
+	}
+	t.Run("passrole only to the scheduler", func(t *testing.T) {
+		for _, st := range s.FunctionStatements(t, "ApiHandler") {
+			if Actions(st)[0] == "iam:PassRole" && JSON(st["Condition"]) != JSON(map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}}) {
+				t.Fatalf("PassRole condition %s", JSON(st["Condition"]))
+			}
+		}
+	})
+	t.Run("scheduler role invokes expiry and sends to the DLQ, nothing else", func(t *testing.T) {
+		role := s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole")
+		got := ActionMap(s.RoleStatements(role))
+		want := map[string]string{
+			"lambda:InvokeFunction": `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Lambda::Function", "TasksExpiry") + `","Arn"]}`,
+			"sqs:SendMessage":       `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::SQS::Queue", "TasksScheduleDeadLetterQueue") + `","Arn"]}`,
+		}
+		if JSON(got) != JSON(want) {
+			t.Fatalf("scheduler role:\n got %s\nwant %s", JSON(got), JSON(want))
+		}
+		trust := Props(s.Resources("AWS::IAM::Role")[role])["AssumeRolePolicyDocument"].(map[string]any)["Statement"].([]any)[0].(map[string]any)
+		if JSON(trust["Principal"]) != JSON(map[string]any{"Service": "scheduler.amazonaws.com"}) {
+			t.Fatalf("trust principal %s", JSON(trust["Principal"]))
+		}
+		cond := JSON(trust["Condition"])
+		if !strings.Contains(cond, "aws:SourceAccount") || !strings.Contains(cond, "aws:SourceArn") {
+			t.Fatalf("trust lacks confused-deputy conditions: %s", cond)
+		}
+	})
+}
+
+func TestCognitoPoolClientAndTriggers(t *testing.T) {
+	s := Stack(t, "dev")
+	Check(t, func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::Cognito::UserPool"), map[string]any{
+			"UsernameAttributes":     []any{"email"},
+			"AutoVerifiedAttributes": []any{"email"},
+			"Policies": map[string]any{"PasswordPolicy": assertions.Match_ObjectLike(&map[string]any{
+				"MinimumLength": 12, "RequireLowercase": true, "RequireUppercase": true, "RequireNumbers": true,
+			})},
+			"LambdaConfig": map[string]any{
+				"PreSignUp":          map[string]any{"Fn::GetAtt": []any{s.LogicalID(t, "AWS::Lambda::Function", "AuthPreSignUp"), "Arn"}},
+				"PostAuthentication": map[string]any{"Fn::GetAtt": []any{s.LogicalID(t, "AWS::Lambda::Function", "NotificationsPostAuth"), "Arn"}},
+			},
+		})
+		s.tpl.HasResourceProperties(jsii.String("AWS::Cognito::UserPoolClient"), map[string]any{
+			"GenerateSecret":             false,
+			"ExplicitAuthFlows":          assertions.Match_ArrayWith(&[]any{"ALLOW_USER_SRP_AUTH"}),
+			"PreventUserExistenceErrors": "ENABLED",
+		})
+	})
+}
+
+func TestOutputs(t *testing.T) {
+	s := Stack(t, "dev")
+	outs := s.json["Outputs"].(map[string]any)
+	for _, name := range []string{"ApiUrl", "UserPoolId", "UserPoolClientId", "Region", "NotificationTopicArn", "TableName", "ScheduleGroup", "AlarmTopicArn"} {
+		if _, ok := outs[name]; !ok {
+			t.Errorf("missing output %s (have %v)", name, keys(outs))
+		}
+	}
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,203 @@
+// Package test holds the synth-and-assert tests of the composed app. They
+// are one package so the jsii runtime starts once per `go test` process;
+// each stack is synthesized once and shared.
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/todo"
+)
+
+// cdkContext is cdk.json's context: feature flags and environments.
+func cdkContext(t testing.TB) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "cdk.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Context
+}
+
+// NewApp returns an app with cdk.json's context, writing to a temp dir.
+func NewApp(t testing.TB, extra map[string]any) awscdk.App {
+	t.Helper()
+	ctx := cdkContext(t)
+	for k, v := range extra {
+		ctx[k] = v
+	}
+	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
+}
+
+// EnvConfig is environment name's config from cdk.json.
+func EnvConfig(t testing.TB, name string) todo.Config {
+	t.Helper()
+	cfg, err := todo.ConfigFromContext(cdkContext(t)["environments"], name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+type synthed struct {
+	stack *todo.TodoStack
+	tpl   assertions.Template
+	json  map[string]any
+}
+
+var (
+	stacksMu sync.Mutex
+	stacks   = map[string]*synthed{}
+)
+
+// Stack synthesizes environment name's stack once per process.
+func Stack(t testing.TB, name string) *synthed {
+	t.Helper()
+	stacksMu.Lock()
+	defer stacksMu.Unlock()
+	if s, ok := stacks[name]; ok {
+		return s
+	}
+	var s *synthed
+	Check(t, func() {
+		app := NewApp(t, nil)
+		st := todo.NewTodoStack(app, "Unschedule-"+name, &todo.TodoStackProps{Config: EnvConfig(t, name)})
+		tpl := assertions.Template_FromStack(st.Stack, nil)
+		s = &synthed{stack: st, tpl: tpl, json: *tpl.ToJSON()}
+	})
+	stacks[name] = s
+	return s
+}
+
+// Check runs an assertion and turns the panic that a failed CDK assertion
+// raises into a test failure with its message.
+func Check(t testing.TB, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("%v", r)
+		}
+	}()
+	f()
+}
+
+// Resources returns the template's resources of one type, by logical id.
+func (s *synthed) Resources(typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range s.json["Resources"].(map[string]any) {
+		res := r.(map[string]any)
+		if res["Type"] == typ {
+			out[id] = res
+		}
+	}
+	return out
+}
+
+// Props returns a resource's Properties.
+func Props(r map[string]any) map[string]any {
+	p, _ := r["Properties"].(map[string]any)
+	return p
+}
+
+// JSON renders v for failure messages.
+func JSON(v any) string {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// LogicalID finds the one resource of typ whose logical id starts with
+// prefix (CDK ids are the construct path without separators plus a hash).
+func (s *synthed) LogicalID(t testing.TB, typ, prefix string) string {
+	t.Helper()
+	var found []string
+	for id := range s.Resources(typ) {
+		if len(id) >= len(prefix) && id[:len(prefix)] == prefix {
+			found = append(found, id)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one %s with logical id prefix %q, found %v", typ, prefix, found)
+	}
+	return found[0]
+}
+
+// RoleStatements returns every IAM statement attached (through
+// AWS::IAM::Policy resources) to the role with logical id roleID.
+func (s *synthed) RoleStatements(roleID string) []map[string]any {
+	var out []map[string]any
+	for _, pol := range s.Resources("AWS::IAM::Policy") {
+		p := Props(pol)
+		attached := false
+		for _, r := range p["Roles"].([]any) {
+			if ref, ok := r.(map[string]any)["Ref"]; ok && ref == roleID {
+				attached = true
+			}
+		}
+		if !attached {
+			continue
+		}
+		for _, st := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			out = append(out, st.(map[string]any))
+		}
+	}
+	return out
+}
+
+// FunctionStatements returns the IAM statements of the function whose
+// logical id starts with prefix.
+func (s *synthed) FunctionStatements(t testing.TB, prefix string) []map[string]any {
+	t.Helper()
+	fn := s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)]
+	role := Props(fn)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	return s.RoleStatements(role)
+}
+
+// Actions flattens a statement's Action (string or list).
+func Actions(st map[string]any) []string {
+	switch a := st["Action"].(type) {
+	case string:
+		return []string{a}
+	case []any:
+		out := make([]string, len(a))
+		for i, x := range a {
+			out[i] = x.(string)
+		}
+		return out
+	}
+	return nil
+}
+
+// ActionMap maps each action of the statements to the JSON of its
+// resource(s), for exact least-privilege comparisons.
+func ActionMap(sts []map[string]any) map[string]string {
+	m := map[string]string{}
+	for _, st := range sts {
+		res, _ := json.Marshal(st["Resource"])
+		for _, a := range Actions(st) {
+			if prev, ok := m[a]; ok {
+				m[a] = prev + "+" + string(res)
+			} else {
+				m[a] = string(res)
+			}
+		}
+	}
+	return m
+}
