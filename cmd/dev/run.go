@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/devserver"
+	"github.com/unschedule/unschedule/internal/notify"
+)
+
+// options are the command line.
+type options struct {
+	addr           string
+	dataDir        string
+	webDir         string
+	domains        []string
+	origins        []string
+	tokenTTL       time.Duration
+	stepEvery      time.Duration
+	reconcileEvery time.Duration
+}
+
+// EnvAllowedEmailDomains is the PreSignUp allow-list, as the presignup
+// function reads it.
+const EnvAllowedEmailDomains = "ALLOWED_EMAIL_DOMAINS"
+
+func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
+	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the embedded store (tasks, schedules, users, outbox)")
+	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
+	domains := fs.String("allowed-email-domains", getenv(EnvAllowedEmailDomains),
+		"comma-separated email domains allowed to sign up (default $"+EnvAllowedEmailDomains+"; empty: everyone)")
+	vite := fs.Bool("allow-vite", true, "also allow the Vite dev server's origins (http://localhost:5173) for CORS")
+	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
+	fs.DurationVar(&o.stepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
+	fs.DurationVar(&o.reconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
+	var err error
+	if o.domains, err = notify.ParseDomains(*domains); err != nil {
+		err = fmt.Errorf("-allowed-email-domains: %w", err)
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
+	for name, d := range map[string]time.Duration{"-token-ttl": o.tokenTTL, "-step": o.stepEvery, "-reconcile-every": o.reconcileEvery} {
+		if d <= 0 {
+			err := fmt.Errorf("%s must be positive (given %s)", name, d)
+			fmt.Fprintln(stderr, err)
+			return o, err
+		}
+	}
+	if *vite {
+		o.origins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
+	}
+	return o, nil
+}
+
+// run serves until ctx ends, then shuts down: no new requests, a last
+// pipeline step, state saved, store closed. It writes the ready line to
+// stdout once the server accepts connections.
+func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	defer ln.Close()
+	url := "http://" + ln.Addr().String()
+	web := o.webDir
+	if _, err := os.Stat(filepath.Join(web, "index.html")); err != nil {
+		log.Warn("the web app is not built: serving the API only; run `make dev`, or `cd web && npm ci && npm run build`",
+			"web", web)
+		web = ""
+	}
+	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url,
+		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, TokenTTL: o.tokenTTL, Log: log})
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		srv.Run(runCtx, devserver.RunOptions{StepEvery: o.stepEvery, ReconcileEvery: o.reconcileEvery})
+	}()
+	log.Info("dev server ready", "url", url, "data", o.dataDir, "web", web)
+	fmt.Fprintf(stdout, "Unschedule dev server: %s\n", url)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	shutErr := hs.Shutdown(shutCtx)
+	stopRun()
+	<-ran
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return errors.Join(serveErr, shutErr, srv.Close())
+}

@@ -1,0 +1,167 @@
+package devserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/boltstore"
+	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Kinds of outbox email.
+const (
+	KindConfirmation = "subscription-confirmation"
+	KindTaskExpired  = "task-expired"
+)
+
+// localSNS stands in for the notification topics: it is the
+// notify.Subscriptions the PostAuthentication rule runs on, and it routes
+// published notifications as SNS would (the user's shard topic, then the
+// confirmed subscriptions whose filter policy matches the userId
+// attribute) into the outbox.
+//
+// There is no inbox to click a confirmation link in, so a new subscription
+// is confirmed at once; the confirmation email it would have sent is put
+// in the outbox.
+type localSNS struct {
+	mu     sync.Mutex
+	db     *boltstore.DB
+	topics []string
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+var _ notify.Subscriptions = (*localSNS)(nil)
+
+// LocalTopics are the local stand-ins for the sharded notification topics.
+func LocalTopics(shards int) []string {
+	out := make([]string, shards)
+	for i := range out {
+		out[i] = "arn:local:sns:local:000000000000:unschedule-notifications-" + strconv.Itoa(i)
+	}
+	return out
+}
+
+// List implements notify.Subscriptions: one page holds every subscription.
+func (l *localSNS) List(_ context.Context, topicArn, _ string) (notify.SubscriptionPage, error) {
+	all, err := l.db.Subscriptions()
+	if err != nil {
+		return notify.SubscriptionPage{}, fmt.Errorf("list subscriptions: %w", err)
+	}
+	var page notify.SubscriptionPage
+	for _, s := range all {
+		if s.TopicArn != topicArn {
+			continue
+		}
+		arn := s.Arn
+		if !s.Confirmed {
+			arn = notify.PendingConfirmation
+		}
+		page.Subscriptions = append(page.Subscriptions, notify.Subscription{Arn: arn, Protocol: s.Protocol, Endpoint: s.Endpoint})
+	}
+	return page, nil
+}
+
+func (l *localSNS) byArn(arn string) (boltstore.Subscription, error) {
+	all, err := l.db.Subscriptions()
+	if err != nil {
+		return boltstore.Subscription{}, fmt.Errorf("read subscriptions: %w", err)
+	}
+	for _, s := range all {
+		if s.Arn == arn {
+			return s, nil
+		}
+	}
+	return boltstore.Subscription{}, fmt.Errorf("subscription %s does not exist", arn)
+}
+
+// FilterPolicy implements notify.Subscriptions.
+func (l *localSNS) FilterPolicy(_ context.Context, arn string) (string, error) {
+	s, err := l.byArn(arn)
+	return s.FilterPolicy, err
+}
+
+// SetFilterPolicy implements notify.Subscriptions.
+func (l *localSNS) SetFilterPolicy(_ context.Context, arn, policy string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, err := l.byArn(arn)
+	if err != nil {
+		return err
+	}
+	s.FilterPolicy = policy
+	return l.db.PutSubscription(s)
+}
+
+// Subscribe implements notify.Subscriptions. As SNS, it returns the
+// existing subscription for the same topic, protocol and endpoint.
+func (l *localSNS) Subscribe(_ context.Context, topicArn, email, policy string) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	all, err := l.db.Subscriptions()
+	if err != nil {
+		return "", fmt.Errorf("read subscriptions: %w", err)
+	}
+	for _, s := range all {
+		if s.TopicArn == topicArn && s.Protocol == "email" && s.Endpoint == email {
+			return s.Arn, nil
+		}
+	}
+	s := boltstore.Subscription{Arn: topicArn + ":" + strconv.FormatInt(l.now().UnixNano(), 36), TopicArn: topicArn,
+		Protocol: "email", Endpoint: email, FilterPolicy: policy, Confirmed: true}
+	if err := l.db.PutSubscription(s); err != nil {
+		return "", err
+	}
+	_, err = l.send(boltstore.Email{Kind: KindConfirmation, To: []string{email},
+		Subject: "AWS Notification - Subscription Confirmation",
+		Body: "You have chosen to subscribe to the topic:\n" + topicArn +
+			"\n\nThe local dev server confirmed this subscription for you; SNS would have asked you to click a link.\n"})
+	return s.Arn, err
+}
+
+// recipients are the endpoints SNS would deliver a message for userID to.
+func (l *localSNS) recipients(userID string) ([]string, error) {
+	all, err := l.db.Subscriptions()
+	if err != nil {
+		return nil, fmt.Errorf("read subscriptions: %w", err)
+	}
+	topic := notify.TopicFor(l.topics, userID)
+	policy := notify.FilterPolicy(userID)
+	to := []string{}
+	for _, s := range all {
+		if s.TopicArn == topic && s.Confirmed && notify.SamePolicy(s.FilterPolicy, policy) {
+			to = append(to, s.Endpoint)
+		}
+	}
+	return to, nil
+}
+
+// Deliver puts an expiry notification in the outbox, addressed as SNS
+// would route it.
+func (l *localSNS) Deliver(n task.Notification) (boltstore.Email, error) {
+	to, err := l.recipients(n.UserID)
+	if err != nil {
+		return boltstore.Email{}, err
+	}
+	m := notify.FormatMessage(n)
+	return l.send(boltstore.Email{Kind: KindTaskExpired, UserID: n.UserID, TaskID: n.TaskID, To: to,
+		Subject: m.Subject, Body: m.Body})
+}
+
+// send stamps, stores and logs an outbox email.
+func (l *localSNS) send(e boltstore.Email) (boltstore.Email, error) {
+	e.At = l.now().UTC()
+	e, err := l.db.AppendEmail(e)
+	if err != nil {
+		return e, fmt.Errorf("outbox: %w", err)
+	}
+	l.log.Info("outbox: email would have been sent", "seq", e.Seq, "kind", e.Kind, "to", strings.Join(e.To, ","),
+		"userId", e.UserID, "taskId", e.TaskID, "subject", e.Subject)
+	return e, nil
+}
