@@ -13,9 +13,9 @@ import (
 // Metric names of the worker.
 const (
 	// MetricCancelled: a cancel deleted the schedule.
-	MetricCancelled = "Cancelled"
+	MetricCancelled = metrics.Cancelled
 	// MetricRescheduled: a reschedule moved the schedule.
-	MetricRescheduled = "Rescheduled"
+	MetricRescheduled = metrics.Rescheduled
 	// MetricRecreated: a reschedule found no schedule (the old one fired
 	// and deleted itself) and created it at the new deadline.
 	MetricRecreated = "Recreated"

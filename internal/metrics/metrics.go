@@ -96,3 +96,23 @@ func (r *Recorder) Flush() error {
 	_, err = r.w.Write(append(b, '\n'))
 	return err
 }
+
+// Function names: the Function dimension of every metric, one per Lambda.
+// Dashboards and alarms in the constructs use the same constants.
+const (
+	FunctionAPI             = "api"
+	FunctionExpiry          = "expiry"
+	FunctionStreamProcessor = "streamprocessor"
+	FunctionCancelWorker    = "cancelworker"
+	FunctionReconciler      = "reconciler"
+	FunctionPostAuth        = "postauth"
+)
+
+// Lifecycle metric names shown on the dashboard.
+const (
+	TasksCreated           = "TasksCreated"
+	TasksExpired           = "TasksExpired"
+	Cancelled              = "Cancelled"
+	Rescheduled            = "Rescheduled"
+	NotificationLagSeconds = "NotificationLagSeconds"
+)

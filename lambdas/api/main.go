@@ -14,6 +14,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/task"
 )
 
@@ -28,5 +29,6 @@ func main() {
 	svc := lambdaenv.Must(task.NewService(task.Deps{
 		Store: dynamo.New(dynamodb.NewFromConfig(cfg), table), Scheduler: sched, Log: log,
 	}))
-	lambda.Start(api.New(svc, origins, log).ServeAPIGateway)
+	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
+	lambda.Start(h.Handle)
 }

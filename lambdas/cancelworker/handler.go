@@ -10,10 +10,11 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // FunctionName is the Function dimension of this function's metrics.
-const FunctionName = "cancelworker"
+const FunctionName = metrics.FunctionCancelWorker
 
 // loadConfig reads the schedule group and the target of its schedules
 // (needed to recreate a schedule that already fired) through getenv.

@@ -37,8 +37,8 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	h.log.InfoContext(ctx, "expiry", "taskId", req.TaskID, "dueAt", task.FormatTime(req.DueAt), "outcome", string(outcome))
 	switch outcome {
 	case task.Expired, task.Renotified:
-		h.metrics.Add("TasksExpired", 1)
-		h.metrics.Set("NotificationLagSeconds", h.svc.Now().Sub(req.DueAt).Seconds(), "Seconds")
+		h.metrics.Add(metrics.TasksExpired, 1)
+		h.metrics.Set(metrics.NotificationLagSeconds, h.svc.Now().Sub(req.DueAt).Seconds(), "Seconds")
 	default:
 		h.metrics.Add("ExpirySkipped", 1)
 	}

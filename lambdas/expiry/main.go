@@ -28,6 +28,6 @@ func main() {
 	svc := lambdaenv.Must(task.NewService(task.Deps{
 		Store: dynamo.New(dynamodb.NewFromConfig(cfg), table), Notifier: pub, WebURL: webURL, Log: log,
 	}))
-	h := &handler{svc: svc, log: log, metrics: metrics.New("expiry", nil)}
+	h := &handler{svc: svc, log: log, metrics: metrics.New(metrics.FunctionExpiry, nil)}
 	lambda.Start(h.Handle)
 }

@@ -8,11 +8,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
 )
 
 // FunctionName is the Function dimension of this trigger's metrics.
-const FunctionName = "postauth"
+const FunctionName = metrics.FunctionPostAuth
 
 // Budget bounds the SNS work of one sign-in. Cognito waits 5 seconds for a
 // trigger and fails the sign-in after that, so the work is cut off well

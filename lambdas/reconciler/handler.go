@@ -13,11 +13,12 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/reconcile"
 )
 
 // FunctionName is the Function dimension of this function's metrics.
-const FunctionName = "reconciler"
+const FunctionName = metrics.FunctionReconciler
 
 // StopMargin is kept free at the end of an invocation, so the run stops
 // and saves its checkpoint before Lambda's timeout ends it.

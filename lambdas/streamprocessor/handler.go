@@ -10,12 +10,13 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/task"
 )
 
 // FunctionName is the Function dimension of this function's metrics.
-const FunctionName = "streamprocessor"
+const FunctionName = metrics.FunctionStreamProcessor
 
 // MetricMalformedRecords counts stream records that could not be decoded.
 const MetricMalformedRecords = "MalformedRecords"
