@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
@@ -56,6 +57,9 @@ type Function struct {
 	Function awslambda.Function
 	// LogGroup receives the function's JSON logs.
 	LogGroup awslogs.LogGroup
+	// Role is the function's execution role. It starts with nothing but
+	// writing to LogGroup (no AWS managed policy); grants add the rest.
+	Role awsiam.Role
 }
 
 // NewFunction builds entry and returns the function. It panics with a
@@ -94,6 +98,14 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	logs := awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
 		Retention: retention, RemovalPolicy: removal,
 	})
+	role := awsiam.NewRole(c, jsii.String("Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("Execution role of " + props.Entry),
+	})
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: jsii.Strings(*logs.LogGroupArn()),
+	}))
 	env := map[string]*string{}
 	for k, v := range props.Environment {
 		env[k] = jsii.String(v)
@@ -108,6 +120,7 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 		Environment:   &env,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		LogGroup:      logs,
+		Role:          role,
 	}
 	if props.Description != "" {
 		fnProps.Description = jsii.String(props.Description)
@@ -116,7 +129,7 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 		fnProps.ReservedConcurrentExecutions = jsii.Number(props.ReservedConcurrency)
 	}
 	fn := awslambda.NewFunction(c, jsii.String("Resource"), fnProps)
-	return &Function{Construct: c, Function: fn, LogGroup: logs}
+	return &Function{Construct: c, Function: fn, LogGroup: logs, Role: role}
 }
 
 // Code is the bundled asset of one Go package. The asset hash is the hash

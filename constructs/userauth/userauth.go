@@ -83,7 +83,7 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		},
 		PasswordPolicy: &awscognito.PasswordPolicy{
 			MinLength: jsii.Number(p.PasswordMinLength), RequireLowercase: jsii.Bool(true),
-			RequireUppercase: jsii.Bool(true), RequireDigits: jsii.Bool(true), RequireSymbols: jsii.Bool(false),
+			RequireUppercase: jsii.Bool(true), RequireDigits: jsii.Bool(true), RequireSymbols: jsii.Bool(true),
 			TempPasswordValidity: awscdk.Duration_Days(jsii.Number(3)),
 		},
 		AccountRecovery: awscognito.AccountRecovery_EMAIL_ONLY,
