@@ -88,6 +88,13 @@ func TestScheduleDeadLetterQueueIsEncryptedAndAlarmed(t *testing.T) {
 
 func TestGoFunctionsAreArmAl2023WithJSONLogs(t *testing.T) {
 	s := Stack(t, "dev")
+	for id, role := range s.Resources("AWS::IAM::Role") {
+		// API Gateway's account-wide logging role is AWS's own design; it
+		// is the one role allowed a managed policy (cdk-nag suppression).
+		if arns, ok := Props(role)["ManagedPolicyArns"]; ok && !strings.HasPrefix(id, "ApiCloudWatchRole") {
+			t.Errorf("role %s uses AWS managed policies %v: grant exactly what it needs instead", id, arns)
+		}
+	}
 	fns := s.Resources("AWS::Lambda::Function")
 	if len(fns) < 4 {
 		t.Fatalf("only %d functions", len(fns))
@@ -140,6 +147,14 @@ func TestLeastPrivilege(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ActionMap(s.FunctionStatements(t, tc.function))
+			// Every function may write logs to its own log group only.
+			logGroup := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Logs::LogGroup", tc.function+"Logs") + `","Arn"]}`
+			for _, a := range []string{"logs:CreateLogStream", "logs:PutLogEvents"} {
+				if got[a] != logGroup {
+					t.Fatalf("%s on %s, want only its own log group %s", a, got[a], logGroup)
+				}
+				delete(got, a)
+			}
 			if JSON(got) != JSON(tc.want) {
 				t.Fatalf("policy of %s:\n got %s\nwant %s", tc.function, JSON(got), JSON(tc.want))
 			}
@@ -180,7 +195,7 @@ func TestCognitoPoolClientAndTriggers(t *testing.T) {
 			"UsernameAttributes":     []any{"email"},
 			"AutoVerifiedAttributes": []any{"email"},
 			"Policies": map[string]any{"PasswordPolicy": assertions.Match_ObjectLike(&map[string]any{
-				"MinimumLength": 12, "RequireLowercase": true, "RequireUppercase": true, "RequireNumbers": true,
+				"MinimumLength": 12, "RequireLowercase": true, "RequireUppercase": true, "RequireNumbers": true, "RequireSymbols": true,
 			})},
 			"LambdaConfig": map[string]any{
 				"PreSignUp":          map[string]any{"Fn::GetAtt": []any{s.LogicalID(t, "AWS::Lambda::Function", "AuthPreSignUp"), "Arn"}},
