@@ -37,6 +37,20 @@ test: deps web-deps
 	go test $(GO_TEST_FLAGS) ./...
 	cd web && npm test
 
+## sim: 10,000 seeded fault-injection histories of the whole pipeline (internal/sim).
+## A failing seed prints its replay command. SIM_FLAGS=-strict counts the known gaps.
+SIM_SEEDS ?= 10000
+sim:
+	go run ./cmd/sim -seeds $(SIM_SEEDS) $(SIM_FLAGS)
+
+## fuzz: each fuzz target for FUZZTIME (default 10s), one at a time.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./internal/task:FuzzParseNewTask ./internal/task:FuzzParsePatch ./internal/api:FuzzServe \
+	./internal/adapters/dynamo:FuzzDecodeStreamRecord ./lambdas/presignup:FuzzPreSignUp ./lambdas/postauth:FuzzPostAuth
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+	echo "fuzz $$pkg $$name"; go test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); done
+
 ## lint: gofmt, go vet, staticcheck, and a tidy go.mod.
 lint: deps
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -58,3 +72,32 @@ destroy: deps
 
 clean:
 	rm -rf cdk.out
+
+.PHONY: dev e2e
+
+## dev: the whole app on this machine with no AWS: web app, API, local
+## sign-in, the pipeline on the wall clock, state in .dev-data (DEV_FLAGS
+## are passed on, e.g. DEV_FLAGS="-addr 127.0.0.1:9000"). Builds web/ first
+## when its build is missing or older than its sources.
+dev:
+	@if [ ! -f web/dist/index.html ] || [ -n "$$(find web/src web/index.html web/package.json web/vite.config.ts -newer web/dist/index.html -print -quit)" ]; then \
+	  if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then \
+	    (cd web && npm ci --no-audit --no-fund) || exit 1; fi; \
+	  (cd web && npm run build) || exit 1; fi
+	go run ./cmd/dev $(DEV_FLAGS)
+
+## e2e: the browser tests (e2e/, playwright-core driving the system's
+## Chromium, headless) against the dev server on a free port with a fresh
+## data folder. Without Chromium it skips, except when CI=true.
+## Screenshots: test-results/e2e/.
+e2e:
+	@chromium="$${CHROMIUM:-/usr/bin/chromium}"; if [ ! -x "$$chromium" ]; then \
+	  if [ "$$CI" = "true" ]; then echo "e2e: FAILED: no Chromium at $$chromium and CI=true: install the chromium package (or set CHROMIUM)"; exit 1; fi; \
+	  echo "e2e: SKIPPED: no Chromium at $$chromium; install the chromium package (apt-get install chromium) or set CHROMIUM to run the browser tests"; exit 0; fi; \
+	if [ ! -f web/dist/index.html ] || [ -n "$$(find web/src web/index.html web/package.json web/vite.config.ts -newer web/dist/index.html -print -quit)" ]; then \
+	  if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then \
+	    (cd web && npm ci --no-audit --no-fund) || exit 1; fi; \
+	  (cd web && npm run build) || exit 1; fi; \
+	(cd e2e && npm ci --no-audit --no-fund) && \
+	go build -o bin/dev ./cmd/dev && \
+	E2E_SERVER_BIN=bin/dev node e2e/run.mjs

@@ -1,0 +1,183 @@
+// Browser tests of the whole app on one machine (`make dev`): playwright-core
+// drives the system's Chromium, headless, against the local dev server.
+//
+// It builds nothing. It starts the server from E2E_SERVER_BIN (a binary
+// built from ./cmd/dev) or, without it, with `go run ./cmd/dev`, on a free
+// port with a fresh data folder; the web app must be built (web/dist).
+// It runs the scenarios one after another, prints each one's time and a
+// closing "N passed, N failed" line, and stops the server. Screenshots
+// (and, on failure, the server log) go to test-results/e2e/.
+//
+// Environment:
+//   CHROMIUM        Chromium to drive. Default: /usr/bin/chromium.
+//   E2E_SERVER_BIN  prebuilt dev server. Default: go run ./cmd/dev.
+//   E2E_RESULTS     results folder. Default: <repo>/test-results/e2e.
+//   E2E_ONLY        run only the scenarios whose name contains this.
+
+import { spawn } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+import { scenarios } from './scenarios.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..');
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const results = resolve(process.env.E2E_RESULTS || join(repo, 'test-results', 'e2e'));
+
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+// startServer runs the dev server in its own process group (so `go run`
+// and the binary it starts stop together) and resolves with its URL once
+// it prints its ready line.
+async function startServer(dataDir) {
+  const port = await freePort();
+  const args = ['-addr', `127.0.0.1:${port}`, '-data', dataDir, '-web', join(repo, 'web', 'dist'), '-allow-vite=false'];
+  const bin = process.env.E2E_SERVER_BIN;
+  const [cmd, argv] = bin ? [resolve(repo, bin), args] : ['go', ['run', './cmd/dev', ...args]];
+  const child = spawn(cmd, argv, { cwd: repo, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = [];
+  const url = await new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`the dev server printed no URL within 180 s:\n${log.join('')}`)), 180_000);
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      log.push(String(d));
+      buf += String(d);
+      const m = /Unschedule dev server: (http:\/\/\S+)/.exec(buf);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]);
+      }
+    });
+    child.stderr.on('data', (d) => log.push(String(d)));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`the dev server exited (${code}) before it was ready:\n${log.join('')}`));
+    });
+  });
+  const exited = new Promise((ok) => child.on('exit', ok));
+  return {
+    url,
+    log,
+    async stop() {
+      if (child.exitCode !== null) return;
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        return;
+      }
+      const t = setTimeout(() => {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }, 10_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+async function main() {
+  if (!existsSync(chromiumPath)) {
+    console.error(`e2e: no Chromium at ${chromiumPath} (install the chromium package, or set CHROMIUM)`);
+    process.exit(1);
+  }
+  if (!existsSync(join(repo, 'web', 'dist', 'index.html'))) {
+    console.error('e2e: the web app is not built: run `cd web && npm ci && npm run build` (make e2e does it)');
+    process.exit(1);
+  }
+  await rm(results, { recursive: true, force: true }); // this run's results only
+  await mkdir(results, { recursive: true });
+  const dataDir = await mkdtemp(join(tmpdir(), 'unschedule-e2e-data-'));
+  const profile = await mkdtemp(join(tmpdir(), 'unschedule-e2e-profile-'));
+  const t0 = Date.now();
+  const server = await startServer(dataDir);
+  console.log(`e2e: dev server at ${server.url} (ready in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  let context;
+  let passed = 0;
+  let failed = 0;
+  const timings = [];
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumPath,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      timezoneId: 'Europe/Berlin', // not UTC: the form's local time must be converted
+      viewport: { width: 1100, height: 900 },
+    });
+    console.log(`e2e: Chromium ${context.browser()?.version() ?? ''} ready (${((Date.now() - t0) / 1000).toFixed(1)} s since start)`);
+    const only = process.env.E2E_ONLY || '';
+    for (const sc of scenarios.filter((s) => s.name.includes(only))) {
+      const page = await context.newPage(); // a new tab: signed out (the token is in sessionStorage)
+      page.setDefaultTimeout(15_000);
+      const start = Date.now();
+      const slug = sc.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+      try {
+        await sc.run({ page, url: server.url, log: (msg) => console.log(`    ${msg}`) });
+        const secs = (Date.now() - start) / 1000;
+        await page.screenshot({ path: join(results, `${slug}.png`), fullPage: true });
+        console.log(`ok   ${sc.name} (${secs.toFixed(1)} s)`);
+        timings.push([sc.name, secs, 'ok']);
+        passed++;
+      } catch (err) {
+        const secs = (Date.now() - start) / 1000;
+        const shot = join(results, `${slug}-failure.png`);
+        await page.screenshot({ path: shot, fullPage: true }).catch(() => {});
+        console.log(`FAIL ${sc.name} (${secs.toFixed(1)} s)\n     ${String(err?.stack || err).replace(/\n/g, '\n     ')}\n     screenshot: ${shot}`);
+        timings.push([sc.name, secs, 'FAIL']);
+        failed++;
+      } finally {
+        await page.close();
+      }
+    }
+  } finally {
+    const t1 = Date.now();
+    await context?.close().catch(() => {});
+    await server.stop();
+    console.log(`e2e: browser and server stopped in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
+    if (failed > 0) {
+      const logPath = join(results, 'server.log');
+      await writeFile(logPath, server.log.join(''));
+      console.log(`e2e: server log: ${logPath}`);
+    }
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(profile, { recursive: true, force: true });
+  }
+  await writeFile(join(results, 'timings.json'), JSON.stringify(timings.map(([name, s, r]) => ({ name, seconds: s, result: r })), null, 2));
+  console.log(`e2e: screenshots in ${results}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed > 0 || passed === 0 ? 1 : 0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+});
