@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"errors"
+
+	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// checkAtRest checks I3 after the fault-free reconciler pass that ends the
+// history's busy part: no schedule for a task that is gone or not
+// Pending; every Pending task with a deadline after the pass ended has
+// its schedule at that deadline, with that deadline in its payload.
+func (w *world) checkAtRest() {
+	for _, t := range w.mem.All() {
+		sc, ok := w.sched.Lookup(task.ScheduleName(t.TaskID))
+		switch {
+		case t.Status != task.StatusPending && ok:
+			w.violate("I3", "task %s is %s but has a schedule at %s", t.TaskID, t.Status, task.FormatTime(sc.At))
+		case t.Status == task.StatusPending && t.DueAt.After(w.passEnd):
+			want := task.ScheduleFor(t)
+			if !ok {
+				w.violate("I3", "pending task %s due %s has no schedule", t.TaskID, task.FormatTime(t.DueAt))
+			} else if !sc.At.Equal(want.At) || sc.Payload != want.Payload {
+				w.violate("I3", "pending task %s due %s has its schedule at %s for %s", t.TaskID,
+					task.FormatTime(t.DueAt), task.FormatTime(sc.At), sc.Payload.DueAt)
+			}
+		}
+	}
+	for _, sc := range w.sched.All() {
+		id, _ := task.TaskIDFromScheduleName(sc.Name)
+		if _, err := w.mem.Get(w.ctx, sc.Payload.UserID, id); errors.Is(err, task.ErrNotFound) {
+			w.violate("I3", "schedule %s has no task", sc.Name)
+		}
+	}
+}
+
+// checkFinal checks every invariant once every deadline and the grace
+// period have passed and the pipeline settled after a fault-free
+// reconciler pass.
+func (w *world) checkFinal() {
+	for _, sc := range w.sched.All() {
+		w.violate("I3", "schedule %s (due %s) is left after every deadline passed", sc.Name, sc.Payload.DueAt)
+	}
+	for _, id := range w.taskOrder {
+		w.checkTask(w.tasks[id])
+	}
+	w.checkQueue()
+	for _, u := range w.users {
+		w.checkSubscription(u)
+	}
+}
+
+func isDue(o op) bool { return o.ok() && (o.kind == opCreate || o.kind == opSetDue) }
+
+// checkTask checks I1 and I2 for one task against what its owner did.
+func (w *world) checkTask(t *taskState) {
+	last := -1
+	for i, o := range t.ops {
+		if isDue(o) {
+			last = i
+		}
+	}
+	if last < 0 {
+		w.violate("I2", "task %s has no successful create", t.id)
+		return
+	}
+	// I1: each notification was for the deadline in effect, not before it,
+	// and the task was not completed, rescheduled or deleted before it.
+	for _, n := range t.notes {
+		eff := -1
+		for i, o := range t.ops {
+			if o.seq < n.seq && isDue(o) {
+				eff = i
+			}
+		}
+		if eff < 0 || !n.n.DueAt.Equal(t.ops[eff].due) {
+			w.violate("I1", "task %s notified for deadline %s, not its deadline", t.id, task.FormatTime(n.n.DueAt))
+			continue
+		}
+		if n.at.Before(n.n.DueAt) {
+			w.violate("I1", "task %s notified at %s, before its deadline %s", t.id, task.FormatTime(n.at), task.FormatTime(n.n.DueAt))
+		}
+		for _, o := range t.ops[eff+1:] {
+			bad := o.kind == opComplete || o.kind == opSetDue || (o.kind == opDelete && o.seq < n.seq) ||
+				(o.kind == opEdit && o.seq > n.seq)
+			if o.ok() && bad {
+				w.violate("I1", "task %s notified for %s although its %s at %s succeeded", t.id,
+					task.FormatTime(n.n.DueAt), o.kind, task.FormatTime(o.at))
+			}
+		}
+	}
+	// I2: a task its owner left Pending at its deadline ends Expired and
+	// notified, once unless a crash fell between a publish and its record.
+	for _, o := range t.ops[last+1:] {
+		if o.ok() && (o.kind == opComplete || o.kind == opDelete) {
+			return
+		}
+	}
+	due := t.ops[last].due
+	got, err := w.mem.Get(w.ctx, t.user, t.id)
+	if err != nil {
+		w.violate("I2", "task %s, left Pending by its owner, is gone: %v", t.id, err)
+		return
+	}
+	if got.Status != task.StatusExpired || !got.DueAt.Equal(due) {
+		w.violate("I2", "task %s, left Pending with deadline %s, ends %s with deadline %s", t.id,
+			task.FormatTime(due), got.Status, task.FormatTime(got.DueAt))
+	}
+	sent := 0
+	for _, n := range t.notes {
+		if n.n.DueAt.Equal(due) {
+			sent++
+		}
+	}
+	allowed := 1 + t.dupAllowed
+	switch {
+	case sent == 0 && t.reconLost:
+		w.gap(GapReconcilerExpiredUnnotified, "task %s expired by the reconciler, its publish failed, never notified", t.id)
+	case sent == 0:
+		w.violate("I2", "task %s expired at its deadline %s but was never notified", t.id, task.FormatTime(due))
+	case sent > allowed && sent <= allowed+t.concurrent:
+		w.gap(GapConcurrentDuplicate, "task %s notified %d times after %d concurrent invocations", t.id, sent, t.concurrent)
+	case sent > allowed:
+		w.violate("I2", "task %s notified %d times (crash windows: %d)", t.id, sent, t.dupAllowed)
+	}
+}
+
+// checkQueue checks I4 on the queue and the scheduler's retries.
+func (w *world) checkQueue() {
+	if n := w.queue.Len(); n > 0 {
+		w.violate("I4", "%d messages are still queued", n)
+	}
+	inDLQ := map[string]bool{}
+	for _, r := range w.queue.DLQ() {
+		inDLQ[r.MessageID] = true
+	}
+	for _, id := range w.msgOrder {
+		if m := w.msgs[id]; !m.acked && !inDLQ[id] {
+			w.violate("I4", "message %s (task %s, record %s) was neither handled nor dead-lettered", id, m.taskID, m.eventID)
+		}
+	}
+	if len(w.dead) > 0 || len(w.invs) > 0 {
+		w.violate("I4", "%d expiry invocations dead after the redrive, %d waiting", len(w.dead), len(w.invs))
+	}
+	if !w.streamDone() {
+		w.violate("I4", "stream records are left unprocessed")
+	}
+}
+
+// checkSubscription checks I5 after a fault-free sign-in.
+func (w *world) checkSubscription(u *user) {
+	if out := w.subs.OnSignIn(w.ctx, u.sub, u.email); out == notify.Failed {
+		w.violate("I5", "fault-free sign-in of %s failed", u.email)
+	}
+	subs := w.sns.Subscriptions(u.email)
+	if len(subs) != 1 {
+		w.violate("I5", "%s has %d subscriptions, want 1", u.email, len(subs))
+		return
+	}
+	s := subs[0]
+	if s.TopicArn != notify.TopicFor(w.topics, u.sub) || !notify.SamePolicy(s.Attributes["FilterPolicy"], notify.FilterPolicy(u.sub)) {
+		w.violate("I5", "%s is subscribed on %s with policy %q", u.email, s.TopicArn, s.Attributes["FilterPolicy"])
+	}
+}

@@ -1,0 +1,281 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Fault is a kind of injected fault. Result.Faults counts each.
+type Fault string
+
+// The faults the simulation injects.
+const (
+	// FaultStreamReplay: a shard delivers again records it had already
+	// delivered (its position moves back).
+	FaultStreamReplay Fault = "stream-record-replayed"
+	// FaultStreamRedelivered: the stream processor enqueued a batch but
+	// timed out before it was checkpointed; the whole batch comes again.
+	FaultStreamRedelivered Fault = "stream-batch-redelivered"
+	// FaultEnqueueRejected: SQS refused a message (throttled); the adapter
+	// stops there and the record is retried.
+	FaultEnqueueRejected Fault = "enqueue-rejected"
+	// FaultEnqueueUnknown: the messages were sent but the call failed, so
+	// the processor retries records whose messages are already queued.
+	FaultEnqueueUnknown Fault = "enqueue-outcome-unknown"
+	// FaultAckLost: the worker did its work but the delete of the message
+	// failed; SQS delivers it again (a duplicated delivery).
+	FaultAckLost Fault = "sqs-ack-lost"
+	// FaultVisibilityTimeout: a worker stalled past the visibility timeout;
+	// a second worker received the same messages and finished first, then
+	// the stalled one applied its (now stale) batch.
+	FaultVisibilityTimeout Fault = "visibility-timeout-mid-processing"
+	// FaultWorkerCrash: the worker crashed part-way through a batch, after
+	// its scheduler calls and before any ack.
+	FaultWorkerCrash Fault = "worker-crash-before-ack"
+	// FaultSchedulerThrottled: a scheduler call was refused (throttled).
+	FaultSchedulerThrottled Fault = "scheduler-throttled"
+	// FaultSchedulerResponseLost: a scheduler call took effect but its
+	// caller saw an error.
+	FaultSchedulerResponseLost Fault = "scheduler-response-lost"
+	// FaultScheduleCreateFailed: the API's schedule create failed (a
+	// throttled or lost create at task creation).
+	FaultScheduleCreateFailed Fault = "schedule-create-failed"
+	// FaultFiredTwice: a schedule invoked the expiry function twice.
+	FaultFiredTwice Fault = "schedule-fired-twice"
+	// FaultFiredLate: a schedule invoked the expiry function late.
+	FaultFiredLate Fault = "schedule-fired-late"
+	// FaultExpireWriteFailed: the expiry's conditional write failed (not
+	// a condition failure: the table was unavailable).
+	FaultExpireWriteFailed Fault = "expire-write-failed"
+	// FaultPublishFailed: SNS refused the notification.
+	FaultPublishFailed Fault = "publish-failed"
+	// FaultCrashAfterPublish: the expiry function crashed after SNS took
+	// the notification and before it was recorded.
+	FaultCrashAfterPublish Fault = "crash-after-publish"
+	// FaultMarkNotifiedFailed: recording the notification failed.
+	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
+	// FaultReconcilerInterleaved: a reconciler run (with a small budget,
+	// resuming from its checkpoint) interleaved with everything else.
+	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"
+	// FaultDeadlineRace: a deadline change or completion issued in the
+	// same instant as the old schedule's firing, in random order.
+	FaultDeadlineRace Fault = "deadline-change-racing-fire"
+	// FaultSignInSNSFailed: an SNS call of the PostAuthentication trigger
+	// failed.
+	FaultSignInSNSFailed Fault = "signin-sns-failed"
+	// FaultConcurrentFire: a duplicate invocation ran concurrently with
+	// the first, between its conditional write and its publish. Injected
+	// only with Config.ConcurrentFires.
+	FaultConcurrentFire Fault = "concurrent-duplicate-fire"
+	// FaultDLQRedriven: an expiry invocation that used up its attempts was
+	// redriven from the scheduler's dead-letter queue by the operator at
+	// the end of the history (not a fault: the recovery of one).
+	FaultDLQRedriven Fault = "expiry-dlq-redriven"
+)
+
+// Faults lists every fault kind, in report order.
+func Faults() []Fault {
+	return []Fault{FaultStreamReplay, FaultStreamRedelivered, FaultEnqueueRejected, FaultEnqueueUnknown,
+		FaultAckLost, FaultVisibilityTimeout, FaultWorkerCrash, FaultSchedulerThrottled, FaultSchedulerResponseLost,
+		FaultScheduleCreateFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
+		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
+		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven}
+}
+
+// Gap is a known weakness of the design that the simulation observes but,
+// unless Config.Strict, does not count as a violation.
+type Gap string
+
+// The known gaps.
+const (
+	// GapReconcilerExpiredUnnotified: the reconciler expired an overdue
+	// task, its publish failed, and nothing ever retried the notification
+	// (the reconciler lists only Pending tasks, and no schedule or DLQ
+	// holds the invocation).
+	GapReconcilerExpiredUnnotified Gap = "reconciler-expired-never-notified"
+	// GapConcurrentDuplicate: two concurrent invocations of one schedule
+	// both published (the second saw the task Expired and not yet marked
+	// notified).
+	GapConcurrentDuplicate Gap = "concurrent-invocations-notified-twice"
+)
+
+var (
+	errThrottled = errors.New("ThrottlingException: rate exceeded (injected)")
+	errTimeout   = errors.New("RequestTimeout: no response (injected)")
+	errCrash     = errors.New("function crashed (injected)")
+	errTable     = errors.New("ProvisionedThroughputExceededException (injected)")
+)
+
+// inject decides whether to inject a fault of kind k, with probability p
+// scaled by the history's fault intensity, and counts it.
+func (w *world) inject(k Fault, p float64) bool {
+	if !w.faultsOn || w.rng.Float64() >= p*w.intensity {
+		return false
+	}
+	w.count(k)
+	return true
+}
+
+func (w *world) count(k Fault) {
+	w.res.Faults[k]++
+	w.injected++
+}
+
+// blame records an injected fault against a task, so a failure of its
+// queue message in the same batch is known to have a cause.
+func (w *world) blame(taskID string) { w.blamed[taskID]++ }
+
+// faultyScheduler injects throttles and lost responses into every
+// scheduler call (API create, worker, reconciler).
+type faultyScheduler struct {
+	w  *world
+	in *memory.Scheduler
+}
+
+func (s faultyScheduler) do(op, name string, f func() error) error {
+	id, _ := task.TaskIDFromScheduleName(name)
+	k := FaultSchedulerThrottled
+	if op == "Create" && s.w.inAPI {
+		k = FaultScheduleCreateFailed
+	}
+	if s.w.inject(k, 0.10) {
+		s.w.blame(id)
+		return fmt.Errorf("scheduler %s %s: %w", op, name, errThrottled)
+	}
+	err := f()
+	if err == nil && op != "Get" && op != "List" {
+		if k == FaultSchedulerThrottled {
+			k = FaultSchedulerResponseLost
+		}
+		if s.w.inject(k, 0.04) {
+			s.w.blame(id)
+			return fmt.Errorf("scheduler %s %s: %w", op, name, errTimeout)
+		}
+	}
+	return err
+}
+
+func (s faultyScheduler) Create(ctx context.Context, sc task.Schedule) error {
+	return s.do("Create", sc.Name, func() error { return s.in.Create(ctx, sc) })
+}
+
+func (s faultyScheduler) Update(ctx context.Context, sc task.Schedule) error {
+	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc) })
+}
+
+func (s faultyScheduler) Delete(ctx context.Context, name string) error {
+	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name) })
+}
+
+func (s faultyScheduler) Get(ctx context.Context, name string) (task.Schedule, error) {
+	var out task.Schedule
+	err := s.do("Get", name, func() error {
+		var err error
+		out, err = s.in.Get(ctx, name)
+		return err
+	})
+	return out, err
+}
+
+func (s faultyScheduler) List(ctx context.Context, page task.PageRequest) (task.SchedulePage, error) {
+	var out task.SchedulePage
+	err := s.do("List", "", func() error {
+		var err error
+		out, err = s.in.List(ctx, page)
+		return err
+	})
+	return out, err
+}
+
+// faultyStore is the store the task service uses: its expiry write and
+// notification record can fail.
+type faultyStore struct {
+	task.Store
+	w *world
+}
+
+func (s faultyStore) Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
+	if s.w.inject(FaultExpireWriteFailed, 0.05) {
+		return task.Task{}, fmt.Errorf("expire %s: %w", taskID, errTable)
+	}
+	return s.Store.Expire(ctx, userID, taskID, dueAt, now)
+}
+
+func (s faultyStore) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {
+	if s.w.inject(FaultMarkNotifiedFailed, 0.04) {
+		s.w.task(taskID).dupAllowed++
+		return fmt.Errorf("mark notified %s: %w", taskID, errTable)
+	}
+	return s.Store.MarkNotified(ctx, userID, taskID, at)
+}
+
+// enqueuer is the SQS adapter's contract over the FIFO queue model: it
+// stops at the first refused message, and a call may fail after sending.
+type enqueuer struct{ w *world }
+
+func (e enqueuer) Enqueue(_ context.Context, msgs []cancel.Message) ([]cancel.Failed, error) {
+	w := e.w
+	if w.inject(FaultEnqueueUnknown, 0.04) {
+		for _, m := range msgs {
+			w.send(m)
+		}
+		return nil, fmt.Errorf("send message batch: %w", errTimeout)
+	}
+	var failed []cancel.Failed
+	for _, m := range msgs {
+		if len(failed) > 0 {
+			failed = append(failed, cancel.Failed{Message: m, Err: cancel.ErrNotSent})
+			continue
+		}
+		if w.inject(FaultEnqueueRejected, 0.06) {
+			failed = append(failed, cancel.Failed{Message: m, Err: errThrottled})
+			continue
+		}
+		w.send(m)
+	}
+	return failed, nil
+}
+
+// send puts one message on the queue and checks the deduplication
+// guarantee: one stream record gives at most one message per
+// deduplication window.
+func (w *world) send(m cancel.Message) {
+	w.sends++
+	dedup := m.DedupID()
+	if w.cfg.Mutation.DedupID != nil {
+		dedup = w.cfg.Mutation.DedupID(m, w.sends)
+	}
+	id, dup := w.queue.Send(m.GroupID(), dedup, m.Encode())
+	if dup {
+		return
+	}
+	now := w.clock.Now()
+	if prev, ok := w.eventSent[m.EventID]; ok && now.Sub(prev) < w.qcfg.DedupWindow {
+		w.violate("I4", "stream record %s of task %s gave a second queue message %s within the deduplication window (first %s ago)",
+			m.EventID, m.TaskID, id, now.Sub(prev))
+	}
+	w.eventSent[m.EventID] = now
+	w.msgs[id] = &msgState{eventID: m.EventID, taskID: m.TaskID}
+	w.msgOrder = append(w.msgOrder, id)
+}
+
+type msgState struct {
+	eventID, taskID string
+	acked           bool
+}
+
+func sortedFaults(m map[Fault]int) []Fault {
+	out := make([]Fault, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

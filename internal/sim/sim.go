@@ -1,0 +1,932 @@
+// Package sim is a deterministic fault-injection simulation of the whole
+// unscheduling pipeline. It runs the real code of every stage in process:
+// the task API (api.Handler over task.Service), the stream processor
+// (cancel.Processor) over a sharded change feed, the cancellation worker
+// (cancel.Worker) over an SQS FIFO queue model, EventBridge Scheduler
+// firing the expiry use case (task.Service.Expire), the reconciler, and
+// the PostAuthentication rule (notify.Subscriber) with notifications
+// published through the SNS adapter, both over snsfake. Time is a virtual
+// clock and every choice comes from one seeded math/rand source, so a seed
+// replays its history exactly.
+//
+// A history is a random mix of creates, edits, deadline changes (later and
+// earlier), completions and deletes by several users, with deliveries
+// reordered where AWS allows it and faults injected at every stage (see
+// Fault). After it, invariants I1 to I5 are checked (see Run).
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/pipeline"
+	"github.com/unschedule/unschedule/internal/reconcile"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Expirer is the expiry use case as the scheduler and the reconciler call
+// it (*task.Service).
+type Expirer = reconcile.Expirer
+
+// Mutation breaks one guarantee on purpose, to show that the simulation
+// catches it. The zero value breaks nothing.
+type Mutation struct {
+	// Name describes the mutation.
+	Name string
+	// Store wraps the store the task service uses.
+	Store func(task.Store) task.Store
+	// DedupID replaces the FIFO deduplication id of the n-th send.
+	DedupID func(m cancel.Message, n int) string
+	// WorkerScheduler wraps the scheduler the cancellation worker uses.
+	WorkerScheduler func(task.Scheduler) task.Scheduler
+	// Expirer wraps the expiry use case; n is the notifier and s the
+	// store it uses.
+	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
+}
+
+// Config is one history.
+type Config struct {
+	Seed int64
+	// Mutation is applied to the stages; zero for the real code.
+	Mutation Mutation
+	// ConcurrentFires also injects FaultConcurrentFire.
+	ConcurrentFires bool
+	// Strict counts the known gaps as violations.
+	Strict bool
+	// Trace, when set, receives a line per step.
+	Trace func(line string)
+}
+
+// Violation is a broken invariant.
+type Violation struct {
+	Invariant string
+	Msg       string
+}
+
+func (v Violation) String() string { return v.Invariant + ": " + v.Msg }
+
+// Result is what one history did.
+type Result struct {
+	Seed       int64
+	Violations []Violation
+	Faults     map[Fault]int
+	Gaps       map[Gap]int
+	// Tasks created, API requests served, notifications published.
+	Tasks, Requests, Notifications int
+	// Lags are notification times minus deadlines, one per notification.
+	Lags []time.Duration
+}
+
+// Failed reports whether an invariant broke.
+func (r Result) Failed() bool { return len(r.Violations) > 0 }
+
+const (
+	grace        = reconcile.DefaultGrace
+	maxAttempts  = 4 // the first invocation and the scheduler's 3 retries
+	webURL       = "https://app.example"
+	userPrefix   = "00000000-0000-4000-8000-"
+	topicArnBase = "arn:aws:sns:eu-west-1:111122223333:unschedule-notify-"
+)
+
+var start = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type user struct {
+	sub, email string
+	confirmed  bool
+}
+
+// taskState is the oracle's view of a task: what its owner did and saw.
+type taskState struct {
+	id, user string
+	ops      []op
+	// dupAllowed counts faults that may each cause one extra notification
+	// (a crash between the publish and its record).
+	dupAllowed int
+	// concurrent counts concurrent duplicate invocations.
+	concurrent int
+	// reconLost: a reconciler expiry wrote Expired and then failed.
+	reconLost bool
+	notes     []note
+}
+
+type opKind string
+
+const (
+	opCreate   opKind = "create"
+	opSetDue   opKind = "setDue"
+	opEdit     opKind = "edit"
+	opComplete opKind = "complete"
+	opDelete   opKind = "delete"
+)
+
+type op struct {
+	seq    int
+	at     time.Time
+	kind   opKind
+	due    time.Time
+	status int
+}
+
+func (o op) ok() bool { return o.status < 300 }
+
+type note struct {
+	seq int
+	at  time.Time
+	n   task.Notification
+}
+
+type invocation struct {
+	s        task.Schedule
+	at       time.Time
+	attempts int
+}
+
+type shard struct {
+	recs []task.Change
+	pos  int
+}
+
+type world struct {
+	cfg       Config
+	rng       *rand.Rand
+	ctx       context.Context
+	res       Result
+	intensity float64
+	faultsOn  bool
+	injected  int
+	inAPI     bool
+	blamed    map[string]int
+	seq       int
+
+	clock    *pipeline.Clock
+	mem      *memory.Store
+	sched    *memory.Scheduler
+	fsched   faultyScheduler
+	sns      *snsfake.SNS
+	topics   []string
+	svc      *task.Service
+	expirer  Expirer
+	api      *api.Handler
+	proc     *cancel.Processor
+	worker   *cancel.Worker
+	queue    *pipeline.Queue
+	qcfg     pipeline.QueueConfig
+	recon    *reconcile.Reconciler
+	checkRec *reconcile.Reconciler
+	subs     *notify.Subscriber
+
+	users     []*user
+	byUser    map[string]*user
+	tasks     map[string]*taskState
+	taskOrder []string
+
+	feedPos   int
+	shards    []*shard
+	msgs      map[string]*msgState
+	msgOrder  []string
+	eventSent map[string]time.Time
+	sends     int
+	invs      []invocation
+	dead      []invocation
+	current   *invocation
+	nested    bool
+	passEnd   time.Time
+}
+
+// Run simulates the history of cfg.Seed and checks its invariants:
+//
+//   - I1: no notification for a task completed or deleted before its
+//     deadline, or for a deadline that was not the task's deadline when
+//     it passed, or before that deadline;
+//   - I2: every task still Pending at its deadline (its owner did nothing
+//     more) ends Expired and notified; exactly once unless a crash fell
+//     between a publish and its record;
+//   - I3: after a fault-free reconciler pass, no schedule exists for a task
+//     that is not Pending, and every Pending task with a future deadline
+//     has its one schedule at that deadline;
+//   - I4: nothing is lost or loops: every queue message is acknowledged or
+//     dead-lettered, receive counts are bounded, no message, record or
+//     invocation fails without an injected fault, one stream record gives
+//     at most one message per deduplication window, and the API never
+//     answers 5xx;
+//   - I5: every notification reaches its owner's confirmed subscription and
+//     no one else's, and after a sign-in every user has exactly one
+//     subscription, on their shard's topic, filtered to their own id.
+func Run(cfg Config) Result {
+	w := newWorld(cfg)
+	w.history()
+	return w.res
+}
+
+func newWorld(cfg Config) *world {
+	rng := rand.New(rand.NewSource(cfg.Seed))
+	w := &world{cfg: cfg, rng: rng, ctx: context.Background(), blamed: map[string]int{},
+		res:    Result{Seed: cfg.Seed, Faults: map[Fault]int{}, Gaps: map[Gap]int{}},
+		byUser: map[string]*user{}, tasks: map[string]*taskState{}, msgs: map[string]*msgState{},
+		eventSent: map[string]time.Time{}}
+	// Some histories are calm, some stormy.
+	w.intensity = []float64{0, 0.3, 1, 1, 2, 3}[rng.Intn(6)]
+	log := slog.New(slog.DiscardHandler)
+	w.clock = pipeline.NewClock(start)
+	w.mem = memory.NewStore()
+	w.sched = memory.NewScheduler()
+	w.fsched = faultyScheduler{w: w, in: w.sched}
+	for i := range 1 + rng.Intn(3) {
+		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
+	}
+	w.sns = snsfake.New(w.topics...)
+	w.sns.Fail = func(op string) error {
+		if op != "Publish" && w.inject(FaultSignInSNSFailed, 0.15) {
+			return fmt.Errorf("sns %s: %w", op, errThrottled)
+		}
+		return nil
+	}
+	pub, err := awssns.NewPublisher(w.sns, w.topics)
+	must(err)
+	notifier := &recNotifier{w: w, pub: pub}
+	var store task.Store = faultyStore{Store: w.mem, w: w}
+	if cfg.Mutation.Store != nil {
+		store = cfg.Mutation.Store(store)
+	}
+	w.svc, err = task.NewService(task.Deps{Store: store, Scheduler: apiScheduler{w}, Notifier: notifier,
+		Clock: w.clock, IDs: &simIDs{rng: rng}, WebURL: webURL, Log: log})
+	must(err)
+	w.expirer = w.svc
+	if cfg.Mutation.Expirer != nil {
+		w.expirer = cfg.Mutation.Expirer(w.svc, notifier, store)
+	}
+	w.api = api.New(w.svc, nil, log)
+	w.qcfg = pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5, DedupWindow: 5 * time.Minute}
+	w.queue = pipeline.NewQueue(w.clock, w.qcfg)
+	w.proc, err = cancel.NewProcessor(enqueuer{w}, nil, log)
+	must(err)
+	var ws task.Scheduler = w.fsched
+	if cfg.Mutation.WorkerScheduler != nil {
+		ws = cfg.Mutation.WorkerScheduler(ws)
+	}
+	w.worker, err = cancel.NewWorker(ws, nil, log)
+	must(err)
+	deps := reconcile.Deps{Pending: w.mem, Tasks: w.mem, Scheduler: w.fsched, Schedules: w.fsched,
+		Expirer: reconExpirer{w}, Checkpoints: &pipeline.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
+	w.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+rng.Intn(30)) * time.Second,
+		PageSize: 2 + rng.Intn(20)}, deps)
+	must(err)
+	deps.Checkpoints = &pipeline.Checkpoints{}
+	w.checkRec, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + rng.Intn(50)}, deps)
+	must(err)
+	subs, err := awssns.NewSubscriptions(w.sns)
+	must(err)
+	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, TopicArns: w.topics, Log: log})
+	must(err)
+	for i := range 1 + rng.Intn(6) {
+		u := &user{sub: fmt.Sprintf("%s%012x", userPrefix, rng.Int63()&0xffffffffffff),
+			email: fmt.Sprintf("user%d@example.com", i)}
+		w.users = append(w.users, u)
+		w.byUser[u.sub] = u
+	}
+	for range 1 + rng.Intn(4) {
+		w.shards = append(w.shards, &shard{})
+	}
+	return w
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func (w *world) tracef(format string, args ...any) {
+	if w.cfg.Trace != nil {
+		w.cfg.Trace(w.clock.Now().Sub(start).String() + " " + fmt.Sprintf(format, args...))
+	}
+}
+
+func (w *world) violate(inv, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	w.tracef("VIOLATION %s: %s", inv, msg)
+	w.res.Violations = append(w.res.Violations, Violation{Invariant: inv, Msg: msg})
+}
+
+func (w *world) gap(g Gap, format string, args ...any) {
+	w.res.Gaps[g]++
+	w.tracef("known gap %s: %s", g, fmt.Sprintf(format, args...))
+	if w.cfg.Strict {
+		w.violate("gap", "%s: %s", g, fmt.Sprintf(format, args...))
+	}
+}
+
+func (w *world) task(id string) *taskState {
+	t, ok := w.tasks[id]
+	if !ok {
+		t = &taskState{id: id}
+		w.tasks[id] = t
+	}
+	return t
+}
+
+func (w *world) history() {
+	w.faultsOn = true
+	for _, u := range w.users {
+		w.signIn(u)
+	}
+	ticks := 40 + w.rng.Intn(160)
+	for range ticks {
+		w.tick(true)
+	}
+	// At rest: the pipeline drained, a fault-free reconciler pass, then I3.
+	w.quiesce()
+	w.checkAtRest()
+	// On past every deadline and the grace period, with faults.
+	w.faultsOn = true
+	end := w.lastDue().Add(grace + time.Minute)
+	for w.clock.Now().Before(end) {
+		w.tick(false)
+	}
+	// The operator redrives the scheduler's dead-letter queue.
+	w.faultsOn = false
+	for _, inv := range w.dead {
+		w.res.Faults[FaultDLQRedriven]++
+		inv.attempts = 0
+		inv.at = w.clock.Now()
+		w.invs = append(w.invs, inv)
+	}
+	w.dead = nil
+	w.quiesce()
+	w.checkFinal()
+}
+
+// tick moves the clock on by a few seconds and runs, in random order, the
+// API requests of this instant and one round of every stage.
+func (w *world) tick(ops bool) {
+	w.clock.Set(w.clock.Now().Truncate(time.Second).Add(time.Duration(1+w.rng.Intn(15)) * time.Second))
+	var acts []func()
+	if ops {
+		for range w.rng.Intn(4) {
+			acts = append(acts, w.apiOp)
+		}
+		if w.rng.Float64() < 0.3 {
+			acts = append(acts, w.race)
+		}
+		if w.rng.Float64() < 0.03 {
+			acts = append(acts, func() { w.signIn(w.users[w.rng.Intn(len(w.users))]) })
+		}
+	}
+	for range 1 + w.rng.Intn(3) {
+		acts = append(acts, w.pump)
+	}
+	for range 1 + w.rng.Intn(3) {
+		acts = append(acts, func() { w.deliver() })
+	}
+	acts = append(acts, w.fire, w.runDue)
+	if w.faultsOn && w.inject(FaultReconcilerInterleaved, 0.03) {
+		acts = append(acts, w.reconcile)
+	}
+	w.rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
+	for _, a := range acts {
+		a()
+	}
+}
+
+// quiesce turns faults off and steps until the stream is consumed, the
+// queue is empty and no invocation waits; then runs a full reconciler pass
+// and drains again.
+func (w *world) quiesce() {
+	w.faultsOn = false
+	w.settle()
+	res, err := w.checkRec.Run(w.ctx)
+	// A Pending task due while the pass ran may lack a schedule: the pass
+	// leaves tasks due within the grace period to their firing schedule.
+	w.passEnd = w.clock.Now()
+	if err != nil || !res.Completed || res.Errors > 0 {
+		w.violate("I3", "the fault-free reconciler pass did not complete cleanly: %+v, %v", res, err)
+	}
+	w.tracef("reconciler pass: %+v", res)
+	w.settle()
+}
+
+func (w *world) settle() {
+	for range 2000 {
+		w.clock.Set(w.clock.Now().Truncate(time.Second).Add(5 * time.Second))
+		for w.pumpAll() {
+		}
+		for w.deliver() {
+		}
+		w.fire()
+		w.runDue()
+		if w.streamDone() && w.queue.Len() == 0 && len(w.invs) == 0 {
+			return
+		}
+	}
+	w.violate("I4", "the pipeline did not settle: %d messages queued, %d invocations waiting", w.queue.Len(), len(w.invs))
+}
+
+func (w *world) lastDue() time.Time {
+	last := w.clock.Now()
+	for _, t := range w.mem.All() {
+		if t.DueAt.After(last) {
+			last = t.DueAt
+		}
+	}
+	return last
+}
+
+// apiScheduler is the scheduler the API's create uses; it marks the
+// calls so that their faults count as FaultScheduleCreateFailed.
+type apiScheduler struct{ w *world }
+
+func (s apiScheduler) Create(ctx context.Context, sc task.Schedule) error {
+	return s.w.fsched.Create(ctx, sc)
+}
+
+func (s apiScheduler) Update(ctx context.Context, sc task.Schedule) error {
+	return s.w.fsched.Update(ctx, sc)
+}
+
+func (s apiScheduler) Delete(ctx context.Context, name string) error {
+	return s.w.fsched.Delete(ctx, name)
+}
+
+// API requests.
+
+func (w *world) serve(u *user, method, route, taskID string, body any) api.Response {
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	w.inAPI = true
+	resp := w.api.Serve(w.ctx, api.Request{Method: method, Route: route, TaskID: taskID, UserID: u.sub, Body: b})
+	w.inAPI = false
+	w.res.Requests++
+	if resp.Status >= 500 {
+		w.violate("I4", "%s %s %s answered %d: %s", method, route, taskID, resp.Status, resp.Body)
+	}
+	return resp
+}
+
+func (w *world) record(id string, o op) {
+	w.seq++
+	o.seq, o.at = w.seq, w.clock.Now()
+	t := w.task(id)
+	t.ops = append(t.ops, o)
+	w.tracef("api %s %s due=%s -> %d", o.kind, id, task.FormatTime(o.due), o.status)
+}
+
+func (w *world) apiOp() {
+	if len(w.taskOrder) == 0 || w.rng.Float64() < 0.3 {
+		w.create()
+		return
+	}
+	// Mostly tasks the oracle believes Pending, sometimes any.
+	id := w.taskOrder[w.rng.Intn(len(w.taskOrder))]
+	for range 3 {
+		if w.believedPending(id) {
+			break
+		}
+		id = w.taskOrder[w.rng.Intn(len(w.taskOrder))]
+	}
+	w.mutate(id, w.rng.Intn(10))
+}
+
+func (w *world) believedPending(id string) bool {
+	t := w.tasks[id]
+	for _, o := range t.ops {
+		if o.ok() && (o.kind == opComplete || o.kind == opDelete) {
+			return false
+		}
+	}
+	return !w.currentDue(t).Before(w.clock.Now())
+}
+
+func (w *world) currentDue(t *taskState) time.Time {
+	var d time.Time
+	for _, o := range t.ops {
+		if o.ok() && (o.kind == opCreate || o.kind == opSetDue) {
+			d = o.due
+		}
+	}
+	return d
+}
+
+func (w *world) create() {
+	u := w.users[w.rng.Intn(len(w.users))]
+	due := w.clock.Now().Add(time.Duration(1+w.rng.Intn(20*60)) * time.Second).Truncate(time.Second)
+	resp := w.serve(u, http.MethodPost, api.RouteTasks, "", map[string]string{
+		"title": fmt.Sprintf("task %d", len(w.taskOrder)), "dueAt": task.FormatTime(due)})
+	if resp.Status != http.StatusCreated {
+		w.violate("I4", "create of a valid task answered %d: %s", resp.Status, resp.Body)
+		return
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(resp.Body, &out); err != nil || !task.ValidID(out.ID) {
+		w.violate("I4", "create answered an unreadable task: %s", resp.Body)
+		return
+	}
+	w.res.Tasks++
+	w.task(out.ID).user = u.sub
+	w.taskOrder = append(w.taskOrder, out.ID)
+	w.record(out.ID, op{kind: opCreate, due: due, status: resp.Status})
+}
+
+// mutate applies change k (0-9) to task id as its owner.
+func (w *world) mutate(id string, k int) {
+	t := w.tasks[id]
+	u := w.byUser[t.user]
+	now := w.clock.Now()
+	switch {
+	case k < 2: // deadline later
+		due := maxTime(w.currentDue(t), now).Add(time.Duration(1+w.rng.Intn(600)) * time.Second)
+		w.setDue(u, id, due)
+	case k < 4: // deadline earlier (still in the future)
+		cur := w.currentDue(t)
+		span := int(cur.Sub(now) / time.Second)
+		if span < 2 {
+			span = 2
+		}
+		w.setDue(u, id, now.Add(time.Duration(1+w.rng.Intn(span-1))*time.Second))
+	case k < 5:
+		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"title": "edited", "description": "x"})
+		w.record(id, op{kind: opEdit, status: resp.Status})
+	case k < 8:
+		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"status": "done"})
+		w.record(id, op{kind: opComplete, status: resp.Status})
+	default:
+		resp := w.serve(u, http.MethodDelete, api.RouteTask, id, nil)
+		w.record(id, op{kind: opDelete, status: resp.Status})
+	}
+	if w.rng.Float64() < 0.05 {
+		// Another user tries the same task: never theirs.
+		other := w.users[w.rng.Intn(len(w.users))]
+		if other.sub != t.user {
+			resp := w.serve(other, http.MethodGet, api.RouteTask, id, nil)
+			if resp.Status != http.StatusNotFound {
+				w.violate("I5", "user %s read task %s of user %s: %d", other.sub, id, t.user, resp.Status)
+			}
+		}
+	}
+}
+
+func (w *world) setDue(u *user, id string, due time.Time) {
+	due = due.Truncate(time.Second)
+	resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"dueAt": task.FormatTime(due)})
+	w.record(id, op{kind: opSetDue, due: due, status: resp.Status})
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// race changes the deadline of, or completes, a task whose schedule fires
+// in this very instant (the order within the tick is random).
+func (w *world) race() {
+	now := w.clock.Now()
+	for _, sc := range w.sched.All() {
+		if sc.At.After(now) {
+			continue
+		}
+		id, ok := task.TaskIDFromScheduleName(sc.Name)
+		if !ok || w.tasks[id] == nil {
+			continue
+		}
+		w.count(FaultDeadlineRace)
+		w.tracef("race on %s", id)
+		w.mutate(id, []int{0, 2, 5}[w.rng.Intn(3)])
+		return
+	}
+}
+
+// PostAuthentication.
+
+func (w *world) signIn(u *user) {
+	out := w.subs.OnSignIn(w.ctx, u.sub, u.email)
+	w.tracef("sign-in %s: %s", u.email, out)
+	if !u.confirmed && len(w.sns.Subscriptions(u.email)) > 0 && w.rng.Float64() < 0.8 {
+		must(w.sns.Confirm(notify.TopicFor(w.topics, u.sub), u.email))
+		u.confirmed = true
+	}
+}
+
+// The stream.
+
+func shardOf(taskID string, n int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(taskID))
+	return int(h.Sum32() % uint32(n))
+}
+
+func (w *world) ingest() {
+	all, next := w.mem.Changes(w.feedPos)
+	w.feedPos = next
+	for _, c := range all {
+		sh := w.shards[shardOf(c.TaskID, len(w.shards))]
+		sh.recs = append(sh.recs, c)
+	}
+}
+
+func (w *world) streamDone() bool {
+	w.ingest()
+	for _, sh := range w.shards {
+		if sh.pos < len(sh.recs) {
+			return false
+		}
+	}
+	return true
+}
+
+// pump hands one batch of one random shard to the stream processor.
+func (w *world) pump() { w.pumpShard(w.shards[w.rng.Intn(len(w.shards))]) }
+
+func (w *world) pumpAll() bool {
+	moved := false
+	for _, i := range w.rng.Perm(len(w.shards)) {
+		moved = w.pumpShard(w.shards[i]) || moved
+	}
+	return moved
+}
+
+func (w *world) pumpShard(sh *shard) bool {
+	w.ingest()
+	if sh.pos > 0 && w.inject(FaultStreamReplay, 0.05) {
+		sh.pos -= 1 + w.rng.Intn(min(sh.pos, 8))
+	}
+	if sh.pos >= len(sh.recs) {
+		return false
+	}
+	n := min(len(sh.recs)-sh.pos, 1+w.rng.Intn(10))
+	batch := sh.recs[sh.pos : sh.pos+n]
+	c0 := w.injected
+	failures := w.proc.Process(w.ctx, batch)
+	if len(failures) > 0 && w.injected == c0 {
+		w.violate("I4", "the stream processor failed %d records without an injected fault: %v", len(failures), failures[0].Err)
+	}
+	failed := map[string]bool{}
+	for _, f := range failures {
+		failed[f.EventID] = true
+	}
+	next := sh.pos + n
+	for i, c := range batch {
+		if failed[c.EventID] {
+			next = sh.pos + i
+			break
+		}
+	}
+	if w.inject(FaultStreamRedelivered, 0.04) {
+		next = sh.pos
+	}
+	w.tracef("stream batch of %d from %d: %d failed, next %d", n, sh.pos, len(failures), next)
+	moved := next != sh.pos
+	sh.pos = next
+	return moved
+}
+
+// The queue and the worker.
+
+// deliver receives one batch and hands it to the worker; it reports
+// whether a message was received.
+func (w *world) deliver() bool {
+	batch := w.queue.Receive(1 + w.rng.Intn(10))
+	if len(batch) == 0 {
+		return false
+	}
+	if w.inject(FaultVisibilityTimeout, 0.04) {
+		// This worker stalls; the messages become visible again and a
+		// second worker takes them (and maybe more), then this one goes on.
+		w.clock.Advance(w.qcfg.VisibilityTimeout + time.Duration(1+w.rng.Intn(5))*time.Second)
+		if second := w.queue.Receive(10); len(second) > 0 {
+			w.handle(second)
+		}
+	}
+	w.handle(batch)
+	return true
+}
+
+func (w *world) handle(batch []pipeline.Received) {
+	crash := -1
+	if w.inject(FaultWorkerCrash, 0.04) {
+		crash = w.rng.Intn(len(batch))
+	}
+	ds := make([]cancel.Delivery, 0, len(batch))
+	before := map[string]int{}
+	for i, r := range batch {
+		if crash >= 0 && i > crash {
+			break
+		}
+		ds = append(ds, cancel.Delivery{ID: r.MessageID, GroupID: r.GroupID, Body: r.Body})
+		before[r.GroupID] = w.blamed[r.GroupID]
+		if r.ReceiveCount > w.qcfg.MaxReceiveCount {
+			w.violate("I4", "message %s received %d times (bound %d)", r.MessageID, r.ReceiveCount, w.qcfg.MaxReceiveCount)
+		}
+	}
+	failed := map[string]bool{}
+	for _, id := range w.worker.HandleBatch(w.ctx, ds) {
+		failed[id] = true
+	}
+	for _, d := range ds {
+		if failed[d.ID] && w.blamed[d.GroupID] == before[d.GroupID] {
+			w.violate("I4", "message %s (task %s) failed without an injected fault: it would loop to the DLQ", d.ID, d.GroupID)
+		}
+	}
+	w.tracef("worker batch of %d: %d failed, crash at %d", len(ds), len(failed), crash)
+	if crash >= 0 {
+		return
+	}
+	for _, r := range batch {
+		if failed[r.MessageID] || w.inject(FaultAckLost, 0.04) {
+			continue
+		}
+		if w.queue.Ack(r) {
+			w.msgs[r.MessageID].acked = true
+		}
+	}
+}
+
+// The scheduler and the expiry function.
+
+func (w *world) fire() {
+	now := w.clock.Now()
+	for _, s := range w.sched.Fire(now) {
+		at := now
+		if w.inject(FaultFiredLate, 0.05) {
+			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
+		}
+		w.invs = append(w.invs, invocation{s: s, at: at})
+		if w.inject(FaultFiredTwice, 0.05) {
+			w.invs = append(w.invs, invocation{s: s, at: at.Add(time.Duration(w.rng.Intn(120)) * time.Second)})
+		}
+		w.tracef("fired %s (due %s)", s.Name, s.Payload.DueAt)
+	}
+}
+
+// runDue runs the invocations whose time has come, in order.
+func (w *world) runDue() {
+	now := w.clock.Now()
+	var due []invocation
+	keep := w.invs[:0]
+	for _, inv := range w.invs {
+		if inv.at.After(now) {
+			keep = append(keep, inv)
+		} else {
+			due = append(due, inv)
+		}
+	}
+	w.invs = keep
+	for _, inv := range due {
+		w.invoke(inv)
+	}
+}
+
+// invoke is one invocation of the expiry function with the schedule's
+// input, as the scheduler makes it: retried after a failure, then
+// dead-lettered.
+func (w *world) invoke(inv invocation) {
+	req, err := task.DecodePayload([]byte(task.EncodePayload(inv.s.Payload)))
+	if err != nil {
+		w.violate("I4", "schedule %s has a payload the expiry function cannot read: %v", inv.s.Name, err)
+		return
+	}
+	c0 := w.injected
+	w.current = &inv
+	out, err := w.expirer.Expire(w.ctx, req)
+	w.current = nil
+	w.tracef("expiry %s due %s attempt %d: %s %v", req.TaskID, task.FormatTime(req.DueAt), inv.attempts+1, out, err)
+	if err == nil {
+		return
+	}
+	if w.injected == c0 {
+		w.violate("I4", "expiry of %s failed without an injected fault: %v", req.TaskID, err)
+	}
+	inv.attempts++
+	if inv.attempts >= maxAttempts {
+		w.dead = append(w.dead, inv)
+		return
+	}
+	inv.at = w.clock.Now().Add(time.Duration(inv.attempts) * time.Minute)
+	w.invs = append(w.invs, inv)
+}
+
+// reconExpirer is the expiry as the reconciler calls it; it notes an
+// expiry whose write succeeded and whose notification failed.
+type reconExpirer struct{ w *world }
+
+func (r reconExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {
+	out, err := r.w.expirer.Expire(ctx, req)
+	r.w.tracef("reconciler expiry %s due %s: %s %v", req.TaskID, task.FormatTime(req.DueAt), out, err)
+	if err != nil {
+		if t, gerr := r.w.mem.Get(ctx, req.UserID, req.TaskID); gerr == nil && t.Status == task.StatusExpired && t.NotifiedAt.IsZero() {
+			r.w.task(req.TaskID).reconLost = true
+		}
+	}
+	return out, err
+}
+
+func (w *world) reconcile() {
+	res, err := w.recon.Run(w.ctx)
+	w.tracef("reconciler run: %+v %v", res, err)
+}
+
+// recNotifier publishes through the SNS adapter and records what it
+// sent, with the deliveries SNS made.
+type recNotifier struct {
+	w   *world
+	pub *awssns.Publisher
+}
+
+func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
+	w := n.w
+	if inv := w.current; inv != nil && w.cfg.ConcurrentFires && !w.nested && w.inject(FaultConcurrentFire, 0.05) {
+		// The duplicate invocation runs now, between the first one's
+		// conditional write and its publish.
+		w.nested = true
+		w.task(nt.TaskID).concurrent++
+		req, _ := task.DecodePayload([]byte(task.EncodePayload(inv.s.Payload)))
+		out, err := w.expirer.Expire(ctx, req)
+		w.tracef("concurrent expiry of %s: %s %v", nt.TaskID, out, err)
+		w.nested = false
+	}
+	if w.inject(FaultPublishFailed, 0.10) {
+		return fmt.Errorf("publish: %w", errThrottled)
+	}
+	before := len(w.sns.Deliveries())
+	if err := n.pub.Publish(ctx, nt); err != nil {
+		w.violate("I5", "publish of %s failed without an injected fault: %v", nt.TaskID, err)
+		return err
+	}
+	w.seq++
+	t := w.task(nt.TaskID)
+	t.notes = append(t.notes, note{seq: w.seq, at: w.clock.Now(), n: nt})
+	w.res.Notifications++
+	w.res.Lags = append(w.res.Lags, w.clock.Now().Sub(nt.DueAt))
+	w.tracef("notified %s due %s", nt.TaskID, task.FormatTime(nt.DueAt))
+	n.checkDeliveries(nt, w.sns.Deliveries()[before:])
+	if w.inject(FaultCrashAfterPublish, 0.04) {
+		t.dupAllowed++
+		return errCrash
+	}
+	return nil
+}
+
+// checkDeliveries: a notification goes to its owner's email when the
+// owner confirmed the subscription, and to no one else.
+func (n *recNotifier) checkDeliveries(note task.Notification, got []snsfake.Delivery) {
+	w := n.w
+	owner := w.byUser[note.UserID]
+	want := 0
+	if owner != nil && owner.confirmed {
+		want = 1
+	}
+	mine := 0
+	for _, d := range got {
+		if owner == nil || d.Endpoint != owner.email {
+			w.violate("I5", "notification of task %s (user %s) was delivered to %s", note.TaskID, note.UserID, d.Endpoint)
+			continue
+		}
+		mine++
+		if !strings.Contains(d.Message, note.TaskID) {
+			w.violate("I5", "notification of task %s does not link it: %q", note.TaskID, d.Message)
+		}
+	}
+	if mine != want {
+		w.violate("I5", "notification of task %s reached its confirmed owner %d times, want %d", note.TaskID, mine, want)
+	}
+}
+
+// simIDs makes ULIDs and tokens from the seeded source.
+type simIDs struct{ rng *rand.Rand }
+
+func (s *simIDs) NewID(now time.Time) string {
+	var b [16]byte
+	ms := uint64(now.UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	for i := 6; i < 16; i++ {
+		b[i] = byte(s.rng.Intn(256))
+	}
+	return task.EncodeULID(b)
+}
+
+func (s *simIDs) NewToken() string {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(s.rng.Intn(256))
+	}
+	return task.EncodeULID(b)
+}
