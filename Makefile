@@ -7,7 +7,7 @@ ENV ?= dev
 CDK := cdk --app "go run ." -c env=$(ENV)
 GO_TEST_FLAGS ?= -race -count=1
 
-.PHONY: deps web-deps web synth test lint diff deploy destroy clean
+.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim fuzz
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -22,23 +22,48 @@ web/node_modules/.package-lock.json: web/package.json web/package-lock.json node
 
 web-deps: web/node_modules/.package-lock.json
 
-## web: build the React app into web/dist.
-web: web-deps
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json web/vite.config.ts web/tsconfig.json
+
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 	cd web && npm run build
 
+## web: build the React app into web/dist (only when its sources changed).
+web: web/dist/index.html
+
 ## synth: write cdk.out/*.template.json for ENV (default dev) and list the stacks.
-synth: deps
+synth: deps web
 	$(CDK) synth --quiet
 	@ls cdk.out/*.template.json
 	$(CDK) list
 
-## test: every test: Go (unit, dynalite, synth-and-assert, simulation), the web app's Vitest suite.
+## test: every test: Go (unit, dynalite, synth-and-assert, simulation), the
+## web app's Vitest suite, and the browser tests against `make dev`.
 test: deps web-deps
 	go test $(GO_TEST_FLAGS) ./...
 	cd web && npm test
+	$(MAKE) --no-print-directory e2e
 
-## sim: 10,000 seeded fault-injection histories of the whole pipeline (internal/sim).
-## A failing seed prints its replay command. SIM_FLAGS=-strict counts the known gaps.
+## dev: the whole app on this machine with no AWS: web app, API, local
+## sign-in, the pipeline on the wall clock, state in .dev-data (DEV_FLAGS
+## are passed on, e.g. DEV_FLAGS="-addr 127.0.0.1:9000").
+dev: deps web
+	go run ./cmd/dev $(DEV_FLAGS)
+
+## e2e: the browser tests (e2e/, playwright-core driving the system's
+## Chromium, headless) against the dev server on a free port with a fresh
+## data folder. Without Chromium it skips, except when CI=true.
+## Screenshots: test-results/e2e/.
+e2e: deps
+	@chromium="$${CHROMIUM:-/usr/bin/chromium}"; if [ ! -x "$$chromium" ]; then \
+	  if [ "$$CI" = "true" ]; then echo "e2e: FAILED: no Chromium at $$chromium and CI=true: install the chromium package (or set CHROMIUM)"; exit 1; fi; \
+	  echo "e2e: SKIPPED: no Chromium at $$chromium; install the chromium package (apt-get install chromium) or set CHROMIUM to run the browser tests"; exit 0; fi; \
+	$(MAKE) --no-print-directory web && \
+	(cd e2e && npm ci --no-audit --no-fund) && \
+	go build -o bin/dev ./cmd/dev && \
+	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
+
+## sim: 10,000 seeded fault-injection histories of the whole pipeline
+## (internal/sim). A failing seed prints its replay command.
 SIM_SEEDS ?= 10000
 sim:
 	go run ./cmd/sim -seeds $(SIM_SEEDS) $(SIM_FLAGS)
@@ -61,43 +86,14 @@ lint: deps
 	echo "go mod tidy would change go.mod/go.sum: run it and commit"; exit 1; fi
 
 ## diff / deploy / destroy: need AWS credentials. ENV=dev|prod.
-diff: deps
+diff: deps web
 	$(CDK) diff
 
-deploy: deps
+deploy: deps web
 	$(CDK) deploy --require-approval broadening
 
 destroy: deps
 	$(CDK) destroy
 
 clean:
-	rm -rf cdk.out
-
-.PHONY: dev e2e
-
-## dev: the whole app on this machine with no AWS: web app, API, local
-## sign-in, the pipeline on the wall clock, state in .dev-data (DEV_FLAGS
-## are passed on, e.g. DEV_FLAGS="-addr 127.0.0.1:9000"). Builds web/ first
-## when its build is missing or older than its sources.
-dev:
-	@if [ ! -f web/dist/index.html ] || [ -n "$$(find web/src web/index.html web/package.json web/vite.config.ts -newer web/dist/index.html -print -quit)" ]; then \
-	  if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then \
-	    (cd web && npm ci --no-audit --no-fund) || exit 1; fi; \
-	  (cd web && npm run build) || exit 1; fi
-	go run ./cmd/dev $(DEV_FLAGS)
-
-## e2e: the browser tests (e2e/, playwright-core driving the system's
-## Chromium, headless) against the dev server on a free port with a fresh
-## data folder. Without Chromium it skips, except when CI=true.
-## Screenshots: test-results/e2e/.
-e2e:
-	@chromium="$${CHROMIUM:-/usr/bin/chromium}"; if [ ! -x "$$chromium" ]; then \
-	  if [ "$$CI" = "true" ]; then echo "e2e: FAILED: no Chromium at $$chromium and CI=true: install the chromium package (or set CHROMIUM)"; exit 1; fi; \
-	  echo "e2e: SKIPPED: no Chromium at $$chromium; install the chromium package (apt-get install chromium) or set CHROMIUM to run the browser tests"; exit 0; fi; \
-	if [ ! -f web/dist/index.html ] || [ -n "$$(find web/src web/index.html web/package.json web/vite.config.ts -newer web/dist/index.html -print -quit)" ]; then \
-	  if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then \
-	    (cd web && npm ci --no-audit --no-fund) || exit 1; fi; \
-	  (cd web && npm run build) || exit 1; fi; \
-	(cd e2e && npm ci --no-audit --no-fund) && \
-	go build -o bin/dev ./cmd/dev && \
-	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
+	rm -rf cdk.out bin test-results
