@@ -12,7 +12,9 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/notifications"
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/constructs/userauth"
@@ -32,6 +34,8 @@ type TodoStack struct {
 	Notifications *notifications.UserNotifications
 	Scheduling    *scheduleonwrite.ScheduleOnWrite
 	Api           *taskapi.TaskApi
+	Cancellation  *cancellation.Cancellation
+	Reconciler    *reconciler.Reconciler
 	// AlarmTopic receives every alarm of the stack.
 	AlarmTopic awssns.Topic
 }
@@ -75,6 +79,20 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		AllowedOrigins:   cfg.WebOrigins,
 		LogRetention:     cfg.LogRetention(),
 		LogRemovalPolicy: cfg.Removal(),
+	})
+	s.Cancellation = cancellation.NewCancellation(stack, jsii.String("Cancellation"), &cancellation.CancellationProps{
+		Table:        s.Scheduling.Table,
+		Schedules:    s.Scheduling,
+		AlarmTopic:   s.AlarmTopic,
+		LogRetention: cfg.LogRetention(),
+	})
+	s.Reconciler = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
+		Table:         s.Scheduling.Table,
+		Schedules:     s.Scheduling,
+		Notifications: s.Notifications,
+		EveryMinutes:  float64(cfg.ReconcileEveryMinutes),
+		AlarmTopic:    s.AlarmTopic,
+		LogRetention:  cfg.LogRetention(),
 	})
 
 	out := func(name, value, desc string) {

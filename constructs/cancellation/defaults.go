@@ -1,0 +1,104 @@
+package cancellation
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+)
+
+// Defaults of CancellationProps, in one place.
+const (
+	DefaultBatchSize            = 10
+	DefaultMaxRecordAgeSec      = 3600
+	DefaultRetryAttempts        = 5
+	DefaultWorkerBatchSize      = 10
+	DefaultWorkerMaxConcurrency = 2
+	DefaultWorkerTimeoutSec     = 30
+	DefaultMaxReceiveCount      = 5
+)
+
+// ProcessorTimeoutSec is the stream processor's timeout: decoding a batch
+// and one SendMessageBatch call per ten messages.
+const ProcessorTimeoutSec = 30
+
+// VisibilityTimeoutFactor: the FIFO queue hides a received message for
+// this many worker timeouts, as Lambda's SQS guidance asks, so a message
+// is not delivered again while an invocation (and its retries inside the
+// event source's poller) may still be working on it.
+const VisibilityTimeoutFactor = 6
+
+// IteratorAgeAlarmSec is the stream lag (the age of the newest record a
+// batch carried) above which IteratorAgeAlarm fires.
+const IteratorAgeAlarmSec = 300
+
+// dlqRetentionDays keeps dead letters as long as SQS allows.
+const dlqRetentionDays = 14
+
+func withDefaults(id string, props *CancellationProps) CancellationProps {
+	if props == nil {
+		panic(fmt.Sprintf("%s: props are required: Table and Schedules", id))
+	}
+	p := *props
+	p.BatchSize = orDefault(p.BatchSize, DefaultBatchSize)
+	p.MaxRecordAgeSec = orDefault(p.MaxRecordAgeSec, DefaultMaxRecordAgeSec)
+	p.RetryAttempts = orDefault(p.RetryAttempts, DefaultRetryAttempts)
+	p.WorkerBatchSize = orDefault(p.WorkerBatchSize, DefaultWorkerBatchSize)
+	p.WorkerMaxConcurrency = orDefault(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
+	p.WorkerTimeoutSec = orDefault(p.WorkerTimeoutSec, DefaultWorkerTimeoutSec)
+	p.MaxReceiveCount = orDefault(p.MaxReceiveCount, DefaultMaxReceiveCount)
+	if p.LogRetention == "" {
+		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
+	}
+	return p
+}
+
+func orDefault(v, d float64) float64 {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+// validate panics with a message that names the prop, shows the bad value
+// and says how to fix it. Unresolved tokens are not checked.
+func validate(id string, p CancellationProps) {
+	switch {
+	case p.Table == nil:
+		panic(fmt.Sprintf("%s: Table is required: pass the schedule-on-write table whose changes cancel schedules", id))
+	case p.Table.TableStreamArn() == nil:
+		panic(fmt.Sprintf("%s: Table %s has no stream: enable a stream with the NEW_AND_OLD_IMAGES view "+
+			"(awsdynamodb.TableProps.Stream = StreamViewType_NEW_AND_OLD_IMAGES), or import the table with its TableStreamArn",
+			id, *p.Table.Node().Path()))
+	case p.Schedules == nil:
+		panic(fmt.Sprintf("%s: Schedules is required: pass the schedule-on-write construct that owns the table's schedules", id))
+	}
+	for _, r := range []struct {
+		name   string
+		v      float64
+		lo, hi float64
+		unit   string
+	}{
+		{"BatchSize", p.BatchSize, 1, 10000, "records per stream batch"},
+		{"MaxRecordAgeSec", p.MaxRecordAgeSec, 60, 86400, "seconds; a DynamoDB stream keeps records for 24 hours"},
+		{"RetryAttempts", p.RetryAttempts, 1, 10000, "retries of a failing stream batch; bisecting needs at least one"},
+		{"WorkerBatchSize", p.WorkerBatchSize, 1, 10, "messages per worker invocation; a FIFO queue delivers at most 10"},
+		{"WorkerMaxConcurrency", p.WorkerMaxConcurrency, 2, 1000, "concurrent worker invocations, the SQS event source's limits"},
+		{"WorkerTimeoutSec", p.WorkerTimeoutSec, 1, 900, "seconds, Lambda's limits"},
+		{"MaxReceiveCount", p.MaxReceiveCount, 1, 1000, "deliveries before a message moves to the dead-letter queue"},
+	} {
+		checkRange(id, r.name, r.v, r.lo, r.hi, r.unit)
+	}
+}
+
+// checkRange panics unless v is a whole number in [lo, hi].
+func checkRange(id, name string, v, lo, hi float64, unit string) {
+	if *awscdk.Token_IsUnresolved(v) {
+		return
+	}
+	if v < lo || v > hi || v != math.Trunc(v) {
+		panic(fmt.Sprintf("%s: %s must be a whole number between %v and %v inclusive (given %v): set it in range (%s)",
+			id, name, lo, hi, v, unit))
+	}
+}

@@ -1,0 +1,240 @@
+// Package reconciler is the recurring repair job of a schedule-on-write
+// table: every EveryMinutes it gives each Pending task a correct schedule,
+// deletes the schedules of tasks that are gone or finished, and expires
+// (and notifies) Pending tasks long past their deadline. See
+// internal/reconcile for what a run does, and lambdas/reconciler for the
+// function.
+package reconciler
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/reconcile"
+	"github.com/unschedule/unschedule/internal/tableschema"
+)
+
+// ScheduleReconciler is what the reconciler needs of the table's
+// schedules (scheduleonwrite.ScheduleOnWrite implements it).
+type ScheduleReconciler interface {
+	// GrantManageSchedules lets grantee create, read, move and delete
+	// schedules inside the group only, and pass the scheduler role.
+	GrantManageSchedules(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantListSchedules lets grantee list schedules (the one action
+	// without resource-level permissions).
+	GrantListSchedules(grantee awsiam.IGrantable) awsiam.Grant
+	// SchedulerEnvironment is the environment a function that creates or
+	// moves schedules reads.
+	SchedulerEnvironment() map[string]string
+}
+
+// Notifier is where expiry notifications go
+// (notifications.UserNotifications implements it).
+type Notifier interface {
+	GrantPublish(grantee awsiam.IGrantable) awsiam.Grant
+	Environment() map[string]string
+}
+
+// ReconcilerProps configures the job. Zero numbers take their default.
+type ReconcilerProps struct {
+	// Table is the schedule-on-write table, with its pending index.
+	// Required.
+	Table awsdynamodb.ITable
+	// Schedules owns the table's schedules. Required.
+	Schedules ScheduleReconciler
+	// Notifications receive the expiries the reconciler does. Required.
+	Notifications Notifier
+	// EveryMinutes is the interval between runs (1..1440).
+	// Default: 30.
+	EveryMinutes float64
+	// GraceSec is how long past its deadline a Pending task may stay
+	// before the reconciler expires it (1..86400).
+	// Default: 300.
+	GraceSec float64
+	// RatePerSec caps the reconciler's Scheduler API calls (above 0, at
+	// most 1000).
+	// Default: 10.
+	RatePerSec float64
+	// BudgetSec is how long one run works before it saves its checkpoint
+	// and stops (10..840, shorter than the interval); the next run
+	// resumes there. The function's timeout is BudgetSec + 60.
+	// Default: 240, or half the interval when that is shorter.
+	BudgetSec float64
+	// RepairAlarmThreshold: RepairsAlarm fires when one run repairs more
+	// than this many tasks or schedules, a sign that the cancellation
+	// pipeline or the API's schedule creation is failing.
+	// Default: 10.
+	RepairAlarmThreshold float64
+	// WebURL is the web app's address, used for links in notifications.
+	// Default: no link.
+	WebURL string
+	// AlarmTopic receives the job's alarms.
+	// Default: alarms with no action.
+	AlarmTopic awssns.ITopic
+	// LogRetention of the function's logs.
+	// Default: one month.
+	LogRetention awslogs.RetentionDays
+}
+
+// Reconciler is the function, its timer and alarms.
+type Reconciler struct {
+	constructs.Construct
+	// Function runs one bounded reconciliation per invocation, never two
+	// at once (reserved concurrency 1).
+	Function *gofn.Function
+	// Rule invokes Function every EveryMinutes.
+	Rule awsevents.Rule
+	// ErrorsAlarm fires when a run failed as a whole (the checkpoint or a
+	// page could not be read).
+	ErrorsAlarm awscloudwatch.Alarm
+	// RepairsAlarm fires when a run repaired more than
+	// RepairAlarmThreshold tasks or schedules.
+	RepairsAlarm awscloudwatch.Alarm
+}
+
+// NewReconciler builds the function, its recurring trigger, grants and
+// alarms.
+func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProps) *Reconciler {
+	p := withDefaults(*id, props)
+	validate(*id, p)
+	c := constructs.NewConstruct(scope, id)
+	r := &Reconciler{Construct: c}
+
+	env := map[string]string{
+		"TABLE_NAME":   *p.Table.TableName(),
+		"GRACE_SEC":    fmt.Sprint(p.GraceSec),
+		"RATE_PER_SEC": fmt.Sprint(p.RatePerSec),
+		"BUDGET_SEC":   fmt.Sprint(p.BudgetSec),
+	}
+	if p.WebURL != "" {
+		env["WEB_URL"] = p.WebURL
+	}
+	for _, m := range []map[string]string{p.Schedules.SchedulerEnvironment(), p.Notifications.Environment()} {
+		for k, v := range m {
+			env[k] = v
+		}
+	}
+	r.Function = gofn.NewFunction(c, jsii.String("Function"), &gofn.FunctionProps{
+		Entry:        "lambdas/reconciler",
+		Description:  "Repairs drift between tasks and schedules; expires tasks long past their deadline",
+		TimeoutSec:   p.BudgetSec + TimeoutMarginSec,
+		LogRetention: p.LogRetention,
+		Environment:  env,
+		// Runs never overlap: two would repair the same page twice and
+		// fight over the checkpoint.
+		ReservedConcurrency: 1,
+	})
+	fn := r.Function.Function
+	// A run that failed is not retried: the next one comes within an
+	// interval and resumes from the checkpoint. An invocation that waited
+	// (throttled behind a running one) longer than an interval is dropped.
+	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(0),
+		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(math.Min(math.Max(p.EveryMinutes*60, 60), 21600))),
+	})
+
+	grantTable(p.Table, fn)
+	p.Schedules.GrantManageSchedules(fn)
+	p.Schedules.GrantListSchedules(fn)
+	p.Notifications.GrantPublish(fn)
+
+	nagSuppress(rolePolicy(fn),
+		nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{"Resource::*"},
+			reason: "scheduler:ListSchedules has no resource-level permissions (it is the only action on *); it reveals schedule names only."},
+		nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{scheduleGroupWildcard},
+			reason: "The reconciler repairs the schedule of any task, and only those: every schedule inside the table's schedule group, none outside it."},
+		nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{map[string]string{"regex": `/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`}},
+			reason: "Expiry notifications go to the user's shard topic, one of <prefix>-<n>: the grant covers exactly those topics."},
+	)
+
+	// An EventBridge rule rather than a Scheduler schedule: its event is
+	// the "Scheduled Event" the handler decodes as is, it needs no IAM
+	// role (the function's resource policy names the rule), and the
+	// reconciler's own timer stays out of the Scheduler, whose task
+	// schedule group the reconciler cleans.
+	r.Rule = awsevents.NewRule(c, jsii.String("Schedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("Runs the reconciler every %v minutes", p.EveryMinutes)),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(p.EveryMinutes))),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+	})
+
+	period := awscdk.Duration_Minutes(jsii.Number(p.EveryMinutes))
+	r.ErrorsAlarm = awscloudwatch.NewAlarm(c, jsii.String("ErrorsAlarm"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String("A reconciler run failed (the checkpoint or a page could not be read): drift is not being repaired. Check the reconciler's logs."),
+		Metric: fn.MetricErrors(&awscloudwatch.MetricOptions{
+			Statistic: jsii.String("Sum"), Period: period,
+		}),
+		Threshold: jsii.Number(1), EvaluationPeriods: jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	scheduleonwrite.AddAlarmAction(r.ErrorsAlarm, p.AlarmTopic)
+
+	repair := func(name string) awscloudwatch.Metric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name),
+			DimensionsMap: &map[string]*string{"Function": jsii.String(metrics.FunctionReconciler)},
+			Statistic:     jsii.String("Sum"), Period: period,
+		})
+	}
+	r.RepairsAlarm = awscloudwatch.NewAlarm(c, jsii.String("RepairsAlarm"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(fmt.Sprintf("A reconciler run repaired more than %v tasks or schedules: the cancellation pipeline "+
+			"or the API's schedule creation is failing. Check their alarms and logs.", p.RepairAlarmThreshold)),
+		Metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Label:      jsii.String("Repairs"),
+			Expression: jsii.String("FILL(created, 0) + FILL(moved, 0) + FILL(deleted, 0) + FILL(expired, 0)"),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{
+				"created": repair(reconcile.MetricSchedulesCreated),
+				"moved":   repair(reconcile.MetricSchedulesMoved),
+				"deleted": repair(reconcile.MetricSchedulesDeleted),
+				"expired": repair(reconcile.MetricTasksExpired),
+			},
+			Period: period,
+		}),
+		Threshold: jsii.Number(p.RepairAlarmThreshold), EvaluationPeriods: jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	scheduleonwrite.AddAlarmAction(r.RepairsAlarm, p.AlarmTopic)
+	return r
+}
+
+// grantTable gives exactly what a run does: read and conditionally update
+// single tasks, query the pending index (never Scan), and put one item,
+// the checkpoint, whose partition key is reserved.
+func grantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
+		ResourceArns: &[]*string{table.TableArn()},
+	})
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("dynamodb:Query"),
+		ResourceArns: jsii.Strings(*table.TableArn() + "/index/" + tableschema.PendingIndex),
+	})
+	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("dynamodb:PutItem"),
+		Resources: &[]*string{table.TableArn()},
+		Conditions: &map[string]any{
+			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{checkpoint.UserID}},
+		},
+	}))
+	if key := table.EncryptionKey(); key != nil {
+		key.GrantEncryptDecrypt(grantee)
+	}
+}

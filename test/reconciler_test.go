@@ -1,0 +1,266 @@
+package test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/reconciler"
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/reconcile"
+)
+
+func TestReconcilerFunction(t *testing.T) {
+	s := Stack(t, "dev")
+	fn := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "ReconcilerFunction")])
+	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+	t.Run("one run at a time", func(t *testing.T) {
+		if fn["ReservedConcurrentExecutions"] != 1.0 {
+			t.Fatalf("ReservedConcurrentExecutions = %v, want 1", fn["ReservedConcurrentExecutions"])
+		}
+	})
+	t.Run("timeout leaves the handler's stop margin after the budget", func(t *testing.T) {
+		budget, err := strconv.Atoi(env["BUDGET_SEC"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if budget != reconciler.DefaultBudgetSec || fn["Timeout"] != float64(budget+reconciler.TimeoutMarginSec) {
+			t.Fatalf("budget %d, timeout %v: want %d and %d", budget, fn["Timeout"], reconciler.DefaultBudgetSec,
+				reconciler.DefaultBudgetSec+reconciler.TimeoutMarginSec)
+		}
+		if fn["Timeout"].(float64) < float64(budget+15) {
+			t.Fatalf("timeout %v < budget %d + the handler's 15 s stop margin", fn["Timeout"], budget)
+		}
+	})
+	t.Run("environment the handler reads", func(t *testing.T) {
+		for _, k := range []string{"TABLE_NAME", "SCHEDULE_GROUP", "EXPIRY_FUNCTION_ARN", "SCHEDULER_ROLE_ARN",
+			"SCHEDULER_DLQ_ARN", "TOPIC_ARN_PREFIX", "TOPIC_SHARDS", "GRACE_SEC", "RATE_PER_SEC", "BUDGET_SEC"} {
+			if env[k] == nil || env[k] == "" {
+				t.Errorf("%s missing from %s", k, JSON(env))
+			}
+		}
+		if env["GRACE_SEC"] != "300" || env["RATE_PER_SEC"] != "10" {
+			t.Errorf("GRACE_SEC %v, RATE_PER_SEC %v: want the defaults 300 and 10", env["GRACE_SEC"], env["RATE_PER_SEC"])
+		}
+	})
+}
+
+func TestReconcilerRunsOnARateRule(t *testing.T) {
+	s := Stack(t, "dev")
+	fn := s.LogicalID(t, "AWS::Lambda::Function", "ReconcilerFunction")
+	ruleID := s.LogicalID(t, "AWS::Events::Rule", "ReconcilerSchedule")
+	rule := Props(s.Resources("AWS::Events::Rule")[ruleID])
+	every := EnvConfig(t, "dev").ReconcileEveryMinutes
+	for _, tc := range []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"rate from cdk.json", rule["ScheduleExpression"], fmt.Sprintf("rate(%d minutes)", every)},
+		{"targets the function", JSON(rule["Targets"].([]any)[0].(map[string]any)["Arn"]), JSON(getAtt(fn, "Arn"))},
+		{"enabled", rule["State"], "ENABLED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Fatalf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+	t.Run("only the rule may invoke it", func(t *testing.T) {
+		var found bool
+		for _, p := range s.Resources("AWS::Lambda::Permission") {
+			pp := Props(p)
+			if JSON(pp["FunctionName"]) != JSON(getAtt(fn, "Arn")) {
+				continue
+			}
+			found = true
+			if pp["Principal"] != "events.amazonaws.com" || JSON(pp["SourceArn"]) != JSON(getAtt(ruleID, "Arn")) {
+				t.Errorf("permission %s", JSON(pp))
+			}
+		}
+		if !found {
+			t.Fatal("no invoke permission for the rule")
+		}
+	})
+	t.Run("no retries; a run queued longer than an interval is dropped", func(t *testing.T) {
+		var cfgs []map[string]any
+		for _, c := range s.Resources("AWS::Lambda::EventInvokeConfig") {
+			if JSON(Props(c)["FunctionName"]) == JSON(ref(fn)) {
+				cfgs = append(cfgs, Props(c))
+			}
+		}
+		if len(cfgs) != 1 || cfgs[0]["MaximumRetryAttempts"] != 0.0 || cfgs[0]["MaximumEventAgeInSeconds"] != float64(every*60) {
+			t.Fatalf("event invoke config %s", JSON(cfgs))
+		}
+	})
+}
+
+func TestReconcilerLeastPrivilege(t *testing.T) {
+	s := Stack(t, "dev")
+	sts := s.FunctionStatements(t, "ReconcilerFunction")
+	group := s.groupSchedules(t)
+	table := "${" + s.LogicalID(t, "AWS::DynamoDB::Table", "TasksTable") + ".Arn}"
+	pendingIndex := table + "/index/pending"
+	schedulerRole := "${" + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + ".Arn}"
+	logs := "${" + s.LogicalID(t, "AWS::Logs::LogGroup", "ReconcilerFunctionLogs") + ".Arn}"
+	topics := "arn:${AWS::Partition}:sns:${AWS::Region}:${AWS::AccountId}:Unschedule-dev-notify-*"
+
+	t.Run("schedules inside the group only; ListSchedules is the one action on *", func(t *testing.T) {
+		checkSchedulerScope(t, sts, group, true)
+	})
+	t.Run("exact actions and resources", func(t *testing.T) {
+		got := map[string][]string{}
+		for _, st := range sts {
+			for _, a := range Actions(st) {
+				got[a] = append(got[a], resources(st)...)
+			}
+		}
+		want := map[string][]string{
+			"dynamodb:GetItem": {table}, "dynamodb:UpdateItem": {table}, "dynamodb:PutItem": {table},
+			"dynamodb:Query":           {pendingIndex},
+			"scheduler:CreateSchedule": {group}, "scheduler:UpdateSchedule": {group},
+			"scheduler:DeleteSchedule": {group}, "scheduler:GetSchedule": {group},
+			"scheduler:ListSchedules": {"*"},
+			"iam:PassRole":            {schedulerRole},
+			"sns:Publish":             {topics},
+			"logs:CreateLogStream":    {logs}, "logs:PutLogEvents": {logs},
+		}
+		if JSON(got) != JSON(want) {
+			t.Fatalf("reconciler policy\n got %s\nwant %s", JSON(got), JSON(want))
+		}
+	})
+	t.Run("put only the checkpoint item; never scan", func(t *testing.T) {
+		for _, st := range sts {
+			acts := Actions(st)
+			if slices.Contains(acts, "dynamodb:Scan") {
+				t.Errorf("reconciler may scan: %s", JSON(st))
+			}
+			if slices.Contains(acts, "dynamodb:PutItem") && JSON(st["Condition"]) != JSON(map[string]any{
+				"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []any{"#reconciler"}}}) {
+				t.Errorf("PutItem not limited to the checkpoint's partition key: %s", JSON(st))
+			}
+			if slices.Contains(acts, "iam:PassRole") && !strings.Contains(JSON(st["Condition"]), "scheduler.amazonaws.com") {
+				t.Errorf("PassRole without the scheduler condition: %s", JSON(st))
+			}
+		}
+	})
+}
+
+func TestReconcilerAlarms(t *testing.T) {
+	s := Stack(t, "dev")
+	topic := JSON([]any{ref(s.LogicalID(t, "AWS::SNS::Topic", "AlarmTopic"))})
+	alarm := func(prefix string) map[string]any {
+		return Props(s.Resources("AWS::CloudWatch::Alarm")[s.LogicalID(t, "AWS::CloudWatch::Alarm", prefix)])
+	}
+	t.Run("function errors", func(t *testing.T) {
+		a := alarm("ReconcilerErrorsAlarm")
+		fn := []any{map[string]any{"Name": "FunctionName", "Value": ref(s.LogicalID(t, "AWS::Lambda::Function", "ReconcilerFunction"))}}
+		if a["MetricName"] != "Errors" || JSON(a["Dimensions"]) != JSON(fn) || a["Threshold"] != 1.0 || JSON(a["AlarmActions"]) != topic {
+			t.Fatalf("errors alarm %s", JSON(a))
+		}
+	})
+	t.Run("repairs per run above the threshold, from the reconciler's EMF metrics", func(t *testing.T) {
+		a := alarm("ReconcilerRepairsAlarm")
+		if a["Threshold"] != float64(reconciler.DefaultRepairAlarmThreshold) || a["ComparisonOperator"] != "GreaterThanThreshold" ||
+			JSON(a["AlarmActions"]) != topic {
+			t.Fatalf("repairs alarm %s", JSON(a))
+		}
+		var names []string
+		for _, m := range a["Metrics"].([]any) {
+			ms, ok := m.(map[string]any)["MetricStat"].(map[string]any)
+			if !ok {
+				continue
+			}
+			metric := ms["Metric"].(map[string]any)
+			if metric["Namespace"] != metrics.Namespace || JSON(metric["Dimensions"]) != JSON([]any{map[string]any{"Name": "Function", "Value": metrics.FunctionReconciler}}) ||
+				ms["Stat"] != "Sum" || ms["Period"] != float64(EnvConfig(t, "dev").ReconcileEveryMinutes*60) {
+				t.Errorf("metric %s", JSON(ms))
+			}
+			names = append(names, metric["MetricName"].(string))
+		}
+		slices.Sort(names)
+		want := []string{reconcile.MetricSchedulesCreated, reconcile.MetricSchedulesDeleted, reconcile.MetricSchedulesMoved, reconcile.MetricTasksExpired}
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Fatalf("repairs summed from %v, want %v", names, want)
+		}
+	})
+}
+
+// fakeNotifier stands in for the notification topics.
+type fakeNotifier struct{}
+
+func (fakeNotifier) GrantPublish(g awsiam.IGrantable) awsiam.Grant {
+	return awsiam.Grant_Drop(g, jsii.String("publish"))
+}
+func (fakeNotifier) Environment() map[string]string {
+	return map[string]string{"TOPIC_ARN_PREFIX": "arn:aws:sns:eu-west-1:111111111111:n-", "TOPIC_SHARDS": "1"}
+}
+
+func TestReconcilerShortIntervalHalvesTheBudget(t *testing.T) {
+	stack := customStack(t, "Short")
+	table := awsdynamodb.Table_FromTableName(stack, jsii.String("Imported"), jsii.String("things"))
+	var r *reconciler.Reconciler
+	Check(t, func() {
+		r = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
+			Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}, EveryMinutes: 5,
+		})
+	})
+	s := synthOf(t, stack)
+	fn := Props(s.Resources("AWS::Lambda::Function")[*stack.GetLogicalId(r.Function.Function.Node().DefaultChild().(awscdk.CfnElement))])
+	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+	rule := Props(s.Resources("AWS::Events::Rule")[*stack.GetLogicalId(r.Rule.Node().DefaultChild().(awscdk.CfnElement))])
+	if env["BUDGET_SEC"] != "150" || fn["Timeout"] != 210.0 || rule["ScheduleExpression"] != "rate(5 minutes)" {
+		t.Fatalf("budget %v, timeout %v, schedule %v: want 150, 210, rate(5 minutes)", env["BUDGET_SEC"], fn["Timeout"], rule["ScheduleExpression"])
+	}
+}
+
+func TestReconcilerValidation(t *testing.T) {
+	app := NewApp(t, nil)
+	stack := awscdk.NewStack(app, jsii.String("Validation"), nil)
+	table := awsdynamodb.Table_FromTableName(stack, jsii.String("Imported"), jsii.String("things"))
+	valid := func(edit func(p *reconciler.ReconcilerProps)) *reconciler.ReconcilerProps {
+		p := &reconciler.ReconcilerProps{Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}}
+		edit(p)
+		return p
+	}
+	for i, tc := range []struct {
+		name  string
+		props *reconciler.ReconcilerProps
+		want  []string
+	}{
+		{"no props", nil, []string{"props are required"}},
+		{"no table", valid(func(p *reconciler.ReconcilerProps) { p.Table = nil }), []string{"Table is required"}},
+		{"no schedules", valid(func(p *reconciler.ReconcilerProps) { p.Schedules = nil }), []string{"Schedules is required"}},
+		{"no notifications", valid(func(p *reconciler.ReconcilerProps) { p.Notifications = nil }), []string{"Notifications is required"}},
+		{"interval above a day", valid(func(p *reconciler.ReconcilerProps) { p.EveryMinutes = 1441 }),
+			[]string{"EveryMinutes must be a whole number between 1 and 1440 inclusive (given 1441)"}},
+		{"budget beyond Lambda's timeout", valid(func(p *reconciler.ReconcilerProps) { p.BudgetSec = 841 }),
+			[]string{"BudgetSec", "between 10 and 840", "(given 841)"}},
+		{"budget as long as the interval", valid(func(p *reconciler.ReconcilerProps) { p.EveryMinutes = 2; p.BudgetSec = 120 }),
+			[]string{"BudgetSec (given 120) must be shorter than the interval", "lower BudgetSec or raise EveryMinutes"}},
+		{"negative rate", valid(func(p *reconciler.ReconcilerProps) { p.RatePerSec = -1 }),
+			[]string{"RatePerSec must be above 0", "(given -1)"}},
+		{"negative grace", valid(func(p *reconciler.ReconcilerProps) { p.GraceSec = -5 }),
+			[]string{"GraceSec", "(given -5)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := panicText(func() { reconciler.NewReconciler(stack, jsii.String(fmt.Sprint("R", i)), tc.props) })
+			if got == "" {
+				t.Fatal("no panic")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("panic %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
