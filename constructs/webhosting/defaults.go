@@ -1,0 +1,109 @@
+package webhosting
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Defaults of WebHostingProps, in one place.
+const (
+	// DefaultBranch is the Amplify branch (and, with a repository, the Git
+	// branch) that serves the app.
+	DefaultBranch = "main"
+	// DefaultAppRoot is the web app's folder in the repository.
+	DefaultAppRoot = "web"
+	// DefaultDist is the build folder, relative to the module root.
+	DefaultDist = "web/dist"
+	// SitePrefix is the key prefix of the build in the hosting bucket
+	// (no repository). Amplify deploys exactly this prefix.
+	SitePrefix = "site"
+	// ConfigFile is the runtime config the web app fetches at start
+	// (web/src/config.ts).
+	ConfigFile = "config.json"
+	// EnvPrefix starts the build-time environment variable of each
+	// BackendConfig key (with a repository): apiUrl is VITE_API_URL.
+	EnvPrefix = "VITE_"
+)
+
+// SpaRewriteSource matches every path that is not a file with one of the
+// listed extensions; those paths are answered with /index.html (200), so
+// client-side routes survive a reload. The list includes json, so
+// /config.json is served as a file.
+const SpaRewriteSource = `</^[^.]+$|\.(?!(css|gif|ico|jpg|js|png|txt|svg|woff|woff2|ttf|map|json|webp)$)([^.]+$)/>`
+
+// EnvName is the build-time environment variable that carries a
+// BackendConfig key: "VITE_" and the key in upper snake case
+// (userPoolClientId is VITE_USER_POOL_CLIENT_ID).
+func EnvName(key string) string {
+	var b strings.Builder
+	b.WriteString(EnvPrefix)
+	for i, r := range key {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// sortedKeys returns m's keys in order, so the synthesized template does
+// not change from one synth to the next.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// configScript is a Node one-liner that writes dist/config.json from the
+// VITE_* variables of keys, and fails the build when one is empty, so a
+// missing variable shows in the Amplify build log rather than as a broken
+// app. Keys are identifiers (validated), so they need no escaping.
+func configScript(keys []string) string {
+	fields := make([]string, len(keys))
+	for i, k := range keys {
+		fields[i] = fmt.Sprintf("%q:e.%s", k, EnvName(k))
+	}
+	return "node -e 'const e=process.env,c={" + strings.Join(fields, ",") + "};" +
+		`for(const k in c)if(!c[k]){console.error("config.json: "+k+" is empty: set its VITE_ variable on the Amplify branch");process.exit(1)}` +
+		`require("fs").writeFileSync("dist/` + ConfigFile + `",JSON.stringify(c))'`
+}
+
+// BuildSpec is the Amplify build specification of a monorepo whose web
+// app lives in appRoot: install, build, then write dist/config.json from
+// the branch's VITE_* variables, so the app reads its config the same way
+// in every mode. Every scalar is written as a JSON string, which is also a
+// valid YAML double-quoted scalar, so no command needs hand escaping.
+func BuildSpec(appRoot string, keys []string) string {
+	q := func(s string) string {
+		b, _ := json.Marshal(s) // a string always marshals
+		return string(b)
+	}
+	lines := []string{
+		"version: 1",
+		"applications:",
+		"  - appRoot: " + q(appRoot),
+		"    frontend:",
+		"      phases:",
+		"        preBuild:",
+		"          commands:",
+		"            - " + q("npm ci"),
+		"        build:",
+		"          commands:",
+		"            - " + q("npm run build"),
+		"            - " + q(configScript(keys)),
+		"      artifacts:",
+		"        baseDirectory: " + q("dist"),
+		"        files:",
+		"          - " + q("**/*"),
+		"      cache:",
+		"        paths:",
+		"          - " + q("node_modules/**/*"),
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
