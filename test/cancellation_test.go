@@ -374,7 +374,7 @@ func TestCancellationLeastPrivilege(t *testing.T) {
 		checkSchedulerScope(t, sts, group, false)
 		want := map[string][]string{
 			"scheduler:CreateSchedule": {group}, "scheduler:UpdateSchedule": {group},
-			"scheduler:DeleteSchedule": {group}, "scheduler:GetSchedule": {group},
+			"scheduler:DeleteSchedule": {group},
 			"iam:PassRole":       {schedulerRole},
 			"sqs:ReceiveMessage": {queue}, "sqs:DeleteMessage": {queue},
 			"sqs:ChangeMessageVisibility": {queue}, "sqs:GetQueueAttributes": {queue}, "sqs:GetQueueUrl": {queue},
@@ -436,6 +436,9 @@ func TestCancellationAlarms(t *testing.T) {
 // fakeSchedules stands in for a schedule-on-write construct.
 type fakeSchedules struct{}
 
+func (fakeSchedules) GrantModifySchedules(g awsiam.IGrantable) awsiam.Grant {
+	return awsiam.Grant_Drop(g, jsii.String("modify schedules"))
+}
 func (fakeSchedules) GrantManageSchedules(g awsiam.IGrantable) awsiam.Grant {
 	return awsiam.Grant_Drop(g, jsii.String("manage schedules"))
 }

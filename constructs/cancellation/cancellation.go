@@ -33,9 +33,9 @@ import (
 // ScheduleManager is what the pipeline needs of the table's schedules
 // (scheduleonwrite.ScheduleOnWrite implements it).
 type ScheduleManager interface {
-	// GrantManageSchedules lets grantee create, move and delete schedules
+	// GrantModifySchedules lets grantee create, move and delete schedules
 	// inside the group only, and pass the scheduler role.
-	GrantManageSchedules(grantee awsiam.IGrantable) awsiam.Grant
+	GrantModifySchedules(grantee awsiam.IGrantable) awsiam.Grant
 	// SchedulerEnvironment is the environment a function that creates or
 	// moves schedules reads.
 	SchedulerEnvironment() map[string]string
@@ -210,7 +210,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		LogRetention: p.LogRetention,
 		Environment:  env,
 	})
-	p.Schedules.GrantManageSchedules(x.Worker.Function)
+	p.Schedules.GrantModifySchedules(x.Worker.Function)
 	x.Worker.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(x.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(p.WorkerBatchSize),
 		MaxConcurrency:          jsii.Number(p.WorkerMaxConcurrency),

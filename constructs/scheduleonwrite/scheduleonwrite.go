@@ -217,6 +217,13 @@ func (s *ScheduleOnWrite) GrantCreateSchedules(grantee awsiam.IGrantable) awsiam
 	return s.grantSchedules(grantee, "scheduler:CreateSchedule")
 }
 
+// GrantModifySchedules lets grantee create, move and delete schedules
+// inside the group (never outside it), and pass the scheduler role: what
+// the cancel worker needs.
+func (s *ScheduleOnWrite) GrantModifySchedules(grantee awsiam.IGrantable) awsiam.Grant {
+	return s.grantSchedules(grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
+}
+
 // GrantManageSchedules lets grantee create, read, move and delete schedules
 // inside the group (never outside it), and pass the scheduler role.
 func (s *ScheduleOnWrite) GrantManageSchedules(grantee awsiam.IGrantable) awsiam.Grant {
