@@ -213,9 +213,30 @@ func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time
 	t.Status = task.StatusExpired
 	t.ExpiredAt = now
 	t.UpdatedAt = now
+	t.NotifyClaimAt = now
 	s.items[k] = t
 	s.record(task.ChangeModify, ptr(old), ptr(t))
 	return t, nil
+}
+
+// ClaimNotification implements task.Store.
+func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, now time.Time, lease time.Duration) error {
+	if err := s.fail("ClaimNotification"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok || old.Status != task.StatusExpired || !old.NotifiedAt.IsZero() ||
+		old.NotifyClaimAt.After(now.Add(-lease)) {
+		return task.ErrConditionFailed
+	}
+	t := old
+	t.NotifyClaimAt = now
+	s.items[k] = t
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return nil
 }
 
 // MarkNotified implements task.Store.
@@ -227,7 +248,7 @@ func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.T
 	defer s.mu.Unlock()
 	k := key{userID, taskID}
 	old, ok := s.items[k]
-	if !ok || !old.NotifiedAt.IsZero() {
+	if !ok || old.Status != task.StatusExpired || !old.NotifiedAt.IsZero() {
 		return task.ErrConditionFailed
 	}
 	t := old
@@ -265,8 +286,8 @@ func (s *Store) String() string {
 
 var _ task.PendingLister = (*Store)(nil)
 
-// ListPending implements task.PendingLister. The cursor is the last
-// "user/id" key returned.
+// ListPending implements task.PendingLister: the tasks for which
+// Task.AwaitsExpiry holds. The cursor is the last "user/id" key returned.
 func (s *Store) ListPending(_ context.Context, page task.PageRequest) (task.Page, error) {
 	if err := s.fail("ListPending"); err != nil {
 		return task.Page{}, err
@@ -280,7 +301,7 @@ func (s *Store) ListPending(_ context.Context, page task.PageRequest) (task.Page
 	var all []kt
 	for k, t := range s.items {
 		ks := k.user + "/" + k.id
-		if t.Status == task.StatusPending && ks > page.Cursor {
+		if t.AwaitsExpiry() && ks > page.Cursor {
 			all = append(all, kt{ks, t})
 		}
 	}

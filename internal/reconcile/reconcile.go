@@ -6,7 +6,15 @@
 //   - a schedule whose task is gone or no longer Pending is deleted;
 //   - a Pending task whose deadline passed more than a grace period ago is
 //     expired through task.Service.Expire, the expiry function's own
-//     conditional path, which notifies its owner once.
+//     conditional path, which notifies its owner once;
+//   - an Expired task whose notification is not recorded, expired more
+//     than a grace period ago (its publish failed, and its retries are
+//     spent or there were none: the reconciler's own expiry has no
+//     retry), goes through task.Service.Expire again, which takes the
+//     notification claim over and publishes.
+//
+// The tasks phase reads task.PendingLister, which lists exactly the tasks
+// of both kinds (task.Task.AwaitsExpiry).
 //
 // A run walks two phases, tasks then schedules, a page at a time. Scheduler
 // calls are rate-limited; a run stops at its time budget and saves a
@@ -68,7 +76,10 @@ type Expirer interface {
 // Config bounds a run.
 type Config struct {
 	// Grace is how long past its deadline a Pending task may stay before
-	// the reconciler expires it. Default: 5 minutes.
+	// the reconciler expires it, and how long after its expiry an Expired
+	// task may stay without a recorded notification before the reconciler
+	// sends it. Keep it longer than task.DefaultNotifyLease. Default: 5
+	// minutes.
 	Grace time.Duration
 	// RatePerSec caps scheduler API calls (reads and writes). Default: 10.
 	RatePerSec float64
@@ -279,23 +290,26 @@ func (r *Reconciler) inBudget(ctx context.Context, deadline time.Time) error {
 	return nil
 }
 
-// task repairs one Pending task as listed (the listing may be stale; every
-// write re-reads or is conditional).
+// task repairs one task as listed: Pending, or Expired and not notified
+// (the listing may be stale; every write re-reads or is conditional).
 func (r *Reconciler) task(ctx context.Context, t task.Task, res *Result) {
 	log := r.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
 	now := r.d.Clock.Now()
-	if now.Sub(t.DueAt) > r.cfg.Grace {
+	switch {
+	case t.Status == task.StatusExpired:
+		// Its notification is not recorded. Within the grace period an
+		// expiry attempt may still be at work (or retried by the
+		// scheduler); after it, nothing else will retry.
+		if now.Sub(t.ExpiredAt) > r.cfg.Grace {
+			r.expire(ctx, log, t, res, "unnotified expired task")
+		}
+		return
+	case t.Status != task.StatusPending:
+		return
+	case now.Sub(t.DueAt) > r.cfg.Grace:
 		// The expiry's conditional write (still Pending, same deadline)
 		// decides, so a stale listing cannot expire a moved deadline.
-		out, err := r.d.Expirer.Expire(ctx, task.ExpireRequest{UserID: t.UserID, TaskID: t.TaskID, DueAt: t.DueAt})
-		if err != nil {
-			r.fail(ctx, log, res, "expire overdue task", err)
-			return
-		}
-		if out == task.Expired || out == task.Renotified {
-			res.TasksExpired++
-			log.InfoContext(ctx, "overdue task expired", "outcome", out)
-		}
+		r.expire(ctx, log, t, res, "overdue task")
 		return
 	}
 	if !t.DueAt.After(now) {
@@ -315,6 +329,25 @@ func (r *Reconciler) task(ctx context.Context, t task.Task, res *Result) {
 		}
 		res.RepairFlagsCleared++
 		log.InfoContext(ctx, "repair mark cleared")
+	}
+}
+
+// expire runs the expiry use case on a listed task. A notification that
+// another attempt is publishing right now (task.ErrNotifyInProgress) is
+// not a failure: that attempt records it, or the next pass takes over.
+func (r *Reconciler) expire(ctx context.Context, log *slog.Logger, t task.Task, res *Result, what string) {
+	out, err := r.d.Expirer.Expire(ctx, task.ExpireRequest{UserID: t.UserID, TaskID: t.TaskID, DueAt: t.DueAt})
+	if errors.Is(err, task.ErrNotifyInProgress) {
+		log.InfoContext(ctx, what+": its notification is in progress elsewhere; the next pass checks again")
+		return
+	}
+	if err != nil {
+		r.fail(ctx, log, res, "expire "+what, err)
+		return
+	}
+	if out == task.Expired || out == task.Renotified {
+		res.TasksExpired++
+		log.InfoContext(ctx, what+" expired", "outcome", out)
 	}
 }
 

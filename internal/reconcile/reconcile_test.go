@@ -114,6 +114,12 @@ func newTask(due time.Time, f ...func(*task.Task)) task.Task {
 	return tk
 }
 
+// expiredAt makes a task Expired at at, its notification claimed at claim
+// and not recorded.
+func expiredAt(at, claim time.Time) func(*task.Task) {
+	return func(t *task.Task) { t.Status, t.ExpiredAt, t.NotifyClaimAt = task.StatusExpired, at, claim }
+}
+
 func TestRunRepairs(t *testing.T) {
 	future := t0.Add(time.Hour)
 	type setup struct {
@@ -181,6 +187,24 @@ func TestRunRepairs(t *testing.T) {
 		{"overdue within grace is left to its schedule", func() setup {
 			return setup{task: newTask(t0.Add(-time.Minute))}
 		}, false, Result{}, false, task.StatusPending, 0},
+		{"expired past grace, notification not recorded: notified", func() setup {
+			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))}
+		}, false, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		{"expired past grace with a stuck schedule: notified, schedule deleted", func() setup {
+			tk := newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))
+			s := task.ScheduleFor(tk)
+			return setup{task: tk, schedule: &s}
+		}, false, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		{"expired within grace, not notified: left to its retries", func() setup {
+			return setup{task: newTask(t0.Add(-2*time.Minute), expiredAt(t0.Add(-time.Minute), t0.Add(-time.Minute)))}
+		}, false, Result{}, false, task.StatusExpired, 0},
+		{"expired past grace, claim held by a retry now: no error, not sent", func() setup {
+			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Second)))}
+		}, false, Result{}, false, task.StatusExpired, 0},
+		{"expired and notified is not touched", func() setup {
+			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)),
+				func(t *task.Task) { t.NotifiedAt = t0.Add(-10 * time.Minute) })}
+		}, false, Result{}, false, task.StatusExpired, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,6 +252,47 @@ func TestRunRepairs(t *testing.T) {
 				t.Errorf("notifications after a second pass = %d, want %d", n, tt.wantNotified)
 			}
 		})
+	}
+}
+
+// TestRunRetriesAFailedNotification: when the publish of the reconciler's
+// own expiry fails, no schedule is left to retry it; the task stays
+// listed, and the first pass after the grace period notifies it, once.
+func TestRunRetriesAFailedNotification(t *testing.T) {
+	w := newWorld(t)
+	tk := newTask(t0.Add(-10 * time.Minute))
+	w.store.Put(tk)
+	fail := true
+	w.outbox.Fail = func(task.Notification) error {
+		if fail {
+			return errors.New("sns unavailable")
+		}
+		return nil
+	}
+	for _, step := range []struct {
+		name    string
+		advance time.Duration
+		want    Result
+		sent    int
+	}{
+		{"expiry written, publish fails", 0, Result{Errors: 1}, 0},
+		{"within the grace period: left alone", 2 * time.Minute, Result{}, 0},
+		{"after the grace period: notified", DefaultGrace, Result{TasksExpired: 1}, 1},
+		{"then nothing more", time.Hour, Result{}, 1},
+	} {
+		w.clock.Advance(step.advance)
+		res := w.run(t, Config{})
+		step.want.Completed = true
+		if res != step.want {
+			t.Fatalf("%s: Result = %+v, want %+v", step.name, res, step.want)
+		}
+		if n := w.outbox.SentFor(tk.TaskID); n != step.sent {
+			t.Fatalf("%s: %d notifications, want %d", step.name, n, step.sent)
+		}
+		if got, _ := w.store.Get(context.Background(), tk.UserID, tk.TaskID); got.Status != task.StatusExpired {
+			t.Fatalf("%s: status %s, want Expired", step.name, got.Status)
+		}
+		fail = false
 	}
 }
 

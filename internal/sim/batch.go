@@ -13,7 +13,6 @@ type Summary struct {
 	// Failed holds the results with violations, ordered by seed.
 	Failed        []Result
 	Faults        map[Fault]int
-	Gaps          map[Gap]int
 	Tasks         int
 	Requests      int
 	Notifications int
@@ -52,7 +51,7 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		wg.Wait()
 		close(results)
 	}()
-	sum := Summary{Faults: map[Fault]int{}, Gaps: map[Gap]int{}}
+	sum := Summary{Faults: map[Fault]int{}}
 	var lags []time.Duration
 	for r := range results {
 		sum.Histories++
@@ -61,9 +60,6 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		}
 		for k, v := range r.Faults {
 			sum.Faults[k] += v
-		}
-		for k, v := range r.Gaps {
-			sum.Gaps[k] += v
 		}
 		sum.Tasks += r.Tasks
 		sum.Requests += r.Requests

@@ -71,7 +71,8 @@ const (
 	// failed.
 	FaultSignInSNSFailed Fault = "signin-sns-failed"
 	// FaultConcurrentFire: a duplicate invocation ran concurrently with
-	// the first, between its conditional write and its publish. Injected
+	// the first, between its conditional write (or notification claim)
+	// and its publish; when it fails, the scheduler retries it. Injected
 	// only with Config.ConcurrentFires.
 	FaultConcurrentFire Fault = "concurrent-duplicate-fire"
 	// FaultDLQRedriven: an expiry invocation that used up its attempts was
@@ -88,23 +89,6 @@ func Faults() []Fault {
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven}
 }
-
-// Gap is a known weakness of the design that the simulation observes but,
-// unless Config.Strict, does not count as a violation.
-type Gap string
-
-// The known gaps.
-const (
-	// GapReconcilerExpiredUnnotified: the reconciler expired an overdue
-	// task, its publish failed, and nothing ever retried the notification
-	// (the reconciler lists only Pending tasks, and no schedule or DLQ
-	// holds the invocation).
-	GapReconcilerExpiredUnnotified Gap = "reconciler-expired-never-notified"
-	// GapConcurrentDuplicate: two concurrent invocations of one schedule
-	// both published (the second saw the task Expired and not yet marked
-	// notified).
-	GapConcurrentDuplicate Gap = "concurrent-invocations-notified-twice"
-)
 
 var (
 	errThrottled = errors.New("ThrottlingException: rate exceeded (injected)")

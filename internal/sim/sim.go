@@ -18,6 +18,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -55,6 +56,9 @@ type Mutation struct {
 	// Expirer wraps the expiry use case; n is the notifier and s the
 	// store it uses.
 	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
+	// Pending wraps the reconciler's listing of the tasks that await
+	// expiry.
+	Pending func(task.PendingLister) task.PendingLister
 }
 
 // Config is one history.
@@ -64,8 +68,6 @@ type Config struct {
 	Mutation Mutation
 	// ConcurrentFires also injects FaultConcurrentFire.
 	ConcurrentFires bool
-	// Strict counts the known gaps as violations.
-	Strict bool
 	// Trace, when set, receives a line per step.
 	Trace func(line string)
 }
@@ -83,7 +85,6 @@ type Result struct {
 	Seed       int64
 	Violations []Violation
 	Faults     map[Fault]int
-	Gaps       map[Gap]int
 	// Tasks created, API requests served, notifications published.
 	Tasks, Requests, Notifications int
 	// Lags are notification times minus deadlines, one per notification.
@@ -115,11 +116,10 @@ type taskState struct {
 	// dupAllowed counts faults that may each cause one extra notification
 	// (a crash between the publish and its record).
 	dupAllowed int
-	// concurrent counts concurrent duplicate invocations.
+	// concurrent counts concurrent duplicate invocations (for reports:
+	// they allow no extra notification).
 	concurrent int
-	// reconLost: a reconciler expiry wrote Expired and then failed.
-	reconLost bool
-	notes     []note
+	notes      []note
 }
 
 type opKind string
@@ -234,7 +234,7 @@ func Run(cfg Config) Result {
 func newWorld(cfg Config) *world {
 	rng := rand.New(rand.NewSource(cfg.Seed))
 	w := &world{cfg: cfg, rng: rng, ctx: context.Background(), blamed: map[string]int{},
-		res:    Result{Seed: cfg.Seed, Faults: map[Fault]int{}, Gaps: map[Gap]int{}},
+		res:    Result{Seed: cfg.Seed, Faults: map[Fault]int{}},
 		byUser: map[string]*user{}, tasks: map[string]*taskState{}, msgs: map[string]*msgState{},
 		eventSent: map[string]time.Time{}}
 	// Some histories are calm, some stormy.
@@ -279,7 +279,11 @@ func newWorld(cfg Config) *world {
 	}
 	w.worker, err = cancel.NewWorker(ws, nil, log)
 	must(err)
-	deps := reconcile.Deps{Pending: w.mem, Tasks: w.mem, Scheduler: w.fsched, Schedules: w.fsched,
+	var pending task.PendingLister = w.mem
+	if cfg.Mutation.Pending != nil {
+		pending = cfg.Mutation.Pending(pending)
+	}
+	deps := reconcile.Deps{Pending: pending, Tasks: w.mem, Scheduler: w.fsched, Schedules: w.fsched,
 		Expirer: reconExpirer{w}, Checkpoints: &pipeline.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
 	w.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+rng.Intn(30)) * time.Second,
 		PageSize: 2 + rng.Intn(20)}, deps)
@@ -321,14 +325,6 @@ func (w *world) violate(inv, format string, args ...any) {
 	w.res.Violations = append(w.res.Violations, Violation{Invariant: inv, Msg: msg})
 }
 
-func (w *world) gap(g Gap, format string, args ...any) {
-	w.res.Gaps[g]++
-	w.tracef("known gap %s: %s", g, fmt.Sprintf(format, args...))
-	if w.cfg.Strict {
-		w.violate("gap", "%s: %s", g, fmt.Sprintf(format, args...))
-	}
-}
-
 func (w *world) task(id string) *taskState {
 	t, ok := w.tasks[id]
 	if !ok {
@@ -356,8 +352,13 @@ func (w *world) history() {
 	for w.clock.Now().Before(end) {
 		w.tick(false)
 	}
-	// The operator redrives the scheduler's dead-letter queue.
+	// The faults stop and the pipeline drains. Then, past the grace
+	// period (and so past every notification claim's lease), the
+	// reconciler's next pass runs and the operator redrives the
+	// scheduler's dead-letter queue.
 	w.faultsOn = false
+	w.settle()
+	w.clock.Advance(grace + time.Minute)
 	for _, inv := range w.dead {
 		w.res.Faults[FaultDLQRedriven]++
 		inv.attempts = 0
@@ -810,9 +811,17 @@ func (w *world) invoke(inv invocation) {
 	if err == nil {
 		return
 	}
-	if w.injected == c0 {
+	// Another attempt holding the notification claim is no fault: the
+	// retry takes over once the claim lapses.
+	if w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) {
 		w.violate("I4", "expiry of %s failed without an injected fault: %v", req.TaskID, err)
 	}
+	w.retry(inv)
+}
+
+// retry schedules the next attempt of a failed invocation, or
+// dead-letters it after its last.
+func (w *world) retry(inv invocation) {
 	inv.attempts++
 	if inv.attempts >= maxAttempts {
 		w.dead = append(w.dead, inv)
@@ -822,18 +831,12 @@ func (w *world) invoke(inv invocation) {
 	w.invs = append(w.invs, inv)
 }
 
-// reconExpirer is the expiry as the reconciler calls it; it notes an
-// expiry whose write succeeded and whose notification failed.
+// reconExpirer is the expiry as the reconciler calls it, traced.
 type reconExpirer struct{ w *world }
 
 func (r reconExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {
 	out, err := r.w.expirer.Expire(ctx, req)
 	r.w.tracef("reconciler expiry %s due %s: %s %v", req.TaskID, task.FormatTime(req.DueAt), out, err)
-	if err != nil {
-		if t, gerr := r.w.mem.Get(ctx, req.UserID, req.TaskID); gerr == nil && t.Status == task.StatusExpired && t.NotifiedAt.IsZero() {
-			r.w.task(req.TaskID).reconLost = true
-		}
-	}
 	return out, err
 }
 
@@ -853,13 +856,17 @@ func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
 	w := n.w
 	if inv := w.current; inv != nil && w.cfg.ConcurrentFires && !w.nested && w.inject(FaultConcurrentFire, 0.05) {
 		// The duplicate invocation runs now, between the first one's
-		// conditional write and its publish.
+		// conditional write (or claim) and its publish. If it fails, the
+		// scheduler retries it like any other invocation.
 		w.nested = true
 		w.task(nt.TaskID).concurrent++
 		req, _ := task.DecodePayload([]byte(task.EncodePayload(inv.s.Payload)))
 		out, err := w.expirer.Expire(ctx, req)
 		w.tracef("concurrent expiry of %s: %s %v", nt.TaskID, out, err)
 		w.nested = false
+		if err != nil {
+			w.retry(invocation{s: inv.s})
+		}
 	}
 	if w.inject(FaultPublishFailed, 0.10) {
 		return fmt.Errorf("publish: %w", errThrottled)

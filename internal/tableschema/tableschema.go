@@ -22,16 +22,19 @@ const (
 	PartitionKey = "userId"
 	// SortKey is the task id (a ULID, so a Query returns oldest first).
 	SortKey = "taskId"
-	// PendingIndex is a sparse global secondary index holding only Pending
-	// tasks: the reconciler reads it instead of scanning the table.
+	// PendingIndex is a sparse global secondary index holding only the
+	// tasks whose expiry is pending (task.Task.AwaitsExpiry): Pending tasks,
+	// and Expired tasks whose notification is not recorded. The reconciler
+	// reads it instead of scanning the table.
 	PendingIndex = "pending"
-	// PendingShardAttr is the index's partition key, present only while a
-	// task is Pending. It spreads Pending tasks over PendingShards
-	// partitions.
+	// PendingShardAttr is the index's partition key, present only while
+	// the task awaits expiry: set at create, kept by the transition to
+	// Expired, removed by completion and by recording the notification.
+	// It spreads those tasks over PendingShards partitions.
 	PendingShardAttr = "pendingShard"
 	// PendingSortAttr is the index's sort key.
 	PendingSortAttr = "dueAt"
-	// PendingShards is how many index partitions Pending tasks spread over.
+	// PendingShards is how many index partitions the index spreads over.
 	PendingShards = 16
 )
 
@@ -48,9 +51,10 @@ const (
 	AttrCompletedAt    = "completedAt"
 	AttrExpiredAt      = "expiredAt"
 	AttrNotifiedAt     = "notifiedAt"
+	AttrNotifyClaimAt  = "notifyClaimAt"
 )
 
-// PendingShard is the index partition of a Pending task.
+// PendingShard is the index partition of a task that awaits expiry.
 func PendingShard(taskID string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(taskID))
@@ -72,16 +76,17 @@ func ToItem(t task.Task) map[string]string {
 	if t.Description != "" {
 		m[AttrDescription] = t.Description
 	}
-	if t.Status == task.StatusPending {
+	if t.AwaitsExpiry() {
 		m[PendingShardAttr] = PendingShard(t.TaskID)
 	}
 	if t.ScheduleRepair {
 		m[AttrScheduleRepair] = "true"
 	}
 	for name, v := range map[string]string{
-		AttrCompletedAt: task.FormatTime(t.CompletedAt),
-		AttrExpiredAt:   task.FormatTime(t.ExpiredAt),
-		AttrNotifiedAt:  task.FormatTime(t.NotifiedAt),
+		AttrCompletedAt:   task.FormatTime(t.CompletedAt),
+		AttrExpiredAt:     task.FormatTime(t.ExpiredAt),
+		AttrNotifiedAt:    task.FormatTime(t.NotifiedAt),
+		AttrNotifyClaimAt: task.FormatTime(t.NotifyClaimAt),
 	} {
 		if v != "" {
 			m[name] = v
@@ -107,6 +112,7 @@ func FromItem(m map[string]string) (task.Task, error) {
 	for name, dst := range map[string]*timeField{
 		AttrDueAt: {&t.DueAt}, AttrCreatedAt: {&t.CreatedAt}, AttrUpdatedAt: {&t.UpdatedAt},
 		AttrCompletedAt: {&t.CompletedAt}, AttrExpiredAt: {&t.ExpiredAt}, AttrNotifiedAt: {&t.NotifiedAt},
+		AttrNotifyClaimAt: {&t.NotifyClaimAt},
 	} {
 		v, err := task.ParseTime(m[name])
 		if err != nil {

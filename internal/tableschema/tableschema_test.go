@@ -14,21 +14,29 @@ func TestItemRoundTrip(t *testing.T) {
 		DueAt: due, CreatedAt: due.Add(-time.Hour), UpdatedAt: due.Add(-time.Hour), ScheduleToken: "tok"}
 	done := base
 	done.Status, done.CompletedAt, done.Description = task.StatusDone, due.Add(-time.Minute), "d"
-	expired := base
-	expired.Status, expired.ExpiredAt, expired.NotifiedAt, expired.ScheduleRepair = task.StatusExpired, due, due.Add(time.Second), true
+	unnotified := base
+	unnotified.Status, unnotified.ExpiredAt, unnotified.NotifyClaimAt = task.StatusExpired, due, due
+	expired := unnotified
+	expired.NotifiedAt, expired.ScheduleRepair = due.Add(time.Second), true
 	for _, tc := range []struct {
-		name        string
-		in          task.Task
+		name string
+		in   task.Task
+		// wantPending: the item is in the pending index (the reconciler
+		// lists it).
 		wantPending bool
 	}{
 		{"pending", base, true},
 		{"done", done, false},
-		{"expired", expired, false},
+		{"expired, notification not recorded", unnotified, true},
+		{"expired and notified", expired, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			item := ToItem(tc.in)
-			if _, ok := item[PendingShardAttr]; ok != tc.wantPending {
-				t.Fatalf("pendingShard present = %v, want %v", ok, tc.wantPending)
+			if sh, ok := item[PendingShardAttr]; ok != tc.wantPending || (ok && sh != PendingShard(tc.in.TaskID)) {
+				t.Fatalf("pendingShard = %q (present %v), want present %v", sh, ok, tc.wantPending)
+			}
+			if got, want := item[AttrNotifyClaimAt], task.FormatTime(tc.in.NotifyClaimAt); got != want {
+				t.Fatalf("notifyClaimAt = %q, want %q", got, want)
 			}
 			got, err := FromItem(item)
 			if err != nil {

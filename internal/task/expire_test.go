@@ -12,10 +12,10 @@ import (
 	"github.com/unschedule/unschedule/internal/task"
 )
 
-// expireClock is a stopped clock.
+// expireClock is a clock the test moves.
 type expireClock struct{ t time.Time }
 
-func (c expireClock) Now() time.Time { return c.t }
+func (c *expireClock) Now() time.Time { return c.t }
 
 const expireTaskID = "01J8ZQ2K3M4N5P6Q7R8S9T0V1W"
 
@@ -27,14 +27,26 @@ var (
 
 // expireAttempt is one invocation of Expire, e.g. by the scheduler's retry.
 type expireAttempt struct {
+	// after is when the attempt runs, after the case's now.
+	after time.Duration
 	// failPublish makes this attempt's publish fail.
 	failPublish bool
 	// failMark makes this attempt's MarkNotified fail: the shape of a
 	// crash after the publish and before it was recorded.
 	failMark bool
-	want     task.ExpireOutcome
-	wantErr  error
+	// failClaim makes this attempt's ClaimNotification fail with errDB.
+	failClaim bool
+	// concurrent runs a second invocation while this one publishes; it
+	// must return concurrentOut and concurrentErr.
+	concurrent    bool
+	concurrentOut task.ExpireOutcome
+	concurrentErr error
+	want          task.ExpireOutcome
+	wantErr       error
 }
+
+// lease is the default notify lease; attempts a lease apart may take over.
+const lease = task.DefaultNotifyLease
 
 func TestExpireNotifiesOnce(t *testing.T) {
 	pending := task.Task{UserID: "user-1", TaskID: expireTaskID, Title: "Renew passport",
@@ -53,10 +65,12 @@ func TestExpireNotifiesOnce(t *testing.T) {
 		now    time.Time
 		// failExpireWrite makes the conditional write fail with errDB.
 		failExpireWrite bool
-		attempts        []expireAttempt
-		wantSent        int
-		wantStatus      task.Status // "" when the task should not exist
-		wantNotified    bool
+		// notifyLease is the Service option (0: the default).
+		notifyLease  time.Duration
+		attempts     []expireAttempt
+		wantSent     int
+		wantStatus   task.Status // "" when the task should not exist
+		wantNotified bool
 	}{
 		{
 			name:   "first attempt expires and notifies",
@@ -75,8 +89,8 @@ func TestExpireNotifiesOnce(t *testing.T) {
 			stored: &pending, reqDue: expireDue, now: expireDue.Add(time.Second),
 			attempts: []expireAttempt{
 				{failPublish: true, wantErr: errSNS},
-				{want: task.Renotified},
-				{want: task.Skipped},
+				{after: lease, want: task.Renotified},
+				{after: 2 * lease, want: task.Skipped},
 			},
 			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
 		},
@@ -85,9 +99,59 @@ func TestExpireNotifiesOnce(t *testing.T) {
 			stored: &pending, reqDue: expireDue, now: expireDue.Add(time.Second),
 			attempts: []expireAttempt{
 				{failPublish: true, wantErr: errSNS},
+				{after: lease, failPublish: true, wantErr: errSNS},
+				{after: 2 * lease, want: task.Renotified},
+				{after: 3 * lease, want: task.Skipped},
+			},
+			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
+		},
+		{
+			// The claim of the failed attempt has not lapsed: it may be
+			// publishing still. Retry later, never skip.
+			name:   "retry within the lease waits for the claim, then publishes",
+			stored: &pending, reqDue: expireDue, now: expireDue.Add(time.Second),
+			attempts: []expireAttempt{
 				{failPublish: true, wantErr: errSNS},
-				{want: task.Renotified},
-				{want: task.Skipped},
+				{after: time.Second, wantErr: task.ErrNotifyInProgress},
+				{after: lease - time.Second, wantErr: task.ErrNotifyInProgress},
+				{after: lease, want: task.Renotified},
+			},
+			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
+		},
+		{
+			name:   "a concurrent invocation does not publish while the first one does",
+			stored: &pending, reqDue: expireDue, now: expireDue.Add(time.Second),
+			attempts: []expireAttempt{
+				{concurrent: true, concurrentErr: task.ErrNotifyInProgress, want: task.Expired},
+				{after: lease, want: task.Skipped},
+			},
+			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
+		},
+		{
+			name:   "a concurrent invocation does not publish while a retry does",
+			stored: &pending, reqDue: expireDue, now: expireDue.Add(time.Second),
+			attempts: []expireAttempt{
+				{failPublish: true, wantErr: errSNS},
+				{after: lease, concurrent: true, concurrentErr: task.ErrNotifyInProgress, want: task.Renotified},
+			},
+			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
+		},
+		{
+			name: "the first attempt crashed before publishing: a retry after the lease publishes",
+			stored: with(func(t *task.Task) {
+				t.Status, t.ExpiredAt, t.NotifyClaimAt = task.StatusExpired, expireDue, expireDue
+			}),
+			reqDue: expireDue, now: expireDue.Add(lease),
+			attempts: []expireAttempt{{want: task.Renotified}, {want: task.Skipped}},
+			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
+		},
+		{
+			name:   "store error while claiming: an error for a retry, nothing sent",
+			stored: &pending, reqDue: expireDue, now: expireDue.Add(time.Second),
+			attempts: []expireAttempt{
+				{failPublish: true, wantErr: errSNS},
+				{after: lease, failClaim: true, wantErr: errDB},
+				{after: 2 * lease, want: task.Renotified},
 			},
 			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
 		},
@@ -95,7 +159,12 @@ func TestExpireNotifiesOnce(t *testing.T) {
 			// The one duplicate window: published, not recorded, retried.
 			name:   "crash after publish, before MarkNotified: the retry publishes again",
 			stored: &pending, reqDue: expireDue, now: expireDue.Add(time.Second),
-			attempts: []expireAttempt{{failMark: true, want: task.Expired}, {want: task.Renotified}, {want: task.Skipped}},
+			attempts: []expireAttempt{
+				{failMark: true, want: task.Expired},
+				{after: time.Second, wantErr: task.ErrNotifyInProgress},
+				{after: lease, want: task.Renotified},
+				{after: 2 * lease, want: task.Skipped},
+			},
 			wantSent: 2, wantStatus: task.StatusExpired, wantNotified: true,
 		},
 		{
@@ -151,33 +220,50 @@ func TestExpireNotifiesOnce(t *testing.T) {
 				store.Put(*tc.stored)
 			}
 			outbox := &memory.Outbox{}
-			var failPublish, failMark bool
+			var a expireAttempt
+			var svc *task.Service
+			req := task.ExpireRequest{UserID: pending.UserID, TaskID: pending.TaskID, DueAt: tc.reqDue}
+			nested := false
 			outbox.Fail = func(task.Notification) error {
-				if failPublish {
+				if a.concurrent && !nested {
+					// The second invocation runs while the first publishes.
+					nested = true
+					got, err := svc.Expire(context.Background(), req)
+					if !errors.Is(err, a.concurrentErr) || got != a.concurrentOut {
+						t.Errorf("concurrent invocation: %q, %v; want %q, %v", got, err, a.concurrentOut, a.concurrentErr)
+					}
+				}
+				if a.failPublish {
 					return errSNS
 				}
 				return nil
 			}
 			store.Fail = func(op string) error {
-				if (op == "MarkNotified" && failMark) || (op == "Expire" && tc.failExpireWrite) {
+				if (op == "MarkNotified" && a.failMark) || (op == "ClaimNotification" && a.failClaim) ||
+					(op == "Expire" && tc.failExpireWrite) {
 					return errDB
 				}
 				return nil
 			}
-			svc, err := task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: expireClock{tc.now},
+			clock := &expireClock{tc.now}
+			var err error
+			svc, err = task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: clock, NotifyLease: tc.notifyLease,
 				WebURL: "https://app.example.com/", Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := task.ExpireRequest{UserID: pending.UserID, TaskID: pending.TaskID, DueAt: tc.reqDue}
-			for i, a := range tc.attempts {
-				failPublish, failMark = a.failPublish, a.failMark
+			for i := range tc.attempts {
+				a, nested = tc.attempts[i], false
+				clock.t = tc.now.Add(a.after)
 				got, err := svc.Expire(context.Background(), req)
 				if !errors.Is(err, a.wantErr) || (err == nil) != (a.wantErr == nil) {
 					t.Fatalf("attempt %d: error %v, want %v", i+1, err, a.wantErr)
 				}
 				if got != a.want {
 					t.Fatalf("attempt %d: outcome %q, want %q", i+1, got, a.want)
+				}
+				if a.concurrent && !nested {
+					t.Fatalf("attempt %d did not publish, so no concurrent invocation ran", i+1)
 				}
 			}
 			if n := outbox.SentFor(pending.TaskID); n != tc.wantSent {

@@ -20,10 +20,20 @@ type Store interface {
 	// Delete removes a task and returns what it was; ErrNotFound if missing.
 	Delete(ctx context.Context, userID, taskID string) (Task, error)
 	// Expire moves the task to Expired only if it is Pending and its
-	// deadline is dueAt; ErrConditionFailed otherwise.
+	// deadline is dueAt; ErrConditionFailed otherwise. The same write sets
+	// ExpiredAt, UpdatedAt and NotifyClaimAt to now (the caller holds the
+	// notification claim), and the task stays listed by ListPending until
+	// MarkNotified.
 	Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (Task, error)
-	// MarkNotified records the expiry notification, only if none is
-	// recorded yet (ErrConditionFailed otherwise).
+	// ClaimNotification sets NotifyClaimAt to now, only if the task is
+	// Expired, has no NotifiedAt, and its NotifyClaimAt is absent or at
+	// least lease before now; ErrConditionFailed otherwise (missing task
+	// included). It is how a retried expiry takes over a notification that
+	// an earlier attempt started and did not record.
+	ClaimNotification(ctx context.Context, userID, taskID string, now time.Time, lease time.Duration) error
+	// MarkNotified records the expiry notification of an Expired task,
+	// only if none is recorded yet (ErrConditionFailed otherwise, missing
+	// or not Expired included). The task leaves ListPending.
 	MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error
 	// SetScheduleRepair sets or clears the task's repair mark.
 	SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error
@@ -78,8 +88,10 @@ type SystemClock struct{}
 // Now returns the current UTC time.
 func (SystemClock) Now() time.Time { return time.Now().UTC() }
 
-// PendingLister pages through every Pending task of every user, in no
-// particular order: the reconciler's view of the table. Cursor is opaque.
+// PendingLister pages through every task whose expiry is still pending,
+// of every user, in no particular order: the Pending tasks, and the
+// Expired tasks whose notification is not recorded (Task.AwaitsExpiry).
+// It is the reconciler's view of the table. Cursor is opaque.
 type PendingLister interface {
 	ListPending(ctx context.Context, page PageRequest) (Page, error)
 }

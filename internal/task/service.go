@@ -17,8 +17,19 @@ type Service struct {
 	clock     Clock
 	ids       IDs
 	webURL    string
+	lease     time.Duration
 	log       *slog.Logger
 }
+
+// DefaultNotifyLease is how long an expiry attempt holds the claim to
+// publish a notification before a retry may take it over. It must be
+// longer than any one attempt can take to publish and record: the expiry
+// function's timeout is 10 s by default (constructs/scheduleonwrite), and
+// a reconciler attempt is one publish and one write. A shorter lease lets
+// a retry publish while a slow first attempt is still publishing (a
+// duplicate email); a longer one only delays the retry of an attempt that
+// crashed.
+const DefaultNotifyLease = 60 * time.Second
 
 // Deps are the Service's collaborators. Scheduler is needed by Create,
 // Notifier by Expire; a function that never calls those may leave them nil.
@@ -32,6 +43,10 @@ type Deps struct {
 	IDs IDs
 	// WebURL is the web app's base URL, used for links in notifications.
 	WebURL string
+	// NotifyLease is how long an expiry attempt holds the claim to publish
+	// a notification. Default: DefaultNotifyLease (60 s); keep it longer
+	// than the expiry function's timeout.
+	NotifyLease time.Duration
 	// Log defaults to slog.Default().
 	Log *slog.Logger
 }
@@ -50,8 +65,11 @@ func NewService(d Deps) (*Service, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
+	if d.NotifyLease <= 0 {
+		d.NotifyLease = DefaultNotifyLease
+	}
 	return &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
-		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), log: d.Log}, nil
+		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), lease: d.NotifyLease, log: d.Log}, nil
 }
 
 // Now is the service clock's reading.
@@ -151,9 +169,28 @@ const (
 // that this write expired, or that an earlier attempt expired without
 // recording its notification, is notified.
 //
-// An error means "retry me": the publish failed, and the retry will find
-// the task Expired, un-notified, and publish. The one window for a
-// duplicate is a crash after Publish and before MarkNotified.
+// Publishing is guarded by a claim on the task (NotifyClaimAt). The write
+// that expires the task takes it. A later attempt that finds the task
+// Expired, for this deadline and not notified, must take the claim over
+// with a conditional write that succeeds only once the claim is older than
+// the notify lease; while it is younger, another attempt may be publishing
+// right now, and Expire returns an error wrapping ErrNotifyInProgress so
+// that the caller retries later (it never skips: the holder may have
+// crashed, and then the retry is the only one left to send the email).
+// So two concurrent invocations of one schedule, or a schedule and the
+// reconciler, do not both publish.
+//
+// An error means "retry me": the publish failed, the claim is held
+// elsewhere, or the table failed. The retry finds the task Expired and
+// un-notified, takes the claim once it has lapsed, and publishes. A task
+// in that state also stays listed for the reconciler (Task.AwaitsExpiry),
+// which expires it through this same path after its grace period, so the
+// notification is retried even when the scheduler's retries are spent.
+//
+// The one window for a duplicate is an attempt that published and then
+// did not record it: a crash or timeout after Publish and before
+// MarkNotified, a failed MarkNotified, or a publish slower than the lease.
+// A later attempt cannot tell that the email went out, and sends it again.
 func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome, error) {
 	if s.notifier == nil {
 		return "", errors.New("task: Expire needs a Notifier")
@@ -163,20 +200,33 @@ func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome,
 	if now.Before(due) {
 		return TooEarly, nil
 	}
+	now = now.Truncate(time.Second)
 	outcome := Expired
-	t, err := s.store.Expire(ctx, req.UserID, req.TaskID, due, now.Truncate(time.Second))
+	t, err := s.store.Expire(ctx, req.UserID, req.TaskID, due, now)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrConditionFailed):
-		t, err = s.store.Get(ctx, req.UserID, req.TaskID)
-		if errors.Is(err, ErrNotFound) {
+		var open bool
+		t, open, err = s.unnotified(ctx, req, due)
+		switch {
+		case err != nil:
+			return "", err
+		case !open:
 			return Skipped, nil
 		}
-		if err != nil {
-			return "", fmt.Errorf("expire: read task: %w", err)
-		}
-		if t.Status != StatusExpired || !t.DueAt.Equal(due) || !t.NotifiedAt.IsZero() {
-			return Skipped, nil
+		if err := s.store.ClaimNotification(ctx, t.UserID, t.TaskID, now, s.lease); err != nil {
+			if !errors.Is(err, ErrConditionFailed) {
+				return "", fmt.Errorf("expire: claim notification: %w", err)
+			}
+			// Notified meanwhile, or another attempt holds the claim.
+			_, open, err = s.unnotified(ctx, req, due)
+			switch {
+			case err != nil:
+				return "", err
+			case !open:
+				return Skipped, nil
+			}
+			return "", fmt.Errorf("expire task %s: %w", t.TaskID, ErrNotifyInProgress)
 		}
 		outcome = Renotified
 	default:
@@ -188,11 +238,28 @@ func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome,
 	}
 	if err := s.store.MarkNotified(ctx, t.UserID, t.TaskID, s.Now().Truncate(time.Second)); err != nil &&
 		!errors.Is(err, ErrConditionFailed) {
-		// Published but not recorded. Not retried: a retry would publish
-		// again. Logged so the duplicate window is visible.
+		// Published but not recorded. Not returned: a retry of this
+		// invocation would publish again at once. The task stays listed
+		// for the reconciler, which sends it again after its grace
+		// period: this is the duplicate window, logged so it is visible.
 		s.log.ErrorContext(ctx, "notification sent but not recorded", "taskId", t.TaskID, "error", err.Error())
 	}
 	return outcome, nil
+}
+
+// unnotified re-reads the task after a failed conditional write. open
+// reports whether it is Expired for deadline due with no notification
+// recorded: the one state in which this attempt may still publish. A
+// missing task is not open; err is a failed read.
+func (s *Service) unnotified(ctx context.Context, req ExpireRequest, due time.Time) (t Task, open bool, err error) {
+	t, err = s.store.Get(ctx, req.UserID, req.TaskID)
+	if errors.Is(err, ErrNotFound) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, fmt.Errorf("expire: read task: %w", err)
+	}
+	return t, t.Status == StatusExpired && t.DueAt.Equal(due) && t.NotifiedAt.IsZero(), nil
 }
 
 func (s *Service) link(taskID string) string {

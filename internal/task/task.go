@@ -49,6 +49,21 @@ type Task struct {
 	// NotifiedAt records that the expiry notification was published, so a
 	// retried expiry publishes only when the first attempt did not.
 	NotifiedAt time.Time
+	// NotifyClaimAt is when an expiry attempt last took the right to
+	// publish the notification: the transition to Expired takes it, and a
+	// retry may take it over only once it is older than the notify lease
+	// (see Service.Expire). It keeps two concurrent attempts from both
+	// publishing.
+	NotifyClaimAt time.Time
+}
+
+// AwaitsExpiry reports whether the expiry path still has work on t: it is
+// Pending, or Expired without a recorded notification. These are the tasks
+// the reconciler lists (task.PendingLister) and the sparse pending index
+// holds, so an expiry whose publish failed is retried even when no
+// schedule is left to retry it.
+func (t Task) AwaitsExpiry() bool {
+	return t.Status == StatusPending || (t.Status == StatusExpired && t.NotifiedAt.IsZero())
 }
 
 // Sentinel errors of the lifecycle. Adapters wrap them; callers test with
@@ -67,6 +82,11 @@ var (
 	ErrScheduleNotFound = errors.New("schedule not found")
 	// ErrScheduleExists: the scheduler already has a schedule of that name.
 	ErrScheduleExists = errors.New("schedule already exists")
+	// ErrNotifyInProgress: another expiry attempt holds the claim to
+	// publish the task's notification and has not recorded it yet. Retry
+	// later: the claim lapses after the notify lease, so a retry takes
+	// over from an attempt that crashed.
+	ErrNotifyInProgress = errors.New("notification in progress elsewhere")
 )
 
 // ValidationError is bad client input; its message is safe to show.

@@ -13,7 +13,7 @@ import (
 )
 
 // ContractStore is what StoreContract tests: a task store that can also
-// list every Pending task.
+// list every task that awaits expiry.
 type ContractStore = interface {
 	task.Store
 	task.PendingLister
@@ -313,7 +313,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			t.Fatal(err)
 		}
 		want := in
-		want.Status, want.ExpiredAt, want.UpdatedAt = task.StatusExpired, now, now
+		want.Status, want.ExpiredAt, want.UpdatedAt, want.NotifyClaimAt = task.StatusExpired, now, now, now
 		equal(t, "returned", got, want)
 		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
 
@@ -347,21 +347,93 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		}
 	})
 
-	t.Run("mark notified once", func(t *testing.T) {
+	t.Run("mark notified once, only an expired task", func(t *testing.T) {
 		s := newStore(t)
-		in := ContractTask("alice", 1)
-		mustCreate(t, s, in)
-		if err := s.MarkNotified(ctx, "alice", in.TaskID, now); err != nil {
+		in, pending := ContractTask("alice", 1), ContractTask("alice", 3)
+		mustCreate(t, s, in, pending)
+		expired, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now)
+		if err != nil {
 			t.Fatal(err)
 		}
-		want := in
-		want.NotifiedAt = now
+		if err := s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		want := expired
+		want.NotifiedAt = now.Add(time.Second)
 		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
 		wantErr(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Minute)), task.ErrConditionFailed)
 		equal(t, "after a second mark", mustGet(t, s, "alice", in.TaskID), want)
+		wantErr(t, s.MarkNotified(ctx, "alice", pending.TaskID, now), task.ErrConditionFailed)
+		equal(t, "a pending task after a mark", mustGet(t, s, "alice", pending.TaskID), pending)
 		wantErr(t, s.MarkNotified(ctx, "alice", ContractID(2), now), task.ErrConditionFailed)
 		if _, err := s.Get(ctx, "alice", ContractID(2)); !errors.Is(err, task.ErrNotFound) {
 			t.Fatalf("marking a missing task created it: %v", err)
+		}
+	})
+
+	t.Run("claim notification: once per lease, never after the record", func(t *testing.T) {
+		const lease = time.Minute
+		s := newStore(t)
+		in, pending, done := ContractTask("alice", 1), ContractTask("alice", 2), ContractTask("alice", 3)
+		mustCreate(t, s, in, pending, done)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		expired, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now) // takes the claim at now
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed := func(at time.Time) task.Task {
+			x := expired
+			x.NotifyClaimAt = at
+			return x
+		}
+		for _, step := range []struct {
+			name string
+			at   time.Time
+			want error
+		}{
+			{"at once, held by the expiry", now, task.ErrConditionFailed},
+			{"within the lease", now.Add(lease - time.Second), task.ErrConditionFailed},
+			{"after the lease", now.Add(lease), nil},
+			{"again within the new lease", now.Add(lease + 30*time.Second), task.ErrConditionFailed},
+			{"after the new lease", now.Add(3 * lease), nil},
+		} {
+			before := mustGet(t, s, "alice", in.TaskID)
+			err := s.ClaimNotification(ctx, "alice", in.TaskID, step.at, lease)
+			if step.want != nil {
+				wantErr(t, err, step.want)
+				equal(t, step.name+": unchanged", mustGet(t, s, "alice", in.TaskID), before)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+			equal(t, step.name+": claimed", mustGet(t, s, "alice", in.TaskID), claimed(step.at))
+		}
+
+		if err := s.MarkNotified(ctx, "alice", in.TaskID, now.Add(4*lease)); err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, now.Add(time.Hour), lease), task.ErrConditionFailed)
+		if got := mustGet(t, s, "alice", in.TaskID); !got.NotifyClaimAt.Equal(now.Add(3 * lease)) {
+			t.Fatalf("a claim after the record moved it to %v", got.NotifyClaimAt)
+		}
+		for _, tc := range []struct{ name, user, id string }{
+			{"pending", "alice", pending.TaskID},
+			{"done", "alice", done.TaskID},
+			{"missing", "alice", ContractID(4)},
+			{"another user's", "bob", in.TaskID},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before, _ := s.Get(ctx, tc.user, tc.id)
+				wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, now.Add(time.Hour), lease), task.ErrConditionFailed)
+				after, _ := s.Get(ctx, tc.user, tc.id)
+				equal(t, "item", after, before)
+			})
+		}
+		if _, err := s.Get(ctx, "bob", in.TaskID); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("claiming a missing task created it: %v", err)
 		}
 	})
 
@@ -383,7 +455,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		}
 	})
 
-	t.Run("list pending returns every pending task once", func(t *testing.T) {
+	t.Run("list pending returns every task awaiting expiry once", func(t *testing.T) {
 		s := newStore(t)
 		want := map[string]task.Task{}
 		for n := 0; n < 40; n++ {
@@ -394,8 +466,17 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				if _, err := s.UpdatePending(ctx, x.UserID, x.TaskID, task.Patch{Complete: true}, now); err != nil {
 					t.Fatal(err)
 				}
-			case n%10 == 2:
+			case n%10 == 2: // expired, notification not recorded: listed
+				e, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[x.TaskID] = e
+			case n%10 == 5: // expired and notified: not listed
 				if _, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.MarkNotified(ctx, x.UserID, x.TaskID, now); err != nil {
 					t.Fatal(err)
 				}
 			case n%10 == 3:
@@ -435,6 +516,6 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				break
 			}
 		}
-		equal(t, "pending tasks", got, want)
+		equal(t, "tasks awaiting expiry", got, want)
 	})
 }

@@ -195,7 +195,9 @@ func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, e
 
 // Expire implements task.Store. The condition (still Pending, deadline
 // unchanged) is the guarantee that a stale or late schedule never expires
-// a task.
+// a task. The write takes the notification claim, and the task keeps its
+// pending-index shard until MarkNotified: an expiry whose publish fails
+// stays visible to the reconciler.
 func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
 	e := newExpr()
 	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending)) + " AND " +
@@ -203,7 +205,8 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 	e.set(tableschema.AttrStatus, string(task.StatusExpired))
 	e.set(tableschema.AttrExpiredAt, task.FormatTime(now))
 	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
-	e.remove(tableschema.PendingShardAttr)
+	e.set(tableschema.AttrNotifyClaimAt, task.FormatTime(now))
+	e.set(tableschema.PendingShardAttr, tableschema.PendingShard(taskID))
 	out, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
 	if isConditionFailed(err) {
 		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, task.ErrConditionFailed)
@@ -214,12 +217,34 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 	return decode(out.Attributes)
 }
 
-// MarkNotified implements task.Store.
+// ClaimNotification implements task.Store as one conditional UpdateItem:
+// Expired, not notified, and no claim or one at least lease old. Times are
+// fixed-width UTC strings, so comparing the strings compares the instants.
+func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, now time.Time, lease time.Duration) error {
+	e := newExpr()
+	claim := e.name(tableschema.AttrNotifyClaimAt)
+	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusExpired)) +
+		" AND attribute_not_exists(" + e.name(tableschema.AttrNotifiedAt) + ")" +
+		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(task.FormatTime(now.Add(-lease))) + ")"
+	e.set(tableschema.AttrNotifyClaimAt, task.FormatTime(now))
+	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	if isConditionFailed(err) {
+		return fmt.Errorf("claim notification of task %s: %w", taskID, task.ErrConditionFailed)
+	}
+	if err != nil {
+		return fmt.Errorf("claim notification of task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// MarkNotified implements task.Store. Recording the notification takes
+// the task out of the pending index.
 func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {
 	e := newExpr()
-	cond := "attribute_exists(" + e.name(tableschema.SortKey) + ") AND attribute_not_exists(" +
-		e.name(tableschema.AttrNotifiedAt) + ")"
+	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusExpired)) +
+		" AND attribute_not_exists(" + e.name(tableschema.AttrNotifiedAt) + ")"
 	e.set(tableschema.AttrNotifiedAt, task.FormatTime(at))
+	e.remove(tableschema.PendingShardAttr)
 	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
 	if isConditionFailed(err) {
 		return fmt.Errorf("mark task %s notified: %w", taskID, task.ErrConditionFailed)
@@ -288,7 +313,8 @@ func decodePendingCursor(s string) (pendingCursor, error) {
 }
 
 // ListPending implements task.PendingLister: it reads the sparse pending
-// index shard by shard ("0" to PendingShards-1), each in deadline order.
+// index (the tasks that await expiry, see tableschema.PendingIndex) shard
+// by shard ("0" to PendingShards-1), each in deadline order.
 // A page may end early at a shard boundary, and the last page may be
 // empty; the cursor is "" only when every shard has been read.
 func (s *Store) ListPending(ctx context.Context, page task.PageRequest) (task.Page, error) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -67,7 +68,9 @@ func rawItem(t *testing.T, c *dynamodb.Client, table, user, id string) map[strin
 	return out.Item
 }
 
-func TestLeavingPendingRemovesTheShard(t *testing.T) {
+// TestPendingShardFollowsAwaitsExpiry: the item is in the pending index
+// while the task is Pending or Expired without a recorded notification.
+func TestPendingShardFollowsAwaitsExpiry(t *testing.T) {
 	ctx := context.Background()
 	c, table := newTable(t)
 	s := New(c, table)
@@ -86,9 +89,21 @@ func TestLeavingPendingRemovesTheShard(t *testing.T) {
 			_, err := s.UpdatePending(ctx, x.UserID, x.TaskID, task.Patch{Complete: true}, now)
 			return err
 		}, false},
-		{"expired", func(x task.Task) error {
+		{"expired, not notified", func(x task.Task) error {
 			_, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now)
 			return err
+		}, true},
+		{"expired, claimed again", func(x task.Task) error {
+			if _, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now); err != nil {
+				return err
+			}
+			return s.ClaimNotification(ctx, x.UserID, x.TaskID, now.Add(time.Hour), time.Minute)
+		}, true},
+		{"expired and notified", func(x task.Task) error {
+			if _, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now); err != nil {
+				return err
+			}
+			return s.MarkNotified(ctx, x.UserID, x.TaskID, now)
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,6 +236,7 @@ func TestOtherErrorsAreWrappedUnchanged(t *testing.T) {
 		{"update", func() error { _, err := s.UpdatePending(ctx, "u", x.TaskID, task.Patch{}, x.DueAt); return err }},
 		{"delete", func() error { _, err := s.Delete(ctx, "u", x.TaskID); return err }},
 		{"expire", func() error { _, err := s.Expire(ctx, "u", x.TaskID, x.DueAt, x.DueAt); return err }},
+		{"claim notification", func() error { return s.ClaimNotification(ctx, "u", x.TaskID, x.DueAt, time.Minute) }},
 		{"mark notified", func() error { return s.MarkNotified(ctx, "u", x.TaskID, x.DueAt) }},
 		{"set repair", func() error { return s.SetScheduleRepair(ctx, "u", x.TaskID, true) }},
 		{"list pending", func() error { _, err := s.ListPending(ctx, task.PageRequest{}); return err }},
