@@ -16,6 +16,7 @@ import (
 func main() {
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
+	todo.AddChecks(app)
 	if err := build(app); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
@@ -38,6 +39,8 @@ func build(app awscdk.App) error {
 			Description: jsii.String("Tasks that expire at their deadline: schedule on write, cancel on change (" + name + ")"),
 		},
 		Config: cfg,
+		// -c webPlaceholder=true synthesizes without a web build.
+		WebPlaceholderIfMissing: fmt.Sprint(app.Node().TryGetContext(jsii.String("webPlaceholder"))) == "true",
 	})
 	return nil
 }

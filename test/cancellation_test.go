@@ -375,8 +375,8 @@ func TestCancellationLeastPrivilege(t *testing.T) {
 		want := map[string][]string{
 			"scheduler:CreateSchedule": {group}, "scheduler:UpdateSchedule": {group},
 			"scheduler:DeleteSchedule": {group},
-			"iam:PassRole":       {schedulerRole},
-			"sqs:ReceiveMessage": {queue}, "sqs:DeleteMessage": {queue},
+			"iam:PassRole":             {schedulerRole},
+			"sqs:ReceiveMessage":       {queue}, "sqs:DeleteMessage": {queue},
 			"sqs:ChangeMessageVisibility": {queue}, "sqs:GetQueueAttributes": {queue}, "sqs:GetQueueUrl": {queue},
 			"logs:CreateLogStream": {workerLogs}, "logs:PutLogEvents": {workerLogs},
 		}

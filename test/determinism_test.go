@@ -27,7 +27,7 @@ func synthToDir(t *testing.T, dir string) map[string]string {
 	if _, err := os.Stat(cdk); err != nil {
 		t.Fatalf("the CDK CLI is not installed: run `npm ci` in the repo root (make test does this)")
 	}
-	cmd := exec.Command(cdk, "synth", "--quiet", "-c", "env=dev", "-o", dir)
+	cmd := exec.Command(cdk, "synth", "--quiet", "-c", "env=dev", "-c", "webPlaceholder=true", "-o", dir)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(root, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -76,7 +76,7 @@ func Stack(t testing.TB, name string) *synthed {
 	var s *synthed
 	Check(t, func() {
 		app := NewApp(t, nil)
-		st := todo.NewTodoStack(app, "Unschedule-"+name, &todo.TodoStackProps{Config: EnvConfig(t, name)})
+		st := todo.NewTodoStack(app, "Unschedule-"+name, &todo.TodoStackProps{Config: EnvConfig(t, name), WebPlaceholderIfMissing: true})
 		tpl := assertions.Template_FromStack(st.Stack, nil)
 		s = &synthed{stack: st, tpl: tpl, json: *tpl.ToJSON()}
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -217,12 +218,12 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
 
-	nagSuppress(x.StreamFailureQueue.Node().DefaultChild(), nagRule{id: "AwsSolutions-SQS3",
-		reason: "This queue is a dead-letter queue: the stream mapping's on-failure destination, alarmed when not empty."})
-	nagSuppress(rolePolicy(x.Processor.Function), nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{"Resource::*"},
-		reason: "dynamodb:ListStreams has no resource-level permissions; the DynamoDB event source adds it. Stream reads are on the table's stream only."})
-	nagSuppress(rolePolicy(x.Worker.Function), nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{scheduleGroupWildcard},
-		reason: "The worker deletes and moves the schedules of any task, and only those: every schedule inside the table's schedule group, none outside it."})
+	nag.Suppress(x.StreamFailureQueue.Node().DefaultChild(), nag.Rule{ID: "AwsSolutions-SQS3",
+		Reason: "This queue is a dead-letter queue: the stream mapping's on-failure destination, alarmed when not empty."})
+	nag.Suppress(nag.RolePolicy(x.Processor.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
+		Reason: "dynamodb:ListStreams has no resource-level permissions; the DynamoDB event source adds it. Stream reads are on the table's stream only."})
+	nag.Suppress(nag.RolePolicy(x.Worker.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.ScheduleGroupWildcard},
+		Reason: "The worker deletes and moves the schedules of any task, and only those: every schedule inside the table's schedule group, none outside it."})
 
 	// Lag and whole-invocation failures.
 	x.IteratorAgeAlarm = alarm(c, "IteratorAgeAlarm", x.Processor.Function.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
@@ -117,6 +118,11 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		Environment: n.Environment(),
 	})
 	n.GrantSubscribe(n.PostAuth.Function)
+	nag.Suppress(nag.RolePolicy(n.PostAuth.Function),
+		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
+			Reason: "sns:Get/SetSubscriptionAttributes have no resource-level permissions; they touch subscriptions only"},
+		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
+			Reason: "List and subscribe on the shard topics: deterministic names <prefix>-<n>, possibly thousands"})
 	p.UserPool.AddTrigger(awscognito.UserPoolOperation_POST_AUTHENTICATION(), n.PostAuth.Function, awscognito.LambdaVersion_V1_0)
 
 	n.SubscribeErrorsAlarm = metricAlarm(c, "SubscribeErrorsAlarm", notify.MetricSubscribeErrors,

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -154,13 +155,13 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	p.Schedules.GrantListSchedules(fn)
 	p.Notifications.GrantPublish(fn)
 
-	nagSuppress(rolePolicy(fn),
-		nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{"Resource::*"},
-			reason: "scheduler:ListSchedules has no resource-level permissions (it is the only action on *); it reveals schedule names only."},
-		nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{scheduleGroupWildcard},
-			reason: "The reconciler repairs the schedule of any task, and only those: every schedule inside the table's schedule group, none outside it."},
-		nagRule{id: "AwsSolutions-IAM5", appliesTo: []any{map[string]string{"regex": `/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`}},
-			reason: "Expiry notifications go to the user's shard topic, one of <prefix>-<n>: the grant covers exactly those topics."},
+	nag.Suppress(nag.RolePolicy(fn),
+		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
+			Reason: "scheduler:ListSchedules has no resource-level permissions (it is the only action on *); it reveals schedule names only."},
+		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.ScheduleGroupWildcard},
+			Reason: "The reconciler repairs the schedule of any task, and only those: every schedule inside the table's schedule group, none outside it."},
+		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{map[string]string{"regex": `/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`}},
+			Reason: "Expiry notifications go to the user's shard topic, one of <prefix>-<n>: the grant covers exactly those topics."},
 	)
 
 	// An EventBridge rule rather than a Scheduler schedule: its event is

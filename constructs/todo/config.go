@@ -32,6 +32,14 @@ type Config struct {
 	NotificationShards int `json:"notificationShards"`
 	// ReconcileEveryMinutes is how often the reconciler runs.
 	ReconcileEveryMinutes int `json:"reconcileEveryMinutes"`
+	// WebRepository, when set, makes Amplify build web/ from this Git
+	// repository instead of publishing the local build.
+	WebRepository string `json:"webRepository"`
+	// WebBranch is the repository branch Amplify builds (default "main").
+	WebBranch string `json:"webBranch"`
+	// WebAccessTokenSecretName names the Secrets Manager secret holding
+	// the repository access token (required with WebRepository).
+	WebAccessTokenSecretName string `json:"webAccessTokenSecretName"`
 }
 
 var retention = map[int]awslogs.RetentionDays{
@@ -102,6 +110,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReconcileEveryMinutes < 1 || c.ReconcileEveryMinutes > 1440 {
 		return fmt.Errorf("environment %q: reconcileEveryMinutes must be between 1 and 1440 (given %d)", c.Name, c.ReconcileEveryMinutes)
+	}
+	if c.WebRepository != "" && c.WebAccessTokenSecretName == "" {
+		return fmt.Errorf("environment %q: webRepository is set, so webAccessTokenSecretName must name the Secrets Manager secret holding its access token", c.Name)
 	}
 	if c.AlarmEmail != "" && !strings.Contains(c.AlarmEmail, "@") {
 		return fmt.Errorf("environment %q: alarmEmail %q is not an email address", c.Name, c.AlarmEmail)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -18,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/constructs/userauth"
+	"github.com/unschedule/unschedule/constructs/webhosting"
 )
 
 // TodoStackProps configures the stack.
@@ -25,6 +27,10 @@ type TodoStackProps struct {
 	awscdk.StackProps
 	// Config is the environment's settings. Required.
 	Config Config
+	// WebPlaceholderIfMissing publishes a placeholder page when web/dist
+	// is not built (tests; synth on a machine without the web build).
+	// Default: a missing build fails synth with how to build it.
+	WebPlaceholderIfMissing bool
 }
 
 // TodoStack is the whole app.
@@ -36,6 +42,7 @@ type TodoStack struct {
 	Api           *taskapi.TaskApi
 	Cancellation  *cancellation.Cancellation
 	Reconciler    *reconciler.Reconciler
+	Web           *webhosting.WebHosting
 	// AlarmTopic receives every alarm of the stack.
 	AlarmTopic awssns.Topic
 }
@@ -73,13 +80,33 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		AlarmTopic:    s.AlarmTopic,
 	})
 	s.Api = taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
-		Table:            s.Scheduling.Table,
-		Schedules:        s.Scheduling,
-		UserPool:         s.Auth.UserPool,
-		AllowedOrigins:   cfg.WebOrigins,
+		Table:     s.Scheduling.Table,
+		Schedules: s.Scheduling,
+		UserPool:  s.Auth.UserPool,
+		// The hosted app's URL first (API Gateway's own error responses
+		// carry the first origin), then the environment's extra origins.
+		// The site is built after the API (its config names the API), so
+		// its URL is read lazily.
+		AllowedOrigins:   append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
 		LogRetention:     cfg.LogRetention(),
 		LogRemovalPolicy: cfg.Removal(),
 	})
+	webProps := &webhosting.WebHostingProps{
+		BackendConfig: map[string]string{
+			"apiUrl": *s.Api.Url(), "region": *stack.Region(),
+			"userPoolId": *s.Auth.UserPool.UserPoolId(), "userPoolClientId": *s.Auth.WebClient.UserPoolClientId(),
+		},
+		PlaceholderIfMissing: props.WebPlaceholderIfMissing,
+		RemovalPolicy:        cfg.Removal(),
+		LogRetention:         cfg.LogRetention(),
+		LogRemovalPolicy:     cfg.Removal(),
+	}
+	if cfg.WebRepository != "" {
+		webProps.Repository, webProps.Branch = cfg.WebRepository, cfg.WebBranch
+		webProps.AccessTokenSecret = awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("WebAccessToken"), jsii.String(cfg.WebAccessTokenSecretName))
+	}
+	s.Web = webhosting.NewWebHosting(stack, jsii.String("Web"), webProps)
+
 	s.Cancellation = cancellation.NewCancellation(stack, jsii.String("Cancellation"), &cancellation.CancellationProps{
 		Table:        s.Scheduling.Table,
 		Schedules:    s.Scheduling,
@@ -98,6 +125,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	out := func(name, value, desc string) {
 		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(desc)})
 	}
+	out("WebUrl", *s.Web.Url, "URL of the web app (Amplify Hosting)")
 	out("ApiUrl", *s.Api.Url(), "Base URL of the task REST API")
 	out("UserPoolId", *s.Auth.UserPool.UserPoolId(), "Cognito user pool id")
 	out("UserPoolClientId", *s.Auth.WebClient.UserPoolClientId(), "Cognito app client id of the web app")

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/nag"
 )
 
 // UserAuthProps configures the user pool.
@@ -90,6 +91,9 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		RemovalPolicy:   p.RemovalPolicy,
 		LambdaTriggers:  &awscognito.UserPoolTriggers{PreSignUp: u.PreSignUp.Function},
 	})
+	nag.Suppress(u.UserPool,
+		nag.Rule{ID: "AwsSolutions-COG8", Reason: "The Plus feature plan is billed per active user; enable it on the pool when threat protection is worth that cost"},
+		nag.Rule{ID: "AwsSolutions-COG2", Reason: "MFA is off because the web app has no MFA enrolment flow yet; passwords need 12+ characters with upper, lower, digit and symbol"})
 	u.WebClient = u.UserPool.AddClient(jsii.String("WebClient"), &awscognito.UserPoolClientOptions{
 		GenerateSecret:             jsii.Bool(false),
 		AuthFlows:                  &awscognito.AuthFlow{UserSrp: jsii.Bool(true)},

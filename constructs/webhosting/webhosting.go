@@ -32,7 +32,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/unschedule/unschedule/constructs/internal/nag"
 )
 
 // WebHostingProps configures the hosting.
@@ -277,11 +278,11 @@ func (w *WebHosting) deployLocalBuild(p WebHostingProps) {
 	suppress(w.Bucket, "AwsSolutions-S1", "the bucket only stages the site for Amplify: Amplify reads it as its service principal for this branch only, the deployment writes it; CloudTrail records both")
 	suppress(uploadRole, "AwsSolutions-IAM5", "BucketDeployment's own grants: read of this stack's asset objects and write of this bucket's objects (the object key is the wildcard)",
 		"Action::s3:GetBucket*", "Action::s3:GetObject*", "Action::s3:List*", "Action::s3:Abort*", "Action::s3:DeleteObject*",
-		&cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::arn:<AWS::Partition>:s3:::cdk-[a-z0-9]+-assets-<AWS::AccountId>-<AWS::Region>\/\*$/`)},
-		&cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<[A-Za-z0-9]+\.Arn>\/\*$/`)})
+		nag.Regex(`/^Resource::arn:<AWS::Partition>:s3:::cdk-[a-z0-9]+-assets-<AWS::AccountId>-<AWS::Region>\/\*$/`),
+		nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>\/\*$/`))
 	suppressRuntimes(stack)
 	suppress(w.Release, "AwsSolutions-IAM5", "StartDeployment on this branch and the deployments under it only",
-		&cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<[A-Za-z0-9]+\.Arn>\/deployments\/\*$/`)})
+		nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>\/deployments\/\*$/`))
 
 	// Deploy only once the files and Amplify's read access are in place.
 	w.Release.Node().AddDependency(w.Branch, w.Deployment, w.Bucket)
@@ -322,7 +323,7 @@ func (w *WebHosting) startFirstBuild(p WebHostingProps) {
 	w.Release.Node().AddDependency(w.Branch)
 	suppressRuntimes(awscdk.Stack_Of(w.Construct))
 	suppress(w.Release, "AwsSolutions-IAM5", "StartJob on the jobs of this branch only (a job id is not known before the call)",
-		&cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<[A-Za-z0-9]+\.Arn>\/jobs\/\*$/`)})
+		nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>\/jobs\/\*$/`))
 	cfg := map[string]*string{}
 	for k, v := range p.BackendConfig {
 		cfg[k] = jsii.String(v)
@@ -351,11 +352,7 @@ func functionRole(scope constructs.Construct, id string, p WebHostingProps) (aws
 // suppress records why a cdk-nag finding on scope (and its children) is
 // accepted; appliesTo narrows a granular rule to those findings.
 func suppress(scope constructs.IConstruct, id, reason string, appliesTo ...any) {
-	sup := &cdknag.NagPackSuppression{Id: jsii.String(id), Reason: jsii.String(reason)}
-	if len(appliesTo) > 0 {
-		sup.AppliesTo = &appliesTo
-	}
-	cdknag.NagSuppressions_AddResourceSuppressions(scope, &[]*cdknag.NagPackSuppression{sup}, jsii.Bool(true))
+	nag.Suppress(scope, nag.Rule{ID: id, Reason: reason, AppliesTo: appliesTo})
 }
 
 // suppressRuntimes accepts the runtimes of CDK's own singleton functions
