@@ -30,6 +30,10 @@ type OperationsProps struct {
 	// throttles alarm.
 	// Default: none.
 	Functions map[string]awslambda.IFunction
+	// ThrottleOnlyFunctions get a throttles alarm only: for functions
+	// whose construct already alarms on their errors.
+	// Default: none.
+	ThrottleOnlyFunctions map[string]awslambda.IFunction
 	// ScheduleGroup whose invocations are watched: target errors, dropped
 	// invocations and failures to reach the dead-letter queue alarm.
 	// Default: none.
@@ -71,11 +75,19 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 	}
 	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}
 
-	names := sortedKeys(props.Functions)
-	for _, name := range names {
+	for _, name := range sortedKeys(props.Functions) {
 		fn := props.Functions[name]
 		alarm(name+"Errors", fmt.Sprintf("The %s function failed (errors are retried or dead-lettered; see its logs).", name), fn.MetricErrors(sum))
-		alarm(name+"Throttles", fmt.Sprintf("The %s function was throttled: raise its concurrency or the account limit.", name), fn.MetricThrottles(sum))
+	}
+	throttled := map[string]awslambda.IFunction{}
+	for k, v := range props.Functions {
+		throttled[k] = v
+	}
+	for k, v := range props.ThrottleOnlyFunctions {
+		throttled[k] = v
+	}
+	for _, name := range sortedKeys(throttled) {
+		alarm(name+"Throttles", fmt.Sprintf("The %s function was throttled: raise its concurrency or the account limit.", name), throttled[name].MetricThrottles(sum))
 	}
 	if g := props.ScheduleGroup; g != nil {
 		alarm("SchedulerTargetErrors", "The scheduler could not invoke the expiry function; it retries, then uses the DLQ.", g.MetricTargetErrors(sum))

@@ -7,19 +7,23 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/notifications"
+	"github.com/unschedule/unschedule/constructs/operations"
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/constructs/userauth"
 	"github.com/unschedule/unschedule/constructs/webhosting"
+	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // TodoStackProps configures the stack.
@@ -43,6 +47,7 @@ type TodoStack struct {
 	Cancellation  *cancellation.Cancellation
 	Reconciler    *reconciler.Reconciler
 	Web           *webhosting.WebHosting
+	Operations    *operations.Operations
 	// AlarmTopic receives every alarm of the stack.
 	AlarmTopic awssns.Topic
 }
@@ -120,6 +125,26 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		EveryMinutes:  float64(cfg.ReconcileEveryMinutes),
 		AlarmTopic:    s.AlarmTopic,
 		LogRetention:  cfg.LogRetention(),
+	})
+
+	s.Operations = operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
+		AlarmTopic: s.AlarmTopic,
+		Functions: map[string]awslambda.IFunction{
+			metrics.FunctionAPI: s.Api.Handler.Function, metrics.FunctionExpiry: s.Scheduling.Expiry.Function,
+			"presignup": s.Auth.PreSignUp.Function, metrics.FunctionPostAuth: s.Notifications.PostAuth.Function,
+		},
+		// Their constructs alarm on their errors already.
+		ThrottleOnlyFunctions: map[string]awslambda.IFunction{
+			metrics.FunctionStreamProcessor: s.Cancellation.Processor.Function,
+			metrics.FunctionCancelWorker:    s.Cancellation.Worker.Function,
+			metrics.FunctionReconciler:      s.Reconciler.Function.Function,
+		},
+		ScheduleGroup: s.Scheduling.ScheduleGroup,
+		Queues: map[string]awssqs.IQueue{
+			"cancellations": s.Cancellation.Queue, "cancellations DLQ": s.Cancellation.DeadLetterQueue,
+			"stream failures": s.Cancellation.StreamFailureQueue, "scheduler DLQ": s.Scheduling.DeadLetterQueue,
+		},
+		DashboardName: *stack.StackName() + "-lifecycle",
 	})
 
 	out := func(name, value, desc string) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -29,6 +30,11 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		return fmt.Errorf("expiry: %w", err)
 	}
 	outcome, err := h.svc.Expire(ctx, req)
+	if errors.Is(err, task.ErrNotifyInProgress) {
+		// Another attempt holds the notification claim: retry later.
+		h.metrics.Add("ExpiryNotifyInProgress", 1)
+		return err
+	}
 	if err != nil {
 		h.metrics.Add("ExpiryErrors", 1)
 		h.log.ErrorContext(ctx, "expiry failed; the scheduler will retry", "taskId", req.TaskID, "error", err.Error())

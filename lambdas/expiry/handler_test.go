@@ -23,6 +23,9 @@ func TestHandle(t *testing.T) {
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	const id = "01JD00000000000000000000AA"
 	pending := task.Task{UserID: "u1", TaskID: id, Title: "t", Status: task.StatusPending, DueAt: due, ScheduleToken: "tok"}
+	// Expired by a concurrent firing that is publishing right now.
+	claimed := pending
+	claimed.Status, claimed.ExpiredAt, claimed.NotifyClaimAt = task.StatusExpired, due, due.Add(20*time.Second)
 	payload := func(dueAt time.Time) json.RawMessage {
 		return json.RawMessage(task.EncodePayload(task.Payload{TaskID: id, UserID: "u1", DueAt: task.FormatTime(dueAt)}))
 	}
@@ -41,6 +44,7 @@ func TestHandle(t *testing.T) {
 		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, false, `"ExpirySkipped":1`, 0, task.StatusPending},
 		{"gone task skipped", nil, payload(due), nil, false, `"ExpirySkipped":1`, 0, ""},
 		{"publish failure is retried", &pending, payload(due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusExpired},
+		{"another attempt is publishing: retry later", &claimed, payload(due), nil, true, `"ExpiryNotifyInProgress":1`, 0, task.StatusExpired},
 		{"not our payload", &pending, json.RawMessage(`{"hello":1}`), nil, true, `"ExpiryBadInput":1`, 0, task.StatusPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,77 @@
+package test
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestEveryFailurePathAlarms: every function alarms on errors and
+// throttles (its own construct's alarm or the operations one), every queue
+// that can hold a given-up message alarms, the scheduler's failures alarm,
+// and every alarm notifies the alarm topic.
+func TestEveryFailurePathAlarms(t *testing.T) {
+	s := Stack(t, "dev")
+	topic := s.LogicalID(t, "AWS::SNS::Topic", "AlarmTopic")
+	watched := map[string]map[string]bool{} // metric name -> dimension values
+	for id, a := range s.Resources("AWS::CloudWatch::Alarm") {
+		p := Props(a)
+		if !strings.Contains(JSON(p["AlarmActions"]), `"Ref": "`+topic+`"`) {
+			t.Errorf("alarm %s does not notify the alarm topic: %s", id, JSON(p["AlarmActions"]))
+		}
+		name, _ := p["MetricName"].(string)
+		if name == "" { // metric-math alarms (the reconciler's repairs)
+			name = "math:" + id
+		}
+		if watched[name] == nil {
+			watched[name] = map[string]bool{}
+		}
+		for _, d := range asList(p["Dimensions"]) {
+			watched[name][JSON(d.(map[string]any)["Value"])] = true
+		}
+	}
+	fnRef := func(id string) string { return JSON(map[string]any{"Ref": id}) }
+	for id := range s.Resources("AWS::Lambda::Function") {
+		if strings.HasPrefix(id, "CustomCDKBucketDeployment") || strings.HasPrefix(id, "AWS679f53fac002430cb0da5b7982bd2287") {
+			continue // CDK's deploy-time helpers
+		}
+		for _, m := range []string{"Errors", "Throttles"} {
+			if !watched[m][fnRef(id)] {
+				t.Errorf("function %s has no %s alarm", id, m)
+			}
+		}
+	}
+	for _, q := range []string{"TasksScheduleDeadLetterQueue", "CancellationDeadLetterQueue", "CancellationStreamFailureQueue"} {
+		qid := s.LogicalID(t, "AWS::SQS::Queue", q)
+		if !watched["ApproximateNumberOfMessagesVisible"][JSON(map[string]any{"Fn::GetAtt": []any{qid, "QueueName"}})] {
+			t.Errorf("queue %s has no alarm", q)
+		}
+	}
+	var names []string
+	for n := range watched {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, m := range []string{"IteratorAge", "TargetErrorCount", "InvocationDroppedCount", "InvocationsFailedToBeSentToDeadLetterCount", "FilterPolicyLimitExceeded", "NotificationSubscribeErrors"} {
+		if watched[m] == nil {
+			t.Errorf("no alarm on %s (alarmed metrics: %v)", m, names)
+		}
+	}
+	dash := s.Resources("AWS::CloudWatch::Dashboard")
+	if len(dash) != 1 {
+		t.Fatalf("%d dashboards", len(dash))
+	}
+	for _, body := range dash {
+		b := JSON(Props(body)["DashboardBody"])
+		for _, want := range []string{"TasksCreated", "TasksExpired", "Cancelled", "NotificationLagSeconds", "ApproximateNumberOfMessagesVisible"} {
+			if !strings.Contains(b, want) {
+				t.Errorf("dashboard lacks %s", want)
+			}
+		}
+	}
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
