@@ -201,3 +201,16 @@ func ActionMap(sts []map[string]any) map[string]string {
 	}
 	return m
 }
+
+// NagFindings lists the unsuppressed AwsSolutions errors and warnings on
+// stack (synthesizing it), one line each.
+func NagFindings(stack awscdk.Stack) []string {
+	ann := assertions.Annotations_FromStack(stack)
+	rule := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
+	var out []string
+	for _, m := range append(*ann.FindError(jsii.String("*"), rule), *ann.FindWarning(jsii.String("*"), rule)...) {
+		//lint:ignore SA1019 Annotations returns this type; the Go binding has no other
+		out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+	}
+	return out
+}

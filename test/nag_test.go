@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/todo"
 )
@@ -23,14 +22,7 @@ func TestNoUnsuppressedNagFindings(t *testing.T) {
 				app := NewApp(t, nil)
 				st := todo.NewTodoStack(app, "Unschedule-"+env, &todo.TodoStackProps{Config: EnvConfig(t, env), WebPlaceholderIfMissing: true})
 				todo.AddChecks(app) // exactly what app.go applies
-				ann := assertions.Annotations_FromStack(st.Stack)
-				rule := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
-				for _, m := range *ann.FindError(jsii.String("*"), rule) {
-					findings = append(findings, fmt.Sprintf("ERROR %s: %v", *m.Id, m.Entry.Data))
-				}
-				for _, m := range *ann.FindWarning(jsii.String("*"), rule) {
-					findings = append(findings, fmt.Sprintf("WARN %s: %v", *m.Id, m.Entry.Data))
-				}
+				findings = append(findings, NagFindings(st.Stack)...)
 				// Suppressions are per resource, each with a real reason.
 				if md, ok := (*assertions.Template_FromStack(st.Stack, nil).ToJSON())["Metadata"].(map[string]any); ok {
 					if _, ok := md["cdk_nag"]; ok {

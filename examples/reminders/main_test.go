@@ -23,7 +23,7 @@ func TestExampleSynthesizes(t *testing.T) {
 	tpl.ResourceCountIs(jsii.String("AWS::Scheduler::ScheduleGroup"), jsii.Number(1))
 	tpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), map[string]any{"FifoQueue": true, "ContentBasedDeduplication": false})
 	tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-		"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		"FunctionResponseTypes":      []any{"ReportBatchItemFailures"},
 		"BisectBatchOnFunctionError": true,
 	})
 	// API, stream processor, worker, reconciler, expiry, triggers: every

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/cancel"
@@ -253,13 +252,4 @@ func (w *world) send(m cancel.Message) {
 type msgState struct {
 	eventID, taskID string
 	acked           bool
-}
-
-func sortedFaults(m map[Fault]int) []Fault {
-	out := make([]Fault, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
