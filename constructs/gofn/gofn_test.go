@@ -1,0 +1,54 @@
+package gofn
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/jsii-runtime-go"
+)
+
+// TestTryBundle: with a Go toolchain the local bundling builds an arm64
+// bootstrap; without one it declines, so CDK falls back to Docker.
+func TestTryBundle(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("these tests need the go command")
+	}
+	for _, tc := range []struct {
+		name      string
+		path      string
+		want      bool
+		wantBuilt bool
+	}{
+		{"go on PATH builds", filepath.Dir(goBin), true, true},
+		{"no go falls back to docker", t.TempDir(), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PATH", tc.path)
+			out := t.TempDir()
+			b := &localBundling{root: ModuleRoot(), entry: "lambdas/presignup"}
+			if got := *b.TryBundle(jsii.String(out), nil); got != tc.want {
+				t.Fatalf("TryBundle = %v, want %v", got, tc.want)
+			}
+			st, err := os.Stat(filepath.Join(out, "bootstrap"))
+			if built := err == nil && st.Size() > 0; built != tc.wantBuilt {
+				t.Fatalf("bootstrap built = %v, want %v", built, tc.wantBuilt)
+			}
+			if tc.wantBuilt {
+				b, _ := os.ReadFile(filepath.Join(out, "bootstrap"))
+				// ELF, 64-bit, little endian, machine EM_AARCH64 (183).
+				if string(b[:4]) != "\x7fELF" || b[18] != 183 {
+					t.Fatalf("bootstrap is not a linux/arm64 ELF binary")
+				}
+			}
+		})
+	}
+}
+
+func TestModuleRootHoldsTheLambdas(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(ModuleRoot(), "lambdas", "expiry", "main.go")); err != nil {
+		t.Fatalf("ModuleRoot() = %s: %v", ModuleRoot(), err)
+	}
+}
