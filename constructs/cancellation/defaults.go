@@ -2,10 +2,10 @@ package cancellation
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
 
 // Defaults of CancellationProps, in one place.
@@ -41,24 +41,17 @@ func withDefaults(id string, props *CancellationProps) CancellationProps {
 		panic(fmt.Sprintf("%s: props are required: Table and Schedules", id))
 	}
 	p := *props
-	p.BatchSize = orDefault(p.BatchSize, DefaultBatchSize)
-	p.MaxRecordAgeSec = orDefault(p.MaxRecordAgeSec, DefaultMaxRecordAgeSec)
-	p.RetryAttempts = orDefault(p.RetryAttempts, DefaultRetryAttempts)
-	p.WorkerBatchSize = orDefault(p.WorkerBatchSize, DefaultWorkerBatchSize)
-	p.WorkerMaxConcurrency = orDefault(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
-	p.WorkerTimeoutSec = orDefault(p.WorkerTimeoutSec, DefaultWorkerTimeoutSec)
-	p.MaxReceiveCount = orDefault(p.MaxReceiveCount, DefaultMaxReceiveCount)
+	p.BatchSize = propcheck.OrDefault(p.BatchSize, DefaultBatchSize)
+	p.MaxRecordAgeSec = propcheck.OrDefault(p.MaxRecordAgeSec, DefaultMaxRecordAgeSec)
+	p.RetryAttempts = propcheck.OrDefault(p.RetryAttempts, DefaultRetryAttempts)
+	p.WorkerBatchSize = propcheck.OrDefault(p.WorkerBatchSize, DefaultWorkerBatchSize)
+	p.WorkerMaxConcurrency = propcheck.OrDefault(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
+	p.WorkerTimeoutSec = propcheck.OrDefault(p.WorkerTimeoutSec, DefaultWorkerTimeoutSec)
+	p.MaxReceiveCount = propcheck.OrDefault(p.MaxReceiveCount, DefaultMaxReceiveCount)
 	if p.LogRetention == "" {
 		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
 	}
 	return p
-}
-
-func orDefault(v, d float64) float64 {
-	if v == 0 {
-		return d
-	}
-	return v
 }
 
 // validate panics with a message that names the prop, shows the bad value
@@ -88,17 +81,6 @@ func validate(id string, p CancellationProps) {
 		{"WorkerTimeoutSec", p.WorkerTimeoutSec, 1, 900, "seconds, Lambda's limits"},
 		{"MaxReceiveCount", p.MaxReceiveCount, 1, 1000, "deliveries before a message moves to the dead-letter queue"},
 	} {
-		checkRange(id, r.name, r.v, r.lo, r.hi, r.unit)
-	}
-}
-
-// checkRange panics unless v is a whole number in [lo, hi].
-func checkRange(id, name string, v, lo, hi float64, unit string) {
-	if *awscdk.Token_IsUnresolved(v) {
-		return
-	}
-	if v < lo || v > hi || v != math.Trunc(v) {
-		panic(fmt.Sprintf("%s: %s must be a whole number between %v and %v inclusive (given %v): set it in range (%s)",
-			id, name, lo, hi, v, unit))
+		propcheck.CheckWhole(id, r.name, r.v, r.lo, r.hi, r.unit)
 	}
 }

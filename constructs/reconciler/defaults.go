@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
 
 // Defaults of ReconcilerProps, in one place.
@@ -31,24 +33,17 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 		panic(fmt.Sprintf("%s: props are required: Table, Schedules and Notifications", id))
 	}
 	p := *props
-	p.EveryMinutes = orDefault(p.EveryMinutes, DefaultEveryMinutes)
-	p.GraceSec = orDefault(p.GraceSec, DefaultGraceSec)
-	p.RatePerSec = orDefault(p.RatePerSec, DefaultRatePerSec)
+	p.EveryMinutes = propcheck.OrDefault(p.EveryMinutes, DefaultEveryMinutes)
+	p.GraceSec = propcheck.OrDefault(p.GraceSec, DefaultGraceSec)
+	p.RatePerSec = propcheck.OrDefault(p.RatePerSec, DefaultRatePerSec)
 	// A run must end before the next one starts: with a short interval
 	// the default budget is half of it.
-	p.BudgetSec = orDefault(p.BudgetSec, math.Min(DefaultBudgetSec, math.Floor(p.EveryMinutes*60/2)))
-	p.RepairAlarmThreshold = orDefault(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
+	p.BudgetSec = propcheck.OrDefault(p.BudgetSec, math.Min(DefaultBudgetSec, math.Floor(p.EveryMinutes*60/2)))
+	p.RepairAlarmThreshold = propcheck.OrDefault(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
 	if p.LogRetention == "" {
 		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
 	}
 	return p
-}
-
-func orDefault(v, d float64) float64 {
-	if v == 0 {
-		return d
-	}
-	return v
 }
 
 // validate panics with a message that names the prop, shows the bad value
@@ -62,10 +57,10 @@ func validate(id string, p ReconcilerProps) {
 	case p.Notifications == nil:
 		panic(fmt.Sprintf("%s: Notifications is required: pass where expiry notifications go (notifications.NewUserNotifications)", id))
 	}
-	checkRange(id, "EveryMinutes", p.EveryMinutes, 1, 1440, "minutes between runs")
-	checkRange(id, "GraceSec", p.GraceSec, 1, 86400, "seconds past a deadline before the reconciler expires the task")
-	checkRange(id, "BudgetSec", p.BudgetSec, 10, maxBudgetSec, "seconds of work per run; the timeout is this plus 60")
-	checkRange(id, "RepairAlarmThreshold", p.RepairAlarmThreshold, 1, 1e9, "repairs per run")
+	propcheck.CheckWhole(id, "EveryMinutes", p.EveryMinutes, 1, 1440, "minutes between runs")
+	propcheck.CheckWhole(id, "GraceSec", p.GraceSec, 1, 86400, "seconds past a deadline before the reconciler expires the task")
+	propcheck.CheckWhole(id, "BudgetSec", p.BudgetSec, 10, maxBudgetSec, "seconds of work per run; the timeout is this plus 60")
+	propcheck.CheckWhole(id, "RepairAlarmThreshold", p.RepairAlarmThreshold, 1, 1e9, "repairs per run")
 	if !*awscdk.Token_IsUnresolved(p.RatePerSec) && (p.RatePerSec <= 0 || p.RatePerSec > 1000) {
 		panic(fmt.Sprintf("%s: RatePerSec must be above 0 and at most 1000 (given %v): set it below the account's Scheduler request-rate quotas",
 			id, p.RatePerSec))
@@ -73,16 +68,5 @@ func validate(id string, p ReconcilerProps) {
 	if !*awscdk.Token_IsUnresolved(p.BudgetSec) && !*awscdk.Token_IsUnresolved(p.EveryMinutes) && p.BudgetSec >= p.EveryMinutes*60 {
 		panic(fmt.Sprintf("%s: BudgetSec (given %v) must be shorter than the interval between runs (EveryMinutes %v = %v s): lower BudgetSec or raise EveryMinutes",
 			id, p.BudgetSec, p.EveryMinutes, p.EveryMinutes*60))
-	}
-}
-
-// checkRange panics unless v is a whole number in [lo, hi].
-func checkRange(id, name string, v, lo, hi float64, unit string) {
-	if *awscdk.Token_IsUnresolved(v) {
-		return
-	}
-	if v < lo || v > hi || v != math.Trunc(v) {
-		panic(fmt.Sprintf("%s: %s must be a whole number between %v and %v inclusive (given %v): set it in range (%s)",
-			id, name, lo, hi, v, unit))
 	}
 }

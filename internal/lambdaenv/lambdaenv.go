@@ -63,6 +63,21 @@ func (e *Env) Int(name string, def, min, max int) int {
 	return int(n)
 }
 
+// Float returns a number variable above min and at most max, or def when
+// unset.
+func (e *Env) Float(name string, def, min, max float64) float64 {
+	s := strings.TrimSpace(e.get(name))
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n <= min || n > max {
+		e.problems = append(e.problems, fmt.Sprintf("%s must be a number above %v and at most %v (given %q)", name, min, max, s))
+		return def
+	}
+	return n
+}
+
 // Err is nil when every variable read so far was fine.
 func (e *Env) Err() error {
 	if len(e.problems) == 0 {

@@ -21,6 +21,9 @@ func TestEnv(t *testing.T) {
 		{"int default", func(e *Env) any { return e.Int("MISSING", 7, 0, 10) }, 7, ""},
 		{"int fraction", func(e *Env) any { return e.Int("BAD", 1, 0, 10) }, 1, "BAD must be a whole number"},
 		{"int range", func(e *Env) any { return e.Int("BIG", 1, 0, 10) }, 1, "from 0 to 10"},
+		{"float", func(e *Env) any { return e.Float("F", 1, 0, 10) }, 3.0, ""},
+		{"float default", func(e *Env) any { return e.Float("MISSING", 2.5, 0, 10) }, 2.5, ""},
+		{"float out of range", func(e *Env) any { return e.Float("BIG", 1, 0, 10) }, 1.0, "BIG must be a number above 0"},
 		{"list", func(e *Env) any { return strings.Join(e.List("L"), "|") }, "a|b", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

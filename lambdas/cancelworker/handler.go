@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -19,24 +18,9 @@ const FunctionName = metrics.FunctionCancelWorker
 // loadConfig reads the schedule group and the target of its schedules
 // (needed to recreate a schedule that already fired) through getenv.
 func loadConfig(getenv func(string) string) (awsscheduler.Config, error) {
-	c := awsscheduler.Config{
-		GroupName:     getenv("SCHEDULE_GROUP"),
-		TargetArn:     getenv("EXPIRY_FUNCTION_ARN"),
-		RoleArn:       getenv("SCHEDULER_ROLE_ARN"),
-		DeadLetterArn: getenv("SCHEDULER_DLQ_ARN"),
-	}
-	var errs []error
-	for _, v := range []struct{ name, value, want string }{
-		{"SCHEDULE_GROUP", c.GroupName, "the task schedule group's name"},
-		{"EXPIRY_FUNCTION_ARN", c.TargetArn, "the expiry function's ARN"},
-		{"SCHEDULER_ROLE_ARN", c.RoleArn, "the role the scheduler assumes to invoke it"},
-		{"SCHEDULER_DLQ_ARN", c.DeadLetterArn, "the schedules' dead-letter queue ARN"},
-	} {
-		if v.value == "" {
-			errs = append(errs, fmt.Errorf("%s is empty: set it to %s", v.name, v.want))
-		}
-	}
-	return c, errors.Join(errs...)
+	e := lambdaenv.New(getenv)
+	c := awsscheduler.ConfigFromEnv(e)
+	return c, e.Err()
 }
 
 type batchHandler interface {

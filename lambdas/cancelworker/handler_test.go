@@ -136,7 +136,8 @@ func TestLoadConfig(t *testing.T) {
 				}
 				return
 			}
-			want := awsscheduler.Config{GroupName: "tasks", TargetArn: "arn:fn", RoleArn: "arn:role", DeadLetterArn: "arn:dlq"}
+			want := awsscheduler.Config{GroupName: "tasks", TargetArn: "arn:fn", RoleArn: "arn:role", DeadLetterArn: "arn:dlq",
+				MaxRetryAttempts: 3, MaxEventAgeSec: 86400}
 			if err != nil || got != want {
 				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, want)
 			}

@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -17,31 +16,16 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	fail := func(msg string, err error) {
-		log.Error("cancelworker: "+msg, "error", err.Error())
-		os.Exit(1)
-	}
-	cfg, err := loadConfig(os.Getenv)
-	if err != nil {
-		fail("bad configuration", err)
-	}
-	aws, err := awsconfig.LoadDefaultConfig(context.Background())
-	if err != nil {
-		fail("load AWS config", err)
-	}
-	sched, err := awsscheduler.New(scheduler.NewFromConfig(aws), cfg)
-	if err != nil {
-		fail("scheduler adapter", err)
-	}
+	log := lambdaenv.Logger()
+	cfg := lambdaenv.Must(loadConfig(os.Getenv))
+	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
+	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(aws), cfg))
 	rec := metrics.New(FunctionName, os.Stdout)
-	worker, err := cancel.NewWorker(sched, rec, log)
-	if err != nil {
-		fail("worker", err)
-	}
+	worker := lambdaenv.Must(cancel.NewWorker(sched, rec, log))
 	lambda.Start((&handler{worker: worker, metrics: rec, log: log}).handle)
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -37,62 +35,21 @@ type config struct {
 // and BUDGET_SEC are optional (see reconcile.Config for defaults); WEB_URL
 // is optional (notifications then carry no link).
 func loadConfig(getenv func(string) string) (config, error) {
+	e := lambdaenv.New(getenv)
 	c := config{
-		Table: getenv("TABLE_NAME"),
-		Scheduler: awsscheduler.Config{
-			GroupName:     getenv("SCHEDULE_GROUP"),
-			TargetArn:     getenv("EXPIRY_FUNCTION_ARN"),
-			RoleArn:       getenv("SCHEDULER_ROLE_ARN"),
-			DeadLetterArn: getenv("SCHEDULER_DLQ_ARN"),
-		},
-		WebURL: getenv("WEB_URL"),
+		Table:     e.Require("TABLE_NAME"),
+		Scheduler: awsscheduler.ConfigFromEnv(e),
+		// The notification topics are found exactly as the expiry
+		// function finds them, so an expiry by the reconciler reaches the
+		// same user.
+		TopicArns: awssns.TopicArnsFromEnv(e),
+		WebURL:    e.Optional("WEB_URL", ""),
 	}
-	var errs []error
-	for _, v := range []struct{ name, value, want string }{
-		{"TABLE_NAME", c.Table, "the task table's name"},
-		{"SCHEDULE_GROUP", c.Scheduler.GroupName, "the task schedule group's name"},
-		{"EXPIRY_FUNCTION_ARN", c.Scheduler.TargetArn, "the expiry function's ARN"},
-		{"SCHEDULER_ROLE_ARN", c.Scheduler.RoleArn, "the role the scheduler assumes to invoke it"},
-		{"SCHEDULER_DLQ_ARN", c.Scheduler.DeadLetterArn, "the schedules' dead-letter queue ARN"},
-	} {
-		if v.value == "" {
-			errs = append(errs, fmt.Errorf("%s is empty: set it to %s", v.name, v.want))
-		}
-	}
-	// The notification topics are found exactly as the expiry function
-	// finds them, so an expiry by the reconciler reaches the same user.
-	env := lambdaenv.New(getenv)
-	c.TopicArns = awssns.TopicArnsFromEnv(env)
-	if err := env.Err(); err != nil {
-		errs = append(errs, err)
-	}
-	var err error
-	if c.Reconcile.Grace, err = seconds(getenv, "GRACE_SEC"); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Reconcile.Budget, err = seconds(getenv, "BUDGET_SEC"); err != nil {
-		errs = append(errs, err)
-	}
-	if s := getenv("RATE_PER_SEC"); s != "" {
-		if c.Reconcile.RatePerSec, err = strconv.ParseFloat(s, 64); err != nil || c.Reconcile.RatePerSec <= 0 {
-			errs = append(errs, fmt.Errorf("RATE_PER_SEC must be a number of calls per second above 0 (given %q)", s))
-		}
-	}
-	return c, errors.Join(errs...)
-}
-
-// seconds reads an optional whole number of seconds above 0 (0 when
-// unset, which means the default).
-func seconds(getenv func(string) string, name string) (time.Duration, error) {
-	s := getenv(name)
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s must be a whole number of seconds above 0 (given %q)", name, s)
-	}
-	return time.Duration(n) * time.Second, nil
+	// Unset means the reconcile package's default.
+	c.Reconcile.Grace = time.Duration(e.Int("GRACE_SEC", 0, 1, 86400)) * time.Second
+	c.Reconcile.Budget = time.Duration(e.Int("BUDGET_SEC", 0, 1, 900)) * time.Second
+	c.Reconcile.RatePerSec = e.Float("RATE_PER_SEC", 0, 0, 1000)
+	return c, e.Err()
 }
 
 type runner interface {

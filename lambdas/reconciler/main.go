@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -23,48 +22,24 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/reconcile"
 	"github.com/unschedule/unschedule/internal/task"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	fail := func(msg string, err error) {
-		log.Error("reconciler: "+msg, "error", err.Error())
-		os.Exit(1)
-	}
-	cfg, err := loadConfig(os.Getenv)
-	if err != nil {
-		fail("bad configuration", err)
-	}
-	aws, err := awsconfig.LoadDefaultConfig(context.Background())
-	if err != nil {
-		fail("load AWS config", err)
-	}
+	log := lambdaenv.Logger()
+	cfg := lambdaenv.Must(loadConfig(os.Getenv))
+	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
 	ddb := dynamodb.NewFromConfig(aws)
 	store := dynamo.New(ddb, cfg.Table)
-	cps, err := checkpoint.New(ddb, cfg.Table)
-	if err != nil {
-		fail("checkpoint adapter", err)
-	}
-	sched, err := awsscheduler.New(scheduler.NewFromConfig(aws), cfg.Scheduler)
-	if err != nil {
-		fail("scheduler adapter", err)
-	}
-	notifier, err := awssns.NewPublisher(sns.NewFromConfig(aws), cfg.TopicArns)
-	if err != nil {
-		fail("SNS adapter", err)
-	}
-	svc, err := task.NewService(task.Deps{Store: store, Notifier: notifier, WebURL: cfg.WebURL, Log: log})
-	if err != nil {
-		fail("task service", err)
-	}
+	cps := lambdaenv.Must(checkpoint.New(ddb, cfg.Table))
+	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(aws), cfg.Scheduler))
+	notifier := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), cfg.TopicArns))
+	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Notifier: notifier, WebURL: cfg.WebURL, Log: log}))
 	rec := metrics.New(FunctionName, os.Stdout)
-	r, err := reconcile.New(cfg.Reconcile, reconcile.Deps{Pending: store, Tasks: store, Scheduler: sched,
-		Schedules: sched, Expirer: svc, Checkpoints: cps, Metrics: rec, Log: log})
-	if err != nil {
-		fail("reconciler", err)
-	}
+	r := lambdaenv.Must(reconcile.New(cfg.Reconcile, reconcile.Deps{Pending: store, Tasks: store, Scheduler: sched,
+		Schedules: sched, Expirer: svc, Checkpoints: cps, Metrics: rec, Log: log}))
 	lambda.Start((&handler{run: r, metrics: rec, log: log, margin: StopMargin}).handle)
 }

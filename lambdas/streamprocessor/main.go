@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -17,31 +16,16 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awssqs"
 	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	fail := func(msg string, err error) {
-		log.Error("streamprocessor: "+msg, "error", err.Error())
-		os.Exit(1)
-	}
-	cfg, err := loadConfig(os.Getenv)
-	if err != nil {
-		fail("bad configuration", err)
-	}
-	aws, err := awsconfig.LoadDefaultConfig(context.Background())
-	if err != nil {
-		fail("load AWS config", err)
-	}
-	queue, err := awssqs.New(sqs.NewFromConfig(aws), cfg.QueueURL)
-	if err != nil {
-		fail("SQS adapter", err)
-	}
+	log := lambdaenv.Logger()
+	cfg := lambdaenv.Must(loadConfig(os.Getenv))
+	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
+	queue := lambdaenv.Must(awssqs.New(sqs.NewFromConfig(aws), cfg.QueueURL))
 	rec := metrics.New(FunctionName, os.Stdout)
-	proc, err := cancel.NewProcessor(queue, rec, log)
-	if err != nil {
-		fail("processor", err)
-	}
+	proc := lambdaenv.Must(cancel.NewProcessor(queue, rec, log))
 	lambda.Start((&handler{proc: proc, metrics: rec, log: log}).handle)
 }
