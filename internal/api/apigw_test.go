@@ -4,24 +4,16 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
 func loadEvent(t *testing.T, name string) events.APIGatewayProxyRequest {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var e events.APIGatewayProxyRequest
-	if err := json.Unmarshal(b, &e); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return testfixture.Load[events.APIGatewayProxyRequest](t, name)
 }
 
 func TestServeAPIGateway(t *testing.T) {

@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
 const (
@@ -28,16 +26,7 @@ const (
 )
 
 func fixture(t *testing.T, name string) events.SQSEvent {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.SQSEvent
-	if err := json.Unmarshal(b, &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testfixture.Load[events.SQSEvent](t, name)
 }
 
 func TestHandle(t *testing.T) {

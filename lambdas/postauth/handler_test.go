@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
 var topics = []string{
@@ -34,16 +33,7 @@ const (
 )
 
 func fixture(t *testing.T, name string) events.CognitoEventUserPoolsPostAuthentication {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.CognitoEventUserPoolsPostAuthentication
-	if err := json.Unmarshal(b, &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testfixture.Load[events.CognitoEventUserPoolsPostAuthentication](t, name)
 }
 
 // rig is the trigger as deployed, with SNS replaced by the in-memory model.

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,19 +13,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
 func fixture(t *testing.T, name string) events.CognitoEventUserPoolsPreSignup {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.CognitoEventUserPoolsPreSignup
-	if err := json.Unmarshal(b, &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testfixture.Load[events.CognitoEventUserPoolsPreSignup](t, name)
 }
 
 func TestHandle(t *testing.T) {

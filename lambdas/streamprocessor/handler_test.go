@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,19 +14,11 @@ import (
 
 	"github.com/unschedule/unschedule/internal/cancel"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
 func fixture(t *testing.T, name string) events.DynamoDBEvent {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.DynamoDBEvent
-	if err := json.Unmarshal(b, &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testfixture.Load[events.DynamoDBEvent](t, name)
 }
 
 type fakeQueue struct {

@@ -1,9 +1,6 @@
 package dynamo
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -11,19 +8,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
 func loadRecord(t *testing.T, name string) events.DynamoDBEventRecord {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r events.DynamoDBEventRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("fixture %s: %v", name, err)
-	}
-	return r
+	return testfixture.Load[events.DynamoDBEventRecord](t, name)
 }
 
 func TestDecodeStreamRecord(t *testing.T) {
