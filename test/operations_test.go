@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // TestEveryFailurePathAlarms: every function alarms on errors and
@@ -74,4 +76,55 @@ func TestEveryFailurePathAlarms(t *testing.T) {
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
+}
+
+// TestCustomMetricsAreDimensionedByStack: every function is told its
+// stack's name (METRICS_STACK, read by internal/metrics), and every alarm
+// and dashboard metric in the project's namespace matches on exactly the
+// dimensions the functions emit, Stack and Function, so dev and prod in one
+// account never share an alarm.
+func TestCustomMetricsAreDimensionedByStack(t *testing.T) {
+	s := Stack(t, "dev")
+	stackName := JSON(*s.stack.StackName())
+	for id, fn := range s.Resources("AWS::Lambda::Function") {
+		if strings.HasPrefix(id, "CustomCDKBucketDeployment") || strings.HasPrefix(id, "AWS679f53fac002430cb0da5b7982bd2287") {
+			continue // CDK's deploy-time helpers
+		}
+		vars := JSON(Props(fn)["Environment"])
+		if !strings.Contains(vars, `"`+metrics.StackEnv+`": `+stackName) {
+			t.Errorf("function %s lacks %s = the stack name: %s", id, metrics.StackEnv, vars)
+		}
+	}
+	emitted := map[string]bool{}
+	for _, f := range []string{metrics.FunctionAPI, metrics.FunctionExpiry, metrics.FunctionStreamProcessor,
+		metrics.FunctionCancelWorker, metrics.FunctionReconciler, metrics.FunctionPostAuth} {
+		emitted[f] = true
+	}
+	var found int
+	check := func(where string, m map[string]any) {
+		if m["Namespace"] != metrics.Namespace {
+			return
+		}
+		found++
+		dims := map[string]string{}
+		for _, d := range asList(m["Dimensions"]) {
+			dims[d.(map[string]any)["Name"].(string)] = JSON(d.(map[string]any)["Value"])
+		}
+		fn := strings.Trim(dims[metrics.DimensionFunction], `"`)
+		if len(dims) != 2 || dims[metrics.DimensionStack] != stackName || !emitted[fn] {
+			t.Errorf("%s: metric %v has dimensions %v, want exactly Stack = the stack name and Function = one of the functions", where, m["MetricName"], dims)
+		}
+	}
+	for id, a := range s.Resources("AWS::CloudWatch::Alarm") {
+		p := Props(a)
+		check(id, p)
+		for _, q := range asList(p["Metrics"]) {
+			if ms, ok := q.(map[string]any)["MetricStat"].(map[string]any); ok {
+				check(id, ms["Metric"].(map[string]any))
+			}
+		}
+	}
+	if found < 4 {
+		t.Fatalf("found %d custom-metric alarms, want the postauth and reconciler ones", found)
+	}
 }

@@ -179,7 +179,9 @@ func TestReconcilerAlarms(t *testing.T) {
 				continue
 			}
 			metric := ms["Metric"].(map[string]any)
-			if metric["Namespace"] != metrics.Namespace || JSON(metric["Dimensions"]) != JSON([]any{map[string]any{"Name": "Function", "Value": metrics.FunctionReconciler}}) ||
+			if metric["Namespace"] != metrics.Namespace || JSON(metric["Dimensions"]) != JSON([]any{
+				map[string]any{"Name": metrics.DimensionFunction, "Value": metrics.FunctionReconciler},
+				map[string]any{"Name": metrics.DimensionStack, "Value": *s.stack.StackName()}}) ||
 				ms["Stat"] != "Sum" || ms["Period"] != float64(EnvConfig(t, "dev").ReconcileEveryMinutes*60) {
 				t.Errorf("metric %s", JSON(ms))
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
@@ -260,14 +261,5 @@ func StreamFilter() *map[string]any {
 
 func alarm(scope constructs.Construct, id string, m awscloudwatch.IMetric, threshold float64,
 	op awscloudwatch.ComparisonOperator, description string, topic awssns.ITopic) awscloudwatch.Alarm {
-	a := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String(description),
-		Metric:             m,
-		Threshold:          jsii.Number(threshold),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: op,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	scheduleonwrite.AddAlarmAction(a, topic)
-	return a
+	return alarms.New(scope, id, description, m, threshold, op, topic)
 }

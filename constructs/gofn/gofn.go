@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // FunctionProps configures a Go function.
@@ -106,7 +108,8 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: jsii.Strings(*logs.LogGroupArn()),
 	}))
-	env := map[string]*string{}
+	// Every function's metrics carry its stack's name as a dimension.
+	env := map[string]*string{metrics.StackEnv: awscdk.Stack_Of(c).StackName()}
 	for k, v := range props.Environment {
 		env[k] = jsii.String(v)
 	}

@@ -24,8 +24,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
-	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
 )
@@ -174,19 +174,7 @@ func (n *UserNotifications) GrantSubscribe(grantee awsiam.IGrantable) awsiam.Gra
 }
 
 func metricAlarm(scope constructs.Construct, id, metric, description string, topic awssns.ITopic) awscloudwatch.Alarm {
-	a := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
-		AlarmDescription: jsii.String(description),
-		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metric),
-			DimensionsMap: &map[string]*string{"Function": jsii.String("postauth")},
-			Statistic:     jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5)),
-		}),
-		Threshold: jsii.Number(1), EvaluationPeriods: jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	scheduleonwrite.AddAlarmAction(a, topic)
-	return a
+	return alarms.AtLeast(scope, id, description, alarms.CustomMetric(scope, metrics.FunctionPostAuth, metric, "Sum", nil), 1, topic)
 }
 
 func validPrefix(s string) bool {

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -64,14 +64,7 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 	o := &Operations{Construct: c, Alarms: map[string]awscloudwatch.Alarm{}}
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	alarm := func(id, description string, m awscloudwatch.IMetric) {
-		a := awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription: jsii.String(description), Metric: m,
-			Threshold: jsii.Number(1), EvaluationPeriods: jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		scheduleonwrite.AddAlarmAction(a, props.AlarmTopic)
-		o.Alarms[id] = a
+		o.Alarms[id] = alarms.AtLeast(c, id, description, m, 1, props.AlarmTopic)
 	}
 	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}
 
@@ -100,17 +93,10 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 		DefaultInterval: awscdk.Duration_Hours(jsii.Number(6)),
 	})
 	lifecycle := func(name, fn string) awscloudwatch.IMetric {
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name),
-			DimensionsMap: &map[string]*string{"Function": jsii.String(fn)},
-			Statistic:     jsii.String("Sum"), Period: five, Label: jsii.String(name),
-		})
+		return alarms.CustomMetric(c, fn, name, "Sum", five).With(&awscloudwatch.MetricOptions{Label: jsii.String(name)})
 	}
-	lag := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.NotificationLagSeconds),
-		DimensionsMap: &map[string]*string{"Function": jsii.String(metrics.FunctionExpiry)},
-		Statistic:     jsii.String("p99"), Period: five, Label: jsii.String("notification lag p99 (s)"),
-	})
+	lag := alarms.CustomMetric(c, metrics.FunctionExpiry, metrics.NotificationLagSeconds, "p99", five).
+		With(&awscloudwatch.MetricOptions{Label: jsii.String("notification lag p99 (s)")})
 	widgets := []awscloudwatch.IWidget{
 		awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 			Title: jsii.String("Task lifecycle (per 5 min)"), Width: jsii.Number(12),

@@ -23,8 +23,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
-	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/reconcile"
@@ -176,28 +176,17 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	})
 
 	period := awscdk.Duration_Minutes(jsii.Number(p.EveryMinutes))
-	r.ErrorsAlarm = awscloudwatch.NewAlarm(c, jsii.String("ErrorsAlarm"), &awscloudwatch.AlarmProps{
-		AlarmDescription: jsii.String("A reconciler run failed (the checkpoint or a page could not be read): drift is not being repaired. Check the reconciler's logs."),
-		Metric: fn.MetricErrors(&awscloudwatch.MetricOptions{
-			Statistic: jsii.String("Sum"), Period: period,
-		}),
-		Threshold: jsii.Number(1), EvaluationPeriods: jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	scheduleonwrite.AddAlarmAction(r.ErrorsAlarm, p.AlarmTopic)
+	r.ErrorsAlarm = alarms.AtLeast(c, "ErrorsAlarm",
+		"A reconciler run failed (the checkpoint or a page could not be read): drift is not being repaired. Check the reconciler's logs.",
+		fn.MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}), 1, p.AlarmTopic)
 
 	repair := func(name string) awscloudwatch.Metric {
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name),
-			DimensionsMap: &map[string]*string{"Function": jsii.String(metrics.FunctionReconciler)},
-			Statistic:     jsii.String("Sum"), Period: period,
-		})
+		return alarms.CustomMetric(c, metrics.FunctionReconciler, name, "Sum", period)
 	}
-	r.RepairsAlarm = awscloudwatch.NewAlarm(c, jsii.String("RepairsAlarm"), &awscloudwatch.AlarmProps{
-		AlarmDescription: jsii.String(fmt.Sprintf("A reconciler run repaired more than %v tasks or schedules: the cancellation pipeline "+
-			"or the API's schedule creation is failing. Check their alarms and logs.", p.RepairAlarmThreshold)),
-		Metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+	r.RepairsAlarm = alarms.New(c, "RepairsAlarm",
+		fmt.Sprintf("A reconciler run repaired more than %v tasks or schedules: the cancellation pipeline "+
+			"or the API's schedule creation is failing. Check their alarms and logs.", p.RepairAlarmThreshold),
+		awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 			Label:      jsii.String("Repairs"),
 			Expression: jsii.String("FILL(created, 0) + FILL(moved, 0) + FILL(deleted, 0) + FILL(expired, 0)"),
 			UsingMetrics: &map[string]awscloudwatch.IMetric{
@@ -207,12 +196,7 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 				"expired": repair(reconcile.MetricTasksExpired),
 			},
 			Period: period,
-		}),
-		Threshold: jsii.Number(p.RepairAlarmThreshold), EvaluationPeriods: jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	scheduleonwrite.AddAlarmAction(r.RepairsAlarm, p.AlarmTopic)
+		}), p.RepairAlarmThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, p.AlarmTopic)
 	return r
 }
 

@@ -24,15 +24,34 @@ type Recorder struct {
 	counts   map[string]float64
 	units    map[string]string
 	function string
+	stack    string
 }
 
+// StackEnv is the environment variable that names the stack a function
+// belongs to. constructs/gofn sets it on every function, so two stacks
+// (dev and prod) in one account and region never share a metric.
+const StackEnv = "METRICS_STACK"
+
+// Dimension names of every metric.
+const (
+	DimensionStack    = "Stack"
+	DimensionFunction = "Function"
+)
+
 // New returns a recorder for the named function that writes to w
-// (os.Stdout when nil). Every metric carries the dimension Function.
+// (os.Stdout when nil). Every metric carries the dimensions Stack (from
+// the StackEnv variable) and Function.
 func New(function string, w io.Writer) *Recorder {
+	return NewForStack(os.Getenv(StackEnv), function, w)
+}
+
+// NewForStack is New with the stack name given, not read from the
+// environment.
+func NewForStack(stack, function string, w io.Writer) *Recorder {
 	if w == nil {
 		w = os.Stdout
 	}
-	return &Recorder{w: w, now: time.Now, function: function,
+	return &Recorder{w: w, now: time.Now, function: function, stack: stack,
 		counts: map[string]float64{}, units: map[string]string{}}
 }
 
@@ -74,7 +93,7 @@ func (r *Recorder) Flush() error {
 	}
 	sort.Strings(names)
 	defs := make([]map[string]string, 0, len(names))
-	rec := map[string]any{"Function": r.function}
+	rec := map[string]any{DimensionStack: r.stack, DimensionFunction: r.function}
 	for _, n := range names {
 		defs = append(defs, map[string]string{"Name": n, "Unit": r.units[n]})
 		rec[n] = r.counts[n]
@@ -83,7 +102,7 @@ func (r *Recorder) Flush() error {
 		"Timestamp": r.now().UnixMilli(),
 		"CloudWatchMetrics": []any{map[string]any{
 			"Namespace":  Namespace,
-			"Dimensions": [][]string{{"Function"}},
+			"Dimensions": [][]string{{DimensionStack, DimensionFunction}},
 			"Metrics":    defs,
 		}},
 	}

@@ -19,6 +19,7 @@ func TestFlushWritesEMF(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
+			t.Setenv(StackEnv, "Unschedule-dev")
 			r := New("expiry", &buf)
 			r.now = func() time.Time { return time.UnixMilli(1700000000000) }
 			tc.record(r)
@@ -51,8 +52,12 @@ func TestFlushWritesEMF(t *testing.T) {
 					t.Fatalf("%s = %v, want %v", k, got[k], v)
 				}
 			}
-			if got["Function"] != "expiry" {
-				t.Fatalf("Function = %v", got["Function"])
+			if got["Function"] != "expiry" || got["Stack"] != "Unschedule-dev" {
+				t.Fatalf("Function = %v, Stack = %v", got["Function"], got["Stack"])
+			}
+			dims, _ := json.Marshal(cwm["Dimensions"])
+			if string(dims) != `[["Stack","Function"]]` {
+				t.Fatalf("Dimensions = %s, want [[\"Stack\",\"Function\"]]: alarms match on both", dims)
 			}
 		})
 	}

@@ -1,0 +1,73 @@
+// Package alarms holds the CloudWatch builders every construct shares: the
+// project's custom metrics (dimensioned by stack and function, as
+// internal/metrics writes them) and alarms that notify a topic.
+package alarms
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+// CustomMetric is the metric name that function fn of scope's stack
+// writes (internal/metrics), with its Stack and Function dimensions, so
+// two stacks in one account and region never share a metric.
+// statistic is e.g. "Sum" or "p99"; period defaults to 5 minutes.
+func CustomMetric(scope constructs.Construct, fn, name, statistic string, period awscdk.Duration) awscloudwatch.Metric {
+	if period == nil {
+		period = awscdk.Duration_Minutes(jsii.Number(5))
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace:  jsii.String(metrics.Namespace),
+		MetricName: jsii.String(name),
+		DimensionsMap: &map[string]*string{
+			metrics.DimensionStack:    awscdk.Stack_Of(scope).StackName(),
+			metrics.DimensionFunction: jsii.String(fn),
+		},
+		Statistic: jsii.String(statistic),
+		Period:    period,
+	})
+}
+
+// StackEnvironment is the environment a function needs for its metrics
+// to carry the Stack dimension (set by constructs/gofn on every function).
+func StackEnvironment(scope constructs.Construct) (string, string) {
+	return metrics.StackEnv, *awscdk.Stack_Of(scope).StackName()
+}
+
+// AtLeast is an alarm that fires when metric reaches threshold in one
+// period; missing data is not breaching. Its state changes go to topic.
+func AtLeast(scope constructs.Construct, id, description string, metric awscloudwatch.IMetric, threshold float64, topic awssns.ITopic) awscloudwatch.Alarm {
+	return New(scope, id, description, metric, threshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, topic)
+}
+
+// New is an alarm that compares metric with threshold over one period;
+// missing data is not breaching. Its state changes go to topic.
+func New(scope constructs.Construct, id, description string, metric awscloudwatch.IMetric, threshold float64,
+	op awscloudwatch.ComparisonOperator, topic awssns.ITopic) awscloudwatch.Alarm {
+	a := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String(description),
+		Metric:             metric,
+		Threshold:          jsii.Number(threshold),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: op,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	AddActions(a, topic)
+	return a
+}
+
+// AddActions sends the alarm's state changes (ALARM and OK) to topic
+// (no-op for nil).
+func AddActions(a awscloudwatch.Alarm, topic awssns.ITopic) {
+	if topic == nil {
+		return
+	}
+	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
+	a.AddOkAction(awscloudwatchactions.NewSnsAction(topic))
+}
