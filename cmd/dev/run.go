@@ -20,6 +20,7 @@ import (
 // options are the command line.
 type options struct {
 	addr           string
+	allowRemote    bool
 	dataDir        string
 	webDir         string
 	domains        []string
@@ -38,6 +39,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
 	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the embedded store (tasks, schedules, users, outbox)")
 	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
 	domains := fs.String("allowed-email-domains", getenv(EnvAllowedEmailDomains),
@@ -51,6 +53,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
+	if err := checkListenAddr(o.addr, o.allowRemote); err != nil {
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
@@ -73,6 +79,58 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	return o, nil
 }
 
+// checkListenAddr refuses a listen address that other machines can reach
+// unless allowRemote: the dev server has no TLS, lets anyone sign up, and
+// keeps everyone's tasks and mail.
+func checkListenAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-addr %q is not host:port: use, for example, 127.0.0.1:8080", addr)
+	}
+	if allowRemote || isLoopback(host) {
+		return nil
+	}
+	shown := host
+	if shown == "" {
+		shown = "every interface"
+	}
+	return fmt.Errorf("-addr %s would listen on %s, which other machines can reach: anyone there could sign up and use this "+
+		"unencrypted dev server; listen on a loopback address such as 127.0.0.1:8080, or pass -allow-remote to do it anyway", addr, shown)
+}
+
+// isLoopback reports whether a listen host is this machine only.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// remoteHosts are the Host header values the server also answers to when
+// remote access is allowed: the listen host, or, for an unspecified one
+// (":8080", "0.0.0.0:8080"), every address of this machine's interfaces.
+func remoteHosts(addr string, allowRemote bool, interfaceAddrs func() ([]net.Addr, error)) ([]string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || !allowRemote || isLoopback(host) {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return []string{host}, nil
+	}
+	addrs, err := interfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("list this machine's addresses for the Host check: %w", err)
+	}
+	var hosts []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			hosts = append(hosts, n.IP.String())
+		}
+	}
+	return hosts, nil
+}
+
 // run serves until ctx ends, then shuts down: no new requests, a last
 // pipeline step, state saved, store closed. It writes the ready line to
 // stdout once the server accepts connections.
@@ -89,7 +147,15 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 			"web", web)
 		web = ""
 	}
-	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url,
+	hosts, err := remoteHosts(o.addr, o.allowRemote, net.InterfaceAddrs)
+	if err != nil {
+		return err
+	}
+	if o.allowRemote {
+		log.Warn("listening beyond this machine (-allow-remote): anyone who can reach it can sign up and use it",
+			"addr", ln.Addr().String(), "hosts", hosts)
+	}
+	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
 		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, TokenTTL: o.tokenTTL, Log: log})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,6 +36,19 @@ func TestParseOptions(t *testing.T) {
 		{"flag beats the environment", []string{"-allowed-email-domains", "example.net"}, map[string]string{EnvAllowedEmailDomains: "example.com"},
 			func(o options) bool { return reflect.DeepEqual(o.domains, []string{"example.net"}) }, false},
 		{"bad domain", []string{"-allowed-email-domains", "@example.com"}, nil, nil, true},
+		{"localhost", []string{"-addr", "localhost:9000"}, nil, func(o options) bool { return o.addr == "localhost:9000" && !o.allowRemote }, false},
+		{"IPv6 loopback", []string{"-addr", "[::1]:9000"}, nil, func(o options) bool { return o.addr == "[::1]:9000" }, false},
+		{"another loopback address", []string{"-addr", "127.0.0.2:9000"}, nil, func(o options) bool { return true }, false},
+		{"every interface, refused", []string{"-addr", "0.0.0.0:8080"}, nil, nil, true},
+		{"every interface, no host, refused", []string{"-addr", ":8080"}, nil, nil, true},
+		{"IPv6 every interface, refused", []string{"-addr", "[::]:8080"}, nil, nil, true},
+		{"LAN address, refused", []string{"-addr", "192.168.1.20:8080"}, nil, nil, true},
+		{"host name, refused", []string{"-addr", "devbox.lan:8080"}, nil, nil, true},
+		{"every interface with -allow-remote", []string{"-addr", "0.0.0.0:8080", "-allow-remote"}, nil,
+			func(o options) bool { return o.addr == "0.0.0.0:8080" && o.allowRemote }, false},
+		{"LAN address with -allow-remote", []string{"-allow-remote", "-addr", "192.168.1.20:8080"}, nil,
+			func(o options) bool { return o.allowRemote }, false},
+		{"not host:port", []string{"-addr", "8080"}, nil, nil, true},
 		{"zero step", []string{"-step", "0s"}, nil, nil, true},
 		{"stray argument", []string{"serve"}, nil, nil, true},
 		{"unknown flag", []string{"-port", "1"}, nil, nil, true},
@@ -46,6 +60,48 @@ func TestParseOptions(t *testing.T) {
 			}
 			if err == nil && !tc.check(o) {
 				t.Fatalf("options %+v", o)
+			}
+		})
+	}
+}
+
+// TestRemoteAddressRefusal: the refusal names the flag to pass.
+func TestRemoteAddressRefusal(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "10.0.0.5:8080", "devbox.lan:80"} {
+		t.Run(addr, func(t *testing.T) {
+			var stderr strings.Builder
+			_, err := parseOptions([]string{"-addr", addr}, func(string) string { return "" }, &stderr)
+			if err == nil || !strings.Contains(err.Error(), "-allow-remote") || !strings.Contains(err.Error(), "127.0.0.1:8080") ||
+				!strings.Contains(stderr.String(), err.Error()) {
+				t.Fatalf("err %v, stderr %q: want a refusal that names -allow-remote and a loopback address", err, stderr.String())
+			}
+		})
+	}
+}
+
+func TestRemoteHosts(t *testing.T) {
+	ifaces := func() ([]net.Addr, error) {
+		return []net.Addr{&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+			&net.IPNet{IP: net.ParseIP("192.168.1.20"), Mask: net.CIDRMask(24, 32)},
+			&net.IPNet{IP: net.ParseIP("fe80::1"), Mask: net.CIDRMask(64, 128)}}, nil
+	}
+	for _, tc := range []struct {
+		name, addr  string
+		allowRemote bool
+		want        []string
+	}{
+		{"loopback", "127.0.0.1:8080", false, nil},
+		{"loopback, remote allowed", "127.0.0.1:8080", true, nil},
+		{"LAN address", "192.168.1.20:8080", true, []string{"192.168.1.20"}},
+		{"host name", "devbox.lan:8080", true, []string{"devbox.lan"}},
+		{"every interface", "0.0.0.0:8080", true, []string{"127.0.0.1", "192.168.1.20", "fe80::1"}},
+		{"no host", ":8080", true, []string{"127.0.0.1", "192.168.1.20", "fe80::1"}},
+		{"IPv6 every interface", "[::]:8080", true, []string{"127.0.0.1", "192.168.1.20", "fe80::1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := remoteHosts(tc.addr, tc.allowRemote, ifaces)
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("%v %v, want %v", got, err, tc.want)
 			}
 		})
 	}
@@ -81,18 +137,30 @@ func TestRunServesAndStops(t *testing.T) {
 			t.Fatalf("ready line %q", line)
 		}
 		go io.Copy(io.Discard, pr)
-		for _, tc := range []struct{ path, want string }{
-			{"/", "<title>app</title>"},
-			{"/config.json", `"mode":"local"`},
+		port := strings.TrimPrefix(url, "http://127.0.0.1:")
+		for _, tc := range []struct {
+			path, host string
+			status     int
+			want       string
+		}{
+			{"/", "", 200, "<title>app</title>"},
+			{"/config.json", "", 200, `"mode":"local"`},
+			{"/config.json", "localhost:" + port, 200, `"mode":"local"`},
+			{"/outbox.json", "", 401, `"error":"unauthorized"`},
+			{"/config.json", "rebound.example:" + port, 421, `"error":"misdirected_request"`},
 		} {
-			t.Run(tc.path, func(t *testing.T) {
-				resp, err := http.Get(url + tc.path)
+			t.Run(tc.path+" "+tc.host, func(t *testing.T) {
+				req, _ := http.NewRequest("GET", url+tc.path, nil)
+				if tc.host != "" {
+					req.Host = tc.host
+				}
+				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer resp.Body.Close()
 				b, _ := io.ReadAll(resp.Body)
-				if resp.StatusCode != 200 || !strings.Contains(string(b), tc.want) {
+				if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
 					t.Fatalf("round %d: %d %s", round, resp.StatusCode, b)
 				}
 			})

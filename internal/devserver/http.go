@@ -1,13 +1,12 @@
 package devserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"html/template"
 	"io"
 	"net/http"
 	"strings"
@@ -27,7 +26,10 @@ const PostAuthBudget = 3 * time.Second
 const maxAuthBody = 16 * 1024
 
 // Handler serves the web app, /config.json, the task API, the local
-// sign-in, the outbox and the debug listing.
+// sign-in, the outbox and the debug listing, to requests whose Host is a
+// loopback name or address or one of Config.AllowedHosts (others get 421).
+// The outbox and the listing need the local sign-in and show the caller
+// their own mail and schedules only.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /config.json", s.serveConfig)
@@ -35,7 +37,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /local-auth/signin", s.signIn)
 	mux.HandleFunc(api.RouteTasks, s.serveAPI(api.RouteTasks))
 	mux.HandleFunc(api.RouteTask, s.serveAPI(api.RouteTask))
-	mux.HandleFunc("GET /outbox", s.serveOutboxPage)
+	mux.HandleFunc("GET /outbox", serveOutboxPage)
 	mux.HandleFunc("GET /outbox.json", s.serveOutboxJSON)
 	mux.HandleFunc("GET /debug/schedules.json", s.serveSchedules)
 	if s.cfg.WebDir != "" {
@@ -45,7 +47,7 @@ func (s *Server) Handler() http.Handler {
 			writeError(w, http.StatusNotFound, "not_found", "no such page: this server was started without a web app")
 		})
 	}
-	return mux
+	return guardHost(s.cfg.AllowedHosts, mux)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -73,10 +75,8 @@ func (s *Server) serveConfig(w http.ResponseWriter, _ *http.Request) {
 // the request to the API handler with the token's sub as the user.
 func (s *Server) serveAPI(route string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		claims, err := s.signer.Verify(BearerToken(r.Header.Get("Authorization")))
-		if err != nil {
-			s.log.InfoContext(r.Context(), "request refused: bad token", "path", r.URL.Path, "reason", err.Error())
-			writeError(w, http.StatusUnauthorized, "unauthorized", "Unauthorized: sign in again (the token is missing, invalid or expired).")
+		claims, ok := s.signedIn(w, r)
+		if !ok {
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, task.MaxBodyBytes+1))
@@ -101,6 +101,18 @@ func (s *Server) serveAPI(route string) http.HandlerFunc {
 			}
 		}
 	}
+}
+
+// signedIn checks the request's token as the Cognito authorizer does and
+// returns its claims; otherwise it answers 401 JSON and reports false.
+func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (Claims, bool) {
+	claims, err := s.signer.Verify(BearerToken(r.Header.Get("Authorization")))
+	if err != nil {
+		s.log.InfoContext(r.Context(), "request refused: bad token", "path", r.URL.Path, "reason", err.Error())
+		writeError(w, http.StatusUnauthorized, "unauthorized", "Unauthorized: sign in again (the token is missing, invalid or expired).")
+		return Claims{}, false
+	}
+	return claims, true
 }
 
 type credentials struct {
@@ -227,66 +239,67 @@ type scheduleJSON struct {
 	DueAt  string `json:"dueAt"`
 }
 
-// serveSchedules lists the live schedules (every user's: it is a debug
-// page of a local server).
-func (s *Server) serveSchedules(w http.ResponseWriter, _ *http.Request) {
+// serveSchedules lists the caller's live schedules.
+func (s *Server) serveSchedules(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.signedIn(w, r)
+	if !ok {
+		return
+	}
 	out := []scheduleJSON{}
 	for _, sc := range s.pipe.Scheduler.All() {
+		if sc.Payload.UserID != c.Sub {
+			continue
+		}
 		out = append(out, scheduleJSON{Name: sc.Name, At: task.FormatTime(sc.At), TaskID: sc.Payload.TaskID,
 			UserID: sc.Payload.UserID, DueAt: sc.Payload.DueAt})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"schedules": out})
 }
 
-func (s *Server) outbox(w http.ResponseWriter, r *http.Request) ([]boltstore.Email, bool) {
-	emails, err := s.db.Outbox()
-	if err != nil {
-		s.internal(w, r, err)
-		return nil, false
+// mine reports whether an outbox email is the caller's: about them (their
+// sub) or sent to their address, as their own mailbox would show it.
+func mine(e boltstore.Email, c Claims) bool {
+	if e.UserID != "" && e.UserID == c.Sub {
+		return true
 	}
-	if emails == nil {
-		emails = []boltstore.Email{}
+	for _, to := range e.To {
+		if c.Email != "" && strings.EqualFold(to, c.Email) {
+			return true
+		}
 	}
-	return emails, true
+	return false
 }
 
+// serveOutboxJSON lists the caller's outbox emails, oldest first.
 func (s *Server) serveOutboxJSON(w http.ResponseWriter, r *http.Request) {
-	if emails, ok := s.outbox(w, r); ok {
-		writeJSON(w, http.StatusOK, map[string]any{"emails": emails})
-	}
-}
-
-var outboxPage = template.Must(template.New("outbox").Funcs(template.FuncMap{
-	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"join": func(s []string) string { return strings.Join(s, ", ") },
-}).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="5">
-<title>Outbox - Unschedule dev server</title>
-<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}table{border-collapse:collapse;width:100%}
-th,td{border:1px solid #ccc;padding:.4rem;text-align:left;vertical-align:top}pre{white-space:pre-wrap;margin:0}</style>
-</head><body>
-<h1>Outbox</h1>
-<p>Every email the app would have sent, newest first. Nothing leaves this machine. This page reloads every 5 seconds; <a href="/outbox.json">JSON</a>.</p>
-{{if .}}<table><thead><tr><th>#</th><th>When</th><th>Kind</th><th>To</th><th>Subject</th><th>Body</th></tr></thead><tbody>
-{{range .}}<tr data-testid="outbox-email" data-task-id="{{.TaskID}}"><td>{{.Seq}}</td><td>{{when .At}}</td><td>{{.Kind}}</td>
-<td>{{if .To}}{{join .To}}{{else}}<em>nobody (no confirmed subscription)</em>{{end}}</td><td>{{.Subject}}</td><td><pre>{{.Body}}</pre></td></tr>
-{{end}}</tbody></table>{{else}}<p data-testid="outbox-empty">No email yet.</p>{{end}}
-</body></html>
-`))
-
-func (s *Server) serveOutboxPage(w http.ResponseWriter, r *http.Request) {
-	emails, ok := s.outbox(w, r)
+	c, ok := s.signedIn(w, r)
 	if !ok {
 		return
 	}
-	for i, j := 0, len(emails)-1; i < j; i, j = i+1, j-1 {
-		emails[i], emails[j] = emails[j], emails[i]
-	}
-	var b bytes.Buffer
-	if err := outboxPage.Execute(&b, emails); err != nil {
+	all, err := s.db.Outbox()
+	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
+	emails := []boltstore.Email{}
+	for _, e := range all {
+		if mine(e, c) {
+			emails = append(emails, e)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"emails": emails})
+}
+
+//go:embed outbox.html
+var outboxPage []byte
+
+// serveOutboxPage is the outbox page: it holds no mail itself. Its script
+// takes the web app's local session in this tab (or signs in with its own
+// form) and shows /outbox.json, which needs the token.
+func serveOutboxPage(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b.Bytes())
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	_, _ = w.Write(outboxPage)
 }

@@ -37,6 +37,10 @@ type Config struct {
 	// ExtraOrigins are further allowed CORS origins, such as the Vite dev
 	// server's. Default: none.
 	ExtraOrigins []string
+	// AllowedHosts are further names or addresses (no port) the server
+	// answers to in the Host header, such as the host of a non-loopback
+	// listen address. Default: only localhost and loopback addresses.
+	AllowedHosts []string
 	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone
 	// may sign up.
 	AllowedEmailDomains []string

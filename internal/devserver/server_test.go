@@ -85,6 +85,7 @@ func newEnv(t *testing.T, domains ...string) *env {
 }
 
 type reply struct {
+	header http.Header
 	status int
 	body   map[string]any
 	raw    string
@@ -110,7 +111,7 @@ func (e *env) do(method, path, token string, body any) reply {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	r := reply{status: resp.StatusCode, raw: string(raw)}
+	r := reply{header: resp.Header, status: resp.StatusCode, raw: string(raw)}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
 }
@@ -121,6 +122,12 @@ func (e *env) user(email string) string {
 	if r := e.do("POST", "/local-auth/signup", "", map[string]string{"email": email, "password": "password1"}); r.status != http.StatusCreated {
 		e.t.Fatalf("sign-up: %d %s", r.status, r.raw)
 	}
+	return e.signIn(email)
+}
+
+// signIn signs the user in and returns the ID token.
+func (e *env) signIn(email string) string {
+	e.t.Helper()
 	r := e.do("POST", "/local-auth/signin", "", map[string]string{"email": email, "password": "password1"})
 	tok, _ := r.body["idToken"].(string)
 	if r.status != http.StatusOK || tok == "" {
@@ -158,12 +165,14 @@ func (e *env) tick(d time.Duration) {
 	}
 }
 
-func (e *env) emails(kind, taskID string) []boltstore.Email {
+// emails are the outbox emails of kind (and of taskID, when set) that the
+// token's user sees.
+func (e *env) emails(tok, kind, taskID string) []boltstore.Email {
 	e.t.Helper()
 	var out struct {
 		Emails []boltstore.Email `json:"emails"`
 	}
-	r := e.do("GET", "/outbox.json", "", nil)
+	r := e.do("GET", "/outbox.json", tok, nil)
 	if err := json.Unmarshal([]byte(r.raw), &out); err != nil {
 		e.t.Fatalf("outbox.json %q: %v", r.raw, err)
 	}
@@ -176,12 +185,13 @@ func (e *env) emails(kind, taskID string) []boltstore.Email {
 	return sel
 }
 
-func (e *env) schedules() []scheduleJSON {
+// schedules are the live schedules the token's user sees.
+func (e *env) schedules(tok string) []scheduleJSON {
 	e.t.Helper()
 	var out struct {
 		Schedules []scheduleJSON `json:"schedules"`
 	}
-	r := e.do("GET", "/debug/schedules.json", "", nil)
+	r := e.do("GET", "/debug/schedules.json", tok, nil)
 	if err := json.Unmarshal([]byte(r.raw), &out); err != nil {
 		e.t.Fatalf("schedules.json %q: %v", r.raw, err)
 	}
@@ -311,7 +321,8 @@ func TestSignUpAndSignIn(t *testing.T) {
 			!notify.SamePolicy(subs[0].FilterPolicy, notify.FilterPolicy(u.Sub)) || !subs[0].Confirmed {
 			t.Fatalf("subscriptions %+v", subs)
 		}
-		if got := e.emails(KindConfirmation, ""); len(got) != 1 || got[0].To[0] != "ada@example.com" {
+		tok := e.signIn("ada@example.com")
+		if got := e.emails(tok, KindConfirmation, ""); len(got) != 1 || got[0].To[0] != "ada@example.com" {
 			t.Fatalf("confirmation emails %+v", got)
 		}
 	})
@@ -360,7 +371,7 @@ func TestPipeline(t *testing.T) {
 			e := newEnv(t)
 			tok := e.user("ada@example.com")
 			id := e.create(tok, "water the plants", 5*time.Second)
-			if got := e.schedules(); len(got) != 1 || got[0].TaskID != id {
+			if got := e.schedules(tok); len(got) != 1 || got[0].TaskID != id {
 				t.Fatalf("schedules after create %+v", got)
 			}
 			tc.act(t, e, tok, id)
@@ -372,7 +383,7 @@ func TestPipeline(t *testing.T) {
 					t.Fatalf("status %s, want %s", got, tc.wantStatus)
 				}
 			}
-			emails := e.emails(KindTaskExpired, id)
+			emails := e.emails(tok, KindTaskExpired, id)
 			if len(emails) != tc.wantEmails {
 				t.Fatalf("%d expiry emails %+v, want %d", len(emails), emails, tc.wantEmails)
 			}
@@ -380,8 +391,8 @@ func TestPipeline(t *testing.T) {
 				emails[0].Subject != "Task expired: water the plants") {
 				t.Fatalf("email %+v", emails[0])
 			}
-			if tc.wantStatus != "Pending" && len(e.schedules()) != 0 {
-				t.Fatalf("schedules left: %+v", e.schedules())
+			if tc.wantStatus != "Pending" && len(e.schedules(tok)) != 0 {
+				t.Fatalf("schedules left: %+v", e.schedules(tok))
 			}
 		})
 	}
@@ -413,10 +424,10 @@ func TestRestartKeepsState(t *testing.T) {
 		})
 	}
 	t.Run("schedule and outbox kept", func(t *testing.T) {
-		if got := e.schedules(); len(got) != 1 || got[0].TaskID != pending {
+		if got := e.schedules(tok); len(got) != 1 || got[0].TaskID != pending {
 			t.Fatalf("schedules %+v", got)
 		}
-		if got := e.emails(KindTaskExpired, expired); len(got) != 1 {
+		if got := e.emails(tok, KindTaskExpired, expired); len(got) != 1 {
 			t.Fatalf("emails %+v", got)
 		}
 	})
@@ -425,7 +436,7 @@ func TestRestartKeepsState(t *testing.T) {
 		if got := e.status(tok, pending); got != "Expired" {
 			t.Fatalf("status %s", got)
 		}
-		if got := e.emails(KindTaskExpired, ""); len(got) != 2 {
+		if got := e.emails(tok, KindTaskExpired, ""); len(got) != 2 {
 			t.Fatalf("emails %+v", got)
 		}
 	})
@@ -449,7 +460,7 @@ func TestReconcilerRepairs(t *testing.T) {
 	if err := e.srv.Reconcile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.schedules(); len(got) != 1 || got[0].TaskID != id {
+	if got := e.schedules(tok); len(got) != 1 || got[0].TaskID != id {
 		t.Fatalf("schedules %+v", got)
 	}
 }
@@ -460,37 +471,152 @@ func TestPages(t *testing.T) {
 	e.create(tok, "<script>alert(1)</script>", 5*time.Second)
 	e.tick(6 * time.Second)
 	for _, tc := range []struct {
-		name, path, ctype string
-		want              []string
-		not               []string
+		name, path, token, ctype string
+		status                   int
+		want                     []string
+		not                      []string
 	}{
-		{"config", "/config.json", "application/json", []string{`"mode":"local"`, `"apiUrl":""`}, nil},
-		{"outbox page", "/outbox", "text/html; charset=utf-8",
-			[]string{"ada@example.com", "Task expired: &lt;script&gt;alert(1)&lt;/script&gt;", KindConfirmation}, []string{"<script>alert"}},
-		{"outbox JSON", "/outbox.json", "application/json", []string{`"kind":"task-expired"`}, nil},
-		{"schedules", "/debug/schedules.json", "application/json", []string{`{"schedules":[]}`}, nil},
-		{"no web app", "/index.html", "application/json", []string{`"error":"not_found"`}, nil},
+		{"config", "/config.json", "", "application/json", 200, []string{`"mode":"local"`, `"apiUrl":""`}, nil},
+		{"outbox page: a shell that holds no mail", "/outbox", "", "text/html; charset=utf-8", 200,
+			[]string{`data-testid="outbox-signin"`, "unschedule.localSession", "/outbox.json", "textContent"},
+			[]string{"ada@example.com", "alert(1)", "innerHTML"}},
+		{"outbox JSON", "/outbox.json", tok, "application/json", 200,
+			[]string{`"kind":"task-expired"`, `"subject":"Task expired: \u003cscript\u003ealert(1)\u003c/script\u003e"`}, []string{"<script>"}},
+		{"schedules", "/debug/schedules.json", tok, "application/json", 200, []string{`{"schedules":[]}`}, nil},
+		{"no web app", "/index.html", "", "application/json", 404, []string{`"error":"not_found"`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Get(e.http.URL + tc.path)
-			if err != nil {
-				t.Fatal(err)
+			r := e.do("GET", tc.path, tc.token, nil)
+			if r.status != tc.status {
+				t.Fatalf("%d %s, want %d", r.status, r.raw, tc.status)
 			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			if ct := resp.Header.Get("Content-Type"); ct != tc.ctype {
+			if ct := r.header.Get("Content-Type"); ct != tc.ctype {
 				t.Fatalf("content type %q, want %q", ct, tc.ctype)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(string(b), w) {
-					t.Fatalf("%s lacks %q:\n%s", tc.path, w, b)
+				if !strings.Contains(r.raw, w) {
+					t.Fatalf("%s lacks %q:\n%s", tc.path, w, r.raw)
 				}
 			}
 			for _, n := range tc.not {
-				if strings.Contains(string(b), n) {
+				if strings.Contains(r.raw, n) {
 					t.Fatalf("%s holds %q", tc.path, n)
 				}
 			}
 		})
+	}
+}
+
+// TestOutboxAndSchedulesNeedSignIn: the outbox and the schedule listing
+// refuse a caller without a valid token, and show each user only their own
+// mail and schedules.
+func TestOutboxAndSchedulesNeedSignIn(t *testing.T) {
+	e := newEnv(t)
+	ada := e.user("ada@example.com")
+	e.clock.Advance(time.Second) // local subscription ARNs are made from the clock
+	bob := e.user("bob@example.com")
+	adaExpired := e.create(ada, "ada expires", 5*time.Second)
+	adaPending := e.create(ada, "ada pending", time.Hour)
+	bobExpired := e.create(bob, "bob expires", 5*time.Second)
+	bobPending := e.create(bob, "bob pending", time.Hour)
+	e.tick(6 * time.Second)
+	now := e.clock.Now()
+	foreign, _ := NewSigner(keyB, time.Hour, func() time.Time { return now })
+	foreignTok, _ := foreign.Sign("sub-x", "ada@example.com")
+	for _, path := range []string{"/outbox.json", "/debug/schedules.json"} {
+		for _, tc := range []struct{ name, token string }{
+			{"no token", ""},
+			{"garbage", "not-a-token"},
+			{"signed with another key", foreignTok},
+		} {
+			t.Run(path+" "+tc.name, func(t *testing.T) {
+				r := e.do("GET", path, tc.token, nil)
+				if r.status != http.StatusUnauthorized || r.body["error"] != "unauthorized" || strings.Contains(r.raw, "@example.com") {
+					t.Fatalf("%d %s, want 401 JSON with no mail", r.status, r.raw)
+				}
+			})
+		}
+	}
+	for _, tc := range []struct {
+		name, tok, email   string
+		expired, pending   string
+		otherEx, otherPend string
+	}{
+		{"ada", ada, "ada@example.com", adaExpired, adaPending, bobExpired, bobPending},
+		{"bob", bob, "bob@example.com", bobExpired, bobPending, adaExpired, adaPending},
+	} {
+		t.Run(tc.name+" sees only their own mail", func(t *testing.T) {
+			all := append(e.emails(tc.tok, KindConfirmation, ""), e.emails(tc.tok, KindTaskExpired, "")...)
+			if len(all) != 2 {
+				t.Fatalf("%d emails %+v, want their confirmation and their expiry", len(all), all)
+			}
+			for _, m := range all {
+				if len(m.To) != 1 || m.To[0] != tc.email {
+					t.Fatalf("email to %v shown to %s", m.To, tc.email)
+				}
+			}
+			if got := e.emails(tc.tok, KindTaskExpired, tc.expired); len(got) != 1 {
+				t.Fatalf("own expiry email missing: %+v", all)
+			}
+			if got := e.emails(tc.tok, KindTaskExpired, tc.otherEx); len(got) != 0 {
+				t.Fatalf("the other user's expiry email is shown: %+v", got)
+			}
+		})
+		t.Run(tc.name+" sees only their own schedules", func(t *testing.T) {
+			if got := e.schedules(tc.tok); len(got) != 1 || got[0].TaskID != tc.pending {
+				t.Fatalf("schedules %+v, want only %s", got, tc.pending)
+			}
+		})
+	}
+}
+
+// TestHostHeader: only loopback names and addresses (any port), and the
+// configured extra hosts, are answered; any other Host (DNS rebinding) is
+// a 421 JSON refusal, whatever the path.
+func TestHostHeader(t *testing.T) {
+	srv, err := Open(Config{DataDir: t.TempDir(), AllowedHosts: []string{"192.168.1.20", "devbox.lan"},
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	h := srv.Handler()
+	for _, tc := range []struct {
+		host string
+		want int
+	}{
+		{"127.0.0.1:8080", 200},
+		{"127.0.0.1", 200},
+		{"localhost:8080", 200},
+		{"LocalHost:1", 200},
+		{"[::1]:8080", 200},
+		{"127.0.0.2:9000", 200},
+		{"192.168.1.20:8080", 200},
+		{"DEVBOX.lan:8080", 200},
+		{"evil.example:8080", 421},
+		{"evil.example", 421},
+		{"localhost.evil.example:8080", 421},
+		{"127.0.0.1.nip.io:8080", 421},
+		{"192.168.1.21:8080", 421},
+		{"[::2]:8080", 421},
+		{"", 421},
+	} {
+		for _, path := range []string{"/config.json", "/outbox.json", "/tasks"} {
+			t.Run(tc.host+path, func(t *testing.T) {
+				req := httptest.NewRequest("GET", path, nil)
+				req.Host = tc.host
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				got := rec.Code
+				if tc.want == 200 && got != 421 {
+					return // answered (200, or 401 for the paths that need a token)
+				}
+				var body map[string]string
+				_ = json.Unmarshal(rec.Body.Bytes(), &body)
+				if got != tc.want || body["error"] != "misdirected_request" || !strings.Contains(body["message"], "-allow-remote") {
+					t.Fatalf("%d %s, want %d", got, rec.Body, tc.want)
+				}
+			})
+		}
 	}
 }
