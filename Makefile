@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?= -race -count=1
 # itself is built without it) for no finding, so they run without it.
 SYNTH_TEST_PKGS := ./test/... ./examples/... ./constructs/...
 
-.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim fuzz
+.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim fuzz smoke
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -99,6 +99,17 @@ deploy: deps web
 
 destroy: deps
 	$(CDK) destroy
+
+## smoke: against a real AWS account (opt-in; refuses to run without
+## credentials, before building anything): deploy ENV's stack, drive the
+## task lifecycle through Cognito, the API, the scheduler and SNS into an
+## SQS queue, report each step's latency, and destroy what it created, also
+## when a step fails (cmd/smoke, internal/smoke). SMOKE_FLAGS: -keep-stack,
+## -yes (deploy without the approval prompt), -email-domain.
+smoke: deps
+	go run ./cmd/smoke -env $(ENV) -preflight
+	$(MAKE) --no-print-directory web
+	go run ./cmd/smoke -env $(ENV) $(SMOKE_FLAGS)
 
 clean:
 	rm -rf cdk.out bin test-results

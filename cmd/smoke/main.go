@@ -1,0 +1,107 @@
+// Command smoke is `make smoke ENV=dev`: it deploys the stack to the AWS
+// account of your credentials, drives the real task lifecycle end to end,
+// reports each step with its latency, and destroys what it created, also
+// when a step fails (internal/smoke). It refuses to run without
+// credentials.
+//
+//	go run ./cmd/smoke -env dev [-keep-stack] [-yes] [-email-domain example.com]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/unschedule/unschedule/internal/adapters/smokeaws"
+	"github.com/unschedule/unschedule/internal/smoke"
+)
+
+type options struct {
+	cfg       smoke.Config
+	yes       bool
+	preflight bool
+}
+
+func parseOptions(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("smoke", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.cfg.Env, "env", "dev", "environment of cdk.json to deploy and test (the stack Unschedule-<env>)")
+	fs.BoolVar(&o.cfg.KeepStack, "keep-stack", false, "keep the stack if this run created it (a stack that existed is always kept)")
+	fs.BoolVar(&o.yes, "yes", false, "deploy with --require-approval never (default: the CLI asks before widening IAM)")
+	fs.BoolVar(&o.preflight, "preflight", false, "only check that AWS credentials and a region are there, and exit")
+	fs.StringVar(&o.cfg.EmailDomain, "email-domain", "example.com", "domain of the test user's address (if allowedEmailDomains restricts sign-up)")
+	fs.DurationVar(&o.cfg.Lead, "lead", 0, "how far ahead each task is due (default 2m)")
+	fs.DurationVar(&o.cfg.MaxLag, "max-lag", 0, "how long past its deadline a notification may take (default 5m)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 || o.cfg.Env == "" {
+		err := fmt.Errorf("unexpected arguments %q: every setting is a flag (-env dev)", fs.Args())
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseOptions(os.Args[1:], os.Stderr)
+	if err != nil {
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	aws, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "smoke: read the AWS configuration:", err)
+		os.Exit(1)
+	}
+	creds := smokeaws.Credentials{Provider: aws.Credentials}
+	source, err := smoke.RequireCredentials(ctx, creds, 5*time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "smoke: refused:", err)
+		os.Exit(1)
+	}
+	if aws.Region == "" {
+		fmt.Fprintln(os.Stderr, "smoke: refused: no AWS region: set AWS_REGION, or a region in your profile (aws configure)")
+		os.Exit(1)
+	}
+	if o.preflight {
+		fmt.Printf("smoke: AWS credentials %s, region %s\n", source, aws.Region)
+		return
+	}
+	o.cfg.Region = aws.Region
+	approval := ""
+	if o.yes {
+		approval = "never"
+	}
+	users := smokeaws.Users{API: cognitoidentityprovider.NewFromConfig(aws)}
+	d := smoke.Deps{
+		Credentials:   creds,
+		CDK:           &smoke.CLI{Env: o.cfg.Env, RequireApproval: approval, Stdin: os.Stdin, Stdout: os.Stderr, Stderr: os.Stderr},
+		Stacks:        smokeaws.Stacks{API: cloudformation.NewFromConfig(aws)},
+		Accounts:      users,
+		SignIns:       users,
+		Queues:        smokeaws.Queues{API: sqs.NewFromConfig(aws)},
+		Subscriptions: smokeaws.Subscriptions{API: sns.NewFromConfig(aws)},
+		Schedules:     smokeaws.Schedules{API: scheduler.NewFromConfig(aws)},
+		NewTasks:      func(url, tok string) smoke.Tasks { return &smoke.HTTPTasks{BaseURL: url, Token: tok} },
+		Out:           os.Stdout,
+	}
+	if _, err := smoke.Run(ctx, o.cfg, d); err != nil {
+		fmt.Fprintln(os.Stderr, "smoke: FAILED:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,250 @@
+package smoke
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func names(steps []Step) []string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+var happySteps = []string{
+	"AWS credentials",
+	"deploy Unschedule-dev",
+	"read the stack outputs",
+	"sign up through Cognito (PreSignUp confirms)",
+	"sign in (temporary admin-auth app client)",
+	"SQS queue subscribed to the user's shard topic",
+	`create task "smoke run1 expires" due in 2m0s`,
+	`create task "smoke run1 completed" due in 2m0s`,
+	`create task "smoke run1 moved" due in 2m0s`,
+	"complete a task before its deadline",
+	"its schedule is deleted before the deadline",
+	"move a deadline 2m0s later",
+	"its schedule moves to the new time",
+	"the task expires; its notification reaches the queue",
+	"the completed task: no notification, no schedule",
+	"the moved task: nothing at the old deadline",
+	"the moved task expires at the new deadline",
+	"cleanup: delete task T3",
+	"cleanup: delete task T2",
+	"cleanup: delete task T1",
+	"cleanup: unsubscribe the queue",
+	"cleanup: delete queue unschedule-smoke-run1",
+	"cleanup: delete app client client-1",
+	"cleanup: delete user unschedule-smoke-run1@example.com",
+	"cleanup: destroy Unschedule-dev",
+}
+
+func TestRunDrivesTheLifecycleAndCleansUp(t *testing.T) {
+	w := newWorld()
+	var out bytes.Buffer
+	d := w.deps()
+	d.Out = &out
+	start := w.Now()
+	rep, err := Run(context.Background(), Config{Env: "dev", Region: testRegion, RunID: "run1"}, d)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if got := names(rep.Steps); !reflect.DeepEqual(got, happySteps) {
+		t.Fatalf("steps\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(happySteps, "\n"))
+	}
+	t.Run("the calls, in order", func(t *testing.T) {
+		want := []string{"credentials", "exists", "deploy", "outputs", "signup webclient", "create-client eu-west-1_pool",
+			"signin client-1", "new-tasks-client https://api.example/prod/ id-token", "create-queue unschedule-smoke-run1"}
+		if got := w.calls[:len(want)]; !reflect.DeepEqual(got, want) {
+			t.Fatalf("calls %q, want %q", got, want)
+		}
+		tail := []string{"api-delete T3", "api-delete T2", "api-delete T1", "unsubscribe", "delete-queue",
+			"delete-client client-1", "delete-user eu-west-1_pool", "destroy"}
+		if got := w.calls[len(w.calls)-len(tail):]; !reflect.DeepEqual(got, tail) {
+			t.Fatalf("cleanup calls %q, want %q", got, tail)
+		}
+	})
+	t.Run("nothing is left", func(t *testing.T) {
+		if len(w.users)+len(w.clients)+len(w.queues)+len(w.tasks) != 0 || w.subscription.arn != "" {
+			t.Fatalf("left: users %v clients %v queues %v tasks %v subscription %q", w.users, w.clients, w.queues, w.tasks, w.subscription.arn)
+		}
+	})
+	t.Run("the queue is subscribed to the user's shard with their filter", func(t *testing.T) {
+		// sub-0001 is on shard 1 of 2.
+		wantTopic := "arn:aws:sns:eu-west-1:123456789012:Unschedule-dev-notify-1"
+		if w.subscription.topic != wantTopic || w.subscription.filter != `{"userId":["sub-0001"]}` ||
+			w.subscription.queueArn != "arn:aws:sqs:eu-west-1:123456789012:unschedule-smoke-run1" {
+			t.Fatalf("subscription %+v", w.subscription)
+		}
+		if !strings.Contains(w.queuePolicy, `"aws:SourceArn":"`+wantTopic+`"`) {
+			t.Fatalf("queue policy %s", w.queuePolicy)
+		}
+	})
+	t.Run("the run takes about lead + move + lag, not three times that", func(t *testing.T) {
+		if took := w.Now().Sub(start); took < 4*time.Minute || took > 7*time.Minute {
+			t.Fatalf("virtual time %s", took)
+		}
+	})
+	t.Run("the report gives each step its latency", func(t *testing.T) {
+		report := out.String()
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^ok +its schedule is deleted before the deadline +4s +deleted 4s after the change$`),
+			regexp.MustCompile(`(?m)^ok +the task expires; its notification reaches the queue +1m\d+s +published 1s after the deadline, read 2s after it$`),
+			regexp.MustCompile(`(?m)^ok +the moved task expires at the new deadline +\d+s +published 1s after the deadline`),
+			regexp.MustCompile(`(?m)^ok +cleanup: destroy Unschedule-dev +0s`),
+			regexp.MustCompile(`(?m)^smoke run run1 summary:$`),
+		} {
+			if !want.MatchString(report) {
+				t.Fatalf("report lacks %s:\n%s", want, report)
+			}
+		}
+		if rep.Failed() || strings.Contains(rep.Summary(), "FAIL") {
+			t.Fatalf("summary:\n%s", rep.Summary())
+		}
+	})
+}
+
+func TestRunRefusesWithoutCredentials(t *testing.T) {
+	w := newWorld()
+	w.failOn["credentials"] = errors.New("failed to refresh cached credentials, no EC2 IMDS role found")
+	var out bytes.Buffer
+	d := w.deps()
+	d.Out = &out
+	rep, err := Run(context.Background(), Config{Env: "dev"}, d)
+	if !errors.Is(err, ErrNoCredentials) {
+		t.Fatalf("err %v, want ErrNoCredentials", err)
+	}
+	for _, want := range []string{"no AWS credentials", "aws configure", "AWS_PROFILE", "nothing was deployed", "no EC2 IMDS role"} {
+		if !strings.Contains(err.Error(), want) || !strings.Contains(out.String(), want) {
+			t.Fatalf("message %q (report %q) lacks %q", err, out.String(), want)
+		}
+	}
+	if !reflect.DeepEqual(w.calls, []string{"credentials"}) || len(rep.Steps) != 1 {
+		t.Fatalf("calls %q, steps %v: want nothing after the refusal", w.calls, names(rep.Steps))
+	}
+}
+
+// TestCleanupOnFailure fails one call at a time: the run stops at that
+// step and deletes exactly what it had created, last first.
+func TestCleanupOnFailure(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		failOn    string
+		existed   bool
+		keepStack bool
+		failStep  string
+		cleanups  []string
+	}{
+		{"deploy", false, false, "deploy Unschedule-dev", []string{"destroy"}},
+		{"deploy", true, false, "deploy Unschedule-dev", nil},
+		{"deploy", false, true, "deploy Unschedule-dev", nil},
+		{"outputs", false, false, "read the stack outputs", []string{"destroy"}},
+		{"signup", false, false, "sign up through Cognito (PreSignUp confirms)", []string{"delete-user eu-west-1_pool", "destroy"}},
+		{"signup", true, false, "sign up through Cognito (PreSignUp confirms)", []string{"delete-user eu-west-1_pool"}},
+		{"create-client", false, false, "sign in (temporary admin-auth app client)", []string{"delete-user eu-west-1_pool", "destroy"}},
+		{"signin", false, false, "sign in (temporary admin-auth app client)",
+			[]string{"delete-client client-1", "delete-user eu-west-1_pool", "destroy"}},
+		{"create-queue", false, false, "SQS queue subscribed to the user's shard topic",
+			[]string{"delete-client client-1", "delete-user eu-west-1_pool", "destroy"}},
+		{"subscribe", false, false, "SQS queue subscribed to the user's shard topic",
+			[]string{"delete-queue", "delete-client client-1", "delete-user eu-west-1_pool", "destroy"}},
+		{"api-update", false, true, "complete a task before its deadline",
+			[]string{"api-delete T3", "api-delete T2", "api-delete T1", "unsubscribe", "delete-queue", "delete-client client-1", "delete-user eu-west-1_pool"}},
+		{"receive", false, false, "the task expires; its notification reaches the queue",
+			[]string{"api-delete T3", "api-delete T2", "api-delete T1", "unsubscribe", "delete-queue", "delete-client client-1", "delete-user eu-west-1_pool", "destroy"}},
+	} {
+		t.Run(tc.failOn, func(t *testing.T) {
+			w := newWorld()
+			w.existed = tc.existed
+			w.failOn[tc.failOn] = boom
+			rep, err := Run(context.Background(), Config{Env: "dev", RunID: "run1", KeepStack: tc.keepStack}, w.deps())
+			if !errors.Is(err, boom) || !strings.Contains(err.Error(), tc.failStep) {
+				t.Fatalf("err %v, want boom at %q", err, tc.failStep)
+			}
+			var failed []string
+			for _, s := range rep.Steps {
+				if s.Err != nil {
+					failed = append(failed, s.Name)
+				}
+			}
+			if !reflect.DeepEqual(failed, []string{tc.failStep}) {
+				t.Fatalf("failed steps %q", failed)
+			}
+			i := len(w.calls) - len(tc.cleanups)
+			if got := w.calls[i:]; !reflect.DeepEqual(got, tc.cleanups) && len(tc.cleanups) > 0 {
+				t.Fatalf("cleanup calls %q, want %q (all calls %q)", got, tc.cleanups, w.calls)
+			}
+			for _, c := range w.calls {
+				if c == "destroy" && (tc.existed || tc.keepStack) {
+					t.Fatal("destroyed a stack it did not create, or was asked to keep")
+				}
+			}
+		})
+	}
+}
+
+// TestCleanupAfterCancel: Ctrl-C mid-run still cleans up, with a live
+// context.
+func TestCleanupAfterCancel(t *testing.T) {
+	w := newWorld()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := w.deps()
+	d.NewTasks = func(string, string) Tasks { cancel(); return fakeAPI{w} }
+	rep, err := Run(ctx, Config{Env: "dev", RunID: "run1"}, d)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	// Cancelled during the sign-in: the queue is never made.
+	want := []string{"signin client-1", "delete-client client-1", "delete-user eu-west-1_pool", "destroy"}
+	if got := w.calls[len(w.calls)-len(want):]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls %q, want the cleanup %q", got, want)
+	}
+	for _, s := range rep.Steps {
+		if s.Cleanup && s.Err != nil {
+			t.Fatalf("cleanup %s: %v", s.Name, s.Err)
+		}
+	}
+}
+
+// TestRunCatchesDefects injects one defect of the deployed app at a time:
+// the run fails at the step that checks it.
+func TestRunCatchesDefects(t *testing.T) {
+	for _, tc := range []struct {
+		bug, step, msg string
+	}{
+		{"the pipeline does not cancel", "its schedule is deleted before the deadline", "still there at the deadline"},
+		{"the pipeline does not move", "its schedule moves to the new time", "did not move it"},
+		{"notifies before the deadline", "the task expires; its notification reaches the queue", "before the deadline"},
+		{"the expiry does not publish", "the task expires; its notification reaches the queue", "no notification within 5m0s"},
+		{"the old deadline fires too", "the moved task: nothing at the old deadline", "for the old deadline"},
+	} {
+		t.Run(tc.bug, func(t *testing.T) {
+			w := newWorld()
+			w.bugs[tc.bug] = true
+			rep, err := Run(context.Background(), Config{Env: "dev", RunID: "run1"}, w.deps())
+			if err == nil || !strings.Contains(err.Error(), tc.step+": "+"") || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err %v, want a failure of %q saying %q", err, tc.step, tc.msg)
+			}
+			last := rep.Steps[len(rep.Steps)-1]
+			if !last.Cleanup || !strings.Contains(rep.Summary(), "FAIL  "+tc.step) {
+				t.Fatalf("summary:\n%s", rep.Summary())
+			}
+		})
+	}
+}
+
+func TestRunChecksTheRegion(t *testing.T) {
+	w := newWorld()
+	_, err := Run(context.Background(), Config{Env: "dev", Region: "us-east-1"}, w.deps())
+	if err == nil || !strings.Contains(err.Error(), "set AWS_REGION=eu-west-1") {
+		t.Fatalf("err %v", err)
+	}
+}
