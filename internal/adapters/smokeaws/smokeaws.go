@@ -109,7 +109,10 @@ type CognitoAPI interface {
 // Users signs up through the web app's client, and signs in through a
 // temporary app client that allows ADMIN_USER_PASSWORD_AUTH: the web
 // client allows only SRP (constructs/userauth), and the admin flow needs
-// the deployer's credentials, which the smoke test has.
+// the deployer's credentials, which the smoke test has. The API's Cognito
+// authorizer accepts that client's ID token: it checks the audience only
+// when a "Token validation" expression is set, and constructs/taskapi sets
+// none (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enable-cognito-user-pool.html).
 type Users struct{ API CognitoAPI }
 
 var (
