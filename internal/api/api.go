@@ -25,7 +25,7 @@ const (
 // sub), set by the authorizer, never read from the body.
 type Request struct {
 	Method string
-	// Route is RouteTasks or RouteTask.
+	// Route is RouteTasks, RouteTask or RouteNotifications.
 	Route  string
 	TaskID string
 	UserID string
@@ -33,6 +33,8 @@ type Request struct {
 	Body   []byte
 	// Origin is the request's Origin header ("" when none).
 	Origin string
+	// Email is the caller's email address (the token's email claim).
+	Email string
 }
 
 // Response is the reply: a status, a JSON body (nil for 204) and headers.
@@ -56,9 +58,10 @@ var _ Tasks = (*task.Service)(nil)
 
 // Handler serves the task API.
 type Handler struct {
-	tasks   Tasks
-	origins []string
-	log     *slog.Logger
+	tasks         Tasks
+	notifications Notifications // nil: RouteNotifications is not served
+	origins       []string
+	log           *slog.Logger
 }
 
 // New returns a handler. A request whose Origin is one of allowedOrigins
@@ -113,6 +116,8 @@ func (h *Handler) route(ctx context.Context, r Request) Response {
 			return h.mapErr(ctx, err)
 		}
 		return Response{Status: http.StatusNoContent, Headers: h.headers()}
+	case r.Route == RouteNotifications:
+		return h.serveNotifications(ctx, r)
 	case r.Route == RouteTasks || r.Route == RouteTask:
 		return h.fail(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
 	default:

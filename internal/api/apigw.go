@@ -9,7 +9,8 @@ import (
 )
 
 // FromAPIGateway turns a REST API proxy event into a Request. The caller's
-// identity is the sub claim that the Cognito authorizer verified.
+// identity is the sub claim that the Cognito authorizer verified (and its
+// email claim, the address notifications go to).
 func FromAPIGateway(e events.APIGatewayProxyRequest) (Request, error) {
 	body := []byte(e.Body)
 	if e.IsBase64Encoded {
@@ -20,17 +21,19 @@ func FromAPIGateway(e events.APIGatewayProxyRequest) (Request, error) {
 		body = b
 	}
 	return Request{Method: e.HTTPMethod, Route: e.Resource, TaskID: e.PathParameters["id"],
-		UserID: subClaim(e.RequestContext.Authorizer), Query: e.QueryStringParameters, Body: body,
+		UserID: claim(e.RequestContext.Authorizer, "sub"), Email: claim(e.RequestContext.Authorizer, "email"),
+		Query: e.QueryStringParameters, Body: body,
 		Origin: header(e.Headers, "Origin")}, nil
 }
 
-func subClaim(authorizer map[string]any) string {
+// claim reads one claim of the ID token the Cognito authorizer verified.
+func claim(authorizer map[string]any, name string) string {
 	claims, ok := authorizer["claims"].(map[string]any)
 	if !ok {
 		return ""
 	}
-	sub, _ := claims["sub"].(string)
-	return sub
+	v, _ := claims[name].(string)
+	return v
 }
 
 // ServeAPIGateway is the Lambda handler body: event in, proxy response out.

@@ -65,3 +65,21 @@ func TestServeAPIGateway(t *testing.T) {
 		})
 	}
 }
+
+// The caller's identity comes from the verified claims: the sub, and the
+// email address that notifications go to.
+func TestFromAPIGatewayReadsClaims(t *testing.T) {
+	e := loadEvent(t, "create.json")
+	claims := e.RequestContext.Authorizer["claims"].(map[string]any)
+	r, err := FromAPIGateway(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.UserID != claims["sub"] || r.Email != "alice@example.com" {
+		t.Fatalf("request user %q email %q", r.UserID, r.Email)
+	}
+	delete(claims, "email")
+	if r, _ := FromAPIGateway(e); r.Email != "" {
+		t.Fatalf("email %q without an email claim", r.Email)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/unschedule/unschedule/internal/notify"
 	"github.com/unschedule/unschedule/internal/reconcile"
 	"github.com/unschedule/unschedule/internal/task"
 )
@@ -47,6 +48,7 @@ var (
 	bucketSubscriptions = []byte("subscriptions")
 	bucketOutbox        = []byte("outbox")
 	bucketMeta          = []byte("meta")
+	bucketSettings      = []byte("settings")
 	keyCheckpoint       = []byte("reconcile-checkpoint")
 )
 
@@ -115,7 +117,7 @@ func Open(dir string) (*DB, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketTasks, bucketSchedules, bucketUsers, bucketSubscriptions, bucketOutbox, bucketMeta} {
+		for _, b := range [][]byte{bucketTasks, bucketSchedules, bucketUsers, bucketSubscriptions, bucketOutbox, bucketMeta, bucketSettings} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("create bucket %s: %w", b, err)
 			}
@@ -264,6 +266,16 @@ func (d *DB) PutSubscription(s Subscription) error {
 	})
 }
 
+// DeleteSubscription removes a subscription (none is fine).
+func (d *DB) DeleteSubscription(arn string) error {
+	return d.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSubscriptions).Delete([]byte(arn)); err != nil {
+			return fmt.Errorf("boltstore: delete subscription: %w", err)
+		}
+		return nil
+	})
+}
+
 // Subscriptions returns every subscription, ordered by ARN.
 func (d *DB) Subscriptions() ([]Subscription, error) {
 	return each[Subscription](d, bucketSubscriptions)
@@ -349,4 +361,50 @@ func (d *DB) Save(_ context.Context, cp reconcile.Checkpoint) error {
 		}
 		return nil
 	})
+}
+
+var _ notify.SettingsStore = (*DB)(nil)
+
+// LoadSettings implements notify.SettingsStore.
+func (d *DB) LoadSettings(_ context.Context, userID string) (notify.Settings, error) {
+	st := notify.Settings{UserID: userID}
+	err := d.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketSettings).Get([]byte(userID))
+		if v == nil {
+			return nil
+		}
+		if err := json.Unmarshal(v, &st); err != nil {
+			return fmt.Errorf("boltstore: decode settings: %w", err)
+		}
+		return nil
+	})
+	return st, err
+}
+
+// SaveSettings implements notify.SettingsStore: the version check and the
+// write are one transaction.
+func (d *DB) SaveSettings(_ context.Context, st notify.Settings) (notify.Settings, error) {
+	err := d.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSettings)
+		var cur notify.Settings
+		if v := b.Get([]byte(st.UserID)); v != nil {
+			if err := json.Unmarshal(v, &cur); err != nil {
+				return fmt.Errorf("boltstore: decode settings: %w", err)
+			}
+		}
+		if cur.Version != st.Version {
+			return fmt.Errorf("boltstore: save settings of %s: %w", st.UserID, notify.ErrSettingsConflict)
+		}
+		st.Version++
+		st.UpdatedAt, _ = task.ParseTime(task.FormatTime(st.UpdatedAt)) // as DynamoDB stores it
+		v, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("boltstore: encode settings: %w", err)
+		}
+		return b.Put([]byte(st.UserID), v)
+	})
+	if err != nil {
+		return notify.Settings{}, err
+	}
+	return st, nil
 }

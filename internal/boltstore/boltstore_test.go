@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/reconcile"
 	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/testenv"
 )
 
 func open(t *testing.T, dir string) *DB {
@@ -164,4 +166,13 @@ func TestSecondOpenIsRefused(t *testing.T) {
 	if _, err := Open(dir); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: err %v, want ErrLocked", err)
 	}
+}
+
+// TestSettingsContract: the dev server's settings behave like DynamoDB's.
+func TestSettingsContract(t *testing.T) {
+	testenv.SettingsContract(t, func(t *testing.T) testenv.SettingsStores {
+		db := open(t, t.TempDir())
+		t.Cleanup(func() { _ = db.Close() })
+		return testenv.SettingsStores{Settings: db, Tasks: memory.NewStore()}
+	})
 }

@@ -136,8 +136,8 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 		return nil, err
 	}
 	s.sns = &localSNS{db: db, topics: LocalTopics(cfg.Shards), now: cfg.Now, log: cfg.Log}
-	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns,
-		TopicArns: s.sns.topics, Log: cfg.Log}); err != nil {
+	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns, Settings: db,
+		TopicArns: s.sns.topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
 	// The reconciler of the pipeline waits on its virtual clock; this one

@@ -48,26 +48,6 @@ func LocalTopics(shards int) []string {
 	return out
 }
 
-// List implements notify.Subscriptions: one page holds every subscription.
-func (l *localSNS) List(_ context.Context, topicArn, _ string) (notify.SubscriptionPage, error) {
-	all, err := l.db.Subscriptions()
-	if err != nil {
-		return notify.SubscriptionPage{}, fmt.Errorf("list subscriptions: %w", err)
-	}
-	var page notify.SubscriptionPage
-	for _, s := range all {
-		if s.TopicArn != topicArn {
-			continue
-		}
-		arn := s.Arn
-		if !s.Confirmed {
-			arn = notify.PendingConfirmation
-		}
-		page.Subscriptions = append(page.Subscriptions, notify.Subscription{Arn: arn, Protocol: s.Protocol, Endpoint: s.Endpoint})
-	}
-	return page, nil
-}
-
 func (l *localSNS) byArn(arn string) (boltstore.Subscription, error) {
 	all, err := l.db.Subscriptions()
 	if err != nil {
@@ -78,29 +58,28 @@ func (l *localSNS) byArn(arn string) (boltstore.Subscription, error) {
 			return s, nil
 		}
 	}
-	return boltstore.Subscription{}, fmt.Errorf("subscription %s does not exist", arn)
+	return boltstore.Subscription{}, fmt.Errorf("subscription %s: %w", arn, notify.ErrSubscriptionNotFound)
 }
 
-// FilterPolicy implements notify.Subscriptions.
-func (l *localSNS) FilterPolicy(_ context.Context, arn string) (string, error) {
+// Confirmed implements notify.Subscriptions.
+func (l *localSNS) Confirmed(_ context.Context, arn string) (bool, error) {
 	s, err := l.byArn(arn)
-	return s.FilterPolicy, err
+	return s.Confirmed, err
 }
 
-// SetFilterPolicy implements notify.Subscriptions.
-func (l *localSNS) SetFilterPolicy(_ context.Context, arn, policy string) error {
+// Unsubscribe implements notify.Subscriptions.
+func (l *localSNS) Unsubscribe(_ context.Context, arn string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s, err := l.byArn(arn)
-	if err != nil {
+	if _, err := l.byArn(arn); err != nil {
 		return err
 	}
-	s.FilterPolicy = policy
-	return l.db.PutSubscription(s)
+	return l.db.DeleteSubscription(arn)
 }
 
 // Subscribe implements notify.Subscriptions. As SNS, it returns the
-// existing subscription for the same topic, protocol and endpoint.
+// existing subscription for the same topic, protocol, endpoint and filter
+// policy, and refuses one with another policy (notify.ErrAddressTaken).
 func (l *localSNS) Subscribe(_ context.Context, topicArn, email, policy string) (string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -110,6 +89,9 @@ func (l *localSNS) Subscribe(_ context.Context, topicArn, email, policy string) 
 	}
 	for _, s := range all {
 		if s.TopicArn == topicArn && s.Protocol == "email" && s.Endpoint == email {
+			if !notify.SamePolicy(s.FilterPolicy, policy) {
+				return "", fmt.Errorf("subscribe %s on %s: %w", email, topicArn, notify.ErrAddressTaken)
+			}
 			return s.Arn, nil
 		}
 	}

@@ -1,7 +1,8 @@
 // Package notify holds the rules of per-user expiry notifications: which
 // SNS topic shard a user belongs to, the filter policy that routes a
-// message to exactly one subscription, what the PostAuthentication trigger
-// does on every sign-in, who the PreSignUp trigger lets in, and the text of
+// message to exactly one subscription, each user's notification setting
+// and the one subscription recorded as theirs, what the PostAuthentication
+// trigger does on every sign-in, who the PreSignUp trigger lets in, and the text of
 // the message. It imports no AWS SDK; internal/adapters/awssns speaks SNS.
 package notify
 
@@ -19,8 +20,6 @@ const (
 	MetricFilterPolicyLimitExceeded = "FilterPolicyLimitExceeded"
 	// MetricSubscribed counts new subscriptions (each sends a confirmation email).
 	MetricSubscribed = "NotificationSubscribed"
-	// MetricFilterPolicyRepaired counts subscriptions whose policy was repaired.
-	MetricFilterPolicyRepaired = "NotificationFilterPolicyRepaired"
 )
 
 // ErrFilterPolicyLimit is what the SNS adapter wraps when SNS answers

@@ -6,47 +6,25 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 )
 
-// PendingConfirmation is the SubscriptionArn that SNS lists for a
-// subscription whose owner has not yet clicked the confirmation link.
-const PendingConfirmation = "PendingConfirmation"
-
-// deleted is the SubscriptionArn SNS may list, for a short time, for a
-// subscription just removed.
-const deleted = "Deleted"
-
-// Subscription is one subscription as SNS lists it.
-type Subscription struct {
-	// Arn is the subscription ARN, or PendingConfirmation.
-	Arn      string
-	Protocol string
-	Endpoint string
-}
-
-// Pending reports whether the subscription awaits confirmation.
-func (s Subscription) Pending() bool { return s.Arn == PendingConfirmation }
-
-// SubscriptionPage is one page of a topic's subscriptions. Cursor is ""
-// on the last page.
-type SubscriptionPage struct {
-	Subscriptions []Subscription
-	Cursor        string
-}
-
-// Subscriptions is what the PostAuthentication trigger needs of SNS. The
+// Subscriptions is what the notification rules need of SNS: only calls on
+// one subscription, by the ARN recorded for its user, and Subscribe. The
 // adapter wraps ErrFilterPolicyLimit when SNS answers
-// FilterPolicyLimitExceeded.
+// FilterPolicyLimitExceeded, ErrAddressTaken when the topic holds the
+// address with another filter policy, and ErrSubscriptionNotFound when the
+// subscription does not exist.
 type Subscriptions interface {
-	// List reads one page of a topic's subscriptions (cursor "" first).
-	List(ctx context.Context, topicArn, cursor string) (SubscriptionPage, error)
-	// FilterPolicy reads a confirmed subscription's filter policy ("" if none).
-	FilterPolicy(ctx context.Context, subscriptionArn string) (string, error)
-	// SetFilterPolicy replaces a confirmed subscription's filter policy.
-	SetFilterPolicy(ctx context.Context, subscriptionArn, policy string) error
 	// Subscribe subscribes an email address with the filter policy set in
-	// the same call, and returns the subscription ARN.
+	// the same call, and returns the subscription ARN (also while it
+	// awaits confirmation).
 	Subscribe(ctx context.Context, topicArn, email, policy string) (string, error)
+	// Unsubscribe deletes a subscription.
+	Unsubscribe(ctx context.Context, subscriptionArn string) error
+	// Confirmed reports whether a subscription is confirmed (false: it
+	// awaits its confirmation click).
+	Confirmed(ctx context.Context, subscriptionArn string) (bool, error)
 }
 
 // Counter counts metrics; *metrics.Recorder is one.
@@ -62,43 +40,55 @@ const (
 	// Subscribed: there was none; a subscription was made and SNS sent
 	// the confirmation email.
 	Subscribed Outcome = "subscribed"
-	// Unchanged: a confirmed subscription with the right policy exists.
+	// Unchanged: the user's confirmed subscription exists.
 	Unchanged Outcome = "unchanged"
-	// Repaired: a confirmed subscription had a missing or wrong policy,
-	// now set.
-	Repaired Outcome = "repaired"
-	// AwaitingConfirmation: a subscription awaits its confirmation click;
-	// nothing is done, so no new confirmation email goes out.
+	// AwaitingConfirmation: the user's subscription awaits its
+	// confirmation click; nothing is done, so no new confirmation email
+	// goes out.
 	AwaitingConfirmation Outcome = "awaiting-confirmation"
+	// Off: the user turned notifications off, or unsubscribed through an
+	// email's link (found at this sign-in and recorded); nothing is
+	// subscribed.
+	Off Outcome = "off"
 	// Failed: an error was logged and counted; the sign-in goes on.
 	Failed Outcome = "failed"
 )
 
-// Subscriber is the PostAuthentication rule: every user who signs in has
-// exactly one email subscription, on their shard's topic, filtered to
-// their own notifications.
+// Subscriber holds the notification rules: the PostAuthentication rule
+// (OnSignIn) and the user's setting (Settings, SetEnabled). Each user has
+// at most one email subscription, on their shard's topic, filtered to
+// their own notifications, and recorded in their Settings.
 type Subscriber struct {
-	api     Subscriptions
-	topics  []string
-	log     *slog.Logger
-	metrics Counter
+	api      Subscriptions
+	settings SettingsStore
+	topics   []string
+	log      *slog.Logger
+	metrics  Counter
+	now      func() time.Time
 }
 
 // SubscriberDeps are a Subscriber's collaborators.
 type SubscriberDeps struct {
 	Subscriptions Subscriptions
+	// Settings records each user's preference and subscription.
+	Settings SettingsStore
 	// TopicArns are the shard topics, in shard order. At least one.
 	TopicArns []string
 	// Metrics receives the counts; nil counts nothing.
 	Metrics Counter
 	// Log defaults to slog.Default().
 	Log *slog.Logger
+	// Now defaults to time.Now.
+	Now func() time.Time
 }
 
 // NewSubscriber checks its dependencies and returns a Subscriber.
 func NewSubscriber(d SubscriberDeps) (*Subscriber, error) {
 	if d.Subscriptions == nil {
 		return nil, errors.New("notify: a Subscriptions is required")
+	}
+	if d.Settings == nil {
+		return nil, errors.New("notify: a SettingsStore is required")
 	}
 	if len(d.TopicArns) == 0 {
 		return nil, errors.New("notify: at least one topic ARN is required")
@@ -109,8 +99,11 @@ func NewSubscriber(d SubscriberDeps) (*Subscriber, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	return &Subscriber{api: d.Subscriptions, topics: append([]string(nil), d.TopicArns...),
-		log: d.Log, metrics: d.Metrics}, nil
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Subscriber{api: d.Subscriptions, settings: d.Settings, topics: append([]string(nil), d.TopicArns...),
+		log: d.Log, metrics: d.Metrics, now: d.Now}, nil
 }
 
 type nopCounter struct{}
@@ -134,93 +127,60 @@ func (s *Subscriber) OnSignIn(ctx context.Context, sub, email string) Outcome {
 			s.metrics.Add(MetricFilterPolicyLimitExceeded, 1)
 		}
 		s.log.ErrorContext(ctx, "notification subscription failed; sign-in continues",
-			"sub", sub, "topic", topic, "filterPolicyLimit", limit, "error", err.Error())
+			"sub", sub, "topic", topic, "filterPolicyLimit", limit, "addressTaken", errors.Is(err, ErrAddressTaken),
+			"error", err.Error())
 		return Failed
 	}
-	switch out {
-	case Subscribed:
+	if out == Subscribed {
 		s.metrics.Add(MetricSubscribed, 1)
-	case Repaired:
-		s.metrics.Add(MetricFilterPolicyRepaired, 1)
 	}
 	s.log.InfoContext(ctx, "notification subscription checked", "sub", sub, "topic", topic, "outcome", string(out))
 	return out
 }
 
-// Ensure makes sure the user (sub, email) has one email subscription on
-// their shard's topic with FilterPolicy(sub):
-//   - a confirmed subscription is never subscribed again; a missing or
-//     wrong filter policy on it is repaired;
-//   - a subscription awaiting confirmation is left alone: subscribing
-//     again would send another confirmation email on every sign-in;
-//   - with none, it subscribes with the filter policy in the same call, so
-//     no subscription ever exists without one (an unfiltered subscription
-//     would receive every user's notifications).
+// Ensure applies the user's settings at sign-in:
+//   - notifications off: nothing is subscribed (a subscription still
+//     recorded for deletion is deleted if SNS now can);
+//   - the recorded subscription exists: nothing changes, so no new
+//     confirmation email goes out while one awaits its click;
+//   - the recorded subscription is gone (the user unsubscribed through an
+//     email's link, or let the confirmation lapse): notifications are
+//     turned off and the user is not subscribed again until they turn
+//     them back on in the app;
+//   - the user's address or shard changed: the recorded subscription is
+//     replaced by one for the new address on the right topic;
+//   - no subscription yet (a new user): subscribe, with the filter policy
+//     set in the same call, and record it.
 //
-// Two sign-ins of the same user may race: both list, both find nothing,
-// both subscribe. That makes no duplicate. SNS Subscribe is idempotent for
-// the same topic, protocol, endpoint and attributes: the second call
-// returns the subscription the first one made. Both calls send the same
-// attributes, since the only one is FilterPolicy(sub), a pure function of
-// the sub. At worst the race sends the confirmation email twice.
+// A subscription is never found by email address, and no subscription but
+// the one recorded for this user is ever changed or deleted. Subscribing
+// an address that the topic holds for another user fails with
+// ErrAddressTaken: SNS refuses it, and that user's subscription is left
+// as it is.
 //
-// The existing subscription is found by its endpoint, compared without
-// regard to case.
+// Two sign-ins of the same user may race: both subscribe (SNS Subscribe is
+// idempotent for the same topic, endpoint and attributes, so they get the
+// same subscription) and one save loses with ErrSettingsConflict.
 func (s *Subscriber) Ensure(ctx context.Context, sub, email string) (Outcome, error) {
 	if sub == "" || email == "" {
 		return Failed, fmt.Errorf("sign-in event lacks the sub or email attribute (sub %q, email present: %t)", sub, email != "")
 	}
-	topic := TopicFor(s.topics, sub)
-	policy := FilterPolicy(sub)
-	found, ok, err := s.find(ctx, topic, email)
+	st, err := s.load(ctx, sub)
 	if err != nil {
 		return Failed, err
 	}
-	if !ok {
-		if _, err := s.api.Subscribe(ctx, topic, email, policy); err != nil {
-			return Failed, fmt.Errorf("subscribe on %s: %w", topic, err)
-		}
+	before := st.SubscriptionArn
+	v, err := s.converge(ctx, st, email, mode{subscribe: true, optOutIfGone: true})
+	if err != nil {
+		return Failed, err
+	}
+	switch {
+	case v.Status == StatusOff:
+		return Off, nil
+	case v.Status == StatusConfirmed:
+		return Unchanged, nil
+	case before == "" || !strings.EqualFold(st.Email, email) || topicOf(before) != TopicFor(s.topics, sub):
 		return Subscribed, nil
 	}
-	if found.Pending() {
-		return AwaitingConfirmation, nil
-	}
-	got, err := s.api.FilterPolicy(ctx, found.Arn)
-	if err != nil {
-		return Failed, fmt.Errorf("read filter policy of %s: %w", found.Arn, err)
-	}
-	if SamePolicy(got, policy) {
-		return Unchanged, nil
-	}
-	if err := s.api.SetFilterPolicy(ctx, found.Arn, policy); err != nil {
-		return Failed, fmt.Errorf("repair filter policy of %s: %w", found.Arn, err)
-	}
-	return Repaired, nil
-}
-
-// find pages through the topic's subscriptions for the email endpoint. A
-// confirmed subscription wins over a pending one.
-func (s *Subscriber) find(ctx context.Context, topic, email string) (Subscription, bool, error) {
-	var pending Subscription
-	havePending := false
-	cursor := ""
-	for {
-		page, err := s.api.List(ctx, topic, cursor)
-		if err != nil {
-			return Subscription{}, false, fmt.Errorf("list subscriptions of %s: %w", topic, err)
-		}
-		for _, sb := range page.Subscriptions {
-			if sb.Protocol != "email" || !strings.EqualFold(sb.Endpoint, email) || sb.Arn == deleted {
-				continue
-			}
-			if !sb.Pending() {
-				return sb, true, nil
-			}
-			pending, havePending = sb, true
-		}
-		if page.Cursor == "" {
-			return pending, havePending, nil
-		}
-		cursor = page.Cursor
-	}
+	return AwaitingConfirmation, nil
 }

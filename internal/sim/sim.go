@@ -293,7 +293,8 @@ func newWorld(cfg Config) *world {
 	must(err)
 	subs, err := awssns.NewSubscriptions(w.sns)
 	must(err)
-	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, TopicArns: w.topics, Log: log})
+	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(),
+		TopicArns: w.topics, Log: log})
 	must(err)
 	for i := range 1 + rng.Intn(6) {
 		u := &user{sub: fmt.Sprintf("%s%012x", userPrefix, rng.Int63()&0xffffffffffff),

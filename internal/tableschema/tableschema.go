@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/task"
@@ -36,6 +37,34 @@ const (
 	PendingSortAttr = "dueAt"
 	// PendingShards is how many index partitions the index spreads over.
 	PendingShards = 16
+)
+
+// Reserved sort keys: items of the table that are not tasks. A task id is
+// a ULID and starts with a digit, and every reserved sort key starts with
+// '#', which sorts before every digit: a user's tasks are the sort keys
+// from FirstTaskID on (the task listing's key condition), and the stream
+// filter and the stream processor skip reserved keys.
+const (
+	// ReservedPrefix starts every reserved sort key.
+	ReservedPrefix = "#"
+	// FirstTaskID is at or before every task id and after every reserved
+	// sort key.
+	FirstTaskID = "0"
+	// SettingsSortKey is the sort key of a user's notification settings
+	// item (partition key: the user's sub).
+	SettingsSortKey = "#settings"
+)
+
+// IsReservedSortKey reports whether a sort key belongs to an item that is
+// not a task.
+func IsReservedSortKey(taskID string) bool { return strings.HasPrefix(taskID, ReservedPrefix) }
+
+// Attribute names of the notification settings item (notify.Settings).
+const (
+	AttrNotifyEnabled         = "notifyEnabled"
+	AttrNotifySubscriptionArn = "subscriptionArn"
+	AttrNotifyEmail           = "email"
+	AttrSettingsVersion       = "version"
 )
 
 // Attribute names of a task item.

@@ -58,8 +58,8 @@ type handler struct {
 // malformed image can never decode, and failing it would block the shard
 // until the record ages out. Skipping it costs at most a schedule left
 // behind, which fires harmlessly (expiry's conditional write) and which
-// the reconciler deletes. The reconciler's checkpoint item, which shares
-// the table, is skipped by key.
+// the reconciler deletes. The reconciler's checkpoint item and the users'
+// notification settings items, which share the table, are skipped by key.
 func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	defer func() {
 		if err := h.metrics.Flush(); err != nil {
@@ -69,8 +69,8 @@ func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	seq := make(map[string]string, len(ev.Records))
 	changes := make([]task.Change, 0, len(ev.Records))
 	for _, r := range ev.Records {
-		userID, taskID := key(r) // read before decoding: the checkpoint item is no task
-		if checkpoint.IsReserved(userID) {
+		userID, taskID := key(r) // read before decoding: the checkpoint and settings items are no tasks
+		if checkpoint.IsReserved(userID) || tableschema.IsReservedSortKey(taskID) {
 			continue
 		}
 		c, err := dynamo.DecodeStreamRecord(r)

@@ -43,11 +43,15 @@ func ParseTopicArns(s string) ([]string, error) {
 }
 
 // wrap adds the operation to an SNS error, and notify.ErrFilterPolicyLimit
-// when SNS answered FilterPolicyLimitExceeded.
+// when SNS answered FilterPolicyLimitExceeded, notify.ErrSubscriptionNotFound
+// when it answered NotFound.
 func wrap(op string, err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) && api.ErrorCode() == "FilterPolicyLimitExceeded" {
 		return fmt.Errorf("sns %s: %w: %w", op, notify.ErrFilterPolicyLimit, err)
+	}
+	if errors.As(err, &api) && api.ErrorCode() == "NotFound" {
+		return fmt.Errorf("sns %s: %w: %w", op, notify.ErrSubscriptionNotFound, err)
 	}
 	return fmt.Errorf("sns %s: %w", op, err)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
 	"github.com/unschedule/unschedule/internal/task"
@@ -36,8 +37,8 @@ func TestRoutingIsTheSameInPostAuthAndExpiry(t *testing.T) {
 			fake := snsfake.New(topics...)
 			subs, _ := NewSubscriptions(fake)
 			var logs bytes.Buffer
-			subscriber, err := notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, TopicArns: topics,
-				Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+			subscriber, err := notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(),
+				TopicArns: topics, Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +88,7 @@ func TestFilterPolicyLimitBecomesAMetric(t *testing.T) {
 	subs, _ := NewSubscriptions(fake)
 	var emf bytes.Buffer
 	rec := metrics.New("postauth", &emf)
-	subscriber, _ := notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, TopicArns: topics, Metrics: rec,
+	subscriber, _ := notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(), TopicArns: topics, Metrics: rec,
 		Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))})
 	var outcomes []notify.Outcome
 	for i := range 4 {

@@ -3,22 +3,25 @@ package awssns
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/unschedule/unschedule/internal/notify"
 )
 
-// SubscriptionsAPI is the SNS calls the PostAuthentication trigger makes;
-// *sns.Client is one. They are also all it is granted: sns:ListSubscriptionsByTopic,
-// sns:GetSubscriptionAttributes, sns:SetSubscriptionAttributes and
-// sns:Subscribe, on its topics.
+// SubscriptionsAPI is the SNS calls the notification rules make;
+// *sns.Client is one. They are also all the PostAuthentication trigger and
+// the API function are granted: sns:Subscribe on the shard topics, and
+// sns:Unsubscribe and sns:GetSubscriptionAttributes (which have no
+// resource-level permissions).
 type SubscriptionsAPI interface {
-	ListSubscriptionsByTopic(ctx context.Context, in *sns.ListSubscriptionsByTopicInput, opts ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error)
-	GetSubscriptionAttributes(ctx context.Context, in *sns.GetSubscriptionAttributesInput, opts ...func(*sns.Options)) (*sns.GetSubscriptionAttributesOutput, error)
-	SetSubscriptionAttributes(ctx context.Context, in *sns.SetSubscriptionAttributesInput, opts ...func(*sns.Options)) (*sns.SetSubscriptionAttributesOutput, error)
 	Subscribe(ctx context.Context, in *sns.SubscribeInput, opts ...func(*sns.Options)) (*sns.SubscribeOutput, error)
+	Unsubscribe(ctx context.Context, in *sns.UnsubscribeInput, opts ...func(*sns.Options)) (*sns.UnsubscribeOutput, error)
+	GetSubscriptionAttributes(ctx context.Context, in *sns.GetSubscriptionAttributesInput, opts ...func(*sns.Options)) (*sns.GetSubscriptionAttributesOutput, error)
 }
 
 // Subscriptions is notify.Subscriptions over SNS.
@@ -36,53 +39,18 @@ func NewSubscriptions(api SubscriptionsAPI) (*Subscriptions, error) {
 	return &Subscriptions{api: api}, nil
 }
 
-// FilterPolicyAttribute is the subscription attribute holding the policy.
-const FilterPolicyAttribute = "FilterPolicy"
-
-// List implements notify.Subscriptions.
-func (s *Subscriptions) List(ctx context.Context, topicArn, cursor string) (notify.SubscriptionPage, error) {
-	in := &sns.ListSubscriptionsByTopicInput{TopicArn: aws.String(topicArn)}
-	if cursor != "" {
-		in.NextToken = aws.String(cursor)
-	}
-	out, err := s.api.ListSubscriptionsByTopic(ctx, in)
-	if err != nil {
-		return notify.SubscriptionPage{}, wrap("ListSubscriptionsByTopic", err)
-	}
-	page := notify.SubscriptionPage{Cursor: aws.ToString(out.NextToken)}
-	for _, sb := range out.Subscriptions {
-		page.Subscriptions = append(page.Subscriptions, notify.Subscription{
-			Arn: aws.ToString(sb.SubscriptionArn), Protocol: aws.ToString(sb.Protocol), Endpoint: aws.ToString(sb.Endpoint)})
-	}
-	return page, nil
-}
-
-// FilterPolicy implements notify.Subscriptions.
-func (s *Subscriptions) FilterPolicy(ctx context.Context, subscriptionArn string) (string, error) {
-	out, err := s.api.GetSubscriptionAttributes(ctx, &sns.GetSubscriptionAttributesInput{SubscriptionArn: aws.String(subscriptionArn)})
-	if err != nil {
-		return "", wrap("GetSubscriptionAttributes", err)
-	}
-	return out.Attributes[FilterPolicyAttribute], nil
-}
-
-// SetFilterPolicy implements notify.Subscriptions.
-func (s *Subscriptions) SetFilterPolicy(ctx context.Context, subscriptionArn, policy string) error {
-	_, err := s.api.SetSubscriptionAttributes(ctx, &sns.SetSubscriptionAttributesInput{
-		SubscriptionArn: aws.String(subscriptionArn),
-		AttributeName:   aws.String(FilterPolicyAttribute),
-		AttributeValue:  aws.String(policy),
-	})
-	if err != nil {
-		return wrap("SetSubscriptionAttributes", err)
-	}
-	return nil
-}
+// Attributes of a subscription that the adapter reads or sets.
+const (
+	FilterPolicyAttribute        = "FilterPolicy"
+	PendingConfirmationAttribute = "PendingConfirmation"
+)
 
 // Subscribe implements notify.Subscriptions: an email subscription whose
 // filter policy is set in the same call, so it never exists unfiltered.
 // ReturnSubscriptionArn makes SNS return the ARN even while the
-// subscription awaits confirmation.
+// subscription awaits confirmation. SNS refuses to subscribe an endpoint
+// that the topic holds with other attributes (another user's filter
+// policy): that is notify.ErrAddressTaken.
 func (s *Subscriptions) Subscribe(ctx context.Context, topicArn, email, policy string) (string, error) {
 	out, err := s.api.Subscribe(ctx, &sns.SubscribeInput{
 		TopicArn:              aws.String(topicArn),
@@ -91,8 +59,31 @@ func (s *Subscriptions) Subscribe(ctx context.Context, topicArn, email, policy s
 		Attributes:            map[string]string{FilterPolicyAttribute: policy},
 		ReturnSubscriptionArn: true,
 	})
+	var bad *types.InvalidParameterException
+	if errors.As(err, &bad) && strings.Contains(strings.ToLower(aws.ToString(bad.Message)), "already exists") {
+		return "", fmt.Errorf("sns Subscribe: %w: %w", notify.ErrAddressTaken, err)
+	}
 	if err != nil {
 		return "", wrap("Subscribe", err)
 	}
 	return aws.ToString(out.SubscriptionArn), nil
+}
+
+// Unsubscribe implements notify.Subscriptions.
+func (s *Subscriptions) Unsubscribe(ctx context.Context, subscriptionArn string) error {
+	_, err := s.api.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: aws.String(subscriptionArn)})
+	if err != nil {
+		return wrap("Unsubscribe", err)
+	}
+	return nil
+}
+
+// Confirmed implements notify.Subscriptions: the PendingConfirmation
+// attribute of the subscription.
+func (s *Subscriptions) Confirmed(ctx context.Context, subscriptionArn string) (bool, error) {
+	out, err := s.api.GetSubscriptionAttributes(ctx, &sns.GetSubscriptionAttributesInput{SubscriptionArn: aws.String(subscriptionArn)})
+	if err != nil {
+		return false, wrap("GetSubscriptionAttributes", err)
+	}
+	return out.Attributes[PendingConfirmationAttribute] != "true", nil
 }

@@ -16,37 +16,11 @@ import (
 
 // subsRecorder records every request and answers from its fields.
 type subsRecorder struct {
-	list  []*sns.ListSubscriptionsByTopicInput
-	get   []*sns.GetSubscriptionAttributesInput
-	set   []*sns.SetSubscriptionAttributesInput
 	sub   []*sns.SubscribeInput
-	pages []*sns.ListSubscriptionsByTopicOutput
+	unsub []*sns.UnsubscribeInput
+	get   []*sns.GetSubscriptionAttributesInput
 	attrs map[string]string
 	err   error
-}
-
-func (r *subsRecorder) ListSubscriptionsByTopic(_ context.Context, in *sns.ListSubscriptionsByTopicInput, _ ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error) {
-	r.list = append(r.list, in)
-	if r.err != nil {
-		return nil, r.err
-	}
-	return r.pages[len(r.list)-1], nil
-}
-
-func (r *subsRecorder) GetSubscriptionAttributes(_ context.Context, in *sns.GetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.GetSubscriptionAttributesOutput, error) {
-	r.get = append(r.get, in)
-	if r.err != nil {
-		return nil, r.err
-	}
-	return &sns.GetSubscriptionAttributesOutput{Attributes: r.attrs}, nil
-}
-
-func (r *subsRecorder) SetSubscriptionAttributes(_ context.Context, in *sns.SetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.SetSubscriptionAttributesOutput, error) {
-	r.set = append(r.set, in)
-	if r.err != nil {
-		return nil, r.err
-	}
-	return &sns.SetSubscriptionAttributesOutput{}, nil
 }
 
 func (r *subsRecorder) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ...func(*sns.Options)) (*sns.SubscribeOutput, error) {
@@ -57,59 +31,28 @@ func (r *subsRecorder) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ..
 	return &sns.SubscribeOutput{SubscriptionArn: aws.String(aws.ToString(in.TopicArn) + ":s1")}, nil
 }
 
-func TestSubscriptionsList(t *testing.T) {
-	topic := shardTopics[0]
-	r := &subsRecorder{pages: []*sns.ListSubscriptionsByTopicOutput{
-		{Subscriptions: []types.Subscription{
-			{SubscriptionArn: aws.String(topic + ":s1"), Protocol: aws.String("email"), Endpoint: aws.String("a@x.io")},
-			{SubscriptionArn: aws.String("PendingConfirmation"), Protocol: aws.String("email"), Endpoint: aws.String("b@x.io")},
-		}, NextToken: aws.String("tok")},
-		{Subscriptions: []types.Subscription{{SubscriptionArn: aws.String(topic + ":s3"), Protocol: aws.String("sqs"), Endpoint: aws.String("arn:q")}}},
-	}}
-	s, _ := NewSubscriptions(r)
-	p1, err := s.List(context.Background(), topic, "")
-	if err != nil {
-		t.Fatal(err)
+func (r *subsRecorder) Unsubscribe(_ context.Context, in *sns.UnsubscribeInput, _ ...func(*sns.Options)) (*sns.UnsubscribeOutput, error) {
+	r.unsub = append(r.unsub, in)
+	if r.err != nil {
+		return nil, r.err
 	}
-	p2, err := s.List(context.Background(), topic, p1.Cursor)
-	if err != nil {
-		t.Fatal(err)
+	return &sns.UnsubscribeOutput{}, nil
+}
+
+func (r *subsRecorder) GetSubscriptionAttributes(_ context.Context, in *sns.GetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.GetSubscriptionAttributesOutput, error) {
+	r.get = append(r.get, in)
+	if r.err != nil {
+		return nil, r.err
 	}
-	if aws.ToString(r.list[0].TopicArn) != topic || r.list[0].NextToken != nil {
-		t.Errorf("first request %+v", r.list[0])
-	}
-	if aws.ToString(r.list[1].NextToken) != "tok" {
-		t.Errorf("second request token %v", aws.ToString(r.list[1].NextToken))
-	}
-	want1 := notify.SubscriptionPage{Cursor: "tok", Subscriptions: []notify.Subscription{
-		{Arn: topic + ":s1", Protocol: "email", Endpoint: "a@x.io"},
-		{Arn: notify.PendingConfirmation, Protocol: "email", Endpoint: "b@x.io"}}}
-	if !reflect.DeepEqual(p1, want1) {
-		t.Errorf("page 1 %+v", p1)
-	}
-	if p2.Cursor != "" || len(p2.Subscriptions) != 1 || p2.Subscriptions[0].Protocol != "sqs" {
-		t.Errorf("page 2 %+v", p2)
-	}
+	return &sns.GetSubscriptionAttributesOutput{Attributes: r.attrs}, nil
 }
 
 func TestSubscriptionsCalls(t *testing.T) {
 	const arn = "arn:aws:sns:eu-west-1:111122223333:unschedule-notify-0:abc"
 	policy := notify.FilterPolicy("u1")
-	r := &subsRecorder{attrs: map[string]string{"FilterPolicy": policy, "Owner": "1"}}
+	r := &subsRecorder{}
 	s, _ := NewSubscriptions(r)
 	ctx := context.Background()
-
-	got, err := s.FilterPolicy(ctx, arn)
-	if err != nil || got != policy || aws.ToString(r.get[0].SubscriptionArn) != arn {
-		t.Errorf("FilterPolicy = %q, %v; request %+v", got, err, r.get[0])
-	}
-
-	if err := s.SetFilterPolicy(ctx, arn, policy); err != nil {
-		t.Fatal(err)
-	}
-	if in := r.set[0]; aws.ToString(in.SubscriptionArn) != arn || aws.ToString(in.AttributeName) != "FilterPolicy" || aws.ToString(in.AttributeValue) != policy {
-		t.Errorf("SetSubscriptionAttributes request %+v", in)
-	}
 
 	subArn, err := s.Subscribe(ctx, shardTopics[1], "ada@example.com", policy)
 	if err != nil || subArn != shardTopics[1]+":s1" {
@@ -121,45 +64,54 @@ func TestSubscriptionsCalls(t *testing.T) {
 		!reflect.DeepEqual(in.Attributes, map[string]string{"FilterPolicy": policy}) {
 		t.Errorf("Subscribe request %+v", in)
 	}
-}
 
-func TestSubscriptionsMissingPolicyReadsEmpty(t *testing.T) {
-	s, _ := NewSubscriptions(&subsRecorder{attrs: map[string]string{"Owner": "1"}})
-	got, err := s.FilterPolicy(context.Background(), "arn:x")
-	if err != nil || got != "" {
-		t.Fatalf("FilterPolicy = %q, %v; want empty", got, err)
+	if err := s.Unsubscribe(ctx, arn); err != nil || aws.ToString(r.unsub[0].SubscriptionArn) != arn {
+		t.Errorf("Unsubscribe: %v, request %+v", err, r.unsub)
+	}
+
+	for _, tc := range []struct {
+		attrs map[string]string
+		want  bool
+	}{
+		{map[string]string{"PendingConfirmation": "true", "SubscriptionArn": arn}, false},
+		{map[string]string{"PendingConfirmation": "false", "SubscriptionArn": arn}, true},
+	} {
+		r.attrs = tc.attrs
+		got, err := s.Confirmed(ctx, arn)
+		if err != nil || got != tc.want || aws.ToString(r.get[len(r.get)-1].SubscriptionArn) != arn {
+			t.Errorf("Confirmed with %v = %t, %v", tc.attrs, got, err)
+		}
 	}
 }
 
 func TestSubscriptionsErrorMapping(t *testing.T) {
 	limit := &types.FilterPolicyLimitExceededException{Message: aws.String("Filter policy limit exceeded")}
 	generic := &smithy.GenericAPIError{Code: "FilterPolicyLimitExceeded", Message: "limit"}
+	missing := &types.NotFoundException{Message: aws.String("Subscription does not exist")}
+	taken := &types.InvalidParameterException{Message: aws.String("Invalid parameter: Attributes Reason: Subscription already exists with different attributes")}
 	other := &types.InvalidParameterException{Message: aws.String("bad")}
 	calls := map[string]func(s *Subscriptions) error{
-		"List": func(s *Subscriptions) error {
-			_, err := s.List(context.Background(), shardTopics[0], "")
-			return err
-		},
-		"FilterPolicy": func(s *Subscriptions) error {
-			_, err := s.FilterPolicy(context.Background(), "arn:x")
-			return err
-		},
-		"SetFilterPolicy": func(s *Subscriptions) error {
-			return s.SetFilterPolicy(context.Background(), "arn:x", "{}")
-		},
 		"Subscribe": func(s *Subscriptions) error {
 			_, err := s.Subscribe(context.Background(), shardTopics[0], "a@x.io", "{}")
 			return err
 		},
+		"Unsubscribe": func(s *Subscriptions) error { return s.Unsubscribe(context.Background(), "arn:x") },
+		"Confirmed": func(s *Subscriptions) error {
+			_, err := s.Confirmed(context.Background(), "arn:x")
+			return err
+		},
 	}
 	for _, tc := range []struct {
-		name      string
-		err       error
-		wantLimit bool
+		name string
+		err  error
+		// want is the sentinel each call wraps (nil: none).
+		want map[string]error
 	}{
-		{"typed limit error", limit, true},
-		{"limit by error code", generic, true},
-		{"other error", other, false},
+		{"typed limit error", limit, map[string]error{"Subscribe": notify.ErrFilterPolicyLimit, "Unsubscribe": notify.ErrFilterPolicyLimit, "Confirmed": notify.ErrFilterPolicyLimit}},
+		{"limit by error code", generic, map[string]error{"Subscribe": notify.ErrFilterPolicyLimit, "Unsubscribe": notify.ErrFilterPolicyLimit, "Confirmed": notify.ErrFilterPolicyLimit}},
+		{"not found", missing, map[string]error{"Subscribe": notify.ErrSubscriptionNotFound, "Unsubscribe": notify.ErrSubscriptionNotFound, "Confirmed": notify.ErrSubscriptionNotFound}},
+		{"address taken", taken, map[string]error{"Subscribe": notify.ErrAddressTaken}},
+		{"other error", other, nil},
 	} {
 		for op, call := range calls {
 			t.Run(tc.name+"/"+op, func(t *testing.T) {
@@ -168,8 +120,10 @@ func TestSubscriptionsErrorMapping(t *testing.T) {
 				if err == nil || !errors.Is(err, tc.err) {
 					t.Fatalf("err %v does not wrap %v", err, tc.err)
 				}
-				if got := errors.Is(err, notify.ErrFilterPolicyLimit); got != tc.wantLimit {
-					t.Fatalf("errors.Is(err, ErrFilterPolicyLimit) = %t for %v", got, err)
+				for _, sentinel := range []error{notify.ErrFilterPolicyLimit, notify.ErrSubscriptionNotFound, notify.ErrAddressTaken} {
+					if got, want := errors.Is(err, sentinel), tc.want[op] == sentinel; got != want {
+						t.Fatalf("errors.Is(err, %v) = %t for %v", sentinel, got, err)
+					}
 				}
 			})
 		}

@@ -80,7 +80,7 @@ func (s *Store) Get(ctx context.Context, userID, taskID string) (task.Task, erro
 }
 
 // List implements task.Store: one Query on the user's partition, oldest
-// first. The cursor is the base64url of the last task id returned; the
+// first, tasks only. The cursor is the base64url of the last task id returned; the
 // partition is always userID, so no cursor reaches another user's tasks.
 func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) (task.Page, error) {
 	var start map[string]types.AttributeValue
@@ -93,7 +93,10 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 	}
 	limit := pageLimit(page.Limit)
 	e := newExpr()
-	cond := e.name(tableschema.PartitionKey) + " = " + e.value(userID)
+	// From the first task id on: the user's items under reserved sort keys
+	// (their notification settings) sort before it and are never listed.
+	cond := e.name(tableschema.PartitionKey) + " = " + e.value(userID) + " AND " +
+		e.name(tableschema.SortKey) + " >= " + e.value(tableschema.FirstTaskID)
 	// One more than the page, to tell whether another page follows.
 	out, err := s.api.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),

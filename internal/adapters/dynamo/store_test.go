@@ -249,3 +249,12 @@ func TestOtherErrorsAreWrappedUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingsContract runs the settings contract on dynalite: the
+// settings item shares the task table, and is never listed as a task.
+func TestSettingsContract(t *testing.T) {
+	testenv.SettingsContract(t, func(t *testing.T) testenv.SettingsStores {
+		s := newStore(t)
+		return testenv.SettingsStores{Settings: s, Tasks: s}
+	})
+}

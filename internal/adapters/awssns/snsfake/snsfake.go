@@ -7,6 +7,11 @@
 //     subscribing an endpoint that awaits confirmation sends the
 //     confirmation email again;
 //   - email subscriptions are listed as PendingConfirmation until Confirm;
+//   - Unsubscribe deletes a confirmed subscription, and refuses one that
+//     awaits confirmation (the SNS developer guide: "You can't delete a
+//     subscription that's pending confirmation"); OptOut deletes one as
+//     the unsubscribe link of an email does, Lapse as SNS does to an
+//     unconfirmed one after 48 hours;
 //   - at most FilterPolicyLimit subscriptions with a filter policy per
 //     topic (FilterPolicyLimitExceeded beyond);
 //   - Publish delivers to every confirmed subscription whose filter policy
@@ -69,6 +74,15 @@ func New(topicArns ...string) *SNS {
 		f.topics[t] = nil
 	}
 	return f
+}
+
+// AddTopic adds a topic (a new shard).
+func (f *SNS) AddTopic(topicArn string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.topics[topicArn]; !ok {
+		f.topics[topicArn] = nil
+	}
 }
 
 func (f *SNS) begin(op string) error {
@@ -229,6 +243,58 @@ func (f *SNS) SetSubscriptionAttributes(_ context.Context, in *sns.SetSubscripti
 	}
 	s.attrs[name] = value
 	return &sns.SetSubscriptionAttributesOutput{}, nil
+}
+
+// Unsubscribe models sns:Unsubscribe.
+func (f *SNS) Unsubscribe(_ context.Context, in *sns.UnsubscribeInput, _ ...func(*sns.Options)) (*sns.UnsubscribeOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin("Unsubscribe"); err != nil {
+		return nil, err
+	}
+	s := f.byArn(aws.ToString(in.SubscriptionArn))
+	if s == nil {
+		return nil, notFound("subscription " + aws.ToString(in.SubscriptionArn))
+	}
+	if !s.confirmed {
+		return nil, &types.InvalidParameterException{Message: aws.String("Invalid parameter: a subscription pending confirmation cannot be deleted")}
+	}
+	f.remove(s)
+	return &sns.UnsubscribeOutput{}, nil
+}
+
+func (f *SNS) remove(gone *sub) {
+	subs := f.topics[gone.topic]
+	for i, s := range subs {
+		if s == gone {
+			f.topics[gone.topic] = append(subs[:i:i], subs[i+1:]...)
+			return
+		}
+	}
+}
+
+// OptOut deletes the endpoint's subscription on topic, as a click on the
+// unsubscribe link of one of its emails does.
+func (f *SNS) OptOut(topicArn, endpoint string) error {
+	return f.drop(topicArn, endpoint, true)
+}
+
+// Lapse deletes the endpoint's unconfirmed subscription on topic, as SNS
+// does 48 hours after the subscribe.
+func (f *SNS) Lapse(topicArn, endpoint string) error {
+	return f.drop(topicArn, endpoint, false)
+}
+
+func (f *SNS) drop(topicArn, endpoint string, confirmed bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.topics[topicArn] {
+		if s.endpoint == endpoint && s.confirmed == confirmed {
+			f.remove(s)
+			return nil
+		}
+	}
+	return notFound("subscription of " + endpoint + " on " + topicArn)
 }
 
 // Publish models sns:Publish.
