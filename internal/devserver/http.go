@@ -37,6 +37,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /local-auth/signin", s.signIn)
 	mux.HandleFunc(api.RouteTasks, s.serveAPI(api.RouteTasks))
 	mux.HandleFunc(api.RouteTask, s.serveAPI(api.RouteTask))
+	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
 	mux.HandleFunc("GET /outbox", serveOutboxPage)
 	mux.HandleFunc("GET /outbox.json", s.serveOutboxJSON)
 	mux.HandleFunc("GET /debug/schedules.json", s.serveSchedules)
@@ -89,7 +90,7 @@ func (s *Server) serveAPI(route string) http.HandlerFunc {
 			query[k] = v[0]
 		}
 		resp := s.api.Serve(r.Context(), api.Request{Method: r.Method, Route: route, TaskID: r.PathValue("id"),
-			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin")})
+			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin"), Email: claims.Email})
 		for k, v := range resp.Headers {
 			w.Header().Set(k, v)
 		}

@@ -151,7 +151,7 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	if cfg.PublicURL != "" {
 		origins = append(origins, cfg.PublicURL)
 	}
-	s.api = api.New(apiClock{p.Service, wallClock{s}}, append(origins, cfg.ExtraOrigins...), cfg.Log)
+	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.subscriber, append(origins, cfg.ExtraOrigins...), cfg.Log)
 	return s, nil
 }
 

@@ -1,4 +1,8 @@
-// Command api serves the task REST API behind API Gateway.
+// Command api serves the task REST API behind API Gateway, and the
+// caller's notification setting (/me/notifications).
+//
+// Environment: TABLE_NAME, ALLOWED_ORIGINS, the scheduler settings, and
+// TOPIC_ARN_PREFIX and TOPIC_SHARDS (set by constructs/notifications).
 package main
 
 import (
@@ -9,12 +13,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/notify"
 	"github.com/unschedule/unschedule/internal/task"
 )
 
@@ -23,12 +30,16 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	table, origins := env.Require("TABLE_NAME"), env.List("ALLOWED_ORIGINS")
 	schedCfg := awsscheduler.ConfigFromEnv(env)
+	topics := awssns.TopicArnsFromEnv(env)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(cfg), schedCfg))
-	svc := lambdaenv.Must(task.NewService(task.Deps{
-		Store: dynamo.New(dynamodb.NewFromConfig(cfg), table), Scheduler: sched, Log: log,
+	store := dynamo.New(dynamodb.NewFromConfig(cfg), table)
+	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, Log: log}))
+	subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
+	notifications := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{
+		Subscriptions: subs, Settings: store, TopicArns: topics, Log: log,
 	}))
-	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
+	h := &handler{api: api.NewWithNotifications(svc, notifications, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
 	lambda.Start(h.Handle)
 }

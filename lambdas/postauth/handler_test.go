@@ -16,6 +16,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
 	"github.com/unschedule/unschedule/internal/testfixture"
@@ -38,7 +39,8 @@ func fixture(t *testing.T, name string) events.CognitoEventUserPoolsPostAuthenti
 
 // rig is the trigger as deployed, with SNS replaced by the in-memory model.
 type rig struct {
-	sns  *snsfake.SNS
+	sns      *snsfake.SNS
+	settings *memory.Settings
 	h    *handler
 	emf  *bytes.Buffer
 	logs *bytes.Buffer
@@ -46,14 +48,14 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	r := &rig{sns: snsfake.New(topics...), emf: &bytes.Buffer{}, logs: &bytes.Buffer{}}
+	r := &rig{sns: snsfake.New(topics...), settings: memory.NewSettings(), emf: &bytes.Buffer{}, logs: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(r.logs, nil))
 	subs, err := awssns.NewSubscriptions(r.sns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := metrics.New(FunctionName, r.emf)
-	s, err := notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, TopicArns: topics, Metrics: rec, Log: log})
+	s, err := notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: r.settings, TopicArns: topics, Metrics: rec, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,6 @@ func TestHandle(t *testing.T) {
 		policy        string // of the one subscription
 		confirmed     bool
 		subscribes    int
-		repairs       int
 		confirmations int
 		metrics       map[string]float64
 	}
@@ -148,31 +149,41 @@ func TestHandle(t *testing.T) {
 				metrics: map[string]float64{notify.MetricSubscribed: 1}},
 		},
 		{
-			name: "changed policy is repaired",
+			name: "another user's subscription of this address is left as it is",
 			setup: func(f *snsfake.SNS) {
-				f.Seed(home, "email", email, map[string]string{"FilterPolicy": `{"userId":["someone-else"]}`}, true)
+				f.Seed(home, "email", email, map[string]string{"FilterPolicy": notify.FilterPolicy("someone-else")}, true)
 			},
-			run:  func(t *testing.T, r *rig, ev events.CognitoEventUserPoolsPostAuthentication) { r.signIn(t, ev) },
-			want: want{subscriptions: 1, policy: policy, confirmed: true, repairs: 1, metrics: map[string]float64{notify.MetricFilterPolicyRepaired: 1}},
+			run: func(t *testing.T, r *rig, ev events.CognitoEventUserPoolsPostAuthentication) { r.signIn(t, ev) },
+			want: want{subscriptions: 1, policy: notify.FilterPolicy("someone-else"), confirmed: true, subscribes: 1,
+				metrics: map[string]float64{notify.MetricSubscribeErrors: 1}},
 		},
 		{
-			name:  "missing policy is repaired",
-			setup: func(f *snsfake.SNS) { f.Seed(home, "email", email, nil, true) },
-			run:   func(t *testing.T, r *rig, ev events.CognitoEventUserPoolsPostAuthentication) { r.signIn(t, ev) },
-			want:  want{subscriptions: 1, policy: policy, confirmed: true, repairs: 1, metrics: map[string]float64{notify.MetricFilterPolicyRepaired: 1}},
+			name: "a user who unsubscribed through the email link is not subscribed again",
+			run: func(t *testing.T, r *rig, ev events.CognitoEventUserPoolsPostAuthentication) {
+				r.signIn(t, ev)
+				if err := r.sns.Confirm(home, email); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.sns.OptOut(home, email); err != nil {
+					t.Fatal(err)
+				}
+				r.signIn(t, ev)
+				r.signIn(t, ev)
+			},
+			want: want{subscribes: 1, confirmations: 1, metrics: map[string]float64{notify.MetricSubscribed: 1}},
 		},
 		{
 			name: "SNS error is swallowed and counted",
 			setup: func(f *snsfake.SNS) {
 				f.Fail = func(op string) error {
-					if op == "ListSubscriptionsByTopic" {
+					if op == "Subscribe" {
 						return errors.New("ThrottledException: rate exceeded")
 					}
 					return nil
 				}
 			},
 			run:  func(t *testing.T, r *rig, ev events.CognitoEventUserPoolsPostAuthentication) { r.signIn(t, ev) },
-			want: want{metrics: map[string]float64{notify.MetricSubscribeErrors: 1}},
+			want: want{subscribes: 1, metrics: map[string]float64{notify.MetricSubscribeErrors: 1}},
 		},
 		{
 			name: "FilterPolicyLimitExceeded is swallowed and counted apart",
@@ -215,8 +226,8 @@ func TestHandle(t *testing.T) {
 			if n := r.sns.Calls("Subscribe"); n != tc.want.subscribes {
 				t.Errorf("Subscribe called %d times, want %d", n, tc.want.subscribes)
 			}
-			if n := r.sns.Calls("SetSubscriptionAttributes"); n != tc.want.repairs {
-				t.Errorf("SetSubscriptionAttributes called %d times, want %d", n, tc.want.repairs)
+			if n := r.sns.Calls("SetSubscriptionAttributes"); n != 0 {
+				t.Errorf("SetSubscriptionAttributes called %d times: no filter policy is ever changed", n)
 			}
 			if n := r.sns.ConfirmationEmails(email); n != tc.want.confirmations {
 				t.Errorf("%d confirmation emails, want %d", n, tc.want.confirmations)

@@ -1,11 +1,13 @@
 // Command postauth is the Cognito PostAuthentication trigger: on every
-// sign-in it makes sure the user has one email subscription, on their
-// shard's topic, filtered to their own notifications (see notify.Subscriber).
-// It never fails a sign-in.
+// sign-in it applies the user's notification settings (see
+// notify.Subscriber.Ensure): a user with notifications on has one email
+// subscription, on their shard's topic, filtered to their own
+// notifications, and recorded as theirs. It never fails a sign-in.
 //
-// Environment (set by constructs/notifications, the same as the expiry
-// function's): TOPIC_ARN_PREFIX and TOPIC_SHARDS; shard i's topic is the
-// prefix followed by i.
+// Environment (set by constructs/notifications): TOPIC_ARN_PREFIX and
+// TOPIC_SHARDS (shard i's topic is the prefix followed by i, the same as
+// the expiry function's), and TABLE_NAME, the table that holds each
+// user's notification settings.
 package main
 
 import (
@@ -14,9 +16,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
@@ -26,12 +30,14 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	topics := awssns.TopicArnsFromEnv(env)
+	table := env.Require("TABLE_NAME")
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
 	rec := metrics.New(FunctionName, os.Stdout)
 	subscriber := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{
-		Subscriptions: subs, TopicArns: topics, Metrics: rec, Log: log,
+		Subscriptions: subs, Settings: dynamo.New(dynamodb.NewFromConfig(cfg), table),
+		TopicArns: topics, Metrics: rec, Log: log,
 	}))
 	lambda.Start(newHandler(subscriber, rec, log).handle)
 }
