@@ -247,8 +247,10 @@ func TestCancellationStreamMapping(t *testing.T) {
 	t.Run("filter pattern", func(t *testing.T) {
 		want := map[string]any{
 			"eventName": []any{"MODIFY", "REMOVE"},
-			"dynamodb": map[string]any{"Keys": map[string]any{"userId": map[string]any{
-				"S": []any{map[string]any{"anything-but": []any{"#reconciler"}}}}}},
+			"dynamodb": map[string]any{"Keys": map[string]any{
+				"userId": map[string]any{"S": []any{map[string]any{"anything-but": []any{"#reconciler"}}}},
+				"taskId": map[string]any{"S": []any{map[string]any{"anything-but": []any{"#settings"}}}},
+			}},
 		}
 		if JSON(pattern) != JSON(want) {
 			t.Fatalf("pattern %s, want %s", JSON(pattern), JSON(want))
@@ -257,7 +259,11 @@ func TestCancellationStreamMapping(t *testing.T) {
 	// What the filter lets through, on records shaped as DynamoDB Streams
 	// delivers them.
 	record := func(event string, userID string, images ...string) map[string]any {
-		ddb := map[string]any{"Keys": map[string]any{"userId": map[string]any{"S": userID}, "taskId": map[string]any{"S": "t1"}}}
+		taskID := "t1"
+		if u, id, ok := strings.Cut(userID, "/"); ok {
+			userID, taskID = u, id
+		}
+		ddb := map[string]any{"Keys": map[string]any{"userId": map[string]any{"S": userID}, "taskId": map[string]any{"S": taskID}}}
 		for _, img := range images {
 			ddb[img] = map[string]any{"status": map[string]any{"S": "Pending"}}
 		}
@@ -275,6 +281,8 @@ func TestCancellationStreamMapping(t *testing.T) {
 		{"INSERT never matters", record("INSERT", "user-1", "NewImage"), false},
 		{"the reconciler's checkpoint is skipped (MODIFY)", record("MODIFY", "#reconciler", "OldImage", "NewImage"), false},
 		{"the reconciler's checkpoint is skipped (INSERT)", record("INSERT", "#reconciler", "NewImage"), false},
+		{"a user's notification settings are skipped (MODIFY)", record("MODIFY", "user-1/#settings", "OldImage", "NewImage"), false},
+		{"a user's notification settings are skipped (REMOVE)", record("REMOVE", "user-1/#settings"), false},
 	} {
 		t.Run("filter/"+tc.name, func(t *testing.T) {
 			if got := eventPatternMatches(pattern, tc.record); got != tc.want {

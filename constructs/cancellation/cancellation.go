@@ -245,15 +245,20 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 
 // StreamFilter is the stream mapping's filter: only MODIFY and REMOVE
 // records (an INSERT never cancels or moves a schedule), and never the
-// reconciler's checkpoint item. It does not look at the old image's
+// reconciler's checkpoint item or a user's notification settings item
+// (tableschema.SettingsSortKey). It does not look at the old image's
 // status: a record without an old image must still reach the processor,
-// which then cancels by key.
+// which then cancels by key. Lambda's filter rules have no "anything but
+// this prefix" (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html#filtering-syntax),
+// so each reserved key is named; the processor also skips every reserved
+// sort key.
 func StreamFilter() *map[string]any {
 	return awslambda.FilterCriteria_Filter(&map[string]any{
 		"eventName": awslambda.FilterRule_Or(jsii.String("MODIFY"), jsii.String("REMOVE")),
 		"dynamodb": map[string]any{
 			"Keys": map[string]any{
 				tableschema.PartitionKey: map[string]any{"S": awslambda.FilterRule_NotEquals(jsii.String(checkpoint.UserID))},
+				tableschema.SortKey:      map[string]any{"S": awslambda.FilterRule_NotEquals(jsii.String(tableschema.SettingsSortKey))},
 			},
 		},
 	})

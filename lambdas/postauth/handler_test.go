@@ -41,9 +41,9 @@ func fixture(t *testing.T, name string) events.CognitoEventUserPoolsPostAuthenti
 type rig struct {
 	sns      *snsfake.SNS
 	settings *memory.Settings
-	h    *handler
-	emf  *bytes.Buffer
-	logs *bytes.Buffer
+	h        *handler
+	emf      *bytes.Buffer
+	logs     *bytes.Buffer
 }
 
 func newRig(t *testing.T) *rig {
