@@ -53,7 +53,7 @@ func TestEveryApiMethodHasTheCognitoAuthorizer(t *testing.T) {
 		}
 	}
 	sort.Strings(routes)
-	if got := strings.Join(routes, ","); got != "DELETE,GET,GET,PATCH,POST" {
+	if got := strings.Join(routes, ","); got != "DELETE,GET,GET,GET,PATCH,POST,PUT" { // /tasks, /tasks/{id}, /me/notifications
 		t.Fatalf("methods %s", got)
 	}
 	Check(t, func() {
@@ -141,10 +141,14 @@ func TestLeastPrivilege(t *testing.T) {
 			"dynamodb:GetItem": table, "dynamodb:PutItem": table, "dynamodb:UpdateItem": table,
 			"dynamodb:DeleteItem": table, "dynamodb:Query": table,
 			"scheduler:CreateSchedule": schedules, "iam:PassRole": schedulerRole,
+			// The caller's notification setting: their recorded subscription only.
+			"sns:Subscribe": topics, "sns:GetSubscriptionAttributes": `"*"`, "sns:Unsubscribe": `"*"`,
 		}},
 		{"postauth", "NotificationsPostAuth", map[string]string{
-			"sns:ListSubscriptionsByTopic": topics, "sns:Subscribe": topics,
-			"sns:GetSubscriptionAttributes": `"*"`, "sns:SetSubscriptionAttributes": `"*"`,
+			// No listing by topic, no filter policy change: a subscription is
+			// found by the ARN recorded for its user, in the settings item.
+			"sns:Subscribe": topics, "sns:GetSubscriptionAttributes": `"*"`, "sns:Unsubscribe": `"*"`,
+			"dynamodb:GetItem": table, "dynamodb:PutItem": table,
 		}},
 		{"presignup", "AuthPreSignUp", map[string]string{}},
 	} {
@@ -189,6 +193,24 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Fatalf("trust lacks confused-deputy conditions: %s", cond)
 		}
 	})
+}
+
+// The functions that apply the notification setting find the topics and
+// the settings table.
+func TestNotificationSettingEnvironment(t *testing.T) {
+	s := Stack(t, "dev")
+	env := func(function string) map[string]any {
+		id := s.LogicalID(t, "AWS::Lambda::Function", function)
+		return Props(s.Resources("AWS::Lambda::Function")[id])["Environment"].(map[string]any)["Variables"].(map[string]any)
+	}
+	table := JSON(map[string]any{"Ref": s.LogicalID(t, "AWS::DynamoDB::Table", "TasksTable")})
+	for _, fn := range []string{"ApiHandler", "NotificationsPostAuth"} {
+		got := env(fn)
+		if JSON(got["TABLE_NAME"]) != table || got["TOPIC_SHARDS"] != "1" ||
+			!strings.Contains(JSON(got["TOPIC_ARN_PREFIX"]), ":Unschedule-dev-notify-") {
+			t.Errorf("%s environment %s", fn, JSON(got))
+		}
+	}
 }
 
 func TestCognitoPoolClientAndTriggers(t *testing.T) {

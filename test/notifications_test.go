@@ -63,3 +63,18 @@ func TestShardsForAMillionUsersSynthesize(t *testing.T) {
 		}
 	})
 }
+
+// Without StoreSettingsIn the trigger would fail at its first cold start
+// (no TABLE_NAME): the construct refuses to synthesize.
+func TestNotificationSettingsNeedATable(t *testing.T) {
+	Check(t, func() {
+		app := NewApp(t, nil)
+		stack := awscdk.NewStack(app, jsii.String("NoSettings"), nil)
+		auth := userauth.NewUserAuth(stack, jsii.String("Auth"), nil)
+		n := notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{UserPool: auth.UserPool})
+		errs := *n.Node().Validate()
+		if len(errs) != 1 || !strings.Contains(*errs[0], "StoreSettingsIn") {
+			t.Fatalf("validation errors %v, want one naming StoreSettingsIn", errs)
+		}
+	})
+}

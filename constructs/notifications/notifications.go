@@ -1,6 +1,9 @@
 // Package notifications is the per-user fan-out: N sharded SNS topics,
 // each user's email subscribed (with a filter policy on their id) to the
-// one topic their id hashes to, by a Cognito PostAuthentication trigger.
+// one topic their id hashes to, by a Cognito PostAuthentication trigger
+// that follows the user's notification setting. The setting, and the one
+// subscription that is the user's, are an item of the task table
+// (StoreSettingsIn); the API serves the setting (GrantSubscribe).
 //
 // One topic allows 200 filter policies by default, so N topics serve
 // N×200 users; see docs/notifications.md for raising the quotas. Topic
@@ -16,8 +19,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -64,14 +69,15 @@ type UserNotifications struct {
 	constructs.Construct
 	// Topics in shard order.
 	Topics []awssns.Topic
-	// PostAuth subscribes users on sign-in.
+	// PostAuth subscribes users on sign-in, as their setting says.
 	PostAuth *gofn.Function
 	// SubscribeErrorsAlarm fires when PostAuth fails to subscribe someone.
 	SubscribeErrorsAlarm awscloudwatch.Alarm
 	// FilterPolicyLimitAlarm fires when a topic is out of filter policies.
 	FilterPolicyLimitAlarm awscloudwatch.Alarm
 
-	prefix string
+	prefix        string
+	settingsTable awsdynamodb.ITable
 }
 
 // NewUserNotifications builds the topics, trigger, grants and alarms.
@@ -110,7 +116,7 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 
 	n.PostAuth = gofn.NewFunction(c, jsii.String("PostAuth"), &gofn.FunctionProps{
 		Entry:        "lambdas/postauth",
-		Description:  "Subscribes a signing-in user's email to their shard's topic, with a filter policy on their id",
+		Description:  "Applies a signing-in user's notification setting: their one subscription, on their shard's topic, filtered to their id",
 		LogRetention: p.LogRetention,
 		// Cognito fails a sign-in whose trigger runs over 5 s; the handler
 		// stops its own SNS work at 3 s.
@@ -118,11 +124,7 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		Environment: n.Environment(),
 	})
 	n.GrantSubscribe(n.PostAuth.Function)
-	nag.Suppress(nag.RolePolicy(n.PostAuth.Function),
-		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
-			Reason: "sns:Get/SetSubscriptionAttributes have no resource-level permissions; they touch subscriptions only"},
-		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
-			Reason: "List and subscribe on the shard topics: deterministic names <prefix>-<n>, possibly thousands"})
+	c.Node().AddValidation(&settingsValidation{n})
 	p.UserPool.AddTrigger(awscognito.UserPoolOperation_POST_AUTHENTICATION(), n.PostAuth.Function, awscognito.LambdaVersion_V1_0)
 
 	n.SubscribeErrorsAlarm = metricAlarm(c, "SubscribeErrorsAlarm", notify.MetricSubscribeErrors,
@@ -158,19 +160,58 @@ func (n *UserNotifications) GrantPublish(grantee awsiam.IGrantable) awsiam.Grant
 	})
 }
 
-// GrantSubscribe lets grantee list a topic's subscriptions, subscribe,
-// and read or set a subscription's filter policy. SNS's subscription
-// attribute actions have no resource-level permissions, so those two are
-// on "*": they can touch only subscriptions, never a topic or a message.
+// GrantSubscribe lets grantee manage users' subscriptions by their
+// recorded ARN: subscribe on the shard topics, and read a subscription's
+// state and delete it. It grants nothing that lists subscriptions or
+// changes a filter policy. sns:Unsubscribe and
+// sns:GetSubscriptionAttributes have no resource-level permissions (the
+// Service Authorization Reference lists no resource type for them:
+// https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsns.html),
+// so those two are on "*": they touch only subscriptions, never a topic or
+// a message. The grantee's function also needs Environment().
 func (n *UserNotifications) GrantSubscribe(grantee awsiam.IGrantable) awsiam.Grant {
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("sns:GetSubscriptionAttributes", "sns:SetSubscriptionAttributes"),
+		Grantee: grantee, Actions: jsii.Strings("sns:GetSubscriptionAttributes", "sns:Unsubscribe"),
 		ResourceArns: jsii.Strings("*"),
 	})
-	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("sns:ListSubscriptionsByTopic", "sns:Subscribe"),
+	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("sns:Subscribe"),
 		ResourceArns: &[]*string{n.allTopics()},
 	})
+	if fn, ok := grantee.(awslambda.IFunction); ok && fn.Role() != nil {
+		nag.Suppress(nag.RolePolicy(fn),
+			nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
+				Reason: "sns:GetSubscriptionAttributes and sns:Unsubscribe have no resource-level permissions; they touch only the subscription recorded for a user"},
+			nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
+				Reason: "Subscribe on the shard topics: deterministic names <prefix>-<n>, possibly thousands"})
+	}
+	return g
+}
+
+// StoreSettingsIn keeps each user's notification setting, and the one
+// subscription recorded as theirs, in table: an item under the user's
+// partition key and the reserved sort key "#settings", which the task
+// listing, the stream filter and the stream processor all skip. The
+// trigger reads it (TABLE_NAME) and may get and put items of the table.
+// Call it once, with the schedule-on-write table; synth fails without it.
+func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
+	if n.settingsTable != nil {
+		panic(fmt.Sprintf("%s: StoreSettingsIn was called twice: the settings live in one table", *n.Node().Id()))
+	}
+	n.settingsTable = table
+	n.PostAuth.Function.AddEnvironment(jsii.String("TABLE_NAME"), table.TableName(), nil)
+	scheduleonwrite.GrantTable(table, n.PostAuth.Function, "dynamodb:GetItem", "dynamodb:PutItem")
+}
+
+// settingsValidation fails synth when StoreSettingsIn was never called:
+// the trigger would fail at its first cold start.
+type settingsValidation struct{ n *UserNotifications }
+
+func (v *settingsValidation) Validate() *[]*string {
+	if v.n.settingsTable != nil {
+		return &[]*string{}
+	}
+	return &[]*string{jsii.String("the notification settings have no table: call StoreSettingsIn(table) with the schedule-on-write table")}
 }
 
 func metricAlarm(scope constructs.Construct, id, metric, description string, topic awssns.ITopic) awscloudwatch.Alarm {

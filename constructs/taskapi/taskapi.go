@@ -1,6 +1,7 @@
 // Package taskapi is the REST API over a schedule-on-write table: API
 // Gateway with a Cognito authorizer on every method, and one Go function
-// that serves /tasks and /tasks/{id}.
+// that serves /tasks, /tasks/{id} and, with Notifications, the caller's
+// notification setting /me/notifications.
 package taskapi
 
 import (
@@ -28,6 +29,13 @@ type ScheduleCreator interface {
 	SchedulerEnvironment() map[string]string
 }
 
+// SubscriptionManager is what the API needs of the per-user notifications
+// (notifications.UserNotifications implements it).
+type SubscriptionManager interface {
+	GrantSubscribe(grantee awsiam.IGrantable) awsiam.Grant
+	Environment() map[string]string
+}
+
 // TaskApiProps configures the API.
 type TaskApiProps struct {
 	// Table holds the tasks. Required.
@@ -36,6 +44,12 @@ type TaskApiProps struct {
 	Schedules ScheduleCreator
 	// UserPool authenticates every request. Required.
 	UserPool awscognito.IUserPool
+	// Notifications, when set, adds GET and PUT /me/notifications: the
+	// caller's notification setting, which subscribes or unsubscribes
+	// their email. Their settings must be stored in Table
+	// (UserNotifications.StoreSettingsIn).
+	// Default: no /me/notifications routes.
+	Notifications SubscriptionManager
 	// AllowedOrigins may call the API from a browser (CORS), for example
 	// the web app's URL. Each is https://... or http://localhost:<port>.
 	// Required: at least one.
@@ -87,6 +101,11 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	for k, v := range p.Schedules.SchedulerEnvironment() {
 		env[k] = v
 	}
+	if p.Notifications != nil {
+		for k, v := range p.Notifications.Environment() {
+			env[k] = v
+		}
+	}
 	a.Handler = gofn.NewFunction(c, jsii.String("Handler"), &gofn.FunctionProps{
 		Entry:            "lambdas/api",
 		Description:      "Task REST API",
@@ -100,6 +119,10 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	scheduleonwrite.GrantTable(p.Table, a.Handler.Function, "dynamodb:GetItem", "dynamodb:PutItem",
 		"dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query")
 	p.Schedules.GrantCreateSchedules(a.Handler.Function)
+	if p.Notifications != nil {
+		// Subscribe, read the state of and delete the caller's recorded subscription.
+		p.Notifications.GrantSubscribe(a.Handler.Function)
+	}
 
 	a.AccessLogs = awslogs.NewLogGroup(c, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
 		Retention: p.LogRetention, RemovalPolicy: p.LogRemovalPolicy,
@@ -123,7 +146,7 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		},
 		DefaultCorsPreflightOptions: &awsapigateway.CorsOptions{
 			AllowOrigins: jsii.Strings(p.AllowedOrigins...),
-			AllowMethods: jsii.Strings("GET", "POST", "PATCH", "DELETE", "OPTIONS"),
+			AllowMethods: jsii.Strings("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
 			AllowHeaders: jsii.Strings("Authorization", "Content-Type"),
 			MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
 		},
@@ -167,6 +190,12 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	}
 	for _, m := range []string{"GET", "PATCH", "DELETE"} {
 		one.AddMethod(jsii.String(m), integration, method)
+	}
+	if p.Notifications != nil {
+		settings := a.Api.Root().AddResource(jsii.String("me"), nil).AddResource(jsii.String("notifications"), nil)
+		for _, m := range []string{"GET", "PUT"} {
+			settings.AddMethod(jsii.String(m), integration, method)
+		}
 	}
 	return a
 }

@@ -84,10 +84,12 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		LogRetention:  cfg.LogRetention(),
 		AlarmTopic:    s.AlarmTopic,
 	})
+	s.Notifications.StoreSettingsIn(s.Scheduling.Table)
 	s.Api = taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
-		Table:     s.Scheduling.Table,
-		Schedules: s.Scheduling,
-		UserPool:  s.Auth.UserPool,
+		Table:         s.Scheduling.Table,
+		Schedules:     s.Scheduling,
+		UserPool:      s.Auth.UserPool,
+		Notifications: s.Notifications,
 		// The hosted app's URL first (API Gateway's own error responses
 		// carry the first origin), then the environment's extra origins.
 		// The site is built after the API (its config names the API), so

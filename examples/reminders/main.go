@@ -38,6 +38,7 @@ func NewRemindersStack(scope awscdk.App, id string) awscdk.Stack {
 		Notifications: notify,
 		LogRetention:  retention,
 	})
+	notify.StoreSettingsIn(reminders.Table) // each user's notification setting
 	cancellation.NewCancellation(stack, jsii.String("Unschedule"), &cancellation.CancellationProps{
 		Table: reminders.Table, Schedules: reminders, LogRetention: retention,
 	})

@@ -187,6 +187,19 @@ describe('requests', () => {
     expect(calls[0]!.headers['Content-Type']).toBeUndefined();
   });
 
+  it('reads and sets the notification setting', async () => {
+    const { fn, calls } = scriptedFetch(
+      json(200, { enabled: true, status: 'pending-confirmation', email: 'a@example.test' }),
+      json(200, { enabled: false, status: 'off' }),
+    );
+    const a = api(fn);
+    expect(await a.getNotifications()).toEqual({ enabled: true, status: 'pending-confirmation', email: 'a@example.test' });
+    expect(await a.setNotifications(false)).toEqual({ enabled: false, status: 'off' });
+    expect(calls[0]).toMatchObject({ method: 'GET', url: 'https://api.example.test/prod/me/notifications' });
+    expect(calls[1]).toMatchObject({ method: 'PUT', url: 'https://api.example.test/prod/me/notifications', body: '{"enabled":false}' });
+    expect(calls[1]!.headers['Content-Type']).toBe('application/json');
+  });
+
   it('does not send a request when there is no token', async () => {
     const { fn, calls } = scriptedFetch();
     const noToken = createTaskApi({

@@ -1,5 +1,5 @@
 import { type FetchFn, joinUrl, requestJson, UserFacingError } from './http';
-import type { NewTask, Task, TaskPage, TaskPatch } from './types';
+import type { NewTask, NotificationSettings, Task, TaskPage, TaskPatch } from './types';
 
 /** Returns the current id token, or throws when nobody is signed in. */
 export type TokenSource = () => Promise<string>;
@@ -13,6 +13,13 @@ export interface TaskApi {
   deleteTask(id: string): Promise<void>;
 }
 
+/** The caller's notification setting. */
+export interface NotificationsApi {
+  getNotifications(): Promise<NotificationSettings>;
+  /** Off deletes the subscription; on subscribes again (a new confirmation email). */
+  setNotifications(enabled: boolean): Promise<NotificationSettings>;
+}
+
 export interface TaskApiOptions {
   /** The API's base URL, e.g. "https://abc.execute-api.eu-west-1.amazonaws.com/prod". */
   apiUrl: string;
@@ -24,7 +31,7 @@ export interface TaskApiOptions {
   maxPages?: number;
 }
 
-export function createTaskApi(opts: TaskApiOptions): TaskApi {
+export function createTaskApi(opts: TaskApiOptions): TaskApi & NotificationsApi {
   const fetchFn = opts.fetchFn ?? ((input, init) => fetch(input, init));
   const maxPages = opts.maxPages ?? 1000;
 
@@ -72,5 +79,8 @@ export function createTaskApi(opts: TaskApiOptions): TaskApi {
     async deleteTask(id) {
       await call<void>('DELETE', `/tasks/${encodeURIComponent(id)}`);
     },
+
+    getNotifications: () => call<NotificationSettings>('GET', '/me/notifications'),
+    setNotifications: (enabled) => call<NotificationSettings>('PUT', '/me/notifications', { enabled }),
   };
 }

@@ -25,7 +25,7 @@ async function start() {
     const auth = await createAuth(config, fetchFn, window.sessionStorage);
     const api = createTaskApi({ apiUrl: config.apiUrl, getToken: () => auth.getIdToken(), fetchFn });
     const session = await auth.currentSession();
-    render(<App auth={auth} api={api} initialSession={session} />);
+    render(<App auth={auth} api={api} notifications={api} initialSession={session} />);
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : userMessage(err);
     render(

@@ -31,3 +31,21 @@ export interface TaskPage {
   tasks: Task[];
   cursor?: string;
 }
+
+/**
+ * What a user's expiry emails are doing (GET/PUT /me/notifications):
+ * - off: turned off (in the app, or through an email's unsubscribe link);
+ * - pending-confirmation: subscribed, waiting for the click on the link in
+ *   the confirmation email; nothing is delivered until then;
+ * - confirmed: expiry emails are delivered;
+ * - not-subscribed: on, but no subscription exists (not signed in since, or
+ *   subscribing failed).
+ */
+export type NotificationStatus = 'off' | 'pending-confirmation' | 'confirmed' | 'not-subscribed';
+
+export interface NotificationSettings {
+  enabled: boolean;
+  status: NotificationStatus;
+  /** The address the emails go to, when subscribed. */
+  email?: string;
+}

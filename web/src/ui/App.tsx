@@ -1,19 +1,22 @@
 import { type ReactNode, useCallback, useState } from 'react';
-import type { TaskApi } from '../api';
+import type { NotificationsApi, TaskApi } from '../api';
 import type { Auth, Session } from '../auth';
 import { userMessage } from '../http';
 import { AuthForm } from './AuthForm';
 import { useAnnouncer } from './hooks';
+import { NotificationSetting } from './NotificationSetting';
 import { TaskPage } from './TaskPage';
 
 interface Props {
   auth: Auth;
   api: TaskApi;
+  /** Serves the notification setting; without it the setting is not shown. */
+  notifications?: NotificationsApi;
   initialSession: Session | null;
   pollIntervalMs?: number;
 }
 
-export function App({ auth, api, initialSession, pollIntervalMs }: Props) {
+export function App({ auth, api, notifications, initialSession, pollIntervalMs }: Props) {
   const [session, setSession] = useState(initialSession);
   const [notice, setNotice] = useState('');
   const [signOutError, setSignOutError] = useState('');
@@ -65,7 +68,10 @@ export function App({ auth, api, initialSession, pollIntervalMs }: Props) {
       }
     >
       {session ? (
-        <TaskPage key={session.email} api={api} announce={announce} onUnauthorized={onUnauthorized} {...(pollIntervalMs ? { pollIntervalMs } : {})} />
+        <>
+          {notifications ? <NotificationSetting key={`n-${session.email}`} api={notifications} announce={announce} onUnauthorized={onUnauthorized} /> : null}
+          <TaskPage key={session.email} api={api} announce={announce} onUnauthorized={onUnauthorized} {...(pollIntervalMs ? { pollIntervalMs } : {})} />
+        </>
       ) : (
         <AuthForm key={notice} auth={auth} onSignedIn={onSignedIn} notice={notice} />
       )}
