@@ -1,8 +1,9 @@
 // Command api serves the task REST API behind API Gateway, and the
 // caller's notification setting (/me/notifications).
 //
-// Environment: TABLE_NAME, ALLOWED_ORIGINS, the scheduler settings, and
-// TOPIC_ARN_PREFIX and TOPIC_SHARDS (set by constructs/notifications).
+// Environment: TABLE_NAME, ALLOWED_ORIGINS, the scheduler settings, and,
+// when the API serves the notification setting, TOPIC_ARN_PREFIX and
+// TOPIC_SHARDS (set by constructs/taskapi from constructs/notifications).
 package main
 
 import (
@@ -30,16 +31,22 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	table, origins := env.Require("TABLE_NAME"), env.List("ALLOWED_ORIGINS")
 	schedCfg := awsscheduler.ConfigFromEnv(env)
-	topics := awssns.TopicArnsFromEnv(env)
+	var topics []string
+	if env.Optional("TOPIC_ARN_PREFIX", "") != "" {
+		topics = awssns.TopicArnsFromEnv(env)
+	}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(cfg), schedCfg))
 	store := dynamo.New(dynamodb.NewFromConfig(cfg), table)
 	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, Log: log}))
-	subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
-	notifications := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{
-		Subscriptions: subs, Settings: store, TopicArns: topics, Log: log,
-	}))
-	h := &handler{api: api.NewWithNotifications(svc, notifications, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
+	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
+	if len(topics) > 0 {
+		subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
+		notifications := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{
+			Subscriptions: subs, Settings: store, TopicArns: topics, Log: log,
+		}))
+		h.api = api.NewWithNotifications(svc, notifications, origins, log)
+	}
 	lambda.Start(h.Handle)
 }
