@@ -197,3 +197,32 @@ func TestNotificationSettingsErrors(t *testing.T) {
 		}
 	})
 }
+
+// FuzzNotifications sends arbitrary setting requests as Mallory, whose
+// token carries Ada's address: never a panic, never a 5xx, and Ada's
+// confirmed subscription stays exactly as it is.
+func FuzzNotifications(f *testing.F) {
+	for _, b := range []string{`{"enabled":true}`, `{"enabled":false}`, `{"Enabled":true}`, `{"enabled":1}`, ``, `null`, `{"enabled":true,"enabled":false}`} {
+		f.Add(true, []byte(b))
+		f.Add(false, []byte(b))
+	}
+	f.Fuzz(func(t *testing.T, put bool, body []byte) {
+		e := newSettingsEnv(t)
+		e.sub.OnSignIn(context.Background(), ada, adaMail)
+		if err := e.sns.Confirm(notifyTopic, adaMail); err != nil {
+			t.Fatal(err)
+		}
+		method := "GET"
+		if put {
+			method = "PUT"
+		}
+		resp := e.h.Serve(context.Background(), Request{Method: method, Route: RouteNotifications, UserID: mallo, Email: adaMail, Body: body})
+		if resp.Status >= 500 || resp.Status < 200 {
+			t.Fatalf("status %d for client input: %s", resp.Status, resp.Body)
+		}
+		subs := e.sns.Subscriptions(adaMail)
+		if len(subs) != 1 || !subs[0].Confirmed || subs[0].Attributes["FilterPolicy"] != notify.FilterPolicy(ada) {
+			t.Fatalf("Ada's subscription changed: %+v", subs)
+		}
+	})
+}

@@ -245,4 +245,29 @@ describe('App', () => {
     // Polling goes on after the failure and clears the message.
     await waitFor(() => expect(screen.getByTestId('tasks-error').textContent).toBe(''));
   });
+
+  it('shows the notification switch for the signed-in user, next to the tasks', async () => {
+    const api = new FakeApi();
+    const notifications = {
+      calls: [] as string[],
+      async getNotifications() {
+        this.calls.push('get');
+        return { enabled: true, status: 'pending-confirmation' as const, email: 'a@example.test' };
+      },
+      async setNotifications(enabled: boolean) {
+        this.calls.push(`put ${enabled}`);
+        return { enabled, status: 'off' as const };
+      },
+    };
+    const auth = new FakeAuth();
+    auth.signedIn = { email: 'a@example.test' };
+    render(<App auth={auth} api={api} notifications={notifications} initialSession={auth.signedIn} pollIntervalMs={20} />);
+    const sw = await screen.findByRole('switch', { name: 'Email me when a task expires: on' });
+    expect(await screen.findByText(/^Waiting for confirmation/)).toBeTruthy();
+    expect(await screen.findByTestId('tasks-empty')).toBeTruthy();
+    fireEvent.click(sw);
+    await waitFor(() => expect(sw.getAttribute('aria-checked')).toBe('false'));
+    expect(announcer().textContent).toBe('Expiry emails turned off.');
+    expect(notifications.calls).toEqual(['get', 'put false']);
+  });
 });
