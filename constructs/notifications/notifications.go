@@ -31,6 +31,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/notify"
 )
@@ -128,7 +129,7 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 	p.UserPool.AddTrigger(awscognito.UserPoolOperation_POST_AUTHENTICATION(), n.PostAuth.Function, awscognito.LambdaVersion_V1_0)
 
 	n.SubscribeErrorsAlarm = metricAlarm(c, "SubscribeErrorsAlarm", notify.MetricSubscribeErrors,
-		"PostAuthentication could not subscribe or repair a user's notifications (sign-in still succeeded). Check the postauth logs.", p.AlarmTopic)
+		"PostAuthentication could not apply a user's notification setting (sign-in still succeeded): SNS or DynamoDB failed, the topic is full, or the address is another user's on the topic. Check the postauth logs.", p.AlarmTopic)
 	n.FilterPolicyLimitAlarm = metricAlarm(c, "FilterPolicyLimitAlarm", notify.MetricFilterPolicyLimitExceeded,
 		"A notification topic is out of filter policies: new users get no expiry emails. Raise the quota or the shard count (docs/notifications.md).", p.AlarmTopic)
 	return n
