@@ -17,6 +17,8 @@ import (
 type Scheduler struct {
 	mu        sync.Mutex
 	schedules map[string]task.Schedule
+	// names is the sorted listing, nil after a create or delete.
+	names []string
 	// Calls counts API calls by operation.
 	Calls map[string]int
 	// Fail, when set, is called before each operation; a non-nil error is
@@ -53,6 +55,7 @@ func (s *Scheduler) Create(_ context.Context, sc task.Schedule) error {
 		return task.ErrScheduleExists
 	}
 	s.schedules[sc.Name] = sc
+	s.names = nil
 	return nil
 }
 
@@ -81,10 +84,14 @@ func (s *Scheduler) Delete(_ context.Context, name string) error {
 		return task.ErrScheduleNotFound
 	}
 	delete(s.schedules, name)
+	s.names = nil
 	return nil
 }
 
 var _ task.ScheduleReader = (*Scheduler)(nil)
+
+// maxListResults is the most ListSchedules returns in one call.
+const maxListResults = 100
 
 // Get implements task.ScheduleReader.
 func (s *Scheduler) Get(_ context.Context, name string) (task.Schedule, error) {
@@ -108,32 +115,41 @@ func (s *Scheduler) Lookup(name string) (task.Schedule, bool) {
 	return sc, ok
 }
 
-// List implements task.ScheduleReader. The cursor is the last name
-// returned.
+// List implements task.ScheduleReader as EventBridge Scheduler's
+// ListSchedules does: it returns names only (a caller that needs At or
+// Payload calls Get), in pages of at most 100. The cursor is the last
+// name returned.
 func (s *Scheduler) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("List", ""); err != nil {
 		return task.SchedulePage{}, err
 	}
-	names := make([]string, 0, len(s.schedules))
-	for name := range s.schedules {
-		if name > page.Cursor && strings.HasPrefix(name, task.ScheduleNamePrefix) {
-			names = append(names, name)
+	if s.names == nil {
+		s.names = make([]string, 0, len(s.schedules))
+		for name := range s.schedules {
+			if strings.HasPrefix(name, task.ScheduleNamePrefix) {
+				s.names = append(s.names, name)
+			}
 		}
+		sort.Strings(s.names)
 	}
-	sort.Strings(names)
+	names := s.names[sort.SearchStrings(s.names, page.Cursor):]
+	if len(names) > 0 && names[0] == page.Cursor {
+		names = names[1:]
+	}
 	limit := page.Limit
 	if limit <= 0 {
 		limit = task.DefaultPageSize
 	}
+	limit = min(limit, maxListResults)
 	var p task.SchedulePage
 	if len(names) > limit {
 		names = names[:limit]
 		p.Cursor = names[limit-1]
 	}
 	for _, n := range names {
-		p.Schedules = append(p.Schedules, s.schedules[n])
+		p.Schedules = append(p.Schedules, task.Schedule{Name: n})
 	}
 	return p, nil
 }
@@ -160,6 +176,7 @@ func (s *Scheduler) Fire(now time.Time) []task.Schedule {
 		if !sc.At.After(now) {
 			due = append(due, sc)
 			delete(s.schedules, name)
+			s.names = nil
 		}
 	}
 	sort.Slice(due, func(i, j int) bool {

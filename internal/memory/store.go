@@ -20,6 +20,7 @@ import (
 type Store struct {
 	mu      sync.Mutex
 	items   map[key]task.Task
+	pending pendingIndex
 	changes []task.Change
 	seq     int
 	// Fail, when set, is called before each operation; a non-nil error is
@@ -32,7 +33,7 @@ type key struct{ user, id string }
 var _ task.Store = (*Store)(nil)
 
 // NewStore returns an empty store.
-func NewStore() *Store { return &Store{items: map[key]task.Task{}} }
+func NewStore() *Store { return &Store{items: map[key]task.Task{}, pending: newPendingIndex()} }
 
 func (s *Store) fail(op string) error {
 	if s.Fail == nil {
@@ -86,7 +87,7 @@ func (s *Store) All() []task.Task {
 func (s *Store) Put(t task.Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.items[key{t.UserID, t.TaskID}] = t
+	s.put(key{t.UserID, t.TaskID}, t)
 }
 
 func ptr(t task.Task) *task.Task { return &t }
@@ -102,7 +103,7 @@ func (s *Store) Create(_ context.Context, t task.Task) error {
 	if _, ok := s.items[k]; ok {
 		return task.ErrAlreadyExists
 	}
-	s.items[k] = t
+	s.put(k, t)
 	s.record(task.ChangeInsert, nil, ptr(t))
 	return nil
 }
@@ -175,7 +176,7 @@ func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.P
 		return task.Task{}, task.ErrNotPending
 	}
 	t := task.ApplyPatch(old, p, now)
-	s.items[k] = t
+	s.put(k, t)
 	s.record(task.ChangeModify, ptr(old), ptr(t))
 	return t, nil
 }
@@ -192,7 +193,7 @@ func (s *Store) Delete(_ context.Context, userID, taskID string) (task.Task, err
 	if !ok {
 		return task.Task{}, task.ErrNotFound
 	}
-	delete(s.items, k)
+	s.remove(k)
 	s.record(task.ChangeRemove, ptr(old), nil)
 	return old, nil
 }
@@ -214,7 +215,7 @@ func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time
 	t.ExpiredAt = now
 	t.UpdatedAt = now
 	t.NotifyClaimAt = now
-	s.items[k] = t
+	s.put(k, t)
 	s.record(task.ChangeModify, ptr(old), ptr(t))
 	return t, nil
 }
@@ -234,7 +235,7 @@ func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, now 
 	}
 	t := old
 	t.NotifyClaimAt = now
-	s.items[k] = t
+	s.put(k, t)
 	s.record(task.ChangeModify, ptr(old), ptr(t))
 	return nil
 }
@@ -253,7 +254,7 @@ func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.T
 	}
 	t := old
 	t.NotifiedAt = at
-	s.items[k] = t
+	s.put(k, t)
 	s.record(task.ChangeModify, ptr(old), ptr(t))
 	return nil
 }
@@ -272,7 +273,26 @@ func (s *Store) SetScheduleRepair(_ context.Context, userID, taskID string, repa
 	}
 	t := old
 	t.ScheduleRepair = repair
-	s.items[k] = t
+	s.put(k, t)
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return nil
+}
+
+// MarkScheduled implements task.Store.
+func (s *Store) MarkScheduled(_ context.Context, userID, taskID string, dueAt time.Time) error {
+	if err := s.fail("MarkScheduled"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok || old.Status != task.StatusPending || !old.DueAt.Equal(dueAt) {
+		return task.ErrConditionFailed
+	}
+	t := old
+	t.ScheduledFor, t.ScheduleRepair = dueAt, false
+	s.put(k, t)
 	s.record(task.ChangeModify, ptr(old), ptr(t))
 	return nil
 }
@@ -282,41 +302,4 @@ func (s *Store) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return "memory.Store{" + strconv.Itoa(len(s.items)) + " tasks, " + strconv.Itoa(len(s.changes)) + " changes}"
-}
-
-var _ task.PendingLister = (*Store)(nil)
-
-// ListPending implements task.PendingLister: the tasks for which
-// Task.AwaitsExpiry holds. The cursor is the last "user/id" key returned.
-func (s *Store) ListPending(_ context.Context, page task.PageRequest) (task.Page, error) {
-	if err := s.fail("ListPending"); err != nil {
-		return task.Page{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	type kt struct {
-		k string
-		t task.Task
-	}
-	var all []kt
-	for k, t := range s.items {
-		ks := k.user + "/" + k.id
-		if t.AwaitsExpiry() && ks > page.Cursor {
-			all = append(all, kt{ks, t})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].k < all[j].k })
-	limit := page.Limit
-	if limit <= 0 {
-		limit = task.DefaultPageSize
-	}
-	var p task.Page
-	if len(all) > limit {
-		all = all[:limit]
-		p.Cursor = all[limit-1].k
-	}
-	for _, x := range all {
-		p.Tasks = append(p.Tasks, x.t)
-	}
-	return p, nil
 }

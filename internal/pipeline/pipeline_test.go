@@ -378,6 +378,7 @@ func TestReconcilerRepairsMissingScheduleAndOrphan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := reconcile.Result{SchedulesCreated: 1, SchedulesDeleted: 1, RepairFlagsCleared: 1, Completed: true}
+	res.TasksChecked, res.SchedulesChecked, res.SchedulerCalls = 0, 0, 0 // the run's cost, not its repairs
 	if res != want {
 		t.Errorf("Result = %+v, want %+v", res, want)
 	}

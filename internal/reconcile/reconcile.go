@@ -13,14 +13,36 @@
 //     retry), goes through task.Service.Expire again, which takes the
 //     notification claim over and publishes.
 //
-// The tasks phase reads task.PendingLister, which lists exactly the tasks
-// of both kinds (task.Task.AwaitsExpiry).
+// A run costs what the drift costs, not what the table holds:
 //
-// A run walks two phases, tasks then schedules, a page at a time. Scheduler
-// calls are rate-limited; a run stops at its time budget and saves a
-// checkpoint (phase, page cursor, offset in the page), and the next run
-// resumes there. Every repair is idempotent, so redoing part of a page
-// after a crash is harmless.
+//  1. The overdue sweep opens every run: the tasks due at least the grace
+//     period ago, read from every shard of the pending index up to that
+//     deadline (task.PendingRequest.DueBy), are expired or re-notified.
+//     It makes no scheduler call, so no backlog of other work delays an
+//     expiry past the next run.
+//  2. The tasks phase reads the rest of the index. A task whose schedule
+//     is confirmed (task.Task.ScheduleConfirmed: the API recorded its
+//     creation, or a pass checked it) costs no scheduler call. A task
+//     marked for repair gets its schedule created (one call). Any other
+//     task (its deadline changed since, or its item predates the record)
+//     is read back with GetSchedule and repaired; once its last change is
+//     older than Config.Settle, the result is recorded so that later
+//     passes trust it.
+//  3. The schedules phase lists the schedule group (one call per 100
+//     schedules). A schedule of a Pending task costs nothing more; any
+//     other is read and, when its task is gone or finished, deleted. When
+//     the whole listing ran in one run, a confirmed task whose schedule
+//     was not listed (deleted by hand) gets it back.
+//
+// What no pass sees without reading every schedule: a confirmed schedule
+// moved to another time by hand, or by a dead-lettered reschedule that is
+// redriven later. The overdue sweep bounds it: such a task is expired at
+// most the grace period and one interval late.
+//
+// Scheduler calls are rate-limited; a run stops at its time budget and
+// saves a checkpoint (phase, page cursor, offset in the page), and the
+// next run resumes there after its own overdue sweep. Every repair is
+// idempotent, so redoing part of a page after a crash is harmless.
 package reconcile
 
 import (
@@ -34,10 +56,11 @@ import (
 	"github.com/unschedule/unschedule/internal/task"
 )
 
-// Phase is the part of a run a checkpoint is in.
+// Phase is the part of a pass a checkpoint is in.
 type Phase string
 
-// The phases, in run order.
+// The phases, in pass order. The overdue sweep that opens every run is
+// not one: it is never resumed, always redone.
 const (
 	PhaseTasks     Phase = "tasks"
 	PhaseSchedules Phase = "schedules"
@@ -65,6 +88,15 @@ type Checkpoints interface {
 type TaskStore interface {
 	Get(ctx context.Context, userID, taskID string) (task.Task, error)
 	SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error
+	MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error
+}
+
+// PendingCounter counts what task.PendingLister.ListPending would list
+// from req.Cursor on, without reading the tasks. Optional: a lister that
+// is not one makes Result.LeftOver a lower bound (1 when a run stops
+// early).
+type PendingCounter interface {
+	CountPending(ctx context.Context, req task.PendingRequest) (int, error)
 }
 
 // Expirer expires a task the way the expiry function does
@@ -81,7 +113,8 @@ type Config struct {
 	// sends it. Keep it longer than task.DefaultNotifyLease. Default: 5
 	// minutes.
 	Grace time.Duration
-	// RatePerSec caps scheduler API calls (reads and writes). Default: 10.
+	// RatePerSec caps scheduler API calls (reads, lists and writes).
+	// Default: 10.
 	RatePerSec float64
 	// Budget is how long a run may work before it saves a checkpoint and
 	// stops. Default: 4 minutes.
@@ -89,6 +122,14 @@ type Config struct {
 	// PageSize is how many tasks or schedules one read asks for.
 	// Default: 100.
 	PageSize int
+	// Settle is how long after a task's last change the cancellation
+	// pipeline may still move its schedule: the stream's maximum record
+	// age plus the queue's redelivery (constructs/cancellation: 1 hour and
+	// 5 x 3 minutes by default). The reconciler records a schedule it
+	// checked as confirmed only for a task unchanged for that long, so a
+	// late reschedule never moves a schedule the table vouches for.
+	// Default: 2 hours.
+	Settle time.Duration
 }
 
 // Defaults of Config.
@@ -97,6 +138,7 @@ const (
 	DefaultRatePerSec = 10
 	DefaultBudget     = 4 * time.Minute
 	DefaultPageSize   = 100
+	DefaultSettle     = 2 * time.Hour
 )
 
 func (c Config) withDefaults() Config {
@@ -111,6 +153,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PageSize <= 0 {
 		c.PageSize = DefaultPageSize
+	}
+	if c.Settle <= 0 {
+		c.Settle = DefaultSettle
 	}
 	return c
 }
@@ -171,6 +216,24 @@ type Result struct {
 	SchedulesDeleted   int
 	TasksExpired       int
 	RepairFlagsCleared int
+	// SchedulesConfirmed counts the tasks whose schedule the run checked
+	// and recorded as confirmed (Task.ScheduledFor): later passes trust
+	// them.
+	SchedulesConfirmed int
+	// TasksChecked counts the tasks the run looked at (overdue sweep and
+	// tasks phase); SchedulesChecked the schedules it listed.
+	TasksChecked     int
+	SchedulesChecked int
+	// SchedulerCalls counts the run's scheduler API calls, each paced by
+	// the rate limit: Budget x RatePerSec is what a run can afford.
+	SchedulerCalls int
+	// LeftOver counts the tasks and schedules that the pass had not
+	// reached when the run stopped at its budget (0 when the pass
+	// completed, at least 1 when it did not): counted in the pending index
+	// from the checkpoint on where the lister can count, estimated from
+	// the pending tasks whose schedule is not listed yet in the schedules
+	// phase.
+	LeftOver int
 	// Errors counts items that failed; they are retried by the next pass.
 	Errors int
 	// Completed: the run finished a full pass (the checkpoint is reset).
@@ -180,24 +243,70 @@ type Result struct {
 	Checkpoint Checkpoint
 }
 
-// Metric names, one per Result count.
+// Repaired is the number of repairs the run made: schedules created,
+// moved and deleted, and tasks expired.
+func (r Result) Repaired() int {
+	return r.SchedulesCreated + r.SchedulesMoved + r.SchedulesDeleted + r.TasksExpired
+}
+
+// Metric names, one per Result count, written once per run.
 const (
 	MetricSchedulesCreated   = "SchedulesCreated"
 	MetricSchedulesMoved     = "SchedulesMoved"
 	MetricSchedulesDeleted   = "SchedulesDeleted"
 	MetricTasksExpired       = "TasksExpired"
 	MetricRepairFlagsCleared = "RepairFlagsCleared"
+	MetricSchedulesConfirmed = "SchedulesConfirmed"
 	MetricErrors             = "Errors"
-	MetricCompleted          = "Completed"
+	// MetricTasksChecked, MetricSchedulesChecked, MetricRepaired and
+	// MetricLeftOver are a run's cost, work and backlog: LeftOver above
+	// zero means a pass did not fit one run.
+	MetricTasksChecked     = "TasksChecked"
+	MetricSchedulesChecked = "SchedulesChecked"
+	MetricSchedulerCalls   = "SchedulerCalls"
+	MetricRepaired         = "Repaired"
+	MetricLeftOver         = "LeftOver"
+	// MetricPassesCompleted is 1 for a run that completed a pass, else 0.
+	// Its Sum over an interval is 0 when passes stopped completing, and
+	// missing when no run reported at all.
+	MetricPassesCompleted = "PassesCompleted"
 )
 
 // errBudget stops a run at its budget.
 var errBudget = errors.New("time budget spent")
 
-// Run resumes from the saved checkpoint and works until the pass is done
-// or the budget is spent. The error is non-nil only when the run could not
-// go on (the checkpoint store or a page read failed); failures of single
-// items are counted in Result.Errors and retried by the next pass.
+// run is the state of one Run.
+type run struct {
+	*Reconciler
+	res      *Result
+	deadline time.Time
+	// cut is the overdue sweep's bound: tasks due at or before it are the
+	// sweep's, in this run or the next.
+	cut time.Time
+	// left is the overdue work the sweep did not reach.
+	left int
+	// pending holds the Pending tasks by schedule name, loaded when the
+	// run enters the schedules phase; order keeps them in load order.
+	pending map[string]*pendingEntry
+	order   []*pendingEntry
+	// listedWhole: the schedules listing started at its first page in
+	// this run, so an unlisted confirmed schedule is really missing.
+	listedWhole bool
+	// missingLeft counts the missing schedules the run had no budget for.
+	missingLeft int
+}
+
+type pendingEntry struct {
+	userID, taskID string
+	confirmed      bool
+	listed         bool
+}
+
+// Run does the overdue sweep, then resumes the pass from the saved
+// checkpoint and works until the pass is done or the budget is spent.
+// The error is non-nil only when the run could not go on (the checkpoint
+// store or a page read failed); failures of single items are counted in
+// Result.Errors and retried by the next pass.
 func (r *Reconciler) Run(ctx context.Context) (Result, error) {
 	var res Result
 	cp, err := r.d.Checkpoints.Load(ctx)
@@ -209,14 +318,22 @@ func (r *Reconciler) Run(ctx context.Context) (Result, error) {
 	}
 	r.d.Log.InfoContext(ctx, "reconcile run starting", "phase", cp.Phase, "offset", cp.Offset,
 		"resumed", cp.Cursor != "" || cp.Offset > 0 || cp.Phase != PhaseTasks)
-	deadline := r.d.Clock.Now().Add(r.cfg.Budget)
-	err = r.walk(ctx, &cp, deadline, &res)
+	now := r.d.Clock.Now()
+	x := &run{Reconciler: r, res: &res, deadline: now.Add(r.cfg.Budget), cut: now.Add(-r.cfg.Grace)}
+	err = x.sweepOverdue(ctx)
+	if err == nil {
+		err = x.walk(ctx, &cp)
+	}
 	switch {
 	case err == nil:
 		res.Completed = true
 		cp = Checkpoint{}
 	case errors.Is(err, errBudget):
 		err = nil
+	}
+	if x.missingLeft > 0 {
+		// The pass listed everything; the next one finds these again.
+		res.Completed = false
 	}
 	res.Checkpoint = cp
 	// Save even when ctx is done, so the next run resumes here.
@@ -225,15 +342,78 @@ func (r *Reconciler) Run(ctx context.Context) (Result, error) {
 	if serr := r.d.Checkpoints.Save(saveCtx, cp); serr != nil && err == nil {
 		err = fmt.Errorf("reconcile: save checkpoint: %w", serr)
 	}
+	if !res.Completed {
+		res.LeftOver = max(1, x.leftOver(saveCtx, cp))
+	}
 	r.report(ctx, res, err)
 	return res, err
 }
 
+// sweepOverdue expires the tasks due at or before the cut, every shard,
+// from the first page. It returns errBudget when the budget is spent.
+func (x *run) sweepOverdue(ctx context.Context) error {
+	req := task.PendingRequest{Limit: x.cfg.PageSize, DueBy: x.cut}
+	for {
+		if err := x.inBudget(ctx); err != nil {
+			x.left = x.count(ctx, req, 0)
+			return err
+		}
+		page, err := x.d.Pending.ListPending(ctx, req)
+		if err != nil {
+			return fmt.Errorf("reconcile: list overdue tasks: %w", err)
+		}
+		for i, t := range page.Tasks {
+			if err := x.inBudget(ctx); err != nil {
+				x.left = x.count(ctx, req, i)
+				return err
+			}
+			x.overdue(ctx, t)
+		}
+		if page.Cursor == "" {
+			return nil
+		}
+		req.Cursor = page.Cursor
+	}
+}
+
+// count is how many tasks are listed from req on, less the skip already
+// handled; 0 when the lister cannot count (Run reports at least 1).
+func (x *run) count(ctx context.Context, req task.PendingRequest, skip int) int {
+	c, ok := x.d.Pending.(PendingCounter)
+	if !ok {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	n, err := c.CountPending(ctx, req)
+	if err != nil {
+		x.d.Log.WarnContext(ctx, "counting the work left failed", "error", err)
+		return 0
+	}
+	return max(0, n-skip)
+}
+
+// leftOver is the work the pass had not reached at cp.
+func (x *run) leftOver(ctx context.Context, cp Checkpoint) int {
+	n := x.left + x.missingLeft
+	switch {
+	case cp.Phase == PhaseTasks:
+		n += x.count(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize}, cp.Offset)
+	case cp.Phase == PhaseSchedules && x.pending != nil:
+		for _, e := range x.order {
+			if !e.listed {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // walk goes page by page through both phases from cp, updating cp as it
 // goes. It returns errBudget when the budget is spent (or ctx is done).
-func (r *Reconciler) walk(ctx context.Context, cp *Checkpoint, deadline time.Time, res *Result) error {
+func (x *run) walk(ctx context.Context, cp *Checkpoint) error {
 	for {
-		if err := r.inBudget(ctx, deadline); err != nil {
+		if err := x.inBudget(ctx); err != nil {
 			return err
 		}
 		var (
@@ -243,29 +423,35 @@ func (r *Reconciler) walk(ctx context.Context, cp *Checkpoint, deadline time.Tim
 		)
 		switch cp.Phase {
 		case PhaseTasks:
-			page, err := r.d.Pending.ListPending(ctx, task.PageRequest{Cursor: cp.Cursor, Limit: r.cfg.PageSize})
+			page, err := x.d.Pending.ListPending(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
 			if err != nil {
 				return fmt.Errorf("reconcile: list pending tasks: %w", err)
 			}
 			n, next = len(page.Tasks), page.Cursor
-			item = func(i int) { r.task(ctx, page.Tasks[i], res) }
+			item = func(i int) { x.task(ctx, page.Tasks[i]) }
 		case PhaseSchedules:
-			if err := r.limiter.Wait(ctx); err != nil {
+			if x.pending == nil {
+				if err := x.loadPending(ctx); err != nil {
+					return err
+				}
+				x.listedWhole = cp.Cursor == "" && cp.Offset == 0
+			}
+			if err := x.wait(ctx); err != nil {
 				return errBudget
 			}
-			page, err := r.d.Schedules.List(ctx, task.PageRequest{Cursor: cp.Cursor, Limit: r.cfg.PageSize})
+			page, err := x.d.Schedules.List(ctx, task.PageRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
 			if err != nil {
 				return fmt.Errorf("reconcile: list schedules: %w", err)
 			}
 			n, next = len(page.Schedules), page.Cursor
-			item = func(i int) { r.schedule(ctx, page.Schedules[i], res) }
+			item = func(i int) { x.schedule(ctx, page.Schedules[i]) }
 		default:
-			r.d.Log.WarnContext(ctx, "unknown checkpoint phase; starting over", "phase", cp.Phase)
+			x.d.Log.WarnContext(ctx, "unknown checkpoint phase; starting over", "phase", cp.Phase)
 			*cp = Checkpoint{Phase: PhaseTasks}
 			continue
 		}
 		for ; cp.Offset < n; cp.Offset++ {
-			if err := r.inBudget(ctx, deadline); err != nil {
+			if err := x.inBudget(ctx); err != nil {
 				return err
 			}
 			item(cp.Offset)
@@ -273,61 +459,92 @@ func (r *Reconciler) walk(ctx context.Context, cp *Checkpoint, deadline time.Tim
 		cp.Cursor, cp.Offset = next, 0
 		if next == "" {
 			if cp.Phase == PhaseSchedules {
+				if x.listedWhole {
+					x.restoreMissing(ctx)
+				}
 				return nil
 			}
 			cp.Phase = PhaseSchedules
 		}
-		if err := r.d.Checkpoints.Save(ctx, *cp); err != nil {
-			r.d.Log.WarnContext(ctx, "saving checkpoint failed; going on", "error", err)
+		if err := x.d.Checkpoints.Save(ctx, *cp); err != nil {
+			x.d.Log.WarnContext(ctx, "saving checkpoint failed; going on", "error", err)
 		}
 	}
 }
 
-func (r *Reconciler) inBudget(ctx context.Context, deadline time.Time) error {
-	if ctx.Err() != nil || !r.d.Clock.Now().Before(deadline) {
+func (x *run) inBudget(ctx context.Context) error {
+	if ctx.Err() != nil || !x.d.Clock.Now().Before(x.deadline) {
 		return errBudget
 	}
 	return nil
 }
 
-// task repairs one task as listed: Pending, or Expired and not notified
-// (the listing may be stale; every write re-reads or is conditional).
-func (r *Reconciler) task(ctx context.Context, t task.Task, res *Result) {
-	log := r.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
-	now := r.d.Clock.Now()
-	switch {
-	case t.Status == task.StatusExpired:
+// overdue handles a task of the overdue sweep: Pending and due at least
+// the grace period ago, or Expired and not notified (the listing may be
+// stale; every write re-reads or is conditional).
+func (x *run) overdue(ctx context.Context, t task.Task) {
+	x.res.TasksChecked++
+	log := x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
+	switch t.Status {
+	case task.StatusExpired:
 		// Its notification is not recorded. Within the grace period an
 		// expiry attempt may still be at work (or retried by the
 		// scheduler); after it, nothing else will retry.
-		if now.Sub(t.ExpiredAt) > r.cfg.Grace {
-			r.expire(ctx, log, t, res, "unnotified expired task")
+		if x.d.Clock.Now().Sub(t.ExpiredAt) > x.cfg.Grace {
+			x.expire(ctx, log, t, "unnotified expired task")
 		}
-		return
-	case t.Status != task.StatusPending:
-		return
-	case now.Sub(t.DueAt) > r.cfg.Grace:
+	case task.StatusPending:
 		// The expiry's conditional write (still Pending, same deadline)
 		// decides, so a stale listing cannot expire a moved deadline.
-		r.expire(ctx, log, t, res, "overdue task")
+		x.expire(ctx, log, t, "overdue task")
+	}
+}
+
+// task checks one task of the tasks phase. Tasks due by the cut are the
+// overdue sweep's; Expired ones are too (they were due before they
+// expired).
+func (x *run) task(ctx context.Context, t task.Task) {
+	x.res.TasksChecked++
+	now := x.d.Clock.Now()
+	if t.Status != task.StatusPending || !t.DueAt.After(x.cut) || !t.DueAt.After(now) {
+		// Overdue, or due within the grace period: its schedule is firing
+		// now, and the next run's sweep expires it if that fails.
 		return
 	}
-	if !t.DueAt.After(now) {
-		// Due within the grace period: its schedule is firing now. The
-		// next run expires it if that fails.
-		return
+	if t.ScheduleConfirmed() {
+		return // no scheduler call: the schedules phase sees it deleted
 	}
-	ok, err := r.ensureSchedule(ctx, log, t, res)
+	log := x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
+	fresh, ok, err := x.ensureSchedule(ctx, log, t)
 	if err != nil {
-		r.fail(ctx, log, res, "repair schedule", err)
+		x.fail(ctx, log, "repair schedule", err)
 		return
 	}
-	if ok && t.ScheduleRepair {
-		if err := r.d.Tasks.SetScheduleRepair(ctx, t.UserID, t.TaskID, false); err != nil {
-			r.fail(ctx, log, res, "clear repair mark", err)
+	if !ok {
+		return
+	}
+	if now.Sub(fresh.UpdatedAt) >= x.cfg.Settle {
+		switch err := x.d.Tasks.MarkScheduled(ctx, fresh.UserID, fresh.TaskID, fresh.DueAt); {
+		case errors.Is(err, task.ErrConditionFailed):
+			// Changed meanwhile: the next pass checks it again.
+		case err != nil:
+			x.fail(ctx, log, "record the schedule", err)
+		default:
+			x.res.SchedulesConfirmed++
+			if fresh.ScheduleRepair {
+				x.res.RepairFlagsCleared++
+			}
+		}
+		return
+	}
+	// Changed recently: a reschedule may still be on its way, so the
+	// schedule stays unconfirmed and is checked again next pass.
+	if fresh.ScheduleRepair {
+		if err := x.d.Tasks.SetScheduleRepair(ctx, fresh.UserID, fresh.TaskID, false); err != nil {
+			x.fail(ctx, log, "clear repair mark", err)
 			return
 		}
-		res.RepairFlagsCleared++
+		x.res.RepairFlagsCleared++
 		log.InfoContext(ctx, "repair mark cleared")
 	}
 }
@@ -335,77 +552,83 @@ func (r *Reconciler) task(ctx context.Context, t task.Task, res *Result) {
 // expire runs the expiry use case on a listed task. A notification that
 // another attempt is publishing right now (task.ErrNotifyInProgress) is
 // not a failure: that attempt records it, or the next pass takes over.
-func (r *Reconciler) expire(ctx context.Context, log *slog.Logger, t task.Task, res *Result, what string) {
-	out, err := r.d.Expirer.Expire(ctx, task.ExpireRequest{UserID: t.UserID, TaskID: t.TaskID, DueAt: t.DueAt})
+func (x *run) expire(ctx context.Context, log *slog.Logger, t task.Task, what string) {
+	out, err := x.d.Expirer.Expire(ctx, task.ExpireRequest{UserID: t.UserID, TaskID: t.TaskID, DueAt: t.DueAt})
 	if errors.Is(err, task.ErrNotifyInProgress) {
 		log.InfoContext(ctx, what+": its notification is in progress elsewhere; the next pass checks again")
 		return
 	}
 	if err != nil {
-		r.fail(ctx, log, res, "expire "+what, err)
+		x.fail(ctx, log, "expire "+what, err)
 		return
 	}
 	if out == task.Expired || out == task.Renotified {
-		res.TasksExpired++
+		x.res.TasksExpired++
 		log.InfoContext(ctx, what+" expired", "outcome", out)
 	}
 }
 
 // ensureSchedule gives a Pending task the schedule task.ScheduleFor says
-// it must have. ok is false when the task turned out not to need one (it
-// is gone or no longer Pending: the cancellation pipeline handles it).
-func (r *Reconciler) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task, res *Result) (ok bool, err error) {
+// it must have, and returns the task as it was when it checked. A task
+// marked for repair is known to lack one: it is created without reading
+// first. ok is false when the task turned out not to need one (it is gone
+// or no longer Pending: the cancellation pipeline handles it).
+func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task) (fresh task.Task, ok bool, err error) {
 	want := task.ScheduleFor(t)
-	have, err := r.get(ctx, want.Name)
-	missing := errors.Is(err, task.ErrScheduleNotFound)
-	if err != nil && !missing {
-		return false, err
-	}
-	if !missing && matches(have, want) {
-		return true, nil
+	var have task.Schedule
+	missing := t.ScheduleRepair
+	if !missing {
+		have, err = x.get(ctx, want.Name)
+		missing = errors.Is(err, task.ErrScheduleNotFound)
+		if err != nil && !missing {
+			return t, false, err
+		}
+		if !missing && matches(have, want) {
+			return t, true, nil
+		}
 	}
 	// Drift. Re-read the task before writing: the listing may predate a
 	// deadline change that the worker has already applied.
-	fresh, err := r.d.Tasks.Get(ctx, t.UserID, t.TaskID)
+	fresh, err = x.d.Tasks.Get(ctx, t.UserID, t.TaskID)
 	if errors.Is(err, task.ErrNotFound) {
-		return false, nil
+		return t, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("re-read task: %w", err)
+		return t, false, fmt.Errorf("re-read task: %w", err)
 	}
-	if fresh.Status != task.StatusPending || !fresh.DueAt.After(r.d.Clock.Now()) {
-		return false, nil
+	if fresh.Status != task.StatusPending || !fresh.DueAt.After(x.d.Clock.Now()) {
+		return fresh, false, nil
 	}
 	want = task.ScheduleFor(fresh)
 	if !missing && matches(have, want) {
-		return true, nil
+		return fresh, true, nil
 	}
 	if missing {
-		err = r.create(ctx, want)
+		err = x.create(ctx, want)
 		if err == nil {
-			res.SchedulesCreated++
+			x.res.SchedulesCreated++
 			log.InfoContext(ctx, "missing schedule created", "at", task.FormatTime(want.At))
-			return true, nil
+			return fresh, true, nil
 		}
 		if !errors.Is(err, task.ErrScheduleExists) {
-			return false, fmt.Errorf("create schedule: %w", err)
+			return fresh, false, fmt.Errorf("create schedule: %w", err)
 		}
-		// Created meanwhile, maybe for another deadline: move it.
+		// One exists, maybe for another deadline: move it.
 	}
-	err = r.update(ctx, want)
+	err = x.update(ctx, want)
 	if errors.Is(err, task.ErrScheduleNotFound) {
 		// Fired or deleted meanwhile.
-		if err = r.create(ctx, want); errors.Is(err, task.ErrScheduleExists) {
+		if err = x.create(ctx, want); errors.Is(err, task.ErrScheduleExists) {
 			err = nil
 		}
 	}
 	if err != nil {
-		return false, fmt.Errorf("move schedule: %w", err)
+		return fresh, false, fmt.Errorf("move schedule: %w", err)
 	}
-	res.SchedulesMoved++
+	x.res.SchedulesMoved++
 	log.InfoContext(ctx, "schedule moved to the task's deadline", "from", task.FormatTime(have.At),
 		"to", task.FormatTime(want.At))
-	return true, nil
+	return fresh, true, nil
 }
 
 // matches reports whether have fires when want does, with the same
@@ -416,9 +639,42 @@ func matches(have, want task.Schedule) bool {
 	return have.At.Equal(want.At) && (have.Payload == task.Payload{} || have.Payload == want.Payload)
 }
 
-// schedule deletes a schedule whose task is gone or not Pending.
-func (r *Reconciler) schedule(ctx context.Context, s task.Schedule, res *Result) {
-	log := r.d.Log.With("schedule", s.Name)
+// loadPending reads the Pending tasks of the whole index (table reads, no
+// scheduler call): the schedules phase needs no call for their schedules.
+func (x *run) loadPending(ctx context.Context) error {
+	x.pending = map[string]*pendingEntry{}
+	x.order = nil
+	req := task.PendingRequest{Limit: task.MaxPageSize}
+	for {
+		page, err := x.d.Pending.ListPending(ctx, req)
+		if err != nil {
+			x.pending = nil
+			return fmt.Errorf("reconcile: list pending tasks: %w", err)
+		}
+		for _, t := range page.Tasks {
+			if t.Status != task.StatusPending {
+				continue
+			}
+			e := &pendingEntry{userID: t.UserID, taskID: t.TaskID, confirmed: t.ScheduleConfirmed()}
+			x.pending[task.ScheduleName(t.TaskID)] = e
+			x.order = append(x.order, e)
+		}
+		if page.Cursor == "" {
+			return nil
+		}
+		req.Cursor = page.Cursor
+	}
+}
+
+// schedule deletes a schedule whose task is gone or not Pending. The
+// schedule of a Pending task costs nothing: the tasks phase checked it.
+func (x *run) schedule(ctx context.Context, s task.Schedule) {
+	x.res.SchedulesChecked++
+	if e, ok := x.pending[s.Name]; ok {
+		e.listed = true
+		return
+	}
+	log := x.d.Log.With("schedule", s.Name)
 	taskID, ok := task.TaskIDFromScheduleName(s.Name)
 	if !ok {
 		log.WarnContext(ctx, "not a task schedule; left alone")
@@ -426,92 +682,149 @@ func (r *Reconciler) schedule(ctx context.Context, s task.Schedule, res *Result)
 	}
 	userID := s.Payload.UserID
 	if userID == "" {
-		// Listings may omit the target input: read the schedule.
-		full, err := r.get(ctx, s.Name)
+		// Listings omit the target input: read the schedule.
+		full, err := x.get(ctx, s.Name)
 		if errors.Is(err, task.ErrScheduleNotFound) {
 			return
 		}
 		if err != nil {
-			r.fail(ctx, log, res, "read schedule", err)
+			x.fail(ctx, log, "read schedule", err)
 			return
 		}
 		if userID = full.Payload.UserID; userID == "" {
-			r.fail(ctx, log, res, "find the schedule's owner", errors.New("payload has no user id"))
+			x.fail(ctx, log, "find the schedule's owner", errors.New("payload has no user id"))
 			return
 		}
 	}
-	t, err := r.d.Tasks.Get(ctx, userID, taskID)
+	t, err := x.d.Tasks.Get(ctx, userID, taskID)
 	switch {
 	case errors.Is(err, task.ErrNotFound):
 	case err != nil:
-		r.fail(ctx, log, res, "read task", err)
+		x.fail(ctx, log, "read task", err)
 		return
 	case t.Status == task.StatusPending:
-		return // the tasks phase checked its time
+		return // created after the pending tasks were read
 	}
-	if err := r.delete(ctx, s.Name); err != nil && !errors.Is(err, task.ErrScheduleNotFound) {
-		r.fail(ctx, log, res, "delete orphan schedule", err)
+	if err := x.delete(ctx, s.Name); err != nil && !errors.Is(err, task.ErrScheduleNotFound) {
+		x.fail(ctx, log, "delete orphan schedule", err)
 		return
 	}
-	res.SchedulesDeleted++
+	x.res.SchedulesDeleted++
 	log.InfoContext(ctx, "orphan schedule deleted", "taskId", taskID, "taskStatus", t.Status)
 }
 
-func (r *Reconciler) fail(ctx context.Context, log *slog.Logger, res *Result, what string, err error) {
-	res.Errors++
+// restoreMissing creates the schedule of every confirmed Pending task that
+// the whole listing did not show (deleted by hand, or lost), after
+// re-reading the task. A schedule listed late (created during the
+// listing) is found by its create: the same client token succeeds, and
+// another gives task.ErrScheduleExists; both leave it as it is.
+func (x *run) restoreMissing(ctx context.Context) {
+	for _, e := range x.order {
+		if e.listed || !e.confirmed {
+			continue
+		}
+		if x.inBudget(ctx) != nil {
+			x.missingLeft++
+			continue
+		}
+		log := x.d.Log.With("userId", e.userID, "taskId", e.taskID)
+		t, err := x.d.Tasks.Get(ctx, e.userID, e.taskID)
+		switch {
+		case errors.Is(err, task.ErrNotFound):
+			continue
+		case err != nil:
+			x.fail(ctx, log, "re-read task", err)
+			continue
+		case t.Status != task.StatusPending || !t.ScheduleConfirmed() || !t.DueAt.After(x.d.Clock.Now()):
+			continue // finished, changed, or firing: not this pass's
+		}
+		switch err := x.create(ctx, task.ScheduleFor(t)); {
+		case errors.Is(err, task.ErrScheduleExists):
+		case err != nil:
+			x.fail(ctx, log, "restore missing schedule", err)
+		default:
+			x.res.SchedulesCreated++
+			log.InfoContext(ctx, "confirmed schedule was missing: created", "at", task.FormatTime(t.DueAt))
+		}
+	}
+}
+
+func (x *run) fail(ctx context.Context, log *slog.Logger, what string, err error) {
+	x.res.Errors++
 	log.WarnContext(ctx, what+" failed; the next pass retries", "error", err)
 }
 
 // Rate-limited scheduler calls.
 
-func (r *Reconciler) get(ctx context.Context, name string) (task.Schedule, error) {
-	if err := r.limiter.Wait(ctx); err != nil {
+func (x *run) wait(ctx context.Context) error {
+	if err := x.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	x.res.SchedulerCalls++
+	return nil
+}
+
+func (x *run) get(ctx context.Context, name string) (task.Schedule, error) {
+	if err := x.wait(ctx); err != nil {
 		return task.Schedule{}, err
 	}
-	return r.d.Schedules.Get(ctx, name)
+	return x.d.Schedules.Get(ctx, name)
 }
 
-func (r *Reconciler) create(ctx context.Context, s task.Schedule) error {
-	if err := r.limiter.Wait(ctx); err != nil {
+func (x *run) create(ctx context.Context, s task.Schedule) error {
+	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return r.d.Scheduler.Create(ctx, s)
+	return x.d.Scheduler.Create(ctx, s)
 }
 
-func (r *Reconciler) update(ctx context.Context, s task.Schedule) error {
-	if err := r.limiter.Wait(ctx); err != nil {
+func (x *run) update(ctx context.Context, s task.Schedule) error {
+	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return r.d.Scheduler.Update(ctx, s)
+	return x.d.Scheduler.Update(ctx, s)
 }
 
-func (r *Reconciler) delete(ctx context.Context, name string) error {
-	if err := r.limiter.Wait(ctx); err != nil {
+func (x *run) delete(ctx context.Context, name string) error {
+	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return r.d.Scheduler.Delete(ctx, name)
+	return x.d.Scheduler.Delete(ctx, name)
 }
 
 // report logs the result and records it as metrics.
 func (r *Reconciler) report(ctx context.Context, res Result, err error) {
 	m := r.d.Metrics
-	m.Add(MetricSchedulesCreated, float64(res.SchedulesCreated))
-	m.Add(MetricSchedulesMoved, float64(res.SchedulesMoved))
-	m.Add(MetricSchedulesDeleted, float64(res.SchedulesDeleted))
-	m.Add(MetricTasksExpired, float64(res.TasksExpired))
-	m.Add(MetricRepairFlagsCleared, float64(res.RepairFlagsCleared))
-	m.Add(MetricErrors, float64(res.Errors))
-	completed := 0.0
+	completed := 0
 	if res.Completed {
 		completed = 1
 	}
-	m.Set(MetricCompleted, completed, "Count")
+	for _, c := range []struct {
+		name string
+		n    int
+	}{
+		{MetricSchedulesCreated, res.SchedulesCreated}, {MetricSchedulesMoved, res.SchedulesMoved},
+		{MetricSchedulesDeleted, res.SchedulesDeleted}, {MetricTasksExpired, res.TasksExpired},
+		{MetricRepairFlagsCleared, res.RepairFlagsCleared}, {MetricSchedulesConfirmed, res.SchedulesConfirmed},
+		{MetricErrors, res.Errors}, {MetricTasksChecked, res.TasksChecked},
+		{MetricSchedulesChecked, res.SchedulesChecked}, {MetricSchedulerCalls, res.SchedulerCalls},
+		{MetricRepaired, res.Repaired()}, {MetricLeftOver, res.LeftOver},
+		{MetricPassesCompleted, completed},
+	} {
+		m.Add(c.name, float64(c.n))
+	}
 	attrs := []any{"schedulesCreated", res.SchedulesCreated, "schedulesMoved", res.SchedulesMoved,
 		"schedulesDeleted", res.SchedulesDeleted, "tasksExpired", res.TasksExpired,
-		"repairFlagsCleared", res.RepairFlagsCleared, "errors", res.Errors, "completed", res.Completed,
-		"phase", res.Checkpoint.Phase, "offset", res.Checkpoint.Offset}
+		"repairFlagsCleared", res.RepairFlagsCleared, "schedulesConfirmed", res.SchedulesConfirmed,
+		"tasksChecked", res.TasksChecked, "schedulesChecked", res.SchedulesChecked,
+		"schedulerCalls", res.SchedulerCalls, "leftOver", res.LeftOver, "errors", res.Errors,
+		"completed", res.Completed, "phase", res.Checkpoint.Phase, "offset", res.Checkpoint.Offset}
 	if err != nil {
 		r.d.Log.ErrorContext(ctx, "reconcile run failed", append(attrs, "error", err)...)
+		return
+	}
+	if res.LeftOver > 0 {
+		r.d.Log.WarnContext(ctx, "reconcile run left work over: a pass does not fit one run", attrs...)
 		return
 	}
 	r.d.Log.InfoContext(ctx, "reconcile run done", attrs...)

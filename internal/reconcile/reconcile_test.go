@@ -47,23 +47,24 @@ func (m *memCheckpoints) Save(_ context.Context, cp Checkpoint) error {
 	return m.err
 }
 
-// stripPayloads lists schedules the way AWS does: without their target
-// input. Get still returns it.
-type stripPayloads struct{ *memory.Scheduler }
-
-func (s stripPayloads) List(ctx context.Context, p task.PageRequest) (task.SchedulePage, error) {
-	page, err := s.Scheduler.List(ctx, p)
-	for i := range page.Schedules {
-		page.Schedules[i].Payload = task.Payload{}
-	}
-	return page, err
-}
-
 // stalePending lists tasks as they were, not as they are.
 type stalePending struct{ tasks []task.Task }
 
-func (s stalePending) ListPending(context.Context, task.PageRequest) (task.Page, error) {
-	return task.Page{Tasks: s.tasks}, nil
+func (s stalePending) ListPending(_ context.Context, req task.PendingRequest) (task.Page, error) {
+	var p task.Page
+	for _, t := range s.tasks {
+		if req.DueBy.IsZero() || !t.DueAt.After(req.DueBy) {
+			p.Tasks = append(p.Tasks, t)
+		}
+	}
+	return p, nil
+}
+
+// counts keeps the repairs and the outcome of a Result, for comparing.
+func counts(r Result) Result {
+	return Result{SchedulesCreated: r.SchedulesCreated, SchedulesMoved: r.SchedulesMoved,
+		SchedulesDeleted: r.SchedulesDeleted, TasksExpired: r.TasksExpired,
+		RepairFlagsCleared: r.RepairFlagsCleared, Errors: r.Errors, Completed: r.Completed}
 }
 
 type world struct {
@@ -132,79 +133,78 @@ func TestRunRepairs(t *testing.T) {
 	tests := []struct {
 		name         string
 		setup        func() setup
-		stripList    bool
 		want         Result
 		wantSchedule bool // the task's correct schedule exists after
 		wantStatus   task.Status
 		wantNotified int
 	}{
 		{"pending without schedule gets one", func() setup { return setup{task: newTask(future)} },
-			false, Result{SchedulesCreated: 1}, true, task.StatusPending, 0},
+			Result{SchedulesCreated: 1}, true, task.StatusPending, 0},
 		{"schedule at the wrong time is moved", func() setup {
 			tk := newTask(future)
 			return setup{task: tk, schedule: at(task.ScheduleFor(tk), future.Add(time.Hour))}
-		}, false, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+		}, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
 		{"schedule with another deadline in its payload is moved", func() setup {
 			tk := newTask(future)
 			return setup{task: tk, schedule: payloadDue(task.ScheduleFor(tk), "2029-01-01T00:00:00Z")}
-		}, false, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+		}, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
 		{"correct schedule is left alone", func() setup {
 			tk := newTask(future)
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, false, Result{}, true, task.StatusPending, 0},
+		}, Result{}, true, task.StatusPending, 0},
 		{"repair mark with no schedule: created and cleared", func() setup {
 			return setup{task: newTask(future, func(t *task.Task) { t.ScheduleRepair = true })}
-		}, false, Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
-		{"repair mark with a correct schedule: cleared", func() setup {
+		}, Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+		{"repair mark with a correct schedule (the create's response was lost): created again, idempotently, and cleared", func() setup {
 			tk := newTask(future, func(t *task.Task) { t.ScheduleRepair = true })
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, false, Result{RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+		}, Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
 		{"orphan of a deleted task is deleted", func() setup {
 			tk := newTask(future)
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, taskGone: true, schedule: &s}
-		}, false, Result{SchedulesDeleted: 1}, false, "", 0},
+		}, Result{SchedulesDeleted: 1}, false, "", 0},
 		{"orphan of a done task is deleted, payload read with Get", func() setup {
 			tk := newTask(future, func(t *task.Task) { t.Status = task.StatusDone })
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, true, Result{SchedulesDeleted: 1}, false, task.StatusDone, 0},
+		}, Result{SchedulesDeleted: 1}, false, task.StatusDone, 0},
 		{"schedule of a pending task is kept when listed without payload", func() setup {
 			tk := newTask(future)
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, true, Result{}, true, task.StatusPending, 0},
+		}, Result{}, true, task.StatusPending, 0},
 		{"overdue past grace without schedule is expired and notified", func() setup {
 			return setup{task: newTask(t0.Add(-10 * time.Minute))}
-		}, false, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		}, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
 		{"overdue past grace with a stuck schedule: expired, schedule deleted", func() setup {
 			tk := newTask(t0.Add(-10 * time.Minute))
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, false, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
 		{"overdue within grace is left to its schedule", func() setup {
 			return setup{task: newTask(t0.Add(-time.Minute))}
-		}, false, Result{}, false, task.StatusPending, 0},
+		}, Result{}, false, task.StatusPending, 0},
 		{"expired past grace, notification not recorded: notified", func() setup {
 			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))}
-		}, false, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		}, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
 		{"expired past grace with a stuck schedule: notified, schedule deleted", func() setup {
 			tk := newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, false, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
 		{"expired within grace, not notified: left to its retries", func() setup {
 			return setup{task: newTask(t0.Add(-2*time.Minute), expiredAt(t0.Add(-time.Minute), t0.Add(-time.Minute)))}
-		}, false, Result{}, false, task.StatusExpired, 0},
+		}, Result{}, false, task.StatusExpired, 0},
 		{"expired past grace, claim held by a retry now: no error, not sent", func() setup {
 			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Second)))}
-		}, false, Result{}, false, task.StatusExpired, 0},
+		}, Result{}, false, task.StatusExpired, 0},
 		{"expired and notified is not touched", func() setup {
 			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)),
 				func(t *task.Task) { t.NotifiedAt = t0.Add(-10 * time.Minute) })}
-		}, false, Result{}, false, task.StatusExpired, 0},
+		}, Result{}, false, task.StatusExpired, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,10 +218,7 @@ func TestRunRepairs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tt.stripList {
-				w.deps.Schedules = stripPayloads{w.sched}
-			}
-			res := w.run(t, Config{})
+			res := counts(w.run(t, Config{}))
 			tt.want.Completed = true
 			if res != tt.want {
 				t.Errorf("Result = %+v, want %+v", res, tt.want)
@@ -245,7 +242,7 @@ func TestRunRepairs(t *testing.T) {
 				t.Errorf("notifications = %d, want %d", n, tt.wantNotified)
 			}
 			// A second pass finds nothing more to do.
-			if again := w.run(t, Config{}); again != (Result{Completed: true}) {
+			if again := counts(w.run(t, Config{})); again != (Result{Completed: true}) {
 				t.Errorf("second pass = %+v, want nothing done", again)
 			}
 			if n := w.outbox.SentFor(s.task.TaskID); n != tt.wantNotified {
@@ -281,7 +278,7 @@ func TestRunRetriesAFailedNotification(t *testing.T) {
 		{"then nothing more", time.Hour, Result{}, 1},
 	} {
 		w.clock.Advance(step.advance)
-		res := w.run(t, Config{})
+		res := counts(w.run(t, Config{}))
 		step.want.Completed = true
 		if res != step.want {
 			t.Fatalf("%s: Result = %+v, want %+v", step.name, res, step.want)
@@ -308,7 +305,7 @@ func TestRunStaleListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.deps.Pending = stalePending{tasks: []task.Task{old}}
-	res := w.run(t, Config{})
+	res := counts(w.run(t, Config{}))
 	if res != (Result{Completed: true}) {
 		t.Errorf("Result = %+v, want nothing done", res)
 	}
@@ -388,7 +385,7 @@ func TestRunErrors(t *testing.T) {
 			}
 			return nil
 		}
-		res := w.run(t, Config{})
+		res := counts(w.run(t, Config{}))
 		if res != (Result{SchedulesCreated: 1, Errors: 1, Completed: true}) {
 			t.Errorf("Result = %+v", res)
 		}
@@ -431,7 +428,8 @@ func TestRunMetrics(t *testing.T) {
 	if err := w.deps.Metrics.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"SchedulesCreated":1`, `"Completed":1`, `"Errors":0`, `"TasksExpired":0`} {
+	for _, want := range []string{`"SchedulesCreated":1`, `"PassesCompleted":1`, `"Errors":0`, `"TasksExpired":0`,
+		`"TasksChecked":1`, `"SchedulesChecked":1`, `"SchedulerCalls":3`, `"Repaired":1`, `"LeftOver":0`} {
 		if !strings.Contains(w.out.String(), want) {
 			t.Errorf("metrics %s lack %s", w.out.String(), want)
 		}
@@ -473,5 +471,156 @@ func TestLimiter(t *testing.T) {
 				t.Errorf("clock advanced %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// confirmed makes a task whose schedule the table vouches for.
+func confirmed(t *task.Task) { t.ScheduledFor = t.DueAt }
+
+// calls returns the scheduler calls since before, by operation.
+func calls(s *memory.Scheduler, before map[string]int) map[string]int {
+	out := map[string]int{}
+	for op, n := range s.Calls {
+		if d := n - before[op]; d > 0 {
+			out[op] = d
+		}
+	}
+	return out
+}
+
+func snapshot(s *memory.Scheduler) map[string]int {
+	out := map[string]int{}
+	for op, n := range s.Calls {
+		out[op] = n
+	}
+	return out
+}
+
+// A pass costs what the drift costs: a confirmed schedule is never read
+// back; an unconfirmed one is read once and, when its task is settled,
+// recorded so that the next pass trusts it; a task marked for repair gets
+// its schedule without a read.
+func TestRunCostFollowsDrift(t *testing.T) {
+	future := t0.Add(24 * time.Hour)
+	settled := func(t *task.Task) { t.CreatedAt, t.UpdatedAt = t0.Add(-DefaultSettle), t0.Add(-DefaultSettle) }
+	recent := func(t *task.Task) { t.CreatedAt, t.UpdatedAt = t0.Add(-time.Minute), t0.Add(-time.Minute) }
+	tests := []struct {
+		name string
+		n    int
+		make func() task.Task
+		// withSchedule: the task's correct schedule exists.
+		withSchedule bool
+		// passes: the scheduler calls of each pass, and the tasks it
+		// confirmed.
+		passes []map[string]int
+		confs  []int
+	}{
+		{"confirmed: only the listing", 250, func() task.Task { return newTask(future, settled, confirmed) }, true,
+			[]map[string]int{{"List": 3}, {"List": 3}}, []int{0, 0}},
+		{"written before the record: read once, then trusted", 30, func() task.Task { return newTask(future, settled) }, true,
+			[]map[string]int{{"Get": 30, "List": 1}, {"List": 1}}, []int{30, 0}},
+		{"changed recently: read each pass until settled", 1, func() task.Task { return newTask(future, recent) }, true,
+			[]map[string]int{{"Get": 1, "List": 1}, {"Get": 1, "List": 1}, {"List": 1}}, []int{0, 1, 0}},
+		{"marked for repair: created without a read", 2, func() task.Task {
+			return newTask(future, settled, func(t *task.Task) { t.ScheduleRepair = true })
+		}, false, []map[string]int{{"Create": 2, "List": 1}, {"List": 1}}, []int{2, 0}},
+		{"confirmed but its deadline passed the cut: the sweep's, no call", 3, func() task.Task {
+			return newTask(t0.Add(-time.Minute), settled, confirmed)
+		}, true, []map[string]int{{"List": 1}}, []int{0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			for range tt.n {
+				tk := tt.make()
+				w.store.Put(tk)
+				if tt.withSchedule {
+					if err := w.sched.Create(context.Background(), task.ScheduleFor(tk)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i, want := range tt.passes {
+				before := snapshot(w.sched)
+				res := w.run(t, Config{})
+				if got := calls(w.sched, before); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("pass %d: scheduler calls %v, want %v", i+1, got, want)
+				}
+				if res.SchedulesConfirmed != tt.confs[i] || !res.Completed || res.Errors > 0 || res.LeftOver != 0 {
+					t.Errorf("pass %d: %+v, want %d confirmed, completed, nothing left", i+1, res, tt.confs[i])
+				}
+				w.clock.Advance(DefaultSettle)
+			}
+		})
+	}
+}
+
+// A confirmed schedule that was deleted by hand is not read back, but the
+// listing does not show it: the pass creates it again.
+func TestRunRestoresAMissingConfirmedSchedule(t *testing.T) {
+	w := newWorld(t)
+	gone, kept := newTask(t0.Add(time.Hour), confirmed), newTask(t0.Add(2*time.Hour), confirmed)
+	changed := newTask(t0.Add(3*time.Hour), confirmed) // its deadline moves after the listing of the index
+	for _, tk := range []task.Task{gone, kept, changed} {
+		w.store.Put(tk)
+	}
+	if err := w.sched.Create(context.Background(), task.ScheduleFor(kept)); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(w.sched)
+	res := w.run(t, Config{})
+	if got := calls(w.sched, before); got["Get"] != 0 || got["Create"] != 2 {
+		t.Errorf("scheduler calls %v, want no Get and 2 creates", got)
+	}
+	if counts(res) != (Result{SchedulesCreated: 2, Completed: true}) {
+		t.Errorf("Result = %+v", res)
+	}
+	for _, tk := range []task.Task{gone, kept, changed} {
+		if got, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID)); !ok || got != task.ScheduleFor(tk) {
+			t.Errorf("schedule of %s = %+v (present %v), want it at its deadline", tk.TaskID, got, ok)
+		}
+	}
+}
+
+// The overdue sweep opens every run and makes no scheduler call: a run
+// whose pass cannot finish (hundreds of unconfirmed tasks, a budget of
+// 100 calls) still expires every overdue task of every shard, and reports
+// the work it left.
+func TestRunOverdueFirst(t *testing.T) {
+	w := newWorld(t)
+	var overdue []task.Task
+	for i := range 300 {
+		w.store.Put(newTask(t0.Add(time.Duration(i+1) * time.Minute))) // unconfirmed, no schedule
+	}
+	for i := range 40 {
+		tk := newTask(t0.Add(-time.Duration(10+i) * time.Minute))
+		overdue = append(overdue, tk)
+		w.store.Put(tk)
+	}
+	res := w.run(t, Config{Budget: 10 * time.Second})
+	if res.Completed || res.TasksExpired != len(overdue) {
+		t.Fatalf("Result = %+v, want the pass unfinished and %d tasks expired", res, len(overdue))
+	}
+	for _, tk := range overdue {
+		if got, _ := w.store.Get(context.Background(), tk.UserID, tk.TaskID); got.Status != task.StatusExpired {
+			t.Errorf("overdue task %s is %s, want Expired", tk.TaskID, got.Status)
+		}
+	}
+	// LeftOver is what the pass did not reach: the unconfirmed tasks it
+	// had no calls left for.
+	left := 0
+	for _, tk := range w.store.All() {
+		if tk.Status == task.StatusPending && !tk.ScheduleConfirmed() {
+			if _, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID)); !ok {
+				left++
+			}
+		}
+	}
+	if res.LeftOver < left-1 || res.LeftOver > left+1 || left < 200 {
+		t.Errorf("LeftOver = %d, want about %d (the tasks without a schedule)", res.LeftOver, left)
+	}
+	// 100 calls in the budget, and the item in progress may finish.
+	if res.SchedulerCalls > 102 {
+		t.Errorf("%d scheduler calls in a 10 s budget at 10/s", res.SchedulerCalls)
 	}
 }

@@ -111,7 +111,7 @@ func (claimAlwaysFree) ClaimNotification(context.Context, string, string, time.T
 // schedule is left to retry it (the gap the wider pending index closes).
 type onlyPending struct{ task.PendingLister }
 
-func (o onlyPending) ListPending(ctx context.Context, page task.PageRequest) (task.Page, error) {
+func (o onlyPending) ListPending(ctx context.Context, page task.PendingRequest) (task.Page, error) {
 	p, err := o.PendingLister.ListPending(ctx, page)
 	kept := p.Tasks[:0:0]
 	for _, x := range p.Tasks {

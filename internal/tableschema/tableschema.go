@@ -81,6 +81,10 @@ const (
 	AttrExpiredAt      = "expiredAt"
 	AttrNotifiedAt     = "notifiedAt"
 	AttrNotifyClaimAt  = "notifyClaimAt"
+	// AttrScheduledFor is task.Task.ScheduledFor. Items written before it
+	// existed lack it; the reconciler checks those like any unconfirmed
+	// task, so they need no backfill.
+	AttrScheduledFor = "scheduledFor"
 )
 
 // PendingShard is the index partition of a task that awaits expiry.
@@ -116,6 +120,7 @@ func ToItem(t task.Task) map[string]string {
 		AttrExpiredAt:     task.FormatTime(t.ExpiredAt),
 		AttrNotifiedAt:    task.FormatTime(t.NotifiedAt),
 		AttrNotifyClaimAt: task.FormatTime(t.NotifyClaimAt),
+		AttrScheduledFor:  task.FormatTime(t.ScheduledFor),
 	} {
 		if v != "" {
 			m[name] = v
@@ -141,7 +146,7 @@ func FromItem(m map[string]string) (task.Task, error) {
 	for name, dst := range map[string]*timeField{
 		AttrDueAt: {&t.DueAt}, AttrCreatedAt: {&t.CreatedAt}, AttrUpdatedAt: {&t.UpdatedAt},
 		AttrCompletedAt: {&t.CompletedAt}, AttrExpiredAt: {&t.ExpiredAt}, AttrNotifiedAt: {&t.NotifiedAt},
-		AttrNotifyClaimAt: {&t.NotifyClaimAt},
+		AttrNotifyClaimAt: {&t.NotifyClaimAt}, AttrScheduledFor: {&t.ScheduledFor},
 	} {
 		v, err := task.ParseTime(m[name])
 		if err != nil {

@@ -12,6 +12,8 @@ func TestItemRoundTrip(t *testing.T) {
 	due := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	base := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000AA", Title: "t", Status: task.StatusPending,
 		DueAt: due, CreatedAt: due.Add(-time.Hour), UpdatedAt: due.Add(-time.Hour), ScheduleToken: "tok"}
+	confirmed := base
+	confirmed.ScheduledFor = due
 	done := base
 	done.Status, done.CompletedAt, done.Description = task.StatusDone, due.Add(-time.Minute), "d"
 	unnotified := base
@@ -26,6 +28,7 @@ func TestItemRoundTrip(t *testing.T) {
 		wantPending bool
 	}{
 		{"pending", base, true},
+		{"pending, schedule confirmed", confirmed, true},
 		{"done", done, false},
 		{"expired, notification not recorded", unnotified, true},
 		{"expired and notified", expired, false},

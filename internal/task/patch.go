@@ -26,6 +26,8 @@ func ApplyPatch(t Task, p Patch, now time.Time) Task {
 	}
 	if p.DueAt != nil {
 		t.DueAt = p.DueAt.UTC().Truncate(time.Second)
+		// The worker moves the schedule; nothing records that it did.
+		t.ScheduledFor = time.Time{}
 	}
 	if p.Complete {
 		t.Status = StatusDone

@@ -37,6 +37,11 @@ type Store interface {
 	MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error
 	// SetScheduleRepair sets or clears the task's repair mark.
 	SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error
+	// MarkScheduled records that the task's schedule is confirmed for
+	// deadline dueAt: it sets ScheduledFor to dueAt and clears the repair
+	// mark, only if the task is Pending with that deadline;
+	// ErrConditionFailed otherwise (missing task included).
+	MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error
 }
 
 // PageRequest asks for one page. Cursor is what the previous Page returned
@@ -89,11 +94,21 @@ type SystemClock struct{}
 func (SystemClock) Now() time.Time { return time.Now().UTC() }
 
 // PendingLister pages through every task whose expiry is still pending,
-// of every user, in no particular order: the Pending tasks, and the
-// Expired tasks whose notification is not recorded (Task.AwaitsExpiry).
-// It is the reconciler's view of the table. Cursor is opaque.
+// of every user: the Pending tasks, and the Expired tasks whose
+// notification is not recorded (Task.AwaitsExpiry). It is the
+// reconciler's view of the table. Cursor is opaque, and valid only with
+// the same DueBy.
 type PendingLister interface {
-	ListPending(ctx context.Context, page PageRequest) (Page, error)
+	ListPending(ctx context.Context, req PendingRequest) (Page, error)
+}
+
+// PendingRequest asks for one page of the tasks that await expiry.
+type PendingRequest struct {
+	Cursor string
+	Limit  int
+	// DueBy, when set, keeps only the tasks due at or before it (the
+	// overdue ones). Zero: every task.
+	DueBy time.Time
 }
 
 // ScheduleReader reads the schedules in the group: the reconciler's view

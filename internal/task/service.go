@@ -80,7 +80,9 @@ func (s *Service) Now() time.Time { return s.clock.Now().UTC() }
 // The task is written first. If creating the schedule then fails, the task
 // is kept and marked for repair, and Create still succeeds: the reconciler
 // gives every Pending task a schedule, and expires any that is overdue, so
-// no Pending task is left that will never expire.
+// no Pending task is left that will never expire. If it succeeds, a second
+// write records it (Task.ScheduledFor), so the reconciler need not read the
+// schedule back.
 func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, error) {
 	if s.scheduler == nil {
 		return Task{}, errors.New("task: Create needs a Scheduler")
@@ -95,13 +97,28 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 	if err := s.store.Create(ctx, t); err != nil {
 		return Task{}, fmt.Errorf("create task: %w", err)
 	}
-	if err := s.scheduler.Create(ctx, ScheduleFor(t)); err != nil && !errors.Is(err, ErrScheduleExists) {
+	err := s.scheduler.Create(ctx, ScheduleFor(t))
+	switch {
+	case err == nil:
+		// Recorded, the reconciler trusts this schedule instead of reading
+		// it back. Not recorded (this write failed), the task is
+		// unconfirmed and the reconciler checks it: nothing is lost.
+		if err := s.store.MarkScheduled(ctx, userID, t.TaskID, t.DueAt); err != nil {
+			s.log.WarnContext(ctx, "recording the schedule failed; the reconciler checks it",
+				"taskId", t.TaskID, "error", err.Error())
+		} else {
+			t.ScheduledFor = t.DueAt
+		}
+	case errors.Is(err, ErrScheduleExists):
+		// Another schedule of that name: the reconciler checks it (the
+		// task stays unconfirmed).
+	default:
 		s.log.WarnContext(ctx, "schedule create failed; task marked for repair",
 			"taskId", t.TaskID, "error", err.Error())
 		t.ScheduleRepair = true
 		if err := s.store.SetScheduleRepair(ctx, userID, t.TaskID, true); err != nil {
-			// The reconciler compares every Pending task with the
-			// scheduler, so an unmarked task is still repaired.
+			// Unmarked and unconfirmed: the reconciler still reads its
+			// schedule back, and creates it.
 			s.log.ErrorContext(ctx, "marking task for repair failed", "taskId", t.TaskID, "error", err.Error())
 		}
 	}

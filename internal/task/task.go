@@ -44,8 +44,17 @@ type Task struct {
 	// ScheduleRepair is set when creating the schedule failed; the
 	// reconciler gives the task a schedule and clears it.
 	ScheduleRepair bool
-	CompletedAt    time.Time
-	ExpiredAt      time.Time
+	// ScheduledFor records that the task's schedule was confirmed for this
+	// deadline: created by the API's Create, or checked (or repaired) by
+	// the reconciler. It vouches for the schedule only while it equals
+	// DueAt; a deadline change clears it (the cancellation worker moves
+	// the schedule but records nothing), and an item written before the
+	// field existed has none. The reconciler checks the schedule of every
+	// task it does not vouch for, and trusts the others (see
+	// Task.ScheduleConfirmed).
+	ScheduledFor time.Time
+	CompletedAt  time.Time
+	ExpiredAt    time.Time
 	// NotifiedAt records that the expiry notification was published, so a
 	// retried expiry publishes only when the first attempt did not.
 	NotifiedAt time.Time
@@ -64,6 +73,13 @@ type Task struct {
 // schedule is left to retry it.
 func (t Task) AwaitsExpiry() bool {
 	return t.Status == StatusPending || (t.Status == StatusExpired && t.NotifiedAt.IsZero())
+}
+
+// ScheduleConfirmed reports whether t's schedule was recorded as made for
+// its current deadline (ScheduledFor), and no failure was recorded since
+// (ScheduleRepair).
+func (t Task) ScheduleConfirmed() bool {
+	return !t.ScheduleRepair && !t.ScheduledFor.IsZero() && t.ScheduledFor.Equal(t.DueAt)
 }
 
 // Sentinel errors of the lifecycle. Adapters wrap them; callers test with

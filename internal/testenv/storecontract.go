@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/task"
 )
 
@@ -17,6 +18,8 @@ import (
 type ContractStore = interface {
 	task.Store
 	task.PendingLister
+	// CountPending is reconcile.PendingCounter.
+	CountPending(ctx context.Context, req task.PendingRequest) (int, error)
 }
 
 // contractT0 is the contract's reference instant (UTC, whole seconds, as
@@ -84,6 +87,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		return out
 	}
 	ptr := func(s string) *string { return &s }
+	shardOf := func(x task.Task) string { return tableschema.PendingShard(x.TaskID) }
 
 	t.Run("create then get returns the task", func(t *testing.T) {
 		s := newStore(t)
@@ -239,6 +243,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			t.Run(tc.name, func(t *testing.T) {
 				old := ContractTask("alice", 100+i)
 				old.Description = "old words"
+				old.ScheduledFor = old.DueAt // a deadline change clears it
 				mustCreate(t, s, old)
 				got, err := s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now)
 				if err != nil {
@@ -455,6 +460,85 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		}
 	})
 
+	t.Run("mark scheduled: only a pending task with that deadline", func(t *testing.T) {
+		s := newStore(t)
+		in, done := ContractTask("alice", 1), ContractTask("alice", 2)
+		in.ScheduleRepair = true
+		mustCreate(t, s, in, done)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, user, id string
+			due            time.Time
+		}{
+			{"another deadline", "alice", in.TaskID, in.DueAt.Add(time.Second)},
+			{"done", "alice", done.TaskID, done.DueAt},
+			{"missing", "alice", ContractID(3), in.DueAt},
+			{"another user's", "bob", in.TaskID, in.DueAt},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before, _ := s.Get(ctx, tc.user, tc.id)
+				wantErr(t, s.MarkScheduled(ctx, tc.user, tc.id, tc.due), task.ErrConditionFailed)
+				after, _ := s.Get(ctx, tc.user, tc.id)
+				equal(t, "item", after, before)
+			})
+		}
+		if err := s.MarkScheduled(ctx, "alice", in.TaskID, in.DueAt); err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.ScheduledFor, want.ScheduleRepair = in.DueAt, false
+		equal(t, "marked (repair mark cleared)", mustGet(t, s, "alice", in.TaskID), want)
+		if !want.ScheduleConfirmed() {
+			t.Fatal("a marked task is not ScheduleConfirmed")
+		}
+	})
+
+	t.Run("list pending with DueBy: only the tasks due by then, every shard", func(t *testing.T) {
+		s := newStore(t)
+		by := ContractTask("alice", 20).DueAt
+		want := map[string]bool{}
+		for n := 0; n < 40; n++ {
+			x := ContractTask([]string{"alice", "bob"}[n%2], n)
+			mustCreate(t, s, x)
+			if n <= 20 {
+				want[x.TaskID] = true
+			}
+		}
+		got := map[string]bool{}
+		cursor := ""
+		for pages := 0; ; pages++ {
+			if pages > 100 {
+				t.Fatal("ListPending never returned an empty cursor")
+			}
+			n, err := s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != len(want)-len(got) {
+				t.Fatalf("CountPending from page %d = %d, want %d", pages, n, len(want)-len(got))
+			}
+			p, err := s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 3, DueBy: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range p.Tasks {
+				if got[x.TaskID] {
+					t.Fatalf("task %s listed twice", x.TaskID)
+				}
+				got[x.TaskID] = true
+				if i > 0 && x.DueAt.Before(p.Tasks[i-1].DueAt) && shardOf(x) == shardOf(p.Tasks[i-1]) {
+					t.Fatalf("shard %s out of deadline order", shardOf(x))
+				}
+			}
+			if cursor = p.Cursor; cursor == "" {
+				break
+			}
+		}
+		equal(t, "tasks due by "+task.FormatTime(by), got, want)
+	})
+
 	t.Run("list pending returns every task awaiting expiry once", func(t *testing.T) {
 		s := newStore(t)
 		want := map[string]task.Task{}
@@ -499,7 +583,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			if pages > 100 {
 				t.Fatal("ListPending never returned an empty cursor")
 			}
-			p, err := s.ListPending(ctx, task.PageRequest{Cursor: cursor, Limit: 4})
+			p, err := s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 4})
 			if err != nil {
 				t.Fatal(err)
 			}

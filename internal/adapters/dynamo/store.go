@@ -156,6 +156,7 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 	}
 	if p.DueAt != nil {
 		e.set(tableschema.AttrDueAt, task.FormatTime(*p.DueAt))
+		e.remove(tableschema.AttrScheduledFor) // as task.ApplyPatch
 	}
 	if p.Complete {
 		e.set(tableschema.AttrStatus, string(task.StatusDone))
@@ -277,6 +278,24 @@ func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, re
 	return nil
 }
 
+// MarkScheduled implements task.Store: one conditional UpdateItem (still
+// Pending, same deadline).
+func (s *Store) MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error {
+	e := newExpr()
+	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending)) + " AND " +
+		e.name(tableschema.AttrDueAt) + " = " + e.value(task.FormatTime(dueAt))
+	e.set(tableschema.AttrScheduledFor, task.FormatTime(dueAt))
+	e.remove(tableschema.AttrScheduleRepair)
+	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	if isConditionFailed(err) {
+		return fmt.Errorf("mark task %s scheduled: %w", taskID, task.ErrConditionFailed)
+	}
+	if err != nil {
+		return fmt.Errorf("mark task %s scheduled: %w", taskID, err)
+	}
+	return nil
+}
+
 // pendingCursor is where ListPending stopped: a shard of the pending
 // index, and the key to go on after within it (nil: the shard's start).
 type pendingCursor struct {
@@ -317,32 +336,22 @@ func decodePendingCursor(s string) (pendingCursor, error) {
 
 // ListPending implements task.PendingLister: it reads the sparse pending
 // index (the tasks that await expiry, see tableschema.PendingIndex) shard
-// by shard ("0" to PendingShards-1), each in deadline order.
+// by shard ("0" to PendingShards-1), each in deadline order; with DueBy
+// set, the key condition ends each shard at that deadline, so the overdue
+// tasks of a large table cost as many reads as there are of them.
 // A page may end early at a shard boundary, and the last page may be
 // empty; the cursor is "" only when every shard has been read.
-func (s *Store) ListPending(ctx context.Context, page task.PageRequest) (task.Page, error) {
-	c, err := decodePendingCursor(page.Cursor)
+func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.Page, error) {
+	c, err := decodePendingCursor(req.Cursor)
 	if err != nil {
 		return task.Page{}, err
 	}
-	limit := pageLimit(page.Limit)
+	limit := pageLimit(req.Limit)
 	var p task.Page
 	for c.Shard < tableschema.PendingShards {
-		e := newExpr()
-		cond := e.name(tableschema.PendingShardAttr) + " = " + e.value(strconv.Itoa(c.Shard))
-		var start map[string]types.AttributeValue
-		if c.Key != nil {
-			start = toAttrs(c.Key)
-		}
-		out, err := s.api.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(tableschema.PendingIndex),
-			KeyConditionExpression:    aws.String(cond),
-			ExpressionAttributeNames:  e.names,
-			ExpressionAttributeValues: e.values,
-			ExclusiveStartKey:         start,
-			Limit:                     aws.Int32(int32(limit - len(p.Tasks))),
-		})
+		in := pendingQuery(s.table, c, req.DueBy)
+		in.Limit = aws.Int32(int32(limit - len(p.Tasks)))
+		out, err := s.api.Query(ctx, in)
 		if err != nil {
 			return task.Page{}, fmt.Errorf("list pending shard %d: %w", c.Shard, err)
 		}
@@ -366,6 +375,53 @@ func (s *Store) ListPending(ctx context.Context, page task.PageRequest) (task.Pa
 		p.Cursor = encodePendingCursor(c)
 	}
 	return p, nil
+}
+
+// pendingQuery reads shard c.Shard of the pending index after c.Key, up
+// to deadline dueBy when it is set.
+func pendingQuery(table string, c pendingCursor, dueBy time.Time) *dynamodb.QueryInput {
+	e := newExpr()
+	cond := e.name(tableschema.PendingShardAttr) + " = " + e.value(strconv.Itoa(c.Shard))
+	if !dueBy.IsZero() {
+		cond += " AND " + e.name(tableschema.PendingSortAttr) + " <= " + e.value(task.FormatTime(dueBy))
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		IndexName:                 aws.String(tableschema.PendingIndex),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+	}
+	if c.Key != nil {
+		in.ExclusiveStartKey = toAttrs(c.Key)
+	}
+	return in
+}
+
+// CountPending implements reconcile.PendingCounter: what ListPending would
+// list from req.Cursor on, counted with Select COUNT (each Query reads up
+// to 1 MB of the index and returns no item).
+func (s *Store) CountPending(ctx context.Context, req task.PendingRequest) (int, error) {
+	c, err := decodePendingCursor(req.Cursor)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for c.Shard < tableschema.PendingShards {
+		in := pendingQuery(s.table, c, req.DueBy)
+		in.Select = types.SelectCount
+		out, err := s.api.Query(ctx, in)
+		if err != nil {
+			return 0, fmt.Errorf("count pending shard %d: %w", c.Shard, err)
+		}
+		n += int(out.Count)
+		if out.LastEvaluatedKey != nil {
+			c.Key = fromAttrs(out.LastEvaluatedKey)
+		} else {
+			c = pendingCursor{Shard: c.Shard + 1}
+		}
+	}
+	return n, nil
 }
 
 func key(userID, taskID string) map[string]types.AttributeValue {

@@ -168,7 +168,7 @@ func TestListPendingRejectsForeignCursors(t *testing.T) {
 		{"key of another shard", enc(`{"s":1,"k":{"pendingShard":"2","dueAt":"x","userId":"u","taskId":"t"}}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := s.ListPending(context.Background(), task.PageRequest{Cursor: tc.cursor})
+			_, err := s.ListPending(context.Background(), task.PendingRequest{Cursor: tc.cursor})
 			if !errors.Is(err, task.ErrBadCursor) {
 				t.Fatalf("error = %v, want ErrBadCursor", err)
 			}
@@ -191,7 +191,7 @@ func TestMalformedItemIsAnError(t *testing.T) {
 	}{
 		{"get", func() error { _, err := s.Get(ctx, "u", testenv.ContractID(1)); return err }},
 		{"list", func() error { _, err := s.List(ctx, "u", task.PageRequest{}); return err }},
-		{"list pending", func() error { _, err := s.ListPending(ctx, task.PageRequest{}); return err }},
+		{"list pending", func() error { _, err := s.ListPending(ctx, task.PendingRequest{}); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
@@ -239,7 +239,7 @@ func TestOtherErrorsAreWrappedUnchanged(t *testing.T) {
 		{"claim notification", func() error { return s.ClaimNotification(ctx, "u", x.TaskID, x.DueAt, time.Minute) }},
 		{"mark notified", func() error { return s.MarkNotified(ctx, "u", x.TaskID, x.DueAt) }},
 		{"set repair", func() error { return s.SetScheduleRepair(ctx, "u", x.TaskID, true) }},
-		{"list pending", func() error { _, err := s.ListPending(ctx, task.PageRequest{}); return err }},
+		{"list pending", func() error { _, err := s.ListPending(ctx, task.PendingRequest{}); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got *types.ProvisionedThroughputExceededException
