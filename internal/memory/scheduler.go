@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,7 +18,8 @@ import (
 type Scheduler struct {
 	mu        sync.Mutex
 	schedules map[string]task.Schedule
-	// names is the sorted listing, nil after a create or delete.
+	// names is the sorted listing: built by the first List, then kept in
+	// step by create and delete.
 	names []string
 	// Calls counts API calls by operation.
 	Calls map[string]int
@@ -55,8 +57,23 @@ func (s *Scheduler) Create(_ context.Context, sc task.Schedule) error {
 		return task.ErrScheduleExists
 	}
 	s.schedules[sc.Name] = sc
-	s.names = nil
+	s.listed(sc.Name, true)
 	return nil
+}
+
+// listed adds name to the sorted listing, or removes it; the caller holds
+// mu.
+func (s *Scheduler) listed(name string, add bool) {
+	if s.names == nil || !strings.HasPrefix(name, task.ScheduleNamePrefix) {
+		return
+	}
+	i := sort.SearchStrings(s.names, name)
+	switch {
+	case add:
+		s.names = slices.Insert(s.names, i, name)
+	case i < len(s.names) && s.names[i] == name:
+		s.names = slices.Delete(s.names, i, i+1)
+	}
 }
 
 // Update implements task.Scheduler.
@@ -84,7 +101,7 @@ func (s *Scheduler) Delete(_ context.Context, name string) error {
 		return task.ErrScheduleNotFound
 	}
 	delete(s.schedules, name)
-	s.names = nil
+	s.listed(name, false)
 	return nil
 }
 
@@ -176,7 +193,7 @@ func (s *Scheduler) Fire(now time.Time) []task.Schedule {
 		if !sc.At.After(now) {
 			due = append(due, sc)
 			delete(s.schedules, name)
-			s.names = nil
+			s.listed(name, false)
 		}
 	}
 	sort.Slice(due, func(i, j int) bool {

@@ -285,10 +285,13 @@ type run struct {
 	cut time.Time
 	// left is the overdue work the sweep did not reach.
 	left int
-	// pending holds the Pending tasks by schedule name, loaded when the
-	// run enters the schedules phase; order keeps them in load order.
-	pending map[string]*pendingEntry
-	order   []*pendingEntry
+	// pending holds the Pending tasks by schedule name, for the schedules
+	// phase: collected by a tasks phase that runs whole in this run, else
+	// read from the index when the run enters the schedules phase. order
+	// keeps them in listing order; havePending says they are all there.
+	pending     map[string]*pendingEntry
+	order       []*pendingEntry
+	havePending bool
 	// listedWhole: the schedules listing started at its first page in
 	// this run, so an unlisted confirmed schedule is really missing.
 	listedWhole bool
@@ -399,7 +402,7 @@ func (x *run) leftOver(ctx context.Context, cp Checkpoint) int {
 	switch {
 	case cp.Phase == PhaseTasks:
 		n += x.count(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize}, cp.Offset)
-	case cp.Phase == PhaseSchedules && x.pending != nil:
+	case cp.Phase == PhaseSchedules && x.havePending:
 		for _, e := range x.order {
 			if !e.listed {
 				n++
@@ -423,14 +426,20 @@ func (x *run) walk(ctx context.Context, cp *Checkpoint) error {
 		)
 		switch cp.Phase {
 		case PhaseTasks:
+			if x.pending == nil && cp.Cursor == "" && cp.Offset == 0 {
+				x.pending = map[string]*pendingEntry{} // this run sees the whole phase: collect
+			}
 			page, err := x.d.Pending.ListPending(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
 			if err != nil {
 				return fmt.Errorf("reconcile: list pending tasks: %w", err)
 			}
 			n, next = len(page.Tasks), page.Cursor
-			item = func(i int) { x.task(ctx, page.Tasks[i]) }
+			item = func(i int) {
+				t := page.Tasks[i]
+				x.collect(t, x.task(ctx, t))
+			}
 		case PhaseSchedules:
-			if x.pending == nil {
+			if !x.havePending {
 				if err := x.loadPending(ctx); err != nil {
 					return err
 				}
@@ -465,6 +474,8 @@ func (x *run) walk(ctx context.Context, cp *Checkpoint) error {
 				return nil
 			}
 			cp.Phase = PhaseSchedules
+			x.havePending = x.pending != nil
+			x.listedWhole = x.havePending
 		}
 		if err := x.d.Checkpoints.Save(ctx, *cp); err != nil {
 			x.d.Log.WarnContext(ctx, "saving checkpoint failed; going on", "error", err)
@@ -500,28 +511,39 @@ func (x *run) overdue(ctx context.Context, t task.Task) {
 	}
 }
 
-// task checks one task of the tasks phase. Tasks due by the cut are the
-// overdue sweep's; Expired ones are too (they were due before they
-// expired).
-func (x *run) task(ctx context.Context, t task.Task) {
+// collect adds a listed Pending task to the tasks the schedules phase
+// knows, when this run collects them.
+func (x *run) collect(t task.Task, confirmed bool) {
+	if x.pending == nil || t.Status != task.StatusPending {
+		return
+	}
+	e := &pendingEntry{userID: t.UserID, taskID: t.TaskID, confirmed: confirmed}
+	x.pending[task.ScheduleName(t.TaskID)] = e
+	x.order = append(x.order, e)
+}
+
+// task checks one task of the tasks phase, and reports whether its
+// schedule is confirmed. Tasks due by the cut are the overdue sweep's;
+// Expired ones are too (they were due before they expired).
+func (x *run) task(ctx context.Context, t task.Task) (confirmed bool) {
 	x.res.TasksChecked++
 	now := x.d.Clock.Now()
 	if t.Status != task.StatusPending || !t.DueAt.After(x.cut) || !t.DueAt.After(now) {
 		// Overdue, or due within the grace period: its schedule is firing
 		// now, and the next run's sweep expires it if that fails.
-		return
+		return false
 	}
 	if t.ScheduleConfirmed() {
-		return // no scheduler call: the schedules phase sees it deleted
+		return true // no scheduler call: the schedules phase sees it deleted
 	}
 	log := x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
 	fresh, ok, err := x.ensureSchedule(ctx, log, t)
 	if err != nil {
 		x.fail(ctx, log, "repair schedule", err)
-		return
+		return false
 	}
 	if !ok {
-		return
+		return false
 	}
 	if now.Sub(fresh.UpdatedAt) >= x.cfg.Settle {
 		switch err := x.d.Tasks.MarkScheduled(ctx, fresh.UserID, fresh.TaskID, fresh.DueAt); {
@@ -534,19 +556,21 @@ func (x *run) task(ctx context.Context, t task.Task) {
 			if fresh.ScheduleRepair {
 				x.res.RepairFlagsCleared++
 			}
+			return true
 		}
-		return
+		return false
 	}
 	// Changed recently: a reschedule may still be on its way, so the
 	// schedule stays unconfirmed and is checked again next pass.
 	if fresh.ScheduleRepair {
 		if err := x.d.Tasks.SetScheduleRepair(ctx, fresh.UserID, fresh.TaskID, false); err != nil {
 			x.fail(ctx, log, "clear repair mark", err)
-			return
+			return false
 		}
 		x.res.RepairFlagsCleared++
 		log.InfoContext(ctx, "repair mark cleared")
 	}
+	return false
 }
 
 // expire runs the expiry use case on a listed task. A notification that
@@ -642,24 +666,18 @@ func matches(have, want task.Schedule) bool {
 // loadPending reads the Pending tasks of the whole index (table reads, no
 // scheduler call): the schedules phase needs no call for their schedules.
 func (x *run) loadPending(ctx context.Context) error {
-	x.pending = map[string]*pendingEntry{}
-	x.order = nil
+	x.pending, x.order = map[string]*pendingEntry{}, nil
 	req := task.PendingRequest{Limit: task.MaxPageSize}
 	for {
 		page, err := x.d.Pending.ListPending(ctx, req)
 		if err != nil {
-			x.pending = nil
 			return fmt.Errorf("reconcile: list pending tasks: %w", err)
 		}
 		for _, t := range page.Tasks {
-			if t.Status != task.StatusPending {
-				continue
-			}
-			e := &pendingEntry{userID: t.UserID, taskID: t.TaskID, confirmed: t.ScheduleConfirmed()}
-			x.pending[task.ScheduleName(t.TaskID)] = e
-			x.order = append(x.order, e)
+			x.collect(t, t.ScheduleConfirmed())
 		}
 		if page.Cursor == "" {
+			x.havePending = true
 			return nil
 		}
 		req.Cursor = page.Cursor
