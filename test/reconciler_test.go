@@ -166,32 +166,39 @@ func TestReconcilerAlarms(t *testing.T) {
 			t.Fatalf("errors alarm %s", JSON(a))
 		}
 	})
-	t.Run("repairs per run above the threshold, from the reconciler's EMF metrics", func(t *testing.T) {
-		a := alarm("ReconcilerRepairsAlarm")
-		if a["Threshold"] != float64(reconciler.DefaultRepairAlarmThreshold) || a["ComparisonOperator"] != "GreaterThanThreshold" ||
+	// Every other alarm reads one of the reconciler's EMF metrics, with
+	// the dimensions it writes, over one interval.
+	custom := func(t *testing.T, a map[string]any, name, stat string) {
+		t.Helper()
+		if a["Namespace"] != metrics.Namespace || a["MetricName"] != name || a["Statistic"] != stat ||
+			a["Period"] != float64(EnvConfig(t, "dev").ReconcileEveryMinutes*60) || JSON(a["Dimensions"]) != JSON([]any{
+			map[string]any{"Name": metrics.DimensionFunction, "Value": metrics.FunctionReconciler},
+			map[string]any{"Name": metrics.DimensionStack, "Value": *s.stack.StackName()}}) ||
 			JSON(a["AlarmActions"]) != topic {
+			t.Fatalf("alarm on %s: %s", name, JSON(a))
+		}
+	}
+	t.Run("repairs per run above the threshold", func(t *testing.T) {
+		a := alarm("ReconcilerRepairsAlarm")
+		custom(t, a, reconcile.MetricRepaired, "Sum")
+		if a["Threshold"] != float64(reconciler.DefaultRepairAlarmThreshold) || a["ComparisonOperator"] != "GreaterThanThreshold" {
 			t.Fatalf("repairs alarm %s", JSON(a))
 		}
-		var names []string
-		for _, m := range a["Metrics"].([]any) {
-			ms, ok := m.(map[string]any)["MetricStat"].(map[string]any)
-			if !ok {
-				continue
-			}
-			metric := ms["Metric"].(map[string]any)
-			if metric["Namespace"] != metrics.Namespace || JSON(metric["Dimensions"]) != JSON([]any{
-				map[string]any{"Name": metrics.DimensionFunction, "Value": metrics.FunctionReconciler},
-				map[string]any{"Name": metrics.DimensionStack, "Value": *s.stack.StackName()}}) ||
-				ms["Stat"] != "Sum" || ms["Period"] != float64(EnvConfig(t, "dev").ReconcileEveryMinutes*60) {
-				t.Errorf("metric %s", JSON(ms))
-			}
-			names = append(names, metric["MetricName"].(string))
+	})
+	t.Run("a run that leaves work over", func(t *testing.T) {
+		a := alarm("ReconcilerLeftOverAlarm")
+		custom(t, a, reconcile.MetricLeftOver, "Maximum")
+		if a["Threshold"] != 1.0 || a["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" ||
+			a["EvaluationPeriods"] != 1.0 || a["TreatMissingData"] != "notBreaching" {
+			t.Fatalf("left-over alarm %s", JSON(a))
 		}
-		slices.Sort(names)
-		want := []string{reconcile.MetricSchedulesCreated, reconcile.MetricSchedulesDeleted, reconcile.MetricSchedulesMoved, reconcile.MetricTasksExpired}
-		slices.Sort(want)
-		if !slices.Equal(names, want) {
-			t.Fatalf("repairs summed from %v, want %v", names, want)
+	})
+	t.Run("no pass completed in two intervals, a silent function included", func(t *testing.T) {
+		a := alarm("ReconcilerStalledAlarm")
+		custom(t, a, reconcile.MetricPassesCompleted, "Sum")
+		if a["Threshold"] != 1.0 || a["ComparisonOperator"] != "LessThanThreshold" || a["EvaluationPeriods"] != 2.0 ||
+			a["DatapointsToAlarm"] != 2.0 || a["TreatMissingData"] != "breaching" {
+			t.Fatalf("stalled alarm %s", JSON(a))
 		}
 	})
 }

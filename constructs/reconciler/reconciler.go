@@ -107,6 +107,13 @@ type Reconciler struct {
 	// RepairsAlarm fires when a run repaired more than
 	// RepairAlarmThreshold tasks or schedules.
 	RepairsAlarm awscloudwatch.Alarm
+	// LeftOverAlarm fires when a run stopped at its budget with work left
+	// (its LeftOver metric): a pass no longer fits one run, so drift may
+	// wait more than an interval for its repair.
+	LeftOverAlarm awscloudwatch.Alarm
+	// StalledAlarm fires when no pass completed in two intervals in a
+	// row (PassesCompleted summed to 0, or no run reported at all).
+	StalledAlarm awscloudwatch.Alarm
 }
 
 // NewReconciler builds the function, its recurring trigger, grants and
@@ -180,23 +187,31 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 		"A reconciler run failed (the checkpoint or a page could not be read): drift is not being repaired. Check the reconciler's logs.",
 		fn.MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}), 1, p.AlarmTopic)
 
-	repair := func(name string) awscloudwatch.Metric {
-		return alarms.CustomMetric(c, metrics.FunctionReconciler, name, "Sum", period)
+	metric := func(name, statistic string) awscloudwatch.Metric {
+		return alarms.CustomMetric(c, metrics.FunctionReconciler, name, statistic, period)
 	}
 	r.RepairsAlarm = alarms.New(c, "RepairsAlarm",
 		fmt.Sprintf("A reconciler run repaired more than %v tasks or schedules: the cancellation pipeline "+
 			"or the API's schedule creation is failing. Check their alarms and logs.", p.RepairAlarmThreshold),
-		awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Label:      jsii.String("Repairs"),
-			Expression: jsii.String("FILL(created, 0) + FILL(moved, 0) + FILL(deleted, 0) + FILL(expired, 0)"),
-			UsingMetrics: &map[string]awscloudwatch.IMetric{
-				"created": repair(reconcile.MetricSchedulesCreated),
-				"moved":   repair(reconcile.MetricSchedulesMoved),
-				"deleted": repair(reconcile.MetricSchedulesDeleted),
-				"expired": repair(reconcile.MetricTasksExpired),
-			},
-			Period: period,
-		}), p.RepairAlarmThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, p.AlarmTopic)
+		metric(reconcile.MetricRepaired, "Sum"), p.RepairAlarmThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		p.AlarmTopic)
+	r.LeftOverAlarm = alarms.AtLeast(c, "LeftOverAlarm",
+		"A reconciler run stopped at its budget with work left over: a pass no longer fits one run, so a drifted "+
+			"schedule may wait more than one interval (overdue tasks are still expired first in every run). "+
+			"Expected for a few runs after an upgrade; otherwise raise RatePerSec or BudgetSec, or check the Repaired metric.",
+		metric(reconcile.MetricLeftOver, "Maximum"), 1, p.AlarmTopic)
+	r.StalledAlarm = alarms.New(c, "StalledAlarm",
+		"No reconciler pass completed in two intervals: runs fail, time out, or do not start. "+
+			"Check the reconciler's Errors alarm and logs, and its schedule rule.",
+		metric(reconcile.MetricPassesCompleted, "Sum"), 1, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, p.AlarmTopic)
+	// Two intervals in a row, and a missing datapoint (no run reported)
+	// counts as one without a pass. Period x EvaluationPeriods stays
+	// within CloudWatch's limit (7 days; 1 day below 1-hour periods):
+	// https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html
+	stalled := r.StalledAlarm.Node().DefaultChild().(awscloudwatch.CfnAlarm)
+	stalled.SetEvaluationPeriods(jsii.Number(2))
+	stalled.SetDatapointsToAlarm(jsii.Number(2))
+	stalled.SetTreatMissingData(jsii.String("breaching"))
 	return r
 }
 

@@ -292,6 +292,9 @@ type run struct {
 	pending     map[string]*pendingEntry
 	order       []*pendingEntry
 	havePending bool
+	// pendingSince is when the reading of pending began: a task made
+	// after it is not in pending, and is left to the next pass.
+	pendingSince time.Time
 	// listedWhole: the schedules listing started at its first page in
 	// this run, so an unlisted confirmed schedule is really missing.
 	listedWhole bool
@@ -427,7 +430,8 @@ func (x *run) walk(ctx context.Context, cp *Checkpoint) error {
 		switch cp.Phase {
 		case PhaseTasks:
 			if x.pending == nil && cp.Cursor == "" && cp.Offset == 0 {
-				x.pending = map[string]*pendingEntry{} // this run sees the whole phase: collect
+				// This run sees the whole phase: collect.
+				x.pending, x.pendingSince = map[string]*pendingEntry{}, x.d.Clock.Now()
 			}
 			page, err := x.d.Pending.ListPending(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
 			if err != nil {
@@ -666,7 +670,7 @@ func matches(have, want task.Schedule) bool {
 // loadPending reads the Pending tasks of the whole index (table reads, no
 // scheduler call): the schedules phase needs no call for their schedules.
 func (x *run) loadPending(ctx context.Context) error {
-	x.pending, x.order = map[string]*pendingEntry{}, nil
+	x.pending, x.order, x.pendingSince = map[string]*pendingEntry{}, nil, x.d.Clock.Now()
 	req := task.PendingRequest{Limit: task.MaxPageSize}
 	for {
 		page, err := x.d.Pending.ListPending(ctx, req)
@@ -696,6 +700,13 @@ func (x *run) schedule(ctx context.Context, s task.Schedule) {
 	taskID, ok := task.TaskIDFromScheduleName(s.Name)
 	if !ok {
 		log.WarnContext(ctx, "not a task schedule; left alone")
+		return
+	}
+	if made, _ := task.IDTime(taskID); made.After(x.pendingSince) {
+		// Made after the Pending tasks were read: most likely Pending,
+		// and not worth a call in this pass (the next one sees it). A
+		// clock skew between the API and the reconciler only moves a
+		// schedule to the next pass, or costs it a read.
 		return
 	}
 	userID := s.Payload.UserID

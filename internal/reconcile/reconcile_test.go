@@ -624,3 +624,29 @@ func TestRunOverdueFirst(t *testing.T) {
 		t.Errorf("%d scheduler calls in a 10 s budget at 10/s", res.SchedulerCalls)
 	}
 }
+
+// A schedule whose task was made after the pass read the Pending tasks is
+// not in them, yet most likely Pending: the pass spends no call on it,
+// and the next pass handles it (here, an orphan: deleted).
+func TestRunLeavesTasksMadeDuringThePassToTheNext(t *testing.T) {
+	w := newWorld(t)
+	tk := newTask(t0.Add(time.Hour), func(x *task.Task) {
+		x.TaskID = task.RandomIDs{}.NewID(t0.Add(time.Second))
+		x.Status = task.StatusDone
+	})
+	w.store.Put(tk)
+	if err := w.sched.Create(context.Background(), task.ScheduleFor(tk)); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(w.sched)
+	if res := counts(w.run(t, Config{})); res != (Result{Completed: true}) {
+		t.Errorf("first pass = %+v, want nothing done", res)
+	}
+	if got := calls(w.sched, before); fmt.Sprint(got) != fmt.Sprint(map[string]int{"List": 1}) {
+		t.Errorf("first pass calls %v, want the listing only", got)
+	}
+	w.clock.Advance(time.Minute)
+	if res := counts(w.run(t, Config{})); res != (Result{SchedulesDeleted: 1, Completed: true}) {
+		t.Errorf("second pass = %+v, want the orphan deleted", res)
+	}
+}

@@ -3,6 +3,7 @@ package task
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,19 @@ func EncodeULID(b [16]byte) string {
 		hi >>= 5
 	}
 	return string(out)
+}
+
+// IDTime is when a task id was made (the ULID's milliseconds); ok is
+// false for a string that is not a task id.
+func IDTime(id string) (t time.Time, ok bool) {
+	if !ValidID(id) {
+		return time.Time{}, false
+	}
+	var ms uint64
+	for i := 0; i < 10; i++ { // 10 characters: 50 bits, the first 2 always 0
+		ms = ms<<5 | uint64(strings.IndexByte(crockford, id[i]))
+	}
+	return time.UnixMilli(int64(ms)).UTC(), true
 }
 
 // ValidID reports whether s has the shape of a task id.

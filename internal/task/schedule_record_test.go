@@ -82,3 +82,14 @@ func TestCreateRecordsTheSchedule(t *testing.T) {
 		})
 	}
 }
+
+func TestIDTime(t *testing.T) {
+	at := time.Date(2031, 2, 3, 4, 5, 6, 789_000_000, time.UTC)
+	id := task.RandomIDs{}.NewID(at)
+	if got, ok := task.IDTime(id); !ok || !got.Equal(at) {
+		t.Fatalf("IDTime(%s) = %v, %v; want %v", id, got, ok, at)
+	}
+	if _, ok := task.IDTime("not-an-id"); ok {
+		t.Fatal("IDTime accepted a non-id")
+	}
+}
