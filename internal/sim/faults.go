@@ -50,6 +50,10 @@ const (
 	FaultFiredTwice Fault = "schedule-fired-twice"
 	// FaultFiredLate: a schedule invoked the expiry function late.
 	FaultFiredLate Fault = "schedule-fired-late"
+	// FaultScheduleRecordFailed: the API's write that records a schedule
+	// as made (Task.ScheduledFor) failed: the task stays unconfirmed and
+	// the reconciler reads its schedule back.
+	FaultScheduleRecordFailed Fault = "schedule-record-failed"
 	// FaultExpireWriteFailed: the expiry's conditional write failed (not
 	// a condition failure: the table was unavailable).
 	FaultExpireWriteFailed Fault = "expire-write-failed"
@@ -84,7 +88,7 @@ const (
 func Faults() []Fault {
 	return []Fault{FaultStreamReplay, FaultStreamRedelivered, FaultEnqueueRejected, FaultEnqueueUnknown,
 		FaultAckLost, FaultVisibilityTimeout, FaultWorkerCrash, FaultSchedulerThrottled, FaultSchedulerResponseLost,
-		FaultScheduleCreateFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
+		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven}
 }
@@ -189,6 +193,13 @@ func (s faultyStore) Expire(ctx context.Context, userID, taskID string, dueAt, n
 		return task.Task{}, fmt.Errorf("expire %s: %w", taskID, errTable)
 	}
 	return s.Store.Expire(ctx, userID, taskID, dueAt, now)
+}
+
+func (s faultyStore) MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error {
+	if s.w.inject(FaultScheduleRecordFailed, 0.05) {
+		return fmt.Errorf("mark scheduled %s: %w", taskID, errTable)
+	}
+	return s.Store.MarkScheduled(ctx, userID, taskID, dueAt)
 }
 
 func (s faultyStore) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {

@@ -27,7 +27,7 @@ func TestHistories(t *testing.T) {
 		t.Errorf("seed %d: %s (replay: go run ./cmd/sim -seed %d)", r.Seed, r.Violations[0], r.Seed)
 	}
 	for _, f := range []Fault{FaultStreamReplay, FaultEnqueueUnknown, FaultAckLost, FaultVisibilityTimeout,
-		FaultWorkerCrash, FaultScheduleCreateFailed, FaultFiredTwice, FaultFiredLate, FaultPublishFailed,
+		FaultWorkerCrash, FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultPublishFailed,
 		FaultCrashAfterPublish, FaultReconcilerInterleaved, FaultDeadlineRace} {
 		if s.Faults[f] == 0 {
 			t.Errorf("no %s fault was injected in %d histories", f, n)
@@ -123,6 +123,20 @@ func (o onlyPending) ListPending(ctx context.Context, page task.PendingRequest) 
 	return p, err
 }
 
+// keepRecord is mutation (i): a deadline change keeps the task's schedule
+// recorded as confirmed (for the new deadline), so the reconciler trusts
+// a schedule the worker has not moved (yet, or ever: its message may be
+// dead-lettered).
+type keepRecord struct{ task.Store }
+
+func (s keepRecord) UpdatePending(ctx context.Context, userID, taskID string, p task.Patch, now time.Time) (task.Task, error) {
+	t, err := s.Store.UpdatePending(ctx, userID, taskID, p, now)
+	if err == nil && p.DueAt != nil && !p.Complete && s.Store.MarkScheduled(ctx, userID, taskID, t.DueAt) == nil {
+		t.ScheduledFor = t.DueAt
+	}
+	return t, err
+}
+
 // TestMutantsAreCaught breaks one guarantee at a time and asserts that the
 // simulation catches it within its seed budget, with the invariant that
 // guards it.
@@ -147,6 +161,8 @@ func TestMutantsAreCaught(t *testing.T) {
 			Store: func(s task.Store) task.Store { return claimAlwaysFree{s} }}, "I2", true, 0},
 		{Mutation{Name: "(f) the reconciler lists only Pending tasks",
 			Pending: func(p task.PendingLister) task.PendingLister { return onlyPending{p} }}, "I2", false, 100},
+		{Mutation{Name: "(i) a deadline change keeps the schedule's record",
+			Store: func(s task.Store) task.Store { return keepRecord{s} }}, "I3", false, 200},
 	} {
 		t.Run(tc.m.Name, func(t *testing.T) {
 			budget := tc.budget
