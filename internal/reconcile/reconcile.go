@@ -227,12 +227,12 @@ type Result struct {
 	// SchedulerCalls counts the run's scheduler API calls, each paced by
 	// the rate limit: Budget x RatePerSec is what a run can afford.
 	SchedulerCalls int
-	// LeftOver counts the tasks and schedules that the pass had not
-	// reached when the run stopped at its budget (0 when the pass
-	// completed, at least 1 when it did not): counted in the pending index
-	// from the checkpoint on where the lister can count, estimated from
-	// the pending tasks whose schedule is not listed yet in the schedules
-	// phase.
+	// LeftOver is the work the run had not reached when it stopped at
+	// its budget: 0 when the pass completed, else at least 1. It is the
+	// larger of the overdue tasks the sweep did not reach and the tasks
+	// the pass did not reach (counted in the pending index from the
+	// checkpoint on, where the lister can count; in the schedules phase,
+	// the Pending tasks whose schedule is not listed yet).
 	LeftOver int
 	// Errors counts items that failed; they are retried by the next pass.
 	Errors int
@@ -283,8 +283,10 @@ type run struct {
 	// cut is the overdue sweep's bound: tasks due at or before it are the
 	// sweep's, in this run or the next.
 	cut time.Time
-	// left is the overdue work the sweep did not reach.
-	left int
+	// sweepLeft is the request of the page where the overdue sweep
+	// stopped, when it did not finish (its handled tasks have left the
+	// index, unless they failed and are still due).
+	sweepLeft *task.PendingRequest
 	// pending holds the Pending tasks by schedule name, for the schedules
 	// phase: collected by a tasks phase that runs whole in this run, else
 	// read from the index when the run enters the schedules phase. order
@@ -342,7 +344,8 @@ func (r *Reconciler) Run(ctx context.Context) (Result, error) {
 		res.Completed = false
 	}
 	res.Checkpoint = cp
-	// Save even when ctx is done, so the next run resumes here.
+	// Save (and count what is left) even when ctx is done, so the next run
+	// resumes here.
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if serr := r.d.Checkpoints.Save(saveCtx, cp); serr != nil && err == nil {
@@ -361,16 +364,16 @@ func (x *run) sweepOverdue(ctx context.Context) error {
 	req := task.PendingRequest{Limit: x.cfg.PageSize, DueBy: x.cut}
 	for {
 		if err := x.inBudget(ctx); err != nil {
-			x.left = x.count(ctx, req, 0)
+			x.sweepLeft = &req
 			return err
 		}
 		page, err := x.d.Pending.ListPending(ctx, req)
 		if err != nil {
 			return fmt.Errorf("reconcile: list overdue tasks: %w", err)
 		}
-		for i, t := range page.Tasks {
+		for _, t := range page.Tasks {
 			if err := x.inBudget(ctx); err != nil {
-				x.left = x.count(ctx, req, i)
+				x.sweepLeft = &req
 				return err
 			}
 			x.overdue(ctx, t)
@@ -389,8 +392,6 @@ func (x *run) count(ctx context.Context, req task.PendingRequest, skip int) int 
 	if !ok {
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	n, err := c.CountPending(ctx, req)
 	if err != nil {
 		x.d.Log.WarnContext(ctx, "counting the work left failed", "error", err)
@@ -399,9 +400,11 @@ func (x *run) count(ctx context.Context, req task.PendingRequest, skip int) int 
 	return max(0, n-skip)
 }
 
-// leftOver is the work the pass had not reached at cp.
+// leftOver is the work the run had not reached: the larger of what the
+// overdue sweep left and what the pass left from cp on (the pass's count
+// includes the overdue tasks of the shards it has not read).
 func (x *run) leftOver(ctx context.Context, cp Checkpoint) int {
-	n := x.left + x.missingLeft
+	n := x.missingLeft
 	switch {
 	case cp.Phase == PhaseTasks:
 		n += x.count(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize}, cp.Offset)
@@ -411,6 +414,9 @@ func (x *run) leftOver(ctx context.Context, cp Checkpoint) int {
 				n++
 			}
 		}
+	}
+	if x.sweepLeft != nil {
+		n = max(n, x.count(ctx, *x.sweepLeft, 0))
 	}
 	return n
 }

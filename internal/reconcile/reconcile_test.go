@@ -650,3 +650,34 @@ func TestRunLeavesTasksMadeDuringThePassToTheNext(t *testing.T) {
 		t.Errorf("second pass = %+v, want the orphan deleted", res)
 	}
 }
+
+// slowExpirer takes a second per expiry.
+type slowExpirer struct {
+	Expirer
+	clock *fakeClock
+}
+
+func (s slowExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {
+	s.clock.Advance(time.Second)
+	return s.Expirer.Expire(ctx, req)
+}
+
+// An overdue sweep longer than the budget stops there; LeftOver counts the
+// overdue tasks it did not reach, and the next run's sweep starts over
+// and finishes them.
+func TestRunOverdueSweepOverBudget(t *testing.T) {
+	w := newWorld(t)
+	w.deps.Expirer = slowExpirer{w.deps.Expirer, w.clock}
+	for i := range 30 {
+		w.store.Put(newTask(t0.Add(-time.Duration(10+i) * time.Minute)))
+	}
+	res := w.run(t, Config{Budget: 10 * time.Second})
+	if res.Completed || res.TasksExpired != 10 || res.LeftOver != 20 {
+		t.Fatalf("Result = %+v, want 10 expired and 20 left over", res)
+	}
+	w.clock.Advance(time.Minute)
+	res = w.run(t, Config{Budget: time.Minute})
+	if !res.Completed || res.TasksExpired != 20 || res.LeftOver != 0 {
+		t.Fatalf("next run = %+v, want the other 20 expired and the pass completed", res)
+	}
+}
