@@ -106,12 +106,12 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 		if want := []string{ContractID(0), ContractID(1), ContractID(2)}; !reflect.DeepEqual(ids, want) {
 			t.Fatalf("alice's tasks %v, want %v", ids, want)
 		}
-		p, err := s.Tasks.ListPending(ctx, task.PageRequest{Limit: 100})
+		p, err := s.Tasks.ListPending(ctx, task.PendingRequest{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for p.Cursor != "" && len(p.Tasks) < 3 {
-			next, err := s.Tasks.ListPending(ctx, task.PageRequest{Cursor: p.Cursor, Limit: 100})
+			next, err := s.Tasks.ListPending(ctx, task.PendingRequest{Cursor: p.Cursor, Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
