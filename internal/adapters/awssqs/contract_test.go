@@ -1,0 +1,112 @@
+package awssqs_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/unschedule/unschedule/internal/adapters/awssqs"
+	"github.com/unschedule/unschedule/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.StopSharedMoto()
+	os.Exit(code)
+}
+
+// motoQueue is the adapter on a moto FIFO queue, with the receive and
+// delete calls the worker's event source mapping makes.
+type motoQueue struct {
+	*awssqs.Enqueuer
+	api *sqs.Client
+	url string
+
+	mu       sync.Mutex
+	inFlight map[string]bool // receipt handles received and not deleted
+}
+
+func (q *motoQueue) Receive(t *testing.T, max int) []testenv.QueueDelivery {
+	t.Helper()
+	out, err := q.api.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(q.url), MaxNumberOfMessages: int32(max),
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{
+			types.MessageSystemAttributeNameMessageGroupId, types.MessageSystemAttributeNameApproximateReceiveCount,
+		},
+	})
+	if err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var ds []testenv.QueueDelivery
+	for _, m := range out.Messages {
+		n, err := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+		if err != nil {
+			t.Fatalf("receive count: %v", err)
+		}
+		h := aws.ToString(m.ReceiptHandle)
+		q.inFlight[h] = true
+		ds = append(ds, testenv.QueueDelivery{Body: []byte(aws.ToString(m.Body)), ReceiveCount: n, Handle: h,
+			GroupID: m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]})
+	}
+	return ds
+}
+
+func (q *motoQueue) Ack(t *testing.T, d testenv.QueueDelivery) {
+	t.Helper()
+	if _, err := q.api.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{
+		QueueUrl: aws.String(q.url), ReceiptHandle: aws.String(d.Handle),
+	}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.inFlight, d.Handle)
+}
+
+// LapseVisibility ends the visibility timeout of every message in flight
+// at once (ChangeMessageVisibility to 0) rather than sleeping through it.
+func (q *motoQueue) LapseVisibility(t *testing.T) {
+	t.Helper()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for h := range q.inFlight {
+		if _, err := q.api.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{
+			QueueUrl: aws.String(q.url), ReceiptHandle: aws.String(h), VisibilityTimeout: 0,
+		}); err != nil {
+			t.Fatalf("change visibility: %v", err)
+		}
+		delete(q.inFlight, h)
+	}
+}
+
+// TestQueueContractMoto runs the queue contract on the adapter against
+// moto's SQS, each case on a fresh account.
+func TestQueueContractMoto(t *testing.T) {
+	testenv.QueueContract(t, testenv.QueueBackend{Moto: true, New: func(t *testing.T) testenv.ContractQueue {
+		api := testenv.SharedMoto(t).SQSClient()
+		out, err := api.CreateQueue(context.Background(), &sqs.CreateQueueInput{
+			QueueName: aws.String("cancellations.fifo"),
+			Attributes: map[string]string{
+				string(types.QueueAttributeNameFifoQueue):                 "true",
+				string(types.QueueAttributeNameContentBasedDeduplication): "false",
+				string(types.QueueAttributeNameVisibilityTimeout):         "30",
+			},
+		})
+		if err != nil {
+			t.Fatalf("create queue: %v", err)
+		}
+		e, err := awssqs.New(api, aws.ToString(out.QueueUrl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &motoQueue{Enqueuer: e, api: api, url: aws.ToString(out.QueueUrl), inFlight: map[string]bool{}}
+	}})
+}
