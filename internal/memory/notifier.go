@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/unschedule/unschedule/internal/task"
@@ -18,8 +19,13 @@ type Outbox struct {
 
 var _ task.Notifier = (*Outbox)(nil)
 
-// Publish implements task.Notifier.
+// Publish implements task.Notifier. Like the SNS publisher, it refuses a
+// notification without a user id: SNS routes by the userId message
+// attribute, so such a notification could reach no one.
 func (o *Outbox) Publish(_ context.Context, n task.Notification) error {
+	if n.UserID == "" {
+		return errors.New("memory outbox: a notification needs a user id")
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.Fail != nil {
