@@ -39,10 +39,18 @@ func (q memQueue) Ack(t *testing.T, d testenv.QueueDelivery) {
 
 func (q memQueue) LapseVisibility(*testing.T) { q.clock.Advance(q.cfg.VisibilityTimeout) }
 
+func (q memQueue) DeadLetters(*testing.T) [][]byte {
+	var out [][]byte
+	for _, r := range q.DLQ() {
+		out = append(out, r.Body)
+	}
+	return out
+}
+
 func TestQueueContract(t *testing.T) {
 	testenv.QueueContract(t, testenv.QueueBackend{New: func(*testing.T) testenv.ContractQueue {
 		clock := pipeline.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-		cfg := pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second}
+		cfg := pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: testenv.ContractMaxReceiveCount}
 		return memQueue{Queue: pipeline.NewQueue(clock, cfg), clock: clock, cfg: cfg}
 	}})
 }

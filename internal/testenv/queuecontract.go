@@ -32,12 +32,19 @@ type ContractQueue interface {
 	// LapseVisibility makes every received and not deleted message
 	// visible again, as the end of its visibility timeout does.
 	LapseVisibility(t *testing.T)
+	// DeadLetters returns the bodies on the dead-letter queue.
+	DeadLetters(t *testing.T) [][]byte
 }
+
+// ContractMaxReceiveCount is the redrive policy's maxReceiveCount that
+// QueueContract expects the backend to configure.
+const ContractMaxReceiveCount = 3
 
 // QueueBackend is one implementation under QueueContract.
 type QueueBackend struct {
 	// New returns an empty FIFO queue with content-based deduplication
-	// off, as the cancellation construct declares it.
+	// off, as the cancellation construct declares it, and a dead-letter
+	// queue after ContractMaxReceiveCount receives.
 	New func(t *testing.T) ContractQueue
 	// Moto marks the SQS adapter on moto's server, whose known gaps the
 	// contract skips with their reason.
@@ -218,5 +225,24 @@ func QueueContract(t *testing.T, b QueueBackend) {
 		}
 		rest = append(rest, drain(t, q)...)
 		equal(t, "the rest of the group", rest, []cancel.Message{a1})
+	})
+
+	t.Run("a message received maxReceiveCount times without a delete moves to the dead-letter queue", func(t *testing.T) {
+		q := b.New(t)
+		poison, next := contractMessage(1, 0), contractMessage(1, 1)
+		enqueue(t, q, poison, next)
+		for i := 1; i <= ContractMaxReceiveCount; i++ {
+			ds := q.Receive(t, 1)
+			if len(ds) != 1 || parse(t, ds[0]).EventID != poison.EventID || ds[0].ReceiveCount != i {
+				t.Fatalf("receive %d = %+v, want %s received %d times", i, ds, poison.EventID, i)
+			}
+			q.LapseVisibility(t)
+		}
+		equal(t, "the rest of the group", drain(t, q), []cancel.Message{next})
+		var dead []cancel.Message
+		for _, body := range q.DeadLetters(t) {
+			dead = append(dead, parse(t, QueueDelivery{Body: body, GroupID: poison.GroupID()}))
+		}
+		equal(t, "dead letters", dead, []cancel.Message{poison})
 	})
 }

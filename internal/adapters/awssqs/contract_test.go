@@ -2,6 +2,8 @@ package awssqs_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"sync"
@@ -27,6 +29,7 @@ type motoQueue struct {
 	*awssqs.Enqueuer
 	api *sqs.Client
 	url string
+	dlq string
 
 	mu       sync.Mutex
 	inFlight map[string]bool // receipt handles received and not deleted
@@ -87,26 +90,56 @@ func (q *motoQueue) LapseVisibility(t *testing.T) {
 	}
 }
 
+func (q *motoQueue) DeadLetters(t *testing.T) [][]byte {
+	t.Helper()
+	out, err := q.api.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.dlq), MaxNumberOfMessages: 10})
+	if err != nil {
+		t.Fatalf("receive from the dead-letter queue: %v", err)
+	}
+	var bodies [][]byte
+	for _, m := range out.Messages {
+		bodies = append(bodies, []byte(aws.ToString(m.Body)))
+	}
+	return bodies
+}
+
+// createFIFO creates a FIFO queue as the cancellation construct declares
+// it and returns its URL and ARN.
+func createFIFO(t *testing.T, api *sqs.Client, name string, attrs map[string]string) (url, arn string) {
+	t.Helper()
+	ctx := context.Background()
+	all := map[string]string{
+		string(types.QueueAttributeNameFifoQueue):                 "true",
+		string(types.QueueAttributeNameContentBasedDeduplication): "false",
+		string(types.QueueAttributeNameVisibilityTimeout):         "30",
+	}
+	maps.Copy(all, attrs)
+	out, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: all})
+	if err != nil {
+		t.Fatalf("create queue %s: %v", name, err)
+	}
+	a, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatalf("queue arn of %s: %v", name, err)
+	}
+	return aws.ToString(out.QueueUrl), a.Attributes[string(types.QueueAttributeNameQueueArn)]
+}
+
 // TestQueueContractMoto runs the queue contract on the adapter against
 // moto's SQS, each case on a fresh account.
 func TestQueueContractMoto(t *testing.T) {
 	testenv.QueueContract(t, testenv.QueueBackend{Moto: true, New: func(t *testing.T) testenv.ContractQueue {
 		api := testenv.SharedMoto(t).SQSClient()
-		out, err := api.CreateQueue(context.Background(), &sqs.CreateQueueInput{
-			QueueName: aws.String("cancellations.fifo"),
-			Attributes: map[string]string{
-				string(types.QueueAttributeNameFifoQueue):                 "true",
-				string(types.QueueAttributeNameContentBasedDeduplication): "false",
-				string(types.QueueAttributeNameVisibilityTimeout):         "30",
-			},
+		dlq, dlqArn := createFIFO(t, api, "cancellations-dlq.fifo", nil)
+		url, _ := createFIFO(t, api, "cancellations.fifo", map[string]string{
+			string(types.QueueAttributeNameRedrivePolicy): fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`,
+				dlqArn, testenv.ContractMaxReceiveCount),
 		})
-		if err != nil {
-			t.Fatalf("create queue: %v", err)
-		}
-		e, err := awssqs.New(api, aws.ToString(out.QueueUrl))
+		e, err := awssqs.New(api, url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &motoQueue{Enqueuer: e, api: api, url: aws.ToString(out.QueueUrl), inFlight: map[string]bool{}}
+		return &motoQueue{Enqueuer: e, api: api, url: url, dlq: dlq, inFlight: map[string]bool{}}
 	}})
 }
