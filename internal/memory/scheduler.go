@@ -121,6 +121,9 @@ func (s *Scheduler) Get(_ context.Context, name string) (task.Schedule, error) {
 	if !ok {
 		return task.Schedule{}, task.ErrScheduleNotFound
 	}
+	// GetSchedule does not return the client token:
+	// https://docs.aws.amazon.com/scheduler/latest/APIReference/API_GetSchedule.html
+	sc.ClientToken = ""
 	return sc, nil
 }
 
@@ -136,6 +139,7 @@ func (s *Scheduler) Lookup(name string) (task.Schedule, bool) {
 // ListSchedules does: it returns names only (a caller that needs At or
 // Payload calls Get), in pages of at most 100. The cursor is the last
 // name returned.
+// https://docs.aws.amazon.com/scheduler/latest/APIReference/API_ListSchedules.html
 func (s *Scheduler) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
