@@ -139,6 +139,9 @@ func SharedMoto(t testing.TB) *Moto {
 	if errors.Is(sharedErr, ErrMotoNotInstalled) && os.Getenv("CI") != "true" {
 		t.Skipf("skipping the moto-backed contract: %v", sharedErr)
 	}
+	if errors.Is(sharedErr, ErrMotoNotInstalled) {
+		t.Fatalf("CI=true, so the contract must run against moto: %v", sharedErr)
+	}
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
 	}

@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 // TestSchedulerContractMoto runs the scheduler contract on the adapter
 // against moto's EventBridge Scheduler, each case on a fresh account.
 func TestSchedulerContractMoto(t *testing.T) {
+	testenv.SharedMoto(t) // skip (or fail under CI=true) once, before the cases
 	testenv.SchedulerContract(t, testenv.SchedulerBackend{Moto: true, New: func(t *testing.T) testenv.ContractScheduler {
 		api := testenv.SharedMoto(t).SchedulerClient()
 		const group = "unschedule-tasks"

@@ -129,6 +129,7 @@ func createFIFO(t *testing.T, api *sqs.Client, name string, attrs map[string]str
 // TestQueueContractMoto runs the queue contract on the adapter against
 // moto's SQS, each case on a fresh account.
 func TestQueueContractMoto(t *testing.T) {
+	testenv.SharedMoto(t) // skip (or fail under CI=true) once, before the cases
 	testenv.QueueContract(t, testenv.QueueBackend{Moto: true, New: func(t *testing.T) testenv.ContractQueue {
 		api := testenv.SharedMoto(t).SQSClient()
 		dlq, dlqArn := createFIFO(t, api, "cancellations-dlq.fifo", nil)
