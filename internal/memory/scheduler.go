@@ -51,7 +51,10 @@ func (s *Scheduler) Create(_ context.Context, sc task.Schedule) error {
 		return err
 	}
 	if cur, ok := s.schedules[sc.Name]; ok {
-		if cur.ClientToken == sc.ClientToken {
+		// Without a client token the scheduler makes up a random one, so
+		// only a create that repeats a given token is a retry:
+		// https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html
+		if sc.ClientToken != "" && cur.ClientToken == sc.ClientToken {
 			return nil
 		}
 		return task.ErrScheduleExists

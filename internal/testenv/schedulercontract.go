@@ -122,6 +122,18 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		}
 	})
 
+	t.Run("create without a client token twice is ErrScheduleExists", func(t *testing.T) {
+		// "If you do not specify a client token, EventBridge Scheduler
+		// uses a randomly generated token for the request": two creates
+		// without one are two requests, not a retry.
+		// https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html
+		s := b.New(t)
+		sc := ContractSchedule("alice", 1)
+		sc.ClientToken = ""
+		mustCreate(t, s, sc)
+		wantErr(t, "second create", s.Create(ctx, sc), task.ErrScheduleExists)
+	})
+
 	t.Run("create of a taken name with another token is ErrScheduleExists and keeps the first", func(t *testing.T) {
 		s := b.New(t)
 		first := ContractSchedule("alice", 1)
