@@ -48,9 +48,11 @@ func (q memQueue) DeadLetters(*testing.T) [][]byte {
 }
 
 func TestQueueContract(t *testing.T) {
-	testenv.QueueContract(t, testenv.QueueBackend{New: func(*testing.T) testenv.ContractQueue {
-		clock := pipeline.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-		cfg := pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: testenv.ContractMaxReceiveCount}
-		return memQueue{Queue: pipeline.NewQueue(clock, cfg), clock: clock, cfg: cfg}
-	}})
+	testenv.QueueContract(t, testenv.QueueBackend{
+		Advance: func(q testenv.ContractQueue, d time.Duration) { q.(memQueue).clock.Advance(d) },
+		New: func(*testing.T) testenv.ContractQueue {
+			clock := pipeline.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+			cfg := pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: testenv.ContractMaxReceiveCount}
+			return memQueue{Queue: pipeline.NewQueue(clock, cfg), clock: clock, cfg: cfg}
+		}})
 }

@@ -49,6 +49,10 @@ type QueueBackend struct {
 	// Moto marks the SQS adapter on moto's server, whose known gaps the
 	// contract skips with their reason.
 	Moto bool
+	// Advance moves q's clock forward by d; nil for a backend on the wall
+	// clock, where the five-minute deduplication interval is too long to
+	// wait for.
+	Advance func(q ContractQueue, d time.Duration)
 }
 
 // contractMessage is the i-th change of task n.
@@ -180,6 +184,26 @@ func QueueContract(t *testing.T, b QueueBackend) {
 		equal(t, "first delivery", drain(t, q), []cancel.Message{m})
 		enqueue(t, q, m)
 		equal(t, "after the resend", drain(t, q), []cancel.Message(nil))
+	})
+
+	t.Run("deduplication lasts five minutes from the first send", func(t *testing.T) {
+		if b.Advance == nil {
+			t.Skip("the backend runs on the wall clock: waiting out the five-minute interval would take five minutes")
+		}
+		// "any messages sent with the same message deduplication ID are
+		// accepted successfully but aren't delivered during the 5-minute
+		// deduplication interval":
+		// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
+		q := b.New(t)
+		m := contractMessage(1, 0)
+		enqueue(t, q, m)
+		equal(t, "first send", drain(t, q), []cancel.Message{m})
+		b.Advance(q, 5*time.Minute-time.Second)
+		enqueue(t, q, m)
+		equal(t, "a resend within the interval", drain(t, q), []cancel.Message(nil))
+		b.Advance(q, 2*time.Second)
+		enqueue(t, q, m)
+		equal(t, "a resend after it", drain(t, q), []cancel.Message{m})
 	})
 
 	t.Run("a group with a message in flight yields nothing more until it is deleted", func(t *testing.T) {
