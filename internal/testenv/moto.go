@@ -153,6 +153,15 @@ func SharedMoto(t testing.TB) *Moto {
 	return sharedMoto
 }
 
+// RunWithMoto is a TestMain body for a package whose tests use
+// SharedMoto: it runs the tests, then stops the server.
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
+func RunWithMoto(m *testing.M) int {
+	defer StopSharedMoto()
+	return m.Run()
+}
+
 // StopSharedMoto stops the server SharedMoto started, if any.
 func StopSharedMoto() {
 	sharedMu.Lock()

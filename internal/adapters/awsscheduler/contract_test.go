@@ -12,11 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.StopSharedMoto()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
 
 // TestSchedulerContractMoto runs the scheduler contract on the adapter
 // against moto's EventBridge Scheduler, each case on a fresh account.

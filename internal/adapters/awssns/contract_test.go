@@ -17,11 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.StopSharedMoto()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
 
 func topicArns(prefix string, shards int) []string {
 	out := make([]string, shards)

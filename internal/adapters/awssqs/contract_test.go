@@ -17,11 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.StopSharedMoto()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
 
 // motoQueue is the adapter on a moto FIFO queue, with the receive and
 // delete calls the worker's event source mapping makes.
