@@ -28,7 +28,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
@@ -257,7 +256,7 @@ func StreamFilter() *map[string]any {
 		"eventName": awslambda.FilterRule_Or(jsii.String("MODIFY"), jsii.String("REMOVE")),
 		"dynamodb": map[string]any{
 			"Keys": map[string]any{
-				tableschema.PartitionKey: map[string]any{"S": awslambda.FilterRule_NotEquals(jsii.String(checkpoint.UserID))},
+				tableschema.PartitionKey: map[string]any{"S": awslambda.FilterRule_NotEquals(jsii.String(tableschema.CheckpointUserID))},
 				tableschema.SortKey:      map[string]any{"S": awslambda.FilterRule_NotEquals(jsii.String(tableschema.SettingsSortKey))},
 			},
 		},

@@ -25,7 +25,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
-	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/reconcile"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -231,7 +230,7 @@ func grantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable) {
 		Actions:   jsii.Strings("dynamodb:PutItem"),
 		Resources: &[]*string{table.TableArn()},
 		Conditions: &map[string]any{
-			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{checkpoint.UserID}},
+			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{tableschema.CheckpointUserID}},
 		},
 	}))
 	if key := table.EncryptionKey(); key != nil {

@@ -23,8 +23,8 @@ import (
 
 // The reserved key of the checkpoint item.
 const (
-	UserID = "#reconciler"
-	TaskID = "checkpoint"
+	UserID = tableschema.CheckpointUserID
+	TaskID = tableschema.CheckpointTaskID
 )
 
 // Attribute names of the checkpoint item.
