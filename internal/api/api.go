@@ -175,6 +175,8 @@ func (h *Handler) list(ctx context.Context, r Request) Response {
 func (h *Handler) mapErr(ctx context.Context, err error) Response {
 	var ve *task.ValidationError
 	var tl *task.TooLargeError
+	var lim *task.PendingLimitError
+	var np *task.NotPendingError
 	switch {
 	case errors.As(err, &ve):
 		return h.fail(http.StatusBadRequest, "validation_error", ve.Msg)
@@ -182,6 +184,11 @@ func (h *Handler) mapErr(ctx context.Context, err error) Response {
 		return h.fail(http.StatusRequestEntityTooLarge, "too_large", tl.Error())
 	case errors.Is(err, task.ErrNotFound):
 		return h.fail(http.StatusNotFound, "not_found", "task not found")
+	case errors.As(err, &lim):
+		return h.fail(http.StatusTooManyRequests, "too_many_pending", lim.Error())
+	case errors.As(err, &np):
+		return h.fail(http.StatusConflict, "not_pending",
+			"the task is "+np.Status.Lower()+", no longer pending: only a pending task can be edited or completed")
 	case errors.Is(err, task.ErrNotPending):
 		return h.fail(http.StatusConflict, "not_pending", "the task is no longer pending: only a pending task can be edited or completed")
 	case errors.Is(err, task.ErrBadCursor):

@@ -85,6 +85,8 @@ func TestCreateValidation(t *testing.T) {
 		{"dueAt over a year", `{"title":"a","dueAt":"` + t0.Add(366*24*time.Hour).Format(time.RFC3339) + `"}`, 400, "more than a year"},
 		{"unknown field", `{"title":"a","dueAt":"` + due + `","owner":"mallory"}`, 400, `unknown field "owner"`},
 		{"status on create", `{"title":"a","dueAt":"` + due + `","status":"done"}`, 400, "unknown field"},
+		{"mis-cased title", `{"TITLE":"a","dueAt":"` + due + `"}`, 400, `unknown field "TITLE"`},
+		{"mis-cased dueAt", `{"title":"a","DueAt":"` + due + `"}`, 400, `unknown field "DueAt"`},
 		{"oversized body", `{"title":"a","description":"` + strings.Repeat("x", task.MaxBodyBytes) + `","dueAt":"` + due + `"}`, 413, "at most"},
 		{"ok", `{"title":" Pay rent ","dueAt":"2026-11-30T14:00:00+01:00"}`, 201, ""},
 	} {
@@ -265,5 +267,89 @@ func TestCORSOrigin(t *testing.T) {
 		if got := resp.Headers["Access-Control-Allow-Origin"]; got != tc.want {
 			t.Fatalf("origin %q: ACAO %q, want %q", tc.origin, got, tc.want)
 		}
+	}
+}
+
+func TestPatchFieldNamesAreCaseSensitive(t *testing.T) {
+	for _, body := range []string{`{"Status":"done"}`, `{"TITLE":"x"}`, `{"title":"x","dueat":"2026-12-01T00:00:00Z"}`} {
+		t.Run(body, func(t *testing.T) {
+			e := newEnv(t)
+			id := e.create(t, "alice", "a", t0.Add(time.Hour))
+			st, m := e.do(t, "alice", "PATCH", RouteTask, id, body, nil)
+			if msg, _ := m["message"].(string); st != 400 || !strings.Contains(msg, "unknown field") {
+				t.Fatalf("%d %v, want 400 naming the unknown field", st, m)
+			}
+			if got, _ := e.store.Get(context.Background(), "alice", id); got.Status != task.StatusPending || got.Title != "a" {
+				t.Fatalf("a refused patch changed the task: %+v", got)
+			}
+		})
+	}
+}
+
+func TestNotPendingConflictNamesState(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		end   func(t *testing.T, e *env, id string)
+		state string
+	}{
+		{"done", func(t *testing.T, e *env, id string) {
+			e.do(t, "alice", "PATCH", RouteTask, id, `{"status":"done"}`, nil)
+		}, "done"},
+		{"expired", func(_ *testing.T, e *env, id string) {
+			_, _ = e.store.Expire(context.Background(), "alice", id, t0.Add(time.Hour), t0.Add(time.Hour))
+		}, "expired"},
+	} {
+		for _, body := range []string{`{"status":"done"}`, `{"title":"late"}`} {
+			t.Run(tc.name+" "+body, func(t *testing.T) {
+				e := newEnv(t)
+				id := e.create(t, "alice", "a", t0.Add(time.Hour))
+				tc.end(t, e, id)
+				st, m := e.do(t, "alice", "PATCH", RouteTask, id, body, nil)
+				msg, _ := m["message"].(string)
+				if st != 409 || m["error"] != "not_pending" || !strings.Contains(msg, "the task is "+tc.state+", no longer pending") {
+					t.Fatalf("%d %v, want 409 naming the state %q", st, m, tc.state)
+				}
+			})
+		}
+	}
+}
+
+func TestPendingCapPerUser(t *testing.T) {
+	e := &env{store: memory.NewStore(), sched: memory.NewScheduler(), clock: &fixedClock{t0}}
+	svc, err := task.NewService(task.Deps{Store: e.store, Scheduler: e.sched, Clock: e.clock, MaxPendingPerUser: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.h = New(svc, []string{"https://app.example.com"}, nil)
+	var ids []string
+	for i := 0; i < 3; i++ {
+		ids = append(ids, e.create(t, "alice", "a", t0.Add(time.Hour)))
+	}
+	body := `{"title":"one too many","dueAt":"` + t0.Add(time.Hour).Format(time.RFC3339) + `"}`
+	st, m := e.do(t, "alice", "POST", RouteTasks, "", body, nil)
+	if msg, _ := m["message"].(string); st != 429 || m["error"] != "too_many_pending" || !strings.Contains(msg, "3 pending tasks") {
+		t.Fatalf("%d %v, want 429 stating the limit of 3", st, m)
+	}
+	if n := len(e.store.All()); n != 3 || len(e.sched.All()) != 3 {
+		t.Fatalf("a refused create left a task or schedule: %d tasks", n)
+	}
+	// Another user has their own cap.
+	e.create(t, "bob", "b", t0.Add(time.Hour))
+	// Completing, expiring or deleting a task frees a place; editing does not.
+	for _, free := range []func(){
+		func() { e.do(t, "alice", "PATCH", RouteTask, ids[0], `{"status":"done"}`, nil) },
+		func() {
+			_, _ = e.store.Expire(context.Background(), "alice", ids[1], t0.Add(time.Hour), t0.Add(time.Hour))
+		},
+		func() { e.do(t, "alice", "DELETE", RouteTask, ids[2], "", nil) },
+	} {
+		free()
+		e.create(t, "alice", "a", t0.Add(time.Hour))
+		if st, m := e.do(t, "alice", "POST", RouteTasks, "", body, nil); st != 429 {
+			t.Fatalf("past the cap again: %d %v", st, m)
+		}
+	}
+	if st, m := e.do(t, "alice", "PATCH", RouteTask, ids[0], `{"title":"renamed"}`, nil); st != 409 {
+		t.Fatalf("%d %v", st, m)
 	}
 }

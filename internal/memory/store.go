@@ -160,6 +160,25 @@ func (s *Store) List(_ context.Context, userID string, page task.PageRequest) (t
 	return p, nil
 }
 
+// CountUserPending implements task.Store: exact, under the store's lock.
+func (s *Store) CountUserPending(_ context.Context, userID string, limit int) (int, error) {
+	if err := s.fail("CountUserPending"); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, t := range s.items {
+		if k.user == userID && t.Status == task.StatusPending {
+			n++
+		}
+	}
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	return n, nil
+}
+
 // UpdatePending implements task.Store.
 func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.Patch, now time.Time) (task.Task, error) {
 	if err := s.fail("UpdatePending"); err != nil {
@@ -173,7 +192,7 @@ func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.P
 		return task.Task{}, task.ErrNotFound
 	}
 	if old.Status != task.StatusPending {
-		return task.Task{}, task.ErrNotPending
+		return task.Task{}, &task.NotPendingError{Status: old.Status}
 	}
 	t := task.ApplyPatch(old, p, now)
 	s.put(k, t)

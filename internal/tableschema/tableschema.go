@@ -37,6 +37,17 @@ const (
 	PendingSortAttr = "dueAt"
 	// PendingShards is how many index partitions the index spreads over.
 	PendingShards = 16
+	// UserPendingIndex is a sparse local secondary index (KEYS_ONLY)
+	// holding each user's Pending tasks, and nothing else: the per-user
+	// cap counts them with one strongly consistent Query that reads no
+	// Done or Expired task, so its cost is bounded by the cap, not by the
+	// user's history. (A local index bounds one user's items to 10 GB,
+	// millions of tasks.)
+	UserPendingIndex = "userPending"
+	// UserPendingAttr is that index's sort key: the task id, present only
+	// while the task is Pending (set at create, removed by completion and
+	// by expiry).
+	UserPendingAttr = "pendingTaskId"
 )
 
 // Reserved sort keys: items of the table that are not tasks. A task id is
@@ -119,6 +130,9 @@ func ToItem(t task.Task) map[string]string {
 	}
 	if t.AwaitsExpiry() {
 		m[PendingShardAttr] = PendingShard(t.TaskID)
+	}
+	if t.Status == task.StatusPending {
+		m[UserPendingAttr] = t.TaskID
 	}
 	if t.ScheduleRepair {
 		m[AttrScheduleRepair] = "true"

@@ -14,8 +14,13 @@ type Store interface {
 	Get(ctx context.Context, userID, taskID string) (Task, error)
 	// List reads one page of a user's tasks, oldest first.
 	List(ctx context.Context, userID string, page PageRequest) (Page, error)
+	// CountUserPending counts the user's Pending tasks, reading no further
+	// than limit of them: the result is at most limit (limit <= 0: no
+	// bound). It is the per-user cap's check (Service.Create).
+	CountUserPending(ctx context.Context, userID string, limit int) (int, error)
 	// UpdatePending applies p to a task that is still Pending and returns
-	// the new task; ErrNotFound if missing, ErrNotPending otherwise.
+	// the new task; ErrNotFound if missing, otherwise a *NotPendingError
+	// (errors.Is ErrNotPending) naming the task's current state.
 	UpdatePending(ctx context.Context, userID, taskID string, p Patch, now time.Time) (Task, error)
 	// Delete removes a task and returns what it was; ErrNotFound if missing.
 	Delete(ctx context.Context, userID, taskID string) (Task, error)

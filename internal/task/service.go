@@ -18,7 +18,9 @@ type Service struct {
 	ids       IDs
 	webURL    string
 	lease     time.Duration
-	log       *slog.Logger
+	// maxPending caps each user's Pending tasks (Create).
+	maxPending int
+	log        *slog.Logger
 }
 
 // DefaultNotifyLease is how long an expiry attempt holds the claim to
@@ -30,6 +32,12 @@ type Service struct {
 // duplicate email); a longer one only delays the retry of an attempt that
 // crashed.
 const DefaultNotifyLease = 60 * time.Second
+
+// DefaultMaxPendingPerUser is how many Pending tasks one user may have
+// unless Deps.MaxPendingPerUser says otherwise: far above what a person
+// keeps open, low enough that one account cannot fill the scheduler's
+// quota of schedules or the reconciler's pass for everybody.
+const DefaultMaxPendingPerUser = 1000
 
 // Deps are the Service's collaborators. Scheduler is needed by Create,
 // Notifier by Expire; a function that never calls those may leave them nil.
@@ -47,6 +55,10 @@ type Deps struct {
 	// a notification. Default: DefaultNotifyLease (60 s); keep it longer
 	// than the expiry function's timeout.
 	NotifyLease time.Duration
+	// MaxPendingPerUser caps the Pending tasks of one user: Create
+	// refuses the next one with a *PendingLimitError.
+	// Default: DefaultMaxPendingPerUser (1000).
+	MaxPendingPerUser int
 	// Log defaults to slog.Default().
 	Log *slog.Logger
 }
@@ -68,8 +80,15 @@ func NewService(d Deps) (*Service, error) {
 	if d.NotifyLease <= 0 {
 		d.NotifyLease = DefaultNotifyLease
 	}
+	if d.MaxPendingPerUser < 0 {
+		return nil, fmt.Errorf("task: MaxPendingPerUser must be positive (given %d)", d.MaxPendingPerUser)
+	}
+	if d.MaxPendingPerUser == 0 {
+		d.MaxPendingPerUser = DefaultMaxPendingPerUser
+	}
 	return &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
-		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), lease: d.NotifyLease, log: d.Log}, nil
+		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), lease: d.NotifyLease, maxPending: d.MaxPendingPerUser,
+		log: d.Log}, nil
 }
 
 // Now is the service clock's reading.
@@ -83,9 +102,31 @@ func (s *Service) Now() time.Time { return s.clock.Now().UTC() }
 // no Pending task is left that will never expire. If it succeeds, a second
 // write records it (Task.ScheduledFor), so the reconciler need not read the
 // schedule back.
+//
+// A user who already has the maximum of Pending tasks gets a
+// *PendingLimitError and nothing is written. The count is a read before
+// the write (Store.CountUserPending), not a condition of the write: two
+// creates of one user in flight at once can both see one slot left, so
+// the cap can be passed by the number of that user's concurrent creates,
+// which the API's throttling bounds. An exact cap would need a per-user
+// counter item written in the same transaction as the create and as
+// every transition out of Pending (complete, expire, delete): a
+// transaction on each of those writes, a reserved item in every user's
+// partition that List and the stream pipeline must skip, and a counter
+// that drifts for good if any path forgets it. Counting the tasks
+// themselves is always right about what they are, whichever path (API,
+// expiry, reconciler) changed them, and a cap against abuse does not
+// need to be exact.
 func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, error) {
 	if s.scheduler == nil {
 		return Task{}, errors.New("task: Create needs a Scheduler")
+	}
+	n, err := s.store.CountUserPending(ctx, userID, s.maxPending)
+	if err != nil {
+		return Task{}, fmt.Errorf("create task: count pending: %w", err)
+	}
+	if n >= s.maxPending {
+		return Task{}, &PendingLimitError{Limit: s.maxPending}
 	}
 	now := s.Now()
 	t := Task{
@@ -97,7 +138,7 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 	if err := s.store.Create(ctx, t); err != nil {
 		return Task{}, fmt.Errorf("create task: %w", err)
 	}
-	err := s.scheduler.Create(ctx, ScheduleFor(t))
+	err = s.scheduler.Create(ctx, ScheduleFor(t))
 	switch {
 	case err == nil:
 		// Recorded, the reconciler trusts this schedule instead of reading

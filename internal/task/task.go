@@ -6,6 +6,7 @@ package task
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -24,6 +25,9 @@ const (
 func (s Status) Valid() bool {
 	return s == StatusPending || s == StatusDone || s == StatusExpired
 }
+
+// Lower is the state as the API spells it ("pending", "done", "expired").
+func (s Status) Lower() string { return strings.ToLower(string(s)) }
 
 // Task is one to-do item. The pair (UserID, TaskID) is its key.
 type Task struct {
@@ -103,7 +107,32 @@ var (
 	// later: the claim lapses after the notify lease, so a retry takes
 	// over from an attempt that crashed.
 	ErrNotifyInProgress = errors.New("notification in progress elsewhere")
+	// ErrTooManyPending: the user already has as many Pending tasks as the
+	// service allows (see PendingLimitError).
+	ErrTooManyPending = errors.New("too many pending tasks")
 )
+
+// NotPendingError is ErrNotPending with the state the task is in now
+// (Done or Expired), so the caller can say which.
+type NotPendingError struct{ Status Status }
+
+func (e *NotPendingError) Error() string {
+	return sprintf("task is %s, no longer pending", e.Status.Lower())
+}
+
+// Is makes errors.Is(err, ErrNotPending) hold.
+func (e *NotPendingError) Is(target error) bool { return target == ErrNotPending }
+
+// PendingLimitError is a create refused because the user already has
+// Limit Pending tasks.
+type PendingLimitError struct{ Limit int }
+
+func (e *PendingLimitError) Error() string {
+	return sprintf("you already have %d pending tasks, the most allowed: complete or delete one first", e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooManyPending) hold.
+func (e *PendingLimitError) Is(target error) bool { return target == ErrTooManyPending }
 
 // ValidationError is bad client input; its message is safe to show.
 type ValidationError struct{ Msg string }

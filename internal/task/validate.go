@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -138,6 +139,28 @@ func decodeStrict(body []byte, into any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("request body must hold exactly one JSON object")
+	}
+	return exactFieldNames(body, into)
+}
+
+// exactFieldNames refuses a field whose name matches one of into's only
+// when case is ignored: encoding/json matches names case-insensitively, so
+// {"TITLE": ...} would set title. body is known to be one JSON object.
+func exactFieldNames(body []byte, into any) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return invalid("request body must be a JSON object")
+	}
+	known := map[string]bool{}
+	rt := reflect.TypeOf(into).Elem()
+	for i := 0; i < rt.NumField(); i++ {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		known[name] = true
+	}
+	for name := range fields {
+		if !known[name] {
+			return invalid("unknown field %q: field names are case-sensitive", name)
+		}
 	}
 	return nil
 }

@@ -162,7 +162,8 @@ func NewDynamoClient(endpoint string) *dynamodb.Client {
 }
 
 // TaskTableInput is the task table exactly as the CDK construct declares
-// it: keys and the sparse pending index from tableschema, on-demand
+// it: keys, the sparse pending index and the sparse local index of each
+// user's Pending tasks from tableschema, on-demand
 // billing, and a stream with old and new images. (dynalite accepts the
 // stream specification but ignores it: stream decoding is tested on
 // fixtures, not on a live stream.)
@@ -174,7 +175,7 @@ func TaskTableInput(name string) *dynamodb.CreateTableInput {
 		TableName: aws.String(name),
 		AttributeDefinitions: []types.AttributeDefinition{
 			s(tableschema.PartitionKey), s(tableschema.SortKey),
-			s(tableschema.PendingShardAttr), s(tableschema.PendingSortAttr),
+			s(tableschema.PendingShardAttr), s(tableschema.PendingSortAttr), s(tableschema.UserPendingAttr),
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(tableschema.PartitionKey), KeyType: types.KeyTypeHash},
@@ -187,6 +188,14 @@ func TaskTableInput(name string) *dynamodb.CreateTableInput {
 				{AttributeName: aws.String(tableschema.PendingSortAttr), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}},
+		LocalSecondaryIndexes: []types.LocalSecondaryIndex{{
+			IndexName: aws.String(tableschema.UserPendingIndex),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(tableschema.PartitionKey), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(tableschema.UserPendingAttr), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
 		}},
 		BillingMode: types.BillingModePayPerRequest,
 		StreamSpecification: &types.StreamSpecification{

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -269,16 +270,24 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		for _, tc := range []struct {
 			name, user, id string
 			want           error
+			// wantState: the state a *task.NotPendingError names.
+			wantState task.Status
 		}{
-			{"done", "alice", done.TaskID, task.ErrNotPending},
-			{"expired", "alice", expired.TaskID, task.ErrNotPending},
-			{"missing", "alice", ContractID(9), task.ErrNotFound},
-			{"another user's", "bob", other.TaskID, task.ErrNotFound},
+			{"done", "alice", done.TaskID, task.ErrNotPending, task.StatusDone},
+			{"expired", "alice", expired.TaskID, task.ErrNotPending, task.StatusExpired},
+			{"missing", "alice", ContractID(9), task.ErrNotFound, ""},
+			{"another user's", "bob", other.TaskID, task.ErrNotFound, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				before, _ := s.Get(ctx, "alice", tc.id)
 				_, err := s.UpdatePending(ctx, tc.user, tc.id, task.Patch{Title: ptr("x")}, now.Add(time.Minute))
 				wantErr(t, err, tc.want)
+				if tc.wantState != "" {
+					var np *task.NotPendingError
+					if !errors.As(err, &np) || np.Status != tc.wantState {
+						t.Fatalf("error = %v, want a *task.NotPendingError naming %s", err, tc.wantState)
+					}
+				}
 				after, _ := s.Get(ctx, "alice", tc.id)
 				equal(t, "alice's item", after, before)
 			})
@@ -286,6 +295,65 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		if _, err := s.Get(ctx, "bob", other.TaskID); !errors.Is(err, task.ErrNotFound) {
 			t.Fatalf("an update under bob created an item: %v", err)
 		}
+	})
+
+	t.Run("count user pending counts the user's pending tasks whatever ended the others", func(t *testing.T) {
+		s := newStore(t)
+		count := func(t *testing.T, user string, limit, want int) {
+			t.Helper()
+			n, err := s.CountUserPending(ctx, user, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			equal(t, "count of "+user+" up to "+strconv.Itoa(limit), n, want)
+		}
+		for n := 1; n <= 8; n++ {
+			mustCreate(t, s, ContractTask("alice", n))
+		}
+		mustCreate(t, s, ContractTask("bob", 1), ContractTask("bob", 2))
+		count(t, "alice", 0, 8)
+		count(t, "alice", 1000, 8)
+		count(t, "alice", 3, 3)
+		count(t, "bob", 0, 2)
+		count(t, "carol", 0, 0)
+
+		// Each path out of Pending frees a place: completing, editing no,
+		// expiring (the expiry function and the reconciler), deleting.
+		if _, err := s.UpdatePending(ctx, "alice", ContractID(1), task.Patch{Title: ptr("renamed")}, now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 8)
+		if _, err := s.UpdatePending(ctx, "alice", ContractID(2), task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 7)
+		if _, err := s.Expire(ctx, "alice", ContractID(3), ContractTask("alice", 3).DueAt, now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 6)
+		if err := s.MarkNotified(ctx, "alice", ContractID(3), now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 6)
+		if _, err := s.Delete(ctx, "alice", ContractID(4)); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 5)
+		// Deleting a task that no longer counted changes nothing.
+		if _, err := s.Delete(ctx, "alice", ContractID(2)); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 5)
+		if err := s.SetScheduleRepair(ctx, "alice", ContractID(5), true); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 5)
+		count(t, "bob", 0, 2)
+		// A task stored already ended (a restore) never counts.
+		done := ContractTask("carol", 1)
+		done.Status, done.CompletedAt = task.StatusDone, now
+		mustCreate(t, s, done)
+		count(t, "carol", 0, 0)
 	})
 
 	t.Run("delete returns the old task once", func(t *testing.T) {

@@ -130,6 +130,41 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 	return p, nil
 }
 
+// CountUserPending implements task.Store: a strongly consistent Query with
+// Select COUNT on the sparse local index of the user's Pending tasks
+// (tableschema.UserPendingIndex). Its KEYS_ONLY entries are about 200
+// bytes each (keys plus DynamoDB's per-item overhead), and with a limit
+// it reads at most limit of them: about 50 read units for a user at the
+// default cap of 1,000, one for a user with a dozen open tasks.
+func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) (int, error) {
+	e := newExpr()
+	cond := e.name(tableschema.PartitionKey) + " = " + e.value(userID)
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(tableschema.UserPendingIndex),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+		Select:                    types.SelectCount,
+		ConsistentRead:            aws.Bool(true),
+	}
+	n := 0
+	for {
+		if limit > 0 {
+			in.Limit = aws.Int32(int32(limit - n))
+		}
+		out, err := s.api.Query(ctx, in)
+		if err != nil {
+			return 0, fmt.Errorf("count pending tasks: %w", err)
+		}
+		n += int(out.Count)
+		if out.LastEvaluatedKey == nil || (limit > 0 && n >= limit) {
+			return n, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
 func pageLimit(n int) int {
 	switch {
 	case n <= 0:
@@ -162,14 +197,16 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 		e.set(tableschema.AttrStatus, string(task.StatusDone))
 		e.set(tableschema.AttrCompletedAt, task.FormatTime(now))
 		e.remove(tableschema.PendingShardAttr) // leaves the pending index
+		e.remove(tableschema.UserPendingAttr)  // and the user's count
 	}
 	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
 	out, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
 	if isConditionFailed(err) {
-		if _, gerr := s.Get(ctx, userID, taskID); gerr != nil {
+		cur, gerr := s.Get(ctx, userID, taskID)
+		if gerr != nil {
 			return task.Task{}, fmt.Errorf("update task %s: %w", taskID, gerr)
 		}
-		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, task.ErrNotPending)
+		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, &task.NotPendingError{Status: cur.Status})
 	}
 	if err != nil {
 		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, err)
@@ -211,6 +248,7 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
 	e.set(tableschema.AttrNotifyClaimAt, task.FormatTime(now))
 	e.set(tableschema.PendingShardAttr, tableschema.PendingShard(taskID))
+	e.remove(tableschema.UserPendingAttr) // no longer counts against the cap
 	out, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
 	if isConditionFailed(err) {
 		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, task.ErrConditionFailed)
