@@ -139,7 +139,9 @@ func TestLeastPrivilege(t *testing.T) {
 		}},
 		{"api", "ApiHandler", map[string]string{
 			"dynamodb:GetItem": table, "dynamodb:PutItem": table, "dynamodb:UpdateItem": table,
-			"dynamodb:DeleteItem": table, "dynamodb:Query": table,
+			"dynamodb:DeleteItem": table,
+			// The table, and the index of the caller's Pending tasks (the cap).
+			"dynamodb:Query":           table + `+{"Fn::Join":["",[` + table + `,"/index/userPending"]]}`,
 			"scheduler:CreateSchedule": schedules, "iam:PassRole": schedulerRole,
 			// The caller's notification setting: their recorded subscription only.
 			"sns:Subscribe": topics, "sns:GetSubscriptionAttributes": `"*"`, "sns:Unsubscribe": `"*"`,

@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -53,9 +52,14 @@ type CancellationProps struct {
 	// AlarmTopic receives every alarm of the pipeline.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
-	// LogRetention of both functions' logs.
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
+	// RemovalPolicy of the queues (the work queue, its dead-letter queue
+	// and the stream failure queue): RETAIN keeps them, and what they
+	// hold, when the stack is deleted.
+	// Default: RETAIN.
+	RemovalPolicy awscdk.RemovalPolicy
+	// Logs of both functions.
+	// Default: one month, retained.
+	Logs gofn.LogOptions
 
 	// BatchSize is the most stream records per processor invocation
 	// (1..10000).
@@ -148,9 +152,11 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
+		RemovalPolicy:   p.RemovalPolicy,
 	})
 	x.Queue = awssqs.NewQueue(c, jsii.String("Queue"), &awssqs.QueueProps{
-		Fifo: jsii.Bool(true),
+		Fifo:          jsii.Bool(true),
+		RemovalPolicy: p.RemovalPolicy,
 		// The processor sets MessageDeduplicationId = {taskId}-{eventID}:
 		// the same stream record gives the same id, two changes of one
 		// task with equal bodies do not.
@@ -171,17 +177,18 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
+		RemovalPolicy:   p.RemovalPolicy,
 	})
 	x.StreamFailureAlarm = scheduleonwrite.QueueNotEmptyAlarm(c, "StreamFailureAlarm", x.StreamFailureQueue,
 		"The stream processor gave up on stream records (retries or record age exhausted): their schedules may still be live "+
 			"(they fire harmlessly; the reconciler repairs them). The message names the shard and sequence numbers.", p.AlarmTopic)
 
 	x.Processor = gofn.NewFunction(c, jsii.String("Processor"), &gofn.FunctionProps{
-		Entry:        "lambdas/streamprocessor",
-		Description:  "Reads the task table's stream; enqueues a cancel or reschedule for each transition that warrants one",
-		TimeoutSec:   ProcessorTimeoutSec,
-		LogRetention: p.LogRetention,
-		Environment:  map[string]string{"QUEUE_URL": *x.Queue.QueueUrl()},
+		Entry:       "lambdas/streamprocessor",
+		Description: "Reads the task table's stream; enqueues a cancel or reschedule for each transition that warrants one",
+		TimeoutSec:  ProcessorTimeoutSec,
+		Logs:        p.Logs,
+		Environment: map[string]string{"QUEUE_URL": *x.Queue.QueueUrl()},
 	})
 	x.Queue.GrantSendMessages(x.Processor.Function)
 	x.Processor.Function.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Table, &awslambdaeventsources.DynamoEventSourceProps{
@@ -205,11 +212,11 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		env[k] = v
 	}
 	x.Worker = gofn.NewFunction(c, jsii.String("Worker"), &gofn.FunctionProps{
-		Entry:        "lambdas/cancelworker",
-		Description:  "Deletes the schedules of completed or removed tasks; moves those of tasks whose deadline changed",
-		TimeoutSec:   p.WorkerTimeoutSec,
-		LogRetention: p.LogRetention,
-		Environment:  env,
+		Entry:       "lambdas/cancelworker",
+		Description: "Deletes the schedules of completed or removed tasks; moves those of tasks whose deadline changed",
+		TimeoutSec:  p.WorkerTimeoutSec,
+		Logs:        p.Logs,
+		Environment: env,
 	})
 	p.Schedules.GrantModifySchedules(x.Worker.Function)
 	x.Worker.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(x.Queue, &awslambdaeventsources.SqsEventSourceProps{

@@ -3,7 +3,7 @@ package cancellation
 import (
 	"fmt"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
@@ -48,8 +48,8 @@ func withDefaults(id string, props *CancellationProps) CancellationProps {
 	p.WorkerMaxConcurrency = propcheck.OrDefault(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
 	p.WorkerTimeoutSec = propcheck.OrDefault(p.WorkerTimeoutSec, DefaultWorkerTimeoutSec)
 	p.MaxReceiveCount = propcheck.OrDefault(p.MaxReceiveCount, DefaultMaxReceiveCount)
-	if p.LogRetention == "" {
-		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
+	if p.RemovalPolicy == "" {
+		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
 	return p
 }

@@ -41,15 +41,44 @@ type FunctionProps struct {
 	// Environment variables for the function.
 	// Default: none.
 	Environment map[string]string
-	// LogRetention is how long the function's log group keeps events.
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
-	// LogRemovalPolicy applies to the function's log group.
-	// Default: RETAIN.
-	LogRemovalPolicy awscdk.RemovalPolicy
+	// Logs is how the function's log group keeps its events.
+	// Default: one month, retained when the stack is deleted.
+	Logs LogOptions
 	// ReservedConcurrency caps concurrent executions.
 	// Default: no cap (the account's unreserved pool).
 	ReservedConcurrency float64
+}
+
+// LogOptions is how a log group keeps its events. Every construct of this
+// library takes one as its Logs prop and applies it to every log group it
+// creates (function logs, access logs), so a stack sets it once.
+type LogOptions struct {
+	// Retention is how long events are kept.
+	// Default: one month.
+	Retention awslogs.RetentionDays
+	// RemovalPolicy applies to the log groups when they leave the stack:
+	// DESTROY deletes them with a dev stack, RETAIN keeps them.
+	// Default: RETAIN.
+	RemovalPolicy awscdk.RemovalPolicy
+}
+
+// WithDefaults fills what o leaves unset.
+func (o LogOptions) WithDefaults() LogOptions {
+	if o.Retention == "" {
+		o.Retention = awslogs.RetentionDays_ONE_MONTH
+	}
+	if o.RemovalPolicy == "" {
+		o.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
+	return o
+}
+
+// NewLogGroup is a log group kept as o says.
+func (o LogOptions) NewLogGroup(scope constructs.Construct, id string) awslogs.LogGroup {
+	o = o.WithDefaults()
+	return awslogs.NewLogGroup(scope, jsii.String(id), &awslogs.LogGroupProps{
+		Retention: o.Retention, RemovalPolicy: o.RemovalPolicy,
+	})
 }
 
 // Function is a Go Lambda function with its own log group.
@@ -87,19 +116,9 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	if timeout < 1 || timeout > 900 {
 		panic(fmt.Sprintf("gofn %s: TimeoutSec must be between 1 and 900 (given %v)", *id, timeout))
 	}
-	retention := props.LogRetention
-	if retention == "" {
-		retention = awslogs.RetentionDays_ONE_MONTH
-	}
-	removal := props.LogRemovalPolicy
-	if removal == "" {
-		removal = awscdk.RemovalPolicy_RETAIN
-	}
 
 	c := constructs.NewConstruct(scope, id)
-	logs := awslogs.NewLogGroup(c, jsii.String("Logs"), &awslogs.LogGroupProps{
-		Retention: retention, RemovalPolicy: removal,
-	})
+	logs := props.Logs.NewLogGroup(c, "Logs")
 	role := awsiam.NewRole(c, jsii.String("Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
 		Description: jsii.String("Execution role of " + props.Entry),

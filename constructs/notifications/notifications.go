@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -57,9 +56,13 @@ type UserNotificationsProps struct {
 	// users: subscriptions follow on each user's next sign-in.
 	// Default: 1.
 	Shards int
-	// LogRetention of the trigger's logs.
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
+	// RemovalPolicy of the topics: RETAIN keeps them, and their
+	// subscriptions, when the stack is deleted.
+	// Default: RETAIN.
+	RemovalPolicy awscdk.RemovalPolicy
+	// Logs of the trigger function.
+	// Default: one month, retained.
+	Logs gofn.LogOptions
 	// AlarmTopic receives this construct's alarms.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
@@ -90,6 +93,9 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 	if p.Shards == 0 {
 		p.Shards = 1
 	}
+	if p.RemovalPolicy == "" {
+		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
 	if p.Shards < 1 || p.Shards > MaxShards {
 		panic(fmt.Sprintf("%s: Shards must be between 1 and %d inclusive (given %d)", *id, MaxShards, p.Shards))
 	}
@@ -113,12 +119,13 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 			MasterKey:   awskms.Alias_FromAliasName(holder, jsii.String(fmt.Sprintf("SnsKey%d", i)), jsii.String("alias/aws/sns")),
 			EnforceSSL:  jsii.Bool(true),
 		}))
+		n.Topics[i].ApplyRemovalPolicy(p.RemovalPolicy)
 	}
 
 	n.PostAuth = gofn.NewFunction(c, jsii.String("PostAuth"), &gofn.FunctionProps{
-		Entry:        "lambdas/postauth",
-		Description:  "Applies a signing-in user's notification setting: their one subscription, on their shard's topic, filtered to their id",
-		LogRetention: p.LogRetention,
+		Entry:       "lambdas/postauth",
+		Description: "Applies a signing-in user's notification setting: their one subscription, on their shard's topic, filtered to their id",
+		Logs:        p.Logs,
 		// Cognito fails a sign-in whose trigger runs over 5 s; the handler
 		// stops its own SNS work at 3 s.
 		TimeoutSec:  5,

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
@@ -40,9 +39,6 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	// the default budget is half of it.
 	p.BudgetSec = propcheck.OrDefault(p.BudgetSec, math.Min(DefaultBudgetSec, math.Floor(p.EveryMinutes*60/2)))
 	p.RepairAlarmThreshold = propcheck.OrDefault(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
-	if p.LogRetention == "" {
-		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
-	}
 	return p
 }
 

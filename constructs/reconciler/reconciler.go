@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -87,9 +86,9 @@ type ReconcilerProps struct {
 	// AlarmTopic receives the job's alarms.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
-	// LogRetention of the function's logs.
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
+	// Logs of the function.
+	// Default: one month, retained.
+	Logs gofn.LogOptions
 }
 
 // Reconciler is the function, its timer and alarms.
@@ -138,11 +137,11 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 		}
 	}
 	r.Function = gofn.NewFunction(c, jsii.String("Function"), &gofn.FunctionProps{
-		Entry:        "lambdas/reconciler",
-		Description:  "Repairs drift between tasks and schedules; expires tasks long past their deadline",
-		TimeoutSec:   p.BudgetSec + TimeoutMarginSec,
-		LogRetention: p.LogRetention,
-		Environment:  env,
+		Entry:       "lambdas/reconciler",
+		Description: "Repairs drift between tasks and schedules; expires tasks long past their deadline",
+		TimeoutSec:  p.BudgetSec + TimeoutMarginSec,
+		Logs:        p.Logs,
+		Environment: env,
 		// Runs never overlap: two would repair the same page twice and
 		// fight over the checkpoint.
 		ReservedConcurrency: 1,

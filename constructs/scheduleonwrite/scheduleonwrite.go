@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -39,12 +38,17 @@ type Notifier interface {
 type ScheduleOnWriteProps struct {
 	// Notifications receive expiry notifications. Required.
 	Notifications Notifier
-	// RemovalPolicy applies to the table and the schedule group.
-	// Default: RETAIN (the table outlives the stack).
+	// RemovalPolicy applies to the table, the schedule group and the
+	// scheduler's dead-letter queue.
+	// Default: RETAIN (they outlive the stack).
 	RemovalPolicy awscdk.RemovalPolicy
-	// LogRetention of the expiry function's logs.
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
+	// DeletionProtection keeps the table from being deleted by
+	// CloudFormation or the API until it is turned off.
+	// Default: false.
+	DeletionProtection bool
+	// Logs of the expiry function.
+	// Default: one month, retained.
+	Logs gofn.LogOptions
 	// ExpiryMemoryMiB is the expiry function's memory.
 	// Default: 128.
 	ExpiryMemoryMiB float64
@@ -101,15 +105,23 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		Encryption:    awsdynamodb.TableEncryption_AWS_MANAGED,
-		Stream:        awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
-		RemovalPolicy: p.RemovalPolicy,
+		Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
+		Stream:             awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		RemovalPolicy:      p.RemovalPolicy,
+		DeletionProtection: jsii.Bool(p.DeletionProtection),
 	})
 	s.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:      jsii.String(tableschema.PendingIndex),
 		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingShardAttr), Type: awsdynamodb.AttributeType_STRING},
 		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingSortAttr), Type: awsdynamodb.AttributeType_STRING},
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	// Each user's Pending tasks, for the per-user cap's count (see
+	// tableschema.UserPendingIndex).
+	s.Table.AddLocalSecondaryIndex(&awsdynamodb.LocalSecondaryIndexProps{
+		IndexName:      jsii.String(tableschema.UserPendingIndex),
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.UserPendingAttr), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
 	})
 
 	s.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
@@ -120,6 +132,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		RemovalPolicy:   p.RemovalPolicy,
 	})
 	nag.Suppress(s.DeadLetterQueue, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
 	s.DeadLetterAlarm = QueueNotEmptyAlarm(c, "ScheduleDeadLetterAlarm", s.DeadLetterQueue,
@@ -130,12 +143,12 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		env[k] = v
 	}
 	s.Expiry = gofn.NewFunction(c, jsii.String("Expiry"), &gofn.FunctionProps{
-		Entry:        "lambdas/expiry",
-		Description:  "Expires a task at its deadline: conditional write, then notify",
-		MemoryMiB:    p.ExpiryMemoryMiB,
-		TimeoutSec:   p.ExpiryTimeoutSec,
-		LogRetention: p.LogRetention,
-		Environment:  env,
+		Entry:       "lambdas/expiry",
+		Description: "Expires a task at its deadline: conditional write, then notify",
+		MemoryMiB:   p.ExpiryMemoryMiB,
+		TimeoutSec:  p.ExpiryTimeoutSec,
+		Logs:        p.Logs,
+		Environment: env,
 	})
 	s.GrantExpire(s.Expiry.Function)
 	p.Notifications.GrantPublish(s.Expiry.Function)
@@ -189,7 +202,7 @@ func validate(id string, p ScheduleOnWriteProps) {
 	if p.ScheduleMaxEventAgeSec < 60 || p.ScheduleMaxEventAgeSec > 86400 {
 		panic(fmt.Sprintf("%s: ScheduleMaxEventAgeSec must be between 60 and 86400 inclusive (given %v)", id, p.ScheduleMaxEventAgeSec))
 	}
-	if p.WebURL != "" && !strings.HasPrefix(p.WebURL, "https://") && !strings.HasPrefix(p.WebURL, "http://localhost") {
+	if p.WebURL != "" && !*awscdk.Token_IsUnresolved(jsii.String(p.WebURL)) && !strings.HasPrefix(p.WebURL, "https://") && !strings.HasPrefix(p.WebURL, "http://localhost") {
 		panic(fmt.Sprintf("%s: WebURL must start with https:// (or http://localhost) (given %q)", id, p.WebURL))
 	}
 }

@@ -6,20 +6,29 @@ package taskapi
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/task"
 )
 
 // ScheduleCreator is what the API needs of the scheduling side
@@ -69,12 +78,30 @@ type TaskApiProps struct {
 	// TimeoutSec of the API function.
 	// Default: 10.
 	TimeoutSec float64
-	// LogRetention of the function's and the access logs.
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
-	// LogRemovalPolicy of the log groups.
-	// Default: RETAIN.
-	LogRemovalPolicy awscdk.RemovalPolicy
+	// Logs of the function and the access logs.
+	// Default: one month, retained.
+	Logs gofn.LogOptions
+	// MaxPendingTasksPerUser caps one user's open (Pending) tasks: a
+	// create past it is answered 429 with the limit.
+	// Default: 1000.
+	MaxPendingTasksPerUser float64
+	// WebAcl puts an AWS WAF web ACL on the stage: a rate limit per client
+	// IP (WafRateLimitPerIp) and per Authorization header
+	// (WafRateLimitPerToken), and AWS's managed common rule set. WAF bills
+	// per web ACL, rule and request.
+	// Default: false.
+	WebAcl bool
+	// WafRateLimitPerIp is the most requests one IP may send in 5 minutes.
+	// Default: 1500.
+	WafRateLimitPerIp float64
+	// WafRateLimitPerToken is the most requests one Authorization header
+	// (one signed-in session) may send in 5 minutes.
+	// Default: 600.
+	WafRateLimitPerToken float64
+	// AlarmTopic receives the API's alarms (5XXError of the stage, and the
+	// handler's ApiServerErrors).
+	// Default: alarms with no action.
+	AlarmTopic awssns.ITopic
 }
 
 // TaskApi is the REST API and its function.
@@ -84,9 +111,24 @@ type TaskApi struct {
 	Api awsapigateway.RestApi
 	// Handler serves every route.
 	Handler *gofn.Function
-	// AccessLogs receives one JSON line per request.
+	// AccessLogs receives one JSON line per request (AccessLogFormat).
 	AccessLogs awslogs.LogGroup
+	// WebAcl guards the stage (nil unless TaskApiProps.WebAcl).
+	WebAcl awswafv2.CfnWebACL
+	// ServerErrorAlarm fires on any 5xx the stage answers (5XXError).
+	ServerErrorAlarm awscloudwatch.Alarm
+	// HandlerErrorAlarm fires on any 5xx the handler answers
+	// (ApiServerErrors).
+	HandlerErrorAlarm awscloudwatch.Alarm
 }
+
+// AccessLogFormat is one JSON object per request: API Gateway's standard
+// fields (without the IAM caller, always empty here) and the Cognito sub
+// of the caller, so a request in the log names the user it acted for.
+const AccessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","user":"$context.identity.user",` +
+	`"sub":"$context.authorizer.claims.sub","requestTime":"$context.requestTime","httpMethod":"$context.httpMethod",` +
+	`"resourcePath":"$context.resourcePath","status":"$context.status","protocol":"$context.protocol",` +
+	`"responseLength":"$context.responseLength"}`
 
 // NewTaskApi builds the API.
 func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *TaskApi {
@@ -95,8 +137,9 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	a := &TaskApi{Construct: c}
 
 	env := map[string]string{
-		"TABLE_NAME":      *p.Table.TableName(),
-		"ALLOWED_ORIGINS": strings.Join(p.AllowedOrigins, ","),
+		"TABLE_NAME":                 *p.Table.TableName(),
+		"ALLOWED_ORIGINS":            strings.Join(p.AllowedOrigins, ","),
+		"MAX_PENDING_TASKS_PER_USER": strconv.Itoa(int(p.MaxPendingTasksPerUser)),
 	}
 	for k, v := range p.Schedules.SchedulerEnvironment() {
 		env[k] = v
@@ -107,26 +150,28 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		}
 	}
 	a.Handler = gofn.NewFunction(c, jsii.String("Handler"), &gofn.FunctionProps{
-		Entry:            "lambdas/api",
-		Description:      "Task REST API",
-		MemoryMiB:        p.MemoryMiB,
-		TimeoutSec:       p.TimeoutSec,
-		LogRetention:     p.LogRetention,
-		LogRemovalPolicy: p.LogRemovalPolicy,
-		Environment:      env,
+		Entry:       "lambdas/api",
+		Description: "Task REST API",
+		MemoryMiB:   p.MemoryMiB,
+		TimeoutSec:  p.TimeoutSec,
+		Logs:        p.Logs,
+		Environment: env,
 	})
-	// Exactly what the handler does: no Scan, no batch, no index access.
+	// Exactly what the handler does: no Scan, no batch; of the indexes,
+	// only the count of the caller's Pending tasks (the per-user cap).
 	scheduleonwrite.GrantTable(p.Table, a.Handler.Function, "dynamodb:GetItem", "dynamodb:PutItem",
 		"dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query")
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: a.Handler.Function, Actions: jsii.Strings("dynamodb:Query"),
+		ResourceArns: jsii.Strings(*p.Table.TableArn() + "/index/" + tableschema.UserPendingIndex),
+	})
 	p.Schedules.GrantCreateSchedules(a.Handler.Function)
 	if p.Notifications != nil {
 		// Subscribe, read the state of and delete the caller's recorded subscription.
 		p.Notifications.GrantSubscribe(a.Handler.Function)
 	}
 
-	a.AccessLogs = awslogs.NewLogGroup(c, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
-		Retention: p.LogRetention, RemovalPolicy: p.LogRemovalPolicy,
-	})
+	a.AccessLogs = p.Logs.NewLogGroup(c, "AccessLogs")
 	a.Api = awsapigateway.NewRestApi(c, jsii.String("Resource"), &awsapigateway.RestApiProps{
 		Description:    jsii.String("Tasks that expire at their deadline"),
 		CloudWatchRole: jsii.Bool(true),
@@ -136,13 +181,9 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 			ThrottlingRateLimit:  jsii.Number(p.ThrottlingRateLimit),
 			ThrottlingBurstLimit: jsii.Number(p.ThrottlingBurstLimit),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
-			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
-				Caller: jsii.Bool(false), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
-				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
-				Status: jsii.Bool(true), User: jsii.Bool(true),
-			}),
-			MetricsEnabled: jsii.Bool(true),
-			LoggingLevel:   awsapigateway.MethodLoggingLevel_ERROR,
+			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(AccessLogFormat)),
+			MetricsEnabled:       jsii.Bool(true),
+			LoggingLevel:         awsapigateway.MethodLoggingLevel_ERROR,
 		},
 		DefaultCorsPreflightOptions: &awsapigateway.CorsOptions{
 			AllowOrigins: jsii.Strings(p.AllowedOrigins...),
@@ -170,9 +211,28 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		})
 	}
 
+	if p.WebAcl {
+		a.WebAcl = waf.New(c, "WebAcl", waf.Props{
+			MetricName: "TaskApi", RateLimitPerIP: p.WafRateLimitPerIp, RateLimitPerAuthorization: p.WafRateLimitPerToken,
+			// The handler refuses bodies over 16 KiB itself, with a JSON 413.
+			CountOnly: []string{"SizeRestrictions_BODY"},
+		})
+		waf.Associate(c, "WebAclAssociation", a.WebAcl, a.Api.DeploymentStage().StageArn())
+	} else {
+		nag.Suppress(a.Api, nag.Rule{ID: "AwsSolutions-APIG3",
+			Reason: "WAF is off (TaskApiProps.WebAcl, cdk.json waf): the stage is throttled and every method needs a Cognito token"})
+	}
+	a.ServerErrorAlarm = alarms.AtLeast(c, "ServerErrorAlarm",
+		"The API answered 5xx (API Gateway's 5XXError: the handler failed, timed out or could not be invoked). Check the API function's logs and errors.",
+		a.Api.DeploymentStage().MetricServerError(&awscloudwatch.MetricOptions{
+			Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5)),
+		}), 1, p.AlarmTopic)
+	a.HandlerErrorAlarm = alarms.AtLeast(c, "HandlerErrorAlarm",
+		"The API handler answered 5xx (ApiServerErrors: a store or scheduler call failed). Check the API function's logs for \"internal error\".",
+		alarms.CustomMetric(c, metrics.FunctionAPI, metrics.ApiServerErrors, "Sum", nil), 1, p.AlarmTopic)
+
 	nag.Suppress(a.Api,
 		nag.Rule{ID: "AwsSolutions-APIG2", Reason: "The handler validates every body strictly (unknown fields, sizes, times) and answers JSON 4xx; API Gateway's validator would answer in another format"},
-		nag.Rule{ID: "AwsSolutions-APIG3", Reason: "WAF is an account-level choice with its own cost; the stage is throttled and every method needs a Cognito token"},
 		nag.Rule{ID: "AwsSolutions-IAM4", AppliesTo: []any{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"},
 			Reason: "API Gateway's account-wide logging role, as AWS documents it; needed for the access logs"})
 	nag.Suppress(nag.RolePolicy(a.Handler.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.ScheduleGroupWildcard},
@@ -238,11 +298,23 @@ func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 	if p.MemoryMiB == 0 {
 		p.MemoryMiB = 256
 	}
-	if p.LogRetention == "" {
-		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
+	if p.MaxPendingTasksPerUser == 0 {
+		p.MaxPendingTasksPerUser = task.DefaultMaxPendingPerUser
 	}
-	if p.LogRemovalPolicy == "" {
-		p.LogRemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	if p.MaxPendingTasksPerUser < 1 || p.MaxPendingTasksPerUser != float64(int(p.MaxPendingTasksPerUser)) {
+		panic(fmt.Sprintf("%s: MaxPendingTasksPerUser must be a whole number of at least 1 (given %v)", id, p.MaxPendingTasksPerUser))
+	}
+	if p.WafRateLimitPerIp == 0 {
+		p.WafRateLimitPerIp = 1500
+	}
+	if p.WafRateLimitPerToken == 0 {
+		p.WafRateLimitPerToken = 600
+	}
+	// WAF's bounds for a rate-based rule's limit.
+	for name, v := range map[string]float64{"WafRateLimitPerIp": p.WafRateLimitPerIp, "WafRateLimitPerToken": p.WafRateLimitPerToken} {
+		if v < 10 || v > 2000000000 {
+			panic(fmt.Sprintf("%s: %s must be between 10 and 2000000000 requests per 5 minutes (given %v)", id, name, v))
+		}
 	}
 	return p
 }

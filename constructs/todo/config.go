@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/unschedule/unschedule/constructs/gofn"
 )
 
 // Config is one environment's settings, read from cdk.json's context
@@ -40,6 +42,10 @@ type Config struct {
 	// WebAccessTokenSecretName names the Secrets Manager secret holding
 	// the repository access token (required with WebRepository).
 	WebAccessTokenSecretName string `json:"webAccessTokenSecretName"`
+	// Waf puts AWS WAF web ACLs on the API stage and the user pool.
+	Waf bool `json:"waf"`
+	// MaxPendingTasksPerUser caps each user's Pending tasks (default 1000).
+	MaxPendingTasksPerUser int `json:"maxPendingTasksPerUser"`
 }
 
 var retention = map[int]awslogs.RetentionDays{
@@ -114,6 +120,12 @@ func (c *Config) Validate() error {
 	if c.WebRepository != "" && c.WebAccessTokenSecretName == "" {
 		return fmt.Errorf("environment %q: webRepository is set, so webAccessTokenSecretName must name the Secrets Manager secret holding its access token", c.Name)
 	}
+	if c.MaxPendingTasksPerUser == 0 {
+		c.MaxPendingTasksPerUser = 1000
+	}
+	if c.MaxPendingTasksPerUser < 1 {
+		return fmt.Errorf("environment %q: maxPendingTasksPerUser must be at least 1 (given %d)", c.Name, c.MaxPendingTasksPerUser)
+	}
 	if c.AlarmEmail != "" && !strings.Contains(c.AlarmEmail, "@") {
 		return fmt.Errorf("environment %q: alarmEmail %q is not an email address", c.Name, c.AlarmEmail)
 	}
@@ -130,3 +142,15 @@ func (c Config) Removal() awscdk.RemovalPolicy {
 
 // LogRetention is the CDK retention value.
 func (c Config) LogRetention() awslogs.RetentionDays { return retention[c.LogRetentionDays] }
+
+// Logs are the log options of every log group of the stack: the
+// environment's retention, and its removal policy (a dev stack's logs go
+// with it, prod keeps them).
+func (c Config) Logs() gofn.LogOptions {
+	return gofn.LogOptions{Retention: c.LogRetention(), RemovalPolicy: c.Removal()}
+}
+
+// Protected reports whether stateful resources are protected from
+// deletion (DeletionProtection on the table and the user pool): whenever
+// they are retained.
+func (c Config) Protected() bool { return c.Removal() == awscdk.RemovalPolicy_RETAIN }

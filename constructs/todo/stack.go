@@ -63,6 +63,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		MasterKey:   awskms.Alias_FromAliasName(stack, jsii.String("AlarmTopicKey"), jsii.String("alias/aws/sns")),
 		EnforceSSL:  jsii.Bool(true),
 	})
+	s.AlarmTopic.ApplyRemovalPolicy(cfg.Removal())
 	if cfg.AlarmEmail != "" {
 		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
 	}
@@ -70,19 +71,26 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	s.Auth = userauth.NewUserAuth(stack, jsii.String("Auth"), &userauth.UserAuthProps{
 		AllowedEmailDomains: cfg.AllowedEmailDomains,
 		RemovalPolicy:       cfg.Removal(),
-		LogRetention:        cfg.LogRetention(),
+		DeletionProtection:  cfg.Protected(),
+		WebAcl:              cfg.Waf,
+		Logs:                cfg.Logs(),
 	})
 	s.Notifications = notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{
-		UserPool:     s.Auth.UserPool,
-		Shards:       cfg.NotificationShards,
-		LogRetention: cfg.LogRetention(),
-		AlarmTopic:   s.AlarmTopic,
+		UserPool:      s.Auth.UserPool,
+		Shards:        cfg.NotificationShards,
+		RemovalPolicy: cfg.Removal(),
+		Logs:          cfg.Logs(),
+		AlarmTopic:    s.AlarmTopic,
 	})
 	s.Scheduling = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
-		Notifications: s.Notifications,
-		RemovalPolicy: cfg.Removal(),
-		LogRetention:  cfg.LogRetention(),
-		AlarmTopic:    s.AlarmTopic,
+		Notifications:      s.Notifications,
+		RemovalPolicy:      cfg.Removal(),
+		DeletionProtection: cfg.Protected(),
+		Logs:               cfg.Logs(),
+		AlarmTopic:         s.AlarmTopic,
+		// The site is built after the API (its config names the API), so
+		// its URL, which the expiry emails link to, is read lazily.
+		WebURL: *webhosting.Later(func() *string { return s.Web.Url }),
 	})
 	s.Notifications.StoreSettingsIn(s.Scheduling.Table)
 	s.Api = taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
@@ -94,9 +102,11 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		// carry the first origin), then the environment's extra origins.
 		// The site is built after the API (its config names the API), so
 		// its URL is read lazily.
-		AllowedOrigins:   append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
-		LogRetention:     cfg.LogRetention(),
-		LogRemovalPolicy: cfg.Removal(),
+		AllowedOrigins:         append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
+		Logs:                   cfg.Logs(),
+		MaxPendingTasksPerUser: float64(cfg.MaxPendingTasksPerUser),
+		WebAcl:                 cfg.Waf,
+		AlarmTopic:             s.AlarmTopic,
 	})
 	webProps := &webhosting.WebHostingProps{
 		BackendConfig: map[string]string{
@@ -105,8 +115,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		},
 		PlaceholderIfMissing: props.WebPlaceholderIfMissing,
 		RemovalPolicy:        cfg.Removal(),
-		LogRetention:         cfg.LogRetention(),
-		LogRemovalPolicy:     cfg.Removal(),
+		Logs:                 cfg.Logs(),
 	}
 	if cfg.WebRepository != "" {
 		webProps.Repository, webProps.Branch = cfg.WebRepository, cfg.WebBranch
@@ -115,10 +124,11 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	s.Web = webhosting.NewWebHosting(stack, jsii.String("Web"), webProps)
 
 	s.Cancellation = cancellation.NewCancellation(stack, jsii.String("Cancellation"), &cancellation.CancellationProps{
-		Table:        s.Scheduling.Table,
-		Schedules:    s.Scheduling,
-		AlarmTopic:   s.AlarmTopic,
-		LogRetention: cfg.LogRetention(),
+		Table:         s.Scheduling.Table,
+		Schedules:     s.Scheduling,
+		AlarmTopic:    s.AlarmTopic,
+		RemovalPolicy: cfg.Removal(),
+		Logs:          cfg.Logs(),
 	})
 	s.Reconciler = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
 		Table:         s.Scheduling.Table,
@@ -126,7 +136,8 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		Notifications: s.Notifications,
 		EveryMinutes:  float64(cfg.ReconcileEveryMinutes),
 		AlarmTopic:    s.AlarmTopic,
-		LogRetention:  cfg.LogRetention(),
+		Logs:          cfg.Logs(),
+		WebURL:        *webhosting.Later(func() *string { return s.Web.Url }),
 	})
 
 	s.Operations = operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{

@@ -9,12 +9,13 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/waf"
 )
 
 // UserAuthProps configures the user pool.
@@ -29,9 +30,23 @@ type UserAuthProps struct {
 	// RemovalPolicy applies to the user pool.
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
-	// LogRetention of the trigger functions' logs.
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
+	// DeletionProtection keeps CloudFormation and the API from deleting
+	// the user pool (turn it off on the pool before deleting it by hand).
+	// Default: false.
+	DeletionProtection bool
+	// WebAcl puts an AWS WAF web ACL on the user pool's endpoints (sign-up,
+	// sign-in, token refresh): a rate limit per client IP
+	// (WafRateLimitPerIp) and AWS's managed common rule set. WAF bills per
+	// web ACL, rule and request.
+	// Default: false.
+	WebAcl bool
+	// WafRateLimitPerIp is the most requests one IP may send to the user
+	// pool in 5 minutes.
+	// Default: 300.
+	WafRateLimitPerIp float64
+	// Logs of the trigger function.
+	// Default: one month, retained.
+	Logs gofn.LogOptions
 }
 
 // UserAuth is the user pool, its web client and its triggers.
@@ -43,6 +58,8 @@ type UserAuth struct {
 	WebClient awscognito.UserPoolClient
 	// PreSignUp auto-confirms new users.
 	PreSignUp *gofn.Function
+	// WebAcl guards the user pool (nil unless UserAuthProps.WebAcl).
+	WebAcl awswafv2.CfnWebACL
 }
 
 // NewUserAuth builds the pool, client and PreSignUp trigger.
@@ -60,6 +77,12 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
+	if p.WafRateLimitPerIp == 0 {
+		p.WafRateLimitPerIp = 300
+	}
+	if p.WafRateLimitPerIp < 10 || p.WafRateLimitPerIp > 2000000000 {
+		panic(fmt.Sprintf("%s: WafRateLimitPerIp must be between 10 and 2000000000 requests per 5 minutes (given %v)", *id, p.WafRateLimitPerIp))
+	}
 	for _, d := range p.AllowedEmailDomains {
 		if d == "" || strings.ContainsAny(d, "@ ,") || !strings.Contains(d, ".") {
 			panic(fmt.Sprintf("%s: AllowedEmailDomains holds %q, which is not a domain: list bare domains such as \"example.com\"", *id, d))
@@ -69,10 +92,10 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 	c := constructs.NewConstruct(scope, id)
 	u := &UserAuth{Construct: c}
 	u.PreSignUp = gofn.NewFunction(c, jsii.String("PreSignUp"), &gofn.FunctionProps{
-		Entry:        "lambdas/presignup",
-		Description:  "Auto-confirms new users (optionally only for allowed email domains)",
-		LogRetention: p.LogRetention,
-		Environment:  map[string]string{"ALLOWED_EMAIL_DOMAINS": strings.ToLower(strings.Join(p.AllowedEmailDomains, ","))},
+		Entry:       "lambdas/presignup",
+		Description: "Auto-confirms new users (optionally only for allowed email domains)",
+		Logs:        p.Logs,
+		Environment: map[string]string{"ALLOWED_EMAIL_DOMAINS": strings.ToLower(strings.Join(p.AllowedEmailDomains, ","))},
 	})
 	u.UserPool = awscognito.NewUserPool(c, jsii.String("UserPool"), &awscognito.UserPoolProps{
 		SelfSignUpEnabled:   jsii.Bool(true),
@@ -87,13 +110,18 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 			RequireUppercase: jsii.Bool(true), RequireDigits: jsii.Bool(true), RequireSymbols: jsii.Bool(true),
 			TempPasswordValidity: awscdk.Duration_Days(jsii.Number(3)),
 		},
-		AccountRecovery: awscognito.AccountRecovery_EMAIL_ONLY,
-		RemovalPolicy:   p.RemovalPolicy,
-		LambdaTriggers:  &awscognito.UserPoolTriggers{PreSignUp: u.PreSignUp.Function},
+		AccountRecovery:    awscognito.AccountRecovery_EMAIL_ONLY,
+		RemovalPolicy:      p.RemovalPolicy,
+		DeletionProtection: jsii.Bool(p.DeletionProtection),
+		LambdaTriggers:     &awscognito.UserPoolTriggers{PreSignUp: u.PreSignUp.Function},
 	})
 	nag.Suppress(u.UserPool,
 		nag.Rule{ID: "AwsSolutions-COG8", Reason: "The Plus feature plan is billed per active user; enable it on the pool when threat protection is worth that cost"},
 		nag.Rule{ID: "AwsSolutions-COG2", Reason: "MFA is off because the web app has no MFA enrolment flow yet; passwords need 12+ characters with upper, lower, digit and symbol"})
+	if p.WebAcl {
+		u.WebAcl = waf.New(c, "WebAcl", waf.Props{MetricName: "UserPool", RateLimitPerIP: p.WafRateLimitPerIp})
+		waf.Associate(c, "WebAclAssociation", u.WebAcl, u.UserPool.UserPoolArn())
+	}
 	u.WebClient = u.UserPool.AddClient(jsii.String("WebClient"), &awscognito.UserPoolClientOptions{
 		GenerateSecret:             jsii.Bool(false),
 		AuthFlows:                  &awscognito.AuthFlow{UserSrp: jsii.Bool(true)},

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
@@ -44,12 +43,6 @@ func withDefaults(id string, props *WebHostingProps) WebHostingProps {
 	}
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
-	if p.LogRetention == "" {
-		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
-	}
-	if p.LogRemovalPolicy == "" {
-		p.LogRemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
 
 	if p.Repository == "" {

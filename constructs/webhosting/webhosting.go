@@ -33,6 +33,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 )
 
@@ -62,13 +63,10 @@ type WebHostingProps struct {
 	// bucket goes with the stack.
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
-	// LogRetention of the log groups of the functions that publish (the
-	// upload and the Amplify call).
-	// Default: one month.
-	LogRetention awslogs.RetentionDays
-	// LogRemovalPolicy of those log groups.
-	// Default: RETAIN.
-	LogRemovalPolicy awscdk.RemovalPolicy
+	// Logs of the functions that publish (the upload and the Amplify
+	// call).
+	// Default: one month, retained.
+	Logs gofn.LogOptions
 
 	// Repository is the https clone URL of a GitHub repository holding the
 	// web app; Amplify then builds and deploys every push to Branch.
@@ -336,9 +334,7 @@ func (w *WebHosting) startFirstBuild(p WebHostingProps) {
 // may write to its own log group and nothing else until granted more (no
 // AWS managed policy).
 func functionRole(scope constructs.Construct, id string, p WebHostingProps) (awsiam.Role, awslogs.LogGroup) {
-	logs := awslogs.NewLogGroup(scope, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-		Retention: p.LogRetention, RemovalPolicy: p.LogRemovalPolicy,
-	})
+	logs := p.Logs.NewLogGroup(scope, id+"Logs")
 	role := awsiam.NewRole(scope, jsii.String(id+"Role"), &awsiam.RoleProps{
 		AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
+	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/notifications"
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
@@ -25,26 +26,27 @@ import (
 // NewRemindersStack composes the reusable constructs.
 func NewRemindersStack(scope awscdk.App, id string) awscdk.Stack {
 	stack := awscdk.NewStack(scope, jsii.String(id), nil)
-	retention := awslogs.RetentionDays_TWO_WEEKS
+	// One set of log options for every construct's log groups.
+	logs := gofn.LogOptions{Retention: awslogs.RetentionDays_TWO_WEEKS}
 
 	users := userauth.NewUserAuth(stack, jsii.String("Users"), &userauth.UserAuthProps{
 		AllowedEmailDomains: []string{"example.com"},
-		LogRetention:        retention,
+		Logs:                logs,
 	})
 	notify := notifications.NewUserNotifications(stack, jsii.String("Notify"), &notifications.UserNotificationsProps{
-		UserPool: users.UserPool, Shards: 2, LogRetention: retention,
+		UserPool: users.UserPool, Shards: 2, Logs: logs,
 	})
 	reminders := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Reminders"), &scheduleonwrite.ScheduleOnWriteProps{
 		Notifications: notify,
-		LogRetention:  retention,
+		Logs:          logs,
 	})
 	notify.StoreSettingsIn(reminders.Table) // each user's notification setting
 	cancellation.NewCancellation(stack, jsii.String("Unschedule"), &cancellation.CancellationProps{
-		Table: reminders.Table, Schedules: reminders, LogRetention: retention,
+		Table: reminders.Table, Schedules: reminders, Logs: logs,
 	})
 	reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{
 		Table: reminders.Table, Schedules: reminders, Notifications: notify,
-		EveryMinutes: 15, LogRetention: retention,
+		EveryMinutes: 15, Logs: logs,
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: reminders.Table.TableName()})
 	return stack

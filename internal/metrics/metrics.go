@@ -135,3 +135,7 @@ const (
 	Rescheduled            = "Rescheduled"
 	NotificationLagSeconds = "NotificationLagSeconds"
 )
+
+// ApiServerErrors counts the API handler's 5xx answers (a client mistake
+// is never a 5xx); the API construct alarms on it.
+const ApiServerErrors = "ApiServerErrors"

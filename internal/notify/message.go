@@ -20,7 +20,8 @@ const subjectPrefix = "Task expired: "
 
 // FormatMessage writes the notification of an expired task: its title, its
 // deadline (RFC 3339 UTC and a human form) and, when set, the link to the
-// task in the web app.
+// task in the web app as its last line (<web URL>/#/tasks/<taskId>), where
+// a mail client shows it as the one thing to do.
 //
 // The subject is made safe for SNS: non-ASCII characters and control
 // characters become '?', and a long title is cut with "...". The body keeps
@@ -34,10 +35,10 @@ func FormatMessage(n task.Notification) Message {
 	var b strings.Builder
 	b.WriteString("Your task \"" + n.Title + "\" reached its deadline without being completed, so it has expired.\n\n")
 	b.WriteString("Due: " + due.Format("Monday, 2 January 2006 at 15:04 UTC") + " (" + task.FormatTime(due) + ")\n")
-	if n.Link != "" {
-		b.WriteString("Open it: " + n.Link + "\n")
-	}
 	b.WriteString("\nYou receive this because you signed up for task reminders with this address.\n")
+	if n.Link != "" {
+		b.WriteString("\nOpen the task: " + n.Link + "\n")
+	}
 	return Message{Subject: subject, Body: b.String()}
 }
 

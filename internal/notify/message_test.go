@@ -16,6 +16,8 @@ func TestFormatMessage(t *testing.T) {
 		wantSubject string
 		wantBody    []string
 		notInBody   []string
+		// wantLast is the body's last line.
+		wantLast string
 	}{
 		{
 			name:        "plain",
@@ -23,13 +25,15 @@ func TestFormatMessage(t *testing.T) {
 			wantSubject: "Task expired: Pay rent",
 			wantBody: []string{`"Pay rent"`, "2030-03-04T17:05:00Z", "Monday, 4 March 2030 at 17:05 UTC",
 				"https://app.example.com/#/tasks/t"},
+			wantLast: "Open the task: https://app.example.com/#/tasks/t",
 		},
 		{
 			name:        "deadline in another zone is shown in UTC",
 			n:           task.Notification{Title: "Call", DueAt: due.In(time.FixedZone("X", 3600))},
 			wantSubject: "Task expired: Call",
 			wantBody:    []string{"2030-03-04T17:05:00Z", "17:05 UTC"},
-			notInBody:   []string{"Open it"},
+			notInBody:   []string{"Open the task", "#/tasks/"},
+			wantLast:    "You receive this because you signed up for task reminders with this address.",
 		},
 		{
 			name:        "non-ASCII title: subject made safe, body kept",
@@ -56,6 +60,9 @@ func TestFormatMessage(t *testing.T) {
 				if !strings.Contains(m.Body, w) {
 					t.Errorf("body lacks %q:\n%s", w, m.Body)
 				}
+			}
+			if lines := strings.Split(strings.TrimRight(m.Body, "\n"), "\n"); tc.wantLast != "" && lines[len(lines)-1] != tc.wantLast {
+				t.Errorf("last line %q, want %q:\n%s", lines[len(lines)-1], tc.wantLast, m.Body)
 			}
 			for _, w := range tc.notInBody {
 				if strings.Contains(m.Body, w) {

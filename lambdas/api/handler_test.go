@@ -30,7 +30,7 @@ func TestHandleCountsCreatesAndServerErrors(t *testing.T) {
 			Body: `{"title":"a","dueAt":"` + due + `"}`}, false, 201, metrics.TasksCreated},
 		{"bad input is no metric", events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: api.RouteTasks, RequestContext: claims,
 			Body: `{`}, false, 400, ""},
-		{"store down", events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: api.RouteTasks, RequestContext: claims}, true, 500, ServerErrors},
+		{"store down", events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: api.RouteTasks, RequestContext: claims}, true, 500, metrics.ApiServerErrors},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.NewStore()

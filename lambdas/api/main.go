@@ -30,6 +30,7 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	table, origins := env.Require("TABLE_NAME"), env.List("ALLOWED_ORIGINS")
+	maxPending := env.Int("MAX_PENDING_TASKS_PER_USER", task.DefaultMaxPendingPerUser, 1, 1<<30)
 	schedCfg := awsscheduler.ConfigFromEnv(env)
 	var topics []string
 	if env.Optional("TOPIC_ARN_PREFIX", "") != "" {
@@ -39,7 +40,7 @@ func main() {
 	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(cfg), schedCfg))
 	store := dynamo.New(dynamodb.NewFromConfig(cfg), table)
-	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, Log: log}))
+	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, MaxPendingPerUser: maxPending, Log: log}))
 	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
 	if len(topics) > 0 {
 		subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
