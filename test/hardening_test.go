@@ -183,6 +183,15 @@ func TestWafOnlyWhereConfigured(t *testing.T) {
 			if perToken["AggregateKeyType"] != "CUSTOM_KEYS" || !reflect.DeepEqual(perToken["CustomKeys"], want) {
 				t.Errorf("API web ACL: per-Authorization rule %s", JSON(perToken))
 			}
+			var counted []string
+			for _, o := range asList(common["RuleActionOverrides"]) {
+				if JSON(o.(map[string]any)["ActionToUse"]) == JSON(map[string]any{"Count": map[string]any{}}) {
+					counted = append(counted, o.(map[string]any)["Name"].(string))
+				}
+			}
+			if want := []string{"SizeRestrictions_BODY", "CrossSiteScripting_BODY"}; !reflect.DeepEqual(counted, want) {
+				t.Errorf("API web ACL: common rules that only count: %v, want %v", counted, want)
+			}
 		case "pool":
 			if hasToken {
 				t.Errorf("user pool web ACL aggregates on Authorization, which Cognito's sign-up and sign-in do not carry")

@@ -214,8 +214,12 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	if p.WebAcl {
 		a.WebAcl = waf.New(c, "WebAcl", waf.Props{
 			MetricName: "TaskApi", RateLimitPerIP: p.WafRateLimitPerIp, RateLimitPerAuthorization: p.WafRateLimitPerToken,
-			// The handler refuses bodies over 16 KiB itself, with a JSON 413.
-			CountOnly: []string{"SizeRestrictions_BODY"},
+			// The handler refuses bodies over 16 KiB itself, with a JSON
+			// 413. Task texts are plain text that the web app renders
+			// escaped (React), so a title such as "fix the <script> tag"
+			// is data, not an attack: blocking it would only refuse a
+			// legitimate task with a bare 403.
+			CountOnly: []string{"SizeRestrictions_BODY", "CrossSiteScripting_BODY"},
 		})
 		waf.Associate(c, "WebAclAssociation", a.WebAcl, a.Api.DeploymentStage().StageArn())
 	} else {

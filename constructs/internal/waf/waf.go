@@ -24,10 +24,10 @@ type Props struct {
 	// without the header are not counted by it (WAF leaves out requests
 	// that lack an aggregation key), and the per-IP rule still sees them.
 	RateLimitPerAuthorization float64
-	// CountOnly lists rules of the common rule set that only count, for
-	// checks the protected resource already makes itself (the API refuses
-	// bodies over 16 KiB with a JSON 413; SizeRestrictions_BODY would block
-	// bodies over 8 KB with a bare 403).
+	// CountOnly lists rules of the common rule set that only count (they
+	// still show in WAF's metrics and sampled requests), for checks the
+	// protected resource makes itself or that would refuse legitimate
+	// input (see constructs/taskapi).
 	CountOnly []string
 }
 
