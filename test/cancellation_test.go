@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
+	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // getAtt renders {"Fn::GetAtt": [id, attr]} as the template holds it.
@@ -317,7 +318,7 @@ func TestCancellationWorkerMappingAndEnvironment(t *testing.T) {
 	}
 	t.Run("processor reads QUEUE_URL", func(t *testing.T) {
 		got := env(s.LogicalID(t, "AWS::Lambda::Function", "CancellationProcessor"))
-		if JSON(got) != JSON(map[string]any{"QUEUE_URL": ref(queue)}) {
+		if JSON(got) != JSON(map[string]any{"QUEUE_URL": ref(queue), metrics.StackEnv: "Unschedule-dev"}) {
 			t.Fatalf("environment %s", JSON(got))
 		}
 	})

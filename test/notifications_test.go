@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/notifications"
@@ -31,6 +32,10 @@ func TestShardsForAMillionUsersSynthesize(t *testing.T) {
 		n := notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{
 			UserPool: auth.UserPool, Shards: shards, TopicNamePrefix: "scale-notify",
 		})
+		n.StoreSettingsIn(awsdynamodb.NewTable(stack, jsii.String("Settings"), &awsdynamodb.TableProps{
+			PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("userId"), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:      &awsdynamodb.Attribute{Name: jsii.String("taskId"), Type: awsdynamodb.AttributeType_STRING},
+		}))
 		if len(n.Topics) != shards {
 			t.Fatalf("%d topics, want %d", len(n.Topics), shards)
 		}
