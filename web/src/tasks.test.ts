@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTaskFromForm, patchFromForm, pollDelay, sortTasks, statusChanges } from './tasks';
+import { dueSoon, filterTasks, newTaskFromForm, patchFromForm, pollDelay, sortTasks, statusChanges, tabCounts, tickFor } from './tasks';
+
+// Form checks compare with now; the fixtures are in 2025.
+const T0 = Date.parse('2025-01-01T00:00:00Z');
 import type { Task, TaskStatus } from './types';
 
 const originalTZ = process.env.TZ;
@@ -16,19 +19,51 @@ function task(id: string, status: TaskStatus, dueAt = '2030-01-01T00:00:00Z', ex
 }
 
 describe('pollDelay', () => {
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  const at = (s: number) => new Date(now + s * 1000).toISOString();
   const cases: { name: string; tasks: Task[]; want: number | null }[] = [
     { name: 'no tasks: no polling', tasks: [], want: null },
     { name: 'only finished tasks: no polling', tasks: [task('1', 'Done'), task('2', 'Expired')], want: null },
-    { name: 'one pending task: poll', tasks: [task('1', 'Done'), task('2', 'Pending')], want: 3000 },
-    { name: 'a pending task past its deadline still polls until it expires', tasks: [task('1', 'Pending', '2000-01-01T00:00:00Z')], want: 3000 },
+    { name: 'just after the next deadline', tasks: [task('1', 'Done', at(5)), task('2', 'Pending', at(10)), task('3', 'Pending', at(20))], want: 10_500 },
+    { name: 'a far deadline: once a minute', tasks: [task('1', 'Pending', at(86400))], want: 60_000 },
+    { name: 'a pending task past its deadline polls every interval until it expires', tasks: [task('1', 'Pending', at(-1))], want: 3000 },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      expect(pollDelay(c.tasks)).toBe(c.want);
+      expect(pollDelay(c.tasks, now)).toBe(c.want);
     });
   }
   it('uses the given interval', () => {
-    expect(pollDelay([task('1', 'Pending')], 500)).toBe(500);
+    expect(pollDelay([task('1', 'Pending', at(-1))], now, 500)).toBe(500);
+  });
+});
+
+describe('tabs and search', () => {
+  const list = [
+    task('a', 'Pending', '2030-01-02T00:00:00Z', { title: 'Kuchen für Zoë backen' }),
+    task('b', 'Pending', '2030-01-01T00:00:00Z', { title: 'Pay rent' }),
+    task('c', 'Done', '2030-01-01T00:00:00Z', { title: 'Pay tax' }),
+    task('d', 'Expired', '2030-01-01T00:00:00Z', { title: 'Call mum' }),
+  ];
+  it('counts each tab', () => expect(tabCounts(list)).toEqual({ Pending: 2, Done: 1, Expired: 1 }));
+  it('filters by tab, sorted', () => expect(filterTasks(list, 'Pending', '').map((t) => t.id)).toEqual(['b', 'a']));
+  it('searches titles, ignoring case and accents', () => {
+    expect(filterTasks(list, 'Pending', 'ZOE').map((t) => t.id)).toEqual(['a']);
+    expect(filterTasks(list, 'Done', 'pay').map((t) => t.id)).toEqual(['c']);
+    expect(filterTasks(list, 'Expired', 'pay')).toEqual([]);
+  });
+});
+
+describe('urgency and ticks', () => {
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  it('due within the hour is soon', () => {
+    expect(dueSoon(task('1', 'Pending', '2030-01-01T00:59:00Z'), now)).toBe(true);
+    expect(dueSoon(task('1', 'Pending', '2030-01-01T01:01:00Z'), now)).toBe(false);
+    expect(dueSoon(task('1', 'Done', '2030-01-01T00:30:00Z'), now)).toBe(false);
+  });
+  it('ticks every second only in the last hour', () => {
+    expect(tickFor('2030-01-01T00:30:00Z', now)).toBe(1000);
+    expect(tickFor('2030-01-02T00:00:00Z', now)).toBe(30_000);
   });
 });
 
@@ -66,13 +101,13 @@ describe('statusChanges', () => {
 
 describe('newTaskFromForm', () => {
   it('builds the request in UTC from the local time', () => {
-    expect(newTaskFromForm({ title: '  Pay rent ', description: ' by transfer ', due: '2025-07-01T09:30' })).toEqual({
+    expect(newTaskFromForm({ title: '  Pay rent ', description: ' by transfer ', due: '2025-07-01T09:30' }, T0)).toEqual({
       ok: true,
       value: { title: 'Pay rent', description: 'by transfer', dueAt: '2025-07-01T07:30:00Z' },
     });
   });
   it('leaves out an empty description', () => {
-    expect(newTaskFromForm({ title: 'x', description: '   ', due: '2025-01-01T09:30' })).toEqual({
+    expect(newTaskFromForm({ title: 'x', description: '   ', due: '2025-01-01T09:30' }, T0)).toEqual({
       ok: true,
       value: { title: 'x', dueAt: '2025-01-01T08:30:00Z' },
     });
@@ -84,7 +119,7 @@ describe('newTaskFromForm', () => {
   ];
   for (const c of invalid) {
     it(`rejects ${c.name}`, () => {
-      const r = newTaskFromForm({ title: c.title, description: '', due: c.due });
+      const r = newTaskFromForm({ title: c.title, description: '', due: c.due }, T0);
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.field).toBe(c.field);
     });
@@ -108,18 +143,18 @@ describe('patchFromForm', () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      expect(patchFromForm(t, { title: c.title, description: c.description, due: c.due })).toEqual({ ok: true, value: c.want });
+      expect(patchFromForm(t, { title: c.title, description: c.description, due: c.due }, T0)).toEqual({ ok: true, value: c.want });
     });
   }
   it('a task without a description and an empty field is unchanged', () => {
     const bare = task('2', 'Pending', '2025-07-01T07:30:00Z', { title: 'A' });
-    expect(patchFromForm(bare, { title: 'A', description: '', due: '2025-07-01T09:30' })).toEqual({ ok: true, value: null });
+    expect(patchFromForm(bare, { title: 'A', description: '', due: '2025-07-01T09:30' }, T0)).toEqual({ ok: true, value: null });
   });
-  it('a deadline with fractional seconds is compared by the second', () => {
+  it('a deadline is compared by the minute (the field has no seconds)', () => {
     const frac = task('3', 'Pending', '2025-07-01T07:30:00.400Z', { title: 'A' });
-    expect(patchFromForm(frac, { title: 'A', description: '', due: '2025-07-01T09:30:00' })).toEqual({ ok: true, value: null });
+    expect(patchFromForm(frac, { title: 'A', description: '', due: '2025-07-01T09:30:00' }, T0)).toEqual({ ok: true, value: null });
   });
   it('rejects a blank title', () => {
-    expect(patchFromForm(t, { title: '', description: '', due: '2025-07-01T09:30' })).toMatchObject({ ok: false, field: 'title' });
+    expect(patchFromForm(t, { title: '', description: '', due: '2025-07-01T09:30' }, T0)).toMatchObject({ ok: false, field: 'title' });
   });
 });
