@@ -9,8 +9,13 @@ export interface TaskApi {
   listAllTasks(): Promise<Task[]>;
   getTask(id: string): Promise<Task>;
   createTask(input: NewTask): Promise<Task>;
-  updateTask(id: string, patch: TaskPatch): Promise<Task>;
-  deleteTask(id: string): Promise<void>;
+  updateTask(id: string, patch: TaskPatch, opts?: SendOptions): Promise<Task>;
+  deleteTask(id: string, opts?: SendOptions): Promise<void>;
+}
+
+export interface SendOptions {
+  /** Let the request outlive the page (sent while the page is closing). */
+  keepalive?: boolean;
 }
 
 /** The caller's notification setting. */
@@ -35,10 +40,10 @@ export function createTaskApi(opts: TaskApiOptions): TaskApi & NotificationsApi 
   const fetchFn = opts.fetchFn ?? ((input, init) => fetch(input, init));
   const maxPages = opts.maxPages ?? 1000;
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async function call<T>(method: string, path: string, body?: unknown, send?: SendOptions): Promise<T> {
     const token = await opts.getToken();
     const headers: Record<string, string> = { Authorization: token, Accept: 'application/json' };
-    const init: RequestInit = { method, headers };
+    const init: RequestInit = { method, headers, ...(send?.keepalive ? { keepalive: true } : {}) };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
@@ -75,9 +80,9 @@ export function createTaskApi(opts: TaskApiOptions): TaskApi & NotificationsApi 
 
     getTask: (id) => call<Task>('GET', `/tasks/${encodeURIComponent(id)}`),
     createTask: (input) => call<Task>('POST', '/tasks', input),
-    updateTask: (id, patch) => call<Task>('PATCH', `/tasks/${encodeURIComponent(id)}`, patch),
-    async deleteTask(id) {
-      await call<void>('DELETE', `/tasks/${encodeURIComponent(id)}`);
+    updateTask: (id, patch, send) => call<Task>('PATCH', `/tasks/${encodeURIComponent(id)}`, patch, send),
+    async deleteTask(id, send) {
+      await call<void>('DELETE', `/tasks/${encodeURIComponent(id)}`, undefined, send);
     },
 
     getNotifications: () => call<NotificationSettings>('GET', '/me/notifications'),

@@ -1,10 +1,11 @@
 // @vitest-environment jsdom
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskApi } from '../api';
+import type { SendOptions, TaskApi } from '../api';
 import type { Auth, Session } from '../auth';
-import { ApiError } from '../http';
+import { ApiError, NetworkError } from '../http';
 import type { NewTask, Task, TaskPatch } from '../types';
+import { toLocalMinute } from '../duetime';
 import { App } from './App';
 
 const originalTZ = process.env.TZ;
@@ -54,15 +55,15 @@ class FakeApi implements TaskApi {
     this.fail();
     return this.add(input);
   }
-  async updateTask(id: string, patch: TaskPatch) {
-    this.calls.push(`update ${id} ${JSON.stringify(patch)}`);
+  async updateTask(id: string, patch: TaskPatch, opts?: SendOptions) {
+    this.calls.push(`update ${id} ${JSON.stringify(patch)}${opts?.keepalive ? ' keepalive' : ''}`);
     this.fail();
     const { status, ...rest } = patch;
     this.set(id, { ...rest, ...(status ? { status: 'Done' as const, completedAt: '2025-01-01T00:00:00Z' } : {}) });
     return this.tasks.get(id)!;
   }
-  async deleteTask(id: string) {
-    this.calls.push(`delete ${id}`);
+  async deleteTask(id: string, opts?: SendOptions) {
+    this.calls.push(`delete ${id}${opts?.keepalive ? ' keepalive' : ''}`);
     this.fail();
     this.tasks.delete(id);
   }
@@ -91,14 +92,23 @@ class FakeAuth implements Auth {
   }
 }
 
-function renderApp(api: FakeApi, session: Session | null = { email: 'a@example.test' }, auth = new FakeAuth()) {
+function renderApp(api: FakeApi, session: Session | null = { email: 'a@example.test' }, auth = new FakeAuth(), undoDelayMs = 60) {
   auth.signedIn = session;
-  render(<App auth={auth} api={api} initialSession={session} pollIntervalMs={20} />);
+  render(<App auth={auth} api={api} initialSession={session} pollIntervalMs={20} undoDelayMs={undoDelayMs} />);
   return auth;
 }
 
 const row = (title: string) => screen.getByText(title, { selector: '[data-testid="task-title"]' }).closest('li')!;
 const announcer = () => screen.getByTestId('announcer');
+const tab = (name: string) => fireEvent.click(screen.getByRole('button', { name: new RegExp(`^${name} \\(\\d+\\)$`) }));
+/** A deadline `days` from today at hh:mm local time: the field's value and the API's UTC. */
+function soon(days: number, hh = 9, mm = 30) {
+  const d = new Date();
+  d.setDate(d.getDate() + days);
+  d.setHours(hh, mm, 0, 0);
+  return { local: toLocalMinute(d), utc: d.toISOString().replace('.000Z', 'Z') };
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('App', () => {
   it('signs up, signs in and signs out', async () => {
@@ -134,15 +144,17 @@ describe('App', () => {
     await screen.findByTestId('tasks-empty');
     const form = screen.getByTestId('create-task-form');
     fireEvent.change(within(form).getByLabelText('Title'), { target: { value: 'Pay rent' } });
-    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: '2099-07-01T09:30' } });
+    const due = soon(30);
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: due.local } });
     fireEvent.click(screen.getByRole('button', { name: 'Add task' }));
 
     const r = await waitFor(() => row('Pay rent'));
     expect(within(r).getByTestId('task-status').textContent).toBe('Pending');
     expect(within(r).getByTestId('task-time-left').textContent).toMatch(/^\d+d \d+h left$/);
-    expect(api.calls).toContain('create {"title":"Pay rent","dueAt":"2099-07-01T07:30:00Z"}');
-    expect(announcer().textContent).toBe('Task "Pay rent" added.');
+    expect(api.calls).toContain(`create {"title":"Pay rent","dueAt":"${due.utc}"}`);
+    expect(announcer().textContent).toMatch(/^Task ‘Pay rent’ added, due /);
     expect((within(form).getByLabelText('Title') as HTMLInputElement).value).toBe('');
+    expect(within(form).getByLabelText('Due').getAttribute('step')).toBeNull();
   });
 
   it('does not send a task without a due time', async () => {
@@ -152,7 +164,7 @@ describe('App', () => {
     const form = screen.getByTestId('create-task-form');
     fireEvent.change(within(form).getByLabelText('Title'), { target: { value: 'Pay rent' } });
     fireEvent.click(screen.getByRole('button', { name: 'Add task' }));
-    expect(await screen.findByText('Enter a valid due date and time.')).toBeTruthy();
+    expect(await screen.findByText('Choose when the task is due.')).toBeTruthy();
     expect(within(form).getByLabelText('Due').getAttribute('aria-invalid')).toBe('true');
     expect(api.calls.some((c) => c.startsWith('create'))).toBe(false);
   });
@@ -163,10 +175,13 @@ describe('App', () => {
     renderApp(api);
     await waitFor(() => row('Soon'));
     act(() => api.set(t.id, { status: 'Expired', expiredAt: '2020-01-01T00:00:01Z' }));
-    await waitFor(() => expect(within(row('Soon')).getByTestId('task-status').textContent).toBe('Expired'));
-    expect(announcer().textContent).toBe('Task "Soon" expired.');
-    expect(within(row('Soon')).queryByRole('button', { name: 'Complete' })).toBeNull();
-    expect(within(row('Soon')).getByRole('button', { name: 'Delete' })).toBeTruthy();
+    await waitFor(() => expect(announcer().textContent).toBe('Task "Soon" expired.'));
+    expect(screen.getByRole('button', { name: 'Expired (1)' })).toBeTruthy();
+    tab('Expired');
+    expect(within(row('Soon')).getByTestId('task-status').textContent).toBe('Expired');
+    expect(within(row('Soon')).getByTestId('task-expired-ago').textContent).toMatch(/^expired \d+ days ago$/);
+    expect(within(row('Soon')).queryByRole('button', { name: /^Complete/ })).toBeNull();
+    expect(within(row('Soon')).getByRole('button', { name: 'Delete ‘Soon’' })).toBeTruthy();
   });
 
   it('completes a task', async () => {
@@ -174,10 +189,14 @@ describe('App', () => {
     const t = api.add({ title: 'Write report', dueAt: '2099-01-01T00:00:00Z' });
     renderApp(api);
     await waitFor(() => row('Write report'));
-    fireEvent.click(within(row('Write report')).getByRole('button', { name: 'Complete' }));
-    await waitFor(() => expect(within(row('Write report')).getByTestId('task-status').textContent).toBe('Done'));
-    expect(api.calls).toContain(`update ${t.id} {"status":"done"}`);
-    expect(within(row('Write report')).queryByRole('button', { name: 'Edit' })).toBeNull();
+    fireEvent.click(within(row('Write report')).getByRole('button', { name: 'Complete ‘Write report’' }));
+    // Shown as done at once; sent when the undo time is over.
+    expect(screen.getByTestId('undo-toast').textContent).toMatch(/Completed ‘Write report’/);
+    expect(api.calls.some((c) => c.startsWith('update'))).toBe(false);
+    await waitFor(() => expect(api.calls).toContain(`update ${t.id} {"status":"done"}`));
+    tab('Done');
+    expect(within(row('Write report')).getByTestId('task-status').textContent).toBe('✓ Done');
+    expect(within(row('Write report')).queryByRole('button', { name: /^Edit/ })).toBeNull();
   });
 
   it('shows a 409 message as written', async () => {
@@ -186,31 +205,33 @@ describe('App', () => {
     renderApp(api);
     await waitFor(() => row('Late'));
     api.nextError = new ApiError(409, 'not_pending', 'This task has already expired.');
-    fireEvent.click(within(row('Late')).getByRole('button', { name: 'Complete' }));
-    expect(await screen.findByText('This task has already expired.')).toBeTruthy();
+    fireEvent.click(within(row('Late')).getByRole('button', { name: 'Complete ‘Late’' }));
+    expect(await screen.findByText('‘Late’ could not be completed: This task has already expired.')).toBeTruthy();
   });
 
   it('edits only the changed fields, and Escape cancels', async () => {
     const api = new FakeApi();
-    const t = api.add({ title: 'Draft', description: 'first', dueAt: '2099-01-01T10:00:00Z' });
+    const first = soon(10, 11, 0);
+    const second = soon(11, 12, 0);
+    const t = api.add({ title: 'Draft', description: 'first', dueAt: first.utc });
     renderApp(api);
     await waitFor(() => row('Draft'));
 
-    fireEvent.click(within(row('Draft')).getByRole('button', { name: 'Edit' }));
+    fireEvent.click(within(row('Draft')).getByRole('button', { name: 'Edit ‘Draft’' }));
     let form = screen.getByTestId('edit-task-form');
     expect(document.activeElement).toBe(within(form).getByLabelText('Title'));
-    expect((within(form).getByLabelText('Due') as HTMLInputElement).value).toBe('2099-01-01T11:00'); // the input normalizes ":00" seconds away
+    expect((within(form).getByLabelText('Due') as HTMLInputElement).value).toBe(first.local); // minutes, no seconds
     fireEvent.keyDown(within(form).getByLabelText('Title'), { key: 'Escape' });
     expect(screen.queryByTestId('edit-task-form')).toBeNull();
-    expect(document.activeElement).toBe(within(row('Draft')).getByRole('button', { name: 'Edit' }));
+    expect(document.activeElement).toBe(within(row('Draft')).getByRole('button', { name: 'Edit ‘Draft’' }));
 
-    fireEvent.click(within(row('Draft')).getByRole('button', { name: 'Edit' }));
+    fireEvent.click(within(row('Draft')).getByRole('button', { name: 'Edit ‘Draft’' }));
     form = screen.getByTestId('edit-task-form');
     fireEvent.change(within(form).getByLabelText('Title'), { target: { value: 'Final' } });
-    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: '2099-01-02T12:00' } });
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: second.local } });
     fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
     await waitFor(() => row('Final'));
-    expect(api.calls).toContain(`update ${t.id} {"title":"Final","dueAt":"2099-01-02T11:00:00Z"}`);
+    expect(api.calls).toContain(`update ${t.id} {"title":"Final","dueAt":"${second.utc}"}`);
     expect(screen.queryByTestId('edit-task-form')).toBeNull();
   });
 
@@ -218,11 +239,12 @@ describe('App', () => {
     const api = new FakeApi();
     const t = api.add({ title: 'Old', dueAt: '2020-01-01T00:00:00Z', status: 'Done' });
     renderApp(api);
+    tab('Done');
     await waitFor(() => row('Old'));
-    fireEvent.click(within(row('Old')).getByRole('button', { name: 'Delete' }));
+    fireEvent.click(within(row('Old')).getByRole('button', { name: 'Delete ‘Old’' }));
     expect(await screen.findByTestId('tasks-empty')).toBeTruthy();
-    expect(api.calls).toContain(`delete ${t.id}`);
-    expect(announcer().textContent).toBe('Task "Old" deleted.');
+    expect(announcer().textContent).toBe('Task ‘Old’ deleted. Undo is available.');
+    await waitFor(() => expect(api.calls).toContain(`delete ${t.id}`));
   });
 
   it('returns to sign-in when the API says the session ended', async () => {
@@ -236,7 +258,8 @@ describe('App', () => {
 
   it('keeps the list and shows a generic message when a poll fails with 5xx', async () => {
     const api = new FakeApi();
-    api.add({ title: 'Keep me', dueAt: '2099-01-01T00:00:00Z' });
+    // Past its deadline but not Expired yet: polled every interval.
+    api.add({ title: 'Keep me', dueAt: '2020-01-01T00:00:00Z' });
     renderApp(api);
     await waitFor(() => row('Keep me'));
     api.nextError = new ApiError(500, 'internal', 'panic: nil map');
@@ -269,5 +292,162 @@ describe('App', () => {
     await waitFor(() => expect(sw.getAttribute('aria-checked')).toBe('false'));
     expect(announcer().textContent).toBe('Expiry emails turned off.');
     expect(notifications.calls).toEqual(['get', 'put false']);
+  });
+
+  it('undo of a delete restores the task and sends nothing', async () => {
+    const api = new FakeApi();
+    const a = api.add({ title: 'Pay rent', dueAt: '2099-01-01T00:00:00Z' });
+    api.add({ title: 'Call mum', dueAt: '2099-01-02T00:00:00Z' });
+    renderApp(api, undefined, undefined, 400);
+    await waitFor(() => row('Pay rent'));
+    fireEvent.click(within(row('Pay rent')).getByRole('button', { name: 'Delete ‘Pay rent’' }));
+    expect(screen.queryByText('Pay rent', { selector: '[data-testid="task-title"]' })).toBeNull();
+    // Focus goes to the next task, not the heading or <body>.
+    expect(document.activeElement).toBe(within(row('Call mum')).getByTestId('task-title'));
+    fireEvent.click(screen.getByRole('button', { name: 'Undo: Deleted ‘Pay rent’.' }));
+    expect(row('Pay rent')).toBeTruthy();
+    expect(document.activeElement).toBe(within(row('Pay rent')).getByTestId('task-title'));
+    await sleep(500);
+    expect(api.calls.filter((c) => !c.startsWith('list'))).toEqual([]);
+    expect(api.tasks.has(a.id)).toBe(true);
+    expect(screen.queryByTestId('undo-toast')).toBeNull();
+  });
+
+  it('sends waiting changes at once, with keepalive, when the page closes', async () => {
+    const api = new FakeApi();
+    const a = api.add({ title: 'Pay rent', dueAt: '2099-01-01T00:00:00Z' });
+    const b = api.add({ title: 'Call mum', dueAt: '2099-01-02T00:00:00Z' });
+    renderApp(api, undefined, undefined, 60_000);
+    await waitFor(() => row('Pay rent'));
+    fireEvent.click(within(row('Pay rent')).getByRole('button', { name: 'Complete ‘Pay rent’' }));
+    fireEvent.click(within(row('Call mum')).getByRole('button', { name: 'Delete ‘Call mum’' }));
+    expect(screen.getByTestId('undo-toast').textContent).toMatch(/2 changes/);
+    act(() => window.dispatchEvent(new Event('pagehide')));
+    await waitFor(() => expect(api.calls).toEqual(expect.arrayContaining([`update ${a.id} {"status":"done"} keepalive`, `delete ${b.id} keepalive`])));
+  });
+
+  it('recreates an expired task with its title, description and a new deadline', async () => {
+    const api = new FakeApi();
+    api.add({ title: 'Renew passport', description: 'at the town hall', dueAt: '2020-01-01T00:00:00Z', status: 'Expired', expiredAt: '2020-01-01T00:00:00Z' });
+    renderApp(api);
+    await screen.findByRole('button', { name: 'Expired (1)' });
+    tab('Expired');
+    fireEvent.click(within(row('Renew passport')).getByRole('button', { name: 'Recreate ‘Renew passport’' }));
+    const form = screen.getByTestId('recreate-task-form');
+    expect((within(form).getByLabelText('Title') as HTMLInputElement).value).toBe('Renew passport');
+    expect((within(form).getByLabelText('Description') as HTMLTextAreaElement).value).toBe('at the town hall');
+    const due = (within(form).getByLabelText('Due') as HTMLInputElement).value;
+    expect(Date.parse(due)).toBeGreaterThan(Date.now());
+    fireEvent.click(within(form).getByRole('button', { name: 'Recreate' }));
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Pending (1)' }).getAttribute('aria-pressed')).toBe('true'));
+    expect(api.calls.find((c) => c.startsWith('create'))).toMatch(/"title":"Renew passport",.*"description":"at the town hall"/);
+    expect(row('Renew passport').getAttribute('data-status')).toBe('Pending');
+  });
+
+  it('a task that expires while edited closes the form and keeps the typed deadline', async () => {
+    const api = new FakeApi();
+    // Past its deadline but not Expired yet: the page polls every interval.
+    const t = api.add({ title: 'Draft', dueAt: '2020-01-01T00:00:00Z' });
+    renderApp(api);
+    await waitFor(() => row('Draft'));
+    fireEvent.click(within(row('Draft')).getByRole('button', { name: 'Edit ‘Draft’' }));
+    const form = screen.getByTestId('edit-task-form');
+    const typed = soon(5, 5, 6);
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: typed.local } });
+    act(() => api.set(t.id, { status: 'Expired', expiredAt: new Date().toISOString() }));
+    const notice = await screen.findByTestId('expired-while-editing');
+    expect(notice.textContent).toMatch(/‘Draft’ expired while you were editing it/);
+    expect(screen.queryByTestId('edit-task-form')).toBeNull();
+    fireEvent.click(within(notice).getByRole('button', { name: 'Recreate with my changes' }));
+    const re = screen.getByTestId('recreate-draft-form');
+    expect((within(re).getByLabelText('Due') as HTMLInputElement).value).toBe(typed.local);
+    fireEvent.click(within(re).getByRole('button', { name: 'Recreate' }));
+    await waitFor(() => expect(api.calls).toContain(`create {"title":"Draft","dueAt":"${typed.utc}"}`));
+  });
+
+  it('quick picks fill the due field; past times are refused in local words with aria-invalid', async () => {
+    const api = new FakeApi();
+    renderApp(api);
+    await screen.findByTestId('tasks-empty');
+    const form = screen.getByTestId('create-task-form');
+    const due = within(form).getByLabelText('Due') as HTMLInputElement;
+    expect(due.min).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d$/);
+    expect(due.max).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d$/);
+    fireEvent.click(within(form).getByRole('button', { name: 'Tomorrow 09:00' }));
+    expect(due.value).toMatch(/T09:00$/);
+    fireEvent.change(within(form).getByLabelText('Title'), { target: { value: 'Old' } });
+    fireEvent.change(due, { target: { value: '2020-01-01T10:00' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Add task' }));
+    expect((await screen.findByTestId('create-task-error')).textContent).toMatch(/^Choose a time in the future: it is already /);
+    expect(due.getAttribute('aria-invalid')).toBe('true');
+    // An API refusal in UTC words is rewritten too.
+    api.nextError = new ApiError(400, 'invalid_request', 'dueAt 2026-01-01T00:00:00Z is not in the future');
+    fireEvent.change(due, { target: { value: soon(3).local } });
+    fireEvent.click(screen.getByRole('button', { name: 'Add task' }));
+    await waitFor(() => expect(screen.getByTestId('create-task-error').textContent).toMatch(/^Choose a time in the future/));
+    expect(screen.getByTestId('create-task-error').textContent).not.toMatch(/Z\b|dueAt/);
+  });
+
+  it('Add shows progress, keeps text typed while saving, and a later success clears a network error', async () => {
+    const api = new FakeApi();
+    renderApp(api);
+    await screen.findByTestId('tasks-empty');
+    const form = screen.getByTestId('create-task-form');
+    const title = within(form).getByLabelText('Title') as HTMLInputElement;
+    api.nextError = new NetworkError(new TypeError('offline')) as unknown as ApiError;
+    fireEvent.change(title, { target: { value: 'A' } });
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: soon(3).local } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Add task' }));
+    expect((await screen.findByTestId('create-task-error')).textContent).toMatch(/Could not reach the server/);
+
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const create = api.createTask.bind(api);
+    api.createTask = async (input) => {
+      await gate;
+      return create(input);
+    };
+    fireEvent.click(within(form).getByRole('button', { name: 'Add task' }));
+    const busy = await within(form).findByRole('button', { name: 'Adding…' });
+    expect((busy as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.change(title, { target: { value: 'B typed while saving' } });
+    release();
+    await waitFor(() => row('A'));
+    expect(title.value).toBe('B typed while saving');
+    expect(screen.getByTestId('create-task-error').textContent).toBe('');
+  });
+
+  it('tabs count and filter the tasks, search by title, clear done and expired, paginate', async () => {
+    const api = new FakeApi();
+    for (let i = 0; i < 25; i++) api.add({ title: `Task ${String(i).padStart(2, '0')}`, dueAt: `2099-01-01T00:${String(i).padStart(2, '0')}:00Z` });
+    api.add({ title: 'Finished', dueAt: '2020-01-01T00:00:00Z', status: 'Done' });
+    api.add({ title: 'Missed', dueAt: '2020-01-01T00:00:00Z', status: 'Expired' });
+    renderApp(api);
+    await screen.findByRole('button', { name: 'Pending (25)' });
+    expect(screen.getByRole('button', { name: 'Done (1)' })).toBeTruthy();
+    expect(screen.getAllByTestId('task-row')).toHaveLength(20);
+    fireEvent.click(screen.getByRole('button', { name: /^Show 5 more/ }));
+    expect(screen.getAllByTestId('task-row')).toHaveLength(25);
+    fireEvent.change(screen.getByLabelText('Search titles'), { target: { value: 'task 1' } });
+    expect(screen.getAllByTestId('task-row')).toHaveLength(10);
+    fireEvent.click(screen.getByRole('button', { name: 'Clear done and expired' }));
+    expect(screen.getByRole('button', { name: 'Done (0)' })).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Expired (0)' })).toBeTruthy();
+    await waitFor(() => expect(api.calls.filter((c) => c.startsWith('delete'))).toHaveLength(2));
+  });
+
+  it('opens the task named by #/tasks/<id>: its tab, highlighted, focused', async () => {
+    const api = new FakeApi();
+    api.add({ title: 'Other', dueAt: '2099-01-01T00:00:00Z' });
+    const t = api.add({ title: 'From the email', dueAt: '2020-01-01T00:00:00Z', status: 'Expired' });
+    window.location.hash = `#/tasks/${t.id}`;
+    try {
+      renderApp(api);
+      await waitFor(() => expect(row('From the email').className).toMatch(/task-highlight/));
+      expect(screen.getByRole('button', { name: 'Expired (1)' }).getAttribute('aria-pressed')).toBe('true');
+      expect(document.activeElement).toBe(within(row('From the email')).getByTestId('task-title'));
+    } finally {
+      window.location.hash = '';
+    }
   });
 });

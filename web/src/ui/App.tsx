@@ -14,10 +14,14 @@ interface Props {
   notifications?: NotificationsApi;
   initialSession: Session | null;
   pollIntervalMs?: number;
+  /** How long Complete and Delete wait for an Undo. Default: UNDO_DELAY_MS. */
+  undoDelayMs?: number;
 }
 
-export function App({ auth, api, notifications, initialSession, pollIntervalMs }: Props) {
+export function App({ auth, api, notifications, initialSession, pollIntervalMs, undoDelayMs }: Props) {
   const [session, setSession] = useState(initialSession);
+  // After signing in on the form, focus goes to the new task's title.
+  const [justSignedIn, setJustSignedIn] = useState(false);
   const [notice, setNotice] = useState('');
   const [signOutError, setSignOutError] = useState('');
   const [announcement, announce] = useAnnouncer();
@@ -26,6 +30,7 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs }
     (s: Session) => {
       setNotice('');
       setSession(s);
+      setJustSignedIn(true);
       announce(`Signed in as ${s.email}.`);
     },
     [announce],
@@ -70,7 +75,15 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs }
       {session ? (
         <>
           {notifications ? <NotificationSetting key={`n-${session.email}`} api={notifications} announce={announce} onUnauthorized={onUnauthorized} /> : null}
-          <TaskPage key={session.email} api={api} announce={announce} onUnauthorized={onUnauthorized} {...(pollIntervalMs ? { pollIntervalMs } : {})} />
+          <TaskPage
+            key={session.email}
+            api={api}
+            announce={announce}
+            onUnauthorized={onUnauthorized}
+            autoFocus={justSignedIn}
+            {...(pollIntervalMs ? { pollIntervalMs } : {})}
+            {...(undoDelayMs !== undefined ? { undoDelayMs } : {})}
+          />
         </>
       ) : (
         <AuthForm key={notice} auth={auth} onSignedIn={onSignedIn} notice={notice} />

@@ -87,7 +87,7 @@ export function NotificationSetting({ api, announce, onUnauthorized }: Props) {
           >
             Email me when a task expires: {settings.enabled ? 'on' : 'off'}
           </button>
-          <p id={`${id}-status`} className={settings.status === 'pending-confirmation' ? 'info' : 'muted'} data-testid="notification-status" data-status={settings.status}>
+          <p id={`${id}-status`} className={settings.status === 'pending-confirmation' ? 'banner' : 'muted'} data-testid="notification-status" data-status={settings.status}>
             {notificationText(settings)}
           </p>
         </>

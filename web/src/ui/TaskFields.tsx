@@ -1,4 +1,5 @@
 import type { RefObject } from 'react';
+import { dueLimits, quickPicks } from '../duetime';
 import type { TaskFormValues } from '../tasks';
 
 interface Props {
@@ -11,11 +12,14 @@ interface Props {
   titleRef?: RefObject<HTMLInputElement | null>;
   dueRef?: RefObject<HTMLInputElement | null>;
   testIdPrefix: string;
+  /** Now, for the quick picks and the field's limits. Default: Date.now() at render. */
+  now?: number;
 }
 
-/** Title, Description and Due inputs, shared by the create and edit forms. */
-export function TaskFields({ idPrefix, values, onChange, invalid, errorId, titleRef, dueRef, testIdPrefix }: Props) {
+/** Title, Description and Due inputs (with quick picks), shared by the task forms. */
+export function TaskFields({ idPrefix, values, onChange, invalid, errorId, titleRef, dueRef, testIdPrefix, now = Date.now() }: Props) {
   const described = (f: keyof TaskFormValues) => (invalid === f ? errorId : undefined);
+  const limits = dueLimits(new Date(now));
   return (
     <>
       <div className="field">
@@ -54,8 +58,9 @@ export function TaskFields({ idPrefix, values, onChange, invalid, errorId, title
           ref={dueRef}
           name="due"
           type="datetime-local"
-          step={1}
           required
+          min={limits.min}
+          max={limits.max}
           value={values.due}
           onChange={(e) => onChange({ ...values, due: e.target.value })}
           aria-invalid={invalid === 'due' || undefined}
@@ -63,8 +68,21 @@ export function TaskFields({ idPrefix, values, onChange, invalid, errorId, title
           data-testid={`${testIdPrefix}-due`}
         />
         <small id={`${idPrefix}-due-hint`} className="hint">
-          In your timezone ({Intl.DateTimeFormat().resolvedOptions().timeZone}).
+          In your time zone ({Intl.DateTimeFormat().resolvedOptions().timeZone}), within a year.
         </small>
+        <div className="picks" role="group" aria-label="Quick picks for Due">
+          {quickPicks(new Date(now)).map((p) => (
+            <button
+              key={p.label}
+              type="button"
+              className="pick"
+              aria-pressed={values.due === p.value}
+              onClick={() => onChange({ ...values, due: p.value })}
+            >
+              {p.label}
+            </button>
+          ))}
+        </div>
       </div>
     </>
   );

@@ -1,53 +1,76 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
-import { patchFromForm, type TaskFormValues } from '../tasks';
-import { formatLocal, formatTimeLeft, utcToLocalInput } from '../time';
-import type { Task, TaskPatch } from '../types';
-import { useMounted } from './hooks';
+import { dueApiError, formatAgo, recreateDue, toLocalMinute } from '../duetime';
+import { dueSoon, patchFromForm, type TaskFormValues, tickFor } from '../tasks';
+import { formatLocal, formatTimeLeft } from '../time';
+import type { NewTask, Task, TaskPatch } from '../types';
+import { useMounted, useNow } from './hooks';
 import { TaskFields } from './TaskFields';
+import { TaskForm } from './TaskForm';
 
 interface Props {
   task: Task;
-  now: number;
-  onComplete: (t: Task) => Promise<void>;
-  onDelete: (t: Task) => Promise<void>;
+  onComplete: (t: Task) => void;
+  onDelete: (t: Task) => void;
   onSave: (t: Task, patch: TaskPatch) => Promise<void>;
+  onRecreate: (from: Task, input: NewTask) => Promise<void>;
+  /** Reports what the edit form holds (null when it closes), so a task that expires while edited keeps the typed values. */
+  onDraft: (t: Task, values: TaskFormValues | null) => void;
   errorText: (err: unknown) => string;
+  /** Shown highlighted (opened from a link). */
+  highlighted?: boolean;
 }
 
-export function TaskRow({ task, now, onComplete, onDelete, onSave, errorText }: Props) {
+/** ‘Pay rent’: the task's title as it appears in button names. */
+export function quoted(title: string): string {
+  return `‘${title}’`;
+}
+
+/** The values a Recreate form starts with: the task's title and description and a new deadline. */
+export function recreateValues(t: Task, now: number): TaskFormValues {
+  return { title: t.title, description: t.description ?? '', due: recreateDue(t.createdAt, t.dueAt, now) };
+}
+
+export function TaskRow({ task, onComplete, onDelete, onSave, onRecreate, onDraft, errorText, highlighted }: Props) {
   const id = useId();
   const [editing, setEditing] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const [recreating, setRecreating] = useState(false);
   const editButton = useRef<HTMLButtonElement>(null);
-  const mounted = useMounted();
-  const wasEditing = useRef(false);
+  const recreateButton = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(false);
   const pending = task.status === 'Pending';
-
-  // Give focus back to the Edit button when the editor closes.
+  const expired = task.status === 'Expired';
+  // Only rows on screen tick, each as often as its text changes.
+  const [tick, setTick] = useState(() => (pending ? tickFor(task.dueAt, Date.now()) : 30_000));
+  const now = useNow(pending || expired, tick);
   useEffect(() => {
-    if (wasEditing.current && !editing) editButton.current?.focus();
-    wasEditing.current = editing;
-  }, [editing]);
+    if (pending) setTick(tickFor(task.dueAt, now));
+  }, [pending, task.dueAt, now]);
 
-  async function act(fn: () => Promise<void>) {
-    if (busy) return;
-    setBusy(true);
-    try {
-      await fn();
-    } finally {
-      if (mounted.current) setBusy(false);
-    }
-  }
+  // A task that stops being Pending closes its editor (TaskPage tells the user and keeps the draft).
+  useEffect(() => {
+    if (!pending && editing) setEditing(false);
+  }, [pending, editing]);
+
+  // Give focus back to the button that opened a form when it closes.
+  const open = editing || recreating;
+  useEffect(() => {
+    if (wasOpen.current && !open) (pending ? editButton : recreateButton).current?.focus();
+    wasOpen.current = open;
+  }, [open, pending]);
+
+  const soon = dueSoon(task, now);
+  const name = quoted(task.title);
+  const cls = ['task', `task-${task.status.toLowerCase()}`, soon ? 'task-soon' : '', highlighted ? 'task-highlight' : ''].filter(Boolean).join(' ');
 
   return (
-    <li className={`task task-${task.status.toLowerCase()}`} data-testid="task-row" data-task-id={task.id} data-status={task.status}>
+    <li className={cls} data-testid="task-row" data-task-id={task.id} data-status={task.status} data-soon={soon || undefined}>
       <article aria-labelledby={`${id}-title`}>
         <div className="task-head">
-          <h3 id={`${id}-title`} className="task-title" data-testid="task-title">
+          <h3 id={`${id}-title`} className="task-title" data-testid="task-title" tabIndex={-1}>
             {task.title}
           </h3>
           <span className={`status status-${task.status.toLowerCase()}`} data-testid="task-status">
-            {task.status}
+            {expired ? 'Expired' : task.status === 'Done' ? '✓ Done' : soon ? 'Due soon' : 'Pending'}
           </span>
         </div>
         {task.description ? <p className="task-description">{task.description}</p> : null}
@@ -57,26 +80,53 @@ export function TaskRow({ task, now, onComplete, onDelete, onSave, errorText }: 
         {editing ? (
           <EditForm
             task={task}
-            onCancel={() => setEditing(false)}
+            onCancel={() => {
+              onDraft(task, null);
+              setEditing(false);
+            }}
+            onChange={(v) => onDraft(task, v)}
             onSave={async (patch) => {
               if (patch) await onSave(task, patch);
-              if (mounted.current) setEditing(false);
+              onDraft(task, null);
+              setEditing(false);
             }}
             errorText={errorText}
+          />
+        ) : recreating ? (
+          <TaskForm
+            heading={`Recreate ${name}`}
+            headingLevel={4}
+            submitLabel="Recreate"
+            busyLabel="Recreating…"
+            initial={recreateValues(task, Date.now())}
+            onCreate={async (input) => {
+              await onRecreate(task, input);
+              setRecreating(false);
+            }}
+            onCancel={() => setRecreating(false)}
+            errorText={errorText}
+            autoFocus
+            testIdPrefix="recreate-task"
+            className="edit"
           />
         ) : (
           <div className="actions">
             {pending ? (
               <>
-                <button type="button" className="primary" onClick={() => void act(() => onComplete(task))} aria-busy={busy} aria-describedby={`${id}-title`}>
+                <button type="button" className="primary" onClick={() => onComplete(task)} aria-label={`Complete ${name}`}>
                   Complete
                 </button>
-                <button type="button" ref={editButton} onClick={() => setEditing(true)} aria-describedby={`${id}-title`}>
+                <button type="button" ref={editButton} onClick={() => setEditing(true)} aria-label={`Edit ${name}`}>
                   Edit
                 </button>
               </>
             ) : null}
-            <button type="button" className="danger" onClick={() => void act(() => onDelete(task))} aria-busy={busy} aria-describedby={`${id}-title`}>
+            {expired ? (
+              <button type="button" className="primary" ref={recreateButton} onClick={() => setRecreating(true)} aria-label={`Recreate ${name}`}>
+                Recreate
+              </button>
+            ) : null}
+            <button type="button" className="danger" onClick={() => onDelete(task)} aria-label={`Delete ${name}`}>
               Delete
             </button>
           </div>
@@ -110,7 +160,10 @@ function TimeLine({ task, now }: { task: Task; now: number }) {
   const at = task.expiredAt ?? task.dueAt;
   return (
     <>
-      Expired <time dateTime={at}>{formatLocal(at)}</time>
+      <span className="expired-ago" data-testid="task-expired-ago">
+        {formatAgo(at, now)}
+      </span>{' '}
+      · was due <time dateTime={at}>{formatLocal(at)}</time>
     </>
   );
 }
@@ -118,11 +171,12 @@ function TimeLine({ task, now }: { task: Task; now: number }) {
 interface EditProps {
   task: Task;
   onCancel: () => void;
+  onChange: (v: TaskFormValues) => void;
   onSave: (patch: TaskPatch | null) => Promise<void>;
   errorText: (err: unknown) => string;
 }
 
-function EditForm({ task, onCancel, onSave, errorText }: EditProps) {
+function EditForm({ task, onCancel, onChange, onSave, errorText }: EditProps) {
   const id = useId();
   const mounted = useMounted();
   const titleRef = useRef<HTMLInputElement>(null);
@@ -130,7 +184,7 @@ function EditForm({ task, onCancel, onSave, errorText }: EditProps) {
   const [values, setValues] = useState<TaskFormValues>(() => ({
     title: task.title,
     description: task.description ?? '',
-    due: utcToLocalInput(task.dueAt),
+    due: toLocalMinute(new Date(task.dueAt)),
   }));
   const [error, setError] = useState<{ text: string; field?: keyof TaskFormValues } | null>(null);
   const [busy, setBusy] = useState(false);
@@ -138,6 +192,11 @@ function EditForm({ task, onCancel, onSave, errorText }: EditProps) {
   useEffect(() => {
     titleRef.current?.focus();
   }, []);
+
+  function change(v: TaskFormValues) {
+    setValues(v);
+    onChange(v);
+  }
 
   async function onSubmit(e: FormEvent) {
     e.preventDefault();
@@ -153,7 +212,9 @@ function EditForm({ task, onCancel, onSave, errorText }: EditProps) {
     try {
       await onSave(r.value);
     } catch (err) {
-      if (mounted.current) setError({ text: errorText(err) });
+      if (!mounted.current) return;
+      const due = dueApiError(err, Date.now());
+      setError(due ? { text: due, field: 'due' } : { text: errorText(err) });
     } finally {
       if (mounted.current) setBusy(false);
     }
@@ -167,11 +228,11 @@ function EditForm({ task, onCancel, onSave, errorText }: EditProps) {
   }
 
   return (
-    <form className="edit" onSubmit={onSubmit} onKeyDown={onKeyDown} noValidate aria-label="Edit task" data-testid="edit-task-form">
+    <form className="edit" onSubmit={onSubmit} onKeyDown={onKeyDown} noValidate aria-label={`Edit ${quoted(task.title)}`} data-testid="edit-task-form">
       <TaskFields
         idPrefix={id}
         values={values}
-        onChange={setValues}
+        onChange={change}
         invalid={error?.field}
         errorId={`${id}-err`}
         titleRef={titleRef}
@@ -182,8 +243,8 @@ function EditForm({ task, onCancel, onSave, errorText }: EditProps) {
         {error?.text}
       </p>
       <div className="actions">
-        <button type="submit" className="primary" aria-busy={busy}>
-          Save
+        <button type="submit" className="primary" disabled={busy} aria-busy={busy}>
+          {busy ? 'Saving…' : 'Save'}
         </button>
         <button type="button" onClick={onCancel}>
           Cancel

@@ -33,3 +33,36 @@ export function useMounted(): RefObject<boolean> {
   }, []);
   return mounted;
 }
+
+/** True while the page is visible (document.visibilityState). */
+export function useVisible(): boolean {
+  const [visible, setVisible] = useState(() => typeof document === 'undefined' || document.visibilityState !== 'hidden');
+  useEffect(() => {
+    const on = () => setVisible(document.visibilityState !== 'hidden');
+    document.addEventListener('visibilitychange', on);
+    return () => document.removeEventListener('visibilitychange', on);
+  }, []);
+  return visible;
+}
+
+/** The task id in a location hash of the form "#/tasks/<id>", or null. */
+export function taskIdFromHash(hash: string): string | null {
+  const m = /^#\/tasks\/([^/?#]+)$/.exec(hash);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return null;
+  }
+}
+
+/** The task id named by the page's hash, following hashchange. */
+export function useHashTask(): string | null {
+  const [id, setId] = useState(() => (typeof location === 'undefined' ? null : taskIdFromHash(location.hash)));
+  useEffect(() => {
+    const on = () => setId(taskIdFromHash(location.hash));
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return id;
+}
