@@ -166,7 +166,7 @@ func TestRunServesAndStops(t *testing.T) {
 			})
 		}
 		if round == 0 {
-			resp, err := http.Post(url+"/local-auth/signup", "application/json", strings.NewReader(`{"email":"ada@example.com","password":"password1"}`))
+			resp, err := http.Post(url+"/local-auth/signup", "application/json", strings.NewReader(`{"email":"ada@example.com","password":"Password-one1"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +175,7 @@ func TestRunServesAndStops(t *testing.T) {
 				t.Fatalf("sign-up: %d", resp.StatusCode)
 			}
 		} else {
-			resp, err := http.Post(url+"/local-auth/signin", "application/json", strings.NewReader(`{"email":"ada@example.com","password":"password1"}`))
+			resp, err := http.Post(url+"/local-auth/signin", "application/json", strings.NewReader(`{"email":"ada@example.com","password":"Password-one1"}`))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -252,6 +252,31 @@ func (d *DB) User(email string) (User, error) {
 	return u, err
 }
 
+// SetPassword replaces a user's password hash; ErrUserNotFound if none.
+func (d *DB) SetPassword(email string, h PasswordHash) error {
+	k := []byte(EmailKey(email))
+	return d.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketUsers)
+		v := b.Get(k)
+		if v == nil {
+			return ErrUserNotFound
+		}
+		var u User
+		if err := json.Unmarshal(v, &u); err != nil {
+			return fmt.Errorf("boltstore: decode user: %w", err)
+		}
+		u.Password = h
+		nv, err := json.Marshal(u)
+		if err != nil {
+			return fmt.Errorf("boltstore: encode user: %w", err)
+		}
+		if err := b.Put(k, nv); err != nil {
+			return fmt.Errorf("boltstore: put user: %w", err)
+		}
+		return nil
+	})
+}
+
 // PutSubscription stores or replaces a subscription (keyed by its ARN).
 func (d *DB) PutSubscription(s Subscription) error {
 	v, err := json.Marshal(s)

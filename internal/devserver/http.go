@@ -35,6 +35,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /config.json", s.serveConfig)
 	mux.HandleFunc("POST /local-auth/signup", s.signUp)
 	mux.HandleFunc("POST /local-auth/signin", s.signIn)
+	mux.HandleFunc("POST /local-auth/forgot-password", s.forgotPassword)
+	mux.HandleFunc("POST /local-auth/reset-password", s.resetPassword)
 	mux.HandleFunc(api.RouteTasks, s.serveAPI(api.RouteTasks))
 	mux.HandleFunc(api.RouteTask, s.serveAPI(api.RouteTask))
 	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
@@ -158,8 +160,8 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_parameter", "Enter a valid email address, such as ada@example.com.")
 		return
 	}
-	if len(c.Password) < MinPasswordLen || len(c.Password) > 256 {
-		writeError(w, http.StatusBadRequest, "invalid_password", "The password must be 8 to 256 characters long.")
+	if err := CheckPasswordPolicy(c.Password); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_password", sentence(err))
 		return
 	}
 	hash, err := HashPassword(c.Password)

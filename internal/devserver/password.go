@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/unschedule/unschedule/internal/boltstore"
 )
@@ -21,8 +23,65 @@ const (
 	passwordKeyLen     = 32
 )
 
-// MinPasswordLen is the shortest password accepted (Cognito's default).
-const MinPasswordLen = 8
+// The password policy of the deployed user pool (constructs/userauth:
+// PasswordMinLength 12, RequireLowercase, RequireUppercase, RequireDigits,
+// RequireSymbols), enforced the same way here. Cognito's symbols are the
+// set below, and a space counts as one when it is neither first nor last;
+// a password may not start or end with a space. Passwords are at most 256
+// characters.
+// https://docs.aws.amazon.com/cognito/latest/developerguide/user-pool-settings-policies.html
+// The web app shows the same rules as a checklist (web/src/password.ts).
+const (
+	MinPasswordLen  = 12
+	MaxPasswordLen  = 256
+	passwordSymbols = "^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-"
+)
+
+// CheckPasswordPolicy returns nil when pw meets the pool's policy, and
+// otherwise an error written for the person choosing it that names every
+// rule it misses.
+func CheckPasswordPolicy(pw string) error {
+	var miss []string
+	if n := utf8.RuneCountInString(pw); n < MinPasswordLen {
+		miss = append(miss, fmt.Sprintf("at least %d characters", MinPasswordLen))
+	} else if n > MaxPasswordLen {
+		miss = append(miss, fmt.Sprintf("at most %d characters", MaxPasswordLen))
+	}
+	var upper, lower, digit, symbol bool
+	for i, r := range pw {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= '0' && r <= '9':
+			digit = true
+		case strings.ContainsRune(passwordSymbols, r):
+			symbol = true
+		case r == ' ' && i > 0 && i < len(pw)-1:
+			symbol = true
+		}
+	}
+	if !upper {
+		miss = append(miss, "an uppercase letter (A-Z)")
+	}
+	if !lower {
+		miss = append(miss, "a lowercase letter (a-z)")
+	}
+	if !digit {
+		miss = append(miss, "a digit (0-9)")
+	}
+	if !symbol {
+		miss = append(miss, "a symbol such as ! ? # or a space")
+	}
+	if strings.HasPrefix(pw, " ") || strings.HasSuffix(pw, " ") {
+		miss = append(miss, "no space at the start or end")
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the password needs %s", strings.Join(miss, ", "))
+}
 
 // HashPassword returns a salted hash of pw.
 func HashPassword(pw string) (boltstore.PasswordHash, error) {

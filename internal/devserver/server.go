@@ -70,6 +70,7 @@ type Server struct {
 	sns        *localSNS
 	subscriber *notify.Subscriber
 	reconciler *reconcile.Reconciler
+	resets     resetCodes
 
 	stepMu    sync.Mutex // one Drain at a time
 	deliverMu sync.Mutex

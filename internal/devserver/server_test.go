@@ -119,7 +119,7 @@ func (e *env) do(method, path, token string, body any) reply {
 // user signs up and signs in, and returns the ID token.
 func (e *env) user(email string) string {
 	e.t.Helper()
-	if r := e.do("POST", "/local-auth/signup", "", map[string]string{"email": email, "password": "password1"}); r.status != http.StatusCreated {
+	if r := e.do("POST", "/local-auth/signup", "", map[string]string{"email": email, "password": "Password-one1"}); r.status != http.StatusCreated {
 		e.t.Fatalf("sign-up: %d %s", r.status, r.raw)
 	}
 	return e.signIn(email)
@@ -128,7 +128,7 @@ func (e *env) user(email string) string {
 // signIn signs the user in and returns the ID token.
 func (e *env) signIn(email string) string {
 	e.t.Helper()
-	r := e.do("POST", "/local-auth/signin", "", map[string]string{"email": email, "password": "password1"})
+	r := e.do("POST", "/local-auth/signin", "", map[string]string{"email": email, "password": "Password-one1"})
 	tok, _ := r.body["idToken"].(string)
 	if r.status != http.StatusOK || tok == "" {
 		e.t.Fatalf("sign-in: %d %s", r.status, r.raw)
@@ -279,18 +279,20 @@ func TestSignUpAndSignIn(t *testing.T) {
 		wantCode string
 		wantMsg  string
 	}{
-		{"sign up", "/local-auth/signup", creds{"email": "ada@example.com", "password": "password1"}, 201, "", ""},
-		{"same email, other case", "/local-auth/signup", creds{"email": "ADA@example.com", "password": "password2"}, 409, "user_exists", ""},
-		{"domain not allowed (PreSignUp rule)", "/local-auth/signup", creds{"email": "eve@example.org", "password": "password1"}, 400, "signup_refused", notify.ErrSignUpRestricted.Error()},
-		{"no email (PreSignUp rule)", "/local-auth/signup", creds{"email": " ", "password": "password1"}, 400, "signup_refused", notify.ErrNoEmail.Error()},
-		{"not an email", "/local-auth/signup", creds{"email": "ada@example.com@", "password": "password1"}, 400, "", ""},
+		{"sign up", "/local-auth/signup", creds{"email": "ada@example.com", "password": "Password-one1"}, 201, "", ""},
+		{"same email, other case", "/local-auth/signup", creds{"email": "ADA@example.com", "password": "Password-two2"}, 409, "user_exists", ""},
+		{"domain not allowed (PreSignUp rule)", "/local-auth/signup", creds{"email": "eve@example.org", "password": "Password-one1"}, 400, "signup_refused", notify.ErrSignUpRestricted.Error()},
+		{"no email (PreSignUp rule)", "/local-auth/signup", creds{"email": " ", "password": "Password-one1"}, 400, "signup_refused", notify.ErrNoEmail.Error()},
+		{"not an email", "/local-auth/signup", creds{"email": "ada@example.com@", "password": "Password-one1"}, 400, "", ""},
 		{"short password", "/local-auth/signup", creds{"email": "bob@example.com", "password": "short"}, 400, "invalid_password", ""},
-		{"unknown field", "/local-auth/signup", map[string]any{"email": "bob@example.com", "password": "password1", "admin": true}, 400, "bad_request", ""},
+		{"the word password (Cognito's policy)", "/local-auth/signup", creds{"email": "bob@example.com", "password": "password"}, 400, "invalid_password",
+			"The password needs at least 12 characters, an uppercase letter (A-Z), a digit (0-9), a symbol such as ! ? # or a space."},
+		{"unknown field", "/local-auth/signup", map[string]any{"email": "bob@example.com", "password": "Password-one1", "admin": true}, 400, "bad_request", ""},
 		{"not JSON", "/local-auth/signup", "[", 400, "bad_request", ""},
-		{"wrong password", "/local-auth/signin", creds{"email": "ada@example.com", "password": "password2"}, 401, "not_authorized", "Incorrect email or password."},
-		{"unknown user", "/local-auth/signin", creds{"email": "zed@example.com", "password": "password1"}, 401, "not_authorized", "Incorrect email or password."},
-		{"sign in", "/local-auth/signin", creds{"email": "Ada@Example.com", "password": "password1"}, 200, "", ""},
-		{"sign in again", "/local-auth/signin", creds{"email": "ada@example.com", "password": "password1"}, 200, "", ""},
+		{"wrong password", "/local-auth/signin", creds{"email": "ada@example.com", "password": "Password-two2"}, 401, "not_authorized", "Incorrect email or password."},
+		{"unknown user", "/local-auth/signin", creds{"email": "zed@example.com", "password": "Password-one1"}, 401, "not_authorized", "Incorrect email or password."},
+		{"sign in", "/local-auth/signin", creds{"email": "Ada@Example.com", "password": "Password-one1"}, 200, "", ""},
+		{"sign in again", "/local-auth/signin", creds{"email": "ada@example.com", "password": "Password-one1"}, 200, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do("POST", tc.path, "", tc.body)
@@ -327,7 +329,7 @@ func TestSignUpAndSignIn(t *testing.T) {
 		}
 	})
 	t.Run("logs hold no password", func(t *testing.T) {
-		if strings.Contains(e.logs.String(), "password1") {
+		if strings.Contains(e.logs.String(), "Password-one1") {
 			t.Fatal("a password reached the logs")
 		}
 	})
@@ -441,7 +443,7 @@ func TestRestartKeepsState(t *testing.T) {
 		}
 	})
 	t.Run("sign-in still works", func(t *testing.T) {
-		r := e.do("POST", "/local-auth/signin", "", map[string]string{"email": "ada@example.com", "password": "password1"})
+		r := e.do("POST", "/local-auth/signin", "", map[string]string{"email": "ada@example.com", "password": "Password-one1"})
 		if r.status != 200 {
 			t.Fatalf("%d %s", r.status, r.raw)
 		}

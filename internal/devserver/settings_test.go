@@ -44,7 +44,7 @@ func TestNotificationSetting(t *testing.T) {
 	if n := outbox(KindTaskExpired); n != 0 {
 		t.Fatalf("%d expiry emails reached someone while notifications are off", n)
 	}
-	if r := e.do("POST", "/local-auth/signin", "", map[string]string{"email": "ada@example.com", "password": "password1"}); r.status != http.StatusOK {
+	if r := e.do("POST", "/local-auth/signin", "", map[string]string{"email": "ada@example.com", "password": "Password-one1"}); r.status != http.StatusOK {
 		t.Fatalf("sign-in: %d %s", r.status, r.raw)
 	}
 	setting("GET", nil, "off")
