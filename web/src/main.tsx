@@ -25,7 +25,8 @@ async function start() {
     const auth = await createAuth(config, fetchFn, window.sessionStorage);
     const api = createTaskApi({ apiUrl: config.apiUrl, getToken: () => auth.getIdToken(), fetchFn });
     const session = await auth.currentSession();
-    render(<App auth={auth} api={api} notifications={api} initialSession={session} />);
+    const codeWhere = config.mode === 'local' ? 'the dev server outbox (/outbox)' : undefined;
+    render(<App auth={auth} api={api} notifications={api} initialSession={session} {...(codeWhere ? { codeWhere } : {})} />);
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : userMessage(err);
     render(

@@ -9,6 +9,8 @@ const amplify = vi.hoisted(() => ({
   fetchAuthSession: vi.fn(),
   fetchUserAttributes: vi.fn(),
   getCurrentUser: vi.fn(),
+  resetPassword: vi.fn(),
+  confirmResetPassword: vi.fn(),
 }));
 
 vi.mock('aws-amplify', () => ({ Amplify: { configure: amplify.configure } }));
@@ -19,6 +21,8 @@ vi.mock('aws-amplify/auth', () => ({
   fetchAuthSession: amplify.fetchAuthSession,
   fetchUserAttributes: amplify.fetchUserAttributes,
   getCurrentUser: amplify.getCurrentUser,
+  resetPassword: amplify.resetPassword,
+  confirmResetPassword: amplify.confirmResetPassword,
 }));
 
 const { createCognitoAuth, mapAuthError } = await import('./cognito');
@@ -73,6 +77,18 @@ describe('cognito auth', () => {
     amplify.signIn.mockResolvedValue({ isSignedIn: false, nextStep: { signInStep: 'CONFIRM_SIGN_UP' } });
     const err = await createCognitoAuth(settings).signIn('a@example.test', 'pw').catch((e: unknown) => e);
     expect(userMessage(err)).toBe('Sign-in needs a step this app does not support (CONFIRM_SIGN_UP).');
+  });
+
+  it('resets a password through ForgotPassword and ConfirmForgotPassword', async () => {
+    amplify.resetPassword.mockResolvedValue({ isPasswordReset: false });
+    amplify.confirmResetPassword.mockResolvedValue(undefined);
+    const auth = createCognitoAuth(settings);
+    await auth.requestPasswordReset('a@example.test');
+    await auth.confirmPasswordReset('a@example.test', ' 123456 ', 'New-password-2');
+    expect(amplify.resetPassword).toHaveBeenCalledWith({ username: 'a@example.test' });
+    expect(amplify.confirmResetPassword).toHaveBeenCalledWith({ username: 'a@example.test', confirmationCode: '123456', newPassword: 'New-password-2' });
+    amplify.confirmResetPassword.mockRejectedValue(named('CodeMismatchException', 'Invalid verification code provided, please try again.'));
+    await expect(auth.confirmPasswordReset('a@example.test', '1', 'New-password-2')).rejects.toThrow('Invalid verification code provided, please try again.');
   });
 
   it('hands out the id token as a string', async () => {

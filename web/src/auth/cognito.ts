@@ -1,8 +1,10 @@
 import { Amplify } from 'aws-amplify';
 import {
+  confirmResetPassword,
   fetchAuthSession,
   fetchUserAttributes,
   getCurrentUser,
+  resetPassword,
   signIn,
   signOut,
   signUp,
@@ -33,6 +35,12 @@ const USER_ERRORS = new Set([
   'EmptySignInPassword',
   'EmptySignUpUsername',
   'EmptySignUpPassword',
+  'CodeMismatchException',
+  'ExpiredCodeException',
+  'EmptyResetPasswordUsername',
+  'EmptyConfirmResetPasswordUsername',
+  'EmptyConfirmResetPasswordNewPassword',
+  'EmptyConfirmResetPasswordConfirmationCode',
 ]);
 
 /** Maps an Amplify error to one the UI shows: user errors as written, the rest generic. */
@@ -97,6 +105,14 @@ export function createCognitoAuth(settings: CognitoSettings): Auth {
       }),
 
     signOut: () => guarded(() => signOut()),
+
+    requestPasswordReset: (email) =>
+      guarded(async () => {
+        await resetPassword({ username: email });
+      }),
+
+    confirmPasswordReset: (email, code, newPassword) =>
+      guarded(() => confirmResetPassword({ username: email, confirmationCode: code.trim(), newPassword })),
 
     async currentSession() {
       try {

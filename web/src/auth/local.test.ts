@@ -80,4 +80,18 @@ describe('local auth', () => {
     expect(await auth.currentSession()).toBeNull();
     expect(store.data.size).toBe(0);
   });
+
+  it('asks for a reset code and sets the new password with it', async () => {
+    const { fn, calls } = fakeServer({
+      '/local-auth/forgot-password': () => ok({ delivery: 'email' }),
+      '/local-auth/reset-password': () => ok({ reset: true }),
+    });
+    const auth = createLocalAuth('http://localhost:8080', fn, memoryStore());
+    await auth.requestPasswordReset('a@example.test');
+    await auth.confirmPasswordReset('a@example.test', ' 123456 ', 'New-password-2');
+    expect(calls.map((c) => [new URL(c.url).pathname, c.body])).toEqual([
+      ['/local-auth/forgot-password', { email: 'a@example.test' }],
+      ['/local-auth/reset-password', { email: 'a@example.test', code: '123456', password: 'New-password-2' }],
+    ]);
+  });
 });

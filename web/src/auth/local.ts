@@ -17,17 +17,20 @@ interface Stored {
 
 /**
  * Sign-in against the local server of `make dev`: POST {apiUrl}/local-auth/signup
- * and /signin with {"email","password"}; signin answers {"idToken"}. The token
+ * and /signin with {"email","password"}; signin answers {"idToken"}. Password
+ * reset: /forgot-password {"email"} puts a code in the outbox, and
+ * /reset-password {"email","code","password"} sets the new password. The token
  * is kept in the given store so a reload stays signed in.
  */
 export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenStore): Auth {
-  function post<T>(path: string, email: string, password: string): Promise<T> {
+  function postJson<T>(path: string, body: unknown): Promise<T> {
     return requestJson<T>(fetchFn, joinUrl(apiUrl, path), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ email, password }),
+      body: JSON.stringify(body),
     });
   }
+  const post = <T>(path: string, email: string, password: string) => postJson<T>(path, { email, password });
 
   function read(): Stored | null {
     const raw = store.getItem(KEY);
@@ -58,6 +61,12 @@ export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenSt
     },
     async signOut() {
       store.removeItem(KEY);
+    },
+    async requestPasswordReset(email) {
+      await postJson<unknown>('/local-auth/forgot-password', { email });
+    },
+    async confirmPasswordReset(email, code, password) {
+      await postJson<unknown>('/local-auth/reset-password', { email, code: code.trim(), password });
     },
     async currentSession() {
       const s = read();

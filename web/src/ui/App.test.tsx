@@ -84,6 +84,14 @@ class FakeAuth implements Auth {
   async signOut() {
     this.signedIn = null;
   }
+  codes = new Map<string, string>();
+  async requestPasswordReset(email: string) {
+    if (this.users.has(email)) this.codes.set(email, '123456');
+  }
+  async confirmPasswordReset(email: string, code: string, password: string) {
+    if (this.codes.get(email) !== code) throw new ApiError(400, 'code_mismatch', 'That code is wrong or has expired. Ask for a new one.');
+    this.users.set(email, password);
+  }
   async currentSession() {
     return this.signedIn;
   }
@@ -111,24 +119,54 @@ function soon(days: number, hh = 9, mm = 30) {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('App', () => {
-  it('signs up, signs in and signs out', async () => {
+  it('signs in; signs up with a live password checklist and is signed in at once; signs out', async () => {
     const api = new FakeApi();
     renderApp(api, null);
     fireEvent.change(screen.getByLabelText('Email'), { target: { value: 'a@example.test' } });
     fireEvent.change(screen.getByLabelText('Password'), { target: { value: 'Secret-123' } });
-
+    expect(screen.getByLabelText('Password').getAttribute('autocomplete')).toBe('current-password');
     fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
     expect(await screen.findByText('Incorrect email or password.')).toBeTruthy();
 
+    fireEvent.click(screen.getByRole('button', { name: 'Create an account' }));
+    expect(screen.getByRole('heading', { name: 'Create an account' })).toBeTruthy();
+    const pw = screen.getByLabelText('Password');
+    expect(pw.getAttribute('autocomplete')).toBe('new-password');
+    fireEvent.change(pw, { target: { value: 'password' } });
+    const unmet = () => [...screen.getByTestId('password-rules').querySelectorAll('[data-met="false"]')].map((li) => li.getAttribute('data-rule'));
+    expect(unmet()).toEqual(['length', 'upper', 'digit', 'symbol']);
     fireEvent.click(screen.getByRole('button', { name: 'Sign up' }));
-    expect(await screen.findByText('Account created for a@example.test. You can sign in now.')).toBeTruthy();
-
-    fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    expect(await screen.findByText('The password does not meet every rule below yet.')).toBeTruthy();
+    fireEvent.change(pw, { target: { value: 'Secret-horse-12' } });
+    expect(unmet()).toEqual([]);
+    fireEvent.click(screen.getByRole('button', { name: 'Sign up' }));
     expect(await screen.findByTestId('tasks-empty')).toBeTruthy();
     expect(screen.getByTestId('signed-in-as').textContent).toBe('a@example.test');
+    // Focus goes to the new task's title.
+    expect(document.activeElement).toBe(within(screen.getByTestId('create-task-form')).getByLabelText('Title'));
 
     fireEvent.click(screen.getByRole('button', { name: 'Sign out' }));
     expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy();
+  });
+
+  it('resets a password with the emailed code and signs in', async () => {
+    const api = new FakeApi();
+    const auth = new FakeAuth();
+    auth.users.set('a@example.test', 'Old-password-1');
+    renderApp(api, null, auth);
+    fireEvent.click(screen.getByRole('button', { name: 'Forgot your password?' }));
+    fireEvent.change(screen.getByLabelText('Email'), { target: { value: 'a@example.test' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Send code' }));
+    expect(await screen.findByText(/a code is on its way/)).toBeTruthy();
+    fireEvent.change(screen.getByLabelText('Code from the email'), { target: { value: '000000' } });
+    fireEvent.change(screen.getByLabelText('New password'), { target: { value: 'New-password-2' } });
+    expect(screen.getByLabelText('New password').getAttribute('autocomplete')).toBe('new-password');
+    fireEvent.click(screen.getByRole('button', { name: 'Set password and sign in' }));
+    expect(await screen.findByText('That code is wrong or has expired. Ask for a new one.')).toBeTruthy();
+    fireEvent.change(screen.getByLabelText('Code from the email'), { target: { value: '123456' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Set password and sign in' }));
+    expect(await screen.findByTestId('tasks-empty')).toBeTruthy();
+    expect(auth.users.get('a@example.test')).toBe('New-password-2');
   });
 
   it('shows loading, then the empty state', async () => {

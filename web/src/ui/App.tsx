@@ -16,9 +16,11 @@ interface Props {
   pollIntervalMs?: number;
   /** How long Complete and Delete wait for an Undo. Default: UNDO_DELAY_MS. */
   undoDelayMs?: number;
+  /** Where password reset codes arrive, as told to the user. Default: "your inbox". */
+  codeWhere?: string;
 }
 
-export function App({ auth, api, notifications, initialSession, pollIntervalMs, undoDelayMs }: Props) {
+export function App({ auth, api, notifications, initialSession, pollIntervalMs, undoDelayMs, codeWhere }: Props) {
   const [session, setSession] = useState(initialSession);
   // After signing in on the form, focus goes to the new task's title.
   const [justSignedIn, setJustSignedIn] = useState(false);
@@ -86,7 +88,7 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs, 
           />
         </>
       ) : (
-        <AuthForm key={notice} auth={auth} onSignedIn={onSignedIn} notice={notice} />
+        <AuthForm key={notice} auth={auth} onSignedIn={onSignedIn} notice={notice} {...(codeWhere ? { codeWhere } : {})} />
       )}
     </Shell>
   );
