@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { scenarios } from './scenarios.mjs';
+import { a11yReport } from './a11y.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -140,7 +141,7 @@ async function main() {
       const start = Date.now();
       const slug = sc.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
       try {
-        await sc.run({ page, url: server.url, log: (msg) => console.log(`    ${msg}`) });
+        await sc.run({ page, url: server.url, results, log: (msg) => console.log(`    ${msg}`) });
         const secs = (Date.now() - start) / 1000;
         await page.screenshot({ path: join(results, `${slug}.png`), fullPage: true });
         console.log(`ok   ${sc.name} (${secs.toFixed(1)} s)`);
@@ -170,6 +171,8 @@ async function main() {
     await rm(dataDir, { recursive: true, force: true });
     await rm(profile, { recursive: true, force: true });
   }
+  await writeFile(join(results, 'a11y.json'), JSON.stringify(a11yReport, null, 2));
+  console.log(`e2e: axe-core (WCAG 2.2 AA) scanned ${a11yReport.length} states: ${a11yReport.reduce((n, r) => n + r.violations.length, 0)} violations`);
   await writeFile(join(results, 'timings.json'), JSON.stringify(timings.map(([name, s, r]) => ({ name, seconds: s, result: r })), null, 2));
   console.log(`e2e: screenshots in ${results}`);
   console.log(`${passed} passed, ${failed} failed`);

@@ -154,6 +154,12 @@ describe('patchFromForm', () => {
     const frac = task('3', 'Pending', '2025-07-01T07:30:00.400Z', { title: 'A' });
     expect(patchFromForm(frac, { title: 'A', description: '', due: '2025-07-01T09:30:00' }, T0)).toEqual({ ok: true, value: null });
   });
+  it('a deadline typed with seconds is compared by the second', () => {
+    const x = task('4', 'Pending', '2025-07-01T07:30:10Z', { title: 'A' });
+    expect(patchFromForm(x, { title: 'A', description: '', due: '2025-07-01T09:30:10' }, T0)).toEqual({ ok: true, value: null });
+    expect(patchFromForm(x, { title: 'A', description: '', due: '2025-07-01T09:30:28' }, T0)).toEqual({ ok: true, value: { dueAt: '2025-07-01T07:30:28Z' } });
+    expect(patchFromForm(x, { title: 'A', description: '', due: '2025-07-01T09:30' }, T0)).toEqual({ ok: true, value: null });
+  });
   it('rejects a blank title', () => {
     expect(patchFromForm(t, { title: '', description: '', due: '2025-07-01T09:30' }, T0)).toMatchObject({ ok: false, field: 'title' });
   });

@@ -116,7 +116,7 @@ export function newTaskFromForm(v: TaskFormValues, now = Date.now()): FormResult
 /**
  * The body of PATCH /tasks/{id} for the edit form: only the fields that
  * changed, or null when nothing did. The deadline counts as changed only when
- * it names a different minute, so opening and saving the form untouched sends
+ * it names a different minute (or second, when seconds were typed), so opening and saving the form untouched sends
  * nothing.
  */
 export function patchFromForm(task: Task, v: TaskFormValues, now = Date.now()): FormResult<TaskPatch | null> {
@@ -126,7 +126,9 @@ export function patchFromForm(task: Task, v: TaskFormValues, now = Date.now()): 
   if (c.value.title !== task.title) patch.title = c.value.title;
   const description = v.description.trim();
   if (description !== (task.description ?? '')) patch.description = description;
-  // The field shows minutes: a deadline counts as unchanged while it names the same minute.
-  if (Math.floor(Date.parse(c.value.dueAt) / 60_000) !== Math.floor(Date.parse(task.dueAt) / 60_000)) patch.dueAt = c.value.dueAt;
+  // The field shows minutes: a deadline counts as unchanged while it names the
+  // same minute, or the same second when seconds were typed.
+  const unit = /T\d\d:\d\d:\d\d/.test(v.due) ? 1000 : 60_000;
+  if (Math.floor(Date.parse(c.value.dueAt) / unit) !== Math.floor(Date.parse(task.dueAt) / unit)) patch.dueAt = c.value.dueAt;
   return { ok: true, value: Object.keys(patch).length ? patch : null };
 }

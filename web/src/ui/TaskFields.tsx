@@ -70,7 +70,7 @@ export function TaskFields({ idPrefix, values, onChange, invalid, errorId, title
         <small id={`${idPrefix}-due-hint`} className="hint">
           In your time zone ({Intl.DateTimeFormat().resolvedOptions().timeZone}), within a year.
         </small>
-        <div className="picks" role="group" aria-label="Quick picks for Due">
+        <div className="picks" role="group" aria-label="Quick picks">
           {quickPicks(new Date(now)).map((p) => (
             <button
               key={p.label}
