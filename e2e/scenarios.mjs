@@ -400,12 +400,13 @@ export const scenarios = [
       await check('tasks');
       const m = await page.evaluate(() => ({
         listTop: document.getElementById('tasks-heading').getBoundingClientRect().top,
+        firstRowTop: document.querySelector('li[data-testid="task-row"]').getBoundingClientRect().top,
         overflow: document.documentElement.scrollWidth - window.innerWidth,
         small: [...document.querySelectorAll('button')]
           .filter((b) => b.offsetParent !== null && b.getBoundingClientRect().height < 44)
           .map((b) => `${b.textContent} (${b.getBoundingClientRect().height}px)`),
       }));
-      log(`list heading at ${m.listTop.toFixed(0)} px of 844; horizontal overflow ${m.overflow} px`);
+      log(`list heading at ${m.listTop.toFixed(0)} px, first task at ${m.firstRowTop.toFixed(0)} px of 844; horizontal overflow ${m.overflow} px`);
       assert.ok(m.listTop < 844, 'the task list starts on the first screen');
       assert.ok(m.overflow <= 0, 'no horizontal scrolling');
       assert.deepEqual(m.small, [], 'every button is at least 44 px tall');
