@@ -382,6 +382,20 @@ describe('App', () => {
     expect(row('Renew passport').getAttribute('data-status')).toBe('Pending');
   });
 
+  it('extends an expired task: a new task with a new deadline replaces it', async () => {
+    const api = new FakeApi();
+    const old = api.add({ title: 'Renew passport', dueAt: '2020-01-01T00:00:00Z', status: 'Expired', expiredAt: '2020-01-01T00:00:00Z' });
+    renderApp(api);
+    await screen.findByRole('button', { name: 'Expired (1)' });
+    tab('Expired');
+    fireEvent.click(within(row('Renew passport')).getByRole('button', { name: 'Extend ‘Renew passport’' }));
+    const form = screen.getByTestId('recreate-task-form');
+    fireEvent.click(within(form).getByRole('button', { name: 'Extend' }));
+    await waitFor(() => expect(api.calls).toContain(`delete ${old.id}`));
+    expect(screen.getByRole('button', { name: 'Expired (0)' })).toBeTruthy();
+    expect(row('Renew passport').getAttribute('data-status')).toBe('Pending');
+  });
+
   it('a task that expires while edited closes the form and keeps the typed deadline', async () => {
     const api = new FakeApi();
     // Past its deadline but not Expired yet: the page polls every interval.

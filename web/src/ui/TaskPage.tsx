@@ -240,9 +240,16 @@ export function TaskPage({ api, announce, onUnauthorized, pollIntervalMs = POLL_
     announce(`Task ${quoted(created.title)} added, due ${formatShort(Date.parse(created.dueAt))}.`);
   }
 
-  async function recreate(from: Task | null, input: NewTask) {
+  async function recreate(from: Task | null, input: NewTask, replace = false) {
     const created = await change(() => api.createTask(input), (list, t) => [...list.filter((x) => x.id !== t.id), t]);
-    announce(`Task ${quoted(created.title)} recreated, due ${formatShort(Date.parse(created.dueAt))}.`);
+    // Extend: the new task takes the expired one's place. The API cannot move
+    // an expired task's deadline (409), so it is a new task and a delete.
+    if (replace && from) {
+      await change(() => api.deleteTask(from.id), (list) => list.filter((x) => x.id !== from.id)).catch((err: unknown) => {
+        if (mounted.current) setActionError(`${quoted(from.title)} was extended, but the expired copy could not be deleted: ${errorText(err)}`);
+      });
+    }
+    announce(`Task ${quoted(created.title)} ${replace ? 'extended' : 'recreated'}, due ${formatShort(Date.parse(created.dueAt))}.`);
     if (!mounted.current) return;
     if (from) setExpiredDraft((d) => (d?.task.id === from.id ? null : d));
     setRecreatingDraft(false);

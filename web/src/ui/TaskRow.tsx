@@ -12,7 +12,8 @@ interface Props {
   onComplete: (t: Task) => void;
   onDelete: (t: Task) => void;
   onSave: (t: Task, patch: TaskPatch) => Promise<void>;
-  onRecreate: (from: Task, input: NewTask) => Promise<void>;
+  /** Creates a new task from an expired one; replace also deletes the expired one (Extend). */
+  onRecreate: (from: Task, input: NewTask, replace: boolean) => Promise<void>;
   /** Reports what the edit form holds (null when it closes), so a task that expires while edited keeps the typed values. */
   onDraft: (t: Task, values: TaskFormValues | null) => void;
   errorText: (err: unknown) => string;
@@ -33,7 +34,8 @@ export function recreateValues(t: Task, now: number): TaskFormValues {
 export function TaskRow({ task, onComplete, onDelete, onSave, onRecreate, onDraft, errorText, highlighted }: Props) {
   const id = useId();
   const [editing, setEditing] = useState(false);
-  const [recreating, setRecreating] = useState(false);
+  // Extend: a new task that replaces the expired one; Recreate: a new task next to it.
+  const [recreating, setRecreating] = useState<false | 'extend' | 'recreate'>(false);
   const editButton = useRef<HTMLButtonElement>(null);
   const recreateButton = useRef<HTMLButtonElement>(null);
   const wasOpen = useRef(false);
@@ -52,7 +54,7 @@ export function TaskRow({ task, onComplete, onDelete, onSave, onRecreate, onDraf
   }, [pending, editing]);
 
   // Give focus back to the button that opened a form when it closes.
-  const open = editing || recreating;
+  const open = editing || recreating !== false;
   useEffect(() => {
     if (wasOpen.current && !open) (pending ? editButton : recreateButton).current?.focus();
     wasOpen.current = open;
@@ -94,13 +96,13 @@ export function TaskRow({ task, onComplete, onDelete, onSave, onRecreate, onDraf
           />
         ) : recreating ? (
           <TaskForm
-            heading={`Recreate ${name}`}
+            heading={`${recreating === 'extend' ? 'Extend' : 'Recreate'} ${name}`}
             headingLevel={4}
-            submitLabel="Recreate"
-            busyLabel="Recreating…"
+            submitLabel={recreating === 'extend' ? 'Extend' : 'Recreate'}
+            busyLabel={recreating === 'extend' ? 'Extending…' : 'Recreating…'}
             initial={recreateValues(task, Date.now())}
             onCreate={async (input) => {
-              await onRecreate(task, input);
+              await onRecreate(task, input, recreating === 'extend');
               setRecreating(false);
             }}
             onCancel={() => setRecreating(false)}
@@ -122,9 +124,14 @@ export function TaskRow({ task, onComplete, onDelete, onSave, onRecreate, onDraf
               </>
             ) : null}
             {expired ? (
-              <button type="button" className="primary" ref={recreateButton} onClick={() => setRecreating(true)} aria-label={`Recreate ${name}`}>
-                Recreate
-              </button>
+              <>
+                <button type="button" className="primary" ref={recreateButton} onClick={() => setRecreating('extend')} aria-label={`Extend ${name}`}>
+                  Extend
+                </button>
+                <button type="button" onClick={() => setRecreating('recreate')} aria-label={`Recreate ${name}`}>
+                  Recreate
+                </button>
+              </>
             ) : null}
             <button type="button" className="danger" onClick={() => onDelete(task)} aria-label={`Delete ${name}`}>
               Delete
