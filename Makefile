@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?= -race -count=1
 # itself is built without it) for no finding, so they run without it.
 SYNTH_TEST_PKGS := ./test/... ./examples/... ./constructs/...
 
-.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim fuzz smoke
+.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim fuzz smoke bench
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -80,6 +80,13 @@ FUZZ_TARGETS := ./internal/task:FuzzParseNewTask ./internal/task:FuzzParsePatch 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	echo "fuzz $$pkg $$name"; go test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); done
+
+## bench: cold init, bundle sizes, synth time, go test -bench and the cost
+## per task lifecycle; prints a table and writes docs/PERFORMANCE.md
+## (BENCH_FLAGS are passed on, e.g. BENCH_FLAGS="-runs 5 -skip synth").
+## Installs the Lambda Runtime Interface Emulator into bin/. Minutes.
+bench: deps
+	go run ./cmd/bench $(BENCH_FLAGS)
 
 ## lint: gofmt, go vet, staticcheck, and a tidy go.mod.
 lint: deps

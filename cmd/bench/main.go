@@ -1,0 +1,593 @@
+// Command bench measures the app and writes docs/PERFORMANCE.md (`make
+// bench`): per function the zipped linux/arm64 bundle and the cold init
+// under the Lambda Runtime Interface Emulator against two references;
+// `cdk synth` of the app against an empty CDK app; the `go test -bench`
+// benchmarks; and the cost per million task lifecycles. Run it from the
+// module root. The logic it relies on is in internal/bench (tested); this
+// file runs processes and clocks.
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/internal/bench"
+)
+
+func main() {
+	var o bench.Options
+	flag.IntVar(&o.InitRuns, "runs", 15, "cold-init runs per function and reference (interleaved)")
+	flag.IntVar(&o.SynthRuns, "synth-runs", 5, "synth runs per app (interleaved)")
+	flag.IntVar(&o.BuildRuns, "build-runs", 3, "runs of the 7-builds vs one-build comparison")
+	flag.StringVar(&o.BenchTime, "benchtime", "1s", "go test -benchtime")
+	out := flag.String("out", "docs/PERFORMANCE.md", "the report to write (\"\" to only print)")
+	skip := flag.String("skip", "", "comma-separated parts to skip: init,synth,gobench (the doc then says so)")
+	flag.Parse()
+	for _, s := range strings.Split(*skip, ",") {
+		if s != "" {
+			o.Skip = append(o.Skip, s)
+		}
+	}
+	o.Command = "make bench"
+	if args := os.Args[1:]; len(args) > 0 {
+		o.Command = "go run ./cmd/bench " + strings.Join(args, " ")
+	}
+	if err := run(o, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o bench.Options, out string) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return errors.New("run from the module root (where go.mod is)")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "unschedule-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	r := bench.Report{Options: o, Started: time.Now().UTC(), Machine: machine(goBin)}
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...) }
+
+	fns, err := functions(root)
+	if err != nil {
+		return err
+	}
+	r.Memory, r.MemoryFrom = memorySizes(filepath.Join(root, "cdk.out"), fns)
+
+	logf("building %d functions for linux/arm64 with gofn.Build", len(fns))
+	for _, fn := range fns {
+		out := filepath.Join(tmp, "arm64", fn, "bootstrap")
+		if err := gofn.Build(goBin, root, "lambdas/"+fn, out); err != nil {
+			return err
+		}
+		raw, zipped, err := sizes(out)
+		if err != nil {
+			return err
+		}
+		r.Functions = append(r.Functions, bench.FunctionResult{Name: fn, BinaryBytes: raw, ZipBytes: zipped})
+	}
+
+	if !o.Skipped("synth") {
+		if err := synth(&r, root, goBin, tmp, fns, logf); err != nil {
+			return err
+		}
+		// The memory sizes as synthesized just now.
+		r.Memory, r.MemoryFrom = memorySizes(filepath.Join(tmp, "app.out"), fns)
+	}
+	if !o.Skipped("init") {
+		if err := coldInit(&r, root, goBin, tmp, fns, logf); err != nil {
+			return err
+		}
+	}
+	if !o.Skipped("gobench") {
+		logf("go test -bench")
+		if err := goBenchmarks(&r, root, goBin, o.BenchTime); err != nil {
+			return err
+		}
+	}
+	for _, p := range bench.Paths {
+		u, err := bench.CountLifecycle(context.Background(), p)
+		if err != nil {
+			return fmt.Errorf("count %s: %w", p, err)
+		}
+		r.Usage = append(r.Usage, bench.PathUsage{Path: p, Usage: u})
+	}
+	r.Finished = time.Now().UTC()
+	doc, err := bench.RenderDoc(r)
+	if err != nil {
+		return err
+	}
+	fmt.Print(bench.Summary(r))
+	if out == "" {
+		return nil
+	}
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	if err := os.WriteFile(out, []byte(doc), 0o644); err != nil {
+		return err
+	}
+	logf("wrote %s", out)
+	return nil
+}
+
+// functions lists the packages under lambdas/ that hold a main.go.
+func functions(root string) ([]string, error) {
+	ms, err := filepath.Glob(filepath.Join(root, "lambdas", "*", "main.go"))
+	if err != nil {
+		return nil, err
+	}
+	var fns []string
+	for _, m := range ms {
+		fns = append(fns, filepath.Base(filepath.Dir(m)))
+	}
+	sort.Strings(fns)
+	if len(fns) == 0 {
+		return nil, errors.New("no lambdas/*/main.go")
+	}
+	return fns, nil
+}
+
+// sizes returns the binary's size and the size of a zip holding it as
+// `bootstrap` (deflate, as the CDK asset zip).
+func sizes(bin string) (raw, zipped int64, err error) {
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		return 0, 0, err
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	h := &zip.FileHeader{Name: "bootstrap", Method: zip.Deflate}
+	h.SetMode(0o755)
+	w, err := zw.CreateHeader(h)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return 0, 0, err
+	}
+	if err := zw.Close(); err != nil {
+		return 0, 0, err
+	}
+	return int64(len(b)), int64(buf.Len()), nil
+}
+
+func machine(goBin string) bench.Machine {
+	m := bench.Machine{NumCPU: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := exec.Command(goBin, "version").Output(); err == nil {
+		m.Go = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m.LoadAvg = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return m
+}
+
+// memorySizes reads each function's memory from the dev template in the
+// cloud assembly dir, matching a function to its folder by its role's
+// description ("Execution role of lambdas/<name>", set by gofn). Without
+// a template every function gets gofn's default, 128, and from says so.
+func memorySizes(dir string, fns []string) (sizes map[string]int, from string) {
+	out := map[string]int{}
+	for _, fn := range fns {
+		out[fn] = 128
+	}
+	file := filepath.Join(dir, "Unschedule-dev.template.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return out, "gofn's default (128 MB): no synthesized dev template was found"
+	}
+	var t struct {
+		Resources map[string]struct {
+			Type       string
+			Properties map[string]any
+		}
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return out, "gofn's default (128 MB): " + err.Error()
+	}
+	for _, res := range t.Resources {
+		if res.Type != "AWS::Lambda::Function" {
+			continue
+		}
+		role, _ := res.Properties["Role"].(map[string]any)
+		ga, _ := role["Fn::GetAtt"].([]any)
+		if len(ga) == 0 {
+			continue
+		}
+		id, _ := ga[0].(string)
+		desc, _ := t.Resources[id].Properties["Description"].(string)
+		fn, ok := strings.CutPrefix(desc, "Execution role of lambdas/")
+		if mem, isNum := res.Properties["MemorySize"].(float64); ok && isNum {
+			out[fn] = int(mem)
+		}
+	}
+	return out, "the synthesized dev template"
+}
+
+// coldInit builds every function and the references for this machine's
+// architecture (gofn.Build with GOARCH overridden: the same flags as the
+// deployed build) and measures their init under the emulator.
+func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(string, ...any)) error {
+	rie := filepath.Join(root, "bin", "aws-lambda-rie")
+	if _, err := os.Stat(rie); err != nil {
+		logf("installing the Runtime Interface Emulator into bin/")
+		cmd := exec.Command(goBin, "install", bench.RIEModule)
+		cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(root, "bin"), "GOFLAGS=-mod=mod")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go install %s: %w\n%s", bench.RIEModule, err, b)
+		}
+	}
+	// gofn.Build sets GOARCH=arm64 in the go command's environment; this
+	// wrapper sets it to the host's before running the real go command.
+	wrapper := filepath.Join(tmp, "go-host")
+	script := fmt.Sprintf("#!/bin/sh\nGOARCH=%s exec %q \"$@\"\n", runtime.GOARCH, goBin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		return err
+	}
+	var targets []bench.InitTarget
+	build := func(name, entry string, env []string) error {
+		out := filepath.Join(tmp, runtime.GOARCH, name, "bootstrap")
+		if _, err := os.Stat(out); err != nil {
+			if err := gofn.Build(wrapper, root, entry, out); err != nil {
+				return err
+			}
+		}
+		targets = append(targets, bench.InitTarget{Name: name, Bin: out, Env: env})
+		return nil
+	}
+	logf("building %d functions and the references for linux/%s", len(fns), runtime.GOARCH)
+	if err := build(bench.RefBare, "internal/bench/refs/bare", nil); err != nil {
+		return err
+	}
+	for _, st := range bench.FloorStages {
+		if err := build(st.Name, "internal/bench/refs/floor", []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
+			return err
+		}
+	}
+	for _, fn := range fns {
+		if err := build(fn, "lambdas/"+fn, nil); err != nil {
+			return err
+		}
+	}
+	// Python with boto3, the seed design's runtime, when the machine has
+	// it: interpreter start plus boto3 and the four clients (no emulator:
+	// compare it with python-bare, the interpreter alone).
+	python := ""
+	if b, err := exec.Command("python3", "-c", "import boto3, sys; print(sys.executable)").Output(); err == nil {
+		// The interpreter itself, not a version manager's shim.
+		python = strings.TrimSpace(string(b))
+		r.PythonMeasured = true
+	}
+
+	logf("cold init: %d targets x %d runs under the emulator (interleaved, rotating order)", len(targets), r.Options.InitRuns)
+	results := map[string][]float64{}
+	errs := map[string]string{}
+	rounds := r.Options.InitRuns + 1 // the first round warms the page cache and is dropped
+	for round := 0; round < rounds; round++ {
+		order := rand.Perm(len(targets))
+		for _, i := range order {
+			t := targets[i]
+			mem := r.Memory[t.Name]
+			if mem == 0 {
+				mem = 128
+			}
+			ms, err := initOnce(rie, t, bench.LambdaEnv(t.Name, mem))
+			if err != nil {
+				errs[t.Name] = err.Error()
+				continue
+			}
+			if round > 0 {
+				results[t.Name] = append(results[t.Name], ms)
+			}
+		}
+		if r.PythonMeasured {
+			for _, p := range []struct{ name, code string }{
+				{bench.RefPythonBare, "pass"},
+				{bench.RefPythonBoto3, "import boto3\nc=[boto3.client(s, region_name='us-east-1') for s in ('dynamodb','scheduler','sns','sqs')]"},
+			} {
+				start := time.Now()
+				cmd := exec.Command(python, "-c", p.code)
+				cmd.Env = bench.LambdaEnv(p.name, 128)
+				cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"), "HOME="+tmp)
+				if b, err := cmd.CombinedOutput(); err != nil {
+					return fmt.Errorf("python %s: %w\n%s", p.name, err, b)
+				}
+				if round > 0 {
+					results[p.name] = append(results[p.name], float64(time.Since(start).Microseconds())/1000)
+				}
+			}
+		}
+		fmt.Fprintf(os.Stderr, ".")
+	}
+	fmt.Fprintln(os.Stderr)
+	r.Init = results
+	r.InitErrors = errs
+	return nil
+}
+
+// initOnce starts the emulator on the bootstrap, invokes it once and
+// returns the init duration the emulator logged.
+func initOnce(rie string, t bench.InitTarget, env []string) (float64, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return 0, err
+	}
+	api := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	cmd := exec.Command(rie, "--runtime-interface-emulator-address", api,
+		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), t.Bin)
+	cmd.Dir = filepath.Dir(t.Bin)
+	cmd.Env = append(append(env, "PATH=/usr/bin:/bin"), t.Env...)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the emulator and the bootstrap it started
+		_ = cmd.Wait()
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", api, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%s: the emulator did not listen: %s", t.Name, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	client := &http.Client{Timeout: 20 * time.Second}
+	resp, err := client.Post("http://"+api+"/2015-03-31/functions/function/invocations", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: invoke: %w: %s", t.Name, err, out.String())
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	for time.Now().Before(deadline) {
+		if ms, err := bench.ParseInitDuration(out.Bytes()); err == nil {
+			return ms, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("%s: %w; emulator output:\n%s", t.Name, bench.ErrNoInitReport, out.String())
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// synth times `cdk synth` of this app (dev), `cdk list` of it (the same
+// app with bundling skipped), and `cdk synth` of an empty Go CDK app with
+// one queue in a scratch module, interleaved; then the seven `go build`s
+// of bundling against one `go build` of all function packages.
+func synth(r *bench.Report, root, goBin, tmp string, fns []string, logf func(string, ...any)) error {
+	cdk, err := exec.LookPath("cdk")
+	if err != nil {
+		return errors.New("no cdk on PATH: run through `make bench` (node_modules/.bin) after `npm ci`")
+	}
+	empty := filepath.Join(tmp, "emptyapp")
+	if err := bench.WriteEmptyApp(empty, root); err != nil {
+		return err
+	}
+	tidy := exec.Command(goBin, "mod", "tidy")
+	tidy.Dir = empty
+	if b, err := tidy.CombinedOutput(); err != nil {
+		return fmt.Errorf("empty app: go mod tidy: %w\n%s", err, b)
+	}
+	ctx := []string{"-c", "env=dev"}
+	if _, err := os.Stat(filepath.Join(root, "web", "dist", "index.html")); err != nil {
+		ctx = append(ctx, "-c", "webPlaceholder=true")
+		r.WebPlaceholder = true
+	}
+	variants := []struct {
+		name, dir string
+		args      []string
+	}{
+		{bench.SynthEmpty, empty, []string{"synth", "--quiet", "-o", filepath.Join(tmp, "empty.out")}},
+		{bench.SynthApp, root, append([]string{"synth", "--quiet", "-o", filepath.Join(tmp, "app.out")}, ctx...)},
+		{bench.SynthAppNoBundling, root, append([]string{"list", "-o", filepath.Join(tmp, "list.out")}, ctx...)},
+	}
+	r.SynthCommands = nil
+	for _, v := range variants {
+		r.SynthCommands = append(r.SynthCommands, "cdk "+strings.Join(v.args, " ")+"  (in "+rel(root, tmp, v.dir)+")")
+	}
+	logf("synth: %d variants x %d runs (plus one warm-up round)", len(variants), r.Options.SynthRuns)
+	r.Synth = map[string][]float64{}
+	for round := 0; round <= r.Options.SynthRuns; round++ {
+		for _, i := range rand.Perm(len(variants)) {
+			v := variants[i]
+			cmd := exec.Command(cdk, v.args...)
+			cmd.Dir = v.dir
+			cmd.Env = append(os.Environ(), "CDK_DISABLE_VERSION_CHECK=1")
+			start := time.Now()
+			if b, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%s: cdk %s: %w\n%s", v.name, strings.Join(v.args, " "), err, b)
+			}
+			if round > 0 {
+				r.Synth[v.name] = append(r.Synth[v.name], time.Since(start).Seconds())
+			}
+		}
+		fmt.Fprintf(os.Stderr, ".")
+	}
+	fmt.Fprintln(os.Stderr)
+
+	logf("bundling: %d sequential gofn.Build vs one go build of all, %d runs", len(fns), r.Options.BuildRuns)
+	r.Builds = map[string][]float64{}
+	for round := 0; round < r.Options.BuildRuns; round++ {
+		start := time.Now()
+		for _, fn := range fns {
+			if err := gofn.Build(goBin, root, "lambdas/"+fn, filepath.Join(tmp, "seq", fn, "bootstrap")); err != nil {
+				return err
+			}
+		}
+		r.Builds[bench.BuildSequential] = append(r.Builds[bench.BuildSequential], time.Since(start).Seconds())
+		start = time.Now()
+		if err := buildAll(root, goBin, tmp, fns); err != nil {
+			return err
+		}
+		r.Builds[bench.BuildOne] = append(r.Builds[bench.BuildOne], time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// buildAll is the prototype of "one go build": the same flags and
+// environment as gofn.Build (read from the go command gofn runs, through
+// a recording wrapper), all packages in one invocation with -o a folder.
+func buildAll(root, goBin, tmp string, fns []string) error {
+	rec := filepath.Join(tmp, "go-record")
+	args := filepath.Join(tmp, "go-args")
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %q\nenv | grep -E '^(GOOS|GOARCH|CGO_ENABLED|GOFLAGS)=' >> %q.env\n", args, args)
+	if err := os.WriteFile(rec, []byte(script), 0o755); err != nil {
+		return err
+	}
+	_ = os.Remove(args + ".env")
+	if err := gofn.Build(rec, root, "lambdas/"+fns[0], filepath.Join(tmp, "ignored")); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(args)
+	if err != nil {
+		return err
+	}
+	envb, err := os.ReadFile(args + ".env")
+	if err != nil {
+		return err
+	}
+	recorded := strings.Split(strings.TrimSpace(string(b)), "\n")
+	// recorded: build <flags...> -o <out> ./<entry>
+	var flags []string
+	for i := 1; i < len(recorded); i++ {
+		if recorded[i] == "-o" {
+			break
+		}
+		flags = append(flags, recorded[i])
+	}
+	outDir := filepath.Join(tmp, "all")
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	cmdArgs := append(append([]string{"build"}, flags...), "-o", outDir+string(filepath.Separator))
+	for _, fn := range fns {
+		cmdArgs = append(cmdArgs, "./lambdas/"+fn)
+	}
+	cmd := exec.Command(goBin, cmdArgs...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), strings.Fields(string(envb))...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(cmdArgs, " "), err, b)
+	}
+	return nil
+}
+
+func rel(root, tmp, dir string) string {
+	if dir == root {
+		return "the module root"
+	}
+	return "a scratch module: " + strings.TrimPrefix(dir, tmp+string(filepath.Separator))
+}
+
+// goBenchmarks runs the *_bench_test.go benchmarks.
+func goBenchmarks(r *bench.Report, root, goBin, benchtime string) error {
+	files, err := filepath.Glob(filepath.Join(root, "*", "*", "*_bench_test.go"))
+	if err != nil {
+		return err
+	}
+	more, _ := filepath.Glob(filepath.Join(root, "*", "*", "*", "*_bench_test.go"))
+	files = append(files, more...)
+	seen := map[string]bool{}
+	var pkgs []string
+	for _, f := range files {
+		d := "./" + filepath.ToSlash(strings.TrimPrefix(filepath.Dir(f), root+string(filepath.Separator)))
+		if !seen[d] {
+			seen[d] = true
+			pkgs = append(pkgs, d)
+		}
+	}
+	sort.Strings(pkgs)
+	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1"}, pkgs...)
+	r.GoBenchCommand = "go " + strings.Join(args, " ")
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", r.GoBenchCommand, err, out)
+	}
+	r.GoBench, err = bench.ParseGoBench(out)
+	return err
+}
+
+// lockedBuffer is a bytes.Buffer safe for the emulator's two pipes and
+// the reader polling it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf.Bytes()...)
+}
+
+func (b *lockedBuffer) String() string { return string(b.Bytes()) }

@@ -1,0 +1,198 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/pipeline"
+	"github.com/unschedule/unschedule/internal/task"
+)
+
+// Path is a task lifecycle whose AWS calls are counted.
+type Path string
+
+// The lifecycles priced per million. Each starts with a POST /tasks.
+const (
+	// PathExpire: the task is left alone and expires at its deadline; its
+	// owner gets one email.
+	PathExpire Path = "expire"
+	// PathCancel: the task is completed before its deadline; its schedule
+	// is deleted and it never fires.
+	PathCancel Path = "cancel"
+	// PathReschedule: the deadline is moved once (PATCH dueAt), the
+	// schedule follows, and the task expires at the new deadline.
+	PathReschedule Path = "reschedule"
+)
+
+// Paths lists the lifecycles in report order.
+var Paths = []Path{PathExpire, PathCancel, PathReschedule}
+
+// Usage is what one lifecycle makes AWS do, counted on the in-process
+// pipeline (internal/pipeline: the real handler code on the memory
+// adapters), at the EventBridge Scheduler execution layer.
+type Usage struct {
+	// APIRequests: REST API calls (API Gateway requests, and invocations
+	// of the api function).
+	APIRequests int
+	// Invocations of each function, by its folder under lambdas/.
+	Invocations map[string]int
+	// DynamoDB requests by store operation; each is one request unit
+	// (items are well under 1 KB; a failed conditional write still
+	// consumes its write).
+	DynamoWrites, DynamoReads map[string]int
+	// SchedulerCalls: EventBridge Scheduler API calls by operation (not
+	// billed; counted for the record).
+	SchedulerCalls map[string]int
+	// SchedulerInvocations: schedules that fired (billed).
+	SchedulerInvocations int
+	// SQSRequests: FIFO queue requests: SendMessageBatch from the stream
+	// processor, and the worker's event source mapping's ReceiveMessage
+	// and DeleteMessageBatch for each batch it delivered.
+	SQSRequests int
+	// SNSPublishes and the email deliveries they make (one subscription
+	// per user matches its filter policy).
+	SNSPublishes, EmailDeliveries int
+	// AppLogBytes: JSON log bytes the handler code wrote (CloudWatch Logs
+	// ingestion; platform log lines are estimated separately).
+	AppLogBytes int
+}
+
+// Total returns the sum of a by-operation count.
+func Total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Keys returns m's keys, sorted.
+func Keys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// storeWrites are the memory.Store operations that write.
+var storeWrites = map[string]bool{"Create": true, "UpdatePending": true, "Delete": true, "Expire": true,
+	"ClaimNotification": true, "MarkNotified": true, "SetScheduleRepair": true}
+
+type countingWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.n += len(p)
+	w.mu.Unlock()
+	return len(p), nil
+}
+
+// CountLifecycle runs one lifecycle of path through the whole in-process
+// pipeline, one task at a time (so every stream and queue batch holds one
+// record: the upper bound for batching), and counts its AWS usage. The
+// reconciler is not run: it is a fixed cost per period, not per task.
+func CountLifecycle(ctx context.Context, path Path) (Usage, error) {
+	u := Usage{Invocations: map[string]int{}, DynamoWrites: map[string]int{}, DynamoReads: map[string]int{}}
+	logs := &countingWriter{}
+	p, err := pipeline.New(pipeline.Options{Log: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		return u, err
+	}
+	p.Store.Fail = func(op string) error {
+		if storeWrites[op] {
+			u.DynamoWrites[op]++
+		} else {
+			u.DynamoReads[op]++
+		}
+		return nil
+	}
+	sent := 0
+	p.Queue.Fail = func(cancel.Message) error { sent++; return nil }
+	t0 := p.Clock.Now()
+	due := t0.Add(time.Hour)
+	user := "user-1"
+	tk, err := p.Service.Create(ctx, user, task.NewTask{Title: "water the plants", DueAt: due})
+	if err != nil {
+		return u, fmt.Errorf("create: %w", err)
+	}
+	u.APIRequests++
+	step := func(at time.Time) error {
+		for i := 0; i < pipeline.MaxSteps; i++ {
+			sentBefore := sent
+			r := p.Step(ctx, at)
+			if sent > sentBefore {
+				u.SQSRequests++ // one SendMessageBatch per processor invocation
+			}
+			if r.Delivered > 0 {
+				u.Invocations["cancelworker"]++
+				u.SQSRequests += 2 // ReceiveMessage and DeleteMessageBatch
+			}
+			u.SchedulerInvocations += r.Fired
+			u.Invocations["expiry"] += r.Fired
+			if !r.Moved() {
+				return nil
+			}
+		}
+		return pipeline.ErrNotSettled
+	}
+	if err := step(t0); err != nil {
+		return u, err
+	}
+	end := due
+	switch path {
+	case PathExpire:
+	case PathCancel:
+		at := t0.Add(10 * time.Minute)
+		p.Clock.Set(at)
+		if _, err := p.Service.Update(ctx, user, tk.TaskID, task.Patch{Complete: true}); err != nil {
+			return u, fmt.Errorf("complete: %w", err)
+		}
+		u.APIRequests++
+		if err := step(at); err != nil {
+			return u, err
+		}
+	case PathReschedule:
+		at := t0.Add(10 * time.Minute)
+		p.Clock.Set(at)
+		end = due.Add(time.Hour)
+		if _, err := p.Service.Update(ctx, user, tk.TaskID, task.Patch{DueAt: &end}); err != nil {
+			return u, fmt.Errorf("reschedule: %w", err)
+		}
+		u.APIRequests++
+		if err := step(at); err != nil {
+			return u, err
+		}
+	default:
+		return u, fmt.Errorf("unknown path %q", path)
+	}
+	if err := step(end.Add(time.Second)); err != nil {
+		return u, err
+	}
+	u.Invocations["api"] = u.APIRequests
+	// The stream mapping's filter passes MODIFY and REMOVE records only
+	// (constructs/cancellation.StreamFilter): each invokes the processor.
+	changes, _ := p.Store.Changes(0)
+	for _, c := range changes {
+		if c.Kind != task.ChangeInsert {
+			u.Invocations["streamprocessor"]++
+		}
+	}
+	u.SchedulerCalls = map[string]int{}
+	for op, n := range p.Scheduler.Calls {
+		u.SchedulerCalls[op] = n
+	}
+	u.SNSPublishes = len(p.Outbox.Sent())
+	u.EmailDeliveries = u.SNSPublishes
+	u.AppLogBytes = logs.n
+	return u, nil
+}

@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// Options are cmd/bench's settings, recorded in the doc.
+type Options struct {
+	InitRuns, SynthRuns, BuildRuns int
+	BenchTime                      string
+	Skip                           []string
+	// Command is how the run was started.
+	Command string
+}
+
+// Skipped reports whether part (init, synth, gobench) was skipped.
+func (o Options) Skipped(part string) bool {
+	for _, s := range o.Skip {
+		if s == part {
+			return true
+		}
+	}
+	return false
+}
+
+// Machine describes where the numbers were taken.
+type Machine struct {
+	NumCPU  int
+	CPU, Go string
+	OS      string
+	LoadAvg string
+}
+
+// FunctionResult is one function's bundle.
+type FunctionResult struct {
+	Name                  string
+	BinaryBytes, ZipBytes int64
+}
+
+// InitTarget is a bootstrap run under the emulator.
+type InitTarget struct {
+	Name, Bin string
+	// Env is added to LambdaEnv.
+	Env []string
+}
+
+// PathUsage is the counted usage of one lifecycle.
+type PathUsage struct {
+	Path  Path
+	Usage Usage
+}
+
+// Names of the references and measurements.
+const (
+	RefBare        = "ref: bare"
+	RefPythonBare  = "ref: python3 (interpreter only)"
+	RefPythonBoto3 = "ref: python3 + boto3 + 4 clients"
+
+	SynthEmpty         = "empty Go CDK app, one queue (cdk synth)"
+	SynthApp           = "this app, dev (cdk synth)"
+	SynthAppNoBundling = "this app, dev, no bundling (cdk list)"
+
+	BuildSequential = "7 x gofn.Build, one after the other (what bundling does)"
+	BuildOne        = "one go build of every lambdas/* package (prototype)"
+)
+
+// FloorStage is a variant of the floor reference (internal/bench/refs/floor).
+type FloorStage struct {
+	Name, Stage, What string
+}
+
+// RefFloor is the floor: LoadDefaultConfig and the clients.
+const RefFloor = "ref: floor"
+
+// FloorStages are the floor's variants, in set-up order.
+var FloorStages = []FloorStage{
+	{"floor: SDK package init only", "imports", "imports config + 4 service packages, calls nothing"},
+	{"floor: + LoadDefaultConfig", "loadconfig", "config.LoadDefaultConfig, no client"},
+	{RefFloor, "clients", "LoadDefaultConfig + DynamoDB, Scheduler, SNS, SQS clients"},
+	{"floor: env config + 4 clients", "envconfig", "aws.Config from AWS_REGION and the credential variables, 4 clients"},
+	{"floor: env config, lazy clients", "envconfig-lazy", "aws.Config from the environment, clients on first use"},
+}
+
+// Report is everything one `make bench` run measured.
+type Report struct {
+	Options           Options
+	Machine           Machine
+	Started, Finished time.Time
+	Functions         []FunctionResult
+	// Memory is each function's memory size in the dev stack.
+	Memory map[string]int
+	// MemoryFrom says where Memory was read.
+	MemoryFrom string
+	// Init: init durations (ms) by function or reference name.
+	Init       map[string][]float64
+	InitErrors map[string]string
+	// PythonMeasured: the python references ran.
+	PythonMeasured bool
+	// Synth: wall seconds by variant; Builds: wall seconds by variant.
+	Synth, Builds  map[string][]float64
+	SynthCommands  []string
+	WebPlaceholder bool
+	GoBench        []GoBench
+	GoBenchCommand string
+	Usage          []PathUsage
+}
+
+// InitMedian returns the median init (ms) of name, and whether it was
+// measured.
+func (r Report) InitMedian(name string) (float64, bool) {
+	xs := r.Init[name]
+	return Median(xs), len(xs) > 0
+}
+
+var modRequire = regexp.MustCompile(`(?m)^\s*(github\.com/aws/(?:aws-cdk-go/awscdk/v2|constructs-go/constructs/v10|jsii-runtime-go))\s+(v\S+)`)
+
+// WriteEmptyApp writes the synth reference into dir: a Go CDK app with one
+// stack holding one SQS queue, requiring the CDK modules at the versions
+// root's go.mod requires (root's go.sum is copied; run `go mod tidy` in dir
+// before use).
+func WriteEmptyApp(dir, root string) error {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return err
+	}
+	ms := modRequire.FindAllSubmatch(mod, -1)
+	if len(ms) != 3 {
+		return fmt.Errorf("empty app: %s/go.mod should require awscdk/v2, constructs/v10 and jsii-runtime-go (found %d)", root, len(ms))
+	}
+	gomod := "module benchemptyapp\n\ngo 1.26\n\nrequire (\n"
+	for _, m := range ms {
+		gomod += fmt.Sprintf("\t%s %s\n", m[1], m[2])
+	}
+	gomod += ")\n"
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		return err
+	}
+	files := map[string]string{
+		"go.mod":   gomod,
+		"go.sum":   string(sum),
+		"cdk.json": `{"app": "go run ."}` + "\n",
+		"main.go": `package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Empty"), nil)
+	awssqs.NewQueue(stack, jsii.String("Queue"), nil)
+	app.Synth(nil)
+}
+`,
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
