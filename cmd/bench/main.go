@@ -83,6 +83,11 @@ func run(o bench.Options, out string) error {
 	}
 	r.Memory, r.MemoryFrom = memorySizes(filepath.Join(root, "cdk.out"), fns)
 
+	args, env, err := recordBuild(root, tmp, "lambdas/"+fns[0])
+	if err != nil {
+		return err
+	}
+	r.BuildCommand = strings.Join(env, " ") + " go " + strings.ReplaceAll(strings.Join(quote(args), " "), tmp, "$TMP")
 	logf("building %d functions for linux/arm64 with gofn.Build", len(fns))
 	for _, fn := range fns {
 		out := filepath.Join(tmp, "arm64", fn, "bootstrap")
@@ -445,7 +450,8 @@ func synth(r *bench.Report, root, goBin, tmp string, fns []string, logf func(str
 	}
 	r.SynthCommands = nil
 	for _, v := range variants {
-		r.SynthCommands = append(r.SynthCommands, "cdk "+strings.Join(v.args, " ")+"  (in "+rel(root, tmp, v.dir)+")")
+		c := "cdk " + strings.Join(v.args, " ") + "  (in " + rel(root, tmp, v.dir) + ")"
+		r.SynthCommands = append(r.SynthCommands, strings.ReplaceAll(c, tmp, "$TMP"))
 	}
 	logf("synth: %d variants x %d runs (plus one warm-up round)", len(variants), r.Options.SynthRuns)
 	r.Synth = map[string][]float64{}
@@ -486,35 +492,41 @@ func synth(r *bench.Report, root, goBin, tmp string, fns []string, logf func(str
 	return nil
 }
 
-// buildAll is the prototype of "one go build": the same flags and
-// environment as gofn.Build (read from the go command gofn runs, through
-// a recording wrapper), all packages in one invocation with -o a folder.
-func buildAll(root, goBin, tmp string, fns []string) error {
+// recordBuild runs gofn.Build with a recording wrapper in place of the go
+// command, and returns the arguments and the build environment (GOOS,
+// GOARCH, CGO_ENABLED, GOFLAGS) gofn passes: the one-build prototype and
+// the doc use gofn's own flags instead of a copy of them.
+func recordBuild(root, tmp, entry string) (args, env []string, err error) {
 	rec := filepath.Join(tmp, "go-record")
-	args := filepath.Join(tmp, "go-args")
-	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %q\nenv | grep -E '^(GOOS|GOARCH|CGO_ENABLED|GOFLAGS)=' >> %q.env\n", args, args)
+	argsFile := filepath.Join(tmp, "go-args")
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %q\nenv | grep -E '^(GOOS|GOARCH|CGO_ENABLED|GOFLAGS)=' | sort > %q.env\n", argsFile, argsFile)
 	if err := os.WriteFile(rec, []byte(script), 0o755); err != nil {
-		return err
+		return nil, nil, err
 	}
-	_ = os.Remove(args + ".env")
-	if err := gofn.Build(rec, root, "lambdas/"+fns[0], filepath.Join(tmp, "ignored")); err != nil {
-		return err
+	if err := gofn.Build(rec, root, entry, filepath.Join(tmp, "ignored")); err != nil {
+		return nil, nil, err
 	}
-	b, err := os.ReadFile(args)
+	a, err := os.ReadFile(argsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := os.ReadFile(argsFile + ".env")
+	if err != nil {
+		return nil, nil, err
+	}
+	return strings.Split(strings.TrimSpace(string(a)), "\n"), strings.Split(strings.TrimSpace(string(e)), "\n"), nil
+}
+
+// buildAll is the prototype of "one go build": gofn's flags and
+// environment, every function package in one invocation with -o a folder.
+func buildAll(root, goBin, tmp string, fns []string) error {
+	recorded, env, err := recordBuild(root, tmp, "lambdas/"+fns[0])
 	if err != nil {
 		return err
 	}
-	envb, err := os.ReadFile(args + ".env")
-	if err != nil {
-		return err
-	}
-	recorded := strings.Split(strings.TrimSpace(string(b)), "\n")
 	// recorded: build <flags...> -o <out> ./<entry>
 	var flags []string
-	for i := 1; i < len(recorded); i++ {
-		if recorded[i] == "-o" {
-			break
-		}
+	for i := 1; i < len(recorded) && recorded[i] != "-o"; i++ {
 		flags = append(flags, recorded[i])
 	}
 	outDir := filepath.Join(tmp, "all")
@@ -527,18 +539,30 @@ func buildAll(root, goBin, tmp string, fns []string) error {
 	}
 	cmd := exec.Command(goBin, cmdArgs...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), strings.Fields(string(envb))...)
+	cmd.Env = append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go %s: %w\n%s", strings.Join(cmdArgs, " "), err, b)
 	}
 	return nil
 }
 
+// quote single-quotes the arguments that hold a space.
+func quote(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if strings.ContainsAny(a, " \t") {
+			out[i] = "'" + a + "'"
+		}
+	}
+	return out
+}
+
 func rel(root, tmp, dir string) string {
 	if dir == root {
 		return "the module root"
 	}
-	return "a scratch module: " + strings.TrimPrefix(dir, tmp+string(filepath.Separator))
+	return "a scratch module written by internal/bench.WriteEmptyApp, after `go mod tidy`"
 }
 
 // goBenchmarks runs the *_bench_test.go benchmarks.

@@ -101,8 +101,10 @@ type Report struct {
 	// PythonMeasured: the python references ran.
 	PythonMeasured bool
 	// Synth: wall seconds by variant; Builds: wall seconds by variant.
-	Synth, Builds  map[string][]float64
-	SynthCommands  []string
+	Synth, Builds map[string][]float64
+	SynthCommands []string
+	// BuildCommand is the go command gofn.Build runs (as recorded).
+	BuildCommand   string
 	WebPlaceholder bool
 	GoBench        []GoBench
 	GoBenchCommand string
