@@ -41,7 +41,15 @@ func main() {
 	flag.StringVar(&o.BenchTime, "benchtime", "1s", "go test -benchtime")
 	out := flag.String("out", "docs/PERFORMANCE.md", "the report to write (\"\" to only print)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: init,synth,gobench (the doc then says so)")
+	from := flag.String("from", "", "render the doc from a saved run (bin/bench-report.json) instead of measuring")
 	flag.Parse()
+	if *from != "" {
+		if err := rerender(*from, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	for _, s := range strings.Split(*skip, ",") {
 		if s != "" {
 			o.Skip = append(o.Skip, s)
@@ -127,6 +135,17 @@ func run(o bench.Options, out string) error {
 		r.Usage = append(r.Usage, bench.PathUsage{Path: p, Usage: u})
 	}
 	r.Finished = time.Now().UTC()
+	// Keep the measurements, so the doc can be rendered again (-from)
+	// without measuring again.
+	if b, err := json.MarshalIndent(r, "", " "); err == nil {
+		_ = os.MkdirAll(filepath.Join(root, "bin"), 0o755)
+		_ = os.WriteFile(filepath.Join(root, "bin", "bench-report.json"), b, 0o644)
+	}
+	return write(r, out)
+}
+
+// write prints the summary and writes the doc to out ("" for none).
+func write(r bench.Report, out string) error {
 	doc, err := bench.RenderDoc(r)
 	if err != nil {
 		return err
@@ -135,14 +154,23 @@ func run(o bench.Options, out string) error {
 	if out == "" {
 		return nil
 	}
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(root, out)
-	}
 	if err := os.WriteFile(out, []byte(doc), 0o644); err != nil {
 		return err
 	}
-	logf("wrote %s", out)
+	fmt.Fprintln(os.Stderr, "bench: wrote", out)
 	return nil
+}
+
+func rerender(from, out string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	return write(r, out)
 }
 
 // functions lists the packages under lambdas/ that hold a main.go.

@@ -238,9 +238,10 @@ func RenderDoc(r Report) (string, error) {
 
 	p("## Memory sizes\n\n")
 	p("Lambda allocates CPU in proportion to memory: at 1,769 MB a function has the equivalent of one vCPU\n")
-	p("(https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). The table scales each measured\n")
-	p("median (one host core) by 1769/MB to estimate the cold init in AWS at each size; it is an upper bound, as\n")
-	p("Lambda does not document the CPU share during init. Rule: a function nobody waits for (stream processor,\n")
+	p("(https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). The table takes each measured\n")
+	p("median (one host core), divides it by this run's load factor (bare measured / bare on an idle core, %s / %.1f ms =\n", ms(bare), IdleBareMs)
+	p("%.1f: the machine was that much slower than idle), and scales it by 1769/MB to estimate the cold init in AWS at\n", r.LoadFactor())
+	p("each size; it is an upper bound, as Lambda does not document the CPU share during init. Rule: a function nobody waits for (stream processor,\n")
 	p("worker, expiry, reconciler) is I/O bound and stays at 128 MB; a user-facing one (api, the Cognito triggers)\n")
 	p("gets the smallest size at which its estimated cold init is under %d ms. The constructs are not changed here.\n\n", ColdInitTargetMs)
 	p("Memory sizes now: from %s.\n\n", r.MemoryFrom)
