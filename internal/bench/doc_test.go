@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,5 +155,21 @@ func TestWriteEmptyApp(t *testing.T) {
 	}
 	if err := WriteEmptyApp(t.TempDir(), root); err == nil || !strings.Contains(err.Error(), "should require") {
 		t.Errorf("go.mod without the CDK: got %v", err)
+	}
+}
+
+func TestLoadFactor(t *testing.T) {
+	for _, tc := range []struct {
+		bare []float64
+		want float64
+	}{
+		{nil, 1},
+		{[]float64{2}, 1}, // faster than the idle figure: no correction
+		{[]float64{29, 29, 29}, 10},
+	} {
+		r := Report{Init: map[string][]float64{RefBare: tc.bare}}
+		if got := r.LoadFactor(); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("LoadFactor(bare %v) = %v, want %v", tc.bare, got, tc.want)
+		}
 	}
 }
