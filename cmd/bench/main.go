@@ -38,13 +38,15 @@ func main() {
 	flag.IntVar(&o.InitRuns, "runs", 15, "cold-init runs per function and reference (interleaved)")
 	flag.IntVar(&o.SynthRuns, "synth-runs", 5, "synth runs per app (interleaved)")
 	flag.IntVar(&o.BuildRuns, "build-runs", 3, "runs of the 7-builds vs one-build comparison")
-	flag.StringVar(&o.BenchTime, "benchtime", "1s", "go test -benchtime")
+	benchTime := flag.String("benchtime", "1s", "go test -benchtime")
 	out := flag.String("out", "docs/PERFORMANCE.md", "the report to write (\"\" to only print)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: init,synth,gobench (the doc then says so)")
-	from := flag.String("from", "", "render the doc from a saved run (bin/bench-report.json) instead of measuring")
+	from := flag.String("from", "", "render the doc from a saved run (bin/bench-report.json) instead of measuring; with -gobench, run the go benchmarks again")
+	rerunGoBench := flag.Bool("gobench", false, "with -from: run the go test benchmarks again")
 	flag.Parse()
+	o.BenchTime = *benchTime
 	if *from != "" {
-		if err := rerender(*from, *out); err != nil {
+		if err := rerender(*from, *out, *rerunGoBench, *benchTime); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -127,12 +129,8 @@ func run(o bench.Options, out string) error {
 			return err
 		}
 	}
-	for _, p := range bench.Paths {
-		u, err := bench.CountLifecycle(context.Background(), p)
-		if err != nil {
-			return fmt.Errorf("count %s: %w", p, err)
-		}
-		r.Usage = append(r.Usage, bench.PathUsage{Path: p, Usage: u})
+	if err := countUsage(&r); err != nil {
+		return err
 	}
 	r.Finished = time.Now().UTC()
 	// Keep the measurements, so the doc can be rendered again (-from)
@@ -142,6 +140,20 @@ func run(o bench.Options, out string) error {
 		_ = os.WriteFile(filepath.Join(root, "bin", "bench-report.json"), b, 0o644)
 	}
 	return write(r, out)
+}
+
+// countUsage counts the AWS calls of each lifecycle (deterministic, so
+// -from counts them again for the code as it is now).
+func countUsage(r *bench.Report) error {
+	r.Usage = nil
+	for _, p := range bench.Paths {
+		u, err := bench.CountLifecycle(context.Background(), p)
+		if err != nil {
+			return fmt.Errorf("count %s: %w", p, err)
+		}
+		r.Usage = append(r.Usage, bench.PathUsage{Path: p, Usage: u})
+	}
+	return nil
 }
 
 // write prints the summary and writes the doc to out ("" for none).
@@ -161,7 +173,7 @@ func write(r bench.Report, out string) error {
 	return nil
 }
 
-func rerender(from, out string) error {
+func rerender(from, out string, rerunGoBench bool, benchTime string) error {
 	b, err := os.ReadFile(from)
 	if err != nil {
 		return err
@@ -169,6 +181,24 @@ func rerender(from, out string) error {
 	var r bench.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return fmt.Errorf("%s: %w", from, err)
+	}
+	if rerunGoBench {
+		root, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			return err
+		}
+		r.Options.BenchTime = benchTime
+		r.GoBenchAt = time.Now().UTC()
+		if err := goBenchmarks(&r, root, goBin, benchTime); err != nil {
+			return err
+		}
+	}
+	if err := countUsage(&r); err != nil {
+		return err
 	}
 	return write(r, out)
 }

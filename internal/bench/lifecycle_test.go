@@ -9,31 +9,32 @@ import (
 // pin them, so a change to the pipeline that adds an AWS call shows here.
 func TestCountLifecycle(t *testing.T) {
 	for _, tc := range []struct {
-		path                            Path
-		api, writes, sched, fired, sqs  int
-		stream, worker, expiry, publish int
+		path                                  Path
+		api, writes, reads, sched, fired, sqs int
+		stream, worker, expiry, publish       int
 	}{
-		// create (write + CreateSchedule); expiry: Expire write, publish,
-		// MarkNotified write; the two MODIFYs invoke the processor, which
-		// sends nothing for them.
-		{PathExpire, 1, 3, 1, 1, 0, 2, 0, 1, 1},
+		// create (a count of the user's pending tasks, the write,
+		// CreateSchedule, the MarkScheduled write); expiry: Expire write,
+		// publish, MarkNotified write; the three MODIFYs invoke the
+		// processor, which sends nothing for them.
+		{PathExpire, 1, 4, 1, 1, 1, 0, 3, 0, 1, 1},
 		// create; complete (write) -> processor -> SQS -> worker ->
 		// DeleteSchedule; nothing fires.
-		{PathCancel, 2, 2, 2, 0, 3, 1, 1, 0, 0},
+		{PathCancel, 2, 3, 1, 2, 0, 3, 2, 1, 0, 0},
 		// create; move (write) -> processor -> SQS -> worker ->
 		// UpdateSchedule; then it expires as PathExpire.
-		{PathReschedule, 2, 4, 2, 1, 3, 3, 1, 1, 1},
+		{PathReschedule, 2, 5, 1, 2, 1, 3, 4, 1, 1, 1},
 	} {
 		t.Run(string(tc.path), func(t *testing.T) {
 			u, err := CountLifecycle(context.Background(), tc.path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := []int{u.APIRequests, Total(u.DynamoWrites), Total(u.SchedulerCalls), u.SchedulerInvocations,
+			got := []int{u.APIRequests, Total(u.DynamoWrites), Total(u.DynamoReads), Total(u.SchedulerCalls), u.SchedulerInvocations,
 				u.SQSRequests, u.Invocations["streamprocessor"], u.Invocations["cancelworker"],
 				u.Invocations["expiry"], u.SNSPublishes}
-			want := []int{tc.api, tc.writes, tc.sched, tc.fired, tc.sqs, tc.stream, tc.worker, tc.expiry, tc.publish}
-			names := []string{"api", "writes", "scheduler calls", "fired", "sqs", "stream", "worker", "expiry", "publish"}
+			want := []int{tc.api, tc.writes, tc.reads, tc.sched, tc.fired, tc.sqs, tc.stream, tc.worker, tc.expiry, tc.publish}
+			names := []string{"api", "writes", "reads", "scheduler calls", "fired", "sqs", "stream", "worker", "expiry", "publish"}
 			for i := range got {
 				if got[i] != want[i] {
 					t.Errorf("%s: got %d, want %d (usage %+v)", names[i], got[i], want[i], u)

@@ -175,6 +175,9 @@ func RenderDoc(r Report) (string, error) {
 
 	p("## `go test -bench`\n\n")
 	if r.GoBenchCommand != "" {
+		if !r.GoBenchAt.IsZero() {
+			p("Run again on its own at %s (UTC), after the rest of this run.\n\n", r.GoBenchAt.Format("2006-01-02 15:04"))
+		}
 		p("`%s`\n\n%s\n", r.GoBenchCommand, r.GoBenchTable().Markdown())
 	} else {
 		p("Not run in this run.\n\n")
@@ -183,10 +186,12 @@ func RenderDoc(r Report) (string, error) {
 	p("  that enqueue a message, on an in-memory queue.\n")
 	p("- The API create path: `POST /tasks` through `api.Handler.Serve` with the memory store and scheduler.\n")
 	p("- The reconciler: one full pass (`reconcile.Reconciler.Run`) over 100,000 pending tasks whose schedules are all\n")
-	p("  right (the steady state: one schedule read per task, one task read per schedule), memory adapters, no rate\n")
+	p("  right: `confirmed` when every task records its schedule (`Task.ScheduledFor`, the steady state), `unconfirmed`\n")
+	p("  when none does (one schedule read each); memory adapters, no rate\n")
 	p("  limit, fixed clock. The listings come from snapshots sorted once: the memory adapters sort everything on\n")
 	p("  every page, which would measure the fakes. In AWS the pass is bound by the scheduler rate limit\n")
-	p("  (10 calls/s by default: 100,000 tasks take about 2 × 10,000 s of calls, spread over runs by the checkpoint).\n")
+	p("  (10 calls/s by default) for the tasks it has to read back: 100,000 unconfirmed tasks take about 10,000 s of\n")
+	p("  calls, spread over runs by the checkpoint; confirmed ones cost no call.\n")
 	p("- The campaign planner does not exist yet (issue 12): no benchmark.\n\n")
 
 	p("## Cost per 1M task lifecycles\n\n")
@@ -210,6 +215,8 @@ func RenderDoc(r Report) (string, error) {
 	p("- The worker's event source mapping makes one `ReceiveMessage` and one `DeleteMessageBatch` per batch. Its\n")
 	p("  empty long polls (a few per minute per poller whatever the traffic) are a fixed cost, not per lifecycle.\n")
 	p("- Each DynamoDB request is one request unit (items under 1 KB); a failed conditional write still costs one.\n")
+	p("  The API's count of the user's pending tasks at create (`CountUserPending`) is priced as one read unit; it\n")
+	p("  reads the user's pending index entries, so it costs more for a user with many tasks.\n")
 	p("- Warm durations are assumed, not measured (no AWS account): ")
 	for i, k := range Keys(AssumedDurationMs) {
 		if i > 0 {

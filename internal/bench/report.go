@@ -108,7 +108,10 @@ type Report struct {
 	WebPlaceholder bool
 	GoBench        []GoBench
 	GoBenchCommand string
-	Usage          []PathUsage
+	// GoBenchAt is set when the go benchmarks were run again later than
+	// the rest (cmd/bench -from -gobench).
+	GoBenchAt time.Time
+	Usage     []PathUsage
 }
 
 // InitMedian returns the median init (ms) of name, and whether it was
