@@ -20,7 +20,9 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
+	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
@@ -62,6 +64,19 @@ type ScheduleOnWriteProps struct {
 	// ScheduleMaxEventAgeSec is how long the scheduler keeps retrying.
 	// Default: 86400 (one day).
 	ScheduleMaxEventAgeSec float64
+	// The scheduler invokes the expiry function asynchronously: its retry
+	// policy and DLQ cover only the hand-over of the event to Lambda. What
+	// happens when the function itself fails is the function's
+	// EventInvokeConfig, set by the next two props.
+	//
+	// ExpiryMaxEventAgeSec is how long Lambda keeps an expiry event it
+	// could not run yet (throttled, or waiting to retry), 60..21600.
+	// Default: 21600 (six hours, Lambda's maximum).
+	ExpiryMaxEventAgeSec float64
+	// ExpiryRetryAttempts is how often Lambda retries a failed expiry,
+	// 0..2; then the event goes to ExpiryFailureQueue.
+	// Default: 2 (jsii.Number(0) turns retries off).
+	ExpiryRetryAttempts *float64
 	// WebURL is the web app's address, used for links in notifications.
 	// Default: no link.
 	WebURL string
@@ -86,6 +101,15 @@ type ScheduleOnWrite struct {
 	DeadLetterAlarm awscloudwatch.Alarm
 	// Expiry is the function the schedules invoke.
 	Expiry *gofn.Function
+	// ExpiryFailureQueue receives every expiry event Lambda gave up on
+	// (with the original payload), and is alarmed; see
+	// ExpiryMaxEventAgeSec.
+	ExpiryFailureQueue awssqs.Queue
+	// ExpiryFailureAlarm fires when ExpiryFailureQueue holds a record;
+	// ExpiryDroppedAlarm on Lambda's AsyncEventsDropped for the function;
+	// ExpiryDestinationFailureAlarm when a record could not reach the
+	// queue.
+	ExpiryFailureAlarm, ExpiryDroppedAlarm, ExpiryDestinationFailureAlarm awscloudwatch.Alarm
 
 	retryAttempts, maxEventAgeSec float64
 }
@@ -150,6 +174,13 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Logs:        p.Logs,
 		Environment: env,
 	})
+	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
+		Name: "expiry", MaxEventAgeSec: p.ExpiryMaxEventAgeSec, RetryAttempts: *p.ExpiryRetryAttempts,
+		Remedy:     "Those tasks stay Pending until the reconciler expires them (at most one period late); to expire them now, invoke the expiry function with each record's requestPayload.",
+		AlarmTopic: p.AlarmTopic,
+	})
+	s.ExpiryFailureQueue = async.FailureQueue
+	s.ExpiryFailureAlarm, s.ExpiryDroppedAlarm, s.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 	s.GrantExpire(s.Expiry.Function)
 	p.Notifications.GrantPublish(s.Expiry.Function)
 	nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
@@ -157,10 +188,16 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 
 	s.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
 		Description: jsii.String("Assumed by this group's schedules: invoke the expiry function, send to the DLQ"),
+		// EventBridge Scheduler assumes the role on behalf of the schedule
+		// GROUP: aws:SourceArn is the group's ARN, never a schedule's ARN
+		// or a name prefix, or every invocation (and DLQ delivery) is
+		// refused. https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
 		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
 			Conditions: &map[string]any{
-				"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Stack_Of(c).Account()},
-				"ArnLike":      map[string]any{"aws:SourceArn": s.scheduleArnPattern()},
+				"StringEquals": map[string]any{
+					"aws:SourceAccount": awscdk.Stack_Of(c).Account(),
+					"aws:SourceArn":     s.scheduleGroupArn(),
+				},
 			},
 		}),
 	})
@@ -174,6 +211,12 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	}))
 	return s
 }
+
+// Defaults of the expiry function's asynchronous invocation.
+const (
+	DefaultExpiryMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
+	DefaultExpiryRetryAttempts  = asyncinvoke.MaxRetryAttempts
+)
 
 func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	var p ScheduleOnWriteProps
@@ -189,6 +232,10 @@ func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	if p.ScheduleMaxEventAgeSec == 0 {
 		p.ScheduleMaxEventAgeSec = 86400
 	}
+	p.ExpiryMaxEventAgeSec = propcheck.OrDefault(p.ExpiryMaxEventAgeSec, DefaultExpiryMaxEventAgeSec)
+	if p.ExpiryRetryAttempts == nil {
+		p.ExpiryRetryAttempts = jsii.Number(DefaultExpiryRetryAttempts)
+	}
 	return p
 }
 
@@ -202,9 +249,20 @@ func validate(id string, p ScheduleOnWriteProps) {
 	if p.ScheduleMaxEventAgeSec < 60 || p.ScheduleMaxEventAgeSec > 86400 {
 		panic(fmt.Sprintf("%s: ScheduleMaxEventAgeSec must be between 60 and 86400 inclusive (given %v)", id, p.ScheduleMaxEventAgeSec))
 	}
+	asyncinvoke.Validate(id, "Expiry", p.ExpiryMaxEventAgeSec, *p.ExpiryRetryAttempts)
 	if p.WebURL != "" && !*awscdk.Token_IsUnresolved(jsii.String(p.WebURL)) && !strings.HasPrefix(p.WebURL, "https://") && !strings.HasPrefix(p.WebURL, "http://localhost") {
 		panic(fmt.Sprintf("%s: WebURL must start with https:// (or http://localhost) (given %q)", id, p.WebURL))
 	}
+}
+
+// scheduleGroupArn is the group's ARN, as the scheduler presents it in
+// aws:SourceArn when it assumes the execution role.
+func (s *ScheduleOnWrite) scheduleGroupArn() *string {
+	return awscdk.Stack_Of(s.Construct).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("scheduler"),
+		Resource:     jsii.String("schedule-group"),
+		ResourceName: s.ScheduleGroup.ScheduleGroupName(),
+	})
 }
 
 // scheduleArnPattern matches every schedule in the group.
