@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
+	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
 
@@ -39,6 +40,8 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	// the default budget is half of it.
 	p.BudgetSec = propcheck.OrDefault(p.BudgetSec, math.Min(DefaultBudgetSec, math.Floor(p.EveryMinutes*60/2)))
 	p.RepairAlarmThreshold = propcheck.OrDefault(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
+	p.AsyncMaxEventAgeSec = propcheck.OrDefault(p.AsyncMaxEventAgeSec,
+		math.Min(math.Max(p.EveryMinutes*60, asyncinvoke.MinMaxEventAgeSec), asyncinvoke.MaxMaxEventAgeSec))
 	return p
 }
 
@@ -57,6 +60,7 @@ func validate(id string, p ReconcilerProps) {
 	propcheck.CheckWhole(id, "GraceSec", p.GraceSec, 1, 86400, "seconds past a deadline before the reconciler expires the task")
 	propcheck.CheckWhole(id, "BudgetSec", p.BudgetSec, 10, maxBudgetSec, "seconds of work per run; the timeout is this plus 60")
 	propcheck.CheckWhole(id, "RepairAlarmThreshold", p.RepairAlarmThreshold, 1, 1e9, "repairs per run")
+	asyncinvoke.Validate(id, "Async", p.AsyncMaxEventAgeSec, p.AsyncRetryAttempts)
 	if !*awscdk.Token_IsUnresolved(p.RatePerSec) && (p.RatePerSec <= 0 || p.RatePerSec > 1000) {
 		panic(fmt.Sprintf("%s: RatePerSec must be above 0 and at most 1000 (given %v): set it below the account's Scheduler request-rate quotas",
 			id, p.RatePerSec))

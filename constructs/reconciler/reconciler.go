@@ -8,7 +8,6 @@ package reconciler
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -16,13 +15,14 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
+	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/reconcile"
@@ -83,6 +83,16 @@ type ReconcilerProps struct {
 	// WebURL is the web app's address, used for links in notifications.
 	// Default: no link.
 	WebURL string
+	// AsyncMaxEventAgeSec: the rule invokes the function asynchronously;
+	// an invocation that waited longer than this (throttled behind a
+	// running one) is dropped to FailureQueue, 60..21600.
+	// Default: the interval between runs (at least 60), so a late run
+	// never overlaps the next one's turn.
+	AsyncMaxEventAgeSec float64
+	// AsyncRetryAttempts of a failed run, 0..2.
+	// Default: 0: the next run comes within an interval and resumes from
+	// the checkpoint.
+	AsyncRetryAttempts float64
 	// AlarmTopic receives the job's alarms.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
@@ -112,6 +122,13 @@ type Reconciler struct {
 	// StalledAlarm fires when no pass completed in two intervals in a
 	// row (PassesCompleted summed to 0, or no run reported at all).
 	StalledAlarm awscloudwatch.Alarm
+	// FailureQueue receives the record of every run Lambda gave up on
+	// (its on-failure destination).
+	FailureQueue awssqs.Queue
+	// FailureAlarm fires when FailureQueue holds a record, DroppedAlarm on
+	// Lambda's AsyncEventsDropped, DestinationFailureAlarm when a record
+	// could not reach the queue.
+	FailureAlarm, DroppedAlarm, DestinationFailureAlarm awscloudwatch.Alarm
 }
 
 // NewReconciler builds the function, its recurring trigger, grants and
@@ -147,13 +164,17 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 		ReservedConcurrency: 1,
 	})
 	fn := r.Function.Function
-	// A run that failed is not retried: the next one comes within an
-	// interval and resumes from the checkpoint. An invocation that waited
-	// (throttled behind a running one) longer than an interval is dropped.
-	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
-		RetryAttempts: jsii.Number(0),
-		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(math.Min(math.Max(p.EveryMinutes*60, 60), 21600))),
+	// A run that failed is not retried by default: the next one comes
+	// within an interval and resumes from the checkpoint. An invocation
+	// that waited (throttled behind a running one) longer than an interval
+	// is dropped. Either way its record goes to FailureQueue, alarmed.
+	async := asyncinvoke.Configure(c, "", fn, asyncinvoke.Props{
+		Name: "reconciler", MaxEventAgeSec: p.AsyncMaxEventAgeSec, RetryAttempts: p.AsyncRetryAttempts,
+		Remedy:     "Nothing to redrive: the next run resumes from the checkpoint. See the reconciler's logs for why the run failed.",
+		AlarmTopic: p.AlarmTopic,
 	})
+	r.FailureQueue = async.FailureQueue
+	r.FailureAlarm, r.DroppedAlarm, r.DestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
 	grantTable(p.Table, fn)
 	p.Schedules.GrantManageSchedules(fn)

@@ -18,10 +18,18 @@ type handler struct {
 	metrics *metrics.Recorder
 }
 
-// Handle expires the task the schedule names. An error makes the
-// scheduler retry, then send the event to the dead-letter queue: it is
-// returned only when a retry can help (a failed read, write or publish) or
-// when the input is not ours (so it is kept in the DLQ for a person).
+// Handle expires the task the schedule names. EventBridge Scheduler
+// invokes this function asynchronously: once Lambda has accepted the
+// event, the schedule's retry policy and dead-letter queue are done with
+// it. An error here makes Lambda retry (ExpiryRetryAttempts, by default
+// twice, one then two minutes later), then send the event to the expiry
+// failure queue (the function's on-failure destination, alarmed), where a
+// person can redrive it; the reconciler expires the task meanwhile.
+// https://docs.aws.amazon.com/lambda/latest/dg/with-eventbridge-scheduler.html
+// https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
+// An error is returned only when a retry can help (a failed read, write or
+// publish) or when the input is not ours (so it is kept in the failure
+// queue for a person).
 func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	defer func() { _ = h.metrics.Flush() }()
 	req, err := task.DecodePayload(payload)
@@ -37,7 +45,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	}
 	if err != nil {
 		h.metrics.Add("ExpiryErrors", 1)
-		h.log.ErrorContext(ctx, "expiry failed; the scheduler will retry", "taskId", req.TaskID, "error", err.Error())
+		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", "taskId", req.TaskID, "error", err.Error())
 		return err
 	}
 	h.log.InfoContext(ctx, "expiry", "taskId", req.TaskID, "dueAt", task.FormatTime(req.DueAt), "outcome", string(outcome))
