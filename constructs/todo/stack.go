@@ -3,9 +3,11 @@
 package todo
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
@@ -50,6 +52,8 @@ type TodoStack struct {
 	Operations    *operations.Operations
 	// AlarmTopic receives every alarm of the stack.
 	AlarmTopic awssns.Topic
+	// AlarmTopicKey encrypts AlarmTopic; CloudWatch may use it.
+	AlarmTopicKey awskms.Key
 }
 
 // NewTodoStack builds the app.
@@ -58,15 +62,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	s := &TodoStack{Stack: stack}
 
-	s.AlarmTopic = awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
-		DisplayName: jsii.String("Unschedule alarms (" + cfg.Name + ")"),
-		MasterKey:   awskms.Alias_FromAliasName(stack, jsii.String("AlarmTopicKey"), jsii.String("alias/aws/sns")),
-		EnforceSSL:  jsii.Bool(true),
-	})
-	s.AlarmTopic.ApplyRemovalPolicy(cfg.Removal())
-	if cfg.AlarmEmail != "" {
-		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
-	}
+	s.AlarmTopicKey, s.AlarmTopic = newAlarmTopic(stack, cfg)
 
 	s.Auth = userauth.NewUserAuth(stack, jsii.String("Auth"), &userauth.UserAuthProps{
 		AllowedEmailDomains: cfg.AllowedEmailDomains,
@@ -156,6 +152,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		Queues: map[string]awssqs.IQueue{
 			"cancellations": s.Cancellation.Queue, "cancellations DLQ": s.Cancellation.DeadLetterQueue,
 			"stream failures": s.Cancellation.StreamFailureQueue, "scheduler DLQ": s.Scheduling.DeadLetterQueue,
+			"expiry failures": s.Scheduling.ExpiryFailureQueue, "reconciler failures": s.Reconciler.FailureQueue,
 		},
 		DashboardName: *stack.StackName() + "-lifecycle",
 	})
@@ -174,4 +171,62 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	out("ScheduleGroup", *s.Scheduling.ScheduleGroup.ScheduleGroupName(), "Schedule group holding every task schedule")
 	out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "Topic that receives every alarm")
 	return s
+}
+
+// NoAlarmRecipientWarning is the id of the synth warning an environment
+// other than dev gets when its alarmEmail is empty.
+const NoAlarmRecipientWarning = "todo:no-alarm-recipient"
+
+// newAlarmTopic is the topic every alarm notifies, encrypted with a
+// customer-managed key that CloudWatch may use. CloudWatch cannot publish
+// to a topic encrypted with the AWS-managed key alias/aws/sns (its key
+// policy cannot be changed): the key policy must let cloudwatch.amazonaws.com
+// call kms:Decrypt and kms:GenerateDataKey*, and the topic policy must let it
+// publish.
+// https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services
+// https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns
+// https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
+func newAlarmTopic(stack awscdk.Stack, cfg Config) (awskms.Key, awssns.Topic) {
+	cloudwatch := awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)
+	thisAccount := map[string]any{"aws:SourceAccount": stack.Account()}
+	key := awskms.NewKey(stack, jsii.String("AlarmTopicKey"), &awskms.KeyProps{
+		Description:       jsii.String("Encrypts the alarm topic of " + *stack.StackName() + "; CloudWatch alarms of this account may use it to publish"),
+		EnableKeyRotation: jsii.Bool(true),
+		RemovalPolicy:     cfg.Removal(),
+	})
+	key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("CloudWatchAlarmsPublishToTheAlarmTopic"),
+		Principals: &[]awsiam.IPrincipal{cloudwatch},
+		Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
+		Resources:  jsii.Strings("*"), // in a key policy, "*" is this key
+		Conditions: &map[string]any{"StringEquals": thisAccount},
+	}), nil)
+	topic := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
+		DisplayName: jsii.String("Unschedule alarms (" + cfg.Name + ")"),
+		MasterKey:   key,
+		EnforceSSL:  jsii.Bool(true),
+	})
+	// Retained with the table in prod (RETAIN), like its key.
+	topic.ApplyRemovalPolicy(cfg.Removal())
+	topic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("CloudWatchAlarmsPublish"),
+		Principals: &[]awsiam.IPrincipal{cloudwatch},
+		Actions:    jsii.Strings("sns:Publish"),
+		Resources:  &[]*string{topic.TopicArn()},
+		Conditions: &map[string]any{
+			"StringEquals": thisAccount,
+			"ArnLike": map[string]any{"aws:SourceArn": stack.FormatArn(&awscdk.ArnComponents{
+				Service: jsii.String("cloudwatch"), Resource: jsii.String("alarm"), ResourceName: jsii.String("*"),
+				ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+			})},
+		},
+	}))
+	if cfg.AlarmEmail != "" {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
+	} else if cfg.Name != "dev" {
+		awscdk.Annotations_Of(topic).AddWarningV2(jsii.String(NoAlarmRecipientWarning), jsii.String(fmt.Sprintf(
+			"environment %q has no alarm recipient: its alarms notify the alarm topic, which reaches no one. "+
+				"Set \"alarmEmail\" under context.environments.%s in cdk.json, or subscribe to the AlarmTopicArn output.", cfg.Name, cfg.Name)), nil)
+	}
+	return key, topic
 }
