@@ -34,11 +34,11 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 ## web: build the React app into web/dist (only when its sources changed).
 web: web/dist/index.html
 
-## synth: write cdk.out/*.template.json for ENV (default dev) and list the stacks.
+## synth: write the bundled cloud assembly cdk.out for ENV (default dev),
+## deployable as is (`cdk deploy --app cdk.out`), and list its stacks from
+## the assembly (scripts/synth.sh; test/determinism_test.go runs the same).
 synth: deps web
-	$(CDK) synth --quiet
-	@ls cdk.out/*.template.json
-	$(CDK) list
+	ENV=$(ENV) scripts/synth.sh
 
 ## test: every test: Go (unit, dynalite, synth-and-assert, simulation), the
 ## web app's Vitest suite, and the browser tests against `make dev`.
