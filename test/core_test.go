@@ -130,12 +130,17 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	schedules := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":scheduler:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":schedule/Unscheduledev-Tasks-ScheduleGroup-1B2951AB/*"]]}`
 	schedulerRole := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + `","Arn"]}`
+	failureQueue := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::SQS::Queue", "TasksExpiryFailureQueue") + `","Arn"]}`
 	for _, tc := range []struct {
 		name, function string
 		want           map[string]string
 	}{
 		{"expiry", "TasksExpiry", map[string]string{
 			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table, "sns:Publish": topics,
+			// Lambda sends a given-up event to the on-failure queue as the
+			// function (SqsDestination's grant: send, and read the queue's URL
+			// and attributes).
+			"sqs:SendMessage": failureQueue, "sqs:GetQueueAttributes": failureQueue, "sqs:GetQueueUrl": failureQueue,
 		}},
 		{"api", "ApiHandler", map[string]string{
 			"dynamodb:GetItem": table, "dynamodb:PutItem": table, "dynamodb:UpdateItem": table,

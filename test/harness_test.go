@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/todo"
@@ -58,6 +59,11 @@ type synthed struct {
 	stack *todo.TodoStack
 	tpl   assertions.Template
 	json  map[string]any
+	// nested holds the nested stacks' templates by construct path, and
+	// warnings every warning annotation ("path: message"), read while the
+	// assembly is on disk (it lives in the first caller's temp dir).
+	nested   map[string]map[string]any
+	warnings []string
 }
 
 var (
@@ -78,7 +84,16 @@ func Stack(t testing.TB, name string) *synthed {
 		app := NewApp(t, nil)
 		st := todo.NewTodoStack(app, "Unschedule-"+name, &todo.TodoStackProps{Config: EnvConfig(t, name), WebPlaceholderIfMissing: true})
 		tpl := assertions.Template_FromStack(st.Stack, nil)
-		s = &synthed{stack: st, tpl: tpl, json: *tpl.ToJSON()}
+		s = &synthed{stack: st, tpl: tpl, json: *tpl.ToJSON(), nested: map[string]map[string]any{}}
+		for _, c := range *st.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+			if *awscdk.NestedStack_IsNestedStack(c) {
+				s.nested[*c.Node().Path()] = *assertions.Template_FromStack(awscdk.Stack_Of(c), nil).ToJSON()
+			}
+		}
+		for _, m := range *assertions.Annotations_FromStack(st.Stack).FindWarning(jsii.String("*"), assertions.Match_AnyValue()) {
+			//lint:ignore SA1019 Annotations returns this type; the Go binding has no other
+			s.warnings = append(s.warnings, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+		}
 	})
 	stacks[name] = s
 	return s

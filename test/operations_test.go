@@ -43,7 +43,8 @@ func TestEveryFailurePathAlarms(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range []string{"TasksScheduleDeadLetterQueue", "CancellationDeadLetterQueue", "CancellationStreamFailureQueue"} {
+	for _, q := range []string{"TasksScheduleDeadLetterQueue", "CancellationDeadLetterQueue", "CancellationStreamFailureQueue",
+		"TasksExpiryFailureQueue", "ReconcilerFailureQueue"} {
 		qid := s.LogicalID(t, "AWS::SQS::Queue", q)
 		if !watched["ApproximateNumberOfMessagesVisible"][JSON(map[string]any{"Fn::GetAtt": []any{qid, "QueueName"}})] {
 			t.Errorf("queue %s has no alarm", q)

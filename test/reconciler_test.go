@@ -111,6 +111,7 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 	schedulerRole := "${" + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + ".Arn}"
 	logs := "${" + s.LogicalID(t, "AWS::Logs::LogGroup", "ReconcilerFunctionLogs") + ".Arn}"
 	topics := "arn:${AWS::Partition}:sns:${AWS::Region}:${AWS::AccountId}:Unschedule-dev-notify-*"
+	failures := "${" + s.LogicalID(t, "AWS::SQS::Queue", "ReconcilerFailureQueue") + ".Arn}"
 
 	t.Run("schedules inside the group only; ListSchedules is the one action on *", func(t *testing.T) {
 		checkSchedulerScope(t, sts, group, true)
@@ -131,6 +132,9 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 			"iam:PassRole":            {schedulerRole},
 			"sns:Publish":             {topics},
 			"logs:CreateLogStream":    {logs}, "logs:PutLogEvents": {logs},
+			// Lambda sends a given-up run's record to the on-failure queue as
+			// the function (SqsDestination's grant).
+			"sqs:SendMessage": {failures}, "sqs:GetQueueAttributes": {failures}, "sqs:GetQueueUrl": {failures},
 		}
 		if JSON(got) != JSON(want) {
 			t.Fatalf("reconciler policy\n got %s\nwant %s", JSON(got), JSON(want))
