@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/constructs/todo"
 )
 
@@ -349,6 +350,46 @@ func TestAsyncInvokedFunctionsKeepTheirFailures(t *testing.T) {
 				if !alarmed[m] {
 					t.Errorf("no alarm on %s (alarmed: %v)", m, alarmed)
 				}
+			}
+		})
+	}
+}
+
+// TestExpiryAsyncPropsAndValidation: the expiry function's asynchronous
+// settings are props (zero retries can be asked for), checked against
+// Lambda's limits.
+func TestExpiryAsyncPropsAndValidation(t *testing.T) {
+	stack := customStack(t, "Expiry")
+	scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Custom"), &scheduleonwrite.ScheduleOnWriteProps{
+		Notifications: fakeNotifier{}, ExpiryMaxEventAgeSec: 3600, ExpiryRetryAttempts: jsii.Number(0),
+	})
+	s := synthOf(t, stack)
+	cfgs := s.Resources("AWS::Lambda::EventInvokeConfig")
+	for _, c := range cfgs {
+		if p := Props(c); p["MaximumEventAgeInSeconds"] != 3600.0 || p["MaximumRetryAttempts"] != 0.0 {
+			t.Errorf("event invoke config %s, want 3600 s and no retries", JSON(p))
+		}
+	}
+	if len(cfgs) != 1 {
+		t.Fatalf("%d event invoke configs", len(cfgs))
+	}
+	for i, tc := range []struct {
+		name  string
+		props scheduleonwrite.ScheduleOnWriteProps
+		want  string
+	}{
+		{"three retries", scheduleonwrite.ScheduleOnWriteProps{ExpiryRetryAttempts: jsii.Number(3)},
+			"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"},
+		{"event age above six hours", scheduleonwrite.ScheduleOnWriteProps{ExpiryMaxEventAgeSec: 21601},
+			"ExpiryMaxEventAgeSec must be a whole number between 60 and 21600 inclusive (given 21601)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.props.Notifications = fakeNotifier{}
+			got := panicText(func() {
+				scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("Bad", i)), &tc.props)
+			})
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("panic %q lacks %q", got, tc.want)
 			}
 		})
 	}

@@ -263,6 +263,10 @@ func TestReconcilerValidation(t *testing.T) {
 			[]string{"RatePerSec must be above 0", "(given -1)"}},
 		{"negative grace", valid(func(p *reconciler.ReconcilerProps) { p.GraceSec = -5 }),
 			[]string{"GraceSec", "(given -5)"}},
+		{"more async retries than Lambda allows", valid(func(p *reconciler.ReconcilerProps) { p.AsyncRetryAttempts = 3 }),
+			[]string{"AsyncRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"}},
+		{"event age below Lambda's minimum", valid(func(p *reconciler.ReconcilerProps) { p.AsyncMaxEventAgeSec = 30 }),
+			[]string{"AsyncMaxEventAgeSec must be a whole number between 60 and 21600 inclusive (given 30)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := panicText(func() { reconciler.NewReconciler(stack, jsii.String(fmt.Sprint("R", i)), tc.props) })
