@@ -141,13 +141,7 @@ func checkBundledAssembly(t *testing.T, dir string) {
 				Source struct{ Path, Packaging string }
 			}
 		}
-		b, err := os.ReadFile(m)
-		if err == nil {
-			err = json.Unmarshal(b, &f)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", m, err)
-		}
+		readJSON(t, m, &f)
 		for hash, a := range f.Files {
 			assets[hash] = a.Source.Path
 		}
@@ -164,13 +158,7 @@ func checkBundledAssembly(t *testing.T, dir string) {
 				}
 			}
 		}
-		b, err := os.ReadFile(tf)
-		if err == nil {
-			err = json.Unmarshal(b, &tpl)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", tf, err)
-		}
+		readJSON(t, tf, &tpl)
 		for id, r := range tpl.Resources {
 			if r.Type != "AWS::Lambda::Function" {
 				continue
@@ -200,6 +188,17 @@ func checkBundledAssembly(t *testing.T, dir string) {
 	t.Logf("%d functions, %d Go functions with a linux/arm64 bootstrap", functions, goFunctions)
 	if goFunctions < 7 {
 		t.Fatalf("found %d Go functions in %d templates, want the app's 7", goFunctions, len(templates))
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, v)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 
