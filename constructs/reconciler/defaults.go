@@ -40,6 +40,9 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	// the default budget is half of it.
 	p.BudgetSec = propcheck.OrDefault(p.BudgetSec, math.Min(DefaultBudgetSec, math.Floor(p.EveryMinutes*60/2)))
 	p.RepairAlarmThreshold = propcheck.OrDefault(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
+	if p.FailureQueueRemovalPolicy == "" {
+		p.FailureQueueRemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
 	p.AsyncMaxEventAgeSec = propcheck.OrDefault(p.AsyncMaxEventAgeSec,
 		math.Min(math.Max(p.EveryMinutes*60, asyncinvoke.MinMaxEventAgeSec), asyncinvoke.MaxMaxEventAgeSec))
 	return p

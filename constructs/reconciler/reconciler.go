@@ -89,6 +89,10 @@ type ReconcilerProps struct {
 	// Default: the interval between runs (at least 60), so a late run
 	// never overlaps the next one's turn.
 	AsyncMaxEventAgeSec float64
+	// FailureQueueRemovalPolicy: RETAIN keeps FailureQueue, and the
+	// records it holds, when the stack is deleted.
+	// Default: RETAIN.
+	FailureQueueRemovalPolicy awscdk.RemovalPolicy
 	// AsyncRetryAttempts of a failed run, 0..2.
 	// Default: 0: the next run comes within an interval and resumes from
 	// the checkpoint.
@@ -171,7 +175,7 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	async := asyncinvoke.Configure(c, "", fn, asyncinvoke.Props{
 		Name: "reconciler", MaxEventAgeSec: p.AsyncMaxEventAgeSec, RetryAttempts: p.AsyncRetryAttempts,
 		Remedy:     "Nothing to redrive: the next run resumes from the checkpoint. See the reconciler's logs for why the run failed.",
-		AlarmTopic: p.AlarmTopic,
+		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.FailureQueueRemovalPolicy,
 	})
 	r.FailureQueue = async.FailureQueue
 	r.FailureAlarm, r.DroppedAlarm, r.DestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm

@@ -40,8 +40,8 @@ type Notifier interface {
 type ScheduleOnWriteProps struct {
 	// Notifications receive expiry notifications. Required.
 	Notifications Notifier
-	// RemovalPolicy applies to the table, the schedule group and the
-	// scheduler's dead-letter queue.
+	// RemovalPolicy applies to the table, the schedule group, the
+	// scheduler's dead-letter queue and the expiry failure queue.
 	// Default: RETAIN (they outlive the stack).
 	RemovalPolicy awscdk.RemovalPolicy
 	// DeletionProtection keeps the table from being deleted by
@@ -177,7 +177,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
 		Name: "expiry", MaxEventAgeSec: p.ExpiryMaxEventAgeSec, RetryAttempts: *p.ExpiryRetryAttempts,
 		Remedy:     "Those tasks stay Pending until the reconciler expires them (at most one period late); to expire them now, invoke the expiry function with each record's requestPayload.",
-		AlarmTopic: p.AlarmTopic,
+		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy,
 	})
 	s.ExpiryFailureQueue = async.FailureQueue
 	s.ExpiryFailureAlarm, s.ExpiryDroppedAlarm, s.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm

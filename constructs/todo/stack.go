@@ -133,7 +133,9 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		EveryMinutes:  float64(cfg.ReconcileEveryMinutes),
 		AlarmTopic:    s.AlarmTopic,
 		Logs:          cfg.Logs(),
-		WebURL:        *webhosting.Later(func() *string { return s.Web.Url }),
+		// The failure queue goes with the stack in dev, like every queue.
+		FailureQueueRemovalPolicy: cfg.Removal(),
+		WebURL:                    *webhosting.Later(func() *string { return s.Web.Url }),
 	})
 
 	s.Operations = operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{

@@ -53,6 +53,9 @@ type Props struct {
 	Remedy string
 	// AlarmTopic receives the alarms; nil for alarms with no action.
 	AlarmTopic awssns.ITopic
+	// RemovalPolicy of the failure queue (empty: CDK's default for
+	// queues, DESTROY).
+	RemovalPolicy awscdk.RemovalPolicy
 }
 
 // Config is what Configure built.
@@ -91,6 +94,7 @@ func Configure(scope constructs.Construct, prefix string, fn awslambda.IFunction
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(failureRetentionDays)),
+		RemovalPolicy:   p.RemovalPolicy,
 	})
 	nag.Suppress(c.FailureQueue, nag.Rule{ID: "AwsSolutions-SQS3",
 		Reason: fmt.Sprintf("This queue is the %s function's on-failure destination (a dead-letter queue itself); a DLQ of a DLQ adds nothing", p.Name)})
