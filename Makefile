@@ -82,7 +82,7 @@ sim-scale:
 
 ## fuzz: each fuzz target for FUZZTIME (default 10s), one at a time.
 FUZZTIME ?= 10s
-FUZZ_TARGETS := ./internal/task:FuzzParseNewTask ./internal/task:FuzzParsePatch ./internal/api:FuzzServe \
+FUZZ_TARGETS := ./internal/domain/task:FuzzParseNewTask ./internal/domain/task:FuzzParsePatch ./internal/api:FuzzServe \
 	./internal/adapters/dynamo:FuzzDecodeStreamRecord ./lambdas/presignup:FuzzPreSignUp ./lambdas/postauth:FuzzPostAuth
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/constructs/todo"
+	"github.com/unschedule/unschedule/todoapp"
 )
 
 func main() {
@@ -18,7 +18,7 @@ func main() {
 	// No stack traces in synth metadata: two synths of an unchanged tree
 	// are byte-identical even when a construct warns.
 	app := awscdk.NewApp(&awscdk.AppProps{StackTraces: jsii.Bool(false)})
-	todo.AddChecks(app)
+	todoapp.AddChecks(app)
 	if err := build(app); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
@@ -31,11 +31,11 @@ func build(app awscdk.App) error {
 	if v, ok := app.Node().TryGetContext(jsii.String("env")).(string); ok && v != "" {
 		name = v
 	}
-	cfg, err := todo.ConfigFromContext(app.Node().TryGetContext(jsii.String("environments")), name)
+	cfg, err := todoapp.ConfigFromContext(app.Node().TryGetContext(jsii.String("environments")), name)
 	if err != nil {
 		return err
 	}
-	todo.NewTodoStack(app, "Unschedule-"+name, &todo.TodoStackProps{
+	todoapp.NewTodoStack(app, "Unschedule-"+name, &todoapp.TodoStackProps{
 		StackProps: awscdk.StackProps{
 			Env:         env(),
 			Description: jsii.String("Tasks that expire at their deadline: schedule on write, cancel on change (" + name + ")"),

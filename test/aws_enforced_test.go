@@ -15,7 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/constructs/todo"
+	"github.com/unschedule/unschedule/todoapp"
 )
 
 // Templates returns the stack's template and those of its nested stacks
@@ -192,7 +192,7 @@ func TestAlarmRecipientWarning(t *testing.T) {
 	recipient := func(warnings []string) []string {
 		var out []string
 		for _, w := range warnings {
-			if strings.Contains(w, todo.NoAlarmRecipientWarning) {
+			if strings.Contains(w, todoapp.NoAlarmRecipientWarning) {
 				out = append(out, w)
 			}
 		}
@@ -210,7 +210,7 @@ func TestAlarmRecipientWarning(t *testing.T) {
 	var withEmail *synthed
 	Check(t, func() {
 		app := NewApp(t, map[string]any{"aws:cdk:bundling-stacks": []string{}})
-		st := todo.NewTodoStack(app, "Unschedule-prod", &todo.TodoStackProps{Config: cfg, WebPlaceholderIfMissing: true})
+		st := todoapp.NewTodoStack(app, "Unschedule-prod", &todoapp.TodoStackProps{Config: cfg, WebPlaceholderIfMissing: true})
 		withEmail = synthOf(t, st.Stack)
 		for _, m := range *assertions.Annotations_FromStack(st.Stack).FindWarning(jsii.String("*"), assertions.Match_AnyValue()) {
 			//lint:ignore SA1019 Annotations returns this type; the Go binding has no other

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/constructs/todo"
+	"github.com/unschedule/unschedule/todoapp"
 )
 
 // cdkContext is cdk.json's context: feature flags and environments.
@@ -46,9 +46,9 @@ func NewApp(t testing.TB, extra map[string]any) awscdk.App {
 }
 
 // EnvConfig is environment name's config from cdk.json.
-func EnvConfig(t testing.TB, name string) todo.Config {
+func EnvConfig(t testing.TB, name string) todoapp.Config {
 	t.Helper()
-	cfg, err := todo.ConfigFromContext(cdkContext(t)["environments"], name)
+	cfg, err := todoapp.ConfigFromContext(cdkContext(t)["environments"], name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func EnvConfig(t testing.TB, name string) todo.Config {
 }
 
 type synthed struct {
-	stack *todo.TodoStack
+	stack *todoapp.TodoStack
 	tpl   assertions.Template
 	json  map[string]any
 	// nested holds the nested stacks' templates by construct path, and
@@ -82,7 +82,7 @@ func Stack(t testing.TB, name string) *synthed {
 	var s *synthed
 	Check(t, func() {
 		app := NewApp(t, nil)
-		st := todo.NewTodoStack(app, "Unschedule-"+name, &todo.TodoStackProps{Config: EnvConfig(t, name), WebPlaceholderIfMissing: true})
+		st := todoapp.NewTodoStack(app, "Unschedule-"+name, &todoapp.TodoStackProps{Config: EnvConfig(t, name), WebPlaceholderIfMissing: true})
 		tpl := assertions.Template_FromStack(st.Stack, nil)
 		s = &synthed{stack: st, tpl: tpl, json: *tpl.ToJSON(), nested: map[string]map[string]any{}}
 		for _, c := range *st.Node().FindAll(constructs.ConstructOrder_PREORDER) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 
-	"github.com/unschedule/unschedule/constructs/todo"
+	"github.com/unschedule/unschedule/todoapp"
 )
 
 // TestNoUnsuppressedNagFindings applies the AwsSolutions pack as app.go
@@ -20,8 +20,8 @@ func TestNoUnsuppressedNagFindings(t *testing.T) {
 			var findings []string
 			Check(t, func() {
 				app := NewApp(t, nil)
-				st := todo.NewTodoStack(app, "Unschedule-"+env, &todo.TodoStackProps{Config: EnvConfig(t, env), WebPlaceholderIfMissing: true})
-				todo.AddChecks(app) // exactly what app.go applies
+				st := todoapp.NewTodoStack(app, "Unschedule-"+env, &todoapp.TodoStackProps{Config: EnvConfig(t, env), WebPlaceholderIfMissing: true})
+				todoapp.AddChecks(app) // exactly what app.go applies
 				findings = append(findings, NagFindings(st.Stack)...)
 				// Suppressions are per resource, each with a real reason.
 				if md, ok := (*assertions.Template_FromStack(st.Stack, nil).ToJSON())["Metadata"].(map[string]any); ok {

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/constructs/todo"
 	"github.com/unschedule/unschedule/constructs/webhosting"
+	"github.com/unschedule/unschedule/todoapp"
 )
 
 // webStack is a small stack with only the hosting, synthesized once
@@ -543,7 +543,7 @@ func TestWebHostingNagClean(t *testing.T) {
 					props.AccessTokenSecret = awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("Token"), jsii.String("t"))
 				}
 				webhosting.NewWebHosting(stack, jsii.String("Web"), props)
-				todo.AddChecks(app)
+				todoapp.AddChecks(app)
 				findings = append(findings, NagFindings(stack)...)
 			})
 			if len(findings) > 0 {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/devserver"
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 )
 
 // options are the command line.

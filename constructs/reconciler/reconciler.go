@@ -2,7 +2,7 @@
 // table: every EveryMinutes it gives each Pending task a correct schedule,
 // deletes the schedules of tasks that are gone or finished, and expires
 // (and notifies) Pending tasks long past their deadline. See
-// internal/reconcile for what a run does, and lambdas/reconciler for the
+// internal/domain/reconcile for what a run does, and lambdas/reconciler for the
 // function.
 package reconciler
 
@@ -24,8 +24,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/reconcile"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 

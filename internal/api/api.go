@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Routes this package serves (API Gateway resource paths).

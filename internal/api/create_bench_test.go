@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // BenchmarkCreate is the API's create path (POST /tasks: parse,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 type fuzzClock struct{}

@@ -94,7 +94,7 @@ func TestRenderDoc(t *testing.T) {
 		Synth:          map[string][]float64{SynthEmpty: {3}, SynthApp: {8}, SynthAppNoBundling: {5}},
 		Builds:         map[string][]float64{BuildSequential: {4}, BuildOne: {2}},
 		SynthCommands:  []string{"cdk synth --quiet"},
-		GoBench:        []GoBench{{Package: "github.com/unschedule/unschedule/internal/cancel", Name: "Process100", N: 10, NsPerOp: 2e5}},
+		GoBench:        []GoBench{{Package: "github.com/unschedule/unschedule/internal/domain/cancel", Name: "Process100", N: 10, NsPerOp: 2e5}},
 		GoBenchCommand: "go test -bench . ./internal/cancel",
 		Usage:          usage,
 	}
@@ -108,7 +108,7 @@ func TestRenderDoc(t *testing.T) {
 		"Synth (≤ 1.5× the empty app):** **not met**: 8.00 s against 3.00 s, 2.67×",
 		"## Functions: bundle size and cold init", "### Where the floor's time goes", "### What would meet the cold-init budget",
 		"| api | 256 | 10.00 | 4.00 | 6.00 |", "bundling (the 2 `go build`s", "saves about 2.00 s",
-		"## `go test -bench`", "| internal/cancel | Process100 | 200.0 µs |", "campaign planner does not exist yet",
+		"## `go test -bench`", "| internal/domain/cancel | Process100 | 200.0 µs |", "campaign planner does not exist yet",
 		"Only the EventBridge Scheduler execution layer exists today", "seed (Python, x86_64, 128 MB)", "**total**",
 		"https://aws.amazon.com/lambda/pricing/", "checked 2026-11-30", "1,769 MB", "| api | 256 |",
 	} {

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/pipeline"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Path is a task lifecycle whose AWS calls are counted.

@@ -18,10 +18,10 @@ import (
 
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/boltstore"
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/pipeline"
-	"github.com/unschedule/unschedule/internal/reconcile"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Config configures a Server. Only DataDir is required.

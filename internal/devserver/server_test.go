@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/boltstore"
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 )
 
 // fakeClock is the wall clock of a test server.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/boltstore"
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Kinds of outbox email.

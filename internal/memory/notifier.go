@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Outbox is a task.Notifier that keeps what it was asked to send.

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/tableschema"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // pendingIndex mirrors the table's sparse pending index

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Scheduler is a task.Scheduler in memory, with the semantics of one

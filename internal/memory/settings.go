@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Settings is a notify.SettingsStore in memory, kept apart from the

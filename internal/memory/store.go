@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Store is a task.Store in memory. Every write appends to a change feed,

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Clock is a virtual clock: it moves only when told to.

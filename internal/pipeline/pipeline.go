@@ -23,11 +23,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/reconcile"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Options configure a Pipeline. The zero value works.

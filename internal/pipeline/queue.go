@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/cancel"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // QueueConfig sets the FIFO queue's behaviour.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/pipeline"
 	"github.com/unschedule/unschedule/internal/testenv"
 )

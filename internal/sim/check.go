@@ -3,8 +3,8 @@ package sim
 import (
 	"errors"
 
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // checkAtRest checks I3 after the fault-free reconciler pass that ends the

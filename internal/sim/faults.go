@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Fault is a kind of injected fault. Result.Faults counts each.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/reconcile"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // scaleFullEnv runs the 100,000-task scenarios too (they take a few

@@ -30,12 +30,12 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/api"
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/notify"
 	"github.com/unschedule/unschedule/internal/pipeline"
-	"github.com/unschedule/unschedule/internal/reconcile"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Expirer is the expiry use case as the scheduler and the reconciler call

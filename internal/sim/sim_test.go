@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/cancel"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // TestHistories runs a few hundred seeded histories of the real code

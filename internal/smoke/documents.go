@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 )
 
 // UserIDAttribute is the message attribute every expiry notification
@@ -16,7 +16,7 @@ import (
 // SNS publisher sets it as awssns.UserIDAttribute).
 const UserIDAttribute = "userId"
 
-// Outputs are the stack outputs the smoke test reads (constructs/todo).
+// Outputs are the stack outputs the smoke test reads (todoapp).
 type Outputs struct {
 	Region           string
 	APIURL           string

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // world fakes every AWS call of a smoke run, and the deployed app behind

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // schedulePoll is how often a schedule is read while waiting for the

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Credentials finds AWS credentials without deploying anything.

@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Task is a task as the API returns it.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Key and index names.

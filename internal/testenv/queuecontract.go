@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
 )
 
 // QueueDelivery is one receipt of a message from the FIFO queue.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // ContractScheduler is what SchedulerContract tests: the scheduler port

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // SettingsStores are the stores SettingsContract tests: the settings

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/tableschema"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // ContractStore is what StoreContract tests: a task store that can also

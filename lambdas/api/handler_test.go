@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 func TestHandleCountsCreatesAndServerErrors(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/task"
 	"github.com/unschedule/unschedule/internal/testfixture"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/notify"
 	"github.com/unschedule/unschedule/internal/testfixture"
 )
 

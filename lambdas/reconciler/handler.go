@@ -10,9 +10,9 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/reconcile"
 )
 
 // FunctionName is the Function dimension of this function's metrics.

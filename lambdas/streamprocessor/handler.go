@@ -9,10 +9,10 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // FunctionName is the Function dimension of this function's metrics.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 )
 
 // UserIDAttribute is the message attribute that filter policies match.

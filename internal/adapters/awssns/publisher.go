@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sns/types"
 
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // PublishAPI is the SNS call the Publisher makes; *sns.Client is one.

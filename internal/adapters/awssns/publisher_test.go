@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 type publishRecorder struct {

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/notify"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 func topicsN(n int) []string {

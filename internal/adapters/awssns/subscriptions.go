@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sns/types"
 
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 )
 
 // SubscriptionsAPI is the SNS calls the notification rules make;

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 )
 
 // subsRecorder records every request and answers from its fields.

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/unschedule/unschedule/internal/cancel"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
 )
 
 // MaxBatch is the most entries one SendMessageBatch takes.

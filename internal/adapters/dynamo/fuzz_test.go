@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // FuzzDecodeStreamRecord decodes arbitrary JSON as a stream record: never

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 type fixedClock struct{ t time.Time }

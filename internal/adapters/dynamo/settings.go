@@ -8,9 +8,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/unschedule/unschedule/internal/notify"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/tableschema"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 var _ notify.SettingsStore = (*Store)(nil)

@@ -6,8 +6,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/tableschema"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // DecodeStreamRecord turns a record of the task table's stream

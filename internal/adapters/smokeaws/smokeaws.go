@@ -22,8 +22,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/smoke"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Credentials checks the SDK's default credential chain (environment,

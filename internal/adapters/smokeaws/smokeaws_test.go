@@ -21,8 +21,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/smoke"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // TestNoCredentials runs the SDK's real default chain with every source

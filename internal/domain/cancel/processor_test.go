@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 type fakeQueue struct {

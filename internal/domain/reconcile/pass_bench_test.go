@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/reconcile"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // BenchmarkPass100k is one full reconciler pass over 100,000 pending

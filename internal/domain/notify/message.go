@@ -3,7 +3,7 @@ package notify
 import (
 	"strings"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // MaxSubjectLen is the longest subject sent: SNS takes email subjects of

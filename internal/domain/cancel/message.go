@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // Action is what the worker does with a task's schedule.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // SleepFunc waits d or until ctx ends. Tests and the simulation pass one

@@ -10,8 +10,8 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/notify"
 )
 
 const (

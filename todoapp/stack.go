@@ -1,6 +1,6 @@
 // Package todo composes the constructs into the flagship app: a to-do list
 // whose tasks expire at their deadline, one stack per environment.
-package todo
+package todoapp
 
 import (
 	"fmt"

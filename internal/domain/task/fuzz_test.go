@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 var fuzzNow = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)

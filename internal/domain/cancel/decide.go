@@ -1,6 +1,6 @@
 package cancel
 
-import "github.com/unschedule/unschedule/internal/task"
+import "github.com/unschedule/unschedule/internal/domain/task"
 
 // Decide says whether a change-feed record warrants touching the task's
 // schedule. It compares the transition (old image against new), never the

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 func changeModify(old, new *task.Task) task.Change {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // TestCreateRecordsTheSchedule pins when the reconciler may trust a

@@ -52,8 +52,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Phase is the part of a pass a checkpoint is in.

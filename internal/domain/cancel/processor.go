@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/task"
 )
 
 // Enqueuer puts messages on the FIFO queue, with GroupID and DedupID as

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 func TestFormatMessage(t *testing.T) {

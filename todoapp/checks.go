@@ -1,4 +1,4 @@
-package todo
+package todoapp
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"

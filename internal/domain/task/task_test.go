@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/task"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // TestAwaitsExpiry pins which tasks the reconciler lists and the pending
