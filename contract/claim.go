@@ -1,0 +1,144 @@
+package contract
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Update is one conditional UpdateItem, rendered without an SDK: the key,
+// the update and condition expressions, and their placeholders (#nN for
+// names, :vN for values, every value a string). An adapter sends it as is;
+// when the condition fails the write changed nothing.
+type Update struct {
+	Key                 map[string]string
+	UpdateExpression    string
+	ConditionExpression string
+	Names               map[string]string
+	Values              map[string]string
+}
+
+// ClaimOptions adds the adopter's own attributes to the claim's write.
+type ClaimOptions struct {
+	// AlsoSet sets these attributes in the same write.
+	AlsoSet map[string]string
+	// AlsoRemove removes these attributes in the same write.
+	AlsoRemove []string
+}
+
+// Claim is the conditional write that fires an item exactly once: only if
+// its state is armed **and** its due time is still due, it moves the item
+// to FiredState, records FiredAtAttr, and takes the right to run the
+// target (ClaimAtAttr = now). A schedule left over from a moved due time,
+// or one whose cancellation was late, fails the condition and changes
+// nothing. Claimable is the same rule in Go.
+func (s Schema) Claim(k Key, due, now time.Time, opt ClaimOptions) Update {
+	e := newExpr()
+	vals := make([]string, len(s.ArmedStates))
+	for i, a := range s.ArmedStates {
+		vals[i] = e.value(a)
+	}
+	cond := e.name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ") AND " +
+		e.name(s.DueAttr) + " = " + e.value(FormatTime(due))
+	e.set(s.StateAttr, s.FiredState)
+	e.set(s.FiredAtAttr, FormatTime(now))
+	e.set(s.ClaimAtAttr, FormatTime(now))
+	for _, n := range slices.Sorted(maps.Keys(opt.AlsoSet)) {
+		e.set(n, opt.AlsoSet[n])
+	}
+	for _, n := range opt.AlsoRemove {
+		e.remove(n)
+	}
+	return e.update(s.Attrs(k), cond)
+}
+
+// Claimable reports whether Claim's condition holds for it at due.
+func (s Schema) Claimable(it Item, due time.Time) bool {
+	return slices.Contains(s.ArmedStates, it.State) && !it.Due.IsZero() && it.Due.Equal(due.UTC().Truncate(time.Second))
+}
+
+// TakeOver is the conditional write by which a retried firing takes the
+// right to run the target from an attempt that claimed it and did not
+// record delivery: only if the item is fired for due, not delivered, and
+// the last claim is absent or at least lease old. TakeOverable is the
+// same rule in Go.
+func (s Schema) TakeOver(k Key, due, now time.Time, lease time.Duration) Update {
+	e := newExpr()
+	claim := e.name(s.ClaimAtAttr)
+	cond := e.name(s.StateAttr) + " = " + e.value(s.FiredState) +
+		" AND " + e.name(s.DueAttr) + " = " + e.value(FormatTime(due)) +
+		" AND attribute_not_exists(" + e.name(s.DeliveredAtAttr) + ")" +
+		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(FormatTime(now.Add(-lease))) + ")"
+	e.set(s.ClaimAtAttr, FormatTime(now))
+	return e.update(s.Attrs(k), cond)
+}
+
+// Undelivered reports whether it is fired for due and its target has not
+// run: the one state in which a retried firing may still run it.
+func (s Schema) Undelivered(it Item, due time.Time) bool {
+	return it.State == s.FiredState && it.Due.Equal(due.UTC().Truncate(time.Second)) && !it.Delivered
+}
+
+// TakeOverable reports whether TakeOver's condition holds for it.
+func (s Schema) TakeOverable(it Item, due, now time.Time, lease time.Duration) bool {
+	return s.Undelivered(it, due) && (it.ClaimAt.IsZero() || !it.ClaimAt.After(now.Add(-lease).Truncate(time.Second)))
+}
+
+// MarkDelivered records that the target ran (DeliveredAtAttr = at), only
+// if the item is fired and no delivery is recorded yet.
+func (s Schema) MarkDelivered(k Key, at time.Time, opt ClaimOptions) Update {
+	e := newExpr()
+	cond := e.name(s.StateAttr) + " = " + e.value(s.FiredState) +
+		" AND attribute_not_exists(" + e.name(s.DeliveredAtAttr) + ")"
+	e.set(s.DeliveredAtAttr, FormatTime(at))
+	for _, n := range slices.Sorted(maps.Keys(opt.AlsoSet)) {
+		e.set(n, opt.AlsoSet[n])
+	}
+	for _, n := range opt.AlsoRemove {
+		e.remove(n)
+	}
+	return e.update(s.Attrs(k), cond)
+}
+
+// expr builds expressions with numbered placeholders, one per distinct
+// name and one per value.
+type expr struct {
+	names  map[string]string // attribute name -> placeholder
+	values map[string]string // placeholder -> value
+	sets   []string
+	rems   []string
+}
+
+func newExpr() *expr { return &expr{names: map[string]string{}, values: map[string]string{}} }
+
+func (e *expr) name(n string) string {
+	if p, ok := e.names[n]; ok {
+		return p
+	}
+	p := "#n" + strconv.Itoa(len(e.names))
+	e.names[n] = p
+	return p
+}
+
+func (e *expr) value(v string) string {
+	p := ":v" + strconv.Itoa(len(e.values))
+	e.values[p] = v
+	return p
+}
+
+func (e *expr) set(n, v string) { e.sets = append(e.sets, e.name(n)+" = "+e.value(v)) }
+func (e *expr) remove(n string) { e.rems = append(e.rems, e.name(n)) }
+
+func (e *expr) update(key map[string]string, cond string) Update {
+	u := "SET " + strings.Join(e.sets, ", ")
+	if len(e.rems) > 0 {
+		u += " REMOVE " + strings.Join(e.rems, ", ")
+	}
+	names := make(map[string]string, len(e.names))
+	for n, p := range e.names {
+		names[p] = n
+	}
+	return Update{Key: key, UpdateExpression: u, ConditionExpression: cond, Names: names, Values: e.values}
+}

@@ -1,0 +1,404 @@
+// Package contract is the public contract of a schedule-on-write item: the
+// one place that says which attributes of a DynamoDB item arm a one-off
+// schedule, what the schedule is named, which idempotency token creates
+// it, what it hands the target at the due time, and the conditional write
+// that claims the expiry so the target runs once.
+//
+// An adopter's own code imports it to write items that the
+// constructs/scheduleonwrite and constructs/cancellation pipeline will
+// schedule, move, cancel and fire. The to-do app in this repository is one
+// such adopter: its defaults are the values of Default.
+//
+// The package imports neither the AWS SDK nor the CDK. Its conditional
+// writes are rendered as DynamoDB expression strings (Update), which any
+// SDK can send, and as plain Go predicates (Schema.Claimable and
+// friends), which in-memory stores use so that they agree with DynamoDB.
+//
+// Every attribute the contract reads or writes is a DynamoDB string (S).
+// Times are RFC 3339 in UTC at whole seconds (FormatTime), so two equal
+// instants give equal strings and string comparison orders them.
+package contract
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Schema names the attributes and states of a schedule-on-write item.
+// The zero value of a field means its default (see Default), except
+// SortKey, which is "" for a table keyed by its partition key alone only
+// when NoSortKey is set.
+type Schema struct {
+	// PartitionKey is the table's partition key attribute (type S).
+	// Default: "userId".
+	PartitionKey string `json:"partitionKey"`
+	// SortKey is the table's sort key attribute (type S).
+	// Default: "taskId"; "" with NoSortKey for a table without one.
+	SortKey string `json:"sortKey,omitempty"`
+	// NoSortKey says the table has no sort key.
+	// Default: false.
+	NoSortKey bool `json:"noSortKey,omitempty"`
+	// DueAttr holds the due time, RFC 3339 (S).
+	// Default: "dueAt".
+	DueAttr string `json:"dueAttr"`
+	// StateAttr holds the item's state (S).
+	// Default: "status".
+	StateAttr string `json:"stateAttr"`
+	// ArmedStates are the states that keep a schedule alive: an item in
+	// one of them has a schedule at its due time; leaving them cancels it.
+	// Default: ["Pending"].
+	ArmedStates []string `json:"armedStates"`
+	// FiredState is the state the expiry claim writes: the due time came
+	// while the item was armed. It must not be an armed state.
+	// Default: "Expired".
+	FiredState string `json:"firedState"`
+	// TokenAttr holds an optional random token chosen by the writer; every
+	// ClientToken of the item's schedule derives from it (ClientToken).
+	// An item without one uses its key instead.
+	// Default: "scheduleToken".
+	TokenAttr string `json:"tokenAttr"`
+	// InlineAttr, set to "true" on an insert, says that the writer created
+	// the item's schedule itself (the low-latency path, as the to-do API
+	// does), so the stream path must not create it again.
+	// Default: "scheduleInline".
+	InlineAttr string `json:"inlineAttr"`
+	// FiredAtAttr records when the claim fired the item.
+	// Default: "expiredAt".
+	FiredAtAttr string `json:"firedAtAttr"`
+	// ClaimAtAttr records when an attempt last took the right to run the
+	// target (the claim, or a take-over after the lease).
+	// Default: "notifyClaimAt".
+	ClaimAtAttr string `json:"claimAtAttr"`
+	// DeliveredAtAttr records that the target ran; a retried firing runs
+	// the target only while it is absent.
+	// Default: "notifiedAt".
+	DeliveredAtAttr string `json:"deliveredAtAttr"`
+	// ScheduleNamePrefix starts every schedule name (ScheduleName).
+	// Default: "task-".
+	ScheduleNamePrefix string `json:"scheduleNamePrefix"`
+	// NameBySortKey names a schedule after the sort key alone, which must
+	// then be unique in the whole table (the to-do app's ULIDs are);
+	// otherwise the name is a hash of the whole key.
+	// Default: false (a hash of the key); true in Default(), whose sort
+	// keys are ULIDs. WithDefaults leaves it as given.
+	NameBySortKey bool `json:"nameBySortKey,omitempty"`
+}
+
+// Default is the to-do app's schema: key userId/taskId, due time dueAt,
+// state status with Pending armed and Expired as the fired state.
+func Default() Schema {
+	return Schema{
+		PartitionKey: "userId", SortKey: "taskId", DueAttr: "dueAt", StateAttr: "status",
+		ArmedStates: []string{"Pending"}, FiredState: "Expired", TokenAttr: "scheduleToken",
+		InlineAttr: "scheduleInline", FiredAtAttr: "expiredAt", ClaimAtAttr: "notifyClaimAt",
+		DeliveredAtAttr: "notifiedAt", ScheduleNamePrefix: "task-", NameBySortKey: true,
+	}
+}
+
+// WithDefaults fills every unset field from Default (SortKey only when
+// NoSortKey is false). It is what every function and construct works
+// with, so a partial Schema in props means "the rest as the to-do app".
+func (s Schema) WithDefaults() Schema {
+	d := Default()
+	fill := func(v *string, def string) {
+		if *v == "" {
+			*v = def
+		}
+	}
+	fill(&s.PartitionKey, d.PartitionKey)
+	if !s.NoSortKey {
+		fill(&s.SortKey, d.SortKey)
+	}
+	fill(&s.DueAttr, d.DueAttr)
+	fill(&s.StateAttr, d.StateAttr)
+	if len(s.ArmedStates) == 0 {
+		s.ArmedStates = slices.Clone(d.ArmedStates)
+	}
+	fill(&s.FiredState, d.FiredState)
+	fill(&s.TokenAttr, d.TokenAttr)
+	fill(&s.InlineAttr, d.InlineAttr)
+	fill(&s.FiredAtAttr, d.FiredAtAttr)
+	fill(&s.ClaimAtAttr, d.ClaimAtAttr)
+	fill(&s.DeliveredAtAttr, d.DeliveredAtAttr)
+	fill(&s.ScheduleNamePrefix, d.ScheduleNamePrefix)
+	return s
+}
+
+var (
+	attrNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
+	prefixRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,20}$`)
+)
+
+// Validate checks a schema (after WithDefaults). Its messages say what to
+// set.
+func (s Schema) Validate() error {
+	var errs []error
+	names := map[string]string{}
+	check := func(field, v string) {
+		if !attrNameRE.MatchString(v) {
+			errs = append(errs, fmt.Errorf("%s %q is not a usable attribute name: use 1-255 letters, digits, '_', '-' or '.'", field, v))
+			return
+		}
+		if other, ok := names[v]; ok {
+			errs = append(errs, fmt.Errorf("%s and %s are both %q: every attribute of the contract needs its own name", other, field, v))
+			return
+		}
+		names[v] = field
+	}
+	check("PartitionKey", s.PartitionKey)
+	if s.NoSortKey {
+		if s.SortKey != "" {
+			errs = append(errs, fmt.Errorf("SortKey is %q but NoSortKey is set: set one or the other", s.SortKey))
+		}
+		if s.NameBySortKey {
+			errs = append(errs, errors.New("NameBySortKey needs a sort key: unset it, or set SortKey"))
+		}
+	} else {
+		check("SortKey", s.SortKey)
+	}
+	for _, f := range []struct{ field, v string }{
+		{"DueAttr", s.DueAttr}, {"StateAttr", s.StateAttr}, {"TokenAttr", s.TokenAttr},
+		{"InlineAttr", s.InlineAttr}, {"FiredAtAttr", s.FiredAtAttr}, {"ClaimAtAttr", s.ClaimAtAttr},
+		{"DeliveredAtAttr", s.DeliveredAtAttr},
+	} {
+		check(f.field, f.v)
+	}
+	if len(s.ArmedStates) == 0 || len(s.ArmedStates) > 50 {
+		errs = append(errs, fmt.Errorf("ArmedStates needs 1 to 50 states (given %d)", len(s.ArmedStates)))
+	}
+	for _, a := range s.ArmedStates {
+		if a == "" {
+			errs = append(errs, errors.New("ArmedStates holds an empty state: remove it"))
+		}
+	}
+	if s.FiredState == "" || slices.Contains(s.ArmedStates, s.FiredState) {
+		errs = append(errs, fmt.Errorf("FiredState %q must be a non-empty state outside ArmedStates %q: the claim leaves the armed set", s.FiredState, s.ArmedStates))
+	}
+	if !prefixRE.MatchString(s.ScheduleNamePrefix) {
+		errs = append(errs, fmt.Errorf("ScheduleNamePrefix %q must be 1-20 letters, digits, '_', '-' or '.' (a schedule name allows 64)", s.ScheduleNamePrefix))
+	}
+	return errors.Join(errs...)
+}
+
+// Key is an item's primary key. Sort is "" for a table without a sort key.
+type Key struct {
+	Partition string
+	Sort      string
+}
+
+func (k Key) String() string {
+	if k.Sort == "" {
+		return k.Partition
+	}
+	return k.Partition + "/" + k.Sort
+}
+
+// Attrs renders the key as attribute values, named by the schema.
+func (s Schema) Attrs(k Key) map[string]string {
+	m := map[string]string{s.PartitionKey: k.Partition}
+	if !s.NoSortKey {
+		m[s.SortKey] = k.Sort
+	}
+	return m
+}
+
+// Item is what the contract reads from an item: its key, state, due time,
+// token and inline mark. Other attributes are the adopter's own.
+type Item struct {
+	Key   Key
+	State string
+	// Due is the due time (zero when the item has none or it is not a
+	// valid time: such an item is never armed).
+	Due    time.Time
+	Token  string
+	Inline bool
+	// Delivered: the target ran for this item's firing.
+	Delivered bool
+	// ClaimAt is when the right to run the target was last taken.
+	ClaimAt time.Time
+}
+
+// ErrNoKey is wrapped by ItemFrom for attributes without the key.
+var ErrNoKey = errors.New("item lacks its key")
+
+// ItemFrom reads an item from its string attributes (an image of the
+// stream, or a GetItem result, with every S value as a string). It fails
+// only when the key is missing; a bad or missing due time gives a zero
+// Due.
+func (s Schema) ItemFrom(attrs map[string]string) (Item, error) {
+	it := Item{Key: Key{Partition: attrs[s.PartitionKey]}}
+	if !s.NoSortKey {
+		it.Key.Sort = attrs[s.SortKey]
+	}
+	if it.Key.Partition == "" || (!s.NoSortKey && it.Key.Sort == "") {
+		return Item{}, fmt.Errorf("%w: needs %s", ErrNoKey, strings.Join(s.keyNames(), " and "))
+	}
+	it.State = attrs[s.StateAttr]
+	it.Due, _ = ParseTime(attrs[s.DueAttr])
+	it.Token = attrs[s.TokenAttr]
+	it.Inline = attrs[s.InlineAttr] == "true"
+	it.Delivered = attrs[s.DeliveredAtAttr] != ""
+	it.ClaimAt, _ = ParseTime(attrs[s.ClaimAtAttr])
+	return it, nil
+}
+
+func (s Schema) keyNames() []string {
+	if s.NoSortKey {
+		return []string{s.PartitionKey}
+	}
+	return []string{s.PartitionKey, s.SortKey}
+}
+
+// Armed reports whether the item must have a schedule: its state is armed
+// and it has a due time.
+func (s Schema) Armed(it Item) bool {
+	return slices.Contains(s.ArmedStates, it.State) && !it.Due.IsZero()
+}
+
+// Schedule is the one-off schedule an armed item must have.
+type Schedule struct {
+	Name        string
+	At          time.Time
+	ClientToken string
+	// Payload is the schedule's input, as JSON (EncodePayload).
+	Payload Payload
+}
+
+// ScheduleFor is the schedule of an armed item.
+func (s Schema) ScheduleFor(it Item) Schedule {
+	due := it.Due.UTC().Truncate(time.Second)
+	return Schedule{
+		Name:        s.ScheduleName(it.Key),
+		At:          due,
+		ClientToken: s.ClientToken(it.Key, it.Token, due),
+		Payload:     Payload{Key: it.Key, Due: due},
+	}
+}
+
+var nameSafeRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// MaxScheduleName is the longest schedule name the scheduler accepts.
+const MaxScheduleName = 64
+
+// ScheduleName is the name of an item's schedule: one item, one schedule.
+// With NameBySortKey it is the prefix and the sort key, when that fits a
+// schedule name; otherwise the prefix and 40 hex digits of the SHA-256 of
+// the whole key.
+func (s Schema) ScheduleName(k Key) string {
+	if s.NameBySortKey && nameSafeRE.MatchString(k.Sort) && len(s.ScheduleNamePrefix)+len(k.Sort) <= MaxScheduleName {
+		return s.ScheduleNamePrefix + k.Sort
+	}
+	sum := sha256.Sum256([]byte(k.Partition + "\x00" + k.Sort))
+	return s.ScheduleNamePrefix + hex.EncodeToString(sum[:])[:40]
+}
+
+// ClientToken is the scheduler's idempotency token for the schedule of an
+// item at due: retries of one create share it, a new due time gets a new
+// one. It derives from the item's token, or from its key when the writer
+// set none. 64 hex characters, the scheduler's limit.
+func (s Schema) ClientToken(k Key, token string, due time.Time) string {
+	seed := token
+	if seed == "" {
+		seed = "key\x00" + k.Partition + "\x00" + k.Sort
+	}
+	sum := sha256.Sum256([]byte(seed + "|" + FormatTime(due)))
+	return hex.EncodeToString(sum[:])
+}
+
+// Payload is what a schedule hands the expiry function, and what the
+// target receives: the item's key and the due time the schedule was made
+// for. The claim compares that due time with the item's, so a schedule
+// left over from a moved due time never fires the item.
+type Payload struct {
+	Key Key
+	Due time.Time
+}
+
+// EncodePayload renders a payload as a JSON object named like the item:
+// the key attributes and the due attribute, all strings. For the to-do
+// app: {"dueAt":"…","taskId":"…","userId":"…"}.
+func (s Schema) EncodePayload(p Payload) string {
+	m := s.Attrs(p.Key)
+	m[s.DueAttr] = FormatTime(p.Due)
+	b, _ := json.Marshal(m) // a map of strings always marshals
+	return string(b)
+}
+
+// DecodePayload reads a payload that EncodePayload wrote.
+func (s Schema) DecodePayload(b []byte) (Payload, error) {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Payload{}, fmt.Errorf("decode schedule payload: %w", err)
+	}
+	it, err := s.ItemFrom(m)
+	if err != nil {
+		return Payload{}, fmt.Errorf("schedule payload: %w", err)
+	}
+	due, err := time.Parse(time.RFC3339, m[s.DueAttr])
+	if err != nil {
+		return Payload{}, fmt.Errorf("schedule payload %s: %w", s.DueAttr, err)
+	}
+	return Payload{Key: it.Key, Due: due.UTC()}, nil
+}
+
+// EnvVar is the environment variable through which the constructs hand a
+// function its schema (EnvValue); FromEnv reads it.
+const EnvVar = "UNSCHEDULE_ITEM_SCHEMA"
+
+// EnvValue renders the schema for EnvVar.
+func (s Schema) EnvValue() string {
+	b, _ := json.Marshal(s) // strings, bools and a slice always marshal
+	return string(b)
+}
+
+// FromEnv reads the schema from EnvVar: Default when unset. It fails on a
+// value that does not parse or validate.
+func FromEnv() (Schema, error) { return Parse(os.Getenv(EnvVar)) }
+
+// Parse reads an EnvValue ("" gives Default).
+func Parse(v string) (Schema, error) {
+	if v == "" {
+		return Default(), nil
+	}
+	var s Schema
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return Schema{}, fmt.Errorf("%s: %w", EnvVar, err)
+	}
+	s = s.WithDefaults()
+	if err := s.Validate(); err != nil {
+		return Schema{}, fmt.Errorf("%s: %w", EnvVar, err)
+	}
+	return s, nil
+}
+
+// TimeLayout is how the contract writes instants.
+const TimeLayout = "2006-01-02T15:04:05Z"
+
+// FormatTime renders t in TimeLayout, UTC at whole seconds ("" for the
+// zero time).
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Truncate(time.Second).Format(TimeLayout)
+}
+
+// ParseTime reads an RFC 3339 time ("" gives the zero time).
+func ParseTime(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parse time %q: %w", v, err)
+	}
+	return t.UTC(), nil
+}

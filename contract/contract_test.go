@@ -1,0 +1,214 @@
+package contract_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+)
+
+// consumer is a schema an adopter might use: other key names, another due
+// attribute and other states.
+func consumer() contract.Schema {
+	return contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*contract.Schema)
+		want string // "" = valid
+	}{
+		{"default", func(*contract.Schema) {}, ""},
+		{"consumer", func(s *contract.Schema) { *s = consumer() }, ""},
+		{"no sort key", func(s *contract.Schema) { s.SortKey, s.NoSortKey, s.NameBySortKey = "", true, false }, ""},
+		{"fired state armed", func(s *contract.Schema) { s.FiredState = "Pending" }, "FiredState \"Pending\" must be"},
+		{"duplicate name", func(s *contract.Schema) { s.DueAttr = "status" }, "DueAttr and StateAttr are both"},
+		{"key reused", func(s *contract.Schema) { s.SortKey = "userId" }, "PartitionKey and SortKey are both"},
+		{"bad name", func(s *contract.Schema) { s.StateAttr = "st ate" }, "not a usable attribute name"},
+		{"empty armed state", func(s *contract.Schema) { s.ArmedStates = []string{"Pending", ""} }, "empty state"},
+		{"long prefix", func(s *contract.Schema) { s.ScheduleNamePrefix = strings.Repeat("p", 21) }, "ScheduleNamePrefix"},
+		{"sort key and none", func(s *contract.Schema) { s.NoSortKey = true }, "SortKey is \"taskId\" but NoSortKey"},
+		{"name by missing sort key", func(s *contract.Schema) { s.SortKey, s.NoSortKey = "", true }, "NameBySortKey needs a sort key"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := contract.Default()
+			c.edit(&s)
+			err := s.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("Validate = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestScheduleNames(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	cases := []struct {
+		name   string
+		schema contract.Schema
+		key    contract.Key
+		want   string // exact, or "" to check only the shape
+	}{
+		{"to-do ulid", contract.Default(), contract.Key{"u1", "01JABCDEFGHJKMNPQRSTVWXYZ0"}, "task-01JABCDEFGHJKMNPQRSTVWXYZ0"},
+		{"to-do unsafe sort key is hashed", contract.Default(), contract.Key{"u1", "a b"}, ""},
+		{"to-do long sort key is hashed", contract.Default(), contract.Key{"u1", long}, ""},
+		{"consumer is hashed", consumer(), contract.Key{"t1", "j1"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.schema.ScheduleName(c.key)
+			if c.want != "" && got != c.want {
+				t.Fatalf("ScheduleName = %q, want %q", got, c.want)
+			}
+			if len(got) > contract.MaxScheduleName || !strings.HasPrefix(got, c.schema.ScheduleNamePrefix) {
+				t.Fatalf("ScheduleName = %q: too long or without its prefix", got)
+			}
+		})
+	}
+	s := consumer()
+	if s.ScheduleName(contract.Key{"t1", "j1"}) == s.ScheduleName(contract.Key{"t2", "j1"}) {
+		t.Fatal("two tenants' jobs with one job id share a schedule name")
+	}
+}
+
+func TestClientToken(t *testing.T) {
+	s := consumer()
+	k := contract.Key{"t1", "j1"}
+	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	a := s.ClientToken(k, "", due)
+	cases := []struct {
+		name string
+		tok  string
+		same bool
+	}{
+		{"same item and due", s.ClientToken(k, "", due.Add(300*time.Millisecond)), true},
+		{"other due", s.ClientToken(k, "", due.Add(time.Second)), false},
+		{"other key", s.ClientToken(contract.Key{"t2", "j1"}, "", due), false},
+		{"writer's token", s.ClientToken(k, "r4nd0m", due), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if (c.tok == a) != c.same || len(c.tok) != 64 {
+				t.Fatalf("token %q vs %q: same = %v, want %v (64 hex)", c.tok, a, c.tok == a, c.same)
+			}
+		})
+	}
+}
+
+func TestPayloadRoundTrip(t *testing.T) {
+	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name   string
+		schema contract.Schema
+		key    contract.Key
+		want   string
+	}{
+		{"to-do", contract.Default(), contract.Key{"u1", "01J"}, `{"dueAt":"2026-12-01T09:00:00Z","taskId":"01J","userId":"u1"}`},
+		{"consumer", consumer(), contract.Key{"t1", "j1"}, `{"jobId":"j1","runAt":"2026-12-01T09:00:00Z","tenantId":"t1"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			enc := c.schema.EncodePayload(contract.Payload{Key: c.key, Due: due})
+			if enc != c.want {
+				t.Fatalf("EncodePayload = %s, want %s", enc, c.want)
+			}
+			p, err := c.schema.DecodePayload([]byte(enc))
+			if err != nil || p.Key != c.key || !p.Due.Equal(due) {
+				t.Fatalf("DecodePayload = %+v, %v", p, err)
+			}
+		})
+	}
+	if _, err := consumer().DecodePayload([]byte(`{"tenantId":"t1","runAt":"2026-12-01T09:00:00Z"}`)); err == nil {
+		t.Fatal("a payload without its sort key decoded")
+	}
+}
+
+func TestClaimRules(t *testing.T) {
+	s := consumer()
+	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	now := due.Add(time.Minute)
+	lease := time.Minute
+	item := func(state string, d time.Time, delivered bool, claim time.Time) contract.Item {
+		return contract.Item{Key: contract.Key{"t", "j"}, State: state, Due: d, Delivered: delivered, ClaimAt: claim}
+	}
+	cases := []struct {
+		name                         string
+		it                           contract.Item
+		claimable, undelivered, take bool
+	}{
+		{"armed at due", item("Queued", due, false, time.Time{}), true, false, false},
+		{"armed, due moved", item("Queued", due.Add(time.Hour), false, time.Time{}), false, false, false},
+		{"cancelled", item("Cancelled", due, false, time.Time{}), false, false, false},
+		{"fired, claim fresh", item("Done", due, false, now.Add(-30*time.Second)), false, true, false},
+		{"fired, claim lapsed", item("Done", due, false, now.Add(-lease)), false, true, true},
+		{"fired, never claimed", item("Done", due, false, time.Time{}), false, true, true},
+		{"fired and delivered", item("Done", due, true, time.Time{}), false, false, false},
+		{"fired for another due", item("Done", due.Add(-time.Hour), false, time.Time{}), false, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := s.Claimable(c.it, due); got != c.claimable {
+				t.Errorf("Claimable = %v, want %v", got, c.claimable)
+			}
+			if got := s.Undelivered(c.it, due); got != c.undelivered {
+				t.Errorf("Undelivered = %v, want %v", got, c.undelivered)
+			}
+			if got := s.TakeOverable(c.it, due, now, lease); got != c.take {
+				t.Errorf("TakeOverable = %v, want %v", got, c.take)
+			}
+		})
+	}
+}
+
+func TestClaimExpression(t *testing.T) {
+	s := contract.Default()
+	s.ArmedStates = []string{"Pending", "Snoozed"}
+	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	u := s.Claim(contract.Key{"u1", "01J"}, due, due.Add(time.Second), contract.ClaimOptions{
+		AlsoSet: map[string]string{"updatedAt": "x"}, AlsoRemove: []string{"pendingTaskId"}})
+	resolve := func(e string) string {
+		for p, n := range u.Names {
+			e = strings.ReplaceAll(e, p, n)
+		}
+		for p, v := range u.Values {
+			e = strings.ReplaceAll(e, p+")", "'"+v+"')")
+			e = strings.ReplaceAll(e, p+",", "'"+v+"',")
+			e = strings.ReplaceAll(e, p+" ", "'"+v+"' ")
+			if strings.HasSuffix(e, p) {
+				e = strings.TrimSuffix(e, p) + "'" + v + "'"
+			}
+		}
+		return e
+	}
+	if got, want := resolve(u.ConditionExpression), "status IN ('Pending', 'Snoozed') AND dueAt = '2026-12-01T09:00:00Z'"; got != want {
+		t.Errorf("condition = %s, want %s", got, want)
+	}
+	if got, want := resolve(u.UpdateExpression), "SET status = 'Expired', expiredAt = '2026-12-01T09:00:01Z', notifyClaimAt = '2026-12-01T09:00:01Z', updatedAt = 'x' REMOVE pendingTaskId"; got != want {
+		t.Errorf("update = %s, want %s", got, want)
+	}
+	if u.Key["userId"] != "u1" || u.Key["taskId"] != "01J" || len(u.Key) != 2 {
+		t.Errorf("key = %v", u.Key)
+	}
+}
+
+func TestEnvRoundTrip(t *testing.T) {
+	for _, s := range []contract.Schema{contract.Default(), consumer()} {
+		got, err := contract.Parse(s.EnvValue())
+		if err != nil || got.EnvValue() != s.EnvValue() {
+			t.Fatalf("Parse(EnvValue) = %+v, %v; want %+v", got, err, s)
+		}
+	}
+	if _, err := contract.Parse(`{"firedState":"Pending"}`); err == nil {
+		t.Fatal("an invalid schema parsed")
+	}
+	if got, err := contract.Parse(""); err != nil || got.EnvValue() != contract.Default().EnvValue() {
+		t.Fatalf("Parse(\"\") = %+v, %v; want Default", got, err)
+	}
+}
