@@ -34,17 +34,17 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	defer func() { _ = h.metrics.Flush() }()
 	req, err := task.DecodePayload(payload)
 	if err != nil {
-		h.metrics.Add("ExpiryBadInput", 1)
+		h.metrics.Add(metrics.ExpiryBadInput, 1)
 		return fmt.Errorf("expiry: %w", err)
 	}
 	outcome, err := h.svc.Expire(ctx, req)
 	if errors.Is(err, task.ErrNotifyInProgress) {
 		// Another attempt holds the notification claim: retry later.
-		h.metrics.Add("ExpiryNotifyInProgress", 1)
+		h.metrics.Add(metrics.ExpiryNotifyInProgress, 1)
 		return err
 	}
 	if err != nil {
-		h.metrics.Add("ExpiryErrors", 1)
+		h.metrics.Add(metrics.ExpiryErrors, 1)
 		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", "taskId", req.TaskID, "error", err.Error())
 		return err
 	}
@@ -54,7 +54,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		h.metrics.Add(metrics.TasksExpired, 1)
 		h.metrics.Set(metrics.NotificationLagSeconds, h.svc.Now().Sub(req.DueAt).Seconds(), "Seconds")
 	default:
-		h.metrics.Add("ExpirySkipped", 1)
+		h.metrics.Add(metrics.ExpirySkipped, 1)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 const FunctionName = metrics.FunctionStreamProcessor
 
 // MetricMalformedRecords counts stream records that could not be decoded.
-const MetricMalformedRecords = "MalformedRecords"
+const MetricMalformedRecords = metrics.MalformedRecords
 
 // config is what the function reads from its environment.
 type config struct {

@@ -39,12 +39,12 @@ var ErrNotSent = errors.New("not sent: an earlier message failed")
 
 // Metric names of the stream processor.
 const (
-	MetricEnqueued      = "Enqueued"
-	MetricIgnored       = "Ignored"
-	MetricEnqueueFailed = "EnqueueFailed"
+	MetricEnqueued      = metrics.Enqueued
+	MetricIgnored       = metrics.Ignored
+	MetricEnqueueFailed = metrics.EnqueueFailed
 	// MetricUndeliverable: a record whose message could never be handled
 	// (it lacks its key); it is skipped rather than sent to fail forever.
-	MetricUndeliverable = "Undeliverable"
+	MetricUndeliverable = metrics.Undeliverable
 )
 
 // Processor is the stream processor: it decides and enqueues, nothing

@@ -18,15 +18,15 @@ const (
 	MetricRescheduled = metrics.Rescheduled
 	// MetricRecreated: a reschedule found no schedule (the old one fired
 	// and deleted itself) and created it at the new deadline.
-	MetricRecreated = "Recreated"
+	MetricRecreated = metrics.Recreated
 	// MetricAlreadyGone: a cancel found no schedule; success.
-	MetricAlreadyGone = "AlreadyGone"
+	MetricAlreadyGone = metrics.AlreadyGone
 	// MetricMalformed: a message that can never be handled; it goes on
 	// failing until the queue moves it to its dead-letter queue.
-	MetricMalformed = "Malformed"
+	MetricMalformed = metrics.Malformed
 	// MetricRetryable: a message failed for a reason that may pass
 	// (throttling, a 5xx, anything unknown); it is delivered again.
-	MetricRetryable = "RetryableFailures"
+	MetricRetryable = metrics.RetryableFailures
 )
 
 // Worker applies cancellation messages to the scheduler. Every message may

@@ -6,20 +6,24 @@
 // the message. It imports no AWS SDK; internal/adapters/awssns speaks SNS.
 package notify
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/unschedule/unschedule/internal/metrics"
+)
 
 // Metric names written by the triggers (CloudWatch EMF, internal/metrics).
 // The alarms of the notification construct watch the first two.
 const (
 	// MetricSubscribeErrors counts every error the PostAuthentication
 	// trigger swallowed (FilterPolicyLimitExceeded included).
-	MetricSubscribeErrors = "NotificationSubscribeErrors"
+	MetricSubscribeErrors = metrics.SubscribeErrors
 	// MetricFilterPolicyLimitExceeded counts the subscribes and repairs that
 	// SNS refused because the topic holds its quota of filter policies:
 	// the signal to add shards or raise the quota.
-	MetricFilterPolicyLimitExceeded = "FilterPolicyLimitExceeded"
+	MetricFilterPolicyLimitExceeded = metrics.FilterPolicyLimitExceeded
 	// MetricSubscribed counts new subscriptions (each sends a confirmation email).
-	MetricSubscribed = "NotificationSubscribed"
+	MetricSubscribed = metrics.Subscribed
 )
 
 // ErrFilterPolicyLimit is what the SNS adapter wraps when SNS answers

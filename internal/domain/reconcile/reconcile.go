@@ -251,25 +251,25 @@ func (r Result) Repaired() int {
 
 // Metric names, one per Result count, written once per run.
 const (
-	MetricSchedulesCreated   = "SchedulesCreated"
-	MetricSchedulesMoved     = "SchedulesMoved"
-	MetricSchedulesDeleted   = "SchedulesDeleted"
-	MetricTasksExpired       = "TasksExpired"
-	MetricRepairFlagsCleared = "RepairFlagsCleared"
-	MetricSchedulesConfirmed = "SchedulesConfirmed"
-	MetricErrors             = "Errors"
+	MetricSchedulesCreated   = metrics.SchedulesCreated
+	MetricSchedulesMoved     = metrics.SchedulesMoved
+	MetricSchedulesDeleted   = metrics.SchedulesDeleted
+	MetricTasksExpired       = metrics.TasksExpired
+	MetricRepairFlagsCleared = metrics.RepairFlagsCleared
+	MetricSchedulesConfirmed = metrics.SchedulesConfirmed
+	MetricErrors             = metrics.ReconcilerErrors
 	// MetricTasksChecked, MetricSchedulesChecked, MetricRepaired and
 	// MetricLeftOver are a run's cost, work and backlog: LeftOver above
 	// zero means a pass did not fit one run.
-	MetricTasksChecked     = "TasksChecked"
-	MetricSchedulesChecked = "SchedulesChecked"
-	MetricSchedulerCalls   = "SchedulerCalls"
-	MetricRepaired         = "Repaired"
-	MetricLeftOver         = "LeftOver"
+	MetricTasksChecked     = metrics.TasksChecked
+	MetricSchedulesChecked = metrics.SchedulesChecked
+	MetricSchedulerCalls   = metrics.SchedulerCalls
+	MetricRepaired         = metrics.Repaired
+	MetricLeftOver         = metrics.LeftOver
 	// MetricPassesCompleted is 1 for a run that completed a pass, else 0.
 	// Its Sum over an interval is 0 when passes stopped completing, and
 	// missing when no run reported at all.
-	MetricPassesCompleted = "PassesCompleted"
+	MetricPassesCompleted = metrics.PassesCompleted
 )
 
 // errBudget stops a run at its budget.

@@ -1,0 +1,107 @@
+package metrics
+
+// The one list of metric names. Functions write them; the constructs'
+// Metric...() methods, their alarms and the operations dashboard read the
+// same constants, so a renamed metric cannot leave an alarm watching
+// nothing.
+
+// Stream processor (FunctionStreamProcessor).
+const (
+	// Enqueued counts the messages put on the FIFO queue.
+	Enqueued = "Enqueued"
+	// Ignored counts the records with nothing to do.
+	Ignored = "Ignored"
+	// EnqueueFailed counts the messages the queue refused; their records
+	// are retried (batch item failures).
+	EnqueueFailed = "EnqueueFailed"
+	// Undeliverable counts the records whose message could never be
+	// handled (it lacks its key); they are skipped.
+	Undeliverable = "Undeliverable"
+	// MalformedRecords counts the stream records that could not be
+	// decoded; they are skipped.
+	MalformedRecords = "MalformedRecords"
+)
+
+// Cancel worker (FunctionCancelWorker). Cancelled and Rescheduled are
+// lifecycle metrics (below).
+const (
+	// Recreated counts the reschedules that found no schedule (the old
+	// one fired and deleted itself) and created it at the new due time.
+	Recreated = "Recreated"
+	// ScheduleCreated counts the schedules the stream path created for an
+	// item that its writer did not schedule itself.
+	ScheduleCreated = "ScheduleCreated"
+	// AlreadyGone counts the cancels that found no schedule (success).
+	AlreadyGone = "AlreadyGone"
+	// Malformed counts the messages that can never be handled; they go on
+	// failing until the queue moves them to its dead-letter queue.
+	Malformed = "Malformed"
+	// RetryableFailures counts the messages that failed for a reason that
+	// may pass (throttling, a 5xx, anything unknown).
+	RetryableFailures = "RetryableFailures"
+)
+
+// Expiry function (FunctionExpiry). TasksExpired and
+// NotificationLagSeconds are lifecycle metrics (below).
+const (
+	// ExpiryBadInput counts the invocations whose payload could not be
+	// read: a schedule that can never fire its item.
+	ExpiryBadInput = "ExpiryBadInput"
+	// ExpiryErrors counts the invocations that failed and are retried.
+	ExpiryErrors = "ExpiryErrors"
+	// ExpiryNotifyInProgress counts the invocations that found another
+	// attempt holding the delivery claim; they are retried.
+	ExpiryNotifyInProgress = "ExpiryNotifyInProgress"
+	// ExpirySkipped counts the invocations with nothing to do (the item
+	// moved on, or its target already ran).
+	ExpirySkipped = "ExpirySkipped"
+)
+
+// Reconciler (FunctionReconciler), one per Result count, written once per
+// run.
+const (
+	SchedulesCreated   = "SchedulesCreated"
+	SchedulesMoved     = "SchedulesMoved"
+	SchedulesDeleted   = "SchedulesDeleted"
+	RepairFlagsCleared = "RepairFlagsCleared"
+	SchedulesConfirmed = "SchedulesConfirmed"
+	// ReconcilerErrors counts the repairs that failed in a run.
+	ReconcilerErrors = "Errors"
+	// TasksChecked, SchedulesChecked, SchedulerCalls, Repaired and
+	// LeftOver are a run's cost, work and backlog: LeftOver above zero
+	// means a pass did not fit one run.
+	TasksChecked     = "TasksChecked"
+	SchedulesChecked = "SchedulesChecked"
+	SchedulerCalls   = "SchedulerCalls"
+	Repaired         = "Repaired"
+	LeftOver         = "LeftOver"
+	// PassesCompleted is 1 for a run that completed a pass, else 0. Its
+	// Sum over an interval is 0 when passes stopped completing, and
+	// missing when no run reported at all.
+	PassesCompleted = "PassesCompleted"
+)
+
+// PostAuthentication trigger (FunctionPostAuth).
+const (
+	// SubscribeErrors counts every error the trigger swallowed
+	// (FilterPolicyLimitExceeded included).
+	SubscribeErrors = "NotificationSubscribeErrors"
+	// FilterPolicyLimitExceeded counts the subscribes and repairs that SNS
+	// refused because the topic holds its quota of filter policies.
+	FilterPolicyLimitExceeded = "FilterPolicyLimitExceeded"
+	// Subscribed counts new subscriptions (each sends a confirmation
+	// email).
+	Subscribed = "NotificationSubscribed"
+)
+
+// ErrorMetrics lists, per function, every metric that counts work lost,
+// skipped or failing: each must have an alarm (the operations construct
+// builds one per entry, and a test checks that none is missing).
+var ErrorMetrics = map[string][]string{
+	FunctionAPI:             {ApiServerErrors},
+	FunctionExpiry:          {ExpiryBadInput, ExpiryErrors},
+	FunctionStreamProcessor: {MalformedRecords, Undeliverable, EnqueueFailed},
+	FunctionCancelWorker:    {Malformed, RetryableFailures},
+	FunctionReconciler:      {ReconcilerErrors},
+	FunctionPostAuth:        {SubscribeErrors, FilterPolicyLimitExceeded},
+}
