@@ -6,8 +6,15 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
-// MaxSubjectLen is the longest subject sent: SNS takes email subjects of
-// fewer than 100 characters, ASCII only, with no line breaks.
+// MaxSubjectLen is the longest subject sent. SNS takes email subjects of
+// fewer than 100 characters with no line breaks or control characters:
+// "ASCII text that begins with a letter, number, or punctuation mark" in
+// the SNS API reference of most SDKs, "UTF-8 text" in the newest
+// (aws-sdk-go-v2/service/sns PublishInput.Subject); Amazon Managed Service
+// for Prometheus documents what SNS does to a subject with non-ASCII
+// characters
+// (https://docs.aws.amazon.com/prometheus/latest/userguide/AMP-alertmanager-receiver-validation-truncation.html).
+// Subjects here are ASCII, which both accept.
 const MaxSubjectLen = 99
 
 // Message is the text of an expiry notification.
@@ -18,36 +25,64 @@ type Message struct {
 
 const subjectPrefix = "Task expired: "
 
-// FormatMessage writes the notification of an expired task: its title, its
-// deadline (RFC 3339 UTC and a human form) and, when set, the link to the
-// task in the web app as its last line (<web URL>/#/tasks/<taskId>), where
-// a mail client shows it as the one thing to do.
+// FormatMessage writes the notification of an expired task: its title,
+// its description (when set), its deadline in the owner's time zone and
+// in UTC ("Monday, 4 March 2030 at 18:05 CET (17:05 UTC)"; UTC alone when
+// n names no zone), and, when set, the link to the task in the web app as
+// its last line (<web URL>/#/tasks/<taskId>), where a mail client shows it
+// as the one thing to do.
 //
-// The subject is made safe for SNS: non-ASCII characters and control
-// characters become '?', and a long title is cut with "...". The body keeps
-// the title as is.
+// The subject is the title in ASCII (see Subject); the body keeps the
+// title and the description as they are, line breaks included.
 func FormatMessage(n task.Notification) Message {
-	subject := subjectPrefix + asciiLine(n.Title)
-	if len(subject) > MaxSubjectLen {
-		subject = strings.TrimRight(subject[:MaxSubjectLen-3], " ") + "..."
-	}
-	due := n.DueAt.UTC()
+	loc := Location(n.TimeZone)
 	var b strings.Builder
 	b.WriteString("Your task \"" + n.Title + "\" reached its deadline without being completed, so it has expired.\n\n")
-	b.WriteString("Due: " + due.Format("Monday, 2 January 2006 at 15:04 UTC") + " (" + task.FormatTime(due) + ")\n")
+	if d := plainText(n.Description); d != "" {
+		b.WriteString(d + "\n\n")
+	}
+	b.WriteString("Due: " + dueLine(n.DueAt, loc) + "\n")
 	b.WriteString("\nYou receive this because you signed up for task reminders with this address.\n")
 	if n.Link != "" {
 		b.WriteString("\nOpen the task: " + n.Link + "\n")
 	}
-	return Message{Subject: subject, Body: b.String()}
+	return Message{
+		Subject: Subject(subjectPrefix, n.Title, "Task expired: due at "+Clock(n.DueAt, loc)),
+		Body:    b.String(),
+	}
 }
 
-// asciiLine replaces every rune outside printable ASCII with '?'.
-func asciiLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e {
-			return '?'
+// Subject is prefix followed by title in ASCII (see ASCII), cut with
+// "..." to fit MaxSubjectLen. A title with no letter or digit left in
+// ASCII (all CJK, say) gives fallback instead. prefix and fallback must
+// be ASCII and begin with a letter.
+func Subject(prefix, title, fallback string) string {
+	t := ASCII(title)
+	if !strings.ContainsFunc(t, func(r rune) bool { return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }) {
+		return cut(fallback)
+	}
+	return cut(prefix + t)
+}
+
+// cut shortens an ASCII subject to MaxSubjectLen, ending with "...".
+func cut(s string) string {
+	if len(s) <= MaxSubjectLen {
+		return s
+	}
+	return strings.TrimRight(s[:MaxSubjectLen-3], " ") + "..."
+}
+
+// plainText is a description as the body shows it: Windows and old Mac
+// line ends become "\n", control characters other than line breaks and
+// tabs are dropped, and blank lines around it are trimmed.
+func plainText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
+			return -1
 		}
 		return r
 	}, s)
+	return strings.Trim(s, "\n \t")
 }

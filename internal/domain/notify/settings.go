@@ -24,6 +24,9 @@ type Settings struct {
 	SubscriptionArn string
 	// Email is the address SubscriptionArn was made for.
 	Email string
+	// TimeZone is the IANA name of the user's time zone, in which their
+	// emails show times ("" for none: UTC). See CheckTimeZone.
+	TimeZone string
 	// Version counts the saves; 0 means nothing is stored yet.
 	Version int64
 	// UpdatedAt is when the record was last saved.
@@ -81,6 +84,8 @@ type View struct {
 	Status  Status
 	// Email is the address of the subscription ("" when none).
 	Email string
+	// TimeZone is the user's time zone ("" when none: UTC).
+	TimeZone string
 }
 
 // Settings reads the user's notification settings and the live state of
@@ -102,15 +107,47 @@ func (s *Subscriber) Settings(ctx context.Context, sub string) (View, error) {
 // 48 hours). On subscribes email again, which sends a new confirmation
 // email, unless the user's subscription still exists.
 func (s *Subscriber) SetEnabled(ctx context.Context, sub, email string, enabled bool) (View, error) {
-	if enabled && strings.TrimSpace(email) == "" {
+	return s.Update(ctx, sub, email, Change{Enabled: &enabled})
+}
+
+// Change is what a user changes in their settings; a nil field stays as
+// it is.
+type Change struct {
+	// Enabled: see SetEnabled.
+	Enabled *bool
+	// TimeZone is an IANA time zone name, "" for none (UTC); anything
+	// else is ErrBadTimeZone (see CheckTimeZone).
+	TimeZone *string
+}
+
+// Update applies c in one save: the preference as SetEnabled does, and
+// the time zone. A change of the time zone alone touches no subscription;
+// like Settings, it records an unsubscription through an email's link as
+// an opt-out. An unchanged time zone alone saves nothing.
+func (s *Subscriber) Update(ctx context.Context, sub, email string, c Change) (View, error) {
+	if c.TimeZone != nil {
+		if err := CheckTimeZone(*c.TimeZone); err != nil {
+			return View{}, err
+		}
+	}
+	if c.Enabled != nil && *c.Enabled && strings.TrimSpace(email) == "" {
 		return View{}, ErrNoAddress
 	}
 	st, err := s.load(ctx, sub)
 	if err != nil {
 		return View{}, err
 	}
-	st.Enabled = enabled
-	return s.converge(ctx, st, email, mode{subscribe: enabled, forceSave: true})
+	m := mode{optOutIfGone: true}
+	if c.TimeZone != nil && *c.TimeZone != st.TimeZone {
+		st.TimeZone, m.forceSave = *c.TimeZone, true
+	}
+	if c.Enabled != nil {
+		st.Enabled = *c.Enabled
+		m = mode{subscribe: *c.Enabled, forceSave: true}
+	} else {
+		email = "" // the address is compared only when the preference is set
+	}
+	return s.converge(ctx, st, email, m)
 }
 
 // load reads the user's settings; a user with no record has
@@ -257,7 +294,7 @@ func (s *Subscriber) undo(ctx context.Context, sub, arn string) {
 }
 
 func view(st Settings, cur state) View {
-	v := View{Enabled: st.Enabled, Status: StatusNotSubscribed}
+	v := View{Enabled: st.Enabled, Status: StatusNotSubscribed, TimeZone: st.TimeZone}
 	switch {
 	case !st.Enabled:
 		v.Status = StatusOff

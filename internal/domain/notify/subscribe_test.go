@@ -348,3 +348,77 @@ func TestNewSubscriberGuards(t *testing.T) {
 		}
 	}
 }
+
+// The time zone is saved with the settings, alone or with the
+// preference, survives every other save, and alone touches no
+// subscription; a bad one changes nothing.
+func TestUpdateTimeZone(t *testing.T) {
+	ctx := context.Background()
+	zone := func(s string) *string { return &s }
+	on, off := true, false
+	r := newRig(t, oneTopic)
+	r.signIn(t, subA, email, notify.Subscribed)
+	if err := r.sns.Confirm(oneTopic[0], email); err != nil {
+		t.Fatal(err)
+	}
+	before := r.sns.Calls("Subscribe") + r.sns.Calls("Unsubscribe")
+
+	for _, tc := range []struct {
+		name       string
+		email      string
+		c          notify.Change
+		wantErr    error
+		wantZone   string
+		wantStatus notify.Status
+	}{
+		{"zone alone", "", notify.Change{TimeZone: zone("Europe/Berlin")}, nil, "Europe/Berlin", notify.StatusConfirmed},
+		{"the same zone again", "", notify.Change{TimeZone: zone("Europe/Berlin")}, nil, "Europe/Berlin", notify.StatusConfirmed},
+		{"a bad zone is refused", email, notify.Change{Enabled: &off, TimeZone: zone("Mars/Base")}, notify.ErrBadTimeZone, "Europe/Berlin", notify.StatusConfirmed},
+		{"Local is refused", "", notify.Change{TimeZone: zone("Local")}, notify.ErrBadTimeZone, "Europe/Berlin", notify.StatusConfirmed},
+		{"off keeps the zone", email, notify.Change{Enabled: &off}, nil, "Europe/Berlin", notify.StatusOff},
+		{"on with a new zone", email, notify.Change{Enabled: &on, TimeZone: zone("America/New_York")}, nil, "America/New_York", notify.StatusPending},
+		{"cleared: UTC", "", notify.Change{TimeZone: zone("")}, nil, "", notify.StatusPending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved, _ := r.settings.LoadSettings(ctx, subA)
+			v, err := r.s.Update(ctx, subA, tc.email, tc.c)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Update: %v, want %v", err, tc.wantErr)
+			}
+			st, _ := r.settings.LoadSettings(ctx, subA)
+			if st.TimeZone != tc.wantZone {
+				t.Fatalf("stored zone %q, want %q", st.TimeZone, tc.wantZone)
+			}
+			if err != nil {
+				if st.Version != saved.Version {
+					t.Fatalf("a refused change was saved: %+v", st)
+				}
+				return
+			}
+			if v.TimeZone != tc.wantZone || v.Status != tc.wantStatus {
+				t.Fatalf("view %+v, want zone %q status %s", v, tc.wantZone, tc.wantStatus)
+			}
+		})
+	}
+	// Only turning off and on touched SNS: one Unsubscribe, one Subscribe.
+	if n := r.sns.Calls("Subscribe") + r.sns.Calls("Unsubscribe"); n != before+2 {
+		t.Fatalf("%d subscription calls, want %d", n, before+2)
+	}
+	// A sign-in keeps the zone.
+	if _, err := r.s.Update(ctx, subA, "", notify.Change{TimeZone: zone("Asia/Tokyo")}); err != nil {
+		t.Fatal(err)
+	}
+	r.signIn(t, subA, email, notify.AwaitingConfirmation)
+	if st, _ := r.settings.LoadSettings(ctx, subA); st.TimeZone != "Asia/Tokyo" {
+		t.Fatalf("a sign-in lost the zone: %+v", st)
+	}
+	// The zone of a user with no record yet is saved, and the first
+	// sign-in still subscribes them.
+	if v, err := r.s.Update(ctx, subB, "", notify.Change{TimeZone: zone("Europe/Paris")}); err != nil || v.Status != notify.StatusNotSubscribed || !v.Enabled {
+		t.Fatalf("zone of a new user: %+v, %v", v, err)
+	}
+	r.signIn(t, subB, "bob@example.com", notify.Subscribed)
+	if st, _ := r.settings.LoadSettings(ctx, subB); st.TimeZone != "Europe/Paris" || st.SubscriptionArn == "" {
+		t.Fatalf("after the first sign-in: %+v", st)
+	}
+}

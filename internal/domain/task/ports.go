@@ -79,9 +79,15 @@ type Notification struct {
 	UserID string
 	TaskID string
 	Title  string
-	DueAt  time.Time
+	// Description is the task's description ("" for none).
+	Description string
+	DueAt       time.Time
 	// Link opens the task in the web app ("" when no web URL is set).
 	Link string
+	// TimeZone is the IANA name of the owner's time zone, in which the
+	// message shows the deadline ("" shows it in UTC). Expire leaves it
+	// empty; notify.InUserTimeZone fills it from the owner's settings.
+	TimeZone string
 }
 
 // Notifier delivers expiry notifications.

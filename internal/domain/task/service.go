@@ -290,7 +290,7 @@ func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome,
 	default:
 		return "", fmt.Errorf("expire: conditional write: %w", err)
 	}
-	n := Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title, DueAt: t.DueAt, Link: s.link(t.TaskID)}
+	n := Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title, Description: t.Description, DueAt: t.DueAt, Link: s.link(t.TaskID)}
 	if err := s.notifier.Publish(ctx, n); err != nil {
 		return "", fmt.Errorf("expire: publish: %w", err)
 	}
