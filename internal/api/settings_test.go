@@ -122,6 +122,25 @@ func TestNotificationSettingsLifecycle(t *testing.T) {
 	}
 }
 
+// PUT {"timeZone"} saves the zone (alone, or with enabled) and GET shows
+// it; the zone alone needs no email claim and touches no subscription.
+func TestNotificationSettingsTimeZone(t *testing.T) {
+	e := newSettingsEnv(t)
+	e.sub.OnSignIn(context.Background(), ada, adaMail)
+	if err := e.sns.Confirm(notifyTopic, adaMail); err != nil {
+		t.Fatal(err)
+	}
+	e.want(t, ada, adaMail, "GET", "", 200, map[string]any{"status": "confirmed", "timeZone": nil})
+	e.want(t, ada, "", "PUT", `{"timeZone":"Europe/Berlin"}`, 200, map[string]any{"enabled": true, "status": "confirmed", "timeZone": "Europe/Berlin"})
+	e.want(t, ada, adaMail, "GET", "", 200, map[string]any{"timeZone": "Europe/Berlin"})
+	e.want(t, ada, adaMail, "PUT", `{"enabled":false,"timeZone":"America/New_York"}`, 200, map[string]any{"status": "off", "timeZone": "America/New_York"})
+	e.want(t, ada, adaMail, "PUT", `{"enabled":true}`, 200, map[string]any{"status": "pending-confirmation", "timeZone": "America/New_York"})
+	e.want(t, ada, adaMail, "PUT", `{"timeZone":""}`, 200, map[string]any{"status": "pending-confirmation", "timeZone": nil})
+	if n := e.sns.Calls("Subscribe"); n != 2 {
+		t.Fatalf("%d Subscribe calls, want 2 (sign-in, turning on)", n)
+	}
+}
+
 func TestNotificationSettingsForAnotherUsersAddress(t *testing.T) {
 	e := newSettingsEnv(t)
 	e.sub.OnSignIn(context.Background(), ada, adaMail)
@@ -149,6 +168,14 @@ func TestNotificationSettingsBadInput(t *testing.T) {
 		{"not an object", "PUT", adaMail, `[true]`, 400, "validation_error", "JSON object"},
 		{"null", "PUT", adaMail, `null`, 400, "validation_error", "JSON object"},
 		{"missing enabled", "PUT", adaMail, `{}`, 400, "validation_error", "enabled is required"},
+		{"unknown time zone", "PUT", adaMail, `{"timeZone":"Mars/Base"}`, 400, "validation_error", `IANA time zone name such as "Europe/Berlin"`},
+		{"unknown time zone names it", "PUT", adaMail, `{"enabled":true,"timeZone":"Mars/Base"}`, 400, "validation_error", `(given "Mars/Base")`},
+		{"server's zone", "PUT", adaMail, `{"timeZone":"Local"}`, 400, "validation_error", "IANA time zone"},
+		{"a path is no zone", "PUT", adaMail, `{"timeZone":"../../etc/passwd"}`, 400, "validation_error", "IANA time zone"},
+		{"long zone is cut in the message", "PUT", adaMail, `{"timeZone":"` + strings.Repeat("Z", 500) + `"}`, 400, "validation_error", strings.Repeat("Z", 40) + `…"`},
+		{"time zone not a string", "PUT", adaMail, `{"timeZone":1}`, 400, "validation_error", "IANA time zone"},
+		{"time zone null", "PUT", adaMail, `{"timeZone":null}`, 400, "validation_error", "IANA time zone"},
+		{"mis-cased time zone field", "PUT", adaMail, `{"timezone":"UTC"}`, 400, "validation_error", `unknown field "timezone"`},
 		{"enabled not a boolean", "PUT", adaMail, `{"enabled":"yes"}`, 400, "validation_error", "true or false"},
 		{"enabled null", "PUT", adaMail, `{"enabled":null}`, 400, "validation_error", "true or false"},
 		{"unknown field", "PUT", adaMail, `{"enabled":true,"email":"x@y.z"}`, 400, "validation_error", `unknown field "email"`},
@@ -202,7 +229,8 @@ func TestNotificationSettingsErrors(t *testing.T) {
 // token carries Ada's address: never a panic, never a 5xx, and Ada's
 // confirmed subscription stays exactly as it is.
 func FuzzNotifications(f *testing.F) {
-	for _, b := range []string{`{"enabled":true}`, `{"enabled":false}`, `{"Enabled":true}`, `{"enabled":1}`, ``, `null`, `{"enabled":true,"enabled":false}`} {
+	for _, b := range []string{`{"enabled":true}`, `{"enabled":false}`, `{"Enabled":true}`, `{"enabled":1}`, ``, `null`, `{"enabled":true,"enabled":false}`,
+		`{"timeZone":"Europe/Berlin"}`, `{"enabled":true,"timeZone":"Mars/Base"}`, `{"timeZone":""}`} {
 		f.Add(true, []byte(b))
 		f.Add(false, []byte(b))
 	}

@@ -83,6 +83,7 @@ const (
 	AttrNotifyEnabled         = "notifyEnabled"
 	AttrNotifySubscriptionArn = "subscriptionArn"
 	AttrNotifyEmail           = "email"
+	AttrTimeZone              = "timeZone"
 	AttrSettingsVersion       = "version"
 )
 

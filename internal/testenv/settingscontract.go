@@ -41,7 +41,7 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 	t.Run("save creates, then saves only over the version read", func(t *testing.T) {
 		s := newStores(t)
 		in := notify.Settings{UserID: "alice", Enabled: true, SubscriptionArn: "arn:aws:sns:eu-west-1:1:t-0:abc",
-			Email: "alice@example.com", UpdatedAt: at}
+			Email: "alice@example.com", TimeZone: "Europe/Berlin", UpdatedAt: at}
 		saved, err := s.Settings.SaveSettings(ctx, in)
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +65,7 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 			}
 		}
 		off := got
-		off.Enabled, off.SubscriptionArn, off.Email = false, "", ""
+		off.Enabled, off.SubscriptionArn, off.Email, off.TimeZone = false, "", "", ""
 		saved, err = s.Settings.SaveSettings(ctx, off)
 		if err != nil {
 			t.Fatal(err)

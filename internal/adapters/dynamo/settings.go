@@ -40,6 +40,7 @@ func (s *Store) LoadSettings(ctx context.Context, userID string) (notify.Setting
 	st.Version, st.UpdatedAt = v, updated
 	st.Enabled = m[tableschema.AttrNotifyEnabled] == "true"
 	st.SubscriptionArn, st.Email = m[tableschema.AttrNotifySubscriptionArn], m[tableschema.AttrNotifyEmail]
+	st.TimeZone = m[tableschema.AttrTimeZone]
 	return st, nil
 }
 
@@ -64,6 +65,9 @@ func (s *Store) SaveSettings(ctx context.Context, st notify.Settings) (notify.Se
 	}
 	if st.Email != "" {
 		item[tableschema.AttrNotifyEmail] = st.Email
+	}
+	if st.TimeZone != "" {
+		item[tableschema.AttrTimeZone] = st.TimeZone
 	}
 	e := newExpr()
 	var cond string
