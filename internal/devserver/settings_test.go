@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,5 +61,39 @@ func TestNotificationSetting(t *testing.T) {
 	}
 	if r := e.do("GET", "/me/notifications", "", nil); r.status != http.StatusUnauthorized {
 		t.Fatalf("no token: %d %s", r.status, r.raw)
+	}
+}
+
+// TestExpiryEmailInUserTimeZone: the outbox shows the email the expiry
+// function sends (the same notify code): the subject in ASCII, the
+// description after the title, the deadline in the zone the web app saved.
+func TestExpiryEmailInUserTimeZone(t *testing.T) {
+	e := newEnv(t)
+	tok := e.user("zoe@example.com")
+	if r := e.do("PUT", "/me/notifications", tok, map[string]string{"timeZone": "Europe/Berlin"}); r.status != http.StatusOK || r.body["timeZone"] != "Europe/Berlin" {
+		t.Fatalf("PUT timeZone: %d %s", r.status, r.raw)
+	}
+	if r := e.do("PUT", "/me/notifications", tok, map[string]string{"timeZone": "Europe/Atlantis"}); r.status != http.StatusBadRequest {
+		t.Fatalf("PUT a bad timeZone: %d %s", r.status, r.raw)
+	}
+	r := e.do("POST", "/tasks", tok, map[string]string{"title": "Kuchen für Zoë backen", "description": "Die Form zurückgeben.",
+		"dueAt": e.clock.Now().Add(time.Minute).UTC().Format(time.RFC3339)})
+	id, _ := r.body["id"].(string)
+	if r.status != http.StatusCreated || id == "" {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	e.tick(2 * time.Minute)
+	mails := e.emails(tok, KindTaskExpired, id)
+	if len(mails) != 1 {
+		t.Fatalf("%d expiry emails, want 1", len(mails))
+	}
+	m := mails[0]
+	if m.Subject != "Task expired: Kuchen fur Zoe backen" {
+		t.Errorf("subject %q", m.Subject)
+	}
+	for _, want := range []string{"\"Kuchen für Zoë backen\"", "expired.\n\nDie Form zurückgeben.\n\nDue: Tuesday, 1 January 2030 at 13:01 CET (12:01 UTC)\n"} {
+		if !strings.Contains(m.Body, want) {
+			t.Errorf("body lacks %q:\n%s", want, m.Body)
+		}
 	}
 }

@@ -131,6 +131,11 @@ func (l *localSNS) Deliver(n task.Notification) (boltstore.Email, error) {
 	if err != nil {
 		return boltstore.Email{}, err
 	}
+	// The message shows times in the user's zone, as the expiry
+	// function's notifier does (notify.InUserTimeZone).
+	if n, err = notify.UserTimeZone(context.Background(), l.db, n); err != nil {
+		l.log.Warn("time zone unknown: the email shows times in UTC", "taskId", n.TaskID, "error", err.Error())
+	}
 	m := notify.FormatMessage(n)
 	return l.send(boltstore.Email{Kind: KindTaskExpired, UserID: n.UserID, TaskID: n.TaskID, To: to,
 		Subject: m.Subject, Body: m.Body})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -25,8 +26,9 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(cfg), topics))
+	store := dynamo.New(dynamodb.NewFromConfig(cfg), table)
 	svc := lambdaenv.Must(task.NewService(task.Deps{
-		Store: dynamo.New(dynamodb.NewFromConfig(cfg), table), Notifier: pub, WebURL: webURL, Log: log,
+		Store: store, Notifier: notify.InUserTimeZone(pub, store, log), WebURL: webURL, Log: log,
 	}))
 	h := &handler{svc: svc, log: log, metrics: metrics.New(metrics.FunctionExpiry, nil)}
 	lambda.Start(h.Handle)

@@ -22,6 +22,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
@@ -36,7 +37,7 @@ func main() {
 	store := dynamo.New(ddb, cfg.Table)
 	cps := lambdaenv.Must(checkpoint.New(ddb, cfg.Table))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(aws), cfg.Scheduler))
-	notifier := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), cfg.TopicArns))
+	notifier := notify.InUserTimeZone(lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), cfg.TopicArns)), store, log)
 	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Notifier: notifier, WebURL: cfg.WebURL, Log: log}))
 	rec := metrics.New(FunctionName, os.Stdout)
 	r := lambdaenv.Must(reconcile.New(cfg.Reconcile, reconcile.Deps{Pending: store, Tasks: store, Scheduler: sched,
