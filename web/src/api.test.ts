@@ -200,6 +200,18 @@ describe('requests', () => {
     expect(calls[1]!.headers['Content-Type']).toBe('application/json');
   });
 
+  it('sends the time zone with the setting, or alone', async () => {
+    const { fn, calls } = scriptedFetch(
+      json(200, { enabled: true, status: 'confirmed', timeZone: 'Europe/Berlin' }),
+      json(200, { enabled: true, status: 'confirmed', timeZone: 'Asia/Tokyo' }),
+    );
+    const a = api(fn);
+    expect(await a.setNotifications(true, 'Europe/Berlin')).toMatchObject({ timeZone: 'Europe/Berlin' });
+    expect(await a.setTimeZone('Asia/Tokyo')).toMatchObject({ timeZone: 'Asia/Tokyo' });
+    expect(calls[0]).toMatchObject({ method: 'PUT', body: '{"enabled":true,"timeZone":"Europe/Berlin"}' });
+    expect(calls[1]).toMatchObject({ method: 'PUT', url: 'https://api.example.test/prod/me/notifications', body: '{"timeZone":"Asia/Tokyo"}' });
+  });
+
   it('does not send a request when there is no token', async () => {
     const { fn, calls } = scriptedFetch();
     const noToken = createTaskApi({

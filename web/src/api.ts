@@ -21,8 +21,13 @@ export interface SendOptions {
 /** The caller's notification setting. */
 export interface NotificationsApi {
   getNotifications(): Promise<NotificationSettings>;
-  /** Off deletes the subscription; on subscribes again (a new confirmation email). */
-  setNotifications(enabled: boolean): Promise<NotificationSettings>;
+  /**
+   * Off deletes the subscription; on subscribes again (a new confirmation
+   * email). timeZone, when given, is saved with it.
+   */
+  setNotifications(enabled: boolean, timeZone?: string): Promise<NotificationSettings>;
+  /** Saves the IANA time zone the emails show times in; the subscription is left as it is. */
+  setTimeZone(timeZone: string): Promise<NotificationSettings>;
 }
 
 export interface TaskApiOptions {
@@ -86,6 +91,8 @@ export function createTaskApi(opts: TaskApiOptions): TaskApi & NotificationsApi 
     },
 
     getNotifications: () => call<NotificationSettings>('GET', '/me/notifications'),
-    setNotifications: (enabled) => call<NotificationSettings>('PUT', '/me/notifications', { enabled }),
+    setNotifications: (enabled, timeZone) =>
+      call<NotificationSettings>('PUT', '/me/notifications', timeZone === undefined ? { enabled } : { enabled, timeZone }),
+    setTimeZone: (timeZone) => call<NotificationSettings>('PUT', '/me/notifications', { timeZone }),
   };
 }

@@ -48,4 +48,6 @@ export interface NotificationSettings {
   status: NotificationStatus;
   /** The address the emails go to, when subscribed. */
   email?: string;
+  /** The IANA time zone the emails show times in ("Europe/Berlin"); none: UTC. */
+  timeZone?: string;
 }

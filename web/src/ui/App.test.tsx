@@ -6,6 +6,7 @@ import type { Auth, Session } from '../auth';
 import { ApiError, NetworkError } from '../http';
 import type { NewTask, Task, TaskPatch } from '../types';
 import { toLocalMinute } from '../duetime';
+import { browserTimeZone } from '../timezone';
 import { App } from './App';
 
 const originalTZ = process.env.TZ;
@@ -319,6 +320,10 @@ describe('App', () => {
         this.calls.push(`put ${enabled}`);
         return { enabled, status: 'off' as const };
       },
+      async setTimeZone(timeZone: string) {
+        this.calls.push(`put zone ${timeZone}`);
+        return { enabled: true, status: 'pending-confirmation' as const, timeZone };
+      },
     };
     const auth = new FakeAuth();
     auth.signedIn = { email: 'a@example.test' };
@@ -329,7 +334,9 @@ describe('App', () => {
     fireEvent.click(sw);
     await waitFor(() => expect(sw.getAttribute('aria-checked')).toBe('false'));
     expect(announcer().textContent).toBe('Expiry emails turned off.');
-    expect(notifications.calls).toEqual(['get', 'put false']);
+    // Once after sign-in, the browser's time zone is saved for the emails.
+    const zone = browserTimeZone();
+    expect(notifications.calls).toEqual(zone ? ['get', `put zone ${zone}`, 'put false'] : ['get', 'put false']);
   });
 
   it('undo of a delete restores the task and sends nothing', async () => {

@@ -26,18 +26,26 @@ class FakeNotifications implements NotificationsApi {
     this.fail();
     return this.state;
   }
-  async setNotifications(enabled: boolean) {
-    this.calls.push(`put ${enabled}`);
+  async setNotifications(enabled: boolean, timeZone?: string) {
+    this.calls.push(`put ${enabled}${timeZone ? ` ${timeZone}` : ''}`);
     this.fail();
+    const zone = timeZone ?? this.state.timeZone;
     this.state = enabled ? { enabled, status: 'pending-confirmation', email: 'a@example.test' } : { enabled, status: 'off' };
+    if (zone) this.state.timeZone = zone;
+    return this.state;
+  }
+  async setTimeZone(timeZone: string) {
+    this.calls.push(`put zone ${timeZone}`);
+    this.fail();
+    this.state = { ...this.state, timeZone };
     return this.state;
   }
 }
 
-function renderSetting(api: FakeNotifications) {
+function renderSetting(api: FakeNotifications, timeZone: string | null = null) {
   const announce = vi.fn();
   const onUnauthorized = vi.fn();
-  render(<NotificationSetting api={api} announce={announce} onUnauthorized={onUnauthorized} />);
+  render(<NotificationSetting api={api} announce={announce} onUnauthorized={onUnauthorized} timeZone={timeZone} />);
   return { announce, onUnauthorized };
 }
 
@@ -89,6 +97,47 @@ describe('NotificationSetting', () => {
     const { onUnauthorized } = renderSetting(api);
     await waitFor(() => expect(onUnauthorized).toHaveBeenCalled());
     expect(screen.queryByRole('switch')).toBeNull();
+  });
+
+  it("saves the browser's time zone once after sign-in, and with each change of the switch", async () => {
+    const api = new FakeNotifications({ enabled: true, status: 'confirmed', email: 'a@example.test' });
+    renderSetting(api, 'Europe/Berlin');
+    await waitFor(() => expect(screen.getByTestId('notification-timezone').textContent).toBe('Emails show times in Europe/Berlin and in UTC.'));
+    expect(api.calls).toEqual(['get', 'put zone Europe/Berlin']);
+    fireEvent.click(toggle());
+    await waitFor(() => expect(toggle().getAttribute('aria-checked')).toBe('false'));
+    expect(api.calls).toEqual(['get', 'put zone Europe/Berlin', 'put false Europe/Berlin']);
+  });
+
+  it('sends nothing more when the saved zone is the browser\'s, or the browser has none', async () => {
+    for (const [saved, browser] of [['America/New_York', 'America/New_York'], [undefined, null]] as const) {
+      const api = new FakeNotifications({ enabled: true, status: 'confirmed', ...(saved ? { timeZone: saved } : {}) });
+      renderSetting(api, browser);
+      await waitFor(() => expect(toggle()).toBeTruthy());
+      await new Promise((r) => setTimeout(r, 10));
+      expect(api.calls).toEqual(['get']);
+      expect(screen.queryByTestId('notification-timezone')?.textContent ?? '').toBe(saved ? 'Emails show times in America/New York and in UTC.' : '');
+      cleanup();
+    }
+  });
+
+  it('keeps the switch usable when saving the zone fails, and reports an ended session', async () => {
+    const api = new FakeNotifications({ enabled: true, status: 'confirmed' });
+    api.setTimeZone = async () => {
+      throw new ApiError(400, 'validation_error', 'timeZone must be an IANA time zone name');
+    };
+    renderSetting(api, 'Europe/Berlin');
+    await waitFor(() => expect(toggle().getAttribute('aria-checked')).toBe('true'));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(screen.getByRole('alert').textContent).toBe('');
+    cleanup();
+
+    const gone = new FakeNotifications({ enabled: true, status: 'confirmed' });
+    gone.setTimeZone = async () => {
+      throw new ApiError(401, 'unauthorized', 'Unauthorized');
+    };
+    const { onUnauthorized } = renderSetting(gone, 'Europe/Berlin');
+    await waitFor(() => expect(onUnauthorized).toHaveBeenCalled());
   });
 
   it('explains every status', () => {

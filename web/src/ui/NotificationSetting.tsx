@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import type { NotificationsApi } from '../api';
 import { ApiError, userMessage } from '../http';
+import { browserTimeZone, zoneToSave } from '../timezone';
 import type { NotificationSettings } from '../types';
 import { useMounted } from './hooks';
 
@@ -9,6 +10,8 @@ interface Props {
   announce: (text: string) => void;
   /** Called when the API says the session is no longer valid (401). */
   onUnauthorized: () => void;
+  /** The browser's IANA time zone, null for none. Default: what Intl says (browserTimeZone). */
+  timeZone?: string | null | undefined;
 }
 
 /** The sentence that explains a setting's state. */
@@ -28,9 +31,12 @@ export function notificationText(s: NotificationSettings): string {
 /**
  * An on/off switch for the expiry emails, backed by GET/PUT
  * /me/notifications. It shows "waiting for confirmation" until the link
- * in the confirmation email is clicked.
+ * in the confirmation email is clicked. Once per sign-in (when it mounts),
+ * and with every change of the switch, it saves the browser's time zone
+ * if the server has another, so that the emails show times in it.
  */
-export function NotificationSetting({ api, announce, onUnauthorized }: Props) {
+export function NotificationSetting({ api, announce, onUnauthorized, timeZone: given }: Props) {
+  const timeZone = given === undefined ? browserTimeZone() : (given ?? undefined);
   const mounted = useMounted();
   const id = useId();
   const [settings, setSettings] = useState<NotificationSettings | null>(null);
@@ -46,13 +52,22 @@ export function NotificationSetting({ api, announce, onUnauthorized }: Props) {
   );
 
   useEffect(() => {
-    api.getNotifications().then(
-      (s) => {
-        if (mounted.current) setSettings(s);
-      },
-      fail,
-    );
-  }, [api, fail, mounted]);
+    api.getNotifications().then((s) => {
+      if (mounted.current) setSettings(s);
+      const zone = zoneToSave(s.timeZone, timeZone);
+      if (zone === undefined) return;
+      // In the background: on failure the emails keep the zone saved
+      // before (or UTC), and the next sign-in tries again.
+      return api.setTimeZone(zone).then(
+        (next) => {
+          if (mounted.current) setSettings(next);
+        },
+        (err: unknown) => {
+          if (err instanceof ApiError && err.status === 401) onUnauthorized();
+        },
+      );
+    }, fail);
+  }, [api, fail, mounted, onUnauthorized, timeZone]);
 
   async function toggle() {
     if (!settings || busy) return;
@@ -60,7 +75,7 @@ export function NotificationSetting({ api, announce, onUnauthorized }: Props) {
     setBusy(true);
     setError('');
     try {
-      const next = await api.setNotifications(enabled);
+      const next = await api.setNotifications(enabled, timeZone);
       if (!mounted.current) return;
       setSettings(next);
       announce(enabled ? `Expiry emails turned on. ${notificationText(next)}` : 'Expiry emails turned off.');
@@ -90,6 +105,11 @@ export function NotificationSetting({ api, announce, onUnauthorized }: Props) {
           <p id={`${id}-status`} className={settings.status === 'pending-confirmation' ? 'banner' : 'muted'} data-testid="notification-status" data-status={settings.status}>
             {notificationText(settings)}
           </p>
+          {settings.timeZone ? (
+            <p className="muted" data-testid="notification-timezone">
+              Emails show times in {settings.timeZone.replace(/_/g, ' ')} and in UTC.
+            </p>
+          ) : null}
         </>
       ) : error ? null : (
         <p className="muted">Loading…</p>
