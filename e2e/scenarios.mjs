@@ -151,6 +151,9 @@ export const scenarios = [
       assert.equal(mails.length, 1, 'one expiry email');
       assert.deepEqual(mails[0].to, [email]);
       assert.match(mails[0].subject, /^Task expired: S1 water the plants$/);
+      // The app saved the browser's zone (Europe/Berlin) after sign-in:
+      // the email shows the deadline in it, then in UTC.
+      assert.match(mails[0].body, /\nDue: \w+, \d+ \w+ \d{4} at \d\d:\d\d CES?T \(\d\d:\d\d UTC/, 'the deadline in the user\'s zone');
       assert.deepEqual(await schedulesOf(url, token, id), [], 'no schedule left');
 
       // The outbox and the schedules need the local sign-in, and show
