@@ -9,12 +9,12 @@ import (
 // MaxSubjectLen is the longest subject sent. SNS takes email subjects of
 // fewer than 100 characters with no line breaks or control characters:
 // "ASCII text that begins with a letter, number, or punctuation mark" in
-// the SNS API reference of most SDKs, "UTF-8 text" in the newest
-// (aws-sdk-go-v2/service/sns PublishInput.Subject); Amazon Managed Service
-// for Prometheus documents what SNS does to a subject with non-ASCII
-// characters
+// the Publish reference of most SDKs, "UTF-8 text" in the newest
+// (aws-sdk-go-v2/service/sns PublishInput.Subject). For a subject with
+// "control characters or non-ASCII characters, SNS replaces the subject
+// with Error - contains control- or non-ASCII characters"
 // (https://docs.aws.amazon.com/prometheus/latest/userguide/AMP-alertmanager-receiver-validation-truncation.html).
-// Subjects here are ASCII, which both accept.
+// So subjects here are printable ASCII (Subject, ASCII).
 const MaxSubjectLen = 99
 
 // Message is the text of an expiry notification.
