@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
@@ -361,7 +362,7 @@ func TestAsyncInvokedFunctionsKeepTheirFailures(t *testing.T) {
 func TestExpiryAsyncPropsAndValidation(t *testing.T) {
 	stack := customStack(t, "Expiry")
 	scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Custom"), &scheduleonwrite.ScheduleOnWriteProps{
-		Notifications: fakeNotifier{}, ExpiryMaxEventAgeSec: 3600, ExpiryRetryAttempts: jsii.Number(0),
+		Notifications: fakeNotifier{}, ExpiryMaxEventAge: awscdk.Duration_Hours(jsii.Number(1)), ExpiryRetryAttempts: jsii.Number(0),
 	})
 	s := synthOf(t, stack)
 	cfgs := s.Resources("AWS::Lambda::EventInvokeConfig")
@@ -380,8 +381,8 @@ func TestExpiryAsyncPropsAndValidation(t *testing.T) {
 	}{
 		{"three retries", scheduleonwrite.ScheduleOnWriteProps{ExpiryRetryAttempts: jsii.Number(3)},
 			"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"},
-		{"event age above six hours", scheduleonwrite.ScheduleOnWriteProps{ExpiryMaxEventAgeSec: 21601},
-			"ExpiryMaxEventAgeSec must be a whole number between 60 and 21600 inclusive (given 21601)"},
+		{"event age above six hours", scheduleonwrite.ScheduleOnWriteProps{ExpiryMaxEventAge: awscdk.Duration_Seconds(jsii.Number(21601))},
+			"ExpiryMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.props.Notifications = fakeNotifier{}

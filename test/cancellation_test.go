@@ -11,9 +11,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -117,44 +119,6 @@ func checkSchedulerScope(t *testing.T, sts []map[string]any, group string, listO
 	}
 }
 
-// eventPatternMatches applies the subset of Lambda event filtering our
-// patterns use: a list matches a scalar equal to one of its strings or
-// allowed by an {"anything-but": [...]} rule; an object recurses. A field
-// the event lacks never matches.
-func eventPatternMatches(pattern, event map[string]any) bool {
-	for k, want := range pattern {
-		got, ok := event[k]
-		if !ok {
-			return false
-		}
-		switch w := want.(type) {
-		case map[string]any:
-			sub, ok := got.(map[string]any)
-			if !ok || !eventPatternMatches(w, sub) {
-				return false
-			}
-		case []any:
-			matched := false
-			for _, alt := range w {
-				switch a := alt.(type) {
-				case string:
-					matched = matched || got == a
-				case map[string]any:
-					if but, ok := a["anything-but"].([]any); ok {
-						matched = matched || !slices.Contains(but, got)
-					}
-				}
-			}
-			if !matched {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 func TestCancellationQueuesAreFifoEncryptedAndRedriven(t *testing.T) {
 	s := Stack(t, "dev")
 	queue := s.LogicalID(t, "AWS::SQS::Queue", "CancellationQueue")
@@ -241,55 +205,58 @@ func TestCancellationStreamMapping(t *testing.T) {
 	if len(filters) != 1 {
 		t.Fatalf("want one filter, got %s", JSON(filters))
 	}
-	var pattern map[string]any
-	if err := json.Unmarshal([]byte(filters[0].(map[string]any)["Pattern"].(string)), &pattern); err != nil {
-		t.Fatal(err)
-	}
-	t.Run("filter pattern", func(t *testing.T) {
-		want := map[string]any{
-			"eventName": []any{"MODIFY", "REMOVE"},
-			"dynamodb": map[string]any{"Keys": map[string]any{
-				"userId": map[string]any{"S": []any{map[string]any{"anything-but": []any{"#reconciler"}}}},
-				"taskId": map[string]any{"S": []any{map[string]any{"anything-but": []any{"#settings"}}}},
-			}},
-		}
-		if JSON(pattern) != JSON(want) {
-			t.Fatalf("pattern %s, want %s", JSON(pattern), JSON(want))
-		}
+	t.Run("filter patterns: the schema's armed states, never its keys", func(t *testing.T) {
+		checkStreamFilters(t, m, contract.Default())
 	})
-	// What the filter lets through, on records shaped as DynamoDB Streams
-	// delivers them.
-	record := func(event string, userID string, images ...string) map[string]any {
-		taskID := "t1"
-		if u, id, ok := strings.Cut(userID, "/"); ok {
-			userID, taskID = u, id
-		}
-		ddb := map[string]any{"Keys": map[string]any{"userId": map[string]any{"S": userID}, "taskId": map[string]any{"S": taskID}}}
-		for _, img := range images {
-			ddb[img] = map[string]any{"status": map[string]any{"S": "Pending"}}
-		}
-		return map[string]any{"eventName": event, "eventSource": "aws:dynamodb", "dynamodb": ddb}
+}
+
+// checkStreamFilters compares the mapping's synthesized FilterCriteria
+// with the patterns the shared decision asks for, written out here from
+// the schema's StateAttr and ArmedStates (not from the construct's code):
+// INSERT with NewImage armed; MODIFY/REMOVE with OldImage armed; MODIFY
+// with NewImage armed. Lambda ORs the filters of a mapping and matches an
+// image attribute as {"S": [values]}:
+// https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html
+// https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html
+// No emulator here applies Lambda's filtering (moto does not), so we pin
+// the patterns themselves instead of a model of the matcher of our own.
+func checkStreamFilters(t *testing.T, mapping map[string]any, schema contract.Schema) {
+	t.Helper()
+	states := make([]any, len(schema.ArmedStates))
+	for i, a := range schema.ArmedStates {
+		states[i] = a
 	}
-	for _, tc := range []struct {
-		name   string
-		record map[string]any
-		want   bool
-	}{
-		{"MODIFY of a task", record("MODIFY", "user-1", "OldImage", "NewImage"), true},
-		{"REMOVE of a task", record("REMOVE", "user-1", "OldImage"), true},
-		{"REMOVE without an old image still reaches the processor", record("REMOVE", "user-1"), true},
-		{"MODIFY without an old image still reaches the processor", record("MODIFY", "user-1", "NewImage"), true},
-		{"INSERT never matters", record("INSERT", "user-1", "NewImage"), false},
-		{"the reconciler's checkpoint is skipped (MODIFY)", record("MODIFY", "#reconciler", "OldImage", "NewImage"), false},
-		{"the reconciler's checkpoint is skipped (INSERT)", record("INSERT", "#reconciler", "NewImage"), false},
-		{"a user's notification settings are skipped (MODIFY)", record("MODIFY", "user-1/#settings", "OldImage", "NewImage"), false},
-		{"a user's notification settings are skipped (REMOVE)", record("REMOVE", "user-1/#settings"), false},
-	} {
-		t.Run("filter/"+tc.name, func(t *testing.T) {
-			if got := eventPatternMatches(pattern, tc.record); got != tc.want {
-				t.Fatalf("matches = %v, want %v", got, tc.want)
+	armed := func(image string) map[string]any {
+		return map[string]any{image: map[string]any{schema.StateAttr: map[string]any{"S": states}}}
+	}
+	want := []any{
+		map[string]any{"eventName": []any{"INSERT"}, "dynamodb": armed("NewImage")},
+		map[string]any{"eventName": []any{"MODIFY", "REMOVE"}, "dynamodb": armed("OldImage")},
+		map[string]any{"eventName": []any{"MODIFY"}, "dynamodb": armed("NewImage")},
+	}
+	filters := mapping["FilterCriteria"].(map[string]any)["Filters"].([]any)
+	var got []any
+	for _, f := range filters {
+		text := f.(map[string]any)["Pattern"].(string)
+		if len(text) > 4096 {
+			t.Errorf("pattern of %d characters; Lambda allows 4096", len(text))
+		}
+		for _, k := range []string{`"Keys"`, `"` + schema.PartitionKey + `"`, `"` + schema.SortKey + `"`} {
+			if strings.Contains(text, k) {
+				t.Errorf("pattern %s names %s: filters must not depend on key names", text, k)
 			}
-		})
+		}
+		var pat any
+		if err := json.Unmarshal([]byte(text), &pat); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, pat)
+	}
+	if len(got) > 5 {
+		t.Errorf("%d filters; a mapping takes five by default", len(got))
+	}
+	if JSON(got) != JSON(want) {
+		t.Fatalf("filters\n got %s\nwant %s", JSON(got), JSON(want))
 	}
 }
 
@@ -472,42 +439,79 @@ func panicText(f func()) (msg string) {
 func TestCancellationValidation(t *testing.T) {
 	app := NewApp(t, nil)
 	stack := awscdk.NewStack(app, jsii.String("Validation"), nil)
-	key := &awsdynamodb.Attribute{Name: jsii.String("userId"), Type: awsdynamodb.AttributeType_STRING}
+	attr := func(n string) *awsdynamodb.Attribute {
+		return &awsdynamodb.Attribute{Name: jsii.String(n), Type: awsdynamodb.AttributeType_STRING}
+	}
 	streamed := awsdynamodb.NewTable(stack, jsii.String("Streamed"), &awsdynamodb.TableProps{
-		PartitionKey: key, Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		PartitionKey: attr("userId"), SortKey: attr("taskId"), Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
 	})
-	plain := awsdynamodb.NewTable(stack, jsii.String("Plain"), &awsdynamodb.TableProps{PartitionKey: key})
+	plain := awsdynamodb.NewTable(stack, jsii.String("Plain"), &awsdynamodb.TableProps{PartitionKey: attr("userId")})
+	keysOnly := awsdynamodb.NewTable(stack, jsii.String("KeysOnly"), &awsdynamodb.TableProps{
+		PartitionKey: attr("userId"), SortKey: attr("taskId"), Stream: awsdynamodb.StreamViewType_KEYS_ONLY,
+	})
+	otherKeys := awsdynamodb.NewTable(stack, jsii.String("Jobs"), &awsdynamodb.TableProps{
+		PartitionKey: attr("tenantId"), SortKey: attr("jobId"), Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+	})
+	fifo := awssqs.Queue_FromQueueArn(stack, jsii.String("Fifo"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:work.fifo"))
+	standard := awssqs.Queue_FromQueueArn(stack, jsii.String("Standard"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:work"))
 	valid := func(edit func(p *cancellation.CancellationProps)) *cancellation.CancellationProps {
 		p := &cancellation.CancellationProps{Table: streamed, Schedules: fakeSchedules{}}
 		edit(p)
 		return p
 	}
+	type props = cancellation.CancellationProps
 	for i, tc := range []struct {
 		name  string
-		props *cancellation.CancellationProps
+		props *props
 		want  []string
 	}{
 		{"no props", nil, []string{"props are required"}},
-		{"no table", valid(func(p *cancellation.CancellationProps) { p.Table = nil }), []string{"Table is required"}},
-		{"table without a stream", valid(func(p *cancellation.CancellationProps) { p.Table = plain }),
+		{"no table", valid(func(p *props) { p.Table = nil }), []string{"Table is required"}},
+		{"table without a stream", valid(func(p *props) { p.Table = plain }),
 			[]string{"has no stream", "NEW_AND_OLD_IMAGES"}},
-		{"no schedules", valid(func(p *cancellation.CancellationProps) { p.Schedules = nil }), []string{"Schedules is required"}},
-		{"worker batch above the FIFO limit", valid(func(p *cancellation.CancellationProps) { p.WorkerBatchSize = 11 }),
-			[]string{"WorkerBatchSize must be a whole number between 1 and 10 inclusive (given 11)"}},
-		{"worker concurrency below the event source's minimum", valid(func(p *cancellation.CancellationProps) { p.WorkerMaxConcurrency = 1 }),
-			[]string{"WorkerMaxConcurrency must be a whole number between 2 and 1000 inclusive (given 1)"}},
-		{"worker concurrency above the maximum", valid(func(p *cancellation.CancellationProps) { p.WorkerMaxConcurrency = 1001 }),
-			[]string{"WorkerMaxConcurrency", "(given 1001)"}},
-		{"stream batch not whole", valid(func(p *cancellation.CancellationProps) { p.BatchSize = 2.5 }),
-			[]string{"BatchSize must be a whole number", "(given 2.5)"}},
-		{"record age under a minute", valid(func(p *cancellation.CancellationProps) { p.MaxRecordAgeSec = 30 }),
-			[]string{"MaxRecordAgeSec", "between 60 and 86400", "(given 30)"}},
-		{"negative retries", valid(func(p *cancellation.CancellationProps) { p.RetryAttempts = -1 }),
+		{"table with a keys-only stream", valid(func(p *props) { p.Table = keysOnly }),
+			[]string{"has a KEYS_ONLY stream", "set its stream view to NEW_AND_OLD_IMAGES"}},
+		{"table keyed otherwise than the schema", valid(func(p *props) { p.Table = otherKeys }),
+			[]string{"is keyed tenantId/jobId but Schema says userId/taskId", `set Schema.PartitionKey to "tenantId" and Schema.SortKey to "jobId"`}},
+		{"no schedules", valid(func(p *props) { p.Schedules = nil }), []string{"Schedules is required"}},
+		{"invalid schema", valid(func(p *props) { p.Schema = contract.Schema{StateAttr: "state", FiredState: "Pending"} }),
+			[]string{"Schema:", `FiredState "Pending" must be a non-empty state outside ArmedStates`}},
+		{"zero stream retries (pointer: not the default)", valid(func(p *props) { p.RetryAttempts = jsii.Number(0) }),
+			[]string{"RetryAttempts must be a whole number between 1 and 10000 inclusive (given 0)", "bisecting needs at least one"}},
+		{"negative retries", valid(func(p *props) { p.RetryAttempts = jsii.Number(-1) }),
 			[]string{"RetryAttempts", "(given -1)"}},
-		{"receive count above SQS's limit", valid(func(p *cancellation.CancellationProps) { p.MaxReceiveCount = 1001 }),
+		{"worker batch above the FIFO limit", valid(func(p *props) { p.WorkerBatchSize = 11 }),
+			[]string{"WorkerBatchSize must be a whole number between 1 and 10 inclusive (given 11)"}},
+		{"worker concurrency below the event source's minimum", valid(func(p *props) { p.WorkerMaxConcurrency = 1 }),
+			[]string{"WorkerMaxConcurrency must be a whole number between 2 and 1000 inclusive (given 1)"}},
+		{"worker concurrency above the maximum", valid(func(p *props) { p.WorkerMaxConcurrency = 1001 }),
+			[]string{"WorkerMaxConcurrency", "(given 1001)"}},
+		{"stream batch not whole", valid(func(p *props) { p.BatchSize = 2.5 }),
+			[]string{"BatchSize must be a whole number", "(given 2.5)"}},
+		{"record age under a minute", valid(func(p *props) { p.MaxRecordAge = awscdk.Duration_Seconds(jsii.Number(30)) }),
+			[]string{"MaxRecordAge", "between 60 and 86400", "(given 30)"}},
+		{"receive count above SQS's limit", valid(func(p *props) { p.MaxReceiveCount = 1001 }),
 			[]string{"MaxReceiveCount", "between 1 and 1000", "(given 1001)"}},
-		{"worker timeout above Lambda's limit", valid(func(p *cancellation.CancellationProps) { p.WorkerTimeoutSec = 901 }),
-			[]string{"WorkerTimeoutSec", "(given 901)"}},
+		{"worker timeout above Lambda's limit", valid(func(p *props) { p.WorkerTimeout = awscdk.Duration_Seconds(jsii.Number(901)) }),
+			[]string{"WorkerTimeout", "(given 901)"}},
+		{"existing queue and queue props", valid(func(p *props) { p.ExistingQueue = fifo; p.QueueProps = &awssqs.QueueProps{} }),
+			[]string{"ExistingQueue and QueueProps are both set"}},
+		{"existing queue not FIFO", valid(func(p *props) { p.ExistingQueue = standard }),
+			[]string{"ExistingQueue must be a FIFO queue"}},
+		{"existing dead-letter queue not FIFO", valid(func(p *props) { p.ExistingDeadLetterQueue = standard }),
+			[]string{"ExistingDeadLetterQueue must be a FIFO queue"}},
+		{"existing dead-letter queue and its props", valid(func(p *props) {
+			p.ExistingDeadLetterQueue = fifo
+			p.DeadLetterQueueProps = &awssqs.QueueProps{}
+		}), []string{"ExistingDeadLetterQueue and DeadLetterQueueProps are both set"}},
+		{"dead-letter props with an existing queue", valid(func(p *props) { p.ExistingQueue = fifo; p.DeadLetterQueueProps = &awssqs.QueueProps{} }),
+			[]string{"DeadLetterQueueProps is set with ExistingQueue"}},
+		{"FIFO stream failure queue", valid(func(p *props) { p.ExistingStreamFailureQueue = fifo }),
+			[]string{"ExistingStreamFailureQueue must be a standard queue"}},
+		{"stream failure queue and its props", valid(func(p *props) {
+			p.ExistingStreamFailureQueue = standard
+			p.StreamFailureQueueProps = &awssqs.QueueProps{}
+		}), []string{"ExistingStreamFailureQueue and StreamFailureQueueProps are both set"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := panicText(func() { cancellation.NewCancellation(stack, jsii.String(fmt.Sprint("C", i)), tc.props) })
@@ -553,8 +557,8 @@ func TestCancellationOnAnImportedTableWithCustomProps(t *testing.T) {
 	Check(t, func() {
 		c = cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{
 			Table: table, Schedules: fakeSchedules{},
-			BatchSize: 100, MaxRecordAgeSec: 600, RetryAttempts: 3,
-			WorkerBatchSize: 5, WorkerMaxConcurrency: 4, WorkerTimeoutSec: 20,
+			BatchSize: 100, MaxRecordAge: awscdk.Duration_Minutes(jsii.Number(10)), RetryAttempts: jsii.Number(3),
+			WorkerBatchSize: 5, WorkerMaxConcurrency: 4, WorkerTimeout: awscdk.Duration_Seconds(jsii.Number(20)),
 			MaxReceiveCount: *receives.ValueAsNumber(), // a token: not validated
 		})
 	})

@@ -10,10 +10,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/reconciler"
-	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -184,14 +185,14 @@ func TestReconcilerAlarms(t *testing.T) {
 	}
 	t.Run("repairs per run above the threshold", func(t *testing.T) {
 		a := alarm("ReconcilerRepairsAlarm")
-		custom(t, a, reconcile.MetricRepaired, "Sum")
+		custom(t, a, metrics.Repaired, "Sum")
 		if a["Threshold"] != float64(reconciler.DefaultRepairAlarmThreshold) || a["ComparisonOperator"] != "GreaterThanThreshold" {
 			t.Fatalf("repairs alarm %s", JSON(a))
 		}
 	})
 	t.Run("a run that leaves work over", func(t *testing.T) {
 		a := alarm("ReconcilerLeftOverAlarm")
-		custom(t, a, reconcile.MetricLeftOver, "Maximum")
+		custom(t, a, metrics.LeftOver, "Maximum")
 		if a["Threshold"] != 1.0 || a["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" ||
 			a["EvaluationPeriods"] != 1.0 || a["TreatMissingData"] != "notBreaching" {
 			t.Fatalf("left-over alarm %s", JSON(a))
@@ -199,7 +200,7 @@ func TestReconcilerAlarms(t *testing.T) {
 	})
 	t.Run("no pass completed in two intervals, a silent function included", func(t *testing.T) {
 		a := alarm("ReconcilerStalledAlarm")
-		custom(t, a, reconcile.MetricPassesCompleted, "Sum")
+		custom(t, a, metrics.PassesCompleted, "Sum")
 		if a["Threshold"] != 1.0 || a["ComparisonOperator"] != "LessThanThreshold" || a["EvaluationPeriods"] != 2.0 ||
 			a["DatapointsToAlarm"] != 2.0 || a["TreatMissingData"] != "breaching" {
 			t.Fatalf("stalled alarm %s", JSON(a))
@@ -223,7 +224,7 @@ func TestReconcilerShortIntervalHalvesTheBudget(t *testing.T) {
 	var r *reconciler.Reconciler
 	Check(t, func() {
 		r = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
-			Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}, EveryMinutes: 5,
+			Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}, Every: awscdk.Duration_Minutes(jsii.Number(5)),
 		})
 	})
 	s := synthOf(t, stack)
@@ -239,34 +240,51 @@ func TestReconcilerValidation(t *testing.T) {
 	app := NewApp(t, nil)
 	stack := awscdk.NewStack(app, jsii.String("Validation"), nil)
 	table := awsdynamodb.Table_FromTableName(stack, jsii.String("Imported"), jsii.String("things"))
-	valid := func(edit func(p *reconciler.ReconcilerProps)) *reconciler.ReconcilerProps {
-		p := &reconciler.ReconcilerProps{Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}}
+	noIndex := awsdynamodb.NewTable(stack, jsii.String("NoIndex"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("userId"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String("taskId"), Type: awsdynamodb.AttributeType_STRING},
+		Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+	})
+	queue := awssqs.Queue_FromQueueArn(stack, jsii.String("Failures"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:failures"))
+	minutes := func(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(n)) }
+	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	type props = reconciler.ReconcilerProps
+	valid := func(edit func(p *props)) *props {
+		p := &props{Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}}
 		edit(p)
 		return p
 	}
 	for i, tc := range []struct {
 		name  string
-		props *reconciler.ReconcilerProps
+		props *props
 		want  []string
 	}{
 		{"no props", nil, []string{"props are required"}},
-		{"no table", valid(func(p *reconciler.ReconcilerProps) { p.Table = nil }), []string{"Table is required"}},
-		{"no schedules", valid(func(p *reconciler.ReconcilerProps) { p.Schedules = nil }), []string{"Schedules is required"}},
-		{"no notifications", valid(func(p *reconciler.ReconcilerProps) { p.Notifications = nil }), []string{"Notifications is required"}},
-		{"interval above a day", valid(func(p *reconciler.ReconcilerProps) { p.EveryMinutes = 1441 }),
-			[]string{"EveryMinutes must be a whole number between 1 and 1440 inclusive (given 1441)"}},
-		{"budget beyond Lambda's timeout", valid(func(p *reconciler.ReconcilerProps) { p.BudgetSec = 841 }),
-			[]string{"BudgetSec", "between 10 and 840", "(given 841)"}},
-		{"budget as long as the interval", valid(func(p *reconciler.ReconcilerProps) { p.EveryMinutes = 2; p.BudgetSec = 120 }),
-			[]string{"BudgetSec (given 120) must be shorter than the interval", "lower BudgetSec or raise EveryMinutes"}},
-		{"negative rate", valid(func(p *reconciler.ReconcilerProps) { p.RatePerSec = -1 }),
+		{"no table", valid(func(p *props) { p.Table = nil }), []string{"Table is required"}},
+		{"no schedules", valid(func(p *props) { p.Schedules = nil }), []string{"Schedules is required"}},
+		{"no notifications", valid(func(p *props) { p.Notifications = nil }), []string{"Notifications is required"}},
+		{"another schema", valid(func(p *props) { p.Schema = contract.Schema{PartitionKey: "tenantId"} }),
+			[]string{"is not the to-do app's", "works only with contract.Default()", `"pending" index`}},
+		{"a table of this app without the pending index", valid(func(p *props) { p.Table = noIndex }),
+			[]string{`has no "pending" index`}},
+		{"interval above a day", valid(func(p *props) { p.Every = minutes(1441) }),
+			[]string{"Every must be a whole number between 1 and 1440 inclusive (given 1441)"}},
+		{"interval not whole minutes", valid(func(p *props) { p.Every = seconds(90) }),
+			[]string{"Every must be a whole number of minutes (given 90 s)"}},
+		{"budget beyond Lambda's timeout", valid(func(p *props) { p.Budget = seconds(841) }),
+			[]string{"Budget", "between 10 and 840", "(given 841)"}},
+		{"budget as long as the interval", valid(func(p *props) { p.Every = minutes(2); p.Budget = seconds(120) }),
+			[]string{"Budget (given 120 s) must be shorter than the interval", "lower Budget or raise Every"}},
+		{"negative rate", valid(func(p *props) { p.RatePerSec = -1 }),
 			[]string{"RatePerSec must be above 0", "(given -1)"}},
-		{"negative grace", valid(func(p *reconciler.ReconcilerProps) { p.GraceSec = -5 }),
-			[]string{"GraceSec", "(given -5)"}},
-		{"more async retries than Lambda allows", valid(func(p *reconciler.ReconcilerProps) { p.AsyncRetryAttempts = 3 }),
+		{"zero grace", valid(func(p *props) { p.Grace = seconds(0) }),
+			[]string{"Grace", "(given 0)"}},
+		{"more async retries than Lambda allows", valid(func(p *props) { p.AsyncRetryAttempts = jsii.Number(3) }),
 			[]string{"AsyncRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"}},
-		{"event age below Lambda's minimum", valid(func(p *reconciler.ReconcilerProps) { p.AsyncMaxEventAgeSec = 30 }),
-			[]string{"AsyncMaxEventAgeSec must be a whole number between 60 and 21600 inclusive (given 30)"}},
+		{"event age below Lambda's minimum", valid(func(p *props) { p.AsyncMaxEventAge = seconds(30) }),
+			[]string{"AsyncMaxEventAge must be a whole number between 60 and 21600 inclusive (given 30)"}},
+		{"existing failure queue and its props", valid(func(p *props) { p.ExistingFailureQueue = queue; p.FailureQueueProps = &awssqs.QueueProps{} }),
+			[]string{"ExistingFailureQueue and FailureQueueProps are both set"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := panicText(func() { reconciler.NewReconciler(stack, jsii.String(fmt.Sprint("R", i)), tc.props) })

@@ -130,7 +130,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		Table:         s.Scheduling.Table,
 		Schedules:     s.Scheduling,
 		Notifications: s.Notifications,
-		EveryMinutes:  float64(cfg.ReconcileEveryMinutes),
+		Every:         awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
 		AlarmTopic:    s.AlarmTopic,
 		Logs:          cfg.Logs(),
 		// The failure queue goes with the stack in dev, like every queue.

@@ -4,8 +4,12 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 )
 
 // Defaults of CancellationProps, in one place.
@@ -36,21 +40,37 @@ const IteratorAgeAlarmSec = 300
 // dlqRetentionDays keeps dead letters as long as SQS allows.
 const dlqRetentionDays = 14
 
+func deadLetterQueueProps(removal awscdk.RemovalPolicy) awssqs.QueueProps {
+	return awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
+		RemovalPolicy:   removal,
+	}
+}
+
 func withDefaults(id string, props *CancellationProps) CancellationProps {
 	if props == nil {
 		panic(fmt.Sprintf("%s: props are required: Table and Schedules", id))
 	}
 	p := *props
 	p.BatchSize = propcheck.OrDefault(p.BatchSize, DefaultBatchSize)
-	p.MaxRecordAgeSec = propcheck.OrDefault(p.MaxRecordAgeSec, DefaultMaxRecordAgeSec)
-	p.RetryAttempts = propcheck.OrDefault(p.RetryAttempts, DefaultRetryAttempts)
+	if p.MaxRecordAge == nil {
+		p.MaxRecordAge = awscdk.Duration_Seconds(jsii.Number(DefaultMaxRecordAgeSec))
+	}
+	if p.RetryAttempts == nil {
+		p.RetryAttempts = jsii.Number(DefaultRetryAttempts)
+	}
 	p.WorkerBatchSize = propcheck.OrDefault(p.WorkerBatchSize, DefaultWorkerBatchSize)
 	p.WorkerMaxConcurrency = propcheck.OrDefault(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
-	p.WorkerTimeoutSec = propcheck.OrDefault(p.WorkerTimeoutSec, DefaultWorkerTimeoutSec)
+	if p.WorkerTimeout == nil {
+		p.WorkerTimeout = awscdk.Duration_Seconds(jsii.Number(DefaultWorkerTimeoutSec))
+	}
 	p.MaxReceiveCount = propcheck.OrDefault(p.MaxReceiveCount, DefaultMaxReceiveCount)
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
+	p.Schema = schemaOf(&p)
 	return p
 }
 
@@ -60,12 +80,33 @@ func validate(id string, p CancellationProps) {
 	switch {
 	case p.Table == nil:
 		panic(fmt.Sprintf("%s: Table is required: pass the schedule-on-write table whose changes cancel schedules", id))
-	case p.Table.TableStreamArn() == nil:
-		panic(fmt.Sprintf("%s: Table %s has no stream: enable a stream with the NEW_AND_OLD_IMAGES view "+
-			"(awsdynamodb.TableProps.Stream = StreamViewType_NEW_AND_OLD_IMAGES), or import the table with its TableStreamArn",
-			id, *p.Table.Node().Path()))
 	case p.Schedules == nil:
 		panic(fmt.Sprintf("%s: Schedules is required: pass the schedule-on-write construct that owns the table's schedules", id))
+	}
+	checkSchema(id, p.Schema, p.Schedules)
+	scheduleonwrite.CheckTable(id, "Table", p.Table, p.Schema)
+	resource.Exclusive(id, "ExistingQueue", p.ExistingQueue != nil, "QueueProps", p.QueueProps != nil)
+	if p.ExistingQueue != nil && p.DeadLetterQueueProps != nil {
+		panic(fmt.Sprintf("%s: DeadLetterQueueProps is set with ExistingQueue: your queue's redrive policy is yours; pass ExistingDeadLetterQueue to have it alarmed", id))
+	}
+	for _, q := range []struct {
+		name  string
+		queue awssqs.IQueue
+		fifo  bool
+	}{
+		{"ExistingQueue", p.ExistingQueue, true}, {"ExistingDeadLetterQueue", p.ExistingDeadLetterQueue, true},
+		{"ExistingStreamFailureQueue", p.ExistingStreamFailureQueue, false},
+	} {
+		if q.queue == nil || q.queue.Fifo() == nil {
+			continue
+		}
+		if *q.queue.Fifo() != q.fifo {
+			kind := "a standard queue: a stream mapping's on-failure destination cannot be FIFO"
+			if q.fifo {
+				kind = "a FIFO queue (its name ends in .fifo): the pipeline orders each item's changes"
+			}
+			panic(fmt.Sprintf("%s: %s must be %s", id, q.name, kind))
+		}
 	}
 	for _, r := range []struct {
 		name   string
@@ -74,11 +115,11 @@ func validate(id string, p CancellationProps) {
 		unit   string
 	}{
 		{"BatchSize", p.BatchSize, 1, 10000, "records per stream batch"},
-		{"MaxRecordAgeSec", p.MaxRecordAgeSec, 60, 86400, "seconds; a DynamoDB stream keeps records for 24 hours"},
-		{"RetryAttempts", p.RetryAttempts, 1, 10000, "retries of a failing stream batch; bisecting needs at least one"},
+		{"MaxRecordAge", *p.MaxRecordAge.ToSeconds(nil), 60, 86400, "seconds; a DynamoDB stream keeps records for 24 hours"},
+		{"RetryAttempts", *p.RetryAttempts, 1, 10000, "retries of a failing stream batch; bisecting needs at least one"},
 		{"WorkerBatchSize", p.WorkerBatchSize, 1, 10, "messages per worker invocation; a FIFO queue delivers at most 10"},
 		{"WorkerMaxConcurrency", p.WorkerMaxConcurrency, 2, 1000, "concurrent worker invocations, the SQS event source's limits"},
-		{"WorkerTimeoutSec", p.WorkerTimeoutSec, 1, 900, "seconds, Lambda's limits"},
+		{"WorkerTimeout", *p.WorkerTimeout.ToSeconds(nil), 1, 900, "seconds, Lambda's limits"},
 		{"MaxReceiveCount", p.MaxReceiveCount, 1, 1000, "deliveries before a message moves to the dead-letter queue"},
 	} {
 		propcheck.CheckWhole(id, r.name, r.v, r.lo, r.hi, r.unit)

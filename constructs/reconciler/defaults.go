@@ -3,11 +3,17 @@ package reconciler
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // Defaults of ReconcilerProps, in one place.
@@ -33,18 +39,28 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 		panic(fmt.Sprintf("%s: props are required: Table, Schedules and Notifications", id))
 	}
 	p := *props
-	p.EveryMinutes = propcheck.OrDefault(p.EveryMinutes, DefaultEveryMinutes)
-	p.GraceSec = propcheck.OrDefault(p.GraceSec, DefaultGraceSec)
+	sec := func(d awscdk.Duration, def float64) awscdk.Duration {
+		if d == nil {
+			return awscdk.Duration_Seconds(jsii.Number(def))
+		}
+		return d
+	}
+	p.Every = sec(p.Every, DefaultEveryMinutes*60)
+	every := *p.Every.ToSeconds(nil)
+	p.Grace = sec(p.Grace, DefaultGraceSec)
 	p.RatePerSec = propcheck.OrDefault(p.RatePerSec, DefaultRatePerSec)
 	// A run must end before the next one starts: with a short interval
 	// the default budget is half of it.
-	p.BudgetSec = propcheck.OrDefault(p.BudgetSec, math.Min(DefaultBudgetSec, math.Floor(p.EveryMinutes*60/2)))
+	p.Budget = sec(p.Budget, math.Min(DefaultBudgetSec, math.Floor(every/2)))
 	p.RepairAlarmThreshold = propcheck.OrDefault(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
 	if p.FailureQueueRemovalPolicy == "" {
 		p.FailureQueueRemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
-	p.AsyncMaxEventAgeSec = propcheck.OrDefault(p.AsyncMaxEventAgeSec,
-		math.Min(math.Max(p.EveryMinutes*60, asyncinvoke.MinMaxEventAgeSec), asyncinvoke.MaxMaxEventAgeSec))
+	p.AsyncMaxEventAge = sec(p.AsyncMaxEventAge, math.Min(math.Max(every, asyncinvoke.MinMaxEventAgeSec), asyncinvoke.MaxMaxEventAgeSec))
+	if p.AsyncRetryAttempts == nil {
+		p.AsyncRetryAttempts = jsii.Number(0)
+	}
+	p.Schema = resource.Schema(p.Schema)
 	return p
 }
 
@@ -59,17 +75,36 @@ func validate(id string, p ReconcilerProps) {
 	case p.Notifications == nil:
 		panic(fmt.Sprintf("%s: Notifications is required: pass where expiry notifications go (notifications.NewUserNotifications)", id))
 	}
-	propcheck.CheckWhole(id, "EveryMinutes", p.EveryMinutes, 1, 1440, "minutes between runs")
-	propcheck.CheckWhole(id, "GraceSec", p.GraceSec, 1, 86400, "seconds past a deadline before the reconciler expires the task")
-	propcheck.CheckWhole(id, "BudgetSec", p.BudgetSec, 10, maxBudgetSec, "seconds of work per run; the timeout is this plus 60")
+	// The reconciler reads the to-do app's pending index and repairs
+	// tasks: it works with the to-do schema and table only.
+	if !reflect.DeepEqual(p.Schema, contract.Default()) {
+		panic(fmt.Sprintf("%s: Schema %s is not the to-do app's: the reconciler works only with contract.Default() and the to-do table's %q index; "+
+			"leave Schema unset, or do without the reconciler (the expiry claim still fires each item at most once)", id, p.Schema.EnvValue(), tableschema.PendingIndex))
+	}
+	if src, ok := p.Schedules.(interface{ Schema() contract.Schema }); ok && !reflect.DeepEqual(src.Schema(), contract.Default()) {
+		panic(fmt.Sprintf("%s: the Schedules' schema %s is not the to-do app's: the reconciler works only with contract.Default() and the to-do table", id, src.Schema().EnvValue()))
+	}
+	if info := resource.InspectTable(p.Table); info.Known && !slices.Contains(info.GlobalIndexes, tableschema.PendingIndex) {
+		panic(fmt.Sprintf("%s: Table %s has no %q index: the reconciler queries the to-do table's pending index "+
+			"(scheduleonwrite creates it for the default schema); pass that table", id, *p.Table.Node().Path(), tableschema.PendingIndex))
+	}
+	resource.Exclusive(id, "ExistingFailureQueue", p.ExistingFailureQueue != nil, "FailureQueueProps", p.FailureQueueProps != nil)
+	every := *p.Every.ToSeconds(nil)
+	if !*awscdk.Token_IsUnresolved(every) && math.Mod(every, 60) != 0 {
+		panic(fmt.Sprintf("%s: Every must be a whole number of minutes (given %v s): use awscdk.Duration_Minutes", id, every))
+	}
+	propcheck.CheckWhole(id, "Every", every/60, 1, 1440, "minutes between runs")
+	propcheck.CheckWhole(id, "Grace", *p.Grace.ToSeconds(nil), 1, 86400, "seconds past a deadline before the reconciler expires the task")
+	budget := *p.Budget.ToSeconds(nil)
+	propcheck.CheckWhole(id, "Budget", budget, 10, maxBudgetSec, "seconds of work per run; the timeout is this plus 60")
 	propcheck.CheckWhole(id, "RepairAlarmThreshold", p.RepairAlarmThreshold, 1, 1e9, "repairs per run")
-	asyncinvoke.Validate(id, "Async", p.AsyncMaxEventAgeSec, p.AsyncRetryAttempts)
+	asyncinvoke.Validate(id, "Async", *p.AsyncMaxEventAge.ToSeconds(nil), *p.AsyncRetryAttempts)
 	if !*awscdk.Token_IsUnresolved(p.RatePerSec) && (p.RatePerSec <= 0 || p.RatePerSec > 1000) {
 		panic(fmt.Sprintf("%s: RatePerSec must be above 0 and at most 1000 (given %v): set it below the account's Scheduler request-rate quotas",
 			id, p.RatePerSec))
 	}
-	if !*awscdk.Token_IsUnresolved(p.BudgetSec) && !*awscdk.Token_IsUnresolved(p.EveryMinutes) && p.BudgetSec >= p.EveryMinutes*60 {
-		panic(fmt.Sprintf("%s: BudgetSec (given %v) must be shorter than the interval between runs (EveryMinutes %v = %v s): lower BudgetSec or raise EveryMinutes",
-			id, p.BudgetSec, p.EveryMinutes, p.EveryMinutes*60))
+	if !*awscdk.Token_IsUnresolved(budget) && !*awscdk.Token_IsUnresolved(every) && budget >= every {
+		panic(fmt.Sprintf("%s: Budget (given %v s) must be shorter than the interval between runs (Every %v s): lower Budget or raise Every",
+			id, budget, every))
 	}
 }

@@ -1,5 +1,5 @@
 // Package reconciler is the recurring repair job of a schedule-on-write
-// table: every EveryMinutes it gives each Pending task a correct schedule,
+// table: every interval (Every) it gives each Pending task a correct schedule,
 // deletes the schedules of tasks that are gone or finished, and expires
 // (and notifies) Pending tasks long past their deadline. See
 // internal/domain/reconcile for what a run does, and lambdas/reconciler for the
@@ -23,8 +23,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
-	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -51,6 +52,11 @@ type Notifier interface {
 }
 
 // ReconcilerProps configures the job. Zero numbers take their default.
+//
+// The reconciler works only with the to-do app's schema and table
+// (contract.Default(), the table scheduleonwrite creates for it, with
+// its "pending" index): it queries that index and repairs tasks. Synth
+// fails for another schema, or a table of this app without the index.
 type ReconcilerProps struct {
 	// Table is the schedule-on-write table, with its pending index.
 	// Required.
@@ -59,22 +65,27 @@ type ReconcilerProps struct {
 	Schedules ScheduleReconciler
 	// Notifications receive the expiries the reconciler does. Required.
 	Notifications Notifier
-	// EveryMinutes is the interval between runs (1..1440).
-	// Default: 30.
-	EveryMinutes float64
-	// GraceSec is how long past its deadline a Pending task may stay
-	// before the reconciler expires it (1..86400).
-	// Default: 300.
-	GraceSec float64
+	// Schema of the items, handed to the function in contract.EnvVar; only
+	// the to-do app's is accepted (see above).
+	// Default: contract.Default().
+	Schema contract.Schema
+	// Every is the interval between runs (1 minute..1 day, whole
+	// minutes).
+	// Default: 30 minutes.
+	Every awscdk.Duration
+	// Grace is how long past its deadline a Pending task may stay
+	// before the reconciler expires it (1 s..1 day).
+	// Default: 5 minutes.
+	Grace awscdk.Duration
 	// RatePerSec caps the reconciler's Scheduler API calls (above 0, at
 	// most 1000).
 	// Default: 10.
 	RatePerSec float64
-	// BudgetSec is how long one run works before it saves its checkpoint
-	// and stops (10..840, shorter than the interval); the next run
-	// resumes there. The function's timeout is BudgetSec + 60.
-	// Default: 240, or half the interval when that is shorter.
-	BudgetSec float64
+	// Budget is how long one run works before it saves its checkpoint
+	// and stops (10 s..14 min, shorter than the interval); the next run
+	// resumes there. The function's timeout is Budget + 60 s.
+	// Default: 4 minutes, or half the interval when that is shorter.
+	Budget awscdk.Duration
 	// RepairAlarmThreshold: RepairsAlarm fires when one run repairs more
 	// than this many tasks or schedules, a sign that the cancellation
 	// pipeline or the API's schedule creation is failing.
@@ -83,20 +94,28 @@ type ReconcilerProps struct {
 	// WebURL is the web app's address, used for links in notifications.
 	// Default: no link.
 	WebURL string
-	// AsyncMaxEventAgeSec: the rule invokes the function asynchronously;
-	// an invocation that waited longer than this (throttled behind a
-	// running one) is dropped to FailureQueue, 60..21600.
-	// Default: the interval between runs (at least 60), so a late run
-	// never overlaps the next one's turn.
-	AsyncMaxEventAgeSec float64
+	// AsyncMaxEventAge: the rule invokes the function asynchronously; an
+	// invocation that waited longer than this (throttled behind a running
+	// one) is dropped to FailureQueue, 1 minute..6 hours.
+	// Default: the interval between runs (at least a minute), so a late
+	// run never overlaps the next one's turn.
+	AsyncMaxEventAge awscdk.Duration
 	// FailureQueueRemovalPolicy: RETAIN keeps FailureQueue, and the
 	// records it holds, when the stack is deleted.
 	// Default: RETAIN.
 	FailureQueueRemovalPolicy awscdk.RemovalPolicy
+	// ExistingFailureQueue is your own standard queue for the runs Lambda
+	// gave up on. Not with FailureQueueProps.
+	// Default: a new queue (FailureQueueProps).
+	ExistingFailureQueue awssqs.IQueue
+	// FailureQueueProps override, field by field, the new failure
+	// queue's props (SQS-managed encryption, TLS only, 14 days).
+	// Default: those.
+	FailureQueueProps *awssqs.QueueProps
 	// AsyncRetryAttempts of a failed run, 0..2.
 	// Default: 0: the next run comes within an interval and resumes from
 	// the checkpoint.
-	AsyncRetryAttempts float64
+	AsyncRetryAttempts *float64
 	// AlarmTopic receives the job's alarms.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
@@ -111,7 +130,7 @@ type Reconciler struct {
 	// Function runs one bounded reconciliation per invocation, never two
 	// at once (reserved concurrency 1).
 	Function *gofn.Function
-	// Rule invokes Function every EveryMinutes.
+	// Rule invokes Function every interval (Every).
 	Rule awsevents.Rule
 	// ErrorsAlarm fires when a run failed as a whole (the checkpoint or a
 	// page could not be read).
@@ -128,7 +147,10 @@ type Reconciler struct {
 	StalledAlarm awscloudwatch.Alarm
 	// FailureQueue receives the record of every run Lambda gave up on
 	// (its on-failure destination).
-	FailureQueue awssqs.Queue
+	FailureQueue awssqs.IQueue
+	// ErrorMetricAlarms alarm on each error metric the function writes
+	// (metrics.ErrorMetrics[metrics.FunctionReconciler]), by name.
+	ErrorMetricAlarms map[string]awscloudwatch.Alarm
 	// FailureAlarm fires when FailureQueue holds a record, DroppedAlarm on
 	// Lambda's AsyncEventsDropped, DestinationFailureAlarm when a record
 	// could not reach the queue.
@@ -143,11 +165,13 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	c := constructs.NewConstruct(scope, id)
 	r := &Reconciler{Construct: c}
 
+	budget := *p.Budget.ToSeconds(nil)
 	env := map[string]string{
-		"TABLE_NAME":   *p.Table.TableName(),
-		"GRACE_SEC":    fmt.Sprint(p.GraceSec),
-		"RATE_PER_SEC": fmt.Sprint(p.RatePerSec),
-		"BUDGET_SEC":   fmt.Sprint(p.BudgetSec),
+		"TABLE_NAME":    *p.Table.TableName(),
+		"GRACE_SEC":     fmt.Sprint(*p.Grace.ToSeconds(nil)),
+		"RATE_PER_SEC":  fmt.Sprint(p.RatePerSec),
+		"BUDGET_SEC":    fmt.Sprint(budget),
+		contract.EnvVar: p.Schema.EnvValue(),
 	}
 	if p.WebURL != "" {
 		env["WEB_URL"] = p.WebURL
@@ -160,7 +184,7 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	r.Function = gofn.NewFunction(c, jsii.String("Function"), &gofn.FunctionProps{
 		Entry:       "lambdas/reconciler",
 		Description: "Repairs drift between tasks and schedules; expires tasks long past their deadline",
-		TimeoutSec:  p.BudgetSec + TimeoutMarginSec,
+		TimeoutSec:  budget + TimeoutMarginSec,
 		Logs:        p.Logs,
 		Environment: env,
 		// Runs never overlap: two would repair the same page twice and
@@ -173,11 +197,12 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	// that waited (throttled behind a running one) longer than an interval
 	// is dropped. Either way its record goes to FailureQueue, alarmed.
 	async := asyncinvoke.Configure(c, "", fn, asyncinvoke.Props{
-		Name: "reconciler", MaxEventAgeSec: p.AsyncMaxEventAgeSec, RetryAttempts: p.AsyncRetryAttempts,
+		Name: "reconciler", MaxEventAgeSec: *p.AsyncMaxEventAge.ToSeconds(nil), RetryAttempts: *p.AsyncRetryAttempts,
 		Remedy:     "Nothing to redrive: the next run resumes from the checkpoint. See the reconciler's logs for why the run failed.",
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.FailureQueueRemovalPolicy,
+		ExistingFailureQueue: p.ExistingFailureQueue, FailureQueueProps: p.FailureQueueProps,
 	})
-	r.FailureQueue = async.FailureQueue
+	r.FailureQueue = async.Queue
 	r.FailureAlarm, r.DroppedAlarm, r.DestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
 	grantTable(p.Table, fn)
@@ -200,12 +225,12 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	// reconciler's own timer stays out of the Scheduler, whose task
 	// schedule group the reconciler cleans.
 	r.Rule = awsevents.NewRule(c, jsii.String("Schedule"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("Runs the reconciler every %v minutes", p.EveryMinutes)),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(p.EveryMinutes))),
+		Description: jsii.String(fmt.Sprintf("Runs the reconciler every %v minutes", *p.Every.ToMinutes(nil))),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(p.Every.ToMinutes(nil))),
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
 	})
 
-	period := awscdk.Duration_Minutes(jsii.Number(p.EveryMinutes))
+	period := awscdk.Duration_Minutes(p.Every.ToMinutes(nil))
 	r.ErrorsAlarm = alarms.AtLeast(c, "ErrorsAlarm",
 		"A reconciler run failed (the checkpoint or a page could not be read): drift is not being repaired. Check the reconciler's logs.",
 		fn.MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}), 1, p.AlarmTopic)
@@ -213,20 +238,24 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	metric := func(name, statistic string) awscloudwatch.Metric {
 		return alarms.CustomMetric(c, metrics.FunctionReconciler, name, statistic, period)
 	}
+	r.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "Run", metrics.FunctionReconciler, map[string]string{
+		metrics.ReconcilerErrors: "Repairs of a reconciler run failed (a Scheduler or table call): those tasks or schedules stay drifted " +
+			"until a later run repairs them. Check the reconciler's logs.",
+	}, p.AlarmTopic)
 	r.RepairsAlarm = alarms.New(c, "RepairsAlarm",
 		fmt.Sprintf("A reconciler run repaired more than %v tasks or schedules: the cancellation pipeline "+
 			"or the API's schedule creation is failing. Check their alarms and logs.", p.RepairAlarmThreshold),
-		metric(reconcile.MetricRepaired, "Sum"), p.RepairAlarmThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		metric(metrics.Repaired, "Sum"), p.RepairAlarmThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 		p.AlarmTopic)
 	r.LeftOverAlarm = alarms.AtLeast(c, "LeftOverAlarm",
 		"A reconciler run stopped at its budget with work left over: a pass no longer fits one run, so a drifted "+
 			"schedule may wait more than one interval (overdue tasks are still expired first in every run). "+
 			"Expected for a few runs after an upgrade; otherwise raise RatePerSec or BudgetSec, or check the Repaired metric.",
-		metric(reconcile.MetricLeftOver, "Maximum"), 1, p.AlarmTopic)
+		metric(metrics.LeftOver, "Maximum"), 1, p.AlarmTopic)
 	r.StalledAlarm = alarms.New(c, "StalledAlarm",
 		"No reconciler pass completed in two intervals: runs fail, time out, or do not start. "+
 			"Check the reconciler's Errors alarm and logs, and its schedule rule.",
-		metric(reconcile.MetricPassesCompleted, "Sum"), 1, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, p.AlarmTopic)
+		metric(metrics.PassesCompleted, "Sum"), 1, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, p.AlarmTopic)
 	// Two intervals in a row, and a missing datapoint (no run reported)
 	// counts as one without a pass. Period x EvaluationPeriods stays
 	// within CloudWatch's limit (7 days; 1 day below 1-hour periods):
@@ -240,16 +269,11 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 
 // grantTable gives exactly what a run does: read and conditionally update
 // single tasks, query the pending index (never Scan), and put one item,
-// the checkpoint, whose partition key is reserved.
+// the checkpoint, whose partition key is reserved; with the table's
+// customer-managed key when it has one.
 func grantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable) {
-	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
-		ResourceArns: &[]*string{table.TableArn()},
-	})
-	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("dynamodb:Query"),
-		ResourceArns: jsii.Strings(*table.TableArn() + "/index/" + tableschema.PendingIndex),
-	})
+	grants.Table(table, grantee, "dynamodb:GetItem", "dynamodb:UpdateItem")
+	grants.Index(table, tableschema.PendingIndex, grantee, "dynamodb:Query")
 	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:PutItem"),
 		Resources: &[]*string{table.TableArn()},
@@ -257,7 +281,26 @@ func grantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable) {
 			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{tableschema.CheckpointUserID}},
 		},
 	}))
-	if key := table.EncryptionKey(); key != nil {
-		key.GrantEncryptDecrypt(grantee)
-	}
+}
+
+// MetricRepaired is the count of tasks and schedules a run repaired.
+// Default: Sum over 5 minutes (likewise every Metric method).
+func (r *Reconciler) MetricRepaired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(r, metrics.FunctionReconciler, metrics.Repaired, opts)
+}
+
+// MetricLeftOver is the work a run left for the next one (above zero: a
+// pass did not fit one run).
+func (r *Reconciler) MetricLeftOver(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(r, metrics.FunctionReconciler, metrics.LeftOver, opts)
+}
+
+// MetricPassesCompleted is 1 per run that completed a pass.
+func (r *Reconciler) MetricPassesCompleted(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(r, metrics.FunctionReconciler, metrics.PassesCompleted, opts)
+}
+
+// MetricErrors is the count of repairs that failed in runs.
+func (r *Reconciler) MetricErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(r, metrics.FunctionReconciler, metrics.ReconcilerErrors, opts)
 }

@@ -1,17 +1,27 @@
 // Package scheduleonwrite is the core of the pattern: a DynamoDB table
 // whose items each own one one-off EventBridge Scheduler schedule, the
 // schedule group, the scheduler's execution role and dead-letter queue,
-// and the expiry function that the schedules invoke.
+// and the expiry function that the schedules invoke. At the due time the
+// expiry function claims the item with the contract's conditional write
+// (contract.Schema.Claim) and, only when the claim succeeded, runs what
+// happens at the due time: the adopter's Target function, or the to-do
+// app's Notifications.
+//
+// The item format is the public contract (package contract): the Schema
+// prop names the keys, the due and state attributes and the armed states;
+// every function of the pipeline reads it from contract.EnvVar.
 package scheduleonwrite
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -21,12 +31,16 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
-// Notifier is where expiry notifications go
+// Notifier is where the to-do app's expiry notifications go
 // (notifications.UserNotifications implements it).
 type Notifier interface {
 	// GrantPublish lets grantee publish notifications.
@@ -37,8 +51,32 @@ type Notifier interface {
 }
 
 // ScheduleOnWriteProps configures the table, its schedules and expiry.
+// Exactly one of Target and Notifications is required.
 type ScheduleOnWriteProps struct {
-	// Notifications receive expiry notifications. Required.
+	// Schema names the item's keys, due and state attributes and armed
+	// states (see contract.Schema); unset fields take the to-do app's
+	// values. It is validated at synth and handed to the expiry function
+	// in contract.EnvVar.
+	// Default: contract.Default(), the to-do app's items.
+	Schema contract.Schema
+	// ExistingTable is your own table, keyed as Schema says (string keys)
+	// with a stream of NEW_AND_OLD_IMAGES. For a Table or TableV2 of this
+	// app, synth checks its keys and stream; for a table imported with
+	// attributes (Table_FromTableAttributes, with TableStreamArn) the key
+	// names in Schema are trusted.
+	// Default: a new table: on-demand, point-in-time recovery, encrypted,
+	// streamed, keyed by Schema; with the to-do schema it also gets the
+	// to-do app's indexes (pending, userPending).
+	ExistingTable awsdynamodb.ITable
+	// Target is your function to run at an item's due time, after the
+	// claim succeeded, so at most once per firing of the item (the expiry
+	// function invokes it synchronously with the payload
+	// contract.Schema.EncodePayload, e.g. {"tenantId":…,"jobId":…,"runAt":…},
+	// and records the delivery only when it returned without error).
+	// Default: none; then Notifications is required.
+	Target awslambda.IFunction
+	// Notifications receive the to-do app's expiry notifications.
+	// Default: none; then Target is required.
 	Notifications Notifier
 	// RemovalPolicy applies to the table, the schedule group, the
 	// scheduler's dead-letter queue and the expiry failure queue.
@@ -54,29 +92,51 @@ type ScheduleOnWriteProps struct {
 	// ExpiryMemoryMiB is the expiry function's memory.
 	// Default: 128.
 	ExpiryMemoryMiB float64
-	// ExpiryTimeoutSec is the expiry function's timeout.
-	// Default: 10.
-	ExpiryTimeoutSec float64
+	// ExpiryTimeout is the expiry function's timeout (1 s..15 min); with
+	// a Target it must cover the target's run.
+	// Default: 10 seconds.
+	ExpiryTimeout awscdk.Duration
 	// ScheduleRetryAttempts is how often the scheduler retries a failed
-	// invocation before it sends the event to the dead-letter queue.
+	// invocation before it sends the event to the dead-letter queue
+	// (0..185; jsii.Number(0) turns retries off).
 	// Default: 3.
-	ScheduleRetryAttempts float64
-	// ScheduleMaxEventAgeSec is how long the scheduler keeps retrying.
-	// Default: 86400 (one day).
-	ScheduleMaxEventAgeSec float64
+	ScheduleRetryAttempts *float64
+	// ScheduleMaxEventAge is how long the scheduler keeps retrying
+	// (1 minute..1 day, whole seconds).
+	// Default: one day.
+	ScheduleMaxEventAge awscdk.Duration
 	// The scheduler invokes the expiry function asynchronously: its retry
 	// policy and DLQ cover only the hand-over of the event to Lambda. What
 	// happens when the function itself fails is the function's
 	// EventInvokeConfig, set by the next two props.
 	//
-	// ExpiryMaxEventAgeSec is how long Lambda keeps an expiry event it
-	// could not run yet (throttled, or waiting to retry), 60..21600.
-	// Default: 21600 (six hours, Lambda's maximum).
-	ExpiryMaxEventAgeSec float64
+	// ExpiryMaxEventAge is how long Lambda keeps an expiry event it could
+	// not run yet (throttled, or waiting to retry), 1 minute..6 hours.
+	// Default: six hours, Lambda's maximum.
+	ExpiryMaxEventAge awscdk.Duration
 	// ExpiryRetryAttempts is how often Lambda retries a failed expiry,
 	// 0..2; then the event goes to ExpiryFailureQueue.
 	// Default: 2 (jsii.Number(0) turns retries off).
 	ExpiryRetryAttempts *float64
+	// ExistingDeadLetterQueue is your own standard queue for the
+	// invocations the scheduler gave up on (the scheduler's role gets
+	// sqs:SendMessage on it). Not with DeadLetterQueueProps.
+	// Default: a new queue (DeadLetterQueueProps).
+	ExistingDeadLetterQueue awssqs.IQueue
+	// DeadLetterQueueProps override, field by field, the new dead-letter
+	// queue's: SQS-managed encryption, TLS only, 14 days. Not with
+	// ExistingDeadLetterQueue.
+	// Default: those.
+	DeadLetterQueueProps *awssqs.QueueProps
+	// ExistingExpiryFailureQueue is your own standard queue for the
+	// expiry events Lambda gave up on. Not with ExpiryFailureQueueProps.
+	// Default: a new queue (ExpiryFailureQueueProps).
+	ExistingExpiryFailureQueue awssqs.IQueue
+	// ExpiryFailureQueueProps override the new failure queue's props
+	// (SQS-managed encryption, TLS only, 14 days). Not with
+	// ExistingExpiryFailureQueue.
+	// Default: those.
+	ExpiryFailureQueueProps *awssqs.QueueProps
 	// WebURL is the web app's address, used for links in notifications.
 	// Default: no link.
 	WebURL string
@@ -88,29 +148,34 @@ type ScheduleOnWriteProps struct {
 // ScheduleOnWrite is the table with its scheduling machinery.
 type ScheduleOnWrite struct {
 	constructs.Construct
-	// Table holds the items; its stream carries NEW_AND_OLD_IMAGES.
-	Table awsdynamodb.Table
+	// Table holds the items (ExistingTable, or the one created); its
+	// stream carries NEW_AND_OLD_IMAGES.
+	Table awsdynamodb.ITable
 	// ScheduleGroup holds every item's schedule.
 	ScheduleGroup awsscheduler.ScheduleGroup
 	// SchedulerRole is what schedules run as: it may only invoke the
 	// expiry function and send to the dead-letter queue.
 	SchedulerRole awsiam.Role
 	// DeadLetterQueue receives invocations the scheduler gave up on.
-	DeadLetterQueue awssqs.Queue
+	DeadLetterQueue awssqs.IQueue
 	// DeadLetterAlarm fires when anything is in the dead-letter queue.
 	DeadLetterAlarm awscloudwatch.Alarm
 	// Expiry is the function the schedules invoke.
 	Expiry *gofn.Function
 	// ExpiryFailureQueue receives every expiry event Lambda gave up on
 	// (with the original payload), and is alarmed; see
-	// ExpiryMaxEventAgeSec.
-	ExpiryFailureQueue awssqs.Queue
+	// ExpiryMaxEventAge.
+	ExpiryFailureQueue awssqs.IQueue
 	// ExpiryFailureAlarm fires when ExpiryFailureQueue holds a record;
 	// ExpiryDroppedAlarm on Lambda's AsyncEventsDropped for the function;
 	// ExpiryDestinationFailureAlarm when a record could not reach the
 	// queue.
 	ExpiryFailureAlarm, ExpiryDroppedAlarm, ExpiryDestinationFailureAlarm awscloudwatch.Alarm
+	// ErrorMetricAlarms alarm on each error metric the expiry function
+	// writes (metrics.ErrorMetrics[metrics.FunctionExpiry]), by name.
+	ErrorMetricAlarms map[string]awscloudwatch.Alarm
 
+	schema                        contract.Schema
 	retryAttempts, maxEventAgeSec float64
 }
 
@@ -120,71 +185,76 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	p := withDefaults(props)
 	validate(*id, p)
 	c := constructs.NewConstruct(scope, id)
-	s := &ScheduleOnWrite{Construct: c, retryAttempts: p.ScheduleRetryAttempts, maxEventAgeSec: p.ScheduleMaxEventAgeSec}
+	s := &ScheduleOnWrite{Construct: c, schema: p.Schema, retryAttempts: *p.ScheduleRetryAttempts,
+		maxEventAgeSec: *p.ScheduleMaxEventAge.ToSeconds(nil)}
 
-	s.Table = awsdynamodb.NewTable(c, jsii.String("Table"), &awsdynamodb.TableProps{
-		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(tableschema.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(tableschema.SortKey), Type: awsdynamodb.AttributeType_STRING},
-		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-			PointInTimeRecoveryEnabled: jsii.Bool(true),
-		},
-		Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
-		Stream:             awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
-		RemovalPolicy:      p.RemovalPolicy,
-		DeletionProtection: jsii.Bool(p.DeletionProtection),
-	})
-	s.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(tableschema.PendingIndex),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingShardAttr), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingSortAttr), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_ALL,
-	})
-	// Each user's Pending tasks, for the per-user cap's count (see
-	// tableschema.UserPendingIndex).
-	s.Table.AddLocalSecondaryIndex(&awsdynamodb.LocalSecondaryIndexProps{
-		IndexName:      jsii.String(tableschema.UserPendingIndex),
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.UserPendingAttr), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
-	})
+	if p.ExistingTable != nil {
+		s.Table = p.ExistingTable
+	} else {
+		table := awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection))
+		if reflect.DeepEqual(p.Schema, contract.Default()) {
+			addTodoIndexes(table)
+		}
+		s.Table = table
+	}
 
 	s.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
 		RemovalPolicy: p.RemovalPolicy,
 	})
 
-	s.DeadLetterQueue = awssqs.NewQueue(c, jsii.String("ScheduleDeadLetterQueue"), &awssqs.QueueProps{
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:      jsii.Bool(true),
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-		RemovalPolicy:   p.RemovalPolicy,
-	})
-	nag.Suppress(s.DeadLetterQueue, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
-	s.DeadLetterAlarm = QueueNotEmptyAlarm(c, "ScheduleDeadLetterAlarm", s.DeadLetterQueue,
-		"Scheduler gave up invoking the expiry function: tasks may not have expired. Inspect the messages, then redrive or let the reconciler expire them.", p.AlarmTopic)
+	var dlq awssqs.Queue
+	s.DeadLetterQueue, dlq = resource.Queue(c, *id, "ScheduleDeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
+		p.DeadLetterQueueProps, "DeadLetterQueueProps", deadLetterQueueProps(p.RemovalPolicy))
+	if dlq != nil {
+		nag.Suppress(dlq, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
+	}
+	s.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", s.DeadLetterQueue,
+		"Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.", p.AlarmTopic)
 
-	env := map[string]string{"TABLE_NAME": *s.Table.TableName(), "WEB_URL": p.WebURL}
-	for k, v := range p.Notifications.Environment() {
-		env[k] = v
+	env := map[string]string{"TABLE_NAME": *s.Table.TableName(), contract.EnvVar: p.Schema.EnvValue()}
+	description := "Fires an item at its due time: conditional claim, then "
+	if p.Target != nil {
+		env[EnvTargetFunction] = *p.Target.FunctionArn()
+		description += "invoke the target"
+	} else {
+		env["WEB_URL"] = p.WebURL
+		for k, v := range p.Notifications.Environment() {
+			env[k] = v
+		}
+		description += "notify"
 	}
 	s.Expiry = gofn.NewFunction(c, jsii.String("Expiry"), &gofn.FunctionProps{
 		Entry:       "lambdas/expiry",
-		Description: "Expires a task at its deadline: conditional write, then notify",
+		Description: description,
 		MemoryMiB:   p.ExpiryMemoryMiB,
-		TimeoutSec:  p.ExpiryTimeoutSec,
+		TimeoutSec:  *p.ExpiryTimeout.ToSeconds(nil),
 		Logs:        p.Logs,
 		Environment: env,
 	})
 	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
-		Name: "expiry", MaxEventAgeSec: p.ExpiryMaxEventAgeSec, RetryAttempts: *p.ExpiryRetryAttempts,
-		Remedy:     "Those tasks stay Pending until the reconciler expires them (at most one period late); to expire them now, invoke the expiry function with each record's requestPayload.",
+		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
+		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy,
+		ExistingFailureQueue: p.ExistingExpiryFailureQueue, FailureQueueProps: p.ExpiryFailureQueueProps,
+		ExistingName: "ExistingExpiryFailureQueue", PropsName: "ExpiryFailureQueueProps",
 	})
-	s.ExpiryFailureQueue = async.FailureQueue
+	s.ExpiryFailureQueue = async.Queue
 	s.ExpiryFailureAlarm, s.ExpiryDroppedAlarm, s.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
+	s.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "Expiry", metrics.FunctionExpiry, map[string]string{
+		metrics.ExpiryBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
+			"Check the schedule's input against the schema in " + contract.EnvVar + " (keys and due attribute).",
+		metrics.ExpiryErrors: "Expiry invocations failed (the table, or the target or notification); Lambda retries them, then " +
+			"sends them to the expiry failure queue. Check the expiry function's logs.",
+	}, p.AlarmTopic)
 	s.GrantExpire(s.Expiry.Function)
-	p.Notifications.GrantPublish(s.Expiry.Function)
-	nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
-		Reason: "Publish to the notification shard topics: thousands of deterministic names <prefix>-<n>; one pattern keeps the policy under IAM's size limit"})
+	if p.Target != nil {
+		// Invoke the target only (its ARN and its versions/aliases).
+		p.Target.GrantInvoke(s.Expiry.Function)
+	} else {
+		p.Notifications.GrantPublish(s.Expiry.Function)
+		nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
+			Reason: "Publish to the notification shard topics: thousands of deterministic names <prefix>-<n>; one pattern keeps the policy under IAM's size limit"})
+	}
 
 	s.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
 		Description: jsii.String("Assumed by this group's schedules: invoke the expiry function, send to the DLQ"),
@@ -205,55 +275,98 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Actions:   jsii.Strings("lambda:InvokeFunction"),
 		Resources: jsii.Strings(*s.Expiry.Function.FunctionArn()),
 	}))
-	s.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("sqs:SendMessage"),
-		Resources: jsii.Strings(*s.DeadLetterQueue.QueueArn()),
-	}))
+	s.DeadLetterQueue.GrantSendMessages(s.SchedulerRole)
 	return s
 }
 
-// Defaults of the expiry function's asynchronous invocation.
-const (
-	DefaultExpiryMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
-	DefaultExpiryRetryAttempts  = asyncinvoke.MaxRetryAttempts
-)
-
-func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
-	var p ScheduleOnWriteProps
-	if props != nil {
-		p = *props
-	}
-	if p.RemovalPolicy == "" {
-		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
-	if p.ScheduleRetryAttempts == 0 {
-		p.ScheduleRetryAttempts = 3
-	}
-	if p.ScheduleMaxEventAgeSec == 0 {
-		p.ScheduleMaxEventAgeSec = 86400
-	}
-	p.ExpiryMaxEventAgeSec = propcheck.OrDefault(p.ExpiryMaxEventAgeSec, DefaultExpiryMaxEventAgeSec)
-	if p.ExpiryRetryAttempts == nil {
-		p.ExpiryRetryAttempts = jsii.Number(DefaultExpiryRetryAttempts)
-	}
-	return p
+// addTodoIndexes adds the to-do app's indexes: pending, for the
+// reconciler, and userPending, for the per-user cap's count (see
+// tableschema).
+func addTodoIndexes(table awsdynamodb.Table) {
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String(tableschema.PendingIndex),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingShardAttr), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingSortAttr), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	table.AddLocalSecondaryIndex(&awsdynamodb.LocalSecondaryIndexProps{
+		IndexName:      jsii.String(tableschema.UserPendingIndex),
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.UserPendingAttr), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+	})
 }
 
 func validate(id string, p ScheduleOnWriteProps) {
-	if p.Notifications == nil {
-		panic(fmt.Sprintf("%s: Notifications is required: pass where expiry notifications go (notifications.NewUserNotifications)", id))
+	if (p.Target == nil) == (p.Notifications == nil) {
+		given := "neither is set"
+		if p.Target != nil {
+			given = "both are set"
+		}
+		panic(fmt.Sprintf("%s: set exactly one of Target and Notifications (%s): Target is your function to run at the due time, "+
+			"Notifications the to-do app's per-user emails", id, given))
 	}
-	if p.ScheduleRetryAttempts < 0 || p.ScheduleRetryAttempts > 185 {
-		panic(fmt.Sprintf("%s: ScheduleRetryAttempts must be between 0 and 185 inclusive (given %v)", id, p.ScheduleRetryAttempts))
+	if err := p.Schema.Validate(); err != nil {
+		panic(fmt.Sprintf("%s: Schema: %v", id, strings.ReplaceAll(err.Error(), "\n", "; ")))
 	}
-	if p.ScheduleMaxEventAgeSec < 60 || p.ScheduleMaxEventAgeSec > 86400 {
-		panic(fmt.Sprintf("%s: ScheduleMaxEventAgeSec must be between 60 and 86400 inclusive (given %v)", id, p.ScheduleMaxEventAgeSec))
+	if p.ExistingTable != nil {
+		CheckTable(id, "ExistingTable", p.ExistingTable, p.Schema)
+		if p.DeletionProtection {
+			panic(fmt.Sprintf("%s: DeletionProtection applies to the table this construct creates, not to ExistingTable: set it on your table instead", id))
+		}
 	}
-	asyncinvoke.Validate(id, "Expiry", p.ExpiryMaxEventAgeSec, *p.ExpiryRetryAttempts)
+	propcheck.CheckWhole(id, "ScheduleRetryAttempts", *p.ScheduleRetryAttempts, 0, 185, "retries of a failed invocation; the scheduler allows 0 to 185")
+	propcheck.CheckWhole(id, "ScheduleMaxEventAge", *p.ScheduleMaxEventAge.ToSeconds(nil), 60, 86400, "seconds; the scheduler allows 60 to 86400")
+	propcheck.CheckWhole(id, "ExpiryTimeout", *p.ExpiryTimeout.ToSeconds(nil), 1, 900, "seconds; Lambda allows 1 to 900")
+	asyncinvoke.Validate(id, "Expiry", *p.ExpiryMaxEventAge.ToSeconds(nil), *p.ExpiryRetryAttempts)
+	if p.ExistingDeadLetterQueue != nil && p.ExistingDeadLetterQueue.Fifo() != nil && *p.ExistingDeadLetterQueue.Fifo() {
+		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
+	}
 	if p.WebURL != "" && !*awscdk.Token_IsUnresolved(jsii.String(p.WebURL)) && !strings.HasPrefix(p.WebURL, "https://") && !strings.HasPrefix(p.WebURL, "http://localhost") {
 		panic(fmt.Sprintf("%s: WebURL must start with https:// (or http://localhost) (given %q)", id, p.WebURL))
 	}
 }
+
+// CheckTable panics unless table can carry schema's items: for a Table or
+// TableV2 of this app, its keys must be the schema's and its stream must
+// carry NEW_AND_OLD_IMAGES; any table needs a stream. For a table imported
+// with attributes, the key names cannot be read: schema is trusted.
+func CheckTable(id, prop string, table awsdynamodb.ITable, schema contract.Schema) {
+	info := resource.InspectTable(table)
+	if !info.HasStreamAttribute {
+		panic(fmt.Sprintf("%s: %s %s has no stream: enable a stream with the NEW_AND_OLD_IMAGES view "+
+			"(awsdynamodb.TableProps.Stream = StreamViewType_NEW_AND_OLD_IMAGES), or import the table with its TableStreamArn",
+			id, prop, *table.Node().Path()))
+	}
+	if !info.Known {
+		return
+	}
+	if info.StreamView != "" && info.StreamView != "NEW_AND_OLD_IMAGES" {
+		panic(fmt.Sprintf("%s: %s %s has a %s stream: the pipeline compares old and new images, so set its stream view to NEW_AND_OLD_IMAGES",
+			id, prop, *table.Node().Path(), info.StreamView))
+	}
+	wantSort := schema.SortKey
+	if info.PartitionKey != schema.PartitionKey || info.SortKey != wantSort {
+		panic(fmt.Sprintf("%s: %s is keyed %s but Schema says %s: set Schema.PartitionKey to %q and %s",
+			id, prop, keyText(info.PartitionKey, info.SortKey), keyText(schema.PartitionKey, wantSort), info.PartitionKey, sortAdvice(info.SortKey)))
+	}
+}
+
+func keyText(pk, sk string) string {
+	if sk == "" {
+		return pk + " (no sort key)"
+	}
+	return pk + "/" + sk
+}
+
+func sortAdvice(sk string) string {
+	if sk == "" {
+		return "Schema.NoSortKey to true"
+	}
+	return fmt.Sprintf("Schema.SortKey to %q", sk)
+}
+
+// Schema is the item schema the construct works with (defaults filled).
+func (s *ScheduleOnWrite) Schema() contract.Schema { return s.schema }
 
 // scheduleGroupArn is the group's ARN, as the scheduler presents it in
 // aws:SourceArn when it assumes the execution role.
@@ -295,7 +408,8 @@ func (s *ScheduleOnWrite) GrantCreateSchedules(grantee awsiam.IGrantable) awsiam
 
 // GrantModifySchedules lets grantee create, move and delete schedules
 // inside the group (never outside it), and pass the scheduler role: what
-// the cancel worker needs.
+// the cancel worker needs (it creates the schedules of items that their
+// writer did not schedule).
 func (s *ScheduleOnWrite) GrantModifySchedules(grantee awsiam.IGrantable) awsiam.Grant {
 	return s.grantSchedules(grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
 }
@@ -331,21 +445,65 @@ func (s *ScheduleOnWrite) grantSchedules(grantee awsiam.IGrantable, actions ...s
 // GrantExpire lets grantee run the expiry path: read an item and update
 // it conditionally. No put, delete, query or scan, and no index.
 func (s *ScheduleOnWrite) GrantExpire(grantee awsiam.IGrantable) awsiam.Grant {
-	return GrantTable(s.Table, grantee, "dynamodb:GetItem", "dynamodb:UpdateItem")
+	return grants.Table(s.Table, grantee, "dynamodb:GetItem", "dynamodb:UpdateItem")
+}
+
+// GrantWriteItems lets grantee (a writer of items: your service, a
+// script) put, update and delete items of the table, with its
+// customer-managed KMS key when it has one. Any such write arms, moves or
+// cancels schedules through the stream.
+func (s *ScheduleOnWrite) GrantWriteItems(grantee awsiam.IGrantable) awsiam.Grant {
+	return grants.Table(s.Table, grantee, "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
+}
+
+// GrantReadItems lets grantee get and query items of the table (not its
+// indexes), with its customer-managed KMS key when it has one.
+func (s *ScheduleOnWrite) GrantReadItems(grantee awsiam.IGrantable) awsiam.Grant {
+	return grants.Table(s.Table, grantee, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 }
 
 // GrantTable grants actions on the table itself only (not its indexes),
-// which is tighter than ITable.Grant.
+// with its customer-managed key. Kept for the other constructs; see
+// constructs/internal/grants.
 func GrantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
-	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{table.TableArn()},
-	})
+	return grants.Table(table, grantee, actions...)
 }
 
-// QueueNotEmptyAlarm alarms as soon as a queue holds a message. Used for
-// every dead-letter queue of the project.
+// QueueNotEmptyAlarm alarms as soon as a queue holds a message (see
+// alarms.QueueNotEmpty).
 func QueueNotEmptyAlarm(scope constructs.Construct, id string, q awssqs.IQueue, description string, topic awssns.ITopic) awscloudwatch.Alarm {
-	return alarms.AtLeast(scope, id, description, q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
-		Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
-	}), 1, topic)
+	return alarms.QueueNotEmpty(scope, id, q, description, topic)
+}
+
+// AddAlarmAction sends the alarm's state changes to topic (no-op for nil).
+func AddAlarmAction(a awscloudwatch.Alarm, topic awssns.ITopic) { alarms.AddActions(a, topic) }
+
+// MetricExpired is the count of items the expiry function fired (the
+// claim succeeded). Default: Sum over 5 minutes.
+func (s *ScheduleOnWrite) MetricExpired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.TasksExpired, opts)
+}
+
+// MetricExpiryErrors is the count of failed expiry invocations (retried).
+// Default: Sum over 5 minutes.
+func (s *ScheduleOnWrite) MetricExpiryErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.ExpiryErrors, opts)
+}
+
+// MetricExpiryBadInput is the count of expiry payloads that could not be
+// read. Default: Sum over 5 minutes.
+func (s *ScheduleOnWrite) MetricExpiryBadInput(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.ExpiryBadInput, opts)
+}
+
+// MetricExpirySkipped is the count of firings with nothing to do (the
+// item moved on, or its target already ran). Default: Sum over 5 minutes.
+func (s *ScheduleOnWrite) MetricExpirySkipped(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.ExpirySkipped, opts)
+}
+
+// MetricLagSeconds is the delivery time minus the due time, in seconds.
+// Default: Sum over 5 minutes; pass Statistic "p99" for the tail.
+func (s *ScheduleOnWrite) MetricLagSeconds(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.NotificationLagSeconds, opts)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -70,4 +71,41 @@ func AddActions(a awscloudwatch.Alarm, topic awssns.ITopic) {
 	}
 	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
 	a.AddOkAction(awscloudwatchactions.NewSnsAction(topic))
+}
+
+// FunctionMetric is CustomMetric with the options of a construct's
+// Metric...() method applied: Sum over 5 minutes unless opts says
+// otherwise.
+func FunctionMetric(scope constructs.Construct, fn, name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	m := CustomMetric(scope, fn, name, "Sum", nil)
+	if opts != nil {
+		m = m.With(opts)
+	}
+	return m
+}
+
+// ErrorMetricAlarms adds one alarm per error metric that function fn
+// writes (metrics.ErrorMetrics[fn]): it fires when the metric's Sum over 5
+// minutes reaches 1. describe holds each alarm's description (what
+// happened and what to do); a metric without one panics, so a new error
+// metric cannot be left without an alarm. Alarm ids are <prefix><name>Alarm.
+func ErrorMetricAlarms(scope constructs.Construct, prefix, fn string, describe map[string]string, topic awssns.ITopic) map[string]awscloudwatch.Alarm {
+	out := map[string]awscloudwatch.Alarm{}
+	for _, name := range metrics.ErrorMetrics[fn] {
+		d, ok := describe[name]
+		if !ok {
+			panic("alarms: no description for error metric " + name + " of function " + fn)
+		}
+		out[name] = AtLeast(scope, prefix+name+"Alarm", d, FunctionMetric(scope, fn, name, nil), 1, topic)
+	}
+	return out
+}
+
+// QueueNotEmpty alarms as soon as a queue holds a message (its maximum
+// visible messages over one minute). Used for every dead-letter and
+// failure queue.
+func QueueNotEmpty(scope constructs.Construct, id string, q awssqs.IQueue, description string, topic awssns.ITopic) awscloudwatch.Alarm {
+	return AtLeast(scope, id, description, q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+		Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
+	}), 1, topic)
 }

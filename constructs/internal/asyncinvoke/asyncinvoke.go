@@ -27,6 +27,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
 )
 
 // Lambda's limits on an EventInvokeConfig.
@@ -56,12 +57,24 @@ type Props struct {
 	// RemovalPolicy of the failure queue (empty: CDK's default for
 	// queues, DESTROY).
 	RemovalPolicy awscdk.RemovalPolicy
+	// ExistingFailureQueue is the caller's own queue (standard: Lambda's
+	// on-failure destination); nil for a new one.
+	ExistingFailureQueue awssqs.IQueue
+	// FailureQueueProps override the new queue's props; not with
+	// ExistingFailureQueue.
+	FailureQueueProps *awssqs.QueueProps
+	// ExistingName and PropsName name the two props above in the
+	// construct's message when both are set.
+	ExistingName, PropsName string
 }
 
 // Config is what Configure built.
 type Config struct {
-	// FailureQueue receives an invocation record (with the original
-	// event) for every event Lambda gave up on.
+	// Queue receives an invocation record (with the original event) for
+	// every event Lambda gave up on: the caller's, or FailureQueue.
+	Queue awssqs.IQueue
+	// FailureQueue is the queue Configure created (nil when the caller
+	// passed its own).
 	FailureQueue awssqs.Queue
 	// FailureAlarm fires when the failure queue holds a record.
 	FailureAlarm awscloudwatch.Alarm
@@ -76,7 +89,7 @@ type Config struct {
 // Validate panics with a message that names the construct and prop, unless
 // the values are within Lambda's limits. Unresolved tokens are not checked.
 func Validate(id, prefix string, maxEventAgeSec, retryAttempts float64) {
-	propcheck.CheckWhole(id, prefix+"MaxEventAgeSec", maxEventAgeSec, MinMaxEventAgeSec, MaxMaxEventAgeSec,
+	propcheck.CheckWhole(id, prefix+"MaxEventAge", maxEventAgeSec, MinMaxEventAgeSec, MaxMaxEventAgeSec,
 		"seconds Lambda keeps an asynchronous event; Lambda allows 60 to 21600")
 	propcheck.CheckWhole(id, prefix+"RetryAttempts", retryAttempts, 0, MaxRetryAttempts,
 		"retries of a failed asynchronous invocation; Lambda allows 0 to 2")
@@ -90,25 +103,29 @@ func Validate(id, prefix string, maxEventAgeSec, retryAttempts float64) {
 // sends the record as the function.
 func Configure(scope constructs.Construct, prefix string, fn awslambda.IFunction, p Props) *Config {
 	c := &Config{}
-	c.FailureQueue = awssqs.NewQueue(scope, jsii.String(prefix+"FailureQueue"), &awssqs.QueueProps{
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:      jsii.Bool(true),
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(failureRetentionDays)),
-		RemovalPolicy:   p.RemovalPolicy,
-	})
-	nag.Suppress(c.FailureQueue, nag.Rule{ID: "AwsSolutions-SQS3",
-		Reason: fmt.Sprintf("This queue is the %s function's on-failure destination (a dead-letter queue itself); a DLQ of a DLQ adds nothing", p.Name)})
+	if p.ExistingName == "" {
+		p.ExistingName, p.PropsName = "ExistingFailureQueue", "FailureQueueProps"
+	}
+	c.Queue, c.FailureQueue = resource.Queue(scope, *scope.Node().Id(), prefix+"FailureQueue", p.ExistingFailureQueue, p.ExistingName,
+		p.FailureQueueProps, p.PropsName, awssqs.QueueProps{
+			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:      jsii.Bool(true),
+			RetentionPeriod: awscdk.Duration_Days(jsii.Number(failureRetentionDays)),
+			RemovalPolicy:   p.RemovalPolicy,
+		})
+	if c.FailureQueue != nil {
+		nag.Suppress(c.FailureQueue, nag.Rule{ID: "AwsSolutions-SQS3",
+			Reason: fmt.Sprintf("This queue is the %s function's on-failure destination (a dead-letter queue itself); a DLQ of a DLQ adds nothing", p.Name)})
+	}
 	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
 		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(p.MaxEventAgeSec)),
 		RetryAttempts: jsii.Number(p.RetryAttempts),
-		OnFailure:     awslambdadestinations.NewSqsDestination(c.FailureQueue),
+		OnFailure:     awslambdadestinations.NewSqsDestination(c.Queue),
 	})
 
-	c.FailureAlarm = alarms.AtLeast(scope, prefix+"FailureAlarm",
+	c.FailureAlarm = alarms.QueueNotEmpty(scope, prefix+"FailureAlarm", c.Queue,
 		fmt.Sprintf("Lambda gave up on an asynchronous invocation of the %s function; the record, with the original event, is in its failure queue. %s", p.Name, p.Remedy),
-		c.FailureQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
-			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
-		}), 1, p.AlarmTopic)
+		p.AlarmTopic)
 	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}
 	c.DroppedAlarm = alarms.AtLeast(scope, prefix+"AsyncEventsDroppedAlarm",
 		fmt.Sprintf("Lambda dropped asynchronous events of the %s function (errors after every retry, or older than the maximum event age). Check its failure queue and logs. %s", p.Name, p.Remedy),

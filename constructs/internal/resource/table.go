@@ -1,0 +1,65 @@
+package resource
+
+import (
+	"encoding/json"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+)
+
+// TableInfo is what synth can read of a table: for a Table or TableV2
+// construct of this app, its key schema, stream view and global indexes
+// (Known); for a table imported with attributes, nothing (Known false):
+// the props that name its keys are then trusted.
+type TableInfo struct {
+	Known              bool
+	PartitionKey       string
+	SortKey            string
+	StreamView         string
+	GlobalIndexes      []string
+	HasStreamAttribute bool
+}
+
+// InspectTable reads table's level-1 resource (CfnTable or
+// CfnGlobalTable), resolved, when it has one.
+func InspectTable(table awsdynamodb.ITable) TableInfo {
+	info := TableInfo{HasStreamAttribute: table.TableStreamArn() != nil}
+	var keys, stream, gsis any
+	switch cfn := table.Node().DefaultChild().(type) {
+	case awsdynamodb.CfnTable:
+		keys, stream, gsis = cfn.KeySchema(), cfn.StreamSpecification(), cfn.GlobalSecondaryIndexes()
+	case awsdynamodb.CfnGlobalTable:
+		keys, stream, gsis = cfn.KeySchema(), cfn.StreamSpecification(), cfn.GlobalSecondaryIndexes()
+	default:
+		return info
+	}
+	info.Known = true
+	resolve := func(v any, into any) {
+		if v == nil {
+			return
+		}
+		b, err := json.Marshal(awscdk.Stack_Of(table).Resolve(v))
+		if err == nil {
+			_ = json.Unmarshal(b, into) // field names match case-insensitively
+		}
+	}
+	var ks []struct{ AttributeName, KeyType string }
+	resolve(keys, &ks)
+	for _, k := range ks {
+		switch k.KeyType {
+		case "HASH":
+			info.PartitionKey = k.AttributeName
+		case "RANGE":
+			info.SortKey = k.AttributeName
+		}
+	}
+	var sv struct{ StreamViewType string }
+	resolve(stream, &sv)
+	info.StreamView = sv.StreamViewType
+	var gs []struct{ IndexName string }
+	resolve(gsis, &gs)
+	for _, g := range gs {
+		info.GlobalIndexes = append(info.GlobalIndexes, g.IndexName)
+	}
+	return info
+}

@@ -1,0 +1,88 @@
+package scheduleonwrite
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/contract"
+)
+
+// Defaults of ScheduleOnWriteProps, in one place.
+const (
+	DefaultExpiryTimeoutSec       = 10
+	DefaultScheduleRetryAttempts  = 3
+	DefaultScheduleMaxEventAgeSec = 86400
+	// The expiry function's asynchronous invocation.
+	DefaultExpiryMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
+	DefaultExpiryRetryAttempts  = asyncinvoke.MaxRetryAttempts
+)
+
+// EnvTargetFunction is the environment variable through which the expiry
+// function learns the adopter's target (ScheduleOnWriteProps.Target).
+const EnvTargetFunction = "TARGET_FUNCTION_ARN"
+
+// dlqRetentionDays keeps dead letters as long as SQS allows.
+const dlqRetentionDays = 14
+
+// tableProps is the well-architected table of a schema: on-demand,
+// point-in-time recovery, encryption, a stream with both images (the
+// cancellation pipeline compares them), keyed as the schema says.
+func tableProps(s contract.Schema, removal awscdk.RemovalPolicy, protect bool) *awsdynamodb.TableProps {
+	p := &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(s.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
+		Stream:             awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		RemovalPolicy:      removal,
+		DeletionProtection: jsii.Bool(protect),
+	}
+	if !s.NoSortKey {
+		p.SortKey = &awsdynamodb.Attribute{Name: jsii.String(s.SortKey), Type: awsdynamodb.AttributeType_STRING}
+	}
+	return p
+}
+
+// deadLetterQueueProps: the scheduler's DLQ, standard (the scheduler does
+// not accept FIFO), encrypted, TLS only, 14 days.
+func deadLetterQueueProps(removal awscdk.RemovalPolicy) awssqs.QueueProps {
+	return awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
+		RemovalPolicy:   removal,
+	}
+}
+
+func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
+	var p ScheduleOnWriteProps
+	if props != nil {
+		p = *props
+	}
+	p.Schema = resource.Schema(p.Schema)
+	if p.RemovalPolicy == "" {
+		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
+	if p.ExpiryTimeout == nil {
+		p.ExpiryTimeout = awscdk.Duration_Seconds(jsii.Number(DefaultExpiryTimeoutSec))
+	}
+	if p.ScheduleRetryAttempts == nil {
+		p.ScheduleRetryAttempts = jsii.Number(DefaultScheduleRetryAttempts)
+	}
+	if p.ScheduleMaxEventAge == nil {
+		p.ScheduleMaxEventAge = awscdk.Duration_Seconds(jsii.Number(DefaultScheduleMaxEventAgeSec))
+	}
+	if p.ExpiryMaxEventAge == nil {
+		p.ExpiryMaxEventAge = awscdk.Duration_Seconds(jsii.Number(DefaultExpiryMaxEventAgeSec))
+	}
+	if p.ExpiryRetryAttempts == nil {
+		p.ExpiryRetryAttempts = jsii.Number(DefaultExpiryRetryAttempts)
+	}
+	return p
+}
