@@ -240,7 +240,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	})
 	s.ExpiryFailureQueue = async.Queue
 	s.ExpiryFailureAlarm, s.ExpiryDroppedAlarm, s.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
-	s.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "Expiry", metrics.FunctionExpiry, map[string]string{
+	s.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
 		metrics.ExpiryBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
 			"Check the schedule's input against the schema in " + contract.EnvVar + " (keys and due attribute).",
 		metrics.ExpiryErrors: "Expiry invocations failed (the table, or the target or notification); Lambda retries them, then " +

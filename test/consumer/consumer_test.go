@@ -1,0 +1,397 @@
+// Package consumer proves the constructs from outside this module: it
+// copies examples/jobs into a new Go module (example.com/jobs) in a
+// temporary folder, whose go.mod requires this module through a replace
+// pointing at the checkout, synthesizes it with `go run .` as `cdk synth`
+// would, and checks the template and the bundled assets.
+package consumer
+
+import (
+	"debug/elf"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+const (
+	modulePath  = "github.com/unschedule/unschedule"
+	examplePath = modulePath + "/examples/jobs"
+	consumerMod = "example.com/jobs"
+)
+
+// checkoutRoot is the folder of this module's go.mod.
+func checkoutRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// need skips without a tool, except under CI=true, where it fails.
+func need(t *testing.T, tool, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	if _, err := exec.LookPath(path); err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found (%s)", tool, path)
+	}
+	t.Skipf("%s not found (%s): run `npm ci` first", tool, path)
+}
+
+// newConsumerModule writes the consumer: examples/jobs's Go files with
+// their imports of each other moved to example.com/jobs, a go.mod that
+// requires this module through a replace, and a go.sum that `go mod
+// tidy` completes offline (GOPROXY=off) from the module cache the
+// checkout's own build filled.
+func newConsumerModule(t *testing.T, root, dir string) {
+	t.Helper()
+	src := filepath.Join(root, "examples", "jobs")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		out := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(out, []byte(strings.ReplaceAll(string(b), `"`+examplePath, `"`+consumerMod)), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVersion := "1.26"
+	if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "go "); ok {
+				goVersion = strings.TrimSpace(v)
+			}
+		}
+	}
+	mod := "module " + consumerMod + "\n\ngo " + goVersion + "\n\nrequire " + modulePath + " v0.0.0\n\nreplace " + modulePath + " => " + root + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, offline(), "go", "mod", "tidy")
+}
+
+// offline is the environment of every go command on the consumer: no
+// proxy, no workspace, no network.
+func offline() []string {
+	return []string{"GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off"}
+}
+
+func run(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s in %s: %v\n%s", name, strings.Join(args, " "), dir, err, b)
+	}
+}
+
+type template struct {
+	Resources map[string]struct {
+		Type       string
+		Properties map[string]any
+	}
+}
+
+func TestConsumerModuleSynthesizes(t *testing.T) {
+	root := checkoutRoot(t)
+	node := filepath.Join(root, "node_modules", ".bin")
+	need(t, "go", "go")
+	need(t, "node (the pinned Node 22)", filepath.Join(node, "node"))
+	dir := t.TempDir()
+	newConsumerModule(t, root, dir)
+	out := filepath.Join(dir, "cdk.out")
+	// What `cdk synth --app "go run ."` does: the app writes the cloud
+	// assembly to CDK_OUTDIR.
+	run(t, dir, append(offline(), "CDK_OUTDIR="+out, "PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH")), "go", "run", ".")
+
+	b, err := os.ReadFile(filepath.Join(out, "Jobs.template.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl template
+	if err := json.Unmarshal(b, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	var list []string
+	byPrefix := func(typ, prefix string) string {
+		t.Helper()
+		var found []string
+		for id, r := range tpl.Resources {
+			if r.Type == typ && strings.HasPrefix(id, prefix) {
+				found = append(found, id)
+			}
+		}
+		if len(found) != 1 {
+			t.Fatalf("want one %s with logical id prefix %s, found %v", typ, prefix, found)
+		}
+		return found[0]
+	}
+	for id, r := range tpl.Resources {
+		list = append(list, r.Type+" "+id)
+	}
+	sort.Strings(list)
+	t.Logf("the consumer's stack, %d resources:\n%s", len(list), strings.Join(list, "\n"))
+
+	expiry := byPrefix("AWS::Lambda::Function", "SchedulesExpiry")
+	processor := byPrefix("AWS::Lambda::Function", "PipelineProcessor")
+	worker := byPrefix("AWS::Lambda::Function", "PipelineWorker")
+	target := byPrefix("AWS::Lambda::Function", "RunJob")
+	table := byPrefix("AWS::DynamoDB::Table", "Jobs")
+	env := func(fn string) map[string]any {
+		vars, _ := tpl.Resources[fn].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+		return vars
+	}
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+	t.Run("one table, the consumer's own, keyed tenantId/jobId", func(t *testing.T) {
+		if n := count(tpl, "AWS::DynamoDB::Table"); n != 1 {
+			t.Fatalf("%d tables", n)
+		}
+		want := `[{"AttributeName":"tenantId","KeyType":"HASH"},{"AttributeName":"jobId","KeyType":"RANGE"}]`
+		if got := js(tpl.Resources[table].Properties["KeySchema"]); got != want {
+			t.Fatalf("key schema %s", got)
+		}
+	})
+	t.Run("every pipeline function reads the consumer's schema", func(t *testing.T) {
+		for _, fn := range []string{expiry, processor, worker} {
+			var s map[string]any
+			if err := json.Unmarshal([]byte(env(fn)["UNSCHEDULE_ITEM_SCHEMA"].(string)), &s); err != nil {
+				t.Fatalf("%s: %v", fn, err)
+			}
+			for k, v := range map[string]any{"partitionKey": "tenantId", "sortKey": "jobId", "dueAttr": "runAt",
+				"stateAttr": "status", "armedStates": []any{"Queued"}, "firedState": "Done"} {
+				if js(s[k]) != js(v) {
+					t.Errorf("%s: schema %s = %s, want %s", fn, k, js(s[k]), js(v))
+				}
+			}
+		}
+	})
+	t.Run("the stream filters match status Queued, never a key", func(t *testing.T) {
+		var patterns []string
+		for _, r := range tpl.Resources {
+			if r.Type != "AWS::Lambda::EventSourceMapping" || js(r.Properties["FunctionName"]) != js(map[string]any{"Ref": processor}) {
+				continue
+			}
+			for _, f := range r.Properties["FilterCriteria"].(map[string]any)["Filters"].([]any) {
+				patterns = append(patterns, f.(map[string]any)["Pattern"].(string))
+			}
+		}
+		armed := func(img string) string { return `"dynamodb":{"` + img + `":{"status":{"S":["Queued"]}}}` }
+		want := []string{
+			`{"eventName":["INSERT"],` + armed("NewImage") + `}`,
+			`{"eventName":["MODIFY","REMOVE"],` + armed("OldImage") + `}`,
+			`{"eventName":["MODIFY"],` + armed("NewImage") + `}`,
+		}
+		for i, w := range want { // as json.Marshal orders a map's keys
+			var v map[string]any
+			if err := json.Unmarshal([]byte(w), &v); err != nil {
+				t.Fatal(err)
+			}
+			want[i] = js(v)
+		}
+		var got []string
+		for _, p := range patterns {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(p), &v); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, js(v))
+			for _, bad := range []string{"Keys", "userId", "taskId", "tenantId", "jobId", "Pending"} {
+				if strings.Contains(p, bad) {
+					t.Errorf("pattern %s names %s", p, bad)
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("patterns\n got %v\nwant %v", got, want)
+		}
+	})
+	t.Run("the expiry function runs the target, and may invoke only it", func(t *testing.T) {
+		e := env(expiry)
+		if js(e["TARGET_FUNCTION_ARN"]) != js(map[string]any{"Fn::GetAtt": []any{target, "Arn"}}) {
+			t.Errorf("TARGET_FUNCTION_ARN = %s", js(e["TARGET_FUNCTION_ARN"]))
+		}
+		for _, k := range []string{"TOPIC_ARN_PREFIX", "TOPIC_SHARDS"} {
+			if _, ok := e[k]; ok {
+				t.Errorf("%s set without Notifications", k)
+			}
+		}
+		invoke := 0
+		for _, st := range statements(tpl, roleOf(tpl, expiry)) {
+			for _, a := range actions(st) {
+				if !strings.HasPrefix(a, "lambda:") {
+					continue
+				}
+				invoke++
+				for _, r := range resources(st) {
+					if !strings.Contains(js(r), `"`+target+`"`) {
+						t.Errorf("%s on %s: only the target", a, js(r))
+					}
+				}
+			}
+		}
+		if invoke == 0 {
+			t.Error("the expiry function may not invoke the target")
+		}
+	})
+	t.Run("the worker may create schedules and pass the scheduler role", func(t *testing.T) {
+		got := map[string]bool{}
+		for _, st := range statements(tpl, roleOf(tpl, worker)) {
+			for _, a := range actions(st) {
+				got[a] = true
+			}
+		}
+		for _, a := range []string{"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule", "iam:PassRole"} {
+			if !got[a] {
+				t.Errorf("worker lacks %s", a)
+			}
+		}
+	})
+	t.Run("every error metric of the pipeline's functions is alarmed, with the dimensions they write", func(t *testing.T) {
+		alarmed := map[string]bool{}
+		for _, r := range tpl.Resources {
+			if r.Type != "AWS::CloudWatch::Alarm" || r.Properties["Namespace"] != metrics.Namespace {
+				continue
+			}
+			dims := map[string]string{}
+			for _, d := range r.Properties["Dimensions"].([]any) {
+				d := d.(map[string]any)
+				dims[d["Name"].(string)], _ = d["Value"].(string)
+			}
+			if dims[metrics.DimensionStack] != "Jobs" {
+				t.Errorf("alarm on %s with Stack %q, want Jobs", r.Properties["MetricName"], dims[metrics.DimensionStack])
+			}
+			alarmed[dims[metrics.DimensionFunction]+"/"+r.Properties["MetricName"].(string)] = true
+		}
+		for _, fn := range []string{metrics.FunctionExpiry, metrics.FunctionStreamProcessor, metrics.FunctionCancelWorker} {
+			for _, m := range metrics.ErrorMetrics[fn] {
+				if !alarmed[fn+"/"+m] {
+					t.Errorf("no alarm on %s of %s (alarmed: %v)", m, fn, alarmed)
+				}
+			}
+		}
+	})
+	t.Run("every Lambda asset is a folder with an executable linux/arm64 bootstrap", func(t *testing.T) {
+		n := 0
+		for id, r := range tpl.Resources {
+			if r.Type != "AWS::Lambda::Function" {
+				continue
+			}
+			n++
+			// The code's S3 key is <asset hash>.zip; the assembly holds the
+			// asset as the folder asset.<hash>.
+			key, _ := r.Properties["Code"].(map[string]any)["S3Key"].(string)
+			path := "asset." + strings.TrimSuffix(key, ".zip")
+			boot := filepath.Join(out, path, "bootstrap")
+			st, err := os.Stat(boot)
+			if !strings.HasSuffix(key, ".zip") || err != nil {
+				t.Errorf("%s: asset %q has no bootstrap: %v", id, path, err)
+				continue
+			}
+			if st.Mode()&0o111 == 0 {
+				t.Errorf("%s: bootstrap not executable (%v)", id, st.Mode())
+			}
+			f, err := elf.Open(boot)
+			if err != nil {
+				t.Errorf("%s: %v", id, err)
+				continue
+			}
+			if f.Machine != elf.EM_AARCH64 {
+				t.Errorf("%s: bootstrap for %v, want arm64", id, f.Machine)
+			}
+			f.Close()
+		}
+		if n != 4 {
+			t.Errorf("%d functions, want 4 (target, expiry, processor, worker)", n)
+		}
+	})
+}
+
+func count(tpl template, typ string) int {
+	n := 0
+	for _, r := range tpl.Resources {
+		if r.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// roleOf is the logical id of a function's role.
+func roleOf(tpl template, fn string) string {
+	return tpl.Resources[fn].Properties["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+}
+
+// statements are the IAM statements of the policies attached to role.
+func statements(tpl template, role string) []map[string]any {
+	var out []map[string]any
+	for _, r := range tpl.Resources {
+		if r.Type != "AWS::IAM::Policy" {
+			continue
+		}
+		attached := false
+		for _, x := range r.Properties["Roles"].([]any) {
+			attached = attached || x.(map[string]any)["Ref"] == role
+		}
+		if !attached {
+			continue
+		}
+		for _, st := range r.Properties["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			out = append(out, st.(map[string]any))
+		}
+	}
+	return out
+}
+
+func actions(st map[string]any) []string {
+	switch a := st["Action"].(type) {
+	case string:
+		return []string{a}
+	case []any:
+		var out []string
+		for _, x := range a {
+			out = append(out, x.(string))
+		}
+		return out
+	}
+	return nil
+}
+
+func resources(st map[string]any) []any {
+	if l, ok := st["Resource"].([]any); ok {
+		return l
+	}
+	return []any{st["Resource"]}
+}
