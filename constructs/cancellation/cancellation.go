@@ -395,49 +395,49 @@ func checkSchema(id string, schema contract.Schema, schedules any) {
 // MetricEnqueued is the count of schedule changes the processor enqueued.
 // Default: Sum over 5 minutes (likewise every Metric method).
 func (x *Cancellation) MetricEnqueued(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionStreamProcessor, metrics.Enqueued, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.Enqueued, opts)
 }
 
 // MetricEnqueueFailed is the count of messages the FIFO queue refused.
 func (x *Cancellation) MetricEnqueueFailed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionStreamProcessor, metrics.EnqueueFailed, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.EnqueueFailed, opts)
 }
 
 // MetricMalformedRecords is the count of stream records the processor
 // could not decode (skipped).
 func (x *Cancellation) MetricMalformedRecords(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionStreamProcessor, metrics.MalformedRecords, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.MalformedRecords, opts)
 }
 
 // MetricUndeliverable is the count of records skipped for lack of a key.
 func (x *Cancellation) MetricUndeliverable(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionStreamProcessor, metrics.Undeliverable, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.Undeliverable, opts)
 }
 
 // MetricCancelled is the count of schedules the worker deleted.
 func (x *Cancellation) MetricCancelled(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionCancelWorker, metrics.Cancelled, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.Cancelled, opts)
 }
 
 // MetricRescheduled is the count of schedules the worker moved.
 func (x *Cancellation) MetricRescheduled(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionCancelWorker, metrics.Rescheduled, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.Rescheduled, opts)
 }
 
 // MetricScheduleCreated is the count of schedules the worker created for
 // items their writer did not schedule.
 func (x *Cancellation) MetricScheduleCreated(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionCancelWorker, metrics.ScheduleCreated, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.ScheduleCreated, opts)
 }
 
 // MetricWorkerMalformed is the count of queue messages the worker can
 // never handle.
 func (x *Cancellation) MetricWorkerMalformed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionCancelWorker, metrics.Malformed, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.Malformed, opts)
 }
 
 // MetricRetryableFailures is the count of worker messages that failed for
 // a reason that may pass (retried).
 func (x *Cancellation) MetricRetryableFailures(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x, metrics.FunctionCancelWorker, metrics.RetryableFailures, opts)
+	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.RetryableFailures, opts)
 }

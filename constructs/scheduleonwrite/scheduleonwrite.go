@@ -249,7 +249,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	s.GrantExpire(s.Expiry.Function)
 	if p.Target != nil {
 		// Invoke the target only (its ARN and its versions/aliases).
-		p.Target.GrantInvoke(s.Expiry.Function)
+		grants.Invoke(p.Target, s.Expiry.Function)
 	} else {
 		p.Notifications.GrantPublish(s.Expiry.Function)
 		nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
@@ -481,29 +481,29 @@ func AddAlarmAction(a awscloudwatch.Alarm, topic awssns.ITopic) { alarms.AddActi
 // MetricExpired is the count of items the expiry function fired (the
 // claim succeeded). Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.TasksExpired, opts)
+	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.TasksExpired, opts)
 }
 
 // MetricExpiryErrors is the count of failed expiry invocations (retried).
 // Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpiryErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.ExpiryErrors, opts)
+	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryErrors, opts)
 }
 
 // MetricExpiryBadInput is the count of expiry payloads that could not be
 // read. Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpiryBadInput(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.ExpiryBadInput, opts)
+	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryBadInput, opts)
 }
 
 // MetricExpirySkipped is the count of firings with nothing to do (the
 // item moved on, or its target already ran). Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpirySkipped(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.ExpirySkipped, opts)
+	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.ExpirySkipped, opts)
 }
 
 // MetricLagSeconds is the delivery time minus the due time, in seconds.
 // Default: Sum over 5 minutes; pass Statistic "p99" for the tail.
 func (s *ScheduleOnWrite) MetricLagSeconds(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s, metrics.FunctionExpiry, metrics.NotificationLagSeconds, opts)
+	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.NotificationLagSeconds, opts)
 }

@@ -6,6 +6,7 @@ package grants
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -50,4 +51,16 @@ func key(table awsdynamodb.ITable, grantee awsiam.IGrantable, actions []string) 
 		}
 	}
 	k.GrantDecrypt(grantee)
+}
+
+// Invoke lets grantee invoke fn (and its versions and aliases) and
+// nothing else, through grantee's own policy: unlike IFunction.GrantInvoke
+// it never touches the function's resource policy, so it works for a
+// function imported by ARN. A function in another account must also
+// allow grantee in its own resource policy.
+func Invoke(fn awslambda.IFunction, grantee awsiam.IGrantable) awsiam.Grant {
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("lambda:InvokeFunction"),
+		ResourceArns: jsii.Strings(*fn.FunctionArn(), *fn.FunctionArn()+":*"),
+	})
 }

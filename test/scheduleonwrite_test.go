@@ -1,0 +1,270 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/cancellation"
+	"github.com/unschedule/unschedule/constructs/reconciler"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+// jobsSchema is a schema other than the to-do app's, as an adopter's.
+var jobsSchema = contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt", StateAttr: "status",
+	ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}
+
+func TestScheduleOnWriteValidation(t *testing.T) {
+	stack := customStack(t, "SowValidation")
+	attr := func(n string) *awsdynamodb.Attribute {
+		return &awsdynamodb.Attribute{Name: jsii.String(n), Type: awsdynamodb.AttributeType_STRING}
+	}
+	jobs := awsdynamodb.NewTable(stack, jsii.String("Jobs"), &awsdynamodb.TableProps{
+		PartitionKey: attr("tenantId"), SortKey: attr("jobId"), Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+	})
+	noStream := awsdynamodb.NewTable(stack, jsii.String("NoStream"), &awsdynamodb.TableProps{PartitionKey: attr("userId"), SortKey: attr("taskId")})
+	partitionOnly := awsdynamodb.NewTable(stack, jsii.String("PartitionOnly"), &awsdynamodb.TableProps{
+		PartitionKey: attr("userId"), Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+	})
+	target := awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
+	standard := awssqs.Queue_FromQueueArn(stack, jsii.String("Standard"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:dlq"))
+	fifo := awssqs.Queue_FromQueueArn(stack, jsii.String("Fifo"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:dlq.fifo"))
+	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	type props = scheduleonwrite.ScheduleOnWriteProps
+	valid := func(edit func(p *props)) *props {
+		p := &props{Target: target}
+		edit(p)
+		return p
+	}
+	for i, tc := range []struct {
+		name  string
+		props *props
+		want  []string
+	}{
+		{"no props: neither target nor notifications", nil,
+			[]string{"set exactly one of Target and Notifications (neither is set)"}},
+		{"both target and notifications", valid(func(p *props) { p.Notifications = fakeNotifier{} }),
+			[]string{"set exactly one of Target and Notifications (both are set)"}},
+		{"invalid schema", valid(func(p *props) { p.Schema = contract.Schema{DueAttr: "status"} }),
+			[]string{"Schema:", `both "status"`}},
+		{"existing table keyed otherwise", valid(func(p *props) { p.ExistingTable = jobs }),
+			[]string{"ExistingTable is keyed tenantId/jobId but Schema says userId/taskId", `set Schema.PartitionKey to "tenantId" and Schema.SortKey to "jobId"`}},
+		{"existing table without a sort key", valid(func(p *props) { p.ExistingTable = partitionOnly }),
+			[]string{"is keyed userId (no sort key)", "Schema.NoSortKey to true"}},
+		{"existing table without a stream", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = noStream }),
+			[]string{"has no stream", "NEW_AND_OLD_IMAGES"}},
+		{"deletion protection of an existing table", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = jobs; p.DeletionProtection = true }),
+			[]string{"DeletionProtection applies to the table this construct creates"}},
+		{"schedule retries above the scheduler's limit", valid(func(p *props) { p.ScheduleRetryAttempts = jsii.Number(186) }),
+			[]string{"ScheduleRetryAttempts must be a whole number between 0 and 185 inclusive (given 186)"}},
+		{"schedule event age under a minute", valid(func(p *props) { p.ScheduleMaxEventAge = seconds(59) }),
+			[]string{"ScheduleMaxEventAge must be a whole number between 60 and 86400 inclusive (given 59)"}},
+		{"expiry timeout above Lambda's limit", valid(func(p *props) { p.ExpiryTimeout = seconds(901) }),
+			[]string{"ExpiryTimeout must be a whole number between 1 and 900 inclusive (given 901)"}},
+		{"expiry retries above Lambda's limit", valid(func(p *props) { p.ExpiryRetryAttempts = jsii.Number(3) }),
+			[]string{"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"}},
+		{"expiry event age above six hours", valid(func(p *props) { p.ExpiryMaxEventAge = seconds(21601) }),
+			[]string{"ExpiryMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"}},
+		{"dead-letter queue and its props", valid(func(p *props) { p.ExistingDeadLetterQueue = standard; p.DeadLetterQueueProps = &awssqs.QueueProps{} }),
+			[]string{"ExistingDeadLetterQueue and DeadLetterQueueProps are both set"}},
+		{"FIFO dead-letter queue", valid(func(p *props) { p.ExistingDeadLetterQueue = fifo }),
+			[]string{"ExistingDeadLetterQueue is a FIFO queue", "only a standard queue"}},
+		{"expiry failure queue and its props", valid(func(p *props) {
+			p.ExistingExpiryFailureQueue = standard
+			p.ExpiryFailureQueueProps = &awssqs.QueueProps{}
+		}), []string{"ExistingExpiryFailureQueue and ExpiryFailureQueueProps are both set"}},
+		{"web URL without TLS", valid(func(p *props) { p.Target = nil; p.Notifications = fakeNotifier{}; p.WebURL = "http://example.com" }),
+			[]string{"WebURL must start with https://"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := panicText(func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("S", i)), tc.props) })
+			if got == "" {
+				t.Fatal("no panic")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("panic %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestScheduleOnWriteZeroMeansZero: a pointer prop set to 0 is 0, not the
+// default (ScheduleRetryAttempts: 0 used to become 3).
+func TestScheduleOnWriteZeroMeansZero(t *testing.T) {
+	stack := customStack(t, "Zero")
+	var s *scheduleonwrite.ScheduleOnWrite
+	var c *cancellation.Cancellation
+	Check(t, func() {
+		s = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
+			Notifications: fakeNotifier{}, ScheduleRetryAttempts: jsii.Number(0), ExpiryRetryAttempts: jsii.Number(0),
+		})
+		c = cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Schedules: s})
+	})
+	syn := synthOf(t, stack)
+	worker := Props(syn.Resources("AWS::Lambda::Function")[*stack.GetLogicalId(c.Worker.Function.Node().DefaultChild().(awscdk.CfnElement))])
+	env := worker["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if env["SCHEDULE_RETRIES"] != "0" {
+		t.Errorf("SCHEDULE_RETRIES = %v, want 0", env["SCHEDULE_RETRIES"])
+	}
+	for _, cfg := range syn.Resources("AWS::Lambda::EventInvokeConfig") {
+		if Props(cfg)["MaximumRetryAttempts"] != 0.0 {
+			t.Errorf("expiry retries %v, want 0", Props(cfg)["MaximumRetryAttempts"])
+		}
+	}
+}
+
+// TestScheduleOnWriteForAnotherSchema: the table it creates is keyed by
+// the schema (no to-do indexes), the expiry function gets the schema and
+// the target, and may invoke the target only.
+func TestScheduleOnWriteForAnotherSchema(t *testing.T) {
+	stack := customStack(t, "Jobs")
+	arn := "arn:aws:lambda:eu-west-1:111111111111:function:run"
+	var s *scheduleonwrite.ScheduleOnWrite
+	Check(t, func() {
+		s = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), &scheduleonwrite.ScheduleOnWriteProps{
+			Schema: jobsSchema,
+			Target: awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String(arn)),
+		})
+	})
+	syn := synthOf(t, stack)
+	for _, tbl := range syn.Resources("AWS::DynamoDB::Table") {
+		p := Props(tbl)
+		want := `[{"AttributeName":"tenantId","KeyType":"HASH"},{"AttributeName":"jobId","KeyType":"RANGE"}]`
+		if got, _ := json.Marshal(p["KeySchema"]); string(got) != want || p["GlobalSecondaryIndexes"] != nil || p["LocalSecondaryIndexes"] != nil {
+			t.Errorf("table %s", JSON(p))
+		}
+	}
+	expiry := *stack.GetLogicalId(s.Expiry.Function.Node().DefaultChild().(awscdk.CfnElement))
+	env := Props(syn.Resources("AWS::Lambda::Function")[expiry])["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if env[scheduleonwrite.EnvTargetFunction] != arn || env[contract.EnvVar] != jobsSchema.WithDefaults().EnvValue() {
+		t.Errorf("expiry environment %s", JSON(env))
+	}
+	if _, ok := env["TOPIC_ARN_PREFIX"]; ok {
+		t.Error("SNS settings without Notifications")
+	}
+	invoke := 0
+	for _, st := range syn.FunctionStatements(t, expiry) {
+		for _, a := range Actions(st) {
+			if strings.HasPrefix(a, "lambda:") {
+				invoke++
+				if got := JSON(st["Resource"]); got != JSON([]any{arn, arn + ":*"}) {
+					t.Errorf("%s on %s, want the target only", a, got)
+				}
+			}
+		}
+	}
+	if invoke == 0 {
+		t.Error("the expiry function may not invoke the target")
+	}
+}
+
+// TestScheduleOnWriteGrantsIncludeTheTableKey: Grant...Items include the
+// table's customer-managed key; the existing grants keep working.
+func TestScheduleOnWriteGrantsIncludeTheTableKey(t *testing.T) {
+	stack := customStack(t, "Grants")
+	key := awskms.NewKey(stack, jsii.String("Key"), nil)
+	table := awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey:  &awsdynamodb.Attribute{Name: jsii.String("tenantId"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:       &awsdynamodb.Attribute{Name: jsii.String("jobId"), Type: awsdynamodb.AttributeType_STRING},
+		Stream:        awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		Encryption:    awsdynamodb.TableEncryption_CUSTOMER_MANAGED,
+		EncryptionKey: key,
+	})
+	role := func(id string) awsiam.Role {
+		return awsiam.NewRole(stack, jsii.String(id), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	}
+	writer, reader, creator := role("Writer"), role("Reader"), role("Creator")
+	Check(t, func() {
+		s := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), &scheduleonwrite.ScheduleOnWriteProps{
+			Schema: jobsSchema, ExistingTable: table,
+			Target: awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run")),
+		})
+		s.GrantWriteItems(writer)
+		s.GrantReadItems(reader)
+		s.GrantCreateSchedules(creator)
+	})
+	syn := synthOf(t, stack)
+	for _, tc := range []struct {
+		role awsiam.Role
+		want []string
+		not  []string
+	}{
+		{writer, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey*"}, []string{"dynamodb:Scan"}},
+		{reader, []string{"dynamodb:GetItem", "dynamodb:Query", "kms:Decrypt"}, []string{"dynamodb:PutItem", "kms:Encrypt"}},
+		{creator, []string{"scheduler:CreateSchedule", "iam:PassRole"}, []string{"scheduler:DeleteSchedule"}},
+	} {
+		got := ActionMap(syn.RoleStatements(*stack.GetLogicalId(tc.role.Node().DefaultChild().(awscdk.CfnElement))))
+		for _, a := range tc.want {
+			if got[a] == "" {
+				t.Errorf("%s lacks %s: %s", *tc.role.Node().Id(), a, JSON(got))
+			}
+		}
+		for _, a := range tc.not {
+			if got[a] != "" {
+				t.Errorf("%s has %s", *tc.role.Node().Id(), a)
+			}
+		}
+	}
+}
+
+// TestMetricMethods: every Metric method names a metric of the one list
+// (internal/metrics) with the dimensions the function writes.
+func TestMetricMethods(t *testing.T) {
+	stack := customStack(t, "Metrics")
+	var ms []struct {
+		fn, name string
+		m        awscloudwatch.Metric
+	}
+	add := func(fn, name string, m awscloudwatch.Metric) {
+		ms = append(ms, struct {
+			fn, name string
+			m        awscloudwatch.Metric
+		}{fn, name, m})
+	}
+	Check(t, func() {
+		s := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{Notifications: fakeNotifier{}})
+		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Schedules: s})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: s, Notifications: fakeNotifier{}})
+		add(metrics.FunctionExpiry, metrics.ExpiryErrors, s.MetricExpiryErrors(nil))
+		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
+		add(metrics.FunctionExpiry, metrics.TasksExpired, s.MetricExpired(nil))
+		add(metrics.FunctionExpiry, metrics.ExpirySkipped, s.MetricExpirySkipped(nil))
+		add(metrics.FunctionExpiry, metrics.NotificationLagSeconds, s.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}))
+		add(metrics.FunctionStreamProcessor, metrics.MalformedRecords, c.MetricMalformedRecords(nil))
+		add(metrics.FunctionStreamProcessor, metrics.EnqueueFailed, c.MetricEnqueueFailed(nil))
+		add(metrics.FunctionStreamProcessor, metrics.Enqueued, c.MetricEnqueued(nil))
+		add(metrics.FunctionStreamProcessor, metrics.Undeliverable, c.MetricUndeliverable(nil))
+		add(metrics.FunctionCancelWorker, metrics.Cancelled, c.MetricCancelled(nil))
+		add(metrics.FunctionCancelWorker, metrics.Rescheduled, c.MetricRescheduled(nil))
+		add(metrics.FunctionCancelWorker, metrics.ScheduleCreated, c.MetricScheduleCreated(nil))
+		add(metrics.FunctionCancelWorker, metrics.Malformed, c.MetricWorkerMalformed(nil))
+		add(metrics.FunctionCancelWorker, metrics.RetryableFailures, c.MetricRetryableFailures(nil))
+		add(metrics.FunctionReconciler, metrics.Repaired, r.MetricRepaired(nil))
+		add(metrics.FunctionReconciler, metrics.LeftOver, r.MetricLeftOver(nil))
+		add(metrics.FunctionReconciler, metrics.PassesCompleted, r.MetricPassesCompleted(nil))
+		add(metrics.FunctionReconciler, metrics.ReconcilerErrors, r.MetricErrors(nil))
+	})
+	for _, x := range ms {
+		t.Run(x.fn+"/"+x.name, func(t *testing.T) {
+			dims := *x.m.Dimensions()
+			if *x.m.Namespace() != metrics.Namespace || *x.m.MetricName() != x.name ||
+				fmt.Sprint(dims[metrics.DimensionFunction]) != x.fn || fmt.Sprint(stack.Resolve(dims[metrics.DimensionStack])) != "Metrics" {
+				t.Errorf("metric %s %s %v", *x.m.Namespace(), *x.m.MetricName(), dims)
+			}
+		})
+	}
+}
