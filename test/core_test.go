@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 func TestTableIsQueryableEncryptedStreamedAndRecoverable(t *testing.T) {
@@ -142,11 +146,14 @@ func TestLeastPrivilege(t *testing.T) {
 	s := Stack(t, "dev")
 	table := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::DynamoDB::Table", "TasksTable") + `","Arn"]}`
 	topics := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":sns:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":Unschedule-dev-notify-*"]]}`
-	group := s.Resources("AWS::Scheduler::ScheduleGroup")
-	if len(group) != 1 {
-		t.Fatal("want one schedule group")
+	// The group's name as synthesized (CDK derives it from the construct
+	// path), so the pin follows a renamed construct instead of a literal.
+	group := s.Resources("AWS::Scheduler::ScheduleGroup")[s.LogicalID(t, "AWS::Scheduler::ScheduleGroup", "TasksScheduleGroup")]
+	name, ok := Props(group)["Name"].(string)
+	if !ok || !strings.HasPrefix(name, "Unscheduledev-Tasks-ScheduleGroup-") {
+		t.Fatalf("schedule group name %v: want the name CDK derives from Unschedule-dev/Tasks/ScheduleGroup", Props(group)["Name"])
 	}
-	schedules := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":scheduler:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":schedule/Unscheduledev-Tasks-ScheduleGroup-1B2951AB/*"]]}`
+	schedules := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":scheduler:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":schedule/` + name + `/*"]]}`
 	schedulerRole := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + `","Arn"]}`
 	failureQueue := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::SQS::Queue", "TasksExpiryFailureQueue") + `","Arn"]}`
 	for _, tc := range []struct {
@@ -286,4 +293,42 @@ func keys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestPipelineFunctionsReadTheSchema: every function of the pipeline gets
+// the to-do app's schema in contract.EnvVar (the shared decision), and
+// every error metric they write has an alarm on the dimensions they
+// write it with (Stack, Function), to the alarm topic.
+func TestPipelineFunctionsReadTheSchemaAndTheirErrorMetricsAreAlarmed(t *testing.T) {
+	s := Stack(t, "dev")
+	for _, prefix := range []string{"TasksExpiry", "CancellationProcessor", "CancellationWorker", "ReconcilerFunction"} {
+		t.Run(prefix, func(t *testing.T) {
+			env := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)])["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if env[contract.EnvVar] != contract.Default().EnvValue() {
+				t.Fatalf("%s = %v, want %s", contract.EnvVar, env[contract.EnvVar], contract.Default().EnvValue())
+			}
+		})
+	}
+	topic := JSON([]any{map[string]any{"Ref": s.LogicalID(t, "AWS::SNS::Topic", "AlarmTopic")}})
+	alarmed := map[string]bool{}
+	for _, a := range s.Resources("AWS::CloudWatch::Alarm") {
+		p := Props(a)
+		if p["Namespace"] != metrics.Namespace || JSON(p["AlarmActions"]) != topic {
+			continue
+		}
+		dims := map[string]any{}
+		for _, d := range p["Dimensions"].([]any) {
+			dims[d.(map[string]any)["Name"].(string)] = d.(map[string]any)["Value"]
+		}
+		if len(dims) == 2 && dims[metrics.DimensionStack] == "Unschedule-dev" {
+			alarmed[fmt.Sprint(dims[metrics.DimensionFunction], "/", p["MetricName"])] = true
+		}
+	}
+	for _, fn := range []string{metrics.FunctionExpiry, metrics.FunctionStreamProcessor, metrics.FunctionCancelWorker, metrics.FunctionReconciler} {
+		for _, m := range metrics.ErrorMetrics[fn] {
+			if !alarmed[fn+"/"+m] {
+				t.Errorf("no alarm on %s of %s with dimensions Stack=Unschedule-dev, Function=%s", m, fn, fn)
+			}
+		}
+	}
 }

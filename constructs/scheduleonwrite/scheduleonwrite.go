@@ -275,7 +275,10 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Actions:   jsii.Strings("lambda:InvokeFunction"),
 		Resources: jsii.Strings(*s.Expiry.Function.FunctionArn()),
 	}))
-	s.DeadLetterQueue.GrantSendMessages(s.SchedulerRole)
+	s.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("sqs:SendMessage"),
+		Resources: jsii.Strings(*s.DeadLetterQueue.QueueArn()),
+	}))
 	return s
 }
 
