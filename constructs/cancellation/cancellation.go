@@ -205,7 +205,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	// The queue between the two functions, and its dead-letter queue.
 	var dlq awssqs.Queue
 	if p.ExistingQueue == nil || p.ExistingDeadLetterQueue != nil {
-		fifo := deadLetterQueueProps(p.RemovalPolicy)
+		fifo := resource.DeadLetterQueueProps(p.RemovalPolicy)
 		fifo.Fifo = jsii.Bool(true) // the dead-letter queue of a FIFO queue is FIFO
 		x.DeadLetterQueue, dlq = resource.Queue(c, *id, "DeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
 			p.DeadLetterQueueProps, "DeadLetterQueueProps", fifo)
@@ -234,7 +234,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	// Stream → processor.
 	var failures awssqs.Queue
 	x.StreamFailureQueue, failures = resource.Queue(c, *id, "StreamFailureQueue", p.ExistingStreamFailureQueue, "ExistingStreamFailureQueue",
-		p.StreamFailureQueueProps, "StreamFailureQueueProps", deadLetterQueueProps(p.RemovalPolicy))
+		p.StreamFailureQueueProps, "StreamFailureQueueProps", resource.DeadLetterQueueProps(p.RemovalPolicy))
 	x.StreamFailureAlarm = alarms.QueueNotEmpty(c, "StreamFailureAlarm", x.StreamFailureQueue,
 		"The stream processor gave up on stream records (retries or record age exhausted): their schedules may be missing or stale. "+
 			"The message names the shard and sequence numbers.", p.AlarmTopic)

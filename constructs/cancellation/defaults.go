@@ -37,18 +37,6 @@ const VisibilityTimeoutFactor = 6
 // batch carried) above which IteratorAgeAlarm fires.
 const IteratorAgeAlarmSec = 300
 
-// dlqRetentionDays keeps dead letters as long as SQS allows.
-const dlqRetentionDays = 14
-
-func deadLetterQueueProps(removal awscdk.RemovalPolicy) awssqs.QueueProps {
-	return awssqs.QueueProps{
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:      jsii.Bool(true),
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
-		RemovalPolicy:   removal,
-	}
-}
-
 func withDefaults(id string, props *CancellationProps) CancellationProps {
 	if props == nil {
 		panic(fmt.Sprintf("%s: props are required: Table and Schedules", id))

@@ -3,7 +3,6 @@ package scheduleonwrite
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
@@ -25,9 +24,6 @@ const (
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
 const EnvTargetFunction = "TARGET_FUNCTION_ARN"
 
-// dlqRetentionDays keeps dead letters as long as SQS allows.
-const dlqRetentionDays = 14
-
 // tableProps is the well-architected table of a schema: on-demand,
 // point-in-time recovery, encryption, a stream with both images (the
 // cancellation pipeline compares them), keyed as the schema says.
@@ -47,17 +43,6 @@ func tableProps(s contract.Schema, removal awscdk.RemovalPolicy, protect bool) *
 		p.SortKey = &awsdynamodb.Attribute{Name: jsii.String(s.SortKey), Type: awsdynamodb.AttributeType_STRING}
 	}
 	return p
-}
-
-// deadLetterQueueProps: the scheduler's DLQ, standard (the scheduler does
-// not accept FIFO), encrypted, TLS only, 14 days.
-func deadLetterQueueProps(removal awscdk.RemovalPolicy) awssqs.QueueProps {
-	return awssqs.QueueProps{
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:      jsii.Bool(true),
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
-		RemovalPolicy:   removal,
-	}
 }
 
 func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {

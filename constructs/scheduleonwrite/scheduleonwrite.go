@@ -204,7 +204,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 
 	var dlq awssqs.Queue
 	s.DeadLetterQueue, dlq = resource.Queue(c, *id, "ScheduleDeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
-		p.DeadLetterQueueProps, "DeadLetterQueueProps", deadLetterQueueProps(p.RemovalPolicy))
+		p.DeadLetterQueueProps, "DeadLetterQueueProps", resource.DeadLetterQueueProps(p.RemovalPolicy))
 	if dlq != nil {
 		nag.Suppress(dlq, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
 	}

@@ -37,9 +37,6 @@ const (
 	MaxRetryAttempts  = 2
 )
 
-// failureRetentionDays keeps failed events as long as SQS allows.
-const failureRetentionDays = 14
-
 // Props configures one function's asynchronous invocation.
 type Props struct {
 	// Name is the function's short name, for alarm descriptions
@@ -107,12 +104,7 @@ func Configure(scope constructs.Construct, prefix string, fn awslambda.IFunction
 		p.ExistingName, p.PropsName = "ExistingFailureQueue", "FailureQueueProps"
 	}
 	c.Queue, c.FailureQueue = resource.Queue(scope, *scope.Node().Id(), prefix+"FailureQueue", p.ExistingFailureQueue, p.ExistingName,
-		p.FailureQueueProps, p.PropsName, awssqs.QueueProps{
-			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-			EnforceSSL:      jsii.Bool(true),
-			RetentionPeriod: awscdk.Duration_Days(jsii.Number(failureRetentionDays)),
-			RemovalPolicy:   p.RemovalPolicy,
-		})
+		p.FailureQueueProps, p.PropsName, resource.DeadLetterQueueProps(p.RemovalPolicy))
 	if c.FailureQueue != nil {
 		nag.Suppress(c.FailureQueue, nag.Rule{ID: "AwsSolutions-SQS3",
 			Reason: fmt.Sprintf("This queue is the %s function's on-failure destination (a dead-letter queue itself); a DLQ of a DLQ adds nothing", p.Name)})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -62,4 +63,18 @@ func Schema(s contract.Schema) contract.Schema {
 		return contract.Default()
 	}
 	return s.WithDefaults()
+}
+
+// DeadLetterRetentionDays keeps dead letters as long as SQS allows.
+const DeadLetterRetentionDays = 14
+
+// DeadLetterQueueProps are the defaults of every dead-letter and failure
+// queue: SQS-managed encryption, TLS only, 14 days.
+func DeadLetterQueueProps(removal awscdk.RemovalPolicy) awssqs.QueueProps {
+	return awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(DeadLetterRetentionDays)),
+		RemovalPolicy:   removal,
+	}
 }
