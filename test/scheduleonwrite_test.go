@@ -38,6 +38,12 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 	partitionOnly := awsdynamodb.NewTable(stack, jsii.String("PartitionOnly"), &awsdynamodb.TableProps{
 		PartitionKey: attr("userId"), Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
 	})
+	jobsV2 := awsdynamodb.NewTableV2(stack, jsii.String("JobsV2"), &awsdynamodb.TablePropsV2{
+		PartitionKey: attr("tenantId"), SortKey: attr("jobId"), DynamoStream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+	})
+	imported := awsdynamodb.Table_FromTableAttributes(stack, jsii.String("Imported"), &awsdynamodb.TableAttributes{
+		TableArn: jsii.String("arn:aws:dynamodb:eu-west-1:111111111111:table/jobs"),
+	})
 	target := awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
 	standard := awssqs.Queue_FromQueueArn(stack, jsii.String("Standard"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:dlq"))
 	fifo := awssqs.Queue_FromQueueArn(stack, jsii.String("Fifo"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:dlq.fifo"))
@@ -61,6 +67,10 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 			[]string{"Schema:", `both "status"`}},
 		{"existing table keyed otherwise", valid(func(p *props) { p.ExistingTable = jobs }),
 			[]string{"ExistingTable is keyed tenantId/jobId but Schema says userId/taskId", `set Schema.PartitionKey to "tenantId" and Schema.SortKey to "jobId"`}},
+		{"existing TableV2 keyed otherwise", valid(func(p *props) { p.ExistingTable = jobsV2 }),
+			[]string{"ExistingTable is keyed tenantId/jobId but Schema says userId/taskId"}},
+		{"imported table without its stream ARN", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = imported }),
+			[]string{"has no stream", "import the table with its TableStreamArn"}},
 		{"existing table without a sort key", valid(func(p *props) { p.ExistingTable = partitionOnly }),
 			[]string{"is keyed userId (no sort key)", "Schema.NoSortKey to true"}},
 		{"existing table without a stream", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = noStream }),

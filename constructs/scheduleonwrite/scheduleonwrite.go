@@ -348,7 +348,7 @@ func CheckTable(id, prop string, table awsdynamodb.ITable, schema contract.Schem
 			id, prop, *table.Node().Path(), info.StreamView))
 	}
 	wantSort := schema.SortKey
-	if info.PartitionKey != schema.PartitionKey || info.SortKey != wantSort {
+	if info.PartitionKey != "" && (info.PartitionKey != schema.PartitionKey || info.SortKey != wantSort) {
 		panic(fmt.Sprintf("%s: %s is keyed %s but Schema says %s: set Schema.PartitionKey to %q and %s",
 			id, prop, keyText(info.PartitionKey, info.SortKey), keyText(schema.PartitionKey, wantSort), info.PartitionKey, sortAdvice(info.SortKey)))
 	}

@@ -9,8 +9,9 @@ import (
 
 // TableInfo is what synth can read of a table: for a Table or TableV2
 // construct of this app, its key schema, stream view and global indexes
-// (Known); for a table imported with attributes, nothing (Known false):
-// the props that name its keys are then trusted.
+// (Known; a field that could not be read is ""); for a table imported
+// with attributes, nothing (Known false): the props that name its keys
+// are then trusted.
 type TableInfo struct {
 	Known              bool
 	PartitionKey       string
@@ -24,17 +25,30 @@ type TableInfo struct {
 // CfnGlobalTable), resolved, when it has one.
 func InspectTable(table awsdynamodb.ITable) TableInfo {
 	info := TableInfo{HasStreamAttribute: table.TableStreamArn() != nil}
+	// get reads one property; one that does not cross jsii as its Go
+	// type (TableV2's stream specification) is left unknown.
+	get := func(f func() any) (v any) {
+		defer func() {
+			if recover() != nil {
+				v = nil
+			}
+		}()
+		return f()
+	}
 	var keys, stream, gsis any
 	switch cfn := table.Node().DefaultChild().(type) {
 	case awsdynamodb.CfnTable:
-		keys, stream, gsis = cfn.KeySchema(), cfn.StreamSpecification(), cfn.GlobalSecondaryIndexes()
+		keys, stream, gsis = get(cfn.KeySchema), get(func() any { return cfn.StreamSpecification() }), get(cfn.GlobalSecondaryIndexes)
 	case awsdynamodb.CfnGlobalTable:
-		keys, stream, gsis = cfn.KeySchema(), cfn.StreamSpecification(), cfn.GlobalSecondaryIndexes()
+		keys, stream, gsis = get(cfn.KeySchema), get(func() any { return cfn.StreamSpecification() }), get(cfn.GlobalSecondaryIndexes)
 	default:
 		return info
 	}
 	info.Known = true
+	// A value that does not resolve (TableV2's lazy stream specification
+	// does not cross jsii as its struct) is left unknown.
 	resolve := func(v any, into any) {
+		defer func() { _ = recover() }()
 		if v == nil {
 			return
 		}
