@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -228,4 +229,26 @@ func NagFindings(stack awscdk.Stack) []string {
 		out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
 	}
 	return out
+}
+
+// WantPanic fails unless f panics with a message that holds every want.
+func WantPanic(t *testing.T, f func(), want ...string) {
+	t.Helper()
+	var got string
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				got = fmt.Sprint(r)
+			}
+		}()
+		f()
+	}()
+	if got == "" {
+		t.Fatal("no panic")
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("panic %q lacks %q", got, w)
+		}
+	}
 }

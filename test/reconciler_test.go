@@ -287,15 +287,7 @@ func TestReconcilerValidation(t *testing.T) {
 			[]string{"ExistingFailureQueue and FailureQueueProps are both set"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := panicText(func() { reconciler.NewReconciler(stack, jsii.String(fmt.Sprint("R", i)), tc.props) })
-			if got == "" {
-				t.Fatal("no panic")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("panic %q lacks %q", got, w)
-				}
-			}
+			WantPanic(t, func() { reconciler.NewReconciler(stack, jsii.String(fmt.Sprint("R", i)), tc.props) }, tc.want...)
 		})
 	}
 }

@@ -99,15 +99,7 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 			[]string{"WebURL must start with https://"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := panicText(func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("S", i)), tc.props) })
-			if got == "" {
-				t.Fatal("no panic")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("panic %q lacks %q", got, w)
-				}
-			}
+			WantPanic(t, func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("S", i)), tc.props) }, tc.want...)
 		})
 	}
 }
