@@ -80,9 +80,9 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 		{"schedule retries above the scheduler's limit", valid(func(p *props) { p.ScheduleRetryAttempts = jsii.Number(186) }),
 			[]string{"ScheduleRetryAttempts must be a whole number between 0 and 185 inclusive (given 186)"}},
 		{"schedule event age under a minute", valid(func(p *props) { p.ScheduleMaxEventAge = seconds(59) }),
-			[]string{"ScheduleMaxEventAge must be a whole number between 60 and 86400 inclusive (given 59)"}},
+			[]string{"ScheduleMaxEventAge must be a whole number of seconds between 60 and 86400 inclusive (given 59 seconds)"}},
 		{"expiry timeout above Lambda's limit", valid(func(p *props) { p.ExpiryTimeout = seconds(901) }),
-			[]string{"ExpiryTimeout must be a whole number between 1 and 900 inclusive (given 901)"}},
+			[]string{"ExpiryTimeout must be a whole number of seconds between 1 and 900 inclusive (given 15 minutes 1 second)"}},
 		{"expiry retries above Lambda's limit", valid(func(p *props) { p.ExpiryRetryAttempts = jsii.Number(3) }),
 			[]string{"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"}},
 		{"expiry event age above six hours", valid(func(p *props) { p.ExpiryMaxEventAge = seconds(21601) }),
@@ -268,5 +268,38 @@ func TestMetricMethods(t *testing.T) {
 				t.Errorf("metric %s %s %v", *x.m.Namespace(), *x.m.MetricName(), dims)
 			}
 		})
+	}
+}
+
+// TestErrorAlarmsCoverEveryErrorMetric: each construct's ErrorAlarms (what
+// the operations construct reads to add no second alarm) holds one alarm
+// per error metric of its functions.
+func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
+	stack := customStack(t, "ErrorAlarms")
+	var got map[string][]awscloudwatch.Alarm
+	Check(t, func() {
+		s := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{Notifications: fakeNotifier{}})
+		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Schedules: s})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: s, Notifications: fakeNotifier{}})
+		got = map[string][]awscloudwatch.Alarm{"scheduleonwrite": s.ErrorAlarms(), "cancellation": c.ErrorAlarms(), "reconciler": r.ErrorAlarms()}
+	})
+	for name, fns := range map[string][]string{
+		"scheduleonwrite": {metrics.FunctionExpiry},
+		"cancellation":    {metrics.FunctionStreamProcessor, metrics.FunctionCancelWorker},
+		"reconciler":      {metrics.FunctionReconciler},
+	} {
+		want := 0
+		for _, fn := range fns {
+			want += len(metrics.ErrorMetrics[fn])
+		}
+		if len(got[name]) != want {
+			t.Errorf("%s: %d error alarms, want %d (metrics.ErrorMetrics of %v)", name, len(got[name]), want, fns)
+		}
+		for _, a := range got[name] {
+			m := a.Metric().(awscloudwatch.Metric)
+			if *m.Namespace() != metrics.Namespace {
+				t.Errorf("%s: alarm on %s/%s", name, *m.Namespace(), *m.MetricName())
+			}
+		}
 	}
 }

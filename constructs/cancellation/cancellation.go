@@ -33,6 +33,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -213,7 +214,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	if p.ExistingQueue != nil {
 		x.Queue = p.ExistingQueue
 	} else {
-		qp := resource.Merge(awssqs.QueueProps{
+		qp := propcheck.Merge(awssqs.QueueProps{
 			Encryption: awssqs.QueueEncryption_SQS_MANAGED, EnforceSSL: jsii.Bool(true), RemovalPolicy: p.RemovalPolicy,
 		}, p.QueueProps)
 		qp.Fifo = jsii.Bool(true)
@@ -223,7 +224,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		qp.ContentBasedDeduplication = jsii.Bool(false)
 		qp.VisibilityTimeout = awscdk.Duration_Seconds(jsii.Number(VisibilityTimeoutFactor * *p.WorkerTimeout.ToSeconds(nil)))
 		qp.DeadLetterQueue = &awssqs.DeadLetterQueue{Queue: x.DeadLetterQueue, MaxReceiveCount: jsii.Number(p.MaxReceiveCount)}
-		x.Queue = awssqs.NewQueue(c, jsii.String("Queue"), qp)
+		x.Queue = awssqs.NewQueue(c, jsii.String("Queue"), &qp)
 	}
 	if x.DeadLetterQueue != nil {
 		x.DeadLetterAlarm = alarms.QueueNotEmpty(c, "DeadLetterAlarm", x.DeadLetterQueue,
@@ -395,49 +396,57 @@ func checkSchema(id string, schema contract.Schema, schedules any) {
 // MetricEnqueued is the count of schedule changes the processor enqueued.
 // Default: Sum over 5 minutes (likewise every Metric method).
 func (x *Cancellation) MetricEnqueued(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.Enqueued, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionStreamProcessor, metrics.Enqueued, opts)
 }
 
 // MetricEnqueueFailed is the count of messages the FIFO queue refused.
 func (x *Cancellation) MetricEnqueueFailed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.EnqueueFailed, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionStreamProcessor, metrics.EnqueueFailed, opts)
 }
 
 // MetricMalformedRecords is the count of stream records the processor
 // could not decode (skipped).
 func (x *Cancellation) MetricMalformedRecords(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.MalformedRecords, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionStreamProcessor, metrics.MalformedRecords, opts)
 }
 
 // MetricUndeliverable is the count of records skipped for lack of a key.
 func (x *Cancellation) MetricUndeliverable(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionStreamProcessor, metrics.Undeliverable, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionStreamProcessor, metrics.Undeliverable, opts)
 }
 
 // MetricCancelled is the count of schedules the worker deleted.
 func (x *Cancellation) MetricCancelled(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.Cancelled, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionCancelWorker, metrics.Cancelled, opts)
 }
 
 // MetricRescheduled is the count of schedules the worker moved.
 func (x *Cancellation) MetricRescheduled(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.Rescheduled, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionCancelWorker, metrics.Rescheduled, opts)
 }
 
 // MetricScheduleCreated is the count of schedules the worker created for
 // items their writer did not schedule.
 func (x *Cancellation) MetricScheduleCreated(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.ScheduleCreated, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionCancelWorker, metrics.ScheduleCreated, opts)
 }
 
 // MetricWorkerMalformed is the count of queue messages the worker can
 // never handle.
 func (x *Cancellation) MetricWorkerMalformed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.Malformed, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionCancelWorker, metrics.Malformed, opts)
 }
 
 // MetricRetryableFailures is the count of worker messages that failed for
 // a reason that may pass (retried).
 func (x *Cancellation) MetricRetryableFailures(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(x.Construct, metrics.FunctionCancelWorker, metrics.RetryableFailures, opts)
+	return alarms.Metric(x.Construct, metrics.FunctionCancelWorker, metrics.RetryableFailures, opts)
+}
+
+// ErrorAlarms are the construct's alarms on the error metrics of its
+// functions (operations.ErrorAlarmSource: the operations construct then
+// adds no second one).
+func (x *Cancellation) ErrorAlarms() []awscloudwatch.Alarm {
+	return alarms.List(x.ErrorMetricAlarms, append(metrics.ErrorMetrics[metrics.FunctionStreamProcessor],
+		metrics.ErrorMetrics[metrics.FunctionCancelWorker]...)...)
 }

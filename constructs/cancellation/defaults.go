@@ -8,7 +8,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 )
 
@@ -43,17 +42,11 @@ func withDefaults(id string, props *CancellationProps) CancellationProps {
 	}
 	p := *props
 	p.BatchSize = propcheck.OrDefault(p.BatchSize, DefaultBatchSize)
-	if p.MaxRecordAge == nil {
-		p.MaxRecordAge = awscdk.Duration_Seconds(jsii.Number(DefaultMaxRecordAgeSec))
-	}
-	if p.RetryAttempts == nil {
-		p.RetryAttempts = jsii.Number(DefaultRetryAttempts)
-	}
+	p.MaxRecordAge = propcheck.DurationOr(p.MaxRecordAge, awscdk.Duration_Seconds(jsii.Number(DefaultMaxRecordAgeSec)))
+	p.RetryAttempts = jsii.Number(propcheck.Number(p.RetryAttempts, DefaultRetryAttempts))
 	p.WorkerBatchSize = propcheck.OrDefault(p.WorkerBatchSize, DefaultWorkerBatchSize)
 	p.WorkerMaxConcurrency = propcheck.OrDefault(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
-	if p.WorkerTimeout == nil {
-		p.WorkerTimeout = awscdk.Duration_Seconds(jsii.Number(DefaultWorkerTimeoutSec))
-	}
+	p.WorkerTimeout = propcheck.DurationOr(p.WorkerTimeout, awscdk.Duration_Seconds(jsii.Number(DefaultWorkerTimeoutSec)))
 	p.MaxReceiveCount = propcheck.OrDefault(p.MaxReceiveCount, DefaultMaxReceiveCount)
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
@@ -73,7 +66,7 @@ func validate(id string, p CancellationProps) {
 	}
 	checkSchema(id, p.Schema, p.Schedules)
 	scheduleonwrite.CheckTable(id, "Table", p.Table, p.Schema)
-	resource.Exclusive(id, "ExistingQueue", p.ExistingQueue != nil, "QueueProps", p.QueueProps != nil)
+	propcheck.Exclusive(id, "ExistingQueue", p.ExistingQueue != nil, "QueueProps", p.QueueProps != nil)
 	if p.ExistingQueue != nil && p.DeadLetterQueueProps != nil {
 		panic(fmt.Sprintf("%s: DeadLetterQueueProps is set with ExistingQueue: your queue's redrive policy is yours; pass ExistingDeadLetterQueue to have it alarmed", id))
 	}
@@ -103,13 +96,13 @@ func validate(id string, p CancellationProps) {
 		unit   string
 	}{
 		{"BatchSize", p.BatchSize, 1, 10000, "records per stream batch"},
-		{"MaxRecordAge", *p.MaxRecordAge.ToSeconds(nil), 60, 86400, "seconds; a DynamoDB stream keeps records for 24 hours"},
 		{"RetryAttempts", *p.RetryAttempts, 1, 10000, "retries of a failing stream batch; bisecting needs at least one"},
 		{"WorkerBatchSize", p.WorkerBatchSize, 1, 10, "messages per worker invocation; a FIFO queue delivers at most 10"},
 		{"WorkerMaxConcurrency", p.WorkerMaxConcurrency, 2, 1000, "concurrent worker invocations, the SQS event source's limits"},
-		{"WorkerTimeout", *p.WorkerTimeout.ToSeconds(nil), 1, 900, "seconds, Lambda's limits"},
 		{"MaxReceiveCount", p.MaxReceiveCount, 1, 1000, "deliveries before a message moves to the dead-letter queue"},
 	} {
 		propcheck.CheckWhole(id, r.name, r.v, r.lo, r.hi, r.unit)
 	}
+	propcheck.CheckSeconds(id, "MaxRecordAge", p.MaxRecordAge, 60, 86400, "1 minute to 1 day: a DynamoDB stream keeps records for 24 hours")
+	propcheck.CheckSeconds(id, "WorkerTimeout", p.WorkerTimeout, 1, 900, "Lambda allows 1 second to 15 minutes")
 }

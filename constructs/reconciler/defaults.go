@@ -40,10 +40,7 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	}
 	p := *props
 	sec := func(d awscdk.Duration, def float64) awscdk.Duration {
-		if d == nil {
-			return awscdk.Duration_Seconds(jsii.Number(def))
-		}
-		return d
+		return propcheck.DurationOr(d, awscdk.Duration_Seconds(jsii.Number(def)))
 	}
 	p.Every = sec(p.Every, DefaultEveryMinutes*60)
 	every := *p.Every.ToSeconds(nil)
@@ -57,9 +54,7 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 		p.FailureQueueRemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
 	p.AsyncMaxEventAge = sec(p.AsyncMaxEventAge, math.Min(math.Max(every, asyncinvoke.MinMaxEventAgeSec), asyncinvoke.MaxMaxEventAgeSec))
-	if p.AsyncRetryAttempts == nil {
-		p.AsyncRetryAttempts = jsii.Number(0)
-	}
+	p.AsyncRetryAttempts = jsii.Number(propcheck.Number(p.AsyncRetryAttempts, 0))
 	p.Schema = resource.Schema(p.Schema)
 	return p
 }
@@ -88,15 +83,15 @@ func validate(id string, p ReconcilerProps) {
 		panic(fmt.Sprintf("%s: Table %s has no %q index: the reconciler queries the to-do table's pending index "+
 			"(scheduleonwrite creates it for the default schema); pass that table", id, *p.Table.Node().Path(), tableschema.PendingIndex))
 	}
-	resource.Exclusive(id, "ExistingFailureQueue", p.ExistingFailureQueue != nil, "FailureQueueProps", p.FailureQueueProps != nil)
+	propcheck.Exclusive(id, "ExistingFailureQueue", p.ExistingFailureQueue != nil, "FailureQueueProps", p.FailureQueueProps != nil)
 	every := *p.Every.ToSeconds(nil)
 	if !*awscdk.Token_IsUnresolved(every) && math.Mod(every, 60) != 0 {
 		panic(fmt.Sprintf("%s: Every must be a whole number of minutes (given %v s): use awscdk.Duration_Minutes", id, every))
 	}
 	propcheck.CheckWhole(id, "Every", every/60, 1, 1440, "minutes between runs")
-	propcheck.CheckWhole(id, "Grace", *p.Grace.ToSeconds(nil), 1, 86400, "seconds past a deadline before the reconciler expires the task")
+	propcheck.CheckSeconds(id, "Grace", p.Grace, 1, 86400, "time past a deadline before the reconciler expires the task")
+	propcheck.CheckSeconds(id, "Budget", p.Budget, 10, maxBudgetSec, "work per run; the timeout is this plus 60 seconds")
 	budget := *p.Budget.ToSeconds(nil)
-	propcheck.CheckWhole(id, "Budget", budget, 10, maxBudgetSec, "seconds of work per run; the timeout is this plus 60")
 	propcheck.CheckWhole(id, "RepairAlarmThreshold", p.RepairAlarmThreshold, 1, 1e9, "repairs per run")
 	asyncinvoke.Validate(id, "Async", *p.AsyncMaxEventAge.ToSeconds(nil), *p.AsyncRetryAttempts)
 	if !*awscdk.Token_IsUnresolved(p.RatePerSec) && (p.RatePerSec <= 0 || p.RatePerSec > 1000) {

@@ -286,21 +286,28 @@ func grantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable) {
 // MetricRepaired is the count of tasks and schedules a run repaired.
 // Default: Sum over 5 minutes (likewise every Metric method).
 func (r *Reconciler) MetricRepaired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(r.Construct, metrics.FunctionReconciler, metrics.Repaired, opts)
+	return alarms.Metric(r.Construct, metrics.FunctionReconciler, metrics.Repaired, opts)
 }
 
 // MetricLeftOver is the work a run left for the next one (above zero: a
 // pass did not fit one run).
 func (r *Reconciler) MetricLeftOver(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(r.Construct, metrics.FunctionReconciler, metrics.LeftOver, opts)
+	return alarms.Metric(r.Construct, metrics.FunctionReconciler, metrics.LeftOver, opts)
 }
 
 // MetricPassesCompleted is 1 per run that completed a pass.
 func (r *Reconciler) MetricPassesCompleted(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(r.Construct, metrics.FunctionReconciler, metrics.PassesCompleted, opts)
+	return alarms.Metric(r.Construct, metrics.FunctionReconciler, metrics.PassesCompleted, opts)
 }
 
 // MetricErrors is the count of repairs that failed in runs.
 func (r *Reconciler) MetricErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(r.Construct, metrics.FunctionReconciler, metrics.ReconcilerErrors, opts)
+	return alarms.Metric(r.Construct, metrics.FunctionReconciler, metrics.ReconcilerErrors, opts)
+}
+
+// ErrorAlarms are the construct's alarms on the error metrics of its
+// function (operations.ErrorAlarmSource: the operations construct then
+// adds no second one).
+func (r *Reconciler) ErrorAlarms() []awscloudwatch.Alarm {
+	return alarms.List(r.ErrorMetricAlarms, metrics.ErrorMetrics[metrics.FunctionReconciler]...)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
 )
@@ -54,20 +55,11 @@ func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
-	if p.ExpiryTimeout == nil {
-		p.ExpiryTimeout = awscdk.Duration_Seconds(jsii.Number(DefaultExpiryTimeoutSec))
-	}
-	if p.ScheduleRetryAttempts == nil {
-		p.ScheduleRetryAttempts = jsii.Number(DefaultScheduleRetryAttempts)
-	}
-	if p.ScheduleMaxEventAge == nil {
-		p.ScheduleMaxEventAge = awscdk.Duration_Seconds(jsii.Number(DefaultScheduleMaxEventAgeSec))
-	}
-	if p.ExpiryMaxEventAge == nil {
-		p.ExpiryMaxEventAge = awscdk.Duration_Seconds(jsii.Number(DefaultExpiryMaxEventAgeSec))
-	}
-	if p.ExpiryRetryAttempts == nil {
-		p.ExpiryRetryAttempts = jsii.Number(DefaultExpiryRetryAttempts)
-	}
+	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	p.ExpiryTimeout = propcheck.DurationOr(p.ExpiryTimeout, seconds(DefaultExpiryTimeoutSec))
+	p.ScheduleRetryAttempts = jsii.Number(propcheck.Number(p.ScheduleRetryAttempts, DefaultScheduleRetryAttempts))
+	p.ScheduleMaxEventAge = propcheck.DurationOr(p.ScheduleMaxEventAge, seconds(DefaultScheduleMaxEventAgeSec))
+	p.ExpiryMaxEventAge = propcheck.DurationOr(p.ExpiryMaxEventAge, seconds(DefaultExpiryMaxEventAgeSec))
+	p.ExpiryRetryAttempts = jsii.Number(propcheck.Number(p.ExpiryRetryAttempts, DefaultExpiryRetryAttempts))
 	return p
 }

@@ -318,8 +318,8 @@ func validate(id string, p ScheduleOnWriteProps) {
 		}
 	}
 	propcheck.CheckWhole(id, "ScheduleRetryAttempts", *p.ScheduleRetryAttempts, 0, 185, "retries of a failed invocation; the scheduler allows 0 to 185")
-	propcheck.CheckWhole(id, "ScheduleMaxEventAge", *p.ScheduleMaxEventAge.ToSeconds(nil), 60, 86400, "seconds; the scheduler allows 60 to 86400")
-	propcheck.CheckWhole(id, "ExpiryTimeout", *p.ExpiryTimeout.ToSeconds(nil), 1, 900, "seconds; Lambda allows 1 to 900")
+	propcheck.CheckSeconds(id, "ScheduleMaxEventAge", p.ScheduleMaxEventAge, 60, 86400, "the scheduler allows 1 minute to 1 day")
+	propcheck.CheckSeconds(id, "ExpiryTimeout", p.ExpiryTimeout, 1, 900, "Lambda allows 1 second to 15 minutes")
 	asyncinvoke.Validate(id, "Expiry", *p.ExpiryMaxEventAge.ToSeconds(nil), *p.ExpiryRetryAttempts)
 	if p.ExistingDeadLetterQueue != nil && p.ExistingDeadLetterQueue.Fifo() != nil && *p.ExistingDeadLetterQueue.Fifo() {
 		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
@@ -484,29 +484,36 @@ func AddAlarmAction(a awscloudwatch.Alarm, topic awssns.ITopic) { alarms.AddActi
 // MetricExpired is the count of items the expiry function fired (the
 // claim succeeded). Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.TasksExpired, opts)
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.TasksExpired, opts)
 }
 
 // MetricExpiryErrors is the count of failed expiry invocations (retried).
 // Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpiryErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryErrors, opts)
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryErrors, opts)
 }
 
 // MetricExpiryBadInput is the count of expiry payloads that could not be
 // read. Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpiryBadInput(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryBadInput, opts)
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryBadInput, opts)
 }
 
 // MetricExpirySkipped is the count of firings with nothing to do (the
 // item moved on, or its target already ran). Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricExpirySkipped(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.ExpirySkipped, opts)
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ExpirySkipped, opts)
 }
 
 // MetricLagSeconds is the delivery time minus the due time, in seconds.
 // Default: Sum over 5 minutes; pass Statistic "p99" for the tail.
 func (s *ScheduleOnWrite) MetricLagSeconds(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.FunctionMetric(s.Construct, metrics.FunctionExpiry, metrics.NotificationLagSeconds, opts)
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.NotificationLagSeconds, opts)
+}
+
+// ErrorAlarms are the construct's alarms on the error metrics of its
+// function (operations.ErrorAlarmSource: the operations construct then
+// adds no second one).
+func (s *ScheduleOnWrite) ErrorAlarms() []awscloudwatch.Alarm {
+	return alarms.List(s.ErrorMetricAlarms, metrics.ErrorMetrics[metrics.FunctionExpiry]...)
 }

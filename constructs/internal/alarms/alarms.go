@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -73,39 +72,55 @@ func AddActions(a awscloudwatch.Alarm, topic awssns.ITopic) {
 	a.AddOkAction(awscloudwatchactions.NewSnsAction(topic))
 }
 
-// FunctionMetric is CustomMetric with the options of a construct's
-// Metric...() method applied: Sum over 5 minutes unless opts says
-// otherwise.
-func FunctionMetric(scope constructs.Construct, fn, name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+// Metric is what a construct's Metric...() method returns for metric name
+// of its function fn: the Sum over 5 minutes of CustomMetric, with opts
+// (may be nil) overriding the statistic, period, label and so on.
+func Metric(scope constructs.Construct, fn, name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	m := CustomMetric(scope, fn, name, "Sum", nil)
-	if opts != nil {
-		m = m.With(opts)
+	if opts == nil {
+		return m
 	}
-	return m
+	return m.With(opts)
 }
 
-// ErrorMetricAlarms adds one alarm per error metric that function fn
-// writes (metrics.ErrorMetrics[fn]): it fires when the metric's Sum over 5
-// minutes reaches 1. describe holds each alarm's description (what
-// happened and what to do); a metric without one panics, so a new error
-// metric cannot be left without an alarm. Alarm ids are <prefix><name>Alarm.
-func ErrorMetricAlarms(scope constructs.Construct, prefix, fn string, describe map[string]string, topic awssns.ITopic) map[string]awscloudwatch.Alarm {
-	out := map[string]awscloudwatch.Alarm{}
-	for _, name := range metrics.ErrorMetrics[fn] {
-		d, ok := describe[name]
-		if !ok {
-			panic("alarms: no description for error metric " + name + " of function " + fn)
+// Watches tells which custom metric an alarm watches: the function (its
+// Function dimension) and the metric name. ok is false for an alarm on
+// anything else (a Lambda or queue metric, metric math).
+func Watches(a awscloudwatch.IAlarm) (fn, name string, ok bool) {
+	al, isAlarm := a.(awscloudwatch.Alarm)
+	if !isAlarm {
+		return "", "", false
+	}
+	m, isMetric := al.Metric().(awscloudwatch.Metric)
+	if !isMetric || m.Namespace() == nil || *m.Namespace() != metrics.Namespace || m.Dimensions() == nil {
+		return "", "", false
+	}
+	f, has := (*m.Dimensions())[metrics.DimensionFunction]
+	s, isString := f.(*string)
+	if !has || !isString || s == nil {
+		if str, isPlain := f.(string); isPlain {
+			return str, *m.MetricName(), true
 		}
-		out[name] = AtLeast(scope, prefix+name+"Alarm", d, FunctionMetric(scope, fn, name, nil), 1, topic)
+		return "", "", false
 	}
-	return out
+	return *s, *m.MetricName(), true
 }
 
-// QueueNotEmpty alarms as soon as a queue holds a message (its maximum
-// visible messages over one minute). Used for every dead-letter and
-// failure queue.
-func QueueNotEmpty(scope constructs.Construct, id string, q awssqs.IQueue, description string, topic awssns.ITopic) awscloudwatch.Alarm {
-	return AtLeast(scope, id, description, q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
-		Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
-	}), 1, topic)
+// SumOptions are the options of a Metric...() method over a CloudWatch
+// metric (Lambda, API Gateway, SQS): Sum over 5 minutes, with opts (may be
+// nil) overriding any field.
+func SumOptions(opts *awscloudwatch.MetricOptions) *awscloudwatch.MetricOptions {
+	o := awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}
+	if opts == nil {
+		return &o
+	}
+	if opts.Statistic != nil {
+		o.Statistic = opts.Statistic
+	}
+	if opts.Period != nil {
+		o.Period = opts.Period
+	}
+	merged := *opts
+	merged.Statistic, merged.Period = o.Statistic, o.Period
+	return &merged
 }

@@ -1,66 +1,25 @@
-// Package grants holds the IAM grant builders every construct shares:
-// actions on a table (never its indexes unless named) that include the
-// table's customer-managed KMS key, when it has one.
+// Package grants holds the permission builders several constructs share.
 package grants
 
 import (
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 )
 
-// Table grants actions on the table itself only (not its indexes), which
-// is tighter than ITable.Grant, plus what the table's customer-managed
-// key needs for them (Decrypt, and Encrypt/GenerateDataKey for writes).
-func Table(table awsdynamodb.ITable, grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
-	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{table.TableArn()},
-	})
-	key(table, grantee, actions)
-	return g
-}
-
-// Index grants actions (Query) on one index of the table, with its key.
-func Index(table awsdynamodb.ITable, index string, grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
-	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: jsii.Strings(*table.TableArn() + "/index/" + index),
-	})
-	key(table, grantee, actions)
-	return g
-}
-
-// writes are the table actions that encrypt.
-var writes = map[string]bool{
-	"dynamodb:PutItem": true, "dynamodb:UpdateItem": true, "dynamodb:BatchWriteItem": true, "dynamodb:TransactWriteItems": true,
-}
-
-// key grants the table's customer-managed key (nil for AWS-owned or
-// AWS-managed encryption, which need no grant): Decrypt for every access,
-// encrypt too for writes.
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/encryption.usagenotes.html
-func key(table awsdynamodb.ITable, grantee awsiam.IGrantable, actions []string) {
-	k := table.EncryptionKey()
-	if k == nil {
-		return
-	}
-	for _, a := range actions {
-		if writes[a] {
-			k.GrantEncryptDecrypt(grantee)
-			return
-		}
-	}
-	k.GrantDecrypt(grantee)
-}
-
-// Invoke lets grantee invoke fn (and its versions and aliases) and
-// nothing else, through grantee's own policy: unlike IFunction.GrantInvoke
-// it never touches the function's resource policy, so it works for a
-// function imported by ARN. A function in another account must also
-// allow grantee in its own resource policy.
-func Invoke(fn awslambda.IFunction, grantee awsiam.IGrantable) awsiam.Grant {
-	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("lambda:InvokeFunction"),
-		ResourceArns: jsii.Strings(*fn.FunctionArn(), *fn.FunctionArn()+":*"),
+// CognitoInvoke lets Amazon Cognito invoke fn as a trigger of pool only: a
+// resource-based policy statement for cognito-idp.amazonaws.com with the
+// pool's ARN as source. Cognito needs it to run any Lambda trigger, and
+// only its console adds it by itself; a pool configured through the API,
+// the CLI or CloudFormation fails the operation with AccessDeniedException
+// without it (https://repost.aws/knowledge-center/cognito-lambda-trigger-errors,
+// https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-cognito-userpool-lambdaconfig.html).
+// CDK's UserPool.AddTrigger adds the same statement for a pool it owns.
+// id names the permission (CDK's own is "<Trigger>Cognito").
+func CognitoInvoke(fn awslambda.Function, id string, pool awscognito.IUserPool) {
+	fn.AddPermission(jsii.String(id), &awslambda.Permission{
+		Principal: awsiam.NewServicePrincipal(jsii.String("cognito-idp.amazonaws.com"), nil),
+		SourceArn: pool.UserPoolArn(),
 	})
 }

@@ -1,11 +1,11 @@
-// Package resource holds the "existing object or new" builders every
-// construct shares, as aws-solutions-constructs do: a construct takes
-// Existing<X> or <X>Props (overrides merged over its well-architected
-// defaults), never both.
+// Package resource holds the "existing object or new" builders the
+// pipeline's constructs share, as aws-solutions-constructs do: a
+// construct takes Existing<X> or <X>Props (overrides merged over its
+// well-architected defaults by propcheck.Merge), never both
+// (propcheck.Exclusive); and what synth can read of a table.
 package resource
 
 import (
-	"fmt"
 	"reflect"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -13,45 +13,21 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/contract"
 )
-
-// Exclusive panics, naming both props, when a construct got both an
-// existing resource and props for a new one.
-func Exclusive(id, existingName string, hasExisting bool, propsName string, hasProps bool) {
-	if hasExisting && hasProps {
-		panic(fmt.Sprintf("%s: %s and %s are both set: pass %s to use your own resource, or %s to adjust the one this construct creates, not both",
-			id, existingName, propsName, existingName, propsName))
-	}
-}
-
-// Merge returns defaults with every field that overrides sets (non-zero)
-// copied over it. T is a props struct (pointer, interface, string and
-// slice fields, as jsii structs are).
-func Merge[T any](defaults T, overrides *T) *T {
-	out := defaults
-	if overrides == nil {
-		return &out
-	}
-	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(overrides).Elem()
-	for i := 0; i < src.NumField(); i++ {
-		if f := src.Field(i); !f.IsZero() {
-			dst.Field(i).Set(f)
-		}
-	}
-	return &out
-}
 
 // Queue is existing when it is set, else a new queue with defaults and
 // the overrides merged over them. existingName and propsName name the
 // props in the message when both are set.
 func Queue(scope constructs.Construct, id, queueID string, existing awssqs.IQueue, existingName string,
 	overrides *awssqs.QueueProps, propsName string, defaults awssqs.QueueProps) (awssqs.IQueue, awssqs.Queue) {
-	Exclusive(id, existingName, existing != nil, propsName, overrides != nil)
+	propcheck.Exclusive(id, existingName, existing != nil, propsName, overrides != nil)
 	if existing != nil {
 		return existing, nil
 	}
-	q := awssqs.NewQueue(scope, jsii.String(queueID), Merge(defaults, overrides))
+	merged := propcheck.Merge(defaults, overrides)
+	q := awssqs.NewQueue(scope, jsii.String(queueID), &merged)
 	return q, q
 }
 
