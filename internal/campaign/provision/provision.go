@@ -1,0 +1,382 @@
+// Package provision creates the one-off schedule of every Pending send
+// task of a campaign, rate-limited and resumable: at most Concurrency
+// Scheduler calls in flight, paced to CallsPerSecond; a throttled call
+// backs off with full jitter and is retried, never dropped; a Margin
+// before its deadline the run stops, saves a checkpoint and reports that
+// it must be invoked again; a run after a crash resumes from the last
+// checkpoint. Creating a schedule twice is harmless: the request carries
+// the task's stored token as ClientToken, and an existing schedule of the
+// task's name counts as created.
+//
+// The package imports no AWS SDK: the Lambda main wires an adapter of
+// campaign.Scheduler, the stores, and re-invokes itself asynchronously
+// when Result.Continue is set.
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+)
+
+// Defaults of Config.
+const (
+	DefaultConcurrency      = 10
+	DefaultCallsPerSecond   = 50
+	DefaultMargin           = 90 * time.Second
+	DefaultPageSize         = 100
+	DefaultBaseBackoff      = 50 * time.Millisecond
+	DefaultMaxBackoff       = 5 * time.Second
+	DefaultMaxErrorAttempts = 5
+)
+
+// Config tunes a Provisioner. Zero fields take their defaults.
+type Config struct {
+	// Target is where the schedules deliver (the send function).
+	Target campaign.Target
+	// Concurrency is the most Scheduler calls in flight.
+	// Default: 10.
+	Concurrency int
+	// CallsPerSecond paces the calls (no burst).
+	// Default: 50, the lowest CreateSchedule rate quota the scheduler
+	// has documented; raise it to the account's quota.
+	CallsPerSecond float64
+	// Margin is how long before the deadline a run stops.
+	// Default: 90 s.
+	Margin time.Duration
+	// PageSize is how many tasks a page read returns, and how often (in
+	// tasks completed) the checkpoint is saved.
+	// Default: 100.
+	PageSize int
+	// BaseBackoff and MaxBackoff bound the full-jitter back-off after a
+	// throttle or an error: attempt n waits a random time in
+	// [0, min(MaxBackoff, BaseBackoff·2ⁿ)).
+	// Default: 50 ms and 5 s.
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
+	// MaxErrorAttempts is how many times a call failing with anything but
+	// a throttle is tried before the task is left to the reconciler.
+	// Default: 5.
+	MaxErrorAttempts int
+	// MaxAhead bounds how far past the checkpoint's watermark (the first
+	// task not done) tasks are handed out, and so how many calls a run
+	// after a crash repeats: at most PageSize + MaxAhead.
+	// Default: 4 × PageSize.
+	MaxAhead int
+	// Seed seeds the jitter (0: random).
+	Seed uint64
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.Concurrency, DefaultConcurrency)
+	def(&c.PageSize, DefaultPageSize)
+	def(&c.MaxErrorAttempts, DefaultMaxErrorAttempts)
+	def(&c.MaxAhead, 4*c.PageSize)
+	if c.CallsPerSecond <= 0 {
+		c.CallsPerSecond = DefaultCallsPerSecond
+	}
+	if c.Margin <= 0 {
+		c.Margin = DefaultMargin
+	}
+	if c.BaseBackoff <= 0 {
+		c.BaseBackoff = DefaultBaseBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	if c.Seed == 0 {
+		c.Seed = rand.Uint64()
+	}
+	return c
+}
+
+// Checkpoint is how far a campaign's provisioning got: every task below
+// Next is done (its schedule created, or it needs none).
+type Checkpoint struct {
+	CampaignID string
+	Next       int
+	// Created counts schedules created (or found), Errors tasks left to
+	// the reconciler, Runs the runs so far.
+	Created, Errors, Runs int
+	Done                  bool
+	UpdatedAt             time.Time
+}
+
+// Checkpoints keeps one checkpoint per campaign.
+type Checkpoints interface {
+	// Load returns the campaign's checkpoint; the zero Checkpoint (with
+	// CampaignID) when there is none.
+	Load(ctx context.Context, campaignID string) (Checkpoint, error)
+	// Save writes it.
+	Save(ctx context.Context, cp Checkpoint) error
+}
+
+// Result is what one run did.
+type Result struct {
+	Checkpoint
+	// Continue: the run stopped before the end; invoke it again.
+	Continue bool
+	// Calls and Throttles count this run's Create calls and throttles.
+	Calls, Throttles int
+}
+
+// Provisioner runs provisioning.
+type Provisioner struct {
+	cfg         Config
+	tasks       campaign.Tasks
+	campaigns   campaign.Campaigns
+	scheduler   campaign.Scheduler
+	checkpoints Checkpoints
+	clock       campaign.Clock
+	limiter     *reconcile.Limiter
+	mu          sync.Mutex
+	rng         *rand.Rand
+}
+
+// New returns a Provisioner.
+func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s campaign.Scheduler, cps Checkpoints, clock campaign.Clock) (*Provisioner, error) {
+	if tasks == nil || campaigns == nil || s == nil || cps == nil || clock == nil {
+		return nil, errors.New("provision: tasks, campaigns, scheduler, checkpoints and clock are required")
+	}
+	cfg = cfg.withDefaults()
+	return &Provisioner{
+		cfg: cfg, tasks: tasks, campaigns: campaigns, scheduler: s, checkpoints: cps, clock: clock,
+		limiter: reconcile.NewLimiter(cfg.CallsPerSecond, clock, clock.Sleep),
+		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5851f42d4c957f2d)),
+	}, nil
+}
+
+// feedEnd is how feeding ended: n tasks fed, all of them or not, or an
+// error.
+type feedEnd struct {
+	n   int
+	all bool
+	err error
+}
+
+// outcome of one task.
+type outcome struct {
+	index            int
+	created, failed  bool
+	stopped          bool // given up because the run is stopping
+	calls, throttles int
+}
+
+// Run provisions the campaign until done or until deadline minus the
+// margin. A context cancelled midway (a crash) returns ctx's error and
+// saves nothing; the next run resumes from the last saved checkpoint.
+func (p *Provisioner) Run(ctx context.Context, campaignID string, deadline time.Time) (Result, error) {
+	c, err := p.campaigns.Campaign(ctx, campaignID)
+	if err != nil {
+		return Result{}, fmt.Errorf("provision %s: %w", campaignID, err)
+	}
+	cp, err := p.checkpoints.Load(ctx, campaignID)
+	if err != nil {
+		return Result{}, fmt.Errorf("provision %s: load checkpoint: %w", campaignID, err)
+	}
+	cp.CampaignID = campaignID
+	res := Result{Checkpoint: cp}
+	if cp.Done || c.Status == campaign.CampaignCancelled || c.Status == campaign.Active {
+		res.Done = true
+		return res, nil
+	}
+	if c.Status == campaign.Draft {
+		err := p.campaigns.SetStatus(ctx, campaignID, []campaign.Status{campaign.Draft}, campaign.Provisioning, "", p.clock.Now())
+		if err != nil && !errors.Is(err, campaign.ErrConditionFailed) {
+			return res, fmt.Errorf("provision %s: %w", campaignID, err)
+		}
+	}
+	res.Runs++
+	stopAt := deadline.Add(-p.cfg.Margin)
+	stopping := func() bool { return !p.clock.Now().Before(stopAt) }
+
+	runCtx, cancel := context.WithCancel(ctx)
+	work := make(chan campaign.SendTask)
+	results := make(chan outcome)
+	var wg sync.WaitGroup
+	for range p.cfg.Concurrency {
+		wg.Go(func() {
+			for t := range work {
+				results <- p.provisionOne(runCtx, t, stopping)
+			}
+		})
+	}
+	go func() { wg.Wait(); close(results) }()
+	// On any return: stop the workers and the feeder, and wait for them.
+	defer func() {
+		cancel()
+		for range results {
+		}
+	}()
+	// The feeder reads pages from the checkpoint on and hands out every
+	// task (those that need no schedule complete at once).
+	fed := make(chan feedEnd, 1)
+	credits := make(chan struct{}, p.cfg.MaxAhead)
+	for range p.cfg.MaxAhead {
+		credits <- struct{}{}
+	}
+	go func() {
+		defer close(work)
+		end := feedEnd{}
+		defer func() { fed <- end }()
+		for from := cp.Next; ; {
+			if stopping() || runCtx.Err() != nil {
+				return
+			}
+			if cur, err := p.campaigns.Campaign(runCtx, campaignID); err == nil && cur.Status == campaign.CampaignCancelled {
+				end.all = true // nothing more to create
+				return
+			}
+			page, err := p.tasks.List(runCtx, campaignID, from, p.cfg.PageSize)
+			if err != nil {
+				end.err = fmt.Errorf("list tasks from %d: %w", from, err)
+				return
+			}
+			for _, t := range page {
+				select {
+				case <-credits:
+				case <-runCtx.Done():
+					return
+				}
+				select {
+				case work <- t:
+					end.n++
+				case <-runCtx.Done():
+					return
+				}
+			}
+			if len(page) < p.cfg.PageSize {
+				end.all = true
+				return
+			}
+			from += len(page)
+		}
+	}()
+
+	// The coordinator advances the checkpoint over the contiguous run of
+	// completed tasks and saves it every page.
+	doneIdx := map[int]bool{}
+	received, total := 0, -1
+	var end feedEnd
+	stoppedAny := false
+	lastSaved := cp.Next
+	for total < 0 || received < total {
+		select {
+		case o := <-results:
+			received++
+			res.Calls += o.calls
+			res.Throttles += o.throttles
+			if o.stopped {
+				stoppedAny = true
+				cancel() // the run is stopping: stop the feeder and the other workers
+				continue
+			}
+			if o.created {
+				res.Created++
+			}
+			if o.failed {
+				res.Errors++
+			}
+			doneIdx[o.index] = true
+			for doneIdx[res.Next] {
+				delete(doneIdx, res.Next)
+				res.Next++
+				credits <- struct{}{}
+			}
+			if res.Next-lastSaved >= p.cfg.PageSize {
+				res.UpdatedAt = p.clock.Now()
+				if err := p.checkpoints.Save(ctx, res.Checkpoint); err != nil {
+					return res, fmt.Errorf("provision %s: save checkpoint: %w", campaignID, err)
+				}
+				lastSaved = res.Next
+			}
+		case end = <-fed:
+			total = end.n
+		case <-ctx.Done():
+			return res, fmt.Errorf("provision %s: %w", campaignID, ctx.Err())
+		}
+	}
+	if end.err != nil {
+		return res, fmt.Errorf("provision %s: %w", campaignID, end.err)
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("provision %s: %w", campaignID, ctx.Err())
+	}
+	res.Done = end.all && !stoppedAny && len(doneIdx) == 0
+	res.Continue = !res.Done
+	res.UpdatedAt = p.clock.Now()
+	if err := p.checkpoints.Save(ctx, res.Checkpoint); err != nil {
+		return res, fmt.Errorf("provision %s: save checkpoint: %w", campaignID, err)
+	}
+	if res.Done {
+		err := p.campaigns.SetStatus(ctx, campaignID, []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", p.clock.Now())
+		if err != nil && !errors.Is(err, campaign.ErrConditionFailed) { // cancelled meanwhile: stays cancelled
+			return res, fmt.Errorf("provision %s: %w", campaignID, err)
+		}
+	}
+	return res, nil
+}
+
+// provisionOne creates one task's schedule: throttles are retried until
+// the run stops; other errors up to MaxErrorAttempts.
+func (p *Provisioner) provisionOne(ctx context.Context, t campaign.SendTask, stopping func() bool) outcome {
+	o := outcome{index: t.Index}
+	if t.State != campaign.Pending {
+		return o // needs no schedule
+	}
+	req := campaign.ScheduleFor(t, p.cfg.Target)
+	errs := 0
+	for attempt := 0; ; attempt++ {
+		if stopping() || ctx.Err() != nil {
+			o.stopped = true
+			return o
+		}
+		if err := p.limiter.Wait(ctx); err != nil {
+			o.stopped = true
+			return o
+		}
+		o.calls++
+		err := p.scheduler.Create(ctx, req)
+		switch {
+		case err == nil, errors.Is(err, campaign.ErrScheduleExists):
+			o.created = true
+			return o
+		case errors.Is(err, campaign.ErrThrottled):
+			o.throttles++
+		case ctx.Err() != nil:
+			o.stopped = true
+			return o
+		default:
+			if errs++; errs >= p.cfg.MaxErrorAttempts {
+				o.failed = true // the reconciler recreates it
+				return o
+			}
+		}
+		if err := p.clock.Sleep(ctx, p.backoff(attempt)); err != nil {
+			o.stopped = true
+			return o
+		}
+	}
+}
+
+// backoff is full jitter: a random wait in [0, min(max, base·2^attempt)).
+func (p *Provisioner) backoff(attempt int) time.Duration {
+	ceil := p.cfg.MaxBackoff
+	if attempt < 30 {
+		ceil = min(ceil, p.cfg.BaseBackoff<<attempt)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Duration(p.rng.Int64N(int64(ceil)) + 1)
+}
