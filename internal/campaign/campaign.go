@@ -179,6 +179,16 @@ func Requeue(t SendTask, now time.Time) (SendTask, error) {
 	return t, nil
 }
 
+// Release returns a Running task to Pending by the attempt that holds
+// it (the send failed in a way that may succeed later).
+func Release(t SendTask, now time.Time) (SendTask, error) {
+	if t.State != Running {
+		return t, refuse(t, Pending)
+	}
+	t.State, t.LeaseUntil, t.ClaimedAt, t.UpdatedAt = Pending, time.Time{}, time.Time{}, now
+	return t, nil
+}
+
 // Stale reports whether t is Running and its lease passed at now.
 func Stale(t SendTask, now time.Time) bool { return t.State == Running && !now.Before(t.LeaseUntil) }
 

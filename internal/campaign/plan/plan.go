@@ -297,3 +297,15 @@ func (r Rules) InWindow(t time.Time, loc *time.Location) bool {
 	}
 	return false
 }
+
+// Allows reports whether the rules allow a send at t: t's minute is a
+// usable minute of a window on an allowed weekday. Sends run within the
+// minute they are scheduled for (the scheduler's precision), so t is
+// judged by its whole minute.
+func (r Rules) Allows(t time.Time) (bool, error) {
+	nr, loc, err := r.Normalized()
+	if err != nil {
+		return false, err
+	}
+	return nr.InWindow(t.Truncate(time.Minute), loc), nil
+}

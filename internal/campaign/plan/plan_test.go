@@ -444,3 +444,24 @@ func TestUsableMinutesFastPathAgrees(t *testing.T) {
 		}
 	}
 }
+
+func TestAllows(t *testing.T) {
+	r := Rules{Windows: []Window{{540, 600}}, TimeZone: "Europe/Berlin", Start: Date{2026, 6, 1}}
+	for _, c := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{time.Date(2026, 6, 1, 7, 0, 0, 0, time.UTC), true},    // Monday 09:00 Berlin
+		{time.Date(2026, 6, 1, 7, 59, 59, 0, time.UTC), true},  // 09:59:59, the last minute
+		{time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC), false},   // 10:00, the end
+		{time.Date(2026, 6, 1, 6, 59, 59, 0, time.UTC), false}, // before
+		{time.Date(2026, 6, 6, 7, 30, 0, 0, time.UTC), false},  // Saturday
+	} {
+		if got, err := r.Allows(c.at); err != nil || got != c.want {
+			t.Errorf("Allows(%s) = %v, %v; want %v", c.at, got, err, c.want)
+		}
+	}
+	if _, err := (Rules{}).Allows(time.Now()); !errors.Is(err, ErrInvalid) {
+		t.Errorf("invalid rules: %v", err)
+	}
+}

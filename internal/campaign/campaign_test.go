@@ -1,0 +1,135 @@
+package campaign
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign/plan"
+)
+
+var now = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+
+// TestTransitions: every (state, move) pair, legal or refused.
+func TestTransitions(t *testing.T) {
+	moves := map[string]func(SendTask) (SendTask, error){
+		"claim":   func(t SendTask) (SendTask, error) { return Claim(t, now, time.Minute) },
+		"finish":  func(t SendTask) (SendTask, error) { return Finish(t, now, "m1", now) },
+		"fail":    func(t SendTask) (SendTask, error) { return Fail(t, "bounced", now) },
+		"cancel":  func(t SendTask) (SendTask, error) { return Cancel(t, "campaign cancelled", now) },
+		"requeue": func(t SendTask) (SendTask, error) { return Requeue(t, now) },
+		"release": func(t SendTask) (SendTask, error) { return Release(t, now) },
+	}
+	legal := map[State]map[string]State{
+		Pending:   {"claim": Running, "fail": Failed, "cancel": Cancelled},
+		Running:   {"finish": Finished, "fail": Failed, "requeue": Pending, "release": Pending},
+		Finished:  {},
+		Failed:    {},
+		Cancelled: {},
+	}
+	for from, allowed := range legal {
+		for name, move := range moves {
+			task := SendTask{ID: "t", State: from, Attempt: 1, LeaseUntil: now.Add(-time.Second)}
+			got, err := move(task)
+			want, ok := allowed[name]
+			switch {
+			case ok && (err != nil || got.State != want):
+				t.Errorf("%s from %s: %v, state %s; want %s", name, from, err, got.State, want)
+			case !ok && !errors.Is(err, ErrIllegalTransition):
+				t.Errorf("%s from %s: %v, want ErrIllegalTransition", name, from, err)
+			case !ok && got != task:
+				t.Errorf("%s from %s refused but changed the task", name, from)
+			}
+		}
+	}
+}
+
+func TestTransitionDetails(t *testing.T) {
+	p := SendTask{ID: "t", State: Pending, Attempt: 2, SchedulerRequestToken: "tok"}
+	r, _ := Claim(p, now, 5*time.Minute)
+	if r.Attempt != 3 || !r.ClaimedAt.Equal(now) || !r.LeaseUntil.Equal(now.Add(5*time.Minute)) || r.SchedulerRequestToken != "tok" {
+		t.Fatalf("claim: %+v", r)
+	}
+	if _, err := Requeue(r, now.Add(time.Minute)); !errors.Is(err, ErrIllegalTransition) {
+		t.Fatalf("requeue before the lease passed: %v", err)
+	}
+	if Stale(r, now.Add(time.Minute)) || !Stale(r, now.Add(5*time.Minute)) {
+		t.Fatal("Stale wrong about the lease")
+	}
+	back, err := Requeue(r, now.Add(5*time.Minute))
+	if err != nil || back.State != Pending || back.SchedulerRequestToken != "tok" || back.Attempt != 3 {
+		t.Fatalf("requeue keeps the token and the attempt count: %+v %v", back, err)
+	}
+	f, _ := Finish(r, now.Add(time.Second), "m-1", now.Add(2*time.Second))
+	if !f.SentAt.Equal(now.Add(time.Second)) || f.MessageID != "m-1" {
+		t.Fatalf("finish: %+v", f)
+	}
+	if _, err := Fail(r, "", now); err == nil {
+		t.Fatal("fail without a reason accepted")
+	}
+	if _, err := Cancel(p, "", now); err == nil {
+		t.Fatal("cancel without a reason accepted")
+	}
+	var te *TransitionError
+	if _, err := Finish(p, now, "", now); !errors.As(err, &te) || te.From != Pending || te.To != Finished || err.Error() != "send task t: Pending cannot move to Finished" {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestNewToken(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for range 1000 {
+		tok := NewToken()
+		if !re.MatchString(tok) || seen[tok] {
+			t.Fatalf("token %q not a fresh UUID v4", tok)
+		}
+		seen[tok] = true
+	}
+}
+
+func TestNewTasks(t *testing.T) {
+	c := Campaign{ID: "01JCAMPAIGN", Subject: "Default subject", Rules: plan.Rules{TimeZone: "Europe/Berlin"}}
+	sends := []plan.Send{{Index: 0, At: now, Local: "2026-06-01T11:00:00"}, {Index: 1, At: now.Add(time.Hour), Local: "2026-06-01T12:00:00"}}
+	rs := []Recipient{{Email: "a@example.com", Subject: "Hi A"}, {Email: "b@example.com"}}
+	ts, err := NewTasks(c, rs, sends, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].ID != "01JCAMPAIGN-00000" || ts[1].Subject != "Default subject" || ts[0].Subject != "Hi A" || ts[1].TimeZone != "Europe/Berlin" ||
+		ts[0].State != Pending || ts[0].SchedulerRequestToken == ts[1].SchedulerRequestToken || ts[1].Local != "2026-06-01T12:00:00" {
+		t.Fatalf("tasks %+v", ts)
+	}
+	if len(ScheduleName(TaskID(strings.Repeat("x", 40), 99999))) > 64 {
+		t.Fatal("the longest schedule name exceeds 64")
+	}
+	if _, err := NewTasks(c, rs[:1], sends, nil, now); err == nil {
+		t.Fatal("recipients and sends of different lengths accepted")
+	}
+	c.ID = "bad id"
+	if _, err := NewTasks(c, rs, sends, nil, now); err == nil {
+		t.Fatal("bad campaign id accepted")
+	}
+}
+
+func TestScheduleForAndFire(t *testing.T) {
+	task := SendTask{CampaignID: "c", ID: "c-00001", Local: "2026-10-25T01:59:00", TimeZone: "Europe/Berlin", SchedulerRequestToken: "tok"}
+	r := ScheduleFor(task, Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"})
+	want := ScheduleRequest{Name: "camp-c-00001", GroupName: "g", Expression: "at(2026-10-25T01:59:00)", Timezone: "Europe/Berlin",
+		FlexibleTimeWindowMode: "OFF", ActionAfterCompletion: "DELETE", ClientToken: "tok", TargetArn: "f", RoleArn: "r", DeadLetterArn: "d",
+		MaximumRetryAttempts: 2, Input: `{"campaignId":"c","taskId":"c-00001"}`}
+	if r != want {
+		t.Fatalf("request\n got %+v\nwant %+v", r, want)
+	}
+	e, err := DecodeFire([]byte(r.Input))
+	if err != nil || e != (FireEvent{"c", "c-00001"}) {
+		t.Fatalf("decode: %+v %v", e, err)
+	}
+	for _, bad := range []string{`{}`, `{"taskId":"x"}`, `nope`} {
+		if _, err := DecodeFire([]byte(bad)); err == nil {
+			t.Errorf("DecodeFire(%s) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+// Package send is the core of the send function that every campaign
+// schedule invokes with a task's id. It protects terminal states and
+// never throws for them (throwing would only make the scheduler retry
+// into its dead-letter queue):
+//
+//  1. a task already Finished, Failed or Cancelled, or missing, is skipped;
+//     one Running under another attempt is skipped too (the reconciler
+//     recovers it if that attempt died);
+//  2. a fire outside the campaign's windows (a late retry) is skipped: the
+//     task stays Pending and the reconciler sends it in the next window;
+//  3. the task is claimed Pending → Running with a conditional write;
+//  4. the email goes through the Sender with the task's idempotency key,
+//     so a task recovered after a crash is not sent twice;
+//  5. it writes Finished with sentAt, or Failed with the error; an error
+//     marked campaign.ErrRetryable releases the task to Pending and is
+//     returned, so the scheduler's retries try again.
+package send
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+)
+
+// DefaultLease is how long a claim holds a task before the reconciler may
+// recover it. It must exceed the send function's timeout.
+const DefaultLease = 5 * time.Minute
+
+// Outcome is what Handle did.
+type Outcome string
+
+// Outcomes of Handle.
+const (
+	Sent          Outcome = "sent"
+	Skipped       Outcome = "skipped"        // terminal, missing, or held by another attempt
+	OutsideWindow Outcome = "outside-window" // left Pending for the next window
+	Cancelled     Outcome = "cancelled"      // its campaign was cancelled: cancelled now
+	FailedSend    Outcome = "failed"         // written Failed with the error
+	Released      Outcome = "released"       // a retryable error: back to Pending
+)
+
+// Worker sends one task per fire.
+type Worker struct {
+	tasks     campaign.Tasks
+	campaigns campaign.Campaigns
+	sender    campaign.Sender
+	clock     campaign.Clock
+	lease     time.Duration
+}
+
+// New returns a Worker; lease 0 means DefaultLease.
+func New(tasks campaign.Tasks, campaigns campaign.Campaigns, sender campaign.Sender, clock campaign.Clock, lease time.Duration) (*Worker, error) {
+	if tasks == nil || campaigns == nil || sender == nil || clock == nil {
+		return nil, errors.New("send: tasks, campaigns, sender and clock are required")
+	}
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	return &Worker{tasks: tasks, campaigns: campaigns, sender: sender, clock: clock, lease: lease}, nil
+}
+
+// Handle runs one fire. It returns an error only when a retry may help.
+func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, error) {
+	k := campaign.Key{CampaignID: e.CampaignID, TaskID: e.TaskID}
+	t, err := w.tasks.Get(ctx, k)
+	if errors.Is(err, campaign.ErrNotFound) {
+		return Skipped, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("send %s: %w", e.TaskID, err)
+	}
+	if t.State != campaign.Pending {
+		return Skipped, nil
+	}
+	c, err := w.campaigns.Campaign(ctx, e.CampaignID)
+	if errors.Is(err, campaign.ErrNotFound) {
+		return Skipped, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("send %s: %w", e.TaskID, err)
+	}
+	now := w.clock.Now()
+	if c.Status == campaign.CampaignCancelled {
+		next, err := campaign.Cancel(t, "campaign cancelled", now)
+		if err == nil {
+			err = w.tasks.Replace(ctx, t, next)
+		}
+		if err != nil && !errors.Is(err, campaign.ErrConditionFailed) {
+			return "", fmt.Errorf("send %s: cancel: %w", e.TaskID, err)
+		}
+		return Cancelled, nil
+	}
+	if ok, err := c.Rules.Allows(now); err != nil || !ok {
+		return OutsideWindow, nil // an invalid stored plan also sends nothing
+	}
+	claimed, err := w.tasks.Claim(ctx, k, now, w.lease)
+	if errors.Is(err, campaign.ErrConditionFailed) {
+		return Skipped, nil // another fire claimed it first, or it changed
+	}
+	if err != nil {
+		return "", fmt.Errorf("send %s: claim: %w", e.TaskID, err)
+	}
+	r, sendErr := w.sender.Send(ctx, campaign.Message{IdempotencyKey: claimed.IdempotencyKey(), To: claimed.Email, Subject: claimed.Subject, Body: c.Body})
+	now = w.clock.Now()
+	var next campaign.SendTask
+	out := Sent
+	switch {
+	case sendErr == nil:
+		next, err = campaign.Finish(claimed, r.SentAt, r.MessageID, now)
+	case errors.Is(sendErr, campaign.ErrRetryable):
+		next, err = campaign.Release(claimed, now)
+		out = Released
+	default:
+		next, err = campaign.Fail(claimed, sendErr.Error(), now)
+		out = FailedSend
+	}
+	if err == nil {
+		err = w.tasks.Replace(ctx, claimed, next)
+	}
+	if err != nil {
+		// The reconciler finishes or re-queues it after the lease.
+		return "", fmt.Errorf("send %s: record %s: %w", e.TaskID, out, err)
+	}
+	if out == Released {
+		return out, fmt.Errorf("send %s: %w", e.TaskID, sendErr)
+	}
+	return out, nil
+}

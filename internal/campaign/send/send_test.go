@@ -1,0 +1,184 @@
+package send_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/campaign/plan"
+	"github.com/unschedule/unschedule/internal/campaign/send"
+)
+
+// Monday 2026-06-01 09:30 in Berlin, inside the 09:00-17:00 window.
+var inWindow = time.Date(2026, 6, 1, 7, 30, 0, 0, time.UTC)
+
+var key = campaign.Key{CampaignID: "c1", TaskID: "c1-00000"}
+
+type env struct {
+	st     *inmem.Store
+	sender *inmem.Sender
+	clock  *inmem.VirtualClock
+	w      *send.Worker
+}
+
+func setup(t *testing.T, state campaign.State, status campaign.Status, at time.Time) env {
+	t.Helper()
+	st := inmem.NewStore()
+	st.PutCampaign(campaign.Campaign{ID: "c1", Body: "Hello!", Status: status,
+		Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
+	st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: key.TaskID, Email: "a@example.com", Subject: "Hi", State: state,
+		SendAt: inWindow, SchedulerRequestToken: "tok", LeaseUntil: at.Add(time.Hour)})
+	clock := inmem.NewVirtualClock(at)
+	sender := inmem.NewSender(clock)
+	w, err := send.New(st, st, sender, clock, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env{st, sender, clock, w}
+}
+
+func (e env) task(t *testing.T) campaign.SendTask {
+	t.Helper()
+	task, err := e.st.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+var fire = campaign.FireEvent{CampaignID: "c1", TaskID: key.TaskID}
+
+func TestHandle(t *testing.T) {
+	cases := []struct {
+		name      string
+		state     campaign.State
+		status    campaign.Status
+		at        time.Time
+		fault     error
+		want      send.Outcome
+		wantErr   bool
+		wantState campaign.State
+		wantSent  int
+	}{
+		{"pending in window is sent", campaign.Pending, campaign.Active, inWindow, nil, send.Sent, false, campaign.Finished, 1},
+		{"finished is skipped", campaign.Finished, campaign.Active, inWindow, nil, send.Skipped, false, campaign.Finished, 0},
+		{"cancelled is skipped", campaign.Cancelled, campaign.Active, inWindow, nil, send.Skipped, false, campaign.Cancelled, 0},
+		{"failed is skipped", campaign.Failed, campaign.Active, inWindow, nil, send.Skipped, false, campaign.Failed, 0},
+		{"running is left to its attempt", campaign.Running, campaign.Active, inWindow, nil, send.Skipped, false, campaign.Running, 0},
+		{"late fire after the window", campaign.Pending, campaign.Active, inWindow.Add(8 * time.Hour), nil, send.OutsideWindow, false, campaign.Pending, 0},
+		{"fire on a weekend", campaign.Pending, campaign.Active, inWindow.Add(5 * 24 * time.Hour), nil, send.OutsideWindow, false, campaign.Pending, 0},
+		{"campaign cancelled", campaign.Pending, campaign.CampaignCancelled, inWindow, nil, send.Cancelled, false, campaign.Cancelled, 0},
+		{"permanent send error", campaign.Pending, campaign.Active, inWindow, errors.New("MessageRejected: address blacklisted"), send.FailedSend, false, campaign.Failed, 0},
+		{"retryable send error", campaign.Pending, campaign.Active, inWindow, fmt.Errorf("Throttling: %w", campaign.ErrRetryable), send.Released, true, campaign.Pending, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t, c.state, c.status, c.at)
+			if c.fault != nil {
+				e.sender.Fault = func(campaign.Message) error { return c.fault }
+			}
+			got, err := e.w.Handle(context.Background(), fire)
+			if got != c.want || (err != nil) != c.wantErr {
+				t.Fatalf("Handle = %s, %v; want %s (error %v)", got, err, c.want, c.wantErr)
+			}
+			task := e.task(t)
+			if task.State != c.wantState || len(e.sender.Outbox) != c.wantSent {
+				t.Fatalf("task %s, %d sent; want %s, %d", task.State, len(e.sender.Outbox), c.wantState, c.wantSent)
+			}
+			switch task.State {
+			case campaign.Finished:
+				if c.state == campaign.Pending && (!task.SentAt.Equal(c.at) || task.MessageID == "" || task.Attempt != 1) {
+					t.Fatalf("finished task %+v", task)
+				}
+			case campaign.Failed:
+				if c.state == campaign.Pending && task.Error != c.fault.Error() {
+					t.Fatalf("failed task error %q", task.Error)
+				}
+			case campaign.Cancelled:
+				if c.state == campaign.Pending && task.Reason == "" {
+					t.Fatal("cancelled without a reason")
+				}
+			}
+		})
+	}
+}
+
+func TestDuplicateFireSendsOnce(t *testing.T) {
+	e := setup(t, campaign.Pending, campaign.Active, inWindow)
+	for i, want := range []send.Outcome{send.Sent, send.Skipped, send.Skipped} {
+		if got, err := e.w.Handle(context.Background(), fire); got != want || err != nil {
+			t.Fatalf("fire %d: %s %v, want %s", i, got, err, want)
+		}
+	}
+	if len(e.sender.Outbox) != 1 || e.sender.Outbox[0].IdempotencyKey != "send-c1-00000" || e.sender.Outbox[0].Body != "Hello!" || e.sender.Outbox[0].To != "a@example.com" {
+		t.Fatalf("outbox %+v", e.sender.Outbox)
+	}
+}
+
+func TestMissingTaskIsSkipped(t *testing.T) {
+	e := setup(t, campaign.Pending, campaign.Active, inWindow)
+	if got, err := e.w.Handle(context.Background(), campaign.FireEvent{CampaignID: "c1", TaskID: "gone"}); got != send.Skipped || err != nil {
+		t.Fatalf("%s %v", got, err)
+	}
+}
+
+// TestRecoveredTaskIsNotSentTwice: a task whose send happened but whose
+// Finished write was lost, re-queued and fired again, is finished with
+// the first receipt and not sent again.
+func TestRecoveredTaskIsNotSentTwice(t *testing.T) {
+	e := setup(t, campaign.Pending, campaign.Active, inWindow)
+	first, _ := e.sender.Send(context.Background(), campaign.Message{IdempotencyKey: "send-c1-00000", To: "a@example.com"})
+	e.clock.Advance(time.Minute)
+	if got, err := e.w.Handle(context.Background(), fire); got != send.Sent || err != nil {
+		t.Fatalf("%s %v", got, err)
+	}
+	if task := e.task(t); len(e.sender.Outbox) != 1 || !task.SentAt.Equal(first.SentAt) || task.MessageID != first.MessageID {
+		t.Fatalf("sent %d times; task %+v", len(e.sender.Outbox), task)
+	}
+}
+
+// racingStore answers Get with a Pending copy while the stored task has
+// already been claimed by another fire: the claim's condition decides.
+type racingStore struct{ *inmem.Store }
+
+func (r racingStore) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
+	t, err := r.Store.Get(ctx, k)
+	t.State = campaign.Pending
+	return t, err
+}
+
+func TestClaimIsConditional(t *testing.T) {
+	e := setup(t, campaign.Running, campaign.Active, inWindow)
+	w, _ := send.New(racingStore{e.st}, e.st, e.sender, e.clock, time.Minute)
+	if got, err := w.Handle(context.Background(), fire); got != send.Skipped || err != nil || len(e.sender.Outbox) != 0 {
+		t.Fatalf("%s %v, %d sent", got, err, len(e.sender.Outbox))
+	}
+}
+
+// lostWrite fails every Replace: a crash after the send.
+type lostWrite struct{ *inmem.Store }
+
+func (lostWrite) Replace(context.Context, campaign.SendTask, campaign.SendTask) error {
+	return errors.New("connection reset")
+}
+
+func TestLostFinishIsAnErrorLeftToTheReconciler(t *testing.T) {
+	e := setup(t, campaign.Pending, campaign.Active, inWindow)
+	w, _ := send.New(lostWrite{e.st}, e.st, e.sender, e.clock, time.Minute)
+	if _, err := w.Handle(context.Background(), fire); err == nil {
+		t.Fatal("lost write not reported")
+	}
+	if task := e.task(t); task.State != campaign.Running || !task.LeaseUntil.Equal(inWindow.Add(time.Minute)) || len(e.sender.Outbox) != 1 {
+		t.Fatalf("task %+v, %d sent", task, len(e.sender.Outbox))
+	}
+}
+
+func TestNewNeedsPorts(t *testing.T) {
+	if _, err := send.New(nil, nil, nil, nil, 0); err == nil {
+		t.Fatal("nil ports accepted")
+	}
+}
