@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -131,5 +132,50 @@ func TestScheduleForAndFire(t *testing.T) {
 		if _, err := DecodeFire([]byte(bad)); err == nil {
 			t.Errorf("DecodeFire(%s) accepted", bad)
 		}
+	}
+}
+
+type countClock struct {
+	now   time.Time
+	slept []time.Duration
+}
+
+func (c *countClock) Now() time.Time { return c.now }
+func (c *countClock) Sleep(_ context.Context, d time.Duration) error {
+	c.slept = append(c.slept, d)
+	c.now = c.now.Add(d)
+	return nil
+}
+
+func TestBackoff(t *testing.T) {
+	b := NewBackoff(100*time.Millisecond, time.Second, 7)
+	for attempt := range 40 {
+		ceil := min(time.Second, 100*time.Millisecond<<min(attempt, 20))
+		if d := b.Delay(attempt); d <= 0 || d > ceil {
+			t.Fatalf("attempt %d waits %s, want (0, %s]", attempt, d, ceil)
+		}
+	}
+	same := NewBackoff(100*time.Millisecond, time.Second, 7)
+	again := NewBackoff(100*time.Millisecond, time.Second, 7)
+	for i := range 10 {
+		if same.Delay(i) != again.Delay(i) {
+			t.Fatal("one seed, two sequences")
+		}
+	}
+	c := &countClock{now: now}
+	calls := 0
+	err := b.RetryThrottled(context.Background(), c, 5, func() error { calls++; return ErrThrottled })
+	if !errors.Is(err, ErrThrottled) || calls != 5 || len(c.slept) != 4 {
+		t.Fatalf("%v after %d calls, %d sleeps", err, calls, len(c.slept))
+	}
+	calls = 0
+	err = b.RetryThrottled(context.Background(), c, 5, func() error {
+		if calls++; calls < 3 {
+			return ErrThrottled
+		}
+		return ErrScheduleNotFound
+	})
+	if !errors.Is(err, ErrScheduleNotFound) || calls != 3 {
+		t.Fatalf("%v after %d calls", err, calls)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -95,9 +94,6 @@ func (c Config) withDefaults() Config {
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = DefaultMaxBackoff
 	}
-	if c.Seed == 0 {
-		c.Seed = rand.Uint64()
-	}
 	return c
 }
 
@@ -140,8 +136,7 @@ type Provisioner struct {
 	checkpoints Checkpoints
 	clock       campaign.Clock
 	limiter     *reconcile.Limiter
-	mu          sync.Mutex
-	rng         *rand.Rand
+	backoff     *campaign.Backoff
 }
 
 // New returns a Provisioner.
@@ -153,7 +148,7 @@ func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s campa
 	return &Provisioner{
 		cfg: cfg, tasks: tasks, campaigns: campaigns, scheduler: s, checkpoints: cps, clock: clock,
 		limiter: reconcile.NewLimiter(cfg.CallsPerSecond, clock, clock.Sleep),
-		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5851f42d4c957f2d)),
+		backoff: campaign.NewBackoff(cfg.BaseBackoff, cfg.MaxBackoff, cfg.Seed),
 	}, nil
 }
 
@@ -363,20 +358,9 @@ func (p *Provisioner) provisionOne(ctx context.Context, t campaign.SendTask, sto
 				return o
 			}
 		}
-		if err := p.clock.Sleep(ctx, p.backoff(attempt)); err != nil {
+		if err := p.clock.Sleep(ctx, p.backoff.Delay(attempt)); err != nil {
 			o.stopped = true
 			return o
 		}
 	}
-}
-
-// backoff is full jitter: a random wait in [0, min(max, base·2^attempt)).
-func (p *Provisioner) backoff(attempt int) time.Duration {
-	ceil := p.cfg.MaxBackoff
-	if attempt < 30 {
-		ceil = min(ceil, p.cfg.BaseBackoff<<attempt)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return time.Duration(p.rng.Int64N(int64(ceil)) + 1)
 }

@@ -1,0 +1,115 @@
+package cancel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/inmem"
+)
+
+var now = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+
+func setup(t *testing.T, states ...campaign.State) (*inmem.Store, *inmem.Scheduler, *cancel.Canceller) {
+	t.Helper()
+	st := inmem.NewStore()
+	st.PutCampaign(campaign.Campaign{ID: "c1", Status: campaign.Active})
+	sched := inmem.NewScheduler(nil)
+	for i, s := range states {
+		task := campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: s, SchedulerRequestToken: fmt.Sprint(i)}
+		st.PutTasks(task)
+		if s == campaign.Pending && i%2 == 0 { // odd ones lost their schedule already
+			_ = sched.Create(context.Background(), campaign.ScheduleFor(task, campaign.Target{GroupName: "g"}))
+		}
+	}
+	c, err := cancel.New(st, st, sched, inmem.NewVirtualClock(now), "g", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.PageSize = 2
+	return st, sched, c
+}
+
+func TestCancel(t *testing.T) {
+	states := []campaign.State{campaign.Pending, campaign.Pending, campaign.Running, campaign.Finished, campaign.Pending, campaign.Failed}
+	st, sched, c := setup(t, states...)
+	res, err := c.Cancel(context.Background(), "c1", "user asked", now.Add(time.Hour))
+	if err != nil || res.Cancelled != 3 || res.SchedulesDeleted != 3 || res.Skipped != 3 || res.Continue {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if len(sched.Schedules()) != 0 {
+		t.Fatalf("schedules left: %v", sched.Schedules())
+	}
+	want := []campaign.State{campaign.Cancelled, campaign.Cancelled, campaign.Running, campaign.Finished, campaign.Cancelled, campaign.Failed}
+	for i, task := range st.All("c1") {
+		if task.State != want[i] || (task.State == campaign.Cancelled && task.Reason != "user asked") {
+			t.Fatalf("task %d: %+v", i, task)
+		}
+	}
+	if cp, _ := st.Campaign(context.Background(), "c1"); cp.Status != campaign.CampaignCancelled || cp.CancelReason != "user asked" {
+		t.Fatalf("campaign %+v", cp)
+	}
+	// Again: idempotent, nothing left to cancel, deletes find nothing.
+	res, err = c.Cancel(context.Background(), "c1", "user asked", now.Add(time.Hour))
+	if err != nil || res.Cancelled != 0 || res.SchedulesDeleted != 3 {
+		t.Fatalf("second cancel %+v %v", res, err)
+	}
+}
+
+func TestCancelRetriesThrottledDeletes(t *testing.T) {
+	_, sched, c := setup(t, campaign.Pending, campaign.Pending, campaign.Pending)
+	var n atomic.Int64
+	sched.Fault = func(op, _ string) (error, bool) {
+		if n.Add(1)%2 == 1 {
+			return campaign.ErrThrottled, false
+		}
+		return nil, false
+	}
+	res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
+	if err != nil || res.SchedulesDeleted != 3 || len(sched.Schedules()) != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// claimFirst claims the task between the canceller's read and its write.
+type claimFirst struct {
+	*inmem.Store
+	done bool
+}
+
+func (c *claimFirst) Replace(ctx context.Context, prev, next campaign.SendTask) error {
+	if !c.done {
+		c.done = true
+		if _, err := c.Store.Claim(ctx, prev.Key(), now, time.Minute); err != nil {
+			return err
+		}
+	}
+	return c.Store.Replace(ctx, prev, next)
+}
+
+func TestCancelLosesToAClaim(t *testing.T) {
+	st, sched, _ := setup(t, campaign.Pending)
+	c, _ := cancel.New(&claimFirst{Store: st}, st, sched, inmem.NewVirtualClock(now), "g", 1)
+	res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
+	if err != nil || res.Skipped != 1 || res.Cancelled != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if task := st.All("c1")[0]; task.State != campaign.Running {
+		t.Fatalf("task %s", task.State)
+	}
+}
+
+func TestCancelNeedsAReason(t *testing.T) {
+	_, _, c := setup(t, campaign.Pending)
+	if _, err := c.Cancel(context.Background(), "c1", "", now); err == nil {
+		t.Fatal("no reason accepted")
+	}
+	if _, err := c.Cancel(context.Background(), "nope", "r", now); !errors.Is(err, campaign.ErrNotFound) {
+		t.Fatalf("missing campaign: %v", err)
+	}
+}
