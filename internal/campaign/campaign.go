@@ -91,6 +91,9 @@ type SendTask struct {
 	SchedulerRequestToken string
 	// Attempt counts claims (Pending → Running).
 	Attempt int
+	// Retimed counts the times the reconciler moved SendAt (and Local)
+	// to the next usable minute because the fire was lost.
+	Retimed int
 	// ClaimedAt and LeaseUntil are set by the claim: after LeaseUntil a
 	// Running task is stale and the reconciler recovers it.
 	ClaimedAt  time.Time
@@ -187,6 +190,27 @@ func Release(t SendTask, now time.Time) (SendTask, error) {
 	}
 	t.State, t.LeaseUntil, t.ClaimedAt, t.UpdatedAt = Pending, time.Time{}, time.Time{}, now
 	return t, nil
+}
+
+// Retime moves a Pending task whose fire was lost to a new send time.
+func Retime(t SendTask, at time.Time, local string, now time.Time) (SendTask, error) {
+	if t.State != Pending {
+		return t, refuse(t, Pending)
+	}
+	t.SendAt, t.Local, t.Retimed, t.UpdatedAt = at, local, t.Retimed+1, now
+	return t, nil
+}
+
+// ClientToken is the scheduler's idempotency token of the task's
+// schedule: the stored SchedulerRequestToken for its planned time; a
+// retimed schedule is another request, so it appends "-r<n>" (a token
+// seen before with other parameters would be refused or answered with
+// the old result).
+func (t SendTask) ClientToken() string {
+	if t.Retimed == 0 {
+		return t.SchedulerRequestToken
+	}
+	return fmt.Sprintf("%s-r%d", t.SchedulerRequestToken, t.Retimed)
 }
 
 // Stale reports whether t is Running and its lease passed at now.

@@ -22,9 +22,10 @@ func TestTransitions(t *testing.T) {
 		"cancel":  func(t SendTask) (SendTask, error) { return Cancel(t, "campaign cancelled", now) },
 		"requeue": func(t SendTask) (SendTask, error) { return Requeue(t, now) },
 		"release": func(t SendTask) (SendTask, error) { return Release(t, now) },
+		"retime":  func(t SendTask) (SendTask, error) { return Retime(t, now, "x", now) },
 	}
 	legal := map[State]map[string]State{
-		Pending:   {"claim": Running, "fail": Failed, "cancel": Cancelled},
+		Pending:   {"claim": Running, "fail": Failed, "cancel": Cancelled, "retime": Pending},
 		Running:   {"finish": Finished, "fail": Failed, "requeue": Pending, "release": Pending},
 		Finished:  {},
 		Failed:    {},
@@ -76,6 +77,21 @@ func TestTransitionDetails(t *testing.T) {
 	var te *TransitionError
 	if _, err := Finish(p, now, "", now); !errors.As(err, &te) || te.From != Pending || te.To != Finished || err.Error() != "send task t: Pending cannot move to Finished" {
 		t.Fatalf("error %v", err)
+	}
+}
+
+func TestRetimeChangesTheClientToken(t *testing.T) {
+	p := SendTask{ID: "t", State: Pending, SchedulerRequestToken: "tok", SendAt: now}
+	if p.ClientToken() != "tok" {
+		t.Fatal(p.ClientToken())
+	}
+	r, err := Retime(p, now.Add(time.Hour), "2026-06-01T12:00:00", now)
+	if err != nil || r.ClientToken() != "tok-r1" || r.SchedulerRequestToken != "tok" || !r.SendAt.Equal(now.Add(time.Hour)) || r.Local != "2026-06-01T12:00:00" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	r, _ = Retime(r, now.Add(2*time.Hour), "x", now)
+	if r.ClientToken() != "tok-r2" {
+		t.Fatal(r.ClientToken())
 	}
 }
 

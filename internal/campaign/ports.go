@@ -107,7 +107,7 @@ type ScheduleRequest struct {
 	// ActionAfterCompletion is "DELETE": the schedule removes itself.
 	ActionAfterCompletion string
 	// ClientToken is the task's SchedulerRequestToken, the same on every
-	// create of this task's schedule.
+	// create of this task's schedule for its time (SendTask.ClientToken).
 	ClientToken   string
 	TargetArn     string
 	RoleArn       string
@@ -143,7 +143,7 @@ func ScheduleFor(t SendTask, to Target) ScheduleRequest {
 		Name: ScheduleName(t.ID), GroupName: to.GroupName,
 		Expression: "at(" + t.Local + ")", Timezone: t.TimeZone,
 		FlexibleTimeWindowMode: FlexibleWindowOff, ActionAfterCompletion: DeleteAfterComplete,
-		ClientToken: t.SchedulerRequestToken,
+		ClientToken: t.ClientToken(),
 		TargetArn:   to.FunctionArn, RoleArn: to.RoleArn, DeadLetterArn: to.DeadLetterArn,
 		MaximumRetryAttempts: ScheduleRetries, Input: string(in),
 	}

@@ -69,6 +69,19 @@ func (s *Store) All(campaignID string) []campaign.SendTask {
 	return out
 }
 
+// CountOpen counts a campaign's tasks that are not terminal.
+func (s *Store) CountOpen(campaignID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, t := range s.tasks {
+		if k.CampaignID == campaignID && !t.State.Terminal() {
+			n++
+		}
+	}
+	return n
+}
+
 // Get implements campaign.Tasks.
 func (s *Store) Get(_ context.Context, k campaign.Key) (campaign.SendTask, error) {
 	s.mu.Lock()

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -158,7 +159,7 @@ func (r Rules) Normalized() (Rules, *time.Location, error) {
 	var loc *time.Location
 	if r.TimeZone == "" {
 		errs = append(errs, errors.New(`time zone is empty: set an IANA zone name such as "Europe/Berlin"`))
-	} else if l, err := time.LoadLocation(r.TimeZone); err != nil || r.TimeZone == "Local" {
+	} else if l, err := loadLocation(r.TimeZone); err != nil || r.TimeZone == "Local" {
 		errs = append(errs, fmt.Errorf(`time zone %q is not an IANA zone name: use one such as "Europe/Berlin" or "America/New_York"`, r.TimeZone))
 	} else {
 		loc = l
@@ -187,6 +188,22 @@ func (r Rules) Normalized() (Rules, *time.Location, error) {
 		return r, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	return r, loc, nil
+}
+
+// zones caches loaded zones: time.LoadLocation reads and parses the zone
+// file on every call.
+var zones sync.Map // name -> *time.Location
+
+func loadLocation(name string) (*time.Location, error) {
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, l)
+	return l, nil
 }
 
 // Plan gives one send per recipient, in increasing time.
@@ -308,4 +325,30 @@ func (r Rules) Allows(t time.Time) (bool, error) {
 		return false, err
 	}
 	return nr.InWindow(t.Truncate(time.Minute), loc), nil
+}
+
+// NextUsable is the first usable minute at or after t (rounded up to a
+// whole minute) on an allowed weekday, in the rules' windows: where a
+// send that missed its time goes. It looks a year ahead.
+func (r Rules) NextUsable(t time.Time) (Send, error) {
+	nr, loc, err := r.Normalized()
+	if err != nil {
+		return Send{}, err
+	}
+	from := t.Truncate(time.Minute)
+	if from.Before(t) {
+		from = from.Add(time.Minute)
+	}
+	l := from.In(loc)
+	d := Date{l.Year(), l.Month(), l.Day()}
+	for i := range 367 {
+		day := d.AddDays(i)
+		if !slices.Contains(nr.Weekdays, day.Weekday()) {
+			continue
+		}
+		if m := UsableMinutes(day, nr.Windows, loc, from); len(m) > 0 {
+			return Send{At: m[0].UTC(), Local: m[0].Format(LocalLayout), Day: day}, nil
+		}
+	}
+	return Send{}, fmt.Errorf("%w: no usable minute within a year of %s", ErrInvalid, from.Format(time.RFC3339))
 }

@@ -465,3 +465,28 @@ func TestAllows(t *testing.T) {
 		t.Errorf("invalid rules: %v", err)
 	}
 }
+
+func TestNextUsable(t *testing.T) {
+	berlin := Rules{Weekdays: []time.Weekday{time.Sunday, time.Monday}, Windows: []Window{{120, 150}, {600, 610}}, TimeZone: "Europe/Berlin", Start: Date{2026, 3, 1}}
+	for _, c := range []struct {
+		name string
+		r    Rules
+		at   time.Time
+		want string
+	}{
+		{"inside: the next whole minute", berlin, time.Date(2026, 3, 23, 9, 5, 30, 0, time.UTC), "2026-03-23T10:06:00"},
+		{"at a minute: itself", berlin, time.Date(2026, 3, 23, 9, 5, 0, 0, time.UTC), "2026-03-23T10:05:00"},
+		{"after the last window: next allowed day", berlin, time.Date(2026, 3, 23, 9, 10, 0, 0, time.UTC), "2026-03-29T10:00:00"},
+		// 2026-03-29 is a Sunday whose 02:00-03:00 does not exist in Berlin.
+		{"a window inside the gap is skipped", berlin, time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC), "2026-03-29T10:00:00"},
+		{"between windows", berlin, time.Date(2026, 3, 30, 3, 0, 0, 0, time.UTC), "2026-03-30T10:00:00"},
+	} {
+		got, err := c.r.NextUsable(c.at)
+		if err != nil || got.Local != c.want {
+			t.Errorf("%s: %s, %v; want %s", c.name, got.Local, err, c.want)
+		}
+		if ok, _ := c.r.Allows(got.At); !ok {
+			t.Errorf("%s: %s not allowed", c.name, got.Local)
+		}
+	}
+}

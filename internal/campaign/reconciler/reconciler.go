@@ -4,12 +4,14 @@
 //
 //   - Pending, campaign cancelled: cancels it and deletes its schedule
 //     (finishing a cancel that stopped midway);
-//   - Pending, due in the future, no schedule: recreates the schedule
-//     with the task's stored token as ClientToken;
+//   - Pending, due within CheckAhead, no schedule: recreates the
+//     schedule with the task's stored token as ClientToken;
 //   - Pending, more than Grace past its send time (its fire was lost or
 //     came outside the window): hands it to the send function now if the
-//     campaign's windows allow a send now, else leaves it for a pass that
-//     falls in a window; after MaxAttempts claims it is Failed;
+//     campaign's windows allow a send now, else moves it to the next
+//     usable minute of the windows and creates its schedule there (a new
+//     ClientToken: see SendTask.ClientToken); after MaxAttempts claims or
+//     MaxRetimes moves it is Failed;
 //   - Running with its lease passed (its attempt died): Finished with the
 //     recorded receipt if the sender's idempotency record says it was
 //     sent; otherwise back to Pending (re-queued as above), or Failed
@@ -37,6 +39,8 @@ const (
 	DefaultCallsPerSecond = 50
 	DefaultMargin         = 60 * time.Second
 	DefaultThrottleTries  = 8
+	DefaultCheckAhead     = time.Hour
+	DefaultMaxRetimes     = 5
 )
 
 // Config tunes a Reconciler. Zero fields take their defaults.
@@ -49,6 +53,10 @@ type Config struct {
 	// MaxAttempts is how many claims a task gets before it is Failed.
 	// Default: 3.
 	MaxAttempts int
+	// MaxRetimes is how many times an overdue task is moved to a later
+	// window before it is Failed.
+	// Default: 5.
+	MaxRetimes int
 	// PageSize of the open-task reads.
 	// Default: 100.
 	PageSize int
@@ -58,6 +66,12 @@ type Config struct {
 	// Margin: a pass stops this long before its deadline (LeftOver).
 	// Default: 60 s.
 	Margin time.Duration
+	// CheckAhead: only Pending tasks due within this much are checked
+	// for a missing schedule, so a pass makes Scheduler calls for the
+	// tasks due soon, not for every future task (each task is checked
+	// about CheckAhead / period times; a later miss is caught as overdue).
+	// Default: 1 hour (two passes).
+	CheckAhead time.Duration
 	// ThrottleTries bounds the tries of one throttled call.
 	// Default: 8.
 	ThrottleTries int
@@ -76,12 +90,14 @@ type Result struct {
 	Checked    int
 	Recreated  int // missing schedules created again
 	Dispatched int // overdue tasks handed to the send function
-	Waiting    int // overdue, outside the windows now
+	Retimed    int // overdue, outside the windows now: moved to the next usable minute
 	Finished   int // stale Running tasks that had been sent
 	Requeued   int // stale Running tasks that had not
 	Failed     int // given up after MaxAttempts
 	Cancelled  int // Pending tasks of cancelled campaigns
 	Errors     int // tasks left for the next pass
+	// FirstErrors holds the first few errors, for the log.
+	FirstErrors []string
 	// LeftOver: the pass stopped at its deadline before the end.
 	LeftOver bool
 }
@@ -110,6 +126,9 @@ func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s campa
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}
+	if cfg.MaxRetimes <= 0 {
+		cfg.MaxRetimes = DefaultMaxRetimes
+	}
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = DefaultPageSize
 	}
@@ -118,6 +137,9 @@ func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s campa
 	}
 	if cfg.Margin <= 0 {
 		cfg.Margin = DefaultMargin
+	}
+	if cfg.CheckAhead <= 0 {
+		cfg.CheckAhead = DefaultCheckAhead
 	}
 	if cfg.ThrottleTries <= 0 {
 		cfg.ThrottleTries = DefaultThrottleTries
@@ -150,7 +172,7 @@ func (r *Reconciler) Run(ctx context.Context, deadline time.Time) (Result, error
 			if !ok {
 				c, err = r.campaigns.Campaign(ctx, t.CampaignID)
 				if err != nil {
-					res.Errors++
+					res.addError(t, err)
 					continue
 				}
 				camps[t.CampaignID] = c
@@ -159,12 +181,19 @@ func (r *Reconciler) Run(ctx context.Context, deadline time.Time) (Result, error
 				if ctx.Err() != nil {
 					return res, ctx.Err()
 				}
-				res.Errors++
+				res.addError(t, err)
 			}
 		}
 		cursor = next
 	}
 	return res, nil
+}
+
+func (res *Result) addError(t campaign.SendTask, err error) {
+	res.Errors++
+	if len(res.FirstErrors) < 5 {
+		res.FirstErrors = append(res.FirstErrors, t.ID+": "+err.Error())
+	}
 }
 
 func (r *Reconciler) one(ctx context.Context, c campaign.Campaign, t campaign.SendTask, res *Result) error {
@@ -184,6 +213,8 @@ func (r *Reconciler) one(ctx context.Context, c campaign.Campaign, t campaign.Se
 		}
 		res.Cancelled++
 		return r.deleteSchedule(ctx, t)
+	case t.SendAt.After(now.Add(r.cfg.CheckAhead)):
+		return nil // checked when it comes near
 	case t.SendAt.After(now):
 		return r.ensureSchedule(ctx, t, res)
 	case now.Sub(t.SendAt) > r.cfg.Grace:
@@ -235,14 +266,45 @@ func (r *Reconciler) overdue(ctx context.Context, c campaign.Campaign, t campaig
 		return r.fail(ctx, t, "campaign schedule rules invalid: "+err.Error(), now, res)
 	}
 	if !ok {
-		res.Waiting++
-		return nil
+		return r.retime(ctx, c, t, now, res)
 	}
 	if err := r.dispatcher.Dispatch(ctx, campaign.FireEvent{CampaignID: t.CampaignID, TaskID: t.ID}); err != nil {
 		return err
 	}
 	res.Dispatched++
 	return nil
+}
+
+// retime moves an overdue task to the next usable minute of its
+// campaign's windows and creates its schedule there.
+func (r *Reconciler) retime(ctx context.Context, c campaign.Campaign, t campaign.SendTask, now time.Time, res *Result) error {
+	if t.Retimed >= r.cfg.MaxRetimes {
+		return r.fail(ctx, t, fmt.Sprintf("no fire after %d reschedules", t.Retimed), now, res)
+	}
+	at, err := c.Rules.NextUsable(now.Add(time.Minute))
+	if err != nil {
+		return r.fail(ctx, t, "no usable minute left: "+err.Error(), now, res)
+	}
+	next, err := campaign.Retime(t, at.At, at.Local, now)
+	if err == nil {
+		err = r.tasks.Replace(ctx, t, next)
+	}
+	if err != nil {
+		return err
+	}
+	res.Retimed++
+	// A failed create is retried by the next pass (the task is due soon).
+	return r.call(ctx, func() error {
+		err := r.scheduler.Create(ctx, campaign.ScheduleFor(next, r.cfg.Target))
+		if errors.Is(err, campaign.ErrScheduleExists) {
+			// The old schedule of this name is still there (its fire is
+			// late or stuck): replace it.
+			if err = r.scheduler.Delete(ctx, r.cfg.Target.GroupName, campaign.ScheduleName(next.ID)); err == nil || errors.Is(err, campaign.ErrScheduleNotFound) {
+				err = r.scheduler.Create(ctx, campaign.ScheduleFor(next, r.cfg.Target))
+			}
+		}
+		return err
+	})
 }
 
 func (r *Reconciler) fail(ctx context.Context, t campaign.SendTask, reason string, now time.Time, res *Result) error {

@@ -3,6 +3,7 @@ package reconciler_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,21 +82,31 @@ func running(at, lease time.Time, attempt int) campaign.SendTask {
 	return campaign.SendTask{State: campaign.Running, SendAt: at, ClaimedAt: at, LeaseUntil: lease, Attempt: attempt}
 }
 
+func idle(r reconciler.Result) bool { return reflect.DeepEqual(r, reconciler.Result{Checked: 1}) }
+
 func TestRecreatesMissingSchedulesWithTheSameToken(t *testing.T) {
-	e := setup(t, noon, campaign.Active, pending(noon.Add(time.Hour)), pending(noon.Add(2*time.Hour)))
+	e := setup(t, noon, campaign.Active, pending(noon.Add(30*time.Minute)), pending(noon.Add(50*time.Minute)), pending(noon.Add(3*time.Hour)))
 	if err := e.sched.Create(context.Background(), campaign.ScheduleFor(e.task(t, 1), target)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.r.Run(context.Background(), noon.Add(time.Hour))
-	if err != nil || res.Recreated != 1 || res.Checked != 2 {
+	if err != nil || res.Recreated != 1 || res.Checked != 3 {
 		t.Fatalf("%+v %v", res, err)
 	}
 	live := e.sched.Schedules()
 	if len(live) != 2 || live["camp-c1-00000"].ClientToken != "tok-0" || live["camp-c1-00000"] != campaign.ScheduleFor(e.task(t, 0), target) {
 		t.Fatalf("schedules %+v", live)
 	}
-	if st := e.sched.Stats(); st.Creates != 2 {
-		t.Fatalf("%d creates, want 2 (one by the test, one recreated)", st.Creates)
+	if st := e.sched.Stats(); st.Creates != 2 || st.Calls != 4 {
+		t.Fatalf("%+v: want 2 creates (the test's and the recreated one) and 4 calls (2 checks, 1 create, the test's; the task due in 3 h is not checked yet)", st)
+	}
+	// Two hours later the third is near: it is checked and recreated.
+	e.clock.Advance(2 * time.Hour)
+	if res, err := e.r.Run(context.Background(), e.clock.Now().Add(time.Hour)); err != nil || res.Recreated != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if live := e.sched.Schedules(); live["camp-c1-00002"].ClientToken != "tok-2" {
+		t.Fatalf("schedules %+v", live)
 	}
 }
 
@@ -109,8 +120,8 @@ func TestOverduePending(t *testing.T) {
 		sent    int
 	}{
 		{"in window: dispatched", noon, 0, func(r reconciler.Result) bool { return r.Dispatched == 1 }, campaign.Pending, 1},
-		{"outside window: waits", noon.Add(8 * time.Hour), 0, func(r reconciler.Result) bool { return r.Waiting == 1 }, campaign.Pending, 0},
-		{"within grace: left alone", noon.Add(-50 * time.Minute), 0, func(r reconciler.Result) bool { return r == reconciler.Result{Checked: 1} }, campaign.Pending, 0},
+		{"outside window: moved to the next window", noon.Add(8 * time.Hour), 0, func(r reconciler.Result) bool { return r.Retimed == 1 }, campaign.Pending, 0},
+		{"within grace: left alone", noon.Add(-50 * time.Minute), 0, idle, campaign.Pending, 0},
 		{"attempts used up: failed", noon, 3, func(r reconciler.Result) bool { return r.Failed == 1 }, campaign.Failed, 0},
 	}
 	for _, c := range cases {
@@ -141,7 +152,7 @@ func TestRecoversStaleRunning(t *testing.T) {
 		{"sent: finished with its receipt", running(noon.Add(-time.Hour), noon.Add(-time.Minute), 1), true, campaign.Finished, func(r reconciler.Result) bool { return r.Finished == 1 }},
 		{"not sent: re-queued and dispatched", running(noon.Add(-time.Hour), noon.Add(-time.Minute), 1), false, campaign.Pending, func(r reconciler.Result) bool { return r.Requeued == 1 && r.Dispatched == 1 }},
 		{"not sent, attempts used up: failed", running(noon.Add(-time.Hour), noon.Add(-time.Minute), 3), false, campaign.Failed, func(r reconciler.Result) bool { return r.Failed == 1 }},
-		{"lease not passed: left alone", running(noon.Add(-time.Hour), noon.Add(time.Minute), 1), false, campaign.Running, func(r reconciler.Result) bool { return r == reconciler.Result{Checked: 1} }},
+		{"lease not passed: left alone", running(noon.Add(-time.Hour), noon.Add(time.Minute), 1), false, campaign.Running, idle},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -180,7 +191,7 @@ func TestCompletesACancel(t *testing.T) {
 }
 
 func TestThrottledCallsAreRetried(t *testing.T) {
-	e := setup(t, noon, campaign.Active, pending(noon.Add(time.Hour)))
+	e := setup(t, noon, campaign.Active, pending(noon.Add(30*time.Minute)))
 	var n atomic.Int64
 	e.sched.Fault = func(op, name string) (error, bool) {
 		if n.Add(1)%3 != 0 {
@@ -197,12 +208,41 @@ func TestThrottledCallsAreRetried(t *testing.T) {
 func TestStopsAtDeadline(t *testing.T) {
 	var ts []campaign.SendTask
 	for i := range 10 {
-		ts = append(ts, pending(noon.Add(time.Duration(i+1)*time.Hour)))
+		ts = append(ts, pending(noon.Add(time.Duration(i+1)*5*time.Minute)))
 	}
 	e := setup(t, noon, campaign.Active, ts...)
 	e.sched.Clock, e.sched.Latency = e.clock, 10*time.Second
 	res, err := e.r.Run(context.Background(), noon.Add(reconciler.DefaultMargin+30*time.Second))
 	if err != nil || !res.LeftOver || res.Checked >= 10 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// TestRetimesAnOverdueTaskOutsideTheWindow: a task whose fire was lost,
+// found after the day's window closed, gets a schedule at the next
+// window's first minute, with a new ClientToken; a stuck old schedule of
+// the same name is replaced.
+func TestRetimesAnOverdueTaskOutsideTheWindow(t *testing.T) {
+	evening := time.Date(2026, 6, 1, 18, 0, 0, 0, time.UTC) // 20:00 Berlin
+	e := setup(t, evening, campaign.Active, pending(noon))
+	stuck := campaign.ScheduleFor(e.task(t, 0), target)
+	_ = e.sched.Create(context.Background(), stuck)
+	res, err := e.r.Run(context.Background(), evening.Add(time.Hour))
+	if err != nil || res.Retimed != 1 || len(*e.disp) != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	task := e.task(t, 0)
+	if task.Local != "2026-06-02T09:00:00" || task.Retimed != 1 || task.State != campaign.Pending {
+		t.Fatalf("task %+v", task)
+	}
+	got := e.sched.Schedules()["camp-c1-00000"]
+	if got.Expression != "at(2026-06-02T09:00:00)" || got.ClientToken != "tok-0-r1" {
+		t.Fatalf("schedule %+v", got)
+	}
+	// Moved too often: failed.
+	task.Retimed, task.SendAt = reconciler.DefaultMaxRetimes, noon
+	e.st.PutTasks(task)
+	if res, err := e.r.Run(context.Background(), evening.Add(time.Hour)); err != nil || res.Failed != 1 {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
