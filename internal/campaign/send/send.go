@@ -64,7 +64,7 @@ func New(tasks campaign.Tasks, campaigns campaign.Campaigns, sender campaign.Sen
 
 // Handle runs one fire. It returns an error only when a retry may help.
 func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, error) {
-	k := campaign.Key{CampaignID: e.CampaignID, TaskID: e.TaskID}
+	k := campaign.Key(e)
 	t, err := w.tasks.Get(ctx, k)
 	if errors.Is(err, campaign.ErrNotFound) {
 		return Skipped, nil

@@ -302,7 +302,7 @@ func (w *world) senderFault(m campaign.Message) error {
 		return errors.New("MessageRejected: address bounces")
 	}
 	if w.draw("retryable-send", m.IdempotencyKey) < w.f.retryableSend {
-		return fmt.Errorf("Throttling: maximum sending rate exceeded: %w", campaign.ErrRetryable)
+		return fmt.Errorf("throttling: maximum sending rate exceeded: %w", campaign.ErrRetryable)
 	}
 	return nil
 }

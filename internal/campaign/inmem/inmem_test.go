@@ -1,0 +1,127 @@
+package inmem
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+)
+
+var t0 = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+
+func TestBucket(t *testing.T) {
+	c := NewVirtualClock(t0)
+	b := NewBucket(c, 50, 10)
+	n := 0
+	for b.Take() {
+		n++
+	}
+	if n != 10 {
+		t.Fatalf("burst %d, want 10", n)
+	}
+	drain := func() int {
+		n := 0
+		for b.Take() {
+			n++
+		}
+		return n
+	}
+	c.Advance(time.Second)
+	if n := drain(); n != 10 { // refilled up to the burst, not 50
+		t.Fatalf("after a second %d, want the burst 10", n)
+	}
+	c.Advance(100 * time.Millisecond)
+	if n := drain(); n != 5 {
+		t.Fatalf("100 ms at 50/s gave %d tokens, want 5", n)
+	}
+}
+
+func TestSchedulerSemantics(t *testing.T) {
+	ctx := context.Background()
+	s := NewScheduler(nil)
+	r := campaign.ScheduleRequest{Name: "camp-x", ClientToken: "a"}
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatalf("same token again: %v", err)
+	}
+	r2 := r
+	r2.ClientToken = "b"
+	if err := s.Create(ctx, r2); !errors.Is(err, campaign.ErrScheduleExists) {
+		t.Fatalf("other token: %v", err)
+	}
+	if ok, _ := s.Exists(ctx, "", "camp-x"); !ok {
+		t.Fatal("not found")
+	}
+	if err := s.Delete(ctx, "", "camp-x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "", "camp-x"); !errors.Is(err, campaign.ErrScheduleNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	s.Fault = func(string, string) (error, bool) { return errors.New("reset"), true }
+	if err := s.Create(ctx, r); err == nil || len(s.Schedules()) != 1 {
+		t.Fatalf("lost answer: %v, %d schedules (want the create applied)", err, len(s.Schedules()))
+	}
+	if st := s.Stats(); st.Creates != 2 || st.Calls != 7 {
+		t.Fatalf("stats %+v", st)
+	}
+	lim := NewScheduler(NewBucket(NewVirtualClock(t0), 1, 1))
+	_ = lim.Create(ctx, r)
+	if err := lim.Create(ctx, r2); !errors.Is(err, campaign.ErrThrottled) || lim.Stats().Throttled != 1 {
+		t.Fatalf("over the bucket: %v", err)
+	}
+}
+
+func TestSenderSendsOncePerKey(t *testing.T) {
+	ctx := context.Background()
+	s := NewSender(NewVirtualClock(t0))
+	if _, err := s.Sent(ctx, "k"); !errors.Is(err, campaign.ErrNotSent) {
+		t.Fatal(err)
+	}
+	a, _ := s.Send(ctx, campaign.Message{IdempotencyKey: "k"})
+	b, _ := s.Send(ctx, campaign.Message{IdempotencyKey: "k"})
+	if a != b || len(s.Outbox) != 1 || s.Count("k") != 1 {
+		t.Fatalf("%v %v %d", a, b, len(s.Outbox))
+	}
+	s.Fault = func(campaign.Message) error { return campaign.ErrRetryable }
+	if _, err := s.Send(ctx, campaign.Message{IdempotencyKey: "j"}); !errors.Is(err, campaign.ErrRetryable) || len(s.Outbox) != 1 {
+		t.Fatal("a failed send was recorded")
+	}
+}
+
+func TestStoreConditions(t *testing.T) {
+	ctx := context.Background()
+	st := NewStore()
+	task := campaign.SendTask{CampaignID: "c", ID: "c-00000", State: campaign.Pending}
+	st.PutTasks(task)
+	claimed, err := st.Claim(ctx, task.Key(), t0, time.Minute)
+	if err != nil || claimed.State != campaign.Running {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(ctx, task.Key(), t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+		t.Fatalf("second claim: %v", err)
+	}
+	done, _ := campaign.Finish(claimed, t0, "m", t0)
+	if err := st.Replace(ctx, task, done); !errors.Is(err, campaign.ErrConditionFailed) {
+		t.Fatalf("replace from a stale read: %v", err)
+	}
+	if err := st.Replace(ctx, claimed, done); err != nil {
+		t.Fatal(err)
+	}
+	if open, _, _ := st.Open(ctx, "", 10); len(open) != 0 || st.CountOpen("c") != 0 {
+		t.Fatal("a Finished task is open")
+	}
+	st.PutTasks(campaign.SendTask{CampaignID: "c", ID: "c-00001", Index: 1, State: campaign.Pending}, campaign.SendTask{CampaignID: "c", ID: "c-00002", Index: 2, State: campaign.Running})
+	page, cursor, _ := st.Open(ctx, "", 1)
+	page2, end, _ := st.Open(ctx, cursor, 1)
+	if len(page) != 1 || len(page2) != 1 || end != "" || page[0].ID != "c-00001" || page2[0].ID != "c-00002" {
+		t.Fatalf("paging: %v %q %v %q", page, cursor, page2, end)
+	}
+	if l, _ := st.List(ctx, "c", 1, 5); len(l) != 2 || l[0].Index != 1 {
+		t.Fatalf("list %v", l)
+	}
+}
