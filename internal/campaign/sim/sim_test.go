@@ -2,6 +2,7 @@ package sim
 
 import (
 	"os"
+	"reflect"
 	"strconv"
 	"testing"
 	_ "time/tzdata" // the zones, even on a machine without zoneinfo
@@ -65,6 +66,18 @@ func TestSimulation(t *testing.T) {
 		"DLQ fires": total.DLQ, "worker crashes": total.WorkerCrashes, "recoveries": total.Recovered, "cancelled sends": total.Cancelled, "recreated schedules": total.Recreated, "retimed sends": total.Retime, "dispatched sends": total.Dispatched} {
 		if n == 0 {
 			t.Errorf("no %s in %d histories", name, seeds)
+		}
+	}
+}
+
+// TestReplayIsDeterministic: a seed run twice gives the same history, so
+// a failing seed's replay shows what failed.
+func TestReplayIsDeterministic(t *testing.T) {
+	for seed := range uint64(100) {
+		a, errA := Run(seed, true)
+		b, errB := Run(seed, true)
+		if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("seed %d: two runs differ:\n%+v\n%+v", seed, *a, *b)
 		}
 	}
 }
