@@ -182,9 +182,12 @@ func (p *Provisioner) Run(ctx context.Context, campaignID string, deadline time.
 	}
 	cp.CampaignID = campaignID
 	res := Result{Checkpoint: cp}
-	if cp.Done || c.Status == campaign.CampaignCancelled || c.Status == campaign.Active {
+	if c.Status == campaign.CampaignCancelled || c.Status == campaign.Active {
 		res.Done = true
 		return res, nil
+	}
+	if cp.Done { // a run saved Done and stopped before marking the campaign
+		return res, p.markActive(ctx, campaignID)
 	}
 	if c.Status == campaign.Draft {
 		err := p.campaigns.SetStatus(ctx, campaignID, []campaign.Status{campaign.Draft}, campaign.Provisioning, "", p.clock.Now())
@@ -315,12 +318,19 @@ func (p *Provisioner) Run(ctx context.Context, campaignID string, deadline time.
 		return res, fmt.Errorf("provision %s: save checkpoint: %w", campaignID, err)
 	}
 	if res.Done {
-		err := p.campaigns.SetStatus(ctx, campaignID, []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", p.clock.Now())
-		if err != nil && !errors.Is(err, campaign.ErrConditionFailed) { // cancelled meanwhile: stays cancelled
-			return res, fmt.Errorf("provision %s: %w", campaignID, err)
-		}
+		return res, p.markActive(ctx, campaignID)
 	}
 	return res, nil
+}
+
+// markActive records that every schedule is made (a campaign cancelled
+// meanwhile stays cancelled).
+func (p *Provisioner) markActive(ctx context.Context, campaignID string) error {
+	err := p.campaigns.SetStatus(ctx, campaignID, []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", p.clock.Now())
+	if err != nil && !errors.Is(err, campaign.ErrConditionFailed) {
+		return fmt.Errorf("provision %s: %w", campaignID, err)
+	}
+	return nil
 }
 
 // provisionOne creates one task's schedule: throttles are retried until

@@ -379,3 +379,17 @@ func benchProvision(b *testing.B, n int, limit, speed, pace float64) {
 		b.StartTimer()
 	}
 }
+
+// TestDoneCheckpointMarksActive: a run that saved Done and died before
+// marking the campaign Active is finished by the next run, with no call.
+func TestDoneCheckpointMarksActive(t *testing.T) {
+	st := seed(t, 3)
+	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Provisioning, "", t0)
+	cps := provision.NewMemoryCheckpoints()
+	_ = cps.Save(context.Background(), provision.Checkpoint{CampaignID: "c1", Next: 3, Done: true})
+	s := inmem.NewScheduler(nil)
+	res, err := newProv(t, provision.Config{}, st, s, cps, inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	if c, _ := st.Campaign(context.Background(), "c1"); err != nil || !res.Done || c.Status != campaign.Active || s.Stats().Calls != 0 {
+		t.Fatalf("%+v %v, campaign %s, %d calls", res, err, c.Status, s.Stats().Calls)
+	}
+}

@@ -249,7 +249,10 @@ func (r *Reconciler) recover(ctx context.Context, c campaign.Campaign, t campaig
 		return err
 	}
 	res.Requeued++
-	if next.SendAt.After(now) {
+	switch {
+	case c.Status == campaign.CampaignCancelled:
+		return r.one(ctx, c, next, res)
+	case next.SendAt.After(now):
 		return r.ensureSchedule(ctx, next, res)
 	}
 	return r.overdue(ctx, c, next, now, res)

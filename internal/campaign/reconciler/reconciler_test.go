@@ -190,6 +190,14 @@ func TestCompletesACancel(t *testing.T) {
 	}
 }
 
+func TestStaleRunningOfACancelledCampaignIsCancelled(t *testing.T) {
+	e := setup(t, noon, campaign.CampaignCancelled, running(noon.Add(-time.Hour), noon.Add(-time.Minute), 1))
+	res, err := e.r.Run(context.Background(), noon.Add(time.Hour))
+	if got := e.task(t, 0); err != nil || res.Requeued != 1 || res.Cancelled != 1 || got.State != campaign.Cancelled || len(*e.disp) != 0 {
+		t.Fatalf("%+v %v, task %+v", res, err, got)
+	}
+}
+
 func TestThrottledCallsAreRetried(t *testing.T) {
 	e := setup(t, noon, campaign.Active, pending(noon.Add(30*time.Minute)))
 	var n atomic.Int64
