@@ -489,3 +489,36 @@ func TestNextUsable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlan: any rules either fail validation with ErrInvalid or give a
+// plan with every property (go test -fuzz FuzzPlan ./internal/campaign/plan/).
+func FuzzPlan(f *testing.F) {
+	f.Add(uint16(5), uint16(20), uint8(0x3e), uint16(540), uint16(1020), uint16(0), uint16(0), uint8(0), int16(0))
+	f.Add(uint16(40), uint16(3), uint8(0x7f), uint16(60), uint16(240), uint16(600), uint16(700), uint8(1), int16(-3))
+	f.Add(uint16(9), uint16(1), uint8(0x01), uint16(90), uint16(150), uint16(0), uint16(0), uint8(2), int16(0))
+	zones := []string{"Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "UTC", "Asia/Kathmandu", "Bad/Zone"}
+	f.Fuzz(func(t *testing.T, n, spd uint16, days uint8, s1, e1, s2, e2 uint16, zone uint8, startOff int16) {
+		tr := transitions[int(zone)%len(transitions)]
+		r := Rules{SendsPerDay: int(spd % 1500), TimeZone: zones[int(zone)%len(zones)], Start: tr.day.AddDays(int(startOff % 400)),
+			Windows: []Window{{Clock(s1 % 1500), Clock(e1 % 1500)}}}
+		if s2 != 0 || e2 != 0 {
+			r.Windows = append(r.Windows, Window{Clock(s2 % 1500), Clock(e2 % 1500)})
+		}
+		for d := range time.Weekday(7) {
+			if days&(1<<d) != 0 {
+				r.Weekdays = append(r.Weekdays, d)
+			}
+		}
+		recipients := int(n%400) + 1
+		p, err := Plan(recipients, r)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error without ErrInvalid: %v", err)
+			}
+			return
+		}
+		if err := checkPlan(recipients, r, p); err != nil {
+			t.Fatalf("rules %+v: %v", r, err)
+		}
+	})
+}
