@@ -228,37 +228,42 @@ func (p *Provisioner) Run(ctx context.Context, campaignID string, deadline time.
 		defer close(work)
 		end := feedEnd{}
 		defer func() { fed <- end }()
-		for from := cp.Next; ; {
+		var page []campaign.SendTask
+		from, i := cp.Next, 0
+		for {
+			// Wait for room past the watermark, then decide: a stop is
+			// seen before any more work is handed out.
+			select {
+			case <-credits:
+			case <-runCtx.Done():
+				return
+			}
 			if stopping() || runCtx.Err() != nil {
 				return
 			}
-			if cur, err := p.campaigns.Campaign(runCtx, campaignID); err == nil && cur.Status == campaign.CampaignCancelled {
-				end.all = true // nothing more to create
-				return
-			}
-			page, err := p.tasks.List(runCtx, campaignID, from, p.cfg.PageSize)
-			if err != nil {
-				end.err = fmt.Errorf("list tasks from %d: %w", from, err)
-				return
-			}
-			for _, t := range page {
-				select {
-				case <-credits:
-				case <-runCtx.Done():
+			if i == len(page) {
+				if cur, err := p.campaigns.Campaign(runCtx, campaignID); err == nil && cur.Status == campaign.CampaignCancelled {
+					end.all = true // nothing more to create
 					return
 				}
-				select {
-				case work <- t:
-					end.n++
-				case <-runCtx.Done():
+				var err error
+				if page, err = p.tasks.List(runCtx, campaignID, from, p.cfg.PageSize); err != nil {
+					end.err = fmt.Errorf("list tasks from %d: %w", from, err)
 					return
 				}
+				if len(page) == 0 {
+					end.all = true
+					return
+				}
+				from, i = from+len(page), 0
 			}
-			if len(page) < p.cfg.PageSize {
-				end.all = true
+			select {
+			case work <- page[i]:
+				end.n++
+				i++
+			case <-runCtx.Done():
 				return
 			}
-			from += len(page)
 		}
 	}()
 
@@ -269,9 +274,14 @@ func (p *Provisioner) Run(ctx context.Context, campaignID string, deadline time.
 	var end feedEnd
 	stoppedAny := false
 	lastSaved := cp.Next
+	resultsOpen := results // nil once closed: a closed channel would yield zero outcomes
 	for total < 0 || received < total {
 		select {
-		case o := <-results:
+		case o, ok := <-resultsOpen:
+			if !ok {
+				resultsOpen = nil
+				continue
+			}
 			received++
 			res.Calls += o.calls
 			res.Throttles += o.throttles

@@ -393,3 +393,30 @@ func TestDoneCheckpointMarksActive(t *testing.T) {
 		t.Fatalf("%+v %v, campaign %s, %d calls", res, err, c.Status, s.Stats().Calls)
 	}
 }
+
+// TestStoppedTaskIsNeverCheckpointed: a task still throttled when the run
+// stops is not counted done, however the run's goroutines interleave (a
+// closed results channel once yielded zero outcomes that marked task 0
+// done, so its schedule would never have been created).
+func TestStoppedTaskIsNeverCheckpointed(t *testing.T) {
+	for i := range 200 {
+		st := seed(t, 3)
+		s := inmem.NewScheduler(nil)
+		first := campaign.ScheduleName(campaign.TaskID("c1", 0))
+		s.Fault = func(_, name string) (error, bool) {
+			if name == first {
+				return campaign.ErrThrottled, false
+			}
+			return nil, false
+		}
+		clock := inmem.NewVirtualClock(t0)
+		cps := provision.NewMemoryCheckpoints()
+		res, err := newProv(t, provision.Config{Seed: uint64(i + 1)}, st, s, cps, clock).Run(context.Background(), "c1", t0.Add(provision.DefaultMargin+10*time.Second))
+		if err != nil || !res.Continue || res.Done {
+			t.Fatalf("run %d: %+v %v", i, res, err)
+		}
+		if cp, _ := cps.Load(context.Background(), "c1"); cp.Next != 0 {
+			t.Fatalf("run %d: checkpoint %d past the task that was never created", i, cp.Next)
+		}
+	}
+}

@@ -191,8 +191,8 @@ func Run(seed uint64, verbose bool) (*Report, error) {
 	w.sender = inmem.NewSender(w.clock)
 	w.sender.Fault = w.senderFault
 	w.worker, _ = send.New(crashingTasks{w.st, w}, w.st, crashingSender{w.sender, w}, w.clock, send.DefaultLease)
-	w.recon, _ = reconciler.New(reconciler.Config{Target: target, Seed: seed}, w.st, w.st, w.sched, w.sender, dispatcher{w}, w.clock)
-	w.canc, _ = cancel.New(w.st, w.st, w.sched, w.clock, target.GroupName, seed)
+	w.recon, _ = reconciler.New(reconciler.Config{Target: target, Seed: seed + 1}, w.st, w.st, w.sched, w.sender, dispatcher{w}, w.clock)
+	w.canc, _ = cancel.New(w.st, w.st, w.sched, w.clock, target.GroupName, seed+1) // 0 would mean random
 
 	if err := w.provision(); err != nil {
 		return rep, w.fail(err)
@@ -225,10 +225,12 @@ func (w *world) fail(err error) error {
 }
 
 // provision runs the provisioner until done, with deadlines from 20 s to
-// 5 min after the margin, and kills some runs midway.
+// 5 min after the margin, and kills some runs midway. One call in flight
+// and one task handed out at a time keep the history repeatable (the
+// provision tests cover concurrency).
 func (w *world) provision() error {
 	cps := provision.NewMemoryCheckpoints()
-	p, err := provision.New(provision.Config{Target: target, Concurrency: 1, PageSize: 1 + w.rng.IntN(8), Seed: w.seed, MaxErrorAttempts: 3},
+	p, err := provision.New(provision.Config{Target: target, Concurrency: 1, MaxAhead: 1, PageSize: 1 + w.rng.IntN(8), Seed: w.seed + 1, MaxErrorAttempts: 3},
 		w.st, w.st, w.sched, cps, w.clock)
 	if err != nil {
 		return err
@@ -252,16 +254,17 @@ func (w *world) provision() error {
 		deadline := w.clock.Now().Add(provision.DefaultMargin + time.Duration(20+w.rng.IntN(280))*time.Second)
 		res, err := p.Run(ctx, w.c.ID, deadline)
 		kill()
-		w.rep.Throttles += res.Throttles
 		switch {
 		case errors.Is(err, context.Canceled):
 			w.rep.ProvisionCrash++
-			w.logf("provision run %d killed (checkpoint %d)", run, res.Next)
+			saved, _ := cps.Load(context.Background(), w.c.ID)
+			w.logf("provision run %d killed (saved checkpoint %d)", run, saved.Next) // a killed run's own counts depend on when it died
 			continue
 		case err != nil:
 			return fmt.Errorf("provision run %d: %w", run, err)
 		}
-		w.logf("provision run %d: next %d created %d errors %d continue %v", run, res.Next, res.Created, res.Errors, res.Continue)
+		w.rep.Throttles += res.Throttles
+		w.logf("provision run %d: next %d created %d errors %d continue %v calls %d throttles %d deadline %s", run, res.Next, res.Created, res.Errors, res.Continue, res.Calls, res.Throttles, deadline.Format("15:04:05.000"))
 		if !res.Continue {
 			if !res.Done {
 				return errors.New("provisioning stopped without Done or Continue")
