@@ -86,6 +86,10 @@ func (s Schema) TakeOverable(it Item, due, now time.Time, lease time.Duration) b
 	return s.Undelivered(it, due) && (it.ClaimAt.IsZero() || !it.ClaimAt.After(now.Add(-lease).Truncate(time.Second)))
 }
 
+// Markable reports whether MarkDelivered's condition holds for it: it is
+// fired and no delivery is recorded.
+func (s Schema) Markable(it Item) bool { return it.State == s.FiredState && !it.Delivered }
+
 // MarkDelivered records that the target ran (DeliveredAtAttr = at), only
 // if the item is fired and no delivery is recorded yet.
 func (s Schema) MarkDelivered(k Key, at time.Time, opt ClaimOptions) Update {

@@ -92,14 +92,33 @@ type Schema struct {
 	NameBySortKey bool `json:"nameBySortKey,omitempty"`
 }
 
+// The values of Default, as constants for code that needs them at compile
+// time (the to-do app's table description uses them, so it cannot drift
+// from the contract).
+const (
+	DefaultPartitionKey       = "userId"
+	DefaultSortKey            = "taskId"
+	DefaultDueAttr            = "dueAt"
+	DefaultStateAttr          = "status"
+	DefaultArmedState         = "Pending"
+	DefaultFiredState         = "Expired"
+	DefaultTokenAttr          = "scheduleToken"
+	DefaultInlineAttr         = "scheduleInline"
+	DefaultFiredAtAttr        = "expiredAt"
+	DefaultClaimAtAttr        = "notifyClaimAt"
+	DefaultDeliveredAtAttr    = "notifiedAt"
+	DefaultScheduleNamePrefix = "task-"
+)
+
 // Default is the to-do app's schema: key userId/taskId, due time dueAt,
 // state status with Pending armed and Expired as the fired state.
 func Default() Schema {
 	return Schema{
-		PartitionKey: "userId", SortKey: "taskId", DueAttr: "dueAt", StateAttr: "status",
-		ArmedStates: []string{"Pending"}, FiredState: "Expired", TokenAttr: "scheduleToken",
-		InlineAttr: "scheduleInline", FiredAtAttr: "expiredAt", ClaimAtAttr: "notifyClaimAt",
-		DeliveredAtAttr: "notifiedAt", ScheduleNamePrefix: "task-", NameBySortKey: true,
+		PartitionKey: DefaultPartitionKey, SortKey: DefaultSortKey, DueAttr: DefaultDueAttr,
+		StateAttr: DefaultStateAttr, ArmedStates: []string{DefaultArmedState}, FiredState: DefaultFiredState,
+		TokenAttr: DefaultTokenAttr, InlineAttr: DefaultInlineAttr, FiredAtAttr: DefaultFiredAtAttr,
+		ClaimAtAttr: DefaultClaimAtAttr, DeliveredAtAttr: DefaultDeliveredAtAttr,
+		ScheduleNamePrefix: DefaultScheduleNamePrefix, NameBySortKey: true,
 	}
 }
 
@@ -321,6 +340,12 @@ type Payload struct {
 	Key Key
 	Due time.Time
 }
+
+// Equal reports whether p and q name the same item and the same instant.
+func (p Payload) Equal(q Payload) bool { return p.Key == q.Key && p.Due.Equal(q.Due) }
+
+// IsZero reports whether p is the zero payload.
+func (p Payload) IsZero() bool { return p.Key == (Key{}) && p.Due.IsZero() }
 
 // EncodePayload renders a payload as a JSON object named like the item:
 // the key attributes and the due attribute, all strings. For the to-do

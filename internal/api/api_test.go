@@ -125,7 +125,7 @@ func TestCreateMakesScheduleWithContract(t *testing.T) {
 		t.Fatal("no schedule created")
 	}
 	want := task.Schedule{Name: "task-" + id, At: due, ClientToken: task.ClientToken(stored.ScheduleToken, due),
-		Payload: task.Payload{TaskID: id, UserID: "alice", DueAt: "2026-11-30T13:30:00Z"}}
+		Payload: task.Payload{Key: task.Key("alice", id), Due: due}}
 	if sc != want {
 		t.Fatalf("schedule %+v, want %+v", sc, want)
 	}

@@ -250,11 +250,11 @@ func (s *Server) serveSchedules(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []scheduleJSON{}
 	for _, sc := range s.pipe.Scheduler.All() {
-		if sc.Payload.UserID != c.Sub {
+		if sc.Payload.Key.Partition != c.Sub {
 			continue
 		}
-		out = append(out, scheduleJSON{Name: sc.Name, At: task.FormatTime(sc.At), TaskID: sc.Payload.TaskID,
-			UserID: sc.Payload.UserID, DueAt: sc.Payload.DueAt})
+		out = append(out, scheduleJSON{Name: sc.Name, At: task.FormatTime(sc.At), TaskID: sc.Payload.Key.Sort,
+			UserID: sc.Payload.Key.Partition, DueAt: task.FormatTime(sc.Payload.Due)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"schedules": out})
 }

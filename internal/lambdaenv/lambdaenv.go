@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/unschedule/unschedule/contract"
 )
 
 // Env reads variables and collects problems.
@@ -76,6 +78,23 @@ func (e *Env) Float(name string, def, min, max float64) float64 {
 		return def
 	}
 	return n
+}
+
+// EnvTargetFunction names the adopter's target function: when the expiry
+// function has it, it invokes that function (RequestResponse) with the
+// payload after each successful claim, instead of notifying through SNS.
+const EnvTargetFunction = "TARGET_FUNCTION_ARN"
+
+// Schema returns the item schema handed over in contract.EnvVar
+// (contract.Default() when unset); a value that does not parse or
+// validate is a problem.
+func (e *Env) Schema() contract.Schema {
+	s, err := contract.Parse(strings.TrimSpace(e.get(contract.EnvVar)))
+	if err != nil {
+		e.problems = append(e.problems, err.Error())
+		return contract.Default()
+	}
+	return s
 }
 
 // Err is nil when every variable read so far was fine.

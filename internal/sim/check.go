@@ -21,15 +21,15 @@ func (w *world) checkAtRest() {
 			want := task.ScheduleFor(t)
 			if !ok {
 				w.violate("I3", "pending task %s due %s has no schedule", t.TaskID, task.FormatTime(t.DueAt))
-			} else if !sc.At.Equal(want.At) || sc.Payload != want.Payload {
+			} else if !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload) {
 				w.violate("I3", "pending task %s due %s has its schedule at %s for %s", t.TaskID,
-					task.FormatTime(t.DueAt), task.FormatTime(sc.At), sc.Payload.DueAt)
+					task.FormatTime(t.DueAt), task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due))
 			}
 		}
 	}
 	for _, sc := range w.sched.All() {
 		id, _ := task.TaskIDFromScheduleName(sc.Name)
-		if _, err := w.mem.Get(w.ctx, sc.Payload.UserID, id); errors.Is(err, task.ErrNotFound) {
+		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) {
 			w.violate("I3", "schedule %s has no task", sc.Name)
 		}
 	}
@@ -40,7 +40,7 @@ func (w *world) checkAtRest() {
 // reconciler pass.
 func (w *world) checkFinal() {
 	for _, sc := range w.sched.All() {
-		w.violate("I3", "schedule %s (due %s) is left after every deadline passed", sc.Name, sc.Payload.DueAt)
+		w.violate("I3", "schedule %s (due %s) is left after every deadline passed", sc.Name, task.FormatTime(sc.Payload.Due))
 	}
 	for _, id := range w.taskOrder {
 		w.checkTask(w.tasks[id])

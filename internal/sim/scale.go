@@ -148,7 +148,7 @@ func Scale(cfg ScaleConfig) ScaleResult {
 			t.ScheduledFor, t.ScheduleRepair, has = time.Time{}, true, false
 		case DriftStaleReschedule:
 			schedule.At = t.DueAt.Add(-time.Duration(1+rng.Intn(3600)) * time.Second)
-			schedule.Payload.DueAt = task.FormatTime(schedule.At)
+			schedule.Payload.Due = schedule.At
 			t.ScheduledFor, t.UpdatedAt = time.Time{}, start.Add(-3*time.Hour)
 		case DriftDeletedByHand:
 			has = false

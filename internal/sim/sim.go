@@ -773,7 +773,7 @@ func (w *world) fire() {
 		if w.inject(FaultFiredTwice, 0.05) {
 			w.invs = append(w.invs, invocation{s: s, at: at.Add(time.Duration(w.rng.Intn(120)) * time.Second)})
 		}
-		w.tracef("fired %s (due %s)", s.Name, s.Payload.DueAt)
+		w.tracef("fired %s (due %s)", s.Name, task.FormatTime(s.Payload.Due))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -20,9 +21,9 @@ import (
 const (
 	// PartitionKey is the owner (the Cognito sub): a user's tasks are one
 	// Query.
-	PartitionKey = "userId"
+	PartitionKey = contract.DefaultPartitionKey
 	// SortKey is the task id (a ULID, so a Query returns oldest first).
-	SortKey = "taskId"
+	SortKey = contract.DefaultSortKey
 	// PendingIndex is a sparse global secondary index holding only the
 	// tasks whose expiry is pending (task.Task.AwaitsExpiry): Pending tasks,
 	// and Expired tasks whose notification is not recorded. The reconciler
@@ -34,7 +35,7 @@ const (
 	// It spreads those tasks over PendingShards partitions.
 	PendingShardAttr = "pendingShard"
 	// PendingSortAttr is the index's sort key.
-	PendingSortAttr = "dueAt"
+	PendingSortAttr = contract.DefaultDueAttr
 	// PendingShards is how many index partitions the index spreads over.
 	PendingShards = 16
 	// UserPendingIndex is a sparse local secondary index (KEYS_ONLY)
@@ -87,20 +88,25 @@ const (
 	AttrSettingsVersion       = "version"
 )
 
-// Attribute names of a task item.
+// Attribute names of a task item. The ones the schedule-on-write contract
+// reads or writes are contract.Default()'s names (one source).
 const (
 	AttrTitle          = "title"
 	AttrDescription    = "description"
-	AttrStatus         = "status" // a DynamoDB reserved word: always alias it
-	AttrDueAt          = "dueAt"
+	AttrStatus         = contract.DefaultStateAttr // "status", a DynamoDB reserved word: always alias it
+	AttrDueAt          = contract.DefaultDueAttr
 	AttrCreatedAt      = "createdAt"
 	AttrUpdatedAt      = "updatedAt"
-	AttrScheduleToken  = "scheduleToken"
+	AttrScheduleToken  = contract.DefaultTokenAttr
 	AttrScheduleRepair = "scheduleRepair"
+	// AttrScheduleInline is "true" on a task whose schedule the API
+	// created itself (task.Task.ScheduleInline): the stream path leaves
+	// its insert alone.
+	AttrScheduleInline = contract.DefaultInlineAttr
 	AttrCompletedAt    = "completedAt"
-	AttrExpiredAt      = "expiredAt"
-	AttrNotifiedAt     = "notifiedAt"
-	AttrNotifyClaimAt  = "notifyClaimAt"
+	AttrExpiredAt      = contract.DefaultFiredAtAttr
+	AttrNotifiedAt     = contract.DefaultDeliveredAtAttr
+	AttrNotifyClaimAt  = contract.DefaultClaimAtAttr
 	// AttrScheduledFor is task.Task.ScheduledFor. Items written before it
 	// existed lack it; the reconciler checks those like any unconfirmed
 	// task, so they need no backfill.
@@ -138,6 +144,9 @@ func ToItem(t task.Task) map[string]string {
 	if t.ScheduleRepair {
 		m[AttrScheduleRepair] = "true"
 	}
+	if t.ScheduleInline {
+		m[AttrScheduleInline] = "true"
+	}
 	for name, v := range map[string]string{
 		AttrCompletedAt:   task.FormatTime(t.CompletedAt),
 		AttrExpiredAt:     task.FormatTime(t.ExpiredAt),
@@ -159,6 +168,7 @@ func FromItem(m map[string]string) (task.Task, error) {
 		UserID: m[PartitionKey], TaskID: m[SortKey], Title: m[AttrTitle],
 		Description: m[AttrDescription], Status: task.Status(m[AttrStatus]),
 		ScheduleToken: m[AttrScheduleToken], ScheduleRepair: m[AttrScheduleRepair] == "true",
+		ScheduleInline: m[AttrScheduleInline] == "true",
 	}
 	if t.UserID == "" || t.TaskID == "" {
 		return task.Task{}, fmt.Errorf("item lacks %s or %s", PartitionKey, SortKey)

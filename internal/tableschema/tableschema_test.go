@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -85,5 +86,25 @@ func TestPendingShardStableAndBounded(t *testing.T) {
 	}
 	if len(seen) != PendingShards {
 		t.Fatalf("1000 ids hit %d shards, want all %d", len(seen), PendingShards)
+	}
+}
+
+// The task item is a contract item: contract.Default() reads from ToItem
+// what task.Task.Item says, so the table, the stream decoder and the
+// contract cannot disagree on a name.
+func TestItemIsAContractItem(t *testing.T) {
+	due := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	base := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000AA", Title: "t", Status: task.StatusPending,
+		DueAt: due, CreatedAt: due, UpdatedAt: due, ScheduleToken: "tok", ScheduleInline: true}
+	fired := base
+	fired.Status, fired.ExpiredAt, fired.NotifyClaimAt, fired.NotifiedAt, fired.ScheduleInline = task.StatusExpired, due, due, due, false
+	for _, in := range []task.Task{base, fired} {
+		got, err := contract.Default().ItemFrom(ToItem(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := in.Item(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("contract item:\n got %+v\nwant %+v", got, want)
+		}
 	}
 }

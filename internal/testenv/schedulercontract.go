@@ -141,7 +141,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		other := first
 		other.ClientToken = first.ClientToken + "-other"
 		other.At = first.At.Add(time.Hour)
-		other.Payload.DueAt = task.FormatTime(other.At)
+		other.Payload.Due = other.At
 		wantErr(t, "second create", s.Create(ctx, other), task.ErrScheduleExists)
 		wantGet(t, s, first)
 	})
@@ -152,7 +152,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		mustCreate(t, s, sc)
 		moved := ContractSchedule("alice", 1)
 		moved.At = sc.At.Add(36 * time.Hour)
-		moved.Payload.DueAt = task.FormatTime(moved.At)
+		moved.Payload.Due = moved.At
 		if err := s.Update(ctx, moved); err != nil {
 			t.Fatalf("update: %v", err)
 		}
@@ -201,7 +201,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		again := sc
 		again.ClientToken = sc.ClientToken + "-again"
 		again.At = sc.At.Add(time.Hour)
-		again.Payload.DueAt = task.FormatTime(again.At)
+		again.Payload.Due = again.At
 		mustCreate(t, s, again)
 		wantGet(t, s, again)
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
@@ -126,8 +128,8 @@ func TestLoadConfig(t *testing.T) {
 				return
 			}
 			want := awsscheduler.Config{GroupName: "tasks", TargetArn: "arn:fn", RoleArn: "arn:role", DeadLetterArn: "arn:dlq",
-				MaxRetryAttempts: 3, MaxEventAgeSec: 86400}
-			if err != nil || got != want {
+				MaxRetryAttempts: 3, MaxEventAgeSec: 86400, Schema: contract.Default()}
+			if err != nil || !reflect.DeepEqual(got, want) {
 				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, want)
 			}
 		})

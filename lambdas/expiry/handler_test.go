@@ -27,7 +27,7 @@ func TestHandle(t *testing.T) {
 	claimed := pending
 	claimed.Status, claimed.ExpiredAt, claimed.NotifyClaimAt = task.StatusExpired, due, due.Add(20*time.Second)
 	payload := func(dueAt time.Time) json.RawMessage {
-		return json.RawMessage(task.EncodePayload(task.Payload{TaskID: id, UserID: "u1", DueAt: task.FormatTime(dueAt)}))
+		return json.RawMessage(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt}))
 	}
 	for _, tc := range []struct {
 		name       string

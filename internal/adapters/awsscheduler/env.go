@@ -12,5 +12,6 @@ func ConfigFromEnv(e *lambdaenv.Env) Config {
 		DeadLetterArn:    e.Require("SCHEDULER_DLQ_ARN"),
 		MaxRetryAttempts: int32(e.Int("SCHEDULE_RETRIES", 3, 0, 185)),
 		MaxEventAgeSec:   int32(e.Int("SCHEDULE_MAX_EVENT_AGE", 86400, 60, 86400)),
+		Schema:           e.Schema(),
 	}
 }

@@ -7,7 +7,6 @@ package awsscheduler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -58,6 +58,10 @@ type Config struct {
 	// MaxEventAgeSec bounds how long a failed invocation is retried.
 	// Default: 86400, one day (when 0).
 	MaxEventAgeSec int32
+	// Schema renders and reads each schedule's input (the payload).
+	// Default: contract.Default(), the to-do app's (when its
+	// PartitionKey is "").
+	Schema contract.Schema
 }
 
 // Client is a task.Scheduler and task.ScheduleReader on one schedule
@@ -82,6 +86,9 @@ func New(api API, cfg Config) (*Client, error) {
 	}
 	if cfg.MaxEventAgeSec == 0 {
 		cfg.MaxEventAgeSec = DefaultMaxEventAgeSec
+	}
+	if cfg.Schema.PartitionKey == "" {
+		cfg.Schema = contract.Default()
 	}
 	var errs []error
 	for _, f := range []struct{ name, value, want string }{
@@ -113,7 +120,7 @@ func (c *Client) target(s task.Schedule) *types.Target {
 	return &types.Target{
 		Arn:     aws.String(c.cfg.TargetArn),
 		RoleArn: aws.String(c.cfg.RoleArn),
-		Input:   aws.String(task.EncodePayload(s.Payload)),
+		Input:   aws.String(c.cfg.Schema.EncodePayload(s.Payload)),
 		RetryPolicy: &types.RetryPolicy{
 			MaximumRetryAttempts:     aws.Int32(c.cfg.MaxRetryAttempts),
 			MaximumEventAgeInSeconds: aws.Int32(c.cfg.MaxEventAgeSec),
@@ -197,8 +204,8 @@ func (c *Client) Get(ctx context.Context, name string) (task.Schedule, error) {
 	if out.Target == nil || out.Target.Input == nil {
 		return task.Schedule{}, fmt.Errorf("get schedule %s: it has no target input", name)
 	}
-	var p task.Payload
-	if err := json.Unmarshal([]byte(*out.Target.Input), &p); err != nil {
+	p, err := c.cfg.Schema.DecodePayload([]byte(*out.Target.Input))
+	if err != nil {
 		return task.Schedule{}, fmt.Errorf("get schedule %s: target input: %w", name, err)
 	}
 	return task.Schedule{Name: aws.ToString(out.Name), At: at, Payload: p}, nil

@@ -2,7 +2,6 @@ package awsscheduler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -91,7 +90,7 @@ var testSchedule = task.Schedule{
 	Name:        task.ScheduleName("01JD00000000000000000000AA"),
 	At:          time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC),
 	ClientToken: strings.Repeat("ab", 32),
-	Payload:     task.Payload{TaskID: "01JD00000000000000000000AA", UserID: "user-1", DueAt: "2030-01-02T03:04:05Z"},
+	Payload:     task.Payload{Key: task.Key("user-1", "01JD00000000000000000000AA"), Due: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)},
 }
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -147,8 +146,8 @@ func TestCreateSendsTheWholeDefinition(t *testing.T) {
 				t.Fatalf("%d CreateSchedule calls, want 1", len(api.create))
 			}
 			in := api.create[0]
-			var payload task.Payload
-			if err := json.Unmarshal([]byte(aws.ToString(in.Target.Input)), &payload); err != nil {
+			payload, err := task.Schema.DecodePayload([]byte(aws.ToString(in.Target.Input)))
+			if err != nil {
 				t.Fatalf("target input: %v", err)
 			}
 			for _, f := range []struct {

@@ -670,7 +670,7 @@ func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task)
 // the expiry skip the task). An empty payload (not reported) is not held
 // against it.
 func matches(have, want task.Schedule) bool {
-	return have.At.Equal(want.At) && (have.Payload == task.Payload{} || have.Payload == want.Payload)
+	return have.At.Equal(want.At) && (have.Payload.IsZero() || have.Payload.Equal(want.Payload))
 }
 
 // loadPending reads the Pending tasks of the whole index (table reads, no
@@ -715,7 +715,7 @@ func (x *run) schedule(ctx context.Context, s task.Schedule) {
 		// schedule to the next pass, or costs it a read.
 		return
 	}
-	userID := s.Payload.UserID
+	userID := s.Payload.Key.Partition
 	if userID == "" {
 		// Listings omit the target input: read the schedule.
 		full, err := x.get(ctx, s.Name)
@@ -726,7 +726,7 @@ func (x *run) schedule(ctx context.Context, s task.Schedule) {
 			x.fail(ctx, log, "read schedule", err)
 			return
 		}
-		if userID = full.Payload.UserID; userID == "" {
+		if userID = full.Payload.Key.Partition; userID == "" {
 			x.fail(ctx, log, "find the schedule's owner", errors.New("payload has no user id"))
 			return
 		}

@@ -129,7 +129,10 @@ func TestRunRepairs(t *testing.T) {
 		schedule *task.Schedule // present in the scheduler
 	}
 	at := func(s task.Schedule, when time.Time) *task.Schedule { s.At = when; return &s }
-	payloadDue := func(s task.Schedule, due string) *task.Schedule { s.Payload.DueAt = due; return &s }
+	payloadDue := func(s task.Schedule, due string) *task.Schedule {
+		s.Payload.Due, _ = task.ParseTime(due)
+		return &s
+	}
 	tests := []struct {
 		name         string
 		setup        func() setup

@@ -1,40 +1,36 @@
 package task
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/unschedule/unschedule/contract"
 )
 
+// Schema is the to-do app's item contract (contract.Default): every
+// schedule name, ClientToken and payload of a task comes from it.
+var Schema = contract.Default()
+
 // ScheduleNamePrefix starts the name of every task schedule.
-const ScheduleNamePrefix = "task-"
+const ScheduleNamePrefix = contract.DefaultScheduleNamePrefix
 
-// Schedule is a one-off invocation of the expiry function at At.
-type Schedule struct {
-	// Name is derived from the task id: one task, one schedule.
-	Name string
-	// At is when the schedule fires (UTC, whole seconds).
-	At time.Time
-	// ClientToken makes a create idempotent: the same task and deadline
-	// always give the same token.
-	ClientToken string
-	Payload     Payload
-}
+// Schedule is a one-off invocation of the expiry function at At: the
+// contract's schedule (name, due time, ClientToken, payload).
+type Schedule = contract.Schedule
 
-// Payload is the input the schedule hands the expiry function. DueAt is
-// the deadline the schedule was made for; expiry compares it with the
-// task's current deadline so a stale schedule can never expire a task.
-type Payload struct {
-	TaskID string `json:"taskId"`
-	UserID string `json:"userId"`
-	DueAt  string `json:"dueAt"`
-}
+// Payload is the input the schedule hands the expiry function: the item's
+// key and the deadline the schedule was made for; expiry compares it with
+// the task's current deadline so a stale schedule can never expire a task.
+// Its JSON is Schema.EncodePayload: {"dueAt","taskId","userId"}.
+type Payload = contract.Payload
 
-// ScheduleName is the schedule name of a task id.
-func ScheduleName(taskID string) string { return ScheduleNamePrefix + taskID }
+// Key is a task's item key.
+func Key(userID, taskID string) contract.Key { return contract.Key{Partition: userID, Sort: taskID} }
+
+// ScheduleName is the schedule name of a task id (the contract's name by
+// sort key: a task id is a ULID, unique in the table).
+func ScheduleName(taskID string) string { return Schema.ScheduleName(contract.Key{Sort: taskID}) }
 
 // TaskIDFromScheduleName inverts ScheduleName; ok is false for a name this
 // package did not make.
@@ -47,22 +43,20 @@ func TaskIDFromScheduleName(name string) (id string, ok bool) {
 }
 
 // ClientToken derives the scheduler's idempotency token from the task's
-// schedule token and the deadline: retries of one create share it, and a
-// schedule for a new deadline gets a new one. 64 hex characters, the
-// scheduler's limit.
+// schedule token and the deadline (contract.Schema.ClientToken): retries
+// of one create share it, and a schedule for a new deadline gets a new
+// one.
 func ClientToken(scheduleToken string, dueAt time.Time) string {
-	sum := sha256.Sum256([]byte(scheduleToken + "|" + FormatTime(dueAt)))
-	return hex.EncodeToString(sum[:])
+	return Schema.ClientToken(contract.Key{}, scheduleToken, dueAt)
 }
 
 // ScheduleFor is the schedule a Pending task must have.
-func ScheduleFor(t Task) Schedule {
-	return Schedule{
-		Name:        ScheduleName(t.TaskID),
-		At:          t.DueAt.UTC().Truncate(time.Second),
-		ClientToken: ClientToken(t.ScheduleToken, t.DueAt),
-		Payload:     Payload{TaskID: t.TaskID, UserID: t.UserID, DueAt: FormatTime(t.DueAt)},
-	}
+func ScheduleFor(t Task) Schedule { return Schema.ScheduleFor(t.Item()) }
+
+// Item is the task as the contract reads it.
+func (t Task) Item() contract.Item {
+	return contract.Item{Key: Key(t.UserID, t.TaskID), State: string(t.Status), Due: t.DueAt,
+		Token: t.ScheduleToken, Inline: t.ScheduleInline, Delivered: !t.NotifiedAt.IsZero(), ClaimAt: t.NotifyClaimAt}
 }
 
 // AtExpression is the scheduler expression for a one-off schedule at t.
@@ -86,23 +80,16 @@ func ParseAtExpression(expr string) (time.Time, error) {
 var atRE = regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
 
 // EncodePayload renders the schedule input.
-func EncodePayload(p Payload) string {
-	b, _ := json.Marshal(p) // a struct of strings always marshals
-	return string(b)
-}
+func EncodePayload(p Payload) string { return Schema.EncodePayload(p) }
 
 // DecodePayload parses and checks a schedule input.
 func DecodePayload(b []byte) (ExpireRequest, error) {
-	var p Payload
-	if err := json.Unmarshal(b, &p); err != nil {
-		return ExpireRequest{}, fmt.Errorf("decode schedule payload: %w", err)
-	}
-	if !ValidID(p.TaskID) || p.UserID == "" {
-		return ExpireRequest{}, fmt.Errorf("schedule payload lacks a task or user id: %s", b)
-	}
-	due, err := time.Parse(time.RFC3339, p.DueAt)
+	p, err := Schema.DecodePayload(b)
 	if err != nil {
-		return ExpireRequest{}, fmt.Errorf("schedule payload dueAt: %w", err)
+		return ExpireRequest{}, err
 	}
-	return ExpireRequest{UserID: p.UserID, TaskID: p.TaskID, DueAt: due.UTC()}, nil
+	if !ValidID(p.Key.Sort) {
+		return ExpireRequest{}, fmt.Errorf("schedule payload lacks a task id: %s", b)
+	}
+	return ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due}, nil
 }

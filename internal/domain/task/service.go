@@ -134,6 +134,9 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 		Status: StatusPending, DueAt: in.DueAt.UTC().Truncate(time.Second),
 		CreatedAt: now.Truncate(time.Second), UpdatedAt: now.Truncate(time.Second),
 		ScheduleToken: s.ids.NewToken(),
+		// Create makes the schedule itself (the low-latency path): the
+		// stream path must not make it again.
+		ScheduleInline: true,
 	}
 	if err := s.store.Create(ctx, t); err != nil {
 		return Task{}, fmt.Errorf("create task: %w", err)

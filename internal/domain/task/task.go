@@ -48,6 +48,10 @@ type Task struct {
 	// ScheduleRepair is set when creating the schedule failed; the
 	// reconciler gives the task a schedule and clears it.
 	ScheduleRepair bool
+	// ScheduleInline says the writer created the schedule itself
+	// (contract.Schema.InlineAttr): Create sets it, so the stream path
+	// does not create the schedule again.
+	ScheduleInline bool
 	// ScheduledFor records that the task's schedule was confirmed for this
 	// deadline: created by the API's Create, or checked (or repaired) by
 	// the reconciler. It vouches for the schedule only while it equals
