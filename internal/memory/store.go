@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -50,7 +51,7 @@ func (s *Store) record(kind task.ChangeKind, old, new *task.Task) {
 		k = new
 	}
 	s.changes = append(s.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", s.seq), Kind: kind,
-		UserID: k.UserID, TaskID: k.TaskID, Old: old, New: new})
+		Key: task.Key(k.UserID, k.TaskID), Old: image(old), New: image(new)})
 }
 
 // Changes returns the change feed from position from on, and the next
@@ -91,6 +92,32 @@ func (s *Store) Put(t task.Task) {
 }
 
 func ptr(t task.Task) *task.Task { return &t }
+
+// image is a task as the change feed shows it: the contract's view of
+// the item (nil for none).
+func image(t *task.Task) *contract.Item {
+	if t == nil {
+		return nil
+	}
+	it := t.Item()
+	return &it
+}
+
+// PutItem writes t as a writer that is not the API would, with a plain
+// put (no condition, no schedule made): the change feed records it, as an
+// INSERT or a MODIFY of what was there.
+func (s *Store) PutItem(t task.Task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{t.UserID, t.TaskID}
+	if old, ok := s.items[k]; ok {
+		s.put(k, t)
+		s.record(task.ChangeModify, ptr(old), ptr(t))
+		return
+	}
+	s.put(k, t)
+	s.record(task.ChangeInsert, nil, ptr(t))
+}
 
 // Create implements task.Store.
 func (s *Store) Create(_ context.Context, t task.Task) error {
@@ -226,7 +253,7 @@ func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time
 	defer s.mu.Unlock()
 	k := key{userID, taskID}
 	old, ok := s.items[k]
-	if !ok || old.Status != task.StatusPending || !old.DueAt.Equal(dueAt) {
+	if !ok || !task.Schema.Claimable(old.Item(), dueAt) {
 		return task.Task{}, task.ErrConditionFailed
 	}
 	t := old
@@ -240,7 +267,7 @@ func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time
 }
 
 // ClaimNotification implements task.Store.
-func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, now time.Time, lease time.Duration) error {
+func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error {
 	if err := s.fail("ClaimNotification"); err != nil {
 		return err
 	}
@@ -248,8 +275,7 @@ func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, now 
 	defer s.mu.Unlock()
 	k := key{userID, taskID}
 	old, ok := s.items[k]
-	if !ok || old.Status != task.StatusExpired || !old.NotifiedAt.IsZero() ||
-		old.NotifyClaimAt.After(now.Add(-lease)) {
+	if !ok || !task.Schema.TakeOverable(old.Item(), dueAt, now, lease) {
 		return task.ErrConditionFailed
 	}
 	t := old
@@ -268,7 +294,7 @@ func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.T
 	defer s.mu.Unlock()
 	k := key{userID, taskID}
 	old, ok := s.items[k]
-	if !ok || old.Status != task.StatusExpired || !old.NotifiedAt.IsZero() {
+	if !ok || !task.Schema.Markable(old.Item()) {
 		return task.ErrConditionFailed
 	}
 	t := old

@@ -142,10 +142,10 @@ func New(opts Options) (*Pipeline, error) {
 		Clock: p.Clock, IDs: opts.IDs, WebURL: opts.WebURL, Log: opts.Log}); err != nil {
 		return nil, err
 	}
-	if p.Processor, err = cancel.NewProcessor(p.Queue, opts.Metrics, opts.Log); err != nil {
+	if p.Processor, err = cancel.NewProcessor(task.Schema, p.Queue, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
-	if p.Worker, err = cancel.NewWorker(p.Scheduler, opts.Metrics, opts.Log); err != nil {
+	if p.Worker, err = cancel.NewWorker(task.Schema, p.Scheduler, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Pending: p.Store, Tasks: p.Store,

@@ -445,7 +445,7 @@ func TestEnqueueFailureIsRetriedFromTheStream(t *testing.T) {
 	h.drain(t0)
 	rejected := false
 	h.Queue.Fail = func(m cancel.Message) error {
-		if m.TaskID == a.TaskID && !rejected {
+		if m.Sort == a.TaskID && !rejected {
 			rejected = true
 			return errThrottle
 		}

@@ -253,10 +253,10 @@ func (w *world) send(m cancel.Message) {
 	now := w.clock.Now()
 	if prev, ok := w.eventSent[m.EventID]; ok && now.Sub(prev) < w.qcfg.DedupWindow {
 		w.violate("I4", "stream record %s of task %s gave a second queue message %s within the deduplication window (first %s ago)",
-			m.EventID, m.TaskID, id, now.Sub(prev))
+			m.EventID, m.Sort, id, now.Sub(prev))
 	}
 	w.eventSent[m.EventID] = now
-	w.msgs[id] = &msgState{eventID: m.EventID, taskID: m.TaskID}
+	w.msgs[id] = &msgState{eventID: m.EventID, taskID: m.Sort}
 	w.msgOrder = append(w.msgOrder, id)
 }
 

@@ -271,13 +271,13 @@ func newWorld(cfg Config) *world {
 	w.api = api.New(w.svc, nil, log)
 	w.qcfg = pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5, DedupWindow: 5 * time.Minute}
 	w.queue = pipeline.NewQueue(w.clock, w.qcfg)
-	w.proc, err = cancel.NewProcessor(enqueuer{w}, nil, log)
+	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{w}, nil, log)
 	must(err)
 	var ws task.Scheduler = w.fsched
 	if cfg.Mutation.WorkerScheduler != nil {
 		ws = cfg.Mutation.WorkerScheduler(ws)
 	}
-	w.worker, err = cancel.NewWorker(ws, nil, log)
+	w.worker, err = cancel.NewWorker(task.Schema, ws, nil, log)
 	must(err)
 	var pending task.PendingLister = w.mem
 	if cfg.Mutation.Pending != nil {
@@ -638,7 +638,7 @@ func (w *world) ingest() {
 	all, next := w.mem.Changes(w.feedPos)
 	w.feedPos = next
 	for _, c := range all {
-		sh := w.shards[shardOf(c.TaskID, len(w.shards))]
+		sh := w.shards[shardOf(c.Key.Sort, len(w.shards))]
 		sh.recs = append(sh.recs, c)
 	}
 }
@@ -720,6 +720,10 @@ func (w *world) deliver() bool {
 	return true
 }
 
+// groupTask is the task id of a message group (the item key
+// "userId/taskId", cancel.Message.GroupID).
+func groupTask(group string) string { return group[strings.LastIndex(group, "/")+1:] }
+
 func (w *world) handle(batch []pipeline.Received) {
 	crash := -1
 	if w.inject(FaultWorkerCrash, 0.04) {
@@ -732,7 +736,7 @@ func (w *world) handle(batch []pipeline.Received) {
 			break
 		}
 		ds = append(ds, cancel.Delivery{ID: r.MessageID, GroupID: r.GroupID, Body: r.Body})
-		before[r.GroupID] = w.blamed[r.GroupID]
+		before[r.GroupID] = w.blamed[groupTask(r.GroupID)]
 		if r.ReceiveCount > w.qcfg.MaxReceiveCount {
 			w.violate("I4", "message %s received %d times (bound %d)", r.MessageID, r.ReceiveCount, w.qcfg.MaxReceiveCount)
 		}
@@ -742,7 +746,7 @@ func (w *world) handle(batch []pipeline.Received) {
 		failed[id] = true
 	}
 	for _, d := range ds {
-		if failed[d.ID] && w.blamed[d.GroupID] == before[d.GroupID] {
+		if failed[d.ID] && w.blamed[groupTask(d.GroupID)] == before[d.GroupID] {
 			w.violate("I4", "message %s (task %s) failed without an injected fault: it would loop to the DLQ", d.ID, d.GroupID)
 		}
 	}

@@ -102,7 +102,7 @@ func (p publishOnSkip) Expire(ctx context.Context, req task.ExpireRequest) (task
 // first is still publishing (the gap the claim closes).
 type claimAlwaysFree struct{ task.Store }
 
-func (claimAlwaysFree) ClaimNotification(context.Context, string, string, time.Time, time.Duration) error {
+func (claimAlwaysFree) ClaimNotification(context.Context, string, string, time.Time, time.Time, time.Duration) error {
 	return nil
 }
 

@@ -57,8 +57,8 @@ type QueueBackend struct {
 
 // contractMessage is the i-th change of task n.
 func contractMessage(n, i int) cancel.Message {
-	return cancel.Message{Action: cancel.ActionReschedule, UserID: "alice", TaskID: ContractID(n),
-		DueAt: contractT0.Add(time.Duration(i+1) * time.Hour), ScheduleToken: "token-" + ContractID(n),
+	return cancel.Message{Action: cancel.ActionReschedule, Partition: "alice", Sort: ContractID(n),
+		DueAt: contractT0.Add(time.Duration(i+1) * time.Hour), Token: "token-" + ContractID(n),
 		EventID: "event-" + strconv.Itoa(n) + "-" + strconv.Itoa(i)}
 }
 

@@ -473,7 +473,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"after the new lease", now.Add(3 * lease), nil},
 		} {
 			before := mustGet(t, s, "alice", in.TaskID)
-			err := s.ClaimNotification(ctx, "alice", in.TaskID, step.at, lease)
+			err := s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, step.at, lease)
 			if step.want != nil {
 				wantErr(t, err, step.want)
 				equal(t, step.name+": unchanged", mustGet(t, s, "alice", in.TaskID), before)
@@ -485,10 +485,13 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			equal(t, step.name+": claimed", mustGet(t, s, "alice", in.TaskID), claimed(step.at))
 		}
 
+		// A firing for another deadline never takes it over, lease or not.
+		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt.Add(time.Hour), now.Add(10*lease), lease),
+			task.ErrConditionFailed)
 		if err := s.MarkNotified(ctx, "alice", in.TaskID, now.Add(4*lease)); err != nil {
 			t.Fatal(err)
 		}
-		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, now.Add(time.Hour), lease), task.ErrConditionFailed)
+		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 		if got := mustGet(t, s, "alice", in.TaskID); !got.NotifyClaimAt.Equal(now.Add(3 * lease)) {
 			t.Fatalf("a claim after the record moved it to %v", got.NotifyClaimAt)
 		}
@@ -500,7 +503,11 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				before, _ := s.Get(ctx, tc.user, tc.id)
-				wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, now.Add(time.Hour), lease), task.ErrConditionFailed)
+				if tc.id == pending.TaskID || tc.id == done.TaskID {
+					// Their own deadline, not in's.
+					wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, before.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+				}
+				wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 				after, _ := s.Get(ctx, tc.user, tc.id)
 				equal(t, "item", after, before)
 			})

@@ -66,7 +66,7 @@ func TestHandle(t *testing.T) {
 			var out bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.DiscardHandler)
-			w, err := cancel.NewWorker(s, rec, log)
+			w, err := cancel.NewWorker(contract.Default(), s, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}

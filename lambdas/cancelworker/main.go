@@ -1,9 +1,12 @@
-// Command cancelworker consumes the cancellation FIFO queue: it deletes
-// the schedules of completed or removed tasks, and moves (or recreates)
-// the schedules of tasks whose deadline changed. See cancel.Worker.
+// Command cancelworker consumes the cancellation FIFO queue: it creates
+// the schedules of items that a writer other than the API put, deletes
+// the schedules of items that left their armed states or were removed,
+// and moves (or recreates) the schedules of items whose due time changed.
+// See cancel.Worker.
 //
 // Environment: SCHEDULE_GROUP, EXPIRY_FUNCTION_ARN, SCHEDULER_ROLE_ARN,
-// SCHEDULER_DLQ_ARN.
+// SCHEDULER_DLQ_ARN, optional SCHEDULE_RETRIES, SCHEDULE_MAX_EVENT_AGE and
+// UNSCHEDULE_ITEM_SCHEMA (contract.EnvVar).
 package main
 
 import (
@@ -26,6 +29,6 @@ func main() {
 	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(aws), cfg))
 	rec := metrics.New(FunctionName, os.Stdout)
-	worker := lambdaenv.Must(cancel.NewWorker(sched, rec, log))
+	worker := lambdaenv.Must(cancel.NewWorker(cfg.Schema, sched, rec, log))
 	lambda.Start((&handler{worker: worker, metrics: rec, log: log}).handle)
 }

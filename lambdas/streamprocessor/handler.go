@@ -2,15 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -24,13 +26,17 @@ const MetricMalformedRecords = metrics.MalformedRecords
 // config is what the function reads from its environment.
 type config struct {
 	QueueURL string
+	// Schema names the table's attributes (contract.EnvVar; the to-do
+	// app's when unset).
+	Schema contract.Schema
 }
 
 // loadConfig reads the environment through getenv.
 func loadConfig(getenv func(string) string) (config, error) {
-	c := config{QueueURL: getenv("QUEUE_URL")}
-	if c.QueueURL == "" {
-		return c, errors.New("QUEUE_URL is empty: set it to the cancellation FIFO queue's URL")
+	e := lambdaenv.New(getenv)
+	c := config{QueueURL: e.Require("QUEUE_URL"), Schema: e.Schema()}
+	if err := e.Err(); err != nil {
+		return c, fmt.Errorf("%w (QUEUE_URL: the cancellation FIFO queue's URL)", err)
 	}
 	return c, nil
 }
@@ -45,39 +51,43 @@ type counter interface {
 }
 
 type handler struct {
+	schema  contract.Schema
 	proc    processor
 	metrics counter
 	log     *slog.Logger
 }
 
-// handle decodes the batch, hands it to the processor and reports the
-// records whose message was not enqueued, by sequence number, so the
-// stream retries from the lowest of them.
+// handle decodes the batch with the schema, hands it to the processor
+// and reports the records whose message was not enqueued, by sequence
+// number, so the stream retries from the lowest of them.
 //
-// A record that does not decode is logged, counted and skipped: a
-// malformed image can never decode, and failing it would block the shard
-// until the record ages out. Skipping it costs at most a schedule left
-// behind, which fires harmlessly (expiry's conditional write) and which
-// the reconciler deletes. The reconciler's checkpoint item and the users'
-// notification settings items, which share the table, are skipped by key.
+// A record that does not decode (it lacks its key as the schema names
+// it) is logged, counted and skipped: it can never decode, and failing it
+// would block the shard until the record ages out. Skipping it costs at
+// most a schedule left behind, which fires harmlessly (the conditional
+// claim). Items that carry no state (the to-do app's checkpoint and
+// settings items) are never armed, so the processor ignores them; on the
+// to-do app's table their reserved keys are also skipped before decoding,
+// so even a damaged record of theirs sends nothing.
 func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	defer func() {
 		if err := h.metrics.Flush(); err != nil {
 			h.log.WarnContext(ctx, "writing metrics failed", "error", err)
 		}
 	}()
+	todo := h.schema.PartitionKey == tableschema.PartitionKey && h.schema.SortKey == tableschema.SortKey
 	seq := make(map[string]string, len(ev.Records))
 	changes := make([]task.Change, 0, len(ev.Records))
 	for _, r := range ev.Records {
-		userID, taskID := key(r) // read before decoding: the checkpoint and settings items are no tasks
-		if checkpoint.IsReserved(userID) || tableschema.IsReservedSortKey(taskID) {
+		k := dynamo.StreamKey(h.schema, r)
+		if todo && (checkpoint.IsReserved(k.Partition) || tableschema.IsReservedSortKey(k.Sort)) {
 			continue
 		}
-		c, err := dynamo.DecodeStreamRecord(r)
+		c, err := dynamo.DecodeStreamRecord(h.schema, r)
 		if err != nil {
 			h.metrics.Add(MetricMalformedRecords, 1)
 			h.log.ErrorContext(ctx, "stream record does not decode; skipped", "eventId", r.EventID,
-				"sequenceNumber", r.Change.SequenceNumber, "taskId", taskID, "error", err)
+				"sequenceNumber", r.Change.SequenceNumber, "key", k.String(), "error", err)
 			continue
 		}
 		seq[c.EventID] = r.Change.SequenceNumber
@@ -89,17 +99,4 @@ func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			events.DynamoDBBatchItemFailure{ItemIdentifier: seq[f.EventID]})
 	}
 	return resp, nil
-}
-
-// key reads the item key of a record ("" for a missing or non-string
-// attribute).
-func key(r events.DynamoDBEventRecord) (userID, taskID string) {
-	str := func(name string) string {
-		v, ok := r.Change.Keys[name]
-		if !ok || v.DataType() != events.DataTypeString {
-			return ""
-		}
-		return v.String()
-	}
-	return str(tableschema.PartitionKey), str(tableschema.SortKey)
 }

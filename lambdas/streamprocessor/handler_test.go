@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/testfixture"
@@ -46,9 +48,10 @@ func TestHandle(t *testing.T) {
 		wantFailures []string // sequence numbers
 	}{
 		{"every transition decided, the rest skipped", nil,
-			[]string{"cancel 01JD00000000000000000000AA", "reschedule 01JD00000000000000000000BB", "cancel 01JD00000000000000000000DD"}, nil},
+			[]string{"cancel 01JD00000000000000000000AA", "reschedule 01JD00000000000000000000BB", "cancel 01JD00000000000000000000DD",
+				"schedule 01JD00000000000000000000EE"}, nil},
 		{"a rejected message fails its record by sequence number", map[string]bool{"ev-move": true},
-			[]string{"cancel 01JD00000000000000000000AA", "cancel 01JD00000000000000000000DD"}, []string{"400"}},
+			[]string{"cancel 01JD00000000000000000000AA", "cancel 01JD00000000000000000000DD", "schedule 01JD00000000000000000000EE"}, []string{"400"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,23 +59,23 @@ func TestHandle(t *testing.T) {
 			var out bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.DiscardHandler)
-			proc, err := cancel.NewProcessor(q, rec, log)
+			proc, err := cancel.NewProcessor(contract.Default(), q, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := &handler{proc: proc, metrics: rec, log: log}
+			h := &handler{schema: contract.Default(), proc: proc, metrics: rec, log: log}
 			resp, err := h.handle(context.Background(), fixture(t, "batch.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var sent []string
 			for _, m := range q.sent {
-				sent = append(sent, string(m.Action)+" "+m.TaskID)
-				if m.UserID == "" || m.EventID == "" {
+				sent = append(sent, string(m.Action)+" "+m.Sort)
+				if m.Partition == "" || m.EventID == "" {
 					t.Errorf("message %+v lacks its user or event id", m)
 				}
 				if m.Action == cancel.ActionReschedule &&
-					(!m.DueAt.Equal(time.Date(2030, 1, 4, 0, 0, 0, 0, time.UTC)) || m.ScheduleToken != "tok-b") {
+					(!m.DueAt.Equal(time.Date(2030, 1, 4, 0, 0, 0, 0, time.UTC)) || m.Token != "tok-b") {
 					t.Errorf("reschedule %+v, want the new deadline and the task's token", m)
 				}
 			}
@@ -94,14 +97,19 @@ func TestHandle(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
+	consumer := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
 	tests := []struct {
 		name    string
 		env     map[string]string
 		want    config
 		wantErr string
 	}{
-		{"set", map[string]string{"QUEUE_URL": "https://sqs/q.fifo"}, config{QueueURL: "https://sqs/q.fifo"}, ""},
+		{"set", map[string]string{"QUEUE_URL": "https://sqs/q.fifo"}, config{QueueURL: "https://sqs/q.fifo", Schema: contract.Default()}, ""},
+		{"consumer schema", map[string]string{"QUEUE_URL": "https://sqs/q.fifo", contract.EnvVar: consumer.EnvValue()},
+			config{QueueURL: "https://sqs/q.fifo", Schema: consumer}, ""},
 		{"missing", nil, config{}, "QUEUE_URL"},
+		{"bad schema", map[string]string{"QUEUE_URL": "q", contract.EnvVar: `{"firedState":"Pending"}`}, config{}, contract.EnvVar},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,7 +120,7 @@ func TestLoadConfig(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})

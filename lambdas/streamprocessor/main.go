@@ -1,9 +1,11 @@
-// Command streamprocessor reads the task table's stream and puts a
-// cancellation or reschedule message on the FIFO queue for every
-// transition that warrants one (see cancel.Decide). It decides and
+// Command streamprocessor reads the item table's stream and puts a
+// schedule, cancellation or reschedule message on the FIFO queue for
+// every transition that warrants one (see cancel.Decide). It decides and
 // enqueues, nothing more.
 //
-// Environment: QUEUE_URL, the cancellation FIFO queue's URL.
+// Environment: QUEUE_URL, the cancellation FIFO queue's URL;
+// UNSCHEDULE_ITEM_SCHEMA (contract.EnvVar), the table's item schema
+// (the to-do app's when unset).
 package main
 
 import (
@@ -26,6 +28,6 @@ func main() {
 	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
 	queue := lambdaenv.Must(awssqs.New(sqs.NewFromConfig(aws), cfg.QueueURL))
 	rec := metrics.New(FunctionName, os.Stdout)
-	proc := lambdaenv.Must(cancel.NewProcessor(queue, rec, log))
-	lambda.Start((&handler{proc: proc, metrics: rec, log: log}).handle)
+	proc := lambdaenv.Must(cancel.NewProcessor(cfg.Schema, queue, rec, log))
+	lambda.Start((&handler{schema: cfg.Schema, proc: proc, metrics: rec, log: log}).handle)
 }

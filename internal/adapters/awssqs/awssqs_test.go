@@ -44,7 +44,7 @@ func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchIn
 func msgs(n int) []cancel.Message {
 	out := make([]cancel.Message, n)
 	for i := range out {
-		out[i] = cancel.Message{Action: cancel.ActionCancel, UserID: "u", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i%3),
+		out[i] = cancel.Message{Action: cancel.ActionCancel, Partition: "u", Sort: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i%3),
 			EventID: fmt.Sprintf("ev%02d", i)}
 	}
 	return out
@@ -89,10 +89,10 @@ func TestEnqueue(t *testing.T) {
 					if err != nil {
 						t.Fatalf("body does not parse: %v", err)
 					}
-					if got := aws.ToString(entry.MessageGroupId); got != m.TaskID {
-						t.Errorf("group id %q, want the task id %q", got, m.TaskID)
+					if got := aws.ToString(entry.MessageGroupId); got != m.Key().String() {
+						t.Errorf("group id %q, want the item key %q", got, m.Key())
 					}
-					if got, want := aws.ToString(entry.MessageDeduplicationId), m.TaskID+"-"+m.EventID; got != want {
+					if got, want := aws.ToString(entry.MessageDeduplicationId), m.Key().String()+"-"+m.EventID; got != want {
 						t.Errorf("dedup id %q, want %q", got, want)
 					}
 					sent = append(sent, m)

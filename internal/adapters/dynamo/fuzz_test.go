@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -28,7 +29,7 @@ func FuzzDecodeStreamRecord(f *testing.F) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return
 		}
-		c, err := DecodeStreamRecord(r)
+		c, err := DecodeStreamRecord(contract.Default(), r)
 		if err != nil {
 			return
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -234,22 +235,21 @@ func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, e
 	return decode(out.Attributes)
 }
 
-// Expire implements task.Store. The condition (still Pending, deadline
-// unchanged) is the guarantee that a stale or late schedule never expires
-// a task. The write takes the notification claim, and the task keeps its
-// pending-index shard until MarkNotified: an expiry whose publish fails
-// stays visible to the reconciler.
+// Expire implements task.Store with the contract's claim
+// (contract.Schema.Claim of task.Schema): the condition (still Pending,
+// deadline unchanged) is the guarantee that a stale or late schedule
+// never expires a task. The write takes the notification claim, and the
+// task keeps its pending-index shard until MarkNotified: an expiry whose
+// publish fails stays visible to the reconciler.
 func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
-	e := newExpr()
-	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending)) + " AND " +
-		e.name(tableschema.AttrDueAt) + " = " + e.value(task.FormatTime(dueAt))
-	e.set(tableschema.AttrStatus, string(task.StatusExpired))
-	e.set(tableschema.AttrExpiredAt, task.FormatTime(now))
-	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
-	e.set(tableschema.AttrNotifyClaimAt, task.FormatTime(now))
-	e.set(tableschema.PendingShardAttr, tableschema.PendingShard(taskID))
-	e.remove(tableschema.UserPendingAttr) // no longer counts against the cap
-	out, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	u := task.Schema.Claim(task.Key(userID, taskID), dueAt, now, contract.ClaimOptions{
+		AlsoSet: map[string]string{
+			tableschema.AttrUpdatedAt:    task.FormatTime(now),
+			tableschema.PendingShardAttr: tableschema.PendingShard(taskID),
+		},
+		AlsoRemove: []string{tableschema.UserPendingAttr}, // no longer counts against the cap
+	})
+	out, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
 	if isConditionFailed(err) {
 		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, task.ErrConditionFailed)
 	}
@@ -259,17 +259,13 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 	return decode(out.Attributes)
 }
 
-// ClaimNotification implements task.Store as one conditional UpdateItem:
-// Expired, not notified, and no claim or one at least lease old. Times are
-// fixed-width UTC strings, so comparing the strings compares the instants.
-func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, now time.Time, lease time.Duration) error {
-	e := newExpr()
-	claim := e.name(tableschema.AttrNotifyClaimAt)
-	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusExpired)) +
-		" AND attribute_not_exists(" + e.name(tableschema.AttrNotifiedAt) + ")" +
-		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(task.FormatTime(now.Add(-lease))) + ")"
-	e.set(tableschema.AttrNotifyClaimAt, task.FormatTime(now))
-	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+// ClaimNotification implements task.Store with the contract's take-over
+// (contract.Schema.TakeOver): Expired for dueAt, not notified, and no
+// claim or one at least lease old. Times are fixed-width UTC strings, so
+// comparing the strings compares the instants.
+func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error {
+	u := task.Schema.TakeOver(task.Key(userID, taskID), dueAt, now, lease)
+	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
 	if isConditionFailed(err) {
 		return fmt.Errorf("claim notification of task %s: %w", taskID, task.ErrConditionFailed)
 	}
@@ -279,15 +275,13 @@ func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, no
 	return nil
 }
 
-// MarkNotified implements task.Store. Recording the notification takes
-// the task out of the pending index.
+// MarkNotified implements task.Store with contract.Schema.MarkDelivered.
+// Recording the notification takes the task out of the pending index.
 func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {
-	e := newExpr()
-	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusExpired)) +
-		" AND attribute_not_exists(" + e.name(tableschema.AttrNotifiedAt) + ")"
-	e.set(tableschema.AttrNotifiedAt, task.FormatTime(at))
-	e.remove(tableschema.PendingShardAttr)
-	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	u := task.Schema.MarkDelivered(task.Key(userID, taskID), at, contract.ClaimOptions{
+		AlsoRemove: []string{tableschema.PendingShardAttr},
+	})
+	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
 	if isConditionFailed(err) {
 		return fmt.Errorf("mark task %s notified: %w", taskID, task.ErrConditionFailed)
 	}
@@ -295,6 +289,23 @@ func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time
 		return fmt.Errorf("mark task %s notified: %w", taskID, err)
 	}
 	return nil
+}
+
+// UpdateInput renders one of the contract's conditional writes as an
+// UpdateItem: every key and value a string (S).
+func UpdateInput(table string, u contract.Update, ret types.ReturnValue) *dynamodb.UpdateItemInput {
+	in := &dynamodb.UpdateItemInput{
+		TableName:                aws.String(table),
+		Key:                      toAttrs(u.Key),
+		UpdateExpression:         aws.String(u.UpdateExpression),
+		ConditionExpression:      aws.String(u.ConditionExpression),
+		ExpressionAttributeNames: u.Names,
+		ReturnValues:             ret,
+	}
+	if len(u.Values) > 0 {
+		in.ExpressionAttributeValues = toAttrs(u.Values)
+	}
+	return in
 }
 
 // SetScheduleRepair implements task.Store.

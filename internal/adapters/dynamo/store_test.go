@@ -97,7 +97,7 @@ func TestPendingShardFollowsAwaitsExpiry(t *testing.T) {
 			if _, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now); err != nil {
 				return err
 			}
-			return s.ClaimNotification(ctx, x.UserID, x.TaskID, now.Add(time.Hour), time.Minute)
+			return s.ClaimNotification(ctx, x.UserID, x.TaskID, x.DueAt, now.Add(time.Hour), time.Minute)
 		}, true},
 		{"expired and notified", func(x task.Task) error {
 			if _, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now); err != nil {
@@ -236,7 +236,7 @@ func TestOtherErrorsAreWrappedUnchanged(t *testing.T) {
 		{"update", func() error { _, err := s.UpdatePending(ctx, "u", x.TaskID, task.Patch{}, x.DueAt); return err }},
 		{"delete", func() error { _, err := s.Delete(ctx, "u", x.TaskID); return err }},
 		{"expire", func() error { _, err := s.Expire(ctx, "u", x.TaskID, x.DueAt, x.DueAt); return err }},
-		{"claim notification", func() error { return s.ClaimNotification(ctx, "u", x.TaskID, x.DueAt, time.Minute) }},
+		{"claim notification", func() error { return s.ClaimNotification(ctx, "u", x.TaskID, x.DueAt, x.DueAt, time.Minute) }},
 		{"mark notified", func() error { return s.MarkNotified(ctx, "u", x.TaskID, x.DueAt) }},
 		{"set repair", func() error { return s.SetScheduleRepair(ctx, "u", x.TaskID, true) }},
 		{"list pending", func() error { _, err := s.ListPending(ctx, task.PendingRequest{}); return err }},

@@ -7,12 +7,19 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
 func loadRecord(t *testing.T, name string) events.DynamoDBEventRecord {
 	return testfixture.Load[events.DynamoDBEventRecord](t, name)
+}
+
+// consumer is an adopter's schema: other keys, due attribute and states.
+func consumer() contract.Schema {
+	return contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
 }
 
 func TestDecodeStreamRecord(t *testing.T) {
@@ -23,38 +30,41 @@ func TestDecodeStreamRecord(t *testing.T) {
 		}
 		return v.UTC()
 	}
-	pending := task.Task{
-		UserID: "user-1", TaskID: "01JD00000000000000000000AA", Title: "Buy milk", Status: task.StatusPending,
-		DueAt: ts("2030-01-02T03:04:05Z"), CreatedAt: ts("2030-01-01T00:00:00Z"), UpdatedAt: ts("2030-01-01T00:00:00Z"),
-		ScheduleToken: "tok",
-	}
+	key := task.Key("user-1", "01JD00000000000000000000AA")
+	pending := contract.Item{Key: key, State: "Pending", Due: ts("2030-01-02T03:04:05Z"), Token: "tok"}
 	done := pending
-	done.Status, done.Description = task.StatusDone, "semi-skimmed"
-	done.UpdatedAt, done.CompletedAt = ts("2030-01-01T12:00:00Z"), ts("2030-01-01T12:00:00Z")
-	repair := pending
-	repair.ScheduleRepair = true
+	done.State = "Done"
 	expired := pending
-	expired.Status, expired.UpdatedAt, expired.ExpiredAt = task.StatusExpired, ts("2030-01-02T03:04:06Z"), ts("2030-01-02T03:04:06Z")
-	p := func(t task.Task) *task.Task { return &t }
+	expired.State = "Expired"
+	other := pending
+	other.State = "Sleeping"
+	p := func(it contract.Item) *contract.Item { return &it }
 
 	for _, tc := range []struct {
 		name    string
+		schema  contract.Schema
 		fixture string
 		want    task.Change
 		wantErr bool
 	}{
-		{"insert", "insert.json", task.Change{EventID: "ev-insert-1", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeInsert, New: p(pending)}, false},
-		{"modify ignores non-string attributes", "modify.json",
-			task.Change{EventID: "ev-modify-1", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeModify, Old: p(pending), New: p(done)}, false},
-		{"remove", "remove.json", task.Change{EventID: "ev-remove-1", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeRemove, Old: p(repair)}, false},
-		{"missing old image is left nil", "modify_missing_old.json",
-			task.Change{EventID: "ev-modify-2", UserID: "user-1", TaskID: "01JD00000000000000000000AA", Kind: task.ChangeModify, New: p(expired)}, false},
-		{"missing event id", "missing_event_id.json", task.Change{}, true},
-		{"malformed status", "malformed_status.json", task.Change{}, true},
-		{"unknown event name", "unknown_event.json", task.Change{}, true},
+		{"insert", contract.Default(), "insert.json", task.Change{EventID: "ev-insert-1", Key: key, Kind: task.ChangeInsert, New: p(pending)}, false},
+		{"modify ignores non-string attributes", contract.Default(), "modify.json",
+			task.Change{EventID: "ev-modify-1", Key: key, Kind: task.ChangeModify, Old: p(pending), New: p(done)}, false},
+		{"remove", contract.Default(), "remove.json", task.Change{EventID: "ev-remove-1", Key: key, Kind: task.ChangeRemove, Old: p(pending)}, false},
+		{"missing old image is left nil", contract.Default(), "modify_missing_old.json",
+			task.Change{EventID: "ev-modify-2", Key: key, Kind: task.ChangeModify, New: p(expired)}, false},
+		{"a state outside the schema's is just not armed", contract.Default(), "other_state.json",
+			task.Change{EventID: "ev-modify-3", Key: key, Kind: task.ChangeModify, Old: p(pending), New: p(other)}, false},
+		{"consumer keys and due attribute", consumer(), "consumer_insert.json",
+			task.Change{EventID: "ev-consumer-1", Key: contract.Key{Partition: "t1", Sort: "j1"}, Kind: task.ChangeInsert,
+				New: &contract.Item{Key: contract.Key{Partition: "t1", Sort: "j1"}, State: "Queued", Due: ts("2030-01-02T03:04:05Z")}}, false},
+		{"a record of another table's keys", contract.Default(), "consumer_insert.json", task.Change{}, true},
+		{"image without its key", contract.Default(), "image_without_key.json", task.Change{}, true},
+		{"missing event id", contract.Default(), "missing_event_id.json", task.Change{}, true},
+		{"unknown event name", contract.Default(), "unknown_event.json", task.Change{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DecodeStreamRecord(loadRecord(t, tc.fixture))
+			got, err := DecodeStreamRecord(tc.schema, loadRecord(t, tc.fixture))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error %v", err, tc.wantErr)
 			}
@@ -71,13 +81,13 @@ func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
 			keys := map[string]events.DynamoDBAttributeValue{
 				"userId": events.NewStringAttribute("u1"), "taskId": events.NewStringAttribute("01JD00000000000000000000AA"),
 			}
-			got, err := DecodeStreamRecord(events.DynamoDBEventRecord{EventID: "e1", EventName: kind,
+			got, err := DecodeStreamRecord(contract.Default(), events.DynamoDBEventRecord{EventID: "e1", EventName: kind,
 				Change: events.DynamoDBStreamRecord{Keys: keys}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.Old != nil || got.New != nil || got.Kind != task.ChangeKind(kind) || got.EventID != "e1" ||
-				got.UserID != "u1" || got.TaskID != "01JD00000000000000000000AA" {
+				got.Key != task.Key("u1", "01JD00000000000000000000AA") {
 				t.Fatalf("got %+v", got)
 			}
 		})
@@ -85,7 +95,7 @@ func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
 }
 
 func TestDecodeStreamRecordNeedsKeys(t *testing.T) {
-	if _, err := DecodeStreamRecord(events.DynamoDBEventRecord{EventID: "e1", EventName: "REMOVE"}); err == nil {
-		t.Fatal("a record without keys must be an error: nothing can be cancelled without a task id")
+	if _, err := DecodeStreamRecord(contract.Default(), events.DynamoDBEventRecord{EventID: "e1", EventName: "REMOVE"}); err == nil {
+		t.Fatal("a record without keys must be an error: nothing can be cancelled without its key")
 	}
 }

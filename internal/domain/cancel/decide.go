@@ -1,77 +1,85 @@
 package cancel
 
-import "github.com/unschedule/unschedule/internal/domain/task"
+import (
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/task"
+)
 
-// Decide says whether a change-feed record warrants touching the task's
-// schedule. It compares the transition (old image against new), never the
-// new state alone, so an edit that leaves a task Pending, or a replay of a
-// record already handled, does not look like a completion.
+// Decide says whether a change-feed record warrants touching the item's
+// schedule, for any schema: an item is armed when its state is one of
+// the schema's ArmedStates and it has a due time (contract.Schema.Armed).
+// It compares the transition (old image against new), never the new state
+// alone, so an edit that leaves an item armed at the same due time, or a
+// replay of a record already handled, does not look like a change.
 //
-//	INSERT                                   nothing (the API created the schedule)
-//	MODIFY Pending -> Done                   cancel
-//	MODIFY Pending -> Expired                nothing (the schedule fired and deleted itself)
-//	MODIFY Pending -> Pending, dueAt moved   reschedule to the new dueAt
-//	MODIFY Pending -> Pending, same dueAt    nothing (title, description, repair flag, notifiedAt)
-//	MODIFY from Done or Expired              nothing (terminal: no schedule to touch)
-//	REMOVE of a Pending task                 cancel
-//	REMOVE of a Done or Expired task         nothing (cancelled or fired already)
+//	INSERT armed, not InlineAttr "true"      schedule: a writer that is not ours
+//	INSERT armed, InlineAttr "true"          nothing (the writer, our API, made it)
+//	INSERT not armed                         nothing
+//	MODIFY not armed -> armed                schedule
+//	MODIFY armed -> FiredState               nothing (the schedule fired and deleted itself)
+//	MODIFY armed -> not armed                cancel (completed, cancelled, due time removed)
+//	MODIFY armed -> armed, due time moved    reschedule to the new due time
+//	MODIFY armed -> armed, same due time     nothing (other attributes)
+//	MODIFY not armed -> not armed            nothing
+//	REMOVE of an armed item                  cancel
+//	REMOVE of an item not armed              nothing (cancelled or fired already)
 //
 // Records with a missing image (a damaged or filtered record; the key is
-// always known) are decided by what is safe, given that expiry's
-// conditional write is the real guarantee and the reconciler repairs
+// always known) are decided by what is safe, given that the expiry's
+// conditional claim is the real guarantee and the reconciler repairs
 // drift:
 //
-//	REMOVE, no old image                     cancel by key: the task is gone, whatever
+//	REMOVE, no old image                     cancel by key: the item is gone, whatever
 //	                                         it was, and a cancel of nothing succeeds
-//	MODIFY, no old image, new not Pending    cancel: a Done task must not keep a
-//	                                         schedule; for Expired it finds none
-//	MODIFY, no old image, new Pending        reschedule to the new image's dueAt: it
-//	                                         may be a deadline change, and moving a
+//	MODIFY, no old image, new not armed      cancel: a completed item must not keep a
+//	                                         schedule; for a fired one it finds none
+//	MODIFY, no old image, new armed          reschedule to the new image's due time: it
+//	                                         may be a due time change, and moving a
 //	                                         schedule to where it already is changes
+//	                                         nothing (or creates it when there is none)
+//	MODIFY, no new image                     nothing: the item may still be armed, and
+//	                                         deleting its schedule could delay its
+//	                                         firing; a schedule left behind fires,
+//	                                         finds the item not armed and does
 //	                                         nothing
-//	MODIFY, no new image                     nothing: the task may still be Pending,
-//	                                         and deleting its schedule could delay its
-//	                                         expiry; a schedule left behind fires,
-//	                                         finds the task not Pending and does
-//	                                         nothing, and the reconciler removes it
-//	a reschedule whose new image lacks       nothing: it cannot give a correct
-//	dueAt or scheduleToken                   schedule; the reconciler repairs from
-//	                                         the table
 //	anything else                            nothing
-func Decide(c task.Change) (Message, bool) {
-	cancel := Message{Action: ActionCancel, UserID: c.UserID, TaskID: c.TaskID, EventID: c.EventID}
+//
+// Items that carry no state (the to-do app's settings and checkpoint
+// items) are never armed, so they are always "nothing".
+func Decide(s contract.Schema, c task.Change) (Message, bool) {
+	armed := func(it *contract.Item) bool { return it != nil && s.Armed(*it) }
+	cancel := Message{Action: ActionCancel, Partition: c.Key.Partition, Sort: c.Key.Sort, EventID: c.EventID}
 	switch c.Kind {
+	case task.ChangeInsert:
+		if armed(c.New) && !c.New.Inline {
+			return withItem(ActionSchedule, c), true
+		}
 	case task.ChangeRemove:
-		if c.Old == nil || c.Old.Status == task.StatusPending {
+		if c.Old == nil || armed(c.Old) {
 			return cancel, true
 		}
-		return Message{}, false
 	case task.ChangeModify:
 		switch {
 		case c.New == nil:
-			return Message{}, false
-		case c.Old == nil && c.New.Status != task.StatusPending:
+		case c.Old == nil && !armed(c.New):
 			return cancel, true
 		case c.Old == nil:
-			return reschedule(c)
-		case c.Old.Status != task.StatusPending:
-			return Message{}, false
-		case c.New.Status == task.StatusDone:
+			return withItem(ActionReschedule, c), true
+		case !armed(c.Old) && armed(c.New):
+			return withItem(ActionSchedule, c), true
+		case !armed(c.Old):
+		case !armed(c.New) && c.New.State == s.FiredState:
+		case !armed(c.New):
 			return cancel, true
-		case c.New.Status == task.StatusPending && !c.New.DueAt.Equal(c.Old.DueAt):
-			return reschedule(c)
+		case !c.New.Due.Equal(c.Old.Due):
+			return withItem(ActionReschedule, c), true
 		}
 	}
 	return Message{}, false
 }
 
-// reschedule builds the message from the new image; an image without a
-// deadline or schedule token cannot give a correct schedule, so it gives
-// nothing (the reconciler repairs the task from the table).
-func reschedule(c task.Change) (Message, bool) {
-	if c.New.DueAt.IsZero() || c.New.ScheduleToken == "" {
-		return Message{}, false
-	}
-	return Message{Action: ActionReschedule, UserID: c.UserID, TaskID: c.TaskID,
-		DueAt: c.New.DueAt.UTC(), ScheduleToken: c.New.ScheduleToken, EventID: c.EventID}, true
+// withItem is a message that gives the new image its schedule.
+func withItem(a Action, c task.Change) Message {
+	return Message{Action: a, Partition: c.Key.Partition, Sort: c.Key.Sort, DueAt: c.New.Due.UTC(),
+		Token: c.New.Token, EventID: c.EventID}
 }

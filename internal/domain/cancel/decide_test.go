@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -26,28 +27,59 @@ func with(f func(t *task.Task)) *task.Task {
 	return t
 }
 
+// img is a task's image in the change feed.
+func img(t *task.Task) *contract.Item {
+	if t == nil {
+		return nil
+	}
+	it := t.Item()
+	return &it
+}
+
+func change(kind task.ChangeKind, old, new *task.Task) task.Change {
+	return task.Change{EventID: "ev1", Kind: kind, Key: task.Key(user, tid), Old: img(old), New: img(new)}
+}
+
+// consumer is an adopter's schema: other keys, due attribute and states,
+// two of them armed.
+func consumer() contract.Schema {
+	return contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued", "Retrying"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
+}
+
 func TestDecide(t *testing.T) {
 	later := due.Add(time.Hour)
-	cancelMsg := Message{Action: ActionCancel, UserID: user, TaskID: tid, EventID: "ev1"}
-	resched := func(at time.Time) Message {
-		return Message{Action: ActionReschedule, UserID: user, TaskID: tid, DueAt: at, ScheduleToken: "TOKEN", EventID: "ev1"}
+	key := task.Key(user, tid)
+	cancelMsg := Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "ev1"}
+	msg := func(a Action, at time.Time) *Message {
+		return &Message{Action: a, Partition: user, Sort: tid, DueAt: at, Token: "TOKEN", EventID: "ev1"}
 	}
 	done := with(func(t *task.Task) { t.Status = task.StatusDone })
 	expired := with(func(t *task.Task) { t.Status = task.StatusExpired })
+	inline := with(func(t *task.Task) { t.ScheduleInline = true })
 	tests := []struct {
 		name     string
 		kind     task.ChangeKind
 		old, new *task.Task
 		want     *Message
 	}{
-		{"insert", task.ChangeInsert, nil, pending(), nil},
+		{"insert by the API (inline) does nothing", task.ChangeInsert, nil, inline, nil},
+		{"insert by another writer schedules", task.ChangeInsert, nil, pending(), msg(ActionSchedule, due)},
+		{"insert not armed", task.ChangeInsert, nil, done, nil},
+		{"insert without a due time", task.ChangeInsert, nil, with(func(t *task.Task) { t.DueAt = time.Time{} }), nil},
+		{"modify done to pending schedules", task.ChangeModify, done, pending(), msg(ActionSchedule, due)},
 		{"modify pending to done cancels", task.ChangeModify, pending(), done, &cancelMsg},
+		{"modify pending, due time removed, cancels", task.ChangeModify, pending(),
+			with(func(t *task.Task) { t.DueAt = time.Time{} }), &cancelMsg},
 		{"remove of a pending task cancels", task.ChangeRemove, pending(), nil, &cancelMsg},
-		{"deadline moved reschedules", task.ChangeModify, pending(), with(func(t *task.Task) { t.DueAt = later }), ptr(resched(later))},
+		{"deadline moved reschedules", task.ChangeModify, pending(), with(func(t *task.Task) { t.DueAt = later }), msg(ActionReschedule, later)},
 		{"deadline moved and title edited reschedules", task.ChangeModify, pending(),
-			with(func(t *task.Task) { t.DueAt = later; t.Title = "new" }), ptr(resched(later))},
+			with(func(t *task.Task) { t.DueAt = later; t.Title = "new" }), msg(ActionReschedule, later)},
+		{"deadline moved on an item without a token reschedules", task.ChangeModify, with(func(t *task.Task) { t.ScheduleToken = "" }),
+			with(func(t *task.Task) { t.DueAt = later; t.ScheduleToken = "" }),
+			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, EventID: "ev1"}},
 		{"title only", task.ChangeModify, pending(), with(func(t *task.Task) { t.Title = "new" }), nil},
-		{"description only", task.ChangeModify, pending(), with(func(t *task.Task) { t.Description = "d" }), nil},
+		{"inline mark dropped", task.ChangeModify, inline, pending(), nil},
 		{"repair flag set", task.ChangeModify, pending(), with(func(t *task.Task) { t.ScheduleRepair = true }), nil},
 		{"same deadline in another zone", task.ChangeModify, pending(),
 			with(func(t *task.Task) { t.DueAt = due.In(time.FixedZone("x", 3600)) }), nil},
@@ -61,9 +93,7 @@ func TestDecide(t *testing.T) {
 		{"remove without old image cancels by key", task.ChangeRemove, nil, nil, &cancelMsg},
 		{"modify without old image, new done, cancels", task.ChangeModify, nil, done, &cancelMsg},
 		{"modify without old image, new expired, cancels", task.ChangeModify, nil, expired, &cancelMsg},
-		{"modify without old image, new pending, reschedules", task.ChangeModify, nil, pending(), ptr(resched(due))},
-		{"modify without old image, new pending lacking a token", task.ChangeModify, nil,
-			with(func(t *task.Task) { t.ScheduleToken = "" }), nil},
+		{"modify without old image, new pending, reschedules", task.ChangeModify, nil, pending(), msg(ActionReschedule, due)},
 		{"modify without new image", task.ChangeModify, pending(), nil, nil},
 		{"modify without any image", task.ChangeModify, nil, nil, nil},
 		{"insert without image", task.ChangeInsert, nil, nil, nil},
@@ -71,24 +101,66 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := task.Change{EventID: "ev1", Kind: tt.kind, UserID: user, TaskID: tid, Old: tt.old, New: tt.new}
-			got, ok := Decide(c)
-			if ok != (tt.want != nil) {
-				t.Fatalf("Decide ok = %v, want %v (message %+v)", ok, tt.want != nil, got)
-			}
-			if tt.want == nil {
-				return
-			}
-			if _, err := Parse(got.Encode()); err != nil {
-				t.Errorf("decided message does not parse: %v", err)
-			}
-			if !got.DueAt.Equal(tt.want.DueAt) {
-				t.Errorf("DueAt = %v, want %v", got.DueAt, tt.want.DueAt)
-			}
-			got.DueAt, tt.want.DueAt = time.Time{}, time.Time{}
-			if got != *tt.want {
-				t.Errorf("Decide = %+v, want %+v", got, *tt.want)
-			}
+			c := change(tt.kind, tt.old, tt.new)
+			c.Key = key
+			checkDecide(t, task.Schema, c, tt.want)
+		})
+	}
+}
+
+func checkDecide(t *testing.T, s contract.Schema, c task.Change, want *Message) {
+	t.Helper()
+	got, ok := Decide(s, c)
+	if ok != (want != nil) {
+		t.Fatalf("Decide ok = %v, want %v (message %+v)", ok, want != nil, got)
+	}
+	if want == nil {
+		return
+	}
+	if _, err := Parse(got.Encode()); err != nil {
+		t.Errorf("decided message does not parse: %v", err)
+	}
+	if !got.DueAt.Equal(want.DueAt) {
+		t.Errorf("DueAt = %v, want %v", got.DueAt, want.DueAt)
+	}
+	w := *want
+	got.DueAt, w.DueAt = time.Time{}, time.Time{}
+	if got != w {
+		t.Errorf("Decide = %+v, want %+v", got, w)
+	}
+}
+
+// An adopter's items, written by any writer, read with its schema: the
+// keys, the due attribute and the armed states are the schema's.
+func TestDecideConsumerSchema(t *testing.T) {
+	s := consumer()
+	k := contract.Key{Partition: "t1", Sort: "j1"}
+	run := time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC)
+	item := func(state string, at time.Time) *contract.Item {
+		return &contract.Item{Key: k, State: state, Due: at}
+	}
+	msg := func(a Action, at time.Time) *Message {
+		return &Message{Action: a, Partition: "t1", Sort: "j1", DueAt: at, EventID: "e"}
+	}
+	cancelMsg := &Message{Action: ActionCancel, Partition: "t1", Sort: "j1", EventID: "e"}
+	for _, tt := range []struct {
+		name     string
+		kind     task.ChangeKind
+		old, new *contract.Item
+		want     *Message
+	}{
+		{"plain put schedules", task.ChangeInsert, nil, item("Queued", run), msg(ActionSchedule, run)},
+		{"put in another armed state schedules", task.ChangeInsert, nil, item("Retrying", run), msg(ActionSchedule, run)},
+		{"put in the to-do's armed state does nothing", task.ChangeInsert, nil, item("Pending", run), nil},
+		{"moving between armed states does nothing", task.ChangeModify, item("Queued", run), item("Retrying", run), nil},
+		{"runAt moved reschedules", task.ChangeModify, item("Queued", run), item("Queued", run.Add(time.Hour)), msg(ActionReschedule, run.Add(time.Hour))},
+		{"cancelled cancels", task.ChangeModify, item("Queued", run), item("Cancelled", run), cancelMsg},
+		{"fired does nothing", task.ChangeModify, item("Queued", run), item("Done", run), nil},
+		{"deleted cancels", task.ChangeRemove, item("Queued", run), nil, cancelMsg},
+		{"deleted after firing does nothing", task.ChangeRemove, item("Done", run), nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDecide(t, s, task.Change{EventID: "e", Kind: tt.kind, Key: k, Old: tt.old, New: tt.new}, tt.want)
 		})
 	}
 }
@@ -99,19 +171,20 @@ func ptr(m Message) *Message { return &m }
 // deduplication id; another record of the same transition gets another.
 func TestDecideReplay(t *testing.T) {
 	done := with(func(t *task.Task) { t.Status = task.StatusDone })
-	c := task.Change{EventID: "ev-7", Kind: task.ChangeModify, UserID: user, TaskID: tid, Old: pending(), New: done}
-	a, okA := Decide(c)
-	b, okB := Decide(c)
+	c := change(task.ChangeModify, pending(), done)
+	c.EventID = "ev-7"
+	a, okA := Decide(task.Schema, c)
+	b, okB := Decide(task.Schema, c)
 	if !okA || !okB || a != b || a.DedupID() != b.DedupID() {
 		t.Fatalf("replay decided differently: %+v %v / %+v %v", a, okA, b, okB)
 	}
 	c.EventID = "ev-8"
-	other, _ := Decide(c)
+	other, _ := Decide(task.Schema, c)
 	if other.DedupID() == a.DedupID() {
 		t.Errorf("different records share dedup id %q", a.DedupID())
 	}
-	if a.GroupID() != other.GroupID() || a.GroupID() != tid {
-		t.Errorf("group ids %q %q, want the task id %q", a.GroupID(), other.GroupID(), tid)
+	if a.GroupID() != other.GroupID() || a.GroupID() != user+"/"+tid {
+		t.Errorf("group ids %q %q, want the item key %q", a.GroupID(), other.GroupID(), user+"/"+tid)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package cancel is the unscheduling pipeline's logic: which table changes
 // warrant touching a schedule (Decide), the stream processor that turns
 // change-feed records into queue messages (Processor), and the worker that
-// applies them to the scheduler (Worker). It imports no AWS SDK; the
+// applies them to the scheduler (Worker), for the items of any
+// contract.Schema. It imports no AWS SDK; the
 // Lambda functions and the in-process pipeline wire it to real or memory
 // adapters.
 package cancel
@@ -14,48 +15,60 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/contract"
 )
 
-// Action is what the worker does with a task's schedule.
+// Action is what the worker does with an item's schedule.
 type Action string
 
 // The actions.
 const (
-	// ActionCancel deletes the schedule: the task was completed or removed.
+	// ActionCancel deletes the schedule: the item left its armed states,
+	// or was removed.
 	ActionCancel Action = "cancel"
-	// ActionReschedule moves the schedule to the task's new deadline, or
+	// ActionReschedule moves the schedule to the item's new due time, or
 	// creates it again when the old one already fired.
 	ActionReschedule Action = "reschedule"
+	// ActionSchedule creates the schedule of an item that its writer did
+	// not schedule itself (a plain put), with the contract's ClientToken;
+	// when one of that name exists, it moves it.
+	ActionSchedule Action = "schedule"
 )
 
-// Message is one unit of work on the FIFO queue, as JSON.
+// Message is one unit of work on the FIFO queue, as JSON. It names the
+// item by its key; the worker's schema names the schedule.
 type Message struct {
 	Action Action `json:"action"`
-	UserID string `json:"userId"`
-	TaskID string `json:"taskId"`
-	// DueAt is the new deadline (reschedule only).
+	// Partition and Sort are the item's key (Sort "" for a table
+	// without a sort key).
+	Partition string `json:"pk"`
+	Sort      string `json:"sk,omitempty"`
+	// DueAt is the due time (schedule and reschedule only).
 	DueAt time.Time `json:"dueAt,omitzero"`
-	// ScheduleToken is the task's token (reschedule only), so the worker
-	// derives the same ClientToken as every other create of this task.
-	ScheduleToken string `json:"scheduleToken,omitempty"`
+	// Token is the item's token ("" when its writer set none), so the
+	// worker derives the same ClientToken as every other create of this
+	// item.
+	Token string `json:"token,omitempty"`
 	// EventID is the change-feed record the message came from.
 	EventID string `json:"eventId"`
 }
+
+// Key is the item's key.
+func (m Message) Key() contract.Key { return contract.Key{Partition: m.Partition, Sort: m.Sort} }
 
 // MaxIDLen is the longest MessageGroupId or MessageDeduplicationId SQS
 // accepts.
 const MaxIDLen = 128
 
-// GroupID is the FIFO message group: the task id, so the messages of one
-// task are handled in order while different tasks run in parallel.
-func (m Message) GroupID() string { return fitID(m.TaskID) }
+// GroupID is the FIFO message group: the item's key, so the messages of
+// one item are handled in order while different items run in parallel.
+func (m Message) GroupID() string { return fitID(m.Key().String()) }
 
-// DedupID is the FIFO deduplication id, "{taskId}-{eventID}": a replayed
+// DedupID is the FIFO deduplication id, "{key}-{eventID}": a replayed
 // change-feed record gives the same id, so the queue keeps one message
 // (within SQS's five-minute deduplication window; later replays are
 // absorbed by the worker's idempotency).
-func (m Message) DedupID() string { return fitID(m.TaskID + "-" + m.EventID) }
+func (m Message) DedupID() string { return fitID(m.Key().String() + "-" + m.EventID) }
 
 // fitID returns s when SQS accepts it as a group or deduplication id (at
 // most 128 characters from printable ASCII), else its SHA-256 in hex:
@@ -77,12 +90,12 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// Schedule is the schedule a reschedule message asks for: the same value
-// task.ScheduleFor gives the task at create time, so the ClientToken (and
-// with it create idempotency) is shared with every other path.
-func (m Message) Schedule() task.Schedule {
-	return task.ScheduleFor(task.Task{UserID: m.UserID, TaskID: m.TaskID, DueAt: m.DueAt,
-		ScheduleToken: m.ScheduleToken})
+// Schedule is the schedule a schedule or reschedule message asks for:
+// the same value s.ScheduleFor gives the item on every path (the API's
+// create included), so the ClientToken, and with it create idempotency,
+// is shared.
+func (m Message) Schedule(s contract.Schema) contract.Schedule {
+	return s.ScheduleFor(contract.Item{Key: m.Key(), Due: m.DueAt, Token: m.Token})
 }
 
 // Encode renders the message as its queue body.
@@ -95,31 +108,45 @@ func (m Message) Encode() []byte {
 // cannot help. Test with errors.Is.
 var ErrMalformed = errors.New("malformed cancellation message")
 
-// Parse reads and checks a queue body. Its errors wrap ErrMalformed.
+// Parse reads and checks a queue body. Its errors wrap ErrMalformed. A
+// body in the format before the generic key (userId, taskId,
+// scheduleToken), still queued across a deploy, reads as the to-do item
+// it names.
 func Parse(body []byte) (Message, error) {
-	var m Message
+	var m struct {
+		Message
+		UserID        string `json:"userId"`
+		TaskID        string `json:"taskId"`
+		ScheduleToken string `json:"scheduleToken"`
+	}
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Message{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if m.Partition == "" && m.Sort == "" {
+		m.Partition, m.Sort = m.UserID, m.TaskID
+	}
+	if m.Token == "" {
+		m.Token = m.ScheduleToken
 	}
 	if err := m.validate(); err != nil {
 		return Message{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	return m, nil
+	return m.Message, nil
 }
 
 func (m Message) validate() error {
-	if m.UserID == "" || !task.ValidID(m.TaskID) {
-		return fmt.Errorf("needs a user id and a task id (given %q, %q)", m.UserID, m.TaskID)
+	if m.Partition == "" {
+		return fmt.Errorf("needs the item's key (given %q)", m.Key())
 	}
 	switch m.Action {
 	case ActionCancel:
 		return nil
-	case ActionReschedule:
-		if m.DueAt.IsZero() || m.ScheduleToken == "" {
-			return fmt.Errorf("reschedule of %s needs dueAt and scheduleToken", m.TaskID)
+	case ActionReschedule, ActionSchedule:
+		if m.DueAt.IsZero() {
+			return fmt.Errorf("%s of %s needs dueAt", m.Action, m.Key())
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown action %q (want %q or %q)", m.Action, ActionCancel, ActionReschedule)
+		return fmt.Errorf("unknown action %q (want %q, %q or %q)", m.Action, ActionCancel, ActionReschedule, ActionSchedule)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 func TestMessageIDs(t *testing.T) {
@@ -15,9 +17,10 @@ func TestMessageIDs(t *testing.T) {
 		wantGroup, wantDup string
 		hashedDedup        bool
 	}{
-		{"plain", Message{TaskID: tid, EventID: "c5d1a2b3"}, tid, tid + "-c5d1a2b3", false},
-		{"long event id is hashed", Message{TaskID: tid, EventID: long}, tid, "", true},
-		{"non-ascii event id is hashed", Message{TaskID: tid, EventID: "é"}, tid, "", true},
+		{"plain", Message{Partition: user, Sort: tid, EventID: "c5d1a2b3"}, user + "/" + tid, user + "/" + tid + "-c5d1a2b3", false},
+		{"no sort key", Message{Partition: "job-7", EventID: "e"}, "job-7", "job-7-e", false},
+		{"long event id is hashed", Message{Partition: user, Sort: tid, EventID: long}, user + "/" + tid, "", true},
+		{"non-ascii event id is hashed", Message{Partition: user, Sort: tid, EventID: "é"}, user + "/" + tid, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,20 +48,21 @@ func TestMessageIDs(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	good := Message{Action: ActionReschedule, UserID: user, TaskID: tid, DueAt: due, ScheduleToken: "TOK", EventID: "e"}
+	good := Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: due, Token: "TOK", EventID: "e"}
 	tests := []struct {
 		name    string
 		body    string
 		wantErr bool
 	}{
 		{"reschedule round trip", string(good.Encode()), false},
-		{"cancel", `{"action":"cancel","userId":"u","taskId":"` + tid + `","eventId":"e"}`, false},
+		{"cancel", `{"action":"cancel","pk":"u","sk":"` + tid + `","eventId":"e"}`, false},
+		{"schedule without a token", `{"action":"schedule","pk":"u","sk":"j","dueAt":"2030-01-01T00:00:00Z"}`, false},
+		{"the format before the generic key", `{"action":"reschedule","userId":"u","taskId":"` + tid + `","dueAt":"2030-01-01T00:00:00Z","scheduleToken":"TOK","eventId":"e"}`, false},
 		{"not json", `{`, true},
-		{"unknown action", `{"action":"explode","userId":"u","taskId":"` + tid + `"}`, true},
-		{"bad task id", `{"action":"cancel","userId":"u","taskId":"nope"}`, true},
-		{"no user", `{"action":"cancel","taskId":"` + tid + `"}`, true},
-		{"reschedule without due", `{"action":"reschedule","userId":"u","taskId":"` + tid + `","scheduleToken":"T"}`, true},
-		{"reschedule without token", `{"action":"reschedule","userId":"u","taskId":"` + tid + `","dueAt":"2030-01-01T00:00:00Z"}`, true},
+		{"unknown action", `{"action":"explode","pk":"u","sk":"` + tid + `"}`, true},
+		{"no key", `{"action":"cancel","eventId":"e"}`, true},
+		{"reschedule without due", `{"action":"reschedule","pk":"u","sk":"` + tid + `","token":"T"}`, true},
+		{"schedule without due", `{"action":"schedule","pk":"u","sk":"` + tid + `"}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +73,7 @@ func TestParse(t *testing.T) {
 			if err != nil && !errors.Is(err, ErrMalformed) {
 				t.Errorf("error %v does not wrap ErrMalformed", err)
 			}
-			if tt.name == "reschedule round trip" && (m.ScheduleToken != "TOK" || !m.DueAt.Equal(due)) {
+			if tt.name == "reschedule round trip" && (m.Token != "TOK" || !m.DueAt.Equal(due)) {
 				t.Errorf("round trip lost fields: %+v", m)
 			}
 		})
@@ -82,7 +86,7 @@ func TestParse(t *testing.T) {
 func TestMessageScheduleMatchesCreate(t *testing.T) {
 	tk := *pending()
 	tk.DueAt = due.Add(48 * time.Hour)
-	m, ok := Decide(changeModify(pending(), &tk))
+	m, ok := Decide(task.Schema, change(task.ChangeModify, pending(), &tk))
 	if !ok {
 		t.Fatal("deadline change not decided")
 	}
@@ -90,7 +94,7 @@ func TestMessageScheduleMatchesCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := m.Schedule(), scheduleFor(tk); got != want {
+	if got, want := m.Schedule(task.Schema), task.ScheduleFor(tk); got != want {
 		t.Errorf("Schedule = %+v, want %+v", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -50,21 +51,25 @@ const (
 // Processor is the stream processor: it decides and enqueues, nothing
 // more.
 type Processor struct {
+	schema  contract.Schema
 	queue   Enqueuer
 	metrics *metrics.Recorder
 	log     *slog.Logger
 }
 
-// NewProcessor returns a Processor. m may be nil (no metrics); log nil
-// means slog.Default().
-func NewProcessor(q Enqueuer, m *metrics.Recorder, log *slog.Logger) (*Processor, error) {
+// NewProcessor returns a Processor of the items of schema s. m may be nil
+// (no metrics); log nil means slog.Default().
+func NewProcessor(s contract.Schema, q Enqueuer, m *metrics.Recorder, log *slog.Logger) (*Processor, error) {
 	if q == nil {
 		return nil, errors.New("cancel: NewProcessor needs an Enqueuer")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("cancel: NewProcessor: %w", err)
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Processor{queue: q, metrics: m, log: log}, nil
+	return &Processor{schema: s, queue: q, metrics: m, log: log}, nil
 }
 
 // Process decides every change and enqueues the messages in one call, in
@@ -74,7 +79,7 @@ func (p *Processor) Process(ctx context.Context, changes []task.Change) []Failur
 	msgs := make([]Message, 0, len(changes))
 	ignored := 0
 	for _, c := range changes {
-		m, ok := Decide(c)
+		m, ok := Decide(p.schema, c)
 		if !ok {
 			ignored++
 			continue
@@ -93,7 +98,7 @@ func (p *Processor) Process(ctx context.Context, changes []task.Change) []Failur
 		return nil
 	}
 	for _, m := range msgs {
-		p.log.InfoContext(ctx, "enqueueing", "taskId", m.TaskID, "eventId", m.EventID, "action", m.Action)
+		p.log.InfoContext(ctx, "enqueueing", "key", m.Key().String(), "eventId", m.EventID, "action", m.Action)
 	}
 	failed, err := p.queue.Enqueue(ctx, msgs)
 	if err != nil {
@@ -105,7 +110,7 @@ func (p *Processor) Process(ctx context.Context, changes []task.Change) []Failur
 	out := make([]Failure, 0, len(failed))
 	for _, f := range failed {
 		p.log.WarnContext(ctx, "enqueue failed; the record will be retried",
-			"taskId", f.Message.TaskID, "eventId", f.Message.EventID, "action", f.Message.Action, "error", f.Err)
+			"key", f.Message.Key().String(), "eventId", f.Message.EventID, "action", f.Message.Action, "error", f.Err)
 		out = append(out, Failure{EventID: f.Message.EventID, Err: f.Err})
 	}
 	p.metrics.Add(MetricEnqueued, float64(len(msgs)-len(out)))

@@ -29,19 +29,20 @@ func BenchmarkProcess100(b *testing.B) {
 	due := time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
 	changes := make([]task.Change, 100)
 	for i := range changes {
-		old := &task.Task{UserID: "user-1", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i), Title: "t",
+		old := task.Task{UserID: "user-1", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i), Title: "t",
 			Status: task.StatusPending, DueAt: due, ScheduleToken: "TOKEN"}
-		nw := *old
+		nw := old
 		if i%2 == 0 {
 			nw.Status = task.StatusDone
 		} else {
 			nw.Title = "edited"
 		}
+		o, n := old.Item(), nw.Item()
 		changes[i] = task.Change{EventID: fmt.Sprintf("ev-%03d", i), Kind: task.ChangeModify,
-			UserID: old.UserID, TaskID: old.TaskID, Old: old, New: &nw}
+			Key: o.Key, Old: &o, New: &n}
 	}
 	q := &benchQueue{}
-	p, err := cancel.NewProcessor(q, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	p, err := cancel.NewProcessor(task.Schema, q, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}

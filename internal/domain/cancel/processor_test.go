@@ -34,12 +34,14 @@ func (q *fakeQueue) Enqueue(_ context.Context, msgs []Message) ([]Failed, error)
 
 func TestProcess(t *testing.T) {
 	done := with(func(t *task.Task) { t.Status = task.StatusDone })
+	inline := with(func(t *task.Task) { t.ScheduleInline = true })
+	ev := func(id string, c task.Change) task.Change { c.EventID = id; return c }
 	changes := []task.Change{
-		{EventID: "e1", Kind: task.ChangeInsert, UserID: user, TaskID: tid, New: pending()},
-		{EventID: "e2", Kind: task.ChangeModify, UserID: user, TaskID: tid, Old: pending(), New: with(func(t *task.Task) { t.Title = "x" })},
-		{EventID: "e3", Kind: task.ChangeModify, UserID: user, TaskID: tid, Old: pending(), New: done},
-		{EventID: "e4", Kind: task.ChangeRemove, UserID: user, TaskID: tid, Old: done},
-		{EventID: "e5", Kind: task.ChangeRemove, UserID: user, TaskID: tid},
+		ev("e1", change(task.ChangeInsert, nil, inline)),
+		ev("e2", change(task.ChangeModify, pending(), with(func(t *task.Task) { t.Title = "x" }))),
+		ev("e3", change(task.ChangeModify, pending(), done)),
+		ev("e4", change(task.ChangeRemove, done, nil)),
+		ev("e5", change(task.ChangeRemove, nil, nil)),
 	}
 	boom := errors.New("boom")
 	tests := []struct {
@@ -61,7 +63,7 @@ func TestProcess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewProcessor(tt.q, nil, quiet)
+			p, err := NewProcessor(task.Schema, tt.q, nil, quiet)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +87,7 @@ func TestProcess(t *testing.T) {
 }
 
 func TestNewProcessorNeedsEnqueuer(t *testing.T) {
-	if _, err := NewProcessor(nil, nil, quiet); err == nil {
+	if _, err := NewProcessor(task.Schema, nil, nil, quiet); err == nil {
 		t.Error("NewProcessor(nil) succeeded")
 	}
 }

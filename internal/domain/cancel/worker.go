@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -19,6 +20,9 @@ const (
 	// MetricRecreated: a reschedule found no schedule (the old one fired
 	// and deleted itself) and created it at the new deadline.
 	MetricRecreated = metrics.Recreated
+	// MetricScheduleCreated: a schedule message created (or moved) the
+	// schedule of an item its writer did not schedule.
+	MetricScheduleCreated = metrics.ScheduleCreated
 	// MetricAlreadyGone: a cancel found no schedule; success.
 	MetricAlreadyGone = metrics.AlreadyGone
 	// MetricMalformed: a message that can never be handled; it goes on
@@ -33,21 +37,25 @@ const (
 // arrive twice, or after a later change was already applied; each case
 // leaves the scheduler as the message asks without failing.
 type Worker struct {
+	schema    contract.Schema
 	scheduler task.Scheduler
 	metrics   *metrics.Recorder
 	log       *slog.Logger
 }
 
-// NewWorker returns a Worker. m may be nil (no metrics); log nil means
-// slog.Default().
-func NewWorker(s task.Scheduler, m *metrics.Recorder, log *slog.Logger) (*Worker, error) {
-	if s == nil {
+// NewWorker returns a Worker for the items of schema s. m may be nil (no
+// metrics); log nil means slog.Default().
+func NewWorker(s contract.Schema, sch task.Scheduler, m *metrics.Recorder, log *slog.Logger) (*Worker, error) {
+	if sch == nil {
 		return nil, errors.New("cancel: NewWorker needs a Scheduler")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("cancel: NewWorker: %w", err)
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{scheduler: s, metrics: m, log: log}, nil
+	return &Worker{schema: s, scheduler: sch, metrics: m, log: log}, nil
 }
 
 // Handle applies one message.
@@ -55,10 +63,13 @@ func NewWorker(s task.Scheduler, m *metrics.Recorder, log *slog.Logger) (*Worker
 //   - cancel: delete the schedule; "not found" is success (it fired, was
 //     cancelled before, or never existed), so a message that can never
 //     succeed is never retried.
-//   - reschedule: move the schedule to the new deadline. When it is gone
+//   - schedule: create the schedule with the contract's ClientToken (a
+//     retried create is a success); when a schedule of that name exists
+//     (made by another path for an older due time), move it.
+//   - reschedule: move the schedule to the new due time. When it is gone
 //     (the old one fired and deleted itself), create it with the same
-//     contract as the API's create: task.ScheduleFor's ClientToken, and a
-//     schedule of that name that already exists is success.
+//     contract as every create, and a schedule of that name that already
+//     exists is success.
 //
 // A returned error fails only this message, which is delivered again;
 // errors.Is(err, ErrMalformed) never passes, and the queue's redrive
@@ -68,10 +79,10 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 		w.metrics.Add(MetricMalformed, 1)
 		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	log := w.log.With("taskId", m.TaskID, "eventId", m.EventID, "action", m.Action)
+	log := w.log.With("key", m.Key().String(), "eventId", m.EventID, "action", m.Action)
 	switch m.Action {
 	case ActionCancel:
-		err := w.scheduler.Delete(ctx, task.ScheduleName(m.TaskID))
+		err := w.scheduler.Delete(ctx, w.schema.ScheduleName(m.Key()))
 		switch {
 		case err == nil:
 			w.metrics.Add(MetricCancelled, 1)
@@ -83,12 +94,24 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 			return nil
 		}
 		return w.retryable(ctx, log, fmt.Errorf("delete schedule: %w", err))
+	case ActionSchedule:
+		s := m.Schedule(w.schema)
+		err := w.scheduler.Create(ctx, s)
+		if errors.Is(err, task.ErrScheduleExists) {
+			err = w.scheduler.Update(ctx, s)
+		}
+		if err != nil {
+			return w.retryable(ctx, log, fmt.Errorf("create schedule: %w", err))
+		}
+		w.metrics.Add(MetricScheduleCreated, 1)
+		log.InfoContext(ctx, "schedule created", "at", contract.FormatTime(s.At))
+		return nil
 	default: // ActionReschedule; validate allows no other
-		s := m.Schedule()
+		s := m.Schedule(w.schema)
 		err := w.scheduler.Update(ctx, s)
 		if err == nil {
 			w.metrics.Add(MetricRescheduled, 1)
-			log.InfoContext(ctx, "schedule moved", "at", task.FormatTime(s.At))
+			log.InfoContext(ctx, "schedule moved", "at", contract.FormatTime(s.At))
 			return nil
 		}
 		if !errors.Is(err, task.ErrScheduleNotFound) {
@@ -98,7 +121,7 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 			return w.retryable(ctx, log, fmt.Errorf("recreate schedule: %w", err))
 		}
 		w.metrics.Add(MetricRecreated, 1)
-		log.InfoContext(ctx, "schedule recreated", "at", task.FormatTime(s.At))
+		log.InfoContext(ctx, "schedule recreated", "at", contract.FormatTime(s.At))
 		return nil
 	}
 }

@@ -14,20 +14,15 @@ import (
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-func changeModify(old, new *task.Task) task.Change {
-	return task.Change{EventID: "ev", Kind: task.ChangeModify, UserID: user, TaskID: tid, Old: old, New: new}
-}
-
-func scheduleFor(t task.Task) task.Schedule { return task.ScheduleFor(t) }
-
 var errThrottled = errors.New("ThrottlingException: rate exceeded")
 
 func TestWorkerHandle(t *testing.T) {
 	later := due.Add(time.Hour)
-	cancelMsg := Message{Action: ActionCancel, UserID: user, TaskID: tid, EventID: "e1"}
-	reschedMsg := Message{Action: ActionReschedule, UserID: user, TaskID: tid, DueAt: later, ScheduleToken: "TOKEN", EventID: "e2"}
+	cancelMsg := Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e1"}
+	reschedMsg := Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, Token: "TOKEN", EventID: "e2"}
+	schedMsg := Message{Action: ActionSchedule, Partition: user, Sort: tid, DueAt: due, Token: "TOKEN", EventID: "e3"}
 	old := task.ScheduleFor(*pending())
-	moved := reschedMsg.Schedule()
+	moved := reschedMsg.Schedule(task.Schema)
 	other := old
 	other.ClientToken = "someone-else"
 	tests := []struct {
@@ -49,7 +44,11 @@ func TestWorkerHandle(t *testing.T) {
 			false, false, &other, MetricRecreated},
 		{"reschedule throttled is retryable", &old, failOn("Update", errThrottled), reschedMsg, true, false, &old, MetricRetryable},
 		{"recreate failing is retryable", nil, failOn("Create", errThrottled), reschedMsg, true, false, nil, MetricRetryable},
-		{"malformed message is permanent", &old, nil, Message{Action: "explode", UserID: user, TaskID: tid}, true, true, &old, MetricMalformed},
+		{"schedule creates the item's schedule", nil, nil, schedMsg, false, false, &old, MetricScheduleCreated},
+		{"schedule retried after its create is a success", &old, nil, schedMsg, false, false, &old, MetricScheduleCreated},
+		{"schedule over another create moves it", &other, nil, schedMsg, false, false, &old, MetricScheduleCreated},
+		{"schedule throttled is retryable", nil, failOn("Create", errThrottled), schedMsg, true, false, nil, MetricRetryable},
+		{"malformed message is permanent", &old, nil, Message{Action: "explode", Partition: user, Sort: tid}, true, true, &old, MetricMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +61,7 @@ func TestWorkerHandle(t *testing.T) {
 			s.Fail = tt.fail
 			var out bytes.Buffer
 			rec := metrics.New("cancelworker", &out)
-			w, err := NewWorker(s, rec, quiet)
+			w, err := NewWorker(task.Schema, s, rec, quiet)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,8 +103,9 @@ func failOn(op string, err error) func(string, string) error {
 func TestWorkerHandleTwice(t *testing.T) {
 	later := due.Add(time.Hour)
 	msgs := []Message{
-		{Action: ActionCancel, UserID: user, TaskID: tid, EventID: "e1"},
-		{Action: ActionReschedule, UserID: user, TaskID: tid, DueAt: later, ScheduleToken: "TOKEN", EventID: "e2"},
+		{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e1"},
+		{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, Token: "TOKEN", EventID: "e2"},
+		{Action: ActionSchedule, Partition: user, Sort: tid, DueAt: due, Token: "TOKEN", EventID: "e3"},
 	}
 	for _, m := range msgs {
 		for _, start := range []string{"with a schedule", "without a schedule"} {
@@ -114,7 +114,7 @@ func TestWorkerHandleTwice(t *testing.T) {
 				if start == "with a schedule" {
 					_ = s.Create(context.Background(), task.ScheduleFor(*pending()))
 				}
-				w, _ := NewWorker(s, nil, quiet)
+				w, _ := NewWorker(task.Schema, s, nil, quiet)
 				if err := w.Handle(context.Background(), m); err != nil {
 					t.Fatal(err)
 				}
@@ -133,7 +133,7 @@ func TestWorkerHandleTwice(t *testing.T) {
 func TestWorkerHandleBatch(t *testing.T) {
 	const tidB = "01JBQ1R8ZK3W4X5Y6Z7A8B9C0E"
 	body := func(taskID, ev string) []byte {
-		return Message{Action: ActionCancel, UserID: user, TaskID: taskID, EventID: ev}.Encode()
+		return Message{Action: ActionCancel, Partition: user, Sort: taskID, EventID: ev}.Encode()
 	}
 	tests := []struct {
 		name       string
@@ -161,7 +161,7 @@ func TestWorkerHandleBatch(t *testing.T) {
 				}
 				return nil
 			}
-			w, _ := NewWorker(s, nil, quiet)
+			w, _ := NewWorker(task.Schema, s, nil, quiet)
 			if got := w.HandleBatch(context.Background(), tt.batch); !slices.Equal(got, tt.want) {
 				t.Errorf("failed = %v, want %v", got, tt.want)
 			}
@@ -170,7 +170,7 @@ func TestWorkerHandleBatch(t *testing.T) {
 }
 
 func TestNewWorkerNeedsScheduler(t *testing.T) {
-	if _, err := NewWorker(nil, nil, quiet); err == nil {
+	if _, err := NewWorker(task.Schema, nil, nil, quiet); err == nil {
 		t.Error("NewWorker(nil) succeeded")
 	}
 }

@@ -25,19 +25,21 @@ type Store interface {
 	// Delete removes a task and returns what it was; ErrNotFound if missing.
 	Delete(ctx context.Context, userID, taskID string) (Task, error)
 	// Expire moves the task to Expired only if it is Pending and its
-	// deadline is dueAt; ErrConditionFailed otherwise. The same write sets
+	// deadline is dueAt (contract.Schema.Claim); ErrConditionFailed
+	// otherwise. The same write sets
 	// ExpiredAt, UpdatedAt and NotifyClaimAt to now (the caller holds the
 	// notification claim), and the task stays listed by ListPending until
 	// MarkNotified.
 	Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (Task, error)
 	// ClaimNotification sets NotifyClaimAt to now, only if the task is
-	// Expired, has no NotifiedAt, and its NotifyClaimAt is absent or at
-	// least lease before now; ErrConditionFailed otherwise (missing task
-	// included). It is how a retried expiry takes over a notification that
-	// an earlier attempt started and did not record.
-	ClaimNotification(ctx context.Context, userID, taskID string, now time.Time, lease time.Duration) error
+	// Expired for deadline dueAt, has no NotifiedAt, and its NotifyClaimAt
+	// is absent or at least lease before now (contract.Schema.TakeOver);
+	// ErrConditionFailed otherwise (missing task included). It is how a
+	// retried expiry takes over a notification that an earlier attempt
+	// started and did not record.
+	ClaimNotification(ctx context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error
 	// MarkNotified records the expiry notification of an Expired task,
-	// only if none is recorded yet (ErrConditionFailed otherwise, missing
+	// only if none is recorded yet (contract.Schema.MarkDelivered) (ErrConditionFailed otherwise, missing
 	// or not Expired included). The task leaves ListPending.
 	MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error
 	// SetScheduleRepair sets or clears the task's repair mark.

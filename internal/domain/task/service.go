@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 )
 
 // Service applies the lifecycle rules. Each method is one use case.
@@ -18,6 +21,7 @@ type Service struct {
 	ids       IDs
 	webURL    string
 	lease     time.Duration
+	fire      *fire.Core
 	// maxPending caps each user's Pending tasks (Create).
 	maxPending int
 	log        *slog.Logger
@@ -31,7 +35,7 @@ type Service struct {
 // a retry publish while a slow first attempt is still publishing (a
 // duplicate email); a longer one only delays the retry of an attempt that
 // crashed.
-const DefaultNotifyLease = 60 * time.Second
+const DefaultNotifyLease = fire.DefaultLease
 
 // DefaultMaxPendingPerUser is how many Pending tasks one user may have
 // unless Deps.MaxPendingPerUser says otherwise: far above what a person
@@ -86,9 +90,15 @@ func NewService(d Deps) (*Service, error) {
 	if d.MaxPendingPerUser == 0 {
 		d.MaxPendingPerUser = DefaultMaxPendingPerUser
 	}
-	return &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
+	s := &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
 		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), lease: d.NotifyLease, maxPending: d.MaxPendingPerUser,
-		log: d.Log}, nil
+		log: d.Log}
+	var err error
+	if s.fire, err = fire.New(fire.Config{Schema: Schema, Store: &expiryAttempt{store: d.Store}, Now: s.Now,
+		Lease: d.NotifyLease, Log: d.Log}); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Now is the service clock's reading.
@@ -225,102 +235,86 @@ const (
 	TooEarly ExpireOutcome = "too-early"
 )
 
-// Expire is the guarantee of the whole design. It trusts nothing: the
-// conditional write (still Pending, same deadline) decides, and only a task
-// that this write expired, or that an earlier attempt expired without
-// recording its notification, is notified.
+// Expire is the guarantee of the whole design: fire.Core.Fire with the
+// to-do app's schema (Schema), whose doc comment is the spec. It trusts
+// nothing: the conditional write (still Pending, same deadline) decides,
+// and only a task that this write expired, or that an earlier attempt
+// expired without recording its notification, is notified. The claim is
+// NotifyClaimAt, the lease Deps.NotifyLease, the delivery the
+// notification (Notifier.Publish), its record NotifiedAt.
 //
-// Publishing is guarded by a claim on the task (NotifyClaimAt). The write
-// that expires the task takes it. A later attempt that finds the task
-// Expired, for this deadline and not notified, must take the claim over
-// with a conditional write that succeeds only once the claim is older than
-// the notify lease; while it is younger, another attempt may be publishing
-// right now, and Expire returns an error wrapping ErrNotifyInProgress so
-// that the caller retries later (it never skips: the holder may have
-// crashed, and then the retry is the only one left to send the email).
-// So two concurrent invocations of one schedule, or a schedule and the
-// reconciler, do not both publish.
-//
-// An error means "retry me": the publish failed, the claim is held
-// elsewhere, or the table failed. The retry finds the task Expired and
-// un-notified, takes the claim once it has lapsed, and publishes. A task
-// in that state also stays listed for the reconciler (Task.AwaitsExpiry),
-// which expires it through this same path after its grace period, so the
-// notification is retried even when the scheduler's retries are spent.
-//
-// The one window for a duplicate is an attempt that published and then
-// did not record it: a crash or timeout after Publish and before
-// MarkNotified, a failed MarkNotified, or a publish slower than the lease.
-// A later attempt cannot tell that the email went out, and sends it again.
+// An error means "retry me" (errors.Is ErrNotifyInProgress when another
+// attempt holds the claim). A task whose publish failed stays listed for
+// the reconciler (Task.AwaitsExpiry), which expires it through this same
+// path after its grace period, so the notification is retried even when
+// the scheduler's retries are spent. The one window for a duplicate is an
+// attempt that published and then did not record it.
 func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome, error) {
 	if s.notifier == nil {
 		return "", errors.New("task: Expire needs a Notifier")
 	}
-	now := s.Now()
-	due := req.DueAt.UTC().Truncate(time.Second)
-	if now.Before(due) {
-		return TooEarly, nil
+	a := &expiryAttempt{store: s.store}
+	out, err := s.fire.WithStore(a).Fire(ctx, Payload{Key: Key(req.UserID, req.TaskID), Due: req.DueAt}, a.notify(s))
+	if err != nil {
+		return "", fmt.Errorf("expire task %s: %w", req.TaskID, err)
 	}
-	now = now.Truncate(time.Second)
-	outcome := Expired
-	t, err := s.store.Expire(ctx, req.UserID, req.TaskID, due, now)
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrConditionFailed):
-		var open bool
-		t, open, err = s.unnotified(ctx, req, due)
-		switch {
-		case err != nil:
-			return "", err
-		case !open:
-			return Skipped, nil
-		}
-		if err := s.store.ClaimNotification(ctx, t.UserID, t.TaskID, now, s.lease); err != nil {
-			if !errors.Is(err, ErrConditionFailed) {
-				return "", fmt.Errorf("expire: claim notification: %w", err)
-			}
-			// Notified meanwhile, or another attempt holds the claim.
-			_, open, err = s.unnotified(ctx, req, due)
-			switch {
-			case err != nil:
-				return "", err
-			case !open:
-				return Skipped, nil
-			}
-			return "", fmt.Errorf("expire task %s: %w", t.TaskID, ErrNotifyInProgress)
-		}
-		outcome = Renotified
-	default:
-		return "", fmt.Errorf("expire: conditional write: %w", err)
-	}
-	n := Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title, Description: t.Description, DueAt: t.DueAt, Link: s.link(t.TaskID)}
-	if err := s.notifier.Publish(ctx, n); err != nil {
-		return "", fmt.Errorf("expire: publish: %w", err)
-	}
-	if err := s.store.MarkNotified(ctx, t.UserID, t.TaskID, s.Now().Truncate(time.Second)); err != nil &&
-		!errors.Is(err, ErrConditionFailed) {
-		// Published but not recorded. Not returned: a retry of this
-		// invocation would publish again at once. The task stays listed
-		// for the reconciler, which sends it again after its grace
-		// period: this is the duplicate window, logged so it is visible.
-		s.log.ErrorContext(ctx, "notification sent but not recorded", "taskId", t.TaskID, "error", err.Error())
-	}
-	return outcome, nil
+	return expireOutcomes[out], nil
 }
 
-// unnotified re-reads the task after a failed conditional write. open
-// reports whether it is Expired for deadline due with no notification
-// recorded: the one state in which this attempt may still publish. A
-// missing task is not open; err is a failed read.
-func (s *Service) unnotified(ctx context.Context, req ExpireRequest, due time.Time) (t Task, open bool, err error) {
-	t, err = s.store.Get(ctx, req.UserID, req.TaskID)
+var expireOutcomes = map[fire.Outcome]ExpireOutcome{
+	fire.Fired: Expired, fire.Redelivered: Renotified, fire.Skipped: Skipped, fire.TooEarly: TooEarly,
+}
+
+// expiryAttempt is the task store as fire.Core sees it, for one attempt:
+// it keeps the task its claim or read returned, which the notification
+// names (its title), so the happy path reads the table once.
+type expiryAttempt struct {
+	store Store
+	t     Task
+}
+
+var _ fire.Store = (*expiryAttempt)(nil)
+
+func (a *expiryAttempt) Claim(ctx context.Context, p Payload, now time.Time) error {
+	t, err := a.store.Expire(ctx, p.Key.Partition, p.Key.Sort, p.Due, now)
+	if err == nil {
+		a.t = t
+	}
+	return err
+}
+
+func (a *expiryAttempt) TakeOver(ctx context.Context, p Payload, now time.Time, lease time.Duration) error {
+	return a.store.ClaimNotification(ctx, p.Key.Partition, p.Key.Sort, p.Due, now, lease)
+}
+
+func (a *expiryAttempt) MarkDelivered(ctx context.Context, k contract.Key, at time.Time) error {
+	return a.store.MarkNotified(ctx, k.Partition, k.Sort, at)
+}
+
+func (a *expiryAttempt) Get(ctx context.Context, k contract.Key) (contract.Item, bool, error) {
+	t, err := a.store.Get(ctx, k.Partition, k.Sort)
 	if errors.Is(err, ErrNotFound) {
-		return t, false, nil
+		return contract.Item{}, false, nil
 	}
 	if err != nil {
-		return t, false, fmt.Errorf("expire: read task: %w", err)
+		return contract.Item{}, false, err
 	}
-	return t, t.Status == StatusExpired && t.DueAt.Equal(due) && t.NotifiedAt.IsZero(), nil
+	a.t = t
+	return t.Item(), true, nil
+}
+
+// notify is the to-do app's deliverer: the expiry notification of the
+// task the attempt claimed.
+func (a *expiryAttempt) notify(s *Service) fire.Deliverer {
+	return fire.DeliverFunc(func(ctx context.Context, _ Payload) error {
+		t := a.t
+		err := s.notifier.Publish(ctx, Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title,
+			Description: t.Description, DueAt: t.DueAt, Link: s.link(t.TaskID)})
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+		return nil
+	})
 }
 
 func (s *Service) link(taskID string) string {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/domain/fire"
 )
 
 // Status is the lifecycle state of a task.
@@ -101,7 +103,7 @@ var (
 	ErrAlreadyExists = errors.New("task already exists")
 	// ErrConditionFailed: a conditional write found the item in another
 	// state than it required.
-	ErrConditionFailed = errors.New("condition failed")
+	ErrConditionFailed = fire.ErrConditionFailed
 	// ErrScheduleNotFound: the scheduler has no schedule of that name.
 	ErrScheduleNotFound = errors.New("schedule not found")
 	// ErrScheduleExists: the scheduler already has a schedule of that name.
@@ -110,7 +112,7 @@ var (
 	// publish the task's notification and has not recorded it yet. Retry
 	// later: the claim lapses after the notify lease, so a retry takes
 	// over from an attempt that crashed.
-	ErrNotifyInProgress = errors.New("notification in progress elsewhere")
+	ErrNotifyInProgress = fire.ErrInProgress
 	// ErrTooManyPending: the user already has as many Pending tasks as the
 	// service allows (see PendingLimitError).
 	ErrTooManyPending = errors.New("too many pending tasks")
