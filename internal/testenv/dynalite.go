@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
@@ -210,13 +211,36 @@ func CreateTaskTable(t testing.TB, client *dynamodb.Client, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
-	if err := createTaskTable(ctx, client, name); err != nil {
+	if err := createTable(ctx, client, TaskTableInput(name)); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func createTaskTable(ctx context.Context, client *dynamodb.Client, name string) error {
-	if _, err := client.CreateTable(ctx, TaskTableInput(name)); err != nil {
+// CreateItemTable creates a table keyed as schema s says (string keys, no
+// index) and waits until it is ACTIVE: an adopter's table.
+func CreateItemTable(t testing.TB, client *dynamodb.Client, name string, s contract.Schema) {
+	t.Helper()
+	in := &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(s.PartitionKey), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(s.PartitionKey), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	}
+	if !s.NoSortKey {
+		in.AttributeDefinitions = append(in.AttributeDefinitions,
+			types.AttributeDefinition{AttributeName: aws.String(s.SortKey), AttributeType: types.ScalarAttributeTypeS})
+		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(s.SortKey), KeyType: types.KeyTypeRange})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	if err := createTable(ctx, client, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createTable(ctx context.Context, client *dynamodb.Client, in *dynamodb.CreateTableInput) error {
+	name := aws.ToString(in.TableName)
+	if _, err := client.CreateTable(ctx, in); err != nil {
 		return fmt.Errorf("create table %s: %w", name, err)
 	}
 	for {

@@ -1,0 +1,160 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/domain/task"
+)
+
+// Items is a table of any contract.Schema in memory: items are string
+// attributes, written by plain puts and deletes (as a writer that is not
+// ours would) and by the contract's conditional writes (fire.Store, with
+// the contract's Go predicates). Every write appends to a change feed,
+// like a DynamoDB stream with NEW_AND_OLD_IMAGES read with the schema.
+type Items struct {
+	mu      sync.Mutex
+	schema  contract.Schema
+	items   map[contract.Key]map[string]string
+	changes []task.Change
+	seq     int
+	// Fail, when set, is called before each fire.Store operation; a
+	// non-nil error is returned instead of doing it (fault injection).
+	Fail func(op string) error
+}
+
+var _ fire.Store = (*Items)(nil)
+
+// NewItems returns an empty table of schema s.
+func NewItems(s contract.Schema) *Items {
+	return &Items{schema: s, items: map[contract.Key]map[string]string{}}
+}
+
+// Put writes an item as is (PutItem without a condition): an INSERT, or a
+// MODIFY of the item it replaces. It fails only on an item without its
+// key.
+func (s *Items) Put(attrs map[string]string) error {
+	it, err := s.schema.ItemFrom(attrs)
+	if err != nil {
+		return fmt.Errorf("put item: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.items[it.Key]
+	s.items[it.Key] = maps.Clone(attrs)
+	if ok {
+		s.record(task.ChangeModify, it.Key, old, attrs)
+	} else {
+		s.record(task.ChangeInsert, it.Key, nil, attrs)
+	}
+	return nil
+}
+
+// Delete removes an item (DeleteItem without a condition); deleting
+// nothing records nothing.
+func (s *Items) Delete(k contract.Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.items[k]; ok {
+		delete(s.items, k)
+		s.record(task.ChangeRemove, k, old, nil)
+	}
+}
+
+// Attrs returns a copy of an item's attributes.
+func (s *Items) Attrs(k contract.Key) (map[string]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.items[k]
+	return maps.Clone(a), ok
+}
+
+// Changes returns the change feed from position from on, and the next
+// position to read from.
+func (s *Items) Changes(from int) ([]task.Change, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from = min(from, len(s.changes))
+	return append([]task.Change(nil), s.changes[from:]...), len(s.changes)
+}
+
+// record appends a change; the caller holds mu.
+func (s *Items) record(kind task.ChangeKind, k contract.Key, old, new map[string]string) {
+	s.seq++
+	s.changes = append(s.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", s.seq), Kind: kind, Key: k,
+		Old: s.image(old), New: s.image(new)})
+}
+
+func (s *Items) image(attrs map[string]string) *contract.Item {
+	if attrs == nil {
+		return nil
+	}
+	it, _ := s.schema.ItemFrom(attrs) // every stored item has its key
+	return &it
+}
+
+func (s *Items) fail(op string) error {
+	if s.Fail == nil {
+		return nil
+	}
+	return s.Fail(op)
+}
+
+// write applies a conditional write: when ok holds for the item, set
+// and remove its attributes and record the change; ErrConditionFailed
+// otherwise (a missing item included).
+func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string) error {
+	if err := s.fail(op); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, found := s.items[k]
+	if !found || !ok(*s.image(old)) {
+		return fire.ErrConditionFailed
+	}
+	nw := maps.Clone(old)
+	maps.Copy(nw, set)
+	s.items[k] = nw
+	s.record(task.ChangeModify, k, old, nw)
+	return nil
+}
+
+// Claim implements fire.Store (contract.Schema.Claimable, then the
+// claim's writes).
+func (s *Items) Claim(_ context.Context, p contract.Payload, now time.Time) error {
+	at := contract.FormatTime(now)
+	return s.write("Claim", p.Key, func(it contract.Item) bool { return s.schema.Claimable(it, p.Due) },
+		map[string]string{s.schema.StateAttr: s.schema.FiredState, s.schema.FiredAtAttr: at, s.schema.ClaimAtAttr: at})
+}
+
+// TakeOver implements fire.Store (contract.Schema.TakeOverable).
+func (s *Items) TakeOver(_ context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
+	return s.write("TakeOver", p.Key, func(it contract.Item) bool { return s.schema.TakeOverable(it, p.Due, now, lease) },
+		map[string]string{s.schema.ClaimAtAttr: contract.FormatTime(now)})
+}
+
+// MarkDelivered implements fire.Store (contract.Schema.Markable).
+func (s *Items) MarkDelivered(_ context.Context, k contract.Key, at time.Time) error {
+	return s.write("MarkDelivered", k, s.schema.Markable,
+		map[string]string{s.schema.DeliveredAtAttr: contract.FormatTime(at)})
+}
+
+// Get implements fire.Store.
+func (s *Items) Get(_ context.Context, k contract.Key) (contract.Item, bool, error) {
+	if err := s.fail("Get"); err != nil {
+		return contract.Item{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.items[k]
+	if !ok {
+		return contract.Item{}, false, nil
+	}
+	return *s.image(a), true, nil
+}

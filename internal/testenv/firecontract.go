@@ -1,0 +1,190 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/fire"
+)
+
+// FireBackend is an item table that FireStoreContract tests: the store
+// under test, and the plain writes and reads a writer that is not ours
+// does (PutItem, GetItem of every attribute).
+type FireBackend struct {
+	Store fire.Store
+	// Put writes an item as is (an unconditional PutItem).
+	Put func(t *testing.T, attrs map[string]string)
+	// Attrs reads every string attribute of an item (nil when missing).
+	Attrs func(t *testing.T, k contract.Key) map[string]string
+}
+
+// ConsumerSchema is an adopter's schema: keys tenantId/jobId, due
+// attribute runAt, armed states Queued and Retrying, fired state Done.
+func ConsumerSchema() contract.Schema {
+	return contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued", "Retrying"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
+}
+
+// FireStoreContract is the behaviour of the contract's conditional writes
+// (contract.Schema.Claim, TakeOver, MarkDelivered) that every fire.Store
+// shares with DynamoDB, for the to-do app's schema (whose state attribute
+// is the reserved word "status") and for a consumer's: the DynamoDB item
+// store against dynalite and the in-memory table both run it. newBackend
+// must return an empty table of the schema.
+func FireStoreContract(t *testing.T, newBackend func(t *testing.T, s contract.Schema) FireBackend) {
+	for name, s := range map[string]contract.Schema{"default": contract.Default(), "consumer": ConsumerSchema()} {
+		t.Run(name, func(t *testing.T) { fireStoreContract(t, s, newBackend) })
+	}
+}
+
+func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testing.T, s contract.Schema) FireBackend) {
+	ctx := context.Background()
+	due := contractT0
+	now := due.Add(30 * time.Second)
+	const lease = time.Minute
+	k := contract.Key{Partition: "p-1", Sort: "s-1"}
+	armed := func(state string, at time.Time) map[string]string {
+		a := s.Attrs(k)
+		a[s.StateAttr], a[s.DueAttr], a["note"] = state, contract.FormatTime(at), "the writer's own"
+		return a
+	}
+	with := func(a map[string]string, kv ...string) map[string]string {
+		a = maps.Clone(a)
+		for i := 0; i < len(kv); i += 2 {
+			a[kv[i]] = kv[i+1]
+		}
+		return a
+	}
+	wantFailed := func(t *testing.T, what string, err error) {
+		t.Helper()
+		if !errors.Is(err, fire.ErrConditionFailed) {
+			t.Fatalf("%s: error = %v, want fire.ErrConditionFailed", what, err)
+		}
+	}
+	equal := func(t *testing.T, what string, got, want map[string]string) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %v\nwant %v", what, got, want)
+		}
+	}
+	p := contract.Payload{Key: k, Due: due}
+	ts := contract.FormatTime
+
+	t.Run("claim fires an armed item at its due time, once", func(t *testing.T) {
+		for _, state := range s.ArmedStates {
+			b := newBackend(t, s)
+			b.Put(t, armed(state, due))
+			if err := b.Store.Claim(ctx, p, now); err != nil {
+				t.Fatalf("claim of %s: %v", state, err)
+			}
+			fired := with(armed(state, due), s.StateAttr, s.FiredState, s.FiredAtAttr, ts(now), s.ClaimAtAttr, ts(now))
+			equal(t, "after the claim", b.Attrs(t, k), fired)
+			wantFailed(t, "second claim", b.Store.Claim(ctx, p, now.Add(time.Hour)))
+			equal(t, "after a second claim", b.Attrs(t, k), fired)
+		}
+	})
+
+	t.Run("claim refuses what is not armed for that due time", func(t *testing.T) {
+		for _, tc := range []struct {
+			name  string
+			attrs map[string]string
+		}{
+			{"due time moved", armed(s.ArmedStates[0], due.Add(time.Hour))},
+			{"left the armed states", armed("Cancelled", due)},
+			{"fired already", armed(s.FiredState, due)},
+			{"no due time", with(armed(s.ArmedStates[0], due), s.DueAttr, "")},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				b := newBackend(t, s)
+				b.Put(t, tc.attrs)
+				wantFailed(t, "claim", b.Store.Claim(ctx, p, now))
+				equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
+			})
+		}
+		b := newBackend(t, s)
+		wantFailed(t, "claim of a missing item", b.Store.Claim(ctx, p, now))
+		if got := b.Attrs(t, k); got != nil {
+			t.Fatalf("a claim of a missing item created it: %v", got)
+		}
+	})
+
+	t.Run("take over: after the lease, for that due time, never after delivery", func(t *testing.T) {
+		b := newBackend(t, s)
+		b.Put(t, armed(s.ArmedStates[0], due))
+		if err := b.Store.Claim(ctx, p, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range []struct {
+			name string
+			due  time.Time
+			at   time.Time
+			ok   bool
+		}{
+			{"within the lease", due, now.Add(lease - time.Second), false},
+			{"another due time", due.Add(time.Hour), now.Add(10 * lease), false},
+			{"after the lease", due, now.Add(lease), true},
+			{"within the new lease", due, now.Add(lease + 30*time.Second), false},
+		} {
+			before := b.Attrs(t, k)
+			err := b.Store.TakeOver(ctx, contract.Payload{Key: k, Due: step.due}, step.at, lease)
+			if !step.ok {
+				wantFailed(t, step.name, err)
+				equal(t, step.name+": unchanged", b.Attrs(t, k), before)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+			equal(t, step.name, b.Attrs(t, k), with(before, s.ClaimAtAttr, ts(step.at)))
+		}
+		it, found, err := b.Store.Get(ctx, k)
+		if err != nil || !found || !s.Undelivered(it, due) {
+			t.Fatalf("Get = %+v, %v, %v; want the item fired and undelivered", it, found, err)
+		}
+		if err := b.Store.MarkDelivered(ctx, k, now.Add(2*lease)); err != nil {
+			t.Fatal(err)
+		}
+		delivered := b.Attrs(t, k)
+		if delivered[s.DeliveredAtAttr] != ts(now.Add(2*lease)) {
+			t.Fatalf("delivery not recorded: %v", delivered)
+		}
+		wantFailed(t, "second record", b.Store.MarkDelivered(ctx, k, now.Add(3*lease)))
+		wantFailed(t, "take over after delivery", b.Store.TakeOver(ctx, p, now.Add(time.Hour), lease))
+		equal(t, "after delivery", b.Attrs(t, k), delivered)
+	})
+
+	t.Run("mark delivered needs a fired item", func(t *testing.T) {
+		b := newBackend(t, s)
+		b.Put(t, armed(s.ArmedStates[0], due))
+		wantFailed(t, "armed", b.Store.MarkDelivered(ctx, k, now))
+		wantFailed(t, "missing", b.Store.MarkDelivered(ctx, contract.Key{Partition: "p-2", Sort: "s-2"}, now))
+		if _, found, err := b.Store.Get(ctx, contract.Key{Partition: "p-2", Sort: "s-2"}); err != nil || found {
+			t.Fatalf("Get of a missing item: found %v, %v", found, err)
+		}
+	})
+
+	t.Run("the core fires a plain put once", func(t *testing.T) {
+		b := newBackend(t, s)
+		b.Put(t, armed(s.ArmedStates[0], due))
+		core, err := fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []contract.Payload
+		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
+		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {
+			out, err := core.Fire(ctx, p, d)
+			if err != nil || out != want {
+				t.Fatalf("firing %d: %v, %v; want %v", i, out, err, want)
+			}
+		}
+		if len(got) != 1 || !got[0].Equal(p) {
+			t.Fatalf("delivered %+v, want once %+v", got, p)
+		}
+	})
+}
