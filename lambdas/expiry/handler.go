@@ -6,53 +6,134 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-// handler turns a schedule's input into an Expire call.
+// settings are what the function reads from its environment.
+type settings struct {
+	// Table is TABLE_NAME, the item table.
+	Table string
+	// Schema is the table's item schema (contract.EnvVar).
+	Schema contract.Schema
+	// Target is TARGET_FUNCTION_ARN: when set, the adopter's function runs
+	// at each item's due time; when empty, the to-do app notifies.
+	Target string
+	// Topics and WebURL are the to-do app's notification settings
+	// (TOPIC_ARN_PREFIX, TOPIC_SHARDS, WEB_URL), read only without Target.
+	Topics []string
+	WebURL string
+}
+
+// loadConfig reads the environment through getenv.
+// Without a target, the schema must be the to-do app's: its notification
+// reads tasks.
+func loadConfig(getenv func(string) string) (settings, error) {
+	e := lambdaenv.New(getenv)
+	c := settings{Table: e.Require("TABLE_NAME"), Schema: e.Schema(), Target: e.Optional(lambdaenv.EnvTargetFunction, "")}
+	if c.Target == "" {
+		c.Topics, c.WebURL = awssns.TopicArnsFromEnv(e), e.Optional("WEB_URL", "")
+	}
+	if err := e.Err(); err != nil {
+		return c, err
+	}
+	if c.Target == "" && c.Schema.EnvValue() != task.Schema.EnvValue() {
+		return c, fmt.Errorf("configuration: %s names another schema than the to-do app's, which needs %s: set it to the function to run at the due time",
+			contract.EnvVar, lambdaenv.EnvTargetFunction)
+	}
+	return c, nil
+}
+
+// errBadInput marks a payload that is not a schedule's.
+var errBadInput = errors.New("not a schedule payload")
+
+// expirer fires the item a schedule's payload names.
+type expirer interface {
+	Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error)
+}
+
+// todoExpirer is the to-do app's: task.Service.Expire, which notifies the
+// task's owner through SNS.
+type todoExpirer struct{ svc *task.Service }
+
+func (e todoExpirer) Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error) {
+	req, err := task.DecodePayload(payload)
+	if err != nil {
+		return contract.Payload{}, "", fmt.Errorf("%w: %w", errBadInput, err)
+	}
+	p := task.Payload{Key: task.Key(req.UserID, req.TaskID), Due: req.DueAt}
+	out, err := e.svc.Expire(ctx, req)
+	return p, todoOutcomes[out], err
+}
+
+var todoOutcomes = map[task.ExpireOutcome]fire.Outcome{
+	task.Expired: fire.Fired, task.Renotified: fire.Redelivered, task.Skipped: fire.Skipped, task.TooEarly: fire.TooEarly,
+}
+
+// targetExpirer is an adopter's: the firing core on the item table, and
+// the target function as the deliverer, so the target runs only after a
+// successful claim.
+type targetExpirer struct {
+	core   *fire.Core
+	target fire.Deliverer
+}
+
+func (e targetExpirer) Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error) {
+	p, err := e.core.Schema().DecodePayload(payload)
+	if err != nil {
+		return contract.Payload{}, "", fmt.Errorf("%w: %w", errBadInput, err)
+	}
+	out, err := e.core.Fire(ctx, p, e.target)
+	return p, out, err
+}
+
+// handler turns a schedule's input into a firing.
 type handler struct {
-	svc     *task.Service
+	exp     expirer
+	now     func() time.Time
 	log     *slog.Logger
 	metrics *metrics.Recorder
 }
 
-// Handle expires the task the schedule names. EventBridge Scheduler
+// Handle fires the item the schedule names. EventBridge Scheduler
 // invokes this function asynchronously: once Lambda has accepted the
 // event, the schedule's retry policy and dead-letter queue are done with
 // it. An error here makes Lambda retry (ExpiryRetryAttempts, by default
 // twice, one then two minutes later), then send the event to the expiry
 // failure queue (the function's on-failure destination, alarmed), where a
-// person can redrive it; the reconciler expires the task meanwhile.
+// person can redrive it; the reconciler expires a to-do task meanwhile.
 // https://docs.aws.amazon.com/lambda/latest/dg/with-eventbridge-scheduler.html
 // https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
-// An error is returned only when a retry can help (a failed read, write or
-// publish) or when the input is not ours (so it is kept in the failure
-// queue for a person).
+// An error is returned only when a retry can help (a failed read, write,
+// publish or target) or when the input is not ours (so it is kept in the
+// failure queue for a person).
 func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	defer func() { _ = h.metrics.Flush() }()
-	req, err := task.DecodePayload(payload)
-	if err != nil {
+	p, outcome, err := h.exp.Expire(ctx, payload)
+	switch {
+	case errors.Is(err, errBadInput):
 		h.metrics.Add(metrics.ExpiryBadInput, 1)
 		return fmt.Errorf("expiry: %w", err)
-	}
-	outcome, err := h.svc.Expire(ctx, req)
-	if errors.Is(err, task.ErrNotifyInProgress) {
-		// Another attempt holds the notification claim: retry later.
+	case errors.Is(err, fire.ErrInProgress):
+		// Another attempt holds the delivery claim: retry later.
 		h.metrics.Add(metrics.ExpiryNotifyInProgress, 1)
 		return err
-	}
-	if err != nil {
+	case err != nil:
 		h.metrics.Add(metrics.ExpiryErrors, 1)
-		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", "taskId", req.TaskID, "error", err.Error())
+		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", "key", p.Key.String(), "error", err.Error())
 		return err
 	}
-	h.log.InfoContext(ctx, "expiry", "taskId", req.TaskID, "dueAt", task.FormatTime(req.DueAt), "outcome", string(outcome))
+	h.log.InfoContext(ctx, "expiry", "key", p.Key.String(), "dueAt", contract.FormatTime(p.Due), "outcome", string(outcome))
 	switch outcome {
-	case task.Expired, task.Renotified:
+	case fire.Fired, fire.Redelivered:
 		h.metrics.Add(metrics.TasksExpired, 1)
-		h.metrics.Set(metrics.NotificationLagSeconds, h.svc.Now().Sub(req.DueAt).Seconds(), "Seconds")
+		h.metrics.Set(metrics.NotificationLagSeconds, h.now().Sub(p.Due).Seconds(), "Seconds")
 	default:
 		h.metrics.Add(metrics.ExpirySkipped, 1)
 	}

@@ -6,13 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/testenv"
 )
 
 type clock struct{ t time.Time }
@@ -58,7 +63,8 @@ func TestHandle(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			h := &handler{svc: svc, log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)), metrics: metrics.New(metrics.FunctionExpiry, &out)}
+			h := &handler{exp: todoExpirer{svc: svc}, now: svc.Now, log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
+				metrics: metrics.New(metrics.FunctionExpiry, &out)}
 			err = h.Handle(context.Background(), tc.payload)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err %v, want error %v", err, tc.wantErr)
@@ -74,6 +80,107 @@ func TestHandle(t *testing.T) {
 				if got.Status != tc.wantStatus {
 					t.Fatalf("status %s, want %s", got.Status, tc.wantStatus)
 				}
+			}
+		})
+	}
+}
+
+// With a target function, the item is claimed first and the target runs
+// only after a successful claim, once; a failed target is retried, and
+// its delivery is not recorded.
+func TestHandleTarget(t *testing.T) {
+	s := testenv.ConsumerSchema()
+	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	k := contract.Key{Partition: "t1", Sort: "j1"}
+	item := func(state string) map[string]string {
+		a := s.Attrs(k)
+		a[s.StateAttr], a[s.DueAttr] = state, contract.FormatTime(due)
+		return a
+	}
+	payload := json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: due}))
+	boom := errors.New("target failed")
+	for _, tc := range []struct {
+		name       string
+		stored     map[string]string
+		payload    json.RawMessage
+		targetErr  error
+		wantErr    bool
+		wantMetric string
+		wantCalls  int
+		wantState  string
+		delivered  bool
+	}{
+		{"claims, then runs the target", item("Queued"), payload, nil, false, `"TasksExpired":1`, 1, "Done", true},
+		{"not armed: the target never runs", item("Cancelled"), payload, nil, false, `"ExpirySkipped":1`, 0, "Cancelled", false},
+		{"moved due time: skipped", item("Queued"), json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: due.Add(-time.Hour)})),
+			nil, false, `"ExpirySkipped":1`, 0, "Queued", false},
+		{"a failed target is retried, not recorded", item("Queued"), payload, boom, true, `"ExpiryErrors":1`, 1, "Done", false},
+		{"not our payload", item("Queued"), json.RawMessage(`{"userId":"u"}`), nil, true, `"ExpiryBadInput":1`, 0, "Queued", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items := memory.NewItems(s)
+			if err := items.Put(tc.stored); err != nil {
+				t.Fatal(err)
+			}
+			now := func() time.Time { return due.Add(30 * time.Second) }
+			core, err := fire.New(fire.Config{Schema: s, Store: items, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []contract.Payload
+			target := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error {
+				calls = append(calls, p)
+				return tc.targetErr
+			})
+			var out bytes.Buffer
+			h := &handler{exp: targetExpirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
+				metrics: metrics.New(metrics.FunctionExpiry, &out)}
+			err = h.Handle(context.Background(), tc.payload)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err %v, want error %v", err, tc.wantErr)
+			}
+			if !strings.Contains(out.String(), tc.wantMetric) {
+				t.Fatalf("metrics %s lack %s", out.String(), tc.wantMetric)
+			}
+			if len(calls) != tc.wantCalls || (tc.wantCalls == 1 && (calls[0].Key != k || !calls[0].Due.Equal(due))) {
+				t.Fatalf("target calls %+v, want %d with the key and due time", calls, tc.wantCalls)
+			}
+			got, _ := items.Attrs(k)
+			if got[s.StateAttr] != tc.wantState || (got[s.DeliveredAtAttr] != "") != tc.delivered {
+				t.Fatalf("item %v: want state %s, delivered %v", got, tc.wantState, tc.delivered)
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	consumer := testenv.ConsumerSchema()
+	todo := map[string]string{"TABLE_NAME": "tasks", "TOPIC_ARN_PREFIX": "arn:topic-", "TOPIC_SHARDS": "2"}
+	target := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: consumer.EnvValue(), lambdaenv.EnvTargetFunction: "arn:fn"}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    settings
+		wantErr string
+	}{
+		{"to-do app", todo, settings{Table: "tasks", Schema: contract.Default(), Topics: []string{"arn:topic-0", "arn:topic-1"}}, ""},
+		{"adopter's target", target, settings{Table: "jobs", Schema: consumer, Target: "arn:fn"}, ""},
+		{"no table", map[string]string{lambdaenv.EnvTargetFunction: "arn:fn"}, settings{}, "TABLE_NAME"},
+		{"no topics without a target", map[string]string{"TABLE_NAME": "t"}, settings{}, "TOPIC_ARN_PREFIX"},
+		{"another schema needs a target", map[string]string{"TABLE_NAME": "t", "TOPIC_ARN_PREFIX": "p", contract.EnvVar: consumer.EnvValue()},
+			settings{}, lambdaenv.EnvTargetFunction},
+		{"bad schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f", contract.EnvVar: "{"}, settings{}, contract.EnvVar},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := loadConfig(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}
