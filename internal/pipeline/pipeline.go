@@ -23,7 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
@@ -106,36 +108,29 @@ type Pipeline struct {
 	Worker      *cancel.Worker
 	Reconciler  *reconcile.Reconciler
 	Checkpoints *Checkpoints
+	// Items and Fire are set instead of Store, Outbox, Service and
+	// Reconciler by NewForSchema: any schema's table, and the firing core
+	// that runs the target.
+	Items *memory.Items
+	Fire  *fire.Core
 
-	opts      Options
-	log       *slog.Logger
+	opts Options
+	log  *slog.Logger
+	feed interface {
+		Changes(from int) ([]task.Change, int)
+	}
+	fire      func(ctx context.Context, s task.Schedule) (task.ExpireOutcome, error)
 	streamPos int
 	retries   []Invocation
 	dead      []Invocation
 }
 
-// New builds a pipeline on empty memory adapters.
+// New builds the to-do app's pipeline on empty memory adapters.
 func New(opts Options) (*Pipeline, error) {
-	if opts.Start.IsZero() {
-		opts.Start = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	}
-	if opts.StreamBatchSize <= 0 {
-		opts.StreamBatchSize = 100
-	}
-	if opts.QueueBatchSize <= 0 {
-		opts.QueueBatchSize = 10
-	}
-	if opts.ExpiryAttempts <= 0 {
-		opts.ExpiryAttempts = 3
-	}
-	if opts.ExpiryRetryDelay <= 0 {
-		opts.ExpiryRetryDelay = time.Minute
-	}
-	if opts.Log == nil {
-		opts.Log = slog.Default()
-	}
+	opts = opts.withDefaults()
 	p := &Pipeline{Clock: NewClock(opts.Start), Store: memory.NewStore(), Scheduler: memory.NewScheduler(),
 		Outbox: &memory.Outbox{}, Checkpoints: &Checkpoints{}, opts: opts, log: opts.Log}
+	p.feed, p.fire = p.Store, p.expire
 	p.Queue = NewQueue(p.Clock, opts.Queue)
 	var err error
 	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Scheduler, Notifier: p.Outbox,
@@ -154,6 +149,67 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+func (opts Options) withDefaults() Options {
+	if opts.Start.IsZero() {
+		opts.Start = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if opts.StreamBatchSize <= 0 {
+		opts.StreamBatchSize = 100
+	}
+	if opts.QueueBatchSize <= 0 {
+		opts.QueueBatchSize = 10
+	}
+	if opts.ExpiryAttempts <= 0 {
+		opts.ExpiryAttempts = 3
+	}
+	if opts.ExpiryRetryDelay <= 0 {
+		opts.ExpiryRetryDelay = time.Minute
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return opts
+}
+
+// NewForSchema builds the pipeline of any schema's table on empty memory
+// adapters: items written by plain puts (Items.Put, as a writer that is
+// not ours would) are scheduled, moved and cancelled by the stream path,
+// and fired by the firing core, which runs target after each successful
+// claim. There is no API, notifier or reconciler.
+func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipeline, error) {
+	opts = opts.withDefaults()
+	p := &Pipeline{Clock: NewClock(opts.Start), Items: memory.NewItems(s), Scheduler: memory.NewScheduler(),
+		opts: opts, log: opts.Log}
+	p.Queue = NewQueue(p.Clock, opts.Queue)
+	var err error
+	if p.Fire, err = fire.New(fire.Config{Schema: s, Store: p.Items, Now: p.Clock.Now, Log: opts.Log}); err != nil {
+		return nil, err
+	}
+	if p.Processor, err = cancel.NewProcessor(s, p.Queue, opts.Metrics, opts.Log); err != nil {
+		return nil, err
+	}
+	if p.Worker, err = cancel.NewWorker(s, p.Scheduler, opts.Metrics, opts.Log); err != nil {
+		return nil, err
+	}
+	p.feed = p.Items
+	p.fire = func(ctx context.Context, sc task.Schedule) (task.ExpireOutcome, error) {
+		// What the expiry function does with a schedule's input.
+		pl, err := s.DecodePayload([]byte(s.EncodePayload(sc.Payload)))
+		if err != nil {
+			return "", err
+		}
+		out, err := p.Fire.Fire(ctx, pl, target)
+		return fireOutcomes[out], err
+	}
+	return p, nil
+}
+
+// fireOutcomes names the firing core's outcomes as the to-do app's
+// (Report.Expired counts either).
+var fireOutcomes = map[fire.Outcome]task.ExpireOutcome{
+	fire.Fired: task.Expired, fire.Redelivered: task.Renotified, fire.Skipped: task.Skipped, fire.TooEarly: task.TooEarly,
 }
 
 // Report counts what a Step moved.
@@ -232,7 +288,7 @@ func (p *Pipeline) Drain(ctx context.Context, now time.Time) (Report, error) {
 // processor, as the Lambda event source mapping does: when records fail,
 // the stream resumes from the lowest failed one next time.
 func (p *Pipeline) PumpStream(ctx context.Context) Report {
-	all, _ := p.Store.Changes(p.streamPos)
+	all, _ := p.feed.Changes(p.streamPos)
 	if len(all) > p.opts.StreamBatchSize {
 		all = all[:p.opts.StreamBatchSize]
 	}
@@ -309,7 +365,7 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 	r := Report{Fired: len(due)}
 	for _, inv := range due {
 		inv.Attempts++
-		out, err := p.expire(ctx, inv.Schedule)
+		out, err := p.fire(ctx, inv.Schedule)
 		if err != nil {
 			inv.Err = err
 			p.log.WarnContext(ctx, "expiry invocation failed", "schedule", inv.Schedule.Name,

@@ -1,0 +1,177 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/testenv"
+)
+
+// recorder is an adopter's target function: it records every payload.
+type recorder struct{ got []contract.Payload }
+
+func (r *recorder) Deliver(_ context.Context, p contract.Payload) error {
+	r.got = append(r.got, p)
+	return nil
+}
+
+func (r *recorder) count(p contract.Payload) int {
+	n := 0
+	for _, g := range r.got {
+		if g.Equal(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// A consumer's own table (keys tenantId/jobId, due attribute runAt, armed
+// state Queued, fired state Done), written only by plain puts and deletes
+// (no code of ours): its items are scheduled, cancelled (state ->
+// Cancelled, and delete), moved (runAt changed) and fired exactly once,
+// the target getting the key and runAt; one CreateSchedule per item.
+func TestConsumerSchemaThroughThePipeline(t *testing.T) {
+	s := testenv.ConsumerSchema()
+	target := &recorder{}
+	p, err := NewForSchema(s, target, Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(id string, at time.Time) map[string]string {
+		return map[string]string{"tenantId": "acme", "jobId": id, "status": "Queued", "runAt": contract.FormatTime(at), "kind": "report"}
+	}
+	put := func(a map[string]string) {
+		t.Helper()
+		if err := p.Items.Put(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain := func(now time.Time) {
+		t.Helper()
+		if _, err := p.Drain(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := func(id string) contract.Key { return contract.Key{Partition: "acme", Sort: id} }
+	scheduled := func(id string) (contract.Schedule, bool) { return p.Scheduler.Lookup(s.ScheduleName(key(id))) }
+	at1, at3 := t0.Add(time.Hour), t0.Add(3*time.Hour)
+	for _, id := range []string{"fires", "cancelled", "deleted", "moved"} {
+		put(job(id, at1))
+	}
+	drain(t0)
+	for _, id := range []string{"fires", "cancelled", "deleted", "moved"} {
+		sc, ok := scheduled(id)
+		if want := s.ScheduleFor(contract.Item{Key: key(id), Due: at1}); !ok || sc != want {
+			t.Fatalf("schedule of %s = %+v (present %v), want %+v", id, sc, ok, want)
+		}
+	}
+
+	cancelled := job("cancelled", at1)
+	cancelled["status"] = "Cancelled"
+	put(cancelled)
+	p.Items.Delete(key("deleted"))
+	moved := job("moved", at3)
+	put(moved)
+	drain(t0.Add(time.Minute))
+	for id, want := range map[string]bool{"fires": true, "cancelled": false, "deleted": false, "moved": true} {
+		if _, ok := scheduled(id); ok != want {
+			t.Errorf("schedule of %s present %v, want %v", id, ok, want)
+		}
+	}
+	if sc, _ := scheduled("moved"); !sc.At.Equal(at3) || !sc.Payload.Due.Equal(at3) {
+		t.Errorf("moved schedule at %v for %v, want %v", sc.At, sc.Payload.Due, at3)
+	}
+
+	drain(at1)
+	drain(at3)
+	if n := p.Scheduler.Calls["Create"]; n != 4 {
+		t.Errorf("%d CreateSchedule calls, want 4 (one per item)", n)
+	}
+	// Every record delivered again, long after the queue's deduplication
+	// window (schedules made again fire and find the items fired), and a
+	// duplicate firing of each schedule: nothing runs twice.
+	p.ReplayStream(1 << 20)
+	drain(at3.Add(time.Minute))
+	for _, id := range []string{"fires", "moved"} {
+		for _, due := range []time.Time{at1, at3} {
+			if out, err := p.Fire.Fire(ctx, contract.Payload{Key: key(id), Due: due}, target); err != nil || out != fire.Skipped {
+				t.Fatalf("a late duplicate firing of %s at %v: %v, %v; want skipped", id, due, out, err)
+			}
+		}
+	}
+	fires, movedAt3, movedAt1 := contract.Payload{Key: key("fires"), Due: at1}, contract.Payload{Key: key("moved"), Due: at3},
+		contract.Payload{Key: key("moved"), Due: at1}
+	if target.count(fires) != 1 || target.count(movedAt3) != 1 || target.count(movedAt1) != 0 || len(target.got) != 2 {
+		t.Fatalf("target ran with %+v; want once for fires at %v and once for moved at %v", target.got, at1, at3)
+	}
+	for id, want := range map[string]string{"fires": "Done", "moved": "Done", "cancelled": "Cancelled"} {
+		a, _ := p.Items.Attrs(key(id))
+		if a["status"] != want || (want == "Done") != (a[s.DeliveredAtAttr] != "") || a["kind"] != "report" {
+			t.Errorf("item %s = %v, want status %s, delivery recorded when fired, its own attributes kept", id, a, want)
+		}
+	}
+	if left := p.Scheduler.All(); len(left) != 0 {
+		t.Errorf("schedules left: %+v", left)
+	}
+	if dlq := p.Queue.DLQ(); len(dlq) != 0 {
+		t.Errorf("dead-lettered messages: %+v", dlq)
+	}
+}
+
+// At most one CreateSchedule per item in the normal path: a task created
+// through the API (which creates its schedule inline and marks the item),
+// and a task put into the table by other code (the stream path creates
+// it). Both then expire exactly once.
+func TestOneCreateSchedulePerItem(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(h *harness, due time.Time) task.Task
+	}{
+		{"created through the API", func(h *harness, due time.Time) task.Task { return h.create(due) }},
+		{"put by another writer", func(h *harness, due time.Time) task.Task {
+			tk := task.Task{UserID: user, TaskID: task.RandomIDs{}.NewID(t0), Title: "from a batch job", Status: task.StatusPending,
+				DueAt: due, CreatedAt: t0, UpdatedAt: t0}
+			h.Store.PutItem(tk)
+			return tk
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			var tasks []task.Task
+			for i := range 3 {
+				tasks = append(tasks, tc.write(h, t0.Add(time.Duration(i+1)*time.Hour)))
+			}
+			h.drain(t0)
+			for _, tk := range tasks {
+				if !h.hasSchedule(tk) {
+					t.Fatalf("task %s has no schedule", tk.TaskID)
+				}
+			}
+			// A replay of every record creates nothing more.
+			h.ReplayStream(1 << 20)
+			h.drain(t0)
+			if n := h.Scheduler.Calls["Create"]; n != len(tasks) {
+				t.Fatalf("%d CreateSchedule calls for %d tasks, want one each", n, len(tasks))
+			}
+			h.drain(t0.Add(4 * time.Hour))
+			for _, tk := range tasks {
+				if got := h.status(tk); got != task.StatusExpired {
+					t.Errorf("task %s is %s, want Expired", tk.TaskID, got)
+				}
+			}
+			if n := len(h.Outbox.Sent()); n != len(tasks) {
+				t.Errorf("%d notifications, want %d", n, len(tasks))
+			}
+			if n := h.Scheduler.Calls["Create"]; n != len(tasks) {
+				t.Errorf("%d CreateSchedule calls in all, want %d", n, len(tasks))
+			}
+			h.quiet()
+		})
+	}
+}
+
