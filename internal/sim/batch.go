@@ -11,9 +11,11 @@ import (
 type Summary struct {
 	Histories int
 	// Failed holds the results with violations, ordered by seed.
-	Failed        []Result
-	Faults        map[Fault]int
-	Tasks         int
+	Failed []Result
+	Faults map[Fault]int
+	Tasks  int
+	// PutDirect counts the tasks written straight into the table.
+	PutDirect     int
 	Requests      int
 	Notifications int
 	// Lag quantiles of notification time minus deadline.
@@ -62,6 +64,7 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 			sum.Faults[k] += v
 		}
 		sum.Tasks += r.Tasks
+		sum.PutDirect += r.PutDirect
 		sum.Requests += r.Requests
 		sum.Notifications += r.Notifications
 		lags = append(lags, r.Lags...)

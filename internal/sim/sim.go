@@ -68,6 +68,9 @@ type Config struct {
 	Mutation Mutation
 	// ConcurrentFires also injects FaultConcurrentFire.
 	ConcurrentFires bool
+	// AnyWriter writes a fifth of the tasks straight into the table (a
+	// plain put, not through the API), which the stream path schedules.
+	AnyWriter bool
 	// Trace, when set, receives a line per step.
 	Trace func(line string)
 }
@@ -87,6 +90,9 @@ type Result struct {
 	Faults     map[Fault]int
 	// Tasks created, API requests served, notifications published.
 	Tasks, Requests, Notifications int
+	// PutDirect counts the tasks written straight into the table (not
+	// through the API), which the stream path schedules.
+	PutDirect int
 	// Lags are notification times minus deadlines, one per notification.
 	Lags []time.Duration
 }
@@ -524,6 +530,10 @@ func (w *world) currentDue(t *taskState) time.Time {
 }
 
 func (w *world) create() {
+	if w.cfg.AnyWriter && w.rng.Float64() < 0.2 {
+		w.putDirect()
+		return
+	}
 	u := w.users[w.rng.Intn(len(w.users))]
 	due := w.clock.Now().Add(time.Duration(1+w.rng.Intn(20*60)) * time.Second).Truncate(time.Second)
 	resp := w.serve(u, http.MethodPost, api.RouteTasks, "", map[string]string{
@@ -543,6 +553,29 @@ func (w *world) create() {
 	w.task(out.ID).user = u.sub
 	w.taskOrder = append(w.taskOrder, out.ID)
 	w.record(out.ID, op{kind: opCreate, due: due, status: resp.Status})
+}
+
+// putDirect writes a Pending task straight into the table, as code that
+// is not the API would (a plain put: no schedule made, no inline mark,
+// half of them without a schedule token): the stream path must schedule
+// it, and every invariant holds for it as for a task created through the
+// API.
+func (w *world) putDirect() {
+	u := w.users[w.rng.Intn(len(w.users))]
+	now := w.clock.Now().Truncate(time.Second)
+	due := now.Add(time.Duration(1+w.rng.Intn(20*60)) * time.Second)
+	ids := &simIDs{rng: w.rng}
+	t := task.Task{UserID: u.sub, TaskID: ids.NewID(now), Title: fmt.Sprintf("task %d (put)", len(w.taskOrder)),
+		Status: task.StatusPending, DueAt: due, CreatedAt: now, UpdatedAt: now}
+	if w.rng.Float64() < 0.5 {
+		t.ScheduleToken = ids.NewToken()
+	}
+	w.mem.PutItem(t)
+	w.res.Tasks++
+	w.res.PutDirect++
+	w.task(t.TaskID).user = u.sub
+	w.taskOrder = append(w.taskOrder, t.TaskID)
+	w.record(t.TaskID, op{kind: opCreate, due: due, status: http.StatusCreated})
 }
 
 // mutate applies change k (0-9) to task id as its owner.

@@ -35,6 +35,27 @@ func TestHistories(t *testing.T) {
 	}
 }
 
+// TestAnyWriterHistories writes a fifth of the tasks with a plain put,
+// not through the API: every invariant holds for them too (they are
+// scheduled by the stream path, moved, cancelled and expired once).
+func TestAnyWriterHistories(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 50
+	}
+	s := RunMany(Config{AnyWriter: true}, 1, n, 0)
+	for i, r := range s.Failed {
+		if i == 5 {
+			break
+		}
+		t.Errorf("seed %d: %s (replay: go run ./cmd/sim -seed %d, with Config.AnyWriter)", r.Seed, r.Violations[0], r.Seed)
+	}
+	if s.PutDirect == 0 {
+		t.Errorf("no task was put straight into the table in %d histories", n)
+	}
+	t.Logf("%d of %d tasks put straight into the table", s.PutDirect, s.Tasks)
+}
+
 // TestDeterministic: a seed replays the same history.
 func TestDeterministic(t *testing.T) {
 	for _, seed := range []int64{1, 42, 12345} {
