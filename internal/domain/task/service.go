@@ -20,7 +20,6 @@ type Service struct {
 	clock     Clock
 	ids       IDs
 	webURL    string
-	lease     time.Duration
 	fire      *fire.Core
 	// maxPending caps each user's Pending tasks (Create).
 	maxPending int
@@ -91,7 +90,7 @@ func NewService(d Deps) (*Service, error) {
 		d.MaxPendingPerUser = DefaultMaxPendingPerUser
 	}
 	s := &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
-		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), lease: d.NotifyLease, maxPending: d.MaxPendingPerUser,
+		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), maxPending: d.MaxPendingPerUser,
 		log: d.Log}
 	var err error
 	if s.fire, err = fire.New(fire.Config{Schema: Schema, Store: &expiryAttempt{store: d.Store}, Now: s.Now,
