@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -403,5 +404,33 @@ func TestListBoundsMaxResults(t *testing.T) {
 				t.Errorf("MaxResults = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// A consumer's schema renders and reads its own payload: its key and due
+// attribute, not the to-do app's.
+func TestConsumerSchemaPayload(t *testing.T) {
+	s := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
+	cfg := testCfg
+	cfg.Schema = s
+	api := &fakeAPI{}
+	c, err := New(api, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := s.ScheduleFor(contract.Item{Key: contract.Key{Partition: "t1", Sort: "j1"}, Due: testSchedule.At})
+	if err := c.Create(context.Background(), sc); err != nil {
+		t.Fatal(err)
+	}
+	input := aws.ToString(api.create[0].Target.Input)
+	if want := `{"jobId":"j1","runAt":"2030-01-02T03:04:05Z","tenantId":"t1"}`; input != want {
+		t.Fatalf("target input %s, want %s", input, want)
+	}
+	api.getOut = &scheduler.GetScheduleOutput{Name: aws.String(sc.Name), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
+		Target: &types.Target{Input: aws.String(input)}}
+	got, err := c.Get(context.Background(), sc.Name)
+	if err != nil || !got.Payload.Equal(sc.Payload) {
+		t.Fatalf("Get = %+v, %v; want payload %+v", got, err, sc.Payload)
 	}
 }
