@@ -224,7 +224,7 @@ func (c *Client) List(ctx context.Context, page task.PageRequest) (task.Schedule
 	}
 	in := &scheduler.ListSchedulesInput{
 		GroupName:  aws.String(c.cfg.GroupName),
-		NamePrefix: aws.String(task.ScheduleNamePrefix),
+		NamePrefix: aws.String(c.cfg.Schema.ScheduleNamePrefix),
 		MaxResults: aws.Int32(int32(limit)),
 	}
 	if page.Cursor != "" {
