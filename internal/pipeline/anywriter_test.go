@@ -174,4 +174,3 @@ func TestOneCreateSchedulePerItem(t *testing.T) {
 		})
 	}
 }
-

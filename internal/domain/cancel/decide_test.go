@@ -165,7 +165,6 @@ func TestDecideConsumerSchema(t *testing.T) {
 	}
 }
 
-
 // A replayed record (same eventID) gives the same message and so the same
 // deduplication id; another record of the same transition gets another.
 func TestDecideReplay(t *testing.T) {
