@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -93,6 +94,29 @@ func TestHandle(t *testing.T) {
 				t.Errorf("metrics %s lack MalformedRecords=1 (metrics are flushed once per invocation)", out.String())
 			}
 		})
+	}
+}
+
+// A table keyed otherwise than the schema says never fails silently:
+// every record of it is counted as malformed (and alarmed), none is sent.
+func TestHandleCountsRecordsOfAnotherSchema(t *testing.T) {
+	consumer := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
+	q := &fakeQueue{}
+	var out bytes.Buffer
+	rec := metrics.New(FunctionName, &out)
+	log := slog.New(slog.DiscardHandler)
+	proc, err := cancel.NewProcessor(consumer, q, rec, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := fixture(t, "batch.json")
+	resp, err := (&handler{schema: consumer, proc: proc, metrics: rec, log: log}).handle(context.Background(), ev)
+	if err != nil || len(resp.BatchItemFailures) != 0 || len(q.sent) != 0 {
+		t.Fatalf("resp %+v, err %v, sent %+v; want nothing sent, nothing failed", resp, err, q.sent)
+	}
+	if want := fmt.Sprintf(`"MalformedRecords":%d`, len(ev.Records)); !strings.Contains(out.String(), want) {
+		t.Errorf("metrics %s lack %s", out.String(), want)
 	}
 }
 

@@ -165,6 +165,22 @@ func TestDecideConsumerSchema(t *testing.T) {
 	}
 }
 
+// Items without a state (the to-do app's settings and checkpoint items)
+// are never armed: no write of theirs touches a schedule.
+func TestDecideIgnoresStatelessItems(t *testing.T) {
+	k := task.Key(user, "#settings")
+	img := func(enabled string) *contract.Item { return &contract.Item{Key: k, Token: enabled} }
+	for _, c := range []task.Change{
+		{EventID: "e", Kind: task.ChangeInsert, Key: k, New: img("true")},
+		{EventID: "e", Kind: task.ChangeModify, Key: k, Old: img("true"), New: img("false")},
+		{EventID: "e", Kind: task.ChangeRemove, Key: k, Old: img("false")},
+	} {
+		if m, ok := Decide(task.Schema, c); ok {
+			t.Errorf("%s of a stateless item decided %+v", c.Kind, m)
+		}
+	}
+}
+
 // A replayed record (same eventID) gives the same message and so the same
 // deduplication id; another record of the same transition gets another.
 func TestDecideReplay(t *testing.T) {
