@@ -32,13 +32,17 @@ func run(args []string, out io.Writer) int {
 	workers := fs.Int("workers", 0, "parallel histories (default GOMAXPROCS)")
 	_ = fs.Bool("strict", true, "no effect: every invariant is strict (kept so that older replay commands run)")
 	concurrent := fs.Bool("concurrent-fires", true, "also inject concurrent duplicate invocations of a schedule")
+	anyWriter := fs.Bool("any-writer", false, "write a fifth of the tasks straight into the table, not through the API")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	base := sim.Config{ConcurrentFires: *concurrent}
+	base := sim.Config{ConcurrentFires: *concurrent, AnyWriter: *anyWriter}
 	flags := ""
 	if !*concurrent {
 		flags += " -concurrent-fires=false"
+	}
+	if *anyWriter {
+		flags += " -any-writer"
 	}
 	if *seed != 0 {
 		base.Seed = *seed

@@ -48,7 +48,7 @@ func TestAnyWriterHistories(t *testing.T) {
 		if i == 5 {
 			break
 		}
-		t.Errorf("seed %d: %s (replay: go run ./cmd/sim -seed %d, with Config.AnyWriter)", r.Seed, r.Violations[0], r.Seed)
+		t.Errorf("seed %d: %s (replay: go run ./cmd/sim -seed %d -any-writer)", r.Seed, r.Violations[0], r.Seed)
 	}
 	if s.PutDirect == 0 {
 		t.Errorf("no task was put straight into the table in %d histories", n)
