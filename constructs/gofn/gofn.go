@@ -21,6 +21,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -32,11 +33,16 @@ type FunctionProps struct {
 	// Description of the function.
 	// Default: none.
 	Description string
-	// MemoryMiB is the memory size.
+	// MemoryMiB is the memory size (128..10240).
 	// Default: 128.
 	MemoryMiB float64
-	// TimeoutSec is the timeout in seconds.
-	// Default: 10.
+	// Timeout of one invocation: whole seconds, 1 s to 15 minutes.
+	// Default: 10 seconds.
+	Timeout awscdk.Duration
+	// TimeoutSec is Timeout in seconds.
+	//
+	// Deprecated: use Timeout. Kept until every caller has moved; setting
+	// both fails.
 	TimeoutSec float64
 	// Environment variables for the function.
 	// Default: none.
@@ -44,10 +50,25 @@ type FunctionProps struct {
 	// Logs is how the function's log group keeps its events.
 	// Default: one month, retained when the stack is deleted.
 	Logs LogOptions
-	// ReservedConcurrency caps concurrent executions.
-	// Default: no cap (the account's unreserved pool).
+	// ReservedConcurrentExecutions reserves and caps concurrent
+	// executions. Zero is allowed: it stops every invocation (Lambda's way
+	// to switch a function off).
+	// Default: no reservation (the account's unreserved pool).
+	ReservedConcurrentExecutions *float64
+	// ReservedConcurrency is ReservedConcurrentExecutions where zero
+	// means none.
+	//
+	// Deprecated: use ReservedConcurrentExecutions. Kept until every
+	// caller has moved; setting both fails.
 	ReservedConcurrency float64
 }
+
+// DefaultTimeoutSec and DefaultMemoryMiB are what a function gets when
+// its props leave them unset.
+const (
+	DefaultTimeoutSec = 10
+	DefaultMemoryMiB  = 128
+)
 
 // LogOptions is how a log group keeps its events. Every construct of this
 // library takes one as its Logs prop and applies it to every log group it
@@ -103,18 +124,33 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	if st, err := os.Stat(filepath.Join(root, props.Entry)); err != nil || !st.IsDir() {
 		panic(fmt.Sprintf("gofn %s: Entry %q is not a folder under %s: give a package path relative to the module root", *id, props.Entry, root))
 	}
-	memory, timeout := props.MemoryMiB, props.TimeoutSec
+	memory := props.MemoryMiB
 	if memory == 0 {
-		memory = 128
+		memory = DefaultMemoryMiB
 	}
-	if timeout == 0 {
-		timeout = 10
+	if memory < 128 || memory > 10240 || memory != float64(int(memory)) {
+		panic(fmt.Sprintf("gofn %s: MemoryMiB must be a whole number between 128 and 10240 inclusive (given %v): set it in range (Lambda's limits)", *id, memory))
 	}
-	if memory < 128 || memory > 10240 {
-		panic(fmt.Sprintf("gofn %s: MemoryMiB must be between 128 and 10240 (given %v)", *id, memory))
+	if props.TimeoutSec != 0 && props.Timeout != nil {
+		panic(fmt.Sprintf("gofn %s: TimeoutSec and Timeout are both set: keep Timeout only", *id))
 	}
-	if timeout < 1 || timeout > 900 {
-		panic(fmt.Sprintf("gofn %s: TimeoutSec must be between 1 and 900 (given %v)", *id, timeout))
+	if props.TimeoutSec < 0 || props.TimeoutSec > 900 {
+		panic(fmt.Sprintf("gofn %s: TimeoutSec must be between 1 and 900 (given %v): set Timeout instead, for example awscdk.Duration_Seconds(jsii.Number(30))", *id, props.TimeoutSec))
+	}
+	timeout := props.Timeout
+	if timeout == nil {
+		timeout = awscdk.Duration_Seconds(jsii.Number(propcheck.OrDefault(props.TimeoutSec, DefaultTimeoutSec)))
+	}
+	propcheck.CheckSeconds("gofn "+*id, "Timeout", timeout, 1, 900, "Lambda's limits: 1 second to 15 minutes")
+	if props.ReservedConcurrency != 0 && props.ReservedConcurrentExecutions != nil {
+		panic(fmt.Sprintf("gofn %s: ReservedConcurrency and ReservedConcurrentExecutions are both set: keep ReservedConcurrentExecutions only", *id))
+	}
+	reserved := props.ReservedConcurrentExecutions
+	if props.ReservedConcurrency > 0 {
+		reserved = jsii.Number(props.ReservedConcurrency)
+	}
+	if reserved != nil {
+		propcheck.CheckWhole("gofn "+*id, "ReservedConcurrentExecutions", *reserved, 0, 1000000, "0 stops the function; the account's concurrency bounds the rest")
 	}
 
 	c := constructs.NewConstruct(scope, id)
@@ -138,7 +174,7 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 		Handler:       jsii.String("bootstrap"),
 		Code:          Code(props.Entry),
 		MemorySize:    jsii.Number(memory),
-		Timeout:       awscdk.Duration_Seconds(jsii.Number(timeout)),
+		Timeout:       timeout,
 		Environment:   &env,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		LogGroup:      logs,
@@ -147,8 +183,8 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	if props.Description != "" {
 		fnProps.Description = jsii.String(props.Description)
 	}
-	if props.ReservedConcurrency > 0 {
-		fnProps.ReservedConcurrentExecutions = jsii.Number(props.ReservedConcurrency)
+	if reserved != nil {
+		fnProps.ReservedConcurrentExecutions = reserved
 	}
 	fn := awslambda.NewFunction(c, jsii.String("Resource"), fnProps)
 	return &Function{Construct: c, Function: fn, LogGroup: logs, Role: role}

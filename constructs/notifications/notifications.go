@@ -30,8 +30,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -45,19 +45,54 @@ const MaxShards = 5000
 
 // UserNotificationsProps configures the fan-out.
 type UserNotificationsProps struct {
-	// UserPool gets the PostAuthentication trigger. Required.
-	UserPool awscognito.UserPool
+	// UserPool is the user pool whose sign-ins subscribe users. When it is
+	// a user pool this app creates (awscognito.NewUserPool) and
+	// AttachPostAuthTrigger is not false, the construct makes
+	// PostAuthFunction its PostAuthentication trigger. Otherwise (an
+	// imported pool, such as awscognito.UserPool_FromUserPoolId, or a pool
+	// that already has a PostAuthentication trigger) it only lets Cognito
+	// invoke the function for this pool: attach PostAuthFunction yourself
+	// (see PostAuthFunction).
+	// Default: no pool: attach PostAuthFunction yourself, and give Cognito
+	// the invoke permission (AllowInvokeFromUserPool).
+	UserPool awscognito.IUserPool
+	// AttachPostAuthTrigger adds PostAuthFunction as UserPool's
+	// PostAuthentication trigger. A pool has one function per trigger:
+	// set false when yours already has one (then call PostAuthFunction
+	// from it, or combine them). True with an imported pool fails: its
+	// configuration is not this stack's.
+	// Default: true for a pool this app creates, false for an imported one.
+	AttachPostAuthTrigger *bool
 	// TopicNamePrefix names the topics <prefix>-<shard>. Letters, digits,
-	// '-' and '_' only, at most 200 characters.
+	// '-' and '_' only, at most 200 characters. Required with
+	// ExistingTopics (their names must follow it).
 	// Default: the stack name followed by "-notify".
 	TopicNamePrefix string
 	// Shards is the number of topics. Capacity is Shards × the filter
 	// policies allowed per topic (200 by default). Changing it re-routes
 	// users: subscriptions follow on each user's next sign-in.
-	// Default: 1.
+	// Default: 1, or the number of ExistingTopics.
 	Shards int
-	// RemovalPolicy of the topics: RETAIN keeps them, and their
-	// subscriptions, when the stack is deleted.
+	// ExistingTopics are topics to use instead of creating them, in shard
+	// order, named <TopicNamePrefix>-<shard> in this stack's account and
+	// region (the functions find them by name). Encrypted with TopicKey
+	// when that is set.
+	// Default: new topics (TopicProps).
+	ExistingTopics []awssns.ITopic
+	// TopicProps override the defaults of the topics this construct
+	// creates (display name "Task reminders", TLS only, TopicKey). The
+	// name comes from TopicNamePrefix, the key from TopicKey, and TLS
+	// stays enforced: setting TopicName, MasterKey or EnforceSSL fails.
+	// Not allowed with ExistingTopics.
+	// Default: the defaults above.
+	TopicProps *awssns.TopicProps
+	// TopicKey is the customer-managed KMS key that encrypts the topics
+	// (new ones, or the key ExistingTopics use). GrantPublish then grants
+	// its use too.
+	// Default: the AWS managed key alias/aws/sns.
+	TopicKey awskms.IKey
+	// RemovalPolicy of the topics this construct creates: RETAIN keeps
+	// them, and their subscriptions, when the stack is deleted.
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
 	// Logs of the trigger function.
@@ -71,25 +106,53 @@ type UserNotificationsProps struct {
 // UserNotifications is the topics and the trigger.
 type UserNotifications struct {
 	constructs.Construct
-	// Topics in shard order.
-	Topics []awssns.Topic
-	// PostAuth subscribes users on sign-in, as their setting says.
+	// Topics in shard order (created, or ExistingTopics).
+	Topics []awssns.ITopic
+	// PostAuth subscribes users on sign-in, as their setting says (its
+	// function is PostAuthFunction).
 	PostAuth *gofn.Function
+	// PostAuthFunction is the PostAuthentication trigger. The construct
+	// attaches it only to a UserPool this app creates. For any other pool,
+	// attach it yourself, with the trigger event version V1_0:
+	//   - a pool defined with the CDK elsewhere:
+	//     pool.AddTrigger(awscognito.UserPoolOperation_POST_AUTHENTICATION(), n.PostAuthFunction, awscognito.LambdaVersion_V1_0)
+	//     (which also adds Cognito's invoke permission);
+	//   - a pool outside CDK: the Cognito console (User pool > Extensions >
+	//     Add Lambda trigger > Authentication > Post authentication), or
+	//     LambdaConfig.PostAuthentication = this function's ARN in
+	//     UpdateUserPool / AWS::Cognito::UserPool. Pass that pool as
+	//     UserPool (or call AllowInvokeFromUserPool) so Cognito may invoke
+	//     the function: outside the console nothing adds that permission.
+	PostAuthFunction awslambda.IFunction
 	// SubscribeErrorsAlarm fires when PostAuth fails to subscribe someone.
 	SubscribeErrorsAlarm awscloudwatch.Alarm
 	// FilterPolicyLimitAlarm fires when a topic is out of filter policies.
 	FilterPolicyLimitAlarm awscloudwatch.Alarm
 
 	prefix        string
+	key           awskms.IKey
 	settingsTable awsdynamodb.ITable
 }
 
 // NewUserNotifications builds the topics, trigger, grants and alarms.
 func NewUserNotifications(scope constructs.Construct, id *string, props *UserNotificationsProps) *UserNotifications {
-	if props == nil || props.UserPool == nil {
-		panic(fmt.Sprintf("%s: UserPool is required: pass the user pool whose sign-ins subscribe users", *id))
+	var p UserNotificationsProps
+	if props != nil {
+		p = *props
 	}
-	p := *props
+	propcheck.Exclusive(*id, "ExistingTopics", len(p.ExistingTopics) > 0, "TopicProps", p.TopicProps != nil)
+	if len(p.ExistingTopics) > 0 {
+		if p.TopicNamePrefix == "" {
+			panic(fmt.Sprintf("%s: TopicNamePrefix is required with ExistingTopics: set the prefix their names share (<prefix>-0, <prefix>-1, ...)", *id))
+		}
+		if p.Shards != 0 && p.Shards != len(p.ExistingTopics) {
+			panic(fmt.Sprintf("%s: Shards (%d) differs from the number of ExistingTopics (%d): leave Shards unset or pass one topic per shard", *id, p.Shards, len(p.ExistingTopics)))
+		}
+		p.Shards = len(p.ExistingTopics)
+	}
+	if t := p.TopicProps; t != nil && (t.TopicName != nil || t.MasterKey != nil || t.EnforceSSL != nil) {
+		panic(fmt.Sprintf("%s: TopicProps may not set TopicName, MasterKey or EnforceSSL: names come from TopicNamePrefix, the key from TopicKey, and TLS stays enforced", *id))
+	}
 	if p.Shards == 0 {
 		p.Shards = 1
 	}
@@ -97,29 +160,46 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
 	if p.Shards < 1 || p.Shards > MaxShards {
-		panic(fmt.Sprintf("%s: Shards must be between 1 and %d inclusive (given %d)", *id, MaxShards, p.Shards))
+		panic(fmt.Sprintf("%s: Shards must be between 1 and %d inclusive (given %d): more shards serve more users (200 each by default)", *id, MaxShards, p.Shards))
+	}
+	owned := p.UserPool != nil && *awscdk.Resource_IsOwnedResource(p.UserPool)
+	attach := owned
+	if p.AttachPostAuthTrigger != nil {
+		attach = *p.AttachPostAuthTrigger
+	}
+	if attach && !owned {
+		panic(fmt.Sprintf("%s: AttachPostAuthTrigger is true but UserPool is not a user pool this app creates: leave it unset and attach PostAuthFunction to the pool yourself (see its doc)", *id))
 	}
 	c := constructs.NewConstruct(scope, id)
 	if p.TopicNamePrefix == "" {
 		p.TopicNamePrefix = *awscdk.Stack_Of(c).StackName() + "-notify"
 	}
 	if !validPrefix(p.TopicNamePrefix) {
-		panic(fmt.Sprintf("%s: TopicNamePrefix %q may hold only letters, digits, '-' and '_', at most 200 characters", *id, p.TopicNamePrefix))
+		panic(fmt.Sprintf("%s: TopicNamePrefix %q may hold only letters, digits, '-' and '_', at most 200 characters: rename it", *id, p.TopicNamePrefix))
 	}
-	n := &UserNotifications{Construct: c, prefix: p.TopicNamePrefix}
+	n := &UserNotifications{Construct: c, prefix: p.TopicNamePrefix, key: p.TopicKey}
+	for i, t := range p.ExistingTopics {
+		if name := t.TopicName(); name != nil && !*awscdk.Token_IsUnresolved(name) && *name != TopicName(p.TopicNamePrefix, i) {
+			panic(fmt.Sprintf("%s: ExistingTopics[%d] is named %q: the functions look for %q; name shard i's topic <TopicNamePrefix>-<i>", *id, i, *name, TopicName(p.TopicNamePrefix, i)))
+		}
+		n.Topics = append(n.Topics, t)
+	}
 
 	var holder constructs.Construct = c
-	for i := 0; i < p.Shards; i++ {
+	for i := len(n.Topics); i < p.Shards; i++ {
 		if i%TopicsPerNestedStack == 0 {
 			holder = awscdk.NewNestedStack(c, jsii.String(fmt.Sprintf("Topics%d", i/TopicsPerNestedStack)), nil)
 		}
-		n.Topics = append(n.Topics, awssns.NewTopic(holder, jsii.String(fmt.Sprintf("Shard%d", i)), &awssns.TopicProps{
-			TopicName:   jsii.String(TopicName(p.TopicNamePrefix, i)),
-			DisplayName: jsii.String("Task reminders"),
-			MasterKey:   awskms.Alias_FromAliasName(holder, jsii.String(fmt.Sprintf("SnsKey%d", i)), jsii.String("alias/aws/sns")),
-			EnforceSSL:  jsii.Bool(true),
-		}))
-		n.Topics[i].ApplyRemovalPolicy(p.RemovalPolicy)
+		key := p.TopicKey
+		if key == nil {
+			key = awskms.Alias_FromAliasName(holder, jsii.String(fmt.Sprintf("SnsKey%d", i)), jsii.String("alias/aws/sns"))
+		}
+		defaults := awssns.TopicProps{DisplayName: jsii.String("Task reminders")}
+		tp := propcheck.Merge(defaults, p.TopicProps)
+		tp.TopicName, tp.MasterKey, tp.EnforceSSL = jsii.String(TopicName(p.TopicNamePrefix, i)), key, jsii.Bool(true)
+		topic := awssns.NewTopic(holder, jsii.String(fmt.Sprintf("Shard%d", i)), &tp)
+		topic.ApplyRemovalPolicy(p.RemovalPolicy)
+		n.Topics = append(n.Topics, topic)
 	}
 
 	n.PostAuth = gofn.NewFunction(c, jsii.String("PostAuth"), &gofn.FunctionProps{
@@ -128,18 +208,67 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		Logs:        p.Logs,
 		// Cognito fails a sign-in whose trigger runs over 5 s; the handler
 		// stops its own SNS work at 3 s.
-		TimeoutSec:  5,
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(5)),
 		Environment: n.Environment(),
 	})
+	n.PostAuthFunction = n.PostAuth.Function
 	n.GrantSubscribe(n.PostAuth.Function)
 	c.Node().AddValidation(&settingsValidation{n})
-	p.UserPool.AddTrigger(awscognito.UserPoolOperation_POST_AUTHENTICATION(), n.PostAuth.Function, awscognito.LambdaVersion_V1_0)
+	switch {
+	case attach:
+		// AddTrigger also adds the permission for Cognito to invoke it.
+		p.UserPool.(awscognito.UserPool).AddTrigger(awscognito.UserPoolOperation_POST_AUTHENTICATION(), n.PostAuth.Function, awscognito.LambdaVersion_V1_0)
+	case p.UserPool != nil:
+		n.AllowInvokeFromUserPool(p.UserPool)
+	}
 
-	n.SubscribeErrorsAlarm = metricAlarm(c, "SubscribeErrorsAlarm", notify.MetricSubscribeErrors,
-		"PostAuthentication could not apply a user's notification setting (sign-in still succeeded): SNS or DynamoDB failed, the topic is full, or the address is another user's on the topic. Check the postauth logs.", p.AlarmTopic)
-	n.FilterPolicyLimitAlarm = metricAlarm(c, "FilterPolicyLimitAlarm", notify.MetricFilterPolicyLimitExceeded,
-		"A notification topic is out of filter policies: new users get no expiry emails. Raise the quota or the shard count (docs/notifications.md).", p.AlarmTopic)
+	n.SubscribeErrorsAlarm = alarms.AtLeast(c, "SubscribeErrorsAlarm",
+		"PostAuthentication could not apply a user's notification setting (sign-in still succeeded): SNS or DynamoDB failed, the topic is full, or the address is another user's on the topic. Check the postauth logs.",
+		n.MetricSubscribeErrors(nil), 1, p.AlarmTopic)
+	n.FilterPolicyLimitAlarm = alarms.AtLeast(c, "FilterPolicyLimitAlarm",
+		"A notification topic is out of filter policies: new users get no expiry emails. Raise the quota or the shard count (docs/notifications.md).",
+		n.MetricFilterPolicyLimitExceeded(nil), 1, p.AlarmTopic)
 	return n
+}
+
+// AllowInvokeFromUserPool lets Amazon Cognito invoke PostAuthFunction for
+// pool only (a resource-based policy statement for
+// cognito-idp.amazonaws.com with the pool's ARN as source). Cognito needs
+// it to run the trigger; only its console adds it by itself
+// (https://repost.aws/knowledge-center/cognito-lambda-trigger-errors,
+// https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-cognito-userpool-lambdaconfig.html).
+// The construct calls it for a UserPool it does not attach the trigger to.
+func (n *UserNotifications) AllowInvokeFromUserPool(pool awscognito.IUserPool) {
+	n.PostAuth.Function.AddPermission(jsii.String("PostAuthenticationCognito"), &awslambda.Permission{
+		Principal: awsiam.NewServicePrincipal(jsii.String("cognito-idp.amazonaws.com"), nil),
+		SourceArn: pool.UserPoolArn(),
+	})
+}
+
+// ErrorAlarms are the construct's alarms on the error metrics its
+// trigger writes (internal/metrics.ErrorMetrics), for
+// operations.OperationsProps.Sources.
+func (n *UserNotifications) ErrorAlarms() []awscloudwatch.Alarm {
+	return []awscloudwatch.Alarm{n.SubscribeErrorsAlarm, n.FilterPolicyLimitAlarm}
+}
+
+// MetricSubscribeErrors counts the errors the PostAuthentication trigger
+// swallowed (sign-in still succeeded): Sum over 5 minutes unless opts
+// say otherwise.
+func (n *UserNotifications) MetricSubscribeErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(n, metrics.FunctionPostAuth, metrics.SubscribeErrors, opts)
+}
+
+// MetricFilterPolicyLimitExceeded counts the subscriptions SNS refused
+// because a topic holds its quota of filter policies.
+func (n *UserNotifications) MetricFilterPolicyLimitExceeded(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(n, metrics.FunctionPostAuth, metrics.FilterPolicyLimitExceeded, opts)
+}
+
+// MetricSubscribed counts new subscriptions (each sends a confirmation
+// email).
+func (n *UserNotifications) MetricSubscribed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(n, metrics.FunctionPostAuth, metrics.Subscribed, opts)
 }
 
 // TopicName is the name of shard i's topic.
@@ -161,11 +290,20 @@ func (n *UserNotifications) topicArn(name string) *string {
 // followed by '-' and the shard number).
 func (n *UserNotifications) allTopics() *string { return n.topicArn(n.prefix + "-*") }
 
-// GrantPublish lets grantee publish to every shard topic.
+// GrantPublish lets grantee publish to every shard topic and, when the
+// topics use a customer-managed TopicKey, use that key as a publisher
+// must: kms:GenerateDataKey* and kms:Decrypt
+// (https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html).
+// The key's policy must also allow it (a key made in this app trusts the
+// account's IAM policies by default).
 func (n *UserNotifications) GrantPublish(grantee awsiam.IGrantable) awsiam.Grant {
-	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee: grantee, Actions: jsii.Strings("sns:Publish"), ResourceArns: &[]*string{n.allTopics()},
 	})
+	if n.key != nil {
+		return g.Combine(n.key.Grant(grantee, jsii.String("kms:GenerateDataKey*"), jsii.String("kms:Decrypt")))
+	}
+	return g
 }
 
 // GrantSubscribe lets grantee manage users' subscriptions by their
@@ -220,10 +358,6 @@ func (v *settingsValidation) Validate() *[]*string {
 		return &[]*string{}
 	}
 	return &[]*string{jsii.String("the notification settings have no table: call StoreSettingsIn(table) with the schedule-on-write table")}
-}
-
-func metricAlarm(scope constructs.Construct, id, metric, description string, topic awssns.ITopic) awscloudwatch.Alarm {
-	return alarms.AtLeast(scope, id, description, alarms.CustomMetric(scope, metrics.FunctionPostAuth, metric, "Sum", nil), 1, topic)
 }
 
 func validPrefix(s string) bool {

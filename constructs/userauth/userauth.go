@@ -8,13 +8,18 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 )
 
@@ -24,9 +29,26 @@ type UserAuthProps struct {
 	// these email domains, for example []string{"example.com"}.
 	// Default: anyone may sign up.
 	AllowedEmailDomains []string
-	// PasswordMinLength is the shortest password accepted.
+	// PasswordMinLength is the shortest password accepted (8..99).
 	// Default: 12.
 	PasswordMinLength float64
+	// ExistingUserPool is a user pool to use instead of creating one. The
+	// construct adds the web client to it and, with WebAcl, the web ACL;
+	// it does not change the pool's settings or triggers: attach
+	// PreSignUpFunction yourself (see it) if you want auto-confirmation.
+	// PasswordMinLength, RemovalPolicy and DeletionProtection then do not
+	// apply. Not allowed with UserPoolProps.
+	// Default: a new user pool (UserPoolProps).
+	ExistingUserPool awscognito.IUserPool
+	// UserPoolProps override the defaults of the user pool this construct
+	// creates (email sign-in, self sign-up, the password policy, email-only
+	// recovery). The security defaults are kept or checked: the
+	// PreSignUp trigger stays this construct's (LambdaTriggers.PreSignUp
+	// fails), a PasswordPolicy must still ask for 8+ characters, and
+	// RemovalPolicy and DeletionProtection come from the props above.
+	// Not allowed with ExistingUserPool.
+	// Default: the defaults above.
+	UserPoolProps *awscognito.UserPoolProps
 	// RemovalPolicy applies to the user pool.
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
@@ -52,12 +74,23 @@ type UserAuthProps struct {
 // UserAuth is the user pool, its web client and its triggers.
 type UserAuth struct {
 	constructs.Construct
-	// UserPool signs users in by email.
-	UserPool awscognito.UserPool
+	// UserPool signs users in by email: the one created, or
+	// ExistingUserPool.
+	UserPool awscognito.IUserPool
 	// WebClient is the public client (no secret) the web app uses.
 	WebClient awscognito.UserPoolClient
-	// PreSignUp auto-confirms new users.
+	// PreSignUp auto-confirms new users (its function is
+	// PreSignUpFunction).
 	PreSignUp *gofn.Function
+	// PreSignUpFunction is the PreSignUp trigger. It is attached to the
+	// pool this construct creates. With ExistingUserPool it is not: attach
+	// it yourself, trigger event version V1_0 (pool.AddTrigger(
+	// awscognito.UserPoolOperation_PRE_SIGN_UP(), u.PreSignUpFunction, awscognito.LambdaVersion_V1_0)
+	// for a CDK pool, or the Cognito console / LambdaConfig.PreSignUp for
+	// another). The construct already lets Cognito invoke it for that
+	// pool (outside the console nothing else adds that permission:
+	// https://repost.aws/knowledge-center/cognito-lambda-trigger-errors).
+	PreSignUpFunction awslambda.IFunction
 	// WebAcl guards the user pool (nil unless UserAuthProps.WebAcl).
 	WebAcl awswafv2.CfnWebACL
 }
@@ -72,7 +105,7 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		p.PasswordMinLength = 12
 	}
 	if p.PasswordMinLength < 8 || p.PasswordMinLength > 99 {
-		panic(fmt.Sprintf("%s: PasswordMinLength must be between 8 and 99 inclusive (given %v)", *id, p.PasswordMinLength))
+		panic(fmt.Sprintf("%s: PasswordMinLength must be between 8 and 99 inclusive (given %v): set it in range (Cognito's limits)", *id, p.PasswordMinLength))
 	}
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
@@ -81,11 +114,28 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		p.WafRateLimitPerIp = 300
 	}
 	if p.WafRateLimitPerIp < 10 || p.WafRateLimitPerIp > 2000000000 {
-		panic(fmt.Sprintf("%s: WafRateLimitPerIp must be between 10 and 2000000000 requests per 5 minutes (given %v)", *id, p.WafRateLimitPerIp))
+		panic(fmt.Sprintf("%s: WafRateLimitPerIp must be between 10 and 2000000000 requests per 5 minutes (given %v): set it in range (WAF's limits)", *id, p.WafRateLimitPerIp))
 	}
 	for _, d := range p.AllowedEmailDomains {
 		if d == "" || strings.ContainsAny(d, "@ ,") || !strings.Contains(d, ".") {
 			panic(fmt.Sprintf("%s: AllowedEmailDomains holds %q, which is not a domain: list bare domains such as \"example.com\"", *id, d))
+		}
+	}
+
+	propcheck.Exclusive(*id, "ExistingUserPool", p.ExistingUserPool != nil, "UserPoolProps", p.UserPoolProps != nil)
+	if o := p.UserPoolProps; o != nil {
+		if o.LambdaTriggers != nil && o.LambdaTriggers.PreSignUp != nil {
+			panic(fmt.Sprintf("%s: UserPoolProps.LambdaTriggers.PreSignUp is set: the PreSignUp trigger is this construct's (auto-confirmation); remove it, or use ExistingUserPool with your own", *id))
+		}
+		if pp := o.PasswordPolicy; pp != nil && (pp.MinLength == nil || *pp.MinLength < 8) {
+			given := "unset"
+			if pp.MinLength != nil {
+				given = fmt.Sprint(*pp.MinLength)
+			}
+			panic(fmt.Sprintf("%s: UserPoolProps.PasswordPolicy must keep MinLength at 8 or more (given %s): set MinLength, or leave PasswordPolicy unset and use PasswordMinLength", *id, given))
+		}
+		if o.RemovalPolicy != "" || o.DeletionProtection != nil {
+			panic(fmt.Sprintf("%s: UserPoolProps.RemovalPolicy and DeletionProtection are not used: set UserAuthProps.RemovalPolicy and DeletionProtection", *id))
 		}
 	}
 
@@ -97,27 +147,43 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		Logs:        p.Logs,
 		Environment: map[string]string{"ALLOWED_EMAIL_DOMAINS": strings.ToLower(strings.Join(p.AllowedEmailDomains, ","))},
 	})
-	u.UserPool = awscognito.NewUserPool(c, jsii.String("UserPool"), &awscognito.UserPoolProps{
-		SelfSignUpEnabled:   jsii.Bool(true),
-		SignInAliases:       &awscognito.SignInAliases{Email: jsii.Bool(true)},
-		SignInCaseSensitive: jsii.Bool(false),
-		AutoVerify:          &awscognito.AutoVerifiedAttrs{Email: jsii.Bool(true)},
-		StandardAttributes: &awscognito.StandardAttributes{
-			Email: &awscognito.StandardAttribute{Required: jsii.Bool(true), Mutable: jsii.Bool(true)},
-		},
-		PasswordPolicy: &awscognito.PasswordPolicy{
-			MinLength: jsii.Number(p.PasswordMinLength), RequireLowercase: jsii.Bool(true),
-			RequireUppercase: jsii.Bool(true), RequireDigits: jsii.Bool(true), RequireSymbols: jsii.Bool(true),
-			TempPasswordValidity: awscdk.Duration_Days(jsii.Number(3)),
-		},
-		AccountRecovery:    awscognito.AccountRecovery_EMAIL_ONLY,
-		RemovalPolicy:      p.RemovalPolicy,
-		DeletionProtection: jsii.Bool(p.DeletionProtection),
-		LambdaTriggers:     &awscognito.UserPoolTriggers{PreSignUp: u.PreSignUp.Function},
-	})
-	nag.Suppress(u.UserPool,
-		nag.Rule{ID: "AwsSolutions-COG8", Reason: "The Plus feature plan is billed per active user; enable it on the pool when threat protection is worth that cost"},
-		nag.Rule{ID: "AwsSolutions-COG2", Reason: "MFA is off because the web app has no MFA enrolment flow yet; passwords need 12+ characters with upper, lower, digit and symbol"})
+	u.PreSignUpFunction = u.PreSignUp.Function
+	if p.ExistingUserPool != nil {
+		u.UserPool = p.ExistingUserPool
+		u.PreSignUp.Function.AddPermission(jsii.String("PreSignUpCognito"), &awslambda.Permission{
+			Principal: awsiam.NewServicePrincipal(jsii.String("cognito-idp.amazonaws.com"), nil),
+			SourceArn: p.ExistingUserPool.UserPoolArn(),
+		})
+	} else {
+		defaults := awscognito.UserPoolProps{
+			SelfSignUpEnabled:   jsii.Bool(true),
+			SignInAliases:       &awscognito.SignInAliases{Email: jsii.Bool(true)},
+			SignInCaseSensitive: jsii.Bool(false),
+			AutoVerify:          &awscognito.AutoVerifiedAttrs{Email: jsii.Bool(true)},
+			StandardAttributes: &awscognito.StandardAttributes{
+				Email: &awscognito.StandardAttribute{Required: jsii.Bool(true), Mutable: jsii.Bool(true)},
+			},
+			PasswordPolicy: &awscognito.PasswordPolicy{
+				MinLength: jsii.Number(p.PasswordMinLength), RequireLowercase: jsii.Bool(true),
+				RequireUppercase: jsii.Bool(true), RequireDigits: jsii.Bool(true), RequireSymbols: jsii.Bool(true),
+				TempPasswordValidity: awscdk.Duration_Days(jsii.Number(3)),
+			},
+			AccountRecovery: awscognito.AccountRecovery_EMAIL_ONLY,
+		}
+		up := propcheck.Merge(defaults, p.UserPoolProps)
+		up.RemovalPolicy, up.DeletionProtection = p.RemovalPolicy, jsii.Bool(p.DeletionProtection)
+		triggers := awscognito.UserPoolTriggers{}
+		if up.LambdaTriggers != nil {
+			triggers = *up.LambdaTriggers
+		}
+		triggers.PreSignUp = u.PreSignUp.Function
+		up.LambdaTriggers = &triggers
+		pool := awscognito.NewUserPool(c, jsii.String("UserPool"), &up)
+		nag.Suppress(pool,
+			nag.Rule{ID: "AwsSolutions-COG8", Reason: "The Plus feature plan is billed per active user; enable it on the pool when threat protection is worth that cost"},
+			nag.Rule{ID: "AwsSolutions-COG2", Reason: "MFA is off because the web app has no MFA enrolment flow yet; passwords need 12+ characters with upper, lower, digit and symbol"})
+		u.UserPool = pool
+	}
 	if p.WebAcl {
 		u.WebAcl = waf.New(c, "WebAcl", waf.Props{MetricName: "UserPool", RateLimitPerIP: p.WafRateLimitPerIp})
 		waf.Associate(c, "WebAclAssociation", u.WebAcl, u.UserPool.UserPoolArn())
@@ -133,4 +199,11 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		DisableOAuth:               jsii.Bool(true),
 	})
 	return u
+}
+
+// MetricPreSignUpErrors counts the PreSignUp trigger's failed invocations
+// (each one a refused sign-up): Lambda's Errors, Sum over 5 minutes
+// unless opts say otherwise.
+func (u *UserAuth) MetricPreSignUpErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return u.PreSignUp.Function.MetricErrors(alarms.SumOptions(opts))
 }
