@@ -129,3 +129,52 @@ func TestCustomMetricsAreDimensionedByStack(t *testing.T) {
 		t.Fatalf("found %d custom-metric alarms, want the postauth and reconciler ones", found)
 	}
 }
+
+// TestEveryErrorMetricHasAnAlarm walks internal/metrics.ErrorMetrics, the
+// catalog of what each function counts as lost, skipped or failing work,
+// and finds for each (function, metric) an alarm on exactly that metric:
+// the project's namespace, the metric name, and the Stack and Function
+// dimensions the function writes (a metric name alone would match another
+// function's, or another stack's).
+func TestEveryErrorMetricHasAnAlarm(t *testing.T) {
+	s := Stack(t, "dev")
+	stackName := JSON(*s.stack.StackName())
+	alarmed := map[[2]string][]string{} // (function, metric) -> alarm ids
+	for id, a := range s.Resources("AWS::CloudWatch::Alarm") {
+		p := Props(a)
+		if p["Namespace"] != metrics.Namespace {
+			continue
+		}
+		dims := map[string]string{}
+		for _, d := range asList(p["Dimensions"]) {
+			dims[d.(map[string]any)["Name"].(string)] = JSON(d.(map[string]any)["Value"])
+		}
+		if len(dims) != 2 || dims[metrics.DimensionStack] != stackName {
+			continue
+		}
+		fn := strings.Trim(dims[metrics.DimensionFunction], `"`)
+		name, _ := p["MetricName"].(string)
+		alarmed[[2]string{fn, name}] = append(alarmed[[2]string{fn, name}], id)
+	}
+	for _, fn := range sortedFunctions() {
+		for _, name := range metrics.ErrorMetrics[fn] {
+			switch ids := alarmed[[2]string{fn, name}]; len(ids) {
+			case 0:
+				t.Errorf("no alarm on %s of function %s (Stack+Function dimensions): add one (operations builds it from metrics.ErrorMetrics unless a Source alarms on it)", name, fn)
+			case 1:
+			default:
+				sort.Strings(ids)
+				t.Errorf("%d alarms on %s of function %s: %v; give operations the construct that owns one as a Source", len(ids), name, fn, ids)
+			}
+		}
+	}
+}
+
+func sortedFunctions() []string {
+	var fns []string
+	for fn := range metrics.ErrorMetrics {
+		fns = append(fns, fn)
+	}
+	sort.Strings(fns)
+	return fns
+}

@@ -151,6 +151,10 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			metrics.FunctionReconciler:      s.Reconciler.Function.Function,
 		},
 		ScheduleGroup: s.Scheduling.ScheduleGroup,
+		// Every error metric of the functions gets an alarm; these two
+		// constructs alarm on theirs already.
+		Sources:   []operations.ErrorAlarmSource{s.Api, s.Notifications},
+		Lifecycle: operations.LifecycleMetrics{TasksCreated: s.Api.MetricTasksCreated(nil)},
 		Queues: map[string]awssqs.IQueue{
 			"cancellations": s.Cancellation.Queue, "cancellations DLQ": s.Cancellation.DeadLetterQueue,
 			"stream failures": s.Cancellation.StreamFailureQueue, "scheduler DLQ": s.Scheduling.DeadLetterQueue,

@@ -256,19 +256,19 @@ func (n *UserNotifications) ErrorAlarms() []awscloudwatch.Alarm {
 // swallowed (sign-in still succeeded): Sum over 5 minutes unless opts
 // say otherwise.
 func (n *UserNotifications) MetricSubscribeErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(n, metrics.FunctionPostAuth, metrics.SubscribeErrors, opts)
+	return alarms.Metric(n.Construct, metrics.FunctionPostAuth, metrics.SubscribeErrors, opts)
 }
 
 // MetricFilterPolicyLimitExceeded counts the subscriptions SNS refused
 // because a topic holds its quota of filter policies.
 func (n *UserNotifications) MetricFilterPolicyLimitExceeded(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(n, metrics.FunctionPostAuth, metrics.FilterPolicyLimitExceeded, opts)
+	return alarms.Metric(n.Construct, metrics.FunctionPostAuth, metrics.FilterPolicyLimitExceeded, opts)
 }
 
 // MetricSubscribed counts new subscriptions (each sends a confirmation
 // email).
 func (n *UserNotifications) MetricSubscribed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(n, metrics.FunctionPostAuth, metrics.Subscribed, opts)
+	return alarms.Metric(n.Construct, metrics.FunctionPostAuth, metrics.Subscribed, opts)
 }
 
 // TopicName is the name of shard i's topic.

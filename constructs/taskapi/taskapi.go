@@ -24,6 +24,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/domain/task"
@@ -72,12 +73,24 @@ type TaskApiProps struct {
 	// ThrottlingBurstLimit is the burst size.
 	// Default: 100.
 	ThrottlingBurstLimit float64
-	// MemoryMiB of the API function.
+	// MemoryMiB of the API function (128..10240).
 	// Default: 256.
 	MemoryMiB float64
-	// TimeoutSec of the API function.
-	// Default: 10.
-	TimeoutSec float64
+	// Timeout of the API function: whole seconds, 1 to 29 (API Gateway
+	// ends a REST integration after 29 seconds).
+	// Default: 10 seconds.
+	Timeout awscdk.Duration
+	// RestApiProps override the defaults of the REST API (regional
+	// endpoint, CloudWatch role, and DeployOptions: stage StageName,
+	// throttling, JSON access logs, metrics, ERROR logging), field by field;
+	// DeployOptions merge field by field too. The security defaults stay:
+	// the access logs are the construct's (DeployOptions.AccessLogDestination
+	// and AccessLogFormat fail), CORS comes from AllowedOrigins
+	// (DefaultCorsPreflightOptions fails), the API is deployed (Deploy
+	// false fails), and the stage name and throttling come from the props
+	// above (DeployOptions.StageName and Throttling... fail).
+	// Default: the defaults above.
+	RestApiProps *awsapigateway.RestApiProps
 	// Logs of the function and the access logs.
 	// Default: one month, retained.
 	Logs gofn.LogOptions
@@ -153,7 +166,7 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		Entry:       "lambdas/api",
 		Description: "Task REST API",
 		MemoryMiB:   p.MemoryMiB,
-		TimeoutSec:  p.TimeoutSec,
+		Timeout:     p.Timeout,
 		Logs:        p.Logs,
 		Environment: env,
 	})
@@ -172,26 +185,33 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	}
 
 	a.AccessLogs = p.Logs.NewLogGroup(c, "AccessLogs")
-	a.Api = awsapigateway.NewRestApi(c, jsii.String("Resource"), &awsapigateway.RestApiProps{
+	var over awsapigateway.RestApiProps
+	if p.RestApiProps != nil {
+		over = *p.RestApiProps
+	}
+	deploy := propcheck.Merge(awsapigateway.StageOptions{
+		StageName:            jsii.String(p.StageName),
+		ThrottlingRateLimit:  jsii.Number(p.ThrottlingRateLimit),
+		ThrottlingBurstLimit: jsii.Number(p.ThrottlingBurstLimit),
+		MetricsEnabled:       jsii.Bool(true),
+		LoggingLevel:         awsapigateway.MethodLoggingLevel_ERROR,
+	}, over.DeployOptions)
+	deploy.AccessLogDestination = awsapigateway.NewLogGroupLogDestination(a.AccessLogs)
+	deploy.AccessLogFormat = awsapigateway.AccessLogFormat_Custom(jsii.String(AccessLogFormat))
+	over.DeployOptions = nil
+	api := propcheck.Merge(awsapigateway.RestApiProps{
 		Description:    jsii.String("Tasks that expire at their deadline"),
 		CloudWatchRole: jsii.Bool(true),
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
-		DeployOptions: &awsapigateway.StageOptions{
-			StageName:            jsii.String(p.StageName),
-			ThrottlingRateLimit:  jsii.Number(p.ThrottlingRateLimit),
-			ThrottlingBurstLimit: jsii.Number(p.ThrottlingBurstLimit),
-			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
-			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(AccessLogFormat)),
-			MetricsEnabled:       jsii.Bool(true),
-			LoggingLevel:         awsapigateway.MethodLoggingLevel_ERROR,
-		},
-		DefaultCorsPreflightOptions: &awsapigateway.CorsOptions{
-			AllowOrigins: jsii.Strings(p.AllowedOrigins...),
-			AllowMethods: jsii.Strings("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
-			AllowHeaders: jsii.Strings("Authorization", "Content-Type"),
-			MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
-		},
-	})
+	}, &over)
+	api.DeployOptions = &deploy
+	api.DefaultCorsPreflightOptions = &awsapigateway.CorsOptions{
+		AllowOrigins: jsii.Strings(p.AllowedOrigins...),
+		AllowMethods: jsii.Strings("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
+		AllowHeaders: jsii.Strings("Authorization", "Content-Type"),
+		MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
+	}
+	a.Api = awsapigateway.NewRestApi(c, jsii.String("Resource"), &api)
 	// Errors API Gateway answers itself (401 from the authorizer, 429
 	// throttling, 5xx) must carry CORS headers too, or the browser hides
 	// them from the app.
@@ -228,12 +248,10 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	}
 	a.ServerErrorAlarm = alarms.AtLeast(c, "ServerErrorAlarm",
 		"The API answered 5xx (API Gateway's 5XXError: the handler failed, timed out or could not be invoked). Check the API function's logs and errors.",
-		a.Api.DeploymentStage().MetricServerError(&awscloudwatch.MetricOptions{
-			Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5)),
-		}), 1, p.AlarmTopic)
+		a.MetricServerErrors(nil), 1, p.AlarmTopic)
 	a.HandlerErrorAlarm = alarms.AtLeast(c, "HandlerErrorAlarm",
 		"The API handler answered 5xx (ApiServerErrors: a store or scheduler call failed). Check the API function's logs for \"internal error\".",
-		alarms.CustomMetric(c, metrics.FunctionAPI, metrics.ApiServerErrors, "Sum", nil), 1, p.AlarmTopic)
+		a.MetricApiServerErrors(nil), 1, p.AlarmTopic)
 
 	nag.Suppress(a.Api,
 		nag.Rule{ID: "AwsSolutions-APIG2", Reason: "The handler validates every body strictly (unknown fields, sizes, times) and answers JSON 4xx; API Gateway's validator would answer in another format"},
@@ -267,6 +285,36 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 // Url is the API's base URL (the stage's invoke URL).
 func (a *TaskApi) Url() *string { return a.Api.Url() }
 
+// MetricApiServerErrors counts the handler's 5xx answers (a store or
+// scheduler call failed): Sum over 5 minutes unless opts say otherwise.
+func (a *TaskApi) MetricApiServerErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(a.Construct, metrics.FunctionAPI, metrics.ApiServerErrors, opts)
+}
+
+// MetricTasksCreated counts the tasks the API created.
+func (a *TaskApi) MetricTasksCreated(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(a.Construct, metrics.FunctionAPI, metrics.TasksCreated, opts)
+}
+
+// MetricServerErrors counts the stage's 5xx answers (API Gateway's
+// 5XXError, the handler's included).
+func (a *TaskApi) MetricServerErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.Api.DeploymentStage().MetricServerError(alarms.SumOptions(opts))
+}
+
+// MetricClientErrors counts the stage's 4xx answers (API Gateway's
+// 4XXError: bad input, unauthenticated calls, throttling).
+func (a *TaskApi) MetricClientErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return a.Api.DeploymentStage().MetricClientError(alarms.SumOptions(opts))
+}
+
+// ErrorAlarms are the construct's alarms on the error metrics its
+// function writes (internal/metrics.ErrorMetrics), for
+// operations.OperationsProps.Sources.
+func (a *TaskApi) ErrorAlarms() []awscloudwatch.Alarm {
+	return []awscloudwatch.Alarm{a.HandlerErrorAlarm}
+}
+
 func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 	if props == nil {
 		panic(fmt.Sprintf("%s: props are required: Table, Schedules, UserPool and AllowedOrigins", id))
@@ -290,6 +338,18 @@ func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 			panic(fmt.Sprintf("%s: AllowedOrigins holds %q: give an origin such as https://app.example.com or http://localhost:5173, without a path or trailing slash", id, o))
 		}
 	}
+	if o := p.RestApiProps; o != nil {
+		switch {
+		case o.DefaultCorsPreflightOptions != nil:
+			panic(fmt.Sprintf("%s: RestApiProps.DefaultCorsPreflightOptions is set: CORS comes from AllowedOrigins; set that instead", id))
+		case o.Deploy != nil && !*o.Deploy:
+			panic(fmt.Sprintf("%s: RestApiProps.Deploy is false: the API needs its stage (Url, access logs, alarms); remove it", id))
+		case o.DeployOptions != nil && (o.DeployOptions.AccessLogDestination != nil || o.DeployOptions.AccessLogFormat != nil):
+			panic(fmt.Sprintf("%s: RestApiProps.DeployOptions sets the access log: the construct keeps JSON access logs naming the caller (AccessLogs, Logs); remove AccessLogDestination and AccessLogFormat", id))
+		case o.DeployOptions != nil && (o.DeployOptions.StageName != nil || o.DeployOptions.ThrottlingRateLimit != nil || o.DeployOptions.ThrottlingBurstLimit != nil):
+			panic(fmt.Sprintf("%s: RestApiProps.DeployOptions sets StageName or throttling: set TaskApiProps.StageName, ThrottlingRateLimit and ThrottlingBurstLimit instead", id))
+		}
+	}
 	if p.StageName == "" {
 		p.StageName = "api"
 	}
@@ -302,11 +362,17 @@ func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 	if p.MemoryMiB == 0 {
 		p.MemoryMiB = 256
 	}
+	propcheck.CheckSeconds(id, "Timeout", p.Timeout, 1, 29, "API Gateway ends a REST integration after 29 seconds")
+	for name, v := range map[string]float64{"ThrottlingRateLimit": p.ThrottlingRateLimit, "ThrottlingBurstLimit": p.ThrottlingBurstLimit} {
+		if v <= 0 {
+			panic(fmt.Sprintf("%s: %s must be above 0 requests per second (given %v): raise it, or leave it unset for the default", id, name, v))
+		}
+	}
 	if p.MaxPendingTasksPerUser == 0 {
 		p.MaxPendingTasksPerUser = task.DefaultMaxPendingPerUser
 	}
 	if p.MaxPendingTasksPerUser < 1 || p.MaxPendingTasksPerUser != float64(int(p.MaxPendingTasksPerUser)) {
-		panic(fmt.Sprintf("%s: MaxPendingTasksPerUser must be a whole number of at least 1 (given %v)", id, p.MaxPendingTasksPerUser))
+		panic(fmt.Sprintf("%s: MaxPendingTasksPerUser must be a whole number of at least 1 (given %v): raise it, or leave it unset for 1000", id, p.MaxPendingTasksPerUser))
 	}
 	if p.WafRateLimitPerIp == 0 {
 		p.WafRateLimitPerIp = 1500
@@ -317,7 +383,7 @@ func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 	// WAF's bounds for a rate-based rule's limit.
 	for name, v := range map[string]float64{"WafRateLimitPerIp": p.WafRateLimitPerIp, "WafRateLimitPerToken": p.WafRateLimitPerToken} {
 		if v < 10 || v > 2000000000 {
-			panic(fmt.Sprintf("%s: %s must be between 10 and 2000000000 requests per 5 minutes (given %v)", id, name, v))
+			panic(fmt.Sprintf("%s: %s must be between 10 and 2000000000 requests per 5 minutes (given %v): set it in range (WAF's limits)", id, name, v))
 		}
 	}
 	return p
