@@ -5,6 +5,7 @@ package operations
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -100,6 +101,9 @@ var errorDescriptions = map[string]string{
 	metrics.FilterPolicyLimitExceeded: "A notification topic is out of filter policies: new users get no expiry emails. Raise the quota or the shard count.",
 }
 
+// dashboardName is what CloudWatch accepts as a dashboard name.
+var dashboardName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
+
 // Operations is the alarms and the dashboard.
 type Operations struct {
 	constructs.Construct
@@ -113,6 +117,21 @@ type Operations struct {
 func NewOperations(scope constructs.Construct, id *string, props *OperationsProps) *Operations {
 	if props == nil || props.AlarmTopic == nil {
 		panic(fmt.Sprintf("%s: AlarmTopic is required: pass the topic that should receive alarms", *id))
+	}
+	if n := props.DashboardName; n != "" && !*awscdk.Token_IsUnresolved(jsii.String(n)) && !dashboardName.MatchString(n) {
+		panic(fmt.Sprintf("%s: DashboardName %q may hold only letters, digits, '-' and '_', at most 255 characters: rename it, or leave it unset for a generated name", *id, n))
+	}
+	for _, m := range []map[string]awslambda.IFunction{props.Functions, props.ThrottleOnlyFunctions} {
+		for name, fn := range m {
+			if fn == nil || name == "" {
+				panic(fmt.Sprintf("%s: Functions and ThrottleOnlyFunctions map a non-empty name to a function (given %q: %v): remove the entry or pass the function", *id, name, fn))
+			}
+		}
+	}
+	for fn, names := range props.ErrorMetrics {
+		if fn == "" || len(names) == 0 {
+			panic(fmt.Sprintf("%s: ErrorMetrics maps a function name (its Function dimension) to its error metric names (given %q: %v): fill both, or leave ErrorMetrics unset for internal/metrics.ErrorMetrics", *id, fn, names))
+		}
 	}
 	c := constructs.NewConstruct(scope, id)
 	o := &Operations{Construct: c, Alarms: map[string]awscloudwatch.Alarm{}}
