@@ -29,6 +29,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
+	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
@@ -231,18 +232,13 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 	return n
 }
 
-// AllowInvokeFromUserPool lets Amazon Cognito invoke PostAuthFunction for
-// pool only (a resource-based policy statement for
-// cognito-idp.amazonaws.com with the pool's ARN as source). Cognito needs
-// it to run the trigger; only its console adds it by itself
-// (https://repost.aws/knowledge-center/cognito-lambda-trigger-errors,
-// https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-cognito-userpool-lambdaconfig.html).
-// The construct calls it for a UserPool it does not attach the trigger to.
+// AllowInvokeFromUserPool lets Amazon Cognito invoke PostAuthFunction
+// for pool only, which Cognito needs to run the trigger (see
+// grants.CognitoInvoke). The construct calls it for a UserPool it does not
+// attach the trigger to; call it for any other pool you attach it to
+// outside CDK.
 func (n *UserNotifications) AllowInvokeFromUserPool(pool awscognito.IUserPool) {
-	n.PostAuth.Function.AddPermission(jsii.String("PostAuthenticationCognito"), &awslambda.Permission{
-		Principal: awsiam.NewServicePrincipal(jsii.String("cognito-idp.amazonaws.com"), nil),
-		SourceArn: pool.UserPoolArn(),
-	})
+	grants.CognitoInvoke(n.PostAuth.Function, "PostAuthenticationCognito", pool)
 }
 
 // ErrorAlarms are the construct's alarms on the error metrics its

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
+	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
@@ -88,8 +88,8 @@ type UserAuth struct {
 	// awscognito.UserPoolOperation_PRE_SIGN_UP(), u.PreSignUpFunction, awscognito.LambdaVersion_V1_0)
 	// for a CDK pool, or the Cognito console / LambdaConfig.PreSignUp for
 	// another). The construct already lets Cognito invoke it for that
-	// pool (outside the console nothing else adds that permission:
-	// https://repost.aws/knowledge-center/cognito-lambda-trigger-errors).
+	// pool (grants.CognitoInvoke: outside the console nothing else adds
+	// that permission, https://repost.aws/knowledge-center/cognito-lambda-trigger-errors).
 	PreSignUpFunction awslambda.IFunction
 	// WebAcl guards the user pool (nil unless UserAuthProps.WebAcl).
 	WebAcl awswafv2.CfnWebACL
@@ -150,10 +150,7 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 	u.PreSignUpFunction = u.PreSignUp.Function
 	if p.ExistingUserPool != nil {
 		u.UserPool = p.ExistingUserPool
-		u.PreSignUp.Function.AddPermission(jsii.String("PreSignUpCognito"), &awslambda.Permission{
-			Principal: awsiam.NewServicePrincipal(jsii.String("cognito-idp.amazonaws.com"), nil),
-			SourceArn: p.ExistingUserPool.UserPoolArn(),
-		})
+		grants.CognitoInvoke(u.PreSignUp.Function, "PreSignUpCognito", p.ExistingUserPool)
 	} else {
 		defaults := awscognito.UserPoolProps{
 			SelfSignUpEnabled:   jsii.Bool(true),

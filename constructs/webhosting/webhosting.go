@@ -23,6 +23,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsamplify"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -34,6 +35,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 )
 
@@ -243,36 +245,16 @@ func (w *WebHosting) deployLocalBuild(p WebHostingProps) {
 		Conditions: onlyThisBranch,
 	}))
 
-	call := &customresources.AwsSdkCall{
-		Service: jsii.String("@aws-sdk/client-amplify"),
-		Action:  jsii.String("StartDeploymentCommand"),
-		Parameters: map[string]any{
-			"appId":      w.App.AttrAppId(),
-			"branchName": p.Branch,
-			// A BUCKET_PREFIX source URL ends with a slash.
-			"sourceUrl":     awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("s3://"), w.Bucket.BucketName(), jsii.String("/" + SitePrefix + "/")}),
-			"sourceUrlType": "BUCKET_PREFIX",
-		},
-		PhysicalResourceId: customresources.PhysicalResourceId_FromResponse(jsii.String("jobSummary.jobId")),
-	}
-	role, logs := functionRole(c, "Release", p)
-	w.Release = customresources.NewAwsCustomResource(c, jsii.String("StartDeployment"), &customresources.AwsCustomResourceProps{
-		ResourceType: jsii.String("Custom::AmplifyStartDeployment"),
-		Role:         role,
-		LogGroup:     logs,
-		OnCreate:     call,
-		OnUpdate:     call,
-		// StartDeployment's resource is the branch (Service Authorization
-		// Reference); the deployments under it are included in case the
-		// check names the deployment.
-		Policy: customresources.AwsCustomResourcePolicy_FromStatements(&[]awsiam.PolicyStatement{
-			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions:   jsii.Strings("amplify:StartDeployment"),
-				Resources: &[]*string{w.Branch.AttrArn(), jsii.String(*w.Branch.AttrArn() + "/deployments/*")},
-			}),
-		}),
-		InstallLatestAwsSdk: jsii.Bool(false),
-	})
+	// StartDeployment's resource is the branch (Service Authorization
+	// Reference); the deployments under it are included in case the check
+	// names the deployment.
+	w.Release = w.amplifyCall(p, "StartDeployment", "Custom::AmplifyStartDeployment", "StartDeploymentCommand", map[string]any{
+		"appId":      w.App.AttrAppId(),
+		"branchName": p.Branch,
+		// A BUCKET_PREFIX source URL ends with a slash.
+		"sourceUrl":     awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("s3://"), w.Bucket.BucketName(), jsii.String("/" + SitePrefix + "/")}),
+		"sourceUrlType": "BUCKET_PREFIX",
+	}, "amplify:StartDeployment", w.Branch.AttrArn(), jsii.String(*w.Branch.AttrArn()+"/deployments/*"))
 	suppress(w.Bucket, "AwsSolutions-S1", "the bucket only stages the site for Amplify: Amplify reads it as its service principal for this branch only, the deployment writes it; CloudTrail records both")
 	suppress(uploadRole, "AwsSolutions-IAM5", "BucketDeployment's own grants: read of this stack's asset objects and write of this bucket's objects (the object key is the wildcard)",
 		"Action::s3:GetBucket*", "Action::s3:GetObject*", "Action::s3:List*", "Action::s3:Abort*", "Action::s3:DeleteObject*",
@@ -291,33 +273,13 @@ func (w *WebHosting) deployLocalBuild(p WebHostingProps) {
 // startFirstBuild starts the branch's first build, and a new one when
 // the config or the build spec changes (a push starts the others).
 func (w *WebHosting) startFirstBuild(p WebHostingProps) {
-	call := &customresources.AwsSdkCall{
-		Service: jsii.String("@aws-sdk/client-amplify"),
-		Action:  jsii.String("StartJobCommand"),
-		Parameters: map[string]any{
-			"appId":      w.App.AttrAppId(),
-			"branchName": p.Branch,
-			"jobType":    "RELEASE",
-			"jobReason":  "CloudFormation: first build, or new backend config",
-		},
-		PhysicalResourceId: customresources.PhysicalResourceId_FromResponse(jsii.String("jobSummary.jobId")),
-	}
-	role, logs := functionRole(w.Construct, "Release", p)
-	w.Release = customresources.NewAwsCustomResource(w.Construct, jsii.String("StartBuild"), &customresources.AwsCustomResourceProps{
-		ResourceType: jsii.String("Custom::AmplifyStartJob"),
-		Role:         role,
-		LogGroup:     logs,
-		OnCreate:     call,
-		OnUpdate:     call,
-		// StartJob's resource is the job (Service Authorization Reference).
-		Policy: customresources.AwsCustomResourcePolicy_FromStatements(&[]awsiam.PolicyStatement{
-			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions:   jsii.Strings("amplify:StartJob"),
-				Resources: jsii.Strings(*w.Branch.AttrArn() + "/jobs/*"),
-			}),
-		}),
-		InstallLatestAwsSdk: jsii.Bool(false),
-	})
+	// StartJob's resource is the job (Service Authorization Reference).
+	w.Release = w.amplifyCall(p, "StartBuild", "Custom::AmplifyStartJob", "StartJobCommand", map[string]any{
+		"appId":      w.App.AttrAppId(),
+		"branchName": p.Branch,
+		"jobType":    "RELEASE",
+		"jobReason":  "CloudFormation: first build, or new backend config",
+	}, "amplify:StartJob", jsii.String(*w.Branch.AttrArn()+"/jobs/*"))
 	w.Release.Node().AddDependency(w.Branch)
 	suppressRuntimes(awscdk.Stack_Of(w.Construct))
 	suppress(w.Release, "AwsSolutions-IAM5", "StartJob on the jobs of this branch only (a job id is not known before the call)",
@@ -328,6 +290,31 @@ func (w *WebHosting) startFirstBuild(p WebHostingProps) {
 	}
 	spec := sha256.Sum256([]byte(*w.App.BuildSpec()))
 	rerunOnChange(w.Release, map[string]any{"Config": cfg, "BuildSpec": hex.EncodeToString(spec[:])})
+}
+
+// amplifyCall is a custom resource that calls the Amplify API action
+// (@aws-sdk/client-amplify command) with params on create and update, as
+// its own role (functionRole) allowed only iamAction on resources. The
+// call's physical id is the job it starts.
+func (w *WebHosting) amplifyCall(p WebHostingProps, id, resourceType, command string, params map[string]any, iamAction string, resources ...*string) customresources.AwsCustomResource {
+	call := &customresources.AwsSdkCall{
+		Service:            jsii.String("@aws-sdk/client-amplify"),
+		Action:             jsii.String(command),
+		Parameters:         params,
+		PhysicalResourceId: customresources.PhysicalResourceId_FromResponse(jsii.String("jobSummary.jobId")),
+	}
+	role, logs := functionRole(w.Construct, "Release", p)
+	return customresources.NewAwsCustomResource(w.Construct, jsii.String(id), &customresources.AwsCustomResourceProps{
+		ResourceType: jsii.String(resourceType),
+		Role:         role,
+		LogGroup:     logs,
+		OnCreate:     call,
+		OnUpdate:     call,
+		Policy: customresources.AwsCustomResourcePolicy_FromStatements(&[]awsiam.PolicyStatement{
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(iamAction), Resources: &resources}),
+		}),
+		InstallLatestAwsSdk: jsii.Bool(false),
+	})
 }
 
 // functionRole is the role and log group of a CDK-provided function: it
@@ -388,3 +375,16 @@ type producer struct{ value func() *string }
 
 // Produce implements awscdk.IStableStringProducer.
 func (p *producer) Produce() *string { return p.value() }
+
+// MetricRequests counts the viewer requests the site served (Amplify
+// Hosting's Requests in AWS/AmplifyHosting, dimension App:
+// https://docs.aws.amazon.com/amplify/latest/userguide/monitoring-with-cloudwatch.html),
+// Sum over 5 minutes unless opts say otherwise.
+func (w *WebHosting) MetricRequests(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	o := alarms.SumOptions(opts)
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/AmplifyHosting"), MetricName: jsii.String("Requests"),
+		DimensionsMap: &map[string]*string{"App": w.App.AttrAppId()},
+		Statistic:     o.Statistic, Period: o.Period, Label: o.Label, Color: o.Color, Unit: o.Unit,
+	})
+}
