@@ -23,12 +23,6 @@ import (
 
 const importedPoolArn = "arn:aws:cognito-idp:eu-west-1:111111111111:userpool/eu-west-1_abcdefghi"
 
-func unbundledStack(t *testing.T, id string) awscdk.Stack {
-	t.Helper()
-	app := NewApp(t, map[string]any{"aws:cdk:bundling-stacks": []string{}})
-	return awscdk.NewStack(app, jsii.String(id), nil)
-}
-
 func settingsTable(stack awscdk.Stack) awsdynamodb.ITable {
 	return awsdynamodb.Table_FromTableName(stack, jsii.String("Settings"), jsii.String("tasks"))
 }
@@ -52,14 +46,14 @@ func cognitoPermissions(s *synthed) []string {
 // that pool only (AWS needs the permission: only the console adds it), and
 // the function is exposed for the owner to attach.
 func TestNotificationsOnAnImportedUserPool(t *testing.T) {
-	stack := unbundledStack(t, "ImportedPool")
+	stack := customStack(t, "ImportedPool")
 	pool := awscognito.UserPool_FromUserPoolArn(stack, jsii.String("Pool"), jsii.String(importedPoolArn))
 	n := notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{UserPool: pool})
 	n.StoreSettingsIn(settingsTable(stack))
 	if n.PostAuthFunction == nil {
 		t.Fatal("PostAuthFunction is nil")
 	}
-	s := synthOfStack(t, stack)
+	s := synthOf(t, stack)
 	if pools := s.Resources("AWS::Cognito::UserPool"); len(pools) != 0 {
 		t.Errorf("a user pool in the stack: %s", JSON(pools))
 	}
@@ -73,7 +67,7 @@ func TestNotificationsOnAnImportedUserPool(t *testing.T) {
 // already has a PostAuthentication trigger keeps it (AttachPostAuthTrigger
 // false); before, AddTrigger failed synth ("already exists").
 func TestNotificationsBesideAnotherPostAuthTrigger(t *testing.T) {
-	stack := unbundledStack(t, "OwnTrigger")
+	stack := customStack(t, "OwnTrigger")
 	own := awslambda.NewFunction(stack, jsii.String("Own"), &awslambda.FunctionProps{
 		Runtime: awslambda.Runtime_NODEJS_22_X(), Handler: jsii.String("index.handler"),
 		Code: awslambda.Code_FromInline(jsii.String("x")),
@@ -85,7 +79,7 @@ func TestNotificationsBesideAnotherPostAuthTrigger(t *testing.T) {
 		UserPool: pool, AttachPostAuthTrigger: jsii.Bool(false),
 	})
 	n.StoreSettingsIn(settingsTable(stack))
-	s := synthOfStack(t, stack)
+	s := synthOf(t, stack)
 	poolID := s.LogicalID(t, "AWS::Cognito::UserPool", "Pool")
 	ownID := s.LogicalID(t, "AWS::Lambda::Function", "Own")
 	cfg := JSON(Props(s.Resources("AWS::Cognito::UserPool")[poolID])["LambdaConfig"])
@@ -104,7 +98,7 @@ func TestNotificationsBesideAnotherPostAuthTrigger(t *testing.T) {
 // encrypted topic (kms:GenerateDataKey*, kms:Decrypt) on that key only;
 // TopicProps override the display name, and TLS stays enforced.
 func TestNotificationTopicsWithACustomerKey(t *testing.T) {
-	stack := unbundledStack(t, "TopicKey")
+	stack := customStack(t, "TopicKey")
 	key := awskms.NewKey(stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
 	n := notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{
 		TopicKey: key, Shards: 2, TopicProps: &awssns.TopicProps{DisplayName: jsii.String("Reminders")},
@@ -112,7 +106,7 @@ func TestNotificationTopicsWithACustomerKey(t *testing.T) {
 	n.StoreSettingsIn(settingsTable(stack))
 	publisher := awsiam.NewRole(stack, jsii.String("Publisher"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 	n.GrantPublish(publisher)
-	s := synthOfStack(t, stack)
+	s := synthOf(t, stack)
 	keyID := s.LogicalID(t, "AWS::KMS::Key", "Key")
 	topics := 0
 	for path, nested := range nestedTemplates(t, stack) {
@@ -176,13 +170,13 @@ func nestedTemplates(t *testing.T, stack awscdk.Stack) map[string]map[string]any
 // added to the existing one, and its PreSignUp function may be invoked by
 // that pool's Cognito, for its owner to attach.
 func TestUserAuthOnAnExistingPool(t *testing.T) {
-	stack := unbundledStack(t, "ExistingPool")
+	stack := customStack(t, "ExistingPool")
 	pool := awscognito.UserPool_FromUserPoolArn(stack, jsii.String("Pool"), jsii.String(importedPoolArn))
 	u := userauth.NewUserAuth(stack, jsii.String("Auth"), &userauth.UserAuthProps{ExistingUserPool: pool})
 	if u.PreSignUpFunction == nil {
 		t.Fatal("PreSignUpFunction is nil")
 	}
-	s := synthOfStack(t, stack)
+	s := synthOf(t, stack)
 	if n := len(s.Resources("AWS::Cognito::UserPool")); n != 0 {
 		t.Errorf("%d user pools created", n)
 	}
@@ -200,11 +194,11 @@ func TestUserAuthOnAnExistingPool(t *testing.T) {
 // TestUserAuthPoolPropsKeepTheSecurityDefaults: UserPoolProps override
 // what they set and nothing else.
 func TestUserAuthPoolPropsKeepTheSecurityDefaults(t *testing.T) {
-	stack := unbundledStack(t, "PoolProps")
+	stack := customStack(t, "PoolProps")
 	userauth.NewUserAuth(stack, jsii.String("Auth"), &userauth.UserAuthProps{
 		UserPoolProps: &awscognito.UserPoolProps{UserPoolName: jsii.String("mine"), SelfSignUpEnabled: jsii.Bool(false)},
 	})
-	s := synthOfStack(t, stack)
+	s := synthOf(t, stack)
 	for _, r := range s.Resources("AWS::Cognito::UserPool") {
 		p := Props(r)
 		if p["UserPoolName"] != "mine" || JSON(p["AdminCreateUserConfig"]) != JSON(map[string]any{"AllowAdminCreateUserOnly": true}) {
@@ -220,7 +214,7 @@ func TestUserAuthPoolPropsKeepTheSecurityDefaults(t *testing.T) {
 // TestTaskApiPropsOverrides: RestApiProps and their DeployOptions merge
 // over the defaults; the access log, throttling and CORS stay.
 func TestTaskApiPropsOverrides(t *testing.T) {
-	stack := unbundledStack(t, "ApiProps")
+	stack := customStack(t, "ApiProps")
 	taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
 		Table:          awsdynamodb.Table_FromTableName(stack, jsii.String("Table"), jsii.String("tasks")),
 		Schedules:      fakeScheduleCreator{},
@@ -231,7 +225,7 @@ func TestTaskApiPropsOverrides(t *testing.T) {
 			DeployOptions: &awsapigateway.StageOptions{TracingEnabled: jsii.Bool(true)},
 		},
 	})
-	s := synthOfStack(t, stack)
+	s := synthOf(t, stack)
 	for _, r := range s.Resources("AWS::ApiGateway::RestApi") {
 		if Props(r)["Name"] != "tasks" || !strings.Contains(JSON(Props(r)["EndpointConfiguration"]), "REGIONAL") {
 			t.Errorf("rest api %s", JSON(Props(r)))

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -32,14 +31,13 @@ type propCase struct {
 }
 
 // runPropCases builds each case in its own construct of one stack whose
-// functions are not bundled.
+// functions are not bundled (customStack, panicText: cancellation_test.go).
 func runPropCases(t *testing.T, cases []propCase) {
 	t.Helper()
-	app := NewApp(t, map[string]any{"aws:cdk:bundling-stacks": []string{}})
-	stack := awscdk.NewStack(app, jsii.String("Props"), nil)
+	stack := customStack(t, "Props")
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := recovered(func() { tc.build(stack, fmt.Sprint("C", i)) })
+			got := panicText(func() { tc.build(stack, fmt.Sprint("C", i)) })
 			if len(tc.want) == 0 {
 				if got != "" {
 					t.Fatalf("refused valid props: %s", got)
@@ -56,16 +54,6 @@ func runPropCases(t *testing.T, cases []propCase) {
 			}
 		})
 	}
-}
-
-func recovered(f func()) (msg string) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg = fmt.Sprint(r)
-		}
-	}()
-	f()
-	return ""
 }
 
 func seconds(s float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(s)) }
@@ -97,11 +85,10 @@ func TestGoFunctionPropsValidation(t *testing.T) {
 // TestGoFunctionZeroReservedConcurrency: a pointer zero is kept (Lambda
 // throttles every invocation), where unset reserves nothing.
 func TestGoFunctionZeroReservedConcurrency(t *testing.T) {
-	app := NewApp(t, map[string]any{"aws:cdk:bundling-stacks": []string{}})
-	stack := awscdk.NewStack(app, jsii.String("Zero"), nil)
+	stack := customStack(t, "Zero")
 	gofn.NewFunction(stack, jsii.String("Off"), &gofn.FunctionProps{Entry: "lambdas/presignup", ReservedConcurrentExecutions: jsii.Number(0)})
 	gofn.NewFunction(stack, jsii.String("Free"), &gofn.FunctionProps{Entry: "lambdas/presignup", Timeout: seconds(20)})
-	s := synthOfStack(t, stack)
+	s := synthOf(t, stack)
 	off := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "Off")])
 	free := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "Free")])
 	if v, ok := off["ReservedConcurrentExecutions"]; !ok || v != float64(0) {
@@ -163,7 +150,9 @@ func TestUserNotificationsPropsValidation(t *testing.T) {
 	runPropCases(t, []propCase{
 		{"too many shards", notif(func(_ awscdk.Stack, _ string, p *notifications.UserNotificationsProps) { p.Shards = 5001 }), []string{"Shards must be between 1 and 5000", "(given 5001)"}},
 		{"negative shards", notif(func(_ awscdk.Stack, _ string, p *notifications.UserNotificationsProps) { p.Shards = -1 }), []string{"Shards", "(given -1)"}},
-		{"prefix with a space", notif(func(_ awscdk.Stack, _ string, p *notifications.UserNotificationsProps) { p.TopicNamePrefix = "my topics" }), []string{`TopicNamePrefix "my topics"`, "rename it"}},
+		{"prefix with a space", notif(func(_ awscdk.Stack, _ string, p *notifications.UserNotificationsProps) {
+			p.TopicNamePrefix = "my topics"
+		}), []string{`TopicNamePrefix "my topics"`, "rename it"}},
 		{"existing topics and topic props", notif(func(stack awscdk.Stack, id string, p *notifications.UserNotificationsProps) {
 			p.ExistingTopics, p.TopicProps = []awssns.ITopic{topic(stack, id, "n"+id+"-0")}, &awssns.TopicProps{}
 		}), []string{"ExistingTopics and TopicProps are both set", "not both"}},
@@ -249,7 +238,9 @@ func TestOperationsPropsValidation(t *testing.T) {
 		}
 	}
 	runPropCases(t, []propCase{
-		{"no topic", func(stack awscdk.Stack, id string) { operations.NewOperations(stack, jsii.String(id), &operations.OperationsProps{}) }, []string{"AlarmTopic is required", "pass the topic"}},
+		{"no topic", func(stack awscdk.Stack, id string) {
+			operations.NewOperations(stack, jsii.String(id), &operations.OperationsProps{})
+		}, []string{"AlarmTopic is required", "pass the topic"}},
 		{"a dashboard name with a space", ops(func(_ awscdk.Stack, p *operations.OperationsProps) { p.DashboardName = "my dashboard" }), []string{`DashboardName "my dashboard"`, "rename it"}},
 		{"a function without a name", ops(func(stack awscdk.Stack, p *operations.OperationsProps) {
 			p.Functions = map[string]awslambda.IFunction{"": awslambda.Function_FromFunctionName(stack, jsii.String("Fn"), jsii.String("fn"))}
@@ -257,15 +248,4 @@ func TestOperationsPropsValidation(t *testing.T) {
 		{"a function without metrics", ops(func(_ awscdk.Stack, p *operations.OperationsProps) { p.ErrorMetrics = map[string][]string{"api": nil} }), []string{"ErrorMetrics maps a function name", "leave ErrorMetrics unset"}},
 		{"only the topic", ops(func(awscdk.Stack, *operations.OperationsProps) {}), nil},
 	})
-}
-
-// synthOfStack synthesizes a stack built by a test.
-func synthOfStack(t *testing.T, stack awscdk.Stack) *synthed {
-	t.Helper()
-	var s *synthed
-	Check(t, func() {
-		tpl := assertions.Template_FromStack(stack, nil)
-		s = &synthed{tpl: tpl, json: *tpl.ToJSON()}
-	})
-	return s
 }
