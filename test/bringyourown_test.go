@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsamplify"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -19,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/notifications"
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/constructs/userauth"
+	"github.com/unschedule/unschedule/constructs/webhosting"
 )
 
 const importedPoolArn = "arn:aws:cognito-idp:eu-west-1:111111111111:userpool/eu-west-1_abcdefghi"
@@ -236,6 +238,28 @@ func TestTaskApiPropsOverrides(t *testing.T) {
 		if p["TracingEnabled"] != true || p["StageName"] != "api" || !strings.Contains(JSON(p["AccessLogSetting"]), `\"sub\":\"$context.authorizer.claims.sub\"`) ||
 			!strings.Contains(JSON(p["MethodSettings"]), `"ThrottlingRateLimit": 50`) {
 			t.Errorf("stage lost a default: %s", JSON(p))
+		}
+	}
+}
+
+// TestWebHostingAppPropsOverride: AppProps merge over the Amplify app's
+// defaults, which stay where not overridden (the single-page-app rewrite).
+func TestWebHostingAppPropsOverride(t *testing.T) {
+	stack := customStack(t, "AppProps")
+	webhosting.NewWebHosting(stack, jsii.String("Web"), &webhosting.WebHostingProps{
+		BackendConfig:        map[string]string{"apiUrl": "https://api.example.com/api", "mode": "local"},
+		PlaceholderIfMissing: true,
+		AppProps: &awsamplify.CfnAppProps{
+			Description:   jsii.String("ours"),
+			CustomHeaders: jsii.String("customHeaders:\n  - pattern: '**'\n    headers:\n      - key: X-Frame-Options\n        value: DENY\n"),
+		},
+	})
+	s := synthOf(t, stack)
+	for _, r := range s.Resources("AWS::Amplify::App") {
+		p := Props(r)
+		if p["Description"] != "ours" || !strings.Contains(JSON(p["CustomHeaders"]), "X-Frame-Options") ||
+			!strings.Contains(JSON(p["CustomRules"]), "/index.html") || p["Platform"] != "WEB" || p["Name"] == nil {
+			t.Errorf("app props %s", JSON(p))
 		}
 	}
 }

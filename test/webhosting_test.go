@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsamplify"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
@@ -585,6 +586,7 @@ func TestWebHostingValidation(t *testing.T) {
 		{name: "token without repository", props: webhosting.WebHostingProps{BackendConfig: cfg(""), PlaceholderIfMissing: true}, setup: withSecret, want: "AccessTokenSecret is set but Repository is not"},
 		{name: "ssh repository", props: webhosting.WebHostingProps{BackendConfig: cfg(""), Repository: "git@github.com:o/r.git"}, setup: withSecret, want: `must be an https:// clone URL such as https://github.com/owner/repo (given "git@github.com:o/r.git")`},
 		{name: "dist with repository", props: webhosting.WebHostingProps{BackendConfig: cfg(""), Repository: "https://github.com/o/r", DistPath: "web/dist"}, setup: withSecret, want: "DistPath (\"web/dist\") is only used without a Repository"},
+		{name: "repository in app props", props: webhosting.WebHostingProps{BackendConfig: cfg(""), PlaceholderIfMissing: true, AppProps: &awsamplify.CfnAppProps{Repository: jsii.String("https://github.com/o/r")}}, want: "AppProps may not set Name, Repository"},
 		{name: "app root outside", props: webhosting.WebHostingProps{BackendConfig: cfg(""), Repository: "https://github.com/o/r", AppRoot: "../web"}, setup: withSecret, want: `AppRoot must be a folder relative to the repository root`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

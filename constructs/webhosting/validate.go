@@ -44,6 +44,9 @@ func withDefaults(id string, props *WebHostingProps) WebHostingProps {
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
+	if a := p.AppProps; a != nil && (a.Name != nil || a.Repository != nil || a.AccessToken != nil || a.OauthToken != nil || a.BuildSpec != nil || a.EnvironmentVariables != nil) {
+		panic(fmt.Sprintf("webhosting %s: AppProps may not set Name, Repository, AccessToken, OauthToken, BuildSpec or EnvironmentVariables: the construct derives them; set AppName, Repository and AccessTokenSecret instead", id))
+	}
 
 	if p.Repository == "" {
 		if p.AccessTokenSecret != nil {

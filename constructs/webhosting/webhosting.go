@@ -37,6 +37,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
 
 // WebHostingProps configures the hosting.
@@ -91,6 +92,13 @@ type WebHostingProps struct {
 	// Default: a name unique in the account, from the stack and this
 	// construct's path.
 	AppName string
+	// AppProps override the defaults of the Amplify app (description,
+	// platform WEB, the single-page-app rewrite rule), field by field, for
+	// example CustomHeaders, BasicAuthConfig or Tags. What the construct
+	// derives stays its own: Name (AppName), Repository, AccessToken,
+	// OauthToken, BuildSpec and EnvironmentVariables fail.
+	// Default: the defaults above.
+	AppProps *awsamplify.CfnAppProps
 }
 
 // WebHosting is an Amplify app serving the web app.
@@ -126,14 +134,15 @@ func NewWebHosting(scope constructs.Construct, id *string, props *WebHostingProp
 	if name == "" {
 		name = *awscdk.Names_UniqueResourceName(c, &awscdk.UniqueResourceNameOptions{MaxLength: jsii.Number(255)})
 	}
-	appProps := &awsamplify.CfnAppProps{
-		Name:        jsii.String(name),
+	merged := propcheck.Merge(awsamplify.CfnAppProps{
 		Description: jsii.String("Unschedule web app"),
 		Platform:    jsii.String("WEB"),
 		CustomRules: &[]*awsamplify.CfnApp_CustomRuleProperty{{
 			Source: jsii.String(SpaRewriteSource), Target: jsii.String("/index.html"), Status: jsii.String("200"),
 		}},
-	}
+	}, p.AppProps)
+	appProps := &merged
+	appProps.Name = jsii.String(name)
 	if git {
 		appProps.Repository = jsii.String(p.Repository)
 		appProps.AccessToken = p.AccessTokenSecret.SecretValue().UnsafeUnwrap()
