@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/operations"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -177,4 +182,52 @@ func sortedFunctions() []string {
 	}
 	sort.Strings(fns)
 	return fns
+}
+
+type alarmSource []awscloudwatch.Alarm
+
+func (a alarmSource) ErrorAlarms() []awscloudwatch.Alarm { return a }
+
+// TestOperationsAlarmsEachErrorMetricOnce: operations alarms on every
+// error metric it is given, on the function's Stack+Function metric,
+// except those a Source alarms on already (no second alarm).
+func TestOperationsAlarmsEachErrorMetricOnce(t *testing.T) {
+	stack := customStack(t, "Ops")
+	topic := awssns.NewTopic(stack, jsii.String("Alarms"), nil)
+	own := awscloudwatch.NewAlarm(stack, jsii.String("Own"), &awscloudwatch.AlarmProps{
+		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.ApiServerErrors),
+			DimensionsMap: &map[string]*string{metrics.DimensionStack: stack.StackName(), metrics.DimensionFunction: jsii.String(metrics.FunctionAPI)},
+		}),
+		Threshold: jsii.Number(1), EvaluationPeriods: jsii.Number(1),
+	})
+	ops := operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
+		AlarmTopic: topic,
+		ErrorMetrics: map[string][]string{
+			metrics.FunctionAPI:             {metrics.ApiServerErrors},
+			metrics.FunctionStreamProcessor: {metrics.MalformedRecords},
+		},
+		Sources: []operations.ErrorAlarmSource{alarmSource{own}},
+	})
+	if _, ok := ops.Alarms["streamprocessorMalformedRecordsAlarm"]; !ok || len(ops.Alarms) != 1 {
+		t.Fatalf("alarms %v, want only streamprocessorMalformedRecordsAlarm", sortedKeysOf(ops.Alarms))
+	}
+	s := synthOf(t, stack)
+	id := s.LogicalID(t, "AWS::CloudWatch::Alarm", "OperationsstreamprocessorMalformedRecords")
+	p := Props(s.Resources("AWS::CloudWatch::Alarm")[id])
+	dims := JSON(p["Dimensions"])
+	if p["Namespace"] != metrics.Namespace || p["MetricName"] != metrics.MalformedRecords || p["Statistic"] != "Sum" ||
+		!strings.Contains(dims, `"Value": "Ops"`) || !strings.Contains(dims, `"Value": "streamprocessor"`) ||
+		!strings.Contains(JSON(p["AlarmActions"]), "Alarms") {
+		t.Errorf("alarm %s", JSON(p))
+	}
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
