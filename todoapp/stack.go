@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -151,10 +152,17 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			metrics.FunctionReconciler:      s.Reconciler.Function.Function,
 		},
 		ScheduleGroup: s.Scheduling.ScheduleGroup,
-		// Every error metric of the functions gets an alarm; these two
-		// constructs alarm on theirs already.
-		Sources:   []operations.ErrorAlarmSource{s.Api, s.Notifications},
-		Lifecycle: operations.LifecycleMetrics{TasksCreated: s.Api.MetricTasksCreated(nil)},
+		// Every error metric of the functions (metrics.ErrorMetrics) gets
+		// one alarm: these constructs alarm on theirs, operations on the
+		// rest.
+		Sources: []operations.ErrorAlarmSource{s.Api, s.Notifications, s.Scheduling, s.Cancellation, s.Reconciler},
+		Lifecycle: operations.LifecycleMetrics{
+			TasksCreated:    s.Api.MetricTasksCreated(nil),
+			TasksExpired:    s.Scheduling.MetricExpired(nil),
+			Cancelled:       s.Cancellation.MetricCancelled(nil),
+			Rescheduled:     s.Cancellation.MetricRescheduled(nil),
+			NotificationLag: s.Scheduling.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}),
+		},
 		Queues: map[string]awssqs.IQueue{
 			"cancellations": s.Cancellation.Queue, "cancellations DLQ": s.Cancellation.DeadLetterQueue,
 			"stream failures": s.Cancellation.StreamFailureQueue, "scheduler DLQ": s.Scheduling.DeadLetterQueue,
