@@ -250,7 +250,7 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	r.LeftOverAlarm = alarms.AtLeast(c, "LeftOverAlarm",
 		"A reconciler run stopped at its budget with work left over: a pass no longer fits one run, so a drifted "+
 			"schedule may wait more than one interval (overdue tasks are still expired first in every run). "+
-			"Expected for a few runs after an upgrade; otherwise raise RatePerSec or BudgetSec, or check the Repaired metric.",
+			"Expected for a few runs after an upgrade; otherwise raise the RatePerSec or Budget prop, or check the Repaired metric.",
 		metric(metrics.LeftOver, "Maximum"), 1, p.AlarmTopic)
 	r.StalledAlarm = alarms.New(c, "StalledAlarm",
 		"No reconciler pass completed in two intervals: runs fail, time out, or do not start. "+
