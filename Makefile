@@ -43,7 +43,7 @@ synth: deps web
 ## test: every test: Go (unit, dynalite, synth-and-assert, simulation), the
 ## web app's Vitest suite, and the browser tests against `make dev`.
 test: deps web-deps
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e '/test$$' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e '/test$$' -e '/test/' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
 	go test -count=1 $(SYNTH_TEST_PKGS)
 	$(MAKE) --no-print-directory sim-scale
 	cd web && npm test
