@@ -89,7 +89,10 @@ func scenario(t *testing.T, api API, arn string) {
 		do      func() error
 		wantErr error
 	}{
-		{"first schedule", func() error { _, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{"email":"ann@example.com"}`)); return err }, nil},
+		{"first schedule", func() error {
+			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{"email":"ann@example.com"}`))
+			return err
+		}, nil},
 		{"same name, same input (key order, spaces aside) is no duplicate", func() error {
 			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{ "email" : "ann@example.com" }`))
 			return err
