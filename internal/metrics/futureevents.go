@@ -1,0 +1,32 @@
+package metrics
+
+// The future-events handler (constructs/futureevents) and the
+// deferred-jobs dispatcher (constructs/deferredjobs).
+const (
+	FunctionFutureEvents     = "futureevents"
+	FunctionDeferredDispatch = "deferreddispatch"
+)
+
+// Future-events handler (FunctionFutureEvents).
+const (
+	// FutureEventsDelivered counts the targets invoked successfully.
+	FutureEventsDelivered = "FutureEventsDelivered"
+	// FutureEventsRefused counts the executions whose target is not
+	// registered (or whose input is not a future event): they fail.
+	FutureEventsRefused = "FutureEventsRefused"
+	// FutureEventsTargetFailed counts the failed invokes of a registered
+	// target (retried by the state machine).
+	FutureEventsTargetFailed = "FutureEventsTargetFailed"
+)
+
+// Deferred-jobs dispatcher (FunctionDeferredDispatch).
+const (
+	// DeferredJobsQueued counts the jobs sent to the job queue.
+	DeferredJobsQueued = "DeferredJobsQueued"
+	// DeferredJobsMalformed counts the stream records that are no marker;
+	// they are skipped.
+	DeferredJobsMalformed = "DeferredJobsMalformed"
+	// DeferredJobsQueueFailed counts the jobs the queue refused; their
+	// records are retried.
+	DeferredJobsQueueFailed = "DeferredJobsQueueFailed"
+)
