@@ -177,7 +177,7 @@ func (f *FutureEvents) ConfigureClient(fn awslambda.Function) {
 
 // ExecutionArnPattern is arn:…:states:<region>:<account>:execution:<state machine>:*.
 func (f *FutureEvents) ExecutionArnPattern() *string {
-	return awscdk.Stack_Of(f).FormatArn(&awscdk.ArnComponents{
+	return awscdk.Stack_Of(f.StateMachine).FormatArn(&awscdk.ArnComponents{
 		Service: jsii.String("states"), Resource: jsii.String("execution"),
 		ResourceName: jsii.String(*f.StateMachine.StateMachineName() + ":*"),
 		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,

@@ -1,0 +1,138 @@
+// Package deferredjobs is the client side of activity-driven deferred
+// jobs (constructs/deferredjobs, seed 004): DynamoDB TTL as a lazy
+// scheduler. Each write of a tenant's activity upserts one marker for
+// the tenant and the coming window (the next occurrence of a weekly time,
+// Monday 03:00 UTC by default); the marker expires then, its TTL deletion
+// arrives on the table's stream, and the construct queues one job per
+// tenant and window for the app's worker. Tenants without activity get no
+// marker, so no job.
+//
+// TTL is lazy: DynamoDB deletes an expired item within a few days,
+// typically within 48 hours
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
+// A job therefore runs some time after its window, never before.
+package deferredjobs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Attribute names of a marker item: the table's partition key (the
+// tenant), sort key (the window: RFC 3339 UTC of the occurrence) and TTL
+// attribute (epoch seconds, as TTL requires:
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-before-you-start.html).
+const (
+	TenantAttr  = "tenantId"
+	WindowAttr  = "window"
+	ExpiresAttr = "expiresAt"
+)
+
+// Environment variables the construct sets on a writer (ConfigureWriter).
+const (
+	EnvTable  = "DEFERRED_JOBS_TABLE"
+	EnvWeekly = "DEFERRED_JOBS_WEEKLY"
+)
+
+// Weekly is a weekly moment in UTC.
+type Weekly struct {
+	Weekday time.Weekday
+	Hour    int
+	Minute  int
+}
+
+// DefaultWeekly is Monday 03:00 UTC.
+var DefaultWeekly = Weekly{Weekday: time.Monday, Hour: 3}
+
+// ErrInvalid is a bad argument; test with errors.Is.
+var ErrInvalid = errors.New("deferredjobs: invalid")
+
+// Validate reports a moment out of range.
+func (w Weekly) Validate() error {
+	if w.Weekday < time.Sunday || w.Weekday > time.Saturday || w.Hour < 0 || w.Hour > 23 || w.Minute < 0 || w.Minute > 59 {
+		return fmt.Errorf("%w: weekly time %d %02d:%02d: weekday 0..6 (Sunday..Saturday), hour 0..23, minute 0..59", ErrInvalid, w.Weekday, w.Hour, w.Minute)
+	}
+	return nil
+}
+
+// String is "MONDAY 03:00" (what ParseWeekly reads).
+func (w Weekly) String() string {
+	return fmt.Sprintf("%s %02d:%02d", strings.ToUpper(w.Weekday.String()), w.Hour, w.Minute)
+}
+
+// ParseWeekly reads "MONDAY 03:00" (any case; "" is DefaultWeekly).
+func ParseWeekly(s string) (Weekly, error) {
+	if strings.TrimSpace(s) == "" {
+		return DefaultWeekly, nil
+	}
+	var day string
+	var w Weekly
+	if _, err := fmt.Sscanf(s, "%s %d:%d", &day, &w.Hour, &w.Minute); err != nil {
+		return Weekly{}, fmt.Errorf("%w: weekly time %q: write it as \"MONDAY 03:00\"", ErrInvalid, s)
+	}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if strings.EqualFold(d.String(), day) {
+			w.Weekday = d
+			return w, w.Validate()
+		}
+	}
+	return Weekly{}, fmt.Errorf("%w: weekly time %q: unknown weekday %q", ErrInvalid, s, day)
+}
+
+// Next is the first occurrence of w strictly after now: activity at the
+// very moment of a run belongs to the next week's window (the current one
+// is being closed).
+func (w Weekly) Next(now time.Time) time.Time {
+	now = now.UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), w.Hour, w.Minute, 0, 0, time.UTC)
+	ahead := (int(w.Weekday) - int(now.Weekday()) + 7) % 7
+	next := day.AddDate(0, 0, ahead)
+	if !next.After(now) {
+		next = next.AddDate(0, 0, 7)
+	}
+	return next
+}
+
+// Marker is one tenant's marker for one window.
+type Marker struct {
+	Tenant string
+	// Window is the occurrence the marker expires at.
+	Window time.Time
+}
+
+// ExpiresAt is the marker's TTL value (epoch seconds).
+func (m Marker) ExpiresAt() int64 { return m.Window.Unix() }
+
+// WindowKey is the sort key value: RFC 3339 UTC.
+func (m Marker) WindowKey() string { return m.Window.UTC().Format(time.RFC3339) }
+
+// MarkerFor is the marker of activity by tenant at now. Every activity
+// of a tenant before one occurrence gives the same marker (one item: an
+// upsert), so the tenant gets one job per window however busy it was.
+func MarkerFor(tenant string, now time.Time, w Weekly) (Marker, error) {
+	if strings.TrimSpace(tenant) == "" {
+		return Marker{}, fmt.Errorf("%w: empty tenant", ErrInvalid)
+	}
+	if err := w.Validate(); err != nil {
+		return Marker{}, err
+	}
+	return Marker{Tenant: tenant, Window: w.Next(now)}, nil
+}
+
+// Job is the message the worker receives: one tenant's window closed.
+type Job struct {
+	Tenant string    `json:"tenantId"`
+	Window time.Time `json:"window"`
+}
+
+// ParseJob reads a job message body (an SQS record's body).
+func ParseJob(body string) (Job, error) {
+	var j Job
+	if err := json.Unmarshal([]byte(body), &j); err != nil || j.Tenant == "" || j.Window.IsZero() {
+		return Job{}, fmt.Errorf("%w: job message %.100q", ErrInvalid, body)
+	}
+	return j, nil
+}

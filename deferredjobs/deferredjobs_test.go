@@ -1,0 +1,101 @@
+package deferredjobs
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestNext(t *testing.T) {
+	utc := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// 2027-03-01 is a Monday.
+	for _, tc := range []struct {
+		name string
+		w    Weekly
+		now  string
+		want string
+	}{
+		{"Wednesday: the coming Monday", DefaultWeekly, "2027-03-03T15:00:00Z", "2027-03-08T03:00:00Z"},
+		{"Monday before 03:00: the same day", DefaultWeekly, "2027-03-01T02:59:59Z", "2027-03-01T03:00:00Z"},
+		{"a nanosecond before", DefaultWeekly, "2027-03-01T02:59:59.999999999Z", "2027-03-01T03:00:00Z"},
+		{"exactly at the boundary: next week", DefaultWeekly, "2027-03-01T03:00:00Z", "2027-03-08T03:00:00Z"},
+		{"just after: next week", DefaultWeekly, "2027-03-01T03:00:00.000000001Z", "2027-03-08T03:00:00Z"},
+		{"Sunday late", DefaultWeekly, "2027-03-07T23:59:59Z", "2027-03-08T03:00:00Z"},
+		{"across a year end", DefaultWeekly, "2027-12-29T10:00:00Z", "2028-01-03T03:00:00Z"},
+		{"another time zone is read as UTC (02:30 UTC)", DefaultWeekly, "2027-03-01T04:30:00+02:00", "2027-03-01T03:00:00Z"},
+		{"Sunday 23:30 weekly", Weekly{Weekday: time.Sunday, Hour: 23, Minute: 30}, "2027-03-07T23:30:00Z", "2027-03-14T23:30:00Z"},
+		{"Sunday 23:30 weekly, from Saturday", Weekly{Weekday: time.Sunday, Hour: 23, Minute: 30}, "2027-03-06T00:00:00Z", "2027-03-07T23:30:00Z"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.w.Next(utc(tc.now))
+			if !got.Equal(utc(tc.want)) || got.Location() != time.UTC {
+				t.Fatalf("Next(%s) = %s, want %s", tc.now, got, tc.want)
+			}
+			if got.Sub(utc(tc.now)) > 7*24*time.Hour || !got.After(utc(tc.now)) {
+				t.Fatalf("not within the next week: %s", got)
+			}
+		})
+	}
+}
+
+func TestMarkerFor(t *testing.T) {
+	mon := time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC)
+	a, _ := MarkerFor("shop-1", mon.Add(-48*time.Hour), DefaultWeekly)
+	b, _ := MarkerFor("shop-1", mon.Add(-time.Minute), DefaultWeekly)
+	if a != b || a.ExpiresAt() != mon.Unix() || a.WindowKey() != "2027-03-01T03:00:00Z" {
+		t.Fatalf("one marker per tenant and window: %+v %+v", a, b)
+	}
+	c, _ := MarkerFor("shop-1", mon, DefaultWeekly)
+	if c == a {
+		t.Fatal("activity at the run belongs to the next window")
+	}
+	if _, err := MarkerFor(" ", mon, DefaultWeekly); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+	if _, err := MarkerFor("x", mon, Weekly{Hour: 24}); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+}
+
+func TestParseWeekly(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    Weekly
+		wantErr bool
+	}{
+		{"", DefaultWeekly, false},
+		{"MONDAY 03:00", DefaultWeekly, false},
+		{"sunday 23:30", Weekly{Weekday: time.Sunday, Hour: 23, Minute: 30}, false},
+		{"Funday 03:00", Weekly{}, true},
+		{"MONDAY 3", Weekly{}, true},
+		{"MONDAY 24:00", Weekly{}, true},
+	} {
+		got, err := ParseWeekly(tc.in)
+		if (err != nil) != tc.wantErr || !tc.wantErr && got != tc.want {
+			t.Errorf("ParseWeekly(%q) = %v, %v", tc.in, got, err)
+		}
+		if !tc.wantErr && tc.in != "" {
+			if back, _ := ParseWeekly(got.String()); back != got {
+				t.Errorf("String/Parse round trip of %v", got)
+			}
+		}
+	}
+}
+
+func TestParseJob(t *testing.T) {
+	j, err := ParseJob(`{"tenantId":"shop-1","window":"2027-03-01T03:00:00Z"}`)
+	if err != nil || j.Tenant != "shop-1" || j.Window.Unix() != time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC).Unix() {
+		t.Fatal(j, err)
+	}
+	for _, bad := range []string{``, `{}`, `{"tenantId":"x"}`, `nope`} {
+		if _, err := ParseJob(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseJob(%q) = %v", bad, err)
+		}
+	}
+}
