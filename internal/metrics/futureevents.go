@@ -29,4 +29,7 @@ const (
 	// DeferredJobsQueueFailed counts the jobs the queue refused; their
 	// records are retried.
 	DeferredJobsQueueFailed = "DeferredJobsQueueFailed"
+	// DeferredJobsIgnored counts the records that are no TTL deletion
+	// (none reach the function while the mapping's filter is in place).
+	DeferredJobsIgnored = "DeferredJobsIgnored"
 )
