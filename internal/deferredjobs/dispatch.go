@@ -20,6 +20,12 @@ import (
 // Lambda filters on those fields of the record (the pattern's keys are
 // the record's top-level fields: eventName, userIdentity, dynamodb):
 // https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html
+// The DynamoDB page above shows this very filter on userIdentity for TTL
+// archiving, while the Lambda page notes that DynamoDB mappings filter on
+// the "dynamodb" key only; should a deployment drop or refuse the
+// userIdentity part, IsTTLDelete below still keeps a user's delete from
+// becoming a job. In a global table only the region that ran TTL sets
+// userIdentity, so the marker table is a single-region table.
 const (
 	TTLIdentityType      = "Service"
 	TTLIdentityPrincipal = "dynamodb.amazonaws.com"
