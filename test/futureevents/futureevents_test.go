@@ -26,6 +26,8 @@ func TestFutureEventsSynth(t *testing.T) {
 	_ = unregistered
 	template, j := synth(a.Stack)
 
+	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
+
 	t.Run("definition: Standard, Wait on TimestampPath, then the handler with TargetError retries", func(t *testing.T) {
 		_, sm := j.one(t, "AWS::StepFunctions::StateMachine", "FutureEvents")
 		p := props(sm)
