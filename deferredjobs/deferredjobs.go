@@ -136,3 +136,60 @@ func ParseJob(body string) (Job, error) {
 	}
 	return j, nil
 }
+
+// errNoKeys is a stream record without the marker's keys.
+var errNoKeys = errors.New("not a marker")
+
+// JobFromKeys is the job of a deleted marker, from its keys as a stream
+// record carries them (string attributes).
+func JobFromKeys(tenant, window string) (Job, error) {
+	if tenant == "" || window == "" {
+		return Job{}, fmt.Errorf("%w: %w: keys %q, %q", ErrInvalid, errNoKeys, tenant, window)
+	}
+	t, err := time.Parse(time.RFC3339, window)
+	if err != nil {
+		return Job{}, fmt.Errorf("%w: window %q: %w", ErrInvalid, window, err)
+	}
+	return Job{Tenant: tenant, Window: t.UTC()}, nil
+}
+
+// TTL deletions on a DynamoDB stream are REMOVE records whose userIdentity
+// is {"type": "Service", "principalId": "dynamodb.amazonaws.com"}; a
+// delete by a user or an application has no userIdentity.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-streams.html
+// Lambda filters on those fields of the record (the pattern's keys are
+// the record's top-level fields: eventName, userIdentity, dynamodb):
+// https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html
+// The DynamoDB page above shows this very filter on userIdentity for TTL
+// archiving, while the Lambda page notes that DynamoDB mappings filter on
+// the "dynamodb" key only; should a deployment drop or refuse the
+// userIdentity part, IsTTLDelete below still keeps a user's delete from
+// becoming a job. In a global table only the region that ran TTL sets
+// userIdentity, so the marker table is a single-region table.
+const (
+	TTLIdentityType      = "Service"
+	TTLIdentityPrincipal = "dynamodb.amazonaws.com"
+)
+
+// TTLDeleteFilter is the event source mapping's filter pattern: TTL
+// deletions only. The construct synthesizes exactly this pattern (a synth
+// test pins it) and the dynalite test (internal/deferredjobs) evaluates it.
+func TTLDeleteFilter() map[string]any {
+	return map[string]any{
+		"eventName": []any{"REMOVE"},
+		"userIdentity": map[string]any{
+			"type":        []any{TTLIdentityType},
+			"principalId": []any{TTLIdentityPrincipal},
+		},
+	}
+}
+
+// TTLDeleteFilterJSON is TTLDeleteFilter as the JSON string Lambda stores.
+func TTLDeleteFilterJSON() string {
+	b, _ := json.Marshal(TTLDeleteFilter())
+	return string(b)
+}
+
+// EnvJobQueueURL is the dispatcher's environment variable with the job
+// queue's URL.
+const EnvJobQueueURL = "JOB_QUEUE_URL"

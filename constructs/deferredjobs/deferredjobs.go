@@ -1,6 +1,6 @@
 // Package deferredjobs is activity-driven deferred jobs (seed 004):
 // DynamoDB TTL as a lazy scheduler. The app's writers upsert one marker
-// per tenant and window (package github.com/unschedule/unschedule/deferredjobs,
+// per tenant and window (package github.com/unschedule/unschedule/deferredjobs/writer,
 // MarkActivity); the marker expires at the next occurrence of a weekly
 // time (Monday 03:00 UTC by default); its TTL deletion arrives on the
 // table's stream, where an event source mapping filtered to TTL deletions
@@ -34,8 +34,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/deferredjobs"
-	"github.com/unschedule/unschedule/internal/adapters/jobqueue"
-	internal "github.com/unschedule/unschedule/internal/deferredjobs"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -168,7 +166,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 		Description: "Queues one job per TTL-deleted deferred-job marker",
 		TimeoutSec:  30,
 		Logs:        props.Logs,
-		Environment: map[string]string{jobqueue.EnvQueueURL: *d.Jobs.QueueUrl()},
+		Environment: map[string]string{deferredjobs.EnvJobQueueURL: *d.Jobs.QueueUrl()},
 	})
 	d.Jobs.GrantSendMessages(d.Dispatcher.Function)
 	d.Dispatcher.Function.AddEventSource(awslambdaeventsources.NewDynamoEventSource(d.Table, &awslambdaeventsources.DynamoEventSourceProps{
@@ -182,9 +180,9 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxRecordAge:            awscdk.Duration_Days(jsii.Number(1)),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(d.StreamFailures),
-		// TTL deletions only (internal.TTLDeleteFilter; the pattern string
+		// TTL deletions only (deferredjobs.TTLDeleteFilter; the pattern string
 		// is passed as is so its key order is stable).
-		Filters: &[]*map[string]any{{"pattern": internal.TTLDeleteFilterJSON()}},
+		Filters: &[]*map[string]any{{"pattern": deferredjobs.TTLDeleteFilterJSON()}},
 	}))
 	props.Worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(d.Jobs, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(workerBatch),
@@ -219,7 +217,7 @@ func (d *DeferredJobs) GrantMarkActivity(grantee awsiam.IGrantable) awsiam.Grant
 }
 
 // ConfigureWriter grants fn GrantMarkActivity and sets the table and the
-// weekly moment in its environment (read by deferredjobs.WriterFromEnv).
+// weekly moment in its environment (read by writer.FromEnv in deferredjobs/writer).
 func (d *DeferredJobs) ConfigureWriter(fn awslambda.Function) {
 	d.GrantMarkActivity(fn)
 	fn.AddEnvironment(jsii.String(deferredjobs.EnvTable), d.Table.TableName(), nil)

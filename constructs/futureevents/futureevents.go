@@ -157,7 +157,7 @@ func (f *FutureEvents) AddTarget(fn awslambda.IFunction) {
 }
 
 // GrantSchedule lets grantee start executions of this state machine and
-// stop and describe them (what futureevents.Client needs), nothing else.
+// stop and describe them (what the futureevents/client package needs), nothing else.
 func (f *FutureEvents) GrantSchedule(grantee awsiam.IGrantable) awsiam.Grant {
 	g := f.StateMachine.GrantStartExecution(grantee)
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
@@ -169,7 +169,7 @@ func (f *FutureEvents) GrantSchedule(grantee awsiam.IGrantable) awsiam.Grant {
 
 // ConfigureClient grants fn what the client needs (GrantSchedule) and
 // sets the state machine's ARN in its environment
-// (futureevents.EnvStateMachineArn, read by futureevents.FromEnv).
+// (futureevents.EnvStateMachineArn, read by client.FromEnv in futureevents/client).
 func (f *FutureEvents) ConfigureClient(fn awslambda.Function) {
 	f.GrantSchedule(fn)
 	fn.AddEnvironment(jsii.String(futureevents.EnvStateMachineArn), f.StateMachine.StateMachineArn(), nil)

@@ -4,7 +4,6 @@ package deferredjobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 
@@ -13,48 +12,11 @@ import (
 	"github.com/unschedule/unschedule/deferredjobs"
 )
 
-// TTL deletions on a DynamoDB stream are REMOVE records whose userIdentity
-// is {"type": "Service", "principalId": "dynamodb.amazonaws.com"}; a
-// delete by a user or an application has no userIdentity.
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-streams.html
-// Lambda filters on those fields of the record (the pattern's keys are
-// the record's top-level fields: eventName, userIdentity, dynamodb):
-// https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html
-// The DynamoDB page above shows this very filter on userIdentity for TTL
-// archiving, while the Lambda page notes that DynamoDB mappings filter on
-// the "dynamodb" key only; should a deployment drop or refuse the
-// userIdentity part, IsTTLDelete below still keeps a user's delete from
-// becoming a job. In a global table only the region that ran TTL sets
-// userIdentity, so the marker table is a single-region table.
-const (
-	TTLIdentityType      = "Service"
-	TTLIdentityPrincipal = "dynamodb.amazonaws.com"
-)
-
-// TTLDeleteFilter is the event source mapping's filter pattern: TTL
-// deletions only. The construct synthesizes exactly this pattern (a synth
-// test pins it) and the dynalite test evaluates it.
-func TTLDeleteFilter() map[string]any {
-	return map[string]any{
-		"eventName": []any{"REMOVE"},
-		"userIdentity": map[string]any{
-			"type":        []any{TTLIdentityType},
-			"principalId": []any{TTLIdentityPrincipal},
-		},
-	}
-}
-
-// TTLDeleteFilterJSON is TTLDeleteFilter as the JSON string Lambda stores.
-func TTLDeleteFilterJSON() string {
-	b, _ := json.Marshal(TTLDeleteFilter())
-	return string(b)
-}
-
-// IsTTLDelete is the same rule in Go: the dispatcher re-checks it, so a
+// IsTTLDelete is deferredjobs.TTLDeleteFilter's rule in Go: the dispatcher re-checks it, so a
 // mapping without the filter still queues no job for a user's delete.
 func IsTTLDelete(r events.DynamoDBEventRecord) bool {
 	return r.EventName == string(events.DynamoDBOperationTypeRemove) && r.UserIdentity != nil &&
-		r.UserIdentity.Type == TTLIdentityType && r.UserIdentity.PrincipalID == TTLIdentityPrincipal
+		r.UserIdentity.Type == deferredjobs.TTLIdentityType && r.UserIdentity.PrincipalID == deferredjobs.TTLIdentityPrincipal
 }
 
 // Queue sends one job.

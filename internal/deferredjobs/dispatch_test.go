@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/deferredjobs/writer"
 	"github.com/unschedule/unschedule/internal/eventfilter"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
@@ -114,7 +115,7 @@ func TestDispatch(t *testing.T) {
 //     actually deleted in dynalite, with the identity above for the TTL
 //     deletion and none for the user's.
 //   - The test evaluates the very pattern the construct synthesizes
-//     (TTLDeleteFilterJSON; the synth test pins the template's Pattern to
+//     (deferredjobs.TTLDeleteFilterJSON; the synth test pins the template's Pattern to
 //     it) with eventfilter.Match, a matcher of Lambda's pattern syntax that
 //     errors on any operator it does not implement; it proves the pattern
 //     keeps the TTL deletion and drops the user's, and that the dispatcher
@@ -138,7 +139,7 @@ func TestTTLFilterAgainstDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	wed := time.Date(2027, 3, 3, 12, 0, 0, 0, time.UTC)
-	w, err := deferredjobs.NewWriter(db, table, deferredjobs.DefaultWeekly)
+	w, err := writer.New(db, table, deferredjobs.DefaultWeekly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestTTLFilterAgainstDynalite(t *testing.T) {
 	var delivered []events.DynamoDBEventRecord
 	for _, r := range records {
 		b, _ := json.Marshal(r)
-		ok, err := eventfilter.Match(TTLDeleteFilterJSON(), string(b))
+		ok, err := eventfilter.Match(deferredjobs.TTLDeleteFilterJSON(), string(b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestTTLFilterAgainstDynalite(t *testing.T) {
 
 func TestTTLDeleteFilterJSON(t *testing.T) {
 	want := `{"eventName":["REMOVE"],"userIdentity":{"principalId":["dynamodb.amazonaws.com"],"type":["Service"]}}`
-	if got := TTLDeleteFilterJSON(); got != want {
+	if got := deferredjobs.TTLDeleteFilterJSON(); got != want {
 		t.Fatalf("got %s", got)
 	}
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/unschedule/unschedule/deferredjobs"
 	"github.com/unschedule/unschedule/internal/adapters/jobqueue"
-	"github.com/unschedule/unschedule/internal/deferredjobs"
+	dispatch "github.com/unschedule/unschedule/internal/deferredjobs"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -23,12 +24,12 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	url := env.Require(jobqueue.EnvQueueURL)
+	url := env.Require(deferredjobs.EnvJobQueueURL)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	q := lambdaenv.Must(jobqueue.New(sqs.NewFromConfig(aws), url))
 	rec := metrics.New(metrics.FunctionDeferredDispatch, nil)
-	d := lambdaenv.Must(deferredjobs.NewDispatcher(q, log, rec, deferredjobs.Metrics{
+	d := lambdaenv.Must(dispatch.NewDispatcher(q, log, rec, dispatch.Metrics{
 		Queued: metrics.DeferredJobsQueued, Malformed: metrics.DeferredJobsMalformed,
 		QueueFailed: metrics.DeferredJobsQueueFailed, Ignored: metrics.DeferredJobsIgnored,
 	}))

@@ -11,8 +11,8 @@ import (
 
 	dj "github.com/unschedule/unschedule/constructs/deferredjobs"
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/deferredjobs"
 	"github.com/unschedule/unschedule/examples/barbershop/stack"
-	internal "github.com/unschedule/unschedule/internal/deferredjobs"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -49,12 +49,12 @@ func TestDeferredJobsSynth(t *testing.T) {
 		}
 		// The exact pattern the dynalite test evaluates
 		// (internal/deferredjobs TestTTLFilterAgainstDynalite).
-		wantFilter := `{"Filters":[{"Pattern":` + js(internal.TTLDeleteFilterJSON()) + `}]}`
+		wantFilter := `{"Filters":[{"Pattern":` + js(deferredjobs.TTLDeleteFilterJSON()) + `}]}`
 		if got := js(found["FilterCriteria"]); got != wantFilter {
 			t.Fatalf("FilterCriteria %s, want %s", got, wantFilter)
 		}
-		if !strings.Contains(internal.TTLDeleteFilterJSON(), `"principalId":["dynamodb.amazonaws.com"]`) ||
-			!strings.Contains(internal.TTLDeleteFilterJSON(), `"type":["Service"]`) {
+		if !strings.Contains(deferredjobs.TTLDeleteFilterJSON(), `"principalId":["dynamodb.amazonaws.com"]`) ||
+			!strings.Contains(deferredjobs.TTLDeleteFilterJSON(), `"type":["Service"]`) {
 			t.Fatal("the filter must select userIdentity type Service, principal dynamodb.amazonaws.com")
 		}
 		if !strings.Contains(js(found["EventSourceArn"]), tableID) || found["StartingPosition"] != "TRIM_HORIZON" ||

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/deferredjobs/writer"
 	"github.com/unschedule/unschedule/examples/barbershop/analytics"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 )
@@ -35,7 +35,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
 	db := dynamodb.NewFromConfig(cfg)
-	markers := lambdaenv.Must(deferredjobs.WriterFromEnv(db))
+	markers := lambdaenv.Must(writer.FromEnv(db))
 	lambda.Start(func(ctx context.Context, b Booking) error {
 		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
 			"shopId":     &types.AttributeValueMemberS{Value: b.Shop},

@@ -49,7 +49,7 @@ var ErrInvalid = errors.New("invalid subscription")
 // For is the reminder of s: at ChargeAt minus Lead, named by the email
 // (lower-cased) and the charge's year, as the seed does, so a customer is
 // never reminded twice for one year's charge: scheduling it again is no
-// duplicate (futureevents.Client.Schedule).
+// duplicate (futureevents/client: Client.Schedule).
 func For(s Subscription) (Reminder, error) {
 	email := strings.ToLower(strings.TrimSpace(s.Email))
 	if !strings.Contains(email, "@") {

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/unschedule/unschedule/examples/renewalreminder/reminder"
-	"github.com/unschedule/unschedule/futureevents"
+	"github.com/unschedule/unschedule/futureevents/client"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 )
 
@@ -25,12 +25,12 @@ func main() {
 	target := env.Require(reminder.EnvRemindFunction)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
-	client := lambdaenv.Must(futureevents.FromEnv(sfn.NewFromConfig(aws)))
+	c := lambdaenv.Must(client.FromEnv(sfn.NewFromConfig(aws)))
 	lambda.Start(func(ctx context.Context, s reminder.Subscription) (string, error) {
 		r, err := reminder.For(s)
 		if err != nil {
 			return "", err
 		}
-		return client.Schedule(ctx, r.Name, r.At, target, r.Payload)
+		return c.Schedule(ctx, r.Name, r.At, target, r.Payload)
 	})
 }

@@ -15,9 +15,6 @@ import (
 	internal "github.com/unschedule/unschedule/internal/deferredjobs"
 )
 
-// EnvQueueURL is the dispatcher's environment variable with the queue URL.
-const EnvQueueURL = "JOB_QUEUE_URL"
-
 // API is the part of the SQS client the queue uses.
 type API interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)

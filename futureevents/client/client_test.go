@@ -1,4 +1,4 @@
-package futureevents
+package client
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/unschedule/unschedule/futureevents"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput,
 	if f.startErr != nil {
 		return nil, f.startErr
 	}
-	arn, _ := ExecutionArn(*in.StateMachineArn, *in.Name)
+	arn, _ := futureevents.ExecutionArn(*in.StateMachineArn, *in.Name)
 	if st, ok := f.execs[*in.Name]; ok {
 		if *st == types.ExecutionStatusRunning && f.inputs[*in.Name] == *in.Input {
 			return &sfn.StartExecutionOutput{ExecutionArn: aws.String(arn)}, nil
@@ -100,18 +101,18 @@ func scenario(t *testing.T, api API, arn string) {
 		{"same name, another moment is a conflict", func() error {
 			_, err := c.Schedule(ctx, "ann-2027", at.Add(time.Hour), target, []byte(`{"email":"ann@example.com"}`))
 			return err
-		}, ErrNameConflict},
+		}, futureevents.ErrNameConflict},
 		{"same name, another payload is a conflict", func() error {
 			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{"email":"bob@example.com"}`))
 			return err
-		}, ErrNameConflict},
+		}, futureevents.ErrNameConflict},
 		{"cancel", func() error { return c.Cancel(ctx, "ann-2027") }, nil},
 		{"cancel again: already stopped is success", func() error { return c.Cancel(ctx, "ann-2027") }, nil},
 		{"cancel of a name never scheduled is success", func() error { return c.Cancel(ctx, "never-2027") }, nil},
 		{"the cancelled name cannot start again", func() error {
 			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{"email":"ann@example.com"}`))
 			return err
-		}, ErrNameUsed},
+		}, futureevents.ErrNameUsed},
 	}
 	for _, s := range steps {
 		err := s.do()
@@ -162,13 +163,13 @@ func TestClientErrors(t *testing.T) {
 		want     error
 		wantText string
 	}{
-		{name: "past moment", execName: "a", at: now.Add(-time.Second), target: target, want: ErrInvalid, wantText: "not in the future"},
-		{name: "now is not the future", execName: "a", at: now, target: target, want: ErrInvalid},
-		{name: "exactly the horizon is accepted", execName: "h", at: now.Add(MaxHorizon), target: target},
-		{name: "beyond one year", execName: "a", at: now.Add(MaxHorizon + time.Second), target: target, want: ErrInvalid, wantText: "at most one year"},
-		{name: "no target", execName: "a", at: now.Add(time.Hour), want: ErrInvalid, wantText: "AddTarget"},
-		{name: "payload not JSON", execName: "a", at: now.Add(time.Hour), target: target, payload: "{", want: ErrInvalid},
-		{name: "invalid name", execName: "ann@example.com", at: now.Add(time.Hour), target: target, want: ErrInvalid, wantText: "futureevents.Name"},
+		{name: "past moment", execName: "a", at: now.Add(-time.Second), target: target, want: futureevents.ErrInvalid, wantText: "not in the future"},
+		{name: "now is not the future", execName: "a", at: now, target: target, want: futureevents.ErrInvalid},
+		{name: "exactly the horizon is accepted", execName: "h", at: now.Add(futureevents.MaxHorizon), target: target},
+		{name: "beyond one year", execName: "a", at: now.Add(futureevents.MaxHorizon + time.Second), target: target, want: futureevents.ErrInvalid, wantText: "at most one year"},
+		{name: "no target", execName: "a", at: now.Add(time.Hour), want: futureevents.ErrInvalid, wantText: "AddTarget"},
+		{name: "payload not JSON", execName: "a", at: now.Add(time.Hour), target: target, payload: "{", want: futureevents.ErrInvalid},
+		{name: "invalid name", execName: "ann@example.com", at: now.Add(time.Hour), target: target, want: futureevents.ErrInvalid, wantText: "futureevents.Name"},
 		{name: "service error is wrapped", execName: "b", at: now.Add(time.Hour), target: target, startErr: boom, want: boom},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,64 +185,9 @@ func TestClientErrors(t *testing.T) {
 			if tc.wantText != "" && !strings.Contains(err.Error(), tc.wantText) {
 				t.Fatalf("error %q lacks %q", err, tc.wantText)
 			}
-			if errors.Is(tc.want, ErrInvalid) && f.starts != starts {
+			if errors.Is(tc.want, futureevents.ErrInvalid) && f.starts != starts {
 				t.Fatal("an invalid request reached Step Functions")
 			}
 		})
-	}
-}
-
-func TestNewInputTimestamp(t *testing.T) {
-	at := time.Date(2027, 5, 1, 9, 30, 15, 999, time.FixedZone("CEST", 2*3600))
-	in, err := NewInput(now, at, target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The Wait state's TimestampPath needs RFC 3339 with an uppercase T
-	// and Z (https://docs.aws.amazon.com/step-functions/latest/dg/state-wait.html).
-	if in.Timestamp != "2027-05-01T07:30:15Z" || string(in.Payload) != "{}" {
-		t.Fatalf("got %+v", in)
-	}
-}
-
-func TestName(t *testing.T) {
-	long := strings.Repeat("x", 100) + "@example.com"
-	for _, tc := range []struct {
-		parts []string
-		want  string // "" when only validity and determinism are checked
-	}{
-		{parts: []string{"ann", "2027"}, want: "ann-2027"},
-		{parts: []string{"ann@example.com", "2027"}},
-		{parts: []string{"a.b@example.com", "2027"}},
-		{parts: []string{"a_b@example.com", "2027"}},
-		{parts: []string{long, "2027"}},
-		{parts: []string{"ünïcode mail@x.com", "2027"}},
-	} {
-		got := Name(tc.parts...)
-		if !ValidName(got) {
-			t.Errorf("Name(%q) = %q is not a valid name", tc.parts, got)
-		}
-		if tc.want != "" && got != tc.want {
-			t.Errorf("Name(%q) = %q, want %q", tc.parts, got, tc.want)
-		}
-		if Name(tc.parts...) != got {
-			t.Errorf("Name(%q) is not deterministic", tc.parts)
-		}
-	}
-	if Name("a.b@example.com", "2027") == Name("a_b@example.com", "2027") {
-		t.Error("two emails that sanitize alike got one name: one customer would never be reminded")
-	}
-	if Name("ann@example.com", "2027") == Name("ann@example.com", "2028") {
-		t.Error("two years got one name")
-	}
-}
-
-func TestExecutionArn(t *testing.T) {
-	got, err := ExecutionArn(smArn, "ann-2027")
-	if err != nil || got != "arn:aws:states:us-east-1:123456789012:execution:FutureEvents:ann-2027" {
-		t.Fatalf("got %q, %v", got, err)
-	}
-	if _, err := ExecutionArn("arn:aws:lambda:x", "a"); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("got %v", err)
 	}
 }
