@@ -64,11 +64,11 @@ type DeferredJobsProps struct {
 	// WorkerBatchSize is how many jobs one worker run gets, 1..10.
 	// Default: 1.
 	WorkerBatchSize float64
-	// JobVisibilityTimeoutSec is the job queue's visibility timeout; AWS
-	// recommends six times the worker's timeout
-	// (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html).
-	// Default: 180 (a worker timeout of 30 seconds).
-	JobVisibilityTimeoutSec float64
+	// JobVisibilityTimeout is the job queue's visibility timeout, whole
+	// seconds up to 12 hours; AWS recommends six times the worker's
+	// timeout (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html).
+	// Default: 3 minutes (a worker timeout of 30 seconds).
+	JobVisibilityTimeout awscdk.Duration
 	// JobMaxReceiveCount is how often a job is tried before it moves to
 	// the dead-letter queue, 1..1000.
 	// Default: 5.
@@ -128,8 +128,8 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	propcheck.CheckWhole(*id, "WorkerMaxConcurrency", maxConc, 2, 1000, "concurrent worker runs; Lambda allows 2 to 1000")
 	workerBatch := propcheck.OrDefault(props.WorkerBatchSize, 1)
 	propcheck.CheckWhole(*id, "WorkerBatchSize", workerBatch, 1, 10, "jobs per worker run; up to 10 without a batching window")
-	visibility := propcheck.OrDefault(props.JobVisibilityTimeoutSec, 180)
-	propcheck.CheckWhole(*id, "JobVisibilityTimeoutSec", visibility, 0, 43200, "seconds; SQS allows 0 to 43200")
+	visibility := propcheck.DurationOr(props.JobVisibilityTimeout, awscdk.Duration_Minutes(jsii.Number(3)))
+	propcheck.CheckSeconds(*id, "JobVisibilityTimeout", visibility, 0, 43200, "SQS allows 0 s to 12 hours")
 	receives := propcheck.OrDefault(props.JobMaxReceiveCount, 5)
 	propcheck.CheckWhole(*id, "JobMaxReceiveCount", receives, 1, 1000, "tries of a job before its dead-letter queue; SQS allows 1 to 1000")
 	removal := props.RemovalPolicy
@@ -154,7 +154,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	d.Jobs = awssqs.NewQueue(c, jsii.String("JobQueue"), &awssqs.QueueProps{
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
-		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(visibility)),
+		VisibilityTimeout: visibility,
 		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(resource.DeadLetterRetentionDays)),
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: d.JobDeadLetters, MaxReceiveCount: jsii.Number(receives)},
 		RemovalPolicy:     removal,
@@ -164,7 +164,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	d.Dispatcher = gofn.NewFunction(c, jsii.String("Dispatcher"), &gofn.FunctionProps{
 		Entry:       "lambdas/deferreddispatch",
 		Description: "Queues one job per TTL-deleted deferred-job marker",
-		TimeoutSec:  30,
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(30)),
 		Logs:        props.Logs,
 		Environment: map[string]string{deferredjobs.EnvJobQueueURL: *d.Jobs.QueueUrl()},
 	})

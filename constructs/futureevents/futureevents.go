@@ -43,10 +43,11 @@ type FutureEventsProps struct {
 	// AddTarget. No other function can be invoked.
 	// Default: none (every execution is refused until AddTarget).
 	Targets []awslambda.IFunction
-	// HandlerTimeoutSec bounds one invoke of a target (synchronous):
-	// set it above the slowest target's timeout.
-	// Default: 60.
-	HandlerTimeoutSec float64
+	// HandlerTimeout bounds one invoke of a target (synchronous), whole
+	// seconds from 1 s to 15 minutes: set it above the slowest target's
+	// timeout.
+	// Default: 1 minute.
+	HandlerTimeout awscdk.Duration
 	// TargetRetryAttempts is how often the state machine retries a failed
 	// target (errors TargetError), 0..10, with exponential backoff from
 	// 30 seconds.
@@ -80,8 +81,8 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 	if props == nil {
 		props = &FutureEventsProps{}
 	}
-	timeout := propcheck.OrDefault(props.HandlerTimeoutSec, 60)
-	propcheck.CheckWhole(*id, "HandlerTimeoutSec", timeout, 1, 900, "seconds one target invoke may take; Lambda allows 1 to 900")
+	timeout := propcheck.DurationOr(props.HandlerTimeout, awscdk.Duration_Minutes(jsii.Number(1)))
+	propcheck.CheckSeconds(*id, "HandlerTimeout", timeout, 1, 900, "one target invoke; Lambda allows 1 s to 15 minutes")
 	retries := propcheck.Number(props.TargetRetryAttempts, 2)
 	propcheck.CheckWhole(*id, "TargetRetryAttempts", retries, 0, 10, "retries of a failed target; keep it small, each waits twice as long")
 
@@ -90,7 +91,7 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 	f.Handler = gofn.NewFunction(c, jsii.String("Handler"), &gofn.FunctionProps{
 		Entry:       "lambdas/futureevent",
 		Description: "Invokes a registered target with the payload of a future event",
-		TimeoutSec:  timeout,
+		Timeout:     timeout,
 		Logs:        props.Logs,
 		Environment: map[string]string{futureevent.EnvTargets: ""},
 	})

@@ -140,7 +140,7 @@ func TestFutureEventsValidation(t *testing.T) {
 		p    fe.FutureEventsProps
 		want string
 	}{
-		{"timeout", fe.FutureEventsProps{HandlerTimeoutSec: 901}, "HandlerTimeoutSec must be a whole number between 1 and 900"},
+		{"timeout", fe.FutureEventsProps{HandlerTimeout: awscdk.Duration_Minutes(jsii.Number(16))}, "HandlerTimeout must be a whole number of seconds between 1 and 900"},
 		{"retries", fe.FutureEventsProps{TargetRetryAttempts: jsii.Number(11)}, "TargetRetryAttempts must be a whole number between 0 and 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

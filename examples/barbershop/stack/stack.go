@@ -38,7 +38,7 @@ func NewStack(scope awscdk.App, id string) *App {
 	env := map[string]string{"APPOINTMENTS_TABLE": *appts.TableName()}
 	worker := gofn.NewFunction(stack, jsii.String("Analytics"), &gofn.FunctionProps{
 		Entry: "examples/barbershop/worker", Description: "Weekly 7/30/60/90-day analytics of one barbershop",
-		TimeoutSec: 30, Logs: logs, Environment: env,
+		Timeout: awscdk.Duration_Seconds(jsii.Number(30)), Logs: logs, Environment: env,
 	})
 	appts.Grant(worker.Function, jsii.String("dynamodb:Query"))
 	jobs := deferredjobs.NewDeferredJobs(stack, jsii.String("WeeklyAnalytics"), &deferredjobs.DeferredJobsProps{
