@@ -74,6 +74,9 @@ func TestDeferredJobsSynth(t *testing.T) {
 		if props(q)["SqsManagedSseEnabled"] != true || props(dlq)["SqsManagedSseEnabled"] != true {
 			t.Fatal("queues must be encrypted")
 		}
+		if props(q)["VisibilityTimeout"] != 180.0 {
+			t.Fatalf("visibility timeout %v, want 180 (six times a 30 s worker)", props(q)["VisibilityTimeout"])
+		}
 		if rp := js(props(q)["RedrivePolicy"]); !strings.Contains(rp, dlqID) || !strings.Contains(rp, `"maxReceiveCount":5`) {
 			t.Fatalf("redrive %s", rp)
 		}
