@@ -203,6 +203,8 @@ func (r *Reconciler) one(ctx context.Context, c campaign.Campaign, t campaign.Se
 		return r.recover(ctx, c, t, now, res)
 	case t.State != campaign.Pending:
 		return nil
+	case c.Status == campaign.Draft:
+		return nil // not provisioned yet: no schedule is owed
 	case c.Status == campaign.CampaignCancelled:
 		next, err := campaign.Cancel(t, "campaign cancelled", now)
 		if err == nil {

@@ -254,3 +254,17 @@ func TestRetimesAnOverdueTaskOutsideTheWindow(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
+
+// A Draft campaign (created, not provisioned) owes no schedule: its
+// Pending tasks are in the open index from creation on, and the
+// reconciler must neither schedule nor send them.
+func TestDraftCampaignIsLeftAlone(t *testing.T) {
+	e := setup(t, noon, campaign.Draft, pending(noon.Add(30*time.Minute)), pending(noon.Add(-2*time.Hour)))
+	res, err := e.r.Run(context.Background(), noon.Add(time.Hour))
+	if err != nil || !reflect.DeepEqual(res, reconciler.Result{Checked: 2}) {
+		t.Fatalf("%+v %v: want two tasks checked and nothing done", res, err)
+	}
+	if n := len(e.sched.Schedules()); n != 0 || len(*e.disp) != 0 {
+		t.Fatalf("%d schedules, %d dispatches: want none", n, len(*e.disp))
+	}
+}

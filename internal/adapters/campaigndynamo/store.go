@@ -1,0 +1,375 @@
+// Package campaigndynamo keeps campaigns, their send tasks and the
+// provisioning checkpoints in one DynamoDB table (layout:
+// internal/campaign/tablekeys). Every state change is a conditional
+// write: Claim moves Pending → Running only if the task is Pending;
+// Replace writes only if the stored task still has the previous state and
+// attempt; SetStatus only from the allowed statuses. A refused condition
+// is campaign.ErrConditionFailed, a missing item campaign.ErrNotFound.
+package campaigndynamo
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/provision"
+	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+)
+
+// API is the part of the DynamoDB client the store uses.
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+var _ API = (*dynamodb.Client)(nil)
+
+// Store implements the campaign ports on a table.
+type Store struct {
+	api   API
+	table string
+}
+
+var (
+	_ campaign.Tasks        = (*Store)(nil)
+	_ campaign.Campaigns    = (*Store)(nil)
+	_ provision.Checkpoints = (*Store)(nil)
+)
+
+// New returns a Store on the named table.
+func New(api API, table string) (*Store, error) {
+	if api == nil || table == "" {
+		return nil, errors.New("campaigndynamo: a DynamoDB client and a table name are required")
+	}
+	return &Store{api: api, table: table}, nil
+}
+
+// conditionFailed maps a refused condition to campaign.ErrConditionFailed.
+func conditionFailed(err error) error {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return fmt.Errorf("%w (%w)", campaign.ErrConditionFailed, err)
+	}
+	return err
+}
+
+// Get implements campaign.Tasks (a consistent read).
+func (st *Store) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: taskKey(k), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return campaign.SendTask{}, fmt.Errorf("get task %s: %w", k.TaskID, err)
+	}
+	if out.Item == nil {
+		return campaign.SendTask{}, fmt.Errorf("task %s: %w", k.TaskID, campaign.ErrNotFound)
+	}
+	return unmarshalTask(out.Item)
+}
+
+// Claim implements campaign.Tasks: one UpdateItem conditioned on the task
+// being Pending, with the campaign.Claim rule's changes.
+func (st *Store) Claim(ctx context.Context, k campaign.Key, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.table), Key: taskKey(k),
+		UpdateExpression:         aws.String("SET #s = :running, claimedAt = :now, leaseUntil = :lease, updatedAt = :now ADD #a :one"),
+		ConditionExpression:      aws.String("#s = :pending"),
+		ExpressionAttributeNames: map[string]string{"#s": attrState, "#a": attrAttempt},
+		ExpressionAttributeValues: item{":running": s(string(campaign.Running)), ":pending": s(string(campaign.Pending)),
+			":now": s(now.UTC().Format(time.RFC3339Nano)), ":lease": s(now.Add(lease).UTC().Format(time.RFC3339Nano)), ":one": n(1)},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if err != nil {
+		return campaign.SendTask{}, fmt.Errorf("claim task %s: %w", k.TaskID, conditionFailed(err))
+	}
+	return unmarshalTask(out.Attributes)
+}
+
+// Replace implements campaign.Tasks: a put of next conditioned on the
+// stored state and attempt being prev's.
+func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) error {
+	if prev.Key() != next.Key() {
+		return fmt.Errorf("replace task %s with %s: the keys differ", prev.ID, next.ID)
+	}
+	_, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.table), Item: marshalTask(next),
+		ConditionExpression:       aws.String("#s = :s AND #a = :a"),
+		ExpressionAttributeNames:  map[string]string{"#s": attrState, "#a": attrAttempt},
+		ExpressionAttributeValues: item{":s": s(string(prev.State)), ":a": n(prev.Attempt)},
+	})
+	if err != nil {
+		return fmt.Errorf("replace task %s: %w", prev.ID, conditionFailed(err))
+	}
+	return nil
+}
+
+// List implements campaign.Tasks: a consistent Query of the campaign's
+// partition from the from-th task's sort key on (task ids sort by index).
+func (st *Store) List(ctx context.Context, campaignID string, from, limit int) ([]campaign.SendTask, error) {
+	if from < 0 || limit < 1 {
+		return nil, fmt.Errorf("list tasks of %s: from %d, limit %d: want from >= 0 and limit >= 1", campaignID, from, limit)
+	}
+	var out []campaign.SendTask
+	var start item
+	for len(out) < limit {
+		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
+			TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
+			KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+			ExpressionAttributeValues: item{":pk": s(tk.CampaignPK(campaignID)), ":from": s(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": s(tk.TaskPrefix + campaignID + "-~")},
+			Limit:                     aws.Int32(int32(limit - len(out))), ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list tasks of %s: %w", campaignID, err)
+		}
+		for _, m := range res.Items {
+			t, err := unmarshalTask(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		if res.LastEvaluatedKey == nil {
+			break
+		}
+		start = res.LastEvaluatedKey
+	}
+	return out, nil
+}
+
+// Open implements campaign.Tasks: one page of the sparse open index; the
+// cursor is the page's last key, encoded.
+func (st *Store) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
+	start, err := decodeCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := st.api.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(st.table), IndexName: aws.String(tk.OpenIndex),
+		KeyConditionExpression:    aws.String("#o = :o"),
+		ExpressionAttributeNames:  map[string]string{"#o": tk.OpenAttr},
+		ExpressionAttributeValues: item{":o": s(tk.OpenValue)},
+		Limit:                     aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("read open tasks: %w", err)
+	}
+	out := make([]campaign.SendTask, 0, len(res.Items))
+	for _, m := range res.Items {
+		t, err := unmarshalTask(m)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, t)
+	}
+	return out, encodeCursor(res.LastEvaluatedKey), nil
+}
+
+// encodeCursor writes a key of string attributes (every key here is) as
+// URL-safe base64 JSON; "" for none.
+func encodeCursor(k item) string {
+	if len(k) == 0 {
+		return ""
+	}
+	m := map[string]string{}
+	for name := range k {
+		m[name] = getS(k, name)
+	}
+	b, _ := json.Marshal(m) // a map of strings always marshals
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(c string) (item, error) {
+	if c == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	var m map[string]string
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open-task cursor %q is damaged: %w", c, err)
+	}
+	k := item{}
+	for name, v := range m {
+		k[name] = s(v)
+	}
+	return k, nil
+}
+
+// Campaign implements campaign.Campaigns.
+func (st *Store) Campaign(ctx context.Context, id string) (campaign.Campaign, error) {
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: campaignKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return campaign.Campaign{}, fmt.Errorf("get campaign %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return campaign.Campaign{}, fmt.Errorf("campaign %s: %w", id, campaign.ErrNotFound)
+	}
+	return unmarshalCampaign(out.Item)
+}
+
+// SetStatus implements campaign.Campaigns: an update conditioned on the
+// status being one of from.
+func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
+	if len(from) == 0 {
+		return fmt.Errorf("set campaign %s status: no status to move from", id)
+	}
+	vals := item{":to": s(string(to)), ":now": s(now.UTC().Format(time.RFC3339Nano))}
+	cond := "#st IN ("
+	for i, f := range from {
+		k := ":f" + strconv.Itoa(i)
+		vals[k] = s(string(f))
+		if i > 0 {
+			cond += ", "
+		}
+		cond += k
+	}
+	update := "SET #st = :to, updatedAt = :now"
+	if reason != "" {
+		update += ", cancelReason = :r"
+		vals[":r"] = s(reason)
+	}
+	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.table), Key: campaignKey(id),
+		UpdateExpression: aws.String(update), ConditionExpression: aws.String(cond + ")"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus}, ExpressionAttributeValues: vals,
+	})
+	if err != nil {
+		return fmt.Errorf("set campaign %s status %s: %w", id, to, conditionFailed(err))
+	}
+	return nil
+}
+
+// ErrExists: a campaign of that id exists already.
+var ErrExists = errors.New("campaign exists")
+
+// Create writes a new campaign, then its tasks in batches. The campaign
+// item goes first, conditioned on the id being new (ErrExists); a create
+// that fails midway leaves a Draft campaign with fewer than Total tasks,
+// which Complete reports and provisioning must refuse.
+func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
+	m, err := marshalCampaign(c)
+	if err != nil {
+		return err
+	}
+	_, err = st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if err != nil {
+		if errors.Is(conditionFailed(err), campaign.ErrConditionFailed) {
+			return fmt.Errorf("create campaign %s: %w", c.ID, ErrExists)
+		}
+		return fmt.Errorf("create campaign %s: %w", c.ID, err)
+	}
+	for i := 0; i < len(tasks); i += 25 {
+		var reqs []types.WriteRequest
+		for _, t := range tasks[i:min(i+25, len(tasks))] {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: marshalTask(t)}})
+		}
+		if err := st.batch(ctx, reqs); err != nil {
+			return fmt.Errorf("create campaign %s: tasks from %d: %w", c.ID, i, err)
+		}
+	}
+	return nil
+}
+
+// batch writes reqs, retrying the unprocessed ones with a growing pause.
+func (st *Store) batch(ctx context.Context, reqs []types.WriteRequest) error {
+	for try := 0; len(reqs) > 0; try++ {
+		if try > 0 {
+			if try > 8 {
+				return fmt.Errorf("%d writes still unprocessed after %d tries", len(reqs), try)
+			}
+			if err := (campaign.RealClock{}).Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		out, err := st.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{st.table: reqs}})
+		if err != nil {
+			return err
+		}
+		reqs = out.UnprocessedItems[st.table]
+	}
+	return nil
+}
+
+// Complete reports whether every task of c was written (the last one
+// exists): a create that failed midway is not.
+func (st *Store) Complete(ctx context.Context, c campaign.Campaign) (bool, error) {
+	if c.Total == 0 {
+		return true, nil
+	}
+	_, err := st.Get(ctx, campaign.Key{CampaignID: c.ID, TaskID: campaign.TaskID(c.ID, c.Total-1)})
+	if errors.Is(err, campaign.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Counts counts a campaign's tasks by state (a Query that reads only the
+// state: about 1 read unit per 4 KB page of items).
+func (st *Store) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
+	counts := map[campaign.State]int{}
+	var start item
+	for {
+		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(st.table),
+			KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
+			ProjectionExpression:      aws.String("#s"),
+			ExpressionAttributeNames:  map[string]string{"#s": attrState},
+			ExpressionAttributeValues: item{":pk": s(tk.CampaignPK(campaignID)), ":t": s(tk.TaskPrefix)},
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("count tasks of %s: %w", campaignID, err)
+		}
+		for _, m := range res.Items {
+			counts[campaign.State(getS(m, attrState))]++
+		}
+		if res.LastEvaluatedKey == nil {
+			return counts, nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}
+
+// Load implements provision.Checkpoints (a consistent read; the zero
+// checkpoint when none was saved).
+func (st *Store) Load(ctx context.Context, campaignID string) (provision.Checkpoint, error) {
+	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
+		Key: item{tk.PartitionKey: s(tk.CampaignPK(campaignID)), tk.SortKey: s(tk.CheckpointSK)}})
+	if err != nil {
+		return provision.Checkpoint{}, fmt.Errorf("load checkpoint of %s: %w", campaignID, err)
+	}
+	cp := provision.Checkpoint{CampaignID: campaignID}
+	if out.Item == nil {
+		return cp, nil
+	}
+	r := &reader{m: out.Item}
+	cp.Next, cp.Created, cp.Errors, cp.Runs = r.n("next"), r.n("created"), r.n("errors"), r.n("runs")
+	cp.Done, cp.UpdatedAt = getS(out.Item, "done") == "true", r.t("updatedAt")
+	return cp, r.err
+}
+
+// Save implements provision.Checkpoints. The checkpoint item has no
+// state, so it never enters the open index.
+func (st *Store) Save(ctx context.Context, cp provision.Checkpoint) error {
+	m := item{tk.PartitionKey: s(tk.CampaignPK(cp.CampaignID)), tk.SortKey: s(tk.CheckpointSK),
+		"next": n(cp.Next), "created": n(cp.Created), "errors": n(cp.Errors), "runs": n(cp.Runs),
+		"done": s(strconv.FormatBool(cp.Done))}
+	putT(m, "updatedAt", cp.UpdatedAt)
+	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m}); err != nil {
+		return fmt.Errorf("save checkpoint of %s: %w", cp.CampaignID, err)
+	}
+	return nil
+}

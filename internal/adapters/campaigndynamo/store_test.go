@@ -1,0 +1,247 @@
+package campaigndynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/campaign/plan"
+	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/testenv"
+)
+
+var dynalite string
+
+func TestMain(m *testing.M) {
+	d, err := testenv.LaunchDynalite()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintln(os.Stderr, "CI=true, so the dynalite tests must run:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "skipping the dynalite tests:", err)
+		os.Exit(0)
+	}
+	dynalite = d.Endpoint
+	code := m.Run()
+	d.Stop()
+	os.Exit(code)
+}
+
+var t0 = time.Date(2026, 6, 1, 7, 0, 0, 0, time.UTC) // a Monday, 09:00 in Berlin
+
+// newStore makes a fresh table and a store on it.
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	client := testenv.NewDynamoClient(dynalite)
+	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
+	if _, err := client.CreateTable(context.Background(), TableInput(name)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := New(client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func rules() plan.Rules {
+	return plan.Rules{SendsPerDay: 20, Windows: []plan.Window{{Start: 9 * 60, End: 17 * 60}}, TimeZone: "Europe/Berlin",
+		Start: plan.Date{Year: 2026, Month: time.June, Day: 1}}
+}
+
+// seed creates a campaign of n recipients through the store.
+func seed(t *testing.T, st *Store, id string, n int) (campaign.Campaign, []campaign.SendTask) {
+	t.Helper()
+	var rs []campaign.Recipient
+	for i := range n {
+		rs = append(rs, campaign.Recipient{Email: fmt.Sprintf("r%d@example.com", i)})
+	}
+	c, tasks, err := campaign.Build(id, "owner-1", campaign.Request{Subject: "Hello", Body: "Hi there", Rules: rules(), Recipients: rs}, t0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(context.Background(), c, tasks); err != nil {
+		t.Fatal(err)
+	}
+	return c, tasks
+}
+
+func TestStoreRoundTripsAndConditions(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	c, tasks := seed(t, st, "c1", 30)
+
+	got, err := st.Campaign(ctx, "c1")
+	if err != nil || got.Total != 30 || got.Status != campaign.Draft || got.OwnerID != "owner-1" || got.Rules.TimeZone != "Europe/Berlin" {
+		t.Fatalf("Campaign = %+v, %v", got, err)
+	}
+	if err := st.Create(ctx, c, tasks); !errors.Is(err, ErrExists) {
+		t.Fatalf("second Create = %v, want ErrExists", err)
+	}
+	if ok, err := st.Complete(ctx, got); !ok || err != nil {
+		t.Fatalf("Complete = %v, %v", ok, err)
+	}
+	if ok, _ := st.Complete(ctx, campaign.Campaign{ID: "c1", Total: 31}); ok {
+		t.Fatal("Complete is true for a campaign missing its last task")
+	}
+
+	tests := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"get round-trips every field", func(t *testing.T) {
+			g, err := st.Get(ctx, tasks[3].Key())
+			if err != nil || g != tasks[3] {
+				t.Fatalf("Get = %+v, %v\nwant %+v", g, err, tasks[3])
+			}
+		}},
+		{"get of a missing task is ErrNotFound", func(t *testing.T) {
+			if _, err := st.Get(ctx, campaign.Key{CampaignID: "c1", TaskID: "nope"}); !errors.Is(err, campaign.ErrNotFound) {
+				t.Fatalf("err = %v", err)
+			}
+		}},
+		{"list pages in index order", func(t *testing.T) {
+			page, err := st.List(ctx, "c1", 10, 7)
+			if err != nil || len(page) != 7 || page[0].Index != 10 || page[6].Index != 16 {
+				t.Fatalf("List = %d tasks from %v, %v", len(page), page, err)
+			}
+			rest, err := st.List(ctx, "c1", 25, 100)
+			if err != nil || len(rest) != 5 {
+				t.Fatalf("List tail = %d, %v; want 5", len(rest), err)
+			}
+		}},
+		{"claim is Pending only, once", func(t *testing.T) {
+			k := tasks[0].Key()
+			cl, err := st.Claim(ctx, k, t0, time.Minute)
+			if err != nil || cl.State != campaign.Running || cl.Attempt != 1 || !cl.LeaseUntil.Equal(t0.Add(time.Minute)) {
+				t.Fatalf("Claim = %+v, %v", cl, err)
+			}
+			if _, err := st.Claim(ctx, k, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("second Claim = %v, want ErrConditionFailed", err)
+			}
+			if _, err := st.Claim(ctx, campaign.Key{CampaignID: "c1", TaskID: "missing"}, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("Claim of a missing task = %v, want ErrConditionFailed", err)
+			}
+			fin, _ := campaign.Finish(cl, t0, "m-1", t0)
+			stale := tasks[0] // Pending, attempt 0: no longer what is stored
+			if err := st.Replace(ctx, stale, fin); !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("Replace from a stale task = %v, want ErrConditionFailed", err)
+			}
+			if err := st.Replace(ctx, cl, fin); err != nil {
+				t.Fatal(err)
+			}
+			if g, _ := st.Get(ctx, k); g.State != campaign.Finished || g.MessageID != "m-1" {
+				t.Fatalf("stored %+v", g)
+			}
+		}},
+		{"the open index holds exactly the open tasks", func(t *testing.T) {
+			seen := map[string]bool{}
+			for cur, first := "", true; first || cur != ""; first = false {
+				page, next, err := st.Open(ctx, cur, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range page {
+					seen[o.ID] = true
+				}
+				cur = next
+			}
+			if len(seen) != 29 || seen[tasks[0].ID] {
+				t.Fatalf("open index: %d tasks (finished one there: %v), want 29", len(seen), seen[tasks[0].ID])
+			}
+		}},
+		{"a damaged cursor is an error", func(t *testing.T) {
+			if _, _, err := st.Open(ctx, "%%%", 5); err == nil {
+				t.Fatal("no error")
+			}
+		}},
+		{"counts by state", func(t *testing.T) {
+			n, err := st.Counts(ctx, "c1")
+			if err != nil || n[campaign.Pending] != 29 || n[campaign.Finished] != 1 {
+				t.Fatalf("Counts = %v, %v", n, err)
+			}
+		}},
+		{"set status only from the allowed ones", func(t *testing.T) {
+			if err := st.SetStatus(ctx, "c1", []campaign.Status{campaign.Active}, campaign.CampaignCancelled, "x", t0); !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("from Active while Draft = %v", err)
+			}
+			if err := st.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.CampaignCancelled, "stop", t0); err != nil {
+				t.Fatal(err)
+			}
+			if g, _ := st.Campaign(ctx, "c1"); g.Status != campaign.CampaignCancelled || g.CancelReason != "stop" {
+				t.Fatalf("campaign %+v", g)
+			}
+			if err := st.SetStatus(ctx, "missing", []campaign.Status{campaign.Draft}, campaign.Active, "", t0); !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("missing campaign = %v", err)
+			}
+		}},
+		{"checkpoint round trip", func(t *testing.T) {
+			cp, err := st.Load(ctx, "c1")
+			if err != nil || cp != (provision.Checkpoint{CampaignID: "c1"}) {
+				t.Fatalf("Load before Save = %+v, %v", cp, err)
+			}
+			want := provision.Checkpoint{CampaignID: "c1", Next: 17, Created: 16, Errors: 1, Runs: 2, Done: true, UpdatedAt: t0}
+			if err := st.Save(ctx, want); err != nil {
+				t.Fatal(err)
+			}
+			if cp, err := st.Load(ctx, "c1"); err != nil || cp != want {
+				t.Fatalf("Load = %+v, %v", cp, err)
+			}
+			if _, err := st.Get(ctx, campaign.Key{CampaignID: "c1", TaskID: "CHECKPOINT"}); !errors.Is(err, campaign.ErrNotFound) {
+				t.Fatal("the checkpoint reads as a task")
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// TestHandlersOnDynalite runs the real provisioning and send worker over
+// the DynamoDB store (the scheduler and the outbox in memory).
+func TestHandlersOnDynalite(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	_, tasks := seed(t, st, "c2", 12)
+	clock := inmem.NewVirtualClock(t0)
+	sched := inmem.NewScheduler(nil)
+	p, err := provision.New(provision.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "fn", RoleArn: "role", DeadLetterArn: "dlq"}, PageSize: 5, Seed: 1},
+		st, st, sched, st, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(ctx, "c2", t0.Add(15*time.Minute))
+	if err != nil || !res.Done || res.Created != 12 {
+		t.Fatalf("provision = %+v, %v", res, err)
+	}
+	if c, _ := st.Campaign(ctx, "c2"); c.Status != campaign.Active {
+		t.Fatalf("campaign %s after provisioning, want Active", c.Status)
+	}
+	if n := len(sched.Schedules()); n != 12 {
+		t.Fatalf("%d schedules, want 12", n)
+	}
+	outbox := inmem.NewSender(clock)
+	w, err := send.New(st, st, outbox, clock, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsk := tasks[0]
+	clock.Set(tsk.SendAt)
+	for i, want := range []send.Outcome{send.Sent, send.Skipped} { // a duplicate fire sends nothing
+		out, err := w.Handle(ctx, campaign.FireEvent{CampaignID: "c2", TaskID: tsk.ID})
+		if err != nil || out != want {
+			t.Fatalf("fire %d = %s, %v; want %s", i, out, err, want)
+		}
+	}
+	g, _ := st.Get(ctx, tsk.Key())
+	if g.State != campaign.Finished || g.SentAt.IsZero() || outbox.Count(tsk.IdempotencyKey()) != 1 {
+		t.Fatalf("task %+v, sent %d times", g, outbox.Count(tsk.IdempotencyKey()))
+	}
+}

@@ -1,0 +1,50 @@
+// Package tablekeys is the DynamoDB layout of the campaign table, shared
+// by the adapters that read and write it (internal/adapters/campaigndynamo,
+// internal/adapters/ses), the construct that declares it
+// (constructs/campaigns) and the dynalite tests. No SDK here.
+//
+//	item              pk               sk
+//	campaign          C#<campaignId>   META
+//	send task         C#<campaignId>   T#<taskId>   (taskId = <campaignId>-<index, 5 digits>: sorts by index)
+//	checkpoint        C#<campaignId>   CHECKPOINT   (provisioning)
+//	send record       K#<idempotency>  SEND         (the SES sender's idempotency record)
+//
+// A task carries OpenAttr only while it is Pending or Running, so the
+// sparse index OpenIndex holds exactly the open tasks of every campaign
+// (what the reconciler reads). A campaign item carries OwnerAttr, and the
+// index OwnerIndex (OwnerAttr, CreatedAttr) lists a user's campaigns.
+package tablekeys
+
+// Key and index names.
+const (
+	PartitionKey = "pk"
+	SortKey      = "sk"
+	// OpenIndex is the sparse global index of open tasks: partition key
+	// OpenAttr, sort key SortKey, every attribute projected.
+	OpenIndex = "open"
+	OpenAttr  = "openShard"
+	// OwnerIndex lists a user's campaigns: partition OwnerAttr, sort
+	// CreatedAttr; keys only.
+	OwnerIndex  = "owner"
+	OwnerAttr   = "owner"
+	CreatedAttr = "createdAt"
+)
+
+// Key values.
+const (
+	CampaignPrefix = "C#"
+	TaskPrefix     = "T#"
+	SendPrefix     = "K#"
+	MetaSK         = "META"
+	CheckpointSK   = "CHECKPOINT"
+	SendSK         = "SEND"
+	// OpenValue is the OpenAttr of every open task (one partition: the
+	// open tasks are few at any time compared to the index's limits).
+	OpenValue = "open"
+)
+
+// CampaignPK is the partition of a campaign and its tasks.
+func CampaignPK(id string) string { return CampaignPrefix + id }
+
+// TaskSK is a task's sort key.
+func TaskSK(taskID string) string { return TaskPrefix + taskID }
