@@ -1,0 +1,351 @@
+// Package campaignapi maps the campaign REST routes onto the campaign
+// core: create a campaign (recipients, subject, body, schedule rules),
+// preview its plan without storing it, provision it (an asynchronous
+// start of the provisioning function), cancel it, and read it with its
+// counts per state and a page of its sends. The owner is the caller's
+// Cognito sub, never a body field; another user's campaign is a 404.
+// Bad input is a JSON 4xx that says how to fix it; internal errors are
+// never echoed. It reuses internal/api's Request and Response (and so
+// api.FromAPIGateway) and imports no AWS SDK.
+package campaignapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/plan"
+)
+
+// Routes (API Gateway resource paths); {id} is api.Request.TaskID.
+const (
+	RouteCampaigns = "/campaigns"
+	RoutePreview   = "/campaigns/preview"
+	RouteCampaign  = "/campaigns/{id}"
+	RouteProvision = "/campaigns/{id}/provision"
+	RouteCancel    = "/campaigns/{id}/cancel"
+)
+
+// Limits.
+const (
+	// MaxBody bounds a request body: Lambda's synchronous payload limit
+	// is 6 MB.
+	MaxBody = 5 << 20
+	// PreviewSends is how many sends a preview lists (all are planned).
+	PreviewSends = 500
+	// DefaultPage and MaxPage bound the sends one GET returns.
+	DefaultPage = 100
+	MaxPage     = 500
+	// CancelBudget is the deadline of a cancel request without one in
+	// its context (API Gateway waits 29 s); the canceller stops its own
+	// margin before it, answers 202 and leaves the rest to the
+	// reconciler. In Lambda the context's deadline is the function's.
+	CancelBudget = 29 * time.Second
+)
+
+// Store is what the handler needs of the table (campaigndynamo.Store).
+type Store interface {
+	campaign.Tasks
+	campaign.Campaigns
+	Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error
+	Complete(ctx context.Context, c campaign.Campaign) (bool, error)
+	Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error)
+}
+
+// Starter starts provisioning a campaign (an asynchronous invoke of the
+// provisioning function).
+type Starter interface {
+	Start(ctx context.Context, campaignID string) error
+}
+
+// Canceller cancels a campaign (cancel.Canceller).
+type Canceller interface {
+	Cancel(ctx context.Context, campaignID, reason string, deadline time.Time) (cancel.Result, error)
+}
+
+// Handler serves the campaign routes.
+type Handler struct {
+	store   Store
+	starter Starter
+	cancel  Canceller
+	clock   campaign.Clock
+	newID   func() string
+	origins []string
+	log     *slog.Logger
+}
+
+// New returns a handler; newID nil makes random ids.
+func New(store Store, starter Starter, c Canceller, clock campaign.Clock, newID func() string, origins []string, log *slog.Logger) (*Handler, error) {
+	if store == nil || starter == nil || c == nil || clock == nil || log == nil {
+		return nil, errors.New("campaignapi: store, starter, canceller, clock and logger are required")
+	}
+	if newID == nil {
+		newID = func() string { return "c" + strings.ReplaceAll(campaign.NewToken(), "-", "")[:20] }
+	}
+	return &Handler{store: store, starter: starter, cancel: c, clock: clock, newID: newID, origins: origins, log: log}, nil
+}
+
+// Serve answers one request.
+func (h *Handler) Serve(ctx context.Context, r api.Request) api.Response {
+	resp := h.route(ctx, r)
+	if len(h.origins) > 0 {
+		resp.Headers["Access-Control-Allow-Origin"] = h.origins[0]
+		for _, o := range h.origins {
+			if o == r.Origin {
+				resp.Headers["Access-Control-Allow-Origin"] = o
+			}
+		}
+		resp.Headers["Vary"] = "Origin"
+	}
+	return resp
+}
+
+func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
+	if r.UserID == "" {
+		return fail(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
+	}
+	if len(r.Body) > MaxBody {
+		return fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is %d bytes; at most %d: split the recipients over several campaigns", len(r.Body), MaxBody))
+	}
+	type route struct{ path, method string }
+	switch (route{r.Route, r.Method}) {
+	case route{RouteCampaigns, http.MethodPost}:
+		return h.create(ctx, r, false)
+	case route{RoutePreview, http.MethodPost}:
+		return h.create(ctx, r, true)
+	case route{RouteCampaign, http.MethodGet}:
+		return h.get(ctx, r)
+	case route{RouteProvision, http.MethodPost}:
+		return h.provision(ctx, r)
+	case route{RouteCancel, http.MethodPost}:
+		return h.cancelCampaign(ctx, r)
+	}
+	switch r.Route {
+	case RouteCampaigns, RoutePreview, RouteCampaign, RouteProvision, RouteCancel:
+		return fail(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
+	}
+	return fail(http.StatusNotFound, "not_found", "no such route")
+}
+
+// createJSON is the body of a create or preview.
+type createJSON struct {
+	Subject    string          `json:"subject"`
+	Body       string          `json:"body"`
+	Recipients []recipientJSON `json:"recipients"`
+	Schedule   scheduleJSON    `json:"schedule"`
+}
+
+type recipientJSON struct {
+	Email   string `json:"email"`
+	Subject string `json:"subject,omitempty"`
+}
+
+// scheduleJSON is plan.Rules as people write them.
+type scheduleJSON struct {
+	SendsPerDay int      `json:"sendsPerDay,omitempty"`
+	Weekdays    []string `json:"weekdays,omitempty"`
+	Windows     []string `json:"windows"`
+	TimeZone    string   `json:"timeZone"`
+	StartDate   string   `json:"startDate"`
+}
+
+var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
+
+// rules reads the schedule; every problem says how to fix it.
+func (s scheduleJSON) rules() (plan.Rules, error) {
+	r := plan.Rules{SendsPerDay: s.SendsPerDay, TimeZone: s.TimeZone}
+	var errs []error
+	for _, d := range s.Weekdays {
+		wd, ok := weekdays[strings.ToLower(d[:min(len(d), 3)])]
+		if !ok || (len(d) > 3 && !strings.EqualFold(d, wd.String())) {
+			errs = append(errs, fmt.Errorf("weekday %q is not a day: use mon, tue, wed, thu, fri, sat or sun", d))
+			continue
+		}
+		r.Weekdays = append(r.Weekdays, wd)
+	}
+	for _, w := range s.Windows {
+		a, b, ok := strings.Cut(w, "-")
+		start, err1 := plan.ParseClock(a)
+		end, err2 := plan.ParseClock(b)
+		if !ok || err1 != nil || err2 != nil {
+			errs = append(errs, fmt.Errorf("window %q must be HH:MM-HH:MM, such as 09:00-12:00", w))
+			continue
+		}
+		r.Windows = append(r.Windows, plan.Window{Start: start, End: end})
+	}
+	if s.StartDate != "" {
+		d, err := plan.ParseDate(s.StartDate)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		r.Start = d
+	} else {
+		errs = append(errs, errors.New("schedule.startDate is empty: set the first day to send, YYYY-MM-DD"))
+	}
+	return r, errors.Join(errs...)
+}
+
+func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.Response {
+	var in createJSON
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || dec.More() {
+		return fail(http.StatusBadRequest, "validation_error", "the body must be one JSON object with subject, body, recipients and schedule (field names are case-sensitive)")
+	}
+	if err := exactNames(r.Body, reflect.TypeOf(in), ""); err != nil {
+		return fail(http.StatusBadRequest, "validation_error", err.Error())
+	}
+	rules, err := in.Schedule.rules()
+	if err != nil {
+		return fail(http.StatusBadRequest, "validation_error", err.Error())
+	}
+	req := campaign.Request{Subject: in.Subject, Body: in.Body, Rules: rules}
+	for _, rc := range in.Recipients {
+		req.Recipients = append(req.Recipients, campaign.Recipient(rc))
+	}
+	now := h.clock.Now().UTC()
+	c, tasks, err := campaign.Build(h.newID(), r.UserID, req, now, nil)
+	if errors.Is(err, plan.ErrInvalid) {
+		return fail(http.StatusBadRequest, "validation_error", err.Error())
+	}
+	if err != nil {
+		return h.internal(ctx, err)
+	}
+	if preview {
+		return respond(http.StatusOK, previewOf(c, tasks))
+	}
+	if err := h.store.Create(ctx, c, tasks); err != nil {
+		return h.internal(ctx, err)
+	}
+	return respond(http.StatusCreated, campaignOf(c, countsOf(tasks), tasks[:min(len(tasks), DefaultPage)], len(tasks)))
+}
+
+// owned reads the caller's campaign; another user's is not found.
+func (h *Handler) owned(ctx context.Context, r api.Request) (campaign.Campaign, *api.Response) {
+	c, err := h.store.Campaign(ctx, r.TaskID)
+	if errors.Is(err, campaign.ErrNotFound) || (err == nil && c.OwnerID != r.UserID) {
+		resp := fail(http.StatusNotFound, "not_found", "campaign not found")
+		return c, &resp
+	}
+	if err != nil {
+		resp := h.internal(ctx, err)
+		return c, &resp
+	}
+	return c, nil
+}
+
+func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
+	from, limit := 0, DefaultPage
+	var bad []string
+	if v, ok := r.Query["cursor"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			bad = append(bad, "cursor must be the cursor of the previous page (a whole number)")
+		}
+		from = n
+	}
+	if v, ok := r.Query["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxPage {
+			bad = append(bad, fmt.Sprintf("limit must be between 1 and %d (given %q)", MaxPage, v))
+		}
+		limit = n
+	}
+	if len(bad) > 0 {
+		return fail(http.StatusBadRequest, "validation_error", strings.Join(bad, "; "))
+	}
+	c, resp := h.owned(ctx, r)
+	if resp != nil {
+		return *resp
+	}
+	counts, err := h.store.Counts(ctx, c.ID)
+	if err != nil {
+		return h.internal(ctx, err)
+	}
+	page, err := h.store.List(ctx, c.ID, from, limit)
+	if err != nil {
+		return h.internal(ctx, err)
+	}
+	return respond(http.StatusOK, campaignOf(c, counts, page, from+len(page)))
+}
+
+func (h *Handler) provision(ctx context.Context, r api.Request) api.Response {
+	c, resp := h.owned(ctx, r)
+	if resp != nil {
+		return *resp
+	}
+	switch c.Status {
+	case campaign.CampaignCancelled:
+		return fail(http.StatusConflict, "cancelled", "the campaign is cancelled: create a new one")
+	case campaign.Active:
+		return respond(http.StatusOK, campaignOf(c, nil, nil, 0))
+	}
+	complete, err := h.store.Complete(ctx, c)
+	if err != nil {
+		return h.internal(ctx, err)
+	}
+	if !complete {
+		return fail(http.StatusConflict, "incomplete", "the campaign's creation did not finish: create it again")
+	}
+	// Provisioning again while it runs is harmless: the runs share the
+	// checkpoint and every create carries its task's token.
+	if err := h.starter.Start(ctx, c.ID); err != nil {
+		return h.internal(ctx, err)
+	}
+	return respond(http.StatusAccepted, campaignOf(c, nil, nil, 0))
+}
+
+func (h *Handler) cancelCampaign(ctx context.Context, r api.Request) api.Response {
+	c, resp := h.owned(ctx, r)
+	if resp != nil {
+		return *resp
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = h.clock.Now().Add(CancelBudget)
+	}
+	res, err := h.cancel.Cancel(ctx, c.ID, "cancelled by its owner", deadline)
+	if err != nil {
+		return h.internal(ctx, err)
+	}
+	status := http.StatusOK
+	if res.Continue {
+		status = http.StatusAccepted // the reconciler cancels the rest
+	}
+	return respond(status, map[string]any{"id": c.ID, "status": campaign.CampaignCancelled, "cancelled": res.Cancelled,
+		"schedulesDeleted": res.SchedulesDeleted, "done": !res.Continue})
+}
+
+func (h *Handler) internal(ctx context.Context, err error) api.Response {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		h.log.ErrorContext(ctx, "request timed out", "error", err.Error())
+		return fail(http.StatusServiceUnavailable, "unavailable", "the service is busy, try again")
+	}
+	h.log.ErrorContext(ctx, "internal error", "error", err.Error())
+	return fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
+}
+
+func respond(status int, v any) api.Response {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
+	}
+	return api.Response{Status: status, Body: b, Headers: map[string]string{"Content-Type": "application/json"}}
+}
+
+func fail(status int, code, msg string) api.Response {
+	b, _ := json.Marshal(map[string]string{"error": code, "message": msg})
+	return api.Response{Status: status, Body: b, Headers: map[string]string{"Content-Type": "application/json"}}
+}

@@ -1,0 +1,207 @@
+package campaignapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/testenv"
+)
+
+var dynalite string
+
+func TestMain(m *testing.M) {
+	d, err := testenv.LaunchDynalite()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintln(os.Stderr, "CI=true, so the dynalite tests must run:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "skipping the dynalite tests:", err)
+		os.Exit(0)
+	}
+	dynalite = d.Endpoint
+	code := m.Run()
+	d.Stop()
+	os.Exit(code)
+}
+
+type starts struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *starts) Start(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = append(s.ids, id)
+	return nil
+}
+
+type env struct {
+	h      *campaignapi.Handler
+	store  *campaigndynamo.Store
+	sched  *inmem.Scheduler
+	starts *starts
+	n      int
+}
+
+var now = time.Date(2026, 6, 1, 6, 0, 0, 0, time.UTC) // Monday 08:00 in Berlin
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	client := testenv.NewDynamoClient(dynalite)
+	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
+	if _, err := client.CreateTable(context.Background(), campaigndynamo.TableInput(name)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := campaigndynamo.New(client, name)
+	clock := inmem.NewVirtualClock(now)
+	e := &env{store: st, sched: inmem.NewScheduler(nil), starts: &starts{}}
+	c, _ := cancel.New(st, st, e.sched, clock, "campaigns", 1)
+	c.Margin = 5 * time.Second // as the API's main sets it
+	var err error
+	e.h, err = campaignapi.New(st, e.starts, c, clock, func() string { e.n++; return fmt.Sprintf("c%d", e.n) },
+		[]string{"http://localhost:5173"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) do(method, route, id, user, body string, query map[string]string) (int, map[string]any) {
+	resp := e.h.Serve(context.Background(), api.Request{Method: method, Route: route, TaskID: id, UserID: user, Body: []byte(body), Query: query})
+	var out map[string]any
+	_ = json.Unmarshal(resp.Body, &out)
+	return resp.Status, out
+}
+
+func body(n int, schedule string) string {
+	var rs []string
+	for i := range n {
+		rs = append(rs, fmt.Sprintf(`{"email":"r%d@example.com"}`, i))
+	}
+	return fmt.Sprintf(`{"subject":"Hello","body":"Hi there","recipients":[%s],"schedule":%s}`, strings.Join(rs, ","), schedule)
+}
+
+const okSchedule = `{"sendsPerDay":5,"weekdays":["mon","tue","wednesday"],"windows":["09:00-12:00","13:00-17:00"],"timeZone":"Europe/Berlin","startDate":"2026-06-01"}`
+
+func TestBadInputIsA4xxThatSaysHowToFixIt(t *testing.T) {
+	e := setup(t)
+	cases := []struct {
+		name, method, route, user, body string
+		status                          int
+		says                            string
+	}{
+		{"no identity", "POST", campaignapi.RouteCampaigns, "", body(1, okSchedule), 401, "sign in"},
+		{"malformed JSON", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":`, 400, "one JSON object"},
+		{"unknown field", "POST", campaignapi.RouteCampaigns, "u1", `{"Subject":"x"}`, 400, "case-sensitive"},
+		{"nested name in another case", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":"s","body":"b","recipients":[{"EMAIL":"b@x.io"}],"schedule":` + okSchedule + `}`, 400, `"EMAIL" in recipients[0]`},
+		{"two objects", "POST", campaignapi.RouteCampaigns, "u1", body(1, okSchedule) + "{}", 400, "one JSON object"},
+		{"bad window", "POST", campaignapi.RouteCampaigns, "u1", body(1, `{"windows":["9-12"],"timeZone":"Europe/Berlin","startDate":"2026-06-01"}`), 400, "HH:MM-HH:MM"},
+		{"bad weekday", "POST", campaignapi.RouteCampaigns, "u1", body(1, `{"weekdays":["funday"],"windows":["09:00-12:00"],"timeZone":"Europe/Berlin","startDate":"2026-06-01"}`), 400, "mon, tue"},
+		{"no start date", "POST", campaignapi.RouteCampaigns, "u1", body(1, `{"windows":["09:00-12:00"],"timeZone":"Europe/Berlin"}`), 400, "startDate"},
+		{"bad zone", "POST", campaignapi.RouteCampaigns, "u1", body(1, `{"windows":["09:00-12:00"],"timeZone":"Mars/Base","startDate":"2026-06-01"}`), 400, "IANA"},
+		{"window ends first", "POST", campaignapi.RoutePreview, "u1", body(1, `{"windows":["12:00-09:00"],"timeZone":"UTC","startDate":"2026-06-01"}`), 400, "later than its start"},
+		{"no recipients", "POST", campaignapi.RouteCampaigns, "u1", body(0, okSchedule), 400, "1 to"},
+		{"bad address", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":"s","body":"b","recipients":[{"email":"Bob <b@x.io>"}],"schedule":` + okSchedule + `}`, 400, "plain email address"},
+		{"empty subject", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":" ","body":"b","recipients":[{"email":"b@x.io"}],"schedule":` + okSchedule + `}`, 400, "subject must be"},
+		{"too large", "POST", campaignapi.RouteCampaigns, "u1", strings.Repeat(" ", campaignapi.MaxBody+1), 413, "split"},
+		{"wrong method", "DELETE", campaignapi.RouteCampaign, "u1", "", 405, "not allowed"},
+		{"unknown route", "GET", "/nope", "u1", "", 404, "no such route"},
+		{"missing campaign", "GET", campaignapi.RouteCampaign, "u1", "", 404, "not found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out := e.do(tc.method, tc.route, "nope", tc.user, tc.body, nil)
+			msg, _ := out["message"].(string)
+			if status != tc.status || !strings.Contains(msg, tc.says) {
+				t.Fatalf("%d %q; want %d saying %q", status, msg, tc.status, tc.says)
+			}
+		})
+	}
+	t.Run("bad paging", func(t *testing.T) {
+		for _, q := range []map[string]string{{"limit": "0"}, {"limit": "x"}, {"cursor": "-1"}, {"limit": "501"}} {
+			if status, _ := e.do("GET", campaignapi.RouteCampaign, "c1", "u1", "", q); status != 400 {
+				t.Errorf("%v: %d, want 400", q, status)
+			}
+		}
+	})
+}
+
+func TestLifecycleOverTheAPI(t *testing.T) {
+	e := setup(t)
+	status, prev := e.do("POST", campaignapi.RoutePreview, "", "u1", body(12, okSchedule), nil)
+	if status != 200 || prev["total"] != 12.0 || prev["days"] != 3.0 || !strings.HasPrefix(prev["first"].(string), "2026-06-01T09:") {
+		t.Fatalf("preview %d %v", status, prev)
+	}
+	if e.n != 1 {
+		t.Fatalf("preview used %d ids", e.n)
+	}
+	if status, _ := e.do("GET", campaignapi.RouteCampaign, "c1", "u1", "", nil); status != 404 {
+		t.Fatalf("a preview stored a campaign (%d)", status)
+	}
+	status, created := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(12, okSchedule), nil)
+	if status != 201 || created["id"] != "c2" || created["status"] != "Draft" || created["total"] != 12.0 {
+		t.Fatalf("create %d %v", status, created)
+	}
+	t.Run("another user's campaign is a 404 on every route", func(t *testing.T) {
+		for _, r := range []struct{ method, route string }{{"GET", campaignapi.RouteCampaign}, {"POST", campaignapi.RouteProvision}, {"POST", campaignapi.RouteCancel}} {
+			if status, _ := e.do(r.method, r.route, "c2", "u2", "", nil); status != 404 {
+				t.Errorf("%s %s by another user: %d, want 404", r.method, r.route, status)
+			}
+		}
+	})
+	t.Run("get pages the sends with counts", func(t *testing.T) {
+		status, got := e.do("GET", campaignapi.RouteCampaign, "c2", "u1", "", map[string]string{"limit": "5"})
+		counts, _ := got["counts"].(map[string]any)
+		if status != 200 || counts["Pending"] != 12.0 || len(got["sends"].([]any)) != 5 || got["cursor"] != "5" {
+			t.Fatalf("%d %v", status, got)
+		}
+		_, last := e.do("GET", campaignapi.RouteCampaign, "c2", "u1", "", map[string]string{"cursor": "10"})
+		if len(last["sends"].([]any)) != 2 || last["cursor"] != nil {
+			t.Fatalf("last page %v", last)
+		}
+	})
+	t.Run("provision starts the function", func(t *testing.T) {
+		if status, _ := e.do("POST", campaignapi.RouteProvision, "c2", "u1", "", nil); status != 202 || len(e.starts.ids) != 1 || e.starts.ids[0] != "c2" {
+			t.Fatalf("%d, starts %v", status, e.starts.ids)
+		}
+	})
+	t.Run("an incomplete create cannot be provisioned", func(t *testing.T) {
+		c := campaign.Campaign{ID: "half", OwnerID: "u1", Status: campaign.Draft, Total: 3}
+		if err := e.store.Create(context.Background(), c, nil); err != nil {
+			t.Fatal(err)
+		}
+		if status, out := e.do("POST", campaignapi.RouteProvision, "half", "u1", "", nil); status != 409 {
+			t.Fatalf("%d %v", status, out)
+		}
+	})
+	t.Run("cancel cancels every pending send, then provisioning is refused", func(t *testing.T) {
+		status, out := e.do("POST", campaignapi.RouteCancel, "c2", "u1", "", nil)
+		if status != 200 || out["cancelled"] != 12.0 || out["done"] != true {
+			t.Fatalf("%d %v", status, out)
+		}
+		_, got := e.do("GET", campaignapi.RouteCampaign, "c2", "u1", "", nil)
+		if got["status"] != "Cancelled" || got["counts"].(map[string]any)["Cancelled"] != 12.0 {
+			t.Fatalf("after cancel %v", got)
+		}
+		if status, _ := e.do("POST", campaignapi.RouteProvision, "c2", "u1", "", nil); status != http.StatusConflict {
+			t.Fatalf("provision after cancel: %d", status)
+		}
+	})
+}
