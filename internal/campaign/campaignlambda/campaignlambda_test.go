@@ -1,0 +1,126 @@
+package campaignlambda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/campaign/plan"
+	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+type rec map[string]float64
+
+func (r rec) Add(name string, n float64) { r[name] += n }
+func (r rec) Flush() error                { return nil }
+
+type starts []string
+
+func (s *starts) Start(_ context.Context, id string) error {
+	*s = append(*s, id)
+	if id == "fail" {
+		return errors.New("invoke refused")
+	}
+	return nil
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// world is one campaign of n tasks in memory, its clock at now.
+func world(t *testing.T, id string, n int, now time.Time) (*inmem.Store, *inmem.VirtualClock, []campaign.SendTask) {
+	t.Helper()
+	st := inmem.NewStore()
+	var rs []campaign.Recipient
+	for i := range n {
+		rs = append(rs, campaign.Recipient{Email: fmt.Sprintf("r%d@example.com", i)})
+	}
+	loc, _ := time.LoadLocation("Europe/Berlin")
+	day := now.In(loc)
+	c, tasks, err := campaign.Build(id, "u1", campaign.Request{Subject: "s", Body: "b", Recipients: rs, Rules: plan.Rules{
+		SendsPerDay: 1440, Weekdays: []time.Weekday{0, 1, 2, 3, 4, 5, 6}, Windows: []plan.Window{{Start: 0, End: 24 * 60}},
+		TimeZone: "Europe/Berlin", Start: plan.Date{Year: day.Year(), Month: day.Month(), Day: day.Day()}}}, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.PutCampaign(c)
+	st.PutTasks(tasks...)
+	return st, inmem.NewVirtualClock(now), tasks
+}
+
+func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name      string
+		id        string
+		budget    time.Duration // the context's deadline from now
+		wantErr   bool
+		wantStart int
+		metric    string
+	}{
+		{"done in one run", "c1", time.Hour, false, 0, metrics.CampaignSchedulesCreated},
+		{"stops at the margin and re-invokes", "c1", time.Minute, false, 1, metrics.CampaignProvisionContinued},
+		{"a failed re-invoke is an error (Lambda retries from the checkpoint)", "fail", time.Minute, true, 1, metrics.CampaignProvisionErrors},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, clock, _ := world(t, tc.id, 5, now)
+			p, err := provision.New(provision.Config{Seed: 1}, st, st, inmem.NewScheduler(nil), provision.NewMemoryCheckpoints(), clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			self, m := &starts{}, rec{}
+			h := &Provision{Provisioner: p, Self: self, Metrics: m, Log: quiet}
+			ctx, cancel := context.WithDeadline(context.Background(), now.Add(tc.budget))
+			defer cancel()
+			err = h.Handle(ctx, ProvisionEvent{CampaignID: tc.id})
+			if (err != nil) != tc.wantErr || len(*self) != tc.wantStart || m[tc.metric] == 0 {
+				t.Fatalf("err %v, starts %v, metrics %v", err, *self, m)
+			}
+		})
+	}
+	t.Run("an event without an id is dropped with a metric", func(t *testing.T) {
+		m := rec{}
+		if err := (&Provision{Metrics: m, Log: quiet}).Handle(context.Background(), ProvisionEvent{}); err != nil || m[metrics.CampaignProvisionErrors] != 1 {
+			t.Fatalf("%v %v", err, m)
+		}
+	})
+}
+
+func TestSendHandler(t *testing.T) {
+	now := time.Now()
+	st, clock, tasks := world(t, "c1", 2, now)
+	clock.Set(tasks[0].SendAt)
+	if err := st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := send.New(st, st, inmem.NewSender(clock), clock, 0)
+	m := rec{}
+	h := &Send{Worker: w, Metrics: m, Log: quiet}
+	for _, in := range []string{`{"campaignId":"c1","taskId":"c1-00000"}`, `{"campaignId":"c1","taskId":"c1-00000"}`, `{"taskId":1}`, `not json`} {
+		if err := h.Handle(context.Background(), []byte(in)); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+	}
+	if m[metrics.CampaignSendsSent] != 1 || m[metrics.CampaignSendsSkipped] != 1 || m[metrics.CampaignSendBadInput] != 2 {
+		t.Fatalf("metrics %v", m)
+	}
+}
+
+func TestAPIHandlerCountsServerErrorsOnly(t *testing.T) {
+	m := rec{}
+	a := &API{Metrics: m, Log: quiet}
+	resp, err := a.Handle(context.Background(), events.APIGatewayProxyRequest{Body: "%%", IsBase64Encoded: true})
+	if err != nil || resp.StatusCode != 400 || m[metrics.CampaignApiServerErrors] != 0 {
+		t.Fatalf("%+v %v %v", resp, err, m)
+	}
+}

@@ -1,0 +1,80 @@
+package metrics
+
+// Metric and function names of the scheduled campaigns
+// (constructs/campaigns). They are kept in this file, and merged into
+// ErrorMetrics by init, only so that work on the campaigns and on the
+// pipeline does not edit one file at once; they are part of the one list.
+
+// Campaign function names (the Function dimension).
+const (
+	FunctionCampaignAPI        = "campaignapi"
+	FunctionCampaignProvision  = "campaignprovision"
+	FunctionCampaignSend       = "campaignsend"
+	FunctionCampaignReconciler = "campaignreconciler"
+)
+
+// Campaign API (FunctionCampaignAPI).
+const (
+	// CampaignApiServerErrors counts the campaign API's 5xx answers.
+	CampaignApiServerErrors = "CampaignApiServerErrors"
+)
+
+// Provisioning (FunctionCampaignProvision), per run.
+const (
+	// CampaignSchedulesCreated counts schedules created (or found).
+	CampaignSchedulesCreated = "CampaignSchedulesCreated"
+	// CampaignProvisionThrottles counts throttled CreateSchedule calls
+	// (retried after a back-off, never dropped).
+	CampaignProvisionThrottles = "CampaignProvisionThrottles"
+	// CampaignProvisionContinued counts runs that stopped at their time
+	// limit and re-invoked themselves.
+	CampaignProvisionContinued = "CampaignProvisionContinued"
+	// CampaignProvisionLeft counts tasks whose schedule kept failing and
+	// is left to the reconciler.
+	CampaignProvisionLeft = "CampaignProvisionLeft"
+	// CampaignProvisionErrors counts runs that failed (retried by Lambda,
+	// then its failure queue) or could not re-invoke themselves.
+	CampaignProvisionErrors = "CampaignProvisionErrors"
+)
+
+// Send worker (FunctionCampaignSend), per fire.
+const (
+	CampaignSendsSent    = "CampaignSendsSent"
+	CampaignSendsSkipped = "CampaignSendsSkipped"
+	// CampaignSendsFailed counts tasks written Failed (SES refused the
+	// message, or an earlier attempt's outcome is unknown).
+	CampaignSendsFailed = "CampaignSendsFailed"
+	// CampaignSendErrors counts fires that returned an error (retried by
+	// the scheduler, then Lambda, then the failure queue; the reconciler
+	// repairs the task).
+	CampaignSendErrors = "CampaignSendErrors"
+	// CampaignSendBadInput counts fires whose event could not be read.
+	CampaignSendBadInput = "CampaignSendBadInput"
+)
+
+// Reconciler (FunctionCampaignReconciler), per pass.
+const (
+	CampaignReconcileRecreated = "CampaignReconcileRecreated"
+	// CampaignReconcileRecovered counts stale Running tasks finished or
+	// re-queued.
+	CampaignReconcileRecovered = "CampaignReconcileRecovered"
+	// CampaignReconcileFailed counts tasks given up (Failed with a reason).
+	CampaignReconcileFailed = "CampaignReconcileFailed"
+	// CampaignReconcilerErrors counts tasks a pass could not repair, and
+	// failed passes.
+	CampaignReconcilerErrors = "CampaignReconcilerErrors"
+)
+
+// campaignErrorMetrics are the campaign functions' entries of ErrorMetrics.
+var campaignErrorMetrics = map[string][]string{
+	FunctionCampaignAPI:        {CampaignApiServerErrors},
+	FunctionCampaignProvision:  {CampaignProvisionErrors, CampaignProvisionLeft},
+	FunctionCampaignSend:       {CampaignSendErrors, CampaignSendBadInput, CampaignSendsFailed},
+	FunctionCampaignReconciler: {CampaignReconcilerErrors, CampaignReconcileFailed},
+}
+
+func init() {
+	for fn, names := range campaignErrorMetrics {
+		ErrorMetrics[fn] = names
+	}
+}
