@@ -22,7 +22,7 @@ import (
 type rec map[string]float64
 
 func (r rec) Add(name string, n float64) { r[name] += n }
-func (r rec) Flush() error                { return nil }
+func (r rec) Flush() error               { return nil }
 
 type starts []string
 

@@ -1,0 +1,45 @@
+// Command campaignapi serves the campaign routes behind API Gateway (a
+// Cognito authorizer): create, preview, provision, cancel, get. See
+// campaignapi.Handler.
+//
+// Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, PROVISION_FUNCTION_ARN,
+// WEB_ORIGINS (constructs/campaigns).
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+
+	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
+	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	env := lambdaenv.New(os.Getenv)
+	table, group, provisioner, origins := env.Require(cl.EnvTable), env.Require(cl.EnvScheduleGroup), env.Require(cl.EnvProvisionFunction), env.List(cl.EnvOrigins)
+	lambdaenv.Must(0, env.Err())
+	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
+	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg)))
+	canceller := lambdaenv.Must(cancel.New(store, store, sched, campaign.RealClock{}, group, 0))
+	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
+	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
+	h := lambdaenv.Must(campaignapi.New(store, start, canceller, campaign.RealClock{}, nil, origins, log))
+	a := &cl.API{Handler: h, Metrics: metrics.New(metrics.FunctionCampaignAPI, nil), Log: log}
+	lambda.Start(a.Handle)
+}

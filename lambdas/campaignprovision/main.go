@@ -1,0 +1,46 @@
+// Command campaignprovision creates the schedules of a campaign's send
+// tasks (provision.Provisioner): at most 10 Scheduler calls in flight,
+// paced, throttles backed off; a margin before its timeout it saves its
+// checkpoint and re-invokes itself asynchronously.
+//
+// Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, SEND_FUNCTION_ARN,
+// SCHEDULER_ROLE_ARN, SCHEDULER_DLQ_ARN, SCHEDULER_CALLS_PER_SECOND,
+// PROVISION_MARGIN_SEC (constructs/campaigns); AWS_LAMBDA_FUNCTION_NAME.
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+
+	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
+	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
+	"github.com/unschedule/unschedule/internal/campaign"
+	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	env := lambdaenv.New(os.Getenv)
+	pc := provision.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(cl.EnvCallsPerSecond, provision.DefaultCallsPerSecond, 1, 10000),
+		Margin: time.Duration(env.Int(cl.EnvMarginSec, 90, 10, 600)) * time.Second}
+	table, self := env.Require(cl.EnvTable), env.Require(cl.EnvSelf)
+	lambdaenv.Must(0, env.Err())
+	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
+	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
+	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, campaign.RealClock{}))
+	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))
+	h := &cl.Provision{Provisioner: p, Self: again, Metrics: metrics.New(metrics.FunctionCampaignProvision, nil), Log: log}
+	lambda.Start(h.Handle)
+}

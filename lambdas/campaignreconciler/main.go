@@ -1,0 +1,48 @@
+// Command campaignreconciler runs one reconciler pass per invocation (a
+// rule every 30 minutes): missing schedules of Pending tasks recreated
+// with the same ClientToken, stale Running tasks finished or re-queued,
+// interrupted cancels completed. See reconciler.Reconciler.
+//
+// Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, SEND_FUNCTION_ARN,
+// SCHEDULER_ROLE_ARN, SCHEDULER_DLQ_ARN, SCHEDULER_CALLS_PER_SECOND,
+// SENDER_ADDRESS (constructs/campaigns).
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+
+	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
+	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
+	"github.com/unschedule/unschedule/internal/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaign"
+	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaign/reconciler"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	env := lambdaenv.New(os.Getenv)
+	rc := reconciler.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(cl.EnvCallsPerSecond, reconciler.DefaultCallsPerSecond, 1, 10000)}
+	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender)}
+	lambdaenv.Must(0, env.Err())
+	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	ddb := dynamodb.NewFromConfig(cfg)
+	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
+	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
+	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, campaign.RealClock{})) // Sent only: never sends
+	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), rc.Target.FunctionArn))
+	r := lambdaenv.Must(reconciler.New(rc, store, store, sched, receipts, dispatch, campaign.RealClock{}))
+	h := &cl.Reconcile{Reconciler: r, Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log}
+	lambda.Start(h.Handle)
+}

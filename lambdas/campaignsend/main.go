@@ -1,0 +1,39 @@
+// Command campaignsend sends one campaign email per invocation: every
+// campaign schedule invokes it with {"campaignId","taskId"} (and the
+// reconciler, for an overdue task). See send.Worker for the rules.
+//
+// Environment: CAMPAIGN_TABLE, SENDER_ADDRESS, SES_CONFIGURATION_SET
+// (optional), set by constructs/campaigns.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+
+	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaign"
+	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	env := lambdaenv.New(os.Getenv)
+	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender), ConfigurationSet: env.Optional(cl.EnvConfigurationSet, "")}
+	lambdaenv.Must(0, env.Err())
+	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	ddb := dynamodb.NewFromConfig(cfg)
+	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
+	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, campaign.RealClock{}))
+	w := lambdaenv.Must(send.New(store, store, sender, campaign.RealClock{}, send.DefaultLease))
+	h := &cl.Send{Worker: w, Metrics: metrics.New(metrics.FunctionCampaignSend, nil), Log: log}
+	lambda.Start(h.Handle)
+}
