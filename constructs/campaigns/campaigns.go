@@ -1,0 +1,373 @@
+// Package campaigns is the construct of scheduled email campaigns (issue
+// 12): a campaign spreads emails over business hours, each send one
+// durable task in DynamoDB with one EventBridge Scheduler one-time
+// schedule. It builds the campaign table, the schedule group, the
+// scheduler role that may invoke only the send function, the schedules'
+// dead-letter queue and its alarm, four Go functions (API, provisioning,
+// send, reconciler), a REST API with a Cognito authorizer, the
+// reconciler's rule, and alarms. The rules live in internal/campaign
+// (plain Go); see docs/campaigns.md.
+package campaigns
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
+	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/grants"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/taskapi"
+	"github.com/unschedule/unschedule/internal/campaign"
+	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+// CampaignsProps configures the campaigns.
+type CampaignsProps struct {
+	// UserPool authenticates the API's callers (a Cognito User Pools
+	// authorizer); a campaign's owner is the caller's sub. Required.
+	UserPool awscognito.IUserPool
+	// SenderAddress is the From address of every email, an address of a
+	// verified SES identity (SenderIdentity). Required.
+	SenderAddress string
+	// SenderIdentity is the verified SES identity the send function may
+	// send as (ses:SendEmail is granted on it only): SenderAddress itself,
+	// or its domain.
+	// Default: SenderAddress (an email-address identity).
+	SenderIdentity string
+	// SesConfigurationSet is the SES configuration set the emails use
+	// (event publishing, suppression); the grant covers it too.
+	// Default: none.
+	SesConfigurationSet string
+	// AllowedOrigins may call the API from a browser (CORS).
+	// Default: none (no browser origin).
+	AllowedOrigins []string
+	// AlarmTopic receives every alarm's state changes.
+	// Default: alarms without actions.
+	AlarmTopic awssns.ITopic
+	// RemovalPolicy of the table, the schedule group and the queues.
+	// Default: RETAIN.
+	RemovalPolicy awscdk.RemovalPolicy
+	// DeletionProtection of the table.
+	// Default: false.
+	DeletionProtection bool
+	// Logs is how every function's and the API's log group keeps events.
+	// Default: one month, retained.
+	Logs gofn.LogOptions
+	// ProvisionTimeout is the provisioning function's timeout: the longest
+	// run between two checkpoints.
+	// Default: 15 minutes.
+	ProvisionTimeout awscdk.Duration
+	// ProvisionMargin is how long before its timeout a provisioning run
+	// stops, saves its checkpoint and re-invokes itself.
+	// Default: 90 seconds.
+	ProvisionMargin awscdk.Duration
+	// SchedulerCallsPerSecond paces the Scheduler calls of provisioning and
+	// of the reconciler (at most 10 are in flight); raise it to your
+	// account's CreateSchedule quota.
+	// Default: 50.
+	SchedulerCallsPerSecond float64
+	// ReconcileEvery is the reconciler's period.
+	// Default: 30 minutes.
+	ReconcileEvery awscdk.Duration
+	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the API stage.
+	// Default: 20 requests per second, bursts of 40.
+	ThrottlingRateLimit  float64
+	ThrottlingBurstLimit float64
+}
+
+// Campaigns is the built construct.
+type Campaigns struct {
+	constructs.Construct
+	// Table holds campaigns, send tasks, checkpoints and send records.
+	Table awsdynamodb.Table
+	// ScheduleGroup holds every send's schedule.
+	ScheduleGroup awsscheduler.ScheduleGroup
+	// SchedulerRole is what the schedules run as: it may invoke the send
+	// function and send to the dead-letter queue, nothing else.
+	SchedulerRole awsiam.Role
+	// DeadLetterQueue receives the invocations the scheduler gave up on
+	// (after 2 retries); DeadLetterAlarm fires on any message in it.
+	DeadLetterQueue awssqs.IQueue
+	DeadLetterAlarm awscloudwatch.Alarm
+	// The functions.
+	Api, Provision, Send, Reconciler *gofn.Function
+	// ProvisionSelfInvoke lets the provisioning function re-invoke itself
+	// (a policy of its own: the function's default policy cannot name the
+	// function without a dependency cycle).
+	ProvisionSelfInvoke awsiam.Policy
+	// ReconcileRule runs the reconciler every ReconcileEvery.
+	ReconcileRule awsevents.Rule
+	// RestApi serves the campaign routes.
+	RestApi awsapigateway.RestApi
+	// FailureQueues receive the asynchronous events Lambda gave up on,
+	// by function ("Provision", "Send", "Reconciler").
+	FailureQueues map[string]awssqs.IQueue
+	// Alarms are every alarm of the construct, by id.
+	Alarms map[string]awscloudwatch.Alarm
+}
+
+// NewCampaigns builds the campaigns.
+func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps) *Campaigns {
+	p := withDefaults(props)
+	validate(*id, p)
+	c := constructs.NewConstruct(scope, id)
+	x := &Campaigns{Construct: c, FailureQueues: map[string]awssqs.IQueue{}, Alarms: map[string]awscloudwatch.Alarm{}}
+
+	x.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p.RemovalPolicy, p.DeletionProtection))
+	x.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String(tk.OpenIndex),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tk.OpenAttr), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tk.SortKey), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	x.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String(tk.OwnerIndex),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tk.OwnerAttr), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tk.CreatedAttr), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+	})
+
+	x.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{RemovalPolicy: p.RemovalPolicy})
+	x.DeadLetterQueue, _ = resource.Queue(c, *id, "ScheduleDeadLetterQueue", nil, "", nil, "", resource.DeadLetterQueueProps(p.RemovalPolicy))
+	x.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", x.DeadLetterQueue,
+		"The scheduler gave up invoking the campaign send function (2 retries): those sends did not run. The reconciler sends or moves "+
+			"each overdue Pending task within one period; inspect the messages for the cause.", p.AlarmTopic)
+	x.Alarms["ScheduleDeadLetterAlarm"] = x.DeadLetterAlarm
+
+	table := map[string]string{cl.EnvTable: *x.Table.TableName()}
+	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
+		all := map[string]string{}
+		for _, m := range append(env, table) {
+			for k, v := range m {
+				all[k] = v
+			}
+		}
+		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
+			TimeoutSec: timeoutSec, MemoryMiB: 256, Logs: p.Logs, Environment: all})
+	}
+	sender := map[string]string{cl.EnvSender: p.SenderAddress}
+	if p.SesConfigurationSet != "" {
+		sender[cl.EnvConfigurationSet] = p.SesConfigurationSet
+	}
+	x.Send = fn("Send", "lambdas/campaignsend", "Sends one campaign email per schedule fire (claim, SES, record)", DefaultSendTimeoutSec, sender)
+
+	x.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
+		Description: jsii.String("Assumed by the campaign schedules: invoke the send function, send to the DLQ"),
+		// The scheduler assumes the role for the schedule GROUP: aws:SourceArn
+		// is the group's ARN, never a schedule's, or every invocation is refused.
+		// https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
+		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
+			Conditions: &map[string]any{"StringEquals": map[string]any{
+				"aws:SourceAccount": awscdk.Stack_Of(c).Account(),
+				"aws:SourceArn":     x.ScheduleGroup.ScheduleGroupArn(),
+			}},
+		}),
+	})
+	x.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("lambda:InvokeFunction"), Resources: jsii.Strings(*x.Send.Function.FunctionArn()),
+	}))
+	x.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("sqs:SendMessage"), Resources: jsii.Strings(*x.DeadLetterQueue.QueueArn()),
+	}))
+
+	target := map[string]string{
+		cl.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), cl.EnvSendFunction: *x.Send.Function.FunctionArn(),
+		cl.EnvSchedulerRole: *x.SchedulerRole.RoleArn(), cl.EnvSchedulerDLQ: *x.DeadLetterQueue.QueueArn(),
+		cl.EnvCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
+	}
+	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's schedules: bounded, paced, resumable",
+		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{cl.EnvMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
+	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing schedules, stale Running tasks, interrupted cancels",
+		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), target, sender)
+	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, provision, cancel, get", DefaultApiTimeoutSec, map[string]string{
+		cl.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), cl.EnvProvisionFunction: *x.Provision.Function.FunctionArn(),
+		cl.EnvOrigins: strings.Join(p.AllowedOrigins, ","),
+	})
+
+	x.grant(p)
+	x.async(p)
+	x.errorAlarms(p)
+
+	// An EventBridge rule, not a schedule of the group: the reconciler
+	// repairs the group's schedules, so its own timer stays outside it.
+	x.ReconcileRule = awsevents.NewRule(c, jsii.String("ReconcileSchedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("Runs the campaign reconciler every %v minutes", *p.ReconcileEvery.ToMinutes(nil))),
+		Schedule:    awsevents.Schedule_Rate(p.ReconcileEvery),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(x.Reconciler.Function, nil)},
+	})
+	x.api(p)
+	return x
+}
+
+// scheduleArns matches every schedule of the group, and nothing else.
+func (x *Campaigns) scheduleArns() *[]*string {
+	return &[]*string{awscdk.Stack_Of(x.Construct).FormatArn(&awscdk.ArnComponents{Service: jsii.String("scheduler"), Resource: jsii.String("schedule"),
+		ResourceName: jsii.String(*x.ScheduleGroup.ScheduleGroupName() + "/" + campaign.ScheduleNamePrefix + "*")})}
+}
+
+// grantSchedules lets grantee call actions on the group's campaign
+// schedules, and pass the scheduler role to the scheduler only.
+func (x *Campaigns) grantSchedules(grantee awsiam.IGrantable, actions ...string) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: x.scheduleArns()})
+	for _, a := range actions {
+		if a == "scheduler:CreateSchedule" {
+			grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("iam:PassRole"), Resources: jsii.Strings(*x.SchedulerRole.RoleArn()),
+				Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
+			}))
+		}
+	}
+}
+
+// grant gives each function exactly what its code calls.
+func (x *Campaigns) grant(p CampaignsProps) {
+	send, prov, rec, api := x.Send.Function, x.Provision.Function, x.Reconciler.Function, x.Api.Function
+	// Send: read, claim and replace its task; put, read and delete the
+	// SES idempotency record; send as the identity only.
+	grants.Table(x.Table, send, "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem")
+	stack := awscdk.Stack_Of(x.Construct)
+	sesArns := []*string{stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ses"), Resource: jsii.String("identity"), ResourceName: jsii.String(p.SenderIdentity)})}
+	if p.SesConfigurationSet != "" {
+		sesArns = append(sesArns, stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ses"), Resource: jsii.String("configuration-set"), ResourceName: jsii.String(p.SesConfigurationSet)}))
+	}
+	send.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("ses:SendEmail"), Resources: &sesArns,
+		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": p.SenderAddress}},
+	}))
+	// Provision: read the campaign, list tasks, status and checkpoint
+	// writes; create schedules.
+	grants.Table(x.Table, prov, "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem")
+	x.grantSchedules(prov, "scheduler:CreateSchedule")
+	// The self-invoke permission, in a policy of its own (see the field).
+	x.ProvisionSelfInvoke = awsiam.NewPolicy(x.Construct, jsii.String("ProvisionSelfInvoke"), &awsiam.PolicyProps{
+		Roles: &[]awsiam.IRole{x.Provision.Role},
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("lambda:InvokeFunction"), Resources: jsii.Strings(*prov.FunctionArn()),
+		})},
+	})
+	// Reconciler: the open index, tasks and campaigns, send records
+	// (read); schedules; hand an overdue task to the send function.
+	grants.Table(x.Table, rec, "dynamodb:GetItem", "dynamodb:PutItem")
+	grants.Index(x.Table, tk.OpenIndex, rec, "dynamodb:Query")
+	x.grantSchedules(rec, "scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule")
+	grants.Invoke(x.Send.Function, rec)
+	// API: create (put, batch), read, count, cancel (update/put tasks and
+	// the campaign, delete schedules), start provisioning.
+	grants.Table(x.Table, api, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
+	x.grantSchedules(api, "scheduler:DeleteSchedule")
+	grants.Invoke(x.Provision.Function, api)
+}
+
+// async gives the asynchronously invoked functions an EventInvokeConfig
+// with a failure queue and alarms.
+func (x *Campaigns) async(p CampaignsProps) {
+	for _, a := range []struct {
+		prefix, name, remedy string
+		fn                   *gofn.Function
+		age, retries         float64
+	}{
+		{"Provision", "campaign provisioning", "Invoke the provisioning function again with the record's requestPayload: it resumes from the campaign's checkpoint.",
+			x.Provision, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts},
+		{"Send", "campaign send", "Nothing to redrive by hand: the reconciler sends or moves each overdue Pending task, and recovers a stale Running one.",
+			x.Send, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts},
+		{"Reconciler", "campaign reconciler", "Nothing to redrive: the next period runs a full pass. See the reconciler's logs.",
+			x.Reconciler, min(*p.ReconcileEvery.ToSeconds(nil), asyncinvoke.MaxMaxEventAgeSec), 0},
+	} {
+		cfg := asyncinvoke.Configure(x.Construct, a.prefix, a.fn.Function, asyncinvoke.Props{Name: a.name, MaxEventAgeSec: a.age,
+			RetryAttempts: a.retries, Remedy: a.remedy, AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy})
+		x.FailureQueues[a.prefix] = cfg.Queue
+		x.Alarms[a.prefix+"FailureAlarm"] = cfg.FailureAlarm
+		x.Alarms[a.prefix+"AsyncEventsDroppedAlarm"] = cfg.DroppedAlarm
+		x.Alarms[a.prefix+"DestinationFailureAlarm"] = cfg.DeliveryFailureAlarm
+	}
+}
+
+// errorAlarms alarms on every error metric the functions write, and on
+// each function's Lambda errors.
+func (x *Campaigns) errorAlarms(p CampaignsProps) {
+	for fn, d := range map[string]map[string]string{
+		metrics.FunctionCampaignAPI: {metrics.CampaignApiServerErrors: "The campaign API answered 5xx (the table, the scheduler or the provisioning invoke failed). Check its logs."},
+		metrics.FunctionCampaignProvision: {
+			metrics.CampaignProvisionErrors: "A campaign provisioning run failed or could not re-invoke itself; Lambda retries it from the checkpoint. Check its logs.",
+			metrics.CampaignProvisionLeft:   "Provisioning left sends without a schedule after repeated errors; the reconciler recreates them before their time. Check the provisioning logs.",
+		},
+		metrics.FunctionCampaignSend: {
+			metrics.CampaignSendErrors:   "Campaign sends failed and are retried (the scheduler, then Lambda); the reconciler repairs what is left. Check the send function's logs.",
+			metrics.CampaignSendBadInput: "The send function got an event it cannot read: that schedule can never send. Check the schedule's input.",
+			metrics.CampaignSendsFailed:  "Campaign emails ended Failed (SES refused them, or an earlier attempt's outcome is unknown). See each task's error.",
+		},
+		metrics.FunctionCampaignReconciler: {
+			metrics.CampaignReconcilerErrors: "The campaign reconciler could not repair some tasks, or a pass failed. Check its logs (firstErrors).",
+			metrics.CampaignReconcileFailed:  "The campaign reconciler gave up on tasks (Failed with a reason: too many attempts or moves).",
+		},
+	} {
+		for name, a := range alarms.ErrorMetricAlarms(x.Construct, "", fn, d, p.AlarmTopic) {
+			x.Alarms[name+"Alarm"] = a
+		}
+	}
+	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}
+	for _, f := range []struct {
+		id string
+		fn *gofn.Function
+	}{{"Api", x.Api}, {"Provision", x.Provision}, {"Send", x.Send}, {"Reconciler", x.Reconciler}} {
+		x.Alarms[f.id+"ErrorsAlarm"] = alarms.AtLeast(x.Construct, f.id+"ErrorsAlarm",
+			fmt.Sprintf("The campaign %s function failed invocations (Lambda Errors). Check its logs.", strings.ToLower(f.id)),
+			f.fn.Function.MetricErrors(sum), 1, p.AlarmTopic)
+	}
+}
+
+// api builds the REST API: every route behind the Cognito authorizer.
+func (x *Campaigns) api(p CampaignsProps) {
+	logs := p.Logs.NewLogGroup(x.Construct, "AccessLogs")
+	props := &awsapigateway.RestApiProps{
+		Description:    jsii.String("Scheduled email campaigns"),
+		CloudWatchRole: jsii.Bool(true),
+		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		DeployOptions: &awsapigateway.StageOptions{
+			ThrottlingRateLimit: jsii.Number(p.ThrottlingRateLimit), ThrottlingBurstLimit: jsii.Number(p.ThrottlingBurstLimit),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(logs),
+			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(taskapi.AccessLogFormat)),
+			MetricsEnabled:       jsii.Bool(true), LoggingLevel: awsapigateway.MethodLoggingLevel_ERROR,
+		},
+	}
+	if len(p.AllowedOrigins) > 0 {
+		props.DefaultCorsPreflightOptions = &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings(p.AllowedOrigins...),
+			AllowMethods: jsii.Strings("GET", "POST", "OPTIONS"), AllowHeaders: jsii.Strings("Authorization", "Content-Type"),
+			MaxAge: awscdk.Duration_Hours(jsii.Number(1))}
+	}
+	x.RestApi = awsapigateway.NewRestApi(x.Construct, jsii.String("RestApi"), props)
+	auth := awsapigateway.NewCognitoUserPoolsAuthorizer(x.Construct, jsii.String("Authorizer"), &awsapigateway.CognitoUserPoolsAuthorizerProps{
+		CognitoUserPools: &[]awscognito.IUserPool{p.UserPool},
+	})
+	integration := awsapigateway.NewLambdaIntegration(x.Api.Function, nil)
+	method := &awsapigateway.MethodOptions{Authorizer: auth, AuthorizationType: awsapigateway.AuthorizationType_COGNITO}
+	root := x.RestApi.Root().AddResource(jsii.String("campaigns"), nil)
+	root.AddMethod(jsii.String("POST"), integration, method)
+	root.AddResource(jsii.String("preview"), nil).AddMethod(jsii.String("POST"), integration, method)
+	one := root.AddResource(jsii.String("{id}"), nil)
+	one.AddMethod(jsii.String("GET"), integration, method)
+	one.AddResource(jsii.String("provision"), nil).AddMethod(jsii.String("POST"), integration, method)
+	one.AddResource(jsii.String("cancel"), nil).AddMethod(jsii.String("POST"), integration, method)
+	x.Alarms["Api5xxAlarm"] = alarms.AtLeast(x.Construct, "Api5xxAlarm", "The campaign API stage answered 5xx. Check the API function's logs.",
+		x.RestApi.DeploymentStage().MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"),
+			Period: awscdk.Duration_Minutes(jsii.Number(5))}), 1, p.AlarmTopic)
+}

@@ -1,0 +1,68 @@
+package campaigns
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+)
+
+// Defaults of CampaignsProps, in one place.
+const (
+	DefaultProvisionTimeoutSec     = 900 // Lambda's maximum: the longest run between checkpoints
+	DefaultProvisionMarginSec      = 90
+	DefaultSchedulerCallsPerSecond = 50 // the lowest CreateSchedule rate quota the scheduler documents
+	DefaultReconcileEveryMinutes   = 30
+	DefaultApiTimeoutSec           = 29 // API Gateway's integration limit
+	DefaultSendTimeoutSec          = 30 // below the send worker's 5-minute claim lease
+	DefaultThrottlingRateLimit     = 20
+	DefaultThrottlingBurstLimit    = 40
+	// ScheduleRetryAttempts is every schedule's retry policy (the core's
+	// campaign.ScheduleRetries), before the dead-letter queue.
+	ScheduleRetryAttempts = 2
+	// The asynchronously invoked functions: provisioning and send retry
+	// (a provisioning run resumes from its checkpoint; a send is claimed
+	// once), the reconciler does not (its next period does).
+	DefaultAsyncMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
+	DefaultAsyncRetryAttempts  = asyncinvoke.MaxRetryAttempts
+)
+
+// tableProps is the well-architected campaign table: on-demand,
+// point-in-time recovery, encryption, keys of internal/campaign/tablekeys.
+func tableProps(removal awscdk.RemovalPolicy, protect bool) *awsdynamodb.TableProps {
+	return &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(tk.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(tk.SortKey), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
+		RemovalPolicy:      removal,
+		DeletionProtection: jsii.Bool(protect),
+	}
+}
+
+func withDefaults(props *CampaignsProps) CampaignsProps {
+	var p CampaignsProps
+	if props != nil {
+		p = *props
+	}
+	if p.RemovalPolicy == "" {
+		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
+	if p.SenderIdentity == "" {
+		p.SenderIdentity = p.SenderAddress
+	}
+	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	p.ProvisionTimeout = propcheck.DurationOr(p.ProvisionTimeout, seconds(DefaultProvisionTimeoutSec))
+	p.ProvisionMargin = propcheck.DurationOr(p.ProvisionMargin, seconds(DefaultProvisionMarginSec))
+	p.ReconcileEvery = propcheck.DurationOr(p.ReconcileEvery, awscdk.Duration_Minutes(jsii.Number(DefaultReconcileEveryMinutes)))
+	p.SchedulerCallsPerSecond = propcheck.OrDefault(p.SchedulerCallsPerSecond, DefaultSchedulerCallsPerSecond)
+	p.ThrottlingRateLimit = propcheck.OrDefault(p.ThrottlingRateLimit, DefaultThrottlingRateLimit)
+	p.ThrottlingBurstLimit = propcheck.OrDefault(p.ThrottlingBurstLimit, DefaultThrottlingBurstLimit)
+	return p
+}

@@ -1,0 +1,53 @@
+package campaigns
+
+import (
+	"fmt"
+	"net/mail"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+)
+
+func unresolved(s string) bool { return *awscdk.Token_IsUnresolved(jsii.String(s)) }
+
+// validate panics with a message that names the prop, shows the bad value
+// and says how to fix it. Tokens are not checked.
+func validate(id string, p CampaignsProps) {
+	if p.UserPool == nil {
+		panic(fmt.Sprintf("%s: UserPool is required: pass the Cognito user pool whose users own campaigns (awscognito.IUserPool)", id))
+	}
+	if !unresolved(p.SenderAddress) {
+		if a, err := mail.ParseAddress(p.SenderAddress); err != nil || a.Address != p.SenderAddress {
+			panic(fmt.Sprintf("%s: SenderAddress must be a plain email address of a verified SES identity, such as news@example.com (given %q)", id, p.SenderAddress))
+		}
+		domain := p.SenderAddress[strings.LastIndex(p.SenderAddress, "@")+1:]
+		if !unresolved(p.SenderIdentity) && p.SenderIdentity != p.SenderAddress && !strings.EqualFold(p.SenderIdentity, domain) {
+			panic(fmt.Sprintf("%s: SenderIdentity %q does not cover SenderAddress %q: set it to the address itself or to its domain %q",
+				id, p.SenderIdentity, p.SenderAddress, domain))
+		}
+	}
+	propcheck.CheckSeconds(id, "ProvisionTimeout", p.ProvisionTimeout, 60, 900, "Lambda allows at most 15 minutes; a run needs a minute at least")
+	propcheck.CheckSeconds(id, "ProvisionMargin", p.ProvisionMargin, 10, 600, "the time a run keeps to save its checkpoint and re-invoke itself")
+	if !*p.ProvisionTimeout.IsUnresolved() && !*p.ProvisionMargin.IsUnresolved() &&
+		*p.ProvisionMargin.ToSeconds(nil)+30 > *p.ProvisionTimeout.ToSeconds(nil) {
+		panic(fmt.Sprintf("%s: ProvisionMargin (%s) leaves less than 30 s of work in ProvisionTimeout (%s): lower the margin or raise the timeout",
+			id, *p.ProvisionMargin.ToHumanString(), *p.ProvisionTimeout.ToHumanString()))
+	}
+	propcheck.CheckSeconds(id, "ReconcileEvery", p.ReconcileEvery, 300, 86400, "a whole number of minutes from 5 minutes to 1 day")
+	if !*p.ReconcileEvery.IsUnresolved() && int(*p.ReconcileEvery.ToSeconds(nil))%60 != 0 {
+		panic(fmt.Sprintf("%s: ReconcileEvery must be whole minutes (given %s): a rule's rate is in minutes", id, *p.ReconcileEvery.ToHumanString()))
+	}
+	if !*awscdk.Token_IsUnresolved(p.SchedulerCallsPerSecond) && (p.SchedulerCallsPerSecond < 1 || p.SchedulerCallsPerSecond > 10000) {
+		panic(fmt.Sprintf("%s: SchedulerCallsPerSecond must be between 1 and 10000 (given %v): set it to your account's CreateSchedule rate quota", id, p.SchedulerCallsPerSecond))
+	}
+	propcheck.CheckWhole(id, "ThrottlingRateLimit", p.ThrottlingRateLimit, 1, 10000, "requests per second of the API stage")
+	propcheck.CheckWhole(id, "ThrottlingBurstLimit", p.ThrottlingBurstLimit, 1, 5000, "burst of the API stage")
+	for _, o := range p.AllowedOrigins {
+		if !unresolved(o) && !strings.HasPrefix(o, "https://") && !strings.HasPrefix(o, "http://localhost") && !strings.HasPrefix(o, "http://127.0.0.1") {
+			panic(fmt.Sprintf("%s: AllowedOrigins entry %q must start with https:// (or http://localhost for development)", id, o))
+		}
+	}
+}

@@ -1,0 +1,386 @@
+// Package campaigns_test holds the synth-and-assert tests of
+// constructs/campaigns, composed in a test stack with a user pool. One
+// package: jsii starts once per process. Bundling is skipped (the Go
+// builds are gofn's own tests).
+package campaigns_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/campaigns"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func newStack(t testing.TB) awscdk.Stack {
+	t.Helper()
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()),
+		Context: &map[string]any{"aws:cdk:bundling-stacks": []string{}}})
+	return awscdk.NewStack(app, jsii.String("CampaignsTest"), &awscdk.StackProps{
+		Env: &awscdk.Environment{Account: jsii.String("123456789012"), Region: jsii.String("eu-central-1")}})
+}
+
+func pool(st awscdk.Stack) awscognito.IUserPool {
+	return awscognito.NewUserPool(st, jsii.String("Users"), nil)
+}
+
+var (
+	once sync.Once
+	tpl  assertions.Template
+	doc  map[string]any
+	c    *campaigns.Campaigns
+	err  any
+)
+
+// synth builds the test stack once per process.
+func synth(t *testing.T) (assertions.Template, map[string]any) {
+	t.Helper()
+	once.Do(func() {
+		defer func() { err = recover() }()
+		st := newStack(t)
+		c = campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{
+			UserPool: pool(st), SenderAddress: "news@example.com", SenderIdentity: "example.com",
+			AllowedOrigins: []string{"https://app.example.com"},
+		})
+		tpl = assertions.Template_FromStack(st, nil)
+		doc = *tpl.ToJSON()
+	})
+	if err != nil {
+		t.Fatalf("synth: %v", err)
+	}
+	return tpl, doc
+}
+
+// check turns a failed CDK assertion (a panic) into a test failure.
+func check(t *testing.T, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("%v", r)
+		}
+	}()
+	f()
+}
+
+func resources(d map[string]any, typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range d["Resources"].(map[string]any) {
+		m := r.(map[string]any)
+		if m["Type"] == typ {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+func props(r map[string]any) map[string]any { p, _ := r["Properties"].(map[string]any); return p }
+
+func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// logical finds the one resource of typ whose id starts with prefix.
+func logical(t *testing.T, d map[string]any, typ, prefix string) string {
+	t.Helper()
+	var found []string
+	for id := range resources(d, typ) {
+		if strings.HasPrefix(id, prefix) {
+			found = append(found, id)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s %s*: found %v, want one", typ, prefix, found)
+	}
+	return found[0]
+}
+
+// statements are every statement of the policies attached to role.
+func statements(d map[string]any, roleID string) []map[string]any {
+	var out []map[string]any
+	for _, pol := range resources(d, "AWS::IAM::Policy") {
+		p := props(pol)
+		if !strings.Contains(js(p["Roles"]), `"`+roleID+`"`) {
+			continue
+		}
+		for _, s := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			out = append(out, s.(map[string]any))
+		}
+	}
+	return out
+}
+
+func roleOf(t *testing.T, d map[string]any, fnPrefix string) string {
+	t.Helper()
+	fn := resources(d, "AWS::Lambda::Function")[logical(t, d, "AWS::Lambda::Function", fnPrefix)]
+	return props(fn)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+}
+
+// actions maps each action a role's policies allow to the resources, as JSON.
+func actions(d map[string]any, roleID string) map[string]string {
+	out := map[string]string{}
+	for _, s := range statements(d, roleID) {
+		acts := s["Action"]
+		list, ok := acts.([]any)
+		if !ok {
+			list = []any{acts}
+		}
+		for _, a := range list {
+			out[a.(string)] += js(s["Resource"])
+		}
+	}
+	return out
+}
+
+func TestTableScheduleGroupAndDLQAlarm(t *testing.T) {
+	tp, d := synth(t)
+	check(t, func() {
+		tp.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"BillingMode":                      "PAY_PER_REQUEST",
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"SSESpecification":                 map[string]any{"SSEEnabled": true},
+			"GlobalSecondaryIndexes": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+				"IndexName": "open", "Projection": map[string]any{"ProjectionType": "ALL"}})}),
+		})
+		tp.ResourceCountIs(jsii.String("AWS::Scheduler::ScheduleGroup"), jsii.Number(1))
+	})
+	dlq := logical(t, d, "AWS::SQS::Queue", "CampaignsScheduleDeadLetterQueue")
+	alarm := props(resources(d, "AWS::CloudWatch::Alarm")[logical(t, d, "AWS::CloudWatch::Alarm", "CampaignsScheduleDeadLetterAlarm")])
+	if !strings.Contains(js(alarm["Dimensions"]), dlq) || alarm["Threshold"] != 1.0 {
+		t.Fatalf("dead-letter alarm %s does not watch %s at 1", js(alarm), dlq)
+	}
+	q := props(resources(d, "AWS::SQS::Queue")[dlq])
+	if q["SqsManagedSseEnabled"] != true || q["MessageRetentionPeriod"] != 1209600.0 {
+		t.Fatalf("dlq %s: want SSE and 14 days", js(q))
+	}
+}
+
+func TestSchedulerRoleMayInvokeOnlyTheSendFunction(t *testing.T) {
+	_, d := synth(t)
+	roleID := logical(t, d, "AWS::IAM::Role", "CampaignsSchedulerRole")
+	role := props(resources(d, "AWS::IAM::Role")[roleID])
+	trust := js(role["AssumeRolePolicyDocument"])
+	group := logical(t, d, "AWS::Scheduler::ScheduleGroup", "CampaignsScheduleGroup")
+	for _, want := range []string{`"Service":"scheduler.amazonaws.com"`, `"aws:SourceAccount":"123456789012"`, `"aws:SourceArn":{"Fn::GetAtt":["` + group + `","Arn"]}`} {
+		if !strings.Contains(trust, want) {
+			t.Errorf("trust policy %s lacks %s", trust, want)
+		}
+	}
+	send := logical(t, d, "AWS::Lambda::Function", "CampaignsSend")
+	got := actions(d, roleID)
+	want := map[string]string{
+		"lambda:InvokeFunction": `{"Fn::GetAtt":["` + send + `","Arn"]}`,
+		"sqs:SendMessage":       `{"Fn::GetAtt":["` + logical(t, d, "AWS::SQS::Queue", "CampaignsScheduleDeadLetterQueue") + `","Arn"]}`,
+	}
+	if js(got) != js(want) {
+		t.Fatalf("scheduler role allows\n %v\nwant exactly\n %v", got, want)
+	}
+}
+
+func TestFunctionsHaveLeastPrivilege(t *testing.T) {
+	_, d := synth(t)
+	cases := []struct {
+		fn      string
+		allowed []string
+	}{
+		{"CampaignsSend", []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "ses:SendEmail",
+			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+		{"CampaignsProvision", []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem",
+			"scheduler:CreateSchedule", "iam:PassRole", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+		{"CampaignsReconciler", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "scheduler:CreateSchedule",
+			"scheduler:GetSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+		{"CampaignsApi", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem",
+			"scheduler:DeleteSchedule", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fn, func(t *testing.T) {
+			got := actions(d, roleOf(t, d, tc.fn))
+			ok := map[string]bool{}
+			for _, a := range tc.allowed {
+				ok[a] = true
+			}
+			for a, res := range got {
+				if strings.HasPrefix(a, "sqs:") && !strings.Contains(res, tc.fn+"FailureQueue") {
+					t.Errorf("%s on %s: want its own failure queue only (Lambda's on-failure destination)", a, res)
+				}
+				if !ok[a] {
+					t.Errorf("allows %s on %s: not needed", a, res)
+				}
+				if strings.Contains(res, `"*"`) {
+					t.Errorf("%s on *", a)
+				}
+				if strings.HasPrefix(a, "scheduler:") && !strings.Contains(res, "schedule/") {
+					t.Errorf("%s on %s: want the group's camp-* schedules only", a, res)
+				}
+			}
+			for _, a := range tc.allowed {
+				if _, in := got[a]; !in && !strings.HasPrefix(a, "sqs:") {
+					t.Errorf("lacks %s", a)
+				}
+			}
+		})
+	}
+	t.Run("ses:SendEmail on the identity only, From pinned", func(t *testing.T) {
+		for _, s := range statements(d, roleOf(t, d, "CampaignsSend")) {
+			if js(s["Action"]) == `"ses:SendEmail"` {
+				if r := js(s["Resource"]); !strings.Contains(r, ":identity/example.com") || strings.Count(r, "arn:") != 1 {
+					t.Errorf("ses:SendEmail on %s", r)
+				}
+				if !strings.Contains(js(s["Condition"]), `"ses:FromAddress":"news@example.com"`) {
+					t.Errorf("condition %s", js(s["Condition"]))
+				}
+			}
+		}
+	})
+	t.Run("schedule grants stop at the camp- prefix of the group", func(t *testing.T) {
+		got := actions(d, roleOf(t, d, "CampaignsProvision"))["scheduler:CreateSchedule"]
+		if !strings.Contains(got, "/camp-*") {
+			t.Errorf("CreateSchedule on %s", got)
+		}
+		pass := ""
+		for _, s := range statements(d, roleOf(t, d, "CampaignsProvision")) {
+			if js(s["Action"]) == `"iam:PassRole"` {
+				pass = js(s)
+			}
+		}
+		if !strings.Contains(pass, `"iam:PassedToService":"scheduler.amazonaws.com"`) || !strings.Contains(pass, "CampaignsSchedulerRole") {
+			t.Errorf("PassRole %s: want the scheduler role, to the scheduler only", pass)
+		}
+	})
+}
+
+func TestProvisionMayInvokeItself(t *testing.T) {
+	_, d := synth(t)
+	prov := logical(t, d, "AWS::Lambda::Function", "CampaignsProvision")
+	pol := props(resources(d, "AWS::IAM::Policy")[logical(t, d, "AWS::IAM::Policy", "CampaignsProvisionSelfInvoke")])
+	want := `{"Action":"lambda:InvokeFunction","Effect":"Allow","Resource":{"Fn::GetAtt":["` + prov + `","Arn"]}}`
+	if got := js(pol["PolicyDocument"].(map[string]any)["Statement"]); got != "["+want+"]" {
+		t.Fatalf("self-invoke policy %s, want [%s]", got, want)
+	}
+	if !strings.Contains(js(pol["Roles"]), roleOf(t, d, "CampaignsProvision")) {
+		t.Fatalf("self-invoke policy attached to %s", js(pol["Roles"]))
+	}
+	env := js(props(resources(d, "AWS::Lambda::Function")[prov])["Environment"])
+	for _, k := range []string{"SEND_FUNCTION_ARN", "SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN", "SCHEDULE_GROUP", `"PROVISION_MARGIN_SEC":"90"`} {
+		if !strings.Contains(env, k) {
+			t.Errorf("provision environment %s lacks %s", env, k)
+		}
+	}
+	if props(resources(d, "AWS::Lambda::Function")[prov])["Timeout"] != 900.0 {
+		t.Errorf("provision timeout, want 900")
+	}
+}
+
+func TestReconcilerRuleAndAsyncConfig(t *testing.T) {
+	tp, d := synth(t)
+	rec := logical(t, d, "AWS::Lambda::Function", "CampaignsReconciler")
+	rule := props(resources(d, "AWS::Events::Rule")[logical(t, d, "AWS::Events::Rule", "CampaignsReconcileSchedule")])
+	if rule["ScheduleExpression"] != "rate(30 minutes)" || !strings.Contains(js(rule["Targets"]), rec) {
+		t.Fatalf("rule %s", js(rule))
+	}
+	check(t, func() {
+		tp.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+			"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
+			"FunctionName": map[string]any{"Fn::GetAtt": []any{rec, "Arn"}},
+		})
+		tp.ResourceCountIs(jsii.String("AWS::Lambda::EventInvokeConfig"), jsii.Number(3))
+		tp.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
+			"FunctionName": map[string]any{"Ref": rec}, "MaximumRetryAttempts": 0.0, "MaximumEventAgeInSeconds": 1800.0})
+	})
+}
+
+func TestApiRoutesBehindCognito(t *testing.T) {
+	_, d := synth(t)
+	methods := resources(d, "AWS::ApiGateway::Method")
+	n := 0
+	for id, m := range methods {
+		p := props(m)
+		if p["HttpMethod"] == "OPTIONS" {
+			continue
+		}
+		n++
+		if p["AuthorizationType"] != "COGNITO_USER_POOLS" {
+			t.Errorf("%s: authorization %v", id, p["AuthorizationType"])
+		}
+	}
+	if n != 5 {
+		t.Errorf("%d methods, want 5 (create, preview, get, provision, cancel)", n)
+	}
+	auth := props(resources(d, "AWS::ApiGateway::Authorizer")[logical(t, d, "AWS::ApiGateway::Authorizer", "CampaignsAuthorizer")])
+	if !strings.Contains(js(auth["ProviderARNs"]), "Users") {
+		t.Errorf("authorizer %s: want the user pool", js(auth))
+	}
+}
+
+func TestEveryErrorMetricIsAlarmed(t *testing.T) {
+	_, d := synth(t)
+	alarmed := map[string]bool{}
+	for _, a := range resources(d, "AWS::CloudWatch::Alarm") {
+		if name, ok := props(a)["MetricName"].(string); ok {
+			alarmed[name] = true
+		}
+	}
+	for _, fn := range []string{metrics.FunctionCampaignAPI, metrics.FunctionCampaignProvision, metrics.FunctionCampaignSend, metrics.FunctionCampaignReconciler} {
+		if len(metrics.ErrorMetrics[fn]) == 0 {
+			t.Errorf("%s has no error metrics", fn)
+		}
+		for _, m := range metrics.ErrorMetrics[fn] {
+			if !alarmed[m] {
+				t.Errorf("error metric %s of %s has no alarm", m, fn)
+			}
+		}
+	}
+	for _, m := range []string{"Errors", "AsyncEventsDropped", "DestinationDeliveryFailures", "5XXError"} {
+		if !alarmed[m] {
+			t.Errorf("no alarm on %s", m)
+		}
+	}
+}
+
+func TestValidation(t *testing.T) {
+	sec := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	cases := []struct {
+		name string
+		set  func(p *campaigns.CampaignsProps)
+		want string // "" = valid
+	}{
+		{"defaults", func(*campaigns.CampaignsProps) {}, ""},
+		{"no user pool", func(p *campaigns.CampaignsProps) { p.UserPool = nil }, "UserPool is required"},
+		{"sender not an address", func(p *campaigns.CampaignsProps) { p.SenderAddress = "News <n@example.com>" }, "plain email address"},
+		{"identity not covering the sender", func(p *campaigns.CampaignsProps) { p.SenderIdentity = "other.org" }, `its domain "example.com"`},
+		{"timeout over Lambda's", func(p *campaigns.CampaignsProps) { p.ProvisionTimeout = sec(901) }, "ProvisionTimeout must be"},
+		{"margin eats the timeout", func(p *campaigns.CampaignsProps) { p.ProvisionTimeout, p.ProvisionMargin = sec(120), sec(100) }, "lower the margin"},
+		{"reconcile too often", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = sec(60) }, "ReconcileEvery must be"},
+		{"reconcile not whole minutes", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = sec(330) }, "whole minutes"},
+		{"calls per second", func(p *campaigns.CampaignsProps) { p.SchedulerCallsPerSecond = 0.5 }, "SchedulerCallsPerSecond must be"},
+		{"http origin", func(p *campaigns.CampaignsProps) { p.AllowedOrigins = []string{"http://app.example.com"} }, "https://"},
+		{"a day's period", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = awscdk.Duration_Days(jsii.Number(1)) }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStack(t)
+			p := &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"}
+			tc.set(p)
+			var got string
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						got = fmt.Sprint(r)
+					}
+				}()
+				campaigns.NewCampaigns(st, jsii.String("C"), p)
+			}()
+			if tc.want == "" && got != "" {
+				t.Fatalf("panicked: %s", got)
+			}
+			if tc.want != "" && (!strings.Contains(got, tc.want) || !strings.HasPrefix(got, "C: ")) {
+				t.Fatalf("panic %q, want one naming the construct and saying %q", got, tc.want)
+			}
+		})
+	}
+}
