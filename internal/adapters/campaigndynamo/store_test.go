@@ -18,21 +18,7 @@ import (
 
 var dynalite string
 
-func TestMain(m *testing.M) {
-	d, err := testenv.LaunchDynalite()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			fmt.Fprintln(os.Stderr, "CI=true, so the dynalite tests must run:", err)
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "skipping the dynalite tests:", err)
-		os.Exit(0)
-	}
-	dynalite = d.Endpoint
-	code := m.Run()
-	d.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithDynalite(m, &dynalite)) }
 
 var t0 = time.Date(2026, 6, 1, 7, 0, 0, 0, time.UTC) // a Monday, 09:00 in Berlin
 
@@ -41,9 +27,7 @@ func newStore(t *testing.T) *Store {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	if _, err := client.CreateTable(context.Background(), TableInput(name)); err != nil {
-		t.Fatal(err)
-	}
+	testenv.CreateTable(t, client, TableInput(name))
 	st, err := New(client, name)
 	if err != nil {
 		t.Fatal(err)

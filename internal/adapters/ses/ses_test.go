@@ -21,21 +21,7 @@ import (
 
 var dynalite string
 
-func TestMain(m *testing.M) {
-	d, err := testenv.LaunchDynalite()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			fmt.Fprintln(os.Stderr, "CI=true, so the dynalite tests must run:", err)
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "skipping the dynalite tests:", err)
-		os.Exit(0)
-	}
-	dynalite = d.Endpoint
-	code := m.Run()
-	d.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithDynalite(m, &dynalite)) }
 
 // mail is a fake SES that answers each call with the next error of errs
 // (nil: success) and counts the calls.
@@ -60,9 +46,7 @@ func newSender(t *testing.T, m *mail) *Sender {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	if _, err := client.CreateTable(context.Background(), campaigndynamo.TableInput(name)); err != nil {
-		t.Fatal(err)
-	}
+	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
 	s, err := New(m, client, Config{Table: name, From: "news@example.com"}, inmem.NewVirtualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)))
 	if err != nil {
 		t.Fatal(err)

@@ -24,21 +24,7 @@ import (
 
 var dynalite string
 
-func TestMain(m *testing.M) {
-	d, err := testenv.LaunchDynalite()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			fmt.Fprintln(os.Stderr, "CI=true, so the dynalite tests must run:", err)
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "skipping the dynalite tests:", err)
-		os.Exit(0)
-	}
-	dynalite = d.Endpoint
-	code := m.Run()
-	d.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithDynalite(m, &dynalite)) }
 
 type starts struct {
 	mu  sync.Mutex
@@ -66,9 +52,7 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	if _, err := client.CreateTable(context.Background(), campaigndynamo.TableInput(name)); err != nil {
-		t.Fatal(err)
-	}
+	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
 	st, _ := campaigndynamo.New(client, name)
 	clock := inmem.NewVirtualClock(now)
 	e := &env{store: st, sched: inmem.NewScheduler(nil), starts: &starts{}}
