@@ -123,7 +123,14 @@ type Campaigns struct {
 	FailureQueues map[string]awssqs.IQueue
 	// Alarms are every alarm of the construct, by id.
 	Alarms map[string]awscloudwatch.Alarm
+
+	errorAlarms []awscloudwatch.Alarm
 }
+
+// ErrorAlarms are the alarms on the functions' error metrics
+// (metrics.CampaignErrorMetrics): with the construct among an operations
+// construct's Sources, none is repeated there.
+func (x *Campaigns) ErrorAlarms() []awscloudwatch.Alarm { return x.errorAlarms }
 
 // NewCampaigns builds the campaigns.
 func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps) *Campaigns {
@@ -205,7 +212,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 
 	x.grant(p)
 	x.async(p)
-	x.errorAlarms(p)
+	x.alarmErrors(p)
 
 	// An EventBridge rule, not a schedule of the group: the reconciler
 	// repairs the group's schedules, so its own timer stays outside it.
@@ -303,7 +310,7 @@ func (x *Campaigns) async(p CampaignsProps) {
 
 // errorAlarms alarms on every error metric the functions write, and on
 // each function's Lambda errors.
-func (x *Campaigns) errorAlarms(p CampaignsProps) {
+func (x *Campaigns) alarmErrors(p CampaignsProps) {
 	for fn, d := range map[string]map[string]string{
 		metrics.FunctionCampaignAPI: {metrics.CampaignApiServerErrors: "The campaign API answered 5xx (the table, the scheduler or the provisioning invoke failed). Check its logs."},
 		metrics.FunctionCampaignProvision: {
@@ -320,8 +327,16 @@ func (x *Campaigns) errorAlarms(p CampaignsProps) {
 			metrics.CampaignReconcileFailed:  "The campaign reconciler gave up on tasks (Failed with a reason: too many attempts or moves).",
 		},
 	} {
-		for name, a := range alarms.ErrorMetricAlarms(x.Construct, "", fn, d, p.AlarmTopic) {
+		// alarms.ErrorMetricAlarms reads metrics.ErrorMetrics, which the
+		// campaign functions are kept out of (see CampaignErrorMetrics).
+		for _, name := range metrics.CampaignErrorMetrics[fn] {
+			desc, ok := d[name]
+			if !ok {
+				panic("campaigns: no description for error metric " + name + " of function " + fn)
+			}
+			a := alarms.AtLeast(x.Construct, name+"Alarm", desc, alarms.Metric(x.Construct, fn, name, nil), 1, p.AlarmTopic)
 			x.Alarms[name+"Alarm"] = a
+			x.errorAlarms = append(x.errorAlarms, a)
 		}
 	}
 	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}

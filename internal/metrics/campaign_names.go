@@ -1,9 +1,8 @@
 package metrics
 
 // Metric and function names of the scheduled campaigns
-// (constructs/campaigns). They are kept in this file, and merged into
-// ErrorMetrics by init, only so that work on the campaigns and on the
-// pipeline does not edit one file at once; they are part of the one list.
+// (constructs/campaigns), in a file of their own so that work on the
+// campaigns and on the pipeline does not edit one file at once.
 
 // Campaign function names (the Function dimension).
 const (
@@ -65,16 +64,14 @@ const (
 	CampaignReconcilerErrors = "CampaignReconcilerErrors"
 )
 
-// campaignErrorMetrics are the campaign functions' entries of ErrorMetrics.
-var campaignErrorMetrics = map[string][]string{
+// CampaignErrorMetrics lists, per campaign function, every metric that
+// counts work lost, skipped or failing; constructs/campaigns alarms on
+// each (and is an operations Source for them). They are kept out of
+// ErrorMetrics, which the operations construct alarms on by default: an
+// app without the campaigns has none of these functions.
+var CampaignErrorMetrics = map[string][]string{
 	FunctionCampaignAPI:        {CampaignApiServerErrors},
 	FunctionCampaignProvision:  {CampaignProvisionErrors, CampaignProvisionLeft},
 	FunctionCampaignSend:       {CampaignSendErrors, CampaignSendBadInput, CampaignSendsFailed},
 	FunctionCampaignReconciler: {CampaignReconcilerErrors, CampaignReconcileFailed},
-}
-
-func init() {
-	for fn, names := range campaignErrorMetrics {
-		ErrorMetrics[fn] = names
-	}
 }

@@ -326,14 +326,17 @@ func TestEveryErrorMetricIsAlarmed(t *testing.T) {
 		}
 	}
 	for _, fn := range []string{metrics.FunctionCampaignAPI, metrics.FunctionCampaignProvision, metrics.FunctionCampaignSend, metrics.FunctionCampaignReconciler} {
-		if len(metrics.ErrorMetrics[fn]) == 0 {
-			t.Errorf("%s has no error metrics", fn)
+		if len(metrics.CampaignErrorMetrics[fn]) == 0 || len(metrics.ErrorMetrics[fn]) != 0 {
+			t.Errorf("%s: error metrics %v, want some, and none in ErrorMetrics (operations would alarm on them in an app without campaigns)", fn, metrics.CampaignErrorMetrics[fn])
 		}
-		for _, m := range metrics.ErrorMetrics[fn] {
+		for _, m := range metrics.CampaignErrorMetrics[fn] {
 			if !alarmed[m] {
 				t.Errorf("error metric %s of %s has no alarm", m, fn)
 			}
 		}
+	}
+	if n := len(c.ErrorAlarms()); n != 8 {
+		t.Errorf("ErrorAlarms: %d, want one per error metric (8)", n)
 	}
 	for _, m := range []string{"Errors", "AsyncEventsDropped", "DestinationDeliveryFailures", "5XXError"} {
 		if !alarmed[m] {
