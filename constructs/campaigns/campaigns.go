@@ -32,6 +32,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
+	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/internal/campaign"
@@ -222,7 +223,26 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(x.Reconciler.Function, nil)},
 	})
 	x.api(p)
+	x.suppressNag()
 	return x
+}
+
+// suppressNag records, on each resource, why an AwsSolutions finding does
+// not apply (pinned by TestNoUnsuppressedNagFindings in test/campaigns).
+func (x *Campaigns) suppressNag() {
+	nag.Suppress(x.DeadLetterQueue, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the campaign schedules' dead-letter queue; a DLQ of a DLQ adds nothing"})
+	schedules := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:scheduler:[^:]+:[^:]+:schedule\/[^/*]+\/camp-\*$/g`)},
+		Reason: "One schedule per send task, named camp-<taskId>: the grant covers exactly the campaign schedules of this construct's group"}
+	versions := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>:\*$/g`)},
+		Reason: "Invoke one function of this construct and its versions/aliases (<arn>:*), nothing else"}
+	nag.Suppress(nag.RolePolicy(x.Provision.Function), schedules)
+	nag.Suppress(nag.RolePolicy(x.Reconciler.Function), schedules, versions)
+	nag.Suppress(nag.RolePolicy(x.Api.Function), schedules, versions)
+	nag.Suppress(x.RestApi,
+		nag.Rule{ID: "AwsSolutions-APIG2", Reason: "The handler validates every body strictly (unknown fields at every depth, sizes, the schedule rules) and answers JSON 4xx; API Gateway's validator would answer in another format"},
+		nag.Rule{ID: "AwsSolutions-APIG3", Reason: "Every method needs a Cognito token and the stage is throttled; attach a WAF web ACL to RestApi.DeploymentStage() where the threat model asks for one"},
+		nag.Rule{ID: "AwsSolutions-IAM4", AppliesTo: []any{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"},
+			Reason: "API Gateway's account-wide logging role, as AWS documents it; needed for the access logs"})
 }
 
 // scheduleArns matches every schedule of the group, and nothing else.

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -385,5 +386,26 @@ func TestValidation(t *testing.T) {
 				t.Fatalf("panic %q, want one naming the construct and saying %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNoUnsuppressedNagFindings applies the AwsSolutions pack (as app.go
+// does) and fails on any finding not suppressed with a reason.
+func TestNoUnsuppressedNagFindings(t *testing.T) {
+	st := newStack(t)
+	campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"})
+	awscdk.Aspects_Of(st).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	ann := assertions.Annotations_FromStack(st)
+	rule := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
+	var out []string
+	for _, m := range append(*ann.FindError(jsii.String("*"), rule), *ann.FindWarning(jsii.String("*"), rule)...) {
+		if strings.HasPrefix(*m.Id, "/CampaignsTest/Users") {
+			continue // the test's own user pool
+		}
+		//lint:ignore SA1019 Annotations returns this type; the Go binding has no other
+		out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+	}
+	if len(out) > 0 {
+		t.Fatalf("%d unsuppressed cdk-nag findings:\n%s", len(out), strings.Join(out, "\n"))
 	}
 }
