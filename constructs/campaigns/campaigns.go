@@ -148,10 +148,11 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
 	x.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(tk.OwnerIndex),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tk.OwnerAttr), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tk.CreatedAttr), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+		IndexName:        jsii.String(tk.OwnerIndex),
+		PartitionKey:     &awsdynamodb.Attribute{Name: jsii.String(tk.OwnerAttr), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:          &awsdynamodb.Attribute{Name: jsii.String(tk.CreatedAttr), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+		NonKeyAttributes: jsii.Strings(tk.OwnerProjection...),
 	})
 
 	x.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{RemovalPolicy: p.RemovalPolicy})
@@ -206,7 +207,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{cl.EnvMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing schedules, stale Running tasks, interrupted cancels",
 		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), target, sender)
-	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, provision, cancel, get", DefaultApiTimeoutSec, map[string]string{
+	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
 		cl.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), cl.EnvProvisionFunction: *x.Provision.Function.FunctionArn(),
 		cl.EnvOrigins: strings.Join(p.AllowedOrigins, ","),
 	})
@@ -300,6 +301,7 @@ func (x *Campaigns) grant(p CampaignsProps) {
 	// API: create (put, batch), read, count, cancel (update/put tasks and
 	// the campaign, delete schedules), start provisioning.
 	grants.Table(x.Table, api, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
+	grants.Index(x.Table, tk.OwnerIndex, api, "dynamodb:Query") // the caller's campaigns
 	x.grantSchedules(api, "scheduler:DeleteSchedule")
 	grants.Invoke(x.Provision.Function, api)
 }
@@ -397,6 +399,7 @@ func (x *Campaigns) api(p CampaignsProps) {
 	method := &awsapigateway.MethodOptions{Authorizer: auth, AuthorizationType: awsapigateway.AuthorizationType_COGNITO}
 	root := x.RestApi.Root().AddResource(jsii.String("campaigns"), nil)
 	root.AddMethod(jsii.String("POST"), integration, method)
+	root.AddMethod(jsii.String("GET"), integration, method)
 	root.AddResource(jsii.String("preview"), nil).AddMethod(jsii.String("POST"), integration, method)
 	one := root.AddResource(jsii.String("{id}"), nil)
 	one.AddMethod(jsii.String("GET"), integration, method)

@@ -24,6 +24,8 @@ var (
 	ErrScheduleExists = errors.New("schedule exists")
 	// ErrNotSent: the sender has no record of the idempotency key.
 	ErrNotSent = errors.New("not sent")
+	// ErrBadCursor: a page cursor that no page returned.
+	ErrBadCursor = errors.New("bad cursor")
 	// ErrRetryable marks a send error that may succeed later (a throttle,
 	// a timeout): the task goes back to Pending instead of Failed.
 	ErrRetryable = errors.New("retryable send error")

@@ -309,8 +309,8 @@ func TestApiRoutesBehindCognito(t *testing.T) {
 			t.Errorf("%s: authorization %v", id, p["AuthorizationType"])
 		}
 	}
-	if n != 5 {
-		t.Errorf("%d methods, want 5 (create, preview, get, provision, cancel)", n)
+	if n != 6 {
+		t.Errorf("%d methods, want 6 (create, list, preview, get, provision, cancel)", n)
 	}
 	auth := props(resources(d, "AWS::ApiGateway::Authorizer")[logical(t, d, "AWS::ApiGateway::Authorizer", "CampaignsAuthorizer")])
 	if !strings.Contains(js(auth["ProviderARNs"]), "Users") {

@@ -198,7 +198,7 @@ func decodeCursor(c string) (item, error) {
 		err = json.Unmarshal(b, &m)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open-task cursor %q is damaged: %w", c, err)
+		return nil, fmt.Errorf("cursor %q: %w (%w)", c, campaign.ErrBadCursor, err)
 	}
 	k := item{}
 	for name, v := range m {
@@ -249,6 +249,38 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 		return fmt.Errorf("set campaign %s status %s: %w", id, to, conditionFailed(err))
 	}
 	return nil
+}
+
+// Owned reads one page of owner's campaigns, newest first, from the
+// owner index: summaries (id, subject, status, total, created and
+// updated), without body or rules. The cursor is opaque; "" starts, a
+// returned "" ends.
+func (st *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
+	start, err := decodeCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := st.api.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(st.table), IndexName: aws.String(tk.OwnerIndex),
+		KeyConditionExpression:    aws.String("#o = :o"),
+		ExpressionAttributeNames:  map[string]string{"#o": tk.OwnerAttr},
+		ExpressionAttributeValues: item{":o": s(owner)},
+		ScanIndexForward:          aws.Bool(false), Limit: aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("list campaigns of %s: %w", owner, err)
+	}
+	out := make([]campaign.Campaign, 0, len(res.Items))
+	for _, m := range res.Items {
+		r := &reader{m: m}
+		c := campaign.Campaign{ID: getS(m, attrCampaignID), OwnerID: owner, Subject: getS(m, "subject"),
+			Status: campaign.Status(getS(m, attrStatus)), Total: r.n("total"), CreatedAt: r.t(tk.CreatedAttr), UpdatedAt: r.t("updatedAt")}
+		if r.err != nil {
+			return nil, "", r.err
+		}
+		out = append(out, c)
+	}
+	return out, encodeCursor(res.LastEvaluatedKey), nil
 }
 
 // ErrExists: a campaign of that id exists already.

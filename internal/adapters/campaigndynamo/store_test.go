@@ -142,7 +142,7 @@ func TestStoreRoundTripsAndConditions(t *testing.T) {
 			}
 		}},
 		{"a damaged cursor is an error", func(t *testing.T) {
-			if _, _, err := st.Open(ctx, "%%%", 5); err == nil {
+			if _, _, err := st.Open(ctx, "%%%", 5); !errors.Is(err, campaign.ErrBadCursor) {
 				t.Fatal("no error")
 			}
 		}},

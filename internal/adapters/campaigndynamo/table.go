@@ -29,7 +29,7 @@ func TableInput(name string) *dynamodb.CreateTableInput {
 			{IndexName: aws.String(tk.OpenIndex), KeySchema: key(tk.OpenAttr, tk.SortKey),
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}},
 			{IndexName: aws.String(tk.OwnerIndex), KeySchema: key(tk.OwnerAttr, tk.CreatedAttr),
-				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: tk.OwnerProjection}},
 		},
 	}
 }

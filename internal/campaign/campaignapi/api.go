@@ -61,6 +61,8 @@ type Store interface {
 	Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error
 	Complete(ctx context.Context, c campaign.Campaign) (bool, error)
 	Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error)
+	// Owned reads a page of owner's campaigns (summaries), newest first.
+	Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error)
 }
 
 // Starter starts provisioning a campaign (an asynchronous invoke of the
@@ -122,6 +124,8 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 	switch (route{r.Route, r.Method}) {
 	case route{RouteCampaigns, http.MethodPost}:
 		return h.create(ctx, r, false)
+	case route{RouteCampaigns, http.MethodGet}:
+		return h.list(ctx, r)
 	case route{RoutePreview, http.MethodPost}:
 		return h.create(ctx, r, true)
 	case route{RouteCampaign, http.MethodGet}:
@@ -244,6 +248,33 @@ func (h *Handler) owned(ctx context.Context, r api.Request) (campaign.Campaign, 
 		return c, &resp
 	}
 	return c, nil
+}
+
+// list answers the caller's campaigns, newest first, a page at a time.
+func (h *Handler) list(ctx context.Context, r api.Request) api.Response {
+	limit := 20
+	if v, ok := r.Query["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return fail(http.StatusBadRequest, "validation_error", fmt.Sprintf("limit must be between 1 and 100 (given %q)", v))
+		}
+		limit = n
+	}
+	page, next, err := h.store.Owned(ctx, r.UserID, r.Query["cursor"], limit)
+	if errors.Is(err, campaign.ErrBadCursor) {
+		return fail(http.StatusBadRequest, "validation_error", "cursor is not valid: pass the cursor of the previous page unchanged")
+	}
+	if err != nil {
+		return h.internal(ctx, err)
+	}
+	out := struct {
+		Campaigns []campaignJSON `json:"campaigns"`
+		Cursor    string         `json:"cursor,omitempty"`
+	}{Campaigns: []campaignJSON{}, Cursor: next}
+	for _, c := range page {
+		out.Campaigns = append(out.Campaigns, campaignOf(c, nil, nil, 0))
+	}
+	return respond(http.StatusOK, out)
 }
 
 func (h *Handler) get(ctx context.Context, r api.Request) api.Response {

@@ -143,6 +143,19 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 	if status != 201 || created["id"] != "c2" || created["status"] != "Draft" || created["total"] != 12.0 {
 		t.Fatalf("create %d %v", status, created)
 	}
+	t.Run("each user lists only their own campaigns", func(t *testing.T) {
+		_, mine := e.do("GET", campaignapi.RouteCampaigns, "", "u1", "", nil)
+		list, _ := mine["campaigns"].([]any)
+		if len(list) != 1 || list[0].(map[string]any)["id"] != "c2" || list[0].(map[string]any)["total"] != 12.0 {
+			t.Fatalf("u1's list %v", mine)
+		}
+		if _, theirs := e.do("GET", campaignapi.RouteCampaigns, "", "u2", "", nil); len(theirs["campaigns"].([]any)) != 0 {
+			t.Fatalf("u2's list %v", theirs)
+		}
+		if status, _ := e.do("GET", campaignapi.RouteCampaigns, "", "u1", "", map[string]string{"cursor": "%%%"}); status != 400 {
+			t.Fatalf("a damaged cursor: %d", status)
+		}
+	})
 	t.Run("another user's campaign is a 404 on every route", func(t *testing.T) {
 		for _, r := range []struct{ method, route string }{{"GET", campaignapi.RouteCampaign}, {"POST", campaignapi.RouteProvision}, {"POST", campaignapi.RouteCancel}} {
 			if status, _ := e.do(r.method, r.route, "c2", "u2", "", nil); status != 404 {

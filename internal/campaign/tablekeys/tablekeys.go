@@ -12,7 +12,8 @@
 // A task carries OpenAttr only while it is Pending or Running, so the
 // sparse index OpenIndex holds exactly the open tasks of every campaign
 // (what the reconciler reads). A campaign item carries OwnerAttr, and the
-// index OwnerIndex (OwnerAttr, CreatedAttr) lists a user's campaigns.
+// index OwnerIndex (OwnerAttr, CreatedAttr; OwnerProjection) lists a
+// user's campaigns, newest first.
 package tablekeys
 
 // Key and index names.
@@ -24,7 +25,7 @@ const (
 	OpenIndex = "open"
 	OpenAttr  = "openShard"
 	// OwnerIndex lists a user's campaigns: partition OwnerAttr, sort
-	// CreatedAttr; keys only.
+	// CreatedAttr, projecting OwnerProjection.
 	OwnerIndex  = "owner"
 	OwnerAttr   = "owner"
 	CreatedAttr = "createdAt"
@@ -48,3 +49,7 @@ func CampaignPK(id string) string { return CampaignPrefix + id }
 
 // TaskSK is a task's sort key.
 func TaskSK(taskID string) string { return TaskPrefix + taskID }
+
+// OwnerProjection are the attributes OwnerIndex projects besides the
+// keys: a campaign's summary.
+var OwnerProjection = []string{"campaignId", "subject", "status", "total", "updatedAt"}
