@@ -277,6 +277,8 @@ func (x *Campaigns) grant(p CampaignsProps) {
 	if p.SesConfigurationSet != "" {
 		sesArns = append(sesArns, stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ses"), Resource: jsii.String("configuration-set"), ResourceName: jsii.String(p.SesConfigurationSet)}))
 	}
+	// ses:FromAddress pins the From address as well as the identity:
+	// https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html
 	send.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings("ses:SendEmail"), Resources: &sesArns,
 		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": p.SenderAddress}},
