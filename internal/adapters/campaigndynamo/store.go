@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -303,17 +304,40 @@ func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campai
 		}
 		return fmt.Errorf("create campaign %s: %w", c.ID, err)
 	}
-	for i := 0; i < len(tasks); i += 25 {
+	// CreateWriters batches in flight: 10,000 tasks are 400 batches.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, CreateWriters)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for i := 0; i < len(tasks) && ctx.Err() == nil; i += 25 {
 		var reqs []types.WriteRequest
 		for _, t := range tasks[i:min(i+25, len(tasks))] {
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: marshalTask(t)}})
 		}
-		if err := st.batch(ctx, reqs); err != nil {
-			return fmt.Errorf("create campaign %s: tasks from %d: %w", c.ID, i, err)
-		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := st.batch(ctx, reqs); err != nil {
+				select {
+				case errs <- fmt.Errorf("create campaign %s: tasks from %d: %w", c.ID, i, err):
+				default:
+				}
+				cancel()
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return ctx.Err()
+	}
 }
+
+// CreateWriters is how many task batches Create writes at once.
+const CreateWriters = 8
 
 // batch writes reqs, retrying the unprocessed ones with a growing pause.
 func (st *Store) batch(ctx context.Context, reqs []types.WriteRequest) error {

@@ -42,6 +42,9 @@ const (
 	// MaxBody bounds a request body: Lambda's synchronous payload limit
 	// is 6 MB.
 	MaxBody = 5 << 20
+	// MaxRecipients bounds one request: its tasks are written within API
+	// Gateway's 29 s (the planner allows more).
+	MaxRecipients = 10_000
 	// PreviewSends is how many sends a preview lists (all are planned).
 	PreviewSends = 500
 	// DefaultPage and MaxPage bound the sends one GET returns.
@@ -210,6 +213,9 @@ func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.R
 	}
 	if err := exactNames(r.Body, reflect.TypeOf(in), ""); err != nil {
 		return fail(http.StatusBadRequest, "validation_error", err.Error())
+	}
+	if len(in.Recipients) > MaxRecipients {
+		return fail(http.StatusBadRequest, "validation_error", fmt.Sprintf("a campaign has at most %d recipients (given %d): split them over several campaigns", MaxRecipients, len(in.Recipients)))
 	}
 	rules, err := in.Schedule.rules()
 	if err != nil {

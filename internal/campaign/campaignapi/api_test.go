@@ -101,6 +101,7 @@ func TestBadInputIsA4xxThatSaysHowToFixIt(t *testing.T) {
 		{"no start date", "POST", campaignapi.RouteCampaigns, "u1", body(1, `{"windows":["09:00-12:00"],"timeZone":"Europe/Berlin"}`), 400, "startDate"},
 		{"bad zone", "POST", campaignapi.RouteCampaigns, "u1", body(1, `{"windows":["09:00-12:00"],"timeZone":"Mars/Base","startDate":"2026-06-01"}`), 400, "IANA"},
 		{"window ends first", "POST", campaignapi.RoutePreview, "u1", body(1, `{"windows":["12:00-09:00"],"timeZone":"UTC","startDate":"2026-06-01"}`), 400, "later than its start"},
+		{"too many recipients", "POST", campaignapi.RouteCampaigns, "u1", body(campaignapi.MaxRecipients+1, okSchedule), 400, "split them"},
 		{"no recipients", "POST", campaignapi.RouteCampaigns, "u1", body(0, okSchedule), 400, "1 to"},
 		{"bad address", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":"s","body":"b","recipients":[{"email":"Bob <b@x.io>"}],"schedule":` + okSchedule + `}`, 400, "plain email address"},
 		{"empty subject", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":" ","body":"b","recipients":[{"email":"b@x.io"}],"schedule":` + okSchedule + `}`, 400, "subject must be"},
