@@ -1,0 +1,102 @@
+package campaignapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/testenv"
+)
+
+// runNow is a Starter that runs provisioning at once (the async invoke).
+type runNow struct {
+	p     *provision.Provisioner
+	clock campaign.Clock
+}
+
+func (r runNow) Start(ctx context.Context, id string) error {
+	_, err := r.p.Run(ctx, id, r.clock.Now().Add(15*time.Minute))
+	return err
+}
+
+// TestWholeCampaignOnDynalite drives one campaign through the API, the
+// provisioning, every schedule's fire (twice: a duplicate) and the send
+// worker, all over the DynamoDB store, and reads the counts back.
+func TestWholeCampaignOnDynalite(t *testing.T) {
+	ctx := context.Background()
+	client := testenv.NewDynamoClient(dynalite)
+	name := fmt.Sprintf("campaigns-e2e-%d", time.Now().UnixNano())
+	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
+	st, _ := campaigndynamo.New(client, name)
+	clock := inmem.NewVirtualClock(now)
+	sched := inmem.NewScheduler(nil)
+	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}
+	p, _ := provision.New(provision.Config{Target: target, Seed: 1}, st, st, sched, st, clock)
+	c, _ := cancel.New(st, st, sched, clock, "campaigns", 1)
+	h, err := campaignapi.New(st, runNow{p, clock}, c, clock, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, route, id string) map[string]any {
+		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: "u1", Body: []byte(body(7, okSchedule))})
+		var out map[string]any
+		_ = json.Unmarshal(resp.Body, &out)
+		if resp.Status >= 300 {
+			t.Fatalf("%s %s: %d %v", method, route, resp.Status, out)
+		}
+		return out
+	}
+	id := call("POST", campaignapi.RouteCampaigns, "")["id"].(string)
+	call("POST", campaignapi.RouteProvision, id)
+	live := sched.Schedules()
+	if len(live) != 7 {
+		t.Fatalf("%d schedules, want 7", len(live))
+	}
+	var fires []campaign.ScheduleRequest
+	for _, r := range live {
+		fires = append(fires, r)
+	}
+	sort.Slice(fires, func(i, j int) bool { return fires[i].Name < fires[j].Name })
+	outbox := inmem.NewSender(clock)
+	w, _ := send.New(st, st, outbox, clock, 0)
+	loc, _ := time.LoadLocation("Europe/Berlin")
+	for _, r := range fires {
+		at, err := time.ParseInLocation("2006-01-02T15:04:05", r.Expression[3:len(r.Expression)-1], loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Set(at)
+		e, err := campaign.DecodeFire([]byte(r.Input))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // a duplicate fire sends nothing more
+			if _, err := w.Handle(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := call("GET", campaignapi.RouteCampaign, id)
+	counts := got["counts"].(map[string]any)
+	if got["status"] != "Active" || counts["Finished"] != 7.0 || counts["Pending"] != 0.0 {
+		t.Fatalf("campaign %v", got)
+	}
+	for _, s := range got["sends"].([]any) {
+		if outbox.Count("send-"+s.(map[string]any)["id"].(string)) != 1 {
+			t.Fatalf("send %v not sent exactly once", s)
+		}
+	}
+}
