@@ -232,7 +232,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 // not apply (pinned by TestNoUnsuppressedNagFindings in test/campaigns).
 func (x *Campaigns) suppressNag() {
 	nag.Suppress(x.DeadLetterQueue, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the campaign schedules' dead-letter queue; a DLQ of a DLQ adds nothing"})
-	schedules := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:scheduler:[^:]+:[^:]+:schedule\/[^/*]+\/camp-\*$/g`)},
+	schedules := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:scheduler:(<AWS::Region>|[^:]+):(<AWS::AccountId>|[^:]+):schedule\/[^/*]+\/camp-\*$/g`)},
 		Reason: "One schedule per send task, named camp-<taskId>: the grant covers exactly the campaign schedules of this construct's group"}
 	versions := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>:\*$/g`)},
 		Reason: "Invoke one function of this construct and its versions/aliases (<arn>:*), nothing else"}
