@@ -171,7 +171,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 			}
 		}
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
-			TimeoutSec: timeoutSec, MemoryMiB: 256, Logs: p.Logs, Environment: all})
+			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: all})
 	}
 	sender := map[string]string{cl.EnvSender: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
