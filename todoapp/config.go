@@ -46,6 +46,12 @@ type Config struct {
 	Waf bool `json:"waf"`
 	// MaxPendingTasksPerUser caps each user's Pending tasks (default 1000).
 	MaxPendingTasksPerUser int `json:"maxPendingTasksPerUser"`
+	// Campaigns adds the scheduled email campaigns (constructs/campaigns,
+	// docs/campaigns.md) to the stack.
+	Campaigns bool `json:"campaigns"`
+	// CampaignSender is the From address of campaign emails, an SES
+	// verified identity (required with Campaigns).
+	CampaignSender string `json:"campaignSender"`
 }
 
 var retention = map[int]awslogs.RetentionDays{
@@ -125,6 +131,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPendingTasksPerUser < 1 {
 		return fmt.Errorf("environment %q: maxPendingTasksPerUser must be at least 1 (given %d)", c.Name, c.MaxPendingTasksPerUser)
+	}
+	if c.Campaigns && !strings.Contains(c.CampaignSender, "@") {
+		return fmt.Errorf("environment %q: campaigns is on, so campaignSender must be the From address of campaign emails, an SES verified identity (given %q)", c.Name, c.CampaignSender)
 	}
 	if c.AlarmEmail != "" && !strings.Contains(c.AlarmEmail, "@") {
 		return fmt.Errorf("environment %q: alarmEmail %q is not an email address", c.Name, c.AlarmEmail)

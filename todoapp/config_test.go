@@ -23,6 +23,8 @@ func TestConfigCapWafLogsAndProtection(t *testing.T) {
 		{"prod with waf and a cap", map[string]any{"waf": true, "maxPendingTasksPerUser": 50}, "", 50, true, awscdk.RemovalPolicy_RETAIN, true},
 		{"negative cap", map[string]any{"maxPendingTasksPerUser": -1}, "maxPendingTasksPerUser must be at least 1", 0, false, "", false},
 		{"waf not a bool", map[string]any{"waf": "yes"}, "cannot unmarshal", 0, false, "", false},
+		{"campaigns without a sender", map[string]any{"campaigns": true}, "campaignSender must be the From address", 0, false, "", false},
+		{"campaigns with a sender", map[string]any{"campaigns": true, "campaignSender": "news@example.com"}, "", 1000, false, awscdk.RemovalPolicy_RETAIN, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ConfigFromContext(map[string]any{"x": tc.env}, "x")

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/notifications"
 	"github.com/unschedule/unschedule/constructs/operations"
@@ -51,6 +52,9 @@ type TodoStack struct {
 	Reconciler    *reconciler.Reconciler
 	Web           *webhosting.WebHosting
 	Operations    *operations.Operations
+	// Campaigns is the scheduled email campaigns (nil unless
+	// Config.Campaigns).
+	Campaigns *campaigns.Campaigns
 	// AlarmTopic receives every alarm of the stack.
 	AlarmTopic awssns.Topic
 	// AlarmTopicKey encrypts AlarmTopic; CloudWatch may use it.
@@ -184,6 +188,13 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	out("TableName", *s.Scheduling.Table.TableName(), "Task table")
 	out("ScheduleGroup", *s.Scheduling.ScheduleGroup.ScheduleGroupName(), "Schedule group holding every task schedule")
 	out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "Topic that receives every alarm")
+	if cfg.Campaigns {
+		s.Campaigns = campaigns.NewCampaigns(stack, jsii.String("Campaigns"), &campaigns.CampaignsProps{
+			UserPool: s.Auth.UserPool, SenderAddress: cfg.CampaignSender, AllowedOrigins: cfg.WebOrigins,
+			AlarmTopic: s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), Logs: cfg.Logs(),
+		})
+		out("CampaignApiUrl", *s.Campaigns.RestApi.Url(), "Base URL of the campaign REST API")
+	}
 	return s
 }
 

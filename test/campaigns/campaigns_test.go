@@ -19,6 +19,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/todoapp"
 )
 
 func newStack(t testing.TB) awscdk.Stack {
@@ -407,5 +408,39 @@ func TestNoUnsuppressedNagFindings(t *testing.T) {
 	}
 	if len(out) > 0 {
 		t.Fatalf("%d unsuppressed cdk-nag findings:\n%s", len(out), strings.Join(out, "\n"))
+	}
+}
+
+// TestTodoAppWithCampaigns: the app's `campaigns` flag adds the construct
+// to the to-do stack, on the app's user pool, with its API's URL as an
+// output; without the flag the stack has none of it.
+func TestTodoAppWithCampaigns(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint("campaigns=", on), func(t *testing.T) {
+			cfg := todoapp.Config{Name: "dev", RemovalPolicy: "destroy", Campaigns: on}
+			if on {
+				cfg.CampaignSender = "news@example.com"
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			var d map[string]any
+			check(t, func() {
+				app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()),
+					Context: &map[string]any{"aws:cdk:bundling-stacks": []string{}}})
+				st := todoapp.NewTodoStack(app, "Unschedule-dev", &todoapp.TodoStackProps{Config: cfg, WebPlaceholderIfMissing: true})
+				d = *assertions.Template_FromStack(st.Stack, nil).ToJSON()
+				if (st.Campaigns != nil) != on {
+					t.Errorf("Campaigns = %v with the flag %v", st.Campaigns, on)
+				}
+			})
+			outs, _ := d["Outputs"].(map[string]any)
+			if _, ok := outs["CampaignApiUrl"]; ok != on {
+				t.Errorf("CampaignApiUrl output present = %v, want %v", ok, on)
+			}
+			if got, want := len(resources(d, "AWS::Scheduler::ScheduleGroup")), map[bool]int{false: 1, true: 2}[on]; got != want {
+				t.Errorf("%d schedule groups, want %d", got, want)
+			}
+		})
 	}
 }
