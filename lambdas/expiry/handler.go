@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
@@ -138,4 +141,51 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		h.metrics.Add(metrics.ExpirySkipped, 1)
 	}
 	return nil
+}
+
+// Invoke is the function's entry point for every execution layer. The
+// EventBridge Scheduler and Step Functions layers hand it the payload
+// itself (Handle). The TTL layer's event source mapping hands it a batch
+// of stream records, filtered to TTL deletions of markers: each marker's
+// payload goes through the same Handle, so the firing core and the target
+// see the same payload whatever the layer. A failed firing is reported as
+// a batch item failure (the mapping has ReportBatchItemFailures): the
+// stream retries from that record.
+func (h *handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
+	ev, ok := streamEvent(raw)
+	if !ok {
+		return nil, h.Handle(ctx, raw)
+	}
+	var resp events.DynamoDBEventResponse
+	for _, d := range ttlmarker.PayloadsFromEvent(ev) {
+		if err := h.Handle(ctx, d.Payload); err != nil {
+			h.metrics.Add(metrics.TTLDispatchFailed, 1)
+			_ = h.metrics.Flush()
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: d.EventID})
+			// Records of one shard are ordered: stop at the first failure,
+			// the stream retries from it.
+			break
+		}
+		h.metrics.Add(metrics.TTLDispatched, 1)
+		_ = h.metrics.Flush()
+	}
+	return resp, nil
+}
+
+// streamEvent decodes a DynamoDB stream batch; ok is false for anything
+// else (a schedule's or an execution's payload).
+func streamEvent(raw json.RawMessage) (events.DynamoDBEvent, bool) {
+	var probe struct {
+		Records []struct {
+			EventSource string `json:"eventSource"`
+		} `json:"Records"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || len(probe.Records) == 0 || probe.Records[0].EventSource != "aws:dynamodb" {
+		return events.DynamoDBEvent{}, false
+	}
+	var ev events.DynamoDBEvent
+	if json.Unmarshal(raw, &ev) != nil {
+		return events.DynamoDBEvent{}, false
+	}
+	return ev, true
 }

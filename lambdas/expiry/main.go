@@ -46,5 +46,5 @@ func main() {
 		h.exp = todoExpirer{svc: lambdaenv.Must(task.NewService(task.Deps{
 			Store: store, Notifier: notify.InUserTimeZone(pub, store, log), WebURL: c.WebURL, Log: log}))}
 	}
-	lambda.Start(h.Handle)
+	lambda.Start(h.Invoke)
 }

@@ -1,0 +1,67 @@
+package layers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]Name{"": EventBridgeScheduler, "scheduler": EventBridgeScheduler,
+		"stepfunctions": StepFunctions, "StepFunctions": StepFunctions, "ttl": TTL, "TTL": TTL} {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Fatalf("Parse(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := Parse("cron"); err == nil || !strings.Contains(err.Error(), "StepFunctions") {
+		t.Fatalf("Parse(cron): %v; want an error naming the layers", err)
+	}
+}
+
+func TestExecutionNameIsStablePerItemAndDue(t *testing.T) {
+	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, b := ExecutionName("task-01J", due), ExecutionName("task-01J", due.Add(time.Second))
+	if a != "task-01J-1798761600" || a == b || !strings.HasPrefix(b, ExecutionPrefix("task-01J")) {
+		t.Fatalf("names %q %q", a, b)
+	}
+	if long := ExecutionName(strings.Repeat("x", 80), due); len(long) != MaxExecutionName {
+		t.Fatalf("long name %q not fitted", long)
+	}
+}
+
+func TestHorizonAndLateness(t *testing.T) {
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	if err := CheckHorizon(now.Add(MaxHorizon), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckHorizon(now.Add(MaxHorizon+time.Second), now); !errors.Is(err, ErrBeyondHorizon) {
+		t.Fatalf("%v; want ErrBeyondHorizon", err)
+	}
+	if err := CheckLateness(time.Hour); err == nil || !strings.Contains(err.Error(), "48h") {
+		t.Fatalf("%v; want a refusal naming the bound", err)
+	}
+	if err := CheckLateness(72 * time.Hour); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMatchFilter(t *testing.T) {
+	p := []byte(`{"a":["x","y"],"b":{"c":[{"exists":true}]},"d":[{"exists":false}]}`)
+	for ev, want := range map[string]bool{
+		`{"a":"x","b":{"c":1}}`:          true,
+		`{"a":"y","b":{"c":"z"}}`:        true,
+		`{"a":"z","b":{"c":1}}`:          false,
+		`{"a":"x","b":{}}`:               false,
+		`{"a":"x","b":{"c":1},"d":2}`:    false,
+		`{"b":{"c":1}}`:                  false,
+		`{"a":["q","x"],"b":{"c":true}}`: true,
+	} {
+		if got, err := MatchFilter(p, []byte(ev)); err != nil || got != want {
+			t.Fatalf("%s: %v %v, want %v", ev, got, err, want)
+		}
+	}
+	if _, err := MatchFilter([]byte(`{"a":[{"prefix":"x"}]}`), []byte(`{"a":"x"}`)); err == nil {
+		t.Fatal("an unsupported operator must be an error")
+	}
+}
