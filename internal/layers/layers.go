@@ -91,14 +91,16 @@ const MaxExecutionName = 80
 // ExecutionName names the execution of the schedule called name at due:
 // "<name>-<unix seconds>", so the same item and due time always give the
 // same name (StartExecution is then idempotent) and a moved due time a
-// new one. A name that would not fit is hashed.
+// new one. A contract schedule name (at most contract.MaxScheduleName, 64)
+// always fits; a longer one is hashed (64 hex digits), and then
+// ExecutionPrefix does not find it.
 func ExecutionName(name string, due time.Time) string {
 	n := name + "-" + strconv.FormatInt(due.UTC().Unix(), 10)
 	if len(n) <= MaxExecutionName {
 		return n
 	}
 	sum := sha256.Sum256([]byte(n))
-	return hex.EncodeToString(sum[:])[:MaxExecutionName]
+	return hex.EncodeToString(sum[:])
 }
 
 // ExecutionPrefix is what every execution name of the schedule called name

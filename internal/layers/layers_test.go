@@ -25,7 +25,7 @@ func TestExecutionNameIsStablePerItemAndDue(t *testing.T) {
 	if a != "task-01J-1798761600" || a == b || !strings.HasPrefix(b, ExecutionPrefix("task-01J")) {
 		t.Fatalf("names %q %q", a, b)
 	}
-	if long := ExecutionName(strings.Repeat("x", 80), due); len(long) != MaxExecutionName {
+	if long := ExecutionName(strings.Repeat("x", 80), due); len(long) > MaxExecutionName {
 		t.Fatalf("long name %q not fitted", long)
 	}
 }
