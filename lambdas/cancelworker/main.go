@@ -4,6 +4,10 @@
 // and moves (or recreates) the schedules of items whose due time changed.
 // See cancel.Worker.
 //
+// The execution layer is UNSCHEDULE_EXECUTION_LAYER (layers.EnvVar):
+// EventBridgeScheduler (unset) reads the variables below; StepFunctions
+// reads STATE_MACHINE_ARN; TTL reads TABLE_NAME and TTL_ATTRIBUTE.
+//
 // Environment: SCHEDULE_GROUP, EXPIRY_FUNCTION_ARN, SCHEDULER_ROLE_ARN,
 // SCHEDULER_DLQ_ARN, optional SCHEDULE_RETRIES, SCHEDULE_MAX_EVENT_AGE and
 // UNSCHEDULE_ITEM_SCHEMA (contract.EnvVar).
@@ -15,9 +19,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
-	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -25,9 +27,9 @@ import (
 
 func main() {
 	log := lambdaenv.Logger()
-	cfg := lambdaenv.Must(loadConfig(os.Getenv))
+	cfg := lambdaenv.Must(loadLayer(os.Getenv))
 	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
-	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(aws), cfg))
+	sched := lambdaenv.Must(newScheduler(aws, cfg))
 	rec := metrics.New(FunctionName, os.Stdout)
 	worker := lambdaenv.Must(cancel.NewWorker(cfg.Schema, sched, rec, log))
 	lambda.Start((&handler{worker: worker, metrics: rec, log: log}).handle)

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/unschedule/unschedule/internal/layers"
+)
+
+func TestLoadLayerReadsOnlyItsLayersVariables(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    layers.Name
+		wantErr string
+	}{
+		{"default is the scheduler", map[string]string{"SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "f", "SCHEDULER_ROLE_ARN": "r", "SCHEDULER_DLQ_ARN": "q"}, layers.EventBridgeScheduler, ""},
+		{"scheduler needs its group", map[string]string{}, "", "SCHEDULE_GROUP"},
+		{"step functions", map[string]string{layers.EnvVar: "StepFunctions", "STATE_MACHINE_ARN": "arn:sm"}, layers.StepFunctions, ""},
+		{"step functions needs its state machine", map[string]string{layers.EnvVar: "StepFunctions"}, "", "STATE_MACHINE_ARN"},
+		{"ttl", map[string]string{layers.EnvVar: "TTL", "TABLE_NAME": "items"}, layers.TTL, ""},
+		{"unknown layer", map[string]string{layers.EnvVar: "cron"}, "", "unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadLayer(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || c.Layer != tc.want {
+				t.Fatalf("layer %s (%v), want %s", c.Layer, err, tc.want)
+			}
+			if tc.want == layers.TTL && c.TTL.TTLAttr != layers.DefaultTTLAttr {
+				t.Fatalf("TTL attribute %q, want the default", c.TTL.TTLAttr)
+			}
+		})
+	}
+}
