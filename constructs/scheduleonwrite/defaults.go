@@ -61,5 +61,6 @@ func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	p.ScheduleMaxEventAge = propcheck.DurationOr(p.ScheduleMaxEventAge, seconds(DefaultScheduleMaxEventAgeSec))
 	p.ExpiryMaxEventAge = propcheck.DurationOr(p.ExpiryMaxEventAge, seconds(DefaultExpiryMaxEventAgeSec))
 	p.ExpiryRetryAttempts = jsii.Number(propcheck.Number(p.ExpiryRetryAttempts, DefaultExpiryRetryAttempts))
+	layerDefaults(&p)
 	return p
 }

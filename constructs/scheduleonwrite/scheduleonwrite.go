@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -143,6 +144,37 @@ type ScheduleOnWriteProps struct {
 	// AlarmTopic receives alarm notifications.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
+	// ExecutionLayer is what fires items at their due time:
+	// LayerEventBridgeScheduler, LayerStepFunctions or LayerTTL. The item
+	// contract, the conditional claim and the Target's payload are the
+	// same for each (see the README's "Choosing a layer"). The schedule
+	// group, its role and dead-letter queue exist only with
+	// LayerEventBridgeScheduler.
+	// Default: LayerEventBridgeScheduler.
+	ExecutionLayer ExecutionLayer
+	// MaxLateness is how late an item may fire. LayerTTL is refused
+	// unless it is at least 48 hours (DynamoDB deletes expired items
+	// typically within two days).
+	// Default: unstated; then LayerTTL is refused.
+	MaxLateness awscdk.Duration
+	// TTLAttribute is the table's TTL attribute that markers carry
+	// (LayerTTL). A new table gets it as its TimeToLiveAttribute; enable
+	// TTL on it yourself for ExistingTable.
+	// Default: "unscheduleTtl".
+	TTLAttribute string
+	// TTLBatchSize is how many stream records the expiry function gets
+	// at once (LayerTTL), 1..10000.
+	// Default: 10.
+	TTLBatchSize *float64
+	// TTLParallelizationFactor is how many batches of one shard run at
+	// once (LayerTTL), 1..10.
+	// Default: 1.
+	TTLParallelizationFactor *float64
+	// TTLMaxConcurrency bounds the concurrent expiry invocations
+	// (LayerTTL), 1..1000, as the expiry function's reserved concurrency
+	// (a stream mapping has no MaximumConcurrency; that is SQS only).
+	// Default: no bound beyond shards x TTLParallelizationFactor.
+	TTLMaxConcurrency *float64
 }
 
 // ScheduleOnWrite is the table with its scheduling machinery.
@@ -151,7 +183,8 @@ type ScheduleOnWrite struct {
 	// Table holds the items (ExistingTable, or the one created); its
 	// stream carries NEW_AND_OLD_IMAGES.
 	Table awsdynamodb.ITable
-	// ScheduleGroup holds every item's schedule.
+	// ScheduleGroup holds every item's schedule (LayerEventBridgeScheduler
+	// only, like SchedulerRole, DeadLetterQueue and DeadLetterAlarm).
 	ScheduleGroup awsscheduler.ScheduleGroup
 	// SchedulerRole is what schedules run as: it may only invoke the
 	// expiry function and send to the dead-letter queue.
@@ -174,7 +207,20 @@ type ScheduleOnWrite struct {
 	// ErrorMetricAlarms alarm on each error metric the expiry function
 	// writes (metrics.ErrorMetrics[metrics.FunctionExpiry]), by name.
 	ErrorMetricAlarms map[string]awscloudwatch.Alarm
+	// StateMachine waits and fires (LayerStepFunctions only);
+	// FailedExecutionsAlarm fires on a failed execution.
+	StateMachine          awsstepfunctions.StateMachine
+	FailedExecutionsAlarm awscloudwatch.Alarm
+	// TTLMapping maps the table's stream, filtered to TTL deletions of
+	// markers, to the expiry function (LayerTTL only). TTLFailureQueue gets
+	// the records it gave up on (alarmed by TTLFailureAlarm);
+	// TTLDispatchFailedAlarm watches the firings that failed.
+	TTLMapping                              awslambda.EventSourceMapping
+	TTLFailureQueue                         awssqs.IQueue
+	TTLFailureAlarm, TTLDispatchFailedAlarm awscloudwatch.Alarm
 
+	layer                         ExecutionLayer
+	ttlAttr                       string
 	schema                        contract.Schema
 	retryAttempts, maxEventAgeSec float64
 }
@@ -185,31 +231,22 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	p := withDefaults(props)
 	validate(*id, p)
 	c := constructs.NewConstruct(scope, id)
-	s := &ScheduleOnWrite{Construct: c, schema: p.Schema, retryAttempts: *p.ScheduleRetryAttempts,
+	s := &ScheduleOnWrite{Construct: c, schema: p.Schema, layer: p.ExecutionLayer, ttlAttr: p.TTLAttribute, retryAttempts: *p.ScheduleRetryAttempts,
 		maxEventAgeSec: *p.ScheduleMaxEventAge.ToSeconds(nil)}
 
 	if p.ExistingTable != nil {
 		s.Table = p.ExistingTable
 	} else {
-		table := awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection))
+		tp := tableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection)
+		if p.ExecutionLayer == LayerTTL {
+			tp.TimeToLiveAttribute = jsii.String(p.TTLAttribute)
+		}
+		table := awsdynamodb.NewTable(c, jsii.String("Table"), tp)
 		if reflect.DeepEqual(p.Schema, contract.Default()) {
 			addTodoIndexes(table)
 		}
 		s.Table = table
 	}
-
-	s.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
-		RemovalPolicy: p.RemovalPolicy,
-	})
-
-	var dlq awssqs.Queue
-	s.DeadLetterQueue, dlq = resource.Queue(c, *id, "ScheduleDeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
-		p.DeadLetterQueueProps, "DeadLetterQueueProps", resource.DeadLetterQueueProps(p.RemovalPolicy))
-	if dlq != nil {
-		nag.Suppress(dlq, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
-	}
-	s.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", s.DeadLetterQueue,
-		"Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.", p.AlarmTopic)
 
 	env := map[string]string{"TABLE_NAME": *s.Table.TableName(), contract.EnvVar: p.Schema.EnvValue()}
 	description := "Fires an item at its due time: conditional claim, then "
@@ -230,6 +267,8 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		TimeoutSec:  *p.ExpiryTimeout.ToSeconds(nil),
 		Logs:        p.Logs,
 		Environment: env,
+		// LayerTTL's TTLMaxConcurrency.
+		ReservedConcurrency: expiryReservedConcurrency(p),
 	})
 	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
 		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
@@ -256,6 +295,35 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 			Reason: "Publish to the notification shard topics: thousands of deterministic names <prefix>-<n>; one pattern keeps the policy under IAM's size limit"})
 	}
 
+	switch p.ExecutionLayer {
+	case LayerStepFunctions:
+		s.buildStepFunctions(c, p)
+		return s
+	case LayerTTL:
+		s.buildTTL(c, *id, p)
+		return s
+	}
+	s.buildScheduler(c, *id, p)
+	return s
+}
+
+// buildScheduler makes the EventBridge Scheduler layer: the schedule
+// group, its dead-letter queue and alarm, and the role its schedules run
+// as.
+func (s *ScheduleOnWrite) buildScheduler(c constructs.Construct, id string, p ScheduleOnWriteProps) {
+	s.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
+		RemovalPolicy: p.RemovalPolicy,
+	})
+
+	var dlq awssqs.Queue
+	s.DeadLetterQueue, dlq = resource.Queue(c, id, "ScheduleDeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
+		p.DeadLetterQueueProps, "DeadLetterQueueProps", resource.DeadLetterQueueProps(p.RemovalPolicy))
+	if dlq != nil {
+		nag.Suppress(dlq, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
+	}
+	s.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", s.DeadLetterQueue,
+		"Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.", p.AlarmTopic)
+
 	s.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
 		Description: jsii.String("Assumed by this group's schedules: invoke the expiry function, send to the DLQ"),
 		// EventBridge Scheduler assumes the role on behalf of the schedule
@@ -279,7 +347,6 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Actions:   jsii.Strings("sqs:SendMessage"),
 		Resources: jsii.Strings(*s.DeadLetterQueue.QueueArn()),
 	}))
-	return s
 }
 
 // addTodoIndexes adds the to-do app's indexes: pending, for the
@@ -311,6 +378,7 @@ func validate(id string, p ScheduleOnWriteProps) {
 	if err := p.Schema.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: Schema: %v", id, strings.ReplaceAll(err.Error(), "\n", "; ")))
 	}
+	validateLayer(id, p)
 	if p.ExistingTable != nil {
 		CheckTable(id, "ExistingTable", p.ExistingTable, p.Schema)
 		if p.DeletionProtection {
@@ -392,7 +460,14 @@ func (s *ScheduleOnWrite) scheduleArnPattern() *string {
 
 // SchedulerEnvironment is what a function that creates or moves schedules
 // needs to know, as the environment variables our Lambda mains read.
+//
+// With LayerStepFunctions or LayerTTL it names the layer
+// (UNSCHEDULE_EXECUTION_LAYER) and the state machine, or the table and its
+// TTL attribute, instead.
 func (s *ScheduleOnWrite) SchedulerEnvironment() map[string]string {
+	if env := s.layerEnvironment(); env != nil {
+		return env
+	}
 	return map[string]string{
 		"SCHEDULE_GROUP":         *s.ScheduleGroup.ScheduleGroupName(),
 		"EXPIRY_FUNCTION_ARN":    *s.Expiry.Function.FunctionArn(),
@@ -413,7 +488,14 @@ func (s *ScheduleOnWrite) GrantCreateSchedules(grantee awsiam.IGrantable) awsiam
 // inside the group (never outside it), and pass the scheduler role: what
 // the cancel worker needs (it creates the schedules of items that their
 // writer did not schedule).
+//
+// With LayerStepFunctions: start and list executions of the state machine,
+// stop and describe its executions only. With LayerTTL: put and delete
+// items of the table (the markers).
 func (s *ScheduleOnWrite) GrantModifySchedules(grantee awsiam.IGrantable) awsiam.Grant {
+	if s.layer != LayerEventBridgeScheduler {
+		return s.grantLayer(grantee)
+	}
 	return s.grantSchedules(grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
 }
 
@@ -434,6 +516,10 @@ func (s *ScheduleOnWrite) GrantListSchedules(grantee awsiam.IGrantable) awsiam.G
 }
 
 func (s *ScheduleOnWrite) grantSchedules(grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
+	if s.layer != LayerEventBridgeScheduler {
+		panic(fmt.Sprintf("%s: this grant is EventBridge Scheduler's, and ExecutionLayer is %s: only GrantModifySchedules "+
+			"(the cancellation worker's) works with every layer", *s.Node().Path(), s.layer))
+	}
 	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{s.scheduleArnPattern()},
 	})

@@ -167,9 +167,12 @@ func TTLValue(due time.Time) string {
 	return strconv.FormatInt(u, 10)
 }
 
-// TTLPrecision is what AWS promises for a TTL deletion: "typically within
-// a few days of their expiration time" in the docs; the construct and the
-// simulation take the bound as 48 hours, the figure AWS gave until 2023.
+// TTLPrecision is what AWS promises for a TTL deletion: "DynamoDB
+// typically deletes expired items within two days of expiration"
+// (UpdateTimeToLive API reference; the developer guide says "within a few
+// days"). The construct and the simulation take the bound as 48 hours; it
+// is typical, not guaranteed.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html
 const TTLPrecision = 48 * time.Hour
 
