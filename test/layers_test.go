@@ -1,0 +1,212 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/cancellation"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+// layerStack synthesizes a schedule-on-write with an adopter's target on
+// the given layer, and the cancellation pipeline on it.
+func layerStack(t *testing.T, id string, edit func(p *scheduleonwrite.ScheduleOnWriteProps)) (*synthed, *scheduleonwrite.ScheduleOnWrite) {
+	t.Helper()
+	stack := customStack(t, id)
+	var sow *scheduleonwrite.ScheduleOnWrite
+	Check(t, func() {
+		target := awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
+		p := &scheduleonwrite.ScheduleOnWriteProps{Schema: jobsSchema, Target: target}
+		edit(p)
+		sow = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p)
+		cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Schedules: sow})
+	})
+	return synthOf(t, stack), sow
+}
+
+func hasAlarmOn(s *synthed, metric string) bool {
+	for _, a := range s.Resources("AWS::CloudWatch::Alarm") {
+		if Props(a)["MetricName"] == metric {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLayerStepFunctions(t *testing.T) {
+	s, _ := layerStack(t, "LayerSfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions })
+	if n := len(s.Resources("AWS::Scheduler::ScheduleGroup")); n != 0 {
+		t.Fatalf("%d schedule groups; the Step Functions layer makes none", n)
+	}
+	sms := s.Resources("AWS::StepFunctions::StateMachine")
+	if len(sms) != 1 {
+		t.Fatalf("want one state machine, got %d", len(sms))
+	}
+	var smID string
+	var sm map[string]any
+	for id, r := range sms {
+		smID, sm = id, Props(r)
+	}
+	if sm["StateMachineType"] != "STANDARD" {
+		t.Fatalf("state machine type %v, want STANDARD (a Wait of up to a year)", sm["StateMachineType"])
+	}
+	// The definition is a Fn::Join of strings and the function's ARN.
+	def := JSON(sm["DefinitionString"])
+	for _, want := range []string{
+		`\"StartAt\":\"` + layers.WaitState + `\"`,
+		`\"Type\":\"Wait\",\"TimestampPath\":\"` + layers.TimestampPath + `\",\"Next\":\"` + layers.FireState + `\"`,
+		`arn:`, `:states:::lambda:invoke`, `\"Payload.$\":\"` + layers.PayloadPath + `\"`,
+		`\"ErrorEquals\":[\"States.ALL\"]`,
+	} {
+		if !strings.Contains(def, want) {
+			t.Fatalf("definition lacks %s:\n%s", want, def)
+		}
+	}
+	if !strings.Contains(def, "JobsExpiry") {
+		t.Fatalf("definition does not invoke the expiry function:\n%s", def)
+	}
+	// The state machine's role invokes the expiry function only.
+	role := sm["RoleArn"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	for _, st := range s.RoleStatements(role) {
+		for _, a := range Actions(st) {
+			if strings.HasPrefix(a, "lambda:") {
+				if a != "lambda:InvokeFunction" || !strings.Contains(JSON(st["Resource"]), "JobsExpiry") || strings.Contains(JSON(st["Resource"]), "function:run") {
+					t.Fatalf("state machine role may %s on %s; want invoke of the expiry function only", a, JSON(st["Resource"]))
+				}
+			}
+		}
+	}
+	// The worker starts/lists on this state machine, stops/describes only
+	// its executions, and has no scheduler rights.
+	worker := ActionMap(s.FunctionStatements(t, "PipelineWorker"))
+	for a, res := range worker {
+		if strings.HasPrefix(a, "scheduler:") || a == "iam:PassRole" {
+			t.Fatalf("worker may %s on %s; the Step Functions layer needs no scheduler", a, res)
+		}
+	}
+	for _, a := range []string{"states:StartExecution", "states:ListExecutions"} {
+		if !strings.Contains(worker[a], smID) {
+			t.Fatalf("%s on %s, want the state machine %s", a, worker[a], smID)
+		}
+	}
+	for _, a := range []string{"states:StopExecution", "states:DescribeExecution"} {
+		if !strings.Contains(worker[a], ":execution:") || !strings.Contains(worker[a], smID) || !strings.Contains(worker[a], `:*`) {
+			t.Fatalf("%s on %s, want the state machine's executions only", a, worker[a])
+		}
+	}
+	env := JSON(Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "PipelineWorker")])["Environment"])
+	if !strings.Contains(env, `"`+layers.EnvVar+`": "StepFunctions"`) || !strings.Contains(env, "STATE_MACHINE_ARN") {
+		t.Fatalf("worker environment lacks the layer and state machine: %s", env)
+	}
+	if !hasAlarmOn(s, "ExecutionsFailed") {
+		t.Fatal("no alarm on failed executions")
+	}
+}
+
+func TestLayerTTL(t *testing.T) {
+	s, _ := layerStack(t, "LayerTTL", func(p *scheduleonwrite.ScheduleOnWriteProps) {
+		p.ExecutionLayer = scheduleonwrite.LayerTTL
+		p.MaxLateness = awscdk.Duration_Days(jsii.Number(3))
+		p.TTLBatchSize = jsii.Number(50)
+		p.TTLParallelizationFactor = jsii.Number(4)
+		p.TTLMaxConcurrency = jsii.Number(8)
+	})
+	for _, typ := range []string{"AWS::Scheduler::ScheduleGroup", "AWS::StepFunctions::StateMachine"} {
+		if n := len(s.Resources(typ)); n != 0 {
+			t.Fatalf("%d %s; the TTL layer makes none", n, typ)
+		}
+	}
+	for _, tbl := range s.Resources("AWS::DynamoDB::Table") {
+		ttl := Props(tbl)["TimeToLiveSpecification"]
+		if JSON(ttl) != JSON(map[string]any{"AttributeName": layers.DefaultTTLAttr, "Enabled": true}) {
+			t.Fatalf("table TTL %s, want %s enabled", JSON(ttl), layers.DefaultTTLAttr)
+		}
+	}
+	expiry := s.LogicalID(t, "AWS::Lambda::Function", "JobsExpiry")
+	if rc := Props(s.Resources("AWS::Lambda::Function")[expiry])["ReservedConcurrentExecutions"]; rc != 8.0 {
+		t.Fatalf("expiry reserved concurrency %v, want TTLMaxConcurrency 8", rc)
+	}
+	var ttlMapping map[string]any
+	for _, m := range s.Resources("AWS::Lambda::EventSourceMapping") {
+		if JSON(Props(m)["FunctionName"]) == JSON(map[string]any{"Ref": expiry}) {
+			ttlMapping = Props(m)
+		}
+	}
+	if ttlMapping == nil {
+		t.Fatal("no event source mapping on the expiry function")
+	}
+	if ttlMapping["BatchSize"] != 50.0 || ttlMapping["ParallelizationFactor"] != 4.0 ||
+		JSON(ttlMapping["FunctionResponseTypes"]) != JSON([]string{"ReportBatchItemFailures"}) || ttlMapping["BisectBatchOnFunctionError"] != true {
+		t.Fatalf("mapping %s: want batch 50, parallelization 4, batch item failures, bisect", JSON(ttlMapping))
+	}
+	if ttlMapping["DestinationConfig"] == nil {
+		t.Fatal("the TTL mapping has no on-failure destination")
+	}
+	filters := ttlMapping["FilterCriteria"].(map[string]any)["Filters"].([]any)
+	if len(filters) != 1 {
+		t.Fatalf("filters %s, want one", JSON(filters))
+	}
+	var got, want any
+	_ = json.Unmarshal([]byte(filters[0].(map[string]any)["Pattern"].(string)), &got)
+	_ = json.Unmarshal([]byte(layers.TTLFilterPattern()), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("filter %s, want the pattern the handler test evaluates %s", JSON(got), layers.TTLFilterPattern())
+	}
+	if !strings.Contains(JSON(got), `"principalId": [`) || !strings.Contains(JSON(got), "dynamodb.amazonaws.com") {
+		t.Fatalf("filter %s does not keep TTL deletions only", JSON(got))
+	}
+	// The worker puts and deletes markers on the table; no scheduler.
+	worker := ActionMap(s.FunctionStatements(t, "PipelineWorker"))
+	for a := range worker {
+		if strings.HasPrefix(a, "scheduler:") || strings.HasPrefix(a, "states:") || a == "iam:PassRole" {
+			t.Fatalf("worker may %s; the TTL layer needs only the table", a)
+		}
+	}
+	if worker["dynamodb:PutItem"] == "" || worker["dynamodb:DeleteItem"] == "" {
+		t.Fatalf("worker grants %v lack PutItem/DeleteItem of markers", worker)
+	}
+	if !hasAlarmOn(s, metrics.TTLDispatchFailed) {
+		t.Fatal("no alarm on failed TTL dispatch")
+	}
+}
+
+func TestLayerValidation(t *testing.T) {
+	type props = scheduleonwrite.ScheduleOnWriteProps
+	for i, tc := range []struct {
+		name string
+		edit func(p *props)
+		want []string
+	}{
+		{"TTL without MaxLateness", func(p *props) { p.ExecutionLayer = scheduleonwrite.LayerTTL },
+			[]string{"set MaxLateness", "48h"}},
+		{"TTL finer than its precision", func(p *props) {
+			p.ExecutionLayer = scheduleonwrite.LayerTTL
+			p.MaxLateness = awscdk.Duration_Hours(jsii.Number(1))
+		}, []string{"coarser than MaxLateness 1h0m0s", "StepFunctions"}},
+		{"TTL props on another layer", func(p *props) { p.TTLParallelizationFactor = jsii.Number(3) },
+			[]string{"TTLParallelizationFactor applies to ExecutionLayer TTL only"}},
+		{"unknown layer", func(p *props) { p.ExecutionLayer = "Cron" }, []string{`execution layer "Cron" is unknown`}},
+		{"parallelization beyond Lambda's", func(p *props) {
+			p.ExecutionLayer = scheduleonwrite.LayerTTL
+			p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
+			p.TTLParallelizationFactor = jsii.Number(11)
+		}, []string{"TTLParallelizationFactor"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stack := customStack(t, fmt.Sprint("LayerValidation", i))
+			target := awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
+			p := &props{Target: target}
+			tc.edit(p)
+			WantPanic(t, func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p) }, tc.want...)
+		})
+	}
+}
