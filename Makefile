@@ -68,11 +68,13 @@ e2e: deps
 	go build -o bin/dev ./cmd/dev && \
 	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
 
-## sim: 10,000 seeded fault-injection histories of the whole pipeline
+## sim: 10,000 seeded fault-injection histories of the whole pipeline per
+## execution layer (EventBridge Scheduler, Step Functions, TTL), each under
+## its own faults
 ## (internal/sim). A failing seed prints its replay command.
 SIM_SEEDS ?= 10000
 sim:
-	go run ./cmd/sim -seeds $(SIM_SEEDS) $(SIM_FLAGS)
+	go run ./cmd/sim -seeds $(SIM_SEEDS) -layer all $(SIM_FLAGS)
 	$(MAKE) --no-print-directory sim-scale
 
 ## sim-scale: the reconciler on 100,000 pending tasks with 1% drift, repaired

@@ -4,6 +4,8 @@
 //
 //	go run ./cmd/sim -seeds 10000          # seeds 1..10000
 //	go run ./cmd/sim -seed 12345           # replay one, with its trace
+//	go run ./cmd/sim -layer all            # each execution layer in turn
+//	go run ./cmd/sim -layer ttl -seed 7    # replay one on the TTL layer
 //
 // Concurrent duplicate invocations of a schedule are injected by default
 // (-concurrent-fires=false leaves them out). Every invariant is strict:
@@ -16,6 +18,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/sim"
 )
 
@@ -33,11 +36,30 @@ func run(args []string, out io.Writer) int {
 	_ = fs.Bool("strict", true, "no effect: every invariant is strict (kept so that older replay commands run)")
 	concurrent := fs.Bool("concurrent-fires", true, "also inject concurrent duplicate invocations of a schedule")
 	anyWriter := fs.Bool("any-writer", false, "write a fifth of the tasks straight into the table, not through the API")
+	layer := fs.String("layer", "scheduler", "execution layer that fires the tasks: scheduler, stepfunctions, ttl, or all (each in turn)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	base := sim.Config{ConcurrentFires: *concurrent, AnyWriter: *anyWriter}
+	if *layer == "all" {
+		rc := 0
+		for _, l := range layers.All {
+			fmt.Fprintf(out, "== layer %s\n", l)
+			if r := run(append(args, "-layer", string(l)), out); r != 0 {
+				rc = r
+			}
+		}
+		return rc
+	}
+	l, err := layers.Parse(*layer)
+	if err != nil {
+		fmt.Fprintln(out, err)
+		return 2
+	}
+	base := sim.Config{ConcurrentFires: *concurrent, AnyWriter: *anyWriter, Layer: l}
 	flags := ""
+	if l != layers.EventBridgeScheduler {
+		flags += " -layer " + string(l)
+	}
 	if !*concurrent {
 		flags += " -concurrent-fires=false"
 	}

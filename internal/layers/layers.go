@@ -103,6 +103,14 @@ func ExecutionName(name string, due time.Time) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// RestartName names the execution that restarts, at now, the stopped
+// execution called name: name-r<unix seconds>. Retries within one second
+// share it; the adapter and the stand-in start one only when no restart
+// of name runs.
+func RestartName(name string, now time.Time) string {
+	return name + "-r" + strconv.FormatInt(now.UTC().Unix(), 10)
+}
+
 // ExecutionPrefix is what every execution name of the schedule called name
 // starts with (when it was not hashed).
 func ExecutionPrefix(name string) string { return name + "-" }

@@ -82,6 +82,19 @@ const (
 	// redriven from the scheduler's dead-letter queue by the operator at
 	// the end of the history (not a fault: the recovery of one).
 	FaultDLQRedriven Fault = "expiry-dlq-redriven"
+	// FaultDuplicateExecution (StepFunctions layer): the item's execution
+	// invoked the expiry function twice (the Lambda task retried after a
+	// timeout, or a second execution ran).
+	FaultDuplicateExecution Fault = "sfn-duplicate-execution"
+	// FaultStopRace (StepFunctions layer): a move or cancel stopped an
+	// execution whose Wait had already ended: the invocation still ran.
+	FaultStopRace Fault = "sfn-stop-racing-wait-end"
+	// FaultTTLDeleteLate (TTL layer): the sweeper deleted a marker later
+	// than 15 minutes after its due time (up to layers.TTLPrecision).
+	FaultTTLDeleteLate Fault = "ttl-delete-late"
+	// FaultStreamRedeliveredTTL (TTL layer): the stream delivered a TTL
+	// deletion twice.
+	FaultStreamRedeliveredTTL Fault = "ttl-deletion-delivered-twice"
 )
 
 // Faults lists every fault kind, in report order.
@@ -90,7 +103,8 @@ func Faults() []Fault {
 		FaultAckLost, FaultVisibilityTimeout, FaultWorkerCrash, FaultSchedulerThrottled, FaultSchedulerResponseLost,
 		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
-		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven}
+		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
+		FaultDuplicateExecution, FaultStopRace, FaultTTLDeleteLate, FaultStreamRedeliveredTTL}
 }
 
 var (
@@ -123,7 +137,7 @@ func (w *world) blame(taskID string) { w.blamed[taskID]++ }
 // scheduler call (API create, worker, reconciler).
 type faultyScheduler struct {
 	w  *world
-	in *memory.Scheduler
+	in memory.LayerScheduler
 }
 
 func (s faultyScheduler) do(op, name string, f func() error) error {

@@ -34,6 +34,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/pipeline"
 )
@@ -71,6 +72,13 @@ type Config struct {
 	// AnyWriter writes a fifth of the tasks straight into the table (a
 	// plain put, not through the API), which the stream path schedules.
 	AnyWriter bool
+	// Layer is the execution layer that fires the tasks, with its own
+	// faults: EventBridgeScheduler (zero value) as before; StepFunctions
+	// (a timer per execution; duplicate executions and stops that race
+	// the Wait's end); TTL (a lazy sweeper that deletes each marker up to
+	// layers.TTLPrecision after its due time, and duplicate stream
+	// deliveries).
+	Layer layers.Name
 	// Trace, when set, receives a line per step.
 	Trace func(line string)
 }
@@ -179,7 +187,7 @@ type world struct {
 
 	clock    *pipeline.Clock
 	mem      *memory.Store
-	sched    *memory.Scheduler
+	sched    memory.LayerScheduler
 	fsched   faultyScheduler
 	sns      *snsfake.SNS
 	topics   []string
@@ -248,7 +256,7 @@ func newWorld(cfg Config) *world {
 	log := slog.New(slog.DiscardHandler)
 	w.clock = pipeline.NewClock(start)
 	w.mem = memory.NewStore()
-	w.sched = memory.NewScheduler()
+	w.sched = w.newLayer()
 	w.fsched = faultyScheduler{w: w, in: w.sched}
 	for i := range 1 + rng.Intn(3) {
 		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
@@ -366,6 +374,10 @@ func (w *world) history() {
 	w.faultsOn = false
 	w.settle()
 	w.clock.Advance(grace + time.Minute)
+	if w.cfg.Layer == layers.TTL {
+		// Past the latest TTL deletion: the sweeper deletes every marker.
+		w.clock.Advance(layers.TTLPrecision)
+	}
 	for _, inv := range w.dead {
 		w.res.Faults[FaultDLQRedriven]++
 		inv.attempts = 0
@@ -803,11 +815,11 @@ func (w *world) fire() {
 	now := w.clock.Now()
 	for _, s := range w.sched.Fire(now) {
 		at := now
-		if w.inject(FaultFiredLate, 0.05) {
+		if w.cfg.Layer != layers.TTL && w.inject(FaultFiredLate, 0.05) {
 			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
 		}
 		w.invs = append(w.invs, invocation{s: s, at: at})
-		if w.inject(FaultFiredTwice, 0.05) {
+		if w.inject(w.duplicateFault(), 0.05) {
 			w.invs = append(w.invs, invocation{s: s, at: at.Add(time.Duration(w.rng.Intn(120)) * time.Second)})
 		}
 		w.tracef("fired %s (due %s)", s.Name, task.FormatTime(s.Payload.Due))

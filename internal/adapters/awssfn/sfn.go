@@ -8,9 +8,9 @@
 //     StartExecution of a Standard state machine is idempotent: the same
 //     name and input as a running execution succeeds without a second
 //     one. ExecutionAlreadyExists with another input is ErrInputConflict.
-//     A name whose execution is closed (it ran, or a cancel stopped it and
-//     the item was armed again for the same due time) is retried with a
-//     suffix -r2, -r3.
+//     A name whose execution ran is a success; one that a cancel stopped
+//     (the item was armed again for the same due time) is restarted as
+//     layers.RestartName, unless such a restart runs already.
 //   - Update (a move) stops the item's other running executions and starts
 //     the one for the new due time.
 //   - Delete (a cancel) stops the item's running executions; none is
@@ -58,10 +58,6 @@ var ErrInputConflict = errors.New("execution exists with another input")
 // EnvStateMachine names the state machine in the worker's environment.
 const EnvStateMachine = "STATE_MACHINE_ARN"
 
-// maxRestarts bounds the -rN suffixes Create tries after a closed
-// execution of the same name.
-const maxRestarts = 3
-
 // Config is the state machine and the schema of its payloads.
 type Config struct {
 	StateMachineArn string
@@ -102,43 +98,58 @@ func New(api API, cfg Config) (*Client, error) {
 
 // Create implements task.Scheduler.
 func (c *Client) Create(ctx context.Context, s task.Schedule) error {
-	if err := layers.CheckHorizon(s.At, c.cfg.Now()); err != nil {
+	now := c.cfg.Now()
+	if err := layers.CheckHorizon(s.At, now); err != nil {
 		return fmt.Errorf("awssfn: %s: %w", s.Name, err)
 	}
 	input := layers.ExecutionInput(c.cfg.Schema, s)
-	base := layers.ExecutionName(s.Name, s.At)
-	for i := 1; i <= maxRestarts; i++ {
-		name := base
-		if i > 1 {
-			name = fmt.Sprintf("%s-r%d", base, i)
-		}
-		_, err := c.api.StartExecution(ctx, &sfn.StartExecutionInput{
-			StateMachineArn: aws.String(c.cfg.StateMachineArn), Name: aws.String(name), Input: aws.String(input),
-		})
-		var exists *types.ExecutionAlreadyExists
-		if !errors.As(err, &exists) {
-			if err != nil {
-				return fmt.Errorf("awssfn: start %s: %w", name, err)
-			}
+	name := layers.ExecutionName(s.Name, s.At)
+	err := c.start(ctx, name, input)
+	var exists *types.ExecutionAlreadyExists
+	if !errors.As(err, &exists) {
+		return err
+	}
+	d, derr := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(name))})
+	if derr != nil {
+		return fmt.Errorf("awssfn: start %s: %w; describe: %w", name, err, derr)
+	}
+	if aws.ToString(d.Input) != input {
+		return fmt.Errorf("awssfn: execution %s: %w: it was started with %s, this schedule is %s; "+
+			"a schema change renamed payload attributes, or two items share a schedule name",
+			name, ErrInputConflict, aws.ToString(d.Input), input)
+	}
+	switch d.Status {
+	case types.ExecutionStatusRunning, types.ExecutionStatusSucceeded, types.ExecutionStatusPendingRedrive:
+		return nil // the same execution: waiting, or it already fired
+	}
+	// Stopped (a cancel) or failed, and the item is armed again for the
+	// same due time: a closed name is not reused for 90 days. Unless a
+	// restart runs already, start one named after this second.
+	running, err := c.running(ctx, s.Name)
+	if err != nil {
+		return err
+	}
+	for _, e := range running {
+		if strings.HasPrefix(aws.ToString(e.Name), name+"-r") {
 			return nil
 		}
-		d, derr := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(name))})
-		if derr != nil {
-			return fmt.Errorf("awssfn: start %s: %w; describe: %w", name, err, derr)
-		}
-		if aws.ToString(d.Input) != input {
-			return fmt.Errorf("awssfn: execution %s: %w: it was started with %s, this schedule is %s; "+
-				"a schema change renamed payload attributes, or two items share a schedule name",
-				name, ErrInputConflict, aws.ToString(d.Input), input)
-		}
-		switch d.Status {
-		case types.ExecutionStatusRunning, types.ExecutionStatusSucceeded, types.ExecutionStatusPendingRedrive:
-			return nil // the same execution: waiting, or it already fired
-		}
-		// Stopped (a cancel) or failed: the item is armed again for the
-		// same due time; a closed name cannot be reused for 90 days.
 	}
-	return fmt.Errorf("awssfn: %s: %d executions for %s are closed: %w", s.Name, maxRestarts, contract.FormatTime(s.At), task.ErrScheduleExists)
+	restart := layers.RestartName(name, now)
+	if err := c.start(ctx, restart, input); err != nil && !errors.As(err, &exists) {
+		return err
+	}
+	return nil
+}
+
+func (c *Client) start(ctx context.Context, name, input string) error {
+	_, err := c.api.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(c.cfg.StateMachineArn), Name: aws.String(name), Input: aws.String(input),
+	})
+	var exists *types.ExecutionAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("awssfn: start %s: %w", name, err)
+	}
+	return err
 }
 
 // Update implements task.Scheduler: stop the item's other running

@@ -174,8 +174,13 @@ func TestCancelStopsAndNotFoundIsGone(t *testing.T) {
 	if err := c.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	if r := running(f); len(r) != 1 || r[0] != layers.ExecutionName(s.Name, s.At)+"-r2" {
-		t.Fatalf("running %v; want the -r2 execution", r)
+	restart := layers.RestartName(layers.ExecutionName(s.Name, s.At), now)
+	if r := running(f); len(r) != 1 || r[0] != restart {
+		t.Fatalf("running %v; want the restart %s", r, restart)
+	}
+	// A retried create while the restart runs starts nothing more.
+	if err := c.Create(context.Background(), s); err != nil || len(running(f)) != 1 {
+		t.Fatalf("retry: %v, running %v", err, running(f))
 	}
 }
 

@@ -1,0 +1,453 @@
+package memory
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
+)
+
+// LayerScheduler is what the simulation and `make dev` need of an
+// execution layer's in-memory stand-in: the ports the worker, the API and
+// the reconciler use, plus Fire, which hands over the schedules whose time
+// came (their invocation of the expiry function), and the views the
+// checks read. Scheduler (EventBridge Scheduler), Executions (Step
+// Functions) and TTLMarkers (DynamoDB TTL) implement it.
+type LayerScheduler interface {
+	task.Scheduler
+	task.ScheduleReader
+	Fire(now time.Time) []task.Schedule
+	Lookup(name string) (task.Schedule, bool)
+	All() []task.Schedule
+}
+
+var (
+	_ LayerScheduler = (*Scheduler)(nil)
+	_ LayerScheduler = (*Executions)(nil)
+	_ LayerScheduler = (*TTLMarkers)(nil)
+)
+
+// NewLayer returns the stand-in of a layer. now tells the time (the Step
+// Functions horizon and its stop race); ttlDelay picks each TTL
+// deletion's delay after the due time (nil: none).
+func NewLayer(l layers.Name, now func() time.Time, ttlDelay func() time.Duration) LayerScheduler {
+	switch l {
+	case layers.StepFunctions:
+		return NewExecutions(now)
+	case layers.TTL:
+		return NewTTLMarkers(ttlDelay)
+	}
+	return NewScheduler()
+}
+
+// Executions is the Step Functions layer in memory, with the semantics of
+// awssfn over one Standard state machine: one execution per item and due
+// time, named layers.ExecutionName; a start with the name of a running
+// execution is no duplicate; a move stops the item's other executions
+// and starts one; a cancel stops them. Each execution is a timer: its
+// Wait ends at the due time, when Fire hands it over.
+type Executions struct {
+	mu  sync.Mutex
+	now func() time.Time
+	// running: schedule name -> execution name -> schedule.
+	running map[string]map[string]task.Schedule
+	// closed names: true when the execution fired, false when stopped.
+	closed map[string]bool
+	// raced are executions whose stop lost the race with the Wait's end:
+	// they still invoke.
+	raced []task.Schedule
+	// StopLost, when set, is asked about each stop of an execution whose
+	// Wait already ended (its due time passed) but that has not fired
+	// yet: true means the stop came too late and the invocation happens
+	// anyway (fault injection).
+	StopLost func(s task.Schedule) bool
+	// Fail, when set, is called before each operation (fault injection).
+	Fail func(op, name string) error
+}
+
+// NewExecutions returns a state machine without executions.
+func NewExecutions(now func() time.Time) *Executions {
+	if now == nil {
+		now = time.Now
+	}
+	return &Executions{now: now, running: map[string]map[string]task.Schedule{}, closed: map[string]bool{}}
+}
+
+func (e *Executions) fail(op, name string) error {
+	if e.Fail == nil {
+		return nil
+	}
+	return e.Fail(op, name)
+}
+
+// Create implements task.Scheduler as awssfn.Client.Create does.
+func (e *Executions) Create(_ context.Context, s task.Schedule) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.fail("Create", s.Name); err != nil {
+		return err
+	}
+	return e.start(s)
+}
+
+func (e *Executions) start(s task.Schedule) error {
+	now := e.now()
+	if err := layers.CheckHorizon(s.At, now); err != nil {
+		return err
+	}
+	name := layers.ExecutionName(s.Name, s.At)
+	if _, ok := e.running[s.Name][name]; ok {
+		return nil // the same name and input: no duplicate
+	}
+	fired, used := e.closed[name]
+	switch {
+	case used && fired:
+		return nil // it already ran
+	case used:
+		// Stopped, and armed again for the same due time: restart, unless
+		// a restart runs already.
+		for n := range e.running[s.Name] {
+			if strings.HasPrefix(n, name+"-r") {
+				return nil
+			}
+		}
+		name = layers.RestartName(name, now)
+		if _, closed := e.closed[name]; closed {
+			return nil // a restart of this second ran or was stopped
+		}
+	}
+	if e.running[s.Name] == nil {
+		e.running[s.Name] = map[string]task.Schedule{}
+	}
+	e.running[s.Name][name] = s
+	return nil
+}
+
+// Update implements task.Scheduler: stop the item's other executions,
+// start s's.
+func (e *Executions) Update(_ context.Context, s task.Schedule) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.fail("Update", s.Name); err != nil {
+		return err
+	}
+	if len(e.running[s.Name]) == 0 {
+		return task.ErrScheduleNotFound
+	}
+	keep := layers.ExecutionName(s.Name, s.At)
+	for n := range e.running[s.Name] {
+		if n != keep && !strings.HasPrefix(n, keep+"-r") {
+			e.stop(s.Name, n)
+		}
+	}
+	return e.start(s)
+}
+
+// Delete implements task.Scheduler: stop every running execution of the
+// item.
+func (e *Executions) Delete(_ context.Context, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.fail("Delete", name); err != nil {
+		return err
+	}
+	if len(e.running[name]) == 0 {
+		return task.ErrScheduleNotFound
+	}
+	for n := range e.running[name] {
+		e.stop(name, n)
+	}
+	return nil
+}
+
+func (e *Executions) stop(name, exec string) {
+	s := e.running[name][exec]
+	delete(e.running[name], exec)
+	if len(e.running[name]) == 0 {
+		delete(e.running, name)
+	}
+	if !s.At.After(e.now()) && e.StopLost != nil && e.StopLost(s) {
+		e.closed[exec] = true
+		e.raced = append(e.raced, s)
+		return
+	}
+	e.closed[exec] = false
+}
+
+// Fire ends the Wait of every execution due at now: they invoke (and
+// complete). Executions whose stop lost the race come too.
+func (e *Executions) Fire(now time.Time) []task.Schedule {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	due := e.raced
+	e.raced = nil
+	for name, execs := range e.running {
+		for n, s := range execs {
+			if !s.At.After(now) {
+				due = append(due, s)
+				delete(execs, n)
+				e.closed[n] = true
+			}
+		}
+		if len(execs) == 0 {
+			delete(e.running, name)
+		}
+	}
+	sortSchedules(due)
+	return due
+}
+
+// Get implements task.ScheduleReader: the item's running execution (the
+// latest due time when several run).
+func (e *Executions) Get(_ context.Context, name string) (task.Schedule, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.fail("Get", name); err != nil {
+		return task.Schedule{}, err
+	}
+	s, ok := e.lookup(name)
+	if !ok {
+		return task.Schedule{}, task.ErrScheduleNotFound
+	}
+	s.ClientToken = ""
+	return s, nil
+}
+
+func (e *Executions) lookup(name string) (task.Schedule, bool) {
+	var out task.Schedule
+	found := false
+	for _, s := range e.running[name] {
+		if !found || s.At.After(out.At) {
+			out, found = s, true
+		}
+	}
+	return out, found
+}
+
+// Lookup returns the item's running execution, without counting a call.
+func (e *Executions) Lookup(name string) (task.Schedule, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lookup(name)
+}
+
+// List implements task.ScheduleReader over the items with a running
+// execution (names only, as the scheduler's).
+func (e *Executions) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.fail("List", ""); err != nil {
+		return task.SchedulePage{}, err
+	}
+	names := make([]string, 0, len(e.running))
+	for n := range e.running {
+		names = append(names, n)
+	}
+	return listPage(names, page), nil
+}
+
+// All returns every running execution, ordered by name and due time.
+func (e *Executions) All() []task.Schedule {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []task.Schedule
+	for _, execs := range e.running {
+		for _, s := range execs {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].At.Before(out[j].At)
+	})
+	return out
+}
+
+// TTLMarkers is the DynamoDB TTL layer in memory, with the semantics of
+// ttlmarker: one marker per item carrying its due time; a cancel deletes
+// it (a user's delete, which the stream filter drops); DynamoDB's TTL
+// process deletes it lazily some time after its due time, and only that
+// deletion fires (Fire is the sweeper).
+type TTLMarkers struct {
+	mu      sync.Mutex
+	markers map[string]ttlMarker
+	delay   func() time.Duration
+	// Fail, when set, is called before each operation (fault injection).
+	Fail func(op, name string) error
+}
+
+type ttlMarker struct {
+	s        task.Schedule
+	deleteAt time.Time
+}
+
+// NewTTLMarkers returns a table without markers; delay picks how long
+// after its due time the sweeper deletes each marker (nil: at once).
+func NewTTLMarkers(delay func() time.Duration) *TTLMarkers {
+	if delay == nil {
+		delay = func() time.Duration { return 0 }
+	}
+	return &TTLMarkers{markers: map[string]ttlMarker{}, delay: delay}
+}
+
+func (m *TTLMarkers) fail(op, name string) error {
+	if m.Fail == nil {
+		return nil
+	}
+	return m.Fail(op, name)
+}
+
+func (m *TTLMarkers) put(s task.Schedule) {
+	m.markers[s.Name] = ttlMarker{s: s, deleteAt: s.At.Add(m.delay())}
+}
+
+// Create implements task.Scheduler: a marker with the same payload is a
+// success, another one task.ErrScheduleExists.
+func (m *TTLMarkers) Create(_ context.Context, s task.Schedule) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fail("Create", s.Name); err != nil {
+		return err
+	}
+	if cur, ok := m.markers[s.Name]; ok {
+		if cur.s.Payload.Equal(s.Payload) {
+			return nil
+		}
+		return task.ErrScheduleExists
+	}
+	m.put(s)
+	return nil
+}
+
+// Update implements task.Scheduler: overwrite the marker (a new TTL).
+func (m *TTLMarkers) Update(_ context.Context, s task.Schedule) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fail("Update", s.Name); err != nil {
+		return err
+	}
+	if _, ok := m.markers[s.Name]; !ok {
+		return task.ErrScheduleNotFound
+	}
+	m.put(s)
+	return nil
+}
+
+// Delete implements task.Scheduler: the user's delete of the marker.
+func (m *TTLMarkers) Delete(_ context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fail("Delete", name); err != nil {
+		return err
+	}
+	if _, ok := m.markers[name]; !ok {
+		return task.ErrScheduleNotFound
+	}
+	delete(m.markers, name)
+	return nil
+}
+
+// Fire is the TTL sweeper: it deletes every marker whose delay after its
+// due time has passed, and returns them (the TTL deletions that reach the
+// expiry function).
+func (m *TTLMarkers) Fire(now time.Time) []task.Schedule {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var due []task.Schedule
+	for name, mk := range m.markers {
+		if !mk.deleteAt.After(now) {
+			due = append(due, mk.s)
+			delete(m.markers, name)
+		}
+	}
+	sortSchedules(due)
+	return due
+}
+
+// Get implements task.ScheduleReader.
+func (m *TTLMarkers) Get(_ context.Context, name string) (task.Schedule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fail("Get", name); err != nil {
+		return task.Schedule{}, err
+	}
+	mk, ok := m.markers[name]
+	if !ok {
+		return task.Schedule{}, task.ErrScheduleNotFound
+	}
+	return mk.s, nil
+}
+
+// Lookup returns a marker's schedule, without counting a call.
+func (m *TTLMarkers) Lookup(name string) (task.Schedule, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mk, ok := m.markers[name]
+	return mk.s, ok
+}
+
+// List implements task.ScheduleReader (names only).
+func (m *TTLMarkers) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fail("List", ""); err != nil {
+		return task.SchedulePage{}, err
+	}
+	names := make([]string, 0, len(m.markers))
+	for n := range m.markers {
+		names = append(names, n)
+	}
+	return listPage(names, page), nil
+}
+
+// All returns every marker's schedule, ordered by name.
+func (m *TTLMarkers) All() []task.Schedule {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]task.Schedule, 0, len(m.markers))
+	for _, mk := range m.markers {
+		out = append(out, mk.s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// listPage pages through names (sorted, after the cursor) as ListSchedules
+// does.
+func listPage(names []string, page task.PageRequest) task.SchedulePage {
+	sort.Strings(names)
+	i := sort.SearchStrings(names, page.Cursor)
+	if i < len(names) && names[i] == page.Cursor {
+		i++
+	}
+	names = names[i:]
+	limit := page.Limit
+	if limit <= 0 {
+		limit = task.DefaultPageSize
+	}
+	limit = min(limit, maxListResults)
+	var p task.SchedulePage
+	if len(names) > limit {
+		names = names[:limit]
+		p.Cursor = names[limit-1]
+	}
+	for _, n := range names {
+		p.Schedules = append(p.Schedules, task.Schedule{Name: n})
+	}
+	return p
+}
+
+func sortSchedules(due []task.Schedule) {
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].At.Equal(due[j].At) {
+			return due[i].At.Before(due[j].At)
+		}
+		return due[i].Name < due[j].Name
+	})
+}

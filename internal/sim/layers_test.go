@@ -1,0 +1,40 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/unschedule/unschedule/internal/layers"
+)
+
+// TestLayerHistories runs the invariants I1-I5 with each execution layer
+// firing the tasks, under that layer's own faults (make sim runs 10,000
+// seeds per layer: go run ./cmd/sim -layer all).
+func TestLayerHistories(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 40
+	}
+	for _, tc := range []struct {
+		layer  layers.Name
+		faults []Fault
+	}{
+		{layers.StepFunctions, []Fault{FaultDuplicateExecution, FaultStopRace, FaultFiredLate, FaultDeadlineRace}},
+		{layers.TTL, []Fault{FaultTTLDeleteLate, FaultStreamRedeliveredTTL, FaultDeadlineRace}},
+	} {
+		t.Run(string(tc.layer), func(t *testing.T) {
+			s := RunMany(Config{Layer: tc.layer, ConcurrentFires: true, AnyWriter: true}, 1, n, 0)
+			for i, r := range s.Failed {
+				if i == 5 {
+					break
+				}
+				t.Errorf("seed %d: %s (replay: go run ./cmd/sim -layer %s -any-writer -seed %d)", r.Seed, r.Violations[0], tc.layer, r.Seed)
+			}
+			for _, f := range tc.faults {
+				if s.Faults[f] == 0 {
+					t.Errorf("no %s fault was injected in %d histories", f, n)
+				}
+			}
+			t.Logf("%s: %d histories, %d tasks, %d notifications, faults %v", tc.layer, s.Histories, s.Tasks, s.Notifications, s.Faults)
+		})
+	}
+}
