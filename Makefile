@@ -68,10 +68,10 @@ e2e: deps
 	go build -o bin/dev ./cmd/dev && \
 	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
 
-## sim: 10,000 seeded fault-injection histories of the whole pipeline per
-## execution layer (EventBridge Scheduler, Step Functions, TTL), each under
-## its own faults
-## (internal/sim). A failing seed prints its replay command.
+## sim: 10,000 seeded fault-injection histories of the whole pipeline
+## (internal/sim) per execution layer (EventBridge Scheduler, Step
+## Functions, TTL), each under its own faults. A failing seed prints its
+## replay command.
 SIM_SEEDS ?= 10000
 sim:
 	go run ./cmd/sim -seeds $(SIM_SEEDS) -layer all $(SIM_FLAGS)

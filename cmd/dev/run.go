@@ -15,6 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/devserver"
 	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/layers"
 )
 
 // options are the command line.
@@ -28,6 +29,8 @@ type options struct {
 	tokenTTL       time.Duration
 	stepEvery      time.Duration
 	reconcileEvery time.Duration
+	layer          layers.Name
+	ttlMaxDelay    time.Duration
 }
 
 // EnvAllowedEmailDomains is the PreSignUp allow-list, as the presignup
@@ -48,7 +51,15 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
 	fs.DurationVar(&o.stepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
 	fs.DurationVar(&o.reconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
+	layer := fs.String("layer", "scheduler", "execution layer that fires the tasks: scheduler, stepfunctions or ttl (in-memory stand-ins)")
+	fs.DurationVar(&o.ttlMaxDelay, "ttl-max-delay", time.Minute, "with -layer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var err error
+	if o.layer, err = layers.Parse(*layer); err != nil {
+		err = fmt.Errorf("-layer: %w", err)
+		fmt.Fprintln(stderr, err)
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -60,7 +71,6 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
-	var err error
 	if o.domains, err = notify.ParseDomains(*domains); err != nil {
 		err = fmt.Errorf("-allowed-email-domains: %w", err)
 		fmt.Fprintln(stderr, err)
@@ -156,7 +166,8 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 			"addr", ln.Addr().String(), "hosts", hosts)
 	}
 	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
-		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, TokenTTL: o.tokenTTL, Log: log})
+		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, TokenTTL: o.tokenTTL, Log: log,
+		Layer: o.layer, TTLMaxDelay: o.ttlMaxDelay})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/layers"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -52,6 +54,11 @@ func TestParseOptions(t *testing.T) {
 		{"zero step", []string{"-step", "0s"}, nil, nil, true},
 		{"stray argument", []string{"serve"}, nil, nil, true},
 		{"unknown flag", []string{"-port", "1"}, nil, nil, true},
+		{"default layer", nil, nil, func(o options) bool { return o.layer == layers.EventBridgeScheduler }, false},
+		{"step functions layer", []string{"-layer=stepfunctions"}, nil, func(o options) bool { return o.layer == layers.StepFunctions }, false},
+		{"ttl layer with its delay", []string{"-layer", "ttl", "-ttl-max-delay", "5s"}, nil,
+			func(o options) bool { return o.layer == layers.TTL && o.ttlMaxDelay == 5*time.Second }, false},
+		{"unknown layer", []string{"-layer", "cron"}, nil, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseOptions(tc.args, func(k string) string { return tc.env[k] }, io.Discard)

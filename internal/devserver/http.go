@@ -249,7 +249,7 @@ func (s *Server) serveSchedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []scheduleJSON{}
-	for _, sc := range s.pipe.Scheduler.All() {
+	for _, sc := range s.pipe.Layer.All() {
 		if sc.Payload.Key.Partition != c.Sub {
 			continue
 		}

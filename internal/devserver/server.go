@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/pipeline"
 )
 
@@ -51,6 +53,14 @@ type Config struct {
 	Shards int
 	// Reconcile configures the reconciler. Default: see reconcile.Config.
 	Reconcile reconcile.Config
+	// Layer is the execution layer whose in-memory stand-in fires the
+	// tasks: EventBridge Scheduler (zero value), Step Functions (a timer
+	// per execution) or TTL (a lazy sweeper). Default: EventBridge
+	// Scheduler.
+	Layer layers.Name
+	// TTLMaxDelay bounds the TTL sweeper's random delay after a due time
+	// (Layer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
+	TTLMaxDelay time.Duration
 	// Now is the wall clock. Default: time.Now.
 	Now func() time.Time
 	// Log receives every log line. Default: slog.Default().
@@ -121,7 +131,8 @@ func Open(cfg Config) (*Server, error) {
 func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Log, db: db, policy: notify.NewSignUpPolicy(cfg.AllowedEmailDomains),
 		saved: map[string][]byte{}}
-	p, err := pipeline.New(pipeline.Options{Start: cfg.Now(), WebURL: cfg.PublicURL, Log: cfg.Log})
+	p, err := pipeline.New(pipeline.Options{Start: cfg.Now(), WebURL: cfg.PublicURL, Log: cfg.Log,
+		Layer: cfg.Layer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)})
 	if err != nil {
 		return nil, fmt.Errorf("devserver: pipeline: %w", err)
 	}
@@ -180,7 +191,7 @@ func (s *Server) restore() error {
 		return err
 	}
 	for _, sc := range scheds {
-		if err := s.pipe.Scheduler.Create(context.Background(), sc); err != nil {
+		if err := s.pipe.Layer.Create(context.Background(), sc); err != nil {
 			return fmt.Errorf("devserver: restore schedule %s: %w", sc.Name, err)
 		}
 	}
@@ -195,7 +206,7 @@ func (s *Server) restore() error {
 // differ from the last saved snapshot. The caller holds persistMu or is
 // restoring.
 func (s *Server) snapshot() (tasks []task.Task, scheds []task.Schedule, changed map[string][]byte) {
-	tasks, scheds = s.pipe.Store.All(), s.pipe.Scheduler.All()
+	tasks, scheds = s.pipe.Store.All(), s.pipe.Layer.All()
 	changed = map[string][]byte{}
 	for kind, v := range map[string]any{"tasks": tasks, "schedules": scheds} {
 		b, _ := json.Marshal(v) // tasks and schedules always encode
@@ -321,4 +332,13 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 // Close saves the state and closes the store.
 func (s *Server) Close() error {
 	return errors.Join(s.deliver(), s.persist(), s.db.Close())
+}
+
+// ttlDelay is the dev TTL sweeper's delay: uniform in [0, max] (max 0:
+// one minute).
+func ttlDelay(max time.Duration) func() time.Duration {
+	if max <= 0 {
+		max = time.Minute
+	}
+	return func() time.Duration { return time.Duration(rand.Int64N(int64(max) + 1)) }
 }

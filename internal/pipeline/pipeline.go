@@ -28,6 +28,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -53,6 +54,13 @@ type Options struct {
 	// ExpiryRetryDelay is how long after a failed expiry it is tried
 	// again. Default: 1 minute.
 	ExpiryRetryDelay time.Duration
+	// Layer is the execution layer whose in-memory stand-in fires the
+	// items (memory.NewLayer): EventBridge Scheduler (zero value), Step
+	// Functions (a timer per execution) or TTL (a lazy sweeper).
+	Layer layers.Name
+	// TTLDelay picks how long after its due time the TTL sweeper deletes
+	// a marker (Layer TTL). Default: none.
+	TTLDelay func() time.Duration
 	// IDs makes task ids and tokens. Default: task.RandomIDs.
 	IDs task.IDs
 	// WebURL is the web app's URL used in notification links. Default: "".
@@ -98,9 +106,13 @@ type Invocation struct {
 // Pipeline is the whole pipeline in one process. Its fields are the
 // stages, exposed for tests and fault injection.
 type Pipeline struct {
-	Clock       *Clock
-	Store       *memory.Store
+	Clock *Clock
+	Store *memory.Store
+	// Scheduler is the EventBridge Scheduler stand-in (nil with another
+	// Layer); Layer is the stand-in of the layer in use, which every stage
+	// calls.
 	Scheduler   *memory.Scheduler
+	Layer       memory.LayerScheduler
 	Outbox      *memory.Outbox
 	Service     *task.Service
 	Processor   *cancel.Processor
@@ -128,27 +140,34 @@ type Pipeline struct {
 // New builds the to-do app's pipeline on empty memory adapters.
 func New(opts Options) (*Pipeline, error) {
 	opts = opts.withDefaults()
-	p := &Pipeline{Clock: NewClock(opts.Start), Store: memory.NewStore(), Scheduler: memory.NewScheduler(),
+	p := &Pipeline{Clock: NewClock(opts.Start), Store: memory.NewStore(),
 		Outbox: &memory.Outbox{}, Checkpoints: &Checkpoints{}, opts: opts, log: opts.Log}
+	p.setLayer()
 	p.feed, p.fire = p.Store, p.expire
 	p.Queue = NewQueue(p.Clock, opts.Queue)
 	var err error
-	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Scheduler, Notifier: p.Outbox,
+	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Layer, Notifier: p.Outbox,
 		Clock: p.Clock, IDs: opts.IDs, WebURL: opts.WebURL, Log: opts.Log}); err != nil {
 		return nil, err
 	}
 	if p.Processor, err = cancel.NewProcessor(task.Schema, p.Queue, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
-	if p.Worker, err = cancel.NewWorker(task.Schema, p.Scheduler, opts.Metrics, opts.Log); err != nil {
+	if p.Worker, err = cancel.NewWorker(task.Schema, p.Layer, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Pending: p.Store, Tasks: p.Store,
-		Scheduler: p.Scheduler, Schedules: p.Scheduler, Expirer: p.Service, Checkpoints: p.Checkpoints,
+		Scheduler: p.Layer, Schedules: p.Layer, Expirer: p.Service, Checkpoints: p.Checkpoints,
 		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// setLayer makes the stand-in of opts.Layer.
+func (p *Pipeline) setLayer() {
+	p.Layer = memory.NewLayer(p.opts.Layer, p.Clock.Now, p.opts.TTLDelay)
+	p.Scheduler, _ = p.Layer.(*memory.Scheduler)
 }
 
 func (opts Options) withDefaults() Options {
@@ -180,8 +199,8 @@ func (opts Options) withDefaults() Options {
 // claim. There is no API, notifier or reconciler.
 func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipeline, error) {
 	opts = opts.withDefaults()
-	p := &Pipeline{Clock: NewClock(opts.Start), Items: memory.NewItems(s), Scheduler: memory.NewScheduler(),
-		opts: opts, log: opts.Log}
+	p := &Pipeline{Clock: NewClock(opts.Start), Items: memory.NewItems(s), opts: opts, log: opts.Log}
+	p.setLayer()
 	p.Queue = NewQueue(p.Clock, opts.Queue)
 	var err error
 	if p.Fire, err = fire.New(fire.Config{Schema: s, Store: p.Items, Now: p.Clock.Now, Log: opts.Log}); err != nil {
@@ -190,7 +209,7 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 	if p.Processor, err = cancel.NewProcessor(s, p.Queue, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
-	if p.Worker, err = cancel.NewWorker(s, p.Scheduler, opts.Metrics, opts.Log); err != nil {
+	if p.Worker, err = cancel.NewWorker(s, p.Layer, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
 	p.feed = p.Items
@@ -359,7 +378,7 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 		}
 	}
 	p.retries = waiting
-	for _, s := range p.Scheduler.Fire(now) {
+	for _, s := range p.Layer.Fire(now) {
 		due = append(due, Invocation{Schedule: s})
 	}
 	r := Report{Fired: len(due)}

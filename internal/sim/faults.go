@@ -89,6 +89,10 @@ const (
 	// FaultStopRace (StepFunctions layer): a move or cancel stopped an
 	// execution whose Wait had already ended: the invocation still ran.
 	FaultStopRace Fault = "sfn-stop-racing-wait-end"
+	// FaultStaleExecution (StepFunctions layer, observed, not injected):
+	// at rest, an item had a stale execution running beside its right
+	// one (a create that raced a move); the claim skips it when it fires.
+	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
 	// FaultTTLDeleteLate (TTL layer): the sweeper deleted a marker later
 	// than 15 minutes after its due time (up to layers.TTLPrecision).
 	FaultTTLDeleteLate Fault = "ttl-delete-late"
@@ -104,7 +108,7 @@ func Faults() []Fault {
 		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
-		FaultDuplicateExecution, FaultStopRace, FaultTTLDeleteLate, FaultStreamRedeliveredTTL}
+		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL}
 }
 
 var (

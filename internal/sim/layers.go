@@ -45,3 +45,33 @@ func (w *world) duplicateFault() Fault {
 	}
 	return FaultFiredTwice
 }
+
+// staleTolerated looks, on the Step Functions layer, for the item's
+// execution at want's due time among all its running executions. A
+// create does not list the item's other executions (that would cost a
+// ListExecutions per 1,000 running executions on every create), so a
+// create that raced a move may leave a stale execution running beside
+// the right one: it fires, and the claim skips it (I1 checks that). I3
+// then asks that the right one runs; Result.Faults counts the stale ones
+// as FaultStaleExecution.
+func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
+	if w.cfg.Layer != layers.StepFunctions {
+		return task.Schedule{}, false
+	}
+	var found task.Schedule
+	ok, others := false, 0
+	for _, sc := range w.sched.All() {
+		if sc.Name != want.Name {
+			continue
+		}
+		if sc.At.Equal(want.At) && sc.Payload.Equal(want.Payload) {
+			found, ok = sc, true
+		} else {
+			others++
+		}
+	}
+	if ok && others > 0 {
+		w.res.Faults[FaultStaleExecution] += others
+	}
+	return found, ok
+}

@@ -18,6 +18,13 @@
 //   - Due times more than layers.MaxHorizon away are rejected
 //     (layers.ErrBeyondHorizon), not chained: an execution lasts one year.
 //
+// Create does not list the item's other executions (see the cost below),
+// so a create that races a move can leave a stale execution running
+// beside the right one. It is harmless: it fires at its own due time and
+// the claim skips it (the payload's due time is not the item's); the next
+// move or cancel stops it. The simulation checks exactly this
+// (internal/sim, FaultStaleExecution).
+//
 // Finding an item's running executions lists the state machine's RUNNING
 // executions (1,000 a page) and keeps those whose name starts with
 // layers.ExecutionPrefix(name): a move or cancel costs one ListExecutions

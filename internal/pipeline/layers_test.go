@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
+)
+
+// Every layer's stand-in fires a pending task once at (or, for TTL, after)
+// its deadline, moves it with its deadline and never fires a completed
+// one: the same service code on each layer.
+func TestEveryLayerFiresMovesAndCancels(t *testing.T) {
+	for _, l := range layers.All {
+		t.Run(string(l), func(t *testing.T) {
+			p, err := New(Options{Start: t0, Layer: l, TTLDelay: func() time.Duration { return 90 * time.Minute },
+				Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &harness{Pipeline: p, t: t}
+			moved := h.create(t0.Add(10 * time.Minute))
+			done := h.create(t0.Add(10 * time.Minute))
+			h.drain(t0.Add(time.Minute))
+			if _, err := h.Service.Update(ctx, moved.UserID, moved.TaskID, task.Patch{DueAt: ptr(t0.Add(20 * time.Minute))}); err != nil {
+				t.Fatal(err)
+			}
+			complete(h, done)
+			h.drain(t0.Add(2 * time.Minute))
+			if n := len(h.Layer.All()); n != 1 {
+				t.Fatalf("%d schedules, want the moved task's only: %+v", n, h.Layer.All())
+			}
+			late := time.Duration(0)
+			if l == layers.TTL {
+				late = 90 * time.Minute
+			}
+			h.drain(t0.Add(20*time.Minute + late - time.Second))
+			if len(h.Outbox.Sent()) != 0 {
+				t.Fatalf("notified before the deadline (plus the TTL delay): %+v", h.Outbox.Sent())
+			}
+			h.drain(t0.Add(21*time.Minute + late))
+			sent := h.Outbox.Sent()
+			if len(sent) != 1 || sent[0].TaskID != moved.TaskID || !sent[0].DueAt.Equal(t0.Add(20*time.Minute)) {
+				t.Fatalf("sent %+v, want one notification for the moved task at its new deadline", sent)
+			}
+			if h.status(done) != task.StatusDone || len(h.Layer.All()) != 0 {
+				t.Fatalf("completed task %s, schedules left %+v", h.status(done), h.Layer.All())
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
