@@ -15,6 +15,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/todoapp"
 )
 
 // layerStack synthesizes a schedule-on-write with an adopter's target on
@@ -208,5 +209,36 @@ func TestLayerValidation(t *testing.T) {
 			tc.edit(p)
 			WantPanic(t, func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p) }, tc.want...)
 		})
+	}
+}
+
+// TestLayerNag applies the AwsSolutions pack as app.go does to a stack
+// with each layer: no unsuppressed finding.
+func TestLayerNag(t *testing.T) {
+	var findings []string
+	Check(t, func() {
+		app := NewApp(t, map[string]any{"aws:cdk:bundling-stacks": []string{}})
+		stack := awscdk.NewStack(app, jsii.String("LayerNag"), nil)
+		for _, tc := range []struct {
+			id   string
+			edit func(p *scheduleonwrite.ScheduleOnWriteProps)
+		}{
+			{"Sfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions }},
+			{"Ttl", func(p *scheduleonwrite.ScheduleOnWriteProps) {
+				p.ExecutionLayer = scheduleonwrite.LayerTTL
+				p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
+			}},
+		} {
+			target := awslambda.Function_FromFunctionArn(stack, jsii.String(tc.id+"Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
+			p := &scheduleonwrite.ScheduleOnWriteProps{Schema: jobsSchema, Target: target}
+			tc.edit(p)
+			sow := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(tc.id), p)
+			cancellation.NewCancellation(stack, jsii.String(tc.id+"Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Schedules: sow})
+		}
+		todoapp.AddChecks(app)
+		findings = NagFindings(stack)
+	})
+	if len(findings) > 0 {
+		t.Fatalf("%d unsuppressed cdk-nag findings:\n%s", len(findings), strings.Join(findings, "\n"))
 	}
 }

@@ -294,8 +294,9 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	}
 	nag.Suppress(nag.RolePolicy(x.Processor.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
 		Reason: "dynamodb:ListStreams has no resource-level permissions; the DynamoDB event source adds it. Stream reads are on the table's stream only."})
-	nag.Suppress(nag.RolePolicy(x.Worker.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.ScheduleGroupWildcard},
-		Reason: "The worker creates, deletes and moves the schedules of any item, and only those: every schedule inside the table's schedule group, none outside it."})
+	nag.Suppress(nag.RolePolicy(x.Worker.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.ScheduleGroupWildcard, nag.ExecutionsWildcard},
+		Reason: "The worker creates, deletes and moves the schedules of any item, and only those: every schedule inside the table's schedule group " +
+			"(or, with the Step Functions layer, every execution of the table's state machine), none outside it."})
 
 	// Lag and whole-invocation failures.
 	five := awscdk.Duration_Minutes(jsii.Number(5))

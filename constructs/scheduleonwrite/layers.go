@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctionstasks"
@@ -122,12 +123,21 @@ func (s *ScheduleOnWrite) buildStepFunctions(c constructs.Construct, p ScheduleO
 		BackoffRate: jsii.Number(2),
 		MaxAttempts: jsii.Number(DefaultStateMachineRetries),
 	})
+	logs := awslogs.NewLogGroup(c, jsii.String("StateMachineLogs"), &awslogs.LogGroupProps{
+		Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: p.RemovalPolicy,
+	})
 	s.StateMachine = awsstepfunctions.NewStateMachine(c, jsii.String("StateMachine"), &awsstepfunctions.StateMachineProps{
 		StateMachineType: awsstepfunctions.StateMachineType_STANDARD,
 		DefinitionBody:   awsstepfunctions.DefinitionBody_FromChainable(wait.Next(fire)),
 		Comment:          jsii.String("Waits until an item's due time, then fires it (the expiry function's conditional claim)"),
 		TracingEnabled:   jsii.Bool(true),
+		// Every state, without the input (keys and due time only anyway).
+		Logs: &awsstepfunctions.LogOptions{Destination: logs, Level: awsstepfunctions.LogLevel_ALL, IncludeExecutionData: jsii.Bool(false)},
 	})
+	nag.Suppress(s.StateMachine.Role().Node().FindChild(jsii.String("DefaultPolicy")), nag.Rule{ID: "AwsSolutions-IAM5",
+		AppliesTo: []any{"Resource::*", nag.Regex(`/^Resource::<[A-Za-z0-9]+Expiry[A-Za-z0-9]+\.Arn>:\*$/g`)},
+		Reason: "The state machine invokes the expiry function only (its ARN, and its versions: the LambdaInvoke task grants both); " +
+			"X-Ray segments and CloudWatch Logs delivery have no resource-level permissions."})
 	s.FailedExecutionsAlarm = alarms.AtLeast(c, "FailedExecutionsAlarm",
 		"Executions of the Step Functions layer failed: the expiry function kept failing after every retry, so those items did not fire. "+
 			"Inspect the failed executions, fix the cause, then start them again with the same input.",
@@ -158,6 +168,8 @@ func (s *ScheduleOnWrite) buildTTL(c constructs.Construct, id string, p Schedule
 		Filters:                 &[]*map[string]any{awslambda.FilterCriteria_Filter(&pattern)},
 	})
 	s.Table.GrantStreamRead(s.Expiry.Function)
+	nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
+		Reason: "dynamodb:ListStreams has no resource-level permissions (the TTL layer's stream mapping needs it); stream reads are on the table's stream only."})
 	s.TTLFailureQueue.GrantSendMessages(s.Expiry.Function)
 	s.TTLFailureAlarm = alarms.QueueNotEmpty(c, "TTLFailureAlarm", s.TTLFailureQueue,
 		"TTL deletions of markers could not be fired after every retry: those items did not fire. Each message names the stream records; "+

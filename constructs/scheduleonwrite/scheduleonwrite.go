@@ -289,6 +289,12 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	if p.Target != nil {
 		// Invoke the target only (its ARN and its versions/aliases).
 		grants.Invoke(p.Target, s.Expiry.Function)
+		targetVersions := any("Resource::" + *p.Target.FunctionArn() + ":*")
+		if *awscdk.Token_IsUnresolved(p.Target.FunctionArn()) {
+			targetVersions = nag.Regex(`/^Resource::<[^>]+\.Arn>:\*$/g`)
+		}
+		nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{targetVersions},
+			Reason: "The expiry function invokes the Target only: its ARN and its versions and aliases (ARN:*), nothing else."})
 	} else {
 		p.Notifications.GrantPublish(s.Expiry.Function)
 		nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},

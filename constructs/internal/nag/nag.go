@@ -44,5 +44,11 @@ var ScheduleGroupWildcard = map[string]string{
 	"regex": `/^Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule\/[^/*]+\/\*$/g`,
 }
 
+// ExecutionsWildcard matches an "executions of one state machine"
+// resource (the Step Functions execution layer).
+var ExecutionsWildcard = map[string]string{
+	"regex": `/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<[^>]+\.Name>:\*$/g`,
+}
+
 // Regex makes an AppliesTo pattern.
 func Regex(re string) map[string]string { return map[string]string{"regex": re} }
