@@ -161,7 +161,7 @@ func (h *handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) 
 		if err := h.Handle(ctx, d.Payload); err != nil {
 			h.metrics.Add(metrics.TTLDispatchFailed, 1)
 			_ = h.metrics.Flush()
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: d.EventID})
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: d.SequenceNumber})
 			// Records of one shard are ordered: stop at the first failure,
 			// the stream retries from it.
 			break

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
@@ -177,5 +179,46 @@ func TestInvokeTakesAPayloadAsBefore(t *testing.T) {
 	}
 	if _, ok := streamEvent(json.RawMessage(`{"Records":[{"eventSource":"aws:sqs"}]}`)); ok {
 		t.Fatal("an SQS batch read as a DynamoDB stream event")
+	}
+}
+
+// A failed firing of a TTL deletion is a batch item failure naming its
+// record (the stream retries from it), and the records after it in the
+// batch are left for that retry.
+func TestTTLDispatchFailureIsABatchItemFailure(t *testing.T) {
+	s := testenv.ConsumerSchema()
+	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	items := memory.NewItems(s)
+	var recs []string
+	for _, job := range []string{"a", "b"} {
+		k := contract.Key{Partition: "t1", Sort: job}
+		a := s.Attrs(k)
+		a[s.StateAttr], a[s.DueAttr] = "Queued", contract.FormatTime(due)
+		if err := items.Put(a); err != nil {
+			t.Fatal(err)
+		}
+		img := map[string]types.AttributeValue{layers.MarkerPayloadAttr: &types.AttributeValueMemberS{Value: s.EncodePayload(contract.Payload{Key: k, Due: due})}}
+		recs = append(recs, string(streamRecord(t, "ev-"+job, img, true)))
+	}
+	now := func() time.Time { return due.Add(time.Hour) }
+	core, err := fire.New(fire.Config{Schema: s, Store: items, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	target := fire.DeliverFunc(func(context.Context, contract.Payload) error { calls++; return errors.New("target down") })
+	var out bytes.Buffer
+	h := &handler{exp: targetExpirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
+		metrics: metrics.New(metrics.FunctionExpiry, &out)}
+	resp, err := h.Invoke(context.Background(), json.RawMessage(`{"Records":[`+strings.Join(recs, ",")+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := resp.(events.DynamoDBEventResponse).BatchItemFailures
+	if len(f) != 1 || f[0].ItemIdentifier != "1ev-a" || calls != 1 {
+		t.Fatalf("failures %+v after %d target calls; want ev-a's sequence number only, the batch stopped there", f, calls)
+	}
+	if !strings.Contains(out.String(), `"TTLDispatchFailed":1`) {
+		t.Fatalf("metrics %s lack TTLDispatchFailed", out.String())
 	}
 }

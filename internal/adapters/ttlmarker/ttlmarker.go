@@ -155,8 +155,10 @@ func IsTTLDeletion(r events.DynamoDBEventRecord) bool {
 
 // Dispatch is one TTL deletion to fire.
 type Dispatch struct {
-	// EventID names the record in batch item failures.
-	EventID string
+	// SequenceNumber names the record in batch item failures (for a
+	// stream, Lambda reads the itemIdentifier as the sequence number:
+	// https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html).
+	SequenceNumber string
 	// Payload is the marker's payload, as EncodePayload wrote it.
 	Payload []byte
 }
@@ -173,7 +175,7 @@ func PayloadsFromEvent(ev events.DynamoDBEvent) []Dispatch {
 		if !ok || p.DataType() != events.DataTypeString {
 			continue
 		}
-		out = append(out, Dispatch{EventID: r.EventID, Payload: []byte(p.String())})
+		out = append(out, Dispatch{SequenceNumber: r.Change.SequenceNumber, Payload: []byte(p.String())})
 	}
 	return out
 }
