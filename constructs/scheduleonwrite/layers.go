@@ -183,11 +183,11 @@ func (s *ScheduleOnWrite) buildTTL(c constructs.Construct, id string, p Schedule
 // TTLMaxConcurrency with LayerTTL, whose mapping is then the function's
 // only caller. A stream mapping has no MaximumConcurrency (SQS only:
 // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-lambda-eventsourcemapping-scalingconfig.html).
-func expiryReservedConcurrency(p ScheduleOnWriteProps) float64 {
-	if p.ExecutionLayer != LayerTTL || p.TTLMaxConcurrency == nil {
-		return 0
+func expiryReservedConcurrency(p ScheduleOnWriteProps) *float64 {
+	if p.ExecutionLayer != LayerTTL {
+		return nil
 	}
-	return *p.TTLMaxConcurrency
+	return p.TTLMaxConcurrency
 }
 
 // layerEnvironment is the environment of the functions that create, move

@@ -268,7 +268,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Logs:        p.Logs,
 		Environment: env,
 		// LayerTTL's TTLMaxConcurrency.
-		ReservedConcurrency: expiryReservedConcurrency(p),
+		ReservedConcurrentExecutions: expiryReservedConcurrency(p),
 	})
 	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
 		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
