@@ -3,7 +3,11 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -240,5 +244,42 @@ func TestLayerNag(t *testing.T) {
 	})
 	if len(findings) > 0 {
 		t.Fatalf("%d unsuppressed cdk-nag findings:\n%s", len(findings), strings.Join(findings, "\n"))
+	}
+}
+
+// TestLayerTemplatesPassCfnLint lints the Step Functions and TTL layers'
+// templates with cfn-lint, as TestTemplatesPassCfnLint does the app's.
+func TestLayerTemplatesPassCfnLint(t *testing.T) {
+	bin := cfnLint(t)
+	var ignore []string
+	for id := range cfnLintIgnored {
+		ignore = append(ignore, id)
+	}
+	sort.Strings(ignore)
+	dir := t.TempDir()
+	var files []string
+	for name, edit := range map[string]func(p *scheduleonwrite.ScheduleOnWriteProps){
+		"LintSfn": func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions },
+		"LintTtl": func(p *scheduleonwrite.ScheduleOnWriteProps) {
+			p.ExecutionLayer = scheduleonwrite.LayerTTL
+			p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
+			p.TTLMaxConcurrency = jsii.Number(5)
+		},
+	} {
+		s, _ := layerStack(t, name, edit)
+		b, err := json.MarshalIndent(s.json, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, name+".template.json")
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	args := append([]string{"--format", "parseable", "--ignore-checks", strings.Join(ignore, ","), "--"}, files...)
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("cfn-lint on %d templates: %v\n%s", len(files), err, out)
 	}
 }
