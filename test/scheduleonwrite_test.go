@@ -81,6 +81,8 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 			[]string{"ScheduleRetryAttempts must be a whole number between 0 and 185 inclusive (given 186)"}},
 		{"schedule event age under a minute", valid(func(p *props) { p.ScheduleMaxEventAge = seconds(59) }),
 			[]string{"ScheduleMaxEventAge must be a whole number of seconds between 60 and 86400 inclusive (given 59 seconds)"}},
+		{"notifications with an adopter's schema", &props{Notifications: fakeNotifier{}, Schema: jobsSchema},
+			[]string{"Notifications sends the to-do app's emails and fires only its items", "set Target to the function to run at the due time"}},
 		{"expiry timeout above Lambda's limit", valid(func(p *props) { p.ExpiryTimeout = seconds(901) }),
 			[]string{"ExpiryTimeout must be a whole number of seconds between 1 and 900 inclusive (given 15 minutes 1 second)"}},
 		{"expiry retries above Lambda's limit", valid(func(p *props) { p.ExpiryRetryAttempts = jsii.Number(3) }),
@@ -152,6 +154,11 @@ func TestScheduleOnWriteForAnotherSchema(t *testing.T) {
 	}
 	expiry := *stack.GetLogicalId(s.Expiry.Function.Node().DefaultChild().(awscdk.CfnElement))
 	env := Props(syn.Resources("AWS::Lambda::Function")[expiry])["Environment"].(map[string]any)["Variables"].(map[string]any)
+	// The default 10 s timeout gives the 60 s minimum lease: a retried
+	// firing takes over only from an attempt that has surely ended.
+	if env[scheduleonwrite.EnvFireLease] != "60" {
+		t.Errorf("expiry lease %v, want 60 (seconds)", env[scheduleonwrite.EnvFireLease])
+	}
 	if env[scheduleonwrite.EnvTargetFunction] != arn || env[contract.EnvVar] != jobsSchema.WithDefaults().EnvValue() {
 		t.Errorf("expiry environment %s", JSON(env))
 	}

@@ -143,7 +143,8 @@ type CancellationProps struct {
 	// ExistingQueue is set.
 	ExistingDeadLetterQueue awssqs.IQueue
 	// DeadLetterQueueProps override the new dead-letter queue's props
-	// (FIFO, SQS-managed encryption, TLS only, 14 days).
+	// (FIFO, SQS-managed encryption, TLS only, 14 days). Not with
+	// ExistingDeadLetterQueue.
 	// Default: those.
 	DeadLetterQueueProps *awssqs.QueueProps
 	// ExistingStreamFailureQueue is your own standard queue for the
@@ -152,7 +153,8 @@ type CancellationProps struct {
 	// Default: a new queue (StreamFailureQueueProps).
 	ExistingStreamFailureQueue awssqs.IQueue
 	// StreamFailureQueueProps override the new stream failure queue's
-	// props (SQS-managed encryption, TLS only, 14 days).
+	// props (SQS-managed encryption, TLS only, 14 days). Not with
+	// ExistingStreamFailureQueue.
 	// Default: those.
 	StreamFailureQueueProps *awssqs.QueueProps
 }

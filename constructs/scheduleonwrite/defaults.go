@@ -25,6 +25,15 @@ const (
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
 const EnvTargetFunction = "TARGET_FUNCTION_ARN"
 
+// EnvFireLease (lambdaenv.EnvFireLease) is the expiry function's delivery
+// lease in seconds: the function's timeout plus FireLeaseMarginSec, at
+// least 60, so a retried firing never takes over from an attempt whose
+// target may still be running.
+const EnvFireLease = "FIRE_LEASE_SECONDS"
+
+// FireLeaseMarginSec is what the lease adds to the expiry timeout.
+const FireLeaseMarginSec = 30
+
 // tableProps is the well-architected table of a schema: on-demand,
 // point-in-time recovery, encryption, a stream with both images (the
 // cancellation pipeline compares them), keyed as the schema says.

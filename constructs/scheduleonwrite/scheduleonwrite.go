@@ -14,6 +14,7 @@ package scheduleonwrite
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -94,7 +95,9 @@ type ScheduleOnWriteProps struct {
 	// Default: 128.
 	ExpiryMemoryMiB float64
 	// ExpiryTimeout is the expiry function's timeout (1 s..15 min); with
-	// a Target it must cover the target's run.
+	// a Target it must cover the target's run. The delivery lease (how
+	// long an attempt holds the right to run the target) is this plus 30
+	// seconds, at least 60.
 	// Default: 10 seconds.
 	ExpiryTimeout awscdk.Duration
 	// ScheduleRetryAttempts is how often the scheduler retries a failed
@@ -252,6 +255,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	description := "Fires an item at its due time: conditional claim, then "
 	if p.Target != nil {
 		env[EnvTargetFunction] = *p.Target.FunctionArn()
+		env[EnvFireLease] = fmt.Sprint(int(math.Max(60, *p.ExpiryTimeout.ToSeconds(nil)+FireLeaseMarginSec)))
 		description += "invoke the target"
 	} else {
 		env["WEB_URL"] = p.WebURL
@@ -383,6 +387,10 @@ func validate(id string, p ScheduleOnWriteProps) {
 	}
 	if err := p.Schema.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: Schema: %v", id, strings.ReplaceAll(err.Error(), "\n", "; ")))
+	}
+	if p.Notifications != nil && !reflect.DeepEqual(p.Schema, contract.Default()) {
+		panic(fmt.Sprintf("%s: Notifications sends the to-do app's emails and fires only its items (contract.Default()); "+
+			"with a Schema of your own, set Target to the function to run at the due time instead", id))
 	}
 	validateLayer(id, p)
 	if p.ExistingTable != nil {

@@ -85,6 +85,12 @@ func (e *Env) Float(name string, def, min, max float64) float64 {
 // payload after each successful claim, instead of notifying through SNS.
 const EnvTargetFunction = "TARGET_FUNCTION_ARN"
 
+// EnvFireLease is how long, in seconds, an expiry attempt holds the right
+// to run the target (fire.Config.Lease): the construct sets it above the
+// function's timeout, so a retry never takes over from an attempt that may
+// still be running the target.
+const EnvFireLease = "FIRE_LEASE_SECONDS"
+
 // Schema returns the item schema handed over in contract.EnvVar
 // (contract.Default() when unset); a value that does not parse or
 // validate is a problem.

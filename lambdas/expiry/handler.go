@@ -28,6 +28,9 @@ type settings struct {
 	// Target is TARGET_FUNCTION_ARN: when set, the adopter's function runs
 	// at each item's due time; when empty, the to-do app notifies.
 	Target string
+	// Lease is FIRE_LEASE_SECONDS: how long an attempt holds the right to
+	// run the target (default fire.DefaultLease).
+	Lease time.Duration
 	// Topics and WebURL are the to-do app's notification settings
 	// (TOPIC_ARN_PREFIX, TOPIC_SHARDS, WEB_URL), read only without Target.
 	Topics []string
@@ -39,7 +42,8 @@ type settings struct {
 // reads tasks.
 func loadConfig(getenv func(string) string) (settings, error) {
 	e := lambdaenv.New(getenv)
-	c := settings{Table: e.Require("TABLE_NAME"), Schema: e.Schema(), Target: e.Optional(lambdaenv.EnvTargetFunction, "")}
+	c := settings{Table: e.Require("TABLE_NAME"), Schema: e.Schema(), Target: e.Optional(lambdaenv.EnvTargetFunction, ""),
+		Lease: time.Duration(e.Int(lambdaenv.EnvFireLease, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second}
 	if c.Target == "" {
 		c.Topics, c.WebURL = awssns.TopicArnsFromEnv(e), e.Optional("WEB_URL", "")
 	}

@@ -163,8 +163,11 @@ func TestLoadConfig(t *testing.T) {
 		want    settings
 		wantErr string
 	}{
-		{"to-do app", todo, settings{Table: "tasks", Schema: contract.Default(), Topics: []string{"arn:topic-0", "arn:topic-1"}}, ""},
-		{"adopter's target", target, settings{Table: "jobs", Schema: consumer, Target: "arn:fn"}, ""},
+		{"to-do app", todo, settings{Table: "tasks", Schema: contract.Default(), Topics: []string{"arn:topic-0", "arn:topic-1"}, Lease: fire.DefaultLease}, ""},
+		{"adopter's target", target, settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: fire.DefaultLease}, ""},
+		{"lease above a long target's timeout", withEnv(target, lambdaenv.EnvFireLease, "930"),
+			settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: 930 * time.Second}, ""},
+		{"lease out of range", withEnv(target, lambdaenv.EnvFireLease, "0"), settings{}, lambdaenv.EnvFireLease},
 		{"no table", map[string]string{lambdaenv.EnvTargetFunction: "arn:fn"}, settings{}, "TABLE_NAME"},
 		{"no topics without a target", map[string]string{"TABLE_NAME": "t"}, settings{}, "TOPIC_ARN_PREFIX"},
 		{"another schema needs a target", map[string]string{"TABLE_NAME": "t", "TOPIC_ARN_PREFIX": "p", contract.EnvVar: consumer.EnvValue()},
@@ -184,4 +187,15 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withEnv is env with k set to v (env itself is left as it is).
+func withEnv(env map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for n, x := range env {
+		if n != k {
+			out[n] = x
+		}
+	}
+	return out
 }

@@ -37,7 +37,7 @@ func main() {
 	h := &handler{now: task.SystemClock{}.Now, log: log, metrics: metrics.New(metrics.FunctionExpiry, nil)}
 	if c.Target != "" {
 		items := lambdaenv.Must(dynamo.NewItemStore(db, c.Table, c.Schema))
-		core := lambdaenv.Must(fire.New(fire.Config{Schema: c.Schema, Store: items, Log: log}))
+		core := lambdaenv.Must(fire.New(fire.Config{Schema: c.Schema, Store: items, Log: log, Lease: c.Lease}))
 		target := lambdaenv.Must(awslambda.New(awslambdasdk.NewFromConfig(aws), c.Target, c.Schema))
 		h.exp = targetExpirer{core: core, target: target}
 	} else {
