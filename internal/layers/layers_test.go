@@ -45,23 +45,3 @@ func TestHorizonAndLateness(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-func TestMatchFilter(t *testing.T) {
-	p := []byte(`{"a":["x","y"],"b":{"c":[{"exists":true}]},"d":[{"exists":false}]}`)
-	for ev, want := range map[string]bool{
-		`{"a":"x","b":{"c":1}}`:          true,
-		`{"a":"y","b":{"c":"z"}}`:        true,
-		`{"a":"z","b":{"c":1}}`:          false,
-		`{"a":"x","b":{}}`:               false,
-		`{"a":"x","b":{"c":1},"d":2}`:    false,
-		`{"b":{"c":1}}`:                  false,
-		`{"a":["q","x"],"b":{"c":true}}`: true,
-	} {
-		if got, err := MatchFilter(p, []byte(ev)); err != nil || got != want {
-			t.Fatalf("%s: %v %v, want %v", ev, got, err, want)
-		}
-	}
-	if _, err := MatchFilter([]byte(`{"a":[{"prefix":"x"}]}`), []byte(`{"a":"x"}`)); err == nil {
-		t.Fatal("an unsupported operator must be an error")
-	}
-}

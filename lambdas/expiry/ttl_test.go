@@ -20,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/eventfilter"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -33,7 +34,7 @@ import (
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-streams.html
 // dynalite serves no stream, so the records are built here from the
 // marker's real image; the filter is the construct's own pattern
-// (layers.TTLFilterPattern), evaluated by layers.MatchFilter.
+// (layers.TTLFilterPattern), evaluated by eventfilter.Match.
 func streamRecord(t *testing.T, id string, image map[string]types.AttributeValue, ttl bool) json.RawMessage {
 	t.Helper()
 	img := map[string]map[string]string{}
@@ -130,7 +131,7 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 		{"TTL delete of a non-marker item is dropped", streamRecord(t, "x", map[string]types.AttributeValue{
 			"tenantId": &types.AttributeValueMemberS{Value: "t1"}, "jobId": &types.AttributeValueMemberS{Value: "j"}}, true), false},
 	} {
-		got, err := layers.MatchFilter(pattern, tc.rec)
+		got, err := eventfilter.Match(string(pattern), string(tc.rec))
 		if err != nil || got != tc.keep {
 			t.Fatalf("%s: filter kept %v (%v), want %v", tc.name, got, err, tc.keep)
 		}

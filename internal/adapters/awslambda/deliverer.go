@@ -61,20 +61,32 @@ func New(api API, target string, s contract.Schema) (*Deliverer, error) {
 // with a FunctionError, is a failed delivery: the firing is retried, and
 // no delivery is recorded.
 func (d *Deliverer) Deliver(ctx context.Context, p contract.Payload) error {
-	out, err := d.api.Invoke(ctx, &lambda.InvokeInput{
-		FunctionName:   aws.String(d.target),
+	if err := InvokeSync(ctx, d.api, d.target, []byte(d.schema.EncodePayload(p))); err != nil {
+		return fmt.Errorf("invoke %s for %s: %w", d.target, p.Key, err)
+	}
+	return nil
+}
+
+// InvokeSync runs function target (a name or ARN) with payload and waits
+// for it (InvocationType RequestResponse). A response with a
+// FunctionError (an error the function returned, a panic, a timeout) is
+// an error wrapping ErrTargetFailed that quotes the start of the response.
+// https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html
+func InvokeSync(ctx context.Context, api API, target string, payload []byte) error {
+	out, err := api.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName:   aws.String(target),
 		InvocationType: types.InvocationTypeRequestResponse,
-		Payload:        []byte(d.schema.EncodePayload(p)),
+		Payload:        payload,
 	})
 	if err != nil {
-		return fmt.Errorf("invoke %s for %s: %w", d.target, p.Key, err)
+		return err
 	}
 	if out.FunctionError != nil {
 		detail := out.Payload
 		if len(detail) > maxDetail {
 			detail = detail[:maxDetail]
 		}
-		return fmt.Errorf("invoke %s for %s: %w (%s): %s", d.target, p.Key, ErrTargetFailed, aws.ToString(out.FunctionError), detail)
+		return fmt.Errorf("%w (%s): %s", ErrTargetFailed, aws.ToString(out.FunctionError), detail)
 	}
 	return nil
 }

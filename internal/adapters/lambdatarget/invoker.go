@@ -9,16 +9,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
-
 	"github.com/unschedule/unschedule/internal/adapters/awslambda"
 	"github.com/unschedule/unschedule/internal/futureevent"
 )
-
-// maxDetail bounds how much of a failed target's response an error quotes.
-const maxDetail = 512
 
 // Invoker invokes any function it is given (the handler decides which).
 type Invoker struct{ api awslambda.API }
@@ -33,20 +26,12 @@ func New(api awslambda.API) (*Invoker, error) {
 	return &Invoker{api: api}, nil
 }
 
-// Invoke implements futureevent.Invoker.
+// Invoke implements futureevent.Invoker: awslambda.InvokeSync, with a
+// failed target reported as futureevent.ErrTargetFailed.
 func (i *Invoker) Invoke(ctx context.Context, target string, payload []byte) error {
-	out, err := i.api.Invoke(ctx, &lambda.InvokeInput{
-		FunctionName: aws.String(target), InvocationType: types.InvocationTypeRequestResponse, Payload: payload,
-	})
-	if err != nil {
-		return err
+	err := awslambda.InvokeSync(ctx, i.api, target, payload)
+	if errors.Is(err, awslambda.ErrTargetFailed) {
+		return fmt.Errorf("%w: %w", futureevent.ErrTargetFailed, err)
 	}
-	if out.FunctionError != nil {
-		detail := out.Payload
-		if len(detail) > maxDetail {
-			detail = detail[:maxDetail]
-		}
-		return fmt.Errorf("%w (%s): %s", futureevent.ErrTargetFailed, aws.ToString(out.FunctionError), detail)
-	}
-	return nil
+	return err
 }
