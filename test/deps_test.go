@@ -1,7 +1,10 @@
 package test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,5 +28,55 @@ func TestCDKAppImportsNoAWSSDK(t *testing.T) {
 	}
 	if len(bad) > 0 {
 		t.Fatalf("the CDK app imports %d runtime packages, e.g. %v: move the constant it needs into a package without SDK imports (internal/tableschema, internal/metrics)", len(bad), bad[:min(len(bad), 5)])
+	}
+}
+
+// TestCodeMapNamesEveryPackage: the README's code map (the first code
+// block under "## Code layout") names every Go package of the module,
+// exactly or through a "dir/*" or "dir/<name>" line, so a newcomer finds
+// each one and a new package cannot be left out.
+func TestCodeMapNamesEveryPackage(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "## Code layout\n\n```\n")
+	block, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no code block under \"## Code layout\"")
+	}
+	exact, prefixes := map[string]bool{}, []string{}
+	for _, line := range strings.Split(block, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		head, _, _ := strings.Cut(line, "  ")
+		for _, tok := range strings.Split(head, ", ") {
+			tok = strings.TrimSuffix(strings.TrimSpace(tok), "/")
+			if p, ok := strings.CutSuffix(tok, "/*"); ok {
+				prefixes = append(prefixes, p+"/")
+			} else if p, ok := strings.CutSuffix(tok, "/<name>"); ok {
+				prefixes = append(prefixes, p+"/")
+			} else {
+				exact[tok] = true
+			}
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	root, _ := filepath.Abs("..")
+	var missing []string
+	for _, dir := range strings.Fields(string(out)) {
+		rel, _ := filepath.Rel(root, dir)
+		rel = filepath.ToSlash(rel)
+		if rel == "." || exact[rel] || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(rel, p) }) {
+			continue
+		}
+		missing = append(missing, rel)
+	}
+	if len(missing) > 0 {
+		t.Errorf("README.md's code map does not name %d packages: %v; add a line for each (or a dir/* line)", len(missing), missing)
 	}
 }
