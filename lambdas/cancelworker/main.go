@@ -18,7 +18,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
@@ -28,7 +28,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	cfg := lambdaenv.Must(loadLayer(os.Getenv))
-	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
+	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	sched := lambdaenv.Must(newScheduler(aws, cfg))
 	rec := metrics.New(FunctionName, os.Stdout)
 	worker := lambdaenv.Must(cancel.NewWorker(cfg.Schema, sched, rec, log))

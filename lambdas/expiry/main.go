@@ -14,10 +14,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambdasdk "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/awslambda"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
@@ -32,7 +32,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	c := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	db := dynamodb.NewFromConfig(aws)
 	h := &handler{now: task.SystemClock{}.Now, log: log, metrics: metrics.New(metrics.FunctionExpiry, nil)}
 	if c.Target != "" {

@@ -15,9 +15,9 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
@@ -32,7 +32,7 @@ func main() {
 	topics := awssns.TopicArnsFromEnv(env)
 	table := env.Require("TABLE_NAME")
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
 	rec := metrics.New(FunctionName, os.Stdout)
 	subscriber := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{

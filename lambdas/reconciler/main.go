@@ -13,10 +13,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
@@ -32,7 +32,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	cfg := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
+	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	ddb := dynamodb.NewFromConfig(aws)
 	store := dynamo.New(ddb, cfg.Table)
 	cps := lambdaenv.Must(checkpoint.New(ddb, cfg.Table))

@@ -13,8 +13,8 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/awssqs"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
@@ -25,7 +25,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	cfg := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(awsconfig.LoadDefaultConfig(context.Background()))
+	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	queue := lambdaenv.Must(awssqs.New(sqs.NewFromConfig(aws), cfg.QueueURL))
 	rec := metrics.New(FunctionName, os.Stdout)
 	proc := lambdaenv.Must(cancel.NewProcessor(cfg.Schema, queue, rec, log))
