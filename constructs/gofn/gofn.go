@@ -1,7 +1,9 @@
 // Package gofn builds Go Lambda functions: provided.al2023 on arm64 with a
 // `bootstrap` binary compiled at synth time by a local `go build` (CDK
 // local bundling), falling back to Docker bundling when no Go toolchain is
-// on the PATH.
+// on the PATH. The first bundling of a synth builds every package under
+// lambdas/ in one `go build`; each function's bundling then takes its
+// binary (byte-identical to building it alone).
 package gofn
 
 import (
@@ -239,14 +241,15 @@ type localBundling struct {
 	root, entry string
 }
 
-// TryBundle implements awscdk.ILocalBundling. It returns false, so CDK
-// uses Docker, only when there is no go command.
+// TryBundle implements awscdk.ILocalBundling: it takes entry's binary from
+// the synth's one build of BatchDir (entries elsewhere are built alone).
+// It returns false, so CDK uses Docker, only when there is no go command.
 func (b *localBundling) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return jsii.Bool(false)
 	}
-	if err := Build(goBin, b.root, b.entry, filepath.Join(*outputDir, "bootstrap")); err != nil {
+	if err := bundle(goBin, b.root, b.entry, filepath.Join(*outputDir, "bootstrap")); err != nil {
 		panic(err.Error())
 	}
 	return jsii.Bool(true)

@@ -1,6 +1,7 @@
 package gofn
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,4 +52,47 @@ func TestModuleRootHoldsTheLambdas(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ModuleRoot(), "lambdas", "expiry", "main.go")); err != nil {
 		t.Fatalf("ModuleRoot() = %s: %v", ModuleRoot(), err)
 	}
+}
+
+// TestBatchBinariesAreBuildsOwn: the one `go build` of every function
+// package gives, for each, the same bytes as building it alone (so asset
+// hashes do not change), and an entry outside the batch is built alone.
+func TestBatchBinariesAreBuildsOwn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every function twice")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("these tests need the go command")
+	}
+	root := ModuleRoot()
+	b := &batch{}
+	for _, entry := range []string{"lambdas/presignup", "lambdas/cancelworker", "internal/bench/refs/bare"} {
+		t.Run(entry, func(t *testing.T) {
+			alone := filepath.Join(t.TempDir(), "bootstrap")
+			if err := Build(goBin, root, entry, alone); err != nil {
+				t.Fatal(err)
+			}
+			bin, _ := b.take(goBin, root, entry)
+			inBatch := filepath.Dir(entry) == BatchDir
+			if (bin != "") != inBatch {
+				t.Fatalf("take(%s) = %q: want a binary only for packages under %s", entry, bin, BatchDir)
+			}
+			if !inBatch {
+				return
+			}
+			want, _ := os.ReadFile(alone)
+			got, err := os.ReadFile(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("batch binary of %s (%d bytes) differs from its own build (%d bytes)", entry, len(got), len(want))
+			}
+			if again, _ := b.take(goBin, root, entry); again != "" {
+				t.Fatalf("take(%s) handed the binary out twice", entry)
+			}
+		})
+	}
+	os.RemoveAll(b.dir)
 }
