@@ -30,6 +30,8 @@ func TestValidate(t *testing.T) {
 		{"bad name", func(s *contract.Schema) { s.StateAttr = "st ate" }, "not a usable attribute name"},
 		{"empty armed state", func(s *contract.Schema) { s.ArmedStates = []string{"Pending", ""} }, "empty state"},
 		{"long prefix", func(s *contract.Schema) { s.ScheduleNamePrefix = strings.Repeat("p", 21) }, "ScheduleNamePrefix"},
+		{"longest name", func(s *contract.Schema) { s.StateAttr = strings.Repeat("s", 255) }, ""},
+		{"long name", func(s *contract.Schema) { s.StateAttr = strings.Repeat("s", 256) }, "not a usable attribute name"},
 		{"sort key and none", func(s *contract.Schema) { s.NoSortKey = true }, "SortKey is \"taskId\" but NoSortKey"},
 		{"name by missing sort key", func(s *contract.Schema) { s.SortKey, s.NoSortKey = "", true }, "NameBySortKey needs a sort key"},
 	}
