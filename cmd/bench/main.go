@@ -341,7 +341,11 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 		return err
 	}
 	for _, st := range bench.FloorStages {
-		if err := build(st.Name, "internal/bench/refs/floor", []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
+		entry := st.Entry
+		if entry == "" {
+			entry = "internal/bench/refs/floor"
+		}
+		if err := build(st.Name, entry, []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
 			return err
 		}
 	}
@@ -358,6 +362,10 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 		// The interpreter itself, not a version manager's shim.
 		python = strings.TrimSpace(string(b))
 		r.PythonMeasured = true
+	}
+
+	if err := initTrace(r, targets, logf); err != nil {
+		return err
 	}
 
 	logf("cold init: %d targets x %d runs under the emulator (interleaved, rotating order)", len(targets), r.Options.InitRuns)
@@ -404,6 +412,49 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 	r.Init = results
 	r.InitErrors = errs
 	return nil
+}
+
+// initTraceRuns is how many GODEBUG=inittrace=1 runs each binary gets.
+const initTraceRuns = 5
+
+// initTrace runs each bootstrap directly (no emulator) with
+// GODEBUG=inittrace=1 and records its package inits: the runtime prints
+// them before main, and lambda.Start then exits, as the runtime API
+// address given refuses connections.
+func initTrace(r *bench.Report, targets []bench.InitTarget, logf func(string, ...any)) error {
+	logf("package init trace: %d targets x %d runs (GODEBUG=inittrace=1)", len(targets), initTraceRuns)
+	runs := map[string][][]bench.PkgInit{}
+	for round := 0; round < initTraceRuns; round++ {
+		for _, i := range rand.Perm(len(targets)) {
+			t := targets[i]
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			cmd := exec.CommandContext(ctx, t.Bin)
+			cmd.Env = append(append(bench.LambdaEnv(t.Name, 128), "GODEBUG=inittrace=1", "AWS_LAMBDA_RUNTIME_API=127.0.0.1:1"), t.Env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			_ = cmd.Run() // exits non-zero: no runtime API
+			cancel()
+			tr := bench.ParseInitTrace(stderr.Bytes())
+			if len(tr) == 0 {
+				return fmt.Errorf("%s: no inittrace lines: %s", t.Name, firstLines(stderr.String(), 5))
+			}
+			runs[t.Name] = append(runs[t.Name], tr)
+		}
+	}
+	r.InitTrace = map[string][]bench.PkgInit{}
+	for n, rs := range runs {
+		r.InitTrace[n] = bench.MedianInitTrace(rs)
+	}
+	r.InitTraceRuns = initTraceRuns
+	return nil
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // initOnce starts the emulator on the bootstrap, invokes it once and

@@ -64,25 +64,36 @@ const (
 	SynthApp           = "this app, dev (cdk synth)"
 	SynthAppNoBundling = "this app, dev, no bundling (cdk list)"
 
-	BuildSequential = "7 x gofn.Build, one after the other (what bundling does)"
-	BuildOne        = "one go build of every lambdas/* package (prototype)"
+	BuildSequential = "7 x gofn.Build, one after the other (what bundling did)"
+	BuildOne        = "one go build of every lambdas/* package (what bundling does: constructs/gofn)"
 )
 
 // FloorStage is a variant of the floor reference (internal/bench/refs/floor).
 type FloorStage struct {
 	Name, Stage, What string
+	// Entry is the package built (default internal/bench/refs/floor).
+	Entry string
 }
 
 // RefFloor is the floor: LoadDefaultConfig and the clients.
 const RefFloor = "ref: floor"
 
+// FloorEnvConfig is the floor stage that sets up the SDK as the mains do
+// (internal/lambdaenv/awsenv), and FloorNoConfig the same without the
+// config package linked.
+const (
+	FloorEnvConfig = "floor: env config + 4 clients"
+	FloorNoConfig  = "floor: env config, config package not linked"
+)
+
 // FloorStages are the floor's variants, in set-up order.
 var FloorStages = []FloorStage{
-	{"floor: SDK package init only", "imports", "imports config + 4 service packages, calls nothing"},
-	{"floor: + LoadDefaultConfig", "loadconfig", "config.LoadDefaultConfig, no client"},
-	{RefFloor, "clients", "LoadDefaultConfig + DynamoDB, Scheduler, SNS, SQS clients"},
-	{"floor: env config + 4 clients", "envconfig", "aws.Config from AWS_REGION and the credential variables, 4 clients"},
-	{"floor: env config, lazy clients", "envconfig-lazy", "aws.Config from the environment, clients on first use"},
+	{Name: "floor: SDK package init only", Stage: "imports", What: "imports config + 4 service packages, calls nothing"},
+	{Name: "floor: + LoadDefaultConfig", Stage: "loadconfig", What: "config.LoadDefaultConfig, no client"},
+	{Name: RefFloor, Stage: "clients", What: "LoadDefaultConfig + DynamoDB, Scheduler, SNS, SQS clients"},
+	{Name: FloorEnvConfig, Stage: "envconfig", What: "aws.Config from AWS_REGION and the credential variables, 4 clients (what the mains do: `internal/lambdaenv/awsenv`)"},
+	{Name: "floor: env config, lazy clients", Stage: "envconfig-lazy", What: "aws.Config from the environment, clients on first use"},
+	{Name: FloorNoConfig, Entry: "internal/bench/refs/noconfig", What: "env config + 4 clients, without the config package (no `LoadDefaultConfig` fallback, so no SSO/STS/sign-in clients linked)"},
 }
 
 // Report is everything one `make bench` run measured.
@@ -112,6 +123,10 @@ type Report struct {
 	// the rest (cmd/bench -from -gobench).
 	GoBenchAt time.Time
 	Usage     []PathUsage
+	// InitTrace is each binary's package inits (GODEBUG=inittrace=1), the
+	// median of InitTraceRuns runs, longest first.
+	InitTrace     map[string][]PkgInit
+	InitTraceRuns int
 }
 
 // InitMedian returns the median init (ms) of name, and whether it was
