@@ -211,6 +211,7 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		// stops its own SNS work at 3 s.
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(5)),
 		Environment: n.Environment(),
+		MemoryMiB:   256, // a user waits on its cold start: docs/PERFORMANCE.md, Memory sizes
 	})
 	n.PostAuthFunction = n.PostAuth.Function
 	n.GrantSubscribe(n.PostAuth.Function)
