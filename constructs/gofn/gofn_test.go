@@ -17,6 +17,7 @@ func TestTryBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal("these tests need the go command")
 	}
+	t.Cleanup(removeBatches)
 	for _, tc := range []struct {
 		name      string
 		path      string
@@ -95,4 +96,15 @@ func TestBatchBinariesAreBuildsOwn(t *testing.T) {
 		})
 	}
 	os.RemoveAll(b.dir)
+}
+
+// removeBatches removes the batch folders this test process built.
+func removeBatches() {
+	batches.Lock()
+	defer batches.Unlock()
+	for _, b := range batches.m {
+		if b.dir != "" {
+			os.RemoveAll(b.dir)
+		}
+	}
 }
