@@ -603,7 +603,7 @@ func synth(r *bench.Report, root, goBin, tmp string, fns []string, logf func(str
 
 // recordBuild runs gofn.Build with a recording wrapper in place of the go
 // command, and returns the arguments and the build environment (GOOS,
-// GOARCH, CGO_ENABLED, GOFLAGS) gofn passes: the one-build prototype and
+// GOARCH, CGO_ENABLED, GOFLAGS) gofn passes: the one-build comparison and
 // the doc use gofn's own flags instead of a copy of them.
 func recordBuild(root, tmp, entry string) (args, env []string, err error) {
 	rec := filepath.Join(tmp, "go-record")
@@ -626,8 +626,9 @@ func recordBuild(root, tmp, entry string) (args, env []string, err error) {
 	return strings.Split(strings.TrimSpace(string(a)), "\n"), strings.Split(strings.TrimSpace(string(e)), "\n"), nil
 }
 
-// buildAll is the prototype of "one go build": gofn's flags and
-// environment, every function package in one invocation with -o a folder.
+// buildAll is the build gofn's bundling now runs once per synth (its
+// batch): gofn's flags and environment, every function package in one
+// invocation with -o a folder.
 func buildAll(root, goBin, tmp string, fns []string) error {
 	recorded, env, err := recordBuild(root, tmp, "lambdas/"+fns[0])
 	if err != nil {
