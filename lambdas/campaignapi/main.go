@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
@@ -33,7 +33,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	table, group, provisioner, origins := env.Require(cl.EnvTable), env.Require(cl.EnvScheduleGroup), env.Require(cl.EnvProvisionFunction), env.List(cl.EnvOrigins)
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg)))
 	canceller := lambdaenv.Must(cancel.New(store, store, sched, campaign.RealClock{}, group, 0))

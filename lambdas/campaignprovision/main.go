@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
@@ -36,7 +36,7 @@ func main() {
 		Margin: time.Duration(env.Int(cl.EnvMarginSec, 90, 10, 600)) * time.Second}
 	table, self := env.Require(cl.EnvTable), env.Require(cl.EnvSelf)
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
 	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, campaign.RealClock{}))

@@ -13,11 +13,11 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
@@ -36,7 +36,7 @@ func main() {
 	rc := reconciler.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(cl.EnvCallsPerSecond, reconciler.DefaultCallsPerSecond, 1, 10000)}
 	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender)}
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))

@@ -11,9 +11,9 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/ses"
@@ -29,7 +29,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender), ConfigurationSet: env.Optional(cl.EnvConfigurationSet, "")}
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
 	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, campaign.RealClock{}))

@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/deferredjobs"
 	"github.com/unschedule/unschedule/internal/adapters/jobqueue"
@@ -26,7 +26,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	url := env.Require(deferredjobs.EnvJobQueueURL)
 	lambdaenv.Must(0, env.Err())
-	aws := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	q := lambdaenv.Must(jobqueue.New(sqs.NewFromConfig(aws), url))
 	rec := metrics.New(metrics.FunctionDeferredDispatch, nil)
 	d := lambdaenv.Must(dispatch.NewDispatcher(q, log, rec, dispatch.Metrics{

@@ -13,8 +13,8 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	awslambdasdk "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/lambdatarget"
 	"github.com/unschedule/unschedule/internal/futureevent"
@@ -27,7 +27,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	targets := env.List(futureevent.EnvTargets)
 	lambdaenv.Must(0, env.Err())
-	aws := lambdaenv.Must(config.LoadDefaultConfig(context.Background()))
+	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	inv := lambdaenv.Must(lambdatarget.New(awslambdasdk.NewFromConfig(aws)))
 	rec := metrics.New(metrics.FunctionFutureEvents, nil)
 	h := lambdaenv.Must(futureevent.New(targets, inv, log, rec))
