@@ -33,6 +33,13 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		"TOPIC_SHARDS":                    "1",
 		"QUEUE_URL":                       "https://sqs.us-east-1.amazonaws.com/123456789012/bench-cancel.fifo",
 		"ALLOWED_EMAIL_DOMAINS":           "",
+		"CAMPAIGN_TABLE":                  "bench-campaigns",
+		"SEND_FUNCTION_ARN":               "arn:aws:lambda:us-east-1:123456789012:function:bench-send",
+		"PROVISION_FUNCTION_ARN":          "arn:aws:lambda:us-east-1:123456789012:function:bench-provision",
+		"SENDER_ADDRESS":                  "bench@example.com",
+		"WEB_ORIGINS":                     "http://localhost:5173",
+		"JOB_QUEUE_URL":                   "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
+		"TARGET_FUNCTION_ARNS":            "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {

@@ -64,7 +64,7 @@ const (
 	SynthApp           = "this app, dev (cdk synth)"
 	SynthAppNoBundling = "this app, dev, no bundling (cdk list)"
 
-	BuildSequential = "7 x gofn.Build, one after the other (what bundling did)"
+	BuildSequential = "gofn.Build of each function, one after the other (what bundling did)"
 	BuildOne        = "one go build of every lambdas/* package (what bundling does: constructs/gofn)"
 )
 
