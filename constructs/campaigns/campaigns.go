@@ -36,7 +36,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/internal/campaign"
-	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -162,7 +161,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 			"each overdue Pending task within one period; inspect the messages for the cause.", p.AlarmTopic)
 	x.Alarms["ScheduleDeadLetterAlarm"] = x.DeadLetterAlarm
 
-	table := map[string]string{cl.EnvTable: *x.Table.TableName()}
+	table := map[string]string{campaign.EnvTable: *x.Table.TableName()}
 	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
 		all := map[string]string{}
 		for _, m := range append(env, table) {
@@ -173,9 +172,9 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
 			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: all})
 	}
-	sender := map[string]string{cl.EnvSender: p.SenderAddress}
+	sender := map[string]string{campaign.EnvSender: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
-		sender[cl.EnvConfigurationSet] = p.SesConfigurationSet
+		sender[campaign.EnvConfigurationSet] = p.SesConfigurationSet
 	}
 	x.Send = fn("Send", "lambdas/campaignsend", "Sends one campaign email per schedule fire (claim, SES, record)", DefaultSendTimeoutSec, sender)
 
@@ -199,17 +198,17 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	}))
 
 	target := map[string]string{
-		cl.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), cl.EnvSendFunction: *x.Send.Function.FunctionArn(),
-		cl.EnvSchedulerRole: *x.SchedulerRole.RoleArn(), cl.EnvSchedulerDLQ: *x.DeadLetterQueue.QueueArn(),
-		cl.EnvCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
+		campaign.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), campaign.EnvSendFunction: *x.Send.Function.FunctionArn(),
+		campaign.EnvSchedulerRole: *x.SchedulerRole.RoleArn(), campaign.EnvSchedulerDLQ: *x.DeadLetterQueue.QueueArn(),
+		campaign.EnvCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
 	}
 	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's schedules: bounded, paced, resumable",
-		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{cl.EnvMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
+		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{campaign.EnvMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing schedules, stale Running tasks, interrupted cancels",
 		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), target, sender)
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
-		cl.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), cl.EnvProvisionFunction: *x.Provision.Function.FunctionArn(),
-		cl.EnvOrigins: strings.Join(p.AllowedOrigins, ","),
+		campaign.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), campaign.EnvProvisionFunction: *x.Provision.Function.FunctionArn(),
+		campaign.EnvOrigins: strings.Join(p.AllowedOrigins, ","),
 	})
 
 	x.grant(p)

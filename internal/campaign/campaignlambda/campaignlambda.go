@@ -25,22 +25,22 @@ import (
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-// Environment variables the construct sets (constructs/campaigns).
+// Environment variables the construct sets: campaign.Env* (in the SDK-free
+// data-model package, so the CDK app can name them without linking the
+// Lambda runtime).
 const (
-	EnvTable             = "CAMPAIGN_TABLE"
-	EnvScheduleGroup     = "SCHEDULE_GROUP"
-	EnvSendFunction      = "SEND_FUNCTION_ARN"
-	EnvSchedulerRole     = "SCHEDULER_ROLE_ARN"
-	EnvSchedulerDLQ      = "SCHEDULER_DLQ_ARN"
-	EnvProvisionFunction = "PROVISION_FUNCTION_ARN"
-	EnvSender            = "SENDER_ADDRESS"
-	EnvConfigurationSet  = "SES_CONFIGURATION_SET"
-	EnvCallsPerSecond    = "SCHEDULER_CALLS_PER_SECOND"
-	EnvMarginSec         = "PROVISION_MARGIN_SEC"
-	EnvOrigins           = "WEB_ORIGINS"
-	// EnvSelf is set by Lambda: the function's own name (the provisioning
-	// function re-invokes itself by it).
-	EnvSelf = "AWS_LAMBDA_FUNCTION_NAME"
+	EnvTable             = campaign.EnvTable
+	EnvScheduleGroup     = campaign.EnvScheduleGroup
+	EnvSendFunction      = campaign.EnvSendFunction
+	EnvSchedulerRole     = campaign.EnvSchedulerRole
+	EnvSchedulerDLQ      = campaign.EnvSchedulerDLQ
+	EnvProvisionFunction = campaign.EnvProvisionFunction
+	EnvSender            = campaign.EnvSender
+	EnvConfigurationSet  = campaign.EnvConfigurationSet
+	EnvCallsPerSecond    = campaign.EnvCallsPerSecond
+	EnvMarginSec         = campaign.EnvMarginSec
+	EnvOrigins           = campaign.EnvOrigins
+	EnvSelf              = campaign.EnvSelf
 )
 
 // Recorder writes metrics (metrics.Recorder).

@@ -1,0 +1,20 @@
+package campaign
+
+// Environment variables constructs/campaigns sets on the campaign
+// functions (internal/campaign/campaignlambda reads them).
+const (
+	EnvTable             = "CAMPAIGN_TABLE"
+	EnvScheduleGroup     = "SCHEDULE_GROUP"
+	EnvSendFunction      = "SEND_FUNCTION_ARN"
+	EnvSchedulerRole     = "SCHEDULER_ROLE_ARN"
+	EnvSchedulerDLQ      = "SCHEDULER_DLQ_ARN"
+	EnvProvisionFunction = "PROVISION_FUNCTION_ARN"
+	EnvSender            = "SENDER_ADDRESS"
+	EnvConfigurationSet  = "SES_CONFIGURATION_SET"
+	EnvCallsPerSecond    = "SCHEDULER_CALLS_PER_SECOND"
+	EnvMarginSec         = "PROVISION_MARGIN_SEC"
+	EnvOrigins           = "WEB_ORIGINS"
+	// EnvSelf is set by Lambda: the function's own name (the provisioning
+	// function re-invokes itself by it).
+	EnvSelf = "AWS_LAMBDA_FUNCTION_NAME"
+)
