@@ -23,13 +23,6 @@ func (m memStore) Create(_ context.Context, c campaign.Campaign, ts []campaign.S
 	return nil
 }
 func (m memStore) Complete(context.Context, campaign.Campaign) (bool, error) { return true, nil }
-func (m memStore) Counts(_ context.Context, id string) (map[campaign.State]int, error) {
-	out := map[campaign.State]int{}
-	for _, t := range m.All(id) {
-		out[t.State]++
-	}
-	return out, nil
-}
 func (m memStore) Owned(context.Context, string, string, int) ([]campaign.Campaign, string, error) {
 	return nil, "", nil
 }

@@ -194,6 +194,20 @@ func (s *Store) Campaign(_ context.Context, id string) (campaign.Campaign, error
 	return c, nil
 }
 
+// Counts is the number of a campaign's tasks in each state (the API's
+// and the progress announcer's read).
+func (s *Store) Counts(_ context.Context, campaignID string) (map[campaign.State]int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[campaign.State]int{}
+	for k, t := range s.tasks {
+		if k.CampaignID == campaignID {
+			out[t.State]++
+		}
+	}
+	return out, nil
+}
+
 // SetStatus implements campaign.Campaigns.
 func (s *Store) SetStatus(_ context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
 	s.mu.Lock()
