@@ -14,6 +14,9 @@ const (
 	EnvCallsPerSecond    = "SCHEDULER_CALLS_PER_SECOND"
 	EnvMarginSec         = "PROVISION_MARGIN_SEC"
 	EnvOrigins           = "WEB_ORIGINS"
+	// EnvEventsHTTP is the AWS AppSync Events API's HTTP DNS name, where
+	// the progress function publishes (https://<it>/event).
+	EnvEventsHTTP = "CAMPAIGN_EVENTS_HTTP"
 	// EnvSelf is set by Lambda: the function's own name (the provisioning
 	// function re-invokes itself by it).
 	EnvSelf = "AWS_LAMBDA_FUNCTION_NAME"

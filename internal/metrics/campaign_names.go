@@ -10,6 +10,7 @@ const (
 	FunctionCampaignProvision  = "campaignprovision"
 	FunctionCampaignSend       = "campaignsend"
 	FunctionCampaignReconciler = "campaignreconciler"
+	FunctionCampaignProgress   = "campaignprogress"
 )
 
 // Campaign API (FunctionCampaignAPI).
@@ -64,6 +65,21 @@ const (
 	CampaignReconcilerErrors = "CampaignReconcilerErrors"
 )
 
+// Live progress (FunctionCampaignProgress), per stream batch.
+const (
+	// CampaignProgressAnnounced counts the campaigns announced: their
+	// Progress published to AWS AppSync Events (or skipped, for a campaign
+	// that no longer exists).
+	CampaignProgressAnnounced = "CampaignProgressAnnounced"
+	// CampaignProgressErrors counts campaigns whose announce failed (the
+	// read or the publish): their records are reported as batch item
+	// failures and retried.
+	CampaignProgressErrors = "CampaignProgressErrors"
+	// CampaignProgressMalformed counts stream records that do not decode
+	// (skipped: a retry cannot read them either).
+	CampaignProgressMalformed = "CampaignProgressMalformed"
+)
+
 // CampaignErrorMetrics lists, per campaign function, every metric that
 // counts work lost, skipped or failing; constructs/campaigns alarms on
 // each (and is an operations Source for them). They are kept out of
@@ -74,4 +90,5 @@ var CampaignErrorMetrics = map[string][]string{
 	FunctionCampaignProvision:  {CampaignProvisionErrors, CampaignProvisionLeft},
 	FunctionCampaignSend:       {CampaignSendErrors, CampaignSendBadInput, CampaignSendsFailed},
 	FunctionCampaignReconciler: {CampaignReconcilerErrors, CampaignReconcileFailed},
+	FunctionCampaignProgress:   {CampaignProgressErrors, CampaignProgressMalformed},
 }

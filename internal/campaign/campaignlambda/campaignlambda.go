@@ -40,6 +40,7 @@ const (
 	EnvCallsPerSecond    = campaign.EnvCallsPerSecond
 	EnvMarginSec         = campaign.EnvMarginSec
 	EnvOrigins           = campaign.EnvOrigins
+	EnvEventsHTTP        = campaign.EnvEventsHTTP
 	EnvSelf              = campaign.EnvSelf
 )
 

@@ -1,0 +1,39 @@
+// Command campaignprogress publishes each campaign's live progress: it
+// reads the campaign table's stream (send tasks and campaign items only:
+// the event source mapping's filter) and publishes one
+// campaignapi.Progress per touched campaign to the AWS AppSync Events
+// channel /campaigns/<owner sub>/<campaign id>, signed with the
+// function's role. See campaignlambda.Progress for the rules.
+//
+// Environment: CAMPAIGN_TABLE, CAMPAIGN_EVENTS_HTTP (the Event API's
+// HTTP DNS name), set by constructs/campaigns.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/unschedule/unschedule/internal/adapters/appsyncevents"
+	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/campaign"
+	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	env := lambdaenv.New(os.Getenv)
+	table, events := env.Require(cl.EnvTable), env.Require(cl.EnvEventsHTTP)
+	lambdaenv.Must(0, env.Err())
+	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
+	pub := lambdaenv.Must(appsyncevents.New(appsyncevents.Endpoint(events), cfg.Region, cfg.Credentials, nil))
+	h := &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: campaign.RealClock{},
+		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}
+	lambda.Start(h.Handle)
+}
