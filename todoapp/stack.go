@@ -4,6 +4,8 @@ package todoapp
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -109,11 +111,24 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		WebAcl:                 cfg.Waf,
 		AlarmTopic:             s.AlarmTopic,
 	})
+	// The campaigns go before the site: its config names their API and
+	// Event API, and their CORS origins name the site (lazily).
+	if cfg.Campaigns {
+		s.Campaigns = campaigns.NewCampaigns(stack, jsii.String("Campaigns"), &campaigns.CampaignsProps{
+			UserPool: s.Auth.UserPool, SenderAddress: cfg.CampaignSender,
+			AllowedOrigins: append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
+			AlarmTopic:     s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), Logs: cfg.Logs(),
+		})
+	}
+	backend := map[string]string{
+		"apiUrl": *s.Api.Url(), "region": *stack.Region(),
+		"userPoolId": *s.Auth.UserPool.UserPoolId(), "userPoolClientId": *s.Auth.WebClient.UserPoolClientId(),
+	}
+	if s.Campaigns != nil {
+		maps.Copy(backend, CampaignWebConfig(s.Campaigns))
+	}
 	webProps := &webhosting.WebHostingProps{
-		BackendConfig: map[string]string{
-			"apiUrl": *s.Api.Url(), "region": *stack.Region(),
-			"userPoolId": *s.Auth.UserPool.UserPoolId(), "userPoolClientId": *s.Auth.WebClient.UserPoolClientId(),
-		},
+		BackendConfig:        backend,
 		PlaceholderIfMissing: props.WebPlaceholderIfMissing,
 		RemovalPolicy:        cfg.Removal(),
 		Logs:                 cfg.Logs(),
@@ -188,14 +203,41 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	out("TableName", *s.Scheduling.Table.TableName(), "Task table")
 	out("ScheduleGroup", *s.Scheduling.ScheduleGroup.ScheduleGroupName(), "Schedule group holding every task schedule")
 	out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "Topic that receives every alarm")
-	if cfg.Campaigns {
-		s.Campaigns = campaigns.NewCampaigns(stack, jsii.String("Campaigns"), &campaigns.CampaignsProps{
-			UserPool: s.Auth.UserPool, SenderAddress: cfg.CampaignSender, AllowedOrigins: cfg.WebOrigins,
-			AlarmTopic: s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), Logs: cfg.Logs(),
-		})
-		out("CampaignApiUrl", *s.Campaigns.RestApi.Url(), "Base URL of the campaign REST API")
+	if s.Campaigns != nil {
+		web := CampaignWebConfig(s.Campaigns)
+		for _, k := range slices.Sorted(maps.Keys(web)) { // a stable template
+			out(campaignOutputs[k], web[k], campaignOutputDescriptions[k])
+		}
 	}
 	return s
+}
+
+// The web app's config keys of the campaigns (web/src/config.ts reads
+// them; absent, the app shows no campaign page in cognito mode), and the
+// stack output of each.
+const (
+	WebConfigCampaignsApiUrl        = "campaignsApiUrl"
+	WebConfigCampaignEventsHttp     = "campaignEventsHttp"
+	WebConfigCampaignEventsRealtime = "campaignEventsRealtime"
+)
+
+var (
+	campaignOutputs = map[string]string{WebConfigCampaignsApiUrl: "CampaignApiUrl",
+		WebConfigCampaignEventsHttp: "CampaignEventsHttp", WebConfigCampaignEventsRealtime: "CampaignEventsRealtime"}
+	campaignOutputDescriptions = map[string]string{WebConfigCampaignsApiUrl: "Base URL of the campaign REST API",
+		WebConfigCampaignEventsHttp:     "HTTP DNS name of the campaign progress AppSync Events API",
+		WebConfigCampaignEventsRealtime: "Realtime (WebSocket) DNS name of the campaign progress AppSync Events API"}
+)
+
+// CampaignWebConfig is what the web app's /config.json says of the
+// campaigns: the REST API's URL, and the Event API's DNS names when live
+// progress is on.
+func CampaignWebConfig(c *campaigns.Campaigns) map[string]string {
+	cfg := map[string]string{WebConfigCampaignsApiUrl: *c.RestApi.Url()}
+	if c.EventApi != nil {
+		cfg[WebConfigCampaignEventsHttp], cfg[WebConfigCampaignEventsRealtime] = *c.HttpDns, *c.RealtimeDns
+	}
+	return cfg
 }
 
 // NoAlarmRecipientWarning is the id of the synth warning an environment

@@ -5,7 +5,9 @@
 // scheduler role that may invoke only the send function, the schedules'
 // dead-letter queue and its alarm, four Go functions (API, provisioning,
 // send, reconciler), a REST API with a Cognito authorizer, the
-// reconciler's rule, and alarms. The rules live in internal/campaign
+// reconciler's rule, alarms, and (LiveProgress) the live progress of a
+// campaign page: the table's stream, a progress function and an AWS
+// AppSync Events API. The rules live in internal/campaign
 // (plain Go); see docs/campaigns.md.
 package campaigns
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsappsync"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -92,6 +95,16 @@ type CampaignsProps struct {
 	// Default: 20 requests per second, bursts of 40.
 	ThrottlingRateLimit  float64
 	ThrottlingBurstLimit float64
+	// LiveProgress pushes each campaign's progress to its page: the
+	// table gets a stream (new images), a progress function reads it
+	// (send tasks and campaign items only) and publishes the campaign's
+	// counts and changed sends to an AWS AppSync Events API (EventApi),
+	// on the channel /campaigns/<owner sub>/<campaign id>. Users connect
+	// and subscribe with their UserPool token, and only to channels of
+	// their own sub; only the progress function may publish (IAM). False
+	// leaves the page on polling (no stream, function or Event API).
+	// Default: true.
+	LiveProgress *bool
 }
 
 // Campaigns is the built construct.
@@ -124,6 +137,21 @@ type Campaigns struct {
 	// Alarms are every alarm of the construct, by id.
 	Alarms map[string]awscloudwatch.Alarm
 
+	// Live progress (nil with LiveProgress false). EventApi is the AWS
+	// AppSync Events API: Cognito user pool auth to connect and
+	// subscribe, IAM to publish. ProgressChannels is its channel
+	// namespace ProgressNamespace, whose onSubscribe handler lets a user
+	// subscribe only to /campaigns/<their sub>/…. HttpDns and RealtimeDns
+	// are its DNS names (the web app's campaignEventsHttp and
+	// campaignEventsRealtime). Progress is the function that publishes
+	// from the table's stream; ProgressFailureQueue receives the stream
+	// batches it gave up on (alarmed).
+	EventApi             awsappsync.EventApi
+	ProgressChannels     awsappsync.ChannelNamespace
+	HttpDns, RealtimeDns *string
+	Progress             *gofn.Function
+	ProgressFailureQueue awssqs.IQueue
+
 	errorAlarms []awscloudwatch.Alarm
 }
 
@@ -139,7 +167,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	c := constructs.NewConstruct(scope, id)
 	x := &Campaigns{Construct: c, FailureQueues: map[string]awssqs.IQueue{}, Alarms: map[string]awscloudwatch.Alarm{}}
 
-	x.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p.RemovalPolicy, p.DeletionProtection))
+	x.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p.RemovalPolicy, p.DeletionProtection, *p.LiveProgress))
 	x.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:      jsii.String(tk.OpenIndex),
 		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tk.OpenAttr), Type: awsdynamodb.AttributeType_STRING},
@@ -211,6 +239,9 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		campaign.EnvOrigins: strings.Join(p.AllowedOrigins, ","),
 	})
 
+	if *p.LiveProgress {
+		x.liveProgress(p, fn)
+	}
 	x.grant(p)
 	x.async(p)
 	x.alarmErrors(p)
@@ -349,7 +380,16 @@ func (x *Campaigns) alarmErrors(p CampaignsProps) {
 			metrics.CampaignReconcilerErrors: "The campaign reconciler could not repair some tasks, or a pass failed. Check its logs (firstErrors).",
 			metrics.CampaignReconcileFailed:  "The campaign reconciler gave up on tasks (Failed with a reason: too many attempts or moves).",
 		},
+		metrics.FunctionCampaignProgress: {
+			metrics.CampaignProgressErrors: "The progress function could not announce campaigns (the table read or the AppSync Events publish failed); " +
+				"the stream retries them. Pages poll meanwhile. Check its logs and the Event API.",
+			metrics.CampaignProgressMalformed: "The progress function skipped campaign table stream records it cannot decode: those changes were not pushed " +
+				"(pages poll). Check its logs for the items.",
+		},
 	} {
+		if fn == metrics.FunctionCampaignProgress && x.Progress == nil {
+			continue
+		}
 		// alarms.ErrorMetricAlarms reads metrics.ErrorMetrics, which the
 		// campaign functions are kept out of (see CampaignErrorMetrics).
 		for _, name := range metrics.CampaignErrorMetrics[fn] {
@@ -366,7 +406,10 @@ func (x *Campaigns) alarmErrors(p CampaignsProps) {
 	for _, f := range []struct {
 		id string
 		fn *gofn.Function
-	}{{"Api", x.Api}, {"Provision", x.Provision}, {"Send", x.Send}, {"Reconciler", x.Reconciler}} {
+	}{{"Api", x.Api}, {"Provision", x.Provision}, {"Send", x.Send}, {"Reconciler", x.Reconciler}, {"Progress", x.Progress}} {
+		if f.fn == nil {
+			continue
+		}
 		x.Alarms[f.id+"ErrorsAlarm"] = alarms.AtLeast(x.Construct, f.id+"ErrorsAlarm",
 			fmt.Sprintf("The campaign %s function failed invocations (Lambda Errors). Check its logs.", strings.ToLower(f.id)),
 			f.fn.Function.MetricErrors(sum), 1, p.AlarmTopic)

@@ -28,12 +28,31 @@ const (
 	// once), the reconciler does not (its next period does).
 	DefaultAsyncMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
 	DefaultAsyncRetryAttempts  = asyncinvoke.MaxRetryAttempts
+	// Live progress: the stream's event source mapping. A batch that keeps
+	// failing is retried ProgressRetryAttempts times (bisected), records
+	// older than ProgressMaxRecordAgeSec are given up (the page polls
+	// meanwhile), and either goes to the progress failure queue.
+	ProgressTimeoutSec      = 60
+	ProgressBatchSize       = 100
+	ProgressBatchWindowSec  = 1 // one invocation for a burst of sends
+	ProgressRetryAttempts   = 5
+	ProgressMaxRecordAgeSec = 3600
+	// ProgressIteratorAgeAlarmSec: the progress function lags the stream
+	// by more than this: the live page is late.
+	ProgressIteratorAgeAlarmSec = 300
 )
+
+// ProgressNamespace is the AppSync Events channel namespace of campaign
+// progress (internal/campaign/campaignapi.ProgressNamespace, which the
+// CDK app cannot import: it links the Lambda runtime). Its channels are
+// /campaigns/<owner sub>/<campaign id>.
+const ProgressNamespace = "campaigns"
 
 // tableProps is the well-architected campaign table: on-demand,
 // point-in-time recovery, encryption, keys of internal/campaign/tablekeys.
-func tableProps(removal awscdk.RemovalPolicy, protect bool) *awsdynamodb.TableProps {
-	return &awsdynamodb.TableProps{
+// With stream, the table has a stream of new images (live progress).
+func tableProps(removal awscdk.RemovalPolicy, protect, stream bool) *awsdynamodb.TableProps {
+	p := &awsdynamodb.TableProps{
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(tk.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(tk.SortKey), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
@@ -44,6 +63,10 @@ func tableProps(removal awscdk.RemovalPolicy, protect bool) *awsdynamodb.TablePr
 		RemovalPolicy:      removal,
 		DeletionProtection: jsii.Bool(protect),
 	}
+	if stream {
+		p.Stream = awsdynamodb.StreamViewType_NEW_IMAGE
+	}
+	return p
 }
 
 func withDefaults(props *CampaignsProps) CampaignsProps {
@@ -64,5 +87,8 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	p.SchedulerCallsPerSecond = propcheck.OrDefault(p.SchedulerCallsPerSecond, DefaultSchedulerCallsPerSecond)
 	p.ThrottlingRateLimit = propcheck.OrDefault(p.ThrottlingRateLimit, DefaultThrottlingRateLimit)
 	p.ThrottlingBurstLimit = propcheck.OrDefault(p.ThrottlingBurstLimit, DefaultThrottlingBurstLimit)
+	if p.LiveProgress == nil {
+		p.LiveProgress = jsii.Bool(true)
+	}
 	return p
 }

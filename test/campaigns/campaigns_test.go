@@ -19,7 +19,6 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/todoapp"
 )
 
 func newStack(t testing.TB) awscdk.Stack {
@@ -327,7 +326,8 @@ func TestEveryErrorMetricIsAlarmed(t *testing.T) {
 			alarmed[name] = true
 		}
 	}
-	for _, fn := range []string{metrics.FunctionCampaignAPI, metrics.FunctionCampaignProvision, metrics.FunctionCampaignSend, metrics.FunctionCampaignReconciler} {
+	for _, fn := range []string{metrics.FunctionCampaignAPI, metrics.FunctionCampaignProvision, metrics.FunctionCampaignSend, metrics.FunctionCampaignReconciler,
+		metrics.FunctionCampaignProgress} {
 		if len(metrics.CampaignErrorMetrics[fn]) == 0 || len(metrics.ErrorMetrics[fn]) != 0 {
 			t.Errorf("%s: error metrics %v, want some, and none in ErrorMetrics (operations would alarm on them in an app without campaigns)", fn, metrics.CampaignErrorMetrics[fn])
 		}
@@ -337,8 +337,8 @@ func TestEveryErrorMetricIsAlarmed(t *testing.T) {
 			}
 		}
 	}
-	if n := len(c.ErrorAlarms()); n != 8 {
-		t.Errorf("ErrorAlarms: %d, want one per error metric (8)", n)
+	if n := len(c.ErrorAlarms()); n != 10 {
+		t.Errorf("ErrorAlarms: %d, want one per error metric (10)", n)
 	}
 	for _, m := range []string{"Errors", "AsyncEventsDropped", "DestinationDeliveryFailures", "5XXError"} {
 		if !alarmed[m] {
@@ -412,34 +412,57 @@ func TestNoUnsuppressedNagFindings(t *testing.T) {
 }
 
 // TestTodoAppWithCampaigns: the app's `campaigns` flag adds the construct
-// to the to-do stack, on the app's user pool, with its API's URL as an
-// output; without the flag the stack has none of it.
+// to the to-do stack, on the app's user pool, with the web app's config
+// keys (the campaign API's URL, the Event API's DNS names) and an output
+// for each; without the flag the stack has none of it.
 func TestTodoAppWithCampaigns(t *testing.T) {
+	keys := map[string]string{"campaignsApiUrl": "CampaignApiUrl", "campaignEventsHttp": "CampaignEventsHttp", "campaignEventsRealtime": "CampaignEventsRealtime"}
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint("campaigns=", on), func(t *testing.T) {
-			cfg := todoapp.Config{Name: "dev", RemovalPolicy: "destroy", Campaigns: on}
-			if on {
-				cfg.CampaignSender = "news@example.com"
+			st, d, web := todoStack(t, on)
+			if (st.Campaigns != nil) != on {
+				t.Fatalf("Campaigns = %v with the flag %v", st.Campaigns, on)
 			}
-			if err := cfg.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			var d map[string]any
-			check(t, func() {
-				app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()),
-					Context: &map[string]any{"aws:cdk:bundling-stacks": []string{}}})
-				st := todoapp.NewTodoStack(app, "Unschedule-dev", &todoapp.TodoStackProps{Config: cfg, WebPlaceholderIfMissing: true})
-				d = *assertions.Template_FromStack(st.Stack, nil).ToJSON()
-				if (st.Campaigns != nil) != on {
-					t.Errorf("Campaigns = %v with the flag %v", st.Campaigns, on)
-				}
-			})
 			outs, _ := d["Outputs"].(map[string]any)
-			if _, ok := outs["CampaignApiUrl"]; ok != on {
-				t.Errorf("CampaignApiUrl output present = %v, want %v", ok, on)
+			for key, output := range keys {
+				if _, ok := outs[output]; ok != on {
+					t.Errorf("%s output present = %v, want %v", output, ok, on)
+				}
+				if v, ok := web[key]; ok != on || (on && !strings.Contains(v, "<<marker:")) {
+					t.Errorf("config.json %s = %q (present %v), want a deploy-time value: %v", key, v, ok, on)
+				}
 			}
 			if got, want := len(resources(d, "AWS::Scheduler::ScheduleGroup")), map[bool]int{false: 1, true: 2}[on]; got != want {
 				t.Errorf("%d schedule groups, want %d", got, want)
+			}
+			if !on {
+				return
+			}
+			api := logical(t, d, "AWS::AppSync::Api", "CampaignsEventApi")
+			for output, attr := range map[string]string{"CampaignEventsHttp": "Dns.Http", "CampaignEventsRealtime": "Dns.Realtime"} {
+				if got := js(outs[output].(map[string]any)["Value"]); got != `{"Fn::GetAtt":["`+api+`","`+attr+`"]}` {
+					t.Errorf("%s = %s, want the Event API's %s", output, got, attr)
+				}
+			}
+			var markers string
+			for _, r := range resources(d, "Custom::CDKBucketDeployment") {
+				markers += js(props(r)["SourceMarkers"])
+			}
+			restApi := logical(t, d, "AWS::ApiGateway::RestApi", "CampaignsRestApi")
+			for _, want := range []string{`"Dns.Http"`, `"Dns.Realtime"`, restApi} {
+				if !strings.Contains(markers, want) {
+					t.Errorf("config.json's deploy-time values lack %s: %s", want, markers)
+				}
+			}
+			// The campaign API allows the hosted app's origin.
+			cors := ""
+			for _, m := range resources(d, "AWS::ApiGateway::Method") {
+				if p := props(m); p["HttpMethod"] == "OPTIONS" && strings.Contains(js(p["RestApiId"]), restApi) {
+					cors += js(p["Integration"])
+				}
+			}
+			if !strings.Contains(cors, "DefaultDomain") {
+				t.Errorf("the campaign API's CORS does not name the web app's origin: %s", cors)
 			}
 		})
 	}
