@@ -23,8 +23,7 @@ import (
 // progressEvent is testdata/progress_stream.json: a batch of the
 // campaign table's stream with task and campaign changes of c1..c4, a
 // checkpoint, a send record, a task changed twice, a removal, a task
-// insert and two
-// records that do not decode.
+// insert and two records that do not decode.
 func progressEvent(t *testing.T) events.DynamoDBEvent {
 	t.Helper()
 	b, err := os.ReadFile("testdata/progress_stream.json")
