@@ -5,29 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-// nodeBin is the project's Node (node_modules/.bin), or the one on PATH;
-// without one the test skips, or fails under CI=true.
-func nodeBin(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	local := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", ".bin", "node")
-	if _, err := os.Stat(local); err == nil {
-		return local
-	}
-	p, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no node under CI: run `make deps`")
-		}
-		t.Skip("no node: run `make deps` to install the project's Node")
-	}
-	return p
-}
+	"github.com/unschedule/unschedule/internal/testenv"
+)
 
 // TestSubscribeHandlerAllowsOnlyTheOwnersChannels runs the namespace's
 // onSubscribe (subscribe.js) under Node with AppSync's util.unauthorized
@@ -68,7 +50,7 @@ console.log(JSON.stringify(out));`
 	if err := os.WriteFile(filepath.Join(dir, "run.mjs"), []byte(runner), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(nodeBin(t), "run.mjs", string(in))
+	cmd := exec.Command(testenv.NodeBin(t), "run.mjs", string(in))
 	cmd.Dir = dir
 	outb, err := cmd.CombinedOutput()
 	if err != nil {

@@ -5,9 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/unschedule/unschedule/internal/testenv"
 )
 
 func TestEnvName(t *testing.T) {
@@ -64,7 +65,7 @@ func TestBuildSpecScalarsAreJSONStrings(t *testing.T) {
 // TestConfigScriptWritesConfigJSON runs the build spec's Node command the
 // way the Amplify build does (in the app root, after npm run build).
 func TestConfigScriptWritesConfigJSON(t *testing.T) {
-	node := nodeBin(t)
+	node := testenv.NodeBin(t)
 	script := configScript([]string{"apiUrl", "mode", "region", "userPoolClientId", "userPoolId"})
 	full := map[string]string{
 		"VITE_API_URL": "https://abc.execute-api.eu-west-1.amazonaws.com/api/", "VITE_MODE": "cognito",
@@ -123,19 +124,4 @@ func TestConfigScriptWritesConfigJSON(t *testing.T) {
 			}
 		})
 	}
-}
-
-// nodeBin is the project's Node (node_modules/.bin), or the one on PATH.
-func nodeBin(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	local := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", ".bin", "node")
-	if _, err := os.Stat(local); err == nil {
-		return local
-	}
-	p, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node: run `make deps` to install the project's Node")
-	}
-	return p
 }
