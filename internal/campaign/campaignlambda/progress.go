@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -109,7 +110,16 @@ type Progress struct {
 	Clock     campaign.Clock
 	Metrics   Recorder
 	Log       *slog.Logger
+	// Margin is the time before the invocation's deadline at which no
+	// further campaign is announced: the rest are reported as batch item
+	// failures instead of the whole batch timing out.
+	// Default: ProgressMargin.
+	Margin time.Duration
 }
+
+// ProgressMargin leaves a publish (appsyncevents.DefaultTimeout) and a
+// table read room before the deadline.
+const ProgressMargin = 12 * time.Second
 
 // Handle is the Lambda handler. Each campaign of the batch is announced
 // on its own (campaignapi.Announce); one that fails (the read or the
@@ -126,8 +136,21 @@ func (p *Progress) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 		p.Log.ErrorContext(ctx, "stream record does not decode; skipped", "error", err.Error())
 	}
 	now := p.Clock.Now()
+	margin := p.Margin
+	if margin == 0 {
+		margin = ProgressMargin
+	}
 	var resp events.DynamoDBEventResponse
-	for _, b := range batches {
+	for i, b := range batches {
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < margin {
+			// The stream retries from the lowest reported record: the
+			// first campaign not announced.
+			p.Metrics.Add(metrics.CampaignProgressErrors, 1)
+			p.Log.WarnContext(ctx, "out of time; the stream retries the rest of the batch", "campaigns", len(batches)-i,
+				"sequenceNumber", b.FirstSequence)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: b.FirstSequence})
+			break
+		}
 		err := campaignapi.Announce(ctx, p.Store, p.Publisher, b.Changes, now)
 		if err == nil {
 			p.Metrics.Add(metrics.CampaignProgressAnnounced, 1)

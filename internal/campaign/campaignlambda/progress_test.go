@@ -99,14 +99,16 @@ func TestProgressHandle(t *testing.T) {
 		countFails string
 		published  []string
 		failures   []string // sequence numbers reported
+		timeLeft   time.Duration
 	}{
 		{"every campaign announced; c4 is gone, checkpoints and send records are not progress", nil, "",
-			[]string{"/campaigns/u1/c1", "/campaigns/u2/c2", "/campaigns/u3/c3"}, nil},
+			[]string{"/campaigns/u1/c1", "/campaigns/u2/c2", "/campaigns/u3/c3"}, nil, 0},
 		{"a refused publish reports the campaign's first record", []string{"/campaigns/u2/c2"}, "",
-			[]string{"/campaigns/u1/c1", "/campaigns/u3/c3"}, []string{"103"}},
-		{"a failed read too", nil, "c1", []string{"/campaigns/u2/c2", "/campaigns/u3/c3"}, []string{"100"}},
+			[]string{"/campaigns/u1/c1", "/campaigns/u3/c3"}, []string{"103"}, 0},
+		{"a failed read too", nil, "c1", []string{"/campaigns/u2/c2", "/campaigns/u3/c3"}, []string{"100"}, 0},
 		{"two failures: both reported (the stream retries from the lowest)", []string{"/campaigns/u3/c3"}, "c1",
-			[]string{"/campaigns/u2/c2"}, []string{"100", "108"}},
+			[]string{"/campaigns/u2/c2"}, []string{"100", "108"}, 0},
+		{"out of time: the rest is reported from the first campaign left", nil, "", nil, []string{"100"}, time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +124,13 @@ func TestProgressHandle(t *testing.T) {
 			m := rec{}
 			h := &Progress{Store: f, Publisher: f, Task: campaigndynamo.StreamTask, Metrics: m,
 				Clock: inmem.NewVirtualClock(time.Date(2026, 12, 1, 9, 0, 2, 0, time.UTC)), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-			resp, err := h.Handle(context.Background(), progressEvent(t))
+			ctx := context.Background()
+			if tt.timeLeft > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.timeLeft)
+				defer cancel()
+			}
+			resp, err := h.Handle(ctx, progressEvent(t))
 			if err != nil {
 				t.Fatalf("Handle returned %v; failures must be batch item failures", err)
 			}
@@ -133,8 +141,12 @@ func TestProgressHandle(t *testing.T) {
 			if !slices.Equal(f.channels, tt.published) || !slices.Equal(failed, tt.failures) {
 				t.Fatalf("published %v, failures %v; want %v, %v", f.channels, failed, tt.published, tt.failures)
 			}
+			announced := 4 - len(tt.failures)
+			if tt.timeLeft > 0 {
+				announced = 0
+			}
 			if m[metrics.CampaignProgressMalformed] != 2 || m[metrics.CampaignProgressErrors] != float64(len(tt.failures)) ||
-				m[metrics.CampaignProgressAnnounced] != float64(4-len(tt.failures)) {
+				m[metrics.CampaignProgressAnnounced] != float64(announced) {
 				t.Fatalf("metrics %v", m)
 			}
 		})
