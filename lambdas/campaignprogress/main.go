@@ -11,9 +11,12 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/internal/adapters/appsyncevents"
@@ -31,9 +34,22 @@ func main() {
 	table, events := env.Require(cl.EnvTable), env.Require(cl.EnvEventsHTTP)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
-	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
-	pub := lambdaenv.Must(appsyncevents.New(appsyncevents.Endpoint(events), cfg.Region, cfg.Credentials, nil))
-	h := &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: campaign.RealClock{},
-		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}
+	h := lambdaenv.Must(newHandler(dynamodb.NewFromConfig(cfg), table, events, cfg.Region, cfg.Credentials, nil, log))
 	lambda.Start(h.Handle)
+}
+
+// newHandler wires the table and the Event API (its HTTP DNS name) into
+// the handler; a nil client is the publisher's default.
+func newHandler(ddb campaigndynamo.API, table, eventsDNS, region string, creds aws.CredentialsProvider, client *http.Client,
+	log *slog.Logger) (*cl.Progress, error) {
+	store, err := campaigndynamo.New(ddb, table)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := appsyncevents.New(appsyncevents.Endpoint(eventsDNS), region, creds, client)
+	if err != nil {
+		return nil, err
+	}
+	return &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: campaign.RealClock{},
+		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}, nil
 }
