@@ -172,6 +172,7 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 		return err
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(srv.StopStreams) // campaign progress streams stay open until then
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 

@@ -40,6 +40,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(api.RouteTasks, s.serveAPI(api.RouteTasks))
 	mux.HandleFunc(api.RouteTask, s.serveAPI(api.RouteTask))
 	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
+	s.campaignRoutes(mux)
 	mux.HandleFunc("GET /outbox", serveOutboxPage)
 	mux.HandleFunc("GET /outbox.json", s.serveOutboxJSON)
 	mux.HandleFunc("GET /debug/schedules.json", s.serveSchedules)
@@ -77,12 +78,18 @@ func (s *Server) serveConfig(w http.ResponseWriter, _ *http.Request) {
 // serveAPI checks the token as the Cognito authorizer does, then hands
 // the request to the API handler with the token's sub as the user.
 func (s *Server) serveAPI(route string) http.HandlerFunc {
+	return s.serveHandler(route, s.api, task.MaxBodyBytes)
+}
+
+// serveHandler checks the token, then hands the request (its body read up
+// to maxBody+1 bytes, so the handler can refuse a longer one) to h.
+func (s *Server) serveHandler(route string, h servable, maxBody int64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		claims, ok := s.signedIn(w, r)
 		if !ok {
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, task.MaxBodyBytes+1))
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "bad_request", "the request body could not be read")
 			return
@@ -91,7 +98,7 @@ func (s *Server) serveAPI(route string) http.HandlerFunc {
 		for k, v := range r.URL.Query() {
 			query[k] = v[0]
 		}
-		resp := s.api.Serve(r.Context(), api.Request{Method: r.Method, Route: route, TaskID: r.PathValue("id"),
+		resp := h.Serve(r.Context(), api.Request{Method: r.Method, Route: route, TaskID: r.PathValue("id"),
 			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin"), Email: claims.Email})
 		for k, v := range resp.Headers {
 			w.Header().Set(k, v)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/boltstore"
+	"github.com/unschedule/unschedule/internal/campaign/campaigndev"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
@@ -61,6 +62,9 @@ type Config struct {
 	// TTLMaxDelay bounds the TTL sweeper's random delay after a due time
 	// (Layer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
 	TTLMaxDelay time.Duration
+	// EventsKeepAlive is how often an idle campaign progress stream gets
+	// a keep-alive comment. Default: campaigndev.KeepAlive (15 s).
+	EventsKeepAlive time.Duration
 	// Now is the wall clock. Default: time.Now.
 	Now func() time.Time
 	// Log receives every log line. Default: slog.Default().
@@ -81,6 +85,7 @@ type Server struct {
 	subscriber *notify.Subscriber
 	reconciler *reconcile.Reconciler
 	resets     resetCodes
+	campaigns  *campaigndev.Runtime
 
 	stepMu    sync.Mutex // one Drain at a time
 	deliverMu sync.Mutex
@@ -164,6 +169,9 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 		origins = append(origins, cfg.PublicURL)
 	}
 	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.subscriber, append(origins, cfg.ExtraOrigins...), cfg.Log)
+	if err := s.openCampaigns(append(origins, cfg.ExtraOrigins...)); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -288,7 +296,8 @@ type RunOptions struct {
 }
 
 // Run ticks the pipeline and runs the reconciler until ctx ends, then
-// takes a last step and saves.
+// takes a last step and saves. Campaign schedules fire every StepEvery and
+// the campaign reconciler runs every ReconcileEvery (and at start).
 func (s *Server) Run(ctx context.Context, o RunOptions) {
 	if o.StepEvery <= 0 {
 		o.StepEvery = 200 * time.Millisecond
@@ -297,6 +306,7 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 		o.ReconcileEvery = 5 * time.Minute
 	}
 	var wg sync.WaitGroup
+	wg.Go(func() { s.campaigns.Run(ctx, o.StepEvery, o.ReconcileEvery) })
 	wg.Go(func() {
 		t := time.NewTicker(o.ReconcileEvery)
 		defer t.Stop()
@@ -329,8 +339,9 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 	}
 }
 
-// Close saves the state and closes the store.
+// Close stops the campaign services, saves the state and closes the store.
 func (s *Server) Close() error {
+	s.campaigns.Close()
 	return errors.Join(s.deliver(), s.persist(), s.db.Close())
 }
 

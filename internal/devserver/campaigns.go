@@ -1,0 +1,93 @@
+package devserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/boltstore"
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaign/campaigndev"
+)
+
+// EmailKindCampaign marks a campaign email in the outbox.
+const EmailKindCampaign = "campaign"
+
+// campaignOutbox puts campaign emails in the outbox, shown to the
+// campaign's owner.
+type campaignOutbox struct{ db *boltstore.DB }
+
+func (o campaignOutbox) AppendCampaignEmail(owner string, m campaign.Message, at time.Time) (string, error) {
+	e, err := o.db.AppendEmail(boltstore.Email{Kind: EmailKindCampaign, At: at, UserID: owner, To: []string{m.To},
+		Subject: m.Subject, Body: m.Body})
+	if err != nil {
+		return "", err
+	}
+	return "dev-" + strconv.FormatUint(e.Seq, 10), nil
+}
+
+// campaignClock is the campaign services' clock: the server's wall clock,
+// waiting in real time.
+type campaignClock struct{ now func() time.Time }
+
+func (c campaignClock) Now() time.Time { return c.now() }
+
+func (c campaignClock) Sleep(ctx context.Context, d time.Duration) error {
+	return campaign.RealClock{}.Sleep(ctx, d)
+}
+
+func (s *Server) openCampaigns(origins []string) error {
+	rt, err := campaigndev.New(campaigndev.Config{Outbox: campaignOutbox{s.db}, Clock: campaignClock{s.cfg.Now},
+		Log: s.log.With("component", "campaigns"), Origins: origins})
+	if err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	s.campaigns = rt
+	return nil
+}
+
+// campaignRoutes serves the campaign API (campaignapi.Handler, the
+// handler the Api function runs) and the progress stream.
+func (s *Server) campaignRoutes(mux *http.ServeMux) {
+	for _, route := range []string{campaignapi.RouteCampaigns, campaignapi.RoutePreview, campaignapi.RouteCampaign,
+		campaignapi.RouteProvision, campaignapi.RouteCancel} {
+		mux.HandleFunc(route, s.serveHandler(route, s.campaigns.API, campaignapi.MaxBody))
+	}
+	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
+}
+
+// serveCampaignEvents is GET /campaigns/{id}/events: the campaign's
+// progress as server-sent events, for its owner only.
+func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
+	claims, ok := s.signedIn(w, r)
+	if !ok {
+		return
+	}
+	s.corsHeaders(w, r)
+	campaigndev.ServeEvents(w, r, s.campaigns.Hub, s.campaigns.Store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
+}
+
+// StopStreams ends the open progress streams (http.Server's
+// RegisterOnShutdown: Shutdown waits for open requests).
+func (s *Server) StopStreams() { s.campaigns.Hub.Close() }
+
+// corsHeaders allows the request's origin when it is one of the
+// server's (the API handlers do the same for their answers).
+func (s *Server) corsHeaders(w http.ResponseWriter, r *http.Request) {
+	o := r.Header.Get("Origin")
+	for _, allowed := range append([]string{s.cfg.PublicURL}, s.cfg.ExtraOrigins...) {
+		if o != "" && o == allowed {
+			w.Header().Set("Access-Control-Allow-Origin", o)
+			w.Header().Set("Vary", "Origin")
+		}
+	}
+}
+
+// api.Request is built the same way for the task and campaign handlers.
+type servable interface {
+	Serve(ctx context.Context, r api.Request) api.Response
+}
