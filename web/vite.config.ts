@@ -7,7 +7,7 @@ import react from '@vitejs/plugin-react';
 // start; set UNSCHEDULE_DEV_BACKEND (e.g. http://localhost:8080) to forward
 // /config.json and the API paths to a running backend such as `make dev`.
 const backend = process.env.UNSCHEDULE_DEV_BACKEND;
-const proxied = ['/config.json', '/tasks', '/local-auth'];
+const proxied = ['/config.json', '/tasks', '/local-auth', '/campaigns'];
 
 export default defineConfig({
   base: './',

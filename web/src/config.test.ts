@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseConfig } from './config';
+import { campaignsConfig, ConfigError, loadConfig, parseConfig } from './config';
 
 describe('parseConfig', () => {
   it('accepts local mode', () => {
@@ -57,5 +57,33 @@ describe('loadConfig failures', () => {
   });
   it('rejects a config that is not valid', async () => {
     await expect(loadConfig(async () => new Response('{"mode":"x","apiUrl":""}'), '/config.json')).rejects.toThrow(ConfigError);
+  });
+});
+
+describe('campaign keys', () => {
+  const cognito = { mode: 'cognito', apiUrl: 'https://x/prod', region: 'r', userPoolId: 'p', userPoolClientId: 'c' };
+  const cases: { name: string; raw: Record<string, unknown>; want: ReturnType<typeof campaignsConfig> }[] = [
+    { name: 'local: always on, SSE at apiUrl', raw: { mode: 'local', apiUrl: '' }, want: { apiUrl: '', live: { kind: 'sse' } } },
+    { name: 'cognito without campaignsApiUrl: off', raw: cognito, want: null },
+    { name: 'cognito with the API only: polling', raw: { ...cognito, campaignsApiUrl: 'https://c/prod' }, want: { apiUrl: 'https://c/prod', live: { kind: 'none' } } },
+    {
+      name: 'cognito with AppSync Events names (schemes and paths dropped)',
+      raw: { ...cognito, campaignsApiUrl: 'https://c/prod', campaignEventsHttp: 'https://abc.appsync-api.eu-west-1.amazonaws.com/event', campaignEventsRealtime: 'abc.appsync-realtime-api.eu-west-1.amazonaws.com' },
+      want: { apiUrl: 'https://c/prod', live: { kind: 'appsync', httpHost: 'abc.appsync-api.eu-west-1.amazonaws.com', realtimeHost: 'abc.appsync-realtime-api.eu-west-1.amazonaws.com' } },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => expect(campaignsConfig(parseConfig(c.raw))).toEqual(c.want));
+  }
+  const bad: { name: string; raw: Record<string, unknown>; msg: RegExp }[] = [
+    { name: 'an empty campaignsApiUrl', raw: { ...cognito, campaignsApiUrl: '' }, msg: /campaignsApiUrl must be a non-empty string/ },
+    { name: 'a number', raw: { mode: 'local', apiUrl: '', campaignEventsHttp: 3 }, msg: /campaignEventsHttp/ },
+    { name: 'one AppSync name without the other', raw: { ...cognito, campaignsApiUrl: 'x', campaignEventsHttp: 'h' }, msg: /go together/ },
+  ];
+  for (const c of bad) {
+    it(`rejects ${c.name}`, () => expect(() => parseConfig(c.raw)).toThrow(c.msg));
+  }
+  it('keeps the old shapes without the keys', () => {
+    expect(parseConfig(cognito)).not.toHaveProperty('campaignsApiUrl');
   });
 });

@@ -2,7 +2,8 @@ import { type ReactNode, StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createTaskApi } from './api';
 import { createAuth } from './auth';
-import { ConfigError, loadConfig } from './config';
+import { createCampaignApi } from './campaignApi';
+import { campaignsConfig, ConfigError, loadConfig } from './config';
 import { userMessage } from './http';
 import { App, Shell } from './ui/App';
 import './styles.css';
@@ -26,7 +27,12 @@ async function start() {
     const api = createTaskApi({ apiUrl: config.apiUrl, getToken: () => auth.getIdToken(), fetchFn });
     const session = await auth.currentSession();
     const codeWhere = config.mode === 'local' ? 'the dev server outbox (/outbox)' : undefined;
-    render(<App auth={auth} api={api} notifications={api} initialSession={session} {...(codeWhere ? { codeWhere } : {})} />);
+    const campaignSettings = campaignsConfig(config);
+    const getToken = () => auth.getIdToken();
+    const campaigns = campaignSettings
+      ? { api: createCampaignApi({ apiUrl: campaignSettings.apiUrl, getToken, fetchFn }), config: campaignSettings, getToken }
+      : undefined;
+    render(<App auth={auth} api={api} notifications={api} initialSession={session} {...(codeWhere ? { codeWhere } : {})} {...(campaigns ? { campaigns } : {})} />);
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : userMessage(err);
     render(

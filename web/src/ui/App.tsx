@@ -1,8 +1,12 @@
-import { type ReactNode, useCallback, useState } from 'react';
-import type { NotificationsApi, TaskApi } from '../api';
+import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import type { NotificationsApi, TaskApi, TokenSource } from '../api';
 import type { Auth, Session } from '../auth';
+import type { CampaignApi } from '../campaignApi';
+import { campaignRoute } from '../campaigns';
+import type { CampaignsConfig } from '../config';
 import { userMessage } from '../http';
 import { AuthForm } from './AuthForm';
+import { CampaignsPage } from './Campaigns';
 import { useAnnouncer } from './hooks';
 import { NotificationSetting } from './NotificationSetting';
 import { TaskPage } from './TaskPage';
@@ -18,10 +22,24 @@ interface Props {
   undoDelayMs?: number;
   /** Where password reset codes arrive, as told to the user. Default: "your inbox". */
   codeWhere?: string;
+  /** The campaign pages (#/campaigns); without it they are not shown. */
+  campaigns?: { api: CampaignApi; config: CampaignsConfig; getToken: TokenSource };
 }
 
-export function App({ auth, api, notifications, initialSession, pollIntervalMs, undoDelayMs, codeWhere }: Props) {
+/** The campaign route of the location's hash, kept current. */
+function useCampaignRoute() {
+  const [route, setRoute] = useState(() => (typeof location === 'undefined' ? null : campaignRoute(location.hash)));
+  useEffect(() => {
+    const on = () => setRoute(campaignRoute(location.hash));
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+export function App({ auth, api, notifications, initialSession, pollIntervalMs, undoDelayMs, codeWhere, campaigns }: Props) {
   const [session, setSession] = useState(initialSession);
+  const campaignPage = useCampaignRoute();
   // After signing in on the form, focus goes to the new task's title.
   const [justSignedIn, setJustSignedIn] = useState(false);
   const [notice, setNotice] = useState('');
@@ -61,6 +79,16 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs, 
       account={
         session ? (
           <div className="account">
+            {campaigns ? (
+              <nav aria-label="Pages" className="pages">
+                <a href="#/" aria-current={campaignPage ? undefined : 'page'}>
+                  Tasks
+                </a>
+                <a href="#/campaigns" aria-current={campaignPage ? 'page' : undefined}>
+                  Campaigns
+                </a>
+              </nav>
+            ) : null}
             <span data-testid="signed-in-as">{session.email}</span>
             <button type="button" onClick={() => void signOut()}>
               Sign out
@@ -74,7 +102,17 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs, 
         ) : null
       }
     >
-      {session ? (
+      {session && campaigns && campaignPage ? (
+        <CampaignsPage
+          key={session.email}
+          api={campaigns.api}
+          config={campaigns.config}
+          getToken={campaigns.getToken}
+          route={campaignPage}
+          announce={announce}
+          onUnauthorized={onUnauthorized}
+        />
+      ) : session ? (
         <>
           {notifications ? <NotificationSetting key={`n-${session.email}`} api={notifications} announce={announce} onUnauthorized={onUnauthorized} /> : null}
           <TaskPage

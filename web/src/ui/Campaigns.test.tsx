@@ -1,0 +1,99 @@
+// @vitest-environment jsdom
+import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { CampaignApi } from '../campaignApi';
+import type { Live } from '../campaignLive';
+import type { CampaignJSON, LiveState, Progress, Send } from '../campaigns';
+import { CampaignsPage } from './Campaigns';
+
+afterEach(cleanup);
+
+const send = (i: number, state: Send['state']): Send => ({
+  id: `c1-0000${i}`,
+  index: i,
+  email: `r${i}@example.com`,
+  subject: 'Hello',
+  state,
+  sendAt: '2030-01-01T12:00:00Z',
+  local: '2030-01-01T12:00:00',
+});
+const campaign = (states: Send['state'][], status = 'Active'): CampaignJSON => {
+  const counts: Record<string, number> = {};
+  for (const s of states) counts[s] = (counts[s] ?? 0) + 1;
+  return { id: 'c1', status, subject: 'Hello', timeZone: 'UTC', total: states.length, createdAt: '', updatedAt: '', counts, sends: states.map((s, i) => send(i, s)) };
+};
+
+function api(get: () => CampaignJSON): CampaignApi & { gets: number } {
+  const a = {
+    gets: 0,
+    list: () => Promise.resolve({ campaigns: [] }),
+    preview: vi.fn(),
+    create: vi.fn(),
+    get: () => {
+      a.gets++;
+      return Promise.resolve(get());
+    },
+    provision: vi.fn(() => Promise.resolve(get())),
+    cancel: vi.fn(() => Promise.resolve({ id: 'c1', status: 'Cancelled', cancelled: 1, done: true })),
+  };
+  return a as unknown as CampaignApi & { gets: number };
+}
+
+function page(a: CampaignApi, pollMs = 20) {
+  let handlers: { onProgress(p: Progress): void; onState(s: LiveState): void } | undefined;
+  const openLive = (_id: string, h: typeof handlers): Live => {
+    handlers = h;
+    return { close: () => undefined };
+  };
+  render(
+    <CampaignsPage
+      api={a}
+      config={{ apiUrl: '', live: { kind: 'sse' } }}
+      getToken={() => Promise.resolve('t')}
+      route={{ kind: 'campaign', id: 'c1' }}
+      announce={() => undefined}
+      onUnauthorized={() => undefined}
+      openLive={openLive}
+      pollMs={pollMs}
+    />,
+  );
+  return { live: () => handlers! };
+}
+
+describe('campaign page', () => {
+  it('shows counts and sends, and applies live updates newer than the last', async () => {
+    const a = api(() => campaign(['Pending', 'Pending']));
+    const { live } = page(a, 60_000);
+    await screen.findByText('r0@example.com');
+    act(() => live().onState('live'));
+    expect(screen.getByTestId('count-Pending').textContent).toBe('2');
+    act(() => live().onProgress({ campaignId: 'c1', status: 'Active', asOf: '2030-01-01T12:00:02Z', counts: { Pending: 1, Finished: 1 }, sends: [send(0, 'Finished')] }));
+    act(() => live().onProgress({ campaignId: 'c1', status: 'Active', asOf: '2030-01-01T12:00:01Z', counts: { Pending: 1, Running: 1 }, sends: [send(0, 'Running')] }));
+    expect(screen.getByTestId('count-Finished').textContent).toBe('1');
+    expect(screen.getByTestId('count-Running').textContent).toBe('0');
+    expect(screen.getAllByTestId('send-row')[0]!.getAttribute('data-state')).toBe('Finished');
+    expect(screen.getByTestId('live-state').textContent).toMatch(/Live updates are on/);
+  });
+
+  it('polls while the live channel is down and sends are active, and stops when they end', async () => {
+    let states: Send['state'][] = ['Pending', 'Running'];
+    const a = api(() => campaign(states));
+    const { live } = page(a);
+    await screen.findByText('r0@example.com');
+    act(() => live().onState('down'));
+    const before = a.gets;
+    await waitFor(() => expect(a.gets).toBeGreaterThan(before + 1));
+    states = ['Finished', 'Finished'];
+    await waitFor(() => expect(screen.getByTestId('count-Finished').textContent).toBe('2'));
+    const settled = a.gets;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(a.gets).toBe(settled);
+  });
+
+  it('cancels', async () => {
+    const a = api(() => campaign(['Finished', 'Pending']));
+    page(a, 60_000);
+    fireEvent.click(await screen.findByRole('button', { name: 'Cancel campaign' }));
+    await waitFor(() => expect(a.cancel).toHaveBeenCalledWith('c1'));
+  });
+});
