@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { scenarios } from './scenarios.mjs';
+import { campaignScenarios } from './campaign-scenarios.mjs';
 import { a11yReport } from './a11y.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -135,7 +136,7 @@ async function main() {
     });
     console.log(`e2e: Chromium ${context.browser()?.version() ?? ''} ready (${((Date.now() - t0) / 1000).toFixed(1)} s since start)`);
     const only = process.env.E2E_ONLY || '';
-    for (const sc of scenarios.filter((s) => s.name.includes(only))) {
+    for (const sc of [...scenarios, ...campaignScenarios].filter((s) => s.name.includes(only))) {
       const page = await context.newPage(); // a new tab: signed out (the token is in sessionStorage)
       page.setDefaultTimeout(15_000);
       const start = Date.now();

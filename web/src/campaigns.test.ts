@@ -9,6 +9,7 @@ import {
   campaignRoute,
   compareAsOf,
   type Counts,
+  firstView,
   type LiveState,
   normalizeCounts,
   type Progress,
@@ -129,6 +130,22 @@ describe('applyProgress', () => {
     expect(polled.asOf).toBe('2030-01-01T12:00:05Z');
     expect(polled.sends.map((s) => s.state)).toEqual(['Finished', 'Pending', 'Pending']);
     expect(polled.counts.Finished).toBe(1);
+  });
+  it('updates that came before the first page apply over it, oldest first', () => {
+    const v = firstView(base, [
+      progress('2030-01-01T12:00:02Z', { Pending: 2, Finished: 1 }, [send(0, 'Finished')]),
+      progress('2030-01-01T12:00:01Z', { Pending: 2, Running: 1 }, [send(0, 'Running')]),
+    ]);
+    expect(v.sends[0]!.state).toBe('Finished');
+    expect(v.counts.Finished).toBe(1);
+    expect(v.asOf).toBe('2030-01-01T12:00:02Z');
+  });
+  it('a next page keeps the live status and counts', () => {
+    const live = applyProgress(viewOf({ ...base, total: 4, cursor: '3' }), progress('2030-01-01T12:00:05Z', { Pending: 3, Finished: 1 }, [send(0, 'Finished')], 'Active'));
+    const next = applyPage(live, { ...base, status: 'Provisioning', total: 4, counts: { Pending: 4 }, sends: [send(0), { ...send(3), id: 'c1-00003' }] }, true);
+    expect(next.status).toBe('Active');
+    expect(next.counts.Finished).toBe(1);
+    expect(next.sends.map((s) => s.state)).toEqual(['Finished', 'Pending', 'Pending', 'Pending']);
   });
   it('a next page appends and moves the cursor', () => {
     const v = viewOf({ ...base, total: 4, cursor: '3' });

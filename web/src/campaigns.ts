@@ -103,12 +103,26 @@ export function viewOf(c: CampaignJSON): CampaignView {
  */
 export function applyPage(v: CampaignView, c: CampaignJSON, append: boolean): CampaignView {
   const fresh = viewOf(c);
-  const byId = new Map(v.sends.map((s) => [s.id, s]));
-  for (const s of fresh.sends) byId.set(s.id, s);
-  const sends = append ? [...byId.values()].sort((a, b) => a.index - b.index) : mergeRows(v.sends, fresh.sends);
-  const cursor = append ? fresh.cursor : (v.cursor ?? fresh.cursor);
+  if (append) {
+    // A next page adds rows; the campaign and counts stay as live updates left them.
+    const byId = new Map(v.sends.map((s) => [s.id, s]));
+    for (const s of fresh.sends) if (!byId.has(s.id)) byId.set(s.id, s);
+    const { cursor: _old, ...kept } = v;
+    return { ...kept, sends: [...byId.values()].sort((a, b) => a.index - b.index), ...(fresh.cursor ? { cursor: fresh.cursor } : {}) };
+  }
+  const cursor = v.cursor ?? fresh.cursor;
   const { cursor: _drop, ...rest } = fresh;
-  return { ...rest, sends, ...(cursor ? { cursor } : {}), asOf: v.asOf };
+  return { ...rest, sends: mergeRows(v.sends, fresh.sends), ...(cursor ? { cursor } : {}), asOf: v.asOf };
+}
+
+/**
+ * The first page with the live updates that arrived while it was being read
+ * applied over it, oldest first (the page may predate some of them; a later
+ * update fixes any it predates the other way round).
+ */
+export function firstView(c: CampaignJSON, early: Progress[]): CampaignView {
+  const sorted = [...early].sort((a, b) => compareAsOf(a.asOf, b.asOf));
+  return sorted.reduce(applyProgress, viewOf(c));
 }
 
 /** Rows of `loaded` replaced whole by those of `fresh` with the same id, plus fresh rows not loaded yet. */

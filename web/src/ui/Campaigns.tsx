@@ -7,6 +7,7 @@ import {
   applyPage,
   applyProgress,
   buildCreateBody,
+  firstView,
   type CampaignForm,
   type CampaignJSON,
   type CampaignView,
@@ -285,8 +286,14 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
   // Subscribe first, then read: an update between the read and the
   // subscription is not missed (an older one is dropped by asOf).
   useEffect(() => {
+    // Updates that arrive before the first page are applied over it.
+    const early: Progress[] = [];
+    let pageRead = false;
     const handlers = {
-      onProgress: (p: Progress) => setView((v) => (v ? applyProgress(v, p) : v)),
+      onProgress: (p: Progress) => {
+        if (!pageRead) early.push(p);
+        else setView((v) => (v ? applyProgress(v, p) : v));
+      },
       onState: (s: LiveState) => setLive(s),
     };
     let sub: Live | null = null;
@@ -297,13 +304,18 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
     api.get(id, { limit: PAGE }).then(
       (c) => {
         if (!mounted.current) return;
-        setView((v) => (v ? applyPage(v, c, false) : viewOf(c)));
-        headingRef.current?.focus();
+        pageRead = true;
+        setView(firstView(c, early));
       },
       (err: unknown) => mounted.current && fail(err, setLoadError),
     );
     return () => sub?.close();
   }, [api, config, getToken, id, openLive, fail, mounted]);
+
+  const shown = view !== null;
+  useEffect(() => {
+    if (shown) headingRef.current?.focus();
+  }, [shown]);
 
   const polling = view !== null && shouldPoll(live, view.status, view.counts);
   const loaded = view?.sends.length ?? 0;
@@ -336,8 +348,13 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
         const r = await api.cancel(id);
         announce(r.done ? `Campaign cancelled: ${r.cancelled} sends will not go out.` : 'Campaign cancelled; the remaining sends are being cancelled.');
       }
-      const c = await api.get(id, { limit: Math.min(500, Math.max(PAGE, loaded)) });
-      if (mounted.current) setView((v) => (v ? applyPage(v, c, false) : viewOf(c)));
+      // While live, the change arrives pushed: a page read now could be
+      // older than an update already applied, and nothing newer would
+      // come to fix it.
+      if (live !== 'live') {
+        const c = await api.get(id, { limit: Math.min(500, Math.max(PAGE, loaded)) });
+        if (mounted.current) setView((v) => (v ? applyPage(v, c, false) : viewOf(c)));
+      }
     } catch (err) {
       if (mounted.current) fail(err, setActionError);
     } finally {
