@@ -60,6 +60,32 @@ function page(a: CampaignApi, pollMs = 20) {
   return { live: () => handlers! };
 }
 
+describe('new campaign form', () => {
+  it('says what to fix, previews the plan, and opens the created campaign', async () => {
+    const a = api(() => campaign(['Pending']));
+    (a.preview as ReturnType<typeof vi.fn>).mockResolvedValue({ total: 2, first: '2030-01-01T09:00:00', last: '2030-01-01T09:30:00', days: 1, sends: [send(0, 'Pending'), send(1, 'Pending')] });
+    (a.create as ReturnType<typeof vi.fn>).mockResolvedValue({ ...campaign(['Pending', 'Pending']), id: 'c9' });
+    render(
+      <CampaignsPage api={a} config={{ apiUrl: '', live: { kind: 'sse' } }} getToken={() => Promise.resolve('t')} route={{ kind: 'list' }} announce={() => undefined} onUnauthorized={() => undefined} />,
+    );
+    await screen.findByText('No campaigns yet.');
+    fireEvent.click(screen.getByRole('button', { name: 'Preview plan' }));
+    const subject = screen.getByLabelText('Subject');
+    expect(subject.getAttribute('aria-invalid')).toBe('true');
+    expect(document.activeElement).toBe(subject);
+    expect(a.preview).not.toHaveBeenCalled();
+    fireEvent.change(subject, { target: { value: 'Hello' } });
+    fireEvent.change(screen.getByLabelText('Email text'), { target: { value: 'Hi' } });
+    fireEvent.change(screen.getByLabelText('Recipients'), { target: { value: 'a@example.com\nb@example.com' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Preview plan' }));
+    expect((await screen.findByTestId('plan-summary')).textContent).toMatch(/^2 sends over 1 day/);
+    expect((a.preview as ReturnType<typeof vi.fn>).mock.calls[0]![0].recipients).toEqual([{ email: 'a@example.com' }, { email: 'b@example.com' }]);
+    fireEvent.click(screen.getByRole('button', { name: 'Create campaign' }));
+    await waitFor(() => expect(window.location.hash).toBe('#/campaigns/c9'));
+    window.location.hash = '';
+  });
+});
+
 describe('campaign page', () => {
   it('shows counts and sends, and applies live updates newer than the last', async () => {
     const a = api(() => campaign(['Pending', 'Pending']));
