@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 ENV ?= dev
 CDK := cdk --app "go run ." -c env=$(ENV)
-GO_TEST_FLAGS ?= -race -count=1
+GO_TEST_FLAGS ?= -race -count=1 -timeout 30m
 # The CDK packages (synth-and-assert tests, constructs) drive the jsii runtime from one goroutine;
 # under -race they would compile aws-cdk-go a second time (the CDK app
 # itself is built without it) for no finding, so they run without it.
@@ -44,7 +44,7 @@ synth: deps web
 ## web app's Vitest suite, and the browser tests against `make dev`.
 test: deps web-deps
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e '/test$$' -e '/test/' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
-	go test -count=1 $(SYNTH_TEST_PKGS)
+	go test -count=1 -timeout 40m $(SYNTH_TEST_PKGS)
 	$(MAKE) --no-print-directory sim-scale
 	cd web && npm test
 	$(MAKE) --no-print-directory e2e
