@@ -3,6 +3,7 @@ import { dueSoon, filterTasks, newTaskFromForm, patchFromForm, pollDelay, sortTa
 
 // Form checks compare with now; the fixtures are in 2025.
 const T0 = Date.parse('2025-01-01T00:00:00Z');
+import type { Reminder } from './reminder';
 import type { Task, TaskStatus } from './types';
 
 const originalTZ = process.env.TZ;
@@ -103,13 +104,25 @@ describe('newTaskFromForm', () => {
   it('builds the request in UTC from the local time', () => {
     expect(newTaskFromForm({ title: '  Pay rent ', description: ' by transfer ', due: '2025-07-01T09:30' }, T0)).toEqual({
       ok: true,
-      value: { title: 'Pay rent', description: 'by transfer', dueAt: '2025-07-01T07:30:00Z' },
+      value: { title: 'Pay rent', description: 'by transfer', dueAt: '2025-07-01T07:30:00Z', reminder: '1h' },
     });
   });
+  const reminders: { name: string; due: string; reminder: Reminder | null | undefined; preferred: Reminder; want: Reminder }[] = [
+    { name: 'untouched: the preferred', due: '2025-01-02T09:30', reminder: undefined, preferred: '1d', want: '1d' },
+    { name: 'untouched, preferred past: the largest still ahead', due: '2025-01-01T01:40', reminder: null, preferred: '1h', want: '15m' },
+    { name: 'chosen is sent even when past (the API stores it, sends nothing)', due: '2025-01-01T01:40', reminder: '1h', preferred: '1h', want: '1h' },
+    { name: 'chosen none', due: '2025-01-02T09:30', reminder: 'none', preferred: '1h', want: 'none' },
+  ];
+  for (const c of reminders) {
+    it(`reminder: ${c.name}`, () => {
+      const r = newTaskFromForm({ title: 'x', description: '', due: c.due, reminder: c.reminder }, T0, c.preferred);
+      expect(r.ok && r.value.reminder).toBe(c.want);
+    });
+  }
   it('leaves out an empty description', () => {
     expect(newTaskFromForm({ title: 'x', description: '   ', due: '2025-01-01T09:30' }, T0)).toEqual({
       ok: true,
-      value: { title: 'x', dueAt: '2025-01-01T08:30:00Z' },
+      value: { title: 'x', dueAt: '2025-01-01T08:30:00Z', reminder: '1h' },
     });
   });
   const invalid: { name: string; title: string; due: string; field: string }[] = [
@@ -144,6 +157,21 @@ describe('patchFromForm', () => {
   for (const c of cases) {
     it(c.name, () => {
       expect(patchFromForm(t, { title: c.title, description: c.description, due: c.due }, T0)).toEqual({ ok: true, value: c.want });
+    });
+  }
+  const r = task('5', 'Pending', '2025-07-01T07:30:00Z', { title: 'A', reminder: '15m', remindAt: '2025-07-01T07:15:00Z' });
+  const old = task('6', 'Pending', '2025-07-01T07:30:00Z', { title: 'A' }); // from an API without reminders: 1h
+  const reminderCases: { name: string; t: Task; reminder: Reminder | null | undefined; want: unknown }[] = [
+    { name: 'the same reminder sends nothing', t: r, reminder: '15m', want: null },
+    { name: 'no reminder chosen sends nothing', t: r, reminder: undefined, want: null },
+    { name: 'a changed reminder is sent', t: r, reminder: '1d', want: { reminder: '1d' } },
+    { name: 'none is sent', t: r, reminder: 'none', want: { reminder: 'none' } },
+    { name: 'a task without one counts as 1h', t: old, reminder: '1h', want: null },
+    { name: 'a task without one, changed', t: old, reminder: '15m', want: { reminder: '15m' } },
+  ];
+  for (const c of reminderCases) {
+    it(`reminder: ${c.name}`, () => {
+      expect(patchFromForm(c.t, { title: 'A', description: '', due: '2025-07-01T09:30', reminder: c.reminder }, T0)).toEqual({ ok: true, value: c.want });
     });
   }
   it('a task without a description and an empty field is unchanged', () => {

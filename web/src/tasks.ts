@@ -1,6 +1,7 @@
 // Decisions about the task list that do not need React: when to poll, what
 // changed between two loads, how a form becomes a request body.
 import { dueError } from './duetime';
+import { DEFAULT_REMINDER, type Reminder, reminderField } from './reminder';
 import { localInputToUtc } from './time';
 import type { NewTask, Task, TaskPatch } from './types';
 
@@ -92,6 +93,8 @@ export interface TaskFormValues {
   description: string;
   /** The value of the datetime-local input, in the browser's timezone. */
   due: string;
+  /** The reminder the user chose in this form; absent or null: not chosen, the default applies (src/reminder.ts). */
+  reminder?: Reminder | null;
 }
 
 export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string; field: keyof TaskFormValues };
@@ -105,17 +108,23 @@ function checkCommon(v: TaskFormValues, now: number): FormResult<{ title: string
   return { ok: true, value: { title, dueAt } };
 }
 
-/** The body of POST /tasks for the create form. Length limits are the server's to enforce. */
-export function newTaskFromForm(v: TaskFormValues, now = Date.now()): FormResult<NewTask> {
+/**
+ * The body of POST /tasks for the create form. Length limits are the
+ * server's to enforce. The reminder is the one chosen, or else the user's
+ * preferred one (or the largest still in the future when that is past).
+ */
+export function newTaskFromForm(v: TaskFormValues, now = Date.now(), preferred: Reminder = DEFAULT_REMINDER): FormResult<NewTask> {
   const c = checkCommon(v, now);
   if (!c.ok) return c;
   const description = v.description.trim();
-  return { ok: true, value: { ...c.value, ...(description ? { description } : {}) } };
+  const reminder = reminderField(v.reminder, preferred, v.due, now).value;
+  return { ok: true, value: { ...c.value, ...(description ? { description } : {}), reminder } };
 }
 
 /**
  * The body of PATCH /tasks/{id} for the edit form: only the fields that
- * changed, or null when nothing did. The deadline counts as changed only when
+ * changed (the reminder when one was chosen that differs from the task's),
+ * or null when nothing did. The deadline counts as changed only when
  * it names a different minute (or second, when seconds were typed), so opening and saving the form untouched sends
  * nothing.
  */
@@ -130,5 +139,6 @@ export function patchFromForm(task: Task, v: TaskFormValues, now = Date.now()): 
   // same minute, or the same second when seconds were typed.
   const unit = /T\d\d:\d\d:\d\d/.test(v.due) ? 1000 : 60_000;
   if (Math.floor(Date.parse(c.value.dueAt) / unit) !== Math.floor(Date.parse(task.dueAt) / unit)) patch.dueAt = c.value.dueAt;
+  if (v.reminder != null && v.reminder !== (task.reminder ?? DEFAULT_REMINDER)) patch.reminder = v.reminder;
   return { ok: true, value: Object.keys(patch).length ? patch : null };
 }

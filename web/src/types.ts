@@ -1,3 +1,5 @@
+import type { Reminder } from './reminder';
+
 export type TaskStatus = 'Pending' | 'Done' | 'Expired';
 
 /** A task as the API returns it. All times are RFC 3339 in UTC. */
@@ -11,12 +13,17 @@ export interface Task {
   updatedAt: string;
   completedAt?: string;
   expiredAt?: string;
+  /** The reminder before the deadline (the API's default: 1h). */
+  reminder?: Reminder;
+  /** When the reminder is due: dueAt minus its offset; absent for none. */
+  remindAt?: string;
 }
 
 export interface NewTask {
   title: string;
   description?: string;
   dueAt: string;
+  reminder?: Reminder;
 }
 
 /** The body of PATCH /tasks/{id}: any subset of these fields. */
@@ -24,6 +31,7 @@ export interface TaskPatch {
   title?: string;
   description?: string;
   dueAt?: string;
+  reminder?: Reminder;
   status?: 'done';
 }
 

@@ -6,6 +6,7 @@ import type { Auth, Session } from '../auth';
 import { ApiError, NetworkError } from '../http';
 import type { NewTask, Task, TaskPatch } from '../types';
 import { toLocalMinute } from '../duetime';
+import { formatRemindAt, REMINDER_STORAGE_KEY, remindAtMs } from '../reminder';
 import { browserTimeZone } from '../timezone';
 import { App } from './App';
 
@@ -17,7 +18,17 @@ afterAll(() => {
   if (originalTZ === undefined) delete process.env.TZ;
   else process.env.TZ = originalTZ;
 });
-afterEach(cleanup);
+afterEach(() => {
+  cleanup();
+  localStorage.clear(); // the remembered reminder
+});
+
+/** remindAt as the API sets it: dueAt minus the reminder's offset, absent for none (or no reminder). */
+function withRemindAt(t: Task): Task {
+  const { remindAt: _, ...rest } = t;
+  const at = t.reminder ? remindAtMs(Date.parse(t.dueAt), t.reminder) : null;
+  return at === null ? rest : { ...rest, remindAt: new Date(at).toISOString().replace('.000Z', 'Z') };
+}
 
 /** An in-memory backend behind the TaskApi interface, with a log of calls. */
 class FakeApi implements TaskApi {
@@ -34,11 +45,11 @@ class FakeApi implements TaskApi {
   add(t: Partial<Task> & { title: string; dueAt: string }): Task {
     const id = `t${++this.seq}`;
     const task: Task = { id, status: 'Pending', createdAt: '2025-01-01T00:00:00Z', updatedAt: '2025-01-01T00:00:00Z', ...t };
-    this.tasks.set(id, task);
-    return task;
+    this.tasks.set(id, withRemindAt(task));
+    return this.tasks.get(id)!;
   }
   set(id: string, patch: Partial<Task>) {
-    this.tasks.set(id, { ...this.tasks.get(id)!, ...patch });
+    this.tasks.set(id, withRemindAt({ ...this.tasks.get(id)!, ...patch }));
   }
   async listTasks() {
     return { tasks: await this.listAllTasks() };
@@ -190,7 +201,7 @@ describe('App', () => {
     const r = await waitFor(() => row('Pay rent'));
     expect(within(r).getByTestId('task-status').textContent).toBe('Pending');
     expect(within(r).getByTestId('task-time-left').textContent).toMatch(/^\d+d \d+h left$/);
-    expect(api.calls).toContain(`create {"title":"Pay rent","dueAt":"${due.utc}"}`);
+    expect(api.calls).toContain(`create {"title":"Pay rent","dueAt":"${due.utc}","reminder":"1h"}`);
     expect(announcer().textContent).toMatch(/^Task ‘Pay rent’ added, due /);
     expect((within(form).getByLabelText('Title') as HTMLInputElement).value).toBe('');
     expect(within(form).getByLabelText('Due').getAttribute('step')).toBeNull();
@@ -421,7 +432,7 @@ describe('App', () => {
     const re = screen.getByTestId('recreate-draft-form');
     expect((within(re).getByLabelText('Due') as HTMLInputElement).value).toBe(typed.local);
     fireEvent.click(within(re).getByRole('button', { name: 'Recreate' }));
-    await waitFor(() => expect(api.calls).toContain(`create {"title":"Draft","dueAt":"${typed.utc}"}`));
+    await waitFor(() => expect(api.calls).toContain(`create {"title":"Draft","dueAt":"${typed.utc}","reminder":"1h"}`));
   });
 
   it('quick picks fill the due field; past times are refused in local words with aria-invalid', async () => {
@@ -508,5 +519,108 @@ describe('App', () => {
     } finally {
       window.location.hash = '';
     }
+  });
+});
+
+describe('reminder', () => {
+  const reminderOf = (form: HTMLElement) => within(form).getByLabelText('Reminder') as HTMLSelectElement;
+  /** A deadline minutes from now, as the Due field's value. */
+  const inMinutes = (m: number) => toLocalMinute(new Date(Date.now() + m * 60_000));
+
+  it('offers none, 15 min, 1 h, 1 day; 1 h by default; the last choice becomes the default', async () => {
+    const api = new FakeApi();
+    renderApp(api);
+    await screen.findByTestId('tasks-empty');
+    const form = screen.getByTestId('create-task-form');
+    const select = reminderOf(form);
+    expect([...select.options].map((o) => [o.value, o.text])).toEqual([
+      ['none', 'None'],
+      ['15m', '15 minutes before'],
+      ['1h', '1 hour before'],
+      ['1d', '1 day before'],
+    ]);
+    expect(select.value).toBe('1h');
+    fireEvent.change(within(form).getByLabelText('Title'), { target: { value: 'Pay rent' } });
+    const due = soon(3, 17, 0);
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: due.local } });
+    fireEvent.change(select, { target: { value: '1d' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Add task' }));
+    await waitFor(() => expect(api.calls).toContain(`create {"title":"Pay rent","dueAt":"${due.utc}","reminder":"1d"}`));
+    expect(localStorage.getItem(REMINDER_STORAGE_KEY)).toBe('1d');
+    // The emptied form, and a later one, start from the last choice.
+    await waitFor(() => expect((within(form).getByLabelText('Title') as HTMLInputElement).value).toBe(''));
+    expect(reminderOf(form).value).toBe('1d');
+    cleanup();
+    renderApp(new FakeApi());
+    await screen.findByTestId('tasks-empty');
+    expect(reminderOf(screen.getByTestId('create-task-form')).value).toBe('1d');
+  });
+
+  it('a remembered default that is past for the deadline falls back to the largest one ahead, and says so', async () => {
+    localStorage.setItem(REMINDER_STORAGE_KEY, '1d');
+    const api = new FakeApi();
+    renderApp(api);
+    await screen.findByTestId('tasks-empty');
+    const form = screen.getByTestId('create-task-form');
+    fireEvent.change(within(form).getByLabelText('Title'), { target: { value: 'Soon' } });
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: inMinutes(40) } });
+    expect(reminderOf(form).value).toBe('15m');
+    expect(within(form).getByTestId('new-task-reminder-note').textContent).toBe('1 day before is already past, so 15 minutes before is chosen.');
+    fireEvent.click(within(form).getByRole('button', { name: 'Add task' }));
+    await waitFor(() => expect(api.calls.find((c) => c.startsWith('create'))).toMatch(/"reminder":"15m"}$/));
+    expect(localStorage.getItem(REMINDER_STORAGE_KEY)).toBe('1d'); // a fallback is not a choice
+  });
+
+  it('a chosen reminder already past is flagged next to the field, and the largest one ahead is offered', async () => {
+    const api = new FakeApi();
+    renderApp(api);
+    await screen.findByTestId('tasks-empty');
+    const form = screen.getByTestId('create-task-form');
+    const select = reminderOf(form);
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: inMinutes(40) } });
+    fireEvent.change(select, { target: { value: '1h' } });
+    const note = within(form).getByTestId('new-task-reminder-note');
+    expect(note.textContent).toBe('1 hour before is already past — no reminder will be sent.');
+    expect(select.getAttribute('aria-describedby')).toBe(note.id);
+    fireEvent.click(within(form).getByRole('button', { name: 'Use 15 minutes before' }));
+    expect(select.value).toBe('15m');
+    expect(note.textContent).toBe('');
+    expect(document.activeElement).toBe(select);
+  });
+
+  it('the row shows the reminder time; the edit form changes it with PATCH', async () => {
+    const api = new FakeApi();
+    const due = soon(2, 17, 55);
+    const t = api.add({ title: 'Pay rent', dueAt: due.utc, reminder: '1h' });
+    const none = api.add({ title: 'No reminder', dueAt: due.utc, reminder: 'none' });
+    renderApp(api);
+    await waitFor(() => row('Pay rent'));
+    expect(within(row('Pay rent')).getByTestId('task-reminder').textContent).toBe(`Reminder ${formatRemindAt(t.remindAt!, Date.now())}`);
+    expect(within(row('Pay rent')).getByTestId('task-reminder').querySelector('time')!.getAttribute('datetime')).toBe(t.remindAt);
+    expect(within(row(none.title)).queryByTestId('task-reminder')).toBeNull();
+
+    fireEvent.click(within(row('Pay rent')).getByRole('button', { name: 'Edit ‘Pay rent’' }));
+    const form = screen.getByTestId('edit-task-form');
+    expect(reminderOf(form).value).toBe('1h');
+    fireEvent.change(reminderOf(form), { target: { value: '15m' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(api.calls).toContain(`update ${t.id} {"reminder":"15m"}`));
+    await waitFor(() => expect(within(row('Pay rent')).getByTestId('task-reminder').textContent).toMatch(/^Reminder /));
+    expect(api.tasks.get(t.id)!.remindAt).toBe(new Date(Date.parse(due.utc) - 15 * 60_000).toISOString().replace('.000Z', 'Z'));
+  });
+
+  it('the edit form flags a past reminder only once the deadline or the reminder changes', async () => {
+    const api = new FakeApi();
+    const t = api.add({ title: 'Close', dueAt: new Date(Date.now() + 30 * 60_000).toISOString(), reminder: '1h' });
+    renderApp(api);
+    await waitFor(() => row('Close'));
+    fireEvent.click(within(row('Close')).getByRole('button', { name: 'Edit ‘Close’' }));
+    const form = screen.getByTestId('edit-task-form');
+    expect(within(form).getByTestId('edit-task-reminder-note').textContent).toBe('');
+    fireEvent.change(within(form).getByLabelText('Due'), { target: { value: inMinutes(45) } });
+    expect(within(form).getByTestId('edit-task-reminder-note').textContent).toBe('1 hour before is already past — no reminder will be sent.');
+    fireEvent.click(within(form).getByRole('button', { name: 'Use 15 minutes before' }));
+    fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(api.calls.find((c) => c.startsWith(`update ${t.id}`))).toMatch(/"reminder":"15m"}$/));
   });
 });

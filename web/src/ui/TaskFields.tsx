@@ -1,5 +1,6 @@
-import type { RefObject } from 'react';
+import { type RefObject, useRef } from 'react';
 import { dueLimits, quickPicks } from '../duetime';
+import { isReminder, loadPreferred, type Reminder, REMINDERS, reminderField, reminderLabel, savePreferred } from '../reminder';
 import type { TaskFormValues } from '../tasks';
 
 interface Props {
@@ -14,12 +15,31 @@ interface Props {
   testIdPrefix: string;
   /** Now, for the quick picks and the field's limits. Default: Date.now() at render. */
   now?: number;
+  /** The reminder an untouched field starts from. Default: the user's last choice (loadPreferred()). */
+  preferred?: Reminder;
+  /** Say next to the reminder when its time is already past. Default: true. */
+  reminderNote?: boolean;
 }
 
-/** Title, Description and Due inputs (with quick picks), shared by the task forms. */
-export function TaskFields({ idPrefix, values, onChange, invalid, errorId, titleRef, dueRef, testIdPrefix, now = Date.now() }: Props) {
+/** Title, Description, Due (with quick picks) and Reminder inputs, shared by the task forms. */
+export function TaskFields({
+  idPrefix,
+  values,
+  onChange,
+  invalid,
+  errorId,
+  titleRef,
+  dueRef,
+  testIdPrefix,
+  now = Date.now(),
+  preferred = loadPreferred(),
+  reminderNote = true,
+}: Props) {
   const described = (f: keyof TaskFormValues) => (invalid === f ? errorId : undefined);
   const limits = dueLimits(new Date(now));
+  const reminder = reminderField(values.reminder, preferred, values.due, now);
+  const note = reminderNote ? reminder.note : null;
+  const reminderRef = useRef<HTMLSelectElement>(null);
   return (
     <>
       <div className="field">
@@ -83,6 +103,46 @@ export function TaskFields({ idPrefix, values, onChange, invalid, errorId, title
             </button>
           ))}
         </div>
+      </div>
+      <div className="field">
+        <label htmlFor={`${idPrefix}-reminder`}>Reminder</label>
+        <select
+          id={`${idPrefix}-reminder`}
+          ref={reminderRef}
+          name="reminder"
+          value={reminder.value}
+          onChange={(e) => {
+            if (!isReminder(e.target.value)) return;
+            savePreferred(e.target.value); // the user's last choice is their default
+            onChange({ ...values, reminder: e.target.value });
+          }}
+          aria-describedby={`${idPrefix}-reminder-note`}
+          data-testid={`${testIdPrefix}-reminder`}
+        >
+          {REMINDERS.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+        <small id={`${idPrefix}-reminder-note`} className="hint reminder-note" role="status" data-testid={`${testIdPrefix}-reminder-note`}>
+          {note}
+        </small>
+        {note && reminder.offer ? (
+          <div className="picks">
+            <button
+              type="button"
+              className="pick"
+              onClick={() => {
+                onChange({ ...values, reminder: reminder.offer });
+                reminderRef.current?.focus(); // this button goes away
+              }}
+              data-testid={`${testIdPrefix}-reminder-offer`}
+            >
+              Use {reminderLabel(reminder.offer)}
+            </button>
+          </div>
+        ) : null}
       </div>
     </>
   );

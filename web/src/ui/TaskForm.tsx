@@ -1,6 +1,7 @@
 import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { dueApiError } from '../duetime';
 import { GENERIC_NETWORK_MESSAGE } from '../http';
+import { loadPreferred } from '../reminder';
 import { newTaskFromForm, type TaskFormValues } from '../tasks';
 import type { NewTask } from '../types';
 import { useMounted } from './hooks';
@@ -73,7 +74,7 @@ export function TaskForm({
   async function onSubmit(e: FormEvent) {
     e.preventDefault();
     if (busy) return;
-    const r = newTaskFromForm(values);
+    const r = newTaskFromForm(values, Date.now(), loadPreferred());
     if (!r.ok) {
       setError({ text: r.error, field: r.field });
       (r.field === 'due' ? dueRef : titleRef).current?.focus();

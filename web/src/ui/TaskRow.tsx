@@ -1,5 +1,6 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
 import { dueApiError, formatAgo, recreateDue, toLocalMinute } from '../duetime';
+import { DEFAULT_REMINDER, formatRemindAt } from '../reminder';
 import { dueSoon, patchFromForm, type TaskFormValues, tickFor } from '../tasks';
 import { formatLocal, formatTimeLeft } from '../time';
 import type { NewTask, Task, TaskPatch } from '../types';
@@ -26,9 +27,9 @@ export function quoted(title: string): string {
   return `‘${title}’`;
 }
 
-/** The values a Recreate form starts with: the task's title and description and a new deadline. */
+/** The values a Recreate form starts with: the task's title, description and reminder, and a new deadline. */
 export function recreateValues(t: Task, now: number): TaskFormValues {
-  return { title: t.title, description: t.description ?? '', due: recreateDue(t.createdAt, t.dueAt, now) };
+  return { title: t.title, description: t.description ?? '', due: recreateDue(t.createdAt, t.dueAt, now), ...(t.reminder ? { reminder: t.reminder } : {}) };
 }
 
 export function TaskRow({ task, onComplete, onDelete, onSave, onRecreate, onDraft, errorText, highlighted }: Props) {
@@ -152,6 +153,15 @@ function TimeLine({ task, now }: { task: Task; now: number }) {
           {formatTimeLeft(task.dueAt, now)}
         </span>{' '}
         · due {due}
+        {task.remindAt ? (
+          <>
+            {' '}
+            ·{' '}
+            <span className="reminder" data-testid="task-reminder">
+              Reminder <time dateTime={task.remindAt}>{formatRemindAt(task.remindAt, now)}</time>
+            </span>
+          </>
+        ) : null}
       </>
     );
   }
@@ -188,11 +198,13 @@ function EditForm({ task, onCancel, onChange, onSave, errorText }: EditProps) {
   const mounted = useMounted();
   const titleRef = useRef<HTMLInputElement>(null);
   const dueRef = useRef<HTMLInputElement>(null);
-  const [values, setValues] = useState<TaskFormValues>(() => ({
+  const [initial] = useState<TaskFormValues>(() => ({
     title: task.title,
     description: task.description ?? '',
     due: toLocalMinute(new Date(task.dueAt)),
+    reminder: task.reminder ?? DEFAULT_REMINDER,
   }));
+  const [values, setValues] = useState(initial);
   const [error, setError] = useState<{ text: string; field?: keyof TaskFormValues } | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -245,6 +257,8 @@ function EditForm({ task, onCancel, onChange, onSave, errorText }: EditProps) {
         titleRef={titleRef}
         dueRef={dueRef}
         testIdPrefix="edit-task"
+        // A reminder already sent or skipped is not news: say it is past only once the deadline or the reminder changes.
+        reminderNote={values.due !== initial.due || values.reminder !== initial.reminder}
       />
       <p id={`${id}-err`} className="error" role="alert" data-testid="edit-task-error">
         {error?.text}
