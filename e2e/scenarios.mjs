@@ -48,6 +48,17 @@ async function expiryEmails(url, token, taskId) {
   return emails.filter((e) => e.kind === 'task-expired' && e.taskId === taskId);
 }
 
+/** The reminder emails of a task ("Due in 15 minutes: <title>") in the outbox of the token's user. */
+async function reminderEmails(url, token, taskId, title) {
+  const { emails } = await getJSON(`${url}/outbox.json`, token);
+  return emails.filter((e) => /^Due in /.test(e.subject) && e.subject.endsWith(`: ${title}`) && (!e.taskId || e.taskId === taskId));
+}
+
+/** A task as the API returns it to the token's user. */
+async function apiTask(url, token, id) {
+  return getJSON(`${url}/tasks/${encodeURIComponent(id)}`, token);
+}
+
 /** The live schedules of a task, as the token's user sees them. */
 async function schedulesOf(url, token, taskId) {
   const { schedules } = await getJSON(`${url}/debug/schedules.json`, token);
@@ -110,12 +121,16 @@ async function waitStatus(page, id, status, timeout) {
   await row(page, id, status).waitFor({ timeout });
 }
 
-/** Creates a task due in ms through the form; returns its id and deadline. */
-async function createTask(page, url, title, ms) {
+/**
+ * Creates a task due in ms through the form, with the reminder given (none,
+ * 15m, 1h, 1d) or else the form's default; returns its id and deadline.
+ */
+async function createTask(page, url, title, ms, reminder) {
   const form = page.getByTestId('create-task-form');
   await form.getByLabel('Title').fill(title);
   await form.getByLabel('Description').fill('made by the browser tests');
   await form.getByLabel('Due').fill(await localDue(page, ms));
+  if (reminder) await form.getByLabel('Reminder').selectOption(reminder);
   await form.getByRole('button', { name: 'Add task' }).click();
   const r = page.locator('li[data-testid="task-row"]').filter({ hasText: title });
   await r.waitFor();
@@ -417,6 +432,66 @@ export const scenarios = [
       await row(page, a.id).getByRole('button', { name: 'Complete ‘S9 pay rent’' }).click();
       await page.getByTestId('undo-toast').waitFor();
       await check('undo-toast');
+    },
+  },
+  {
+    name: 'Scenario 10: a reminder arrives before the deadline, and none after completion',
+    async run({ page, url, log, results }) {
+      await signUpAndIn(page, url, 's10');
+      const form = page.getByTestId('create-task-form');
+      // A reminder already past for the deadline is said next to the field,
+      // and the largest one still ahead is offered.
+      await form.getByLabel('Due').fill(await localDue(page, 40 * 60_000));
+      await form.getByLabel('Reminder').selectOption('1h');
+      const note = form.getByTestId('new-task-reminder-note');
+      assert.equal(await note.innerText(), '1 hour before is already past — no reminder will be sent.');
+      await checkState(page, results, 'desktop-reminder-past');
+      await form.getByRole('button', { name: 'Use 15 minutes before' }).click();
+      assert.equal(await form.getByLabel('Reminder').inputValue(), '15m');
+      assert.equal(await note.innerText(), '');
+
+      // Two tasks due in 15 min 20 s with "15 minutes before": their
+      // reminders are due 20 s after they are written. The second is
+      // completed at once (sent after the ~6 s Undo time).
+      const lead = 15 * 60_000 + 20_000;
+      const a = await createTask(page, url, 'S10 call the bank', lead, '15m');
+      const b = await createTask(page, url, 'S10 water the garden', lead, '15m');
+      await row(page, b.id).getByRole('button', { name: 'Complete ‘S10 water the garden’' }).click();
+      await page.getByTestId('undo-toast').waitFor();
+      const [ta, tb] = [await apiTask(url, a.token, a.id), await apiTask(url, b.token, b.id)];
+      assert.ok(ta.reminder === '15m' && ta.remindAt, `the API keeps the reminder and returns remindAt (got ${JSON.stringify(ta)})`);
+      const [remindA, remindB] = [Date.parse(ta.remindAt), Date.parse(tb.remindAt)];
+      assert.equal(remindA, a.dueMs - 15 * 60_000, 'remindAt is the deadline minus 15 min');
+      assert.equal(remindB, b.dueMs - 15 * 60_000, 'remindAt is the deadline minus 15 min');
+      const shown = await row(page, a.id).getByTestId('task-reminder').innerText();
+      assert.match(shown, /^Reminder \d\d:\d\d( [AP]M)?$/, 'the row shows the reminder in local time');
+      await checkState(page, results, 'desktop-reminder-row');
+
+      await eventually('the second task to be Done on the server', 12_000, async () => (await apiTask(url, b.token, b.id)).status === 'Done');
+      assert.ok(Date.now() < remindB, 'completed before its reminder time');
+
+      let mail;
+      await eventually('the reminder email', remindA - Date.now() + 25_000, async () => {
+        [mail] = await reminderEmails(url, a.token, a.id, 'S10 call the bank');
+        return Boolean(mail);
+      });
+      const got = Date.now();
+      assert.equal(mail.subject, 'Due in 15 minutes: S10 call the bank');
+      assert.ok(got < a.dueMs, 'the reminder arrived before the deadline');
+      const sentAt = Date.parse(mail.at);
+      assert.ok(sentAt >= remindA - 1_000, `sent at its time, not before (${mail.at})`);
+      log(`reminder email ${((sentAt - remindA) / 1000).toFixed(1)} s after its time, ${((a.dueMs - sentAt) / 60_000).toFixed(1)} min before the deadline`);
+
+      // Past the completed task's reminder time, and the margin the first
+      // one needed (+10 s): nothing for it.
+      await sleepUntil(Math.max(remindB, remindB + (sentAt - remindA)) + 10_000);
+      assert.deepEqual(await reminderEmails(url, b.token, b.id, 'S10 water the garden'), [], 'no reminder for a completed task');
+      assert.deepEqual(await expiryEmails(url, b.token, b.id), [], 'no expiry email either');
+      assert.equal((await reminderEmails(url, a.token, a.id, 'S10 call the bank')).length, 1, 'one reminder, not two');
+      assert.deepEqual(await schedulesOf(url, b.token, b.id), [], 'no schedule left for the completed task');
+      log(`no reminder for the completed task ${((Date.now() - remindB) / 1000).toFixed(1)} s past its reminder time`);
+      // The last choice (15 minutes before) is this browser's default now: put it back for later runs.
+      await page.evaluate(() => localStorage.removeItem('unschedule.reminder'));
     },
   },
 ];
