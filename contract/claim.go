@@ -146,3 +146,63 @@ func (e *expr) update(key map[string]string, cond string) Update {
 	}
 	return Update{Key: key, UpdateExpression: u, ConditionExpression: cond, Names: names, Values: e.values}
 }
+
+// RemindClaim is the conditional write by which a reminder's firing takes
+// the right to deliver it, changing no state: only if the item is armed,
+// its due time is still due and its reminder time still remind, that
+// reminder is not delivered yet (RemindedAttr), and no other attempt
+// took it less than lease ago (RemindClaimAtAttr absent or at least lease
+// old). It sets RemindClaimAtAttr = now. A reminder left over from a
+// moved due time or reminder time, or from a completed, fired or removed
+// item, fails the condition. The first firing and a retry that takes over
+// from a crashed one are the same write. RemindClaimable is the same rule
+// in Go.
+func (s Schema) RemindClaim(k Key, due, remind, now time.Time, lease time.Duration) Update {
+	e := newExpr()
+	vals := make([]string, len(s.ArmedStates))
+	for i, a := range s.ArmedStates {
+		vals[i] = e.value(a)
+	}
+	rv := e.value(FormatTime(remind))
+	done, claim := e.name(s.RemindedAttr), e.name(s.RemindClaimAtAttr)
+	cond := e.name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ")" +
+		" AND " + e.name(s.DueAttr) + " = " + e.value(FormatTime(due)) +
+		" AND " + e.name(s.RemindAttr) + " = " + rv +
+		" AND (attribute_not_exists(" + done + ") OR " + done + " <> " + rv + ")" +
+		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(FormatTime(now.Add(-lease))) + ")"
+	e.set(s.RemindClaimAtAttr, FormatTime(now))
+	return e.update(s.Attrs(k), cond)
+}
+
+// ReminderOpen reports whether the reminder at remind of the item armed
+// for due is still to be delivered: the item is armed with those times
+// and no delivery of that reminder is recorded.
+func (s Schema) ReminderOpen(it Item, due, remind time.Time) bool {
+	remind = remind.UTC().Truncate(time.Second)
+	return s.Reminds() && s.Armed(it) && it.Due.Equal(due.UTC().Truncate(time.Second)) &&
+		it.Remind.Equal(remind) && !it.Reminded.Equal(remind)
+}
+
+// RemindClaimable reports whether RemindClaim's condition holds for it.
+func (s Schema) RemindClaimable(it Item, due, remind, now time.Time, lease time.Duration) bool {
+	return s.ReminderOpen(it, due, remind) &&
+		(it.RemindClaimAt.IsZero() || !it.RemindClaimAt.After(now.Add(-lease).Truncate(time.Second)))
+}
+
+// MarkReminded records that the reminder at remind was delivered
+// (RemindedAttr = remind), only if the item exists and it is not
+// recorded yet.
+// RemindMarkable is the same rule in Go.
+func (s Schema) MarkReminded(k Key, remind time.Time) Update {
+	e := newExpr()
+	done := e.name(s.RemindedAttr)
+	rv := e.value(FormatTime(remind))
+	cond := "attribute_exists(" + e.name(s.PartitionKey) + ") AND (attribute_not_exists(" + done + ") OR " + done + " <> " + rv + ")"
+	e.sets = append(e.sets, done+" = "+rv)
+	return e.update(s.Attrs(k), cond)
+}
+
+// RemindMarkable reports whether MarkReminded's condition holds for it.
+func (s Schema) RemindMarkable(it Item, remind time.Time) bool {
+	return !it.Reminded.Equal(remind.UTC().Truncate(time.Second))
+}

@@ -90,6 +90,28 @@ type Schema struct {
 	// Default: false (a hash of the key); true in Default(), whose sort
 	// keys are ULIDs. WithDefaults leaves it as given.
 	NameBySortKey bool `json:"nameBySortKey,omitempty"`
+	// RemindAttr holds an optional reminder time, RFC 3339 (S): an armed
+	// item with one in the future has a second one-off schedule
+	// (ReminderFor) that fires at it, named with ReminderNamePrefix, and
+	// moved and cancelled by the same pipeline as the due-time schedule.
+	// Its firing changes no state: RemindClaim claims it only while the
+	// item is armed with the same due time and reminder time.
+	// Default: "" (no reminders); "remindAt" in Default(). WithDefaults
+	// leaves it as given.
+	RemindAttr string `json:"remindAttr,omitempty"`
+	// RemindClaimAtAttr records when an attempt last took the right to
+	// deliver a reminder (RemindClaim).
+	// Default: "remindClaimAt" when RemindAttr is set.
+	RemindClaimAtAttr string `json:"remindClaimAtAttr,omitempty"`
+	// RemindedAttr records the reminder time whose reminder was delivered
+	// (MarkReminded): a retried firing for that time delivers nothing.
+	// Default: "remindedFor" when RemindAttr is set.
+	RemindedAttr string `json:"remindedAttr,omitempty"`
+	// ReminderNamePrefix starts every reminder schedule's name
+	// (ReminderName). Neither it nor ScheduleNamePrefix may start the
+	// other, so a listing by one prefix never holds the other's.
+	// Default: "remind-" when RemindAttr is set.
+	ReminderNamePrefix string `json:"reminderNamePrefix,omitempty"`
 }
 
 // The values of Default, as constants for code that needs them at compile
@@ -108,12 +130,19 @@ const (
 	DefaultClaimAtAttr        = "notifyClaimAt"
 	DefaultDeliveredAtAttr    = "notifiedAt"
 	DefaultScheduleNamePrefix = "task-"
+	DefaultRemindAttr         = "remindAt"
+	DefaultRemindClaimAtAttr  = "remindClaimAt"
+	DefaultRemindedAttr       = "remindedFor"
+	DefaultReminderNamePrefix = "remind-"
 )
 
 // Default is the to-do app's schema: key userId/taskId, due time dueAt,
-// state status with Pending armed and Expired as the fired state.
+// state status with Pending armed and Expired as the fired state, and a
+// reminder time remindAt.
 func Default() Schema {
 	return Schema{
+		RemindAttr: DefaultRemindAttr, RemindClaimAtAttr: DefaultRemindClaimAtAttr,
+		RemindedAttr: DefaultRemindedAttr, ReminderNamePrefix: DefaultReminderNamePrefix,
 		PartitionKey: DefaultPartitionKey, SortKey: DefaultSortKey, DueAttr: DefaultDueAttr,
 		StateAttr: DefaultStateAttr, ArmedStates: []string{DefaultArmedState}, FiredState: DefaultFiredState,
 		TokenAttr: DefaultTokenAttr, InlineAttr: DefaultInlineAttr, FiredAtAttr: DefaultFiredAtAttr,
@@ -148,6 +177,11 @@ func (s Schema) WithDefaults() Schema {
 	fill(&s.ClaimAtAttr, d.ClaimAtAttr)
 	fill(&s.DeliveredAtAttr, d.DeliveredAtAttr)
 	fill(&s.ScheduleNamePrefix, d.ScheduleNamePrefix)
+	if s.RemindAttr != "" {
+		fill(&s.RemindClaimAtAttr, d.RemindClaimAtAttr)
+		fill(&s.RemindedAttr, d.RemindedAttr)
+		fill(&s.ReminderNamePrefix, d.ReminderNamePrefix)
+	}
 	return s
 }
 
@@ -189,6 +223,20 @@ func (s Schema) Validate() error {
 		{"DeliveredAtAttr", s.DeliveredAtAttr},
 	} {
 		check(f.field, f.v)
+	}
+	if s.RemindAttr != "" {
+		for _, f := range []struct{ field, v string }{
+			{"RemindAttr", s.RemindAttr}, {"RemindClaimAtAttr", s.RemindClaimAtAttr}, {"RemindedAttr", s.RemindedAttr},
+		} {
+			check(f.field, f.v)
+		}
+		if !prefixRE.MatchString(s.ReminderNamePrefix) {
+			errs = append(errs, fmt.Errorf("ReminderNamePrefix %q must be 1-20 letters, digits, '_', '-' or '.' (a schedule name allows 64)", s.ReminderNamePrefix))
+		} else if strings.HasPrefix(s.ReminderNamePrefix, s.ScheduleNamePrefix) || strings.HasPrefix(s.ScheduleNamePrefix, s.ReminderNamePrefix) {
+			errs = append(errs, fmt.Errorf("ReminderNamePrefix %q and ScheduleNamePrefix %q must not start one another: a listing of one prefix would hold the other's schedules", s.ReminderNamePrefix, s.ScheduleNamePrefix))
+		}
+	} else if s.RemindClaimAtAttr != "" || s.RemindedAttr != "" || s.ReminderNamePrefix != "" {
+		errs = append(errs, errors.New("RemindClaimAtAttr, RemindedAttr and ReminderNamePrefix need RemindAttr: set it, or unset them"))
 	}
 	if len(s.ArmedStates) == 0 || len(s.ArmedStates) > 50 {
 		errs = append(errs, fmt.Errorf("ArmedStates needs 1 to 50 states (given %d)", len(s.ArmedStates)))
@@ -243,6 +291,13 @@ type Item struct {
 	Delivered bool
 	// ClaimAt is when the right to run the target was last taken.
 	ClaimAt time.Time
+	// Remind is the reminder time (zero: none, or a schema without
+	// RemindAttr).
+	Remind time.Time
+	// RemindClaimAt is when the right to deliver a reminder was last taken.
+	RemindClaimAt time.Time
+	// Reminded is the reminder time whose reminder was delivered.
+	Reminded time.Time
 }
 
 // ErrNoKey is wrapped by ItemFrom for attributes without the key.
@@ -266,6 +321,11 @@ func (s Schema) ItemFrom(attrs map[string]string) (Item, error) {
 	it.Inline = attrs[s.InlineAttr] == "true"
 	it.Delivered = attrs[s.DeliveredAtAttr] != ""
 	it.ClaimAt, _ = ParseTime(attrs[s.ClaimAtAttr])
+	if s.Reminds() {
+		it.Remind, _ = ParseTime(attrs[s.RemindAttr])
+		it.RemindClaimAt, _ = ParseTime(attrs[s.RemindClaimAtAttr])
+		it.Reminded, _ = ParseTime(attrs[s.RemindedAttr])
+	}
 	return it, nil
 }
 
@@ -319,12 +379,51 @@ const MaxScheduleName = 64
 // With NameBySortKey it is the prefix and the sort key, when that fits a
 // schedule name; otherwise the prefix and 40 hex digits of the SHA-256 of
 // the whole key.
-func (s Schema) ScheduleName(k Key) string {
-	if s.NameBySortKey && nameSafeRE.MatchString(k.Sort) && len(s.ScheduleNamePrefix)+len(k.Sort) <= MaxScheduleName {
-		return s.ScheduleNamePrefix + k.Sort
+func (s Schema) ScheduleName(k Key) string { return s.name(s.ScheduleNamePrefix, k) }
+
+// ReminderName is the name of an item's reminder schedule: ScheduleName
+// with ReminderNamePrefix.
+func (s Schema) ReminderName(k Key) string { return s.name(s.ReminderNamePrefix, k) }
+
+func (s Schema) name(prefix string, k Key) string {
+	if s.NameBySortKey && nameSafeRE.MatchString(k.Sort) && len(prefix)+len(k.Sort) <= MaxScheduleName {
+		return prefix + k.Sort
 	}
 	sum := sha256.Sum256([]byte(k.Partition + "\x00" + k.Sort))
-	return s.ScheduleNamePrefix + hex.EncodeToString(sum[:])[:40]
+	return prefix + hex.EncodeToString(sum[:])[:40]
+}
+
+// Reminds reports whether the schema has reminders (RemindAttr).
+func (s Schema) Reminds() bool { return s.RemindAttr != "" }
+
+// ReminderFor is the reminder schedule of an armed item; ok is false when
+// the schema has no reminders, or the item is not armed or has no
+// reminder time. Whether that time is still ahead is the caller's
+// question: a reminder whose time has passed is not scheduled.
+func (s Schema) ReminderFor(it Item) (sc Schedule, ok bool) {
+	if !s.Reminds() || !s.Armed(it) || it.Remind.IsZero() {
+		return Schedule{}, false
+	}
+	due := it.Due.UTC().Truncate(time.Second)
+	at := it.Remind.UTC().Truncate(time.Second)
+	return Schedule{
+		Name:        s.ReminderName(it.Key),
+		At:          at,
+		ClientToken: s.ReminderToken(it.Key, it.Token, due, at),
+		Payload:     Payload{Key: it.Key, Due: due, Remind: at},
+	}, true
+}
+
+// ReminderToken is the scheduler's idempotency token for the reminder
+// schedule of an item at due with reminder time remind: derived like
+// ClientToken, from both times, so it never equals a due-time token.
+func (s Schema) ReminderToken(k Key, token string, due, remind time.Time) string {
+	seed := token
+	if seed == "" {
+		seed = "key\x00" + k.Partition + "\x00" + k.Sort
+	}
+	sum := sha256.Sum256([]byte(seed + "|" + FormatTime(due) + "|remind|" + FormatTime(remind)))
+	return hex.EncodeToString(sum[:])
 }
 
 // ClientToken is the scheduler's idempotency token for the schedule of an
@@ -344,23 +443,38 @@ func (s Schema) ClientToken(k Key, token string, due time.Time) string {
 // target receives: the item's key and the due time the schedule was made
 // for. The claim compares that due time with the item's, so a schedule
 // left over from a moved due time never fires the item.
+//
+// A reminder schedule's payload also carries the reminder time (Remind,
+// zero for the due-time schedule): its firing is a reminder, claimed with
+// RemindClaim, and it too compares both times with the item's.
 type Payload struct {
-	Key Key
-	Due time.Time
+	Key    Key
+	Due    time.Time
+	Remind time.Time
 }
 
-// Equal reports whether p and q name the same item and the same instant.
-func (p Payload) Equal(q Payload) bool { return p.Key == q.Key && p.Due.Equal(q.Due) }
+// Equal reports whether p and q name the same item and the same instants.
+func (p Payload) Equal(q Payload) bool {
+	return p.Key == q.Key && p.Due.Equal(q.Due) && p.Remind.Equal(q.Remind)
+}
 
 // IsZero reports whether p is the zero payload.
-func (p Payload) IsZero() bool { return p.Key == (Key{}) && p.Due.IsZero() }
+func (p Payload) IsZero() bool { return p.Key == (Key{}) && p.Due.IsZero() && p.Remind.IsZero() }
+
+// IsReminder reports whether p is a reminder schedule's payload.
+func (p Payload) IsReminder() bool { return !p.Remind.IsZero() }
 
 // EncodePayload renders a payload as a JSON object named like the item:
 // the key attributes and the due attribute, all strings. For the to-do
-// app: {"dueAt":"…","taskId":"…","userId":"…"}.
+// app: {"dueAt":"…","taskId":"…","userId":"…"}. A reminder's payload
+// adds the reminder attribute: {"dueAt":"…","remindAt":"…","taskId":"…",
+// "userId":"…"}; the due-time payload stays as it was.
 func (s Schema) EncodePayload(p Payload) string {
 	m := s.Attrs(p.Key)
 	m[s.DueAttr] = FormatTime(p.Due)
+	if p.IsReminder() && s.Reminds() {
+		m[s.RemindAttr] = FormatTime(p.Remind)
+	}
 	b, _ := json.Marshal(m) // a map of strings always marshals
 	return string(b)
 }
@@ -379,7 +493,15 @@ func (s Schema) DecodePayload(b []byte) (Payload, error) {
 	if err != nil {
 		return Payload{}, fmt.Errorf("schedule payload %s: %w", s.DueAttr, err)
 	}
-	return Payload{Key: it.Key, Due: due.UTC()}, nil
+	out := Payload{Key: it.Key, Due: due.UTC()}
+	if v := m[s.RemindAttr]; s.Reminds() && v != "" {
+		r, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return Payload{}, fmt.Errorf("schedule payload %s: %w", s.RemindAttr, err)
+		}
+		out.Remind = r.UTC()
+	}
+	return out, nil
 }
 
 // EnvVar is the environment variable through which the constructs hand a

@@ -191,6 +191,9 @@ func (h *Handler) mapErr(ctx context.Context, err error) Response {
 			"the task is "+np.Status.Lower()+", no longer pending: only a pending task can be edited or completed")
 	case errors.Is(err, task.ErrNotPending):
 		return h.fail(http.StatusConflict, "not_pending", "the task is no longer pending: only a pending task can be edited or completed")
+	case errors.Is(err, task.ErrConditionFailed):
+		// Update read the task again several times and it kept changing.
+		return h.fail(http.StatusConflict, "conflict", "the task was changed at the same time by another request: try again")
 	case errors.Is(err, task.ErrBadCursor):
 		return h.fail(http.StatusBadRequest, "validation_error", "cursor is not valid: pass the cursor of the previous page unchanged")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -239,10 +242,15 @@ type taskJSON struct {
 	UpdatedAt   string `json:"updatedAt"`
 	CompletedAt string `json:"completedAt,omitempty"`
 	ExpiredAt   string `json:"expiredAt,omitempty"`
+	// Reminder is "none", "15m", "1h" or "1d"; RemindAt (RFC 3339 UTC) is
+	// dueAt minus it, absent for none.
+	Reminder string `json:"reminder"`
+	RemindAt string `json:"remindAt,omitempty"`
 }
 
 func toJSON(t task.Task) taskJSON {
 	return taskJSON{ID: t.TaskID, Title: t.Title, Description: t.Description, Status: string(t.Status),
 		DueAt: task.FormatTime(t.DueAt), CreatedAt: task.FormatTime(t.CreatedAt), UpdatedAt: task.FormatTime(t.UpdatedAt),
-		CompletedAt: task.FormatTime(t.CompletedAt), ExpiredAt: task.FormatTime(t.ExpiredAt)}
+		CompletedAt: task.FormatTime(t.CompletedAt), ExpiredAt: task.FormatTime(t.ExpiredAt),
+		Reminder: string(t.Reminder.Or()), RemindAt: task.FormatTime(t.RemindAt)}
 }

@@ -221,6 +221,9 @@ func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.P
 	if old.Status != task.StatusPending {
 		return task.Task{}, &task.NotPendingError{Status: old.Status}
 	}
+	if !task.BasisHolds(old, p) {
+		return task.Task{}, task.ErrConditionFailed
+	}
 	t := task.ApplyPatch(old, p, now)
 	s.put(k, t)
 	s.record(task.ChangeModify, ptr(old), ptr(t))
@@ -299,6 +302,44 @@ func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.T
 	}
 	t := old
 	t.NotifiedAt = at
+	s.put(k, t)
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return nil
+}
+
+// ClaimReminder implements task.Store.
+func (s *Store) ClaimReminder(_ context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
+	if err := s.fail("ClaimReminder"); err != nil {
+		return task.Task{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok || !task.Schema.RemindClaimable(old.Item(), dueAt, remindAt, now, lease) {
+		return task.Task{}, task.ErrConditionFailed
+	}
+	t := old
+	t.RemindClaimAt = now.UTC().Truncate(time.Second)
+	s.put(k, t)
+	s.record(task.ChangeModify, ptr(old), ptr(t))
+	return t, nil
+}
+
+// MarkReminded implements task.Store.
+func (s *Store) MarkReminded(_ context.Context, userID, taskID string, remindAt time.Time) error {
+	if err := s.fail("MarkReminded"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{userID, taskID}
+	old, ok := s.items[k]
+	if !ok || !task.Schema.RemindMarkable(old.Item(), remindAt) {
+		return task.ErrConditionFailed
+	}
+	t := old
+	t.RemindedFor = remindAt.UTC().Truncate(time.Second)
 	s.put(k, t)
 	s.record(task.ChangeModify, ptr(old), ptr(t))
 	return nil

@@ -55,6 +55,12 @@ const (
 	// ExpirySkipped counts the invocations with nothing to do (the item
 	// moved on, or its target already ran).
 	ExpirySkipped = "ExpirySkipped"
+	// RemindersSent counts the reminders the expiry function published
+	// (a reminder schedule's firing whose claim held).
+	RemindersSent = "RemindersSent"
+	// RemindersSkipped counts the reminder firings with nothing to do (the
+	// task was completed, deleted, expired or moved, or already reminded).
+	RemindersSkipped = "RemindersSkipped"
 )
 
 // Reconciler (FunctionReconciler), one per Result count, written once per

@@ -111,6 +111,15 @@ const (
 	// existed lack it; the reconciler checks those like any unconfirmed
 	// task, so they need no backfill.
 	AttrScheduledFor = "scheduledFor"
+	// AttrReminder is task.Task.Reminder ("none", "15m", "1h", "1d";
+	// absent on items from before reminders, which have none).
+	AttrReminder = "reminder"
+	// AttrRemindAt, AttrRemindClaimAt and AttrRemindedFor are the
+	// contract's reminder attributes (task.Task.RemindAt, RemindClaimAt,
+	// RemindedFor).
+	AttrRemindAt      = contract.DefaultRemindAttr
+	AttrRemindClaimAt = contract.DefaultRemindClaimAtAttr
+	AttrRemindedFor   = contract.DefaultRemindedAttr
 )
 
 // PendingShard is the index partition of a task that awaits expiry.
@@ -147,7 +156,13 @@ func ToItem(t task.Task) map[string]string {
 	if t.ScheduleInline {
 		m[AttrScheduleInline] = "true"
 	}
+	if t.Reminder != "" {
+		m[AttrReminder] = string(t.Reminder)
+	}
 	for name, v := range map[string]string{
+		AttrRemindAt:      task.FormatTime(t.RemindAt),
+		AttrRemindClaimAt: task.FormatTime(t.RemindClaimAt),
+		AttrRemindedFor:   task.FormatTime(t.RemindedFor),
 		AttrCompletedAt:   task.FormatTime(t.CompletedAt),
 		AttrExpiredAt:     task.FormatTime(t.ExpiredAt),
 		AttrNotifiedAt:    task.FormatTime(t.NotifiedAt),
@@ -168,7 +183,7 @@ func FromItem(m map[string]string) (task.Task, error) {
 		UserID: m[PartitionKey], TaskID: m[SortKey], Title: m[AttrTitle],
 		Description: m[AttrDescription], Status: task.Status(m[AttrStatus]),
 		ScheduleToken: m[AttrScheduleToken], ScheduleRepair: m[AttrScheduleRepair] == "true",
-		ScheduleInline: m[AttrScheduleInline] == "true",
+		ScheduleInline: m[AttrScheduleInline] == "true", Reminder: task.Reminder(m[AttrReminder]),
 	}
 	if t.UserID == "" || t.TaskID == "" {
 		return task.Task{}, fmt.Errorf("item lacks %s or %s", PartitionKey, SortKey)
@@ -180,6 +195,7 @@ func FromItem(m map[string]string) (task.Task, error) {
 		AttrDueAt: {&t.DueAt}, AttrCreatedAt: {&t.CreatedAt}, AttrUpdatedAt: {&t.UpdatedAt},
 		AttrCompletedAt: {&t.CompletedAt}, AttrExpiredAt: {&t.ExpiredAt}, AttrNotifiedAt: {&t.NotifiedAt},
 		AttrNotifyClaimAt: {&t.NotifyClaimAt}, AttrScheduledFor: {&t.ScheduledFor},
+		AttrRemindAt: {&t.RemindAt}, AttrRemindClaimAt: {&t.RemindClaimAt}, AttrRemindedFor: {&t.RemindedFor},
 	} {
 		v, err := task.ParseTime(m[name])
 		if err != nil {

@@ -69,18 +69,27 @@ type expirer interface {
 // task's owner through SNS.
 type todoExpirer struct{ svc *task.Service }
 
+// A reminder schedule's payload (contract.Payload.IsReminder) goes to
+// task.Service.Remind instead, which emails the owner before the deadline.
 func (e todoExpirer) Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error) {
-	req, err := task.DecodePayload(payload)
+	p, err := task.DecodeSchedule(payload)
 	if err != nil {
 		return contract.Payload{}, "", fmt.Errorf("%w: %w", errBadInput, err)
 	}
-	p := task.Payload{Key: task.Key(req.UserID, req.TaskID), Due: req.DueAt}
-	out, err := e.svc.Expire(ctx, req)
+	if p.IsReminder() {
+		out, err := e.svc.Remind(ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
+		return p, remindOutcomes[out], err
+	}
+	out, err := e.svc.Expire(ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})
 	return p, todoOutcomes[out], err
 }
 
 var todoOutcomes = map[task.ExpireOutcome]fire.Outcome{
 	task.Expired: fire.Fired, task.Renotified: fire.Redelivered, task.Skipped: fire.Skipped, task.TooEarly: fire.TooEarly,
+}
+
+var remindOutcomes = map[task.RemindOutcome]fire.Outcome{
+	task.Reminded: fire.Fired, task.RemindSkipped: fire.Skipped, task.RemindTooEarly: fire.TooEarly,
 }
 
 // targetExpirer is an adopter's: the firing core on the item table, and
@@ -135,6 +144,16 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		h.metrics.Add(metrics.ExpiryErrors, 1)
 		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", "key", p.Key.String(), "error", err.Error())
 		return err
+	}
+	if p.IsReminder() {
+		h.log.InfoContext(ctx, "reminder", "key", p.Key.String(), "dueAt", contract.FormatTime(p.Due),
+			"remindAt", contract.FormatTime(p.Remind), "outcome", string(outcome))
+		if outcome == fire.Fired {
+			h.metrics.Add(metrics.RemindersSent, 1)
+		} else {
+			h.metrics.Add(metrics.RemindersSkipped, 1)
+		}
+		return nil
 	}
 	h.log.InfoContext(ctx, "expiry", "key", p.Key.String(), "dueAt", contract.FormatTime(p.Due), "outcome", string(outcome))
 	switch outcome {

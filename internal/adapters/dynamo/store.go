@@ -194,6 +194,24 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 		e.set(tableschema.AttrDueAt, task.FormatTime(*p.DueAt))
 		e.remove(tableschema.AttrScheduledFor) // as task.ApplyPatch
 	}
+	if p.Reminder != nil {
+		e.set(tableschema.AttrReminder, string(*p.Reminder))
+	}
+	if b := p.Basis; b != nil {
+		// The reminder time was computed from what the task had: only
+		// while it still has it (task.BasisHolds).
+		cond += " AND " + e.name(tableschema.AttrDueAt) + " = " + e.value(task.FormatTime(b.DueAt))
+		if b.Reminder == "" {
+			cond += " AND attribute_not_exists(" + e.name(tableschema.AttrReminder) + ")"
+		} else {
+			cond += " AND " + e.name(tableschema.AttrReminder) + " = " + e.value(string(b.Reminder))
+		}
+		e.setOrRemove(tableschema.AttrRemindAt, task.FormatTime(b.RemindAt))
+		e.remove(tableschema.AttrRemindClaimAt) // as task.ApplyPatch
+		if p.DueAt == nil {
+			e.remove(tableschema.AttrScheduledFor) // as task.ApplyPatch
+		}
+	}
 	if p.Complete {
 		e.set(tableschema.AttrStatus, string(task.StatusDone))
 		e.set(tableschema.AttrCompletedAt, task.FormatTime(now))
@@ -206,6 +224,9 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 		cur, gerr := s.Get(ctx, userID, taskID)
 		if gerr != nil {
 			return task.Task{}, fmt.Errorf("update task %s: %w", taskID, gerr)
+		}
+		if cur.Status == task.StatusPending {
+			return task.Task{}, fmt.Errorf("update task %s: deadline or reminder changed meanwhile: %w", taskID, task.ErrConditionFailed)
 		}
 		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, &task.NotPendingError{Status: cur.Status})
 	}
@@ -287,6 +308,33 @@ func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time
 	}
 	if err != nil {
 		return fmt.Errorf("mark task %s notified: %w", taskID, err)
+	}
+	return nil
+}
+
+// ClaimReminder implements task.Store with the contract's reminder claim
+// (contract.Schema.RemindClaim): the task stays Pending.
+func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
+	u := task.Schema.RemindClaim(task.Key(userID, taskID), dueAt, remindAt, now, lease)
+	out, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+	if isConditionFailed(err) {
+		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, task.ErrConditionFailed)
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, err)
+	}
+	return decode(out.Attributes)
+}
+
+// MarkReminded implements task.Store with contract.Schema.MarkReminded.
+func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error {
+	u := task.Schema.MarkReminded(task.Key(userID, taskID), remindAt)
+	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+	if isConditionFailed(err) {
+		return fmt.Errorf("mark task %s reminded: %w", taskID, task.ErrConditionFailed)
+	}
+	if err != nil {
+		return fmt.Errorf("mark task %s reminded: %w", taskID, err)
 	}
 	return nil
 }

@@ -19,7 +19,9 @@ import (
 //	MODIFY armed -> FiredState               nothing (the schedule fired and deleted itself)
 //	MODIFY armed -> not armed                cancel (completed, cancelled, due time removed)
 //	MODIFY armed -> armed, due time moved    reschedule to the new due time
-//	MODIFY armed -> armed, same due time     nothing (other attributes)
+//	MODIFY armed -> armed, reminder moved    reschedule (the schema has reminders:
+//	                                         RemindAttr changed)
+//	MODIFY armed -> armed, same times        nothing (other attributes)
 //	MODIFY not armed -> not armed            nothing
 //	REMOVE of an armed item                  cancel
 //	REMOVE of an item not armed              nothing (cancelled or fired already)
@@ -43,6 +45,10 @@ import (
 //	                                         finds the item not armed and does
 //	                                         nothing
 //	anything else                            nothing
+//
+// Every message that schedules (schedule, reschedule) carries the new
+// image's reminder time, and the worker gives the item's reminder schedule
+// the same treatment as its due-time schedule; a cancel deletes both.
 //
 // Items that carry no state (the to-do app's settings and checkpoint
 // items) are never armed, so they are always "nothing".
@@ -71,7 +77,7 @@ func Decide(s contract.Schema, c task.Change) (Message, bool) {
 		case !armed(c.New) && c.New.State == s.FiredState:
 		case !armed(c.New):
 			return cancel, true
-		case !c.New.Due.Equal(c.Old.Due):
+		case !c.New.Due.Equal(c.Old.Due) || (s.Reminds() && !c.New.Remind.Equal(c.Old.Remind)):
 			return withItem(ActionReschedule, c), true
 		}
 	}
@@ -81,5 +87,5 @@ func Decide(s contract.Schema, c task.Change) (Message, bool) {
 // withItem is a message that gives the new image its schedule.
 func withItem(a Action, c task.Change) Message {
 	return Message{Action: a, Partition: c.Key.Partition, Sort: c.Key.Sort, DueAt: c.New.Due.UTC(),
-		Token: c.New.Token, EventID: c.EventID}
+		RemindAt: c.New.Remind.UTC(), Token: c.New.Token, EventID: c.EventID}
 }

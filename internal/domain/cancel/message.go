@@ -45,6 +45,10 @@ type Message struct {
 	Sort      string `json:"sk,omitempty"`
 	// DueAt is the due time (schedule and reschedule only).
 	DueAt time.Time `json:"dueAt,omitzero"`
+	// RemindAt is the item's reminder time (schedule and reschedule only;
+	// zero for none): the worker makes, moves or deletes the reminder
+	// schedule to match.
+	RemindAt time.Time `json:"remindAt,omitzero"`
 	// Token is the item's token ("" when its writer set none), so the
 	// worker derives the same ClientToken as every other create of this
 	// item.
@@ -95,7 +99,21 @@ func printableASCII(s string) bool {
 // create included), so the ClientToken, and with it create idempotency,
 // is shared.
 func (m Message) Schedule(s contract.Schema) contract.Schedule {
-	return s.ScheduleFor(contract.Item{Key: m.Key(), Due: m.DueAt, Token: m.Token})
+	return s.ScheduleFor(m.item(s))
+}
+
+// Reminder is the reminder schedule a schedule or reschedule message asks
+// for (s.ReminderFor of the item); ok is false when there is none.
+func (m Message) Reminder(s contract.Schema) (contract.Schedule, bool) {
+	return s.ReminderFor(m.item(s))
+}
+
+func (m Message) item(s contract.Schema) contract.Item {
+	st := ""
+	if len(s.ArmedStates) > 0 {
+		st = s.ArmedStates[0]
+	}
+	return contract.Item{Key: m.Key(), State: st, Due: m.DueAt, Token: m.Token, Remind: m.RemindAt}
 }
 
 // Encode renders the message as its queue body.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
@@ -41,6 +42,7 @@ type Worker struct {
 	scheduler task.Scheduler
 	metrics   *metrics.Recorder
 	log       *slog.Logger
+	now       func() time.Time
 }
 
 // NewWorker returns a Worker for the items of schema s. m may be nil (no
@@ -55,8 +57,12 @@ func NewWorker(s contract.Schema, sch task.Scheduler, m *metrics.Recorder, log *
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{schema: s, scheduler: sch, metrics: m, log: log}, nil
+	return &Worker{schema: s, scheduler: sch, metrics: m, log: log, now: time.Now}, nil
 }
+
+// SetClock sets the clock by which the worker tells a reminder time that
+// has passed (not scheduled) from one ahead. Default: time.Now.
+func (w *Worker) SetClock(now func() time.Time) { w.now = now }
 
 // Handle applies one message.
 //
@@ -71,6 +77,12 @@ func NewWorker(s contract.Schema, sch task.Scheduler, m *metrics.Recorder, log *
 //     contract as every create, and a schedule of that name that already
 //     exists is success.
 //
+// With a schema that has reminders, each action also applies to the
+// item's reminder schedule (contract.Schema.ReminderName): cancel deletes
+// it ("not found" is success); schedule and reschedule make it or move
+// it to the message's reminder time when that is ahead of now, and
+// delete it otherwise (no reminder, or one whose time has passed).
+//
 // A returned error fails only this message, which is delivered again;
 // errors.Is(err, ErrMalformed) never passes, and the queue's redrive
 // policy moves it to the dead-letter queue.
@@ -80,6 +92,14 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	log := w.log.With("key", m.Key().String(), "eventId", m.EventID, "action", m.Action)
+	if err := w.handleMain(ctx, log, m); err != nil {
+		return err
+	}
+	return w.handleReminder(ctx, log, m)
+}
+
+// handleMain applies the message to the item's due-time schedule.
+func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) error {
 	switch m.Action {
 	case ActionCancel:
 		err := w.scheduler.Delete(ctx, w.schema.ScheduleName(m.Key()))
@@ -124,6 +144,36 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 		log.InfoContext(ctx, "schedule recreated", "at", contract.FormatTime(s.At))
 		return nil
 	}
+}
+
+// handleReminder applies the message to the item's reminder schedule.
+func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message) error {
+	if !w.schema.Reminds() {
+		return nil
+	}
+	r, ok := m.Reminder(w.schema)
+	if m.Action == ActionCancel || !ok || !r.At.After(w.now()) {
+		err := w.scheduler.Delete(ctx, w.schema.ReminderName(m.Key()))
+		switch {
+		case err == nil:
+			log.InfoContext(ctx, "reminder schedule deleted")
+		case errors.Is(err, task.ErrScheduleNotFound):
+		default:
+			return w.retryable(ctx, log, fmt.Errorf("delete reminder schedule: %w", err))
+		}
+		return nil
+	}
+	err := w.scheduler.Update(ctx, r)
+	if errors.Is(err, task.ErrScheduleNotFound) {
+		if err = w.scheduler.Create(ctx, r); errors.Is(err, task.ErrScheduleExists) {
+			err = w.scheduler.Update(ctx, r) // made meanwhile (the API's create): move it
+		}
+	}
+	if err != nil {
+		return w.retryable(ctx, log, fmt.Errorf("reminder schedule: %w", err))
+	}
+	log.InfoContext(ctx, "reminder schedule set", "at", contract.FormatTime(r.At))
+	return nil
 }
 
 func (w *Worker) retryable(ctx context.Context, log *slog.Logger, err error) error {

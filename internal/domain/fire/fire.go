@@ -210,3 +210,63 @@ func (c *Core) WithStore(s Store) *Core {
 	cp.store = s
 	return &cp
 }
+
+// ReminderStore is the item store as a reminder's firing sees it.
+type ReminderStore interface {
+	// RemindClaim applies Schema.RemindClaim for the payload's key, due
+	// time and reminder time at now; ErrConditionFailed when it does not
+	// hold (missing item included).
+	RemindClaim(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error
+	// MarkReminded applies Schema.MarkReminded; ErrConditionFailed
+	// otherwise.
+	MarkReminded(ctx context.Context, p contract.Payload) error
+	// Get reads the item with a consistent read; found is false when
+	// there is none.
+	Get(ctx context.Context, k contract.Key) (it contract.Item, found bool, err error)
+}
+
+// Remind delivers the reminder the payload names (p.Remind), at most once
+// per claim, with the same rules as Fire but without a state change: the
+// conditional claim (armed, same due time, same reminder time, that
+// reminder not delivered, no live claim) decides, then the deliverer
+// runs, then the delivery is recorded (MarkReminded). A reminder of an
+// item that was completed, removed, fired, or moved (due time or
+// reminder time changed) is Skipped. When the claim fails while the
+// reminder is still open, another attempt holds it: an error wrapping
+// ErrInProgress (retry later; the claim lapses after the lease). The one
+// window for a duplicate is Fire's: delivered, then not recorded.
+func (c *Core) Remind(ctx context.Context, p contract.Payload, store ReminderStore, d Deliverer) (Outcome, error) {
+	if !c.schema.Reminds() {
+		return "", errors.New("fire: Remind: the schema has no reminders (RemindAttr)")
+	}
+	now := c.now().UTC()
+	p.Due = p.Due.UTC().Truncate(time.Second)
+	p.Remind = p.Remind.UTC().Truncate(time.Second)
+	if p.Remind.IsZero() {
+		return "", errors.New("fire: Remind: the payload has no reminder time")
+	}
+	if now.Before(p.Remind) {
+		return TooEarly, nil
+	}
+	now = now.Truncate(time.Second)
+	if err := store.RemindClaim(ctx, p, now, c.lease); err != nil {
+		if !errors.Is(err, ErrConditionFailed) {
+			return "", fmt.Errorf("fire: remind claim: %w", err)
+		}
+		it, found, err := store.Get(ctx, p.Key)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("fire: read item: %w", err)
+		case !found || !c.schema.ReminderOpen(it, p.Due, p.Remind):
+			return Skipped, nil
+		}
+		return "", fmt.Errorf("remind %s: %w", p.Key, ErrInProgress)
+	}
+	if err := d.Deliver(ctx, p); err != nil {
+		return "", fmt.Errorf("fire: deliver reminder: %w", err)
+	}
+	if err := store.MarkReminded(ctx, p); err != nil && !errors.Is(err, ErrConditionFailed) {
+		c.log.ErrorContext(ctx, "reminder delivered but not recorded", "key", p.Key.String(), "error", err.Error())
+	}
+	return Fired, nil
+}

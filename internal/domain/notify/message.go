@@ -34,7 +34,14 @@ const subjectPrefix = "Task expired: "
 //
 // The subject is the title in ASCII (see Subject); the body keeps the
 // title and the description as they are, line breaks included.
+//
+// A reminder (n.Reminder set) says the task is due soon instead: subject
+// "Due in 1 hour: <title>" ("15 minutes", "1 day"), with the same
+// description, deadline line and link.
 func FormatMessage(n task.Notification) Message {
+	if n.Reminder.Offset() > 0 {
+		return formatReminder(n)
+	}
 	loc := Location(n.TimeZone)
 	var b strings.Builder
 	b.WriteString("Your task \"" + n.Title + "\" reached its deadline without being completed, so it has expired.\n\n")
@@ -48,6 +55,26 @@ func FormatMessage(n task.Notification) Message {
 	}
 	return Message{
 		Subject: Subject(subjectPrefix, n.Title, "Task expired: due at "+Clock(n.DueAt, loc)),
+		Body:    b.String(),
+	}
+}
+
+// formatReminder writes the reminder of a task due soon.
+func formatReminder(n task.Notification) Message {
+	loc := Location(n.TimeZone)
+	in := n.Reminder.Words()
+	var b strings.Builder
+	b.WriteString("Your task \"" + n.Title + "\" is due in " + in + ". Complete it before then, or it expires.\n\n")
+	if d := plainText(n.Description); d != "" {
+		b.WriteString(d + "\n\n")
+	}
+	b.WriteString("Due: " + dueLine(n.DueAt, loc) + "\n")
+	b.WriteString("\nYou receive this because you signed up for task reminders with this address.\n")
+	if n.Link != "" {
+		b.WriteString("\nOpen the task: " + n.Link + "\n")
+	}
+	return Message{
+		Subject: Subject("Due in "+in+": ", n.Title, "Due in "+in+": at "+Clock(n.DueAt, loc)),
 		Body:    b.String(),
 	}
 }

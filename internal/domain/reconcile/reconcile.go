@@ -555,6 +555,10 @@ func (x *run) task(ctx context.Context, t task.Task) (confirmed bool) {
 	if !ok {
 		return false
 	}
+	if err := x.ensureReminder(ctx, log, fresh); err != nil {
+		x.fail(ctx, log, "repair reminder schedule", err)
+		return false
+	}
 	if now.Sub(fresh.UpdatedAt) >= x.cfg.Settle {
 		switch err := x.d.Tasks.MarkScheduled(ctx, fresh.UserID, fresh.TaskID, fresh.DueAt); {
 		case errors.Is(err, task.ErrConditionFailed):
@@ -663,6 +667,41 @@ func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task)
 	log.InfoContext(ctx, "schedule moved to the task's deadline", "from", task.FormatTime(have.At),
 		"to", task.FormatTime(want.At))
 	return fresh, true, nil
+}
+
+// ensureReminder gives a Pending task, checked by ensureSchedule, the
+// reminder schedule task.ReminderFor says it must have when its time is
+// still ahead. A reminder schedule the task no longer wants (no reminder,
+// or its time passed) is left alone: it fires, its claim fails, and it
+// deletes itself; the cancellation worker deletes it on every change.
+// Reminder schedules are named with their own prefix, which the schedules
+// phase does not list, so they are never taken for orphans.
+func (x *run) ensureReminder(ctx context.Context, log *slog.Logger, t task.Task) error {
+	want, ok := task.ReminderFor(t, x.d.Clock.Now())
+	if !ok {
+		return nil
+	}
+	have, err := x.get(ctx, want.Name)
+	switch {
+	case err == nil && matches(have, want):
+		return nil
+	case err == nil:
+		err = x.update(ctx, want)
+		if errors.Is(err, task.ErrScheduleNotFound) {
+			err = x.create(ctx, want) // fired or deleted meanwhile
+		}
+	case errors.Is(err, task.ErrScheduleNotFound):
+		err = x.create(ctx, want)
+		if errors.Is(err, task.ErrScheduleExists) {
+			err = x.update(ctx, want)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	x.res.SchedulesCreated++
+	log.InfoContext(ctx, "reminder schedule repaired", "at", task.FormatTime(want.At))
+	return nil
 }
 
 // matches reports whether have fires when want does, with the same

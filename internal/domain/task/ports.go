@@ -20,7 +20,10 @@ type Store interface {
 	CountUserPending(ctx context.Context, userID string, limit int) (int, error)
 	// UpdatePending applies p to a task that is still Pending and returns
 	// the new task; ErrNotFound if missing, otherwise a *NotPendingError
-	// (errors.Is ErrNotPending) naming the task's current state.
+	// (errors.Is ErrNotPending) naming the task's current state. With
+	// p.Basis set, it applies p only while the task still has that
+	// deadline and reminder, and returns ErrConditionFailed for a Pending
+	// task that has others (the caller reads it again and retries).
 	UpdatePending(ctx context.Context, userID, taskID string, p Patch, now time.Time) (Task, error)
 	// Delete removes a task and returns what it was; ErrNotFound if missing.
 	Delete(ctx context.Context, userID, taskID string) (Task, error)
@@ -42,6 +45,19 @@ type Store interface {
 	// only if none is recorded yet (contract.Schema.MarkDelivered) (ErrConditionFailed otherwise, missing
 	// or not Expired included). The task leaves ListPending.
 	MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error
+	// ClaimReminder takes the right to publish the reminder at remindAt
+	// of the task due at dueAt (contract.Schema.RemindClaim: Pending,
+	// same deadline, same RemindAt, RemindedFor not remindAt, and
+	// RemindClaimAt absent or at least lease before now), setting
+	// RemindClaimAt to now, and returns the task;
+	// ErrConditionFailed otherwise (missing task included). It changes
+	// nothing else: the task stays Pending.
+	ClaimReminder(ctx context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (Task, error)
+	// MarkReminded records that the reminder at remindAt was published
+	// (RemindedFor = remindAt), only if the task exists and it is not
+	// recorded yet (contract.Schema.MarkReminded); ErrConditionFailed
+	// otherwise.
+	MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error
 	// SetScheduleRepair sets or clears the task's repair mark.
 	SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error
 	// MarkScheduled records that the task's schedule is confirmed for
@@ -76,7 +92,8 @@ type Scheduler interface {
 	Delete(ctx context.Context, name string) error
 }
 
-// Notification tells a task's owner that it expired.
+// Notification tells a task's owner that it expired, or (Reminder set)
+// that its deadline is near.
 type Notification struct {
 	UserID string
 	TaskID string
@@ -90,6 +107,10 @@ type Notification struct {
 	// message shows the deadline ("" shows it in UTC). Expire leaves it
 	// empty; notify.InUserTimeZone fills it from the owner's settings.
 	TimeZone string
+	// Reminder is set on a reminder before the deadline (Service.Remind):
+	// the task is still pending, due Reminder.Offset() after now. It is
+	// "" on the expiry notification.
+	Reminder Reminder
 }
 
 // Notifier delivers expiry notifications.

@@ -56,7 +56,8 @@ func ScheduleFor(t Task) Schedule { return Schema.ScheduleFor(t.Item()) }
 // Item is the task as the contract reads it.
 func (t Task) Item() contract.Item {
 	return contract.Item{Key: Key(t.UserID, t.TaskID), State: string(t.Status), Due: t.DueAt,
-		Token: t.ScheduleToken, Inline: t.ScheduleInline, Delivered: !t.NotifiedAt.IsZero(), ClaimAt: t.NotifyClaimAt}
+		Token: t.ScheduleToken, Inline: t.ScheduleInline, Delivered: !t.NotifiedAt.IsZero(), ClaimAt: t.NotifyClaimAt,
+		Remind: t.RemindAt, RemindClaimAt: t.RemindClaimAt, Reminded: t.RemindedFor}
 }
 
 // AtExpression is the scheduler expression for a one-off schedule at t.
@@ -82,14 +83,25 @@ var atRE = regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
 // EncodePayload renders the schedule input.
 func EncodePayload(p Payload) string { return Schema.EncodePayload(p) }
 
-// DecodePayload parses and checks a schedule input.
+// DecodePayload parses and checks a schedule input (the due time's; a
+// reminder's reads as the expiry it precedes: see DecodeSchedule).
 func DecodePayload(b []byte) (ExpireRequest, error) {
-	p, err := Schema.DecodePayload(b)
+	p, err := DecodeSchedule(b)
 	if err != nil {
 		return ExpireRequest{}, err
 	}
-	if !ValidID(p.Key.Sort) {
-		return ExpireRequest{}, fmt.Errorf("schedule payload lacks a task id: %s", b)
-	}
 	return ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due}, nil
+}
+
+// DecodeSchedule parses and checks a schedule input: the due time's, or a
+// reminder's (Payload.IsReminder).
+func DecodeSchedule(b []byte) (Payload, error) {
+	p, err := Schema.DecodePayload(b)
+	if err != nil {
+		return Payload{}, err
+	}
+	if !ValidID(p.Key.Sort) {
+		return Payload{}, fmt.Errorf("schedule payload lacks a task id: %s", b)
+	}
+	return p, nil
 }

@@ -138,9 +138,13 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 		return Task{}, &PendingLimitError{Limit: s.maxPending}
 	}
 	now := s.Now()
+	if in.Reminder == "" {
+		in.Reminder = DefaultReminder
+	}
+	due := in.DueAt.UTC().Truncate(time.Second)
 	t := Task{
 		UserID: userID, TaskID: s.ids.NewID(now), Title: in.Title, Description: in.Description,
-		Status: StatusPending, DueAt: in.DueAt.UTC().Truncate(time.Second),
+		Status: StatusPending, DueAt: due, Reminder: in.Reminder, RemindAt: RemindAt(due, in.Reminder),
 		CreatedAt: now.Truncate(time.Second), UpdatedAt: now.Truncate(time.Second),
 		ScheduleToken: s.ids.NewToken(),
 		// Create makes the schedule itself (the low-latency path): the
@@ -151,6 +155,13 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 		return Task{}, fmt.Errorf("create task: %w", err)
 	}
 	err = s.scheduler.Create(ctx, ScheduleFor(t))
+	if err == nil {
+		// The reminder schedule, when its time is ahead. Recorded only
+		// with it: a task whose reminder schedule failed is marked for
+		// repair like one whose schedule failed, and the reconciler gives
+		// it both.
+		err = s.createReminder(ctx, t, now)
+	}
 	switch {
 	case err == nil:
 		// Recorded, the reconciler trusts this schedule instead of reading
@@ -178,6 +189,20 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 	return t, nil
 }
 
+// createReminder makes the reminder schedule of a task Create wrote, when
+// its time is ahead (one that exists is the reconciler's to check: the
+// task stays unconfirmed).
+func (s *Service) createReminder(ctx context.Context, t Task, now time.Time) error {
+	r, ok := ReminderFor(t, now)
+	if !ok {
+		return nil
+	}
+	if err := s.scheduler.Create(ctx, r); err != nil {
+		return fmt.Errorf("reminder schedule: %w", err)
+	}
+	return nil
+}
+
 // Get reads one of the user's tasks.
 func (s *Service) Get(ctx context.Context, userID, taskID string) (Task, error) {
 	if !ValidID(taskID) {
@@ -193,11 +218,35 @@ func (s *Service) List(ctx context.Context, userID string, page PageRequest) (Pa
 
 // Update edits or completes a Pending task. The schedule is not touched
 // here: the change feed drives cancellation and rescheduling.
+//
+// A patch of the deadline or the reminder also sets the reminder time:
+// the task is read, the time computed from its deadline and reminder as
+// patched, and the write conditioned on the task still having what was
+// read (Patch.Basis). A concurrent change of either makes it read again.
 func (s *Service) Update(ctx context.Context, userID, taskID string, p Patch) (Task, error) {
 	if !ValidID(taskID) {
 		return Task{}, ErrNotFound
 	}
-	return s.store.UpdatePending(ctx, userID, taskID, p, s.Now().Truncate(time.Second))
+	if p.DueAt == nil && p.Reminder == nil {
+		return s.store.UpdatePending(ctx, userID, taskID, p, s.Now().Truncate(time.Second))
+	}
+	const attempts = 5
+	for i := 0; ; i++ {
+		cur, err := s.store.Get(ctx, userID, taskID)
+		if err != nil {
+			return Task{}, err
+		}
+		if cur.Status != StatusPending {
+			return Task{}, &NotPendingError{Status: cur.Status}
+		}
+		next := ApplyPatch(cur, Patch{DueAt: p.DueAt, Reminder: p.Reminder}, cur.UpdatedAt)
+		p.Basis = &ReminderBasis{DueAt: cur.DueAt, Reminder: cur.Reminder, RemindAt: next.RemindAt}
+		t, err := s.store.UpdatePending(ctx, userID, taskID, p, s.Now().Truncate(time.Second))
+		if errors.Is(err, ErrConditionFailed) && i+1 < attempts {
+			continue // the deadline or reminder changed meanwhile: read it again
+		}
+		return t, err
+	}
 }
 
 // Delete removes a task. Its schedule is cancelled by the change feed.

@@ -74,6 +74,21 @@ type Task struct {
 	// (see Service.Expire). It keeps two concurrent attempts from both
 	// publishing.
 	NotifyClaimAt time.Time
+	// Reminder is how long before DueAt the owner is reminded ("" on an
+	// item from before reminders: none).
+	Reminder Reminder
+	// RemindAt is DueAt minus the reminder's offset (zero for none). It
+	// is kept even when it had passed when written; then no reminder
+	// schedule is made (ReminderFor).
+	RemindAt time.Time
+	// RemindedFor is the RemindAt whose reminder was published, so a
+	// retried reminder publishes only when no attempt recorded it.
+	RemindedFor time.Time
+	// RemindClaimAt is when a reminder attempt last took the right to
+	// publish it (contract.Schema.RemindClaim): a retry takes it over only
+	// once it is older than the notify lease. A change of the deadline or
+	// the reminder clears it.
+	RemindClaimAt time.Time
 }
 
 // AwaitsExpiry reports whether the expiry path still has work on t: it is

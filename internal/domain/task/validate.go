@@ -27,6 +27,8 @@ type NewTask struct {
 	Title       string
 	Description string
 	DueAt       time.Time
+	// Reminder: "" means DefaultReminder.
+	Reminder Reminder
 }
 
 // Patch is validated input for an edit. Nil fields are left alone.
@@ -34,25 +36,44 @@ type Patch struct {
 	Title       *string
 	Description *string
 	DueAt       *time.Time
+	// Reminder changes the reminder choice.
+	Reminder *Reminder
 	// Complete moves the task to Done.
 	Complete bool
+	// Basis is set by Service.Update when DueAt or Reminder is: the
+	// deadline and reminder the task had when it was read, and RemindAt
+	// the reminder time that the patch makes of them. The store applies
+	// the patch only while the task still has Basis (ErrConditionFailed
+	// otherwise), so the stored RemindAt always matches the stored
+	// deadline and reminder, even under concurrent edits.
+	Basis *ReminderBasis
+}
+
+// ReminderBasis is what a patch's reminder time was computed from.
+type ReminderBasis struct {
+	DueAt    time.Time
+	Reminder Reminder
+	// RemindAt is the new reminder time (zero: none).
+	RemindAt time.Time
 }
 
 // Empty reports whether the patch changes nothing.
 func (p Patch) Empty() bool {
-	return p.Title == nil && p.Description == nil && p.DueAt == nil && !p.Complete
+	return p.Title == nil && p.Description == nil && p.DueAt == nil && p.Reminder == nil && !p.Complete
 }
 
 type createBody struct {
 	Title       *string `json:"title"`
 	Description *string `json:"description"`
 	DueAt       *string `json:"dueAt"`
+	Reminder    *string `json:"reminder"`
 }
 
 type patchBody struct {
 	Title       *string `json:"title"`
 	Description *string `json:"description"`
 	DueAt       *string `json:"dueAt"`
+	Reminder    *string `json:"reminder"`
 	Status      *string `json:"status"`
 }
 
@@ -82,7 +103,13 @@ func ParseNewTask(body []byte, now time.Time) (NewTask, error) {
 	if err != nil {
 		return NewTask{}, err
 	}
-	return NewTask{Title: title, Description: desc, DueAt: due}, nil
+	rem := DefaultReminder
+	if b.Reminder != nil {
+		if rem, err = ParseReminder(*b.Reminder); err != nil {
+			return NewTask{}, err
+		}
+	}
+	return NewTask{Title: title, Description: desc, DueAt: due, Reminder: rem}, nil
 }
 
 // ParsePatch validates an edit body against the clock reading now.
@@ -113,6 +140,13 @@ func ParsePatch(body []byte, now time.Time) (Patch, error) {
 		}
 		p.DueAt = &due
 	}
+	if b.Reminder != nil {
+		r, err := ParseReminder(*b.Reminder)
+		if err != nil {
+			return Patch{}, err
+		}
+		p.Reminder = &r
+	}
 	if b.Status != nil {
 		if *b.Status != "done" {
 			return Patch{}, invalid("unknown status %q: the only status a client may set is \"done\"", *b.Status)
@@ -120,7 +154,7 @@ func ParsePatch(body []byte, now time.Time) (Patch, error) {
 		p.Complete = true
 	}
 	if p.Empty() {
-		return Patch{}, invalid("nothing to change: send at least one of title, description, dueAt or status")
+		return Patch{}, invalid("nothing to change: send at least one of title, description, dueAt, reminder or status")
 	}
 	return p, nil
 }
