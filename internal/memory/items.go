@@ -28,7 +28,10 @@ type Items struct {
 	Fail func(op string) error
 }
 
-var _ fire.Store = (*Items)(nil)
+var (
+	_ fire.Store         = (*Items)(nil)
+	_ fire.ReminderStore = (*Items)(nil)
+)
 
 // NewItems returns an empty table of schema s.
 func NewItems(s contract.Schema) *Items {
@@ -143,6 +146,18 @@ func (s *Items) TakeOver(_ context.Context, p contract.Payload, now time.Time, l
 func (s *Items) MarkDelivered(_ context.Context, k contract.Key, at time.Time) error {
 	return s.write("MarkDelivered", k, s.schema.Markable,
 		map[string]string{s.schema.DeliveredAtAttr: contract.FormatTime(at)})
+}
+
+// RemindClaim implements fire.ReminderStore (contract.Schema.RemindClaimable).
+func (s *Items) RemindClaim(_ context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
+	return s.write("RemindClaim", p.Key, func(it contract.Item) bool { return s.schema.RemindClaimable(it, p.Due, p.Remind, now, lease) },
+		map[string]string{s.schema.RemindClaimAtAttr: contract.FormatTime(now)})
+}
+
+// MarkReminded implements fire.ReminderStore (contract.Schema.RemindMarkable).
+func (s *Items) MarkReminded(_ context.Context, p contract.Payload) error {
+	return s.write("MarkReminded", p.Key, func(it contract.Item) bool { return s.schema.RemindMarkable(it, p.Remind) },
+		map[string]string{s.schema.RemindedAttr: contract.FormatTime(p.Remind)})
 }
 
 // Get implements fire.Store.

@@ -156,6 +156,7 @@ func New(opts Options) (*Pipeline, error) {
 	if p.Worker, err = cancel.NewWorker(task.Schema, p.Layer, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
+	p.Worker.SetClock(p.Clock.Now)
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Pending: p.Store, Tasks: p.Store,
 		Scheduler: p.Layer, Schedules: p.Layer, Expirer: p.Service, Checkpoints: p.Checkpoints,
 		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
@@ -212,6 +213,7 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 	if p.Worker, err = cancel.NewWorker(s, p.Layer, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
+	p.Worker.SetClock(p.Clock.Now)
 	p.feed = p.Items
 	p.fire = func(ctx context.Context, sc task.Schedule) (task.ExpireOutcome, error) {
 		// What the expiry function does with a schedule's input.
@@ -219,7 +221,12 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 		if err != nil {
 			return "", err
 		}
-		out, err := p.Fire.Fire(ctx, pl, target)
+		var out fire.Outcome
+		if pl.IsReminder() {
+			out, err = p.Fire.Remind(ctx, pl, p.Items, target)
+		} else {
+			out, err = p.Fire.Fire(ctx, pl, target)
+		}
 		return fireOutcomes[out], err
 	}
 	return p, nil
@@ -406,12 +413,20 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 }
 
 // expire is what the expiry function does with a schedule's input.
+// A reminder schedule's input goes to task.Service.Remind, as in the
+// function; its outcomes count in Report.Expired under their own names
+// ("reminded"; "skipped" and "too-early" as the expiry's).
 func (p *Pipeline) expire(ctx context.Context, s task.Schedule) (task.ExpireOutcome, error) {
-	req, err := task.DecodePayload([]byte(task.EncodePayload(s.Payload)))
+	pl, err := task.DecodeSchedule([]byte(task.EncodePayload(s.Payload)))
 	if err != nil {
 		return "", err
 	}
-	return p.Service.Expire(ctx, req)
+	if pl.IsReminder() {
+		out, err := p.Service.Remind(ctx, task.RemindRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort,
+			DueAt: pl.Due, RemindAt: pl.Remind})
+		return task.ExpireOutcome(out), err
+	}
+	return p.Service.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
 }
 
 // DeadInvocations returns the expiry invocations that used up their

@@ -18,6 +18,10 @@ type Summary struct {
 	PutDirect     int
 	Requests      int
 	Notifications int
+	// Reminders counts the reminders published before deadlines.
+	Reminders int
+	// RemindersOwed counts the reminder times I6's liveness checked.
+	RemindersOwed int
 	// Lag quantiles of notification time minus deadline.
 	LagP50, LagP99, LagMax time.Duration
 	Elapsed                time.Duration
@@ -67,6 +71,8 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		sum.PutDirect += r.PutDirect
 		sum.Requests += r.Requests
 		sum.Notifications += r.Notifications
+		sum.Reminders += r.Reminders
+		sum.RemindersOwed += r.RemindersOwed
 		lags = append(lags, r.Lags...)
 	}
 	sort.Slice(sum.Failed, func(i, j int) bool { return sum.Failed[i].Seed < sum.Failed[j].Seed })

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"time"
 
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/task"
@@ -31,9 +32,176 @@ func (w *world) checkAtRest() {
 		}
 	}
 	for _, sc := range w.sched.All() {
-		id, _ := task.TaskIDFromScheduleName(sc.Name)
+		id, ok := task.TaskIDFromScheduleName(sc.Name)
+		if !ok {
+			continue // a reminder schedule: checked below
+		}
 		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) {
 			w.violate("I3", "schedule %s has no task", sc.Name)
+		}
+	}
+	w.checkRemindersAtRest()
+}
+
+// checkRemindersAtRest checks I3 for reminder schedules: every Pending
+// task whose reminder time is after the pass ended, and not yet
+// delivered, has its reminder schedule at that time, for that deadline.
+func (w *world) checkRemindersAtRest() {
+	for _, t := range w.mem.All() {
+		want, ok := task.ReminderFor(t, w.passEnd)
+		if t.Status != task.StatusPending || !ok || t.RemindedFor.Equal(want.At) {
+			continue // none owed, or it fired (and deleted itself) while the pipeline drained
+		}
+		sc, found := w.sched.Lookup(want.Name)
+		if alt, tolerated := w.staleTolerated(want); tolerated {
+			sc, found = alt, true
+		}
+		switch {
+		case !found:
+			w.violate("I3", "pending task %s due %s has no reminder schedule for %s", t.TaskID,
+				task.FormatTime(t.DueAt), task.FormatTime(want.At))
+		case !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload):
+			w.violate("I3", "pending task %s has its reminder schedule at %s for %s/%s, want %s", t.TaskID,
+				task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due), task.FormatTime(sc.Payload.Remind), task.FormatTime(want.At))
+		}
+	}
+}
+
+// Reminder margins of I6. A reminder is owed only when its time was at
+// least remindLead after the write that set it (the API writes, the
+// stream carries the change to the worker, which schedules only a time
+// still ahead), and the task kept that deadline and reminder, Pending,
+// until remindSlack after it (a firing may come late and be retried
+// minutes later; a change before the claim rightly cancels it).
+const (
+	remindLead  = 2 * time.Minute
+	remindSlack = 12 * time.Minute
+)
+
+// remState is a task's deadline and reminder as its owner set them.
+type remState struct {
+	due time.Time
+	rem task.Reminder
+	// from is the op that set them.
+	from op
+}
+
+func (r remState) at() time.Time { return task.RemindAt(r.due, r.rem) }
+
+// changesReminder reports whether a successful o changes what a reminder
+// depends on (or ends the task).
+func changesReminder(o op) bool {
+	switch o.kind {
+	case opCreate, opSetDue, opRemind, opComplete, opDelete:
+		return o.ok()
+	}
+	return false
+}
+
+// remStateBefore is the task's state before sequence number seq; ok is
+// false when it was not created, or completed or deleted, by then.
+func remStateBefore(t *taskState, seq int) (remState, bool) {
+	var st remState
+	live := false
+	for _, o := range t.ops {
+		if o.seq >= seq || !o.ok() {
+			continue
+		}
+		switch o.kind {
+		case opCreate:
+			st, live = remState{due: o.due, rem: o.reminder.Or(), from: o}, true
+		case opSetDue:
+			if !o.due.Equal(st.due) {
+				st.due, st.from = o.due, o
+			}
+		case opRemind:
+			if o.reminder != st.rem { // setting the same reminder again changes nothing
+				st.rem, st.from = o.reminder, o
+			}
+		case opComplete, opDelete:
+			live = false
+		}
+	}
+	return st, live
+}
+
+// checkReminders checks I6 for one task.
+func (w *world) checkReminders(t *taskState) {
+	// Safety: each reminder was for the deadline and reminder time in
+	// effect, at or after that time, which was ahead when written, and the
+	// task was not completed, deleted or expired before it.
+	for _, n := range t.reminders {
+		st, live := remStateBefore(t, n.seq)
+		got := task.RemindAt(n.n.DueAt, n.n.Reminder)
+		switch {
+		case !live:
+			w.violate("I6", "task %s reminded at %s although it was completed or deleted before", t.id, task.FormatTime(n.at))
+		case st.at().IsZero() || !got.Equal(st.at()) || !n.n.DueAt.Equal(st.due):
+			w.violate("I6", "task %s reminded for %s (due %s), not its reminder %s (due %s, %s)", t.id,
+				task.FormatTime(got), task.FormatTime(n.n.DueAt), task.FormatTime(st.at()), task.FormatTime(st.due), st.rem)
+		case n.at.Before(got):
+			w.violate("I6", "task %s reminded at %s, before its reminder time %s", t.id, task.FormatTime(n.at), task.FormatTime(got))
+		case !got.After(st.from.at):
+			w.violate("I6", "task %s reminded for %s, which had passed when it was set at %s", t.id,
+				task.FormatTime(got), task.FormatTime(st.from.at))
+		}
+		for _, e := range t.notes {
+			if e.seq < n.seq {
+				w.violate("I6", "task %s reminded at %s after it expired", t.id, task.FormatTime(n.at))
+			}
+		}
+	}
+	// Liveness: a reminder time that passed while the task stayed as it
+	// was is delivered, once unless a crash fell between a publish and its
+	// record. Excused: tasks with an injected scheduler fault (a lost
+	// reminder schedule is repaired by the reconciler, whose interleaved
+	// runs are random, so it may come after the time) and reminders whose
+	// invocation used up its retries.
+	if w.blamed[t.id] > 0 || t.remDead {
+		return
+	}
+	sent := func(due, at time.Time) int {
+		c := 0
+		for _, n := range t.reminders {
+			if n.n.DueAt.Equal(due) && task.RemindAt(n.n.DueAt, n.n.Reminder).Equal(at) {
+				c++
+			}
+		}
+		return c
+	}
+	for i, o := range t.ops {
+		if !o.ok() || (o.kind != opCreate && o.kind != opSetDue && o.kind != opRemind) {
+			continue
+		}
+		st, live := remStateBefore(t, o.seq+1)
+		at := st.at()
+		if !live || at.IsZero() || at.Sub(o.at) < remindLead {
+			continue
+		}
+		stable := true
+		for _, next := range t.ops[i+1:] {
+			if changesReminder(next) && !next.at.After(at.Add(remindSlack)) {
+				stable = false
+				break
+			}
+		}
+		if !stable {
+			continue
+		}
+		w.res.RemindersOwed++
+		switch c := sent(st.due, at); {
+		case c == 0:
+			w.violate("I6", "task %s kept reminder %s (due %s) past it, but was never reminded", t.id,
+				task.FormatTime(at), task.FormatTime(st.due))
+		case c > 1+t.remDupAllowed:
+			w.violate("I6", "task %s reminded %d times for %s (crash windows: %d)", t.id, c, task.FormatTime(at), t.remDupAllowed)
+		}
+	}
+	for _, n := range t.reminders {
+		if c := sent(n.n.DueAt, task.RemindAt(n.n.DueAt, n.n.Reminder)); c > 1+t.remDupAllowed {
+			w.violate("I6", "task %s reminded %d times for %s (crash windows: %d)", t.id, c,
+				task.FormatTime(task.RemindAt(n.n.DueAt, n.n.Reminder)), t.remDupAllowed)
+			return
 		}
 	}
 }
@@ -47,6 +215,7 @@ func (w *world) checkFinal() {
 	}
 	for _, id := range w.taskOrder {
 		w.checkTask(w.tasks[id])
+		w.checkReminders(w.tasks[id])
 	}
 	w.checkQueue()
 	for _, u := range w.users {

@@ -64,6 +64,12 @@ const (
 	FaultCrashAfterPublish Fault = "crash-after-publish"
 	// FaultMarkNotifiedFailed: recording the notification failed.
 	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
+	// FaultRemindWriteFailed: a reminder's conditional claim fails (the
+	// scheduler retries the firing).
+	FaultRemindWriteFailed Fault = "remind-claim-failed"
+	// FaultMarkRemindedFailed: recording a published reminder fails (one
+	// duplicate reminder allowed).
+	FaultMarkRemindedFailed Fault = "mark-reminded-failed"
 	// FaultReconcilerInterleaved: a reconciler run (with a small budget,
 	// resuming from its checkpoint) interleaved with everything else.
 	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"
@@ -106,7 +112,7 @@ func Faults() []Fault {
 	return []Fault{FaultStreamReplay, FaultStreamRedelivered, FaultEnqueueRejected, FaultEnqueueUnknown,
 		FaultAckLost, FaultVisibilityTimeout, FaultWorkerCrash, FaultSchedulerThrottled, FaultSchedulerResponseLost,
 		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
-		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
+		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultRemindWriteFailed, FaultMarkRemindedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
 		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL}
 }
@@ -145,7 +151,10 @@ type faultyScheduler struct {
 }
 
 func (s faultyScheduler) do(op, name string, f func() error) error {
-	id, _ := task.TaskIDFromScheduleName(name)
+	id, ok := task.TaskIDFromScheduleName(name)
+	if !ok {
+		id, _ = task.TaskIDFromReminderName(name)
+	}
 	k := FaultSchedulerThrottled
 	if op == "Create" && s.w.inAPI {
 		k = FaultScheduleCreateFailed
@@ -218,6 +227,21 @@ func (s faultyStore) MarkScheduled(ctx context.Context, userID, taskID string, d
 		return fmt.Errorf("mark scheduled %s: %w", taskID, errTable)
 	}
 	return s.Store.MarkScheduled(ctx, userID, taskID, dueAt)
+}
+
+func (s faultyStore) ClaimReminder(ctx context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
+	if s.w.inject(FaultRemindWriteFailed, 0.05) {
+		return task.Task{}, fmt.Errorf("claim reminder %s: %w", taskID, errTable)
+	}
+	return s.Store.ClaimReminder(ctx, userID, taskID, dueAt, remindAt, now, lease)
+}
+
+func (s faultyStore) MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error {
+	if s.w.inject(FaultMarkRemindedFailed, 0.04) {
+		s.w.task(taskID).remDupAllowed++
+		return fmt.Errorf("mark reminded %s: %w", taskID, errTable)
+	}
+	return s.Store.MarkReminded(ctx, userID, taskID, remindAt)
 }
 
 func (s faultyStore) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {

@@ -98,6 +98,9 @@ type Result struct {
 	Faults     map[Fault]int
 	// Tasks created, API requests served, notifications published.
 	Tasks, Requests, Notifications int
+	// Reminders counts the reminders published (I6); RemindersOwed the
+	// reminder times that I6's liveness required to be delivered.
+	Reminders, RemindersOwed int
 	// PutDirect counts the tasks written straight into the table (not
 	// through the API), which the stream path schedules.
 	PutDirect int
@@ -134,6 +137,13 @@ type taskState struct {
 	// they allow no extra notification).
 	concurrent int
 	notes      []note
+	// reminders are the reminders its owner received (I6).
+	reminders []note
+	// remDupAllowed counts the faults that may each cause one extra
+	// reminder; remDead says a reminder's invocation used up its
+	// attempts (redriven only after every deadline: too late to owe it).
+	remDupAllowed int
+	remDead       bool
 }
 
 type opKind string
@@ -144,6 +154,8 @@ const (
 	opEdit     opKind = "edit"
 	opComplete opKind = "complete"
 	opDelete   opKind = "delete"
+	// opRemind changes the reminder alone.
+	opRemind opKind = "remind"
 )
 
 type op struct {
@@ -152,6 +164,9 @@ type op struct {
 	kind   opKind
 	due    time.Time
 	status int
+	// reminder is the choice a create (task.DefaultReminder when it named
+	// none) or a remind op set.
+	reminder task.Reminder
 }
 
 func (o op) ok() bool { return o.status < 300 }
@@ -238,7 +253,13 @@ type world struct {
 //     answers 5xx;
 //   - I5: every notification reaches its owner's confirmed subscription and
 //     no one else's, and after a sign-in every user has exactly one
-//     subscription, on their shard's topic, filtered to their own id.
+//     subscription, on their shard's topic, filtered to their own id;
+//   - I6: no reminder for a task that was completed, deleted, expired or
+//     moved (deadline or reminder changed) before it, or before its time;
+//     and a reminder whose time passes while the task stays Pending with
+//     that deadline and reminder is delivered, once unless a crash fell
+//     between its publish and its record (see checkReminders for the
+//     margin a reminder needs to be owed).
 func Run(cfg Config) Result {
 	w := newWorld(cfg)
 	w.history()
@@ -293,6 +314,7 @@ func newWorld(cfg Config) *world {
 	}
 	w.worker, err = cancel.NewWorker(task.Schema, ws, nil, log)
 	must(err)
+	w.worker.SetClock(w.clock.Now)
 	var pending task.PendingLister = w.mem
 	if cfg.Mutation.Pending != nil {
 		pending = cfg.Mutation.Pending(pending)
@@ -547,9 +569,17 @@ func (w *world) create() {
 		return
 	}
 	u := w.users[w.rng.Intn(len(w.users))]
-	due := w.clock.Now().Add(time.Duration(1+w.rng.Intn(20*60)) * time.Second).Truncate(time.Second)
-	resp := w.serve(u, http.MethodPost, api.RouteTasks, "", map[string]string{
-		"title": fmt.Sprintf("task %d", len(w.taskOrder)), "dueAt": task.FormatTime(due)})
+	lead := 20 * 60
+	if w.rng.Float64() < 0.25 {
+		lead = 75 * 60 // some reach past a 15-minute and a 1-hour reminder
+	}
+	due := w.clock.Now().Add(time.Duration(1+w.rng.Intn(lead)) * time.Second).Truncate(time.Second)
+	body := map[string]string{"title": fmt.Sprintf("task %d", len(w.taskOrder)), "dueAt": task.FormatTime(due)}
+	rem := task.DefaultReminder
+	if c := w.pickReminder(); c != "" {
+		rem, body["reminder"] = c, string(c)
+	}
+	resp := w.serve(u, http.MethodPost, api.RouteTasks, "", body)
 	if resp.Status != http.StatusCreated {
 		w.violate("I4", "create of a valid task answered %d: %s", resp.Status, resp.Body)
 		return
@@ -564,7 +594,14 @@ func (w *world) create() {
 	w.res.Tasks++
 	w.task(out.ID).user = u.sub
 	w.taskOrder = append(w.taskOrder, out.ID)
-	w.record(out.ID, op{kind: opCreate, due: due, status: resp.Status})
+	w.record(out.ID, op{kind: opCreate, due: due, status: resp.Status, reminder: rem})
+}
+
+// pickReminder is a create's or an edit's reminder choice ("" for none
+// named: the default).
+func (w *world) pickReminder() task.Reminder {
+	return []task.Reminder{"", task.ReminderNone, task.Reminder15m, task.Reminder15m, task.Reminder15m,
+		task.Reminder1h, task.Reminder1h, task.Reminder1d}[w.rng.Intn(8)]
 }
 
 // putDirect writes a Pending task straight into the table, as code that
@@ -587,7 +624,7 @@ func (w *world) putDirect() {
 	w.res.PutDirect++
 	w.task(t.TaskID).user = u.sub
 	w.taskOrder = append(w.taskOrder, t.TaskID)
-	w.record(t.TaskID, op{kind: opCreate, due: due, status: http.StatusCreated})
+	w.record(t.TaskID, op{kind: opCreate, due: due, status: http.StatusCreated, reminder: task.ReminderNone})
 }
 
 // mutate applies change k (0-9) to task id as its owner.
@@ -599,6 +636,13 @@ func (w *world) mutate(id string, k int) {
 	case k < 2: // deadline later
 		due := maxTime(w.currentDue(t), now).Add(time.Duration(1+w.rng.Intn(600)) * time.Second)
 		w.setDue(u, id, due)
+	case k == 4 && w.rng.Float64() < 0.5: // reminder changed
+		r := w.pickReminder()
+		if r == "" {
+			r = task.Reminder15m
+		}
+		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"reminder": string(r)})
+		w.record(id, op{kind: opRemind, reminder: r, status: resp.Status})
 	case k < 4: // deadline earlier (still in the future)
 		cur := w.currentDue(t)
 		span := int(cur.Sub(now) / time.Second)
@@ -650,6 +694,9 @@ func (w *world) race() {
 			continue
 		}
 		id, ok := task.TaskIDFromScheduleName(sc.Name)
+		if !ok {
+			id, ok = task.TaskIDFromReminderName(sc.Name)
+		}
 		if !ok || w.tasks[id] == nil {
 			continue
 		}
@@ -848,25 +895,40 @@ func (w *world) runDue() {
 // input, as the scheduler makes it: retried after a failure, then
 // dead-lettered.
 func (w *world) invoke(inv invocation) {
-	req, err := task.DecodePayload([]byte(task.EncodePayload(inv.s.Payload)))
-	if err != nil {
+	c0 := w.injected
+	w.current = &inv
+	id, out, err := w.runSchedule(inv.s)
+	w.current = nil
+	if id == "" {
 		w.violate("I4", "schedule %s has a payload the expiry function cannot read: %v", inv.s.Name, err)
 		return
 	}
-	c0 := w.injected
-	w.current = &inv
-	out, err := w.expirer.Expire(w.ctx, req)
-	w.current = nil
-	w.tracef("expiry %s due %s attempt %d: %s %v", req.TaskID, task.FormatTime(req.DueAt), inv.attempts+1, out, err)
+	w.tracef("%s %s due %s attempt %d: %s %v", inv.s.Name, id, task.FormatTime(inv.s.Payload.Due), inv.attempts+1, out, err)
 	if err == nil {
 		return
 	}
 	// Another attempt holding the notification claim is no fault: the
 	// retry takes over once the claim lapses.
 	if w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) {
-		w.violate("I4", "expiry of %s failed without an injected fault: %v", req.TaskID, err)
+		w.violate("I4", "firing of %s failed without an injected fault: %v", id, err)
 	}
 	w.retry(inv)
+}
+
+// runSchedule is what the expiry function does with a schedule's input:
+// the expiry, or (a reminder's payload) the reminder. id is "" when the
+// input is not readable.
+func (w *world) runSchedule(sc task.Schedule) (id string, out string, err error) {
+	p, err := task.DecodeSchedule([]byte(task.EncodePayload(sc.Payload)))
+	if err != nil {
+		return "", "", err
+	}
+	if p.IsReminder() {
+		o, err := w.svc.Remind(w.ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
+		return p.Key.Sort, string(o), err
+	}
+	o, err := w.expirer.Expire(w.ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})
+	return p.Key.Sort, string(o), err
 }
 
 // retry schedules the next attempt of a failed invocation, or
@@ -874,6 +936,9 @@ func (w *world) invoke(inv invocation) {
 func (w *world) retry(inv invocation) {
 	inv.attempts++
 	if inv.attempts >= maxAttempts {
+		if inv.s.Payload.IsReminder() {
+			w.task(inv.s.Payload.Key.Sort).remDead = true
+		}
 		w.dead = append(w.dead, inv)
 		return
 	}
@@ -910,9 +975,8 @@ func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
 		// scheduler retries it like any other invocation.
 		w.nested = true
 		w.task(nt.TaskID).concurrent++
-		req, _ := task.DecodePayload([]byte(task.EncodePayload(inv.s.Payload)))
-		out, err := w.expirer.Expire(ctx, req)
-		w.tracef("concurrent expiry of %s: %s %v", nt.TaskID, out, err)
+		_, out, err := w.runSchedule(inv.s)
+		w.tracef("concurrent firing of %s: %s %v", inv.s.Name, out, err)
 		w.nested = false
 		if err != nil {
 			w.retry(invocation{s: inv.s})
@@ -928,13 +992,23 @@ func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
 	}
 	w.seq++
 	t := w.task(nt.TaskID)
-	t.notes = append(t.notes, note{seq: w.seq, at: w.clock.Now(), n: nt})
-	w.res.Notifications++
-	w.res.Lags = append(w.res.Lags, w.clock.Now().Sub(nt.DueAt))
-	w.tracef("notified %s due %s", nt.TaskID, task.FormatTime(nt.DueAt))
+	if nt.Reminder != "" {
+		t.reminders = append(t.reminders, note{seq: w.seq, at: w.clock.Now(), n: nt})
+		w.res.Reminders++
+		w.tracef("reminded %s due %s (%s)", nt.TaskID, task.FormatTime(nt.DueAt), nt.Reminder)
+	} else {
+		t.notes = append(t.notes, note{seq: w.seq, at: w.clock.Now(), n: nt})
+		w.res.Notifications++
+		w.res.Lags = append(w.res.Lags, w.clock.Now().Sub(nt.DueAt))
+		w.tracef("notified %s due %s", nt.TaskID, task.FormatTime(nt.DueAt))
+	}
 	n.checkDeliveries(nt, w.sns.Deliveries()[before:])
 	if w.inject(FaultCrashAfterPublish, 0.04) {
-		t.dupAllowed++
+		if nt.Reminder != "" {
+			t.remDupAllowed++
+		} else {
+			t.dupAllowed++
+		}
 		return errCrash
 	}
 	return nil

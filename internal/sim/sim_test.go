@@ -158,6 +158,38 @@ func (s keepRecord) UpdatePending(ctx context.Context, userID, taskID string, p 
 	return t, err
 }
 
+// remindAnyway is mutation (r1): a reminder's claim that fails its
+// condition (completed, deleted, moved, reminded already) still reminds.
+type remindAnyway struct{ task.Store }
+
+func (s remindAnyway) ClaimReminder(ctx context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
+	t, err := s.Store.ClaimReminder(ctx, userID, taskID, dueAt, remindAt, now, lease)
+	if errors.Is(err, task.ErrConditionFailed) {
+		if cur, gerr := s.Get(ctx, userID, taskID); gerr == nil {
+			return cur, nil
+		}
+	}
+	return t, err
+}
+
+// remindersNotMoved is mutation (r2): the worker leaves reminder schedules
+// where they are (it neither makes nor moves them).
+type remindersNotMoved struct{ task.Scheduler }
+
+func (s remindersNotMoved) Create(ctx context.Context, sc task.Schedule) error {
+	if _, ok := task.TaskIDFromReminderName(sc.Name); ok {
+		return nil
+	}
+	return s.Scheduler.Create(ctx, sc)
+}
+
+func (s remindersNotMoved) Update(ctx context.Context, sc task.Schedule) error {
+	if _, ok := task.TaskIDFromReminderName(sc.Name); ok {
+		return nil
+	}
+	return s.Scheduler.Update(ctx, sc)
+}
+
 // TestMutantsAreCaught breaks one guarantee at a time and asserts that the
 // simulation catches it within its seed budget, with the invariant that
 // guards it.
@@ -184,6 +216,10 @@ func TestMutantsAreCaught(t *testing.T) {
 			Pending: func(p task.PendingLister) task.PendingLister { return onlyPending{p} }}, "I2", false, 100},
 		{Mutation{Name: "(i) a deadline change keeps the schedule's record",
 			Store: func(s task.Store) task.Store { return keepRecord{s} }}, "I3", false, 200},
+		{Mutation{Name: "(r1) a reminder whose claim failed is sent anyway",
+			Store: func(s task.Store) task.Store { return remindAnyway{s} }}, "I6", false, 0},
+		{Mutation{Name: "(r2) the worker neither makes nor moves reminder schedules",
+			WorkerScheduler: func(s task.Scheduler) task.Scheduler { return remindersNotMoved{s} }}, "I6", false, 400},
 	} {
 		t.Run(tc.m.Name, func(t *testing.T) {
 			budget := tc.budget

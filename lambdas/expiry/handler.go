@@ -96,14 +96,21 @@ var remindOutcomes = map[task.RemindOutcome]fire.Outcome{
 // the target function as the deliverer, so the target runs only after a
 // successful claim.
 type targetExpirer struct {
-	core   *fire.Core
-	target fire.Deliverer
+	core      *fire.Core
+	reminders fire.ReminderStore
+	target    fire.Deliverer
 }
 
 func (e targetExpirer) Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error) {
 	p, err := e.core.Schema().DecodePayload(payload)
 	if err != nil {
 		return contract.Payload{}, "", fmt.Errorf("%w: %w", errBadInput, err)
+	}
+	if p.IsReminder() {
+		// A reminder schedule's: the target runs with the reminder's
+		// payload (it names the reminder attribute), after its claim.
+		out, err := e.core.Remind(ctx, p, e.reminders, e.target)
+		return p, out, err
 	}
 	out, err := e.core.Fire(ctx, p, e.target)
 	return p, out, err

@@ -39,7 +39,7 @@ func main() {
 		items := lambdaenv.Must(dynamo.NewItemStore(db, c.Table, c.Schema))
 		core := lambdaenv.Must(fire.New(fire.Config{Schema: c.Schema, Store: items, Log: log, Lease: c.Lease}))
 		target := lambdaenv.Must(awslambda.New(awslambdasdk.NewFromConfig(aws), c.Target, c.Schema))
-		h.exp = targetExpirer{core: core, target: target}
+		h.exp = targetExpirer{core: core, reminders: items, target: target}
 	} else {
 		pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), c.Topics))
 		store := dynamo.New(db, c.Table)

@@ -30,7 +30,10 @@ type ItemStore struct {
 	schema contract.Schema
 }
 
-var _ fire.Store = (*ItemStore)(nil)
+var (
+	_ fire.Store         = (*ItemStore)(nil)
+	_ fire.ReminderStore = (*ItemStore)(nil)
+)
 
 // NewItemStore returns an item store on the named table.
 func NewItemStore(api ItemAPI, table string, s contract.Schema) (*ItemStore, error) {
@@ -67,6 +70,16 @@ func (s *ItemStore) TakeOver(ctx context.Context, p contract.Payload, now time.T
 // MarkDelivered implements fire.Store with contract.Schema.MarkDelivered.
 func (s *ItemStore) MarkDelivered(ctx context.Context, k contract.Key, at time.Time) error {
 	return s.update(ctx, "mark delivered", k, s.schema.MarkDelivered(k, at, contract.ClaimOptions{}))
+}
+
+// RemindClaim implements fire.ReminderStore with contract.Schema.RemindClaim.
+func (s *ItemStore) RemindClaim(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
+	return s.update(ctx, "claim reminder", p.Key, s.schema.RemindClaim(p.Key, p.Due, p.Remind, now, lease))
+}
+
+// MarkReminded implements fire.ReminderStore with contract.Schema.MarkReminded.
+func (s *ItemStore) MarkReminded(ctx context.Context, p contract.Payload) error {
+	return s.update(ctx, "mark reminded", p.Key, s.schema.MarkReminded(p.Key, p.Remind))
 }
 
 // Get implements fire.Store with a consistent read.
