@@ -63,9 +63,20 @@ func (h *harness) metric(name string) float64 {
 	return sum
 }
 
+// deletesPerCancel: a cancel deletes the deadline's schedule and the
+// reminder's (which the worker cannot know absent: "not found" is success).
+const deletesPerCancel = 2
+
+// create makes a task without a reminder: these tests pin the deadline's
+// schedule (reminder_test.go pins the reminder's).
 func (h *harness) create(due time.Time) task.Task {
 	h.t.Helper()
-	tk, err := h.Service.Create(ctx, user, task.NewTask{Title: "water the plants", DueAt: due})
+	return h.createWith(due, task.ReminderNone)
+}
+
+func (h *harness) createWith(due time.Time, r task.Reminder) task.Task {
+	h.t.Helper()
+	tk, err := h.Service.Create(ctx, user, task.NewTask{Title: "water the plants", DueAt: due, Reminder: r})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -155,8 +166,8 @@ func TestCancellation(t *testing.T) {
 			if h.hasSchedule(tk) {
 				t.Fatal("schedule still there after the pipeline drained")
 			}
-			if got := h.Scheduler.Calls["Delete"]; got != 1 {
-				t.Errorf("%d deletes, want 1", got)
+			if got := h.Scheduler.Calls["Delete"]; got != 1*deletesPerCancel {
+				t.Errorf("%d deletes, want %d", got, deletesPerCancel)
 			}
 			if got := h.metric(cancel.MetricCancelled); got != 1 {
 				t.Errorf("Cancelled = %v, want 1", got)
@@ -215,8 +226,8 @@ func TestReplayAndDuplicateDelivery(t *testing.T) {
 			if h.hasSchedule(tk) {
 				t.Error("schedule still there")
 			}
-			if got := h.Scheduler.Calls["Delete"]; got != tt.wantDeletes {
-				t.Errorf("%d delete calls, want %d", got, tt.wantDeletes)
+			if got := h.Scheduler.Calls["Delete"]; got != tt.wantDeletes*deletesPerCancel {
+				t.Errorf("%d delete calls, want %d", got, tt.wantDeletes*deletesPerCancel)
 			}
 			if got := h.metric(cancel.MetricCancelled); got != 1 {
 				t.Errorf("Cancelled = %v, want exactly 1", got)
@@ -461,8 +472,8 @@ func TestEnqueueFailureIsRetriedFromTheStream(t *testing.T) {
 	if h.hasSchedule(a) || h.hasSchedule(b) {
 		t.Error("a schedule survived the retry")
 	}
-	if got := h.Scheduler.Calls["Delete"]; got != 2 {
-		t.Errorf("%d deletes, want 2", got)
+	if got := h.Scheduler.Calls["Delete"]; got != 2*deletesPerCancel {
+		t.Errorf("%d deletes, want %d", got, 2*deletesPerCancel)
 	}
 	h.quiet()
 }

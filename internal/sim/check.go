@@ -6,6 +6,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
 )
 
 // checkAtRest checks I3 after the fault-free reconciler pass that ends the
@@ -157,7 +158,9 @@ func (w *world) checkReminders(t *taskState) {
 	// reminder schedule is repaired by the reconciler, whose interleaved
 	// runs are random, so it may come after the time) and reminders whose
 	// invocation used up its retries.
-	if w.blamed[t.id] > 0 || t.remDead {
+	// The TTL layer fires up to layers.TTLPrecision (48 h) late, past the
+	// deadline: a reminder is owed only on the other layers.
+	if w.blamed[t.id] > 0 || t.remDead || w.cfg.Layer == layers.TTL {
 		return
 	}
 	sent := func(due, at time.Time) int {
@@ -211,7 +214,7 @@ func (w *world) checkReminders(t *taskState) {
 // reconciler pass.
 func (w *world) checkFinal() {
 	for _, sc := range w.sched.All() {
-		w.violate("I3", "schedule %s (due %s) is left after every deadline passed", sc.Name, task.FormatTime(sc.Payload.Due))
+		w.violate("I3", "schedule %s (at %s, due %s) is left after every deadline passed", sc.Name, task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due))
 	}
 	for _, id := range w.taskOrder {
 		w.checkTask(w.tasks[id])

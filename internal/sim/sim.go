@@ -483,6 +483,15 @@ func (w *world) lastDue() time.Time {
 			last = t.DueAt
 		}
 	}
+	// A reminder schedule left by a stale (replayed) reschedule of a task
+	// deleted since is no orphan the reconciler lists (it lists the
+	// deadline schedules' prefix): it fires once, its claim finds no task,
+	// and it deletes itself. Run past it too.
+	for _, sc := range w.sched.All() {
+		if _, ok := task.TaskIDFromReminderName(sc.Name); ok && sc.At.After(last) {
+			last = sc.At
+		}
+	}
 	return last
 }
 

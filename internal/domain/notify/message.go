@@ -74,7 +74,7 @@ func formatReminder(n task.Notification) Message {
 		b.WriteString("\nOpen the task: " + n.Link + "\n")
 	}
 	return Message{
-		Subject: Subject("Due in "+in+": ", n.Title, "Due in "+in+": at "+Clock(n.DueAt, loc)),
+		Subject: Subject("Due in "+in+": ", n.Title, "Due in "+in+": a task due at "+Clock(n.DueAt, loc)),
 		Body:    b.String(),
 	}
 }
