@@ -94,6 +94,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		in := ContractTask("alice", 1)
 		in.Description, in.ScheduleRepair = "with a description", true
+		in.Reminder, in.RemindAt = task.Reminder1h, in.DueAt.Add(-time.Hour)
+		in.RemindedFor, in.RemindClaimAt = in.RemindAt.Add(-time.Hour), now
 		mustCreate(t, s, in)
 		equal(t, "get", mustGet(t, s, "alice", in.TaskID), in)
 	})
@@ -254,6 +256,113 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				equal(t, "returned", got, want)
 				equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
 			})
+		}
+	})
+
+	t.Run("update with a reminder basis: only while the task still has it", func(t *testing.T) {
+		s := newStore(t)
+		fifteen, none := task.Reminder15m, task.ReminderNone
+		later := contractT0.Add(72 * time.Hour)
+		for i, tc := range []struct {
+			name string
+			p    task.Patch
+			ok   bool
+		}{
+			{"reminder", task.Patch{Reminder: &fifteen}, true},
+			{"reminder none", task.Patch{Reminder: &none}, true},
+			{"deadline", task.Patch{DueAt: &later}, true},
+			{"deadline and reminder", task.Patch{DueAt: &later, Reminder: &fifteen}, true},
+			{"basis deadline changed meanwhile", task.Patch{Reminder: &fifteen}, false},
+			{"basis reminder changed meanwhile", task.Patch{DueAt: &later}, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				old := ContractTask("alice", 200+i)
+				old.Reminder, old.RemindAt, old.RemindClaimAt = task.Reminder1h, old.DueAt.Add(-time.Hour), now
+				old.ScheduledFor = old.DueAt
+				mustCreate(t, s, old)
+				basis := task.ReminderBasis{DueAt: old.DueAt, Reminder: old.Reminder, RemindAt: task.ApplyPatch(old, tc.p, now).RemindAt}
+				switch tc.name {
+				case "basis deadline changed meanwhile":
+					basis.DueAt = basis.DueAt.Add(time.Hour)
+				case "basis reminder changed meanwhile":
+					basis.Reminder = task.Reminder1d
+				}
+				tc.p.Basis = &basis
+				got, err := s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now)
+				if !tc.ok {
+					wantErr(t, err, task.ErrConditionFailed)
+					equal(t, "stored", mustGet(t, s, "alice", old.TaskID), old)
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := task.ApplyPatch(old, tc.p, now)
+				equal(t, "returned", got, want)
+				equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
+			})
+		}
+		// An item from before reminders ("" reminder) is a basis too.
+		legacy := ContractTask("alice", 299)
+		mustCreate(t, s, legacy)
+		p := task.Patch{DueAt: &later, Basis: &task.ReminderBasis{DueAt: legacy.DueAt}}
+		if _, err := s.UpdatePending(ctx, "alice", legacy.TaskID, p, now); err != nil {
+			t.Fatalf("legacy item: %v", err)
+		}
+	})
+
+	t.Run("claim reminder: pending with both times, once per lease, never after the record", func(t *testing.T) {
+		const lease = time.Minute
+		s := newStore(t)
+		in, done := ContractTask("alice", 1), ContractTask("alice", 2)
+		for _, x := range []*task.Task{&in, &done} {
+			x.Reminder, x.RemindAt = task.Reminder1h, x.DueAt.Add(-time.Hour)
+		}
+		mustCreate(t, s, in, done)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name     string
+			user, id string
+			due, at  time.Time
+		}{
+			{"done", "alice", done.TaskID, done.DueAt, done.RemindAt},
+			{"missing", "alice", ContractID(9), in.DueAt, in.RemindAt},
+			{"another user's", "bob", in.TaskID, in.DueAt, in.RemindAt},
+			{"another deadline", "alice", in.TaskID, in.DueAt.Add(time.Second), in.RemindAt},
+			{"another reminder time", "alice", in.TaskID, in.DueAt, in.RemindAt.Add(time.Second)},
+		} {
+			_, err := s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)
+			if !errors.Is(err, task.ErrConditionFailed) {
+				t.Fatalf("%s: %v, want ErrConditionFailed", c.name, err)
+			}
+		}
+		got, err := s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now, lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.RemindClaimAt = now
+		equal(t, "claimed", got, want)
+		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+		_, err = s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease-time.Second), lease)
+		wantErr(t, err, task.ErrConditionFailed)
+		if _, err := s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease), lease); err != nil {
+			t.Fatalf("after the lease: %v", err)
+		}
+		if err := s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt); err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt), task.ErrConditionFailed)
+		_, err = s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(time.Hour), lease)
+		wantErr(t, err, task.ErrConditionFailed)
+		if st := mustGet(t, s, "alice", in.TaskID); st.Status != task.StatusPending || !st.RemindedFor.Equal(in.RemindAt) {
+			t.Fatalf("after the record: %+v", st)
+		}
+		wantErr(t, s.MarkReminded(ctx, "alice", ContractID(9), in.RemindAt), task.ErrConditionFailed)
+		if _, err := s.Get(ctx, "alice", ContractID(9)); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("MarkReminded of a missing task made one: %v", err)
 		}
 	})
 
