@@ -247,6 +247,8 @@ type scheduleJSON struct {
 	TaskID string `json:"taskId"`
 	UserID string `json:"userId"`
 	DueAt  string `json:"dueAt"`
+	// RemindAt is set on a reminder schedule: the reminder time.
+	RemindAt string `json:"remindAt,omitempty"`
 }
 
 // serveSchedules lists the caller's live schedules.
@@ -261,7 +263,7 @@ func (s *Server) serveSchedules(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		out = append(out, scheduleJSON{Name: sc.Name, At: task.FormatTime(sc.At), TaskID: sc.Payload.Key.Sort,
-			UserID: sc.Payload.Key.Partition, DueAt: task.FormatTime(sc.Payload.Due)})
+			UserID: sc.Payload.Key.Partition, DueAt: task.FormatTime(sc.Payload.Due), RemindAt: task.FormatTime(sc.Payload.Remind)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"schedules": out})
 }

@@ -18,6 +18,8 @@ import (
 const (
 	KindConfirmation = "subscription-confirmation"
 	KindTaskExpired  = "task-expired"
+	// KindTaskReminder is the reminder before a task's deadline.
+	KindTaskReminder = "task-reminder"
 )
 
 // localSNS stands in for the notification topics: it is the
@@ -124,8 +126,8 @@ func (l *localSNS) recipients(userID string) ([]string, error) {
 	return to, nil
 }
 
-// Deliver puts an expiry notification in the outbox, addressed as SNS
-// would route it.
+// Deliver puts an expiry notification, or a reminder before the deadline
+// (kind KindTaskReminder), in the outbox, addressed as SNS would route it.
 func (l *localSNS) Deliver(n task.Notification) (boltstore.Email, error) {
 	to, err := l.recipients(n.UserID)
 	if err != nil {
@@ -137,7 +139,11 @@ func (l *localSNS) Deliver(n task.Notification) (boltstore.Email, error) {
 		l.log.Warn("time zone unknown: the email shows times in UTC", "taskId", n.TaskID, "error", err.Error())
 	}
 	m := notify.FormatMessage(n)
-	return l.send(boltstore.Email{Kind: KindTaskExpired, UserID: n.UserID, TaskID: n.TaskID, To: to,
+	kind := KindTaskExpired
+	if n.Reminder != "" {
+		kind = KindTaskReminder
+	}
+	return l.send(boltstore.Email{Kind: kind, UserID: n.UserID, TaskID: n.TaskID, To: to,
 		Subject: m.Subject, Body: m.Body})
 }
 
