@@ -31,13 +31,17 @@ func ConsumerSchema() contract.Schema {
 }
 
 // FireStoreContract is the behaviour of the contract's conditional writes
-// (contract.Schema.Claim, TakeOver, MarkDelivered) that every fire.Store
+// (contract.Schema.Claim, TakeOver, MarkDelivered, and with reminders
+// RemindClaim and MarkReminded of a fire.ReminderStore) that every fire.Store
 // shares with DynamoDB, for the to-do app's schema (whose state attribute
 // is the reserved word "status") and for a consumer's: the DynamoDB item
 // store against dynalite and the in-memory table both run it. newBackend
 // must return an empty table of the schema.
 func FireStoreContract(t *testing.T, newBackend func(t *testing.T, s contract.Schema) FireBackend) {
-	for name, s := range map[string]contract.Schema{"default": contract.Default(), "consumer": ConsumerSchema()} {
+	withReminders := ConsumerSchema()
+	withReminders.RemindAttr = "remindBy"
+	for name, s := range map[string]contract.Schema{"default": contract.Default(), "consumer": ConsumerSchema(),
+		"consumer with reminders": withReminders.WithDefaults()} {
 		t.Run(name, func(t *testing.T) { fireStoreContract(t, s, newBackend) })
 	}
 }
@@ -166,6 +170,57 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		if _, found, err := b.Store.Get(ctx, contract.Key{Partition: "p-2", Sort: "s-2"}); err != nil || found {
 			t.Fatalf("Get of a missing item: found %v, %v", found, err)
 		}
+	})
+
+	t.Run("a reminder is claimed only while armed with both times, delivered once, state unchanged", func(t *testing.T) {
+		if !s.Reminds() {
+			return
+		}
+		rem := due.Add(-15 * time.Minute)
+		at := rem.Add(time.Second)
+		rp := contract.Payload{Key: k, Due: due, Remind: rem}
+		item := with(armed(s.ArmedStates[0], due), s.RemindAttr, ts(rem))
+		for _, tc := range []struct {
+			name  string
+			attrs map[string]string
+		}{
+			{"reminder moved", with(item, s.RemindAttr, ts(rem.Add(time.Minute)))},
+			{"due time moved", with(item, s.DueAttr, ts(due.Add(time.Hour)))},
+			{"left the armed states", with(item, s.StateAttr, "Cancelled")},
+			{"fired", with(item, s.StateAttr, s.FiredState)},
+			{"reminded already", with(item, s.RemindedAttr, ts(rem))},
+			{"claim held", with(item, s.RemindClaimAtAttr, ts(at.Add(-time.Second)))},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				b := newBackend(t, s)
+				b.Put(t, tc.attrs)
+				wantFailed(t, "remind claim", b.Store.(fire.ReminderStore).RemindClaim(ctx, rp, at, lease))
+				equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
+			})
+		}
+		b := newBackend(t, s)
+		rs := b.Store.(fire.ReminderStore)
+		wantFailed(t, "mark reminded of a missing item", rs.MarkReminded(ctx, rp))
+		if got := b.Attrs(t, k); got != nil {
+			t.Fatalf("MarkReminded of a missing item created it: %v", got)
+		}
+		b.Put(t, item)
+		core, err := fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return at }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []contract.Payload
+		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
+		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {
+			out, err := core.Remind(ctx, rp, rs, d)
+			if err != nil || out != want {
+				t.Fatalf("reminder %d: %v, %v; want %v", i, out, err, want)
+			}
+		}
+		if len(got) != 1 || !got[0].Equal(rp) {
+			t.Fatalf("delivered %+v, want once %+v", got, rp)
+		}
+		equal(t, "after the reminder", b.Attrs(t, k), with(item, s.RemindClaimAtAttr, ts(at), s.RemindedAttr, ts(rem)))
 	})
 
 	t.Run("the core fires a plain put once", func(t *testing.T) {
