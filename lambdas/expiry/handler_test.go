@@ -34,6 +34,13 @@ func TestHandle(t *testing.T) {
 	payload := func(dueAt time.Time) json.RawMessage {
 		return json.RawMessage(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt}))
 	}
+	// A reminder 15 minutes before a later deadline (the clock reads due+30s).
+	remDue := due.Add(15 * time.Minute)
+	reminding := pending
+	reminding.DueAt, reminding.Reminder, reminding.RemindAt = remDue, task.Reminder15m, due
+	remPayload := func(dueAt, at time.Time) json.RawMessage {
+		return json.RawMessage(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt, Remind: at}))
+	}
 	for _, tc := range []struct {
 		name       string
 		stored     *task.Task
@@ -51,6 +58,9 @@ func TestHandle(t *testing.T) {
 		{"publish failure is retried", &pending, payload(due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusExpired},
 		{"another attempt is publishing: retry later", &claimed, payload(due), nil, true, `"ExpiryNotifyInProgress":1`, 0, task.StatusExpired},
 		{"not our payload", &pending, json.RawMessage(`{"hello":1}`), nil, true, `"ExpiryBadInput":1`, 0, task.StatusPending},
+		{"reminder payload reminds, task stays pending", &reminding, remPayload(remDue, due), nil, false, `"RemindersSent":1`, 1, task.StatusPending},
+		{"stale reminder skipped", &reminding, remPayload(remDue, due.Add(-time.Hour)), nil, false, `"RemindersSkipped":1`, 0, task.StatusPending},
+		{"reminder publish failure is retried", &reminding, remPayload(remDue, due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.NewStore()
