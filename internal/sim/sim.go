@@ -385,9 +385,14 @@ func (w *world) history() {
 	w.checkAtRest()
 	// On past every deadline and the grace period, with faults.
 	w.faultsOn = true
+	// Until past every deadline, and every reminder schedule that a stale
+	// (replayed) message made meanwhile.
 	end := w.lastDue().Add(grace + time.Minute)
 	for w.clock.Now().Before(end) {
 		w.tick(false)
+		if last := w.lastReminder(); !last.IsZero() && last.Add(grace+time.Minute).After(end) {
+			end = last.Add(grace + time.Minute)
+		}
 	}
 	// The faults stop and the pipeline drains. Then, past the grace
 	// period (and so past every notification claim's lease), the
@@ -483,10 +488,19 @@ func (w *world) lastDue() time.Time {
 			last = t.DueAt
 		}
 	}
-	// A reminder schedule left by a stale (replayed) reschedule of a task
-	// deleted since is no orphan the reconciler lists (it lists the
-	// deadline schedules' prefix): it fires once, its claim finds no task,
-	// and it deletes itself. Run past it too.
+	if r := w.lastReminder(); r.After(last) {
+		last = r
+	}
+	return last
+}
+
+// lastReminder is the time of the latest reminder schedule (zero for
+// none). A reminder schedule left by a stale (replayed) reschedule of a
+// task deleted since is no orphan the reconciler lists (it lists the
+// deadline schedules' prefix): it fires once, its claim finds no task,
+// and it deletes itself. The history runs past it too.
+func (w *world) lastReminder() time.Time {
+	var last time.Time
 	for _, sc := range w.sched.All() {
 		if _, ok := task.TaskIDFromReminderName(sc.Name); ok && sc.At.After(last) {
 			last = sc.At

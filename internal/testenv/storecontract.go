@@ -263,6 +263,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		fifteen, none := task.Reminder15m, task.ReminderNone
 		later := contractT0.Add(72 * time.Hour)
+		soon := now.Add(30 * time.Minute) // its 1h reminder is 30 minutes ago
 		for i, tc := range []struct {
 			name string
 			p    task.Patch
@@ -272,6 +273,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"reminder none", task.Patch{Reminder: &none}, true},
 			{"deadline", task.Patch{DueAt: &later}, true},
 			{"deadline and reminder", task.Patch{DueAt: &later, Reminder: &fifteen}, true},
+			{"reminder passed when written: done at once", task.Patch{DueAt: &soon}, true},
 			{"basis deadline changed meanwhile", task.Patch{Reminder: &fifteen}, false},
 			{"basis reminder changed meanwhile", task.Patch{DueAt: &later}, false},
 		} {

@@ -207,6 +207,9 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 			cond += " AND " + e.name(tableschema.AttrReminder) + " = " + e.value(string(b.Reminder))
 		}
 		e.setOrRemove(tableschema.AttrRemindAt, task.FormatTime(b.RemindAt))
+		if !b.RemindAt.IsZero() && !b.RemindAt.After(now) {
+			e.set(tableschema.AttrRemindedFor, task.FormatTime(b.RemindAt)) // passed when written: done (as task.ApplyPatch)
+		}
 		e.remove(tableschema.AttrRemindClaimAt) // as task.ApplyPatch
 		if p.DueAt == nil {
 			e.remove(tableschema.AttrScheduledFor) // as task.ApplyPatch

@@ -80,8 +80,9 @@ func (w *Worker) SetClock(now func() time.Time) { w.now = now }
 // With a schema that has reminders, each action also applies to the
 // item's reminder schedule (contract.Schema.ReminderName): cancel deletes
 // it ("not found" is success); schedule and reschedule make it or move
-// it to the message's reminder time when that is ahead of now, and
-// delete it otherwise (no reminder, or one whose time has passed).
+// it to the message's reminder time when that is ahead of now, delete it
+// when the message has no reminder, and leave it as it is when the
+// reminder time has passed (it may be firing right now).
 //
 // A returned error fails only this message, which is delivered again;
 // errors.Is(err, ErrMalformed) never passes, and the queue's redrive
@@ -152,7 +153,15 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		return nil
 	}
 	r, ok := m.Reminder(w.schema)
-	if m.Action == ActionCancel || !ok || !r.At.After(w.now()) {
+	if ok && !r.At.After(w.now()) {
+		// Passed: not made or moved. One left as it is may be firing at
+		// this very moment (a due schedule that has not fired yet), and
+		// deleting it could lose that reminder; any other fires, its
+		// claim fails, and it deletes itself.
+		log.InfoContext(ctx, "reminder time passed: reminder schedule left as it is", "remindAt", contract.FormatTime(r.At))
+		return nil
+	}
+	if m.Action == ActionCancel || !ok {
 		err := w.scheduler.Delete(ctx, w.schema.ReminderName(m.Key()))
 		switch {
 		case err == nil:

@@ -40,6 +40,7 @@ func ApplyPatch(t Task, p Patch, now time.Time) Task {
 	}
 	if p.DueAt != nil || p.Reminder != nil {
 		t.RemindAt = RemindAt(t.DueAt, t.Reminder)
+		t.RemindedFor = reminderDone(t.RemindedFor, t.RemindAt, now)
 		// A claim of the old reminder time must not hold up the new one.
 		t.RemindClaimAt = time.Time{}
 		// The worker moves the reminder schedule too; until the

@@ -67,6 +67,18 @@ func RemindAt(due time.Time, r Reminder) time.Time {
 	return due.UTC().Truncate(time.Second).Add(-off)
 }
 
+// reminderDone is RemindedFor after a write at now sets the reminder time
+// to remindAt: a time that has already passed when it is written is done
+// at once (no email: it is never scheduled, and a firing of an earlier
+// schedule for the same time, retried after the task moved away and back,
+// finds it done), any other leaves done as it was.
+func reminderDone(done, remindAt, now time.Time) time.Time {
+	if !remindAt.IsZero() && !remindAt.After(now) {
+		return remindAt
+	}
+	return done
+}
+
 // ReminderFor is the reminder schedule a Pending task must have at now:
 // ok is false when it has none, or its time is not after now (a reminder
 // whose time has passed when written is kept but never scheduled).

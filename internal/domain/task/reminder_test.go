@@ -89,6 +89,14 @@ func TestCreateMakesReminderSchedule(t *testing.T) {
 			if !stored.RemindAt.Equal(tc.wantStored) || stored.ScheduleRepair != tc.wantRepair {
 				t.Fatalf("stored RemindAt %v repair %v; want %v %v", stored.RemindAt, stored.ScheduleRepair, tc.wantStored, tc.wantRepair)
 			}
+			// A reminder passed when written is done at once; no other.
+			var wantDone time.Time
+			if tc.wantAt.IsZero() && !tc.wantRepair {
+				wantDone = tc.wantStored
+			}
+			if !stored.RemindedFor.Equal(wantDone) {
+				t.Fatalf("RemindedFor %v, want %v", stored.RemindedFor, wantDone)
+			}
 			if tc.wantRepair && stored.ScheduleConfirmed() {
 				t.Fatal("a task without its reminder schedule is confirmed")
 			}
@@ -205,6 +213,32 @@ func TestRemindRetry(t *testing.T) {
 	clock.t = clock.t.Add(lease)
 	if got, err := svc.Remind(ctx, req); got != task.Reminded || err != nil || len(out.Sent()) != 1 {
 		t.Fatalf("retry after the lease: %s, %v, sent %d", got, err, len(out.Sent()))
+	}
+}
+
+// TestRemindAfterMovingAwayAndBack: a firing retried after the task's
+// deadline moved away and back, once the reminder time had passed, sends
+// nothing: the time was written when already passed, which makes it done.
+func TestRemindAfterMovingAwayAndBack(t *testing.T) {
+	ctx := context.Background()
+	store, out := memory.NewStore(), &memory.Outbox{}
+	clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
+	svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Notifier: out, Clock: clock,
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := svc.Create(ctx, "u1", task.NewTask{Title: "t", DueAt: expireDue})
+	req := task.RemindRequest{UserID: "u1", TaskID: created.TaskID, DueAt: expireDue, RemindAt: created.RemindAt}
+	clock.t = created.RemindAt.Add(time.Minute)
+	away, back := expireDue.Add(time.Hour), expireDue
+	for _, d := range []*time.Time{&away, &back} {
+		if _, err := svc.Update(ctx, "u1", created.TaskID, task.Patch{DueAt: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := svc.Remind(ctx, req); got != task.RemindSkipped || err != nil || len(out.Sent()) != 0 {
+		t.Fatalf("Remind = %s, %v, sent %d; want skipped, none", got, err, len(out.Sent()))
 	}
 }
 

@@ -151,6 +151,7 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 		// stream path must not make it again.
 		ScheduleInline: true,
 	}
+	t.RemindedFor = reminderDone(time.Time{}, t.RemindAt, now)
 	if err := s.store.Create(ctx, t); err != nil {
 		return Task{}, fmt.Errorf("create task: %w", err)
 	}

@@ -81,8 +81,9 @@ type Task struct {
 	// is kept even when it had passed when written; then no reminder
 	// schedule is made (ReminderFor).
 	RemindAt time.Time
-	// RemindedFor is the RemindAt whose reminder was published, so a
-	// retried reminder publishes only when no attempt recorded it.
+	// RemindedFor is the RemindAt whose reminder is done: published (so a
+	// retried reminder publishes only when no attempt recorded it), or
+	// already passed when it was written (no email for it, ever).
 	RemindedFor time.Time
 	// RemindClaimAt is when a reminder attempt last took the right to
 	// publish it (contract.Schema.RemindClaim): a retry takes it over only
