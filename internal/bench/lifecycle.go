@@ -123,7 +123,11 @@ func CountLifecycle(ctx context.Context, path Path) (Usage, error) {
 	t0 := p.Clock.Now()
 	due := t0.Add(time.Hour)
 	user := "user-1"
-	tk, err := p.Service.Create(ctx, user, task.NewTask{Title: "water the plants", DueAt: due})
+	// No reminder: the cost model prices the deadline's lifecycle. A
+	// reminder (the API's default is 1 h) adds, when its time is ahead,
+	// a CreateSchedule, and at its time an invocation, two writes and a
+	// publish, or a DeleteSchedule when the task ends before it.
+	tk, err := p.Service.Create(ctx, user, task.NewTask{Title: "water the plants", DueAt: due, Reminder: task.ReminderNone})
 	if err != nil {
 		return u, fmt.Errorf("create: %w", err)
 	}

@@ -21,9 +21,11 @@ func TestCountLifecycle(t *testing.T) {
 		// create; complete (write) -> processor -> SQS -> worker ->
 		// DeleteSchedule; nothing fires.
 		{PathCancel, 2, 3, 1, 2, 0, 3, 2, 1, 0, 0},
-		// create; move (write) -> processor -> SQS -> worker ->
-		// UpdateSchedule; then it expires as PathExpire.
-		{PathReschedule, 2, 5, 1, 2, 1, 3, 4, 1, 1, 1},
+		// create; move (a consistent read, since the reminder time derives
+		// from the task's reminder and the new deadline; the write) ->
+		// processor -> SQS -> worker -> UpdateSchedule; then it expires as
+		// PathExpire.
+		{PathReschedule, 2, 5, 2, 2, 1, 3, 4, 1, 1, 1},
 	} {
 		t.Run(string(tc.path), func(t *testing.T) {
 			u, err := CountLifecycle(context.Background(), tc.path)

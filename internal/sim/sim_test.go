@@ -215,7 +215,7 @@ func TestMutantsAreCaught(t *testing.T) {
 		{Mutation{Name: "(f) the reconciler lists only Pending tasks",
 			Pending: func(p task.PendingLister) task.PendingLister { return onlyPending{p} }}, "I2", false, 100},
 		{Mutation{Name: "(i) a deadline change keeps the schedule's record",
-			Store: func(s task.Store) task.Store { return keepRecord{s} }}, "I3", false, 200},
+			Store: func(s task.Store) task.Store { return keepRecord{s} }}, "I3", false, 400},
 		{Mutation{Name: "(r1) a reminder whose claim failed is sent anyway",
 			Store: func(s task.Store) task.Store { return remindAnyway{s} }}, "I6", false, 0},
 		{Mutation{Name: "(r2) the worker neither makes nor moves reminder schedules",

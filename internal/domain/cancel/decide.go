@@ -54,7 +54,8 @@ import (
 // items) are never armed, so they are always "nothing".
 func Decide(s contract.Schema, c task.Change) (Message, bool) {
 	armed := func(it *contract.Item) bool { return it != nil && s.Armed(*it) }
-	cancel := Message{Action: ActionCancel, Partition: c.Key.Partition, Sort: c.Key.Sort, EventID: c.EventID}
+	cancel := Message{Action: ActionCancel, Partition: c.Key.Partition, Sort: c.Key.Sort, EventID: c.EventID,
+		NoOldReminder: noOldReminder(s, c)}
 	switch c.Kind {
 	case task.ChangeInsert:
 		if armed(c.New) && !c.New.Inline {
@@ -87,5 +88,11 @@ func Decide(s contract.Schema, c task.Change) (Message, bool) {
 // withItem is a message that gives the new image its schedule.
 func withItem(a Action, c task.Change) Message {
 	return Message{Action: a, Partition: c.Key.Partition, Sort: c.Key.Sort, DueAt: c.New.Due.UTC(),
-		RemindAt: c.New.Remind.UTC(), Token: c.New.Token, EventID: c.EventID}
+		RemindAt: c.New.Remind.UTC(), Token: c.New.Token, EventID: c.EventID, NoOldReminder: c.Kind == task.ChangeInsert || (c.Old != nil && c.Old.Remind.IsZero())}
+}
+
+// noOldReminder reports whether the record shows that the item had no
+// reminder before the change (so no reminder schedule to delete).
+func noOldReminder(s contract.Schema, c task.Change) bool {
+	return !s.Reminds() || (c.Old != nil && c.Old.Remind.IsZero())
 }

@@ -49,6 +49,12 @@ type Message struct {
 	// zero for none): the worker makes, moves or deletes the reminder
 	// schedule to match.
 	RemindAt time.Time `json:"remindAt,omitzero"`
+	// NoOldReminder says the record showed the item before the change
+	// without a reminder time (or it is an insert): there is no reminder
+	// schedule to delete, so the worker makes no call for it. Unset (a
+	// record without its old image, or a message from before reminders),
+	// the worker deletes it; "not found" is success.
+	NoOldReminder bool `json:"noOldReminder,omitempty"`
 	// Token is the item's token ("" when its writer set none), so the
 	// worker derives the same ClientToken as every other create of this
 	// item.

@@ -26,6 +26,13 @@ func TestDecideReminder(t *testing.T) {
 		{"reminder removed: reschedule without one", withRem, removed, &Message{Action: ActionReschedule, Partition: user,
 			Sort: tid, DueAt: due, Token: "TOKEN", EventID: "ev1"}},
 		{"reminder delivered (recorded): nothing", withRem, reminded, nil},
+		{"completed with a reminder: cancel deletes it", withRem, with(func(t *task.Task) {
+			t.Reminder, t.RemindAt, t.Status = task.Reminder1h, rem, task.StatusDone
+		}), &Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "ev1"}},
+		{"completed without one: cancel knows there is none", removed, with(func(t *task.Task) { t.Status = task.StatusDone }),
+			&Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "ev1", NoOldReminder: true}},
+		{"deadline moved, no reminder before or after", removed, with(func(t *task.Task) { t.DueAt = due.Add(time.Hour) }),
+			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: due.Add(time.Hour), Token: "TOKEN", EventID: "ev1", NoOldReminder: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := Decide(task.Schema, change(task.ChangeModify, tc.old, tc.new))
@@ -67,6 +74,8 @@ func TestWorkerReminder(t *testing.T) {
 		{"schedule of a passed time makes none", time.Time{}, msg(ActionSchedule, now.Add(-time.Minute)), time.Time{}},
 		{"cancel deletes it", rem, Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e"}, time.Time{}},
 		{"cancel without one succeeds", time.Time{}, Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e"}, time.Time{}},
+		{"cancel of an item that had none calls nothing", time.Time{}, Message{Action: ActionCancel, Partition: user, Sort: tid,
+			EventID: "e", NoOldReminder: true}, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -86,6 +95,9 @@ func TestWorkerReminder(t *testing.T) {
 				if err := w.Handle(ctx, tc.msg); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if tc.msg.NoOldReminder && s.Calls["Delete"] > 2 {
+				t.Fatalf("%d deletes for an item that had no reminder: want only the deadline schedule's", s.Calls["Delete"])
 			}
 			got, ok := s.Lookup(name)
 			if ok != !tc.want.IsZero() || ok && (!got.At.Equal(tc.want) || !got.Payload.Remind.Equal(tc.want) || !got.Payload.Due.Equal(due)) {

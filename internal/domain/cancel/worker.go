@@ -162,6 +162,9 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		return nil
 	}
 	if m.Action == ActionCancel || !ok {
+		if m.NoOldReminder {
+			return nil // the item had no reminder: no schedule to delete
+		}
 		err := w.scheduler.Delete(ctx, w.schema.ReminderName(m.Key()))
 		switch {
 		case err == nil:
