@@ -104,7 +104,7 @@ export function TaskFields({
           ))}
         </div>
       </div>
-      <div className="field">
+      <div className="field field-reminder">
         <label htmlFor={`${idPrefix}-reminder`}>Reminder</label>
         <select
           id={`${idPrefix}-reminder`}

@@ -152,7 +152,7 @@ function TimeLine({ task, now }: { task: Task; now: number }) {
         <span className="time-left" data-testid="task-time-left">
           {formatTimeLeft(task.dueAt, now)}
         </span>{' '}
-        · due {due}
+        · <span className="due-at">due {due}</span>
         {task.remindAt ? (
           <>
             {' '}
