@@ -2,6 +2,7 @@ package notify
 
 import (
 	"strings"
+	"time"
 
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
@@ -43,19 +44,9 @@ func FormatMessage(n task.Notification) Message {
 		return formatReminder(n)
 	}
 	loc := Location(n.TimeZone)
-	var b strings.Builder
-	b.WriteString("Your task \"" + n.Title + "\" reached its deadline without being completed, so it has expired.\n\n")
-	if d := plainText(n.Description); d != "" {
-		b.WriteString(d + "\n\n")
-	}
-	b.WriteString("Due: " + dueLine(n.DueAt, loc) + "\n")
-	b.WriteString("\nYou receive this because you signed up for task reminders with this address.\n")
-	if n.Link != "" {
-		b.WriteString("\nOpen the task: " + n.Link + "\n")
-	}
 	return Message{
 		Subject: Subject(subjectPrefix, n.Title, "Task expired: due at "+Clock(n.DueAt, loc)),
-		Body:    b.String(),
+		Body:    body(n, loc, "Your task \""+n.Title+"\" reached its deadline without being completed, so it has expired."),
 	}
 }
 
@@ -63,8 +54,18 @@ func FormatMessage(n task.Notification) Message {
 func formatReminder(n task.Notification) Message {
 	loc := Location(n.TimeZone)
 	in := n.Reminder.Words()
+	return Message{
+		Subject: Subject("Due in "+in+": ", n.Title, "Due in "+in+": a task due at "+Clock(n.DueAt, loc)),
+		Body:    body(n, loc, "Your task \""+n.Title+"\" is due in "+in+". Complete it before then, or it expires."),
+	}
+}
+
+// body is the text of both messages: the opening line, the description,
+// the deadline in the owner's zone and in UTC, why this address gets it,
+// and the link.
+func body(n task.Notification, loc *time.Location, opening string) string {
 	var b strings.Builder
-	b.WriteString("Your task \"" + n.Title + "\" is due in " + in + ". Complete it before then, or it expires.\n\n")
+	b.WriteString(opening + "\n\n")
 	if d := plainText(n.Description); d != "" {
 		b.WriteString(d + "\n\n")
 	}
@@ -73,10 +74,7 @@ func formatReminder(n task.Notification) Message {
 	if n.Link != "" {
 		b.WriteString("\nOpen the task: " + n.Link + "\n")
 	}
-	return Message{
-		Subject: Subject("Due in "+in+": ", n.Title, "Due in "+in+": a task due at "+Clock(n.DueAt, loc)),
-		Body:    b.String(),
-	}
+	return b.String()
 }
 
 // Subject is prefix followed by title in ASCII (see ASCII), cut with
