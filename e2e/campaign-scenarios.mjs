@@ -2,7 +2,9 @@
 // campaign page creates, previews, provisions and cancels campaigns, and
 // shows their counts and sends as the dev server pushes them (server-sent
 // events). The planner places sends at whole minutes (EventBridge
-// Scheduler's precision): these campaigns use a narrow window starting at
+// Scheduler invokes targets with 60 second precision:
+// https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html),
+// so the "a few seconds apart" is a minute apart here: these campaigns use a narrow window starting at
 // the next whole minute, in UTC, with as many sends per day as recipients,
 // so their sends are one minute apart and the scenarios take minutes.
 // Selectors: see web/README.md ("Campaign page").

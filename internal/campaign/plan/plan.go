@@ -11,7 +11,10 @@
 // forward) and runs a repeated local time only once (fall back), see
 // https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html#daylist-savings-time
 // so the planner uses neither the gap nor either copy of a repeated hour.
-// Sends are at whole minutes, the scheduler's precision.
+// Sends are at whole minutes, the scheduler's precision: "All schedule
+// types on EventBridge Scheduler invoke their targets with 60 second
+// precision" (same page, the note at its top), so a plan with sends
+// seconds apart would not run as planned.
 package plan
 
 import (
