@@ -29,19 +29,21 @@ type ClaimOptions struct {
 }
 
 // Claim is the conditional write that fires an item exactly once: only if
-// its state is armed **and** its due time is still due, it moves the item
-// to FiredState, records FiredAtAttr, and takes the right to run the
-// target (ClaimAtAttr = now). A schedule left over from a moved due time,
-// or one whose cancellation was late, fails the condition and changes
-// nothing. Claimable is the same rule in Go.
-func (s Schema) Claim(k Key, due, now time.Time, opt ClaimOptions) Update {
+// its state is armed **and** its due attribute still holds due, it moves
+// the item to FiredState, records FiredAtAttr, and takes the right to run
+// the target (ClaimAtAttr = now). A schedule left over from a moved due
+// time, or one whose cancellation was late, fails the condition and
+// changes nothing. due is compared as a string, so it must be the due
+// time as stored (Spelling.Due; AsStored finds it). Claimable is the same
+// rule in Go.
+func (s Schema) Claim(k Key, due string, now time.Time, opt ClaimOptions) Update {
 	e := newExpr()
 	vals := make([]string, len(s.ArmedStates))
 	for i, a := range s.ArmedStates {
 		vals[i] = e.value(a)
 	}
 	cond := e.name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ") AND " +
-		e.name(s.DueAttr) + " = " + e.value(FormatTime(due))
+		e.name(s.DueAttr) + " = " + e.value(due)
 	e.set(s.StateAttr, s.FiredState)
 	e.set(s.FiredAtAttr, FormatTime(now))
 	e.set(s.ClaimAtAttr, FormatTime(now))
@@ -54,21 +56,23 @@ func (s Schema) Claim(k Key, due, now time.Time, opt ClaimOptions) Update {
 	return e.update(s.Attrs(k), cond)
 }
 
-// Claimable reports whether Claim's condition holds for it at due.
-func (s Schema) Claimable(it Item, due time.Time) bool {
-	return slices.Contains(s.ArmedStates, it.State) && !it.Due.IsZero() && it.Due.Equal(due.UTC().Truncate(time.Second))
+// Claimable reports whether Claim's condition holds for it at due: as
+// DynamoDB does, it compares the due attribute as stored with due, string
+// with string.
+func (s Schema) Claimable(it Item, due string) bool {
+	return s.Armed(it) && it.Spelling().Due == due
 }
 
 // TakeOver is the conditional write by which a retried firing takes the
 // right to run the target from an attempt that claimed it and did not
 // record delivery: only if the item is fired for due, not delivered, and
-// the last claim is absent or at least lease old. TakeOverable is the
-// same rule in Go.
-func (s Schema) TakeOver(k Key, due, now time.Time, lease time.Duration) Update {
+// the last claim is absent or at least lease old. due is the due time as
+// stored, as for Claim. TakeOverable is the same rule in Go.
+func (s Schema) TakeOver(k Key, due string, now time.Time, lease time.Duration) Update {
 	e := newExpr()
 	claim := e.name(s.ClaimAtAttr)
 	cond := e.name(s.StateAttr) + " = " + e.value(s.FiredState) +
-		" AND " + e.name(s.DueAttr) + " = " + e.value(FormatTime(due)) +
+		" AND " + e.name(s.DueAttr) + " = " + e.value(due) +
 		" AND attribute_not_exists(" + e.name(s.DeliveredAtAttr) + ")" +
 		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(FormatTime(now.Add(-lease))) + ")"
 	e.set(s.ClaimAtAttr, FormatTime(now))
@@ -81,9 +85,11 @@ func (s Schema) Undelivered(it Item, due time.Time) bool {
 	return it.State == s.FiredState && it.Due.Equal(due.UTC().Truncate(time.Second)) && !it.Delivered
 }
 
-// TakeOverable reports whether TakeOver's condition holds for it.
-func (s Schema) TakeOverable(it Item, due, now time.Time, lease time.Duration) bool {
-	return s.Undelivered(it, due) && (it.ClaimAt.IsZero() || !it.ClaimAt.After(now.Add(-lease).Truncate(time.Second)))
+// TakeOverable reports whether TakeOver's condition holds for it (the due
+// attribute compared as stored, as DynamoDB does).
+func (s Schema) TakeOverable(it Item, due string, now time.Time, lease time.Duration) bool {
+	return it.State == s.FiredState && it.Spelling().Due == due && !it.Delivered &&
+		(it.ClaimAt.IsZero() || !it.ClaimAt.After(now.Add(-lease).Truncate(time.Second)))
 }
 
 // Markable reports whether MarkDelivered's condition holds for it: it is
@@ -155,20 +161,22 @@ func (e *expr) update(key map[string]string, cond string) Update {
 // old). It sets RemindClaimAtAttr = now. A reminder left over from a
 // moved due time or reminder time, or from a completed, fired or removed
 // item, fails the condition. The first firing and a retry that takes over
-// from a crashed one are the same write. RemindClaimable is the same rule
-// in Go.
-func (s Schema) RemindClaim(k Key, due, remind, now time.Time, lease time.Duration) Update {
+// from a crashed one are the same write. sp is the due time and reminder
+// time as stored (as for Claim); RemindedAttr, which only MarkReminded
+// writes, is compared in FormatTime's spelling. RemindClaimable is the
+// same rule in Go.
+func (s Schema) RemindClaim(k Key, sp Spelling, now time.Time, lease time.Duration) Update {
 	e := newExpr()
 	vals := make([]string, len(s.ArmedStates))
 	for i, a := range s.ArmedStates {
 		vals[i] = e.value(a)
 	}
-	rv := e.value(FormatTime(remind))
+	remind, _ := ParseTime(sp.Remind)
 	done, claim := e.name(s.RemindedAttr), e.name(s.RemindClaimAtAttr)
 	cond := e.name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ")" +
-		" AND " + e.name(s.DueAttr) + " = " + e.value(FormatTime(due)) +
-		" AND " + e.name(s.RemindAttr) + " = " + rv +
-		" AND (attribute_not_exists(" + done + ") OR " + done + " <> " + rv + ")" +
+		" AND " + e.name(s.DueAttr) + " = " + e.value(sp.Due) +
+		" AND " + e.name(s.RemindAttr) + " = " + e.value(sp.Remind) +
+		" AND (attribute_not_exists(" + done + ") OR " + done + " <> " + e.value(FormatTime(remind)) + ")" +
 		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(FormatTime(now.Add(-lease))) + ")"
 	e.set(s.RemindClaimAtAttr, FormatTime(now))
 	return e.update(s.Attrs(k), cond)
@@ -183,9 +191,11 @@ func (s Schema) ReminderOpen(it Item, due, remind time.Time) bool {
 		it.Remind.Equal(remind) && !it.Reminded.Equal(remind)
 }
 
-// RemindClaimable reports whether RemindClaim's condition holds for it.
-func (s Schema) RemindClaimable(it Item, due, remind, now time.Time, lease time.Duration) bool {
-	return s.ReminderOpen(it, due, remind) &&
+// RemindClaimable reports whether RemindClaim's condition holds for it
+// (the due time and reminder time compared as stored, as DynamoDB does).
+func (s Schema) RemindClaimable(it Item, sp Spelling, now time.Time, lease time.Duration) bool {
+	remind, _ := ParseTime(sp.Remind)
+	return s.Reminds() && s.Armed(it) && it.Spelling() == sp && !it.Reminded.Equal(remind) &&
 		(it.RemindClaimAt.IsZero() || !it.RemindClaimAt.After(now.Add(-lease).Truncate(time.Second)))
 }
 

@@ -15,8 +15,12 @@
 // friends), which in-memory stores use so that they agree with DynamoDB.
 //
 // Every attribute the contract reads or writes is a DynamoDB string (S).
-// Times are RFC 3339 in UTC at whole seconds (FormatTime), so two equal
-// instants give equal strings and string comparison orders them.
+// The times the library writes are RFC 3339 in UTC at whole seconds
+// (FormatTime), so two equal instants give equal strings and string
+// comparison orders them. The due time and reminder time are the
+// writer's: any RFC 3339 spelling is read (ParseTime), and the
+// conditional writes compare them as stored (Spelling, AsStored), since
+// DynamoDB compares strings, not instants.
 package contract
 
 import (
@@ -283,8 +287,13 @@ type Item struct {
 	Key   Key
 	State string
 	// Due is the due time (zero when the item has none or it is not a
-	// valid time: such an item is never armed).
-	Due    time.Time
+	// valid time: such an item is never armed), at whole seconds
+	// (ParseTime).
+	Due time.Time
+	// DueText is the due attribute as stored when that is not
+	// FormatTime(Due): another writer's spelling, such as
+	// "2026-12-01T09:00:00+01:00" (Spelling).
+	DueText string
 	Token  string
 	Inline bool
 	// Delivered: the target ran for this item's firing.
@@ -294,6 +303,9 @@ type Item struct {
 	// Remind is the reminder time (zero: none, or a schema without
 	// RemindAttr).
 	Remind time.Time
+	// RemindText is the reminder attribute as stored when that is not
+	// FormatTime(Remind), as DueText.
+	RemindText string
 	// RemindClaimAt is when the right to deliver a reminder was last taken.
 	RemindClaimAt time.Time
 	// Reminded is the reminder time whose reminder was delivered.
@@ -316,17 +328,93 @@ func (s Schema) ItemFrom(attrs map[string]string) (Item, error) {
 		return Item{}, fmt.Errorf("%w: needs %s", ErrNoKey, strings.Join(s.keyNames(), " and "))
 	}
 	it.State = attrs[s.StateAttr]
-	it.Due, _ = ParseTime(attrs[s.DueAttr])
+	it.Due, it.DueText = parseStored(attrs[s.DueAttr])
 	it.Token = attrs[s.TokenAttr]
 	it.Inline = attrs[s.InlineAttr] == "true"
 	it.Delivered = attrs[s.DeliveredAtAttr] != ""
 	it.ClaimAt, _ = ParseTime(attrs[s.ClaimAtAttr])
 	if s.Reminds() {
-		it.Remind, _ = ParseTime(attrs[s.RemindAttr])
+		it.Remind, it.RemindText = parseStored(attrs[s.RemindAttr])
 		it.RemindClaimAt, _ = ParseTime(attrs[s.RemindClaimAtAttr])
 		it.Reminded, _ = ParseTime(attrs[s.RemindedAttr])
 	}
 	return it, nil
+}
+
+// parseStored reads a writer's time attribute: the instant, and the
+// value itself when it is not the instant's canonical spelling.
+func parseStored(v string) (t time.Time, text string) {
+	t, _ = ParseTime(v)
+	if v != FormatTime(t) {
+		text = v
+	}
+	return t, text
+}
+
+// Spelling is how an item stores its due time and reminder time: the
+// strings its conditional writes compare. DynamoDB compares S values byte
+// by byte, so "2026-12-01T09:00:00+01:00" does not equal
+// "2026-12-01T08:00:00Z" although they name one instant
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html).
+type Spelling struct {
+	Due    string
+	Remind string
+}
+
+// Canonical is the spelling the library writes: FormatTime of each.
+func Canonical(due, remind time.Time) Spelling {
+	return Spelling{Due: FormatTime(due), Remind: FormatTime(remind)}
+}
+
+// Spelling is the item's due time and reminder time as stored.
+func (it Item) Spelling() Spelling {
+	sp := Canonical(it.Due, it.Remind)
+	if it.DueText != "" {
+		sp.Due = it.DueText
+	}
+	if it.RemindText != "" {
+		sp.Remind = it.RemindText
+	}
+	return sp
+}
+
+// MaxRespellings bounds AsStored's writes: a writer that re-spells the
+// same instant again and again between the read and the write wins.
+const MaxRespellings = 3
+
+// AsStored runs write, a conditional write whose condition compares the
+// item's due time (and, when remind is not zero, its reminder time) as
+// stored, first with the canonical spelling of due and remind. When its condition fails (failed) and the
+// item, read again (read), holds the same instants in another spelling,
+// it writes again with the stored spelling, at most MaxRespellings writes
+// in all. So an item that another writer spelled
+// "2026-12-01T09:00:00+01:00" or "2026-12-01T08:00:00.000Z" is claimed at
+// its instant: the condition stays an exact string comparison on the
+// stored value, and costs one read and one write more only for such an
+// item. It returns the last write's error, or read's.
+func AsStored(due, remind time.Time, write func(Spelling) error, failed func(error) bool,
+	read func() (Item, bool, error)) error {
+	sp := Canonical(due, remind)
+	var err error
+	for range MaxRespellings {
+		if err = write(sp); err == nil || !failed(err) {
+			return err
+		}
+		it, found, rerr := read()
+		if rerr != nil {
+			return fmt.Errorf("read after a failed condition: %w", rerr)
+		}
+		stored := it.Spelling()
+		if remind.IsZero() { // a due-time write: the reminder is not compared
+			stored.Remind = ""
+		}
+		if !found || stored == sp || !it.Due.Equal(due.UTC().Truncate(time.Second)) ||
+			(!remind.IsZero() && !it.Remind.Equal(remind.UTC().Truncate(time.Second))) {
+			return err
+		}
+		sp = stored
+	}
+	return err
 }
 
 func (s Schema) keyNames() []string {
@@ -546,14 +634,24 @@ func FormatTime(t time.Time) string {
 	return t.UTC().Truncate(time.Second).Format(TimeLayout)
 }
 
-// ParseTime reads an RFC 3339 time ("" gives the zero time).
+// ParseTime reads an RFC 3339 date-time in any of its spellings ("" gives
+// the zero time): any offset ("Z", "+00:00", "+01:00", "-05:00"),
+// fractional seconds ("08:00:00.000Z", "08:00:00.123456Z"), and a lower
+// case "t" and "z", which RFC 3339 section 5.6 allows
+// (https://www.rfc-editor.org/rfc/rfc3339#section-5.6) and Go's parser
+// does not. It returns the instant in UTC at whole seconds, rounded up:
+// a due time of 08:00:00.5 fires at 08:00:01, never before the instant
+// written. A leap second (":60") does not parse.
 func ParseTime(v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
+	t, err := time.Parse(time.RFC3339, strings.ToUpper(v))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("parse time %q: %w", v, err)
+	}
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		t = r.Add(time.Second)
 	}
 	return t.UTC(), nil
 }

@@ -156,13 +156,13 @@ func TestClaimRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := s.Claimable(c.it, due); got != c.claimable {
+			if got := s.Claimable(c.it, contract.FormatTime(due)); got != c.claimable {
 				t.Errorf("Claimable = %v, want %v", got, c.claimable)
 			}
 			if got := s.Undelivered(c.it, due); got != c.undelivered {
 				t.Errorf("Undelivered = %v, want %v", got, c.undelivered)
 			}
-			if got := s.TakeOverable(c.it, due, now, lease); got != c.take {
+			if got := s.TakeOverable(c.it, contract.FormatTime(due), now, lease); got != c.take {
 				t.Errorf("TakeOverable = %v, want %v", got, c.take)
 			}
 		})
@@ -173,7 +173,7 @@ func TestClaimExpression(t *testing.T) {
 	s := contract.Default()
 	s.ArmedStates = []string{"Pending", "Snoozed"}
 	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	u := s.Claim(contract.Key{"u1", "01J"}, due, due.Add(time.Second), contract.ClaimOptions{
+	u := s.Claim(contract.Key{"u1", "01J"}, contract.FormatTime(due), due.Add(time.Second), contract.ClaimOptions{
 		AlsoSet: map[string]string{"updatedAt": "x"}, AlsoRemove: []string{"pendingTaskId"}})
 	resolve := func(e string) string {
 		for p, n := range u.Names {

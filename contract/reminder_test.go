@@ -119,7 +119,7 @@ func TestReminderClaimRules(t *testing.T) {
 			if got := s.ReminderOpen(c.it, due, rem); got != c.open {
 				t.Errorf("ReminderOpen = %v, want %v", got, c.open)
 			}
-			if got := s.RemindClaimable(c.it, due, rem, now, lease); got != c.claimable {
+			if got := s.RemindClaimable(c.it, contract.Canonical(due, rem), now, lease); got != c.claimable {
 				t.Errorf("RemindClaimable = %v, want %v", got, c.claimable)
 			}
 		})
@@ -148,7 +148,7 @@ func TestReminderExpressions(t *testing.T) {
 		}
 		return e
 	}
-	u := s.RemindClaim(contract.Key{"u1", "01J"}, due, rem, rem.Add(2*time.Minute), time.Minute)
+	u := s.RemindClaim(contract.Key{"u1", "01J"}, contract.Canonical(due, rem), rem.Add(2*time.Minute), time.Minute)
 	want := "status IN ('Pending') AND dueAt = '2026-12-01T09:00:00Z' AND remindAt = '2026-12-01T08:00:00Z'" +
 		" AND (attribute_not_exists(remindedFor) OR remindedFor <> '2026-12-01T08:00:00Z')" +
 		" AND (attribute_not_exists(remindClaimAt) OR remindClaimAt <= '2026-12-01T08:01:00Z')"

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -129,17 +130,30 @@ func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, se
 }
 
 // Claim implements fire.Store (contract.Schema.Claimable, then the
-// claim's writes).
-func (s *Items) Claim(_ context.Context, p contract.Payload, now time.Time) error {
+// claim's writes), comparing the due attribute as stored
+// (contract.AsStored), as the DynamoDB item store does.
+func (s *Items) Claim(ctx context.Context, p contract.Payload, now time.Time) error {
 	at := contract.FormatTime(now)
-	return s.write("Claim", p.Key, func(it contract.Item) bool { return s.schema.Claimable(it, p.Due) },
-		map[string]string{s.schema.StateAttr: s.schema.FiredState, s.schema.FiredAtAttr: at, s.schema.ClaimAtAttr: at})
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.write("Claim", p.Key, func(it contract.Item) bool { return s.schema.Claimable(it, sp.Due) },
+			map[string]string{s.schema.StateAttr: s.schema.FiredState, s.schema.FiredAtAttr: at, s.schema.ClaimAtAttr: at})
+	})
 }
 
-// TakeOver implements fire.Store (contract.Schema.TakeOverable).
-func (s *Items) TakeOver(_ context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
-	return s.write("TakeOver", p.Key, func(it contract.Item) bool { return s.schema.TakeOverable(it, p.Due, now, lease) },
-		map[string]string{s.schema.ClaimAtAttr: contract.FormatTime(now)})
+// TakeOver implements fire.Store (contract.Schema.TakeOverable), comparing
+// the due attribute as stored (contract.AsStored).
+func (s *Items) TakeOver(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.write("TakeOver", p.Key, func(it contract.Item) bool { return s.schema.TakeOverable(it, sp.Due, now, lease) },
+			map[string]string{s.schema.ClaimAtAttr: contract.FormatTime(now)})
+	})
+}
+
+// asStored runs write with the spelling of p's times that the item
+// stores (contract.AsStored), reading it again with Get.
+func (s *Items) asStored(ctx context.Context, p contract.Payload, write func(contract.Spelling) error) error {
+	return contract.AsStored(p.Due, p.Remind, write, func(err error) bool { return errors.Is(err, fire.ErrConditionFailed) },
+		func() (contract.Item, bool, error) { return s.Get(ctx, p.Key) })
 }
 
 // MarkDelivered implements fire.Store (contract.Schema.Markable).
@@ -148,10 +162,13 @@ func (s *Items) MarkDelivered(_ context.Context, k contract.Key, at time.Time) e
 		map[string]string{s.schema.DeliveredAtAttr: contract.FormatTime(at)})
 }
 
-// RemindClaim implements fire.ReminderStore (contract.Schema.RemindClaimable).
-func (s *Items) RemindClaim(_ context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
-	return s.write("RemindClaim", p.Key, func(it contract.Item) bool { return s.schema.RemindClaimable(it, p.Due, p.Remind, now, lease) },
-		map[string]string{s.schema.RemindClaimAtAttr: contract.FormatTime(now)})
+// RemindClaim implements fire.ReminderStore (contract.Schema.RemindClaimable),
+// comparing both times as stored (contract.AsStored).
+func (s *Items) RemindClaim(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.write("RemindClaim", p.Key, func(it contract.Item) bool { return s.schema.RemindClaimable(it, sp, now, lease) },
+			map[string]string{s.schema.RemindClaimAtAttr: contract.FormatTime(now)})
+	})
 }
 
 // MarkReminded implements fire.ReminderStore (contract.Schema.RemindMarkable).

@@ -61,6 +61,9 @@ func (s *Store) put(k key, t task.Task) {
 	s.items[k] = t
 	sh := &s.pending.shards[shardOf(k.id)]
 	due := task.FormatTime(t.DueAt)
+	if v, ok := s.dueText[k]; ok {
+		due = v // DynamoDB's index sorts the attribute as stored
+	}
 	cur, in := sh.keys[k]
 	switch {
 	case t.AwaitsExpiry() && (!in || cur != due):
@@ -74,6 +77,7 @@ func (s *Store) put(k key, t task.Task) {
 // remove deletes k; the caller holds mu.
 func (s *Store) remove(k key) {
 	delete(s.items, k)
+	delete(s.dueText, k)
 	sh := &s.pending.shards[shardOf(k.id)]
 	if _, in := sh.keys[k]; in {
 		delete(sh.keys, k)

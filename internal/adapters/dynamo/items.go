@@ -57,14 +57,27 @@ func (s *ItemStore) update(ctx context.Context, what string, k contract.Key, u c
 	return nil
 }
 
-// Claim implements fire.Store with contract.Schema.Claim.
+// Claim implements fire.Store with contract.Schema.Claim, comparing the
+// due attribute as stored (contract.AsStored).
 func (s *ItemStore) Claim(ctx context.Context, p contract.Payload, now time.Time) error {
-	return s.update(ctx, "claim", p.Key, s.schema.Claim(p.Key, p.Due, now, contract.ClaimOptions{}))
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.update(ctx, "claim", p.Key, s.schema.Claim(p.Key, sp.Due, now, contract.ClaimOptions{}))
+	})
 }
 
-// TakeOver implements fire.Store with contract.Schema.TakeOver.
+// TakeOver implements fire.Store with contract.Schema.TakeOver, comparing
+// the due attribute as stored (contract.AsStored).
 func (s *ItemStore) TakeOver(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
-	return s.update(ctx, "take over", p.Key, s.schema.TakeOver(p.Key, p.Due, now, lease))
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.update(ctx, "take over", p.Key, s.schema.TakeOver(p.Key, sp.Due, now, lease))
+	})
+}
+
+// asStored runs write with the spelling of p's times that the item
+// stores (contract.AsStored), reading it again with Get.
+func (s *ItemStore) asStored(ctx context.Context, p contract.Payload, write func(contract.Spelling) error) error {
+	return contract.AsStored(p.Due, p.Remind, write, func(err error) bool { return errors.Is(err, fire.ErrConditionFailed) },
+		func() (contract.Item, bool, error) { return s.Get(ctx, p.Key) })
 }
 
 // MarkDelivered implements fire.Store with contract.Schema.MarkDelivered.
@@ -72,9 +85,12 @@ func (s *ItemStore) MarkDelivered(ctx context.Context, k contract.Key, at time.T
 	return s.update(ctx, "mark delivered", k, s.schema.MarkDelivered(k, at, contract.ClaimOptions{}))
 }
 
-// RemindClaim implements fire.ReminderStore with contract.Schema.RemindClaim.
+// RemindClaim implements fire.ReminderStore with contract.Schema.RemindClaim,
+// comparing both times as stored (contract.AsStored).
 func (s *ItemStore) RemindClaim(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
-	return s.update(ctx, "claim reminder", p.Key, s.schema.RemindClaim(p.Key, p.Due, p.Remind, now, lease))
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.update(ctx, "claim reminder", p.Key, s.schema.RemindClaim(p.Key, sp, now, lease))
+	})
 }
 
 // MarkReminded implements fire.ReminderStore with contract.Schema.MarkReminded.

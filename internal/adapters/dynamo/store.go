@@ -177,9 +177,38 @@ func pageLimit(n int) int {
 }
 
 // UpdatePending implements task.Store as one conditional UpdateItem that
-// mirrors task.ApplyPatch. When the condition fails, a read tells
-// ErrNotFound from ErrNotPending.
+// mirrors task.ApplyPatch; a basis's due time is compared as stored
+// (asStored). When the condition fails, a read tells ErrNotFound from
+// ErrNotPending.
 func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task.Patch, now time.Time) (task.Task, error) {
+	var basisDue time.Time
+	if p.Basis != nil {
+		basisDue = p.Basis.DueAt
+	}
+	var out *dynamodb.UpdateItemOutput
+	err := s.asStored(ctx, userID, taskID, basisDue, time.Time{}, func(sp contract.Spelling) (err error) {
+		out, err = s.api.UpdateItem(ctx, pendingUpdate(s.table, userID, taskID, p, sp.Due, now))
+		return err
+	})
+	if isConditionFailed(err) {
+		cur, gerr := s.Get(ctx, userID, taskID)
+		if gerr != nil {
+			return task.Task{}, fmt.Errorf("update task %s: %w", taskID, gerr)
+		}
+		if cur.Status == task.StatusPending {
+			return task.Task{}, fmt.Errorf("update task %s: deadline or reminder changed meanwhile: %w", taskID, task.ErrConditionFailed)
+		}
+		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, &task.NotPendingError{Status: cur.Status})
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, err)
+	}
+	return decode(out.Attributes)
+}
+
+// pendingUpdate is UpdatePending's write, its basis's due time compared
+// with basisDue (the due attribute as stored).
+func pendingUpdate(table, userID, taskID string, p task.Patch, basisDue string, now time.Time) *dynamodb.UpdateItemInput {
 	e := newExpr()
 	cond := "attribute_exists(" + e.name(tableschema.SortKey) + ") AND " +
 		e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending))
@@ -200,7 +229,7 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 	if b := p.Basis; b != nil {
 		// The reminder time was computed from what the task had: only
 		// while it still has it (task.BasisHolds).
-		cond += " AND " + e.name(tableschema.AttrDueAt) + " = " + e.value(task.FormatTime(b.DueAt))
+		cond += " AND " + e.name(tableschema.AttrDueAt) + " = " + e.value(basisDue)
 		if b.Reminder == "" {
 			cond += " AND attribute_not_exists(" + e.name(tableschema.AttrReminder) + ")"
 		} else {
@@ -222,21 +251,7 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 		e.remove(tableschema.UserPendingAttr)  // and the user's count
 	}
 	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
-	out, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
-	if isConditionFailed(err) {
-		cur, gerr := s.Get(ctx, userID, taskID)
-		if gerr != nil {
-			return task.Task{}, fmt.Errorf("update task %s: %w", taskID, gerr)
-		}
-		if cur.Status == task.StatusPending {
-			return task.Task{}, fmt.Errorf("update task %s: deadline or reminder changed meanwhile: %w", taskID, task.ErrConditionFailed)
-		}
-		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, &task.NotPendingError{Status: cur.Status})
-	}
-	if err != nil {
-		return task.Task{}, fmt.Errorf("update task %s: %w", taskID, err)
-	}
-	return decode(out.Attributes)
+	return e.update(table, key(userID, taskID), cond)
 }
 
 // Delete implements task.Store: a conditional delete that returns the old
@@ -266,14 +281,18 @@ func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, e
 // task keeps its pending-index shard until MarkNotified: an expiry whose
 // publish fails stays visible to the reconciler.
 func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
-	u := task.Schema.Claim(task.Key(userID, taskID), dueAt, now, contract.ClaimOptions{
-		AlsoSet: map[string]string{
-			tableschema.AttrUpdatedAt:    task.FormatTime(now),
-			tableschema.PendingShardAttr: tableschema.PendingShard(taskID),
-		},
-		AlsoRemove: []string{tableschema.UserPendingAttr}, // no longer counts against the cap
+	var out *dynamodb.UpdateItemOutput
+	err := s.asStored(ctx, userID, taskID, dueAt, time.Time{}, func(sp contract.Spelling) (err error) {
+		u := task.Schema.Claim(task.Key(userID, taskID), sp.Due, now, contract.ClaimOptions{
+			AlsoSet: map[string]string{
+				tableschema.AttrUpdatedAt:    task.FormatTime(now),
+				tableschema.PendingShardAttr: tableschema.PendingShard(taskID),
+			},
+			AlsoRemove: []string{tableschema.UserPendingAttr}, // no longer counts against the cap
+		})
+		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+		return err
 	})
-	out, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
 	if isConditionFailed(err) {
 		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, task.ErrConditionFailed)
 	}
@@ -285,11 +304,15 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 
 // ClaimNotification implements task.Store with the contract's take-over
 // (contract.Schema.TakeOver): Expired for dueAt, not notified, and no
-// claim or one at least lease old. Times are fixed-width UTC strings, so
-// comparing the strings compares the instants.
+// claim or one at least lease old. The claim time is the library's, a
+// fixed-width UTC string, so comparing the strings compares the instants;
+// the due time is compared as stored (asStored).
 func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error {
-	u := task.Schema.TakeOver(task.Key(userID, taskID), dueAt, now, lease)
-	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+	err := s.asStored(ctx, userID, taskID, dueAt, time.Time{}, func(sp contract.Spelling) error {
+		u := task.Schema.TakeOver(task.Key(userID, taskID), sp.Due, now, lease)
+		_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+		return err
+	})
 	if isConditionFailed(err) {
 		return fmt.Errorf("claim notification of task %s: %w", taskID, task.ErrConditionFailed)
 	}
@@ -316,10 +339,15 @@ func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time
 }
 
 // ClaimReminder implements task.Store with the contract's reminder claim
-// (contract.Schema.RemindClaim): the task stays Pending.
+// (contract.Schema.RemindClaim), both times compared as stored
+// (asStored): the task stays Pending.
 func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
-	u := task.Schema.RemindClaim(task.Key(userID, taskID), dueAt, remindAt, now, lease)
-	out, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+	var out *dynamodb.UpdateItemOutput
+	err := s.asStored(ctx, userID, taskID, dueAt, remindAt, func(sp contract.Spelling) (err error) {
+		u := task.Schema.RemindClaim(task.Key(userID, taskID), sp, now, lease)
+		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+		return err
+	})
 	if isConditionFailed(err) {
 		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, task.ErrConditionFailed)
 	}
@@ -340,6 +368,28 @@ func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindA
 		return fmt.Errorf("mark task %s reminded: %w", taskID, err)
 	}
 	return nil
+}
+
+// asStored runs write, a conditional write of the item at userID/taskID
+// whose condition compares the due attribute (and the reminder time when
+// remind is set) as stored: contract.AsStored, which reads the item
+// again with a consistent GetItem when the canonical spelling fails. A
+// task written by another service may spell its due time
+// "2026-12-01T09:00:00+01:00"; DynamoDB compares strings.
+func (s *Store) asStored(ctx context.Context, userID, taskID string, due, remind time.Time, write func(contract.Spelling) error) error {
+	return contract.AsStored(due, remind, write, isConditionFailed, func() (contract.Item, bool, error) {
+		out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.table), Key: key(userID, taskID), ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return contract.Item{}, false, err
+		}
+		if len(out.Item) == 0 {
+			return contract.Item{}, false, nil
+		}
+		it, err := task.Schema.ItemFrom(fromAttrs(out.Item))
+		return it, err == nil, err
+	})
 }
 
 // UpdateInput renders one of the contract's conditional writes as an
@@ -379,14 +429,17 @@ func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, re
 }
 
 // MarkScheduled implements task.Store: one conditional UpdateItem (still
-// Pending, same deadline).
+// Pending, same deadline, compared as stored: asStored).
 func (s *Store) MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error {
-	e := newExpr()
-	cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending)) + " AND " +
-		e.name(tableschema.AttrDueAt) + " = " + e.value(task.FormatTime(dueAt))
-	e.set(tableschema.AttrScheduledFor, task.FormatTime(dueAt))
-	e.remove(tableschema.AttrScheduleRepair)
-	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	err := s.asStored(ctx, userID, taskID, dueAt, time.Time{}, func(sp contract.Spelling) error {
+		e := newExpr()
+		cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending)) + " AND " +
+			e.name(tableschema.AttrDueAt) + " = " + e.value(sp.Due)
+		e.set(tableschema.AttrScheduledFor, task.FormatTime(dueAt))
+		e.remove(tableschema.AttrScheduleRepair)
+		_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+		return err
+	})
 	if isConditionFailed(err) {
 		return fmt.Errorf("mark task %s scheduled: %w", taskID, task.ErrConditionFailed)
 	}

@@ -3,6 +3,8 @@ package task
 import (
 	"fmt"
 	"time"
+
+	"github.com/unschedule/unschedule/contract"
 )
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
@@ -20,14 +22,6 @@ func FormatTime(t time.Time) string {
 	return t.UTC().Truncate(time.Second).Format(TimeLayout)
 }
 
-// ParseTime reads a TimeLayout string ("" gives the zero time).
-func ParseTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("parse time %q: %w", s, err)
-	}
-	return t.UTC(), nil
-}
+// ParseTime reads a time attribute: the contract's reading of any RFC 3339
+// spelling, which another writer of the table may use (contract.ParseTime).
+func ParseTime(s string) (time.Time, error) { return contract.ParseTime(s) }
