@@ -294,8 +294,8 @@ type Item struct {
 	// FormatTime(Due): another writer's spelling, such as
 	// "2026-12-01T09:00:00+01:00" (Spelling).
 	DueText string
-	Token  string
-	Inline bool
+	Token   string
+	Inline  bool
 	// Delivered: the target ran for this item's firing.
 	Delivered bool
 	// ClaimAt is when the right to run the target was last taken.

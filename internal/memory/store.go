@@ -391,7 +391,9 @@ func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, dueA
 		return err
 	}
 	_, err := s.asStored(userID, taskID, dueAt, time.Time{}, false,
-		holds(func(it contract.Item, sp contract.Spelling) bool { return task.Schema.TakeOverable(it, sp.Due, now, lease) }),
+		holds(func(it contract.Item, sp contract.Spelling) bool {
+			return task.Schema.TakeOverable(it, sp.Due, now, lease)
+		}),
 		func(t task.Task) task.Task { t.NotifyClaimAt = now; return t })
 	return err
 }
@@ -422,7 +424,9 @@ func (s *Store) ClaimReminder(_ context.Context, userID, taskID string, dueAt, r
 		return task.Task{}, err
 	}
 	return s.asStored(userID, taskID, dueAt, remindAt, false,
-		holds(func(it contract.Item, sp contract.Spelling) bool { return task.Schema.RemindClaimable(it, sp, now, lease) }),
+		holds(func(it contract.Item, sp contract.Spelling) bool {
+			return task.Schema.RemindClaimable(it, sp, now, lease)
+		}),
 		func(t task.Task) task.Task { t.RemindClaimAt = now.UTC().Truncate(time.Second); return t })
 }
 
