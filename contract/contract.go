@@ -378,6 +378,32 @@ func (it Item) Spelling() Spelling {
 	return sp
 }
 
+// WriterSpellings are RFC 3339 spellings of t (at whole seconds) that
+// other writers produce, each of which ParseTime reads as t: FormatTime(t)
+// first, then other offsets ("+00:00" from Python's isoformat(), "-00:00",
+// "+01:00", "-05:00", "+05:30"), fractions (".000Z" from JavaScript's
+// toISOString(), ".000000+00:00", and ".123456Z" of the instant just
+// before t, which rounds up to it) and lower case. For tests of stores and
+// writers.
+func WriterSpellings(t time.Time) []string {
+	t = t.UTC().Truncate(time.Second)
+	zone := func(name string, sec int) string {
+		return t.In(time.FixedZone(name, sec)).Format("2006-01-02T15:04:05-07:00")
+	}
+	return []string{
+		FormatTime(t),
+		t.Format("2006-01-02T15:04:05") + "+00:00",
+		t.Format("2006-01-02T15:04:05") + "-00:00",
+		zone("CET", 3600),
+		zone("EST", -5*3600),
+		zone("IST", 5*3600+1800),
+		t.Format("2006-01-02T15:04:05.000Z"),
+		t.Format("2006-01-02T15:04:05.000000") + "+00:00",
+		t.Add(-time.Second + 123456*time.Microsecond).Format("2006-01-02T15:04:05.000000Z"),
+		strings.ToLower(FormatTime(t)),
+	}
+}
+
 // MaxRespellings bounds AsStored's writes: a writer that re-spells the
 // same instant again and again between the read and the write wins.
 const MaxRespellings = 3

@@ -223,6 +223,49 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		equal(t, "after the reminder", b.Attrs(t, k), with(item, s.RemindClaimAtAttr, ts(at), s.RemindedAttr, ts(rem)))
 	})
 
+	t.Run("every writer's spelling of the due time is claimed once, and kept", func(t *testing.T) {
+		// DynamoDB compares the stored string: the store must find the
+		// spelling the item holds (contract.AsStored), and a spelling of
+		// another instant must still fail.
+		rems, later := contract.WriterSpellings(due.Add(-15*time.Minute)), contract.WriterSpellings(due.Add(time.Second))
+		for i, v := range contract.WriterSpellings(due) {
+			t.Run(v, func(t *testing.T) {
+				b := newBackend(t, s)
+				item := with(armed(s.ArmedStates[0], due), s.DueAttr, v)
+				rem := due.Add(-15 * time.Minute)
+				if s.Reminds() {
+					item[s.RemindAttr] = rems[(i+3)%len(rems)] // another writer's spelling
+				}
+				b.Put(t, item)
+				if s.Reminds() {
+					rs := b.Store.(fire.ReminderStore)
+					rp := contract.Payload{Key: k, Due: due, Remind: rem}
+					if err := rs.RemindClaim(ctx, rp, now, lease); err != nil {
+						t.Fatalf("remind claim: %v", err)
+					}
+					wantFailed(t, "second remind claim", rs.RemindClaim(ctx, rp, now, lease))
+					item[s.RemindClaimAtAttr] = ts(now)
+				}
+				if err := b.Store.Claim(ctx, p, now); err != nil {
+					t.Fatalf("claim: %v", err)
+				}
+				fired := with(item, s.StateAttr, s.FiredState, s.FiredAtAttr, ts(now), s.ClaimAtAttr, ts(now))
+				equal(t, "after the claim", b.Attrs(t, k), fired)
+				wantFailed(t, "second claim", b.Store.Claim(ctx, p, now))
+				wantFailed(t, "take over within the lease", b.Store.TakeOver(ctx, p, now, lease))
+				if err := b.Store.TakeOver(ctx, p, now.Add(lease), lease); err != nil {
+					t.Fatalf("take over after the lease: %v", err)
+				}
+				equal(t, "after the take-over", b.Attrs(t, k), with(fired, s.ClaimAtAttr, ts(now.Add(lease))))
+
+				moved := with(armed(s.ArmedStates[0], due), s.DueAttr, later[i])
+				b.Put(t, moved)
+				wantFailed(t, "claim of another instant", b.Store.Claim(ctx, p, now))
+				equal(t, "another instant: unchanged", b.Attrs(t, k), moved)
+			})
+		}
+	})
+
 	t.Run("the core fires a plain put once", func(t *testing.T) {
 		b := newBackend(t, s)
 		b.Put(t, armed(s.ArmedStates[0], due))
