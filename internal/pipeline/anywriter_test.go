@@ -174,3 +174,82 @@ func TestOneCreateSchedulePerItem(t *testing.T) {
 		})
 	}
 }
+
+// An item whose due time another writer spelled in any RFC 3339 form
+// (contract.WriterSpellings: other offsets, fractions, lower case) fires
+// once, at its instant and not a second before, on a consumer's table and
+// on the to-do app's; a re-spelling of the same instant before it fires
+// moves nothing.
+func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
+	at := t0.Add(time.Hour)
+	spellings := contract.WriterSpellings(at)
+	for i, v := range spellings {
+		respelled := spellings[(i+4)%len(spellings)]
+		t.Run("consumer "+v, func(t *testing.T) {
+			s := testenv.ConsumerSchema()
+			target := &recorder{}
+			p, err := NewForSchema(s, target, Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := func(due string) map[string]string {
+				return map[string]string{"tenantId": "acme", "jobId": "j1", "status": "Queued", "runAt": due}
+			}
+			for _, w := range []struct {
+				now time.Time
+				due string
+			}{{t0, v}, {t0.Add(time.Minute), respelled}} {
+				if err := p.Items.Put(job(w.due)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := p.Drain(ctx, w.now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := contract.Payload{Key: contract.Key{Partition: "acme", Sort: "j1"}, Due: at}
+			for _, step := range []struct {
+				now  time.Time
+				runs int
+			}{{at.Add(-time.Second), 0}, {at, 1}, {at.Add(time.Hour), 1}} {
+				if _, err := p.Drain(ctx, step.now); err != nil {
+					t.Fatal(err)
+				}
+				if got := target.count(want); got != step.runs || len(target.got) != step.runs {
+					t.Fatalf("at %v the target ran with %+v, want %d run(s) of %+v", step.now, target.got, step.runs, want)
+				}
+			}
+			a, _ := p.Items.Attrs(want.Key)
+			if a["status"] != s.FiredState || a["runAt"] != respelled {
+				t.Errorf("item = %v, want fired with runAt as written (%q)", a, respelled)
+			}
+			if n := p.Scheduler.Calls["Create"]; n != 1 {
+				t.Errorf("%d CreateSchedule calls, want 1", n)
+			}
+		})
+		t.Run("to-do "+v, func(t *testing.T) {
+			h := newHarness(t)
+			tk := task.Task{UserID: user, TaskID: task.RandomIDs{}.NewID(t0), Title: "from another service", Status: task.StatusPending,
+				DueAt: at, CreatedAt: t0, UpdatedAt: t0}
+			if err := h.Store.PutItemSpelled(tk, v); err != nil {
+				t.Fatal(err)
+			}
+			h.drain(t0)
+			if !h.hasSchedule(tk) {
+				t.Fatal("no schedule")
+			}
+			for _, step := range []struct {
+				now  time.Time
+				want task.Status
+				sent int
+			}{{at.Add(-time.Second), task.StatusPending, 0}, {at, task.StatusExpired, 1}, {at.Add(time.Hour), task.StatusExpired, 1}} {
+				h.drain(step.now)
+				if got, n := h.status(tk), len(h.Outbox.Sent()); got != step.want || n != step.sent {
+					t.Fatalf("at %v the task is %s with %d notification(s), want %s with %d", step.now, got, n, step.want, step.sent)
+				}
+			}
+			if got := h.Store.DueAttr(tk.UserID, tk.TaskID); got != v {
+				t.Errorf("dueAt = %q after the expiry, want it as written (%q)", got, v)
+			}
+		})
+	}
+}
