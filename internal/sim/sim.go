@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/api"
@@ -629,9 +630,10 @@ func (w *world) pickReminder() task.Reminder {
 
 // putDirect writes a Pending task straight into the table, as code that
 // is not the API would (a plain put: no schedule made, no inline mark,
-// half of them without a schedule token): the stream path must schedule
-// it, and every invariant holds for it as for a task created through the
-// API.
+// half of them without a schedule token, the due time in any writer's
+// RFC 3339 spelling, contract.WriterSpellings): the stream path must
+// schedule it, and every invariant holds for it as for a task created
+// through the API.
 func (w *world) putDirect() {
 	u := w.users[w.rng.Intn(len(w.users))]
 	now := w.clock.Now().Truncate(time.Second)
@@ -642,7 +644,11 @@ func (w *world) putDirect() {
 	if w.rng.Float64() < 0.5 {
 		t.ScheduleToken = ids.NewToken()
 	}
-	w.mem.PutItem(t)
+	spellings := contract.WriterSpellings(due)
+	if err := w.mem.PutItemSpelled(t, spellings[w.rng.Intn(len(spellings))]); err != nil {
+		w.violate("I4", "a writer's spelling of %s was refused: %v", task.FormatTime(due), err)
+		return
+	}
 	w.res.Tasks++
 	w.res.PutDirect++
 	w.task(t.TaskID).user = u.sub
