@@ -355,7 +355,8 @@ func parseStored(v string) (t time.Time, text string) {
 // strings its conditional writes compare. DynamoDB compares S values byte
 // by byte, so "2026-12-01T09:00:00+01:00" does not equal
 // "2026-12-01T08:00:00Z" although they name one instant
-// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html).
+// ("String value comparisons ... are based on ASCII character code
+// values": https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Condition.html).
 type Spelling struct {
 	Due    string
 	Remind string

@@ -214,3 +214,33 @@ func TestEnvRoundTrip(t *testing.T) {
 		t.Fatalf("Parse(\"\") = %+v, %v; want Default", got, err)
 	}
 }
+
+// Every writer's spelling reads as the same instant at whole seconds, and
+// an item keeps the stored spelling for its conditional writes.
+func TestWriterSpellings(t *testing.T) {
+	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	s := consumer()
+	for i, v := range contract.WriterSpellings(at) {
+		t.Run(v, func(t *testing.T) {
+			got, err := contract.ParseTime(v)
+			if err != nil || !got.Equal(at) || got.Location() != time.UTC {
+				t.Fatalf("ParseTime = %v, %v; want %v UTC", got, err, at)
+			}
+			it, err := s.ItemFrom(map[string]string{"tenantId": "t", "jobId": "j", "status": "Queued", "runAt": v})
+			if err != nil || !s.Armed(it) || !it.Due.Equal(at) || it.Spelling().Due != v || (it.DueText == "") != (i == 0) {
+				t.Fatalf("ItemFrom = %+v, %v; want armed at %v, spelled %q", it, err, at, v)
+			}
+			if !s.Claimable(it, v) || (i > 0 && s.Claimable(it, contract.FormatTime(at))) {
+				t.Fatalf("Claimable compares other than the stored string")
+			}
+			if sc := s.ScheduleFor(it); !sc.At.Equal(at) || sc.ClientToken != s.ClientToken(it.Key, "", at) {
+				t.Fatalf("ScheduleFor = %+v; want at %v with the spelling-free token", sc, at)
+			}
+		})
+	}
+	for _, v := range []string{"2026-12-01 08:00:00Z", "2026-12-01T08:00Z", "2026-12-01T23:59:60Z", "tomorrow"} {
+		if got, err := contract.ParseTime(v); err == nil {
+			t.Errorf("ParseTime(%q) = %v, want an error", v, got)
+		}
+	}
+}

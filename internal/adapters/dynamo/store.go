@@ -531,7 +531,10 @@ func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.
 }
 
 // pendingQuery reads shard c.Shard of the pending index after c.Key, up
-// to deadline dueBy when it is set.
+// to deadline dueBy when it is set. The key condition compares dueAt as
+// a string: a due time that another writer spelled with a positive
+// offset ("09:00:00+01:00" for 08:00Z) is reached that much later, and
+// one with a negative offset earlier (the callers re-check the instant).
 func pendingQuery(table string, c pendingCursor, dueBy time.Time) *dynamodb.QueryInput {
 	e := newExpr()
 	cond := e.name(tableschema.PendingShardAttr) + " = " + e.value(strconv.Itoa(c.Shard))
