@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
@@ -44,7 +45,8 @@ const (
 	MetricIgnored       = metrics.Ignored
 	MetricEnqueueFailed = metrics.EnqueueFailed
 	// MetricUndeliverable: a record whose message could never be handled
-	// (it lacks its key); it is skipped rather than sent to fail forever.
+	// (it lacks its key), skipped rather than sent to fail forever; or an
+	// armed item whose due time does not parse, which is never scheduled.
 	MetricUndeliverable = metrics.Undeliverable
 )
 
@@ -79,6 +81,14 @@ func (p *Processor) Process(ctx context.Context, changes []task.Change) []Failur
 	msgs := make([]Message, 0, len(changes))
 	ignored := 0
 	for _, c := range changes {
+		if it := c.New; it != nil && slices.Contains(p.schema.ArmedStates, it.State) && it.Due.IsZero() && it.DueText != "" {
+			// An armed state with a due time that is no RFC 3339 date-time
+			// (a leap second, another format): it cannot be scheduled, so
+			// say so rather than drop it without a word.
+			p.metrics.Add(MetricUndeliverable, 1)
+			p.log.ErrorContext(ctx, "armed item's due time is not an RFC 3339 date-time; not scheduled",
+				"key", c.Key.String(), "eventId", c.EventID, "due", it.DueText)
+		}
 		m, ok := Decide(p.schema, c)
 		if !ok {
 			ignored++

@@ -1,12 +1,18 @@
 package cancel
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 type fakeQueue struct {
@@ -89,5 +95,44 @@ func TestProcess(t *testing.T) {
 func TestNewProcessorNeedsEnqueuer(t *testing.T) {
 	if _, err := NewProcessor(task.Schema, nil, nil, quiet); err == nil {
 		t.Error("NewProcessor(nil) succeeded")
+	}
+}
+
+// An armed item whose due time no RFC 3339 reading accepts is never
+// scheduled, and says so: the Undeliverable metric (alarmed) and an error
+// log naming the key. Every writer's spelling is scheduled, silently.
+func TestProcessRefusesAnUnreadableDueTimeVisibly(t *testing.T) {
+	s := task.Schema
+	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		due       string
+		scheduled bool
+	}{
+		{"2026-12-01T23:59:60Z", false},
+		{"2026-12-01 08:00:00", false},
+		{contract.WriterSpellings(at)[3], true},
+		{contract.WriterSpellings(at)[9], true},
+	} {
+		t.Run(tc.due, func(t *testing.T) {
+			it, err := s.ItemFrom(map[string]string{"userId": "u1", "taskId": "t1", "status": "Pending", "dueAt": tc.due})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs, out bytes.Buffer
+			m := metrics.New("streamprocessor", &out)
+			q := &fakeQueue{}
+			p, err := NewProcessor(s, q, m, slog.New(slog.NewJSONHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Process(context.Background(), []task.Change{{EventID: "e1", Kind: task.ChangeInsert, Key: it.Key, New: &it}})
+			if err := m.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			refused := strings.Contains(out.String(), `"Undeliverable":1`) && strings.Contains(logs.String(), `"key":"u1/t1"`)
+			if (len(q.sent) == 1) != tc.scheduled || refused == tc.scheduled {
+				t.Fatalf("sent %+v, refused visibly %v; want scheduled %v\nmetrics %s\nlogs %s", q.sent, refused, tc.scheduled, out.String(), logs.String())
+			}
+		})
 	}
 }
