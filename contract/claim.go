@@ -66,30 +66,66 @@ func (s Schema) Claimable(it Item, due string) bool {
 // TakeOver is the conditional write by which a retried firing takes the
 // right to run the target from an attempt that claimed it and did not
 // record delivery: only if the item is fired for due, not delivered, and
-// the last claim is absent or at least lease old. due is the due time as
-// stored, as for Claim. TakeOverable is the same rule in Go.
+// claimed by the library for due (ClaimAtAttr at or after due: see
+// ClaimedFor) at least lease ago. An item in FiredState that the library
+// never claimed (a writer completed it with that state) fails it, so its
+// target never runs. due is the due time as stored, as for Claim.
+// TakeOverable is the same rule in Go.
 func (s Schema) TakeOver(k Key, due string, now time.Time, lease time.Duration) Update {
 	e := newExpr()
 	claim := e.name(s.ClaimAtAttr)
 	cond := e.name(s.StateAttr) + " = " + e.value(s.FiredState) +
 		" AND " + e.name(s.DueAttr) + " = " + e.value(due) +
 		" AND attribute_not_exists(" + e.name(s.DeliveredAtAttr) + ")" +
-		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(FormatTime(now.Add(-lease))) + ")"
+		" AND attribute_exists(" + claim + ") AND " + claim + " >= " + e.value(claimFloor(due)) +
+		" AND " + claim + " <= " + e.value(FormatTime(now.Add(-lease)))
 	e.set(s.ClaimAtAttr, FormatTime(now))
 	return e.update(s.Attrs(k), cond)
 }
 
-// Undelivered reports whether it is fired for due and its target has not
-// run: the one state in which a retried firing may still run it.
+// ClaimedFor reports whether it carries the library's claim mark for due:
+// ClaimAtAttr, which only Claim and TakeOver write, at or after due (a
+// firing claims only once its due time came). A writer's move into
+// FiredState leaves no such mark; a mark from a firing at an earlier due
+// time is before due. Both are compared as FormatTime strings in
+// DynamoDB, which order as the instants.
+func (s Schema) ClaimedFor(it Item, due time.Time) bool {
+	return !it.ClaimAt.IsZero() && !it.ClaimAt.Before(due.UTC().Truncate(time.Second))
+}
+
+// Undelivered reports whether it is fired by the library for due
+// (ClaimedFor) and its target has not run: the one state in which a
+// retried firing may still run it.
 func (s Schema) Undelivered(it Item, due time.Time) bool {
-	return it.State == s.FiredState && it.Due.Equal(due.UTC().Truncate(time.Second)) && !it.Delivered
+	return it.State == s.FiredState && it.Due.Equal(due.UTC().Truncate(time.Second)) && !it.Delivered &&
+		s.ClaimedFor(it, due)
 }
 
 // TakeOverable reports whether TakeOver's condition holds for it (the due
 // attribute compared as stored, as DynamoDB does).
 func (s Schema) TakeOverable(it Item, due string, now time.Time, lease time.Duration) bool {
 	return it.State == s.FiredState && it.Spelling().Due == due && !it.Delivered &&
-		(it.ClaimAt.IsZero() || !it.ClaimAt.After(now.Add(-lease).Truncate(time.Second)))
+		s.ClaimedFor(it, it.Due) && !it.ClaimAt.After(now.Add(-lease).Truncate(time.Second))
+}
+
+// claimFloor is the earliest claim mark that counts as a claim for the
+// stored due time: the instant in FormatTime's spelling, which ClaimAtAttr
+// always uses, so that DynamoDB's string order is the instants' order.
+func claimFloor(due string) string {
+	t, err := ParseTime(due)
+	if err != nil {
+		return due
+	}
+	return FormatTime(t)
+}
+
+// IsClaim reports whether the change from before to after is the
+// library's own claim (Claim): after is in FiredState with a claim mark
+// for its due time (ClaimedFor) that before did not carry. Any other
+// move into FiredState is a writer's, which completes the item: its
+// schedule must be cancelled, since no firing will run its target.
+func (s Schema) IsClaim(before, after Item) bool {
+	return after.State == s.FiredState && s.ClaimedFor(after, after.Due) && !after.ClaimAt.Equal(before.ClaimAt)
 }
 
 // Markable reports whether MarkDelivered's condition holds for it: it is

@@ -150,9 +150,13 @@ func TestClaimRules(t *testing.T) {
 		{"cancelled", item("Cancelled", due, false, time.Time{}), false, false, false},
 		{"fired, claim fresh", item("Done", due, false, now.Add(-30*time.Second)), false, true, false},
 		{"fired, claim lapsed", item("Done", due, false, now.Add(-lease)), false, true, true},
-		{"fired, never claimed", item("Done", due, false, time.Time{}), false, true, true},
-		{"fired and delivered", item("Done", due, true, time.Time{}), false, false, false},
-		{"fired for another due", item("Done", due.Add(-time.Hour), false, time.Time{}), false, false, false},
+		{"fired, claimed at the due second", item("Done", due, false, due), false, true, true},
+		// A writer's move into the fired state: no claim mark for this
+		// due time, so nothing may run the target.
+		{"in the fired state, never claimed", item("Done", due, false, time.Time{}), false, false, false},
+		{"in the fired state, claimed for an earlier due", item("Done", due, false, due.Add(-time.Second)), false, false, false},
+		{"fired and delivered", item("Done", due, true, now.Add(-lease)), false, false, false},
+		{"fired for another due", item("Done", due.Add(-time.Hour), false, now.Add(-lease)), false, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -164,6 +168,35 @@ func TestClaimRules(t *testing.T) {
 			}
 			if got := s.TakeOverable(c.it, contract.FormatTime(due), now, lease); got != c.take {
 				t.Errorf("TakeOverable = %v, want %v", got, c.take)
+			}
+		})
+	}
+}
+
+// IsClaim tells the library's claim (a new claim mark for the due time)
+// from a writer's move into the fired state, which cancels.
+func TestIsClaim(t *testing.T) {
+	s := consumer()
+	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	item := func(state string, claim time.Time) contract.Item {
+		return contract.Item{Key: contract.Key{"t", "j"}, State: state, Due: due, ClaimAt: claim}
+	}
+	for _, c := range []struct {
+		name          string
+		before, after contract.Item
+		want          bool
+	}{
+		{"the claim", item("Queued", time.Time{}), item("Done", due.Add(time.Second)), true},
+		{"the claim at the due second", item("Queued", time.Time{}), item("Done", due), true},
+		{"the claim over an earlier firing's mark", item("Queued", due.Add(-time.Hour)), item("Done", due), true},
+		{"a writer, no mark", item("Queued", time.Time{}), item("Done", time.Time{}), false},
+		{"a writer, an earlier firing's mark kept", item("Queued", due.Add(-time.Hour)), item("Done", due.Add(-time.Hour)), false},
+		{"a writer, the mark unchanged", item("Queued", due), item("Done", due), false},
+		{"not the fired state", item("Queued", time.Time{}), item("Cancelled", due), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := s.IsClaim(c.before, c.after); got != c.want {
+				t.Fatalf("IsClaim = %v, want %v", got, c.want)
 			}
 		})
 	}

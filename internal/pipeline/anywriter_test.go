@@ -1,14 +1,20 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -251,5 +257,106 @@ func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
 				t.Errorf("dueAt = %q after the expiry, want it as written (%q)", got, v)
 			}
 		})
+	}
+}
+
+// On every layer, a consumer's writer completes a job by writing the
+// schema's fired state itself (the jobs example's `-done`: SET status =
+// Done, which is also what the claim writes). That is a cancel: the
+// job's schedule, execution or marker is removed, and the target never
+// runs for it, not even once the due time (plus the TTL delay) passed.
+// When the cancel is lost (every delete fails), the firing finds the
+// job in the fired state without the library's claim and runs nothing.
+// A job left Queued beside it fires once by the library's claim, which
+// queues no cancel.
+func TestWriterCompletesWithTheFiredStateOnEveryLayer(t *testing.T) {
+	s := testenv.ConsumerSchema()
+	const delay = 90 * time.Minute
+	errDown := errors.New("delete refused")
+	for _, l := range layers.All {
+		for _, tc := range []struct {
+			name       string
+			cancelLost bool
+		}{{"cancelled", false}, {"the cancel lost", true}} {
+			t.Run(string(l)+"/"+tc.name, func(t *testing.T) {
+				out := &bytes.Buffer{}
+				rec := metrics.New("pipeline", out)
+				target := &recorder{}
+				p, err := NewForSchema(s, target, Options{Start: t0, Layer: l, Metrics: rec,
+					TTLDelay: func() time.Duration { return delay }, Log: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := &harness{Pipeline: p, t: t, rec: rec, out: out}
+				due := t0.Add(time.Hour)
+				key := func(id string) contract.Key { return contract.Key{Partition: "acme", Sort: id} }
+				job := func(id, state string) map[string]string {
+					return map[string]string{"tenantId": "acme", "jobId": id, s.StateAttr: state, s.DueAttr: contract.FormatTime(due)}
+				}
+				for _, id := range []string{"completed", "fires"} {
+					if err := p.Items.Put(job(id, "Queued")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				h.drain(t0)
+				if n := len(p.Layer.All()); n != 2 {
+					t.Fatalf("%d schedules after the puts, want 2: %+v", n, p.Layer.All())
+				}
+				if tc.cancelLost {
+					failDeletes(p.Layer, errDown)
+				}
+				if err := p.Items.Put(job("completed", s.FiredState)); err != nil {
+					t.Fatal(err)
+				}
+				for i := range 10 { // past every redelivery of the cancel
+					h.drain(t0.Add(time.Duration(i+1) * time.Minute))
+				}
+				_, kept := p.Layer.Lookup(s.ScheduleName(key("completed")))
+				if kept != tc.cancelLost {
+					t.Fatalf("the completed job keeps its schedule: %v, want %v", kept, tc.cancelLost)
+				}
+				if _, ok := p.Layer.Lookup(s.ScheduleName(key("fires"))); !ok {
+					t.Fatal("the queued job lost its schedule")
+				}
+				h.drain(due.Add(delay + time.Minute))
+				h.drain(due.Add(delay + time.Hour)) // past every lease and retry
+				want := contract.Payload{Key: key("fires"), Due: due}
+				if len(target.got) != 1 || !target.got[0].Equal(want) {
+					t.Fatalf("target ran with %+v, want %+v only", target.got, want)
+				}
+				if a, _ := p.Items.Attrs(key("completed")); a[s.DeliveredAtAttr] != "" || a[s.ClaimAtAttr] != "" {
+					t.Errorf("the completed job was claimed or delivered: %v", a)
+				}
+				if left := p.Layer.All(); len(left) != 0 {
+					t.Errorf("schedules left: %+v", left)
+				}
+				// One cancel, the writer's: the claim of "fires" queued none.
+				wantCancels := 1.0
+				if tc.cancelLost {
+					wantCancels = 0
+				}
+				if c, g := h.metric(cancel.MetricCancelled), h.metric(cancel.MetricAlreadyGone); c != wantCancels || g != 0 {
+					t.Errorf("%v cancels deleted a schedule and %v found none, want %v and 0", c, g, wantCancels)
+				}
+			})
+		}
+	}
+}
+
+// failDeletes makes every delete of a layer's stand-in fail.
+func failDeletes(l memory.LayerScheduler, err error) {
+	fail := func(op, _ string) error {
+		if op == "Delete" {
+			return err
+		}
+		return nil
+	}
+	switch l := l.(type) {
+	case *memory.Scheduler:
+		l.Fail = fail
+	case *memory.Executions:
+		l.Fail = fail
+	case *memory.TTLMarkers:
+		l.Fail = fail
 	}
 }

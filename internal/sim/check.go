@@ -260,8 +260,12 @@ func (w *world) checkTask(t *taskState) {
 			bad := o.kind == opComplete || o.kind == opSetDue || (o.kind == opDelete && o.seq < n.seq) ||
 				(o.kind == opEdit && o.seq > n.seq)
 			if o.ok() && bad {
-				w.violate("I1", "task %s notified for %s although its %s at %s succeeded", t.id,
-					task.FormatTime(n.n.DueAt), o.kind, task.FormatTime(o.at))
+				by := ""
+				if o.byWriter {
+					by = " (a writer's, with the fired state)"
+				}
+				w.violate("I1", "task %s notified for %s although its %s%s at %s succeeded", t.id,
+					task.FormatTime(n.n.DueAt), o.kind, by, task.FormatTime(o.at))
 			}
 		}
 	}

@@ -105,6 +105,10 @@ const (
 	// FaultStreamRedeliveredTTL (TTL layer): the stream delivered a TTL
 	// deletion twice.
 	FaultStreamRedeliveredTTL Fault = "ttl-deletion-delivered-twice"
+	// FaultWriterFiredState (observed, not a failure): a writer completed
+	// a Pending task by writing the fired state straight into the table,
+	// without the library's claim marks.
+	FaultWriterFiredState Fault = "writer-completed-with-fired-state"
 )
 
 // Faults lists every fault kind, in report order.
@@ -114,7 +118,8 @@ func Faults() []Fault {
 		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultRemindWriteFailed, FaultMarkRemindedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
-		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL}
+		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
+		FaultWriterFiredState}
 }
 
 var (

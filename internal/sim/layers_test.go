@@ -18,8 +18,8 @@ func TestLayerHistories(t *testing.T) {
 		layer  layers.Name
 		faults []Fault
 	}{
-		{layers.StepFunctions, []Fault{FaultDuplicateExecution, FaultStopRace, FaultFiredLate, FaultDeadlineRace}},
-		{layers.TTL, []Fault{FaultTTLDeleteLate, FaultStreamRedeliveredTTL, FaultDeadlineRace}},
+		{layers.StepFunctions, []Fault{FaultDuplicateExecution, FaultStopRace, FaultFiredLate, FaultDeadlineRace, FaultWriterFiredState}},
+		{layers.TTL, []Fault{FaultTTLDeleteLate, FaultStreamRedeliveredTTL, FaultDeadlineRace, FaultWriterFiredState}},
 	} {
 		t.Run(string(tc.layer), func(t *testing.T) {
 			s := RunMany(Config{Layer: tc.layer, ConcurrentFires: true, AnyWriter: true}, 1, n, 0)

@@ -10,7 +10,9 @@
 // replays its history exactly.
 //
 // A history is a random mix of creates, edits, deadline changes (later and
-// earlier), completions and deletes by several users, with deliveries
+// earlier), completions and deletes by several users (and completions by
+// a writer that writes the fired state straight into the table, as an
+// adopter whose "complete" is its fired state does), with deliveries
 // reordered where AWS allows it and faults injected at every stage (see
 // Fault). After it, invariants I1 to I5 are checked (see Run).
 package sim
@@ -168,6 +170,9 @@ type op struct {
 	// reminder is the choice a create (task.DefaultReminder when it named
 	// none) or a remind op set.
 	reminder task.Reminder
+	// byWriter marks a complete that a writer made straight in the table,
+	// with the fired state (completeWithFiredState).
+	byWriter bool
 }
 
 func (o op) ok() bool { return o.status < 300 }
@@ -548,7 +553,11 @@ func (w *world) record(id string, o op) {
 	o.seq, o.at = w.seq, w.clock.Now()
 	t := w.task(id)
 	t.ops = append(t.ops, o)
-	w.tracef("api %s %s due=%s -> %d", o.kind, id, task.FormatTime(o.due), o.status)
+	by := "api"
+	if o.byWriter {
+		by = "writer"
+	}
+	w.tracef("%s %s %s due=%s -> %d", by, o.kind, id, task.FormatTime(o.due), o.status)
 }
 
 func (w *world) apiOp() {
@@ -564,7 +573,30 @@ func (w *world) apiOp() {
 		}
 		id = w.taskOrder[w.rng.Intn(len(w.taskOrder))]
 	}
+	if w.rng.Float64() < 0.05 {
+		w.completeWithFiredState(id)
+		return
+	}
 	w.mutate(id, w.rng.Intn(10))
+}
+
+// completeWithFiredState completes a task as an adopter's writer does
+// whose "complete" is the schema's fired state (the jobs example's Done):
+// a plain write of task.Schema.FiredState straight into the table, only
+// while the task is Pending (the writer's own condition), without the
+// claim marks that only the library writes. The pipeline must cancel its
+// schedules, and no firing may notify or remind it: I1 and I6 hold it to
+// that as to any completion, and I3 to having no schedule left.
+func (w *world) completeWithFiredState(id string) {
+	t := w.tasks[id]
+	status := http.StatusConflict
+	if cur, err := w.mem.Get(w.ctx, t.user, id); err == nil && cur.Status == task.StatusPending {
+		cur.Status, cur.UpdatedAt = task.Status(task.Schema.FiredState), w.clock.Now()
+		w.mem.PutItem(cur)
+		w.res.Faults[FaultWriterFiredState]++ // a writer's behaviour, not a failure: not counted as injected
+		status = http.StatusOK
+	}
+	w.record(id, op{kind: opComplete, status: status, byWriter: true})
 }
 
 func (w *world) believedPending(id string) bool {
@@ -731,7 +763,11 @@ func (w *world) race() {
 		}
 		w.count(FaultDeadlineRace)
 		w.tracef("race on %s", id)
-		w.mutate(id, []int{0, 2, 5}[w.rng.Intn(3)])
+		if k := w.rng.Intn(4); k < 3 {
+			w.mutate(id, []int{0, 2, 5}[k])
+		} else {
+			w.completeWithFiredState(id)
+		}
 		return
 	}
 }

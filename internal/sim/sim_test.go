@@ -28,7 +28,7 @@ func TestHistories(t *testing.T) {
 	}
 	for _, f := range []Fault{FaultStreamReplay, FaultEnqueueUnknown, FaultAckLost, FaultVisibilityTimeout,
 		FaultWorkerCrash, FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultPublishFailed,
-		FaultCrashAfterPublish, FaultReconcilerInterleaved, FaultDeadlineRace} {
+		FaultCrashAfterPublish, FaultReconcilerInterleaved, FaultDeadlineRace, FaultWriterFiredState} {
 		if s.Faults[f] == 0 {
 			t.Errorf("no %s fault was injected in %d histories", f, n)
 		}
@@ -190,6 +190,33 @@ func (s remindersNotMoved) Update(ctx context.Context, sc task.Schedule) error {
 	return s.Scheduler.Update(ctx, sc)
 }
 
+// notifyUnclaimed is mutation (w): the old take-over, which accepted an
+// item in the fired state that no firing had claimed, so a task a writer
+// completed with the fired state is notified when a firing or the
+// reconciler comes for it.
+type notifyUnclaimed struct {
+	e Expirer
+	n task.Notifier
+	s task.Store
+}
+
+func (p notifyUnclaimed) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {
+	out, err := p.e.Expire(ctx, req)
+	if err != nil || out != task.Skipped {
+		return out, err
+	}
+	t, err := p.s.Get(ctx, req.UserID, req.TaskID)
+	if err != nil || t.Status != task.StatusExpired || !t.NotifyClaimAt.IsZero() || !t.NotifiedAt.IsZero() || !t.DueAt.Equal(req.DueAt) {
+		return out, nil
+	}
+	if err := p.n.Publish(ctx, task.Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title, DueAt: t.DueAt,
+		Link: webURL + "/#/tasks/" + t.TaskID}); err != nil {
+		return "", err
+	}
+	_ = p.s.MarkNotified(ctx, t.UserID, t.TaskID, req.DueAt)
+	return task.Renotified, nil
+}
+
 // TestMutantsAreCaught breaks one guarantee at a time and asserts that the
 // simulation catches it within its seed budget, with the invariant that
 // guards it.
@@ -216,6 +243,8 @@ func TestMutantsAreCaught(t *testing.T) {
 			Pending: func(p task.PendingLister) task.PendingLister { return onlyPending{p} }}, "I2", false, 100},
 		{Mutation{Name: "(i) a deadline change keeps the schedule's record",
 			Store: func(s task.Store) task.Store { return keepRecord{s} }}, "I3", false, 400},
+		{Mutation{Name: "(w) the take-over runs a task a writer completed with the fired state",
+			Expirer: func(e Expirer, n task.Notifier, s task.Store) Expirer { return notifyUnclaimed{e, n, s} }}, "I1", false, 0},
 		{Mutation{Name: "(r1) a reminder whose claim failed is sent anyway",
 			Store: func(s task.Store) task.Store { return remindAnyway{s} }}, "I6", false, 0},
 		{Mutation{Name: "(r2) the worker neither makes nor moves reminder schedules",

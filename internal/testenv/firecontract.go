@@ -162,6 +162,29 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		equal(t, "after delivery", b.Attrs(t, k), delivered)
 	})
 
+	t.Run("take over refuses an item in the fired state that the library did not claim", func(t *testing.T) {
+		// A writer completes the item with the fired state: no claim
+		// mark for this due time, so no firing may run its target.
+		for _, tc := range []struct {
+			name  string
+			attrs map[string]string
+		}{
+			{"never claimed", armed(s.FiredState, due)},
+			{"claimed for an earlier due time", with(armed(s.FiredState, due), s.ClaimAtAttr, ts(due.Add(-time.Second)))},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				b := newBackend(t, s)
+				b.Put(t, tc.attrs)
+				wantFailed(t, "take over", b.Store.TakeOver(ctx, p, now.Add(time.Hour), lease))
+				equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
+				it, found, err := b.Store.Get(ctx, k)
+				if err != nil || !found || s.Undelivered(it, due) {
+					t.Fatalf("Get = %+v, %v, %v; want an item that is not fired and undelivered", it, found, err)
+				}
+			})
+		}
+	})
+
 	t.Run("mark delivered needs a fired item", func(t *testing.T) {
 		b := newBackend(t, s)
 		b.Put(t, armed(s.ArmedStates[0], due))

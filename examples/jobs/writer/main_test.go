@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -9,7 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/examples/jobs/jobschema"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -52,6 +59,7 @@ func TestWriterSpeaksTheContract(t *testing.T) {
 		return m, true
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	checkFinishCancels(t, db, read, at)
 	for _, step := range []struct {
 		name      string
 		do        func() error
@@ -81,5 +89,47 @@ func TestWriterSpeaksTheContract(t *testing.T) {
 		if jobschema.Schema.Armed(it) != step.armed || !it.Due.Equal(step.wantDueAt) {
 			t.Fatalf("%s: armed %v due %v, want %v %v (item %v)", step.name, jobschema.Schema.Armed(it), it.Due, step.armed, step.wantDueAt, attrs)
 		}
+	}
+}
+
+// checkFinishCancels: Finish writes Done, which is also the claim's fired
+// state. Read back from the table, the change is a cancel for the stream
+// processor (not the claim: no claim mark), and no firing at or after
+// runAt may take the job over and run its target.
+func checkFinishCancels(t *testing.T, db *dynamodb.Client, read func() (map[string]string, bool), at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := Queue(ctx, db, "jobs", "acme", "j1", at); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := read()
+	if err := Finish(ctx, db, "jobs", "acme", "j1"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := read()
+	image := func(a map[string]string) *contract.Item {
+		it, err := jobschema.Schema.ItemFrom(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &it
+	}
+	k := contract.Key{Partition: "acme", Sort: "j1"}
+	m, ok := cancel.Decide(jobschema.Schema, task.Change{EventID: "e1", Kind: task.ChangeModify, Key: k,
+		Old: image(before), New: image(after)})
+	if !ok || m.Action != cancel.ActionCancel {
+		t.Fatalf("Finish decided %+v (%v), want a cancel", m, ok)
+	}
+	store, err := dynamo.NewItemStore(db, "jobs", jobschema.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, now := range []time.Time{at, at.Add(time.Hour)} {
+		if err := store.TakeOver(ctx, contract.Payload{Key: k, Due: at}, now, fire.DefaultLease); !errors.Is(err, fire.ErrConditionFailed) {
+			t.Fatalf("take over at %v of a job the writer finished: %v, want the condition to fail", now, err)
+		}
+	}
+	if got, _ := read(); !reflect.DeepEqual(got, after) {
+		t.Fatalf("the failed take-over changed the job: %v, want %v", got, after)
 	}
 }

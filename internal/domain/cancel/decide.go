@@ -16,7 +16,12 @@ import (
 //	INSERT armed, InlineAttr "true"          nothing (the writer, our API, made it)
 //	INSERT not armed                         nothing
 //	MODIFY not armed -> armed                schedule
-//	MODIFY armed -> FiredState               nothing (the schedule fired and deleted itself)
+//	MODIFY armed -> FiredState, by the claim nothing (the schedule fired and deleted itself;
+//	                                         the library's claim: a new claim mark for
+//	                                         the due time, contract.Schema.IsClaim)
+//	MODIFY armed -> FiredState, by a writer  cancel (no claim mark: the writer completed
+//	                                         the item with the fired state, and no
+//	                                         firing will run its target)
 //	MODIFY armed -> not armed                cancel (completed, cancelled, due time removed)
 //	MODIFY armed -> armed, due time moved    reschedule to the new due time
 //	MODIFY armed -> armed, reminder moved    reschedule (the schema has reminders:
@@ -75,7 +80,7 @@ func Decide(s contract.Schema, c task.Change) (Message, bool) {
 		case !armed(c.Old) && armed(c.New):
 			return withItem(ActionSchedule, c), true
 		case !armed(c.Old):
-		case !armed(c.New) && c.New.State == s.FiredState:
+		case !armed(c.New) && s.IsClaim(*c.Old, *c.New):
 		case !armed(c.New):
 			return cancel, true
 		case !c.New.Due.Equal(c.Old.Due) || (s.Reminds() && !c.New.Remind.Equal(c.Old.Remind)):

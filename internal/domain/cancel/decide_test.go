@@ -56,6 +56,9 @@ func TestDecide(t *testing.T) {
 	}
 	done := with(func(t *task.Task) { t.Status = task.StatusDone })
 	expired := with(func(t *task.Task) { t.Status = task.StatusExpired })
+	// claimed is the expiry claim's write: Expired, with a claim mark at
+	// (or after) the deadline.
+	claimed := with(func(t *task.Task) { t.Status, t.ExpiredAt, t.NotifyClaimAt = task.StatusExpired, due, due })
 	inline := with(func(t *task.Task) { t.ScheduleInline = true })
 	tests := []struct {
 		name     string
@@ -83,7 +86,14 @@ func TestDecide(t *testing.T) {
 		{"repair flag set", task.ChangeModify, pending(), with(func(t *task.Task) { t.ScheduleRepair = true }), nil},
 		{"same deadline in another zone", task.ChangeModify, pending(),
 			with(func(t *task.Task) { t.DueAt = due.In(time.FixedZone("x", 3600)) }), nil},
-		{"pending to expired (the schedule fired)", task.ChangeModify, pending(), expired, nil},
+		{"pending to expired by the claim (the schedule fired)", task.ChangeModify, pending(), claimed, nil},
+		{"pending to expired by a writer (no claim mark) cancels", task.ChangeModify, pending(), expired, &cancelMsg},
+		{"pending to expired by a writer, a claim mark before the deadline, cancels", task.ChangeModify,
+			with(func(t *task.Task) { t.NotifyClaimAt = due.Add(-time.Hour) }),
+			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due.Add(-time.Hour) }), &cancelMsg},
+		{"pending to expired by a writer, the claim mark unchanged, cancels", task.ChangeModify,
+			with(func(t *task.Task) { t.NotifyClaimAt = due }),
+			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due }), &cancelMsg},
 		{"expired, notifiedAt recorded", task.ChangeModify, expired,
 			with(func(t *task.Task) { t.Status = task.StatusExpired; t.NotifiedAt = due }), nil},
 		{"remove of an expired task", task.ChangeRemove, expired, nil, nil},
@@ -141,6 +151,9 @@ func TestDecideConsumerSchema(t *testing.T) {
 	item := func(state string, at time.Time) *contract.Item {
 		return &contract.Item{Key: k, State: state, Due: at}
 	}
+	claimed := func(at, claim time.Time) *contract.Item {
+		return &contract.Item{Key: k, State: "Done", Due: at, ClaimAt: claim}
+	}
 	msg := func(a Action, at time.Time) *Message {
 		return &Message{Action: a, Partition: "t1", Sort: "j1", DueAt: at, EventID: "e"}
 	}
@@ -157,7 +170,10 @@ func TestDecideConsumerSchema(t *testing.T) {
 		{"moving between armed states does nothing", task.ChangeModify, item("Queued", run), item("Retrying", run), nil},
 		{"runAt moved reschedules", task.ChangeModify, item("Queued", run), item("Queued", run.Add(time.Hour)), msg(ActionReschedule, run.Add(time.Hour))},
 		{"cancelled cancels", task.ChangeModify, item("Queued", run), item("Cancelled", run), cancelMsg},
-		{"fired does nothing", task.ChangeModify, item("Queued", run), item("Done", run), nil},
+		{"fired by the claim does nothing", task.ChangeModify, item("Queued", run), claimed(run, run.Add(time.Second)), nil},
+		{"completed by the writer with the fired state cancels", task.ChangeModify, item("Queued", run), item("Done", run), cancelMsg},
+		{"completed by the writer, a claim of an earlier runAt kept, cancels", task.ChangeModify,
+			&contract.Item{Key: k, State: "Queued", Due: run, ClaimAt: run.Add(-time.Hour)}, claimed(run, run.Add(-time.Hour)), cancelMsg},
 		{"deleted cancels", task.ChangeRemove, item("Queued", run), nil, cancelMsg},
 		{"deleted after firing does nothing", task.ChangeRemove, item("Done", run), nil, nil},
 	} {

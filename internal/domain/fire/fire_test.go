@@ -39,6 +39,11 @@ func TestFire(t *testing.T) {
 		{"fires once", "Queued", []attempt{{at: 0, want: fire.Fired}, {at: time.Hour, want: fire.Skipped}}, 1, true},
 		{"too early", "Queued", []attempt{{at: -time.Second, want: fire.TooEarly}}, 0, false},
 		{"not armed", "Cancelled", []attempt{{at: 0, want: fire.Skipped}}, 0, false},
+		// The writer completed it with the fired state: no claim of the
+		// library's, so no attempt, before or after a lease, runs it.
+		{"in the fired state by a writer", "Done", []attempt{
+			{at: 0, want: fire.Skipped}, {at: time.Hour, want: fire.Skipped},
+		}, 0, false},
 		{"a failed delivery is retried after the lease", "Queued", []attempt{
 			{at: 0, deliverErr: errDown, wantErr: errDown},
 			{at: 30 * time.Second, wantErr: fire.ErrInProgress},
