@@ -470,6 +470,12 @@ func TestTodoAppWithCampaigns(t *testing.T) {
 					t.Errorf("config.json %s = %q (present %v), want a deploy-time value: %v", key, v, ok, on)
 				}
 			}
+			// Any user may be made a sender, whose address must be
+			// verified: with campaigns on, every sign-up confirms by code.
+			presignup := props(resources(d, "AWS::Lambda::Function")[logical(t, d, "AWS::Lambda::Function", "AuthPreSignUp")])
+			if env := js(presignup["Environment"]); !strings.Contains(env, fmt.Sprintf(`"VERIFY_EMAIL_BY_CODE":"%v"`, on)) {
+				t.Errorf("PreSignUp environment %s, want VERIFY_EMAIL_BY_CODE=%v", env, on)
+			}
 			if got, want := len(resources(d, "AWS::Scheduler::ScheduleGroup")), map[bool]int{false: 1, true: 2}[on]; got != want {
 				t.Errorf("%d schedule groups, want %d", got, want)
 			}
