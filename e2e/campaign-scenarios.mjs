@@ -17,8 +17,13 @@ import { checkState } from './a11y.mjs';
 const PASSWORD = 'Correct horse 1';
 const SESSION_KEY = 'unschedule.localSession'; // web/src/auth/local.ts
 
+// Campaigns are for senders only: run.mjs starts the dev server with
+// `-campaign-senders=@<SENDER_DOMAIN>`, so the users these scenarios sign
+// up may send (everyone else gets 403, as in the cloud).
+export const SENDER_DOMAIN = 'senders.example.com';
+
 async function signUp(page, url, tag) {
-  const email = `${tag}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const email = `${tag}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@${SENDER_DOMAIN}`;
   await page.goto(url);
   const form = page.getByTestId('auth-form');
   await form.getByRole('button', { name: 'Create an account' }).click();

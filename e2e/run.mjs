@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { scenarios } from './scenarios.mjs';
-import { campaignScenarios } from './campaign-scenarios.mjs';
+import { campaignScenarios, SENDER_DOMAIN } from './campaign-scenarios.mjs';
 import { a11yReport } from './a11y.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -59,7 +59,8 @@ function freePort() {
 // it prints its ready line.
 async function startServer(dataDir) {
   const port = await freePort();
-  const args = ['-addr', `127.0.0.1:${port}`, '-data', dataDir, '-web', join(repo, 'web', 'dist'), '-allow-vite=false'];
+  const args = ['-addr', `127.0.0.1:${port}`, '-data', dataDir, '-web', join(repo, 'web', 'dist'), '-allow-vite=false',
+    `-campaign-senders=@${SENDER_DOMAIN}`];
   const bin = process.env.E2E_SERVER_BIN;
   const [cmd, argv] = bin ? [resolve(repo, bin), args] : ['go', ['run', './cmd/dev', ...args]];
   const child = spawn(cmd, argv, { cwd: repo, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -263,3 +263,39 @@ func TestWebHostingAppPropsOverride(t *testing.T) {
 		}
 	}
 }
+
+// TestUserAuthEmailVerification: an address proves nothing until it is
+// verified by code. The trigger auto-confirms only an open pool that does
+// not ask for verification; an allow-list (a domain only typed) or
+// RequireEmailVerification leaves every sign-up to be confirmed by the
+// code Cognito emails (the pool auto-verifies email, so it sends one).
+// Every pool keeps a changed address unchanged until the new one is
+// verified (AttributesRequireVerificationBeforeUpdate: email).
+func TestUserAuthEmailVerification(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		props  userauth.UserAuthProps
+		byCode string
+	}{
+		{"open pool auto-confirms", userauth.UserAuthProps{}, "false"},
+		{"allow-list verifies by code", userauth.UserAuthProps{AllowedEmailDomains: []string{"example.com"}}, "true"},
+		{"required verification", userauth.UserAuthProps{RequireEmailVerification: true}, "true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stack := customStack(t, "Verify")
+			userauth.NewUserAuth(stack, jsii.String("Auth"), &tc.props)
+			s := synthOf(t, stack)
+			fn := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "AuthPreSignUp")])
+			if env := fn["Environment"].(map[string]any)["Variables"].(map[string]any); env["VERIFY_EMAIL_BY_CODE"] != tc.byCode {
+				t.Errorf("PreSignUp environment %s, want VERIFY_EMAIL_BY_CODE=%s", JSON(env), tc.byCode)
+			}
+			for _, r := range s.Resources("AWS::Cognito::UserPool") {
+				p := Props(r)
+				if JSON(p["AutoVerifiedAttributes"]) != JSON([]any{"email"}) ||
+					JSON(p["UserAttributeUpdateSettings"]) != JSON(map[string]any{"AttributesRequireVerificationBeforeUpdate": []any{"email"}}) {
+					t.Errorf("pool %s: want email auto-verified (codes sent) and kept until a change is verified", JSON(p))
+				}
+			}
+		})
+	}
+}

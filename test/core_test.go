@@ -258,8 +258,9 @@ func TestCognitoPoolClientAndTriggers(t *testing.T) {
 	s := Stack(t, "dev")
 	Check(t, func() {
 		s.tpl.HasResourceProperties(jsii.String("AWS::Cognito::UserPool"), map[string]any{
-			"UsernameAttributes":     []any{"email"},
-			"AutoVerifiedAttributes": []any{"email"},
+			"UsernameAttributes":          []any{"email"},
+			"AutoVerifiedAttributes":      []any{"email"},
+			"UserAttributeUpdateSettings": map[string]any{"AttributesRequireVerificationBeforeUpdate": []any{"email"}},
 			"Policies": map[string]any{"PasswordPolicy": assertions.Match_ObjectLike(&map[string]any{
 				"MinimumLength": 12, "RequireLowercase": true, "RequireUppercase": true, "RequireNumbers": true, "RequireSymbols": true,
 			})},

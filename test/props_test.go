@@ -129,6 +129,9 @@ func TestUserAuthPropsValidation(t *testing.T) {
 		{"removal policy in pool props", auth(func(_ awscdk.Stack, p *userauth.UserAuthProps) {
 			p.UserPoolProps = &awscognito.UserPoolProps{RemovalPolicy: awscdk.RemovalPolicy_DESTROY}
 		}), []string{"UserPoolProps.RemovalPolicy", "set UserAuthProps.RemovalPolicy"}},
+		{"verification by code with no code sent", auth(func(_ awscdk.Stack, p *userauth.UserAuthProps) {
+			p.RequireEmailVerification, p.UserPoolProps = true, &awscognito.UserPoolProps{AutoVerify: &awscognito.AutoVerifiedAttrs{Email: jsii.Bool(false)}}
+		}), []string{"UserPoolProps.AutoVerify turns email verification off", "keep AutoVerify.Email true"}},
 		{"an existing pool", auth(func(stack awscdk.Stack, p *userauth.UserAuthProps) { p.ExistingUserPool = imported(stack, "Ok") }), nil},
 		{"pool props", auth(func(_ awscdk.Stack, p *userauth.UserAuthProps) {
 			p.UserPoolProps = &awscognito.UserPoolProps{UserPoolName: jsii.String("mine"), SelfSignUpEnabled: jsii.Bool(false)}

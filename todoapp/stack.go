@@ -73,10 +73,13 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 
 	s.Auth = userauth.NewUserAuth(stack, jsii.String("Auth"), &userauth.UserAuthProps{
 		AllowedEmailDomains: cfg.AllowedEmailDomains,
-		RemovalPolicy:       cfg.Removal(),
-		DeletionProtection:  cfg.Protected(),
-		WebAcl:              cfg.Waf,
-		Logs:                cfg.Logs(),
+		// Any user may be made a campaign sender, and a sender's address
+		// must be verified: with campaigns on, everyone confirms by code.
+		RequireEmailVerification: cfg.Campaigns,
+		RemovalPolicy:            cfg.Removal(),
+		DeletionProtection:       cfg.Protected(),
+		WebAcl:                   cfg.Waf,
+		Logs:                     cfg.Logs(),
 	})
 	s.Notifications = notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{
 		UserPool:      s.Auth.UserPool,

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/devserver"
@@ -25,6 +26,7 @@ type options struct {
 	dataDir        string
 	webDir         string
 	domains        []string
+	senders        []string
 	origins        []string
 	tokenTTL       time.Duration
 	stepEvery      time.Duration
@@ -47,6 +49,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
 	domains := fs.String("allowed-email-domains", getenv(EnvAllowedEmailDomains),
 		"comma-separated email domains allowed to sign up (default $"+EnvAllowedEmailDomains+"; empty: everyone)")
+	senders := fs.String("campaign-senders", "",
+		"comma-separated addresses (ada@example.com) or domains (@example.com) whose users may send campaigns (default: nobody; others get 403)")
 	vite := fs.Bool("allow-vite", true, "also allow the Vite dev server's origins (http://localhost:5173) for CORS")
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
 	fs.DurationVar(&o.stepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
@@ -76,6 +80,11 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
+	if o.senders, err = parseSenders(*senders); err != nil {
+		err = fmt.Errorf("-campaign-senders: %w", err)
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
 	for name, d := range map[string]time.Duration{"-token-ttl": o.tokenTTL, "-step": o.stepEvery, "-reconcile-every": o.reconcileEvery} {
 		if d <= 0 {
 			err := fmt.Errorf("%s must be positive (given %s)", name, d)
@@ -87,6 +96,24 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		o.origins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
 	}
 	return o, nil
+}
+
+// parseSenders reads -campaign-senders: addresses ("ada@example.com") and
+// whole domains ("@example.com"), comma-separated.
+func parseSenders(csv string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(csv, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		at := strings.LastIndexByte(f, '@')
+		if at < 0 || strings.ContainsAny(f, " \t<>") || !strings.Contains(f[at:], ".") || strings.HasSuffix(f, ".") {
+			return nil, fmt.Errorf("%q is neither an address nor a domain: list addresses such as ada@example.com or domains such as @example.com", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // checkListenAddr refuses a listen address that other machines can reach
@@ -166,7 +193,7 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 			"addr", ln.Addr().String(), "hosts", hosts)
 	}
 	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
-		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, TokenTTL: o.tokenTTL, Log: log,
+		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, CampaignSenders: o.senders, TokenTTL: o.tokenTTL, Log: log,
 		Layer: o.layer, TTLMaxDelay: o.ttlMaxDelay})
 	if err != nil {
 		return err

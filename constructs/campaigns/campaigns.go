@@ -46,8 +46,18 @@ import (
 // CampaignsProps configures the campaigns.
 type CampaignsProps struct {
 	// UserPool authenticates the API's callers (a Cognito User Pools
-	// authorizer); a campaign's owner is the caller's sub. Required.
+	// authorizer); a campaign's owner is the caller's sub. Only members of
+	// SenderGroup whose email address is verified may use the API: verify
+	// addresses by code in this pool (userauth.UserAuthProps
+	// RequireEmailVerification), or email_verified proves nothing. Required.
 	UserPool awscognito.IUserPool
+	// SenderGroup is the name of the user pool group whose members may
+	// send campaigns; the construct creates it (SenderGroupResource) in
+	// UserPool, empty. Only an administrator adds users to it
+	// (aws cognito-idp admin-add-user-to-group). Letters, digits, '.',
+	// '_' and '-' only, at most 128 characters.
+	// Default: "campaign-senders".
+	SenderGroup string
 	// SenderAddress is the From address of every email, an address of a
 	// verified SES identity (SenderIdentity). Required.
 	SenderAddress string
@@ -131,6 +141,11 @@ type Campaigns struct {
 	ReconcileRule awsevents.Rule
 	// RestApi serves the campaign routes.
 	RestApi awsapigateway.RestApi
+	// SenderGroupResource is the user pool group whose verified members
+	// may send campaigns (SenderGroupName); the API refuses everyone else
+	// with 403.
+	SenderGroupResource awscognito.CfnUserPoolGroup
+	SenderGroupName     string
 	// FailureQueues receive the asynchronous events Lambda gave up on,
 	// by function ("Provision", "Send", "Reconciler").
 	FailureQueues map[string]awssqs.IQueue
@@ -236,7 +251,14 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), target, sender)
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
 		campaign.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), campaign.EnvProvisionFunction: *x.Provision.Function.FunctionArn(),
-		campaign.EnvOrigins: strings.Join(p.AllowedOrigins, ","),
+		campaign.EnvOrigins: strings.Join(p.AllowedOrigins, ","), campaign.EnvSenderGroup: p.SenderGroup,
+	})
+	// The API Gateway authorizer checks only that a token is the pool's:
+	// group membership and email_verified are the API function's checks.
+	x.SenderGroupName = p.SenderGroup
+	x.SenderGroupResource = awscognito.NewCfnUserPoolGroup(c, jsii.String("SenderGroup"), &awscognito.CfnUserPoolGroupProps{
+		UserPoolId: p.UserPool.UserPoolId(), GroupName: jsii.String(p.SenderGroup),
+		Description: jsii.String("May send email campaigns (with a verified email address); only an administrator adds members"),
 	})
 
 	if *p.LiveProgress {

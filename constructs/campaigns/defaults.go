@@ -7,6 +7,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/internal/campaign"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
 )
 
@@ -76,6 +77,9 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	}
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	}
+	if p.SenderGroup == "" {
+		p.SenderGroup = campaign.DefaultSenderGroup
 	}
 	if p.SenderIdentity == "" {
 		p.SenderIdentity = p.SenderAddress

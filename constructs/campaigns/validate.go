@@ -3,6 +3,7 @@ package campaigns
 import (
 	"fmt"
 	"net/mail"
+	"regexp"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -10,6 +11,10 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
+
+// senderGroupName is a Cognito group name without the separators a REST
+// API's authorizer flattens cognito:groups with (',', ' ', brackets).
+var senderGroupName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
 func unresolved(s string) bool { return *awscdk.Token_IsUnresolved(jsii.String(s)) }
 
@@ -28,6 +33,9 @@ func validate(id string, p CampaignsProps) {
 			panic(fmt.Sprintf("%s: SenderIdentity %q does not cover SenderAddress %q: set it to the address itself or to its domain %q",
 				id, p.SenderIdentity, p.SenderAddress, domain))
 		}
+	}
+	if !unresolved(p.SenderGroup) && !senderGroupName.MatchString(p.SenderGroup) {
+		panic(fmt.Sprintf("%s: SenderGroup %q is not a group name this app reads: use 1 to 128 letters, digits, '.', '_' or '-', such as \"campaign-senders\"", id, p.SenderGroup))
 	}
 	propcheck.CheckSeconds(id, "ProvisionTimeout", p.ProvisionTimeout, 60, 900, "Lambda allows at most 15 minutes; a run needs a minute at least")
 	propcheck.CheckSeconds(id, "ProvisionMargin", p.ProvisionMargin, 10, 600, "the time a run keeps to save its checkpoint and re-invoke itself")

@@ -1,6 +1,8 @@
 // Package userauth is the Cognito side of the app: a user pool with email
 // sign-in, an app client for the web app, and a PreSignUp trigger that
-// auto-confirms new users (optionally only for listed email domains).
+// auto-confirms new users, or (with an allow-list of email domains, or
+// RequireEmailVerification) leaves them to confirm with the code Cognito
+// emails, which verifies the address.
 package userauth
 
 import (
@@ -25,10 +27,20 @@ import (
 
 // UserAuthProps configures the user pool.
 type UserAuthProps struct {
-	// AllowedEmailDomains restricts sign-up (and so auto-confirmation) to
-	// these email domains, for example []string{"example.com"}.
+	// AllowedEmailDomains restricts sign-up to these email domains, for
+	// example []string{"example.com"}. A domain typed at sign-up proves
+	// nothing until the address is verified, so with an allow-list every
+	// user confirms sign-up with the code Cognito emails before the first
+	// sign-in (as with RequireEmailVerification).
 	// Default: anyone may sign up.
 	AllowedEmailDomains []string
+	// RequireEmailVerification leaves every sign-up unconfirmed until the
+	// user enters the code Cognito emails to the address; only then can
+	// they sign in, and their email_verified is true. Turn it on where
+	// the address grants something (campaign senders, an allow-list).
+	// Default: false (auto-confirm, email marked verified without proof),
+	// or true when AllowedEmailDomains is set.
+	RequireEmailVerification bool
 	// PasswordMinLength is the shortest password accepted (8..99).
 	// Default: 12.
 	PasswordMinLength float64
@@ -79,8 +91,8 @@ type UserAuth struct {
 	UserPool awscognito.IUserPool
 	// WebClient is the public client (no secret) the web app uses.
 	WebClient awscognito.UserPoolClient
-	// PreSignUp auto-confirms new users (its function is
-	// PreSignUpFunction).
+	// PreSignUp auto-confirms new users, or leaves them to confirm by
+	// code (its function is PreSignUpFunction).
 	PreSignUp *gofn.Function
 	// PreSignUpFunction is the PreSignUp trigger. It is attached to the
 	// pool this construct creates. With ExistingUserPool it is not: attach
@@ -116,6 +128,7 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 	if p.WafRateLimitPerIp < 10 || p.WafRateLimitPerIp > 2000000000 {
 		panic(fmt.Sprintf("%s: WafRateLimitPerIp must be between 10 and 2000000000 requests per 5 minutes (given %v): set it in range (WAF's limits)", *id, p.WafRateLimitPerIp))
 	}
+	byCode := p.RequireEmailVerification || len(p.AllowedEmailDomains) > 0
 	for _, d := range p.AllowedEmailDomains {
 		if d == "" || strings.ContainsAny(d, "@ ,") || !strings.Contains(d, ".") {
 			panic(fmt.Sprintf("%s: AllowedEmailDomains holds %q, which is not a domain: list bare domains such as \"example.com\"", *id, d))
@@ -134,6 +147,10 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 			}
 			panic(fmt.Sprintf("%s: UserPoolProps.PasswordPolicy must keep MinLength at 8 or more (given %s): set MinLength, or leave PasswordPolicy unset and use PasswordMinLength", *id, given))
 		}
+		if byCode && o.AutoVerify != nil && (o.AutoVerify.Email == nil || !*o.AutoVerify.Email) {
+			panic(fmt.Sprintf("%s: UserPoolProps.AutoVerify turns email verification off, yet sign-ups must be confirmed by code (RequireEmailVerification or AllowedEmailDomains): "+
+				"keep AutoVerify.Email true, or Cognito sends no code and no one can confirm", *id))
+		}
 		if o.RemovalPolicy != "" || o.DeletionProtection != nil {
 			panic(fmt.Sprintf("%s: UserPoolProps.RemovalPolicy and DeletionProtection are not used: set UserAuthProps.RemovalPolicy and DeletionProtection", *id))
 		}
@@ -143,9 +160,12 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 	u := &UserAuth{Construct: c}
 	u.PreSignUp = gofn.NewFunction(c, jsii.String("PreSignUp"), &gofn.FunctionProps{
 		Entry:       "lambdas/presignup",
-		Description: "Auto-confirms new users (optionally only for allowed email domains)",
+		Description: "Auto-confirms new users or leaves them to confirm by code (optionally only for allowed email domains)",
 		Logs:        p.Logs,
-		Environment: map[string]string{"ALLOWED_EMAIL_DOMAINS": strings.ToLower(strings.Join(p.AllowedEmailDomains, ","))},
+		Environment: map[string]string{
+			"ALLOWED_EMAIL_DOMAINS": strings.ToLower(strings.Join(p.AllowedEmailDomains, ",")),
+			"VERIFY_EMAIL_BY_CODE":  fmt.Sprint(byCode),
+		},
 	})
 	u.PreSignUpFunction = u.PreSignUp.Function
 	if p.ExistingUserPool != nil {
@@ -157,6 +177,11 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 			SignInAliases:       &awscognito.SignInAliases{Email: jsii.Bool(true)},
 			SignInCaseSensitive: jsii.Bool(false),
 			AutoVerify:          &awscognito.AutoVerifiedAttrs{Email: jsii.Bool(true)},
+			// A changed address takes effect only once verified by code
+			// (AttributesRequireVerificationBeforeUpdate: email), so a
+			// verified user cannot swap in an address they do not hold.
+			// https://docs.aws.amazon.com/cognito-user-identity-pools/latest/APIReference/API_UserAttributeUpdateSettingsType.html
+			KeepOriginal: &awscognito.KeepOriginalAttrs{Email: jsii.Bool(true)},
 			StandardAttributes: &awscognito.StandardAttributes{
 				Email: &awscognito.StandardAttribute{Required: jsii.Bool(true), Mutable: jsii.Bool(true)},
 			},

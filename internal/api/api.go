@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -35,6 +36,17 @@ type Request struct {
 	Origin string
 	// Email is the caller's email address (the token's email claim).
 	Email string
+	// EmailVerified is the token's email_verified claim: true only when
+	// the user pool marked the address verified.
+	EmailVerified bool
+	// Groups are the user pool groups the caller belongs to (the token's
+	// cognito:groups claim).
+	Groups []string
+}
+
+// InGroup reports whether the caller belongs to the user pool group.
+func (r Request) InGroup(name string) bool {
+	return name != "" && slices.Contains(r.Groups, name)
 }
 
 // Response is the reply: a status, a JSON body (nil for 204) and headers.

@@ -38,6 +38,7 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		"PROVISION_FUNCTION_ARN":          "arn:aws:lambda:us-east-1:123456789012:function:bench-provision",
 		"SENDER_ADDRESS":                  "bench@example.com",
 		"WEB_ORIGINS":                     "http://localhost:5173",
+		"SENDER_GROUP":                    "campaign-senders",
 		"CAMPAIGN_EVENTS_HTTP":            "bench.appsync-api.us-east-1.amazonaws.com",
 		"JOB_QUEUE_URL":                   "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
 		"TARGET_FUNCTION_ARNS":            "arn:aws:lambda:us-east-1:123456789012:function:bench-target",

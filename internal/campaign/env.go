@@ -14,6 +14,9 @@ const (
 	EnvCallsPerSecond    = "SCHEDULER_CALLS_PER_SECOND"
 	EnvMarginSec         = "PROVISION_MARGIN_SEC"
 	EnvOrigins           = "WEB_ORIGINS"
+	// EnvSenderGroup is the user pool group whose members may send
+	// campaigns (the API function refuses everyone else).
+	EnvSenderGroup = "SENDER_GROUP"
 	// EnvEventsHTTP is the AWS AppSync Events API's HTTP DNS name, where
 	// the progress function publishes (https://<it>/event).
 	EnvEventsHTTP = "CAMPAIGN_EVENTS_HTTP"
@@ -21,3 +24,7 @@ const (
 	// function re-invokes itself by it).
 	EnvSelf = "AWS_LAMBDA_FUNCTION_NAME"
 )
+
+// DefaultSenderGroup is the sender group's name unless the construct's
+// SenderGroup prop names another.
+const DefaultSenderGroup = "campaign-senders"

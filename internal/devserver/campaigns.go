@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/api"
@@ -40,6 +41,30 @@ func (c campaignClock) Sleep(ctx context.Context, d time.Duration) error {
 	return campaign.RealClock{}.Sleep(ctx, d)
 }
 
+// identity is what a user's token says. A local sign-up is confirmed at
+// once and its address never verified, as in an open user pool; a user
+// listed in Config.CampaignSenders stands for one an administrator added
+// to the sender group after they verified their address by code.
+func (s *Server) identity(u boltstore.User) Claims {
+	c := Claims{Sub: u.Sub, Email: u.Email}
+	if campaignSender(s.cfg.CampaignSenders, u.Email) {
+		c.EmailVerified, c.Groups = true, []string{campaignapi.DefaultSenderGroup}
+	}
+	return c
+}
+
+// campaignSender reports whether email is listed, itself or by its
+// "@domain".
+func campaignSender(senders []string, email string) bool {
+	at := strings.LastIndexByte(email, '@')
+	for _, s := range senders {
+		if strings.EqualFold(s, email) || (at > 0 && strings.HasPrefix(s, "@") && strings.EqualFold(s, email[at:])) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) openCampaigns(origins []string) error {
 	rt, err := campaigndev.New(campaigndev.Config{Outbox: campaignOutbox{s.db}, Clock: campaignClock{s.cfg.Now},
 		Log: s.log.With("component", "campaigns"), Origins: origins})
@@ -47,6 +72,9 @@ func (s *Server) openCampaigns(origins []string) error {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	s.campaigns = rt
+	if len(s.cfg.CampaignSenders) == 0 {
+		s.log.Info("no campaign senders: every campaign request is refused with 403; list who may send with -campaign-senders")
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,12 +69,59 @@ func (s *stream) close() {
 	s.resp.Body.Close()
 }
 
+// campaignEnv is a server whose listed users may send campaigns.
+func campaignEnv(t *testing.T, senders ...string) *env {
+	return startWith(t, &fakeClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)},
+		Config{DataDir: t.TempDir(), CampaignSenders: senders})
+}
+
+// Sign-up is open in dev too, so a signed-in user is not a sender: only
+// users listed in CampaignSenders (by address or "@domain") get a token
+// with the sender group and a verified address; the campaign API answers
+// everyone else 403 JSON, as in the cloud.
+func TestOnlyCampaignSendersMayUseCampaignsInDev(t *testing.T) {
+	body := map[string]any{"subject": "Hello", "body": "Hi", "recipients": []map[string]string{{"email": "r0@example.com"}},
+		"schedule": map[string]any{"windows": []string{"12:01-12:04"}, "timeZone": "UTC", "startDate": "2030-01-01"}}
+	for _, tc := range []struct {
+		name, email string
+		senders     []string
+		sender      bool
+	}{
+		{"listed address", "ann@example.com", []string{"ann@example.com"}, true},
+		{"listed address, other case", "Ann@Example.com", []string{"ann@example.com"}, true},
+		{"listed domain", "bo@senders.example", []string{"ann@example.com", "@senders.example"}, true},
+		{"another address", "carl@example.com", []string{"ann@example.com", "@senders.example"}, false},
+		{"a domain ending like a listed one", "dee@mysenders.example", []string{"@senders.example"}, false},
+		{"nobody listed", "ann@example.com", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := campaignEnv(t, tc.senders...)
+			tok := e.user(tc.email)
+			claims, err := e.srv.signer.Verify(tok)
+			if err != nil || claims.EmailVerified != tc.sender || slices.Contains(claims.Groups, campaignapi.DefaultSenderGroup) != tc.sender {
+				t.Fatalf("claims %+v (%v), want sender %v", claims, err, tc.sender)
+			}
+			for _, r := range []struct {
+				method, path string
+				body         any
+				ok           int
+			}{{"POST", "/campaigns", body, 201}, {"POST", "/campaigns/preview", body, 200}, {"GET", "/campaigns", nil, 200}} {
+				got := e.do(r.method, r.path, "Bearer "+tok, r.body)
+				want := map[bool]int{true: r.ok, false: http.StatusForbidden}[tc.sender]
+				if got.status != want || (!tc.sender && (got.body["error"] != "forbidden" || !strings.Contains(got.raw, "campaign-senders"))) {
+					t.Errorf("%s %s: %d %s, want %d", r.method, r.path, got.status, got.raw, want)
+				}
+			}
+		})
+	}
+}
+
 // TestCampaignRunsInTheDevServer drives a campaign over HTTP: create,
 // provision, a schedule fires into the owner's outbox, the progress
 // stream shows each change, cancel stops the rest; the stream is the
 // owner's only and ends when the client goes away.
 func TestCampaignRunsInTheDevServer(t *testing.T) {
-	e := newEnv(t) // 2030-01-01 12:00 UTC, a Tuesday
+	e := campaignEnv(t, "ann@example.com") // 2030-01-01 12:00 UTC, a Tuesday
 	ann, bob := e.user("ann@example.com"), e.user("bob@example.com")
 	body := map[string]any{"subject": "Hello", "body": "Hi there",
 		"recipients": []map[string]string{{"email": "r0@example.com"}, {"email": "r1@example.com"}, {"email": "r2@example.com"}},

@@ -99,7 +99,8 @@ func (s *Server) serveHandler(route string, h servable, maxBody int64) http.Hand
 			query[k] = v[0]
 		}
 		resp := h.Serve(r.Context(), api.Request{Method: r.Method, Route: route, TaskID: r.PathValue("id"),
-			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin"), Email: claims.Email})
+			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin"), Email: claims.Email,
+			EmailVerified: claims.EmailVerified, Groups: claims.Groups})
 		for k, v := range resp.Headers {
 			w.Header().Set(k, v)
 		}
@@ -217,7 +218,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), PostAuthBudget)
 	s.subscriber.OnSignIn(ctx, u.Sub, u.Email)
 	cancel()
-	tok, err := s.signer.Sign(u.Sub, u.Email)
+	tok, err := s.signer.Sign(s.identity(u))
 	if err != nil {
 		s.internal(w, r, err)
 		return

@@ -47,6 +47,14 @@ type Config struct {
 	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone
 	// may sign up.
 	AllowedEmailDomains []string
+	// CampaignSenders are the users who may send campaigns: each entry an
+	// email address ("ada@example.com") or a whole domain ("@example.com"),
+	// matched case-insensitively. Their tokens say they belong to the
+	// sender group with a verified address (what an administrator's
+	// admin-add-user-to-group and a code confirmation give in the cloud);
+	// everyone else's say neither, and the campaign API answers them 403.
+	// Default: none.
+	CampaignSenders []string
 	// TokenTTL is how long a sign-in token lives. Default: 12 hours.
 	TokenTTL time.Duration
 	// Shards is how many local notification topics users are spread over.

@@ -46,9 +46,16 @@ type env struct {
 
 func start(t *testing.T, dir string, clock *fakeClock, domains ...string) *env {
 	t.Helper()
+	return startWith(t, clock, Config{DataDir: dir, AllowedEmailDomains: domains})
+}
+
+// startWith opens a server of cfg on clock, logging to env.logs.
+func startWith(t *testing.T, clock *fakeClock, cfg Config) *env {
+	t.Helper()
+	dir := cfg.DataDir
 	logs := &bytes.Buffer{}
-	srv, err := Open(Config{DataDir: dir, AllowedEmailDomains: domains, Now: clock.Now,
-		Log: slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))})
+	cfg.Now, cfg.Log = clock.Now, slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))
+	srv, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +213,7 @@ func TestAPIRefusesBadTokens(t *testing.T) {
 	tampered := parts[0] + "." + b64.EncodeToString([]byte(`{"sub":"someone-else","iss":"unschedule-dev","token_use":"id","exp":1999999999}`)) + "." + parts[2]
 	now := e.clock.Now()
 	other, _ := NewSigner(keyB, time.Hour, func() time.Time { return now })
-	otherTok, _ := other.Sign("sub-x", "x@example.com")
+	otherTok, _ := other.Sign(Claims{Sub: "sub-x", Email: "x@example.com"})
 	for _, tc := range []struct {
 		name, method, path, token string
 	}{
@@ -524,7 +531,7 @@ func TestOutboxAndSchedulesNeedSignIn(t *testing.T) {
 	e.tick(6 * time.Second)
 	now := e.clock.Now()
 	foreign, _ := NewSigner(keyB, time.Hour, func() time.Time { return now })
-	foreignTok, _ := foreign.Sign("sub-x", "ada@example.com")
+	foreignTok, _ := foreign.Sign(Claims{Sub: "sub-x", Email: "ada@example.com"})
 	for _, path := range []string{"/outbox.json", "/debug/schedules.json"} {
 		for _, tc := range []struct{ name, token string }{
 			{"no token", ""},

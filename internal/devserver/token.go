@@ -26,12 +26,16 @@ const Issuer = "unschedule-dev"
 
 // Claims are what a local ID token says, named as in a Cognito ID token.
 type Claims struct {
-	Sub      string `json:"sub"`
-	Email    string `json:"email"`
-	Issuer   string `json:"iss"`
-	TokenUse string `json:"token_use"`
-	IssuedAt int64  `json:"iat"`
-	Expires  int64  `json:"exp"`
+	Sub   string `json:"sub"`
+	Email string `json:"email"`
+	// EmailVerified and Groups are what the campaign API decides on
+	// (Config.CampaignSenders sets both).
+	EmailVerified bool     `json:"email_verified"`
+	Groups        []string `json:"cognito:groups,omitempty"`
+	Issuer        string   `json:"iss"`
+	TokenUse      string   `json:"token_use"`
+	IssuedAt      int64    `json:"iat"`
+	Expires       int64    `json:"exp"`
 }
 
 type header struct {
@@ -66,9 +70,10 @@ func NewSigner(key []byte, ttl time.Duration, now func() time.Time) (*Signer, er
 
 var b64 = base64.RawURLEncoding
 
-// Sign issues an ID token for the user.
-func (s *Signer) Sign(sub, email string) (string, error) {
-	if sub == "" {
+// Sign issues an ID token saying who: its Sub, Email, EmailVerified and
+// Groups (the issuer, use and times are the signer's).
+func (s *Signer) Sign(who Claims) (string, error) {
+	if who.Sub == "" {
 		return "", fmt.Errorf("sign: %w (sub)", ErrTokenClaims)
 	}
 	now := s.now()
@@ -76,8 +81,8 @@ func (s *Signer) Sign(sub, email string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sign: %w", err)
 	}
-	c, err := json.Marshal(Claims{Sub: sub, Email: email, Issuer: Issuer, TokenUse: "id",
-		IssuedAt: now.Unix(), Expires: now.Add(s.ttl).Unix()})
+	c, err := json.Marshal(Claims{Sub: who.Sub, Email: who.Email, EmailVerified: who.EmailVerified, Groups: who.Groups,
+		Issuer: Issuer, TokenUse: "id", IssuedAt: now.Unix(), Expires: now.Add(s.ttl).Unix()})
 	if err != nil {
 		return "", fmt.Errorf("sign: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func forge(key []byte, header, claims string) string {
 func TestTokens(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := signer(t, keyA, &now)
-	good, err := s.Sign("sub-1", "ada@example.com")
+	good, err := s.Sign(Claims{Sub: "sub-1", Email: "ada@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,15 +95,29 @@ func TestTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Claims{Sub: "sub-1", Email: "ada@example.com", Issuer: Issuer, TokenUse: "id", IssuedAt: now.Unix(), Expires: exp}
-		if c != want {
+		if !reflect.DeepEqual(c, want) {
 			t.Fatalf("claims %+v, want %+v", c, want)
+		}
+	})
+	t.Run("a sender's claims, named as Cognito's", func(t *testing.T) {
+		tok, err := s.Sign(Claims{Sub: "sub-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"campaign-senders"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Verify(tok)
+		if err != nil || !c.EmailVerified || !reflect.DeepEqual(c.Groups, []string{"campaign-senders"}) {
+			t.Fatalf("claims %+v, %v", c, err)
+		}
+		payload, _ := b64.DecodeString(strings.Split(tok, ".")[1])
+		if !strings.Contains(string(payload), `"email_verified":true,"cognito:groups":["campaign-senders"]`) {
+			t.Fatalf("payload %s", payload)
 		}
 	})
 }
 
 func (s *Signer) mustSign(t *testing.T) string {
 	t.Helper()
-	tok, err := s.Sign("sub-1", "ada@example.com")
+	tok, err := s.Sign(Claims{Sub: "sub-1", Email: "ada@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

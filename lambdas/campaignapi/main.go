@@ -3,7 +3,7 @@
 // campaignapi.Handler.
 //
 // Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, PROVISION_FUNCTION_ARN,
-// WEB_ORIGINS (constructs/campaigns).
+// WEB_ORIGINS, SENDER_GROUP (constructs/campaigns).
 package main
 
 import (
@@ -32,6 +32,7 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	table, group, provisioner, origins := env.Require(cl.EnvTable), env.Require(cl.EnvScheduleGroup), env.Require(cl.EnvProvisionFunction), env.List(cl.EnvOrigins)
+	senderGroup := env.Require(cl.EnvSenderGroup)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
@@ -39,7 +40,7 @@ func main() {
 	canceller := lambdaenv.Must(cancel.New(store, store, sched, campaign.RealClock{}, group, 0))
 	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
-	h := lambdaenv.Must(campaignapi.New(store, start, canceller, campaign.RealClock{}, nil, origins, log))
+	h := lambdaenv.Must(campaignapi.New(store, start, canceller, campaign.RealClock{}, nil, origins, senderGroup, log))
 	a := &cl.API{Handler: h, Metrics: metrics.New(metrics.FunctionCampaignAPI, nil), Log: log}
 	lambda.Start(a.Handle)
 }

@@ -10,12 +10,20 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/notify"
 )
 
-// EnvAllowedEmailDomains names the optional allow-list setting.
-const EnvAllowedEmailDomains = "ALLOWED_EMAIL_DOMAINS"
+// Environment: the optional allow-list, and whether every address must be
+// verified by code (constructs/userauth sets both).
+const (
+	EnvAllowedEmailDomains = "ALLOWED_EMAIL_DOMAINS"
+	EnvVerifyEmailByCode   = "VERIFY_EMAIL_BY_CODE"
+)
 
 type handler struct {
 	policy notify.SignUpPolicy
-	log    *slog.Logger
+	// verifyByCode leaves every sign-up unconfirmed: Cognito emails a
+	// code, and confirming with it verifies the address. Always true with
+	// an allow-list, which is worth nothing on a domain only claimed.
+	verifyByCode bool
+	log          *slog.Logger
 }
 
 // configure reads the environment once, at cold start.
@@ -24,11 +32,25 @@ func configure(getenv func(string) string, log *slog.Logger) (*handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvAllowedEmailDomains, err)
 	}
-	return &handler{policy: notify.NewSignUpPolicy(domains), log: log}, nil
+	var byCode bool
+	switch v := getenv(EnvVerifyEmailByCode); v {
+	case "", "false":
+	case "true":
+		byCode = true
+	default:
+		return nil, fmt.Errorf("%s must be true or false (given %q)", EnvVerifyEmailByCode, v)
+	}
+	policy := notify.NewSignUpPolicy(domains)
+	return &handler{policy: policy, verifyByCode: byCode || policy.Restricted(), log: log}, nil
 }
 
-// handle accepts the sign-up (auto-confirmed, email verified) or refuses
-// it with an error whose message Cognito shows to the person signing up.
+// handle accepts the sign-up or refuses it with an error whose message
+// Cognito shows to the person signing up. An accepted sign-up is either
+// left to be confirmed by code (verifyByCode), or confirmed at once with
+// its email marked verified without proof: the open pool's default, so
+// that password reset can reach the address; there email_verified proves
+// nothing. The response fields are those of
+// https://docs.aws.amazon.com/cognito/latest/developerguide/user-pool-lambda-pre-sign-up.html
 func (h *handler) handle(ctx context.Context, ev events.CognitoEventUserPoolsPreSignup) (events.CognitoEventUserPoolsPreSignup, error) {
 	email := ev.Request.UserAttributes["email"]
 	if err := h.policy.Check(email); err != nil {
@@ -36,7 +58,7 @@ func (h *handler) handle(ctx context.Context, ev events.CognitoEventUserPoolsPre
 			"emailDomain", notify.EmailDomain(email), "reason", err.Error())
 		return ev, err
 	}
-	ev.Response.AutoConfirmUser = true
-	ev.Response.AutoVerifyEmail = true
+	ev.Response.AutoConfirmUser = !h.verifyByCode
+	ev.Response.AutoVerifyEmail = !h.verifyByCode
 	return ev, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -22,21 +23,27 @@ func fixture(t *testing.T, name string) events.CognitoEventUserPoolsPreSignup {
 
 func TestHandle(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		allowed string
-		fixture string
-		wantErr error
+		name, allowed, byCode string
+		fixture               string
+		wantErr               error
+		confirmed             bool
 	}{
-		{"open pool accepts", "", "signup.json", nil},
-		{"allowed domain, other case", "example.com", "signup.json", nil},
-		{"admin-created user in a listed domain", "example.com, example.org", "admin_create.json", nil},
-		{"unlisted domain refused", "example.org", "signup.json", notify.ErrSignUpRestricted},
-		{"subdomain refused", "mail.example.com", "signup.json", notify.ErrSignUpRestricted},
-		{"no email refused", "", "signup_no_email.json", notify.ErrNoEmail},
+		// An open pool confirms at once; its email_verified proves nothing.
+		{"open pool accepts and confirms", "", "", "signup.json", nil, true},
+		{"open pool, verification off", "", "false", "signup.json", nil, true},
+		// An allow-list checks a domain only claimed: the address must
+		// be verified by code, so nothing is confirmed or verified here.
+		{"allowed domain, other case, verified by code", "example.com", "", "signup.json", nil, false},
+		{"allow-list verifies by code even when told not to", "example.com", "false", "signup.json", nil, false},
+		{"admin-created user in a listed domain", "example.com, example.org", "", "admin_create.json", nil, false},
+		{"open pool verifying by code", "", "true", "signup.json", nil, false},
+		{"unlisted domain refused", "example.org", "", "signup.json", notify.ErrSignUpRestricted, false},
+		{"subdomain refused", "mail.example.com", "", "signup.json", notify.ErrSignUpRestricted, false},
+		{"no email refused", "", "", "signup_no_email.json", notify.ErrNoEmail, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			env := map[string]string{EnvAllowedEmailDomains: tc.allowed}
+			env := map[string]string{EnvAllowedEmailDomains: tc.allowed, EnvVerifyEmailByCode: tc.byCode}
 			h, err := configure(func(k string) string { return env[k] }, slog.New(slog.NewJSONHandler(&logs, nil)))
 			if err != nil {
 				t.Fatal(err)
@@ -56,13 +63,14 @@ func TestHandle(t *testing.T) {
 				return
 			}
 			want := in
-			want.Response = events.CognitoEventUserPoolsPreSignupResponse{AutoConfirmUser: true, AutoVerifyEmail: true}
+			want.Response = events.CognitoEventUserPoolsPreSignupResponse{AutoConfirmUser: tc.confirmed, AutoVerifyEmail: tc.confirmed}
 			if !reflect.DeepEqual(out, want) {
 				t.Fatalf("event %+v, want %+v", out, want)
 			}
 			b, _ := json.Marshal(out)
-			if !bytes.Contains(b, []byte(`"autoConfirmUser":true,"autoVerifyEmail":true,"autoVerifyPhone":false`)) {
-				t.Fatalf("response JSON %s", b)
+			wantJSON := fmt.Sprintf(`"autoConfirmUser":%v,"autoVerifyEmail":%v,"autoVerifyPhone":false`, tc.confirmed, tc.confirmed)
+			if !bytes.Contains(b, []byte(wantJSON)) {
+				t.Fatalf("response JSON %s, want %s", b, wantJSON)
 			}
 		})
 	}
@@ -74,9 +82,17 @@ func TestRestrictedMessageTellsTheUser(t *testing.T) {
 	}
 }
 
-func TestConfigureRefusesBadDomains(t *testing.T) {
-	_, err := configure(func(string) string { return "example.com,@bad" }, slog.Default())
-	if err == nil || !strings.Contains(err.Error(), EnvAllowedEmailDomains) {
-		t.Fatalf("err %v, want one naming %s", err, EnvAllowedEmailDomains)
+func TestConfigureRefusesBadSettings(t *testing.T) {
+	for _, tc := range []struct{ name, domains, byCode, want string }{
+		{"bad domain", "example.com,@bad", "", EnvAllowedEmailDomains},
+		{"verification not a boolean", "", "yes", EnvVerifyEmailByCode + ` must be true or false (given "yes")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{EnvAllowedEmailDomains: tc.domains, EnvVerifyEmailByCode: tc.byCode}
+			_, err := configure(func(k string) string { return env[k] }, slog.Default())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one saying %s", err, tc.want)
+			}
+		})
 	}
 }

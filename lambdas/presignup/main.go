@@ -1,10 +1,14 @@
-// Command presignup is the Cognito PreSignUp trigger: it confirms new users
-// and marks their email verified at once, and, when ALLOWED_EMAIL_DOMAINS
-// is set, refuses sign-ups from other email domains. It makes no AWS call,
-// so it builds no SDK client: the cold start stays minimal.
+// Command presignup is the Cognito PreSignUp trigger: when
+// ALLOWED_EMAIL_DOMAINS is set, it refuses sign-ups from other email
+// domains. It confirms new users and marks their email verified at once,
+// unless addresses must be verified by code (VERIFY_EMAIL_BY_CODE=true, or
+// any allow-list): then Cognito emails a code and the user confirms with
+// it. It makes no AWS call, so it builds no SDK client: the cold start
+// stays minimal.
 //
 // Environment: ALLOWED_EMAIL_DOMAINS (optional) comma-separated domains
 // such as "example.com,example.org"; unset or empty lets everyone sign up.
+// VERIFY_EMAIL_BY_CODE (optional) true or false (default).
 package main
 
 import (

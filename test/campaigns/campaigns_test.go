@@ -318,6 +318,42 @@ func TestApiRoutesBehindCognito(t *testing.T) {
 	}
 }
 
+// Sign-up is open, so the API needs more than a valid token: the
+// construct creates the sender group in the user pool and tells the API
+// function its name (the function refuses non-members with 403).
+func TestSenderGroupGatesTheApi(t *testing.T) {
+	for _, tc := range []struct{ name, prop, want string }{
+		{"default", "", "campaign-senders"},
+		{"named", "newsletter.editors", "newsletter.editors"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := doc
+			want := tc.want
+			if tc.prop == "" {
+				_, d = synth(t)
+			} else {
+				st := newStack(t)
+				campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{UserPool: pool(st),
+					SenderAddress: "news@example.com", SenderGroup: tc.prop})
+				d = *assertions.Template_FromStack(st, nil).ToJSON()
+			}
+			groups := resources(d, "AWS::Cognito::UserPoolGroup")
+			if len(groups) != 1 {
+				t.Fatalf("%d user pool groups, want the sender group: %s", len(groups), js(groups))
+			}
+			for _, g := range groups {
+				if p := props(g); p["GroupName"] != want || !strings.Contains(js(p["UserPoolId"]), `{"Ref":"Users`) || p["RoleArn"] != nil {
+					t.Errorf("group %s: want %q in the user pool, with no IAM role", js(p), want)
+				}
+			}
+			fn := props(resources(d, "AWS::Lambda::Function")[logical(t, d, "AWS::Lambda::Function", "CampaignsApi")])
+			if env := js(fn["Environment"]); !strings.Contains(env, `"SENDER_GROUP":"`+want+`"`) {
+				t.Errorf("API function environment %s lacks SENDER_GROUP=%s", env, want)
+			}
+		})
+	}
+}
+
 func TestEveryErrorMetricIsAlarmed(t *testing.T) {
 	_, d := synth(t)
 	alarmed := map[string]bool{}
@@ -363,6 +399,8 @@ func TestValidation(t *testing.T) {
 		{"reconcile too often", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = sec(60) }, "ReconcileEvery must be"},
 		{"reconcile not whole minutes", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = sec(330) }, "whole minutes"},
 		{"calls per second", func(p *campaigns.CampaignsProps) { p.SchedulerCallsPerSecond = 0.5 }, "SchedulerCallsPerSecond must be"},
+		{"group with a comma", func(p *campaigns.CampaignsProps) { p.SenderGroup = "senders,admins" }, `SenderGroup "senders,admins" is not a group name`},
+		{"group with a space", func(p *campaigns.CampaignsProps) { p.SenderGroup = "campaign senders" }, "letters, digits"},
 		{"http origin", func(p *campaigns.CampaignsProps) { p.AllowedOrigins = []string{"http://app.example.com"} }, "https://"},
 		{"a day's period", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = awscdk.Duration_Days(jsii.Number(1)) }, ""},
 	}
@@ -431,6 +469,12 @@ func TestTodoAppWithCampaigns(t *testing.T) {
 				if v, ok := web[key]; ok != on || (on && !strings.Contains(v, "<<marker:")) {
 					t.Errorf("config.json %s = %q (present %v), want a deploy-time value: %v", key, v, ok, on)
 				}
+			}
+			// Any user may be made a sender, whose address must be
+			// verified: with campaigns on, every sign-up confirms by code.
+			presignup := props(resources(d, "AWS::Lambda::Function")[logical(t, d, "AWS::Lambda::Function", "AuthPreSignUp")])
+			if env := js(presignup["Environment"]); !strings.Contains(env, fmt.Sprintf(`"VERIFY_EMAIL_BY_CODE":"%v"`, on)) {
+				t.Errorf("PreSignUp environment %s, want VERIFY_EMAIL_BY_CODE=%v", env, on)
 			}
 			if got, want := len(resources(d, "AWS::Scheduler::ScheduleGroup")), map[bool]int{false: 1, true: 2}[on]; got != want {
 				t.Errorf("%d schedule groups, want %d", got, want)

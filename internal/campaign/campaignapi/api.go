@@ -4,6 +4,9 @@
 // start of the provisioning function), cancel it, and read it with its
 // counts per state and a page of its sends. The owner is the caller's
 // Cognito sub, never a body field; another user's campaign is a 404.
+// Only senders may call any route: members of the sender group (the
+// token's cognito:groups) whose email address is verified (its
+// email_verified); anyone else gets a JSON 403.
 // Bad input is a JSON 4xx that says how to fix it; internal errors are
 // never echoed. It reuses internal/api's Request and Response (and so
 // api.FromAPIGateway) and imports no AWS SDK.
@@ -36,6 +39,10 @@ const (
 	RouteProvision = "/campaigns/{id}/provision"
 	RouteCancel    = "/campaigns/{id}/cancel"
 )
+
+// DefaultSenderGroup is the user pool group whose members may send
+// campaigns (constructs/campaigns creates it; an administrator adds users).
+const DefaultSenderGroup = campaign.DefaultSenderGroup
 
 // Limits.
 const (
@@ -87,18 +94,20 @@ type Handler struct {
 	clock   campaign.Clock
 	newID   func() string
 	origins []string
+	group   string
 	log     *slog.Logger
 }
 
-// New returns a handler; newID nil makes random ids.
-func New(store Store, starter Starter, c Canceller, clock campaign.Clock, newID func() string, origins []string, log *slog.Logger) (*Handler, error) {
-	if store == nil || starter == nil || c == nil || clock == nil || log == nil {
-		return nil, errors.New("campaignapi: store, starter, canceller, clock and logger are required")
+// New returns a handler whose callers must belong to senderGroup (see
+// DefaultSenderGroup); newID nil makes random ids.
+func New(store Store, starter Starter, c Canceller, clock campaign.Clock, newID func() string, origins []string, senderGroup string, log *slog.Logger) (*Handler, error) {
+	if store == nil || starter == nil || c == nil || clock == nil || log == nil || senderGroup == "" {
+		return nil, errors.New("campaignapi: store, starter, canceller, clock, sender group and logger are required")
 	}
 	if newID == nil {
 		newID = func() string { return "c" + strings.ReplaceAll(campaign.NewToken(), "-", "")[:20] }
 	}
-	return &Handler{store: store, starter: starter, cancel: c, clock: clock, newID: newID, origins: origins, log: log}, nil
+	return &Handler{store: store, starter: starter, cancel: c, clock: clock, newID: newID, origins: origins, group: senderGroup, log: log}, nil
 }
 
 // Serve answers one request.
@@ -119,6 +128,9 @@ func (h *Handler) Serve(ctx context.Context, r api.Request) api.Response {
 func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 	if r.UserID == "" {
 		return fail(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
+	}
+	if resp := h.authorize(ctx, r); resp != nil {
+		return *resp
 	}
 	if len(r.Body) > MaxBody {
 		return fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is %d bytes; at most %d: split the recipients over several campaigns", len(r.Body), MaxBody))
@@ -143,6 +155,25 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 		return fail(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
 	}
 	return fail(http.StatusNotFound, "not_found", "no such route")
+}
+
+// authorize lets only senders through: self sign-up is open, so any
+// signed-in user could otherwise mail thousands of strangers from the
+// stack's verified SES identity. Membership of the sender group is
+// granted by an administrator only; the address must be verified by code
+// (an auto-confirmed address proves nothing about who holds it).
+func (h *Handler) authorize(ctx context.Context, r api.Request) *api.Response {
+	var resp api.Response
+	switch {
+	case !r.InGroup(h.group):
+		resp = fail(http.StatusForbidden, "forbidden", fmt.Sprintf("campaigns are for members of the %q user group: ask an administrator to add you, then sign in again", h.group))
+	case !r.EmailVerified:
+		resp = fail(http.StatusForbidden, "forbidden", "your email address is not verified (email_verified is not true): verify it with the code sent to it, then sign in again")
+	default:
+		return nil
+	}
+	h.log.InfoContext(ctx, "campaign request refused", "user", r.UserID, "inGroup", r.InGroup(h.group), "emailVerified", r.EmailVerified)
+	return &resp
 }
 
 // createJSON is the body of a create or preview.

@@ -60,7 +60,7 @@ func setup(t *testing.T) *env {
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error
 	e.h, err = campaignapi.New(st, e.starts, c, clock, func() string { e.n++; return fmt.Sprintf("c%d", e.n) },
-		[]string{"http://localhost:5173"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		[]string{"http://localhost:5173"}, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,18 @@ func setup(t *testing.T) *env {
 }
 
 func (e *env) do(method, route, id, user, body string, query map[string]string) (int, map[string]any) {
-	resp := e.h.Serve(context.Background(), api.Request{Method: method, Route: route, TaskID: id, UserID: user, Body: []byte(body), Query: query})
+	return e.serve(sender(api.Request{Method: method, Route: route, TaskID: id, UserID: user, Body: []byte(body), Query: query}))
+}
+
+// sender gives the request the claims of a campaign sender: a member of
+// the sender group with a verified address.
+func sender(r api.Request) api.Request {
+	r.Groups, r.EmailVerified = []string{"readers", campaignapi.DefaultSenderGroup}, true
+	return r
+}
+
+func (e *env) serve(r api.Request) (int, map[string]any) {
+	resp := e.h.Serve(context.Background(), r)
 	var out map[string]any
 	_ = json.Unmarshal(resp.Body, &out)
 	return resp.Status, out
@@ -202,4 +213,48 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 			t.Fatalf("provision after cancel: %d", status)
 		}
 	})
+}
+
+// Sign-up is open, so a signed-in user is not yet a sender: every route
+// answers 403 JSON unless the token says the caller is in the sender
+// group and has a verified address, and nothing is stored or started.
+func TestOnlyVerifiedMembersOfTheSenderGroupMayUseCampaigns(t *testing.T) {
+	e := setup(t)
+	routes := []struct{ method, route, id, body string }{
+		{"POST", campaignapi.RouteCampaigns, "", body(3, okSchedule)},
+		{"POST", campaignapi.RoutePreview, "", body(3, okSchedule)},
+		{"GET", campaignapi.RouteCampaigns, "", ""},
+		{"GET", campaignapi.RouteCampaign, "c1", ""},
+		{"POST", campaignapi.RouteProvision, "c1", ""},
+		{"POST", campaignapi.RouteCancel, "c1", ""},
+	}
+	for _, tc := range []struct {
+		name     string
+		groups   []string
+		verified bool
+		says     string
+	}{
+		{"no group", nil, true, `members of the "campaign-senders" user group`},
+		{"another group", []string{"readers"}, true, `members of the "campaign-senders" user group`},
+		{"a group of a similar name", []string{"campaign-senders-x", "Campaign-Senders"}, true, `"campaign-senders"`},
+		{"member, address not verified", []string{campaignapi.DefaultSenderGroup}, false, "email_verified is not true"},
+		{"neither", nil, false, "ask an administrator"},
+	} {
+		for _, r := range routes {
+			t.Run(tc.name+" "+r.method+" "+r.route, func(t *testing.T) {
+				status, out := e.serve(api.Request{Method: r.method, Route: r.route, TaskID: r.id, UserID: "u1", Body: []byte(r.body),
+					Groups: tc.groups, EmailVerified: tc.verified})
+				msg, _ := out["message"].(string)
+				if status != http.StatusForbidden || out["error"] != "forbidden" || !strings.Contains(msg, tc.says) {
+					t.Fatalf("%d %v; want 403 forbidden saying %q", status, out, tc.says)
+				}
+			})
+		}
+	}
+	if e.n != 0 || len(e.starts.ids) != 0 {
+		t.Fatalf("a refused request used %d ids and started %v", e.n, e.starts.ids)
+	}
+	if status, out := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(3, okSchedule), nil); status != http.StatusCreated {
+		t.Fatalf("a sender: %d %v", status, out)
+	}
 }

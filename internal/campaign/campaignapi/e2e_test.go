@@ -46,12 +46,12 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}
 	p, _ := provision.New(provision.Config{Target: target, Seed: 1}, st, st, sched, st, clock)
 	c, _ := cancel.New(st, st, sched, clock, "campaigns", 1)
-	h, err := campaignapi.New(st, runNow{p, clock}, c, clock, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := campaignapi.New(st, runNow{p, clock}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	call := func(method, route, id string) map[string]any {
-		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: "u1", Body: []byte(body(7, okSchedule))})
+		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Body: []byte(body(7, okSchedule))})
 		var out map[string]any
 		_ = json.Unmarshal(resp.Body, &out)
 		if resp.Status >= 300 {

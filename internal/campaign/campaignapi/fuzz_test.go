@@ -39,7 +39,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 	st := memStore{inmem.NewStore()}
 	clock := inmem.NewVirtualClock(now)
 	c, _ := cancel.New(st, st, inmem.NewScheduler(nil), clock, "g", 1)
-	h, err := campaignapi.New(st, &starts{}, c, clock, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := campaignapi.New(st, &starts{}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 		if preview {
 			route = campaignapi.RoutePreview
 		}
-		resp := h.Serve(context.Background(), api.Request{Method: http.MethodPost, Route: route, UserID: "u1", Body: b})
+		resp := h.Serve(context.Background(), api.Request{Method: http.MethodPost, Route: route, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Body: b})
 		if resp.Status >= 500 {
 			t.Fatalf("%d %s for %q", resp.Status, resp.Body, b)
 		}

@@ -59,13 +59,13 @@ func provisioned(t *testing.T, ob *outbox) (*Runtime, *inmem.VirtualClock, strin
 	}
 	t.Cleanup(rt.Close)
 	ctx := context.Background()
-	resp := rt.API.Serve(ctx, api.Request{Method: "POST", Route: campaignapi.RouteCampaigns, UserID: "u1", Body: []byte(createBody)})
+	resp := rt.API.Serve(ctx, api.Request{Method: "POST", Route: campaignapi.RouteCampaigns, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Body: []byte(createBody)})
 	if resp.Status != 201 {
 		t.Fatalf("create: %d %s", resp.Status, resp.Body)
 	}
 	page, _, _ := rt.Store.Owned(ctx, "u1", "", 10)
 	id := page[0].ID
-	if resp := rt.API.Serve(ctx, api.Request{Method: "POST", Route: campaignapi.RouteProvision, TaskID: id, UserID: "u1"}); resp.Status != 202 {
+	if resp := rt.API.Serve(ctx, api.Request{Method: "POST", Route: campaignapi.RouteProvision, TaskID: id, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true}); resp.Status != 202 {
 		t.Fatalf("provision: %d %s", resp.Status, resp.Body)
 	}
 	rt.Wait()

@@ -91,7 +91,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	c.Margin = 5 * time.Second // as the API function's main sets it: of the request's 29 s
-	if rt.API, err = campaignapi.New(rt.Store, starter{rt}, c, cfg.Clock, nil, cfg.Origins, cfg.Log); err != nil {
+	if rt.API, err = campaignapi.New(rt.Store, starter{rt}, c, cfg.Clock, nil, cfg.Origins, campaignapi.DefaultSenderGroup, cfg.Log); err != nil {
 		return nil, err
 	}
 	return rt, nil

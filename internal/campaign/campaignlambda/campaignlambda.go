@@ -40,6 +40,7 @@ const (
 	EnvCallsPerSecond    = campaign.EnvCallsPerSecond
 	EnvMarginSec         = campaign.EnvMarginSec
 	EnvOrigins           = campaign.EnvOrigins
+	EnvSenderGroup       = campaign.EnvSenderGroup
 	EnvEventsHTTP        = campaign.EnvEventsHTTP
 	EnvSelf              = campaign.EnvSelf
 )

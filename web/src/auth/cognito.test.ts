@@ -11,6 +11,8 @@ const amplify = vi.hoisted(() => ({
   getCurrentUser: vi.fn(),
   resetPassword: vi.fn(),
   confirmResetPassword: vi.fn(),
+  confirmSignUp: vi.fn(),
+  resendSignUpCode: vi.fn(),
 }));
 
 vi.mock('aws-amplify', () => ({ Amplify: { configure: amplify.configure } }));
@@ -23,9 +25,12 @@ vi.mock('aws-amplify/auth', () => ({
   getCurrentUser: amplify.getCurrentUser,
   resetPassword: amplify.resetPassword,
   confirmResetPassword: amplify.confirmResetPassword,
+  confirmSignUp: amplify.confirmSignUp,
+  resendSignUpCode: amplify.resendSignUpCode,
 }));
 
 const { createCognitoAuth, mapAuthError } = await import('./cognito');
+const { ConfirmSignUpRequired } = await import('./auth');
 
 function named(name: string, message: string): Error {
   const e = new Error(message);
@@ -47,6 +52,30 @@ describe('cognito auth', () => {
     expect(amplify.configure).toHaveBeenCalledWith({
       Auth: { Cognito: { userPoolId: 'eu-west-1_pool', userPoolClientId: 'client-1', loginWith: { email: true } } },
     });
+  });
+
+  it('reports whether a sign-up still needs the emailed code, and confirms with it', async () => {
+    const auth = createCognitoAuth(settings);
+    amplify.signUp.mockResolvedValueOnce({ isSignUpComplete: true, nextStep: { signUpStep: 'DONE' } });
+    expect(await auth.signUp('a@example.test', 'Secret-123')).toEqual({ confirmed: true });
+    amplify.signUp.mockResolvedValueOnce({ isSignUpComplete: false, nextStep: { signUpStep: 'CONFIRM_SIGN_UP' } });
+    expect(await auth.signUp('a@example.test', 'Secret-123')).toEqual({ confirmed: false });
+    amplify.confirmSignUp.mockResolvedValue({ isSignUpComplete: true, nextStep: { signUpStep: 'DONE' } });
+    await auth.confirmSignUp('a@example.test', ' 123456 ');
+    expect(amplify.confirmSignUp).toHaveBeenCalledWith({ username: 'a@example.test', confirmationCode: '123456' });
+    amplify.resendSignUpCode.mockResolvedValue({});
+    await auth.resendSignUpCode('a@example.test');
+    expect(amplify.resendSignUpCode).toHaveBeenCalledWith({ username: 'a@example.test' });
+    amplify.confirmSignUp.mockRejectedValue(named('CodeMismatchException', 'Invalid verification code provided, please try again.'));
+    await expect(auth.confirmSignUp('a@example.test', '1')).rejects.toThrow('Invalid verification code provided');
+  });
+
+  it('turns an unconfirmed sign-in into the code step', async () => {
+    const auth = createCognitoAuth(settings);
+    amplify.signIn.mockResolvedValueOnce({ isSignedIn: false, nextStep: { signInStep: 'CONFIRM_SIGN_UP' } });
+    await expect(auth.signIn('a@example.test', 'Secret-123')).rejects.toBeInstanceOf(ConfirmSignUpRequired);
+    amplify.signIn.mockRejectedValueOnce(named('UserNotConfirmedException', 'User is not confirmed.'));
+    await expect(auth.signIn('a@example.test', 'Secret-123')).rejects.toBeInstanceOf(ConfirmSignUpRequired);
   });
 
   it('signs up with the email as username and attribute', async () => {
@@ -74,9 +103,9 @@ describe('cognito auth', () => {
   });
 
   it('refuses a sign-in that needs another step', async () => {
-    amplify.signIn.mockResolvedValue({ isSignedIn: false, nextStep: { signInStep: 'CONFIRM_SIGN_UP' } });
+    amplify.signIn.mockResolvedValue({ isSignedIn: false, nextStep: { signInStep: 'CONTINUE_SIGN_IN_WITH_TOTP_SETUP' } });
     const err = await createCognitoAuth(settings).signIn('a@example.test', 'pw').catch((e: unknown) => e);
-    expect(userMessage(err)).toBe('Sign-in needs a step this app does not support (CONFIRM_SIGN_UP).');
+    expect(userMessage(err)).toBe('Sign-in needs a step this app does not support (CONTINUE_SIGN_IN_WITH_TOTP_SETUP).');
   });
 
   it('resets a password through ForgotPassword and ConfirmForgotPassword', async () => {

@@ -1,16 +1,18 @@
 import { Amplify } from 'aws-amplify';
 import {
   confirmResetPassword,
+  confirmSignUp,
   fetchAuthSession,
   fetchUserAttributes,
   getCurrentUser,
+  resendSignUpCode,
   resetPassword,
   signIn,
   signOut,
   signUp,
 } from 'aws-amplify/auth';
 import { UserFacingError } from '../http';
-import type { Auth, Session } from './auth';
+import { type Auth, ConfirmSignUpRequired, type Session } from './auth';
 
 export interface CognitoSettings {
   userPoolId: string;
@@ -83,20 +85,42 @@ export function createCognitoAuth(settings: CognitoSettings): Auth {
   return {
     signUp: (email, password) =>
       guarded(async () => {
-        // The pool's PreSignUp trigger confirms new users, so there is no code step.
-        await signUp({ username: email, password, options: { userAttributes: { email } } });
+        // An open pool's PreSignUp trigger confirms new users at once; a pool
+        // that verifies addresses (an allow-list, or campaigns on) leaves the
+        // sign-up to be confirmed with the code Cognito emails.
+        const out = await signUp({ username: email, password, options: { userAttributes: { email } } });
+        return { confirmed: out.nextStep.signUpStep !== 'CONFIRM_SIGN_UP' };
+      }),
+
+    confirmSignUp: (email, code) =>
+      guarded(async () => {
+        await confirmSignUp({ username: email, confirmationCode: code.trim() });
+      }),
+
+    resendSignUpCode: (email) =>
+      guarded(async () => {
+        await resendSignUpCode({ username: email });
       }),
 
     signIn: (email, password) =>
       guarded(async (): Promise<Session> => {
+        const attempt = async () => {
+          try {
+            return await signIn({ username: email, password });
+          } catch (err) {
+            if (err instanceof Error && err.name === 'UserNotConfirmedException') throw new ConfirmSignUpRequired();
+            throw err;
+          }
+        };
         let out;
         try {
-          out = await signIn({ username: email, password });
+          out = await attempt();
         } catch (err) {
           if (!(err instanceof Error) || err.name !== 'UserAlreadyAuthenticatedException') throw err;
           await signOut();
-          out = await signIn({ username: email, password });
+          out = await attempt();
         }
+        if (!out.isSignedIn && out.nextStep.signInStep === 'CONFIRM_SIGN_UP') throw new ConfirmSignUpRequired();
         if (!out.isSignedIn) {
           await signOut().catch(() => undefined);
           throw new UserFacingError(`Sign-in needs a step this app does not support (${out.nextStep.signInStep}).`);

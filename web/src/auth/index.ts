@@ -3,7 +3,8 @@ import type { FetchFn } from '../http';
 import type { Auth } from './auth';
 import { createLocalAuth, type TokenStore } from './local';
 
-export type { Auth, Session } from './auth';
+export { ConfirmSignUpRequired } from './auth';
+export type { Auth, Session, SignUpResult } from './auth';
 
 /** Builds the Auth for the configured mode; aws-amplify is loaded only for Cognito. */
 export async function createAuth(config: AppConfig, fetchFn: FetchFn, store: TokenStore): Promise<Auth> {

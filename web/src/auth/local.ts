@@ -49,7 +49,15 @@ export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenSt
 
   return {
     async signUp(email, password) {
-      await post<unknown>('/local-auth/signup', email, password);
+      // The local sign-in confirms every account at once (it sends no code).
+      const res = await post<{ confirmed?: unknown } | undefined>('/local-auth/signup', email, password);
+      return { confirmed: res?.confirmed !== false };
+    },
+    async confirmSignUp() {
+      throw new UserFacingError('The local sign-in confirms every account at once: sign in.');
+    },
+    async resendSignUpCode() {
+      throw new UserFacingError('The local sign-in confirms every account at once: sign in.');
     },
     async signIn(email, password): Promise<Session> {
       const res = await post<{ idToken?: unknown } | undefined>('/local-auth/signin', email, password);

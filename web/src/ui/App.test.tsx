@@ -87,7 +87,10 @@ class FakeAuth implements Auth {
   async signUp(email: string, password: string) {
     if (this.users.has(email)) throw new ApiError(400, 'exists', 'An account with this email already exists.');
     this.users.set(email, password);
+    return { confirmed: true };
   }
+  async confirmSignUp() {}
+  async resendSignUpCode() {}
   async signIn(email: string, password: string) {
     if (this.users.get(email) !== password) throw new ApiError(401, 'not_authorized', 'Incorrect email or password.');
     this.signedIn = { email };

@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
-import type { Auth, Session } from '../auth';
+import { type Auth, ConfirmSignUpRequired, type Session } from '../auth';
 import { userMessage } from '../http';
 import { passwordOk, passwordRules } from '../password';
 import { useMounted } from './hooks';
@@ -13,16 +13,20 @@ interface Props {
   codeWhere?: string;
 }
 
-type Mode = 'signIn' | 'signUp' | 'resetRequest' | 'resetConfirm';
+type Mode = 'signIn' | 'signUp' | 'signUpConfirm' | 'resetRequest' | 'resetConfirm';
 
 const HEADINGS: Record<Mode, string> = {
   signIn: 'Sign in',
   signUp: 'Create an account',
+  signUpConfirm: 'Confirm your email',
   resetRequest: 'Reset your password',
   resetConfirm: 'Choose a new password',
 };
 
-/** Sign in, sign up (signed in right after), and password reset. */
+/**
+ * Sign in, sign up (signed in right after, or, where the pool verifies
+ * addresses, after confirming with the emailed code), and password reset.
+ */
 export function AuthForm({ auth, onSignedIn, notice, codeWhere = 'your inbox' }: Props) {
   const id = useId();
   const mounted = useMounted();
@@ -50,8 +54,31 @@ export function AuthForm({ auth, onSignedIn, notice, codeWhere = 'your inbox' }:
     setMode(next);
     setError('');
     setTried(false);
-    if (next !== 'resetConfirm') setInfo('');
-    if (next !== 'signIn') setPassword('');
+    if (next !== 'resetConfirm' && next !== 'signUpConfirm') setInfo('');
+    // The sign-up's password signs in once the code is confirmed.
+    if (next !== 'signIn' && next !== 'signUpConfirm') setPassword('');
+    if (next === 'signUpConfirm' || next === 'resetConfirm') setCode('');
+  }
+
+  function askForCode(addr: string) {
+    setInfo(`We emailed a code to ${addr}. Enter it to confirm your address.`);
+    go('signUpConfirm');
+  }
+
+  async function resendCode() {
+    const addr = email.trim();
+    if (busy) return;
+    if (addr === '') return setError('Enter your email address.');
+    setBusy(true);
+    setError('');
+    try {
+      await auth.resendSignUpCode(addr);
+      if (mounted.current) setInfo(`A new code is on its way to ${addr}.`);
+    } catch (err) {
+      if (mounted.current) setError(userMessage(err));
+    } finally {
+      if (mounted.current) setBusy(false);
+    }
   }
 
   const newPassword = mode === 'signUp' || mode === 'resetConfirm';
@@ -64,7 +91,7 @@ export function AuthForm({ auth, onSignedIn, notice, codeWhere = 'your inbox' }:
     if (addr === '') return setError('Enter your email address.');
     if (newPassword && !passwordOk(password)) return setError('The password does not meet every rule below yet.');
     if (mode === 'signIn' && password === '') return setError('Enter your password.');
-    if (mode === 'resetConfirm' && code.trim() === '') return setError('Enter the code from the email.');
+    if ((mode === 'resetConfirm' || mode === 'signUpConfirm') && code.trim() === '') return setError('Enter the code from the email.');
     setBusy(true);
     setError('');
     try {
@@ -75,19 +102,36 @@ export function AuthForm({ auth, onSignedIn, notice, codeWhere = 'your inbox' }:
         go('resetConfirm');
         return;
       }
-      if (mode === 'signUp') await auth.signUp(addr, password);
+      if (mode === 'signUp') {
+        const { confirmed } = await auth.signUp(addr, password);
+        if (!confirmed) {
+          if (mounted.current) askForCode(addr);
+          return;
+        }
+      }
+      if (mode === 'signUpConfirm') {
+        await auth.confirmSignUp(addr, code);
+        if (password === '') {
+          if (!mounted.current) return;
+          go('signIn');
+          setInfo('Your email address is confirmed. Sign in.');
+          return;
+        }
+      }
       if (mode === 'resetConfirm') await auth.confirmPasswordReset(addr, code, password);
       const session = await auth.signIn(addr, password);
       if (mounted.current) onSignedIn(session);
     } catch (err) {
-      if (mounted.current) setError(userMessage(err));
+      if (!mounted.current) return;
+      if (err instanceof ConfirmSignUpRequired) askForCode(addr);
+      else setError(userMessage(err));
     } finally {
       if (mounted.current) setBusy(false);
     }
   }
 
   const rules = passwordRules(password);
-  const submit = { signIn: ['Sign in', 'Signing in…'], signUp: ['Sign up', 'Signing up…'], resetRequest: ['Send code', 'Sending…'], resetConfirm: ['Set password and sign in', 'Saving…'] }[mode];
+  const submit = { signIn: ['Sign in', 'Signing in…'], signUp: ['Sign up', 'Signing up…'], signUpConfirm: ['Confirm and sign in', 'Confirming…'], resetRequest: ['Send code', 'Sending…'], resetConfirm: ['Set password and sign in', 'Saving…'] }[mode];
 
   return (
     <section className="card auth" aria-labelledby={`${id}-h`}>
@@ -109,7 +153,7 @@ export function AuthForm({ auth, onSignedIn, notice, codeWhere = 'your inbox' }:
             aria-describedby={error ? `${id}-err` : undefined}
           />
         </div>
-        {mode === 'resetConfirm' ? (
+        {mode === 'resetConfirm' || mode === 'signUpConfirm' ? (
           <div className="field">
             <label htmlFor={`${id}-code`}>Code from the email</label>
             <input
@@ -124,7 +168,7 @@ export function AuthForm({ auth, onSignedIn, notice, codeWhere = 'your inbox' }:
             />
           </div>
         ) : null}
-        {mode !== 'resetRequest' ? (
+        {mode !== 'resetRequest' && mode !== 'signUpConfirm' ? (
           <div className="field">
             <label htmlFor={`${id}-password`}>{mode === 'resetConfirm' ? 'New password' : 'Password'}</label>
             <input
@@ -178,6 +222,11 @@ export function AuthForm({ auth, onSignedIn, notice, codeWhere = 'your inbox' }:
           )}
           {mode === 'resetConfirm' ? (
             <button type="button" className="link" onClick={() => go('resetRequest')}>
+              Send a new code
+            </button>
+          ) : null}
+          {mode === 'signUpConfirm' ? (
+            <button type="button" className="link" onClick={() => void resendCode()} disabled={busy}>
               Send a new code
             </button>
           ) : null}

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CampaignApi } from '../campaignApi';
 import type { Live } from '../campaignLive';
 import type { CampaignJSON, LiveState, Progress, Send } from '../campaigns';
+import { ApiError } from '../http';
 import { CampaignsPage } from './Campaigns';
 
 afterEach(cleanup);
@@ -121,5 +122,31 @@ describe('campaign page', () => {
     page(a, 60_000);
     fireEvent.click(await screen.findByRole('button', { name: 'Cancel campaign' }));
     await waitFor(() => expect(a.cancel).toHaveBeenCalledWith('c1'));
+  });
+});
+
+describe('a signed-in user who is not a campaign sender', () => {
+  it('sees the API’s 403 message, stays signed in, and is refused again on create', async () => {
+    const forbidden = new ApiError(403, 'forbidden', 'campaigns are for members of the "campaign-senders" user group: ask an administrator to add you, then sign in again');
+    const a = { ...api(() => campaign([])), list: vi.fn(() => Promise.reject(forbidden)), create: vi.fn(() => Promise.reject(forbidden)) };
+    const onUnauthorized = vi.fn();
+    render(
+      <CampaignsPage
+        api={a as unknown as CampaignApi}
+        config={{ apiUrl: '', live: { kind: 'sse' } }}
+        getToken={() => Promise.resolve('t')}
+        route={{ kind: 'list' }}
+        announce={() => undefined}
+        onUnauthorized={onUnauthorized}
+      />,
+    );
+    await waitFor(() => expect(screen.getAllByRole('alert').some((el) => el.textContent === forbidden.message)).toBe(true));
+    fireEvent.change(screen.getByLabelText('Subject'), { target: { value: 'Hello' } });
+    fireEvent.change(screen.getByLabelText('Email text'), { target: { value: 'Hi' } });
+    fireEvent.change(screen.getByLabelText('Recipients'), { target: { value: 'r0@example.com' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Create campaign' }));
+    await waitFor(() => expect(a.create).toHaveBeenCalled());
+    await waitFor(() => expect(screen.getAllByRole('alert').filter((el) => el.textContent === forbidden.message)).toHaveLength(2));
+    expect(onUnauthorized).not.toHaveBeenCalled();
   });
 });
