@@ -341,11 +341,7 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 		return err
 	}
 	for _, st := range bench.FloorStages {
-		entry := st.Entry
-		if entry == "" {
-			entry = "internal/bench/refs/floor"
-		}
-		if err := build(st.Name, entry, []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
+		if err := build(st.Name, "internal/bench/refs/floor", []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
 			return err
 		}
 	}

@@ -33,7 +33,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	table, group, provisioner, origins := env.Require(cl.EnvTable), env.Require(cl.EnvScheduleGroup), env.Require(cl.EnvProvisionFunction), env.List(cl.EnvOrigins)
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg)))
 	canceller := lambdaenv.Must(cancel.New(store, store, sched, campaign.RealClock{}, group, 0))
