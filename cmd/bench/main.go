@@ -309,14 +309,9 @@ func memorySizes(dir string, fns []string) (sizes map[string]int, from string) {
 // architecture (gofn.Build with GOARCH overridden: the same flags as the
 // deployed build) and measures their init under the emulator.
 func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(string, ...any)) error {
-	rie := filepath.Join(root, "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		logf("installing the Runtime Interface Emulator into bin/")
-		cmd := exec.Command(goBin, "install", bench.RIEModule)
-		cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(root, "bin"), "GOFLAGS=-mod=mod")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go install %s: %w\n%s", bench.RIEModule, err, b)
-		}
+	rie, err := bench.InstallRIE(goBin, root)
+	if err != nil {
+		return err
 	}
 	// gofn.Build sets GOARCH=arm64 in the go command's environment; this
 	// wrapper sets it to the host's before running the real go command.
@@ -341,11 +336,7 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 		return err
 	}
 	for _, st := range bench.FloorStages {
-		entry := st.Entry
-		if entry == "" {
-			entry = "internal/bench/refs/floor"
-		}
-		if err := build(st.Name, entry, []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
+		if err := build(st.Name, "internal/bench/refs/floor", []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
 			return err
 		}
 	}

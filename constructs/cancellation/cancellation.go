@@ -328,6 +328,9 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 			"Check the worker's logs and the schema in " + contract.EnvVar + ".",
 		metrics.RetryableFailures: "Scheduler calls of the cancellation worker failed (throttling, 5xx); the messages are retried. " +
 			"Persistent failures: check the Scheduler quotas and the worker's grants.",
+		metrics.ScheduleRefused: "The execution layer refused schedules for good (a due time more than 364 days ahead on the Step Functions layer); " +
+			"the messages were acknowledged and those items will not fire until they change. The worker's logs name each key: " +
+			"move their due times within the horizon, or use the EventBridgeScheduler or TTL layer.",
 	}, p.AlarmTopic) {
 		x.ErrorMetricAlarms[k] = v
 	}

@@ -96,7 +96,7 @@ func WhyLinked(pkg string) string {
 		name, _, _ := strings.Cut(rest, "/")
 		for _, s := range configOnlyServices {
 			if name == s {
-				return "config's credential chain (the `LoadDefaultConfig` fallback)"
+				return "config's credential chain (`LoadDefaultConfig`)"
 			}
 		}
 		if name == "internal" {
@@ -109,7 +109,7 @@ func WhyLinked(pkg string) string {
 		strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2/credentials/"),
 		strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"),
 		strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2/internal/ini"):
-		return "config (the `LoadDefaultConfig` fallback)"
+		return "config (`LoadDefaultConfig`)"
 	case IsSDK(pkg):
 		return "SDK core"
 	case !strings.Contains(pkg, "."):
@@ -166,7 +166,7 @@ func (r Report) TopInitTable(name string, n int) Table {
 }
 
 // ConfigOnlyInit sums name's package inits that only the config package
-// (the LoadDefaultConfig fallback) links.
+// (LoadDefaultConfig) links.
 func (r Report) ConfigOnlyInit(name string) (ms float64, allocs float64) {
 	for _, p := range r.InitTrace[name] {
 		if strings.Contains(WhyLinked(p.Pkg), "LoadDefaultConfig") {

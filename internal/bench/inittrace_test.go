@@ -33,10 +33,10 @@ func TestMedianInitTrace(t *testing.T) {
 func TestWhyLinked(t *testing.T) {
 	for pkg, want := range map[string]string{
 		"github.com/aws/aws-sdk-go-v2/service/dynamodb/schemas":       "the dynamodb client",
-		"github.com/aws/aws-sdk-go-v2/service/sts/internal/endpoints": "config's credential chain (the `LoadDefaultConfig` fallback)",
+		"github.com/aws/aws-sdk-go-v2/service/sts/internal/endpoints": "config's credential chain (`LoadDefaultConfig`)",
 		"github.com/aws/aws-sdk-go-v2/service/internal/checksum":      "shared by the service clients",
-		"github.com/aws/aws-sdk-go-v2/config":                         "config (the `LoadDefaultConfig` fallback)",
-		"github.com/aws/aws-sdk-go-v2/credentials/ssocreds":           "config (the `LoadDefaultConfig` fallback)",
+		"github.com/aws/aws-sdk-go-v2/config":                         "config (`LoadDefaultConfig`)",
+		"github.com/aws/aws-sdk-go-v2/credentials/ssocreds":           "config (`LoadDefaultConfig`)",
 		"github.com/aws/smithy-go/prelude":                            "SDK core",
 		"net/http":                                                    "Go standard library / runtime",
 	} {

@@ -50,10 +50,10 @@ func RenderDoc(r Report) (string, error) {
 	} else {
 		p("- **Synth (≤ %.1f× the empty app):** not measured in this run.\n", SynthBudget)
 	}
-	p("- Changed for the budgets: every main that calls AWS builds its `aws.Config` from the Lambda environment\n")
-	p("  (`internal/lambdaenv/awsenv`); `contract` no longer compiles two `{1,255}` regexps at init (found with the\n")
+	p("- Changed for the budgets: `contract` no longer compiles two `{1,255}` regexps at init (found with the\n")
 	p("  package init trace below); bundling builds every function in one `go build` (`constructs/gofn`); memory\n")
-	p("  defaults from the [memory table](#memory-sizes).\n\n")
+	p("  defaults from the [memory table](#memory-sizes). Every main that calls AWS loads its `aws.Config` with\n")
+	p("  `config.LoadDefaultConfig` (`internal/lambdaenv/awsenv`), so the SDK's documented variables hold.\n\n")
 
 	p("## Functions: bundle size and cold init\n\n")
 	p("**Size:** each `lambdas/*` package built by `gofn.Build` (the code synth's bundling runs), and zipped (deflate)\n")
@@ -86,8 +86,8 @@ func RenderDoc(r Report) (string, error) {
 	lazy, ok5 := stage(4)
 	if okBare && ok1 && ok2 && ok3 && ok4 && ok5 {
 		p("Of the floor's %s ms above bare: package `init` of the SDK packages %s ms, `LoadDefaultConfig` %s ms,\n", ms(cli-bare), ms(imp-bare), ms(ldc-imp))
-		p("the four clients %s ms. Building the `aws.Config` from the variables Lambda sets (`AWS_REGION`, the\n", ms(cli-ldc))
-		p("credential variables) instead of `LoadDefaultConfig` gives %s ms with the clients (%s bare), %s ms with lazy\n", ms(env), ratio(env, bare), ms(lazy))
+		p("the four clients %s ms. Building the `aws.Config` from the region and credential variables alone (`AWS_REGION`,\n", ms(cli-ldc))
+		p("the credential variables) instead of `LoadDefaultConfig` gives %s ms with the clients (%s bare), %s ms with lazy\n", ms(env), ratio(env, bare), ms(lazy))
 		p("clients (%s bare). Negative or tiny differences are within the noise.\n\n", ratio(lazy, bare))
 	}
 	if pyBare, ok := r.InitMedian(RefPythonBare); ok && okBare && okFloor {
@@ -101,19 +101,14 @@ func RenderDoc(r Report) (string, error) {
 		p("Each binary run %d times on its own with `GODEBUG=inittrace=1` (the Go runtime prints every package's `init`:\n", r.InitTraceRuns)
 		p("wall time, bytes and allocations); the medians per package, summed. Wall times are as noisy as the rest;\n")
 		p("allocations are exact and do not depend on the load.\n\n%s\n", r.InitTraceTable().Markdown())
-		p("The packages with the longest init in `%s` (the mains' set-up):\n\n%s\n", FloorEnvConfig, r.TopInitTable(FloorEnvConfig, 15).Markdown())
-		cfgMs, cfgAllocs := r.ConfigOnlyInit(FloorEnvConfig)
-		all, _ := InitTraceTotals(r.InitTrace[FloorEnvConfig])
+		p("The packages with the longest init in `%s` (the mains' set-up):\n\n%s\n", RefFloor, r.TopInitTable(RefFloor, 15).Markdown())
+		cfgMs, cfgAllocs := r.ConfigOnlyInit(RefFloor)
+		all, _ := InitTraceTotals(r.InitTrace[RefFloor])
 		p("- The service packages' generated tables (`schemas`, `internal/endpoints`) are most of it; DynamoDB's schemas\n")
 		p("  alone are the largest. A function that uses a client cannot avoid its package's init.\n")
-		p("- The `config` package, linked only for `awsenv`'s fallback to `LoadDefaultConfig` (a run outside Lambda),\n")
-		p("  brings the SSO, SSO OIDC, STS and sign-in clients and the credential providers: %s ms and %.0f of the %.0f\n", ms(cfgMs), cfgAllocs, all.Allocs)
-		p("  allocations of the floor's package init")
-		if noCfg, ok := r.InitMedian(FloorNoConfig); ok {
-			envMs, _ := r.InitMedian(FloorEnvConfig)
-			p("; under the emulator, `%s` measured %s ms against %s ms (%s bare against %s)", FloorNoConfig, ms(noCfg), ms(envMs), ratio(noCfg, bare), ratio(envMs, bare))
-		}
-		p(".\n  The fallback is kept: the issue asks for it (local runs, smoke tests), and the mains stay one call.\n")
+		p("- The `config` package (`LoadDefaultConfig`) brings the SSO, SSO OIDC, STS and sign-in clients and the\n")
+		p("  credential providers: %s ms and %.0f of the %.0f allocations of the floor's package init. It stays: it is\n", ms(cfgMs), cfgAllocs, all.Allocs)
+		p("  what reads the SDK's documented variables (endpoints, FIPS, dual-stack, retries) on a function.\n")
 		p("- Our own packages: `contract` compiled `^[A-Za-z0-9_.-]{1,255}$` at init, which expands to 255 copies of\n")
 		p("  the class: about 3,600 allocations and 260 KB, more than DynamoDB's schemas; it now checks the length and\n")
 		p("  one `+` regexp (37 allocations). Every other package of ours allocates little at init.\n\n")
@@ -124,9 +119,9 @@ func RenderDoc(r Report) (string, error) {
 	if okBare && okFloor {
 		budgetMs := InitBudget * bare
 		p("The budget is %s ms here (%.1f × %s ms).\n\n", ms(budgetMs), InitBudget, ms(bare))
-		p("1. **Config from the Lambda environment** (done): `awsenv.Config` builds `aws.Config` from `AWS_REGION` and\n")
-		p("   the execution role's credential variables, and calls `config.LoadDefaultConfig` only when they are\n")
-		p("   absent. Floor with `LoadDefaultConfig`: %s ms; with the environment (`%s`): %s ms.\n", ms(floor), FloorEnvConfig, ms(env))
+		p("1. **Config from the region and credential variables alone** (tried, then undone): floor with `LoadDefaultConfig`:\n")
+		p("   %s ms; without it (`%s`): %s ms. It silently ignored `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_<SERVICE>`, the\n", ms(floor), FloorEnvConfig, ms(env))
+		p("   FIPS and dual-stack switches and the retry settings, so `awsenv.Config` is `config.LoadDefaultConfig` again.\n")
 		p("2. **Lazy clients** (not done): the floor with no client created measured %s ms against %s ms with the four\n", ms(lazy), ms(env))
 		p("   (%s ms, against a min–max spread of tens of ms per row here). The adapters take their client when\n", ms(env-lazy))
 		p("   built, so laziness would need a wrapper per client; not worth it for a gain this run cannot resolve.\n")

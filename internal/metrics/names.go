@@ -39,6 +39,11 @@ const (
 	// RetryableFailures counts the messages that failed for a reason that
 	// may pass (throttling, a 5xx, anything unknown).
 	RetryableFailures = "RetryableFailures"
+	// ScheduleRefused counts the messages whose schedule the execution
+	// layer refuses for good (a due time beyond the Step Functions
+	// layer's horizon): they are acknowledged, not retried, and that
+	// item has no schedule until it changes.
+	ScheduleRefused = "ScheduleRefused"
 )
 
 // Expiry function (FunctionExpiry). TasksExpired and
@@ -107,7 +112,7 @@ var ErrorMetrics = map[string][]string{
 	FunctionAPI:             {ApiServerErrors},
 	FunctionExpiry:          {ExpiryBadInput, ExpiryErrors},
 	FunctionStreamProcessor: {MalformedRecords, Undeliverable, EnqueueFailed},
-	FunctionCancelWorker:    {Malformed, RetryableFailures},
+	FunctionCancelWorker:    {Malformed, RetryableFailures, ScheduleRefused},
 	FunctionReconciler:      {ReconcilerErrors},
 	FunctionPostAuth:        {SubscribeErrors, FilterPolicyLimitExceeded},
 }

@@ -34,7 +34,7 @@ func main() {
 	table, group, provisioner, origins := env.Require(cl.EnvTable), env.Require(cl.EnvScheduleGroup), env.Require(cl.EnvProvisionFunction), env.List(cl.EnvOrigins)
 	senderGroup := env.Require(cl.EnvSenderGroup)
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg)))
 	canceller := lambdaenv.Must(cancel.New(store, store, sched, campaign.RealClock{}, group, 0))

@@ -33,7 +33,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	table, events := env.Require(cl.EnvTable), env.Require(cl.EnvEventsHTTP)
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	h := lambdaenv.Must(newHandler(dynamodb.NewFromConfig(cfg), table, events, cfg.Region, cfg.Credentials, nil, log))
 	lambda.Start(h.Handle)
 }

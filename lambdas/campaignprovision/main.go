@@ -36,7 +36,7 @@ func main() {
 		Margin: time.Duration(env.Int(cl.EnvMarginSec, 90, 10, 600)) * time.Second}
 	table, self := env.Require(cl.EnvTable), env.Require(cl.EnvSelf)
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
 	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, campaign.RealClock{}))

@@ -29,7 +29,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender), ConfigurationSet: env.Optional(cl.EnvConfigurationSet, "")}
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
 	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, campaign.RealClock{}))

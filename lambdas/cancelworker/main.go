@@ -28,7 +28,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	cfg := lambdaenv.Must(loadLayer(os.Getenv))
-	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	sched := lambdaenv.Must(newScheduler(aws, cfg))
 	rec := metrics.New(FunctionName, os.Stdout)
 	worker := lambdaenv.Must(cancel.NewWorker(cfg.Schema, sched, rec, log))

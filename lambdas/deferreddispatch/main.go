@@ -26,7 +26,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	url := env.Require(deferredjobs.EnvJobQueueURL)
 	lambdaenv.Must(0, env.Err())
-	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	q := lambdaenv.Must(jobqueue.New(sqs.NewFromConfig(aws), url))
 	rec := metrics.New(metrics.FunctionDeferredDispatch, nil)
 	d := lambdaenv.Must(dispatch.NewDispatcher(q, log, rec, dispatch.Metrics{

@@ -32,7 +32,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	c := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	db := dynamodb.NewFromConfig(aws)
 	h := &handler{now: task.SystemClock{}.Now, log: log, metrics: metrics.New(metrics.FunctionExpiry, nil)}
 	if c.Target != "" {

@@ -27,7 +27,7 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	targets := env.List(futureevent.EnvTargets)
 	lambdaenv.Must(0, env.Err())
-	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	inv := lambdaenv.Must(lambdatarget.New(awslambdasdk.NewFromConfig(aws)))
 	rec := metrics.New(metrics.FunctionFutureEvents, nil)
 	h := lambdaenv.Must(futureevent.New(targets, inv, log, rec))

@@ -32,7 +32,7 @@ func main() {
 	topics := awssns.TopicArnsFromEnv(env)
 	table := env.Require("TABLE_NAME")
 	lambdaenv.Must(0, env.Err())
-	cfg := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
 	rec := metrics.New(FunctionName, os.Stdout)
 	subscriber := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{

@@ -32,7 +32,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	cfg := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(aws)
 	store := dynamo.New(ddb, cfg.Table)
 	cps := lambdaenv.Must(checkpoint.New(ddb, cfg.Table))

@@ -25,7 +25,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	cfg := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	queue := lambdaenv.Must(awssqs.New(sqs.NewFromConfig(aws), cfg.QueueURL))
 	rec := metrics.New(FunctionName, os.Stdout)
 	proc := lambdaenv.Must(cancel.NewProcessor(cfg.Schema, queue, rec, log))

@@ -17,6 +17,7 @@
 //     task.ErrScheduleNotFound, which the worker counts as success.
 //   - Due times more than layers.MaxHorizon away are rejected
 //     (layers.ErrBeyondHorizon), not chained: an execution lasts one year.
+//     The error reports Permanent(): no retry changes it.
 //
 // Create does not list the item's other executions (see the cost below),
 // so a create that races a move can leave a stale execution running
@@ -58,6 +59,17 @@ type API interface {
 }
 
 var _ API = (*sfn.Client)(nil)
+
+// refusal is an error no retry can change (a due time beyond
+// layers.MaxHorizon stays beyond it: the horizon moves with the clock, but
+// a retry comes minutes later, not months). Permanent tells the cancel
+// worker to acknowledge the message instead of retrying it; errors.Is
+// still finds the cause (layers.ErrBeyondHorizon).
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
+func (refusal) Permanent() bool { return true }
 
 // ErrInputConflict: an execution of that name exists with another input.
 var ErrInputConflict = errors.New("execution exists with another input")
@@ -107,7 +119,7 @@ func New(api API, cfg Config) (*Client, error) {
 func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 	now := c.cfg.Now()
 	if err := layers.CheckHorizon(s.At, now); err != nil {
-		return fmt.Errorf("awssfn: %s: %w", s.Name, err)
+		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
 	input := layers.ExecutionInput(c.cfg.Schema, s)
 	name := layers.ExecutionName(s.Name, s.At)

@@ -190,4 +190,9 @@ func TestCreateBeyondOneYearIsRejected(t *testing.T) {
 	if !errors.Is(err, layers.ErrBeyondHorizon) || f.starts != 0 {
 		t.Fatalf("err %v starts %d; want ErrBeyondHorizon and no execution", err, f.starts)
 	}
+	// No retry changes the refusal: the cancel worker acknowledges it.
+	var p interface{ Permanent() bool }
+	if !errors.As(err, &p) || !p.Permanent() {
+		t.Errorf("err %v does not report Permanent()", err)
+	}
 }

@@ -32,7 +32,23 @@ const (
 	// MetricRetryable: a message failed for a reason that may pass
 	// (throttling, a 5xx, anything unknown); it is delivered again.
 	MetricRetryable = metrics.RetryableFailures
+	// MetricRefused: the execution layer refused the schedule for good
+	// (see permanent); the message is acknowledged.
+	MetricRefused = metrics.ScheduleRefused
 )
+
+// permanent is an error no retry can change: the execution layer refuses
+// the request itself, such as a due time beyond the Step Functions
+// layer's horizon (awssfn). Retrying it would only send the message round
+// the queue until its dead-letter queue, holding up the later changes of
+// its item (its FIFO group) all that time; so the worker acknowledges it,
+// counts it (MetricRefused, alarmed) and logs it with the item's key.
+type permanent interface{ Permanent() bool }
+
+func isPermanent(err error) bool {
+	var p permanent
+	return errors.As(err, &p) && p.Permanent()
+}
 
 // Worker applies cancellation messages to the scheduler. Every message may
 // arrive twice, or after a later change was already applied; each case
@@ -86,7 +102,9 @@ func (w *Worker) SetClock(now func() time.Time) { w.now = now }
 //
 // A returned error fails only this message, which is delivered again;
 // errors.Is(err, ErrMalformed) never passes, and the queue's redrive
-// policy moves it to the dead-letter queue.
+// policy moves it to the dead-letter queue. A refusal of the execution
+// layer that no retry can change (permanent) is not returned: it is
+// counted and logged, and the message succeeds.
 func (w *Worker) Handle(ctx context.Context, m Message) error {
 	if err := m.validate(); err != nil {
 		w.metrics.Add(MetricMalformed, 1)
@@ -114,7 +132,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 			log.InfoContext(ctx, "schedule already gone")
 			return nil
 		}
-		return w.retryable(ctx, log, fmt.Errorf("delete schedule: %w", err))
+		return w.failed(ctx, log, fmt.Errorf("delete schedule: %w", err))
 	case ActionSchedule:
 		s := m.Schedule(w.schema)
 		err := w.scheduler.Create(ctx, s)
@@ -122,7 +140,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 			err = w.scheduler.Update(ctx, s)
 		}
 		if err != nil {
-			return w.retryable(ctx, log, fmt.Errorf("create schedule: %w", err))
+			return w.failed(ctx, log, fmt.Errorf("create schedule: %w", err))
 		}
 		w.metrics.Add(MetricScheduleCreated, 1)
 		log.InfoContext(ctx, "schedule created", "at", contract.FormatTime(s.At))
@@ -136,10 +154,10 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 			return nil
 		}
 		if !errors.Is(err, task.ErrScheduleNotFound) {
-			return w.retryable(ctx, log, fmt.Errorf("update schedule: %w", err))
+			return w.failed(ctx, log, fmt.Errorf("update schedule: %w", err))
 		}
 		if err := w.scheduler.Create(ctx, s); err != nil && !errors.Is(err, task.ErrScheduleExists) {
-			return w.retryable(ctx, log, fmt.Errorf("recreate schedule: %w", err))
+			return w.failed(ctx, log, fmt.Errorf("recreate schedule: %w", err))
 		}
 		w.metrics.Add(MetricRecreated, 1)
 		log.InfoContext(ctx, "schedule recreated", "at", contract.FormatTime(s.At))
@@ -171,7 +189,7 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 			log.InfoContext(ctx, "reminder schedule deleted")
 		case errors.Is(err, task.ErrScheduleNotFound):
 		default:
-			return w.retryable(ctx, log, fmt.Errorf("delete reminder schedule: %w", err))
+			return w.failed(ctx, log, fmt.Errorf("delete reminder schedule: %w", err))
 		}
 		return nil
 	}
@@ -182,13 +200,20 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		}
 	}
 	if err != nil {
-		return w.retryable(ctx, log, fmt.Errorf("reminder schedule: %w", err))
+		return w.failed(ctx, log, fmt.Errorf("reminder schedule: %w", err))
 	}
 	log.InfoContext(ctx, "reminder schedule set", "at", contract.FormatTime(r.At))
 	return nil
 }
 
-func (w *Worker) retryable(ctx context.Context, log *slog.Logger, err error) error {
+// failed classifies a scheduler error: a permanent refusal is counted,
+// logged and acknowledged (nil); anything else is retryable and returned.
+func (w *Worker) failed(ctx context.Context, log *slog.Logger, err error) error {
+	if isPermanent(err) {
+		w.metrics.Add(MetricRefused, 1)
+		log.ErrorContext(ctx, "the execution layer refused the schedule for good; message acknowledged, not retried", "error", err)
+		return nil
+	}
 	w.metrics.Add(MetricRetryable, 1)
 	log.WarnContext(ctx, "message failed; it will be retried", "error", err)
 	return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,15 @@ import (
 )
 
 var errThrottled = errors.New("ThrottlingException: rate exceeded")
+
+// refusedErr is a refusal no retry can change, as an execution layer
+// reports one (awssfn: a due time beyond its horizon).
+type refusedErr struct{}
+
+func (refusedErr) Error() string   { return "due time beyond the horizon" }
+func (refusedErr) Permanent() bool { return true }
+
+var errRefused error = refusedErr{}
 
 func TestWorkerHandle(t *testing.T) {
 	later := due.Add(time.Hour)
@@ -48,6 +58,9 @@ func TestWorkerHandle(t *testing.T) {
 		{"schedule retried after its create is a success", &old, nil, schedMsg, false, false, &old, MetricScheduleCreated},
 		{"schedule over another create moves it", &other, nil, schedMsg, false, false, &old, MetricScheduleCreated},
 		{"schedule throttled is retryable", nil, failOn("Create", errThrottled), schedMsg, true, false, nil, MetricRetryable},
+		{"schedule refused for good is acknowledged", nil, failOn("Create", errRefused), schedMsg, false, false, nil, MetricRefused},
+		{"reschedule refused for good is acknowledged", &old, failOn("Update", fmt.Errorf("stop: %w", errRefused)), reschedMsg,
+			false, false, &old, MetricRefused},
 		{"malformed message is permanent", &old, nil, Message{Action: "explode", Partition: user, Sort: tid}, true, true, &old, MetricMalformed},
 	}
 	for _, tt := range tests {

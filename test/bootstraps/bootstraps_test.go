@@ -1,0 +1,294 @@
+// Package bootstraps runs every Lambda bootstrap of lambdas/ as Lambda
+// would (built by constructs/gofn's build, for linux, started by the Lambda
+// Runtime Interface Emulator) and checks that the AWS SDK's standard
+// service-specific endpoint variables reach its clients
+// (https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html):
+// with AWS_ENDPOINT_URL_DYNAMODB set, a function's DynamoDB calls go to the
+// dynalite this test started, not to the regional endpoint.
+package bootstraps
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/bench"
+	"github.com/unschedule/unschedule/internal/testenv"
+)
+
+// endpointVars are the service-specific endpoint variables of every
+// client the mains build (AWS_ENDPOINT_URL_ + the service id, upper case).
+var endpointVars = []string{"DYNAMODB", "SCHEDULER", "SQS", "SNS", "LAMBDA", "SESV2", "SFN"}
+
+// A function, the event it is invoked with, and the service (SigV4 signing
+// name) that invocation must call: DynamoDB wherever the function reads
+// or writes a table on that path, else its own service.
+type function struct {
+	name, event, service string
+}
+
+// fixture is a test event file, relative to the module root.
+func fixture(path string) string { return "@" + path }
+
+var functions = []function{
+	{"api", `{"httpMethod":"GET","resource":"/tasks","path":"/tasks","requestContext":{"authorizer":{"claims":{"sub":"user-1","email":"a@example.com"}}}}`, "dynamodb"},
+	{"campaignapi", `{"httpMethod":"GET","resource":"/campaigns","path":"/campaigns","requestContext":{"authorizer":{"claims":` +
+		`{"sub":"user-1","email":"a@example.com","email_verified":"true","cognito:groups":"campaign-senders"}}}}`, "dynamodb"},
+	{"campaignprogress", fixture("internal/campaign/campaignlambda/testdata/progress_stream.json"), "dynamodb"},
+	{"campaignprovision", `{"campaignId":"c-1"}`, "dynamodb"},
+	{"campaignreconciler", `{}`, "dynamodb"},
+	{"campaignsend", `{"campaignId":"c-1","taskId":"t-1"}`, "dynamodb"},
+	{"cancelworker", fixture("lambdas/cancelworker/testdata/batch.json"), "scheduler"},
+	{"deferreddispatch", `{"Records":[{"eventID":"1","eventName":"REMOVE","eventSource":"aws:dynamodb","userIdentity":` +
+		`{"type":"Service","principalId":"dynamodb.amazonaws.com"},"dynamodb":{"SequenceNumber":"1","StreamViewType":"KEYS_ONLY",` +
+		`"Keys":{"tenantId":{"S":"shop-1"},"window":{"S":"2027-03-01T03:00:00Z"}}}}]}`, "sqs"},
+	{"expiry", contract.Default().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
+		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"}, // due: its claim writes the item
+	{"futureevent", `{"timestamp":"2030-01-01T00:00:00Z","target":"arn:aws:lambda:us-east-1:123456789012:function:bench-target","payload":{}}`, "lambda"},
+	{"postauth", fixture("lambdas/postauth/testdata/signin.json"), "dynamodb"},
+	{"reconciler", fixture("lambdas/reconciler/testdata/scheduled.json"), "dynamodb"},
+	{"streamprocessor", fixture("lambdas/streamprocessor/testdata/batch.json"), "sqs"},
+}
+
+// presignup calls no AWS API (it does not link the SDK).
+var noAWS = []string{"presignup"}
+
+func TestEveryBootstrapHonoursTheServiceEndpointVariables(t *testing.T) {
+	start := time.Now()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rie, err := bench.InstallRIE(goBin, root)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the Lambda Runtime Interface Emulator is required with CI=true: %v", err)
+		}
+		t.Skipf("no Lambda Runtime Interface Emulator in bin/ and it could not be installed (%v); `make bench` installs it", err)
+	}
+	checkEveryMainIsCovered(t, root)
+	bins := buildBootstraps(t, goBin, root)
+	rec := startRecorder(t, testenv.StartDynalite(t))
+
+	t.Run("functions", func(t *testing.T) {
+		for _, fn := range functions {
+			t.Run(fn.name, func(t *testing.T) {
+				t.Parallel()
+				event := fn.event
+				if path, ok := strings.CutPrefix(event, "@"); ok {
+					b, err := os.ReadFile(filepath.Join(root, path))
+					if err != nil {
+						t.Fatal(err)
+					}
+					event = string(b)
+				}
+				env := bench.LambdaEnv(fn.name, 128)
+				env = slices.DeleteFunc(env, func(kv string) bool {
+					return strings.HasPrefix(kv, "AWS_ACCESS_KEY_ID=") || strings.HasPrefix(kv, "AWS_LAMBDA_FUNCTION_TIMEOUT=")
+				})
+				// The access key names the function in each request's
+				// SigV4 credential, so the recorder knows who called. The
+				// timeout is the longest Lambda allows: the reconcilers and
+				// the progress function stop a margin before their deadline.
+				env = append(env, "AWS_ACCESS_KEY_ID="+accessKey(fn.name), "AWS_MAX_ATTEMPTS=1", "AWS_LAMBDA_FUNCTION_TIMEOUT=900")
+				for _, s := range endpointVars {
+					env = append(env, "AWS_ENDPOINT_URL_"+s+"="+rec.url)
+				}
+				out := invokeOnce(t, rie, filepath.Join(bins, fn.name), env, event)
+				if got := rec.calls(fn.name); !slices.Contains(got, fn.service) {
+					t.Errorf("%s called %v through the recorder, want %s; emulator output:\n%s", fn.name, got, fn.service, out)
+				}
+			})
+		}
+	})
+	t.Logf("wall time %s", time.Since(start).Round(time.Millisecond))
+}
+
+// checkEveryMainIsCovered fails when a lambdas/* main is neither invoked
+// here nor known to make no AWS call.
+func checkEveryMainIsCovered(t *testing.T, root string) {
+	t.Helper()
+	dirs, err := os.ReadDir(filepath.Join(root, gofn.BatchDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() || slices.Contains(noAWS, d.Name()) {
+			continue
+		}
+		if !slices.ContainsFunc(functions, func(f function) bool { return f.name == d.Name() }) {
+			t.Errorf("lambdas/%s is not invoked by this test: add it to functions", d.Name())
+		}
+	}
+}
+
+// buildBootstraps builds every main under lambdas/ in one go build, with
+// gofn.Build's flags and environment (the deployed bootstrap's), for
+// linux on this machine's architecture so the emulator can run it.
+func buildBootstraps(t *testing.T, goBin, root string) string {
+	t.Helper()
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "go-host")
+	script := fmt.Sprintf("#!/bin/sh\nGOARCH=%s exec %q \"$@\"\n", runtime.GOARCH, goBin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "bin") + string(filepath.Separator)
+	if err := gofn.Build(wrapper, root, gofn.BatchDir+"/...", out); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "bin")
+}
+
+func accessKey(function string) string { return "AKIA" + strings.ToUpper(function) }
+
+// credential reads the access key and the signing name of a SigV4
+// Authorization header.
+var credential = regexp.MustCompile(`Credential=([^/]+)/[^/]+/[^/]+/([^/]+)/aws4_request`)
+
+// recorder is an HTTP endpoint that notes which function called which
+// service; DynamoDB requests are passed on to dynalite, others answered
+// with an error (no retry: AWS_MAX_ATTEMPTS=1).
+type recorder struct {
+	url  string
+	mu   sync.Mutex
+	seen map[string][]string // access key -> signing names
+}
+
+func startRecorder(t *testing.T, dynalite string) *recorder {
+	t.Helper()
+	target, err := url.Parse(dynalite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	r := &recorder{seen: map[string][]string{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		m := credential.FindStringSubmatch(req.Header.Get("Authorization"))
+		if m == nil {
+			http.Error(w, "unsigned request", http.StatusForbidden)
+			return
+		}
+		r.mu.Lock()
+		r.seen[m[1]] = append(r.seen[m[1]], m[2])
+		r.mu.Unlock()
+		if m[2] == "dynamodb" {
+			proxy.ServeHTTP(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"__type":"ValidationException","message":"recorded by the bootstraps test"}`)
+	}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+	return r
+}
+
+func (r *recorder) calls(function string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.seen[accessKey(function)])
+}
+
+// invokeOnce starts the emulator on the bootstrap with env, invokes it
+// once with event, waits for the answer, and returns the emulator's output
+// (the function's logs).
+func invokeOnce(t *testing.T, rie, bootstrap string, env []string, event string) string {
+	t.Helper()
+	ports := freePorts(t, 2)
+	api := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	cmd := exec.Command(rie, "--runtime-interface-emulator-address", api,
+		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), bootstrap)
+	cmd.Dir = filepath.Dir(bootstrap)
+	cmd.Env = append(env, "PATH=/usr/bin:/bin")
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the emulator and the bootstrap it started
+		_ = cmd.Wait()
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", api, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the emulator did not listen: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+api+"/2015-03-31/functions/function/invocations", strings.NewReader(event))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("invoke: %v: %s", err, out.String())
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return out.String() + "\nresponse: " + string(body)
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// lockedBuffer is a strings.Builder safe for the emulator's two pipes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
