@@ -318,8 +318,9 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	x.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "", metrics.FunctionStreamProcessor, map[string]string{
 		metrics.MalformedRecords: "The stream processor skipped stream records it could not decode: their schedules were not changed. " +
 			"Check that the table's items match the schema in " + contract.EnvVar + " (string keys, due and state attributes) and the processor's logs.",
-		metrics.Undeliverable: "The stream processor skipped records whose message lacks the item's key: check the table's key names " +
-			"against the schema's PartitionKey and SortKey.",
+		metrics.Undeliverable: "The stream processor skipped records whose message lacks the item's key, or whose armed item's due time is not RFC 3339 " +
+			"(nothing could fire it): check the table's key names against the schema's PartitionKey and SortKey, and the writers' due times " +
+			"(the log line names the key).",
 		metrics.EnqueueFailed: "The FIFO queue refused messages of the stream processor; their records are retried, then reported " +
 			"to the stream failure queue. Check the queue and the processor's sqs:SendMessage grant.",
 	}, p.AlarmTopic)
@@ -416,7 +417,8 @@ func (x *Cancellation) MetricMalformedRecords(opts *awscloudwatch.MetricOptions)
 	return alarms.Metric(x.Construct, metrics.FunctionStreamProcessor, metrics.MalformedRecords, opts)
 }
 
-// MetricUndeliverable is the count of records skipped for lack of a key.
+// MetricUndeliverable is the count of records skipped for lack of a key or
+// of a due time that parses.
 func (x *Cancellation) MetricUndeliverable(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return alarms.Metric(x.Construct, metrics.FunctionStreamProcessor, metrics.Undeliverable, opts)
 }
