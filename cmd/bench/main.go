@@ -25,7 +25,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -460,7 +459,7 @@ func initOnce(rie string, t bench.InitTarget, env []string) (float64, error) {
 		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), t.Bin)
 	cmd.Dir = filepath.Dir(t.Bin)
 	cmd.Env = append(append(env, "PATH=/usr/bin:/bin"), t.Env...)
-	var out lockedBuffer
+	var out bench.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -695,24 +694,3 @@ func goBenchmarks(r *bench.Report, root, goBin, benchtime string) error {
 	r.GoBench, err = bench.ParseGoBench(out)
 	return err
 }
-
-// lockedBuffer is a bytes.Buffer safe for the emulator's two pipes and
-// the reader polling it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf.Bytes()...)
-}
-
-func (b *lockedBuffer) String() string { return string(b.Bytes()) }

@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 )
 
 // InstallRIE returns the path of the Lambda Runtime Interface Emulator in
@@ -22,3 +24,27 @@ func InstallRIE(goBin, root string) (string, error) {
 	}
 	return rie, nil
 }
+
+// SyncBuffer collects an emulator's stdout and stderr, which it writes
+// from two goroutines, while another goroutine reads it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// Bytes is a copy of what was written so far.
+func (b *SyncBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf.Bytes()...)
+}
+
+// String is what was written so far.
+func (b *SyncBuffer) String() string { return string(b.Bytes()) }

@@ -224,7 +224,7 @@ func invokeOnce(t *testing.T, rie, bootstrap string, env []string, event string)
 		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), bootstrap)
 	cmd.Dir = filepath.Dir(bootstrap)
 	cmd.Env = append(env, "PATH=/usr/bin:/bin")
-	var out lockedBuffer
+	var out bench.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -273,22 +273,4 @@ func freePorts(t *testing.T, n int) []int {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
-}
-
-// lockedBuffer is a strings.Builder safe for the emulator's two pipes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
