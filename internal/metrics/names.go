@@ -57,6 +57,9 @@ const (
 	// ExpiryNotifyInProgress counts the invocations that found another
 	// attempt holding the delivery claim; they are retried.
 	ExpiryNotifyInProgress = "ExpiryNotifyInProgress"
+	// EarlyFirings counts the invocations that came before their item's
+	// due (or reminder) time; they ran nothing and are retried.
+	EarlyFirings = "EarlyFirings"
 	// ExpirySkipped counts the invocations with nothing to do (the item
 	// moved on, or its target already ran).
 	ExpirySkipped = "ExpirySkipped"

@@ -235,7 +235,7 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 // fireOutcomes names the firing core's outcomes as the to-do app's
 // (Report.Expired counts either).
 var fireOutcomes = map[fire.Outcome]task.ExpireOutcome{
-	fire.Fired: task.Expired, fire.Redelivered: task.Renotified, fire.Skipped: task.Skipped, fire.TooEarly: task.TooEarly,
+	fire.Fired: task.Expired, fire.Redelivered: task.Renotified, fire.Skipped: task.Skipped,
 }
 
 // Report counts what a Step moved.
@@ -415,7 +415,7 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 // expire is what the expiry function does with a schedule's input.
 // A reminder schedule's input goes to task.Service.Remind, as in the
 // function; its outcomes count in Report.Expired under their own names
-// ("reminded"; "skipped" and "too-early" as the expiry's).
+// ("reminded"; "skipped" as the expiry's).
 func (p *Pipeline) expire(ctx context.Context, s task.Schedule) (task.ExpireOutcome, error) {
 	pl, err := task.DecodeSchedule([]byte(task.EncodePayload(s.Payload)))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 )
 
@@ -50,6 +51,14 @@ const (
 	FaultFiredTwice Fault = "schedule-fired-twice"
 	// FaultFiredLate: a schedule invoked the expiry function late.
 	FaultFiredLate Fault = "schedule-fired-late"
+	// FaultFiredEarly (EventBridge Scheduler layer): a deadline's or a
+	// reminder's schedule invoked the expiry function up to 59 s before
+	// its time. The Scheduler fires anywhere within the minute of its
+	// expression; the adapter places schedules on the minute at or after
+	// the due time (awsscheduler.ScheduleTime), and this fault is the
+	// firing that comes early anyway: the expiry must fail it so that the
+	// retry brings it back, since its schedule deleted itself.
+	FaultFiredEarly Fault = "schedule-fired-early"
 	// FaultScheduleRecordFailed: the API's write that records a schedule
 	// as made (Task.ScheduledFor) failed: the task stays unconfirmed and
 	// the reconciler reads its schedule back.
@@ -115,7 +124,7 @@ const (
 func Faults() []Fault {
 	return []Fault{FaultStreamReplay, FaultStreamRedelivered, FaultEnqueueRejected, FaultEnqueueUnknown,
 		FaultAckLost, FaultVisibilityTimeout, FaultWorkerCrash, FaultSchedulerThrottled, FaultSchedulerResponseLost,
-		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultExpireWriteFailed, FaultPublishFailed,
+		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultFiredEarly, FaultExpireWriteFailed, FaultPublishFailed,
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultRemindWriteFailed, FaultMarkRemindedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
 		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
@@ -147,6 +156,23 @@ func (w *world) count(k Fault) {
 // blame records an injected fault against a task, so a failure of its
 // queue message in the same batch is known to have a cause.
 func (w *world) blame(taskID string) { w.blamed[taskID]++ }
+
+// earlyBy is how far ahead of now this tick's firing reaches on the
+// EventBridge Scheduler layer: zero, or (FaultFiredEarly) 1 to 59 s, so
+// that the schedules due within it fire early.
+func (w *world) earlyBy() time.Duration {
+	if w.cfg.Layer == layers.StepFunctions || w.cfg.Layer == layers.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
+		return 0
+	}
+	return time.Duration(1+w.rng.Intn(59)) * time.Second
+}
+
+// firedEarly reports whether inv was made before its schedule's time
+// (FaultFiredEarly): its ErrTooEarly failure is that fault's, and the
+// retry that follows it comes after the time.
+func firedEarly(inv invocation, err error) bool {
+	return inv.at.Before(inv.s.At) && errors.Is(err, task.ErrTooEarly)
+}
 
 // faultyScheduler injects throttles and lost responses into every
 // scheduler call (API create, worker, reconciler).

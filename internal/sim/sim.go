@@ -63,6 +63,9 @@ type Mutation struct {
 	// Pending wraps the reconciler's listing of the tasks that await
 	// expiry.
 	Pending func(task.PendingLister) task.PendingLister
+	// Outcome wraps what the expiry function answers for a schedule's
+	// input (the expiry's or the reminder's outcome and error).
+	Outcome func(out string, err error) (string, error)
 }
 
 // Config is one history.
@@ -925,8 +928,11 @@ func (w *world) handle(batch []pipeline.Received) {
 
 func (w *world) fire() {
 	now := w.clock.Now()
-	for _, s := range w.sched.Fire(now) {
+	for _, s := range w.sched.Fire(now.Add(w.earlyBy())) {
 		at := now
+		if s.At.After(now) {
+			w.count(FaultFiredEarly)
+		}
 		if w.cfg.Layer != layers.TTL && w.inject(FaultFiredLate, 0.05) {
 			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
 		}
@@ -974,7 +980,7 @@ func (w *world) invoke(inv invocation) {
 	}
 	// Another attempt holding the notification claim is no fault: the
 	// retry takes over once the claim lapses.
-	if w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) {
+	if w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) && !firedEarly(inv, err) {
 		w.violate("I4", "firing of %s failed without an injected fault: %v", id, err)
 	}
 	w.retry(inv)
@@ -988,12 +994,21 @@ func (w *world) runSchedule(sc task.Schedule) (id string, out string, err error)
 	if err != nil {
 		return "", "", err
 	}
+	out, err = w.runPayload(p)
+	if w.cfg.Mutation.Outcome != nil {
+		out, err = w.cfg.Mutation.Outcome(out, err)
+	}
+	return p.Key.Sort, out, err
+}
+
+// runPayload runs the expiry, or the reminder, that a payload names.
+func (w *world) runPayload(p task.Payload) (string, error) {
 	if p.IsReminder() {
 		o, err := w.svc.Remind(w.ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
-		return p.Key.Sort, string(o), err
+		return string(o), err
 	}
 	o, err := w.expirer.Expire(w.ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})
-	return p.Key.Sort, string(o), err
+	return string(o), err
 }
 
 // retry schedules the next attempt of a failed invocation, or

@@ -27,7 +27,7 @@ func TestHistories(t *testing.T) {
 		t.Errorf("seed %d: %s (replay: go run ./cmd/sim -seed %d)", r.Seed, r.Violations[0], r.Seed)
 	}
 	for _, f := range []Fault{FaultStreamReplay, FaultEnqueueUnknown, FaultAckLost, FaultVisibilityTimeout,
-		FaultWorkerCrash, FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultPublishFailed,
+		FaultWorkerCrash, FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultFiredEarly, FaultPublishFailed,
 		FaultCrashAfterPublish, FaultReconcilerInterleaved, FaultDeadlineRace, FaultWriterFiredState} {
 		if s.Faults[f] == 0 {
 			t.Errorf("no %s fault was injected in %d histories", f, n)
@@ -217,6 +217,17 @@ func (p notifyUnclaimed) Expire(ctx context.Context, req task.ExpireRequest) (ta
 	return task.Renotified, nil
 }
 
+// earlyIsSuccess is mutation (x), the answer before the fix: a firing
+// that came before its time (FaultFiredEarly) succeeds with nothing done,
+// so the invocation is not retried. The reminder is never sent (I6);
+// a deadline is left to the reconciler, and without one it is lost.
+func earlyIsSuccess(out string, err error) (string, error) {
+	if errors.Is(err, task.ErrTooEarly) {
+		return "too-early", nil
+	}
+	return out, err
+}
+
 // TestMutantsAreCaught breaks one guarantee at a time and asserts that the
 // simulation catches it within its seed budget, with the invariant that
 // guards it.
@@ -240,7 +251,7 @@ func TestMutantsAreCaught(t *testing.T) {
 		{Mutation{Name: "(e) a retried expiry publishes without the notification claim",
 			Store: func(s task.Store) task.Store { return claimAlwaysFree{s} }}, "I2", true, 0},
 		{Mutation{Name: "(f) the reconciler lists only Pending tasks",
-			Pending: func(p task.PendingLister) task.PendingLister { return onlyPending{p} }}, "I2", false, 100},
+			Pending: func(p task.PendingLister) task.PendingLister { return onlyPending{p} }}, "I2", false, 400},
 		{Mutation{Name: "(i) a deadline change keeps the schedule's record",
 			Store: func(s task.Store) task.Store { return keepRecord{s} }}, "I3", false, 400},
 		{Mutation{Name: "(w) the take-over runs a task a writer completed with the fired state",
@@ -249,6 +260,8 @@ func TestMutantsAreCaught(t *testing.T) {
 			Store: func(s task.Store) task.Store { return remindAnyway{s} }}, "I6", false, 0},
 		{Mutation{Name: "(r2) the worker neither makes nor moves reminder schedules",
 			WorkerScheduler: func(s task.Scheduler) task.Scheduler { return remindersNotMoved{s} }}, "I6", false, 400},
+		{Mutation{Name: "(x) an early firing answers success (its schedule, deleted, never fires again)",
+			Outcome: earlyIsSuccess}, "I6", false, 0},
 	} {
 		t.Run(tc.m.Name, func(t *testing.T) {
 			budget := tc.budget

@@ -85,11 +85,11 @@ func (e todoExpirer) Expire(ctx context.Context, payload []byte) (contract.Paylo
 }
 
 var todoOutcomes = map[task.ExpireOutcome]fire.Outcome{
-	task.Expired: fire.Fired, task.Renotified: fire.Redelivered, task.Skipped: fire.Skipped, task.TooEarly: fire.TooEarly,
+	task.Expired: fire.Fired, task.Renotified: fire.Redelivered, task.Skipped: fire.Skipped,
 }
 
 var remindOutcomes = map[task.RemindOutcome]fire.Outcome{
-	task.Reminded: fire.Fired, task.RemindSkipped: fire.Skipped, task.RemindTooEarly: fire.TooEarly,
+	task.Reminded: fire.Fired, task.RemindSkipped: fire.Skipped,
 }
 
 // targetExpirer is an adopter's: the firing core on the item table, and
@@ -146,6 +146,16 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	case errors.Is(err, fire.ErrInProgress):
 		// Another attempt holds the delivery claim: retry later.
 		h.metrics.Add(metrics.ExpiryNotifyInProgress, 1)
+		return err
+	case errors.Is(err, fire.ErrTooEarly):
+		// EventBridge Scheduler fires within the minute of its schedule
+		// (schedules are placed at or after the due time, so this is a
+		// defence): failing brings the event back with Lambda's retry, a
+		// minute later, after the due time. Success would lose the item,
+		// as its one-off schedule deletes itself.
+		// https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
+		h.metrics.Add(metrics.EarlyFirings, 1)
+		h.log.WarnContext(ctx, "fired before its time; Lambda retries it", "key", p.Key.String(), "error", err.Error())
 		return err
 	case err != nil:
 		h.metrics.Add(metrics.ExpiryErrors, 1)

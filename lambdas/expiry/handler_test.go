@@ -41,6 +41,11 @@ func TestHandle(t *testing.T) {
 	remPayload := func(dueAt, at time.Time) json.RawMessage {
 		return json.RawMessage(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt, Remind: at}))
 	}
+	// Fired 29 s before their time (EventBridge Scheduler's minute).
+	early := pending
+	early.DueAt = due.Add(59 * time.Second)
+	earlyRem := reminding
+	earlyRem.RemindAt = due.Add(59 * time.Second)
 	for _, tc := range []struct {
 		name       string
 		stored     *task.Task
@@ -61,6 +66,8 @@ func TestHandle(t *testing.T) {
 		{"reminder payload reminds, task stays pending", &reminding, remPayload(remDue, due), nil, false, `"RemindersSent":1`, 1, task.StatusPending},
 		{"stale reminder skipped", &reminding, remPayload(remDue, due.Add(-time.Hour)), nil, false, `"RemindersSkipped":1`, 0, task.StatusPending},
 		{"reminder publish failure is retried", &reminding, remPayload(remDue, due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusPending},
+		{"an early firing fails, so Lambda retries it", &early, payload(early.DueAt), nil, true, `"EarlyFirings":1`, 0, task.StatusPending},
+		{"an early reminder fails, so Lambda retries it", &earlyRem, remPayload(remDue, earlyRem.RemindAt), nil, true, `"EarlyFirings":1`, 0, task.StatusPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.NewStore()
@@ -126,6 +133,8 @@ func TestHandleTarget(t *testing.T) {
 			nil, false, `"ExpirySkipped":1`, 0, "Queued", false},
 		{"a failed target is retried, not recorded", item("Queued"), payload, boom, true, `"ExpiryErrors":1`, 1, "Done", false},
 		{"not our payload", item("Queued"), json.RawMessage(`{"userId":"u"}`), nil, true, `"ExpiryBadInput":1`, 0, "Queued", false},
+		{"an early firing: the target does not run, Lambda retries it", item("Queued"),
+			json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: due.Add(59 * time.Second)})), nil, true, `"EarlyFirings":1`, 0, "Queued", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			items := memory.NewItems(s)

@@ -1,14 +1,16 @@
 // Package awsscheduler is the EventBridge Scheduler adapter of the task
 // ports: task.Scheduler and task.ScheduleReader over one schedule group.
-// Every schedule is a one-off at() expression in UTC that invokes one
-// target (the expiry function) with the task's payload, and deletes
-// itself after it fires.
+// Every schedule is a one-off at() expression in UTC, at the whole minute
+// at or after the item's due time (ScheduleTime), that invokes one target
+// (the expiry function) with the task's payload, and deletes itself after
+// it fires.
 package awsscheduler
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
@@ -40,6 +42,45 @@ const (
 	// maxListResults is the most ListSchedules returns in one call.
 	maxListResults = 100
 )
+
+// ScheduleTime is where a one-off schedule for a due time goes: the due
+// time (to the second, as the firing core reads it) rounded up to the next
+// whole minute; a due time on a whole minute stays. EventBridge Scheduler
+// invokes "with 60 second precision": a schedule at 1:00 runs any time
+// between 1:00:00 and 1:00:59, so a schedule at 1:00:30 could fire 30 s
+// before its item is due, and that firing would be its last (the schedule
+// deletes itself). On the whole minute at or after the due time, it fires
+// at or after it: up to 59 s later for the rounding plus up to 59 s for
+// the precision, under 2 minutes in all.
+// https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
+// Every place that writes or compares a Scheduler one-off time for a due
+// time uses this function.
+func ScheduleTime(due time.Time) time.Time {
+	t := due.UTC().Truncate(time.Second)
+	if m := t.Truncate(time.Minute); !m.Equal(t) {
+		return m.Add(time.Minute)
+	}
+	return t
+}
+
+// ServedTime is the due time a schedule placed at placed, with payload p,
+// serves, as Get reports it in Schedule.At: the payload's time (its
+// reminder time for a reminder's) when the schedule is where ScheduleTime
+// places that time. Otherwise it is the earliest moment the schedule may
+// fire (the start of its minute), which is not the due time the payload
+// names, so a caller comparing it with the item's due time (the
+// reconciler) finds the schedule misplaced and moves it; one made at the
+// exact second, before ScheduleTime, is moved so.
+func ServedTime(placed time.Time, p contract.Payload) time.Time {
+	at := p.Due
+	if p.IsReminder() {
+		at = p.Remind
+	}
+	if !at.IsZero() && ScheduleTime(at).Equal(placed.UTC()) {
+		return at.UTC().Truncate(time.Second)
+	}
+	return placed.UTC().Truncate(time.Minute)
+}
 
 // Config is where schedules go and what they invoke.
 type Config struct {
@@ -136,7 +177,7 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 	in := &scheduler.CreateScheduleInput{
 		Name:                       aws.String(s.Name),
 		GroupName:                  aws.String(c.cfg.GroupName),
-		ScheduleExpression:         aws.String(task.AtExpression(s.At)),
+		ScheduleExpression:         aws.String(task.AtExpression(ScheduleTime(s.At))),
 		ScheduleExpressionTimezone: aws.String("UTC"),
 		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
 		ActionAfterCompletion:      types.ActionAfterCompletionDelete,
@@ -164,7 +205,7 @@ func (c *Client) Update(ctx context.Context, s task.Schedule) error {
 	_, err := c.api.UpdateSchedule(ctx, &scheduler.UpdateScheduleInput{
 		Name:                       aws.String(s.Name),
 		GroupName:                  aws.String(c.cfg.GroupName),
-		ScheduleExpression:         aws.String(task.AtExpression(s.At)),
+		ScheduleExpression:         aws.String(task.AtExpression(ScheduleTime(s.At))),
 		ScheduleExpressionTimezone: aws.String("UTC"),
 		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
 		ActionAfterCompletion:      types.ActionAfterCompletionDelete,
@@ -188,8 +229,10 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-// Get implements task.ScheduleReader. The scheduler does not return a
-// schedule's client token, so ClientToken is "".
+// Get implements task.ScheduleReader. At is the due time the schedule
+// serves (ServedTime), in the terms Create was given, not its expression.
+// The scheduler does not return a schedule's client token, so ClientToken
+// is "".
 func (c *Client) Get(ctx context.Context, name string) (task.Schedule, error) {
 	out, err := c.api.GetSchedule(ctx, &scheduler.GetScheduleInput{
 		Name: aws.String(name), GroupName: aws.String(c.cfg.GroupName),
@@ -208,7 +251,7 @@ func (c *Client) Get(ctx context.Context, name string) (task.Schedule, error) {
 	if err != nil {
 		return task.Schedule{}, fmt.Errorf("get schedule %s: target input: %w", name, err)
 	}
-	return task.Schedule{Name: aws.ToString(out.Name), At: at, Payload: p}, nil
+	return task.Schedule{Name: aws.ToString(out.Name), At: ServedTime(at, p), Payload: p}, nil
 }
 
 // List implements task.ScheduleReader. ListSchedules returns summaries

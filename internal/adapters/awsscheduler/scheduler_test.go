@@ -157,7 +157,8 @@ func TestCreateSendsTheWholeDefinition(t *testing.T) {
 			}{
 				{"Name", aws.ToString(in.Name), "task-01JD00000000000000000000AA"},
 				{"GroupName", aws.ToString(in.GroupName), "tasks"},
-				{"ScheduleExpression", aws.ToString(in.ScheduleExpression), "at(2030-01-02T03:04:05)"},
+				// Due 03:04:05: placed on the next whole minute.
+				{"ScheduleExpression", aws.ToString(in.ScheduleExpression), "at(2030-01-02T03:05:00)"},
 				{"ScheduleExpressionTimezone", aws.ToString(in.ScheduleExpressionTimezone), "UTC"},
 				{"FlexibleTimeWindow", in.FlexibleTimeWindow.Mode, types.FlexibleTimeWindowModeOff},
 				{"FlexibleTimeWindow.MaximumWindowInMinutes", in.FlexibleTimeWindow.MaximumWindowInMinutes, (*int32)(nil)},
@@ -307,6 +308,42 @@ func TestIsThrottleByCode(t *testing.T) {
 	}
 }
 
+// TestScheduleTime: one-off schedules go on the whole minute at or after
+// the due time, because EventBridge Scheduler fires anywhere within the
+// minute of its expression.
+func TestScheduleTime(t *testing.T) {
+	at := func(h, m, s, ns int) time.Time { return time.Date(2030, 1, 2, h, m, s, ns, time.UTC) }
+	for _, tc := range []struct {
+		name      string
+		due, want time.Time
+	}{
+		{"on a whole minute: stays", at(3, 4, 0, 0), at(3, 4, 0, 0)},
+		{"one second past: the next minute", at(3, 4, 1, 0), at(3, 5, 0, 0)},
+		{"59 seconds past: the next minute", at(3, 4, 59, 0), at(3, 5, 0, 0)},
+		{"a fraction is dropped as the firing core drops it", at(3, 4, 0, 500e6), at(3, 4, 0, 0)},
+		{"across the hour and the day", time.Date(2030, 12, 31, 23, 59, 30, 0, time.UTC), time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"another zone: the same instant, in UTC", at(3, 4, 5, 0).In(time.FixedZone("+0530", 5*3600+1800)), at(3, 5, 0, 0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ScheduleTime(tc.due)
+			if !got.Equal(tc.want) || got.Location() != time.UTC {
+				t.Fatalf("ScheduleTime(%s) = %s, want %s", tc.due, got, tc.want)
+			}
+			// It never fires before the due time: its minute starts at or after it.
+			if got.Truncate(time.Minute).Before(tc.due.Truncate(time.Second)) {
+				t.Fatalf("ScheduleTime(%s) = %s may fire before the due time", tc.due, got)
+			}
+			p := task.Payload{Key: task.Key("u", "t"), Due: tc.due}
+			if back := ServedTime(got, p); !back.Equal(tc.due.Truncate(time.Second)) {
+				t.Fatalf("ServedTime(%s) = %s, want the due time %s", got, back, tc.due)
+			}
+		})
+	}
+}
+
+// reminderPayload is a reminder's, 14:05 before the due time.
+var reminderPayload = task.Payload{Key: testSchedule.Payload.Key, Due: testSchedule.At, Remind: time.Date(2030, 1, 2, 2, 50, 0, 0, time.UTC)}
+
 func TestGetParsesTheSchedule(t *testing.T) {
 	input := task.EncodePayload(testSchedule.Payload)
 	for _, tc := range []struct {
@@ -315,10 +352,22 @@ func TestGetParsesTheSchedule(t *testing.T) {
 		want    task.Schedule
 		wantErr bool
 	}{
-		{"one-off schedule", &scheduler.GetScheduleOutput{
-			Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
+		{"one-off schedule on the minute after its due time: At is the due time", &scheduler.GetScheduleOutput{
+			Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:05:00)"),
 			ScheduleExpressionTimezone: aws.String("UTC"), Target: &types.Target{Input: aws.String(input)},
 		}, task.Schedule{Name: testSchedule.Name, At: testSchedule.At, Payload: testSchedule.Payload}, false},
+		{"at the exact second (may fire 5 s early): At is the start of its minute, so it is misplaced", &scheduler.GetScheduleOutput{
+			Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
+			ScheduleExpressionTimezone: aws.String("UTC"), Target: &types.Target{Input: aws.String(input)},
+		}, task.Schedule{Name: testSchedule.Name, At: time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC), Payload: testSchedule.Payload}, false},
+		{"a minute late for its payload: misplaced", &scheduler.GetScheduleOutput{
+			Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:06:00)"),
+			ScheduleExpressionTimezone: aws.String("UTC"), Target: &types.Target{Input: aws.String(input)},
+		}, task.Schedule{Name: testSchedule.Name, At: time.Date(2030, 1, 2, 3, 6, 0, 0, time.UTC), Payload: testSchedule.Payload}, false},
+		{"a reminder's: At is its reminder time", &scheduler.GetScheduleOutput{
+			Name: aws.String("remind-x"), ScheduleExpression: aws.String("at(2030-01-02T02:50:00)"),
+			Target: &types.Target{Input: aws.String(task.EncodePayload(reminderPayload))},
+		}, task.Schedule{Name: "remind-x", At: reminderPayload.Remind, Payload: reminderPayload}, false},
 		{"rate expression", &scheduler.GetScheduleOutput{
 			Name: aws.String("task-x"), ScheduleExpression: aws.String("rate(5 minutes)"),
 			Target: &types.Target{Input: aws.String(input)},
@@ -427,10 +476,10 @@ func TestConsumerSchemaPayload(t *testing.T) {
 	if want := `{"jobId":"j1","runAt":"2030-01-02T03:04:05Z","tenantId":"t1"}`; input != want {
 		t.Fatalf("target input %s, want %s", input, want)
 	}
-	api.getOut = &scheduler.GetScheduleOutput{Name: aws.String(sc.Name), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
+	api.getOut = &scheduler.GetScheduleOutput{Name: aws.String(sc.Name), ScheduleExpression: api.create[0].ScheduleExpression,
 		Target: &types.Target{Input: aws.String(input)}}
 	got, err := c.Get(context.Background(), sc.Name)
-	if err != nil || !got.Payload.Equal(sc.Payload) {
-		t.Fatalf("Get = %+v, %v; want payload %+v", got, err, sc.Payload)
+	if err != nil || !got.Payload.Equal(sc.Payload) || !got.At.Equal(sc.At) {
+		t.Fatalf("Get = %+v, %v; want payload %+v at %s", got, err, sc.Payload, sc.At)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/smoke"
 )
@@ -296,5 +297,15 @@ func (s Schedules) At(ctx context.Context, group, name string) (time.Time, error
 	if err != nil {
 		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, err)
 	}
-	return task.ParseAtExpression(aws.ToString(out.ScheduleExpression))
+	placed, err := task.ParseAtExpression(aws.ToString(out.ScheduleExpression))
+	if err != nil || out.Target == nil {
+		return placed, err
+	}
+	// The adapter places a schedule on the whole minute after its due
+	// time: report the due time it serves, as the adapter's Get does.
+	p, err := task.DecodeSchedule([]byte(aws.ToString(out.Target.Input)))
+	if err != nil {
+		return placed, nil
+	}
+	return awsscheduler.ServedTime(placed, p), nil
 }

@@ -6,12 +6,14 @@
 //  1. a task already Finished, Failed or Cancelled, or missing, is skipped;
 //     one Running under another attempt is skipped too (the reconciler
 //     recovers it if that attempt died);
-//  2. a fire outside the campaign's windows (a late retry) is skipped: the
+//  2. a fire before the task's send time sends nothing and returns
+//     ErrTooEarly, so that Lambda's retry brings it back after the time;
+//  3. a fire outside the campaign's windows (a late retry) is skipped: the
 //     task stays Pending and the reconciler sends it in the next window;
-//  3. the task is claimed Pending → Running with a conditional write;
-//  4. the email goes through the Sender with the task's idempotency key,
+//  4. the task is claimed Pending → Running with a conditional write;
+//  5. the email goes through the Sender with the task's idempotency key,
 //     so a task recovered after a crash is not sent twice;
-//  5. it writes Finished with sentAt, or Failed with the error; an error
+//  6. it writes Finished with sentAt, or Failed with the error; an error
 //     marked campaign.ErrRetryable releases the task to Pending and is
 //     returned, so the scheduler's retries try again.
 package send
@@ -28,6 +30,18 @@ import (
 // DefaultLease is how long a claim holds a task before the reconciler may
 // recover it. It must exceed the send function's timeout.
 const DefaultLease = 5 * time.Minute
+
+// ErrTooEarly: the fire came before the task's send time; nothing was
+// done. EventBridge Scheduler invokes "with 60 second precision" (a
+// schedule at 1:00 runs between 1:00:00 and 1:00:59), and the planner puts
+// every send on a whole minute, so a fire is never early in the scheduler's
+// terms; this is the defence for one that is. It is an error, never a
+// skip: the schedule deletes itself after this fire, and a fire inside the
+// window would otherwise send before the planned time. Lambda retries an
+// asynchronous invocation that failed a minute later, then two.
+// https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
+// https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
+var ErrTooEarly = errors.New("fired before the send time")
 
 // Outcome is what Handle did.
 type Outcome string
@@ -92,6 +106,9 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 			return "", fmt.Errorf("send %s: cancel: %w", e.TaskID, err)
 		}
 		return Cancelled, nil
+	}
+	if now.Before(t.SendAt) {
+		return "", fmt.Errorf("send %s: planned %s, %s early: %w", e.TaskID, t.SendAt.UTC().Format(time.RFC3339), t.SendAt.Sub(now), ErrTooEarly)
 	}
 	if ok, err := c.Rules.Allows(now); err != nil || !ok {
 		return OutsideWindow, nil // an invalid stored plan also sends nothing

@@ -107,6 +107,28 @@ func TestHandle(t *testing.T) {
 	}
 }
 
+// An early fire (EventBridge Scheduler fires within the minute) sends
+// nothing and fails, so Lambda's retry a minute later sends it once, at
+// or after its planned time: never before it, never lost.
+func TestEarlyFireIsRetriedThenSendsOnce(t *testing.T) {
+	for _, early := range []time.Duration{59 * time.Second, time.Second} {
+		t.Run(fmt.Sprint(early, " early"), func(t *testing.T) {
+			e := setup(t, campaign.Pending, campaign.Active, inWindow.Add(-early))
+			got, err := e.w.Handle(context.Background(), fire)
+			if !errors.Is(err, send.ErrTooEarly) || len(e.sender.Outbox) != 0 || e.task(t).State != campaign.Pending {
+				t.Fatalf("early fire: %s, %v, %d sent, task %s; want ErrTooEarly, nothing sent, Pending", got, err, len(e.sender.Outbox), e.task(t).State)
+			}
+			e.clock.Set(inWindow.Add(-early).Add(time.Minute)) // Lambda's first retry
+			if got, err := e.w.Handle(context.Background(), fire); got != send.Sent || err != nil {
+				t.Fatalf("retry: %s, %v; want sent", got, err)
+			}
+			if task := e.task(t); len(e.sender.Outbox) != 1 || task.SentAt.Before(task.SendAt) {
+				t.Fatalf("%d sent at %s for %s; want one, at or after its time", len(e.sender.Outbox), task.SentAt, task.SendAt)
+			}
+		})
+	}
+}
+
 func TestDuplicateFireSendsOnce(t *testing.T) {
 	e := setup(t, campaign.Pending, campaign.Active, inWindow)
 	for i, want := range []send.Outcome{send.Sent, send.Skipped, send.Skipped} {

@@ -44,6 +44,9 @@ type Report struct {
 	ProvisionRuns, ProvisionCrash int
 	Throttles, LostAnswers        int
 	Fires, DuplicateFires, DLQ    int
+	// EarlyFires counts the fires that came up to 59 s before their
+	// schedule's time (EventBridge Scheduler fires within the minute).
+	EarlyFires                    int
 	WorkerCrashes, Recovered      int
 	Dispatched, Recreated, Retime int
 	CancelledAt                   time.Time
@@ -54,6 +57,7 @@ type Report struct {
 type faults struct {
 	throttle, lostAnswer, createErr      float64
 	dupFire, dropFire, lateFire          float64
+	earlyFire                            float64
 	crashAfterClaim, crashAfterSend      float64
 	retryableSend, bounce, provisionKill float64
 }
@@ -81,6 +85,9 @@ type world struct {
 	kill     context.CancelFunc
 	killName string
 	horizon  time.Time // the last reconciler pass
+	// early is how long before its time each schedule (name and
+	// expression) fires: drawn once, as nextFire asks again and again.
+	early map[string]time.Duration
 }
 
 var target = campaign.Target{GroupName: "campaigns", FunctionArn: "arn:send", RoleArn: "arn:role", DeadLetterArn: "arn:dlq"}
@@ -126,7 +133,7 @@ func date(y int, m time.Month, d int) plan.Date { return plan.Date{Year: y, Mont
 func Run(seed uint64, verbose bool) (*Report, error) {
 	rng := rand.New(rand.NewPCG(seed, 0xc0ffee))
 	rep := &Report{Seed: seed}
-	w := &world{seed: seed, rng: rng, rep: rep, verbose: verbose, counts: map[string]int{}}
+	w := &world{seed: seed, rng: rng, rep: rep, verbose: verbose, counts: map[string]int{}, early: map[string]time.Duration{}}
 	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
 	w.f = faults{
 		throttle: pick(0, 0.2, 0.6), lostAnswer: pick(0, 0.1), createErr: pick(0, 0.05, 0.3),
@@ -134,6 +141,8 @@ func Run(seed uint64, verbose bool) (*Report, error) {
 		crashAfterClaim: pick(0, 0.1), crashAfterSend: pick(0, 0.1),
 		retryableSend: pick(0, 0.1), bounce: pick(0, 0.1), provisionKill: pick(0, 0.3),
 	}
+	// Drawn after the others, so that they keep their values per seed.
+	w.f.earlyFire = pick(0, 0.3)
 
 	// The campaign.
 	z := zones[rng.IntN(len(zones))]
@@ -393,11 +402,28 @@ func (w *world) nextFire() (string, time.Time, bool) {
 		if err != nil {
 			continue
 		}
+		t = t.Add(-w.earlyBy(n, r.Expression))
 		if name == "" || t.Before(at) || (t.Equal(at) && n < name) {
 			name, at = n, t
 		}
 	}
 	return name, at, name != ""
+}
+
+// earlyBy is how long before its time the schedule fires: zero, or up to
+// 59 s (the fault "invoked early"). The send worker must fail such a fire
+// (the retry a minute later sends it), never send before the planned
+// time nor drop it.
+func (w *world) earlyBy(name, expr string) time.Duration {
+	k := name + "|" + expr
+	d, ok := w.early[k]
+	if !ok {
+		if w.draw("early-fire", k) < w.f.earlyFire {
+			d = time.Duration(1+int(w.draw("early-by", k)*59)) * time.Second
+		}
+		w.early[k] = d
+	}
+	return d
 }
 
 func (w *world) open() bool { return w.st.CountOpen(w.c.ID) > 0 }
@@ -420,8 +446,13 @@ func (w *world) loop() error {
 		}
 		if hasFire && (w.events.Len() == 0 || !w.events[0].at.Before(fireAt)) {
 			w.clock.Set(fireAt)
+			expr := w.sched.Schedules()[name].Expression
 			w.sched.Remove(name) // ActionAfterCompletion DELETE
 			w.rep.Fires++
+			if w.early[name+"|"+expr] > 0 {
+				w.rep.EarlyFires++
+				w.logf("fire %s %s early", name, w.early[name+"|"+expr])
+			}
 			taskID := strings.TrimPrefix(name, campaign.ScheduleNamePrefix)
 			if w.draw("drop-fire", name) < w.f.dropFire {
 				w.rep.DLQ++

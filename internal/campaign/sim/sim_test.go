@@ -50,6 +50,7 @@ func TestSimulation(t *testing.T) {
 		total.LostAnswers += rep.LostAnswers
 		total.Fires += rep.Fires
 		total.DuplicateFires += rep.DuplicateFires
+		total.EarlyFires += rep.EarlyFires
 		total.DLQ += rep.DLQ
 		total.WorkerCrashes += rep.WorkerCrashes
 		total.Recovered += rep.Recovered
@@ -57,12 +58,12 @@ func TestSimulation(t *testing.T) {
 		total.Recreated += rep.Recreated
 		total.Retime += rep.Retime
 	}
-	t.Logf("%d histories, %d sends: %d finished, %d failed, %d cancelled; %d provisioning runs (%d killed), %d throttles, %d lost answers; %d fires (%d duplicated, %d to the DLQ); %d worker crashes, %d stale Running recovered, %d dispatched, %d schedules recreated, %d retimed",
+	t.Logf("%d histories, %d sends: %d finished, %d failed, %d cancelled; %d provisioning runs (%d killed), %d throttles, %d lost answers; %d fires (%d duplicated, %d early, %d to the DLQ); %d worker crashes, %d stale Running recovered, %d dispatched, %d schedules recreated, %d retimed",
 		seeds, total.Tasks, total.Finished, total.Failed, total.Cancelled, total.ProvisionRuns, total.ProvisionCrash, total.Throttles, total.LostAnswers,
-		total.Fires, total.DuplicateFires, total.DLQ, total.WorkerCrashes, total.Recovered, total.Dispatched, total.Recreated, total.Retime)
+		total.Fires, total.DuplicateFires, total.EarlyFires, total.DLQ, total.WorkerCrashes, total.Recovered, total.Dispatched, total.Recreated, total.Retime)
 	// Every fault must have happened somewhere, or the simulation tests
 	// less than it claims.
-	for name, n := range map[string]int{"killed provisioning runs": total.ProvisionCrash, "throttles": total.Throttles, "duplicate fires": total.DuplicateFires,
+	for name, n := range map[string]int{"killed provisioning runs": total.ProvisionCrash, "throttles": total.Throttles, "duplicate fires": total.DuplicateFires, "early fires": total.EarlyFires,
 		"DLQ fires": total.DLQ, "worker crashes": total.WorkerCrashes, "recoveries": total.Recovered, "cancelled sends": total.Cancelled, "recreated schedules": total.Recreated, "retimed sends": total.Retime, "dispatched sends": total.Dispatched} {
 		if n == 0 {
 			t.Errorf("no %s in %d histories", name, seeds)

@@ -26,6 +26,21 @@ var ErrConditionFailed = errors.New("condition failed")
 // lease, so a retry takes over from an attempt that crashed.
 var ErrInProgress = errors.New("delivery in progress elsewhere")
 
+// ErrTooEarly: the firing came before the payload's due (or reminder)
+// time. Nothing ran and nothing changed: retry it. It is an error, not a
+// skip, because the one-off schedule that brought it deletes itself after
+// this invocation (ActionAfterCompletion DELETE), so a firing answered
+// with success would be the item's last and the item would never fire.
+// EventBridge Scheduler invokes "with 60 second precision" (a schedule at
+// 1:00 runs between 1:00:00 and 1:00:59), which is why the Scheduler
+// adapter places schedules on the whole minute at or after the due time;
+// this error is the defence for a firing that still comes early. Lambda
+// retries an asynchronous invocation that failed after about one minute,
+// then two, which brings it back after the due time.
+// https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
+// https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
+var ErrTooEarly = errors.New("fired before its due time")
+
 // Store is the item store, as the contract's conditional writes see it.
 type Store interface {
 	// Claim applies Schema.Claim for the payload's key and due time at
@@ -67,8 +82,6 @@ const (
 	// Skipped: the item is gone, not armed for this due time, or its
 	// target already ran. Nothing ran.
 	Skipped Outcome = "skipped"
-	// TooEarly: the payload's due time is still in the future.
-	TooEarly Outcome = "too-early"
 )
 
 // DefaultLease is how long an attempt holds the right to run the target
@@ -134,8 +147,11 @@ func (c *Core) Schema() contract.Schema { return c.schema }
 // holder may have crashed, and then the retry is the only one left). So
 // two concurrent firings of one item do not both deliver.
 //
+// A firing before the payload's due time runs nothing and returns an
+// error wrapping ErrTooEarly: retry it (see ErrTooEarly).
+//
 // An error means "retry me": the delivery failed, the claim is held
-// elsewhere, or the store failed. The retry finds the item fired and
+// elsewhere, the firing came early, or the store failed. The retry finds the item fired and
 // undelivered, takes the claim once it lapsed, and delivers.
 //
 // The one window for a duplicate is an attempt that delivered and then
@@ -146,7 +162,7 @@ func (c *Core) Fire(ctx context.Context, p contract.Payload, d Deliverer) (Outco
 	now := c.now().UTC()
 	p.Due = p.Due.UTC().Truncate(time.Second)
 	if now.Before(p.Due) {
-		return TooEarly, nil
+		return "", early(p.Key, p.Due, now)
 	}
 	now = now.Truncate(time.Second)
 	outcome := Fired
@@ -192,6 +208,11 @@ func (c *Core) Fire(ctx context.Context, p contract.Payload, d Deliverer) (Outco
 	return outcome, nil
 }
 
+// early is the error of a firing at now before its time at.
+func early(k contract.Key, at, now time.Time) error {
+	return fmt.Errorf("fire %s: due %s, %s early: %w", k, contract.FormatTime(at), at.Sub(now), ErrTooEarly)
+}
+
 // undelivered re-reads the item after a failed conditional write: it is
 // open when the item is fired for this due time with no delivery
 // recorded, the one state in which this attempt may still deliver.
@@ -231,7 +252,8 @@ type ReminderStore interface {
 // reminder not delivered, no live claim) decides, then the deliverer
 // runs, then the delivery is recorded (MarkReminded). A reminder of an
 // item that was completed, removed, fired, or moved (due time or
-// reminder time changed) is Skipped. When the claim fails while the
+// reminder time changed) is Skipped. A firing before the reminder time
+// is an error wrapping ErrTooEarly, as Fire's. When the claim fails while the
 // reminder is still open, another attempt holds it: an error wrapping
 // ErrInProgress (retry later; the claim lapses after the lease). The one
 // window for a duplicate is Fire's: delivered, then not recorded.
@@ -246,7 +268,7 @@ func (c *Core) Remind(ctx context.Context, p contract.Payload, store ReminderSto
 		return "", errors.New("fire: Remind: the payload has no reminder time")
 	}
 	if now.Before(p.Remind) {
-		return TooEarly, nil
+		return "", early(p.Key, p.Remind, now)
 	}
 	now = now.Truncate(time.Second)
 	if err := store.RemindClaim(ctx, p, now, c.lease); err != nil {

@@ -37,7 +37,15 @@ func TestFire(t *testing.T) {
 		delivered bool
 	}{
 		{"fires once", "Queued", []attempt{{at: 0, want: fire.Fired}, {at: time.Hour, want: fire.Skipped}}, 1, true},
-		{"too early", "Queued", []attempt{{at: -time.Second, want: fire.TooEarly}}, 0, false},
+		// EventBridge Scheduler fires within the minute: an early firing
+		// is an error (Lambda retries it a minute later), never a success
+		// that its self-deleting schedule would make the last firing.
+		{"an early firing is retried, then fires once", "Queued", []attempt{
+			{at: -59 * time.Second, wantErr: fire.ErrTooEarly},
+			{at: -time.Second, wantErr: fire.ErrTooEarly},
+			{at: time.Second, want: fire.Fired},
+			{at: time.Minute, want: fire.Skipped},
+		}, 1, true},
 		{"not armed", "Cancelled", []attempt{{at: 0, want: fire.Skipped}}, 0, false},
 		// The writer completed it with the fired state: no claim of the
 		// library's, so no attempt, before or after a lease, runs it.

@@ -196,10 +196,10 @@ func TestExpireNotifiesOnce(t *testing.T) {
 			wantSent: 0,
 		},
 		{
-			name:   "future deadline is too early",
+			name:   "a firing before the deadline is an error, retried",
 			stored: &pending, reqDue: expireDue, now: expireDue.Add(-time.Second),
-			attempts: []expireAttempt{{want: task.TooEarly}},
-			wantSent: 0, wantStatus: task.StatusPending,
+			attempts: []expireAttempt{{wantErr: task.ErrTooEarly}, {after: time.Minute, want: task.Expired}},
+			wantSent: 1, wantStatus: task.StatusExpired, wantNotified: true,
 		},
 		{
 			name:   "deadline exactly now expires",

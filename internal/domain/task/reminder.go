@@ -123,12 +123,10 @@ const (
 	// RemindSkipped: the task is gone, not Pending, has another deadline
 	// or reminder time, or was reminded for this time already.
 	RemindSkipped RemindOutcome = "skipped"
-	// RemindTooEarly: the reminder time is still in the future.
-	RemindTooEarly RemindOutcome = "too-early"
 )
 
 var remindOutcomes = map[fire.Outcome]RemindOutcome{
-	fire.Fired: Reminded, fire.Redelivered: Reminded, fire.Skipped: RemindSkipped, fire.TooEarly: RemindTooEarly,
+	fire.Fired: Reminded, fire.Redelivered: Reminded, fire.Skipped: RemindSkipped,
 }
 
 // Remind emails a task's owner before its deadline: fire.Core.Remind with
@@ -137,7 +135,8 @@ var remindOutcomes = map[fire.Outcome]RemindOutcome{
 // decides, so a reminder of a task that was completed, deleted, expired
 // or moved is never sent; then the reminder is published, then recorded
 // (RemindedFor). An error means "retry me" (errors.Is
-// ErrNotifyInProgress when another attempt holds the claim).
+// ErrNotifyInProgress when another attempt holds the claim, ErrTooEarly
+// before the reminder time).
 func (s *Service) Remind(ctx context.Context, req RemindRequest) (RemindOutcome, error) {
 	if s.notifier == nil {
 		return "", errors.New("task: Remind needs a Notifier")

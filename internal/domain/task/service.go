@@ -280,8 +280,6 @@ const (
 	// Skipped: the task is gone, not Pending, has another deadline, or was
 	// already notified. Nothing was sent.
 	Skipped ExpireOutcome = "skipped"
-	// TooEarly: the request names a deadline still in the future.
-	TooEarly ExpireOutcome = "too-early"
 )
 
 // Expire is the guarantee of the whole design: fire.Core.Fire with the
@@ -293,7 +291,7 @@ const (
 // notification (Notifier.Publish), its record NotifiedAt.
 //
 // An error means "retry me" (errors.Is ErrNotifyInProgress when another
-// attempt holds the claim). A task whose publish failed stays listed for
+// attempt holds the claim, ErrTooEarly when the deadline is still ahead). A task whose publish failed stays listed for
 // the reconciler (Task.AwaitsExpiry), which expires it through this same
 // path after its grace period, so the notification is retried even when
 // the scheduler's retries are spent. The one window for a duplicate is an
@@ -311,7 +309,7 @@ func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome,
 }
 
 var expireOutcomes = map[fire.Outcome]ExpireOutcome{
-	fire.Fired: Expired, fire.Redelivered: Renotified, fire.Skipped: Skipped, fire.TooEarly: TooEarly,
+	fire.Fired: Expired, fire.Redelivered: Renotified, fire.Skipped: Skipped,
 }
 
 // expiryAttempt is the task store as fire.Core sees it, for one attempt:

@@ -129,6 +129,9 @@ var (
 	// later: the claim lapses after the notify lease, so a retry takes
 	// over from an attempt that crashed.
 	ErrNotifyInProgress = fire.ErrInProgress
+	// ErrTooEarly: an expiry or a reminder came before its time; nothing
+	// was done. Retry it (see fire.ErrTooEarly).
+	ErrTooEarly = fire.ErrTooEarly
 	// ErrTooManyPending: the user already has as many Pending tasks as the
 	// service allows (see PendingLimitError).
 	ErrTooManyPending = errors.New("too many pending tasks")
