@@ -515,6 +515,13 @@ func (x *run) overdue(ctx context.Context, t task.Task) {
 			x.expire(ctx, log, t, "unnotified expired task")
 		}
 	case task.StatusPending:
+		// The listing compares due times as stored strings, so a writer's
+		// spelling with a negative offset ("…T19:23:49-05:00") is listed
+		// before its instant; the firing core would refuse it as early.
+		// It is not overdue yet: leave it to its schedule.
+		if t.DueAt.After(x.cut) {
+			return
+		}
 		// The expiry's conditional write (still Pending, same deadline)
 		// decides, so a stale listing cannot expire a moved deadline.
 		x.expire(ctx, log, t, "overdue task")
