@@ -199,7 +199,7 @@ func TestLayerValidation(t *testing.T) {
 		}, []string{"coarser than MaxLateness 1h0m0s", "StepFunctions"}},
 		{"TTL props on another layer", func(p *props) { p.TTLParallelizationFactor = jsii.Number(3) },
 			[]string{"TTLParallelizationFactor applies to ExecutionLayer TTL only"}},
-		{"unknown layer", func(p *props) { p.ExecutionLayer = "Cron" }, []string{`execution layer "Cron" is unknown`}},
+		{"unknown layer", func(p *props) { p.ExecutionLayer = "Cron" }, []string{`ExecutionLayer "Cron" is unknown`}},
 		{"parallelization beyond Lambda's", func(p *props) {
 			p.ExecutionLayer = scheduleonwrite.LayerTTL
 			p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))

@@ -16,6 +16,7 @@ package deferredjobs
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -65,9 +66,10 @@ type DeferredJobsProps struct {
 	// Default: 1.
 	WorkerBatchSize float64
 	// JobVisibilityTimeout is the job queue's visibility timeout, whole
-	// seconds up to 12 hours; AWS recommends six times the worker's
-	// timeout (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html).
-	// Default: 3 minutes (a worker timeout of 30 seconds).
+	// seconds up to 12 hours, at least six times the Worker's timeout
+	// (synth fails otherwise, when the Worker is a function of this app).
+	// Default: six times the Worker's timeout, at least 3 minutes; 3
+	// minutes when its timeout cannot be read (an imported function).
 	JobVisibilityTimeout awscdk.Duration
 	// JobMaxReceiveCount is how often a job is tried before it moves to
 	// the dead-letter queue, 1..1000.
@@ -128,8 +130,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	propcheck.CheckWhole(*id, "WorkerMaxConcurrency", maxConc, 2, 1000, "concurrent worker runs; Lambda allows 2 to 1000")
 	workerBatch := propcheck.OrDefault(props.WorkerBatchSize, 1)
 	propcheck.CheckWhole(*id, "WorkerBatchSize", workerBatch, 1, 10, "jobs per worker run; up to 10 without a batching window")
-	visibility := propcheck.DurationOr(props.JobVisibilityTimeout, awscdk.Duration_Minutes(jsii.Number(3)))
-	propcheck.CheckSeconds(*id, "JobVisibilityTimeout", visibility, 0, 43200, "SQS allows 0 s to 12 hours")
+	visibility := jobVisibility(*id, props)
 	receives := propcheck.OrDefault(props.JobMaxReceiveCount, 5)
 	propcheck.CheckWhole(*id, "JobMaxReceiveCount", receives, 1, 1000, "tries of a job before its dead-letter queue; SQS allows 1 to 1000")
 	removal := props.RemovalPolicy
@@ -208,6 +209,36 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 			alarms.Metric(c, metrics.FunctionDeferredDispatch, metrics.DeferredJobsMalformed, nil), 1, top),
 	}
 	return d
+}
+
+// Visibility timeouts of the job queue. Lambda's SQS page: "set the
+// source queue's visibility timeout to at least six times the timeout
+// that you configure on your function", so a batch retried after a
+// throttle is not seen again by another poller while it still runs.
+// https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
+const (
+	VisibilityPerWorkerTimeout = 6
+	DefaultJobVisibilitySec    = 180
+	MaxJobVisibilitySec        = 43200
+)
+
+// jobVisibility is JobVisibilityTimeout, or its default; it panics when
+// the timeout is out of SQS's range or below six times the Worker's.
+func jobVisibility(id string, props *DeferredJobsProps) awscdk.Duration {
+	worker, known := resource.FunctionTimeoutSec(props.Worker)
+	want := float64(VisibilityPerWorkerTimeout) * worker
+	if props.JobVisibilityTimeout == nil {
+		return awscdk.Duration_Seconds(jsii.Number(math.Max(DefaultJobVisibilitySec, want)))
+	}
+	v := props.JobVisibilityTimeout
+	propcheck.CheckSeconds(id, "JobVisibilityTimeout", v, 0, MaxJobVisibilitySec, "SQS allows 0 s to 12 hours")
+	if known && !*v.IsUnresolved() && *v.ToSeconds(nil) < want {
+		panic(fmt.Sprintf("%s: JobVisibilityTimeout (%vs) is below six times the Worker's timeout (%vs x 6 = %vs): "+
+			"set JobVisibilityTimeout to at least %vs, or leave it unset, or lower the Worker's timeout "+
+			"(Lambda: set the source queue's visibility timeout to at least six times the function timeout)",
+			id, *v.ToSeconds(nil), worker, want, want))
+	}
+	return v
 }
 
 // GrantMarkActivity lets grantee upsert markers (dynamodb:PutItem on the

@@ -16,6 +16,7 @@ package futureevents
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -32,6 +33,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/internal/sfnretry"
 	"github.com/unschedule/unschedule/futureevents"
 	"github.com/unschedule/unschedule/internal/futureevent"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -44,13 +47,16 @@ type FutureEventsProps struct {
 	// Default: none (every execution is refused until AddTarget).
 	Targets []awslambda.IFunction
 	// HandlerTimeout bounds one invoke of a target (synchronous), whole
-	// seconds from 1 s to 15 minutes: set it above the slowest target's
-	// timeout.
+	// seconds from 1 s to 15 minutes. It must be longer than every
+	// target's timeout: synth fails otherwise, for each target of this
+	// app (an imported target's timeout cannot be read).
 	// Default: 1 minute.
 	HandlerTimeout awscdk.Duration
 	// TargetRetryAttempts is how often the state machine retries a failed
-	// target (errors TargetError), 0..10, with exponential backoff from
-	// 30 seconds.
+	// target (errors TargetError) or a handler that timed out or crashed
+	// (Lambda.Unknown), 0..10, with exponential backoff from 30 seconds
+	// and full jitter. Lambda's service exceptions and throttling are
+	// retried apart from these (up to 10 times, from 2 seconds).
 	// Default: 2.
 	TargetRetryAttempts *float64
 	// AlarmTopic receives the alarms.
@@ -74,6 +80,8 @@ type FutureEvents struct {
 	Alarms []awscloudwatch.Alarm
 
 	targets []string
+	// timeout is HandlerTimeout, nil when it is a token.
+	timeout *float64
 }
 
 // NewFutureEvents builds the service.
@@ -88,6 +96,9 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 
 	c := constructs.NewConstruct(scope, id)
 	f := &FutureEvents{Construct: c}
+	if !*timeout.IsUnresolved() {
+		f.timeout = timeout.ToSeconds(nil)
+	}
 	f.Handler = gofn.NewFunction(c, jsii.String("Handler"), &gofn.FunctionProps{
 		Entry:       "lambdas/futureevent",
 		Description: "Invokes a registered target with the payload of a future event",
@@ -104,13 +115,20 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 		Comment:        jsii.String("Invoke the registered target named in the input with its payload"),
 		LambdaFunction: f.Handler.Function,
 		Payload:        awsstepfunctions.TaskInput_FromJsonPathAt(jsii.String("$")),
+		// sfnretry's retrier replaces CDK's (no throttling, no jitter).
+		RetryOnServiceExceptions: jsii.Bool(false),
 	})
+	// Lambda's service exceptions and throttling of the handler, always;
+	// then a failed target, or the handler's own timeout or crash
+	// (Lambda.Unknown), TargetRetryAttempts times.
+	sfnretry.AddTransient(invoke)
 	if retries > 0 {
 		invoke.AddRetry(&awsstepfunctions.RetryProps{
-			Errors:      jsii.Strings(futureevent.RetryErrors...),
-			Interval:    awscdk.Duration_Seconds(jsii.Number(30)),
-			BackoffRate: jsii.Number(2),
-			MaxAttempts: jsii.Number(retries),
+			Errors:         jsii.Strings(append(slices.Clone(futureevent.RetryErrors), sfnretry.Unknown)...),
+			Interval:       awscdk.Duration_Seconds(jsii.Number(30)),
+			BackoffRate:    jsii.Number(2),
+			MaxAttempts:    jsii.Number(retries),
+			JitterStrategy: awsstepfunctions.JitterType_FULL,
 		})
 	}
 	// Execution data (the payload: emails, names) stays out of the logs.
@@ -151,6 +169,14 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 func (f *FutureEvents) AddTarget(fn awslambda.IFunction) {
 	if fn == nil {
 		panic(fmt.Sprintf("%s: AddTarget: the function is nil", *f.Node().Id()))
+	}
+	// The handler waits for the target (a synchronous invoke): a target
+	// that may run as long as the handler, or longer, is cut off by the
+	// handler's timeout and counted as failed while it still runs.
+	if target, ok := resource.FunctionTimeoutSec(fn); ok && f.timeout != nil && *f.timeout <= target {
+		panic(fmt.Sprintf("%s: HandlerTimeout (%vs) must be longer than the timeout of target %s (%vs): the handler waits for the target, "+
+			"so set HandlerTimeout above %vs (at most 900 s), or lower the target's timeout below %vs",
+			*f.Node().Id(), *f.timeout, *fn.Node().Path(), target, target, *f.timeout))
 	}
 	grants.Invoke(fn, f.Handler.Function)
 	f.targets = append(f.targets, *fn.FunctionArn())

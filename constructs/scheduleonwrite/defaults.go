@@ -1,6 +1,8 @@
 package scheduleonwrite
 
 import (
+	"math"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
@@ -31,8 +33,18 @@ const EnvTargetFunction = "TARGET_FUNCTION_ARN"
 // target may still be running.
 const EnvFireLease = "FIRE_LEASE_SECONDS"
 
-// FireLeaseMarginSec is what the lease adds to the expiry timeout.
-const FireLeaseMarginSec = 30
+// FireLeaseMarginSec is what the lease adds to the expiry timeout, and
+// MinFireLeaseSec its floor (fire.DefaultLease).
+const (
+	FireLeaseMarginSec = 30
+	MinFireLeaseSec    = 60
+)
+
+// fireLeaseSec is the delivery lease of an expiry function whose timeout
+// is expirySec.
+func fireLeaseSec(expirySec float64) float64 {
+	return math.Max(MinFireLeaseSec, expirySec+FireLeaseMarginSec)
+}
 
 // tableProps is the well-architected table of a schema: on-demand,
 // point-in-time recovery, encryption, a stream with both images (the

@@ -3,10 +3,14 @@ package scheduleonwrite
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
@@ -17,11 +21,14 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/internal/sfnretry"
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -50,11 +57,18 @@ const (
 	LayerTTL = layers.TTL
 )
 
+// EnvMaxLateness is MaxLateness in seconds, in the TTL watch's
+// environment (lambdas/ttlwatch).
+const EnvMaxLateness = "MAX_LATENESS_SECONDS"
+
 // Defaults of the layer props.
 const (
 	DefaultTTLBatchSize             = 10
 	DefaultTTLParallelizationFactor = 1
 	DefaultTTLRetryAttempts         = 10
+	// The TTL watch: every 6 hours, a scan of at most 15 minutes.
+	DefaultTTLOverdueCheckEveryHours = 6
+	TTLWatchTimeoutMin               = 15
 	// DefaultStateMachineRetries is how often the state machine retries
 	// a failed invocation of the expiry function (backoff from 1 minute,
 	// rate 2: the last one about an hour after the due time).
@@ -66,26 +80,42 @@ func layerDefaults(p *ScheduleOnWriteProps) {
 	if p.ExecutionLayer == "" {
 		p.ExecutionLayer = LayerEventBridgeScheduler
 	}
-	if p.TTLAttribute == "" {
+	// An imported table's TTL cannot be read: its TTLAttribute is required.
+	if p.TTLAttribute == "" && (p.ExistingTable == nil || resource.InspectTable(p.ExistingTable).Known) {
 		p.TTLAttribute = layers.DefaultTTLAttr
 	}
+	p.TTLOverdueCheckEvery = propcheck.DurationOr(p.TTLOverdueCheckEvery, awscdk.Duration_Hours(jsii.Number(DefaultTTLOverdueCheckEveryHours)))
 	p.TTLBatchSize = jsii.Number(propcheck.Number(p.TTLBatchSize, DefaultTTLBatchSize))
 	p.TTLParallelizationFactor = jsii.Number(propcheck.Number(p.TTLParallelizationFactor, DefaultTTLParallelizationFactor))
 }
 
 // validateLayer checks the layer props.
 func validateLayer(id string, p ScheduleOnWriteProps) {
-	if _, err := layers.Parse(string(p.ExecutionLayer)); err != nil {
-		panic(fmt.Sprintf("%s: ExecutionLayer: %v", id, err))
+	// Exact names only: the build below switches on them, so an alias
+	// (layers.Parse's "stepfunctions") would silently build the default.
+	if !slices.Contains(layers.All, p.ExecutionLayer) {
+		panic(fmt.Sprintf("%s: ExecutionLayer %q is unknown: use one of %s (LayerEventBridgeScheduler, LayerStepFunctions, LayerTTL)",
+			id, p.ExecutionLayer, layerList()))
 	}
+	// What the scheduler and Lambda's asynchronous invocation do exists on
+	// the Scheduler layer only; the other layers invoke synchronously.
+	onlyOn(id, p.ExecutionLayer, LayerEventBridgeScheduler, []setProp{
+		{"ScheduleRetryAttempts", *p.ScheduleRetryAttempts != DefaultScheduleRetryAttempts},
+		{"ScheduleMaxEventAge", *p.ScheduleMaxEventAge.ToSeconds(nil) != DefaultScheduleMaxEventAgeSec},
+		{"ExistingDeadLetterQueue", p.ExistingDeadLetterQueue != nil},
+		{"DeadLetterQueueProps", p.DeadLetterQueueProps != nil},
+		{"ExpiryMaxEventAge", *p.ExpiryMaxEventAge.ToSeconds(nil) != DefaultExpiryMaxEventAgeSec},
+		{"ExpiryRetryAttempts", *p.ExpiryRetryAttempts != DefaultExpiryRetryAttempts},
+		{"ExistingExpiryFailureQueue", p.ExistingExpiryFailureQueue != nil},
+		{"ExpiryFailureQueueProps", p.ExpiryFailureQueueProps != nil},
+	})
+	onlyOn(id, p.ExecutionLayer, LayerTTL, []setProp{
+		{"TTLBatchSize", p.TTLBatchSize != nil && *p.TTLBatchSize != DefaultTTLBatchSize},
+		{"TTLParallelizationFactor", p.TTLParallelizationFactor != nil && *p.TTLParallelizationFactor != DefaultTTLParallelizationFactor},
+		{"TTLMaxConcurrency", p.TTLMaxConcurrency != nil},
+		{"TTLOverdueCheckEvery", *p.TTLOverdueCheckEvery.ToSeconds(nil) != DefaultTTLOverdueCheckEveryHours*3600},
+	})
 	if p.ExecutionLayer != LayerTTL {
-		for name, set := range map[string]bool{"TTLBatchSize": p.TTLBatchSize != nil && *p.TTLBatchSize != DefaultTTLBatchSize,
-			"TTLParallelizationFactor": p.TTLParallelizationFactor != nil && *p.TTLParallelizationFactor != DefaultTTLParallelizationFactor,
-			"TTLMaxConcurrency":        p.TTLMaxConcurrency != nil} {
-			if set {
-				panic(fmt.Sprintf("%s: %s applies to ExecutionLayer TTL only (given %s): remove it", id, name, p.ExecutionLayer))
-			}
-		}
 		return
 	}
 	if p.MaxLateness == nil {
@@ -96,6 +126,11 @@ func validateLayer(id string, p ScheduleOnWriteProps) {
 		if err := layers.CheckLateness(time.Duration(*p.MaxLateness.ToSeconds(nil)) * time.Second); err != nil {
 			panic(fmt.Sprintf("%s: %v", id, err))
 		}
+	}
+	propcheck.CheckSeconds(id, "TTLOverdueCheckEvery", p.TTLOverdueCheckEvery, 3600, 86400,
+		"whole hours or minutes from 1 hour to 1 day; each check scans the table")
+	if p.ExistingTable != nil {
+		checkTableTTL(id, p)
 	}
 	propcheck.CheckWhole(id, "TTLBatchSize", *p.TTLBatchSize, 1, 10000, "records per invocation; Lambda allows 1 to 10000 for a DynamoDB stream")
 	propcheck.CheckWhole(id, "TTLParallelizationFactor", *p.TTLParallelizationFactor, 1, 10, "concurrent batches per shard; Lambda allows 1 to 10")
@@ -115,13 +150,18 @@ func (s *ScheduleOnWrite) buildStepFunctions(c constructs.Construct, p ScheduleO
 	fire := awsstepfunctionstasks.NewLambdaInvoke(c, jsii.String(layers.FireState), &awsstepfunctionstasks.LambdaInvokeProps{
 		LambdaFunction:           s.Expiry.Function,
 		Payload:                  awsstepfunctions.TaskInput_FromJsonPathAt(jsii.String(layers.PayloadPath)),
-		RetryOnServiceExceptions: jsii.Bool(true),
+		RetryOnServiceExceptions: jsii.Bool(false),
 	})
+	// Lambda's service exceptions and throttling first (short, jittered);
+	// then anything else, the function's own errors and Lambda.Unknown
+	// (timeouts), for about an hour.
+	sfnretry.AddTransient(fire)
 	fire.AddRetry(&awsstepfunctions.RetryProps{
-		Errors:      jsii.Strings("States.ALL"),
-		Interval:    awscdk.Duration_Minutes(jsii.Number(1)),
-		BackoffRate: jsii.Number(2),
-		MaxAttempts: jsii.Number(DefaultStateMachineRetries),
+		Errors:         jsii.Strings("States.ALL"),
+		Interval:       awscdk.Duration_Minutes(jsii.Number(1)),
+		BackoffRate:    jsii.Number(2),
+		MaxAttempts:    jsii.Number(DefaultStateMachineRetries),
+		JitterStrategy: awsstepfunctions.JitterType_FULL,
 	})
 	logs := awslogs.NewLogGroup(c, jsii.String("StateMachineLogs"), &awslogs.LogGroupProps{
 		Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: p.RemovalPolicy,
@@ -174,9 +214,96 @@ func (s *ScheduleOnWrite) buildTTL(c constructs.Construct, id string, p Schedule
 	s.TTLFailureAlarm = alarms.QueueNotEmpty(c, "TTLFailureAlarm", s.TTLFailureQueue,
 		"TTL deletions of markers could not be fired after every retry: those items did not fire. Each message names the stream records; "+
 			"invoke the expiry function with each marker's payload.", p.AlarmTopic)
+	s.buildTTLWatch(c, p)
 	s.TTLDispatchFailedAlarm = alarms.AtLeast(c, "TTLDispatchFailedAlarm",
 		"The expiry function failed to fire TTL deletions (the table, or the target); the stream retries them. Check its logs.",
 		alarms.CustomMetric(c, metrics.FunctionExpiry, metrics.TTLDispatchFailed, "Sum", nil), 1, p.AlarmTopic)
+}
+
+// checkTableTTL panics unless TTL is enabled on TTLAttribute of
+// ExistingTable: otherwise markers never expire and no item fires. For a
+// Table or TableV2 of this app synth reads its TTL; for an imported table
+// it cannot, so TTLAttribute is required (and must have TTL enabled).
+func checkTableTTL(id string, p ScheduleOnWriteProps) {
+	enable := fmt.Sprintf("aws dynamodb update-time-to-live --table-name <table> --time-to-live-specification Enabled=true,AttributeName=%s", p.TTLAttribute)
+	if p.TTLAttribute == "" {
+		panic(fmt.Sprintf("%s: ExistingTable %s is imported, so synth cannot see its TTL: set TTLAttribute to the attribute TTL is enabled on "+
+			"(ExecutionLayer TTL's markers expire through it; enable it with aws dynamodb update-time-to-live, e.g. AttributeName=%s)",
+			id, *p.ExistingTable.Node().Path(), layers.DefaultTTLAttr))
+	}
+	info := resource.InspectTable(p.ExistingTable)
+	if !info.Known || info.TTLAttribute == p.TTLAttribute {
+		return
+	}
+	if info.TTLAttribute == "" {
+		panic(fmt.Sprintf("%s: ExistingTable %s has no TTL, so the markers of ExecutionLayer TTL would never expire and no item would fire: "+
+			"enable TTL on attribute %q (awsdynamodb.TableProps.TimeToLiveAttribute = %q, or %s)",
+			id, *p.ExistingTable.Node().Path(), p.TTLAttribute, p.TTLAttribute, enable))
+	}
+	panic(fmt.Sprintf("%s: ExistingTable %s has TTL on attribute %q, not on TTLAttribute %q, so the markers would never expire: "+
+		"set TTLAttribute to %q (a table has one TTL attribute)", id, *p.ExistingTable.Node().Path(), info.TTLAttribute, p.TTLAttribute, info.TTLAttribute))
+}
+
+// setProp is a prop and whether it was set (to other than its default).
+type setProp struct {
+	name string
+	set  bool
+}
+
+// onlyOn panics when a prop that applies to layer only is set while the
+// construct uses another layer.
+func onlyOn(id string, given, layer ExecutionLayer, props []setProp) {
+	if given == layer {
+		return
+	}
+	for _, p := range props {
+		if p.set {
+			panic(fmt.Sprintf("%s: %s applies to ExecutionLayer %s only (given %s): remove it", id, p.name, layer, given))
+		}
+	}
+}
+
+// layerList is the valid ExecutionLayer values, comma-separated.
+func layerList() string {
+	names := make([]string, len(layers.All))
+	for i, l := range layers.All {
+		names[i] = string(l)
+	}
+	return strings.Join(names, ", ")
+}
+
+// buildTTLWatch adds the periodic look for overdue markers: a function
+// that scans the table every TTLOverdueCheckEvery and publishes how many
+// markers expired more than MaxLateness ago and still exist, and an
+// alarm on that count. A marker DynamoDB never deletes (TTL not enabled
+// on the attribute) makes no stream record, so nothing else can see it.
+func (s *ScheduleOnWrite) buildTTLWatch(c constructs.Construct, p ScheduleOnWriteProps) {
+	every := p.TTLOverdueCheckEvery
+	s.TTLWatch = gofn.NewFunction(c, jsii.String("TTLWatch"), &gofn.FunctionProps{
+		Entry:       "lambdas/ttlwatch",
+		Description: "Counts TTL markers still in the table more than MaxLateness after their expiry",
+		Timeout:     awscdk.Duration_Minutes(jsii.Number(TTLWatchTimeoutMin)),
+		Logs:        p.Logs,
+		Environment: map[string]string{"TABLE_NAME": *s.Table.TableName(), "TTL_ATTRIBUTE": p.TTLAttribute,
+			contract.EnvVar: p.Schema.EnvValue(), EnvMaxLateness: fmt.Sprint(*p.MaxLateness.ToSeconds(nil))},
+	})
+	grants.Table(s.Table, s.TTLWatch.Function, "dynamodb:Scan")
+	awsevents.NewRule(c, jsii.String("TTLWatchSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Runs the TTL watch: overdue markers"),
+		Schedule:    awsevents.Schedule_Rate(every),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.TTLWatch.Function, nil)},
+	})
+	// Maximum over one interval: the gauge of the last run, so the alarm
+	// stays in ALARM while markers stay overdue.
+	overdue := alarms.CustomMetric(c, metrics.FunctionTTLWatch, metrics.TTLOverdueMarkers, "Maximum", every)
+	s.TTLOverdueAlarm = alarms.AtLeast(c, "TTLOverdueAlarm",
+		fmt.Sprintf("Markers of the TTL layer are still in the table more than MaxLateness (%s) after their expiry: their items have not fired. "+
+			"Check that TTL is enabled on attribute %q of the table (aws dynamodb describe-time-to-live); the TTL watch's logs name the markers.",
+			*p.MaxLateness.ToHumanString(), p.TTLAttribute),
+		overdue, 1, p.AlarmTopic)
+	s.TTLWatchErrorsAlarm = alarms.AtLeast(c, "TTLWatchErrorsAlarm",
+		"The TTL watch failed (its scan of the table): overdue markers are not being looked for. Check its logs.",
+		s.TTLWatch.Function.MetricErrors(alarms.SumOptions(&awscloudwatch.MetricOptions{Period: every})), 1, p.AlarmTopic)
 }
 
 // expiryReservedConcurrency is the expiry function's reserved concurrency:

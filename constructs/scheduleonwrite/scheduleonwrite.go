@@ -14,7 +14,6 @@ package scheduleonwrite
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 
@@ -97,7 +96,8 @@ type ScheduleOnWriteProps struct {
 	// ExpiryTimeout is the expiry function's timeout (1 s..15 min); with
 	// a Target it must cover the target's run. The delivery lease (how
 	// long an attempt holds the right to run the target) is this plus 30
-	// seconds, at least 60.
+	// seconds, at least 60; synth fails when a Target of this app has a
+	// longer timeout than the lease.
 	// Default: 10 seconds.
 	ExpiryTimeout awscdk.Duration
 	// ScheduleRetryAttempts is how often the scheduler retries a failed
@@ -112,7 +112,10 @@ type ScheduleOnWriteProps struct {
 	// The scheduler invokes the expiry function asynchronously: its retry
 	// policy and DLQ cover only the hand-over of the event to Lambda. What
 	// happens when the function itself fails is the function's
-	// EventInvokeConfig, set by the next two props.
+	// EventInvokeConfig, set by the next two props. The Step Functions and
+	// TTL layers invoke it synchronously: there the six props from
+	// ScheduleRetryAttempts to ExpiryFailureQueueProps do not apply, and
+	// setting one fails synth.
 	//
 	// ExpiryMaxEventAge is how long Lambda keeps an expiry event it could
 	// not run yet (throttled, or waiting to retry), 1 minute..6 hours.
@@ -161,10 +164,18 @@ type ScheduleOnWriteProps struct {
 	// Default: unstated; then LayerTTL is refused.
 	MaxLateness awscdk.Duration
 	// TTLAttribute is the table's TTL attribute that markers carry
-	// (LayerTTL). A new table gets it as its TimeToLiveAttribute; enable
-	// TTL on it yourself for ExistingTable.
-	// Default: "unscheduleTtl".
+	// (LayerTTL). A new table gets it as its TimeToLiveAttribute. For an
+	// ExistingTable, TTL must be enabled on it: synth fails otherwise for
+	// a Table or TableV2 of this app; for an imported table synth cannot
+	// see its TTL, so the prop is required.
+	// Default: "unscheduleTtl" (required with an imported ExistingTable).
 	TTLAttribute string
+	// TTLOverdueCheckEvery is how often the TTL watch scans the table for
+	// markers still there more than MaxLateness after their expiry, and
+	// publishes their count (alarmed by TTLOverdueAlarm), 1 hour..1 day.
+	// Each check is a Scan: it reads the whole table.
+	// Default: 6 hours.
+	TTLOverdueCheckEvery awscdk.Duration
 	// TTLBatchSize is how many stream records the expiry function gets
 	// at once (LayerTTL), 1..10000.
 	// Default: 10.
@@ -200,7 +211,8 @@ type ScheduleOnWrite struct {
 	Expiry *gofn.Function
 	// ExpiryFailureQueue receives every expiry event Lambda gave up on
 	// (with the original payload), and is alarmed; see
-	// ExpiryMaxEventAge.
+	// ExpiryMaxEventAge. LayerEventBridgeScheduler only, like the three
+	// alarms below: the other layers invoke the function synchronously.
 	ExpiryFailureQueue awssqs.IQueue
 	// ExpiryFailureAlarm fires when ExpiryFailureQueue holds a record;
 	// ExpiryDroppedAlarm on Lambda's AsyncEventsDropped for the function;
@@ -221,6 +233,12 @@ type ScheduleOnWrite struct {
 	TTLMapping                              awslambda.EventSourceMapping
 	TTLFailureQueue                         awssqs.IQueue
 	TTLFailureAlarm, TTLDispatchFailedAlarm awscloudwatch.Alarm
+	// TTLWatch scans the table every TTLOverdueCheckEvery (LayerTTL only);
+	// TTLOverdueAlarm fires while a marker is still there more than
+	// MaxLateness after its own expiry (TTL off, or deletions far behind),
+	// TTLWatchErrorsAlarm when the scan fails.
+	TTLWatch                             *gofn.Function
+	TTLOverdueAlarm, TTLWatchErrorsAlarm awscloudwatch.Alarm
 
 	layer                         ExecutionLayer
 	ttlAttr                       string
@@ -255,7 +273,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	description := "Fires an item at its due time: conditional claim, then "
 	if p.Target != nil {
 		env[EnvTargetFunction] = *p.Target.FunctionArn()
-		env[EnvFireLease] = fmt.Sprint(int(math.Max(60, *p.ExpiryTimeout.ToSeconds(nil)+FireLeaseMarginSec)))
+		env[EnvFireLease] = fmt.Sprint(int(fireLeaseSec(*p.ExpiryTimeout.ToSeconds(nil))))
 		description += "invoke the target"
 	} else {
 		env["WEB_URL"] = p.WebURL
@@ -274,15 +292,6 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		// LayerTTL's TTLMaxConcurrency.
 		ReservedConcurrentExecutions: expiryReservedConcurrency(p),
 	})
-	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
-		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
-		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
-		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy,
-		ExistingFailureQueue: p.ExistingExpiryFailureQueue, FailureQueueProps: p.ExpiryFailureQueueProps,
-		ExistingName: "ExistingExpiryFailureQueue", PropsName: "ExpiryFailureQueueProps",
-	})
-	s.ExpiryFailureQueue = async.Queue
-	s.ExpiryFailureAlarm, s.ExpiryDroppedAlarm, s.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 	s.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
 		metrics.ExpiryBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
 			"Check the schedule's input against the schema in " + contract.EnvVar + " (keys and due attribute).",
@@ -318,9 +327,22 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 }
 
 // buildScheduler makes the EventBridge Scheduler layer: the schedule
-// group, its dead-letter queue and alarm, and the role its schedules run
-// as.
+// group, its dead-letter queue and alarm, the role its schedules run as,
+// and the expiry function's asynchronous-invocation settings with their
+// failure queue and alarms. Only this layer invokes the expiry function
+// asynchronously; the Step Functions task and the stream mapping invoke
+// it synchronously, where an EventInvokeConfig never applies.
 func (s *ScheduleOnWrite) buildScheduler(c constructs.Construct, id string, p ScheduleOnWriteProps) {
+	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
+		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
+		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
+		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy,
+		ExistingFailureQueue: p.ExistingExpiryFailureQueue, FailureQueueProps: p.ExpiryFailureQueueProps,
+		ExistingName: "ExistingExpiryFailureQueue", PropsName: "ExpiryFailureQueueProps",
+	})
+	s.ExpiryFailureQueue = async.Queue
+	s.ExpiryFailureAlarm, s.ExpiryDroppedAlarm, s.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
+
 	s.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
 		RemovalPolicy: p.RemovalPolicy,
 	})
@@ -402,12 +424,31 @@ func validate(id string, p ScheduleOnWriteProps) {
 	propcheck.CheckWhole(id, "ScheduleRetryAttempts", *p.ScheduleRetryAttempts, 0, 185, "retries of a failed invocation; the scheduler allows 0 to 185")
 	propcheck.CheckSeconds(id, "ScheduleMaxEventAge", p.ScheduleMaxEventAge, 60, 86400, "the scheduler allows 1 minute to 1 day")
 	propcheck.CheckSeconds(id, "ExpiryTimeout", p.ExpiryTimeout, 1, 900, "Lambda allows 1 second to 15 minutes")
+	checkTargetTimeout(id, p)
 	asyncinvoke.Validate(id, "Expiry", *p.ExpiryMaxEventAge.ToSeconds(nil), *p.ExpiryRetryAttempts)
 	if p.ExistingDeadLetterQueue != nil && p.ExistingDeadLetterQueue.Fifo() != nil && *p.ExistingDeadLetterQueue.Fifo() {
 		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
 	}
 	if p.WebURL != "" && !*awscdk.Token_IsUnresolved(jsii.String(p.WebURL)) && !strings.HasPrefix(p.WebURL, "https://") && !strings.HasPrefix(p.WebURL, "http://localhost") {
 		panic(fmt.Sprintf("%s: WebURL must start with https:// (or http://localhost) (given %q)", id, p.WebURL))
+	}
+}
+
+// checkTargetTimeout panics when the Target may run longer than the
+// delivery lease: a retried firing would then take over the item and run
+// the target again while the first run still goes. Only a Target of this
+// app has a timeout synth can read.
+func checkTargetTimeout(id string, p ScheduleOnWriteProps) {
+	target, known := resource.FunctionTimeoutSec(p.Target)
+	if !known || *p.ExpiryTimeout.IsUnresolved() {
+		return
+	}
+	expiry := *p.ExpiryTimeout.ToSeconds(nil)
+	if lease := fireLeaseSec(expiry); target > lease {
+		panic(fmt.Sprintf("%s: the Target's timeout (%vs) is longer than the delivery lease (%vs: ExpiryTimeout %vs + %ds, at least %ds), "+
+			"so a retried firing could run the target again while the first run still goes: set ExpiryTimeout to at least %vs "+
+			"(the target's timeout), or lower the target's timeout to at most %vs",
+			id, target, lease, expiry, FireLeaseMarginSec, MinFireLeaseSec, target, lease))
 	}
 }
 

@@ -11,3 +11,18 @@ const (
 	// on-failure destination gets them.
 	TTLDispatchFailed = "TTLDispatchFailed"
 )
+
+// TTL watch (FunctionTTLWatch): the TTL layer's periodic look for markers
+// DynamoDB has not deleted long after their expiry (TTL off on the
+// attribute, or deletions far behind). A marker that is never deleted
+// makes no stream record, so only a look at the table can see it.
+const (
+	// FunctionTTLWatch is the function that scans for overdue markers.
+	FunctionTTLWatch = "ttlwatch"
+	// TTLOverdueMarkers is how many markers expired more than MaxLateness
+	// ago and still exist (a gauge: set on every run, 0 included).
+	TTLOverdueMarkers = "TTLOverdueMarkers"
+	// TTLOldestMarkerAgeSeconds is now minus the expiry time of the
+	// oldest marker still in the table (0 when there is none).
+	TTLOldestMarkerAgeSeconds = "TTLOldestMarkerAgeSeconds"
+)

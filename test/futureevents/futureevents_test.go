@@ -49,7 +49,7 @@ func TestFutureEventsSynth(t *testing.T) {
 		if h["Type"] != "Task" || h["End"] != true || !strings.Contains(js(h["Parameters"]), "FutureEventsHandler") {
 			t.Fatalf("HandleEvent %v", h)
 		}
-		if !strings.Contains(js(h["Retry"]), `"ErrorEquals":["TargetError"]`) || !strings.Contains(js(h["Retry"]), `"MaxAttempts":2`) {
+		if !strings.Contains(js(h["Retry"]), `"ErrorEquals":["TargetError","Lambda.Unknown"]`) || !strings.Contains(js(h["Retry"]), `"MaxAttempts":2`) {
 			t.Fatalf("retries %v", js(h["Retry"]))
 		}
 		// Execution data (payloads: emails) never reaches the logs.

@@ -19,6 +19,9 @@ type TableInfo struct {
 	StreamView         string
 	GlobalIndexes      []string
 	HasStreamAttribute bool
+	// TTLAttribute is the attribute TTL is enabled on ("" when TTL is off
+	// or could not be read).
+	TTLAttribute string
 }
 
 // InspectTable reads table's level-1 resource (CfnTable or
@@ -35,12 +38,12 @@ func InspectTable(table awsdynamodb.ITable) TableInfo {
 		}()
 		return f()
 	}
-	var keys, stream, gsis any
+	var keys, stream, gsis, ttl any
 	switch cfn := table.Node().DefaultChild().(type) {
 	case awsdynamodb.CfnTable:
-		keys, stream, gsis = get(cfn.KeySchema), get(func() any { return cfn.StreamSpecification() }), get(cfn.GlobalSecondaryIndexes)
+		keys, stream, gsis, ttl = get(cfn.KeySchema), get(func() any { return cfn.StreamSpecification() }), get(cfn.GlobalSecondaryIndexes), get(cfn.TimeToLiveSpecification)
 	case awsdynamodb.CfnGlobalTable:
-		keys, stream, gsis = get(cfn.KeySchema), get(func() any { return cfn.StreamSpecification() }), get(cfn.GlobalSecondaryIndexes)
+		keys, stream, gsis, ttl = get(cfn.KeySchema), get(func() any { return cfn.StreamSpecification() }), get(cfn.GlobalSecondaryIndexes), get(cfn.TimeToLiveSpecification)
 	default:
 		return info
 	}
@@ -70,6 +73,14 @@ func InspectTable(table awsdynamodb.ITable) TableInfo {
 	var sv struct{ StreamViewType string }
 	resolve(stream, &sv)
 	info.StreamView = sv.StreamViewType
+	var tl struct {
+		AttributeName string
+		Enabled       bool
+	}
+	resolve(ttl, &tl)
+	if tl.Enabled {
+		info.TTLAttribute = tl.AttributeName
+	}
 	var gs []struct{ IndexName string }
 	resolve(gsis, &gs)
 	for _, g := range gs {

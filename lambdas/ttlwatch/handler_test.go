@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+// fakeScan serves items one page each and records the input.
+type fakeScan struct {
+	pages [][]map[string]types.AttributeValue
+	err   error
+	in    *dynamodb.ScanInput
+}
+
+func (f *fakeScan) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	f.in = in
+	if f.err != nil {
+		return nil, f.err
+	}
+	i := 0
+	if in.ExclusiveStartKey != nil {
+		i, _ = strconv.Atoi(in.ExclusiveStartKey["page"].(*types.AttributeValueMemberS).Value)
+	}
+	out := &dynamodb.ScanOutput{Items: f.pages[i]}
+	if i+1 < len(f.pages) {
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"page": &types.AttributeValueMemberS{Value: strconv.Itoa(i + 1)}}
+	}
+	return out, nil
+}
+
+func marker(name string, expiry time.Time) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"tenantId":      &types.AttributeValueMemberS{Value: layers.MarkerKeyPrefix + name},
+		"unscheduleTtl": &types.AttributeValueMemberN{Value: strconv.FormatInt(expiry.Unix(), 10)},
+	}
+}
+
+func TestRunMeasuresEachMarkerFromItsOwnExpiry(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	lateness := 48 * time.Hour
+	for _, tc := range []struct {
+		name        string
+		pages       [][]map[string]types.AttributeValue
+		wantOverdue float64
+		wantOldest  float64
+		wantLog     string
+	}{
+		{"no markers", [][]map[string]types.AttributeValue{{}}, 0, 0, "no marker overdue"},
+		{"future and recent markers only", [][]map[string]types.AttributeValue{{
+			marker("a", now.Add(time.Hour)), marker("b", now.Add(-47*time.Hour)),
+		}}, 0, (47 * time.Hour).Seconds(), "no marker overdue"},
+		{"overdue markers across pages", [][]map[string]types.AttributeValue{
+			{marker("a", now.Add(-49*time.Hour)), marker("b", now.Add(-time.Hour))},
+			{marker("c", now.Add(-72*time.Hour))},
+		}, 2, (72 * time.Hour).Seconds(), layers.MarkerKeyPrefix + "c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var emf, logs bytes.Buffer
+			api := &fakeScan{pages: tc.pages}
+			schema := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId"}
+			w := &watcher{api: api, cfg: ttlmarker.Config{Table: "T", TTLAttr: "unscheduleTtl", Schema: schema},
+				maxLateness: lateness, now: func() time.Time { return now },
+				log: slog.New(slog.NewJSONHandler(&logs, nil)), metrics: metrics.NewForStack("S", metrics.FunctionTTLWatch, &emf)}
+			if err := w.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.metrics.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			var rec map[string]any
+			if err := json.Unmarshal(emf.Bytes(), &rec); err != nil {
+				t.Fatalf("%v: %s", err, emf.String())
+			}
+			if rec[metrics.TTLOverdueMarkers] != tc.wantOverdue || rec[metrics.TTLOldestMarkerAgeSeconds] != tc.wantOldest {
+				t.Fatalf("overdue %v oldest %v, want %v and %v", rec[metrics.TTLOverdueMarkers], rec[metrics.TTLOldestMarkerAgeSeconds], tc.wantOverdue, tc.wantOldest)
+			}
+			if !strings.Contains(logs.String(), tc.wantLog) {
+				t.Fatalf("logs %s lack %q", logs.String(), tc.wantLog)
+			}
+			if got := aws.ToString(api.in.FilterExpression); !strings.Contains(got, "begins_with(#pk, :prefix)") || api.in.ExpressionAttributeNames["#pk"] != "tenantId" {
+				t.Fatalf("scan filter %s %v, want markers only", got, api.in.ExpressionAttributeNames)
+			}
+		})
+	}
+}
+
+func TestRunWrapsScanErrors(t *testing.T) {
+	boom := errors.New("throttled")
+	w := &watcher{api: &fakeScan{err: boom}, cfg: ttlmarker.Config{Table: "T", TTLAttr: "x", Schema: contract.Default()},
+		maxLateness: time.Hour, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		metrics: metrics.NewForStack("S", metrics.FunctionTTLWatch, io.Discard)}
+	if err := w.Run(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("Run = %v, want it to wrap %v", err, boom)
+	}
+}

@@ -1,0 +1,247 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+// TestLayerGivesEachLayerWhatAppliesToIt: only the Scheduler layer invokes
+// the expiry function asynchronously, so only it gets an EventInvokeConfig
+// and the alarms on AsyncEventsDropped and DestinationDeliveryFailures;
+// the Step Functions layer retries Lambda's transient errors (throttling
+// included) with jittered backoff before its catch-all, and alarms on
+// failed executions; the TTL layer watches for overdue markers.
+func TestLayerGivesEachLayerWhatAppliesToIt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(p *scheduleonwrite.ScheduleOnWriteProps)
+		async bool
+	}{
+		{"Scheduler", func(*scheduleonwrite.ScheduleOnWriteProps) {}, true},
+		{"StepFunctions", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions }, false},
+		{"TTL", func(p *scheduleonwrite.ScheduleOnWriteProps) {
+			p.ExecutionLayer = scheduleonwrite.LayerTTL
+			p.MaxLateness = awscdk.Duration_Days(jsii.Number(3))
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := layerStack(t, "Guards"+tc.name, tc.edit)
+			if n := len(s.Resources("AWS::Lambda::EventInvokeConfig")); (n == 1) != tc.async || n > 1 {
+				t.Fatalf("%d EventInvokeConfig, want one only on the Scheduler layer (async %v)", n, tc.async)
+			}
+			for _, m := range []string{"AsyncEventsDropped", "DestinationDeliveryFailures"} {
+				if hasAlarmOn(s, m) != tc.async {
+					t.Fatalf("alarm on %s: %v, want %v (only the Scheduler layer invokes asynchronously)", m, hasAlarmOn(s, m), tc.async)
+				}
+			}
+			switch tc.name {
+			case "StepFunctions":
+				assertFireRetries(t, s)
+				if !hasAlarmOn(s, "ExecutionsFailed") {
+					t.Fatal("no alarm on failed executions")
+				}
+			case "TTL":
+				assertTTLWatch(t, s)
+			}
+		})
+	}
+}
+
+// assertFireRetries: the Fire state's first retrier is Lambda's transient
+// errors (throttling included), jittered; the second the catch-all.
+func assertFireRetries(t *testing.T, s *synthed) {
+	t.Helper()
+	var sm map[string]any
+	for _, r := range s.Resources("AWS::StepFunctions::StateMachine") {
+		sm = Props(r)
+	}
+	var b strings.Builder
+	for _, part := range sm["DefinitionString"].(map[string]any)["Fn::Join"].([]any)[1].([]any) {
+		if str, ok := part.(string); ok {
+			b.WriteString(str)
+		} else {
+			b.WriteString("ARN")
+		}
+	}
+	var def struct {
+		States map[string]struct {
+			Retry []struct {
+				ErrorEquals     []string
+				IntervalSeconds float64
+				BackoffRate     float64
+				MaxAttempts     float64
+				JitterStrategy  string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(b.String()), &def); err != nil {
+		t.Fatalf("%v: %s", err, b.String())
+	}
+	retry := def.States[layers.FireState].Retry
+	if len(retry) != 2 {
+		t.Fatalf("Fire retriers %s, want the transient one then States.ALL", JSON(retry))
+	}
+	first := JSON(retry[0].ErrorEquals)
+	for _, want := range []string{"Lambda.TooManyRequestsException", "Lambda.ServiceException", "Lambda.AWSLambdaException",
+		"Lambda.SdkClientException", "Lambda.ClientExecutionTimeoutException"} {
+		if !strings.Contains(first, want) {
+			t.Fatalf("first retrier %s lacks %s", first, want)
+		}
+	}
+	if r := retry[0]; r.IntervalSeconds != 2 || r.BackoffRate != 2 || r.MaxAttempts != 10 || r.JitterStrategy != "FULL" {
+		t.Fatalf("first retrier %s, want 2 s doubling, 10 attempts, full jitter", JSON(r))
+	}
+	if r := retry[1]; strings.Join(r.ErrorEquals, ",") != "States.ALL" || r.JitterStrategy != "FULL" || r.MaxAttempts != scheduleonwrite.DefaultStateMachineRetries {
+		t.Fatalf("second retrier %s, want States.ALL, jittered", JSON(r))
+	}
+}
+
+// assertTTLWatch: a scheduled function scans the table (Scan only) and an
+// alarm watches its count of overdue markers.
+func assertTTLWatch(t *testing.T, s *synthed) {
+	t.Helper()
+	watch := s.LogicalID(t, "AWS::Lambda::Function", "JobsTTLWatch")
+	env := JSON(Props(s.Resources("AWS::Lambda::Function")[watch])["Environment"])
+	for _, want := range []string{`"TTL_ATTRIBUTE": "` + layers.DefaultTTLAttr + `"`, `"` + scheduleonwrite.EnvMaxLateness + `": "259200"`} {
+		if !strings.Contains(env, want) {
+			t.Fatalf("TTL watch environment %s lacks %s", env, want)
+		}
+	}
+	got := ActionMap(s.FunctionStatements(t, "JobsTTLWatch"))
+	if got["dynamodb:Scan"] == "" {
+		t.Fatalf("TTL watch grants %v lack dynamodb:Scan", got)
+	}
+	for a := range got {
+		if strings.HasPrefix(a, "dynamodb:") && a != "dynamodb:Scan" {
+			t.Fatalf("TTL watch may %s; it only scans", a)
+		}
+	}
+	var scheduled bool
+	for _, r := range s.Resources("AWS::Events::Rule") {
+		if p := Props(r); p["ScheduleExpression"] == "rate(6 hours)" && strings.Contains(JSON(p["Targets"]), watch) {
+			scheduled = true
+		}
+	}
+	if !scheduled {
+		t.Fatal("no rule runs the TTL watch every 6 hours")
+	}
+	var alarm map[string]any
+	for _, a := range s.Resources("AWS::CloudWatch::Alarm") {
+		if Props(a)["MetricName"] == metrics.TTLOverdueMarkers {
+			alarm = Props(a)
+		}
+	}
+	if alarm == nil || alarm["Threshold"] != 1.0 || alarm["Statistic"] != "Maximum" || alarm["Period"] != 21600.0 ||
+		!strings.Contains(JSON(alarm["Dimensions"]), metrics.FunctionTTLWatch) {
+		t.Fatalf("overdue-marker alarm %s, want Maximum of %s >= 1 over the 6-hour interval", JSON(alarm), metrics.TTLOverdueMarkers)
+	}
+}
+
+// TestLayerGuardsFailSynth: a misspelt layer, a target that outlives the
+// delivery lease, an existing table without TTL on the marker attribute,
+// and an asynchronous-invocation prop on a synchronous layer fail synth
+// with a message that names the values and the fix; the matching good
+// props synthesize.
+func TestLayerGuardsFailSynth(t *testing.T) {
+	type props = scheduleonwrite.ScheduleOnWriteProps
+	ttl := func(p *props) {
+		p.ExecutionLayer = scheduleonwrite.LayerTTL
+		p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
+	}
+	table := func(st awscdk.Stack, ttlAttr string) awsdynamodb.ITable {
+		tp := &awsdynamodb.TableProps{
+			PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("tenantId"), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:      &awsdynamodb.Attribute{Name: jsii.String("jobId"), Type: awsdynamodb.AttributeType_STRING},
+			Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		}
+		if ttlAttr != "" {
+			tp.TimeToLiveAttribute = jsii.String(ttlAttr)
+		}
+		return awsdynamodb.NewTable(st, jsii.String("Own"), tp)
+	}
+	tableV2 := func(st awscdk.Stack, ttlAttr string) awsdynamodb.ITable {
+		tp := &awsdynamodb.TablePropsV2{
+			PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("tenantId"), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:      &awsdynamodb.Attribute{Name: jsii.String("jobId"), Type: awsdynamodb.AttributeType_STRING},
+			DynamoStream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		}
+		if ttlAttr != "" {
+			tp.TimeToLiveAttribute = jsii.String(ttlAttr)
+		}
+		return awsdynamodb.NewTableV2(st, jsii.String("OwnV2"), tp)
+	}
+	fn := func(st awscdk.Stack, timeoutSec float64) awslambda.IFunction {
+		return awslambda.NewFunction(st, jsii.String("Run"), &awslambda.FunctionProps{
+			Runtime: awslambda.Runtime_NODEJS_20_X(), Handler: jsii.String("index.handler"),
+			Code: awslambda.Code_FromInline(jsii.String("exports.handler = async () => {}")), Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)),
+		})
+	}
+	for i, tc := range []struct {
+		name string
+		edit func(st awscdk.Stack, p *props)
+		want []string // empty: synth succeeds
+	}{
+		{"misspelt layer", func(_ awscdk.Stack, p *props) { p.ExecutionLayer = "stepfunctions" },
+			[]string{`ExecutionLayer "stepfunctions" is unknown`, "EventBridgeScheduler, StepFunctions, TTL"}},
+		{"target longer than the lease", func(st awscdk.Stack, p *props) { p.Target = fn(st, 120) },
+			[]string{"Target's timeout (120s) is longer than the delivery lease (60s: ExpiryTimeout 10s", "set ExpiryTimeout to at least 120s"}},
+		{"target within the lease a longer ExpiryTimeout gives", func(st awscdk.Stack, p *props) {
+			p.Target, p.ExpiryTimeout = fn(st, 120), awscdk.Duration_Seconds(jsii.Number(120))
+		}, nil},
+		{"target within the minimum lease", func(st awscdk.Stack, p *props) { p.Target = fn(st, 60) }, nil},
+		{"own table without TTL", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, "") },
+			[]string{"has no TTL", `enable TTL on attribute "unscheduleTtl"`}},
+		{"own table with TTL on another attribute", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, "expiresAt") },
+			[]string{`has TTL on attribute "expiresAt", not on TTLAttribute "unscheduleTtl"`, `set TTLAttribute to "expiresAt"`}},
+		{"own table with TTL on the attribute", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, layers.DefaultTTLAttr) }, nil},
+		{"own TableV2 without TTL", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = tableV2(st, "") },
+			[]string{"has no TTL", "unscheduleTtl"}},
+		{"own TableV2 with TTL on TTLAttribute", func(st awscdk.Stack, p *props) {
+			ttl(p)
+			p.ExistingTable, p.TTLAttribute = tableV2(st, "expiresAt"), "expiresAt"
+		}, nil},
+		{"imported table without TTLAttribute", func(st awscdk.Stack, p *props) {
+			ttl(p)
+			p.ExistingTable = awsdynamodb.Table_FromTableAttributes(st, jsii.String("Imported"), &awsdynamodb.TableAttributes{
+				TableName: jsii.String("jobs"), TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:111111111111:table/jobs/stream/x")})
+		}, []string{"is imported, so synth cannot see its TTL: set TTLAttribute"}},
+		{"imported table with TTLAttribute", func(st awscdk.Stack, p *props) {
+			ttl(p)
+			p.TTLAttribute = "expiresAt"
+			p.ExistingTable = awsdynamodb.Table_FromTableAttributes(st, jsii.String("Imported"), &awsdynamodb.TableAttributes{
+				TableName: jsii.String("jobs"), TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:111111111111:table/jobs/stream/x")})
+		}, nil},
+		{"asynchronous retries on Step Functions", func(_ awscdk.Stack, p *props) {
+			p.ExecutionLayer, p.ExpiryRetryAttempts = scheduleonwrite.LayerStepFunctions, jsii.Number(0)
+		}, []string{"ExpiryRetryAttempts applies to ExecutionLayer EventBridgeScheduler only (given StepFunctions)"}},
+		{"failure queue on TTL", func(st awscdk.Stack, p *props) {
+			ttl(p)
+			p.ExpiryFailureQueueProps = &awssqs.QueueProps{}
+		}, []string{"ExpiryFailureQueueProps applies to ExecutionLayer EventBridgeScheduler only (given TTL)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stack := customStack(t, fmt.Sprint("LayerGuards", i))
+			p := &props{Schema: jobsSchema, Target: awslambda.Function_FromFunctionArn(stack, jsii.String("Target"),
+				jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))}
+			tc.edit(stack, p)
+			build := func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p) }
+			if len(tc.want) > 0 {
+				WantPanic(t, build, tc.want...)
+				return
+			}
+			Check(t, build)
+		})
+	}
+}
