@@ -29,7 +29,7 @@ func main() {
 	cfg := ttlmarker.ConfigFromEnv(env)
 	lateness := env.Int(EnvMaxLateness, int(layers.TTLPrecision/time.Second), int(layers.TTLPrecision/time.Second), 10*365*86400)
 	lambdaenv.Must(0, env.Err())
-	aws := lambdaenv.Must(awsenv.Config(context.Background(), os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	rec := metrics.New(metrics.FunctionTTLWatch, nil)
 	w := &watcher{api: dynamodb.NewFromConfig(aws), cfg: cfg, maxLateness: time.Duration(lateness) * time.Second,
 		now: time.Now, log: lambdaenv.Logger(), metrics: rec}

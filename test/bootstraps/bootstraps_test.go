@@ -66,6 +66,7 @@ var functions = []function{
 	{"postauth", fixture("lambdas/postauth/testdata/signin.json"), "dynamodb"},
 	{"reconciler", fixture("lambdas/reconciler/testdata/scheduled.json"), "dynamodb"},
 	{"streamprocessor", fixture("lambdas/streamprocessor/testdata/batch.json"), "sqs"},
+	{"ttlwatch", `{}`, "dynamodb"},
 }
 
 // presignup calls no AWS API (it does not link the SDK).
