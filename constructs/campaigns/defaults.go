@@ -17,10 +17,14 @@ const (
 	DefaultProvisionMarginSec      = 90
 	DefaultSchedulerCallsPerSecond = 50 // the lowest CreateSchedule rate quota the scheduler documents
 	DefaultReconcileEveryMinutes   = 30
-	DefaultApiTimeoutSec           = 29 // API Gateway's integration limit
-	DefaultSendTimeoutSec          = 30 // below the send worker's 5-minute claim lease
 	DefaultThrottlingRateLimit     = 20
 	DefaultThrottlingBurstLimit    = 40
+)
+
+// Fixed settings of the pipeline: no prop changes them.
+const (
+	DefaultApiTimeoutSec  = 29 // API Gateway's integration limit
+	DefaultSendTimeoutSec = 30 // below the send worker's 5-minute claim lease
 	// ScheduleRetryAttempts is every schedule's retry policy (the core's
 	// campaign.ScheduleRetries), before the dead-letter queue.
 	ScheduleRetryAttempts = 2

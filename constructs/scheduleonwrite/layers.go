@@ -61,14 +61,21 @@ const (
 // environment (lambdas/ttlwatch).
 const EnvMaxLateness = "MAX_LATENESS_SECONDS"
 
-// Defaults of the layer props.
+// Defaults of the layer props TTLBatchSize, TTLParallelizationFactor and
+// TTLOverdueCheckEvery (the TTL watch scans every 6 hours).
 const (
-	DefaultTTLBatchSize             = 10
-	DefaultTTLParallelizationFactor = 1
-	DefaultTTLRetryAttempts         = 10
-	// The TTL watch: every 6 hours, a scan of at most 15 minutes.
+	DefaultTTLBatchSize              = 10
+	DefaultTTLParallelizationFactor  = 1
 	DefaultTTLOverdueCheckEveryHours = 6
-	TTLWatchTimeoutMin               = 15
+)
+
+// Fixed settings of the layers: no prop changes them.
+const (
+	// DefaultTTLRetryAttempts is how often the TTL stream mapping retries
+	// a failed batch before it goes to TTLFailureQueue.
+	DefaultTTLRetryAttempts = 10
+	// TTLWatchTimeoutMin bounds one scan of the TTL watch.
+	TTLWatchTimeoutMin = 15
 	// DefaultStateMachineRetries is how often the state machine retries
 	// a failed invocation of the expiry function (backoff from 1 minute,
 	// rate 2: the last one about an hour after the due time).

@@ -15,8 +15,13 @@ const (
 	DefaultBranch = "main"
 	// DefaultAppRoot is the web app's folder in the repository.
 	DefaultAppRoot = "web"
-	// DefaultDist is the build folder, relative to the module root.
+	// DefaultDist is DistPath's default: the build folder, relative to the
+	// module root.
 	DefaultDist = "web/dist"
+)
+
+// Fixed names: no prop changes them.
+const (
 	// SitePrefix is the key prefix of the build in the hosting bucket
 	// (no repository). Amplify deploys exactly this prefix.
 	SitePrefix = "site"
