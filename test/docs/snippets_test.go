@@ -42,6 +42,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -145,14 +146,15 @@ func TestEverySnippetCompiles(t *testing.T) {
 	tmp := t.TempDir()
 	overlay := map[string]string{}
 	add := func(dir, name, src string) {
-		real := filepath.Join(tmp, fmt.Sprintf("%d.go", len(overlay)))
-		if err := os.WriteFile(real, []byte(src), 0o644); err != nil {
+		onDisk := filepath.Join(tmp, fmt.Sprintf("%d.go", len(overlay)))
+		if err := os.WriteFile(onDisk, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		overlay[filepath.Join(dir, name)] = real
+		overlay[filepath.Join(dir, name)] = onDisk
 	}
 	add(gen, "givens.go", givens)
 	var build []string
+	compiled := 0
 	for i, s := range snippets {
 		src, dir, err := s.source(root, i, pkgs)
 		if err != nil {
@@ -165,6 +167,7 @@ func TestEverySnippetCompiles(t *testing.T) {
 			add(filepath.Join(gen, dir), "main.go", src)
 			build = append(build, "./test/docs/gen/"+dir)
 		}
+		compiled++
 	}
 	build = append(build, "./test/docs/gen")
 
@@ -180,7 +183,7 @@ func TestEverySnippetCompiles(t *testing.T) {
 	cmd := exec.Command("go", append([]string{"build", "-overlay", ovFile, "-gcflags=-e"}, build...)...)
 	cmd.Dir = root
 	msg, err := cmd.CombinedOutput()
-	t.Logf("compiled %d snippets of %d files", len(snippets), countFiles(snippets))
+	t.Logf("compiled %d of %d snippets of %d files", compiled, len(snippets), countFiles(snippets))
 	if err == nil {
 		return
 	}
@@ -194,8 +197,7 @@ func TestEverySnippetCompiles(t *testing.T) {
 		m := at.FindStringSubmatch(line)
 		var owner *snippet
 		if m != nil {
-			var n int
-			fmt.Sscan(m[2], &n)
+			n, _ := strconv.Atoi(m[2]) // \d+
 			for _, s := range snippets {
 				if s.file == m[1] && n >= s.line && n < s.line+s.lines {
 					owner = s
