@@ -82,7 +82,7 @@ func TestResolveEntryErrors(t *testing.T) {
 		want                        []string
 	}{
 		{"a library folder named from an adopter's module", "lambdas/expiry", "", consumer,
-			[]string{`Entry "lambdas/expiry" is not a package folder of module example.com/jobs (root ` + consumer + `)`, "give a folder relative to that root", `"example.com/jobs/lambdas/expiry"`, "set ModuleRoot"}},
+			[]string{`Entry "lambdas/expiry" is not a package folder of module example.com/jobs (root ` + consumer + `)`, "give the folder of a main package relative to that root, or its import path (example.com/jobs/<folder>)", "set ModuleRoot"}},
 		{"a file, not a folder", "notapackage.txt", "", consumer,
 			[]string{`Entry "notapackage.txt" is not a package folder of module example.com/jobs`}},
 		{"an import path of another module", "example.com/other/target", "", consumer,
@@ -90,7 +90,7 @@ func TestResolveEntryErrors(t *testing.T) {
 		{"outside the root", "../target", "", consumer,
 			[]string{`Entry "../target" is outside the module root ` + consumer, "give a package folder under it"}},
 		{"absolute", filepath.Join(consumer, "target"), "", consumer,
-			[]string{`Entry "` + filepath.Join(consumer, "target") + `" is an absolute path`, "relative to the module root " + consumer}},
+			[]string{`Entry "` + filepath.Join(consumer, "target") + `" is an absolute path`, "relative to the module root " + consumer + ", or its import path (example.com/jobs/<folder>)"}},
 		{"no module above the working directory", "target", "", noModule,
 			[]string{"no go.mod in " + noModule + " or any folder above it", "run cdk synth inside your Go module, or set ModuleRoot"}},
 		{"ModuleRoot without go.mod", "target", noModule, consumer,
