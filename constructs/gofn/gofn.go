@@ -1,9 +1,12 @@
 // Package gofn builds Go Lambda functions: provided.al2023 on arm64 with a
 // `bootstrap` binary compiled at synth time by a local `go build` (CDK
 // local bundling), falling back to Docker bundling when no Go toolchain is
-// on the PATH. The first bundling of a synth builds every package under
-// lambdas/ in one `go build`; each function's bundling then takes its
-// binary (byte-identical to building it alone).
+// on the PATH. A function's package is one of the caller's own module
+// (the module of the working directory, or FunctionProps.ModuleRoot); the
+// library's constructs build theirs from the library's module. The first
+// bundling of a synth builds every package under a module's lambdas/ in
+// one `go build`; each function's bundling then takes its binary
+// (byte-identical to building it alone).
 package gofn
 
 import (
@@ -29,9 +32,17 @@ import (
 
 // FunctionProps configures a Go function.
 type FunctionProps struct {
-	// Entry is the package to build, relative to this module's root, for
-	// example "lambdas/expiry". Required.
+	// Entry is the main package to build: its folder relative to the
+	// module root ("lambdas/expiry", "target"), or its import path in that
+	// module ("example.com/jobs/target"). Required.
 	Entry string
+	// ModuleRoot is the folder of the go.mod of the module that holds
+	// Entry; the build runs there, with that module's go.mod and go.sum.
+	// Default: for the library's own constructs, the library's root
+	// (ModuleRoot()); for any other caller, the module that contains the
+	// working directory of `cdk synth`: the nearest go.mod at or above it,
+	// the rule the go command uses.
+	ModuleRoot string
 	// Description of the function.
 	// Default: none.
 	Description string
@@ -122,9 +133,10 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	if props == nil || props.Entry == "" {
 		panic(fmt.Sprintf("gofn %s: Entry is required: set it to a package path such as \"lambdas/expiry\"", *id))
 	}
-	root := ModuleRoot()
-	if st, err := os.Stat(filepath.Join(root, props.Entry)); err != nil || !st.IsDir() {
-		panic(fmt.Sprintf("gofn %s: Entry %q is not a folder under %s: give a package path relative to the module root", *id, props.Entry, root))
+	wd, _ := os.Getwd()
+	root, entry, err := resolveEntry(props.Entry, props.ModuleRoot, callerOutside(), wd)
+	if err != nil {
+		panic(fmt.Sprintf("gofn %s: %v", *id, err))
 	}
 	memory := props.MemoryMiB
 	if memory == 0 {
@@ -159,7 +171,7 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	logs := props.Logs.NewLogGroup(c, "Logs")
 	role := awsiam.NewRole(c, jsii.String("Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
-		Description: jsii.String("Execution role of " + props.Entry),
+		Description: jsii.String("Execution role of " + entry),
 	})
 	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
@@ -174,7 +186,7 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture:  awslambda.Architecture_ARM_64(),
 		Handler:       jsii.String("bootstrap"),
-		Code:          Code(props.Entry),
+		Code:          code(root, entry),
 		MemorySize:    jsii.Number(memory),
 		Timeout:       timeout,
 		Environment:   &env,
@@ -192,12 +204,17 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	return &Function{Construct: c, Function: fn, LogGroup: logs, Role: role}
 }
 
-// Code is the bundled asset of one Go package. The asset hash is the hash
-// of the built binary, so a change anywhere in the code it imports (not
-// only under entry) makes a new asset, and an unchanged tree gives the
-// same hash.
+// Code is the bundled asset of one Go package of this library (entry
+// relative to ModuleRoot()). The asset hash is the hash of the built
+// binary, so a change anywhere in the code it imports (not only under
+// entry) makes a new asset, and an unchanged tree gives the same hash.
 func Code(entry string) awslambda.AssetCode {
-	root := ModuleRoot()
+	return code(ModuleRoot(), entry)
+}
+
+// code is the bundled asset of the package entry (slash-separated,
+// relative to root) of the module at root.
+func code(root, entry string) awslambda.AssetCode {
 	return awslambda.Code_FromAsset(jsii.String(root), &awss3assets.AssetOptions{
 		AssetHashType: awscdk.AssetHashType_OUTPUT,
 		Exclude:       jsii.Strings(sourceExcludes...),
@@ -295,8 +312,7 @@ const ModulePath = "github.com/unschedule/unschedule"
 // (then it is in the module cache).
 func ModuleRoot() string {
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+		if root, err := findModuleRoot(filepath.Dir(file)); err == nil {
 			return root
 		}
 	}

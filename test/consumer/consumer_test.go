@@ -2,10 +2,13 @@
 // copies examples/jobs into a new Go module (example.com/jobs) in a
 // temporary folder, whose go.mod requires this module through a replace
 // pointing at the checkout, synthesizes it with `go run .` as `cdk synth`
-// would, and checks the template and the bundled assets.
+// would, and checks the template and the bundled assets: the target is
+// built by gofn from the consumer's own package, the library's functions
+// from the library's.
 package consumer
 
 import (
+	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
 	"os"
@@ -310,14 +313,10 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 				continue
 			}
 			n++
-			// The code's S3 key is <asset hash>.zip; the assembly holds the
-			// asset as the folder asset.<hash>.
-			key, _ := r.Properties["Code"].(map[string]any)["S3Key"].(string)
-			path := "asset." + strings.TrimSuffix(key, ".zip")
-			boot := filepath.Join(out, path, "bootstrap")
+			boot := bootstrapOf(tpl, out, id)
 			st, err := os.Stat(boot)
-			if !strings.HasSuffix(key, ".zip") || err != nil {
-				t.Errorf("%s: asset %q has no bootstrap: %v", id, path, err)
+			if err != nil {
+				t.Errorf("%s: asset has no bootstrap: %v", id, err)
 				continue
 			}
 			if st.Mode()&0o111 == 0 {
@@ -337,6 +336,41 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 			t.Errorf("%d functions, want 4 (target, expiry, processor, worker)", n)
 		}
 	})
+	t.Run("gofn builds the target from the consumer's own package, the library's functions from the library", func(t *testing.T) {
+		for fn, want := range map[string]string{
+			target:    consumerMod + "/target",
+			expiry:    modulePath + "/lambdas/expiry",
+			processor: modulePath + "/lambdas/streamprocessor",
+			worker:    modulePath + "/lambdas/cancelworker",
+		} {
+			// The build info the go command embeds names the main package
+			// built and its module.
+			info, err := buildinfo.ReadFile(bootstrapOf(tpl, out, fn))
+			if err != nil {
+				t.Fatalf("%s: %v", fn, err)
+			}
+			if info.Path != want || !strings.HasPrefix(want, info.Main.Path+"/") {
+				t.Errorf("%s: bootstrap built from %s (module %s), want %s", fn, info.Path, info.Main.Path, want)
+			}
+		}
+	})
+	t.Run("the target's role may only write its own log group", func(t *testing.T) {
+		role := roleOf(tpl, target)
+		if m := tpl.Resources[role].Properties["ManagedPolicyArns"]; m != nil {
+			t.Errorf("target role has managed policies %s", js(m))
+		}
+		logGroup := byPrefix("AWS::Logs::LogGroup", "RunJobLogs")
+		sts := statements(tpl, role)
+		if len(sts) != 1 {
+			t.Fatalf("target role statements %s, want one", js(sts))
+		}
+		if got := js(actions(sts[0])); got != `["logs:CreateLogStream","logs:PutLogEvents"]` {
+			t.Errorf("target role actions %s", got)
+		}
+		if got, want := js(resources(sts[0])), js([]any{map[string]any{"Fn::GetAtt": []any{logGroup, "Arn"}}}); got != want {
+			t.Errorf("target role resources %s, want %s", got, want)
+		}
+	})
 	t.Run("cfn-lint passes (W3005, CDK's redundant DependsOn, ignored as in ./test)", func(t *testing.T) {
 		home, _ := os.UserHomeDir()
 		for _, c := range []string{"cfn-lint", filepath.Join(home, ".pyenv", "shims", "cfn-lint")} {
@@ -350,6 +384,14 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 		}
 		t.Skip("cfn-lint not installed (./test's cfn-lint test says how; it fails there under CI=true)")
 	})
+}
+
+// bootstrapOf is the path of function fn's bootstrap in the assembly at
+// out: the code's S3 key is <asset hash>.zip, and the assembly holds the
+// asset as the folder asset.<hash>.
+func bootstrapOf(tpl template, out, fn string) string {
+	key, _ := tpl.Resources[fn].Properties["Code"].(map[string]any)["S3Key"].(string)
+	return filepath.Join(out, "asset."+strings.TrimSuffix(key, ".zip"), "bootstrap")
 }
 
 func count(tpl template, typ string) int {

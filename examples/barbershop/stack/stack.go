@@ -37,7 +37,7 @@ func NewStack(scope awscdk.App, id string) *App {
 	})
 	env := map[string]string{"APPOINTMENTS_TABLE": *appts.TableName()}
 	worker := gofn.NewFunction(stack, jsii.String("Analytics"), &gofn.FunctionProps{
-		Entry: "examples/barbershop/worker", Description: "Weekly 7/30/60/90-day analytics of one barbershop",
+		Entry: "github.com/unschedule/unschedule/examples/barbershop/worker", Description: "Weekly 7/30/60/90-day analytics of one barbershop",
 		Timeout: awscdk.Duration_Seconds(jsii.Number(30)), Logs: logs, Environment: env,
 	})
 	appts.Grant(worker.Function, jsii.String("dynamodb:Query"))
@@ -45,7 +45,7 @@ func NewStack(scope awscdk.App, id string) *App {
 		Worker: worker.Function, WorkerMaxConcurrency: 5, Logs: logs,
 	})
 	book := gofn.NewFunction(stack, jsii.String("Book"), &gofn.FunctionProps{
-		Entry: "examples/barbershop/book", Description: "Books an appointment and marks the shop active", Logs: logs, Environment: env,
+		Entry: "github.com/unschedule/unschedule/examples/barbershop/book", Description: "Books an appointment and marks the shop active", Logs: logs, Environment: env,
 	})
 	appts.Grant(book.Function, jsii.String("dynamodb:PutItem"))
 	jobs.ConfigureWriter(book.Function)

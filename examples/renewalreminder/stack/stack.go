@@ -30,13 +30,13 @@ func NewStack(scope awscdk.App, id string) *App {
 	stack := awscdk.NewStack(scope, jsii.String(id), nil)
 	logs := gofn.LogOptions{Retention: awslogs.RetentionDays_TWO_WEEKS, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}
 	remind := gofn.NewFunction(stack, jsii.String("Remind"), &gofn.FunctionProps{
-		Entry: "examples/renewalreminder/remind", Description: "Sends a renewal reminder", Logs: logs,
+		Entry: "github.com/unschedule/unschedule/examples/renewalreminder/remind", Description: "Sends a renewal reminder", Logs: logs,
 	})
 	events := futureevents.NewFutureEvents(stack, jsii.String("FutureEvents"), &futureevents.FutureEventsProps{
 		Targets: []awslambda.IFunction{remind.Function}, Logs: logs,
 	})
 	subscribe := gofn.NewFunction(stack, jsii.String("Subscribe"), &gofn.FunctionProps{
-		Entry: "examples/renewalreminder/subscribe", Description: "Schedules a renewal reminder one week before the charge", Logs: logs,
+		Entry: "github.com/unschedule/unschedule/examples/renewalreminder/subscribe", Description: "Schedules a renewal reminder one week before the charge", Logs: logs,
 		Environment: map[string]string{reminder.EnvRemindFunction: *remind.Function.FunctionArn()},
 	})
 	events.ConfigureClient(subscribe.Function)
