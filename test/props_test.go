@@ -74,9 +74,7 @@ func TestGoFunctionPropsValidation(t *testing.T) {
 		{"zero timeout", fn(func(p *gofn.FunctionProps) { p.Timeout = seconds(0) }), []string{"Timeout", "between 1 and 900", "(given 0 seconds)", "set it in range"}},
 		{"timeout above 15 minutes", fn(func(p *gofn.FunctionProps) { p.Timeout = awscdk.Duration_Minutes(jsii.Number(16)) }), []string{"Timeout", "(given 16 minutes)"}},
 		{"timeout not whole seconds", fn(func(p *gofn.FunctionProps) { p.Timeout = awscdk.Duration_Millis(jsii.Number(1500)) }), []string{"Timeout", "whole number of seconds"}},
-		{"both timeouts", fn(func(p *gofn.FunctionProps) { p.Timeout, p.TimeoutSec = seconds(5), 5 }), []string{"TimeoutSec and Timeout are both set", "keep Timeout only"}},
 		{"negative reserved concurrency", fn(func(p *gofn.FunctionProps) { p.ReservedConcurrentExecutions = jsii.Number(-1) }), []string{"ReservedConcurrentExecutions", "(given -1)"}},
-		{"both reserved concurrencies", fn(func(p *gofn.FunctionProps) { p.ReservedConcurrentExecutions, p.ReservedConcurrency = jsii.Number(1), 1 }), []string{"keep ReservedConcurrentExecutions only"}},
 		{"zero reserved concurrency switches the function off", fn(func(p *gofn.FunctionProps) { p.ReservedConcurrentExecutions = jsii.Number(0) }), nil},
 		{"15-minute timeout", fn(func(p *gofn.FunctionProps) { p.Timeout = awscdk.Duration_Minutes(jsii.Number(15)) }), nil},
 	})

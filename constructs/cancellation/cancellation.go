@@ -245,7 +245,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	x.Processor = gofn.NewFunction(c, jsii.String("Processor"), &gofn.FunctionProps{
 		Entry:       "lambdas/streamprocessor",
 		Description: "Reads the table's stream; enqueues a create, cancel or move for each change of an armed item",
-		TimeoutSec:  ProcessorTimeoutSec,
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(ProcessorTimeoutSec)),
 		Logs:        p.Logs,
 		Environment: map[string]string{"QUEUE_URL": *x.Queue.QueueUrl(), contract.EnvVar: schema},
 	})
@@ -273,7 +273,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	x.Worker = gofn.NewFunction(c, jsii.String("Worker"), &gofn.FunctionProps{
 		Entry:       "lambdas/cancelworker",
 		Description: "Creates the schedules of items their writer did not schedule; deletes those of items no longer armed; moves those whose due time changed",
-		TimeoutSec:  *p.WorkerTimeout.ToSeconds(nil),
+		Timeout:     p.WorkerTimeout,
 		Logs:        p.Logs,
 		Environment: env,
 	})

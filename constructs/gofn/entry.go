@@ -41,7 +41,7 @@ func resolveEntry(entry, moduleRoot, caller, wd string) (root, rel string, err e
 		return "", "", err
 	}
 	if filepath.IsAbs(entry) {
-		return "", "", fmt.Errorf("Entry %q is an absolute path: give the package folder relative to the module root %s, or its import path (%s/<folder>)", entry, root, modPath)
+		return "", "", fmt.Errorf("the Entry %q is an absolute path: give the package folder relative to the module root %s, or its import path (%s/<folder>)", entry, root, modPath)
 	}
 	rel = path.Clean(filepath.ToSlash(entry))
 	if rel == modPath {
@@ -50,10 +50,10 @@ func resolveEntry(entry, moduleRoot, caller, wd string) (root, rel string, err e
 		rel = r
 	}
 	if rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", "", fmt.Errorf("Entry %q is outside the module root %s: give a package folder under it, or set ModuleRoot to the root of the module that holds it", entry, root)
+		return "", "", fmt.Errorf("the Entry %q is outside the module root %s: give a package folder under it, or set ModuleRoot to the root of the module that holds it", entry, root)
 	}
 	if st, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil || !st.IsDir() {
-		return "", "", fmt.Errorf("Entry %q is not a package folder of module %s (root %s): give the folder of a main package relative to that root, or its import path (%s/<folder>), or set ModuleRoot to the root of the module that holds it", entry, modPath, root, modPath)
+		return "", "", fmt.Errorf("the Entry %q is not a package folder of module %s (root %s): give the folder of a main package relative to that root, or its import path (%s/<folder>), or set ModuleRoot to the root of the module that holds it", entry, modPath, root, modPath)
 	}
 	return root, rel, nil
 }

@@ -52,11 +52,6 @@ type FunctionProps struct {
 	// Timeout of one invocation: whole seconds, 1 s to 15 minutes.
 	// Default: 10 seconds.
 	Timeout awscdk.Duration
-	// TimeoutSec is Timeout in seconds.
-	//
-	// Deprecated: use Timeout. Kept until every caller has moved; setting
-	// both fails.
-	TimeoutSec float64
 	// Environment variables for the function.
 	// Default: none.
 	Environment map[string]string
@@ -68,12 +63,6 @@ type FunctionProps struct {
 	// to switch a function off).
 	// Default: no reservation (the account's unreserved pool).
 	ReservedConcurrentExecutions *float64
-	// ReservedConcurrency is ReservedConcurrentExecutions where zero
-	// means none.
-	//
-	// Deprecated: use ReservedConcurrentExecutions. Kept until every
-	// caller has moved; setting both fails.
-	ReservedConcurrency float64
 }
 
 // DefaultTimeoutSec and DefaultMemoryMiB are what a function gets when
@@ -145,24 +134,12 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 	if memory < 128 || memory > 10240 || memory != float64(int(memory)) {
 		panic(fmt.Sprintf("gofn %s: MemoryMiB must be a whole number between 128 and 10240 inclusive (given %v): set it in range (Lambda's limits)", *id, memory))
 	}
-	if props.TimeoutSec != 0 && props.Timeout != nil {
-		panic(fmt.Sprintf("gofn %s: TimeoutSec and Timeout are both set: keep Timeout only", *id))
-	}
-	if props.TimeoutSec < 0 || props.TimeoutSec > 900 {
-		panic(fmt.Sprintf("gofn %s: TimeoutSec must be between 1 and 900 (given %v): set Timeout instead, for example awscdk.Duration_Seconds(jsii.Number(30))", *id, props.TimeoutSec))
-	}
 	timeout := props.Timeout
 	if timeout == nil {
-		timeout = awscdk.Duration_Seconds(jsii.Number(propcheck.OrDefault(props.TimeoutSec, DefaultTimeoutSec)))
+		timeout = awscdk.Duration_Seconds(jsii.Number(DefaultTimeoutSec))
 	}
 	propcheck.CheckSeconds("gofn "+*id, "Timeout", timeout, 1, 900, "Lambda's limits: 1 second to 15 minutes")
-	if props.ReservedConcurrency != 0 && props.ReservedConcurrentExecutions != nil {
-		panic(fmt.Sprintf("gofn %s: ReservedConcurrency and ReservedConcurrentExecutions are both set: keep ReservedConcurrentExecutions only", *id))
-	}
 	reserved := props.ReservedConcurrentExecutions
-	if props.ReservedConcurrency > 0 {
-		reserved = jsii.Number(props.ReservedConcurrency)
-	}
 	if reserved != nil {
 		propcheck.CheckWhole("gofn "+*id, "ReservedConcurrentExecutions", *reserved, 0, 1000000, "0 stops the function; the account's concurrency bounds the rest")
 	}

@@ -184,12 +184,12 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	r.Function = gofn.NewFunction(c, jsii.String("Function"), &gofn.FunctionProps{
 		Entry:       "lambdas/reconciler",
 		Description: "Repairs drift between tasks and schedules; expires tasks long past their deadline",
-		TimeoutSec:  budget + TimeoutMarginSec,
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(budget + TimeoutMarginSec)),
 		Logs:        p.Logs,
 		Environment: env,
 		// Runs never overlap: two would repair the same page twice and
 		// fight over the checkpoint.
-		ReservedConcurrency: 1,
+		ReservedConcurrentExecutions: jsii.Number(1),
 	})
 	fn := r.Function.Function
 	// A run that failed is not retried by default: the next one comes

@@ -286,7 +286,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Entry:       "lambdas/expiry",
 		Description: description,
 		MemoryMiB:   p.ExpiryMemoryMiB,
-		TimeoutSec:  *p.ExpiryTimeout.ToSeconds(nil),
+		Timeout:     p.ExpiryTimeout,
 		Logs:        p.Logs,
 		Environment: env,
 		// LayerTTL's TTLMaxConcurrency.

@@ -327,7 +327,7 @@ func TestSenderGroupGatesTheApi(t *testing.T) {
 		{"named", "newsletter.editors", "newsletter.editors"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := doc
+			var d map[string]any
 			want := tc.want
 			if tc.prop == "" {
 				_, d = synth(t)
