@@ -127,7 +127,9 @@ func TestEveryTrustPolicyIsScoped(t *testing.T) {
 
 // TestAlarmTopicReachesCloudWatch: CloudWatch can publish to an encrypted
 // topic only when the key is customer-managed and its policy lets
-// cloudwatch.amazonaws.com use it, and the topic policy lets it publish.
+// cloudwatch.amazonaws.com use it, and the topic policy lets it publish;
+// the key policy lets it use the key for the alarm topic only (the
+// encryption context SNS passes to KMS names the topic).
 // https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services
 func TestAlarmTopicReachesCloudWatch(t *testing.T) {
 	for _, env := range []string{"dev", "prod"} {
@@ -142,12 +144,20 @@ func TestAlarmTopicReachesCloudWatch(t *testing.T) {
 			if got := JSON(Props(s.Resources("AWS::SNS::Topic")[topicID])["KmsMasterKeyId"]); got != JSON(getAtt(keyID, "Arn")) {
 				t.Errorf("alarm topic key %s, want the customer-managed key %s", got, keyID)
 			}
-			thisAccount := map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": ref("AWS::AccountId")}}
+			// The key serves this topic only: SNS's encryption context
+			// names the topic, whose name is fixed so the key can name it.
+			name := "Unschedule-" + env + "-alarms"
+			if got := Props(s.Resources("AWS::SNS::Topic")[topicID])["TopicName"]; got != name {
+				t.Errorf("alarm topic name %v, want %s", got, name)
+			}
+			topicArn := map[string]any{"Fn::Join": []any{"", []any{
+				"arn:", ref("AWS::Partition"), ":sns:", ref("AWS::Region"), ":", ref("AWS::AccountId"), ":" + name}}}
 			wantKey := map[string]any{
 				"Sid": "CloudWatchAlarmsPublishToTheAlarmTopic", "Effect": "Allow",
 				"Principal": map[string]any{"Service": "cloudwatch.amazonaws.com"},
 				"Action":    []any{"kms:Decrypt", "kms:GenerateDataKey*"}, "Resource": "*",
-				"Condition": thisAccount,
+				"Condition": map[string]any{"StringEquals": map[string]any{
+					"aws:SourceAccount": ref("AWS::AccountId"), "kms:EncryptionContext:aws:sns:topicArn": topicArn}},
 			}
 			if !hasStatement(key["KeyPolicy"], wantKey) {
 				t.Errorf("key policy lacks %s:\n%s", JSON(wantKey), JSON(key["KeyPolicy"]))

@@ -121,7 +121,11 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			UserPool: s.Auth.UserPool, SenderAddress: cfg.CampaignSender,
 			AllowedOrigins: append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
 			AlarmTopic:     s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), Logs: cfg.Logs(),
+			// The account's API Gateway logging role is one setting: the
+			// task API sets it, and the campaign stage waits for it.
+			CloudWatchRole: jsii.Bool(false),
 		})
+		s.Campaigns.RestApi.DeploymentStage().Node().AddDependency(s.Api.Api.Node().FindChild(jsii.String("Account")))
 	}
 	backend := map[string]string{
 		"apiUrl": *s.Api.Url(), "region": *stack.Region(),
@@ -243,6 +247,9 @@ func CampaignWebConfig(c *campaigns.Campaigns) map[string]string {
 	return cfg
 }
 
+// AlarmTopicName is the name of the alarm topic of stack stackName.
+func AlarmTopicName(stackName string) string { return stackName + "-alarms" }
+
 // NoAlarmRecipientWarning is the id of the synth warning an environment
 // other than dev gets when its alarmEmail is empty.
 const NoAlarmRecipientWarning = "todo:no-alarm-recipient"
@@ -256,9 +263,21 @@ const NoAlarmRecipientWarning = "todo:no-alarm-recipient"
 // https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services
 // https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns
 // https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
+//
+// CloudWatch may use the key for this topic only: SNS calls KMS with the
+// encryption context aws:sns:topicArn = the topic's ARN, and the key
+// policy requires it (kms:EncryptionContext:aws:sns:topicArn; the
+// SNS SSE key management page above, and AWS's own key policy for a
+// service publishing to an encrypted topic:
+// https://docs.aws.amazon.com/gamelift/latest/flexmatchguide/queue-notification-sns-sse.html).
+// The key cannot name the topic's Ref (the topic names the key: a
+// cycle), so the topic has a fixed name, AlarmTopicName, and the policy
+// builds its ARN from the stack's partition, region and account.
 func newAlarmTopic(stack awscdk.Stack, cfg Config) (awskms.Key, awssns.Topic) {
 	cloudwatch := awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)
 	thisAccount := map[string]any{"aws:SourceAccount": stack.Account()}
+	name := AlarmTopicName(*stack.StackName())
+	topicArn := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("sns"), Resource: jsii.String(name)})
 	key := awskms.NewKey(stack, jsii.String("AlarmTopicKey"), &awskms.KeyProps{
 		Description:       jsii.String("Encrypts the alarm topic of " + *stack.StackName() + "; CloudWatch alarms of this account may use it to publish"),
 		EnableKeyRotation: jsii.Bool(true),
@@ -269,9 +288,13 @@ func newAlarmTopic(stack awscdk.Stack, cfg Config) (awskms.Key, awssns.Topic) {
 		Principals: &[]awsiam.IPrincipal{cloudwatch},
 		Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
 		Resources:  jsii.Strings("*"), // in a key policy, "*" is this key
-		Conditions: &map[string]any{"StringEquals": thisAccount},
+		Conditions: &map[string]any{"StringEquals": map[string]any{
+			"aws:SourceAccount":                      stack.Account(),
+			"kms:EncryptionContext:aws:sns:topicArn": topicArn,
+		}},
 	}), nil)
 	topic := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
+		TopicName:   jsii.String(name),
 		DisplayName: jsii.String("Unschedule alarms (" + cfg.Name + ")"),
 		MasterKey:   key,
 		EnforceSSL:  jsii.Bool(true),

@@ -2,9 +2,10 @@
 // account of your credentials, drives the real task lifecycle end to end,
 // reports each step with its latency, and destroys what it created, also
 // when a step fails (internal/smoke). It refuses to run without
-// credentials.
+// credentials, and refuses an environment that retains its resources
+// (cdk.json removalPolicy "retain", such as prod) without -allow-retained.
 //
-//	go run ./cmd/smoke -env dev [-keep-stack] [-yes] [-email-domain example.com]
+//	go run ./cmd/smoke -env dev [-keep-stack] [-yes] [-allow-retained] [-email-domain example.com]
 package main
 
 import (
@@ -32,6 +33,9 @@ type options struct {
 	cfg       smoke.Config
 	yes       bool
 	preflight bool
+	// cdkJSON is the path of cdk.json, which says whether the environment
+	// retains its resources.
+	cdkJSON string
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -42,6 +46,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.cfg.KeepStack, "keep-stack", false, "keep the stack if this run created it (a stack that existed is always kept)")
 	fs.BoolVar(&o.yes, "yes", false, "deploy with --require-approval never (default: the CLI asks before widening IAM)")
 	fs.BoolVar(&o.preflight, "preflight", false, "only check that AWS credentials and a region are there, and exit")
+	fs.BoolVar(&o.cfg.AllowRetained, "allow-retained", false,
+		"run against an environment whose cdk.json removalPolicy is \"retain\" (prod): it deploys this working tree over that stack and adds a test user and app client to its user pool")
+	fs.StringVar(&o.cdkJSON, "cdk-json", "cdk.json", "the app's cdk.json, which says whether the environment retains its resources")
 	fs.StringVar(&o.cfg.EmailDomain, "email-domain", "example.com", "domain of the test user's address (if allowedEmailDomains restricts sign-up)")
 	fs.DurationVar(&o.cfg.Lead, "lead", 0, "how far ahead each task is due (default 2m)")
 	fs.DurationVar(&o.cfg.MaxLag, "max-lag", 0, "how long past its deadline a notification may take (default 5m)")
@@ -50,6 +57,15 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 || o.cfg.Env == "" {
 		err := fmt.Errorf("unexpected arguments %q: every setting is a flag (-env dev)", fs.Args())
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
+	b, err := os.ReadFile(o.cdkJSON)
+	if err == nil {
+		o.cfg.Retained, err = smoke.Retained(b, o.cfg.Env)
+	}
+	if err != nil {
+		err = fmt.Errorf("smoke: %w (run it from the repository root, or pass -cdk-json)", err)
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}

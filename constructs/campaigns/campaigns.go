@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -115,6 +116,13 @@ type CampaignsProps struct {
 	// leaves the page on polling (no stream, function or Event API).
 	// Default: true.
 	LiveProgress *bool
+	// CloudWatchRole makes the REST API set the API Gateway CloudWatch
+	// Logs role of the account and region (an AWS::ApiGateway::Account,
+	// which its stage's ERROR logging needs). The setting is account-wide:
+	// pass false when another API of the app sets it (the to-do app's task
+	// API does), and make this API's stage depend on that setting.
+	// Default: true.
+	CloudWatchRole *bool
 }
 
 // Campaigns is the built construct.
@@ -161,7 +169,10 @@ type Campaigns struct {
 	// campaignEventsRealtime). Progress is the function that publishes
 	// from the table's stream; ProgressFailureQueue receives the stream
 	// batches it gave up on (alarmed).
-	EventApi             awsappsync.EventApi
+	EventApi awsappsync.EventApi
+	// EventApiLogs receives the Event API's errors (EventApiLogLevel),
+	// kept as Logs says.
+	EventApiLogs         awslogs.LogGroup
 	ProgressChannels     awsappsync.ChannelNamespace
 	HttpDns, RealtimeDns *string
 	Progress             *gofn.Function
@@ -443,7 +454,7 @@ func (x *Campaigns) api(p CampaignsProps) {
 	logs := p.Logs.NewLogGroup(x.Construct, "AccessLogs")
 	props := &awsapigateway.RestApiProps{
 		Description:    jsii.String("Scheduled email campaigns"),
-		CloudWatchRole: jsii.Bool(true),
+		CloudWatchRole: p.CloudWatchRole,
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 		DeployOptions: &awsapigateway.StageOptions{
 			ThrottlingRateLimit: jsii.Number(p.ThrottlingRateLimit), ThrottlingBurstLimit: jsii.Number(p.ThrottlingBurstLimit),

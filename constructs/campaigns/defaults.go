@@ -98,5 +98,8 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	if p.LiveProgress == nil {
 		p.LiveProgress = jsii.Bool(true)
 	}
+	if p.CloudWatchRole == nil {
+		p.CloudWatchRole = jsii.Bool(true)
+	}
 	return p
 }

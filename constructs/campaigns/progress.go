@@ -7,8 +7,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsappsync"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
@@ -30,6 +32,48 @@ var subscribeHandler string
 // functionMaker builds one of the construct's functions (NewCampaigns'
 // fn: the table's name in its environment).
 type functionMaker func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function
+
+// EventApiLogLevel is the Event API's CloudWatch log level: errors only
+// (ALL, INFO and DEBUG log every publish and subscribe).
+const EventApiLogLevel = "ERROR"
+
+// eventApiLogs sends the Event API's errors to CloudWatch Logs, in the log
+// group AppSync writes to, /aws/appsync/apis/<api id>, made here so it is
+// kept as p.Logs says (retention and removal, like every log group of the
+// construct). The L2's LogConfig is not used: it adds a LogRetention
+// custom resource (a Node.js function) and a role with the managed
+// AWSAppSyncPushToCloudWatchLogs policy on every log group; this role may
+// write to this log group only.
+// https://docs.aws.amazon.com/appsync/latest/eventapi/monitoring.html
+func (x *Campaigns) eventApiLogs(p CampaignsProps) {
+	logs := p.Logs.WithDefaults()
+	stack := awscdk.Stack_Of(x.EventApi)
+	x.EventApiLogs = awslogs.NewLogGroup(x.EventApi, jsii.String("Logs"), &awslogs.LogGroupProps{
+		LogGroupName:  awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("/aws/appsync/apis/"), x.EventApi.ApiId()}),
+		Retention:     logs.Retention,
+		RemovalPolicy: logs.RemovalPolicy,
+	})
+	role := awsiam.NewRole(x.EventApi, jsii.String("LogsRole"), &awsiam.RoleProps{
+		Description: jsii.String("AppSync writes the campaign Event API's error logs"),
+		// Not the API's own ARN: the API names this role, so the role
+		// cannot name the API (a dependency cycle); this account's APIs.
+		AssumedBy: awsiam.NewServicePrincipal(jsii.String("appsync.amazonaws.com"), &awsiam.ServicePrincipalOpts{
+			Conditions: &map[string]any{
+				"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()},
+				"ArnLike": map[string]any{"aws:SourceArn": stack.FormatArn(&awscdk.ArnComponents{
+					Service: jsii.String("appsync"), Resource: jsii.String("apis"), ResourceName: jsii.String("*")})},
+			},
+		}),
+	})
+	x.EventApiLogs.GrantWrite(role)
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("logs:CreateLogGroup"), Resources: &[]*string{x.EventApiLogs.LogGroupArn()},
+	}))
+	api := x.EventApi.Node().DefaultChild().(awsappsync.CfnApi)
+	api.AddPropertyOverride(jsii.String("EventConfig.LogConfig"), map[string]any{
+		"CloudWatchLogsRoleArn": role.RoleArn(), "LogLevel": EventApiLogLevel,
+	})
+}
 
 // ProgressFilters are the stream records the progress function gets:
 // changes (MODIFY) of a campaign's items that are send tasks (sk T#…) or
@@ -74,6 +118,7 @@ func (x *Campaigns) liveProgress(p CampaignsProps, fn functionMaker) {
 		Code:                 awsappsync.Code_FromInline(jsii.String(subscribeHandler)),
 	})
 	x.HttpDns, x.RealtimeDns = x.EventApi.HttpDns(), x.EventApi.RealtimeDns()
+	x.eventApiLogs(p)
 
 	x.Progress = fn("Progress", "lambdas/campaignprogress", "Publishes each campaign's live progress (AppSync Events) from the table's stream",
 		ProgressTimeoutSec, map[string]string{campaign.EnvEventsHTTP: *x.HttpDns})

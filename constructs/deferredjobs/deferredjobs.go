@@ -78,8 +78,11 @@ type DeferredJobsProps struct {
 	// AlarmTopic receives the alarms.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
-	// RemovalPolicy of the table and the queues.
-	// Default: DESTROY (markers and jobs are transient).
+	// RemovalPolicy of the table and the queues. The markers are the
+	// pending work of the next window: a table deleted with its stack
+	// loses every tenant's next job, so it is kept by default, like the
+	// task table (scheduleonwrite); pass DESTROY for a disposable stack.
+	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
 	// Logs is how the dispatcher's log group keeps its events.
 	// Default: one month, retained.
@@ -135,7 +138,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	propcheck.CheckWhole(*id, "JobMaxReceiveCount", receives, 1, 1000, "tries of a job before its dead-letter queue; SQS allows 1 to 1000")
 	removal := props.RemovalPolicy
 	if removal == "" {
-		removal = awscdk.RemovalPolicy_DESTROY
+		removal = awscdk.RemovalPolicy_RETAIN
 	}
 
 	c := constructs.NewConstruct(scope, id)
@@ -145,6 +148,10 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 		SortKey:             &awsdynamodb.Attribute{Name: jsii.String(deferredjobs.WindowAttr), Type: awsdynamodb.AttributeType_STRING},
 		TimeToLiveAttribute: jsii.String(deferredjobs.ExpiresAttr),
 		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		// A marker deleted by mistake (or a bad deploy) can be restored.
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
 		// The dispatcher needs only the keys (tenant, window).
 		Stream:        awsdynamodb.StreamViewType_KEYS_ONLY,
 		RemovalPolicy: removal,

@@ -2,9 +2,12 @@ package smoke
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -28,8 +31,9 @@ type CLI struct {
 
 var _ CDK = (*CLI)(nil)
 
-// Args are the CLI arguments of a command (deploy, destroy) on stack.
-func (c *CLI) Args(command, stack string) []string {
+// Args are the CLI arguments of a command (deploy, destroy) on stack;
+// deploy passes tags as the stack's tags (--tags key=value, sorted).
+func (c *CLI) Args(command, stack string, tags map[string]string) []string {
 	app := c.App
 	if app == "" {
 		app = "go run ."
@@ -42,18 +46,21 @@ func (c *CLI) Args(command, stack string) []string {
 			approval = "broadening"
 		}
 		args = append(args, "--require-approval", approval)
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
+			args = append(args, "--tags", k+"="+tags[k])
+		}
 	case "destroy":
 		args = append(args, "--force")
 	}
 	return args
 }
 
-func (c *CLI) run(ctx context.Context, command, stack string) error {
+func (c *CLI) run(ctx context.Context, command, stack string, tags map[string]string) error {
 	name := c.Command
 	if name == "" {
 		name = "cdk"
 	}
-	args := c.Args(command, stack)
+	args := c.Args(command, stack, tags)
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Dir, c.Stdin, c.Stdout, c.Stderr
 	if err := cmd.Run(); err != nil {
@@ -63,7 +70,34 @@ func (c *CLI) run(ctx context.Context, command, stack string) error {
 }
 
 // Deploy implements CDK.
-func (c *CLI) Deploy(ctx context.Context, stack string) error { return c.run(ctx, "deploy", stack) }
+func (c *CLI) Deploy(ctx context.Context, stack string, tags map[string]string) error {
+	return c.run(ctx, "deploy", stack, tags)
+}
 
 // Destroy implements CDK.
-func (c *CLI) Destroy(ctx context.Context, stack string) error { return c.run(ctx, "destroy", stack) }
+func (c *CLI) Destroy(ctx context.Context, stack string) error {
+	return c.run(ctx, "destroy", stack, nil)
+}
+
+// Retained reports whether environment env of cdk.json (its bytes) keeps
+// its stateful resources: removalPolicy "retain", or no removalPolicy (the
+// app's default is retain, todoapp.Config). An environment cdk.json does
+// not define is an error that names those it does.
+func Retained(cdkJSON []byte, env string) (bool, error) {
+	var f struct {
+		Context struct {
+			Environments map[string]struct {
+				RemovalPolicy string `json:"removalPolicy"`
+			} `json:"environments"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(cdkJSON, &f); err != nil {
+		return false, fmt.Errorf("read cdk.json: %w", err)
+	}
+	e, ok := f.Context.Environments[env]
+	if !ok {
+		return false, fmt.Errorf("unknown environment %q: cdk.json defines %s under context.environments",
+			env, strings.Join(slices.Sorted(maps.Keys(f.Context.Environments)), ", "))
+	}
+	return e.RemovalPolicy != "destroy", nil
+}

@@ -168,11 +168,15 @@ func TestCLI(t *testing.T) {
 		cli       CLI
 		cmd, want string
 	}{
-		{CLI{Env: "dev"}, "deploy", `--app|go run .|-c|env=dev|deploy|Unschedule-dev|--require-approval|broadening`},
+		{CLI{Env: "dev"}, "deploy", `--app|go run .|-c|env=dev|deploy|Unschedule-dev|--require-approval|broadening|--tags|unschedule:smoke-run=run1`},
 		{CLI{Env: "prod", RequireApproval: "never"}, "deploy", `--app|go run .|-c|env=prod|deploy|Unschedule-dev|--require-approval|never`},
 		{CLI{Env: "dev"}, "destroy", `--app|go run .|-c|env=dev|destroy|Unschedule-dev|--force`},
 	} {
-		if got := strings.Join(tc.cli.Args(tc.cmd, "Unschedule-dev"), "|"); got != tc.want {
+		tags := map[string]string{RunTag: "run1"}
+		if tc.cli.Env == "prod" {
+			tags = nil // an existing stack: no tags
+		}
+		if got := strings.Join(tc.cli.Args(tc.cmd, "Unschedule-dev", tags), "|"); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.cmd, got, tc.want)
 		}
 	}
@@ -183,7 +187,7 @@ func TestCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &CLI{Command: script, Env: "dev", Dir: dir}
-		if err := c.Deploy(context.Background(), "Unschedule-dev"); err != nil {
+		if err := c.Deploy(context.Background(), "Unschedule-dev", nil); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "args.txt"))
@@ -194,4 +198,25 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("err %v, want the failed command line", err)
 		}
 	})
+}
+
+func TestRetained(t *testing.T) {
+	cdkJSON := []byte(`{"context":{"environments":{"dev":{"removalPolicy":"destroy"},"prod":{"removalPolicy":"retain"},"stage":{}}}}`)
+	for _, tc := range []struct {
+		env      string
+		retained bool
+		err      string
+	}{
+		{"dev", false, ""},
+		{"prod", true, ""},
+		{"stage", true, ""}, // the app's default is retain
+		{"qa", false, `unknown environment "qa": cdk.json defines dev, prod, stage`},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			got, err := Retained(cdkJSON, tc.env)
+			if got != tc.retained || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("%v %v, want %v %q", got, err, tc.retained, tc.err)
+			}
+		})
+	}
 }

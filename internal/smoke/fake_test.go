@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +28,13 @@ type world struct {
 	calls   []string
 	failOn  map[string]error // call name -> error
 	existed bool             // the stack existed before the run
-	bugs    map[string]bool  // defects of the app to inject
+	// foreign: the stack appears between the run's existence check and
+	// its deploy, made by someone else (not tagged with the run's id).
+	foreign bool
+	// stackTags are the tags of the stack; nil while there is no stack.
+	stackTags map[string]string
+	queueTags map[string]string
+	bugs      map[string]bool // defects of the app to inject
 
 	cancelDelay time.Duration
 	outputs     map[string]string
@@ -196,12 +203,40 @@ func (w *world) Check(context.Context) (string, error) {
 	return "EnvConfigCredentials", w.call("credentials")
 }
 
-// CDK.
-func (w *world) Deploy(context.Context, string) error  { return w.call("deploy") }
-func (w *world) Destroy(context.Context, string) error { return w.call("destroy") }
+// CDK. A deploy that creates the stack tags it, even when it then fails
+// (CloudFormation keeps a rolled-back stack).
+func (w *world) Deploy(_ context.Context, _ string, tags map[string]string) error {
+	switch {
+	case w.foreign:
+		w.stackTags = map[string]string{RunTag: "someone-else"}
+	case w.stackTags == nil && !w.existed:
+		w.stackTags = map[string]string{}
+		maps.Copy(w.stackTags, tags)
+	case tags != nil:
+		return errors.New("the run passed tags when updating an existing stack")
+	}
+	return w.call("deploy")
+}
+
+func (w *world) Destroy(context.Context, string) error {
+	w.stackTags = nil
+	return w.call("destroy")
+}
 
 // Stacks.
-func (w *world) Exists(context.Context, string) (bool, error) { return w.existed, w.call("exists") }
+func (w *world) Exists(context.Context, string) (bool, error) {
+	if w.existed && w.stackTags == nil {
+		w.stackTags = map[string]string{"owner": "someone"}
+	}
+	return w.existed, w.call("exists")
+}
+
+func (w *world) Tags(context.Context, string) (map[string]string, error) {
+	if w.stackTags == nil {
+		return nil, ErrStackNotFound
+	}
+	return w.stackTags, nil
+}
 func (w *world) Outputs(context.Context, string) (map[string]string, error) {
 	return w.outputs, w.call("outputs")
 }
@@ -213,6 +248,9 @@ func (w *world) SignUp(_ context.Context, clientID, email, password string) (str
 	}
 	w.email, w.password, w.sub = email, password, "sub-0001"
 	w.users[email] = true
+	if w.bugs["sign-up not confirmed"] {
+		return w.sub, errors.New("the user is not confirmed")
+	}
 	return w.sub, nil
 }
 
@@ -246,10 +284,11 @@ func (w *world) DeleteClient(_ context.Context, _, clientID string) error {
 }
 
 // Queues.
-func (w *world) Create(_ context.Context, name, policy string) (string, error) {
+func (w *world) Create(_ context.Context, name, policy string, tags map[string]string) (string, error) {
 	if err := w.call("create-queue " + name); err != nil {
 		return "", err
 	}
+	w.queueTags = tags
 	w.queues[name] = true
 	w.queuePolicy = policy
 	return "https://sqs.example/" + name, nil

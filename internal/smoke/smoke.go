@@ -31,7 +31,9 @@ type Credentials interface {
 
 // CDK deploys and destroys the app's stack.
 type CDK interface {
-	Deploy(ctx context.Context, stack string) error
+	// Deploy deploys the stack; tags, when given, are the stack's tags
+	// (CloudFormation passes them on to every resource that takes tags).
+	Deploy(ctx context.Context, stack string, tags map[string]string) error
 	Destroy(ctx context.Context, stack string) error
 }
 
@@ -39,12 +41,16 @@ type CDK interface {
 type Stacks interface {
 	Exists(ctx context.Context, stack string) (bool, error)
 	Outputs(ctx context.Context, stack string) (map[string]string, error)
+	// Tags are the stack's tags; ErrStackNotFound when there is no stack.
+	Tags(ctx context.Context, stack string) (map[string]string, error)
 }
 
 // Accounts signs users up in the user pool and deletes them.
 type Accounts interface {
 	// SignUp signs up through the app client (as the web app does) and
-	// returns the user's sub; PreSignUp must have confirmed the user.
+	// returns the user's sub; PreSignUp must have confirmed the user. A
+	// sub with an error means the user was created but is not usable
+	// (not confirmed): it is still deleted at the end.
 	SignUp(ctx context.Context, clientID, email, password string) (sub string, err error)
 	// DeleteUser deletes the user (no error if there is none).
 	DeleteUser(ctx context.Context, poolID, email string) error
@@ -62,8 +68,9 @@ type SignIns interface {
 
 // Queues are the SQS calls.
 type Queues interface {
-	// Create makes a queue with the access policy and returns its URL.
-	Create(ctx context.Context, name, policy string) (url string, err error)
+	// Create makes a queue with the access policy and tags, and returns
+	// its URL.
+	Create(ctx context.Context, name, policy string, tags map[string]string) (url string, err error)
 	// Receive waits up to wait for messages, deletes them and returns
 	// their bodies.
 	Receive(ctx context.Context, url string, wait time.Duration) ([]string, error)
@@ -146,8 +153,15 @@ type Config struct {
 	// Default: not checked.
 	Region string
 	// KeepStack keeps a stack this run created. A stack that existed
-	// before the run is always kept.
+	// before the run is always kept, and a stack is destroyed only when it
+	// carries this run's RunTag.
 	KeepStack bool
+	// Retained says the environment keeps its stateful resources (cdk.json
+	// removalPolicy "retain"): a production environment, with real users.
+	// Run refuses it unless AllowRetained.
+	Retained bool
+	// AllowRetained runs against a Retained environment all the same.
+	AllowRetained bool
 	// Lead is how far ahead each task is due. Default: 2 minutes.
 	Lead time.Duration
 	// MoveBy is how much later the moved deadline is. Default: 2 minutes.
@@ -161,7 +175,10 @@ type Config struct {
 	// EmailDomain is the domain of the test user's address (PreSignUp may
 	// allow only some). Default: example.com.
 	EmailDomain string
-	// RunID names what the run creates. Default: random.
+	// RunID names what the run creates (the prefix "unschedule-smoke-<id>"
+	// of the user's address, the app client and the queue) and is the value
+	// of RunTag on what takes tags (the stack it creates, the queue).
+	// Default: random.
 	RunID string
 	// CredentialsTimeout bounds the credentials check. Default: 5 s.
 	CredentialsTimeout time.Duration
@@ -169,6 +186,17 @@ type Config struct {
 
 // ErrNoCredentials is the refusal to run without AWS credentials.
 var ErrNoCredentials = errors.New("no AWS credentials")
+
+// ErrRetainedEnvironment is the refusal to run against an environment that
+// retains its resources, without AllowRetained.
+var ErrRetainedEnvironment = errors.New("the environment retains its resources")
+
+// ErrStackNotFound is Stacks.Tags' answer for a stack that does not exist.
+var ErrStackNotFound = errors.New("no such stack")
+
+// RunTag is the tag key whose value is the RunID of the run that created
+// the resource.
+const RunTag = "unschedule:smoke-run"
 
 // Stack is the app's stack name for an environment (app.go).
 func Stack(env string) string { return "Unschedule-" + env }
@@ -335,6 +363,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (Report, error) {
 	stack := Stack(r.cfg.Env)
 	fmt.Fprintf(r.d.Out, "smoke run %s: stack %s\n", r.cfg.RunID, stack)
 
+	r.step(ctx, "environment "+r.cfg.Env, r.checkEnvironment)
 	r.step(ctx, "AWS credentials", r.checkCredentials)
 	if r.failed {
 		// Refuse before anything else: nothing to clean up.
@@ -356,6 +385,22 @@ func Run(ctx context.Context, cfg Config, d Deps) (Report, error) {
 	}
 	fmt.Fprintf(r.d.Out, "\nsmoke run %s summary:\n%s", r.cfg.RunID, r.report.Summary())
 	return r.report, errors.Join(errs...)
+}
+
+// checkEnvironment refuses an environment that retains its resources: the
+// run would deploy this working tree over its stack and add a user and an
+// app client to its user pool.
+func (r *run) checkEnvironment(context.Context) (string, error) {
+	if !r.cfg.Retained {
+		return "removalPolicy destroy", nil
+	}
+	if r.cfg.AllowRetained {
+		return "removalPolicy retain; allowed (-allow-retained)", nil
+	}
+	return "", fmt.Errorf("%w: environment %q has removalPolicy \"retain\" in cdk.json, so it is treated as production: "+
+		"the smoke test would deploy this working tree over its stack %s and add a test user and an admin-auth app client to its user pool. "+
+		"Run it against a disposable environment (ENV=dev), or pass -allow-retained (make smoke ENV=%s SMOKE_FLAGS=-allow-retained) if you mean it; "+
+		"nothing was deployed", ErrRetainedEnvironment, r.cfg.Env, Stack(r.cfg.Env), r.cfg.Env)
 }
 
 func (r *run) checkCredentials(ctx context.Context) (string, error) {
@@ -383,20 +428,45 @@ func (r *run) deploy(ctx context.Context, stack string) (string, error) {
 		return "", err
 	}
 	note := "existing stack updated; it is kept"
+	var tags map[string]string
 	if !existed {
-		note = "stack created; destroyed at the end"
+		// Only a stack this run creates carries its tag: an existing
+		// stack's tags are left as they are.
+		tags = r.tags()
+		note = "stack created (tag " + RunTag + "=" + r.cfg.RunID + "); destroyed at the end"
 		if r.cfg.KeepStack {
-			note = "stack created; kept (-keep-stack)"
+			note = "stack created (tag " + RunTag + "=" + r.cfg.RunID + "); kept (-keep-stack)"
 		} else {
 			// Registered before the deploy: a failed create leaves a
 			// rolled-back stack to delete too.
-			r.onCleanup("destroy "+stack, func(ctx context.Context) error { return r.d.CDK.Destroy(ctx, stack) })
+			r.onCleanup("destroy "+stack, func(ctx context.Context) error { return r.destroy(ctx, stack) })
 		}
 	}
-	if err := r.d.CDK.Deploy(ctx, stack); err != nil {
+	if err := r.d.CDK.Deploy(ctx, stack, tags); err != nil {
 		return "", err
 	}
 	return note, nil
+}
+
+// tags are what the run tags the resources it creates with.
+func (r *run) tags() map[string]string { return map[string]string{RunTag: r.cfg.RunID} }
+
+// destroy destroys the stack only when it carries this run's tag: a stack
+// made by someone else between the existence check and the deploy is not
+// this run's to delete.
+func (r *run) destroy(ctx context.Context, stack string) error {
+	tags, err := r.d.Stacks.Tags(ctx, stack)
+	if errors.Is(err, ErrStackNotFound) {
+		return nil // the deploy failed before creating it
+	}
+	if err != nil {
+		return fmt.Errorf("read the tags of %s before destroying it: %w", stack, err)
+	}
+	if got := tags[RunTag]; got != r.cfg.RunID {
+		return fmt.Errorf("not destroyed: stack %s has %s=%q, not this run's %q, so this run did not create it; "+
+			"destroy it yourself if it is yours (make destroy ENV=%s)", stack, RunTag, got, r.cfg.RunID, r.cfg.Env)
+	}
+	return r.d.CDK.Destroy(ctx, stack)
 }
 
 func (r *run) outputs(ctx context.Context, stack string) (string, error) {
@@ -422,10 +492,15 @@ func Password() string { return "Smoke-" + randomHex(12) + "-Aa1!" }
 func (r *run) signUp(ctx context.Context) (string, error) {
 	r.email = "unschedule-smoke-" + r.cfg.RunID + "@" + r.cfg.EmailDomain
 	r.password = Password()
-	r.onCleanup("delete user "+r.email, func(ctx context.Context) error {
-		return r.d.Accounts.DeleteUser(ctx, r.out.UserPoolID, r.email)
-	})
 	sub, err := r.d.Accounts.SignUp(ctx, r.out.UserPoolClientID, r.email, r.password)
+	if sub != "" {
+		// Registered once the user exists: a failed sign-up (the address
+		// taken, say) must not delete a user this run did not create.
+		email := r.email
+		r.onCleanup("delete user "+email, func(ctx context.Context) error {
+			return r.d.Accounts.DeleteUser(ctx, r.out.UserPoolID, email)
+		})
+	}
 	if err != nil {
 		return "", err
 	}
@@ -456,7 +531,7 @@ func (r *run) subscribeQueue(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	url, err := r.d.Queues.Create(ctx, name, QueuePolicy(arn, topic))
+	url, err := r.d.Queues.Create(ctx, name, QueuePolicy(arn, topic), r.tags())
 	if err != nil {
 		return "", err
 	}

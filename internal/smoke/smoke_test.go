@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ func names(steps []Step) []string {
 }
 
 var happySteps = []string{
+	"environment dev",
 	"AWS credentials",
 	"deploy Unschedule-dev",
 	"read the stack outputs",
@@ -70,6 +72,15 @@ func TestRunDrivesTheLifecycleAndCleansUp(t *testing.T) {
 			"delete-client client-1", "delete-user eu-west-1_pool", "destroy"}
 		if got := w.calls[len(w.calls)-len(tail):]; !reflect.DeepEqual(got, tail) {
 			t.Fatalf("cleanup calls %q, want %q", got, tail)
+		}
+	})
+	t.Run("what it creates carries the run's tag", func(t *testing.T) {
+		want := map[string]string{RunTag: "run1"}
+		if !reflect.DeepEqual(w.queueTags, want) {
+			t.Fatalf("queue tags %v, want %v", w.queueTags, want)
+		}
+		if !strings.Contains(out.String(), "stack created (tag unschedule:smoke-run=run1)") {
+			t.Fatalf("the deploy step does not name the stack's tag:\n%s", out.String())
 		}
 	})
 	t.Run("nothing is left", func(t *testing.T) {
@@ -127,7 +138,7 @@ func TestRunRefusesWithoutCredentials(t *testing.T) {
 			t.Fatalf("message %q (report %q) lacks %q", err, out.String(), want)
 		}
 	}
-	if !reflect.DeepEqual(w.calls, []string{"credentials"}) || len(rep.Steps) != 1 {
+	if !reflect.DeepEqual(w.calls, []string{"credentials"}) || len(rep.Steps) != 2 {
 		t.Fatalf("calls %q, steps %v: want nothing after the refusal", w.calls, names(rep.Steps))
 	}
 }
@@ -147,8 +158,10 @@ func TestCleanupOnFailure(t *testing.T) {
 		{"deploy", true, false, "deploy Unschedule-dev", nil},
 		{"deploy", false, true, "deploy Unschedule-dev", nil},
 		{"outputs", false, false, "read the stack outputs", []string{"destroy"}},
-		{"signup", false, false, "sign up through Cognito (PreSignUp confirms)", []string{"delete-user eu-west-1_pool", "destroy"}},
-		{"signup", true, false, "sign up through Cognito (PreSignUp confirms)", []string{"delete-user eu-west-1_pool"}},
+		// A failed sign-up created no user: there is none to delete (the
+		// address may be someone else's).
+		{"signup", false, false, "sign up through Cognito (PreSignUp confirms)", []string{"destroy"}},
+		{"signup", true, false, "sign up through Cognito (PreSignUp confirms)", nil},
 		{"create-client", false, false, "sign in (temporary admin-auth app client)", []string{"delete-user eu-west-1_pool", "destroy"}},
 		{"signin", false, false, "sign in (temporary admin-auth app client)",
 			[]string{"delete-client client-1", "delete-user eu-west-1_pool", "destroy"}},
@@ -178,8 +191,7 @@ func TestCleanupOnFailure(t *testing.T) {
 			if !reflect.DeepEqual(failed, []string{tc.failStep}) {
 				t.Fatalf("failed steps %q", failed)
 			}
-			i := len(w.calls) - len(tc.cleanups)
-			if got := w.calls[i:]; !reflect.DeepEqual(got, tc.cleanups) && len(tc.cleanups) > 0 {
+			if got := cleanupCalls(w.calls); !reflect.DeepEqual(got, tc.cleanups) {
 				t.Fatalf("cleanup calls %q, want %q (all calls %q)", got, tc.cleanups, w.calls)
 			}
 			for _, c := range w.calls {
@@ -189,6 +201,94 @@ func TestCleanupOnFailure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cleanupCalls are the calls that delete something, in order.
+func cleanupCalls(calls []string) []string {
+	var out []string
+	for _, c := range calls {
+		for _, p := range []string{"destroy", "delete-", "unsubscribe", "api-delete"} {
+			if strings.HasPrefix(c, p) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// TestRunRefusesRetainedEnvironments: an environment that retains its
+// resources (prod) is refused before anything is called, with the flag
+// that allows it named; with that flag the run goes on.
+func TestRunRefusesRetainedEnvironments(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		retained, allow bool
+		refused         bool
+	}{
+		{"destroy policy", false, false, false},
+		{"retained", true, false, true},
+		{"retained, allowed", true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld()
+			_, err := Run(context.Background(), Config{Env: "prod", RunID: "run1", Retained: tc.retained, AllowRetained: tc.allow}, w.deps())
+			if !tc.refused {
+				if err != nil || !slices.Contains(w.calls, "deploy") {
+					t.Fatalf("err %v, calls %q: want a full run", err, w.calls)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRetainedEnvironment) || len(w.calls) != 0 {
+				t.Fatalf("err %v, calls %q: want a refusal before any call", err, w.calls)
+			}
+			for _, want := range []string{`"prod"`, `removalPolicy "retain"`, "-allow-retained", "ENV=dev", "nothing was deployed"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("refusal %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRunDeletesOnlyWhatItCreated: a user whose sign-up failed after it was
+// created is deleted; a stack that another party created between the
+// existence check and the deploy is not destroyed (it lacks the run's
+// tag), and an existing stack is updated without tags.
+func TestRunDeletesOnlyWhatItCreated(t *testing.T) {
+	t.Run("an unconfirmed user is still deleted", func(t *testing.T) {
+		w := newWorld()
+		w.bugs["sign-up not confirmed"] = true
+		_, err := Run(context.Background(), Config{Env: "dev", RunID: "run1"}, w.deps())
+		if err == nil || !strings.Contains(err.Error(), "not confirmed") {
+			t.Fatalf("err %v", err)
+		}
+		if got, want := cleanupCalls(w.calls), []string{"delete-user eu-west-1_pool", "destroy"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("cleanup calls %q, want %q", got, want)
+		}
+	})
+	t.Run("a stack it did not create is not destroyed", func(t *testing.T) {
+		w := newWorld()
+		w.foreign = true
+		rep, err := Run(context.Background(), Config{Env: "dev", RunID: "run1"}, w.deps())
+		if slices.Contains(w.calls, "destroy") {
+			t.Fatalf("destroyed a stack tagged by another run: %q", w.calls)
+		}
+		last := rep.Steps[len(rep.Steps)-1]
+		if last.Name != "cleanup: destroy Unschedule-dev" || last.Err == nil ||
+			!strings.Contains(last.Err.Error(), `not destroyed: stack Unschedule-dev has unschedule:smoke-run="someone-else"`) || err == nil {
+			t.Fatalf("last step %+v, err %v", last, err)
+		}
+	})
+	t.Run("an existing stack is updated untagged and kept", func(t *testing.T) {
+		w := newWorld()
+		w.existed = true
+		if _, err := Run(context.Background(), Config{Env: "dev", RunID: "run1"}, w.deps()); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(w.calls, "destroy") || w.stackTags[RunTag] != "" {
+			t.Fatalf("calls %q, stack tags %v", w.calls, w.stackTags)
+		}
+	})
 }
 
 // TestCleanupAfterCancel: Ctrl-C mid-run still cleans up, with a live

@@ -43,6 +43,8 @@ func NewStack(scope awscdk.App, id string) *App {
 	appts.Grant(worker.Function, jsii.String("dynamodb:Query"))
 	jobs := deferredjobs.NewDeferredJobs(stack, jsii.String("WeeklyAnalytics"), &deferredjobs.DeferredJobsProps{
 		Worker: worker.Function, WorkerMaxConcurrency: 5, Logs: logs,
+		// An example: its markers go with the stack.
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 	book := gofn.NewFunction(stack, jsii.String("Book"), &gofn.FunctionProps{
 		Entry: "github.com/unschedule/unschedule/examples/barbershop/book", Description: "Books an appointment and marks the shop active", Logs: logs, Environment: env,

@@ -98,6 +98,22 @@ func (s Stacks) Outputs(ctx context.Context, stack string) (map[string]string, e
 	return m, nil
 }
 
+// Tags implements smoke.Stacks.
+func (s Stacks) Tags(ctx context.Context, stack string) (map[string]string, error) {
+	out, err := s.describe(ctx, stack)
+	if stackMissing(err) || (err == nil && len(out.Stacks) == 0) {
+		return nil, fmt.Errorf("stack %s: %w", stack, smoke.ErrStackNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describe stack %s: %w", stack, err)
+	}
+	m := map[string]string{}
+	for _, t := range out.Stacks[0].Tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m, nil
+}
+
 // CognitoAPI is what Users calls; *cognitoidentityprovider.Client is one.
 type CognitoAPI interface {
 	SignUp(ctx context.Context, in *cip.SignUpInput, opts ...func(*cip.Options)) (*cip.SignUpOutput, error)
@@ -129,7 +145,8 @@ func (u Users) SignUp(ctx context.Context, clientID, email, password string) (st
 		return "", fmt.Errorf("sign up %s: %w", email, err)
 	}
 	if !out.UserConfirmed {
-		return "", fmt.Errorf("sign up %s: the user is not confirmed: the PreSignUp trigger should confirm every allowed address", email)
+		// The user exists: its sub goes back so the run deletes it.
+		return aws.ToString(out.UserSub), fmt.Errorf("sign up %s: the user is not confirmed: the PreSignUp trigger should confirm every allowed address", email)
 	}
 	return aws.ToString(out.UserSub), nil
 }
@@ -199,8 +216,8 @@ type Queues struct{ API SQSAPI }
 var _ smoke.Queues = Queues{}
 
 // Create implements smoke.Queues.
-func (q Queues) Create(ctx context.Context, name, policy string) (string, error) {
-	out, err := q.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
+func (q Queues) Create(ctx context.Context, name, policy string, tags map[string]string) (string, error) {
+	out, err := q.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: tags, Attributes: map[string]string{
 		string(sqstypes.QueueAttributeNamePolicy):                 policy,
 		string(sqstypes.QueueAttributeNameSqsManagedSseEnabled):   "true",
 		string(sqstypes.QueueAttributeNameMessageRetentionPeriod): "3600",

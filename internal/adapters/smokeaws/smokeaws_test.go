@@ -3,6 +3,7 @@ package smokeaws
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
@@ -107,6 +109,30 @@ func TestStacks(t *testing.T) {
 	if m, err := (Stacks{API: fakeCF{out: one}}).Outputs(context.Background(), "s"); err != nil || m["ApiUrl"] != "https://x/" {
 		t.Fatalf("outputs %v %v", m, err)
 	}
+	t.Run("tags", func(t *testing.T) {
+		tagged := &cloudformation.DescribeStacksOutput{Stacks: []cftypes.Stack{{Tags: []cftypes.Tag{
+			{Key: aws.String(smoke.RunTag), Value: aws.String("run1")}}}}}
+		for _, tc := range []struct {
+			name    string
+			api     fakeCF
+			want    map[string]string
+			wantErr error
+		}{
+			{"tagged", fakeCF{out: tagged}, map[string]string{smoke.RunTag: "run1"}, nil},
+			{"missing", fakeCF{err: missing}, nil, smoke.ErrStackNotFound},
+			{"no stack in the answer", fakeCF{out: &cloudformation.DescribeStacksOutput{}}, nil, smoke.ErrStackNotFound},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := Stacks{API: tc.api}.Tags(context.Background(), "Unschedule-dev")
+				if !errors.Is(err, tc.wantErr) || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+					t.Fatalf("%v %v, want %v %v", got, err, tc.want, tc.wantErr)
+				}
+			})
+		}
+		if _, err := (Stacks{API: fakeCF{err: &smithy.GenericAPIError{Code: "AccessDenied"}}}).Tags(context.Background(), "s"); err == nil || errors.Is(err, smoke.ErrStackNotFound) {
+			t.Fatalf("access denied read as %v", err)
+		}
+	})
 }
 
 type fakeCognito struct {
@@ -139,9 +165,16 @@ func TestUsers(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sign up needs PreSignUp's confirmation", func(t *testing.T) {
 		f := &fakeCognito{signUp: &cip.SignUpOutput{UserSub: aws.String("sub-1"), UserConfirmed: false}}
-		if _, err := (Users{API: f}).SignUp(ctx, "c", "a@example.com", "p"); err == nil || !strings.Contains(err.Error(), "PreSignUp") {
-			t.Fatalf("err %v", err)
+		// The unconfirmed user exists: its sub comes back with the error,
+		// so the run deletes it.
+		if sub, err := (Users{API: f}).SignUp(ctx, "c", "a@example.com", "p"); err == nil || !strings.Contains(err.Error(), "PreSignUp") || sub != "sub-1" {
+			t.Fatalf("%q %v", sub, err)
 		}
+		f.err, f.signUp = errors.New("UsernameExistsException"), nil
+		if sub, err := (Users{API: f}).SignUp(ctx, "c", "a@example.com", "p"); err == nil || sub != "" {
+			t.Fatalf("a failed sign-up returned sub %q (%v): the run would delete a user it did not create", sub, err)
+		}
+		f.err, f.signUp = nil, &cip.SignUpOutput{UserSub: aws.String("sub-1")}
 		f.signUp.UserConfirmed = true
 		if sub, err := (Users{API: f}).SignUp(ctx, "c", "a@example.com", "p"); err != nil || sub != "sub-1" {
 			t.Fatalf("%q %v", sub, err)
@@ -221,5 +254,28 @@ func TestSchedules(t *testing.T) {
 	_, err = Schedules{API: fakeScheduler{err: &schedtypes.ResourceNotFoundException{}}}.At(context.Background(), "g", "task-1")
 	if !errors.Is(err, task.ErrScheduleNotFound) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+type fakeSQS struct {
+	SQSAPI
+	in *sqs.CreateQueueInput
+}
+
+func (f *fakeSQS) CreateQueue(_ context.Context, in *sqs.CreateQueueInput, _ ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error) {
+	f.in = in
+	return &sqs.CreateQueueOutput{QueueUrl: aws.String("https://sqs.example/" + aws.ToString(in.QueueName))}, nil
+}
+
+// TestQueueCarriesTheRunTag: the queue is created with the run's tags,
+// encrypted, with the topic's policy.
+func TestQueueCarriesTheRunTag(t *testing.T) {
+	f := &fakeSQS{}
+	url, err := Queues{API: f}.Create(context.Background(), "unschedule-smoke-run1", `{"p":1}`, map[string]string{smoke.RunTag: "run1"})
+	if err != nil || url != "https://sqs.example/unschedule-smoke-run1" {
+		t.Fatalf("%q %v", url, err)
+	}
+	if f.in.Tags[smoke.RunTag] != "run1" || f.in.Attributes["Policy"] != `{"p":1}` || f.in.Attributes["SqsManagedSseEnabled"] != "true" {
+		t.Fatalf("create queue input %+v", f.in)
 	}
 }
