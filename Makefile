@@ -120,7 +120,7 @@ destroy: deps
 ## credentials, before building anything): deploy ENV's stack, drive the
 ## task lifecycle through Cognito, the API, the scheduler and SNS into an
 ## SQS queue, report each step's latency, and destroy what it created, also
-## when a step fails (cmd/smoke, internal/smoke). SMOKE_FLAGS: -keep-stack,
+## when a step fails (cmd/smoke, internal/smoke). SMOKE_FLAGS: -keep-stack, -allow-retained (an environment whose cdk.json removalPolicy is retain, e.g. prod),
 ## -yes (deploy without the approval prompt), -email-domain.
 smoke: deps
 	go run ./cmd/smoke -env $(ENV) -preflight
