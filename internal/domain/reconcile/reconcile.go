@@ -541,11 +541,21 @@ func (x *run) collect(t task.Task, confirmed bool) {
 
 // task checks one task of the tasks phase, and reports whether its
 // schedule is confirmed. Tasks due by the cut are the overdue sweep's;
-// Expired ones are too (they were due before they expired).
+// Expired ones are too (they were due before they expired). A Pending
+// one listed here past the cut is one the sweep did not reach: the index
+// sorts the due attribute as stored, and a writer's spelling with a
+// positive offset ("T09:00:00+01:00" for 08:00Z) or a lower-case "t"
+// sorts after the sweep's bound (that offset, or up to a day). It is
+// expired here, so a lost schedule costs such a task at most one pass.
 func (x *run) task(ctx context.Context, t task.Task) (confirmed bool) {
 	x.res.TasksChecked++
 	now := x.d.Clock.Now()
-	if t.Status != task.StatusPending || !t.DueAt.After(x.cut) || !t.DueAt.After(now) {
+	if t.Status == task.StatusPending && !t.DueAt.After(x.cut) {
+		x.expire(ctx, x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt)),
+			t, "overdue task the sweep did not list")
+		return false
+	}
+	if t.Status != task.StatusPending || !t.DueAt.After(now) {
 		// Overdue, or due within the grace period: its schedule is firing
 		// now, and the next run's sweep expires it if that fails.
 		return false
