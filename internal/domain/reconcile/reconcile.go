@@ -27,7 +27,9 @@
 //     task (its deadline changed since, or its item predates the record)
 //     is read back with GetSchedule and repaired; once its last change is
 //     older than Config.Settle, the result is recorded so that later
-//     passes trust it.
+//     passes trust it. A Pending task overdue by its instant that the
+//     sweep did not list (a writer's spelling that sorts after the
+//     sweep's bound) is expired here.
 //  3. The schedules phase lists the schedule group (one call per 100
 //     schedules). A schedule of a Pending task costs nothing more; any
 //     other is read and, when its task is gone or finished, deleted. When
