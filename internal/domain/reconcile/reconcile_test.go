@@ -323,7 +323,8 @@ func TestRunStaleListing(t *testing.T) {
 // ("T12:50:00+01:00" for 11:50Z) or a lower-case "t" sorts after the
 // sweep's bound and the sweep does not list it; one with a negative offset
 // is listed before its instant. One run expires and notifies every
-// overdue spelling whatever its order, and gives a future one its
+// overdue spelling whatever its order, and deletes its schedule (a TTL
+// marker, say, that has not fired yet); it gives a future one its
 // schedule, never an early expiry.
 func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
 	ctx := context.Background()
@@ -342,6 +343,11 @@ func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
 				if err := w.store.PutItemSpelled(tk, spelled); err != nil {
 					t.Fatal(err)
 				}
+				if tc.overdue {
+					if err := w.sched.Create(ctx, task.ScheduleFor(tk)); err != nil {
+						t.Fatal(err)
+					}
+				}
 				res := w.run(t, Config{})
 				got, err := w.store.Get(ctx, tk.UserID, tk.TaskID)
 				if err != nil {
@@ -355,10 +361,11 @@ func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
 					}
 					return
 				}
+				_, left := w.sched.Lookup(task.ScheduleName(tk.TaskID))
 				if got.Status != task.StatusExpired || got.NotifiedAt.IsZero() || w.outbox.SentFor(tk.TaskID) != 1 ||
-					res.TasksExpired != 1 || res.Errors != 0 {
-					t.Fatalf("task %s (notified %v), %d notifications, Result %+v: want it Expired and notified once, no error",
-						got.Status, !got.NotifiedAt.IsZero(), w.outbox.SentFor(tk.TaskID), res)
+					left || res.TasksExpired != 1 || res.Errors != 0 {
+					t.Fatalf("task %s (notified %v), %d notifications, schedule left %v, Result %+v: want it Expired and notified once, its schedule deleted, no error",
+						got.Status, !got.NotifiedAt.IsZero(), w.outbox.SentFor(tk.TaskID), left, res)
 				}
 			})
 		}
