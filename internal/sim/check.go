@@ -126,6 +126,22 @@ func remStateBefore(t *taskState, seq int) (remState, bool) {
 	return st, live
 }
 
+// handledBefore reports whether the cancel worker handled a message
+// carrying reminder time at between the edit that set it (from) and that
+// time. An edit's reminder schedule is made only by the worker, and not
+// once its time has passed (no late catch-up, by design): when faults on
+// the stream and the queue (retried records, throttled enqueues,
+// visibility timeouts, crashes) hold that message past the time, the
+// reminder is not owed. A create's reminder schedule is the API's own.
+func handledBefore(t *taskState, from, at time.Time) bool {
+	for _, h := range t.remHandled[task.FormatTime(at)] {
+		if !h.Before(from) && h.Before(at) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkReminders checks I6 for one task.
 func (w *world) checkReminders(t *taskState) {
 	// Safety: each reminder was for the deadline and reminder time in
@@ -188,7 +204,7 @@ func (w *world) checkReminders(t *taskState) {
 				break
 			}
 		}
-		if !stable {
+		if !stable || (o.kind != opCreate && !handledBefore(t, o.at, at)) {
 			continue
 		}
 		w.res.RemindersOwed++

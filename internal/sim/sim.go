@@ -150,6 +150,11 @@ type taskState struct {
 	// attempts (redriven only after every deadline: too late to owe it).
 	remDupAllowed int
 	remDead       bool
+	// remHandled is when the cancel worker handled a schedule or
+	// reschedule message carrying each reminder time (keyed by
+	// task.FormatTime of it): a reminder set by an edit is made only by
+	// such a message, and only while its time is ahead (I6).
+	remHandled map[string][]time.Time
 }
 
 type opKind string
@@ -899,6 +904,16 @@ func (w *world) handle(batch []pipeline.Received) {
 		before[r.GroupID] = w.blamed[groupTask(r.GroupID)]
 		if r.ReceiveCount > w.qcfg.MaxReceiveCount {
 			w.violate("I4", "message %s received %d times (bound %d)", r.MessageID, r.ReceiveCount, w.qcfg.MaxReceiveCount)
+		}
+	}
+	for _, d := range ds {
+		if m, err := cancel.Parse(d.Body); err == nil && m.Action != cancel.ActionCancel && !m.RemindAt.IsZero() {
+			t := w.task(groupTask(d.GroupID))
+			if t.remHandled == nil {
+				t.remHandled = map[string][]time.Time{}
+			}
+			k := task.FormatTime(m.RemindAt)
+			t.remHandled[k] = append(t.remHandled[k], w.clock.Now())
 		}
 	}
 	failed := map[string]bool{}

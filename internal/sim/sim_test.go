@@ -304,3 +304,30 @@ func TestConcurrentFires(t *testing.T) {
 		t.Error("no concurrent invocation was injected")
 	}
 }
+
+// An edit's reminder is owed (I6) only when the worker handled a message
+// carrying its time between the edit and that time: one handled before
+// the edit is a stale message, one at or after the time makes nothing.
+func TestHandledBefore(t *testing.T) {
+	edit := start.Add(10 * time.Minute)
+	at := edit.Add(3 * time.Minute)
+	for _, tc := range []struct {
+		name    string
+		handled []time.Time
+		want    bool
+	}{
+		{"never handled", nil, false},
+		{"handled before the edit only", []time.Time{edit.Add(-time.Second)}, false},
+		{"handled at the edit", []time.Time{edit}, true},
+		{"handled between", []time.Time{edit.Add(-time.Minute), edit.Add(time.Minute)}, true},
+		{"handled at the reminder time", []time.Time{at}, false},
+		{"handled after it", []time.Time{at.Add(41 * time.Second)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := &taskState{remHandled: map[string][]time.Time{task.FormatTime(at): tc.handled}}
+			if got := handledBefore(ts, edit, at); got != tc.want {
+				t.Errorf("handledBefore = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

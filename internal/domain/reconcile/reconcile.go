@@ -27,7 +27,9 @@
 //     task (its deadline changed since, or its item predates the record)
 //     is read back with GetSchedule and repaired; once its last change is
 //     older than Config.Settle, the result is recorded so that later
-//     passes trust it.
+//     passes trust it. A Pending task overdue by its instant that the
+//     sweep did not list (a writer's spelling that sorts after the
+//     sweep's bound) is expired here.
 //  3. The schedules phase lists the schedule group (one call per 100
 //     schedules). A schedule of a Pending task costs nothing more; any
 //     other is read and, when its task is gone or finished, deleted. When
@@ -446,7 +448,9 @@ func (x *run) walk(ctx context.Context, cp *Checkpoint) error {
 			n, next = len(page.Tasks), page.Cursor
 			item = func(i int) {
 				t := page.Tasks[i]
-				x.collect(t, x.task(ctx, t))
+				if confirmed, pending := x.task(ctx, t); pending {
+					x.collect(t, confirmed)
+				}
 			}
 		case PhaseSchedules:
 			if !x.havePending {
@@ -540,31 +544,43 @@ func (x *run) collect(t task.Task, confirmed bool) {
 }
 
 // task checks one task of the tasks phase, and reports whether its
-// schedule is confirmed. Tasks due by the cut are the overdue sweep's;
-// Expired ones are too (they were due before they expired).
-func (x *run) task(ctx context.Context, t task.Task) (confirmed bool) {
+// schedule is confirmed, and whether the task is still Pending as listed
+// (the schedules phase keeps the schedule of a task it collected). Tasks due by the cut are the overdue sweep's;
+// Expired ones are too (they were due before they expired). A Pending
+// one listed here past the cut is one the sweep did not reach: the index
+// sorts the due attribute as stored, and a writer's spelling with a
+// positive offset ("T09:00:00+01:00" for 08:00Z) or a lower-case "t"
+// sorts after the sweep's bound (that offset, or up to a day). It is
+// expired here, so a lost schedule costs such a task at most one pass;
+// then its schedule, if any, is an orphan that the schedules phase deletes.
+func (x *run) task(ctx context.Context, t task.Task) (confirmed, pending bool) {
 	x.res.TasksChecked++
 	now := x.d.Clock.Now()
-	if t.Status != task.StatusPending || !t.DueAt.After(x.cut) || !t.DueAt.After(now) {
+	if t.Status == task.StatusPending && !t.DueAt.After(x.cut) {
+		return false, !x.expire(ctx, x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt)),
+			t, "overdue task the sweep did not list")
+	}
+	pending = t.Status == task.StatusPending
+	if !pending || !t.DueAt.After(now) {
 		// Overdue, or due within the grace period: its schedule is firing
 		// now, and the next run's sweep expires it if that fails.
-		return false
+		return false, pending
 	}
 	if t.ScheduleConfirmed() {
-		return true // no scheduler call: the schedules phase sees it deleted
+		return true, true // no scheduler call: the schedules phase sees it deleted
 	}
 	log := x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
 	fresh, ok, err := x.ensureSchedule(ctx, log, t)
 	if err != nil {
 		x.fail(ctx, log, "repair schedule", err)
-		return false
+		return false, true
 	}
 	if !ok {
-		return false
+		return false, true
 	}
 	if err := x.ensureReminder(ctx, log, fresh); err != nil {
 		x.fail(ctx, log, "repair reminder schedule", err)
-		return false
+		return false, true
 	}
 	if now.Sub(fresh.UpdatedAt) >= x.cfg.Settle {
 		switch err := x.d.Tasks.MarkScheduled(ctx, fresh.UserID, fresh.TaskID, fresh.DueAt); {
@@ -577,40 +593,43 @@ func (x *run) task(ctx context.Context, t task.Task) (confirmed bool) {
 			if fresh.ScheduleRepair {
 				x.res.RepairFlagsCleared++
 			}
-			return true
+			return true, true
 		}
-		return false
+		return false, true
 	}
 	// Changed recently: a reschedule may still be on its way, so the
 	// schedule stays unconfirmed and is checked again next pass.
 	if fresh.ScheduleRepair {
 		if err := x.d.Tasks.SetScheduleRepair(ctx, fresh.UserID, fresh.TaskID, false); err != nil {
 			x.fail(ctx, log, "clear repair mark", err)
-			return false
+			return false, true
 		}
 		x.res.RepairFlagsCleared++
 		log.InfoContext(ctx, "repair mark cleared")
 	}
-	return false
+	return false, true
 }
 
-// expire runs the expiry use case on a listed task. A notification that
+// expire runs the expiry use case on a listed task, and reports whether
+// it expired it (or re-notified it). A notification that
 // another attempt is publishing right now (task.ErrNotifyInProgress) is
 // not a failure: that attempt records it, or the next pass takes over.
-func (x *run) expire(ctx context.Context, log *slog.Logger, t task.Task, what string) {
+func (x *run) expire(ctx context.Context, log *slog.Logger, t task.Task, what string) (expired bool) {
 	out, err := x.d.Expirer.Expire(ctx, task.ExpireRequest{UserID: t.UserID, TaskID: t.TaskID, DueAt: t.DueAt})
 	if errors.Is(err, task.ErrNotifyInProgress) {
 		log.InfoContext(ctx, what+": its notification is in progress elsewhere; the next pass checks again")
-		return
+		return false
 	}
 	if err != nil {
 		x.fail(ctx, log, "expire "+what, err)
-		return
+		return false
 	}
 	if out == task.Expired || out == task.Renotified {
 		x.res.TasksExpired++
 		log.InfoContext(ctx, what+" expired", "outcome", out)
+		return true
 	}
+	return false
 }
 
 // ensureSchedule gives a Pending task the schedule task.ScheduleFor says

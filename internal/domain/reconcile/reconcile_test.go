@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -314,6 +315,60 @@ func TestRunStaleListing(t *testing.T) {
 	}
 	if got, _ := w.sched.Lookup(task.ScheduleName(old.TaskID)); got != task.ScheduleFor(moved) {
 		t.Errorf("schedule = %+v, want it at the new deadline", got)
+	}
+}
+
+// The pending index sorts the due attribute as stored, so a writer's
+// spelling of an overdue instant with a positive offset
+// ("T12:50:00+01:00" for 11:50Z) or a lower-case "t" sorts after the
+// sweep's bound and the sweep does not list it; one with a negative offset
+// is listed before its instant. One run expires and notifies every
+// overdue spelling whatever its order, and deletes its schedule (a TTL
+// marker, say, that has not fired yet); it gives a future one its
+// schedule, never an early expiry.
+func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		due     time.Time
+		overdue bool
+	}{
+		{"overdue", t0.Add(-10 * time.Minute), true},
+		{"due later", t0.Add(10 * time.Minute), false},
+	} {
+		for _, spelled := range contract.WriterSpellings(tc.due) {
+			t.Run(tc.name+" "+spelled, func(t *testing.T) {
+				w := newWorld(t)
+				tk := newTask(tc.due)
+				if err := w.store.PutItemSpelled(tk, spelled); err != nil {
+					t.Fatal(err)
+				}
+				if tc.overdue {
+					if err := w.sched.Create(ctx, task.ScheduleFor(tk)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				res := w.run(t, Config{})
+				got, err := w.store.Get(ctx, tk.UserID, tk.TaskID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tc.overdue {
+					sc, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID))
+					if got.Status != task.StatusPending || !ok || !sc.At.Equal(tc.due) || res.Errors != 0 {
+						t.Fatalf("task %s, schedule %+v (made %v), Result %+v: want it Pending with its schedule at %s and no error",
+							got.Status, sc, ok, res, task.FormatTime(tc.due))
+					}
+					return
+				}
+				_, left := w.sched.Lookup(task.ScheduleName(tk.TaskID))
+				if got.Status != task.StatusExpired || got.NotifiedAt.IsZero() || w.outbox.SentFor(tk.TaskID) != 1 ||
+					left || res.TasksExpired != 1 || res.Errors != 0 {
+					t.Fatalf("task %s (notified %v), %d notifications, schedule left %v, Result %+v: want it Expired and notified once, its schedule deleted, no error",
+						got.Status, !got.NotifiedAt.IsZero(), w.outbox.SentFor(tk.TaskID), left, res)
+				}
+			})
+		}
 	}
 }
 
