@@ -26,6 +26,7 @@ import { chromium } from 'playwright-core';
 import { scenarios } from './scenarios.mjs';
 import { campaignScenarios, SENDER_DOMAIN } from './campaign-scenarios.mjs';
 import { a11yReport } from './a11y.mjs';
+import { watchSecurity } from './security.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -124,6 +125,7 @@ async function main() {
   const server = await startServer(dataDir);
   console.log(`e2e: dev server at ${server.url} (ready in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   let context;
+  let security;
   let passed = 0;
   let failed = 0;
   const timings = [];
@@ -136,14 +138,18 @@ async function main() {
       viewport: { width: 1100, height: 900 },
     });
     console.log(`e2e: Chromium ${context.browser()?.version() ?? ''} ready (${((Date.now() - t0) / 1000).toFixed(1)} s since start)`);
+    security = await watchSecurity(context, server.url);
     const only = process.env.E2E_ONLY || '';
     for (const sc of [...scenarios, ...campaignScenarios].filter((s) => s.name.includes(only))) {
       const page = await context.newPage(); // a new tab: signed out (the token is in sessionStorage)
       page.setDefaultTimeout(15_000);
       const start = Date.now();
       const slug = sc.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+      security.begin();
       try {
         await sc.run({ page, url: server.url, results, log: (msg) => console.log(`    ${msg}`) });
+        const problems = await security.end();
+        if (problems.length) throw new Error(`security headers or CSP: ${problems.length} problems:\n${problems.join('\n')}`);
         const secs = (Date.now() - start) / 1000;
         await page.screenshot({ path: join(results, `${slug}.png`), fullPage: true });
         console.log(`ok   ${sc.name} (${secs.toFixed(1)} s)`);
@@ -172,6 +178,15 @@ async function main() {
     }
     await rm(dataDir, { recursive: true, force: true });
     await rm(profile, { recursive: true, force: true });
+  }
+  if (security) {
+    const t = security.totals();
+    await writeFile(join(results, 'security.json'), JSON.stringify(t, null, 2));
+    console.log(`e2e: security headers on ${t.documents.length} pages (${t.documents.join(', ')}) and ${t.routes.length} routes, nosniff on ${t.responses} answers: ${t.violations} CSP violations`);
+    if (passed > 0 && t.documents.length === 0) {
+      console.log('FAIL security check: no page of the dev server was loaded, so no header was checked');
+      failed++;
+    }
   }
   await writeFile(join(results, 'a11y.json'), JSON.stringify(a11yReport, null, 2));
   console.log(`e2e: axe-core (WCAG 2.2 AA) scanned ${a11yReport.length} states: ${a11yReport.reduce((n, r) => n + r.violations.length, 0)} violations`);

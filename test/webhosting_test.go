@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/webhosting"
+	"github.com/unschedule/unschedule/internal/webheaders"
 	"github.com/unschedule/unschedule/todoapp"
 )
 
@@ -35,16 +37,20 @@ var (
 )
 
 // webBackendConfig is what the todo stack passes: the API's URL, the
-// user pool's ids (parameters stand in for them) and the region.
+// user pool's ids and the campaign keys (parameters stand in for them; the
+// campaign API's URL is one token, unlike the task API's) and the region.
 func webBackendConfig(stack awscdk.Stack, api awsapigateway.RestApi) map[string]string {
 	param := func(name string) string {
 		return *awscdk.NewCfnParameter(stack, jsii.String(name), &awscdk.CfnParameterProps{Type: jsii.String("String")}).ValueAsString()
 	}
 	return map[string]string{
-		"apiUrl":           *api.Url(),
-		"userPoolId":       param("UserPoolId"),
-		"userPoolClientId": param("UserPoolClientId"),
-		"region":           *stack.Region(),
+		"apiUrl":                 *api.Url(),
+		"userPoolId":             param("UserPoolId"),
+		"userPoolClientId":       param("UserPoolClientId"),
+		"region":                 *stack.Region(),
+		"campaignsApiUrl":        param("CampaignsApiUrl"),
+		"campaignEventsHttp":     param("CampaignEventsHttp"),
+		"campaignEventsRealtime": param("CampaignEventsRealtime"),
 	}
 }
 
@@ -390,6 +396,81 @@ func webConfigAsset(t *testing.T, outdir string) map[string]string {
 	}
 	t.Fatalf("no config.json asset in %s", outdir)
 	return nil
+}
+
+// webFlatten writes a template value as text: Fn::Join joined, a Ref as
+// <name>, Fn::Select and Fn::Split spelled out; anything else as JSON.
+func webFlatten(v any) string {
+	m, ok := v.(map[string]any)
+	if s, isStr := v.(string); isStr {
+		return s
+	}
+	switch {
+	case !ok:
+	case m["Ref"] != nil:
+		return "<" + m["Ref"].(string) + ">"
+	case m["Fn::Join"] != nil:
+		args := m["Fn::Join"].([]any)
+		var parts []string
+		for _, p := range args[1].([]any) {
+			parts = append(parts, webFlatten(p))
+		}
+		return strings.Join(parts, args[0].(string))
+	case m["Fn::Select"] != nil:
+		args := m["Fn::Select"].([]any)
+		return fmt.Sprintf("<select %v of %s>", args[0], webFlatten(args[1]))
+	case m["Fn::Split"] != nil:
+		args := m["Fn::Split"].([]any)
+		return fmt.Sprintf("split %s %s", args[0], webFlatten(args[1]))
+	}
+	return JSON(v)
+}
+
+// TestWebHostingSecurityHeaders: the Amplify app sends the security
+// headers of internal/webheaders on every path, in the YAML form of its
+// mode, with connect-src naming the task API's origin, Cognito's endpoint
+// in the stack's region and partition, the campaign API's origin (cut at
+// deploy time: its URL is one token) and the AppSync Events hosts; a
+// change of headers starts a new deployment.
+func TestWebHostingSecurityHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		mode, head, indent, release string
+	}{
+		{mode: "bucket", head: "customHeaders:\n  - pattern: \"**/*\"\n    headers:\n", indent: "      ", release: "Custom::AmplifyStartDeployment"},
+		{mode: "git", head: "applications:\n  - appRoot: \"web\"\n    customHeaders:\n      - pattern: \"**/*\"\n        headers:\n", indent: "          ", release: "Custom::AmplifyStartJob"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			h := webHosting(t, tc.mode)
+			_, app := webOnly(t, h.synthed, "AWS::Amplify::App")
+			yaml := webFlatten(app["CustomHeaders"])
+			if !strings.HasPrefix(yaml, tc.head) {
+				t.Fatalf("CustomHeaders does not start with %q:\n%s", tc.head, yaml)
+			}
+			api := "<" + webID(t, h.synthed, "AWS::ApiGateway::RestApi") + ">"
+			split := "split / <CampaignsApiUrl>"
+			connect := []string{
+				"https://" + api + ".execute-api.<AWS::Region>.<AWS::URLSuffix>",
+				"<select 0 of " + split + ">//<select 2 of " + split + ">",
+				"https://cognito-idp.<AWS::Region>.<AWS::URLSuffix>",
+				"https://<CampaignEventsHttp>",
+				"wss://<CampaignEventsRealtime>",
+			}
+			headers := webheaders.For(connect)
+			for _, hd := range headers {
+				want := fmt.Sprintf("%s- key: %q\n%s  value: %q\n", tc.indent, hd.Name, tc.indent, hd.Value)
+				if !strings.Contains(yaml, want) {
+					t.Errorf("CustomHeaders lacks\n%s\nin\n%s", want, yaml)
+				}
+			}
+			if n := strings.Count(yaml, "- key: "); n != len(headers) {
+				t.Errorf("CustomHeaders has %d headers, want %d:\n%s", n, len(headers), yaml)
+			}
+			_, cr := webOnly(t, h.synthed, tc.release)
+			if got := JSON(cr["RerunOnChange"].(map[string]any)["Headers"]); got != JSON(app["CustomHeaders"]) {
+				t.Errorf("RerunOnChange.Headers = %s, want the app's CustomHeaders", got)
+			}
+		})
+	}
 }
 
 // TestWebHostingLeastPrivilege: the custom resource may start a

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/unschedule/unschedule/internal/webheaders"
 )
 
 // Defaults of WebHostingProps, in one place.
@@ -85,10 +87,7 @@ func configScript(keys []string) string {
 // in every mode. Every scalar is written as a JSON string, which is also a
 // valid YAML double-quoted scalar, so no command needs hand escaping.
 func BuildSpec(appRoot string, keys []string) string {
-	q := func(s string) string {
-		b, _ := json.Marshal(s) // a string always marshals
-		return string(b)
-	}
+	q := yamlString
 	lines := []string{
 		"version: 1",
 		"applications:",
@@ -111,4 +110,74 @@ func BuildSpec(appRoot string, keys []string) string {
 		"          - " + q("node_modules/**/*"),
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// yamlString writes s as a JSON string, which YAML reads as the same
+// double-quoted scalar: no value needs hand escaping.
+func yamlString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
+}
+
+// HeaderPattern is the path pattern of the site's custom headers: every
+// path, so the page, its assets, config.json and every client-side route
+// get them.
+const HeaderPattern = "**/*"
+
+// customHeaders is the Amplify app's CustomHeaders: headers on every path
+// (HeaderPattern), in the customHttp.yml format of "Custom header YAML
+// reference"
+// (https://docs.aws.amazon.com/amplify/latest/userguide/custom-header-YAML-format.html).
+// With appRoot (a monorepo app: the Repository mode builds appRoot) it is
+// the monorepo form, which names the app root ("Monorepo custom header
+// requirements",
+// https://docs.aws.amazon.com/amplify/latest/userguide/monorepo-custom-headers.html).
+// Scalars are JSON strings (yamlString).
+func customHeaders(appRoot string, headers []webheaders.Header) string {
+	indent := "  "
+	lines := []string{"customHeaders:"}
+	if appRoot != "" {
+		indent = "      "
+		lines = []string{"applications:", "  - appRoot: " + yamlString(appRoot), "    customHeaders:"}
+	}
+	lines = append(lines, indent+"- pattern: "+yamlString(HeaderPattern), indent+"  headers:")
+	for _, h := range headers {
+		lines = append(lines, indent+"    - key: "+yamlString(h.Name), indent+"      value: "+yamlString(h.Value))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// Keys of BackendConfig that name what the page connects to
+// (web/src/config.ts).
+const (
+	keyAPIURL          = "apiUrl"
+	keyCampaignsAPIURL = "campaignsApiUrl"
+	keyEventsHTTP      = "campaignEventsHttp"
+	keyEventsRealtime  = "campaignEventsRealtime"
+)
+
+// urlOrigin is the scheme and host of an absolute URL (the text up to the
+// first slash after "://"), or "" for a relative one, which is the page's
+// own origin. Unresolved tokens hold no slash, so a URL built around
+// tokens (https://${Token[…]}.execute-api.…/prod/) is cut right; ok is
+// false when u has no literal "://" (a URL that is one token).
+func urlOrigin(u string) (origin string, ok bool) {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return "", false
+	}
+	if j := strings.IndexByte(u[i+3:], '/'); j >= 0 {
+		return u[:i+3+j], true
+	}
+	return u, true
+}
+
+// hostOf is a DNS name given with or without a scheme and path, as
+// web/src/config.ts reads the AppSync Events names.
+func hostOf(v string) string {
+	if i := strings.Index(v, "://"); i >= 0 {
+		v = v[i+3:]
+	}
+	h, _, _ := strings.Cut(v, "/")
+	return h
 }

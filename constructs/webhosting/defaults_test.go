@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/webheaders"
 )
 
 func TestEnvName(t *testing.T) {
@@ -121,6 +122,66 @@ func TestConfigScriptWritesConfigJSON(t *testing.T) {
 				if got[k] != v {
 					t.Errorf("config.json %s = %q, want %q", k, got[k], v)
 				}
+			}
+		})
+	}
+}
+
+func TestCustomHeadersYAML(t *testing.T) {
+	headers := []webheaders.Header{{Name: "Content-Security-Policy", Value: "default-src 'self'; connect-src 'self' https://${Token[TOKEN.1]}.example"}, {Name: "X-Content-Type-Options", Value: "nosniff"}}
+	cases := []struct {
+		name, appRoot, want string
+	}{
+		{name: "a deployed build", want: `customHeaders:
+  - pattern: "**/*"
+    headers:
+      - key: "Content-Security-Policy"
+        value: "default-src 'self'; connect-src 'self' https://${Token[TOKEN.1]}.example"
+      - key: "X-Content-Type-Options"
+        value: "nosniff"
+`},
+		{name: "a monorepo app names its root", appRoot: "web", want: `applications:
+  - appRoot: "web"
+    customHeaders:
+      - pattern: "**/*"
+        headers:
+          - key: "Content-Security-Policy"
+            value: "default-src 'self'; connect-src 'self' https://${Token[TOKEN.1]}.example"
+          - key: "X-Content-Type-Options"
+            value: "nosniff"
+`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := customHeaders(c.appRoot, headers); got != c.want {
+				t.Fatalf("got\n%s\nwant\n%s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestURLOriginAndHost(t *testing.T) {
+	cases := []struct {
+		in, origin string
+		ok         bool
+		host       string
+	}{
+		{in: "https://abc.execute-api.eu-west-1.amazonaws.com/prod/", origin: "https://abc.execute-api.eu-west-1.amazonaws.com", ok: true, host: "abc.execute-api.eu-west-1.amazonaws.com"},
+		{in: "https://${Token[TOKEN.12]}.execute-api.${Token[AWS.Region.3]}.${Token[AWS.URLSuffix.4]}/${Token[TOKEN.13]}/",
+			origin: "https://${Token[TOKEN.12]}.execute-api.${Token[AWS.Region.3]}.${Token[AWS.URLSuffix.4]}", ok: true,
+			host: "${Token[TOKEN.12]}.execute-api.${Token[AWS.Region.3]}.${Token[AWS.URLSuffix.4]}"},
+		{in: "https://api.example.com", origin: "https://api.example.com", ok: true, host: "api.example.com"},
+		{in: "x.appsync-api.eu-west-1.amazonaws.com", origin: "", ok: false, host: "x.appsync-api.eu-west-1.amazonaws.com"},
+		{in: "", origin: "", ok: false, host: ""},
+		{in: "/api/", origin: "", ok: false, host: ""},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			if o, ok := urlOrigin(c.in); o != c.origin || ok != c.ok {
+				t.Errorf("urlOrigin(%q) = %q, %v; want %q, %v", c.in, o, ok, c.origin, c.ok)
+			}
+			if h := hostOf(c.in); h != c.host {
+				t.Errorf("hostOf(%q) = %q, want %q", c.in, h, c.host)
 			}
 		})
 	}

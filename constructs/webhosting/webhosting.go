@@ -38,6 +38,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/internal/webheaders"
 )
 
 // WebHostingProps configures the hosting.
@@ -93,8 +94,10 @@ type WebHostingProps struct {
 	// construct's path.
 	AppName string
 	// AppProps override the defaults of the Amplify app (description,
-	// platform WEB, the single-page-app rewrite rule), field by field, for
-	// example CustomHeaders, BasicAuthConfig or Tags. What the construct
+	// platform WEB, the single-page-app rewrite rule, CustomHeaders: the
+	// security headers on every path, see README.md), field by field, for
+	// example BasicAuthConfig or Tags. A CustomHeaders of your own replaces
+	// the security headers whole: start from them. What the construct
 	// derives stays its own: Name (AppName), Repository, AccessToken,
 	// OauthToken, BuildSpec and EnvironmentVariables fail.
 	// Default: the defaults above.
@@ -134,9 +137,17 @@ func NewWebHosting(scope constructs.Construct, id *string, props *WebHostingProp
 	if name == "" {
 		name = *awscdk.Names_UniqueResourceName(c, &awscdk.UniqueResourceNameOptions{MaxLength: jsii.Number(255)})
 	}
+	headerRoot := ""
+	if git {
+		headerRoot = p.AppRoot
+	}
+	// The security headers of every path (internal/webheaders), with the
+	// page's connect-src read from its config.
+	headers := customHeaders(headerRoot, webheaders.For(connectSources(awscdk.Stack_Of(c), p.BackendConfig)))
 	merged := propcheck.Merge(awsamplify.CfnAppProps{
-		Description: jsii.String("Unschedule web app"),
-		Platform:    jsii.String("WEB"),
+		Description:   jsii.String("Unschedule web app"),
+		Platform:      jsii.String("WEB"),
+		CustomHeaders: jsii.String(headers),
 		CustomRules: &[]*awsamplify.CfnApp_CustomRuleProperty{{
 			Source: jsii.String(SpaRewriteSource), Target: jsii.String("/index.html"), Status: jsii.String("200"),
 		}},
@@ -275,12 +286,14 @@ func (w *WebHosting) deployLocalBuild(p WebHostingProps) {
 
 	// Deploy only once the files and Amplify's read access are in place.
 	w.Release.Node().AddDependency(w.Branch, w.Deployment, w.Bucket)
-	// A new build or a new config starts a new deployment.
-	rerunOnChange(w.Release, map[string]any{"Content": dist.AssetHash(), "Config": cfg})
+	// A new build, a new config or new headers (Amplify applies headers
+	// with the next deployment) start a new deployment.
+	rerunOnChange(w.Release, map[string]any{"Content": dist.AssetHash(), "Config": cfg, "Headers": w.App.CustomHeaders()})
 }
 
 // startFirstBuild starts the branch's first build, and a new one when
-// the config or the build spec changes (a push starts the others).
+// the config, the build spec or the headers change (a push starts the
+// others).
 func (w *WebHosting) startFirstBuild(p WebHostingProps) {
 	// StartJob's resource is the job (Service Authorization Reference).
 	w.Release = w.amplifyCall(p, "StartBuild", "Custom::AmplifyStartJob", "StartJobCommand", map[string]any{
@@ -298,7 +311,7 @@ func (w *WebHosting) startFirstBuild(p WebHostingProps) {
 		cfg[k] = jsii.String(v)
 	}
 	spec := sha256.Sum256([]byte(*w.App.BuildSpec()))
-	rerunOnChange(w.Release, map[string]any{"Config": cfg, "BuildSpec": hex.EncodeToString(spec[:])})
+	rerunOnChange(w.Release, map[string]any{"Config": cfg, "BuildSpec": hex.EncodeToString(spec[:]), "Headers": w.App.CustomHeaders()})
 }
 
 // amplifyCall is a custom resource that calls the Amplify API action
@@ -363,6 +376,42 @@ func suppressRuntimes(stack awscdk.Stack) {
 func rerunOnChange(cr customresources.AwsCustomResource, values map[string]any) {
 	res := cr.Node().FindChild(jsii.String("Resource")).Node().DefaultChild().(awscdk.CfnResource)
 	res.AddPropertyOverride(jsii.String("RerunOnChange"), values)
+}
+
+// connectSources are the CSP sources the page connects to besides its own
+// origin, read from its config as web/src/config.ts reads it: the
+// origins of the task and campaign APIs, Cognito's endpoint in cognito
+// mode (https://cognito-idp.<region>.<URL suffix>, which aws-amplify
+// calls), and the AppSync Events API's HTTP host (https) and realtime
+// host (wss, where the page subscribes).
+func connectSources(stack awscdk.Stack, cfg map[string]string) []string {
+	var out []string
+	for _, k := range []string{keyAPIURL, keyCampaignsAPIURL} {
+		if o := deployedOrigin(cfg[k]); o != "" {
+			out = append(out, o)
+		}
+	}
+	if cfg["region"] != "" && cfg["mode"] != "local" {
+		out = append(out, "https://cognito-idp."+cfg["region"]+"."+*stack.UrlSuffix())
+	}
+	if h := hostOf(cfg[keyEventsHTTP]); h != "" {
+		out = append(out, "https://"+h)
+	}
+	if h := hostOf(cfg[keyEventsRealtime]); h != "" {
+		out = append(out, "wss://"+h)
+	}
+	return out
+}
+
+// deployedOrigin is urlOrigin, also for a URL that is one token (an
+// import, a parameter): its scheme and host are then cut at deploy time
+// (Fn::Split on "/", elements 0 and 2, joined by "//").
+func deployedOrigin(u string) string {
+	if o, ok := urlOrigin(u); ok || !isToken(u) {
+		return o
+	}
+	parts := awscdk.Fn_Split(jsii.String("/"), jsii.String(u), nil)
+	return *awscdk.Fn_Join(jsii.String("//"), &[]*string{awscdk.Fn_Select(jsii.Number(0), parts), awscdk.Fn_Select(jsii.Number(2), parts)})
 }
 
 // Later is a token for a value that exists only after this construct is

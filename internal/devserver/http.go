@@ -16,6 +16,7 @@ import (
 	"github.com/unschedule/unschedule/internal/boltstore"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/webheaders"
 )
 
 // PostAuthBudget bounds the PostAuthentication work of one sign-in, as
@@ -42,6 +43,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
 	s.campaignRoutes(mux)
 	mux.HandleFunc("GET /outbox", serveOutboxPage)
+	mux.HandleFunc("GET /outbox.js", serveOutboxFile("text/javascript; charset=utf-8", outboxScript))
+	mux.HandleFunc("GET /outbox.css", serveOutboxFile("text/css; charset=utf-8", outboxStyle))
 	mux.HandleFunc("GET /outbox.json", s.serveOutboxJSON)
 	mux.HandleFunc("GET /debug/schedules.json", s.serveSchedules)
 	if s.cfg.WebDir != "" {
@@ -51,7 +54,22 @@ func (s *Server) Handler() http.Handler {
 			writeError(w, http.StatusNotFound, "not_found", "no such page: this server was started without a web app")
 		})
 	}
-	return guardHost(s.cfg.AllowedHosts, mux)
+	return withSecurityHeaders(guardHost(s.cfg.AllowedHosts, mux))
+}
+
+// securityHeaders are the hosted app's headers (webheaders.For): the page
+// connects to this server only, so its connect-src is 'self'.
+var securityHeaders = webheaders.For(nil)
+
+// withSecurityHeaders sets securityHeaders on every answer, so the web app
+// and the outbox run locally under the policy they get in the cloud.
+func withSecurityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, h := range securityHeaders {
+			w.Header().Set(h.Name, h.Value)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -303,16 +321,30 @@ func (s *Server) serveOutboxJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"emails": emails})
 }
 
-//go:embed outbox.html
-var outboxPage []byte
+// The outbox page, its script and its style are three files, as the
+// policy (script-src and style-src 'self') allows no inline script or
+// style.
+var (
+	//go:embed outbox.html
+	outboxPage []byte
+	//go:embed outbox.js
+	outboxScript []byte
+	//go:embed outbox.css
+	outboxStyle []byte
+)
 
 // serveOutboxPage is the outbox page: it holds no mail itself. Its script
 // takes the web app's local session in this tab (or signs in with its own
 // form) and shows /outbox.json, which needs the token.
-func serveOutboxPage(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("X-Frame-Options", "DENY")
-	_, _ = w.Write(outboxPage)
+func serveOutboxPage(w http.ResponseWriter, r *http.Request) {
+	serveOutboxFile("text/html; charset=utf-8", outboxPage)(w, r)
+}
+
+// serveOutboxFile answers with body as contentType, never cached.
+func serveOutboxFile(contentType string, body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(body)
+	}
 }

@@ -487,7 +487,10 @@ func TestPages(t *testing.T) {
 	}{
 		{"config", "/config.json", "", "application/json", 200, []string{`"mode":"local"`, `"apiUrl":""`}, nil},
 		{"outbox page: a shell that holds no mail", "/outbox", "", "text/html; charset=utf-8", 200,
-			[]string{`data-testid="outbox-signin"`, "unschedule.localSession", "/outbox.json", "textContent"},
+			[]string{`data-testid="outbox-signin"`, `<script src="/outbox.js">`, `href="/outbox.css"`, "/outbox.json"},
+			[]string{"ada@example.com", "alert(1)"}},
+		{"outbox script: the tab's session, mail as text", "/outbox.js", "", "text/javascript; charset=utf-8", 200,
+			[]string{"unschedule.localSession", "/outbox.json", "textContent"},
 			[]string{"ada@example.com", "alert(1)", "innerHTML"}},
 		{"outbox JSON", "/outbox.json", tok, "application/json", 200,
 			[]string{`"kind":"task-expired"`, `"subject":"Task expired: \u003cscript\u003ealert(1)\u003c/script\u003e"`}, []string{"<script>"}},

@@ -13,7 +13,9 @@ const amplify = vi.hoisted(() => ({
   confirmResetPassword: vi.fn(),
   confirmSignUp: vi.fn(),
   resendSignUpCode: vi.fn(),
+  setKeyValueStorage: vi.fn(),
 }));
+const tabStorage = vi.hoisted(() => ({ name: 'amplify sessionStorage' }));
 
 vi.mock('aws-amplify', () => ({ Amplify: { configure: amplify.configure } }));
 vi.mock('aws-amplify/auth', () => ({
@@ -29,7 +31,10 @@ vi.mock('aws-amplify/auth', () => ({
   resendSignUpCode: amplify.resendSignUpCode,
 }));
 
-const { createCognitoAuth, mapAuthError } = await import('./cognito');
+vi.mock('aws-amplify/auth/cognito', () => ({ cognitoUserPoolsTokenProvider: { setKeyValueStorage: amplify.setKeyValueStorage } }));
+vi.mock('aws-amplify/utils', () => ({ sessionStorage: tabStorage }));
+
+const { createCognitoAuth, keepTokensInTab, mapAuthError } = await import('./cognito');
 const { ConfirmSignUpRequired } = await import('./auth');
 
 function named(name: string, message: string): Error {
@@ -137,6 +142,42 @@ describe('cognito auth', () => {
     expect(await auth.currentSession()).toEqual({ email: 'a@example.test' });
     amplify.getCurrentUser.mockRejectedValueOnce(named('UserUnAuthenticatedException', 'not signed in'));
     expect(await auth.currentSession()).toBeNull();
+  });
+});
+
+/** A localStorage stand-in over a Map. */
+function memoryStore(entries: Record<string, string>) {
+  const m = new Map(Object.entries(entries));
+  return {
+    get length() {
+      return m.size;
+    },
+    key: (i: number) => [...m.keys()][i] ?? null,
+    removeItem: (k: string) => void m.delete(k),
+    keys: () => [...m.keys()],
+  };
+}
+
+describe('token storage', () => {
+  it('keeps the tokens in the tab (sessionStorage), not in localStorage', () => {
+    createCognitoAuth(settings);
+    expect(amplify.setKeyValueStorage).toHaveBeenCalledWith(tabStorage);
+    // After configure: Amplify.configure sets its default storage (localStorage) on every call.
+    const [configured] = amplify.configure.mock.invocationCallOrder;
+    const [stored] = amplify.setKeyValueStorage.mock.invocationCallOrder;
+    expect(stored).toBeGreaterThan(configured ?? Infinity);
+  });
+
+  it('removes the tokens an earlier version left in localStorage, and nothing else', () => {
+    const legacy = memoryStore({
+      'CognitoIdentityServiceProvider.client-1.LastAuthUser': 'uuid-1',
+      'CognitoIdentityServiceProvider.client-1.uuid-1.refreshToken': 'eyJ.refresh',
+      'CognitoIdentityServiceProvider.client-1.uuid-1.idToken': 'eyJ.id',
+      'unschedule.theme': 'dark',
+    });
+    keepTokensInTab(legacy);
+    expect(legacy.keys()).toEqual(['unschedule.theme']);
+    expect(amplify.setKeyValueStorage).toHaveBeenCalledWith(tabStorage);
   });
 });
 

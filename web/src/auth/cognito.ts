@@ -11,6 +11,8 @@ import {
   signOut,
   signUp,
 } from 'aws-amplify/auth';
+import { cognitoUserPoolsTokenProvider } from 'aws-amplify/auth/cognito';
+import { sessionStorage as tabStorage } from 'aws-amplify/utils';
 import { UserFacingError } from '../http';
 import { type Auth, ConfirmSignUpRequired, type Session } from './auth';
 
@@ -70,6 +72,37 @@ async function sessionEmail(fallback: string): Promise<string> {
   }
 }
 
+/** The prefix of the keys aws-amplify keeps its Cognito tokens under. */
+export const AMPLIFY_TOKEN_PREFIX = 'CognitoIdentityServiceProvider.';
+
+/** The part of Storage that clearing old tokens needs; window.localStorage fits. */
+export interface LegacyStore {
+  readonly length: number;
+  key(index: number): string | null;
+  removeItem(key: string): void;
+}
+
+/**
+ * Keeps the Cognito tokens (ID, access and the 30-day refresh token) in
+ * this tab's sessionStorage instead of aws-amplify's default, localStorage
+ * ("Tokens and credentials", token storage:
+ * https://docs.amplify.aws/react/build-a-backend/auth/concepts/tokens-and-credentials/).
+ * They go when the tab closes, and a script injected into the page can
+ * only take them while the tab is open. A reload stays signed in; a new
+ * tab or a browser restart signs in again (README, Security). Tokens an
+ * earlier version left in localStorage are removed.
+ */
+export function keepTokensInTab(legacy: LegacyStore | undefined) {
+  cognitoUserPoolsTokenProvider.setKeyValueStorage(tabStorage);
+  if (!legacy) return;
+  const stale: string[] = [];
+  for (let i = 0; i < legacy.length; i++) {
+    const key = legacy.key(i);
+    if (key?.startsWith(AMPLIFY_TOKEN_PREFIX)) stale.push(key);
+  }
+  for (const key of stale) legacy.removeItem(key);
+}
+
 /** Sign-in with the Cognito user pool through aws-amplify v6. */
 export function createCognitoAuth(settings: CognitoSettings): Auth {
   Amplify.configure({
@@ -81,6 +114,8 @@ export function createCognitoAuth(settings: CognitoSettings): Auth {
       },
     },
   });
+  // After configure, which sets its default storage on every call.
+  keepTokensInTab(typeof window === 'undefined' ? undefined : window.localStorage);
 
   return {
     signUp: (email, password) =>
