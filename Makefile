@@ -42,12 +42,15 @@ synth: deps web
 
 ## test: every test: Go (unit, dynalite, synth-and-assert, simulation), the
 ## web app's Vitest suite, and the browser tests against `make dev`.
+## It ends with a table of its steps and their wall time (scripts/step.sh).
+UNIT_TEST_PKGS = $(shell go list ./... | grep -v -e '/test$$' -e '/test/' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
 test: deps web-deps
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e '/test$$' -e '/test/' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
-	go test -count=1 -timeout 40m $(SYNTH_TEST_PKGS)
-	$(MAKE) --no-print-directory sim-scale
-	cd web && npm test
-	$(MAKE) --no-print-directory e2e
+	@scripts/step.sh --reset
+	@scripts/step.sh unit go test $(GO_TEST_FLAGS) $(UNIT_TEST_PKGS)
+	@scripts/step.sh synth go test -count=1 -timeout 40m $(SYNTH_TEST_PKGS)
+	@scripts/step.sh sim-scale $(MAKE) --no-print-directory sim-scale
+	@scripts/step.sh vitest bash -c 'cd web && npm test'
+	@STEP_LAST=1 scripts/step.sh e2e $(MAKE) --no-print-directory e2e
 
 ## dev: the whole app on this machine with no AWS: web app, API, local
 ## sign-in, the pipeline on the wall clock, state in .dev-data (DEV_FLAGS
