@@ -15,17 +15,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
@@ -450,44 +446,16 @@ func firstLines(s string, n int) string {
 // initOnce starts the emulator on the bootstrap, invokes it once and
 // returns the init duration the emulator logged.
 func initOnce(rie string, t bench.InitTarget, env []string) (float64, error) {
-	ports, err := freePorts(2)
-	if err != nil {
-		return 0, err
-	}
-	api := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	cmd := exec.Command(rie, "--runtime-interface-emulator-address", api,
-		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), t.Bin)
-	cmd.Dir = filepath.Dir(t.Bin)
-	cmd.Env = append(append(env, "PATH=/usr/bin:/bin"), t.Env...)
-	var out bench.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the emulator and the bootstrap it started
-		_ = cmd.Wait()
-	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", api, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%s: the emulator did not listen: %s", t.Name, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	client := &http.Client{Timeout: 20 * time.Second}
-	resp, err := client.Post("http://"+api+"/2015-03-31/functions/function/invocations", "application/json", strings.NewReader("{}"))
+	emu, err := bench.StartEmulator(rie, t.Bin, append(env, t.Env...), 20*time.Second)
 	if err != nil {
-		return 0, fmt.Errorf("%s: invoke: %w: %s", t.Name, err, out.String())
+		return 0, fmt.Errorf("%s: %w", t.Name, err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	defer emu.Stop()
+	out := emu.Out
+	if _, err := emu.Invoke("{}", 20*time.Second); err != nil {
+		return 0, fmt.Errorf("%s: %w", t.Name, err)
+	}
 	for time.Now().Before(deadline) {
 		if ms, err := bench.ParseInitDuration(out.Bytes()); err == nil {
 			return ms, nil
@@ -495,25 +463,6 @@ func initOnce(rie string, t bench.InitTarget, env []string) (float64, error) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return 0, fmt.Errorf("%s: %w; emulator output:\n%s", t.Name, bench.ErrNoInitReport, out.String())
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // synth times `cdk synth` of this app (dev), `cdk list` of it (the same

@@ -3,10 +3,16 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // InstallRIE returns the path of the Lambda Runtime Interface Emulator in
@@ -48,3 +54,74 @@ func (b *SyncBuffer) Bytes() []byte {
 
 // String is what was written so far.
 func (b *SyncBuffer) String() string { return string(b.Bytes()) }
+
+// Emulator is one Runtime Interface Emulator running one bootstrap.
+type Emulator struct {
+	// Out is what the emulator and the function wrote (the function's logs).
+	Out *SyncBuffer
+	api string
+	cmd *exec.Cmd
+}
+
+// StartEmulator runs rie on bootstrap with env (PATH is set to the
+// system's) on two free loopback ports, and returns once it listens, or
+// an error after wait.
+func StartEmulator(rie, bootstrap string, env []string, wait time.Duration) (*Emulator, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	e := &Emulator{Out: &SyncBuffer{}, api: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	e.cmd = exec.Command(rie, "--runtime-interface-emulator-address", e.api,
+		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), bootstrap)
+	e.cmd.Dir = filepath.Dir(bootstrap)
+	e.cmd.Env = append(env, "PATH=/usr/bin:/bin")
+	e.cmd.Stdout, e.cmd.Stderr = e.Out, e.Out
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := e.cmd.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := net.DialTimeout("tcp", e.api, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return e, nil
+		}
+		if time.Now().After(deadline) {
+			e.Stop()
+			return nil, fmt.Errorf("the emulator did not listen: %s", e.Out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Invoke invokes the function once with event and returns its response body.
+func (e *Emulator) Invoke(event string, timeout time.Duration) ([]byte, error) {
+	client := &http.Client{Timeout: timeout}
+	resp, err := client.Post("http://"+e.api+"/2015-03-31/functions/function/invocations", "application/json", strings.NewReader(event))
+	if err != nil {
+		return nil, fmt.Errorf("invoke: %w: %s", err, e.Out.String())
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// Stop kills the emulator and the bootstrap it started.
+func (e *Emulator) Stop() {
+	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+	_ = e.cmd.Wait()
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -8,10 +8,8 @@
 package bootstraps
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -24,7 +22,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -219,59 +216,14 @@ func (r *recorder) calls(function string) []string {
 // (the function's logs).
 func invokeOnce(t *testing.T, rie, bootstrap string, env []string, event string) string {
 	t.Helper()
-	ports := freePorts(t, 2)
-	api := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	cmd := exec.Command(rie, "--runtime-interface-emulator-address", api,
-		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), bootstrap)
-	cmd.Dir = filepath.Dir(bootstrap)
-	cmd.Env = append(env, "PATH=/usr/bin:/bin")
-	var out bench.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the emulator and the bootstrap it started
-		_ = cmd.Wait()
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", api, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the emulator did not listen: %s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+api+"/2015-03-31/functions/function/invocations", strings.NewReader(event))
+	emu, err := bench.StartEmulator(rie, bootstrap, env, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	defer emu.Stop()
+	body, err := emu.Invoke(event, 30*time.Second)
 	if err != nil {
-		t.Fatalf("invoke: %v: %s", err, out.String())
+		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return out.String() + "\nresponse: " + string(body)
-}
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
+	return emu.Out.String() + "\nresponse: " + string(body)
 }
