@@ -207,3 +207,8 @@ func FromItem(m map[string]string) (task.Task, error) {
 }
 
 type timeField struct{ t *time.Time }
+
+// Todo is the to-do app's item schema: the attribute names its stored
+// items already use. The app hands it to the scheduling core like any
+// adopter hands its own.
+func Todo() contract.Schema { return contract.Default() }
