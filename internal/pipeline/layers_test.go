@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/layers"
 )
@@ -53,3 +55,40 @@ func TestEveryLayerFiresMovesAndCancels(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// With SchedulerMinutes, a schedule fires where the Scheduler adapter
+// places it (awsscheduler.ScheduleTime, the whole minute at or after its
+// time) plus the lateness into that minute, and not a second before:
+// the firing horizon agrees with ScheduleTime for due times on and off
+// the minute.
+func TestSchedulerMinutesFireWhereTheAdapterPlacesSchedules(t *testing.T) {
+	for _, tc := range []struct {
+		due  time.Duration // after t0, a whole minute
+		late time.Duration
+	}{
+		{10 * time.Minute, 0}, {10*time.Minute + time.Second, 0}, {10*time.Minute + 59*time.Second, 0},
+		{10 * time.Minute, 59 * time.Second}, {10*time.Minute + 30*time.Second, 20 * time.Second},
+	} {
+		due := t0.Add(tc.due)
+		fires := awsscheduler.ScheduleTime(due).Add(tc.late)
+		t.Run(contract.FormatTime(due)+"+"+tc.late.String(), func(t *testing.T) {
+			p, err := New(Options{Start: t0, SchedulerMinutes: true, SchedulerLateness: tc.late,
+				Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &harness{Pipeline: p, t: t}
+			h.create(due)
+			h.drain(t0)
+			for _, step := range []struct {
+				now  time.Time
+				sent int
+			}{{due.Add(-time.Second), 0}, {fires.Add(-time.Second), 0}, {fires, 1}} {
+				h.drain(step.now)
+				if n := len(h.Outbox.Sent()); n != step.sent {
+					t.Fatalf("at %v: %d notifications, want %d (fires at %v)", step.now, n, step.sent, fires)
+				}
+			}
+		})
+	}
+}

@@ -61,6 +61,17 @@ type Options struct {
 	// TTLDelay picks how long after its due time the TTL sweeper deletes
 	// a marker (Layer TTL). Default: none.
 	TTLDelay func() time.Duration
+	// SchedulerMinutes (Layer EventBridgeScheduler) fires a schedule as
+	// EventBridge Scheduler does through its adapter: on the whole minute
+	// at or after its time (awsscheduler.ScheduleTime), SchedulerLateness
+	// into that minute. Default: false, at its time to the second.
+	SchedulerMinutes bool
+	// SchedulerLateness is how far into its minute a schedule fires with
+	// SchedulerMinutes: the scheduler invokes "with 60 second precision",
+	// anywhere from 0 to 59 s into the minute
+	// (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html).
+	// Default: 0.
+	SchedulerLateness time.Duration
 	// IDs makes task ids and tokens. Default: task.RandomIDs.
 	IDs task.IDs
 	// WebURL is the web app's URL used in notification links. Default: "".
@@ -385,7 +396,7 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 		}
 	}
 	p.retries = waiting
-	for _, s := range p.Layer.Fire(now) {
+	for _, s := range p.Layer.Fire(p.fireHorizon(now)) {
 		due = append(due, Invocation{Schedule: s})
 	}
 	r := Report{Fired: len(due)}
@@ -412,6 +423,18 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 	return r
 }
 
+// fireHorizon is the latest schedule time that fires at now. With
+// SchedulerMinutes, a schedule at t (whole seconds, as the contract
+// writes) fires at ScheduleTime(t) plus the lateness, which is at or
+// before now exactly when t is at or before the whole minute of now less
+// the lateness.
+func (p *Pipeline) fireHorizon(now time.Time) time.Time {
+	if !p.opts.SchedulerMinutes || p.Scheduler == nil {
+		return now
+	}
+	return now.Add(-p.opts.SchedulerLateness).Truncate(time.Minute)
+}
+
 // expire is what the expiry function does with a schedule's input.
 // A reminder schedule's input goes to task.Service.Remind, as in the
 // function; its outcomes count in Report.Expired under their own names
@@ -428,6 +451,10 @@ func (p *Pipeline) expire(ctx context.Context, s task.Schedule) (task.ExpireOutc
 	}
 	return p.Service.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
 }
+
+// Retrying returns the failed expiry invocations that wait for their
+// next attempt.
+func (p *Pipeline) Retrying() []Invocation { return append([]Invocation(nil), p.retries...) }
 
 // DeadInvocations returns the expiry invocations that used up their
 // attempts.
