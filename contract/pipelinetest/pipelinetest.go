@@ -1,0 +1,273 @@
+// Package pipelinetest runs the whole schedule-on-write pipeline in one
+// process, on a fake clock, with an adopter's own schema and target, so
+// that the adopter's tests can write items as their writer does and see
+// when, and how often, their target runs:
+//
+//	items -> change feed (the table's stream) -> stream processor ->
+//	FIFO queue -> cancellation worker -> timer (EventBridge Scheduler,
+//	Step Functions or TTL) -> expiry firing (the conditional claim) ->
+//	the target
+//
+// Every stage is the library's own code (the same as the deployed
+// functions run), on in-memory stand-ins of DynamoDB, SQS and the timer.
+// Nothing runs until the clock moves: Put and Delete run the stream path
+// at the current instant, and Advance moves the clock and delivers what
+// comes due on the way, with each timer's documented lateness.
+package pipelinetest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/pipeline"
+)
+
+// Timer is the execution layer that fires items at their due time
+// (constructs/scheduleonwrite's ExecutionLayer).
+type Timer string
+
+// The timers.
+const (
+	// Scheduler is EventBridge Scheduler: a schedule fires on the whole
+	// minute at or after the due time, Config.Late into that minute.
+	Scheduler Timer = Timer(layers.EventBridgeScheduler)
+	// StepFunctions is a Standard execution per item: it fires at the
+	// due time, to the second.
+	StepFunctions Timer = Timer(layers.StepFunctions)
+	// TTL is a marker item's TTL deletion: it fires Config.Late after the
+	// due time.
+	TTL Timer = Timer(layers.TTL)
+)
+
+// Timers lists the timers, for a test that runs on each.
+var Timers = []Timer{Scheduler, StepFunctions, TTL}
+
+// Target is the adopter's code that runs at an item's due time: the
+// firing calls it only after its claim succeeded, and records the
+// delivery only after it returned nil. An error makes the firing retry.
+type Target func(ctx context.Context, p contract.Payload) error
+
+// LambdaTarget adapts a Lambda handler to a Target: it hands h the
+// payload as the expiry function invokes a target function, the JSON of
+// contract.Schema.EncodePayload, such as
+// {"tenantId":"acme","jobId":"j1","runAt":"2030-01-01T01:00:00Z"}.
+func LambdaTarget(s contract.Schema, h func(ctx context.Context, payload json.RawMessage) error) Target {
+	s = s.WithDefaults()
+	return func(ctx context.Context, p contract.Payload) error {
+		return h(ctx, json.RawMessage(s.EncodePayload(p)))
+	}
+}
+
+// Config configures a Pipeline.
+type Config struct {
+	// Schema is the item contract, as the constructs get it; unset fields
+	// take their defaults (contract.Schema.WithDefaults). Required: at
+	// least the key attributes, the due attribute and the states.
+	Schema contract.Schema
+	// Target runs at each item's due time. Required.
+	Target Target
+	// Timer fires the items. Default: Scheduler.
+	Timer Timer
+	// Start is the fake clock's first reading. Default: 2030-01-01
+	// 00:00:00 UTC.
+	Start time.Time
+	// Late is how late the timer fires on top of what it always adds:
+	// with Scheduler, how far into its minute a schedule fires (the
+	// scheduler's "60 second precision": 0 to 59 s); with TTL, how long
+	// after the due time the marker is deleted (AWS: "typically within
+	// two days"). StepFunctions fires to the second and takes none.
+	// Default: 0, the earliest the timer fires.
+	Late time.Duration
+}
+
+// Call is one run of the target.
+type Call struct {
+	// At is the fake clock's reading when the target ran.
+	At time.Time
+	// Payload is what the target got.
+	Payload contract.Payload
+	// Err is what the target returned.
+	Err error
+}
+
+// TB is the part of testing.TB a Pipeline uses; *testing.T and
+// *testing.B are ones.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Pipeline is the pipeline of one schema and target, on a fake clock.
+// It is not safe for concurrent use.
+type Pipeline struct {
+	t      TB
+	p      *pipeline.Pipeline
+	late   time.Duration
+	mu     sync.Mutex
+	calls  []Call
+	ctx    context.Context
+	schema contract.Schema
+}
+
+// New builds an empty table, queue and timer for c. A bad Config fails
+// the test with what to fix.
+func New(t TB, c Config) *Pipeline {
+	t.Helper()
+	if c.Target == nil {
+		t.Fatalf("pipelinetest: Config.Target is nil: set it to the function your target runs")
+	}
+	s := c.Schema.WithDefaults()
+	if err := s.Validate(); err != nil {
+		t.Fatalf("pipelinetest: Config.Schema: %v", err)
+	}
+	l, ok := map[Timer]layers.Name{"": layers.EventBridgeScheduler, Scheduler: layers.EventBridgeScheduler,
+		StepFunctions: layers.StepFunctions, TTL: layers.TTL}[c.Timer]
+	if !ok {
+		t.Fatalf("pipelinetest: Config.Timer %q is unknown: use pipelinetest.Scheduler, StepFunctions or TTL", c.Timer)
+	}
+	switch {
+	case c.Late < 0:
+		t.Fatalf("pipelinetest: Config.Late is %s: use 0 or more", c.Late)
+	case l == layers.EventBridgeScheduler && c.Late >= time.Minute:
+		t.Fatalf("pipelinetest: Config.Late is %s, but the Scheduler fires within the minute of a schedule: use 0 to 59s", c.Late)
+	case l == layers.StepFunctions && c.Late != 0:
+		t.Fatalf("pipelinetest: Config.Late is %s, but StepFunctions fires to the second: leave it 0", c.Late)
+	}
+	p := &Pipeline{t: t, late: c.Late, ctx: context.Background(), schema: s}
+	target := fire.DeliverFunc(func(ctx context.Context, pl contract.Payload) error {
+		err := c.Target(ctx, pl)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.calls = append(p.calls, Call{At: p.p.Clock.Now(), Payload: pl, Err: err})
+		return err
+	})
+	var err error
+	p.p, err = pipeline.NewForSchema(s, target, pipeline.Options{Start: c.Start, Layer: l,
+		SchedulerMinutes: true, SchedulerLateness: c.Late, TTLDelay: func() time.Duration { return c.Late },
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("pipelinetest: %v", err)
+	}
+	return p
+}
+
+// Now is the fake clock's reading.
+func (p *Pipeline) Now() time.Time { return p.p.Clock.Now() }
+
+// Put writes an item as a plain PutItem would (every attribute a string,
+// in the schema's names), then runs the stream path at the current
+// instant: an armed item gets its timer, a moved due time moves it, and
+// leaving the armed states cancels it.
+func (p *Pipeline) Put(item map[string]string) {
+	p.t.Helper()
+	if err := p.p.Items.Put(item); err != nil {
+		p.t.Fatalf("pipelinetest: %v", err)
+	}
+	p.drain(p.Now())
+}
+
+// Delete deletes an item as a plain DeleteItem would, then runs the
+// stream path at the current instant: its timer is cancelled.
+func (p *Pipeline) Delete(k contract.Key) {
+	p.t.Helper()
+	p.p.Items.Delete(k)
+	p.drain(p.Now())
+}
+
+// Item reads an item back (nil and false when there is none), with the
+// attributes the firing wrote: the fired state, FiredAtAttr, ClaimAtAttr,
+// and DeliveredAtAttr once the target succeeded.
+func (p *Pipeline) Item(k contract.Key) (map[string]string, bool) {
+	return p.p.Items.Attrs(k)
+}
+
+// Advance moves the clock forward by d, stopping at every instant on the
+// way where something comes due, and runs what does: timers fire, the
+// target runs, a failed firing is retried a minute later (twice, as
+// Lambda retries the expiry function), then given up (Failed).
+func (p *Pipeline) Advance(d time.Duration) {
+	p.t.Helper()
+	if d < 0 {
+		p.t.Fatalf("pipelinetest: Advance(%s): the clock does not go back", d)
+	}
+	end := p.Now().Add(d)
+	for now := p.Now(); ; now = p.next(now, end) {
+		p.drain(now)
+		if !now.Before(end) {
+			return
+		}
+	}
+}
+
+// next is the next instant after now at which the pipeline may move: a
+// second later while a queue message waits to be received again; the
+// next retry of a failed firing; the earliest a timer may fire (its due
+// time plus the lateness; the Scheduler's minute comes a second at a
+// time), or end.
+func (p *Pipeline) next(now, end time.Time) time.Time {
+	soon := now.Add(time.Second)
+	if p.p.Queue.Len() > 0 {
+		return earliest(soon, end)
+	}
+	next := end
+	for _, r := range p.p.Retrying() {
+		next = earliest(next, r.NextAttempt)
+	}
+	for _, s := range p.p.Layer.All() {
+		next = earliest(next, s.At.Add(p.late))
+	}
+	if next.Before(soon) {
+		next = soon
+	}
+	return earliest(next, end)
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func (p *Pipeline) drain(now time.Time) {
+	p.t.Helper()
+	if _, err := p.p.Drain(p.ctx, now); err != nil {
+		p.t.Fatalf("pipelinetest: %v", err)
+	}
+}
+
+// Calls returns every run of the target so far, failed ones included,
+// in order.
+func (p *Pipeline) Calls() []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Call(nil), p.calls...)
+}
+
+// Delivered returns the payloads of the target's successful runs, in
+// order.
+func (p *Pipeline) Delivered() []contract.Payload {
+	var out []contract.Payload
+	for _, c := range p.Calls() {
+		if c.Err == nil {
+			out = append(out, c.Payload)
+		}
+	}
+	return out
+}
+
+// Failed returns the payloads whose firing failed on every attempt: in
+// AWS, the events in the expiry function's failure queue.
+func (p *Pipeline) Failed() []contract.Payload {
+	var out []contract.Payload
+	for _, inv := range p.p.DeadInvocations() {
+		out = append(out, inv.Schedule.Payload)
+	}
+	return out
+}

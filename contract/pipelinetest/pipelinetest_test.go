@@ -1,0 +1,198 @@
+package pipelinetest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/contract/pipelinetest"
+)
+
+// schema names every attribute, so the tests do not depend on the
+// contract's defaults.
+var schema = contract.Schema{
+	PartitionKey: "tenant", SortKey: "job", DueAttr: "runAt", StateAttr: "state",
+	ArmedStates: []string{"Queued"}, FiredState: "Ran", TokenAttr: "token", InlineAttr: "inline",
+	FiredAtAttr: "ranAt", ClaimAtAttr: "claimedAt", DeliveredAtAttr: "deliveredAt", ScheduleNamePrefix: "job-",
+}
+
+var start = time.Date(2031, 5, 1, 8, 0, 0, 0, time.UTC)
+
+func key(id string) contract.Key { return contract.Key{Partition: "acme", Sort: id} }
+
+func job(id, state string, due time.Time) map[string]string {
+	return map[string]string{"tenant": "acme", "job": id, "state": state, "runAt": contract.FormatTime(due), "kind": "report"}
+}
+
+// timers: each timer with a lateness, and where it fires an item due at
+// due: the Scheduler on the whole minute at or after it plus the
+// lateness, Step Functions at it, TTL the lateness after it.
+var timers = []struct {
+	timer pipelinetest.Timer
+	late  time.Duration
+	fires func(due time.Time) time.Time
+}{
+	{pipelinetest.Scheduler, 20 * time.Second, func(due time.Time) time.Time {
+		if m := due.Truncate(time.Minute); !m.Equal(due) {
+			due = m.Add(time.Minute)
+		}
+		return due.Add(20 * time.Second)
+	}},
+	{pipelinetest.StepFunctions, 0, func(due time.Time) time.Time { return due }},
+	{pipelinetest.TTL, 90 * time.Minute, func(due time.Time) time.Time { return due.Add(90 * time.Minute) }},
+}
+
+// recorder is a target that fails its first fails runs.
+type recorder struct{ fails int }
+
+func (r *recorder) run(context.Context, contract.Payload) error {
+	if r.fails > 0 {
+		r.fails--
+		return errors.New("target down")
+	}
+	return nil
+}
+
+// On every timer: an armed item fires once, at the timer's time, with the
+// contract's payload; a delete or a move out of the armed states cancels
+// it; a new due time moves it; a failing target is retried and the
+// delivery is recorded only after it succeeded; a target that always
+// fails ends in Failed, undelivered.
+func TestTheTargetRunsOnceAtTheTimersTime(t *testing.T) {
+	due := start.Add(time.Hour + 30*time.Second) // off the minute
+	moved := start.Add(3 * time.Hour)
+	for _, tm := range timers {
+		for _, tc := range []struct {
+			name  string
+			fails int
+			// write writes after the item was put at start, a minute later.
+			write func(p *pipelinetest.Pipeline)
+			// want is the due time of the one delivery (zero: none).
+			want     time.Time
+			calls    int
+			failed   bool
+			endState string
+		}{
+			{name: "fires", write: func(*pipelinetest.Pipeline) {}, want: due, calls: 1, endState: "Ran"},
+			{name: "deleted", write: func(p *pipelinetest.Pipeline) { p.Delete(key("j1")) }},
+			{name: "left the armed states", write: func(p *pipelinetest.Pipeline) { p.Put(job("j1", "Cancelled", due)) },
+				endState: "Cancelled"},
+			{name: "moved", write: func(p *pipelinetest.Pipeline) { p.Put(job("j1", "Queued", moved)) }, want: moved, calls: 1,
+				endState: "Ran"},
+			{name: "target fails once", fails: 1, write: func(*pipelinetest.Pipeline) {}, want: due, calls: 2, endState: "Ran"},
+			{name: "target always fails", fails: 100, write: func(*pipelinetest.Pipeline) {}, calls: 3, failed: true,
+				endState: "Ran"},
+		} {
+			t.Run(string(tm.timer)+"/"+tc.name, func(t *testing.T) {
+				target := &recorder{fails: tc.fails}
+				p := pipelinetest.New(t, pipelinetest.Config{Schema: schema, Target: target.run, Timer: tm.timer,
+					Start: start, Late: tm.late})
+				p.Put(job("j1", "Queued", due))
+				p.Advance(time.Minute)
+				tc.write(p)
+				// Up to a second before the timer's time of the first due
+				// time: nothing runs.
+				p.Advance(tm.fires(due).Add(-time.Second).Sub(p.Now()))
+				if calls := p.Calls(); len(calls) != 0 {
+					t.Fatalf("the target ran before its time (%v): %+v", tm.fires(due), calls)
+				}
+				p.Advance(time.Second)
+				if tc.fails > 0 {
+					// The first run failed: no delivery is recorded yet.
+					if calls := p.Calls(); len(calls) != 1 || calls[0].Err == nil || !calls[0].At.Equal(tm.fires(due)) {
+						t.Fatalf("calls %+v, want one failed run at %v", calls, tm.fires(due))
+					}
+					if a, _ := p.Item(key("j1")); a["deliveredAt"] != "" {
+						t.Fatalf("delivery recorded after a failed run: %v", a)
+					}
+				}
+				p.Advance(moved.Add(4 * time.Hour).Sub(p.Now()))
+
+				calls := p.Calls()
+				if len(calls) != tc.calls {
+					t.Fatalf("%d runs of the target, want %d: %+v", len(calls), tc.calls, calls)
+				}
+				var delivered []contract.Payload
+				if !tc.want.IsZero() {
+					delivered = []contract.Payload{{Key: key("j1"), Due: tc.want}}
+					if last := calls[len(calls)-1]; !last.At.Equal(tm.fires(tc.want)) && tc.fails == 0 {
+						t.Errorf("the target ran at %v, want %v", last.At, tm.fires(tc.want))
+					}
+				}
+				if got := p.Delivered(); len(got) != len(delivered) || (len(got) == 1 && !got[0].Equal(delivered[0])) {
+					t.Errorf("delivered %+v, want %+v", got, delivered)
+				}
+				if got := p.Failed(); (len(got) == 1 && got[0].Equal(contract.Payload{Key: key("j1"), Due: due})) != tc.failed ||
+					len(got) > 1 {
+					t.Errorf("failed %+v, want the item's payload: %v", got, tc.failed)
+				}
+				a, found := p.Item(key("j1"))
+				if found != (tc.endState != "") || a["state"] != tc.endState || (a["deliveredAt"] != "") != (tc.want != time.Time{}) {
+					t.Errorf("item %v (found %v), want state %q and a delivery recorded only when delivered", a, found, tc.endState)
+				}
+				if found && a["kind"] != "report" {
+					t.Errorf("item %v lost its own attributes", a)
+				}
+			})
+		}
+	}
+}
+
+// LambdaTarget hands a Lambda handler the payload as the expiry function
+// invokes a target: the JSON of the item's key and due time, in the
+// schema's names.
+func TestLambdaTargetGetsTheContractsJSON(t *testing.T) {
+	var got []string
+	h := func(_ context.Context, raw []byte) error {
+		got = append(got, string(raw))
+		return nil
+	}
+	p := pipelinetest.New(t, pipelinetest.Config{Schema: schema, Start: start, Timer: pipelinetest.StepFunctions,
+		Target: pipelinetest.LambdaTarget(schema, func(ctx context.Context, raw json.RawMessage) error { return h(ctx, raw) })})
+	p.Put(job("j1", "Queued", start.Add(time.Hour)))
+	p.Advance(2 * time.Hour)
+	want := `{"job":"j1","runAt":"2031-05-01T09:00:00Z","tenant":"acme"}`
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("the handler got %q, want %q once", got, want)
+	}
+}
+
+// fatal is a TB whose Fatalf stops the test function with its message.
+type fatal struct{}
+
+func (fatal) Helper() {}
+func (fatal) Fatalf(format string, args ...any) {
+	panic(fatalMsg(fmt.Sprintf(format, args...)))
+}
+
+type fatalMsg string
+
+// A bad Config fails the test with what to fix.
+func TestBadConfigSaysWhatToFix(t *testing.T) {
+	run := func(context.Context, contract.Payload) error { return nil }
+	for _, tc := range []struct {
+		c    pipelinetest.Config
+		want string
+	}{
+		{pipelinetest.Config{Schema: schema}, "Config.Target is nil"},
+		{pipelinetest.Config{Schema: contract.Schema{ArmedStates: []string{"Done"}, FiredState: "Done"}, Target: run}, "FiredState"},
+		{pipelinetest.Config{Schema: schema, Target: run, Timer: "cron"}, `Timer "cron" is unknown`},
+		{pipelinetest.Config{Schema: schema, Target: run, Late: time.Minute}, "use 0 to 59s"},
+		{pipelinetest.Config{Schema: schema, Target: run, Timer: pipelinetest.StepFunctions, Late: time.Second}, "leave it 0"},
+		{pipelinetest.Config{Schema: schema, Target: run, Timer: pipelinetest.TTL, Late: -time.Second}, "use 0 or more"},
+	} {
+		got := func() (msg fatalMsg) {
+			defer func() { msg, _ = recover().(fatalMsg) }()
+			pipelinetest.New(fatal{}, tc.c)
+			return ""
+		}()
+		if !strings.Contains(string(got), tc.want) {
+			t.Errorf("New(%+v) failed with %q, want a message with %q", tc.c, got, tc.want)
+		}
+	}
+}
