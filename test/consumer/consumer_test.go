@@ -395,6 +395,50 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 	})
 }
 
+// The consumer's own tests run in its module: the example's tests that
+// use only the library's public packages (not internal/, which another
+// module cannot import) are copied with its code, and `go test ./...`
+// runs offline. The target's test drives the whole pipeline through
+// contract/pipelinetest, so that package is proven importable and usable
+// from another module.
+func TestConsumerModuleTestsPass(t *testing.T) {
+	root := checkoutRoot(t)
+	need(t, "go", "go")
+	dir := t.TempDir()
+	newConsumerModule(t, root, dir)
+	src := filepath.Join(root, "examples", "jobs")
+	var copied []string
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || strings.Contains(string(b), `"`+modulePath+"/internal/") {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		copied = append(copied, rel)
+		return os.WriteFile(filepath.Join(dir, rel), []byte(strings.ReplaceAll(string(b), `"`+examplePath, `"`+consumerMod)), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(copied, filepath.Join("target", "target_test.go")) {
+		t.Fatalf("copied the tests %v, want target/target_test.go (the test through contract/pipelinetest) among them", copied)
+	}
+	cmd := exec.Command("go", "test", "-count=1", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), offline()...)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test ./... in the consumer module: %v\n%s", err, b)
+	}
+	if !strings.Contains(string(b), "ok  \t"+consumerMod+"/target") {
+		t.Fatalf("the target's tests did not run:\n%s", b)
+	}
+	t.Logf("the consumer's tests (%v):\n%s", copied, b)
+}
+
 // bootstrapOf is the path of function fn's bootstrap in the assembly at
 // out: the code's S3 key is <asset hash>.zip, and the assembly holds the
 // asset as the folder asset.<hash>.
