@@ -96,8 +96,8 @@ type Call struct {
 	Err error
 }
 
-// TB is the part of testing.TB a Pipeline uses; *testing.T and
-// *testing.B are ones.
+// TB is the part of testing.TB a Pipeline uses: *testing.T and
+// *testing.B satisfy it.
 type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)
@@ -106,13 +106,12 @@ type TB interface {
 // Pipeline is the pipeline of one schema and target, on a fake clock.
 // It is not safe for concurrent use.
 type Pipeline struct {
-	t      TB
-	p      *pipeline.Pipeline
-	late   time.Duration
-	mu     sync.Mutex
-	calls  []Call
-	ctx    context.Context
-	schema contract.Schema
+	t     TB
+	p     *pipeline.Pipeline
+	late  time.Duration
+	mu    sync.Mutex
+	calls []Call
+	ctx   context.Context
 }
 
 // New builds an empty table, queue and timer for c. A bad Config fails
@@ -139,7 +138,7 @@ func New(t TB, c Config) *Pipeline {
 	case l == layers.StepFunctions && c.Late != 0:
 		t.Fatalf("pipelinetest: Config.Late is %s, but StepFunctions fires to the second: leave it 0", c.Late)
 	}
-	p := &Pipeline{t: t, late: c.Late, ctx: context.Background(), schema: s}
+	p := &Pipeline{t: t, late: c.Late, ctx: context.Background()}
 	target := fire.DeliverFunc(func(ctx context.Context, pl contract.Payload) error {
 		err := c.Target(ctx, pl)
 		p.mu.Lock()
@@ -189,8 +188,9 @@ func (p *Pipeline) Item(k contract.Key) (map[string]string, bool) {
 
 // Advance moves the clock forward by d, stopping at every instant on the
 // way where something comes due, and runs what does: timers fire, the
-// target runs, a failed firing is retried a minute later (twice, as
-// Lambda retries the expiry function), then given up (Failed).
+// target runs, a failed firing is retried a minute after each failure,
+// twice (Lambda retries the expiry function twice), then given up
+// (Failed).
 func (p *Pipeline) Advance(d time.Duration) {
 	p.t.Helper()
 	if d < 0 {
