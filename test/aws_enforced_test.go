@@ -367,12 +367,14 @@ func TestAsyncInvokedFunctionsKeepTheirFailures(t *testing.T) {
 }
 
 // TestExpiryAsyncPropsAndValidation: the expiry function's asynchronous
-// settings are props (zero retries can be asked for), checked against
-// Lambda's limits.
+// settings are props of the scheduler timer (zero retries can be asked
+// for), checked against Lambda's limits.
 func TestExpiryAsyncPropsAndValidation(t *testing.T) {
 	stack := customStack(t, "Expiry")
 	scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Custom"), &scheduleonwrite.ScheduleOnWriteProps{
-		Notifications: fakeNotifier{}, ExpiryMaxEventAge: awscdk.Duration_Hours(jsii.Number(1)), ExpiryRetryAttempts: jsii.Number(0),
+		Target: importedTarget(stack, "Target"),
+		Timer: scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{
+			ExpiryMaxEventAge: awscdk.Duration_Hours(jsii.Number(1)), ExpiryRetryAttempts: jsii.Number(0)}),
 	})
 	s := synthOf(t, stack)
 	cfgs := s.Resources("AWS::Lambda::EventInvokeConfig")
@@ -386,18 +388,18 @@ func TestExpiryAsyncPropsAndValidation(t *testing.T) {
 	}
 	for i, tc := range []struct {
 		name  string
-		props scheduleonwrite.ScheduleOnWriteProps
+		props scheduleonwrite.SchedulerTimerProps
 		want  string
 	}{
-		{"three retries", scheduleonwrite.ScheduleOnWriteProps{ExpiryRetryAttempts: jsii.Number(3)},
+		{"three retries", scheduleonwrite.SchedulerTimerProps{ExpiryRetryAttempts: jsii.Number(3)},
 			"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"},
-		{"event age above six hours", scheduleonwrite.ScheduleOnWriteProps{ExpiryMaxEventAge: awscdk.Duration_Seconds(jsii.Number(21601))},
+		{"event age above six hours", scheduleonwrite.SchedulerTimerProps{ExpiryMaxEventAge: awscdk.Duration_Seconds(jsii.Number(21601))},
 			"ExpiryMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.props.Notifications = fakeNotifier{}
 			got := panicText(func() {
-				scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("Bad", i)), &tc.props)
+				scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("Bad", i)), &scheduleonwrite.ScheduleOnWriteProps{
+					Target: importedTarget(stack, fmt.Sprint("BadTarget", i)), Timer: scheduleonwrite.NewSchedulerTimer(&tc.props)})
 			})
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("panic %q lacks %q", got, tc.want)

@@ -409,10 +409,11 @@ func TestCancellationAlarms(t *testing.T) {
 	}
 }
 
-// fakeSchedules stands in for a schedule-on-write construct.
+// fakeSchedules stands in for a bound timer (the scheduler timer's
+// grants too).
 type fakeSchedules struct{}
 
-func (fakeSchedules) GrantModifySchedules(g awsiam.IGrantable) awsiam.Grant {
+func (fakeSchedules) GrantModify(g awsiam.IGrantable) awsiam.Grant {
 	return awsiam.Grant_Drop(g, jsii.String("modify schedules"))
 }
 func (fakeSchedules) GrantManageSchedules(g awsiam.IGrantable) awsiam.Grant {
@@ -421,7 +422,7 @@ func (fakeSchedules) GrantManageSchedules(g awsiam.IGrantable) awsiam.Grant {
 func (fakeSchedules) GrantListSchedules(g awsiam.IGrantable) awsiam.Grant {
 	return awsiam.Grant_Drop(g, jsii.String("list schedules"))
 }
-func (fakeSchedules) SchedulerEnvironment() map[string]string {
+func (fakeSchedules) Environment() map[string]string {
 	return map[string]string{"SCHEDULE_GROUP": "g"}
 }
 
@@ -455,7 +456,7 @@ func TestCancellationValidation(t *testing.T) {
 	fifo := awssqs.Queue_FromQueueArn(stack, jsii.String("Fifo"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:work.fifo"))
 	standard := awssqs.Queue_FromQueueArn(stack, jsii.String("Standard"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:work"))
 	valid := func(edit func(p *cancellation.CancellationProps)) *cancellation.CancellationProps {
-		p := &cancellation.CancellationProps{Table: streamed, Schedules: fakeSchedules{}}
+		p := &cancellation.CancellationProps{Table: streamed, Timer: fakeSchedules{}}
 		edit(p)
 		return p
 	}
@@ -473,7 +474,7 @@ func TestCancellationValidation(t *testing.T) {
 			[]string{"has a KEYS_ONLY stream", "set its stream view to NEW_AND_OLD_IMAGES"}},
 		{"table keyed otherwise than the schema", valid(func(p *props) { p.Table = otherKeys }),
 			[]string{"is keyed tenantId/jobId but Schema says userId/taskId", `set Schema.PartitionKey to "tenantId" and Schema.SortKey to "jobId"`}},
-		{"no schedules", valid(func(p *props) { p.Schedules = nil }), []string{"Schedules is required"}},
+		{"no timer", valid(func(p *props) { p.Timer = nil }), []string{"Timer is required"}},
 		{"invalid schema", valid(func(p *props) { p.Schema = contract.Schema{StateAttr: "state", FiredState: "Pending"} }),
 			[]string{"Schema:", `FiredState "Pending" must be a non-empty state outside ArmedStates`}},
 		{"zero stream retries (pointer: not the default)", valid(func(p *props) { p.RetryAttempts = jsii.Number(0) }),
@@ -548,7 +549,7 @@ func TestCancellationOnAnImportedTableWithCustomProps(t *testing.T) {
 	var c *cancellation.Cancellation
 	Check(t, func() {
 		c = cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{
-			Table: table, Schedules: fakeSchedules{},
+			Table: table, Timer: fakeSchedules{},
 			BatchSize: 100, MaxRecordAge: awscdk.Duration_Minutes(jsii.Number(10)), RetryAttempts: jsii.Number(3),
 			WorkerBatchSize: 5, WorkerMaxConcurrency: 4, WorkerTimeout: awscdk.Duration_Seconds(jsii.Number(20)),
 			MaxReceiveCount: *receives.ValueAsNumber(), // a token: not validated

@@ -105,7 +105,7 @@ func TestGoFunctionsAreArmAl2023WithJSONLogs(t *testing.T) {
 	// function added or lost fails here (CDK's own upload and
 	// custom-resource functions, in Python and Node, are counted apart).
 	want := []string{"ApiHandler", "AuthPreSignUp", "CancellationProcessor", "CancellationWorker",
-		"NotificationsPostAuth", "ReconcilerFunction", "TasksExpiry"}
+		"NotificationsNotify", "NotificationsPostAuth", "ReconcilerFunction", "TasksExpiry"}
 	var ours []string
 	cdkOwn := 0
 	for id := range fns {
@@ -156,12 +156,16 @@ func TestLeastPrivilege(t *testing.T) {
 	schedules := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":scheduler:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":schedule/` + name + `/*"]]}`
 	schedulerRole := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + `","Arn"]}`
 	failureQueue := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::SQS::Queue", "TasksExpiryFailureQueue") + `","Arn"]}`
+	notify := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify") + `","Arn"]}`
 	for _, tc := range []struct {
 		name, function string
 		want           map[string]string
 	}{
 		{"expiry", "TasksExpiry", map[string]string{
-			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table, "sns:Publish": topics,
+			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table,
+			// The to-do app's target only: the notify function (and its
+			// versions).
+			"lambda:InvokeFunction": `[` + notify + `,{"Fn::Join":["",[` + notify + `,":*"]]}]`,
 			// Lambda sends a given-up event to the on-failure queue as the
 			// function (SqsDestination's grant: send, and read the queue's URL
 			// and attributes).
@@ -183,6 +187,9 @@ func TestLeastPrivilege(t *testing.T) {
 			"dynamodb:GetItem": table, "dynamodb:PutItem": table,
 		}},
 		{"presignup", "AuthPreSignUp", map[string]string{}},
+		// The target reads the task and its owner's settings, and publishes
+		// to the shard topics; it writes nothing.
+		{"notify", "NotificationsNotify", map[string]string{"dynamodb:GetItem": table, "sns:Publish": topics}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ActionMap(s.FunctionStatements(t, tc.function))

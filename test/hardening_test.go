@@ -289,7 +289,7 @@ func TestProdRetainsQueuesTopicsAndProtectsState(t *testing.T) {
 }
 
 // TestNotifyingFunctionsGetTheSiteUrl: the functions that send expiry
-// emails (expiry, reconciler) are told the hosted site's URL, so the email
+// emails (the notify target, reconciler) are told the hosted site's URL, so the email
 // links to the task.
 func TestNotifyingFunctionsGetTheSiteUrl(t *testing.T) {
 	s := Stack(t, "dev")
@@ -297,7 +297,7 @@ func TestNotifyingFunctionsGetTheSiteUrl(t *testing.T) {
 	if !strings.Contains(site, "https://") {
 		t.Fatalf("WebUrl output = %s", site)
 	}
-	for _, prefix := range []string{"TasksExpiry", "ReconcilerFunction"} {
+	for _, prefix := range []string{"NotificationsNotify", "ReconcilerFunction"} {
 		fn := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)])
 		vars, _ := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
 		url := JSON(vars["WEB_URL"])

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
@@ -30,10 +29,9 @@ func TestLayerGivesEachLayerWhatAppliesToIt(t *testing.T) {
 		async bool
 	}{
 		{"Scheduler", func(*scheduleonwrite.ScheduleOnWriteProps) {}, true},
-		{"StepFunctions", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions }, false},
+		{"StepFunctions", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) }, false},
 		{"TTL", func(p *scheduleonwrite.ScheduleOnWriteProps) {
-			p.ExecutionLayer = scheduleonwrite.LayerTTL
-			p.MaxLateness = awscdk.Duration_Days(jsii.Number(3))
+			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(3))})
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,17 +147,17 @@ func assertTTLWatch(t *testing.T, s *synthed) {
 	}
 }
 
-// TestLayerGuardsFailSynth: a misspelt layer, a target that outlives the
-// delivery lease, an existing table without TTL on the marker attribute,
-// and an asynchronous-invocation prop on a synchronous layer fail synth
-// with a message that names the values and the fix; the matching good
-// props synthesize.
+// TestLayerGuardsFailSynth: a target that outlives the delivery lease and
+// an existing table without TTL on the marker attribute fail synth with a
+// message that names the values and the fix; the matching good props
+// synthesize. (A misspelt layer, or an asynchronous-invocation prop on a
+// synchronous timer, no longer compiles: each timer has its own props.)
 func TestLayerGuardsFailSynth(t *testing.T) {
 	type props = scheduleonwrite.ScheduleOnWriteProps
-	ttl := func(p *props) {
-		p.ExecutionLayer = scheduleonwrite.LayerTTL
-		p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
+	ttlWith := func(p *props, attr string) {
+		p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(2)), TTLAttribute: attr})
 	}
+	ttl := func(p *props) { ttlWith(p, "") }
 	table := func(st awscdk.Stack, ttlAttr string) awsdynamodb.ITable {
 		tp := &awsdynamodb.TableProps{
 			PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("tenantId"), Type: awsdynamodb.AttributeType_STRING},
@@ -193,8 +191,6 @@ func TestLayerGuardsFailSynth(t *testing.T) {
 		edit func(st awscdk.Stack, p *props)
 		want []string // empty: synth succeeds
 	}{
-		{"misspelt layer", func(_ awscdk.Stack, p *props) { p.ExecutionLayer = "stepfunctions" },
-			[]string{`ExecutionLayer "stepfunctions" is unknown`, "EventBridgeScheduler, StepFunctions, TTL"}},
 		{"target longer than the lease", func(st awscdk.Stack, p *props) { p.Target = fn(st, 120) },
 			[]string{"Target's timeout (120s) is longer than the delivery lease (60s: ExpiryTimeout 10s", "set ExpiryTimeout to at least 120s"}},
 		{"target within the lease a longer ExpiryTimeout gives", func(st awscdk.Stack, p *props) {
@@ -209,8 +205,8 @@ func TestLayerGuardsFailSynth(t *testing.T) {
 		{"own TableV2 without TTL", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = tableV2(st, "") },
 			[]string{"has no TTL", "unscheduleTtl"}},
 		{"own TableV2 with TTL on TTLAttribute", func(st awscdk.Stack, p *props) {
-			ttl(p)
-			p.ExistingTable, p.TTLAttribute = tableV2(st, "expiresAt"), "expiresAt"
+			ttlWith(p, "expiresAt")
+			p.ExistingTable = tableV2(st, "expiresAt")
 		}, nil},
 		{"imported table without TTLAttribute", func(st awscdk.Stack, p *props) {
 			ttl(p)
@@ -218,18 +214,10 @@ func TestLayerGuardsFailSynth(t *testing.T) {
 				TableName: jsii.String("jobs"), TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:111111111111:table/jobs/stream/x")})
 		}, []string{"is imported, so synth cannot see its TTL: set TTLAttribute"}},
 		{"imported table with TTLAttribute", func(st awscdk.Stack, p *props) {
-			ttl(p)
-			p.TTLAttribute = "expiresAt"
+			ttlWith(p, "expiresAt")
 			p.ExistingTable = awsdynamodb.Table_FromTableAttributes(st, jsii.String("Imported"), &awsdynamodb.TableAttributes{
 				TableName: jsii.String("jobs"), TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:111111111111:table/jobs/stream/x")})
 		}, nil},
-		{"asynchronous retries on Step Functions", func(_ awscdk.Stack, p *props) {
-			p.ExecutionLayer, p.ExpiryRetryAttempts = scheduleonwrite.LayerStepFunctions, jsii.Number(0)
-		}, []string{"ExpiryRetryAttempts applies to ExecutionLayer EventBridgeScheduler only (given StepFunctions)"}},
-		{"failure queue on TTL", func(st awscdk.Stack, p *props) {
-			ttl(p)
-			p.ExpiryFailureQueueProps = &awssqs.QueueProps{}
-		}, []string{"ExpiryFailureQueueProps applies to ExecutionLayer EventBridgeScheduler only (given TTL)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stack := customStack(t, fmt.Sprint("LayerGuards", i))

@@ -33,7 +33,7 @@ func layerStack(t *testing.T, id string, edit func(p *scheduleonwrite.ScheduleOn
 		p := &scheduleonwrite.ScheduleOnWriteProps{Schema: jobsSchema, Target: target}
 		edit(p)
 		sow = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p)
-		cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Schedules: sow})
+		cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Timer: sow.Timer})
 	})
 	return synthOf(t, stack), sow
 }
@@ -48,7 +48,7 @@ func hasAlarmOn(s *synthed, metric string) bool {
 }
 
 func TestLayerStepFunctions(t *testing.T) {
-	s, _ := layerStack(t, "LayerSfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions })
+	s, _ := layerStack(t, "LayerSfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) })
 	if n := len(s.Resources("AWS::Scheduler::ScheduleGroup")); n != 0 {
 		t.Fatalf("%d schedule groups; the Step Functions layer makes none", n)
 	}
@@ -90,18 +90,20 @@ func TestLayerStepFunctions(t *testing.T) {
 			}
 		}
 	}
-	// The worker starts/lists on this state machine, stops/describes only
-	// its executions, and has no scheduler rights.
+	// The worker starts executions of this state machine, stops/describes
+	// only its executions (a cancel stops the execution whose name it
+	// derives: no ListExecutions), and has no scheduler rights.
 	worker := ActionMap(s.FunctionStatements(t, "PipelineWorker"))
 	for a, res := range worker {
 		if strings.HasPrefix(a, "scheduler:") || a == "iam:PassRole" {
 			t.Fatalf("worker may %s on %s; the Step Functions layer needs no scheduler", a, res)
 		}
 	}
-	for _, a := range []string{"states:StartExecution", "states:ListExecutions"} {
-		if !strings.Contains(worker[a], smID) {
-			t.Fatalf("%s on %s, want the state machine %s", a, worker[a], smID)
-		}
+	if !strings.Contains(worker["states:StartExecution"], smID) {
+		t.Fatalf("states:StartExecution on %s, want the state machine %s", worker["states:StartExecution"], smID)
+	}
+	if res, ok := worker["states:ListExecutions"]; ok {
+		t.Fatalf("worker may states:ListExecutions on %s; a cancel needs no listing", res)
 	}
 	for _, a := range []string{"states:StopExecution", "states:DescribeExecution"} {
 		if !strings.Contains(worker[a], ":execution:") || !strings.Contains(worker[a], smID) || !strings.Contains(worker[a], `:*`) {
@@ -119,11 +121,10 @@ func TestLayerStepFunctions(t *testing.T) {
 
 func TestLayerTTL(t *testing.T) {
 	s, _ := layerStack(t, "LayerTTL", func(p *scheduleonwrite.ScheduleOnWriteProps) {
-		p.ExecutionLayer = scheduleonwrite.LayerTTL
-		p.MaxLateness = awscdk.Duration_Days(jsii.Number(3))
-		p.TTLBatchSize = jsii.Number(50)
-		p.TTLParallelizationFactor = jsii.Number(4)
-		p.TTLMaxConcurrency = jsii.Number(8)
+		p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
+			MaxLateness:  awscdk.Duration_Days(jsii.Number(3)),
+			TTLBatchSize: jsii.Number(50), TTLParallelizationFactor: jsii.Number(4), TTLMaxConcurrency: jsii.Number(8),
+		})
 	})
 	for _, typ := range []string{"AWS::Scheduler::ScheduleGroup", "AWS::StepFunctions::StateMachine"} {
 		if n := len(s.Resources(typ)); n != 0 {
@@ -191,19 +192,16 @@ func TestLayerValidation(t *testing.T) {
 		edit func(p *props)
 		want []string
 	}{
-		{"TTL without MaxLateness", func(p *props) { p.ExecutionLayer = scheduleonwrite.LayerTTL },
+		{"TTL without MaxLateness", func(p *props) { p.Timer = scheduleonwrite.NewTTLTimer(nil) },
 			[]string{"set MaxLateness", "48h"}},
 		{"TTL finer than its precision", func(p *props) {
-			p.ExecutionLayer = scheduleonwrite.LayerTTL
-			p.MaxLateness = awscdk.Duration_Hours(jsii.Number(1))
+			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Hours(jsii.Number(1))})
 		}, []string{"coarser than MaxLateness 1h0m0s", "StepFunctions"}},
-		{"TTL props on another layer", func(p *props) { p.TTLParallelizationFactor = jsii.Number(3) },
-			[]string{"TTLParallelizationFactor applies to ExecutionLayer TTL only"}},
-		{"unknown layer", func(p *props) { p.ExecutionLayer = "Cron" }, []string{`ExecutionLayer "Cron" is unknown`}},
+		// TTL props on another timer, or an unknown layer, no longer
+		// compile: each timer has its own props struct.
 		{"parallelization beyond Lambda's", func(p *props) {
-			p.ExecutionLayer = scheduleonwrite.LayerTTL
-			p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
-			p.TTLParallelizationFactor = jsii.Number(11)
+			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
+				MaxLateness: awscdk.Duration_Days(jsii.Number(2)), TTLParallelizationFactor: jsii.Number(11)})
 		}, []string{"TTLParallelizationFactor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,17 +225,16 @@ func TestLayerNag(t *testing.T) {
 			id   string
 			edit func(p *scheduleonwrite.ScheduleOnWriteProps)
 		}{
-			{"Sfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions }},
+			{"Sfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) }},
 			{"Ttl", func(p *scheduleonwrite.ScheduleOnWriteProps) {
-				p.ExecutionLayer = scheduleonwrite.LayerTTL
-				p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
+				p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(2))})
 			}},
 		} {
 			target := awslambda.Function_FromFunctionArn(stack, jsii.String(tc.id+"Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
 			p := &scheduleonwrite.ScheduleOnWriteProps{Schema: jobsSchema, Target: target}
 			tc.edit(p)
 			sow := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(tc.id), p)
-			cancellation.NewCancellation(stack, jsii.String(tc.id+"Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Schedules: sow})
+			cancellation.NewCancellation(stack, jsii.String(tc.id+"Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Timer: sow.Timer})
 		}
 		todoapp.AddChecks(app)
 		findings = NagFindings(stack)
@@ -259,11 +256,10 @@ func TestLayerTemplatesPassCfnLint(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
 	for name, edit := range map[string]func(p *scheduleonwrite.ScheduleOnWriteProps){
-		"LintSfn": func(p *scheduleonwrite.ScheduleOnWriteProps) { p.ExecutionLayer = scheduleonwrite.LayerStepFunctions },
+		"LintSfn": func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) },
 		"LintTtl": func(p *scheduleonwrite.ScheduleOnWriteProps) {
-			p.ExecutionLayer = scheduleonwrite.LayerTTL
-			p.MaxLateness = awscdk.Duration_Days(jsii.Number(2))
-			p.TTLMaxConcurrency = jsii.Number(5)
+			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
+				MaxLateness: awscdk.Duration_Days(jsii.Number(2)), TTLMaxConcurrency: jsii.Number(5)})
 		},
 	} {
 		s, _ := layerStack(t, name, edit)

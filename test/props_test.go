@@ -188,7 +188,7 @@ type fakeScheduleCreator struct{}
 func (fakeScheduleCreator) GrantCreateSchedules(g awsiam.IGrantable) awsiam.Grant {
 	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{Grantee: g, Actions: jsii.Strings("scheduler:CreateSchedule"), ResourceArns: jsii.Strings("*")})
 }
-func (fakeScheduleCreator) SchedulerEnvironment() map[string]string { return map[string]string{} }
+func (fakeScheduleCreator) Environment() map[string]string { return map[string]string{} }
 
 func TestTaskApiPropsValidation(t *testing.T) {
 	var table awsdynamodb.ITable

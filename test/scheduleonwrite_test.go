@@ -54,15 +54,18 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 		edit(p)
 		return p
 	}
+	// The scheduler timer's props are its own: on another timer they do
+	// not compile.
+	sched := func(tp scheduleonwrite.SchedulerTimerProps) *props {
+		return &props{Target: target, Timer: scheduleonwrite.NewSchedulerTimer(&tp)}
+	}
 	for i, tc := range []struct {
 		name  string
 		props *props
 		want  []string
 	}{
-		{"no props: neither target nor notifications", nil,
-			[]string{"set exactly one of Target and Notifications (neither is set)"}},
-		{"both target and notifications", valid(func(p *props) { p.Notifications = fakeNotifier{} }),
-			[]string{"set exactly one of Target and Notifications (both are set)"}},
+		{"no props: no target", nil,
+			[]string{"Target is required: set it to your function to run at an item's due time"}},
 		{"invalid schema", valid(func(p *props) { p.Schema = contract.Schema{DueAttr: "status"} }),
 			[]string{"Schema:", `both "status"`}},
 		{"existing table keyed otherwise", valid(func(p *props) { p.ExistingTable = jobs }),
@@ -77,28 +80,23 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 			[]string{"has no stream", "NEW_AND_OLD_IMAGES"}},
 		{"deletion protection of an existing table", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = jobs; p.DeletionProtection = true }),
 			[]string{"DeletionProtection applies to the table this construct creates"}},
-		{"schedule retries above the scheduler's limit", valid(func(p *props) { p.ScheduleRetryAttempts = jsii.Number(186) }),
+		{"schedule retries above the scheduler's limit", sched(scheduleonwrite.SchedulerTimerProps{ScheduleRetryAttempts: jsii.Number(186)}),
 			[]string{"ScheduleRetryAttempts must be a whole number between 0 and 185 inclusive (given 186)"}},
-		{"schedule event age under a minute", valid(func(p *props) { p.ScheduleMaxEventAge = seconds(59) }),
+		{"schedule event age under a minute", sched(scheduleonwrite.SchedulerTimerProps{ScheduleMaxEventAge: seconds(59)}),
 			[]string{"ScheduleMaxEventAge must be a whole number of seconds between 60 and 86400 inclusive (given 59 seconds)"}},
-		{"notifications with an adopter's schema", &props{Notifications: fakeNotifier{}, Schema: jobsSchema},
-			[]string{"Notifications sends the to-do app's emails and fires only its items", "set Target to the function to run at the due time"}},
 		{"expiry timeout above Lambda's limit", valid(func(p *props) { p.ExpiryTimeout = seconds(901) }),
 			[]string{"ExpiryTimeout must be a whole number of seconds between 1 and 900 inclusive (given 15 minutes 1 second)"}},
-		{"expiry retries above Lambda's limit", valid(func(p *props) { p.ExpiryRetryAttempts = jsii.Number(3) }),
+		{"expiry retries above Lambda's limit", sched(scheduleonwrite.SchedulerTimerProps{ExpiryRetryAttempts: jsii.Number(3)}),
 			[]string{"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"}},
-		{"expiry event age above six hours", valid(func(p *props) { p.ExpiryMaxEventAge = seconds(21601) }),
+		{"expiry event age above six hours", sched(scheduleonwrite.SchedulerTimerProps{ExpiryMaxEventAge: seconds(21601)}),
 			[]string{"ExpiryMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"}},
-		{"dead-letter queue and its props", valid(func(p *props) { p.ExistingDeadLetterQueue = standard; p.DeadLetterQueueProps = &awssqs.QueueProps{} }),
+		{"dead-letter queue and its props", sched(scheduleonwrite.SchedulerTimerProps{ExistingDeadLetterQueue: standard, DeadLetterQueueProps: &awssqs.QueueProps{}}),
 			[]string{"ExistingDeadLetterQueue and DeadLetterQueueProps are both set"}},
-		{"FIFO dead-letter queue", valid(func(p *props) { p.ExistingDeadLetterQueue = fifo }),
+		{"FIFO dead-letter queue", sched(scheduleonwrite.SchedulerTimerProps{ExistingDeadLetterQueue: fifo}),
 			[]string{"ExistingDeadLetterQueue is a FIFO queue", "only a standard queue"}},
-		{"expiry failure queue and its props", valid(func(p *props) {
-			p.ExistingExpiryFailureQueue = standard
-			p.ExpiryFailureQueueProps = &awssqs.QueueProps{}
+		{"expiry failure queue and its props", sched(scheduleonwrite.SchedulerTimerProps{
+			ExistingExpiryFailureQueue: standard, ExpiryFailureQueueProps: &awssqs.QueueProps{},
 		}), []string{"ExistingExpiryFailureQueue and ExpiryFailureQueueProps are both set"}},
-		{"web URL without TLS", valid(func(p *props) { p.Target = nil; p.Notifications = fakeNotifier{}; p.WebURL = "http://example.com" }),
-			[]string{"WebURL must start with https://"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			WantPanic(t, func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("S", i)), tc.props) }, tc.want...)
@@ -114,9 +112,10 @@ func TestScheduleOnWriteZeroMeansZero(t *testing.T) {
 	var c *cancellation.Cancellation
 	Check(t, func() {
 		s = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
-			Notifications: fakeNotifier{}, ScheduleRetryAttempts: jsii.Number(0), ExpiryRetryAttempts: jsii.Number(0),
+			Target: importedTarget(stack, "Target"),
+			Timer:  scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{ScheduleRetryAttempts: jsii.Number(0), ExpiryRetryAttempts: jsii.Number(0)}),
 		})
-		c = cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Schedules: s})
+		c = cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
 	})
 	syn := synthOf(t, stack)
 	worker := Props(syn.Resources("AWS::Lambda::Function")[*stack.GetLogicalId(c.Worker.Function.Node().DefaultChild().(awscdk.CfnElement))])
@@ -163,7 +162,7 @@ func TestScheduleOnWriteForAnotherSchema(t *testing.T) {
 		t.Errorf("expiry environment %s", JSON(env))
 	}
 	if _, ok := env["TOPIC_ARN_PREFIX"]; ok {
-		t.Error("SNS settings without Notifications")
+		t.Error("the core has SNS settings: it knows no notifications")
 	}
 	invoke := 0
 	for _, st := range syn.FunctionStatements(t, expiry) {
@@ -198,13 +197,14 @@ func TestScheduleOnWriteGrantsIncludeTheTableKey(t *testing.T) {
 	}
 	writer, reader, creator := role("Writer"), role("Reader"), role("Creator")
 	Check(t, func() {
+		timer := scheduleonwrite.NewSchedulerTimer(nil)
 		s := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), &scheduleonwrite.ScheduleOnWriteProps{
-			Schema: jobsSchema, ExistingTable: table,
+			Schema: jobsSchema, ExistingTable: table, Timer: timer,
 			Target: awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run")),
 		})
 		s.GrantWriteItems(writer)
 		s.GrantReadItems(reader)
-		s.GrantCreateSchedules(creator)
+		timer.GrantCreateSchedules(creator)
 	})
 	syn := synthOf(t, stack)
 	for _, tc := range []struct {
@@ -245,9 +245,9 @@ func TestMetricMethods(t *testing.T) {
 		}{fn, name, m})
 	}
 	Check(t, func() {
-		s := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{Notifications: fakeNotifier{}})
-		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Schedules: s})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: s, Notifications: fakeNotifier{}})
+		s, timer := todoCore(stack)
+		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Notifications: fakeNotifier{}})
 		add(metrics.FunctionExpiry, metrics.ExpiryErrors, s.MetricExpiryErrors(nil))
 		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
 		add(metrics.FunctionExpiry, metrics.TasksExpired, s.MetricExpired(nil))
@@ -285,9 +285,9 @@ func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
 	stack := customStack(t, "ErrorAlarms")
 	var got map[string][]awscloudwatch.Alarm
 	Check(t, func() {
-		s := scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{Notifications: fakeNotifier{}})
-		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Schedules: s})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: s, Notifications: fakeNotifier{}})
+		s, timer := todoCore(stack)
+		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Notifications: fakeNotifier{}})
 		got = map[string][]awscloudwatch.Alarm{"scheduleonwrite": s.ErrorAlarms(), "cancellation": c.ErrorAlarms(), "reconciler": r.ErrorAlarms()}
 	})
 	for name, fns := range map[string][]string{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -30,6 +31,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/userauth"
 	"github.com/unschedule/unschedule/constructs/webhosting"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // TodoStackProps configures the stack.
@@ -48,12 +50,16 @@ type TodoStack struct {
 	awscdk.Stack
 	Auth          *userauth.UserAuth
 	Notifications *notifications.UserNotifications
-	Scheduling    *scheduleonwrite.ScheduleOnWrite
-	Api           *taskapi.TaskApi
-	Cancellation  *cancellation.Cancellation
-	Reconciler    *reconciler.Reconciler
-	Web           *webhosting.WebHosting
-	Operations    *operations.Operations
+	// Table holds the tasks (and each user's notification settings).
+	Table awsdynamodb.Table
+	// Timer fires the tasks: one EventBridge Scheduler schedule each.
+	Timer        *scheduleonwrite.SchedulerTimer
+	Scheduling   *scheduleonwrite.ScheduleOnWrite
+	Api          *taskapi.TaskApi
+	Cancellation *cancellation.Cancellation
+	Reconciler   *reconciler.Reconciler
+	Web          *webhosting.WebHosting
+	Operations   *operations.Operations
 	// Campaigns is the scheduled email campaigns (nil unless
 	// Config.Campaigns).
 	Campaigns *campaigns.Campaigns
@@ -87,21 +93,30 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		RemovalPolicy: cfg.Removal(),
 		Logs:          cfg.Logs(),
 		AlarmTopic:    s.AlarmTopic,
-	})
-	s.Scheduling = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
-		Notifications:      s.Notifications,
-		RemovalPolicy:      cfg.Removal(),
-		DeletionProtection: cfg.Protected(),
-		Logs:               cfg.Logs(),
-		AlarmTopic:         s.AlarmTopic,
 		// The site is built after the API (its config names the API), so
 		// its URL, which the expiry emails link to, is read lazily.
 		WebURL: *webhosting.Later(func() *string { return s.Web.Url }),
 	})
-	s.Notifications.StoreSettingsIn(s.Scheduling.Table)
+	// The to-do app is an adopter of the core like any other: its own
+	// table (with its indexes; at the logical id the core gave it when it
+	// created it, so a deployed table stays), its own target (Notify).
+	s.Table = NewTaskTable(stack, "TaskTable", &TaskTableProps{
+		RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), LegacyLogicalID: true,
+	})
+	s.Notifications.StoreSettingsIn(s.Table)
+	s.Timer = scheduleonwrite.NewSchedulerTimer(nil)
+	s.Scheduling = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
+		ExistingTable: s.Table,
+		Schema:        tableschema.Todo(),
+		Target:        s.Notifications.Notify.Function,
+		Timer:         s.Timer,
+		RemovalPolicy: cfg.Removal(),
+		Logs:          cfg.Logs(),
+		AlarmTopic:    s.AlarmTopic,
+	})
 	s.Api = taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
-		Table:         s.Scheduling.Table,
-		Schedules:     s.Scheduling,
+		Table:         s.Table,
+		Schedules:     s.Timer,
 		UserPool:      s.Auth.UserPool,
 		Notifications: s.Notifications,
 		// The hosted app's URL first (API Gateway's own error responses
@@ -147,15 +162,15 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	s.Web = webhosting.NewWebHosting(stack, jsii.String("Web"), webProps)
 
 	s.Cancellation = cancellation.NewCancellation(stack, jsii.String("Cancellation"), &cancellation.CancellationProps{
-		Table:         s.Scheduling.Table,
-		Schedules:     s.Scheduling,
+		Table:         s.Table,
+		Timer:         s.Scheduling.Timer,
 		AlarmTopic:    s.AlarmTopic,
 		RemovalPolicy: cfg.Removal(),
 		Logs:          cfg.Logs(),
 	})
 	s.Reconciler = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
-		Table:         s.Scheduling.Table,
-		Schedules:     s.Scheduling,
+		Table:         s.Table,
+		Schedules:     s.Timer,
 		Notifications: s.Notifications,
 		Every:         awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
 		AlarmTopic:    s.AlarmTopic,
@@ -177,7 +192,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			metrics.FunctionCancelWorker:    s.Cancellation.Worker.Function,
 			metrics.FunctionReconciler:      s.Reconciler.Function.Function,
 		},
-		ScheduleGroup: s.Scheduling.ScheduleGroup,
+		ScheduleGroup: s.Timer.ScheduleGroup,
 		// Every error metric of the functions (metrics.ErrorMetrics) gets
 		// one alarm: these constructs alarm on theirs, operations on the
 		// rest.
@@ -191,8 +206,8 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		},
 		Queues: map[string]awssqs.IQueue{
 			"cancellations": s.Cancellation.Queue, "cancellations DLQ": s.Cancellation.DeadLetterQueue,
-			"stream failures": s.Cancellation.StreamFailureQueue, "scheduler DLQ": s.Scheduling.DeadLetterQueue,
-			"expiry failures": s.Scheduling.ExpiryFailureQueue, "reconciler failures": s.Reconciler.FailureQueue,
+			"stream failures": s.Cancellation.StreamFailureQueue, "scheduler DLQ": s.Timer.DeadLetterQueue,
+			"expiry failures": s.Timer.ExpiryFailureQueue, "reconciler failures": s.Reconciler.FailureQueue,
 		},
 		DashboardName: *stack.StackName() + "-lifecycle",
 	})
@@ -207,8 +222,8 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	out("Region", *stack.Region(), "Region of the stack")
 	out("NotificationTopicArn", *s.Notifications.Topics[0].TopicArn(), "Notification topic of shard 0")
 	out("NotificationTopicShards", strconv.Itoa(len(s.Notifications.Topics)), "Number of notification topics")
-	out("TableName", *s.Scheduling.Table.TableName(), "Task table")
-	out("ScheduleGroup", *s.Scheduling.ScheduleGroup.ScheduleGroupName(), "Schedule group holding every task schedule")
+	out("TableName", *s.Table.TableName(), "Task table")
+	out("ScheduleGroup", *s.Timer.ScheduleGroup.ScheduleGroupName(), "Schedule group holding every task schedule")
 	out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "Topic that receives every alarm")
 	if s.Campaigns != nil {
 		web := CampaignWebConfig(s.Campaigns)

@@ -39,20 +39,22 @@ import (
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-// ScheduleManager is what the pipeline needs of the table's schedules
-// (scheduleonwrite.ScheduleOnWrite implements it).
-type ScheduleManager interface {
-	// GrantModifySchedules lets grantee create, move and delete schedules
-	// inside the group only, and pass the scheduler role.
-	GrantModifySchedules(grantee awsiam.IGrantable) awsiam.Grant
-	// SchedulerEnvironment is the environment a function that creates or
-	// moves schedules reads.
-	SchedulerEnvironment() map[string]string
+// TimerManager is what the pipeline needs of the table's timer
+// (scheduleonwrite.TimerBinding: ScheduleOnWrite.Timer, or the timer you
+// passed it).
+type TimerManager interface {
+	// GrantModify lets grantee create, move and cancel the items' timers
+	// (with the scheduler timer: schedules inside its group only, and pass
+	// the scheduler role).
+	GrantModify(grantee awsiam.IGrantable) awsiam.Grant
+	// Environment is the environment a function that creates, moves or
+	// cancels timers reads.
+	Environment() map[string]string
 }
 
-// SchemaSource is a ScheduleManager that also knows the item schema
-// (scheduleonwrite.ScheduleOnWrite does): the pipeline then takes its
-// schema by default, and refuses a different one.
+// SchemaSource is a TimerManager that also knows the item schema (a bound
+// scheduleonwrite timer does): the pipeline then takes its schema by
+// default, and refuses a different one.
 type SchemaSource interface {
 	Schema() contract.Schema
 }
@@ -66,13 +68,14 @@ type CancellationProps struct {
 	// against Schema; for a table imported with attributes, give its
 	// TableStreamArn (the key names in Schema are trusted). Required.
 	Table awsdynamodb.ITable
-	// Schedules owns the table's schedules. Required.
-	Schedules ScheduleManager
+	// Timer fires the table's items: the bound timer of its
+	// ScheduleOnWrite (ScheduleOnWrite.Timer). Required.
+	Timer TimerManager
 	// Schema names the items' keys, due and state attributes and armed
 	// states; the stream filter is built from its StateAttr and
 	// ArmedStates, and both functions read it from contract.EnvVar.
-	// Default: the Schedules' schema when it has one
-	// (scheduleonwrite.ScheduleOnWrite), else contract.Default().
+	// Default: the Timer's schema when it has one (a bound
+	// scheduleonwrite timer), else contract.Default().
 	Schema contract.Schema
 	// AlarmTopic receives every alarm of the pipeline.
 	// Default: alarms with no action.
@@ -267,7 +270,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 
 	// Queue → worker.
 	env := map[string]string{contract.EnvVar: schema}
-	for k, v := range p.Schedules.SchedulerEnvironment() {
+	for k, v := range p.Timer.Environment() {
 		env[k] = v
 	}
 	x.Worker = gofn.NewFunction(c, jsii.String("Worker"), &gofn.FunctionProps{
@@ -279,7 +282,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	})
 	// Create (items written by others), Update and Delete in the group,
 	// and PassRole of the scheduler role.
-	p.Schedules.GrantModifySchedules(x.Worker.Function)
+	p.Timer.GrantModify(x.Worker.Function)
 	x.Worker.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(x.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(p.WorkerBatchSize),
 		MaxConcurrency:          jsii.Number(p.WorkerMaxConcurrency),
@@ -380,22 +383,22 @@ func StreamFilters(schema contract.Schema) *[]*map[string]any {
 }
 
 // schemaOf is the item schema the pipeline works with: the props', with
-// defaults filled, or the Schedules' when the props leave it unset.
+// defaults filled, or the Timer's when the props leave it unset.
 func schemaOf(p *CancellationProps) contract.Schema {
-	if src, ok := p.Schedules.(SchemaSource); ok && reflect.DeepEqual(p.Schema, contract.Schema{}) {
+	if src, ok := p.Timer.(SchemaSource); ok && reflect.DeepEqual(p.Schema, contract.Schema{}) {
 		return src.Schema()
 	}
 	return resource.Schema(p.Schema)
 }
 
 // checkSchema panics when the schema is invalid, or differs from the one
-// of the construct that owns the schedules.
-func checkSchema(id string, schema contract.Schema, schedules any) {
+// of the construct the timer is bound to.
+func checkSchema(id string, schema contract.Schema, timer any) {
 	if err := schema.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: Schema: %s", id, strings.ReplaceAll(err.Error(), "\n", "; ")))
 	}
-	if src, ok := schedules.(SchemaSource); ok && src.Schema().EnvValue() != schema.EnvValue() {
-		panic(fmt.Sprintf("%s: Schema %s differs from the Schedules' schema %s: leave Schema unset to use the Schedules' one",
+	if src, ok := timer.(SchemaSource); ok && src.Schema().EnvValue() != schema.EnvValue() {
+		panic(fmt.Sprintf("%s: Schema %s differs from the Timer's schema %s: leave Schema unset to use the Timer's one",
 			id, schema.EnvValue(), src.Schema().EnvValue()))
 	}
 }

@@ -38,7 +38,7 @@ const IteratorAgeAlarmSec = 300
 
 func withDefaults(id string, props *CancellationProps) CancellationProps {
 	if props == nil {
-		panic(fmt.Sprintf("%s: props are required: Table and Schedules", id))
+		panic(fmt.Sprintf("%s: props are required: Table and Timer", id))
 	}
 	p := *props
 	p.BatchSize = propcheck.OrDefault(p.BatchSize, DefaultBatchSize)
@@ -61,10 +61,10 @@ func validate(id string, p CancellationProps) {
 	switch {
 	case p.Table == nil:
 		panic(fmt.Sprintf("%s: Table is required: pass the schedule-on-write table whose changes cancel schedules", id))
-	case p.Schedules == nil:
-		panic(fmt.Sprintf("%s: Schedules is required: pass the schedule-on-write construct that owns the table's schedules", id))
+	case p.Timer == nil:
+		panic(fmt.Sprintf("%s: Timer is required: pass the bound timer of the table's schedule-on-write construct (ScheduleOnWrite.Timer)", id))
 	}
-	checkSchema(id, p.Schema, p.Schedules)
+	checkSchema(id, p.Schema, p.Timer)
 	scheduleonwrite.CheckTable(id, "Table", p.Table, p.Schema)
 	propcheck.Exclusive(id, "ExistingQueue", p.ExistingQueue != nil, "QueueProps", p.QueueProps != nil)
 	if p.ExistingQueue != nil && p.DeadLetterQueueProps != nil {

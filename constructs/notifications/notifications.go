@@ -15,6 +15,8 @@ package notifications
 
 import (
 	"fmt"
+	"maps"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -32,8 +34,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // TopicsPerNestedStack bounds each nested stack: a topic and its policy
@@ -102,6 +105,10 @@ type UserNotificationsProps struct {
 	// AlarmTopic receives this construct's alarms.
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
+	// WebURL is the web app's address, used for links in the
+	// notifications Notify sends (https://, or http://localhost).
+	// Default: no link.
+	WebURL string
 }
 
 // UserNotifications is the topics and the trigger.
@@ -129,8 +136,16 @@ type UserNotifications struct {
 	SubscribeErrorsAlarm awscloudwatch.Alarm
 	// FilterPolicyLimitAlarm fires when a topic is out of filter policies.
 	FilterPolicyLimitAlarm awscloudwatch.Alarm
+	// Notify emails a task's owner that it expired (or, for a reminder
+	// payload, that it soon will): the to-do app's
+	// scheduleonwrite.ScheduleOnWriteProps.Target. StoreSettingsIn creates
+	// it (nil before): it reads the task and the owner's settings from
+	// that table and publishes to the owner's shard topic.
+	Notify *gofn.Function
 
 	prefix        string
+	webURL        string
+	logs          gofn.LogOptions
 	key           awskms.IKey
 	settingsTable awsdynamodb.ITable
 }
@@ -178,7 +193,10 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 	if !validPrefix(p.TopicNamePrefix) {
 		panic(fmt.Sprintf("%s: TopicNamePrefix %q may hold only letters, digits, '-' and '_', at most 200 characters: rename it", *id, p.TopicNamePrefix))
 	}
-	n := &UserNotifications{Construct: c, prefix: p.TopicNamePrefix, key: p.TopicKey}
+	if p.WebURL != "" && !*awscdk.Token_IsUnresolved(jsii.String(p.WebURL)) && !strings.HasPrefix(p.WebURL, "https://") && !strings.HasPrefix(p.WebURL, "http://localhost") {
+		panic(fmt.Sprintf("%s: WebURL must start with https:// (or http://localhost) (given %q)", *id, p.WebURL))
+	}
+	n := &UserNotifications{Construct: c, prefix: p.TopicNamePrefix, key: p.TopicKey, webURL: p.WebURL, logs: p.Logs}
 	for i, t := range p.ExistingTopics {
 		if name := t.TopicName(); name != nil && !*awscdk.Token_IsUnresolved(name) && *name != TopicName(p.TopicNamePrefix, i) {
 			panic(fmt.Sprintf("%s: ExistingTopics[%d] is named %q: the functions look for %q; name shard i's topic <TopicNamePrefix>-<i>", *id, i, *name, TopicName(p.TopicNamePrefix, i)))
@@ -336,14 +354,40 @@ func (n *UserNotifications) GrantSubscribe(grantee awsiam.IGrantable) awsiam.Gra
 // partition key and the reserved sort key "#settings", which the task
 // listing, the stream filter and the stream processor all skip. The
 // trigger reads it (TABLE_NAME) and may get and put items of the table.
-// Call it once, with the schedule-on-write table; synth fails without it.
+// It also creates Notify, the to-do app's target, on that table. Call it
+// once, with the to-do table (keyed by tableschema.Todo()), before the
+// schedule-on-write construct that takes Notify as its Target; synth
+// fails without it.
 func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 	if n.settingsTable != nil {
 		panic(fmt.Sprintf("%s: StoreSettingsIn was called twice: the settings live in one table", *n.Node().Id()))
 	}
 	n.settingsTable = table
 	n.PostAuth.Function.AddEnvironment(jsii.String("TABLE_NAME"), table.TableName(), nil)
-	scheduleonwrite.GrantTable(table, n.PostAuth.Function, "dynamodb:GetItem", "dynamodb:PutItem")
+	grants.Table(table, n.PostAuth.Function, "dynamodb:GetItem", "dynamodb:PutItem")
+	n.addNotify(table)
+}
+
+// addNotify creates Notify: the expiry function invokes it with a claimed
+// task's payload; it reads the task and its owner's settings (GetItem on
+// the table only) and publishes to the owner's shard topic.
+func (n *UserNotifications) addNotify(table awsdynamodb.ITable) {
+	env := map[string]string{"TABLE_NAME": *table.TableName(), contract.EnvVar: tableschema.Todo().EnvValue()}
+	if n.webURL != "" {
+		env["WEB_URL"] = n.webURL
+	}
+	maps.Copy(env, n.Environment())
+	n.Notify = gofn.NewFunction(n.Construct, jsii.String("Notify"), &gofn.FunctionProps{
+		Entry:       "lambdas/notify",
+		Description: "Emails a task's owner that it expired or is due soon (the schedule-on-write target of the to-do app)",
+		Logs:        n.logs,
+		Environment: env,
+	})
+	grants.Table(table, n.Notify.Function, "dynamodb:GetItem")
+	n.GrantPublish(n.Notify.Function)
+	nag.Suppress(nag.RolePolicy(n.Notify.Function), nag.Rule{ID: "AwsSolutions-IAM5",
+		AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
+		Reason:    "Publish to the notification shard topics: thousands of deterministic names <prefix>-<n>; one pattern keeps the policy under IAM's size limit"})
 }
 
 // settingsValidation fails synth when StoreSettingsIn was never called:
@@ -354,7 +398,7 @@ func (v *settingsValidation) Validate() *[]*string {
 	if v.n.settingsTable != nil {
 		return &[]*string{}
 	}
-	return &[]*string{jsii.String("the notification settings have no table: call StoreSettingsIn(table) with the schedule-on-write table")}
+	return &[]*string{jsii.String("the notification settings have no table: call StoreSettingsIn(table) with the to-do table (it also creates Notify, the schedule-on-write Target)")}
 }
 
 func validPrefix(s string) bool {

@@ -66,7 +66,7 @@ func validate(id string, p ReconcilerProps) {
 	case p.Table == nil:
 		panic(fmt.Sprintf("%s: Table is required: pass the schedule-on-write table to reconcile", id))
 	case p.Schedules == nil:
-		panic(fmt.Sprintf("%s: Schedules is required: pass the schedule-on-write construct that owns the table's schedules", id))
+		panic(fmt.Sprintf("%s: Schedules is required: pass the scheduleonwrite.SchedulerTimer of the table's schedule-on-write construct", id))
 	case p.Notifications == nil:
 		panic(fmt.Sprintf("%s: Notifications is required: pass where expiry notifications go (notifications.NewUserNotifications)", id))
 	}
@@ -81,7 +81,7 @@ func validate(id string, p ReconcilerProps) {
 	}
 	if info := resource.InspectTable(p.Table); info.Known && !slices.Contains(info.GlobalIndexes, tableschema.PendingIndex) {
 		panic(fmt.Sprintf("%s: Table %s has no %q index: the reconciler queries the to-do table's pending index "+
-			"(scheduleonwrite creates it for the default schema); pass that table", id, *p.Table.Node().Path(), tableschema.PendingIndex))
+			"(todoapp.NewTaskTable creates it); pass that table", id, *p.Table.Node().Path(), tableschema.PendingIndex))
 	}
 	propcheck.Exclusive(id, "ExistingFailureQueue", p.ExistingFailureQueue != nil, "FailureQueueProps", p.FailureQueueProps != nil)
 	every := *p.Every.ToSeconds(nil)

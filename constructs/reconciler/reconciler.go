@@ -39,9 +39,9 @@ type ScheduleReconciler interface {
 	// GrantListSchedules lets grantee list schedules (the one action
 	// without resource-level permissions).
 	GrantListSchedules(grantee awsiam.IGrantable) awsiam.Grant
-	// SchedulerEnvironment is the environment a function that creates or
-	// moves schedules reads.
-	SchedulerEnvironment() map[string]string
+	// Environment is the environment a function that creates or moves
+	// schedules reads.
+	Environment() map[string]string
 }
 
 // Notifier is where expiry notifications go
@@ -61,7 +61,8 @@ type ReconcilerProps struct {
 	// Table is the schedule-on-write table, with its pending index.
 	// Required.
 	Table awsdynamodb.ITable
-	// Schedules owns the table's schedules. Required.
+	// Schedules owns the table's schedules: the *scheduleonwrite.SchedulerTimer
+	// of the table's ScheduleOnWrite. Required.
 	Schedules ScheduleReconciler
 	// Notifications receive the expiries the reconciler does. Required.
 	Notifications Notifier
@@ -176,7 +177,7 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	if p.WebURL != "" {
 		env["WEB_URL"] = p.WebURL
 	}
-	for _, m := range []map[string]string{p.Schedules.SchedulerEnvironment(), p.Notifications.Environment()} {
+	for _, m := range []map[string]string{p.Schedules.Environment(), p.Notifications.Environment()} {
 		for k, v := range m {
 			env[k] = v
 		}

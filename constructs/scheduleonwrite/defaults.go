@@ -7,21 +7,14 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
 )
 
-// Defaults of ScheduleOnWriteProps, in one place.
-const (
-	DefaultExpiryTimeoutSec       = 10
-	DefaultScheduleRetryAttempts  = 3
-	DefaultScheduleMaxEventAgeSec = 86400
-	// The expiry function's asynchronous invocation.
-	DefaultExpiryMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
-	DefaultExpiryRetryAttempts  = asyncinvoke.MaxRetryAttempts
-)
+// DefaultExpiryTimeoutSec is ScheduleOnWriteProps.ExpiryTimeout's
+// default; the timers' defaults are by their props.
+const DefaultExpiryTimeoutSec = 10
 
 // EnvTargetFunction is the environment variable through which the expiry
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
@@ -46,10 +39,11 @@ func fireLeaseSec(expirySec float64) float64 {
 	return math.Max(MinFireLeaseSec, expirySec+FireLeaseMarginSec)
 }
 
-// tableProps is the well-architected table of a schema: on-demand,
-// point-in-time recovery, encryption, a stream with both images (the
-// cancellation pipeline compares them), keyed as the schema says.
-func tableProps(s contract.Schema, removal awscdk.RemovalPolicy, protect bool) *awsdynamodb.TableProps {
+// TableProps are the props of the table the construct creates for a
+// schema: on-demand, point-in-time recovery, encryption, a stream with
+// both images (the cancellation pipeline compares them), keyed as the
+// schema says. Build your own ExistingTable from them to add indexes.
+func TableProps(s contract.Schema, removal awscdk.RemovalPolicy, protect bool) *awsdynamodb.TableProps {
 	p := &awsdynamodb.TableProps{
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(s.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
@@ -78,10 +72,8 @@ func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	}
 	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
 	p.ExpiryTimeout = propcheck.DurationOr(p.ExpiryTimeout, seconds(DefaultExpiryTimeoutSec))
-	p.ScheduleRetryAttempts = jsii.Number(propcheck.Number(p.ScheduleRetryAttempts, DefaultScheduleRetryAttempts))
-	p.ScheduleMaxEventAge = propcheck.DurationOr(p.ScheduleMaxEventAge, seconds(DefaultScheduleMaxEventAgeSec))
-	p.ExpiryMaxEventAge = propcheck.DurationOr(p.ExpiryMaxEventAge, seconds(DefaultExpiryMaxEventAgeSec))
-	p.ExpiryRetryAttempts = jsii.Number(propcheck.Number(p.ExpiryRetryAttempts, DefaultExpiryRetryAttempts))
-	layerDefaults(&p)
+	if p.Timer == nil {
+		p.Timer = NewSchedulerTimer(nil)
+	}
 	return p
 }

@@ -1,11 +1,11 @@
 // Package scheduleonwrite is the core of the pattern: a DynamoDB table
-// whose items each own one one-off EventBridge Scheduler schedule, the
-// schedule group, the scheduler's execution role and dead-letter queue,
-// and the expiry function that the schedules invoke. At the due time the
-// expiry function claims the item with the contract's conditional write
-// (contract.Schema.Claim) and, only when the claim succeeded, runs what
-// happens at the due time: the adopter's Target function, or the to-do
-// app's Notifications.
+// whose items each own one timer, the expiry function the timer invokes
+// at the item's due time, and the Timer that fires them (NewSchedulerTimer:
+// one EventBridge Scheduler schedule per item, the default;
+// NewStepFunctionsTimer; NewTTLTimer). At the due time the expiry function
+// claims the item with the contract's conditional write
+// (contract.Schema.Claim) and, only when the claim succeeded, invokes the
+// adopter's Target function.
 //
 // The item format is the public contract (package contract): the Schema
 // prop names the keys, the due and state attributes and the armed states;
@@ -14,7 +14,6 @@ package scheduleonwrite
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -22,43 +21,28 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
-	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
-// Notifier is where the to-do app's expiry notifications go
-// (notifications.UserNotifications implements it).
-type Notifier interface {
-	// GrantPublish lets grantee publish notifications.
-	GrantPublish(grantee awsiam.IGrantable) awsiam.Grant
-	// Environment tells a function where to publish (TOPIC_ARN_PREFIX and
-	// TOPIC_SHARDS).
-	Environment() map[string]string
-}
-
-// ScheduleOnWriteProps configures the table, its schedules and expiry.
-// Exactly one of Target and Notifications is required.
+// ScheduleOnWriteProps configures the table, its timers and expiry.
 type ScheduleOnWriteProps struct {
 	// Schema names the item's keys, due and state attributes and armed
-	// states (see contract.Schema); unset fields take the to-do app's
+	// states (see contract.Schema); unset fields take contract.Default()'s
 	// values. It is validated at synth and handed to the expiry function
 	// in contract.EnvVar.
-	// Default: contract.Default(), the to-do app's items.
+	// Default: contract.Default().
 	Schema contract.Schema
 	// ExistingTable is your own table, keyed as Schema says (string keys)
 	// with a stream of NEW_AND_OLD_IMAGES. For a Table or TableV2 of this
@@ -66,372 +50,138 @@ type ScheduleOnWriteProps struct {
 	// attributes (Table_FromTableAttributes, with TableStreamArn) the key
 	// names in Schema are trusted.
 	// Default: a new table: on-demand, point-in-time recovery, encrypted,
-	// streamed, keyed by Schema; with the to-do schema it also gets the
-	// to-do app's indexes (pending, userPending).
+	// streamed, keyed by Schema (and, with NewTTLTimer, its TTL attribute).
 	ExistingTable awsdynamodb.ITable
 	// Target is your function to run at an item's due time, after the
 	// claim succeeded, so at most once per firing of the item (the expiry
 	// function invokes it synchronously with the payload
 	// contract.Schema.EncodePayload, e.g. {"tenantId":…,"jobId":…,"runAt":…},
 	// and records the delivery only when it returned without error).
-	// Default: none; then Notifications is required.
+	// Required.
 	Target awslambda.IFunction
-	// Notifications receive the to-do app's expiry notifications.
-	// Default: none; then Target is required.
-	Notifications Notifier
-	// RemovalPolicy applies to the table, the schedule group, the
-	// scheduler's dead-letter queue and the expiry failure queue.
+	// Timer is what fires items at their due time: NewSchedulerTimer,
+	// NewStepFunctionsTimer or NewTTLTimer, each with its own props. The
+	// item contract, the conditional claim and the Target's payload are
+	// the same for each (see the README's "Choosing a timer"). One timer
+	// serves one ScheduleOnWrite.
+	// Default: NewSchedulerTimer(nil).
+	Timer Timer
+	// RemovalPolicy applies to the table and to what the timer creates
+	// that holds data (the schedule group, its queues).
 	// Default: RETAIN (they outlive the stack).
 	RemovalPolicy awscdk.RemovalPolicy
 	// DeletionProtection keeps the table from being deleted by
 	// CloudFormation or the API until it is turned off.
 	// Default: false.
 	DeletionProtection bool
-	// Logs of the expiry function.
+	// Logs of the expiry function (and the timer's functions).
 	// Default: one month, retained.
 	Logs gofn.LogOptions
 	// ExpiryMemoryMiB is the expiry function's memory.
 	// Default: 128.
 	ExpiryMemoryMiB float64
-	// ExpiryTimeout is the expiry function's timeout (1 s..15 min); with
-	// a Target it must cover the target's run. The delivery lease (how
-	// long an attempt holds the right to run the target) is this plus 30
+	// ExpiryTimeout is the expiry function's timeout (1 s..15 min); it
+	// must cover the target's run. The delivery lease (how long an
+	// attempt holds the right to run the target) is this plus 30
 	// seconds, at least 60; synth fails when a Target of this app has a
 	// longer timeout than the lease.
 	// Default: 10 seconds.
 	ExpiryTimeout awscdk.Duration
-	// ScheduleRetryAttempts is how often the scheduler retries a failed
-	// invocation before it sends the event to the dead-letter queue
-	// (0..185; jsii.Number(0) turns retries off).
-	// Default: 3.
-	ScheduleRetryAttempts *float64
-	// ScheduleMaxEventAge is how long the scheduler keeps retrying
-	// (1 minute..1 day, whole seconds).
-	// Default: one day.
-	ScheduleMaxEventAge awscdk.Duration
-	// The scheduler invokes the expiry function asynchronously: its retry
-	// policy and DLQ cover only the hand-over of the event to Lambda. What
-	// happens when the function itself fails is the function's
-	// EventInvokeConfig, set by the next two props. The Step Functions and
-	// TTL layers invoke it synchronously: there the six props from
-	// ScheduleRetryAttempts to ExpiryFailureQueueProps do not apply, and
-	// setting one fails synth.
-	//
-	// ExpiryMaxEventAge is how long Lambda keeps an expiry event it could
-	// not run yet (throttled, or waiting to retry), 1 minute..6 hours.
-	// Default: six hours, Lambda's maximum.
-	ExpiryMaxEventAge awscdk.Duration
-	// ExpiryRetryAttempts is how often Lambda retries a failed expiry,
-	// 0..2; then the event goes to ExpiryFailureQueue.
-	// Default: 2 (jsii.Number(0) turns retries off).
-	ExpiryRetryAttempts *float64
-	// ExistingDeadLetterQueue is your own standard queue for the
-	// invocations the scheduler gave up on (the scheduler's role gets
-	// sqs:SendMessage on it). Not with DeadLetterQueueProps.
-	// Default: a new queue (DeadLetterQueueProps).
-	ExistingDeadLetterQueue awssqs.IQueue
-	// DeadLetterQueueProps override, field by field, the new dead-letter
-	// queue's: SQS-managed encryption, TLS only, 14 days. Not with
-	// ExistingDeadLetterQueue.
-	// Default: those.
-	DeadLetterQueueProps *awssqs.QueueProps
-	// ExistingExpiryFailureQueue is your own standard queue for the
-	// expiry events Lambda gave up on. Not with ExpiryFailureQueueProps.
-	// Default: a new queue (ExpiryFailureQueueProps).
-	ExistingExpiryFailureQueue awssqs.IQueue
-	// ExpiryFailureQueueProps override the new failure queue's props
-	// (SQS-managed encryption, TLS only, 14 days). Not with
-	// ExistingExpiryFailureQueue.
-	// Default: those.
-	ExpiryFailureQueueProps *awssqs.QueueProps
-	// WebURL is the web app's address, used for links in notifications.
-	// Default: no link.
-	WebURL string
-	// AlarmTopic receives alarm notifications.
+	// AlarmTopic receives alarm notifications (the timer's too).
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
-	// ExecutionLayer is what fires items at their due time:
-	// LayerEventBridgeScheduler, LayerStepFunctions or LayerTTL. The item
-	// contract, the conditional claim and the Target's payload are the
-	// same for each (see the README's "Choosing a layer"). The schedule
-	// group, its role and dead-letter queue exist only with
-	// LayerEventBridgeScheduler.
-	// Default: LayerEventBridgeScheduler.
-	ExecutionLayer ExecutionLayer
-	// MaxLateness is how late an item may fire. LayerTTL is refused
-	// unless it is at least 48 hours (DynamoDB deletes expired items
-	// typically within two days).
-	// Default: unstated; then LayerTTL is refused.
-	MaxLateness awscdk.Duration
-	// TTLAttribute is the table's TTL attribute that markers carry
-	// (LayerTTL). A new table gets it as its TimeToLiveAttribute. For an
-	// ExistingTable, TTL must be enabled on it: synth fails otherwise for
-	// a Table or TableV2 of this app; for an imported table synth cannot
-	// see its TTL, so the prop is required.
-	// Default: "unscheduleTtl" (required with an imported ExistingTable).
-	TTLAttribute string
-	// TTLOverdueCheckEvery is how often the TTL watch scans the table for
-	// markers still there more than MaxLateness after their expiry, and
-	// publishes their count (alarmed by TTLOverdueAlarm), 1 hour..1 day.
-	// Each check is a Scan: it reads the whole table.
-	// Default: 6 hours.
-	TTLOverdueCheckEvery awscdk.Duration
-	// TTLBatchSize is how many stream records the expiry function gets
-	// at once (LayerTTL), 1..10000.
-	// Default: 10.
-	TTLBatchSize *float64
-	// TTLParallelizationFactor is how many batches of one shard run at
-	// once (LayerTTL), 1..10.
-	// Default: 1.
-	TTLParallelizationFactor *float64
-	// TTLMaxConcurrency bounds the concurrent expiry invocations
-	// (LayerTTL), 1..1000, as the expiry function's reserved concurrency
-	// (a stream mapping has no MaximumConcurrency; that is SQS only).
-	// Default: no bound beyond shards x TTLParallelizationFactor.
-	TTLMaxConcurrency *float64
 }
 
-// ScheduleOnWrite is the table with its scheduling machinery.
+// ScheduleOnWrite is the table with its expiry function and timer.
 type ScheduleOnWrite struct {
 	constructs.Construct
 	// Table holds the items (ExistingTable, or the one created); its
 	// stream carries NEW_AND_OLD_IMAGES.
 	Table awsdynamodb.ITable
-	// ScheduleGroup holds every item's schedule (LayerEventBridgeScheduler
-	// only, like SchedulerRole, DeadLetterQueue and DeadLetterAlarm).
-	ScheduleGroup awsscheduler.ScheduleGroup
-	// SchedulerRole is what schedules run as: it may only invoke the
-	// expiry function and send to the dead-letter queue.
-	SchedulerRole awsiam.Role
-	// DeadLetterQueue receives invocations the scheduler gave up on.
-	DeadLetterQueue awssqs.IQueue
-	// DeadLetterAlarm fires when anything is in the dead-letter queue.
-	DeadLetterAlarm awscloudwatch.Alarm
-	// Expiry is the function the schedules invoke.
+	// Expiry is the function the timer invokes at an item's due time.
 	Expiry *gofn.Function
-	// ExpiryFailureQueue receives every expiry event Lambda gave up on
-	// (with the original payload), and is alarmed; see
-	// ExpiryMaxEventAge. LayerEventBridgeScheduler only, like the three
-	// alarms below: the other layers invoke the function synchronously.
-	ExpiryFailureQueue awssqs.IQueue
-	// ExpiryFailureAlarm fires when ExpiryFailureQueue holds a record;
-	// ExpiryDroppedAlarm on Lambda's AsyncEventsDropped for the function;
-	// ExpiryDestinationFailureAlarm when a record could not reach the
-	// queue.
-	ExpiryFailureAlarm, ExpiryDroppedAlarm, ExpiryDestinationFailureAlarm awscloudwatch.Alarm
 	// ErrorMetricAlarms alarm on each error metric the expiry function
 	// writes (metrics.ErrorMetrics[metrics.FunctionExpiry]), by name.
 	ErrorMetricAlarms map[string]awscloudwatch.Alarm
-	// StateMachine waits and fires (LayerStepFunctions only);
-	// FailedExecutionsAlarm fires on a failed execution.
-	StateMachine          awsstepfunctions.StateMachine
-	FailedExecutionsAlarm awscloudwatch.Alarm
-	// TTLMapping maps the table's stream, filtered to TTL deletions of
-	// markers, to the expiry function (LayerTTL only). TTLFailureQueue gets
-	// the records it gave up on (alarmed by TTLFailureAlarm);
-	// TTLDispatchFailedAlarm watches the firings that failed.
-	TTLMapping                              awslambda.EventSourceMapping
-	TTLFailureQueue                         awssqs.IQueue
-	TTLFailureAlarm, TTLDispatchFailedAlarm awscloudwatch.Alarm
-	// TTLWatch scans the table every TTLOverdueCheckEvery (LayerTTL only);
-	// TTLOverdueAlarm fires while a marker is still there more than
-	// MaxLateness after its own expiry (TTL off, or deletions far behind),
-	// TTLWatchErrorsAlarm when the scan fails.
-	TTLWatch                             *gofn.Function
-	TTLOverdueAlarm, TTLWatchErrorsAlarm awscloudwatch.Alarm
+	// Timer is ScheduleOnWriteProps.Timer, bound: hand it to the functions
+	// that create, move and cancel timers (cancellation.CancellationProps.Timer).
+	// Its concrete type (*SchedulerTimer, ...) holds its resources.
+	Timer TimerBinding
 
-	layer                         ExecutionLayer
-	ttlAttr                       string
-	schema                        contract.Schema
-	retryAttempts, maxEventAgeSec float64
+	schema contract.Schema
 }
 
-// NewScheduleOnWrite builds the table, schedule group, role, DLQ, alarm
-// and expiry function.
+// NewScheduleOnWrite builds the table (unless ExistingTable), the expiry
+// function, and binds the timer.
 func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleOnWriteProps) *ScheduleOnWrite {
 	p := withDefaults(props)
 	validate(*id, p)
+	plan := TimerPlan{ID: *id, Schema: p.Schema, ExistingTable: p.ExistingTable}
+	needs := p.Timer.Plan(plan)
 	c := constructs.NewConstruct(scope, id)
-	s := &ScheduleOnWrite{Construct: c, schema: p.Schema, layer: p.ExecutionLayer, ttlAttr: p.TTLAttribute, retryAttempts: *p.ScheduleRetryAttempts,
-		maxEventAgeSec: *p.ScheduleMaxEventAge.ToSeconds(nil)}
+	s := &ScheduleOnWrite{Construct: c, schema: p.Schema}
 
 	if p.ExistingTable != nil {
 		s.Table = p.ExistingTable
 	} else {
-		tp := tableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection)
-		if p.ExecutionLayer == LayerTTL {
-			tp.TimeToLiveAttribute = jsii.String(p.TTLAttribute)
+		tp := TableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection)
+		if needs.TableTTLAttribute != "" {
+			tp.TimeToLiveAttribute = jsii.String(needs.TableTTLAttribute)
 		}
-		table := awsdynamodb.NewTable(c, jsii.String("Table"), tp)
-		if reflect.DeepEqual(p.Schema, contract.Default()) {
-			addTodoIndexes(table)
-		}
-		s.Table = table
+		s.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tp)
 	}
 
-	env := map[string]string{"TABLE_NAME": *s.Table.TableName(), contract.EnvVar: p.Schema.EnvValue()}
-	description := "Fires an item at its due time: conditional claim, then "
-	if p.Target != nil {
-		env[EnvTargetFunction] = *p.Target.FunctionArn()
-		env[EnvFireLease] = fmt.Sprint(int(fireLeaseSec(*p.ExpiryTimeout.ToSeconds(nil))))
-		description += "invoke the target"
-	} else {
-		env["WEB_URL"] = p.WebURL
-		for k, v := range p.Notifications.Environment() {
-			env[k] = v
-		}
-		description += "notify"
-	}
 	s.Expiry = gofn.NewFunction(c, jsii.String("Expiry"), &gofn.FunctionProps{
 		Entry:       "lambdas/expiry",
-		Description: description,
+		Description: "Fires an item at its due time: conditional claim, then invoke the target",
 		MemoryMiB:   p.ExpiryMemoryMiB,
 		Timeout:     p.ExpiryTimeout,
 		Logs:        p.Logs,
-		Environment: env,
-		// LayerTTL's TTLMaxConcurrency.
-		ReservedConcurrentExecutions: expiryReservedConcurrency(p),
+		Environment: map[string]string{
+			"TABLE_NAME": *s.Table.TableName(), contract.EnvVar: p.Schema.EnvValue(),
+			EnvTargetFunction: *p.Target.FunctionArn(),
+			EnvFireLease:      fmt.Sprint(int(fireLeaseSec(*p.ExpiryTimeout.ToSeconds(nil)))),
+		},
+		// The TTL timer's TTLMaxConcurrency.
+		ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency,
 	})
 	s.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
 		metrics.ExpiryBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
 			"Check the schedule's input against the schema in " + contract.EnvVar + " (keys and due attribute).",
-		metrics.ExpiryErrors: "Expiry invocations failed (the table, or the target or notification); Lambda retries them, then " +
-			"sends them to the expiry failure queue. Check the expiry function's logs.",
+		metrics.ExpiryErrors: "Expiry invocations failed (the table, or the target); the timer retries them (with the scheduler timer, Lambda retries them, then " +
+			"sends them to the expiry failure queue). Check the expiry function's logs.",
 	}, p.AlarmTopic)
 	s.GrantExpire(s.Expiry.Function)
-	if p.Target != nil {
-		// Invoke the target only (its ARN and its versions/aliases).
-		grants.Invoke(p.Target, s.Expiry.Function)
-		targetVersions := any("Resource::" + *p.Target.FunctionArn() + ":*")
-		if *awscdk.Token_IsUnresolved(p.Target.FunctionArn()) {
-			targetVersions = nag.Regex(`/^Resource::<[^>]+\.Arn>:\*$/g`)
-		}
-		nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{targetVersions},
-			Reason: "The expiry function invokes the Target only: its ARN and its versions and aliases (ARN:*), nothing else."})
-	} else {
-		p.Notifications.GrantPublish(s.Expiry.Function)
-		nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
-			Reason: "Publish to the notification shard topics: thousands of deterministic names <prefix>-<n>; one pattern keeps the policy under IAM's size limit"})
+	// Invoke the target only (its ARN and its versions/aliases).
+	grants.Invoke(p.Target, s.Expiry.Function)
+	targetVersions := any("Resource::" + *p.Target.FunctionArn() + ":*")
+	if *awscdk.Token_IsUnresolved(p.Target.FunctionArn()) {
+		targetVersions = nag.Regex(`/^Resource::<[^>]+\.Arn>:\*$/g`)
 	}
+	nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{targetVersions},
+		Reason: "The expiry function invokes the Target only: its ARN and its versions and aliases (ARN:*), nothing else."})
 
-	switch p.ExecutionLayer {
-	case LayerStepFunctions:
-		s.buildStepFunctions(c, p)
-		return s
-	case LayerTTL:
-		s.buildTTL(c, *id, p)
-		return s
-	}
-	s.buildScheduler(c, *id, p)
+	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Expiry: s.Expiry,
+		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
 	return s
 }
 
-// buildScheduler makes the EventBridge Scheduler layer: the schedule
-// group, its dead-letter queue and alarm, the role its schedules run as,
-// and the expiry function's asynchronous-invocation settings with their
-// failure queue and alarms. Only this layer invokes the expiry function
-// asynchronously; the Step Functions task and the stream mapping invoke
-// it synchronously, where an EventInvokeConfig never applies.
-func (s *ScheduleOnWrite) buildScheduler(c constructs.Construct, id string, p ScheduleOnWriteProps) {
-	async := asyncinvoke.Configure(c, "Expiry", s.Expiry.Function, asyncinvoke.Props{
-		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
-		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
-		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy,
-		ExistingFailureQueue: p.ExistingExpiryFailureQueue, FailureQueueProps: p.ExpiryFailureQueueProps,
-		ExistingName: "ExistingExpiryFailureQueue", PropsName: "ExpiryFailureQueueProps",
-	})
-	s.ExpiryFailureQueue = async.Queue
-	s.ExpiryFailureAlarm, s.ExpiryDroppedAlarm, s.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
-
-	s.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
-		RemovalPolicy: p.RemovalPolicy,
-	})
-
-	var dlq awssqs.Queue
-	s.DeadLetterQueue, dlq = resource.Queue(c, id, "ScheduleDeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
-		p.DeadLetterQueueProps, "DeadLetterQueueProps", resource.DeadLetterQueueProps(p.RemovalPolicy))
-	if dlq != nil {
-		nag.Suppress(dlq, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
-	}
-	s.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", s.DeadLetterQueue,
-		"Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.", p.AlarmTopic)
-
-	s.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
-		Description: jsii.String("Assumed by this group's schedules: invoke the expiry function, send to the DLQ"),
-		// EventBridge Scheduler assumes the role on behalf of the schedule
-		// GROUP: aws:SourceArn is the group's ARN, never a schedule's ARN
-		// or a name prefix, or every invocation (and DLQ delivery) is
-		// refused. https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
-			Conditions: &map[string]any{
-				"StringEquals": map[string]any{
-					"aws:SourceAccount": awscdk.Stack_Of(c).Account(),
-					"aws:SourceArn":     s.scheduleGroupArn(),
-				},
-			},
-		}),
-	})
-	s.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("lambda:InvokeFunction"),
-		Resources: jsii.Strings(*s.Expiry.Function.FunctionArn()),
-	}))
-	s.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("sqs:SendMessage"),
-		Resources: jsii.Strings(*s.DeadLetterQueue.QueueArn()),
-	}))
-}
-
-// addTodoIndexes adds the to-do app's indexes: pending, for the
-// reconciler, and userPending, for the per-user cap's count (see
-// tableschema).
-func addTodoIndexes(table awsdynamodb.Table) {
-	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(tableschema.PendingIndex),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingShardAttr), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.PendingSortAttr), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_ALL,
-	})
-	table.AddLocalSecondaryIndex(&awsdynamodb.LocalSecondaryIndexProps{
-		IndexName:      jsii.String(tableschema.UserPendingIndex),
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tableschema.UserPendingAttr), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
-	})
-}
-
 func validate(id string, p ScheduleOnWriteProps) {
-	if (p.Target == nil) == (p.Notifications == nil) {
-		given := "neither is set"
-		if p.Target != nil {
-			given = "both are set"
-		}
-		panic(fmt.Sprintf("%s: set exactly one of Target and Notifications (%s): Target is your function to run at the due time, "+
-			"Notifications the to-do app's per-user emails", id, given))
+	if p.Target == nil {
+		panic(fmt.Sprintf("%s: Target is required: set it to your function to run at an item's due time (the expiry function invokes it "+
+			"with the item's payload, contract.Schema.EncodePayload, once the claim succeeded)", id))
 	}
 	if err := p.Schema.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: Schema: %v", id, strings.ReplaceAll(err.Error(), "\n", "; ")))
 	}
-	if p.Notifications != nil && !reflect.DeepEqual(p.Schema, contract.Default()) {
-		panic(fmt.Sprintf("%s: Notifications sends the to-do app's emails and fires only its items (contract.Default()); "+
-			"with a Schema of your own, set Target to the function to run at the due time instead", id))
-	}
-	validateLayer(id, p)
 	if p.ExistingTable != nil {
 		CheckTable(id, "ExistingTable", p.ExistingTable, p.Schema)
 		if p.DeletionProtection {
 			panic(fmt.Sprintf("%s: DeletionProtection applies to the table this construct creates, not to ExistingTable: set it on your table instead", id))
 		}
 	}
-	propcheck.CheckWhole(id, "ScheduleRetryAttempts", *p.ScheduleRetryAttempts, 0, 185, "retries of a failed invocation; the scheduler allows 0 to 185")
-	propcheck.CheckSeconds(id, "ScheduleMaxEventAge", p.ScheduleMaxEventAge, 60, 86400, "the scheduler allows 1 minute to 1 day")
 	propcheck.CheckSeconds(id, "ExpiryTimeout", p.ExpiryTimeout, 1, 900, "Lambda allows 1 second to 15 minutes")
 	checkTargetTimeout(id, p)
-	asyncinvoke.Validate(id, "Expiry", *p.ExpiryMaxEventAge.ToSeconds(nil), *p.ExpiryRetryAttempts)
-	if p.ExistingDeadLetterQueue != nil && p.ExistingDeadLetterQueue.Fifo() != nil && *p.ExistingDeadLetterQueue.Fifo() {
-		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
-	}
-	if p.WebURL != "" && !*awscdk.Token_IsUnresolved(jsii.String(p.WebURL)) && !strings.HasPrefix(p.WebURL, "https://") && !strings.HasPrefix(p.WebURL, "http://localhost") {
-		panic(fmt.Sprintf("%s: WebURL must start with https:// (or http://localhost) (given %q)", id, p.WebURL))
-	}
 }
 
 // checkTargetTimeout panics when the Target may run longer than the
@@ -493,98 +243,6 @@ func sortAdvice(sk string) string {
 
 // Schema is the item schema the construct works with (defaults filled).
 func (s *ScheduleOnWrite) Schema() contract.Schema { return s.schema }
-
-// scheduleGroupArn is the group's ARN, as the scheduler presents it in
-// aws:SourceArn when it assumes the execution role.
-func (s *ScheduleOnWrite) scheduleGroupArn() *string {
-	return awscdk.Stack_Of(s.Construct).FormatArn(&awscdk.ArnComponents{
-		Service:      jsii.String("scheduler"),
-		Resource:     jsii.String("schedule-group"),
-		ResourceName: s.ScheduleGroup.ScheduleGroupName(),
-	})
-}
-
-// scheduleArnPattern matches every schedule in the group.
-func (s *ScheduleOnWrite) scheduleArnPattern() *string {
-	return awscdk.Stack_Of(s.Construct).FormatArn(&awscdk.ArnComponents{
-		Service:      jsii.String("scheduler"),
-		Resource:     jsii.String("schedule"),
-		ResourceName: jsii.String(*s.ScheduleGroup.ScheduleGroupName() + "/*"),
-	})
-}
-
-// SchedulerEnvironment is what a function that creates or moves schedules
-// needs to know, as the environment variables our Lambda mains read.
-//
-// With LayerStepFunctions or LayerTTL it names the layer
-// (UNSCHEDULE_EXECUTION_LAYER) and the state machine, or the table and its
-// TTL attribute, instead.
-func (s *ScheduleOnWrite) SchedulerEnvironment() map[string]string {
-	if env := s.layerEnvironment(); env != nil {
-		return env
-	}
-	return map[string]string{
-		"SCHEDULE_GROUP":         *s.ScheduleGroup.ScheduleGroupName(),
-		"EXPIRY_FUNCTION_ARN":    *s.Expiry.Function.FunctionArn(),
-		"SCHEDULER_ROLE_ARN":     *s.SchedulerRole.RoleArn(),
-		"SCHEDULER_DLQ_ARN":      *s.DeadLetterQueue.QueueArn(),
-		"SCHEDULE_RETRIES":       fmt.Sprint(s.retryAttempts),
-		"SCHEDULE_MAX_EVENT_AGE": fmt.Sprint(s.maxEventAgeSec),
-	}
-}
-
-// GrantCreateSchedules lets grantee create schedules in the group, and
-// pass the scheduler role to the scheduler service, and nothing more.
-func (s *ScheduleOnWrite) GrantCreateSchedules(grantee awsiam.IGrantable) awsiam.Grant {
-	return s.grantSchedules(grantee, "scheduler:CreateSchedule")
-}
-
-// GrantModifySchedules lets grantee create, move and delete schedules
-// inside the group (never outside it), and pass the scheduler role: what
-// the cancel worker needs (it creates the schedules of items that their
-// writer did not schedule).
-//
-// With LayerStepFunctions: start and list executions of the state machine,
-// stop and describe its executions only. With LayerTTL: put and delete
-// items of the table (the markers).
-func (s *ScheduleOnWrite) GrantModifySchedules(grantee awsiam.IGrantable) awsiam.Grant {
-	if s.layer != LayerEventBridgeScheduler {
-		return s.grantLayer(grantee)
-	}
-	return s.grantSchedules(grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
-}
-
-// GrantManageSchedules lets grantee create, read, move and delete schedules
-// inside the group (never outside it), and pass the scheduler role.
-func (s *ScheduleOnWrite) GrantManageSchedules(grantee awsiam.IGrantable) awsiam.Grant {
-	return s.grantSchedules(grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule",
-		"scheduler:DeleteSchedule", "scheduler:GetSchedule")
-}
-
-// GrantListSchedules lets grantee list schedules. ListSchedules has no
-// resource-level permissions, so this is the one grant on "*"; it reveals
-// names only, not targets or payloads.
-func (s *ScheduleOnWrite) GrantListSchedules(grantee awsiam.IGrantable) awsiam.Grant {
-	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("scheduler:ListSchedules"), ResourceArns: jsii.Strings("*"),
-	})
-}
-
-func (s *ScheduleOnWrite) grantSchedules(grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
-	if s.layer != LayerEventBridgeScheduler {
-		panic(fmt.Sprintf("%s: this grant is EventBridge Scheduler's, and ExecutionLayer is %s: only GrantModifySchedules "+
-			"(the cancellation worker's) works with every layer", *s.Node().Path(), s.layer))
-	}
-	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{s.scheduleArnPattern()},
-	})
-	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:    jsii.Strings("iam:PassRole"),
-		Resources:  jsii.Strings(*s.SchedulerRole.RoleArn()),
-		Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
-	}))
-	return g
-}
 
 // GrantExpire lets grantee run the expiry path: read an item and update
 // it conditionally. No put, delete, query or scan, and no index.

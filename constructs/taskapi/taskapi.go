@@ -33,10 +33,10 @@ import (
 )
 
 // ScheduleCreator is what the API needs of the scheduling side
-// (scheduleonwrite.ScheduleOnWrite implements it).
+// (scheduleonwrite.SchedulerTimer implements it).
 type ScheduleCreator interface {
 	GrantCreateSchedules(grantee awsiam.IGrantable) awsiam.Grant
-	SchedulerEnvironment() map[string]string
+	Environment() map[string]string
 }
 
 // SubscriptionManager is what the API needs of the per-user notifications
@@ -154,7 +154,7 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		"ALLOWED_ORIGINS":            strings.Join(p.AllowedOrigins, ","),
 		"MAX_PENDING_TASKS_PER_USER": strconv.Itoa(int(p.MaxPendingTasksPerUser)),
 	}
-	for k, v := range p.Schedules.SchedulerEnvironment() {
+	for k, v := range p.Schedules.Environment() {
 		env[k] = v
 	}
 	if p.Notifications != nil {
@@ -324,7 +324,7 @@ func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 	case p.Table == nil:
 		panic(fmt.Sprintf("%s: Table is required: pass the schedule-on-write table", id))
 	case p.Schedules == nil:
-		panic(fmt.Sprintf("%s: Schedules is required: pass the schedule-on-write construct", id))
+		panic(fmt.Sprintf("%s: Schedules is required: pass the scheduleonwrite.SchedulerTimer of the schedule-on-write construct", id))
 	case p.UserPool == nil:
 		panic(fmt.Sprintf("%s: UserPool is required: pass the Cognito user pool that signs users in", id))
 	case len(p.AllowedOrigins) == 0:

@@ -63,7 +63,7 @@ func NewJobsStack(scope awscdk.App, id string) awscdk.Stack {
 	// Creates the schedule of every job the writer queues, moves it when
 	// runAt changes, cancels it when the job is Done or deleted.
 	cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{
-		Table: table, Schedules: jobs, RemovalPolicy: awscdk.RemovalPolicy_DESTROY, Logs: logs,
+		Table: table, Timer: jobs.Timer, RemovalPolicy: awscdk.RemovalPolicy_DESTROY, Logs: logs,
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.TableName()})
 	return stack

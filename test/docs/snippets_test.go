@@ -77,6 +77,7 @@ var (
 	book, subscribe               awslambda.Function  // a function of this app (it gets env)
 	writerRole, writer, publisher awsiam.IGrantable
 	jobs, tasks                   *scheduleonwrite.ScheduleOnWrite
+	timer                         *scheduleonwrite.SchedulerTimer // tasks' timer
 	users                         *userauth.UserAuth
 	notify                        *notifications.UserNotifications
 

@@ -1,0 +1,271 @@
+package scheduleonwrite
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/internal/alarms"
+	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
+)
+
+// Defaults of SchedulerTimerProps.
+const (
+	DefaultScheduleRetryAttempts  = 3
+	DefaultScheduleMaxEventAgeSec = 86400
+	// The expiry function's asynchronous invocation.
+	DefaultExpiryMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
+	DefaultExpiryRetryAttempts  = asyncinvoke.MaxRetryAttempts
+)
+
+// SchedulerTimerProps configures the EventBridge Scheduler timer.
+//
+// The scheduler invokes the expiry function asynchronously: its retry
+// policy and DLQ (ScheduleRetryAttempts, ScheduleMaxEventAge, the
+// dead-letter queue) cover only the hand-over of the event to Lambda.
+// What happens when the function itself fails is the function's
+// EventInvokeConfig: ExpiryMaxEventAge, ExpiryRetryAttempts and the
+// expiry failure queue.
+type SchedulerTimerProps struct {
+	// ScheduleRetryAttempts is how often the scheduler retries a failed
+	// invocation before it sends the event to the dead-letter queue
+	// (0..185; jsii.Number(0) turns retries off).
+	// Default: 3.
+	ScheduleRetryAttempts *float64
+	// ScheduleMaxEventAge is how long the scheduler keeps retrying
+	// (1 minute..1 day, whole seconds).
+	// Default: one day.
+	ScheduleMaxEventAge awscdk.Duration
+	// ExistingDeadLetterQueue is your own standard queue for the
+	// invocations the scheduler gave up on (the scheduler's role gets
+	// sqs:SendMessage on it). Not with DeadLetterQueueProps.
+	// Default: a new queue (DeadLetterQueueProps).
+	ExistingDeadLetterQueue awssqs.IQueue
+	// DeadLetterQueueProps override, field by field, the new dead-letter
+	// queue's: SQS-managed encryption, TLS only, 14 days. Not with
+	// ExistingDeadLetterQueue.
+	// Default: those.
+	DeadLetterQueueProps *awssqs.QueueProps
+	// ExpiryMaxEventAge is how long Lambda keeps an expiry event it could
+	// not run yet (throttled, or waiting to retry), 1 minute..6 hours.
+	// Default: six hours, Lambda's maximum.
+	ExpiryMaxEventAge awscdk.Duration
+	// ExpiryRetryAttempts is how often Lambda retries a failed expiry,
+	// 0..2; then the event goes to ExpiryFailureQueue.
+	// Default: 2 (jsii.Number(0) turns retries off).
+	ExpiryRetryAttempts *float64
+	// ExistingExpiryFailureQueue is your own standard queue for the
+	// expiry events Lambda gave up on. Not with ExpiryFailureQueueProps.
+	// Default: a new queue (ExpiryFailureQueueProps).
+	ExistingExpiryFailureQueue awssqs.IQueue
+	// ExpiryFailureQueueProps override the new failure queue's props
+	// (SQS-managed encryption, TLS only, 14 days). Not with
+	// ExistingExpiryFailureQueue.
+	// Default: those.
+	ExpiryFailureQueueProps *awssqs.QueueProps
+}
+
+// SchedulerTimer fires each item with one one-off EventBridge Scheduler
+// schedule: within 2 minutes after its due time. Its fields are set when
+// NewScheduleOnWrite binds it.
+type SchedulerTimer struct {
+	binding
+	props SchedulerTimerProps
+	// ScheduleGroup holds every item's schedule.
+	ScheduleGroup awsscheduler.ScheduleGroup
+	// SchedulerRole is what schedules run as: it may only invoke the
+	// expiry function and send to the dead-letter queue.
+	SchedulerRole awsiam.Role
+	// DeadLetterQueue receives invocations the scheduler gave up on.
+	DeadLetterQueue awssqs.IQueue
+	// DeadLetterAlarm fires when anything is in the dead-letter queue.
+	DeadLetterAlarm awscloudwatch.Alarm
+	// ExpiryFailureQueue receives every expiry event Lambda gave up on
+	// (with the original payload), and is alarmed; see ExpiryMaxEventAge.
+	ExpiryFailureQueue awssqs.IQueue
+	// ExpiryFailureAlarm fires when ExpiryFailureQueue holds a record;
+	// ExpiryDroppedAlarm on Lambda's AsyncEventsDropped for the function;
+	// ExpiryDestinationFailureAlarm when a record could not reach the
+	// queue.
+	ExpiryFailureAlarm, ExpiryDroppedAlarm, ExpiryDestinationFailureAlarm awscloudwatch.Alarm
+}
+
+// NewSchedulerTimer is the EventBridge Scheduler timer; nil props take
+// every default. Pass it as ScheduleOnWriteProps.Timer.
+func NewSchedulerTimer(props *SchedulerTimerProps) *SchedulerTimer {
+	t := &SchedulerTimer{binding: binding{kind: "SchedulerTimer"}}
+	if props != nil {
+		t.props = *props
+	}
+	p := &t.props
+	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
+	p.ScheduleRetryAttempts = jsii.Number(propcheck.Number(p.ScheduleRetryAttempts, DefaultScheduleRetryAttempts))
+	p.ScheduleMaxEventAge = propcheck.DurationOr(p.ScheduleMaxEventAge, seconds(DefaultScheduleMaxEventAgeSec))
+	p.ExpiryMaxEventAge = propcheck.DurationOr(p.ExpiryMaxEventAge, seconds(DefaultExpiryMaxEventAgeSec))
+	p.ExpiryRetryAttempts = jsii.Number(propcheck.Number(p.ExpiryRetryAttempts, DefaultExpiryRetryAttempts))
+	return t
+}
+
+// Plan implements Timer: it checks the props.
+func (t *SchedulerTimer) Plan(plan TimerPlan) TimerNeeds {
+	t.plan(plan.ID)
+	id, p := plan.ID, t.props
+	propcheck.CheckWhole(id, "ScheduleRetryAttempts", *p.ScheduleRetryAttempts, 0, 185, "retries of a failed invocation; the scheduler allows 0 to 185")
+	propcheck.CheckSeconds(id, "ScheduleMaxEventAge", p.ScheduleMaxEventAge, 60, 86400, "the scheduler allows 1 minute to 1 day")
+	asyncinvoke.Validate(id, "Expiry", *p.ExpiryMaxEventAge.ToSeconds(nil), *p.ExpiryRetryAttempts)
+	if p.ExistingDeadLetterQueue != nil && p.ExistingDeadLetterQueue.Fifo() != nil && *p.ExistingDeadLetterQueue.Fifo() {
+		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
+	}
+	return TimerNeeds{}
+}
+
+// Bind implements Timer: the schedule group, its dead-letter queue and
+// alarm, the role its schedules run as, and the expiry function's
+// asynchronous-invocation settings with their failure queue and alarms.
+// Only this timer invokes the expiry function asynchronously; the Step
+// Functions task and the stream mapping invoke it synchronously, where an
+// EventInvokeConfig never applies.
+func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
+	t.bind(c, core)
+	id, p := core.ID, t.props
+	async := asyncinvoke.Configure(c, "Expiry", core.Expiry.Function, asyncinvoke.Props{
+		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
+		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
+		AlarmTopic: core.AlarmTopic, RemovalPolicy: core.RemovalPolicy,
+		ExistingFailureQueue: p.ExistingExpiryFailureQueue, FailureQueueProps: p.ExpiryFailureQueueProps,
+		ExistingName: "ExistingExpiryFailureQueue", PropsName: "ExpiryFailureQueueProps",
+	})
+	t.ExpiryFailureQueue = async.Queue
+	t.ExpiryFailureAlarm, t.ExpiryDroppedAlarm, t.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
+
+	t.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
+		RemovalPolicy: core.RemovalPolicy,
+	})
+
+	var dlq awssqs.Queue
+	t.DeadLetterQueue, dlq = resource.Queue(c, id, "ScheduleDeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
+		p.DeadLetterQueueProps, "DeadLetterQueueProps", resource.DeadLetterQueueProps(core.RemovalPolicy))
+	if dlq != nil {
+		nag.Suppress(dlq, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
+	}
+	t.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", t.DeadLetterQueue,
+		"Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.", core.AlarmTopic)
+
+	t.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
+		Description: jsii.String("Assumed by this group's schedules: invoke the expiry function, send to the DLQ"),
+		// EventBridge Scheduler assumes the role on behalf of the schedule
+		// GROUP: aws:SourceArn is the group's ARN, never a schedule's ARN
+		// or a name prefix, or every invocation (and DLQ delivery) is
+		// refused. https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
+		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
+			Conditions: &map[string]any{
+				"StringEquals": map[string]any{
+					"aws:SourceAccount": awscdk.Stack_Of(c).Account(),
+					"aws:SourceArn":     t.scheduleGroupArn(),
+				},
+			},
+		}),
+	})
+	t.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("lambda:InvokeFunction"),
+		Resources: jsii.Strings(*core.Expiry.Function.FunctionArn()),
+	}))
+	t.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("sqs:SendMessage"),
+		Resources: jsii.Strings(*t.DeadLetterQueue.QueueArn()),
+	}))
+	return t
+}
+
+// scheduleGroupArn is the group's ARN, as the scheduler presents it in
+// aws:SourceArn when it assumes the execution role.
+func (t *SchedulerTimer) scheduleGroupArn() *string {
+	return awscdk.Stack_Of(t.scope).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("scheduler"),
+		Resource:     jsii.String("schedule-group"),
+		ResourceName: t.ScheduleGroup.ScheduleGroupName(),
+	})
+}
+
+// scheduleArnPattern matches every schedule in the group.
+func (t *SchedulerTimer) scheduleArnPattern() *string {
+	return awscdk.Stack_Of(t.scope).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("scheduler"),
+		Resource:     jsii.String("schedule"),
+		ResourceName: jsii.String(*t.ScheduleGroup.ScheduleGroupName() + "/*"),
+	})
+}
+
+// Environment implements TimerBinding: the group, the expiry function,
+// the role, the dead-letter queue and the retry policy every schedule
+// gets (internal/adapters/awsscheduler reads them).
+func (t *SchedulerTimer) Environment() map[string]string {
+	core := t.bound("Environment")
+	return map[string]string{
+		"SCHEDULE_GROUP":         *t.ScheduleGroup.ScheduleGroupName(),
+		"EXPIRY_FUNCTION_ARN":    *core.Expiry.Function.FunctionArn(),
+		"SCHEDULER_ROLE_ARN":     *t.SchedulerRole.RoleArn(),
+		"SCHEDULER_DLQ_ARN":      *t.DeadLetterQueue.QueueArn(),
+		"SCHEDULE_RETRIES":       fmt.Sprint(*t.props.ScheduleRetryAttempts),
+		"SCHEDULE_MAX_EVENT_AGE": fmt.Sprint(*t.props.ScheduleMaxEventAge.ToSeconds(nil)),
+	}
+}
+
+// GrantModify implements TimerBinding: create, move and delete schedules
+// inside the group (never outside it), and pass the scheduler role: what
+// the cancel worker needs (it creates the schedules of items that their
+// writer did not schedule).
+func (t *SchedulerTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant {
+	return t.grantSchedules("GrantModify", grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
+}
+
+// GrantCreateSchedules lets grantee create schedules in the group, and
+// pass the scheduler role to the scheduler service, and nothing more.
+func (t *SchedulerTimer) GrantCreateSchedules(grantee awsiam.IGrantable) awsiam.Grant {
+	return t.grantSchedules("GrantCreateSchedules", grantee, "scheduler:CreateSchedule")
+}
+
+// GrantManageSchedules lets grantee create, read, move and delete schedules
+// inside the group (never outside it), and pass the scheduler role.
+func (t *SchedulerTimer) GrantManageSchedules(grantee awsiam.IGrantable) awsiam.Grant {
+	return t.grantSchedules("GrantManageSchedules", grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule",
+		"scheduler:DeleteSchedule", "scheduler:GetSchedule")
+}
+
+// GrantListSchedules lets grantee list schedules. ListSchedules has no
+// resource-level permissions, so this is the one grant on "*"; it reveals
+// names only, not targets or payloads.
+func (t *SchedulerTimer) GrantListSchedules(grantee awsiam.IGrantable) awsiam.Grant {
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("scheduler:ListSchedules"), ResourceArns: jsii.Strings("*"),
+	})
+}
+
+func (t *SchedulerTimer) grantSchedules(method string, grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
+	t.bound(method)
+	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{t.scheduleArnPattern()},
+	})
+	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    jsii.Strings("iam:PassRole"),
+		Resources:  jsii.Strings(*t.SchedulerRole.RoleArn()),
+		Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
+	}))
+	return g
+}
+
+// Alarms implements TimerBinding: the dead-letter queue's, and the three
+// of the expiry function's asynchronous invocation.
+func (t *SchedulerTimer) Alarms() []awscloudwatch.Alarm {
+	t.bound("Alarms")
+	return []awscloudwatch.Alarm{t.DeadLetterAlarm, t.ExpiryFailureAlarm, t.ExpiryDroppedAlarm, t.ExpiryDestinationFailureAlarm}
+}

@@ -1,0 +1,129 @@
+package scheduleonwrite
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/constructs-go/constructs/v10"
+
+	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/contract"
+)
+
+// Timer is what fires an item at its due time: NewSchedulerTimer (one
+// EventBridge Scheduler schedule per item, the default),
+// NewStepFunctionsTimer (one waiting execution per item) or NewTTLTimer
+// (one expiring marker per item). Every timer uses the same item
+// contract, the same conditional claim (the expiry function's firing
+// core) and hands the Target the same payload: switching the timer
+// changes none of the adopter's code. See the README's "Choosing a
+// timer".
+//
+// NewScheduleOnWrite drives a timer in two steps, like aws-cdk's
+// scheduler targets bind to their schedule: Plan, before it builds
+// anything, then Bind, once its table and expiry function exist. A timer
+// serves one ScheduleOnWrite: binding it twice panics.
+type Timer interface {
+	// Plan checks the timer's props against the core (panicking with how
+	// to fix a bad one) and says what the core must build for it.
+	Plan(plan TimerPlan) TimerNeeds
+	// Bind creates the timer's resources as children of scope (the
+	// ScheduleOnWrite construct) and returns what the functions that
+	// create, move and cancel timers need.
+	Bind(scope constructs.Construct, core TimerCore) TimerBinding
+}
+
+// TimerPlan is what a timer learns of the core before anything is built.
+type TimerPlan struct {
+	// ID is the ScheduleOnWrite's construct id, for messages.
+	ID string
+	// Schema is the item schema, defaults filled.
+	Schema contract.Schema
+	// ExistingTable is ScheduleOnWriteProps.ExistingTable; nil when the
+	// core creates the table.
+	ExistingTable awsdynamodb.ITable
+}
+
+// TimerNeeds is what a timer asks of the table and the expiry function
+// the core builds.
+type TimerNeeds struct {
+	// TableTTLAttribute becomes a new table's TimeToLiveAttribute.
+	// Default: "" (no TTL).
+	TableTTLAttribute string
+	// ExpiryReservedConcurrency is the expiry function's reserved
+	// concurrency.
+	// Default: nil (none).
+	ExpiryReservedConcurrency *float64
+}
+
+// TimerCore is what the core hands a timer to bind to.
+type TimerCore struct {
+	TimerPlan
+	// Table holds the items (ExistingTable or the one created).
+	Table awsdynamodb.ITable
+	// Expiry is the function that fires an item: the timer invokes it
+	// with the item's payload (contract.Schema.EncodePayload) at its due
+	// time.
+	Expiry *gofn.Function
+	// AlarmTopic receives the timer's alarms (nil: alarms with no action).
+	AlarmTopic awssns.ITopic
+	// RemovalPolicy of what the timer creates that holds data (queues,
+	// the schedule group, log groups).
+	RemovalPolicy awscdk.RemovalPolicy
+	// Logs of the functions the timer creates.
+	Logs gofn.LogOptions
+}
+
+// TimerBinding is a bound timer: what the functions that create, move and
+// cancel timers need (the cancellation worker, your API). Each timer
+// returns itself.
+type TimerBinding interface {
+	// Environment is what a function that creates, moves or cancels
+	// timers reads, as the environment variables our Lambda mains read
+	// (internal/layers: UNSCHEDULE_EXECUTION_LAYER and the timer's own).
+	Environment() map[string]string
+	// GrantModify lets grantee create, move and cancel the timers of
+	// items, and nothing outside this timer's resources.
+	GrantModify(grantee awsiam.IGrantable) awsiam.Grant
+	// Alarms are the timer's own alarms (each already notifies the
+	// AlarmTopic).
+	Alarms() []awscloudwatch.Alarm
+}
+
+// binding is what every timer keeps of its one binding.
+type binding struct {
+	kind  string
+	core  *TimerCore
+	path  string
+	scope constructs.Construct
+}
+
+// plan panics when the timer already serves a ScheduleOnWrite.
+func (b *binding) plan(id string) {
+	if b.core != nil {
+		panic(fmt.Sprintf("%s: this %s is already bound to %s: a timer serves one ScheduleOnWrite, so create one timer per construct (%s)",
+			id, b.kind, b.path, "New"+b.kind+"(...)"))
+	}
+}
+
+// bind records the core; a second bind panics.
+func (b *binding) bind(scope constructs.Construct, core TimerCore) {
+	b.plan(core.ID)
+	b.core, b.path, b.scope = &core, *scope.Node().Path(), scope
+}
+
+// bound returns the core, or panics with how to bind the timer first.
+func (b *binding) bound(method string) *TimerCore {
+	if b.core == nil {
+		panic(fmt.Sprintf("%s.%s: the timer is not bound yet: pass it as ScheduleOnWriteProps.Timer to NewScheduleOnWrite first", b.kind, method))
+	}
+	return b.core
+}
+
+// Schema is the item schema of the ScheduleOnWrite the timer is bound to
+// (the cancellation pipeline takes it as its default).
+func (b *binding) Schema() contract.Schema { return b.bound("Schema").Schema }
