@@ -211,12 +211,12 @@ func (s faultyScheduler) Create(ctx context.Context, sc task.Schedule) error {
 	return s.do("Create", sc.Name, func() error { return s.in.Create(ctx, sc) })
 }
 
-func (s faultyScheduler) Update(ctx context.Context, sc task.Schedule) error {
-	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc) })
+func (s faultyScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc, from) })
 }
 
-func (s faultyScheduler) Delete(ctx context.Context, name string) error {
-	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name) })
+func (s faultyScheduler) Delete(ctx context.Context, name string, at time.Time) error {
+	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name, at) })
 }
 
 func (s faultyScheduler) Get(ctx context.Context, name string) (task.Schedule, error) {

@@ -531,12 +531,12 @@ func (s apiScheduler) Create(ctx context.Context, sc task.Schedule) error {
 	return s.w.fsched.Create(ctx, sc)
 }
 
-func (s apiScheduler) Update(ctx context.Context, sc task.Schedule) error {
-	return s.w.fsched.Update(ctx, sc)
+func (s apiScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+	return s.w.fsched.Update(ctx, sc, from)
 }
 
-func (s apiScheduler) Delete(ctx context.Context, name string) error {
-	return s.w.fsched.Delete(ctx, name)
+func (s apiScheduler) Delete(ctx context.Context, name string, at time.Time) error {
+	return s.w.fsched.Delete(ctx, name, at)
 }
 
 // API requests.
