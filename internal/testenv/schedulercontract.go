@@ -168,7 +168,9 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 			sc.Name = name
 			return s.Update(ctx, sc, sc.At.Add(-time.Hour))
 		}},
-		{"delete", func(s ContractScheduler, name string) error { return s.Delete(ctx, name, ContractSchedule("alice", 1).At) }},
+		{"delete", func(s ContractScheduler, name string) error {
+			return s.Delete(ctx, name, ContractSchedule("alice", 1).At)
+		}},
 		{"get", func(s ContractScheduler, name string) error { _, err := s.Get(ctx, name); return err }},
 	} {
 		t.Run(tc.name+" of a missing schedule is ErrScheduleNotFound", func(t *testing.T) {
