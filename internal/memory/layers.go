@@ -207,8 +207,8 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 	return due
 }
 
-// Get implements task.ScheduleReader: the item's running execution (the
-// latest due time when several run).
+// Get implements task.ScheduleReader: the item's running execution (see
+// lookup when several run).
 func (e *Executions) Get(_ context.Context, name string) (task.Schedule, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -223,12 +223,17 @@ func (e *Executions) Get(_ context.Context, name string) (task.Schedule, error) 
 	return s, nil
 }
 
+// lookup is the item's running execution with the latest due time,
+// preferring one named layers.ExecutionName (a restart's name holds the
+// time of its start, so a Delete by the due time reaches only the
+// others).
 func (e *Executions) lookup(name string) (task.Schedule, bool) {
 	var out task.Schedule
-	found := false
-	for _, s := range e.running[name] {
-		if !found || s.At.After(out.At) {
-			out, found = s, true
+	found, named := false, false
+	for n, s := range e.running[name] {
+		isNamed := n == layers.ExecutionName(name, s.At)
+		if !found || (isNamed && !named) || (isNamed == named && s.At.After(out.At)) {
+			out, found, named = s, true, isNamed
 		}
 	}
 	return out, found
@@ -254,6 +259,18 @@ func (e *Executions) List(_ context.Context, page task.PageRequest) (task.Schedu
 		names = append(names, n)
 	}
 	return listPage(names, page), nil
+}
+
+// Running returns the running executions of the schedule called name, by
+// execution name, without counting a call.
+func (e *Executions) Running(name string) map[string]task.Schedule {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]task.Schedule, len(e.running[name]))
+	for n, s := range e.running[name] {
+		out[n] = s
+	}
+	return out
 }
 
 // All returns every running execution, ordered by name and due time.

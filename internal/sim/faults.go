@@ -105,8 +105,11 @@ const (
 	// execution whose Wait had already ended: the invocation still ran.
 	FaultStopRace Fault = "sfn-stop-racing-wait-end"
 	// FaultStaleExecution (StepFunctions layer, observed, not injected):
-	// at rest, an item had a stale execution running beside its right
-	// one (a create that raced a move); the claim skips it when it fires.
+	// at rest, an item had a stale execution running that no cancel or
+	// move can name: beside its right one (a create that raced a move,
+	// or a replayed reschedule), or after its cancel (a restart, or the
+	// execution of an earlier due time). The claim skips it when it
+	// fires.
 	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
 	// FaultTTLDeleteLate (TTL layer): the sweeper deleted a marker later
 	// than 15 minutes after its due time (up to layers.TTLPrecision).
