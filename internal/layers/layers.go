@@ -90,30 +90,35 @@ const MaxExecutionName = 80
 
 // ExecutionName names the execution of the schedule called name at due:
 // "<name>-<unix seconds>", so the same item and due time always give the
-// same name (StartExecution is then idempotent) and a moved due time a
-// new one. A contract schedule name (at most contract.MaxScheduleName, 64)
-// always fits; a longer one is hashed (64 hex digits), and then
-// ExecutionPrefix does not find it.
+// same name (StartExecution is then idempotent), a moved due time a new
+// one, and a cancel or move that knows the due time stops the execution
+// by its ARN without listing. A contract schedule name (at most
+// contract.MaxScheduleName, 64) always fits; a longer one is hashed.
 func ExecutionName(name string, due time.Time) string {
-	n := name + "-" + strconv.FormatInt(due.UTC().Unix(), 10)
+	return fitName(name + "-" + strconv.FormatInt(due.UTC().Unix(), 10))
+}
+
+// RestartName names the execution that restarts, at now, the stopped
+// execution called name (the item was armed again for the same due time,
+// and a closed name cannot be used again for 90 days):
+// "<name>-r<unix seconds>", hashed when longer than MaxExecutionName.
+// Retries within one second share it. Nothing derives it later: a cancel
+// stops only ExecutionName, and a restart it leaves running fires at its
+// due time, when the claim skips it (see package awssfn).
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
+func RestartName(name string, now time.Time) string {
+	return fitName(name + "-r" + strconv.FormatInt(now.UTC().Unix(), 10))
+}
+
+// fitName returns n when Step Functions accepts its length, else its
+// SHA-256 in hex (64 characters): still the same for the same n.
+func fitName(n string) string {
 	if len(n) <= MaxExecutionName {
 		return n
 	}
 	sum := sha256.Sum256([]byte(n))
 	return hex.EncodeToString(sum[:])
 }
-
-// RestartName names the execution that restarts, at now, the stopped
-// execution called name: name-r<unix seconds>. Retries within one second
-// share it; the adapter and the stand-in start one only when no restart
-// of name runs.
-func RestartName(name string, now time.Time) string {
-	return name + "-r" + strconv.FormatInt(now.UTC().Unix(), 10)
-}
-
-// ExecutionPrefix is what every execution name of the schedule called name
-// starts with (when it was not hashed).
-func ExecutionPrefix(name string) string { return name + "-" }
 
 // Input is the execution input: At is the Wait state's TimestampPath
 // ($.at), Payload what the invocation hands the expiry function

@@ -22,11 +22,17 @@ func TestParse(t *testing.T) {
 func TestExecutionNameIsStablePerItemAndDue(t *testing.T) {
 	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	a, b := ExecutionName("task-01J", due), ExecutionName("task-01J", due.Add(time.Second))
-	if a != "task-01J-1798761600" || a == b || !strings.HasPrefix(b, ExecutionPrefix("task-01J")) {
+	if a != "task-01J-1798761600" || a == b || b != "task-01J-1798761601" {
 		t.Fatalf("names %q %q", a, b)
 	}
-	if long := ExecutionName(strings.Repeat("x", 80), due); len(long) > MaxExecutionName {
-		t.Fatalf("long name %q not fitted", long)
+	for _, n := range []string{ExecutionName(strings.Repeat("x", 80), due), RestartName(ExecutionName(strings.Repeat("x", 64), due), due),
+		RestartName(ExecutionName(strings.Repeat("x", 80), due), due)} {
+		if len(n) > MaxExecutionName {
+			t.Fatalf("name %q (%d characters) not fitted", n, len(n))
+		}
+	}
+	if r := RestartName(a, due); r != "task-01J-1798761600-r1798761600" {
+		t.Fatalf("restart name %q", r)
 	}
 }
 

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,9 +46,12 @@ func NewLayer(l layers.Name, now func() time.Time, ttlDelay func() time.Duration
 // Executions is the Step Functions layer in memory, with the semantics of
 // awssfn over one Standard state machine: one execution per item and due
 // time, named layers.ExecutionName; a start with the name of a running
-// execution is no duplicate; a move stops the item's other executions
-// and starts one; a cancel stops them. Each execution is a timer: its
-// Wait ends at the due time, when Fire hands it over.
+// execution is no duplicate; a stopped name armed again starts a restart
+// (layers.RestartName); a move stops the execution named for its old due
+// time and starts one; a cancel stops the execution named for its due
+// time. Like the adapter, it never looks for an item's other executions:
+// those it leaves running fire, and the claim skips them. Each execution
+// is a timer: its Wait ends at the due time, when Fire hands it over.
 type Executions struct {
 	mu  sync.Mutex
 	now func() time.Time
@@ -108,14 +110,13 @@ func (e *Executions) start(s task.Schedule) error {
 	case used && fired:
 		return nil // it already ran
 	case used:
-		// Stopped, and armed again for the same due time: restart, unless
-		// a restart runs already.
-		for n := range e.running[s.Name] {
-			if strings.HasPrefix(n, name+"-r") {
-				return nil
-			}
-		}
+		// Stopped, and armed again for the same due time: restart under
+		// the name of this second (a restart of an earlier re-arm may run
+		// too: the adapter cannot see it without listing).
 		name = layers.RestartName(name, now)
+		if _, ok := e.running[s.Name][name]; ok {
+			return nil
+		}
 		if _, closed := e.closed[name]; closed {
 			return nil // a restart of this second ran or was stopped
 		}
@@ -127,41 +128,46 @@ func (e *Executions) start(s task.Schedule) error {
 	return nil
 }
 
-// Update implements task.Scheduler: stop the item's other executions,
-// start s's.
-func (e *Executions) Update(_ context.Context, s task.Schedule) error {
+// Update implements task.Scheduler: stop the execution named for from
+// (unless from is zero or s's due time; task.ErrScheduleNotFound when it
+// does not run), start s's.
+func (e *Executions) Update(_ context.Context, s task.Schedule, from time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Update", s.Name); err != nil {
 		return err
 	}
-	if len(e.running[s.Name]) == 0 {
-		return task.ErrScheduleNotFound
+	if err := layers.CheckHorizon(s.At, e.now()); err != nil {
+		return err
 	}
-	keep := layers.ExecutionName(s.Name, s.At)
-	for n := range e.running[s.Name] {
-		if n != keep && !strings.HasPrefix(n, keep+"-r") {
-			e.stop(s.Name, n)
-		}
+	if !from.IsZero() && !from.Equal(s.At) && !e.stopNamed(s.Name, layers.ExecutionName(s.Name, from)) {
+		return task.ErrScheduleNotFound
 	}
 	return e.start(s)
 }
 
-// Delete implements task.Scheduler: stop every running execution of the
-// item.
-func (e *Executions) Delete(_ context.Context, name string) error {
+// Delete implements task.Scheduler: stop the execution named for at;
+// task.ErrScheduleNotFound when it does not run, or at is zero.
+func (e *Executions) Delete(_ context.Context, name string, at time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Delete", name); err != nil {
 		return err
 	}
-	if len(e.running[name]) == 0 {
+	if at.IsZero() || !e.stopNamed(name, layers.ExecutionName(name, at)) {
 		return task.ErrScheduleNotFound
 	}
-	for n := range e.running[name] {
-		e.stop(name, n)
-	}
 	return nil
+}
+
+// stopNamed stops the item's execution called exec, and reports whether
+// it ran.
+func (e *Executions) stopNamed(name, exec string) bool {
+	if _, ok := e.running[name][exec]; !ok {
+		return false
+	}
+	e.stop(name, exec)
+	return true
 }
 
 func (e *Executions) stop(name, exec string) {
@@ -201,8 +207,8 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 	return due
 }
 
-// Get implements task.ScheduleReader: the item's running execution (the
-// latest due time when several run).
+// Get implements task.ScheduleReader: the item's running execution (see
+// lookup when several run).
 func (e *Executions) Get(_ context.Context, name string) (task.Schedule, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -217,12 +223,17 @@ func (e *Executions) Get(_ context.Context, name string) (task.Schedule, error) 
 	return s, nil
 }
 
+// lookup is the item's running execution with the latest due time,
+// preferring one named layers.ExecutionName (a restart's name holds the
+// time of its start, so a Delete by the due time reaches only the
+// others).
 func (e *Executions) lookup(name string) (task.Schedule, bool) {
 	var out task.Schedule
-	found := false
-	for _, s := range e.running[name] {
-		if !found || s.At.After(out.At) {
-			out, found = s, true
+	found, named := false, false
+	for n, s := range e.running[name] {
+		isNamed := n == layers.ExecutionName(name, s.At)
+		if !found || (isNamed && !named) || (isNamed == named && s.At.After(out.At)) {
+			out, found, named = s, true, isNamed
 		}
 	}
 	return out, found
@@ -248,6 +259,18 @@ func (e *Executions) List(_ context.Context, page task.PageRequest) (task.Schedu
 		names = append(names, n)
 	}
 	return listPage(names, page), nil
+}
+
+// Running returns the running executions of the schedule called name, by
+// execution name, without counting a call.
+func (e *Executions) Running(name string) map[string]task.Schedule {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]task.Schedule, len(e.running[name]))
+	for n, s := range e.running[name] {
+		out[n] = s
+	}
+	return out
 }
 
 // All returns every running execution, ordered by name and due time.
@@ -326,7 +349,7 @@ func (m *TTLMarkers) Create(_ context.Context, s task.Schedule) error {
 }
 
 // Update implements task.Scheduler: overwrite the marker (a new TTL).
-func (m *TTLMarkers) Update(_ context.Context, s task.Schedule) error {
+func (m *TTLMarkers) Update(_ context.Context, s task.Schedule, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Update", s.Name); err != nil {
@@ -340,7 +363,7 @@ func (m *TTLMarkers) Update(_ context.Context, s task.Schedule) error {
 }
 
 // Delete implements task.Scheduler: the user's delete of the marker.
-func (m *TTLMarkers) Delete(_ context.Context, name string) error {
+func (m *TTLMarkers) Delete(_ context.Context, name string, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Delete", name); err != nil {

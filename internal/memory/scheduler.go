@@ -80,7 +80,7 @@ func (s *Scheduler) listed(name string, add bool) {
 }
 
 // Update implements task.Scheduler.
-func (s *Scheduler) Update(_ context.Context, sc task.Schedule) error {
+func (s *Scheduler) Update(_ context.Context, sc task.Schedule, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Update", sc.Name); err != nil {
@@ -94,7 +94,7 @@ func (s *Scheduler) Update(_ context.Context, sc task.Schedule) error {
 }
 
 // Delete implements task.Scheduler.
-func (s *Scheduler) Delete(_ context.Context, name string) error {
+func (s *Scheduler) Delete(_ context.Context, name string, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Delete", name); err != nil {

@@ -17,7 +17,7 @@ func (w *world) checkAtRest() {
 	for _, t := range w.mem.All() {
 		sc, ok := w.sched.Lookup(task.ScheduleName(t.TaskID))
 		switch {
-		case t.Status != task.StatusPending && ok:
+		case t.Status != task.StatusPending && ok && !w.staleAfterCancel(t):
 			w.violate("I3", "task %s is %s but has a schedule at %s", t.TaskID, t.Status, task.FormatTime(sc.At))
 		case t.Status == task.StatusPending && t.DueAt.After(w.passEnd):
 			want := task.ScheduleFor(t)
@@ -37,7 +37,7 @@ func (w *world) checkAtRest() {
 		if !ok {
 			continue // a reminder schedule: checked below
 		}
-		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) {
+		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) && !w.staleOfGone(sc) {
 			w.violate("I3", "schedule %s has no task", sc.Name)
 		}
 	}

@@ -105,8 +105,11 @@ const (
 	// execution whose Wait had already ended: the invocation still ran.
 	FaultStopRace Fault = "sfn-stop-racing-wait-end"
 	// FaultStaleExecution (StepFunctions layer, observed, not injected):
-	// at rest, an item had a stale execution running beside its right
-	// one (a create that raced a move); the claim skips it when it fires.
+	// at rest, an item had a stale execution running that no cancel or
+	// move can name: beside its right one (a create that raced a move,
+	// or a replayed reschedule), or after its cancel (a restart, or the
+	// execution of an earlier due time). The claim skips it when it
+	// fires.
 	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
 	// FaultTTLDeleteLate (TTL layer): the sweeper deleted a marker later
 	// than 15 minutes after its due time (up to layers.TTLPrecision).
@@ -211,12 +214,12 @@ func (s faultyScheduler) Create(ctx context.Context, sc task.Schedule) error {
 	return s.do("Create", sc.Name, func() error { return s.in.Create(ctx, sc) })
 }
 
-func (s faultyScheduler) Update(ctx context.Context, sc task.Schedule) error {
-	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc) })
+func (s faultyScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc, from) })
 }
 
-func (s faultyScheduler) Delete(ctx context.Context, name string) error {
-	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name) })
+func (s faultyScheduler) Delete(ctx context.Context, name string, at time.Time) error {
+	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name, at) })
 }
 
 func (s faultyScheduler) Get(ctx context.Context, name string) (task.Schedule, error) {

@@ -47,13 +47,12 @@ func (w *world) duplicateFault() Fault {
 }
 
 // staleTolerated looks, on the Step Functions layer, for the item's
-// execution at want's due time among all its running executions. A
-// create does not list the item's other executions (that would cost a
-// ListExecutions per 1,000 running executions on every create), so a
-// create that raced a move may leave a stale execution running beside
-// the right one: it fires, and the claim skips it (I1 checks that). I3
-// then asks that the right one runs; Result.Faults counts the stale ones
-// as FaultStaleExecution.
+// execution at want's due time among all its running executions. Nothing
+// lists an item's executions (a move stops only the one its old due time
+// names), so a create that raced a move, or a replayed reschedule, may
+// leave a stale execution running beside the right one: it fires, and
+// the claim skips it (I1 checks that). I3 then asks that the right one
+// runs; Result.Faults counts the stale ones as FaultStaleExecution.
 func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
 	if w.cfg.Layer != layers.StepFunctions {
 		return task.Schedule{}, false
@@ -74,4 +73,54 @@ func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
 		w.res.Faults[FaultStaleExecution] += others
 	}
 	return found, ok
+}
+
+// staleAfterCancel reports, on the Step Functions layer, whether every
+// running execution of t (a task no longer Pending) is one that its cancel
+// could not name: a restart (the item was armed again for a due time
+// whose execution a cancel had stopped) or the execution of another due
+// time than t's. Those fire, and the claim skips them (I1 checks that);
+// Result.Faults counts them as FaultStaleExecution. The execution named
+// for t's due time must not run: the cancel knew that name.
+func (w *world) staleAfterCancel(t task.Task) bool {
+	e, ok := w.sched.(*memory.Executions)
+	if !ok {
+		return false
+	}
+	name := task.ScheduleName(t.TaskID)
+	execs := e.Running(name)
+	if !t.DueAt.IsZero() {
+		if _, named := execs[layers.ExecutionName(name, t.DueAt)]; named {
+			return false
+		}
+	}
+	w.res.Faults[FaultStaleExecution] += len(execs)
+	return true
+}
+
+// staleOfGone reports, on the Step Functions layer, whether sc is an
+// execution of a deleted task that its cancel could not name, as
+// staleAfterCancel does for a task that is not Pending; the deleted
+// task's last due time is the payload's of its latest record.
+func (w *world) staleOfGone(sc task.Schedule) bool {
+	e, ok := w.sched.(*memory.Executions)
+	if !ok {
+		return false
+	}
+	execs := e.Running(sc.Name)
+	if _, named := execs[layers.ExecutionName(sc.Name, w.goneDue(sc))]; named {
+		return false
+	}
+	w.res.Faults[FaultStaleExecution] += len(execs)
+	return true
+}
+
+// goneDue is the due time of the task of schedule sc as its last
+// successful create or move set it (zero when the history holds none).
+func (w *world) goneDue(sc task.Schedule) time.Time {
+	id, ok := task.TaskIDFromScheduleName(sc.Name)
+	if t := w.tasks[id]; ok && t != nil {
+		return w.currentDue(t)
+	}
+	return time.Time{}
 }

@@ -512,11 +512,15 @@ func (w *world) lastDue() time.Time {
 // none). A reminder schedule left by a stale (replayed) reschedule of a
 // task deleted since is no orphan the reconciler lists (it lists the
 // deadline schedules' prefix): it fires once, its claim finds no task,
-// and it deletes itself. The history runs past it too.
+// and it deletes itself. The history runs past it too. So it does past
+// every execution of the Step Functions layer: a stale one that no cancel
+// can name (staleAfterCancel) fires at its due time, and the claim skips
+// it.
 func (w *world) lastReminder() time.Time {
 	var last time.Time
 	for _, sc := range w.sched.All() {
-		if _, ok := task.TaskIDFromReminderName(sc.Name); ok && sc.At.After(last) {
+		_, reminder := task.TaskIDFromReminderName(sc.Name)
+		if (reminder || w.cfg.Layer == layers.StepFunctions) && sc.At.After(last) {
 			last = sc.At
 		}
 	}
@@ -531,12 +535,12 @@ func (s apiScheduler) Create(ctx context.Context, sc task.Schedule) error {
 	return s.w.fsched.Create(ctx, sc)
 }
 
-func (s apiScheduler) Update(ctx context.Context, sc task.Schedule) error {
-	return s.w.fsched.Update(ctx, sc)
+func (s apiScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+	return s.w.fsched.Update(ctx, sc, from)
 }
 
-func (s apiScheduler) Delete(ctx context.Context, name string) error {
-	return s.w.fsched.Delete(ctx, name)
+func (s apiScheduler) Delete(ctx context.Context, name string, at time.Time) error {
+	return s.w.fsched.Delete(ctx, name, at)
 }
 
 // API requests.

@@ -83,12 +83,12 @@ func (s ignoreDueAt) Expire(ctx context.Context, userID, taskID string, _, now t
 // schedule as a plain failure.
 type notFoundFails struct{ task.Scheduler }
 
-func (s notFoundFails) Delete(ctx context.Context, name string) error {
-	return hide(s.Scheduler.Delete(ctx, name))
+func (s notFoundFails) Delete(ctx context.Context, name string, at time.Time) error {
+	return hide(s.Scheduler.Delete(ctx, name, at))
 }
 
-func (s notFoundFails) Update(ctx context.Context, sc task.Schedule) error {
-	return hide(s.Scheduler.Update(ctx, sc))
+func (s notFoundFails) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+	return hide(s.Scheduler.Update(ctx, sc, from))
 }
 
 func hide(err error) error {
@@ -183,11 +183,11 @@ func (s remindersNotMoved) Create(ctx context.Context, sc task.Schedule) error {
 	return s.Scheduler.Create(ctx, sc)
 }
 
-func (s remindersNotMoved) Update(ctx context.Context, sc task.Schedule) error {
+func (s remindersNotMoved) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
 	if _, ok := task.TaskIDFromReminderName(sc.Name); ok {
 		return nil
 	}
-	return s.Scheduler.Update(ctx, sc)
+	return s.Scheduler.Update(ctx, sc, from)
 }
 
 // notifyUnclaimed is mutation (w): the old take-over, which accepted an

@@ -153,7 +153,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		moved := ContractSchedule("alice", 1)
 		moved.At = sc.At.Add(36 * time.Hour)
 		moved.Payload.Due = moved.At
-		if err := s.Update(ctx, moved); err != nil {
+		if err := s.Update(ctx, moved, sc.At); err != nil {
 			t.Fatalf("update: %v", err)
 		}
 		wantGet(t, s, moved)
@@ -166,9 +166,11 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		{"update", func(s ContractScheduler, name string) error {
 			sc := ContractSchedule("alice", 1)
 			sc.Name = name
-			return s.Update(ctx, sc)
+			return s.Update(ctx, sc, sc.At.Add(-time.Hour))
 		}},
-		{"delete", func(s ContractScheduler, name string) error { return s.Delete(ctx, name) }},
+		{"delete", func(s ContractScheduler, name string) error {
+			return s.Delete(ctx, name, ContractSchedule("alice", 1).At)
+		}},
 		{"get", func(s ContractScheduler, name string) error { _, err := s.Get(ctx, name); return err }},
 	} {
 		t.Run(tc.name+" of a missing schedule is ErrScheduleNotFound", func(t *testing.T) {
@@ -182,12 +184,12 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		s := b.New(t)
 		gone, kept := ContractSchedule("alice", 1), ContractSchedule("alice", 2)
 		mustCreate(t, s, gone, kept)
-		if err := s.Delete(ctx, gone.Name); err != nil {
+		if err := s.Delete(ctx, gone.Name, gone.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
 		_, err := s.Get(ctx, gone.Name)
 		wantErr(t, "get after delete", err, task.ErrScheduleNotFound)
-		wantErr(t, "second delete", s.Delete(ctx, gone.Name), task.ErrScheduleNotFound)
+		wantErr(t, "second delete", s.Delete(ctx, gone.Name, gone.At), task.ErrScheduleNotFound)
 		wantGet(t, s, kept)
 	})
 
@@ -195,7 +197,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		s := b.New(t)
 		sc := ContractSchedule("alice", 1)
 		mustCreate(t, s, sc)
-		if err := s.Delete(ctx, sc.Name); err != nil {
+		if err := s.Delete(ctx, sc.Name, sc.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
 		again := sc

@@ -31,9 +31,6 @@ func (f *startsSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInpu
 func (f *startsSFN) StopExecution(context.Context, *sfn.StopExecutionInput, ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error) {
 	return &sfn.StopExecutionOutput{}, nil
 }
-func (f *startsSFN) ListExecutions(context.Context, *sfn.ListExecutionsInput, ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error) {
-	return &sfn.ListExecutionsOutput{}, nil
-}
 func (f *startsSFN) DescribeExecution(context.Context, *sfn.DescribeExecutionInput, ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error) {
 	return &sfn.DescribeExecutionOutput{}, nil
 }

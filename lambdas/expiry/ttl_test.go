@@ -114,7 +114,7 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 	}
 	// The user's cancel deletes its marker (a second cancel finds none).
 	cancelled := s.ScheduleFor(contract.Item{Key: contract.Key{Partition: "t1", Sort: "cancelled"}, Due: due})
-	if err := markers.Delete(ctx, cancelled.Name); err != nil {
+	if err := markers.Delete(ctx, cancelled.Name, cancelled.At); err != nil {
 		t.Fatal(err)
 	}
 	userDelete := streamRecord(t, "user", images["cancelled"], false)

@@ -201,7 +201,7 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 // Update implements task.Scheduler. UpdateSchedule replaces the whole
 // definition, so it sends all of it again. It leaves the client token to
 // the SDK: replacing a definition is idempotent by itself.
-func (c *Client) Update(ctx context.Context, s task.Schedule) error {
+func (c *Client) Update(ctx context.Context, s task.Schedule, _ time.Time) error {
 	_, err := c.api.UpdateSchedule(ctx, &scheduler.UpdateScheduleInput{
 		Name:                       aws.String(s.Name),
 		GroupName:                  aws.String(c.cfg.GroupName),
@@ -219,7 +219,7 @@ func (c *Client) Update(ctx context.Context, s task.Schedule) error {
 }
 
 // Delete implements task.Scheduler.
-func (c *Client) Delete(ctx context.Context, name string) error {
+func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 	_, err := c.api.DeleteSchedule(ctx, &scheduler.DeleteScheduleInput{
 		Name: aws.String(name), GroupName: aws.String(c.cfg.GroupName),
 	})

@@ -189,7 +189,7 @@ func TestUpdateSendsTheSameDefinition(t *testing.T) {
 	if err := c.Create(ctx, testSchedule); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Update(ctx, testSchedule); err != nil {
+	if err := c.Update(ctx, testSchedule, testSchedule.At); err != nil {
 		t.Fatal(err)
 	}
 	cr, up := api.create[0], api.update[0]
@@ -218,7 +218,7 @@ func TestDeleteAndGetAddressTheGroup(t *testing.T) {
 		Target: &types.Target{Input: aws.String(task.EncodePayload(testSchedule.Payload))},
 	}}
 	c := newClient(t, api, testCfg)
-	if err := c.Delete(context.Background(), "task-x"); err != nil {
+	if err := c.Delete(context.Background(), "task-x", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Get(context.Background(), "task-y"); err != nil {
@@ -244,8 +244,8 @@ func TestErrorMapping(t *testing.T) {
 	ctx := context.Background()
 	ops := map[string]func(c *Client) error{
 		"create": func(c *Client) error { return c.Create(ctx, testSchedule) },
-		"update": func(c *Client) error { return c.Update(ctx, testSchedule) },
-		"delete": func(c *Client) error { return c.Delete(ctx, testSchedule.Name) },
+		"update": func(c *Client) error { return c.Update(ctx, testSchedule, testSchedule.At) },
+		"delete": func(c *Client) error { return c.Delete(ctx, testSchedule.Name, testSchedule.At) },
 		"get":    func(c *Client) error { _, err := c.Get(ctx, testSchedule.Name); return err },
 		"list":   func(c *Client) error { _, err := c.List(ctx, task.PageRequest{}); return err },
 	}

@@ -9,28 +9,45 @@
 //     name and input as a running execution succeeds without a second
 //     one. ExecutionAlreadyExists with another input is ErrInputConflict.
 //     A name whose execution ran is a success; one that a cancel stopped
-//     (the item was armed again for the same due time) is restarted as
-//     layers.RestartName, unless such a restart runs already.
-//   - Update (a move) stops the item's other running executions and starts
-//     the one for the new due time.
-//   - Delete (a cancel) stops the item's running executions; none is
-//     task.ErrScheduleNotFound, which the worker counts as success.
+//     (the item was armed again for the same due time: a closed name
+//     cannot be used again for 90 days) is restarted as
+//     layers.RestartName(name, now).
+//   - Update (a move from the due time from) stops the execution named
+//     for from, one StopExecution by its ARN, and starts the one for the
+//     new due time; task.ErrScheduleNotFound when no execution has that
+//     name (the worker then creates). A from of zero (unknown) or equal
+//     to the new due time stops nothing.
+//   - Delete (a cancel of the item armed for at) is one StopExecution of
+//     the execution named for at; task.ErrScheduleNotFound when none has
+//     that name, or at is zero (unknown), which the worker counts as
+//     success.
 //   - Due times more than layers.MaxHorizon away are rejected
 //     (layers.ErrBeyondHorizon), not chained: an execution lasts one year.
 //     The error reports Permanent(): no retry changes it.
 //
-// Create does not list the item's other executions (see the cost below),
-// so a create that races a move can leave a stale execution running
-// beside the right one. It is harmless: it fires at its own due time and
-// the claim skips it (the payload's due time is not the item's); the next
-// move or cancel stops it. The simulation checks exactly this
-// (internal/sim, FaultStaleExecution).
+// So a cancel or a move costs one StopExecution, whatever the number of
+// running executions: the name, and with it the ARN (the state machine's
+// ARN with "stateMachine" replaced by "execution", then ":" and the name),
+// comes from the item's key and the due time it was armed for, which the
+// cancellation message carries from the record's old image. Nothing lists
+// executions.
 //
-// Finding an item's running executions lists the state machine's RUNNING
-// executions (1,000 a page) and keeps those whose name starts with
-// layers.ExecutionPrefix(name): a move or cancel costs one ListExecutions
-// per 1,000 armed items plus one StopExecution.
+// Some executions are left running: a restart (its name holds the time of
+// the re-arm, which no later cancel knows), the old execution of a cancel
+// or move whose record had no old image, and one that a create racing a
+// move started. Each is stale once its item is no longer armed for its
+// due time, and harmless: it fires at that due time, and the claim
+// (contract.Schema.Claim, conditional on the item being armed with the
+// payload's due time) skips it; if the item is armed for that due time
+// again, the claim lets exactly one of the item's executions for it fire,
+// as it does for a duplicate invocation. Nothing is lost: every arm
+// starts, or finds running, an execution for its due time, and a cancel
+// or move stops only the execution of the old due time. The simulation
+// checks exactly this (internal/sim, FaultStaleExecution). A stale
+// execution costs its state transitions, up to its due time (at most
+// layers.MaxHorizon away).
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
 package awssfn
 
 import (
@@ -54,7 +71,6 @@ import (
 type API interface {
 	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 	StopExecution(ctx context.Context, in *sfn.StopExecutionInput, opts ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
-	ListExecutions(ctx context.Context, in *sfn.ListExecutionsInput, opts ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error)
 	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
 }
 
@@ -142,17 +158,10 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 		return nil // the same execution: waiting, or it already fired
 	}
 	// Stopped (a cancel) or failed, and the item is armed again for the
-	// same due time: a closed name is not reused for 90 days. Unless a
-	// restart runs already, start one named after this second.
-	running, err := c.running(ctx, s.Name)
-	if err != nil {
-		return err
-	}
-	for _, e := range running {
-		if strings.HasPrefix(aws.ToString(e.Name), name+"-r") {
-			return nil
-		}
-	}
+	// same due time: a closed name is not used again for 90 days. Start a
+	// restart named after this second (retries within it share it). One
+	// that an earlier re-arm started may run too: the claim lets one of
+	// them fire.
 	restart := layers.RestartName(name, now)
 	if err := c.start(ctx, restart, input); err != nil && !errors.As(err, &exists) {
 		return err
@@ -171,78 +180,47 @@ func (c *Client) start(ctx context.Context, name, input string) error {
 	return err
 }
 
-// Update implements task.Scheduler: stop the item's other running
-// executions, start the one for s. task.ErrScheduleNotFound when the item
-// has none running.
-func (c *Client) Update(ctx context.Context, s task.Schedule) error {
-	running, err := c.running(ctx, s.Name)
-	if err != nil {
-		return err
+// Update implements task.Scheduler: stop the execution of the due time
+// from (unless it is zero or s's own), start s's. task.ErrScheduleNotFound
+// when no execution has from's name.
+func (c *Client) Update(ctx context.Context, s task.Schedule, from time.Time) error {
+	if err := layers.CheckHorizon(s.At, c.cfg.Now()); err != nil {
+		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
-	if len(running) == 0 {
-		return task.ErrScheduleNotFound
-	}
-	keep := layers.ExecutionName(s.Name, s.At)
-	if err := c.stop(ctx, running, keep); err != nil {
-		return err
+	if !from.IsZero() && !from.Equal(s.At) {
+		if err := c.stop(ctx, layers.ExecutionName(s.Name, from)); err != nil {
+			return err
+		}
 	}
 	return c.Create(ctx, s)
 }
 
-// Delete implements task.Scheduler: stop every running execution of the
-// schedule; task.ErrScheduleNotFound when none runs.
-func (c *Client) Delete(ctx context.Context, name string) error {
-	running, err := c.running(ctx, name)
-	if err != nil {
-		return err
-	}
-	if len(running) == 0 {
+// Delete implements task.Scheduler: stop the execution of the schedule
+// called name at at. task.ErrScheduleNotFound when none has that name, or
+// at is zero: with no due time there is no name to stop, and any
+// execution left is stale (see the package comment).
+func (c *Client) Delete(ctx context.Context, name string, at time.Time) error {
+	if at.IsZero() {
 		return task.ErrScheduleNotFound
 	}
-	return c.stop(ctx, running, "")
+	return c.stop(ctx, layers.ExecutionName(name, at))
 }
 
-// stop stops the executions, except those named keep (or keep-rN). An
-// execution that is gone or closed meanwhile counts as stopped.
-func (c *Client) stop(ctx context.Context, execs []types.ExecutionListItem, keep string) error {
-	for _, e := range execs {
-		n := aws.ToString(e.Name)
-		if keep != "" && (n == keep || strings.HasPrefix(n, keep+"-r")) {
-			continue
-		}
-		_, err := c.api.StopExecution(ctx, &sfn.StopExecutionInput{
-			ExecutionArn: e.ExecutionArn, Cause: aws.String("unscheduled: the item was cancelled or moved"),
-		})
-		var gone *types.ExecutionDoesNotExist
-		if err != nil && !errors.As(err, &gone) {
-			return fmt.Errorf("awssfn: stop %s: %w", n, err)
-		}
+// stop stops the execution called name by its ARN. One that does not
+// exist is task.ErrScheduleNotFound; one that is closed already (it
+// fired, or was stopped) runs no more either way.
+func (c *Client) stop(ctx context.Context, name string) error {
+	_, err := c.api.StopExecution(ctx, &sfn.StopExecutionInput{
+		ExecutionArn: aws.String(c.executionArn(name)), Cause: aws.String("unscheduled: the item was cancelled or moved"),
+	})
+	var gone *types.ExecutionDoesNotExist
+	switch {
+	case errors.As(err, &gone):
+		return task.ErrScheduleNotFound
+	case err != nil:
+		return fmt.Errorf("awssfn: stop %s: %w", name, err)
 	}
 	return nil
-}
-
-// running lists the running executions of the schedule called name.
-func (c *Client) running(ctx context.Context, name string) ([]types.ExecutionListItem, error) {
-	prefix := layers.ExecutionPrefix(name)
-	var out []types.ExecutionListItem
-	in := &sfn.ListExecutionsInput{
-		StateMachineArn: aws.String(c.cfg.StateMachineArn), StatusFilter: types.ExecutionStatusRunning, MaxResults: 1000,
-	}
-	for {
-		page, err := c.api.ListExecutions(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("awssfn: list executions of %s: %w", name, err)
-		}
-		for _, e := range page.Executions {
-			if strings.HasPrefix(aws.ToString(e.Name), prefix) {
-				out = append(out, e)
-			}
-		}
-		if page.NextToken == nil {
-			return out, nil
-		}
-		in.NextToken = page.NextToken
-	}
 }
 
 // executionArn is the ARN of the execution called name: the state

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -114,7 +115,7 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 }
 
 // Update implements task.Scheduler.
-func (c *Client) Update(ctx context.Context, s task.Schedule) error {
+func (c *Client) Update(ctx context.Context, s task.Schedule, _ time.Time) error {
 	err := c.put(ctx, s, "attribute_exists(#pk) AND attribute_exists(#p)", nil)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -127,7 +128,7 @@ func (c *Client) Update(ctx context.Context, s task.Schedule) error {
 }
 
 // Delete implements task.Scheduler.
-func (c *Client) Delete(ctx context.Context, name string) error {
+func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 	_, err := c.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(c.cfg.Table), Key: c.key(name),
 		ConditionExpression:      aws.String("attribute_exists(#pk)"),

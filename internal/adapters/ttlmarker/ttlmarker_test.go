@@ -32,14 +32,14 @@ func TestMarkersOnDynalite(t *testing.T) {
 		do   func() error
 		want error
 	}{
-		{"move before any marker", func() error { return c.Update(ctx, at(due)) }, task.ErrScheduleNotFound},
+		{"move before any marker", func() error { return c.Update(ctx, at(due), time.Time{}) }, task.ErrScheduleNotFound},
 		{"create", func() error { return c.Create(ctx, at(due)) }, nil},
 		{"retried create", func() error { return c.Create(ctx, at(due)) }, nil},
 		{"create for another due time", func() error { return c.Create(ctx, at(due.Add(time.Hour))) }, task.ErrScheduleExists},
-		{"move", func() error { return c.Update(ctx, at(due.Add(time.Hour))) }, nil},
-		{"cancel", func() error { return c.Delete(ctx, at(due).Name) }, nil},
-		{"cancel again", func() error { return c.Delete(ctx, at(due).Name) }, task.ErrScheduleNotFound},
-		{"move after the cancel", func() error { return c.Update(ctx, at(due)) }, task.ErrScheduleNotFound},
+		{"move", func() error { return c.Update(ctx, at(due.Add(time.Hour)), due) }, nil},
+		{"cancel", func() error { return c.Delete(ctx, at(due).Name, due.Add(time.Hour)) }, nil},
+		{"cancel again", func() error { return c.Delete(ctx, at(due).Name, due.Add(time.Hour)) }, task.ErrScheduleNotFound},
+		{"move after the cancel", func() error { return c.Update(ctx, at(due), due.Add(time.Hour)) }, task.ErrScheduleNotFound},
 	} {
 		if err := step.do(); !errors.Is(err, step.want) || (step.want == nil && err != nil) {
 			t.Fatalf("step %d %s: %v, want %v", i, step.name, err, step.want)

@@ -1,6 +1,8 @@
 package cancel
 
 import (
+	"time"
+
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
@@ -59,8 +61,8 @@ import (
 // items) are never armed, so they are always "nothing".
 func Decide(s contract.Schema, c task.Change) (Message, bool) {
 	armed := func(it *contract.Item) bool { return it != nil && s.Armed(*it) }
-	cancel := Message{Action: ActionCancel, Partition: c.Key.Partition, Sort: c.Key.Sort, EventID: c.EventID,
-		NoOldReminder: noOldReminder(s, c)}
+	cancel := withOld(Message{Action: ActionCancel, Partition: c.Key.Partition, Sort: c.Key.Sort, EventID: c.EventID,
+		NoOldReminder: noOldReminder(s, c)}, c)
 	switch c.Kind {
 	case task.ChangeInsert:
 		if armed(c.New) && !c.New.Inline {
@@ -92,8 +94,26 @@ func Decide(s contract.Schema, c task.Change) (Message, bool) {
 
 // withItem is a message that gives the new image its schedule.
 func withItem(a Action, c task.Change) Message {
-	return Message{Action: a, Partition: c.Key.Partition, Sort: c.Key.Sort, DueAt: c.New.Due.UTC(),
-		RemindAt: c.New.Remind.UTC(), Token: c.New.Token, EventID: c.EventID, NoOldReminder: c.Kind == task.ChangeInsert || (c.Old != nil && c.Old.Remind.IsZero())}
+	return withOld(Message{Action: a, Partition: c.Key.Partition, Sort: c.Key.Sort, DueAt: c.New.Due.UTC(),
+		RemindAt: c.New.Remind.UTC(), Token: c.New.Token, EventID: c.EventID, NoOldReminder: c.Kind == task.ChangeInsert || (c.Old != nil && c.Old.Remind.IsZero())}, c)
+}
+
+// withOld adds the old image's due and reminder times (none without an
+// old image): what the schedules being moved or deleted were made for.
+func withOld(m Message, c task.Change) Message {
+	if c.Old != nil {
+		m.OldDueAt, m.OldRemindAt = utc(c.Old.Due), utc(c.Old.Remind)
+	}
+	return m
+}
+
+// utc is t in UTC, and the zero time as it is (UTC of the zero time is
+// still zero, but this keeps == comparisons of messages exact).
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // noOldReminder reports whether the record shows that the item had no

@@ -133,10 +133,20 @@ func checkDecide(t *testing.T, s contract.Schema, c task.Change, want *Message) 
 	if !got.DueAt.Equal(want.DueAt) {
 		t.Errorf("DueAt = %v, want %v", got.DueAt, want.DueAt)
 	}
+	// Every message carries the old image's due time, which the Step
+	// Functions layer needs to name the execution to stop (none without
+	// an old image).
+	var wantOld time.Time
+	if c.Old != nil {
+		wantOld = c.Old.Due
+	}
+	if !got.OldDueAt.Equal(wantOld) {
+		t.Errorf("OldDueAt = %v, want %v", got.OldDueAt, wantOld)
+	}
 	// The reminder fields are TestDecideReminder's: these items have none.
-	got.NoOldReminder, got.RemindAt = want.NoOldReminder, want.RemindAt
+	got.NoOldReminder, got.RemindAt, got.OldRemindAt = want.NoOldReminder, want.RemindAt, want.OldRemindAt
 	w := *want
-	got.DueAt, w.DueAt = time.Time{}, time.Time{}
+	got.DueAt, w.DueAt, got.OldDueAt, w.OldDueAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	if got != w {
 		t.Errorf("Decide = %+v, want %+v", got, w)
 	}

@@ -49,6 +49,13 @@ type Message struct {
 	// zero for none): the worker makes, moves or deletes the reminder
 	// schedule to match.
 	RemindAt time.Time `json:"remindAt,omitzero"`
+	// OldDueAt and OldRemindAt are the due and reminder times the item
+	// had before the change (every action; zero when the record had no
+	// old image, or the item had none). The worker hands them to the
+	// scheduler's Update and Delete: the Step Functions layer names an
+	// execution by its due time, and stops the old one by that name.
+	OldDueAt    time.Time `json:"oldDueAt,omitzero"`
+	OldRemindAt time.Time `json:"oldRemindAt,omitzero"`
 	// NoOldReminder says the record showed the item before the change
 	// without a reminder time (or it is an insert): there is no reminder
 	// schedule to delete, so the worker makes no call for it. Unset (a

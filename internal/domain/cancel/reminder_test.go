@@ -22,17 +22,18 @@ func TestDecideReminder(t *testing.T) {
 		want     *Message
 	}{
 		{"reminder moved: reschedule", withRem, moved, &Message{Action: ActionReschedule, Partition: user, Sort: tid,
-			DueAt: due, RemindAt: moved.RemindAt, Token: "TOKEN", EventID: "ev1"}},
+			DueAt: due, RemindAt: moved.RemindAt, OldDueAt: due, OldRemindAt: rem, Token: "TOKEN", EventID: "ev1"}},
 		{"reminder removed: reschedule without one", withRem, removed, &Message{Action: ActionReschedule, Partition: user,
-			Sort: tid, DueAt: due, Token: "TOKEN", EventID: "ev1"}},
+			Sort: tid, DueAt: due, OldDueAt: due, OldRemindAt: rem, Token: "TOKEN", EventID: "ev1"}},
 		{"reminder delivered (recorded): nothing", withRem, reminded, nil},
 		{"completed with a reminder: cancel deletes it", withRem, with(func(t *task.Task) {
 			t.Reminder, t.RemindAt, t.Status = task.Reminder1h, rem, task.StatusDone
-		}), &Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "ev1"}},
+		}), &Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, OldRemindAt: rem, EventID: "ev1"}},
 		{"completed without one: cancel knows there is none", removed, with(func(t *task.Task) { t.Status = task.StatusDone }),
-			&Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "ev1", NoOldReminder: true}},
+			&Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, EventID: "ev1", NoOldReminder: true}},
 		{"deadline moved, no reminder before or after", removed, with(func(t *task.Task) { t.DueAt = due.Add(time.Hour) }),
-			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: due.Add(time.Hour), Token: "TOKEN", EventID: "ev1", NoOldReminder: true}},
+			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: due.Add(time.Hour), OldDueAt: due, Token: "TOKEN",
+				EventID: "ev1", NoOldReminder: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := Decide(task.Schema, change(task.ChangeModify, tc.old, tc.new))

@@ -121,7 +121,7 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) error {
 	switch m.Action {
 	case ActionCancel:
-		err := w.scheduler.Delete(ctx, w.schema.ScheduleName(m.Key()))
+		err := w.scheduler.Delete(ctx, w.schema.ScheduleName(m.Key()), m.OldDueAt)
 		switch {
 		case err == nil:
 			w.metrics.Add(MetricCancelled, 1)
@@ -137,7 +137,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 		s := m.Schedule(w.schema)
 		err := w.scheduler.Create(ctx, s)
 		if errors.Is(err, task.ErrScheduleExists) {
-			err = w.scheduler.Update(ctx, s)
+			err = w.scheduler.Update(ctx, s, m.OldDueAt)
 		}
 		if err != nil {
 			return w.failed(ctx, log, fmt.Errorf("create schedule: %w", err))
@@ -147,7 +147,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 		return nil
 	default: // ActionReschedule; validate allows no other
 		s := m.Schedule(w.schema)
-		err := w.scheduler.Update(ctx, s)
+		err := w.scheduler.Update(ctx, s, m.OldDueAt)
 		if err == nil {
 			w.metrics.Add(MetricRescheduled, 1)
 			log.InfoContext(ctx, "schedule moved", "at", contract.FormatTime(s.At))
@@ -183,7 +183,7 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		if m.NoOldReminder {
 			return nil // the item had no reminder: no schedule to delete
 		}
-		err := w.scheduler.Delete(ctx, w.schema.ReminderName(m.Key()))
+		err := w.scheduler.Delete(ctx, w.schema.ReminderName(m.Key()), m.OldRemindAt)
 		switch {
 		case err == nil:
 			log.InfoContext(ctx, "reminder schedule deleted")
@@ -193,10 +193,10 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		}
 		return nil
 	}
-	err := w.scheduler.Update(ctx, r)
+	err := w.scheduler.Update(ctx, r, m.OldRemindAt)
 	if errors.Is(err, task.ErrScheduleNotFound) {
 		if err = w.scheduler.Create(ctx, r); errors.Is(err, task.ErrScheduleExists) {
-			err = w.scheduler.Update(ctx, r) // made meanwhile (the API's create): move it
+			err = w.scheduler.Update(ctx, r, m.OldRemindAt) // made meanwhile (the API's create): move it
 		}
 	}
 	if err != nil {

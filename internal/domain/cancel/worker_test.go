@@ -187,3 +187,53 @@ func TestNewWorkerNeedsScheduler(t *testing.T) {
 		t.Error("NewWorker(nil) succeeded")
 	}
 }
+
+// fromRecorder records the due time each Update and Delete is handed (the
+// time the old schedule was made for), by schedule name.
+type fromRecorder struct {
+	*memory.Scheduler
+	got map[string]string
+}
+
+func (r fromRecorder) Update(ctx context.Context, s task.Schedule, from time.Time) error {
+	r.got["Update "+s.Name] = task.FormatTime(from)
+	return r.Scheduler.Update(ctx, s, from)
+}
+
+func (r fromRecorder) Delete(ctx context.Context, name string, at time.Time) error {
+	r.got["Delete "+name] = task.FormatTime(at)
+	return r.Scheduler.Delete(ctx, name, at)
+}
+
+// The worker hands the scheduler the old image's due and reminder times
+// (the Step Functions layer stops the execution they name).
+func TestWorkerPassesTheOldTimes(t *testing.T) {
+	rem, oldRem := due.Add(-time.Hour), due.Add(-2*time.Hour)
+	later := due.Add(time.Hour)
+	main, reminder := task.ScheduleName(tid), task.ReminderName(tid)
+	for _, tc := range []struct {
+		name string
+		msg  Message
+		want map[string]string
+	}{
+		{"cancel", Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, OldRemindAt: oldRem, EventID: "e"},
+			map[string]string{"Delete " + main: task.FormatTime(due), "Delete " + reminder: task.FormatTime(oldRem)}},
+		{"cancel without an old image", Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e"},
+			map[string]string{"Delete " + main: task.FormatTime(time.Time{}), "Delete " + reminder: task.FormatTime(time.Time{})}},
+		{"reschedule", Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, RemindAt: rem,
+			OldDueAt: due, OldRemindAt: oldRem, Token: "TOKEN", EventID: "e"},
+			map[string]string{"Update " + main: task.FormatTime(due), "Update " + reminder: task.FormatTime(oldRem)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fromRecorder{memory.NewScheduler(), map[string]string{}}
+			w, _ := NewWorker(task.Schema, r, nil, quiet)
+			w.SetClock(func() time.Time { return due.Add(-3 * time.Hour) })
+			if err := w.Handle(context.Background(), tc.msg); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(r.got) != fmt.Sprint(tc.want) {
+				t.Fatalf("scheduler was handed %v; want %v", r.got, tc.want)
+			}
+		})
+	}
+}

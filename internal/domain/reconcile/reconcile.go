@@ -679,7 +679,7 @@ func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task)
 		}
 		// One exists, maybe for another deadline: move it.
 	}
-	err = x.update(ctx, want)
+	err = x.update(ctx, want, have.At)
 	if errors.Is(err, task.ErrScheduleNotFound) {
 		// Fired or deleted meanwhile.
 		if err = x.create(ctx, want); errors.Is(err, task.ErrScheduleExists) {
@@ -712,14 +712,14 @@ func (x *run) ensureReminder(ctx context.Context, log *slog.Logger, t task.Task)
 	case err == nil && matches(have, want):
 		return nil
 	case err == nil:
-		err = x.update(ctx, want)
+		err = x.update(ctx, want, have.At)
 		if errors.Is(err, task.ErrScheduleNotFound) {
 			err = x.create(ctx, want) // fired or deleted meanwhile
 		}
 	case errors.Is(err, task.ErrScheduleNotFound):
 		err = x.create(ctx, want)
 		if errors.Is(err, task.ErrScheduleExists) {
-			err = x.update(ctx, want)
+			err = x.update(ctx, want, time.Time{}) // made meanwhile, for a time not known
 		}
 	}
 	if err != nil {
@@ -791,6 +791,7 @@ func (x *run) schedule(ctx context.Context, s task.Schedule) {
 			x.fail(ctx, log, "read schedule", err)
 			return
 		}
+		s.At = full.At
 		if userID = full.Payload.Key.Partition; userID == "" {
 			x.fail(ctx, log, "find the schedule's owner", errors.New("payload has no user id"))
 			return
@@ -805,7 +806,7 @@ func (x *run) schedule(ctx context.Context, s task.Schedule) {
 	case t.Status == task.StatusPending:
 		return // created after the pending tasks were read
 	}
-	if err := x.delete(ctx, s.Name); err != nil && !errors.Is(err, task.ErrScheduleNotFound) {
+	if err := x.delete(ctx, s.Name, s.At); err != nil && !errors.Is(err, task.ErrScheduleNotFound) {
 		x.fail(ctx, log, "delete orphan schedule", err)
 		return
 	}
@@ -878,18 +879,18 @@ func (x *run) create(ctx context.Context, s task.Schedule) error {
 	return x.d.Scheduler.Create(ctx, s)
 }
 
-func (x *run) update(ctx context.Context, s task.Schedule) error {
+func (x *run) update(ctx context.Context, s task.Schedule, from time.Time) error {
 	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return x.d.Scheduler.Update(ctx, s)
+	return x.d.Scheduler.Update(ctx, s, from)
 }
 
-func (x *run) delete(ctx context.Context, name string) error {
+func (x *run) delete(ctx context.Context, name string, at time.Time) error {
 	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return x.d.Scheduler.Delete(ctx, name)
+	return x.d.Scheduler.Delete(ctx, name, at)
 }
 
 // report logs the result and records it as metrics.

@@ -86,10 +86,15 @@ type Scheduler interface {
 	// Create makes the schedule. A retry with the same ClientToken is a
 	// success; another schedule of that name gives ErrScheduleExists.
 	Create(ctx context.Context, s Schedule) error
-	// Update moves an existing schedule; ErrScheduleNotFound if none.
-	Update(ctx context.Context, s Schedule) error
-	// Delete removes a schedule; ErrScheduleNotFound if none.
-	Delete(ctx context.Context, name string) error
+	// Update moves an existing schedule to s; ErrScheduleNotFound if
+	// none. from is the due time the schedule was made for (zero when the
+	// caller does not know it): a layer that names a schedule by its due
+	// time (Step Functions) finds the old one by it; the others ignore it.
+	Update(ctx context.Context, s Schedule, from time.Time) error
+	// Delete removes the schedule called name; ErrScheduleNotFound if
+	// none. at is the due time it was made for (zero when unknown), as
+	// for Update.
+	Delete(ctx context.Context, name string, at time.Time) error
 }
 
 // Notification tells a task's owner that it expired, or (Reminder set)

@@ -1,0 +1,69 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
+)
+
+// The Step Functions stand-in stops only the execution a due time names,
+// as awssfn does with one StopExecution: never the item's others.
+func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	s1 := task.ScheduleFor(task.Task{UserID: "u", TaskID: "01J0000000000000000000000A", Status: task.StatusPending, DueAt: d1})
+	s2 := s1
+	s2.At, s2.Payload.Due = d2, d2
+	name := s1.Name
+	ctx := context.Background()
+	type step struct {
+		op   func(e *Executions) error
+		want error
+	}
+	create := func(s task.Schedule) step { return step{func(e *Executions) error { return e.Create(ctx, s) }, nil} }
+	del := func(at time.Time, want error) step {
+		return step{func(e *Executions) error { return e.Delete(ctx, name, at) }, want}
+	}
+	move := func(s task.Schedule, from time.Time, want error) step {
+		return step{func(e *Executions) error { return e.Update(ctx, s, from) }, want}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		want  []string // running executions after
+	}{
+		{"cancel stops it", []step{create(s1), del(d1, nil)}, nil},
+		{"cancel of another due time stops nothing", []step{create(s1), del(d2, task.ErrScheduleNotFound)},
+			[]string{layers.ExecutionName(name, d1)}},
+		{"cancel without a due time stops nothing", []step{create(s1), del(time.Time{}, task.ErrScheduleNotFound)},
+			[]string{layers.ExecutionName(name, d1)}},
+		{"move stops the old, starts the new", []step{create(s1), move(s2, d1, nil)}, []string{layers.ExecutionName(name, d2)}},
+		{"move of nothing is not found", []step{move(s2, d1, task.ErrScheduleNotFound)}, nil},
+		{"a create that raced the move: the move still stops the old", []step{create(s1), create(s2), move(s2, d1, nil)},
+			[]string{layers.ExecutionName(name, d2)}},
+		{"re-armed after a cancel: a restart, which a later cancel leaves", []step{create(s1), del(d1, nil), create(s1),
+			del(d1, task.ErrScheduleNotFound)}, []string{layers.RestartName(layers.ExecutionName(name, d1), t0)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := NewExecutions(func() time.Time { return t0 })
+			for i, st := range tc.steps {
+				if err := st.op(e); !errors.Is(err, st.want) || (st.want == nil && err != nil) {
+					t.Fatalf("step %d: %v, want %v", i, err, st.want)
+				}
+			}
+			var got []string
+			for n := range e.Running(name) {
+				got = append(got, n)
+			}
+			sort.Strings(got)
+			if len(got) != len(tc.want) || (len(got) > 0 && got[0] != tc.want[0]) {
+				t.Fatalf("running %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
