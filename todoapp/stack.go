@@ -30,6 +30,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/userauth"
 	"github.com/unschedule/unschedule/constructs/webhosting"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // TodoStackProps configures the stack.
@@ -89,6 +90,8 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		AlarmTopic:    s.AlarmTopic,
 	})
 	s.Scheduling = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
+		// The names the stored tasks use (not the contract's neutral ones).
+		Schema:             tableschema.Todo(),
 		Notifications:      s.Notifications,
 		RemovalPolicy:      cfg.Removal(),
 		DeletionProtection: cfg.Protected(),

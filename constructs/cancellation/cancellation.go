@@ -72,7 +72,9 @@ type CancellationProps struct {
 	// states; the stream filter is built from its StateAttr and
 	// ArmedStates, and both functions read it from contract.EnvVar.
 	// Default: the Schedules' schema when it has one
-	// (scheduleonwrite.ScheduleOnWrite), else contract.Default().
+	// (scheduleonwrite.ScheduleOnWrite), else the to-do app's
+	// (tableschema.Todo()); a partial Schema takes the contract's neutral
+	// names for its unset fields (contract.Schema.WithDefaults).
 	Schema contract.Schema
 	// AlarmTopic receives every alarm of the pipeline.
 	// Default: alarms with no action.

@@ -55,10 +55,10 @@ type Notifier interface {
 // Exactly one of Target and Notifications is required.
 type ScheduleOnWriteProps struct {
 	// Schema names the item's keys, due and state attributes and armed
-	// states (see contract.Schema); unset fields take the to-do app's
-	// values. It is validated at synth and handed to the expiry function
+	// states (see contract.Schema); unset fields of a partial Schema take
+	// the contract's neutral names (contract.Default). It is validated at synth and handed to the expiry function
 	// in contract.EnvVar.
-	// Default: contract.Default(), the to-do app's items.
+	// Default: tableschema.Todo(), the to-do app's items.
 	Schema contract.Schema
 	// ExistingTable is your own table, keyed as Schema says (string keys)
 	// with a stream of NEW_AND_OLD_IMAGES. For a Table or TableV2 of this
@@ -263,7 +263,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 			tp.TimeToLiveAttribute = jsii.String(p.TTLAttribute)
 		}
 		table := awsdynamodb.NewTable(c, jsii.String("Table"), tp)
-		if reflect.DeepEqual(p.Schema, contract.Default()) {
+		if reflect.DeepEqual(p.Schema, tableschema.Todo()) {
 			addTodoIndexes(table)
 		}
 		s.Table = table
@@ -410,8 +410,8 @@ func validate(id string, p ScheduleOnWriteProps) {
 	if err := p.Schema.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: Schema: %v", id, strings.ReplaceAll(err.Error(), "\n", "; ")))
 	}
-	if p.Notifications != nil && !reflect.DeepEqual(p.Schema, contract.Default()) {
-		panic(fmt.Sprintf("%s: Notifications sends the to-do app's emails and fires only its items (contract.Default()); "+
+	if p.Notifications != nil && !reflect.DeepEqual(p.Schema, tableschema.Todo()) {
+		panic(fmt.Sprintf("%s: Notifications sends the to-do app's emails and fires only its items (tableschema.Todo()); "+
 			"with a Schema of your own, set Target to the function to run at the due time instead", id))
 	}
 	validateLayer(id, p)
