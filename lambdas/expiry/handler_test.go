@@ -58,7 +58,7 @@ func TestHandle(t *testing.T) {
 		wantStatus task.Status
 	}{
 		{"expires and notifies", &pending, payload(due), nil, false, `"TasksExpired":1`, 1, task.StatusExpired},
-		{"lag is recorded", &pending, payload(due), nil, false, `"NotificationLagSeconds":30`, 1, task.StatusExpired},
+		{"lag is recorded", &pending, payload(due), nil, false, `"DeliveryLagSeconds":30`, 1, task.StatusExpired},
 		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, false, `"ExpirySkipped":1`, 0, task.StatusPending},
 		{"gone task skipped", nil, payload(due), nil, false, `"ExpirySkipped":1`, 0, ""},
 		{"publish failure is retried", &pending, payload(due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusExpired},
