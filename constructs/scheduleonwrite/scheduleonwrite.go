@@ -56,9 +56,9 @@ type Notifier interface {
 type ScheduleOnWriteProps struct {
 	// Schema names the item's keys, due and state attributes and armed
 	// states (see contract.Schema); unset fields of a partial Schema take
-	// the contract's neutral names (contract.Default). It is validated at synth and handed to the expiry function
-	// in contract.EnvVar.
-	// Default: tableschema.Todo(), the to-do app's items.
+	// the contract's neutral names (contract.Default). It is validated at
+	// synth and handed to the expiry function in contract.EnvVar.
+	// Default: tableschema.Todo(), the to-do app's items, when unset.
 	Schema contract.Schema
 	// ExistingTable is your own table, keyed as Schema says (string keys)
 	// with a stream of NEW_AND_OLD_IMAGES. For a Table or TableV2 of this
