@@ -94,7 +94,7 @@ const (
 const (
 	AttrTitle          = "title"
 	AttrDescription    = "description"
-	AttrStatus         = "status" // "status", a DynamoDB reserved word: always alias it
+	AttrStatus         = "status" // a DynamoDB reserved word: always alias it
 	AttrDueAt          = "dueAt"
 	AttrCreatedAt      = "createdAt"
 	AttrUpdatedAt      = "updatedAt"
