@@ -7,7 +7,23 @@
 // An adopter's own code imports it to write items that the
 // constructs/scheduleonwrite and constructs/cancellation pipeline will
 // schedule, move, cancel and fire. The to-do app in this repository is one
-// such adopter: its defaults are the values of Default.
+// such adopter, with a schema of its own (internal/tableschema.Todo);
+// Default names no app's items.
+//
+// A firing writes the item twice, and the two writes mean different
+// things:
+//
+//   - The claim (Claim), before the target runs: StateAttr := FiredState,
+//     FiredAtAttr := now and ClaimAtAttr := now. It says "the firing was
+//     claimed": this attempt, and no other, may run the target, which may
+//     still fail, time out or never run. A retry that finds no delivery
+//     after the lease takes the right over (TakeOver: ClaimAtAttr := now).
+//   - The delivery mark (MarkDelivered), after the target ran and returned
+//     success: DeliveredAtAttr := now. It says "the target ran".
+//
+// So FiredState alone does not mean that the target ran: an item in
+// FiredState without DeliveredAtAttr was claimed and not (yet) delivered.
+// Read DeliveredAtAttr to know that the target ran.
 //
 // The package imports neither the AWS SDK nor the CDK. Its conditional
 // writes are rendered as DynamoDB expression strings (Update), which any
@@ -40,12 +56,17 @@ import (
 // The zero value of a field means its default (see Default), except
 // SortKey, which is "" for a table keyed by its partition key alone only
 // when NoSortKey is set.
+//
+// The defaults are the core's own, neutral names, named after no app: an
+// adopter that writes new items can take them as they are. An adopter
+// whose items already exist (the to-do app in this repository among
+// them) sets every name its items use.
 type Schema struct {
 	// PartitionKey is the table's partition key attribute (type S).
-	// Default: "userId".
+	// Default: "pk".
 	PartitionKey string `json:"partitionKey"`
 	// SortKey is the table's sort key attribute (type S).
-	// Default: "taskId"; "" with NoSortKey for a table without one.
+	// Default: "sk"; "" with NoSortKey for a table without one.
 	SortKey string `json:"sortKey,omitempty"`
 	// NoSortKey says the table has no sort key.
 	// Default: false.
@@ -61,38 +82,42 @@ type Schema struct {
 	// Default: ["Pending"].
 	ArmedStates []string `json:"armedStates"`
 	// FiredState is the state the expiry claim writes: the due time came
-	// while the item was armed. It must not be an armed state.
-	// Default: "Expired".
+	// while the item was armed, and an attempt took the right to run the
+	// target. It is written before the target runs, so it alone does not
+	// say the target ran: DeliveredAtAttr does. It must not be an armed
+	// state.
+	// Default: "Fired".
 	FiredState string `json:"firedState"`
 	// TokenAttr holds an optional random token chosen by the writer; every
 	// ClientToken of the item's schedule derives from it (ClientToken).
 	// An item without one uses its key instead.
-	// Default: "scheduleToken".
+	// Default: "scheduleToken" (the core's own attribute).
 	TokenAttr string `json:"tokenAttr"`
 	// InlineAttr, set to "true" on an insert, says that the writer created
 	// the item's schedule itself (the low-latency path, as the to-do API
 	// does), so the stream path must not create it again.
-	// Default: "scheduleInline".
+	// Default: "scheduleInline" (the core's own attribute).
 	InlineAttr string `json:"inlineAttr"`
-	// FiredAtAttr records when the claim fired the item.
-	// Default: "expiredAt".
+	// FiredAtAttr records when the claim fired the item: written by the
+	// claim, with FiredState, before the target runs.
+	// Default: "firedAt".
 	FiredAtAttr string `json:"firedAtAttr"`
 	// ClaimAtAttr records when an attempt last took the right to run the
 	// target (the claim, or a take-over after the lease).
-	// Default: "notifyClaimAt".
+	// Default: "claimAt".
 	ClaimAtAttr string `json:"claimAtAttr"`
-	// DeliveredAtAttr records that the target ran; a retried firing runs
-	// the target only while it is absent.
-	// Default: "notifiedAt".
+	// DeliveredAtAttr records that the target ran and returned success
+	// (MarkDelivered, after the target); a retried firing runs the target
+	// only while it is absent.
+	// Default: "deliveredAt".
 	DeliveredAtAttr string `json:"deliveredAtAttr"`
 	// ScheduleNamePrefix starts every schedule name (ScheduleName).
-	// Default: "task-".
+	// Default: "item-".
 	ScheduleNamePrefix string `json:"scheduleNamePrefix"`
 	// NameBySortKey names a schedule after the sort key alone, which must
 	// then be unique in the whole table (the to-do app's ULIDs are);
 	// otherwise the name is a hash of the whole key.
-	// Default: false (a hash of the key); true in Default(), whose sort
-	// keys are ULIDs. WithDefaults leaves it as given.
+	// Default: false (a hash of the key). WithDefaults leaves it as given.
 	NameBySortKey bool `json:"nameBySortKey,omitempty"`
 	// RemindAttr holds an optional reminder time, RFC 3339 (S): an armed
 	// item with one in the future has a second one-off schedule
@@ -100,64 +125,62 @@ type Schema struct {
 	// moved and cancelled by the same pipeline as the due-time schedule.
 	// Its firing changes no state: RemindClaim claims it only while the
 	// item is armed with the same due time and reminder time.
-	// Default: "" (no reminders); "remindAt" in Default(). WithDefaults
-	// leaves it as given.
+	// Default: "" (no reminders). WithDefaults leaves it as given.
 	RemindAttr string `json:"remindAttr,omitempty"`
 	// RemindClaimAtAttr records when an attempt last took the right to
 	// deliver a reminder (RemindClaim).
-	// Default: "remindClaimAt" when RemindAttr is set.
+	// Default: "remindClaimAt" when RemindAttr is set, else "".
 	RemindClaimAtAttr string `json:"remindClaimAtAttr,omitempty"`
 	// RemindedAttr records the reminder time whose reminder was delivered
 	// (MarkReminded): a retried firing for that time delivers nothing.
-	// Default: "remindedFor" when RemindAttr is set.
+	// Default: "remindedFor" when RemindAttr is set, else "".
 	RemindedAttr string `json:"remindedAttr,omitempty"`
 	// ReminderNamePrefix starts every reminder schedule's name
 	// (ReminderName). Neither it nor ScheduleNamePrefix may start the
 	// other, so a listing by one prefix never holds the other's.
-	// Default: "remind-" when RemindAttr is set.
+	// Default: "remind-" when RemindAttr is set, else "".
 	ReminderNamePrefix string `json:"reminderNamePrefix,omitempty"`
 }
 
 // The values of Default, as constants for code that needs them at compile
-// time (the to-do app's table description uses them, so it cannot drift
-// from the contract).
+// time. The reminder ones are what WithDefaults fills in once RemindAttr
+// is set; Default itself has no reminders.
 const (
-	DefaultPartitionKey       = "userId"
-	DefaultSortKey            = "taskId"
+	DefaultPartitionKey       = "pk"
+	DefaultSortKey            = "sk"
 	DefaultDueAttr            = "dueAt"
 	DefaultStateAttr          = "status"
 	DefaultArmedState         = "Pending"
-	DefaultFiredState         = "Expired"
+	DefaultFiredState         = "Fired"
 	DefaultTokenAttr          = "scheduleToken"
 	DefaultInlineAttr         = "scheduleInline"
-	DefaultFiredAtAttr        = "expiredAt"
-	DefaultClaimAtAttr        = "notifyClaimAt"
-	DefaultDeliveredAtAttr    = "notifiedAt"
-	DefaultScheduleNamePrefix = "task-"
-	DefaultRemindAttr         = "remindAt"
+	DefaultFiredAtAttr        = "firedAt"
+	DefaultClaimAtAttr        = "claimAt"
+	DefaultDeliveredAtAttr    = "deliveredAt"
+	DefaultScheduleNamePrefix = "item-"
 	DefaultRemindClaimAtAttr  = "remindClaimAt"
 	DefaultRemindedAttr       = "remindedFor"
 	DefaultReminderNamePrefix = "remind-"
 )
 
-// Default is the to-do app's schema: key userId/taskId, due time dueAt,
-// state status with Pending armed and Expired as the fired state, and a
-// reminder time remindAt.
+// Default is the neutral schema: key pk/sk, due time dueAt, state status
+// with Pending armed and Fired as the fired state, schedules named item-
+// and a hash of the key, and no reminders. It names no app's items; the
+// to-do app's schema is its own (internal/tableschema.Todo).
 func Default() Schema {
 	return Schema{
-		RemindAttr: DefaultRemindAttr, RemindClaimAtAttr: DefaultRemindClaimAtAttr,
-		RemindedAttr: DefaultRemindedAttr, ReminderNamePrefix: DefaultReminderNamePrefix,
 		PartitionKey: DefaultPartitionKey, SortKey: DefaultSortKey, DueAttr: DefaultDueAttr,
 		StateAttr: DefaultStateAttr, ArmedStates: []string{DefaultArmedState}, FiredState: DefaultFiredState,
 		TokenAttr: DefaultTokenAttr, InlineAttr: DefaultInlineAttr, FiredAtAttr: DefaultFiredAtAttr,
 		ClaimAtAttr: DefaultClaimAtAttr, DeliveredAtAttr: DefaultDeliveredAtAttr,
-		ScheduleNamePrefix: DefaultScheduleNamePrefix, NameBySortKey: true,
+		ScheduleNamePrefix: DefaultScheduleNamePrefix,
 	}
 }
 
 // WithDefaults fills every unset field from Default (SortKey only when
-// NoSortKey is false). It is what every function and construct works
-// with, so a partial Schema in props means "the rest as the to-do app".
+// NoSortKey is false), and, when RemindAttr is set, the reminder fields
+// from their defaults. It is what every function and construct works
+// with, so a partial Schema means "the rest with the neutral names".
 func (s Schema) WithDefaults() Schema {
 	d := Default()
 	fill := func(v *string, def string) {
@@ -182,9 +205,9 @@ func (s Schema) WithDefaults() Schema {
 	fill(&s.DeliveredAtAttr, d.DeliveredAtAttr)
 	fill(&s.ScheduleNamePrefix, d.ScheduleNamePrefix)
 	if s.RemindAttr != "" {
-		fill(&s.RemindClaimAtAttr, d.RemindClaimAtAttr)
-		fill(&s.RemindedAttr, d.RemindedAttr)
-		fill(&s.ReminderNamePrefix, d.ReminderNamePrefix)
+		fill(&s.RemindClaimAtAttr, DefaultRemindClaimAtAttr)
+		fill(&s.RemindedAttr, DefaultRemindedAttr)
+		fill(&s.ReminderNamePrefix, DefaultReminderNamePrefix)
 	}
 	return s
 }
@@ -580,10 +603,10 @@ func (p Payload) IsZero() bool { return p.Key == (Key{}) && p.Due.IsZero() && p.
 func (p Payload) IsReminder() bool { return !p.Remind.IsZero() }
 
 // EncodePayload renders a payload as a JSON object named like the item:
-// the key attributes and the due attribute, all strings. For the to-do
-// app: {"dueAt":"…","taskId":"…","userId":"…"}. A reminder's payload
-// adds the reminder attribute: {"dueAt":"…","remindAt":"…","taskId":"…",
-// "userId":"…"}; the due-time payload stays as it was.
+// the key attributes and the due attribute, all strings. With Default:
+// {"dueAt":"…","pk":"…","sk":"…"}. A reminder's payload adds the
+// reminder attribute (RemindAttr "remindAt": {"dueAt":"…","pk":"…",
+// "remindAt":"…","sk":"…"}); the due-time payload stays as it was.
 func (s Schema) EncodePayload(p Payload) string {
 	m := s.Attrs(p.Key)
 	m[s.DueAttr] = FormatTime(p.Due)

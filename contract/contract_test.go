@@ -1,12 +1,25 @@
 package contract_test
 
 import (
+	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
 )
+
+// todo is the to-do app's schema, spelled out as an adopter with items
+// of its own spells its schema (internal/tableschema.Todo is the same).
+func todo() contract.Schema {
+	return contract.Schema{PartitionKey: "userId", SortKey: "taskId", DueAttr: "dueAt", StateAttr: "status",
+		ArmedStates: []string{"Pending"}, FiredState: "Expired", TokenAttr: "scheduleToken", InlineAttr: "scheduleInline",
+		FiredAtAttr: "expiredAt", ClaimAtAttr: "notifyClaimAt", DeliveredAtAttr: "notifiedAt", ScheduleNamePrefix: "task-",
+		NameBySortKey: true, RemindAttr: "remindAt", RemindClaimAtAttr: "remindClaimAt", RemindedAttr: "remindedFor",
+		ReminderNamePrefix: "remind-"}
+}
 
 // consumer is a schema an adopter might use: other key names, another due
 // attribute and other states.
@@ -37,7 +50,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := contract.Default()
+			s := todo()
 			c.edit(&s)
 			err := s.Validate()
 			switch {
@@ -58,9 +71,9 @@ func TestScheduleNames(t *testing.T) {
 		key    contract.Key
 		want   string // exact, or "" to check only the shape
 	}{
-		{"to-do ulid", contract.Default(), contract.Key{"u1", "01JABCDEFGHJKMNPQRSTVWXYZ0"}, "task-01JABCDEFGHJKMNPQRSTVWXYZ0"},
-		{"to-do unsafe sort key is hashed", contract.Default(), contract.Key{"u1", "a b"}, ""},
-		{"to-do long sort key is hashed", contract.Default(), contract.Key{"u1", long}, ""},
+		{"to-do ulid", todo(), contract.Key{"u1", "01JABCDEFGHJKMNPQRSTVWXYZ0"}, "task-01JABCDEFGHJKMNPQRSTVWXYZ0"},
+		{"to-do unsafe sort key is hashed", todo(), contract.Key{"u1", "a b"}, ""},
+		{"to-do long sort key is hashed", todo(), contract.Key{"u1", long}, ""},
 		{"consumer is hashed", consumer(), contract.Key{"t1", "j1"}, ""},
 	}
 	for _, c := range cases {
@@ -112,7 +125,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 		key    contract.Key
 		want   string
 	}{
-		{"to-do", contract.Default(), contract.Key{"u1", "01J"}, `{"dueAt":"2026-12-01T09:00:00Z","taskId":"01J","userId":"u1"}`},
+		{"to-do", todo(), contract.Key{"u1", "01J"}, `{"dueAt":"2026-12-01T09:00:00Z","taskId":"01J","userId":"u1"}`},
 		{"consumer", consumer(), contract.Key{"t1", "j1"}, `{"jobId":"j1","runAt":"2026-12-01T09:00:00Z","tenantId":"t1"}`},
 	}
 	for _, c := range cases {
@@ -203,7 +216,7 @@ func TestIsClaim(t *testing.T) {
 }
 
 func TestClaimExpression(t *testing.T) {
-	s := contract.Default()
+	s := todo()
 	s.ArmedStates = []string{"Pending", "Snoozed"}
 	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	u := s.Claim(contract.Key{"u1", "01J"}, contract.FormatTime(due), due.Add(time.Second), contract.ClaimOptions{
@@ -234,7 +247,7 @@ func TestClaimExpression(t *testing.T) {
 }
 
 func TestEnvRoundTrip(t *testing.T) {
-	for _, s := range []contract.Schema{contract.Default(), consumer()} {
+	for _, s := range []contract.Schema{todo(), consumer()} {
 		got, err := contract.Parse(s.EnvValue())
 		if err != nil || got.EnvValue() != s.EnvValue() {
 			t.Fatalf("Parse(EnvValue) = %+v, %v; want %+v", got, err, s)
@@ -275,5 +288,92 @@ func TestWriterSpellings(t *testing.T) {
 		if got, err := contract.ParseTime(v); err == nil {
 			t.Errorf("ParseTime(%q) = %v, want an error", v, got)
 		}
+	}
+}
+
+// Default names no app's items: each field's neutral value, exactly.
+func TestDefaultIsNeutral(t *testing.T) {
+	d := contract.Default()
+	for _, c := range []struct{ field, got, want string }{
+		{"PartitionKey", d.PartitionKey, "pk"},
+		{"SortKey", d.SortKey, "sk"},
+		{"NoSortKey", strconv.FormatBool(d.NoSortKey), "false"},
+		{"DueAttr", d.DueAttr, "dueAt"},
+		{"StateAttr", d.StateAttr, "status"},
+		{"ArmedStates", strings.Join(d.ArmedStates, ","), "Pending"},
+		{"FiredState", d.FiredState, "Fired"},
+		{"TokenAttr", d.TokenAttr, "scheduleToken"},
+		{"InlineAttr", d.InlineAttr, "scheduleInline"},
+		{"FiredAtAttr", d.FiredAtAttr, "firedAt"},
+		{"ClaimAtAttr", d.ClaimAtAttr, "claimAt"},
+		{"DeliveredAtAttr", d.DeliveredAtAttr, "deliveredAt"},
+		{"ScheduleNamePrefix", d.ScheduleNamePrefix, "item-"},
+		{"NameBySortKey", strconv.FormatBool(d.NameBySortKey), "false"},
+		{"RemindAttr", d.RemindAttr, ""},
+		{"RemindClaimAtAttr", d.RemindClaimAtAttr, ""},
+		{"RemindedAttr", d.RemindedAttr, ""},
+		{"ReminderNamePrefix", d.ReminderNamePrefix, ""},
+	} {
+		if c.got != c.want {
+			t.Errorf("Default().%s = %q, want %q", c.field, c.got, c.want)
+		}
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("Default() does not validate: %v", err)
+	}
+	if d.Reminds() {
+		t.Fatal("Default() has reminders")
+	}
+	if !reflect.DeepEqual(contract.Schema{}.WithDefaults(), d) {
+		t.Fatalf("Schema{}.WithDefaults() = %+v, want Default()", contract.Schema{}.WithDefaults())
+	}
+}
+
+// WithDefaults fills a partial schema with the neutral names, never the
+// to-do app's.
+func TestWithDefaultsFillsNeutralNames(t *testing.T) {
+	todoNames := map[string]bool{"userId": true, "taskId": true, "Expired": true, "expiredAt": true,
+		"notifyClaimAt": true, "notifiedAt": true, "task-": true}
+	for _, c := range []struct {
+		name    string
+		partial contract.Schema
+		want    contract.Schema
+	}{
+		{"keys and states given", contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", ArmedStates: []string{"Queued"}, FiredState: "Done"},
+			contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "dueAt", StateAttr: "status",
+				ArmedStates: []string{"Queued"}, FiredState: "Done", TokenAttr: "scheduleToken", InlineAttr: "scheduleInline",
+				FiredAtAttr: "firedAt", ClaimAtAttr: "claimAt", DeliveredAtAttr: "deliveredAt", ScheduleNamePrefix: "item-"}},
+		{"no sort key", contract.Schema{PartitionKey: "id", NoSortKey: true, DueAttr: "runAt"},
+			contract.Schema{PartitionKey: "id", NoSortKey: true, DueAttr: "runAt", StateAttr: "status",
+				ArmedStates: []string{"Pending"}, FiredState: "Fired", TokenAttr: "scheduleToken", InlineAttr: "scheduleInline",
+				FiredAtAttr: "firedAt", ClaimAtAttr: "claimAt", DeliveredAtAttr: "deliveredAt", ScheduleNamePrefix: "item-"}},
+		{"reminders asked for", contract.Schema{RemindAttr: "remindAt"},
+			contract.Schema{PartitionKey: "pk", SortKey: "sk", DueAttr: "dueAt", StateAttr: "status",
+				ArmedStates: []string{"Pending"}, FiredState: "Fired", TokenAttr: "scheduleToken", InlineAttr: "scheduleInline",
+				FiredAtAttr: "firedAt", ClaimAtAttr: "claimAt", DeliveredAtAttr: "deliveredAt", ScheduleNamePrefix: "item-",
+				RemindAttr: "remindAt", RemindClaimAtAttr: "remindClaimAt", RemindedAttr: "remindedFor", ReminderNamePrefix: "remind-"}},
+		{"a full schema is kept", todo(), todo()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.partial.WithDefaults()
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("WithDefaults:\n got %+v\nwant %+v", got, c.want)
+			}
+			if err := got.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			if reflect.DeepEqual(c.partial, todo()) {
+				return
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(got.EnvValue()), &m); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range m {
+				if s, ok := v.(string); ok && todoNames[s] {
+					t.Errorf("WithDefaults filled %s with the to-do app's %q", k, s)
+				}
+			}
+		})
 	}
 }

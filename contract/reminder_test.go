@@ -24,7 +24,7 @@ func TestValidateReminders(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := contract.Default()
+			s := todo()
 			c.edit(&s)
 			err := s.Validate()
 			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
@@ -38,7 +38,7 @@ func TestValidateReminders(t *testing.T) {
 }
 
 func TestReminderFor(t *testing.T) {
-	s := contract.Default()
+	s := todo()
 	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	rem := due.Add(-time.Hour)
 	it := contract.Item{Key: contract.Key{"u1", "01JABC"}, State: "Pending", Due: due, Token: "tok", Remind: rem}
@@ -69,7 +69,7 @@ func TestReminderFor(t *testing.T) {
 }
 
 func TestReminderPayload(t *testing.T) {
-	s := contract.Default()
+	s := todo()
 	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	k := contract.Key{"u1", "01J"}
 	// The due time's payload is byte-identical to the one before reminders.
@@ -91,7 +91,7 @@ func TestReminderPayload(t *testing.T) {
 }
 
 func TestReminderClaimRules(t *testing.T) {
-	s := contract.Default()
+	s := todo()
 	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	rem := due.Add(-time.Hour)
 	now := rem.Add(time.Minute)
@@ -130,7 +130,7 @@ func TestReminderClaimRules(t *testing.T) {
 }
 
 func TestReminderExpressions(t *testing.T) {
-	s := contract.Default()
+	s := todo()
 	due := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	rem := due.Add(-time.Hour)
 	resolve := func(u contract.Update, e string) string {

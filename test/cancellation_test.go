@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // getAtt renders {"Fn::GetAtt": [id, attr]} as the template holds it.
@@ -202,7 +203,7 @@ func TestCancellationStreamMapping(t *testing.T) {
 	}
 
 	t.Run("filter patterns: the schema's armed states, never its keys", func(t *testing.T) {
-		checkStreamFilters(t, m, contract.Default())
+		checkStreamFilters(t, m, tableschema.Todo())
 	})
 }
 
@@ -281,7 +282,7 @@ func TestCancellationWorkerMappingAndEnvironment(t *testing.T) {
 	}
 	t.Run("processor reads QUEUE_URL and the schema", func(t *testing.T) {
 		got := env(s.LogicalID(t, "AWS::Lambda::Function", "CancellationProcessor"))
-		if JSON(got) != JSON(map[string]any{"QUEUE_URL": ref(queue), metrics.StackEnv: "Unschedule-dev", contract.EnvVar: contract.Default().EnvValue()}) {
+		if JSON(got) != JSON(map[string]any{"QUEUE_URL": ref(queue), metrics.StackEnv: "Unschedule-dev", contract.EnvVar: tableschema.Todo().EnvValue()}) {
 			t.Fatalf("environment %s", JSON(got))
 		}
 	})

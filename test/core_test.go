@@ -12,6 +12,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 func TestTableIsQueryableEncryptedStreamedAndRecoverable(t *testing.T) {
@@ -304,16 +305,17 @@ func keys(m map[string]any) []string {
 }
 
 // TestPipelineFunctionsReadTheSchema: every function of the pipeline gets
-// the to-do app's schema in contract.EnvVar (the shared decision), and
+// the to-do app's schema in contract.EnvVar (the shared decision; the
+// API's too: it creates schedules and reads items), and
 // every error metric they write has an alarm on the dimensions they
 // write it with (Stack, Function), to the alarm topic.
 func TestPipelineFunctionsReadTheSchemaAndTheirErrorMetricsAreAlarmed(t *testing.T) {
 	s := Stack(t, "dev")
-	for _, prefix := range []string{"TasksExpiry", "CancellationProcessor", "CancellationWorker", "ReconcilerFunction"} {
+	for _, prefix := range []string{"TasksExpiry", "CancellationProcessor", "CancellationWorker", "ReconcilerFunction", "ApiHandler"} {
 		t.Run(prefix, func(t *testing.T) {
 			env := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)])["Environment"].(map[string]any)["Variables"].(map[string]any)
-			if env[contract.EnvVar] != contract.Default().EnvValue() {
-				t.Fatalf("%s = %v, want %s", contract.EnvVar, env[contract.EnvVar], contract.Default().EnvValue())
+			if env[contract.EnvVar] != tableschema.Todo().EnvValue() {
+				t.Fatalf("%s = %v, want %s", contract.EnvVar, env[contract.EnvVar], tableschema.Todo().EnvValue())
 			}
 		})
 	}

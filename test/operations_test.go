@@ -71,7 +71,7 @@ func TestEveryFailurePathAlarms(t *testing.T) {
 	}
 	for _, body := range dash {
 		b := JSON(Props(body)["DashboardBody"])
-		for _, want := range []string{"TasksCreated", "TasksExpired", "Cancelled", "NotificationLagSeconds", "ApproximateNumberOfMessagesVisible"} {
+		for _, want := range []string{"TasksCreated", "TasksExpired", "Cancelled", "DeliveryLagSeconds", "ApproximateNumberOfMessagesVisible"} {
 			if !strings.Contains(b, want) {
 				t.Errorf("dashboard lacks %s", want)
 			}

@@ -264,7 +264,7 @@ func TestReconcilerValidation(t *testing.T) {
 		{"no schedules", valid(func(p *props) { p.Schedules = nil }), []string{"Schedules is required"}},
 		{"no notifications", valid(func(p *props) { p.Notifications = nil }), []string{"Notifications is required"}},
 		{"another schema", valid(func(p *props) { p.Schema = contract.Schema{PartitionKey: "tenantId"} }),
-			[]string{"is not the to-do app's", "works only with contract.Default()", `"pending" index`}},
+			[]string{"is not the to-do app's", "works only with tableschema.Todo()", `"pending" index`}},
 		{"a table of this app without the pending index", valid(func(p *props) { p.Table = noIndex }),
 			[]string{`has no "pending" index`}},
 		{"interval above a day", valid(func(p *props) { p.Every = minutes(1441) }),

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // TestReminderSchedulesAreGranted: a task's reminder is a second schedule
-// named with contract.Default().ReminderNamePrefix ("remind-"). The API
+// named with tableschema.Todo().ReminderNamePrefix ("remind-"). The API
 // function creates it, the cancellation worker makes, moves and deletes
 // it, and the reconciler repairs it: their scheduler grants are on every
 // schedule of the group (schedule/<group>/*), not on the deadline
@@ -23,8 +23,8 @@ func TestReminderSchedulesAreGranted(t *testing.T) {
 	group := s.Resources("AWS::Scheduler::ScheduleGroup")[s.LogicalID(t, "AWS::Scheduler::ScheduleGroup", "TasksScheduleGroup")]
 	name, _ := Props(group)["Name"].(string)
 	reminder := "schedule/" + name + "/" + task.ReminderName("01JBQ1R8ZK3W4X5Y6Z7A8B9C0D")
-	if !strings.HasPrefix(task.ReminderName("x"), contract.DefaultReminderNamePrefix) {
-		t.Fatalf("reminder name %q lacks the prefix %q", task.ReminderName("x"), contract.DefaultReminderNamePrefix)
+	if !strings.HasPrefix(task.ReminderName("x"), tableschema.ReminderNamePrefix) {
+		t.Fatalf("reminder name %q lacks the prefix %q", task.ReminderName("x"), tableschema.ReminderNamePrefix)
 	}
 	for _, tc := range []struct {
 		function string

@@ -252,7 +252,7 @@ func TestMetricMethods(t *testing.T) {
 		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
 		add(metrics.FunctionExpiry, metrics.TasksExpired, s.MetricExpired(nil))
 		add(metrics.FunctionExpiry, metrics.ExpirySkipped, s.MetricExpirySkipped(nil))
-		add(metrics.FunctionExpiry, metrics.NotificationLagSeconds, s.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}))
+		add(metrics.FunctionExpiry, metrics.DeliveryLagSeconds, s.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}))
 		add(metrics.FunctionStreamProcessor, metrics.MalformedRecords, c.MetricMalformedRecords(nil))
 		add(metrics.FunctionStreamProcessor, metrics.EnqueueFailed, c.MetricEnqueueFailed(nil))
 		add(metrics.FunctionStreamProcessor, metrics.Enqueued, c.MetricEnqueued(nil))

@@ -198,11 +198,11 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		// rest.
 		Sources: []operations.ErrorAlarmSource{s.Api, s.Notifications, s.Scheduling, s.Cancellation, s.Reconciler},
 		Lifecycle: operations.LifecycleMetrics{
-			TasksCreated:    s.Api.MetricTasksCreated(nil),
-			TasksExpired:    s.Scheduling.MetricExpired(nil),
-			Cancelled:       s.Cancellation.MetricCancelled(nil),
-			Rescheduled:     s.Cancellation.MetricRescheduled(nil),
-			NotificationLag: s.Scheduling.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}),
+			TasksCreated: s.Api.MetricTasksCreated(nil),
+			TasksExpired: s.Scheduling.MetricExpired(nil),
+			Cancelled:    s.Cancellation.MetricCancelled(nil),
+			Rescheduled:  s.Cancellation.MetricRescheduled(nil),
+			DeliveryLag:  s.Scheduling.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}),
 		},
 		Queues: map[string]awssqs.IQueue{
 			"cancellations": s.Cancellation.Queue, "cancellations DLQ": s.Cancellation.DeadLetterQueue,

@@ -81,8 +81,9 @@ type LifecycleMetrics struct {
 	// Cancelled and Rescheduled schedules (the cancel worker).
 	Cancelled   awscloudwatch.Metric
 	Rescheduled awscloudwatch.Metric
-	// NotificationLag is notify time minus the due time, in seconds.
-	NotificationLag awscloudwatch.Metric
+	// DeliveryLag is the delivery time (the target ran, or the
+	// notification went) minus the due time, in seconds.
+	DeliveryLag awscloudwatch.Metric
 }
 
 // errorDescriptions say what an error metric's alarm means and where to
@@ -196,11 +197,11 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 		return m.With(&awscloudwatch.MetricOptions{Label: jsii.String(name)})
 	}
 	lc := props.Lifecycle
-	lag := lc.NotificationLag
+	lag := lc.DeliveryLag
 	if lag == nil {
-		lag = alarms.Metric(c, metrics.FunctionExpiry, metrics.NotificationLagSeconds, &awscloudwatch.MetricOptions{Statistic: jsii.String("p99")})
+		lag = alarms.Metric(c, metrics.FunctionExpiry, metrics.DeliveryLagSeconds, &awscloudwatch.MetricOptions{Statistic: jsii.String("p99")})
 	}
-	lag = lag.With(&awscloudwatch.MetricOptions{Label: jsii.String("notification lag p99 (s)")})
+	lag = lag.With(&awscloudwatch.MetricOptions{Label: jsii.String("delivery lag p99 (s)")})
 	widgets := []awscloudwatch.IWidget{
 		awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 			Title: jsii.String("Task lifecycle (per 5 min)"), Width: jsii.Number(12),
@@ -212,7 +213,7 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 			},
 		}),
 		awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-			Title: jsii.String("Notification lag: notify time minus dueAt"), Width: jsii.Number(12),
+			Title: jsii.String("Delivery lag: delivery time minus the due time"), Width: jsii.Number(12),
 			Left: &[]awscloudwatch.IMetric{lag},
 		}),
 	}

@@ -72,12 +72,12 @@ func validate(id string, p ReconcilerProps) {
 	}
 	// The reconciler reads the to-do app's pending index and repairs
 	// tasks: it works with the to-do schema and table only.
-	if !reflect.DeepEqual(p.Schema, contract.Default()) {
-		panic(fmt.Sprintf("%s: Schema %s is not the to-do app's: the reconciler works only with contract.Default() and the to-do table's %q index; "+
+	if !reflect.DeepEqual(p.Schema, tableschema.Todo()) {
+		panic(fmt.Sprintf("%s: Schema %s is not the to-do app's: the reconciler works only with tableschema.Todo() and the to-do table's %q index; "+
 			"leave Schema unset, or do without the reconciler (the expiry claim still fires each item at most once)", id, p.Schema.EnvValue(), tableschema.PendingIndex))
 	}
-	if src, ok := p.Schedules.(interface{ Schema() contract.Schema }); ok && !reflect.DeepEqual(src.Schema(), contract.Default()) {
-		panic(fmt.Sprintf("%s: the Schedules' schema %s is not the to-do app's: the reconciler works only with contract.Default() and the to-do table", id, src.Schema().EnvValue()))
+	if src, ok := p.Schedules.(interface{ Schema() contract.Schema }); ok && !reflect.DeepEqual(src.Schema(), tableschema.Todo()) {
+		panic(fmt.Sprintf("%s: the Schedules' schema %s is not the to-do app's: the reconciler works only with tableschema.Todo() and the to-do table", id, src.Schema().EnvValue()))
 	}
 	if info := resource.InspectTable(p.Table); info.Known && !slices.Contains(info.GlobalIndexes, tableschema.PendingIndex) {
 		panic(fmt.Sprintf("%s: Table %s has no %q index: the reconciler queries the to-do table's pending index "+

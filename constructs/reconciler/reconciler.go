@@ -54,7 +54,7 @@ type Notifier interface {
 // ReconcilerProps configures the job. Zero numbers take their default.
 //
 // The reconciler works only with the to-do app's schema and table
-// (contract.Default(), the table scheduleonwrite creates for it, with
+// (tableschema.Todo(), the table scheduleonwrite creates for it, with
 // its "pending" index): it queries that index and repairs tasks. Synth
 // fails for another schema, or a table of this app without the index.
 type ReconcilerProps struct {
@@ -68,7 +68,7 @@ type ReconcilerProps struct {
 	Notifications Notifier
 	// Schema of the items, handed to the function in contract.EnvVar; only
 	// the to-do app's is accepted (see above).
-	// Default: contract.Default().
+	// Default: tableschema.Todo().
 	Schema contract.Schema
 	// Every is the interval between runs (1 minute..1 day, whole
 	// minutes).

@@ -304,10 +304,11 @@ func (s *ScheduleOnWrite) MetricExpirySkipped(opts *awscloudwatch.MetricOptions)
 	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ExpirySkipped, opts)
 }
 
-// MetricLagSeconds is the delivery time minus the due time, in seconds.
+// MetricLagSeconds is the delivery time minus the due time, in seconds
+// (the DeliveryLagSeconds metric).
 // Default: Sum over 5 minutes; pass Statistic "p99" for the tail.
 func (s *ScheduleOnWrite) MetricLagSeconds(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.NotificationLagSeconds, opts)
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.DeliveryLagSeconds, opts)
 }
 
 // ErrorAlarms are the construct's alarms on the error metrics of its

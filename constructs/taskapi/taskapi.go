@@ -27,6 +27,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -153,6 +154,9 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		"TABLE_NAME":                 *p.Table.TableName(),
 		"ALLOWED_ORIGINS":            strings.Join(p.AllowedOrigins, ","),
 		"MAX_PENDING_TASKS_PER_USER": strconv.Itoa(int(p.MaxPendingTasksPerUser)),
+		// The API writes to-do items and creates their schedules: the
+		// to-do schema, which every function reading items must be given.
+		contract.EnvVar: tableschema.Todo().EnvValue(),
 	}
 	for k, v := range p.Schedules.Environment() {
 		env[k] = v

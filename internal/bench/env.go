@@ -3,6 +3,9 @@ package bench
 import (
 	"sort"
 	"strconv"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // LambdaEnv is the environment every function and reference gets under
@@ -42,6 +45,8 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		"CAMPAIGN_EVENTS_HTTP":            "bench.appsync-api.us-east-1.amazonaws.com",
 		"JOB_QUEUE_URL":                   "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
 		"TARGET_FUNCTION_ARNS":            "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
+		// The to-do app's schema, as its constructs set it.
+		contract.EnvVar: tableschema.Todo().EnvValue(),
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,13 +92,24 @@ const EnvTargetFunction = "TARGET_FUNCTION_ARN"
 // still be running the target.
 const EnvFireLease = "FIRE_LEASE_SECONDS"
 
-// Schema returns the item schema handed over in contract.EnvVar
-// (contract.Default() when unset); a value that does not parse or
-// validate is a problem.
+// Schema returns the item schema handed over in contract.EnvVar. Unset is
+// a problem, as is a value that does not parse or validate: a function
+// that guessed a schema would read and write another app's attribute
+// names on the table (the constructs always set it; the to-do app's is
+// tableschema.Todo()). On a problem it returns contract.Default(), which
+// Err then makes moot.
 func (e *Env) Schema() contract.Schema {
-	s, err := contract.Parse(strings.TrimSpace(e.get(contract.EnvVar)))
+	v := strings.TrimSpace(e.get(contract.EnvVar))
+	s, err := contract.Parse(v)
+	if v == "" {
+		err = errors.New(contract.EnvVar + " is not set: set it to the item schema's JSON (contract.Schema.EnvValue); " +
+			"the constructs set it on every function that reads items")
+	}
 	if err != nil {
-		e.problems = append(e.problems, err.Error())
+		// Several readers (the layer, the scheduler) ask for it: one problem.
+		if !slices.Contains(e.problems, err.Error()) {
+			e.problems = append(e.problems, err.Error())
+		}
 		return contract.Default()
 	}
 	return s

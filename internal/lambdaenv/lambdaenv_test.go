@@ -1,8 +1,11 @@
 package lambdaenv
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/unschedule/unschedule/contract"
 )
 
 func TestEnv(t *testing.T) {
@@ -34,6 +37,44 @@ func TestEnv(t *testing.T) {
 			err := e.Err()
 			if (err != nil) != (tc.wantErr != "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// A function without the schema fails at init: it must never guess whose
+// attribute names the table uses.
+func TestSchema(t *testing.T) {
+	jobs := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", FiredState: "Done"}.WithDefaults()
+	for _, tc := range []struct {
+		name, value string
+		want        contract.Schema
+		wantErr     string
+	}{
+		{"set", jobs.EnvValue(), jobs, ""},
+		{"set, with spaces", " " + jobs.EnvValue() + "\n", jobs, ""},
+		{"unset", "", contract.Default(), contract.EnvVar + " is not set"},
+		{"blank", "  ", contract.Default(), contract.EnvVar + " is not set"},
+		{"invalid", `{"firedState":"Pending"}`, contract.Default(), "FiredState"},
+		{"not JSON", "userId", contract.Default(), contract.EnvVar},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(func(k string) string {
+				if k == contract.EnvVar {
+					return tc.value
+				}
+				return ""
+			})
+			got, again := e.Schema(), e.Schema()
+			if !reflect.DeepEqual(got, tc.want) || !reflect.DeepEqual(again, tc.want) {
+				t.Fatalf("Schema = %+v, want %+v", got, tc.want)
+			}
+			err := e.Err()
+			if (err != nil) != (tc.wantErr != "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err %v, want %q", err, tc.wantErr)
+			}
+			if err != nil && strings.Count(err.Error(), contract.EnvVar) > 1 && tc.name == "unset" {
+				t.Fatalf("the problem is reported once per read: %v", err)
 			}
 		})
 	}

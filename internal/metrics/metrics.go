@@ -129,11 +129,15 @@ const (
 
 // Lifecycle metric names shown on the dashboard.
 const (
-	TasksCreated           = "TasksCreated"
-	TasksExpired           = "TasksExpired"
-	Cancelled              = "Cancelled"
-	Rescheduled            = "Rescheduled"
-	NotificationLagSeconds = "NotificationLagSeconds"
+	TasksCreated = "TasksCreated"
+	TasksExpired = "TasksExpired"
+	Cancelled    = "Cancelled"
+	Rescheduled  = "Rescheduled"
+	// DeliveryLagSeconds is, for each fired item, the time its target
+	// ran (or its notification went) minus its due time: the expiry
+	// function writes it for every adopter's items, not only the to-do
+	// app's.
+	DeliveryLagSeconds = "DeliveryLagSeconds"
 )
 
 // ApiServerErrors counts the API handler's 5xx answers (a client mistake

@@ -47,7 +47,7 @@ const (
 )
 
 // Expiry function (FunctionExpiry). TasksExpired and
-// NotificationLagSeconds are lifecycle metrics (below).
+// DeliveryLagSeconds are lifecycle metrics (below).
 const (
 	// ExpiryBadInput counts the invocations whose payload could not be
 	// read: a schedule that can never fire its item.

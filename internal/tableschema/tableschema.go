@@ -21,9 +21,9 @@ import (
 const (
 	// PartitionKey is the owner (the Cognito sub): a user's tasks are one
 	// Query.
-	PartitionKey = contract.DefaultPartitionKey
+	PartitionKey = "userId"
 	// SortKey is the task id (a ULID, so a Query returns oldest first).
-	SortKey = contract.DefaultSortKey
+	SortKey = "taskId"
 	// PendingIndex is a sparse global secondary index holding only the
 	// tasks whose expiry is pending (task.Task.AwaitsExpiry): Pending tasks,
 	// and Expired tasks whose notification is not recorded. The reconciler
@@ -35,7 +35,7 @@ const (
 	// It spreads those tasks over PendingShards partitions.
 	PendingShardAttr = "pendingShard"
 	// PendingSortAttr is the index's sort key.
-	PendingSortAttr = contract.DefaultDueAttr
+	PendingSortAttr = AttrDueAt
 	// PendingShards is how many index partitions the index spreads over.
 	PendingShards = 16
 	// UserPendingIndex is a sparse local secondary index (KEYS_ONLY)
@@ -89,24 +89,25 @@ const (
 )
 
 // Attribute names of a task item. The ones the schedule-on-write contract
-// reads or writes are contract.Default()'s names (one source).
+// reads or writes are Todo()'s names (one source). They are the names the
+// stored tasks use: changing one makes those items unreadable.
 const (
 	AttrTitle          = "title"
 	AttrDescription    = "description"
-	AttrStatus         = contract.DefaultStateAttr // "status", a DynamoDB reserved word: always alias it
-	AttrDueAt          = contract.DefaultDueAttr
+	AttrStatus         = "status" // a DynamoDB reserved word: always alias it
+	AttrDueAt          = "dueAt"
 	AttrCreatedAt      = "createdAt"
 	AttrUpdatedAt      = "updatedAt"
-	AttrScheduleToken  = contract.DefaultTokenAttr
+	AttrScheduleToken  = "scheduleToken"
 	AttrScheduleRepair = "scheduleRepair"
 	// AttrScheduleInline is "true" on a task whose schedule the API
 	// created itself (task.Task.ScheduleInline): the stream path leaves
 	// its insert alone.
-	AttrScheduleInline = contract.DefaultInlineAttr
+	AttrScheduleInline = "scheduleInline"
 	AttrCompletedAt    = "completedAt"
-	AttrExpiredAt      = contract.DefaultFiredAtAttr
-	AttrNotifiedAt     = contract.DefaultDeliveredAtAttr
-	AttrNotifyClaimAt  = contract.DefaultClaimAtAttr
+	AttrExpiredAt      = "expiredAt"
+	AttrNotifiedAt     = "notifiedAt"
+	AttrNotifyClaimAt  = "notifyClaimAt"
 	// AttrScheduledFor is task.Task.ScheduledFor. Items written before it
 	// existed lack it; the reconciler checks those like any unconfirmed
 	// task, so they need no backfill.
@@ -117,9 +118,9 @@ const (
 	// AttrRemindAt, AttrRemindClaimAt and AttrRemindedFor are the
 	// contract's reminder attributes (task.Task.RemindAt, RemindClaimAt,
 	// RemindedFor).
-	AttrRemindAt      = contract.DefaultRemindAttr
-	AttrRemindClaimAt = contract.DefaultRemindClaimAtAttr
-	AttrRemindedFor   = contract.DefaultRemindedAttr
+	AttrRemindAt      = "remindAt"
+	AttrRemindClaimAt = "remindClaimAt"
+	AttrRemindedFor   = "remindedFor"
 )
 
 // PendingShard is the index partition of a task that awaits expiry.
@@ -208,7 +209,26 @@ func FromItem(m map[string]string) (task.Task, error) {
 
 type timeField struct{ t *time.Time }
 
-// Todo is the to-do app's item schema: the attribute names its stored
-// items already use. The app hands it to the scheduling core like any
-// adopter hands its own.
-func Todo() contract.Schema { return contract.Default() }
+// The to-do app's schedule name prefixes, as Todo() names them
+// (task.ScheduleName, task.ReminderName).
+const (
+	ScheduleNamePrefix = task.ScheduleNamePrefix
+	ReminderNamePrefix = "remind-"
+)
+
+// Todo is the to-do app's item schema: the attribute names, states and
+// schedule name prefixes its stored items and schedules already use, all
+// set explicitly (none from contract.Default, whose neutral names differ).
+// The app hands it to the scheduling core like any adopter hands its own;
+// task.Schema is the same value (the domain cannot import this package).
+func Todo() contract.Schema {
+	return contract.Schema{
+		PartitionKey: PartitionKey, SortKey: SortKey, DueAttr: AttrDueAt, StateAttr: AttrStatus,
+		ArmedStates: []string{string(task.StatusPending)}, FiredState: string(task.StatusExpired),
+		TokenAttr: AttrScheduleToken, InlineAttr: AttrScheduleInline, FiredAtAttr: AttrExpiredAt,
+		ClaimAtAttr: AttrNotifyClaimAt, DeliveredAtAttr: AttrNotifiedAt,
+		ScheduleNamePrefix: ScheduleNamePrefix, NameBySortKey: true,
+		RemindAttr: AttrRemindAt, RemindClaimAtAttr: AttrRemindClaimAt, RemindedAttr: AttrRemindedFor,
+		ReminderNamePrefix: ReminderNamePrefix,
+	}
+}

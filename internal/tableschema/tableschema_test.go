@@ -2,10 +2,11 @@ package tableschema
 
 import (
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -89,7 +90,7 @@ func TestPendingShardStableAndBounded(t *testing.T) {
 	}
 }
 
-// The task item is a contract item: contract.Default() reads from ToItem
+// The task item is a contract item: Todo() reads from ToItem
 // what task.Task.Item says, so the table, the stream decoder and the
 // contract cannot disagree on a name.
 func TestItemIsAContractItem(t *testing.T) {
@@ -99,12 +100,58 @@ func TestItemIsAContractItem(t *testing.T) {
 	fired := base
 	fired.Status, fired.ExpiredAt, fired.NotifyClaimAt, fired.NotifiedAt, fired.ScheduleInline = task.StatusExpired, due, due, due, false
 	for _, in := range []task.Task{base, fired} {
-		got, err := contract.Default().ItemFrom(ToItem(in))
+		got, err := Todo().ItemFrom(ToItem(in))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := in.Item(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("contract item:\n got %+v\nwant %+v", got, want)
 		}
+	}
+}
+
+// Todo names exactly the attributes, states and prefixes that stored
+// tasks and their schedules already use: a change here would make every
+// stored item unreadable and every existing schedule unknown.
+func TestTodoNamesStoredAttributes(t *testing.T) {
+	s := Todo()
+	for _, c := range []struct{ field, got, want string }{
+		{"PartitionKey", s.PartitionKey, "userId"},
+		{"SortKey", s.SortKey, "taskId"},
+		{"DueAttr", s.DueAttr, "dueAt"},
+		{"StateAttr", s.StateAttr, "status"},
+		{"ArmedStates", strings.Join(s.ArmedStates, ","), "Pending"},
+		{"FiredState", s.FiredState, "Expired"},
+		{"TokenAttr", s.TokenAttr, "scheduleToken"},
+		{"InlineAttr", s.InlineAttr, "scheduleInline"},
+		{"FiredAtAttr", s.FiredAtAttr, "expiredAt"},
+		{"ClaimAtAttr", s.ClaimAtAttr, "notifyClaimAt"},
+		{"DeliveredAtAttr", s.DeliveredAtAttr, "notifiedAt"},
+		{"ScheduleNamePrefix", s.ScheduleNamePrefix, "task-"},
+		{"NameBySortKey", strconv.FormatBool(s.NameBySortKey), "true"},
+		{"NoSortKey", strconv.FormatBool(s.NoSortKey), "false"},
+		{"RemindAttr", s.RemindAttr, "remindAt"},
+		{"RemindClaimAtAttr", s.RemindClaimAtAttr, "remindClaimAt"},
+		{"RemindedAttr", s.RemindedAttr, "remindedFor"},
+		{"ReminderNamePrefix", s.ReminderNamePrefix, "remind-"},
+	} {
+		if c.got != c.want {
+			t.Errorf("Todo().%s = %q, want %q (the name stored items use)", c.field, c.got, c.want)
+		}
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("Todo() does not validate: %v", err)
+	}
+	if !reflect.DeepEqual(s, s.WithDefaults()) {
+		t.Fatalf("Todo() leaves a field to contract defaults: %+v", s)
+	}
+	if !reflect.DeepEqual(s, task.Schema) {
+		t.Fatalf("task.Schema differs from Todo():\n got %+v\nwant %+v", task.Schema, s)
+	}
+	if got, want := task.ScheduleName("01JD00000000000000000000AA"), "task-01JD00000000000000000000AA"; got != want {
+		t.Fatalf("task.ScheduleName = %q, want %q", got, want)
+	}
+	if got, want := task.ReminderName("01JD00000000000000000000AA"), "remind-01JD00000000000000000000AA"; got != want {
+		t.Fatalf("task.ReminderName = %q, want %q", got, want)
 	}
 }

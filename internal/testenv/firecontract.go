@@ -10,6 +10,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // FireBackend is an item table that FireStoreContract tests: the store
@@ -34,13 +35,14 @@ func ConsumerSchema() contract.Schema {
 // (contract.Schema.Claim, TakeOver, MarkDelivered, and with reminders
 // RemindClaim and MarkReminded of a fire.ReminderStore) that every fire.Store
 // shares with DynamoDB, for the to-do app's schema (whose state attribute
-// is the reserved word "status") and for a consumer's: the DynamoDB item
+// is the reserved word "status"), the contract's neutral default and a
+// consumer's: the DynamoDB item
 // store against dynalite and the in-memory table both run it. newBackend
 // must return an empty table of the schema.
 func FireStoreContract(t *testing.T, newBackend func(t *testing.T, s contract.Schema) FireBackend) {
 	withReminders := ConsumerSchema()
 	withReminders.RemindAttr = "remindBy"
-	for name, s := range map[string]contract.Schema{"default": contract.Default(), "consumer": ConsumerSchema(),
+	for name, s := range map[string]contract.Schema{"to-do": tableschema.Todo(), "neutral default": contract.Default(), "consumer": ConsumerSchema(),
 		"consumer with reminders": withReminders.WithDefaults()} {
 		t.Run(name, func(t *testing.T) { fireStoreContract(t, s, newBackend) })
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
@@ -66,7 +67,7 @@ func TestHandle(t *testing.T) {
 			var out bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.DiscardHandler)
-			w, err := cancel.NewWorker(contract.Default(), s, rec, log)
+			w, err := cancel.NewWorker(tableschema.Todo(), s, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +98,7 @@ func TestHandle(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	full := map[string]string{"SCHEDULE_GROUP": "tasks", "EXPIRY_FUNCTION_ARN": "arn:fn", "SCHEDULER_ROLE_ARN": "arn:role",
-		"SCHEDULER_DLQ_ARN": "arn:dlq"}
+		"SCHEDULER_DLQ_ARN": "arn:dlq", contract.EnvVar: tableschema.Todo().EnvValue()}
 	without := func(k string) map[string]string {
 		m := map[string]string{}
 		for kk, v := range full {
@@ -117,6 +118,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no target", without("EXPIRY_FUNCTION_ARN"), "EXPIRY_FUNCTION_ARN"},
 		{"no role", without("SCHEDULER_ROLE_ARN"), "SCHEDULER_ROLE_ARN"},
 		{"no dlq", without("SCHEDULER_DLQ_ARN"), "SCHEDULER_DLQ_ARN"},
+		{"no schema", without(contract.EnvVar), contract.EnvVar + " is not set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +130,7 @@ func TestLoadConfig(t *testing.T) {
 				return
 			}
 			want := awsscheduler.Config{GroupName: "tasks", TargetArn: "arn:fn", RoleArn: "arn:role", DeadLetterArn: "arn:dlq",
-				MaxRetryAttempts: 3, MaxEventAgeSec: 86400, Schema: contract.Default()}
+				MaxRetryAttempts: 3, MaxEventAgeSec: 86400, Schema: tableschema.Todo()}
 			if err != nil || !reflect.DeepEqual(got, want) {
 				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, want)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // startsSFN is a state machine with no running execution that records the
@@ -60,14 +61,14 @@ func TestBeyondHorizonIsAcknowledgedCountedAndLogged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &startsSFN{}
 			sched, err := awssfn.New(api, awssfn.Config{StateMachineArn: "arn:aws:states:eu-west-1:111122223333:stateMachine:fire",
-				Schema: contract.Default(), Now: func() time.Time { return now }})
+				Schema: tableschema.Todo(), Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var out, logs bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			w, err := cancel.NewWorker(contract.Default(), sched, rec, log)
+			w, err := cancel.NewWorker(tableschema.Todo(), sched, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}

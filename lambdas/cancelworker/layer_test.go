@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 func TestLoadLayerReadsOnlyItsLayersVariables(t *testing.T) {
@@ -20,9 +22,19 @@ func TestLoadLayerReadsOnlyItsLayersVariables(t *testing.T) {
 		{"step functions needs its state machine", map[string]string{layers.EnvVar: "StepFunctions"}, "", "STATE_MACHINE_ARN"},
 		{"ttl", map[string]string{layers.EnvVar: "TTL", "TABLE_NAME": "items"}, layers.TTL, ""},
 		{"unknown layer", map[string]string{layers.EnvVar: "cron"}, "", "unknown"},
+		{"every layer needs the schema", map[string]string{layers.EnvVar: "TTL", "TABLE_NAME": "items", contract.EnvVar: ""}, "", contract.EnvVar + " is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := loadLayer(func(k string) string { return tc.env[k] })
+			schema := tableschema.Todo().EnvValue()
+			if v, ok := tc.env[contract.EnvVar]; ok {
+				schema = v
+			}
+			c, err := loadLayer(func(k string) string {
+				if k == contract.EnvVar {
+					return schema
+				}
+				return tc.env[k]
+			})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want one naming %s", err, tc.wantErr)

@@ -176,7 +176,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	switch outcome {
 	case fire.Fired, fire.Redelivered:
 		h.metrics.Add(metrics.TasksExpired, 1)
-		h.metrics.Set(metrics.NotificationLagSeconds, h.now().Sub(p.Due).Seconds(), "Seconds")
+		h.metrics.Set(metrics.DeliveryLagSeconds, h.now().Sub(p.Due).Seconds(), "Seconds")
 	default:
 		h.metrics.Add(metrics.ExpirySkipped, 1)
 	}

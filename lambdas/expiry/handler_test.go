@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -57,7 +58,7 @@ func TestHandle(t *testing.T) {
 		wantStatus task.Status
 	}{
 		{"expires and notifies", &pending, payload(due), nil, false, `"TasksExpired":1`, 1, task.StatusExpired},
-		{"lag is recorded", &pending, payload(due), nil, false, `"NotificationLagSeconds":30`, 1, task.StatusExpired},
+		{"lag is recorded", &pending, payload(due), nil, false, `"DeliveryLagSeconds":30`, 1, task.StatusExpired},
 		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, false, `"ExpirySkipped":1`, 0, task.StatusPending},
 		{"gone task skipped", nil, payload(due), nil, false, `"ExpirySkipped":1`, 0, ""},
 		{"publish failure is retried", &pending, payload(due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusExpired},
@@ -174,7 +175,8 @@ func TestHandleTarget(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	consumer := testenv.ConsumerSchema()
-	todo := map[string]string{"TABLE_NAME": "tasks", "TOPIC_ARN_PREFIX": "arn:topic-", "TOPIC_SHARDS": "2"}
+	todo := map[string]string{"TABLE_NAME": "tasks", "TOPIC_ARN_PREFIX": "arn:topic-", "TOPIC_SHARDS": "2",
+		contract.EnvVar: tableschema.Todo().EnvValue()}
 	target := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: consumer.EnvValue(), lambdaenv.EnvTargetFunction: "arn:fn"}
 	for _, tc := range []struct {
 		name    string
@@ -182,7 +184,7 @@ func TestLoadConfig(t *testing.T) {
 		want    settings
 		wantErr string
 	}{
-		{"to-do app", todo, settings{Table: "tasks", Schema: contract.Default(), Topics: []string{"arn:topic-0", "arn:topic-1"}, Lease: fire.DefaultLease}, ""},
+		{"to-do app", todo, settings{Table: "tasks", Schema: tableschema.Todo(), Topics: []string{"arn:topic-0", "arn:topic-1"}, Lease: fire.DefaultLease}, ""},
 		{"adopter's target", target, settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: fire.DefaultLease}, ""},
 		{"lease above a long target's timeout", withEnv(target, lambdaenv.EnvFireLease, "930"),
 			settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: 930 * time.Second}, ""},
@@ -192,6 +194,7 @@ func TestLoadConfig(t *testing.T) {
 		{"another schema needs a target", map[string]string{"TABLE_NAME": "t", "TOPIC_ARN_PREFIX": "p", contract.EnvVar: consumer.EnvValue()},
 			settings{}, lambdaenv.EnvTargetFunction},
 		{"bad schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f", contract.EnvVar: "{"}, settings{}, contract.EnvVar},
+		{"no schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f"}, settings{}, contract.EnvVar + " is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := loadConfig(func(k string) string { return tc.env[k] })

@@ -14,10 +14,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -147,7 +149,8 @@ func TestHandleDeadlineAndErrors(t *testing.T) {
 func TestLoadConfig(t *testing.T) {
 	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "arn:fn",
 		"SCHEDULER_ROLE_ARN": "arn:role", "SCHEDULER_DLQ_ARN": "arn:dlq",
-		"TOPIC_ARN_PREFIX": "arn:aws:sns:eu-west-1:111122223333:n-", "TOPIC_SHARDS": "2"}
+		"TOPIC_ARN_PREFIX": "arn:aws:sns:eu-west-1:111122223333:n-", "TOPIC_SHARDS": "2",
+		contract.EnvVar: tableschema.Todo().EnvValue()}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
 		for kk, vv := range base {
@@ -179,6 +182,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
 		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
 		{"no topics", with("TOPIC_ARN_PREFIX", ""), reconcile.Config{}, "TOPIC_ARN_PREFIX"},
+		{"no schema", with(contract.EnvVar, ""), reconcile.Config{}, contract.EnvVar + " is not set"},
 		{"bad grace", with("GRACE_SEC", "5m"), reconcile.Config{}, `GRACE_SEC must be a whole number from 1 to 86400 (given "5m")`},
 		{"zero budget", with("BUDGET_SEC", "0"), reconcile.Config{}, "BUDGET_SEC"},
 		{"negative rate", with("RATE_PER_SEC", "-1"), reconcile.Config{}, "RATE_PER_SEC"},

@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
@@ -60,11 +61,11 @@ func TestHandle(t *testing.T) {
 			var out bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.DiscardHandler)
-			proc, err := cancel.NewProcessor(contract.Default(), q, rec, log)
+			proc, err := cancel.NewProcessor(tableschema.Todo(), q, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := &handler{schema: contract.Default(), proc: proc, metrics: rec, log: log}
+			h := &handler{schema: tableschema.Todo(), proc: proc, metrics: rec, log: log}
 			resp, err := h.handle(context.Background(), fixture(t, "batch.json"))
 			if err != nil {
 				t.Fatal(err)
@@ -129,7 +130,9 @@ func TestLoadConfig(t *testing.T) {
 		want    config
 		wantErr string
 	}{
-		{"set", map[string]string{"QUEUE_URL": "https://sqs/q.fifo"}, config{QueueURL: "https://sqs/q.fifo", Schema: contract.Default()}, ""},
+		{"set", map[string]string{"QUEUE_URL": "https://sqs/q.fifo", contract.EnvVar: tableschema.Todo().EnvValue()},
+			config{QueueURL: "https://sqs/q.fifo", Schema: tableschema.Todo()}, ""},
+		{"no schema", map[string]string{"QUEUE_URL": "https://sqs/q.fifo"}, config{}, contract.EnvVar + " is not set"},
 		{"consumer schema", map[string]string{"QUEUE_URL": "https://sqs/q.fifo", contract.EnvVar: consumer.EnvValue()},
 			config{QueueURL: "https://sqs/q.fifo", Schema: consumer}, ""},
 		{"missing", nil, config{}, "QUEUE_URL"},

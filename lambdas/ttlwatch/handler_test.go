@@ -20,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // fakeScan serves items one page each and records the input.
@@ -103,7 +104,7 @@ func TestRunMeasuresEachMarkerFromItsOwnExpiry(t *testing.T) {
 
 func TestRunWrapsScanErrors(t *testing.T) {
 	boom := errors.New("throttled")
-	w := &watcher{api: &fakeScan{err: boom}, cfg: ttlmarker.Config{Table: "T", TTLAttr: "x", Schema: contract.Default()},
+	w := &watcher{api: &fakeScan{err: boom}, cfg: ttlmarker.Config{Table: "T", TTLAttr: "x", Schema: tableschema.Todo()},
 		maxLateness: time.Hour, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		metrics: metrics.NewForStack("S", metrics.FunctionTTLWatch, io.Discard)}
 	if err := w.Run(context.Background()); !errors.Is(err, boom) {

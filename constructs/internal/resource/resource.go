@@ -15,6 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // Queue is existing when it is set, else a new queue with defaults and
@@ -31,12 +32,13 @@ func Queue(scope constructs.Construct, id, queueID string, existing awssqs.IQueu
 	return q, q
 }
 
-// Schema is the schema a construct works with: contract.Default() for a
-// zero Schema (props that leave it unset), else s with its unset fields
-// filled (contract.Schema.WithDefaults).
+// Schema is the schema a construct works with: the to-do app's
+// (tableschema.Todo) for a zero Schema (props that leave it unset), else s
+// with its unset fields filled with the contract's neutral names
+// (contract.Schema.WithDefaults).
 func Schema(s contract.Schema) contract.Schema {
 	if reflect.DeepEqual(s, contract.Schema{}) {
-		return contract.Default()
+		return tableschema.Todo()
 	}
 	return s.WithDefaults()
 }

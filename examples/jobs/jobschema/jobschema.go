@@ -19,7 +19,7 @@ const (
 // runAt, state status; Queued keeps the schedule alive, and the expiry
 // claim moves the item to Done before the target runs. Done is also the
 // writer's "complete" (writer -done): the library tells the two apart by
-// the claim mark only it writes (notifyClaimAt), so a job the writer
+// the claim mark only it writes (ClaimAtAttr, claimAt), so a job the writer
 // completes is cancelled and never runs.
 var Schema = contract.Schema{
 	PartitionKey:       Tenant,

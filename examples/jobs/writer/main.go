@@ -51,7 +51,7 @@ func Queue(ctx context.Context, db Writer, table, tenant, job string, runAt time
 
 // Finish moves a job out of the armed states: its schedule is cancelled.
 // Done is also the state the library's claim writes; without the claim's
-// mark (notifyClaimAt), the pipeline reads this write as a completion
+// mark (jobschema.Schema.ClaimAtAttr), the pipeline reads this write as a completion
 // and the job's target never runs (contract.Schema.IsClaim, TakeOver).
 func Finish(ctx context.Context, db Writer, table, tenant, job string) error {
 	_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{

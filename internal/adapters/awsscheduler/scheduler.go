@@ -19,6 +19,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // API is the part of the EventBridge Scheduler client the adapter uses.
@@ -100,7 +101,7 @@ type Config struct {
 	// Default: 86400, one day (when 0).
 	MaxEventAgeSec int32
 	// Schema renders and reads each schedule's input (the payload).
-	// Default: contract.Default(), the to-do app's (when its
+	// Default: tableschema.Todo(), the to-do app's (when its
 	// PartitionKey is "").
 	Schema contract.Schema
 }
@@ -129,7 +130,7 @@ func New(api API, cfg Config) (*Client, error) {
 		cfg.MaxEventAgeSec = DefaultMaxEventAgeSec
 	}
 	if cfg.Schema.PartitionKey == "" {
-		cfg.Schema = contract.Default()
+		cfg.Schema = tableschema.Todo()
 	}
 	var errs []error
 	for _, f := range []struct{ name, value, want string }{

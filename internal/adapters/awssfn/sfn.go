@@ -65,6 +65,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // API is the part of the Step Functions client the adapter uses.
@@ -123,7 +124,7 @@ func New(api API, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("awssfn: config StateMachineArn is empty: set %s to the state machine's ARN", EnvStateMachine)
 	}
 	if cfg.Schema.PartitionKey == "" {
-		cfg.Schema = contract.Default()
+		cfg.Schema = tableschema.Todo()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

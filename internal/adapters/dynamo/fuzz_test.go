@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // FuzzDecodeStreamRecord decodes arbitrary JSON as a stream record: never
@@ -29,7 +29,7 @@ func FuzzDecodeStreamRecord(f *testing.F) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return
 		}
-		c, err := DecodeStreamRecord(contract.Default(), r)
+		c, err := DecodeStreamRecord(tableschema.Todo(), r)
 		if err != nil {
 			return
 		}

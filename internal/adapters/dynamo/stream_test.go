@@ -9,6 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
@@ -47,21 +48,21 @@ func TestDecodeStreamRecord(t *testing.T) {
 		want    task.Change
 		wantErr bool
 	}{
-		{"insert", contract.Default(), "insert.json", task.Change{EventID: "ev-insert-1", Key: key, Kind: task.ChangeInsert, New: p(pending)}, false},
-		{"modify ignores non-string attributes", contract.Default(), "modify.json",
+		{"insert", tableschema.Todo(), "insert.json", task.Change{EventID: "ev-insert-1", Key: key, Kind: task.ChangeInsert, New: p(pending)}, false},
+		{"modify ignores non-string attributes", tableschema.Todo(), "modify.json",
 			task.Change{EventID: "ev-modify-1", Key: key, Kind: task.ChangeModify, Old: p(pending), New: p(done)}, false},
-		{"remove", contract.Default(), "remove.json", task.Change{EventID: "ev-remove-1", Key: key, Kind: task.ChangeRemove, Old: p(pending)}, false},
-		{"missing old image is left nil", contract.Default(), "modify_missing_old.json",
+		{"remove", tableschema.Todo(), "remove.json", task.Change{EventID: "ev-remove-1", Key: key, Kind: task.ChangeRemove, Old: p(pending)}, false},
+		{"missing old image is left nil", tableschema.Todo(), "modify_missing_old.json",
 			task.Change{EventID: "ev-modify-2", Key: key, Kind: task.ChangeModify, New: p(expired)}, false},
-		{"a state outside the schema's is just not armed", contract.Default(), "other_state.json",
+		{"a state outside the schema's is just not armed", tableschema.Todo(), "other_state.json",
 			task.Change{EventID: "ev-modify-3", Key: key, Kind: task.ChangeModify, Old: p(pending), New: p(other)}, false},
 		{"consumer keys and due attribute", consumer(), "consumer_insert.json",
 			task.Change{EventID: "ev-consumer-1", Key: contract.Key{Partition: "t1", Sort: "j1"}, Kind: task.ChangeInsert,
 				New: &contract.Item{Key: contract.Key{Partition: "t1", Sort: "j1"}, State: "Queued", Due: ts("2030-01-02T03:04:05Z")}}, false},
-		{"a record of another table's keys", contract.Default(), "consumer_insert.json", task.Change{}, true},
-		{"image without its key", contract.Default(), "image_without_key.json", task.Change{}, true},
-		{"missing event id", contract.Default(), "missing_event_id.json", task.Change{}, true},
-		{"unknown event name", contract.Default(), "unknown_event.json", task.Change{}, true},
+		{"a record of another table's keys", tableschema.Todo(), "consumer_insert.json", task.Change{}, true},
+		{"image without its key", tableschema.Todo(), "image_without_key.json", task.Change{}, true},
+		{"missing event id", tableschema.Todo(), "missing_event_id.json", task.Change{}, true},
+		{"unknown event name", tableschema.Todo(), "unknown_event.json", task.Change{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeStreamRecord(tc.schema, loadRecord(t, tc.fixture))
@@ -81,7 +82,7 @@ func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
 			keys := map[string]events.DynamoDBAttributeValue{
 				"userId": events.NewStringAttribute("u1"), "taskId": events.NewStringAttribute("01JD00000000000000000000AA"),
 			}
-			got, err := DecodeStreamRecord(contract.Default(), events.DynamoDBEventRecord{EventID: "e1", EventName: kind,
+			got, err := DecodeStreamRecord(tableschema.Todo(), events.DynamoDBEventRecord{EventID: "e1", EventName: kind,
 				Change: events.DynamoDBStreamRecord{Keys: keys}})
 			if err != nil {
 				t.Fatal(err)
@@ -95,7 +96,7 @@ func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
 }
 
 func TestDecodeStreamRecordNeedsKeys(t *testing.T) {
-	if _, err := DecodeStreamRecord(contract.Default(), events.DynamoDBEventRecord{EventID: "e1", EventName: "REMOVE"}); err == nil {
+	if _, err := DecodeStreamRecord(tableschema.Todo(), events.DynamoDBEventRecord{EventID: "e1", EventName: "REMOVE"}); err == nil {
 		t.Fatal("a record without keys must be an error: nothing can be cancelled without its key")
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // API is the part of the DynamoDB client the adapter uses.
@@ -75,7 +76,7 @@ func New(api API, cfg Config) (*Client, error) {
 		cfg.TTLAttr = layers.DefaultTTLAttr
 	}
 	if cfg.Schema.PartitionKey == "" {
-		cfg.Schema = contract.Default()
+		cfg.Schema = tableschema.Todo()
 	}
 	return &Client{api: api, cfg: cfg}, nil
 }

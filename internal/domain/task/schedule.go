@@ -8,12 +8,23 @@ import (
 	"github.com/unschedule/unschedule/contract"
 )
 
-// Schema is the to-do app's item contract (contract.Default): every
-// schedule name, ClientToken and payload of a task comes from it.
-var Schema = contract.Default()
+// Schema is the to-do app's item contract: every schedule name,
+// ClientToken and payload of a task comes from it. Its names are the ones
+// the stored tasks use, set explicitly (contract.Default's neutral names
+// differ). It is internal/tableschema.Todo(), which this package cannot
+// import; a test there keeps the two equal.
+var Schema = contract.Schema{
+	PartitionKey: "userId", SortKey: "taskId", DueAttr: "dueAt", StateAttr: "status",
+	ArmedStates: []string{string(StatusPending)}, FiredState: string(StatusExpired),
+	TokenAttr: "scheduleToken", InlineAttr: "scheduleInline", FiredAtAttr: "expiredAt",
+	ClaimAtAttr: "notifyClaimAt", DeliveredAtAttr: "notifiedAt",
+	ScheduleNamePrefix: ScheduleNamePrefix, NameBySortKey: true,
+	RemindAttr: "remindAt", RemindClaimAtAttr: "remindClaimAt", RemindedAttr: "remindedFor",
+	ReminderNamePrefix: "remind-",
+}
 
 // ScheduleNamePrefix starts the name of every task schedule.
-const ScheduleNamePrefix = contract.DefaultScheduleNamePrefix
+const ScheduleNamePrefix = "task-"
 
 // Schedule is a one-off invocation of the expiry function at At: the
 // contract's schedule (name, due time, ClientToken, payload).
