@@ -55,6 +55,10 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	}
 	p.AsyncMaxEventAge = sec(p.AsyncMaxEventAge, math.Min(math.Max(every, asyncinvoke.MinMaxEventAgeSec), asyncinvoke.MaxMaxEventAgeSec))
 	p.AsyncRetryAttempts = jsii.Number(propcheck.Number(p.AsyncRetryAttempts, 0))
+	if reflect.DeepEqual(p.Schema, contract.Schema{}) {
+		// The reconciler serves the to-do app's table only.
+		p.Schema = tableschema.Todo()
+	}
 	p.Schema = resource.Schema(p.Schema)
 	return p
 }

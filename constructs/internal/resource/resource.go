@@ -6,8 +6,6 @@
 package resource
 
 import (
-	"reflect"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // Queue is existing when it is set, else a new queue with defaults and
@@ -32,16 +29,11 @@ func Queue(scope constructs.Construct, id, queueID string, existing awssqs.IQueu
 	return q, q
 }
 
-// Schema is the schema a construct works with: the to-do app's
-// (tableschema.Todo) for a zero Schema (props that leave it unset), else s
-// with its unset fields filled with the contract's neutral names
-// (contract.Schema.WithDefaults).
-func Schema(s contract.Schema) contract.Schema {
-	if reflect.DeepEqual(s, contract.Schema{}) {
-		return tableschema.Todo()
-	}
-	return s.WithDefaults()
-}
+// Schema is the schema a construct works with: s with its unset fields
+// filled with the contract's neutral names (contract.Schema.WithDefaults;
+// a zero Schema is contract.Default()). An application's own names are
+// given explicitly, as the to-do app gives tableschema.Todo().
+func Schema(s contract.Schema) contract.Schema { return s.WithDefaults() }
 
 // DeadLetterRetentionDays keeps dead letters as long as SQS allows.
 const DeadLetterRetentionDays = 14
