@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 )
 
@@ -19,8 +17,7 @@ type Service struct {
 	notifier  Notifier
 	clock     Clock
 	ids       IDs
-	webURL    string
-	fire      *fire.Core
+	firer     *Firer
 	// maxPending caps each user's Pending tasks (Create).
 	maxPending int
 	log        *slog.Logger
@@ -89,13 +86,21 @@ func NewService(d Deps) (*Service, error) {
 	if d.MaxPendingPerUser == 0 {
 		d.MaxPendingPerUser = DefaultMaxPendingPerUser
 	}
-	s := &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
-		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), maxPending: d.MaxPendingPerUser,
-		log: d.Log}
-	var err error
-	if s.fire, err = fire.New(fire.Config{Schema: Schema, Store: &expiryAttempt{store: d.Store}, Now: s.Now,
-		Lease: d.NotifyLease, Log: d.Log}); err != nil {
-		return nil, err
+	s := &Service{store: d.Store, scheduler: d.Scheduler, clock: d.Clock,
+		ids: d.IDs, maxPending: d.MaxPendingPerUser, log: d.Log}
+	if d.Notifier != nil {
+		items := Items(d.Store)
+		core, err := fire.New(fire.Config{Schema: Schema, Store: items, Now: s.Now, Lease: d.NotifyLease, Log: d.Log})
+		if err != nil {
+			return nil, err
+		}
+		target, err := NewNotifyTarget(d.Store, d.Notifier, d.WebURL, d.Log)
+		if err != nil {
+			return nil, err
+		}
+		if s.firer, err = NewFirer(core, items, target); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -259,114 +264,26 @@ func (s *Service) Delete(ctx context.Context, userID, taskID string) error {
 	return err
 }
 
-// ExpireRequest is what a schedule (or the reconciler) asks to expire.
-type ExpireRequest struct {
-	UserID string
-	TaskID string
-	// DueAt is the deadline the schedule was made for.
-	DueAt time.Time
-}
-
-// ExpireOutcome says what Expire did.
-type ExpireOutcome string
-
-// Outcomes of Expire.
-const (
-	// Expired: the task moved to Expired and its owner was notified.
-	Expired ExpireOutcome = "expired"
-	// Renotified: an earlier attempt expired the task but did not record a
-	// notification; this one published it.
-	Renotified ExpireOutcome = "renotified"
-	// Skipped: the task is gone, not Pending, has another deadline, or was
-	// already notified. Nothing was sent.
-	Skipped ExpireOutcome = "skipped"
-)
-
-// Expire is the guarantee of the whole design: fire.Core.Fire with the
-// to-do app's schema (Schema), whose doc comment is the spec. It trusts
-// nothing: the conditional write (still Pending, same deadline) decides,
-// and only a task that this write expired, or that an earlier attempt
-// expired without recording its notification, is notified. The claim is
-// NotifyClaimAt, the lease Deps.NotifyLease, the delivery the
-// notification (Notifier.Publish), its record NotifiedAt.
-//
-// An error means "retry me" (errors.Is ErrNotifyInProgress when another
-// attempt holds the claim, ErrTooEarly when the deadline is still ahead). A task whose publish failed stays listed for
-// the reconciler (Task.AwaitsExpiry), which expires it through this same
-// path after its grace period, so the notification is retried even when
-// the scheduler's retries are spent. The one window for a duplicate is an
-// attempt that published and then did not record it.
+// Expire is Firer.Expire with the Service's in-process composition: the
+// firing core over the task store (Items) delivering to a NotifyTarget
+// with the Service's Notifier. It exists for callers that hold a Service
+// (tests); the functions in AWS deliver to the notify function instead.
 func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome, error) {
-	if s.notifier == nil {
+	if s.firer == nil {
 		return "", errors.New("task: Expire needs a Notifier")
 	}
-	a := &expiryAttempt{store: s.store}
-	out, err := s.fire.WithStore(a).Fire(ctx, Payload{Key: Key(req.UserID, req.TaskID), Due: req.DueAt}, a.notify(s))
-	if err != nil {
-		return "", fmt.Errorf("expire task %s: %w", req.TaskID, err)
+	return s.firer.Expire(ctx, req)
+}
+
+// Remind is Firer.Remind with the Service's in-process composition (see
+// Expire).
+func (s *Service) Remind(ctx context.Context, req RemindRequest) (RemindOutcome, error) {
+	if s.firer == nil {
+		return "", errors.New("task: Remind needs a Notifier")
 	}
-	return expireOutcomes[out], nil
+	return s.firer.Remind(ctx, req)
 }
 
-var expireOutcomes = map[fire.Outcome]ExpireOutcome{
-	fire.Fired: Expired, fire.Redelivered: Renotified, fire.Skipped: Skipped,
-}
-
-// expiryAttempt is the task store as fire.Core sees it, for one attempt:
-// it keeps the task its claim or read returned, which the notification
-// names (its title), so the happy path reads the table once.
-type expiryAttempt struct {
-	store Store
-	t     Task
-}
-
-var _ fire.Store = (*expiryAttempt)(nil)
-
-func (a *expiryAttempt) Claim(ctx context.Context, p Payload, now time.Time) error {
-	t, err := a.store.Expire(ctx, p.Key.Partition, p.Key.Sort, p.Due, now)
-	if err == nil {
-		a.t = t
-	}
-	return err
-}
-
-func (a *expiryAttempt) TakeOver(ctx context.Context, p Payload, now time.Time, lease time.Duration) error {
-	return a.store.ClaimNotification(ctx, p.Key.Partition, p.Key.Sort, p.Due, now, lease)
-}
-
-func (a *expiryAttempt) MarkDelivered(ctx context.Context, k contract.Key, at time.Time) error {
-	return a.store.MarkNotified(ctx, k.Partition, k.Sort, at)
-}
-
-func (a *expiryAttempt) Get(ctx context.Context, k contract.Key) (contract.Item, bool, error) {
-	t, err := a.store.Get(ctx, k.Partition, k.Sort)
-	if errors.Is(err, ErrNotFound) {
-		return contract.Item{}, false, nil
-	}
-	if err != nil {
-		return contract.Item{}, false, err
-	}
-	a.t = t
-	return t.Item(), true, nil
-}
-
-// notify is the to-do app's deliverer: the expiry notification of the
-// task the attempt claimed.
-func (a *expiryAttempt) notify(s *Service) fire.Deliverer {
-	return fire.DeliverFunc(func(ctx context.Context, _ Payload) error {
-		t := a.t
-		err := s.notifier.Publish(ctx, Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title,
-			Description: t.Description, DueAt: t.DueAt, Link: s.link(t.TaskID)})
-		if err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-		return nil
-	})
-}
-
-func (s *Service) link(taskID string) string {
-	if s.webURL == "" {
-		return ""
-	}
-	return s.webURL + "/#/tasks/" + taskID
-}
+// Firer is the Service's in-process composition (see Expire); nil without
+// a Notifier.
+func (s *Service) Firer() *Firer { return s.firer }
