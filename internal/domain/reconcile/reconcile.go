@@ -101,8 +101,9 @@ type PendingCounter interface {
 	CountPending(ctx context.Context, req task.PendingRequest) (int, error)
 }
 
-// Expirer expires a task the way the expiry function does
-// (*task.Service).
+// Expirer expires a task the way the expiry function does: the firing
+// core on the task table, delivering to the to-do app's target
+// (*task.Firer).
 type Expirer interface {
 	Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error)
 }
