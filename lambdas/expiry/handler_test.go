@@ -30,7 +30,7 @@ func todoApp(t *testing.T, store *memory.Store, n task.Notifier, now func() time
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := task.NewNotifyTarget(store, n, "", slog.New(slog.DiscardHandler))
+	target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: n, Now: now, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestHandle(t *testing.T) {
 			outbox := &memory.Outbox{Fail: func(task.Notification) error { return tc.publishErr }}
 			var logs bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			target, err := task.NewNotifyTarget(store, outbox, "https://todo.example", log)
+			target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: outbox, WebURL: "https://todo.example", Log: log})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,6 +32,7 @@ func main() {
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := dynamo.New(dynamodb.NewFromConfig(aws), c.Table)
 	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), c.Topics))
-	target := lambdaenv.Must(task.NewNotifyTarget(store, notify.InUserTimeZone(pub, store, log), c.WebURL, log))
+	target := lambdaenv.Must(task.NewNotifyTarget(task.NotifyConfig{Tasks: store,
+		Notifier: notify.InUserTimeZone(pub, store, log), WebURL: c.WebURL, Log: log}))
 	lambda.Start((&handler{schema: c.Schema, target: target, log: log}).Handle)
 }

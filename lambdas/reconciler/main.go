@@ -42,9 +42,10 @@ func main() {
 	cps := lambdaenv.Must(checkpoint.New(ddb, cfg.Table))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(aws), cfg.Scheduler))
 	// The expiry function's composition: the core on the task table, the
-	// notify function as the target.
+	// notify function as the target. The table is seen through the task
+	// store (task.Items), whose claim also keeps the table's indexes.
 	schema := tableschema.Todo()
-	items := lambdaenv.Must(dynamo.NewItemStore(ddb, cfg.Table, schema))
+	items := task.Items(store)
 	core := lambdaenv.Must(fire.New(fire.Config{Schema: schema, Store: items, Log: log, Lease: cfg.Lease}))
 	target := lambdaenv.Must(awslambda.New(awslambdasdk.NewFromConfig(aws), cfg.Target, schema))
 	expirer := lambdaenv.Must(task.NewFirer(core, items, target))

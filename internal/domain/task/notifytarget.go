@@ -12,9 +12,13 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/fire"
 )
 
-// TaskReader reads one task with a consistent read (Store.Get).
-type TaskReader interface {
+// NotifyStore is the part of the task Store the notify target uses.
+type NotifyStore interface {
+	// Get reads one task with a consistent read.
 	Get(ctx context.Context, userID, taskID string) (Task, error)
+	// MarkNotified records the expiry notification, and takes the task out
+	// of the table's pending indexes (see NotifyTarget.Notify).
+	MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error
 }
 
 // NotifyTarget is the to-do app's target: what the firing core runs once
@@ -24,25 +28,43 @@ type TaskReader interface {
 // on a reminder's firing), so it reads the task and notifies its owner:
 // the expiry notification, or the reminder before the deadline.
 type NotifyTarget struct {
-	tasks    TaskReader
+	tasks    NotifyStore
 	notifier Notifier
 	webURL   string
+	now      func() time.Time
 	log      *slog.Logger
 }
 
 var _ fire.Deliverer = (*NotifyTarget)(nil)
 
-// NewNotifyTarget returns the target. webURL is the web app's base URL,
-// for the link in the message ("" for none); log defaults to
-// slog.Default().
-func NewNotifyTarget(tasks TaskReader, n Notifier, webURL string, log *slog.Logger) (*NotifyTarget, error) {
-	if tasks == nil || n == nil {
-		return nil, errors.New("task: NewNotifyTarget needs a task reader and a Notifier")
+// NotifyConfig configures a NotifyTarget.
+type NotifyConfig struct {
+	// Tasks is the task store (required).
+	Tasks NotifyStore
+	// Notifier publishes (required).
+	Notifier Notifier
+	// WebURL is the web app's base URL, for the link in the message.
+	// Default: "" (no link).
+	WebURL string
+	// Now tells the time. Default: time.Now.
+	Now func() time.Time
+	// Log defaults to slog.Default().
+	Log *slog.Logger
+}
+
+// NewNotifyTarget checks its config and returns the target.
+func NewNotifyTarget(c NotifyConfig) (*NotifyTarget, error) {
+	if c.Tasks == nil || c.Notifier == nil {
+		return nil, errors.New("task: NewNotifyTarget needs a task store and a Notifier")
 	}
-	if log == nil {
-		log = slog.Default()
+	if c.Now == nil {
+		c.Now = time.Now
 	}
-	return &NotifyTarget{tasks: tasks, notifier: n, webURL: strings.TrimRight(webURL, "/"), log: log}, nil
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	return &NotifyTarget{tasks: c.Tasks, notifier: c.Notifier, webURL: strings.TrimRight(c.WebURL, "/"), now: c.Now,
+		log: c.Log}, nil
 }
 
 // NotifyOutcome says what Notify did.
@@ -110,7 +132,25 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 	if err := t.notifier.Publish(ctx, n); err != nil {
 		return "", fmt.Errorf("publish: %w", err)
 	}
+	t.settle(ctx, cur)
 	return Notified, nil
+}
+
+// settle records a published expiry notification with the task store's
+// own write (Store.MarkNotified), before the core records the delivery.
+// The core's claim on the task table is the contract's, which knows
+// nothing of the table's sparse indexes: this write takes the task out of
+// them (the pending index the reconciler reads, and the per-user count of
+// Pending tasks), and the core's own record then finds the delivery
+// recorded and changes nothing. A failure is only logged: the message is
+// out, and failing would send it again; the core still records the
+// delivery, and the task stays in the indexes.
+func (t *NotifyTarget) settle(ctx context.Context, cur Task) {
+	if err := t.tasks.MarkNotified(ctx, cur.UserID, cur.TaskID, t.now().UTC().Truncate(time.Second)); err != nil &&
+		!errors.Is(err, ErrConditionFailed) {
+		t.log.ErrorContext(ctx, "notified, but recording it in the task store failed", "key", Key(cur.UserID, cur.TaskID).String(),
+			"error", err.Error())
+	}
 }
 
 // stillReminds: the task is Pending with the deadline and reminder time

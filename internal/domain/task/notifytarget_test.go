@@ -62,7 +62,8 @@ func TestNotifyTarget(t *testing.T) {
 			}
 			store.Fail = func(string) error { return tc.readErr }
 			outbox := &memory.Outbox{Fail: func(task.Notification) error { return tc.publishErr }}
-			target, err := task.NewNotifyTarget(store, outbox, "https://todo.example/", nil)
+			target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: outbox, WebURL: "https://todo.example/",
+				Now: func() time.Time { return due.Add(time.Minute) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,6 +80,15 @@ func TestNotifyTarget(t *testing.T) {
 				t.Errorf("sent %+v, want nothing", sent)
 			case tc.wantSent != nil && (len(sent) != 1 || sent[0] != *tc.wantSent):
 				t.Errorf("sent %+v, want one: %+v", sent, *tc.wantSent)
+			}
+			// A sent expiry is recorded with the task store's own write
+			// (which keeps the table's indexes); nothing else is.
+			store.Fail = nil
+			if cur, err := store.Get(context.Background(), "u1", id); err == nil {
+				recorded := !cur.NotifiedAt.IsZero()
+				if want := tc.wantSent != nil && tc.wantSent.Reminder == ""; recorded != want {
+					t.Errorf("notification recorded: %v, want %v", recorded, want)
+				}
 			}
 		})
 	}

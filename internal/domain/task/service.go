@@ -94,7 +94,7 @@ func NewService(d Deps) (*Service, error) {
 		if err != nil {
 			return nil, err
 		}
-		target, err := NewNotifyTarget(d.Store, d.Notifier, d.WebURL, d.Log)
+		target, err := NewNotifyTarget(NotifyConfig{Tasks: d.Store, Notifier: d.Notifier, WebURL: d.WebURL, Now: s.Now, Log: d.Log})
 		if err != nil {
 			return nil, err
 		}
