@@ -42,6 +42,9 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		"CAMPAIGN_EVENTS_HTTP":            "bench.appsync-api.us-east-1.amazonaws.com",
 		"JOB_QUEUE_URL":                   "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
 		"TARGET_FUNCTION_ARNS":            "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
+		// The expiry function's and the reconciler's target: the to-do
+		// app's notify function.
+		"TARGET_FUNCTION_ARN": "arn:aws:lambda:us-east-1:123456789012:function:bench-notify",
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {

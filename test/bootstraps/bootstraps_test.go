@@ -28,6 +28,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/bench"
+	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -57,9 +58,13 @@ var functions = []function{
 	{"deferreddispatch", `{"Records":[{"eventID":"1","eventName":"REMOVE","eventSource":"aws:dynamodb","userIdentity":` +
 		`{"type":"Service","principalId":"dynamodb.amazonaws.com"},"dynamodb":{"SequenceNumber":"1","StreamViewType":"KEYS_ONLY",` +
 		`"Keys":{"tenantId":{"S":"shop-1"},"window":{"S":"2027-03-01T03:00:00Z"}}}}]}`, "sqs"},
-	{"expiry", contract.Default().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
+	{"expiry", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
 		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"}, // due: its claim writes the item
 	{"futureevent", `{"timestamp":"2030-01-01T00:00:00Z","target":"arn:aws:lambda:us-east-1:123456789012:function:bench-target","payload":{}}`, "lambda"},
+	// The expiry function's payload for a task that is not there: its
+	// consistent read of the task is the call.
+	{"notify", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
+		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"},
 	{"postauth", fixture("lambdas/postauth/testdata/signin.json"), "dynamodb"},
 	{"reconciler", fixture("lambdas/reconciler/testdata/scheduled.json"), "dynamodb"},
 	{"streamprocessor", fixture("lambdas/streamprocessor/testdata/batch.json"), "sqs"},
