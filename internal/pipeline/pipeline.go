@@ -8,7 +8,7 @@
 //	  -> Queue (the SQS FIFO queue)
 //	  -> cancel.Worker (the cancellation worker)
 //	  -> memory.Scheduler (EventBridge Scheduler)
-//	  -> Scheduler.Fire -> task.Service.Expire (the expiry function)
+//	  -> Scheduler.Fire -> task.Firer (the expiry function and its target)
 //	  -> memory.Outbox (SNS)
 //	reconcile.Reconciler, run on demand.
 //
@@ -31,6 +31,7 @@ import (
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // Options configure a Pipeline. The zero value works.
@@ -111,10 +112,14 @@ type Pipeline struct {
 	// Scheduler is the EventBridge Scheduler stand-in (nil with another
 	// Layer); Layer is the stand-in of the layer in use, which every stage
 	// calls.
-	Scheduler   *memory.Scheduler
-	Layer       memory.LayerScheduler
-	Outbox      *memory.Outbox
-	Service     *task.Service
+	Scheduler *memory.Scheduler
+	Layer     memory.LayerScheduler
+	Outbox    *memory.Outbox
+	Service   *task.Service
+	// Firer is what the expiry function and the reconciler run: the
+	// firing core over Store, delivering to the to-do app's target
+	// (task.NotifyTarget on Outbox, as the notify function in AWS).
+	Firer       *task.Firer
 	Processor   *cancel.Processor
 	Queue       *Queue
 	Worker      *cancel.Worker
@@ -150,6 +155,9 @@ func New(opts Options) (*Pipeline, error) {
 		Clock: p.Clock, IDs: opts.IDs, WebURL: opts.WebURL, Log: opts.Log}); err != nil {
 		return nil, err
 	}
+	if p.Firer, err = TodoFirer(p.Store, p.Outbox, p.Clock.Now, opts.WebURL, opts.Log); err != nil {
+		return nil, err
+	}
 	if p.Processor, err = cancel.NewProcessor(task.Schema, p.Queue, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
@@ -158,7 +166,7 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	p.Worker.SetClock(p.Clock.Now)
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Pending: p.Store, Tasks: p.Store,
-		Scheduler: p.Layer, Schedules: p.Layer, Expirer: p.Service, Checkpoints: p.Checkpoints,
+		Scheduler: p.Layer, Schedules: p.Layer, Expirer: p.Firer, Checkpoints: p.Checkpoints,
 		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
 		return nil, err
 	}
@@ -412,21 +420,38 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 	return r
 }
 
-// expire is what the expiry function does with a schedule's input.
-// A reminder schedule's input goes to task.Service.Remind, as in the
-// function; its outcomes count in Report.Expired under their own names
-// ("reminded"; "skipped" as the expiry's).
+// expire is what the expiry function does with a schedule's input: the
+// firing core, then the to-do app's target (Firer). A reminder's outcomes
+// count in Report.Expired under the expiry's names ("expired" for a
+// reminder delivered, "skipped").
 func (p *Pipeline) expire(ctx context.Context, s task.Schedule) (task.ExpireOutcome, error) {
 	pl, err := task.DecodeSchedule([]byte(task.EncodePayload(s.Payload)))
 	if err != nil {
 		return "", err
 	}
 	if pl.IsReminder() {
-		out, err := p.Service.Remind(ctx, task.RemindRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort,
+		out, err := p.Firer.Remind(ctx, task.RemindRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort,
 			DueAt: pl.Due, RemindAt: pl.Remind})
 		return task.ExpireOutcome(out), err
 	}
-	return p.Service.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
+	return p.Firer.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
+}
+
+// TodoFirer is the to-do app's firing composition on a task store in
+// memory: the firing core over the store (task.Items), delivering to the
+// to-do app's target (task.NotifyTarget) publishing to n. It is what the
+// expiry function and the notify function do together in AWS.
+func TodoFirer(store task.Store, n task.Notifier, now func() time.Time, webURL string, log *slog.Logger) (*task.Firer, error) {
+	items := task.Items(store)
+	core, err := fire.New(fire.Config{Schema: tableschema.Todo(), Store: items, Now: now, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: n, WebURL: webURL, Now: now, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return task.NewFirer(core, items, target)
 }
 
 // DeadInvocations returns the expiry invocations that used up their
