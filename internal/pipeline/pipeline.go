@@ -31,7 +31,6 @@ import (
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 // Options configure a Pipeline. The zero value works.
@@ -151,11 +150,12 @@ func New(opts Options) (*Pipeline, error) {
 	p.feed, p.fire = p.Store, p.expire
 	p.Queue = NewQueue(p.Clock, opts.Queue)
 	var err error
-	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Layer, Notifier: p.Outbox,
-		Clock: p.Clock, IDs: opts.IDs, WebURL: opts.WebURL, Log: opts.Log}); err != nil {
+	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Layer,
+		Clock: p.Clock, IDs: opts.IDs, Log: opts.Log}); err != nil {
 		return nil, err
 	}
-	if p.Firer, err = TodoFirer(p.Store, p.Outbox, p.Clock.Now, opts.WebURL, opts.Log); err != nil {
+	if p.Firer, err = task.InProcess(task.InProcessConfig{Store: p.Store, Notifier: p.Outbox, Clock: p.Clock,
+		WebURL: opts.WebURL, Log: opts.Log}); err != nil {
 		return nil, err
 	}
 	if p.Processor, err = cancel.NewProcessor(task.Schema, p.Queue, opts.Metrics, opts.Log); err != nil {
@@ -435,23 +435,6 @@ func (p *Pipeline) expire(ctx context.Context, s task.Schedule) (task.ExpireOutc
 		return task.ExpireOutcome(out), err
 	}
 	return p.Firer.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
-}
-
-// TodoFirer is the to-do app's firing composition on a task store in
-// memory: the firing core over the store (task.Items), delivering to the
-// to-do app's target (task.NotifyTarget) publishing to n. It is what the
-// expiry function and the notify function do together in AWS.
-func TodoFirer(store task.Store, n task.Notifier, now func() time.Time, webURL string, log *slog.Logger) (*task.Firer, error) {
-	items := task.Items(store)
-	core, err := fire.New(fire.Config{Schema: tableschema.Todo(), Store: items, Now: now, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: n, WebURL: webURL, Now: now, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	return task.NewFirer(core, items, target)
 }
 
 // DeadInvocations returns the expiry invocations that used up their

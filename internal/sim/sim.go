@@ -313,10 +313,10 @@ func newWorld(cfg Config) *world {
 		store = cfg.Mutation.Store(store)
 	}
 	w.svc, err = task.NewService(task.Deps{Store: store, Scheduler: apiScheduler{w},
-		Clock: w.clock, IDs: &simIDs{rng: rng}, WebURL: webURL, Log: log})
+		Clock: w.clock, IDs: &simIDs{rng: rng}, Log: log})
 	must(err)
 	// The expiry function and its target, the to-do app's notify function.
-	w.firer, err = pipeline.TodoFirer(store, notifier, w.clock.Now, webURL, log)
+	w.firer, err = task.InProcess(task.InProcessConfig{Store: store, Notifier: notifier, Clock: w.clock, WebURL: webURL, Log: log})
 	must(err)
 	w.expirer = w.firer
 	if cfg.Mutation.Expirer != nil {

@@ -62,7 +62,7 @@ func TestHandleRunsTheReconciler(t *testing.T) {
 		DueAt: ev.Time.Add(-time.Hour), ScheduleToken: "tok"}
 	store.Put(missing)
 	store.Put(overdue)
-	svc, err := task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: c, Log: quiet})
+	svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: outbox, Clock: c, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

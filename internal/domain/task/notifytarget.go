@@ -190,6 +190,47 @@ func NewFirer(core *fire.Core, reminders fire.ReminderStore, target fire.Deliver
 	return &Firer{core: core, reminders: reminders, target: target}, nil
 }
 
+// InProcessConfig configures InProcess.
+type InProcessConfig struct {
+	// Store is the task store (required).
+	Store Store
+	// Notifier publishes (required).
+	Notifier Notifier
+	// WebURL is the web app's base URL, for links. Default: "" (none).
+	WebURL string
+	// Clock defaults to the wall clock.
+	Clock Clock
+	// Lease: see DefaultNotifyLease (the default).
+	Lease time.Duration
+	// Log defaults to slog.Default().
+	Log *slog.Logger
+}
+
+// InProcess is the Firer of a task store in one process (tests, the
+// simulation, `make dev`): the firing core over the store (Items),
+// delivering to a NotifyTarget on the same store. In AWS the same parts
+// run in two functions: the expiry function's core, and the notify
+// function's target.
+func InProcess(c InProcessConfig) (*Firer, error) {
+	if c.Store == nil {
+		return nil, errors.New("task: InProcess needs a Store")
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	now := func() time.Time { return c.Clock.Now().UTC() }
+	items := Items(c.Store)
+	core, err := fire.New(fire.Config{Schema: Schema, Store: items, Now: now, Lease: c.Lease, Log: c.Log})
+	if err != nil {
+		return nil, err
+	}
+	target, err := NewNotifyTarget(NotifyConfig{Tasks: c.Store, Notifier: c.Notifier, WebURL: c.WebURL, Now: now, Log: c.Log})
+	if err != nil {
+		return nil, err
+	}
+	return NewFirer(core, items, target)
+}
+
 // ExpireRequest is what a schedule (or the reconciler) asks to expire.
 type ExpireRequest struct {
 	UserID string

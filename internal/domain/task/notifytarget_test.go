@@ -12,6 +12,24 @@ import (
 	"github.com/unschedule/unschedule/internal/memory"
 )
 
+// todo is the to-do app in one process: its use cases (Service) and its
+// firing (the in-process Firer) on the same store.
+type todo struct {
+	*task.Service
+	*task.Firer
+}
+
+// newTodo builds a todo; f's Store, Clock and Log are d's.
+func newTodo(d task.Deps, f task.InProcessConfig) (todo, error) {
+	svc, err := task.NewService(d)
+	if err != nil {
+		return todo{}, err
+	}
+	f.Store, f.Clock, f.Log = d.Store, d.Clock, d.Log
+	firer, err := task.InProcess(f)
+	return todo{svc, firer}, err
+}
+
 func TestNotifyTarget(t *testing.T) {
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	remAt := due.Add(-time.Hour)

@@ -17,7 +17,6 @@ type Service struct {
 	notifier  Notifier
 	clock     Clock
 	ids       IDs
-	firer     *Firer
 	// maxPending caps each user's Pending tasks (Create).
 	maxPending int
 	log        *slog.Logger
@@ -27,7 +26,7 @@ type Service struct {
 // publish a notification before a retry may take it over. It must be
 // longer than any one attempt can take to publish and record: the expiry
 // function's timeout is 10 s by default (constructs/scheduleonwrite), and
-// a reconciler attempt is one publish and one write. A shorter lease lets
+// a reconciler attempt is one notify invocation and one write. A shorter lease lets
 // a retry publish while a slow first attempt is still publishing (a
 // duplicate email); a longer one only delays the retry of an attempt that
 // crashed.
@@ -39,22 +38,16 @@ const DefaultNotifyLease = fire.DefaultLease
 // quota of schedules or the reconciler's pass for everybody.
 const DefaultMaxPendingPerUser = 1000
 
-// Deps are the Service's collaborators. Scheduler is needed by Create,
-// Notifier by Expire; a function that never calls those may leave them nil.
+// Deps are the Service's collaborators. Scheduler is needed by Create; a
+// function that never calls it may leave it nil. (Expiring and reminding
+// are not the Service's: see Firer.)
 type Deps struct {
 	Store     Store
 	Scheduler Scheduler
-	Notifier  Notifier
 	// Clock defaults to the wall clock.
 	Clock Clock
 	// IDs defaults to RandomIDs.
 	IDs IDs
-	// WebURL is the web app's base URL, used for links in notifications.
-	WebURL string
-	// NotifyLease is how long an expiry attempt holds the claim to publish
-	// a notification. Default: DefaultNotifyLease (60 s); keep it longer
-	// than the expiry function's timeout.
-	NotifyLease time.Duration
 	// MaxPendingPerUser caps the Pending tasks of one user: Create
 	// refuses the next one with a *PendingLimitError.
 	// Default: DefaultMaxPendingPerUser (1000).
@@ -77,9 +70,6 @@ func NewService(d Deps) (*Service, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	if d.NotifyLease <= 0 {
-		d.NotifyLease = DefaultNotifyLease
-	}
 	if d.MaxPendingPerUser < 0 {
 		return nil, fmt.Errorf("task: MaxPendingPerUser must be positive (given %d)", d.MaxPendingPerUser)
 	}
@@ -88,20 +78,6 @@ func NewService(d Deps) (*Service, error) {
 	}
 	s := &Service{store: d.Store, scheduler: d.Scheduler, clock: d.Clock,
 		ids: d.IDs, maxPending: d.MaxPendingPerUser, log: d.Log}
-	if d.Notifier != nil {
-		items := Items(d.Store)
-		core, err := fire.New(fire.Config{Schema: Schema, Store: items, Now: s.Now, Lease: d.NotifyLease, Log: d.Log})
-		if err != nil {
-			return nil, err
-		}
-		target, err := NewNotifyTarget(NotifyConfig{Tasks: d.Store, Notifier: d.Notifier, WebURL: d.WebURL, Now: s.Now, Log: d.Log})
-		if err != nil {
-			return nil, err
-		}
-		if s.firer, err = NewFirer(core, items, target); err != nil {
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
@@ -263,27 +239,3 @@ func (s *Service) Delete(ctx context.Context, userID, taskID string) error {
 	_, err := s.store.Delete(ctx, userID, taskID)
 	return err
 }
-
-// Expire is Firer.Expire with the Service's in-process composition: the
-// firing core over the task store (Items) delivering to a NotifyTarget
-// with the Service's Notifier. It exists for callers that hold a Service
-// (tests); the functions in AWS deliver to the notify function instead.
-func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome, error) {
-	if s.firer == nil {
-		return "", errors.New("task: Expire needs a Notifier")
-	}
-	return s.firer.Expire(ctx, req)
-}
-
-// Remind is Firer.Remind with the Service's in-process composition (see
-// Expire).
-func (s *Service) Remind(ctx context.Context, req RemindRequest) (RemindOutcome, error) {
-	if s.firer == nil {
-		return "", errors.New("task: Remind needs a Notifier")
-	}
-	return s.firer.Remind(ctx, req)
-}
-
-// Firer is the Service's in-process composition (see Expire); nil without
-// a Notifier.
-func (s *Service) Firer() *Firer { return s.firer }
