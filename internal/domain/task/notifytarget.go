@@ -96,7 +96,7 @@ func (t *NotifyTarget) Deliver(ctx context.Context, p contract.Payload) error {
 // not notified, and nil is returned, so the core records the firing as
 // delivered instead of retrying something that can no longer be sent
 // (through the API an Expired task changes only by deletion; a task no
-// longer Expired for p.Due was rewritten by another writer). An error
+// longer Expired was rewritten by another writer). An error
 // (the read or the publish failed) means "retry me": the core does not
 // record the delivery.
 func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOutcome, error) {
@@ -122,10 +122,11 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 		}
 		return Notified, nil
 	}
-	if cur.Status != StatusExpired || !sameSecond(cur.DueAt, p.Due) {
-		// Not the expiry the claim made (an item written by something
-		// else than the API, or a payload not the core's).
-		t.log.WarnContext(ctx, "task is not expired for this deadline: nothing sent", "key", p.Key.String(),
+	if cur.Status != StatusExpired {
+		// Made Pending again (or Done) after the claim by a writer other
+		// than the API: there is no expiry to tell. The deadline is not
+		// compared: the claim, the core's, is the gate for that.
+		t.log.WarnContext(ctx, "task is no longer expired: nothing sent", "key", p.Key.String(),
 			"status", string(cur.Status), "dueAt", FormatTime(cur.DueAt))
 		return NotifyStale, nil
 	}
