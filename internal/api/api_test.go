@@ -29,7 +29,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{store: memory.NewStore(), sched: memory.NewScheduler(), clock: &fixedClock{t0}}
-	svc, err := task.NewService(task.Deps{Store: e.store, Scheduler: e.sched, Notifier: &memory.Outbox{}, Clock: e.clock})
+	svc, err := task.NewService(task.Deps{Store: e.store, Scheduler: e.sched, Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func BenchmarkCreate(b *testing.B) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	newHandler := func() *api.Handler {
 		svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler(),
-			Notifier: &memory.Outbox{}, Log: log})
+			Log: log})
 		if err != nil {
 			b.Fatal(err)
 		}

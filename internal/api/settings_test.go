@@ -38,7 +38,7 @@ func newSettingsEnv(t *testing.T) *settingsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler(), Notifier: &memory.Outbox{}})
+	svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestNotificationSettingsErrors(t *testing.T) {
 		e.want(t, "", adaMail, "GET", "", 401, map[string]any{"error": "unauthorized"})
 	})
 	t.Run("a handler without notifications does not serve the route", func(t *testing.T) {
-		svc, _ := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler(), Notifier: &memory.Outbox{}})
+		svc, _ := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler()})
 		h := New(svc, nil, nil)
 		if resp := h.Serve(context.Background(), Request{Method: "GET", Route: RouteNotifications, UserID: ada}); resp.Status != http.StatusNotFound {
 			t.Fatalf("status %d", resp.Status)

@@ -47,6 +47,9 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		"TARGET_FUNCTION_ARNS":            "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
 		// The to-do app's schema, as its constructs set it.
 		contract.EnvVar: tableschema.Todo().EnvValue(),
+		// The expiry function's and the reconciler's target: the to-do
+		// app's notify function.
+		"TARGET_FUNCTION_ARN": "arn:aws:lambda:us-east-1:123456789012:function:bench-notify",
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {

@@ -8,7 +8,7 @@
 //	  -> Queue (the SQS FIFO queue)
 //	  -> cancel.Worker (the cancellation worker)
 //	  -> memory.Scheduler (EventBridge Scheduler)
-//	  -> Scheduler.Fire -> task.Service.Expire (the expiry function)
+//	  -> Scheduler.Fire -> task.Firer (the expiry function and its target)
 //	  -> memory.Outbox (SNS)
 //	reconcile.Reconciler, run on demand.
 //
@@ -122,10 +122,14 @@ type Pipeline struct {
 	// Scheduler is the EventBridge Scheduler stand-in (nil with another
 	// Layer); Layer is the stand-in of the layer in use, which every stage
 	// calls.
-	Scheduler   *memory.Scheduler
-	Layer       memory.LayerScheduler
-	Outbox      *memory.Outbox
-	Service     *task.Service
+	Scheduler *memory.Scheduler
+	Layer     memory.LayerScheduler
+	Outbox    *memory.Outbox
+	Service   *task.Service
+	// Firer is what the expiry function and the reconciler run: the
+	// firing core over Store, delivering to the to-do app's target
+	// (task.NotifyTarget on Outbox, as the notify function in AWS).
+	Firer       *task.Firer
 	Processor   *cancel.Processor
 	Queue       *Queue
 	Worker      *cancel.Worker
@@ -157,8 +161,12 @@ func New(opts Options) (*Pipeline, error) {
 	p.feed, p.fire = p.Store, p.expire
 	p.Queue = NewQueue(p.Clock, opts.Queue)
 	var err error
-	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Layer, Notifier: p.Outbox,
-		Clock: p.Clock, IDs: opts.IDs, WebURL: opts.WebURL, Log: opts.Log}); err != nil {
+	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Layer,
+		Clock: p.Clock, IDs: opts.IDs, Log: opts.Log}); err != nil {
+		return nil, err
+	}
+	if p.Firer, err = task.InProcess(task.InProcessConfig{Store: p.Store, Notifier: p.Outbox, Clock: p.Clock,
+		WebURL: opts.WebURL, Log: opts.Log}); err != nil {
 		return nil, err
 	}
 	if p.Processor, err = cancel.NewProcessor(task.Schema, p.Queue, opts.Metrics, opts.Log); err != nil {
@@ -169,7 +177,7 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	p.Worker.SetClock(p.Clock.Now)
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Pending: p.Store, Tasks: p.Store,
-		Scheduler: p.Layer, Schedules: p.Layer, Expirer: p.Service, Checkpoints: p.Checkpoints,
+		Scheduler: p.Layer, Schedules: p.Layer, Expirer: p.Firer, Checkpoints: p.Checkpoints,
 		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
 		return nil, err
 	}
@@ -435,21 +443,21 @@ func (p *Pipeline) fireHorizon(now time.Time) time.Time {
 	return now.Add(-p.opts.SchedulerLateness).Truncate(time.Minute)
 }
 
-// expire is what the expiry function does with a schedule's input.
-// A reminder schedule's input goes to task.Service.Remind, as in the
-// function; its outcomes count in Report.Expired under their own names
-// ("reminded"; "skipped" as the expiry's).
+// expire is what the expiry function does with a schedule's input: the
+// firing core, then the to-do app's target (Firer). A reminder's outcomes
+// count in Report.Expired under the expiry's names ("expired" for a
+// reminder delivered, "skipped").
 func (p *Pipeline) expire(ctx context.Context, s task.Schedule) (task.ExpireOutcome, error) {
 	pl, err := task.DecodeSchedule([]byte(task.EncodePayload(s.Payload)))
 	if err != nil {
 		return "", err
 	}
 	if pl.IsReminder() {
-		out, err := p.Service.Remind(ctx, task.RemindRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort,
+		out, err := p.Firer.Remind(ctx, task.RemindRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort,
 			DueAt: pl.Due, RemindAt: pl.Remind})
 		return task.ExpireOutcome(out), err
 	}
-	return p.Service.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
+	return p.Firer.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
 }
 
 // Retrying returns the failed expiry invocations that wait for their

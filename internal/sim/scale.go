@@ -119,7 +119,7 @@ func Scale(cfg ScaleConfig) ScaleResult {
 	rng := rand.New(rand.NewSource(cfg.Seed))
 	clock := pipeline.NewClock(start)
 	store, sched, outbox := memory.NewStore(), memory.NewScheduler(), &memory.Outbox{}
-	svc, err := task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: clock, Log: slog.New(slog.DiscardHandler)})
+	svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: outbox, Clock: clock, Log: slog.New(slog.DiscardHandler)})
 	must(err)
 	ids := &simIDs{rng: rng}
 	kinds := DriftKinds()

@@ -3,7 +3,8 @@
 // the task API (api.Handler over task.Service), the stream processor
 // (cancel.Processor) over a sharded change feed, the cancellation worker
 // (cancel.Worker) over an SQS FIFO queue model, EventBridge Scheduler
-// firing the expiry use case (task.Service.Expire), the reconciler, and
+// firing the expiry use case (task.Firer: the firing core, then the to-do
+// app's target, as the expiry and notify functions), the reconciler, and
 // the PostAuthentication rule (notify.Subscriber) with notifications
 // published through the SNS adapter, both over snsfake. Time is a virtual
 // clock and every choice comes from one seeded math/rand source, so a seed
@@ -222,6 +223,7 @@ type world struct {
 	topics   []string
 	svc      *task.Service
 	expirer  Expirer
+	firer    *task.Firer
 	api      *api.Handler
 	proc     *cancel.Processor
 	worker   *cancel.Worker
@@ -310,12 +312,15 @@ func newWorld(cfg Config) *world {
 	if cfg.Mutation.Store != nil {
 		store = cfg.Mutation.Store(store)
 	}
-	w.svc, err = task.NewService(task.Deps{Store: store, Scheduler: apiScheduler{w}, Notifier: notifier,
-		Clock: w.clock, IDs: &simIDs{rng: rng}, WebURL: webURL, Log: log})
+	w.svc, err = task.NewService(task.Deps{Store: store, Scheduler: apiScheduler{w},
+		Clock: w.clock, IDs: &simIDs{rng: rng}, Log: log})
 	must(err)
-	w.expirer = w.svc
+	// The expiry function and its target, the to-do app's notify function.
+	w.firer, err = task.InProcess(task.InProcessConfig{Store: store, Notifier: notifier, Clock: w.clock, WebURL: webURL, Log: log})
+	must(err)
+	w.expirer = w.firer
 	if cfg.Mutation.Expirer != nil {
-		w.expirer = cfg.Mutation.Expirer(w.svc, notifier, store)
+		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
 	}
 	w.api = api.New(w.svc, nil, log)
 	w.qcfg = pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5, DedupWindow: 5 * time.Minute}
@@ -1023,7 +1028,7 @@ func (w *world) runSchedule(sc task.Schedule) (id string, out string, err error)
 // runPayload runs the expiry, or the reminder, that a payload names.
 func (w *world) runPayload(p task.Payload) (string, error) {
 	if p.IsReminder() {
-		o, err := w.svc.Remind(w.ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
+		o, err := w.firer.Remind(w.ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
 		return string(o), err
 	}
 	o, err := w.expirer.Expire(w.ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})

@@ -11,10 +11,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/domain/fire"
-	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -25,34 +23,26 @@ type settings struct {
 	Table string
 	// Schema is the table's item schema (contract.EnvVar).
 	Schema contract.Schema
-	// Target is TARGET_FUNCTION_ARN: when set, the adopter's function runs
-	// at each item's due time; when empty, the to-do app notifies.
+	// Target is TARGET_FUNCTION_ARN: the function that runs at each
+	// item's due time (the to-do app's is lambdas/notify).
 	Target string
 	// Lease is FIRE_LEASE_SECONDS: how long an attempt holds the right to
 	// run the target (default fire.DefaultLease).
 	Lease time.Duration
-	// Topics and WebURL are the to-do app's notification settings
-	// (TOPIC_ARN_PREFIX, TOPIC_SHARDS, WEB_URL), read only without Target.
-	Topics []string
-	WebURL string
 }
 
-// loadConfig reads the environment through getenv.
-// Without a target, the schema must be the to-do app's: its notification
-// reads tasks.
+// loadConfig reads the environment through getenv. The target is
+// required: the function has nothing else to run.
 func loadConfig(getenv func(string) string) (settings, error) {
 	e := lambdaenv.New(getenv)
 	c := settings{Table: e.Require("TABLE_NAME"), Schema: e.Schema(), Target: e.Optional(lambdaenv.EnvTargetFunction, ""),
 		Lease: time.Duration(e.Int(lambdaenv.EnvFireLease, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second}
-	if c.Target == "" {
-		c.Topics, c.WebURL = awssns.TopicArnsFromEnv(e), e.Optional("WEB_URL", "")
-	}
 	if err := e.Err(); err != nil {
 		return c, err
 	}
-	if c.Target == "" && c.Schema.EnvValue() != task.Schema.EnvValue() {
-		return c, fmt.Errorf("configuration: %s names another schema than the to-do app's, which needs %s: set it to the function to run at the due time",
-			contract.EnvVar, lambdaenv.EnvTargetFunction)
+	if c.Target == "" {
+		return c, fmt.Errorf("configuration: %s is not set: set it to the ARN of the function to run at each item's due time (the to-do app's is its notify function)",
+			lambdaenv.EnvTargetFunction)
 	}
 	return c, nil
 }
@@ -65,36 +55,9 @@ type expirer interface {
 	Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error)
 }
 
-// todoExpirer is the to-do app's: task.Service.Expire, which notifies the
-// task's owner through SNS.
-type todoExpirer struct{ svc *task.Service }
-
-// A reminder schedule's payload (contract.Payload.IsReminder) goes to
-// task.Service.Remind instead, which emails the owner before the deadline.
-func (e todoExpirer) Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error) {
-	p, err := task.DecodeSchedule(payload)
-	if err != nil {
-		return contract.Payload{}, "", fmt.Errorf("%w: %w", errBadInput, err)
-	}
-	if p.IsReminder() {
-		out, err := e.svc.Remind(ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
-		return p, remindOutcomes[out], err
-	}
-	out, err := e.svc.Expire(ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})
-	return p, todoOutcomes[out], err
-}
-
-var todoOutcomes = map[task.ExpireOutcome]fire.Outcome{
-	task.Expired: fire.Fired, task.Renotified: fire.Redelivered, task.Skipped: fire.Skipped,
-}
-
-var remindOutcomes = map[task.RemindOutcome]fire.Outcome{
-	task.Reminded: fire.Fired, task.RemindSkipped: fire.Skipped,
-}
-
-// targetExpirer is an adopter's: the firing core on the item table, and
-// the target function as the deliverer, so the target runs only after a
-// successful claim.
+// targetExpirer is the firing core on the item table, and the target
+// function as the deliverer, so the target runs only after a successful
+// claim.
 type targetExpirer struct {
 	core      *fire.Core
 	reminders fire.ReminderStore
@@ -130,11 +93,12 @@ type handler struct {
 // it. An error here makes Lambda retry (ExpiryRetryAttempts, by default
 // twice, one then two minutes later), then send the event to the expiry
 // failure queue (the function's on-failure destination, alarmed), where a
-// person can redrive it; the reconciler expires a to-do task meanwhile.
+// person can redrive it; the to-do app's reconciler expires its task
+// meanwhile.
 // https://docs.aws.amazon.com/lambda/latest/dg/with-eventbridge-scheduler.html
 // https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
 // An error is returned only when a retry can help (a failed read, write,
-// publish or target) or when the input is not ours (so it is kept in the
+// or target) or when the input is not ours (so it is kept in the
 // failure queue for a person).
 func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	defer func() { _ = h.metrics.Flush() }()

@@ -21,10 +21,23 @@ import (
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
-type clock struct{ t time.Time }
+// todoApp is the to-do app as the expiry function runs it: the firing
+// core over the task table, delivering to the to-do app's target
+// (task.NotifyTarget, which the notify function runs in AWS).
+func todoApp(t *testing.T, store *memory.Store, n task.Notifier, now func() time.Time) targetExpirer {
+	t.Helper()
+	core, err := fire.New(fire.Config{Schema: tableschema.Todo(), Store: task.Items(store), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: n, Now: now, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return targetExpirer{core: core, reminders: task.Items(store), target: target}
+}
 
-func (c clock) Now() time.Time { return c.t }
-
+// TestHandle: the to-do app, plugged in as a target.
 func TestHandle(t *testing.T) {
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	const id = "01JD00000000000000000000AA"
@@ -47,6 +60,7 @@ func TestHandle(t *testing.T) {
 	early.DueAt = due.Add(59 * time.Second)
 	earlyRem := reminding
 	earlyRem.RemindAt = due.Add(59 * time.Second)
+	var out bytes.Buffer
 	for _, tc := range []struct {
 		name       string
 		stored     *task.Task
@@ -71,19 +85,16 @@ func TestHandle(t *testing.T) {
 		{"an early reminder fails, so Lambda retries it", &earlyRem, remPayload(remDue, earlyRem.RemindAt), nil, true, `"EarlyFirings":1`, 0, task.StatusPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			out.Reset()
 			store := memory.NewStore()
 			if tc.stored != nil {
 				store.Put(*tc.stored)
 			}
 			outbox := &memory.Outbox{Fail: func(task.Notification) error { return tc.publishErr }}
-			svc, err := task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: clock{due.Add(30 * time.Second)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out bytes.Buffer
-			h := &handler{exp: todoExpirer{svc: svc}, now: svc.Now, log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
+			now := func() time.Time { return due.Add(30 * time.Second) }
+			h := &handler{exp: todoApp(t, store, outbox, now), now: now, log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
 				metrics: metrics.New(metrics.FunctionExpiry, &out)}
-			err = h.Handle(context.Background(), tc.payload)
+			err := h.Handle(context.Background(), tc.payload)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err %v, want error %v", err, tc.wantErr)
 			}
@@ -175,7 +186,7 @@ func TestHandleTarget(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	consumer := testenv.ConsumerSchema()
-	todo := map[string]string{"TABLE_NAME": "tasks", "TOPIC_ARN_PREFIX": "arn:topic-", "TOPIC_SHARDS": "2",
+	todo := map[string]string{"TABLE_NAME": "tasks", lambdaenv.EnvTargetFunction: "arn:notify",
 		contract.EnvVar: tableschema.Todo().EnvValue()}
 	target := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: consumer.EnvValue(), lambdaenv.EnvTargetFunction: "arn:fn"}
 	for _, tc := range []struct {
@@ -184,15 +195,14 @@ func TestLoadConfig(t *testing.T) {
 		want    settings
 		wantErr string
 	}{
-		{"to-do app", todo, settings{Table: "tasks", Schema: tableschema.Todo(), Topics: []string{"arn:topic-0", "arn:topic-1"}, Lease: fire.DefaultLease}, ""},
+		{"to-do app: its notify function", todo,
+			settings{Table: "tasks", Schema: tableschema.Todo(), Target: "arn:notify", Lease: fire.DefaultLease}, ""},
 		{"adopter's target", target, settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: fire.DefaultLease}, ""},
 		{"lease above a long target's timeout", withEnv(target, lambdaenv.EnvFireLease, "930"),
 			settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: 930 * time.Second}, ""},
 		{"lease out of range", withEnv(target, lambdaenv.EnvFireLease, "0"), settings{}, lambdaenv.EnvFireLease},
 		{"no table", map[string]string{lambdaenv.EnvTargetFunction: "arn:fn"}, settings{}, "TABLE_NAME"},
-		{"no topics without a target", map[string]string{"TABLE_NAME": "t"}, settings{}, "TOPIC_ARN_PREFIX"},
-		{"another schema needs a target", map[string]string{"TABLE_NAME": "t", "TOPIC_ARN_PREFIX": "p", contract.EnvVar: consumer.EnvValue()},
-			settings{}, lambdaenv.EnvTargetFunction},
+		{"no target", map[string]string{"TABLE_NAME": "t", "TOPIC_ARN_PREFIX": "p"}, settings{}, lambdaenv.EnvTargetFunction + " is not set"},
 		{"bad schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f", contract.EnvVar: "{"}, settings{}, contract.EnvVar},
 		{"no schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f"}, settings{}, contract.EnvVar + " is not set"},
 	} {

@@ -1,5 +1,38 @@
-// Command notify is the to-do app's schedule-on-write target.
+// Command notify is the to-do app's target: the function the expiry
+// function invokes (RequestResponse) after each successful claim of a
+// task's expiry or reminder, with the payload it sends to any target
+// (contract.Schema.EncodePayload). It reads the task and notifies its
+// owner through SNS, in the owner's time zone: task.NotifyTarget.
+//
+// Environment: TABLE_NAME; UNSCHEDULE_ITEM_SCHEMA (contract.EnvVar: the
+// to-do schema, tableschema.Todo, which is also the default);
+// TOPIC_ARN_PREFIX and TOPIC_SHARDS; WEB_URL (optional: the link in the
+// message).
 package main
 
-// replaced by the notify target
-func main() {}
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	c := lambdaenv.Must(loadConfig(os.Getenv))
+	aws := lambdaenv.Must(awsenv.Config(context.Background()))
+	store := dynamo.New(dynamodb.NewFromConfig(aws), c.Table)
+	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), c.Topics))
+	target := lambdaenv.Must(task.NewNotifyTarget(task.NotifyConfig{Tasks: store,
+		Notifier: notify.InUserTimeZone(pub, store, log), WebURL: c.WebURL, Log: log}))
+	lambda.Start((&handler{schema: c.Schema, target: target, log: log}).Handle)
+}

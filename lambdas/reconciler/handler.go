@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -26,24 +26,29 @@ const StopMargin = 15 * time.Second
 type config struct {
 	Table     string
 	Scheduler awsscheduler.Config
-	TopicArns []string
-	WebURL    string
+	// Target is TARGET_FUNCTION_ARN: the to-do app's notify function, which
+	// an overdue task's expiry runs exactly as the expiry function does.
+	Target string
+	// Lease is FIRE_LEASE_SECONDS, the expiry function's: how long an
+	// attempt holds the right to run the target (default
+	// fire.DefaultLease). The same value on both functions keeps the
+	// reconciler from taking over a delivery that is still running.
+	Lease     time.Duration
 	Reconcile reconcile.Config
 }
 
 // loadConfig reads the environment through getenv. GRACE_SEC, RATE_PER_SEC
-// and BUDGET_SEC are optional (see reconcile.Config for defaults); WEB_URL
-// is optional (notifications then carry no link).
+// and BUDGET_SEC are optional (see reconcile.Config for defaults), and so
+// is FIRE_LEASE_SECONDS; TARGET_FUNCTION_ARN is required.
 func loadConfig(getenv func(string) string) (config, error) {
 	e := lambdaenv.New(getenv)
 	c := config{
 		Table:     e.Require("TABLE_NAME"),
 		Scheduler: awsscheduler.ConfigFromEnv(e),
-		// The notification topics are found exactly as the expiry
-		// function finds them, so an expiry by the reconciler reaches the
-		// same user.
-		TopicArns: awssns.TopicArnsFromEnv(e),
-		WebURL:    e.Optional("WEB_URL", ""),
+		// The target the expiry function runs: an expiry by the
+		// reconciler notifies exactly as one by a schedule.
+		Target: e.Require(lambdaenv.EnvTargetFunction),
+		Lease:  time.Duration(e.Int(lambdaenv.EnvFireLease, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second,
 	}
 	// Unset means the reconcile package's default.
 	c.Reconcile.Grace = time.Duration(e.Int("GRACE_SEC", 0, 1, 86400)) * time.Second

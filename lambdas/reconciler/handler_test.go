@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
@@ -63,7 +64,7 @@ func TestHandleRunsTheReconciler(t *testing.T) {
 		DueAt: ev.Time.Add(-time.Hour), ScheduleToken: "tok"}
 	store.Put(missing)
 	store.Put(overdue)
-	svc, err := task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: c, Log: quiet})
+	svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: outbox, Clock: c, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +150,8 @@ func TestHandleDeadlineAndErrors(t *testing.T) {
 func TestLoadConfig(t *testing.T) {
 	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "arn:fn",
 		"SCHEDULER_ROLE_ARN": "arn:role", "SCHEDULER_DLQ_ARN": "arn:dlq",
-		"TOPIC_ARN_PREFIX": "arn:aws:sns:eu-west-1:111122223333:n-", "TOPIC_SHARDS": "2",
-		contract.EnvVar: tableschema.Todo().EnvValue()}
+		"TARGET_FUNCTION_ARN": "arn:notify",
+		contract.EnvVar:       tableschema.Todo().EnvValue()}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
 		for kk, vv := range base {
@@ -181,7 +182,8 @@ func TestLoadConfig(t *testing.T) {
 		{"no target", with("EXPIRY_FUNCTION_ARN", ""), reconcile.Config{}, "EXPIRY_FUNCTION_ARN"},
 		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
 		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
-		{"no topics", with("TOPIC_ARN_PREFIX", ""), reconcile.Config{}, "TOPIC_ARN_PREFIX"},
+		{"no notify target", with("TARGET_FUNCTION_ARN", ""), reconcile.Config{}, "TARGET_FUNCTION_ARN"},
+		{"bad lease", with("FIRE_LEASE_SECONDS", "0"), reconcile.Config{}, "FIRE_LEASE_SECONDS"},
 		{"no schema", with(contract.EnvVar, ""), reconcile.Config{}, contract.EnvVar + " is not set"},
 		{"bad grace", with("GRACE_SEC", "5m"), reconcile.Config{}, `GRACE_SEC must be a whole number from 1 to 86400 (given "5m")`},
 		{"zero budget", with("BUDGET_SEC", "0"), reconcile.Config{}, "BUDGET_SEC"},
@@ -199,7 +201,8 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Reconcile != tt.want || got.Table != "tasks" || got.Scheduler.GroupName != "g" || len(got.TopicArns) != 2 {
+			if got.Reconcile != tt.want || got.Table != "tasks" || got.Scheduler.GroupName != "g" || got.Target != "arn:notify" ||
+				got.Lease != fire.DefaultLease {
 				t.Errorf("loadConfig = %+v, want reconcile %+v", got, tt.want)
 			}
 		})

@@ -61,6 +61,10 @@ var functions = []function{
 	{"expiry", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
 		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"}, // due: its claim writes the item
 	{"futureevent", `{"timestamp":"2030-01-01T00:00:00Z","target":"arn:aws:lambda:us-east-1:123456789012:function:bench-target","payload":{}}`, "lambda"},
+	// The expiry function's payload for a task that is not there: its
+	// consistent read of the task is the call.
+	{"notify", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
+		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"},
 	{"postauth", fixture("lambdas/postauth/testdata/signin.json"), "dynamodb"},
 	{"reconciler", fixture("lambdas/reconciler/testdata/scheduled.json"), "dynamodb"},
 	{"streamprocessor", fixture("lambdas/streamprocessor/testdata/batch.json"), "sqs"},

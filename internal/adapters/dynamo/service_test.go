@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/api"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 type fixedClock struct{ t time.Time }
@@ -24,9 +26,29 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := &fixedClock{now}
-	store := newStore(t)
+	client, table := newTable(t)
+	store := New(client, table)
 	outbox := &memory.Outbox{}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Notifier: outbox, Clock: clock})
+	svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The expiry as deployed: the expiry function's core on the table
+	// through the contract's writes (ItemStore), delivering to the to-do
+	// app's target (the notify function's task.NotifyTarget).
+	items, err := NewItemStore(client, table, tableschema.Todo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := fire.New(fire.Config{Schema: tableschema.Todo(), Store: items, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: outbox, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firer, err := task.NewFirer(core, items, target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +119,7 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 		{"a deleted task is skipped", deleted, task.Skipped, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := svc.Expire(ctx, task.ExpireRequest{UserID: "alice", TaskID: tc.id, DueAt: due})
+			got, err := firer.Expire(ctx, task.ExpireRequest{UserID: "alice", TaskID: tc.id, DueAt: due})
 			if err != nil || got != tc.want {
 				t.Fatalf("Expire = %v, %v; want %v", got, err, tc.want)
 			}
@@ -117,5 +139,13 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 	stored, _ := store.Get(ctx, "alice", expires)
 	if stored.NotifiedAt.IsZero() {
 		t.Fatal("the notification was not recorded on the task")
+	}
+	// The contract's claim knows nothing of the table's sparse indexes:
+	// the target's record takes the task out of them.
+	raw := rawItem(t, client, table, "alice", expires)
+	for _, a := range []string{tableschema.UserPendingAttr, tableschema.PendingShardAttr} {
+		if _, ok := raw[a]; ok {
+			t.Errorf("expired and notified task still has %s: %v", a, raw)
+		}
 	}
 }

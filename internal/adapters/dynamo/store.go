@@ -326,7 +326,10 @@ func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, du
 // Recording the notification takes the task out of the pending index.
 func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {
 	u := task.Schema.MarkDelivered(task.Key(userID, taskID), at, contract.ClaimOptions{
-		AlsoRemove: []string{tableschema.PendingShardAttr},
+		// UserPendingAttr too: the expiry function's claim is the
+		// contract's (dynamo.ItemStore), which leaves it; the notify
+		// target records the notification with this write.
+		AlsoRemove: []string{tableschema.PendingShardAttr, tableschema.UserPendingAttr},
 	})
 	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
 	if isConditionFailed(err) {

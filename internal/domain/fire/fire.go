@@ -1,9 +1,9 @@
 // Package fire is what happens at an item's due time, for any
 // contract.Schema: claim the item, deliver its payload to the target,
 // record the delivery. It is the one implementation of the contract's
-// claim rules (the to-do app's expiry, task.Service.Expire, runs on it,
-// and so does the expiry function with an adopter's target). Plain Go:
-// the store and the target are ports.
+// claim rules: the expiry function runs it with any table's target, the
+// to-do app's notify function included (task.Firer is the to-do app's
+// composition). Plain Go: the store and the target are ports.
 package fire
 
 import (

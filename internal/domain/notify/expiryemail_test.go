@@ -42,6 +42,11 @@ func TestExpiryEmail(t *testing.T) {
 			}
 			clock := &fixedClock{due.Add(-time.Hour)}
 			svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock,
+				Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			firer, err := task.InProcess(task.InProcessConfig{Store: store, Clock: clock,
 				Notifier: notify.InUserTimeZone(outbox, settings, slog.New(slog.DiscardHandler)), WebURL: "https://app.example.com",
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
@@ -52,7 +57,7 @@ func TestExpiryEmail(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock.t = due.Add(time.Second)
-			if out, err := svc.Expire(ctx, task.ExpireRequest{UserID: "u1", TaskID: created.TaskID, DueAt: due}); err != nil || out != task.Expired {
+			if out, err := firer.Expire(ctx, task.ExpireRequest{UserID: "u1", TaskID: created.TaskID, DueAt: due}); err != nil || out != task.Expired {
 				t.Fatalf("expire: %q, %v", out, err)
 			}
 			sent := outbox.Sent()

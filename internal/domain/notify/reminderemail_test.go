@@ -34,6 +34,11 @@ func TestReminderEmail(t *testing.T) {
 			}
 			clock := &fixedClock{due.Add(-48 * time.Hour)}
 			svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock,
+				Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			firer, err := task.InProcess(task.InProcessConfig{Store: store, Clock: clock,
 				Notifier: notify.InUserTimeZone(outbox, settings, slog.New(slog.DiscardHandler)), WebURL: "https://app.example.com",
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
@@ -45,7 +50,7 @@ func TestReminderEmail(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock.t = created.RemindAt
-			out, err := svc.Remind(ctx, task.RemindRequest{UserID: "u1", TaskID: created.TaskID, DueAt: due, RemindAt: created.RemindAt})
+			out, err := firer.Remind(ctx, task.RemindRequest{UserID: "u1", TaskID: created.TaskID, DueAt: due, RemindAt: created.RemindAt})
 			if err != nil || out != task.Reminded {
 				t.Fatalf("remind: %q, %v", out, err)
 			}

@@ -54,7 +54,7 @@ func benchPass(b *testing.B, confirmed bool) {
 		}
 		pending, schedules = append(pending, t), append(schedules, s)
 	}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: sched, Notifier: &memory.Outbox{}, Clock: fixedClock(now)})
+	svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: &memory.Outbox{}, Clock: fixedClock(now)})
 	if err != nil {
 		b.Fatal(err)
 	}

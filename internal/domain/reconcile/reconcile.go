@@ -5,12 +5,12 @@
 //     correct one (and its ScheduleRepair mark is cleared);
 //   - a schedule whose task is gone or no longer Pending is deleted;
 //   - a Pending task whose deadline passed more than a grace period ago is
-//     expired through task.Service.Expire, the expiry function's own
-//     conditional path, which notifies its owner once;
+//     expired through task.Firer, the expiry function's own conditional
+//     path and target, which notifies its owner once;
 //   - an Expired task whose notification is not recorded, expired more
 //     than a grace period ago (its publish failed, and its retries are
 //     spent or there were none: the reconciler's own expiry has no
-//     retry), goes through task.Service.Expire again, which takes the
+//     retry), goes through task.Firer again, which takes the
 //     notification claim over and publishes.
 //
 // A run costs what the drift costs, not what the table holds:
@@ -101,8 +101,9 @@ type PendingCounter interface {
 	CountPending(ctx context.Context, req task.PendingRequest) (int, error)
 }
 
-// Expirer expires a task the way the expiry function does
-// (*task.Service).
+// Expirer expires a task the way the expiry function does: the firing
+// core on the task table, delivering to the to-do app's target
+// (*task.Firer).
 type Expirer interface {
 	Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error)
 }

@@ -82,7 +82,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{clock: &fakeClock{t: t0}, store: memory.NewStore(), sched: memory.NewScheduler(),
 		outbox: &memory.Outbox{}, cps: &memCheckpoints{}, out: &bytes.Buffer{}}
-	svc, err := task.NewService(task.Deps{Store: w.store, Scheduler: w.sched, Notifier: w.outbox, Clock: w.clock, Log: quiet})
+	svc, err := task.InProcess(task.InProcessConfig{Store: w.store, Notifier: w.outbox, Clock: w.clock, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,7 +221,7 @@ func TestExpireNotifiesOnce(t *testing.T) {
 			}
 			outbox := &memory.Outbox{}
 			var a expireAttempt
-			var svc *task.Service
+			var svc todo
 			req := task.ExpireRequest{UserID: pending.UserID, TaskID: pending.TaskID, DueAt: tc.reqDue}
 			nested := false
 			outbox.Fail = func(task.Notification) error {
@@ -247,8 +247,8 @@ func TestExpireNotifiesOnce(t *testing.T) {
 			}
 			clock := &expireClock{tc.now}
 			var err error
-			svc, err = task.NewService(task.Deps{Store: store, Notifier: outbox, Clock: clock, NotifyLease: tc.notifyLease,
-				WebURL: "https://app.example.com/", Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))})
+			svc, err = newTodo(task.Deps{Store: store, Clock: clock, Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))},
+				task.InProcessConfig{Notifier: outbox, Lease: tc.notifyLease, WebURL: "https://app.example.com/"})
 			if err != nil {
 				t.Fatal(err)
 			}

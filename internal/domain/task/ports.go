@@ -112,7 +112,7 @@ type Notification struct {
 	// message shows the deadline ("" shows it in UTC). Expire leaves it
 	// empty; notify.InUserTimeZone fills it from the owner's settings.
 	TimeZone string
-	// Reminder is set on a reminder before the deadline (Service.Remind):
+	// Reminder is set on a reminder before the deadline (Firer.Remind):
 	// the task is still pending, due Reminder.Offset() after now. It is
 	// "" on the expiry notification.
 	Reminder Reminder

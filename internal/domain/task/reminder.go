@@ -1,9 +1,6 @@
 package task
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
@@ -127,65 +124,4 @@ const (
 
 var remindOutcomes = map[fire.Outcome]RemindOutcome{
 	fire.Fired: Reminded, fire.Redelivered: Reminded, fire.Skipped: RemindSkipped,
-}
-
-// Remind emails a task's owner before its deadline: fire.Core.Remind with
-// the to-do app's schema. The conditional claim (still Pending, same
-// deadline, same reminder time, not reminded for it, no live claim)
-// decides, so a reminder of a task that was completed, deleted, expired
-// or moved is never sent; then the reminder is published, then recorded
-// (RemindedFor). An error means "retry me" (errors.Is
-// ErrNotifyInProgress when another attempt holds the claim, ErrTooEarly
-// before the reminder time).
-func (s *Service) Remind(ctx context.Context, req RemindRequest) (RemindOutcome, error) {
-	if s.notifier == nil {
-		return "", errors.New("task: Remind needs a Notifier")
-	}
-	a := &reminderAttempt{store: s.store}
-	p := Payload{Key: Key(req.UserID, req.TaskID), Due: req.DueAt, Remind: req.RemindAt}
-	out, err := s.fire.Remind(ctx, p, a, fire.DeliverFunc(func(ctx context.Context, _ Payload) error {
-		t := a.t
-		if err := s.notifier.Publish(ctx, Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title,
-			Description: t.Description, DueAt: t.DueAt, Link: s.link(t.TaskID), Reminder: t.Reminder.Or()}); err != nil {
-			return fmt.Errorf("publish reminder: %w", err)
-		}
-		return nil
-	}))
-	if err != nil {
-		return "", fmt.Errorf("remind task %s: %w", req.TaskID, err)
-	}
-	return remindOutcomes[out], nil
-}
-
-// reminderAttempt is the task store as fire.Core.Remind sees it, for one
-// attempt: it keeps the task its claim returned, which the reminder
-// names.
-type reminderAttempt struct {
-	store Store
-	t     Task
-}
-
-var _ fire.ReminderStore = (*reminderAttempt)(nil)
-
-func (a *reminderAttempt) RemindClaim(ctx context.Context, p Payload, now time.Time, lease time.Duration) error {
-	t, err := a.store.ClaimReminder(ctx, p.Key.Partition, p.Key.Sort, p.Due, p.Remind, now, lease)
-	if err == nil {
-		a.t = t
-	}
-	return err
-}
-
-func (a *reminderAttempt) MarkReminded(ctx context.Context, p Payload) error {
-	return a.store.MarkReminded(ctx, p.Key.Partition, p.Key.Sort, p.Remind)
-}
-
-func (a *reminderAttempt) Get(ctx context.Context, k contract.Key) (contract.Item, bool, error) {
-	t, err := a.store.Get(ctx, k.Partition, k.Sort)
-	if errors.Is(err, ErrNotFound) {
-		return contract.Item{}, false, nil
-	}
-	if err != nil {
-		return contract.Item{}, false, err
-	}
-	return t.Item(), true, nil
 }

@@ -135,8 +135,8 @@ func TestRemind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store, out := memory.NewStore(), &memory.Outbox{}
 			clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Notifier: out,
-				Clock: clock, WebURL: "https://app.example", Log: slog.New(slog.DiscardHandler)})
+			svc, err := newTodo(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+				task.InProcessConfig{Notifier: out, WebURL: "https://app.example"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,8 +193,8 @@ func TestRemindRetry(t *testing.T) {
 	ctx := context.Background()
 	store, out := memory.NewStore(), &memory.Outbox{}
 	clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Notifier: out, Clock: clock,
-		Log: slog.New(slog.DiscardHandler)})
+	svc, err := newTodo(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+		task.InProcessConfig{Notifier: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +223,8 @@ func TestRemindAfterMovingAwayAndBack(t *testing.T) {
 	ctx := context.Background()
 	store, out := memory.NewStore(), &memory.Outbox{}
 	clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Notifier: out, Clock: clock,
-		Log: slog.New(slog.DiscardHandler)})
+	svc, err := newTodo(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+		task.InProcessConfig{Notifier: out})
 	if err != nil {
 		t.Fatal(err)
 	}

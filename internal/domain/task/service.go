@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 )
 
@@ -19,8 +17,6 @@ type Service struct {
 	notifier  Notifier
 	clock     Clock
 	ids       IDs
-	webURL    string
-	fire      *fire.Core
 	// maxPending caps each user's Pending tasks (Create).
 	maxPending int
 	log        *slog.Logger
@@ -30,7 +26,7 @@ type Service struct {
 // publish a notification before a retry may take it over. It must be
 // longer than any one attempt can take to publish and record: the expiry
 // function's timeout is 10 s by default (constructs/scheduleonwrite), and
-// a reconciler attempt is one publish and one write. A shorter lease lets
+// a reconciler attempt is one notify invocation and one write. A shorter lease lets
 // a retry publish while a slow first attempt is still publishing (a
 // duplicate email); a longer one only delays the retry of an attempt that
 // crashed.
@@ -42,22 +38,16 @@ const DefaultNotifyLease = fire.DefaultLease
 // quota of schedules or the reconciler's pass for everybody.
 const DefaultMaxPendingPerUser = 1000
 
-// Deps are the Service's collaborators. Scheduler is needed by Create,
-// Notifier by Expire; a function that never calls those may leave them nil.
+// Deps are the Service's collaborators. Scheduler is needed by Create; a
+// function that never calls it may leave it nil. (Expiring and reminding
+// are not the Service's: see Firer.)
 type Deps struct {
 	Store     Store
 	Scheduler Scheduler
-	Notifier  Notifier
 	// Clock defaults to the wall clock.
 	Clock Clock
 	// IDs defaults to RandomIDs.
 	IDs IDs
-	// WebURL is the web app's base URL, used for links in notifications.
-	WebURL string
-	// NotifyLease is how long an expiry attempt holds the claim to publish
-	// a notification. Default: DefaultNotifyLease (60 s); keep it longer
-	// than the expiry function's timeout.
-	NotifyLease time.Duration
 	// MaxPendingPerUser caps the Pending tasks of one user: Create
 	// refuses the next one with a *PendingLimitError.
 	// Default: DefaultMaxPendingPerUser (1000).
@@ -80,23 +70,14 @@ func NewService(d Deps) (*Service, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	if d.NotifyLease <= 0 {
-		d.NotifyLease = DefaultNotifyLease
-	}
 	if d.MaxPendingPerUser < 0 {
 		return nil, fmt.Errorf("task: MaxPendingPerUser must be positive (given %d)", d.MaxPendingPerUser)
 	}
 	if d.MaxPendingPerUser == 0 {
 		d.MaxPendingPerUser = DefaultMaxPendingPerUser
 	}
-	s := &Service{store: d.Store, scheduler: d.Scheduler, notifier: d.Notifier, clock: d.Clock,
-		ids: d.IDs, webURL: strings.TrimRight(d.WebURL, "/"), maxPending: d.MaxPendingPerUser,
-		log: d.Log}
-	var err error
-	if s.fire, err = fire.New(fire.Config{Schema: Schema, Store: &expiryAttempt{store: d.Store}, Now: s.Now,
-		Lease: d.NotifyLease, Log: d.Log}); err != nil {
-		return nil, err
-	}
+	s := &Service{store: d.Store, scheduler: d.Scheduler, clock: d.Clock,
+		ids: d.IDs, maxPending: d.MaxPendingPerUser, log: d.Log}
 	return s, nil
 }
 
@@ -257,116 +238,4 @@ func (s *Service) Delete(ctx context.Context, userID, taskID string) error {
 	}
 	_, err := s.store.Delete(ctx, userID, taskID)
 	return err
-}
-
-// ExpireRequest is what a schedule (or the reconciler) asks to expire.
-type ExpireRequest struct {
-	UserID string
-	TaskID string
-	// DueAt is the deadline the schedule was made for.
-	DueAt time.Time
-}
-
-// ExpireOutcome says what Expire did.
-type ExpireOutcome string
-
-// Outcomes of Expire.
-const (
-	// Expired: the task moved to Expired and its owner was notified.
-	Expired ExpireOutcome = "expired"
-	// Renotified: an earlier attempt expired the task but did not record a
-	// notification; this one published it.
-	Renotified ExpireOutcome = "renotified"
-	// Skipped: the task is gone, not Pending, has another deadline, or was
-	// already notified. Nothing was sent.
-	Skipped ExpireOutcome = "skipped"
-)
-
-// Expire is the guarantee of the whole design: fire.Core.Fire with the
-// to-do app's schema (Schema), whose doc comment is the spec. It trusts
-// nothing: the conditional write (still Pending, same deadline) decides,
-// and only a task that this write expired, or that an earlier attempt
-// expired without recording its notification, is notified. The claim is
-// NotifyClaimAt, the lease Deps.NotifyLease, the delivery the
-// notification (Notifier.Publish), its record NotifiedAt.
-//
-// An error means "retry me" (errors.Is ErrNotifyInProgress when another
-// attempt holds the claim, ErrTooEarly when the deadline is still ahead). A task whose publish failed stays listed for
-// the reconciler (Task.AwaitsExpiry), which expires it through this same
-// path after its grace period, so the notification is retried even when
-// the scheduler's retries are spent. The one window for a duplicate is an
-// attempt that published and then did not record it.
-func (s *Service) Expire(ctx context.Context, req ExpireRequest) (ExpireOutcome, error) {
-	if s.notifier == nil {
-		return "", errors.New("task: Expire needs a Notifier")
-	}
-	a := &expiryAttempt{store: s.store}
-	out, err := s.fire.WithStore(a).Fire(ctx, Payload{Key: Key(req.UserID, req.TaskID), Due: req.DueAt}, a.notify(s))
-	if err != nil {
-		return "", fmt.Errorf("expire task %s: %w", req.TaskID, err)
-	}
-	return expireOutcomes[out], nil
-}
-
-var expireOutcomes = map[fire.Outcome]ExpireOutcome{
-	fire.Fired: Expired, fire.Redelivered: Renotified, fire.Skipped: Skipped,
-}
-
-// expiryAttempt is the task store as fire.Core sees it, for one attempt:
-// it keeps the task its claim or read returned, which the notification
-// names (its title), so the happy path reads the table once.
-type expiryAttempt struct {
-	store Store
-	t     Task
-}
-
-var _ fire.Store = (*expiryAttempt)(nil)
-
-func (a *expiryAttempt) Claim(ctx context.Context, p Payload, now time.Time) error {
-	t, err := a.store.Expire(ctx, p.Key.Partition, p.Key.Sort, p.Due, now)
-	if err == nil {
-		a.t = t
-	}
-	return err
-}
-
-func (a *expiryAttempt) TakeOver(ctx context.Context, p Payload, now time.Time, lease time.Duration) error {
-	return a.store.ClaimNotification(ctx, p.Key.Partition, p.Key.Sort, p.Due, now, lease)
-}
-
-func (a *expiryAttempt) MarkDelivered(ctx context.Context, k contract.Key, at time.Time) error {
-	return a.store.MarkNotified(ctx, k.Partition, k.Sort, at)
-}
-
-func (a *expiryAttempt) Get(ctx context.Context, k contract.Key) (contract.Item, bool, error) {
-	t, err := a.store.Get(ctx, k.Partition, k.Sort)
-	if errors.Is(err, ErrNotFound) {
-		return contract.Item{}, false, nil
-	}
-	if err != nil {
-		return contract.Item{}, false, err
-	}
-	a.t = t
-	return t.Item(), true, nil
-}
-
-// notify is the to-do app's deliverer: the expiry notification of the
-// task the attempt claimed.
-func (a *expiryAttempt) notify(s *Service) fire.Deliverer {
-	return fire.DeliverFunc(func(ctx context.Context, _ Payload) error {
-		t := a.t
-		err := s.notifier.Publish(ctx, Notification{UserID: t.UserID, TaskID: t.TaskID, Title: t.Title,
-			Description: t.Description, DueAt: t.DueAt, Link: s.link(t.TaskID)})
-		if err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-		return nil
-	})
-}
-
-func (s *Service) link(taskID string) string {
-	if s.webURL == "" {
-		return ""
-	}
-	return s.webURL + "/#/tasks/" + taskID
 }

@@ -71,7 +71,7 @@ type Task struct {
 	// NotifyClaimAt is when an expiry attempt last took the right to
 	// publish the notification: the transition to Expired takes it, and a
 	// retry may take it over only once it is older than the notify lease
-	// (see Service.Expire). It keeps two concurrent attempts from both
+	// (see Firer.Expire). It keeps two concurrent attempts from both
 	// publishing.
 	NotifyClaimAt time.Time
 	// Reminder is how long before DueAt the owner is reminded ("" on an

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/testenv"
+)
+
+// TestHandle: the payload the expiry function sends to any target (as
+// internal/adapters/awslambda encodes it) becomes the to-do app's
+// notification, with the text the owner has always received.
+func TestHandle(t *testing.T) {
+	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	remAt := due.Add(-15 * time.Minute)
+	const id = "01JD00000000000000000000AA"
+	expired := task.Task{UserID: "u1", TaskID: id, Title: "Renew passport", Status: task.StatusExpired, DueAt: due,
+		ExpiredAt: due, NotifyClaimAt: due, Reminder: task.Reminder15m, RemindAt: remAt}
+	pending := expired
+	pending.Status, pending.ExpiredAt, pending.NotifyClaimAt = task.StatusPending, time.Time{}, time.Time{}
+	done := pending
+	done.Status = task.StatusDone
+	schema := tableschema.Todo()
+	payload := func(p contract.Payload) json.RawMessage { return json.RawMessage(schema.EncodePayload(p)) }
+	expiry := payload(contract.Payload{Key: task.Key("u1", id), Due: due})
+	reminder := payload(contract.Payload{Key: task.Key("u1", id), Due: due, Remind: remAt})
+	errSNS := errors.New("sns down")
+	for _, tc := range []struct {
+		name       string
+		stored     *task.Task
+		payload    json.RawMessage
+		publishErr error
+		wantErr    bool
+		// wantSubject is the one message's subject ("": none sent).
+		wantSubject string
+		wantLog     string
+	}{
+		{"expired: one expiry message with title and link", &expired, expiry, nil, false, "Task expired: Renew passport", `"outcome":"notified"`},
+		{"reminder: the reminder message", &pending, reminder, nil, false, "Due in 15 minutes: Renew passport", `"reminder":true`},
+		{"task gone meanwhile: nothing sent, success", nil, expiry, nil, false, "", `"outcome":"gone"`},
+		{"reminder's task completed meanwhile: nothing sent, success", &done, reminder, nil, false, "", `"outcome":"stale"`},
+		{"SNS error: the invocation fails, so the firing is retried", &expired, expiry, errSNS, true, "", "sns down"},
+		{"reminder SNS error fails too", &pending, reminder, errSNS, true, "", "sns down"},
+		{"not a schedule payload", &expired, json.RawMessage(`{"hello":1}`), nil, true, "", "not a schedule payload"},
+		{"payload without a task id", &expired, payload(contract.Payload{Key: task.Key("u1", "x"), Due: due}), nil, true, "", "task id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := memory.NewStore()
+			if tc.stored != nil {
+				store.Put(*tc.stored)
+			}
+			outbox := &memory.Outbox{Fail: func(task.Notification) error { return tc.publishErr }}
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: outbox, WebURL: "https://todo.example", Log: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &handler{schema: schema, target: target, log: log}
+			err = h.Handle(context.Background(), tc.payload)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error: %v", err, tc.wantErr)
+			}
+			sent := outbox.Sent()
+			switch {
+			case tc.wantSubject == "" && len(sent) != 0:
+				t.Fatalf("sent %+v, want nothing", sent)
+			case tc.wantSubject != "":
+				if len(sent) != 1 {
+					t.Fatalf("sent %d messages, want 1", len(sent))
+				}
+				m := notify.FormatMessage(sent[0])
+				if m.Subject != tc.wantSubject || !strings.Contains(m.Body, "Open the task: https://todo.example/#/tasks/"+id) {
+					t.Errorf("message %+v, want subject %q and the task's link", m, tc.wantSubject)
+				}
+			}
+			if !strings.Contains(logs.String(), tc.wantLog) {
+				t.Errorf("log %s lacks %s", logs.String(), tc.wantLog)
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	todo := map[string]string{"TABLE_NAME": "tasks", "TOPIC_ARN_PREFIX": "arn:topic-", "TOPIC_SHARDS": "2", "WEB_URL": "https://w"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range todo {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	want := settings{Table: "tasks", Schema: tableschema.Todo(), Topics: []string{"arn:topic-0", "arn:topic-1"}, WebURL: "https://w"}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    settings
+		wantErr string
+	}{
+		{"to-do schema by default", todo, want, ""},
+		{"to-do schema named", with(contract.EnvVar, tableschema.Todo().EnvValue()), want, ""},
+		{"another schema", with(contract.EnvVar, testenv.ConsumerSchema().EnvValue()), settings{}, "to-do"},
+		{"bad schema", with(contract.EnvVar, "{"), settings{}, contract.EnvVar},
+		{"no table", with("TABLE_NAME", ""), settings{}, "TABLE_NAME"},
+		{"no topics", with("TOPIC_ARN_PREFIX", ""), settings{}, "TOPIC_ARN_PREFIX"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := loadConfig(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
