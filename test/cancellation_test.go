@@ -457,7 +457,7 @@ func TestCancellationValidation(t *testing.T) {
 	fifo := awssqs.Queue_FromQueueArn(stack, jsii.String("Fifo"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:work.fifo"))
 	standard := awssqs.Queue_FromQueueArn(stack, jsii.String("Standard"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:work"))
 	valid := func(edit func(p *cancellation.CancellationProps)) *cancellation.CancellationProps {
-		p := &cancellation.CancellationProps{Table: streamed, Timer: fakeSchedules{}}
+		p := &cancellation.CancellationProps{Table: streamed, Timer: fakeSchedules{}, Schema: tableschema.Todo()}
 		edit(p)
 		return p
 	}

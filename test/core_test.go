@@ -188,9 +188,10 @@ func TestLeastPrivilege(t *testing.T) {
 			"dynamodb:GetItem": table, "dynamodb:PutItem": table,
 		}},
 		{"presignup", "AuthPreSignUp", map[string]string{}},
-		// The target reads the task and its owner's settings, and publishes
-		// to the shard topics; it writes nothing.
-		{"notify", "NotificationsNotify", map[string]string{"dynamodb:GetItem": table, "sns:Publish": topics}},
+		// The target reads the task and its owner's settings, publishes to
+		// the shard topics, and records the notification (UpdateItem), which
+		// takes the task out of the pending indexes.
+		{"notify", "NotificationsNotify", map[string]string{"dynamodb:GetItem": table, "dynamodb:UpdateItem": table, "sns:Publish": topics}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ActionMap(s.FunctionStatements(t, tc.function))

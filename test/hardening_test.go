@@ -288,16 +288,17 @@ func TestProdRetainsQueuesTopicsAndProtectsState(t *testing.T) {
 	}
 }
 
-// TestNotifyingFunctionsGetTheSiteUrl: the functions that send expiry
-// emails (the notify target, reconciler) are told the hosted site's URL, so the email
-// links to the task.
+// TestNotifyingFunctionsGetTheSiteUrl: the function that sends expiry
+// emails (the notify target, which the expiry function and the
+// reconciler invoke) is told the hosted site's URL, so the email links to
+// the task.
 func TestNotifyingFunctionsGetTheSiteUrl(t *testing.T) {
 	s := Stack(t, "dev")
 	site := JSON(s.json["Outputs"].(map[string]any)["WebUrl"].(map[string]any)["Value"])
 	if !strings.Contains(site, "https://") {
 		t.Fatalf("WebUrl output = %s", site)
 	}
-	for _, prefix := range []string{"NotificationsNotify", "ReconcilerFunction"} {
+	for _, prefix := range []string{"NotificationsNotify"} {
 		fn := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)])
 		vars, _ := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
 		url := JSON(vars["WEB_URL"])

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
@@ -42,7 +43,7 @@ func TestReconcilerFunction(t *testing.T) {
 	})
 	t.Run("environment the handler reads", func(t *testing.T) {
 		for _, k := range []string{"TABLE_NAME", "SCHEDULE_GROUP", "EXPIRY_FUNCTION_ARN", "SCHEDULER_ROLE_ARN",
-			"SCHEDULER_DLQ_ARN", "TOPIC_ARN_PREFIX", "TOPIC_SHARDS", "GRACE_SEC", "RATE_PER_SEC", "BUDGET_SEC"} {
+			"SCHEDULER_DLQ_ARN", "TARGET_FUNCTION_ARN", "FIRE_LEASE_SECONDS", "GRACE_SEC", "RATE_PER_SEC", "BUDGET_SEC"} {
 			if env[k] == nil || env[k] == "" {
 				t.Errorf("%s missing from %s", k, JSON(env))
 			}
@@ -111,7 +112,7 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 	pendingIndex := table + "/index/pending"
 	schedulerRole := "${" + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + ".Arn}"
 	logs := "${" + s.LogicalID(t, "AWS::Logs::LogGroup", "ReconcilerFunctionLogs") + ".Arn}"
-	topics := "arn:${AWS::Partition}:sns:${AWS::Region}:${AWS::AccountId}:Unschedule-dev-notify-*"
+	notify := "${" + s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify") + ".Arn}"
 	failures := "${" + s.LogicalID(t, "AWS::SQS::Queue", "ReconcilerFailureQueue") + ".Arn}"
 
 	t.Run("schedules inside the group only; ListSchedules is the one action on *", func(t *testing.T) {
@@ -131,8 +132,10 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 			"scheduler:DeleteSchedule": {group}, "scheduler:GetSchedule": {group},
 			"scheduler:ListSchedules": {"*"},
 			"iam:PassRole":            {schedulerRole},
-			"sns:Publish":             {topics},
-			"logs:CreateLogStream":    {logs}, "logs:PutLogEvents": {logs},
+			// It fires overdue tasks as the expiry function does: the
+			// to-do app's notify function, its versions and aliases.
+			"lambda:InvokeFunction": {notify, notify + ":*"},
+			"logs:CreateLogStream":  {logs}, "logs:PutLogEvents": {logs},
 			// Lambda sends a given-up run's record to the on-failure queue as
 			// the function (SqsDestination's grant).
 			"sqs:SendMessage": {failures}, "sqs:GetQueueAttributes": {failures}, "sqs:GetQueueUrl": {failures},
@@ -208,14 +211,14 @@ func TestReconcilerAlarms(t *testing.T) {
 	})
 }
 
-// fakeNotifier stands in for the notification topics.
-type fakeNotifier struct{}
+// fakeCore stands in for the ScheduleOnWrite the reconciler fires through.
+type fakeCore struct{}
 
-func (fakeNotifier) GrantPublish(g awsiam.IGrantable) awsiam.Grant {
-	return awsiam.Grant_Drop(g, jsii.String("publish"))
+func (fakeCore) GrantFire(fn awslambda.IFunction) awsiam.Grant {
+	return awsiam.Grant_Drop(fn, jsii.String("fire"))
 }
-func (fakeNotifier) Environment() map[string]string {
-	return map[string]string{"TOPIC_ARN_PREFIX": "arn:aws:sns:eu-west-1:111111111111:n-", "TOPIC_SHARDS": "1"}
+func (fakeCore) FiringEnvironment() map[string]string {
+	return map[string]string{"TARGET_FUNCTION_ARN": "arn:aws:lambda:eu-west-1:111111111111:function:notify", "FIRE_LEASE_SECONDS": "60"}
 }
 
 func TestReconcilerShortIntervalHalvesTheBudget(t *testing.T) {
@@ -224,7 +227,7 @@ func TestReconcilerShortIntervalHalvesTheBudget(t *testing.T) {
 	var r *reconciler.Reconciler
 	Check(t, func() {
 		r = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
-			Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}, Every: awscdk.Duration_Minutes(jsii.Number(5)),
+			Table: table, Schedules: fakeSchedules{}, Core: fakeCore{}, Every: awscdk.Duration_Minutes(jsii.Number(5)),
 		})
 	})
 	s := synthOf(t, stack)
@@ -250,7 +253,7 @@ func TestReconcilerValidation(t *testing.T) {
 	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
 	type props = reconciler.ReconcilerProps
 	valid := func(edit func(p *props)) *props {
-		p := &props{Table: table, Schedules: fakeSchedules{}, Notifications: fakeNotifier{}}
+		p := &props{Table: table, Schedules: fakeSchedules{}, Core: fakeCore{}}
 		edit(p)
 		return p
 	}
@@ -262,7 +265,7 @@ func TestReconcilerValidation(t *testing.T) {
 		{"no props", nil, []string{"props are required"}},
 		{"no table", valid(func(p *props) { p.Table = nil }), []string{"Table is required"}},
 		{"no schedules", valid(func(p *props) { p.Schedules = nil }), []string{"Schedules is required"}},
-		{"no notifications", valid(func(p *props) { p.Notifications = nil }), []string{"Notifications is required"}},
+		{"no core", valid(func(p *props) { p.Core = nil }), []string{"Core is required"}},
 		{"another schema", valid(func(p *props) { p.Schema = contract.Schema{PartitionKey: "tenantId"} }),
 			[]string{"is not the to-do app's", "works only with tableschema.Todo()", `"pending" index`}},
 		{"a table of this app without the pending index", valid(func(p *props) { p.Table = noIndex }),

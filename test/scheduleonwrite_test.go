@@ -69,9 +69,9 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 		{"invalid schema", valid(func(p *props) { p.Schema = contract.Schema{DueAttr: "status"} }),
 			[]string{"Schema:", `both "status"`}},
 		{"existing table keyed otherwise", valid(func(p *props) { p.ExistingTable = jobs }),
-			[]string{"ExistingTable is keyed tenantId/jobId but Schema says userId/taskId", `set Schema.PartitionKey to "tenantId" and Schema.SortKey to "jobId"`}},
+			[]string{"ExistingTable is keyed tenantId/jobId but Schema says pk/sk", `set Schema.PartitionKey to "tenantId" and Schema.SortKey to "jobId"`}},
 		{"existing TableV2 keyed otherwise", valid(func(p *props) { p.ExistingTable = jobsV2 }),
-			[]string{"ExistingTable is keyed tenantId/jobId but Schema says userId/taskId"}},
+			[]string{"ExistingTable is keyed tenantId/jobId but Schema says pk/sk"}},
 		{"imported table without its stream ARN", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = imported }),
 			[]string{"has no stream", "import the table with its TableStreamArn"}},
 		{"existing table without a sort key", valid(func(p *props) { p.ExistingTable = partitionOnly }),
@@ -247,7 +247,7 @@ func TestMetricMethods(t *testing.T) {
 	Check(t, func() {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Notifications: fakeNotifier{}})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Core: s})
 		add(metrics.FunctionExpiry, metrics.ExpiryErrors, s.MetricExpiryErrors(nil))
 		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
 		add(metrics.FunctionExpiry, metrics.TasksExpired, s.MetricExpired(nil))
@@ -287,7 +287,7 @@ func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
 	Check(t, func() {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Notifications: fakeNotifier{}})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Core: s})
 		got = map[string][]awscloudwatch.Alarm{"scheduleonwrite": s.ErrorAlarms(), "cancellation": c.ErrorAlarms(), "reconciler": r.ErrorAlarms()}
 	})
 	for name, fns := range map[string][]string{

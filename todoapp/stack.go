@@ -169,15 +169,14 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		Logs:          cfg.Logs(),
 	})
 	s.Reconciler = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
-		Table:         s.Table,
-		Schedules:     s.Timer,
-		Notifications: s.Notifications,
-		Every:         awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
-		AlarmTopic:    s.AlarmTopic,
-		Logs:          cfg.Logs(),
+		Table:      s.Table,
+		Schedules:  s.Timer,
+		Core:       s.Scheduling,
+		Every:      awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
+		AlarmTopic: s.AlarmTopic,
+		Logs:       cfg.Logs(),
 		// The failure queue goes with the stack in dev, like every queue.
 		FailureQueueRemovalPolicy: cfg.Removal(),
-		WebURL:                    *webhosting.Later(func() *string { return s.Web.Url }),
 	})
 
 	s.Operations = operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{

@@ -370,7 +370,9 @@ func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 
 // addNotify creates Notify: the expiry function invokes it with a claimed
 // task's payload; it reads the task and its owner's settings (GetItem on
-// the table only) and publishes to the owner's shard topic.
+// the table only), publishes to the owner's shard topic, and records the
+// notification (UpdateItem), which takes the task out of the pending
+// indexes.
 func (n *UserNotifications) addNotify(table awsdynamodb.ITable) {
 	env := map[string]string{"TABLE_NAME": *table.TableName(), contract.EnvVar: tableschema.Todo().EnvValue()}
 	if n.webURL != "" {
@@ -383,7 +385,7 @@ func (n *UserNotifications) addNotify(table awsdynamodb.ITable) {
 		Logs:        n.logs,
 		Environment: env,
 	})
-	grants.Table(table, n.Notify.Function, "dynamodb:GetItem")
+	grants.Table(table, n.Notify.Function, "dynamodb:GetItem", "dynamodb:UpdateItem")
 	n.GrantPublish(n.Notify.Function)
 	nag.Suppress(nag.RolePolicy(n.Notify.Function), nag.Rule{ID: "AwsSolutions-IAM5",
 		AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},

@@ -36,7 +36,7 @@ const maxBudgetSec = 900 - TimeoutMarginSec
 
 func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	if props == nil {
-		panic(fmt.Sprintf("%s: props are required: Table, Schedules and Notifications", id))
+		panic(fmt.Sprintf("%s: props are required: Table, Schedules and Core", id))
 	}
 	p := *props
 	sec := func(d awscdk.Duration, def float64) awscdk.Duration {
@@ -71,8 +71,8 @@ func validate(id string, p ReconcilerProps) {
 		panic(fmt.Sprintf("%s: Table is required: pass the schedule-on-write table to reconcile", id))
 	case p.Schedules == nil:
 		panic(fmt.Sprintf("%s: Schedules is required: pass the scheduleonwrite.SchedulerTimer of the table's schedule-on-write construct", id))
-	case p.Notifications == nil:
-		panic(fmt.Sprintf("%s: Notifications is required: pass where expiry notifications go (notifications.NewUserNotifications)", id))
+	case p.Core == nil:
+		panic(fmt.Sprintf("%s: Core is required: pass the table's ScheduleOnWrite (the reconciler fires overdue items through its claim and Target)", id))
 	}
 	// The reconciler reads the to-do app's pending index and repairs
 	// tasks: it works with the to-do schema and table only.

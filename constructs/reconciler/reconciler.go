@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -44,11 +45,13 @@ type ScheduleReconciler interface {
 	Environment() map[string]string
 }
 
-// Notifier is where expiry notifications go
-// (notifications.UserNotifications implements it).
-type Notifier interface {
-	GrantPublish(grantee awsiam.IGrantable) awsiam.Grant
-	Environment() map[string]string
+// FiringCore fires an item the way the expiry function does: the claim,
+// then the Target (scheduleonwrite.ScheduleOnWrite implements it).
+type FiringCore interface {
+	// FiringEnvironment names the Target and the delivery lease.
+	FiringEnvironment() map[string]string
+	// GrantFire lets fn claim items and invoke the Target only.
+	GrantFire(fn awslambda.IFunction) awsiam.Grant
 }
 
 // ReconcilerProps configures the job. Zero numbers take their default.
@@ -64,8 +67,10 @@ type ReconcilerProps struct {
 	// Schedules owns the table's schedules: the *scheduleonwrite.SchedulerTimer
 	// of the table's ScheduleOnWrite. Required.
 	Schedules ScheduleReconciler
-	// Notifications receive the expiries the reconciler does. Required.
-	Notifications Notifier
+	// Core is the table's ScheduleOnWrite: the reconciler fires overdue
+	// items through it, with the same claim, Target and delivery lease as
+	// the expiry function. Required.
+	Core FiringCore
 	// Schema of the items, handed to the function in contract.EnvVar; only
 	// the to-do app's is accepted (see above).
 	// Default: tableschema.Todo().
@@ -92,9 +97,6 @@ type ReconcilerProps struct {
 	// pipeline or the API's schedule creation is failing.
 	// Default: 10.
 	RepairAlarmThreshold float64
-	// WebURL is the web app's address, used for links in notifications.
-	// Default: no link.
-	WebURL string
 	// AsyncMaxEventAge: the rule invokes the function asynchronously; an
 	// invocation that waited longer than this (throttled behind a running
 	// one) is dropped to FailureQueue, 1 minute..6 hours.
@@ -174,10 +176,7 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 		"BUDGET_SEC":    fmt.Sprint(budget),
 		contract.EnvVar: p.Schema.EnvValue(),
 	}
-	if p.WebURL != "" {
-		env["WEB_URL"] = p.WebURL
-	}
-	for _, m := range []map[string]string{p.Schedules.Environment(), p.Notifications.Environment()} {
+	for _, m := range []map[string]string{p.Schedules.Environment(), p.Core.FiringEnvironment()} {
 		for k, v := range m {
 			env[k] = v
 		}
@@ -209,15 +208,13 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	grantTable(p.Table, fn)
 	p.Schedules.GrantManageSchedules(fn)
 	p.Schedules.GrantListSchedules(fn)
-	p.Notifications.GrantPublish(fn)
+	p.Core.GrantFire(fn)
 
 	nag.Suppress(nag.RolePolicy(fn),
 		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
 			Reason: "scheduler:ListSchedules has no resource-level permissions (it is the only action on *); it reveals schedule names only."},
 		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.ScheduleGroupWildcard},
 			Reason: "The reconciler repairs the schedule of any task, and only those: every schedule inside the table's schedule group, none outside it."},
-		nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{map[string]string{"regex": `/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`}},
-			Reason: "Expiry notifications go to the user's shard topic, one of <prefix>-<n>: the grant covers exactly those topics."},
 	)
 
 	// An EventBridge rule rather than a Scheduler schedule: its event is

@@ -14,6 +14,7 @@ package scheduleonwrite
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -109,6 +110,8 @@ type ScheduleOnWrite struct {
 	Timer TimerBinding
 
 	schema contract.Schema
+	target awslambda.IFunction
+	firing map[string]string
 }
 
 // NewScheduleOnWrite builds the table (unless ExistingTable), the expiry
@@ -119,7 +122,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	plan := TimerPlan{ID: *id, Schema: p.Schema, ExistingTable: p.ExistingTable}
 	needs := p.Timer.Plan(plan)
 	c := constructs.NewConstruct(scope, id)
-	s := &ScheduleOnWrite{Construct: c, schema: p.Schema}
+	s := &ScheduleOnWrite{Construct: c, schema: p.Schema, target: p.Target}
 
 	if p.ExistingTable != nil {
 		s.Table = p.ExistingTable
@@ -137,11 +140,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		MemoryMiB:   p.ExpiryMemoryMiB,
 		Timeout:     p.ExpiryTimeout,
 		Logs:        p.Logs,
-		Environment: map[string]string{
-			"TABLE_NAME": *s.Table.TableName(), contract.EnvVar: p.Schema.EnvValue(),
-			EnvTargetFunction: *p.Target.FunctionArn(),
-			EnvFireLease:      fmt.Sprint(int(fireLeaseSec(*p.ExpiryTimeout.ToSeconds(nil)))),
-		},
+		Environment: s.expiryEnvironment(p),
 		// The TTL timer's TTLMaxConcurrency.
 		ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency,
 	})
@@ -151,19 +150,47 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		metrics.ExpiryErrors: "Expiry invocations failed (the table, or the target); the timer retries them (with the scheduler timer, Lambda retries them, then " +
 			"sends them to the expiry failure queue). Check the expiry function's logs.",
 	}, p.AlarmTopic)
-	s.GrantExpire(s.Expiry.Function)
-	// Invoke the target only (its ARN and its versions/aliases).
-	grants.Invoke(p.Target, s.Expiry.Function)
-	targetVersions := any("Resource::" + *p.Target.FunctionArn() + ":*")
-	if *awscdk.Token_IsUnresolved(p.Target.FunctionArn()) {
-		targetVersions = nag.Regex(`/^Resource::<[^>]+\.Arn>:\*$/g`)
-	}
-	nag.Suppress(nag.RolePolicy(s.Expiry.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{targetVersions},
-		Reason: "The expiry function invokes the Target only: its ARN and its versions and aliases (ARN:*), nothing else."})
+	s.GrantFire(s.Expiry.Function)
 
 	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Expiry: s.Expiry,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
 	return s
+}
+
+// expiryEnvironment is the expiry function's environment: the table, the
+// schema, and what firing takes (FiringEnvironment).
+func (s *ScheduleOnWrite) expiryEnvironment(p ScheduleOnWriteProps) map[string]string {
+	s.firing = map[string]string{
+		EnvTargetFunction: *p.Target.FunctionArn(),
+		EnvFireLease:      fmt.Sprint(int(fireLeaseSec(*p.ExpiryTimeout.ToSeconds(nil)))),
+	}
+	env := map[string]string{"TABLE_NAME": *s.Table.TableName(), contract.EnvVar: p.Schema.EnvValue()}
+	maps.Copy(env, s.firing)
+	return env
+}
+
+// FiringEnvironment is what a function that fires items the way the
+// expiry function does reads besides the table and schema: the Target
+// (TARGET_FUNCTION_ARN) and the delivery lease (FIRE_LEASE_SECONDS), so
+// that both agree on when an attempt may take over another's delivery.
+// The reconciler's overdue sweep fires with it.
+func (s *ScheduleOnWrite) FiringEnvironment() map[string]string {
+	return maps.Clone(s.firing)
+}
+
+// GrantFire lets fn fire items as the expiry function does: the claim
+// (GrantExpire) and invoking the Target only (its ARN and its versions
+// and aliases), nothing else. It returns the invoke grant.
+func (s *ScheduleOnWrite) GrantFire(fn awslambda.IFunction) awsiam.Grant {
+	s.GrantExpire(fn)
+	g := grants.Invoke(s.target, fn)
+	targetVersions := any("Resource::" + *s.target.FunctionArn() + ":*")
+	if *awscdk.Token_IsUnresolved(s.target.FunctionArn()) {
+		targetVersions = nag.Regex(`/^Resource::<[^>]+\.Arn>:\*$/g`)
+	}
+	nag.Suppress(nag.RolePolicy(fn), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{targetVersions},
+		Reason: "The function invokes the Target only: its ARN and its versions and aliases (ARN:*), nothing else."})
+	return g
 }
 
 func validate(id string, p ScheduleOnWriteProps) {

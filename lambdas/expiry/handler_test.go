@@ -202,7 +202,7 @@ func TestLoadConfig(t *testing.T) {
 			settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: 930 * time.Second}, ""},
 		{"lease out of range", withEnv(target, lambdaenv.EnvFireLease, "0"), settings{}, lambdaenv.EnvFireLease},
 		{"no table", map[string]string{lambdaenv.EnvTargetFunction: "arn:fn"}, settings{}, "TABLE_NAME"},
-		{"no target", map[string]string{"TABLE_NAME": "t", "TOPIC_ARN_PREFIX": "p"}, settings{}, lambdaenv.EnvTargetFunction + " is not set"},
+		{"no target", map[string]string{"TABLE_NAME": "t", contract.EnvVar: consumer.EnvValue()}, settings{}, lambdaenv.EnvTargetFunction + " is not set"},
 		{"bad schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f", contract.EnvVar: "{"}, settings{}, contract.EnvVar},
 		{"no schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f"}, settings{}, contract.EnvVar + " is not set"},
 	} {
