@@ -10,6 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/operations"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -97,8 +98,8 @@ func TestCustomMetricsAreDimensionedByStack(t *testing.T) {
 			continue // CDK's deploy-time helpers
 		}
 		vars := JSON(Props(fn)["Environment"])
-		if !strings.Contains(vars, `"`+metrics.StackEnv+`": `+stackName) {
-			t.Errorf("function %s lacks %s = the stack name: %s", id, metrics.StackEnv, vars)
+		if !strings.Contains(vars, `"`+envvars.MetricsStack+`": `+stackName) {
+			t.Errorf("function %s lacks %s = the stack name: %s", id, envvars.MetricsStack, vars)
 		}
 	}
 	emitted := map[string]bool{}

@@ -41,6 +41,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/internal/campaign"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -215,7 +216,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 			"each overdue Pending task within one period; inspect the messages for the cause.", p.AlarmTopic)
 	x.Alarms["ScheduleDeadLetterAlarm"] = x.DeadLetterAlarm
 
-	table := map[string]string{campaign.EnvTable: *x.Table.TableName()}
+	table := map[string]string{envvars.CampaignTable: *x.Table.TableName()}
 	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
 		all := map[string]string{}
 		for _, m := range append(env, table) {
@@ -226,9 +227,9 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
 			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: all})
 	}
-	sender := map[string]string{campaign.EnvSender: p.SenderAddress}
+	sender := map[string]string{envvars.SenderAddress: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
-		sender[campaign.EnvConfigurationSet] = p.SesConfigurationSet
+		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
 	}
 	x.Send = fn("Send", "lambdas/campaignsend", "Sends one campaign email per schedule fire (claim, SES, record)", DefaultSendTimeoutSec, sender)
 
@@ -252,17 +253,17 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	}))
 
 	target := map[string]string{
-		campaign.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), campaign.EnvSendFunction: *x.Send.Function.FunctionArn(),
-		campaign.EnvSchedulerRole: *x.SchedulerRole.RoleArn(), campaign.EnvSchedulerDLQ: *x.DeadLetterQueue.QueueArn(),
-		campaign.EnvCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
+		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.SendFunctionArn: *x.Send.Function.FunctionArn(),
+		envvars.SchedulerRoleArn: *x.SchedulerRole.RoleArn(), envvars.SchedulerDLQArn: *x.DeadLetterQueue.QueueArn(),
+		envvars.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
 	}
 	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's schedules: bounded, paced, resumable",
-		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{campaign.EnvMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
+		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing schedules, stale Running tasks, interrupted cancels",
 		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), target, sender)
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
-		campaign.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), campaign.EnvProvisionFunction: *x.Provision.Function.FunctionArn(),
-		campaign.EnvOrigins: strings.Join(p.AllowedOrigins, ","), campaign.EnvSenderGroup: p.SenderGroup,
+		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
+		envvars.AllowedOrigins: strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
 	})
 	// The API Gateway authorizer checks only that a token is the pool's:
 	// group membership and email_verified are the API function's checks.

@@ -35,6 +35,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -174,7 +175,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 		Description: "Queues one job per TTL-deleted deferred-job marker",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(30)),
 		Logs:        props.Logs,
-		Environment: map[string]string{deferredjobs.EnvJobQueueURL: *d.Jobs.QueueUrl()},
+		Environment: map[string]string{envvars.JobQueueURL: *d.Jobs.QueueUrl()},
 	})
 	d.Jobs.GrantSendMessages(d.Dispatcher.Function)
 	d.Dispatcher.Function.AddEventSource(awslambdaeventsources.NewDynamoEventSource(d.Table, &awslambdaeventsources.DynamoEventSourceProps{
@@ -258,6 +259,6 @@ func (d *DeferredJobs) GrantMarkActivity(grantee awsiam.IGrantable) awsiam.Grant
 // weekly moment in its environment (read by writer.FromEnv in deferredjobs/writer).
 func (d *DeferredJobs) ConfigureWriter(fn awslambda.Function) {
 	d.GrantMarkActivity(fn)
-	fn.AddEnvironment(jsii.String(deferredjobs.EnvTable), d.Table.TableName(), nil)
-	fn.AddEnvironment(jsii.String(deferredjobs.EnvWeekly), jsii.String(d.RunAt.String()), nil)
+	fn.AddEnvironment(jsii.String(envvars.DeferredJobsTable), d.Table.TableName(), nil)
+	fn.AddEnvironment(jsii.String(envvars.DeferredJobsWeekly), jsii.String(d.RunAt.String()), nil)
 }

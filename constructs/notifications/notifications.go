@@ -33,6 +33,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -274,8 +275,8 @@ func TopicName(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix
 // Environment is what a function that routes to the topics reads.
 func (n *UserNotifications) Environment() map[string]string {
 	return map[string]string{
-		"TOPIC_ARN_PREFIX": *n.topicArn(n.prefix + "-"),
-		"TOPIC_SHARDS":     fmt.Sprint(len(n.Topics)),
+		envvars.TopicArnPrefix: *n.topicArn(n.prefix + "-"),
+		envvars.TopicShards:    fmt.Sprint(len(n.Topics)),
 	}
 }
 
@@ -342,7 +343,7 @@ func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 		panic(fmt.Sprintf("%s: StoreSettingsIn was called twice: the settings live in one table", *n.Node().Id()))
 	}
 	n.settingsTable = table
-	n.PostAuth.Function.AddEnvironment(jsii.String("TABLE_NAME"), table.TableName(), nil)
+	n.PostAuth.Function.AddEnvironment(jsii.String(envvars.Table), table.TableName(), nil)
 	scheduleonwrite.GrantTable(table, n.PostAuth.Function, "dynamodb:GetItem", "dynamodb:PutItem")
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -150,9 +151,9 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	a := &TaskApi{Construct: c}
 
 	env := map[string]string{
-		"TABLE_NAME":                 *p.Table.TableName(),
-		"ALLOWED_ORIGINS":            strings.Join(p.AllowedOrigins, ","),
-		"MAX_PENDING_TASKS_PER_USER": strconv.Itoa(int(p.MaxPendingTasksPerUser)),
+		envvars.Table:                  *p.Table.TableName(),
+		envvars.AllowedOrigins:         strings.Join(p.AllowedOrigins, ","),
+		envvars.MaxPendingTasksPerUser: strconv.Itoa(int(p.MaxPendingTasksPerUser)),
 	}
 	for k, v := range p.Schedules.SchedulerEnvironment() {
 		env[k] = v

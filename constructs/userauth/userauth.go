@@ -23,6 +23,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // UserAuthProps configures the user pool.
@@ -163,8 +164,8 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		Description: "Auto-confirms new users or leaves them to confirm by code (optionally only for allowed email domains)",
 		Logs:        p.Logs,
 		Environment: map[string]string{
-			"ALLOWED_EMAIL_DOMAINS": strings.ToLower(strings.Join(p.AllowedEmailDomains, ",")),
-			"VERIFY_EMAIL_BY_CODE":  fmt.Sprint(byCode),
+			envvars.AllowedEmailDomains: strings.ToLower(strings.Join(p.AllowedEmailDomains, ",")),
+			envvars.VerifyEmailByCode:   fmt.Sprint(byCode),
 		},
 	})
 	u.PreSignUpFunction = u.PreSignUp.Function

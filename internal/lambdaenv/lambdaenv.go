@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // Env reads variables and collects problems.
@@ -80,22 +81,18 @@ func (e *Env) Float(name string, def, min, max float64) float64 {
 	return n
 }
 
-// EnvTargetFunction names the adopter's target function: when the expiry
-// function has it, it invokes that function (RequestResponse) with the
-// payload after each successful claim, instead of notifying through SNS.
-const EnvTargetFunction = "TARGET_FUNCTION_ARN"
-
-// EnvFireLease is how long, in seconds, an expiry attempt holds the right
-// to run the target (fire.Config.Lease): the construct sets it above the
-// function's timeout, so a retry never takes over from an attempt that may
-// still be running the target.
-const EnvFireLease = "FIRE_LEASE_SECONDS"
+// EnvTargetFunction and EnvFireLease are aliases of envvars.TargetFunctionArn
+// and envvars.FireLeaseSeconds, kept while lambdas/expiry still names them.
+const (
+	EnvTargetFunction = envvars.TargetFunctionArn
+	EnvFireLease      = envvars.FireLeaseSeconds
+)
 
 // Schema returns the item schema handed over in contract.EnvVar
 // (contract.Default() when unset); a value that does not parse or
 // validate is a problem.
 func (e *Env) Schema() contract.Schema {
-	s, err := contract.Parse(strings.TrimSpace(e.get(contract.EnvVar)))
+	s, err := contract.Parse(strings.TrimSpace(e.get(envvars.ItemSchema)))
 	if err != nil {
 		e.problems = append(e.problems, err.Error())
 		return contract.Default()

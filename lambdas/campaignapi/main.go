@@ -3,7 +3,7 @@
 // campaignapi.Handler.
 //
 // Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, PROVISION_FUNCTION_ARN,
-// WEB_ORIGINS, SENDER_GROUP (constructs/campaigns).
+// ALLOWED_ORIGINS, SENDER_GROUP (constructs/campaigns).
 package main
 
 import (
@@ -24,6 +24,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -31,8 +32,8 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, group, provisioner, origins := env.Require(cl.EnvTable), env.Require(cl.EnvScheduleGroup), env.Require(cl.EnvProvisionFunction), env.List(cl.EnvOrigins)
-	senderGroup := env.Require(cl.EnvSenderGroup)
+	table, group, provisioner, origins := env.Require(envvars.CampaignTable), env.Require(envvars.ScheduleGroup), env.Require(envvars.ProvisionFunctionArn), env.List(envvars.AllowedOrigins)
+	senderGroup := env.Require(envvars.SenderGroup)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))

@@ -26,6 +26,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -33,8 +34,8 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	rc := reconciler.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(cl.EnvCallsPerSecond, reconciler.DefaultCallsPerSecond, 1, 10000)}
-	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender)}
+	rc := reconciler.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(envvars.SchedulerCallsPerSecond, reconciler.DefaultCallsPerSecond, 1, 10000)}
+	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress)}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)

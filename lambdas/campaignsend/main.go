@@ -20,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -27,7 +28,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender), ConfigurationSet: env.Optional(cl.EnvConfigurationSet, "")}
+	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress), ConfigurationSet: env.Optional(envvars.SESConfigurationSet, "")}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)

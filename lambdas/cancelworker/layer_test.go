@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/layers"
 )
 
@@ -14,11 +15,11 @@ func TestLoadLayerReadsOnlyItsLayersVariables(t *testing.T) {
 		want    layers.Name
 		wantErr string
 	}{
-		{"default is the scheduler", map[string]string{"SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "f", "SCHEDULER_ROLE_ARN": "r", "SCHEDULER_DLQ_ARN": "q"}, layers.EventBridgeScheduler, ""},
-		{"scheduler needs its group", map[string]string{}, "", "SCHEDULE_GROUP"},
-		{"step functions", map[string]string{layers.EnvVar: "StepFunctions", "STATE_MACHINE_ARN": "arn:sm"}, layers.StepFunctions, ""},
-		{"step functions needs its state machine", map[string]string{layers.EnvVar: "StepFunctions"}, "", "STATE_MACHINE_ARN"},
-		{"ttl", map[string]string{layers.EnvVar: "TTL", "TABLE_NAME": "items"}, layers.TTL, ""},
+		{"default is the scheduler", map[string]string{envvars.ScheduleGroup: "g", envvars.ExpiryFunctionArn: "f", envvars.SchedulerRoleArn: "r", envvars.SchedulerDLQArn: "q"}, layers.EventBridgeScheduler, ""},
+		{"scheduler needs its group", map[string]string{}, "", envvars.ScheduleGroup},
+		{"step functions", map[string]string{layers.EnvVar: "StepFunctions", envvars.StateMachineArn: "arn:sm"}, layers.StepFunctions, ""},
+		{"step functions needs its state machine", map[string]string{layers.EnvVar: "StepFunctions"}, "", envvars.StateMachineArn},
+		{"ttl", map[string]string{layers.EnvVar: "TTL", envvars.Table: "items"}, layers.TTL, ""},
 		{"unknown layer", map[string]string{layers.EnvVar: "cron"}, "", "unknown"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

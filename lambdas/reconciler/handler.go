@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -37,18 +38,18 @@ type config struct {
 func loadConfig(getenv func(string) string) (config, error) {
 	e := lambdaenv.New(getenv)
 	c := config{
-		Table:     e.Require("TABLE_NAME"),
+		Table:     e.Require(envvars.Table),
 		Scheduler: awsscheduler.ConfigFromEnv(e),
 		// The notification topics are found exactly as the expiry
 		// function finds them, so an expiry by the reconciler reaches the
 		// same user.
 		TopicArns: awssns.TopicArnsFromEnv(e),
-		WebURL:    e.Optional("WEB_URL", ""),
+		WebURL:    e.Optional(envvars.WebURL, ""),
 	}
 	// Unset means the reconcile package's default.
-	c.Reconcile.Grace = time.Duration(e.Int("GRACE_SEC", 0, 1, 86400)) * time.Second
-	c.Reconcile.Budget = time.Duration(e.Int("BUDGET_SEC", 0, 1, 900)) * time.Second
-	c.Reconcile.RatePerSec = e.Float("RATE_PER_SEC", 0, 0, 1000)
+	c.Reconcile.Grace = time.Duration(e.Int(envvars.GraceSec, 0, 1, 86400)) * time.Second
+	c.Reconcile.Budget = time.Duration(e.Int(envvars.BudgetSec, 0, 1, 900)) * time.Second
+	c.Reconcile.RatePerSec = e.Float(envvars.RatePerSec, 0, 0, 1000)
 	return c, e.Err()
 }
 

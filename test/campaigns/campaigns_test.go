@@ -18,6 +18,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -509,5 +510,14 @@ func TestTodoAppWithCampaigns(t *testing.T) {
 				t.Errorf("the campaign API's CORS does not name the web app's origin: %s", cors)
 			}
 		})
+	}
+}
+
+// TestFunctionEnvNamesAreEnvvars: every variable the construct sets on a
+// function is a name from internal/envvars, which the mains read.
+func TestFunctionEnvNamesAreEnvvars(t *testing.T) {
+	_, d := synth(t)
+	if bad := envvars.Unknown(d); len(bad) > 0 {
+		t.Errorf("functions set variables not in internal/envvars: %v", bad)
 	}
 }

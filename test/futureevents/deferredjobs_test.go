@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/deferredjobs"
 	"github.com/unschedule/unschedule/examples/barbershop/stack"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -24,6 +25,12 @@ func TestDeferredJobsSynth(t *testing.T) {
 	tableID, _ := j.one(t, "AWS::DynamoDB::Table", "WeeklyAnalytics")
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
+
+	t.Run("function variables are envvars names", func(t *testing.T) {
+		if bad := envvars.Unknown(j); len(bad) > 0 {
+			t.Errorf("functions set variables not in internal/envvars: %v", bad)
+		}
+	})
 
 	t.Run("marker table: TTL on expiresAt, KEYS_ONLY stream", func(t *testing.T) {
 		check(t, func() {

@@ -46,6 +46,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
 )
@@ -74,9 +75,6 @@ func (refusal) Permanent() bool { return true }
 // ErrInputConflict: an execution of that name exists with another input.
 var ErrInputConflict = errors.New("execution exists with another input")
 
-// EnvStateMachine names the state machine in the worker's environment.
-const EnvStateMachine = "STATE_MACHINE_ARN"
-
 // Config is the state machine and the schema of its payloads.
 type Config struct {
 	StateMachineArn string
@@ -87,7 +85,7 @@ type Config struct {
 
 // ConfigFromEnv reads STATE_MACHINE_ARN and the schema.
 func ConfigFromEnv(e *lambdaenv.Env) Config {
-	return Config{StateMachineArn: e.Require(EnvStateMachine), Schema: e.Schema()}
+	return Config{StateMachineArn: e.Require(envvars.StateMachineArn), Schema: e.Schema()}
 }
 
 // Client is a task.Scheduler on one state machine.
@@ -104,7 +102,7 @@ func New(api API, cfg Config) (*Client, error) {
 		return nil, errors.New("awssfn: the Step Functions API client is nil")
 	}
 	if cfg.StateMachineArn == "" {
-		return nil, fmt.Errorf("awssfn: config StateMachineArn is empty: set %s to the state machine's ARN", EnvStateMachine)
+		return nil, fmt.Errorf("awssfn: config StateMachineArn is empty: set %s to the state machine's ARN", envvars.StateMachineArn)
 	}
 	if cfg.Schema.PartitionKey == "" {
 		cfg.Schema = contract.Default()
