@@ -124,18 +124,18 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	if err := runAt.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: RunAt: %v", *id, err))
 	}
-	batch := propcheck.OrDefault(props.StreamBatchSize, 100)
+	batch := propcheck.Or(props.StreamBatchSize, 100)
 	propcheck.CheckWhole(*id, "StreamBatchSize", batch, 1, 10000, "stream records per dispatcher run; Lambda allows 1 to 10000")
-	parallel := propcheck.OrDefault(props.StreamParallelizationFactor, 1)
+	parallel := propcheck.Or(props.StreamParallelizationFactor, 1)
 	propcheck.CheckWhole(*id, "StreamParallelizationFactor", parallel, 1, 10, "concurrent batches per shard; Lambda allows 1 to 10")
 	retries := propcheck.Number(props.StreamRetryAttempts, 10)
 	propcheck.CheckWhole(*id, "StreamRetryAttempts", retries, 0, 10000, "retries of a failed stream batch; Lambda allows 0 to 10000")
-	maxConc := propcheck.OrDefault(props.WorkerMaxConcurrency, 2)
+	maxConc := propcheck.Or(props.WorkerMaxConcurrency, 2)
 	propcheck.CheckWhole(*id, "WorkerMaxConcurrency", maxConc, 2, 1000, "concurrent worker runs; Lambda allows 2 to 1000")
-	workerBatch := propcheck.OrDefault(props.WorkerBatchSize, 1)
+	workerBatch := propcheck.Or(props.WorkerBatchSize, 1)
 	propcheck.CheckWhole(*id, "WorkerBatchSize", workerBatch, 1, 10, "jobs per worker run; up to 10 without a batching window")
 	visibility := jobVisibility(*id, props)
-	receives := propcheck.OrDefault(props.JobMaxReceiveCount, 5)
+	receives := propcheck.Or(props.JobMaxReceiveCount, 5)
 	propcheck.CheckWhole(*id, "JobMaxReceiveCount", receives, 1, 1000, "tries of a job before its dead-letter queue; SQS allows 1 to 1000")
 	removal := props.RemovalPolicy
 	if removal == "" {

@@ -155,12 +155,8 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 	if t := p.TopicProps; t != nil && (t.TopicName != nil || t.MasterKey != nil || t.EnforceSSL != nil) {
 		panic(fmt.Sprintf("%s: TopicProps may not set TopicName, MasterKey or EnforceSSL: names come from TopicNamePrefix, the key from TopicKey, and TLS stays enforced", *id))
 	}
-	if p.Shards == 0 {
-		p.Shards = 1
-	}
-	if p.RemovalPolicy == "" {
-		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
+	p.Shards = propcheck.Or(p.Shards, 1)
+	p.RemovalPolicy = propcheck.Or(p.RemovalPolicy, awscdk.RemovalPolicy_RETAIN)
 	if p.Shards < 1 || p.Shards > MaxShards {
 		panic(fmt.Sprintf("%s: Shards must be between 1 and %d inclusive (given %d): more shards serve more users (200 each by default)", *id, MaxShards, p.Shards))
 	}
@@ -173,9 +169,7 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		panic(fmt.Sprintf("%s: AttachPostAuthTrigger is true but UserPool is not a user pool this app creates: leave it unset and attach PostAuthFunction to the pool yourself (see its doc)", *id))
 	}
 	c := constructs.NewConstruct(scope, id)
-	if p.TopicNamePrefix == "" {
-		p.TopicNamePrefix = *awscdk.Stack_Of(c).StackName() + "-notify"
-	}
+	p.TopicNamePrefix = propcheck.Or(p.TopicNamePrefix, *awscdk.Stack_Of(c).StackName()+"-notify")
 	if !validPrefix(p.TopicNamePrefix) {
 		panic(fmt.Sprintf("%s: TopicNamePrefix %q may hold only letters, digits, '-' and '_', at most 200 characters: rename it", *id, p.TopicNamePrefix))
 	}

@@ -351,36 +351,22 @@ func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 			panic(fmt.Sprintf("%s: RestApiProps.DeployOptions sets StageName or throttling: set TaskApiProps.StageName, ThrottlingRateLimit and ThrottlingBurstLimit instead", id))
 		}
 	}
-	if p.StageName == "" {
-		p.StageName = "api"
-	}
-	if p.ThrottlingRateLimit == 0 {
-		p.ThrottlingRateLimit = 50
-	}
-	if p.ThrottlingBurstLimit == 0 {
-		p.ThrottlingBurstLimit = 100
-	}
-	if p.MemoryMiB == 0 {
-		p.MemoryMiB = 256
-	}
+	p.StageName = propcheck.Or(p.StageName, "api")
+	p.ThrottlingRateLimit = propcheck.Or(p.ThrottlingRateLimit, 50)
+	p.ThrottlingBurstLimit = propcheck.Or(p.ThrottlingBurstLimit, 100)
+	p.MemoryMiB = propcheck.Or(p.MemoryMiB, 256)
 	propcheck.CheckSeconds(id, "Timeout", p.Timeout, 1, 29, "API Gateway ends a REST integration after 29 seconds")
 	for name, v := range map[string]float64{"ThrottlingRateLimit": p.ThrottlingRateLimit, "ThrottlingBurstLimit": p.ThrottlingBurstLimit} {
 		if v <= 0 {
 			panic(fmt.Sprintf("%s: %s must be above 0 requests per second (given %v): raise it, or leave it unset for the default", id, name, v))
 		}
 	}
-	if p.MaxPendingTasksPerUser == 0 {
-		p.MaxPendingTasksPerUser = task.DefaultMaxPendingPerUser
-	}
+	p.MaxPendingTasksPerUser = propcheck.Or(p.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser)
 	if p.MaxPendingTasksPerUser < 1 || p.MaxPendingTasksPerUser != float64(int(p.MaxPendingTasksPerUser)) {
 		panic(fmt.Sprintf("%s: MaxPendingTasksPerUser must be a whole number of at least 1 (given %v): raise it, or leave it unset for 1000", id, p.MaxPendingTasksPerUser))
 	}
-	if p.WafRateLimitPerIp == 0 {
-		p.WafRateLimitPerIp = 1500
-	}
-	if p.WafRateLimitPerToken == 0 {
-		p.WafRateLimitPerToken = 600
-	}
+	p.WafRateLimitPerIp = propcheck.Or(p.WafRateLimitPerIp, 1500)
+	p.WafRateLimitPerToken = propcheck.Or(p.WafRateLimitPerToken, 600)
 	// WAF's bounds for a rate-based rule's limit.
 	for name, v := range map[string]float64{"WafRateLimitPerIp": p.WafRateLimitPerIp, "WafRateLimitPerToken": p.WafRateLimitPerToken} {
 		if v < 10 || v > 2000000000 {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
 )
 
@@ -48,7 +49,7 @@ func NewForStack(stack, function string, w io.Writer) *Recorder {
 	if w == nil {
 		w = os.Stdout
 	}
-	return &Recorder{w: w, now: time.Now, function: function, stack: stack,
+	return &Recorder{w: w, now: clock.System{}.Now, function: function, stack: stack,
 		counts: map[string]float64{}, units: map[string]string{}}
 }
 

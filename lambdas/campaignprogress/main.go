@@ -21,8 +21,8 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/appsyncevents"
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
-	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
@@ -51,6 +51,6 @@ func newHandler(ddb campaigndynamo.API, table, eventsDNS, region string, creds a
 	if err != nil {
 		return nil, err
 	}
-	return &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: campaign.RealClock{},
+	return &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: clock.System{},
 		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}, nil
 }

@@ -22,9 +22,9 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
-	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -40,7 +40,7 @@ func main() {
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
-	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, campaign.RealClock{}))
+	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, clock.System{}))
 	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))
 	h := &cl.Provision{Provisioner: p, Self: again, Metrics: metrics.New(metrics.FunctionCampaignProvision, nil), Log: log}
 	lambda.Start(h.Handle)

@@ -23,9 +23,9 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/adapters/ses"
-	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -41,9 +41,9 @@ func main() {
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
-	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, campaign.RealClock{})) // Sent only: never sends
+	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{})) // Sent only: never sends
 	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), rc.Target.FunctionArn))
-	r := lambdaenv.Must(reconciler.New(rc, store, store, sched, receipts, dispatch, campaign.RealClock{}))
+	r := lambdaenv.Must(reconciler.New(rc, store, store, sched, receipts, dispatch, clock.System{}))
 	h := &cl.Reconcile{Reconciler: r, Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log}
 	lambda.Start(h.Handle)
 }

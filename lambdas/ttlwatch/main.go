@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
@@ -33,7 +34,7 @@ func main() {
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	rec := metrics.New(metrics.FunctionTTLWatch, nil)
 	w := &watcher{api: dynamodb.NewFromConfig(aws), cfg: cfg, maxLateness: time.Duration(lateness) * time.Second,
-		now: time.Now, log: lambdaenv.Logger(), metrics: rec}
+		now: clock.System{}.Now, log: lambdaenv.Logger(), metrics: rec}
 	lambda.Start(func(ctx context.Context) error {
 		defer func() { _ = rec.Flush() }()
 		return w.Run(ctx)

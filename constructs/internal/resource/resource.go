@@ -6,8 +6,6 @@
 package resource
 
 import (
-	"reflect"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -31,15 +29,9 @@ func Queue(scope constructs.Construct, id, queueID string, existing awssqs.IQueu
 	return q, q
 }
 
-// Schema is the schema a construct works with: contract.Default() for a
-// zero Schema (props that leave it unset), else s with its unset fields
-// filled (contract.Schema.WithDefaults).
-func Schema(s contract.Schema) contract.Schema {
-	if reflect.DeepEqual(s, contract.Schema{}) {
-		return contract.Default()
-	}
-	return s.WithDefaults()
-}
+// Schema is propcheck.Schema, kept while constructs/scheduleonwrite,
+// cancellation and reconciler still call it here.
+func Schema(s contract.Schema) contract.Schema { return propcheck.Schema(s) }
 
 // DeadLetterRetentionDays keeps dead letters as long as SQS allows.
 const DeadLetterRetentionDays = 14

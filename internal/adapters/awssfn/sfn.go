@@ -45,6 +45,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
@@ -108,7 +109,7 @@ func New(api API, cfg Config) (*Client, error) {
 		cfg.Schema = contract.Default()
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.System{}.Now
 	}
 	return &Client{api: api, cfg: cfg}, nil
 }
