@@ -149,10 +149,10 @@ func (x *Campaigns) liveProgress(p CampaignsProps, fn functionMaker) {
 	nag.Suppress(nag.RolePolicy(x.Progress.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
 		Reason: "dynamodb:ListStreams has no resource-level permissions; the DynamoDB event source adds it. Stream reads are on the campaign table's stream only."})
 
-	x.Alarms["ProgressFailureAlarm"] = alarms.QueueNotEmpty(c, "ProgressFailureAlarm", x.ProgressFailureQueue,
+	x.ProgressFailureAlarm = alarms.QueueNotEmpty(c, "ProgressFailureAlarm", x.ProgressFailureQueue,
 		"The progress function gave up on campaign table stream records (retries or record age exhausted): those changes were not pushed; "+
 			"pages poll meanwhile. The message names the shard and sequence numbers; check the function's logs.", p.AlarmTopic)
-	x.Alarms["ProgressIteratorAgeAlarm"] = alarms.New(c, "ProgressIteratorAgeAlarm",
+	x.ProgressIteratorAgeAlarm = alarms.New(c, "ProgressIteratorAgeAlarm",
 		fmt.Sprintf("The progress function lags the campaign table's stream by more than %d s: live pages are late. Check its errors and throttles.", ProgressIteratorAgeAlarmSec),
 		x.Progress.Function.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}),
 		ProgressIteratorAgeAlarmSec*1000, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, p.AlarmTopic)
