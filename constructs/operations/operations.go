@@ -135,8 +135,13 @@ var dashboardName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
 // Operations is the alarms and the dashboard.
 type Operations struct {
 	constructs.Construct
-	// Alarms by id.
+	// Alarms by id: <name>Errors and <name>Throttles per watched function
+	// (names are the caller's, so this stays a map), <function><metric>Alarm
+	// per error metric, and the scheduler's alarms below.
 	Alarms map[string]awscloudwatch.Alarm
+	// SchedulerTargetErrorsAlarm, SchedulerDroppedAlarm and
+	// SchedulerDeadLetterFailedAlarm watch ScheduleGroup (nil without it).
+	SchedulerTargetErrorsAlarm, SchedulerDroppedAlarm, SchedulerDeadLetterFailedAlarm awscloudwatch.Alarm
 	// Dashboard of the lifecycle.
 	Dashboard awscloudwatch.Dashboard
 }
@@ -165,8 +170,9 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 	c := constructs.NewConstruct(scope, id)
 	o := &Operations{Construct: c, Alarms: map[string]awscloudwatch.Alarm{}}
 	five := awscdk.Duration_Minutes(jsii.Number(5))
-	alarm := func(id, description string, m awscloudwatch.IMetric) {
+	alarm := func(id, description string, m awscloudwatch.IMetric) awscloudwatch.Alarm {
 		o.Alarms[id] = alarms.AtLeast(c, id, description, m, 1, props.AlarmTopic)
+		return o.Alarms[id]
 	}
 	sum := alarms.SumOptions(nil)
 
@@ -209,9 +215,9 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 		}
 	}
 	if g := props.ScheduleGroup; g != nil {
-		alarm("SchedulerTargetErrors", "The scheduler could not invoke the expiry function; it retries, then uses the DLQ.", g.MetricTargetErrors(sum))
-		alarm("SchedulerDropped", "The scheduler dropped invocations after every retry: those tasks rely on the reconciler.", g.MetricDropped(sum))
-		alarm("SchedulerDeadLetterFailed", "The scheduler could not write to its dead-letter queue: invocations were lost.", g.MetricFailedToBeSentToDLQ(nil, sum))
+		o.SchedulerTargetErrorsAlarm = alarm("SchedulerTargetErrors", "The scheduler could not invoke the expiry function; it retries, then uses the DLQ.", g.MetricTargetErrors(sum))
+		o.SchedulerDroppedAlarm = alarm("SchedulerDropped", "The scheduler dropped invocations after every retry: those tasks rely on the reconciler.", g.MetricDropped(sum))
+		o.SchedulerDeadLetterFailedAlarm = alarm("SchedulerDeadLetterFailed", "The scheduler could not write to its dead-letter queue: invocations were lost.", g.MetricFailedToBeSentToDLQ(nil, sum))
 	}
 
 	o.Dashboard = awscloudwatch.NewDashboard(c, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
