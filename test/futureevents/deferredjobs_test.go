@@ -26,9 +26,11 @@ func TestDeferredJobsSynth(t *testing.T) {
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
 
-	t.Run("function variables are envvars names", func(t *testing.T) {
-		if bad := envvars.Unknown(j); len(bad) > 0 {
-			t.Errorf("functions set variables not in internal/envvars: %v", bad)
+	t.Run("function variables are envvars names (or the example app's own)", func(t *testing.T) {
+		for _, bad := range envvars.Unknown(j) {
+			if !strings.HasSuffix(bad, ": APPOINTMENTS_TABLE") { // examples/barbershop's table
+				t.Errorf("a function sets a variable not in internal/envvars: %s", bad)
+			}
 		}
 	})
 
