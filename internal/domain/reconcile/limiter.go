@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // SleepFunc waits d or until ctx ends. Tests and the simulation pass one
