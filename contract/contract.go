@@ -50,6 +50,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // Schema names the attributes and states of a schedule-on-write item.
@@ -644,7 +646,7 @@ func (s Schema) DecodePayload(b []byte) (Payload, error) {
 
 // EnvVar is the environment variable through which the constructs hand a
 // function its schema (EnvValue); FromEnv reads it.
-const EnvVar = "UNSCHEDULE_ITEM_SCHEMA"
+const EnvVar = envvars.ItemSchema
 
 // EnvValue renders the schema for EnvVar.
 func (s Schema) EnvValue() string {

@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // Attribute names of a marker item: the table's partition key (the
@@ -31,10 +33,11 @@ const (
 	ExpiresAttr = "expiresAt"
 )
 
-// Environment variables the construct sets on a writer (ConfigureWriter).
+// Environment variables the construct sets on a writer (ConfigureWriter);
+// their names live in internal/envvars with every other function variable.
 const (
-	EnvTable  = "DEFERRED_JOBS_TABLE"
-	EnvWeekly = "DEFERRED_JOBS_WEEKLY"
+	EnvTable  = envvars.DeferredJobsTable
+	EnvWeekly = envvars.DeferredJobsWeekly
 )
 
 // Weekly is a weekly moment in UTC.
@@ -192,4 +195,4 @@ func TTLDeleteFilterJSON() string {
 
 // EnvJobQueueURL is the dispatcher's environment variable with the job
 // queue's URL.
-const EnvJobQueueURL = "JOB_QUEUE_URL"
+const EnvJobQueueURL = envvars.JobQueueURL

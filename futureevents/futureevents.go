@@ -20,12 +20,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // EnvStateMachineArn is the environment variable that carries the state
 // machine's ARN to an app's function (the construct's GrantSchedule
 // callers read it with FromEnv).
-const EnvStateMachineArn = "FUTURE_EVENTS_STATE_MACHINE_ARN"
+const EnvStateMachineArn = envvars.FutureEventsStateMachineArn
 
 // MaxHorizon is how far ahead Schedule accepts a moment. A Standard
 // execution runs at most one year

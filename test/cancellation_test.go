@@ -16,6 +16,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -282,7 +283,7 @@ func TestCancellationWorkerMappingAndEnvironment(t *testing.T) {
 	}
 	t.Run("processor reads QUEUE_URL and the schema", func(t *testing.T) {
 		got := env(s.LogicalID(t, "AWS::Lambda::Function", "CancellationProcessor"))
-		if JSON(got) != JSON(map[string]any{"QUEUE_URL": ref(queue), metrics.StackEnv: "Unschedule-dev", contract.EnvVar: tableschema.Todo().EnvValue()}) {
+		if JSON(got) != JSON(map[string]any{"QUEUE_URL": ref(queue), envvars.MetricsStack: "Unschedule-dev", contract.EnvVar: tableschema.Todo().EnvValue()}) {
 			t.Fatalf("environment %s", JSON(got))
 		}
 	})

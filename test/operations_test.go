@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/operations"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -97,8 +99,8 @@ func TestCustomMetricsAreDimensionedByStack(t *testing.T) {
 			continue // CDK's deploy-time helpers
 		}
 		vars := JSON(Props(fn)["Environment"])
-		if !strings.Contains(vars, `"`+metrics.StackEnv+`": `+stackName) {
-			t.Errorf("function %s lacks %s = the stack name: %s", id, metrics.StackEnv, vars)
+		if !strings.Contains(vars, `"`+envvars.MetricsStack+`": `+stackName) {
+			t.Errorf("function %s lacks %s = the stack name: %s", id, envvars.MetricsStack, vars)
 		}
 	}
 	emitted := map[string]bool{}
@@ -230,4 +232,28 @@ func sortedKeysOf[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestOperationsWatchMatchesTheMaps: the typed Watch and DashboardQueues
+// props give the same alarms as the string-keyed Functions,
+// ThrottleOnlyFunctions and Queues they replace.
+func TestOperationsWatchMatchesTheMaps(t *testing.T) {
+	build := func(id string, typed bool) []string {
+		stack := customStack(t, id)
+		topic := awssns.NewTopic(stack, jsii.String("Alarms"), nil)
+		api := awslambda.Function_FromFunctionName(stack, jsii.String("Api"), jsii.String("api"))
+		worker := awslambda.Function_FromFunctionName(stack, jsii.String("Worker"), jsii.String("worker"))
+		p := &operations.OperationsProps{AlarmTopic: topic, ErrorMetrics: map[string][]string{"api": {"Boom"}}}
+		if typed {
+			p.Watch = []operations.WatchedFunction{{Name: "api", Function: api}, {Name: "worker", Function: worker, ThrottlesOnly: true}}
+		} else {
+			p.Functions = map[string]awslambda.IFunction{"api": api}
+			p.ThrottleOnlyFunctions = map[string]awslambda.IFunction{"worker": worker}
+		}
+		return sortedKeysOf(operations.NewOperations(stack, jsii.String("Operations"), p).Alarms)
+	}
+	maps, typed := build("OpsMaps", false), build("OpsTyped", true)
+	if JSON(maps) != JSON(typed) || len(maps) != 4 {
+		t.Fatalf("Watch gives alarms %v, the maps %v (want 4: api errors and throttles, worker throttles, Boom)", typed, maps)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
@@ -246,6 +247,17 @@ func TestOperationsPropsValidation(t *testing.T) {
 		{"a function without a name", ops(func(stack awscdk.Stack, p *operations.OperationsProps) {
 			p.Functions = map[string]awslambda.IFunction{"": awslambda.Function_FromFunctionName(stack, jsii.String("Fn"), jsii.String("fn"))}
 		}), []string{"map a non-empty name to a function"}},
+		{"a watched function without its function", ops(func(_ awscdk.Stack, p *operations.OperationsProps) {
+			p.Watch = []operations.WatchedFunction{{Name: "api"}}
+		}), []string{"Watch holds a function without a Name or a Function", `"api"`}},
+		{"a function named twice", ops(func(stack awscdk.Stack, p *operations.OperationsProps) {
+			fn := awslambda.Function_FromFunctionName(stack, jsii.String("Twice"), jsii.String("fn"))
+			p.Functions = map[string]awslambda.IFunction{"api": fn}
+			p.Watch = []operations.WatchedFunction{{Name: "api", Function: fn, ThrottlesOnly: true}}
+		}), []string{`function name "api" is given twice`, "rename one"}},
+		{"a dashboard queue without a name", ops(func(stack awscdk.Stack, p *operations.OperationsProps) {
+			p.DashboardQueues = []operations.NamedQueue{{Queue: awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:us-east-1:123456789012:q"))}}
+		}), []string{"DashboardQueues holds a queue without a Name"}},
 		{"a function without metrics", ops(func(_ awscdk.Stack, p *operations.OperationsProps) { p.ErrorMetrics = map[string][]string{"api": nil} }), []string{"ErrorMetrics maps a function name", "leave ErrorMetrics unset"}},
 		{"only the topic", ops(func(awscdk.Stack, *operations.OperationsProps) {}), nil},
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/devserver"
 	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/layers"
 )
 
@@ -35,10 +36,6 @@ type options struct {
 	ttlMaxDelay    time.Duration
 }
 
-// EnvAllowedEmailDomains is the PreSignUp allow-list, as the presignup
-// function reads it.
-const EnvAllowedEmailDomains = "ALLOWED_EMAIL_DOMAINS"
-
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
@@ -47,8 +44,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
 	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the embedded store (tasks, schedules, users, outbox)")
 	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
-	domains := fs.String("allowed-email-domains", getenv(EnvAllowedEmailDomains),
-		"comma-separated email domains allowed to sign up (default $"+EnvAllowedEmailDomains+"; empty: everyone)")
+	domains := fs.String("allowed-email-domains", getenv(envvars.AllowedEmailDomains),
+		"comma-separated email domains allowed to sign up (default $"+envvars.AllowedEmailDomains+"; empty: everyone)")
 	senders := fs.String("campaign-senders", "",
 		"comma-separated addresses (ada@example.com) or domains (@example.com) whose users may send campaigns (default: nobody; others get 403)")
 	vite := fs.Bool("allow-vite", true, "also allow the Vite dev server's origins (http://localhost:5173) for CORS")

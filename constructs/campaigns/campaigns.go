@@ -41,6 +41,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/internal/campaign"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -154,11 +155,13 @@ type Campaigns struct {
 	// with 403.
 	SenderGroupResource awscognito.CfnUserPoolGroup
 	SenderGroupName     string
-	// FailureQueues receive the asynchronous events Lambda gave up on,
-	// by function ("Provision", "Send", "Reconciler").
-	FailureQueues map[string]awssqs.IQueue
-	// Alarms are every alarm of the construct, by id.
-	Alarms map[string]awscloudwatch.Alarm
+	// ProvisionAsync, SendAsync and ReconcilerAsync are the failure
+	// queues and alarms of the asynchronously invoked functions.
+	ProvisionAsync, SendAsync, ReconcilerAsync AsyncFailures
+	// ErrorsAlarms fire on each function's Lambda Errors.
+	ErrorsAlarms FunctionAlarms
+	// Api5xxAlarm fires on the API stage's 5XXError.
+	Api5xxAlarm awscloudwatch.Alarm
 
 	// Live progress (nil with LiveProgress false). EventApi is the AWS
 	// AppSync Events API: Cognito user pool auth to connect and
@@ -177,8 +180,45 @@ type Campaigns struct {
 	HttpDns, RealtimeDns *string
 	Progress             *gofn.Function
 	ProgressFailureQueue awssqs.IQueue
+	// ProgressFailureAlarm fires on any message in ProgressFailureQueue,
+	// ProgressIteratorAgeAlarm when Progress lags the stream (nil with
+	// LiveProgress false).
+	ProgressFailureAlarm, ProgressIteratorAgeAlarm awscloudwatch.Alarm
 
 	errorAlarms []awscloudwatch.Alarm
+}
+
+// AsyncFailures are an asynchronously invoked function's failure queue
+// (the events Lambda gave up on) and its alarms: on a message in the
+// queue, on AsyncEventsDropped and on DestinationDeliveryFailures.
+type AsyncFailures struct {
+	Queue                                            awssqs.IQueue
+	FailureAlarm, DroppedAlarm, DeliveryFailureAlarm awscloudwatch.Alarm
+}
+
+// FunctionAlarms holds one alarm per campaign function (Progress is nil
+// with LiveProgress false).
+type FunctionAlarms struct {
+	Api, Provision, Send, Reconciler, Progress awscloudwatch.Alarm
+}
+
+// Alarms are every alarm of the construct, in a fixed order, without the
+// nil ones of an absent live progress.
+func (x *Campaigns) Alarms() []awscloudwatch.Alarm {
+	all := []awscloudwatch.Alarm{x.DeadLetterAlarm}
+	for _, a := range []AsyncFailures{x.ProvisionAsync, x.SendAsync, x.ReconcilerAsync} {
+		all = append(all, a.FailureAlarm, a.DroppedAlarm, a.DeliveryFailureAlarm)
+	}
+	all = append(all, x.errorAlarms...)
+	e := x.ErrorsAlarms
+	all = append(all, e.Api, e.Provision, e.Send, e.Reconciler, e.Progress, x.Api5xxAlarm, x.ProgressFailureAlarm, x.ProgressIteratorAgeAlarm)
+	out := all[:0]
+	for _, a := range all {
+		if a != nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // ErrorAlarms are the alarms on the functions' error metrics
@@ -191,7 +231,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	p := withDefaults(props)
 	validate(*id, p)
 	c := constructs.NewConstruct(scope, id)
-	x := &Campaigns{Construct: c, FailureQueues: map[string]awssqs.IQueue{}, Alarms: map[string]awscloudwatch.Alarm{}}
+	x := &Campaigns{Construct: c}
 
 	x.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p.RemovalPolicy, p.DeletionProtection, *p.LiveProgress))
 	x.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
@@ -213,9 +253,8 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	x.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", x.DeadLetterQueue,
 		"The scheduler gave up invoking the campaign send function (2 retries): those sends did not run. The reconciler sends or moves "+
 			"each overdue Pending task within one period; inspect the messages for the cause.", p.AlarmTopic)
-	x.Alarms["ScheduleDeadLetterAlarm"] = x.DeadLetterAlarm
 
-	table := map[string]string{campaign.EnvTable: *x.Table.TableName()}
+	table := map[string]string{envvars.CampaignTable: *x.Table.TableName()}
 	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
 		all := map[string]string{}
 		for _, m := range append(env, table) {
@@ -226,9 +265,9 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
 			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: all})
 	}
-	sender := map[string]string{campaign.EnvSender: p.SenderAddress}
+	sender := map[string]string{envvars.SenderAddress: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
-		sender[campaign.EnvConfigurationSet] = p.SesConfigurationSet
+		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
 	}
 	x.Send = fn("Send", "lambdas/campaignsend", "Sends one campaign email per schedule fire (claim, SES, record)", DefaultSendTimeoutSec, sender)
 
@@ -252,17 +291,17 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	}))
 
 	target := map[string]string{
-		campaign.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), campaign.EnvSendFunction: *x.Send.Function.FunctionArn(),
-		campaign.EnvSchedulerRole: *x.SchedulerRole.RoleArn(), campaign.EnvSchedulerDLQ: *x.DeadLetterQueue.QueueArn(),
-		campaign.EnvCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
+		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.SendFunctionArn: *x.Send.Function.FunctionArn(),
+		envvars.SchedulerRoleArn: *x.SchedulerRole.RoleArn(), envvars.SchedulerDLQArn: *x.DeadLetterQueue.QueueArn(),
+		envvars.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
 	}
 	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's schedules: bounded, paced, resumable",
-		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{campaign.EnvMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
+		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing schedules, stale Running tasks, interrupted cancels",
 		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), target, sender)
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
-		campaign.EnvScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), campaign.EnvProvisionFunction: *x.Provision.Function.FunctionArn(),
-		campaign.EnvOrigins: strings.Join(p.AllowedOrigins, ","), campaign.EnvSenderGroup: p.SenderGroup,
+		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
+		envvars.AllowedOrigins: strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
 	})
 	// The API Gateway authorizer checks only that a token is the pool's:
 	// group membership and email_verified are the API function's checks.
@@ -378,20 +417,18 @@ func (x *Campaigns) async(p CampaignsProps) {
 		prefix, name, remedy string
 		fn                   *gofn.Function
 		age, retries         float64
+		out                  *AsyncFailures
 	}{
 		{"Provision", "campaign provisioning", "Invoke the provisioning function again with the record's requestPayload: it resumes from the campaign's checkpoint.",
-			x.Provision, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts},
+			x.Provision, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts, &x.ProvisionAsync},
 		{"Send", "campaign send", "Nothing to redrive by hand: the reconciler sends or moves each overdue Pending task, and recovers a stale Running one.",
-			x.Send, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts},
+			x.Send, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts, &x.SendAsync},
 		{"Reconciler", "campaign reconciler", "Nothing to redrive: the next period runs a full pass. See the reconciler's logs.",
-			x.Reconciler, min(*p.ReconcileEvery.ToSeconds(nil), asyncinvoke.MaxMaxEventAgeSec), 0},
+			x.Reconciler, min(*p.ReconcileEvery.ToSeconds(nil), asyncinvoke.MaxMaxEventAgeSec), 0, &x.ReconcilerAsync},
 	} {
 		cfg := asyncinvoke.Configure(x.Construct, a.prefix, a.fn.Function, asyncinvoke.Props{Name: a.name, MaxEventAgeSec: a.age,
 			RetryAttempts: a.retries, Remedy: a.remedy, AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy})
-		x.FailureQueues[a.prefix] = cfg.Queue
-		x.Alarms[a.prefix+"FailureAlarm"] = cfg.FailureAlarm
-		x.Alarms[a.prefix+"AsyncEventsDroppedAlarm"] = cfg.DroppedAlarm
-		x.Alarms[a.prefix+"DestinationFailureAlarm"] = cfg.DeliveryFailureAlarm
+		*a.out = AsyncFailures{Queue: cfg.Queue, FailureAlarm: cfg.FailureAlarm, DroppedAlarm: cfg.DroppedAlarm, DeliveryFailureAlarm: cfg.DeliveryFailureAlarm}
 	}
 }
 
@@ -431,19 +468,20 @@ func (x *Campaigns) alarmErrors(p CampaignsProps) {
 				panic("campaigns: no description for error metric " + name + " of function " + fn)
 			}
 			a := alarms.AtLeast(x.Construct, name+"Alarm", desc, alarms.Metric(x.Construct, fn, name, nil), 1, p.AlarmTopic)
-			x.Alarms[name+"Alarm"] = a
 			x.errorAlarms = append(x.errorAlarms, a)
 		}
 	}
 	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}
+	e := &x.ErrorsAlarms
 	for _, f := range []struct {
-		id string
-		fn *gofn.Function
-	}{{"Api", x.Api}, {"Provision", x.Provision}, {"Send", x.Send}, {"Reconciler", x.Reconciler}, {"Progress", x.Progress}} {
+		id  string
+		fn  *gofn.Function
+		out *awscloudwatch.Alarm
+	}{{"Api", x.Api, &e.Api}, {"Provision", x.Provision, &e.Provision}, {"Send", x.Send, &e.Send}, {"Reconciler", x.Reconciler, &e.Reconciler}, {"Progress", x.Progress, &e.Progress}} {
 		if f.fn == nil {
 			continue
 		}
-		x.Alarms[f.id+"ErrorsAlarm"] = alarms.AtLeast(x.Construct, f.id+"ErrorsAlarm",
+		*f.out = alarms.AtLeast(x.Construct, f.id+"ErrorsAlarm",
 			fmt.Sprintf("The campaign %s function failed invocations (Lambda Errors). Check its logs.", strings.ToLower(f.id)),
 			f.fn.Function.MetricErrors(sum), 1, p.AlarmTopic)
 	}
@@ -482,7 +520,7 @@ func (x *Campaigns) api(p CampaignsProps) {
 	one.AddMethod(jsii.String("GET"), integration, method)
 	one.AddResource(jsii.String("provision"), nil).AddMethod(jsii.String("POST"), integration, method)
 	one.AddResource(jsii.String("cancel"), nil).AddMethod(jsii.String("POST"), integration, method)
-	x.Alarms["Api5xxAlarm"] = alarms.AtLeast(x.Construct, "Api5xxAlarm", "The campaign API stage answered 5xx. Check the API function's logs.",
+	x.Api5xxAlarm = alarms.AtLeast(x.Construct, "Api5xxAlarm", "The campaign API stage answered 5xx. Check the API function's logs.",
 		x.RestApi.DeploymentStage().MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"),
 			Period: awscdk.Duration_Minutes(jsii.Number(5))}), 1, p.AlarmTopic)
 }

@@ -79,22 +79,15 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	if props != nil {
 		p = *props
 	}
-	if p.RemovalPolicy == "" {
-		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
-	if p.SenderGroup == "" {
-		p.SenderGroup = campaign.DefaultSenderGroup
-	}
-	if p.SenderIdentity == "" {
-		p.SenderIdentity = p.SenderAddress
-	}
-	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
-	p.ProvisionTimeout = propcheck.DurationOr(p.ProvisionTimeout, seconds(DefaultProvisionTimeoutSec))
-	p.ProvisionMargin = propcheck.DurationOr(p.ProvisionMargin, seconds(DefaultProvisionMarginSec))
+	p.RemovalPolicy = propcheck.Or(p.RemovalPolicy, awscdk.RemovalPolicy_RETAIN)
+	p.SenderGroup = propcheck.Or(p.SenderGroup, campaign.DefaultSenderGroup)
+	p.SenderIdentity = propcheck.Or(p.SenderIdentity, p.SenderAddress)
+	p.ProvisionTimeout = propcheck.SecondsOr(p.ProvisionTimeout, DefaultProvisionTimeoutSec)
+	p.ProvisionMargin = propcheck.SecondsOr(p.ProvisionMargin, DefaultProvisionMarginSec)
 	p.ReconcileEvery = propcheck.DurationOr(p.ReconcileEvery, awscdk.Duration_Minutes(jsii.Number(DefaultReconcileEveryMinutes)))
-	p.SchedulerCallsPerSecond = propcheck.OrDefault(p.SchedulerCallsPerSecond, DefaultSchedulerCallsPerSecond)
-	p.ThrottlingRateLimit = propcheck.OrDefault(p.ThrottlingRateLimit, DefaultThrottlingRateLimit)
-	p.ThrottlingBurstLimit = propcheck.OrDefault(p.ThrottlingBurstLimit, DefaultThrottlingBurstLimit)
+	p.SchedulerCallsPerSecond = propcheck.Or(p.SchedulerCallsPerSecond, DefaultSchedulerCallsPerSecond)
+	p.ThrottlingRateLimit = propcheck.Or(p.ThrottlingRateLimit, DefaultThrottlingRateLimit)
+	p.ThrottlingBurstLimit = propcheck.Or(p.ThrottlingBurstLimit, DefaultThrottlingBurstLimit)
 	if p.LiveProgress == nil {
 		p.LiveProgress = jsii.Bool(true)
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/internal/campaign"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // subscribeHandler is the namespace's onSubscribe (APPSYNC_JS): a user
@@ -121,7 +121,7 @@ func (x *Campaigns) liveProgress(p CampaignsProps, fn functionMaker) {
 	x.eventApiLogs(p)
 
 	x.Progress = fn("Progress", "lambdas/campaignprogress", "Publishes each campaign's live progress (AppSync Events) from the table's stream",
-		ProgressTimeoutSec, map[string]string{campaign.EnvEventsHTTP: *x.HttpDns})
+		ProgressTimeoutSec, map[string]string{envvars.CampaignEventsHTTP: *x.HttpDns})
 	// Read the campaign and count its tasks; nothing else of the table.
 	grants.Table(x.Table, x.Progress.Function, "dynamodb:GetItem", "dynamodb:Query")
 	// appsync:EventPublish on this namespace only: the resource type
@@ -149,10 +149,10 @@ func (x *Campaigns) liveProgress(p CampaignsProps, fn functionMaker) {
 	nag.Suppress(nag.RolePolicy(x.Progress.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
 		Reason: "dynamodb:ListStreams has no resource-level permissions; the DynamoDB event source adds it. Stream reads are on the campaign table's stream only."})
 
-	x.Alarms["ProgressFailureAlarm"] = alarms.QueueNotEmpty(c, "ProgressFailureAlarm", x.ProgressFailureQueue,
+	x.ProgressFailureAlarm = alarms.QueueNotEmpty(c, "ProgressFailureAlarm", x.ProgressFailureQueue,
 		"The progress function gave up on campaign table stream records (retries or record age exhausted): those changes were not pushed; "+
 			"pages poll meanwhile. The message names the shard and sequence numbers; check the function's logs.", p.AlarmTopic)
-	x.Alarms["ProgressIteratorAgeAlarm"] = alarms.New(c, "ProgressIteratorAgeAlarm",
+	x.ProgressIteratorAgeAlarm = alarms.New(c, "ProgressIteratorAgeAlarm",
 		fmt.Sprintf("The progress function lags the campaign table's stream by more than %d s: live pages are late. Check its errors and throttles.", ProgressIteratorAgeAlarmSec),
 		x.Progress.Function.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}),
 		ProgressIteratorAgeAlarmSec*1000, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, p.AlarmTopic)

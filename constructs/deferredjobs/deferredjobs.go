@@ -35,6 +35,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -123,18 +124,18 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	if err := runAt.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: RunAt: %v", *id, err))
 	}
-	batch := propcheck.OrDefault(props.StreamBatchSize, 100)
+	batch := propcheck.Or(props.StreamBatchSize, 100)
 	propcheck.CheckWhole(*id, "StreamBatchSize", batch, 1, 10000, "stream records per dispatcher run; Lambda allows 1 to 10000")
-	parallel := propcheck.OrDefault(props.StreamParallelizationFactor, 1)
+	parallel := propcheck.Or(props.StreamParallelizationFactor, 1)
 	propcheck.CheckWhole(*id, "StreamParallelizationFactor", parallel, 1, 10, "concurrent batches per shard; Lambda allows 1 to 10")
 	retries := propcheck.Number(props.StreamRetryAttempts, 10)
 	propcheck.CheckWhole(*id, "StreamRetryAttempts", retries, 0, 10000, "retries of a failed stream batch; Lambda allows 0 to 10000")
-	maxConc := propcheck.OrDefault(props.WorkerMaxConcurrency, 2)
+	maxConc := propcheck.Or(props.WorkerMaxConcurrency, 2)
 	propcheck.CheckWhole(*id, "WorkerMaxConcurrency", maxConc, 2, 1000, "concurrent worker runs; Lambda allows 2 to 1000")
-	workerBatch := propcheck.OrDefault(props.WorkerBatchSize, 1)
+	workerBatch := propcheck.Or(props.WorkerBatchSize, 1)
 	propcheck.CheckWhole(*id, "WorkerBatchSize", workerBatch, 1, 10, "jobs per worker run; up to 10 without a batching window")
 	visibility := jobVisibility(*id, props)
-	receives := propcheck.OrDefault(props.JobMaxReceiveCount, 5)
+	receives := propcheck.Or(props.JobMaxReceiveCount, 5)
 	propcheck.CheckWhole(*id, "JobMaxReceiveCount", receives, 1, 1000, "tries of a job before its dead-letter queue; SQS allows 1 to 1000")
 	removal := props.RemovalPolicy
 	if removal == "" {
@@ -174,7 +175,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 		Description: "Queues one job per TTL-deleted deferred-job marker",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(30)),
 		Logs:        props.Logs,
-		Environment: map[string]string{deferredjobs.EnvJobQueueURL: *d.Jobs.QueueUrl()},
+		Environment: map[string]string{envvars.JobQueueURL: *d.Jobs.QueueUrl()},
 	})
 	d.Jobs.GrantSendMessages(d.Dispatcher.Function)
 	d.Dispatcher.Function.AddEventSource(awslambdaeventsources.NewDynamoEventSource(d.Table, &awslambdaeventsources.DynamoEventSourceProps{
@@ -258,6 +259,6 @@ func (d *DeferredJobs) GrantMarkActivity(grantee awsiam.IGrantable) awsiam.Grant
 // weekly moment in its environment (read by writer.FromEnv in deferredjobs/writer).
 func (d *DeferredJobs) ConfigureWriter(fn awslambda.Function) {
 	d.GrantMarkActivity(fn)
-	fn.AddEnvironment(jsii.String(deferredjobs.EnvTable), d.Table.TableName(), nil)
-	fn.AddEnvironment(jsii.String(deferredjobs.EnvWeekly), jsii.String(d.RunAt.String()), nil)
+	fn.AddEnvironment(jsii.String(envvars.DeferredJobsTable), d.Table.TableName(), nil)
+	fn.AddEnvironment(jsii.String(envvars.DeferredJobsWeekly), jsii.String(d.RunAt.String()), nil)
 }

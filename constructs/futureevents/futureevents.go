@@ -35,7 +35,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/internal/sfnretry"
-	"github.com/unschedule/unschedule/futureevents"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/futureevent"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -104,7 +104,7 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 		Description: "Invokes a registered target with the payload of a future event",
 		Timeout:     timeout,
 		Logs:        props.Logs,
-		Environment: map[string]string{futureevent.EnvTargets: ""},
+		Environment: map[string]string{envvars.TargetFunctionArns: ""},
 	})
 
 	wait := awsstepfunctions.NewWait(c, jsii.String("Wait"), &awsstepfunctions.WaitProps{
@@ -180,7 +180,7 @@ func (f *FutureEvents) AddTarget(fn awslambda.IFunction) {
 	}
 	grants.Invoke(fn, f.Handler.Function)
 	f.targets = append(f.targets, *fn.FunctionArn())
-	f.Handler.Function.AddEnvironment(jsii.String(futureevent.EnvTargets), jsii.String(strings.Join(f.targets, ",")), nil)
+	f.Handler.Function.AddEnvironment(jsii.String(envvars.TargetFunctionArns), jsii.String(strings.Join(f.targets, ",")), nil)
 }
 
 // GrantSchedule lets grantee start executions of this state machine and
@@ -196,10 +196,10 @@ func (f *FutureEvents) GrantSchedule(grantee awsiam.IGrantable) awsiam.Grant {
 
 // ConfigureClient grants fn what the client needs (GrantSchedule) and
 // sets the state machine's ARN in its environment
-// (futureevents.EnvStateMachineArn, read by client.FromEnv in futureevents/client).
+// (envvars.FutureEventsStateMachineArn, read by client.FromEnv in futureevents/client).
 func (f *FutureEvents) ConfigureClient(fn awslambda.Function) {
 	f.GrantSchedule(fn)
-	fn.AddEnvironment(jsii.String(futureevents.EnvStateMachineArn), f.StateMachine.StateMachineArn(), nil)
+	fn.AddEnvironment(jsii.String(envvars.FutureEventsStateMachineArn), f.StateMachine.StateMachineArn(), nil)
 }
 
 // ExecutionArnPattern is arn:…:states:<region>:<account>:execution:<state machine>:*.

@@ -27,7 +27,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // FunctionProps configures a Go function.
@@ -155,7 +155,7 @@ func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *
 		Resources: jsii.Strings(*logs.LogGroupArn()),
 	}))
 	// Every function's metrics carry its stack's name as a dimension.
-	env := map[string]*string{metrics.StackEnv: awscdk.Stack_Of(c).StackName()}
+	env := map[string]*string{envvars.MetricsStack: awscdk.Stack_Of(c).StackName()}
 	for k, v := range props.Environment {
 		env[k] = jsii.String(v)
 	}

@@ -34,7 +34,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -169,12 +169,8 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 	if t := p.TopicProps; t != nil && (t.TopicName != nil || t.MasterKey != nil || t.EnforceSSL != nil) {
 		panic(fmt.Sprintf("%s: TopicProps may not set TopicName, MasterKey or EnforceSSL: names come from TopicNamePrefix, the key from TopicKey, and TLS stays enforced", *id))
 	}
-	if p.Shards == 0 {
-		p.Shards = 1
-	}
-	if p.RemovalPolicy == "" {
-		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
+	p.Shards = propcheck.Or(p.Shards, 1)
+	p.RemovalPolicy = propcheck.Or(p.RemovalPolicy, awscdk.RemovalPolicy_RETAIN)
 	if p.Shards < 1 || p.Shards > MaxShards {
 		panic(fmt.Sprintf("%s: Shards must be between 1 and %d inclusive (given %d): more shards serve more users (200 each by default)", *id, MaxShards, p.Shards))
 	}
@@ -187,9 +183,7 @@ func NewUserNotifications(scope constructs.Construct, id *string, props *UserNot
 		panic(fmt.Sprintf("%s: AttachPostAuthTrigger is true but UserPool is not a user pool this app creates: leave it unset and attach PostAuthFunction to the pool yourself (see its doc)", *id))
 	}
 	c := constructs.NewConstruct(scope, id)
-	if p.TopicNamePrefix == "" {
-		p.TopicNamePrefix = *awscdk.Stack_Of(c).StackName() + "-notify"
-	}
+	p.TopicNamePrefix = propcheck.Or(p.TopicNamePrefix, *awscdk.Stack_Of(c).StackName()+"-notify")
 	if !validPrefix(p.TopicNamePrefix) {
 		panic(fmt.Sprintf("%s: TopicNamePrefix %q may hold only letters, digits, '-' and '_', at most 200 characters: rename it", *id, p.TopicNamePrefix))
 	}
@@ -292,8 +286,8 @@ func TopicName(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix
 // Environment is what a function that routes to the topics reads.
 func (n *UserNotifications) Environment() map[string]string {
 	return map[string]string{
-		"TOPIC_ARN_PREFIX": *n.topicArn(n.prefix + "-"),
-		"TOPIC_SHARDS":     fmt.Sprint(len(n.Topics)),
+		envvars.TopicArnPrefix: *n.topicArn(n.prefix + "-"),
+		envvars.TopicShards:    fmt.Sprint(len(n.Topics)),
 	}
 }
 
@@ -363,7 +357,7 @@ func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 		panic(fmt.Sprintf("%s: StoreSettingsIn was called twice: the settings live in one table", *n.Node().Id()))
 	}
 	n.settingsTable = table
-	n.PostAuth.Function.AddEnvironment(jsii.String("TABLE_NAME"), table.TableName(), nil)
+	n.PostAuth.Function.AddEnvironment(jsii.String(envvars.Table), table.TableName(), nil)
 	grants.Table(table, n.PostAuth.Function, "dynamodb:GetItem", "dynamodb:PutItem")
 	n.addNotify(table)
 }
@@ -374,9 +368,9 @@ func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 // notification (UpdateItem), which takes the task out of the pending
 // indexes.
 func (n *UserNotifications) addNotify(table awsdynamodb.ITable) {
-	env := map[string]string{"TABLE_NAME": *table.TableName(), contract.EnvVar: tableschema.Todo().EnvValue()}
+	env := map[string]string{envvars.Table: *table.TableName(), envvars.ItemSchema: tableschema.Todo().EnvValue()}
 	if n.webURL != "" {
-		env["WEB_URL"] = n.webURL
+		env[envvars.WebURL] = n.webURL
 	}
 	maps.Copy(env, n.Environment())
 	n.Notify = gofn.NewFunction(n.Construct, jsii.String("Notify"), &gofn.FunctionProps{

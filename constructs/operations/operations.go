@@ -26,20 +26,27 @@ import (
 type OperationsProps struct {
 	// AlarmTopic receives every alarm. Required.
 	AlarmTopic awssns.ITopic
-	// Functions to alarm on, by a short name used in alarm ids and on the
-	// dashboard (for example "expiry"). Each gets an errors alarm and a
-	// throttles alarm.
+	// Watch lists the functions to alarm on: each gets a throttles alarm,
+	// and an errors alarm unless ThrottlesOnly.
 	// Default: none.
-	Functions map[string]awslambda.IFunction
-	// ThrottleOnlyFunctions get a throttles alarm only: for functions
-	// whose construct already alarms on their errors.
+	Watch []WatchedFunction
+	// Functions and ThrottleOnlyFunctions are the older, string-keyed form
+	// of Watch (a name maps to a function; ThrottleOnlyFunctions are
+	// ThrottlesOnly). They still work, merged with Watch; a name may
+	// appear once across the three. Prefer Watch.
 	// Default: none.
+	Functions             map[string]awslambda.IFunction
 	ThrottleOnlyFunctions map[string]awslambda.IFunction
 	// ScheduleGroup whose invocations are watched: target errors, dropped
 	// invocations and failures to reach the dead-letter queue alarm.
 	// Default: none.
 	ScheduleGroup awsscheduler.IScheduleGroup
-	// Queues shown on the dashboard by name (depth and age).
+	// DashboardQueues are shown on the dashboard by name (depth).
+	// Default: none.
+	DashboardQueues []NamedQueue
+	// Queues is the older, string-keyed form of DashboardQueues, merged
+	// with it; a name may appear once across the two. Prefer
+	// DashboardQueues.
 	// Default: none.
 	Queues map[string]awssqs.IQueue
 	// DashboardName names the dashboard.
@@ -62,6 +69,27 @@ type OperationsProps struct {
 	// Default: for each one left nil, the metric its function writes
 	// (internal/metrics), Sum over 5 minutes (p99 for the lag).
 	Lifecycle LifecycleMetrics
+}
+
+// WatchedFunction is a function that operations alarms on.
+type WatchedFunction struct {
+	// Name is short, used in alarm ids and on the dashboard (for example
+	// "expiry"). Required, unique.
+	Name string
+	// Function to watch. Required.
+	Function awslambda.IFunction
+	// ThrottlesOnly gives it a throttles alarm only: for a function whose
+	// construct already alarms on its errors.
+	// Default: false (errors and throttles alarms).
+	ThrottlesOnly bool
+}
+
+// NamedQueue is a queue shown on the dashboard under Name.
+type NamedQueue struct {
+	// Name labels the queue's line. Required, unique.
+	Name string
+	// Queue to show. Required.
+	Queue awssqs.IQueue
 }
 
 // ErrorAlarmSource is a construct with its own alarms on error metrics of
@@ -108,8 +136,13 @@ var dashboardName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
 // Operations is the alarms and the dashboard.
 type Operations struct {
 	constructs.Construct
-	// Alarms by id.
+	// Alarms by id: <name>Errors and <name>Throttles per watched function
+	// (names are the caller's, so this stays a map), <function><metric>Alarm
+	// per error metric, and the scheduler's alarms below.
 	Alarms map[string]awscloudwatch.Alarm
+	// SchedulerTargetErrorsAlarm, SchedulerDroppedAlarm and
+	// SchedulerDeadLetterFailedAlarm watch ScheduleGroup (nil without it).
+	SchedulerTargetErrorsAlarm, SchedulerDroppedAlarm, SchedulerDeadLetterFailedAlarm awscloudwatch.Alarm
 	// Dashboard of the lifecycle.
 	Dashboard awscloudwatch.Dashboard
 }
@@ -129,6 +162,7 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 			}
 		}
 	}
+	functions, throttleOnly, queues := watched(*id, props)
 	for fn, names := range props.ErrorMetrics {
 		if fn == "" || len(names) == 0 {
 			panic(fmt.Sprintf("%s: ErrorMetrics maps a function name (its Function dimension) to its error metric names (given %q: %v): fill both, or leave ErrorMetrics unset for internal/metrics.ErrorMetrics", *id, fn, names))
@@ -137,20 +171,21 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 	c := constructs.NewConstruct(scope, id)
 	o := &Operations{Construct: c, Alarms: map[string]awscloudwatch.Alarm{}}
 	five := awscdk.Duration_Minutes(jsii.Number(5))
-	alarm := func(id, description string, m awscloudwatch.IMetric) {
+	alarm := func(id, description string, m awscloudwatch.IMetric) awscloudwatch.Alarm {
 		o.Alarms[id] = alarms.AtLeast(c, id, description, m, 1, props.AlarmTopic)
+		return o.Alarms[id]
 	}
 	sum := alarms.SumOptions(nil)
 
-	for _, name := range sortedKeys(props.Functions) {
-		fn := props.Functions[name]
+	for _, name := range sortedKeys(functions) {
+		fn := functions[name]
 		alarm(name+"Errors", fmt.Sprintf("The %s function failed (errors are retried or dead-lettered; see its logs).", name), fn.MetricErrors(sum))
 	}
 	throttled := map[string]awslambda.IFunction{}
-	for k, v := range props.Functions {
+	for k, v := range functions {
 		throttled[k] = v
 	}
-	for k, v := range props.ThrottleOnlyFunctions {
+	for k, v := range throttleOnly {
 		throttled[k] = v
 	}
 	for _, name := range sortedKeys(throttled) {
@@ -181,9 +216,9 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 		}
 	}
 	if g := props.ScheduleGroup; g != nil {
-		alarm("SchedulerTargetErrors", "The scheduler could not invoke the expiry function; it retries, then uses the DLQ.", g.MetricTargetErrors(sum))
-		alarm("SchedulerDropped", "The scheduler dropped invocations after every retry: those tasks rely on the reconciler.", g.MetricDropped(sum))
-		alarm("SchedulerDeadLetterFailed", "The scheduler could not write to its dead-letter queue: invocations were lost.", g.MetricFailedToBeSentToDLQ(nil, sum))
+		o.SchedulerTargetErrorsAlarm = alarm("SchedulerTargetErrors", "The scheduler could not invoke the expiry function; it retries, then uses the DLQ.", g.MetricTargetErrors(sum))
+		o.SchedulerDroppedAlarm = alarm("SchedulerDropped", "The scheduler dropped invocations after every retry: those tasks rely on the reconciler.", g.MetricDropped(sum))
+		o.SchedulerDeadLetterFailedAlarm = alarm("SchedulerDeadLetterFailed", "The scheduler could not write to its dead-letter queue: invocations were lost.", g.MetricFailedToBeSentToDLQ(nil, sum))
 	}
 
 	o.Dashboard = awscloudwatch.NewDashboard(c, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
@@ -218,8 +253,8 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 		}),
 	}
 	var depth []awscloudwatch.IMetric
-	for _, name := range sortedKeys(props.Queues) {
-		depth = append(depth, props.Queues[name].MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+	for _, name := range sortedKeys(queues) {
+		depth = append(depth, queues[name].MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Statistic: jsii.String("Maximum"), Period: five, Label: jsii.String(name),
 		}))
 	}
@@ -244,6 +279,50 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 	}
 	o.Dashboard.AddWidgets(widgets...)
 	return o
+}
+
+// watched merges Watch with Functions and ThrottleOnlyFunctions, and
+// DashboardQueues with Queues, by name; a name given twice, empty, or
+// without its function or queue panics.
+func watched(id string, p *OperationsProps) (functions, throttleOnly map[string]awslambda.IFunction, queues map[string]awssqs.IQueue) {
+	functions, throttleOnly, queues = map[string]awslambda.IFunction{}, map[string]awslambda.IFunction{}, map[string]awssqs.IQueue{}
+	seen := map[string]bool{}
+	add := func(name string, fn awslambda.IFunction, only bool) {
+		if name == "" || fn == nil {
+			panic(fmt.Sprintf("%s: Watch holds a function without a Name or a Function (given %q: %v): fill both, or remove it", id, name, fn))
+		}
+		if seen[name] {
+			panic(fmt.Sprintf("%s: function name %q is given twice across Watch, Functions and ThrottleOnlyFunctions: alarm ids come from it, so rename one", id, name))
+		}
+		seen[name] = true
+		if only {
+			throttleOnly[name] = fn
+		} else {
+			functions[name] = fn
+		}
+	}
+	for _, name := range sortedKeys(p.Functions) {
+		add(name, p.Functions[name], false)
+	}
+	for _, name := range sortedKeys(p.ThrottleOnlyFunctions) {
+		add(name, p.ThrottleOnlyFunctions[name], true)
+	}
+	for _, w := range p.Watch {
+		add(w.Name, w.Function, w.ThrottlesOnly)
+	}
+	for k, v := range p.Queues {
+		queues[k] = v
+	}
+	for _, q := range p.DashboardQueues {
+		if q.Name == "" || q.Queue == nil {
+			panic(fmt.Sprintf("%s: DashboardQueues holds a queue without a Name or a Queue (given %q: %v): fill both, or remove it", id, q.Name, q.Queue))
+		}
+		if _, dup := queues[q.Name]; dup {
+			panic(fmt.Sprintf("%s: queue name %q is given twice across DashboardQueues and Queues: rename one", id, q.Name))
+		}
+		queues[q.Name] = q.Queue
+	}
+	return functions, throttleOnly, queues
 }
 
 func optional(s string) *string {

@@ -27,8 +27,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -151,12 +151,12 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 	a := &TaskApi{Construct: c}
 
 	env := map[string]string{
-		"TABLE_NAME":                 *p.Table.TableName(),
-		"ALLOWED_ORIGINS":            strings.Join(p.AllowedOrigins, ","),
-		"MAX_PENDING_TASKS_PER_USER": strconv.Itoa(int(p.MaxPendingTasksPerUser)),
+		envvars.Table:                  *p.Table.TableName(),
+		envvars.AllowedOrigins:         strings.Join(p.AllowedOrigins, ","),
+		envvars.MaxPendingTasksPerUser: strconv.Itoa(int(p.MaxPendingTasksPerUser)),
 		// The API writes to-do items and creates their schedules: the
 		// to-do schema, which every function reading items must be given.
-		contract.EnvVar: tableschema.Todo().EnvValue(),
+		envvars.ItemSchema: tableschema.Todo().EnvValue(),
 	}
 	for k, v := range p.Schedules.Environment() {
 		env[k] = v
@@ -354,36 +354,22 @@ func withDefaults(id string, props *TaskApiProps) TaskApiProps {
 			panic(fmt.Sprintf("%s: RestApiProps.DeployOptions sets StageName or throttling: set TaskApiProps.StageName, ThrottlingRateLimit and ThrottlingBurstLimit instead", id))
 		}
 	}
-	if p.StageName == "" {
-		p.StageName = "api"
-	}
-	if p.ThrottlingRateLimit == 0 {
-		p.ThrottlingRateLimit = 50
-	}
-	if p.ThrottlingBurstLimit == 0 {
-		p.ThrottlingBurstLimit = 100
-	}
-	if p.MemoryMiB == 0 {
-		p.MemoryMiB = 256
-	}
+	p.StageName = propcheck.Or(p.StageName, "api")
+	p.ThrottlingRateLimit = propcheck.Or(p.ThrottlingRateLimit, 50)
+	p.ThrottlingBurstLimit = propcheck.Or(p.ThrottlingBurstLimit, 100)
+	p.MemoryMiB = propcheck.Or(p.MemoryMiB, 256)
 	propcheck.CheckSeconds(id, "Timeout", p.Timeout, 1, 29, "API Gateway ends a REST integration after 29 seconds")
 	for name, v := range map[string]float64{"ThrottlingRateLimit": p.ThrottlingRateLimit, "ThrottlingBurstLimit": p.ThrottlingBurstLimit} {
 		if v <= 0 {
 			panic(fmt.Sprintf("%s: %s must be above 0 requests per second (given %v): raise it, or leave it unset for the default", id, name, v))
 		}
 	}
-	if p.MaxPendingTasksPerUser == 0 {
-		p.MaxPendingTasksPerUser = task.DefaultMaxPendingPerUser
-	}
+	p.MaxPendingTasksPerUser = propcheck.Or(p.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser)
 	if p.MaxPendingTasksPerUser < 1 || p.MaxPendingTasksPerUser != float64(int(p.MaxPendingTasksPerUser)) {
 		panic(fmt.Sprintf("%s: MaxPendingTasksPerUser must be a whole number of at least 1 (given %v): raise it, or leave it unset for 1000", id, p.MaxPendingTasksPerUser))
 	}
-	if p.WafRateLimitPerIp == 0 {
-		p.WafRateLimitPerIp = 1500
-	}
-	if p.WafRateLimitPerToken == 0 {
-		p.WafRateLimitPerToken = 600
-	}
+	p.WafRateLimitPerIp = propcheck.Or(p.WafRateLimitPerIp, 1500)
+	p.WafRateLimitPerToken = propcheck.Or(p.WafRateLimitPerToken, 600)
 	// WAF's bounds for a rate-based rule's limit.
 	for name, v := range map[string]float64{"WafRateLimitPerIp": p.WafRateLimitPerIp, "WafRateLimitPerToken": p.WafRateLimitPerToken} {
 		if v < 10 || v > 2000000000 {

@@ -23,6 +23,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // UserAuthProps configures the user pool.
@@ -113,18 +114,12 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 	if props != nil {
 		p = *props
 	}
-	if p.PasswordMinLength == 0 {
-		p.PasswordMinLength = 12
-	}
+	p.PasswordMinLength = propcheck.Or(p.PasswordMinLength, 12)
 	if p.PasswordMinLength < 8 || p.PasswordMinLength > 99 {
 		panic(fmt.Sprintf("%s: PasswordMinLength must be between 8 and 99 inclusive (given %v): set it in range (Cognito's limits)", *id, p.PasswordMinLength))
 	}
-	if p.RemovalPolicy == "" {
-		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
-	if p.WafRateLimitPerIp == 0 {
-		p.WafRateLimitPerIp = 300
-	}
+	p.RemovalPolicy = propcheck.Or(p.RemovalPolicy, awscdk.RemovalPolicy_RETAIN)
+	p.WafRateLimitPerIp = propcheck.Or(p.WafRateLimitPerIp, 300)
 	if p.WafRateLimitPerIp < 10 || p.WafRateLimitPerIp > 2000000000 {
 		panic(fmt.Sprintf("%s: WafRateLimitPerIp must be between 10 and 2000000000 requests per 5 minutes (given %v): set it in range (WAF's limits)", *id, p.WafRateLimitPerIp))
 	}
@@ -163,8 +158,8 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		Description: "Auto-confirms new users or leaves them to confirm by code (optionally only for allowed email domains)",
 		Logs:        p.Logs,
 		Environment: map[string]string{
-			"ALLOWED_EMAIL_DOMAINS": strings.ToLower(strings.Join(p.AllowedEmailDomains, ",")),
-			"VERIFY_EMAIL_BY_CODE":  fmt.Sprint(byCode),
+			envvars.AllowedEmailDomains: strings.ToLower(strings.Join(p.AllowedEmailDomains, ",")),
+			envvars.VerifyEmailByCode:   fmt.Sprint(byCode),
 		},
 	})
 	u.PreSignUpFunction = u.PreSignUp.Function

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 )
 
 var (
@@ -35,15 +36,11 @@ func withDefaults(id string, props *WebHostingProps) WebHostingProps {
 	p := *props
 	p.BackendConfig = checkConfig(id, p.BackendConfig)
 
-	if p.Branch == "" {
-		p.Branch = DefaultBranch
-	}
+	p.Branch = propcheck.Or(p.Branch, DefaultBranch)
 	if !branchName.MatchString(p.Branch) {
 		panic(fmt.Sprintf("webhosting %s: Branch must be lower-case letters, digits and dashes, 63 at most, as it becomes the site's host name (given %q): rename the branch or serve another one", id, p.Branch))
 	}
-	if p.RemovalPolicy == "" {
-		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
+	p.RemovalPolicy = propcheck.Or(p.RemovalPolicy, awscdk.RemovalPolicy_RETAIN)
 	if a := p.AppProps; a != nil && (a.Name != nil || a.Repository != nil || a.AccessToken != nil || a.OauthToken != nil || a.BuildSpec != nil || a.EnvironmentVariables != nil) {
 		panic(fmt.Sprintf("webhosting %s: AppProps may not set Name, Repository, AccessToken, OauthToken, BuildSpec or EnvironmentVariables: the construct derives them; set AppName, Repository and AccessTokenSecret instead", id))
 	}
@@ -68,9 +65,7 @@ func withDefaults(id string, props *WebHostingProps) WebHostingProps {
 	if p.DistPath != "" {
 		panic(fmt.Sprintf("webhosting %s: DistPath (%q) is only used without a Repository (Amplify builds the app from the repository): remove one of them", id, p.DistPath))
 	}
-	if p.AppRoot == "" {
-		p.AppRoot = DefaultAppRoot
-	}
+	p.AppRoot = propcheck.Or(p.AppRoot, DefaultAppRoot)
 	if !appRoot.MatchString(p.AppRoot) || strings.Contains(p.AppRoot, "..") {
 		panic(fmt.Sprintf("webhosting %s: AppRoot must be a folder relative to the repository root, such as \"web\" (given %q)", id, p.AppRoot))
 	}

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
@@ -21,35 +21,34 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		"AWS_ACCESS_KEY_ID":               "AKIAIOSFODNN7EXAMPLE",
 		"AWS_SECRET_ACCESS_KEY":           "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 		"AWS_SESSION_TOKEN":               "bench-session-token",
-		"AWS_LAMBDA_FUNCTION_NAME":        function,
+		envvars.FunctionName:              function,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(memoryMiB),
 		"AWS_LAMBDA_FUNCTION_TIMEOUT":     "10",
-		"METRICS_STACK":                   "Unschedule-bench",
-		"TABLE_NAME":                      "bench-tasks",
-		"ALLOWED_ORIGINS":                 "http://localhost:5173",
-		"WEB_URL":                         "https://bench.example.com",
-		"SCHEDULE_GROUP":                  "bench-tasks",
-		"EXPIRY_FUNCTION_ARN":             "arn:aws:lambda:us-east-1:123456789012:function:bench-expiry",
-		"SCHEDULER_ROLE_ARN":              "arn:aws:iam::123456789012:role/bench-scheduler",
-		"SCHEDULER_DLQ_ARN":               "arn:aws:sqs:us-east-1:123456789012:bench-scheduler-dlq",
-		"TOPIC_ARN_PREFIX":                "arn:aws:sns:us-east-1:123456789012:bench-notifications-",
-		"TOPIC_SHARDS":                    "1",
-		"QUEUE_URL":                       "https://sqs.us-east-1.amazonaws.com/123456789012/bench-cancel.fifo",
-		"ALLOWED_EMAIL_DOMAINS":           "",
-		"CAMPAIGN_TABLE":                  "bench-campaigns",
-		"SEND_FUNCTION_ARN":               "arn:aws:lambda:us-east-1:123456789012:function:bench-send",
-		"PROVISION_FUNCTION_ARN":          "arn:aws:lambda:us-east-1:123456789012:function:bench-provision",
-		"SENDER_ADDRESS":                  "bench@example.com",
-		"WEB_ORIGINS":                     "http://localhost:5173",
-		"SENDER_GROUP":                    "campaign-senders",
-		"CAMPAIGN_EVENTS_HTTP":            "bench.appsync-api.us-east-1.amazonaws.com",
-		"JOB_QUEUE_URL":                   "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
-		"TARGET_FUNCTION_ARNS":            "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
+		envvars.MetricsStack:              "Unschedule-bench",
+		envvars.Table:                     "bench-tasks",
+		envvars.AllowedOrigins:            "http://localhost:5173",
+		envvars.WebURL:                    "https://bench.example.com",
+		envvars.ScheduleGroup:             "bench-tasks",
+		envvars.ExpiryFunctionArn:         "arn:aws:lambda:us-east-1:123456789012:function:bench-expiry",
+		envvars.SchedulerRoleArn:          "arn:aws:iam::123456789012:role/bench-scheduler",
+		envvars.SchedulerDLQArn:           "arn:aws:sqs:us-east-1:123456789012:bench-scheduler-dlq",
+		envvars.TopicArnPrefix:            "arn:aws:sns:us-east-1:123456789012:bench-notifications-",
+		envvars.TopicShards:               "1",
+		envvars.QueueURL:                  "https://sqs.us-east-1.amazonaws.com/123456789012/bench-cancel.fifo",
+		envvars.AllowedEmailDomains:       "",
+		envvars.CampaignTable:             "bench-campaigns",
+		envvars.SendFunctionArn:           "arn:aws:lambda:us-east-1:123456789012:function:bench-send",
+		envvars.ProvisionFunctionArn:      "arn:aws:lambda:us-east-1:123456789012:function:bench-provision",
+		envvars.SenderAddress:             "bench@example.com",
+		envvars.SenderGroup:               "campaign-senders",
+		envvars.CampaignEventsHTTP:        "bench.appsync-api.us-east-1.amazonaws.com",
+		envvars.JobQueueURL:               "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
+		envvars.TargetFunctionArns:        "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
 		// The to-do app's schema, as its constructs set it.
-		contract.EnvVar: tableschema.Todo().EnvValue(),
+		envvars.ItemSchema: tableschema.Todo().EnvValue(),
 		// The expiry function's and the reconciler's target: the to-do
 		// app's notify function.
-		"TARGET_FUNCTION_ARN": "arn:aws:lambda:us-east-1:123456789012:function:bench-notify",
+		envvars.TargetFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:bench-notify",
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Errors of the ports. Adapters wrap them (errors.Is).
@@ -31,31 +33,9 @@ var (
 	ErrRetryable = errors.New("retryable send error")
 )
 
-// Clock reads and waits on time; tests and the simulation use a virtual
-// one.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits d or until ctx ends (then ctx.Err()).
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-// RealClock is the wall clock.
-type RealClock struct{}
-
-// Now is time.Now.
-func (RealClock) Now() time.Time { return time.Now() }
-
-// Sleep waits d or until ctx ends.
-func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// Clock reads and waits on time (clock.Clock): clock.System in a Lambda,
+// clock.Fake in tests and the simulation.
+type Clock = clock.Clock
 
 // Tasks keeps send tasks.
 type Tasks interface {

@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/campaigndev"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // EmailKindCampaign marks a campaign email in the outbox.
@@ -29,16 +30,6 @@ func (o campaignOutbox) AppendCampaignEmail(owner string, m campaign.Message, at
 		return "", err
 	}
 	return "dev-" + strconv.FormatUint(e.Seq, 10), nil
-}
-
-// campaignClock is the campaign services' clock: the server's wall clock,
-// waiting in real time.
-type campaignClock struct{ now func() time.Time }
-
-func (c campaignClock) Now() time.Time { return c.now() }
-
-func (c campaignClock) Sleep(ctx context.Context, d time.Duration) error {
-	return campaign.RealClock{}.Sleep(ctx, d)
 }
 
 // identity is what a user's token says. A local sign-up is confirmed at
@@ -66,7 +57,7 @@ func campaignSender(senders []string, email string) bool {
 }
 
 func (s *Server) openCampaigns(origins []string) error {
-	rt, err := campaigndev.New(campaigndev.Config{Outbox: campaignOutbox{s.db}, Clock: campaignClock{s.cfg.Now},
+	rt, err := campaigndev.New(campaigndev.Config{Outbox: campaignOutbox{s.db}, Clock: clock.Func(s.cfg.Now),
 		Log: s.log.With("component", "campaigns"), Origins: origins})
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)

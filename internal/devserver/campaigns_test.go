@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // stream is a client reading GET /campaigns/{id}/events as it arrives.
@@ -71,7 +72,7 @@ func (s *stream) close() {
 
 // campaignEnv is a server whose listed users may send campaigns.
 func campaignEnv(t *testing.T, senders ...string) *env {
-	return startWith(t, &fakeClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)},
+	return startWith(t, clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)),
 		Config{DataDir: t.TempDir(), CampaignSenders: senders})
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/webheaders"
 )
 
@@ -19,7 +20,7 @@ func TestSecurityHeaders(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(web, "index.html"), []byte("<!doctype html><title>app</title>"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := startWith(t, &fakeClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}, Config{DataDir: t.TempDir(), WebDir: web})
+	e := startWith(t, clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)), Config{DataDir: t.TempDir(), WebDir: web})
 	cases := []struct {
 		name, path, host string
 		status           int

@@ -20,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/boltstore"
 	"github.com/unschedule/unschedule/internal/campaign/campaigndev"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
@@ -124,7 +125,7 @@ func Open(cfg Config) (*Server, error) {
 		cfg.Shards = 2
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.System{}.Now
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()

@@ -14,43 +14,26 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/boltstore"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 )
-
-// fakeClock is the wall clock of a test server.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type env struct {
 	t     *testing.T
 	dir   string
-	clock *fakeClock
+	clock *clock.Fake
 	srv   *Server
 	http  *httptest.Server
 	logs  *bytes.Buffer
 }
 
-func start(t *testing.T, dir string, clock *fakeClock, domains ...string) *env {
+func start(t *testing.T, dir string, clock *clock.Fake, domains ...string) *env {
 	t.Helper()
 	return startWith(t, clock, Config{DataDir: dir, AllowedEmailDomains: domains})
 }
 
 // startWith opens a server of cfg on clock, logging to env.logs.
-func startWith(t *testing.T, clock *fakeClock, cfg Config) *env {
+func startWith(t *testing.T, clock *clock.Fake, cfg Config) *env {
 	t.Helper()
 	dir := cfg.DataDir
 	logs := &bytes.Buffer{}
@@ -88,7 +71,7 @@ func (e *env) stop() {
 }
 
 func newEnv(t *testing.T, domains ...string) *env {
-	return start(t, t.TempDir(), &fakeClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}, domains...)
+	return start(t, t.TempDir(), clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)), domains...)
 }
 
 type reply struct {
@@ -411,7 +394,7 @@ func TestPipeline(t *testing.T) {
 // same folder and reads everything back; the schedule still fires.
 func TestRestartKeepsState(t *testing.T) {
 	dir := t.TempDir()
-	clock := &fakeClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+	clock := clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 	e := start(t, dir, clock)
 	tok := e.user("ada@example.com")
 	expired := e.create(tok, "expires first", 5*time.Second)

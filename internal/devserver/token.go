@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Token errors. Every one means "401": the caller learns no more than
@@ -63,7 +65,7 @@ func NewSigner(key []byte, ttl time.Duration, now func() time.Time) (*Signer, er
 		return nil, fmt.Errorf("devserver: token lifetime must be positive (given %s)", ttl)
 	}
 	if now == nil {
-		now = time.Now
+		now = clock.System{}.Now
 	}
 	return &Signer{key: append([]byte(nil), key...), ttl: ttl, now: now}, nil
 }

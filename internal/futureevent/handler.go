@@ -13,10 +13,6 @@ import (
 	"strings"
 )
 
-// EnvTargets is the handler's environment variable: the registered
-// targets' ARNs, comma-separated (the construct's AddTarget sets it).
-const EnvTargets = "TARGET_FUNCTION_ARNS"
-
 // Invoker runs a target function synchronously with payload. It returns
 // ErrTargetFailed (wrapped) when the target ran and failed.
 type Invoker interface {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // Env reads variables and collects problems.
@@ -81,16 +82,12 @@ func (e *Env) Float(name string, def, min, max float64) float64 {
 	return n
 }
 
-// EnvTargetFunction names the adopter's target function: when the expiry
-// function has it, it invokes that function (RequestResponse) with the
-// payload after each successful claim, instead of notifying through SNS.
-const EnvTargetFunction = "TARGET_FUNCTION_ARN"
-
-// EnvFireLease is how long, in seconds, an expiry attempt holds the right
-// to run the target (fire.Config.Lease): the construct sets it above the
-// function's timeout, so a retry never takes over from an attempt that may
-// still be running the target.
-const EnvFireLease = "FIRE_LEASE_SECONDS"
+// EnvTargetFunction and EnvFireLease are aliases of envvars.TargetFunctionArn
+// and envvars.FireLeaseSeconds, kept while lambdas/expiry still names them.
+const (
+	EnvTargetFunction = envvars.TargetFunctionArn
+	EnvFireLease      = envvars.FireLeaseSeconds
+)
 
 // Schema returns the item schema handed over in contract.EnvVar. Unset is
 // a problem, as is a value that does not parse or validate: a function
@@ -99,10 +96,10 @@ const EnvFireLease = "FIRE_LEASE_SECONDS"
 // tableschema.Todo()). On a problem it returns contract.Default(), which
 // Err then makes moot.
 func (e *Env) Schema() contract.Schema {
-	v := strings.TrimSpace(e.get(contract.EnvVar))
+	v := strings.TrimSpace(e.get(envvars.ItemSchema))
 	s, err := contract.Parse(v)
 	if v == "" {
-		err = errors.New(contract.EnvVar + " is not set: set it to the item schema's JSON (contract.Schema.EnvValue); " +
+		err = errors.New(envvars.ItemSchema + " is not set: set it to the item schema's JSON (contract.Schema.EnvValue); " +
 			"the constructs set it on every function that reads items")
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // Name is an execution layer.
@@ -41,7 +42,7 @@ var All = []Name{EventBridgeScheduler, StepFunctions, TTL}
 
 // EnvVar names the layer in the environment of every function that
 // creates, moves or cancels schedules (unset: EventBridgeScheduler).
-const EnvVar = "UNSCHEDULE_EXECUTION_LAYER"
+const EnvVar = envvars.ExecutionLayer
 
 // Parse reads a layer name ("" is EventBridgeScheduler). It accepts the
 // lower-case spellings used by the dev flags (scheduler, stepfunctions,

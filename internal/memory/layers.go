@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/layers"
 )
@@ -74,7 +75,7 @@ type Executions struct {
 // NewExecutions returns a state machine without executions.
 func NewExecutions(now func() time.Time) *Executions {
 	if now == nil {
-		now = time.Now
+		now = clock.System{}.Now
 	}
 	return &Executions{now: now, running: map[string]map[string]task.Schedule{}, closed: map[string]bool{}}
 }

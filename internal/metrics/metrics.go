@@ -10,6 +10,9 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // Namespace is the CloudWatch namespace of every metric of this project.
@@ -27,11 +30,6 @@ type Recorder struct {
 	stack    string
 }
 
-// StackEnv is the environment variable that names the stack a function
-// belongs to. constructs/gofn sets it on every function, so two stacks
-// (dev and prod) in one account and region never share a metric.
-const StackEnv = "METRICS_STACK"
-
 // Dimension names of every metric.
 const (
 	DimensionStack    = "Stack"
@@ -40,9 +38,9 @@ const (
 
 // New returns a recorder for the named function that writes to w
 // (os.Stdout when nil). Every metric carries the dimensions Stack (from
-// the StackEnv variable) and Function.
+// the envvars.MetricsStack variable, which constructs/gofn sets on every function so two stacks in one account never share a metric) and Function.
 func New(function string, w io.Writer) *Recorder {
-	return NewForStack(os.Getenv(StackEnv), function, w)
+	return NewForStack(os.Getenv(envvars.MetricsStack), function, w)
 }
 
 // NewForStack is New with the stack name given, not read from the
@@ -51,7 +49,7 @@ func NewForStack(stack, function string, w io.Writer) *Recorder {
 	if w == nil {
 		w = os.Stdout
 	}
-	return &Recorder{w: w, now: time.Now, function: function, stack: stack,
+	return &Recorder{w: w, now: clock.System{}.Now, function: function, stack: stack,
 		counts: map[string]float64{}, units: map[string]string{}}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 func TestFlushWritesEMF(t *testing.T) {
@@ -19,7 +21,7 @@ func TestFlushWritesEMF(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			t.Setenv(StackEnv, "Unschedule-dev")
+			t.Setenv(envvars.MetricsStack, "Unschedule-dev")
 			r := New("expiry", &buf)
 			r.now = func() time.Time { return time.UnixMilli(1700000000000) }
 			tc.record(r)

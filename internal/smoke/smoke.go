@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
@@ -102,30 +103,11 @@ type Tasks interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// Clock is the wall clock; a test fakes it.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits d, or until ctx ends.
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// Clock is the wall clock (clock.Clock); a test fakes it.
+type Clock = clock.Clock
 
 // WallClock is the real clock.
-var WallClock Clock = wallClock{}
+var WallClock Clock = clock.System{}
 
 // Deps are what Run calls.
 type Deps struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -29,11 +30,11 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, origins := env.Require("TABLE_NAME"), env.List("ALLOWED_ORIGINS")
-	maxPending := env.Int("MAX_PENDING_TASKS_PER_USER", task.DefaultMaxPendingPerUser, 1, 1<<30)
+	table, origins := env.Require(envvars.Table), env.List(envvars.AllowedOrigins)
+	maxPending := env.Int(envvars.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser, 1, 1<<30)
 	schedCfg := awsscheduler.ConfigFromEnv(env)
 	var topics []string
-	if env.Optional("TOPIC_ARN_PREFIX", "") != "" {
+	if env.Optional(envvars.TopicArnPrefix, "") != "" {
 		topics = awssns.TopicArnsFromEnv(env)
 	}
 	lambdaenv.Must(0, env.Err())

@@ -3,7 +3,7 @@
 // campaignapi.Handler.
 //
 // Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, PROVISION_FUNCTION_ARN,
-// WEB_ORIGINS, SENDER_GROUP (constructs/campaigns).
+// ALLOWED_ORIGINS, SENDER_GROUP (constructs/campaigns).
 package main
 
 import (
@@ -20,10 +20,11 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
-	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -31,16 +32,16 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, group, provisioner, origins := env.Require(cl.EnvTable), env.Require(cl.EnvScheduleGroup), env.Require(cl.EnvProvisionFunction), env.List(cl.EnvOrigins)
-	senderGroup := env.Require(cl.EnvSenderGroup)
+	table, group, provisioner, origins := env.Require(envvars.CampaignTable), env.Require(envvars.ScheduleGroup), env.Require(envvars.ProvisionFunctionArn), env.List(envvars.AllowedOrigins)
+	senderGroup := env.Require(envvars.SenderGroup)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg)))
-	canceller := lambdaenv.Must(cancel.New(store, store, sched, campaign.RealClock{}, group, 0))
+	canceller := lambdaenv.Must(cancel.New(store, store, sched, clock.System{}, group, 0))
 	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
-	h := lambdaenv.Must(campaignapi.New(store, start, canceller, campaign.RealClock{}, nil, origins, senderGroup, log))
+	h := lambdaenv.Must(campaignapi.New(store, start, canceller, clock.System{}, nil, origins, senderGroup, log))
 	a := &cl.API{Handler: h, Metrics: metrics.New(metrics.FunctionCampaignAPI, nil), Log: log}
 	lambda.Start(a.Handle)
 }

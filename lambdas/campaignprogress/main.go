@@ -21,8 +21,9 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/appsyncevents"
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
-	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -31,7 +32,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, events := env.Require(cl.EnvTable), env.Require(cl.EnvEventsHTTP)
+	table, events := env.Require(envvars.CampaignTable), env.Require(envvars.CampaignEventsHTTP)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	h := lambdaenv.Must(newHandler(dynamodb.NewFromConfig(cfg), table, events, cfg.Region, cfg.Credentials, nil, log))
@@ -50,6 +51,6 @@ func newHandler(ddb campaigndynamo.API, table, eventsDNS, region string, creds a
 	if err != nil {
 		return nil, err
 	}
-	return &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: campaign.RealClock{},
+	return &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: clock.System{},
 		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}, nil
 }

@@ -22,9 +22,10 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
-	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -32,14 +33,14 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	pc := provision.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(cl.EnvCallsPerSecond, provision.DefaultCallsPerSecond, 1, 10000),
-		Margin: time.Duration(env.Int(cl.EnvMarginSec, 90, 10, 600)) * time.Second}
-	table, self := env.Require(cl.EnvTable), env.Require(cl.EnvSelf)
+	pc := provision.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(envvars.SchedulerCallsPerSecond, provision.DefaultCallsPerSecond, 1, 10000),
+		Margin: time.Duration(env.Int(envvars.ProvisionMarginSec, 90, 10, 600)) * time.Second}
+	table, self := env.Require(envvars.CampaignTable), env.Require(envvars.FunctionName)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
-	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, campaign.RealClock{}))
+	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, clock.System{}))
 	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))
 	h := &cl.Provision{Provisioner: p, Self: again, Metrics: metrics.New(metrics.FunctionCampaignProvision, nil), Log: log}
 	lambda.Start(h.Handle)

@@ -23,9 +23,10 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/adapters/ses"
-	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
+	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -33,16 +34,16 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	rc := reconciler.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(cl.EnvCallsPerSecond, reconciler.DefaultCallsPerSecond, 1, 10000)}
-	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender)}
+	rc := reconciler.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(envvars.SchedulerCallsPerSecond, reconciler.DefaultCallsPerSecond, 1, 10000)}
+	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress)}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
-	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, campaign.RealClock{})) // Sent only: never sends
+	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{})) // Sent only: never sends
 	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), rc.Target.FunctionArn))
-	r := lambdaenv.Must(reconciler.New(rc, store, store, sched, receipts, dispatch, campaign.RealClock{}))
+	r := lambdaenv.Must(reconciler.New(rc, store, store, sched, receipts, dispatch, clock.System{}))
 	h := &cl.Reconcile{Reconciler: r, Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log}
 	lambda.Start(h.Handle)
 }

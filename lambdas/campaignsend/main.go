@@ -17,9 +17,10 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/ses"
-	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -27,13 +28,13 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	sc := ses.Config{Table: env.Require(cl.EnvTable), From: env.Require(cl.EnvSender), ConfigurationSet: env.Optional(cl.EnvConfigurationSet, "")}
+	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress), ConfigurationSet: env.Optional(envvars.SESConfigurationSet, "")}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
-	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, campaign.RealClock{}))
-	w := lambdaenv.Must(send.New(store, store, sender, campaign.RealClock{}, send.DefaultLease))
+	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{}))
+	w := lambdaenv.Must(send.New(store, store, sender, clock.System{}, send.DefaultLease))
 	h := &cl.Send{Worker: w, Metrics: metrics.New(metrics.FunctionCampaignSend, nil), Log: log}
 	lambda.Start(h.Handle)
 }

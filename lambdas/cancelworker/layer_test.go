@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -16,11 +17,11 @@ func TestLoadLayerReadsOnlyItsLayersVariables(t *testing.T) {
 		want    layers.Name
 		wantErr string
 	}{
-		{"default is the scheduler", map[string]string{"SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "f", "SCHEDULER_ROLE_ARN": "r", "SCHEDULER_DLQ_ARN": "q"}, layers.EventBridgeScheduler, ""},
-		{"scheduler needs its group", map[string]string{}, "", "SCHEDULE_GROUP"},
-		{"step functions", map[string]string{layers.EnvVar: "StepFunctions", "STATE_MACHINE_ARN": "arn:sm"}, layers.StepFunctions, ""},
-		{"step functions needs its state machine", map[string]string{layers.EnvVar: "StepFunctions"}, "", "STATE_MACHINE_ARN"},
-		{"ttl", map[string]string{layers.EnvVar: "TTL", "TABLE_NAME": "items"}, layers.TTL, ""},
+		{"default is the scheduler", map[string]string{envvars.ScheduleGroup: "g", envvars.ExpiryFunctionArn: "f", envvars.SchedulerRoleArn: "r", envvars.SchedulerDLQArn: "q"}, layers.EventBridgeScheduler, ""},
+		{"scheduler needs its group", map[string]string{}, "", envvars.ScheduleGroup},
+		{"step functions", map[string]string{layers.EnvVar: "StepFunctions", envvars.StateMachineArn: "arn:sm"}, layers.StepFunctions, ""},
+		{"step functions needs its state machine", map[string]string{layers.EnvVar: "StepFunctions"}, "", envvars.StateMachineArn},
+		{"ttl", map[string]string{layers.EnvVar: "TTL", envvars.Table: "items"}, layers.TTL, ""},
 		{"unknown layer", map[string]string{layers.EnvVar: "cron"}, "", "unknown"},
 		{"every layer needs the schema", map[string]string{layers.EnvVar: "TTL", "TABLE_NAME": "items", contract.EnvVar: ""}, "", contract.EnvVar + " is not set"},
 	} {

@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
-	"github.com/unschedule/unschedule/deferredjobs"
 	"github.com/unschedule/unschedule/internal/adapters/jobqueue"
 	dispatch "github.com/unschedule/unschedule/internal/deferredjobs"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -24,7 +24,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	url := env.Require(deferredjobs.EnvJobQueueURL)
+	url := env.Require(envvars.JobQueueURL)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	q := lambdaenv.Must(jobqueue.New(sqs.NewFromConfig(aws), url))

@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/lambdatarget"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/futureevent"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -25,7 +26,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	targets := env.List(futureevent.EnvTargets)
+	targets := env.List(envvars.TargetFunctionArns)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	inv := lambdaenv.Must(lambdatarget.New(awslambdasdk.NewFromConfig(aws)))

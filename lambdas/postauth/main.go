@@ -22,6 +22,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -30,7 +31,7 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	topics := awssns.TopicArnsFromEnv(env)
-	table := env.Require("TABLE_NAME")
+	table := env.Require(envvars.Table)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // FuzzPreSignUp decodes arbitrary JSON as a PreSignUp event and runs the
@@ -34,7 +36,7 @@ func FuzzPreSignUp(f *testing.F) {
 		if restricted {
 			allowed = "example.com"
 		}
-		env := map[string]string{EnvAllowedEmailDomains: allowed}
+		env := map[string]string{envvars.AllowedEmailDomains: allowed}
 		h, err := configure(func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)

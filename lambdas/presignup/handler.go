@@ -8,13 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/domain/notify"
-)
-
-// Environment: the optional allow-list, and whether every address must be
-// verified by code (constructs/userauth sets both).
-const (
-	EnvAllowedEmailDomains = "ALLOWED_EMAIL_DOMAINS"
-	EnvVerifyEmailByCode   = "VERIFY_EMAIL_BY_CODE"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 type handler struct {
@@ -28,17 +22,17 @@ type handler struct {
 
 // configure reads the environment once, at cold start.
 func configure(getenv func(string) string, log *slog.Logger) (*handler, error) {
-	domains, err := notify.ParseDomains(getenv(EnvAllowedEmailDomains))
+	domains, err := notify.ParseDomains(getenv(envvars.AllowedEmailDomains))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvAllowedEmailDomains, err)
+		return nil, fmt.Errorf("%s: %w", envvars.AllowedEmailDomains, err)
 	}
 	var byCode bool
-	switch v := getenv(EnvVerifyEmailByCode); v {
+	switch v := getenv(envvars.VerifyEmailByCode); v {
 	case "", "false":
 	case "true":
 		byCode = true
 	default:
-		return nil, fmt.Errorf("%s must be true or false (given %q)", EnvVerifyEmailByCode, v)
+		return nil, fmt.Errorf("%s must be true or false (given %q)", envvars.VerifyEmailByCode, v)
 	}
 	policy := notify.NewSignUpPolicy(domains)
 	return &handler{policy: policy, verifyByCode: byCode || policy.Restricted(), log: log}, nil

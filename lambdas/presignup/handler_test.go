@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/domain/notify"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/testfixture"
 )
 
@@ -43,7 +44,7 @@ func TestHandle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			env := map[string]string{EnvAllowedEmailDomains: tc.allowed, EnvVerifyEmailByCode: tc.byCode}
+			env := map[string]string{envvars.AllowedEmailDomains: tc.allowed, envvars.VerifyEmailByCode: tc.byCode}
 			h, err := configure(func(k string) string { return env[k] }, slog.New(slog.NewJSONHandler(&logs, nil)))
 			if err != nil {
 				t.Fatal(err)
@@ -84,11 +85,11 @@ func TestRestrictedMessageTellsTheUser(t *testing.T) {
 
 func TestConfigureRefusesBadSettings(t *testing.T) {
 	for _, tc := range []struct{ name, domains, byCode, want string }{
-		{"bad domain", "example.com,@bad", "", EnvAllowedEmailDomains},
-		{"verification not a boolean", "", "yes", EnvVerifyEmailByCode + ` must be true or false (given "yes")`},
+		{"bad domain", "example.com,@bad", "", envvars.AllowedEmailDomains},
+		{"verification not a boolean", "", "yes", envvars.VerifyEmailByCode + ` must be true or false (given "yes")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{EnvAllowedEmailDomains: tc.domains, EnvVerifyEmailByCode: tc.byCode}
+			env := map[string]string{envvars.AllowedEmailDomains: tc.domains, envvars.VerifyEmailByCode: tc.byCode}
 			_, err := configure(func(k string) string { return env[k] }, slog.Default())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want one saying %s", err, tc.want)

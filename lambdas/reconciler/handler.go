@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -43,7 +44,7 @@ type config struct {
 func loadConfig(getenv func(string) string) (config, error) {
 	e := lambdaenv.New(getenv)
 	c := config{
-		Table:     e.Require("TABLE_NAME"),
+		Table:     e.Require(envvars.Table),
 		Scheduler: awsscheduler.ConfigFromEnv(e),
 		// The target the expiry function runs: an expiry by the
 		// reconciler notifies exactly as one by a schedule.
@@ -51,9 +52,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Lease:  time.Duration(e.Int(lambdaenv.EnvFireLease, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second,
 	}
 	// Unset means the reconcile package's default.
-	c.Reconcile.Grace = time.Duration(e.Int("GRACE_SEC", 0, 1, 86400)) * time.Second
-	c.Reconcile.Budget = time.Duration(e.Int("BUDGET_SEC", 0, 1, 900)) * time.Second
-	c.Reconcile.RatePerSec = e.Float("RATE_PER_SEC", 0, 0, 1000)
+	c.Reconcile.Grace = time.Duration(e.Int(envvars.GraceSec, 0, 1, 86400)) * time.Second
+	c.Reconcile.Budget = time.Duration(e.Int(envvars.BudgetSec, 0, 1, 900)) * time.Second
+	c.Reconcile.RatePerSec = e.Float(envvars.RatePerSec, 0, 0, 1000)
 	return c, e.Err()
 }
 

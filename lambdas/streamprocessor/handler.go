@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -34,7 +35,7 @@ type config struct {
 // loadConfig reads the environment through getenv.
 func loadConfig(getenv func(string) string) (config, error) {
 	e := lambdaenv.New(getenv)
-	c := config{QueueURL: e.Require("QUEUE_URL"), Schema: e.Schema()}
+	c := config{QueueURL: e.Require(envvars.QueueURL), Schema: e.Schema()}
 	if err := e.Err(); err != nil {
 		return c, fmt.Errorf("%w (QUEUE_URL: the cancellation FIFO queue's URL)", err)
 	}

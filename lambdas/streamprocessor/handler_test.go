@@ -16,6 +16,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 	"github.com/unschedule/unschedule/internal/testfixture"
@@ -130,13 +131,13 @@ func TestLoadConfig(t *testing.T) {
 		want    config
 		wantErr string
 	}{
-		{"set", map[string]string{"QUEUE_URL": "https://sqs/q.fifo", contract.EnvVar: tableschema.Todo().EnvValue()},
+		{"set", map[string]string{envvars.QueueURL: "https://sqs/q.fifo", contract.EnvVar: tableschema.Todo().EnvValue()},
 			config{QueueURL: "https://sqs/q.fifo", Schema: tableschema.Todo()}, ""},
-		{"no schema", map[string]string{"QUEUE_URL": "https://sqs/q.fifo"}, config{}, contract.EnvVar + " is not set"},
-		{"consumer schema", map[string]string{"QUEUE_URL": "https://sqs/q.fifo", contract.EnvVar: consumer.EnvValue()},
+		{"no schema", map[string]string{envvars.QueueURL: "https://sqs/q.fifo"}, config{}, contract.EnvVar + " is not set"},
+		{"consumer schema", map[string]string{envvars.QueueURL: "https://sqs/q.fifo", contract.EnvVar: consumer.EnvValue()},
 			config{QueueURL: "https://sqs/q.fifo", Schema: consumer}, ""},
-		{"missing", nil, config{}, "QUEUE_URL"},
-		{"bad schema", map[string]string{"QUEUE_URL": "q", contract.EnvVar: `{"firedState":"Pending"}`}, config{}, contract.EnvVar},
+		{"missing", nil, config{}, envvars.QueueURL},
+		{"bad schema", map[string]string{envvars.QueueURL: "q", contract.EnvVar: `{"firedState":"Pending"}`}, config{}, contract.EnvVar},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

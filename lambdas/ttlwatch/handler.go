@@ -16,9 +16,6 @@ import (
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-// EnvMaxLateness is the construct's MaxLateness in seconds.
-const EnvMaxLateness = "MAX_LATENESS_SECONDS"
-
 // maxExamples bounds the marker keys one run logs.
 const maxExamples = 20
 

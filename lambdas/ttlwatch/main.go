@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 	"github.com/unschedule/unschedule/internal/layers"
@@ -27,12 +29,12 @@ import (
 func main() {
 	env := lambdaenv.New(os.Getenv)
 	cfg := ttlmarker.ConfigFromEnv(env)
-	lateness := env.Int(EnvMaxLateness, int(layers.TTLPrecision/time.Second), int(layers.TTLPrecision/time.Second), 10*365*86400)
+	lateness := env.Int(envvars.MaxLatenessSeconds, int(layers.TTLPrecision/time.Second), int(layers.TTLPrecision/time.Second), 10*365*86400)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	rec := metrics.New(metrics.FunctionTTLWatch, nil)
 	w := &watcher{api: dynamodb.NewFromConfig(aws), cfg: cfg, maxLateness: time.Duration(lateness) * time.Second,
-		now: time.Now, log: lambdaenv.Logger(), metrics: rec}
+		now: clock.System{}.Now, log: lambdaenv.Logger(), metrics: rec}
 	lambda.Start(func(ctx context.Context) error {
 		defer func() { _ = rec.Flush() }()
 		return w.Run(ctx)

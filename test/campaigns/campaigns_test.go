@@ -18,6 +18,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -509,5 +510,34 @@ func TestTodoAppWithCampaigns(t *testing.T) {
 				t.Errorf("the campaign API's CORS does not name the web app's origin: %s", cors)
 			}
 		})
+	}
+}
+
+// TestFunctionEnvNamesAreEnvvars: every variable the construct sets on a
+// function is a name from internal/envvars, which the mains read.
+func TestFunctionEnvNamesAreEnvvars(t *testing.T) {
+	_, d := synth(t)
+	if bad := envvars.Unknown(d); len(bad) > 0 {
+		t.Errorf("functions set variables not in internal/envvars: %v", bad)
+	}
+}
+
+// TestAlarmsListsEveryAlarm: the construct's Alarms() (typed fields, no
+// string-keyed map) reaches every alarm it synthesizes, each once.
+func TestAlarmsListsEveryAlarm(t *testing.T) {
+	_, d := synth(t)
+	seen := map[string]bool{}
+	for _, a := range c.Alarms() {
+		id := *a.Node().Id()
+		if seen[id] {
+			t.Errorf("Alarms() lists %s twice", id)
+		}
+		seen[id] = true
+	}
+	if got, want := len(seen), len(resources(d, "AWS::CloudWatch::Alarm")); got != want {
+		t.Errorf("Alarms() lists %d alarms, the template has %d", got, want)
+	}
+	if c.ProvisionAsync.Queue == nil || c.SendAsync.Queue == nil || c.ReconcilerAsync.Queue == nil || c.ErrorsAlarms.Progress == nil {
+		t.Errorf("typed fields left nil: %+v %+v", c.ProvisionAsync, c.ErrorsAlarms)
 	}
 }

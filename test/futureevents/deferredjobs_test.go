@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/deferredjobs"
 	"github.com/unschedule/unschedule/examples/barbershop/stack"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -24,6 +25,14 @@ func TestDeferredJobsSynth(t *testing.T) {
 	tableID, _ := j.one(t, "AWS::DynamoDB::Table", "WeeklyAnalytics")
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
+
+	t.Run("function variables are envvars names (or the example app's own)", func(t *testing.T) {
+		for _, bad := range envvars.Unknown(j) {
+			if !strings.HasSuffix(bad, ": APPOINTMENTS_TABLE") { // examples/barbershop's table
+				t.Errorf("a function sets a variable not in internal/envvars: %s", bad)
+			}
+		}
+	})
 
 	t.Run("marker table: TTL on expiresAt, KEYS_ONLY stream", func(t *testing.T) {
 		check(t, func() {

@@ -11,8 +11,9 @@ import (
 
 	fe "github.com/unschedule/unschedule/constructs/futureevents"
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/examples/renewalreminder/reminder"
 	"github.com/unschedule/unschedule/examples/renewalreminder/stack"
-	"github.com/unschedule/unschedule/internal/futureevent"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -27,6 +28,14 @@ func TestFutureEventsSynth(t *testing.T) {
 	template, j := synth(a.Stack)
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
+
+	t.Run("function variables are envvars names (or the example app's own)", func(t *testing.T) {
+		for _, bad := range envvars.Unknown(j) {
+			if !strings.HasSuffix(bad, ": "+reminder.EnvRemindFunction) {
+				t.Errorf("a function sets a variable not in internal/envvars: %s", bad)
+			}
+		}
+	})
 
 	t.Run("definition: Standard, Wait on TimestampPath, then the handler with TargetError retries", func(t *testing.T) {
 		_, sm := j.one(t, "AWS::StepFunctions::StateMachine", "FutureEvents")
@@ -90,9 +99,9 @@ func TestFutureEventsSynth(t *testing.T) {
 
 	t.Run("the handler's registered list names the target only", func(t *testing.T) {
 		_, h := j.one(t, "AWS::Lambda::Function", "FutureEventsHandler")
-		env := js(props(h)["Environment"].(map[string]any)["Variables"].(map[string]any)[futureevent.EnvTargets])
+		env := js(props(h)["Environment"].(map[string]any)["Variables"].(map[string]any)[envvars.TargetFunctionArns])
 		if !strings.Contains(env, remindID) || strings.Contains(env, unregID) {
-			t.Fatalf("%s = %s", futureevent.EnvTargets, env)
+			t.Fatalf("%s = %s", envvars.TargetFunctionArns, env)
 		}
 	})
 

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -37,7 +38,7 @@ func CustomMetric(scope constructs.Construct, fn, name, statistic string, period
 // StackEnvironment is the environment a function needs for its metrics
 // to carry the Stack dimension (set by constructs/gofn on every function).
 func StackEnvironment(scope constructs.Construct) (string, string) {
-	return metrics.StackEnv, *awscdk.Stack_Of(scope).StackName()
+	return envvars.MetricsStack, *awscdk.Stack_Of(scope).StackName()
 }
 
 // AtLeast is an alarm that fires when metric reaches threshold in one

@@ -7,7 +7,19 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/contract"
 )
+
+// Or returns v, or d when v is its type's zero value ("", 0): the default
+// of a prop whose zero means unset (names, removal policies, limits).
+func Or[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
+}
 
 // Number returns *v, or d when v is nil: for optional numbers where zero
 // is a meaningful value (a pointer, so unset and 0 differ).
@@ -24,6 +36,21 @@ func DurationOr(v, d awscdk.Duration) awscdk.Duration {
 		return d
 	}
 	return v
+}
+
+// SecondsOr returns v, or d seconds when v is nil.
+func SecondsOr(v awscdk.Duration, d float64) awscdk.Duration {
+	return DurationOr(v, awscdk.Duration_Seconds(jsii.Number(d)))
+}
+
+// Schema is the schema a construct works with: contract.Default() for a
+// zero Schema (props that leave it unset), else s with its unset fields
+// filled (contract.Schema.WithDefaults).
+func Schema(s contract.Schema) contract.Schema {
+	if reflect.DeepEqual(s, contract.Schema{}) {
+		return contract.Default()
+	}
+	return s.WithDefaults()
 }
 
 // CheckSeconds panics unless d is a whole number of seconds in [lo, hi],

@@ -56,3 +56,22 @@ func TestNumberAndExclusive(t *testing.T) {
 	}
 	Exclusive("C", "A", true, "B", false) // one alone is fine
 }
+
+func TestOr(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"unset string takes the default", Or("", "api"), "api"},
+		{"set string stays", Or("v1", "api"), "v1"},
+		{"zero number takes the default", Or(0.0, 50.0), 50.0},
+		{"set number stays", Or(7.0, 50.0), 7.0},
+		{"zero int takes the default", Or(0, 1), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Fatalf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}

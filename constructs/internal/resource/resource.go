@@ -29,11 +29,11 @@ func Queue(scope constructs.Construct, id, queueID string, existing awssqs.IQueu
 	return q, q
 }
 
-// Schema is the schema a construct works with: s with its unset fields
-// filled with the contract's neutral names (contract.Schema.WithDefaults;
-// a zero Schema is contract.Default()). An application's own names are
-// given explicitly, as the to-do app gives tableschema.Todo().
-func Schema(s contract.Schema) contract.Schema { return s.WithDefaults() }
+// Schema is propcheck.Schema: s with its unset fields filled with the
+// contract's neutral names (a zero Schema is contract.Default()). An
+// application's own names are given explicitly, as the to-do app gives
+// tableschema.Todo().
+func Schema(s contract.Schema) contract.Schema { return propcheck.Schema(s) }
 
 // DeadLetterRetentionDays keeps dead letters as long as SQS allows.
 const DeadLetterRetentionDays = 14

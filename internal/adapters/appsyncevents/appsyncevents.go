@@ -31,6 +31,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // SigningName is the service name of the SigV4 signature.
@@ -66,7 +67,7 @@ func New(endpoint, region string, creds aws.CredentialsProvider, client *http.Cl
 	if client == nil {
 		client = &http.Client{Timeout: DefaultTimeout}
 	}
-	return &Publisher{endpoint: endpoint, region: region, creds: creds, signer: v4.NewSigner(), client: client, now: time.Now}, nil
+	return &Publisher{endpoint: endpoint, region: region, creds: creds, signer: v4.NewSigner(), client: client, now: clock.System{}.Now}, nil
 }
 
 // body is the publish request.

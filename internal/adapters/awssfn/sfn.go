@@ -62,7 +62,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -91,9 +93,6 @@ func (refusal) Permanent() bool { return true }
 // ErrInputConflict: an execution of that name exists with another input.
 var ErrInputConflict = errors.New("execution exists with another input")
 
-// EnvStateMachine names the state machine in the worker's environment.
-const EnvStateMachine = "STATE_MACHINE_ARN"
-
 // Config is the state machine and the schema of its payloads.
 type Config struct {
 	StateMachineArn string
@@ -104,7 +103,7 @@ type Config struct {
 
 // ConfigFromEnv reads STATE_MACHINE_ARN and the schema.
 func ConfigFromEnv(e *lambdaenv.Env) Config {
-	return Config{StateMachineArn: e.Require(EnvStateMachine), Schema: e.Schema()}
+	return Config{StateMachineArn: e.Require(envvars.StateMachineArn), Schema: e.Schema()}
 }
 
 // Client is a task.Scheduler on one state machine.
@@ -121,13 +120,13 @@ func New(api API, cfg Config) (*Client, error) {
 		return nil, errors.New("awssfn: the Step Functions API client is nil")
 	}
 	if cfg.StateMachineArn == "" {
-		return nil, fmt.Errorf("awssfn: config StateMachineArn is empty: set %s to the state machine's ARN", EnvStateMachine)
+		return nil, fmt.Errorf("awssfn: config StateMachineArn is empty: set %s to the state machine's ARN", envvars.StateMachineArn)
 	}
 	if cfg.Schema.PartitionKey == "" {
 		cfg.Schema = tableschema.Todo()
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.System{}.Now
 	}
 	return &Client{api: api, cfg: cfg}, nil
 }

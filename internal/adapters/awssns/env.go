@@ -3,6 +3,7 @@ package awssns
 import (
 	"strconv"
 
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 )
 
@@ -11,8 +12,8 @@ import (
 // shard i is the prefix followed by i) and TOPIC_SHARDS. Topic names are
 // deterministic, so thousands of shards fit in two short variables.
 func TopicArnsFromEnv(e *lambdaenv.Env) []string {
-	prefix := e.Require("TOPIC_ARN_PREFIX")
-	n := e.Int("TOPIC_SHARDS", 1, 1, 100000)
+	prefix := e.Require(envvars.TopicArnPrefix)
+	n := e.Int(envvars.TopicShards, 1, 1, 100000)
 	arns := make([]string, n)
 	for i := range arns {
 		arns[i] = prefix + strconv.Itoa(i)

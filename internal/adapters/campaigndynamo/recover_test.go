@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -38,7 +39,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	if err := st.SetStatus(ctx, "c3", []campaign.Status{campaign.Draft}, campaign.Active, "", t0); err != nil {
 		t.Fatal(err)
 	}
-	clock := inmem.NewVirtualClock(tasks[0].SendAt)
+	clock := clock.NewFake(tasks[0].SendAt)
 	m := &mail{}
 	sender, err := ses.New(m, testenv.NewDynamoClient(dynalite), ses.Config{Table: st.table, From: "news@example.com"}, clock)
 	if err != nil {

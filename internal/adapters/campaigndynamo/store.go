@@ -24,6 +24,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // API is the part of the DynamoDB client the store uses.
@@ -346,7 +347,7 @@ func (st *Store) batch(ctx context.Context, reqs []types.WriteRequest) error {
 			if try > 8 {
 				return fmt.Errorf("%d writes still unprocessed after %d tries", len(reqs), try)
 			}
-			if err := (campaign.RealClock{}).Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
+			if err := (clock.System{}).Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
 				return err
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -194,7 +195,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	_, tasks := seed(t, st, "c2", 12)
-	clock := inmem.NewVirtualClock(t0)
+	clock := clock.NewFake(t0)
 	sched := inmem.NewScheduler(nil)
 	p, err := provision.New(provision.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "fn", RoleArn: "role", DeadLetterArn: "dlq"}, PageSize: 5, Seed: 1},
 		st, st, sched, st, clock)

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -29,7 +29,7 @@ func TestSendOnMoto(t *testing.T) {
 	}
 	s := newSender(t, nil)
 	s.mail = mail
-	s.clock = inmem.NewVirtualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+	s.clock = clock.NewFake(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	r1, err := s.Send(ctx, msg)
 	if err != nil || r1.MessageID == "" {
 		t.Fatalf("Send = %+v, %v", r1, err)

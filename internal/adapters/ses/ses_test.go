@@ -15,7 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -47,7 +47,7 @@ func newSender(t *testing.T, m *mail) *Sender {
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
 	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
-	s, err := New(m, client, Config{Table: name, From: "news@example.com"}, inmem.NewVirtualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)))
+	s, err := New(m, client, Config{Table: name, From: "news@example.com"}, clock.NewFake(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -43,9 +44,6 @@ type API interface {
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
-// EnvTTLAttr names the table's TTL attribute in the worker's environment.
-const EnvTTLAttr = "TTL_ATTRIBUTE"
-
 // Config is the table, its TTL attribute and the schema.
 type Config struct {
 	Table string
@@ -56,7 +54,7 @@ type Config struct {
 
 // ConfigFromEnv reads TABLE_NAME, TTL_ATTRIBUTE and the schema.
 func ConfigFromEnv(e *lambdaenv.Env) Config {
-	return Config{Table: e.Require("TABLE_NAME"), TTLAttr: e.Optional(EnvTTLAttr, layers.DefaultTTLAttr), Schema: e.Schema()}
+	return Config{Table: e.Require(envvars.Table), TTLAttr: e.Optional(envvars.TTLAttribute, layers.DefaultTTLAttr), Schema: e.Schema()}
 }
 
 // Client is a task.Scheduler of TTL markers.

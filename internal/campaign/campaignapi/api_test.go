@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -54,7 +55,7 @@ func setup(t *testing.T) *env {
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
 	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
 	st, _ := campaigndynamo.New(client, name)
-	clock := inmem.NewVirtualClock(now)
+	clock := clock.NewFake(now)
 	e := &env{store: st, sched: inmem.NewScheduler(nil), starts: &starts{}}
 	c, _ := cancel.New(st, st, e.sched, clock, "campaigns", 1)
 	c.Margin = 5 * time.Second // as the API's main sets it

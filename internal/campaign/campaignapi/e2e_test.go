@@ -18,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	name := fmt.Sprintf("campaigns-e2e-%d", time.Now().UnixNano())
 	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
 	st, _ := campaigndynamo.New(client, name)
-	clock := inmem.NewVirtualClock(now)
+	clock := clock.NewFake(now)
 	sched := inmem.NewScheduler(nil)
 	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}
 	p, _ := provision.New(provision.Config{Target: target, Seed: 1}, st, st, sched, st, clock)

@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // memStore adds the API's own store methods to the in-memory store.
@@ -37,7 +38,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	st := memStore{inmem.NewStore()}
-	clock := inmem.NewVirtualClock(now)
+	clock := clock.NewFake(now)
 	c, _ := cancel.New(st, st, inmem.NewScheduler(nil), clock, "g", 1)
 	h, err := campaignapi.New(st, &starts{}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

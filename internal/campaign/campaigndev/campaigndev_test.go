@@ -16,7 +16,7 @@ import (
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // outbox records campaign emails; fail makes the next appends fail.
@@ -50,9 +50,9 @@ const createBody = `{"subject":"Hello","body":"Hi","recipients":[{"email":"a@exa
 
 // provisioned is a runtime with one provisioned campaign of two sends at
 // 12:01 and 12:02.
-func provisioned(t *testing.T, ob *outbox) (*Runtime, *inmem.VirtualClock, string) {
+func provisioned(t *testing.T, ob *outbox) (*Runtime, *clock.Fake, string) {
 	t.Helper()
-	clock := inmem.NewVirtualClock(start)
+	clock := clock.NewFake(start)
 	rt, err := New(Config{Outbox: ob, Clock: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestAtTime(t *testing.T) {
 }
 
 func TestOwnedPages(t *testing.T) {
-	s := NewStore(NewHub(), inmem.NewVirtualClock(start), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := NewStore(NewHub(), clock.NewFake(start), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx := context.Background()
 	for _, id := range []string{"c1", "c2", "c3"} {
 		_ = s.Create(ctx, campaign.Campaign{ID: id, OwnerID: "u1"}, nil)
@@ -161,7 +161,7 @@ func TestOwnedPages(t *testing.T) {
 // even when the clock reads the same instant.
 func TestAnnouncementsAreOrdered(t *testing.T) {
 	hub := NewHub()
-	s := NewStore(hub, inmem.NewVirtualClock(start), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := NewStore(hub, clock.NewFake(start), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx := context.Background()
 	_ = s.Create(ctx, campaign.Campaign{ID: "c1", OwnerID: "u1", Status: campaign.Draft}, nil)
 	sub := hub.subscribe(campaignapi.ProgressChannel("u1", "c1"))
@@ -195,7 +195,7 @@ func TestEventStream(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hub := NewHub()
-			s := NewStore(hub, inmem.NewVirtualClock(start), slog.New(slog.NewTextHandler(io.Discard, nil)))
+			s := NewStore(hub, clock.NewFake(start), slog.New(slog.NewTextHandler(io.Discard, nil)))
 			ctx := context.Background()
 			_ = s.Create(ctx, campaign.Campaign{ID: "c1", OwnerID: "u1", Status: campaign.Draft}, nil)
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

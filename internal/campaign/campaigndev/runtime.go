@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Outbox is where a campaign email lands (the dev server's outbox): to,
@@ -67,7 +68,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("campaigndev: an outbox is required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = campaign.RealClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()

@@ -25,26 +25,6 @@ import (
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-// Environment variables the construct sets: campaign.Env* (in the SDK-free
-// data-model package, so the CDK app can name them without linking the
-// Lambda runtime).
-const (
-	EnvTable             = campaign.EnvTable
-	EnvScheduleGroup     = campaign.EnvScheduleGroup
-	EnvSendFunction      = campaign.EnvSendFunction
-	EnvSchedulerRole     = campaign.EnvSchedulerRole
-	EnvSchedulerDLQ      = campaign.EnvSchedulerDLQ
-	EnvProvisionFunction = campaign.EnvProvisionFunction
-	EnvSender            = campaign.EnvSender
-	EnvConfigurationSet  = campaign.EnvConfigurationSet
-	EnvCallsPerSecond    = campaign.EnvCallsPerSecond
-	EnvMarginSec         = campaign.EnvMarginSec
-	EnvOrigins           = campaign.EnvOrigins
-	EnvSenderGroup       = campaign.EnvSenderGroup
-	EnvEventsHTTP        = campaign.EnvEventsHTTP
-	EnvSelf              = campaign.EnvSelf
-)
-
 // Recorder writes metrics (metrics.Recorder).
 type Recorder interface {
 	Add(name string, n float64)

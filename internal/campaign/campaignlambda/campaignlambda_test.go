@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -38,7 +39,7 @@ func (s *starts) Start(_ context.Context, id string) error {
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // world is one campaign of n tasks in memory, its clock at now.
-func world(t *testing.T, id string, n int, now time.Time) (*inmem.Store, *inmem.VirtualClock, []campaign.SendTask) {
+func world(t *testing.T, id string, n int, now time.Time) (*inmem.Store, *clock.Fake, []campaign.SendTask) {
 	t.Helper()
 	st := inmem.NewStore()
 	var rs []campaign.Recipient
@@ -55,7 +56,7 @@ func world(t *testing.T, id string, n int, now time.Time) (*inmem.Store, *inmem.
 	}
 	st.PutCampaign(c)
 	st.PutTasks(tasks...)
-	return st, inmem.NewVirtualClock(now), tasks
+	return st, clock.NewFake(now), tasks
 }
 
 func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {

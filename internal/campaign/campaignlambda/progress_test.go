@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -123,7 +124,7 @@ func TestProgressHandle(t *testing.T) {
 			}
 			m := rec{}
 			h := &Progress{Store: f, Publisher: f, Task: campaigndynamo.StreamTask, Metrics: m,
-				Clock: inmem.NewVirtualClock(time.Date(2026, 12, 1, 9, 0, 2, 0, time.UTC)), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+				Clock: clock.NewFake(time.Date(2026, 12, 1, 9, 0, 2, 0, time.UTC)), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 			ctx := context.Background()
 			if tt.timeLeft > 0 {
 				var cancel context.CancelFunc

@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 var now = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
@@ -27,7 +28,7 @@ func setup(t *testing.T, states ...campaign.State) (*inmem.Store, *inmem.Schedul
 			_ = sched.Create(context.Background(), campaign.ScheduleFor(task, campaign.Target{GroupName: "g"}))
 		}
 	}
-	c, err := cancel.New(st, st, sched, inmem.NewVirtualClock(now), "g", 1)
+	c, err := cancel.New(st, st, sched, clock.NewFake(now), "g", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func (c *claimFirst) Replace(ctx context.Context, prev, next campaign.SendTask) 
 
 func TestCancelLosesToAClaim(t *testing.T) {
 	st, sched, _ := setup(t, campaign.Pending)
-	c, _ := cancel.New(&claimFirst{Store: st}, st, sched, inmem.NewVirtualClock(now), "g", 1)
+	c, _ := cancel.New(&claimFirst{Store: st}, st, sched, clock.NewFake(now), "g", 1)
 	res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
 	if err != nil || res.Skipped != 1 || res.Cancelled != 0 {
 		t.Fatalf("%+v %v", res, err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Store keeps tasks and campaigns.
@@ -452,49 +453,6 @@ func (s *Sender) Count(key string) int {
 	return n
 }
 
-// VirtualClock is a clock whose Sleep advances time at once.
-type VirtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewVirtualClock starts at t.
-func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{now: t} }
-
-// Now implements campaign.Clock.
-func (c *VirtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Sleep advances the clock by d (ctx.Err() when ctx ended).
-func (c *VirtualClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.Advance(d)
-	return nil
-}
-
-// Advance moves the clock forward by d (d > 0).
-func (c *VirtualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d > 0 {
-		c.now = c.now.Add(d)
-	}
-}
-
-// Set moves the clock to t if t is later.
-func (c *VirtualClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.now) {
-		c.now = t
-	}
-}
-
 // ScaledClock is real time run Factor times faster: a second of it is
 // 1/Factor of a real second. The benchmark uses it so that 10,000 calls
 // at 50 a second take 200 clock seconds but 200/Factor real ones, while
@@ -517,5 +475,5 @@ func (c *ScaledClock) Now() time.Time {
 
 // Sleep waits d/Factor of real time.
 func (c *ScaledClock) Sleep(ctx context.Context, d time.Duration) error {
-	return campaign.RealClock{}.Sleep(ctx, time.Duration(float64(d)/c.Factor))
+	return clock.System{}.Sleep(ctx, time.Duration(float64(d)/c.Factor))
 }

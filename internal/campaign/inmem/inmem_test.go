@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 var t0 = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
 func TestBucket(t *testing.T) {
-	c := NewVirtualClock(t0)
+	c := clock.NewFake(t0)
 	b := NewBucket(c, 50, 10)
 	n := 0
 	for b.Take() {
@@ -69,7 +70,7 @@ func TestSchedulerSemantics(t *testing.T) {
 	if st := s.Stats(); st.Creates != 2 || st.Calls != 7 {
 		t.Fatalf("stats %+v", st)
 	}
-	lim := NewScheduler(NewBucket(NewVirtualClock(t0), 1, 1))
+	lim := NewScheduler(NewBucket(clock.NewFake(t0), 1, 1))
 	_ = lim.Create(ctx, r)
 	if err := lim.Create(ctx, r2); !errors.Is(err, campaign.ErrThrottled) || lim.Stats().Throttled != 1 {
 		t.Fatalf("over the bucket: %v", err)
@@ -78,7 +79,7 @@ func TestSchedulerSemantics(t *testing.T) {
 
 func TestSenderSendsOncePerKey(t *testing.T) {
 	ctx := context.Background()
-	s := NewSender(NewVirtualClock(t0))
+	s := NewSender(clock.NewFake(t0))
 	if _, err := s.Sent(ctx, "k"); !errors.Is(err, campaign.ErrNotSent) {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 var (
@@ -90,7 +91,7 @@ func checkAll(t *testing.T, st *inmem.Store, s *inmem.Scheduler) {
 func TestRequestCarriesTheContract(t *testing.T) {
 	st := seed(t, 1)
 	s := inmem.NewScheduler(nil)
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
+	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
 	if err != nil || !res.Done || res.Continue {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -125,7 +126,7 @@ func TestOnlyPendingTasksGetSchedules(t *testing.T) {
 	}
 	s := inmem.NewScheduler(nil)
 	cps := provision.NewMemoryCheckpoints()
-	res, err := newProv(t, provision.Config{}, st, s, cps, inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
+	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
 	if err != nil || !res.Done || res.Next != 250 || res.Created != 247 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -140,8 +141,8 @@ func TestAtMostConcurrencyInFlight(t *testing.T) {
 		t.Run(strconv.Itoa(conc), func(t *testing.T) {
 			st := seed(t, 120)
 			s := inmem.NewScheduler(nil)
-			s.Clock, s.Latency = campaign.RealClock{}, time.Millisecond
-			res, err := newProv(t, provision.Config{Concurrency: conc, CallsPerSecond: 1e6}, st, s, provision.NewMemoryCheckpoints(), campaign.RealClock{}).
+			s.Clock, s.Latency = clock.System{}, time.Millisecond
+			res, err := newProv(t, provision.Config{Concurrency: conc, CallsPerSecond: 1e6}, st, s, provision.NewMemoryCheckpoints(), clock.System{}).
 				Run(context.Background(), "c1", time.Now().Add(time.Hour))
 			if err != nil || !res.Done {
 				t.Fatalf("run: %+v %v", res, err)
@@ -170,7 +171,7 @@ func TestThrottlesAreRetriedNeverLost(t *testing.T) {
 		}
 		return nil, false
 	}
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(1000*time.Hour))
+	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(1000*time.Hour))
 	if err != nil || !res.Done || res.Created != 300 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -186,7 +187,7 @@ func TestThrottlesAreRetriedNeverLost(t *testing.T) {
 // once.
 func TestStopsBeforeDeadlineAndResumes(t *testing.T) {
 	st := seed(t, 500)
-	clock := inmem.NewVirtualClock(t0)
+	clock := clock.NewFake(t0)
 	s := inmem.NewScheduler(nil)
 	s.Clock, s.Latency = clock, time.Second
 	cps := provision.NewMemoryCheckpoints()
@@ -244,7 +245,7 @@ func TestCrashResumesFromCheckpoint(t *testing.T) {
 				return nil, false
 			}
 			cps := provision.NewMemoryCheckpoints()
-			p := newProv(t, provision.Config{PageSize: page, MaxAhead: ahead}, st, s, cps, inmem.NewVirtualClock(t0))
+			p := newProv(t, provision.Config{PageSize: page, MaxAhead: ahead}, st, s, cps, clock.NewFake(t0))
 			if _, err := p.Run(ctx, "c1", t0.Add(time.Hour)); !errors.Is(err, context.Canceled) {
 				t.Fatalf("crashed run: %v", err)
 			}
@@ -284,7 +285,7 @@ func TestLostAnswerIsHarmless(t *testing.T) {
 		}
 		return nil, false
 	}
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || res.Calls != 100 || res.Errors != 0 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -304,7 +305,7 @@ func TestPersistentErrorsLeftToReconciler(t *testing.T) {
 		}
 		return nil, false
 	}
-	res, err := newProv(t, provision.Config{MaxErrorAttempts: 3}, st, s, provision.NewMemoryCheckpoints(), inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	res, err := newProv(t, provision.Config{MaxErrorAttempts: 3}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || res.Errors != 1 || res.Created != 19 || res.Calls != 22 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -317,7 +318,7 @@ func TestCancelledCampaignCreatesNothing(t *testing.T) {
 	st := seed(t, 10)
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.CampaignCancelled, "user", t0)
 	s := inmem.NewScheduler(nil)
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || s.Stats().Calls != 0 {
 		t.Fatalf("run: %+v %v, %d calls", res, err, s.Stats().Calls)
 	}
@@ -388,7 +389,7 @@ func TestDoneCheckpointMarksActive(t *testing.T) {
 	cps := provision.NewMemoryCheckpoints()
 	_ = cps.Save(context.Background(), provision.Checkpoint{CampaignID: "c1", Next: 3, Done: true})
 	s := inmem.NewScheduler(nil)
-	res, err := newProv(t, provision.Config{}, st, s, cps, inmem.NewVirtualClock(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if c, _ := st.Campaign(context.Background(), "c1"); err != nil || !res.Done || c.Status != campaign.Active || s.Stats().Calls != 0 {
 		t.Fatalf("%+v %v, campaign %s, %d calls", res, err, c.Status, s.Stats().Calls)
 	}
@@ -409,7 +410,7 @@ func TestStoppedTaskIsNeverCheckpointed(t *testing.T) {
 			}
 			return nil, false
 		}
-		clock := inmem.NewVirtualClock(t0)
+		clock := clock.NewFake(t0)
 		cps := provision.NewMemoryCheckpoints()
 		res, err := newProv(t, provision.Config{Seed: uint64(i + 1)}, st, s, cps, clock).Run(context.Background(), "c1", t0.Add(provision.DefaultMargin+10*time.Second))
 		if err != nil || !res.Continue || res.Done {

@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Monday 2026-06-01 10:00 in Berlin: inside the 09:00-17:00 window.
@@ -31,7 +32,7 @@ type env struct {
 	st     *inmem.Store
 	sched  *inmem.Scheduler
 	sender *inmem.Sender
-	clock  *inmem.VirtualClock
+	clock  *clock.Fake
 	disp   *dispatches
 	r      *reconciler.Reconciler
 }
@@ -47,7 +48,7 @@ func setup(t *testing.T, at time.Time, status campaign.Status, tasks ...campaign
 		tasks[i].TimeZone, tasks[i].Local = "Europe/Berlin", tasks[i].SendAt.In(mustLoc(t)).Format(plan.LocalLayout)
 	}
 	st.PutTasks(tasks...)
-	clock := inmem.NewVirtualClock(at)
+	clock := clock.NewFake(at)
 	e := env{st: st, sched: inmem.NewScheduler(nil), sender: inmem.NewSender(clock), clock: clock, disp: &dispatches{}}
 	var err error
 	e.r, err = reconciler.New(reconciler.Config{Target: target, Seed: 1}, st, st, e.sched, e.sender, e.disp, clock)
@@ -159,7 +160,7 @@ func TestRecoversStaleRunning(t *testing.T) {
 			e := setup(t, noon, campaign.Active, c.task)
 			if c.sent {
 				e.clock.Set(sentAt)
-				e.sender = inmem.NewSender(inmem.NewVirtualClock(sentAt))
+				e.sender = inmem.NewSender(clock.NewFake(sentAt))
 				_, _ = e.sender.Send(context.Background(), campaign.Message{IdempotencyKey: e.task(t, 0).IdempotencyKey()})
 				e.r, _ = reconciler.New(reconciler.Config{Target: target, Seed: 1}, e.st, e.st, e.sched, e.sender, e.disp, e.clock)
 			}

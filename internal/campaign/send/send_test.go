@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Monday 2026-06-01 09:30 in Berlin, inside the 09:00-17:00 window.
@@ -21,7 +22,7 @@ var key = campaign.Key{CampaignID: "c1", TaskID: "c1-00000"}
 type env struct {
 	st     *inmem.Store
 	sender *inmem.Sender
-	clock  *inmem.VirtualClock
+	clock  *clock.Fake
 	w      *send.Worker
 }
 
@@ -32,7 +33,7 @@ func setup(t *testing.T, state campaign.State, status campaign.Status, at time.T
 		Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
 	st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: key.TaskID, Email: "a@example.com", Subject: "Hi", State: state,
 		SendAt: inWindow, SchedulerRequestToken: "tok", LeaseUntil: at.Add(time.Hour)})
-	clock := inmem.NewVirtualClock(at)
+	clock := clock.NewFake(at)
 	sender := inmem.NewSender(clock)
 	w, err := send.New(st, st, sender, clock, 0)
 	if err != nil {

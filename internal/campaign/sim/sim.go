@@ -33,6 +33,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Report is what one history did.
@@ -66,7 +67,7 @@ type world struct {
 	seed    uint64
 	rng     *rand.Rand
 	f       faults
-	clock   *inmem.VirtualClock
+	clock   *clock.Fake
 	st      *inmem.Store
 	sched   *inmem.Scheduler
 	sender  *inmem.Sender
@@ -191,7 +192,7 @@ func Run(seed uint64, verbose bool) (*Report, error) {
 	}
 
 	// The ports.
-	w.clock = inmem.NewVirtualClock(now0)
+	w.clock = clock.NewFake(now0)
 	w.st = inmem.NewStore()
 	w.st.PutCampaign(w.c)
 	w.st.PutTasks(tasks...)

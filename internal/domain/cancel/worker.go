@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -73,7 +74,7 @@ func NewWorker(s contract.Schema, sch task.Scheduler, m *metrics.Recorder, log *
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{schema: s, scheduler: sch, metrics: m, log: log, now: time.Now}, nil
+	return &Worker{schema: s, scheduler: sch, metrics: m, log: log, now: clock.System{}.Now}, nil
 }
 
 // SetClock sets the clock by which the worker tells a reminder time that

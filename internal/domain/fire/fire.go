@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // ErrConditionFailed is what a Store returns when a conditional write's
@@ -119,7 +120,7 @@ func New(c Config) (*Core, error) {
 		return nil, fmt.Errorf("fire: %w", err)
 	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.System{}.Now
 	}
 	if c.Lease <= 0 {
 		c.Lease = DefaultLease

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Subscriptions is what the notification rules need of SNS: only calls on
@@ -100,7 +102,7 @@ func NewSubscriber(d SubscriberDeps) (*Subscriber, error) {
 		d.Log = slog.Default()
 	}
 	if d.Now == nil {
-		d.Now = time.Now
+		d.Now = clock.System{}.Now
 	}
 	return &Subscriber{api: d.Subscriptions, settings: d.Settings, topics: append([]string(nil), d.TopicArns...),
 		log: d.Log, metrics: d.Metrics, now: d.Now}, nil

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -12,17 +13,8 @@ import (
 // that advances a virtual clock.
 type SleepFunc func(ctx context.Context, d time.Duration) error
 
-// Sleep is the real SleepFunc.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// Sleep is the real SleepFunc: clock.System's.
+func Sleep(ctx context.Context, d time.Duration) error { return clock.System{}.Sleep(ctx, d) }
 
 // Limiter paces calls to at most a rate per second, with no burst: call
 // n+1 starts no earlier than call n plus 1/rate. It reads time only through

@@ -54,6 +54,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -200,7 +201,7 @@ func New(cfg Config, d Deps) (*Reconciler, error) {
 		}
 	}
 	if d.Clock == nil {
-		d.Clock = task.SystemClock{}
+		d.Clock = clock.System{}
 	}
 	if d.Sleep == nil {
 		d.Sleep = Sleep

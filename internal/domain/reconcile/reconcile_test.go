@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -21,19 +21,6 @@ var (
 	t0    = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	quiet = slog.New(slog.DiscardHandler)
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error { c.Advance(d); return nil }
 
 type memCheckpoints struct {
 	cp    Checkpoint
@@ -69,7 +56,7 @@ func counts(r Result) Result {
 }
 
 type world struct {
-	clock  *fakeClock
+	clock  *clock.Fake
 	store  *memory.Store
 	sched  *memory.Scheduler
 	outbox *memory.Outbox
@@ -80,7 +67,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{clock: &fakeClock{t: t0}, store: memory.NewStore(), sched: memory.NewScheduler(),
+	w := &world{clock: clock.NewFake(t0), store: memory.NewStore(), sched: memory.NewScheduler(),
 		outbox: &memory.Outbox{}, cps: &memCheckpoints{}, out: &bytes.Buffer{}}
 	svc, err := task.InProcess(task.InProcessConfig{Store: w.store, Notifier: w.outbox, Clock: w.clock, Log: quiet})
 	if err != nil {
@@ -517,7 +504,7 @@ func TestLimiter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &fakeClock{t: t0}
+			c := clock.NewFake(t0)
 			l := NewLimiter(tt.rate, c, c.Sleep)
 			for i := 0; i < tt.calls; i++ {
 				if err := l.Wait(context.Background()); err != nil {
@@ -712,7 +699,7 @@ func TestRunLeavesTasksMadeDuringThePassToTheNext(t *testing.T) {
 // slowExpirer takes a second per expiry.
 type slowExpirer struct {
 	Expirer
-	clock *fakeClock
+	clock *clock.Fake
 }
 
 func (s slowExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {

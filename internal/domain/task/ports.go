@@ -3,6 +3,8 @@ package task
 import (
 	"context"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // Store keeps tasks. Implementations: the DynamoDB adapter, and the
@@ -123,14 +125,13 @@ type Notifier interface {
 	Publish(ctx context.Context, n Notification) error
 }
 
-// Clock tells the time; tests and the simulation use a virtual one.
-type Clock interface{ Now() time.Time }
+// Clock tells the time (clock.Reader); tests and the simulation use a
+// virtual one (clock.Fake).
+type Clock = clock.Reader
 
-// SystemClock is the wall clock.
-type SystemClock struct{}
-
-// Now returns the current UTC time.
-func (SystemClock) Now() time.Time { return time.Now().UTC() }
+// SystemClock is an alias of clock.System, the wall clock in UTC, kept
+// while lambdas/expiry and NewService still name it.
+type SystemClock = clock.System
 
 // PendingLister pages through every task whose expiry is still pending,
 // of every user: the Pending tasks, and the Expired tasks whose
