@@ -9,6 +9,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -30,9 +31,9 @@ type settings struct {
 // tasks, so a schema other than the to-do app's is a configuration error.
 func loadConfig(getenv func(string) string) (settings, error) {
 	e := lambdaenv.New(getenv)
-	c := settings{Table: e.Require("TABLE_NAME"), Schema: tableschema.Todo(),
-		Topics: awssns.TopicArnsFromEnv(e), WebURL: e.Optional("WEB_URL", "")}
-	if getenv(contract.EnvVar) != "" {
+	c := settings{Table: e.Require(envvars.Table), Schema: tableschema.Todo(),
+		Topics: awssns.TopicArnsFromEnv(e), WebURL: e.Optional(envvars.WebURL, "")}
+	if getenv(envvars.ItemSchema) != "" {
 		c.Schema = e.Schema()
 	}
 	if err := e.Err(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 const (
@@ -273,7 +274,7 @@ func TestWorkerCancelsByTheMessagesOldDueTime(t *testing.T) {
 			}
 			var out bytes.Buffer
 			rec := metrics.New("cancelworker", &out)
-			w, err := cancel.NewWorker(contract.Default(), c, rec, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
+			w, err := cancel.NewWorker(tableschema.Todo(), c, rec, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
