@@ -36,6 +36,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -250,7 +251,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		Description: "Reads the table's stream; enqueues a create, cancel or move for each change of an armed item",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(ProcessorTimeoutSec)),
 		Logs:        p.Logs,
-		Environment: map[string]string{"QUEUE_URL": *x.Queue.QueueUrl(), contract.EnvVar: schema},
+		Environment: map[string]string{envvars.QueueURL: *x.Queue.QueueUrl(), envvars.ItemSchema: schema},
 	})
 	x.Queue.GrantSendMessages(x.Processor.Function)
 	x.Processor.Function.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Table, &awslambdaeventsources.DynamoEventSourceProps{
@@ -269,7 +270,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 	}))
 
 	// Queue → worker.
-	env := map[string]string{contract.EnvVar: schema}
+	env := map[string]string{envvars.ItemSchema: schema}
 	for k, v := range p.Timer.Environment() {
 		env[k] = v
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -170,11 +171,11 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 
 	budget := *p.Budget.ToSeconds(nil)
 	env := map[string]string{
-		"TABLE_NAME":    *p.Table.TableName(),
-		"GRACE_SEC":     fmt.Sprint(*p.Grace.ToSeconds(nil)),
-		"RATE_PER_SEC":  fmt.Sprint(p.RatePerSec),
-		"BUDGET_SEC":    fmt.Sprint(budget),
-		contract.EnvVar: p.Schema.EnvValue(),
+		envvars.Table:      *p.Table.TableName(),
+		envvars.GraceSec:   fmt.Sprint(*p.Grace.ToSeconds(nil)),
+		envvars.RatePerSec: fmt.Sprint(p.RatePerSec),
+		envvars.BudgetSec:  fmt.Sprint(budget),
+		envvars.ItemSchema: p.Schema.EnvValue(),
 	}
 	for _, m := range []map[string]string{p.Schedules.Environment(), p.Core.FiringEnvironment()} {
 		for k, v := range m {

@@ -10,6 +10,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // DefaultExpiryTimeoutSec is ScheduleOnWriteProps.ExpiryTimeout's
@@ -18,13 +19,13 @@ const DefaultExpiryTimeoutSec = 10
 
 // EnvTargetFunction is the environment variable through which the expiry
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
-const EnvTargetFunction = "TARGET_FUNCTION_ARN"
+const EnvTargetFunction = envvars.TargetFunctionArn
 
 // EnvFireLease (lambdaenv.EnvFireLease) is the expiry function's delivery
 // lease in seconds: the function's timeout plus FireLeaseMarginSec, at
 // least 60, so a retried firing never takes over from an attempt whose
 // target may still be running.
-const EnvFireLease = "FIRE_LEASE_SECONDS"
+const EnvFireLease = envvars.FireLeaseSeconds
 
 // FireLeaseMarginSec is what the lease adds to the expiry timeout, and
 // MinFireLeaseSec its floor (fire.DefaultLease).

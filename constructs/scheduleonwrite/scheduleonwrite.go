@@ -34,6 +34,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -164,7 +165,7 @@ func (s *ScheduleOnWrite) expiryEnvironment(p ScheduleOnWriteProps) map[string]s
 		EnvTargetFunction: *p.Target.FunctionArn(),
 		EnvFireLease:      fmt.Sprint(int(fireLeaseSec(*p.ExpiryTimeout.ToSeconds(nil)))),
 	}
-	env := map[string]string{"TABLE_NAME": *s.Table.TableName(), contract.EnvVar: p.Schema.EnvValue()}
+	env := map[string]string{envvars.Table: *s.Table.TableName(), envvars.ItemSchema: p.Schema.EnvValue()}
 	maps.Copy(env, s.firing)
 	return env
 }

@@ -2,6 +2,7 @@ package scheduleonwrite
 
 import (
 	"fmt"
+	"github.com/unschedule/unschedule/internal/envvars"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -211,12 +212,12 @@ func (t *SchedulerTimer) scheduleArnPattern() *string {
 func (t *SchedulerTimer) Environment() map[string]string {
 	core := t.bound("Environment")
 	return map[string]string{
-		"SCHEDULE_GROUP":         *t.ScheduleGroup.ScheduleGroupName(),
-		"EXPIRY_FUNCTION_ARN":    *core.Expiry.Function.FunctionArn(),
-		"SCHEDULER_ROLE_ARN":     *t.SchedulerRole.RoleArn(),
-		"SCHEDULER_DLQ_ARN":      *t.DeadLetterQueue.QueueArn(),
-		"SCHEDULE_RETRIES":       fmt.Sprint(*t.props.ScheduleRetryAttempts),
-		"SCHEDULE_MAX_EVENT_AGE": fmt.Sprint(*t.props.ScheduleMaxEventAge.ToSeconds(nil)),
+		envvars.ScheduleGroup:       *t.ScheduleGroup.ScheduleGroupName(),
+		envvars.ExpiryFunctionArn:   *core.Expiry.Function.FunctionArn(),
+		envvars.SchedulerRoleArn:    *t.SchedulerRole.RoleArn(),
+		envvars.SchedulerDLQArn:     *t.DeadLetterQueue.QueueArn(),
+		envvars.ScheduleRetries:     fmt.Sprint(*t.props.ScheduleRetryAttempts),
+		envvars.ScheduleMaxEventAge: fmt.Sprint(*t.props.ScheduleMaxEventAge.ToSeconds(nil)),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctionstasks"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/unschedule/unschedule/internal/envvars"
 
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
@@ -102,7 +103,7 @@ func (t *StepFunctionsTimer) Bind(c constructs.Construct, core TimerCore) TimerB
 // (UNSCHEDULE_EXECUTION_LAYER=StepFunctions) and the state machine.
 func (t *StepFunctionsTimer) Environment() map[string]string {
 	t.bound("Environment")
-	return map[string]string{layers.EnvVar: string(layers.StepFunctions), "STATE_MACHINE_ARN": *t.StateMachine.StateMachineArn()}
+	return map[string]string{envvars.ExecutionLayer: string(layers.StepFunctions), envvars.StateMachineArn: *t.StateMachine.StateMachineArn()}
 }
 
 // GrantModify implements TimerBinding: start executions of this state

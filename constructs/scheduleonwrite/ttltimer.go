@@ -23,14 +23,14 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // EnvMaxLateness is MaxLateness in seconds, in the TTL watch's
 // environment (lambdas/ttlwatch).
-const EnvMaxLateness = "MAX_LATENESS_SECONDS"
+const EnvMaxLateness = envvars.MaxLatenessSeconds
 
 // Defaults of TTLTimerProps TTLBatchSize, TTLParallelizationFactor and
 // TTLOverdueCheckEvery (the TTL watch scans every 6 hours).
@@ -232,8 +232,8 @@ func (t *TTLTimer) buildWatch(c constructs.Construct, core TimerCore) {
 		Description: "Counts TTL markers still in the table more than MaxLateness after their expiry",
 		Timeout:     awscdk.Duration_Minutes(jsii.Number(TTLWatchTimeoutMin)),
 		Logs:        core.Logs,
-		Environment: map[string]string{"TABLE_NAME": *core.Table.TableName(), "TTL_ATTRIBUTE": p.TTLAttribute,
-			contract.EnvVar: core.Schema.EnvValue(), EnvMaxLateness: fmt.Sprint(*p.MaxLateness.ToSeconds(nil))},
+		Environment: map[string]string{envvars.Table: *core.Table.TableName(), envvars.TTLAttribute: p.TTLAttribute,
+			envvars.ItemSchema: core.Schema.EnvValue(), EnvMaxLateness: fmt.Sprint(*p.MaxLateness.ToSeconds(nil))},
 	})
 	grants.Table(core.Table, t.TTLWatch.Function, "dynamodb:Scan")
 	awsevents.NewRule(c, jsii.String("TTLWatchSchedule"), &awsevents.RuleProps{
@@ -258,7 +258,7 @@ func (t *TTLTimer) buildWatch(c constructs.Construct, core TimerCore) {
 // (UNSCHEDULE_EXECUTION_LAYER=TTL), the table and its TTL attribute.
 func (t *TTLTimer) Environment() map[string]string {
 	core := t.bound("Environment")
-	return map[string]string{layers.EnvVar: string(layers.TTL), "TABLE_NAME": *core.Table.TableName(), "TTL_ATTRIBUTE": t.props.TTLAttribute}
+	return map[string]string{envvars.ExecutionLayer: string(layers.TTL), envvars.Table: *core.Table.TableName(), envvars.TTLAttribute: t.props.TTLAttribute}
 }
 
 // GrantModify implements TimerBinding: put and delete items of the table

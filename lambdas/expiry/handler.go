@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -35,7 +36,7 @@ type settings struct {
 // required: the function has nothing else to run.
 func loadConfig(getenv func(string) string) (settings, error) {
 	e := lambdaenv.New(getenv)
-	c := settings{Table: e.Require("TABLE_NAME"), Schema: e.Schema(), Target: e.Optional(lambdaenv.EnvTargetFunction, ""),
+	c := settings{Table: e.Require(envvars.Table), Schema: e.Schema(), Target: e.Optional(lambdaenv.EnvTargetFunction, ""),
 		Lease: time.Duration(e.Int(lambdaenv.EnvFireLease, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second}
 	if err := e.Err(); err != nil {
 		return c, err
