@@ -234,26 +234,19 @@ func sortedKeysOf[V any](m map[string]V) []string {
 	return out
 }
 
-// TestOperationsWatchMatchesTheMaps: the typed Watch and DashboardQueues
-// props give the same alarms as the string-keyed Functions,
-// ThrottleOnlyFunctions and Queues they replace.
-func TestOperationsWatchMatchesTheMaps(t *testing.T) {
-	build := func(id string, typed bool) []string {
-		stack := customStack(t, id)
-		topic := awssns.NewTopic(stack, jsii.String("Alarms"), nil)
-		api := awslambda.Function_FromFunctionName(stack, jsii.String("Api"), jsii.String("api"))
-		worker := awslambda.Function_FromFunctionName(stack, jsii.String("Worker"), jsii.String("worker"))
-		p := &operations.OperationsProps{AlarmTopic: topic, ErrorMetrics: map[string][]string{"api": {"Boom"}}}
-		if typed {
-			p.Watch = []operations.WatchedFunction{{Name: "api", Function: api}, {Name: "worker", Function: worker, ThrottlesOnly: true}}
-		} else {
-			p.Functions = map[string]awslambda.IFunction{"api": api}
-			p.ThrottleOnlyFunctions = map[string]awslambda.IFunction{"worker": worker}
-		}
-		return sortedKeysOf(operations.NewOperations(stack, jsii.String("Operations"), p).Alarms)
-	}
-	maps, typed := build("OpsMaps", false), build("OpsTyped", true)
-	if JSON(maps) != JSON(typed) || len(maps) != 4 {
-		t.Fatalf("Watch gives alarms %v, the maps %v (want 4: api errors and throttles, worker throttles, Boom)", typed, maps)
+// TestOperationsWatchAlarms: each watched function gets a throttles
+// alarm, and an errors alarm unless ThrottlesOnly; each error metric one.
+func TestOperationsWatchAlarms(t *testing.T) {
+	stack := customStack(t, "OpsWatch")
+	topic := awssns.NewTopic(stack, jsii.String("Alarms"), nil)
+	api := awslambda.Function_FromFunctionName(stack, jsii.String("Api"), jsii.String("api"))
+	worker := awslambda.Function_FromFunctionName(stack, jsii.String("Worker"), jsii.String("worker"))
+	got := sortedKeysOf(operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
+		AlarmTopic: topic, ErrorMetrics: map[string][]string{"api": {"Boom"}},
+		Watch: []operations.WatchedFunction{{Name: "api", Function: api}, {Name: "worker", Function: worker, ThrottlesOnly: true}},
+	}).Alarms)
+	want := []string{"apiBoomAlarm", "apiErrors", "apiThrottles", "workerThrottles"}
+	if JSON(got) != JSON(want) {
+		t.Fatalf("alarms %v, want %v", got, want)
 	}
 }

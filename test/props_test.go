@@ -245,15 +245,14 @@ func TestOperationsPropsValidation(t *testing.T) {
 		}, []string{"AlarmTopic is required", "pass the topic"}},
 		{"a dashboard name with a space", ops(func(_ awscdk.Stack, p *operations.OperationsProps) { p.DashboardName = "my dashboard" }), []string{`DashboardName "my dashboard"`, "rename it"}},
 		{"a function without a name", ops(func(stack awscdk.Stack, p *operations.OperationsProps) {
-			p.Functions = map[string]awslambda.IFunction{"": awslambda.Function_FromFunctionName(stack, jsii.String("Fn"), jsii.String("fn"))}
-		}), []string{"map a non-empty name to a function"}},
+			p.Watch = []operations.WatchedFunction{{Function: awslambda.Function_FromFunctionName(stack, jsii.String("Fn"), jsii.String("fn"))}}
+		}), []string{"Watch holds a function without a Name or a Function"}},
 		{"a watched function without its function", ops(func(_ awscdk.Stack, p *operations.OperationsProps) {
 			p.Watch = []operations.WatchedFunction{{Name: "api"}}
 		}), []string{"Watch holds a function without a Name or a Function", `"api"`}},
 		{"a function named twice", ops(func(stack awscdk.Stack, p *operations.OperationsProps) {
 			fn := awslambda.Function_FromFunctionName(stack, jsii.String("Twice"), jsii.String("fn"))
-			p.Functions = map[string]awslambda.IFunction{"api": fn}
-			p.Watch = []operations.WatchedFunction{{Name: "api", Function: fn, ThrottlesOnly: true}}
+			p.Watch = []operations.WatchedFunction{{Name: "api", Function: fn}, {Name: "api", Function: fn, ThrottlesOnly: true}}
 		}), []string{`function name "api" is given twice`, "rename one"}},
 		{"a dashboard queue without a name", ops(func(stack awscdk.Stack, p *operations.OperationsProps) {
 			p.DashboardQueues = []operations.NamedQueue{{Queue: awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:us-east-1:123456789012:q"))}}

@@ -13,11 +13,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -181,15 +179,16 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 
 	s.Operations = operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
 		AlarmTopic: s.AlarmTopic,
-		Functions: map[string]awslambda.IFunction{
-			metrics.FunctionAPI: s.Api.Handler.Function, metrics.FunctionExpiry: s.Scheduling.Expiry.Function,
-			"presignup": s.Auth.PreSignUp.Function, metrics.FunctionPostAuth: s.Notifications.PostAuth.Function,
-		},
-		// Their constructs alarm on their errors already.
-		ThrottleOnlyFunctions: map[string]awslambda.IFunction{
-			metrics.FunctionStreamProcessor: s.Cancellation.Processor.Function,
-			metrics.FunctionCancelWorker:    s.Cancellation.Worker.Function,
-			metrics.FunctionReconciler:      s.Reconciler.Function.Function,
+		// Their constructs alarm on the errors of the throttles-only ones.
+		Watch: []operations.WatchedFunction{
+			{Name: metrics.FunctionAPI, Function: s.Api.Handler.Function},
+			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Expiry.Function},
+			{Name: "notify", Function: s.Notifications.Notify.Function},
+			{Name: "presignup", Function: s.Auth.PreSignUp.Function},
+			{Name: metrics.FunctionPostAuth, Function: s.Notifications.PostAuth.Function},
+			{Name: metrics.FunctionStreamProcessor, Function: s.Cancellation.Processor.Function, ThrottlesOnly: true},
+			{Name: metrics.FunctionCancelWorker, Function: s.Cancellation.Worker.Function, ThrottlesOnly: true},
+			{Name: metrics.FunctionReconciler, Function: s.Reconciler.Function.Function, ThrottlesOnly: true},
 		},
 		ScheduleGroup: s.Timer.ScheduleGroup,
 		// Every error metric of the functions (metrics.ErrorMetrics) gets
@@ -203,10 +202,13 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			Rescheduled:  s.Cancellation.MetricRescheduled(nil),
 			DeliveryLag:  s.Scheduling.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}),
 		},
-		Queues: map[string]awssqs.IQueue{
-			"cancellations": s.Cancellation.Queue, "cancellations DLQ": s.Cancellation.DeadLetterQueue,
-			"stream failures": s.Cancellation.StreamFailureQueue, "scheduler DLQ": s.Timer.DeadLetterQueue,
-			"expiry failures": s.Timer.ExpiryFailureQueue, "reconciler failures": s.Reconciler.FailureQueue,
+		DashboardQueues: []operations.NamedQueue{
+			{Name: "cancellations", Queue: s.Cancellation.Queue},
+			{Name: "cancellations DLQ", Queue: s.Cancellation.DeadLetterQueue},
+			{Name: "expiry failures", Queue: s.Timer.ExpiryFailureQueue},
+			{Name: "reconciler failures", Queue: s.Reconciler.FailureQueue},
+			{Name: "scheduler DLQ", Queue: s.Timer.DeadLetterQueue},
+			{Name: "stream failures", Queue: s.Cancellation.StreamFailureQueue},
 		},
 		DashboardName: *stack.StackName() + "-lifecycle",
 	})
