@@ -211,8 +211,8 @@ func TestOperationsAlarmsEachErrorMetricOnce(t *testing.T) {
 		},
 		Sources: []operations.ErrorAlarmSource{alarmSource{own}},
 	})
-	if _, ok := ops.Alarms["streamprocessorMalformedRecordsAlarm"]; !ok || len(ops.Alarms) != 1 {
-		t.Fatalf("alarms %v, want only streamprocessorMalformedRecordsAlarm", sortedKeysOf(ops.Alarms))
+	if got := alarmIDs(ops); ops.Alarm("streamprocessorMalformedRecordsAlarm") == nil || len(got) != 1 {
+		t.Fatalf("alarms %v, want only streamprocessorMalformedRecordsAlarm", got)
 	}
 	s := synthOf(t, stack)
 	id := s.LogicalID(t, "AWS::CloudWatch::Alarm", "OperationsstreamprocessorMalformedRecords")
@@ -225,12 +225,17 @@ func TestOperationsAlarmsEachErrorMetricOnce(t *testing.T) {
 	}
 }
 
-func sortedKeysOf[V any](m map[string]V) []string {
+// alarmIDs are the construct ids of ops.AllAlarms, each checked to be
+// what ops.Alarm finds under its id.
+func alarmIDs(ops *operations.Operations) []string {
 	var out []string
-	for k := range m {
-		out = append(out, k)
+	for _, a := range ops.AllAlarms() {
+		id := *a.Node().Id()
+		if ops.Alarm(id) != a {
+			id += " (not Alarm(id))"
+		}
+		out = append(out, id)
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -241,10 +246,10 @@ func TestOperationsWatchAlarms(t *testing.T) {
 	topic := awssns.NewTopic(stack, jsii.String("Alarms"), nil)
 	api := awslambda.Function_FromFunctionName(stack, jsii.String("Api"), jsii.String("api"))
 	worker := awslambda.Function_FromFunctionName(stack, jsii.String("Worker"), jsii.String("worker"))
-	got := sortedKeysOf(operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
+	got := alarmIDs(operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
 		AlarmTopic: topic, ErrorMetrics: map[string][]string{"api": {"Boom"}},
 		Watch: []operations.WatchedFunction{{Name: "api", Function: api}, {Name: "worker", Function: worker, ThrottlesOnly: true}},
-	}).Alarms)
+	}))
 	want := []string{"apiBoomAlarm", "apiErrors", "apiThrottles", "workerThrottles"}
 	if JSON(got) != JSON(want) {
 		t.Fatalf("alarms %v, want %v", got, want)

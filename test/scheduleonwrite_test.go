@@ -3,6 +3,8 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
@@ -278,35 +281,120 @@ func TestMetricMethods(t *testing.T) {
 	}
 }
 
-// TestErrorAlarmsCoverEveryErrorMetric: each construct's ErrorAlarms (what
-// the operations construct reads to add no second alarm) holds one alarm
-// per error metric of its functions.
+// TestErrorAlarmsCoverEveryErrorMetric: each construct has one typed
+// alarm field per error metric of its functions (metrics.ErrorMetrics),
+// each on that metric; its ErrorAlarms (what the operations construct
+// reads to add no second alarm) are those fields in the metrics' order;
+// the template has no other alarm on those error metrics; and Alarms
+// holds every alarm the construct created.
 func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
 	stack := customStack(t, "ErrorAlarms")
-	var got map[string][]awscloudwatch.Alarm
+	type fieldsOf = map[string]map[string]awscloudwatch.Alarm // function -> metric -> field
+	type row struct {
+		name        string
+		scope       constructs.IConstruct
+		fns         []string // in the order of ErrorAlarms
+		fields      fieldsOf
+		errorAlarms []awscloudwatch.Alarm
+		all         []awscloudwatch.Alarm
+	}
+	var rows []row
 	Check(t, func() {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
 		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Core: s})
-		got = map[string][]awscloudwatch.Alarm{"scheduleonwrite": s.ErrorAlarms(), "cancellation": c.ErrorAlarms(), "reconciler": r.ErrorAlarms()}
+		rows = []row{
+			{"scheduleonwrite", s, []string{metrics.FunctionExpiry}, fieldsOf{metrics.FunctionExpiry: {
+				metrics.ExpiryBadInput: s.ExpiryBadInputAlarm, metrics.ExpiryErrors: s.ExpiryErrorsAlarm,
+			}}, s.ErrorAlarms(), s.Alarms()},
+			{"cancellation", c, []string{metrics.FunctionStreamProcessor, metrics.FunctionCancelWorker}, fieldsOf{
+				metrics.FunctionStreamProcessor: {
+					metrics.MalformedRecords: c.MalformedRecordsAlarm, metrics.Undeliverable: c.UndeliverableAlarm,
+					metrics.EnqueueFailed: c.EnqueueFailedAlarm,
+				},
+				metrics.FunctionCancelWorker: {
+					metrics.Malformed: c.WorkerMalformedAlarm, metrics.RetryableFailures: c.WorkerRetryableFailuresAlarm,
+					metrics.ScheduleRefused: c.WorkerScheduleRefusedAlarm,
+				},
+			}, c.ErrorAlarms(), c.Alarms()},
+			{"reconciler", r, []string{metrics.FunctionReconciler}, fieldsOf{metrics.FunctionReconciler: {metrics.ReconcilerErrors: r.RunErrorsAlarm}}, r.ErrorAlarms(), r.Alarms()},
+		}
 	})
-	for name, fns := range map[string][]string{
-		"scheduleonwrite": {metrics.FunctionExpiry},
-		"cancellation":    {metrics.FunctionStreamProcessor, metrics.FunctionCancelWorker},
-		"reconciler":      {metrics.FunctionReconciler},
-	} {
-		want := 0
-		for _, fn := range fns {
-			want += len(metrics.ErrorMetrics[fn])
+	logicalID := func(a awscloudwatch.Alarm) string {
+		return fmt.Sprint(stack.Resolve(stack.GetLogicalId(a.Node().DefaultChild().(awscdk.CfnElement))))
+	}
+	ids := func(as []awscloudwatch.Alarm) string {
+		var out []string
+		for _, a := range as {
+			out = append(out, logicalID(a))
 		}
-		if len(got[name]) != want {
-			t.Errorf("%s: %d error alarms, want %d (metrics.ErrorMetrics of %v)", name, len(got[name]), want, fns)
+		return strings.Join(out, " ")
+	}
+	synth := synthOf(t, stack)
+	// Template alarms on the project's metrics, by (function, metric).
+	inTemplate := map[[2]string][]string{}
+	for id, a := range synth.Resources("AWS::CloudWatch::Alarm") {
+		p := Props(a)
+		if p["Namespace"] != metrics.Namespace {
+			continue
 		}
-		for _, a := range got[name] {
-			m := a.Metric().(awscloudwatch.Metric)
-			if *m.Namespace() != metrics.Namespace {
-				t.Errorf("%s: alarm on %s/%s", name, *m.Namespace(), *m.MetricName())
+		for _, d := range asList(p["Dimensions"]) {
+			if dm := d.(map[string]any); dm["Name"] == metrics.DimensionFunction {
+				k := [2]string{fmt.Sprint(dm["Value"]), fmt.Sprint(p["MetricName"])}
+				inTemplate[k] = append(inTemplate[k], id)
 			}
 		}
+	}
+	for _, x := range rows {
+		t.Run(x.name, func(t *testing.T) {
+			var wantErrorAlarms []awscloudwatch.Alarm
+			if len(x.fns) != len(x.fields) {
+				t.Fatalf("functions %v, fields of %d", x.fns, len(x.fields))
+			}
+			for _, fn := range x.fns {
+				if len(x.fields[fn]) != len(metrics.ErrorMetrics[fn]) {
+					t.Errorf("%s: %d typed alarm fields, want one per metrics.ErrorMetrics entry %v", fn, len(x.fields[fn]), metrics.ErrorMetrics[fn])
+				}
+				for _, name := range metrics.ErrorMetrics[fn] {
+					a, ok := x.fields[fn][name]
+					if !ok || a == nil {
+						t.Errorf("%s: no typed alarm field set for error metric %s", fn, name)
+						continue
+					}
+					wantErrorAlarms = append(wantErrorAlarms, a)
+					m := a.Metric().(awscloudwatch.Metric)
+					if *m.Namespace() != metrics.Namespace || *m.MetricName() != name ||
+						fmt.Sprint(stack.Resolve((*m.Dimensions())[metrics.DimensionFunction])) != fn {
+						t.Errorf("%s: the field for %s alarms on %s/%s %v", fn, name, *m.Namespace(), *m.MetricName(), *m.Dimensions())
+					}
+					if ids := inTemplate[[2]string{fn, name}]; len(ids) != 1 || ids[0] != logicalID(a) {
+						t.Errorf("%s: template alarms on %s: %v, want only the field's %s", fn, name, ids, logicalID(a))
+					}
+				}
+			}
+			if ids(x.errorAlarms) != ids(wantErrorAlarms) {
+				t.Errorf("ErrorAlarms() %v, want the typed fields in the order of metrics.ErrorMetrics %v", ids(x.errorAlarms), ids(wantErrorAlarms))
+			}
+			// Alarms() is every alarm under the construct, each once.
+			var want, got []string
+			for _, n := range *x.scope.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+				if cfn, ok := n.(awscdk.CfnResource); ok && *awscdk.CfnResource_IsCfnResource(n) && *cfn.CfnResourceType() == "AWS::CloudWatch::Alarm" {
+					want = append(want, fmt.Sprint(stack.Resolve(stack.GetLogicalId(cfn))))
+				}
+			}
+			for _, a := range x.all {
+				got = append(got, logicalID(a))
+			}
+			for _, a := range x.errorAlarms {
+				if !slices.Contains(got, logicalID(a)) {
+					t.Errorf("Alarms() lacks error alarm %s", logicalID(a))
+				}
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if len(want) == 0 || JSON(got) != JSON(want) {
+				t.Errorf("Alarms() %v, want every alarm under the construct %v", got, want)
+			}
+		})
 	}
 }

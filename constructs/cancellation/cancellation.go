@@ -196,9 +196,15 @@ type Cancellation struct {
 	ProcessorErrorsAlarm awscloudwatch.Alarm
 	// WorkerErrorsAlarm fires when a worker invocation failed as a whole.
 	WorkerErrorsAlarm awscloudwatch.Alarm
-	// ErrorMetricAlarms alarm on each error metric the processor and the
-	// worker write (metrics.ErrorMetrics), by metric name.
-	ErrorMetricAlarms map[string]awscloudwatch.Alarm
+	// MalformedRecordsAlarm, UndeliverableAlarm and EnqueueFailedAlarm
+	// fire on the processor's error metrics of those names
+	// (metrics.ErrorMetrics[metrics.FunctionStreamProcessor]).
+	MalformedRecordsAlarm, UndeliverableAlarm, EnqueueFailedAlarm awscloudwatch.Alarm
+	// WorkerMalformedAlarm, WorkerRetryableFailuresAlarm and
+	// WorkerScheduleRefusedAlarm fire on the worker's Malformed,
+	// RetryableFailures and ScheduleRefused metrics
+	// (metrics.ErrorMetrics[metrics.FunctionCancelWorker]).
+	WorkerMalformedAlarm, WorkerRetryableFailuresAlarm, WorkerScheduleRefusedAlarm awscloudwatch.Alarm
 }
 
 // NewCancellation builds the pipeline on props.Table's stream.
@@ -319,7 +325,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		"Cancellation worker invocations failed (crash or timeout): their messages are delivered again. Check the worker's logs.",
 		x.Worker.Function.MetricErrors(sum), 1, p.AlarmTopic)
 
-	x.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "", metrics.FunctionStreamProcessor, map[string]string{
+	processorAlarms := alarms.ErrorMetricAlarms(c, "", metrics.FunctionStreamProcessor, map[string]string{
 		metrics.MalformedRecords: "The stream processor skipped stream records it could not decode: their schedules were not changed. " +
 			"Check that the table's items match the schema in " + contract.EnvVar + " (string keys, due and state attributes) and the processor's logs.",
 		metrics.Undeliverable: "The stream processor skipped records whose message lacks the item's key, or whose armed item's due time is not RFC 3339 " +
@@ -328,7 +334,10 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		metrics.EnqueueFailed: "The FIFO queue refused messages of the stream processor; their records are retried, then reported " +
 			"to the stream failure queue. Check the queue and the processor's sqs:SendMessage grant.",
 	}, p.AlarmTopic)
-	for k, v := range alarms.ErrorMetricAlarms(c, "Worker", metrics.FunctionCancelWorker, map[string]string{
+	alarms.Assign(metrics.FunctionStreamProcessor, processorAlarms, map[string]*awscloudwatch.Alarm{
+		metrics.MalformedRecords: &x.MalformedRecordsAlarm, metrics.Undeliverable: &x.UndeliverableAlarm, metrics.EnqueueFailed: &x.EnqueueFailedAlarm,
+	})
+	workerAlarms := alarms.ErrorMetricAlarms(c, "Worker", metrics.FunctionCancelWorker, map[string]string{
 		metrics.Malformed: "The cancellation worker got messages it can never handle; they move to the dead-letter queue. " +
 			"Check the worker's logs and the schema in " + contract.EnvVar + ".",
 		metrics.RetryableFailures: "Scheduler calls of the cancellation worker failed (throttling, 5xx); the messages are retried. " +
@@ -336,9 +345,11 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		metrics.ScheduleRefused: "The execution layer refused schedules for good (a due time more than 364 days ahead on the Step Functions layer); " +
 			"the messages were acknowledged and those items will not fire until they change. The worker's logs name each key: " +
 			"move their due times within the horizon, or use the EventBridgeScheduler or TTL layer.",
-	}, p.AlarmTopic) {
-		x.ErrorMetricAlarms[k] = v
-	}
+	}, p.AlarmTopic)
+	alarms.Assign(metrics.FunctionCancelWorker, workerAlarms, map[string]*awscloudwatch.Alarm{
+		metrics.Malformed: &x.WorkerMalformedAlarm, metrics.RetryableFailures: &x.WorkerRetryableFailuresAlarm,
+		metrics.ScheduleRefused: &x.WorkerScheduleRefusedAlarm,
+	})
 	return x
 }
 
@@ -459,6 +470,14 @@ func (x *Cancellation) MetricRetryableFailures(opts *awscloudwatch.MetricOptions
 // functions (operations.ErrorAlarmSource: the operations construct then
 // adds no second one).
 func (x *Cancellation) ErrorAlarms() []awscloudwatch.Alarm {
-	return alarms.List(x.ErrorMetricAlarms, append(metrics.ErrorMetrics[metrics.FunctionStreamProcessor],
-		metrics.ErrorMetrics[metrics.FunctionCancelWorker]...)...)
+	// In the order of metrics.ErrorMetrics: the processor's, then the worker's.
+	return []awscloudwatch.Alarm{x.MalformedRecordsAlarm, x.UndeliverableAlarm, x.EnqueueFailedAlarm,
+		x.WorkerMalformedAlarm, x.WorkerRetryableFailuresAlarm, x.WorkerScheduleRefusedAlarm}
+}
+
+// Alarms are every alarm of the construct, in a fixed order, without the
+// nil DeadLetterAlarm of a pipeline without a DeadLetterQueue.
+func (x *Cancellation) Alarms() []awscloudwatch.Alarm {
+	return alarms.NonNil(append([]awscloudwatch.Alarm{x.StreamFailureAlarm, x.DeadLetterAlarm, x.IteratorAgeAlarm,
+		x.ProcessorErrorsAlarm, x.WorkerErrorsAlarm}, x.ErrorAlarms()...)...)
 }

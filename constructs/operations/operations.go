@@ -124,10 +124,8 @@ var dashboardName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
 // Operations is the alarms and the dashboard.
 type Operations struct {
 	constructs.Construct
-	// Alarms by id: <name>Errors and <name>Throttles per watched function
-	// (names are the caller's, so this stays a map), <function><metric>Alarm
-	// per error metric, and the scheduler's alarms below.
-	Alarms map[string]awscloudwatch.Alarm
+	// byID holds every alarm by its construct id: Alarm and AllAlarms.
+	byID map[string]awscloudwatch.Alarm
 	// SchedulerTargetErrorsAlarm, SchedulerDroppedAlarm and
 	// SchedulerDeadLetterFailedAlarm watch ScheduleGroup (nil without it).
 	SchedulerTargetErrorsAlarm, SchedulerDroppedAlarm, SchedulerDeadLetterFailedAlarm awscloudwatch.Alarm
@@ -150,11 +148,11 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 		}
 	}
 	c := constructs.NewConstruct(scope, id)
-	o := &Operations{Construct: c, Alarms: map[string]awscloudwatch.Alarm{}}
+	o := &Operations{Construct: c, byID: map[string]awscloudwatch.Alarm{}}
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	alarm := func(id, description string, m awscloudwatch.IMetric) awscloudwatch.Alarm {
-		o.Alarms[id] = alarms.AtLeast(c, id, description, m, 1, props.AlarmTopic)
-		return o.Alarms[id]
+		o.byID[id] = alarms.AtLeast(c, id, description, m, 1, props.AlarmTopic)
+		return o.byID[id]
 	}
 	sum := alarms.SumOptions(nil)
 
@@ -244,14 +242,9 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 			Title: jsii.String("Queue depths"), Width: jsii.Number(12), Left: &depth,
 		}))
 	}
-	var alarmIDs []string
-	for id := range o.Alarms {
-		alarmIDs = append(alarmIDs, id)
-	}
-	sort.Strings(alarmIDs)
 	var alarms []interfacesawscloudwatch.IAlarmRef
-	for _, id := range alarmIDs {
-		alarms = append(alarms, o.Alarms[id])
+	for _, a := range o.AllAlarms() {
+		alarms = append(alarms, a)
 	}
 	if len(alarms) > 0 {
 		widgets = append(widgets, awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
@@ -260,6 +253,22 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 	}
 	o.Dashboard.AddWidgets(widgets...)
 	return o
+}
+
+// Alarm is the alarm of construct id id, nil if there is none:
+// <name>Errors and <name>Throttles per watched function (names are the
+// caller's, hence a look-up, not fields), <function><metric>Alarm per
+// error metric no Source alarms on, and the Scheduler... alarms (also
+// fields).
+func (o *Operations) Alarm(id string) awscloudwatch.Alarm { return o.byID[id] }
+
+// AllAlarms are every alarm of the construct, sorted by construct id.
+func (o *Operations) AllAlarms() []awscloudwatch.Alarm {
+	out := make([]awscloudwatch.Alarm, 0, len(o.byID))
+	for _, id := range sortedKeys(o.byID) {
+		out = append(out, o.byID[id])
+	}
+	return out
 }
 
 // watched indexes Watch and DashboardQueues by name; a name given twice,

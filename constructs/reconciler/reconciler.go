@@ -152,9 +152,10 @@ type Reconciler struct {
 	// FailureQueue receives the record of every run Lambda gave up on
 	// (its on-failure destination).
 	FailureQueue awssqs.IQueue
-	// ErrorMetricAlarms alarm on each error metric the function writes
-	// (metrics.ErrorMetrics[metrics.FunctionReconciler]), by name.
-	ErrorMetricAlarms map[string]awscloudwatch.Alarm
+	// RunErrorsAlarm fires when repairs of a run failed (its Errors
+	// metric, the one error metric of the function:
+	// metrics.ErrorMetrics[metrics.FunctionReconciler]).
+	RunErrorsAlarm awscloudwatch.Alarm
 	// FailureAlarm fires when FailureQueue holds a record, DroppedAlarm on
 	// Lambda's AsyncEventsDropped, DestinationFailureAlarm when a record
 	// could not reach the queue.
@@ -237,10 +238,11 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	metric := func(name, statistic string) awscloudwatch.Metric {
 		return alarms.CustomMetric(c, metrics.FunctionReconciler, name, statistic, period)
 	}
-	r.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "Run", metrics.FunctionReconciler, map[string]string{
+	errorAlarms := alarms.ErrorMetricAlarms(c, "Run", metrics.FunctionReconciler, map[string]string{
 		metrics.ReconcilerErrors: "Repairs of a reconciler run failed (a Scheduler or table call): those tasks or schedules stay drifted " +
 			"until a later run repairs them. Check the reconciler's logs.",
 	}, p.AlarmTopic)
+	alarms.Assign(metrics.FunctionReconciler, errorAlarms, map[string]*awscloudwatch.Alarm{metrics.ReconcilerErrors: &r.RunErrorsAlarm})
 	r.RepairsAlarm = alarms.New(c, "RepairsAlarm",
 		fmt.Sprintf("A reconciler run repaired more than %v tasks or schedules: the cancellation pipeline "+
 			"or the API's schedule creation is failing. Check their alarms and logs.", p.RepairAlarmThreshold),
@@ -308,5 +310,11 @@ func (r *Reconciler) MetricErrors(opts *awscloudwatch.MetricOptions) awscloudwat
 // function (operations.ErrorAlarmSource: the operations construct then
 // adds no second one).
 func (r *Reconciler) ErrorAlarms() []awscloudwatch.Alarm {
-	return alarms.List(r.ErrorMetricAlarms, metrics.ErrorMetrics[metrics.FunctionReconciler]...)
+	return []awscloudwatch.Alarm{r.RunErrorsAlarm}
+}
+
+// Alarms are every alarm of the construct, in a fixed order.
+func (r *Reconciler) Alarms() []awscloudwatch.Alarm {
+	return alarms.NonNil(append([]awscloudwatch.Alarm{r.ErrorsAlarm, r.RepairsAlarm, r.LeftOverAlarm, r.StalledAlarm,
+		r.FailureAlarm, r.DroppedAlarm, r.DestinationFailureAlarm}, r.ErrorAlarms()...)...)
 }

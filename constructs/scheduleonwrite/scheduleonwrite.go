@@ -102,9 +102,11 @@ type ScheduleOnWrite struct {
 	Table awsdynamodb.ITable
 	// Expiry is the function the timer invokes at an item's due time.
 	Expiry *gofn.Function
-	// ErrorMetricAlarms alarm on each error metric the expiry function
-	// writes (metrics.ErrorMetrics[metrics.FunctionExpiry]), by name.
-	ErrorMetricAlarms map[string]awscloudwatch.Alarm
+	// ExpiryBadInputAlarm fires when the expiry function got a payload it
+	// cannot read (its ExpiryBadInput metric); ExpiryErrorsAlarm when its
+	// invocations failed (ExpiryErrors). One per error metric of the
+	// function (metrics.ErrorMetrics[metrics.FunctionExpiry]).
+	ExpiryBadInputAlarm, ExpiryErrorsAlarm awscloudwatch.Alarm
 	// Timer is ScheduleOnWriteProps.Timer, bound: hand it to the functions
 	// that create, move and cancel timers (cancellation.CancellationProps.Timer).
 	// Its concrete type (*SchedulerTimer, ...) holds its resources.
@@ -145,12 +147,15 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		// The TTL timer's TTLMaxConcurrency.
 		ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency,
 	})
-	s.ErrorMetricAlarms = alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
+	errorAlarms := alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
 		metrics.ExpiryBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
 			"Check the schedule's input against the schema in " + contract.EnvVar + " (keys and due attribute).",
 		metrics.ExpiryErrors: "Expiry invocations failed (the table, or the target); the timer retries them (with the scheduler timer, Lambda retries them, then " +
 			"sends them to the expiry failure queue). Check the expiry function's logs.",
 	}, p.AlarmTopic)
+	alarms.Assign(metrics.FunctionExpiry, errorAlarms, map[string]*awscloudwatch.Alarm{
+		metrics.ExpiryBadInput: &s.ExpiryBadInputAlarm, metrics.ExpiryErrors: &s.ExpiryErrorsAlarm,
+	})
 	s.GrantFire(s.Expiry.Function)
 
 	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Expiry: s.Expiry,
@@ -343,5 +348,12 @@ func (s *ScheduleOnWrite) MetricLagSeconds(opts *awscloudwatch.MetricOptions) aw
 // function (operations.ErrorAlarmSource: the operations construct then
 // adds no second one).
 func (s *ScheduleOnWrite) ErrorAlarms() []awscloudwatch.Alarm {
-	return alarms.List(s.ErrorMetricAlarms, metrics.ErrorMetrics[metrics.FunctionExpiry]...)
+	// In the order of metrics.ErrorMetrics[metrics.FunctionExpiry].
+	return []awscloudwatch.Alarm{s.ExpiryBadInputAlarm, s.ExpiryErrorsAlarm}
+}
+
+// Alarms are every alarm of the construct: the expiry function's error
+// alarms, then the timer's (Timer.Alarms).
+func (s *ScheduleOnWrite) Alarms() []awscloudwatch.Alarm {
+	return alarms.NonNil(append(s.ErrorAlarms(), s.Timer.Alarms()...)...)
 }

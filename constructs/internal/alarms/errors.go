@@ -28,16 +28,24 @@ func ErrorMetricAlarms(scope constructs.Construct, prefix, fn string, describe m
 	return out
 }
 
-// List is the alarms of m, in the order of names (for a construct's
-// ErrorAlarms method).
-func List(m map[string]awscloudwatch.Alarm, names ...string) []awscloudwatch.Alarm {
-	var out []awscloudwatch.Alarm
-	for _, n := range names {
-		if a, ok := m[n]; ok {
-			out = append(out, a)
+// Assign stores each alarm of m (what ErrorMetricAlarms built for
+// function fn) in the construct field fields names for its metric. A
+// metric without a field, or a field without an alarm, panics at synth:
+// a construct's typed alarm fields cannot drift from
+// metrics.ErrorMetrics.
+func Assign(fn string, m map[string]awscloudwatch.Alarm, fields map[string]*awscloudwatch.Alarm) {
+	for name, a := range m {
+		f, ok := fields[name]
+		if !ok {
+			panic("alarms: no field for the alarm on error metric " + name + " of function " + fn + ": add one to the construct")
+		}
+		*f = a
+	}
+	for name := range fields {
+		if _, ok := m[name]; !ok {
+			panic("alarms: field for " + name + ", which is no error metric of function " + fn + " (metrics.ErrorMetrics): remove it")
 		}
 	}
-	return out
 }
 
 // QueueNotEmpty alarms as soon as a queue holds a message (its maximum
@@ -47,4 +55,16 @@ func QueueNotEmpty(scope constructs.Construct, id string, q awssqs.IQueue, descr
 	return AtLeast(scope, id, description, q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 		Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
 	}), 1, topic)
+}
+
+// NonNil is all without its nil alarms (those of an absent resource), in
+// order: what a construct's Alarms method returns.
+func NonNil(all ...awscloudwatch.Alarm) []awscloudwatch.Alarm {
+	var out []awscloudwatch.Alarm
+	for _, a := range all {
+		if a != nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }
