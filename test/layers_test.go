@@ -17,6 +17,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/todoapp"
@@ -111,7 +112,7 @@ func TestLayerStepFunctions(t *testing.T) {
 		}
 	}
 	env := JSON(Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "PipelineWorker")])["Environment"])
-	if !strings.Contains(env, `"`+layers.EnvVar+`": "StepFunctions"`) || !strings.Contains(env, "STATE_MACHINE_ARN") {
+	if !strings.Contains(env, `"`+envvars.ExecutionLayer+`": "StepFunctions"`) || !strings.Contains(env, "STATE_MACHINE_ARN") {
 		t.Fatalf("worker environment lacks the layer and state machine: %s", env)
 	}
 	if !hasAlarmOn(s, "ExecutionsFailed") {

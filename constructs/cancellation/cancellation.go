@@ -400,7 +400,7 @@ func schemaOf(p *CancellationProps) contract.Schema {
 	if src, ok := p.Timer.(SchemaSource); ok && reflect.DeepEqual(p.Schema, contract.Schema{}) {
 		return src.Schema()
 	}
-	return resource.Schema(p.Schema)
+	return propcheck.Schema(p.Schema)
 }
 
 // checkSchema panics when the schema is invalid, or differs from the one

@@ -41,13 +41,13 @@ func withDefaults(id string, props *CancellationProps) CancellationProps {
 		panic(fmt.Sprintf("%s: props are required: Table and Timer", id))
 	}
 	p := *props
-	p.BatchSize = propcheck.OrDefault(p.BatchSize, DefaultBatchSize)
+	p.BatchSize = propcheck.Or(p.BatchSize, DefaultBatchSize)
 	p.MaxRecordAge = propcheck.DurationOr(p.MaxRecordAge, awscdk.Duration_Seconds(jsii.Number(DefaultMaxRecordAgeSec)))
 	p.RetryAttempts = jsii.Number(propcheck.Number(p.RetryAttempts, DefaultRetryAttempts))
-	p.WorkerBatchSize = propcheck.OrDefault(p.WorkerBatchSize, DefaultWorkerBatchSize)
-	p.WorkerMaxConcurrency = propcheck.OrDefault(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
+	p.WorkerBatchSize = propcheck.Or(p.WorkerBatchSize, DefaultWorkerBatchSize)
+	p.WorkerMaxConcurrency = propcheck.Or(p.WorkerMaxConcurrency, DefaultWorkerMaxConcurrency)
 	p.WorkerTimeout = propcheck.DurationOr(p.WorkerTimeout, awscdk.Duration_Seconds(jsii.Number(DefaultWorkerTimeoutSec)))
-	p.MaxReceiveCount = propcheck.OrDefault(p.MaxReceiveCount, DefaultMaxReceiveCount)
+	p.MaxReceiveCount = propcheck.Or(p.MaxReceiveCount, DefaultMaxReceiveCount)
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}

@@ -45,11 +45,11 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	p.Every = sec(p.Every, DefaultEveryMinutes*60)
 	every := *p.Every.ToSeconds(nil)
 	p.Grace = sec(p.Grace, DefaultGraceSec)
-	p.RatePerSec = propcheck.OrDefault(p.RatePerSec, DefaultRatePerSec)
+	p.RatePerSec = propcheck.Or(p.RatePerSec, DefaultRatePerSec)
 	// A run must end before the next one starts: with a short interval
 	// the default budget is half of it.
 	p.Budget = sec(p.Budget, math.Min(DefaultBudgetSec, math.Floor(every/2)))
-	p.RepairAlarmThreshold = propcheck.OrDefault(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
+	p.RepairAlarmThreshold = propcheck.Or(p.RepairAlarmThreshold, DefaultRepairAlarmThreshold)
 	if p.FailureQueueRemovalPolicy == "" {
 		p.FailureQueueRemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
@@ -59,7 +59,7 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 		// The reconciler serves the to-do app's table only.
 		p.Schema = tableschema.Todo()
 	}
-	p.Schema = resource.Schema(p.Schema)
+	p.Schema = propcheck.Schema(p.Schema)
 	return p
 }
 

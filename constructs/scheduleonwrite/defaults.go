@@ -8,7 +8,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/envvars"
 )
@@ -21,7 +20,7 @@ const DefaultExpiryTimeoutSec = 10
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
 const EnvTargetFunction = envvars.TargetFunctionArn
 
-// EnvFireLease (lambdaenv.EnvFireLease) is the expiry function's delivery
+// EnvFireLease (envvars.FireLeaseSeconds) is the expiry function's delivery
 // lease in seconds: the function's timeout plus FireLeaseMarginSec, at
 // least 60, so a retried firing never takes over from an attempt whose
 // target may still be running.
@@ -67,7 +66,7 @@ func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	if props != nil {
 		p = *props
 	}
-	p.Schema = resource.Schema(p.Schema)
+	p.Schema = propcheck.Schema(p.Schema)
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}

@@ -82,13 +82,6 @@ func (e *Env) Float(name string, def, min, max float64) float64 {
 	return n
 }
 
-// EnvTargetFunction and EnvFireLease are aliases of envvars.TargetFunctionArn
-// and envvars.FireLeaseSeconds, kept while lambdas/expiry still names them.
-const (
-	EnvTargetFunction = envvars.TargetFunctionArn
-	EnvFireLease      = envvars.FireLeaseSeconds
-)
-
 // Schema returns the item schema handed over in contract.EnvVar. Unset is
 // a problem, as is a value that does not parse or validate: a function
 // that guessed a schema would read and write another app's attribute

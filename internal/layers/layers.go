@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/envvars"
 )
 
 // Name is an execution layer.
@@ -39,10 +38,6 @@ const (
 
 // All lists the layers, default first.
 var All = []Name{EventBridgeScheduler, StepFunctions, TTL}
-
-// EnvVar names the layer in the environment of every function that
-// creates, moves or cancels schedules (unset: EventBridgeScheduler).
-const EnvVar = envvars.ExecutionLayer
 
 // Parse reads a layer name ("" is EventBridgeScheduler). It accepts the
 // lower-case spellings used by the dev flags (scheduler, stepfunctions,

@@ -13,12 +13,13 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/awssfn"
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
 )
 
 // layerConfig is the execution layer the worker drives
-// (layers.EnvVar, unset: EventBridgeScheduler) and that layer's settings.
+// (envvars.ExecutionLayer, unset: EventBridgeScheduler) and that layer's settings.
 type layerConfig struct {
 	Layer     layers.Name
 	Schema    contract.Schema
@@ -29,9 +30,9 @@ type layerConfig struct {
 
 // loadLayer reads the layer and only the variables that layer needs.
 func loadLayer(getenv func(string) string) (layerConfig, error) {
-	l, err := layers.Parse(getenv(layers.EnvVar))
+	l, err := layers.Parse(getenv(envvars.ExecutionLayer))
 	if err != nil {
-		return layerConfig{}, fmt.Errorf("configuration: %s: %w", layers.EnvVar, err)
+		return layerConfig{}, fmt.Errorf("configuration: %s: %w", envvars.ExecutionLayer, err)
 	}
 	e := lambdaenv.New(getenv)
 	c := layerConfig{Layer: l, Schema: e.Schema()}

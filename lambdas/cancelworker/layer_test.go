@@ -19,11 +19,11 @@ func TestLoadLayerReadsOnlyItsLayersVariables(t *testing.T) {
 	}{
 		{"default is the scheduler", map[string]string{envvars.ScheduleGroup: "g", envvars.ExpiryFunctionArn: "f", envvars.SchedulerRoleArn: "r", envvars.SchedulerDLQArn: "q"}, layers.EventBridgeScheduler, ""},
 		{"scheduler needs its group", map[string]string{}, "", envvars.ScheduleGroup},
-		{"step functions", map[string]string{layers.EnvVar: "StepFunctions", envvars.StateMachineArn: "arn:sm"}, layers.StepFunctions, ""},
-		{"step functions needs its state machine", map[string]string{layers.EnvVar: "StepFunctions"}, "", envvars.StateMachineArn},
-		{"ttl", map[string]string{layers.EnvVar: "TTL", envvars.Table: "items"}, layers.TTL, ""},
-		{"unknown layer", map[string]string{layers.EnvVar: "cron"}, "", "unknown"},
-		{"every layer needs the schema", map[string]string{layers.EnvVar: "TTL", "TABLE_NAME": "items", contract.EnvVar: ""}, "", contract.EnvVar + " is not set"},
+		{"step functions", map[string]string{envvars.ExecutionLayer: "StepFunctions", envvars.StateMachineArn: "arn:sm"}, layers.StepFunctions, ""},
+		{"step functions needs its state machine", map[string]string{envvars.ExecutionLayer: "StepFunctions"}, "", envvars.StateMachineArn},
+		{"ttl", map[string]string{envvars.ExecutionLayer: "TTL", envvars.Table: "items"}, layers.TTL, ""},
+		{"unknown layer", map[string]string{envvars.ExecutionLayer: "cron"}, "", "unknown"},
+		{"every layer needs the schema", map[string]string{envvars.ExecutionLayer: "TTL", "TABLE_NAME": "items", contract.EnvVar: ""}, "", contract.EnvVar + " is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			schema := tableschema.Todo().EnvValue()

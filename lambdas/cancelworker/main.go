@@ -4,7 +4,7 @@
 // and moves (or recreates) the schedules of items whose due time changed.
 // See cancel.Worker.
 //
-// The execution layer is UNSCHEDULE_EXECUTION_LAYER (layers.EnvVar):
+// The execution layer is UNSCHEDULE_EXECUTION_LAYER (envvars.ExecutionLayer):
 // EventBridgeScheduler (unset) reads the variables below; StepFunctions
 // reads STATE_MACHINE_ARN; TTL reads TABLE_NAME and TTL_ATTRIBUTE.
 //

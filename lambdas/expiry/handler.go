@@ -36,14 +36,14 @@ type settings struct {
 // required: the function has nothing else to run.
 func loadConfig(getenv func(string) string) (settings, error) {
 	e := lambdaenv.New(getenv)
-	c := settings{Table: e.Require(envvars.Table), Schema: e.Schema(), Target: e.Optional(lambdaenv.EnvTargetFunction, ""),
-		Lease: time.Duration(e.Int(lambdaenv.EnvFireLease, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second}
+	c := settings{Table: e.Require(envvars.Table), Schema: e.Schema(), Target: e.Optional(envvars.TargetFunctionArn, ""),
+		Lease: time.Duration(e.Int(envvars.FireLeaseSeconds, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second}
 	if err := e.Err(); err != nil {
 		return c, err
 	}
 	if c.Target == "" {
 		return c, fmt.Errorf("configuration: %s is not set: set it to the ARN of the function to run at each item's due time (the to-do app's is its notify function)",
-			lambdaenv.EnvTargetFunction)
+			envvars.TargetFunctionArn)
 	}
 	return c, nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -186,9 +186,9 @@ func TestHandleTarget(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	consumer := testenv.ConsumerSchema()
-	todo := map[string]string{"TABLE_NAME": "tasks", lambdaenv.EnvTargetFunction: "arn:notify",
+	todo := map[string]string{"TABLE_NAME": "tasks", envvars.TargetFunctionArn: "arn:notify",
 		contract.EnvVar: tableschema.Todo().EnvValue()}
-	target := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: consumer.EnvValue(), lambdaenv.EnvTargetFunction: "arn:fn"}
+	target := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: consumer.EnvValue(), envvars.TargetFunctionArn: "arn:fn"}
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -198,13 +198,13 @@ func TestLoadConfig(t *testing.T) {
 		{"to-do app: its notify function", todo,
 			settings{Table: "tasks", Schema: tableschema.Todo(), Target: "arn:notify", Lease: fire.DefaultLease}, ""},
 		{"adopter's target", target, settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: fire.DefaultLease}, ""},
-		{"lease above a long target's timeout", withEnv(target, lambdaenv.EnvFireLease, "930"),
+		{"lease above a long target's timeout", withEnv(target, envvars.FireLeaseSeconds, "930"),
 			settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: 930 * time.Second}, ""},
-		{"lease out of range", withEnv(target, lambdaenv.EnvFireLease, "0"), settings{}, lambdaenv.EnvFireLease},
-		{"no table", map[string]string{lambdaenv.EnvTargetFunction: "arn:fn"}, settings{}, "TABLE_NAME"},
-		{"no target", map[string]string{"TABLE_NAME": "t", contract.EnvVar: consumer.EnvValue()}, settings{}, lambdaenv.EnvTargetFunction + " is not set"},
-		{"bad schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f", contract.EnvVar: "{"}, settings{}, contract.EnvVar},
-		{"no schema", map[string]string{"TABLE_NAME": "t", lambdaenv.EnvTargetFunction: "f"}, settings{}, contract.EnvVar + " is not set"},
+		{"lease out of range", withEnv(target, envvars.FireLeaseSeconds, "0"), settings{}, envvars.FireLeaseSeconds},
+		{"no table", map[string]string{envvars.TargetFunctionArn: "arn:fn"}, settings{}, "TABLE_NAME"},
+		{"no target", map[string]string{"TABLE_NAME": "t", contract.EnvVar: consumer.EnvValue()}, settings{}, envvars.TargetFunctionArn + " is not set"},
+		{"bad schema", map[string]string{"TABLE_NAME": "t", envvars.TargetFunctionArn: "f", contract.EnvVar: "{"}, settings{}, contract.EnvVar},
+		{"no schema", map[string]string{"TABLE_NAME": "t", envvars.TargetFunctionArn: "f"}, settings{}, contract.EnvVar + " is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := loadConfig(func(k string) string { return tc.env[k] })

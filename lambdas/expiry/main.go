@@ -21,8 +21,8 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awslambda"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/fire"
-	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -32,7 +32,7 @@ func main() {
 	c := lambdaenv.Must(loadConfig(os.Getenv))
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	db := dynamodb.NewFromConfig(aws)
-	h := &handler{now: task.SystemClock{}.Now, log: log, metrics: metrics.New(metrics.FunctionExpiry, nil)}
+	h := &handler{now: clock.System{}.Now, log: log, metrics: metrics.New(metrics.FunctionExpiry, nil)}
 	items := lambdaenv.Must(dynamo.NewItemStore(db, c.Table, c.Schema))
 	core := lambdaenv.Must(fire.New(fire.Config{Schema: c.Schema, Store: items, Log: log, Lease: c.Lease}))
 	target := lambdaenv.Must(awslambda.New(awslambdasdk.NewFromConfig(aws), c.Target, c.Schema))

@@ -48,8 +48,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Scheduler: awsscheduler.ConfigFromEnv(e),
 		// The target the expiry function runs: an expiry by the
 		// reconciler notifies exactly as one by a schedule.
-		Target: e.Require(lambdaenv.EnvTargetFunction),
-		Lease:  time.Duration(e.Int(lambdaenv.EnvFireLease, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second,
+		Target: e.Require(envvars.TargetFunctionArn),
+		Lease:  time.Duration(e.Int(envvars.FireLeaseSeconds, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second,
 	}
 	// Unset means the reconcile package's default.
 	c.Reconcile.Grace = time.Duration(e.Int(envvars.GraceSec, 0, 1, 86400)) * time.Second

@@ -10,10 +10,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
-// OrDefault is Or for numbers, kept while constructs/cancellation and
-// constructs/reconciler still call it.
-func OrDefault(v, d float64) float64 { return Or(v, d) }
-
 // CheckWhole panics unless v is a whole number in [lo, hi], naming the
 // construct, the prop, the bad value and what the prop means. Unresolved
 // tokens are not checked.

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/contract"
 )
 
 // Queue is existing when it is set, else a new queue with defaults and
@@ -28,12 +27,6 @@ func Queue(scope constructs.Construct, id, queueID string, existing awssqs.IQueu
 	q := awssqs.NewQueue(scope, jsii.String(queueID), &merged)
 	return q, q
 }
-
-// Schema is propcheck.Schema: s with its unset fields filled with the
-// contract's neutral names (a zero Schema is contract.Default()). An
-// application's own names are given explicitly, as the to-do app gives
-// tableschema.Todo().
-func Schema(s contract.Schema) contract.Schema { return propcheck.Schema(s) }
 
 // DeadLetterRetentionDays keeps dead letters as long as SQS allows.
 const DeadLetterRetentionDays = 14

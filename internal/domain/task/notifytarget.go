@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 )
 
@@ -217,7 +218,7 @@ func InProcess(c InProcessConfig) (*Firer, error) {
 		return nil, errors.New("task: InProcess needs a Store")
 	}
 	if c.Clock == nil {
-		c.Clock = SystemClock{}
+		c.Clock = clock.System{}
 	}
 	now := func() time.Time { return c.Clock.Now().UTC() }
 	items := Items(c.Store)

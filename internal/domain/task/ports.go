@@ -129,10 +129,6 @@ type Notifier interface {
 // virtual one (clock.Fake).
 type Clock = clock.Reader
 
-// SystemClock is an alias of clock.System, the wall clock in UTC, kept
-// while lambdas/expiry and NewService still name it.
-type SystemClock = clock.System
-
 // PendingLister pages through every task whose expiry is still pending,
 // of every user: the Pending tasks, and the Expired tasks whose
 // notification is not recorded (Task.AwaitsExpiry). It is the

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 )
 
@@ -62,7 +63,7 @@ func NewService(d Deps) (*Service, error) {
 		return nil, errors.New("task: a Store is required")
 	}
 	if d.Clock == nil {
-		d.Clock = SystemClock{}
+		d.Clock = clock.System{}
 	}
 	if d.IDs == nil {
 		d.IDs = RandomIDs{}
