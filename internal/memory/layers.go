@@ -210,7 +210,7 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 
 // Get implements task.ScheduleReader: the item's running execution (see
 // lookup when several run).
-func (e *Executions) Get(_ context.Context, name string) (task.Schedule, error) {
+func (e *Executions) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Get", name); err != nil {
@@ -395,7 +395,7 @@ func (m *TTLMarkers) Fire(now time.Time) []task.Schedule {
 }
 
 // Get implements task.ScheduleReader.
-func (m *TTLMarkers) Get(_ context.Context, name string) (task.Schedule, error) {
+func (m *TTLMarkers) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Get", name); err != nil {

@@ -114,7 +114,7 @@ var _ task.ScheduleReader = (*Scheduler)(nil)
 const maxListResults = 100
 
 // Get implements task.ScheduleReader.
-func (s *Scheduler) Get(_ context.Context, name string) (task.Schedule, error) {
+func (s *Scheduler) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Get", name); err != nil {

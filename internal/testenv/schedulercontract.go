@@ -52,7 +52,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 	readable := func(sc task.Schedule) task.Schedule { sc.ClientToken = ""; return sc }
 	wantGet := func(t *testing.T, s ContractScheduler, want task.Schedule) {
 		t.Helper()
-		got, err := s.Get(ctx, want.Name)
+		got, err := s.Get(ctx, want.Name, want.At)
 		if err != nil {
 			t.Fatalf("get %s: %v", want.Name, err)
 		}
@@ -171,7 +171,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		{"delete", func(s ContractScheduler, name string) error {
 			return s.Delete(ctx, name, ContractSchedule("alice", 1).At)
 		}},
-		{"get", func(s ContractScheduler, name string) error { _, err := s.Get(ctx, name); return err }},
+		{"get", func(s ContractScheduler, name string) error { _, err := s.Get(ctx, name, time.Time{}); return err }},
 	} {
 		t.Run(tc.name+" of a missing schedule is ErrScheduleNotFound", func(t *testing.T) {
 			s := b.New(t)
@@ -187,7 +187,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		if err := s.Delete(ctx, gone.Name, gone.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
-		_, err := s.Get(ctx, gone.Name)
+		_, err := s.Get(ctx, gone.Name, gone.At)
 		wantErr(t, "get after delete", err, task.ErrScheduleNotFound)
 		wantErr(t, "second delete", s.Delete(ctx, gone.Name, gone.At), task.ErrScheduleNotFound)
 		wantGet(t, s, kept)

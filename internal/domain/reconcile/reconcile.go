@@ -871,7 +871,7 @@ func (x *run) get(ctx context.Context, name string) (task.Schedule, error) {
 	if err := x.wait(ctx); err != nil {
 		return task.Schedule{}, err
 	}
-	return x.d.Schedules.Get(ctx, name)
+	return x.d.Schedules.Get(ctx, name, time.Time{})
 }
 
 func (x *run) create(ctx context.Context, s task.Schedule) error {
