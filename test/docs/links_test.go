@@ -118,13 +118,20 @@ func outsideCode(md string) []string {
 	return lines
 }
 
+// explicitAnchor is an HTML anchor, <a id="x"></a>, which keeps an old
+// link working where a section moved to another page.
+var explicitAnchor = regexp.MustCompile(`<a (?:id|name)="([^"]+)"`)
+
 // headingAnchors are the anchors GitHub gives md's headings: lower case,
 // spaces to hyphens, punctuation other than - and _ dropped, and -1, -2,
-// ... after a repeated one.
+// ... after a repeated one; and md's explicit <a id> anchors.
 func headingAnchors(md string) map[string]bool {
 	seen := map[string]int{}
 	out := map[string]bool{}
 	for _, l := range outsideCode(md) {
+		for _, m := range explicitAnchor.FindAllStringSubmatch(l, -1) {
+			out[m[1]] = true
+		}
 		text, ok := strings.CutPrefix(strings.TrimLeft(l, "#"), " ")
 		if !ok || !strings.HasPrefix(l, "#") {
 			continue
@@ -156,9 +163,9 @@ func anchor(heading string) string {
 // TestAnchors: headings get GitHub's anchors, repeated ones numbered, and
 // a "#" inside a code block is no heading.
 func TestAnchors(t *testing.T) {
-	md := "# Expiry: the guarantee\n## The reconciler's bound\n### Props (`CampaignsProps`)\n## Tests\n## Tests\n```sh\n# not a heading\n```\n"
+	md := "# Expiry: the guarantee\n## The reconciler's bound\n### Props (`CampaignsProps`)\n## Tests\n## Tests\n```sh\n# not a heading\n```\n| <a id=\"moved\"></a>[x](x.md) |\n"
 	got := headingAnchors(md)
-	for _, want := range []string{"expiry-the-guarantee", "the-reconcilers-bound", "props-campaignsprops", "tests", "tests-1"} {
+	for _, want := range []string{"expiry-the-guarantee", "the-reconcilers-bound", "props-campaignsprops", "tests", "tests-1", "moved"} {
 		if !got[want] {
 			t.Errorf("no anchor %q in %v", want, got)
 		}
