@@ -63,7 +63,7 @@ export function PlanChart({ sends, timeZone, total }: { sends: readonly { sendAt
   const id = useId();
   const most = Math.max(1, ...days.map((d) => d.count));
   const charted = days.reduce((n, d) => n + d.count, 0);
-  if (days.length === 0) return null;
+  if (days.length === 0) return <p className="muted">No planned sends to chart.</p>;
   const shown = days.slice(0, CHART_DAYS);
   return (
     <figure className="plan-chart" data-testid="plan-chart" data-zone={zone} aria-labelledby={`${id}-cap`}>
