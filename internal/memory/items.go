@@ -19,11 +19,10 @@ import (
 // the contract's Go predicates). Every write appends to a change feed,
 // like a DynamoDB stream with NEW_AND_OLD_IMAGES read with the schema.
 type Items struct {
-	mu      sync.Mutex
-	schema  contract.Schema
-	items   map[contract.Key]map[string]string
-	changes []task.Change
-	seq     int
+	mu     sync.Mutex
+	schema contract.Schema
+	items  map[contract.Key]map[string]string
+	feed   feed
 	// Fail, when set, is called before each fire.Store operation; a
 	// non-nil error is returned instead of doing it (fault injection).
 	Fail func(op string) error
@@ -83,15 +82,12 @@ func (s *Items) Attrs(k contract.Key) (map[string]string, bool) {
 func (s *Items) Changes(from int) ([]task.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	from = min(from, len(s.changes))
-	return append([]task.Change(nil), s.changes[from:]...), len(s.changes)
+	return s.feed.since(from)
 }
 
 // record appends a change; the caller holds mu.
 func (s *Items) record(kind task.ChangeKind, k contract.Key, old, new map[string]string) {
-	s.seq++
-	s.changes = append(s.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", s.seq), Kind: kind, Key: k,
-		Old: s.image(old), New: s.image(new)})
+	s.feed.add(kind, k, s.image(old), s.image(new))
 }
 
 func (s *Items) image(attrs map[string]string) *contract.Item {
@@ -102,12 +98,7 @@ func (s *Items) image(attrs map[string]string) *contract.Item {
 	return &it
 }
 
-func (s *Items) fail(op string) error {
-	if s.Fail == nil {
-		return nil
-	}
-	return s.Fail(op)
-}
+func (s *Items) fail(op string) error { return inject(s.Fail, op) }
 
 // write applies a conditional write: when ok holds for the item, set
 // and remove its attributes and record the change; ErrConditionFailed

@@ -446,11 +446,16 @@ func (m *TTLMarkers) All() []task.Schedule {
 // does.
 func listPage(names []string, page task.PageRequest) task.SchedulePage {
 	sort.Strings(names)
-	i := sort.SearchStrings(names, page.Cursor)
-	if i < len(names) && names[i] == page.Cursor {
-		i++
+	return pageOf(names, page)
+}
+
+// pageOf is the page of sorted names after the cursor, at most
+// maxListResults of them, as ListSchedules returns it; names is only read.
+func pageOf(names []string, page task.PageRequest) task.SchedulePage {
+	names = names[sort.SearchStrings(names, page.Cursor):]
+	if len(names) > 0 && names[0] == page.Cursor {
+		names = names[1:]
 	}
-	names = names[i:]
 	limit := page.Limit
 	if limit <= 0 {
 		limit = task.DefaultPageSize

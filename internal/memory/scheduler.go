@@ -171,24 +171,7 @@ func (s *Scheduler) List(_ context.Context, page task.PageRequest) (task.Schedul
 		}
 		sort.Strings(s.names)
 	}
-	names := s.names[sort.SearchStrings(s.names, page.Cursor):]
-	if len(names) > 0 && names[0] == page.Cursor {
-		names = names[1:]
-	}
-	limit := page.Limit
-	if limit <= 0 {
-		limit = task.DefaultPageSize
-	}
-	limit = min(limit, maxListResults)
-	var p task.SchedulePage
-	if len(names) > limit {
-		names = names[:limit]
-		p.Cursor = names[limit-1]
-	}
-	for _, n := range names {
-		p.Schedules = append(p.Schedules, task.Schedule{Name: n})
-	}
-	return p, nil
+	return pageOf(s.names, page), nil
 }
 
 // All returns every schedule, ordered by name.
@@ -216,11 +199,6 @@ func (s *Scheduler) Fire(now time.Time) []task.Schedule {
 			s.listed(name, false)
 		}
 	}
-	sort.Slice(due, func(i, j int) bool {
-		if !due[i].At.Equal(due[j].At) {
-			return due[i].At.Before(due[j].At)
-		}
-		return due[i].Name < due[j].Name
-	})
+	sortSchedules(due)
 	return due
 }

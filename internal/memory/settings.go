@@ -27,10 +27,8 @@ func NewSettings() *Settings { return &Settings{items: map[string]notify.Setting
 
 // LoadSettings implements notify.SettingsStore.
 func (s *Settings) LoadSettings(_ context.Context, userID string) (notify.Settings, error) {
-	if s.Fail != nil {
-		if err := s.Fail("LoadSettings"); err != nil {
-			return notify.Settings{}, err
-		}
+	if err := inject(s.Fail, "LoadSettings"); err != nil {
+		return notify.Settings{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -42,10 +40,8 @@ func (s *Settings) LoadSettings(_ context.Context, userID string) (notify.Settin
 
 // SaveSettings implements notify.SettingsStore.
 func (s *Settings) SaveSettings(_ context.Context, st notify.Settings) (notify.Settings, error) {
-	if s.Fail != nil {
-		if err := s.Fail("SaveSettings"); err != nil {
-			return notify.Settings{}, err
-		}
+	if err := inject(s.Fail, "SaveSettings"); err != nil {
+		return notify.Settings{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,8 +23,7 @@ type Store struct {
 	mu      sync.Mutex
 	items   map[key]task.Task
 	pending pendingIndex
-	changes []task.Change
-	seq     int
+	feed    feed
 	// dueText holds the due attribute as another writer spelled it
 	// (PutItemSpelled), where that is not task.FormatTime of the task's
 	// DueAt: the conditional writes compare it as DynamoDB does, string
@@ -44,34 +43,42 @@ func NewStore() *Store {
 	return &Store{items: map[key]task.Task{}, pending: newPendingIndex(), dueText: map[key]string{}}
 }
 
-func (s *Store) fail(op string) error {
-	if s.Fail == nil {
+// inject asks fail, a store's fault injector (nil: none), whether op
+// fails.
+func inject(fail func(op string) error, op string) error {
+	if fail == nil {
 		return nil
 	}
-	return s.Fail(op)
+	return fail(op)
 }
 
-// record appends a change of an item whose due attribute's spelling the
-// write left as it was; the caller holds mu.
-func (s *Store) record(kind task.ChangeKind, old, new *task.Task) {
-	k := old
-	if k == nil {
-		k = new
-	}
-	text := s.dueText[key{k.UserID, k.TaskID}]
-	s.recordSpelled(kind, old, new, text, text)
+func (s *Store) fail(op string) error { return inject(s.Fail, op) }
+
+// feed is a change feed, like a DynamoDB stream with NEW_AND_OLD_IMAGES;
+// its owner holds its lock around each call.
+type feed struct{ changes []task.Change }
+
+// add appends a change of the item at k.
+func (f *feed) add(kind task.ChangeKind, k contract.Key, old, new *contract.Item) {
+	f.changes = append(f.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", len(f.changes)+1), Kind: kind,
+		Key: k, Old: old, New: new})
+}
+
+// since returns the changes from position from on, and the next position
+// to read from.
+func (f *feed) since(from int) ([]task.Change, int) {
+	from = min(from, len(f.changes))
+	return append([]task.Change(nil), f.changes[from:]...), len(f.changes)
 }
 
 // recordSpelled appends a change whose images spell the due attribute
 // oldText and newText ("": task.FormatTime); the caller holds mu.
 func (s *Store) recordSpelled(kind task.ChangeKind, old, new *task.Task, oldText, newText string) {
-	s.seq++
 	k := old
 	if k == nil {
 		k = new
 	}
-	s.changes = append(s.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", s.seq), Kind: kind,
-		Key: task.Key(k.UserID, k.TaskID), Old: image(old, oldText), New: image(new, newText)})
+	s.feed.add(kind, task.Key(k.UserID, k.TaskID), image(old, oldText), image(new, newText))
 }
 
 // Changes returns the change feed from position from on, and the next
@@ -79,11 +86,7 @@ func (s *Store) recordSpelled(kind task.ChangeKind, old, new *task.Task, oldText
 func (s *Store) Changes(from int) ([]task.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if from > len(s.changes) {
-		from = len(s.changes)
-	}
-	out := append([]task.Change(nil), s.changes[from:]...)
-	return out, len(s.changes)
+	return s.feed.since(from)
 }
 
 // All returns every task, ordered by user then id.
@@ -144,22 +147,15 @@ func (s *Store) PutItemSpelled(t task.Task, dueAt string) error {
 	if err != nil || !at.Equal(t.DueAt) {
 		return fmt.Errorf("memory: due attribute %q does not spell %s (%v)", dueAt, task.FormatTime(t.DueAt), err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key{t.UserID, t.TaskID}
-	oldText := s.dueText[k]
-	delete(s.dueText, k)
-	if dueAt != task.FormatTime(t.DueAt) {
-		s.dueText[k] = dueAt
-	}
-	if old, ok := s.items[k]; ok {
-		s.put(k, t)
-		s.recordSpelled(task.ChangeModify, ptr(old), ptr(t), oldText, s.dueText[k])
-		return nil
-	}
-	s.put(k, t)
-	s.recordSpelled(task.ChangeInsert, nil, ptr(t), "", s.dueText[k])
-	return nil
+	_, _, err = s.writeOnce(key{t.UserID, t.TaskID}, contract.Spelling{}, always,
+		func(_ task.Task, dueText *string) *task.Task {
+			*dueText = ""
+			if dueAt != task.FormatTime(t.DueAt) {
+				*dueText = dueAt
+			}
+			return &t
+		})
+	return err
 }
 
 // DueAttr is the due attribute of the task at userID/taskID as stored
@@ -188,47 +184,24 @@ func (s *Store) item(k key) (task.Task, contract.Item, bool) {
 	return t, *image(&t, s.dueText[k]), true
 }
 
-// asStored runs the conditional write of the task at userID/taskID whose
-// condition, check, compares the due attribute (and the reminder time
-// when remind is set) as stored, string with string as DynamoDB does,
-// with the spelling contract.AsStored finds. check returns nil when the
-// condition holds (found is false for a missing item), or the error to
-// return: task.ErrConditionFailed (wrapped or not) lets AsStored try the
-// stored spelling. Then apply's task replaces the stored one, and the
-// change is recorded; the due attribute keeps its spelling unless
-// newDue (the write sets a due time in the API's spelling).
-func (s *Store) asStored(userID, taskID string, due, remind time.Time, newDue bool,
-	check func(cur task.Task, it contract.Item, found bool, sp contract.Spelling) error,
-	apply func(task.Task) task.Task) (task.Task, error) {
-	k := key{userID, taskID}
-	var out task.Task
-	err := contract.AsStored(due, remind, func(sp contract.Spelling) error {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		old, it, ok := s.item(k)
-		if err := check(old, it, ok, sp); err != nil {
-			return err
-		}
-		out = apply(old)
-		oldText := s.dueText[k]
-		if newDue {
-			delete(s.dueText, k)
-		}
-		s.put(k, out)
-		s.recordSpelled(task.ChangeModify, ptr(old), ptr(out), oldText, s.dueText[k])
-		return nil
-	}, func(err error) bool { return errors.Is(err, task.ErrConditionFailed) }, func() (contract.Item, bool, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		_, it, ok := s.item(k)
-		return it, ok, nil
-	})
-	return out, err
+// check is a write's condition: nil when it holds for the stored task
+// cur and its item it, the due attribute as stored (found is false when
+// there is none), compared in spelling sp; else the error to return.
+type check func(cur task.Task, it contract.Item, found bool, sp contract.Spelling) error
+
+// change makes the task that replaces cur (nil: the item is deleted); it
+// may set dueText, the due attribute's spelling ("": task.FormatTime),
+// which otherwise stays as stored.
+type change func(cur task.Task, dueText *string) *task.Task
+
+// set is the change that edits the stored task and keeps its spelling.
+func set(edit func(*task.Task)) change {
+	return func(t task.Task, _ *string) *task.Task { edit(&t); return &t }
 }
 
-// holds is a check of asStored for the writes that fail with
-// task.ErrConditionFailed on a missing item.
-func holds(ok func(contract.Item, contract.Spelling) bool) func(task.Task, contract.Item, bool, contract.Spelling) error {
+// holds is the check of a write that fails with task.ErrConditionFailed
+// when ok does not hold, a missing item included.
+func holds(ok func(contract.Item, contract.Spelling) bool) check {
 	return func(_ task.Task, it contract.Item, found bool, sp contract.Spelling) error {
 		if !found || !ok(it, sp) {
 			return task.ErrConditionFailed
@@ -237,21 +210,93 @@ func holds(ok func(contract.Item, contract.Spelling) bool) func(task.Task, contr
 	}
 }
 
-// Create implements task.Store.
-func (s *Store) Create(_ context.Context, t task.Task) error {
-	if err := s.fail("Create"); err != nil {
+// always is the check of a write without a condition.
+func always(task.Task, contract.Item, bool, contract.Spelling) error { return nil }
+
+// exists is the check of a write that fails with task.ErrNotFound on a
+// missing item, and has no other condition.
+func exists(_ task.Task, _ contract.Item, found bool, _ contract.Spelling) error {
+	if !found {
+		return task.ErrNotFound
+	}
+	return nil
+}
+
+// asStored names the times a write's condition compares as stored, string
+// with string as DynamoDB does: the due time, and the reminder time when
+// set. On a condition failure the write is tried again in the item's
+// spelling of them (contract.AsStored).
+type asStored struct{ due, remind time.Time }
+
+// write is every write of the task at k, named op for fault injection
+// (Fail): under mu, ok's condition, then apply's task replaces the stored
+// one and the change feed records the INSERT, MODIFY or REMOVE. times,
+// when not nil, are what ok compares as stored. It returns the task
+// before and after (zero for none, and on an error).
+func (s *Store) write(op string, k key, times *asStored, ok check, apply change) (before, after task.Task, err error) {
+	if err := s.fail(op); err != nil {
+		return task.Task{}, task.Task{}, err
+	}
+	try := func(sp contract.Spelling) error {
+		before, after, err = s.writeOnce(k, sp, ok, apply)
 		return err
 	}
+	if times == nil {
+		err = try(contract.Spelling{})
+		return before, after, err
+	}
+	err = contract.AsStored(times.due, times.remind, try,
+		func(err error) bool { return errors.Is(err, task.ErrConditionFailed) },
+		func() (contract.Item, bool, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			_, it, found := s.item(k)
+			return it, found, nil
+		})
+	return before, after, err
+}
+
+// writeOnce is one try of write, comparing in spelling sp.
+func (s *Store) writeOnce(k key, sp contract.Spelling, ok check, apply change) (before, after task.Task, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := key{t.UserID, t.TaskID}
-	if _, ok := s.items[k]; ok {
-		return task.ErrAlreadyExists
+	cur, it, found := s.item(k)
+	if err := ok(cur, it, found, sp); err != nil {
+		return task.Task{}, task.Task{}, err
+	}
+	oldText := s.dueText[k]
+	text := oldText
+	next := apply(cur, &text)
+	var prev *task.Task
+	kind := task.ChangeInsert
+	if found {
+		prev, kind = &cur, task.ChangeModify
+	}
+	if next == nil {
+		s.remove(k)
+		s.recordSpelled(task.ChangeRemove, prev, nil, oldText, "")
+		return cur, task.Task{}, nil
 	}
 	delete(s.dueText, k)
-	s.put(k, t)
-	s.record(task.ChangeInsert, nil, ptr(t))
-	return nil
+	if text != "" {
+		s.dueText[k] = text
+	}
+	s.put(k, *next)
+	s.recordSpelled(kind, prev, next, oldText, text)
+	return cur, *next, nil
+}
+
+// Create implements task.Store.
+func (s *Store) Create(_ context.Context, t task.Task) error {
+	_, _, err := s.write("Create", key{t.UserID, t.TaskID}, nil,
+		func(_ task.Task, _ contract.Item, found bool, _ contract.Spelling) error {
+			if found {
+				return task.ErrAlreadyExists
+			}
+			return nil
+		},
+		func(_ task.Task, dueText *string) *task.Task { *dueText = ""; return &t })
+	return err
 }
 
 // Get implements task.Store.
@@ -326,16 +371,14 @@ func (s *Store) CountUserPending(_ context.Context, userID string, limit int) (i
 }
 
 // UpdatePending implements task.Store. A basis's due time is compared
-// as stored (asStored), as the DynamoDB adapter's condition does.
+// as stored, as the DynamoDB adapter's condition does; a new due time is
+// spelled as the API spells it.
 func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.Patch, now time.Time) (task.Task, error) {
-	if err := s.fail("UpdatePending"); err != nil {
-		return task.Task{}, err
-	}
 	var basisDue time.Time
 	if p.Basis != nil {
 		basisDue = p.Basis.DueAt
 	}
-	return s.asStored(userID, taskID, basisDue, time.Time{}, p.DueAt != nil,
+	_, t, err := s.write("UpdatePending", key{userID, taskID}, &asStored{due: basisDue},
 		func(cur task.Task, it contract.Item, found bool, sp contract.Spelling) error {
 			switch {
 			case !found:
@@ -346,141 +389,93 @@ func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.P
 				return task.ErrConditionFailed
 			}
 			return nil
-		}, func(cur task.Task) task.Task { return task.ApplyPatch(cur, p, now) })
+		},
+		func(cur task.Task, dueText *string) *task.Task {
+			if p.DueAt != nil {
+				*dueText = ""
+			}
+			return ptr(task.ApplyPatch(cur, p, now))
+		})
+	return t, err
 }
 
 // Delete implements task.Store.
 func (s *Store) Delete(_ context.Context, userID, taskID string) (task.Task, error) {
-	if err := s.fail("Delete"); err != nil {
-		return task.Task{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key{userID, taskID}
-	old, ok := s.items[k]
-	if !ok {
-		return task.Task{}, task.ErrNotFound
-	}
-	oldText := s.dueText[k]
-	s.remove(k)
-	s.recordSpelled(task.ChangeRemove, ptr(old), nil, oldText, "")
-	return old, nil
+	old, _, err := s.write("Delete", key{userID, taskID}, nil, exists,
+		func(task.Task, *string) *task.Task { return nil })
+	return old, err
 }
 
 // Expire implements task.Store (contract.Schema.Claimable, the due
 // attribute compared as stored).
 func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
-	if err := s.fail("Expire"); err != nil {
-		return task.Task{}, err
-	}
-	return s.asStored(userID, taskID, dueAt, time.Time{}, false,
+	_, t, err := s.write("Expire", key{userID, taskID}, &asStored{due: dueAt},
 		holds(func(it contract.Item, sp contract.Spelling) bool { return task.Schema.Claimable(it, sp.Due) }),
-		func(t task.Task) task.Task {
+		set(func(t *task.Task) {
 			t.Status = task.StatusExpired
 			t.ExpiredAt = now
 			t.UpdatedAt = now
 			t.NotifyClaimAt = now
-			return t
-		})
+		}))
+	return t, err
 }
 
 // ClaimNotification implements task.Store (contract.Schema.TakeOverable,
 // the due attribute compared as stored).
 func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error {
-	if err := s.fail("ClaimNotification"); err != nil {
-		return err
-	}
-	_, err := s.asStored(userID, taskID, dueAt, time.Time{}, false,
+	_, _, err := s.write("ClaimNotification", key{userID, taskID}, &asStored{due: dueAt},
 		holds(func(it contract.Item, sp contract.Spelling) bool {
 			return task.Schema.TakeOverable(it, sp.Due, now, lease)
 		}),
-		func(t task.Task) task.Task { t.NotifyClaimAt = now; return t })
+		set(func(t *task.Task) { t.NotifyClaimAt = now }))
 	return err
 }
 
-// MarkNotified implements task.Store.
+// MarkNotified implements task.Store (contract.Schema.Markable).
 func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.Time) error {
-	if err := s.fail("MarkNotified"); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key{userID, taskID}
-	old, ok := s.items[k]
-	if !ok || !task.Schema.Markable(old.Item()) {
-		return task.ErrConditionFailed
-	}
-	t := old
-	t.NotifiedAt = at
-	s.put(k, t)
-	s.record(task.ChangeModify, ptr(old), ptr(t))
-	return nil
+	_, _, err := s.write("MarkNotified", key{userID, taskID}, nil,
+		holds(func(it contract.Item, _ contract.Spelling) bool { return task.Schema.Markable(it) }),
+		set(func(t *task.Task) { t.NotifiedAt = at }))
+	return err
 }
 
 // ClaimReminder implements task.Store (contract.Schema.RemindClaimable,
 // both times compared as stored).
 func (s *Store) ClaimReminder(_ context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
-	if err := s.fail("ClaimReminder"); err != nil {
-		return task.Task{}, err
-	}
-	return s.asStored(userID, taskID, dueAt, remindAt, false,
+	_, t, err := s.write("ClaimReminder", key{userID, taskID}, &asStored{due: dueAt, remind: remindAt},
 		holds(func(it contract.Item, sp contract.Spelling) bool {
 			return task.Schema.RemindClaimable(it, sp, now, lease)
 		}),
-		func(t task.Task) task.Task { t.RemindClaimAt = now.UTC().Truncate(time.Second); return t })
+		set(func(t *task.Task) { t.RemindClaimAt = now.UTC().Truncate(time.Second) }))
+	return t, err
 }
 
-// MarkReminded implements task.Store.
+// MarkReminded implements task.Store (contract.Schema.RemindMarkable).
 func (s *Store) MarkReminded(_ context.Context, userID, taskID string, remindAt time.Time) error {
-	if err := s.fail("MarkReminded"); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key{userID, taskID}
-	old, ok := s.items[k]
-	if !ok || !task.Schema.RemindMarkable(old.Item(), remindAt) {
-		return task.ErrConditionFailed
-	}
-	t := old
-	t.RemindedFor = remindAt.UTC().Truncate(time.Second)
-	s.put(k, t)
-	s.record(task.ChangeModify, ptr(old), ptr(t))
-	return nil
+	_, _, err := s.write("MarkReminded", key{userID, taskID}, nil,
+		holds(func(it contract.Item, _ contract.Spelling) bool { return task.Schema.RemindMarkable(it, remindAt) }),
+		set(func(t *task.Task) { t.RemindedFor = remindAt.UTC().Truncate(time.Second) }))
+	return err
 }
 
 // SetScheduleRepair implements task.Store.
 func (s *Store) SetScheduleRepair(_ context.Context, userID, taskID string, repair bool) error {
-	if err := s.fail("SetScheduleRepair"); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key{userID, taskID}
-	old, ok := s.items[k]
-	if !ok {
-		return task.ErrNotFound
-	}
-	t := old
-	t.ScheduleRepair = repair
-	s.put(k, t)
-	s.record(task.ChangeModify, ptr(old), ptr(t))
-	return nil
+	_, _, err := s.write("SetScheduleRepair", key{userID, taskID}, nil, exists,
+		set(func(t *task.Task) { t.ScheduleRepair = repair }))
+	return err
 }
 
 // MarkScheduled implements task.Store: still Pending, same due time
 // (compared as stored, as the DynamoDB adapter's condition does).
 func (s *Store) MarkScheduled(_ context.Context, userID, taskID string, dueAt time.Time) error {
-	if err := s.fail("MarkScheduled"); err != nil {
-		return err
-	}
-	_, err := s.asStored(userID, taskID, dueAt, time.Time{}, false,
+	_, _, err := s.write("MarkScheduled", key{userID, taskID}, &asStored{due: dueAt},
 		func(cur task.Task, it contract.Item, found bool, sp contract.Spelling) error {
 			if !found || cur.Status != task.StatusPending || it.Spelling().Due != sp.Due {
 				return task.ErrConditionFailed
 			}
 			return nil
-		}, func(t task.Task) task.Task { t.ScheduledFor, t.ScheduleRepair = dueAt, false; return t })
+		},
+		set(func(t *task.Task) { t.ScheduledFor, t.ScheduleRepair = dueAt, false }))
 	return err
 }
 
@@ -488,5 +483,5 @@ func (s *Store) MarkScheduled(_ context.Context, userID, taskID string, dueAt ti
 func (s *Store) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return "memory.Store{" + strconv.Itoa(len(s.items)) + " tasks, " + strconv.Itoa(len(s.changes)) + " changes}"
+	return "memory.Store{" + strconv.Itoa(len(s.items)) + " tasks, " + strconv.Itoa(len(s.feed.changes)) + " changes}"
 }

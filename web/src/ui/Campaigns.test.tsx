@@ -40,7 +40,7 @@ function api(get: () => CampaignJSON): CampaignApi & { gets: number } {
   return a as unknown as CampaignApi & { gets: number };
 }
 
-function page(a: CampaignApi, pollMs = 20) {
+function page(a: CampaignApi, pollMs = 20, download?: (name: string, text: string) => void) {
   let handlers: { onProgress(p: Progress): void; onState(s: LiveState): void } | undefined;
   const openLive = (_id: string, h: typeof handlers): Live => {
     handlers = h;
@@ -56,6 +56,7 @@ function page(a: CampaignApi, pollMs = 20) {
       onUnauthorized={() => undefined}
       openLive={openLive}
       pollMs={pollMs}
+      {...(download ? { download } : {})}
     />,
   );
   return { live: () => handlers! };
@@ -79,7 +80,9 @@ describe('new campaign form', () => {
     fireEvent.change(screen.getByLabelText('Email text'), { target: { value: 'Hi' } });
     fireEvent.change(screen.getByLabelText('Recipients'), { target: { value: 'a@example.com\nb@example.com' } });
     fireEvent.click(screen.getByRole('button', { name: 'Preview plan' }));
-    expect((await screen.findByTestId('plan-summary')).textContent).toMatch(/^2 sends over 1 day/);
+    expect((await screen.findByTestId('plan-summary')).textContent).toMatch(/^2 sends over 1 day: first 2030-01-01 09:00, last 2030-01-01 09:30/);
+    const days = screen.getAllByTestId('plan-day');
+    expect(days.map((d) => [d.getAttribute('data-day'), d.getAttribute('data-count')])).toEqual([['2030-01-01', '2']]);
     expect((a.preview as ReturnType<typeof vi.fn>).mock.calls[0]![0].recipients).toEqual([{ email: 'a@example.com' }, { email: 'b@example.com' }]);
     fireEvent.click(screen.getByRole('button', { name: 'Create campaign' }));
     await waitFor(() => expect(window.location.hash).toBe('#/campaigns/c9'));
@@ -122,6 +125,69 @@ describe('campaign page', () => {
     page(a, 60_000);
     fireEvent.click(await screen.findByRole('button', { name: 'Cancel campaign' }));
     await waitFor(() => expect(a.cancel).toHaveBeenCalledWith('c1'));
+  });
+});
+
+describe('campaign page at a glance', () => {
+  const at = (i: number, state: Send['state'], sendAt: string, sentAt?: string): Send => ({ ...send(i, state), sendAt, ...(sentAt ? { sentAt } : {}) });
+  const mixed = (): CampaignJSON => ({
+    ...campaign([]),
+    timeZone: 'Asia/Tokyo',
+    total: 4,
+    status: 'Active',
+    counts: { Finished: 2, Cancelled: 1, Pending: 1 },
+    sends: [
+      at(0, 'Finished', '2030-01-01T14:00:00Z', '2030-01-01T14:00:20Z'),
+      at(1, 'Finished', '2030-01-01T15:30:00Z', '2030-01-01T15:35:00Z'),
+      at(2, 'Cancelled', '2030-01-02T01:00:00Z'),
+      at(3, 'Pending', '2999-01-02T01:00:00Z'),
+    ],
+  });
+
+  it('shows the progress bar, the plan per day in the campaign zone, and late sends', async () => {
+    page(api(mixed), 60_000);
+    const bar = await screen.findByRole('progressbar', { name: 'Campaign progress' });
+    expect([bar.getAttribute('aria-valuenow'), bar.getAttribute('aria-valuemax')]).toEqual(['3', '4']);
+    expect(bar.getAttribute('aria-valuetext')).toBe('3 of 4 sends ended: 2 finished, 1 cancelled, 1 pending');
+    expect(screen.getByTestId('count-Finished').textContent).toBe('2');
+    const days = screen.getAllByTestId('plan-day').map((d) => [d.getAttribute('data-day'), d.getAttribute('data-count')]);
+    expect(days).toEqual([
+      ['2030-01-01', '1'], // 23:00 in Tokyo
+      ['2030-01-02', '2'],
+      ['2999-01-02', '1'],
+    ]);
+    expect(screen.getAllByTestId('plan-day')[0]!.textContent).toContain('23:00 Asia/Tokyo · 14:00 UTC');
+    const late = screen.getAllByTestId('send-row').filter((r) => r.getAttribute('data-late') === 'true');
+    expect(late.map((r) => r.textContent)).toEqual([expect.stringContaining('5 min late')]);
+    expect(screen.getByTestId('timeline-summary').textContent).toMatch(/^2 sent, 1 late \(worst 5 min\)/);
+  });
+
+  it('filters the sends by state and downloads the shown ones as CSV', async () => {
+    const download = vi.fn();
+    page(api(mixed), 60_000, download);
+    await screen.findByText('r0@example.com');
+    fireEvent.change(screen.getByLabelText('Show'), { target: { value: 'Finished' } });
+    expect(screen.getAllByTestId('send-row').map((r) => r.getAttribute('data-state'))).toEqual(['Finished', 'Finished']);
+    fireEvent.change(screen.getByLabelText('Show'), { target: { value: 'late' } });
+    expect(screen.getAllByTestId('send-row')).toHaveLength(1);
+    fireEvent.click(screen.getByRole('button', { name: 'Download late only as CSV' }));
+    await waitFor(() => expect(download).toHaveBeenCalledTimes(1));
+    const [name, text] = download.mock.calls[0]!;
+    expect(name).toBe('campaign-c1-sends.csv');
+    expect(text.split('\r\n').slice(1, -1)).toEqual(['1,r1@example.com,Hello,Finished,2030-01-01T15:30:00Z,2030-01-01T12:00:00,2030-01-01T15:35:00Z,300,,,']);
+  });
+
+  it('reads every page before the download', async () => {
+    const download = vi.fn();
+    const first = { ...campaign(['Finished', 'Finished', 'Finished']), sends: [send(0, 'Finished')], cursor: '1' };
+    const rest = { ...campaign(['Finished', 'Finished', 'Finished']), sends: [send(1, 'Finished'), send(2, 'Finished')] };
+    const a = api(() => first);
+    a.get = vi.fn((_id: string, o?: { cursor?: string }) => Promise.resolve(o?.cursor ? rest : first));
+    page(a, 60_000, download);
+    fireEvent.click(await screen.findByRole('button', { name: 'Download CSV' }));
+    await waitFor(() => expect(download).toHaveBeenCalledTimes(1));
+    expect(download.mock.calls[0]![1].split('\r\n')).toHaveLength(5); // header, 3 sends, the final CRLF
+    expect(screen.getAllByTestId('send-row')).toHaveLength(3);
   });
 });
 

@@ -16,16 +16,21 @@ import {
   POLL_MS,
   type Preview,
   type Progress,
-  STATES,
   shouldPoll,
   viewOf,
   WEEKDAYS,
   type Weekday,
 } from '../campaigns';
+import { formatLocal } from '../campaignPlan';
+import { filterSends, type SendFilter } from '../campaignProgress';
 import type { CampaignsConfig } from '../config';
+import { csvFileName, sendsCsv } from '../csv';
+import { downloadText } from '../download';
 import { ApiError, joinUrl, userMessage } from '../http';
 import { browserTimeZone } from '../timezone';
-import { useMounted } from './hooks';
+import { PlanChart, ProgressBar } from './CampaignCharts';
+import { CampaignSends } from './CampaignSends';
+import { useMounted, useNow } from './hooks';
 
 interface Props {
   api: CampaignApi;
@@ -34,6 +39,8 @@ interface Props {
   route: { kind: 'list' } | { kind: 'campaign'; id: string };
   announce: (text: string) => void;
   onUnauthorized: () => void;
+  /** Starts a file download; tests replace it. Default: a Blob behind an <a download>. */
+  download?: (name: string, text: string) => void;
   /** Opens the live channel; tests replace it. Default: SSE or AppSync Events per config. */
   openLive?: (id: string, handlers: { onProgress(p: Progress): void; onState(s: LiveState): void }) => Live;
   pollMs?: number;
@@ -81,7 +88,8 @@ function CampaignList({ api, announce, onUnauthorized }: Props) {
   const [errors, setErrors] = useState<FormErrors>({});
   const [formError, setFormError] = useState('');
   const [busy, setBusy] = useState(false);
-  const [preview, setPreview] = useState<Preview | null>(null);
+  // The plan with the zone it was asked for (the answer does not repeat it).
+  const [preview, setPreview] = useState<(Preview & { timeZone: string }) | null>(null);
   const [campaigns, setCampaigns] = useState<CampaignJSON[] | null>(null);
   const [listError, setListError] = useState('');
   const id = useId();
@@ -113,8 +121,8 @@ function CampaignList({ api, announce, onUnauthorized }: Props) {
       if (kind === 'preview') {
         const p = await api.preview(built.body);
         if (!mounted.current) return;
-        setPreview(p);
-        announce(`Plan: ${p.total} sends over ${p.days} ${p.days === 1 ? 'day' : 'days'}, from ${p.first} to ${p.last}.`);
+        setPreview({ ...p, timeZone: built.body.schedule.timeZone });
+        announce(`Plan: ${p.total} sends over ${p.days} ${p.days === 1 ? 'day' : 'days'}, from ${formatLocal(p.first)} to ${formatLocal(p.last)}.`);
       } else {
         const c = await api.create(built.body);
         if (!mounted.current) return;
@@ -228,16 +236,10 @@ function CampaignList({ api, announce, onUnauthorized }: Props) {
           <section aria-labelledby={`${id}-plan`} className="plan">
             <h3 id={`${id}-plan`}>Plan</h3>
             <p data-testid="plan-summary">
-              {preview.total} {preview.total === 1 ? 'send' : 'sends'} over {preview.days} {preview.days === 1 ? 'day' : 'days'}: first {preview.first}, last {preview.last}.
+              {preview.total} {preview.total === 1 ? 'send' : 'sends'} over {preview.days} {preview.days === 1 ? 'day' : 'days'}: first {formatLocal(preview.first)}, last{' '}
+              {formatLocal(preview.last)} ({preview.timeZone}).
             </p>
-            <ol className="sends">
-              {preview.sends.slice(0, 20).map((s) => (
-                <li key={s.id}>
-                  <span className="send-email">{s.email}</span> <span className="muted">{s.local}</span>
-                </li>
-              ))}
-            </ol>
-            {preview.total > 20 ? <p className="muted">and {preview.total - 20} more.</p> : null}
+            <PlanChart sends={preview.sends} timeZone={preview.timeZone} total={preview.total} />
           </section>
         ) : null}
       </section>
@@ -271,13 +273,14 @@ function liveText(live: LiveState, polling: boolean): string {
   return 'Live updates are unavailable.';
 }
 
-function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, openLive, pollMs = POLL_MS }: Props & { id: string }) {
+function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, openLive, pollMs = POLL_MS, download = downloadText }: Props & { id: string }) {
   const mounted = useMounted();
   const fail = useErrorHandler(onUnauthorized);
   const [view, setView] = useState<CampaignView | null>(null);
   const [loadError, setLoadError] = useState('');
   const [actionError, setActionError] = useState('');
-  const [busy, setBusy] = useState<'' | 'provision' | 'cancel' | 'more'>('');
+  const [busy, setBusy] = useState<'' | 'provision' | 'cancel' | 'more' | 'csv'>('');
+  const [filter, setFilter] = useState<SendFilter>('all');
   const [live, setLive] = useState<LiveState>('off');
   const headingRef = useRef<HTMLHeadingElement>(null);
   const hid = useId();
@@ -312,6 +315,8 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
     return () => sub?.close();
   }, [api, config, getToken, id, openLive, fail, mounted]);
 
+  // Overdue sends show without a new update: the clock ticks while sends may still change.
+  const now = useNow(view !== null && activeSends(view.counts) > 0, 15_000);
   const shown = view !== null;
   useEffect(() => {
     if (shown) headingRef.current?.focus();
@@ -375,6 +380,29 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
     }
   }
 
+  // Every page first, so the file holds every send the filter matches.
+  async function downloadCsv() {
+    if (!view) return;
+    setActionError('');
+    setBusy('csv');
+    try {
+      let v = view;
+      while (v.cursor) {
+        const c = await api.get(id, { cursor: v.cursor, limit: 500 });
+        v = applyPage(v, c, true);
+        if (mounted.current) setView((cur) => (cur ? applyPage(cur, c, true) : cur));
+      }
+      if (!mounted.current) return;
+      const rows = filterSends(v.sends, filter, Date.now());
+      download(csvFileName(id), sendsCsv(rows, v.timeZone));
+      announce(`Downloaded ${rows.length} ${rows.length === 1 ? 'send' : 'sends'} as CSV.`);
+    } catch (err) {
+      if (mounted.current) fail(err, setActionError);
+    } finally {
+      if (mounted.current) setBusy('');
+    }
+  }
+
   if (!view) {
     return (
       <>
@@ -408,14 +436,7 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
         <p className="muted" data-testid="live-state">
           {liveText(live, polling)}
         </p>
-        <dl className="counts" aria-label="Sends per state">
-          {STATES.map((s) => (
-            <div key={s} className={`count count-${s.toLowerCase()}`}>
-              <dt>{s}</dt>
-              <dd data-testid={`count-${s}`}>{view.counts[s]}</dd>
-            </div>
-          ))}
-        </dl>
+        <ProgressBar counts={view.counts} total={view.total} />
         <p className="error" role="alert">
           {actionError}
         </p>
@@ -432,24 +453,20 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
           ) : null}
         </div>
       </section>
-      <section className="card" aria-labelledby={`${hid}-sends`}>
-        <h2 id={`${hid}-sends`}>Sends</h2>
-        <ol className="sends" data-testid="sends">
-          {view.sends.map((s) => (
-            <li key={s.id} className={`send send-${s.state.toLowerCase()}`} data-testid="send-row" data-state={s.state}>
-              <span className="send-email">{s.email}</span>
-              <span className="muted">{s.local.replace('T', ' ')}</span>
-              <span className={`status state-${s.state.toLowerCase()}`}>{s.state}</span>
-              {s.error || s.reason ? <span className="muted send-why">{s.error ?? s.reason}</span> : null}
-            </li>
-          ))}
-        </ol>
-        {view.cursor ? (
-          <button type="button" onClick={() => void more()} disabled={busy !== ''} aria-busy={busy === 'more' || undefined}>
-            Show more sends
-          </button>
-        ) : null}
+      <section className="card" aria-labelledby={`${hid}-plan`}>
+        <h2 id={`${hid}-plan`}>Plan</h2>
+        <PlanChart sends={view.sends} timeZone={view.timeZone} total={view.total} />
       </section>
+      <CampaignSends
+        sends={view.sends}
+        timeZone={view.timeZone}
+        now={now}
+        filter={filter}
+        onFilter={setFilter}
+        {...(view.cursor ? { onMore: () => void more() } : {})}
+        onDownload={() => void downloadCsv()}
+        busy={busy}
+      />
     </>
   );
 }
