@@ -1,50 +1,21 @@
-// Package reconcile repairs the drift between the task table and the
-// scheduler, in both directions, as a recurring bounded job:
+// Package reconcile is the core's reconciler: it repairs the drift
+// between an item table and its timer, in both directions, as a recurring
+// bounded job, for any item schema (contract.Schema, read through Items)
+// and every timer (timer.Scheduler and timer.Reader):
 //
-//   - a Pending task with no schedule, or one at the wrong time, gets a
-//     correct one (and its ScheduleRepair mark is cleared);
-//   - a schedule whose task is gone or no longer Pending is deleted;
-//   - a Pending task whose deadline passed more than a grace period ago is
-//     expired through task.Firer, the expiry function's own conditional
-//     path and target, which notifies its owner once;
-//   - an Expired task whose notification is not recorded, expired more
-//     than a grace period ago (its publish failed, and its retries are
-//     spent or there were none: the reconciler's own expiry has no
-//     retry), goes through task.Firer again, which takes the
-//     notification claim over and publishes.
+//   - an armed item with no schedule, or one at the wrong time, gets a
+//     correct one;
+//   - a schedule whose item is gone, no longer armed, or armed for another
+//     due time (a stale Step Functions execution) is removed;
+//   - an armed item due more than the grace period ago, and a fired item
+//     whose delivery is not recorded, are fired through the firing core
+//     and the adopter's target (Firer), which claims them once.
 //
-// A run costs what the drift costs, not what the table holds:
-//
-//  1. The overdue sweep opens every run: the tasks due at least the grace
-//     period ago, read from every shard of the pending index up to that
-//     deadline (task.PendingRequest.DueBy), are expired or re-notified.
-//     It makes no scheduler call, so no backlog of other work delays an
-//     expiry past the next run.
-//  2. The tasks phase reads the rest of the index. A task whose schedule
-//     is confirmed (task.Task.ScheduleConfirmed: the API recorded its
-//     creation, or a pass checked it) costs no scheduler call. A task
-//     marked for repair gets its schedule created (one call). Any other
-//     task (its deadline changed since, or its item predates the record)
-//     is read back with GetSchedule and repaired; once its last change is
-//     older than Config.Settle, the result is recorded so that later
-//     passes trust it. A Pending task overdue by its instant that the
-//     sweep did not list (a writer's spelling that sorts after the
-//     sweep's bound) is expired here.
-//  3. The schedules phase lists the schedule group (one call per 100
-//     schedules). A schedule of a Pending task costs nothing more; any
-//     other is read and, when its task is gone or finished, deleted. When
-//     the whole listing ran in one run, a confirmed task whose schedule
-//     was not listed (deleted by hand) gets it back.
-//
-// What no pass sees without reading every schedule: a confirmed schedule
-// moved to another time by hand, or by a dead-lettered reschedule that is
-// redriven later. The overdue sweep bounds it: such a task is expired at
-// most the grace period and one interval late.
-//
-// Scheduler calls are rate-limited; a run stops at its time budget and
-// saves a checkpoint (phase, page cursor, offset in the page), and the
-// next run resumes there after its own overdue sweep. Every repair is
-// idempotent, so redoing part of a page after a crash is harmless.
+// Each run opens with the overdue sweep, then walks the items and then
+// what the timer lists, paced by a rate limit, and stops at its budget
+// with a checkpoint the next run resumes from. Every repair re-reads or
+// is conditional, so a stale listing or a redone page is harmless. What a
+// run affords, and the bound it gives: docs/reconciler.md.
 package reconcile
 
 import (
