@@ -894,16 +894,31 @@ func (x *run) misplaced(ctx context.Context, e *pendingEntry, s timer.Schedule) 
 	case x.armed(it) && it.Due.Equal(s.At):
 		return // moved meanwhile: this one is right
 	}
-	if err := x.delete(ctx, s.Name, s.At); err != nil && !errors.Is(err, timer.ErrNotFound) {
+	switch err := x.delete(ctx, s.Name, s.At); {
+	case errors.Is(err, timer.ErrNotFound):
+		// Gone meanwhile, or not nameable by its due time (a Step
+		// Functions restart: it fires, and the claim skips it).
+	case err != nil:
 		x.fail(ctx, log, "delete misplaced schedule", err)
 		return
+	default:
+		x.res.SchedulesDeleted++
+		log.InfoContext(ctx, "misplaced schedule deleted")
 	}
-	x.res.SchedulesDeleted++
-	log.InfoContext(ctx, "misplaced schedule deleted")
 	if err != nil || !x.armed(it) || !it.Due.After(x.d.Clock.Now()) {
 		return
 	}
-	switch err := x.create(ctx, x.d.Schema.ScheduleFor(it.Item)); {
+	// The item's own: on a timer that holds one per name the delete
+	// removed it; on one that holds one per due time it may run already.
+	want := x.d.Schema.ScheduleFor(it.Item)
+	switch have, err := x.get(ctx, want.Name, want.At); {
+	case err == nil && matches(have, want):
+		return
+	case err != nil && !errors.Is(err, timer.ErrNotFound):
+		x.fail(ctx, log, "read the item's schedule", err)
+		return
+	}
+	switch err := x.create(ctx, want); {
 	case err == nil:
 		x.res.SchedulesCreated++
 	case errors.Is(err, timer.ErrExists):
