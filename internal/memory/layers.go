@@ -418,7 +418,8 @@ func (m *TTLMarkers) Fire(now time.Time) []task.Schedule {
 	return due
 }
 
-// Get implements task.ScheduleReader.
+// Get implements task.ScheduleReader: the marker's schedule, without a
+// client token (a marker stores none).
 func (m *TTLMarkers) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -429,6 +430,7 @@ func (m *TTLMarkers) Get(_ context.Context, name string, _ time.Time) (task.Sche
 	if !ok {
 		return task.Schedule{}, task.ErrScheduleNotFound
 	}
+	mk.s.ClientToken = ""
 	return mk.s, nil
 }
 

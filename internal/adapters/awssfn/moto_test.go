@@ -25,19 +25,9 @@ func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
 // state machine's, the RUNNING filter, the input read back). moto leaves
 // an execution RUNNING until it is stopped, as a Wait months long does.
 func TestReaderRoundTripOnMoto(t *testing.T) {
-	m := testenv.SharedMoto(t)
-	api := sfn.New(sfn.Options{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")})
+	api, smArn := motoStateMachine(t)
 	ctx := context.Background()
-	sm, err := api.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
-		Name:       aws.String("fire"),
-		RoleArn:    aws.String("arn:aws:iam::123456789012:role/sfn"),
-		Definition: aws.String(`{"StartAt":"` + layers.WaitState + `","States":{"` + layers.WaitState + `":{"Type":"Wait","TimestampPath":"$.at","End":true}}}`),
-	})
-	if err != nil {
-		t.Fatalf("create state machine: %v", err)
-	}
-	c, err := New(api, Config{StateMachineArn: aws.ToString(sm.StateMachineArn), Now: func() time.Time { return now }})
+	c, err := New(api, Config{StateMachineArn: smArn, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +87,7 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 	if got, want := listAll(), []timer.Schedule{{Name: a.Name, At: d1}, {Name: b.Name, At: d2}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("listed after the re-arm %+v; want %+v", got, want)
 	}
-	out, err := api.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: sm.StateMachineArn, StatusFilter: "RUNNING"})
+	out, err := api.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn), StatusFilter: "RUNNING"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,4 +99,38 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 	if want := []string{layers.ExecutionName(a.Name, d1), layers.RestartName(layers.ExecutionName(b.Name, d2), now)}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("running %v; want %v", names, want)
 	}
+}
+
+// The reader contract every timer shares, on a fresh state machine per
+// case.
+func TestReaderContractOnMoto(t *testing.T) {
+	testenv.SharedMoto(t)                              // skip (or fail under CI=true) once, before the cases
+	t0 := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC) // before the contract's due times, within a year
+	testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: true, New: func(t *testing.T) testenv.ContractScheduler {
+		api, smArn := motoStateMachine(t)
+		c, err := New(api, Config{StateMachineArn: smArn, Now: func() time.Time { return t0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}})
+}
+
+// motoStateMachine resets moto and creates a state machine that waits for
+// $.at.
+func motoStateMachine(t *testing.T) (*sfn.Client, string) {
+	t.Helper()
+	m := testenv.SharedMoto(t)
+	api := sfn.New(sfn.Options{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")})
+	sm, err := api.CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{
+		Name:    aws.String("fire"),
+		RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn"),
+		Definition: aws.String(`{"StartAt":"` + layers.WaitState + `","States":{"` + layers.WaitState +
+			`":{"Type":"Wait","TimestampPath":"` + layers.TimestampPath + `","End":true}}}`),
+	})
+	if err != nil {
+		t.Fatalf("create state machine: %v", err)
+	}
+	return api, aws.ToString(sm.StateMachineArn)
 }

@@ -149,3 +149,19 @@ func TestReaderOnDynalite(t *testing.T) {
 		t.Fatalf("list with a bad cursor: %v; want ErrBadCursor", err)
 	}
 }
+
+// The reader contract every timer shares, on a fresh task table per case.
+func TestReaderContractOnDynalite(t *testing.T) {
+	db := testenv.DynamoClient(t, testenv.StartDynalite(t))
+	tables := 0
+	testenv.ReaderContract(t, testenv.ReaderBackend{New: func(t *testing.T) testenv.ContractScheduler {
+		tables++
+		name := fmt.Sprintf("tasks%d", tables)
+		testenv.CreateTaskTable(t, db, name)
+		c, err := ttlmarker.New(db, ttlmarker.Config{Table: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}})
+}
