@@ -78,10 +78,17 @@ type API interface {
 	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 	StopExecution(ctx context.Context, in *sfn.StopExecutionInput, opts ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
 	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+}
+
+// ListAPI is the call List adds to API. New takes an API; List works when
+// that client also has ListExecutions (an *sfn.Client has), and is an
+// error otherwise: the functions that only arm and disarm need no more.
+type ListAPI interface {
+	API
 	ListExecutions(ctx context.Context, in *sfn.ListExecutionsInput, opts ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error)
 }
 
-var _ API = (*sfn.Client)(nil)
+var _ ListAPI = (*sfn.Client)(nil)
 
 // refusal is an error no retry can change (a due time beyond
 // layers.MaxHorizon stays beyond it: the horizon moves with the clock, but
@@ -309,7 +316,11 @@ func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, 
 	if page.Cursor != "" {
 		in.NextToken = aws.String(page.Cursor)
 	}
-	out, err := c.api.ListExecutions(ctx, in)
+	l, ok := c.api.(ListAPI)
+	if !ok {
+		return timer.Page{}, errors.New("awssfn: list executions: the Step Functions client has no ListExecutions: pass an *sfn.Client")
+	}
+	out, err := l.ListExecutions(ctx, in)
 	if err != nil {
 		return timer.Page{}, fmt.Errorf("awssfn: list executions: %w", err)
 	}

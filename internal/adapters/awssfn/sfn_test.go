@@ -568,3 +568,16 @@ func TestListPageSizeAndErrors(t *testing.T) {
 		t.Fatalf("list: %v (token %v); want the error wrapped, the cursor sent", err, f.lists[0].NextToken)
 	}
 }
+
+// A client that only arms and disarms (no ListExecutions) builds, and
+// List says what is missing.
+func TestListWithoutListExecutionsIsAnError(t *testing.T) {
+	f := &fakeSFN{execs: map[string]*exec{}, calls: map[string]int{}}
+	c, err := New(struct{ API }{f}, Config{StateMachineArn: smArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.List(context.Background(), timer.PageRequest{}); err == nil || !strings.Contains(err.Error(), "ListExecutions") {
+		t.Fatalf("list: %v; want an error naming ListExecutions", err)
+	}
+}
