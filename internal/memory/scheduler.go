@@ -202,3 +202,25 @@ func (s *Scheduler) Fire(now time.Time) []task.Schedule {
 	sortSchedules(due)
 	return due
 }
+// pageOf is the page of sorted names after the cursor, at most
+// maxListResults of them, as ListSchedules returns it; names is only read.
+func pageOf(names []string, page task.PageRequest) task.SchedulePage {
+	names = names[sort.SearchStrings(names, page.Cursor):]
+	if len(names) > 0 && names[0] == page.Cursor {
+		names = names[1:]
+	}
+	limit := page.Limit
+	if limit <= 0 {
+		limit = task.DefaultPageSize
+	}
+	limit = min(limit, maxListResults)
+	var p task.SchedulePage
+	if len(names) > limit {
+		names = names[:limit]
+		p.Cursor = names[limit-1]
+	}
+	for _, n := range names {
+		p.Schedules = append(p.Schedules, task.Schedule{Name: n})
+	}
+	return p
+}
