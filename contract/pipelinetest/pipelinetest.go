@@ -186,6 +186,39 @@ func (p *Pipeline) Item(k contract.Key) (map[string]string, bool) {
 	return p.p.Items.Attrs(k)
 }
 
+// LoseTimer removes what the timer holds for the item (its schedule,
+// execution or TTL marker) without telling the pipeline, as a fault or a
+// hand in the console would: the item stays armed, and only the
+// reconciler (Reconcile) brings its firing back.
+func (p *Pipeline) LoseTimer(k contract.Key) {
+	p.t.Helper()
+	attrs, ok := p.p.Items.Attrs(k)
+	if !ok {
+		p.t.Fatalf("pipelinetest: LoseTimer(%s): no such item", k)
+	}
+	it, err := p.p.Fire.Schema().ItemFrom(attrs)
+	if err != nil {
+		p.t.Fatalf("pipelinetest: LoseTimer(%s): %v", k, err)
+	}
+	s := p.p.Fire.Schema().ScheduleFor(it)
+	if err := p.p.Layer.Delete(p.ctx, s.Name, s.At); err != nil {
+		p.t.Fatalf("pipelinetest: LoseTimer(%s): %v", k, err)
+	}
+}
+
+// Reconcile runs one pass of the core's reconciler, as its recurring job
+// does in AWS: an armed item with no timer gets one, what the timer holds
+// for a gone or finished item is removed, and an item overdue by more
+// than the grace period (5 minutes) fires now, through the same claim and
+// target.
+func (p *Pipeline) Reconcile() {
+	p.t.Helper()
+	if _, err := p.p.Reconciler.Run(p.ctx); err != nil {
+		p.t.Fatalf("pipelinetest: reconcile: %v", err)
+	}
+	p.drain(p.Now())
+}
+
 // Advance moves the clock forward by d, stopping at every instant on the
 // way where something comes due, and runs what does: timers fire, the
 // target runs, a failed firing is retried a minute after each failure,

@@ -196,3 +196,35 @@ func TestBadConfigSaysWhatToFix(t *testing.T) {
 		}
 	}
 }
+
+// A timer lost to a fault is brought back by the reconciler on every
+// timer: one lost ahead of its due time is armed again and fires on time;
+// one lost past its due time fires at the reconciler's pass, once; and
+// nothing fires twice.
+func TestReconcileBringsBackALostTimer(t *testing.T) {
+	for _, tm := range timers {
+		t.Run(string(tm.timer), func(t *testing.T) {
+			r := &recorder{}
+			p := pipelinetest.New(t, pipelinetest.Config{Schema: schema, Target: r.run, Timer: tm.timer, Start: start, Late: tm.late})
+			ahead, past := start.Add(3*time.Hour), start.Add(10*time.Minute)
+			p.Put(job("ahead", "Queued", ahead))
+			p.Put(job("past", "Queued", past))
+			p.LoseTimer(key("ahead"))
+			p.LoseTimer(key("past"))
+			p.Advance(time.Hour)
+			if got := p.Delivered(); len(got) != 0 {
+				t.Fatalf("delivered %v with both timers lost", got)
+			}
+			p.Reconcile()
+			if got := fmt.Sprint(p.Delivered()); got != fmt.Sprint([]contract.Payload{{Key: key("past"), Due: past}}) {
+				t.Fatalf("after the pass delivered %s, want the overdue item once", got)
+			}
+			p.Advance(tm.fires(ahead).Sub(p.Now()))
+			p.Reconcile()
+			want := []contract.Payload{{Key: key("past"), Due: past}, {Key: key("ahead"), Due: ahead}}
+			if got := fmt.Sprint(p.Delivered()); got != fmt.Sprint(want) {
+				t.Fatalf("delivered %s, want %v", got, want)
+			}
+		})
+	}
+}

@@ -135,9 +135,10 @@ type Pipeline struct {
 	Worker      *cancel.Worker
 	Reconciler  *reconcile.Reconciler
 	Checkpoints *Checkpoints
-	// Items and Fire are set instead of Store, Outbox, Service and
-	// Reconciler by NewForSchema: any schema's table, and the firing core
-	// that runs the target.
+	// Items and Fire are set instead of Store, Outbox and Service by
+	// NewForSchema: any schema's table, and the firing core that runs the
+	// target; its Reconciler reads the table as a Scan would
+	// (memory.Armed).
 	Items *memory.Items
 	Fire  *fire.Core
 
@@ -234,6 +235,15 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 		return nil, err
 	}
 	p.Worker.SetClock(p.Clock.Now)
+	if sc, ok := p.Layer.(*memory.Scheduler); ok {
+		sc.ListPrefix = s.ScheduleNamePrefix
+	}
+	p.Checkpoints = &Checkpoints{}
+	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Schema: s, Items: memory.Armed{Items: p.Items},
+		Scheduler: p.Layer, Schedules: p.Layer, Firer: fire.Firing{Core: p.Fire, Target: target},
+		Checkpoints: p.Checkpoints, Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
+		return nil, err
+	}
 	p.feed = p.Items
 	p.fire = func(ctx context.Context, sc task.Schedule) (task.ExpireOutcome, error) {
 		// What the expiry function does with a schedule's input.
