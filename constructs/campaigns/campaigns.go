@@ -397,8 +397,9 @@ func (x *Campaigns) grant(p CampaignsProps) {
 		})},
 	})
 	// Reconciler: the open index, tasks and campaigns, send records
-	// (read); schedules; hand an overdue task to the send function.
-	grants.Table(x.Table, rec, "dynamodb:GetItem", "dynamodb:PutItem")
+	// (read); schedules; hand an overdue task to the send function. It
+	// updates a campaign's DONE set and status when it ends its last task.
+	grants.Table(x.Table, rec, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 	grants.Index(x.Table, tk.OpenIndex, rec, "dynamodb:Query")
 	x.grantSchedules(rec, "scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule")
 	grants.Invoke(x.Send.Function, rec)

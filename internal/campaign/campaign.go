@@ -44,6 +44,10 @@ const (
 	Provisioning Status = "Provisioning"
 	// Active: every schedule has been created.
 	Active Status = "Active"
+	// Completed: every send task reached a terminal state (Finished,
+	// Failed or Cancelled) while the campaign was Provisioning or Active.
+	// The store moves it there, once, when it records the last one.
+	Completed Status = "Completed"
 	// CampaignCancelled: its Pending tasks are cancelled.
 	CampaignCancelled Status = "Cancelled"
 )

@@ -7,6 +7,7 @@
 //	campaign          C#<campaignId>   META
 //	send task         C#<campaignId>   T#<taskId>   (taskId = <campaignId>-<index, 5 digits>: sorts by index)
 //	checkpoint        C#<campaignId>   CHECKPOINT   (provisioning)
+//	done set          C#<campaignId>   DONE         (the indexes of its terminal tasks: DoneAttr)
 //	send record       K#<idempotency>  SEND         (the SES sender's idempotency record)
 //
 // A task carries OpenAttr only while it is Pending or Running, so the
@@ -31,6 +32,10 @@ const (
 	CreatedAttr = "createdAt"
 )
 
+// DoneAttr is the number set of the DONE item: the index of every task
+// of the campaign that reached a terminal state.
+const DoneAttr = "done"
+
 // Key values.
 const (
 	CampaignPrefix = "C#"
@@ -38,6 +43,7 @@ const (
 	SendPrefix     = "K#"
 	MetaSK         = "META"
 	CheckpointSK   = "CHECKPOINT"
+	DoneSK         = "DONE"
 	SendSK         = "SEND"
 	// OpenValue is the OpenAttr of every open task (one partition: the
 	// open tasks are few at any time compared to the index's limits).
