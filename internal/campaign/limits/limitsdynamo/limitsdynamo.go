@@ -57,7 +57,9 @@ func key(k limits.Key) map[string]types.AttributeValue {
 	}
 }
 
-func num(n int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)} }
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
 
 // Add implements limits.Counters. A condition expression has no
 // arithmetic (its operands are paths and values), so each counter's
