@@ -20,6 +20,10 @@ func limitsEnv(p CampaignsProps) map[string]string {
 
 // webAcl puts the WAF web ACL on the API stage (WebAcl), as the task API
 // does, or records why AwsSolutions-APIG3 does not apply without one.
+// The per-token rule aggregates on the Authorization header alone, so
+// each token is one rate instance; requests without the header are left
+// out of that rule (the per-IP rule still counts them):
+// https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-aggregation-options.html
 func (x *Campaigns) webAcl(p CampaignsProps) {
 	if !p.WebAcl {
 		nag.Suppress(x.RestApi, nag.Rule{ID: "AwsSolutions-APIG3",
