@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -117,6 +118,37 @@ type CampaignsProps struct {
 	// leaves the page on polling (no stream, function or Event API).
 	// Default: true.
 	LiveProgress *bool
+	// MaxCampaignsPerDay is how many campaigns one sender may create per
+	// UTC day: past it the API answers a JSON 429 (limit
+	// "campaignsPerDay") with Retry-After to midnight UTC. A preview does
+	// not count. A whole number from 1 to 10000.
+	// Default: 20.
+	MaxCampaignsPerDay *float64
+	// MaxSendsPerDay is how many sends (one per recipient) the campaigns
+	// one sender creates in a UTC day may hold together, whatever days
+	// they send on: past it the API answers 429 (limit "sendsPerDay").
+	// A whole number from 1 to 10000000.
+	// Default: 20000.
+	MaxSendsPerDay *float64
+	// MaxRecipientsPerCampaign is how many recipients one campaign may
+	// have: past it a create or preview is answered 429 (limit
+	// "recipientsPerCampaign", no Retry-After). A whole number from 1 to
+	// 10000 (the API's hard limit) and at most MaxSendsPerDay.
+	// Default: 10000, or MaxSendsPerDay when that is lower.
+	MaxRecipientsPerCampaign *float64
+	// WebAcl puts an AWS WAF web ACL on the API stage: a rate limit per
+	// client IP (WafRateLimitPerIp) and per Authorization header
+	// (WafRateLimitPerToken), and AWS's managed common rule set. WAF
+	// bills per web ACL, rule and request.
+	// Default: false.
+	WebAcl bool
+	// WafRateLimitPerIp is the most requests one IP may send in 5 minutes.
+	// Default: 1500.
+	WafRateLimitPerIp float64
+	// WafRateLimitPerToken is the most requests one Authorization header
+	// (one signed-in session) may send in 5 minutes.
+	// Default: 600.
+	WafRateLimitPerToken float64
 	// CloudWatchRole makes the REST API set the API Gateway CloudWatch
 	// Logs role of the account and region (an AWS::ApiGateway::Account,
 	// which its stage's ERROR logging needs). The setting is account-wide:
@@ -150,6 +182,8 @@ type Campaigns struct {
 	ReconcileRule awsevents.Rule
 	// RestApi serves the campaign routes.
 	RestApi awsapigateway.RestApi
+	// WebAcl guards RestApi's stage (nil unless CampaignsProps.WebAcl).
+	WebAcl awswafv2.CfnWebACL
 	// SenderGroupResource is the user pool group whose verified members
 	// may send campaigns (SenderGroupName); the API refuses everyone else
 	// with 403.
@@ -302,7 +336,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
 		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
 		envvars.AllowedOrigins: strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
-	})
+	}, limitsEnv(p))
 	// The API Gateway authorizer checks only that a token is the pool's:
 	// group membership and email_verified are the API function's checks.
 	x.SenderGroupName = p.SenderGroup
@@ -343,7 +377,6 @@ func (x *Campaigns) suppressNag() {
 	nag.Suppress(nag.RolePolicy(x.Api.Function), schedules, versions)
 	nag.Suppress(x.RestApi,
 		nag.Rule{ID: "AwsSolutions-APIG2", Reason: "The handler validates every body strictly (unknown fields at every depth, sizes, the schedule rules) and answers JSON 4xx; API Gateway's validator would answer in another format"},
-		nag.Rule{ID: "AwsSolutions-APIG3", Reason: "Every method needs a Cognito token and the stage is throttled; attach a WAF web ACL to RestApi.DeploymentStage() where the threat model asks for one"},
 		nag.Rule{ID: "AwsSolutions-IAM4", AppliesTo: []any{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"},
 			Reason: "API Gateway's account-wide logging role, as AWS documents it; needed for the access logs"})
 }
@@ -521,6 +554,7 @@ func (x *Campaigns) api(p CampaignsProps) {
 	one.AddMethod(jsii.String("GET"), integration, method)
 	one.AddResource(jsii.String("provision"), nil).AddMethod(jsii.String("POST"), integration, method)
 	one.AddResource(jsii.String("cancel"), nil).AddMethod(jsii.String("POST"), integration, method)
+	x.webAcl(p)
 	x.Api5xxAlarm = alarms.AtLeast(x.Construct, "Api5xxAlarm", "The campaign API stage answered 5xx. Check the API function's logs.",
 		x.RestApi.DeploymentStage().MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"),
 			Period: awscdk.Duration_Minutes(jsii.Number(5))}), 1, p.AlarmTopic)

@@ -76,6 +76,12 @@ const (
 	ProvisionMarginSec = "PROVISION_MARGIN_SEC"
 	// SenderGroup is the user pool group whose members may send campaigns (campaigns).
 	SenderGroup = "SENDER_GROUP"
+	// MaxCampaignsPerDay is how many campaigns one sender may create per UTC day (campaigns).
+	MaxCampaignsPerDay = "MAX_CAMPAIGNS_PER_DAY"
+	// MaxCampaignSendsPerDay is how many sends one sender's campaigns may schedule per UTC day (campaigns).
+	MaxCampaignSendsPerDay = "MAX_CAMPAIGN_SENDS_PER_DAY"
+	// MaxRecipientsPerCampaign is how many recipients one campaign may have (campaigns).
+	MaxRecipientsPerCampaign = "MAX_RECIPIENTS_PER_CAMPAIGN"
 	// CampaignEventsHTTP is the AppSync Events API's HTTP DNS name, where progress is published (campaigns).
 	CampaignEventsHTTP = "CAMPAIGN_EVENTS_HTTP"
 	// TargetFunctionArns lists the future-event handler's target functions, comma-separated (futureevents).
@@ -99,7 +105,7 @@ var All = []string{
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
 	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet,
-	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, CampaignEventsHTTP, TargetFunctionArns,
+	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsStateMachineArn, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
 }
 

@@ -97,6 +97,7 @@ type Handler struct {
 	origins []string
 	group   string
 	log     *slog.Logger
+	limits  Limiter // nil: no sender limits (WithLimits)
 }
 
 // New returns a handler whose callers must belong to senderGroup (see
@@ -330,6 +331,9 @@ func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.R
 	}
 	if err != nil {
 		return h.internal(ctx, err)
+	}
+	if resp := h.limit(ctx, r.UserID, len(tasks), preview); resp != nil {
+		return *resp
 	}
 	if preview {
 		return respond(http.StatusOK, previewOf(c, tasks))
