@@ -117,7 +117,9 @@ func TestLinksHeadersFooter(t *testing.T) {
 
 type failingStore struct{ suppress.Store }
 
-func (failingStore) Add(context.Context, suppress.Entry) (bool, error) { return false, errors.New("throttled") }
+func (failingStore) Add(context.Context, suppress.Entry) (bool, error) {
+	return false, errors.New("throttled")
+}
 
 func TestPage(t *testing.T) {
 	s := signer(t, secret)
