@@ -22,7 +22,7 @@ func deliverable(t *testing.T, e env) (*suppress.Memory, *unsubscribe.Signer) {
 	}
 	list := suppress.NewMemory()
 	e.w.Deliverability = &send.Deliverability{Sender: "news@x.io", Suppressions: list,
-		Links: unsubscribe.Links{Base: "https://u.example.com/unsubscribe", Signer: signer}}
+		Links: unsubscribe.Links{Base: "https://u.example.com/unsubscribe", Keys: unsubscribe.StaticKeys(signer)}}
 	return list, signer
 }
 

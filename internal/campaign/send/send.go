@@ -152,7 +152,7 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 			}
 			return Suppressed, nil
 		}
-		if unsubscribeURL, err = d.Links.URL(unsubscribe.Claims{Sender: d.Sender, Address: t.Email, Campaign: c.ID}); err != nil {
+		if unsubscribeURL, err = d.Links.URL(ctx, unsubscribe.Claims{Sender: d.Sender, Address: t.Email, Campaign: c.ID}); err != nil {
 			return "", fmt.Errorf("send %s: unsubscribe link: %w", e.TaskID, err)
 		}
 	}

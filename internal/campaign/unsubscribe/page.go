@@ -43,14 +43,14 @@ type Response struct {
 //
 // https://www.rfc-editor.org/rfc/rfc8058#section-3.2
 type Page struct {
-	Signer *Signer
-	Store  suppress.Store
-	Clock  clock.Clock
-	Log    *slog.Logger
+	Keys  *Keys
+	Store suppress.Store
+	Clock clock.Clock
+	Log   *slog.Logger
 }
 
-// Serve answers one request. A failure of the store is a 503 (logged):
-// the only 5xx, and never for the caller's input.
+// Serve answers one request. A failure of the store or of the secret's
+// load is a 503 (logged): the only 5xx, and never for the caller's input.
 func (p *Page) Serve(ctx context.Context, r Request) Response {
 	asJSON := strings.Contains(r.Accept, "application/json")
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
@@ -61,7 +61,12 @@ func (p *Page) Serve(ctx context.Context, r Request) Response {
 	if r.Token == "" {
 		return p.problem(asJSON, http.StatusBadRequest, "token", "the token query parameter is required: use the whole link from the email")
 	}
-	c, err := p.Signer.Verify(r.Token)
+	signer, err := p.Keys.Signer(ctx)
+	if err != nil {
+		p.Log.ErrorContext(ctx, "unsubscribe: no secret to verify tokens with", "error", err.Error())
+		return p.problem(asJSON, http.StatusServiceUnavailable, "", "the unsubscribe could not be checked just now: try again in a minute")
+	}
+	c, err := signer.Verify(r.Token)
 	switch {
 	case errors.Is(err, ErrBadSignature):
 		return p.problem(asJSON, http.StatusBadRequest, "token", "the token's signature does not match: use the whole link from the email, unchanged")

@@ -11,6 +11,7 @@
 package unsubscribe
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -103,16 +104,20 @@ func (s *Signer) Verify(token string) (Claims, error) {
 // Links makes the unsubscribe URL of each message: Base (the public
 // unsubscribe endpoint, https in AWS) with ?token=.
 type Links struct {
-	Base   string
-	Signer *Signer
+	Base string
+	Keys *Keys
 }
 
 // URL is the unsubscribe URL of one message.
-func (l Links) URL(c Claims) (string, error) {
-	if l.Base == "" || l.Signer == nil {
-		return "", errors.New("unsubscribe: links need a base URL and a signer")
+func (l Links) URL(ctx context.Context, c Claims) (string, error) {
+	if l.Base == "" || l.Keys == nil {
+		return "", errors.New("unsubscribe: links need a base URL and keys")
 	}
-	t, err := l.Signer.Token(c)
+	s, err := l.Keys.Signer(ctx)
+	if err != nil {
+		return "", err
+	}
+	t, err := s.Token(c)
 	if err != nil {
 		return "", err
 	}

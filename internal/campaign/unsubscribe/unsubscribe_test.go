@@ -91,8 +91,9 @@ func TestTokenRefusesBadClaims(t *testing.T) {
 }
 
 func TestLinksHeadersFooter(t *testing.T) {
-	l := unsubscribe.Links{Base: "https://api.example.com/prod/unsubscribe", Signer: signer(t, secret)}
-	u, err := l.URL(unsubscribe.Claims{Sender: "news@x.io", Address: "bob@y.io", Campaign: "c1"})
+	sg := signer(t, secret)
+	l := unsubscribe.Links{Base: "https://api.example.com/prod/unsubscribe", Keys: unsubscribe.StaticKeys(sg)}
+	u, err := l.URL(context.Background(), unsubscribe.Claims{Sender: "news@x.io", Address: "bob@y.io", Campaign: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestLinksHeadersFooter(t *testing.T) {
 	if err != nil || p.Scheme != "https" || p.Path != "/prod/unsubscribe" {
 		t.Fatalf("URL = %q (%v)", u, err)
 	}
-	if got, err := l.Signer.Verify(p.Query().Get("token")); err != nil || got.Address != "bob@y.io" {
+	if got, err := sg.Verify(p.Query().Get("token")); err != nil || got.Address != "bob@y.io" {
 		t.Errorf("the URL's token = %+v, %v", got, err)
 	}
 	h := unsubscribe.Headers(u)
@@ -110,7 +111,7 @@ func TestLinksHeadersFooter(t *testing.T) {
 	if f := unsubscribe.Footer("Hello\n\n", u); !strings.HasPrefix(f, "Hello\n\n--\n") || !strings.Contains(f, u) {
 		t.Errorf("Footer = %q", f)
 	}
-	if _, err := (unsubscribe.Links{}).URL(unsubscribe.Claims{Sender: "a@x.io", Address: "b@y.io"}); err == nil {
+	if _, err := (unsubscribe.Links{}).URL(context.Background(), unsubscribe.Claims{Sender: "a@x.io", Address: "b@y.io"}); err == nil {
 		t.Error("URL without a base succeeded")
 	}
 }
@@ -151,7 +152,7 @@ func TestPage(t *testing.T) {
 			if c.broken {
 				store = failingStore{mem}
 			}
-			p := &unsubscribe.Page{Signer: s, Store: store, Clock: clock.NewFake(at), Log: log}
+			p := &unsubscribe.Page{Keys: unsubscribe.StaticKeys(s), Store: store, Clock: clock.NewFake(at), Log: log}
 			res := p.Serve(context.Background(), c.req)
 			if res.Status != c.status || !strings.Contains(res.Body, c.body) {
 				t.Fatalf("Serve = %d %q, want %d with %q", res.Status, res.Body, c.status, c.body)
@@ -169,11 +170,43 @@ func TestPage(t *testing.T) {
 		})
 	}
 	t.Run("a repeated POST answers 200 again", func(t *testing.T) {
-		p := &unsubscribe.Page{Signer: s, Store: suppress.NewMemory(), Clock: clock.NewFake(at), Log: log}
+		p := &unsubscribe.Page{Keys: unsubscribe.StaticKeys(s), Store: suppress.NewMemory(), Clock: clock.NewFake(at), Log: log}
 		for i := 0; i < 2; i++ {
 			if res := p.Serve(context.Background(), unsubscribe.Request{Method: http.MethodPost, Token: good}); res.Status != 200 {
 				t.Fatalf("POST #%d = %d", i+1, res.Status)
 			}
 		}
 	})
+}
+
+func TestKeysLoadOnceAndRetryAfterAFailure(t *testing.T) {
+	calls := 0
+	fail := true
+	k := unsubscribe.LoadKeys(func(context.Context) ([]byte, error) {
+		calls++
+		if fail {
+			return nil, errors.New("AccessDenied")
+		}
+		return secret, nil
+	})
+	if _, err := k.Signer(context.Background()); !errors.Is(err, unsubscribe.ErrNoSecret) {
+		t.Fatalf("first load = %v, want ErrNoSecret", err)
+	}
+	p := &unsubscribe.Page{Keys: k, Store: suppress.NewMemory(), Clock: clock.NewFake(time.Now()), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if res := p.Serve(context.Background(), unsubscribe.Request{Method: "GET", Token: "a.b"}); res.Status != 503 {
+		t.Errorf("without a secret the page answers %d, want 503", res.Status)
+	}
+	fail = false
+	for i := 0; i < 3; i++ {
+		if _, err := k.Signer(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls != 3 {
+		t.Errorf("loaded %d times, want 3 (two failures, then once)", calls)
+	}
+	short := unsubscribe.LoadKeys(func(context.Context) ([]byte, error) { return []byte("short"), nil })
+	if _, err := short.Signer(context.Background()); !errors.Is(err, unsubscribe.ErrNoSecret) {
+		t.Errorf("a short secret = %v, want ErrNoSecret", err)
+	}
 }
