@@ -58,4 +58,5 @@ func validate(id string, p CampaignsProps) {
 			panic(fmt.Sprintf("%s: AllowedOrigins entry %q must start with https:// (or http://localhost for development)", id, o))
 		}
 	}
+	validateDeliverability(id, p)
 }
