@@ -43,7 +43,9 @@ const (
 	// and digits), above unsubscribe.MinSecretBytes.
 	UnsubscribeSecretLength = 64
 	BounceTimeoutSec        = 30
-	UnsubscribeTimeoutSec   = 10
+	// apiStageName is API Gateway's default stage, which api() keeps.
+	apiStageName          = "prod"
+	UnsubscribeTimeoutSec = 10
 )
 
 // Deliverability is what the construct builds so that mailbox providers
@@ -164,12 +166,13 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 		nag.Suppress(route.AddMethod(jsii.String(m), integration, public),
 			nag.Rule{ID: "AwsSolutions-APIG4", Reason: why}, nag.Rule{ID: "AwsSolutions-COG4", Reason: why})
 	}
-	// Built from the API's id, not RestApi.Url(): the URL names the stage,
-	// whose deployment depends on the API function, which depends (through
-	// provisioning's environment) on the send function: a cycle.
+	// Built from the API's id and the stage's name, not RestApi.Url() or
+	// the stage's Ref: the stage's deployment depends on the API function,
+	// which depends (through provisioning's environment) on the send
+	// function that needs this URL: a cycle. api() keeps the default stage.
 	stack := awscdk.Stack_Of(c)
 	d.UnsubscribeUrl = jsii.String(fmt.Sprintf("https://%s.execute-api.%s.%s/%s/%s", *x.RestApi.RestApiId(), *stack.Region(), *stack.UrlSuffix(),
-		*x.RestApi.DeploymentStage().StageName(), UnsubscribePath))
+		apiStageName, UnsubscribePath))
 
 	// Send: the suppression list, the link, the secret.
 	x.Send.Function.AddEnvironment(jsii.String(envvars.UnsubscribeURL), d.UnsubscribeUrl, nil)
