@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsroute53"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -69,10 +70,28 @@ type CampaignsProps struct {
 	// or its domain.
 	// Default: SenderAddress (an email-address identity).
 	SenderIdentity string
-	// SesConfigurationSet is the SES configuration set the emails use
-	// (event publishing, suppression); the grant covers it too.
-	// Default: none.
+	// SesConfigurationSet names an existing SES configuration set for the
+	// emails; the construct adds its bounce and complaint event
+	// destination to it (Deliverability). The grant covers it too.
+	// Default: a new configuration set with reputation metrics
+	// (Deliverability.ConfigurationSet).
 	SesConfigurationSet string
+	// SenderDomain makes the construct create the SES domain identity of
+	// SenderAddress's domain with Easy DKIM (Deliverability.EmailIdentity);
+	// publish the DNS records constructs/campaigns/README.md lists, or
+	// pass SenderHostedZone.
+	// Default: the name of SenderHostedZone if given, else none (the
+	// identity is verified outside this construct).
+	SenderDomain string
+	// SenderHostedZone is the Route 53 public zone of SenderDomain: the
+	// identity's DKIM (and MAIL FROM) records are created in it.
+	// Default: none (publish the records yourself).
+	SenderHostedZone awsroute53.IPublicHostedZone
+	// MailFromDomain is the identity's custom MAIL FROM domain, a
+	// subdomain of SenderDomain such as bounce.example.com, so that SPF
+	// aligns with the From domain (DMARC). Needs SenderDomain.
+	// Default: none (SES's own MAIL FROM domain).
+	MailFromDomain string
 	// AllowedOrigins may call the API from a browser (CORS).
 	// Default: none (no browser origin).
 	AllowedOrigins []string
@@ -219,6 +238,11 @@ type Campaigns struct {
 	// LiveProgress false).
 	ProgressFailureAlarm, ProgressIteratorAgeAlarm awscloudwatch.Alarm
 
+	// Deliverability: the configuration set, the suppression list's
+	// bounce function, one-click unsubscribe, the reputation alarms and
+	// the DKIM identity (deliverability.go).
+	Deliverability Deliverability
+
 	errorAlarms []awscloudwatch.Alarm
 }
 
@@ -246,6 +270,7 @@ func (x *Campaigns) Alarms() []awscloudwatch.Alarm {
 	all = append(all, x.errorAlarms...)
 	e := x.ErrorsAlarms
 	all = append(all, e.Api, e.Provision, e.Send, e.Reconciler, e.Progress, x.Api5xxAlarm, x.ProgressFailureAlarm, x.ProgressIteratorAgeAlarm)
+	all = append(all, x.Deliverability.alarms()...)
 	out := all[:0]
 	for _, a := range all {
 		if a != nil {
@@ -299,6 +324,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
 			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: all})
 	}
+	x.configurationSet(&p)
 	sender := map[string]string{envvars.SenderAddress: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
 		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
@@ -360,6 +386,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(x.Reconciler.Function, nil)},
 	})
 	x.api(p)
+	x.deliverability(p, fn)
 	x.suppressNag()
 	return x
 }

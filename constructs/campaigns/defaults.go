@@ -91,6 +91,7 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	}
 	p.RemovalPolicy = propcheck.Or(p.RemovalPolicy, awscdk.RemovalPolicy_RETAIN)
 	p.SenderGroup = propcheck.Or(p.SenderGroup, campaign.DefaultSenderGroup)
+	deliverabilityDefaults(&p)
 	p.SenderIdentity = propcheck.Or(p.SenderIdentity, p.SenderAddress)
 	p.ProvisionTimeout = propcheck.SecondsOr(p.ProvisionTimeout, DefaultProvisionTimeoutSec)
 	p.ProvisionMargin = propcheck.SecondsOr(p.ProvisionMargin, DefaultProvisionMarginSec)

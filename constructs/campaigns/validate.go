@@ -27,6 +27,7 @@ func validate(id string, p CampaignsProps) {
 	if p.UserPool == nil {
 		panic(fmt.Sprintf("%s: UserPool is required: pass the Cognito user pool whose users own campaigns (awscognito.IUserPool)", id))
 	}
+	validateDeliverability(id, p) // before SenderIdentity, which defaults to SenderDomain
 	if !unresolved(p.SenderAddress) {
 		if a, err := mail.ParseAddress(p.SenderAddress); err != nil || a.Address != p.SenderAddress {
 			panic(fmt.Sprintf("%s: SenderAddress must be a plain email address of a verified SES identity, such as news@example.com (given %q)", id, p.SenderAddress))

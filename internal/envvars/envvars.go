@@ -74,6 +74,10 @@ const (
 	SchedulerCallsPerSecond = "SCHEDULER_CALLS_PER_SECOND"
 	// ProvisionMarginSec is how long before its timeout provisioning hands over to a fresh invocation (campaigns).
 	ProvisionMarginSec = "PROVISION_MARGIN_SEC"
+	// UnsubscribeSecretArn is the Secrets Manager secret that signs unsubscribe tokens (campaigns).
+	UnsubscribeSecretArn = "UNSUBSCRIBE_SECRET_ARN"
+	// UnsubscribeURL is the public one-click unsubscribe endpoint campaign emails link (campaigns).
+	UnsubscribeURL = "UNSUBSCRIBE_URL"
 	// SenderGroup is the user pool group whose members may send campaigns (campaigns).
 	SenderGroup = "SENDER_GROUP"
 	// MaxCampaignsPerDay is how many campaigns one sender may create per UTC day (campaigns).
@@ -104,7 +108,7 @@ var All = []string{
 	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
-	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet,
+	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL,
 	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsStateMachineArn, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
 }

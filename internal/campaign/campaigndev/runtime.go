@@ -19,6 +19,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/campaign/suppress"
+	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
 	"github.com/unschedule/unschedule/internal/clock"
 )
 
@@ -37,6 +39,9 @@ type Config struct {
 	Log *slog.Logger
 	// Origins are the allowed CORS origins of the API. Default: none.
 	Origins []string
+	// UnsubscribeBase is the unsubscribe URL the emails link (with
+	// ?token=). Default: DefaultUnsubscribeBase.
+	UnsubscribeBase string
 }
 
 // target names where the in-process schedules deliver: the in-process
@@ -45,15 +50,19 @@ var target = campaign.Target{GroupName: "dev-campaigns", FunctionArn: "dev:send"
 
 // Runtime is the campaign services in one process.
 type Runtime struct {
-	Store      *Store
-	Hub        *Hub
-	API        *campaignapi.Handler
-	Scheduler  *inmem.Scheduler
-	worker     *send.Worker
-	provision  *provision.Provisioner
-	reconciler *reconciler.Reconciler
-	clock      campaign.Clock
-	log        *slog.Logger
+	Store     *Store
+	Hub       *Hub
+	API       *campaignapi.Handler
+	Scheduler *inmem.Scheduler
+	// Suppressions is the suppression list of DevSender; Unsubscribe
+	// serves the emails' unsubscribe links (ServeUnsubscribe).
+	Suppressions *suppress.Memory
+	Unsubscribe  *unsubscribe.Page
+	worker       *send.Worker
+	provision    *provision.Provisioner
+	reconciler   *reconciler.Reconciler
+	clock        campaign.Clock
+	log          *slog.Logger
 
 	ctx    context.Context // the runtime's life: provisioning and dispatches run under it
 	stop   context.CancelFunc
@@ -79,6 +88,9 @@ func New(cfg Config) (*Runtime, error) {
 	sender := &outboxSender{outbox: cfg.Outbox, campaigns: rt.Store, clock: cfg.Clock, sent: map[string]campaign.Receipt{}}
 	var err error
 	if rt.worker, err = send.New(rt.Store, rt.Store, sender, cfg.Clock, 0); err != nil {
+		return nil, err
+	}
+	if err := rt.deliverability(cfg.UnsubscribeBase); err != nil {
 		return nil, err
 	}
 	if rt.provision, err = provision.New(provision.Config{Target: target}, rt.Store, rt.Store, rt.Scheduler, provision.NewMemoryCheckpoints(), cfg.Clock); err != nil {

@@ -9,6 +9,7 @@
 //	checkpoint        C#<campaignId>   CHECKPOINT   (provisioning)
 //	done set          C#<campaignId>   DONE         (the indexes of its terminal tasks: DoneAttr)
 //	send record       K#<idempotency>  SEND         (the SES sender's idempotency record)
+//	suppressed        S#<sender>       A#<address>  (the sender's suppression list; both lower case)
 //
 // A task carries OpenAttr only while it is Pending or Running, so the
 // sparse index OpenIndex holds exactly the open tasks of every campaign
@@ -45,6 +46,8 @@ const (
 	CheckpointSK   = "CHECKPOINT"
 	DoneSK         = "DONE"
 	SendSK         = "SEND"
+	SuppressPrefix = "S#"
+	AddressPrefix  = "A#"
 	// OpenValue is the OpenAttr of every open task (one partition: the
 	// open tasks are few at any time compared to the index's limits).
 	OpenValue = "open"
@@ -52,6 +55,11 @@ const (
 
 // CampaignPK is the partition of a campaign and its tasks.
 func CampaignPK(id string) string { return CampaignPrefix + id }
+
+// SuppressPK is the partition of a sender's suppression list, and
+// SuppressSK an address's item in it (both already normalized).
+func SuppressPK(sender string) string  { return SuppressPrefix + sender }
+func SuppressSK(address string) string { return AddressPrefix + address }
 
 // TaskSK is a task's sort key.
 func TaskSK(taskID string) string { return TaskPrefix + taskID }
