@@ -69,6 +69,7 @@ type Runtime struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	errors map[string]int // schedule name -> failed fires (its retries)
+	fireMu sync.Mutex     // one FireDue at a time (the ticker and a test's clock advance)
 }
 
 // New wires the campaign services over in-memory stand-ins.
@@ -176,6 +177,8 @@ func (rt *Runtime) handle(ctx context.Context, e campaign.FireEvent, how string)
 // dead letter, logged); a failed fire is tried again on a later call. It
 // returns how many schedules fired.
 func (rt *Runtime) FireDue(ctx context.Context) int {
+	rt.fireMu.Lock()
+	defer rt.fireMu.Unlock()
 	now := rt.clock.Now()
 	type due struct {
 		name string
