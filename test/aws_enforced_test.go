@@ -287,13 +287,13 @@ func (s *synthed) asyncInvoked(t *testing.T) []string {
 func TestAsyncInvokedFunctionsKeepTheirFailures(t *testing.T) {
 	s := Stack(t, "dev")
 	expiry := s.LogicalID(t, "AWS::Lambda::Function", "TasksExpiry")
-	reconciler := s.LogicalID(t, "AWS::Lambda::Function", "ReconcilerFunction")
+	reconciler := s.LogicalID(t, "AWS::Lambda::Function", "TasksReconcilerFunction")
 	want := map[string]struct {
 		maxAge, retries float64
 		queuePrefix     string
 	}{
 		"${" + expiry + ".Arn}":     {21600, 2, "TasksExpiryFailureQueue"},
-		"${" + reconciler + ".Arn}": {1800, 0, "ReconcilerFailureQueue"},
+		"${" + reconciler + ".Arn}": {1800, 0, "TasksReconcilerFailureQueue"},
 	}
 	got := s.asyncInvoked(t)
 	var wantNames []string

@@ -421,6 +421,10 @@ func (fakeSchedules) GrantModify(g awsiam.IGrantable) awsiam.Grant {
 func (fakeSchedules) GrantManageSchedules(g awsiam.IGrantable) awsiam.Grant {
 	return awsiam.Grant_Drop(g, jsii.String("manage schedules"))
 }
+func (fakeSchedules) GrantRead(g awsiam.IGrantable) awsiam.Grant {
+	return awsiam.Grant_Drop(g, jsii.String("read"))
+}
+
 func (fakeSchedules) GrantListSchedules(g awsiam.IGrantable) awsiam.Grant {
 	return awsiam.Grant_Drop(g, jsii.String("list schedules"))
 }

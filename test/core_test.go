@@ -106,7 +106,7 @@ func TestGoFunctionsAreArmAl2023WithJSONLogs(t *testing.T) {
 	// function added or lost fails here (CDK's own upload and
 	// custom-resource functions, in Python and Node, are counted apart).
 	want := []string{"ApiHandler", "AuthPreSignUp", "CancellationProcessor", "CancellationWorker",
-		"NotificationsNotify", "NotificationsPostAuth", "ReconcilerFunction", "TasksExpiry"}
+		"NotificationsNotify", "NotificationsPostAuth", "TasksReconcilerFunction", "TasksExpiry"}
 	var ours []string
 	cdkOwn := 0
 	for id := range fns {
@@ -312,7 +312,7 @@ func keys(m map[string]any) []string {
 // write it with (Stack, Function), to the alarm topic.
 func TestPipelineFunctionsReadTheSchemaAndTheirErrorMetricsAreAlarmed(t *testing.T) {
 	s := Stack(t, "dev")
-	for _, prefix := range []string{"TasksExpiry", "CancellationProcessor", "CancellationWorker", "ReconcilerFunction", "ApiHandler"} {
+	for _, prefix := range []string{"TasksExpiry", "CancellationProcessor", "CancellationWorker", "TasksReconcilerFunction", "ApiHandler"} {
 		t.Run(prefix, func(t *testing.T) {
 			env := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)])["Environment"].(map[string]any)["Variables"].(map[string]any)
 			if env[contract.EnvVar] != tableschema.Todo().EnvValue() {

@@ -51,7 +51,7 @@ func TestEveryFailurePathAlarms(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"TasksScheduleDeadLetterQueue", "CancellationDeadLetterQueue", "CancellationStreamFailureQueue",
-		"TasksExpiryFailureQueue", "ReconcilerFailureQueue"} {
+		"TasksExpiryFailureQueue", "TasksReconcilerFailureQueue"} {
 		qid := s.LogicalID(t, "AWS::SQS::Queue", q)
 		if !watched["ApproximateNumberOfMessagesVisible"][JSON(map[string]any{"Fn::GetAtt": []any{qid, "QueueName"}})] {
 			t.Errorf("queue %s has no alarm", q)

@@ -17,11 +17,12 @@ import (
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
 func TestReconcilerFunction(t *testing.T) {
 	s := Stack(t, "dev")
-	fn := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "ReconcilerFunction")])
+	fn := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "TasksReconcilerFunction")])
 	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
 	t.Run("one run at a time", func(t *testing.T) {
 		if fn["ReservedConcurrentExecutions"] != 1.0 {
@@ -56,8 +57,8 @@ func TestReconcilerFunction(t *testing.T) {
 
 func TestReconcilerRunsOnARateRule(t *testing.T) {
 	s := Stack(t, "dev")
-	fn := s.LogicalID(t, "AWS::Lambda::Function", "ReconcilerFunction")
-	ruleID := s.LogicalID(t, "AWS::Events::Rule", "ReconcilerSchedule")
+	fn := s.LogicalID(t, "AWS::Lambda::Function", "TasksReconcilerFunction")
+	ruleID := s.LogicalID(t, "AWS::Events::Rule", "TasksReconcilerSchedule")
 	rule := Props(s.Resources("AWS::Events::Rule")[ruleID])
 	every := EnvConfig(t, "dev").ReconcileEveryMinutes
 	for _, tc := range []struct {
@@ -106,14 +107,14 @@ func TestReconcilerRunsOnARateRule(t *testing.T) {
 
 func TestReconcilerLeastPrivilege(t *testing.T) {
 	s := Stack(t, "dev")
-	sts := s.FunctionStatements(t, "ReconcilerFunction")
+	sts := s.FunctionStatements(t, "TasksReconcilerFunction")
 	group := s.groupSchedules(t)
 	table := "${" + s.LogicalID(t, "AWS::DynamoDB::Table", "TasksTable") + ".Arn}"
 	pendingIndex := table + "/index/pending"
 	schedulerRole := "${" + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + ".Arn}"
-	logs := "${" + s.LogicalID(t, "AWS::Logs::LogGroup", "ReconcilerFunctionLogs") + ".Arn}"
+	logs := "${" + s.LogicalID(t, "AWS::Logs::LogGroup", "TasksReconcilerFunctionLogs") + ".Arn}"
 	notify := "${" + s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify") + ".Arn}"
-	failures := "${" + s.LogicalID(t, "AWS::SQS::Queue", "ReconcilerFailureQueue") + ".Arn}"
+	failures := "${" + s.LogicalID(t, "AWS::SQS::Queue", "TasksReconcilerFailureQueue") + ".Arn}"
 
 	t.Run("schedules inside the group only; ListSchedules is the one action on *", func(t *testing.T) {
 		checkSchedulerScope(t, sts, group, true)
@@ -168,8 +169,8 @@ func TestReconcilerAlarms(t *testing.T) {
 		return Props(s.Resources("AWS::CloudWatch::Alarm")[s.LogicalID(t, "AWS::CloudWatch::Alarm", prefix)])
 	}
 	t.Run("function errors", func(t *testing.T) {
-		a := alarm("ReconcilerErrorsAlarm")
-		fn := []any{map[string]any{"Name": "FunctionName", "Value": ref(s.LogicalID(t, "AWS::Lambda::Function", "ReconcilerFunction"))}}
+		a := alarm("TasksReconcilerErrorsAlarm")
+		fn := []any{map[string]any{"Name": "FunctionName", "Value": ref(s.LogicalID(t, "AWS::Lambda::Function", "TasksReconcilerFunction"))}}
 		if a["MetricName"] != "Errors" || JSON(a["Dimensions"]) != JSON(fn) || a["Threshold"] != 1.0 || JSON(a["AlarmActions"]) != topic {
 			t.Fatalf("errors alarm %s", JSON(a))
 		}
@@ -187,14 +188,14 @@ func TestReconcilerAlarms(t *testing.T) {
 		}
 	}
 	t.Run("repairs per run above the threshold", func(t *testing.T) {
-		a := alarm("ReconcilerRepairsAlarm")
+		a := alarm("TasksReconcilerRepairsAlarm")
 		custom(t, a, metrics.Repaired, "Sum")
 		if a["Threshold"] != float64(reconciler.DefaultRepairAlarmThreshold) || a["ComparisonOperator"] != "GreaterThanThreshold" {
 			t.Fatalf("repairs alarm %s", JSON(a))
 		}
 	})
 	t.Run("a run that leaves work over", func(t *testing.T) {
-		a := alarm("ReconcilerLeftOverAlarm")
+		a := alarm("TasksReconcilerLeftOverAlarm")
 		custom(t, a, metrics.LeftOver, "Maximum")
 		if a["Threshold"] != 1.0 || a["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" ||
 			a["EvaluationPeriods"] != 1.0 || a["TreatMissingData"] != "notBreaching" {
@@ -202,7 +203,7 @@ func TestReconcilerAlarms(t *testing.T) {
 		}
 	})
 	t.Run("no pass completed in two intervals, a silent function included", func(t *testing.T) {
-		a := alarm("ReconcilerStalledAlarm")
+		a := alarm("TasksReconcilerStalledAlarm")
 		custom(t, a, metrics.PassesCompleted, "Sum")
 		if a["Threshold"] != 1.0 || a["ComparisonOperator"] != "LessThanThreshold" || a["EvaluationPeriods"] != 2.0 ||
 			a["DatapointsToAlarm"] != 2.0 || a["TreatMissingData"] != "breaching" {
@@ -227,7 +228,7 @@ func TestReconcilerShortIntervalHalvesTheBudget(t *testing.T) {
 	var r *reconciler.Reconciler
 	Check(t, func() {
 		r = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
-			Table: table, Schedules: fakeSchedules{}, Core: fakeCore{}, Every: awscdk.Duration_Minutes(jsii.Number(5)),
+			Table: table, Timer: fakeSchedules{}, Core: fakeCore{}, Every: awscdk.Duration_Minutes(jsii.Number(5)),
 		})
 	})
 	s := synthOf(t, stack)
@@ -253,7 +254,7 @@ func TestReconcilerValidation(t *testing.T) {
 	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
 	type props = reconciler.ReconcilerProps
 	valid := func(edit func(p *props)) *props {
-		p := &props{Table: table, Schedules: fakeSchedules{}, Core: fakeCore{}}
+		p := &props{Table: table, Timer: fakeSchedules{}, Core: fakeCore{}}
 		edit(p)
 		return p
 	}
@@ -264,12 +265,15 @@ func TestReconcilerValidation(t *testing.T) {
 	}{
 		{"no props", nil, []string{"props are required"}},
 		{"no table", valid(func(p *props) { p.Table = nil }), []string{"Table is required"}},
-		{"no schedules", valid(func(p *props) { p.Schedules = nil }), []string{"Schedules is required"}},
+		{"no timer", valid(func(p *props) { p.Timer = nil }), []string{"Timer is required"}},
 		{"no core", valid(func(p *props) { p.Core = nil }), []string{"Core is required"}},
-		{"another schema", valid(func(p *props) { p.Schema = contract.Schema{PartitionKey: "tenantId"} }),
-			[]string{"is not the to-do app's", "works only with tableschema.Todo()", `"pending" index`}},
-		{"a table of this app without the pending index", valid(func(p *props) { p.Table = noIndex }),
-			[]string{`has no "pending" index`}},
+		{"the to-do view with another schema", valid(func(p *props) {
+			p.ItemView, p.Schema = reconciler.ItemViewTodoIndex, contract.Schema{PartitionKey: "tenantId"}
+		}), []string{`ItemView "todo" reads the to-do table's "pending" index`, "is not the to-do app's", "use ItemViewScan"}},
+		{"the to-do view on a table of this app without the pending index", valid(func(p *props) {
+			p.ItemView, p.Schema, p.Table = reconciler.ItemViewTodoIndex, tableschema.Todo(), noIndex
+		}), []string{`has no "pending" index`}},
+		{"an unknown view", valid(func(p *props) { p.ItemView = "index" }), []string{`ItemView "index" is unknown`}},
 		{"interval above a day", valid(func(p *props) { p.Every = minutes(1441) }),
 			[]string{"Every must be a whole number between 1 and 1440 inclusive (given 1441)"}},
 		{"interval not whole minutes", valid(func(p *props) { p.Every = seconds(90) }),

@@ -32,7 +32,7 @@ func TestReminderSchedulesAreGranted(t *testing.T) {
 	}{
 		{"ApiHandler", []string{"scheduler:CreateSchedule"}},
 		{"CancellationWorker", []string{"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule"}},
-		{"ReconcilerFunction", []string{"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:GetSchedule"}},
+		{"TasksReconcilerFunction", []string{"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:GetSchedule"}},
 	} {
 		t.Run(tc.function, func(t *testing.T) {
 			granted := map[string]bool{}

@@ -250,7 +250,7 @@ func TestMetricMethods(t *testing.T) {
 	Check(t, func() {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Core: s})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Timer: timer, Core: s})
 		add(metrics.FunctionExpiry, metrics.ExpiryErrors, s.MetricExpiryErrors(nil))
 		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
 		add(metrics.FunctionExpiry, metrics.TasksExpired, s.MetricExpired(nil))
@@ -302,7 +302,7 @@ func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
 	Check(t, func() {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Schedules: timer, Core: s})
+		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Timer: timer, Core: s})
 		rows = []row{
 			{"scheduleonwrite", s, []string{metrics.FunctionExpiry}, fieldsOf{metrics.FunctionExpiry: {
 				metrics.ExpiryBadInput: s.ExpiryBadInputAlarm, metrics.ExpiryErrors: s.ExpiryErrorsAlarm,

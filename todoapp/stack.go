@@ -111,7 +111,16 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		RemovalPolicy: cfg.Removal(),
 		Logs:          cfg.Logs(),
 		AlarmTopic:    s.AlarmTopic,
+		// The core's reconciler, reading the tasks through their pending
+		// index (and recording confirmed schedules on them).
+		Reconciler: &reconciler.ReconcilerProps{
+			ItemView: reconciler.ItemViewTodoIndex,
+			Every:    awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
+			// The failure queue goes with the stack in dev, like every queue.
+			FailureQueueRemovalPolicy: cfg.Removal(),
+		},
 	})
+	s.Reconciler = s.Scheduling.Reconciler
 	s.Api = taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
 		Table:         s.Table,
 		Schedules:     s.Timer,
@@ -167,17 +176,6 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		RemovalPolicy: cfg.Removal(),
 		Logs:          cfg.Logs(),
 	})
-	s.Reconciler = reconciler.NewReconciler(stack, jsii.String("Reconciler"), &reconciler.ReconcilerProps{
-		Table:      s.Table,
-		Schedules:  s.Timer,
-		Core:       s.Scheduling,
-		Every:      awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
-		AlarmTopic: s.AlarmTopic,
-		Logs:       cfg.Logs(),
-		// The failure queue goes with the stack in dev, like every queue.
-		FailureQueueRemovalPolicy: cfg.Removal(),
-	})
-
 	s.Operations = operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
 		AlarmTopic: s.AlarmTopic,
 		// Their constructs alarm on the errors of the throttles-only ones.

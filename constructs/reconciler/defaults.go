@@ -36,7 +36,7 @@ const maxBudgetSec = 900 - TimeoutMarginSec
 
 func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	if props == nil {
-		panic(fmt.Sprintf("%s: props are required: Table, Schedules and Core", id))
+		panic(fmt.Sprintf("%s: props are required: Table, Timer and Core", id))
 	}
 	p := *props
 	sec := func(d awscdk.Duration, def float64) awscdk.Duration {
@@ -55,11 +55,13 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	}
 	p.AsyncMaxEventAge = sec(p.AsyncMaxEventAge, math.Min(math.Max(every, asyncinvoke.MinMaxEventAgeSec), asyncinvoke.MaxMaxEventAgeSec))
 	p.AsyncRetryAttempts = jsii.Number(propcheck.Number(p.AsyncRetryAttempts, 0))
-	if reflect.DeepEqual(p.Schema, contract.Schema{}) {
-		// The reconciler serves the to-do app's table only.
-		p.Schema = tableschema.Todo()
+	if src, ok := p.Core.(interface{ Schema() contract.Schema }); ok && reflect.DeepEqual(p.Schema, contract.Schema{}) {
+		p.Schema = src.Schema()
 	}
 	p.Schema = propcheck.Schema(p.Schema)
+	if p.ItemView == "" {
+		p.ItemView = ItemViewScan
+	}
 	return p
 }
 
@@ -69,23 +71,26 @@ func validate(id string, p ReconcilerProps) {
 	switch {
 	case p.Table == nil:
 		panic(fmt.Sprintf("%s: Table is required: pass the schedule-on-write table to reconcile", id))
-	case p.Schedules == nil:
-		panic(fmt.Sprintf("%s: Schedules is required: pass the scheduleonwrite.SchedulerTimer of the table's schedule-on-write construct", id))
+	case p.Timer == nil:
+		panic(fmt.Sprintf("%s: Timer is required: pass the timer of the table's schedule-on-write construct (its Timer field)", id))
 	case p.Core == nil:
 		panic(fmt.Sprintf("%s: Core is required: pass the table's ScheduleOnWrite (the reconciler fires overdue items through its claim and Target)", id))
 	}
-	// The reconciler reads the to-do app's pending index and repairs
-	// tasks: it works with the to-do schema and table only.
-	if !reflect.DeepEqual(p.Schema, tableschema.Todo()) {
-		panic(fmt.Sprintf("%s: Schema %s is not the to-do app's: the reconciler works only with tableschema.Todo() and the to-do table's %q index; "+
-			"leave Schema unset, or do without the reconciler (the expiry claim still fires each item at most once)", id, p.Schema.EnvValue(), tableschema.PendingIndex))
-	}
-	if src, ok := p.Schedules.(interface{ Schema() contract.Schema }); ok && !reflect.DeepEqual(src.Schema(), tableschema.Todo()) {
-		panic(fmt.Sprintf("%s: the Schedules' schema %s is not the to-do app's: the reconciler works only with tableschema.Todo() and the to-do table", id, src.Schema().EnvValue()))
-	}
-	if info := resource.InspectTable(p.Table); info.Known && !slices.Contains(info.GlobalIndexes, tableschema.PendingIndex) {
-		panic(fmt.Sprintf("%s: Table %s has no %q index: the reconciler queries the to-do table's pending index "+
-			"(todoapp.NewTaskTable creates it); pass that table", id, *p.Table.Node().Path(), tableschema.PendingIndex))
+	switch p.ItemView {
+	case ItemViewScan:
+	case ItemViewTodoIndex:
+		// The to-do view reads the to-do app's pending index and its
+		// attributes: the to-do schema and table only.
+		if !reflect.DeepEqual(p.Schema, tableschema.Todo()) {
+			panic(fmt.Sprintf("%s: ItemView %q reads the to-do table's %q index, but Schema %s is not the to-do app's: "+
+				"use ItemViewScan (the default) for another schema", id, p.ItemView, tableschema.PendingIndex, p.Schema.EnvValue()))
+		}
+		if info := resource.InspectTable(p.Table); info.Known && !slices.Contains(info.GlobalIndexes, tableschema.PendingIndex) {
+			panic(fmt.Sprintf("%s: Table %s has no %q index: ItemView %q queries the to-do table's pending index "+
+				"(todoapp.NewTaskTable creates it); pass that table, or use ItemViewScan", id, *p.Table.Node().Path(), tableschema.PendingIndex, p.ItemView))
+		}
+	default:
+		panic(fmt.Sprintf("%s: ItemView %q is unknown: use reconciler.ItemViewScan or reconciler.ItemViewTodoIndex", id, p.ItemView))
 	}
 	propcheck.Exclusive(id, "ExistingFailureQueue", p.ExistingFailureQueue != nil, "FailureQueueProps", p.FailureQueueProps != nil)
 	every := *p.Every.ToSeconds(nil)

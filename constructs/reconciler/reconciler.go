@@ -32,19 +32,33 @@ import (
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
-// ScheduleReconciler is what the reconciler needs of the table's
-// schedules (scheduleonwrite.ScheduleOnWrite implements it).
-type ScheduleReconciler interface {
-	// GrantManageSchedules lets grantee create, read, move and delete
-	// schedules inside the group only, and pass the scheduler role.
-	GrantManageSchedules(grantee awsiam.IGrantable) awsiam.Grant
-	// GrantListSchedules lets grantee list schedules (the one action
-	// without resource-level permissions).
-	GrantListSchedules(grantee awsiam.IGrantable) awsiam.Grant
-	// Environment is the environment a function that creates or moves
-	// schedules reads.
+// Timer is what the reconciler needs of the table's timer (each
+// scheduleonwrite timer implements it: SchedulerTimer,
+// StepFunctionsTimer, TTLTimer).
+type Timer interface {
+	// Environment is what a function that arms, moves or disarms the
+	// timer reads.
 	Environment() map[string]string
+	// GrantModify lets grantee arm, move and disarm the items' timers.
+	GrantModify(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantRead lets grantee read and list them.
+	GrantRead(grantee awsiam.IGrantable) awsiam.Grant
 }
+
+// ItemView is how the reconciler lists the armed items.
+type ItemView string
+
+// The item views.
+const (
+	// ItemViewScan scans the table (any schema): a pass reads the whole
+	// table, so its cost grows with the table's size.
+	ItemViewScan ItemView = "scan"
+	// ItemViewTodoIndex queries the to-do table's sharded "pending" index
+	// and records confirmed schedules on the tasks, so a pass reads only
+	// the pending tasks and calls the timer only for what drifted. For
+	// tableschema.Todo() and the table todoapp.NewTaskTable makes.
+	ItemViewTodoIndex ItemView = "todo"
+)
 
 // FiringCore fires an item the way the expiry function does: the claim,
 // then the Target (scheduleonwrite.ScheduleOnWrite implements it).
@@ -56,32 +70,29 @@ type FiringCore interface {
 }
 
 // ReconcilerProps configures the job. Zero numbers take their default.
-//
-// The reconciler works only with the to-do app's schema and table
-// (tableschema.Todo(), the table scheduleonwrite creates for it, with
-// its "pending" index): it queries that index and repairs tasks. Synth
-// fails for another schema, or a table of this app without the index.
+// It works for any item schema and every timer.
 type ReconcilerProps struct {
-	// Table is the schedule-on-write table, with its pending index.
-	// Required.
+	// Table is the schedule-on-write table. Required.
 	Table awsdynamodb.ITable
-	// Schedules owns the table's schedules: the *scheduleonwrite.SchedulerTimer
-	// of the table's ScheduleOnWrite. Required.
-	Schedules ScheduleReconciler
+	// Timer is the table's timer: the reconciler arms what is missing and
+	// disarms what is left over. Required.
+	Timer Timer
 	// Core is the table's ScheduleOnWrite: the reconciler fires overdue
 	// items through it, with the same claim, Target and delivery lease as
 	// the expiry function. Required.
 	Core FiringCore
-	// Schema of the items, handed to the function in contract.EnvVar; only
-	// the to-do app's is accepted (see above).
-	// Default: tableschema.Todo().
+	// Schema of the items, handed to the function in contract.EnvVar.
+	// Default: the Core's schema (scheduleonwrite.ScheduleOnWrite.Schema).
 	Schema contract.Schema
+	// ItemView is how a pass lists the armed items.
+	// Default: ItemViewScan.
+	ItemView ItemView
 	// Every is the interval between runs (1 minute..1 day, whole
 	// minutes).
 	// Default: 30 minutes.
 	Every awscdk.Duration
-	// Grace is how long past its deadline a Pending task may stay
-	// before the reconciler expires it (1 s..1 day).
+	// Grace is how long past its due time an armed item may stay before
+	// the reconciler fires it (1 s..1 day).
 	// Default: 5 minutes.
 	Grace awscdk.Duration
 	// RatePerSec caps the reconciler's Scheduler API calls (above 0, at
@@ -177,15 +188,16 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 		envvars.RatePerSec: fmt.Sprint(p.RatePerSec),
 		envvars.BudgetSec:  fmt.Sprint(budget),
 		envvars.ItemSchema: p.Schema.EnvValue(),
+		envvars.ItemView:   string(p.ItemView),
 	}
-	for _, m := range []map[string]string{p.Schedules.Environment(), p.Core.FiringEnvironment()} {
+	for _, m := range []map[string]string{p.Timer.Environment(), p.Core.FiringEnvironment()} {
 		for k, v := range m {
 			env[k] = v
 		}
 	}
 	r.Function = gofn.NewFunction(c, jsii.String("Function"), &gofn.FunctionProps{
 		Entry:       "lambdas/reconciler",
-		Description: "Repairs drift between tasks and schedules; expires tasks long past their deadline",
+		Description: "Repairs drift between items and their timers; fires items long past their due time",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(budget + TimeoutMarginSec)),
 		Logs:        p.Logs,
 		Environment: env,
@@ -207,9 +219,9 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	r.FailureQueue = async.Queue
 	r.FailureAlarm, r.DroppedAlarm, r.DestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
-	grantTable(p.Table, fn)
-	p.Schedules.GrantManageSchedules(fn)
-	p.Schedules.GrantListSchedules(fn)
+	grantTable(p.Table, p.ItemView, fn)
+	p.Timer.GrantModify(fn)
+	p.Timer.GrantRead(fn)
 	p.Core.GrantFire(fn)
 
 	nag.Suppress(nag.RolePolicy(fn),
@@ -268,13 +280,19 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	return r
 }
 
-// grantTable gives exactly what a run does: read and conditionally update
-// single tasks, query the pending index (never Scan), and put one item,
-// the checkpoint, whose partition key is reserved; with the table's
-// customer-managed key when it has one.
-func grantTable(table awsdynamodb.ITable, grantee awsiam.IGrantable) {
+// grantTable gives exactly what a run does: read single items, list the
+// armed ones (a Scan of the table, or a Query of the to-do table's
+// pending index, never both), conditionally update single items (the
+// to-do view's confirmation marks), and put one item, the checkpoint,
+// whose partition key is reserved; with the table's customer-managed key
+// when it has one.
+func grantTable(table awsdynamodb.ITable, view ItemView, grantee awsiam.IGrantable) {
 	grants.Table(table, grantee, "dynamodb:GetItem", "dynamodb:UpdateItem")
-	grants.Index(table, tableschema.PendingIndex, grantee, "dynamodb:Query")
+	if view == ItemViewTodoIndex {
+		grants.Index(table, tableschema.PendingIndex, grantee, "dynamodb:Query")
+	} else {
+		grants.Table(table, grantee, "dynamodb:Scan")
+	}
 	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:PutItem"),
 		Resources: &[]*string{table.TableArn()},

@@ -15,6 +15,7 @@ package scheduleonwrite
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -33,6 +34,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -92,6 +94,19 @@ type ScheduleOnWriteProps struct {
 	// AlarmTopic receives alarm notifications (the timer's too).
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
+	// Reconciler configures the core's reconciler: a recurring job that,
+	// for this table and timer, arms what is missing, disarms what is left
+	// over and fires what is overdue (constructs/reconciler). Its Table,
+	// Timer and Core are this construct's and are ignored here; Schema,
+	// AlarmTopic and Logs default to this construct's.
+	// Default: reconciler.ReconcilerProps defaults (every 30 minutes, a
+	// Scan of the table).
+	Reconciler *reconciler.ReconcilerProps
+	// NoReconciler leaves the reconciler out: a schedule lost to a fault,
+	// or a marker deleted by hand, then means an item that never fires.
+	// Not with Reconciler.
+	// Default: false.
+	NoReconciler bool
 }
 
 // ScheduleOnWrite is the table with its expiry function and timer.
@@ -111,6 +126,8 @@ type ScheduleOnWrite struct {
 	// that create, move and cancel timers (cancellation.CancellationProps.Timer).
 	// Its concrete type (*SchedulerTimer, ...) holds its resources.
 	Timer TimerBinding
+	// Reconciler is the core's reconciler (nil with NoReconciler).
+	Reconciler *reconciler.Reconciler
 
 	schema contract.Schema
 	target awslambda.IFunction
@@ -160,6 +177,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 
 	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Expiry: s.Expiry,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
+	s.addReconciler(p)
 	return s
 }
 
@@ -353,7 +371,33 @@ func (s *ScheduleOnWrite) ErrorAlarms() []awscloudwatch.Alarm {
 }
 
 // Alarms are every alarm of the construct: the expiry function's error
-// alarms, then the timer's (Timer.Alarms).
+// alarms, then the timer's (Timer.Alarms), then the reconciler's.
 func (s *ScheduleOnWrite) Alarms() []awscloudwatch.Alarm {
-	return alarms.NonNil(append(s.ErrorAlarms(), s.Timer.Alarms()...)...)
+	all := append(s.ErrorAlarms(), s.Timer.Alarms()...)
+	if s.Reconciler != nil {
+		all = append(all, s.Reconciler.Alarms()...)
+	}
+	return alarms.NonNil(all...)
+}
+
+// addReconciler builds the core's reconciler on this table and timer.
+func (s *ScheduleOnWrite) addReconciler(p ScheduleOnWriteProps) {
+	if p.NoReconciler {
+		return
+	}
+	rp := reconciler.ReconcilerProps{}
+	if p.Reconciler != nil {
+		rp = *p.Reconciler
+	}
+	rp.Table, rp.Timer, rp.Core = s.Table, s.Timer, s
+	if reflect.DeepEqual(rp.Schema, contract.Schema{}) {
+		rp.Schema = s.schema
+	}
+	if rp.AlarmTopic == nil {
+		rp.AlarmTopic = p.AlarmTopic
+	}
+	if reflect.DeepEqual(rp.Logs, gofn.LogOptions{}) {
+		rp.Logs = p.Logs
+	}
+	s.Reconciler = reconciler.NewReconciler(s.Construct, jsii.String("Reconciler"), &rp)
 }

@@ -229,6 +229,17 @@ func (t *SchedulerTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant {
 	return t.grantSchedules("GrantModify", grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
 }
 
+// GrantRead implements TimerBinding: read the schedules of the group,
+// and list schedules (ListSchedules has no resource-level permissions).
+func (t *SchedulerTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {
+	t.bound("GrantRead")
+	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("scheduler:GetSchedule"), ResourceArns: &[]*string{t.scheduleArnPattern()},
+	})
+	t.GrantListSchedules(grantee)
+	return g
+}
+
 // GrantCreateSchedules lets grantee create schedules in the group, and
 // pass the scheduler role to the scheduler service, and nothing more.
 func (t *SchedulerTimer) GrantCreateSchedules(grantee awsiam.IGrantable) awsiam.Grant {

@@ -123,6 +123,21 @@ func (t *StepFunctionsTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant
 	return g
 }
 
+// GrantRead implements TimerBinding: list this state machine's
+// executions and describe them.
+func (t *StepFunctionsTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {
+	t.bound("GrantRead")
+	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("states:ListExecutions"),
+		ResourceArns: jsii.Strings(*t.StateMachine.StateMachineArn()),
+	})
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("states:DescribeExecution"),
+		ResourceArns: &[]*string{t.executionArnPattern()},
+	})
+	return g
+}
+
 // executionArnPattern matches the executions of the state machine only.
 func (t *StepFunctionsTimer) executionArnPattern() *string {
 	return awscdk.Stack_Of(t.scope).FormatArn(&awscdk.ArnComponents{

@@ -89,6 +89,10 @@ type TimerBinding interface {
 	// GrantModify lets grantee create, move and cancel the timers of
 	// items, and nothing outside this timer's resources.
 	GrantModify(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantRead lets grantee read and list the timers of items (the
+	// reconciler), and nothing outside this timer's resources but what
+	// the service cannot scope.
+	GrantRead(grantee awsiam.IGrantable) awsiam.Grant
 	// Alarms are the timer's own alarms (each already notifies the
 	// AlarmTopic).
 	Alarms() []awscloudwatch.Alarm

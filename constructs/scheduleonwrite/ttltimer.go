@@ -268,6 +268,13 @@ func (t *TTLTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant {
 	return grants.Table(core.Table, grantee, "dynamodb:PutItem", "dynamodb:DeleteItem")
 }
 
+// GrantRead implements TimerBinding: read single items and scan the
+// table (the markers are items of it, found by their key prefix).
+func (t *TTLTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {
+	core := t.bound("GrantRead")
+	return grants.Table(core.Table, grantee, "dynamodb:GetItem", "dynamodb:Scan")
+}
+
 // Alarms implements TimerBinding: the failure queue's, the failed
 // dispatches', and the TTL watch's two.
 func (t *TTLTimer) Alarms() []awscloudwatch.Alarm {

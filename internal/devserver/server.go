@@ -181,9 +181,10 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	}
 	// The reconciler of the pipeline waits on its virtual clock; this one
 	// waits in real time, like the deployed one.
-	if s.reconciler, err = reconcile.New(cfg.Reconcile, reconcile.Deps{Pending: p.Store, Tasks: p.Store,
-		Scheduler: p.Scheduler, Schedules: p.Scheduler, Expirer: p.Firer, Checkpoints: db,
-		Clock: wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
+	if s.reconciler, err = reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
+		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
+		Checkpoints: db,
+		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
 	origins := []string{}

@@ -54,6 +54,9 @@ const (
 	GraceSec = "GRACE_SEC"
 	// BudgetSec is a reconciler run's time budget (reconciler).
 	BudgetSec = "BUDGET_SEC"
+	// ItemView is how the reconciler lists the armed items: "scan" (the
+	// default, any schema) or "todo" (the to-do table's pending index).
+	ItemView = "RECONCILE_ITEM_VIEW"
 	// RatePerSec is the reconciler's scheduler calls per second (reconciler).
 	RatePerSec = "RATE_PER_SEC"
 	// AllowedEmailDomains lists the email domains that may sign up, comma-separated; empty: all (userauth; also cmd/dev).
@@ -107,7 +110,7 @@ var All = []string{
 	MetricsStack, ItemSchema, ExecutionLayer, Table, AllowedOrigins, MaxPendingTasksPerUser, WebURL,
 	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
-	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
+	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
 	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL,
 	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsStateMachineArn, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
@@ -104,6 +105,53 @@ func ExecutionName(name string, due time.Time) string {
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
 func RestartName(name string, now time.Time) string {
 	return fitName(name + "-r" + strconv.FormatInt(now.UTC().Unix(), 10))
+}
+
+// ParseExecutionName inverts ExecutionName: the schedule name and due
+// time of an execution called exec. ok is false for any other name: a
+// restart (ParseRestartName), a hashed name (never one of a contract
+// schedule name: contract.MaxScheduleName plus "-" and ten digits fits
+// MaxExecutionName), or one that ExecutionName would not have written
+// (no "-<digits>" suffix, leading zeros, a sign). A due time before 1970
+// is never armed, so "n--5" reads as the name "n-" at 5 seconds.
+func ParseExecutionName(exec string) (name string, due time.Time, ok bool) {
+	i := strings.LastIndexByte(exec, '-')
+	if i <= 0 {
+		return "", time.Time{}, false
+	}
+	u, err := strconv.ParseInt(exec[i+1:], 10, 64)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	name, due = exec[:i], time.Unix(u, 0).UTC()
+	if ExecutionName(name, due) != exec {
+		return "", time.Time{}, false
+	}
+	return name, due, true
+}
+
+// ParseRestartName inverts RestartName of an ExecutionName: the schedule
+// name and due time of the execution restarted, and the second of the
+// restart. ok is false for any other name, and for a restart whose name
+// was hashed (a schedule name longer than 57 characters: "-<due>-r<now>"
+// adds 23 to it).
+func ParseRestartName(exec string) (name string, due, restarted time.Time, ok bool) {
+	i := strings.LastIndex(exec, "-r")
+	if i <= 0 {
+		return "", time.Time{}, time.Time{}, false
+	}
+	u, err := strconv.ParseInt(exec[i+2:], 10, 64)
+	if err != nil || u < 0 {
+		return "", time.Time{}, time.Time{}, false
+	}
+	restarted = time.Unix(u, 0).UTC()
+	if RestartName(exec[:i], restarted) != exec {
+		return "", time.Time{}, time.Time{}, false
+	}
+	if name, due, ok = ParseExecutionName(exec[:i]); !ok {
+		return "", time.Time{}, time.Time{}, false
+	}
+	return name, due, restarted, true
 }
 
 // fitName returns n when Step Functions accepts its length, else its

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/contract"
 )
 
 func TestParse(t *testing.T) {
@@ -49,5 +51,70 @@ func TestHorizonAndLateness(t *testing.T) {
 	}
 	if err := CheckLateness(72 * time.Hour); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestParseExecutionAndRestartNames(t *testing.T) {
+	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	restarted := due.Add(-time.Hour)
+	long := "item-" + strings.Repeat("x", contract.MaxScheduleName-len("item-"))
+	for _, tc := range []struct {
+		name, exec  string
+		wantExec    bool // ParseExecutionName gives wantName, due
+		wantRestart bool // ParseRestartName gives wantName, due, restarted
+		wantName    string
+	}{
+		{"execution", ExecutionName("task-01J", due), true, false, "task-01J"},
+		{"execution of a name with dashes", ExecutionName("item-a-b-7", due), true, false, "item-a-b-7"},
+		{"execution of a name ending like a restart", ExecutionName("item-x-r5", due), true, false, "item-x-r5"},
+		{"execution of a 64-character name", ExecutionName(long, due), true, false, long},
+		{"restart", RestartName(ExecutionName("task-01J", due), restarted), false, true, "task-01J"},
+		{"restart of a 57-character name", RestartName(ExecutionName(long[:57], due), restarted), false, true, long[:57]},
+		{"hashed restart of a 58-character name", RestartName(ExecutionName(long[:58], due), restarted), false, false, ""},
+		{"hashed execution", ExecutionName(strings.Repeat("x", 80), due), false, false, ""},
+		{"no suffix", "task-01J", false, false, ""},
+		{"empty", "", false, false, ""},
+		{"only a suffix", "-1798761600", false, false, ""},
+		{"empty suffix", "task-01J-", false, false, ""},
+		{"leading zero", "task-01J-01798761600", false, false, ""},
+		{"sign", "task-01J-+1798761600", false, false, ""},
+		{"a name ending in a dash, not a negative due time", ExecutionName("task-01J-", due), true, false, "task-01J-"},
+		{"not digits", "task-01J-17987616OO", false, false, ""},
+		{"restart without the due time", "task-01J-r1798761600", false, false, ""},
+		{"restart with leading zero", "task-01J-1798761600-r01798761600", false, false, ""},
+		{"too long to be written", strings.Repeat("x", 70) + "-1798761600", false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, at, ok := ParseExecutionName(tc.exec)
+			if ok != tc.wantExec || (ok && (name != tc.wantName || !at.Equal(due))) {
+				t.Fatalf("ParseExecutionName(%q) = %q, %v, %v; want %q, %v, %v", tc.exec, name, at, ok, tc.wantName, due, tc.wantExec)
+			}
+			if ok && ExecutionName(name, at) != tc.exec {
+				t.Fatalf("round trip of %q gives %q", tc.exec, ExecutionName(name, at))
+			}
+			name, at, r, ok := ParseRestartName(tc.exec)
+			if ok != tc.wantRestart || (ok && (name != tc.wantName || !at.Equal(due) || !r.Equal(restarted))) {
+				t.Fatalf("ParseRestartName(%q) = %q, %v, %v, %v; want %q, %v, %v, %v", tc.exec, name, at, r, ok,
+					tc.wantName, due, restarted, tc.wantRestart)
+			}
+			if ok && RestartName(ExecutionName(name, at), r) != tc.exec {
+				t.Fatalf("round trip of %q gives %q", tc.exec, RestartName(ExecutionName(name, at), r))
+			}
+		})
+	}
+}
+
+// Every due time a schedule may have round-trips through its execution
+// name, sub-second parts dropped (a schedule's due time is whole seconds:
+// contract.Schema.ScheduleFor).
+func TestExecutionNameRoundTrips(t *testing.T) {
+	for _, due := range []time.Time{time.Unix(0, 0), time.Unix(1, 0), time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		time.Date(2286, 11, 20, 17, 46, 39, 0, time.UTC), time.Date(2027, 3, 1, 1, 2, 3, 0, time.FixedZone("x", 3600))} {
+		for _, name := range []string{"a", "task-01J0000000000000000000000A", "item-" + strings.Repeat("f", 40)} {
+			n, at, ok := ParseExecutionName(ExecutionName(name, due))
+			if !ok || n != name || !at.Equal(due) || at.Location() != time.UTC {
+				t.Fatalf("%s at %v: parsed %q %v %v", name, due, n, at, ok)
+			}
+		}
 	}
 }

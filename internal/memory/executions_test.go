@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -63,6 +64,76 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 			sort.Strings(got)
 			if len(got) != len(tc.want) || (len(got) > 0 && got[0] != tc.want[0]) {
 				t.Fatalf("running %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The Step Functions stand-in reads as awssfn does: List gives every
+// running execution (an item with a restart and a newer execution
+// twice), by name then due time, in pages; Get with a due time reads only
+// the execution named for it, and without one the item's lookup.
+func TestExecutionsReader(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	at := func(id string, due time.Time) task.Schedule {
+		return task.ScheduleFor(task.Task{UserID: "u", TaskID: id, Status: task.StatusPending, DueAt: due})
+	}
+	a1, a2, b := at("01J0000000000000000000000A", d1), at("01J0000000000000000000000A", d2), at("01J0000000000000000000000B", d1)
+	ctx := context.Background()
+	e := NewExecutions(func() time.Time { return t0 })
+	// a at d2, and a restart of a at d1 (stopped, armed again); b at d1.
+	for _, op := range []func() error{
+		func() error { return e.Create(ctx, a2) },
+		func() error { return e.Create(ctx, a1) },
+		func() error { return e.Delete(ctx, a1.Name, d1) },
+		func() error { return e.Create(ctx, a1) },
+		func() error { return e.Create(ctx, b) },
+	} {
+		if err := op(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readable := func(s task.Schedule) task.Schedule { s.ClientToken = ""; return s }
+	want := []task.Schedule{readable(a1), readable(a2), readable(b)}
+	for _, limit := range []int{1, 2, 3, 0} {
+		var got []task.Schedule
+		page := task.PageRequest{Limit: limit}
+		for range 10 {
+			p, err := e.List(ctx, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if limit > 0 && len(p.Schedules) > limit {
+				t.Fatalf("limit %d: a page of %d", limit, len(p.Schedules))
+			}
+			got = append(got, p.Schedules...)
+			if page.Cursor = p.Cursor; p.Cursor == "" {
+				break
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("limit %d: listed\n%+v\nwant\n%+v", limit, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		sname   string
+		at      time.Time
+		want    task.Schedule
+		wantErr error
+	}{
+		{"named for the due time", a2.Name, d2, readable(a2), nil},
+		{"a restart is not named for its due time", a1.Name, d1, task.Schedule{}, task.ErrScheduleNotFound},
+		{"another due time", b.Name, d2, task.Schedule{}, task.ErrScheduleNotFound},
+		{"no such item", "task-none", d1, task.Schedule{}, task.ErrScheduleNotFound},
+		{"no due time: the lookup", a1.Name, time.Time{}, readable(a2), nil},
+		{"no due time, one execution", b.Name, time.Time{}, readable(b), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := e.Get(ctx, tc.sname, tc.at)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("get = %+v, %v; want %+v, %v", got, err, tc.want, tc.wantErr)
 			}
 		})
 	}

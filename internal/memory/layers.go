@@ -208,15 +208,25 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 	return due
 }
 
-// Get implements task.ScheduleReader: the item's running execution (see
-// lookup when several run).
-func (e *Executions) Get(_ context.Context, name string) (task.Schedule, error) {
+// Get implements task.ScheduleReader. With a due time at, it is the
+// execution named for at (layers.ExecutionName), as awssfn's
+// DescribeExecution reads it: task.ErrScheduleNotFound unless it runs
+// (a restart, named for the time of its start, is not found by it).
+// With at zero, which awssfn cannot read, it is the item's running
+// execution that lookup picks, for the callers that know no due time.
+func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Schedule, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Get", name); err != nil {
 		return task.Schedule{}, err
 	}
-	s, ok := e.lookup(name)
+	var s task.Schedule
+	ok := false
+	if at.IsZero() {
+		s, ok = e.lookup(name)
+	} else {
+		s, ok = e.running[name][layers.ExecutionName(name, at)]
+	}
 	if !ok {
 		return task.Schedule{}, task.ErrScheduleNotFound
 	}
@@ -247,20 +257,34 @@ func (e *Executions) Lookup(name string) (task.Schedule, bool) {
 	return e.lookup(name)
 }
 
-// List implements task.ScheduleReader over the items with a running
-// execution (names only, as the scheduler's).
+// List implements task.ScheduleReader as awssfn's ListExecutions of the
+// RUNNING executions does: one entry per running execution, so an item
+// with several (a restart, a stale one) is listed once for each, with its
+// name, due time and payload (awssfn's listing has no payload; Get reads
+// it). Entries come by name, then due time, then execution name; the
+// cursor is the last entry's sort key.
 func (e *Executions) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("List", ""); err != nil {
 		return task.SchedulePage{}, err
 	}
-	names := make([]string, 0, len(e.running))
-	for n := range e.running {
-		names = append(names, n)
+	var entries []listEntry
+	for name, execs := range e.running {
+		for n, s := range execs {
+			s.ClientToken = ""
+			// A space sorts before every character of a schedule name,
+			// and the fixed-width time by time: the keys sort by name,
+			// then due time.
+			entries = append(entries, listEntry{key: name + " " + s.At.UTC().Format(sortableTime) + " " + n, s: s})
+		}
 	}
-	return listPage(names, page), nil
+	return listPage(entries, page), nil
 }
+
+// sortableTime is a fixed-width layout whose strings sort as the times
+// (years 0 to 9999).
+const sortableTime = "20060102T150405.000000000"
 
 // Running returns the running executions of the schedule called name, by
 // execution name, without counting a call.
@@ -394,8 +418,9 @@ func (m *TTLMarkers) Fire(now time.Time) []task.Schedule {
 	return due
 }
 
-// Get implements task.ScheduleReader.
-func (m *TTLMarkers) Get(_ context.Context, name string) (task.Schedule, error) {
+// Get implements task.ScheduleReader: the marker's schedule, without a
+// client token (a marker stores none).
+func (m *TTLMarkers) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Get", name); err != nil {
@@ -405,6 +430,7 @@ func (m *TTLMarkers) Get(_ context.Context, name string) (task.Schedule, error) 
 	if !ok {
 		return task.Schedule{}, task.ErrScheduleNotFound
 	}
+	mk.s.ClientToken = ""
 	return mk.s, nil
 }
 
@@ -423,11 +449,11 @@ func (m *TTLMarkers) List(_ context.Context, page task.PageRequest) (task.Schedu
 	if err := m.fail("List", ""); err != nil {
 		return task.SchedulePage{}, err
 	}
-	names := make([]string, 0, len(m.markers))
+	entries := make([]listEntry, 0, len(m.markers))
 	for n := range m.markers {
-		names = append(names, n)
+		entries = append(entries, listEntry{key: n, s: task.Schedule{Name: n}})
 	}
-	return listPage(names, page), nil
+	return listPage(entries, page), nil
 }
 
 // All returns every marker's schedule, ordered by name.
@@ -442,32 +468,32 @@ func (m *TTLMarkers) All() []task.Schedule {
 	return out
 }
 
-// listPage pages through names (sorted, after the cursor) as ListSchedules
-// does.
-func listPage(names []string, page task.PageRequest) task.SchedulePage {
-	sort.Strings(names)
-	return pageOf(names, page)
+// listEntry is one listed schedule and the key it sorts by, which is
+// the cursor of a page it ends.
+type listEntry struct {
+	key string
+	s   task.Schedule
 }
 
-// pageOf is the page of sorted names after the cursor, at most
-// maxListResults of them, as ListSchedules returns it; names is only read.
-func pageOf(names []string, page task.PageRequest) task.SchedulePage {
-	names = names[sort.SearchStrings(names, page.Cursor):]
-	if len(names) > 0 && names[0] == page.Cursor {
-		names = names[1:]
-	}
+// listPage pages through entries (sorted by key, after the cursor) as
+// ListSchedules does: at most the limit (task.DefaultPageSize when
+// unset, never more than maxListResults), and a cursor when more follow.
+func listPage(entries []listEntry, page task.PageRequest) task.SchedulePage {
+	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].key > page.Cursor })
+	entries = entries[i:]
 	limit := page.Limit
 	if limit <= 0 {
 		limit = task.DefaultPageSize
 	}
 	limit = min(limit, maxListResults)
 	var p task.SchedulePage
-	if len(names) > limit {
-		names = names[:limit]
-		p.Cursor = names[limit-1]
+	if len(entries) > limit {
+		entries = entries[:limit]
+		p.Cursor = entries[limit-1].key
 	}
-	for _, n := range names {
-		p.Schedules = append(p.Schedules, task.Schedule{Name: n})
+	for _, e := range entries {
+		p.Schedules = append(p.Schedules, e.s)
 	}
 	return p
 }

@@ -23,6 +23,10 @@ type Scheduler struct {
 	names []string
 	// Calls counts API calls by operation.
 	Calls map[string]int
+	// ListPrefix is what the listing's names start with, as the adapter's
+	// NamePrefix (the schema's ScheduleNamePrefix). Default: the to-do
+	// app's. Set it before the first List.
+	ListPrefix string
 	// Fail, when set, is called before each operation; a non-nil error is
 	// returned instead of doing it (fault injection).
 	Fail func(op, name string) error
@@ -33,6 +37,15 @@ var _ task.Scheduler = (*Scheduler)(nil)
 // NewScheduler returns an empty scheduler.
 func NewScheduler() *Scheduler {
 	return &Scheduler{schedules: map[string]task.Schedule{}, Calls: map[string]int{}}
+}
+
+// listPrefix is the NamePrefix of the listing: ListPrefix, or the to-do
+// app's schedule prefix when it is empty.
+func (s *Scheduler) listPrefix() string {
+	if s.ListPrefix != "" {
+		return s.ListPrefix
+	}
+	return task.ScheduleNamePrefix
 }
 
 func (s *Scheduler) call(op, name string) error {
@@ -67,7 +80,7 @@ func (s *Scheduler) Create(_ context.Context, sc task.Schedule) error {
 // listed adds name to the sorted listing, or removes it; the caller holds
 // mu.
 func (s *Scheduler) listed(name string, add bool) {
-	if s.names == nil || !strings.HasPrefix(name, task.ScheduleNamePrefix) {
+	if s.names == nil || !strings.HasPrefix(name, s.listPrefix()) {
 		return
 	}
 	i := sort.SearchStrings(s.names, name)
@@ -114,7 +127,7 @@ var _ task.ScheduleReader = (*Scheduler)(nil)
 const maxListResults = 100
 
 // Get implements task.ScheduleReader.
-func (s *Scheduler) Get(_ context.Context, name string) (task.Schedule, error) {
+func (s *Scheduler) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Get", name); err != nil {
@@ -152,7 +165,7 @@ func (s *Scheduler) List(_ context.Context, page task.PageRequest) (task.Schedul
 	if s.names == nil {
 		s.names = make([]string, 0, len(s.schedules))
 		for name := range s.schedules {
-			if strings.HasPrefix(name, task.ScheduleNamePrefix) {
+			if strings.HasPrefix(name, s.listPrefix()) {
 				s.names = append(s.names, name)
 			}
 		}
@@ -188,4 +201,26 @@ func (s *Scheduler) Fire(now time.Time) []task.Schedule {
 	}
 	sortSchedules(due)
 	return due
+}
+// pageOf is the page of sorted names after the cursor, at most
+// maxListResults of them, as ListSchedules returns it; names is only read.
+func pageOf(names []string, page task.PageRequest) task.SchedulePage {
+	names = names[sort.SearchStrings(names, page.Cursor):]
+	if len(names) > 0 && names[0] == page.Cursor {
+		names = names[1:]
+	}
+	limit := page.Limit
+	if limit <= 0 {
+		limit = task.DefaultPageSize
+	}
+	limit = min(limit, maxListResults)
+	var p task.SchedulePage
+	if len(names) > limit {
+		names = names[:limit]
+		p.Cursor = names[limit-1]
+	}
+	for _, n := range names {
+		p.Schedules = append(p.Schedules, task.Schedule{Name: n})
+	}
+	return p
 }

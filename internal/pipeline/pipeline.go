@@ -176,9 +176,10 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	p.Worker.SetClock(p.Clock.Now)
-	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Pending: p.Store, Tasks: p.Store,
-		Scheduler: p.Layer, Schedules: p.Layer, Expirer: p.Firer, Checkpoints: p.Checkpoints,
-		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
+	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Schema: task.Schema,
+		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Layer, Schedules: p.Layer, Firer: p.Firer,
+		Checkpoints: p.Checkpoints,
+		Clock:       p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -222,11 +222,11 @@ func (s faultyScheduler) Delete(ctx context.Context, name string, at time.Time) 
 	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name, at) })
 }
 
-func (s faultyScheduler) Get(ctx context.Context, name string) (task.Schedule, error) {
+func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (task.Schedule, error) {
 	var out task.Schedule
 	err := s.do("Get", name, func() error {
 		var err error
-		out, err = s.in.Get(ctx, name)
+		out, err = s.in.Get(ctx, name, at)
 		return err
 	})
 	return out, err

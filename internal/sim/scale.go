@@ -175,8 +175,9 @@ func Scale(cfg ScaleConfig) ScaleResult {
 	if cfg.Pending != nil {
 		pending = cfg.Pending(pending)
 	}
-	r, err := reconcile.New(cfg.Reconcile, reconcile.Deps{Pending: pending, Tasks: latentStore{store, clock},
-		Scheduler: sched, Schedules: sched, Expirer: latentExpirer{svc, clock}, Checkpoints: &pipeline.Checkpoints{},
+	r, err := reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
+		Items: task.NewReconcileView(latentStore{store, clock}, pending), Scheduler: sched, Schedules: sched,
+		Firer: task.FireByExpire{Expirer: latentExpirer{svc, clock}}, Checkpoints: &pipeline.Checkpoints{},
 		Clock: clock, Sleep: clock.Sleep, Log: slog.New(slog.DiscardHandler)})
 	must(err)
 	runs := max(cfg.Runs, 1)

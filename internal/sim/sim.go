@@ -45,7 +45,7 @@ import (
 
 // Expirer is the expiry use case as the scheduler and the reconciler call
 // it (*task.Service).
-type Expirer = reconcile.Expirer
+type Expirer = task.Expirer
 
 // Mutation breaks one guarantee on purpose, to show that the simulation
 // catches it. The zero value breaks nothing.
@@ -338,8 +338,8 @@ func newWorld(cfg Config) *world {
 	if cfg.Mutation.Pending != nil {
 		pending = cfg.Mutation.Pending(pending)
 	}
-	deps := reconcile.Deps{Pending: pending, Tasks: w.mem, Scheduler: w.fsched, Schedules: w.fsched,
-		Expirer: reconExpirer{w}, Checkpoints: &pipeline.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
+	deps := reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(w.mem, pending), Scheduler: w.fsched,
+		Schedules: w.fsched, Firer: task.FireByExpire{Expirer: reconExpirer{w}}, Checkpoints: &pipeline.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
 	w.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+rng.Intn(30)) * time.Second,
 		PageSize: 2 + rng.Intn(20)}, deps)
 	must(err)

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 	readable := func(sc task.Schedule) task.Schedule { sc.ClientToken = ""; return sc }
 	wantGet := func(t *testing.T, s ContractScheduler, want task.Schedule) {
 		t.Helper()
-		got, err := s.Get(ctx, want.Name)
+		got, err := s.Get(ctx, want.Name, want.At)
 		if err != nil {
 			t.Fatalf("get %s: %v", want.Name, err)
 		}
@@ -171,7 +172,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		{"delete", func(s ContractScheduler, name string) error {
 			return s.Delete(ctx, name, ContractSchedule("alice", 1).At)
 		}},
-		{"get", func(s ContractScheduler, name string) error { _, err := s.Get(ctx, name); return err }},
+		{"get", func(s ContractScheduler, name string) error { _, err := s.Get(ctx, name, time.Time{}); return err }},
 	} {
 		t.Run(tc.name+" of a missing schedule is ErrScheduleNotFound", func(t *testing.T) {
 			s := b.New(t)
@@ -187,7 +188,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		if err := s.Delete(ctx, gone.Name, gone.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
-		_, err := s.Get(ctx, gone.Name)
+		_, err := s.Get(ctx, gone.Name, gone.At)
 		wantErr(t, "get after delete", err, task.ErrScheduleNotFound)
 		wantErr(t, "second delete", s.Delete(ctx, gone.Name, gone.At), task.ErrScheduleNotFound)
 		wantGet(t, s, kept)
@@ -235,6 +236,148 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		}
 		if len(p.Schedules) != 0 || p.Cursor != "" {
 			t.Fatalf("list = %+v, want no schedules and no cursor", p)
+		}
+	})
+}
+
+// ReaderBackend is one timer under ReaderContract.
+type ReaderBackend struct {
+	// New returns the timer, holding nothing, on the to-do app's schema
+	// (ContractSchedule), its clock before the contract's due times.
+	New func(t *testing.T) ContractScheduler
+	// NamedByDueTime marks a timer that names a schedule by its due time
+	// (Step Functions): Get without one is ErrScheduleNotFound.
+	NamedByDueTime bool
+}
+
+// ReaderContract is the read view every timer gives the reconciler
+// (timer.Reader): Get reads back what Create armed, given its due time,
+// and nothing once it is disarmed; List pages through every armed
+// schedule, each entry by name, with the due time and payload it carries
+// (a listing may leave them out, never get them wrong). The memory
+// stand-ins and the Step Functions (moto) and TTL (dynalite) adapters run
+// it.
+func ReaderContract(t *testing.T, b ReaderBackend) {
+	ctx := context.Background()
+	readable := func(sc task.Schedule) task.Schedule { sc.ClientToken = ""; return sc }
+	arm := func(t *testing.T, s ContractScheduler, scs ...task.Schedule) {
+		t.Helper()
+		for _, sc := range scs {
+			if err := s.Create(ctx, sc); err != nil {
+				t.Fatalf("create %s: %v", sc.Name, err)
+			}
+		}
+	}
+	wantGet := func(t *testing.T, s ContractScheduler, at time.Time, want task.Schedule) {
+		t.Helper()
+		got, err := s.Get(ctx, want.Name, at)
+		if err != nil || !reflect.DeepEqual(got, readable(want)) {
+			t.Fatalf("get %s at %v = %+v, %v; want %+v", want.Name, at, got, err, readable(want))
+		}
+	}
+	wantNotFound := func(t *testing.T, s ContractScheduler, name string, at time.Time) {
+		t.Helper()
+		if got, err := s.Get(ctx, name, at); !errors.Is(err, task.ErrScheduleNotFound) {
+			t.Fatalf("get %s at %v = %+v, %v; want ErrScheduleNotFound", name, at, got, err)
+		}
+	}
+	// wantListed pages through the listing and checks it holds want, one
+	// entry each (At and Payload as armed, or left out).
+	wantListed := func(t *testing.T, s ContractScheduler, limit int, want ...task.Schedule) {
+		t.Helper()
+		var got []task.Schedule
+		page := task.PageRequest{Limit: limit}
+		for range 100 {
+			p, err := s.List(ctx, page)
+			if err != nil {
+				t.Fatalf("list: %v", err)
+			}
+			if len(p.Schedules) > limit {
+				t.Fatalf("list: a page of %d with limit %d", len(p.Schedules), limit)
+			}
+			got = append(got, p.Schedules...)
+			if page.Cursor = p.Cursor; p.Cursor == "" {
+				break
+			}
+		}
+		byName := func(a, b task.Schedule) int { return strings.Compare(a.Name, b.Name) }
+		slices.SortFunc(got, byName)
+		want = slices.Clone(want)
+		slices.SortFunc(want, byName)
+		if len(got) != len(want) {
+			t.Fatalf("listed %+v; want %+v", got, want)
+		}
+		for i, g := range got {
+			w := want[i]
+			if g.Name != w.Name || (!g.At.IsZero() && !g.At.Equal(w.At)) ||
+				(!g.Payload.IsZero() && !g.Payload.Equal(w.Payload)) || g.ClientToken != "" {
+				t.Fatalf("listed %+v; want %+v (At and Payload may be left out)", g, readable(w))
+			}
+		}
+	}
+
+	t.Run("get reads back what create armed", func(t *testing.T) {
+		s := b.New(t)
+		sc := ContractSchedule("alice", 1)
+		arm(t, s, sc)
+		wantGet(t, s, sc.At, sc)
+		if b.NamedByDueTime {
+			wantNotFound(t, s, sc.Name, time.Time{})
+		} else {
+			wantGet(t, s, time.Time{}, sc)
+		}
+	})
+
+	t.Run("get of nothing armed is ErrScheduleNotFound", func(t *testing.T) {
+		s := b.New(t)
+		sc, other := ContractSchedule("alice", 1), ContractSchedule("alice", 2)
+		arm(t, s, other)
+		wantNotFound(t, s, sc.Name, sc.At)
+	})
+
+	t.Run("get after delete is ErrScheduleNotFound, and the listing leaves it out", func(t *testing.T) {
+		s := b.New(t)
+		gone, kept := ContractSchedule("alice", 1), ContractSchedule("alice", 2)
+		arm(t, s, gone, kept)
+		if err := s.Delete(ctx, gone.Name, gone.At); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+		wantNotFound(t, s, gone.Name, gone.At)
+		wantListed(t, s, 10, kept)
+	})
+
+	t.Run("a move is read and listed at its new due time", func(t *testing.T) {
+		s := b.New(t)
+		sc := ContractSchedule("alice", 1)
+		arm(t, s, sc)
+		moved := ContractSchedule("alice", 1)
+		moved.At = sc.At.Add(36 * time.Hour)
+		moved.Payload.Due = moved.At
+		if err := s.Update(ctx, moved, sc.At); err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		wantGet(t, s, moved.At, moved)
+		wantListed(t, s, 10, moved)
+	})
+
+	for _, limit := range []int{1, 2, 100} {
+		t.Run("list pages through every armed schedule, limit "+strconv.Itoa(limit), func(t *testing.T) {
+			s := b.New(t)
+			var want []task.Schedule
+			for n := 1; n <= 5; n++ {
+				sc := ContractSchedule("user"+strconv.Itoa(n%2), n)
+				arm(t, s, sc)
+				want = append(want, sc)
+			}
+			wantListed(t, s, limit, want...)
+		})
+	}
+
+	t.Run("list of nothing armed is one empty last page", func(t *testing.T) {
+		s := b.New(t)
+		p, err := s.List(ctx, task.PageRequest{Limit: 10})
+		if err != nil || len(p.Schedules) != 0 || p.Cursor != "" {
+			t.Fatalf("list = %+v, %v; want no schedules and no cursor", p, err)
 		}
 	})
 }

@@ -42,8 +42,8 @@ func TestLoadLayerReadsOnlyItsLayersVariables(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || c.Layer != tc.want {
-				t.Fatalf("layer %s (%v), want %s", c.Layer, err, tc.want)
+			if err != nil || c.Timer != tc.want {
+				t.Fatalf("layer %s (%v), want %s", c.Timer, err, tc.want)
 			}
 			if tc.want == layers.TTL && c.TTL.TTLAttr != layers.DefaultTTLAttr {
 				t.Fatalf("TTL attribute %q, want the default", c.TTL.TTLAttr)

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/adapters/timers"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -29,7 +30,7 @@ func main() {
 	log := lambdaenv.Logger()
 	cfg := lambdaenv.Must(loadLayer(os.Getenv))
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
-	sched := lambdaenv.Must(newScheduler(aws, cfg))
+	sched := lambdaenv.Must(timers.New(aws, cfg.Config))
 	rec := metrics.New(FunctionName, os.Stdout)
 	worker := lambdaenv.Must(cancel.NewWorker(cfg.Schema, sched, rec, log))
 	lambda.Start((&handler{worker: worker, metrics: rec, log: log}).handle)

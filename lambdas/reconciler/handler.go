@@ -8,7 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/adapters/timers"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/envvars"
@@ -23,12 +24,26 @@ const FunctionName = metrics.FunctionReconciler
 // and saves its checkpoint before Lambda's timeout ends it.
 const StopMargin = 15 * time.Second
 
+// Item views (envvars.ItemView).
+const (
+	// ViewScan lists the armed items of a table of any schema with a Scan
+	// (dynamo.ArmedItems).
+	ViewScan = "scan"
+	// ViewTodo lists them from the to-do table's pending index, and
+	// records confirmed schedules on the tasks (task.NewReconcileView).
+	ViewTodo = "todo"
+)
+
 // config is what the function reads from its environment.
 type config struct {
-	Table     string
-	Scheduler awsscheduler.Config
-	// Target is TARGET_FUNCTION_ARN: the to-do app's notify function, which
-	// an overdue task's expiry runs exactly as the expiry function does.
+	Table  string
+	Schema contract.Schema
+	// Timer is the timer whose schedules the reconciler repairs.
+	Timer timers.Config
+	// View is how the armed items are listed: ViewScan or ViewTodo.
+	View string
+	// Target is TARGET_FUNCTION_ARN: the adopter's target, which an
+	// overdue item's firing runs exactly as the expiry function does.
 	Target string
 	// Lease is FIRE_LEASE_SECONDS, the expiry function's: how long an
 	// attempt holds the right to run the target (default
@@ -43,9 +58,15 @@ type config struct {
 // is FIRE_LEASE_SECONDS; TARGET_FUNCTION_ARN is required.
 func loadConfig(getenv func(string) string) (config, error) {
 	e := lambdaenv.New(getenv)
+	t, err := timers.Load(e, getenv)
+	if err != nil {
+		return config{}, err
+	}
 	c := config{
-		Table:     e.Require(envvars.Table),
-		Scheduler: awsscheduler.ConfigFromEnv(e),
+		Table:  e.Require(envvars.Table),
+		Schema: e.Schema(),
+		Timer:  t,
+		View:   getenv(envvars.ItemView),
 		// The target the expiry function runs: an expiry by the
 		// reconciler notifies exactly as one by a schedule.
 		Target: e.Require(envvars.TargetFunctionArn),
@@ -55,6 +76,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.Reconcile.Grace = time.Duration(e.Int(envvars.GraceSec, 0, 1, 86400)) * time.Second
 	c.Reconcile.Budget = time.Duration(e.Int(envvars.BudgetSec, 0, 1, 900)) * time.Second
 	c.Reconcile.RatePerSec = e.Float(envvars.RatePerSec, 0, 0, 1000)
+	switch c.View {
+	case "":
+		c.View = ViewScan
+	case ViewScan, ViewTodo:
+	default:
+		return c, fmt.Errorf("configuration: %s is %q: use %q or %q", envvars.ItemView, c.View, ViewScan, ViewTodo)
+	}
 	return c, e.Err()
 }
 

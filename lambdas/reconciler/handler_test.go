@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,8 +71,8 @@ func TestHandleRunsTheReconciler(t *testing.T) {
 	}
 	var out bytes.Buffer
 	rec := metrics.New(FunctionName, &out)
-	r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Pending: store, Tasks: store, Scheduler: sched,
-		Schedules: sched, Expirer: svc, Checkpoints: &checkpoints{}, Clock: c, Sleep: c.sleep, Metrics: rec, Log: quiet})
+	r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema,
+		Items: task.NewReconcileView(store, store), Scheduler: sched, Schedules: sched, Firer: svc, Checkpoints: &checkpoints{}, Clock: c, Sleep: c.sleep, Metrics: rec, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +189,9 @@ func TestLoadConfig(t *testing.T) {
 		{"bad grace", with("GRACE_SEC", "5m"), reconcile.Config{}, `GRACE_SEC must be a whole number from 1 to 86400 (given "5m")`},
 		{"zero budget", with("BUDGET_SEC", "0"), reconcile.Config{}, "BUDGET_SEC"},
 		{"negative rate", with("RATE_PER_SEC", "-1"), reconcile.Config{}, "RATE_PER_SEC"},
+		{"the to-do view", with("RECONCILE_ITEM_VIEW", "todo"), reconcile.Config{}, ""},
+		{"an unknown view", with("RECONCILE_ITEM_VIEW", "index"), reconcile.Config{}, `RECONCILE_ITEM_VIEW is "index"`},
+		{"an unknown timer", with("UNSCHEDULE_EXECUTION_LAYER", "cron"), reconcile.Config{}, "UNSCHEDULE_EXECUTION_LAYER"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,9 +205,12 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Reconcile != tt.want || got.Table != "tasks" || got.Scheduler.GroupName != "g" || got.Target != "arn:notify" ||
+			if got.Reconcile != tt.want || got.Table != "tasks" || got.Timer.Scheduler.GroupName != "g" || got.Target != "arn:notify" ||
 				got.Lease != fire.DefaultLease {
 				t.Errorf("loadConfig = %+v, want reconcile %+v", got, tt.want)
+			}
+			if want := cmp.Or(tt.env["RECONCILE_ITEM_VIEW"], ViewScan); got.View != want {
+				t.Errorf("view %q, want %q", got.View, want)
 			}
 		})
 	}

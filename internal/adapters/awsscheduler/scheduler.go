@@ -234,7 +234,7 @@ func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 // serves (ServedTime), in the terms Create was given, not its expression.
 // The scheduler does not return a schedule's client token, so ClientToken
 // is "".
-func (c *Client) Get(ctx context.Context, name string) (task.Schedule, error) {
+func (c *Client) Get(ctx context.Context, name string, _ time.Time) (task.Schedule, error) {
 	out, err := c.api.GetSchedule(ctx, &scheduler.GetScheduleInput{
 		Name: aws.String(name), GroupName: aws.String(c.cfg.GroupName),
 	})

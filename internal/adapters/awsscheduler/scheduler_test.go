@@ -221,7 +221,7 @@ func TestDeleteAndGetAddressTheGroup(t *testing.T) {
 	if err := c.Delete(context.Background(), "task-x", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(context.Background(), "task-y"); err != nil {
+	if _, err := c.Get(context.Background(), "task-y", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []struct{ field, got, want string }{
@@ -246,7 +246,7 @@ func TestErrorMapping(t *testing.T) {
 		"create": func(c *Client) error { return c.Create(ctx, testSchedule) },
 		"update": func(c *Client) error { return c.Update(ctx, testSchedule, testSchedule.At) },
 		"delete": func(c *Client) error { return c.Delete(ctx, testSchedule.Name, testSchedule.At) },
-		"get":    func(c *Client) error { _, err := c.Get(ctx, testSchedule.Name); return err },
+		"get":    func(c *Client) error { _, err := c.Get(ctx, testSchedule.Name, time.Time{}); return err },
 		"list":   func(c *Client) error { _, err := c.List(ctx, task.PageRequest{}); return err },
 	}
 	for _, tc := range []struct {
@@ -381,7 +381,7 @@ func TestGetParsesTheSchedule(t *testing.T) {
 		}, task.Schedule{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := newClient(t, &fakeAPI{getOut: tc.out}, testCfg).Get(context.Background(), "task-x")
+			got, err := newClient(t, &fakeAPI{getOut: tc.out}, testCfg).Get(context.Background(), "task-x", time.Time{})
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error %v", err, tc.wantErr)
 			}
@@ -478,7 +478,7 @@ func TestConsumerSchemaPayload(t *testing.T) {
 	}
 	api.getOut = &scheduler.GetScheduleOutput{Name: aws.String(sc.Name), ScheduleExpression: api.create[0].ScheduleExpression,
 		Target: &types.Target{Input: aws.String(input)}}
-	got, err := c.Get(context.Background(), sc.Name)
+	got, err := c.Get(context.Background(), sc.Name, sc.At)
 	if err != nil || !got.Payload.Equal(sc.Payload) || !got.At.Equal(sc.At) {
 		t.Fatalf("Get = %+v, %v; want payload %+v at %s", got, err, sc.Payload, sc.At)
 	}

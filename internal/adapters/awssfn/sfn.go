@@ -29,8 +29,9 @@
 // running executions: the name, and with it the ARN (the state machine's
 // ARN with "stateMachine" replaced by "execution", then ":" and the name),
 // comes from the item's key and the due time it was armed for, which the
-// cancellation message carries from the record's old image. Nothing lists
-// executions.
+// cancellation message carries from the record's old image. Only the
+// reconciler lists executions (List, a timer.Reader); Get reads one by
+// the same ARN.
 //
 // Some executions are left running: a restart (its name holds the time of
 // the re-arm, which no later cancel knows), the old execution of a cancel
@@ -52,6 +53,7 @@ package awssfn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -64,6 +66,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
@@ -77,7 +80,15 @@ type API interface {
 	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
 }
 
-var _ API = (*sfn.Client)(nil)
+// ListAPI is the call List adds to API. New takes an API; List works when
+// that client also has ListExecutions (an *sfn.Client has), and is an
+// error otherwise: the functions that only arm and disarm need no more.
+type ListAPI interface {
+	API
+	ListExecutions(ctx context.Context, in *sfn.ListExecutionsInput, opts ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error)
+}
+
+var _ ListAPI = (*sfn.Client)(nil)
 
 // refusal is an error no retry can change (a due time beyond
 // layers.MaxHorizon stays beyond it: the horizon moves with the clock, but
@@ -112,7 +123,10 @@ type Client struct {
 	cfg Config
 }
 
-var _ task.Scheduler = (*Client)(nil)
+var (
+	_ task.Scheduler = (*Client)(nil)
+	_ timer.Reader   = (*Client)(nil)
+)
 
 // New checks cfg and returns a client.
 func New(api API, cfg Config) (*Client, error) {
@@ -227,4 +241,109 @@ func (c *Client) stop(ctx context.Context, name string) error {
 // machine's ARN with "stateMachine" replaced by "execution".
 func (c *Client) executionArn(name string) string {
 	return strings.Replace(c.cfg.StateMachineArn, ":stateMachine:", ":execution:", 1) + ":" + name
+}
+
+// Get implements timer.Reader: the running execution named for the due
+// time at (DescribeExecution by its ARN), with the due time and payload
+// of its input. timer.ErrNotFound when no execution has that name, when
+// it is not RUNNING (it fired, failed or was stopped: it will not fire),
+// or when at is zero: an execution is named by its due time, so without
+// one there is no name to read (List gives the names and due times).
+// DescribeExecution is eventually consistent: an execution started a
+// moment ago may not be found yet.
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
+func (c *Client) Get(ctx context.Context, name string, at time.Time) (timer.Schedule, error) {
+	if at.IsZero() {
+		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w: without its due time there is no execution name to read",
+			name, timer.ErrNotFound)
+	}
+	exec := layers.ExecutionName(name, at)
+	d, err := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(exec))})
+	var gone *types.ExecutionDoesNotExist
+	switch {
+	case errors.As(err, &gone):
+		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w (%w)", exec, timer.ErrNotFound, err)
+	case err != nil:
+		return timer.Schedule{}, fmt.Errorf("awssfn: describe %s: %w", exec, err)
+	case d.Status != types.ExecutionStatusRunning:
+		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w: the execution is %s", exec, timer.ErrNotFound, d.Status)
+	}
+	var in layers.Input
+	if err := json.Unmarshal([]byte(aws.ToString(d.Input)), &in); err != nil {
+		return timer.Schedule{}, fmt.Errorf("awssfn: execution %s: input: %w", exec, err)
+	}
+	due, err := time.Parse(time.RFC3339, in.At)
+	if err != nil {
+		return timer.Schedule{}, fmt.Errorf("awssfn: execution %s: input at: %w", exec, err)
+	}
+	p, err := c.cfg.Schema.DecodePayload(in.Payload)
+	if err != nil {
+		return timer.Schedule{}, fmt.Errorf("awssfn: execution %s: input payload: %w", exec, err)
+	}
+	return timer.Schedule{Name: name, At: due.UTC(), Payload: p}, nil
+}
+
+// maxListResults is the most ListExecutions returns in one call.
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListExecutions.html
+const maxListResults = 1000
+
+// List implements timer.Reader: one page of the state machine's RUNNING
+// executions (ListExecutions with statusFilter RUNNING), one entry per
+// execution, so an item with several running (a restart, or a stale one:
+// see the package comment) is listed once for each. Each entry has the
+// schedule name and due time its execution name holds (a restart's is
+// the due time of the execution it restarted), and no Payload: Get reads
+// it. Executions whose names are not this schema's (another schema's
+// prefix, a name hashed for its length) are skipped, so a page may be
+// short or empty while more follow. The cursor is ListExecutions'
+// nextToken. ListExecutions is eventually consistent (an execution
+// started or stopped a moment ago may be listed as it was), lists the
+// most recent first, and its tokens expire after 24 hours (InvalidToken).
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListExecutions.html
+func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, error) {
+	limit := page.Limit
+	switch {
+	case limit <= 0:
+		limit = task.DefaultPageSize
+	case limit > maxListResults:
+		limit = maxListResults
+	}
+	in := &sfn.ListExecutionsInput{
+		StateMachineArn: aws.String(c.cfg.StateMachineArn),
+		StatusFilter:    types.ExecutionStatusRunning,
+		MaxResults:      int32(limit),
+	}
+	if page.Cursor != "" {
+		in.NextToken = aws.String(page.Cursor)
+	}
+	l, ok := c.api.(ListAPI)
+	if !ok {
+		return timer.Page{}, errors.New("awssfn: list executions: the Step Functions client has no ListExecutions: pass an *sfn.Client")
+	}
+	out, err := l.ListExecutions(ctx, in)
+	if err != nil {
+		return timer.Page{}, fmt.Errorf("awssfn: list executions: %w", err)
+	}
+	p := timer.Page{Cursor: aws.ToString(out.NextToken)}
+	for _, e := range out.Executions {
+		if s, ok := c.parse(aws.ToString(e.Name)); ok {
+			p.Schedules = append(p.Schedules, s)
+		}
+	}
+	return p, nil
+}
+
+// parse reads the schedule name and due time from an execution's name:
+// an ExecutionName, or a RestartName of one. ok is false for any other
+// name, or a schedule name without one of the schema's prefixes.
+func (c *Client) parse(exec string) (timer.Schedule, bool) {
+	name, due, ok := layers.ParseExecutionName(exec)
+	if !ok {
+		name, due, _, ok = layers.ParseRestartName(exec)
+	}
+	s := c.cfg.Schema
+	if !ok || !(strings.HasPrefix(name, s.ScheduleNamePrefix) || (s.ReminderNamePrefix != "" && strings.HasPrefix(name, s.ReminderNamePrefix))) {
+		return timer.Schedule{}, false
+	}
+	return timer.Schedule{Name: name, At: due}, true
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
@@ -43,6 +47,52 @@ type exec struct {
 type fakeSFN struct {
 	execs map[string]*exec
 	calls map[string]int
+	// lists holds each ListExecutions input; fail, when set, is the
+	// error of every DescribeExecution and ListExecutions.
+	lists []sfn.ListExecutionsInput
+	fail  error
+}
+
+// ListExecutions pages through the executions of the status filter, in
+// name order (AWS lists the most recent first: the order is not part of
+// the contract); the token is the offset.
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListExecutions.html
+func (f *fakeSFN) ListExecutions(_ context.Context, in *sfn.ListExecutionsInput, _ ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error) {
+	f.calls["ListExecutions"]++
+	f.lists = append(f.lists, *in)
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	if aws.ToString(in.StateMachineArn) != smArn {
+		return nil, errors.New("StateMachineDoesNotExist: " + aws.ToString(in.StateMachineArn))
+	}
+	var names []string
+	for n, e := range f.execs {
+		if in.StatusFilter == "" || e.status == in.StatusFilter {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	from := 0
+	if in.NextToken != nil {
+		var err error
+		if from, err = strconv.Atoi(*in.NextToken); err != nil {
+			return nil, errors.New("InvalidToken: " + *in.NextToken)
+		}
+	}
+	size := int(in.MaxResults)
+	if size == 0 {
+		size = 100
+	}
+	out := &sfn.ListExecutionsOutput{}
+	for i := from; i < len(names) && i < from+size; i++ {
+		out.Executions = append(out.Executions, types.ExecutionListItem{Name: aws.String(names[i]),
+			ExecutionArn: aws.String(execPrefix + names[i]), Status: f.execs[names[i]].status})
+	}
+	if from+size < len(names) {
+		out.NextToken = aws.String(strconv.Itoa(from + size))
+	}
+	return out, nil
 }
 
 func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
@@ -86,6 +136,9 @@ func (f *fakeSFN) StopExecution(_ context.Context, in *sfn.StopExecutionInput, _
 
 func (f *fakeSFN) DescribeExecution(_ context.Context, in *sfn.DescribeExecutionInput, _ ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error) {
 	f.calls["DescribeExecution"]++
+	if f.fail != nil {
+		return nil, f.fail
+	}
 	n, err := f.name(aws.ToString(in.ExecutionArn))
 	if err != nil {
 		return nil, err
@@ -154,8 +207,7 @@ func TestCreateWithAnotherInputIsAClearError(t *testing.T) {
 }
 
 // A cancel or a move costs one StopExecution by the execution's ARN,
-// whatever the number of other running executions (the API has no
-// ListExecutions to call).
+// whatever the number of other running executions: it lists none.
 func TestCancelAndMoveAreOneStop(t *testing.T) {
 	due, later := now.Add(time.Hour), now.Add(2*time.Hour)
 	old, moved := sched(item, due), sched(item, later)
@@ -380,5 +432,152 @@ func TestBeyondOneYearIsRejected(t *testing.T) {
 				t.Errorf("err %v does not report Permanent()", err)
 			}
 		})
+	}
+}
+
+// Get reads the running execution named for the due time, with the due
+// time and payload of its input; anything else is timer.ErrNotFound.
+func TestGetReadsTheRunningExecutionOfTheDueTime(t *testing.T) {
+	due := now.Add(time.Hour)
+	s := sched(item, due)
+	want := s
+	want.ClientToken = ""
+	throttled := errors.New("ThrottlingException: slow down")
+	for _, tc := range []struct {
+		name      string
+		status    types.ExecutionStatus // "" for no execution
+		input     string                // "" for the input Create writes
+		at        time.Time
+		fail      error
+		want      error // nil: want the schedule
+		wantCalls int
+	}{
+		{"running", types.ExecutionStatusRunning, "", due, nil, nil, 1},
+		{"running, asked without a due time", types.ExecutionStatusRunning, "", time.Time{}, nil, timer.ErrNotFound, 0},
+		{"running, asked for another due time", types.ExecutionStatusRunning, "", due.Add(time.Second), nil, timer.ErrNotFound, 1},
+		{"never started", "", "", due, nil, timer.ErrNotFound, 1},
+		{"stopped", types.ExecutionStatusAborted, "", due, nil, timer.ErrNotFound, 1},
+		{"fired", types.ExecutionStatusSucceeded, "", due, nil, timer.ErrNotFound, 1},
+		{"failed", types.ExecutionStatusFailed, "", due, nil, timer.ErrNotFound, 1},
+		{"throttled", types.ExecutionStatusRunning, "", due, throttled, throttled, 1},
+		{"input not JSON", types.ExecutionStatusRunning, "{", due, nil, errBadInput, 1},
+		{"payload of another schema", types.ExecutionStatusRunning, `{"at":"2026-11-30T13:00:00Z","payload":{"x":"1"}}`, due, nil, errBadInput, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, f := newClient(t)
+			if tc.status != "" {
+				in := tc.input
+				if in == "" {
+					in = layers.ExecutionInput(tableschema.Todo(), s)
+				}
+				f.execs[layers.ExecutionName(s.Name, due)] = &exec{input: in, status: tc.status}
+			}
+			f.fail = tc.fail
+			got, err := c.Get(context.Background(), s.Name, tc.at)
+			switch {
+			case tc.want == nil && (err != nil || !reflect.DeepEqual(got, want)):
+				t.Fatalf("get = %+v, %v; want %+v", got, err, want)
+			case tc.want == errBadInput && (err == nil || errors.Is(err, timer.ErrNotFound)):
+				t.Fatalf("get: %v; want an error that is not ErrNotFound", err)
+			case tc.want != nil && tc.want != errBadInput && !errors.Is(err, tc.want):
+				t.Fatalf("get: %v; want %v", err, tc.want)
+			}
+			if tc.fail != nil && errors.Is(err, timer.ErrNotFound) {
+				t.Fatalf("get: %v; a failed call is not ErrNotFound", err)
+			}
+			if f.calls["DescribeExecution"] != tc.wantCalls {
+				t.Fatalf("%d describes; want %d", f.calls["DescribeExecution"], tc.wantCalls)
+			}
+		})
+	}
+}
+
+var errBadInput = errors.New("a bad input")
+
+// List gives one entry per running execution of the schema's items, the
+// item's name and the due time the execution's name holds (a restart's
+// too), in pages of at most the limit, whatever other executions run.
+func TestListGivesEachRunningExecution(t *testing.T) {
+	d1, d2, d3 := now.Add(time.Hour), now.Add(2*time.Hour), now.Add(3*time.Hour)
+	a, b := sched(item, d1), sched("01J0000000000000000000000B", d2)
+	ctx := context.Background()
+	for _, limit := range []int{1, 2, 3, 50} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			c, f := newClient(t)
+			clock := now
+			c.cfg.Now = func() time.Time { return clock }
+			for _, step := range []func() error{
+				func() error { return c.Create(ctx, a) },
+				func() error { return c.Create(ctx, b) },
+				func() error { return c.Delete(ctx, b.Name, d2) }, // cancelled: not listed
+				func() error { return c.Delete(ctx, a.Name, d1) },
+				func() error { clock = clock.Add(time.Second); return c.Create(ctx, a) }, // re-armed: a restart
+				func() error { return c.Create(ctx, sched(item, d3)) },                   // a create that raced a move
+			} {
+				if err := step(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Executions that are not the schema's items'.
+			for _, n := range []string{"other-1798761600", strings.Repeat("ab", 32), "task-x-r"} {
+				f.execs[n] = &exec{status: types.ExecutionStatusRunning}
+			}
+			var got []timer.Schedule
+			page := timer.PageRequest{Limit: limit}
+			for range 20 {
+				p, err := c.List(ctx, page)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(p.Schedules) > limit {
+					t.Fatalf("a page of %d; limit %d", len(p.Schedules), limit)
+				}
+				got = append(got, p.Schedules...)
+				if page.Cursor = p.Cursor; p.Cursor == "" {
+					break
+				}
+			}
+			sort.Slice(got, func(i, j int) bool { return got[i].At.Before(got[j].At) })
+			want := []timer.Schedule{{Name: a.Name, At: d1}, {Name: a.Name, At: d3}}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("listed %+v; want %+v", got, want)
+			}
+			for _, in := range f.lists {
+				if in.StatusFilter != types.ExecutionStatusRunning || int(in.MaxResults) != limit {
+					t.Fatalf("ListExecutions input %+v; want RUNNING and maxResults %d", in, limit)
+				}
+			}
+		})
+	}
+}
+
+func TestListPageSizeAndErrors(t *testing.T) {
+	for _, tc := range []struct{ limit, want int }{{0, task.DefaultPageSize}, {-1, task.DefaultPageSize}, {1000, 1000}, {5000, 1000}} {
+		c, f := newClient(t)
+		if _, err := c.List(context.Background(), timer.PageRequest{Limit: tc.limit}); err != nil {
+			t.Fatal(err)
+		}
+		if got := int(f.lists[0].MaxResults); got != tc.want {
+			t.Fatalf("limit %d: maxResults %d; want %d", tc.limit, got, tc.want)
+		}
+	}
+	c, f := newClient(t)
+	f.fail = errors.New("InvalidToken: expired")
+	if _, err := c.List(context.Background(), timer.PageRequest{Cursor: "old"}); !errors.Is(err, f.fail) ||
+		aws.ToString(f.lists[0].NextToken) != "old" {
+		t.Fatalf("list: %v (token %v); want the error wrapped, the cursor sent", err, f.lists[0].NextToken)
+	}
+}
+
+// A client that only arms and disarms (no ListExecutions) builds, and
+// List says what is missing.
+func TestListWithoutListExecutionsIsAnError(t *testing.T) {
+	f := &fakeSFN{execs: map[string]*exec{}, calls: map[string]int{}}
+	c, err := New(struct{ API }{f}, Config{StateMachineArn: smArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.List(context.Background(), timer.PageRequest{}); err == nil || !strings.Contains(err.Error(), "ListExecutions") {
+		t.Fatalf("list: %v; want an error naming ListExecutions", err)
 	}
 }

@@ -17,6 +17,8 @@
 //   - Delete removes the marker (a cancel); none is
 //     task.ErrScheduleNotFound. That delete is the user's own, not the
 //     service's, so the TTL filter drops it from the stream.
+//   - Get (timer.Reader) reads the marker, a strongly consistent GetItem;
+//     List scans the table for markers, for the reconciler.
 package ttlmarker
 
 import (
@@ -32,6 +34,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/layers"
@@ -42,7 +45,11 @@ import (
 type API interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
+
+var _ API = (*dynamodb.Client)(nil)
 
 // Config is the table, its TTL attribute and the schema.
 type Config struct {
@@ -63,7 +70,10 @@ type Client struct {
 	cfg Config
 }
 
-var _ task.Scheduler = (*Client)(nil)
+var (
+	_ task.Scheduler = (*Client)(nil)
+	_ timer.Reader   = (*Client)(nil)
+)
 
 // New checks cfg and returns a client.
 func New(api API, cfg Config) (*Client, error) {

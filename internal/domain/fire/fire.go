@@ -293,3 +293,15 @@ func (c *Core) Remind(ctx context.Context, p contract.Payload, store ReminderSto
 	}
 	return Fired, nil
 }
+
+// Firing is a Core bound to its target: what a timer's firing runs, and
+// what the reconciler runs for an overdue item.
+type Firing struct {
+	Core   *Core
+	Target Deliverer
+}
+
+// Fire runs Core.Fire with the target.
+func (f Firing) Fire(ctx context.Context, p contract.Payload) (Outcome, error) {
+	return f.Core.Fire(ctx, p, f.Target)
+}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/clock"
-	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
 // SleepFunc waits d or until ctx ends. Tests and the simulation pass one
@@ -22,15 +21,15 @@ func Sleep(ctx context.Context, d time.Duration) error { return clock.System{}.S
 // clock.
 type Limiter struct {
 	mu       sync.Mutex
-	clock    task.Clock
+	clock    clock.Reader
 	sleep    SleepFunc
 	interval time.Duration
 	next     time.Time
 }
 
 // NewLimiter returns a limiter of perSecond calls a second (> 0).
-func NewLimiter(perSecond float64, clock task.Clock, sleep SleepFunc) *Limiter {
-	return &Limiter{clock: clock, sleep: sleep, interval: time.Duration(float64(time.Second) / perSecond)}
+func NewLimiter(perSecond float64, c clock.Reader, sleep SleepFunc) *Limiter {
+	return &Limiter{clock: c, sleep: sleep, interval: time.Duration(float64(time.Second) / perSecond)}
 }
 
 // Wait blocks until the next call may start.

@@ -59,8 +59,8 @@ func benchPass(b *testing.B, confirmed bool) {
 		b.Fatal(err)
 	}
 	r, err := reconcile.New(reconcile.Config{RatePerSec: 1e9, Budget: 24 * time.Hour},
-		reconcile.Deps{Pending: snapshotPending(pending), Tasks: store, Scheduler: sched,
-			Schedules: snapshotSchedules{Scheduler: sched, all: schedules}, Expirer: svc, Checkpoints: &checkpoints{},
+		reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(store, snapshotPending(pending)), Scheduler: sched,
+			Schedules: snapshotSchedules{Scheduler: sched, all: schedules}, Firer: svc, Checkpoints: &checkpoints{},
 			Clock: fixedClock(now), Sleep: func(context.Context, time.Duration) error { return nil },
 			Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {

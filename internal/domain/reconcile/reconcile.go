@@ -1,50 +1,21 @@
-// Package reconcile repairs the drift between the task table and the
-// scheduler, in both directions, as a recurring bounded job:
+// Package reconcile is the core's reconciler: it repairs the drift
+// between an item table and its timer, in both directions, as a recurring
+// bounded job, for any item schema (contract.Schema, read through Items)
+// and every timer (timer.Scheduler and timer.Reader):
 //
-//   - a Pending task with no schedule, or one at the wrong time, gets a
-//     correct one (and its ScheduleRepair mark is cleared);
-//   - a schedule whose task is gone or no longer Pending is deleted;
-//   - a Pending task whose deadline passed more than a grace period ago is
-//     expired through task.Firer, the expiry function's own conditional
-//     path and target, which notifies its owner once;
-//   - an Expired task whose notification is not recorded, expired more
-//     than a grace period ago (its publish failed, and its retries are
-//     spent or there were none: the reconciler's own expiry has no
-//     retry), goes through task.Firer again, which takes the
-//     notification claim over and publishes.
+//   - an armed item with no schedule, or one at the wrong time, gets a
+//     correct one;
+//   - a schedule whose item is gone, no longer armed, or armed for another
+//     due time (a stale Step Functions execution) is removed;
+//   - an armed item due more than the grace period ago, and a fired item
+//     whose delivery is not recorded, are fired through the firing core
+//     and the adopter's target (Firer), which claims them once.
 //
-// A run costs what the drift costs, not what the table holds:
-//
-//  1. The overdue sweep opens every run: the tasks due at least the grace
-//     period ago, read from every shard of the pending index up to that
-//     deadline (task.PendingRequest.DueBy), are expired or re-notified.
-//     It makes no scheduler call, so no backlog of other work delays an
-//     expiry past the next run.
-//  2. The tasks phase reads the rest of the index. A task whose schedule
-//     is confirmed (task.Task.ScheduleConfirmed: the API recorded its
-//     creation, or a pass checked it) costs no scheduler call. A task
-//     marked for repair gets its schedule created (one call). Any other
-//     task (its deadline changed since, or its item predates the record)
-//     is read back with GetSchedule and repaired; once its last change is
-//     older than Config.Settle, the result is recorded so that later
-//     passes trust it. A Pending task overdue by its instant that the
-//     sweep did not list (a writer's spelling that sorts after the
-//     sweep's bound) is expired here.
-//  3. The schedules phase lists the schedule group (one call per 100
-//     schedules). A schedule of a Pending task costs nothing more; any
-//     other is read and, when its task is gone or finished, deleted. When
-//     the whole listing ran in one run, a confirmed task whose schedule
-//     was not listed (deleted by hand) gets it back.
-//
-// What no pass sees without reading every schedule: a confirmed schedule
-// moved to another time by hand, or by a dead-lettered reschedule that is
-// redriven later. The overdue sweep bounds it: such a task is expired at
-// most the grace period and one interval late.
-//
-// Scheduler calls are rate-limited; a run stops at its time budget and
-// saves a checkpoint (phase, page cursor, offset in the page), and the
-// next run resumes there after its own overdue sweep. Every repair is
-// idempotent, so redoing part of a page after a crash is harmless.
+// Each run opens with the overdue sweep, then walks the items and then
+// what the timer lists, paced by a rate limit, and stops at its budget
+// with a checkpoint the next run resumes from. Every repair re-reads or
+// is conditional, so a stale listing or a redone page is harmless. What a
+// run affords, and the bound it gives: docs/reconciler.md.
 package reconcile
 
 import (
@@ -52,10 +23,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/clock"
-	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/domain/fire"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -87,26 +61,91 @@ type Checkpoints interface {
 	Save(ctx context.Context, cp Checkpoint) error
 }
 
-// TaskStore is what the reconciler reads and writes of single tasks.
-type TaskStore interface {
-	Get(ctx context.Context, userID, taskID string) (task.Task, error)
-	SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error
-	MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error
+// Item is an item as the reconciler reads it: the contract's view of it
+// (key, state, due time, reminder, delivery), and what a store may record
+// besides.
+type Item struct {
+	contract.Item
+	// FiredAt is when the claim fired the item (zero when the store does
+	// not say; ClaimAt stands in for it).
+	FiredAt time.Time
+	// Updated is the item's last change (zero when the store does not
+	// record one: the item is then never recorded as confirmed).
+	Updated time.Time
+	// ScheduledFor is the due time whose schedule was confirmed (zero:
+	// none), and Repair says the writer failed to create the schedule.
+	// Only a store with Marks keeps them.
+	ScheduledFor time.Time
+	Repair       bool
 }
 
-// PendingCounter counts what task.PendingLister.ListPending would list
-// from req.Cursor on, without reading the tasks. Optional: a lister that
-// is not one makes Result.LeftOver a lower bound (1 when a run stops
-// early).
-type PendingCounter interface {
-	CountPending(ctx context.Context, req task.PendingRequest) (int, error)
+// Confirmed reports whether the item's schedule is vouched for: recorded
+// as confirmed for its current due time, and no failure recorded since.
+func (it Item) Confirmed() bool {
+	return !it.Repair && !it.ScheduledFor.IsZero() && it.ScheduledFor.Equal(it.Due)
 }
 
-// Expirer expires a task the way the expiry function does: the firing
-// core on the task table, delivering to the to-do app's target
-// (*task.Firer).
-type Expirer interface {
-	Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error)
+// firedAt is when the item was fired, as well as the store knows.
+func (it Item) firedAt() time.Time {
+	if !it.FiredAt.IsZero() {
+		return it.FiredAt
+	}
+	return it.ClaimAt
+}
+
+// ErrItemNotFound: no item with that key.
+var ErrItemNotFound = errors.New("item not found")
+
+// ListRequest asks for one page of the items the reconciler owes work.
+type ListRequest struct {
+	Cursor string
+	Limit  int
+	// DueBy, when set, keeps only the items due at or before it (the
+	// overdue ones). A store may list more (it may compare due times as
+	// stored); the reconciler checks each item's due time itself.
+	DueBy time.Time
+}
+
+// ItemPage is one page of items. Cursor is "" on the last page.
+type ItemPage struct {
+	Items  []Item
+	Cursor string
+}
+
+// Items is the reconciler's view of the item table, for any schema.
+type Items interface {
+	// List pages through the armed items, and the fired ones whose
+	// delivery is not recorded. Cursor is opaque.
+	List(ctx context.Context, req ListRequest) (ItemPage, error)
+	// Get reads one item with a consistent read; ErrItemNotFound if none.
+	Get(ctx context.Context, k contract.Key) (Item, error)
+}
+
+// Marks is an Items that records what the reconciler confirmed, so later
+// passes trust it without a timer call (the to-do table does). Optional:
+// without it every armed item's schedule is read on every pass.
+type Marks interface {
+	// MarkScheduled records that the item's schedule is confirmed for due,
+	// and clears its repair mark, only if the item is armed with that due
+	// time; fire.ErrConditionFailed otherwise (missing item included).
+	MarkScheduled(ctx context.Context, k contract.Key, due time.Time) error
+	// SetScheduleRepair sets or clears the item's repair mark.
+	SetScheduleRepair(ctx context.Context, k contract.Key, repair bool) error
+}
+
+// Counter counts what Items.List would list from req.Cursor on, without
+// reading the items. Optional: without it Result.LeftOver is a lower
+// bound (1 when a run stops early).
+type Counter interface {
+	Count(ctx context.Context, req ListRequest) (int, error)
+}
+
+// Firer fires an item the way the timer's firing does: the firing core's
+// claim on the item table, then the adopter's target (fire.Core with its
+// Deliverer; *task.Firer for the to-do app). An error wrapping
+// fire.ErrInProgress means another attempt holds the claim.
+type Firer interface {
+	Fire(ctx context.Context, p contract.Payload) (fire.Outcome, error)
 }
 
 // Config bounds a run.
@@ -167,14 +206,19 @@ func (c Config) withDefaults() Config {
 // Deps are the reconciler's collaborators; all but Clock, Sleep, Metrics
 // and Log are required.
 type Deps struct {
-	Pending     task.PendingLister
-	Tasks       TaskStore
-	Scheduler   task.Scheduler
-	Schedules   task.ScheduleReader
-	Expirer     Expirer
+	// Schema names the items' attributes and their schedules'.
+	Schema contract.Schema
+	// Items is the item table (a Marks and a Counter too, optionally).
+	Items Items
+	// Scheduler and Schedules are the timer: what arms, moves and disarms
+	// an item's schedule (execution, marker), and what reads them.
+	Scheduler timer.Scheduler
+	Schedules timer.Reader
+	// Firer fires an overdue item.
+	Firer       Firer
 	Checkpoints Checkpoints
 	// Clock defaults to the wall clock.
-	Clock task.Clock
+	Clock clock.Reader
 	// Sleep defaults to Sleep (real time).
 	Sleep SleepFunc
 	// Metrics may be nil (no metrics).
@@ -187,18 +231,22 @@ type Deps struct {
 type Reconciler struct {
 	cfg     Config
 	d       Deps
+	marks   Marks
 	limiter *Limiter
 }
 
 // New checks the dependencies and returns a Reconciler.
 func New(cfg Config, d Deps) (*Reconciler, error) {
 	for name, ok := range map[string]bool{
-		"Pending": d.Pending != nil, "Tasks": d.Tasks != nil, "Scheduler": d.Scheduler != nil,
-		"Schedules": d.Schedules != nil, "Expirer": d.Expirer != nil, "Checkpoints": d.Checkpoints != nil,
+		"Items": d.Items != nil, "Scheduler": d.Scheduler != nil,
+		"Schedules": d.Schedules != nil, "Firer": d.Firer != nil, "Checkpoints": d.Checkpoints != nil,
 	} {
 		if !ok {
 			return nil, fmt.Errorf("reconcile: Deps.%s is required", name)
 		}
+	}
+	if err := d.Schema.Validate(); err != nil {
+		return nil, fmt.Errorf("reconcile: Deps.Schema: %w", err)
 	}
 	if d.Clock == nil {
 		d.Clock = clock.System{}
@@ -210,7 +258,8 @@ func New(cfg Config, d Deps) (*Reconciler, error) {
 		d.Log = slog.Default()
 	}
 	cfg = cfg.withDefaults()
-	return &Reconciler{cfg: cfg, d: d, limiter: NewLimiter(cfg.RatePerSec, d.Clock, d.Sleep)}, nil
+	marks, _ := d.Items.(Marks)
+	return &Reconciler{cfg: cfg, d: d, marks: marks, limiter: NewLimiter(cfg.RatePerSec, d.Clock, d.Sleep)}, nil
 }
 
 // Result is what one run did.
@@ -284,23 +333,20 @@ type run struct {
 	*Reconciler
 	res      *Result
 	deadline time.Time
-	// cut is the overdue sweep's bound: tasks due at or before it are the
+	// cut is the overdue sweep's bound: items due at or before it are the
 	// sweep's, in this run or the next.
 	cut time.Time
 	// sweepLeft is the request of the page where the overdue sweep
-	// stopped, when it did not finish (its handled tasks have left the
-	// index, unless they failed and are still due).
-	sweepLeft *task.PendingRequest
-	// pending holds the Pending tasks by schedule name, for the schedules
-	// phase: collected by a tasks phase that runs whole in this run, else
-	// read from the index when the run enters the schedules phase. order
+	// stopped, when it did not finish (its handled items have left the
+	// listing, unless they failed and are still due).
+	sweepLeft *ListRequest
+	// pending holds the armed items by schedule name, for the schedules
+	// phase: collected by an items phase that runs whole in this run, else
+	// read from the table when the run enters the schedules phase. order
 	// keeps them in listing order; havePending says they are all there.
 	pending     map[string]*pendingEntry
 	order       []*pendingEntry
 	havePending bool
-	// pendingSince is when the reading of pending began: a task made
-	// after it is not in pending, and is left to the next pass.
-	pendingSince time.Time
 	// listedWhole: the schedules listing started at its first page in
 	// this run, so an unlisted confirmed schedule is really missing.
 	listedWhole bool
@@ -309,9 +355,10 @@ type run struct {
 }
 
 type pendingEntry struct {
-	userID, taskID string
-	confirmed      bool
-	listed         bool
+	key       contract.Key
+	due       time.Time
+	confirmed bool
+	listed    bool
 }
 
 // Run does the overdue sweep, then resumes the pass from the saved
@@ -362,25 +409,32 @@ func (r *Reconciler) Run(ctx context.Context) (Result, error) {
 	return res, err
 }
 
-// sweepOverdue expires the tasks due at or before the cut, every shard,
-// from the first page. It returns errBudget when the budget is spent.
+// armed reports whether the item must have a schedule.
+func (x *run) armed(it Item) bool { return x.d.Schema.Armed(it.Item) }
+
+// undelivered reports whether the item was fired and its delivery is
+// not recorded.
+func (x *run) undelivered(it Item) bool { return it.State == x.d.Schema.FiredState && !it.Delivered }
+
+// sweepOverdue fires the items due at or before the cut, from the first
+// page. It returns errBudget when the budget is spent.
 func (x *run) sweepOverdue(ctx context.Context) error {
-	req := task.PendingRequest{Limit: x.cfg.PageSize, DueBy: x.cut}
+	req := ListRequest{Limit: x.cfg.PageSize, DueBy: x.cut}
 	for {
 		if err := x.inBudget(ctx); err != nil {
 			x.sweepLeft = &req
 			return err
 		}
-		page, err := x.d.Pending.ListPending(ctx, req)
+		page, err := x.d.Items.List(ctx, req)
 		if err != nil {
-			return fmt.Errorf("reconcile: list overdue tasks: %w", err)
+			return fmt.Errorf("reconcile: list overdue items: %w", err)
 		}
-		for _, t := range page.Tasks {
+		for _, it := range page.Items {
 			if err := x.inBudget(ctx); err != nil {
 				x.sweepLeft = &req
 				return err
 			}
-			x.overdue(ctx, t)
+			x.overdue(ctx, it)
 		}
 		if page.Cursor == "" {
 			return nil
@@ -389,14 +443,14 @@ func (x *run) sweepOverdue(ctx context.Context) error {
 	}
 }
 
-// count is how many tasks are listed from req on, less the skip already
-// handled; 0 when the lister cannot count (Run reports at least 1).
-func (x *run) count(ctx context.Context, req task.PendingRequest, skip int) int {
-	c, ok := x.d.Pending.(PendingCounter)
+// count is how many items are listed from req on, less the skip already
+// handled; 0 when the store cannot count (Run reports at least 1).
+func (x *run) count(ctx context.Context, req ListRequest, skip int) int {
+	c, ok := x.d.Items.(Counter)
 	if !ok {
 		return 0
 	}
-	n, err := c.CountPending(ctx, req)
+	n, err := c.Count(ctx, req)
 	if err != nil {
 		x.d.Log.WarnContext(ctx, "counting the work left failed", "error", err)
 		return 0
@@ -406,12 +460,12 @@ func (x *run) count(ctx context.Context, req task.PendingRequest, skip int) int 
 
 // leftOver is the work the run had not reached: the larger of what the
 // overdue sweep left and what the pass left from cp on (the pass's count
-// includes the overdue tasks of the shards it has not read).
+// includes the overdue items it has not read).
 func (x *run) leftOver(ctx context.Context, cp Checkpoint) int {
 	n := x.missingLeft
 	switch {
 	case cp.Phase == PhaseTasks:
-		n += x.count(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize}, cp.Offset)
+		n += x.count(ctx, ListRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize}, cp.Offset)
 	case cp.Phase == PhaseSchedules && x.havePending:
 		for _, e := range x.order {
 			if !e.listed {
@@ -441,17 +495,17 @@ func (x *run) walk(ctx context.Context, cp *Checkpoint) error {
 		case PhaseTasks:
 			if x.pending == nil && cp.Cursor == "" && cp.Offset == 0 {
 				// This run sees the whole phase: collect.
-				x.pending, x.pendingSince = map[string]*pendingEntry{}, x.d.Clock.Now()
+				x.pending = map[string]*pendingEntry{}
 			}
-			page, err := x.d.Pending.ListPending(ctx, task.PendingRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
+			page, err := x.d.Items.List(ctx, ListRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
 			if err != nil {
-				return fmt.Errorf("reconcile: list pending tasks: %w", err)
+				return fmt.Errorf("reconcile: list armed items: %w", err)
 			}
-			n, next = len(page.Tasks), page.Cursor
+			n, next = len(page.Items), page.Cursor
 			item = func(i int) {
-				t := page.Tasks[i]
-				if confirmed, pending := x.task(ctx, t); pending {
-					x.collect(t, confirmed)
+				it := page.Items[i]
+				if confirmed, armed := x.item(ctx, it); armed {
+					x.collect(it, confirmed)
 				}
 			}
 		case PhaseSchedules:
@@ -464,7 +518,7 @@ func (x *run) walk(ctx context.Context, cp *Checkpoint) error {
 			if err := x.wait(ctx); err != nil {
 				return errBudget
 			}
-			page, err := x.d.Schedules.List(ctx, task.PageRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
+			page, err := x.d.Schedules.List(ctx, timer.PageRequest{Cursor: cp.Cursor, Limit: x.cfg.PageSize})
 			if err != nil {
 				return fmt.Errorf("reconcile: list schedules: %w", err)
 			}
@@ -506,73 +560,74 @@ func (x *run) inBudget(ctx context.Context) error {
 	return nil
 }
 
-// overdue handles a task of the overdue sweep: Pending and due at least
-// the grace period ago, or Expired and not notified (the listing may be
-// stale; every write re-reads or is conditional).
-func (x *run) overdue(ctx context.Context, t task.Task) {
+func (x *run) logger(it Item) *slog.Logger {
+	return x.d.Log.With("key", it.Key.String(), "dueAt", contract.FormatTime(it.Due))
+}
+
+// overdue handles an item of the overdue sweep: armed and due at least
+// the grace period ago, or fired and its delivery not recorded (the
+// listing may be stale; every write re-reads or is conditional).
+func (x *run) overdue(ctx context.Context, it Item) {
 	x.res.TasksChecked++
-	log := x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
-	switch t.Status {
-	case task.StatusExpired:
-		// Its notification is not recorded. Within the grace period an
-		// expiry attempt may still be at work (or retried by the
-		// scheduler); after it, nothing else will retry.
-		if x.d.Clock.Now().Sub(t.ExpiredAt) > x.cfg.Grace {
-			x.expire(ctx, log, t, "unnotified expired task")
+	switch {
+	case x.undelivered(it):
+		// Within the grace period a firing attempt may still be at work
+		// (or retried by the timer); after it, nothing else will retry.
+		if x.d.Clock.Now().Sub(it.firedAt()) > x.cfg.Grace {
+			x.fire(ctx, x.logger(it), it, "undelivered fired item")
 		}
-	case task.StatusPending:
-		// The listing compares due times as stored strings, so a writer's
+	case x.armed(it):
+		// A store may compare due times as stored strings, so a writer's
 		// spelling with a negative offset ("…T19:23:49-05:00") is listed
 		// before its instant; the firing core would refuse it as early.
 		// It is not overdue yet: leave it to its schedule.
-		if t.DueAt.After(x.cut) {
+		if it.Due.After(x.cut) {
 			return
 		}
-		// The expiry's conditional write (still Pending, same deadline)
-		// decides, so a stale listing cannot expire a moved deadline.
-		x.expire(ctx, log, t, "overdue task")
+		// The claim's conditional write (still armed, same due time)
+		// decides, so a stale listing cannot fire a moved due time.
+		x.fire(ctx, x.logger(it), it, "overdue item")
 	}
 }
 
-// collect adds a listed Pending task to the tasks the schedules phase
+// collect adds a listed armed item to the items the schedules phase
 // knows, when this run collects them.
-func (x *run) collect(t task.Task, confirmed bool) {
-	if x.pending == nil || t.Status != task.StatusPending {
+func (x *run) collect(it Item, confirmed bool) {
+	if x.pending == nil || !x.armed(it) {
 		return
 	}
-	e := &pendingEntry{userID: t.UserID, taskID: t.TaskID, confirmed: confirmed}
-	x.pending[task.ScheduleName(t.TaskID)] = e
+	e := &pendingEntry{key: it.Key, due: it.Due, confirmed: confirmed}
+	x.pending[x.d.Schema.ScheduleName(it.Key)] = e
 	x.order = append(x.order, e)
 }
 
-// task checks one task of the tasks phase, and reports whether its
-// schedule is confirmed, and whether the task is still Pending as listed
-// (the schedules phase keeps the schedule of a task it collected). Tasks due by the cut are the overdue sweep's;
-// Expired ones are too (they were due before they expired). A Pending
-// one listed here past the cut is one the sweep did not reach: the index
-// sorts the due attribute as stored, and a writer's spelling with a
-// positive offset ("T09:00:00+01:00" for 08:00Z) or a lower-case "t"
-// sorts after the sweep's bound (that offset, or up to a day). It is
-// expired here, so a lost schedule costs such a task at most one pass;
-// then its schedule, if any, is an orphan that the schedules phase deletes.
-func (x *run) task(ctx context.Context, t task.Task) (confirmed, pending bool) {
+// item checks one item of the items phase, and reports whether its
+// schedule is confirmed, and whether the item is still armed as listed
+// (the schedules phase keeps the schedule of an item it collected).
+// Items due by the cut are the overdue sweep's; fired ones are too. An
+// armed one listed here past the cut is one the sweep did not reach: a
+// store that compares the due attribute as stored sorts a writer's
+// spelling with a positive offset ("T09:00:00+01:00" for 08:00Z) or a
+// lower-case "t" after the sweep's bound. It is fired here, so a lost
+// schedule costs such an item at most one pass; then its schedule, if
+// any, is an orphan that the schedules phase deletes.
+func (x *run) item(ctx context.Context, it Item) (confirmed, armed bool) {
 	x.res.TasksChecked++
 	now := x.d.Clock.Now()
-	if t.Status == task.StatusPending && !t.DueAt.After(x.cut) {
-		return false, !x.expire(ctx, x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt)),
-			t, "overdue task the sweep did not list")
+	armed = x.armed(it)
+	if armed && !it.Due.After(x.cut) {
+		return false, !x.fire(ctx, x.logger(it), it, "overdue item the sweep did not list")
 	}
-	pending = t.Status == task.StatusPending
-	if !pending || !t.DueAt.After(now) {
+	if !armed || !it.Due.After(now) {
 		// Overdue, or due within the grace period: its schedule is firing
-		// now, and the next run's sweep expires it if that fails.
-		return false, pending
+		// now, and the next run's sweep fires it if that fails.
+		return false, armed
 	}
-	if t.ScheduleConfirmed() {
-		return true, true // no scheduler call: the schedules phase sees it deleted
+	if it.Confirmed() {
+		return true, true // no timer call: the schedules phase sees it deleted
 	}
-	log := x.d.Log.With("userId", t.UserID, "taskId", t.TaskID, "dueAt", task.FormatTime(t.DueAt))
-	fresh, ok, err := x.ensureSchedule(ctx, log, t)
+	log := x.logger(it)
+	fresh, ok, err := x.ensureSchedule(ctx, log, it)
 	if err != nil {
 		x.fail(ctx, log, "repair schedule", err)
 		return false, true
@@ -584,15 +639,18 @@ func (x *run) task(ctx context.Context, t task.Task) (confirmed, pending bool) {
 		x.fail(ctx, log, "repair reminder schedule", err)
 		return false, true
 	}
-	if now.Sub(fresh.UpdatedAt) >= x.cfg.Settle {
-		switch err := x.d.Tasks.MarkScheduled(ctx, fresh.UserID, fresh.TaskID, fresh.DueAt); {
-		case errors.Is(err, task.ErrConditionFailed):
+	if x.marks == nil {
+		return false, true // nothing records a confirmation: checked every pass
+	}
+	if !fresh.Updated.IsZero() && now.Sub(fresh.Updated) >= x.cfg.Settle {
+		switch err := x.marks.MarkScheduled(ctx, fresh.Key, fresh.Due); {
+		case errors.Is(err, fire.ErrConditionFailed):
 			// Changed meanwhile: the next pass checks it again.
 		case err != nil:
 			x.fail(ctx, log, "record the schedule", err)
 		default:
 			x.res.SchedulesConfirmed++
-			if fresh.ScheduleRepair {
+			if fresh.Repair {
 				x.res.RepairFlagsCleared++
 			}
 			return true, true
@@ -601,8 +659,8 @@ func (x *run) task(ctx context.Context, t task.Task) (confirmed, pending bool) {
 	}
 	// Changed recently: a reschedule may still be on its way, so the
 	// schedule stays unconfirmed and is checked again next pass.
-	if fresh.ScheduleRepair {
-		if err := x.d.Tasks.SetScheduleRepair(ctx, fresh.UserID, fresh.TaskID, false); err != nil {
+	if fresh.Repair {
+		if err := x.marks.SetScheduleRepair(ctx, fresh.Key, false); err != nil {
 			x.fail(ctx, log, "clear repair mark", err)
 			return false, true
 		}
@@ -612,60 +670,60 @@ func (x *run) task(ctx context.Context, t task.Task) (confirmed, pending bool) {
 	return false, true
 }
 
-// expire runs the expiry use case on a listed task, and reports whether
-// it expired it (or re-notified it). A notification that
-// another attempt is publishing right now (task.ErrNotifyInProgress) is
-// not a failure: that attempt records it, or the next pass takes over.
-func (x *run) expire(ctx context.Context, log *slog.Logger, t task.Task, what string) (expired bool) {
-	out, err := x.d.Expirer.Expire(ctx, task.ExpireRequest{UserID: t.UserID, TaskID: t.TaskID, DueAt: t.DueAt})
-	if errors.Is(err, task.ErrNotifyInProgress) {
-		log.InfoContext(ctx, what+": its notification is in progress elsewhere; the next pass checks again")
+// fire fires a listed item through the firer, and reports whether it
+// fired it (or delivered an undelivered firing). A delivery that another
+// attempt is making right now (fire.ErrInProgress) is not a failure:
+// that attempt records it, or the next pass takes over.
+func (x *run) fire(ctx context.Context, log *slog.Logger, it Item, what string) (fired bool) {
+	out, err := x.d.Firer.Fire(ctx, contract.Payload{Key: it.Key, Due: it.Due})
+	if errors.Is(err, fire.ErrInProgress) {
+		log.InfoContext(ctx, what+": its delivery is in progress elsewhere; the next pass checks again")
 		return false
 	}
 	if err != nil {
-		x.fail(ctx, log, "expire "+what, err)
+		x.fail(ctx, log, "fire "+what, err)
 		return false
 	}
-	if out == task.Expired || out == task.Renotified {
+	if out == fire.Fired || out == fire.Redelivered {
 		x.res.TasksExpired++
-		log.InfoContext(ctx, what+" expired", "outcome", out)
+		log.InfoContext(ctx, what+" fired", "outcome", out)
 		return true
 	}
 	return false
 }
 
-// ensureSchedule gives a Pending task the schedule task.ScheduleFor says
-// it must have, and returns the task as it was when it checked. A task
+// ensureSchedule gives an armed item the schedule the schema says it
+// must have, and returns the item as it was when it checked. An item
 // marked for repair is known to lack one: it is created without reading
-// first. ok is false when the task turned out not to need one (it is gone
-// or no longer Pending: the cancellation pipeline handles it).
-func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task) (fresh task.Task, ok bool, err error) {
-	want := task.ScheduleFor(t)
-	var have task.Schedule
-	missing := t.ScheduleRepair
+// first. ok is false when the item turned out not to need one (it is
+// gone or no longer armed: the cancellation pipeline handles it).
+func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, it Item) (fresh Item, ok bool, err error) {
+	want := x.d.Schema.ScheduleFor(it.Item)
+	var have timer.Schedule
+	missing := it.Repair
 	if !missing {
-		have, err = x.get(ctx, want.Name)
-		missing = errors.Is(err, task.ErrScheduleNotFound)
+		have, err = x.get(ctx, want.Name, want.At)
+		missing = errors.Is(err, timer.ErrNotFound)
 		if err != nil && !missing {
-			return t, false, err
+			return it, false, err
 		}
 		if !missing && matches(have, want) {
-			return t, true, nil
+			return it, true, nil
 		}
 	}
-	// Drift. Re-read the task before writing: the listing may predate a
-	// deadline change that the worker has already applied.
-	fresh, err = x.d.Tasks.Get(ctx, t.UserID, t.TaskID)
-	if errors.Is(err, task.ErrNotFound) {
-		return t, false, nil
+	// Drift. Re-read the item before writing: the listing may predate a
+	// due time change that the worker has already applied.
+	fresh, err = x.d.Items.Get(ctx, it.Key)
+	if errors.Is(err, ErrItemNotFound) {
+		return it, false, nil
 	}
 	if err != nil {
-		return t, false, fmt.Errorf("re-read task: %w", err)
+		return it, false, fmt.Errorf("re-read item: %w", err)
 	}
-	if fresh.Status != task.StatusPending || !fresh.DueAt.After(x.d.Clock.Now()) {
+	if !x.armed(fresh) || !fresh.Due.After(x.d.Clock.Now()) {
 		return fresh, false, nil
 	}
-	want = task.ScheduleFor(fresh)
+	want = x.d.Schema.ScheduleFor(fresh.Item)
 	if !missing && matches(have, want) {
 		return fresh, true, nil
 	}
@@ -673,18 +731,18 @@ func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task)
 		err = x.create(ctx, want)
 		if err == nil {
 			x.res.SchedulesCreated++
-			log.InfoContext(ctx, "missing schedule created", "at", task.FormatTime(want.At))
+			log.InfoContext(ctx, "missing schedule created", "at", contract.FormatTime(want.At))
 			return fresh, true, nil
 		}
-		if !errors.Is(err, task.ErrScheduleExists) {
+		if !errors.Is(err, timer.ErrExists) {
 			return fresh, false, fmt.Errorf("create schedule: %w", err)
 		}
-		// One exists, maybe for another deadline: move it.
+		// One exists, maybe for another due time: move it.
 	}
 	err = x.update(ctx, want, have.At)
-	if errors.Is(err, task.ErrScheduleNotFound) {
+	if errors.Is(err, timer.ErrNotFound) {
 		// Fired or deleted meanwhile.
-		if err = x.create(ctx, want); errors.Is(err, task.ErrScheduleExists) {
+		if err = x.create(ctx, want); errors.Is(err, timer.ErrExists) {
 			err = nil
 		}
 	}
@@ -692,35 +750,36 @@ func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, t task.Task)
 		return fresh, false, fmt.Errorf("move schedule: %w", err)
 	}
 	x.res.SchedulesMoved++
-	log.InfoContext(ctx, "schedule moved to the task's deadline", "from", task.FormatTime(have.At),
-		"to", task.FormatTime(want.At))
+	log.InfoContext(ctx, "schedule moved to the item's due time", "from", contract.FormatTime(have.At),
+		"to", contract.FormatTime(want.At))
 	return fresh, true, nil
 }
 
-// ensureReminder gives a Pending task, checked by ensureSchedule, the
-// reminder schedule task.ReminderFor says it must have when its time is
-// still ahead. A reminder schedule the task no longer wants (no reminder,
-// or its time passed) is left alone: it fires, its claim fails, and it
+// ensureReminder gives an armed item, checked by ensureSchedule, the
+// reminder schedule the schema says it must have when its time is still
+// ahead. A reminder schedule the item no longer wants (no reminder, or
+// its time passed) is left alone: it fires, its claim fails, and it
 // deletes itself; the cancellation worker deletes it on every change.
-// Reminder schedules are named with their own prefix, which the schedules
-// phase does not list, so they are never taken for orphans.
-func (x *run) ensureReminder(ctx context.Context, log *slog.Logger, t task.Task) error {
-	want, ok := task.ReminderFor(t, x.d.Clock.Now())
-	if !ok {
+// Reminder schedules are named with their own prefix, which the
+// schedules phase does not take for the due-time schedules', so they are
+// never taken for orphans.
+func (x *run) ensureReminder(ctx context.Context, log *slog.Logger, it Item) error {
+	want, ok := x.d.Schema.ReminderFor(it.Item)
+	if !ok || !want.At.After(x.d.Clock.Now()) {
 		return nil
 	}
-	have, err := x.get(ctx, want.Name)
+	have, err := x.get(ctx, want.Name, want.At)
 	switch {
 	case err == nil && matches(have, want):
 		return nil
 	case err == nil:
 		err = x.update(ctx, want, have.At)
-		if errors.Is(err, task.ErrScheduleNotFound) {
+		if errors.Is(err, timer.ErrNotFound) {
 			err = x.create(ctx, want) // fired or deleted meanwhile
 		}
-	case errors.Is(err, task.ErrScheduleNotFound):
+	case errors.Is(err, timer.ErrNotFound):
 		err = x.create(ctx, want)
-		if errors.Is(err, task.ErrScheduleExists) {
+		if errors.Is(err, timer.ErrExists) {
 			err = x.update(ctx, want, time.Time{}) // made meanwhile, for a time not known
 		}
 	}
@@ -728,30 +787,30 @@ func (x *run) ensureReminder(ctx context.Context, log *slog.Logger, t task.Task)
 		return err
 	}
 	x.res.SchedulesCreated++
-	log.InfoContext(ctx, "reminder schedule repaired", "at", task.FormatTime(want.At))
+	log.InfoContext(ctx, "reminder schedule repaired", "at", contract.FormatTime(want.At))
 	return nil
 }
 
-// matches reports whether have fires when want does, with the same
-// deadline in its payload (a payload naming another deadline would make
-// the expiry skip the task). An empty payload (not reported) is not held
+// matches reports whether have fires when want does, with the same due
+// time in its payload (a payload naming another due time would make the
+// claim skip the item). An empty payload (not reported) is not held
 // against it.
-func matches(have, want task.Schedule) bool {
+func matches(have, want timer.Schedule) bool {
 	return have.At.Equal(want.At) && (have.Payload.IsZero() || have.Payload.Equal(want.Payload))
 }
 
-// loadPending reads the Pending tasks of the whole index (table reads, no
-// scheduler call): the schedules phase needs no call for their schedules.
+// loadPending reads the armed items of the whole table (table reads, no
+// timer call): the schedules phase needs no call for their schedules.
 func (x *run) loadPending(ctx context.Context) error {
-	x.pending, x.order, x.pendingSince = map[string]*pendingEntry{}, nil, x.d.Clock.Now()
-	req := task.PendingRequest{Limit: task.MaxPageSize}
+	x.pending, x.order = map[string]*pendingEntry{}, nil
+	req := ListRequest{Limit: x.cfg.PageSize}
 	for {
-		page, err := x.d.Pending.ListPending(ctx, req)
+		page, err := x.d.Items.List(ctx, req)
 		if err != nil {
-			return fmt.Errorf("reconcile: list pending tasks: %w", err)
+			return fmt.Errorf("reconcile: list armed items: %w", err)
 		}
-		for _, t := range page.Tasks {
-			x.collect(t, t.ScheduleConfirmed())
+		for _, it := range page.Items {
+			x.collect(it, it.Confirmed())
 		}
 		if page.Cursor == "" {
 			x.havePending = true
@@ -761,66 +820,118 @@ func (x *run) loadPending(ctx context.Context) error {
 	}
 }
 
-// schedule deletes a schedule whose task is gone or not Pending. The
-// schedule of a Pending task costs nothing: the tasks phase checked it.
-func (x *run) schedule(ctx context.Context, s task.Schedule) {
+// schedule checks one listed schedule. The schedule of an armed item
+// costs nothing when the listing cannot tell its due time (the tasks
+// phase checked it); one listed with another due time than the item's
+// (a timer that holds one per due time: a stale execution) is removed,
+// and the item's own made sure of. A schedule whose item is gone or not
+// armed is deleted.
+func (x *run) schedule(ctx context.Context, s timer.Schedule) {
 	x.res.SchedulesChecked++
 	if e, ok := x.pending[s.Name]; ok {
 		e.listed = true
+		if s.At.IsZero() || s.At.Equal(e.due) {
+			return
+		}
+		x.misplaced(ctx, e, s)
 		return
 	}
 	log := x.d.Log.With("schedule", s.Name)
-	taskID, ok := task.TaskIDFromScheduleName(s.Name)
-	if !ok {
-		log.WarnContext(ctx, "not a task schedule; left alone")
+	if !strings.HasPrefix(s.Name, x.d.Schema.ScheduleNamePrefix) ||
+		(x.d.Schema.Reminds() && strings.HasPrefix(s.Name, x.d.Schema.ReminderNamePrefix)) {
+		log.WarnContext(ctx, "not an item's due-time schedule; left alone")
 		return
 	}
-	if made, _ := task.IDTime(taskID); made.After(x.pendingSince) {
-		// Made after the Pending tasks were read: most likely Pending,
-		// and not worth a call in this pass (the next one sees it). A
-		// clock skew between the API and the reconciler only moves a
-		// schedule to the next pass, or costs it a read.
-		return
-	}
-	userID := s.Payload.Key.Partition
-	if userID == "" {
-		// Listings omit the target input: read the schedule.
-		full, err := x.get(ctx, s.Name)
-		if errors.Is(err, task.ErrScheduleNotFound) {
+	if s.Payload.IsZero() {
+		// Listings may omit the target input: read the schedule.
+		full, err := x.get(ctx, s.Name, s.At)
+		if errors.Is(err, timer.ErrNotFound) {
 			return
 		}
 		if err != nil {
 			x.fail(ctx, log, "read schedule", err)
 			return
 		}
-		s.At = full.At
-		if userID = full.Payload.Key.Partition; userID == "" {
-			x.fail(ctx, log, "find the schedule's owner", errors.New("payload has no user id"))
+		s.At, s.Payload = full.At, full.Payload
+		if s.Payload.Key == (contract.Key{}) {
+			x.fail(ctx, log, "find the schedule's item", errors.New("payload has no key"))
 			return
 		}
 	}
-	t, err := x.d.Tasks.Get(ctx, userID, taskID)
+	it, err := x.d.Items.Get(ctx, s.Payload.Key)
 	switch {
-	case errors.Is(err, task.ErrNotFound):
+	case errors.Is(err, ErrItemNotFound):
 	case err != nil:
-		x.fail(ctx, log, "read task", err)
+		x.fail(ctx, log, "read item", err)
 		return
-	case t.Status == task.StatusPending:
-		return // created after the pending tasks were read
+	case x.armed(it) && (it.Due.Equal(s.At) || s.At.IsZero()):
+		return // armed after the armed items were read
+	case x.armed(it):
+		// Armed after the read, for another due time: this one is stale.
+		x.misplaced(ctx, &pendingEntry{key: it.Key, due: it.Due}, s)
+		return
 	}
-	if err := x.delete(ctx, s.Name, s.At); err != nil && !errors.Is(err, task.ErrScheduleNotFound) {
+	if err := x.delete(ctx, s.Name, s.At); err != nil && !errors.Is(err, timer.ErrNotFound) {
 		x.fail(ctx, log, "delete orphan schedule", err)
 		return
 	}
 	x.res.SchedulesDeleted++
-	log.InfoContext(ctx, "orphan schedule deleted", "taskId", taskID, "taskStatus", t.Status)
+	log.InfoContext(ctx, "orphan schedule deleted", "key", s.Payload.Key.String(), "state", it.State)
 }
 
-// restoreMissing creates the schedule of every confirmed Pending task that
+// misplaced handles a listed schedule at another due time than its
+// item's, as read: after a fresh read, a schedule still at the wrong
+// time is deleted, and the item's own is created when it is still ahead
+// (on a timer that holds one per name, the delete removed it).
+func (x *run) misplaced(ctx context.Context, e *pendingEntry, s timer.Schedule) {
+	log := x.d.Log.With("schedule", s.Name, "key", e.key.String(), "at", contract.FormatTime(s.At))
+	it, err := x.d.Items.Get(ctx, e.key)
+	switch {
+	case errors.Is(err, ErrItemNotFound):
+	case err != nil:
+		x.fail(ctx, log, "re-read item", err)
+		return
+	case x.armed(it) && it.Due.Equal(s.At):
+		return // moved meanwhile: this one is right
+	}
+	switch err := x.delete(ctx, s.Name, s.At); {
+	case errors.Is(err, timer.ErrNotFound):
+		// Gone meanwhile, or not nameable by its due time (a Step
+		// Functions restart: it fires, and the claim skips it).
+	case err != nil:
+		x.fail(ctx, log, "delete misplaced schedule", err)
+		return
+	default:
+		x.res.SchedulesDeleted++
+		log.InfoContext(ctx, "misplaced schedule deleted")
+	}
+	if err != nil || !x.armed(it) || !it.Due.After(x.d.Clock.Now()) {
+		return
+	}
+	// The item's own: on a timer that holds one per name the delete
+	// removed it; on one that holds one per due time it may run already.
+	want := x.d.Schema.ScheduleFor(it.Item)
+	switch have, err := x.get(ctx, want.Name, want.At); {
+	case err == nil && matches(have, want):
+		return
+	case err != nil && !errors.Is(err, timer.ErrNotFound):
+		x.fail(ctx, log, "read the item's schedule", err)
+		return
+	}
+	switch err := x.create(ctx, want); {
+	case err == nil:
+		x.res.SchedulesCreated++
+	case errors.Is(err, timer.ErrExists):
+	default:
+		x.fail(ctx, log, "create the item's schedule", err)
+	}
+}
+
+// restoreMissing creates the schedule of every confirmed armed item that
 // the whole listing did not show (deleted by hand, or lost), after
-// re-reading the task. A schedule listed late (created during the
+// re-reading the item. A schedule listed late (created during the
 // listing) is found by its create: the same client token succeeds, and
-// another gives task.ErrScheduleExists; both leave it as it is.
+// another gives timer.ErrExists; both leave it as it is.
 func (x *run) restoreMissing(ctx context.Context) {
 	for _, e := range x.order {
 		if e.listed || !e.confirmed {
@@ -830,24 +941,24 @@ func (x *run) restoreMissing(ctx context.Context) {
 			x.missingLeft++
 			continue
 		}
-		log := x.d.Log.With("userId", e.userID, "taskId", e.taskID)
-		t, err := x.d.Tasks.Get(ctx, e.userID, e.taskID)
+		log := x.d.Log.With("key", e.key.String())
+		it, err := x.d.Items.Get(ctx, e.key)
 		switch {
-		case errors.Is(err, task.ErrNotFound):
+		case errors.Is(err, ErrItemNotFound):
 			continue
 		case err != nil:
-			x.fail(ctx, log, "re-read task", err)
+			x.fail(ctx, log, "re-read item", err)
 			continue
-		case t.Status != task.StatusPending || !t.ScheduleConfirmed() || !t.DueAt.After(x.d.Clock.Now()):
+		case !x.armed(it) || !it.Confirmed() || !it.Due.After(x.d.Clock.Now()):
 			continue // finished, changed, or firing: not this pass's
 		}
-		switch err := x.create(ctx, task.ScheduleFor(t)); {
-		case errors.Is(err, task.ErrScheduleExists):
+		switch err := x.create(ctx, x.d.Schema.ScheduleFor(it.Item)); {
+		case errors.Is(err, timer.ErrExists):
 		case err != nil:
 			x.fail(ctx, log, "restore missing schedule", err)
 		default:
 			x.res.SchedulesCreated++
-			log.InfoContext(ctx, "confirmed schedule was missing: created", "at", task.FormatTime(t.DueAt))
+			log.InfoContext(ctx, "confirmed schedule was missing: created", "at", contract.FormatTime(it.Due))
 		}
 	}
 }
@@ -857,7 +968,7 @@ func (x *run) fail(ctx context.Context, log *slog.Logger, what string, err error
 	log.WarnContext(ctx, what+" failed; the next pass retries", "error", err)
 }
 
-// Rate-limited scheduler calls.
+// Rate-limited timer calls.
 
 func (x *run) wait(ctx context.Context) error {
 	if err := x.limiter.Wait(ctx); err != nil {
@@ -867,21 +978,21 @@ func (x *run) wait(ctx context.Context) error {
 	return nil
 }
 
-func (x *run) get(ctx context.Context, name string) (task.Schedule, error) {
+func (x *run) get(ctx context.Context, name string, at time.Time) (timer.Schedule, error) {
 	if err := x.wait(ctx); err != nil {
-		return task.Schedule{}, err
+		return timer.Schedule{}, err
 	}
-	return x.d.Schedules.Get(ctx, name)
+	return x.d.Schedules.Get(ctx, name, at)
 }
 
-func (x *run) create(ctx context.Context, s task.Schedule) error {
+func (x *run) create(ctx context.Context, s timer.Schedule) error {
 	if err := x.wait(ctx); err != nil {
 		return err
 	}
 	return x.d.Scheduler.Create(ctx, s)
 }
 
-func (x *run) update(ctx context.Context, s task.Schedule, from time.Time) error {
+func (x *run) update(ctx context.Context, s timer.Schedule, from time.Time) error {
 	if err := x.wait(ctx); err != nil {
 		return err
 	}

@@ -1,10 +1,11 @@
-package reconcile
+package reconcile_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"log/slog"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -23,13 +25,13 @@ var (
 )
 
 type memCheckpoints struct {
-	cp    Checkpoint
+	cp    reconcile.Checkpoint
 	saves int
 	err   error
 }
 
-func (m *memCheckpoints) Load(context.Context) (Checkpoint, error) { return m.cp, m.err }
-func (m *memCheckpoints) Save(_ context.Context, cp Checkpoint) error {
+func (m *memCheckpoints) Load(context.Context) (reconcile.Checkpoint, error) { return m.cp, m.err }
+func (m *memCheckpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
 	m.saves++
 	m.cp = cp
 	return m.err
@@ -49,8 +51,8 @@ func (s stalePending) ListPending(_ context.Context, req task.PendingRequest) (t
 }
 
 // counts keeps the repairs and the outcome of a Result, for comparing.
-func counts(r Result) Result {
-	return Result{SchedulesCreated: r.SchedulesCreated, SchedulesMoved: r.SchedulesMoved,
+func counts(r reconcile.Result) reconcile.Result {
+	return reconcile.Result{SchedulesCreated: r.SchedulesCreated, SchedulesMoved: r.SchedulesMoved,
 		SchedulesDeleted: r.SchedulesDeleted, TasksExpired: r.TasksExpired,
 		RepairFlagsCleared: r.RepairFlagsCleared, Errors: r.Errors, Completed: r.Completed}
 }
@@ -61,7 +63,7 @@ type world struct {
 	sched  *memory.Scheduler
 	outbox *memory.Outbox
 	cps    *memCheckpoints
-	deps   Deps
+	deps   reconcile.Deps
 	out    *bytes.Buffer
 }
 
@@ -73,14 +75,15 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.deps = Deps{Pending: w.store, Tasks: w.store, Scheduler: w.sched, Schedules: w.sched, Expirer: svc,
+	w.deps = reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(w.store, w.store), Scheduler: w.sched,
+		Schedules: w.sched, Firer: svc,
 		Checkpoints: w.cps, Clock: w.clock, Sleep: w.clock.Sleep, Metrics: metrics.New("reconciler", w.out), Log: quiet}
 	return w
 }
 
-func (w *world) run(t *testing.T, cfg Config) Result {
+func (w *world) run(t *testing.T, cfg reconcile.Config) reconcile.Result {
 	t.Helper()
-	r, err := New(cfg, w.deps)
+	r, err := reconcile.New(cfg, w.deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,78 +127,78 @@ func TestRunRepairs(t *testing.T) {
 	tests := []struct {
 		name         string
 		setup        func() setup
-		want         Result
+		want         reconcile.Result
 		wantSchedule bool // the task's correct schedule exists after
 		wantStatus   task.Status
 		wantNotified int
 	}{
 		{"pending without schedule gets one", func() setup { return setup{task: newTask(future)} },
-			Result{SchedulesCreated: 1}, true, task.StatusPending, 0},
+			reconcile.Result{SchedulesCreated: 1}, true, task.StatusPending, 0},
 		{"schedule at the wrong time is moved", func() setup {
 			tk := newTask(future)
 			return setup{task: tk, schedule: at(task.ScheduleFor(tk), future.Add(time.Hour))}
-		}, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+		}, reconcile.Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
 		{"schedule with another deadline in its payload is moved", func() setup {
 			tk := newTask(future)
 			return setup{task: tk, schedule: payloadDue(task.ScheduleFor(tk), "2029-01-01T00:00:00Z")}
-		}, Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+		}, reconcile.Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
 		{"correct schedule is left alone", func() setup {
 			tk := newTask(future)
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, Result{}, true, task.StatusPending, 0},
+		}, reconcile.Result{}, true, task.StatusPending, 0},
 		{"repair mark with no schedule: created and cleared", func() setup {
 			return setup{task: newTask(future, func(t *task.Task) { t.ScheduleRepair = true })}
-		}, Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+		}, reconcile.Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
 		{"repair mark with a correct schedule (the create's response was lost): created again, idempotently, and cleared", func() setup {
 			tk := newTask(future, func(t *task.Task) { t.ScheduleRepair = true })
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+		}, reconcile.Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
 		{"orphan of a deleted task is deleted", func() setup {
 			tk := newTask(future)
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, taskGone: true, schedule: &s}
-		}, Result{SchedulesDeleted: 1}, false, "", 0},
+		}, reconcile.Result{SchedulesDeleted: 1}, false, "", 0},
 		{"orphan of a done task is deleted, payload read with Get", func() setup {
 			tk := newTask(future, func(t *task.Task) { t.Status = task.StatusDone })
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, Result{SchedulesDeleted: 1}, false, task.StatusDone, 0},
+		}, reconcile.Result{SchedulesDeleted: 1}, false, task.StatusDone, 0},
 		{"schedule of a pending task is kept when listed without payload", func() setup {
 			tk := newTask(future)
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, Result{}, true, task.StatusPending, 0},
+		}, reconcile.Result{}, true, task.StatusPending, 0},
 		{"overdue past grace without schedule is expired and notified", func() setup {
 			return setup{task: newTask(t0.Add(-10 * time.Minute))}
-		}, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{TasksExpired: 1}, false, task.StatusExpired, 1},
 		{"overdue past grace with a stuck schedule: expired, schedule deleted", func() setup {
 			tk := newTask(t0.Add(-10 * time.Minute))
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
 		{"overdue within grace is left to its schedule", func() setup {
 			return setup{task: newTask(t0.Add(-time.Minute))}
-		}, Result{}, false, task.StatusPending, 0},
+		}, reconcile.Result{}, false, task.StatusPending, 0},
 		{"expired past grace, notification not recorded: notified", func() setup {
 			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))}
-		}, Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{TasksExpired: 1}, false, task.StatusExpired, 1},
 		{"expired past grace with a stuck schedule: notified, schedule deleted", func() setup {
 			tk := newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
 		{"expired within grace, not notified: left to its retries", func() setup {
 			return setup{task: newTask(t0.Add(-2*time.Minute), expiredAt(t0.Add(-time.Minute), t0.Add(-time.Minute)))}
-		}, Result{}, false, task.StatusExpired, 0},
+		}, reconcile.Result{}, false, task.StatusExpired, 0},
 		{"expired past grace, claim held by a retry now: no error, not sent", func() setup {
 			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Second)))}
-		}, Result{}, false, task.StatusExpired, 0},
+		}, reconcile.Result{}, false, task.StatusExpired, 0},
 		{"expired and notified is not touched", func() setup {
 			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)),
 				func(t *task.Task) { t.NotifiedAt = t0.Add(-10 * time.Minute) })}
-		}, Result{}, false, task.StatusExpired, 0},
+		}, reconcile.Result{}, false, task.StatusExpired, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,7 +212,7 @@ func TestRunRepairs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res := counts(w.run(t, Config{}))
+			res := counts(w.run(t, reconcile.Config{}))
 			tt.want.Completed = true
 			if res != tt.want {
 				t.Errorf("Result = %+v, want %+v", res, tt.want)
@@ -233,7 +236,7 @@ func TestRunRepairs(t *testing.T) {
 				t.Errorf("notifications = %d, want %d", n, tt.wantNotified)
 			}
 			// A second pass finds nothing more to do.
-			if again := counts(w.run(t, Config{})); again != (Result{Completed: true}) {
+			if again := counts(w.run(t, reconcile.Config{})); again != (reconcile.Result{Completed: true}) {
 				t.Errorf("second pass = %+v, want nothing done", again)
 			}
 			if n := w.outbox.SentFor(s.task.TaskID); n != tt.wantNotified {
@@ -260,16 +263,16 @@ func TestRunRetriesAFailedNotification(t *testing.T) {
 	for _, step := range []struct {
 		name    string
 		advance time.Duration
-		want    Result
+		want    reconcile.Result
 		sent    int
 	}{
-		{"expiry written, publish fails", 0, Result{Errors: 1}, 0},
-		{"within the grace period: left alone", 2 * time.Minute, Result{}, 0},
-		{"after the grace period: notified", DefaultGrace, Result{TasksExpired: 1}, 1},
-		{"then nothing more", time.Hour, Result{}, 1},
+		{"expiry written, publish fails", 0, reconcile.Result{Errors: 1}, 0},
+		{"within the grace period: left alone", 2 * time.Minute, reconcile.Result{}, 0},
+		{"after the grace period: notified", reconcile.DefaultGrace, reconcile.Result{TasksExpired: 1}, 1},
+		{"then nothing more", time.Hour, reconcile.Result{}, 1},
 	} {
 		w.clock.Advance(step.advance)
-		res := counts(w.run(t, Config{}))
+		res := counts(w.run(t, reconcile.Config{}))
 		step.want.Completed = true
 		if res != step.want {
 			t.Fatalf("%s: Result = %+v, want %+v", step.name, res, step.want)
@@ -295,9 +298,9 @@ func TestRunStaleListing(t *testing.T) {
 	if err := w.sched.Create(context.Background(), task.ScheduleFor(moved)); err != nil {
 		t.Fatal(err)
 	}
-	w.deps.Pending = stalePending{tasks: []task.Task{old}}
-	res := counts(w.run(t, Config{}))
-	if res != (Result{Completed: true}) {
+	w.deps.Items = task.NewReconcileView(w.store, stalePending{tasks: []task.Task{old}})
+	res := counts(w.run(t, reconcile.Config{}))
+	if res != (reconcile.Result{Completed: true}) {
 		t.Errorf("Result = %+v, want nothing done", res)
 	}
 	if got, _ := w.sched.Lookup(task.ScheduleName(old.TaskID)); got != task.ScheduleFor(moved) {
@@ -335,7 +338,7 @@ func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				res := w.run(t, Config{})
+				res := w.run(t, reconcile.Config{})
 				got, err := w.store.Get(ctx, tk.UserID, tk.TaskID)
 				if err != nil {
 					t.Fatal(err)
@@ -380,8 +383,8 @@ func TestRunBudgetAndResume(t *testing.T) {
 			for i := 0; i < tt.tasks; i++ {
 				w.store.Put(newTask(t0.Add(time.Duration(i+1) * time.Hour)))
 			}
-			cfg := Config{PageSize: tt.pageSize, RatePerSec: tt.rate, Budget: tt.budget}
-			var total Result
+			cfg := reconcile.Config{PageSize: tt.pageSize, RatePerSec: tt.rate, Budget: tt.budget}
+			var total reconcile.Result
 			runs := 0
 			for ; runs < 100; runs++ {
 				start := w.clock.Now()
@@ -407,7 +410,7 @@ func TestRunBudgetAndResume(t *testing.T) {
 			if got := len(w.sched.All()); got != tt.tasks {
 				t.Errorf("%d schedules, want %d", got, tt.tasks)
 			}
-			if w.cps.cp != (Checkpoint{}) {
+			if w.cps.cp != (reconcile.Checkpoint{}) {
 				t.Errorf("checkpoint after a full pass = %+v, want it reset", w.cps.cp)
 			}
 			if tt.budget < time.Minute && runs == 0 {
@@ -430,8 +433,8 @@ func TestRunErrors(t *testing.T) {
 			}
 			return nil
 		}
-		res := counts(w.run(t, Config{}))
-		if res != (Result{SchedulesCreated: 1, Errors: 1, Completed: true}) {
+		res := counts(w.run(t, reconcile.Config{}))
+		if res != (reconcile.Result{SchedulesCreated: 1, Errors: 1, Completed: true}) {
 			t.Errorf("Result = %+v", res)
 		}
 	})
@@ -444,7 +447,7 @@ func TestRunErrors(t *testing.T) {
 			}
 			return nil
 		}
-		r, err := New(Config{}, w.deps)
+		r, err := reconcile.New(reconcile.Config{}, w.deps)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,14 +455,14 @@ func TestRunErrors(t *testing.T) {
 		if !errors.Is(err, throttled) || res.Completed {
 			t.Fatalf("Run = %+v, %v; want the list error", res, err)
 		}
-		if w.cps.cp.Phase != PhaseSchedules {
+		if w.cps.cp.Phase != reconcile.PhaseSchedules {
 			t.Errorf("checkpoint %+v, want the schedules phase kept", w.cps.cp)
 		}
 	})
 	t.Run("a failing checkpoint load stops the run", func(t *testing.T) {
 		w := newWorld(t)
 		w.cps.err = errors.New("dynamo down")
-		r, _ := New(Config{}, w.deps)
+		r, _ := reconcile.New(reconcile.Config{}, w.deps)
 		if _, err := r.Run(context.Background()); err == nil {
 			t.Error("Run succeeded without its checkpoint")
 		}
@@ -469,7 +472,7 @@ func TestRunErrors(t *testing.T) {
 func TestRunMetrics(t *testing.T) {
 	w := newWorld(t)
 	w.store.Put(newTask(t0.Add(time.Hour)))
-	w.run(t, Config{})
+	w.run(t, reconcile.Config{})
 	if err := w.deps.Metrics.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +488,7 @@ func TestNewNeedsDeps(t *testing.T) {
 	w := newWorld(t)
 	d := w.deps
 	d.Checkpoints = nil
-	if _, err := New(Config{}, d); err == nil || !strings.Contains(err.Error(), "Checkpoints") {
+	if _, err := reconcile.New(reconcile.Config{}, d); err == nil || !strings.Contains(err.Error(), "Checkpoints") {
 		t.Errorf("New without Checkpoints: %v", err)
 	}
 }
@@ -505,7 +508,7 @@ func TestLimiter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := clock.NewFake(t0)
-			l := NewLimiter(tt.rate, c, c.Sleep)
+			l := reconcile.NewLimiter(tt.rate, c, c.Sleep)
 			for i := 0; i < tt.calls; i++ {
 				if err := l.Wait(context.Background()); err != nil {
 					t.Fatal(err)
@@ -547,7 +550,9 @@ func snapshot(s *memory.Scheduler) map[string]int {
 // its schedule without a read.
 func TestRunCostFollowsDrift(t *testing.T) {
 	future := t0.Add(24 * time.Hour)
-	settled := func(t *task.Task) { t.CreatedAt, t.UpdatedAt = t0.Add(-DefaultSettle), t0.Add(-DefaultSettle) }
+	settled := func(t *task.Task) {
+		t.CreatedAt, t.UpdatedAt = t0.Add(-reconcile.DefaultSettle), t0.Add(-reconcile.DefaultSettle)
+	}
 	recent := func(t *task.Task) { t.CreatedAt, t.UpdatedAt = t0.Add(-time.Minute), t0.Add(-time.Minute) }
 	tests := []struct {
 		name string
@@ -587,14 +592,14 @@ func TestRunCostFollowsDrift(t *testing.T) {
 			}
 			for i, want := range tt.passes {
 				before := snapshot(w.sched)
-				res := w.run(t, Config{})
+				res := w.run(t, reconcile.Config{})
 				if got := calls(w.sched, before); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("pass %d: scheduler calls %v, want %v", i+1, got, want)
 				}
 				if res.SchedulesConfirmed != tt.confs[i] || !res.Completed || res.Errors > 0 || res.LeftOver != 0 {
 					t.Errorf("pass %d: %+v, want %d confirmed, completed, nothing left", i+1, res, tt.confs[i])
 				}
-				w.clock.Advance(DefaultSettle)
+				w.clock.Advance(reconcile.DefaultSettle)
 			}
 		})
 	}
@@ -613,11 +618,11 @@ func TestRunRestoresAMissingConfirmedSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(w.sched)
-	res := w.run(t, Config{})
+	res := w.run(t, reconcile.Config{})
 	if got := calls(w.sched, before); got["Get"] != 0 || got["Create"] != 2 {
 		t.Errorf("scheduler calls %v, want no Get and 2 creates", got)
 	}
-	if counts(res) != (Result{SchedulesCreated: 2, Completed: true}) {
+	if counts(res) != (reconcile.Result{SchedulesCreated: 2, Completed: true}) {
 		t.Errorf("Result = %+v", res)
 	}
 	for _, tk := range []task.Task{gone, kept, changed} {
@@ -642,7 +647,7 @@ func TestRunOverdueFirst(t *testing.T) {
 		overdue = append(overdue, tk)
 		w.store.Put(tk)
 	}
-	res := w.run(t, Config{Budget: 10 * time.Second})
+	res := w.run(t, reconcile.Config{Budget: 10 * time.Second})
 	if res.Completed || res.TasksExpired != len(overdue) {
 		t.Fatalf("Result = %+v, want the pass unfinished and %d tasks expired", res, len(overdue))
 	}
@@ -670,41 +675,45 @@ func TestRunOverdueFirst(t *testing.T) {
 	}
 }
 
-// A schedule whose task was made after the pass read the Pending tasks is
-// not in them, yet most likely Pending: the pass spends no call on it,
-// and the next pass handles it (here, an orphan: deleted).
-func TestRunLeavesTasksMadeDuringThePassToTheNext(t *testing.T) {
-	w := newWorld(t)
-	tk := newTask(t0.Add(time.Hour), func(x *task.Task) {
-		x.TaskID = task.RandomIDs{}.NewID(t0.Add(time.Second))
-		x.Status = task.StatusDone
-	})
-	w.store.Put(tk)
-	if err := w.sched.Create(context.Background(), task.ScheduleFor(tk)); err != nil {
-		t.Fatal(err)
-	}
-	before := snapshot(w.sched)
-	if res := counts(w.run(t, Config{})); res != (Result{Completed: true}) {
-		t.Errorf("first pass = %+v, want nothing done", res)
-	}
-	if got := calls(w.sched, before); fmt.Sprint(got) != fmt.Sprint(map[string]int{"List": 1}) {
-		t.Errorf("first pass calls %v, want the listing only", got)
-	}
-	w.clock.Advance(time.Minute)
-	if res := counts(w.run(t, Config{})); res != (Result{SchedulesDeleted: 1, Completed: true}) {
-		t.Errorf("second pass = %+v, want the orphan deleted", res)
+// A schedule whose item the pass did not list (made after the armed
+// items were read) is read back with its item: an armed one is left as
+// it is, a finished one is an orphan and deleted in the same pass.
+func TestRunChecksSchedulesOfItemsNotListed(t *testing.T) {
+	for _, tt := range []struct {
+		status task.Status
+		want   reconcile.Result
+	}{
+		{task.StatusPending, reconcile.Result{Completed: true}},
+		{task.StatusDone, reconcile.Result{SchedulesDeleted: 1, Completed: true}},
+	} {
+		t.Run(string(tt.status), func(t *testing.T) {
+			w := newWorld(t)
+			tk := newTask(t0.Add(time.Hour), func(x *task.Task) { x.Status = tt.status })
+			w.store.Put(tk)
+			if err := w.sched.Create(context.Background(), task.ScheduleFor(tk)); err != nil {
+				t.Fatal(err)
+			}
+			w.deps.Items = task.NewReconcileView(w.store, stalePending{})
+			if res := counts(w.run(t, reconcile.Config{})); res != tt.want {
+				t.Errorf("pass = %+v, want %+v", res, tt.want)
+			}
+			_, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID))
+			if want := tt.status == task.StatusPending; ok != want {
+				t.Errorf("schedule kept = %v, want %v", ok, want)
+			}
+		})
 	}
 }
 
-// slowExpirer takes a second per expiry.
-type slowExpirer struct {
-	Expirer
+// slowFirer takes a second per firing.
+type slowFirer struct {
+	reconcile.Firer
 	clock *clock.Fake
 }
 
-func (s slowExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {
+func (s slowFirer) Fire(ctx context.Context, p contract.Payload) (fire.Outcome, error) {
 	s.clock.Advance(time.Second)
-	return s.Expirer.Expire(ctx, req)
+	return s.Firer.Fire(ctx, p)
 }
 
 // An overdue sweep longer than the budget stops there; LeftOver counts the
@@ -712,16 +721,16 @@ func (s slowExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.E
 // and finishes them.
 func TestRunOverdueSweepOverBudget(t *testing.T) {
 	w := newWorld(t)
-	w.deps.Expirer = slowExpirer{w.deps.Expirer, w.clock}
+	w.deps.Firer = slowFirer{w.deps.Firer, w.clock}
 	for i := range 30 {
 		w.store.Put(newTask(t0.Add(-time.Duration(10+i) * time.Minute)))
 	}
-	res := w.run(t, Config{Budget: 10 * time.Second})
+	res := w.run(t, reconcile.Config{Budget: 10 * time.Second})
 	if res.Completed || res.TasksExpired != 10 || res.LeftOver != 20 {
 		t.Fatalf("Result = %+v, want 10 expired and 20 left over", res)
 	}
 	w.clock.Advance(time.Minute)
-	res = w.run(t, Config{Budget: time.Minute})
+	res = w.run(t, reconcile.Config{Budget: time.Minute})
 	if !res.Completed || res.TasksExpired != 20 || res.LeftOver != 0 {
 		t.Fatalf("next run = %+v, want the other 20 expired and the pass completed", res)
 	}

@@ -1,7 +1,8 @@
-package reconcile
+package reconcile_test
 
 import (
 	"context"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func TestRunRepairsReminderSchedules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := w.run(t, Config{})
+	res := w.run(t, reconcile.Config{})
 	if res.Errors != 0 || !res.Completed {
 		t.Fatalf("Result %+v", res)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 )
 
 // Store keeps tasks. Implementations: the DynamoDB adapter, and the
@@ -71,10 +72,7 @@ type Store interface {
 
 // PageRequest asks for one page. Cursor is what the previous Page returned
 // ("" for the first page).
-type PageRequest struct {
-	Cursor string
-	Limit  int
-}
+type PageRequest = timer.PageRequest
 
 // Page is one page of tasks. Cursor is "" on the last page.
 type Page struct {
@@ -82,22 +80,9 @@ type Page struct {
 	Cursor string
 }
 
-// Scheduler creates and removes the one-off schedules of tasks, all in one
-// schedule group that the adapter is configured with.
-type Scheduler interface {
-	// Create makes the schedule. A retry with the same ClientToken is a
-	// success; another schedule of that name gives ErrScheduleExists.
-	Create(ctx context.Context, s Schedule) error
-	// Update moves an existing schedule to s; ErrScheduleNotFound if
-	// none. from is the due time the schedule was made for (zero when the
-	// caller does not know it): a layer that names a schedule by its due
-	// time (Step Functions) finds the old one by it; the others ignore it.
-	Update(ctx context.Context, s Schedule, from time.Time) error
-	// Delete removes the schedule called name; ErrScheduleNotFound if
-	// none. at is the due time it was made for (zero when unknown), as
-	// for Update.
-	Delete(ctx context.Context, name string, at time.Time) error
-}
+// Scheduler creates, moves and removes the one-off schedules of tasks
+// (the core's timer port).
+type Scheduler = timer.Scheduler
 
 // Notification tells a task's owner that it expired, or (Reminder set)
 // that its deadline is near.
@@ -147,18 +132,8 @@ type PendingRequest struct {
 	DueBy time.Time
 }
 
-// ScheduleReader reads the schedules in the group: the reconciler's view
-// of the scheduler.
-type ScheduleReader interface {
-	// Get reads one schedule; ErrScheduleNotFound if none.
-	Get(ctx context.Context, name string) (Schedule, error)
-	// List pages through the task schedules in the group (names that start
-	// with ScheduleNamePrefix). Cursor is opaque.
-	List(ctx context.Context, page PageRequest) (SchedulePage, error)
-}
+// ScheduleReader reads the schedules: the reconciler's view of the timer.
+type ScheduleReader = timer.Reader
 
 // SchedulePage is one page of schedules. Cursor is "" on the last page.
-type SchedulePage struct {
-	Schedules []Schedule
-	Cursor    string
-}
+type SchedulePage = timer.Page

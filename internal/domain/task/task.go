@@ -6,6 +6,7 @@ package task
 
 import (
 	"errors"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"strings"
 	"time"
 
@@ -121,9 +122,9 @@ var (
 	// state than it required.
 	ErrConditionFailed = fire.ErrConditionFailed
 	// ErrScheduleNotFound: the scheduler has no schedule of that name.
-	ErrScheduleNotFound = errors.New("schedule not found")
+	ErrScheduleNotFound = timer.ErrNotFound
 	// ErrScheduleExists: the scheduler already has a schedule of that name.
-	ErrScheduleExists = errors.New("schedule already exists")
+	ErrScheduleExists = timer.ErrExists
 	// ErrNotifyInProgress: another expiry attempt holds the claim to
 	// publish the task's notification and has not recorded it yet. Retry
 	// later: the claim lapses after the notify lease, so a retry takes
