@@ -13,8 +13,8 @@ import (
 func TestReaderContract(t *testing.T) {
 	t0 := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC) // before the contract's due times, within a year
 	for _, tc := range []struct {
-		name    string
-		byDue   bool
+		name     string
+		byDue    bool
 		newTimer func() testenv.ContractScheduler
 	}{
 		{"EventBridgeScheduler", false, func() testenv.ContractScheduler { return memory.NewScheduler() }},

@@ -202,6 +202,7 @@ func (s *Scheduler) Fire(now time.Time) []task.Schedule {
 	sortSchedules(due)
 	return due
 }
+
 // pageOf is the page of sorted names after the cursor, at most
 // maxListResults of them, as ListSchedules returns it; names is only read.
 func pageOf(names []string, page task.PageRequest) task.SchedulePage {

@@ -735,3 +735,37 @@ func TestRunOverdueSweepOverBudget(t *testing.T) {
 		t.Fatalf("next run = %+v, want the other 20 expired and the pass completed", res)
 	}
 }
+
+// sweepBlind lists nothing for the overdue sweep (a request with DueBy),
+// as a store that compares due times as stored strings may for a
+// writer's spelling, and everything otherwise.
+type sweepBlind struct{ task.PendingLister }
+
+func (s sweepBlind) ListPending(ctx context.Context, req task.PendingRequest) (task.Page, error) {
+	if !req.DueBy.IsZero() {
+		return task.Page{}, nil
+	}
+	return s.PendingLister.ListPending(ctx, req)
+}
+
+// An expired task whose notification failed is notified by the items
+// phase when the sweep does not list it; one moved to the fired state
+// early by a writer is left alone until its due time, with no error.
+func TestRunDeliversUndeliveredFiringsTheSweepMissed(t *testing.T) {
+	w := newWorld(t)
+	failed := newTask(t0.Add(-time.Hour), expiredAt(t0.Add(-50*time.Minute), t0.Add(-50*time.Minute)))
+	early := newTask(t0.Add(time.Hour), expiredAt(t0.Add(-50*time.Minute), t0.Add(-50*time.Minute)))
+	w.store.Put(failed)
+	w.store.Put(early)
+	w.deps.Items = task.NewReconcileView(w.store, sweepBlind{w.store})
+	res := w.run(t, reconcile.Config{})
+	if res.Errors != 0 || res.TasksExpired != 1 {
+		t.Fatalf("Result %+v, want the failed notification delivered and no error", res)
+	}
+	if n := w.outbox.SentFor(failed.TaskID); n != 1 {
+		t.Errorf("%d notifications for the failed one, want 1", n)
+	}
+	if n := w.outbox.SentFor(early.TaskID); n != 0 {
+		t.Errorf("%d notifications for the early one, want 0", n)
+	}
+}
