@@ -41,16 +41,32 @@ synth: deps web
 	ENV=$(ENV) scripts/synth.sh
 
 ## test: every test: Go (unit, dynalite, synth-and-assert, simulation), the
-## web app's Vitest suite, and the browser tests against `make dev`.
-## It ends with a table of its steps and their wall time (scripts/step.sh).
-UNIT_TEST_PKGS = $(shell go list ./... | grep -v -e '/test$$' -e '/test/' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
+## web app's Vitest suite, and the browser tests against `make dev`. Two
+## lanes run side by side on the machine's 2 cores: unit and synth
+## (CPU-bound), and vitest, e2e (which mostly waits on the dev server) and
+## the simulation, so the two take about as long. Each
+## step's output goes to test-results/<step>.log; a failed step's log is
+## printed at the end, after the table of the steps, their wall time and
+## the total (scripts/step.sh). The simulation runs a small fixed set of
+## seeds under -race in the unit step, and its full test seeds without
+## -race in the sim step (make sim runs 10,000 per layer). Each lane is a
+## process group of its own (set -m), stopped with make on Ctrl-C.
+UNIT_CANDIDATES = $(shell go list ./... | grep -v -e '/test$$' -e '/test/' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
+# Packages that import the CDK (the to-do app's stack, cmd/bench) run in the
+# synth step, without -race, like SYNTH_TEST_PKGS: under -race the whole
+# aws-cdk-go would be compiled again for them.
+CDK_IMPORTERS = $(shell go list -f '{{.ImportPath}}{{range .Deps}} {{.}}{{end}}' ./... | awk '/ github.com\/aws\/aws-cdk-go\/awscdk\/v2( |$$)/ {print $$1}')
+UNIT_TEST_PKGS = $(filter-out $(CDK_IMPORTERS),$(UNIT_CANDIDATES))
+UNIT_CDK_PKGS = $(filter $(CDK_IMPORTERS),$(UNIT_CANDIDATES))
 test: deps web-deps
 	@scripts/step.sh --reset
-	@scripts/step.sh unit go test $(GO_TEST_FLAGS) $(UNIT_TEST_PKGS)
-	@scripts/step.sh synth go test -count=1 -timeout 40m $(SYNTH_TEST_PKGS)
-	@scripts/step.sh sim-scale $(MAKE) --no-print-directory sim-scale
-	@scripts/step.sh vitest bash -c 'cd web && npm test'
-	@STEP_LAST=1 scripts/step.sh e2e $(MAKE) --no-print-directory e2e
+	@set -m; trap 'kill -- -$$go -$$web 2>/dev/null; echo "make test: interrupted"; exit 130' INT TERM; \
+	 ( scripts/step.sh unit go test $(GO_TEST_FLAGS) $(UNIT_TEST_PKGS); \
+	   scripts/step.sh synth go test -count=1 -timeout 40m $(SYNTH_TEST_PKGS) $(UNIT_CDK_PKGS) ) & go=$$!; \
+	 ( scripts/step.sh vitest bash -c 'cd web && npm test'; \
+	   scripts/step.sh e2e $(MAKE) --no-print-directory e2e; \
+	   scripts/step.sh sim env UNSCHEDULE_SCALE_FULL=1 go test -count=1 -timeout 20m ./internal/sim ) & web=$$!; set +m; \
+	 wait $$go; wait $$web; scripts/step.sh --summary
 
 ## dev: the whole app on this machine with no AWS: web app, API, local
 ## sign-in, the pipeline on the wall clock, state in .dev-data (DEV_FLAGS

@@ -6,11 +6,12 @@
 // https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html),
 // so the issue's "a few seconds apart" is a minute apart here: these campaigns use a narrow window starting at
 // the next whole minute, in UTC, with as many sends per day as recipients,
-// so their sends are one minute apart and the scenarios take minutes.
+// so their sends are one minute apart. run.mjs starts the dev server with
+// `-clock fake`: the scenarios read the server's time and move it ahead to
+// each send (`clock`, see run.mjs) instead of waiting minutes for it.
 // Selectors: see web/README.md ("Campaign page").
 
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { checkState } from './a11y.mjs';
 
@@ -51,19 +52,31 @@ const hhmm = (ms) => {
 };
 
 /**
- * A window of n minutes from the first whole minute at least 15 s away (UTC);
- * waits past midnight first if the window would cross it.
+ * A window of n minutes from the first whole minute at least 45 s away on
+ * the server's clock (UTC: time to fill the form, however loaded the
+ * machine; the clock is moved to it, not waited for); moves the clock past
+ * midnight first if the window would cross it.
  */
-async function nextWindow(n) {
+async function nextWindow(clock, n) {
   for (;;) {
-    const start = Math.ceil((Date.now() + 15_000) / 60_000) * 60_000;
+    const start = Math.ceil(((await clock.now()) + 45_000) / 60_000) * 60_000;
     const end = start + n * 60_000;
     if (new Date(start).getUTCDate() === new Date(end - 1).getUTCDate() && new Date(end).getUTCHours() + new Date(end).getUTCMinutes() > 0) {
       return { start, end, text: `${hhmm(start)}-${hhmm(end)}`, date: new Date(start).toISOString().slice(0, 10) };
     }
-    await sleep(30_000);
+    await clock.advance(30);
   }
 }
+
+/** The n-th send's time (from 0): sends are a minute apart from the window's start. */
+const sendTime = (w, i) => w.start + i * 60_000;
+
+/** Waits (in real time) until the page's Finished count is at least n. */
+const finishedAtLeast = (page, n) =>
+  page.waitForFunction((n) => Number(document.querySelector('[data-testid="count-Finished"]')?.textContent) >= n, n, {
+    timeout: 20_000,
+    polling: 100,
+  });
 
 /** Fills the new-campaign form for n recipients sending inside w. */
 async function fillCampaign(page, subject, n, w) {
@@ -107,10 +120,10 @@ async function createAndProvision(page, url, subject, n, w, check) {
 export const campaignScenarios = [
   {
     name: 'Campaign 1: 5 sends a minute apart, counts move live to Finished, 5 emails in the outbox',
-    async run({ page, url, log, results }) {
+    async run({ page, url, log, results, clock }) {
       const check = (state) => checkState(page, results, `desktop-${state}`);
       const token = await signUp(page, url, 'camp1');
-      const w = await nextWindow(5);
+      const w = await nextWindow(clock, 5);
       const subject = `C1 news ${Date.now()}`;
       const id = await createAndProvision(page, url, subject, 5, w, check);
       // From here on the page must not poll: every change arrives pushed.
@@ -120,14 +133,13 @@ export const campaignScenarios = [
       });
       const seen = [];
       for (let done = 1; done <= 5; done++) {
-        await page.waitForFunction(
-          (n) => Number(document.querySelector('[data-testid="count-Finished"]')?.textContent) >= n,
-          done,
-          { timeout: w.end - Date.now() + 60_000, polling: 100 },
-        );
+        // Move the server's clock just past the send's minute: the advance
+        // fires it, and the page hears of it over the event stream.
+        const at = await clock.advanceTo(sendTime(w, done - 1) + 1_000);
+        await finishedAtLeast(page, done);
         const f = await count(page, 'Finished');
         seen.push(f);
-        log(`Finished ${f} at ${new Date().toISOString().slice(11, 19)} (Pending ${await count(page, 'Pending')}, Running ${await count(page, 'Running')})`);
+        log(`Finished ${f} at ${new Date(at).toISOString().slice(11, 19)} server time (Pending ${await count(page, 'Pending')}, Running ${await count(page, 'Running')})`);
         if (done === 1) await check('campaign-sending');
         done = f;
       }
@@ -144,31 +156,29 @@ export const campaignScenarios = [
   },
   {
     name: 'Campaign 2: cancelled part-way at 390 px, the remaining sends never go out',
-    async run({ page, url, log, results }) {
+    async run({ page, url, log, results, clock }) {
       await page.setViewportSize({ width: 390, height: 844 });
       const check = (state) => checkState(page, results, `mobile-${state}`);
       const token = await signUp(page, url, 'camp2');
-      const w = await nextWindow(3);
+      const w = await nextWindow(clock, 3);
       const subject = `C2 news ${Date.now()}`;
       await createAndProvision(page, url, subject, 3, w, check);
-      await page.waitForFunction(() => Number(document.querySelector('[data-testid="count-Finished"]')?.textContent) >= 1, null, {
-        timeout: w.start - Date.now() + 60_000,
-        polling: 100,
-      });
+      await clock.advanceTo(sendTime(w, 0) + 1_000); // the first send only: the next is a minute later
+      await finishedAtLeast(page, 1);
       await page.getByRole('button', { name: 'Cancel campaign' }).click();
       await page.getByTestId('campaign-status').filter({ hasText: 'Cancelled' }).waitFor();
       const finished = await count(page, 'Finished');
       const cancelled = await count(page, 'Cancelled');
-      log(`cancelled at ${new Date().toISOString().slice(11, 19)}: ${finished} finished, ${cancelled} cancelled`);
+      log(`cancelled at ${new Date(await clock.now()).toISOString().slice(11, 19)} server time: ${finished} finished, ${cancelled} cancelled`);
       assert.ok(finished >= 1 && cancelled >= 1 && finished + cancelled === 3, `1+ finished and the rest cancelled (${finished}, ${cancelled})`);
       assert.equal(await page.locator('[data-testid="send-row"][data-state="Cancelled"]').count(), cancelled, 'the cancelled rows show it');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `no horizontal scrolling at 390 px (${overflow} px)`);
       await check('campaign-cancelled');
-      // Wait past every planned time, then nothing more has been sent.
-      const wait = w.end + 10_000 - Date.now();
-      log(`waiting ${(wait / 1000).toFixed(0)} s past the last planned send`);
-      await sleep(Math.max(0, wait));
+      // Move the clock past every planned time (the advance fires whatever
+      // schedule is left), then nothing more has been sent.
+      const past = await clock.advanceTo(w.end + 10_000);
+      log(`clock moved to ${new Date(past).toISOString().slice(11, 19)}, past the last planned send`);
       assert.equal((await campaignEmails(url, token, subject)).length, finished, 'only the sends before the cancel reached the outbox');
       assert.equal(await count(page, 'Finished'), finished);
       assert.equal(await count(page, 'Cancelled'), cancelled);

@@ -3,7 +3,9 @@
 //
 // It builds nothing. It starts the server from E2E_SERVER_BIN (a binary
 // built from ./cmd/dev) or, without it, with `go run ./cmd/dev`, on a free
-// port with a fresh data folder; the web app must be built (web/dist).
+// port with a fresh data folder and its fake clock (`-clock fake`: it runs
+// with the wall clock, and the scenarios may move it ahead with `clock`);
+// the web app must be built (web/dist).
 // It runs the scenarios one after another, prints each one's time and a
 // closing "N passed, N failed" line, and stops the server. Screenshots
 // (and, on failure, the server log) go to test-results/e2e/.
@@ -62,7 +64,7 @@ function freePort() {
 async function startServer(dataDir) {
   const port = await freePort();
   const args = ['-addr', `127.0.0.1:${port}`, '-data', dataDir, '-web', join(repo, 'web', 'dist'), '-allow-vite=false',
-    `-campaign-senders=@${SENDER_DOMAIN}`];
+    `-campaign-senders=@${SENDER_DOMAIN}`, '-clock', 'fake'];
   const bin = process.env.E2E_SERVER_BIN;
   const [cmd, argv] = bin ? [resolve(repo, bin), args] : ['go', ['run', './cmd/dev', ...args]];
   const child = spawn(cmd, argv, { cwd: repo, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -109,6 +111,31 @@ async function startServer(dataDir) {
   };
 }
 
+/**
+ * The dev server's fake clock (internal/devserver/devclock.go): now() reads
+ * it, advance(s) moves it s seconds ahead, advanceTo(ms) to an instant (if
+ * ahead); each resolves with the server's time (ms) once what became due
+ * has run. It runs ahead of this process's and the browser's clocks once
+ * moved, so only scenarios that run after every task scenario move it.
+ */
+function serverClock(url) {
+  const read = async (res) => {
+    const body = await res.json();
+    if (res.status !== 200) throw new Error(`dev server clock: ${res.status} ${JSON.stringify(body)}`);
+    return Date.parse(body.now);
+  };
+  const clock = {
+    now: async () => read(await fetch(`${url}/__dev/clock`)),
+    advance: async (seconds) =>
+      read(await fetch(`${url}/__dev/clock/advance`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ seconds }) })),
+    async advanceTo(ms) {
+      const now = await clock.now();
+      return ms > now ? clock.advance((ms - now) / 1000) : now;
+    },
+  };
+  return clock;
+}
+
 async function main() {
   if (!existsSync(chromiumPath)) {
     console.error(`e2e: no Chromium at ${chromiumPath} (install the chromium package, or set CHROMIUM)`);
@@ -148,7 +175,7 @@ async function main() {
       const slug = sc.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
       security.begin();
       try {
-        await sc.run({ page, url: server.url, results, log: (msg) => console.log(`    ${msg}`) });
+        await sc.run({ page, url: server.url, results, clock: serverClock(server.url), log: (msg) => console.log(`    ${msg}`) });
         const problems = await security.end();
         if (problems.length) throw new Error(`security headers or CSP: ${problems.length} problems:\n${problems.join('\n')}`);
         const secs = (Date.now() - start) / 1000;

@@ -3,7 +3,7 @@
 // in one process, with state in a local folder. It prints its URL when
 // ready and stops cleanly on SIGINT or SIGTERM.
 //
-//	go run ./cmd/dev [-addr 127.0.0.1:8080] [-allow-remote] [-data .dev-data] [-web web/dist]
+//	go run ./cmd/dev [-addr 127.0.0.1:8080] [-allow-remote] [-data .dev-data] [-web web/dist] [-clock wall|fake]
 package main
 
 import (

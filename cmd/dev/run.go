@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/devserver"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/envvars"
@@ -34,6 +35,7 @@ type options struct {
 	reconcileEvery time.Duration
 	layer          layers.Name
 	ttlMaxDelay    time.Duration
+	fakeClock      bool // -clock fake: the browser tests' controllable clock
 }
 
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
@@ -54,10 +56,21 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.reconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
 	layer := fs.String("layer", "scheduler", "execution layer that fires the tasks: scheduler, stepfunctions or ttl (in-memory stand-ins)")
 	fs.DurationVar(&o.ttlMaxDelay, "ttl-max-delay", time.Minute, "with -layer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
+	clockName := fs.String("clock", "wall", "the server's clock: wall, or fake for browser tests (it runs with the wall clock and "+
+		"POST /__dev/clock/advance {\"seconds\":N} moves it ahead and runs what became due; loopback only)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	var err error
+	switch *clockName {
+	case "wall":
+	case "fake":
+		o.fakeClock = true
+	default:
+		err = fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
 	if o.layer, err = layers.Parse(*layer); err != nil {
 		err = fmt.Errorf("-layer: %w", err)
 		fmt.Fprintln(stderr, err)
@@ -69,6 +82,11 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		return o, err
 	}
 	if err := checkListenAddr(o.addr, o.allowRemote); err != nil {
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
+	if o.fakeClock && o.allowRemote {
+		err := errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
@@ -165,6 +183,15 @@ func remoteHosts(addr string, allowRemote bool, interfaceAddrs func() ([]net.Add
 	return hosts, nil
 }
 
+// fakeClock is -clock fake's clock, starting at the wall clock's time, or
+// nil for the wall clock.
+func fakeClock(on bool) *clock.Fake {
+	if !on {
+		return nil
+	}
+	return clock.NewFake(time.Now())
+}
+
 // run serves until ctx ends, then shuts down: no new requests, a last
 // pipeline step, state saved, store closed. It writes the ready line to
 // stdout once the server accepts connections.
@@ -191,9 +218,12 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	}
 	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
 		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, CampaignSenders: o.senders, TokenTTL: o.tokenTTL, Log: log,
-		Layer: o.layer, TTLMaxDelay: o.ttlMaxDelay})
+		Layer: o.layer, TTLMaxDelay: o.ttlMaxDelay, FakeClock: fakeClock(o.fakeClock)})
 	if err != nil {
 		return err
+	}
+	if o.fakeClock {
+		log.Warn("fake clock (-clock fake): POST /__dev/clock/advance moves the server's time ahead; for browser tests only")
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(srv.StopStreams) // campaign progress streams stay open until then

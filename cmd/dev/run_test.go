@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -65,6 +66,11 @@ func TestParseOptions(t *testing.T) {
 		{"ttl layer with its delay", []string{"-layer", "ttl", "-ttl-max-delay", "5s"}, nil,
 			func(o options) bool { return o.layer == layers.TTL && o.ttlMaxDelay == 5*time.Second }, false},
 		{"unknown layer", []string{"-layer", "cron"}, nil, nil, true},
+		{"wall clock by default", nil, nil, func(o options) bool { return !o.fakeClock }, false},
+		{"fake clock", []string{"-clock", "fake"}, nil, func(o options) bool { return o.fakeClock }, false},
+		{"wall clock named", []string{"-clock=wall"}, nil, func(o options) bool { return !o.fakeClock }, false},
+		{"unknown clock", []string{"-clock", "virtual"}, nil, nil, true},
+		{"fake clock with -allow-remote, refused", []string{"-clock", "fake", "-allow-remote", "-addr", "0.0.0.0:8080"}, nil, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseOptions(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
@@ -161,6 +167,7 @@ func TestRunServesAndStops(t *testing.T) {
 			{"/config.json", "localhost:" + port, 200, `"mode":"local"`},
 			{"/outbox.json", "", 401, `"error":"unauthorized"`},
 			{"/config.json", "rebound.example:" + port, 421, `"error":"misdirected_request"`},
+			{"/__dev/clock", "", 404, "not found"}, // the wall clock: no clock endpoints
 		} {
 			t.Run(tc.path+" "+tc.host, func(t *testing.T) {
 				req, _ := http.NewRequest("GET", url+tc.path, nil)
@@ -201,5 +208,49 @@ func TestRunServesAndStops(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("run: %v", err)
 		}
+	}
+}
+
+// TestRunFakeClock: with -clock fake the command serves the clock's
+// endpoints, and an advance moves the time it reports.
+func TestRunFakeClock(t *testing.T) {
+	o, err := parseOptions([]string{"-addr", "127.0.0.1:0", "-data", t.TempDir(), "-web", t.TempDir(), "-clock", "fake"},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, o, pw, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	url := strings.TrimPrefix(strings.TrimSpace(line), "Unschedule dev server: ")
+	read := func(resp *http.Response, err error) time.Time {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Now time.Time }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d (%v)", resp.Request.URL.Path, resp.StatusCode, err)
+		}
+		return out.Now
+	}
+	before := read(http.Get(url + "/__dev/clock"))
+	after := read(http.Post(url+"/__dev/clock/advance", "application/json", strings.NewReader(`{"seconds":3600}`)))
+	if d := after.Sub(before); d < time.Hour || d > time.Hour+time.Minute {
+		t.Errorf("advanced by %v, want an hour", d)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
 	}
 }

@@ -26,9 +26,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsroute53"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -68,10 +70,28 @@ type CampaignsProps struct {
 	// or its domain.
 	// Default: SenderAddress (an email-address identity).
 	SenderIdentity string
-	// SesConfigurationSet is the SES configuration set the emails use
-	// (event publishing, suppression); the grant covers it too.
-	// Default: none.
+	// SesConfigurationSet names an existing SES configuration set for the
+	// emails; the construct adds its bounce and complaint event
+	// destination to it (Deliverability). The grant covers it too.
+	// Default: a new configuration set with reputation metrics
+	// (Deliverability.ConfigurationSet).
 	SesConfigurationSet string
+	// SenderDomain makes the construct create the SES domain identity of
+	// SenderAddress's domain with Easy DKIM (Deliverability.EmailIdentity);
+	// publish the DNS records constructs/campaigns/README.md lists, or
+	// pass SenderHostedZone.
+	// Default: the name of SenderHostedZone if given, else none (the
+	// identity is verified outside this construct).
+	SenderDomain string
+	// SenderHostedZone is the Route 53 public zone of SenderDomain: the
+	// identity's DKIM (and MAIL FROM) records are created in it.
+	// Default: none (publish the records yourself).
+	SenderHostedZone awsroute53.IPublicHostedZone
+	// MailFromDomain is the identity's custom MAIL FROM domain, a
+	// subdomain of SenderDomain such as bounce.example.com, so that SPF
+	// aligns with the From domain (DMARC). Needs SenderDomain.
+	// Default: none (SES's own MAIL FROM domain).
+	MailFromDomain string
 	// AllowedOrigins may call the API from a browser (CORS).
 	// Default: none (no browser origin).
 	AllowedOrigins []string
@@ -117,6 +137,37 @@ type CampaignsProps struct {
 	// leaves the page on polling (no stream, function or Event API).
 	// Default: true.
 	LiveProgress *bool
+	// MaxCampaignsPerDay is how many campaigns one sender may create per
+	// UTC day: past it the API answers a JSON 429 (limit
+	// "campaignsPerDay") with Retry-After to midnight UTC. A preview does
+	// not count. A whole number from 1 to 10000.
+	// Default: 20.
+	MaxCampaignsPerDay *float64
+	// MaxSendsPerDay is how many sends (one per recipient) the campaigns
+	// one sender creates in a UTC day may hold together, whatever days
+	// they send on: past it the API answers 429 (limit "sendsPerDay").
+	// A whole number from 1 to 10000000.
+	// Default: 20000.
+	MaxSendsPerDay *float64
+	// MaxRecipientsPerCampaign is how many recipients one campaign may
+	// have: past it a create or preview is answered 429 (limit
+	// "recipientsPerCampaign", no Retry-After). A whole number from 1 to
+	// 10000 (the API's hard limit) and at most MaxSendsPerDay.
+	// Default: 10000, or MaxSendsPerDay when that is lower.
+	MaxRecipientsPerCampaign *float64
+	// WebAcl puts an AWS WAF web ACL on the API stage: a rate limit per
+	// client IP (WafRateLimitPerIp) and per Authorization header
+	// (WafRateLimitPerToken), and AWS's managed common rule set. WAF
+	// bills per web ACL, rule and request.
+	// Default: false.
+	WebAcl bool
+	// WafRateLimitPerIp is the most requests one IP may send in 5 minutes.
+	// Default: 1500.
+	WafRateLimitPerIp float64
+	// WafRateLimitPerToken is the most requests one Authorization header
+	// (one signed-in session) may send in 5 minutes.
+	// Default: 600.
+	WafRateLimitPerToken float64
 	// CloudWatchRole makes the REST API set the API Gateway CloudWatch
 	// Logs role of the account and region (an AWS::ApiGateway::Account,
 	// which its stage's ERROR logging needs). The setting is account-wide:
@@ -150,6 +201,8 @@ type Campaigns struct {
 	ReconcileRule awsevents.Rule
 	// RestApi serves the campaign routes.
 	RestApi awsapigateway.RestApi
+	// WebAcl guards RestApi's stage (nil unless CampaignsProps.WebAcl).
+	WebAcl awswafv2.CfnWebACL
 	// SenderGroupResource is the user pool group whose verified members
 	// may send campaigns (SenderGroupName); the API refuses everyone else
 	// with 403.
@@ -185,6 +238,11 @@ type Campaigns struct {
 	// LiveProgress false).
 	ProgressFailureAlarm, ProgressIteratorAgeAlarm awscloudwatch.Alarm
 
+	// Deliverability: the configuration set, the suppression list's
+	// bounce function, one-click unsubscribe, the reputation alarms and
+	// the DKIM identity (deliverability.go).
+	Deliverability Deliverability
+
 	errorAlarms []awscloudwatch.Alarm
 }
 
@@ -212,6 +270,7 @@ func (x *Campaigns) Alarms() []awscloudwatch.Alarm {
 	all = append(all, x.errorAlarms...)
 	e := x.ErrorsAlarms
 	all = append(all, e.Api, e.Provision, e.Send, e.Reconciler, e.Progress, x.Api5xxAlarm, x.ProgressFailureAlarm, x.ProgressIteratorAgeAlarm)
+	all = append(all, x.Deliverability.alarms()...)
 	out := all[:0]
 	for _, a := range all {
 		if a != nil {
@@ -265,6 +324,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
 			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: all})
 	}
+	x.configurationSet(&p)
 	sender := map[string]string{envvars.SenderAddress: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
 		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
@@ -302,7 +362,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
 		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
 		envvars.AllowedOrigins: strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
-	})
+	}, limitsEnv(p))
 	// The API Gateway authorizer checks only that a token is the pool's:
 	// group membership and email_verified are the API function's checks.
 	x.SenderGroupName = p.SenderGroup
@@ -326,6 +386,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(x.Reconciler.Function, nil)},
 	})
 	x.api(p)
+	x.deliverability(p, fn)
 	x.suppressNag()
 	return x
 }
@@ -343,7 +404,6 @@ func (x *Campaigns) suppressNag() {
 	nag.Suppress(nag.RolePolicy(x.Api.Function), schedules, versions)
 	nag.Suppress(x.RestApi,
 		nag.Rule{ID: "AwsSolutions-APIG2", Reason: "The handler validates every body strictly (unknown fields at every depth, sizes, the schedule rules) and answers JSON 4xx; API Gateway's validator would answer in another format"},
-		nag.Rule{ID: "AwsSolutions-APIG3", Reason: "Every method needs a Cognito token and the stage is throttled; attach a WAF web ACL to RestApi.DeploymentStage() where the threat model asks for one"},
 		nag.Rule{ID: "AwsSolutions-IAM4", AppliesTo: []any{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"},
 			Reason: "API Gateway's account-wide logging role, as AWS documents it; needed for the access logs"})
 }
@@ -397,8 +457,9 @@ func (x *Campaigns) grant(p CampaignsProps) {
 		})},
 	})
 	// Reconciler: the open index, tasks and campaigns, send records
-	// (read); schedules; hand an overdue task to the send function.
-	grants.Table(x.Table, rec, "dynamodb:GetItem", "dynamodb:PutItem")
+	// (read); schedules; hand an overdue task to the send function. It
+	// updates a campaign's DONE set and status when it ends its last task.
+	grants.Table(x.Table, rec, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 	grants.Index(x.Table, tk.OpenIndex, rec, "dynamodb:Query")
 	x.grantSchedules(rec, "scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule")
 	grants.Invoke(x.Send.Function, rec)
@@ -520,6 +581,7 @@ func (x *Campaigns) api(p CampaignsProps) {
 	one.AddMethod(jsii.String("GET"), integration, method)
 	one.AddResource(jsii.String("provision"), nil).AddMethod(jsii.String("POST"), integration, method)
 	one.AddResource(jsii.String("cancel"), nil).AddMethod(jsii.String("POST"), integration, method)
+	x.webAcl(p)
 	x.Api5xxAlarm = alarms.AtLeast(x.Construct, "Api5xxAlarm", "The campaign API stage answered 5xx. Check the API function's logs.",
 		x.RestApi.DeploymentStage().MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"),
 			Period: awscdk.Duration_Minutes(jsii.Number(5))}), 1, p.AlarmTopic)

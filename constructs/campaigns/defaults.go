@@ -8,6 +8,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/limits"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
 )
 
@@ -19,6 +20,13 @@ const (
 	DefaultReconcileEveryMinutes   = 30
 	DefaultThrottlingRateLimit     = 20
 	DefaultThrottlingBurstLimit    = 40
+	// The sender limits (internal/campaign/limits holds the rule).
+	DefaultMaxCampaignsPerDay       = limits.DefaultCampaignsPerDay
+	DefaultMaxSendsPerDay           = limits.DefaultSendsPerDay
+	DefaultMaxRecipientsPerCampaign = limits.DefaultRecipientsPerCampaign
+	// The web ACL's rate limits, requests per 5 minutes (as the task API's).
+	DefaultWafRateLimitPerIp    = 1500
+	DefaultWafRateLimitPerToken = 600
 )
 
 // Fixed settings of the pipeline: no prop changes them.
@@ -68,6 +76,8 @@ func tableProps(removal awscdk.RemovalPolicy, protect, stream bool) *awsdynamodb
 		RemovalPolicy:      removal,
 		DeletionProtection: jsii.Bool(protect),
 	}
+	// The senders' daily limit counters expire (internal/campaign/limits).
+	p.TimeToLiveAttribute = jsii.String(limits.ExpiresAttr)
 	if stream {
 		p.Stream = awsdynamodb.StreamViewType_NEW_IMAGE
 	}
@@ -81,6 +91,7 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	}
 	p.RemovalPolicy = propcheck.Or(p.RemovalPolicy, awscdk.RemovalPolicy_RETAIN)
 	p.SenderGroup = propcheck.Or(p.SenderGroup, campaign.DefaultSenderGroup)
+	deliverabilityDefaults(&p)
 	p.SenderIdentity = propcheck.Or(p.SenderIdentity, p.SenderAddress)
 	p.ProvisionTimeout = propcheck.SecondsOr(p.ProvisionTimeout, DefaultProvisionTimeoutSec)
 	p.ProvisionMargin = propcheck.SecondsOr(p.ProvisionMargin, DefaultProvisionMarginSec)
@@ -88,6 +99,11 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	p.SchedulerCallsPerSecond = propcheck.Or(p.SchedulerCallsPerSecond, DefaultSchedulerCallsPerSecond)
 	p.ThrottlingRateLimit = propcheck.Or(p.ThrottlingRateLimit, DefaultThrottlingRateLimit)
 	p.ThrottlingBurstLimit = propcheck.Or(p.ThrottlingBurstLimit, DefaultThrottlingBurstLimit)
+	p.MaxCampaignsPerDay = jsii.Number(propcheck.Number(p.MaxCampaignsPerDay, DefaultMaxCampaignsPerDay))
+	p.MaxSendsPerDay = jsii.Number(propcheck.Number(p.MaxSendsPerDay, DefaultMaxSendsPerDay))
+	p.MaxRecipientsPerCampaign = jsii.Number(propcheck.Number(p.MaxRecipientsPerCampaign, min(DefaultMaxRecipientsPerCampaign, *p.MaxSendsPerDay)))
+	p.WafRateLimitPerIp = propcheck.Or(p.WafRateLimitPerIp, DefaultWafRateLimitPerIp)
+	p.WafRateLimitPerToken = propcheck.Or(p.WafRateLimitPerToken, DefaultWafRateLimitPerToken)
 	if p.LiveProgress == nil {
 		p.LiveProgress = jsii.Bool(true)
 	}

@@ -2,14 +2,17 @@ package campaigns
 
 import (
 	"fmt"
+	"math"
 	"net/mail"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/internal/campaign/limits"
 )
 
 // senderGroupName is a Cognito group name without the separators a REST
@@ -24,6 +27,7 @@ func validate(id string, p CampaignsProps) {
 	if p.UserPool == nil {
 		panic(fmt.Sprintf("%s: UserPool is required: pass the Cognito user pool whose users own campaigns (awscognito.IUserPool)", id))
 	}
+	validateDeliverability(id, p) // before SenderIdentity, which defaults to SenderDomain
 	if !unresolved(p.SenderAddress) {
 		if a, err := mail.ParseAddress(p.SenderAddress); err != nil || a.Address != p.SenderAddress {
 			panic(fmt.Sprintf("%s: SenderAddress must be a plain email address of a verified SES identity, such as news@example.com (given %q)", id, p.SenderAddress))
@@ -53,9 +57,38 @@ func validate(id string, p CampaignsProps) {
 	}
 	propcheck.CheckWhole(id, "ThrottlingRateLimit", p.ThrottlingRateLimit, 1, 10000, "requests per second of the API stage")
 	propcheck.CheckWhole(id, "ThrottlingBurstLimit", p.ThrottlingBurstLimit, 1, 5000, "burst of the API stage")
+	validateLimits(id, p)
 	for _, o := range p.AllowedOrigins {
 		if !unresolved(o) && !strings.HasPrefix(o, "https://") && !strings.HasPrefix(o, "http://localhost") && !strings.HasPrefix(o, "http://127.0.0.1") {
 			panic(fmt.Sprintf("%s: AllowedOrigins entry %q must start with https:// (or http://localhost for development)", id, o))
 		}
+	}
+}
+
+// validateLimits checks the sender limits and the web ACL's rate limits.
+func validateLimits(id string, p CampaignsProps) {
+	c := limits.Ceilings()
+	checkWhole(id, "MaxCampaignsPerDay", *p.MaxCampaignsPerDay, 1, c.CampaignsPerDay, "campaigns one sender may create per UTC day")
+	checkWhole(id, "MaxSendsPerDay", *p.MaxSendsPerDay, 1, c.SendsPerDay, "sends one sender's campaigns may schedule per UTC day")
+	checkWhole(id, "MaxRecipientsPerCampaign", *p.MaxRecipientsPerCampaign, 1, c.RecipientsPerCampaign,
+		fmt.Sprintf("recipients of one campaign; the API never takes more than %d", c.RecipientsPerCampaign))
+	if !*awscdk.Token_IsUnresolved(*p.MaxRecipientsPerCampaign) && !*awscdk.Token_IsUnresolved(*p.MaxSendsPerDay) && *p.MaxRecipientsPerCampaign > *p.MaxSendsPerDay {
+		panic(fmt.Sprintf("%s: MaxRecipientsPerCampaign (%v) is over MaxSendsPerDay (%v): no day could hold such a campaign; lower MaxRecipientsPerCampaign or raise MaxSendsPerDay",
+			id, int(*p.MaxRecipientsPerCampaign), int(*p.MaxSendsPerDay)))
+	}
+	// WAF's bounds for a rate-based rule's limit.
+	checkWhole(id, "WafRateLimitPerIp", p.WafRateLimitPerIp, 10, 2_000_000_000, "requests per 5 minutes, WAF's limits")
+	checkWhole(id, "WafRateLimitPerToken", p.WafRateLimitPerToken, 10, 2_000_000_000, "requests per 5 minutes, WAF's limits")
+}
+
+// checkWhole is propcheck.CheckWhole with the bounds written out in full
+// (10000000, not 1e+07).
+func checkWhole(id, name string, v float64, lo, hi int, unit string) {
+	if *awscdk.Token_IsUnresolved(v) {
+		return
+	}
+	if v < float64(lo) || v > float64(hi) || v != math.Trunc(v) {
+		panic(fmt.Sprintf("%s: %s must be a whole number between %d and %d inclusive (given %s): set it in range (%s)",
+			id, name, lo, hi, strconv.FormatFloat(v, 'f', -1, 64), unit))
 	}
 }

@@ -2,6 +2,7 @@
 // Campaign, one SendTask per recipient, the task's lifecycle
 //
 //	Pending → Running → Finished | Failed | Cancelled
+//	Pending → Suppressed (the address is on the sender's suppression list)
 //
 // (and Running → Pending when the reconciler recovers a stale claim), as
 // functions that refuse illegal moves, and the ports the campaign
@@ -28,10 +29,15 @@ const (
 	Finished  State = "Finished"
 	Failed    State = "Failed"
 	Cancelled State = "Cancelled"
+	// Suppressed: the recipient is on the sender's suppression list (a
+	// hard bounce, a complaint, an unsubscribe): nothing was sent.
+	Suppressed State = "Suppressed"
 )
 
 // Terminal reports whether no transition leaves s.
-func (s State) Terminal() bool { return s == Finished || s == Failed || s == Cancelled }
+func (s State) Terminal() bool {
+	return s == Finished || s == Failed || s == Cancelled || s == Suppressed
+}
 
 // Status is a campaign's own state.
 type Status string
@@ -44,6 +50,10 @@ const (
 	Provisioning Status = "Provisioning"
 	// Active: every schedule has been created.
 	Active Status = "Active"
+	// Completed: every send task reached a terminal state (Finished,
+	// Failed or Cancelled) while the campaign was Provisioning or Active.
+	// The store moves it there, once, when it records the last one.
+	Completed Status = "Completed"
 	// CampaignCancelled: its Pending tasks are cancelled.
 	CampaignCancelled Status = "Cancelled"
 )
@@ -101,7 +111,8 @@ type SendTask struct {
 	SentAt     time.Time
 	// MessageID is the sender's id of the sent message.
 	MessageID string
-	// Error is why the task Failed; Reason why it was Cancelled.
+	// Error is why the task Failed; Reason why it was Cancelled or
+	// Suppressed.
 	Error     string
 	Reason    string
 	UpdatedAt time.Time
@@ -169,6 +180,16 @@ func Cancel(t SendTask, reason string, now time.Time) (SendTask, error) {
 		return t, refuse(t, Cancelled)
 	}
 	t.State, t.Reason, t.UpdatedAt = Cancelled, reason, now
+	return t, nil
+}
+
+// Suppress ends a Pending task whose address is suppressed; nothing is
+// sent. The reason must not be empty.
+func Suppress(t SendTask, reason string, now time.Time) (SendTask, error) {
+	if t.State != Pending || reason == "" {
+		return t, refuse(t, Suppressed)
+	}
+	t.State, t.Reason, t.UpdatedAt = Suppressed, reason, now
 	return t, nil
 }
 

@@ -23,13 +23,17 @@ func TestTransitions(t *testing.T) {
 		"requeue": func(t SendTask) (SendTask, error) { return Requeue(t, now) },
 		"release": func(t SendTask) (SendTask, error) { return Release(t, now) },
 		"retime":  func(t SendTask) (SendTask, error) { return Retime(t, now, "x", now) },
+		"suppress": func(t SendTask) (SendTask, error) {
+			return Suppress(t, "the address is on the sender's suppression list (Bounce)", now)
+		},
 	}
 	legal := map[State]map[string]State{
-		Pending:   {"claim": Running, "fail": Failed, "cancel": Cancelled, "retime": Pending},
-		Running:   {"finish": Finished, "fail": Failed, "requeue": Pending, "release": Pending},
-		Finished:  {},
-		Failed:    {},
-		Cancelled: {},
+		Pending:    {"claim": Running, "fail": Failed, "cancel": Cancelled, "retime": Pending, "suppress": Suppressed},
+		Running:    {"finish": Finished, "fail": Failed, "requeue": Pending, "release": Pending},
+		Finished:   {},
+		Failed:     {},
+		Cancelled:  {},
+		Suppressed: {},
 	}
 	for from, allowed := range legal {
 		for name, move := range moves {

@@ -150,6 +150,10 @@ type Message struct {
 	To             string
 	Subject        string
 	Body           string
+	// UnsubscribeURL is the message's one-click unsubscribe URL (RFC 8058):
+	// the sender puts it in the List-Unsubscribe headers; the body
+	// already links it. Empty: no unsubscribe headers.
+	UnsubscribeURL string
 }
 
 // Receipt is what a send returns and records.

@@ -58,7 +58,7 @@ func campaignSender(senders []string, email string) bool {
 
 func (s *Server) openCampaigns(origins []string) error {
 	rt, err := campaigndev.New(campaigndev.Config{Outbox: campaignOutbox{s.db}, Clock: clock.Func(s.cfg.Now),
-		Log: s.log.With("component", "campaigns"), Origins: origins})
+		Log: s.log.With("component", "campaigns"), Origins: origins, UnsubscribeBase: s.cfg.PublicURL + campaigndev.DefaultUnsubscribeBase})
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
@@ -77,6 +77,7 @@ func (s *Server) campaignRoutes(mux *http.ServeMux) {
 		mux.HandleFunc(route, s.serveHandler(route, s.campaigns.API, campaignapi.MaxBody))
 	}
 	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
+	mux.HandleFunc(campaigndev.DefaultUnsubscribeBase, s.campaigns.ServeUnsubscribe) // public, as in AWS
 }
 
 // serveCampaignEvents is GET /campaigns/{id}/events: the campaign's

@@ -30,7 +30,8 @@ const maxAuthBody = 16 * 1024
 // sign-in, the outbox and the debug listing, to requests whose Host is a
 // loopback name or address or one of Config.AllowedHosts (others get 421).
 // The outbox and the listing need the local sign-in and show the caller
-// their own mail and schedules only.
+// their own mail and schedules only. With Config.FakeClock it also serves
+// the clock's endpoints (RouteClock, RouteClockAdvance).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /config.json", s.serveConfig)
@@ -42,6 +43,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(api.RouteTask, s.serveAPI(api.RouteTask))
 	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
 	s.campaignRoutes(mux)
+	s.clockRoutes(mux)
 	mux.HandleFunc("GET /outbox", serveOutboxPage)
 	mux.HandleFunc("GET /outbox.js", serveOutboxFile("text/javascript; charset=utf-8", outboxScript))
 	mux.HandleFunc("GET /outbox.css", serveOutboxFile("text/css; charset=utf-8", outboxStyle))

@@ -76,6 +76,12 @@ type Config struct {
 	EventsKeepAlive time.Duration
 	// Now is the wall clock. Default: time.Now.
 	Now func() time.Time
+	// FakeClock, when set, is the server's time instead of Now (browser
+	// tests: `go run ./cmd/dev -clock fake`). It starts where it is, runs
+	// on with the wall clock, and jumps ahead on POST /__dev/clock/advance,
+	// which then runs what became due; GET /__dev/clock reads it. Without
+	// it neither endpoint exists. Default: nil (the wall clock).
+	FakeClock *clock.Fake
 	// Log receives every log line. Default: slog.Default().
 	Log *slog.Logger
 }
@@ -95,6 +101,7 @@ type Server struct {
 	reconciler *reconcile.Reconciler
 	resets     resetCodes
 	campaigns  *campaigndev.Runtime
+	fake       *fakeTime // Config.FakeClock's driver, or nil
 
 	stepMu    sync.Mutex // one Drain at a time
 	deliverMu sync.Mutex
@@ -124,6 +131,11 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.Shards <= 0 {
 		cfg.Shards = 2
 	}
+	var fake *fakeTime
+	if cfg.FakeClock != nil {
+		fake = newFakeTime(cfg.FakeClock)
+		cfg.Now = fake.now
+	}
 	if cfg.Now == nil {
 		cfg.Now = clock.System{}.Now
 	}
@@ -139,6 +151,7 @@ func Open(cfg Config) (*Server, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	s.fake = fake
 	return s, nil
 }
 

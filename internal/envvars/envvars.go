@@ -77,8 +77,18 @@ const (
 	SchedulerCallsPerSecond = "SCHEDULER_CALLS_PER_SECOND"
 	// ProvisionMarginSec is how long before its timeout provisioning hands over to a fresh invocation (campaigns).
 	ProvisionMarginSec = "PROVISION_MARGIN_SEC"
+	// UnsubscribeSecretArn is the Secrets Manager secret that signs unsubscribe tokens (campaigns).
+	UnsubscribeSecretArn = "UNSUBSCRIBE_SECRET_ARN"
+	// UnsubscribeURL is the public one-click unsubscribe endpoint campaign emails link (campaigns).
+	UnsubscribeURL = "UNSUBSCRIBE_URL"
 	// SenderGroup is the user pool group whose members may send campaigns (campaigns).
 	SenderGroup = "SENDER_GROUP"
+	// MaxCampaignsPerDay is how many campaigns one sender may create per UTC day (campaigns).
+	MaxCampaignsPerDay = "MAX_CAMPAIGNS_PER_DAY"
+	// MaxCampaignSendsPerDay is how many sends one sender's campaigns may schedule per UTC day (campaigns).
+	MaxCampaignSendsPerDay = "MAX_CAMPAIGN_SENDS_PER_DAY"
+	// MaxRecipientsPerCampaign is how many recipients one campaign may have (campaigns).
+	MaxRecipientsPerCampaign = "MAX_RECIPIENTS_PER_CAMPAIGN"
 	// CampaignEventsHTTP is the AppSync Events API's HTTP DNS name, where progress is published (campaigns).
 	CampaignEventsHTTP = "CAMPAIGN_EVENTS_HTTP"
 	// TargetFunctionArns lists the future-event handler's target functions, comma-separated (futureevents).
@@ -101,8 +111,8 @@ var All = []string{
 	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
-	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet,
-	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, CampaignEventsHTTP, TargetFunctionArns,
+	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL,
+	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsStateMachineArn, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
 }
 

@@ -10,10 +10,7 @@ import (
 // firing the tasks, under that layer's own faults (make sim runs 10,000
 // seeds per layer: go run ./cmd/sim -layer all).
 func TestLayerHistories(t *testing.T) {
-	n := 200
-	if testing.Short() {
-		n = 40
-	}
+	n := histories(t, 200)
 	for _, tc := range []struct {
 		layer  layers.Name
 		faults []Fault

@@ -11,7 +11,7 @@ import (
 )
 
 // scaleFullEnv runs the 100,000-task scenarios too (they take a few
-// seconds more; `make sim-scale`, part of `make test` and `make sim`, sets it).
+// seconds more; `make sim-scale` and `make sim` set it, and so does `make test`'s sim step).
 const scaleFullEnv = "UNSCHEDULE_SCALE_FULL"
 
 func scaleSizes(t *testing.T) []int {

@@ -15,10 +15,7 @@ import (
 // TestHistories runs a few hundred seeded histories of the real code
 // under faults; every invariant must hold (make sim runs 10,000).
 func TestHistories(t *testing.T) {
-	n := 300
-	if testing.Short() {
-		n = 50
-	}
+	n := histories(t, 300)
 	s := RunMany(Config{}, 1, n, 0)
 	for i, r := range s.Failed {
 		if i == 5 {
@@ -39,10 +36,7 @@ func TestHistories(t *testing.T) {
 // not through the API: every invariant holds for them too (they are
 // scheduled by the stream path, moved, cancelled and expired once).
 func TestAnyWriterHistories(t *testing.T) {
-	n := 200
-	if testing.Short() {
-		n = 50
-	}
+	n := histories(t, 200)
 	s := RunMany(Config{AnyWriter: true}, 1, n, 0)
 	for i, r := range s.Failed {
 		if i == 5 {
@@ -232,6 +226,7 @@ func earlyIsSuccess(out string, err error) (string, error) {
 // simulation catches it within its seed budget, with the invariant that
 // guards it.
 func TestMutantsAreCaught(t *testing.T) {
+	skipUnderRace(t)
 	for _, tc := range []struct {
 		m    Mutation
 		want string
@@ -289,10 +284,7 @@ func TestMutantsAreCaught(t *testing.T) {
 // invariant holds, with no allowance for them (the notification claim
 // keeps the second invocation from publishing).
 func TestConcurrentFires(t *testing.T) {
-	n := 300
-	if testing.Short() {
-		n = 50
-	}
+	n := histories(t, 300)
 	s := RunMany(Config{ConcurrentFires: true}, 1, n, 0)
 	for i, r := range s.Failed {
 		if i == 5 {

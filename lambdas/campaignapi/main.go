@@ -3,7 +3,9 @@
 // campaignapi.Handler.
 //
 // Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, PROVISION_FUNCTION_ARN,
-// ALLOWED_ORIGINS, SENDER_GROUP (constructs/campaigns).
+// ALLOWED_ORIGINS, SENDER_GROUP, and the sender limits
+// MAX_CAMPAIGNS_PER_DAY, MAX_CAMPAIGN_SENDS_PER_DAY,
+// MAX_RECIPIENTS_PER_CAMPAIGN (constructs/campaigns).
 package main
 
 import (
@@ -23,6 +25,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/limits"
+	"github.com/unschedule/unschedule/internal/campaign/limits/limitsdynamo"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
@@ -34,14 +38,21 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	table, group, provisioner, origins := env.Require(envvars.CampaignTable), env.Require(envvars.ScheduleGroup), env.Require(envvars.ProvisionFunctionArn), env.List(envvars.AllowedOrigins)
 	senderGroup := env.Require(envvars.SenderGroup)
+	lim := limits.Limits{
+		CampaignsPerDay:       env.Int(envvars.MaxCampaignsPerDay, limits.DefaultCampaignsPerDay, 1, limits.MaxCampaignsPerDay),
+		SendsPerDay:           env.Int(envvars.MaxCampaignSendsPerDay, limits.DefaultSendsPerDay, 1, limits.MaxSendsPerDay),
+		RecipientsPerCampaign: env.Int(envvars.MaxRecipientsPerCampaign, limits.DefaultRecipientsPerCampaign, 1, limits.MaxRecipientsPerCampaign),
+	}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
-	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
+	ddb := dynamodb.NewFromConfig(cfg)
+	store := lambdaenv.Must(campaigndynamo.New(ddb, table))
+	limiter := lambdaenv.Must(limits.New(lim, lambdaenv.Must(limitsdynamo.New(ddb, table)), clock.System{}))
 	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg)))
 	canceller := lambdaenv.Must(cancel.New(store, store, sched, clock.System{}, group, 0))
 	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
 	h := lambdaenv.Must(campaignapi.New(store, start, canceller, clock.System{}, nil, origins, senderGroup, log))
-	a := &cl.API{Handler: h, Metrics: metrics.New(metrics.FunctionCampaignAPI, nil), Log: log}
+	a := &cl.API{Handler: h.WithLimits(limiter), Metrics: metrics.New(metrics.FunctionCampaignAPI, nil), Log: log}
 	lambda.Start(a.Handle)
 }

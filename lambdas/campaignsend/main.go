@@ -2,8 +2,12 @@
 // campaign schedule invokes it with {"campaignId","taskId"} (and the
 // reconciler, for an overdue task). See send.Worker for the rules.
 //
+// Every send honours the sender's suppression list and carries a signed
+// one-click unsubscribe link (send.Deliverability).
+//
 // Environment: CAMPAIGN_TABLE, SENDER_ADDRESS, SES_CONFIGURATION_SET
-// (optional), set by constructs/campaigns.
+// (optional), UNSUBSCRIBE_URL, UNSUBSCRIBE_SECRET_ARN, set by
+// constructs/campaigns.
 package main
 
 import (
@@ -12,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
@@ -19,6 +24,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/ses"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
@@ -29,12 +35,16 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress), ConfigurationSet: env.Optional(envvars.SESConfigurationSet, "")}
+	base, secret := env.Require(envvars.UnsubscribeURL), env.Require(envvars.UnsubscribeSecretArn)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
 	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{}))
 	w := lambdaenv.Must(send.New(store, store, sender, clock.System{}, send.DefaultLease))
+	keys := unsubscribe.LoadKeys(ses.SecretLoader(secretsmanager.NewFromConfig(cfg), secret)) // read on the first send
+	w.Deliverability = &send.Deliverability{Sender: sc.From, Suppressions: lambdaenv.Must(ses.NewSuppressions(ddb, sc.Table)),
+		Links: unsubscribe.Links{Base: base, Keys: keys}}
 	h := &cl.Send{Worker: w, Metrics: metrics.New(metrics.FunctionCampaignSend, nil), Log: log}
 	lambda.Start(h.Handle)
 }

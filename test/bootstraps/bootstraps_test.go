@@ -34,7 +34,7 @@ import (
 
 // endpointVars are the service-specific endpoint variables of every
 // client the mains build (AWS_ENDPOINT_URL_ + the service id, upper case).
-var endpointVars = []string{"DYNAMODB", "SCHEDULER", "SQS", "SNS", "LAMBDA", "SESV2", "SFN"}
+var endpointVars = []string{"DYNAMODB", "SCHEDULER", "SQS", "SNS", "LAMBDA", "SESV2", "SFN", "SECRETS_MANAGER"}
 
 // A function, the event it is invoked with, and the service (SigV4 signing
 // name) that invocation must call: DynamoDB wherever the function reads
@@ -50,10 +50,13 @@ var functions = []function{
 	{"api", `{"httpMethod":"GET","resource":"/tasks","path":"/tasks","requestContext":{"authorizer":{"claims":{"sub":"user-1","email":"a@example.com"}}}}`, "dynamodb"},
 	{"campaignapi", `{"httpMethod":"GET","resource":"/campaigns","path":"/campaigns","requestContext":{"authorizer":{"claims":` +
 		`{"sub":"user-1","email":"a@example.com","email_verified":"true","cognito:groups":"campaign-senders"}}}}`, "dynamodb"},
+	{"campaignbounce", fixture("lambdas/campaignbounce/testdata/bounce.json"), "dynamodb"},
 	{"campaignprogress", fixture("internal/campaign/campaignlambda/testdata/progress_stream.json"), "dynamodb"},
 	{"campaignprovision", `{"campaignId":"c-1"}`, "dynamodb"},
 	{"campaignreconciler", `{}`, "dynamodb"},
 	{"campaignsend", `{"campaignId":"c-1","taskId":"t-1"}`, "dynamodb"},
+	// The token is checked with the secret, read on the first request.
+	{"campaignunsubscribe", `{"httpMethod":"GET","resource":"/unsubscribe","path":"/unsubscribe","queryStringParameters":{"token":"a.b"}}`, "secretsmanager"},
 	{"cancelworker", fixture("lambdas/cancelworker/testdata/batch.json"), "scheduler"},
 	{"deferreddispatch", `{"Records":[{"eventID":"1","eventName":"REMOVE","eventSource":"aws:dynamodb","userIdentity":` +
 		`{"type":"Service","principalId":"dynamodb.amazonaws.com"},"dynamodb":{"SequenceNumber":"1","StreamViewType":"KEYS_ONLY",` +

@@ -190,11 +190,11 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 		fn      string
 		allowed []string
 	}{
-		{"CampaignsSend", []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "ses:SendEmail",
+		{"CampaignsSend", []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "ses:SendEmail", "secretsmanager:GetSecretValue",
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		{"CampaignsProvision", []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem",
 			"scheduler:CreateSchedule", "iam:PassRole", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
-		{"CampaignsReconciler", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "scheduler:CreateSchedule",
+		{"CampaignsReconciler", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "scheduler:CreateSchedule",
 			"scheduler:GetSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		{"CampaignsApi", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem",
 			"scheduler:DeleteSchedule", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents"}},
@@ -230,7 +230,7 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 	t.Run("ses:SendEmail on the identity only, From pinned", func(t *testing.T) {
 		for _, s := range statements(d, roleOf(t, d, "CampaignsSend")) {
 			if js(s["Action"]) == `"ses:SendEmail"` {
-				if r := js(s["Resource"]); !strings.Contains(r, ":identity/example.com") || strings.Count(r, "arn:") != 1 {
+				if r := js(s["Resource"]); !strings.Contains(r, ":identity/example.com") || strings.Count(r, ":identity/") != 1 {
 					t.Errorf("ses:SendEmail on %s", r)
 				}
 				if !strings.Contains(js(s["Condition"]), `"ses:FromAddress":"news@example.com"`) {
@@ -302,7 +302,7 @@ func TestApiRoutesBehindCognito(t *testing.T) {
 	n := 0
 	for id, m := range methods {
 		p := props(m)
-		if p["HttpMethod"] == "OPTIONS" {
+		if p["HttpMethod"] == "OPTIONS" || strings.Contains(js(p["ResourceId"]), "unsubscribe") { // public: TestUnsubscribeIsPublicAndSigned
 			continue
 		}
 		n++

@@ -98,7 +98,9 @@ func (st *Store) Claim(ctx context.Context, k campaign.Key, now time.Time, lease
 }
 
 // Replace implements campaign.Tasks: a put of next conditioned on the
-// stored state and attempt being prev's.
+// stored state and attempt being prev's. A move into a terminal state is
+// then settled (see settle): the campaign is Completed by the write that
+// records its last open task.
 func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	if prev.Key() != next.Key() {
 		return fmt.Errorf("replace task %s with %s: the keys differ", prev.ID, next.ID)
@@ -111,6 +113,58 @@ func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) erro
 	})
 	if err != nil {
 		return fmt.Errorf("replace task %s: %w", prev.ID, conditionFailed(err))
+	}
+	if prev.State.Terminal() || !next.State.Terminal() {
+		return nil
+	}
+	if err := st.settle(ctx, next.CampaignID, next.Index, next.UpdatedAt); err != nil {
+		return fmt.Errorf("task %s is %s, but: %w", next.ID, next.State, err)
+	}
+	return nil
+}
+
+// settle records that the index-th task of a campaign is terminal and
+// completes the campaign when every task is, in two conditional writes
+// that are safe to repeat under at-least-once delivery:
+//
+//  1. ADD the index to the campaign's DONE number set (adding it again
+//     changes nothing, unlike a counter), reading the set's size back;
+//  2. when the size reaches the campaign's total, move it Provisioning
+//     or Active → Completed, conditioned on that status and on
+//     total <= size; a refused condition means it is Completed already
+//     (or Cancelled, or Draft), and is no error.
+//
+// The set only grows and a task never leaves a terminal state, so the
+// write that adds the last index sees the full size: whichever task ends
+// last completes the campaign, exactly once. A Provisioning campaign is
+// completed too: provisioning's own move to Active is then refused and
+// ignored. If the second write is lost (a crash between the two), GET
+// /campaigns/{id} completes it (campaignapi).
+func (st *Store) settle(ctx context.Context, campaignID string, index int, now time.Time) error {
+	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.table), Key: item{tk.PartitionKey: s(tk.CampaignPK(campaignID)), tk.SortKey: s(tk.DoneSK)},
+		UpdateExpression:          aws.String("ADD #d :i"),
+		ExpressionAttributeNames:  map[string]string{"#d": tk.DoneAttr},
+		ExpressionAttributeValues: item{":i": &types.AttributeValueMemberNS{Value: []string{strconv.Itoa(index)}}},
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return fmt.Errorf("record campaign %s progress: %w", campaignID, err)
+	}
+	done, _ := out.Attributes[tk.DoneAttr].(*types.AttributeValueMemberNS)
+	if done == nil {
+		return fmt.Errorf("record campaign %s progress: no %s set came back", campaignID, tk.DoneAttr)
+	}
+	_, err = st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.table), Key: campaignKey(campaignID),
+		UpdateExpression:         aws.String("SET #st = :completed, updatedAt = :now"),
+		ConditionExpression:      aws.String("#st IN (:provisioning, :active) AND #total <= :n"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#total": "total"},
+		ExpressionAttributeValues: item{":completed": s(string(campaign.Completed)), ":now": s(now.UTC().Format(time.RFC3339Nano)),
+			":provisioning": s(string(campaign.Provisioning)), ":active": s(string(campaign.Active)), ":n": n(len(done.Value))},
+	})
+	if err != nil && !errors.Is(conditionFailed(err), campaign.ErrConditionFailed) {
+		return fmt.Errorf("complete campaign %s: %w", campaignID, err)
 	}
 	return nil
 }
@@ -151,7 +205,7 @@ func (st *Store) List(ctx context.Context, campaignID string, from, limit int) (
 // Open implements campaign.Tasks: one page of the sparse open index; the
 // cursor is the page's last key, encoded.
 func (st *Store) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
-	start, err := decodeCursor(cursor)
+	start, err := decodeCursor(cursor, tk.OpenAttr, tk.OpenValue)
 	if err != nil {
 		return nil, "", err
 	}
@@ -190,7 +244,13 @@ func encodeCursor(k item) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(c string) (item, error) {
+// decodeCursor reads a cursor of an index whose partition attribute is
+// part with value want. A cursor that is not one this index returns (a
+// forged or damaged one: other attributes, another partition such as
+// another owner's) is campaign.ErrBadCursor, never a start key that
+// DynamoDB refuses with a ValidationException (a 500) or that reads
+// another partition.
+func decodeCursor(c, part, want string, sortAttrs ...string) (item, error) {
 	if c == "" {
 		return nil, nil
 	}
@@ -198,6 +258,14 @@ func decodeCursor(c string) (item, error) {
 	var m map[string]string
 	if err == nil {
 		err = json.Unmarshal(b, &m)
+	}
+	if err == nil && (len(m) != 3+len(sortAttrs) || m[part] != want || m[tk.PartitionKey] == "" || m[tk.SortKey] == "") {
+		err = errors.New("not a key of this index")
+	}
+	for _, a := range sortAttrs {
+		if err == nil && m[a] == "" {
+			err = errors.New("not a key of this index")
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cursor %q: %w (%w)", c, campaign.ErrBadCursor, err)
@@ -258,7 +326,7 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 // updated), without body or rules. The cursor is opaque; "" starts, a
 // returned "" ends.
 func (st *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
-	start, err := decodeCursor(cursor)
+	start, err := decodeCursor(cursor, tk.OwnerAttr, owner, tk.CreatedAttr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -373,14 +441,14 @@ func (st *Store) Complete(ctx context.Context, c campaign.Campaign) (bool, error
 	return err == nil, err
 }
 
-// Counts counts a campaign's tasks by state (a Query that reads only the
-// state: about 1 read unit per 4 KB page of items).
+// Counts counts a campaign's tasks by state (a consistent Query that
+// returns only the state: about 1 read unit per 4 KB of items read).
 func (st *Store) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
 	counts := map[campaign.State]int{}
 	var start item
 	for {
 		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(st.table),
+			TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
 			KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
 			ProjectionExpression:      aws.String("#s"),
 			ExpressionAttributeNames:  map[string]string{"#s": attrState},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,6 +148,26 @@ func TestStoreRoundTripsAndConditions(t *testing.T) {
 				t.Fatal("no error")
 			}
 		}},
+		{"a forged cursor is ErrBadCursor, not a DynamoDB error", func(t *testing.T) {
+			cur := func(m map[string]string) string { return encodeCursor(mapItem(m)) }
+			key := map[string]string{"pk": "C#c1", "sk": "META", "owner": "owner-1", "createdAt": t0.Format(time.RFC3339Nano)}
+			if _, _, err := st.Owned(ctx, "owner-1", cur(key), 2); err != nil {
+				t.Fatalf("a well-formed cursor: %v", err)
+			}
+			for name, c := range map[string]string{
+				"other attributes":  cur(map[string]string{"pk": "C#c1"}),
+				"another owner":     cur(map[string]string{"pk": "C#c1", "sk": "META", "owner": "owner-2", "createdAt": "x"}),
+				"no sort attribute": cur(map[string]string{"pk": "C#c1", "sk": "META", "owner": "owner-1", "x": "y"}),
+				"not an object":     "WzFd",
+			} {
+				if _, _, err := st.Owned(ctx, "owner-1", c, 2); !errors.Is(err, campaign.ErrBadCursor) {
+					t.Errorf("Owned, %s: %v, want ErrBadCursor", name, err)
+				}
+			}
+			if _, _, err := st.Open(ctx, cur(map[string]string{"pk": "C#c1", "sk": "T#x", "openShard": "other"}), 2); !errors.Is(err, campaign.ErrBadCursor) {
+				t.Errorf("Open, another shard: %v, want ErrBadCursor", err)
+			}
+		}},
 		{"counts by state", func(t *testing.T) {
 			n, err := st.Counts(ctx, "c1")
 			if err != nil || n[campaign.Pending] != 29 || n[campaign.Finished] != 1 {
@@ -228,5 +249,64 @@ func TestHandlersOnDynalite(t *testing.T) {
 	g, _ := st.Get(ctx, tsk.Key())
 	if g.State != campaign.Finished || g.SentAt.IsZero() || outbox.Count(tsk.IdempotencyKey()) != 1 {
 		t.Fatalf("task %+v, sent %d times", g, outbox.Count(tsk.IdempotencyKey()))
+	}
+}
+
+func mapItem(m map[string]string) item {
+	out := item{}
+	for k, v := range m {
+		out[k] = s(v)
+	}
+	return out
+}
+
+// The write that ends a campaign's last open task completes the
+// campaign, once, whatever the order, concurrency and repeats of the
+// writes; a Provisioning campaign too (its move to Active is then
+// refused); a Cancelled one stays Cancelled.
+func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	for i, from := range []campaign.Status{campaign.Active, campaign.Provisioning, campaign.CampaignCancelled} {
+		id := fmt.Sprintf("done%d", i)
+		_, tasks := seed(t, st, id, 12)
+		if err := st.SetStatus(ctx, id, []campaign.Status{campaign.Draft}, from, "", t0); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for j, task := range tasks {
+			wg.Go(func() {
+				next, _ := campaign.Fail(task, "bounced", t0)
+				if j%3 == 0 {
+					next, _ = campaign.Cancel(task, "r", t0)
+				}
+				if err := st.Replace(ctx, task, next); err != nil {
+					t.Error(err)
+				}
+				if j == 5 { // the settle of a repeated delivery changes nothing
+					if err := st.settle(ctx, id, j, t0); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+			if j == len(tasks)-2 {
+				wg.Wait()
+				if c, _ := st.Campaign(ctx, id); c.Status != from {
+					t.Fatalf("%s with one task open: %s", from, c.Status)
+				}
+			}
+		}
+		wg.Wait()
+		want := campaign.Completed
+		if from == campaign.CampaignCancelled {
+			want = from
+		}
+		if c, err := st.Campaign(ctx, id); err != nil || c.Status != want {
+			t.Fatalf("%s after every task ended: %s %v, want %s", from, c.Status, err, want)
+		}
+		err := st.SetStatus(ctx, id, []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", t0)
+		if !errors.Is(err, campaign.ErrConditionFailed) {
+			t.Fatalf("%s → Active after completion: %v", from, err)
+		}
 	}
 }

@@ -20,6 +20,14 @@
 // permanent error, so the task ends Failed with a reason that says so,
 // instead of risking a second email. An operator who knows the message
 // did not go out deletes the record and re-queues the task.
+//
+// A message with an UnsubscribeURL carries the RFC 8058 headers
+// List-Unsubscribe and List-Unsubscribe-Post, which SendEmail accepts in
+// Simple content (Message.Headers):
+// https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_Message.html
+// https://docs.aws.amazon.com/ses/latest/dg/header-fields.html
+//
+// Suppressions (suppressions.go) is the suppression list in the same table.
 package ses
 
 import (
@@ -37,6 +45,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
 )
 
 // States of a send record.
@@ -140,6 +149,11 @@ func (s *Sender) Send(ctx context.Context, m campaign.Message) (campaign.Receipt
 			Body:    &types.Body{Text: &types.Content{Data: aws.String(m.Body), Charset: aws.String("UTF-8")}},
 		}},
 		EmailTags: []types.MessageTag{{Name: aws.String("idempotencyKey"), Value: aws.String(m.IdempotencyKey)}},
+	}
+	if m.UnsubscribeURL != "" {
+		for _, h := range unsubscribe.Headers(m.UnsubscribeURL) {
+			in.Content.Simple.Headers = append(in.Content.Simple.Headers, types.MessageHeader{Name: aws.String(h[0]), Value: aws.String(h[1])})
+		}
 	}
 	if s.cfg.ConfigurationSet != "" {
 		in.ConfigurationSetName = aws.String(s.cfg.ConfigurationSet)

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -46,12 +47,12 @@ const DefaultSenderGroup = campaign.DefaultSenderGroup
 
 // Limits.
 const (
-	// MaxBody bounds a request body: Lambda's synchronous payload limit
-	// is 6 MB.
+	// MaxBody bounds a request body, 5 MiB: Lambda's synchronous payload
+	// limit is 6 MB.
 	MaxBody = 5 << 20
-	// MaxRecipients bounds one request: its tasks are written within API
-	// Gateway's 29 s (the planner allows more).
-	MaxRecipients = 10_000
+	// MaxRecipients bounds one campaign (plan.MaxRecipients, the one
+	// limit of the planner and the API).
+	MaxRecipients = plan.MaxRecipients
 	// PreviewSends is how many sends a preview lists (all are planned).
 	PreviewSends = 500
 	// DefaultPage and MaxPage bound the sends one GET returns.
@@ -96,6 +97,7 @@ type Handler struct {
 	origins []string
 	group   string
 	log     *slog.Logger
+	limits  Limiter // nil: no sender limits (WithLimits)
 }
 
 // New returns a handler whose callers must belong to senderGroup (see
@@ -133,7 +135,7 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 		return *resp
 	}
 	if len(r.Body) > MaxBody {
-		return fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is %d bytes; at most %d: split the recipients over several campaigns", len(r.Body), MaxBody))
+		return fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is %d bytes; at most %d (5 MiB): split the recipients over several campaigns", len(r.Body), MaxBody))
 	}
 	type route struct{ path, method string }
 	switch (route{r.Route, r.Method}) {
@@ -189,36 +191,53 @@ type recipientJSON struct {
 	Subject string `json:"subject,omitempty"`
 }
 
-// scheduleJSON is plan.Rules as people write them.
+// scheduleJSON is plan.Rules as people write them. SendsPerDay and
+// Weekdays are pointers: only a missing (or null) field takes its
+// default; an explicit value out of range is refused.
 type scheduleJSON struct {
-	SendsPerDay int      `json:"sendsPerDay,omitempty"`
-	Weekdays    []string `json:"weekdays,omitempty"`
-	Windows     []string `json:"windows"`
-	TimeZone    string   `json:"timeZone"`
-	StartDate   string   `json:"startDate"`
+	SendsPerDay *int      `json:"sendsPerDay"`
+	Weekdays    *[]string `json:"weekdays"`
+	Windows     []string  `json:"windows"`
+	TimeZone    string    `json:"timeZone"`
+	StartDate   string    `json:"startDate"`
 }
 
 var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
 
-// rules reads the schedule; every problem says how to fix it.
-func (s scheduleJSON) rules() (plan.Rules, error) {
-	r := plan.Rules{SendsPerDay: s.SendsPerDay, TimeZone: s.TimeZone}
-	var errs []error
-	for _, d := range s.Weekdays {
-		wd, ok := weekdays[strings.ToLower(d[:min(len(d), 3)])]
-		if !ok || (len(d) > 3 && !strings.EqualFold(d, wd.String())) {
-			errs = append(errs, fmt.Errorf("weekday %q is not a day: use mon, tue, wed, thu, fri, sat or sun", d))
-			continue
+// rules reads the schedule; every problem names its field and says how
+// to fix it.
+func (s scheduleJSON) rules() (plan.Rules, []string) {
+	r := plan.Rules{SendsPerDay: plan.DefaultSendsPerDay, TimeZone: s.TimeZone,
+		Weekdays: []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}}
+	var errs []string
+	if s.SendsPerDay != nil {
+		r.SendsPerDay = *s.SendsPerDay
+		if r.SendsPerDay < 1 || r.SendsPerDay > plan.MaxSendsPerDay {
+			errs = append(errs, fmt.Sprintf("schedule.sendsPerDay must be between 1 and %d (given %d): leave it out for the default, %d",
+				plan.MaxSendsPerDay, r.SendsPerDay, plan.DefaultSendsPerDay))
 		}
-		r.Weekdays = append(r.Weekdays, wd)
+	}
+	if s.Weekdays != nil {
+		r.Weekdays = nil
+		if len(*s.Weekdays) == 0 {
+			errs = append(errs, "schedule.weekdays is empty: name at least one day (mon, tue, wed, thu, fri, sat, sun), or leave it out for Monday to Friday")
+		}
+		for _, d := range *s.Weekdays {
+			wd, ok := weekdays[strings.ToLower(d[:min(len(d), 3)])]
+			if !ok || (len(d) > 3 && !strings.EqualFold(d, wd.String())) {
+				errs = append(errs, fmt.Sprintf("schedule.weekdays: %q is not a day: use mon, tue, wed, thu, fri, sat or sun", d))
+				continue
+			}
+			r.Weekdays = append(r.Weekdays, wd)
+		}
 	}
 	for _, w := range s.Windows {
 		a, b, ok := strings.Cut(w, "-")
 		start, err1 := plan.ParseClock(a)
 		end, err2 := plan.ParseClock(b)
 		if !ok || err1 != nil || err2 != nil {
-			errs = append(errs, fmt.Errorf("window %q must be HH:MM-HH:MM, such as 09:00-12:00", w))
+			errs = append(errs, fmt.Sprintf("schedule.windows: %q must be HH:MM-HH:MM, such as 09:00-12:00", w))
 			continue
 		}
 		r.Windows = append(r.Windows, plan.Window{Start: start, End: end})
@@ -226,31 +245,79 @@ func (s scheduleJSON) rules() (plan.Rules, error) {
 	if s.StartDate != "" {
 		d, err := plan.ParseDate(s.StartDate)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Sprintf("schedule.startDate %q must be YYYY-MM-DD", s.StartDate))
 		}
 		r.Start = d
 	} else {
-		errs = append(errs, errors.New("schedule.startDate is empty: set the first day to send, YYYY-MM-DD"))
+		errs = append(errs, "schedule.startDate is empty: set the first day to send, YYYY-MM-DD")
 	}
-	return r, errors.Join(errs...)
+	return r, errs
+}
+
+// decodeProblem says which field of the body is wrong and what it should
+// be, from the decoder's error; it never echoes the error itself.
+func decodeProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Sprintf("%s must be %s (given a JSON %s)", te.Field, jsonType(te.Type), strings.Fields(te.Value + " value")[0])
+	case errors.As(err, &te):
+		return fmt.Sprintf("the body must be a JSON object (given a JSON %s)", strings.Fields(te.Value + " value")[0])
+	case errors.As(err, &se):
+		return fmt.Sprintf("the body is not valid JSON (at byte %d): send one JSON object with subject, body, recipients and schedule", se.Offset)
+	case errors.Is(err, io.EOF):
+		return "the body is empty: send one JSON object with subject, body, recipients and schedule"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body ends early: send one complete JSON object with subject, body, recipients and schedule"
+	}
+	// encoding/json's only other error here is `json: unknown field "x"`.
+	if _, name, ok := strings.Cut(err.Error(), "unknown field "); ok {
+		if n, uerr := strconv.Unquote(name); uerr == nil {
+			return fmt.Sprintf("unknown field %q: the body has subject, body, recipients (email, subject) and schedule (sendsPerDay, weekdays, windows, timeZone, startDate); names are case-sensitive", n)
+		}
+	}
+	return "the body must be one JSON object with subject, body, recipients and schedule (field names are case-sensitive)"
+}
+
+// jsonType names the JSON a Go type decodes from.
+func jsonType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(jsonType(t.Elem()), "a "), "an ") + "s"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return jsonType(t.Elem())
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "a " + t.Kind().String()
 }
 
 func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.Response {
 	var in createJSON
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil || dec.More() {
-		return fail(http.StatusBadRequest, "validation_error", "the body must be one JSON object with subject, body, recipients and schedule (field names are case-sensitive)")
+	if err := dec.Decode(&in); err != nil {
+		return fail(http.StatusBadRequest, "validation_error", decodeProblem(err))
+	}
+	if dec.More() {
+		return fail(http.StatusBadRequest, "validation_error", "the body must hold one JSON object, and nothing after it")
 	}
 	if err := exactNames(r.Body, reflect.TypeOf(in), ""); err != nil {
 		return fail(http.StatusBadRequest, "validation_error", err.Error())
 	}
-	if len(in.Recipients) > MaxRecipients {
-		return fail(http.StatusBadRequest, "validation_error", fmt.Sprintf("a campaign has at most %d recipients (given %d): split them over several campaigns", MaxRecipients, len(in.Recipients)))
+	if p := plan.RecipientsProblem(len(in.Recipients)); len(in.Recipients) > MaxRecipients {
+		return fail(http.StatusBadRequest, "validation_error", p) // before any work on them
 	}
-	rules, err := in.Schedule.rules()
-	if err != nil {
-		return fail(http.StatusBadRequest, "validation_error", err.Error())
+	rules, problems := in.Schedule.rules()
+	if len(problems) > 0 {
+		return fail(http.StatusBadRequest, "validation_error", strings.Join(problems, "; "))
 	}
 	req := campaign.Request{Subject: in.Subject, Body: in.Body, Rules: rules}
 	for _, rc := range in.Recipients {
@@ -258,11 +325,15 @@ func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.R
 	}
 	now := h.clock.Now().UTC()
 	c, tasks, err := campaign.Build(h.newID(), r.UserID, req, now, nil)
-	if errors.Is(err, plan.ErrInvalid) {
-		return fail(http.StatusBadRequest, "validation_error", err.Error())
+	var invalid *campaign.InvalidError
+	if errors.As(err, &invalid) {
+		return fail(http.StatusBadRequest, "validation_error", strings.Join(invalid.Problems, "; "))
 	}
 	if err != nil {
 		return h.internal(ctx, err)
+	}
+	if resp := h.limit(ctx, r.UserID, len(tasks), preview); resp != nil {
+		return *resp
 	}
 	if preview {
 		return respond(http.StatusOK, previewOf(c, tasks))
@@ -342,11 +413,39 @@ func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
 	if err != nil {
 		return h.internal(ctx, err)
 	}
+	if c, err = h.settle(ctx, c, counts); err != nil {
+		return h.internal(ctx, err)
+	}
 	page, err := h.store.List(ctx, c.ID, from, limit)
 	if err != nil {
 		return h.internal(ctx, err)
 	}
 	return respond(http.StatusOK, campaignOf(c, counts, page, from+len(page)))
+}
+
+// provision starts provisioning and answers 202 with the campaign as it
+// is stored; a repeated provision (while it runs, or after it finished)
+// answers the same way, without starting it again once it is Active.
+// settle completes a Provisioning or Active campaign whose every task is
+// terminal by the (consistent) counts: the store completes a campaign
+// when it records its last task, and this repairs the case where that
+// second write was lost. Terminal states are final, so the counts cannot
+// go stale; the conditional write makes a race with the store harmless.
+func (h *Handler) settle(ctx context.Context, c campaign.Campaign, counts map[campaign.State]int) (campaign.Campaign, error) {
+	done := counts[campaign.Finished] + counts[campaign.Failed] + counts[campaign.Cancelled]
+	if (c.Status != campaign.Provisioning && c.Status != campaign.Active) || c.Total == 0 || done < c.Total {
+		return c, nil
+	}
+	now := h.clock.Now()
+	err := h.store.SetStatus(ctx, c.ID, []campaign.Status{campaign.Provisioning, campaign.Active}, campaign.Completed, "", now)
+	if err != nil && !errors.Is(err, campaign.ErrConditionFailed) {
+		return c, err
+	}
+	if err == nil {
+		h.log.InfoContext(ctx, "campaign completed on read", "campaign", c.ID)
+		c.Status, c.UpdatedAt = campaign.Completed, now
+	}
+	return c, nil
 }
 
 func (h *Handler) provision(ctx context.Context, r api.Request) api.Response {
@@ -357,8 +456,8 @@ func (h *Handler) provision(ctx context.Context, r api.Request) api.Response {
 	switch c.Status {
 	case campaign.CampaignCancelled:
 		return fail(http.StatusConflict, "cancelled", "the campaign is cancelled: create a new one")
-	case campaign.Active:
-		return respond(http.StatusOK, campaignOf(c, nil, nil, 0))
+	case campaign.Active, campaign.Completed:
+		return respond(http.StatusAccepted, campaignOf(c, nil, nil, 0))
 	}
 	complete, err := h.store.Complete(ctx, c)
 	if err != nil {
@@ -380,6 +479,9 @@ func (h *Handler) cancelCampaign(ctx context.Context, r api.Request) api.Respons
 	if resp != nil {
 		return *resp
 	}
+	if c.Status == campaign.Completed {
+		return fail(http.StatusConflict, "completed", "the campaign is completed: every send is done, nothing is left to cancel")
+	}
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = h.clock.Now().Add(CancelBudget)
@@ -392,8 +494,8 @@ func (h *Handler) cancelCampaign(ctx context.Context, r api.Request) api.Respons
 	if res.Continue {
 		status = http.StatusAccepted // the reconciler cancels the rest
 	}
-	return respond(status, map[string]any{"id": c.ID, "status": campaign.CampaignCancelled, "cancelled": res.Cancelled,
-		"schedulesDeleted": res.SchedulesDeleted, "done": !res.Continue})
+	return respond(status, cancelJSON{ID: c.ID, Status: string(campaign.CampaignCancelled), Cancelled: res.Cancelled,
+		SchedulesDeleted: res.SchedulesDeleted, Done: !res.Continue})
 }
 
 func (h *Handler) internal(ctx context.Context, err error) api.Response {

@@ -2,6 +2,7 @@ package campaignapi_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -104,7 +105,8 @@ func TestBadInputIsA4xxThatSaysHowToFixIt(t *testing.T) {
 		says                            string
 	}{
 		{"no identity", "POST", campaignapi.RouteCampaigns, "", body(1, okSchedule), 401, "sign in"},
-		{"malformed JSON", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":`, 400, "one JSON object"},
+		{"malformed JSON", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":`, 400, "the body ends early"},
+		{"not JSON", "POST", campaignapi.RouteCampaigns, "u1", `{"subject" 1}`, 400, "not valid JSON (at byte"},
 		{"unknown field", "POST", campaignapi.RouteCampaigns, "u1", `{"Subject":"x"}`, 400, "case-sensitive"},
 		{"nested name in another case", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":"s","body":"b","recipients":[{"EMAIL":"b@x.io"}],"schedule":` + okSchedule + `}`, 400, `"EMAIL" in recipients[0]`},
 		{"two objects", "POST", campaignapi.RouteCampaigns, "u1", body(1, okSchedule) + "{}", 400, "one JSON object"},
@@ -117,7 +119,14 @@ func TestBadInputIsA4xxThatSaysHowToFixIt(t *testing.T) {
 		{"no recipients", "POST", campaignapi.RouteCampaigns, "u1", body(0, okSchedule), 400, "1 to"},
 		{"bad address", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":"s","body":"b","recipients":[{"email":"Bob <b@x.io>"}],"schedule":` + okSchedule + `}`, 400, "plain email address"},
 		{"empty subject", "POST", campaignapi.RouteCampaigns, "u1", `{"subject":" ","body":"b","recipients":[{"email":"b@x.io"}],"schedule":` + okSchedule + `}`, 400, "subject must be"},
-		{"too large", "POST", campaignapi.RouteCampaigns, "u1", strings.Repeat(" ", campaignapi.MaxBody+1), 413, "split"},
+		{"too large", "POST", campaignapi.RouteCampaigns, "u1", strings.Repeat(" ", campaignapi.MaxBody+1), 413, fmt.Sprintf("the body is %d bytes; at most 5242880 (5 MiB)", campaignapi.MaxBody+1)},
+		{"explicit zero sends per day", "POST", campaignapi.RoutePreview, "u1", body(1, `{"sendsPerDay":0,"windows":["09:00-12:00"],"timeZone":"UTC","startDate":"2026-06-01"}`), 400, "schedule.sendsPerDay must be between 1 and 1440 (given 0)"},
+		{"explicit empty weekdays", "POST", campaignapi.RoutePreview, "u1", body(1, `{"weekdays":[],"windows":["09:00-12:00"],"timeZone":"UTC","startDate":"2026-06-01"}`), 400, "schedule.weekdays is empty"},
+		{"sends per day as a string", "POST", campaignapi.RoutePreview, "u1", body(1, `{"sendsPerDay":"20","windows":["09:00-12:00"],"timeZone":"UTC","startDate":"2026-06-01"}`), 400, "schedule.sendsPerDay must be a whole number (given a JSON string)"},
+		{"weekdays as a string", "POST", campaignapi.RoutePreview, "u1", body(1, `{"weekdays":"mon","windows":["09:00-12:00"],"timeZone":"UTC","startDate":"2026-06-01"}`), 400, "schedule.weekdays must be an array of strings (given a JSON string)"},
+		{"unknown field", "POST", campaignapi.RoutePreview, "u1", `{"subject":"s","sender":"x"}`, 400, `unknown field "sender"`},
+		{"empty body", "POST", campaignapi.RoutePreview, "u1", ``, 400, "the body is empty"},
+		{"a recipient's subject is not a schedule error", "POST", campaignapi.RoutePreview, "u1", `{"subject":"s","body":"b","recipients":[{"email":"b@x.io","subject":"a\nb"}],"schedule":` + okSchedule + `}`, 400, "recipients[0].subject must be at most 998 bytes"},
 		{"wrong method", "DELETE", campaignapi.RouteCampaign, "u1", "", 405, "not allowed"},
 		{"unknown route", "GET", "/nope", "u1", "", 404, "no such route"},
 		{"missing campaign", "GET", campaignapi.RouteCampaign, "u1", "", 404, "not found"},
@@ -128,6 +137,11 @@ func TestBadInputIsA4xxThatSaysHowToFixIt(t *testing.T) {
 			msg, _ := out["message"].(string)
 			if status != tc.status || !strings.Contains(msg, tc.says) {
 				t.Fatalf("%d %q; want %d saying %q", status, msg, tc.status, tc.says)
+			}
+			// No prefix at all (so none twice), no schedule label on what
+			// is not the schedule, and no decoder error echoed.
+			if strings.Contains(msg, "invalid campaign") || strings.Contains(msg, "json:") || strings.Contains(msg, "Go ") {
+				t.Fatalf("message %q echoes an internal prefix or error", msg)
 			}
 		})
 	}
@@ -168,6 +182,14 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 		if status, _ := e.do("GET", campaignapi.RouteCampaigns, "", "u1", "", map[string]string{"cursor": "%%%"}); status != 400 {
 			t.Fatalf("a damaged cursor: %d", status)
 		}
+		// Well-formed base64 JSON, but not a key this index gave out: a
+		// 400 naming the cursor, not DynamoDB's ValidationException (a 500).
+		for _, forged := range []string{`{"pk":"C#c2"}`, `{"pk":"C#c2","sk":"META","owner":"u2","createdAt":"x"}`} {
+			cur := base64.RawURLEncoding.EncodeToString([]byte(forged))
+			if status, out := e.do("GET", campaignapi.RouteCampaigns, "", "u1", "", map[string]string{"cursor": cur}); status != 400 || !strings.Contains(out["message"].(string), "cursor") {
+				t.Fatalf("a forged cursor %s: %d %v", forged, status, out)
+			}
+		}
 	})
 	t.Run("another user's campaign is a 404 on every route", func(t *testing.T) {
 		for _, r := range []struct{ method, route string }{{"GET", campaignapi.RouteCampaign}, {"POST", campaignapi.RouteProvision}, {"POST", campaignapi.RouteCancel}} {
@@ -188,8 +210,23 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 		}
 	})
 	t.Run("provision starts the function", func(t *testing.T) {
-		if status, _ := e.do("POST", campaignapi.RouteProvision, "c2", "u1", "", nil); status != 202 || len(e.starts.ids) != 1 || e.starts.ids[0] != "c2" {
+		status, first := e.do("POST", campaignapi.RouteProvision, "c2", "u1", "", nil)
+		if status != 202 || len(e.starts.ids) != 1 || e.starts.ids[0] != "c2" {
 			t.Fatalf("%d, starts %v", status, e.starts.ids)
+		}
+		// Provisioning again answers as the first did, while it runs
+		// and once it is Active (without starting it again).
+		for _, to := range []campaign.Status{campaign.Provisioning, campaign.Active} {
+			if err := e.store.SetStatus(context.Background(), "c2", []campaign.Status{campaign.Draft, campaign.Provisioning}, to, "", now); err != nil {
+				t.Fatal(err)
+			}
+			status, again := e.do("POST", campaignapi.RouteProvision, "c2", "u1", "", nil)
+			if status != 202 || !sameKeys(first, again) || again["status"] != string(to) {
+				t.Fatalf("provision while %s: %d %v; want 202 shaped as %v", to, status, again, first)
+			}
+		}
+		if len(e.starts.ids) != 2 {
+			t.Fatalf("starts %v: want one more while Provisioning, none once Active", e.starts.ids)
 		}
 	})
 	t.Run("an incomplete create cannot be provisioned", func(t *testing.T) {
@@ -213,7 +250,67 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 		if status, _ := e.do("POST", campaignapi.RouteProvision, "c2", "u1", "", nil); status != http.StatusConflict {
 			t.Fatalf("provision after cancel: %d", status)
 		}
+		// Again: nothing left to cancel, no schedule deleted.
+		if status, out := e.do("POST", campaignapi.RouteCancel, "c2", "u1", "", nil); status != 200 || out["cancelled"] != 0.0 || out["schedulesDeleted"] != 0.0 {
+			t.Fatalf("second cancel %d %v", status, out)
+		}
 	})
+	t.Run("cancelling a draft deletes no schedule", func(t *testing.T) {
+		_, created := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(2, okSchedule), nil)
+		status, out := e.do("POST", campaignapi.RouteCancel, created["id"].(string), "u1", "", nil)
+		if status != 200 || out["cancelled"] != 2.0 || out["schedulesDeleted"] != 0.0 {
+			t.Fatalf("%d %v", status, out)
+		}
+	})
+}
+
+func sameKeys(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// A missing sendsPerDay or weekdays takes its default (20 a day, Monday
+// to Friday); only an explicit value is checked.
+func TestMissingScheduleFieldsTakeTheirDefaults(t *testing.T) {
+	e := setup(t)
+	// 45 sends from Friday 2026-06-05: 20 on Friday, 20 on Monday, 5 on Tuesday.
+	status, out := e.do("POST", campaignapi.RoutePreview, "", "u1", body(45, `{"windows":["09:00-17:00"],"timeZone":"UTC","startDate":"2026-06-05"}`), nil)
+	if status != 200 || out["days"] != 3.0 || !strings.HasPrefix(out["last"].(string), "2026-06-09T") {
+		t.Fatalf("%d %v", status, out)
+	}
+}
+
+// GET completes an Active campaign whose every send ended, if the
+// store's own completing write was lost.
+func TestGetCompletesAFinishedCampaign(t *testing.T) {
+	e := setup(t)
+	_, created := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(1, okSchedule), nil)
+	id := created["id"].(string)
+	ctx := context.Background()
+	// The task ends while the campaign is a Draft (so the store does not
+	// complete it), then the campaign is Active: as if the completing
+	// write had been lost.
+	task, _ := e.store.Get(ctx, campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 0)})
+	done, _ := campaign.Fail(task, "bounced", now)
+	if err := e.store.Replace(ctx, task, done); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetStatus(ctx, id, []campaign.Status{campaign.Draft}, campaign.Active, "", now); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := e.do("GET", campaignapi.RouteCampaign, id, "u1", "", nil); got["status"] != "Completed" {
+		t.Fatalf("GET %v", got)
+	}
+	if status, out := e.do("POST", campaignapi.RouteCancel, id, "u1", "", nil); status != http.StatusConflict {
+		t.Fatalf("cancel of a completed campaign %d %v", status, out)
+	}
 }
 
 // Sign-up is open, so a signed-in user is not yet a sender: every route

@@ -92,7 +92,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	}
 	got := call("GET", campaignapi.RouteCampaign, id)
 	counts := got["counts"].(map[string]any)
-	if got["status"] != "Active" || counts["Finished"] != 7.0 || counts["Pending"] != 0.0 {
+	if got["status"] != "Completed" || counts["Finished"] != 7.0 || counts["Pending"] != 0.0 {
 		t.Fatalf("campaign %v", got)
 	}
 	for _, s := range got["sends"].([]any) {

@@ -38,6 +38,18 @@ type campaignJSON struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
+// cancelJSON counts what one cancel did: a repeated cancel, or one of a
+// Draft (no schedules yet), cancels 0 and deletes 0.
+type cancelJSON struct {
+	ID               string `json:"id"`
+	Status           string `json:"status"`
+	Cancelled        int    `json:"cancelled"`
+	SchedulesDeleted int    `json:"schedulesDeleted"`
+	// Done is false when the cancel stopped at its deadline (a 202): the
+	// reconciler cancels the rest.
+	Done bool `json:"done"`
+}
+
 type previewJSON struct {
 	Total int        `json:"total"`
 	First string     `json:"first"`

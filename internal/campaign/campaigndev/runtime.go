@@ -19,6 +19,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
+	"github.com/unschedule/unschedule/internal/campaign/suppress"
+	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
 	"github.com/unschedule/unschedule/internal/clock"
 )
 
@@ -37,6 +39,9 @@ type Config struct {
 	Log *slog.Logger
 	// Origins are the allowed CORS origins of the API. Default: none.
 	Origins []string
+	// UnsubscribeBase is the unsubscribe URL the emails link (with
+	// ?token=). Default: DefaultUnsubscribeBase.
+	UnsubscribeBase string
 }
 
 // target names where the in-process schedules deliver: the in-process
@@ -45,21 +50,26 @@ var target = campaign.Target{GroupName: "dev-campaigns", FunctionArn: "dev:send"
 
 // Runtime is the campaign services in one process.
 type Runtime struct {
-	Store      *Store
-	Hub        *Hub
-	API        *campaignapi.Handler
-	Scheduler  *inmem.Scheduler
-	worker     *send.Worker
-	provision  *provision.Provisioner
-	reconciler *reconciler.Reconciler
-	clock      campaign.Clock
-	log        *slog.Logger
+	Store     *Store
+	Hub       *Hub
+	API       *campaignapi.Handler
+	Scheduler *inmem.Scheduler
+	// Suppressions is the suppression list of DevSender; Unsubscribe
+	// serves the emails' unsubscribe links (ServeUnsubscribe).
+	Suppressions *suppress.Memory
+	Unsubscribe  *unsubscribe.Page
+	worker       *send.Worker
+	provision    *provision.Provisioner
+	reconciler   *reconciler.Reconciler
+	clock        campaign.Clock
+	log          *slog.Logger
 
 	ctx    context.Context // the runtime's life: provisioning and dispatches run under it
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	errors map[string]int // schedule name -> failed fires (its retries)
+	fireMu sync.Mutex     // one FireDue at a time (the ticker and a test's clock advance)
 }
 
 // New wires the campaign services over in-memory stand-ins.
@@ -79,6 +89,9 @@ func New(cfg Config) (*Runtime, error) {
 	sender := &outboxSender{outbox: cfg.Outbox, campaigns: rt.Store, clock: cfg.Clock, sent: map[string]campaign.Receipt{}}
 	var err error
 	if rt.worker, err = send.New(rt.Store, rt.Store, sender, cfg.Clock, 0); err != nil {
+		return nil, err
+	}
+	if err := rt.deliverability(cfg.UnsubscribeBase); err != nil {
 		return nil, err
 	}
 	if rt.provision, err = provision.New(provision.Config{Target: target}, rt.Store, rt.Store, rt.Scheduler, provision.NewMemoryCheckpoints(), cfg.Clock); err != nil {
@@ -164,6 +177,8 @@ func (rt *Runtime) handle(ctx context.Context, e campaign.FireEvent, how string)
 // dead letter, logged); a failed fire is tried again on a later call. It
 // returns how many schedules fired.
 func (rt *Runtime) FireDue(ctx context.Context) int {
+	rt.fireMu.Lock()
+	defer rt.fireMu.Unlock()
 	now := rt.clock.Now()
 	type due struct {
 		name string

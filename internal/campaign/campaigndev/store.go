@@ -121,7 +121,11 @@ func (s *Store) Claim(ctx context.Context, k campaign.Key, now time.Time, lease 
 func (s *Store) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	err := s.Store.Replace(ctx, prev, next)
 	if err == nil {
-		s.announce(ctx, campaignapi.Changes{Sends: []campaign.SendTask{next}})
+		ch := campaignapi.Changes{Sends: []campaign.SendTask{next}}
+		if next.State.Terminal() { // it may have completed the campaign
+			ch.Campaigns = []string{next.CampaignID}
+		}
+		s.announce(ctx, ch)
 	}
 	return err
 }

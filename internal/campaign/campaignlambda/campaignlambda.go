@@ -130,7 +130,7 @@ func (s *Send) Handle(ctx context.Context, raw json.RawMessage) error {
 		s.Metrics.Add(metrics.CampaignSendsSent, 1)
 	case send.FailedSend:
 		s.Metrics.Add(metrics.CampaignSendsFailed, 1)
-	case send.Skipped, send.OutsideWindow, send.Cancelled:
+	case send.Skipped, send.OutsideWindow, send.Cancelled, send.Suppressed:
 		s.Metrics.Add(metrics.CampaignSendsSkipped, 1)
 	}
 	if err != nil {

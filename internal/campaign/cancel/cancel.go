@@ -1,8 +1,9 @@
 // Package cancel cancels a campaign: it marks the campaign Cancelled (so
 // provisioning stops and the send worker cancels any task it is fired
 // for), then moves each Pending task to Cancelled with a conditional
-// write and deletes its schedule; a schedule already gone counts as
-// deleted. Running tasks finish; terminal ones stay as they are. A cancel
+// write and deletes its schedule; a schedule already gone (never made,
+// as for a Draft, or deleted by an earlier cancel) is counted apart, so
+// the counts say what this cancel did. Running tasks finish; terminal ones stay as they are. A cancel
 // that stops midway (deadline, crash) is finished by running it again or
 // by the reconciler. No AWS SDK here.
 package cancel
@@ -19,7 +20,8 @@ import (
 // Result counts what a cancel did.
 type Result struct {
 	Cancelled        int // Pending tasks cancelled
-	SchedulesDeleted int // deleted, or already gone
+	SchedulesDeleted int // deleted by this cancel
+	SchedulesAbsent  int // already gone: never made, or deleted before
 	Skipped          int // Running or terminal
 	Errors           int // schedule deletes that kept failing (the fire is skipped)
 	// Continue: stopped at the deadline; run it again.
@@ -115,8 +117,10 @@ func (c *Canceller) one(ctx context.Context, t campaign.SendTask, reason string,
 		return c.scheduler.Delete(ctx, c.group, campaign.ScheduleName(t.ID))
 	})
 	switch {
-	case err == nil, errors.Is(err, campaign.ErrScheduleNotFound):
+	case err == nil:
 		res.SchedulesDeleted++
+	case errors.Is(err, campaign.ErrScheduleNotFound):
+		res.SchedulesAbsent++
 	case ctx.Err() != nil:
 		return ctx.Err()
 	default:

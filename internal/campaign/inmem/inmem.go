@@ -26,6 +26,8 @@ type Store struct {
 	mu        sync.Mutex
 	tasks     map[campaign.Key]campaign.SendTask
 	campaigns map[string]campaign.Campaign
+	// terminal counts each campaign's tasks in a terminal state.
+	terminal map[string]int
 	// Writes counts successful task writes.
 	Writes int
 }
@@ -37,7 +39,7 @@ var (
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{tasks: map[campaign.Key]campaign.SendTask{}, campaigns: map[string]campaign.Campaign{}}
+	return &Store{tasks: map[campaign.Key]campaign.SendTask{}, campaigns: map[string]campaign.Campaign{}, terminal: map[string]int{}}
 }
 
 // PutCampaign writes a campaign as is.
@@ -52,7 +54,29 @@ func (s *Store) PutTasks(ts ...campaign.SendTask) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range ts {
-		s.tasks[t.Key()] = t
+		s.put(t)
+	}
+}
+
+// put writes t, keeping the terminal count of its campaign.
+func (s *Store) put(t campaign.SendTask) {
+	if old, ok := s.tasks[t.Key()]; ok && old.State.Terminal() {
+		s.terminal[t.CampaignID]--
+	}
+	if t.State.Terminal() {
+		s.terminal[t.CampaignID]++
+	}
+	s.tasks[t.Key()] = t
+}
+
+// settle completes the campaign once every one of its tasks is terminal:
+// Provisioning or Active → Completed, in the same locked write as the
+// last task's (the rule campaigndynamo.Store keeps).
+func (s *Store) settle(id string, now time.Time) {
+	c, ok := s.campaigns[id]
+	if ok && c.Total > 0 && s.terminal[id] >= c.Total && (c.Status == campaign.Provisioning || c.Status == campaign.Active) {
+		c.Status, c.UpdatedAt = campaign.Completed, now
+		s.campaigns[id] = c
 	}
 }
 
@@ -106,7 +130,7 @@ func (s *Store) Claim(_ context.Context, k campaign.Key, now time.Time, lease ti
 	if err != nil {
 		return t, fmt.Errorf("claim %s: %w: %w", k.TaskID, campaign.ErrConditionFailed, err)
 	}
-	s.tasks[k] = next
+	s.put(next)
 	s.Writes++
 	return next, nil
 }
@@ -119,8 +143,11 @@ func (s *Store) Replace(_ context.Context, prev, next campaign.SendTask) error {
 	if !ok || cur.State != prev.State || cur.Attempt != prev.Attempt || next.Key() != prev.Key() {
 		return fmt.Errorf("replace %s: %w", prev.ID, campaign.ErrConditionFailed)
 	}
-	s.tasks[prev.Key()] = next
+	s.put(next)
 	s.Writes++
+	if !cur.State.Terminal() && next.State.Terminal() {
+		s.settle(next.CampaignID, next.UpdatedAt)
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package inmem
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,5 +125,73 @@ func TestStoreConditions(t *testing.T) {
 	}
 	if l, _ := st.List(ctx, "c", 1, 5); len(l) != 2 || l[0].Index != 1 {
 		t.Fatalf("list %v", l)
+	}
+}
+
+// endAll drives each task of c to a terminal state (sent, failed,
+// cancelled in turn) through the store's conditional writes, and returns
+// the statuses the campaign had after each.
+func endAll(t *testing.T, st interface {
+	campaign.Tasks
+	campaign.Campaigns
+}, c campaign.Campaign) []campaign.Status {
+	t.Helper()
+	ctx := context.Background()
+	var seen []campaign.Status
+	for i := range c.Total {
+		k := campaign.Key{CampaignID: c.ID, TaskID: campaign.TaskID(c.ID, i)}
+		prev, err := st.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var next campaign.SendTask
+		switch i % 3 {
+		case 0:
+			if prev, err = st.Claim(ctx, k, t0, time.Minute); err == nil {
+				next, err = campaign.Finish(prev, t0, "m", t0)
+			}
+		case 1:
+			next, err = campaign.Fail(prev, "bounced", t0)
+		default:
+			next, err = campaign.Cancel(prev, "r", t0)
+		}
+		if err == nil {
+			err = st.Replace(ctx, prev, next)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At-least-once: the same write again is refused, changes nothing.
+		if err := st.Replace(ctx, prev, next); !errors.Is(err, campaign.ErrConditionFailed) {
+			t.Fatalf("repeated write: %v", err)
+		}
+		got, _ := st.Campaign(ctx, c.ID)
+		seen = append(seen, got.Status)
+	}
+	return seen
+}
+
+func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
+	for _, from := range []campaign.Status{campaign.Active, campaign.Provisioning, campaign.CampaignCancelled} {
+		t.Run(string(from), func(t *testing.T) {
+			st := NewStore()
+			c := campaign.Campaign{ID: "c1", Status: from, Total: 3}
+			st.PutCampaign(c)
+			for i := range 3 {
+				st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: campaign.Pending})
+			}
+			want := []campaign.Status{from, from, campaign.Completed}
+			if from == campaign.CampaignCancelled {
+				want[2] = from // a cancelled campaign stays cancelled
+			}
+			if got := endAll(t, st, c); !slices.Equal(got, want) {
+				t.Fatalf("statuses %v, want %v", got, want)
+			}
+			// Provisioning's own move to Active comes too late and is refused.
+			err := st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", t0)
+			if from == campaign.Provisioning && !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("Provisioning → Active after completion: %v", err)
+			}
+		})
 	}
 }

@@ -33,8 +33,10 @@ const (
 	DefaultSendsPerDay = 20
 	// MaxSendsPerDay: one send a minute at most (the scheduler's precision).
 	MaxSendsPerDay = 24 * 60
-	// MaxRecipients bounds one campaign.
-	MaxRecipients = 100_000
+	// MaxRecipients bounds one campaign, for the planner and the API
+	// alike (see RecipientsProblem): the API writes every task of a
+	// create within API Gateway's 29 s integration timeout.
+	MaxRecipients = 10_000
 	// MaxDays bounds how far a plan may reach (about five years).
 	MaxDays = 5 * 366
 )
@@ -136,16 +138,45 @@ const LocalLayout = "2006-01-02T15:04:05"
 // ErrInvalid is wrapped by every validation error of Plan.
 var ErrInvalid = errors.New("invalid campaign schedule")
 
+// InvalidError lists every problem of a plan's input, each naming its
+// field as the campaign API spells it and saying how to fix it. It wraps
+// ErrInvalid; Problems carry no prefix, so a caller that collects them
+// with its own says the prefix once.
+type InvalidError struct{ Problems []string }
+
+func (e *InvalidError) Error() string {
+	return ErrInvalid.Error() + ": " + strings.Join(e.Problems, "; ")
+}
+
+func (e *InvalidError) Unwrap() error { return ErrInvalid }
+
+// RecipientsProblem is the one message for a recipient count outside 1 to
+// MaxRecipients, or "" when n is inside.
+func RecipientsProblem(n int) string {
+	if n >= 1 && n <= MaxRecipients {
+		return ""
+	}
+	return fmt.Sprintf("recipients: a campaign has 1 to %d recipients (given %d): split them over several campaigns", MaxRecipients, n)
+}
+
+// invalid wraps problems as an *InvalidError, or returns nil for none.
+func invalid(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return &InvalidError{Problems: problems}
+}
+
 // Normalized returns the rules with defaults filled in and the windows
 // sorted, and the loaded zone; or every validation error, each saying how
 // to fix it.
 func (r Rules) Normalized() (Rules, *time.Location, error) {
-	var errs []error
+	var errs []string
 	if r.SendsPerDay == 0 {
 		r.SendsPerDay = DefaultSendsPerDay
 	}
 	if r.SendsPerDay < 1 || r.SendsPerDay > MaxSendsPerDay {
-		errs = append(errs, fmt.Errorf("sends per day must be between 1 and %d (given %d)", MaxSendsPerDay, r.SendsPerDay))
+		errs = append(errs, fmt.Sprintf("schedule.sendsPerDay must be between 1 and %d (given %d)", MaxSendsPerDay, r.SendsPerDay))
 	}
 	if len(r.Weekdays) == 0 {
 		r.Weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
@@ -155,40 +186,40 @@ func (r Rules) Normalized() (Rules, *time.Location, error) {
 		r.Weekdays = slices.Compact(r.Weekdays)
 		for _, d := range r.Weekdays {
 			if d < time.Sunday || d > time.Saturday {
-				errs = append(errs, fmt.Errorf("weekday %d is not a day: use 0 (Sunday) to 6 (Saturday)", int(d)))
+				errs = append(errs, fmt.Sprintf("schedule.weekdays: weekday %d is not a day: use 0 (Sunday) to 6 (Saturday)", int(d)))
 			}
 		}
 	}
 	var loc *time.Location
 	if r.TimeZone == "" {
-		errs = append(errs, errors.New(`time zone is empty: set an IANA zone name such as "Europe/Berlin"`))
+		errs = append(errs, `schedule.timeZone is empty: set an IANA zone name such as "Europe/Berlin"`)
 	} else if l, err := loadLocation(r.TimeZone); err != nil || r.TimeZone == "Local" {
-		errs = append(errs, fmt.Errorf(`time zone %q is not an IANA zone name: use one such as "Europe/Berlin" or "America/New_York"`, r.TimeZone))
+		errs = append(errs, fmt.Sprintf(`schedule.timeZone %q is not an IANA zone name: use one such as "Europe/Berlin" or "America/New_York"`, r.TimeZone))
 	} else {
 		loc = l
 	}
 	if len(r.Windows) == 0 {
-		errs = append(errs, errors.New(`no sending window: add at least one, such as 09:00-12:00`))
+		errs = append(errs, `schedule.windows is empty: add at least one window, such as 09:00-12:00`)
 	}
 	r.Windows = slices.Clone(r.Windows)
 	slices.SortFunc(r.Windows, func(a, b Window) int { return int(a.Start - b.Start) })
 	for i, w := range r.Windows {
 		switch {
 		case w.Start < 0 || w.End > 24*60:
-			errs = append(errs, fmt.Errorf("window %s is outside 00:00-24:00", w))
+			errs = append(errs, fmt.Sprintf("schedule.windows: window %s is outside 00:00-24:00", w))
 		case w.End <= w.Start:
-			errs = append(errs, fmt.Errorf("window %s ends at or before it starts: make its end later than its start (a window cannot cross midnight; split it in two)", w))
+			errs = append(errs, fmt.Sprintf("schedule.windows: window %s ends at or before it starts: make its end later than its start (a window cannot cross midnight; split it in two)", w))
 		case i > 0 && w.Start < r.Windows[i-1].End:
-			errs = append(errs, fmt.Errorf("windows %s and %s overlap: merge them or make them disjoint", r.Windows[i-1], w))
+			errs = append(errs, fmt.Sprintf("schedule.windows: windows %s and %s overlap: merge them or make them disjoint", r.Windows[i-1], w))
 		}
 	}
 	if r.Start == (Date{}) {
-		errs = append(errs, errors.New("start date is empty: set the first day to send, YYYY-MM-DD"))
+		errs = append(errs, "schedule.startDate is empty: set the first day to send, YYYY-MM-DD")
 	} else if got := r.Start.AddDays(0); got != r.Start {
-		errs = append(errs, fmt.Errorf("start date %s is not a calendar date", r.Start))
+		errs = append(errs, fmt.Sprintf("schedule.startDate %s is not a calendar date", r.Start))
 	}
 	if len(errs) > 0 {
-		return r, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+		return r, nil, invalid(errs)
 	}
 	return r, loc, nil
 }
@@ -211,8 +242,8 @@ func loadLocation(name string) (*time.Location, error) {
 
 // Plan gives one send per recipient, in increasing time.
 func Plan(recipients int, r Rules) ([]Send, error) {
-	if recipients < 1 || recipients > MaxRecipients {
-		return nil, fmt.Errorf("%w: a campaign needs 1 to %d recipients (given %d)", ErrInvalid, MaxRecipients, recipients)
+	if p := RecipientsProblem(recipients); p != "" {
+		return nil, invalid([]string{p})
 	}
 	r, loc, err := r.Normalized()
 	if err != nil {
@@ -221,8 +252,8 @@ func Plan(recipients int, r Rules) ([]Send, error) {
 	out := make([]Send, 0, recipients)
 	for day := 0; len(out) < recipients; day++ {
 		if day >= MaxDays {
-			return nil, fmt.Errorf("%w: %d recipients need more than %d days at %d a day on %d weekdays: raise sends per day, add weekdays or widen the windows",
-				ErrInvalid, recipients, MaxDays, r.SendsPerDay, len(r.Weekdays))
+			return nil, invalid([]string{fmt.Sprintf("schedule: %d recipients need more than %d days at %d a day on %d weekdays: raise sendsPerDay, add weekdays or widen the windows",
+				recipients, MaxDays, r.SendsPerDay, len(r.Weekdays))})
 		}
 		d := r.Start.AddDays(day)
 		if !slices.Contains(r.Weekdays, d.Weekday()) {

@@ -180,22 +180,22 @@ func TestValidationSaysHowToFix(t *testing.T) {
 		n     int
 		wants []string
 	}{
-		{"bad zone", func(r *Rules) { r.TimeZone = "Mars/Olympus" }, 1, []string{`time zone "Mars/Olympus" is not an IANA zone name`}},
+		{"bad zone", func(r *Rules) { r.TimeZone = "Mars/Olympus" }, 1, []string{`schedule.timeZone "Mars/Olympus" is not an IANA zone name`}},
 		{"Local zone", func(r *Rules) { r.TimeZone = "Local" }, 1, []string{"is not an IANA zone name"}},
-		{"empty zone", func(r *Rules) { r.TimeZone = "" }, 1, []string{"time zone is empty: set an IANA zone name"}},
-		{"no windows", func(r *Rules) { r.Windows = nil }, 1, []string{"no sending window: add at least one"}},
+		{"empty zone", func(r *Rules) { r.TimeZone = "" }, 1, []string{"schedule.timeZone is empty: set an IANA zone name"}},
+		{"no windows", func(r *Rules) { r.Windows = nil }, 1, []string{"schedule.windows is empty: add at least one"}},
 		{"end before start", func(r *Rules) { r.Windows = []Window{{600, 540}} }, 1, []string{"window 10:00-09:00 ends at or before it starts: make its end later"}},
 		{"empty window", func(r *Rules) { r.Windows = []Window{{600, 600}} }, 1, []string{"ends at or before it starts"}},
 		{"overlap", func(r *Rules) { r.Windows = []Window{{540, 700}, {600, 800}} }, 1, []string{"windows 09:00-11:40 and 10:00-13:20 overlap: merge them"}},
 		{"outside day", func(r *Rules) { r.Windows = []Window{{540, 1500}} }, 1, []string{"outside 00:00-24:00"}},
-		{"negative sends", func(r *Rules) { r.SendsPerDay = -1 }, 1, []string{"sends per day must be between 1 and 1440 (given -1)"}},
+		{"negative sends", func(r *Rules) { r.SendsPerDay = -1 }, 1, []string{"schedule.sendsPerDay must be between 1 and 1440 (given -1)"}},
 		{"too many sends", func(r *Rules) { r.SendsPerDay = 2000 }, 1, []string{"(given 2000)"}},
 		{"bad weekday", func(r *Rules) { r.Weekdays = []time.Weekday{9} }, 1, []string{"weekday 9 is not a day: use 0 (Sunday) to 6"}},
-		{"no start", func(r *Rules) { r.Start = Date{} }, 1, []string{"start date is empty"}},
-		{"bad date", func(r *Rules) { r.Start = Date{2026, 2, 30} }, 1, []string{"start date 2026-02-30 is not a calendar date"}},
-		{"no recipients", func(*Rules) {}, 0, []string{"a campaign needs 1 to 100000 recipients (given 0)"}},
-		{"too long", func(r *Rules) { r.SendsPerDay = 1 }, 5000, []string{"raise sends per day, add weekdays or widen the windows"}},
-		{"several at once", func(r *Rules) { r.TimeZone = "x/y"; r.Windows = nil }, 1, []string{"time zone", "no sending window"}},
+		{"no start", func(r *Rules) { r.Start = Date{} }, 1, []string{"schedule.startDate is empty"}},
+		{"bad date", func(r *Rules) { r.Start = Date{2026, 2, 30} }, 1, []string{"schedule.startDate 2026-02-30 is not a calendar date"}},
+		{"no recipients", func(*Rules) {}, 0, []string{"recipients: a campaign has 1 to 10000 recipients (given 0)"}},
+		{"too long", func(r *Rules) { r.SendsPerDay = 1 }, 5000, []string{"raise sendsPerDay, add weekdays or widen the windows"}},
+		{"several at once", func(r *Rules) { r.TimeZone = "x/y"; r.Windows = nil }, 1, []string{"schedule.timeZone", "schedule.windows is empty"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,6 +204,9 @@ func TestValidationSaysHowToFix(t *testing.T) {
 			_, err := Plan(c.n, r)
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("error %v, want ErrInvalid", err)
+			}
+			if n := strings.Count(err.Error(), ErrInvalid.Error()); n != 1 {
+				t.Fatalf("error %q says its prefix %d times, want once", err, n)
 			}
 			for _, w := range c.wants {
 				if !strings.Contains(err.Error(), w) {

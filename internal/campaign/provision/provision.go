@@ -182,7 +182,7 @@ func (p *Provisioner) Run(ctx context.Context, campaignID string, deadline time.
 	}
 	cp.CampaignID = campaignID
 	res := Result{Checkpoint: cp}
-	if c.Status == campaign.CampaignCancelled || c.Status == campaign.Active {
+	if c.Status == campaign.CampaignCancelled || c.Status == campaign.Active || c.Status == campaign.Completed {
 		res.Done = true
 		return res, nil
 	}

@@ -10,10 +10,14 @@
 //     ErrTooEarly, so that Lambda's retry brings it back after the time;
 //  3. a fire outside the campaign's windows (a late retry) is skipped: the
 //     task stays Pending and the reconciler sends it in the next window;
-//  4. the task is claimed Pending → Running with a conditional write;
-//  5. the email goes through the Sender with the task's idempotency key,
-//     so a task recovered after a crash is not sent twice;
-//  6. it writes Finished with sentAt, or Failed with the error; an error
+//  4. with Deliverability, a recipient on the sender's suppression list
+//     ends the task Suppressed and nothing is sent;
+//  5. the task is claimed Pending → Running with a conditional write;
+//  6. the email goes through the Sender with the task's idempotency key,
+//     so a task recovered after a crash is not sent twice; with
+//     Deliverability it carries a signed one-click unsubscribe URL (body
+//     link and List-Unsubscribe headers);
+//  7. it writes Finished with sentAt, or Failed with the error; an error
 //     marked campaign.ErrRetryable releases the task to Pending and is
 //     returned, so the scheduler's retries try again.
 package send
@@ -25,6 +29,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/suppress"
+	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
 )
 
 // DefaultLease is how long a claim holds a task before the reconciler may
@@ -54,7 +60,18 @@ const (
 	Cancelled     Outcome = "cancelled"      // its campaign was cancelled: cancelled now
 	FailedSend    Outcome = "failed"         // written Failed with the error
 	Released      Outcome = "released"       // a retryable error: back to Pending
+	Suppressed    Outcome = "suppressed"     // the address is suppressed: nothing sent
 )
+
+// Deliverability is what a sender owes mailbox providers: honour the
+// suppression list, and offer one-click unsubscribe in every message.
+type Deliverability struct {
+	// Sender is the From address: whose suppression list is read, and the
+	// sender the unsubscribe tokens name.
+	Sender       string
+	Suppressions suppress.Store
+	Links        unsubscribe.Links
+}
 
 // Worker sends one task per fire.
 type Worker struct {
@@ -63,6 +80,9 @@ type Worker struct {
 	sender    campaign.Sender
 	clock     campaign.Clock
 	lease     time.Duration
+	// Deliverability, when set, checks the suppression list before each
+	// send and adds the unsubscribe link. Default (nil): neither.
+	Deliverability *Deliverability
 }
 
 // New returns a Worker; lease 0 means DefaultLease.
@@ -113,6 +133,29 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 	if ok, err := c.Rules.Allows(now); err != nil || !ok {
 		return OutsideWindow, nil // an invalid stored plan also sends nothing
 	}
+	var unsubscribeURL string
+	if d := w.Deliverability; d != nil {
+		entry, found, err := d.Suppressions.Get(ctx, d.Sender, t.Email)
+		if err != nil {
+			return "", fmt.Errorf("send %s: suppression list: %w", e.TaskID, err)
+		}
+		if found {
+			next, err := campaign.Suppress(t, "the address is on the sender's suppression list ("+string(entry.Reason)+")", now)
+			if err == nil {
+				err = w.tasks.Replace(ctx, t, next)
+			}
+			if errors.Is(err, campaign.ErrConditionFailed) {
+				return Skipped, nil // another fire moved it first
+			}
+			if err != nil {
+				return "", fmt.Errorf("send %s: suppress: %w", e.TaskID, err)
+			}
+			return Suppressed, nil
+		}
+		if unsubscribeURL, err = d.Links.URL(ctx, unsubscribe.Claims{Sender: d.Sender, Address: t.Email, Campaign: c.ID}); err != nil {
+			return "", fmt.Errorf("send %s: unsubscribe link: %w", e.TaskID, err)
+		}
+	}
 	claimed, err := w.tasks.Claim(ctx, k, now, w.lease)
 	if errors.Is(err, campaign.ErrConditionFailed) {
 		return Skipped, nil // another fire claimed it first, or it changed
@@ -120,7 +163,11 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 	if err != nil {
 		return "", fmt.Errorf("send %s: claim: %w", e.TaskID, err)
 	}
-	r, sendErr := w.sender.Send(ctx, campaign.Message{IdempotencyKey: claimed.IdempotencyKey(), To: claimed.Email, Subject: claimed.Subject, Body: c.Body})
+	m := campaign.Message{IdempotencyKey: claimed.IdempotencyKey(), To: claimed.Email, Subject: claimed.Subject, Body: c.Body}
+	if unsubscribeURL != "" {
+		m.Body, m.UnsubscribeURL = unsubscribe.Footer(m.Body, unsubscribeURL), unsubscribeURL
+	}
+	r, sendErr := w.sender.Send(ctx, m)
 	now = w.clock.Now()
 	var next campaign.SendTask
 	out := Sent

@@ -130,6 +130,26 @@ func TestEarlyFireIsRetriedThenSendsOnce(t *testing.T) {
 	}
 }
 
+// A fire long before the send time (a mis-timed or replayed delivery:
+// EventBridge Scheduler documents fires only within the minute after
+// the time, never before it,
+// https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html)
+// sends nothing and leaves the task Pending for its own time; one at
+// the very instant sends.
+func TestFireBeforeTheSendTimeNeverSends(t *testing.T) {
+	for _, early := range []time.Duration{3 * time.Hour, 24 * time.Hour, time.Nanosecond} {
+		e := setup(t, campaign.Pending, campaign.Active, inWindow.Add(-early))
+		got, err := e.w.Handle(context.Background(), fire)
+		if !errors.Is(err, send.ErrTooEarly) || len(e.sender.Outbox) != 0 || e.task(t).State != campaign.Pending || e.task(t).Attempt != 0 {
+			t.Fatalf("%s early: %s, %v, %d sent, task %+v; want ErrTooEarly, nothing sent, Pending and unclaimed", early, got, err, len(e.sender.Outbox), e.task(t))
+		}
+	}
+	e := setup(t, campaign.Pending, campaign.Active, inWindow)
+	if got, err := e.w.Handle(context.Background(), fire); got != send.Sent || err != nil {
+		t.Fatalf("at the send time: %s, %v; want sent", got, err)
+	}
+}
+
 func TestDuplicateFireSendsOnce(t *testing.T) {
 	e := setup(t, campaign.Pending, campaign.Active, inWindow)
 	for i, want := range []send.Outcome{send.Sent, send.Skipped, send.Skipped} {

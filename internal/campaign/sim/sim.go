@@ -530,8 +530,11 @@ func (w *world) deliver(taskID, try string) {
 func (w *world) check(sends []plan.Send) error {
 	ctx := context.Background()
 	c, _ := w.st.Campaign(ctx, w.c.ID)
-	if c.Status != campaign.Active && c.Status != campaign.CampaignCancelled {
+	if c.Status != campaign.Active && c.Status != campaign.Completed && c.Status != campaign.CampaignCancelled {
 		return fmt.Errorf("campaign ends %s: provisioning did not complete", c.Status)
+	}
+	if open := w.st.CountOpen(w.c.ID); (open == 0) != (c.Status == campaign.Completed) && c.Status != campaign.CampaignCancelled {
+		return fmt.Errorf("campaign ends %s with %d open tasks: Completed exactly when none is open", c.Status, open)
 	}
 	perKey := map[string]int{}
 	for _, m := range w.sender.Outbox {

@@ -1,0 +1,31 @@
+// Command campaignbounce keeps the campaign suppression list: the SES
+// configuration set publishes bounce and complaint events to an SNS
+// topic, which invokes this function; a hard bounce or a complaint
+// suppresses the recipient for the sender (suppress.FromSESEvent).
+//
+// Environment: CAMPAIGN_TABLE, set by constructs/campaigns.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/unschedule/unschedule/internal/adapters/ses"
+	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+)
+
+func main() {
+	log := lambdaenv.Logger()
+	env := lambdaenv.New(os.Getenv)
+	table := env.Require(envvars.CampaignTable)
+	lambdaenv.Must(0, env.Err())
+	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
+	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table))
+	h := &handler{list: list, log: log}
+	lambda.Start(h.Handle)
+}
