@@ -372,7 +372,7 @@ func TestAsyncInvokedFunctionsKeepTheirFailures(t *testing.T) {
 func TestExpiryAsyncPropsAndValidation(t *testing.T) {
 	stack := customStack(t, "Expiry")
 	scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Custom"), &scheduleonwrite.ScheduleOnWriteProps{
-		Target: importedTarget(stack, "Target"),
+		Target: importedTarget(stack, "Target"), NoReconciler: true, // the expiry function's config only
 		Timer: scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{
 			ExpiryMaxEventAge: awscdk.Duration_Hours(jsii.Number(1)), ExpiryRetryAttempts: jsii.Number(0)}),
 	})

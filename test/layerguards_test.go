@@ -35,7 +35,8 @@ func TestLayerGivesEachLayerWhatAppliesToIt(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _ := layerStack(t, "Guards"+tc.name, tc.edit)
+			// Without the reconciler, whose own invocation is asynchronous too.
+			s, _ := layerStack(t, "Guards"+tc.name, func(p *scheduleonwrite.ScheduleOnWriteProps) { tc.edit(p); p.NoReconciler = true })
 			if n := len(s.Resources("AWS::Lambda::EventInvokeConfig")); (n == 1) != tc.async || n > 1 {
 				t.Fatalf("%d EventInvokeConfig, want one only on the Scheduler layer (async %v)", n, tc.async)
 			}

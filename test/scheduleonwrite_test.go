@@ -19,7 +19,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
-	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -250,7 +249,7 @@ func TestMetricMethods(t *testing.T) {
 	Check(t, func() {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Timer: timer, Core: s})
+		r, _ := s.Reconciler, timer // the core's own reconciler
 		add(metrics.FunctionExpiry, metrics.ExpiryErrors, s.MetricExpiryErrors(nil))
 		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
 		add(metrics.FunctionExpiry, metrics.TasksExpired, s.MetricExpired(nil))
@@ -302,7 +301,7 @@ func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
 	Check(t, func() {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
-		r := reconciler.NewReconciler(stack, jsii.String("Repair"), &reconciler.ReconcilerProps{Table: s.Table, Timer: timer, Core: s})
+		r, _ := s.Reconciler, timer // the core's own reconciler
 		rows = []row{
 			{"scheduleonwrite", s, []string{metrics.FunctionExpiry}, fieldsOf{metrics.FunctionExpiry: {
 				metrics.ExpiryBadInput: s.ExpiryBadInputAlarm, metrics.ExpiryErrors: s.ExpiryErrorsAlarm,

@@ -81,6 +81,7 @@ func TestEachTimerCreatesOnlyItsOwnResources(t *testing.T) {
 			Check(t, func() {
 				sow = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), &scheduleonwrite.ScheduleOnWriteProps{
 					Schema: jobsSchema, Target: importedTarget(stack, "Target"), Timer: tc.timer(),
+					NoReconciler: true, // the timer's own resources only
 				})
 			})
 			s := synthOf(t, stack)

@@ -290,7 +290,8 @@ func TestReconcilerRuleAndAsyncConfig(t *testing.T) {
 			"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
 			"FunctionName": map[string]any{"Fn::GetAtt": []any{rec, "Arn"}},
 		})
-		tp.ResourceCountIs(jsii.String("AWS::Lambda::EventInvokeConfig"), jsii.Number(3))
+		// provisioning, send, reconciler and the bounce handler.
+		tp.ResourceCountIs(jsii.String("AWS::Lambda::EventInvokeConfig"), jsii.Number(4))
 		tp.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
 			"FunctionName": map[string]any{"Ref": rec}, "MaximumRetryAttempts": 0.0, "MaximumEventAgeInSeconds": 1800.0})
 	})

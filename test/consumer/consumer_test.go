@@ -341,8 +341,8 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 			}
 			f.Close()
 		}
-		if n != 4 {
-			t.Errorf("%d functions, want 4 (target, expiry, processor, worker)", n)
+		if n != 5 {
+			t.Errorf("%d functions, want 5 (target, expiry, processor, worker, reconciler)", n)
 		}
 	})
 	t.Run("gofn builds the target from the consumer's own package, the library's functions from the library", func(t *testing.T) {
