@@ -20,8 +20,8 @@ import { SENDER_DOMAIN } from './campaign-scenarios.mjs';
 const PASSWORD = 'Correct horse 1';
 const SESSION_KEY = 'unschedule.localSession'; // web/src/auth/local.ts
 const ZONE = 'Asia/Kolkata';
-const ENDED = ['Finished', 'Failed', 'Cancelled'];
-const STATES = ['Pending', 'Running', 'Finished', 'Failed', 'Cancelled'];
+const ENDED = ['Finished', 'Failed', 'Cancelled', 'Suppressed'];
+const STATES = ['Pending', 'Running', 'Finished', 'Failed', 'Cancelled', 'Suppressed'];
 
 async function signUp(page, url) {
   const email = `page-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@${SENDER_DOMAIN}`;
