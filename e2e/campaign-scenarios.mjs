@@ -23,7 +23,7 @@ const SESSION_KEY = 'unschedule.localSession'; // web/src/auth/local.ts
 // up may send (everyone else gets 403, as in the cloud).
 export const SENDER_DOMAIN = 'senders.example.com';
 
-async function signUp(page, url, tag) {
+export async function signUp(page, url, tag) {
   const email = `${tag}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@${SENDER_DOMAIN}`;
   await page.goto(url);
   const form = page.getByTestId('auth-form');
@@ -38,7 +38,7 @@ async function signUp(page, url, tag) {
 }
 
 /** The campaign emails (subject) in the token's user's outbox. */
-async function campaignEmails(url, token, subject) {
+export async function campaignEmails(url, token, subject) {
   const res = await fetch(`${url}/outbox.json`, { headers: { Authorization: token } });
   assert.equal(res.status, 200);
   const { emails } = await res.json();
@@ -57,7 +57,7 @@ const hhmm = (ms) => {
  * machine; the clock is moved to it, not waited for); moves the clock past
  * midnight first if the window would cross it.
  */
-async function nextWindow(clock, n) {
+export async function nextWindow(clock, n) {
   for (;;) {
     const start = Math.ceil(((await clock.now()) + 45_000) / 60_000) * 60_000;
     const end = start + n * 60_000;
@@ -69,7 +69,7 @@ async function nextWindow(clock, n) {
 }
 
 /** The n-th send's time (from 0): sends are a minute apart from the window's start. */
-const sendTime = (w, i) => w.start + i * 60_000;
+export const sendTime = (w, i) => w.start + i * 60_000;
 
 /** Waits (in real time) until the page's Finished count is at least n. */
 const finishedAtLeast = (page, n) =>

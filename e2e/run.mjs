@@ -28,6 +28,7 @@ import { chromium } from 'playwright-core';
 import { scenarios } from './scenarios.mjs';
 import { campaignScenarios, SENDER_DOMAIN } from './campaign-scenarios.mjs';
 import { campaignPageScenarios } from './campaign-page.mjs';
+import { campaignUnsubscribeScenarios } from './campaign-unsubscribe.mjs';
 import { a11yReport } from './a11y.mjs';
 import { watchSecurity } from './security.mjs';
 
@@ -168,7 +169,7 @@ async function main() {
     console.log(`e2e: Chromium ${context.browser()?.version() ?? ''} ready (${((Date.now() - t0) / 1000).toFixed(1)} s since start)`);
     security = await watchSecurity(context, server.url);
     const only = process.env.E2E_ONLY || '';
-    for (const sc of [...scenarios, ...campaignScenarios, ...campaignPageScenarios].filter((s) => s.name.includes(only))) {
+    for (const sc of [...scenarios, ...campaignScenarios, ...campaignPageScenarios, ...campaignUnsubscribeScenarios].filter((s) => s.name.includes(only))) {
       const page = await context.newPage(); // a new tab: signed out (the token is in sessionStorage)
       page.setDefaultTimeout(15_000);
       const start = Date.now();

@@ -51,7 +51,7 @@ const (
 	// Active: every schedule has been created.
 	Active Status = "Active"
 	// Completed: every send task reached a terminal state (Finished,
-	// Failed or Cancelled) while the campaign was Provisioning or Active.
+	// Failed, Cancelled or Suppressed) while the campaign was Provisioning or Active.
 	// The store moves it there, once, when it records the last one.
 	Completed Status = "Completed"
 	// CampaignCancelled: its Pending tasks are cancelled.

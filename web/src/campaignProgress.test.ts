@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filterSends, formatDuration, latenessText, progressOf, timelineOf, type Timing, timingOf } from './campaignProgress';
+import { filterSends, formatDuration, isSendFilter, latenessText, progressOf, timelineOf, type Timing, timingOf } from './campaignProgress';
 import { type Counts, normalizeCounts, type Send } from './campaigns';
 
 describe('progressOf', () => {
@@ -20,6 +20,20 @@ describe('progressOf', () => {
         ['Pending', 87.5, 12.5],
       ],
       text: '6 of 8 sends ended: 4 finished, 1 failed, 1 cancelled, 1 running, 1 pending',
+    },
+    {
+      name: 'suppressed sends have ended, after cancelled',
+      counts: { Pending: 1, Finished: 1, Cancelled: 1, Suppressed: 1 },
+      total: 4,
+      ended: 3,
+      max: 4,
+      segments: [
+        ['Finished', 0, 25],
+        ['Cancelled', 25, 25],
+        ['Suppressed', 50, 25],
+        ['Pending', 75, 25],
+      ],
+      text: '3 of 4 sends ended: 1 finished, 1 cancelled, 1 suppressed, 1 pending',
     },
     { name: 'one send', counts: { Finished: 1 }, total: 1, ended: 1, max: 1, segments: [['Finished', 0, 100]], text: '1 of 1 send ended: 1 finished' },
     // Counts read before the total caught up never overflow the bar.
@@ -48,6 +62,7 @@ describe('timingOf', () => {
     { name: 'running, just due', s: { state: 'Running', sendAt: '2030-01-01T12:09:30Z' }, want: { kind: 'waiting', lateS: null, late: false }, text: '' },
     { name: 'pending, ahead', s: { state: 'Pending', sendAt: '2030-01-02T12:00:00Z' }, want: { kind: 'waiting', lateS: null, late: false }, text: '' },
     { name: 'cancelled', s: { state: 'Cancelled', sendAt: at }, want: { kind: 'unsent', lateS: null, late: false }, text: '' },
+    { name: 'suppressed', s: { state: 'Suppressed', sendAt: at }, want: { kind: 'unsent', lateS: null, late: false }, text: '' },
     { name: 'failed', s: { state: 'Failed', sendAt: at }, want: { kind: 'unsent', lateS: null, late: false }, text: '' },
     { name: 'unparseable plan', s: { state: 'Pending', sendAt: 'soon' }, want: { kind: 'unsent', lateS: null, late: false }, text: '' },
   ];
@@ -86,9 +101,10 @@ describe('filters and the timeline summary', () => {
     local: '2030-01-01T12:00:00',
     ...(sentAt ? { sentAt } : {}),
   });
-  const sends = [mk(0, 'Finished', '2030-01-01T12:00:20Z'), mk(1, 'Finished', '2030-01-01T12:05:00Z'), mk(2, 'Pending'), mk(3, 'Cancelled')];
+  const sends = [mk(0, 'Finished', '2030-01-01T12:00:20Z'), mk(1, 'Finished', '2030-01-01T12:05:00Z'), mk(2, 'Pending'), mk(3, 'Cancelled'), mk(4, 'Suppressed')];
   const cases: [Parameters<typeof filterSends>[1], string[]][] = [
-    ['all', ['s0', 's1', 's2', 's3']],
+    ['all', ['s0', 's1', 's2', 's3', 's4']],
+    ['Suppressed', ['s4']],
     ['Finished', ['s0', 's1']],
     ['Pending', ['s2']],
     ['Failed', []],
@@ -97,4 +113,11 @@ describe('filters and the timeline summary', () => {
   for (const [f, want] of cases) it(f, () => expect(filterSends(sends, f, now).map((s) => s.id)).toEqual(want));
 
   it('sums the timeline', () => expect(timelineOf(sends, now)).toEqual({ sent: 2, late: 1, overdue: 1, worstS: 600 }));
+});
+
+describe('every send state', () => {
+  it('is a filter, and a count that defaults to 0', () => {
+    expect(isSendFilter('Suppressed')).toBe(true);
+    expect(normalizeCounts({ Suppressed: 2 })).toEqual({ Pending: 0, Running: 0, Finished: 0, Failed: 0, Cancelled: 0, Suppressed: 2 });
+  });
 });

@@ -4,10 +4,10 @@
 import { type Counts, type Send, type SendState, STATES } from './campaigns';
 
 /** States a send ends in: it will not change any more. */
-export const ENDED_STATES: readonly SendState[] = ['Finished', 'Failed', 'Cancelled'];
+export const ENDED_STATES: readonly SendState[] = ['Finished', 'Failed', 'Cancelled', 'Suppressed'];
 
 /** The progress bar's order: ended states first, then those still moving. */
-export const BAR_ORDER: readonly SendState[] = ['Finished', 'Failed', 'Cancelled', 'Running', 'Pending'];
+export const BAR_ORDER: readonly SendState[] = ['Finished', 'Failed', 'Cancelled', 'Suppressed', 'Running', 'Pending'];
 
 export interface ProgressSummary {
   /** Sends ended: the bar's value. */
@@ -51,7 +51,7 @@ export const LATE_AFTER_S = 60;
  * - sent: Finished with its actual time; late when more than LATE_AFTER_S after the plan;
  * - overdue: Pending or Running more than LATE_AFTER_S past the plan (late so far);
  * - waiting: Pending or Running, not yet due;
- * - unsent: Failed or Cancelled, or Finished with no actual time read.
+ * - unsent: Failed, Cancelled or Suppressed, or Finished with no actual time read.
  */
 export interface Timing {
   kind: 'sent' | 'overdue' | 'waiting' | 'unsent';

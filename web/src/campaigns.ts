@@ -4,7 +4,12 @@
 // applied, and replaces send rows whole), the server-sent-events parser,
 // when to fall back to polling, and the create form's checks.
 
-export const STATES = ['Pending', 'Running', 'Finished', 'Failed', 'Cancelled'] as const;
+/**
+ * Every send state, as campaignapi.SendStates lists them. Suppressed is
+ * terminal: the address is on the sender's suppression list (a bounce, a
+ * complaint or an unsubscribe), so nothing was sent.
+ */
+export const STATES = ['Pending', 'Running', 'Finished', 'Failed', 'Cancelled', 'Suppressed'] as const;
 export type SendState = (typeof STATES)[number];
 export type Counts = Record<SendState, number>;
 

@@ -48,11 +48,13 @@ describe('sendsCsv', () => {
     const sends: Send[] = [
       { id: 'c1-1', index: 0, email: 'a@example.com', subject: 'Hi, you', state: 'Finished', sendAt: '2030-01-01T12:00:00Z', local: '2030-01-01T13:00:00', sentAt: '2030-01-01T12:01:05Z', attempt: 1 },
       { id: 'c1-2', index: 1, email: '=cmd@example.com', subject: 'Hi', state: 'Failed', sendAt: '2030-01-01T12:01:00Z', local: '2030-01-01T13:01:00', error: 'bounce: "no such user"' },
+      { id: 'c1-3', index: 2, email: 'b@example.com', subject: 'Hi', state: 'Suppressed', sendAt: '2030-01-01T12:02:00Z', local: '2030-01-01T13:02:00', reason: 'suppressed: unsubscribed' },
     ];
     expect(sendsCsv(sends, 'Europe/Berlin').split('\r\n')).toEqual([
       'index,email,subject,state,planned_utc,planned_local (Europe/Berlin),sent_utc,late_seconds,attempt,error,reason',
       '0,a@example.com,"Hi, you",Finished,2030-01-01T12:00:00Z,2030-01-01T13:00:00,2030-01-01T12:01:05Z,65,1,,',
       '1,\'=cmd@example.com,Hi,Failed,2030-01-01T12:01:00Z,2030-01-01T13:01:00,,,,"bounce: ""no such user""",',
+      '2,b@example.com,Hi,Suppressed,2030-01-01T12:02:00Z,2030-01-01T13:02:00,,,,,suppressed: unsubscribed',
       '',
     ]);
   });

@@ -423,16 +423,18 @@ func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
 	return respond(http.StatusOK, campaignOf(c, counts, page, from+len(page)))
 }
 
-// provision starts provisioning and answers 202 with the campaign as it
-// is stored; a repeated provision (while it runs, or after it finished)
-// answers the same way, without starting it again once it is Active.
 // settle completes a Provisioning or Active campaign whose every task is
 // terminal by the (consistent) counts: the store completes a campaign
 // when it records its last task, and this repairs the case where that
 // second write was lost. Terminal states are final, so the counts cannot
 // go stale; the conditional write makes a race with the store harmless.
 func (h *Handler) settle(ctx context.Context, c campaign.Campaign, counts map[campaign.State]int) (campaign.Campaign, error) {
-	done := counts[campaign.Finished] + counts[campaign.Failed] + counts[campaign.Cancelled]
+	done := 0
+	for _, s := range SendStates {
+		if s.Terminal() {
+			done += counts[s]
+		}
+	}
 	if (c.Status != campaign.Provisioning && c.Status != campaign.Active) || c.Total == 0 || done < c.Total {
 		return c, nil
 	}
@@ -448,6 +450,9 @@ func (h *Handler) settle(ctx context.Context, c campaign.Campaign, counts map[ca
 	return c, nil
 }
 
+// provision starts provisioning and answers 202 with the campaign as it
+// is stored; a repeated provision (while it runs, or after it finished)
+// answers the same way, without starting it again once it is Active.
 func (h *Handler) provision(ctx context.Context, r api.Request) api.Response {
 	c, resp := h.owned(ctx, r)
 	if resp != nil {

@@ -290,26 +290,40 @@ func TestMissingScheduleFieldsTakeTheirDefaults(t *testing.T) {
 // GET completes an Active campaign whose every send ended, if the
 // store's own completing write was lost.
 func TestGetCompletesAFinishedCampaign(t *testing.T) {
-	e := setup(t)
-	_, created := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(1, okSchedule), nil)
-	id := created["id"].(string)
-	ctx := context.Background()
-	// The task ends while the campaign is a Draft (so the store does not
-	// complete it), then the campaign is Active: as if the completing
-	// write had been lost.
-	task, _ := e.store.Get(ctx, campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 0)})
-	done, _ := campaign.Fail(task, "bounced", now)
-	if err := e.store.Replace(ctx, task, done); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.SetStatus(ctx, id, []campaign.Status{campaign.Draft}, campaign.Active, "", now); err != nil {
-		t.Fatal(err)
-	}
-	if _, got := e.do("GET", campaignapi.RouteCampaign, id, "u1", "", nil); got["status"] != "Completed" {
-		t.Fatalf("GET %v", got)
-	}
-	if status, out := e.do("POST", campaignapi.RouteCancel, id, "u1", "", nil); status != http.StatusConflict {
-		t.Fatalf("cancel of a completed campaign %d %v", status, out)
+	for _, tc := range []struct {
+		name string
+		end  func(campaign.SendTask, string, time.Time) (campaign.SendTask, error)
+	}{
+		{"Failed", campaign.Fail},
+		{"Suppressed", campaign.Suppress},
+	} {
+		t.Run("the last send "+tc.name, func(t *testing.T) {
+			e := setup(t)
+			_, created := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(1, okSchedule), nil)
+			id := created["id"].(string)
+			ctx := context.Background()
+			// The task ends while the campaign is a Draft (so the store does not
+			// complete it), then the campaign is Active: as if the completing
+			// write had been lost.
+			task, _ := e.store.Get(ctx, campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 0)})
+			done, err := tc.end(task, "why it ended", now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.store.Replace(ctx, task, done); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.store.SetStatus(ctx, id, []campaign.Status{campaign.Draft}, campaign.Active, "", now); err != nil {
+				t.Fatal(err)
+			}
+			_, got := e.do("GET", campaignapi.RouteCampaign, id, "u1", "", nil)
+			if got["status"] != "Completed" || got["counts"].(map[string]any)[tc.name] != 1.0 {
+				t.Fatalf("GET %v", got)
+			}
+			if status, out := e.do("POST", campaignapi.RouteCancel, id, "u1", "", nil); status != http.StatusConflict {
+				t.Fatalf("cancel of a completed campaign %d %v", status, out)
+			}
+		})
 	}
 }
 

@@ -78,6 +78,12 @@ func sendsOf(ts []campaign.SendTask) []sendJSON {
 	return out
 }
 
+// SendStates are every state a send task can be in, in the order a
+// campaign's counts list them: every one is present (0 when none), so a
+// client need not know which states exist to show them.
+var SendStates = []campaign.State{campaign.Pending, campaign.Running, campaign.Finished, campaign.Failed,
+	campaign.Cancelled, campaign.Suppressed}
+
 func countsOf(ts []campaign.SendTask) map[campaign.State]int {
 	m := map[campaign.State]int{}
 	for _, t := range ts {
@@ -93,7 +99,7 @@ func campaignOf(c campaign.Campaign, counts map[campaign.State]int, page []campa
 		CreatedAt: stamp(c.CreatedAt), UpdatedAt: stamp(c.UpdatedAt), CancelReason: c.CancelReason, Sends: sendsOf(page)}
 	if counts != nil {
 		out.Counts = map[string]int{}
-		for _, s := range []campaign.State{campaign.Pending, campaign.Running, campaign.Finished, campaign.Failed, campaign.Cancelled} {
+		for _, s := range SendStates {
 			out.Counts[string(s)] = counts[s]
 		}
 	}

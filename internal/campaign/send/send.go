@@ -3,7 +3,7 @@
 // never throws for them (throwing would only make the scheduler retry
 // into its dead-letter queue):
 //
-//  1. a task already Finished, Failed or Cancelled, or missing, is skipped;
+//  1. a task already Finished, Failed, Cancelled or Suppressed, or missing, is skipped;
 //     one Running under another attempt is skipped too (the reconciler
 //     recovers it if that attempt died);
 //  2. a fire before the task's send time sends nothing and returns

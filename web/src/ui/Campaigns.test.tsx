@@ -216,3 +216,15 @@ describe('a signed-in user who is not a campaign sender', () => {
     expect(onUnauthorized).not.toHaveBeenCalled();
   });
 });
+
+describe('a suppressed send', () => {
+  it('has ended: the bar counts it, the legend lists it, and the filter shows it', async () => {
+    page(api(() => campaign(['Finished', 'Suppressed', 'Pending'])), 60_000);
+    const bar = await screen.findByRole('progressbar', { name: 'Campaign progress' });
+    expect(bar.getAttribute('aria-valuenow')).toBe('2');
+    expect(bar.getAttribute('aria-valuetext')).toBe('2 of 3 sends ended: 1 finished, 1 suppressed, 1 pending');
+    expect(screen.getByTestId('count-Suppressed').textContent).toBe('1');
+    fireEvent.change(screen.getByLabelText('Show'), { target: { value: 'Suppressed' } });
+    expect(screen.getAllByTestId('send-row').map((r) => r.textContent)).toEqual([expect.stringContaining('r1@example.com')]);
+  });
+});

@@ -339,7 +339,7 @@ function CampaignDetail({ api, config, getToken, id, announce, onUnauthorized, o
   useEffect(() => {
     if (!view || view.status === 'Draft' || activeSends(view.counts) > 0 || announced.current) return;
     announced.current = true;
-    announce(`Every send has ended: ${view.counts.Finished} finished, ${view.counts.Failed} failed, ${view.counts.Cancelled} cancelled.`);
+    announce(`Every send has ended: ${view.counts.Finished} finished, ${view.counts.Failed} failed, ${view.counts.Cancelled} cancelled, ${view.counts.Suppressed} suppressed.`);
   }, [view, announce]);
 
   async function act(kind: 'provision' | 'cancel') {
