@@ -73,7 +73,7 @@ func TestEveryFailurePathAlarms(t *testing.T) {
 	}
 	for _, body := range dash {
 		b := JSON(Props(body)["DashboardBody"])
-		for _, want := range []string{"TasksCreated", "TasksExpired", "Cancelled", "DeliveryLagSeconds", "ApproximateNumberOfMessagesVisible"} {
+		for _, want := range []string{"TasksCreated", "ItemsFired", "Cancelled", "DeliveryLagSeconds", "ApproximateNumberOfMessagesVisible"} {
 			if !strings.Contains(b, want) {
 				t.Errorf("dashboard lacks %s", want)
 			}

@@ -252,7 +252,7 @@ func TestMetricMethods(t *testing.T) {
 		r, _ := s.Reconciler, timer // the core's own reconciler
 		add(metrics.FunctionExpiry, metrics.ExpiryErrors, s.MetricExpiryErrors(nil))
 		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
-		add(metrics.FunctionExpiry, metrics.TasksExpired, s.MetricExpired(nil))
+		add(metrics.FunctionExpiry, metrics.ItemsFired, s.MetricFired(nil))
 		add(metrics.FunctionExpiry, metrics.ExpirySkipped, s.MetricExpirySkipped(nil))
 		add(metrics.FunctionExpiry, metrics.DeliveryLagSeconds, s.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}))
 		add(metrics.FunctionStreamProcessor, metrics.MalformedRecords, c.MetricMalformedRecords(nil))

@@ -196,7 +196,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		Sources: []operations.ErrorAlarmSource{s.Api, s.Notifications, s.Scheduling, s.Cancellation, s.Reconciler},
 		Lifecycle: operations.LifecycleMetrics{
 			TasksCreated: s.Api.MetricTasksCreated(nil),
-			TasksExpired: s.Scheduling.MetricExpired(nil),
+			TasksExpired: s.Scheduling.MetricFired(nil),
 			Cancelled:    s.Cancellation.MetricCancelled(nil),
 			Rescheduled:  s.Cancellation.MetricRescheduled(nil),
 			DeliveryLag:  s.Scheduling.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}),

@@ -221,7 +221,7 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 			Title: jsii.String("Task lifecycle (per 5 min)"), Width: jsii.Number(12),
 			Left: &[]awscloudwatch.IMetric{
 				lifecycle(lc.TasksCreated, metrics.TasksCreated, metrics.FunctionAPI),
-				lifecycle(lc.TasksExpired, metrics.TasksExpired, metrics.FunctionExpiry),
+				lifecycle(lc.TasksExpired, metrics.ItemsFired, metrics.FunctionExpiry),
 				lifecycle(lc.Cancelled, metrics.Cancelled, metrics.FunctionCancelWorker),
 				lifecycle(lc.Rescheduled, metrics.Rescheduled, metrics.FunctionCancelWorker),
 			},

@@ -331,10 +331,10 @@ func QueueNotEmptyAlarm(scope constructs.Construct, id string, q awssqs.IQueue, 
 // AddAlarmAction sends the alarm's state changes to topic (no-op for nil).
 func AddAlarmAction(a awscloudwatch.Alarm, topic awssns.ITopic) { alarms.AddActions(a, topic) }
 
-// MetricExpired is the count of items the expiry function fired (the
+// MetricFired is the count of items the expiry function fired (the
 // claim succeeded). Default: Sum over 5 minutes.
-func (s *ScheduleOnWrite) MetricExpired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.TasksExpired, opts)
+func (s *ScheduleOnWrite) MetricFired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ItemsFired, opts)
 }
 
 // MetricExpiryErrors is the count of failed expiry invocations (retried).

@@ -128,7 +128,7 @@ const (
 // Lifecycle metric names shown on the dashboard.
 const (
 	TasksCreated = "TasksCreated"
-	TasksExpired = "TasksExpired"
+	ItemsFired   = "ItemsFired"
 	Cancelled    = "Cancelled"
 	Rescheduled  = "Rescheduled"
 	// DeliveryLagSeconds is, for each fired item, the time its target

@@ -46,7 +46,7 @@ const (
 	ScheduleRefused = "ScheduleRefused"
 )
 
-// Expiry function (FunctionExpiry). TasksExpired and
+// Expiry function (FunctionExpiry). ItemsFired and
 // DeliveryLagSeconds are lifecycle metrics (below).
 const (
 	// ExpiryBadInput counts the invocations whose payload could not be
@@ -81,10 +81,10 @@ const (
 	SchedulesConfirmed = "SchedulesConfirmed"
 	// ReconcilerErrors counts the repairs that failed in a run.
 	ReconcilerErrors = "Errors"
-	// TasksChecked, SchedulesChecked, SchedulerCalls, Repaired and
+	// ItemsChecked, SchedulesChecked, SchedulerCalls, Repaired and
 	// LeftOver are a run's cost, work and backlog: LeftOver above zero
 	// means a pass did not fit one run.
-	TasksChecked     = "TasksChecked"
+	ItemsChecked     = "ItemsChecked"
 	SchedulesChecked = "SchedulesChecked"
 	SchedulerCalls   = "SchedulerCalls"
 	Repaired         = "Repaired"

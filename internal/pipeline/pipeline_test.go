@@ -390,7 +390,7 @@ func TestReconcilerRepairsMissingScheduleAndOrphan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := reconcile.Result{SchedulesCreated: 1, SchedulesDeleted: 1, RepairFlagsCleared: 1, Completed: true}
-	res.TasksChecked, res.SchedulesChecked, res.SchedulerCalls = 0, 0, 0 // the run's cost, not its repairs
+	res.ItemsChecked, res.SchedulesChecked, res.SchedulerCalls = 0, 0, 0 // the run's cost, not its repairs
 	if res != want {
 		t.Errorf("Result = %+v, want %+v", res, want)
 	}
@@ -435,7 +435,7 @@ func TestReconcilerExpiresOverdueTask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.TasksExpired != want || !res.Completed {
+		if res.ItemsFired != want || !res.Completed {
 			t.Errorf("run %d: Result %+v, want %d expired", i, res, want)
 		}
 		h.drain(h.Clock.Now())

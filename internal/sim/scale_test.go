@@ -35,7 +35,7 @@ func TestScaleRepairsDriftInOnePass(t *testing.T) {
 		run := res.Runs[0]
 		t.Logf("%d tasks, drift %v: %d scheduler calls of %d, %v of %v virtual, %d tasks and %d schedules checked, "+
 			"%d repaired, left over %d (%v wall)", n, res.Drifted, run.SchedulerCalls, callBudget, run.Took,
-			reconcile.DefaultBudget, run.TasksChecked, run.SchedulesChecked, run.Repaired(), run.LeftOver, res.Wall.Round(time.Millisecond))
+			reconcile.DefaultBudget, run.ItemsChecked, run.SchedulesChecked, run.Repaired(), run.LeftOver, res.Wall.Round(time.Millisecond))
 		if !res.Repaired(0) {
 			t.Errorf("%d tasks: still wrong after one run: %v", n, res.Unrepaired[0])
 		}

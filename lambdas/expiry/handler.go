@@ -140,7 +140,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	h.log.InfoContext(ctx, "expiry", "key", p.Key.String(), "dueAt", contract.FormatTime(p.Due), "outcome", string(outcome))
 	switch outcome {
 	case fire.Fired, fire.Redelivered:
-		h.metrics.Add(metrics.TasksExpired, 1)
+		h.metrics.Add(metrics.ItemsFired, 1)
 		h.metrics.Set(metrics.DeliveryLagSeconds, h.now().Sub(p.Due).Seconds(), "Seconds")
 	default:
 		h.metrics.Add(metrics.ExpirySkipped, 1)

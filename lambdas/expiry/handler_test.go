@@ -71,7 +71,7 @@ func TestHandle(t *testing.T) {
 		wantSent   int
 		wantStatus task.Status
 	}{
-		{"expires and notifies", &pending, payload(due), nil, false, `"TasksExpired":1`, 1, task.StatusExpired},
+		{"expires and notifies", &pending, payload(due), nil, false, `"ItemsFired":1`, 1, task.StatusExpired},
 		{"lag is recorded", &pending, payload(due), nil, false, `"DeliveryLagSeconds":30`, 1, task.StatusExpired},
 		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, false, `"ExpirySkipped":1`, 0, task.StatusPending},
 		{"gone task skipped", nil, payload(due), nil, false, `"ExpirySkipped":1`, 0, ""},
@@ -139,7 +139,7 @@ func TestHandleTarget(t *testing.T) {
 		wantState  string
 		delivered  bool
 	}{
-		{"claims, then runs the target", item("Queued"), payload, nil, false, `"TasksExpired":1`, 1, "Done", true},
+		{"claims, then runs the target", item("Queued"), payload, nil, false, `"ItemsFired":1`, 1, "Done", true},
 		{"not armed: the target never runs", item("Cancelled"), payload, nil, false, `"ExpirySkipped":1`, 0, "Cancelled", false},
 		{"moved due time: skipped", item("Queued"), json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: due.Add(-time.Hour)})),
 			nil, false, `"ExpirySkipped":1`, 0, "Queued", false},

@@ -86,8 +86,8 @@ func TestHandleRunsTheReconciler(t *testing.T) {
 	if n := outbox.SentFor(overdue.TaskID); n != 1 {
 		t.Errorf("%d notifications for the overdue task, want 1", n)
 	}
-	for _, want := range []string{`"SchedulesCreated":1`, `"TasksExpired":1`, `"RepairFlagsCleared":1`, `"PassesCompleted":1`,
-		`"TasksChecked":2`, `"Repaired":2`, `"LeftOver":0`,
+	for _, want := range []string{`"SchedulesCreated":1`, `"ItemsFired":1`, `"RepairFlagsCleared":1`, `"PassesCompleted":1`,
+		`"ItemsChecked":2`, `"Repaired":2`, `"LeftOver":0`,
 		`"Function":"reconciler"`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("metrics %s lack %s", out.String(), want)

@@ -267,15 +267,15 @@ type Result struct {
 	SchedulesCreated   int
 	SchedulesMoved     int
 	SchedulesDeleted   int
-	TasksExpired       int
+	ItemsFired         int
 	RepairFlagsCleared int
 	// SchedulesConfirmed counts the tasks whose schedule the run checked
 	// and recorded as confirmed (Task.ScheduledFor): later passes trust
 	// them.
 	SchedulesConfirmed int
-	// TasksChecked counts the tasks the run looked at (overdue sweep and
+	// ItemsChecked counts the tasks the run looked at (overdue sweep and
 	// tasks phase); SchedulesChecked the schedules it listed.
-	TasksChecked     int
+	ItemsChecked     int
 	SchedulesChecked int
 	// SchedulerCalls counts the run's scheduler API calls, each paced by
 	// the rate limit: Budget x RatePerSec is what a run can afford.
@@ -299,7 +299,7 @@ type Result struct {
 // Repaired is the number of repairs the run made: schedules created,
 // moved and deleted, and tasks expired.
 func (r Result) Repaired() int {
-	return r.SchedulesCreated + r.SchedulesMoved + r.SchedulesDeleted + r.TasksExpired
+	return r.SchedulesCreated + r.SchedulesMoved + r.SchedulesDeleted + r.ItemsFired
 }
 
 // Metric names, one per Result count, written once per run.
@@ -307,14 +307,14 @@ const (
 	MetricSchedulesCreated   = metrics.SchedulesCreated
 	MetricSchedulesMoved     = metrics.SchedulesMoved
 	MetricSchedulesDeleted   = metrics.SchedulesDeleted
-	MetricTasksExpired       = metrics.TasksExpired
+	MetricItemsFired         = metrics.ItemsFired
 	MetricRepairFlagsCleared = metrics.RepairFlagsCleared
 	MetricSchedulesConfirmed = metrics.SchedulesConfirmed
 	MetricErrors             = metrics.ReconcilerErrors
-	// MetricTasksChecked, MetricSchedulesChecked, MetricRepaired and
+	// MetricItemsChecked, MetricSchedulesChecked, MetricRepaired and
 	// MetricLeftOver are a run's cost, work and backlog: LeftOver above
 	// zero means a pass did not fit one run.
-	MetricTasksChecked     = metrics.TasksChecked
+	MetricItemsChecked     = metrics.ItemsChecked
 	MetricSchedulesChecked = metrics.SchedulesChecked
 	MetricSchedulerCalls   = metrics.SchedulerCalls
 	MetricRepaired         = metrics.Repaired
@@ -568,7 +568,7 @@ func (x *run) logger(it Item) *slog.Logger {
 // the grace period ago, or fired and its delivery not recorded (the
 // listing may be stale; every write re-reads or is conditional).
 func (x *run) overdue(ctx context.Context, it Item) {
-	x.res.TasksChecked++
+	x.res.ItemsChecked++
 	switch {
 	case x.undelivered(it):
 		// Within the grace period a firing attempt may still be at work
@@ -614,7 +614,7 @@ func (x *run) collect(it Item, confirmed bool) {
 // schedule costs such an item at most one pass; then its schedule, if
 // any, is an orphan that the schedules phase deletes.
 func (x *run) item(ctx context.Context, it Item) (confirmed, armed bool) {
-	x.res.TasksChecked++
+	x.res.ItemsChecked++
 	now := x.d.Clock.Now()
 	if x.undelivered(it) {
 		// The sweep's listing may not reach it either (a store that
@@ -698,7 +698,7 @@ func (x *run) fire(ctx context.Context, log *slog.Logger, it Item, what string) 
 		return false
 	}
 	if out == fire.Fired || out == fire.Redelivered {
-		x.res.TasksExpired++
+		x.res.ItemsFired++
 		log.InfoContext(ctx, what+" fired", "outcome", out)
 		return true
 	}
@@ -1031,9 +1031,9 @@ func (r *Reconciler) report(ctx context.Context, res Result, err error) {
 		n    int
 	}{
 		{MetricSchedulesCreated, res.SchedulesCreated}, {MetricSchedulesMoved, res.SchedulesMoved},
-		{MetricSchedulesDeleted, res.SchedulesDeleted}, {MetricTasksExpired, res.TasksExpired},
+		{MetricSchedulesDeleted, res.SchedulesDeleted}, {MetricItemsFired, res.ItemsFired},
 		{MetricRepairFlagsCleared, res.RepairFlagsCleared}, {MetricSchedulesConfirmed, res.SchedulesConfirmed},
-		{MetricErrors, res.Errors}, {MetricTasksChecked, res.TasksChecked},
+		{MetricErrors, res.Errors}, {MetricItemsChecked, res.ItemsChecked},
 		{MetricSchedulesChecked, res.SchedulesChecked}, {MetricSchedulerCalls, res.SchedulerCalls},
 		{MetricRepaired, res.Repaired()}, {MetricLeftOver, res.LeftOver},
 		{MetricPassesCompleted, completed},
@@ -1041,9 +1041,9 @@ func (r *Reconciler) report(ctx context.Context, res Result, err error) {
 		m.Add(c.name, float64(c.n))
 	}
 	attrs := []any{"schedulesCreated", res.SchedulesCreated, "schedulesMoved", res.SchedulesMoved,
-		"schedulesDeleted", res.SchedulesDeleted, "tasksExpired", res.TasksExpired,
+		"schedulesDeleted", res.SchedulesDeleted, "tasksExpired", res.ItemsFired,
 		"repairFlagsCleared", res.RepairFlagsCleared, "schedulesConfirmed", res.SchedulesConfirmed,
-		"tasksChecked", res.TasksChecked, "schedulesChecked", res.SchedulesChecked,
+		"tasksChecked", res.ItemsChecked, "schedulesChecked", res.SchedulesChecked,
 		"schedulerCalls", res.SchedulerCalls, "leftOver", res.LeftOver, "errors", res.Errors,
 		"completed", res.Completed, "phase", res.Checkpoint.Phase, "offset", res.Checkpoint.Offset}
 	if err != nil {

@@ -53,7 +53,7 @@ func (s stalePending) ListPending(_ context.Context, req task.PendingRequest) (t
 // counts keeps the repairs and the outcome of a Result, for comparing.
 func counts(r reconcile.Result) reconcile.Result {
 	return reconcile.Result{SchedulesCreated: r.SchedulesCreated, SchedulesMoved: r.SchedulesMoved,
-		SchedulesDeleted: r.SchedulesDeleted, TasksExpired: r.TasksExpired,
+		SchedulesDeleted: r.SchedulesDeleted, ItemsFired: r.ItemsFired,
 		RepairFlagsCleared: r.RepairFlagsCleared, Errors: r.Errors, Completed: r.Completed}
 }
 
@@ -172,23 +172,23 @@ func TestRunRepairs(t *testing.T) {
 		}, reconcile.Result{}, true, task.StatusPending, 0},
 		{"overdue past grace without schedule is expired and notified", func() setup {
 			return setup{task: newTask(t0.Add(-10 * time.Minute))}
-		}, reconcile.Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{ItemsFired: 1}, false, task.StatusExpired, 1},
 		{"overdue past grace with a stuck schedule: expired, schedule deleted", func() setup {
 			tk := newTask(t0.Add(-10 * time.Minute))
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{ItemsFired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
 		{"overdue within grace is left to its schedule", func() setup {
 			return setup{task: newTask(t0.Add(-time.Minute))}
 		}, reconcile.Result{}, false, task.StatusPending, 0},
 		{"expired past grace, notification not recorded: notified", func() setup {
 			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))}
-		}, reconcile.Result{TasksExpired: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{ItemsFired: 1}, false, task.StatusExpired, 1},
 		{"expired past grace with a stuck schedule: notified, schedule deleted", func() setup {
 			tk := newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))
 			s := task.ScheduleFor(tk)
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{TasksExpired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{ItemsFired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
 		{"expired within grace, not notified: left to its retries", func() setup {
 			return setup{task: newTask(t0.Add(-2*time.Minute), expiredAt(t0.Add(-time.Minute), t0.Add(-time.Minute)))}
 		}, reconcile.Result{}, false, task.StatusExpired, 0},
@@ -268,7 +268,7 @@ func TestRunRetriesAFailedNotification(t *testing.T) {
 	}{
 		{"expiry written, publish fails", 0, reconcile.Result{Errors: 1}, 0},
 		{"within the grace period: left alone", 2 * time.Minute, reconcile.Result{}, 0},
-		{"after the grace period: notified", reconcile.DefaultGrace, reconcile.Result{TasksExpired: 1}, 1},
+		{"after the grace period: notified", reconcile.DefaultGrace, reconcile.Result{ItemsFired: 1}, 1},
 		{"then nothing more", time.Hour, reconcile.Result{}, 1},
 	} {
 		w.clock.Advance(step.advance)
@@ -353,7 +353,7 @@ func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
 				}
 				_, left := w.sched.Lookup(task.ScheduleName(tk.TaskID))
 				if got.Status != task.StatusExpired || got.NotifiedAt.IsZero() || w.outbox.SentFor(tk.TaskID) != 1 ||
-					left || res.TasksExpired != 1 || res.Errors != 0 {
+					left || res.ItemsFired != 1 || res.Errors != 0 {
 					t.Fatalf("task %s (notified %v), %d notifications, schedule left %v, Result %+v: want it Expired and notified once, its schedule deleted, no error",
 						got.Status, !got.NotifiedAt.IsZero(), w.outbox.SentFor(tk.TaskID), left, res)
 				}
@@ -476,8 +476,8 @@ func TestRunMetrics(t *testing.T) {
 	if err := w.deps.Metrics.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"SchedulesCreated":1`, `"PassesCompleted":1`, `"Errors":0`, `"TasksExpired":0`,
-		`"TasksChecked":1`, `"SchedulesChecked":1`, `"SchedulerCalls":3`, `"Repaired":1`, `"LeftOver":0`} {
+	for _, want := range []string{`"SchedulesCreated":1`, `"PassesCompleted":1`, `"Errors":0`, `"ItemsFired":0`,
+		`"ItemsChecked":1`, `"SchedulesChecked":1`, `"SchedulerCalls":3`, `"Repaired":1`, `"LeftOver":0`} {
 		if !strings.Contains(w.out.String(), want) {
 			t.Errorf("metrics %s lack %s", w.out.String(), want)
 		}
@@ -648,7 +648,7 @@ func TestRunOverdueFirst(t *testing.T) {
 		w.store.Put(tk)
 	}
 	res := w.run(t, reconcile.Config{Budget: 10 * time.Second})
-	if res.Completed || res.TasksExpired != len(overdue) {
+	if res.Completed || res.ItemsFired != len(overdue) {
 		t.Fatalf("Result = %+v, want the pass unfinished and %d tasks expired", res, len(overdue))
 	}
 	for _, tk := range overdue {
@@ -726,12 +726,12 @@ func TestRunOverdueSweepOverBudget(t *testing.T) {
 		w.store.Put(newTask(t0.Add(-time.Duration(10+i) * time.Minute)))
 	}
 	res := w.run(t, reconcile.Config{Budget: 10 * time.Second})
-	if res.Completed || res.TasksExpired != 10 || res.LeftOver != 20 {
+	if res.Completed || res.ItemsFired != 10 || res.LeftOver != 20 {
 		t.Fatalf("Result = %+v, want 10 expired and 20 left over", res)
 	}
 	w.clock.Advance(time.Minute)
 	res = w.run(t, reconcile.Config{Budget: time.Minute})
-	if !res.Completed || res.TasksExpired != 20 || res.LeftOver != 0 {
+	if !res.Completed || res.ItemsFired != 20 || res.LeftOver != 0 {
 		t.Fatalf("next run = %+v, want the other 20 expired and the pass completed", res)
 	}
 }
@@ -759,7 +759,7 @@ func TestRunDeliversUndeliveredFiringsTheSweepMissed(t *testing.T) {
 	w.store.Put(early)
 	w.deps.Items = task.NewReconcileView(w.store, sweepBlind{w.store})
 	res := w.run(t, reconcile.Config{})
-	if res.Errors != 0 || res.TasksExpired != 1 {
+	if res.Errors != 0 || res.ItemsFired != 1 {
 		t.Fatalf("Result %+v, want the failed notification delivered and no error", res)
 	}
 	if n := w.outbox.SentFor(failed.TaskID); n != 1 {
