@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
@@ -19,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/internal/envvars"
 )
 
@@ -63,6 +65,12 @@ type Deliverability struct {
 	BounceTopic      awssns.Topic
 	Bounce           *gofn.Function
 	BounceAsync      AsyncFailures
+	// BounceDeliveryDLQ holds the events SNS could not hand to Bounce
+	// after its retries (the subscription's redrive policy), alarmed by
+	// BounceDeliveryDLQAlarm: a hard bounce or complaint that never
+	// reached the suppression list.
+	BounceDeliveryDLQ      awssqs.Queue
+	BounceDeliveryDLQAlarm awscloudwatch.Alarm
 	// Unsubscribe serves UnsubscribeUrl (GET: a page, POST: one-click);
 	// UnsubscribeSecret signs its tokens (read only by Send and
 	// Unsubscribe).
@@ -140,7 +148,18 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 		Events: &[]awsses.EmailSendingEvent{awsses.EmailSendingEvent_BOUNCE, awsses.EmailSendingEvent_COMPLAINT},
 	})
 	d.Bounce = fn("Bounce", "lambdas/campaignbounce", "Adds hard-bounced and complaining addresses to the campaign suppression list", BounceTimeoutSec)
-	d.BounceTopic.AddSubscription(awssnssubscriptions.NewLambdaSubscription(d.Bounce.Function, nil))
+	// SNS retries a delivery to Lambda that fails, then drops it unless
+	// the subscription has a dead-letter queue:
+	// https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html
+	dlqProps := resource.DeadLetterQueueProps(removal)
+	d.BounceDeliveryDLQ = awssqs.NewQueue(c, jsii.String("BounceDeliveryDLQ"), &dlqProps)
+	d.BounceTopic.AddSubscription(awssnssubscriptions.NewLambdaSubscription(d.Bounce.Function,
+		&awssnssubscriptions.LambdaSubscriptionProps{DeadLetterQueue: d.BounceDeliveryDLQ}))
+	nag.Suppress(d.BounceDeliveryDLQ, nag.Rule{ID: "AwsSolutions-SQS3",
+		Reason: "This queue is the bounce topic subscription's dead-letter queue, alarmed when not empty; a DLQ of a DLQ adds nothing"})
+	d.BounceDeliveryDLQAlarm = alarms.QueueNotEmpty(c, "BounceDeliveryDLQAlarm", d.BounceDeliveryDLQ,
+		"SNS could not deliver SES bounce or complaint events to the campaign bounce function: those addresses are not suppressed. "+
+			"Check the function, then send the messages of the queue to the function again.", p.AlarmTopic)
 	grants.Table(x.Table, d.Bounce.Function, "dynamodb:PutItem")
 	cfg := asyncinvoke.Configure(c, "Bounce", d.Bounce.Function, asyncinvoke.Props{Name: "campaign bounce", MaxEventAgeSec: DefaultAsyncMaxEventAgeSec,
 		RetryAttempts: DefaultAsyncRetryAttempts, AlarmTopic: p.AlarmTopic, RemovalPolicy: removal,
@@ -222,6 +241,6 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 // alarms are the alarms above, in a fixed order.
 func (d *Deliverability) alarms() []awscloudwatch.Alarm {
 	a := d.BounceAsync
-	return []awscloudwatch.Alarm{a.FailureAlarm, a.DroppedAlarm, a.DeliveryFailureAlarm,
+	return []awscloudwatch.Alarm{a.FailureAlarm, a.DroppedAlarm, a.DeliveryFailureAlarm, d.BounceDeliveryDLQAlarm,
 		d.BounceRateAlarm, d.ComplaintRateAlarm, d.BounceErrorsAlarm, d.UnsubscribeErrorsAlarm}
 }

@@ -67,8 +67,15 @@ func TestConfigurationSetPublishesBouncesAndComplaints(t *testing.T) {
 			"EventDestination": map[string]any{"Enabled": true, "MatchingEventTypes": []any{"bounce", "complaint"},
 				"SnsDestination": map[string]any{"TopicARN": map[string]any{"Ref": logical(t, d, "AWS::SNS::Topic", "CampaignsBounceTopic")}}},
 		})
+		// A delivery SNS gives up on lands in an alarmed dead-letter queue.
 		tpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), &map[string]any{"Protocol": "lambda",
-			"Endpoint": map[string]any{"Fn::GetAtt": []any{logical(t, d, "AWS::Lambda::Function", "CampaignsBounce"), "Arn"}}})
+			"Endpoint": map[string]any{"Fn::GetAtt": []any{logical(t, d, "AWS::Lambda::Function", "CampaignsBounce"), "Arn"}},
+			"RedrivePolicy": map[string]any{"deadLetterTargetArn": map[string]any{
+				"Fn::GetAtt": []any{logical(t, d, "AWS::SQS::Queue", "CampaignsBounceDeliveryDLQ"), "Arn"}}}})
+		tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), &map[string]any{
+			"MetricName": "ApproximateNumberOfMessagesVisible",
+			"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{
+				"Fn::GetAtt": []any{logical(t, d, "AWS::SQS::Queue", "CampaignsBounceDeliveryDLQ"), "QueueName"}}}}})
 	})
 	sesArns := ""
 	for _, s := range statements(d, roleOf(t, d, "CampaignsSend")) {
