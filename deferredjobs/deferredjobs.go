@@ -1,5 +1,5 @@
 // Package deferredjobs is the client side of activity-driven deferred
-// jobs (constructs/deferredjobs, seed 004): DynamoDB TTL as a lazy
+// jobs (constructs/deferredjobs): DynamoDB TTL as a lazy
 // scheduler. Each write of a tenant's activity upserts one marker for
 // the tenant and the coming window (the next occurrence of a weekly time,
 // Monday 03:00 UTC by default); the marker expires then, its TTL deletion

@@ -1,4 +1,4 @@
-// Package deferredjobs is activity-driven deferred jobs (seed 004):
+// Package deferredjobs is activity-driven deferred jobs:
 // DynamoDB TTL as a lazy scheduler. The app's writers upsert one marker
 // per tenant and window (package github.com/unschedule/unschedule/deferredjobs/writer,
 // MarkActivity); the marker expires at the next occurrence of a weekly

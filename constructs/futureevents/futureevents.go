@@ -1,4 +1,4 @@
-// Package futureevents is the future-events service (seed 001): "when
+// Package futureevents is the future-events service: "when
 // <event> happens, execute <logic> at <moment>". A Standard Step
 // Functions state machine waits until the moment in its input (Wait on
 // TimestampPath $.timestamp), then a handler function invokes the target

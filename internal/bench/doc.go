@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Budgets of issue 13.
+// The performance budgets.
 const (
 	InitBudget  = 1.5 // × the bare function, for every function that calls AWS
 	SynthBudget = 1.5 // × the empty app
@@ -32,7 +32,7 @@ const ColdInitTargetMs = 50
 var NoAWS = map[string]bool{"presignup": true}
 
 // IdleBareMs is the bare function's init on this machine's idle core (the
-// median issue 13 reports for it). Under load every timing here is
+// median the performance page reports for it). Under load every timing here is
 // inflated; the memory table divides the medians by LoadFactor so its
 // absolute estimates do not depend on how busy the machine was.
 const IdleBareMs = 2.9

@@ -1,4 +1,4 @@
-// Package analytics is the barbershop example's computation (seed 004):
+// Package analytics is the barbershop example's computation:
 // when a shop's weekly window closes, its figures over the last 7, 30, 60
 // and 90 days. It runs only for shops that had activity (a marker).
 package analytics

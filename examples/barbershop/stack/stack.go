@@ -1,4 +1,4 @@
-// Package stack is the barbershop example app (seed 004): weekly
+// Package stack is the barbershop example app: weekly
 // analytics per barbershop over 7, 30, 60 and 90 days, computed only for
 // shops that had activity. Run it with
 //
