@@ -408,18 +408,7 @@ func TestValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := newStack(t)
-			p := &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"}
-			tc.set(p)
-			var got string
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						got = fmt.Sprint(r)
-					}
-				}()
-				campaigns.NewCampaigns(st, jsii.String("C"), p)
-			}()
+			got := buildPanic(t, tc.set)
 			if tc.want == "" && got != "" {
 				t.Fatalf("panicked: %s", got)
 			}
@@ -541,4 +530,20 @@ func TestAlarmsListsEveryAlarm(t *testing.T) {
 	if c.ProvisionAsync.Queue == nil || c.SendAsync.Queue == nil || c.ReconcilerAsync.Queue == nil || c.ErrorsAlarms.Progress == nil {
 		t.Errorf("typed fields left nil: %+v %+v", c.ProvisionAsync, c.ErrorsAlarms)
 	}
+}
+
+// buildPanic builds the campaigns construct with set applied to minimal
+// props, and returns what it panicked with ("" when it did not).
+func buildPanic(t *testing.T, set func(*campaigns.CampaignsProps)) (got string) {
+	t.Helper()
+	st := newStack(t)
+	p := &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"}
+	set(p)
+	defer func() {
+		if r := recover(); r != nil {
+			got = fmt.Sprint(r)
+		}
+	}()
+	campaigns.NewCampaigns(st, jsii.String("C"), p)
+	return ""
 }

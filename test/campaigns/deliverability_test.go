@@ -204,18 +204,7 @@ func TestDeliverabilityValidation(t *testing.T) {
 		{"an existing configuration set", func(p *campaigns.CampaignsProps) { p.SesConfigurationSet = "marketing" }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := newStack(t)
-			p := &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"}
-			tc.set(p)
-			var got string
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						got = fmt.Sprint(r)
-					}
-				}()
-				campaigns.NewCampaigns(st, jsii.String("C"), p)
-			}()
+			got := buildPanic(t, tc.set)
 			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 				t.Fatalf("panic %q, want %q", got, tc.want)
 			}

@@ -88,18 +88,7 @@ func TestCampaignLimitPropsValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := newStack(t)
-			p := &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"}
-			tc.set(p)
-			var got string
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						got = fmt.Sprint(r)
-					}
-				}()
-				campaigns.NewCampaigns(st, jsii.String("C"), p)
-			}()
+			got := buildPanic(t, tc.set)
 			if !strings.HasPrefix(got, "C: ") || !strings.Contains(got, tc.want) {
 				t.Fatalf("panic %q, want one naming the construct and saying %q", got, tc.want)
 			}
