@@ -518,7 +518,8 @@ describe('App', () => {
       renderApp(api);
       await waitFor(() => expect(row('From the email').className).toMatch(/task-highlight/));
       expect(screen.getByRole('button', { name: 'Expired (1)' }).getAttribute('aria-pressed')).toBe('true');
-      expect(document.activeElement).toBe(within(row('From the email')).getByTestId('task-title'));
+      // The focus follows the highlight in a later effect: wait for it too.
+      await waitFor(() => expect(document.activeElement).toBe(within(row('From the email')).getByTestId('task-title')));
     } finally {
       window.location.hash = '';
     }
