@@ -279,15 +279,9 @@ const NoAlarmRecipientWarning = "todo:no-alarm-recipient"
 // https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns
 // https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
 //
-// CloudWatch may use the key for this topic only: SNS calls KMS with the
-// encryption context aws:sns:topicArn = the topic's ARN, and the key
-// policy requires it (kms:EncryptionContext:aws:sns:topicArn; the
-// SNS SSE key management page above, and AWS's own key policy for a
-// service publishing to an encrypted topic:
-// https://docs.aws.amazon.com/gamelift/latest/flexmatchguide/queue-notification-sns-sse.html).
-// The key cannot name the topic's Ref (the topic names the key: a
-// cycle), so the topic has a fixed name, AlarmTopicName, and the policy
-// builds its ARN from the stack's partition, region and account.
+// The key policy lets CloudWatch use the key for this topic only, by the
+// encryption context aws:sns:topicArn; the topic therefore has a fixed
+// name (docs/decisions/alarm-topic-key.md).
 func newAlarmTopic(stack awscdk.Stack, cfg Config) (awskms.Key, awssns.Topic) {
 	cloudwatch := awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)
 	thisAccount := map[string]any{"aws:SourceAccount": stack.Account()}

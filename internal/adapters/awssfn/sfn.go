@@ -33,20 +33,8 @@
 // reconciler lists executions (List, a timer.Reader); Get reads one by
 // the same ARN.
 //
-// Some executions are left running: a restart (its name holds the time of
-// the re-arm, which no later cancel knows), the old execution of a cancel
-// or move whose record had no old image, and one that a create racing a
-// move started. Each is stale once its item is no longer armed for its
-// due time, and harmless: it fires at that due time, and the claim
-// (contract.Schema.Claim, conditional on the item being armed with the
-// payload's due time) skips it; if the item is armed for that due time
-// again, the claim lets exactly one of the item's executions for it fire,
-// as it does for a duplicate invocation. Nothing is lost: every arm
-// starts, or finds running, an execution for its due time, and a cancel
-// or move stops only the execution of the old due time. The simulation
-// checks exactly this (internal/sim, FaultStaleExecution). A stale
-// execution costs its state transitions, up to its due time (at most
-// layers.MaxHorizon away).
+// A few executions can be left running; each is harmless because the
+// claim skips it (docs/decisions/stale-executions.md).
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
 package awssfn

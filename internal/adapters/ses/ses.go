@@ -2,24 +2,11 @@
 // behind an idempotency record in the campaign table (layout:
 // internal/campaign/tablekeys, item K#<key> / SEND).
 //
-// SendEmail has no idempotency token, so the record makes a key send at
-// most once:
-//
-//  1. a conditional put creates the record "sending" (startedAt, to) only
-//     if the key has no record;
-//  2. SendEmail;
-//  3. success: the record becomes "sent" with the message id and sentAt
-//     (the receipt); a refusal (SES answered with an error, so nothing
-//     was sent): the record is deleted, so a later attempt may send.
-//
-// A key whose record is "sent" returns that receipt and sends nothing.
-// A record left "sending" means an attempt died between 1 and 3 (a crash,
-// a timeout, a lost answer): the email may or may not have gone out, and
-// nothing can tell. Sent reports it as ErrNotSent (the reconciler
-// re-queues the task) and Send refuses it with ErrOutcomeUnknown, a
-// permanent error, so the task ends Failed with a reason that says so,
-// instead of risking a second email. An operator who knows the message
-// did not go out deletes the record and re-queues the task.
+// SendEmail has no idempotency token, so a record in the table makes a
+// key send at most once: a conditional put "sending", SendEmail, then
+// "sent" with the receipt (or the record deleted on a refusal). A record
+// left "sending" is an unknown outcome and is never sent again
+// (docs/decisions/ses-idempotency.md).
 //
 // A message with an UnsubscribeURL carries the RFC 8058 headers
 // List-Unsubscribe and List-Unsubscribe-Post, which SendEmail accepts in

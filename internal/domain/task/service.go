@@ -95,19 +95,9 @@ func (s *Service) Now() time.Time { return s.clock.Now().UTC() }
 // schedule back.
 //
 // A user who already has the maximum of Pending tasks gets a
-// *PendingLimitError and nothing is written. The count is a read before
-// the write (Store.CountUserPending), not a condition of the write: two
-// creates of one user in flight at once can both see one slot left, so
-// the cap can be passed by the number of that user's concurrent creates,
-// which the API's throttling bounds. An exact cap would need a per-user
-// counter item written in the same transaction as the create and as
-// every transition out of Pending (complete, expire, delete): a
-// transaction on each of those writes, a reserved item in every user's
-// partition that List and the stream pipeline must skip, and a counter
-// that drifts for good if any path forgets it. Counting the tasks
-// themselves is always right about what they are, whichever path (API,
-// expiry, reconciler) changed them, and a cap against abuse does not
-// need to be exact.
+// *PendingLimitError and nothing is written. The count is read before the
+// write, so concurrent creates can pass the cap by a few
+// (docs/decisions/pending-cap.md).
 func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, error) {
 	if s.scheduler == nil {
 		return Task{}, errors.New("task: Create needs a Scheduler")
