@@ -2,7 +2,10 @@
 // bbolt file: the tasks and schedules (snapshots of the in-memory
 // pipeline), the local users and their notification subscriptions, the
 // notification outbox, the token signing key and the reconciler's
-// checkpoint. A restart reads it all back.
+// checkpoint, and the campaigns (campaigns.go: campaigns, send tasks,
+// provisioning checkpoints, campaign schedules, the sender's receipts,
+// the senders' limit counters and the suppression list). A restart reads
+// it all back.
 //
 // Values are JSON, one bucket per kind. It imports no AWS SDK.
 package boltstore
@@ -11,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +53,12 @@ var (
 	bucketSettings      = []byte("settings")
 	keyCheckpoint       = []byte("reconcile-checkpoint")
 )
+
+// buckets are every bucket Open makes sure exists.
+var buckets = [][]byte{bucketTasks, bucketSchedules, bucketUsers, bucketSubscriptions, bucketOutbox, bucketMeta, bucketSettings,
+	bucketCampaigns, bucketCampaignOwners, bucketCampaignTasks, bucketCampaignOpen, bucketCampaignDone,
+	bucketCampaignCheckpoints, bucketCampaignSchedules, bucketCampaignDue, bucketCampaignReceipts,
+	bucketSenderLimits, bucketSuppressions}
 
 // User is a local account: the stand-in for a Cognito user.
 type User struct {
@@ -117,7 +125,7 @@ func Open(dir string) (*DB, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketTasks, bucketSchedules, bucketUsers, bucketSubscriptions, bucketOutbox, bucketMeta, bucketSettings} {
+		for _, b := range buckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("create bucket %s: %w", b, err)
 			}
@@ -158,6 +166,43 @@ func (d *DB) replace(bucket []byte, keys [][]byte, vals []any) error {
 		}
 		return nil
 	})
+}
+
+// getJSON decodes the value of k in b into v; found false (v untouched)
+// when there is none.
+func getJSON(b *bolt.Bucket, k []byte, v any) (found bool, err error) {
+	raw := b.Get(k)
+	if raw == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("decode %q: %w", k, err)
+	}
+	return true, nil
+}
+
+// jsonValue decodes v, the value of k, into x; a missing value is an
+// error (an index names a key its bucket lacks).
+func jsonValue(k, v []byte, x any) error {
+	if v == nil {
+		return fmt.Errorf("decode %q: no value", k)
+	}
+	if err := json.Unmarshal(v, x); err != nil {
+		return fmt.Errorf("decode %q: %w", k, err)
+	}
+	return nil
+}
+
+// putJSON encodes v as the value of k in b.
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", k, err)
+	}
+	if err := b.Put(k, raw); err != nil {
+		return fmt.Errorf("put %q: %w", k, err)
+	}
+	return nil
 }
 
 // each decodes every value of a bucket, in key order, into a new T.
@@ -309,25 +354,25 @@ func (d *DB) Subscriptions() ([]Subscription, error) {
 // AppendEmail adds e to the outbox with the next sequence number, and
 // returns it as stored.
 func (d *DB) AppendEmail(e Email) (Email, error) {
-	err := d.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketOutbox)
-		seq, err := b.NextSequence()
-		if err != nil {
-			return fmt.Errorf("boltstore: outbox sequence: %w", err)
-		}
-		e.Seq = seq
-		v, err := json.Marshal(e)
-		if err != nil {
-			return fmt.Errorf("boltstore: encode email: %w", err)
-		}
-		var k [8]byte
-		binary.BigEndian.PutUint64(k[:], seq)
-		if err := b.Put(k[:], v); err != nil {
-			return fmt.Errorf("boltstore: put email: %w", err)
-		}
-		return nil
+	err := d.db.Update(func(tx *bolt.Tx) (err error) {
+		e, err = appendEmail(tx, e)
+		return err
 	})
 	return e, err
+}
+
+// appendEmail adds e to the outbox in tx.
+func appendEmail(tx *bolt.Tx, e Email) (Email, error) {
+	b := tx.Bucket(bucketOutbox)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return Email{}, fmt.Errorf("boltstore: outbox sequence: %w", err)
+	}
+	e.Seq = seq
+	if err := putJSON(b, seqKey(seq), e); err != nil {
+		return Email{}, fmt.Errorf("boltstore: email: %w", err)
+	}
+	return e, nil
 }
 
 // Outbox returns every email, oldest first.

@@ -2,35 +2,16 @@ package devserver
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/boltstore"
-	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/campaigndev"
-	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // EmailKindCampaign marks a campaign email in the outbox.
 const EmailKindCampaign = "campaign"
-
-// campaignOutbox puts campaign emails in the outbox, shown to the
-// campaign's owner.
-type campaignOutbox struct{ db *boltstore.DB }
-
-func (o campaignOutbox) AppendCampaignEmail(owner string, m campaign.Message, at time.Time) (string, error) {
-	e, err := o.db.AppendEmail(boltstore.Email{Kind: EmailKindCampaign, At: at, UserID: owner, To: []string{m.To},
-		Subject: m.Subject, Body: m.Body})
-	if err != nil {
-		return "", err
-	}
-	return "dev-" + strconv.FormatUint(e.Seq, 10), nil
-}
 
 // identity is what a user's token says. A local sign-up is confirmed at
 // once and its address never verified, as in an open user pool; a user
@@ -56,28 +37,15 @@ func campaignSender(senders []string, email string) bool {
 	return false
 }
 
-func (s *Server) openCampaigns(origins []string) error {
-	rt, err := campaigndev.New(campaigndev.Config{Outbox: campaignOutbox{s.db}, Clock: clock.Func(s.cfg.Now),
-		Log: s.log.With("component", "campaigns"), Origins: origins, UnsubscribeBase: s.cfg.PublicURL + campaigndev.DefaultUnsubscribeBase})
-	if err != nil {
-		return fmt.Errorf("devserver: campaigns: %w", err)
-	}
-	s.campaigns = rt
-	if len(s.cfg.CampaignSenders) == 0 {
-		s.log.Info("no campaign senders: every campaign request is refused with 403; list who may send with -campaign-senders")
-	}
-	return nil
-}
-
 // campaignRoutes serves the campaign API (campaignapi.Handler, the
 // handler the Api function runs) and the progress stream.
 func (s *Server) campaignRoutes(mux *http.ServeMux) {
 	for _, route := range []string{campaignapi.RouteCampaigns, campaignapi.RoutePreview, campaignapi.RouteCampaign,
 		campaignapi.RouteProvision, campaignapi.RouteCancel} {
-		mux.HandleFunc(route, s.serveHandler(route, s.campaigns.API, campaignapi.MaxBody))
+		mux.HandleFunc(route, s.serveHandler(route, s.campaigns.api, campaignapi.MaxBody))
 	}
 	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
-	mux.HandleFunc(campaigndev.DefaultUnsubscribeBase, s.campaigns.ServeUnsubscribe) // public, as in AWS
+	mux.HandleFunc(RouteUnsubscribe, s.campaigns.serveUnsubscribe) // public, as in AWS
 }
 
 // serveCampaignEvents is GET /campaigns/{id}/events: the campaign's
@@ -88,12 +56,12 @@ func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.corsHeaders(w, r)
-	campaigndev.ServeEvents(w, r, s.campaigns.Hub, s.campaigns.Store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
+	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
 }
 
 // StopStreams ends the open progress streams (http.Server's
 // RegisterOnShutdown: Shutdown waits for open requests).
-func (s *Server) StopStreams() { s.campaigns.Hub.Close() }
+func (s *Server) StopStreams() { s.campaigns.hub.Close() }
 
 // corsHeaders allows the request's origin when it is one of the
 // server's (the API handlers do the same for their answers).

@@ -70,6 +70,27 @@ func (s *stream) close() {
 	s.resp.Body.Close()
 }
 
+// step runs one server step (Tick) and returns the campaign schedules
+// it fired.
+func (e *env) step() int {
+	e.t.Helper()
+	n, err := e.srv.step(context.Background())
+	if err != nil {
+		e.t.Fatalf("step: %v", err)
+	}
+	return n
+}
+
+// campaignSchedules counts the live campaign schedules.
+func (e *env) campaignSchedules() int {
+	e.t.Helper()
+	all, err := e.srv.db.CampaignScheduler().Schedules()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(all)
+}
+
 // campaignEnv is a server whose listed users may send campaigns.
 func campaignEnv(t *testing.T, senders ...string) *env {
 	return startWith(t, clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)),
@@ -162,16 +183,16 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 	if r := e.do("POST", "/campaigns/"+id+"/provision", "Bearer "+ann, nil); r.status != http.StatusAccepted {
 		t.Fatalf("provision: %d %s", r.status, r.raw)
 	}
-	e.srv.campaigns.Wait()
+	e.srv.campaigns.wait()
 	s.next(func(p campaignapi.Progress) bool { return p.Status == "Active" })
-	if n := len(e.srv.campaigns.Scheduler.Schedules()); n != 3 {
+	if n := e.campaignSchedules(); n != 3 {
 		t.Fatalf("%d schedules, want 3", n)
 	}
-	if n := e.srv.campaigns.FireDue(context.Background()); n != 0 {
+	if n := e.step(); n != 0 {
 		t.Fatalf("fired %d before their time", n)
 	}
 	e.clock.Advance(90 * time.Second) // 12:01:30: the first send's minute
-	if n := e.srv.campaigns.FireDue(context.Background()); n != 1 {
+	if n := e.step(); n != 1 {
 		t.Fatalf("fired %d, want 1", n)
 	}
 	p := s.next(func(p campaignapi.Progress) bool { return p.Counts["Finished"] == 1 })
@@ -194,18 +215,18 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 		t.Errorf("progress after cancel: %+v", p)
 	}
 	e.clock.Advance(10 * time.Minute)
-	e.srv.campaigns.FireDue(context.Background())
+	e.step()
 	if got := e.emails(ann, EmailKindCampaign, ""); len(got) != 1 {
 		t.Errorf("%d campaign emails after the cancel, want 1", len(got))
 	}
 
-	ch := campaignapi.ProgressChannel(e.srv.campaigns.Store.Owner(id), id)
-	if n := e.srv.campaigns.Hub.Subscribers(ch); n != 1 {
+	ch := campaignapi.ProgressChannel(e.srv.campaigns.store.owner(id), id)
+	if n := e.srv.campaigns.hub.Subscribers(ch); n != 1 {
 		t.Errorf("%d subscribers, want 1", n)
 	}
 	s.close()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.campaigns.Hub.Subscribers(ch) != 0 {
+	for e.srv.campaigns.hub.Subscribers(ch) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream kept its subscription after the client left")
 		}

@@ -71,8 +71,8 @@ type clockJSON struct {
 
 // advanceClock is POST /__dev/clock/advance {"seconds": N}: it moves the
 // fake clock N seconds ahead (0 < N <= a week; fractions allowed), then
-// runs what became due before answering: the campaign schedules, and a
-// pipeline step (task schedules, expiries, notifications into the outbox).
+// runs what became due before answering: one step (task schedules,
+// expiries, notifications into the outbox, campaign schedules).
 func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Seconds *float64 `json:"seconds"`
@@ -91,8 +91,8 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	now := s.fake.advance(d)
 	s.log.Info("fake clock advanced", "by", d.String(), "now", now)
 	ctx := r.Context()
-	fired := s.campaigns.FireDue(ctx)
-	if err := s.Tick(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	fired, err := s.step(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Error("pipeline step after a clock advance failed", "error", err.Error())
 		writeError(w, http.StatusInternalServerError, "step_failed", "the pipeline step after the advance failed: see the server log")
 		return

@@ -2,9 +2,13 @@
 // `make dev`: the web app, the task API (internal/api, the handler the
 // Lambda runs), a local sign-in that runs the PreSignUp and
 // PostAuthentication rules and signs tokens the API checks as the Cognito
-// authorizer would, and the whole unscheduling pipeline (internal/pipeline)
-// stepped by the wall clock. State persists in a bbolt file
-// (internal/boltstore); notifications land in a local outbox.
+// authorizer would, the whole unscheduling pipeline (internal/pipeline),
+// and the campaign services (campaignrt.go: the campaign API, provisioning,
+// the send worker, the reconciler, progress over server-sent events),
+// all stepped by one loop on the server's clock. State persists in a
+// bbolt file (internal/boltstore), campaigns included, so a restart
+// resumes a campaign part-way through its sends; notifications and
+// campaign emails land in the local outbox.
 package devserver
 
 import (
@@ -19,7 +23,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/boltstore"
-	"github.com/unschedule/unschedule/internal/campaign/campaigndev"
+	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
@@ -72,8 +76,12 @@ type Config struct {
 	// (Layer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
 	TTLMaxDelay time.Duration
 	// EventsKeepAlive is how often an idle campaign progress stream gets
-	// a keep-alive comment. Default: campaigndev.KeepAlive (15 s).
+	// a keep-alive comment. Default: DefaultEventsKeepAlive (15 s).
 	EventsKeepAlive time.Duration
+	// CampaignLimits are every campaign sender's abuse limits, counted in
+	// the store per UTC day. Default: limits.Defaults(), a deployed
+	// stack's.
+	CampaignLimits limits.Limits
 	// Now is the wall clock. Default: time.Now.
 	Now func() time.Time
 	// FakeClock, when set, is the server's time instead of Now (browser
@@ -100,10 +108,10 @@ type Server struct {
 	subscriber *notify.Subscriber
 	reconciler *reconcile.Reconciler
 	resets     resetCodes
-	campaigns  *campaigndev.Runtime
+	campaigns  *campaignRuntime
 	fake       *fakeTime // Config.FakeClock's driver, or nil
 
-	stepMu    sync.Mutex // one Drain at a time
+	stepMu    sync.Mutex // one step (pipeline drain and campaign fires) at a time
 	deliverMu sync.Mutex
 	delivered int // expiry notifications of pipe.Outbox already delivered
 	persistMu sync.Mutex
@@ -141,6 +149,9 @@ func Open(cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.CampaignLimits == (limits.Limits{}) {
+		cfg.CampaignLimits = limits.Defaults()
 	}
 	db, err := boltstore.Open(cfg.DataDir)
 	if err != nil {
@@ -284,21 +295,32 @@ func (s *Server) deliver() error {
 	return nil
 }
 
-// Tick runs the pipeline to rest at the wall clock's time (stream,
-// queue, worker, schedules due, expiry), delivers new notifications to
-// the outbox and saves what changed.
+// Tick runs one step at the clock's time: the pipeline to rest (stream,
+// queue, worker, schedules due, expiry), then the campaign schedules due;
+// it delivers new notifications to the outbox and saves what changed.
 func (s *Server) Tick(ctx context.Context) error {
+	_, err := s.step(ctx)
+	return err
+}
+
+// step is Tick, also returning how many campaign schedules fired.
+func (s *Server) step(ctx context.Context) (int, error) {
 	s.stepMu.Lock()
 	r, err := s.pipe.Drain(ctx, s.cfg.Now())
+	fired, ferr := s.campaigns.fireDue(ctx)
 	s.stepMu.Unlock()
 	if r.Moved() {
 		s.log.Info("pipeline step", "records", r.Records, "recordsFailed", r.RecordsFailed,
 			"delivered", r.Delivered, "deliveriesFailed", r.DeliveriesFailed, "fired", r.Fired, "expired", r.Expired)
 	}
-	return errors.Join(err, s.deliver(), s.persist())
+	if ferr != nil {
+		ferr = fmt.Errorf("campaign schedules: %w", ferr)
+	}
+	return fired, errors.Join(err, ferr, s.deliver(), s.persist())
 }
 
-// Reconcile runs the reconciler once, then delivers and saves.
+// Reconcile runs the task and campaign reconcilers once, then delivers
+// and saves.
 func (s *Server) Reconcile(ctx context.Context) error {
 	res, err := s.reconciler.Run(ctx)
 	if err != nil {
@@ -306,7 +328,7 @@ func (s *Server) Reconcile(ctx context.Context) error {
 	} else {
 		s.log.Info("reconciler run", "result", fmt.Sprintf("%+v", res))
 	}
-	return errors.Join(err, s.deliver(), s.persist())
+	return errors.Join(err, s.campaigns.reconcile(ctx), s.deliver(), s.persist())
 }
 
 // RunOptions pace Run.
@@ -318,9 +340,9 @@ type RunOptions struct {
 	ReconcileEvery time.Duration
 }
 
-// Run ticks the pipeline and runs the reconciler until ctx ends, then
-// takes a last step and saves. Campaign schedules fire every StepEvery and
-// the campaign reconciler runs every ReconcileEvery (and at start).
+// Run steps the server every StepEvery (Tick: task and campaign
+// schedules alike) and runs both reconcilers every ReconcileEvery (and at
+// start) until ctx ends, then takes a last step and saves.
 func (s *Server) Run(ctx context.Context, o RunOptions) {
 	if o.StepEvery <= 0 {
 		o.StepEvery = 200 * time.Millisecond
@@ -329,7 +351,6 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 		o.ReconcileEvery = 5 * time.Minute
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { s.campaigns.Run(ctx, o.StepEvery, o.ReconcileEvery) })
 	wg.Go(func() {
 		t := time.NewTicker(o.ReconcileEvery)
 		defer t.Stop()
@@ -364,7 +385,7 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 
 // Close stops the campaign services, saves the state and closes the store.
 func (s *Server) Close() error {
-	s.campaigns.Close()
+	s.campaigns.close()
 	return errors.Join(s.deliver(), s.persist(), s.db.Close())
 }
 

@@ -1,4 +1,4 @@
-package campaigndev
+package devserver
 
 import (
 	"context"
@@ -106,32 +106,32 @@ func (h *Hub) drop(channel string, s *subscriber) {
 	}
 }
 
-// KeepAlive is how often an idle stream gets a comment line, so proxies
+// DefaultEventsKeepAlive is how often an idle stream gets a comment line, so proxies
 // and the browser keep it open.
-const KeepAlive = 15 * time.Second
+const DefaultEventsKeepAlive = 15 * time.Second
 
 // ServeEvents streams the progress of the caller's campaign id as
 // text/event-stream: one `data: <Progress JSON>` event per update, a
-// comment every keepAlive (KeepAlive when 0), until the client goes away
+// comment every keepAlive (DefaultEventsKeepAlive when 0), until the client goes away
 // or ctx of the request ends. Another user's or a missing campaign is a
 // 404, as GET /campaigns/{id} answers.
 func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, campaigns campaign.Campaigns, owner, id string, keepAlive time.Duration) {
 	c, err := campaigns.Campaign(r.Context(), id)
 	if errors.Is(err, campaign.ErrNotFound) || (err == nil && c.OwnerID != owner) {
-		writeJSON(w, http.StatusNotFound, "not_found", "campaign not found")
+		writeError(w, http.StatusNotFound, "not_found", "campaign not found")
 		return
 	}
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
+		writeError(w, http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
 		return
 	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeJSON(w, http.StatusInternalServerError, "internal_error", "streaming is not supported here")
+		writeError(w, http.StatusInternalServerError, "internal_error", "streaming is not supported here")
 		return
 	}
 	if keepAlive <= 0 {
-		keepAlive = KeepAlive
+		keepAlive = DefaultEventsKeepAlive
 	}
 	channel := campaignapi.ProgressChannel(owner, id)
 	sub := hub.subscribe(channel)
@@ -167,12 +167,4 @@ func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, campaigns cam
 		}
 		flusher.Flush()
 	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, code, msg string) {
-	b, _ := json.Marshal(map[string]string{"error": code, "message": msg})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }
