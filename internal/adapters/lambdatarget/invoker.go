@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/unschedule/unschedule/internal/adapters/awslambda"
 	"github.com/unschedule/unschedule/futureevents/futureevent"
+	"github.com/unschedule/unschedule/internal/adapters/awslambda"
 )
 
 // Invoker invokes any function it is given (the handler decides which).
