@@ -29,7 +29,10 @@ type API interface {
 
 var _ API = (*dynamodb.Client)(nil)
 
-// The conditions Client writes with. Attribute names go through
+// The conditions Client writes with. A write whose condition is false
+// fails with ConditionalCheckFailedException and changes nothing
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html;
+// TestClientAgainstDynalite pins it). Attribute names go through
 // placeholders: "name" and "status" are DynamoDB reserved words
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ReservedWords.html).
 const (
