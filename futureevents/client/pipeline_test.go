@@ -165,3 +165,33 @@ func TestEventsOnTheCore(t *testing.T) {
 		t.Fatalf("schedule of a past moment: %v", err)
 	}
 }
+
+// TestLostExecutionComesBack: an event whose execution was lost (a fault,
+// a hand in the console) is armed again by the core's reconciler and
+// fires once.
+func TestLostExecutionComesBack(t *testing.T) {
+	const remind = "arn:aws:lambda:us-east-1:123456789012:function:remind"
+	ctx := context.Background()
+	inv := &recordingInvoker{}
+	var d *futureevent.Dispatcher
+	p := pipelinetest.New(t, pipelinetest.Config{
+		Schema: futureevent.Schema(), Timer: pipelinetest.StepFunctions,
+		Target: pipelinetest.LambdaTarget(futureevent.Schema(), func(ctx context.Context, raw json.RawMessage) error { return d.Handle(ctx, raw) }),
+	})
+	c, _ := New(pipelineAPI{t: t, p: p}, "FutureEvents")
+	c = c.WithClock(p.Now)
+	d, _ = futureevent.NewDispatcher([]string{remind}, c, inv, slog.New(slog.NewTextHandler(io.Discard, nil)), counts{})
+	if err := c.Schedule(ctx, "zed", p.Now().Add(time.Hour), remind, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.LoseTimer(contract.Key{Partition: "zed"})
+	p.Advance(2 * time.Hour)
+	if len(inv.calls) != 0 {
+		t.Fatalf("fired without an execution: %v", inv.calls)
+	}
+	p.Reconcile()
+	p.Advance(time.Hour)
+	if len(inv.calls) != 1 {
+		t.Fatalf("invokes %v, want one after the reconciler", inv.calls)
+	}
+}
