@@ -1,53 +1,71 @@
 // Package client is the future-events client an app's function uses:
-// Schedule and Cancel on the construct's state machine, through the Step
-// Functions API (package futureevents holds the SDK-free rules it
-// applies: names, input, horizon).
+// Schedule and Cancel write and delete the event's item in the
+// construct's table (a conditional PutItem, a conditional DeleteItem);
+// the scheduling core then arms or cancels the event's Step Functions
+// execution. Package futureevents/futureevent holds the SDK-free rules it
+// applies (the item, names, horizon).
 package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/unschedule/unschedule/futureevents"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 )
 
-// API is the part of the Step Functions client that Client uses.
+// API is the part of the DynamoDB client that Client uses.
 type API interface {
-	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
-	StopExecution(ctx context.Context, in *sfn.StopExecutionInput, opts ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
-	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
-var _ API = (*sfn.Client)(nil)
+var _ API = (*dynamodb.Client)(nil)
 
-// Client schedules and cancels future events on one state machine.
+// The conditions Client writes with. A write whose condition is false
+// fails with ConditionalCheckFailedException and changes nothing
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html;
+// TestClientAgainstDynalite pins it). Attribute names go through
+// placeholders: "name" and "status" are DynamoDB reserved words
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ReservedWords.html).
+const (
+	// CreateCondition: Schedule creates an event, never overwrites one.
+	CreateCondition = "attribute_not_exists(#name)"
+	// CancelCondition: Cancel deletes an event only while it waits; the
+	// core's claim at the moment is conditional on the same state, so
+	// exactly one of the two wins.
+	CancelCondition = "#status = :scheduled"
+)
+
+// Client schedules and cancels future events in one table.
 type Client struct {
-	api             API
-	stateMachineArn string
-	now             func() time.Time
+	api   API
+	table string
+	now   func() time.Time
 }
 
-// New returns a client of the state machine stateMachineArn.
-func New(api API, stateMachineArn string) (*Client, error) {
+var _ futureevent.Reader = (*Client)(nil)
+
+// New returns a client of the table (the construct's Table).
+func New(api API, table string) (*Client, error) {
 	if api == nil {
-		return nil, errors.New("futureevents: the Step Functions client is nil")
+		return nil, errors.New("futureevents: the DynamoDB client is nil")
 	}
-	if _, err := futureevents.ExecutionArn(stateMachineArn, "x"); err != nil {
-		return nil, fmt.Errorf("futureevents: set %s to the construct's state machine ARN: %w", futureevents.EnvStateMachineArn, err)
+	if table == "" {
+		return nil, fmt.Errorf("futureevents: the table name is empty: set %s (the construct's ConfigureClient does)", futureevent.EnvTableName)
 	}
-	return &Client{api: api, stateMachineArn: stateMachineArn, now: time.Now}, nil
+	return &Client{api: api, table: table, now: time.Now}, nil
 }
 
-// FromEnv is New with the ARN from futureevents.EnvStateMachineArn.
-func FromEnv(api API) (*Client, error) { return New(api, os.Getenv(futureevents.EnvStateMachineArn)) }
+// FromEnv is New with the table name from futureevent.EnvTableName.
+func FromEnv(api API) (*Client, error) { return New(api, os.Getenv(futureevent.EnvTableName)) }
 
 // WithClock returns a copy of c that reads the time from now (tests).
 func (c *Client) WithClock(now func() time.Time) *Client {
@@ -56,67 +74,90 @@ func (c *Client) WithClock(now func() time.Time) *Client {
 	return &cp
 }
 
-// Schedule starts execution name, which invokes target (a function
-// registered with the construct) with payload (JSON; empty is {}) at at.
-// Calling it again with the same name and arguments is no duplicate: it
-// returns the existing execution's ARN. The same name with other
-// arguments is futureevents.ErrNameConflict; a name whose execution was cancelled or
-// failed is futureevents.ErrNameUsed. A moment beyond futureevents.MaxHorizon is futureevents.ErrInvalid.
-func (c *Client) Schedule(ctx context.Context, name string, at time.Time, target string, payload []byte) (string, error) {
-	if !futureevents.ValidName(name) {
-		return "", fmt.Errorf("%w: execution name %q: use 1 to 80 characters of 0-9, A-Z, a-z, - and _ (futureevents.Name builds one from any parts)", futureevents.ErrInvalid, name)
-	}
-	in, err := futureevents.NewInput(c.now(), at, target, payload)
+// Schedule creates event name: at at, invoke target (a function
+// registered with the construct) with payload (JSON; empty is {}).
+// Calling it again with the same arguments is no duplicate; the same
+// name with other arguments is
+// futureevent.ErrNameConflict. A bad argument, or a moment beyond
+// futureevent.MaxHorizon, is futureevent.ErrInvalid. After Cancel the
+// name is free again.
+func (c *Client) Schedule(ctx context.Context, name string, at time.Time, target string, payload []byte) error {
+	e, err := futureevent.New(c.now(), name, at, target, payload)
 	if err != nil {
-		return "", err
+		return err
 	}
-	body, err := json.Marshal(in)
-	if err != nil {
-		return "", fmt.Errorf("futureevents: encode input: %w", err)
+	item := map[string]types.AttributeValue{}
+	for k, v := range e.Item() {
+		item[k] = &types.AttributeValueMemberS{Value: v}
 	}
-	out, err := c.api.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(c.stateMachineArn), Name: aws.String(name), Input: aws.String(string(body)),
-	})
-	if err == nil {
-		return aws.ToString(out.ExecutionArn), nil
-	}
-	var exists *types.ExecutionAlreadyExists
-	if !errors.As(err, &exists) {
-		return "", fmt.Errorf("futureevents: start execution %s: %w", name, err)
-	}
-	// A running execution with this name and input is answered with
-	// success by StartExecution itself; a closed one, or another input,
-	// with ExecutionAlreadyExists: tell them apart.
-	// https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
-	arn, _ := futureevents.ExecutionArn(c.stateMachineArn, name)
-	d, derr := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-	if derr != nil {
-		return "", fmt.Errorf("futureevents: execution %s exists; describe it: %w", name, derr)
-	}
-	if !futureevents.SameInput(aws.ToString(d.Input), string(body)) {
-		return "", fmt.Errorf("%w: %s (status %s): pick another name, or Cancel it and schedule under a new name", futureevents.ErrNameConflict, name, d.Status)
-	}
-	switch d.Status {
-	case types.ExecutionStatusRunning, types.ExecutionStatusSucceeded, types.ExecutionStatusPendingRedrive:
-		return arn, nil
-	default:
-		return "", fmt.Errorf("%w: %s ended %s; Step Functions keeps an execution's name for 90 days: schedule under a new name", futureevents.ErrNameUsed, name, d.Status)
-	}
-}
-
-// Cancel stops execution name. An execution that does not exist (never
-// scheduled, or already gone) is success; so is one already closed.
-func (c *Client) Cancel(ctx context.Context, name string) error {
-	if !futureevents.ValidName(name) {
-		return fmt.Errorf("%w: execution name %q", futureevents.ErrInvalid, name)
-	}
-	arn, _ := futureevents.ExecutionArn(c.stateMachineArn, name)
-	_, err := c.api.StopExecution(ctx, &sfn.StopExecutionInput{
-		ExecutionArn: aws.String(arn), Cause: aws.String("cancelled by the futureevents client"),
-	})
-	var missing *types.ExecutionDoesNotExist
-	if err == nil || errors.As(err, &missing) {
+	// Twice at most: a Cancel may delete the existing event between the
+	// failed put and the read.
+	for range 2 {
+		_, err := c.api.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(c.table), Item: item, ConditionExpression: aws.String(CreateCondition),
+			ExpressionAttributeNames: map[string]string{"#name": futureevent.NameAttr},
+		})
+		var exists *types.ConditionalCheckFailedException
+		if !errors.As(err, &exists) {
+			if err != nil {
+				return fmt.Errorf("futureevents: schedule %s: %w", name, err)
+			}
+			return nil
+		}
+		old, status, err := c.Get(ctx, name)
+		switch {
+		case errors.Is(err, futureevent.ErrNotFound):
+			continue
+		case err != nil:
+			return fmt.Errorf("futureevents: event %s exists; read it: %w", name, err)
+		case !old.Same(e):
+			return fmt.Errorf("%w: %s (%s, at %s): pick another name, or Cancel it first", futureevent.ErrNameConflict, name, status, old.At.Format(time.RFC3339))
+		}
 		return nil
 	}
-	return fmt.Errorf("futureevents: stop execution %s: %w", name, err)
+	return fmt.Errorf("futureevents: schedule %s: it was created and deleted again while this call ran; try again", name)
+}
+
+// Cancel deletes event name while it waits for its moment, so it never
+// fires. An event that does not exist (never scheduled, or cancelled
+// already) is success; so is one that already fired (the core claimed it
+// first): its item stays, with the core's firedAt and deliveredAt.
+func (c *Client) Cancel(ctx context.Context, name string) error {
+	if !futureevent.ValidName(name) {
+		return fmt.Errorf("%w: name %q", futureevent.ErrInvalid, name)
+	}
+	_, err := c.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(c.table), Key: key(name), ConditionExpression: aws.String(CancelCondition),
+		ExpressionAttributeNames:  map[string]string{"#status": futureevent.StatusAttr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":scheduled": &types.AttributeValueMemberS{Value: futureevent.Scheduled}},
+	})
+	var gone *types.ConditionalCheckFailedException
+	if err == nil || errors.As(err, &gone) {
+		return nil
+	}
+	return fmt.Errorf("futureevents: cancel %s: %w", name, err)
+}
+
+// Get reads event name (a consistent read) and its state
+// (futureevent.Scheduled or Fired); futureevent.ErrNotFound when there is
+// none.
+func (c *Client) Get(ctx context.Context, name string) (futureevent.Event, string, error) {
+	out, err := c.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.table), Key: key(name), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return futureevent.Event{}, "", fmt.Errorf("futureevents: get %s: %w", name, err)
+	}
+	if len(out.Item) == 0 {
+		return futureevent.Event{}, "", fmt.Errorf("%w: %s", futureevent.ErrNotFound, name)
+	}
+	attrs := map[string]string{}
+	for k, v := range out.Item {
+		if s, ok := v.(*types.AttributeValueMemberS); ok {
+			attrs[k] = s.Value
+		}
+	}
+	return futureevent.FromItem(attrs)
+}
+
+func key(name string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{futureevent.NameAttr: &types.AttributeValueMemberS{Value: name}}
 }

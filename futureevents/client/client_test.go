@@ -3,116 +3,79 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/unschedule/unschedule/futureevents"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
+// endpoint is the shared dynalite's; "" when it could not start
+// (dynaliteErr says why).
+var (
+	endpoint    string
+	dynaliteErr error
+)
 
-const smArn = "arn:aws:states:us-east-1:123456789012:stateMachine:FutureEvents"
+func TestMain(m *testing.M) {
+	d, err := testenv.LaunchDynalite()
+	if err != nil {
+		dynaliteErr = err
+		os.Exit(m.Run())
+	}
+	endpoint = d.Endpoint
+	code := m.Run()
+	d.Stop()
+	os.Exit(code)
+}
 
 var now = time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// fakeSFN keeps executions by name, answering as Step Functions does:
-// same name and input while running is the same execution; a closed one
-// or another input is ExecutionAlreadyExists.
-type fakeSFN struct {
-	execs    map[string]*types.ExecutionStatus
-	inputs   map[string]string
-	starts   int
-	startErr error
-}
-
-func newFake() *fakeSFN {
-	return &fakeSFN{execs: map[string]*types.ExecutionStatus{}, inputs: map[string]string{}}
-}
-
-func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
-	f.starts++
-	if f.startErr != nil {
-		return nil, f.startErr
-	}
-	arn, _ := futureevents.ExecutionArn(*in.StateMachineArn, *in.Name)
-	if st, ok := f.execs[*in.Name]; ok {
-		if *st == types.ExecutionStatusRunning && f.inputs[*in.Name] == *in.Input {
-			return &sfn.StartExecutionOutput{ExecutionArn: aws.String(arn)}, nil
-		}
-		return nil, &types.ExecutionAlreadyExists{Message: aws.String("exists")}
-	}
-	st := types.ExecutionStatusRunning
-	f.execs[*in.Name], f.inputs[*in.Name] = &st, *in.Input
-	return &sfn.StartExecutionOutput{ExecutionArn: aws.String(arn)}, nil
-}
-
-func (f *fakeSFN) name(arn string) string { return arn[strings.LastIndex(arn, ":")+1:] }
-
-func (f *fakeSFN) StopExecution(_ context.Context, in *sfn.StopExecutionInput, _ ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error) {
-	st, ok := f.execs[f.name(*in.ExecutionArn)]
-	if !ok {
-		return nil, &types.ExecutionDoesNotExist{Message: aws.String("no")}
-	}
-	*st = types.ExecutionStatusAborted
-	return &sfn.StopExecutionOutput{}, nil
-}
-
-func (f *fakeSFN) DescribeExecution(_ context.Context, in *sfn.DescribeExecutionInput, _ ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error) {
-	n := f.name(*in.ExecutionArn)
-	st, ok := f.execs[n]
-	if !ok {
-		return nil, &types.ExecutionDoesNotExist{Message: aws.String("no")}
-	}
-	return &sfn.DescribeExecutionOutput{Status: *st, Input: aws.String(f.inputs[n])}, nil
-}
-
 const target = "arn:aws:lambda:us-east-1:123456789012:function:remind"
 
-// scenario runs one history of calls against api and checks each result.
-func scenario(t *testing.T, api API, arn string) {
+// scenario runs one history of calls against api (a table keyed by
+// futureevent.NameAttr) and checks each result.
+func scenario(t *testing.T, api API, table string) {
 	ctx := context.Background()
-	c, err := New(api, arn)
+	c, err := New(api, table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c = c.WithClock(func() time.Time { return now })
 	at := now.Add(30 * 24 * time.Hour)
+	schedule := func(name string, at time.Time, target, payload string) func() error {
+		return func() error { return c.Schedule(ctx, name, at, target, []byte(payload)) }
+	}
 	steps := []struct {
 		name    string
 		do      func() error
 		wantErr error
 	}{
-		{"first schedule", func() error {
-			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{"email":"ann@example.com"}`))
+		{"first schedule", schedule("ann-2027", at, target, `{"email":"ann@example.com"}`), nil},
+		{"same name, same input (key order, spaces aside) is no duplicate", schedule("ann-2027", at, target, `{ "email" : "ann@example.com" }`), nil},
+		{"same name, another moment is a conflict", schedule("ann-2027", at.Add(time.Hour), target, `{"email":"ann@example.com"}`), futureevent.ErrNameConflict},
+		{"same name, another payload is a conflict", schedule("ann-2027", at, target, `{"email":"bob@example.com"}`), futureevent.ErrNameConflict},
+		{"same name, another target is a conflict", schedule("ann-2027", at, target+"2", `{"email":"ann@example.com"}`), futureevent.ErrNameConflict},
+		{"the event reads back, scheduled", func() error {
+			e, status, err := c.Get(ctx, "ann-2027")
+			if err == nil && (status != futureevent.Scheduled || !e.At.Equal(at) || e.Target != target) {
+				err = fmt.Errorf("got %+v %s", e, status)
+			}
 			return err
 		}, nil},
-		{"same name, same input (key order, spaces aside) is no duplicate", func() error {
-			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{ "email" : "ann@example.com" }`))
-			return err
-		}, nil},
-		{"same name, another moment is a conflict", func() error {
-			_, err := c.Schedule(ctx, "ann-2027", at.Add(time.Hour), target, []byte(`{"email":"ann@example.com"}`))
-			return err
-		}, futureevents.ErrNameConflict},
-		{"same name, another payload is a conflict", func() error {
-			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{"email":"bob@example.com"}`))
-			return err
-		}, futureevents.ErrNameConflict},
 		{"cancel", func() error { return c.Cancel(ctx, "ann-2027") }, nil},
-		{"cancel again: already stopped is success", func() error { return c.Cancel(ctx, "ann-2027") }, nil},
+		{"it is gone", func() error { _, _, err := c.Get(ctx, "ann-2027"); return err }, futureevent.ErrNotFound},
+		{"cancel again: already gone is success", func() error { return c.Cancel(ctx, "ann-2027") }, nil},
 		{"cancel of a name never scheduled is success", func() error { return c.Cancel(ctx, "never-2027") }, nil},
-		{"the cancelled name cannot start again", func() error {
-			_, err := c.Schedule(ctx, "ann-2027", at, target, []byte(`{"email":"ann@example.com"}`))
-			return err
-		}, futureevents.ErrNameUsed},
+		{"the cancelled name is free again, for any input", schedule("ann-2027", at.Add(time.Hour), target, `{}`), nil},
+		{"an invalid name to cancel", func() error { return c.Cancel(ctx, "ann@example.com") }, futureevent.ErrInvalid},
 	}
 	for _, s := range steps {
 		err := s.do()
@@ -125,69 +88,101 @@ func scenario(t *testing.T, api API, arn string) {
 	}
 }
 
-func TestClientAgainstFake(t *testing.T) { scenario(t, newFake(), smArn) }
+// TestClientAgainstDynalite runs the history against dynalite, which
+// evaluates the client's condition expressions as DynamoDB does.
+func TestClientAgainstDynalite(t *testing.T) {
+	if endpoint == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("dynalite did not start (CI=true: it must): %v", dynaliteErr)
+		}
+		t.Skipf("dynalite did not start: %v", dynaliteErr)
+	}
+	db := testenv.DynamoClient(t, endpoint)
+	testenv.CreateItemTable(t, db, "FutureEvents", futureevent.Schema())
+	scenario(t, db, "FutureEvents")
 
-// TestClientAgainstMoto runs the same history against moto's Step
-// Functions, which answers StartExecution's idempotency as the API
-// reference says (same name and input while RUNNING: the same execution;
-// else ExecutionAlreadyExists) and StopExecution of an unknown ARN with
-// ExecutionDoesNotExist.
-func TestClientAgainstMoto(t *testing.T) {
-	m := testenv.SharedMoto(t)
-	api := sfn.New(sfn.Options{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")})
+	// A fired event (the core's claim wrote Fired): Cancel leaves it, and
+	// a Schedule of the same name with another input is a conflict.
 	ctx := context.Background()
-	out, err := api.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
-		Name: aws.String("FutureEvents"), RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn"),
-		Definition: aws.String(`{"StartAt":"Wait","States":{"Wait":{"Type":"Wait","TimestampPath":"$.timestamp","End":true}}}`),
-	})
-	if err != nil {
+	c, _ := New(db, "FutureEvents")
+	c = c.WithClock(func() time.Time { return now })
+	at := now.Add(time.Hour)
+	if err := c.Schedule(ctx, "fired", at, target, nil); err != nil {
 		t.Fatal(err)
 	}
-	scenario(t, api, *out.StateMachineArn)
+	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String("FutureEvents"),
+		Key: key("fired"), UpdateExpression: aws.String("SET #s = :f"), ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":f": &types.AttributeValueMemberS{Value: futureevent.Fired}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctx, "fired"); err != nil {
+		t.Fatalf("cancel of a fired event: %v", err)
+	}
+	if _, status, err := c.Get(ctx, "fired"); err != nil || status != futureevent.Fired {
+		t.Fatalf("the fired event after Cancel: %s, %v", status, err)
+	}
+	if err := c.Schedule(ctx, "fired", at, target, []byte(`{"x":1}`)); !errors.Is(err, futureevent.ErrNameConflict) || !strings.Contains(err.Error(), "Fired") {
+		t.Fatalf("reschedule of a fired event: %v", err)
+	}
+}
+
+// countingAPI counts the calls and can fail them.
+type countingAPI struct {
+	calls int
+	err   error
+}
+
+func (f *countingAPI) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	f.calls++
+	return &dynamodb.PutItemOutput{}, f.err
+}
+
+func (f *countingAPI) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	f.calls++
+	return &dynamodb.GetItemOutput{}, f.err
+}
+
+func (f *countingAPI) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	f.calls++
+	return &dynamodb.DeleteItemOutput{}, f.err
 }
 
 func TestClientErrors(t *testing.T) {
-	f := newFake()
-	c, _ := New(f, smArn)
+	f := &countingAPI{}
+	c, _ := New(f, "FutureEvents")
 	c = c.WithClock(func() time.Time { return now })
 	ctx := context.Background()
 	boom := errors.New("throttled")
 	for _, tc := range []struct {
-		name     string
-		execName string
-		at       time.Time
-		target   string
-		payload  string
-		startErr error
-		want     error
-		wantText string
+		name, ev, target, payload string
+		at                        time.Time
+		apiErr, want              error
+		wantText                  string
 	}{
-		{name: "past moment", execName: "a", at: now.Add(-time.Second), target: target, want: futureevents.ErrInvalid, wantText: "not in the future"},
-		{name: "now is not the future", execName: "a", at: now, target: target, want: futureevents.ErrInvalid},
-		{name: "exactly the horizon is accepted", execName: "h", at: now.Add(futureevents.MaxHorizon), target: target},
-		{name: "beyond one year", execName: "a", at: now.Add(futureevents.MaxHorizon + time.Second), target: target, want: futureevents.ErrInvalid, wantText: "at most one year"},
-		{name: "no target", execName: "a", at: now.Add(time.Hour), want: futureevents.ErrInvalid, wantText: "AddTarget"},
-		{name: "payload not JSON", execName: "a", at: now.Add(time.Hour), target: target, payload: "{", want: futureevents.ErrInvalid},
-		{name: "invalid name", execName: "ann@example.com", at: now.Add(time.Hour), target: target, want: futureevents.ErrInvalid, wantText: "futureevents.Name"},
-		{name: "service error is wrapped", execName: "b", at: now.Add(time.Hour), target: target, startErr: boom, want: boom},
+		{name: "past moment", ev: "a", at: now.Add(-time.Second), target: target, want: futureevent.ErrInvalid, wantText: "not in the future"},
+		{name: "beyond the timer's horizon", ev: "a", at: now.Add(futureevent.MaxHorizon + time.Second), target: target, want: futureevent.ErrInvalid, wantText: "at most one year"},
+		{name: "no target", ev: "a", at: now.Add(time.Hour), want: futureevent.ErrInvalid, wantText: "AddTarget"},
+		{name: "payload not JSON", ev: "a", at: now.Add(time.Hour), target: target, payload: "{", want: futureevent.ErrInvalid},
+		{name: "invalid name", ev: "ann@example.com", at: now.Add(time.Hour), target: target, want: futureevent.ErrInvalid, wantText: "futureevent.Name"},
+		{name: "service error is wrapped", ev: "b", at: now.Add(time.Hour), target: target, apiErr: boom, want: boom},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.startErr = tc.startErr
-			starts := f.starts
-			_, err := c.Schedule(ctx, tc.execName, tc.at, tc.target, []byte(tc.payload))
-			if tc.want == nil && err != nil {
-				t.Fatal(err)
+			f.err = tc.apiErr
+			calls := f.calls
+			err := c.Schedule(ctx, tc.ev, tc.at, tc.target, []byte(tc.payload))
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.wantText) {
+				t.Fatalf("got %v, want %v with %q", err, tc.want, tc.wantText)
 			}
-			if tc.want != nil && !errors.Is(err, tc.want) {
-				t.Fatalf("got %v, want %v", err, tc.want)
-			}
-			if tc.wantText != "" && !strings.Contains(err.Error(), tc.wantText) {
-				t.Fatalf("error %q lacks %q", err, tc.wantText)
-			}
-			if errors.Is(tc.want, futureevents.ErrInvalid) && f.starts != starts {
-				t.Fatal("an invalid request reached Step Functions")
+			if errors.Is(tc.want, futureevent.ErrInvalid) && f.calls != calls {
+				t.Fatal("an invalid request reached DynamoDB")
 			}
 		})
+	}
+	f.err = boom
+	if err := c.Cancel(ctx, "b"); !errors.Is(err, boom) {
+		t.Fatalf("cancel: %v", err)
+	}
+	if _, err := New(f, ""); err == nil || !strings.Contains(err.Error(), futureevent.EnvTableName) {
+		t.Fatalf("New without a table: %v", err)
 	}
 }

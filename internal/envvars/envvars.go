@@ -93,8 +93,8 @@ const (
 	CampaignEventsHTTP = "CAMPAIGN_EVENTS_HTTP"
 	// TargetFunctionArns lists the future-event handler's target functions, comma-separated (futureevents).
 	TargetFunctionArns = "TARGET_FUNCTION_ARNS"
-	// FutureEventsStateMachineArn is the future-events state machine, for an adopter's function (futureevents.GrantStart; futureevents/client).
-	FutureEventsStateMachineArn = "FUTURE_EVENTS_STATE_MACHINE_ARN"
+	// FutureEventsTable is the future-events table, for an adopter's function (futureevents.ConfigureClient; futureevents/client).
+	FutureEventsTable = "FUTURE_EVENTS_TABLE_NAME"
 	// JobQueueURL is the deferred-jobs queue the dispatcher sends to (deferredjobs).
 	JobQueueURL = "JOB_QUEUE_URL"
 	// DeferredJobsTable is the deferred-jobs marker table, for an adopter's writer (deferredjobs; deferredjobs/writer).
@@ -113,7 +113,7 @@ var All = []string{
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
 	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL,
 	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
-	FutureEventsStateMachineArn, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
+	FutureEventsTable, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
 }
 
 // Known reports whether name is one of All.

@@ -11,11 +11,11 @@ const (
 const (
 	// FutureEventsDelivered counts the targets invoked successfully.
 	FutureEventsDelivered = "FutureEventsDelivered"
-	// FutureEventsRefused counts the executions whose target is not
-	// registered (or whose input is not a future event): they fail.
+	// FutureEventsRefused counts the firings whose target is not
+	// registered (or whose item is not a future event): they fail.
 	FutureEventsRefused = "FutureEventsRefused"
 	// FutureEventsTargetFailed counts the failed invokes of a registered
-	// target (retried by the state machine).
+	// target (the core's timer retries the firing).
 	FutureEventsTargetFailed = "FutureEventsTargetFailed"
 )
 

@@ -63,7 +63,8 @@ var functions = []function{
 		`"Keys":{"tenantId":{"S":"shop-1"},"window":{"S":"2027-03-01T03:00:00Z"}}}}]}`, "sqs"},
 	{"expiry", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
 		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"}, // due: its claim writes the item
-	{"futureevent", `{"timestamp":"2030-01-01T00:00:00Z","target":"arn:aws:lambda:us-east-1:123456789012:function:bench-target","payload":{}}`, "lambda"},
+	// The core's payload of a future event: its read of the event is the call.
+	{"futureevent", `{"name":"renewal-ann-2030","at":"2030-01-01T00:00:00Z"}`, "dynamodb"},
 	// The expiry function's payload for a task that is not there: its
 	// consistent read of the task is the call.
 	{"notify", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},

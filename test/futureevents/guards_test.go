@@ -13,17 +13,20 @@ import (
 	dj "github.com/unschedule/unschedule/constructs/deferredjobs"
 	fe "github.com/unschedule/unschedule/constructs/futureevents"
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/examples/renewalreminder/stack"
+	"github.com/unschedule/unschedule/internal/layers"
 )
 
-// TestFutureEventsRetriesLambdaTransients: the handler's task retries
-// Lambda's service exceptions and throttling first (with backoff and
-// jitter), then a failed target or a handler that timed out
-// (Lambda.Unknown); the state machine's failed executions are alarmed.
+// TestFutureEventsRetriesLambdaTransients: the core's Step Functions
+// timer retries Lambda's service exceptions and throttling of the expiry
+// function first (with backoff and jitter), then anything else for about
+// an hour (DefaultStateMachineRetries, from 1 minute); its failed
+// executions are alarmed.
 func TestFutureEventsRetriesLambdaTransients(t *testing.T) {
 	a := stack.NewStack(newApp(t), "RenewalRetries")
 	template, j := synth(a.Stack)
-	_, sm := j.one(t, "AWS::StepFunctions::StateMachine", "FutureEvents")
+	_, sm := j.one(t, "AWS::StepFunctions::StateMachine", "FutureEventsCore")
 	var def struct {
 		States map[string]struct {
 			Retry []struct {
@@ -39,9 +42,9 @@ func TestFutureEventsRetriesLambdaTransients(t *testing.T) {
 	if err := json.Unmarshal([]byte(resolveJoin(props(sm)["DefinitionString"])), &def); err != nil {
 		t.Fatal(err)
 	}
-	retry := def.States["HandleEvent"].Retry
+	retry := def.States[layers.FireState].Retry
 	if len(retry) != 2 {
-		t.Fatalf("HandleEvent retriers %s, want the transient one then the target one", js(retry))
+		t.Fatalf("%s retriers %s, want the transient one then the catch-all", layers.FireState, js(retry))
 	}
 	first := retry[0]
 	if first.IntervalSeconds != 2 || first.BackoffRate != 2 || first.MaxAttempts != 10 || first.MaxDelaySeconds != 120 || first.JitterStrategy != "FULL" {
@@ -53,8 +56,9 @@ func TestFutureEventsRetriesLambdaTransients(t *testing.T) {
 			t.Fatalf("first retrier lacks %s: %s", want, js(first.ErrorEquals))
 		}
 	}
-	if second := retry[1]; js(second.ErrorEquals) != `["TargetError","Lambda.Unknown"]` || second.JitterStrategy != "FULL" || second.BackoffRate != 2 {
-		t.Fatalf("second retrier %s, want TargetError and Lambda.Unknown with backoff and jitter", js(second))
+	if second := retry[1]; js(second.ErrorEquals) != `["States.ALL"]` || second.JitterStrategy != "FULL" || second.BackoffRate != 2 ||
+		second.IntervalSeconds != 60 || second.MaxAttempts != scheduleonwrite.DefaultStateMachineRetries {
+		t.Fatalf("second retrier %s, want every error, from 1 minute, with backoff and jitter", js(second))
 	}
 	check(t, func() {
 		template.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{

@@ -1,5 +1,5 @@
-// Package futureevents_test holds the synth-and-assert tests of the two
-// stand-alone scheduling constructs (constructs/futureevents,
+// Package futureevents_test holds the synth-and-assert tests of the
+// future-events and deferred-jobs constructs (constructs/futureevents,
 // constructs/deferredjobs) and their example apps. One package: jsii
 // starts once per process.
 package futureevents_test

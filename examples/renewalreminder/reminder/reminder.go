@@ -11,14 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/unschedule/unschedule/futureevents"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 )
 
 // Lead is how long before the charge the reminder goes out.
 const Lead = 7 * 24 * time.Hour
 
 // EnvRemindFunction carries the reminder function's ARN to the subscribe
-// function (the target of every execution).
+// function (the target of every event).
 const EnvRemindFunction = "REMIND_FUNCTION_ARN"
 
 // Subscription is the event: a customer whose subscription renews (is
@@ -64,7 +64,7 @@ func For(s Subscription) (Reminder, error) {
 		return Reminder{}, err
 	}
 	return Reminder{
-		Name:    futureevents.Name("renewal", email, strconv.Itoa(charge.Year())),
+		Name:    futureevent.Name("renewal", email, strconv.Itoa(charge.Year())),
 		At:      charge.Add(-Lead),
 		Payload: p,
 	}, nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/futureevents"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 )
 
 func TestFor(t *testing.T) {
@@ -18,12 +18,12 @@ func TestFor(t *testing.T) {
 	if !r.At.Equal(charge.Add(-7 * 24 * time.Hour)) {
 		t.Errorf("at %s", r.At)
 	}
-	if !futureevents.ValidName(r.Name) || !strings.HasPrefix(r.Name, "renewal-ann_lee_example_com-2027-") {
+	if !futureevent.ValidName(r.Name) || !strings.HasPrefix(r.Name, "renewal-ann_lee_example_com-2027-") {
 		t.Errorf("name %q", r.Name)
 	}
 	same, _ := For(Subscription{Email: "ann.lee@example.com", FirstName: "Ann", ChargeAt: charge})
 	if same.Name != r.Name || string(same.Payload) != string(r.Payload) {
-		t.Error("the same customer and year must give the same execution (no second reminder)")
+		t.Error("the same customer and year must give the same event (no second reminder)")
 	}
 	next, _ := For(Subscription{Email: "ann.lee@example.com", ChargeAt: charge.AddDate(1, 0, 0)})
 	if next.Name == r.Name {

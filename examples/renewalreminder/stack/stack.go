@@ -33,13 +33,13 @@ func NewStack(scope awscdk.App, id string) *App {
 		Entry: "github.com/unschedule/unschedule/examples/renewalreminder/remind", Description: "Sends a renewal reminder", Logs: logs,
 	})
 	events := futureevents.NewFutureEvents(stack, jsii.String("FutureEvents"), &futureevents.FutureEventsProps{
-		Targets: []awslambda.IFunction{remind.Function}, Logs: logs,
+		Targets: []awslambda.IFunction{remind.Function}, Logs: logs, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 	subscribe := gofn.NewFunction(stack, jsii.String("Subscribe"), &gofn.FunctionProps{
 		Entry: "github.com/unschedule/unschedule/examples/renewalreminder/subscribe", Description: "Schedules a renewal reminder one week before the charge", Logs: logs,
 		Environment: map[string]string{reminder.EnvRemindFunction: *remind.Function.FunctionArn()},
 	})
 	events.ConfigureClient(subscribe.Function)
-	awscdk.NewCfnOutput(stack, jsii.String("StateMachineArn"), &awscdk.CfnOutputProps{Value: events.StateMachine.StateMachineArn()})
+	awscdk.NewCfnOutput(stack, jsii.String("EventsTableName"), &awscdk.CfnOutputProps{Value: events.Table.TableName()})
 	return &App{Stack: stack, Events: events, Subscribe: subscribe, Remind: remind}
 }

@@ -1,5 +1,5 @@
 // Package lambdatarget is the Lambda adapter of the future-events
-// handler's Invoker port: a synchronous (RequestResponse) invoke whose
+// dispatcher's Invoker port: a synchronous (RequestResponse) invoke whose
 // FunctionError counts as a failure.
 // https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html
 package lambdatarget
@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/adapters/awslambda"
-	"github.com/unschedule/unschedule/internal/futureevent"
 )
 
 // Invoker invokes any function it is given (the handler decides which).

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
-	"github.com/unschedule/unschedule/internal/futureevent"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 )
 
 type fakeAPI struct {
