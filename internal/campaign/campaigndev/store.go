@@ -109,8 +109,8 @@ func (s *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]c
 }
 
 // Claim implements campaign.Tasks and announces the Running task.
-func (s *Store) Claim(ctx context.Context, k campaign.Key, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	t, err := s.Store.Claim(ctx, k, now, lease)
+func (s *Store) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	t, err := s.Store.Claim(ctx, k, due, now, lease)
 	if err == nil {
 		s.announce(ctx, campaignapi.Changes{Sends: []campaign.SendTask{t}})
 	}

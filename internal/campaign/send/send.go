@@ -156,7 +156,7 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 			return "", fmt.Errorf("send %s: unsubscribe link: %w", e.TaskID, err)
 		}
 	}
-	claimed, err := w.tasks.Claim(ctx, k, now, w.lease)
+	claimed, err := w.tasks.Claim(ctx, k, t.SendAt, now, w.lease)
 	if errors.Is(err, campaign.ErrConditionFailed) {
 		return Skipped, nil // another fire claimed it first, or it changed
 	}
