@@ -143,9 +143,26 @@ func (s *CampaignStore) Get(_ context.Context, k campaign.Key) (campaign.SendTas
 	return t, nil
 }
 
-// Claim implements campaign.Tasks: Pending → Running by the
-// campaign.Claim rule, ErrConditionFailed otherwise (missing included).
-func (s *CampaignStore) Claim(_ context.Context, k campaign.Key, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+// Claim implements campaign.Tasks with the campaign.Claim rule (the
+// contract's claim: Pending at the send time due), ErrConditionFailed
+// otherwise (missing included).
+func (s *CampaignStore) Claim(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move(k, "claim", func(t campaign.SendTask) (campaign.SendTask, error) {
+		return campaign.Claim(t, due, now.UTC(), lease)
+	})
+}
+
+// TakeOver implements campaign.Tasks with the campaign.TakeOver rule (the
+// contract's take-over of a claim past its lease).
+func (s *CampaignStore) TakeOver(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move(k, "take over", func(t campaign.SendTask) (campaign.SendTask, error) {
+		return campaign.TakeOver(t, due, now.UTC(), lease)
+	})
+}
+
+// move applies a rule to the stored task in one transaction, the way a
+// conditional write does.
+func (s *CampaignStore) move(k campaign.Key, what string, rule func(campaign.SendTask) (campaign.SendTask, error)) (campaign.SendTask, error) {
 	var out campaign.SendTask
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var t campaign.SendTask
@@ -156,7 +173,7 @@ func (s *CampaignStore) Claim(_ context.Context, k campaign.Key, now time.Time, 
 		if !found {
 			return fmt.Errorf("missing: %w", campaign.ErrConditionFailed)
 		}
-		next, err := campaign.Claim(t, now.UTC(), lease)
+		next, err := rule(t)
 		if err != nil {
 			return fmt.Errorf("%w: %w", campaign.ErrConditionFailed, err)
 		}
@@ -164,7 +181,7 @@ func (s *CampaignStore) Claim(_ context.Context, k campaign.Key, now time.Time, 
 		return putTask(tx, &t, next)
 	})
 	if err != nil {
-		return campaign.SendTask{}, fmt.Errorf("boltstore: claim task %s: %w", k.TaskID, err)
+		return campaign.SendTask{}, fmt.Errorf("boltstore: %s task %s: %w", what, k.TaskID, err)
 	}
 	return out, nil
 }

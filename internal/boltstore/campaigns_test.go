@@ -95,14 +95,14 @@ func TestCampaignStoreRoundTripsAndConditions(t *testing.T) {
 		}},
 		{"claim is Pending only, once", func(t *testing.T) {
 			k := tasks[0].Key()
-			cl, err := st.Claim(ctx, k, ct0, time.Minute)
+			cl, err := st.Claim(ctx, k, tasks[0].SendAt, ct0, time.Minute)
 			if err != nil || cl.State != campaign.Running || cl.Attempt != 1 || !cl.LeaseUntil.Equal(ct0.Add(time.Minute)) {
 				t.Fatalf("Claim = %+v, %v", cl, err)
 			}
-			if _, err := st.Claim(ctx, k, ct0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+			if _, err := st.Claim(ctx, k, tasks[0].SendAt, ct0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
 				t.Fatalf("second Claim = %v, want ErrConditionFailed", err)
 			}
-			if _, err := st.Claim(ctx, campaign.Key{CampaignID: "c1", TaskID: "missing"}, ct0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+			if _, err := st.Claim(ctx, campaign.Key{CampaignID: "c1", TaskID: "missing"}, tasks[0].SendAt, ct0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
 				t.Fatalf("Claim of a missing task = %v, want ErrConditionFailed", err)
 			}
 			fin, _ := campaign.Finish(cl, ct0, "m-1", ct0)

@@ -145,16 +145,6 @@ func (e *TransitionError) Unwrap() error { return ErrIllegalTransition }
 
 func refuse(t SendTask, to State) error { return &TransitionError{Task: t.ID, From: t.State, To: to} }
 
-// Claim moves a Pending task to Running for one attempt, leased until
-// now+lease.
-func Claim(t SendTask, now time.Time, lease time.Duration) (SendTask, error) {
-	if t.State != Pending {
-		return t, refuse(t, Running)
-	}
-	t.State, t.Attempt, t.ClaimedAt, t.LeaseUntil, t.UpdatedAt = Running, t.Attempt+1, now, now.Add(lease), now
-	return t, nil
-}
-
 // Finish records the send of a Running task.
 func Finish(t SendTask, sentAt time.Time, messageID string, now time.Time) (SendTask, error) {
 	if t.State != Running {

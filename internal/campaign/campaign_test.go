@@ -16,7 +16,7 @@ var now = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 // TestTransitions: every (state, move) pair, legal or refused.
 func TestTransitions(t *testing.T) {
 	moves := map[string]func(SendTask) (SendTask, error){
-		"claim":   func(t SendTask) (SendTask, error) { return Claim(t, now, time.Minute) },
+		"claim":   func(t SendTask) (SendTask, error) { return Claim(t, t.SendAt, now, time.Minute) },
 		"finish":  func(t SendTask) (SendTask, error) { return Finish(t, now, "m1", now) },
 		"fail":    func(t SendTask) (SendTask, error) { return Fail(t, "bounced", now) },
 		"cancel":  func(t SendTask) (SendTask, error) { return Cancel(t, "campaign cancelled", now) },
@@ -37,7 +37,7 @@ func TestTransitions(t *testing.T) {
 	}
 	for from, allowed := range legal {
 		for name, move := range moves {
-			task := SendTask{ID: "t", State: from, Attempt: 1, LeaseUntil: now.Add(-time.Second)}
+			task := SendTask{ID: "t", State: from, Attempt: 1, LeaseUntil: now.Add(-time.Second), SendAt: now.Add(-time.Minute)}
 			got, err := move(task)
 			want, ok := allowed[name]
 			switch {
@@ -53,8 +53,8 @@ func TestTransitions(t *testing.T) {
 }
 
 func TestTransitionDetails(t *testing.T) {
-	p := SendTask{ID: "t", State: Pending, Attempt: 2, SchedulerRequestToken: "tok"}
-	r, _ := Claim(p, now, 5*time.Minute)
+	p := SendTask{ID: "t", State: Pending, Attempt: 2, SchedulerRequestToken: "tok", SendAt: now}
+	r, _ := Claim(p, now, now, 5*time.Minute)
 	if r.Attempt != 3 || !r.ClaimedAt.Equal(now) || !r.LeaseUntil.Equal(now.Add(5*time.Minute)) || r.SchedulerRequestToken != "tok" {
 		t.Fatalf("claim: %+v", r)
 	}

@@ -41,10 +41,16 @@ type Clock = clock.Clock
 type Tasks interface {
 	// Get reads a task; ErrNotFound if missing.
 	Get(ctx context.Context, k Key) (SendTask, error)
-	// Claim moves the task Pending → Running (the Claim rule) in one
-	// conditional write and returns it; ErrConditionFailed when it is
-	// not Pending (missing included).
-	Claim(ctx context.Context, k Key, now time.Time, lease time.Duration) (SendTask, error)
+	// Claim moves the task Pending at send time due → Running (the Claim
+	// rule: the contract's claim, TaskSchema) in one conditional write
+	// and returns it; ErrConditionFailed when it is not Pending at due
+	// (missing included).
+	Claim(ctx context.Context, k Key, due, now time.Time, lease time.Duration) (SendTask, error)
+	// TakeOver gives a Running, unsent task claimed for due at least
+	// lease ago to a new attempt (the TakeOver rule: the contract's
+	// take-over) in one conditional write and returns it;
+	// ErrConditionFailed otherwise.
+	TakeOver(ctx context.Context, k Key, due, now time.Time, lease time.Duration) (SendTask, error)
 	// Replace writes next only if the stored task still has prev's State
 	// and Attempt; ErrConditionFailed otherwise.
 	Replace(ctx context.Context, prev, next SendTask) error

@@ -75,7 +75,12 @@ func TestCampaignResumesAfterRestart(t *testing.T) {
 	// 12:02:10: r1's send crashes after its email, before its task's write.
 	fake.Advance(40 * time.Second)
 	st := e.srv.db.CampaignStore()
-	claimed, err := st.Claim(ctx, campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 1)}, fake.Now(), 5*time.Minute)
+	k := campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 1)}
+	pending, err := st.Get(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := st.Claim(ctx, k, pending.SendAt, fake.Now(), 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

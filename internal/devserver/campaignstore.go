@@ -56,10 +56,18 @@ func (s *campaignStore) Create(ctx context.Context, c campaign.Campaign, tasks [
 }
 
 // Claim implements campaign.Tasks and announces the Running task.
-func (s *campaignStore) Claim(ctx context.Context, k campaign.Key, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	t, err := s.CampaignStore.Claim(ctx, k, now, lease)
+func (s *campaignStore) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.announced(s.CampaignStore.Claim(ctx, k, due, now, lease))
+}
+
+// TakeOver implements campaign.Tasks and announces the task claimed anew.
+func (s *campaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.announced(s.CampaignStore.TakeOver(ctx, k, due, now, lease))
+}
+
+func (s *campaignStore) announced(t campaign.SendTask, err error) (campaign.SendTask, error) {
 	if err == nil {
-		s.announce(ctx, campaignapi.Changes{Sends: []campaign.SendTask{t}})
+		s.announce(context.Background(), campaignapi.Changes{Sends: []campaign.SendTask{t}})
 	}
 	return t, err
 }

@@ -53,7 +53,7 @@ func TestHandlerOnDynalite(t *testing.T) {
 	if err := store.Create(ctx, c, tasks); err != nil {
 		t.Fatal(err)
 	}
-	claimed, err := store.Claim(ctx, tasks[0].Key(), start, 5*time.Minute)
+	claimed, err := store.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, start, 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

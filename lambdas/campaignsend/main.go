@@ -1,6 +1,9 @@
 // Command campaignsend sends one campaign email per invocation: every
 // campaign schedule invokes it with {"campaignId","taskId"} (and the
-// reconciler, for an overdue task). See send.Worker for the rules.
+// reconciler, for an overdue task). It composes the firing core
+// (fire.Core on campaign.TaskSchema: claim, lease, delivery mark) with
+// the send target, as lambdas/expiry composes it with the to-do app's
+// notify target. See send.Worker for the rules.
 //
 // Every send honours the sender's suppression list and carries a signed
 // one-click unsubscribe link (send.Deliverability).

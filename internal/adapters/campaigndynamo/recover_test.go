@@ -46,7 +46,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tsk := range tasks {
-		if _, err := st.Claim(ctx, tsk.Key(), clock.Now(), time.Minute); err != nil {
+		if _, err := st.Claim(ctx, tsk.Key(), tsk.SendAt, clock.Now(), time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 { // died after SendEmail, before writing Finished

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
@@ -79,20 +80,58 @@ func (st *Store) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, er
 	return unmarshalTask(out.Item)
 }
 
-// Claim implements campaign.Tasks: one UpdateItem conditioned on the task
-// being Pending, with the campaign.Claim rule's changes.
-func (st *Store) Claim(ctx context.Context, k campaign.Key, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+// Claim implements campaign.Tasks: the contract's claim
+// (campaign.TaskSchema.Claim: Pending at sendAt = due → Running,
+// firedAt and claimedAt = now), with the task's own changes in the same
+// UpdateItem (leaseUntil, updatedAt, attempt + 1).
+func (st *Store) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	now = now.UTC().Truncate(time.Second)
+	u := campaign.TaskSchema.Claim(campaign.ItemKey(k), contract.FormatTime(due), now, contract.ClaimOptions{})
+	t, err := st.claimWrite(ctx, u, now, lease)
+	if err != nil {
+		return t, fmt.Errorf("claim task %s: %w", k.TaskID, err)
+	}
+	return t, nil
+}
+
+// TakeOver implements campaign.Tasks: the contract's take-over
+// (campaign.TaskSchema.TakeOver: Running for due, not sent, claimed at
+// least lease ago → claimedAt = now), with the task's own changes as
+// Claim's.
+func (st *Store) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	now = now.UTC().Truncate(time.Second)
+	u := campaign.TaskSchema.TakeOver(campaign.ItemKey(k), contract.FormatTime(due), now, lease)
+	t, err := st.claimWrite(ctx, u, now, lease)
+	if err != nil {
+		return t, fmt.Errorf("take over task %s: %w", k.TaskID, err)
+	}
+	return t, nil
+}
+
+// claimWrite sends a contract update (SET ... with #nN and :vN
+// placeholders) with the claim's task changes added.
+func (st *Store) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	names := map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt}
+	vals := item{":claimLease": s(now.Add(lease).Format(time.RFC3339Nano)), ":claimUpdated": s(now.Format(time.RFC3339Nano)), ":claimOne": n(1)}
+	for p, name := range u.Names {
+		names[p] = name
+	}
+	for p, v := range u.Values {
+		vals[p] = s(v)
+	}
+	key := item{}
+	for name, v := range u.Key {
+		key[name] = s(v)
+	}
 	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.table), Key: taskKey(k),
-		UpdateExpression:         aws.String("SET #s = :running, claimedAt = :now, leaseUntil = :lease, updatedAt = :now ADD #a :one"),
-		ConditionExpression:      aws.String("#s = :pending"),
-		ExpressionAttributeNames: map[string]string{"#s": attrState, "#a": attrAttempt},
-		ExpressionAttributeValues: item{":running": s(string(campaign.Running)), ":pending": s(string(campaign.Pending)),
-			":now": s(now.UTC().Format(time.RFC3339Nano)), ":lease": s(now.Add(lease).UTC().Format(time.RFC3339Nano)), ":one": n(1)},
+		TableName: aws.String(st.table), Key: key,
+		UpdateExpression:         aws.String(u.UpdateExpression + ", #claimLease = :claimLease, #claimUpdated = :claimUpdated ADD #claimAttempt :claimOne"),
+		ConditionExpression:      aws.String(u.ConditionExpression),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
-		return campaign.SendTask{}, fmt.Errorf("claim task %s: %w", k.TaskID, conditionFailed(err))
+		return campaign.SendTask{}, conditionFailed(err)
 	}
 	return unmarshalTask(out.Attributes)
 }

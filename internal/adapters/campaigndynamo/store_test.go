@@ -105,14 +105,21 @@ func TestStoreRoundTripsAndConditions(t *testing.T) {
 		}},
 		{"claim is Pending only, once", func(t *testing.T) {
 			k := tasks[0].Key()
-			cl, err := st.Claim(ctx, k, t0, time.Minute)
+			due := tasks[0].SendAt
+			if _, err := st.Claim(ctx, k, due.Add(time.Minute), t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("Claim for another send time = %v, want ErrConditionFailed", err)
+			}
+			cl, err := st.Claim(ctx, k, due, t0, time.Minute)
 			if err != nil || cl.State != campaign.Running || cl.Attempt != 1 || !cl.LeaseUntil.Equal(t0.Add(time.Minute)) {
 				t.Fatalf("Claim = %+v, %v", cl, err)
 			}
-			if _, err := st.Claim(ctx, k, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+			if _, err := st.Claim(ctx, k, due, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
 				t.Fatalf("second Claim = %v, want ErrConditionFailed", err)
 			}
-			if _, err := st.Claim(ctx, campaign.Key{CampaignID: "c1", TaskID: "missing"}, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+			if _, err := st.TakeOver(ctx, k, due, t0.Add(30*time.Second), time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+				t.Fatalf("TakeOver within the lease = %v, want ErrConditionFailed", err)
+			}
+			if _, err := st.Claim(ctx, campaign.Key{CampaignID: "c1", TaskID: "missing"}, due, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
 				t.Fatalf("Claim of a missing task = %v, want ErrConditionFailed", err)
 			}
 			fin, _ := campaign.Finish(cl, t0, "m-1", t0)
@@ -308,5 +315,46 @@ func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 		if !errors.Is(err, campaign.ErrConditionFailed) {
 			t.Fatalf("%s → Active after completion: %v", from, err)
 		}
+	}
+}
+
+// TestTakeOverIsTheContracts: a Running, unsent task is taken over only
+// once its claim is a lease old, once per lease, and counted as a claim;
+// a sent one never is. The writes are the contract's (TaskSchema).
+func TestTakeOverIsTheContracts(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	_, tasks := seed(t, st, "c1", 2)
+	k, due := tasks[0].Key(), tasks[0].SendAt
+	claimAt := due.Add(10 * time.Second)
+	if _, err := st.Claim(ctx, k, due, claimAt, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		at   time.Time
+		due  time.Time
+		ok   bool
+	}{
+		{"within the lease", claimAt.Add(59 * time.Second), due, false},
+		{"for another send time", claimAt.Add(time.Minute), due.Add(time.Minute), false},
+		{"after the lease", claimAt.Add(time.Minute), due, true},
+		{"again at once", claimAt.Add(time.Minute), due, false},
+	} {
+		got, err := st.TakeOver(ctx, k, c.due, c.at, time.Minute)
+		if c.ok != (err == nil) || (!c.ok && !errors.Is(err, campaign.ErrConditionFailed)) {
+			t.Fatalf("%s: TakeOver = %v, want ok %v", c.name, err, c.ok)
+		}
+		if c.ok && (got.Attempt != 2 || !got.ClaimedAt.Equal(c.at) || got.State != campaign.Running || !got.LeaseUntil.Equal(c.at.Add(time.Minute))) {
+			t.Fatalf("%s: taken over as %+v", c.name, got)
+		}
+	}
+	cur, _ := st.Get(ctx, k)
+	fin, _ := campaign.Finish(cur, due, "m-1", due)
+	if err := st.Replace(ctx, cur, fin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.TakeOver(ctx, k, due, due.Add(time.Hour), time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+		t.Fatalf("TakeOver of a sent task = %v, want ErrConditionFailed", err)
 	}
 }

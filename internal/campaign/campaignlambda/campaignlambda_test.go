@@ -131,7 +131,7 @@ func TestReconcileHandler(t *testing.T) {
 	now := time.Now()
 	st, clock, tasks := world(t, "c1", 1, now)
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now)
-	claimed, err := st.Claim(context.Background(), tasks[0].Key(), tasks[0].SendAt, time.Minute)
+	claimed, err := st.Claim(context.Background(), tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

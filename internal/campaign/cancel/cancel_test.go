@@ -22,7 +22,7 @@ func setup(t *testing.T, states ...campaign.State) (*inmem.Store, *inmem.Schedul
 	st.PutCampaign(campaign.Campaign{ID: "c1", Status: campaign.Active})
 	sched := inmem.NewScheduler(nil)
 	for i, s := range states {
-		task := campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: s, SchedulerRequestToken: fmt.Sprint(i)}
+		task := campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: s, SchedulerRequestToken: fmt.Sprint(i), SendAt: now}
 		st.PutTasks(task)
 		if s == campaign.Pending && i%2 == 0 { // odd ones lost their schedule already
 			_ = sched.Create(context.Background(), campaign.ScheduleFor(task, campaign.Target{GroupName: "g"}))
@@ -88,7 +88,7 @@ type claimFirst struct {
 func (c *claimFirst) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	if !c.done {
 		c.done = true
-		if _, err := c.Store.Claim(ctx, prev.Key(), now, time.Minute); err != nil {
+		if _, err := c.Store.Claim(ctx, prev.Key(), prev.SendAt, now, time.Minute); err != nil {
 			return err
 		}
 	}

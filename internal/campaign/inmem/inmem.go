@@ -118,17 +118,29 @@ func (s *Store) Get(_ context.Context, k campaign.Key) (campaign.SendTask, error
 	return t, nil
 }
 
-// Claim implements campaign.Tasks with the campaign.Claim rule.
-func (s *Store) Claim(_ context.Context, k campaign.Key, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+// Claim implements campaign.Tasks with the campaign.Claim rule (the
+// contract's claim predicate).
+func (s *Store) Claim(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move(k, "claim", func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.Claim(t, due, now, lease) })
+}
+
+// TakeOver implements campaign.Tasks with the campaign.TakeOver rule
+// (the contract's take-over predicate).
+func (s *Store) TakeOver(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move(k, "take over", func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.TakeOver(t, due, now, lease) })
+}
+
+// move applies a rule to the stored task as one conditional write.
+func (s *Store) move(k campaign.Key, what string, rule func(campaign.SendTask) (campaign.SendTask, error)) (campaign.SendTask, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tasks[k]
 	if !ok {
-		return campaign.SendTask{}, fmt.Errorf("claim %s: missing: %w", k.TaskID, campaign.ErrConditionFailed)
+		return campaign.SendTask{}, fmt.Errorf("%s %s: missing: %w", what, k.TaskID, campaign.ErrConditionFailed)
 	}
-	next, err := campaign.Claim(t, now, lease)
+	next, err := rule(t)
 	if err != nil {
-		return t, fmt.Errorf("claim %s: %w: %w", k.TaskID, campaign.ErrConditionFailed, err)
+		return t, fmt.Errorf("%s %s: %w: %w", what, k.TaskID, campaign.ErrConditionFailed, err)
 	}
 	s.put(next)
 	s.Writes++

@@ -98,13 +98,13 @@ func TestSenderSendsOncePerKey(t *testing.T) {
 func TestStoreConditions(t *testing.T) {
 	ctx := context.Background()
 	st := NewStore()
-	task := campaign.SendTask{CampaignID: "c", ID: "c-00000", State: campaign.Pending}
+	task := campaign.SendTask{CampaignID: "c", ID: "c-00000", State: campaign.Pending, SendAt: t0}
 	st.PutTasks(task)
-	claimed, err := st.Claim(ctx, task.Key(), t0, time.Minute)
+	claimed, err := st.Claim(ctx, task.Key(), t0, t0, time.Minute)
 	if err != nil || claimed.State != campaign.Running {
 		t.Fatal(err)
 	}
-	if _, err := st.Claim(ctx, task.Key(), t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
+	if _, err := st.Claim(ctx, task.Key(), t0, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
 		t.Fatalf("second claim: %v", err)
 	}
 	done, _ := campaign.Finish(claimed, t0, "m", t0)
@@ -147,7 +147,7 @@ func endAll(t *testing.T, st interface {
 		var next campaign.SendTask
 		switch i % 3 {
 		case 0:
-			if prev, err = st.Claim(ctx, k, t0, time.Minute); err == nil {
+			if prev, err = st.Claim(ctx, k, prev.SendAt, t0, time.Minute); err == nil {
 				next, err = campaign.Finish(prev, t0, "m", t0)
 			}
 		case 1:
@@ -178,7 +178,7 @@ func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 			c := campaign.Campaign{ID: "c1", Status: from, Total: 3}
 			st.PutCampaign(c)
 			for i := range 3 {
-				st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: campaign.Pending})
+				st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: campaign.Pending, SendAt: t0})
 			}
 			want := []campaign.Status{from, from, campaign.Completed}
 			if from == campaign.CampaignCancelled {

@@ -225,3 +225,36 @@ func TestNewNeedsPorts(t *testing.T) {
 		t.Fatal("nil ports accepted")
 	}
 }
+
+// TestFireTakesOverAStaleClaim: the core takes over a Running task whose
+// claim lapsed without a recorded send (its attempt died), and the send
+// goes out once, under the same idempotency key; a live claim is left to
+// its attempt.
+func TestFireTakesOverAStaleClaim(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		after   time.Duration
+		want    send.Outcome
+		state   campaign.State
+		attempt int
+	}{
+		{"within the lease", 4 * time.Minute, send.Skipped, campaign.Running, 1},
+		{"after the lease", send.DefaultLease, send.Sent, campaign.Finished, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t, campaign.Pending, campaign.Active, inWindow)
+			if _, err := e.st.Claim(context.Background(), key, inWindow, inWindow, send.DefaultLease); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(c.after)
+			got, err := e.w.Handle(context.Background(), fire)
+			task := e.task(t)
+			if got != c.want || err != nil || task.State != c.state || task.Attempt != c.attempt {
+				t.Fatalf("Handle = %s, %v; task %s attempt %d; want %s, %s attempt %d", got, err, task.State, task.Attempt, c.want, c.state, c.attempt)
+			}
+			if c.want == send.Sent && (len(e.sender.Outbox) != 1 || e.sender.Outbox[0].IdempotencyKey != "send-c1-00000" || task.SentAt.IsZero()) {
+				t.Fatalf("outbox %+v, task %+v", e.sender.Outbox, task)
+			}
+		})
+	}
+}

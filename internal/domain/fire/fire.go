@@ -305,3 +305,6 @@ type Firing struct {
 func (f Firing) Fire(ctx context.Context, p contract.Payload) (Outcome, error) {
 	return f.Core.Fire(ctx, p, f.Target)
 }
+
+// Lease is how long an attempt holds the right to run the target.
+func (c *Core) Lease() time.Duration { return c.lease }
