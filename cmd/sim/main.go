@@ -55,7 +55,7 @@ func run(args []string, out io.Writer) int {
 		fmt.Fprintln(out, err)
 		return 2
 	}
-	base := sim.Config{ConcurrentFires: *concurrent, AnyWriter: *anyWriter, Layer: l}
+	base := sim.Config{ConcurrentFires: *concurrent, AnyWriter: *anyWriter, Timer: l}
 	flags := ""
 	if l != layers.EventBridgeScheduler {
 		flags += " -layer " + string(l)
