@@ -66,10 +66,12 @@ const (
 	// FaultExpireWriteFailed: the expiry's conditional write failed (not
 	// a condition failure: the table was unavailable).
 	FaultExpireWriteFailed Fault = "expire-write-failed"
-	// FaultPublishFailed: SNS refused the notification.
+	// FaultPublishFailed: SNS refused the notification (campaigns: SES
+	// refused the send with a retryable error).
 	FaultPublishFailed Fault = "publish-failed"
 	// FaultCrashAfterPublish: the expiry function crashed after SNS took
-	// the notification and before it was recorded.
+	// the notification and before it was recorded (campaigns: the send
+	// worker, after SES took the message and before the task's write).
 	FaultCrashAfterPublish Fault = "crash-after-publish"
 	// FaultMarkNotifiedFailed: recording the notification failed.
 	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
@@ -121,6 +123,44 @@ const (
 	// a Pending task by writing the fired state straight into the table,
 	// without the library's claim marks.
 	FaultWriterFiredState Fault = "writer-completed-with-fired-state"
+
+	// The campaign workload's own faults; it also injects
+	// FaultSchedulerThrottled, FaultSchedulerResponseLost, FaultFiredEarly,
+	// FaultFiredLate, FaultFiredTwice, FaultPublishFailed and
+	// FaultCrashAfterPublish.
+
+	// FaultSchedulerError: a scheduler call failed with an error that is
+	// not a throttle (the provisioner gives a task up to the reconciler
+	// after 3 of them).
+	FaultSchedulerError Fault = "scheduler-error"
+	// FaultFireDropped: a schedule fired (and deleted itself) but its
+	// invocation went to the dead-letter queue: the reconciler must send
+	// the overdue task.
+	FaultFireDropped Fault = "schedule-fire-dropped-to-dlq"
+	// FaultCrashAfterClaim: the send worker crashed after its claim and
+	// before the send: the task stays Running until the reconciler
+	// recovers it.
+	FaultCrashAfterClaim Fault = "send-crash-after-claim"
+	// FaultBounce: a recipient's address bounces (the task ends Failed).
+	FaultBounce Fault = "send-bounced"
+	// FaultProvisionKilled: a provisioning run died part-way (its next run
+	// resumes from the saved checkpoint).
+	FaultProvisionKilled Fault = "provision-run-killed"
+	// FaultCampaignCancelled (an action, not a fault): the campaign was
+	// cancelled part-way.
+	FaultCampaignCancelled Fault = "campaign-cancelled-midway"
+	// FaultSendRecovered (observed): the reconciler finished or re-queued
+	// a stale Running task.
+	FaultSendRecovered Fault = "stale-running-send-recovered"
+	// FaultScheduleRecreated (observed): the reconciler created a missing
+	// schedule again.
+	FaultScheduleRecreated Fault = "send-schedule-recreated"
+	// FaultSendRetimed (observed): the reconciler moved an overdue task
+	// outside the windows to the next usable minute.
+	FaultSendRetimed Fault = "overdue-send-retimed"
+	// FaultSendDispatched (observed): the reconciler handed an overdue
+	// task to the send function.
+	FaultSendDispatched Fault = "overdue-send-dispatched"
 )
 
 // Faults lists every fault kind, in report order.
@@ -131,7 +171,9 @@ func Faults() []Fault {
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultRemindWriteFailed, FaultMarkRemindedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
 		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
-		FaultWriterFiredState}
+		FaultWriterFiredState,
+		FaultSchedulerError, FaultFireDropped, FaultCrashAfterClaim, FaultBounce, FaultProvisionKilled,
+		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched}
 }
 
 var (

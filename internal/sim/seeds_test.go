@@ -33,3 +33,7 @@ func skipUnderRace(t *testing.T) {
 		t.Skip("race detector: runs without -race (make test's sim step), where its seed budget holds")
 	}
 }
+
+// campaignSeeds is how many campaign histories TestCampaignHistories runs
+// without -race (make sim runs 10,000).
+const campaignSeeds = 500

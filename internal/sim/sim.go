@@ -69,9 +69,46 @@ type Mutation struct {
 	Outcome func(out string, err error) (string, error)
 }
 
+// Workload is what a history runs through the core.
+type Workload string
+
+// The workloads.
+const (
+	// WorkloadTasks: to-do tasks with deadlines and reminders, through
+	// the whole pipeline (the zero value).
+	WorkloadTasks Workload = "tasks"
+	// WorkloadCampaigns: one email campaign's sends, from planning and
+	// provisioning to the send worker, the reconciler and a cancel.
+	WorkloadCampaigns Workload = "campaigns"
+)
+
+// Workloads lists the workloads, in report order.
+var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns}
+
+// ParseWorkload reads a workload's name.
+func ParseWorkload(s string) (Workload, error) {
+	for _, w := range Workloads {
+		if string(w) == s {
+			return w, nil
+		}
+	}
+	return "", fmt.Errorf("unknown workload %q: use tasks or campaigns", s)
+}
+
+// Applies reports whether workload w runs on timer t: tasks on every
+// timer; campaign sends on the EventBridge Scheduler only (their
+// provisioning creates one-time schedules).
+func Applies(w Workload, t layers.Name) bool {
+	return w != WorkloadCampaigns || t == layers.EventBridgeScheduler || t == ""
+}
+
 // Config is one history.
 type Config struct {
 	Seed int64
+	// Workload is what the history runs; zero for tasks. The campaign
+	// workload reads Seed, Timer (which must be the EventBridge
+	// Scheduler's, see Applies) and Trace only.
+	Workload Workload
 	// Mutation is applied to the stages; zero for the real code.
 	Mutation Mutation
 	// ConcurrentFires also injects FaultConcurrentFire.
@@ -113,6 +150,9 @@ type Result struct {
 	PutDirect int
 	// Lags are notification times minus deadlines, one per notification.
 	Lags []time.Duration
+	// Sends counts a campaign's planned sends; Sent, SendsFailed and
+	// SendsCancelled how they ended.
+	Sends, Sent, SendsFailed, SendsCancelled int
 }
 
 // Failed reports whether an invariant broke.
@@ -296,7 +336,20 @@ type world struct {
 //     that deadline and reminder is delivered, once unless a crash fell
 //     between its publish and its record (see checkReminders for the
 //     margin a reminder needs to be owed).
+//
+// A campaign history (Config.Workload) checks C1 to C4 instead (see
+// campaign.go).
 func Run(cfg Config) Result {
+	switch cfg.Workload {
+	case WorkloadTasks, "":
+	case WorkloadCampaigns:
+		if !Applies(cfg.Workload, cfg.Timer) {
+			panic(fmt.Sprintf("sim: the campaign workload runs on the scheduler timer only (given %s)", cfg.Timer))
+		}
+		return runCampaign(cfg)
+	default:
+		panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
+	}
 	w := newWorld(cfg)
 	w.history()
 	return w.res
