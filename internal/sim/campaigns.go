@@ -135,7 +135,7 @@ func (p *campaignPorts) cancel(ctx context.Context, id, reason string, deadline 
 // schedules are the live schedules by name; removeSchedule deletes one
 // as it fires (ActionAfterCompletion DELETE).
 func (p *campaignPorts) schedules() map[string]campaign.ScheduleRequest { return p.sched.Schedules() }
-func (p *campaignPorts) removeSchedule(name string)                       { p.sched.Remove(name) }
+func (p *campaignPorts) removeSchedule(name string)                     { p.sched.Remove(name) }
 
 func (p *campaignPorts) tasks(id string) []campaign.SendTask { return p.store.All(id) }
 func (p *campaignPorts) open(id string) int                  { return p.store.CountOpen(id) }

@@ -270,10 +270,10 @@ func newCore(cfg Config) core {
 
 type world struct {
 	core
-	ctx       context.Context
-	inAPI     bool
-	blamed    map[string]int
-	seq       int
+	ctx    context.Context
+	inAPI  bool
+	blamed map[string]int
+	seq    int
 
 	clock    *pipeline.Clock
 	mem      *memory.Store
