@@ -159,7 +159,7 @@ func (w *campaignWorld) setUp() error {
 	if err != nil {
 		return fmt.Errorf("tasks: %w", err)
 	}
-	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
+	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w, w.cfg.Mutation, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestCampaignHistories runs seeded campaign histories under the
@@ -44,6 +45,36 @@ func TestCampaignDeterministic(t *testing.T) {
 			if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(ta, tb) {
 				t.Errorf("seed %d gave two different histories:\n%+v\n%+v", seed, a, b)
 			}
+		})
+	}
+}
+
+// TestCampaignMutants: each mutant breaks one campaign guarantee, and the
+// simulation catches it with the invariant that guards it.
+func TestCampaignMutants(t *testing.T) {
+	skipUnderRace(t)
+	for _, tc := range []struct {
+		m   Mutation
+		inv string
+	}{
+		{Mutation{Name: "the sender keeps no idempotency record", CampaignNoIdempotency: true}, invExactlyOnce},
+		{Mutation{Name: "the send worker takes an early fire for one on time", CampaignWorkerAhead: time.Minute}, invOnTime},
+	} {
+		t.Run(tc.m.Name, func(t *testing.T) {
+			s := RunMany(Config{Workload: WorkloadCampaigns, Mutation: tc.m}, 1, 60, 0)
+			caught := 0
+			for _, r := range s.Failed {
+				for _, v := range r.Violations {
+					if v.Invariant == tc.inv {
+						caught++
+						break
+					}
+				}
+			}
+			if caught == 0 {
+				t.Fatalf("no history of %d broke %s", s.Histories, tc.inv)
+			}
+			t.Logf("%d of %d histories broke %s, e.g. seed %d: %s", caught, s.Histories, tc.inv, s.Failed[0].Seed, s.Failed[0].Violations[0])
 		})
 	}
 }

@@ -72,20 +72,31 @@ type campaignPorts struct {
 	cps    *provision.MemoryCheckpoints
 }
 
-// newCampaignPorts stores c and its tasks and builds the services; seed
-// fixes their jitter, pageSize the provisioner's page.
-func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, h campaignHooks, seed uint64, pageSize int) (*campaignPorts, error) {
+// newCampaignPorts stores c and its tasks and builds the services, with
+// m's campaign mutations; seed fixes their jitter, pageSize the
+// provisioner's page.
+func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
 	p := &campaignPorts{store: inmem.NewStore(), sched: inmem.NewScheduler(nil), sender: inmem.NewSender(clk),
 		cps: provision.NewMemoryCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
 	p.sched.Fault = h.schedulerCall
 	p.sender.Fault = h.sendCall
+	var sender campaign.Sender = crashingSender{p.sender, h}
+	recorded := campaign.Sender(p.sender)
+	if m.CampaignNoIdempotency {
+		mut := &noIdempotency{Sender: sender, seen: map[string]int{}}
+		sender, recorded = mut, mut
+	}
+	var workerClock campaign.Clock = clk
+	if m.CampaignWorkerAhead != 0 {
+		workerClock = clock.Func(func() time.Time { return clk.Now().Add(m.CampaignWorkerAhead) })
+	}
 	var err error
-	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, crashingSender{p.sender, h}, clk, send.DefaultLease); err != nil {
+	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, workerClock, send.DefaultLease); err != nil {
 		return nil, err
 	}
-	if p.recon, err = reconciler.New(reconciler.Config{Target: campaignTarget, Seed: seed}, p.store, p.store, p.sched, p.sender, dispatcher{h}, clk); err != nil {
+	if p.recon, err = reconciler.New(reconciler.Config{Target: campaignTarget, Seed: seed}, p.store, p.store, p.sched, recorded, dispatcher{h}, clk); err != nil {
 		return nil, err
 	}
 	if p.canc, err = cancel.New(p.store, p.store, p.sched, clk, campaignTarget.GroupName, seed); err != nil {
@@ -176,6 +187,30 @@ func (s crashingTasks) Replace(ctx context.Context, prev, next campaign.SendTask
 		panic(errCampaignCrash)
 	}
 	return s.Store.Replace(ctx, prev, next)
+}
+
+// noIdempotency is a mutant sender that keeps no record of what it sent:
+// Sent never finds a message, and a repeated send goes out again (under
+// a key of its own in the outbox).
+type noIdempotency struct {
+	campaign.Sender
+	seen map[string]int
+}
+
+func (s *noIdempotency) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
+	k := m.IdempotencyKey
+	if n := s.seen[k]; n > 0 {
+		m.IdempotencyKey = fmt.Sprintf("%s#%d", k, n)
+	}
+	rc, err := s.Sender.Send(ctx, m)
+	if err == nil {
+		s.seen[k]++
+	}
+	return rc, err
+}
+
+func (s *noIdempotency) Sent(_ context.Context, key string) (campaign.Receipt, error) {
+	return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
 }
 
 type dispatcher struct{ h campaignHooks }

@@ -36,4 +36,4 @@ func skipUnderRace(t *testing.T) {
 
 // campaignSeeds is how many campaign histories TestCampaignHistories runs
 // without -race (make sim runs 10,000).
-const campaignSeeds = 500
+const campaignSeeds = 300

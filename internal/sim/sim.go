@@ -67,6 +67,12 @@ type Mutation struct {
 	// Outcome wraps what the expiry function answers for a schedule's
 	// input (the expiry's or the reminder's outcome and error).
 	Outcome func(out string, err error) (string, error)
+	// CampaignNoIdempotency (campaigns): the sender keeps no record of
+	// what it sent: a send repeated after a crash goes out again.
+	CampaignNoIdempotency bool
+	// CampaignWorkerAhead (campaigns): the send worker's clock runs this
+	// far ahead, so it takes an early fire for one on time.
+	CampaignWorkerAhead time.Duration
 }
 
 // Workload is what a history runs through the core.
