@@ -15,7 +15,12 @@
 // a writer that writes the fired state straight into the table, as an
 // adopter whose "complete" is its fired state does), with deliveries
 // reordered where AWS allows it and faults injected at every stage (see
-// Fault). After it, invariants I1 to I5 are checked (see Run).
+// Fault). After it, invariants I1 to I6 are checked (see Run).
+//
+// The same seed loop (RunMany), fault injection, trace and reports (core)
+// run a second workload, campaign sends (Config.Workload; campaign.go,
+// with the campaign services behind the seam in campaigns.go), checked
+// against invariants C1 to C4.
 package sim
 
 import (
