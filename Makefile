@@ -49,8 +49,9 @@ synth: deps web
 ## printed at the end, after the table of the steps, their wall time and
 ## the total (scripts/step.sh). The simulation runs a small fixed set of
 ## seeds under -race in the unit step, and its full test seeds without
-## -race in the sim step (make sim runs 10,000 per layer). Each lane is a
-## process group of its own (set -m), stopped with make on Ctrl-C.
+## -race in the sim step (make sim runs 10,000 per timer and workload).
+## Each lane is a process group of its own (set -m), stopped with make on
+## Ctrl-C.
 UNIT_CANDIDATES = $(shell go list ./... | grep -v -e '/test$$' -e '/test/' -e '/examples/' -e '/constructs/' -e 'unschedule/unschedule$$')
 # Packages that import the CDK (the to-do app's stack, cmd/bench) run in the
 # synth step, without -race, like SYNTH_TEST_PKGS: under -race the whole
@@ -87,13 +88,14 @@ e2e: deps
 	go build -o bin/dev ./cmd/dev && \
 	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
 
-## sim: 10,000 seeded fault-injection histories of the whole pipeline
-## (internal/sim) per execution layer (EventBridge Scheduler, Step
-## Functions, TTL), each under its own faults. A failing seed prints its
+## sim: 10,000 seeded fault-injection histories (internal/sim) of each
+## workload (tasks with their reminders, campaign sends) on each timer it
+## runs on (EventBridge Scheduler, Step Functions, TTL; campaign sends on
+## the Scheduler), each under its own faults. A failing seed prints its
 ## replay command.
 SIM_SEEDS ?= 10000
 sim:
-	go run ./cmd/sim -seeds $(SIM_SEEDS) -layer all $(SIM_FLAGS)
+	go run ./cmd/sim -seeds $(SIM_SEEDS) -timer all -workload all $(SIM_FLAGS)
 	$(MAKE) --no-print-directory sim-scale
 
 ## sim-scale: the reconciler on 100,000 pending tasks with 1% drift, repaired

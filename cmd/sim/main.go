@@ -1,15 +1,20 @@
-// Command sim runs the deterministic fault-injection simulation of the
-// unscheduling pipeline (internal/sim) over many seeds in parallel, or
-// replays one seed with a trace.
+// Command sim runs the deterministic fault-injection simulation
+// (internal/sim) over many seeds in parallel, or replays one seed with a
+// trace: to-do tasks and their reminders through the whole pipeline, and
+// email campaigns' sends, on each timer where they apply.
 //
-//	go run ./cmd/sim -seeds 10000          # seeds 1..10000
-//	go run ./cmd/sim -seed 12345           # replay one, with its trace
-//	go run ./cmd/sim -layer all            # each execution layer in turn
-//	go run ./cmd/sim -layer ttl -seed 7    # replay one on the TTL layer
+//	go run ./cmd/sim -seeds 10000                     # tasks, seeds 1..10000
+//	go run ./cmd/sim -seed 12345                      # replay one, with its trace
+//	go run ./cmd/sim -timer all -workload all         # every workload on every timer it runs on
+//	go run ./cmd/sim -timer ttl -seed 7               # replay one on the TTL timer
+//	go run ./cmd/sim -workload campaigns -seed 7      # replay a campaign history
 //
-// Concurrent duplicate invocations of a schedule are injected by default
-// (-concurrent-fires=false leaves them out). Every invariant is strict:
-// there is no list of known gaps that a history may show.
+// Campaign sends run on the EventBridge Scheduler timer only (their
+// provisioning creates one-time schedules); -timer all runs them there.
+// -layer is the old name of -timer. Concurrent duplicate invocations of a
+// schedule are injected by default (-concurrent-fires=false leaves them
+// out). Every invariant is strict: there is no list of known gaps that a
+// history may show.
 package main
 
 import (
@@ -26,51 +31,115 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout))
 }
 
+type options struct {
+	seeds, workers        int
+	first, seed           int64
+	concurrent, anyWriter bool
+}
+
 func run(args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(out)
-	seeds := fs.Int("seeds", 10000, "how many histories to run")
-	first := fs.Int64("first", 1, "the first seed of a -seeds run")
-	seed := fs.Int64("seed", 0, "replay this one seed and print its trace")
-	workers := fs.Int("workers", 0, "parallel histories (default GOMAXPROCS)")
+	var o options
+	fs.IntVar(&o.seeds, "seeds", 10000, "how many histories to run")
+	fs.Int64Var(&o.first, "first", 1, "the first seed of a -seeds run")
+	fs.Int64Var(&o.seed, "seed", 0, "replay this one seed and print its trace")
+	fs.IntVar(&o.workers, "workers", 0, "parallel histories (default GOMAXPROCS)")
 	_ = fs.Bool("strict", true, "no effect: every invariant is strict (kept so that older replay commands run)")
-	concurrent := fs.Bool("concurrent-fires", true, "also inject concurrent duplicate invocations of a schedule")
-	anyWriter := fs.Bool("any-writer", false, "write a fifth of the tasks straight into the table, not through the API")
-	layer := fs.String("layer", "scheduler", "execution layer that fires the tasks: scheduler, stepfunctions, ttl, or all (each in turn)")
+	fs.BoolVar(&o.concurrent, "concurrent-fires", true, "tasks: also inject concurrent duplicate invocations of a schedule")
+	fs.BoolVar(&o.anyWriter, "any-writer", false, "tasks: write a fifth of them straight into the table, not through the API")
+	timer := fs.String("timer", "scheduler", "the timer that fires: scheduler, stepfunctions, ttl, or all (each in turn)")
+	layer := fs.String("layer", "", "deprecated: the old name of -timer")
+	workload := fs.String("workload", "tasks", "what the histories run: tasks (with their reminders), campaigns (campaign sends), or all (each in turn)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *layer == "all" {
-		rc := 0
-		for _, l := range layers.All {
-			fmt.Fprintf(out, "== layer %s\n", l)
-			if r := run(append(args, "-layer", string(l)), out); r != 0 {
-				rc = r
+	if *layer != "" {
+		fmt.Fprintln(out, "note: -layer is deprecated: use -timer")
+		timerSet := false
+		fs.Visit(func(f *flag.Flag) { timerSet = timerSet || f.Name == "timer" })
+		if !timerSet {
+			*timer = *layer
+		}
+	}
+	timers := layers.All
+	if *timer != "all" {
+		t, err := layers.Parse(*timer)
+		if err != nil {
+			fmt.Fprintf(out, "-timer: %v\n", err)
+			return 2
+		}
+		timers = []layers.Name{t}
+	}
+	workloads := sim.Workloads
+	if *workload != "all" {
+		w, err := sim.ParseWorkload(*workload)
+		if err != nil {
+			fmt.Fprintf(out, "-workload: %v\n", err)
+			return 2
+		}
+		workloads = []sim.Workload{w}
+	}
+	var runs []sim.Config
+	for _, w := range workloads {
+		for _, t := range timers {
+			if sim.Applies(w, t) {
+				runs = append(runs, sim.Config{Workload: w, Timer: t, ConcurrentFires: o.concurrent, AnyWriter: o.anyWriter})
 			}
 		}
-		return rc
 	}
-	l, err := layers.Parse(*layer)
-	if err != nil {
-		fmt.Fprintln(out, err)
+	if len(runs) == 0 {
+		fmt.Fprintf(out, "the %s workload does not run on the %s timer: campaign sends run on the scheduler timer\n", *workload, *timer)
 		return 2
 	}
-	base := sim.Config{ConcurrentFires: *concurrent, AnyWriter: *anyWriter, Layer: l}
-	flags := ""
-	if l != layers.EventBridgeScheduler {
-		flags += " -layer " + string(l)
+	rc := 0
+	for _, cfg := range runs {
+		if len(runs) > 1 {
+			fmt.Fprintf(out, "== timer %s, workload %s\n", cfg.Timer, cfg.Workload)
+		}
+		if r := runOne(cfg, o, out); r != 0 {
+			rc = r
+		}
 	}
-	if !*concurrent {
+	return rc
+}
+
+// replayFlags are the flags that replay a history of cfg.
+func replayFlags(cfg sim.Config) string {
+	flags := ""
+	if cfg.Timer != "" && cfg.Timer != layers.EventBridgeScheduler {
+		flags += " -timer " + string(cfg.Timer)
+	}
+	if cfg.Workload == sim.WorkloadCampaigns {
+		return flags + " -workload campaigns"
+	}
+	if !cfg.ConcurrentFires {
 		flags += " -concurrent-fires=false"
 	}
-	if *anyWriter {
+	if cfg.AnyWriter {
 		flags += " -any-writer"
 	}
-	if *seed != 0 {
-		base.Seed = *seed
+	return flags
+}
+
+// invariants names what a workload's histories check.
+func invariants(w sim.Workload) string {
+	if w == sim.WorkloadCampaigns {
+		return "C1-C4"
+	}
+	return "I1-I6"
+}
+
+func runOne(base sim.Config, o options, out io.Writer) int {
+	if o.seed != 0 {
+		base.Seed = o.seed
 		base.Trace = func(line string) { fmt.Fprintln(out, line) }
 		r := sim.Run(base)
-		fmt.Fprintf(out, "seed %d: %d tasks, %d requests, %d notifications, %d reminders\n", r.Seed, r.Tasks, r.Requests, r.Notifications, r.Reminders)
+		if base.Workload == sim.WorkloadCampaigns {
+			fmt.Fprintf(out, "seed %d: %d sends: %d sent, %d failed, %d cancelled\n", r.Seed, r.Sends, r.Sent, r.SendsFailed, r.SendsCancelled)
+		} else {
+			fmt.Fprintf(out, "seed %d: %d tasks, %d requests, %d notifications, %d reminders\n", r.Seed, r.Tasks, r.Requests, r.Notifications, r.Reminders)
+		}
 		printCounts(out, r.Faults)
 		for _, v := range r.Violations {
 			fmt.Fprintln(out, "VIOLATION", v)
@@ -81,24 +150,29 @@ func run(args []string, out io.Writer) int {
 		fmt.Fprintln(out, "ok")
 		return 0
 	}
-	s := sim.RunMany(base, *first, *seeds, *workers)
+	s := sim.RunMany(base, o.first, o.seeds, o.workers)
 	rate := float64(s.Histories) / s.Elapsed.Seconds()
-	fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tasks, %d API requests, %d notifications, %d reminders (%d owed by I6)\n",
-		s.Histories, s.Elapsed.Round(1e6), rate, s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
-	fmt.Fprintf(out, "notification lag after the deadline: p50 %s, p99 %s, max %s\n", s.LagP50, s.LagP99, s.LagMax)
+	if base.Workload == sim.WorkloadCampaigns {
+		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d sends: %d sent, %d failed, %d cancelled\n",
+			s.Histories, s.Elapsed.Round(1e6), rate, s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled)
+	} else {
+		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tasks, %d API requests, %d notifications, %d reminders (%d owed by I6)\n",
+			s.Histories, s.Elapsed.Round(1e6), rate, s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
+		fmt.Fprintf(out, "notification lag after the deadline: p50 %s, p99 %s, max %s\n", s.LagP50, s.LagP99, s.LagMax)
+	}
 	printCounts(out, s.Faults)
 	for i, r := range s.Failed {
 		if i == 20 {
 			fmt.Fprintf(out, "... and %d more failing seeds\n", len(s.Failed)-i)
 			break
 		}
-		fmt.Fprintf(out, "FAIL seed %d: %s\n  replay: go run ./cmd/sim -seed %d%s\n", r.Seed, r.Violations[0], r.Seed, flags)
+		fmt.Fprintf(out, "FAIL seed %d: %s\n  replay: go run ./cmd/sim -seed %d%s\n", r.Seed, r.Violations[0], r.Seed, replayFlags(base))
 	}
 	if len(s.Failed) > 0 {
 		fmt.Fprintf(out, "%d of %d histories broke an invariant\n", len(s.Failed), s.Histories)
 		return 1
 	}
-	fmt.Fprintln(out, "all invariants held (I1-I6)")
+	fmt.Fprintf(out, "all invariants held (%s)\n", invariants(base.Workload))
 	return 0
 }
 

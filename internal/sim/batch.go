@@ -22,6 +22,8 @@ type Summary struct {
 	Reminders int
 	// RemindersOwed counts the reminder times I6's liveness checked.
 	RemindersOwed int
+	// Sends, Sent, SendsFailed and SendsCancelled sum the campaigns'.
+	Sends, Sent, SendsFailed, SendsCancelled int
 	// Lag quantiles of notification time minus deadline.
 	LagP50, LagP99, LagMax time.Duration
 	Elapsed                time.Duration
@@ -73,6 +75,10 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		sum.Notifications += r.Notifications
 		sum.Reminders += r.Reminders
 		sum.RemindersOwed += r.RemindersOwed
+		sum.Sends += r.Sends
+		sum.Sent += r.Sent
+		sum.SendsFailed += r.SendsFailed
+		sum.SendsCancelled += r.SendsCancelled
 		lags = append(lags, r.Lags...)
 	}
 	sort.Slice(sum.Failed, func(i, j int) bool { return sum.Failed[i].Seed < sum.Failed[j].Seed })

@@ -174,9 +174,9 @@ func (w *world) checkReminders(t *taskState) {
 	// reminder schedule is repaired by the reconciler, whose interleaved
 	// runs are random, so it may come after the time) and reminders whose
 	// invocation used up its retries.
-	// The TTL layer fires up to layers.TTLPrecision (48 h) late, past the
-	// deadline: a reminder is owed only on the other layers.
-	if w.blamed[t.id] > 0 || t.remDead || w.cfg.Layer == layers.TTL {
+	// The TTL timer fires up to layers.TTLPrecision (48 h) late, past the
+	// deadline: a reminder is owed only on the other timers.
+	if w.blamed[t.id] > 0 || t.remDead || w.cfg.Timer == layers.TTL {
 		return
 	}
 	sent := func(due, at time.Time) int {

@@ -51,7 +51,7 @@ const (
 	FaultFiredTwice Fault = "schedule-fired-twice"
 	// FaultFiredLate: a schedule invoked the expiry function late.
 	FaultFiredLate Fault = "schedule-fired-late"
-	// FaultFiredEarly (EventBridge Scheduler layer): a deadline's or a
+	// FaultFiredEarly (EventBridge Scheduler timer): a deadline's or a
 	// reminder's schedule invoked the expiry function up to 59 s before
 	// its time. The Scheduler fires anywhere within the minute of its
 	// expression; the adapter places schedules on the minute at or after
@@ -66,10 +66,12 @@ const (
 	// FaultExpireWriteFailed: the expiry's conditional write failed (not
 	// a condition failure: the table was unavailable).
 	FaultExpireWriteFailed Fault = "expire-write-failed"
-	// FaultPublishFailed: SNS refused the notification.
+	// FaultPublishFailed: SNS refused the notification (campaigns: SES
+	// refused the send with a retryable error).
 	FaultPublishFailed Fault = "publish-failed"
 	// FaultCrashAfterPublish: the expiry function crashed after SNS took
-	// the notification and before it was recorded.
+	// the notification and before it was recorded (campaigns: the send
+	// worker, after SES took the message and before the task's write).
 	FaultCrashAfterPublish Fault = "crash-after-publish"
 	// FaultMarkNotifiedFailed: recording the notification failed.
 	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
@@ -97,30 +99,68 @@ const (
 	// redriven from the scheduler's dead-letter queue by the operator at
 	// the end of the history (not a fault: the recovery of one).
 	FaultDLQRedriven Fault = "expiry-dlq-redriven"
-	// FaultDuplicateExecution (StepFunctions layer): the item's execution
+	// FaultDuplicateExecution (StepFunctions timer): the item's execution
 	// invoked the expiry function twice (the Lambda task retried after a
 	// timeout, or a second execution ran).
 	FaultDuplicateExecution Fault = "sfn-duplicate-execution"
-	// FaultStopRace (StepFunctions layer): a move or cancel stopped an
+	// FaultStopRace (StepFunctions timer): a move or cancel stopped an
 	// execution whose Wait had already ended: the invocation still ran.
 	FaultStopRace Fault = "sfn-stop-racing-wait-end"
-	// FaultStaleExecution (StepFunctions layer, observed, not injected):
+	// FaultStaleExecution (StepFunctions timer, observed, not injected):
 	// at rest, an item had a stale execution running that no cancel or
 	// move can name: beside its right one (a create that raced a move,
 	// or a replayed reschedule), or after its cancel (a restart, or the
 	// execution of an earlier due time). The claim skips it when it
 	// fires.
 	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
-	// FaultTTLDeleteLate (TTL layer): the sweeper deleted a marker later
+	// FaultTTLDeleteLate (TTL timer): the sweeper deleted a marker later
 	// than 15 minutes after its due time (up to layers.TTLPrecision).
 	FaultTTLDeleteLate Fault = "ttl-delete-late"
-	// FaultStreamRedeliveredTTL (TTL layer): the stream delivered a TTL
+	// FaultStreamRedeliveredTTL (TTL timer): the stream delivered a TTL
 	// deletion twice.
 	FaultStreamRedeliveredTTL Fault = "ttl-deletion-delivered-twice"
 	// FaultWriterFiredState (observed, not a failure): a writer completed
 	// a Pending task by writing the fired state straight into the table,
 	// without the library's claim marks.
 	FaultWriterFiredState Fault = "writer-completed-with-fired-state"
+
+	// The campaign workload's own faults; it also injects
+	// FaultSchedulerThrottled, FaultSchedulerResponseLost, FaultFiredEarly,
+	// FaultFiredLate, FaultFiredTwice, FaultPublishFailed and
+	// FaultCrashAfterPublish.
+
+	// FaultSchedulerError: a scheduler call failed with an error that is
+	// not a throttle (the provisioner gives a task up to the reconciler
+	// after 3 of them).
+	FaultSchedulerError Fault = "scheduler-error"
+	// FaultFireDropped: a schedule fired (and deleted itself) but its
+	// invocation went to the dead-letter queue: the reconciler must send
+	// the overdue task.
+	FaultFireDropped Fault = "schedule-fire-dropped-to-dlq"
+	// FaultCrashAfterClaim: the send worker crashed after its claim and
+	// before the send: the task stays Running until the reconciler
+	// recovers it.
+	FaultCrashAfterClaim Fault = "send-crash-after-claim"
+	// FaultBounce: a recipient's address bounces (the task ends Failed).
+	FaultBounce Fault = "send-bounced"
+	// FaultProvisionKilled: a provisioning run died part-way (its next run
+	// resumes from the saved checkpoint).
+	FaultProvisionKilled Fault = "provision-run-killed"
+	// FaultCampaignCancelled (an action, not a fault): the campaign was
+	// cancelled part-way.
+	FaultCampaignCancelled Fault = "campaign-cancelled-midway"
+	// FaultSendRecovered (observed): the reconciler finished or re-queued
+	// a stale Running task.
+	FaultSendRecovered Fault = "stale-running-send-recovered"
+	// FaultScheduleRecreated (observed): the reconciler created a missing
+	// schedule again.
+	FaultScheduleRecreated Fault = "send-schedule-recreated"
+	// FaultSendRetimed (observed): the reconciler moved an overdue task
+	// outside the windows to the next usable minute.
+	FaultSendRetimed Fault = "overdue-send-retimed"
+	// FaultSendDispatched (observed): the reconciler handed an overdue
+	// task to the send function.
+	FaultSendDispatched Fault = "overdue-send-dispatched"
 )
 
 // Faults lists every fault kind, in report order.
@@ -131,7 +171,9 @@ func Faults() []Fault {
 		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultRemindWriteFailed, FaultMarkRemindedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
 		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
 		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
-		FaultWriterFiredState}
+		FaultWriterFiredState,
+		FaultSchedulerError, FaultFireDropped, FaultCrashAfterClaim, FaultBounce, FaultProvisionKilled,
+		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched}
 }
 
 var (
@@ -143,15 +185,22 @@ var (
 
 // inject decides whether to inject a fault of kind k, with probability p
 // scaled by the history's fault intensity, and counts it.
-func (w *world) inject(k Fault, p float64) bool {
-	if !w.faultsOn || w.rng.Float64() >= p*w.intensity {
+func (w *core) inject(k Fault, p float64) bool {
+	if !w.chance(p) {
 		return false
 	}
 	w.count(k)
 	return true
 }
 
-func (w *world) count(k Fault) {
+// chance draws whether a fault with probability p (scaled by the
+// intensity) happens, without counting it: for a fault decided ahead of
+// the moment it shows (count it then).
+func (w *core) chance(p float64) bool {
+	return w.faultsOn && w.rng.Float64() < p*w.intensity
+}
+
+func (w *core) count(k Fault) {
 	w.res.Faults[k]++
 	w.injected++
 }
@@ -161,10 +210,10 @@ func (w *world) count(k Fault) {
 func (w *world) blame(taskID string) { w.blamed[taskID]++ }
 
 // earlyBy is how far ahead of now this tick's firing reaches on the
-// EventBridge Scheduler layer: zero, or (FaultFiredEarly) 1 to 59 s, so
+// EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
 func (w *world) earlyBy() time.Duration {
-	if w.cfg.Layer == layers.StepFunctions || w.cfg.Layer == layers.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
+	if w.cfg.Timer == layers.StepFunctions || w.cfg.Timer == layers.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
 		return 0
 	}
 	return time.Duration(1+w.rng.Intn(59)) * time.Second

@@ -6,7 +6,8 @@ import "testing"
 // race detector (make test's unit step), from seed 1: a fixed few, to look
 // for data races, at about a tenth of the speed. The same tests run their
 // full numbers without -race in make test's sim step, and make sim runs
-// 10,000 per layer.
+// 10,000 per timer and workload. Campaign histories use it too (seeds 1-12
+// show every campaign fault).
 const raceSeeds = 12
 
 // histories is how many seeded histories a test runs (seeds 1..n): full,
@@ -33,3 +34,7 @@ func skipUnderRace(t *testing.T) {
 		t.Skip("race detector: runs without -race (make test's sim step), where its seed budget holds")
 	}
 }
+
+// campaignSeeds is how many campaign histories TestCampaignHistories runs
+// without -race (make sim runs 10,000).
+const campaignSeeds = 300

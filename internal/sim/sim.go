@@ -15,7 +15,12 @@
 // a writer that writes the fired state straight into the table, as an
 // adopter whose "complete" is its fired state does), with deliveries
 // reordered where AWS allows it and faults injected at every stage (see
-// Fault). After it, invariants I1 to I5 are checked (see Run).
+// Fault). After it, invariants I1 to I6 are checked (see Run).
+//
+// The same seed loop (RunMany), fault injection, trace and reports (core)
+// run a second workload, campaign sends (Config.Workload; campaign.go,
+// with the campaign services behind the seam in campaigns.go), checked
+// against invariants C1 to C4.
 package sim
 
 import (
@@ -67,11 +72,54 @@ type Mutation struct {
 	// Outcome wraps what the expiry function answers for a schedule's
 	// input (the expiry's or the reminder's outcome and error).
 	Outcome func(out string, err error) (string, error)
+	// CampaignNoIdempotency (campaigns): the sender keeps no record of
+	// what it sent: a send repeated after a crash goes out again.
+	CampaignNoIdempotency bool
+	// CampaignWorkerAhead (campaigns): the send worker's clock runs this
+	// far ahead, so it takes an early fire for one on time.
+	CampaignWorkerAhead time.Duration
+}
+
+// Workload is what a history runs through the core.
+type Workload string
+
+// The workloads.
+const (
+	// WorkloadTasks: to-do tasks with deadlines and reminders, through
+	// the whole pipeline (the zero value).
+	WorkloadTasks Workload = "tasks"
+	// WorkloadCampaigns: one email campaign's sends, from planning and
+	// provisioning to the send worker, the reconciler and a cancel.
+	WorkloadCampaigns Workload = "campaigns"
+)
+
+// Workloads lists the workloads, in report order.
+var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns}
+
+// ParseWorkload reads a workload's name.
+func ParseWorkload(s string) (Workload, error) {
+	for _, w := range Workloads {
+		if string(w) == s {
+			return w, nil
+		}
+	}
+	return "", fmt.Errorf("unknown workload %q: use tasks or campaigns", s)
+}
+
+// Applies reports whether workload w runs on timer t: tasks on every
+// timer; campaign sends on the EventBridge Scheduler only (their
+// provisioning creates one-time schedules).
+func Applies(w Workload, t layers.Name) bool {
+	return w != WorkloadCampaigns || t == layers.EventBridgeScheduler || t == ""
 }
 
 // Config is one history.
 type Config struct {
 	Seed int64
+	// Workload is what the history runs; zero for tasks. The campaign
+	// workload reads Seed, Timer (which must be the EventBridge
+	// Scheduler's, see Applies) and Trace only.
+	Workload Workload
 	// Mutation is applied to the stages; zero for the real code.
 	Mutation Mutation
 	// ConcurrentFires also injects FaultConcurrentFire.
@@ -79,13 +127,13 @@ type Config struct {
 	// AnyWriter writes a fifth of the tasks straight into the table (a
 	// plain put, not through the API), which the stream path schedules.
 	AnyWriter bool
-	// Layer is the execution layer that fires the tasks, with its own
-	// faults: EventBridgeScheduler (zero value) as before; StepFunctions
+	// Timer is the timer that fires the tasks, with its own faults:
+	// EventBridgeScheduler (zero value) as before; StepFunctions
 	// (a timer per execution; duplicate executions and stops that race
 	// the Wait's end); TTL (a lazy sweeper that deletes each marker up to
 	// layers.TTLPrecision after its due time, and duplicate stream
 	// deliveries).
-	Layer layers.Name
+	Timer layers.Name
 	// Trace, when set, receives a line per step.
 	Trace func(line string)
 }
@@ -113,6 +161,9 @@ type Result struct {
 	PutDirect int
 	// Lags are notification times minus deadlines, one per notification.
 	Lags []time.Duration
+	// Sends counts a campaign's planned sends; Sent, SendsFailed and
+	// SendsCancelled how they ended.
+	Sends, Sent, SendsFailed, SendsCancelled int
 }
 
 // Failed reports whether an invariant broke.
@@ -203,17 +254,37 @@ type shard struct {
 	pos  int
 }
 
-type world struct {
+// core is what every workload's history shares: the seeded source, the
+// fault injection (inject), the trace (tracef) and the invariant reports
+// (violate).
+type core struct {
 	cfg       Config
 	rng       *rand.Rand
-	ctx       context.Context
 	res       Result
 	intensity float64
 	faultsOn  bool
 	injected  int
-	inAPI     bool
-	blamed    map[string]int
-	seq       int
+	// now is the history's virtual clock; trace lines show the time since
+	// epoch.
+	now   func() time.Time
+	epoch time.Time
+}
+
+// newCore seeds the history's source and draws its fault intensity: some
+// histories are calm, some stormy.
+func newCore(cfg Config) core {
+	rng := rand.New(rand.NewSource(cfg.Seed))
+	c := core{cfg: cfg, rng: rng, res: Result{Seed: cfg.Seed, Faults: map[Fault]int{}}}
+	c.intensity = []float64{0, 0.3, 1, 1, 2, 3}[rng.Intn(6)]
+	return c
+}
+
+type world struct {
+	core
+	ctx    context.Context
+	inAPI  bool
+	blamed map[string]int
+	seq    int
 
 	clock    *pipeline.Clock
 	mem      *memory.Store
@@ -276,24 +347,35 @@ type world struct {
 //     that deadline and reminder is delivered, once unless a crash fell
 //     between its publish and its record (see checkReminders for the
 //     margin a reminder needs to be owed).
+//
+// A campaign history (Config.Workload) checks C1 to C4 instead (see
+// campaign.go).
 func Run(cfg Config) Result {
+	switch cfg.Workload {
+	case WorkloadTasks, "":
+	case WorkloadCampaigns:
+		if !Applies(cfg.Workload, cfg.Timer) {
+			panic(fmt.Sprintf("sim: the campaign workload runs on the scheduler timer only (given %s)", cfg.Timer))
+		}
+		return runCampaign(cfg)
+	default:
+		panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
+	}
 	w := newWorld(cfg)
 	w.history()
 	return w.res
 }
 
 func newWorld(cfg Config) *world {
-	rng := rand.New(rand.NewSource(cfg.Seed))
-	w := &world{cfg: cfg, rng: rng, ctx: context.Background(), blamed: map[string]int{},
-		res:    Result{Seed: cfg.Seed, Faults: map[Fault]int{}},
+	w := &world{core: newCore(cfg), ctx: context.Background(), blamed: map[string]int{},
 		byUser: map[string]*user{}, tasks: map[string]*taskState{}, msgs: map[string]*msgState{},
 		eventSent: map[string]time.Time{}}
-	// Some histories are calm, some stormy.
-	w.intensity = []float64{0, 0.3, 1, 1, 2, 3}[rng.Intn(6)]
+	rng := w.rng
 	log := slog.New(slog.DiscardHandler)
 	w.clock = pipeline.NewClock(start)
+	w.now, w.epoch = w.clock.Now, start
 	w.mem = memory.NewStore()
-	w.sched = w.newLayer()
+	w.sched = w.newTimer()
 	w.fsched = faultyScheduler{w: w, in: w.sched}
 	for i := range 1 + rng.Intn(3) {
 		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
@@ -369,13 +451,13 @@ func must(err error) {
 	}
 }
 
-func (w *world) tracef(format string, args ...any) {
+func (w *core) tracef(format string, args ...any) {
 	if w.cfg.Trace != nil {
-		w.cfg.Trace(w.clock.Now().Sub(start).String() + " " + fmt.Sprintf(format, args...))
+		w.cfg.Trace(w.now().Sub(w.epoch).String() + " " + fmt.Sprintf(format, args...))
 	}
 }
 
-func (w *world) violate(inv, format string, args ...any) {
+func (w *core) violate(inv, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	w.tracef("VIOLATION %s: %s", inv, msg)
 	w.res.Violations = append(w.res.Violations, Violation{Invariant: inv, Msg: msg})
@@ -420,7 +502,7 @@ func (w *world) history() {
 	w.faultsOn = false
 	w.settle()
 	w.clock.Advance(grace + time.Minute)
-	if w.cfg.Layer == layers.TTL {
+	if w.cfg.Timer == layers.TTL {
 		// Past the latest TTL deletion: the sweeper deletes every marker.
 		w.clock.Advance(layers.TTLPrecision)
 	}
@@ -518,14 +600,14 @@ func (w *world) lastDue() time.Time {
 // task deleted since is no orphan the reconciler lists (it lists the
 // deadline schedules' prefix): it fires once, its claim finds no task,
 // and it deletes itself. The history runs past it too. So it does past
-// every execution of the Step Functions layer: a stale one that no cancel
+// every execution of the Step Functions timer: a stale one that no cancel
 // can name (staleAfterCancel) fires at its due time, and the claim skips
 // it.
 func (w *world) lastReminder() time.Time {
 	var last time.Time
 	for _, sc := range w.sched.All() {
 		_, reminder := task.TaskIDFromReminderName(sc.Name)
-		if (reminder || w.cfg.Layer == layers.StepFunctions) && sc.At.After(last) {
+		if (reminder || w.cfg.Timer == layers.StepFunctions) && sc.At.After(last) {
 			last = sc.At
 		}
 	}
@@ -957,7 +1039,7 @@ func (w *world) fire() {
 		if s.At.After(now) {
 			w.count(FaultFiredEarly)
 		}
-		if w.cfg.Layer != layers.TTL && w.inject(FaultFiredLate, 0.05) {
+		if w.cfg.Timer != layers.TTL && w.inject(FaultFiredLate, 0.05) {
 			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
 		}
 		w.invs = append(w.invs, invocation{s: s, at: at})

@@ -13,10 +13,10 @@ import (
 // FaultTTLDeleteLate.
 const ttlLateAfter = 15 * time.Minute
 
-// newLayer is the in-memory stand-in of the history's execution layer,
-// with that layer's faults wired in.
-func (w *world) newLayer() memory.LayerScheduler {
-	l := memory.NewLayer(w.cfg.Layer, w.clock.Now, w.ttlDelay)
+// newTimer is the in-memory stand-in of the history's timer, with that
+// timer's faults wired in.
+func (w *world) newTimer() memory.LayerScheduler {
+	l := memory.NewLayer(w.cfg.Timer, w.clock.Now, w.ttlDelay)
 	if e, ok := l.(*memory.Executions); ok {
 		e.StopLost = func(task.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
 	}
@@ -35,9 +35,9 @@ func (w *world) ttlDelay() time.Duration {
 	return d
 }
 
-// duplicateFault is the layer's "invoked twice" fault.
+// duplicateFault is the timer's "invoked twice" fault.
 func (w *world) duplicateFault() Fault {
-	switch w.cfg.Layer {
+	switch w.cfg.Timer {
 	case layers.StepFunctions:
 		return FaultDuplicateExecution
 	case layers.TTL:
@@ -46,7 +46,7 @@ func (w *world) duplicateFault() Fault {
 	return FaultFiredTwice
 }
 
-// staleTolerated looks, on the Step Functions layer, for the item's
+// staleTolerated looks, on the Step Functions timer, for the item's
 // execution at want's due time among all its running executions. Nothing
 // lists an item's executions (a move stops only the one its old due time
 // names), so a create that raced a move, or a replayed reschedule, may
@@ -54,7 +54,7 @@ func (w *world) duplicateFault() Fault {
 // the claim skips it (I1 checks that). I3 then asks that the right one
 // runs; Result.Faults counts the stale ones as FaultStaleExecution.
 func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
-	if w.cfg.Layer != layers.StepFunctions {
+	if w.cfg.Timer != layers.StepFunctions {
 		return task.Schedule{}, false
 	}
 	var found task.Schedule
@@ -75,7 +75,7 @@ func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
 	return found, ok
 }
 
-// staleAfterCancel reports, on the Step Functions layer, whether every
+// staleAfterCancel reports, on the Step Functions timer, whether every
 // running execution of t (a task no longer Pending) is one that its cancel
 // could not name: a restart (the item was armed again for a due time
 // whose execution a cancel had stopped) or the execution of another due
@@ -98,7 +98,7 @@ func (w *world) staleAfterCancel(t task.Task) bool {
 	return true
 }
 
-// staleOfGone reports, on the Step Functions layer, whether sc is an
+// staleOfGone reports, on the Step Functions timer, whether sc is an
 // execution of a deleted task that its cancel could not name, as
 // staleAfterCancel does for a task that is not Pending; the deleted
 // task's last due time is the payload's of its latest record.

@@ -1,6 +1,0 @@
-//go:build race
-
-package sim
-
-// raceEnabled: the race detector slows the histories about tenfold.
-const raceEnabled = true
