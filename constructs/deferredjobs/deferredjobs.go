@@ -1,17 +1,22 @@
-// Package deferredjobs is activity-driven deferred jobs:
-// DynamoDB TTL as a lazy scheduler. The app's writers upsert one marker
-// per tenant and window (package github.com/unschedule/unschedule/deferredjobs/writer,
-// MarkActivity); the marker expires at the next occurrence of a weekly
-// time (Monday 03:00 UTC by default); its TTL deletion arrives on the
-// table's stream, where an event source mapping filtered to TTL deletions
-// runs the dispatcher; the dispatcher queues one job per tenant on an
+// Package deferredjobs is activity-driven deferred jobs on the scheduling
+// core's TTL timer. The app's writers call MarkActivity (package
+// github.com/unschedule/unschedule/deferredjobs/writer), which creates one
+// item per tenant and window, due at the window's moment (the next
+// occurrence of a weekly time, Monday 03:00 UTC by default); the core
+// (constructs/scheduleonwrite with NewTTLTimer, and constructs/cancellation)
+// gives each item a TTL marker, fires it after its due time through the
+// conditional claim, and invokes this construct's dispatcher as its
+// Target; the dispatcher queues one job per tenant and window on an
 // encrypted, TLS-only SQS queue; the app's worker consumes it with a
-// bounded maximum concurrency, so a burst of expiries is a queue, not a
-// burst of functions.
+// bounded maximum concurrency, so a burst of windows closing is a queue,
+// not a burst of functions.
 //
-// Precision is TTL's: an expired item is deleted within a few days,
-// typically within 48 hours
-// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
+// Precision is TTL's: DynamoDB deletes an expired marker within a few
+// days, typically within 48 hours
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html);
+// the core's reconciler fires an item it finds overdue sooner. A job runs
+// some time after its window, never before (the claim refuses an item
+// whose due time has not come).
 package deferredjobs
 
 import (
@@ -29,36 +34,32 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-// DeferredJobsProps configures the pipeline.
+// DeferredJobsProps configures deferred jobs.
 type DeferredJobsProps struct {
-	// Worker runs one job (an SQS record whose body is a
-	// deferredjobs.Job). Required. It should report batch item failures.
+	// Worker runs one job (an SQS record whose body is a job.Job; read it
+	// with job.ParseJob). Required. It should report batch item failures.
 	Worker awslambda.IFunction
-	// RunAt is the weekly moment (UTC) a marker expires at.
-	// Default: Monday 03:00 UTC.
-	RunAt *deferredjobs.Weekly
-	// StreamBatchSize is how many stream records one dispatcher run gets,
-	// 1..10000.
-	// Default: 100.
-	StreamBatchSize float64
-	// StreamParallelizationFactor is how many dispatcher runs read one
-	// stream shard at once, 1..10.
-	// Default: 1.
-	StreamParallelizationFactor float64
-	// StreamRetryAttempts of a failed dispatcher batch before its records
-	// go to the stream failure queue, 0..10000.
-	// Default: 10.
-	StreamRetryAttempts *float64
+	// RunAt is the weekly moment (UTC) that closes a window: a tenant's
+	// item is due then.
+	// Default: Monday 03:00 UTC (job.DefaultWeekly).
+	RunAt *job.Weekly
+	// MaxLateness is how late a job may come after its window before the
+	// core's TTL timer alarms (TTLOverdueAlarm): at least 48 hours
+	// (DynamoDB deletes expired items typically within two days).
+	// Default: 48 hours.
+	MaxLateness awscdk.Duration
 	// WorkerMaxConcurrency is the most worker runs at once (the SQS event
 	// source's maximum concurrency), 2..1000.
 	// Default: 2.
@@ -69,196 +70,234 @@ type DeferredJobsProps struct {
 	// JobVisibilityTimeout is the job queue's visibility timeout, whole
 	// seconds up to 12 hours, at least six times the Worker's timeout
 	// (synth fails otherwise, when the Worker is a function of this app).
+	// Not with ExistingJobQueue.
 	// Default: six times the Worker's timeout, at least 3 minutes; 3
 	// minutes when its timeout cannot be read (an imported function).
 	JobVisibilityTimeout awscdk.Duration
 	// JobMaxReceiveCount is how often a job is tried before it moves to
-	// the dead-letter queue, 1..1000.
+	// the job dead-letter queue, 1..1000. Not with ExistingJobQueue.
 	// Default: 5.
 	JobMaxReceiveCount float64
-	// AlarmTopic receives the alarms.
+	// ExistingTable is your own table for the items: keyed tenantId
+	// (partition) and window (sort), both strings, with a stream of
+	// NEW_AND_OLD_IMAGES and TTL enabled on "unscheduleTtl"
+	// (TTLAttribute). Synth checks a Table or TableV2 of this app. Not
+	// with TableProps; RemovalPolicy and DeletionProtection do not apply
+	// to it.
+	// Default: a new table (TableProps).
+	ExistingTable awsdynamodb.ITable
+	// TableProps override, field by field, the new table's props
+	// (on-demand, point-in-time recovery, AWS-managed encryption,
+	// RemovalPolicy, DeletionProtection). Its keys, stream and TTL
+	// attribute are the construct's, and point-in-time recovery stays on:
+	// setting any of them fails synth. Not with ExistingTable.
+	// Default: those.
+	TableProps *awsdynamodb.TableProps
+	// ExistingJobQueue is your own standard queue for the jobs (its
+	// visibility timeout and redrive policy are yours; keep it encrypted
+	// and TLS-only). Not with JobQueueProps, JobVisibilityTimeout or
+	// JobMaxReceiveCount.
+	// Default: a new queue (JobQueueProps) with a dead-letter queue.
+	ExistingJobQueue awssqs.IQueue
+	// ExistingJobDeadLetterQueue is the dead-letter queue of your
+	// ExistingJobQueue: it is then alarmed (JobDeadLetterAlarm). Only with
+	// ExistingJobQueue.
+	// Default: none with ExistingJobQueue (alarm it yourself).
+	ExistingJobDeadLetterQueue awssqs.IQueue
+	// JobQueueProps override, field by field, the new job queue's props
+	// (SQS-managed encryption, TLS only, 14 days, RemovalPolicy). Its
+	// visibility timeout and dead-letter queue are set by
+	// JobVisibilityTimeout and JobMaxReceiveCount; encryption and TLS may
+	// not be turned off. Not with ExistingJobQueue.
+	// Default: those.
+	JobQueueProps *awssqs.QueueProps
+	// AlarmTopic receives the alarms (the core's too).
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
-	// RemovalPolicy of the table and the queues. The markers are the
-	// pending work of the next window: a table deleted with its stack
-	// loses every tenant's next job, so it is kept by default, like the
-	// task table (scheduleonwrite); pass DESTROY for a disposable stack.
+	// RemovalPolicy of the table and the queues the construct creates
+	// (the core's too). The items are every tenant's pending job: a table
+	// deleted with its stack loses them, so it is kept by default, like
+	// the task table (todoapp); pass DESTROY for a disposable stack.
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
-	// Logs is how the dispatcher's log group keeps its events.
+	// DeletionProtection keeps the new table from being deleted by
+	// CloudFormation or the API until it is turned off.
+	// Default: true with RemovalPolicy RETAIN (the default), false with
+	// DESTROY (as todoapp's Protected).
+	DeletionProtection *bool
+	// Logs is how the functions' log groups keep their events.
 	// Default: one month, retained.
 	Logs gofn.LogOptions
 }
 
-// DeferredJobs is the marker table, the dispatcher, the job queue and its
-// dead-letter queue, and their alarms.
+// DeferredJobs is the items table, the scheduling core on its TTL timer,
+// the dispatcher (the core's Target), the job queue and its dead-letter
+// queue, and their alarms.
 type DeferredJobs struct {
 	constructs.Construct
-	// Table holds the markers ("Resource"): key tenantId + window, TTL
-	// attribute expiresAt, stream KEYS_ONLY.
-	Table awsdynamodb.Table
-	// Dispatcher turns TTL deletions into jobs.
+	// Table holds one item per tenant and window (ExistingTable, or the
+	// one created, "Table"), and the TTL timer's markers.
+	Table awsdynamodb.ITable
+	// Core is the scheduling core on the table: expiry function, TTL
+	// timer, reconciler.
+	Core *scheduleonwrite.ScheduleOnWrite
+	// Timer is the core's TTL timer, bound (its mapping, failure queue,
+	// watch and alarms).
+	Timer *scheduleonwrite.TTLTimer
+	// Pipeline is the core's stream pipeline: it gives each new item its
+	// TTL marker.
+	Pipeline *cancellation.Cancellation
+	// Dispatcher is the core's Target: it queues one job per fired item.
 	Dispatcher *gofn.Function
-	// Jobs is the job queue the worker consumes.
-	Jobs awssqs.Queue
+	// Jobs is the job queue the worker consumes (ExistingJobQueue, or the
+	// one created).
+	Jobs awssqs.IQueue
 	// JobDeadLetters receives the jobs the worker failed JobMaxReceiveCount
-	// times.
-	JobDeadLetters awssqs.Queue
-	// StreamFailures receives the stream batches the dispatcher failed.
-	StreamFailures awssqs.Queue
-	// RunAt is the weekly moment markers expire at.
-	RunAt deferredjobs.Weekly
-	// Alarms of the pipeline.
-	Alarms []awscloudwatch.Alarm
+	// times (ExistingJobDeadLetterQueue with ExistingJobQueue; may be nil
+	// then).
+	JobDeadLetters awssqs.IQueue
+	// RunAt is the weekly moment windows close at.
+	RunAt job.Weekly
+	// JobDeadLetterAlarm fires when a job is in the job dead-letter queue
+	// (nil with an ExistingJobQueue and no ExistingJobDeadLetterQueue).
+	JobDeadLetterAlarm awscloudwatch.Alarm
+	// DispatcherErrorsAlarm fires when the dispatcher failed (the core
+	// retries the firing).
+	DispatcherErrorsAlarm awscloudwatch.Alarm
+	// QueueFailedAlarm fires when the job queue refused a job.
+	QueueFailedAlarm awscloudwatch.Alarm
+	// MalformedAlarm fires when the dispatcher got an item that is no
+	// deferred job.
+	MalformedAlarm awscloudwatch.Alarm
 }
 
-// NewDeferredJobs builds the pipeline.
+// NewDeferredJobs builds deferred jobs.
 func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobsProps) *DeferredJobs {
-	if props == nil || props.Worker == nil {
-		panic(fmt.Sprintf("%s: Worker is required: pass the function that runs one job", *id))
-	}
-	runAt := deferredjobs.DefaultWeekly
-	if props.RunAt != nil {
-		runAt = *props.RunAt
-	}
-	if err := runAt.Validate(); err != nil {
-		panic(fmt.Sprintf("%s: RunAt: %v", *id, err))
-	}
-	batch := propcheck.Or(props.StreamBatchSize, 100)
-	propcheck.CheckWhole(*id, "StreamBatchSize", batch, 1, 10000, "stream records per dispatcher run; Lambda allows 1 to 10000")
-	parallel := propcheck.Or(props.StreamParallelizationFactor, 1)
-	propcheck.CheckWhole(*id, "StreamParallelizationFactor", parallel, 1, 10, "concurrent batches per shard; Lambda allows 1 to 10")
-	retries := propcheck.Number(props.StreamRetryAttempts, 10)
-	propcheck.CheckWhole(*id, "StreamRetryAttempts", retries, 0, 10000, "retries of a failed stream batch; Lambda allows 0 to 10000")
-	maxConc := propcheck.Or(props.WorkerMaxConcurrency, 2)
-	propcheck.CheckWhole(*id, "WorkerMaxConcurrency", maxConc, 2, 1000, "concurrent worker runs; Lambda allows 2 to 1000")
-	workerBatch := propcheck.Or(props.WorkerBatchSize, 1)
-	propcheck.CheckWhole(*id, "WorkerBatchSize", workerBatch, 1, 10, "jobs per worker run; up to 10 without a batching window")
-	visibility := jobVisibility(*id, props)
-	receives := propcheck.Or(props.JobMaxReceiveCount, 5)
-	propcheck.CheckWhole(*id, "JobMaxReceiveCount", receives, 1, 1000, "tries of a job before its dead-letter queue; SQS allows 1 to 1000")
-	removal := props.RemovalPolicy
-	if removal == "" {
-		removal = awscdk.RemovalPolicy_RETAIN
-	}
+	p := withDefaults(*id, props)
+	validate(*id, &p)
 
 	c := constructs.NewConstruct(scope, id)
-	d := &DeferredJobs{Construct: c, RunAt: runAt}
-	d.Table = awsdynamodb.NewTable(c, jsii.String("Resource"), &awsdynamodb.TableProps{
-		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(deferredjobs.TenantAttr), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:             &awsdynamodb.Attribute{Name: jsii.String(deferredjobs.WindowAttr), Type: awsdynamodb.AttributeType_STRING},
-		TimeToLiveAttribute: jsii.String(deferredjobs.ExpiresAttr),
-		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		// A marker deleted by mistake (or a bad deploy) can be restored.
-		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-			PointInTimeRecoveryEnabled: jsii.Bool(true),
-		},
-		// The dispatcher needs only the keys (tenant, window).
-		Stream:        awsdynamodb.StreamViewType_KEYS_ONLY,
-		RemovalPolicy: removal,
-	})
-
-	dlqProps := resource.DeadLetterQueueProps(removal)
-	d.JobDeadLetters = awssqs.NewQueue(c, jsii.String("JobDeadLetterQueue"), &dlqProps)
-	d.Jobs = awssqs.NewQueue(c, jsii.String("JobQueue"), &awssqs.QueueProps{
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		VisibilityTimeout: visibility,
-		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(resource.DeadLetterRetentionDays)),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: d.JobDeadLetters, MaxReceiveCount: jsii.Number(receives)},
-		RemovalPolicy:     removal,
-	})
-	d.StreamFailures = awssqs.NewQueue(c, jsii.String("StreamFailureQueue"), &dlqProps)
+	d := &DeferredJobs{Construct: c, RunAt: p.runAt}
+	d.Table = p.ExistingTable
+	if d.Table == nil {
+		tp := tableProps(*id, &p)
+		d.Table = awsdynamodb.NewTable(c, jsii.String("Table"), &tp)
+	}
+	d.buildQueues(c, &p)
 
 	d.Dispatcher = gofn.NewFunction(c, jsii.String("Dispatcher"), &gofn.FunctionProps{
 		Entry:       "lambdas/deferreddispatch",
-		Description: "Queues one job per TTL-deleted deferred-job marker",
-		Timeout:     awscdk.Duration_Seconds(jsii.Number(30)),
-		Logs:        props.Logs,
+		Description: "Queues the job of a tenant's window once the core fired its item",
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(DispatcherTimeoutSec)),
+		Logs:        p.Logs,
 		Environment: map[string]string{envvars.JobQueueURL: *d.Jobs.QueueUrl()},
 	})
 	d.Jobs.GrantSendMessages(d.Dispatcher.Function)
-	d.Dispatcher.Function.AddEventSource(awslambdaeventsources.NewDynamoEventSource(d.Table, &awslambdaeventsources.DynamoEventSourceProps{
-		// TRIM_HORIZON: a deletion that happened before the mapping was
-		// ready is still read.
-		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
-		BatchSize:               jsii.Number(batch),
-		ParallelizationFactor:   jsii.Number(parallel),
-		RetryAttempts:           jsii.Number(retries),
-		BisectBatchOnError:      jsii.Bool(true),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxRecordAge:            awscdk.Duration_Days(jsii.Number(1)),
-		OnFailure:               awslambdaeventsources.NewSqsDlq(d.StreamFailures),
-		// TTL deletions only (deferredjobs.TTLDeleteFilter; the pattern string
-		// is passed as is so its key order is stable).
-		Filters: &[]*map[string]any{{"pattern": deferredjobs.TTLDeleteFilterJSON()}},
-	}))
-	props.Worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(d.Jobs, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(workerBatch),
-		MaxConcurrency:          jsii.Number(maxConc),
-		ReportBatchItemFailures: jsii.Bool(true),
-	}))
 
-	top := props.AlarmTopic
-	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}
-	d.Alarms = []awscloudwatch.Alarm{
-		alarms.QueueNotEmpty(c, "JobDeadLetterAlarm", d.JobDeadLetters,
-			"A deferred job failed in the worker after every try; it is in the job dead-letter queue. Fix the worker, then redrive the queue.", top),
-		alarms.QueueNotEmpty(c, "StreamFailureAlarm", d.StreamFailures,
-			"The deferred-jobs dispatcher failed a stream batch after every retry; its records' pointers are in the stream failure queue: those tenants got no job this window.", top),
-		alarms.AtLeast(c, "DispatcherErrorsAlarm",
-			"The deferred-jobs dispatcher returned errors (its batch is retried). See its logs.",
-			d.Dispatcher.Function.MetricErrors(sum), 1, top),
-		alarms.AtLeast(c, "QueueFailedAlarm",
-			"The job queue refused jobs from the dispatcher (retried as batch item failures). Check SQS throttling and the dispatcher's grant.",
-			alarms.Metric(c, metrics.FunctionDeferredDispatch, metrics.DeferredJobsQueueFailed, nil), 1, top),
-		alarms.AtLeast(c, "MalformedAlarm",
-			"A TTL deletion on the marker table was no marker (missing or bad tenantId/window keys): something else writes items with a TTL there.",
-			alarms.Metric(c, metrics.FunctionDeferredDispatch, metrics.DeferredJobsMalformed, nil), 1, top),
-	}
+	d.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: p.MaxLateness, TTLAttribute: TTLAttribute})
+	d.Core = scheduleonwrite.NewScheduleOnWrite(c, jsii.String("Core"), &scheduleonwrite.ScheduleOnWriteProps{
+		Schema: job.Schema(), ExistingTable: d.Table, Target: d.Dispatcher.Function, Timer: d.Timer,
+		RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, AlarmTopic: p.AlarmTopic,
+	})
+	d.Pipeline = cancellation.NewCancellation(c, jsii.String("Pipeline"), &cancellation.CancellationProps{
+		Table: d.Table, Timer: d.Core.Timer, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, AlarmTopic: p.AlarmTopic,
+	})
+
+	p.Worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(d.Jobs, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(p.WorkerBatchSize),
+		MaxConcurrency:          jsii.Number(p.WorkerMaxConcurrency),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+	d.buildAlarms(c, p.AlarmTopic)
 	return d
 }
 
-// Visibility timeouts of the job queue. Lambda's SQS page: "set the
-// source queue's visibility timeout to at least six times the timeout
-// that you configure on your function", so a batch retried after a
-// throttle is not seen again by another poller while it still runs.
-// https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
-const (
-	VisibilityPerWorkerTimeout = 6
-	DefaultJobVisibilitySec    = 180
-	MaxJobVisibilitySec        = 43200
-)
+// buildQueues is the job queue and its dead-letter queue: the adopter's,
+// or new ones.
+func (d *DeferredJobs) buildQueues(c constructs.Construct, p *props) {
+	if p.ExistingJobQueue != nil {
+		d.Jobs, d.JobDeadLetters = p.ExistingJobQueue, p.ExistingJobDeadLetterQueue
+		return
+	}
+	dlqProps := resource.DeadLetterQueueProps(p.RemovalPolicy)
+	d.JobDeadLetters = awssqs.NewQueue(c, jsii.String("JobDeadLetterQueue"), &dlqProps)
+	qp := propcheck.Merge(defaultJobQueueProps(p.RemovalPolicy, p.visibility, d.JobDeadLetters, p.JobMaxReceiveCount), p.JobQueueProps)
+	d.Jobs = awssqs.NewQueue(c, jsii.String("JobQueue"), &qp)
+}
+
+func (d *DeferredJobs) buildAlarms(c constructs.Construct, top awssns.ITopic) {
+	if d.JobDeadLetters != nil {
+		d.JobDeadLetterAlarm = alarms.QueueNotEmpty(c, "JobDeadLetterAlarm", d.JobDeadLetters,
+			"A deferred job failed in the worker after every try; it is in the job dead-letter queue. Fix the worker, then redrive the queue.", top)
+	}
+	d.DispatcherErrorsAlarm = alarms.AtLeast(c, "DispatcherErrorsAlarm",
+		"The deferred-jobs dispatcher failed (the core retries the firing, then its TTL failure queue holds it). See its logs.",
+		d.Dispatcher.Function.MetricErrors(alarms.SumOptions(nil)), 1, top)
+	d.QueueFailedAlarm = alarms.AtLeast(c, "QueueFailedAlarm",
+		"The job queue refused jobs from the dispatcher (the core retries the firing). Check SQS throttling and the dispatcher's grant.",
+		d.MetricQueueFailed(nil), 1, top)
+	d.MalformedAlarm = alarms.AtLeast(c, "MalformedAlarm",
+		"The dispatcher got an item that is no deferred job (tenantId, window = dueAt): something else writes armed items to the deferred-jobs table.",
+		d.MetricMalformed(nil), 1, top)
+}
+
+// Alarms are every alarm: the construct's own (the nil JobDeadLetterAlarm
+// of an ExistingJobQueue without its dead-letter queue left out), then the
+// core's (expiry, TTL timer, reconciler), then its pipeline's.
+func (d *DeferredJobs) Alarms() []awscloudwatch.Alarm {
+	own := []awscloudwatch.Alarm{d.JobDeadLetterAlarm, d.DispatcherErrorsAlarm, d.QueueFailedAlarm, d.MalformedAlarm}
+	return alarms.NonNil(append(append(own, d.Core.Alarms()...), d.Pipeline.Alarms()...)...)
+}
 
 // jobVisibility is JobVisibilityTimeout, or its default; it panics when
 // the timeout is out of SQS's range or below six times the Worker's.
-func jobVisibility(id string, props *DeferredJobsProps) awscdk.Duration {
-	worker, known := resource.FunctionTimeoutSec(props.Worker)
-	want := float64(VisibilityPerWorkerTimeout) * worker
-	if props.JobVisibilityTimeout == nil {
+func jobVisibility(id string, worker awslambda.IFunction, v awscdk.Duration) awscdk.Duration {
+	workerSec, known := resource.FunctionTimeoutSec(worker)
+	want := float64(VisibilityPerWorkerTimeout) * workerSec
+	if v == nil {
 		return awscdk.Duration_Seconds(jsii.Number(math.Max(DefaultJobVisibilitySec, want)))
 	}
-	v := props.JobVisibilityTimeout
 	propcheck.CheckSeconds(id, "JobVisibilityTimeout", v, 0, MaxJobVisibilitySec, "SQS allows 0 s to 12 hours")
 	if known && !*v.IsUnresolved() && *v.ToSeconds(nil) < want {
 		panic(fmt.Sprintf("%s: JobVisibilityTimeout (%vs) is below six times the Worker's timeout (%vs x 6 = %vs): "+
 			"set JobVisibilityTimeout to at least %vs, or leave it unset, or lower the Worker's timeout "+
 			"(Lambda: set the source queue's visibility timeout to at least six times the function timeout)",
-			id, *v.ToSeconds(nil), worker, want, want))
+			id, *v.ToSeconds(nil), workerSec, want, want))
 	}
 	return v
 }
 
-// GrantMarkActivity lets grantee upsert markers (dynamodb:PutItem on the
-// table only).
+// GrantMarkActivity lets grantee create items (dynamodb:PutItem on the
+// table only, with its customer-managed key when it has one): what
+// MarkActivity needs.
 func (d *DeferredJobs) GrantMarkActivity(grantee awsiam.IGrantable) awsiam.Grant {
 	return grants.Table(d.Table, grantee, "dynamodb:PutItem")
 }
 
 // ConfigureWriter grants fn GrantMarkActivity and sets the table and the
-// weekly moment in its environment (read by writer.FromEnv in deferredjobs/writer).
+// weekly moment in its environment (read by writer.FromEnv in
+// deferredjobs/writer).
 func (d *DeferredJobs) ConfigureWriter(fn awslambda.Function) {
 	d.GrantMarkActivity(fn)
 	fn.AddEnvironment(jsii.String(envvars.DeferredJobsTable), d.Table.TableName(), nil)
 	fn.AddEnvironment(jsii.String(envvars.DeferredJobsWeekly), jsii.String(d.RunAt.String()), nil)
+}
+
+// MetricJobsQueued counts the jobs the dispatcher queued.
+// Default: Sum over 5 minutes.
+func (d *DeferredJobs) MetricJobsQueued(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(d.Construct, metrics.FunctionDeferredDispatch, metrics.DeferredJobsQueued, opts)
+}
+
+// MetricQueueFailed counts the jobs the job queue refused (QueueFailedAlarm).
+// Default: Sum over 5 minutes.
+func (d *DeferredJobs) MetricQueueFailed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(d.Construct, metrics.FunctionDeferredDispatch, metrics.DeferredJobsQueueFailed, opts)
+}
+
+// MetricMalformed counts the fired items that were no deferred job
+// (MalformedAlarm).
+// Default: Sum over 5 minutes.
+func (d *DeferredJobs) MetricMalformed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(d.Construct, metrics.FunctionDeferredDispatch, metrics.DeferredJobsMalformed, opts)
 }

@@ -95,11 +95,11 @@ const (
 	TargetFunctionArns = "TARGET_FUNCTION_ARNS"
 	// FutureEventsTable is the future-events table, for an adopter's function (futureevents.ConfigureClient; futureevents/client).
 	FutureEventsTable = "FUTURE_EVENTS_TABLE_NAME"
-	// JobQueueURL is the deferred-jobs queue the dispatcher sends to (deferredjobs).
+	// JobQueueURL is the deferred-jobs queue the dispatcher sends to (internal/jobdispatch).
 	JobQueueURL = "JOB_QUEUE_URL"
-	// DeferredJobsTable is the deferred-jobs marker table, for an adopter's writer (deferredjobs; deferredjobs/writer).
+	// DeferredJobsTable is the deferred-jobs items table, for an adopter's writer (deferredjobs/job; deferredjobs/writer).
 	DeferredJobsTable = "DEFERRED_JOBS_TABLE"
-	// DeferredJobsWeekly is the deferred-jobs weekly run time, for an adopter's writer (deferredjobs; deferredjobs/writer).
+	// DeferredJobsWeekly is the deferred-jobs weekly run time, for an adopter's writer (deferredjobs/job; deferredjobs/writer).
 	DeferredJobsWeekly = "DEFERRED_JOBS_WEEKLY"
 	// FunctionName is set by Lambda itself, not by a construct: the function's own name (the campaign provisioner re-invokes itself).
 	FunctionName = "AWS_LAMBDA_FUNCTION_NAME"

@@ -19,17 +19,14 @@ const (
 	FutureEventsTargetFailed = "FutureEventsTargetFailed"
 )
 
-// Deferred-jobs dispatcher (FunctionDeferredDispatch).
+// Deferred-jobs dispatcher (FunctionDeferredDispatch), the core's Target.
 const (
 	// DeferredJobsQueued counts the jobs sent to the job queue.
 	DeferredJobsQueued = "DeferredJobsQueued"
-	// DeferredJobsMalformed counts the stream records that are no marker;
-	// they are skipped.
+	// DeferredJobsMalformed counts the fired items that are no deferred
+	// job; their firing fails.
 	DeferredJobsMalformed = "DeferredJobsMalformed"
 	// DeferredJobsQueueFailed counts the jobs the queue refused; their
-	// records are retried.
+	// firing is retried.
 	DeferredJobsQueueFailed = "DeferredJobsQueueFailed"
-	// DeferredJobsIgnored counts the records that are no TTL deletion
-	// (none reach the function while the mapping's filter is in place).
-	DeferredJobsIgnored = "DeferredJobsIgnored"
 )

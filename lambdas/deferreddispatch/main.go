@@ -1,23 +1,24 @@
-// Command deferreddispatch turns TTL deletions of deferred-job markers
-// (the stream mapping is filtered to them) into one job message each on
-// the job queue.
+// Command deferreddispatch is the deferred-jobs construct's Target of the
+// scheduling core: the expiry function invokes it with a tenant's item
+// once its claim succeeded, and it queues that tenant's job for the
+// window on the job queue.
 //
 // Environment: JOB_QUEUE_URL.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/jobqueue"
-	dispatch "github.com/unschedule/unschedule/internal/deferredjobs"
 	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/jobdispatch"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -29,12 +30,11 @@ func main() {
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	q := lambdaenv.Must(jobqueue.New(sqs.NewFromConfig(aws), url))
 	rec := metrics.New(metrics.FunctionDeferredDispatch, nil)
-	d := lambdaenv.Must(dispatch.NewDispatcher(q, log, rec, dispatch.Metrics{
-		Queued: metrics.DeferredJobsQueued, Malformed: metrics.DeferredJobsMalformed,
-		QueueFailed: metrics.DeferredJobsQueueFailed, Ignored: metrics.DeferredJobsIgnored,
+	d := lambdaenv.Must(jobdispatch.NewDispatcher(q, log, rec, jobdispatch.Metrics{
+		Queued: metrics.DeferredJobsQueued, Malformed: metrics.DeferredJobsMalformed, QueueFailed: metrics.DeferredJobsQueueFailed,
 	}))
-	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	lambda.Start(func(ctx context.Context, payload json.RawMessage) error {
 		defer func() { _ = rec.Flush() }()
-		return d.Handle(ctx, ev)
+		return d.Handle(ctx, payload)
 	})
 }

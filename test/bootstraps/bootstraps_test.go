@@ -58,9 +58,8 @@ var functions = []function{
 	// The token is checked with the secret, read on the first request.
 	{"campaignunsubscribe", `{"httpMethod":"GET","resource":"/unsubscribe","path":"/unsubscribe","queryStringParameters":{"token":"a.b"}}`, "secretsmanager"},
 	{"cancelworker", fixture("lambdas/cancelworker/testdata/batch.json"), "scheduler"},
-	{"deferreddispatch", `{"Records":[{"eventID":"1","eventName":"REMOVE","eventSource":"aws:dynamodb","userIdentity":` +
-		`{"type":"Service","principalId":"dynamodb.amazonaws.com"},"dynamodb":{"SequenceNumber":"1","StreamViewType":"KEYS_ONLY",` +
-		`"Keys":{"tenantId":{"S":"shop-1"},"window":{"S":"2027-03-01T03:00:00Z"}}}}]}`, "sqs"},
+	// The core's payload of a fired deferred-jobs item: its job is queued.
+	{"deferreddispatch", `{"dueAt":"2027-03-01T03:00:00Z","tenantId":"shop-1","window":"2027-03-01T03:00:00Z"}`, "sqs"},
 	{"expiry", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
 		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"}, // due: its claim writes the item
 	// The core's payload of a future event: its read of the event is the call.

@@ -1,28 +1,36 @@
 package futureevents_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	dj "github.com/unschedule/unschedule/constructs/deferredjobs"
 	"github.com/unschedule/unschedule/constructs/gofn"
-	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/examples/barbershop/stack"
 	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // TestDeferredJobsSynth synthesizes the barbershop example and pins the
-// marker table, the filtered stream mapping, the queues, IAM and alarms.
+// items table, the core's TTL timer with the dispatcher as its Target,
+// the job queue and the worker, least privilege, and the alarms.
 func TestDeferredJobsSynth(t *testing.T) {
 	a := stack.NewStack(newApp(t), "Barbershop")
 	template, j := synth(a.Stack)
 	tableID, _ := j.one(t, "AWS::DynamoDB::Table", "WeeklyAnalytics")
+	dispatcherID, _ := j.one(t, "AWS::Lambda::Function", "WeeklyAnalyticsDispatcher")
+	expiryID, expiry := j.one(t, "AWS::Lambda::Function", "WeeklyAnalyticsCoreExpiry")
+	qID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsJobQueue")
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
 
@@ -34,51 +42,55 @@ func TestDeferredJobsSynth(t *testing.T) {
 		}
 	})
 
-	t.Run("marker table: TTL on expiresAt, KEYS_ONLY stream", func(t *testing.T) {
+	t.Run("items table: the core's, keyed tenantId/window, TTL for the markers, point-in-time recovery", func(t *testing.T) {
 		check(t, func() {
 			template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
-				"TimeToLiveSpecification": map[string]any{"AttributeName": "expiresAt", "Enabled": true},
-				"StreamSpecification":     map[string]any{"StreamViewType": "KEYS_ONLY"},
-				"KeySchema": []any{map[string]any{"AttributeName": "tenantId", "KeyType": "HASH"},
-					map[string]any{"AttributeName": "window", "KeyType": "RANGE"}},
+				"TimeToLiveSpecification":          map[string]any{"AttributeName": layers.DefaultTTLAttr, "Enabled": true},
+				"StreamSpecification":              map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"},
+				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+				"BillingMode":                      "PAY_PER_REQUEST",
+				"KeySchema": []any{map[string]any{"AttributeName": job.TenantAttr, "KeyType": "HASH"},
+					map[string]any{"AttributeName": job.WindowAttr, "KeyType": "RANGE"}},
 			})
 		})
 	})
 
-	t.Run("stream mapping: filtered to TTL deletions, bounded retries, failure queue", func(t *testing.T) {
-		dispatcherID, _ := j.one(t, "AWS::Lambda::Function", "WeeklyAnalyticsDispatcher")
-		var found map[string]any
+	t.Run("the core's TTL timer fires the items; the dispatcher is its Target and reads no stream", func(t *testing.T) {
+		var ttl, byDispatcher []map[string]any
 		for _, m := range j.resources("AWS::Lambda::EventSourceMapping") {
-			if js(props(m)["FunctionName"]) == `{"Ref":"`+dispatcherID+`"}` {
-				found = props(m)
+			switch js(props(m)["FunctionName"]) {
+			case `{"Ref":"` + expiryID + `"}`:
+				ttl = append(ttl, props(m))
+			case `{"Ref":"` + dispatcherID + `"}`:
+				byDispatcher = append(byDispatcher, props(m))
 			}
 		}
-		if found == nil {
-			t.Fatal("no mapping for the dispatcher")
+		if len(byDispatcher) != 0 || len(ttl) != 1 {
+			t.Fatalf("mappings: %d to the expiry function, %d to the dispatcher; want the TTL timer's one, and none", len(ttl), len(byDispatcher))
 		}
-		// The exact pattern the dynalite test evaluates
-		// (internal/deferredjobs TestTTLFilterAgainstDynalite).
-		wantFilter := `{"Filters":[{"Pattern":` + js(deferredjobs.TTLDeleteFilterJSON()) + `}]}`
-		if got := js(found["FilterCriteria"]); got != wantFilter {
-			t.Fatalf("FilterCriteria %s, want %s", got, wantFilter)
+		m := ttl[0]
+		if got, want := js(m["FilterCriteria"]), `{"Filters":[{"Pattern":`+js(layers.TTLFilterPattern())+`}]}`; got != want {
+			t.Fatalf("FilterCriteria %s, want the core's TTL filter %s", got, want)
 		}
-		if !strings.Contains(deferredjobs.TTLDeleteFilterJSON(), `"principalId":["dynamodb.amazonaws.com"]`) ||
-			!strings.Contains(deferredjobs.TTLDeleteFilterJSON(), `"type":["Service"]`) {
-			t.Fatal("the filter must select userIdentity type Service, principal dynamodb.amazonaws.com")
+		failID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsCoreTTLFailureQueue")
+		if !strings.Contains(js(m["EventSourceArn"]), tableID) || !strings.Contains(js(m["DestinationConfig"]), failID) {
+			t.Fatalf("TTL mapping %s", js(m))
 		}
-		if !strings.Contains(js(found["EventSourceArn"]), tableID) || found["StartingPosition"] != "TRIM_HORIZON" ||
-			found["BatchSize"] != 100.0 || found["ParallelizationFactor"] != 1.0 || found["MaximumRetryAttempts"] != 10.0 ||
-			found["BisectBatchOnFunctionError"] != true || js(found["FunctionResponseTypes"]) != `["ReportBatchItemFailures"]` {
-			t.Fatalf("mapping %s", js(found))
+		env := js(props(expiry)["Environment"])
+		if !strings.Contains(env, `"TARGET_FUNCTION_ARN":{"Fn::GetAtt":["`+dispatcherID+`","Arn"]}`) {
+			t.Fatalf("the expiry function's target is not the dispatcher: %s", env)
 		}
-		failID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsStreamFailureQueue")
-		if !strings.Contains(js(found["DestinationConfig"]), failID) {
-			t.Fatalf("on-failure %s", js(found["DestinationConfig"]))
+		if !strings.Contains(env, `"UNSCHEDULE_ITEM_SCHEMA":`+js(job.Schema().EnvValue())) {
+			t.Fatalf("the expiry function's schema is not job.Schema(): %s", env)
+		}
+		invoke := actionMap(j.functionStatements(t, "WeeklyAnalyticsCoreExpiry"))["lambda:InvokeFunction"]
+		if !strings.Contains(invoke, dispatcherID) || strings.Count(invoke, `"Fn::GetAtt"`) != 2 {
+			t.Fatalf("the expiry function invokes %s, want the dispatcher (and its versions) only", invoke)
 		}
 	})
 
 	t.Run("job queue: encrypted, TLS-only, DLQ; worker with bounded concurrency", func(t *testing.T) {
-		qID, q := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsJobQueue")
+		_, q := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsJobQueue")
 		dlqID, dlq := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsJobDeadLetterQueue")
 		if props(q)["SqsManagedSseEnabled"] != true || props(dlq)["SqsManagedSseEnabled"] != true {
 			t.Fatal("queues must be encrypted")
@@ -113,28 +125,25 @@ func TestDeferredJobsSynth(t *testing.T) {
 		})
 	})
 
-	t.Run("IAM: dispatcher sends to the job queue and its failure queue only; writer puts markers only", func(t *testing.T) {
-		qID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsJobQueue")
-		failID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsStreamFailureQueue")
+	t.Run("IAM: the dispatcher sends to the job queue only; the writer creates items only", func(t *testing.T) {
 		got := actionMap(j.functionStatements(t, "WeeklyAnalyticsDispatcher"))
-		// The mapping's on-failure destination is sent to with the
-		// function's role, so it needs the failure queue too.
-		if got["sqs:SendMessage"] != `{"Fn::GetAtt":["`+qID+`","Arn"]}+{"Fn::GetAtt":["`+failID+`","Arn"]}` {
+		if got["sqs:SendMessage"] != `{"Fn::GetAtt":["`+qID+`","Arn"]}` {
 			t.Fatalf("dispatcher sends to %s", got["sqs:SendMessage"])
 		}
-		for act, res := range got {
-			// ListStreams takes no resource; CDK grants it on "*" for every
-			// stream mapping.
-			if strings.HasPrefix(act, "dynamodb:") && act != "dynamodb:ListStreams" && !strings.Contains(res, tableID) {
-				t.Fatalf("%s on %s", act, res)
-			}
-			if act == "dynamodb:PutItem" || act == "dynamodb:DeleteItem" || act == "lambda:InvokeFunction" {
+		for act := range got {
+			if strings.HasPrefix(act, "dynamodb:") || strings.HasPrefix(act, "lambda:") {
 				t.Fatalf("the dispatcher needs no %s", act)
 			}
 		}
 		book := actionMap(j.functionStatements(t, "Book"))
-		if !strings.Contains(book["dynamodb:PutItem"], tableID) || book["dynamodb:DeleteItem"] != "" || book["dynamodb:Scan"] != "" {
-			t.Fatalf("writer %v", book)
+		var onTable []string
+		for act, res := range book {
+			if strings.Contains(res, tableID) {
+				onTable = append(onTable, act)
+			}
+		}
+		if !slices.Equal(onTable, []string{"dynamodb:PutItem"}) {
+			t.Fatalf("the writer may %v on the table (%v), want dynamodb:PutItem only", onTable, book)
 		}
 		_, fn := j.one(t, "AWS::Lambda::Function", "Book")
 		if vars := js(props(fn)["Environment"]); !strings.Contains(vars, `"DEFERRED_JOBS_WEEKLY":"MONDAY 03:00"`) || !strings.Contains(vars, `"DEFERRED_JOBS_TABLE":{"Ref":"`+tableID+`"}`) {
@@ -142,45 +151,142 @@ func TestDeferredJobsSynth(t *testing.T) {
 		}
 	})
 
-	t.Run("alarms: job DLQ, stream failures, dispatcher errors and its metrics", func(t *testing.T) {
+	t.Run("alarms: job DLQ, dispatcher errors and metrics, the core's TTL timer; Alarms() lists every one", func(t *testing.T) {
 		dlqID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsJobDeadLetterQueue")
-		failID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsStreamFailureQueue")
 		for _, m := range []map[string]any{
 			{"MetricName": "ApproximateNumberOfMessagesVisible", "Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}},
-			{"MetricName": "ApproximateNumberOfMessagesVisible", "Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{failID, "QueueName"}}}}},
-			{"Namespace": "AWS/Lambda", "MetricName": "Errors"},
+			{"Namespace": "AWS/Lambda", "MetricName": "Errors", "Dimensions": []any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": dispatcherID}}}},
 			{"Namespace": metrics.Namespace, "MetricName": metrics.DeferredJobsQueueFailed},
 			{"Namespace": metrics.Namespace, "MetricName": metrics.DeferredJobsMalformed,
 				"Dimensions": assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "Function", "Value": metrics.FunctionDeferredDispatch}})},
+			{"Namespace": metrics.Namespace, "MetricName": metrics.TTLOverdueMarkers},
+			{"Namespace": metrics.Namespace, "MetricName": metrics.TTLDispatchFailed},
 		} {
 			m["Threshold"] = 1
 			check(t, func() { template.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), m) })
 		}
+		listed := map[string]bool{}
+		for _, al := range a.Jobs.Alarms() {
+			listed[*a.Stack.GetLogicalId(al.Node().DefaultChild().(awscdk.CfnElement))] = true
+		}
+		if all := j.resources("AWS::CloudWatch::Alarm"); len(listed) != len(all) {
+			t.Fatalf("Alarms() lists %d alarms, the template has %d", len(listed), len(all))
+		}
+		for _, al := range []awscdk.Resource{a.Jobs.JobDeadLetterAlarm, a.Jobs.DispatcherErrorsAlarm, a.Jobs.QueueFailedAlarm, a.Jobs.MalformedAlarm,
+			a.Jobs.Timer.TTLOverdueAlarm, a.Jobs.Timer.TTLFailureAlarm} {
+			if !listed[*a.Stack.GetLogicalId(al.Node().DefaultChild().(awscdk.CfnElement))] {
+				t.Fatalf("Alarms() lacks %s", *al.Node().Path())
+			}
+		}
 	})
+}
+
+// TestDeferredJobsExistingResources: ExistingTable and ExistingJobQueue
+// are used, not created; the worker reads, and the dispatcher sends to,
+// the adopter's queue, and its ExistingJobDeadLetterQueue is alarmed.
+func TestDeferredJobsExistingResources(t *testing.T) {
+	st := awscdk.NewStack(newApp(t), jsii.String("Existing"), nil)
+	table := awsdynamodb.NewTable(st, jsii.String("MyTable"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(job.TenantAttr), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String(job.WindowAttr), Type: awsdynamodb.AttributeType_STRING},
+		Stream:              awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		TimeToLiveAttribute: jsii.String(dj.TTLAttribute),
+	})
+	dlq := awssqs.NewQueue(st, jsii.String("MyDLQ"), &awssqs.QueueProps{EnforceSSL: jsii.Bool(true)})
+	q := awssqs.NewQueue(st, jsii.String("MyJobs"), &awssqs.QueueProps{EnforceSSL: jsii.Bool(true),
+		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(10)), DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(3)}})
+	d := dj.NewDeferredJobs(st, jsii.String("DJ"), &dj.DeferredJobsProps{Worker: worker(st),
+		ExistingTable: table, ExistingJobQueue: q, ExistingJobDeadLetterQueue: dlq})
+	template, j := synth(st)
+	for typ, n := range map[string]float64{"AWS::DynamoDB::Table": 1, "AWS::SQS::Queue": 2 + 5} { // + the core's TTL and reconciler failure queues, the pipeline's three
+		check(t, func() { template.ResourceCountIs(jsii.String(typ), jsii.Number(n)) })
+	}
+	tableID, _ := j.one(t, "AWS::DynamoDB::Table", "MyTable")
+	qID, _ := j.one(t, "AWS::SQS::Queue", "MyJobs")
+	dlqID, _ := j.one(t, "AWS::SQS::Queue", "MyDLQ")
+	if got := actionMap(j.functionStatements(t, "DJDispatcher"))["sqs:SendMessage"]; got != `{"Fn::GetAtt":["`+qID+`","Arn"]}` {
+		t.Fatalf("dispatcher sends to %s", got)
+	}
+	_, m := j.one(t, "AWS::Lambda::EventSourceMapping", "WSqsEventSource")
+	if !strings.Contains(js(props(m)["EventSourceArn"]), qID) {
+		t.Fatalf("worker reads %s", js(props(m)["EventSourceArn"]))
+	}
+	_, ttl := j.one(t, "AWS::Lambda::EventSourceMapping", "DJCoreTTLMapping")
+	if !strings.Contains(js(props(ttl)["EventSourceArn"]), tableID) {
+		t.Fatalf("TTL mapping on %s", js(props(ttl)["EventSourceArn"]))
+	}
+	if d.JobDeadLetterAlarm == nil || !strings.Contains(js(props(j.resources("AWS::CloudWatch::Alarm")[*st.GetLogicalId(d.JobDeadLetterAlarm.Node().DefaultChild().(awscdk.CfnElement))])), dlqID) {
+		t.Fatal("the existing dead-letter queue is not alarmed")
+	}
 }
 
 // TestDeferredJobsValidation: bad props fail with a message that says how
 // to fix them.
 func TestDeferredJobsValidation(t *testing.T) {
+	table := func(st awscdk.Stack) awsdynamodb.ITable {
+		return awsdynamodb.NewTable(st, jsii.String("T"), &awsdynamodb.TableProps{
+			PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(job.TenantAttr), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:      &awsdynamodb.Attribute{Name: jsii.String(job.WindowAttr), Type: awsdynamodb.AttributeType_STRING},
+			Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		})
+	}
+	queue := func(st awscdk.Stack) awssqs.IQueue { return awssqs.NewQueue(st, jsii.String("Q"), nil) }
 	for _, tc := range []struct {
 		name string
 		p    func(st awscdk.Stack) *dj.DeferredJobsProps
 		want string
 	}{
-		{"no worker", func(awscdk.Stack) *dj.DeferredJobsProps { return &dj.DeferredJobsProps{} }, "Worker is required"},
+		{"no worker", func(awscdk.Stack) *dj.DeferredJobsProps { return &dj.DeferredJobsProps{} }, "Worker is required: pass the function"},
+		{"bad weekly time", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), RunAt: &job.Weekly{Hour: 24}}
+		}, "RunAt: deferred job: invalid: weekly time"},
 		{"max concurrency", func(st awscdk.Stack) *dj.DeferredJobsProps {
-			return &dj.DeferredJobsProps{Worker: worker(st), WorkerMaxConcurrency: 1}
+			return &dj.DeferredJobsProps{Worker: imported(st), WorkerMaxConcurrency: 1}
 		}, "WorkerMaxConcurrency must be a whole number between 2 and 1000"},
-		{"parallelization", func(st awscdk.Stack) *dj.DeferredJobsProps {
-			return &dj.DeferredJobsProps{Worker: worker(st), StreamParallelizationFactor: 11}
-		}, "StreamParallelizationFactor must be a whole number between 1 and 10"},
+		{"lateness below TTL's", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), MaxLateness: awscdk.Duration_Hours(jsii.Number(12))}
+		}, "48h0m0s"},
+		{"table both ways", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), ExistingTable: table(st), TableProps: &awsdynamodb.TableProps{}}
+		}, "ExistingTable and TableProps are both set"},
+		{"existing table without TTL", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), ExistingTable: table(st)}
+		}, `has no TTL, so the markers of the TTL timer would never expire`},
+		{"deletion protection of an existing table", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), ExistingTable: table(st), DeletionProtection: jsii.Bool(true)}
+		}, "set it on your table instead"},
+		{"table without point-in-time recovery", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), TableProps: &awsdynamodb.TableProps{
+				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(false)}}}
+		}, "turns point-in-time recovery off"},
+		{"table with another stream", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), TableProps: &awsdynamodb.TableProps{Stream: awsdynamodb.StreamViewType_KEYS_ONLY}}
+		}, "TableProps.Stream is the construct's"},
+		{"queue both ways", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), ExistingJobQueue: queue(st), JobQueueProps: &awssqs.QueueProps{}}
+		}, "ExistingJobQueue and JobQueueProps are both set"},
+		{"visibility of an existing queue", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), ExistingJobQueue: queue(st), JobVisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(10))}
+		}, "ExistingJobQueue and JobVisibilityTimeout are both set"},
+		{"dead letters without the existing queue", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), ExistingJobDeadLetterQueue: queue(st)}
+		}, "set ExistingJobQueue too"},
+		{"queue without TLS", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), JobQueueProps: &awssqs.QueueProps{EnforceSSL: jsii.Bool(false)}}
+		}, "the job queue is TLS-only"},
+		{"queue unencrypted", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), JobQueueProps: &awssqs.QueueProps{Encryption: awssqs.QueueEncryption_UNENCRYPTED}}
+		}, "turns encryption off"},
+		{"queue visibility set twice", func(st awscdk.Stack) *dj.DeferredJobsProps {
+			return &dj.DeferredJobsProps{Worker: imported(st), JobQueueProps: &awssqs.QueueProps{VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(10))}}
+		}, "set by JobVisibilityTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := awscdk.NewStack(newApp(t), jsii.String("S"), nil)
 			p := tc.p(st)
 			defer func() {
-				if r := recover(); r == nil || !strings.Contains(r.(string), tc.want) {
-					t.Fatalf("panic %v, want %q", r, tc.want)
+				if r, _ := recover().(string); !strings.Contains(r, tc.want) {
+					t.Fatalf("panic %q, want %q", r, tc.want)
 				}
 			}()
 			dj.NewDeferredJobs(st, jsii.String("DJ"), p)
@@ -190,4 +296,10 @@ func TestDeferredJobsValidation(t *testing.T) {
 
 func worker(st awscdk.Stack) awslambda.IFunction {
 	return gofn.NewFunction(st, jsii.String("W"), &gofn.FunctionProps{Entry: "examples/barbershop/worker"}).Function
+}
+
+// imported is a worker that is not built (its timeout is unknown): the
+// validation cases need no bundling.
+func imported(st awscdk.Stack) awslambda.IFunction {
+	return awslambda.Function_FromFunctionArn(st, jsii.String("Imported"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:worker"))
 }

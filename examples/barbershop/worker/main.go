@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/examples/barbershop/analytics"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 )
@@ -32,33 +32,33 @@ func main() {
 	lambda.Start(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		for _, m := range ev.Records {
-			job, err := deferredjobs.ParseJob(m.Body)
+			j, err := job.ParseJob(m.Body)
 			if err != nil {
 				log.Error("not a job", "messageId", m.MessageId, "error", err)
 				continue // never succeeds: dropping it beats the dead-letter queue
 			}
-			appts, err := load(ctx, db, table, job)
+			appts, err := load(ctx, db, table, j)
 			if err != nil {
-				log.Error("load appointments", "shop", job.Tenant, "error", err)
+				log.Error("load appointments", "shop", j.Tenant, "error", err)
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				continue
 			}
-			log.Info("weekly analytics", "report", analytics.Compute(job.Tenant, job.Window, appts))
+			log.Info("weekly analytics", "report", analytics.Compute(j.Tenant, j.Window, appts))
 		}
 		return resp, nil
 	})
 }
 
 // load reads the shop's appointments of the 90 days before the window.
-func load(ctx context.Context, db *dynamodb.Client, table string, job deferredjobs.Job) ([]analytics.Appointment, error) {
-	from := job.Window.AddDate(0, 0, -90).Format(time.RFC3339Nano)
+func load(ctx context.Context, db *dynamodb.Client, table string, j job.Job) ([]analytics.Appointment, error) {
+	from := j.Window.AddDate(0, 0, -90).Format(time.RFC3339Nano)
 	p := dynamodb.NewQueryPaginator(db, &dynamodb.QueryInput{
 		TableName:                aws.String(table),
 		KeyConditionExpression:   aws.String("shopId = :s AND #at BETWEEN :from AND :to"),
 		ExpressionAttributeNames: map[string]string{"#at": "at"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":s": &types.AttributeValueMemberS{Value: job.Tenant}, ":from": &types.AttributeValueMemberS{Value: from},
-			":to": &types.AttributeValueMemberS{Value: job.Window.Format(time.RFC3339Nano)},
+			":s": &types.AttributeValueMemberS{Value: j.Tenant}, ":from": &types.AttributeValueMemberS{Value: from},
+			":to": &types.AttributeValueMemberS{Value: j.Window.Format(time.RFC3339Nano)},
 		},
 	})
 	var out []analytics.Appointment

@@ -1,4 +1,4 @@
-// Package jobqueue sends deferred jobs (deferredjobs.Job as JSON) to the
+// Package jobqueue sends deferred jobs (job.Job as JSON) to the
 // construct's standard SQS queue, one message per job.
 package jobqueue
 
@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/unschedule/unschedule/deferredjobs"
-	internal "github.com/unschedule/unschedule/internal/deferredjobs"
+	"github.com/unschedule/unschedule/deferredjobs/job"
+	"github.com/unschedule/unschedule/internal/jobdispatch"
 )
 
 // API is the part of the SQS client the queue uses.
@@ -22,13 +22,13 @@ type API interface {
 
 var _ API = (*sqs.Client)(nil)
 
-// Queue is an internal.Queue on SQS.
+// Queue is an jobdispatch.Queue on SQS.
 type Queue struct {
 	api API
 	url string
 }
 
-var _ internal.Queue = (*Queue)(nil)
+var _ jobdispatch.Queue = (*Queue)(nil)
 
 // New returns the queue at url.
 func New(api API, url string) (*Queue, error) {
@@ -38,8 +38,8 @@ func New(api API, url string) (*Queue, error) {
 	return &Queue{api: api, url: url}, nil
 }
 
-// Send implements internal.Queue.
-func (q *Queue) Send(ctx context.Context, j deferredjobs.Job) error {
+// Send implements jobdispatch.Queue.
+func (q *Queue) Send(ctx context.Context, j job.Job) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return err

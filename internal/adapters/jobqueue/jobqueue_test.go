@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/unschedule/unschedule/deferredjobs"
+	"github.com/unschedule/unschedule/deferredjobs/job"
 )
 
 type fakeSQS struct {
@@ -27,11 +27,11 @@ func TestSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := deferredjobs.Job{Tenant: "shop-1", Window: time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC)}
+	j := job.Job{Tenant: "shop-1", Window: time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC)}
 	if err := q.Send(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
-	got, err := deferredjobs.ParseJob(*f.in[0].MessageBody)
+	got, err := job.ParseJob(*f.in[0].MessageBody)
 	if err != nil || got != j || *f.in[0].QueueUrl != "https://queue" {
 		t.Fatalf("round trip %+v %v", got, err)
 	}

@@ -1,9 +1,11 @@
-package deferredjobs
+package job
 
 import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/contract"
 )
 
 func TestNext(t *testing.T) {
@@ -44,21 +46,30 @@ func TestNext(t *testing.T) {
 	}
 }
 
-func TestMarkerFor(t *testing.T) {
+func TestItemFor(t *testing.T) {
 	mon := time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC)
-	a, _ := MarkerFor("shop-1", mon.Add(-48*time.Hour), DefaultWeekly)
-	b, _ := MarkerFor("shop-1", mon.Add(-time.Minute), DefaultWeekly)
-	if a != b || a.ExpiresAt() != mon.Unix() || a.WindowKey() != "2027-03-01T03:00:00Z" {
-		t.Fatalf("one marker per tenant and window: %+v %+v", a, b)
+	a, _ := ItemFor("shop-1", mon.Add(-48*time.Hour), DefaultWeekly)
+	b, _ := ItemFor("shop-1", mon.Add(-time.Minute), DefaultWeekly)
+	if a != b || !a.Window.Equal(mon) || a.WindowKey() != "2027-03-01T03:00:00Z" {
+		t.Fatalf("one item per tenant and window: %+v %+v", a, b)
 	}
-	c, _ := MarkerFor("shop-1", mon, DefaultWeekly)
+	want := map[string]string{"tenantId": "shop-1", "window": "2027-03-01T03:00:00Z", "dueAt": "2027-03-01T03:00:00Z", "status": "Pending"}
+	if got := a.Attrs(); len(got) != len(want) || got["tenantId"] != want["tenantId"] || got["window"] != want["window"] ||
+		got["dueAt"] != want["dueAt"] || got["status"] != want["status"] {
+		t.Fatalf("attrs %v, want %v", got, want)
+	}
+	it, err := Schema().ItemFrom(a.Attrs())
+	if err != nil || !Schema().Armed(it) || !it.Due.Equal(mon) {
+		t.Fatalf("the core reads the item as armed at the window: %+v %v", it, err)
+	}
+	c, _ := ItemFor("shop-1", mon, DefaultWeekly)
 	if c == a {
 		t.Fatal("activity at the run belongs to the next window")
 	}
-	if _, err := MarkerFor(" ", mon, DefaultWeekly); !errors.Is(err, ErrInvalid) {
+	if _, err := ItemFor(" ", mon, DefaultWeekly); !errors.Is(err, ErrInvalid) {
 		t.Fatal(err)
 	}
-	if _, err := MarkerFor("x", mon, Weekly{Hour: 24}); !errors.Is(err, ErrInvalid) {
+	if _, err := ItemFor("x", mon, Weekly{Hour: 24}); !errors.Is(err, ErrInvalid) {
 		t.Fatal(err)
 	}
 }
@@ -96,6 +107,35 @@ func TestParseJob(t *testing.T) {
 	for _, bad := range []string{``, `{}`, `{"tenantId":"x"}`, `nope`} {
 		if _, err := ParseJob(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ParseJob(%q) = %v", bad, err)
+		}
+	}
+}
+
+func TestSchemaIsValid(t *testing.T) {
+	if err := Schema().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFromPayload: the core's payload of an item (EncodePayload) is the
+// tenant's job for that window; anything else is ErrInvalid.
+func TestFromPayload(t *testing.T) {
+	mon := time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC)
+	it := Item{Tenant: "shop-1", Window: mon}
+	good := Schema().EncodePayload(contract.Payload{Key: it.Key(), Due: mon})
+	j, err := FromPayload([]byte(good))
+	if err != nil || j.Tenant != "shop-1" || !j.Window.Equal(mon) {
+		t.Fatalf("FromPayload(%s) = %+v, %v", good, j, err)
+	}
+	for _, bad := range []string{
+		``, `nope`, `{}`,
+		`{"tenantId":"shop-1","window":"2027-03-01T03:00:00Z"}`,                                // no due time
+		`{"tenantId":"","window":"2027-03-01T03:00:00Z","dueAt":"2027-03-01T03:00:00Z"}`,       // no tenant
+		`{"tenantId":"shop-1","window":"last week","dueAt":"2027-03-01T03:00:00Z"}`,            // window no time
+		`{"tenantId":"shop-1","window":"2027-03-08T03:00:00Z","dueAt":"2027-03-01T03:00:00Z"}`, // window and due differ
+	} {
+		if _, err := FromPayload([]byte(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("FromPayload(%q) = %v, want ErrInvalid", bad, err)
 		}
 	}
 }
