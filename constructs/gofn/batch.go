@@ -78,8 +78,10 @@ func (b *batch) take(goBin, root, entry string) (bin string, last bool) {
 
 // buildBatch builds every main package under root/BatchDir into a new
 // temporary folder with the flags and environment of Build, so each
-// binary is byte-identical to Build's. On any failure it returns no
-// binaries: each entry is then built alone.
+// binary is byte-identical to Build's. A package whose sources are
+// unchanged since a build the bundle cache kept is copied from the cache
+// instead (cache.go); the rest are built in one `go build`. On any
+// failure it returns no binaries: each entry is then built alone.
 func buildBatch(goBin, root string) (string, map[string]string) {
 	entries, err := batchEntries(goBin, root)
 	if err != nil || len(entries) < 2 {
@@ -90,21 +92,42 @@ func buildBatch(goBin, root string) (string, map[string]string) {
 	if err != nil {
 		return "", nil
 	}
-	args := append([]string{"build"}, buildFlags...)
-	args = append(args, "-o", dir+string(filepath.Separator))
-	for _, e := range entries {
-		args = append(args, "./"+e)
-	}
-	cmd := exec.Command(goBin, args...)
-	cmd.Dir = root
-	cmd.Env = buildEnviron()
-	if err := cmd.Run(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil
-	}
 	bins := map[string]string{}
 	for _, e := range entries {
 		bins[e] = filepath.Join(dir, path.Base(e))
+	}
+	cache := cacheDir()
+	var keys map[string]string
+	if cache != "" {
+		if keys, err = cacheKeys(goBin, root, entries); err != nil {
+			keys = nil
+		}
+	}
+	var missing []string
+	for _, e := range entries {
+		if keys == nil || !cacheGet(cache, keys[e], bins[e]) {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) > 0 {
+		args := append([]string{"build"}, buildFlags...)
+		args = append(args, "-o", dir+string(filepath.Separator))
+		for _, e := range missing {
+			args = append(args, "./"+e)
+		}
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir = root
+		cmd.Env = buildEnviron()
+		if err := cmd.Run(); err != nil {
+			os.RemoveAll(dir)
+			return "", nil
+		}
+		if keys != nil {
+			for _, e := range missing {
+				cachePut(cache, keys[e], bins[e])
+			}
+			cachePrune(cache)
+		}
 	}
 	return dir, bins
 }
