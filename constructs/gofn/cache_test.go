@@ -46,7 +46,7 @@ func TestBundleCache(t *testing.T) {
 	run := func() (built string, bins map[string][]byte) {
 		t.Helper()
 		os.Remove(log)
-		dir, paths := buildBatch(wrapper, root)
+		dir, paths, _, _ := buildBatch(wrapper, root)
 		if dir == "" {
 			t.Fatal("the batch failed")
 		}
@@ -86,6 +86,22 @@ func TestBundleCache(t *testing.T) {
 	}
 	if built, _ = run(); built != "" {
 		t.Errorf("unchanged again: built %q, want nothing", built)
+	}
+	// A second stack of the same synth process bundles a function whose
+	// binary was handed out already: it comes from the cache.
+	os.Remove(log)
+	t.Cleanup(removeBatches)
+	for _, e := range []string{"lambdas/a", "lambdas/b", "lambdas/a"} {
+		out := filepath.Join(t.TempDir(), "bootstrap")
+		if err := bundle(wrapper, root, e, out); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+			t.Fatalf("bundle %s: no bootstrap (%v)", e, err)
+		}
+	}
+	if b, _ := os.ReadFile(log); strings.TrimSpace(string(b)) != "" {
+		t.Errorf("bundling a function twice in one process built %q, want nothing", b)
 	}
 	t.Setenv(CacheEnv, "off")
 	if built, _ = run(); built != "./lambdas/a ./lambdas/b" {
