@@ -225,8 +225,20 @@ func RenderDoc(r Report) (string, error) {
 		p("%d ms):\n\n", SeedInitMs)
 	}
 	p("%s\n", sct.Markdown())
-	p("The bill is the email (SNS email, $20 per million) and API Gateway; the timer lines differ by cents per\n")
-	p("million, and the Lambda lines are small in every design.\n\n")
+	var totals []string
+	for _, pu := range r.Usage {
+		if pu.Path != PathExpire {
+			continue
+		}
+		c, err := ListPrices.Price(pu.Usage, Designs(r)[0])
+		if err != nil {
+			return "", err
+		}
+		totals = append(totals, fmt.Sprintf("%s on %s", usd(c.Total()*1e6), timerLabel(pu.Timer)))
+	}
+	p("A million tasks that expire cost %s. The email (SNS email, $20 per million) and API Gateway are\n", strings.Join(totals, ", "))
+	p("most of every bill; Step Functions adds its state transitions ($25 per million), the TTL timer a marker write\n")
+	p("per arm, move or cancel; the Lambda lines are small in every design.\n\n")
 
 	p("## Cost per 1M campaign sends\n\n")
 	if r.Campaign != nil {
