@@ -146,6 +146,10 @@ func RenderDoc(r Report) (string, error) {
 			p("saves %.2f s per synth of unchanged sources.", nocache-app)
 		}
 		p("\n\n")
+		if app < nob || nob < empty || (nocache > 0 && nocache < app) {
+			p("Some differences above are negative: the noise of this run is larger than they are; run it again on an\n")
+			p("idle machine before reading them.\n\n")
+		}
 	}
 	p("**Bundling:** `constructs/gofn` keys each function's binary by its sources (the files of every package of the\n")
 	p("module it imports, the versions of the other modules, go.mod, the go command's version and gofn's flags) and keeps\n")
