@@ -111,10 +111,13 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	echo "fuzz $$pkg $$name"; go test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); done
 
-## bench: cold init, bundle sizes, synth time, go test -bench and the cost
-## per task lifecycle; prints a table and writes docs/PERFORMANCE.md
-## (BENCH_FLAGS are passed on, e.g. BENCH_FLAGS="-runs 5 -skip synth").
-## Installs the Lambda Runtime Interface Emulator into bin/. Minutes.
+## bench: cold init against each function's SDK floor, bundle sizes, synth
+## time, go test -bench, the cost per task lifecycle on each timer and per
+## campaign send; records the load average and warns when the machine was
+## busy; prints a table and writes docs/PERFORMANCE.md (BENCH_FLAGS are
+## passed on, e.g. BENCH_FLAGS="-runs 5 -skip synth", or "-quick" to check
+## the tooling). Run it on an idle machine. Installs the Lambda Runtime
+## Interface Emulator into bin/. Minutes.
 bench: deps
 	go run ./cmd/bench $(BENCH_FLAGS)
 

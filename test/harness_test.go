@@ -1,6 +1,7 @@
 // Package test holds the synth-and-assert tests of the composed app. They
 // are one package so the jsii runtime starts once per `go test` process;
-// each stack is synthesized once and shared.
+// each stack is synthesized once per test binary and shared by its tests
+// (Stack, layerStack and webHosting memoise by the name of their props).
 package test
 
 import (
@@ -65,25 +66,50 @@ type synthed struct {
 	// assembly is on disk (it lives in the first caller's temp dir).
 	nested   map[string]map[string]any
 	warnings []string
+	// nag: the unsuppressed AwsSolutions findings (NagFindings), for the
+	// stacks synthesized with the checks app.go applies.
+	nag []string
 }
 
-var (
-	stacksMu sync.Mutex
-	stacks   = map[string]*synthed{}
-)
+// synths memoises synthesized stacks by a key naming the stack and its
+// props: a stack is synthesized once per test binary, and every test that
+// asks for the same key shares the template. A failed synthesis is not
+// kept: the next test tries again and reports its own failure.
+var synths = struct {
+	sync.Mutex
+	m map[string]*synthed
+}{m: map[string]*synthed{}}
 
-// Stack synthesizes environment name's stack once per process.
-func Stack(t testing.TB, name string) *synthed {
+// shared returns the synthesized stack of key, running synth the first
+// time.
+func shared(t testing.TB, key string, synth func() *synthed) *synthed {
 	t.Helper()
-	stacksMu.Lock()
-	defer stacksMu.Unlock()
-	if s, ok := stacks[name]; ok {
+	synths.Lock()
+	defer synths.Unlock()
+	if s, ok := synths.m[key]; ok {
 		return s
 	}
+	s := synth()
+	if s != nil && !t.Failed() {
+		synths.m[key] = s
+	}
+	return s
+}
+
+// Stack synthesizes environment name's stack, as app.go builds it (its
+// config from cdk.json, the AwsSolutions checks), once per test binary.
+func Stack(t testing.TB, name string) *synthed {
+	t.Helper()
+	return shared(t, "todo stack "+name, func() *synthed { return synthTodoStack(t, name) })
+}
+
+func synthTodoStack(t testing.TB, name string) *synthed {
+	t.Helper()
 	var s *synthed
 	Check(t, func() {
 		app := NewApp(t, nil)
 		st := todoapp.NewTodoStack(app, "Unschedule-"+name, &todoapp.TodoStackProps{Config: EnvConfig(t, name), WebPlaceholderIfMissing: true})
+		todoapp.AddChecks(app) // exactly what app.go applies
 		tpl := assertions.Template_FromStack(st.Stack, nil)
 		s = &synthed{stack: st, tpl: tpl, json: *tpl.ToJSON(), nested: map[string]map[string]any{}}
 		for _, c := range *st.Node().FindAll(constructs.ConstructOrder_PREORDER) {
@@ -95,8 +121,8 @@ func Stack(t testing.TB, name string) *synthed {
 			//lint:ignore SA1019 Annotations returns this type; the Go binding has no other
 			s.warnings = append(s.warnings, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
 		}
+		s.nag = NagFindings(st.Stack)
 	})
-	stacks[name] = s
 	return s
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -24,20 +25,33 @@ import (
 )
 
 // layerStack synthesizes a schedule-on-write with an adopter's target on
-// the given layer, and the cancellation pipeline on it.
+// the given layer, and the cancellation pipeline on it. The id names the
+// props edit sets: tests that pass the same id share one synthesis.
 func layerStack(t *testing.T, id string, edit func(p *scheduleonwrite.ScheduleOnWriteProps)) (*synthed, *scheduleonwrite.ScheduleOnWrite) {
 	t.Helper()
-	stack := customStack(t, id)
-	var sow *scheduleonwrite.ScheduleOnWrite
-	Check(t, func() {
-		target := awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
-		p := &scheduleonwrite.ScheduleOnWriteProps{Schema: jobsSchema, Target: target}
-		edit(p)
-		sow = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p)
-		cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Timer: sow.Timer})
+	layerSows.Lock()
+	defer layerSows.Unlock()
+	s := shared(t, "layer stack "+id, func() *synthed {
+		stack := customStack(t, id)
+		var sow *scheduleonwrite.ScheduleOnWrite
+		Check(t, func() {
+			target := awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run"))
+			p := &scheduleonwrite.ScheduleOnWriteProps{Schema: jobsSchema, Target: target}
+			edit(p)
+			sow = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p)
+			cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Timer: sow.Timer})
+		})
+		layerSows.m[id] = sow
+		return synthOf(t, stack)
 	})
-	return synthOf(t, stack), sow
+	return s, layerSows.m[id]
 }
+
+// layerSows are layerStack's constructs, by id.
+var layerSows = struct {
+	sync.Mutex
+	m map[string]*scheduleonwrite.ScheduleOnWrite
+}{m: map[string]*scheduleonwrite.ScheduleOnWrite{}}
 
 func hasAlarmOn(s *synthed, metric string) bool {
 	for _, a := range s.Resources("AWS::CloudWatch::Alarm") {
@@ -257,7 +271,8 @@ func TestLayerTemplatesPassCfnLint(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
 	for name, edit := range map[string]func(p *scheduleonwrite.ScheduleOnWriteProps){
-		"LintSfn": func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) },
+		// The same props as TestLayerStepFunctions: its synthesis is shared.
+		"LayerSfn": func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) },
 		"LintTtl": func(p *scheduleonwrite.ScheduleOnWriteProps) {
 			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
 				MaxLateness: awscdk.Duration_Days(jsii.Number(2)), TTLMaxConcurrency: jsii.Number(5)})

@@ -5,10 +5,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-
-	"github.com/unschedule/unschedule/todoapp"
 )
 
 // TestNoUnsuppressedNagFindings applies the AwsSolutions pack as app.go
@@ -17,19 +13,17 @@ import (
 func TestNoUnsuppressedNagFindings(t *testing.T) {
 	for _, env := range []string{"dev", "prod"} {
 		t.Run(env, func(t *testing.T) {
-			var findings []string
+			// The shared stack: synthesized with the checks app.go applies.
+			s := Stack(t, env)
+			findings := append([]string(nil), s.nag...)
 			Check(t, func() {
-				app := NewApp(t, nil)
-				st := todoapp.NewTodoStack(app, "Unschedule-"+env, &todoapp.TodoStackProps{Config: EnvConfig(t, env), WebPlaceholderIfMissing: true})
-				todoapp.AddChecks(app) // exactly what app.go applies
-				findings = append(findings, NagFindings(st.Stack)...)
 				// Suppressions are per resource, each with a real reason.
-				if md, ok := (*assertions.Template_FromStack(st.Stack, nil).ToJSON())["Metadata"].(map[string]any); ok {
+				if md, ok := s.json["Metadata"].(map[string]any); ok {
 					if _, ok := md["cdk_nag"]; ok {
 						findings = append(findings, "stack-wide cdk-nag suppression: suppress on the resource instead")
 					}
 				}
-				for id, r := range (*assertions.Template_FromStack(st.Stack, nil).ToJSON())["Resources"].(map[string]any) {
+				for id, r := range s.json["Resources"].(map[string]any) {
 					md, _ := r.(map[string]any)["Metadata"].(map[string]any)
 					nagMD, _ := md["cdk_nag"].(map[string]any)
 					rules, _ := nagMD["rules_to_suppress"].([]any)

@@ -1,10 +1,13 @@
 // Command bench measures the app and writes docs/PERFORMANCE.md (`make
 // bench`): per function the zipped linux/arm64 bundle and the cold init
-// under the Lambda Runtime Interface Emulator against two references;
-// `cdk synth` of the app against an empty CDK app; the `go test -bench`
-// benchmarks; and the cost per million task lifecycles. Run it from the
-// module root. The logic it relies on is in internal/bench (tested); this
-// file runs processes and clocks.
+// under the Lambda Runtime Interface Emulator against its SDK floor (the
+// same clients, the standard configuration) and the bare function; `cdk
+// synth` of the app with a warm bundle cache, without it, and against an
+// empty CDK app; the `go test -bench` benchmarks; the cost per million
+// task lifecycles on each timer and per million campaign sends; and the
+// load average at the start and at the end. Run it from the module root.
+// The logic it relies on is in internal/bench (tested); this file runs
+// processes and clocks.
 package main
 
 import (
@@ -38,7 +41,11 @@ func main() {
 	skip := flag.String("skip", "", "comma-separated parts to skip: init,synth,gobench (the doc then says so)")
 	from := flag.String("from", "", "render the doc from a saved run (bin/bench-report.json) instead of measuring; with -gobench, run the go benchmarks again")
 	rerunGoBench := flag.Bool("gobench", false, "with -from: run the go test benchmarks again")
+	flag.BoolVar(&o.Quick, "quick", false, "the smallest settings (runs=2, synth-runs=1, build-runs=1, benchtime=100ms): checks the tooling, not for conclusions")
 	flag.Parse()
+	if o.Quick {
+		o.InitRuns, o.SynthRuns, o.BuildRuns, *benchTime = 2, 1, 1, "100ms"
+	}
 	o.BenchTime = *benchTime
 	if *from != "" {
 		if err := rerender(*from, *out, *rerunGoBench, *benchTime); err != nil {
@@ -80,6 +87,10 @@ func run(o bench.Options, out string) error {
 	}
 	defer os.RemoveAll(tmp)
 	r := bench.Report{Options: o, Started: time.Now().UTC(), Machine: machine(goBin)}
+	r.Machine.LoadStart = loadAvg()
+	for _, w := range r.Machine.LoadWarnings() {
+		fmt.Fprintln(os.Stderr, "bench: WARNING:", w)
+	}
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...) }
 
 	fns, err := functions(root)
@@ -124,6 +135,7 @@ func run(o bench.Options, out string) error {
 			return err
 		}
 	}
+	r.Machine.LoadEnd = loadAvg()
 	if err := countUsage(&r); err != nil {
 		return err
 	}
@@ -137,17 +149,28 @@ func run(o bench.Options, out string) error {
 	return write(r, out)
 }
 
-// countUsage counts the AWS calls of each lifecycle (deterministic, so
-// -from counts them again for the code as it is now).
+// campaignRecipients is the size of the campaign whose sends are counted.
+const campaignRecipients = 1000
+
+// countUsage counts the AWS calls of each lifecycle on each timer, and of
+// a campaign's sends (deterministic, so -from counts them again for the
+// code as it is now).
 func countUsage(r *bench.Report) error {
 	r.Usage = nil
-	for _, p := range bench.Paths {
-		u, err := bench.CountLifecycle(context.Background(), p)
-		if err != nil {
-			return fmt.Errorf("count %s: %w", p, err)
+	for _, l := range bench.Timers {
+		for _, p := range bench.Paths {
+			u, err := bench.CountLifecycle(context.Background(), p, l)
+			if err != nil {
+				return fmt.Errorf("count %s on %s: %w", p, l, err)
+			}
+			r.Usage = append(r.Usage, bench.PathUsage{Timer: l, Path: p, Usage: u})
 		}
-		r.Usage = append(r.Usage, bench.PathUsage{Path: p, Usage: u})
 	}
+	cu, err := bench.CountCampaignSends(context.Background(), campaignRecipients)
+	if err != nil {
+		return fmt.Errorf("count campaign sends: %w", err)
+	}
+	r.Campaign = &cu
 	return nil
 }
 
@@ -252,10 +275,21 @@ func machine(goBin string) bench.Machine {
 	if b, err := exec.Command(goBin, "version").Output(); err == nil {
 		m.Go = strings.TrimSpace(string(b))
 	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		m.LoadAvg = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
 	return m
+}
+
+// loadAvg reads the load average (zero, not Read, where there is no
+// /proc/loadavg).
+func loadAvg() bench.LoadAverage {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return bench.LoadAverage{}
+	}
+	l, err := bench.ParseLoadAvg(b)
+	if err != nil {
+		return bench.LoadAverage{}
+	}
+	return l
 }
 
 // memorySizes reads each function's memory from the dev template in the
@@ -326,14 +360,37 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 		targets = append(targets, bench.InitTarget{Name: name, Bin: out, Env: env})
 		return nil
 	}
+	// A floor is refs/floor built with gofn's flags plus the tags of its
+	// clients (one binary per client set; the stages share the four-client
+	// binary and differ by BENCH_FLOOR_STAGE).
+	floorBin := func(clients []string) (string, error) {
+		out := filepath.Join(tmp, runtime.GOARCH, "floor-"+strings.Join(clients, "-"), "bootstrap")
+		if _, err := os.Stat(out); err == nil {
+			return out, nil
+		}
+		return out, buildTagged(root, tmp, goBin, "internal/bench/refs/floor", bench.FloorTags(clients), out)
+	}
 	logf("building %d functions and the references for linux/%s", len(fns), runtime.GOARCH)
 	if err := build(bench.RefBare, "internal/bench/refs/bare", nil); err != nil {
 		return err
 	}
+	stageBin, err := floorBin(bench.StageFloorClients)
+	if err != nil {
+		return err
+	}
 	for _, st := range bench.FloorStages {
-		if err := build(st.Name, "internal/bench/refs/floor", []string{"BENCH_FLOOR_STAGE=" + st.Stage}); err != nil {
+		targets = append(targets, bench.InitTarget{Name: st.Name, Bin: stageBin, Env: []string{"BENCH_FLOOR_STAGE=" + st.Stage}})
+	}
+	sets := bench.FloorSets(fns)
+	for _, name := range bench.Keys(sets) {
+		if name == bench.RefFloor {
+			continue // measured as the clients stage
+		}
+		bin, err := floorBin(sets[name])
+		if err != nil {
 			return err
 		}
+		targets = append(targets, bench.InitTarget{Name: name, Bin: bin})
 	}
 	for _, fn := range fns {
 		if err := build(fn, "lambdas/"+fn, nil); err != nil {
@@ -488,17 +545,22 @@ func synth(r *bench.Report, root, goBin, tmp string, fns []string, logf func(str
 		ctx = append(ctx, "-c", "webPlaceholder=true")
 		r.WebPlaceholder = true
 	}
+	// The bundle cache of the warm variant is a folder of this run (filled
+	// by the warm-up round); the other variant turns it off.
+	cache := "GOFN_CACHE=" + filepath.Join(tmp, "gofn-cache")
 	variants := []struct {
 		name, dir string
 		args      []string
+		env       string
 	}{
-		{bench.SynthEmpty, empty, []string{"synth", "--quiet", "-o", filepath.Join(tmp, "empty.out")}},
-		{bench.SynthApp, root, append([]string{"synth", "--quiet", "-o", filepath.Join(tmp, "app.out")}, ctx...)},
-		{bench.SynthAppNoBundling, root, append([]string{"list", "-o", filepath.Join(tmp, "list.out")}, ctx...)},
+		{bench.SynthEmpty, empty, []string{"synth", "--quiet", "-o", filepath.Join(tmp, "empty.out")}, ""},
+		{bench.SynthApp, root, append([]string{"synth", "--quiet", "-o", filepath.Join(tmp, "app.out")}, ctx...), cache},
+		{bench.SynthAppNoCache, root, append([]string{"synth", "--quiet", "-o", filepath.Join(tmp, "nocache.out")}, ctx...), "GOFN_CACHE=off"},
+		{bench.SynthAppNoBundling, root, append([]string{"list", "-o", filepath.Join(tmp, "list.out")}, ctx...), ""},
 	}
 	r.SynthCommands = nil
 	for _, v := range variants {
-		c := "cdk " + strings.Join(v.args, " ") + "  (in " + rel(root, tmp, v.dir) + ")"
+		c := strings.TrimSpace(v.env+" cdk "+strings.Join(v.args, " ")) + "  (in " + rel(root, tmp, v.dir) + ")"
 		r.SynthCommands = append(r.SynthCommands, strings.ReplaceAll(c, tmp, "$TMP"))
 	}
 	logf("synth: %d variants x %d runs (plus one warm-up round)", len(variants), r.Options.SynthRuns)
@@ -509,6 +571,9 @@ func synth(r *bench.Report, root, goBin, tmp string, fns []string, logf func(str
 			cmd := exec.Command(cdk, v.args...)
 			cmd.Dir = v.dir
 			cmd.Env = append(os.Environ(), "CDK_DISABLE_VERSION_CHECK=1")
+			if v.env != "" {
+				cmd.Env = append(cmd.Env, v.env)
+			}
 			start := time.Now()
 			if b, err := cmd.CombinedOutput(); err != nil {
 				return fmt.Errorf("%s: cdk %s: %w\n%s", v.name, strings.Join(v.args, " "), err, b)
@@ -536,6 +601,33 @@ func synth(r *bench.Report, root, goBin, tmp string, fns []string, logf func(str
 			return err
 		}
 		r.Builds[bench.BuildOne] = append(r.Builds[bench.BuildOne], time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// buildTagged builds entry for this machine's architecture with gofn's
+// flags and environment (as recorded), its -tags extended by tags.
+func buildTagged(root, tmp, goBin, entry, tags, out string) error {
+	recorded, env, err := recordBuild(root, tmp, entry)
+	if err != nil {
+		return err
+	}
+	// recorded: build <flags...> -o <out> ./<entry>
+	args := []string{"build"}
+	for i := 1; i < len(recorded) && recorded[i] != "-o"; i++ {
+		a := recorded[i]
+		if recorded[i-1] == "-tags" {
+			a += "," + tags
+		}
+		args = append(args, a)
+	}
+	args = append(args, "-o", out, "./"+entry)
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmd.Env, "GOARCH="+runtime.GOARCH)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, b)
 	}
 	return nil
 }

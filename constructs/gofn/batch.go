@@ -26,6 +26,10 @@ type batch struct {
 	tried bool
 	dir   string            // the go build output folder ("" when the batch build failed)
 	bins  map[string]string // entry (relative to root) -> binary path in dir
+	// cache and keys: the bundle cache folder and each entry's key in it
+	// (nil when the cache is off or the keys could not be computed).
+	cache string
+	keys  map[string]string
 }
 
 // batches is per module root: one build per root and process.
@@ -47,6 +51,11 @@ func bundle(goBin, root, entry, out string) error {
 	batches.Unlock()
 	bin, last := b.take(goBin, root, entry)
 	if bin == "" {
+		// Handed out already (a second stack of the same process bundles
+		// the same function): the cache has it.
+		if b.fromCache(entry, out) {
+			return nil
+		}
 		return Build(goBin, root, entry, out)
 	}
 	err := moveFile(bin, out)
@@ -65,7 +74,7 @@ func (b *batch) take(goBin, root, entry string) (bin string, last bool) {
 	defer b.mu.Unlock()
 	if !b.tried {
 		b.tried = true
-		b.dir, b.bins = buildBatch(goBin, root)
+		b.dir, b.bins, b.cache, b.keys = buildBatch(goBin, root)
 	}
 	key := path.Clean(filepath.ToSlash(entry))
 	bin, ok := b.bins[key]
@@ -76,37 +85,68 @@ func (b *batch) take(goBin, root, entry string) (bin string, last bool) {
 	return bin, len(b.bins) == 0
 }
 
+// fromCache copies entry's cached binary to out, and reports whether it
+// could.
+func (b *batch) fromCache(entry, out string) bool {
+	b.mu.Lock()
+	key := b.keys[path.Clean(filepath.ToSlash(entry))]
+	b.mu.Unlock()
+	return key != "" && cacheGet(b.cache, key, out)
+}
+
 // buildBatch builds every main package under root/BatchDir into a new
 // temporary folder with the flags and environment of Build, so each
-// binary is byte-identical to Build's. On any failure it returns no
-// binaries: each entry is then built alone.
-func buildBatch(goBin, root string) (string, map[string]string) {
+// binary is byte-identical to Build's. A package whose sources are
+// unchanged since a build the bundle cache kept is copied from the cache
+// instead (cache.go); the rest are built in one `go build`. On any
+// failure it returns no binaries: each entry is then built alone.
+func buildBatch(goBin, root string) (dir string, bins map[string]string, cache string, keys map[string]string) {
 	entries, err := batchEntries(goBin, root)
 	if err != nil || len(entries) < 2 {
-		return "", nil
+		return "", nil, "", nil
 	}
 	removeStaleBatches()
-	dir, err := os.MkdirTemp("", batchPrefix)
+	dir, err = os.MkdirTemp("", batchPrefix)
 	if err != nil {
-		return "", nil
+		return "", nil, "", nil
 	}
-	args := append([]string{"build"}, buildFlags...)
-	args = append(args, "-o", dir+string(filepath.Separator))
-	for _, e := range entries {
-		args = append(args, "./"+e)
-	}
-	cmd := exec.Command(goBin, args...)
-	cmd.Dir = root
-	cmd.Env = buildEnviron()
-	if err := cmd.Run(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil
-	}
-	bins := map[string]string{}
+	bins = map[string]string{}
 	for _, e := range entries {
 		bins[e] = filepath.Join(dir, path.Base(e))
 	}
-	return dir, bins
+	cache = cacheDir()
+	if cache != "" {
+		if keys, err = cacheKeys(goBin, root, entries); err != nil {
+			keys = nil
+		}
+	}
+	var missing []string
+	for _, e := range entries {
+		if keys == nil || !cacheGet(cache, keys[e], bins[e]) {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) > 0 {
+		args := append([]string{"build"}, buildFlags...)
+		args = append(args, "-o", dir+string(filepath.Separator))
+		for _, e := range missing {
+			args = append(args, "./"+e)
+		}
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir = root
+		cmd.Env = buildEnviron()
+		if err := cmd.Run(); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, "", nil
+		}
+		if keys != nil {
+			for _, e := range missing {
+				cachePut(cache, keys[e], bins[e])
+			}
+			cachePrune(cache)
+		}
+	}
+	return dir, bins, cache, keys
 }
 
 // batchEntries lists the main packages under root/BatchDir ("lambdas/x"),

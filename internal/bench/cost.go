@@ -13,48 +13,82 @@ type Price struct {
 	Unit string
 	// Source is where the price was read; Confirmed is false when only the
 	// official page's address is known and the figure could not be checked
-	// against it here.
+	// against a copy of it here; Checked is the date it was looked up.
 	Source    string
 	Confirmed bool
+	Checked   string
 }
 
 // Each returns the price of one unit.
 func (p Price) Each() float64 { return p.USD / p.Per }
 
-// Prices are the list prices the cost model uses (US East, N. Virginia;
-// free tiers ignored: at a million lifecycles they are small or used up by
-// other workloads).
+// Prices are the list prices the cost model uses (US East, N. Virginia,
+// us-east-1; free tiers ignored: at a million lifecycles they are small or
+// used up by other workloads).
 type Prices struct {
-	Date                              string
+	Region                            string
 	LambdaRequest                     Price
 	LambdaGBSecondArm, LambdaGBSecX86 Price
 	APIGatewayREST                    Price
 	DynamoWrite, DynamoRead           Price
 	SchedulerInvocation               Price
+	SFNTransition                     Price
 	SQSFIFORequest                    Price
 	SNSPublish, SNSEmail              Price
+	SESMessage                        Price
 	LogsIngestGB                      Price
 }
 
-// ListPrices are the prices checked on PricesDate. The official pages are
-// not reachable from the build machine; figures were checked against
-// recent third-party copies of them (Confirmed) where the search tool had
-// one.
-var ListPrices = Prices{
-	Date:              "2026-11-30",
-	LambdaRequest:     Price{0.20, 1e6, "request", "https://aws.amazon.com/lambda/pricing/", true},
-	LambdaGBSecondArm: Price{0.0000133334, 1, "GB-s (arm64, first 7.5 billion GB-s/month)", "https://aws.amazon.com/lambda/pricing/", true},
-	LambdaGBSecX86:    Price{0.0000166667, 1, "GB-s (x86_64, first 6 billion GB-s/month)", "https://aws.amazon.com/lambda/pricing/", true},
-	APIGatewayREST:    Price{3.50, 1e6, "REST API request (first 333 million/month)", "https://aws.amazon.com/api-gateway/pricing/", false},
-	DynamoWrite:       Price{0.625, 1e6, "on-demand write request unit", "https://aws.amazon.com/dynamodb/pricing/on-demand/", true},
-	DynamoRead:        Price{0.125, 1e6, "on-demand read request unit", "https://aws.amazon.com/dynamodb/pricing/on-demand/", true},
-	SchedulerInvocation: Price{1.00, 1e6, "EventBridge Scheduler invocation (after 14 million free/month)",
-		"https://aws.amazon.com/eventbridge/pricing/", true},
-	SQSFIFORequest: Price{0.50, 1e6, "SQS FIFO request (64 KB chunk)", "https://aws.amazon.com/sqs/pricing/", true},
-	SNSPublish:     Price{0.50, 1e6, "SNS standard topic publish (64 KB chunk)", "https://aws.amazon.com/sns/pricing/", true},
-	SNSEmail:       Price{2.00, 1e5, "SNS email delivery", "https://aws.amazon.com/sns/pricing/", true},
-	LogsIngestGB:   Price{0.50, 1, "CloudWatch Logs standard ingestion, GB", "https://aws.amazon.com/cloudwatch/pricing/", false},
+// All lists the prices in table order.
+func (p Prices) All() []Price {
+	return []Price{p.LambdaRequest, p.LambdaGBSecondArm, p.LambdaGBSecX86, p.APIGatewayREST, p.DynamoWrite,
+		p.DynamoRead, p.SchedulerInvocation, p.SFNTransition, p.SQSFIFORequest, p.SNSPublish, p.SNSEmail, p.SESMessage,
+		p.LogsIngestGB}
 }
+
+// ListPrices are the prices the doc uses, each with the date it was
+// checked. The official pages are not reachable from the build machine;
+// figures were checked against recent copies of them (Confirmed) where
+// the search tool had one.
+var ListPrices = Prices{
+	Region: "US East (N. Virginia), us-east-1",
+	LambdaRequest: Price{USD: 0.20, Per: 1e6, Unit: "Lambda request", Source: "https://aws.amazon.com/lambda/pricing/",
+		Confirmed: true, Checked: "2026-11-30"},
+	LambdaGBSecondArm: Price{USD: 0.0000133334, Per: 1, Unit: "Lambda GB-s (arm64, first 7.5 billion GB-s/month)",
+		Source: "https://aws.amazon.com/lambda/pricing/", Confirmed: true, Checked: "2026-11-30"},
+	LambdaGBSecX86: Price{USD: 0.0000166667, Per: 1, Unit: "Lambda GB-s (x86_64, first 6 billion GB-s/month)",
+		Source: "https://aws.amazon.com/lambda/pricing/", Confirmed: true, Checked: "2026-11-30"},
+	APIGatewayREST: Price{USD: 3.50, Per: 1e6, Unit: "REST API request (first 333 million/month)",
+		Source: "https://aws.amazon.com/api-gateway/pricing/", Checked: "2026-11-30"},
+	DynamoWrite: Price{USD: 0.625, Per: 1e6, Unit: "DynamoDB on-demand write request unit",
+		Source: "https://aws.amazon.com/dynamodb/pricing/on-demand/", Confirmed: true, Checked: "2026-11-30"},
+	DynamoRead: Price{USD: 0.125, Per: 1e6, Unit: "DynamoDB on-demand read request unit",
+		Source: "https://aws.amazon.com/dynamodb/pricing/on-demand/", Confirmed: true, Checked: "2026-11-30"},
+	SchedulerInvocation: Price{USD: 1.00, Per: 1e6, Unit: "EventBridge Scheduler invocation (after 14 million free/month)",
+		Source: "https://aws.amazon.com/eventbridge/pricing/", Confirmed: true, Checked: "2026-11-30"},
+	SFNTransition: Price{USD: 0.025, Per: 1e3, Unit: "Step Functions Standard state transition (after 4,000 free/month)",
+		Source: "https://aws.amazon.com/step-functions/pricing/", Confirmed: true, Checked: "2026-12-02"},
+	SQSFIFORequest: Price{USD: 0.50, Per: 1e6, Unit: "SQS FIFO request (64 KB chunk)", Source: "https://aws.amazon.com/sqs/pricing/",
+		Confirmed: true, Checked: "2026-11-30"},
+	SNSPublish: Price{USD: 0.50, Per: 1e6, Unit: "SNS standard topic publish (64 KB chunk)", Source: "https://aws.amazon.com/sns/pricing/",
+		Confirmed: true, Checked: "2026-11-30"},
+	SNSEmail: Price{USD: 2.00, Per: 1e5, Unit: "SNS email delivery", Source: "https://aws.amazon.com/sns/pricing/",
+		Confirmed: true, Checked: "2026-11-30"},
+	SESMessage: Price{USD: 0.10, Per: 1e3, Unit: "SES outbound email message (attachments and dedicated IPs extra)",
+		Source: "https://aws.amazon.com/ses/pricing/", Checked: "2026-12-02"},
+	LogsIngestGB: Price{USD: 0.50, Per: 1, Unit: "CloudWatch Logs standard ingestion, GB", Source: "https://aws.amazon.com/cloudwatch/pricing/",
+		Checked: "2026-11-30"},
+}
+
+// StreamReadsFreeURL: DynamoDB does not charge the GetRecords calls of a
+// Lambda trigger ("Read requests made by AWS Lambda-based consumers of
+// DynamoDB Streams are free"), so the TTL layer's stream reads cost
+// nothing.
+const StreamReadsFreeURL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CostOptimization_StreamsUsage.html"
+
+// TTLDeletesFreeURL: a TTL deletion is a background process that is free
+// of charge (it consumes no write units).
+const TTLDeletesFreeURL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
 
 // Function is how one function is billed in a design.
 type Function struct {
@@ -106,17 +140,12 @@ func (p Prices) Price(u Usage, d Design) (Cost, error) {
 			return c, fmt.Errorf("design %s: no billing profile for function %q", d.Name, name)
 		}
 		invocations += n
-		gbs := p.LambdaGBSecX86
-		if f.Arm {
-			gbs = p.LambdaGBSecondArm
-		}
-		seconds := (math.Ceil(f.DurationMs) + d.ColdFraction*math.Ceil(f.InitMs)) / 1000
-		c.Lines["Lambda requests"] += float64(n) * p.LambdaRequest.Each()
-		c.Lines["Lambda duration"] += float64(n) * f.MemoryMiB / 1024 * seconds * gbs.Each()
+		p.lambdaCost(c, float64(n), f, d.ColdFraction)
 	}
 	c.Lines["API Gateway"] = float64(u.APIRequests) * p.APIGatewayREST.Each()
 	c.Lines["DynamoDB"] = float64(Total(u.DynamoWrites))*p.DynamoWrite.Each() + float64(Total(u.DynamoReads))*p.DynamoRead.Each()
 	c.Lines["Scheduler"] = float64(u.SchedulerInvocations) * p.SchedulerInvocation.Each()
+	c.Lines["Step Functions"] = float64(u.StateTransitions) * p.SFNTransition.Each()
 	c.Lines["SQS FIFO"] = float64(u.SQSRequests) * p.SQSFIFORequest.Each()
 	c.Lines["SNS + email"] = float64(u.SNSPublishes)*p.SNSPublish.Each() + float64(u.EmailDeliveries)*p.SNSEmail.Each()
 	logBytes := float64(u.AppLogBytes) + float64(invocations)*d.PlatformLogBytes + float64(u.APIRequests)*d.AccessLogBytes
@@ -126,4 +155,44 @@ func (p Prices) Price(u Usage, d Design) (Cost, error) {
 
 // CostLines lists the cost lines in report order.
 var CostLines = []string{"API Gateway", "Lambda requests", "Lambda duration", "DynamoDB", "Scheduler",
-	"SQS FIFO", "SNS + email", "CloudWatch Logs"}
+	"Step Functions", "SQS FIFO", "SNS + email", "CloudWatch Logs"}
+
+// lambdaCost adds n invocations of f to c's Lambda lines.
+func (p Prices) lambdaCost(c Cost, n float64, f Function, coldFraction float64) {
+	gbs := p.LambdaGBSecX86
+	if f.Arm {
+		gbs = p.LambdaGBSecondArm
+	}
+	seconds := (math.Ceil(f.DurationMs) + coldFraction*math.Ceil(f.InitMs)) / 1000
+	c.Lines["Lambda requests"] += n * p.LambdaRequest.Each()
+	c.Lines["Lambda duration"] += n * f.MemoryMiB / 1024 * seconds * gbs.Each()
+}
+
+// PriceCampaign prices one campaign send's usage u in design d.
+func (p Prices) PriceCampaign(u CampaignUsage, d Design) (Cost, error) {
+	c := Cost{Lines: map[string]float64{}}
+	invocations := 0.0
+	for _, name := range Keys(u.Invocations) {
+		f, ok := d.Functions[name]
+		if !ok {
+			return c, fmt.Errorf("design %s: no billing profile for function %q", d.Name, name)
+		}
+		invocations += u.Invocations[name]
+		p.lambdaCost(c, u.Invocations[name], f, d.ColdFraction)
+	}
+	w, r := 0.0, 0.0
+	for _, v := range u.DynamoWrites {
+		w += v
+	}
+	for _, v := range u.DynamoReads {
+		r += v
+	}
+	c.Lines["DynamoDB"] = w*p.DynamoWrite.Each() + r*p.DynamoRead.Each()
+	c.Lines["Scheduler"] = u.SchedulerInvocations * p.SchedulerInvocation.Each()
+	c.Lines["SES"] = u.Emails * p.SESMessage.Each()
+	c.Lines["CloudWatch Logs"] = invocations * d.PlatformLogBytes / 1e9 * p.LogsIngestGB.Each()
+	return c, nil
+}
+
+// CampaignCostLines lists the campaign cost lines in report order.
+var CampaignCostLines = []string{"Lambda requests", "Lambda duration", "DynamoDB", "Scheduler", "SES", "CloudWatch Logs"}

@@ -46,17 +46,21 @@ func TestEstimatedInitMs(t *testing.T) {
 
 func TestInitVerdict(t *testing.T) {
 	fns := []FunctionResult{{Name: "presignup"}, {Name: "api"}, {Name: "expiry"}}
+	apiFloor, expiryFloor := FunctionFloor("api"), FunctionFloor("expiry")
 	for _, tc := range []struct {
 		name    string
 		init    map[string][]float64
 		worst   string
 		met, ok bool
 	}{
-		{"met", map[string][]float64{RefBare: {2}, "presignup": {9}, "api": {2.8}, "expiry": {2.5}}, "api", true, true},
-		{"not met; presignup makes no AWS call and does not count",
-			map[string][]float64{RefBare: {2}, "presignup": {1}, "api": {2.8}, "expiry": {4}}, "expiry", false, true},
-		{"no bare", map[string][]float64{"api": {2}}, "", false, false},
-		{"a function not measured", map[string][]float64{RefBare: {2}, "api": {2}}, "", false, false},
+		{"met: each against its own floor; presignup against bare",
+			map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {2.1}, "api": {5.4}, "expiry": {4.1}}, "api", true, true},
+		{"not met", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {2}, "api": {5}, "expiry": {4.8}},
+			"expiry", false, true},
+		{"presignup counts against bare", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {3}, "api": {5}, "expiry": {4}},
+			"presignup", false, true},
+		{"a floor not measured", map[string][]float64{RefBare: {2}, apiFloor: {5}, "presignup": {2}, "api": {5}, "expiry": {4}}, "", false, false},
+		{"a function not measured", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "api": {2}}, "", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Report{Functions: fns, Init: tc.init}
@@ -68,35 +72,45 @@ func TestInitVerdict(t *testing.T) {
 	}
 }
 
-// RenderDoc of a complete report names the machine, the commands and
-// every section, and states each budget's verdict from the numbers.
+// RenderDoc of a complete report names the machine, its load, the
+// commands and every section, states the budget's verdict from the
+// numbers, and says nothing about code that no longer exists.
 func TestRenderDoc(t *testing.T) {
-	init := map[string][]float64{RefBare: {2, 3, 2}, "api": {6, 6, 7}, "expiry": {5, 5, 5}}
+	apiFloor := FunctionFloor("api")
+	init := map[string][]float64{RefBare: {2, 3, 2}, "api": {6, 6, 7}, "expiry": {5, 5, 5}, apiFloor: {5}, FunctionFloor("expiry"): {4.9}}
 	for i, st := range FloorStages {
 		init[st.Name] = []float64{float64(3 + i)}
 	}
 	var usage []PathUsage
-	for _, p := range Paths {
-		u, err := CountLifecycle(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
+	for _, l := range Timers {
+		for _, p := range Paths {
+			u, err := CountLifecycle(context.Background(), p, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			usage = append(usage, PathUsage{Timer: l, Path: p, Usage: u})
 		}
-		usage = append(usage, PathUsage{Path: p, Usage: u})
+	}
+	cu, err := CountCampaignSends(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
 	}
 	r := Report{
-		Options:   Options{InitRuns: 3, SynthRuns: 1, BuildRuns: 1, BenchTime: "1s", Command: "make bench"},
-		Machine:   Machine{NumCPU: 2, CPU: "Test CPU", Go: "go version go1.26.8 linux/amd64", OS: "linux/amd64", LoadAvg: "1 1 1"},
+		Options: Options{InitRuns: 3, SynthRuns: 1, BuildRuns: 1, BenchTime: "1s", Command: "make bench"},
+		Machine: Machine{NumCPU: 2, CPU: "Test CPU", Go: "go version go1.26.8 linux/amd64", OS: "linux/amd64",
+			LoadStart: LoadAverage{One: 3.5, Five: 2, Fifteen: 1, Read: true}, LoadEnd: LoadAverage{One: 1.5, Five: 1, Fifteen: 1, Read: true}},
 		Started:   time.Date(2026, 11, 30, 16, 0, 0, 0, time.UTC),
 		Finished:  time.Date(2026, 11, 30, 16, 30, 0, 0, time.UTC),
 		Functions: []FunctionResult{{Name: "api", BinaryBytes: 10 << 20, ZipBytes: 4 << 20}, {Name: "expiry", BinaryBytes: 9 << 20, ZipBytes: 3 << 20}},
 		Memory:    map[string]int{"api": 256, "expiry": 128}, MemoryFrom: "the synthesized dev template",
 		Init:           init,
-		Synth:          map[string][]float64{SynthEmpty: {3}, SynthApp: {8}, SynthAppNoBundling: {5}},
+		Synth:          map[string][]float64{SynthEmpty: {3}, SynthApp: {6}, SynthAppNoCache: {8}, SynthAppNoBundling: {5}},
 		Builds:         map[string][]float64{BuildSequential: {4}, BuildOne: {2}},
 		SynthCommands:  []string{"cdk synth --quiet"},
 		GoBench:        []GoBench{{Package: "github.com/unschedule/unschedule/internal/domain/cancel", Name: "Process100", N: 10, NsPerOp: 2e5}},
 		GoBenchCommand: "go test -bench . ./internal/cancel",
 		Usage:          usage,
+		Campaign:       &cu,
 		InitTrace: map[string][]PkgInit{RefFloor: {
 			{Pkg: "github.com/aws/aws-sdk-go-v2/service/dynamodb/schemas", ClockMs: 5, Allocs: 3000},
 			{Pkg: "github.com/aws/aws-sdk-go-v2/service/sts/internal/endpoints", ClockMs: 1, Allocs: 600},
@@ -109,21 +123,77 @@ func TestRenderDoc(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2 CPUs (`nproc`), Test CPU", "go1.26.8", "`make bench`", "2026-11-30 16:00",
-		"**not met**: api is at 3.00× bare", // 6 / 2
-		"Synth (≤ 1.5× the empty app):** **not met**: 8.00 s against 3.00 s, 2.67×",
-		"## Functions: bundle size and cold init", "### Where the floor's time goes", "### Package init: what is left", "### Cold init: what was done",
-		"| api | 256 | 10.00 | 4.00 | 6.00 |", "bundling (one `go build` of the 2 functions", "Here that is 2.00 s instead of 4.00 s",
-		"what reads the SDK's documented variables", "600 of the 3600", "| `github.com/aws/aws-sdk-go-v2/service/sts/internal/endpoints` |",
-		"## `go test -bench`", "| internal/domain/cancel | Process100 | 200.0 µs |", "campaign planner does not exist yet",
-		"Only the EventBridge Scheduler execution layer exists today", "seed (Python, x86_64, 128 MB)", "**total**",
-		"https://aws.amazon.com/lambda/pricing/", "checked 2026-11-30", "1,769 MB", "| api | 256 |",
+		"3.50 2.00 1.00 at the start, 1.50 1.00 1.00 at the end", "**Warning:** the machine was busy at the start",
+		"**not met**: api is at 1.20× its floor (`floor: dynamodb+scheduler+sns`)", // 6 / 5
+		"| api | 256 | 10.00 | 4.00 | 6.00 |", "| floor: dynamodb+scheduler+sns |",
+		"6.00 s against 3.00 s for the empty app, 2.00×",
+		"## Functions: bundle size and cold init", "### Where the floor's time goes", "### Package init",
+		"the cache\nsaves 2.00 s per synth of unchanged sources", "`TestBundleCache`",
+		"## `go test -bench`", "| internal/domain/cancel | Process100 | 200.0 µs |",
+		"## Cost per 1M task lifecycles, per timer", "Scheduler: expire", "Step Functions: cancel", "TTL: reschedule",
+		"| Step Functions |", "seed (Python, x86_64, 128 MB)", "**total**",
+		"## Cost per 1M campaign sends", "One campaign of 10 recipients", "| SES |",
+		"https://aws.amazon.com/lambda/pricing/", "https://aws.amazon.com/step-functions/pricing/", "https://aws.amazon.com/ses/pricing/",
+		"us-east-1", "2026-12-02", "1,769 MB", "## Method: how to run it", "-quick",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("doc lacks %q", want)
 		}
 	}
-	if s := Summary(r); !strings.Contains(s, "ref: bare") || !strings.Contains(s, "Cost per 1M lifecycles") {
+	for _, stale := range []string{"does not exist", "do not exist", "not built", "Issue ", "issue ", "seed 0", "(seed "} {
+		if strings.Contains(doc, stale) {
+			t.Errorf("doc says %q: describe the current code", stale)
+		}
+	}
+	if s := Summary(r); !strings.Contains(s, "ref: bare") || !strings.Contains(s, "Cost per 1M lifecycles") ||
+		!strings.Contains(s, "Cost per 1M campaign sends") || !strings.Contains(s, "WARNING: the machine was busy at the start") {
 		t.Errorf("summary:\n%s", s)
+	}
+}
+
+// The campaign send counts are the basis of its cost: pin them.
+func TestCountCampaignSends(t *testing.T) {
+	u, err := CountCampaignSends(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(m map[string]float64) float64 {
+		s := 0.0
+		for _, v := range m {
+			s += v
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"schedule creates", u.ScheduleCreates, 1},
+		{"scheduler invocations", u.SchedulerInvocations, 1},
+		{"emails", u.Emails, 1},
+		{"send invocations", u.Invocations["campaignsend"], 1},
+		// claim and result
+		{"task writes by the send function", u.DynamoWrites["task Claim"] + u.DynamoWrites["task Replace"], 2},
+		{"idempotency record writes", u.DynamoWrites["idempotency record"], 2},
+		{"API writes (the campaign and 100 tasks)", u.DynamoWrites["API: campaign and tasks"], 1.01},
+		// The provisioner reads the campaign three times per run.
+		{"task and campaign reads", u.DynamoReads["task Get"] + u.DynamoReads["campaign Get"], 2.03},
+		{"provisioner runs", u.Invocations["campaignprovision"], 0.01},
+		{"progress invocations (one per task write)", u.Invocations["campaignprogress"], 2},
+	} {
+		if math.Abs(tc.got-tc.want) > 1e-9 {
+			t.Errorf("%s: got %g per send, want %g (usage %+v)", tc.name, tc.got, tc.want, u)
+		}
+	}
+	if w := sum(u.DynamoWrites); w < 5 || w > 5.1 {
+		t.Errorf("writes per send %g, want about 5", w)
+	}
+	c, err := ListPrices.PriceCampaign(u, Designs(Report{})[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ses := c.Lines["SES"] * 1e6; math.Abs(ses-100) > 1e-6 {
+		t.Errorf("SES per 1M sends: $%g, want $100", ses)
 	}
 }
 

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/pipeline"
 )
 
@@ -34,7 +38,7 @@ var Paths = []Path{PathExpire, PathCancel, PathReschedule}
 
 // Usage is what one lifecycle makes AWS do, counted on the in-process
 // pipeline (internal/pipeline: the real handler code on the memory
-// adapters), at the EventBridge Scheduler execution layer.
+// adapters), on one execution layer (the timer).
 type Usage struct {
 	// APIRequests: REST API calls (API Gateway requests, and invocations
 	// of the api function).
@@ -50,6 +54,18 @@ type Usage struct {
 	SchedulerCalls map[string]int
 	// SchedulerInvocations: schedules that fired (billed).
 	SchedulerInvocations int
+	// Step Functions layer: executions started (StartExecution that
+	// starts one; an update stops one and starts one), stopped
+	// (StopExecution, not billed), and the state transitions they make
+	// (billed): the Wait state of every execution started, and the
+	// LambdaInvoke state of every execution whose Wait ended.
+	Executions, ExecutionStops, StateTransitions int
+	// TTL layer: marker writes (PutItem on arm and move, DeleteItem on
+	// cancel; one write unit each, counted in DynamoWrites too) and the
+	// TTL deletions the stream delivers to the expiry function (the
+	// deletion itself is free, and so are a Lambda trigger's stream
+	// reads: StreamReads is counted, priced at zero).
+	MarkerWrites, StreamReads int
 	// SQSRequests: FIFO queue requests: SendMessageBatch from the stream
 	// processor, and the worker's event source mapping's ReceiveMessage
 	// and DeleteMessageBatch for each batch it delivered.
@@ -99,14 +115,18 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Timers lists the execution layers priced, in report order.
+var Timers = []layers.Name{layers.EventBridgeScheduler, layers.StepFunctions, layers.TTL}
+
 // CountLifecycle runs one lifecycle of path through the whole in-process
-// pipeline, one task at a time (so every stream and queue batch holds one
-// record: the upper bound for batching), and counts its AWS usage. The
-// reconciler is not run: it is a fixed cost per period, not per task.
-func CountLifecycle(ctx context.Context, path Path) (Usage, error) {
+// pipeline on the execution layer timer, one task at a time (so every
+// stream and queue batch holds one record: the upper bound for
+// batching), and counts its AWS usage. The reconciler is not run: it is a
+// fixed cost per period, not per task.
+func CountLifecycle(ctx context.Context, path Path, timer layers.Name) (Usage, error) {
 	u := Usage{Invocations: map[string]int{}, DynamoWrites: map[string]int{}, DynamoReads: map[string]int{}}
 	logs := &countingWriter{}
-	p, err := pipeline.New(pipeline.Options{Log: slog.New(slog.NewJSONHandler(logs, nil))})
+	p, err := pipeline.New(pipeline.Options{Layer: timer, Log: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		return u, err
 	}
@@ -117,6 +137,29 @@ func CountLifecycle(ctx context.Context, path Path) (Usage, error) {
 			u.DynamoWrites[op]++
 		}
 		return nil
+	}
+	switch l := p.Layer.(type) {
+	case *memory.Executions:
+		l.Fail = func(op, _ string) error {
+			switch op {
+			case "Create":
+				u.Executions++
+			case "Update":
+				u.Executions++
+				u.ExecutionStops++
+			case "Delete":
+				u.ExecutionStops++
+			}
+			return nil
+		}
+	case *memory.TTLMarkers:
+		l.Fail = func(op, _ string) error {
+			if op == "Create" || op == "Update" || op == "Delete" {
+				u.MarkerWrites++
+				u.DynamoWrites["marker "+op]++
+			}
+			return nil
+		}
 	}
 	sent := 0
 	p.Queue.Fail = func(cancel.Message) error { sent++; return nil }
@@ -143,8 +186,15 @@ func CountLifecycle(ctx context.Context, path Path) (Usage, error) {
 				u.Invocations["cancelworker"]++
 				u.SQSRequests += 2 // ReceiveMessage and DeleteMessageBatch
 			}
-			u.SchedulerInvocations += r.Fired
 			u.Invocations["expiry"] += r.Fired
+			switch timer {
+			case layers.StepFunctions:
+				u.StateTransitions += r.Fired // the LambdaInvoke state
+			case layers.TTL:
+				u.StreamReads += r.Fired
+			default:
+				u.SchedulerInvocations += r.Fired
+			}
 			if !r.Moved() {
 				return nil
 			}
@@ -185,20 +235,44 @@ func CountLifecycle(ctx context.Context, path Path) (Usage, error) {
 		return u, err
 	}
 	u.Invocations["api"] = u.APIRequests
-	// The stream mapping's filter passes MODIFY and REMOVE records only
-	// (constructs/cancellation.StreamFilter): each invokes the processor.
+	// Every fire that claims the task invokes the to-do app's target, the
+	// notify function, which publishes.
+	u.Invocations["notify"] = len(p.Outbox.Sent())
+	u.StateTransitions += u.Executions // the Wait state of each execution
+	// The stream mapping's filters (constructs/cancellation.StreamFilters)
+	// pass the records whose image is armed: an INSERT's new image, a
+	// MODIFY's either image, a REMOVE's old one. Each passing record
+	// invokes the processor; filtered records are free.
 	changes, _ := p.Store.Changes(0)
 	for _, c := range changes {
-		if c.Kind != task.ChangeInsert {
+		if passesStreamFilter(c) {
 			u.Invocations["streamprocessor"]++
 		}
 	}
 	u.SchedulerCalls = map[string]int{}
-	for op, n := range p.Scheduler.Calls {
-		u.SchedulerCalls[op] = n
+	if p.Scheduler != nil {
+		for op, n := range p.Scheduler.Calls {
+			u.SchedulerCalls[op] = n
+		}
 	}
 	u.SNSPublishes = len(p.Outbox.Sent())
 	u.EmailDeliveries = u.SNSPublishes
 	u.AppLogBytes = logs.n
 	return u, nil
+}
+
+// passesStreamFilter: whether the cancellation stream mapping's filters
+// let c through (its images' state is one of the schema's armed states).
+func passesStreamFilter(c task.Change) bool {
+	armed := func(it *contract.Item) bool {
+		return it != nil && slices.Contains(task.Schema.ArmedStates, it.State)
+	}
+	switch c.Kind {
+	case task.ChangeInsert:
+		return armed(c.New)
+	case task.ChangeModify:
+		return armed(c.Old) || armed(c.New)
+	default:
+		return armed(c.Old)
+	}
 }

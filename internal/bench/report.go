@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/layers"
 )
 
 // Options are cmd/bench's settings, recorded in the doc.
@@ -13,6 +15,9 @@ type Options struct {
 	InitRuns, SynthRuns, BuildRuns int
 	BenchTime                      string
 	Skip                           []string
+	// Quick: the smallest settings (-quick), to check the tooling; its
+	// numbers are not for the doc's conclusions.
+	Quick bool
 	// Command is how the run was started.
 	Command string
 }
@@ -27,12 +32,13 @@ func (o Options) Skipped(part string) bool {
 	return false
 }
 
-// Machine describes where the numbers were taken.
+// Machine describes where the numbers were taken, and how busy it was
+// at the start and at the end of the run (/proc/loadavg).
 type Machine struct {
-	NumCPU  int
-	CPU, Go string
-	OS      string
-	LoadAvg string
+	NumCPU             int
+	CPU, Go            string
+	OS                 string
+	LoadStart, LoadEnd LoadAverage
 }
 
 // FunctionResult is one function's bundle.
@@ -48,8 +54,9 @@ type InitTarget struct {
 	Env []string
 }
 
-// PathUsage is the counted usage of one lifecycle.
+// PathUsage is the counted usage of one lifecycle on one timer.
 type PathUsage struct {
+	Timer layers.Name
 	Path  Path
 	Usage Usage
 }
@@ -61,7 +68,8 @@ const (
 	RefPythonBoto3 = "ref: python3 + boto3 + 4 clients"
 
 	SynthEmpty         = "empty Go CDK app, one queue (cdk synth)"
-	SynthApp           = "this app, dev (cdk synth)"
+	SynthApp           = "this app, dev (cdk synth, warm bundle cache)"
+	SynthAppNoCache    = "this app, dev, bundle cache off (cdk synth)"
 	SynthAppNoBundling = "this app, dev, no bundling (cdk list)"
 
 	BuildSequential = "gofn.Build of each function, one after the other (what bundling did)"
@@ -73,23 +81,24 @@ type FloorStage struct {
 	Name, Stage, What string
 }
 
-// RefFloor is the floor: LoadDefaultConfig and the clients, which is how
-// the mains set up the SDK (internal/lambdaenv/awsenv).
-const RefFloor = "ref: floor"
+// RefFloor is the floor whose set-up is broken down by stage:
+// LoadDefaultConfig and the to-do app's four clients, which is how the
+// mains set up the SDK (internal/lambdaenv/awsenv).
+const RefFloor = "floor: dynamodb+scheduler+sns+sqs"
 
 // FloorEnvConfig is the floor stage that builds aws.Config from the
 // region and credential variables alone: faster to start, but it ignores
 // every other setting the SDKs document (endpoints, FIPS, retries), so no
 // main does it; it stays as the comparison.
-const FloorEnvConfig = "floor: env config + 4 clients"
+const FloorEnvConfig = "stage: env config + 4 clients"
 
 // FloorStages are the floor's variants, in set-up order.
 var FloorStages = []FloorStage{
-	{Name: "floor: SDK package init only", Stage: "imports", What: "imports config + 4 service packages, calls nothing"},
-	{Name: "floor: + LoadDefaultConfig", Stage: "loadconfig", What: "config.LoadDefaultConfig, no client"},
+	{Name: "stage: SDK package init only", Stage: "imports", What: "imports config + 4 service packages, calls nothing"},
+	{Name: "stage: + LoadDefaultConfig", Stage: "loadconfig", What: "config.LoadDefaultConfig, no client"},
 	{Name: RefFloor, Stage: "clients", What: "LoadDefaultConfig + DynamoDB, Scheduler, SNS, SQS clients (what the mains do: `internal/lambdaenv/awsenv`)"},
 	{Name: FloorEnvConfig, Stage: "envconfig", What: "aws.Config from AWS_REGION and the credential variables alone, 4 clients (ignores the SDK's other variables)"},
-	{Name: "floor: env config, lazy clients", Stage: "envconfig-lazy", What: "aws.Config from those variables alone, clients on first use"},
+	{Name: "stage: env config, lazy clients", Stage: "envconfig-lazy", What: "aws.Config from those variables alone, clients on first use"},
 }
 
 // Report is everything one `make bench` run measured.
@@ -108,6 +117,7 @@ type Report struct {
 	// PythonMeasured: the python references ran.
 	PythonMeasured bool
 	// Synth: wall seconds by variant; Builds: wall seconds by variant.
+	// SynthCacheFill is the first synth with an empty bundle cache.
 	Synth, Builds map[string][]float64
 	SynthCommands []string
 	// BuildCommand is the go command gofn.Build runs (as recorded).
@@ -123,6 +133,8 @@ type Report struct {
 	// median of InitTraceRuns runs, longest first.
 	InitTrace     map[string][]PkgInit
 	InitTraceRuns int
+	// Campaign is the counted usage of one campaign send.
+	Campaign *CampaignUsage
 }
 
 // InitMedian returns the median init (ms) of name, and whether it was

@@ -11,7 +11,7 @@
 // (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
 // A function pointed at LocalStack, dynalite or a FIPS endpoint goes there,
 // not to the default endpoint. The call costs about 0.16 ms of cold init
-// (docs/PERFORMANCE.md, `floor: + LoadDefaultConfig`).
+// (docs/PERFORMANCE.md, `stage: + LoadDefaultConfig`).
 //
 // It is a package of its own so that a function that calls no AWS API
 // (presignup) does not link, or initialise, the SDK.

@@ -1,13 +1,17 @@
 // Command floor is the SDK reference of the cold-init benchmark (`make
 // bench`): a function that only sets up the AWS SDK the way our functions
-// do, with the clients they create (DynamoDB, Scheduler, SNS, SQS: the
-// union; each function creates at most three). BENCH_FLOOR_STAGE stops
-// the set-up early, to show where the time goes:
+// do (config.LoadDefaultConfig, internal/lambdaenv/awsenv) and creates one
+// client of each service linked in. Which services are linked is chosen
+// at build time by tags, one per service (floor_dynamodb, floor_sns, ...:
+// the svc_*.go files), so each function is compared with a floor that
+// links and creates the same clients as its main and nothing else
+// (internal/bench.FunctionClients). BENCH_FLOOR_STAGE stops the set-up
+// early, to show where the time goes:
 //
 //	imports         nothing: the SDK packages' init only
 //	loadconfig      config.LoadDefaultConfig (shared config files, the credential chain)
-//	clients         LoadDefaultConfig and the four clients (the default: the floor)
-//	envconfig       an aws.Config built from the variables Lambda sets, and the four clients
+//	clients         LoadDefaultConfig and the clients (the default: the floor)
+//	envconfig       an aws.Config built from the variables Lambda sets, and the clients
 //	envconfig-lazy  that aws.Config, no client (clients made on first use)
 package main
 
@@ -15,16 +19,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/scheduler"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
+
+// services are the clients linked in, by service package name; each
+// svc_*.go file adds its own when its tag is set.
+var services = map[string]func(aws.Config) any{}
 
 // clients keeps the clients alive, as a function's handler would.
 var clients []any
@@ -66,7 +71,14 @@ func envConfig() aws.Config {
 	}
 }
 
+// newClients creates one client of each linked service, in name order.
 func newClients(cfg aws.Config) {
-	clients = append(clients, dynamodb.NewFromConfig(cfg), scheduler.NewFromConfig(cfg),
-		sns.NewFromConfig(cfg), sqs.NewFromConfig(cfg))
+	names := make([]string, 0, len(services))
+	for n := range services {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		clients = append(clients, services[n](cfg))
+	}
 }

@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// LoadAverage is the system load average over 1, 5 and 15 minutes, as
+// /proc/loadavg gives it.
+type LoadAverage struct {
+	One, Five, Fifteen float64
+	// Read is false when it could not be read.
+	Read bool
+}
+
+// ParseLoadAvg reads the first three fields of /proc/loadavg.
+func ParseLoadAvg(b []byte) (LoadAverage, error) {
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return LoadAverage{}, fmt.Errorf("loadavg: want three numbers, got %q", strings.TrimSpace(string(b)))
+	}
+	var v [3]float64
+	for i := range v {
+		x, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return LoadAverage{}, fmt.Errorf("loadavg: %w", err)
+		}
+		v[i] = x
+	}
+	return LoadAverage{One: v[0], Five: v[1], Fifteen: v[2], Read: true}, nil
+}
+
+func (l LoadAverage) String() string {
+	if !l.Read {
+		return "not read"
+	}
+	return fmt.Sprintf("%.2f %.2f %.2f", l.One, l.Five, l.Fifteen)
+}
+
+// Busy thresholds, 1-minute load per CPU. At the start nothing else
+// should run: above half a runnable task per core, other work shares the
+// CPUs the measurements use. At the end the figure includes the bench's
+// own last minute (one busy core while the go benchmarks run, more while
+// they compile), so the end threshold is one task per core.
+const (
+	BusyStartPerCPU = 0.5
+	BusyEndPerCPU   = 1.0
+)
+
+// LoadWarnings says when the machine was busy at the start or at the end
+// of the run (nil when it was not, or the load was not read).
+func (m Machine) LoadWarnings() []string {
+	cpus := float64(m.NumCPU)
+	if cpus < 1 {
+		cpus = 1
+	}
+	var w []string
+	if m.LoadStart.Read && m.LoadStart.One > BusyStartPerCPU*cpus {
+		w = append(w, fmt.Sprintf("the machine was busy at the start: 1-minute load %.2f on %d CPUs (above %.1f per CPU); "+
+			"other work shared the CPUs, so absolute times are inflated: run it again on an idle machine", m.LoadStart.One, m.NumCPU, BusyStartPerCPU))
+	}
+	if m.LoadEnd.Read && m.LoadEnd.One > BusyEndPerCPU*cpus {
+		w = append(w, fmt.Sprintf("the machine was busy at the end: 1-minute load %.2f on %d CPUs (above %.1f per CPU, which the bench's "+
+			"own work does not reach); run it again on an idle machine", m.LoadEnd.One, m.NumCPU, BusyEndPerCPU))
+	}
+	return w
+}
