@@ -59,9 +59,14 @@ func (c *countingTasks) Get(ctx context.Context, k campaign.Key) (campaign.SendT
 	return c.Store.Get(ctx, k)
 }
 
-func (c *countingTasks) Claim(ctx context.Context, k campaign.Key, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+func (c *countingTasks) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	c.writes["task Claim"]++
-	return c.Store.Claim(ctx, k, now, lease)
+	return c.Store.Claim(ctx, k, due, now, lease)
+}
+
+func (c *countingTasks) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	c.writes["task TakeOver"]++
+	return c.Store.TakeOver(ctx, k, due, now, lease)
 }
 
 func (c *countingTasks) Replace(ctx context.Context, prev, next campaign.SendTask) error {

@@ -25,7 +25,7 @@ var FunctionClients = map[string][]string{
 	"cancelworker":        {"dynamodb", "scheduler", "sfn"},
 	"deferreddispatch":    {"sqs"},
 	"expiry":              {"dynamodb", "lambda"},
-	"futureevent":         {"lambda"},
+	"futureevent":         {"dynamodb", "lambda"},
 	"notify":              {"dynamodb", "sns"},
 	"postauth":            {"dynamodb", "sns"},
 	"presignup":           nil,
