@@ -1,6 +1,8 @@
 // Command campaignprovision creates the schedules of a campaign's send
-// tasks (provision.Provisioner): at most 10 Scheduler calls in flight,
-// paced, throttles backed off; a margin before its timeout it saves its
+// tasks (provision.Provisioner) through the core's paced caller
+// (internal/domain/timer/paced) and Scheduler adapter
+// (awsscheduler.Requests): at most 10 calls in flight, paced, throttles
+// backed off; a margin before its timeout it saves its
 // checkpoint and re-invokes itself asynchronously.
 //
 // Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, SEND_FUNCTION_ARN,
