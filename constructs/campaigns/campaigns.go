@@ -39,9 +39,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
-	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/internal/schedulegroup"
 	"github.com/unschedule/unschedule/constructs/taskapi"
-	"github.com/unschedule/unschedule/internal/campaign"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -95,13 +94,36 @@ type CampaignsProps struct {
 	// AllowedOrigins may call the API from a browser (CORS).
 	// Default: none (no browser origin).
 	AllowedOrigins []string
-	// AlarmTopic receives every alarm's state changes.
+	// AlarmTopic is your topic for every alarm's state changes.
 	// Default: alarms without actions.
 	AlarmTopic awssns.ITopic
+	// ExistingTable is your own campaign table: string keys "pk" and "sk",
+	// the global secondary indexes "open" (pk "open", sk "sk", all
+	// attributes) and "owner" (as constructs/campaigns/README.md lists),
+	// TTL on "expires", and with LiveProgress a stream of new images. Not
+	// with TableProps or DeletionProtection.
+	// Default: a new table (TableProps).
+	ExistingTable awsdynamodb.ITable
+	// TableProps override, field by field, the new table's: on-demand,
+	// point-in-time recovery, AWS-managed encryption, TTL on "expires",
+	// RemovalPolicy, DeletionProtection (the keys cannot be changed). Not
+	// with ExistingTable.
+	// Default: those.
+	TableProps *awsdynamodb.TableProps
+	// ExistingDeadLetterQueue is your own standard queue for the send
+	// invocations the scheduler gave up on (the scheduler role gets
+	// sqs:SendMessage on it; it is alarmed). Not with DeadLetterQueueProps.
+	// Default: a new queue (DeadLetterQueueProps).
+	ExistingDeadLetterQueue awssqs.IQueue
+	// DeadLetterQueueProps override, field by field, the new dead-letter
+	// queue's: SQS-managed encryption, TLS only, 14 days, RemovalPolicy.
+	// Not with ExistingDeadLetterQueue.
+	// Default: those.
+	DeadLetterQueueProps *awssqs.QueueProps
 	// RemovalPolicy of the table, the schedule group and the queues.
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
-	// DeletionProtection of the table.
+	// DeletionProtection of the new table (not with ExistingTable).
 	// Default: false.
 	DeletionProtection bool
 	// Logs is how every function's and the API's log group keeps events.
@@ -180,12 +202,16 @@ type CampaignsProps struct {
 // Campaigns is the built construct.
 type Campaigns struct {
 	constructs.Construct
-	// Table holds campaigns, send tasks, checkpoints and send records.
-	Table awsdynamodb.Table
+	// Table holds campaigns, send tasks, checkpoints and send records
+	// (ExistingTable, or the one created).
+	Table awsdynamodb.ITable
 	// ScheduleGroup holds every send's schedule.
 	ScheduleGroup awsscheduler.ScheduleGroup
 	// SchedulerRole is what the schedules run as: it may invoke the send
-	// function and send to the dead-letter queue, nothing else.
+	// function and send to the dead-letter queue, nothing else; only the
+	// scheduler may assume it, for this group and account (the
+	// confused-deputy condition). The group, the role and the queue are
+	// built by the same builder as the to-do app's SchedulerTimer.
 	SchedulerRole awsiam.Role
 	// DeadLetterQueue receives the invocations the scheduler gave up on
 	// (after 2 retries); DeadLetterAlarm fires on any message in it.
@@ -243,7 +269,24 @@ type Campaigns struct {
 	// the DKIM identity (deliverability.go).
 	Deliverability Deliverability
 
+	// MetricAlarms are the alarms on the functions' error metrics, one
+	// field per metric (ErrorAlarms lists them).
+	MetricAlarms MetricAlarms
+
 	errorAlarms []awscloudwatch.Alarm
+	group       *schedulegroup.Group
+}
+
+// MetricAlarms holds one alarm per error metric of the campaign functions
+// (metrics.CampaignErrorMetrics); the Progress ones are nil with
+// LiveProgress false.
+type MetricAlarms struct {
+	ApiServerErrors                   awscloudwatch.Alarm
+	ProvisionErrors, ProvisionLeft    awscloudwatch.Alarm
+	SendErrors, SendBadInput          awscloudwatch.Alarm
+	SendsFailed                       awscloudwatch.Alarm
+	ReconcilerErrors, ReconcileFailed awscloudwatch.Alarm
+	ProgressErrors, ProgressMalformed awscloudwatch.Alarm
 }
 
 // AsyncFailures are an asynchronously invoked function's failure queue
@@ -292,26 +335,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	c := constructs.NewConstruct(scope, id)
 	x := &Campaigns{Construct: c}
 
-	x.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p.RemovalPolicy, p.DeletionProtection, *p.LiveProgress))
-	x.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(tk.OpenIndex),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(tk.OpenAttr), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(tk.SortKey), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_ALL,
-	})
-	x.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:        jsii.String(tk.OwnerIndex),
-		PartitionKey:     &awsdynamodb.Attribute{Name: jsii.String(tk.OwnerAttr), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:          &awsdynamodb.Attribute{Name: jsii.String(tk.CreatedAttr), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
-		NonKeyAttributes: jsii.Strings(tk.OwnerProjection...),
-	})
-
-	x.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{RemovalPolicy: p.RemovalPolicy})
-	x.DeadLetterQueue, _ = resource.Queue(c, *id, "ScheduleDeadLetterQueue", nil, "", nil, "", resource.DeadLetterQueueProps(p.RemovalPolicy))
-	x.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", x.DeadLetterQueue,
-		"The scheduler gave up invoking the campaign send function (2 retries): those sends did not run. The reconciler sends or moves "+
-			"each overdue Pending task within one period; inspect the messages for the cause.", p.AlarmTopic)
+	x.table(p)
 
 	table := map[string]string{envvars.CampaignTable: *x.Table.TableName()}
 	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
@@ -331,24 +355,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	}
 	x.Send = fn("Send", "lambdas/campaignsend", "Sends one campaign email per schedule fire (claim, SES, record)", DefaultSendTimeoutSec, sender)
 
-	x.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
-		Description: jsii.String("Assumed by the campaign schedules: invoke the send function, send to the DLQ"),
-		// The scheduler assumes the role for the schedule GROUP: aws:SourceArn
-		// is the group's ARN, never a schedule's, or every invocation is refused.
-		// https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
-			Conditions: &map[string]any{"StringEquals": map[string]any{
-				"aws:SourceAccount": awscdk.Stack_Of(c).Account(),
-				"aws:SourceArn":     x.ScheduleGroup.ScheduleGroupArn(),
-			}},
-		}),
-	})
-	x.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions: jsii.Strings("lambda:InvokeFunction"), Resources: jsii.Strings(*x.Send.Function.FunctionArn()),
-	}))
-	x.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions: jsii.Strings("sqs:SendMessage"), Resources: jsii.Strings(*x.DeadLetterQueue.QueueArn()),
-	}))
+	x.scheduleGroup(p)
 
 	target := map[string]string{
 		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.SendFunctionArn: *x.Send.Function.FunctionArn(),
@@ -394,7 +401,6 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 // suppressNag records, on each resource, why an AwsSolutions finding does
 // not apply (pinned by TestNoUnsuppressedNagFindings in test/campaigns).
 func (x *Campaigns) suppressNag() {
-	nag.Suppress(x.DeadLetterQueue, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the campaign schedules' dead-letter queue; a DLQ of a DLQ adds nothing"})
 	schedules := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:scheduler:(<AWS::Region>|[^:]+):(<AWS::AccountId>|[^:]+):schedule\/[^/*]+\/camp-\*$/g`)},
 		Reason: "One schedule per send task, named camp-<taskId>: the grant covers exactly the campaign schedules of this construct's group"}
 	versions := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>:\*$/g`)},
@@ -406,26 +412,6 @@ func (x *Campaigns) suppressNag() {
 		nag.Rule{ID: "AwsSolutions-APIG2", Reason: "The handler validates every body strictly (unknown fields at every depth, sizes, the schedule rules) and answers JSON 4xx; API Gateway's validator would answer in another format"},
 		nag.Rule{ID: "AwsSolutions-IAM4", AppliesTo: []any{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"},
 			Reason: "API Gateway's account-wide logging role, as AWS documents it; needed for the access logs"})
-}
-
-// scheduleArns matches every schedule of the group, and nothing else.
-func (x *Campaigns) scheduleArns() *[]*string {
-	return &[]*string{awscdk.Stack_Of(x.Construct).FormatArn(&awscdk.ArnComponents{Service: jsii.String("scheduler"), Resource: jsii.String("schedule"),
-		ResourceName: jsii.String(*x.ScheduleGroup.ScheduleGroupName() + "/" + campaign.ScheduleNamePrefix + "*")})}
-}
-
-// grantSchedules lets grantee call actions on the group's campaign
-// schedules, and pass the scheduler role to the scheduler only.
-func (x *Campaigns) grantSchedules(grantee awsiam.IGrantable, actions ...string) {
-	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: x.scheduleArns()})
-	for _, a := range actions {
-		if a == "scheduler:CreateSchedule" {
-			grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("iam:PassRole"), Resources: jsii.Strings(*x.SchedulerRole.RoleArn()),
-				Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
-			}))
-		}
-	}
 }
 
 // grant gives each function exactly what its code calls.
@@ -496,6 +482,14 @@ func (x *Campaigns) async(p CampaignsProps) {
 // errorAlarms alarms on every error metric the functions write, and on
 // each function's Lambda errors.
 func (x *Campaigns) alarmErrors(p CampaignsProps) {
+	m := &x.MetricAlarms
+	fields := map[string]*awscloudwatch.Alarm{
+		metrics.CampaignApiServerErrors: &m.ApiServerErrors, metrics.CampaignProvisionErrors: &m.ProvisionErrors,
+		metrics.CampaignProvisionLeft: &m.ProvisionLeft, metrics.CampaignSendErrors: &m.SendErrors,
+		metrics.CampaignSendBadInput: &m.SendBadInput, metrics.CampaignSendsFailed: &m.SendsFailed,
+		metrics.CampaignReconcilerErrors: &m.ReconcilerErrors, metrics.CampaignReconcileFailed: &m.ReconcileFailed,
+		metrics.CampaignProgressErrors: &m.ProgressErrors, metrics.CampaignProgressMalformed: &m.ProgressMalformed,
+	}
 	for fn, d := range map[string]map[string]string{
 		metrics.FunctionCampaignAPI: {metrics.CampaignApiServerErrors: "The campaign API answered 5xx (the table, the scheduler or the provisioning invoke failed). Check its logs."},
 		metrics.FunctionCampaignProvision: {
@@ -530,6 +524,11 @@ func (x *Campaigns) alarmErrors(p CampaignsProps) {
 			}
 			a := alarms.AtLeast(x.Construct, name+"Alarm", desc, alarms.Metric(x.Construct, fn, name, nil), 1, p.AlarmTopic)
 			x.errorAlarms = append(x.errorAlarms, a)
+			field, ok := fields[name]
+			if !ok {
+				panic("campaigns: no MetricAlarms field for error metric " + name + " of function " + fn)
+			}
+			*field = a
 		}
 	}
 	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}

@@ -27,6 +27,8 @@ func validate(id string, p CampaignsProps) {
 	if p.UserPool == nil {
 		panic(fmt.Sprintf("%s: UserPool is required: pass the Cognito user pool whose users own campaigns (awscognito.IUserPool)", id))
 	}
+	validateTable(id, p)
+	validateDeadLetter(id, p)
 	validateDeliverability(id, p) // before SenderIdentity, which defaults to SenderDomain
 	if !unresolved(p.SenderAddress) {
 		if a, err := mail.ParseAddress(p.SenderAddress); err != nil || a.Address != p.SenderAddress {

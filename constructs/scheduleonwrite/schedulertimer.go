@@ -12,11 +12,9 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
-	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/internal/schedulegroup"
 )
 
 // Defaults of SchedulerTimerProps.
@@ -81,6 +79,7 @@ type SchedulerTimerProps struct {
 type SchedulerTimer struct {
 	binding
 	props SchedulerTimerProps
+	group *schedulegroup.Group
 	// ScheduleGroup holds every item's schedule.
 	ScheduleGroup awsscheduler.ScheduleGroup
 	// SchedulerRole is what schedules run as: it may only invoke the
@@ -148,62 +147,15 @@ func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBindi
 	t.ExpiryFailureQueue = async.Queue
 	t.ExpiryFailureAlarm, t.ExpiryDroppedAlarm, t.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
-	t.ScheduleGroup = awsscheduler.NewScheduleGroup(c, jsii.String("ScheduleGroup"), &awsscheduler.ScheduleGroupProps{
-		RemovalPolicy: core.RemovalPolicy,
+	g := schedulegroup.New(c, schedulegroup.Props{
+		ID: id, Target: core.Expiry.Function, RemovalPolicy: core.RemovalPolicy, AlarmTopic: core.AlarmTopic,
+		RoleDescription:            "Assumed by this group's schedules: invoke the expiry function, send to the DLQ",
+		DeadLetterAlarmDescription: "Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.",
+		ExistingDeadLetterQueue:    p.ExistingDeadLetterQueue, DeadLetterQueueProps: p.DeadLetterQueueProps,
 	})
-
-	var dlq awssqs.Queue
-	t.DeadLetterQueue, dlq = resource.Queue(c, id, "ScheduleDeadLetterQueue", p.ExistingDeadLetterQueue, "ExistingDeadLetterQueue",
-		p.DeadLetterQueueProps, "DeadLetterQueueProps", resource.DeadLetterQueueProps(core.RemovalPolicy))
-	if dlq != nil {
-		nag.Suppress(dlq, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the scheduler's dead-letter queue; a DLQ of a DLQ adds nothing"})
-	}
-	t.DeadLetterAlarm = alarms.QueueNotEmpty(c, "ScheduleDeadLetterAlarm", t.DeadLetterQueue,
-		"Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.", core.AlarmTopic)
-
-	t.SchedulerRole = awsiam.NewRole(c, jsii.String("SchedulerRole"), &awsiam.RoleProps{
-		Description: jsii.String("Assumed by this group's schedules: invoke the expiry function, send to the DLQ"),
-		// EventBridge Scheduler assumes the role on behalf of the schedule
-		// GROUP: aws:SourceArn is the group's ARN, never a schedule's ARN
-		// or a name prefix, or every invocation (and DLQ delivery) is
-		// refused. https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
-			Conditions: &map[string]any{
-				"StringEquals": map[string]any{
-					"aws:SourceAccount": awscdk.Stack_Of(c).Account(),
-					"aws:SourceArn":     t.scheduleGroupArn(),
-				},
-			},
-		}),
-	})
-	t.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("lambda:InvokeFunction"),
-		Resources: jsii.Strings(*core.Expiry.Function.FunctionArn()),
-	}))
-	t.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("sqs:SendMessage"),
-		Resources: jsii.Strings(*t.DeadLetterQueue.QueueArn()),
-	}))
+	t.group = g
+	t.ScheduleGroup, t.SchedulerRole, t.DeadLetterQueue, t.DeadLetterAlarm = g.ScheduleGroup, g.Role, g.DeadLetterQueue, g.DeadLetterAlarm
 	return t
-}
-
-// scheduleGroupArn is the group's ARN, as the scheduler presents it in
-// aws:SourceArn when it assumes the execution role.
-func (t *SchedulerTimer) scheduleGroupArn() *string {
-	return awscdk.Stack_Of(t.scope).FormatArn(&awscdk.ArnComponents{
-		Service:      jsii.String("scheduler"),
-		Resource:     jsii.String("schedule-group"),
-		ResourceName: t.ScheduleGroup.ScheduleGroupName(),
-	})
-}
-
-// scheduleArnPattern matches every schedule in the group.
-func (t *SchedulerTimer) scheduleArnPattern() *string {
-	return awscdk.Stack_Of(t.scope).FormatArn(&awscdk.ArnComponents{
-		Service:      jsii.String("scheduler"),
-		Resource:     jsii.String("schedule"),
-		ResourceName: jsii.String(*t.ScheduleGroup.ScheduleGroupName() + "/*"),
-	})
 }
 
 // Environment implements TimerBinding: the group, the expiry function,
@@ -233,9 +185,7 @@ func (t *SchedulerTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant {
 // and list schedules (ListSchedules has no resource-level permissions).
 func (t *SchedulerTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {
 	t.bound("GrantRead")
-	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("scheduler:GetSchedule"), ResourceArns: &[]*string{t.scheduleArnPattern()},
-	})
+	g := t.group.Grant(grantee, "", "scheduler:GetSchedule")
 	t.GrantListSchedules(grantee)
 	return g
 }
@@ -257,22 +207,12 @@ func (t *SchedulerTimer) GrantManageSchedules(grantee awsiam.IGrantable) awsiam.
 // resource-level permissions, so this is the one grant on "*"; it reveals
 // names only, not targets or payloads.
 func (t *SchedulerTimer) GrantListSchedules(grantee awsiam.IGrantable) awsiam.Grant {
-	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings("scheduler:ListSchedules"), ResourceArns: jsii.Strings("*"),
-	})
+	return schedulegroup.GrantList(grantee)
 }
 
 func (t *SchedulerTimer) grantSchedules(method string, grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
 	t.bound(method)
-	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{t.scheduleArnPattern()},
-	})
-	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:    jsii.Strings("iam:PassRole"),
-		Resources:  jsii.Strings(*t.SchedulerRole.RoleArn()),
-		Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
-	}))
-	return g
+	return t.group.Grant(grantee, "", actions...)
 }
 
 // Alarms implements TimerBinding: the dead-letter queue's, and the three

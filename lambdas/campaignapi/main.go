@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
-	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
@@ -48,7 +48,7 @@ func main() {
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, table))
 	limiter := lambdaenv.Must(limits.New(lim, lambdaenv.Must(limitsdynamo.New(ddb, table)), clock.System{}))
-	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg)))
+	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg)))
 	canceller := lambdaenv.Must(cancel.New(store, store, sched, clock.System{}, group, 0))
 	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))

@@ -1,6 +1,8 @@
 // Command campaignprovision creates the schedules of a campaign's send
-// tasks (provision.Provisioner): at most 10 Scheduler calls in flight,
-// paced, throttles backed off; a margin before its timeout it saves its
+// tasks (provision.Provisioner) through the core's paced caller
+// (internal/domain/timer/paced) and Scheduler adapter
+// (awsscheduler.Requests): at most 10 calls in flight, paced, throttles
+// backed off; a margin before its timeout it saves its
 // checkpoint and re-invokes itself asynchronously.
 //
 // Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, SEND_FUNCTION_ARN,
@@ -19,8 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
-	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
@@ -39,7 +41,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
-	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
+	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg, awsscheduler.WithoutSDKRetries)))
 	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, clock.System{}))
 	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))
 	h := &cl.Provision{Provisioner: p, Self: again, Metrics: metrics.New(metrics.FunctionCampaignProvision, nil), Log: log}

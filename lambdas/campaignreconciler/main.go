@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
-	"github.com/unschedule/unschedule/internal/adapters/campaignscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/adapters/ses"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
@@ -40,7 +40,7 @@ func main() {
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
-	sched := lambdaenv.Must(campaignscheduler.New(scheduler.NewFromConfig(cfg, campaignscheduler.WithoutSDKRetries)))
+	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg, awsscheduler.WithoutSDKRetries)))
 	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{})) // Sent only: never sends
 	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), rc.Target.FunctionArn))
 	r := lambdaenv.Must(reconciler.New(rc, store, store, sched, receipts, dispatch, clock.System{}))

@@ -13,7 +13,11 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
@@ -168,7 +172,14 @@ func TestSchedulerRoleMayInvokeOnlyTheSendFunction(t *testing.T) {
 	role := props(resources(d, "AWS::IAM::Role")[roleID])
 	trust := js(role["AssumeRolePolicyDocument"])
 	group := logical(t, d, "AWS::Scheduler::ScheduleGroup", "CampaignsScheduleGroup")
-	for _, want := range []string{`"Service":"scheduler.amazonaws.com"`, `"aws:SourceAccount":"123456789012"`, `"aws:SourceArn":{"Fn::GetAtt":["` + group + `","Arn"]}`} {
+	// The confused-deputy condition of the shared builder
+	// (constructs/internal/schedulegroup): the group's ARN, by its name.
+	name, _ := props(resources(d, "AWS::Scheduler::ScheduleGroup")[group])["Name"].(string)
+	if name == "" {
+		t.Fatalf("the schedule group %s has no literal Name", group)
+	}
+	for _, want := range []string{`"Service":"scheduler.amazonaws.com"`, `"aws:SourceAccount":"123456789012"`, `"aws:SourceArn":{"Fn::Join"`,
+		`:schedule-group/` + name + `"`} {
 		if !strings.Contains(trust, want) {
 			t.Errorf("trust policy %s lacks %s", trust, want)
 		}
@@ -405,6 +416,37 @@ func TestValidation(t *testing.T) {
 		{"group with a space", func(p *campaigns.CampaignsProps) { p.SenderGroup = "campaign senders" }, "letters, digits"},
 		{"http origin", func(p *campaigns.CampaignsProps) { p.AllowedOrigins = []string{"http://app.example.com"} }, "https://"},
 		{"a day's period", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = awscdk.Duration_Days(jsii.Number(1)) }, ""},
+		{"table both ways", func(p *campaigns.CampaignsProps) {
+			p.ExistingTable, p.TableProps = importedTable(p, true), &awsdynamodb.TableProps{}
+		}, "ExistingTable and TableProps are both set"},
+		{"table props with keys", func(p *campaigns.CampaignsProps) {
+			p.TableProps = &awsdynamodb.TableProps{PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("id"), Type: awsdynamodb.AttributeType_STRING}}
+		}, "leave PartitionKey and SortKey unset"},
+		{"table props", func(p *campaigns.CampaignsProps) {
+			p.TableProps = &awsdynamodb.TableProps{DeletionProtection: jsii.Bool(true)}
+		}, ""},
+		{"existing table without a stream", func(p *campaigns.CampaignsProps) { p.ExistingTable = importedTable(p, false) }, "LiveProgress false"},
+		{"existing table without a stream, no live progress", func(p *campaigns.CampaignsProps) {
+			p.ExistingTable, p.LiveProgress = importedTable(p, false), jsii.Bool(false)
+		}, ""},
+		{"existing table with a stream", func(p *campaigns.CampaignsProps) { p.ExistingTable = importedTable(p, true) }, ""},
+		{"existing table keyed otherwise", func(p *campaigns.CampaignsProps) {
+			p.ExistingTable = awsdynamodb.NewTable(awscdk.Stack_Of(p.UserPool), jsii.String("Mine"), &awsdynamodb.TableProps{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("id"), Type: awsdynamodb.AttributeType_STRING},
+				Stream:       awsdynamodb.StreamViewType_NEW_IMAGE})
+		}, `create the table with those keys`},
+		{"existing table and deletion protection", func(p *campaigns.CampaignsProps) {
+			p.ExistingTable, p.DeletionProtection = importedTable(p, true), true
+		}, "set it on your table instead"},
+		{"dead-letter queue both ways", func(p *campaigns.CampaignsProps) {
+			p.ExistingDeadLetterQueue, p.DeadLetterQueueProps = awssqs.NewQueue(awscdk.Stack_Of(p.UserPool), jsii.String("Q"), nil), &awssqs.QueueProps{}
+		}, "ExistingDeadLetterQueue and DeadLetterQueueProps are both set"},
+		{"fifo dead-letter queue", func(p *campaigns.CampaignsProps) {
+			p.ExistingDeadLetterQueue = awssqs.NewQueue(awscdk.Stack_Of(p.UserPool), jsii.String("Q"), &awssqs.QueueProps{Fifo: jsii.Bool(true)})
+		}, "only a standard queue"},
+		{"existing dead-letter queue", func(p *campaigns.CampaignsProps) {
+			p.ExistingDeadLetterQueue = awssqs.NewQueue(awscdk.Stack_Of(p.UserPool), jsii.String("Q"), nil)
+		}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -473,6 +515,23 @@ func TestTodoAppWithCampaigns(t *testing.T) {
 			if !on {
 				return
 			}
+			// One builder made both scheduler roles: each trusts the
+			// scheduler only for its own group, in this account.
+			for _, prefix := range []string{"Tasks", "Campaigns"} {
+				group := logical(t, d, "AWS::Scheduler::ScheduleGroup", prefix+"ScheduleGroup")
+				name, _ := props(resources(d, "AWS::Scheduler::ScheduleGroup")[group])["Name"].(string)
+				trust := js(props(resources(d, "AWS::IAM::Role")[logical(t, d, "AWS::IAM::Role", prefix+"SchedulerRole")])["AssumeRolePolicyDocument"])
+				groupRef := `{"Ref":"` + group + `"}`
+				if name != "" {
+					groupRef = ":schedule-group/" + name
+				}
+				for _, want := range []string{`"Service":"scheduler.amazonaws.com"`, `"StringEquals":{"aws:SourceAccount":{"Ref":"AWS::AccountId"}`,
+					`"aws:SourceArn":{"Fn::Join"`, `:schedule-group/`, groupRef} {
+					if !strings.Contains(trust, want) {
+						t.Errorf("%s scheduler role trust %s lacks %s", prefix, trust, want)
+					}
+				}
+			}
 			api := logical(t, d, "AWS::AppSync::Api", "CampaignsEventApi")
 			for output, attr := range map[string]string{"CampaignEventsHttp": "Dns.Http", "CampaignEventsRealtime": "Dns.Realtime"} {
 				if got := js(outs[output].(map[string]any)["Value"]); got != `{"Fn::GetAtt":["`+api+`","`+attr+`"]}` {
@@ -529,6 +588,64 @@ func TestAlarmsListsEveryAlarm(t *testing.T) {
 	}
 	if c.ProvisionAsync.Queue == nil || c.SendAsync.Queue == nil || c.ReconcilerAsync.Queue == nil || c.ErrorsAlarms.Progress == nil {
 		t.Errorf("typed fields left nil: %+v %+v", c.ProvisionAsync, c.ErrorsAlarms)
+	}
+}
+
+// importedTable is a table imported by name, with a stream or not.
+func importedTable(p *campaigns.CampaignsProps, stream bool) awsdynamodb.ITable {
+	attrs := &awsdynamodb.TableAttributes{TableName: jsii.String("campaigns")}
+	if stream {
+		attrs.TableStreamArn = jsii.String("arn:aws:dynamodb:eu-central-1:123456789012:table/campaigns/stream/2026-01-01T00:00:00.000")
+	}
+	return awsdynamodb.Table_FromTableAttributes(awscdk.Stack_Of(p.UserPool), jsii.String("Imported"), attrs)
+}
+
+// TestGrantsAndMetrics: the Grant methods give exactly their actions on
+// the construct's own resources; the Metric methods name the functions'
+// EMF metrics; every error metric has its typed alarm field.
+func TestGrantsAndMetrics(t *testing.T) {
+	st := newStack(t)
+	x := campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"})
+	role := awsiam.NewRole(st, jsii.String("Mine"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	x.GrantManageSchedules(role)
+	x.GrantReadCampaigns(role)
+	x.GrantStartProvisioning(role)
+	d := *assertions.Template_FromStack(st, nil).ToJSON()
+	got := actions(d, logical(t, d, "AWS::IAM::Role", "Mine"))
+	for _, a := range []string{"scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule", "iam:PassRole",
+		"dynamodb:GetItem", "dynamodb:Query", "lambda:InvokeFunction"} {
+		if _, ok := got[a]; !ok {
+			t.Errorf("grants lack %s: %v", a, got)
+		}
+	}
+	if len(got) != 7 {
+		t.Errorf("grants give %v, want exactly the 7 actions above", got)
+	}
+	if r := got["scheduler:CreateSchedule"]; !strings.Contains(r, "/camp-*") {
+		t.Errorf("schedule grant on %s, want the group's camp-* schedules only", r)
+	}
+	for _, m := range []struct {
+		metric   awscloudwatch.Metric
+		fn, name string
+	}{
+		{x.MetricSends(nil), metrics.FunctionCampaignSend, metrics.CampaignSendsSent},
+		{x.MetricSendErrors(nil), metrics.FunctionCampaignSend, metrics.CampaignSendErrors},
+		{x.MetricSendsFailed(nil), metrics.FunctionCampaignSend, metrics.CampaignSendsFailed},
+		{x.MetricSendsSkipped(nil), metrics.FunctionCampaignSend, metrics.CampaignSendsSkipped},
+		{x.MetricSchedulesCreated(nil), metrics.FunctionCampaignProvision, metrics.CampaignSchedulesCreated},
+		{x.MetricProvisionThrottles(nil), metrics.FunctionCampaignProvision, metrics.CampaignProvisionThrottles},
+	} {
+		if *m.metric.MetricName() != m.name || !strings.Contains(js(m.metric.Dimensions()), m.fn) {
+			t.Errorf("metric %s %v, want %s of %s", *m.metric.MetricName(), js(m.metric.Dimensions()), m.name, m.fn)
+		}
+	}
+	a := x.MetricAlarms
+	for name, f := range map[string]awscloudwatch.Alarm{"ApiServerErrors": a.ApiServerErrors, "ProvisionErrors": a.ProvisionErrors, "ProvisionLeft": a.ProvisionLeft,
+		"SendErrors": a.SendErrors, "SendBadInput": a.SendBadInput, "SendsFailed": a.SendsFailed, "ReconcilerErrors": a.ReconcilerErrors,
+		"ReconcileFailed": a.ReconcileFailed, "ProgressErrors": a.ProgressErrors, "ProgressMalformed": a.ProgressMalformed} {
+		if f == nil {
+			t.Errorf("MetricAlarms.%s is nil", name)
+		}
 	}
 }
 

@@ -1,6 +1,12 @@
-// Package awsscheduler is the EventBridge Scheduler adapter of the task
-// ports: task.Scheduler and task.ScheduleReader over one schedule group.
-// Every schedule is a one-off at() expression in UTC, at the whole minute
+// Package awsscheduler is the one EventBridge Scheduler adapter of the
+// core. Client speaks the task ports: task.Scheduler and
+// task.ScheduleReader over one schedule group. Requests speaks
+// campaign.Scheduler, for an adopter that builds each request itself (a
+// local at() time in its own zone). Both map a throttle onto
+// timer.ErrThrottled, which the core's paced caller
+// (internal/domain/timer/paced) backs off and retries.
+//
+// Every schedule of Client is a one-off at() expression in UTC, at the whole minute
 // at or after the item's due time (ScheduleTime), that invokes one target
 // (the expiry function) with the task's payload, and deletes itself after
 // it fires.
@@ -19,15 +25,15 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/task"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
-// API is the part of the EventBridge Scheduler client the adapter uses.
+// API is the part of the EventBridge Scheduler client Client uses (a
+// superset of Requests').
 type API interface {
-	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
+	RequestAPI
 	UpdateSchedule(ctx context.Context, in *scheduler.UpdateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.UpdateScheduleOutput, error)
-	DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error)
-	GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error)
 	ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, opts ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error)
 }
 
@@ -194,7 +200,7 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 		return fmt.Errorf("create schedule %s: %w (%w)", s.Name, task.ErrScheduleExists, err)
 	}
 	if err != nil {
-		return fmt.Errorf("create schedule %s: %w", s.Name, err)
+		return fmt.Errorf("create schedule %s: %w", s.Name, notFound(err))
 	}
 	return nil
 }
@@ -276,7 +282,7 @@ func (c *Client) List(ctx context.Context, page task.PageRequest) (task.Schedule
 	}
 	out, err := c.api.ListSchedules(ctx, in)
 	if err != nil {
-		return task.SchedulePage{}, fmt.Errorf("list schedules: %w", err)
+		return task.SchedulePage{}, fmt.Errorf("list schedules: %w", notFound(err))
 	}
 	p := task.SchedulePage{Cursor: aws.ToString(out.NextToken)}
 	for _, s := range out.Schedules {
@@ -286,11 +292,15 @@ func (c *Client) List(ctx context.Context, page task.PageRequest) (task.Schedule
 }
 
 // notFound adds task.ErrScheduleNotFound to a ResourceNotFoundException
-// and returns any other error as it is.
+// and timer.ErrThrottled to a throttle (the core's paced caller retries
+// it), and returns any other error as it is.
 func notFound(err error) error {
 	var nf *types.ResourceNotFoundException
-	if errors.As(err, &nf) {
+	switch {
+	case errors.As(err, &nf):
 		return fmt.Errorf("%w (%w)", task.ErrScheduleNotFound, err)
+	case IsThrottle(err):
+		return fmt.Errorf("%w (%w)", timer.ErrThrottled, err)
 	}
 	return err
 }

@@ -8,8 +8,10 @@
 // the task's stored token as ClientToken, and an existing schedule of the
 // task's name counts as created.
 //
-// The package imports no AWS SDK: the Lambda main wires an adapter of
-// campaign.Scheduler, the stores, and re-invokes itself asynchronously
+// The pacing, the bound and the retries are the core's paced caller
+// (internal/domain/timer/paced): this package adds the campaign's
+// feeding, checkpoint and deadline. It imports no AWS SDK: the Lambda
+// main wires an adapter of campaign.Scheduler (awsscheduler.Requests), the stores, and re-invokes itself asynchronously
 // when Result.Continue is set.
 package provision
 
@@ -21,18 +23,18 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 )
 
-// Defaults of Config.
+// Defaults of Config: the pacing ones are the core's (timer/paced).
 const (
-	DefaultConcurrency      = 10
-	DefaultCallsPerSecond   = 50
+	DefaultConcurrency      = paced.DefaultConcurrency
+	DefaultCallsPerSecond   = paced.DefaultCallsPerSecond
 	DefaultMargin           = 90 * time.Second
 	DefaultPageSize         = 100
-	DefaultBaseBackoff      = 50 * time.Millisecond
-	DefaultMaxBackoff       = 5 * time.Second
-	DefaultMaxErrorAttempts = 5
+	DefaultBaseBackoff      = paced.DefaultBaseBackoff
+	DefaultMaxBackoff       = paced.DefaultMaxBackoff
+	DefaultMaxErrorAttempts = paced.DefaultMaxErrorAttempts
 )
 
 // Config tunes a Provisioner. Zero fields take their defaults.
@@ -135,8 +137,7 @@ type Provisioner struct {
 	scheduler   campaign.Scheduler
 	checkpoints Checkpoints
 	clock       campaign.Clock
-	limiter     *reconcile.Limiter
-	backoff     *campaign.Backoff
+	caller      *paced.Caller
 }
 
 // New returns a Provisioner.
@@ -145,11 +146,13 @@ func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s campa
 		return nil, errors.New("provision: tasks, campaigns, scheduler, checkpoints and clock are required")
 	}
 	cfg = cfg.withDefaults()
-	return &Provisioner{
-		cfg: cfg, tasks: tasks, campaigns: campaigns, scheduler: s, checkpoints: cps, clock: clock,
-		limiter: reconcile.NewLimiter(cfg.CallsPerSecond, clock, clock.Sleep),
-		backoff: campaign.NewBackoff(cfg.BaseBackoff, cfg.MaxBackoff, cfg.Seed),
-	}, nil
+	caller, err := paced.New(paced.Config{Concurrency: cfg.Concurrency, CallsPerSecond: cfg.CallsPerSecond,
+		BaseBackoff: cfg.BaseBackoff, MaxBackoff: cfg.MaxBackoff, MaxErrorAttempts: cfg.MaxErrorAttempts,
+		IsThrottle: func(err error) bool { return errors.Is(err, campaign.ErrThrottled) }, Seed: cfg.Seed}, clock)
+	if err != nil {
+		return nil, fmt.Errorf("provision: %w", err)
+	}
+	return &Provisioner{cfg: cfg, tasks: tasks, campaigns: campaigns, scheduler: s, checkpoints: cps, clock: clock, caller: caller}, nil
 }
 
 // feedEnd is how feeding ended: n tasks fed, all of them or not, or an
@@ -343,44 +346,29 @@ func (p *Provisioner) markActive(ctx context.Context, campaignID string) error {
 	return nil
 }
 
-// provisionOne creates one task's schedule: throttles are retried until
-// the run stops; other errors up to MaxErrorAttempts.
+// provisionOne creates one task's schedule through the paced caller:
+// throttles are retried until the run stops; other errors up to
+// MaxErrorAttempts, then the task is left to the reconciler.
 func (p *Provisioner) provisionOne(ctx context.Context, t campaign.SendTask, stopping func() bool) outcome {
 	o := outcome{index: t.Index}
 	if t.State != campaign.Pending {
 		return o // needs no schedule
 	}
 	req := campaign.ScheduleFor(t, p.cfg.Target)
-	errs := 0
-	for attempt := 0; ; attempt++ {
-		if stopping() || ctx.Err() != nil {
-			o.stopped = true
-			return o
+	res := p.caller.Do(ctx, stopping, func(ctx context.Context) error {
+		if err := p.scheduler.Create(ctx, req); !errors.Is(err, campaign.ErrScheduleExists) {
+			return err
 		}
-		if err := p.limiter.Wait(ctx); err != nil {
-			o.stopped = true
-			return o
-		}
-		o.calls++
-		err := p.scheduler.Create(ctx, req)
-		switch {
-		case err == nil, errors.Is(err, campaign.ErrScheduleExists):
-			o.created = true
-			return o
-		case errors.Is(err, campaign.ErrThrottled):
-			o.throttles++
-		case ctx.Err() != nil:
-			o.stopped = true
-			return o
-		default:
-			if errs++; errs >= p.cfg.MaxErrorAttempts {
-				o.failed = true // the reconciler recreates it
-				return o
-			}
-		}
-		if err := p.clock.Sleep(ctx, p.backoff.Delay(attempt)); err != nil {
-			o.stopped = true
-			return o
-		}
+		return nil // an earlier call made it
+	})
+	o.calls, o.throttles = res.Calls, res.Throttles
+	switch {
+	case res.Err == nil:
+		o.created = true
+	case res.Stopped():
+		o.stopped = true
+	default:
+		o.failed = true // the reconciler recreates it
 	}
+	return o
 }

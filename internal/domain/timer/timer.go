@@ -23,6 +23,9 @@ var (
 	ErrNotFound = errors.New("schedule not found")
 	// ErrExists: the timer already holds one of that name.
 	ErrExists = errors.New("schedule already exists")
+	// ErrThrottled: the service refused the call for rate; the same call
+	// may succeed later (timer/paced retries it with back-off).
+	ErrThrottled = errors.New("timer service throttled")
 )
 
 // Scheduler arms, moves and disarms the timer of an item.

@@ -1,16 +1,4 @@
-// Package campaignscheduler is the EventBridge Scheduler adapter of the
-// campaign.Scheduler port. It passes a campaign.ScheduleRequest as it is
-// (at() in the campaign's zone, FlexibleTimeWindow OFF, ActionAfterCompletion
-// DELETE, the task's ClientToken, the send function as target through the
-// scheduler role, 2 retries, the dead-letter queue) and maps the
-// scheduler's errors onto the port's: a throttle → campaign.ErrThrottled
-// (provisioning backs off and retries it), ConflictException →
-// campaign.ErrScheduleExists, ResourceNotFoundException →
-// campaign.ErrScheduleNotFound. Build the SDK client WithoutSDKRetries:
-// the core's back-off owns retries (a throttle is retried until done,
-// other errors a bounded number of times), so one call is not retried
-// twice over and the SDK's client-side retry quota never fails a call.
-package campaignscheduler
+package awsscheduler
 
 import (
 	"context"
@@ -21,38 +9,49 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 
-	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 )
 
-// API is the part of the EventBridge Scheduler client the adapter uses.
-type API interface {
+// RequestAPI is the part of the EventBridge Scheduler client Requests
+// uses.
+type RequestAPI interface {
 	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
 	GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error)
 	DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error)
 }
 
-var _ API = (*scheduler.Client)(nil)
+// Requests is the adapter of an adopter that builds each schedule itself
+// (campaign.Scheduler): it passes a campaign.ScheduleRequest as it is
+// (at() in the request's local time and ScheduleExpressionTimezone,
+// FlexibleTimeWindow OFF, ActionAfterCompletion DELETE, the request's
+// ClientToken, its target, role, retries and dead-letter queue) and maps
+// the scheduler's errors onto the port's: a throttle → campaign.ErrThrottled
+// and timer.ErrThrottled (the core's paced caller backs off and retries
+// it), ConflictException → campaign.ErrScheduleExists,
+// ResourceNotFoundException → campaign.ErrScheduleNotFound (which every
+// caller of Delete takes as done). Build the SDK client
+// WithoutSDKRetries: the paced caller owns retries, so one call is not
+// retried twice over and the SDK's client-side retry quota never fails a
+// call.
+type Requests struct{ api RequestAPI }
 
-// Client is a campaign.Scheduler.
-type Client struct{ api API }
+var _ campaign.Scheduler = (*Requests)(nil)
 
-var _ campaign.Scheduler = (*Client)(nil)
-
-// New returns a Client.
-func New(api API) (*Client, error) {
+// NewRequests returns a Requests.
+func NewRequests(api RequestAPI) (*Requests, error) {
 	if api == nil {
-		return nil, errors.New("campaignscheduler: the scheduler API client is nil")
+		return nil, errors.New("awsscheduler: the scheduler API client is nil")
 	}
-	return &Client{api: api}, nil
+	return &Requests{api: api}, nil
 }
 
 // WithoutSDKRetries is a scheduler.Options function that makes every
 // call a single try: scheduler.NewFromConfig(cfg, WithoutSDKRetries).
 func WithoutSDKRetries(o *scheduler.Options) { o.Retryer = aws.NopRetryer{} }
 
-// Input is the CreateSchedule call of r.
-func Input(r campaign.ScheduleRequest) *scheduler.CreateScheduleInput {
+// RequestInput is the CreateSchedule call of r.
+func RequestInput(r campaign.ScheduleRequest) *scheduler.CreateScheduleInput {
 	in := &scheduler.CreateScheduleInput{
 		Name:                       aws.String(r.Name),
 		GroupName:                  aws.String(r.GroupName),
@@ -75,15 +74,15 @@ func Input(r campaign.ScheduleRequest) *scheduler.CreateScheduleInput {
 	return in
 }
 
-// mapErr adds the port's error to the scheduler's.
-func mapErr(err error) error {
+// requestErr adds the port's error to the scheduler's.
+func requestErr(err error) error {
 	var conflict *types.ConflictException
 	var nf *types.ResourceNotFoundException
 	switch {
 	case err == nil:
 		return nil
-	case awsscheduler.IsThrottle(err):
-		return fmt.Errorf("%w (%w)", campaign.ErrThrottled, err)
+	case IsThrottle(err):
+		return fmt.Errorf("%w: %w (%w)", campaign.ErrThrottled, timer.ErrThrottled, err)
 	case errors.As(err, &conflict):
 		return fmt.Errorf("%w (%w)", campaign.ErrScheduleExists, err)
 	case errors.As(err, &nf):
@@ -93,17 +92,17 @@ func mapErr(err error) error {
 }
 
 // Create implements campaign.Scheduler.
-func (c *Client) Create(ctx context.Context, r campaign.ScheduleRequest) error {
-	if _, err := c.api.CreateSchedule(ctx, Input(r)); err != nil {
-		return fmt.Errorf("create schedule %s: %w", r.Name, mapErr(err))
+func (c *Requests) Create(ctx context.Context, r campaign.ScheduleRequest) error {
+	if _, err := c.api.CreateSchedule(ctx, RequestInput(r)); err != nil {
+		return fmt.Errorf("create schedule %s: %w", r.Name, requestErr(err))
 	}
 	return nil
 }
 
 // Exists implements campaign.Scheduler with GetSchedule.
-func (c *Client) Exists(ctx context.Context, group, name string) (bool, error) {
+func (c *Requests) Exists(ctx context.Context, group, name string) (bool, error) {
 	_, err := c.api.GetSchedule(ctx, &scheduler.GetScheduleInput{Name: aws.String(name), GroupName: aws.String(group)})
-	err = mapErr(err)
+	err = requestErr(err)
 	switch {
 	case err == nil:
 		return true, nil
@@ -113,10 +112,12 @@ func (c *Client) Exists(ctx context.Context, group, name string) (bool, error) {
 	return false, fmt.Errorf("get schedule %s: %w", name, err)
 }
 
-// Delete implements campaign.Scheduler.
-func (c *Client) Delete(ctx context.Context, group, name string) error {
+// Delete implements campaign.Scheduler. A schedule already gone (deleted
+// after it fired, ActionAfterCompletion DELETE) is
+// campaign.ErrScheduleNotFound, which callers take as done.
+func (c *Requests) Delete(ctx context.Context, group, name string) error {
 	if _, err := c.api.DeleteSchedule(ctx, &scheduler.DeleteScheduleInput{Name: aws.String(name), GroupName: aws.String(group)}); err != nil {
-		return fmt.Errorf("delete schedule %s: %w", name, mapErr(err))
+		return fmt.Errorf("delete schedule %s: %w", name, requestErr(err))
 	}
 	return nil
 }

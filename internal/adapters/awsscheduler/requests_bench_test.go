@@ -1,4 +1,4 @@
-package campaignscheduler
+package awsscheduler_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 
+	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
@@ -62,7 +63,7 @@ func (l *limited) DeleteSchedule(context.Context, *scheduler.DeleteScheduleInput
 // what makes the provisioner back off), 20 ms a call, time ×20 (CAMPAIGN_BENCH_SPEED). Paced at
 // the limit, and at twice it (the back-off does the work).
 //
-//	go test -run '^$' -bench Provision10000 -benchtime 1x ./internal/adapters/campaignscheduler/
+//	go test -run '^$' -bench Provision10000 -benchtime 1x ./internal/adapters/awsscheduler/
 func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 	const n, limit = 10_000, 50.0
 	speed := 20.0 // CAMPAIGN_BENCH_SPEED, as the core's benchmark: lower is slower and less sensitive to a loaded machine
@@ -89,8 +90,8 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 				st.PutTasks(tasks...)
 				clock := inmem.NewScaledClock(t0, speed)
 				api := &limited{bucket: inmem.NewBucket(clock, limit, 10), clock: clock, latency: 20 * time.Millisecond, tokens: map[string]string{}}
-				client, _ := New(api)
-				p, err := provision.New(provision.Config{Target: target, CallsPerSecond: pace, Seed: 1}, st, st, client, provision.NewMemoryCheckpoints(), clock)
+				client, _ := awsscheduler.NewRequests(api)
+				p, err := provision.New(provision.Config{Target: campaignTarget, CallsPerSecond: pace, Seed: 1}, st, st, client, provision.NewMemoryCheckpoints(), clock)
 				if err != nil {
 					b.Fatal(err)
 				}
