@@ -15,10 +15,10 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
-	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
 )
 
 // This file is the one place that wires the campaign services (send,
@@ -56,7 +56,8 @@ type campaignRuntime struct {
 	unsub      *unsubscribe.Page
 	worker     *send.Worker
 	provision  *provision.Provisioner
-	reconciler *reconciler.Reconciler
+	reconciler *reconcile.Reconciler
+	repair     *campaign.Repair
 	clock      campaign.Clock
 	log        *slog.Logger
 
@@ -95,7 +96,12 @@ func (s *Server) openCampaigns(origins []string) error {
 	if rt.provision, err = provision.New(provision.Config{Target: campaignTarget}, rt.store, rt.store, rt.scheduler, s.db.CampaignCheckpoints(), clk); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
-	if rt.reconciler, err = reconciler.New(reconciler.Config{Target: campaignTarget}, rt.store, rt.store, rt.scheduler, sender, campaignDispatcher{rt}, clk); err != nil {
+	// The core reconciler with the campaign's rules, as the reconciler
+	// function runs it (a pass of at most 4 minutes).
+	rt.repair = &campaign.Repair{}
+	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
+		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Scheduler: rt.scheduler, Sender: sender,
+			Dispatcher: campaignDispatcher{rt}, Clock: clk, Target: campaignTarget, Log: log}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	c, err := cancel.New(rt.store, rt.store, rt.scheduler, clk, campaignTarget.GroupName, uint64(time.Now().UnixNano()))
@@ -226,12 +232,12 @@ func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
 
 // reconcile runs one campaign reconciler pass.
 func (rt *campaignRuntime) reconcile(ctx context.Context) error {
-	res, err := rt.reconciler.Run(ctx, rt.clock.Now().Add(5*time.Minute))
+	res, err := rt.reconciler.Run(ctx)
 	if err != nil {
 		return fmt.Errorf("campaign reconcile: %w", err)
 	}
-	if res.Checked > 0 {
-		rt.log.Info("campaign reconcile pass", "result", fmt.Sprintf("%+v", res))
+	if res.ItemsChecked > 0 {
+		rt.log.Info("campaign reconcile pass", "result", fmt.Sprintf("%+v", res), "rules", fmt.Sprintf("%+v", rt.repair.Counts()))
 	}
 	return nil
 }

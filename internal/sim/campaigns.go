@@ -10,16 +10,17 @@ package sim
 import (
 	"context"
 	"fmt"
-	"reflect"
+	"io"
+	"log/slog"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
-	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
 )
 
 // campaignTarget is the send function every schedule invokes.
@@ -66,7 +67,7 @@ type campaignPorts struct {
 	sched  *inmem.Scheduler
 	sender *inmem.Sender
 	worker *send.Worker
-	recon  *reconciler.Reconciler
+	recon  campaign.ReconcilePorts
 	canc   *cancel.Canceller
 	prov   *provision.Provisioner
 	cps    *provision.MemoryCheckpoints
@@ -96,9 +97,9 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, workerClock, send.DefaultLease); err != nil {
 		return nil, err
 	}
-	if p.recon, err = reconciler.New(reconciler.Config{Target: campaignTarget, Seed: seed}, p.store, p.store, p.sched, recorded, dispatcher{h}, clk); err != nil {
-		return nil, err
-	}
+	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Scheduler: p.sched, Sender: recorded,
+		Dispatcher: dispatcher{h}, Clock: clk, Target: campaignTarget, Checkpoints: &campaign.MemoryCheckpoints{},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if p.canc, err = cancel.New(p.store, p.store, p.sched, clk, campaignTarget.GroupName, seed); err != nil {
 		return nil, err
 	}
@@ -132,10 +133,23 @@ func (p *campaignPorts) fire(ctx context.Context, e campaign.FireEvent) (string,
 	return string(out), err
 }
 
+// reconcileMargin is how long before its deadline a reconciler pass
+// stops (campaignlambda.ReconcileMargin).
+const reconcileMargin = time.Minute
+
+// reconcile runs one pass of the core reconciler with the campaign's
+// rules, as the reconciler function does, its budget up to deadline.
 func (p *campaignPorts) reconcile(ctx context.Context, deadline time.Time) (reconcilePass, error) {
-	res, err := p.recon.Run(ctx, deadline)
-	return reconcilePass{Recovered: res.Finished + res.Requeued, Recreated: res.Recreated, Retimed: res.Retimed, Dispatched: res.Dispatched,
-		Busy: !reflect.DeepEqual(res, reconciler.Result{Checked: res.Checked}), Line: fmt.Sprintf("%+v", res)}, err
+	var rules campaign.Repair
+	r, err := campaign.NewReconciler(reconcile.Config{Budget: deadline.Sub(p.recon.Clock.Now()) - reconcileMargin}, &rules, p.recon)
+	if err != nil {
+		return reconcilePass{}, err
+	}
+	res, err := r.Run(ctx)
+	n := rules.Counts()
+	busy := res.Repaired() > 0 || res.Errors > 0 || res.ItemsMoved+res.ItemsRearmed+res.ItemsEnded > 0 || n != (campaign.RepairCounts{})
+	return reconcilePass{Recovered: n.Finished + n.Requeued, Recreated: res.SchedulesCreated, Retimed: n.Retimed, Dispatched: res.ItemsFired,
+		Busy: busy, Line: fmt.Sprintf("%+v %+v", res, n)}, err
 }
 
 func (p *campaignPorts) cancel(ctx context.Context, id, reason string, deadline time.Time) (string, error) {

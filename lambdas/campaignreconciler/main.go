@@ -1,7 +1,9 @@
-// Command campaignreconciler runs one reconciler pass per invocation (a
-// rule every 30 minutes): missing schedules of Pending tasks recreated
-// with the same ClientToken, stale Running tasks finished or re-queued,
-// interrupted cancels completed. See reconciler.Reconciler.
+// Command campaignreconciler runs one pass of the core reconciler over
+// the send tasks per invocation (a rule every 30 minutes), with the
+// campaign's rules (campaign.Repair): missing schedules of Pending tasks
+// recreated with the same ClientToken, overdue tasks handed to the send
+// function or retimed, stale Running tasks finished or re-queued,
+// interrupted cancels completed. See campaignlambda.Reconcile.
 //
 // Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, SEND_FUNCTION_ARN,
 // SCHEDULER_ROLE_ARN, SCHEDULER_DLQ_ARN, SCHEDULER_CALLS_PER_SECOND,
@@ -23,9 +25,11 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
-	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -34,7 +38,8 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	rc := reconciler.Config{Target: cl.TargetFromEnv(env), CallsPerSecond: env.Float(envvars.SchedulerCallsPerSecond, reconciler.DefaultCallsPerSecond, 1, 10000)}
+	target := cl.TargetFromEnv(env)
+	rate := env.Float(envvars.SchedulerCallsPerSecond, campaign.DefaultReconcileCallsPerSecond, 1, 10000)
 	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress)}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
@@ -42,8 +47,16 @@ func main() {
 	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
 	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg, awsscheduler.WithoutSDKRetries)))
 	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{})) // Sent only: never sends
-	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), rc.Target.FunctionArn))
-	r := lambdaenv.Must(reconciler.New(rc, store, store, sched, receipts, dispatch, clock.System{}))
-	h := &cl.Reconcile{Reconciler: r, Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log}
+	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), target.FunctionArn))
+	// One call in flight; the reconciler's rate limit paces them, the
+	// caller retries throttles.
+	caller := lambdaenv.Must(paced.New(paced.Config{Concurrency: 1, CallsPerSecond: rate}, clock.System{}))
+	h := &cl.Reconcile{
+		Config: reconcile.Config{RatePerSec: rate},
+		Ports: campaign.ReconcilePorts{Tasks: store, Campaigns: store, Scheduler: sched, Sender: receipts,
+			Dispatcher: dispatch, Clock: clock.System{}, Target: target, Caller: caller,
+			Checkpoints: &campaign.MemoryCheckpoints{}},
+		Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log,
+	}
 	lambda.Start(h.Handle)
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
-	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -55,15 +55,17 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 			}
 		}
 	}
-	clock.Advance(2 * time.Minute)
-	r, err := reconciler.New(reconciler.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}, Seed: 1},
-		st, st, inmem.NewScheduler(nil), sender, noDispatch{}, clock)
+	clock.Advance(campaign.RepairGrace + 2*time.Minute)
+	rules := &campaign.Repair{}
+	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
+		Scheduler: inmem.NewScheduler(nil), Sender: sender, Dispatcher: noDispatch{}, Clock: clock,
+		Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Run(ctx, clock.Now().Add(10*time.Minute))
-	if err != nil || res.Finished != 1 || res.Requeued != 1 || res.Errors != 0 {
-		t.Fatalf("pass %+v, %v: want one finished, one re-queued", res, err)
+	res, err := r.Run(ctx)
+	if n := rules.Counts(); err != nil || n.Finished != 1 || n.Requeued != 1 || res.Errors != 0 {
+		t.Fatalf("pass %+v %+v, %v: want one finished, one re-queued", res, n, err)
 	}
 	first, _ := st.Get(ctx, tasks[0].Key())
 	second, _ := st.Get(ctx, tasks[1].Key())

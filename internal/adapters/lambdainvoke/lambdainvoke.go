@@ -16,7 +16,6 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignlambda"
-	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 )
 
 // API is the part of the Lambda client the invoker uses.
@@ -64,10 +63,10 @@ func (i *Invoker) Start(ctx context.Context, campaignID string) error {
 	return i.Async(ctx, campaignlambda.ProvisionEvent{CampaignID: campaignID})
 }
 
-// Dispatch hands a task to the send function now (reconciler.Dispatcher).
+// Dispatch hands a task to the send function now (campaign.Dispatcher).
 func (i *Invoker) Dispatch(ctx context.Context, e campaign.FireEvent) error { return i.Async(ctx, e) }
 
 var (
-	_ reconciler.Dispatcher  = (*Invoker)(nil)
+	_ campaign.Dispatcher    = (*Invoker)(nil)
 	_ campaignlambda.Starter = (*Invoker)(nil)
 )

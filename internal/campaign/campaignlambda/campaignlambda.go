@@ -20,7 +20,6 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
-	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -139,37 +138,6 @@ func (s *Send) Handle(ctx context.Context, raw json.RawMessage) error {
 		return err
 	}
 	log.InfoContext(ctx, "send handled")
-	return nil
-}
-
-// Reconcile runs one reconciler pass per invocation (the 30-minute rule).
-type Reconcile struct {
-	Reconciler *reconciler.Reconciler
-	Metrics    Recorder
-	Log        *slog.Logger
-}
-
-// Handle is the Lambda handler; the rule's event is ignored.
-func (r *Reconcile) Handle(ctx context.Context) error {
-	defer flush(ctx, r.Metrics, r.Log)
-	d, err := deadline(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := r.Reconciler.Run(ctx, d)
-	r.Metrics.Add(metrics.CampaignReconcileRecreated, float64(res.Recreated))
-	r.Metrics.Add(metrics.CampaignReconcileRecovered, float64(res.Finished+res.Requeued))
-	r.Metrics.Add(metrics.CampaignReconcileFailed, float64(res.Failed))
-	r.Metrics.Add(metrics.CampaignReconcilerErrors, float64(res.Errors))
-	log := r.Log.With("checked", res.Checked, "recreated", res.Recreated, "dispatched", res.Dispatched, "retimed", res.Retimed,
-		"finished", res.Finished, "requeued", res.Requeued, "failed", res.Failed, "cancelled", res.Cancelled,
-		"errors", res.Errors, "firstErrors", res.FirstErrors, "leftOver", res.LeftOver)
-	if err != nil {
-		r.Metrics.Add(metrics.CampaignReconcilerErrors, 1)
-		log.ErrorContext(ctx, "reconcile pass failed", "error", err.Error())
-		return err
-	}
-	log.InfoContext(ctx, "reconcile pass done")
 	return nil
 }
 

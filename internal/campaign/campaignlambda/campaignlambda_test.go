@@ -15,7 +15,6 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
-	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/metrics"
@@ -124,33 +123,6 @@ func TestAPIHandlerCountsServerErrorsOnly(t *testing.T) {
 	resp, err := a.Handle(context.Background(), events.APIGatewayProxyRequest{Body: "%%", IsBase64Encoded: true})
 	if err != nil || resp.StatusCode != 400 || m[metrics.CampaignApiServerErrors] != 0 {
 		t.Fatalf("%+v %v %v", resp, err, m)
-	}
-}
-
-func TestReconcileHandler(t *testing.T) {
-	now := time.Now()
-	st, clock, tasks := world(t, "c1", 1, now)
-	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now)
-	claimed, err := st.Claim(context.Background(), tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
-	sched := inmem.NewScheduler(nil)
-	r, err := reconciler.New(reconciler.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}, Seed: 1},
-		st, st, sched, inmem.NewSender(clock), nopDispatch{}, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := rec{}
-	h := &Reconcile{Reconciler: r, Metrics: m, Log: quiet}
-	if err := h.Handle(context.Background()); err == nil {
-		t.Fatal("no error without a deadline")
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(10*time.Minute))
-	defer cancel()
-	if err := h.Handle(ctx); err != nil || m[metrics.CampaignReconcileRecovered] != 1 || m[metrics.CampaignReconcilerErrors] != 0 {
-		t.Fatalf("%v, metrics %v", err, m)
 	}
 }
 

@@ -148,6 +148,77 @@ type Firer interface {
 	Fire(ctx context.Context, p contract.Payload) (fire.Outcome, error)
 }
 
+// Why is what the reconciler found an item to be when it asks a Policy.
+type Why int
+
+// The cases a Policy is asked about.
+const (
+	// Overdue: armed and due at least the grace period ago (its fire was
+	// lost, or came when the target could not take it).
+	Overdue Why = iota + 1
+	// Stale: fired at least the grace period ago, its delivery not
+	// recorded (the attempt died, or is stuck).
+	Stale
+	// Ahead: armed and due later: its schedule is about to be checked.
+	Ahead
+)
+
+// Action is what a Policy did, or leaves to the reconciler.
+type Action int
+
+// The actions. The policy makes its own item writes (conditional, like
+// every repair); the reconciler then does the timer's part.
+const (
+	// Proceed: the reconciler's own repair (Overdue and Stale: fire it
+	// through the Firer; Ahead: check its schedule).
+	Proceed Action = iota
+	// Leave: nothing this pass.
+	Leave
+	// Moved: the policy moved the item's due time; the reconciler moves
+	// its schedule there (Update from the old due time, Create if none).
+	Moved
+	// Rearmed: the policy put the item back in an armed state; the
+	// reconciler re-reads it and handles it as listed, once.
+	Rearmed
+	// Ended: the policy ended the item (delivered, given up); no timer
+	// work.
+	Ended
+	// Withdrawn: the policy ended the item and its schedule must go; the
+	// reconciler deletes it.
+	Withdrawn
+)
+
+// Decision is a Policy's answer: what it did, and a short outcome label
+// ("retimed", "failed") for the log.
+type Decision struct {
+	Action  Action
+	Outcome string
+}
+
+// Policy is an adopter's rules for the items the reconciler would repair:
+// fire an overdue item now or move it, settle a stale firing from what
+// the target recorded or arm it again, give up after some attempts,
+// withdraw an item its owner cancelled. Optional (Deps.Policy): without
+// one every overdue or stale item is fired and every armed one's
+// schedule checked.
+type Policy interface {
+	Decide(ctx context.Context, it Item, why Why) (Decision, error)
+}
+
+// RunPolicy is a Policy told when a run starts (it may cache reads for
+// the length of one run).
+type RunPolicy interface {
+	Policy
+	StartRun(ctx context.Context)
+}
+
+// Namer is a timer.Scheduler that names an item's schedule its own way
+// (campaign schedules are camp-<task id>), not Schema.ScheduleName.
+// Optional: the reconciler asks Deps.Scheduler for it.
+type Namer interface {
+	ScheduleName(k contract.Key) string
+}
+
 // Config bounds a run.
 type Config struct {
 	// Grace is how long past its deadline a Pending task may stay before
@@ -215,7 +286,9 @@ type Deps struct {
 	Scheduler timer.Scheduler
 	Schedules timer.Reader
 	// Firer fires an overdue item.
-	Firer       Firer
+	Firer Firer
+	// Policy, optional, decides on overdue, stale and armed items first.
+	Policy      Policy
 	Checkpoints Checkpoints
 	// Clock defaults to the wall clock.
 	Clock clock.Reader
@@ -289,6 +362,9 @@ type Result struct {
 	LeftOver int
 	// Errors counts items that failed; they are retried by the next pass.
 	Errors int
+	// ItemsMoved, ItemsRearmed and ItemsEnded count the Policy's Moved,
+	// Rearmed, and Ended or Withdrawn decisions.
+	ItemsMoved, ItemsRearmed, ItemsEnded int
 	// Completed: the run finished a full pass (the checkpoint is reset).
 	// False: it stopped at its budget and Checkpoint is where the next run
 	// resumes.
@@ -352,6 +428,10 @@ type run struct {
 	listedWhole bool
 	// missingLeft counts the missing schedules the run had no budget for.
 	missingLeft int
+	// swept holds the items the overdue sweep handled: the items phase
+	// leaves them alone (a target fired asynchronously, or a policy's
+	// Leave, may still list them armed and overdue).
+	swept map[contract.Key]bool
 }
 
 type pendingEntry struct {
@@ -377,6 +457,9 @@ func (r *Reconciler) Run(ctx context.Context) (Result, error) {
 	}
 	r.d.Log.InfoContext(ctx, "reconcile run starting", "phase", cp.Phase, "offset", cp.Offset,
 		"resumed", cp.Cursor != "" || cp.Offset > 0 || cp.Phase != PhaseTasks)
+	if p, ok := r.d.Policy.(RunPolicy); ok {
+		p.StartRun(ctx)
+	}
 	now := r.d.Clock.Now()
 	x := &run{Reconciler: r, res: &res, deadline: now.Add(r.cfg.Budget), cut: now.Add(-r.cfg.Grace)}
 	err = x.sweepOverdue(ctx)
@@ -576,7 +659,10 @@ func (x *run) overdue(ctx context.Context, it Item) {
 		// Not before its due time (a listing by the due time as stored
 		// may list a negative offset early): the core refuses that.
 		if !it.Due.After(x.cut) && x.d.Clock.Now().Sub(it.firedAt()) > x.cfg.Grace {
-			x.fire(ctx, x.logger(it), it, "undelivered fired item")
+			x.sweep(it)
+			if x.ask(ctx, x.logger(it), it, Stale, false) {
+				x.fire(ctx, x.logger(it), it, "undelivered fired item")
+			}
 		}
 	case x.armed(it):
 		// A store may compare due times as stored strings, so a writer's
@@ -588,8 +674,35 @@ func (x *run) overdue(ctx context.Context, it Item) {
 		}
 		// The claim's conditional write (still armed, same due time)
 		// decides, so a stale listing cannot fire a moved due time.
-		x.fire(ctx, x.logger(it), it, "overdue item")
+		x.sweep(it)
+		if x.ask(ctx, x.logger(it), it, Overdue, false) {
+			x.fire(ctx, x.logger(it), it, "overdue item")
+		}
 	}
+}
+
+// scheduleName is the name of the item's schedule: the Scheduler's when
+// it is a Namer, else the schema's.
+func (x *run) scheduleName(k contract.Key) string {
+	if n, ok := x.d.Scheduler.(Namer); ok {
+		return n.ScheduleName(k)
+	}
+	return x.d.Schema.ScheduleName(k)
+}
+
+// scheduleFor is the schedule an armed item must have.
+func (x *run) scheduleFor(it contract.Item) timer.Schedule {
+	s := x.d.Schema.ScheduleFor(it)
+	s.Name = x.scheduleName(it.Key)
+	return s
+}
+
+// sweep records that the overdue sweep handled it.
+func (x *run) sweep(it Item) {
+	if x.swept == nil {
+		x.swept = map[contract.Key]bool{}
+	}
+	x.swept[it.Key] = true
 }
 
 // collect adds a listed armed item to the items the schedules phase
@@ -599,7 +712,7 @@ func (x *run) collect(it Item, confirmed bool) {
 		return
 	}
 	e := &pendingEntry{key: it.Key, due: it.Due, confirmed: confirmed}
-	x.pending[x.d.Schema.ScheduleName(it.Key)] = e
+	x.pending[x.scheduleName(it.Key)] = e
 	x.order = append(x.order, e)
 }
 
@@ -616,19 +729,25 @@ func (x *run) collect(it Item, confirmed bool) {
 func (x *run) item(ctx context.Context, it Item) (confirmed, armed bool) {
 	x.res.ItemsChecked++
 	now := x.d.Clock.Now()
+	if x.swept[it.Key] {
+		return false, x.armed(it) // handled by this run's sweep
+	}
 	if x.undelivered(it) {
 		// The sweep's listing may not reach it either (a store that
 		// compares due times as stored strings sorts a positive offset
 		// after the sweep's bound): its delivery is retried here.
 		// Not before its due time: a writer may have moved it to the
 		// fired state early, and the firing core refuses an early firing.
-		if !it.Due.After(x.cut) && now.Sub(it.firedAt()) > x.cfg.Grace {
+		if !it.Due.After(x.cut) && now.Sub(it.firedAt()) > x.cfg.Grace && x.ask(ctx, x.logger(it), it, Stale, false) {
 			x.fire(ctx, x.logger(it), it, "undelivered fired item the sweep did not list")
 		}
 		return false, false
 	}
 	armed = x.armed(it)
 	if armed && !it.Due.After(x.cut) {
+		if !x.ask(ctx, x.logger(it), it, Overdue, false) {
+			return false, false
+		}
 		return false, !x.fire(ctx, x.logger(it), it, "overdue item the sweep did not list")
 	}
 	if !armed || !it.Due.After(now) {
@@ -636,10 +755,18 @@ func (x *run) item(ctx context.Context, it Item) (confirmed, armed bool) {
 		// now, and the next run's sweep fires it if that fails.
 		return false, armed
 	}
+	log := x.logger(it)
+	if x.d.Policy != nil {
+		d, ok := x.decide(ctx, log, it, Ahead)
+		if !ok || d.Action != Proceed {
+			// Left, or handled by the policy (a moved or rearmed item's
+			// schedule made sure of): keep its schedule unless withdrawn.
+			return false, ok && d.Action != Withdrawn && d.Action != Ended
+		}
+	}
 	if it.Confirmed() {
 		return true, true // no timer call: the schedules phase sees it deleted
 	}
-	log := x.logger(it)
 	fresh, ok, err := x.ensureSchedule(ctx, log, it)
 	if err != nil {
 		x.fail(ctx, log, "repair schedule", err)
@@ -705,13 +832,123 @@ func (x *run) fire(ctx context.Context, log *slog.Logger, it Item, what string) 
 	return false
 }
 
+// ask asks the Policy about it and does the timer's part of its
+// decision; it reports whether the reconciler's own repair is to follow
+// (always, without a policy). again is set for an item the policy has
+// just rearmed, so a policy cannot make a run loop on one item.
+func (x *run) ask(ctx context.Context, log *slog.Logger, it Item, why Why, again bool) (proceed bool) {
+	if x.d.Policy == nil {
+		return true
+	}
+	d, ok := x.decide(ctx, log, it, why)
+	if !ok {
+		return false
+	}
+	if d.Action == Rearmed && !again {
+		x.rearmed(ctx, log, it)
+	}
+	return d.Action == Proceed
+}
+
+// decide asks the Policy, counts its outcome, and does the timer's part
+// of Moved and Withdrawn; ok is false when it failed (counted).
+func (x *run) decide(ctx context.Context, log *slog.Logger, it Item, why Why) (d Decision, ok bool) {
+	d, err := x.d.Policy.Decide(ctx, it, why)
+	if err != nil {
+		x.fail(ctx, log, "apply the policy", err)
+		return d, false
+	}
+	if d.Outcome != "" {
+		log.InfoContext(ctx, "policy decided", "outcome", d.Outcome)
+	}
+	switch d.Action {
+	case Rearmed:
+		x.res.ItemsRearmed++
+	case Ended:
+		x.res.ItemsEnded++
+	case Moved:
+		x.res.ItemsMoved++
+		x.moveSchedule(ctx, log, it)
+	case Withdrawn:
+		x.res.ItemsEnded++
+		name := x.scheduleName(it.Key)
+		switch err := x.delete(ctx, name, it.Due); {
+		case errors.Is(err, timer.ErrNotFound):
+		case err != nil:
+			x.fail(ctx, log, "delete withdrawn item's schedule", err)
+		default:
+			x.res.SchedulesDeleted++
+		}
+	}
+	return d, true
+}
+
+// moveSchedule moves the schedule of an item the policy moved from
+// it.Due to its new due time (re-read).
+func (x *run) moveSchedule(ctx context.Context, log *slog.Logger, it Item) {
+	fresh, err := x.d.Items.Get(ctx, it.Key)
+	switch {
+	case errors.Is(err, ErrItemNotFound):
+		return
+	case err != nil:
+		x.fail(ctx, log, "re-read moved item", err)
+		return
+	case !x.armed(fresh) || !fresh.Due.After(x.d.Clock.Now()):
+		return
+	}
+	want := x.scheduleFor(fresh.Item)
+	err = x.update(ctx, want, it.Due)
+	if errors.Is(err, timer.ErrNotFound) {
+		if err = x.create(ctx, want); errors.Is(err, timer.ErrExists) {
+			err = nil
+		}
+	}
+	if err != nil {
+		// The item is due soon: the next pass finds it overdue.
+		x.fail(ctx, log, "move the moved item's schedule", err)
+		return
+	}
+	x.res.SchedulesMoved++
+	log.InfoContext(ctx, "moved item's schedule moved", "to", contract.FormatTime(want.At))
+}
+
+// rearmed handles an item the policy put back in an armed state, as it
+// is now: overdue, it is asked about (and fired) again; due later, its
+// schedule is made sure of.
+func (x *run) rearmed(ctx context.Context, log *slog.Logger, it Item) {
+	fresh, err := x.d.Items.Get(ctx, it.Key)
+	switch {
+	case errors.Is(err, ErrItemNotFound):
+		return
+	case err != nil:
+		x.fail(ctx, log, "re-read rearmed item", err)
+		return
+	case !x.armed(fresh):
+		return
+	}
+	now := x.d.Clock.Now()
+	switch {
+	case !fresh.Due.After(x.cut):
+		if x.ask(ctx, log, fresh, Overdue, true) {
+			x.fire(ctx, log, fresh, "rearmed overdue item")
+		}
+	case fresh.Due.After(now):
+		if !x.ask(ctx, log, fresh, Ahead, true) {
+			return
+		}
+		if _, _, err := x.ensureSchedule(ctx, log, fresh); err != nil {
+			x.fail(ctx, log, "repair rearmed item's schedule", err)
+		}
+	}
+}
+
 // ensureSchedule gives an armed item the schedule the schema says it
 // must have, and returns the item as it was when it checked. An item
 // marked for repair is known to lack one: it is created without reading
 // first. ok is false when the item turned out not to need one (it is
 // gone or no longer armed: the cancellation pipeline handles it).
 func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, it Item) (fresh Item, ok bool, err error) {
-	want := x.d.Schema.ScheduleFor(it.Item)
+	want := x.scheduleFor(it.Item)
 	var have timer.Schedule
 	missing := it.Repair
 	if !missing {
@@ -736,7 +973,7 @@ func (x *run) ensureSchedule(ctx context.Context, log *slog.Logger, it Item) (fr
 	if !x.armed(fresh) || !fresh.Due.After(x.d.Clock.Now()) {
 		return fresh, false, nil
 	}
-	want = x.d.Schema.ScheduleFor(fresh.Item)
+	want = x.scheduleFor(fresh.Item)
 	if !missing && matches(have, want) {
 		return fresh, true, nil
 	}
@@ -923,7 +1160,7 @@ func (x *run) misplaced(ctx context.Context, e *pendingEntry, s timer.Schedule) 
 	}
 	// The item's own: on a timer that holds one per name the delete
 	// removed it; on one that holds one per due time it may run already.
-	want := x.d.Schema.ScheduleFor(it.Item)
+	want := x.scheduleFor(it.Item)
 	switch have, err := x.get(ctx, want.Name, want.At); {
 	case err == nil && matches(have, want):
 		return
@@ -965,7 +1202,7 @@ func (x *run) restoreMissing(ctx context.Context) {
 		case !x.armed(it) || !it.Confirmed() || !it.Due.After(x.d.Clock.Now()):
 			continue // finished, changed, or firing: not this pass's
 		}
-		switch err := x.create(ctx, x.d.Schema.ScheduleFor(it.Item)); {
+		switch err := x.create(ctx, x.scheduleFor(it.Item)); {
 		case errors.Is(err, timer.ErrExists):
 		case err != nil:
 			x.fail(ctx, log, "restore missing schedule", err)

@@ -1,0 +1,34 @@
+package campaignlambda
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+func TestReconcileHandler(t *testing.T) {
+	now := time.Now()
+	st, clock, tasks := world(t, "c1", 1, now)
+	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now)
+	claimed, err := st.Claim(context.Background(), tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(claimed.LeaseUntil.Add(campaign.RepairGrace)) // the attempt died: stale
+	m := rec{}
+	h := &Reconcile{Metrics: m, Log: quiet, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st,
+		Scheduler: inmem.NewScheduler(nil), Sender: inmem.NewSender(clock), Dispatcher: nopDispatch{}, Clock: clock,
+		Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}}}
+	if err := h.Handle(context.Background()); err == nil {
+		t.Fatal("no error without a deadline")
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(10*time.Minute))
+	defer cancel()
+	if err := h.Handle(ctx); err != nil || m[metrics.CampaignReconcileRecovered] != 1 || m[metrics.CampaignReconcilerErrors] != 0 {
+		t.Fatalf("%v, metrics %v", err, m)
+	}
+}

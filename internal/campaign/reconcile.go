@@ -1,0 +1,84 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/timer/paced"
+	"github.com/unschedule/unschedule/internal/metrics"
+)
+
+// DefaultReconcileCallsPerSecond paces the reconciler's Scheduler calls
+// (the lowest documented EventBridge Scheduler API rate quota:
+// paced.DefaultCallsPerSecond).
+const DefaultReconcileCallsPerSecond = paced.DefaultCallsPerSecond
+
+// ReconcilePorts are what the core reconciler needs to repair send
+// tasks. Checkpoints, Caller, Metrics and Log are optional.
+type ReconcilePorts struct {
+	Tasks     Tasks
+	Campaigns Campaigns
+	Scheduler Scheduler
+	// Sender is read for receipts only.
+	Sender Sender
+	// Dispatcher hands an overdue task to the send function.
+	Dispatcher Dispatcher
+	Clock      Clock
+	Target     Target
+	// Caller paces the Scheduler calls and retries throttles; nil: one
+	// try each (the reconciler's own rate limit still paces them).
+	Caller *paced.Caller
+	// Checkpoints default to one kept in memory (a warm function's).
+	Checkpoints reconcile.Checkpoints
+	Metrics     *metrics.Recorder
+	Log         *slog.Logger
+}
+
+// NewReconciler is the core reconciler (internal/domain/reconcile) over
+// the send tasks (Items, TaskSchema), their schedules (Schedules) and
+// the send function (DispatchFirer), with the campaign's rules (Repair,
+// returned for its counts). cfg.Grace defaults to RepairGrace.
+func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reconcile.Reconciler, error) {
+	if p.Tasks == nil || p.Campaigns == nil || p.Scheduler == nil || p.Sender == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
+		return nil, errors.New("campaign reconciler: tasks, campaigns, scheduler, sender, dispatcher, clock and rules are required")
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = RepairGrace
+	}
+	if p.Checkpoints == nil {
+		p.Checkpoints = &MemoryCheckpoints{}
+	}
+	rules.Tasks, rules.Campaigns, rules.Sender, rules.Clock = p.Tasks, p.Campaigns, p.Sender, p.Clock
+	sched := Schedules{Tasks: p.Tasks, Scheduler: p.Scheduler, Target: p.Target, Caller: p.Caller}
+	return reconcile.New(cfg, reconcile.Deps{
+		Schema: TaskSchema, Items: Items{Tasks: p.Tasks}, Scheduler: sched, Schedules: sched,
+		Firer: DispatchFirer{Dispatcher: p.Dispatcher}, Policy: rules, Checkpoints: p.Checkpoints,
+		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: p.Metrics, Log: p.Log,
+	})
+}
+
+// MemoryCheckpoints is a reconcile.Checkpoints in memory.
+type MemoryCheckpoints struct {
+	mu sync.Mutex
+	cp reconcile.Checkpoint
+}
+
+var _ reconcile.Checkpoints = (*MemoryCheckpoints)(nil)
+
+// Load implements reconcile.Checkpoints.
+func (m *MemoryCheckpoints) Load(context.Context) (reconcile.Checkpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cp, nil
+}
+
+// Save implements reconcile.Checkpoints.
+func (m *MemoryCheckpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cp = cp
+	return nil
+}
