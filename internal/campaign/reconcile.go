@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/timer/paced"
@@ -40,13 +41,19 @@ type ReconcilePorts struct {
 // NewReconciler is the core reconciler (internal/domain/reconcile) over
 // the send tasks (Items, TaskSchema), their schedules (Schedules) and
 // the send function (DispatchFirer), with the campaign's rules (Repair,
-// returned for its counts). cfg.Grace defaults to RepairGrace.
+// returned for its counts). cfg.Grace defaults to RepairGrace, cfg.StaleAfter
+// to a minute (the claims' leases decide).
 func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reconcile.Reconciler, error) {
 	if p.Tasks == nil || p.Campaigns == nil || p.Scheduler == nil || p.Sender == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
 		return nil, errors.New("campaign reconciler: tasks, campaigns, scheduler, sender, dispatcher, clock and rules are required")
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = RepairGrace
+	}
+	if cfg.StaleAfter <= 0 {
+		// Repair asks each claim's lease (Stale): a Running task is
+		// recovered once its lease has passed, not a Grace later.
+		cfg.StaleAfter = time.Minute
 	}
 	if p.Checkpoints == nil {
 		p.Checkpoints = &MemoryCheckpoints{}

@@ -55,7 +55,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 			}
 		}
 	}
-	clock.Advance(campaign.RepairGrace + 2*time.Minute)
+	clock.Set(tasks[1].SendAt.Add(2 * time.Minute)) // both past their due time and lease
 	rules := &campaign.Repair{}
 	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
 		Scheduler: inmem.NewScheduler(nil), Sender: sender, Dispatcher: noDispatch{}, Clock: clock,

@@ -18,7 +18,7 @@ func TestReconcileHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.Set(claimed.LeaseUntil.Add(campaign.RepairGrace)) // the attempt died: stale
+	clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
 	m := rec{}
 	h := &Reconcile{Metrics: m, Log: quiet, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st,
 		Scheduler: inmem.NewScheduler(nil), Sender: inmem.NewSender(clock), Dispatcher: nopDispatch{}, Clock: clock,

@@ -227,6 +227,11 @@ type Config struct {
 	// sends it. Keep it longer than task.DefaultNotifyLease. Default: 5
 	// minutes.
 	Grace time.Duration
+	// StaleAfter is how long after its due time and its firing a fired
+	// item whose delivery is not recorded is taken for stale (fired
+	// again, or handed to the Policy as Stale). A Policy that checks its
+	// own lease may set it shorter. Default: Grace.
+	StaleAfter time.Duration
 	// RatePerSec caps scheduler API calls (reads, lists and writes).
 	// Default: 10.
 	RatePerSec float64
@@ -258,6 +263,9 @@ const (
 func (c Config) withDefaults() Config {
 	if c.Grace <= 0 {
 		c.Grace = DefaultGrace
+	}
+	if c.StaleAfter <= 0 {
+		c.StaleAfter = c.Grace
 	}
 	if c.RatePerSec <= 0 {
 		c.RatePerSec = DefaultRatePerSec
@@ -658,7 +666,7 @@ func (x *run) overdue(ctx context.Context, it Item) {
 		// (or retried by the timer); after it, nothing else will retry.
 		// Not before its due time (a listing by the due time as stored
 		// may list a negative offset early): the core refuses that.
-		if !it.Due.After(x.cut) && x.d.Clock.Now().Sub(it.firedAt()) > x.cfg.Grace {
+		if x.stale(it) {
 			x.sweep(it)
 			if x.ask(ctx, x.logger(it), it, Stale, false) {
 				x.fire(ctx, x.logger(it), it, "undelivered fired item")
@@ -695,6 +703,13 @@ func (x *run) scheduleFor(it contract.Item) timer.Schedule {
 	s := x.d.Schema.ScheduleFor(it)
 	s.Name = x.scheduleName(it.Key)
 	return s
+}
+
+// stale reports whether a fired, undelivered item is StaleAfter past its
+// due time and its firing: no attempt is at work on it any more.
+func (x *run) stale(it Item) bool {
+	now := x.d.Clock.Now()
+	return !it.Due.After(now.Add(-x.cfg.StaleAfter)) && now.Sub(it.firedAt()) > x.cfg.StaleAfter
 }
 
 // sweep records that the overdue sweep handled it.
@@ -738,7 +753,7 @@ func (x *run) item(ctx context.Context, it Item) (confirmed, armed bool) {
 		// after the sweep's bound): its delivery is retried here.
 		// Not before its due time: a writer may have moved it to the
 		// fired state early, and the firing core refuses an early firing.
-		if !it.Due.After(x.cut) && now.Sub(it.firedAt()) > x.cfg.Grace && x.ask(ctx, x.logger(it), it, Stale, false) {
+		if x.stale(it) && x.ask(ctx, x.logger(it), it, Stale, false) {
 			x.fire(ctx, x.logger(it), it, "undelivered fired item the sweep did not list")
 		}
 		return false, false
