@@ -11,6 +11,11 @@
 //     whose delivery is not recorded, are fired through the firing core
 //     and the adopter's target (Firer), which claims them once.
 //
+// An adopter's rules (Policy) may decide first what becomes of an overdue
+// item, a stale firing or an armed one: fire it or move it, settle it or
+// arm it again, give up on it or withdraw it; the reconciler then does
+// the timer's part. The campaign send tasks use it (campaign.Repair).
+//
 // Each run opens with the overdue sweep, then walks the items and then
 // what the timer lists, paced by a rate limit, and stops at its budget
 // with a checkpoint the next run resumes from. Every repair re-reads or
