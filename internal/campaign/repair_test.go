@@ -3,7 +3,6 @@ package campaign_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -60,7 +59,7 @@ func newRepairEnv(t *testing.T, at time.Time, status campaign.Status, tasks ...c
 	clk := clock.NewFake(at)
 	e := &repairEnv{st: st, sched: inmem.NewScheduler(nil), sender: inmem.NewSender(clk), clock: clk, disp: &dispatches{}}
 	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Scheduler: e.sched, Sender: e.sender, Dispatcher: e.disp,
-		Clock: clk, Target: repairTgt, Checkpoints: &campaign.MemoryCheckpoints{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Clock: clk, Target: repairTgt, Checkpoints: &campaign.MemoryCheckpoints{}, Log: slog.New(slog.DiscardHandler)}
 	return e
 }
 

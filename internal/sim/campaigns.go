@@ -10,7 +10,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -68,6 +67,11 @@ type campaignPorts struct {
 	sender *inmem.Sender
 	worker *send.Worker
 	recon  campaign.ReconcilePorts
+	// rec and rules are the reconciler built for budget (rebuilt when a
+	// pass gets another).
+	rec    *reconcile.Reconciler
+	rules  *campaign.Repair
+	budget time.Duration
 	canc   *cancel.Canceller
 	prov   *provision.Provisioner
 	cps    *provision.MemoryCheckpoints
@@ -99,7 +103,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	}
 	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Scheduler: p.sched, Sender: recorded,
 		Dispatcher: dispatcher{h}, Clock: clk, Target: campaignTarget, Checkpoints: &campaign.MemoryCheckpoints{},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Log: slog.New(slog.DiscardHandler)}
 	if p.canc, err = cancel.New(p.store, p.store, p.sched, clk, campaignTarget.GroupName, seed); err != nil {
 		return nil, err
 	}
@@ -140,13 +144,15 @@ const reconcileMargin = time.Minute
 // reconcile runs one pass of the core reconciler with the campaign's
 // rules, as the reconciler function does, its budget up to deadline.
 func (p *campaignPorts) reconcile(ctx context.Context, deadline time.Time) (reconcilePass, error) {
-	var rules campaign.Repair
-	r, err := campaign.NewReconciler(reconcile.Config{Budget: deadline.Sub(p.recon.Clock.Now()) - reconcileMargin}, &rules, p.recon)
-	if err != nil {
-		return reconcilePass{}, err
+	if budget := deadline.Sub(p.recon.Clock.Now()) - reconcileMargin; p.rec == nil || budget != p.budget {
+		var err error
+		p.rules, p.budget = &campaign.Repair{}, budget
+		if p.rec, err = campaign.NewReconciler(reconcile.Config{Budget: budget}, p.rules, p.recon); err != nil {
+			return reconcilePass{}, err
+		}
 	}
-	res, err := r.Run(ctx)
-	n := rules.Counts()
+	res, err := p.rec.Run(ctx)
+	n := p.rules.Counts()
 	busy := res.Repaired() > 0 || res.Errors > 0 || res.ItemsMoved+res.ItemsRearmed+res.ItemsEnded > 0 || n != (campaign.RepairCounts{})
 	return reconcilePass{Recovered: n.Finished + n.Requeued, Recreated: res.SchedulesCreated, Retimed: n.Retimed, Dispatched: res.ItemsFired,
 		Busy: busy, Line: fmt.Sprintf("%+v %+v", res, n)}, err
