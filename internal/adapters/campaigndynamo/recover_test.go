@@ -10,7 +10,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
@@ -57,7 +57,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	}
 	clock.Advance(2 * time.Minute)
 	r, err := reconciler.New(reconciler.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}, Seed: 1},
-		st, st, inmem.NewScheduler(nil), sender, noDispatch{}, clock)
+		st, st, memory.NewCampaignScheduler(nil), sender, noDispatch{}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
@@ -224,7 +224,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 	st := newStore(t)
 	_, tasks := seed(t, st, "c2", 12)
 	clock := clock.NewFake(t0)
-	sched := inmem.NewScheduler(nil)
+	sched := memory.NewCampaignScheduler(nil)
 	p, err := provision.New(provision.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "fn", RoleArn: "role", DeadLetterArn: "dlq"}, PageSize: 5, Seed: 1},
 		st, st, sched, st, clock)
 	if err != nil {
@@ -240,7 +240,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 	if n := len(sched.Schedules()); n != 12 {
 		t.Fatalf("%d schedules, want 12", n)
 	}
-	outbox := inmem.NewSender(clock)
+	outbox := memory.NewCampaignSender(clock)
 	w, err := send.New(st, st, outbox, clock, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
@@ -43,7 +43,7 @@ func (s *starts) Start(_ context.Context, id string) error {
 type env struct {
 	h      *campaignapi.Handler
 	store  *campaigndynamo.Store
-	sched  *inmem.Scheduler
+	sched  *memory.CampaignScheduler
 	starts *starts
 	n      int
 }
@@ -57,7 +57,7 @@ func setup(t *testing.T) *env {
 	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
 	st, _ := campaigndynamo.New(client, name)
 	clock := clock.NewFake(now)
-	e := &env{store: st, sched: inmem.NewScheduler(nil), starts: &starts{}}
+	e := &env{store: st, sched: memory.NewCampaignScheduler(nil), starts: &starts{}}
 	c, _ := cancel.New(st, st, e.sched, clock, "campaigns", 1)
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error

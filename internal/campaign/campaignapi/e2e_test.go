@@ -15,7 +15,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -43,7 +43,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
 	st, _ := campaigndynamo.New(client, name)
 	clock := clock.NewFake(now)
-	sched := inmem.NewScheduler(nil)
+	sched := memory.NewCampaignScheduler(nil)
 	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}
 	p, _ := provision.New(provision.Config{Target: target, Seed: 1}, st, st, sched, st, clock)
 	c, _ := cancel.New(st, st, sched, clock, "campaigns", 1)
@@ -71,7 +71,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 		fires = append(fires, r)
 	}
 	sort.Slice(fires, func(i, j int) bool { return fires[i].Name < fires[j].Name })
-	outbox := inmem.NewSender(clock)
+	outbox := memory.NewCampaignSender(clock)
 	w, _ := send.New(st, st, outbox, clock, 0)
 	loc, _ := time.LoadLocation("Europe/Berlin")
 	for _, r := range fires {

@@ -16,7 +16,7 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -72,7 +72,7 @@ func TestDecodeProgress(t *testing.T) {
 // failing publishes, except to the channels it refuses; the store's
 // Counts fails for countFails.
 type failing struct {
-	*inmem.Store
+	*memory.CampaignStore
 	refuse     map[string]bool
 	countFails string
 	channels   []string
@@ -90,7 +90,7 @@ func (f *failing) Counts(ctx context.Context, id string) (map[campaign.State]int
 	if id == f.countFails {
 		return nil, errors.New("throttled")
 	}
-	return f.Store.Counts(ctx, id)
+	return f.CampaignStore.Counts(ctx, id)
 }
 
 func TestProgressHandle(t *testing.T) {
@@ -113,12 +113,12 @@ func TestProgressHandle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := inmem.NewStore()
+			st := memory.NewCampaignStore()
 			for _, c := range []campaign.Campaign{{ID: "c1", OwnerID: "u1", Status: campaign.Active, Total: 2},
 				{ID: "c2", OwnerID: "u2", Status: campaign.CampaignCancelled, Total: 1}, {ID: "c3", OwnerID: "u3", Status: campaign.Active, Total: 2}} {
 				st.PutCampaign(c)
 			}
-			f := &failing{Store: st, refuse: map[string]bool{}, countFails: tt.countFails}
+			f := &failing{CampaignStore: st, refuse: map[string]bool{}, countFails: tt.countFails}
 			for _, c := range tt.refuse {
 				f.refuse[c] = true
 			}

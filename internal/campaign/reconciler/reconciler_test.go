@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -29,9 +29,9 @@ func (d *dispatches) Dispatch(_ context.Context, e campaign.FireEvent) error {
 }
 
 type env struct {
-	st     *inmem.Store
-	sched  *inmem.Scheduler
-	sender *inmem.Sender
+	st     *memory.CampaignStore
+	sched  *memory.CampaignScheduler
+	sender *memory.CampaignSender
 	clock  *clock.Fake
 	disp   *dispatches
 	r      *reconciler.Reconciler
@@ -39,7 +39,7 @@ type env struct {
 
 func setup(t *testing.T, at time.Time, status campaign.Status, tasks ...campaign.SendTask) env {
 	t.Helper()
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "c1", Status: status,
 		Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
 	for i := range tasks {
@@ -49,7 +49,7 @@ func setup(t *testing.T, at time.Time, status campaign.Status, tasks ...campaign
 	}
 	st.PutTasks(tasks...)
 	clock := clock.NewFake(at)
-	e := env{st: st, sched: inmem.NewScheduler(nil), sender: inmem.NewSender(clock), clock: clock, disp: &dispatches{}}
+	e := env{st: st, sched: memory.NewCampaignScheduler(nil), sender: memory.NewCampaignSender(clock), clock: clock, disp: &dispatches{}}
 	var err error
 	e.r, err = reconciler.New(reconciler.Config{Target: target, Seed: 1}, st, st, e.sched, e.sender, e.disp, clock)
 	if err != nil {
@@ -160,7 +160,7 @@ func TestRecoversStaleRunning(t *testing.T) {
 			e := setup(t, noon, campaign.Active, c.task)
 			if c.sent {
 				e.clock.Set(sentAt)
-				e.sender = inmem.NewSender(clock.NewFake(sentAt))
+				e.sender = memory.NewCampaignSender(clock.NewFake(sentAt))
 				_, _ = e.sender.Send(context.Background(), campaign.Message{IdempotencyKey: e.task(t, 0).IdempotencyKey()})
 				e.r, _ = reconciler.New(reconciler.Config{Target: target, Seed: 1}, e.st, e.st, e.sched, e.sender, e.disp, e.clock)
 			}

@@ -1,4 +1,4 @@
-package inmem
+package memory
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func TestBucket(t *testing.T) {
 
 func TestSchedulerSemantics(t *testing.T) {
 	ctx := context.Background()
-	s := NewScheduler(nil)
+	s := NewCampaignScheduler(nil)
 	r := campaign.ScheduleRequest{Name: "camp-x", ClientToken: "a"}
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestSchedulerSemantics(t *testing.T) {
 	if st := s.Stats(); st.Creates != 2 || st.Calls != 7 {
 		t.Fatalf("stats %+v", st)
 	}
-	lim := NewScheduler(NewBucket(clock.NewFake(t0), 1, 1))
+	lim := NewCampaignScheduler(NewBucket(clock.NewFake(t0), 1, 1))
 	_ = lim.Create(ctx, r)
 	if err := lim.Create(ctx, r2); !errors.Is(err, campaign.ErrThrottled) || lim.Stats().Throttled != 1 {
 		t.Fatalf("over the bucket: %v", err)
@@ -80,7 +80,7 @@ func TestSchedulerSemantics(t *testing.T) {
 
 func TestSenderSendsOncePerKey(t *testing.T) {
 	ctx := context.Background()
-	s := NewSender(clock.NewFake(t0))
+	s := NewCampaignSender(clock.NewFake(t0))
 	if _, err := s.Sent(ctx, "k"); !errors.Is(err, campaign.ErrNotSent) {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSenderSendsOncePerKey(t *testing.T) {
 
 func TestStoreConditions(t *testing.T) {
 	ctx := context.Background()
-	st := NewStore()
+	st := NewCampaignStore()
 	task := campaign.SendTask{CampaignID: "c", ID: "c-00000", State: campaign.Pending, SendAt: t0}
 	st.PutTasks(task)
 	claimed, err := st.Claim(ctx, task.Key(), t0, t0, time.Minute)
@@ -174,7 +174,7 @@ func endAll(t *testing.T, st interface {
 func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 	for _, from := range []campaign.Status{campaign.Active, campaign.Provisioning, campaign.CampaignCancelled} {
 		t.Run(string(from), func(t *testing.T) {
-			st := NewStore()
+			st := NewCampaignStore()
 			c := campaign.Campaign{ID: "c1", Status: from, Total: 3}
 			st.PutCampaign(c)
 			for i := range 3 {
