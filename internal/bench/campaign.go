@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // CampaignUsage is what a campaign makes AWS do, per send (totals over
@@ -46,7 +46,7 @@ type CampaignUsage struct {
 const itemsPerReadUnit = 4
 
 // countingTasks counts the store calls of the provisioner and the send
-// function, as the DynamoDB adapter (internal/adapters/campaigndynamo)
+// function, as the DynamoDB adapter (internal/adapters/dynamo)
 // makes them: Get and Campaign are one GetItem each, Claim and SetStatus
 // an UpdateItem, Replace a PutItem, List and Open a Query of a page.
 type countingTasks struct {

@@ -1,6 +1,10 @@
-// Package dynamo is the DynamoDB adapter of the task store: task.Store and
-// task.PendingLister over the table that tableschema describes, and the
-// decoder of the table's stream records.
+// Package dynamo is the DynamoDB adapter of the tables: the task store
+// (task.Store and task.PendingLister over the table that tableschema
+// describes), the item store of any contract.Schema, the campaign table
+// (CampaignStore: campaigns, send tasks, checkpoints; layout:
+// internal/campaign/tablekeys), and the decoders of their stream records.
+// They share one client interface (API), the mapping of a refused
+// condition, the attribute helpers and Query paging.
 package dynamo
 
 import (
@@ -22,13 +26,15 @@ import (
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
-// API is the part of the DynamoDB client the store uses.
+// API is the part of the DynamoDB client the stores use (the task
+// table's Store and the campaign table's CampaignStore).
 type API interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
 var _ API = (*dynamodb.Client)(nil)
@@ -622,6 +628,16 @@ func fromAttrs(item map[string]types.AttributeValue) map[string]string {
 func isConditionFailed(err error) bool {
 	var cf *types.ConditionalCheckFailedException
 	return errors.As(err, &cf)
+}
+
+// conditionAs maps a refused condition to the caller's sentinel (such as
+// campaign.ErrConditionFailed), keeping the SDK's error wrapped too;
+// other errors pass unchanged.
+func conditionAs(err, sentinel error) error {
+	if isConditionFailed(err) {
+		return fmt.Errorf("%w (%w)", sentinel, err)
+	}
+	return err
 }
 
 // expr collects the names, values and clauses of one expression. Every

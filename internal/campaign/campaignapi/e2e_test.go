@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -40,8 +40,8 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-e2e-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
-	st, _ := campaigndynamo.New(client, name)
+	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
+	st, _ := dynamo.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
 	sched := memory.NewCampaignScheduler(nil)
 	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}

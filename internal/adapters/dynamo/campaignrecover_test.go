@@ -1,4 +1,4 @@
-package campaigndynamo
+package dynamo
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/reconciler"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -34,14 +34,14 @@ func (noDispatch) Dispatch(context.Context, campaign.FireEvent) error { return n
 // re-queues the second; nothing is sent again.
 func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := newCampaignStore(t)
 	_, tasks := seed(t, st, "c3", 2)
 	if err := st.SetStatus(ctx, "c3", []campaign.Status{campaign.Draft}, campaign.Active, "", t0); err != nil {
 		t.Fatal(err)
 	}
 	clock := clock.NewFake(tasks[0].SendAt)
 	m := &mail{}
-	sender, err := ses.New(m, testenv.NewDynamoClient(dynalite), ses.Config{Table: st.table, From: "news@example.com"}, clock)
+	sender, err := ses.New(m, testenv.NewDynamoClient(endpoint), ses.Config{Table: st.table, From: "news@example.com"}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,12 @@
-// Package campaigndynamo keeps campaigns, their send tasks and the
+// The campaign table: CampaignStore keeps campaigns, their send tasks and the
 // provisioning checkpoints in one DynamoDB table (layout:
 // internal/campaign/tablekeys). Every state change is a conditional
 // write: Claim moves Pending → Running only if the task is Pending;
 // Replace writes only if the stored task still has the previous state and
 // attempt; SetStatus only from the allowed statuses. A refused condition
 // is campaign.ErrConditionFailed, a missing item campaign.ErrNotFound.
-package campaigndynamo
+
+package dynamo
 
 import (
 	"context"
@@ -28,48 +29,28 @@ import (
 	"github.com/unschedule/unschedule/internal/clock"
 )
 
-// API is the part of the DynamoDB client the store uses.
-type API interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
-}
-
-var _ API = (*dynamodb.Client)(nil)
-
-// Store implements the campaign ports on a table.
-type Store struct {
+// CampaignStore implements the campaign ports on the campaign table.
+type CampaignStore struct {
 	api   API
 	table string
 }
 
 var (
-	_ campaign.Tasks        = (*Store)(nil)
-	_ campaign.Campaigns    = (*Store)(nil)
-	_ provision.Checkpoints = (*Store)(nil)
+	_ campaign.Tasks        = (*CampaignStore)(nil)
+	_ campaign.Campaigns    = (*CampaignStore)(nil)
+	_ provision.Checkpoints = (*CampaignStore)(nil)
 )
 
-// New returns a Store on the named table.
-func New(api API, table string) (*Store, error) {
+// NewCampaignStore returns a CampaignStore on the named table.
+func NewCampaignStore(api API, table string) (*CampaignStore, error) {
 	if api == nil || table == "" {
-		return nil, errors.New("campaigndynamo: a DynamoDB client and a table name are required")
+		return nil, errors.New("dynamo: NewCampaignStore needs a DynamoDB client and a table name")
 	}
-	return &Store{api: api, table: table}, nil
-}
-
-// conditionFailed maps a refused condition to campaign.ErrConditionFailed.
-func conditionFailed(err error) error {
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return fmt.Errorf("%w (%w)", campaign.ErrConditionFailed, err)
-	}
-	return err
+	return &CampaignStore{api: api, table: table}, nil
 }
 
 // Get implements campaign.Tasks (a consistent read).
-func (st *Store) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
+func (st *CampaignStore) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: taskKey(k), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return campaign.SendTask{}, fmt.Errorf("get task %s: %w", k.TaskID, err)
@@ -84,7 +65,7 @@ func (st *Store) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, er
 // (campaign.TaskSchema.Claim: Pending at sendAt = due → Running,
 // firedAt and claimedAt = now), with the task's own changes in the same
 // UpdateItem (leaseUntil, updatedAt, attempt + 1).
-func (st *Store) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+func (st *CampaignStore) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	now = now.UTC().Truncate(time.Second)
 	u := campaign.TaskSchema.Claim(campaign.ItemKey(k), contract.FormatTime(due), now, contract.ClaimOptions{})
 	t, err := st.claimWrite(ctx, u, now, lease)
@@ -98,7 +79,7 @@ func (st *Store) Claim(ctx context.Context, k campaign.Key, due, now time.Time, 
 // (campaign.TaskSchema.TakeOver: Running for due, not sent, claimed at
 // least lease ago → claimedAt = now), with the task's own changes as
 // Claim's.
-func (st *Store) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+func (st *CampaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	now = now.UTC().Truncate(time.Second)
 	u := campaign.TaskSchema.TakeOver(campaign.ItemKey(k), contract.FormatTime(due), now, lease)
 	t, err := st.claimWrite(ctx, u, now, lease)
@@ -110,18 +91,18 @@ func (st *Store) TakeOver(ctx context.Context, k campaign.Key, due, now time.Tim
 
 // claimWrite sends a contract update (SET ... with #nN and :vN
 // placeholders) with the claim's task changes added.
-func (st *Store) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+func (st *CampaignStore) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	names := map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt}
-	vals := item{":claimLease": s(now.Add(lease).Format(time.RFC3339Nano)), ":claimUpdated": s(now.Format(time.RFC3339Nano)), ":claimOne": n(1)}
+	vals := item{":claimLease": avS(now.Add(lease).Format(time.RFC3339Nano)), ":claimUpdated": avS(now.Format(time.RFC3339Nano)), ":claimOne": avN(1)}
 	for p, name := range u.Names {
 		names[p] = name
 	}
 	for p, v := range u.Values {
-		vals[p] = s(v)
+		vals[p] = avS(v)
 	}
 	key := item{}
 	for name, v := range u.Key {
-		key[name] = s(v)
+		key[name] = avS(v)
 	}
 	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(st.table), Key: key,
@@ -131,7 +112,7 @@ func (st *Store) claimWrite(ctx context.Context, u contract.Update, now time.Tim
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
-		return campaign.SendTask{}, conditionFailed(err)
+		return campaign.SendTask{}, conditionAs(err, campaign.ErrConditionFailed)
 	}
 	return unmarshalTask(out.Attributes)
 }
@@ -140,7 +121,7 @@ func (st *Store) claimWrite(ctx context.Context, u contract.Update, now time.Tim
 // stored state and attempt being prev's. A move into a terminal state is
 // then settled (see settle): the campaign is Completed by the write that
 // records its last open task.
-func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) error {
+func (st *CampaignStore) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	if prev.Key() != next.Key() {
 		return fmt.Errorf("replace task %s with %s: the keys differ", prev.ID, next.ID)
 	}
@@ -148,10 +129,10 @@ func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) erro
 		TableName: aws.String(st.table), Item: marshalTask(next),
 		ConditionExpression:       aws.String("#s = :s AND #a = :a"),
 		ExpressionAttributeNames:  map[string]string{"#s": attrState, "#a": attrAttempt},
-		ExpressionAttributeValues: item{":s": s(string(prev.State)), ":a": n(prev.Attempt)},
+		ExpressionAttributeValues: item{":s": avS(string(prev.State)), ":a": avN(prev.Attempt)},
 	})
 	if err != nil {
-		return fmt.Errorf("replace task %s: %w", prev.ID, conditionFailed(err))
+		return fmt.Errorf("replace task %s: %w", prev.ID, conditionAs(err, campaign.ErrConditionFailed))
 	}
 	if prev.State.Terminal() || !next.State.Terminal() {
 		return nil
@@ -179,9 +160,9 @@ func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) erro
 // completed too: provisioning's own move to Active is then refused and
 // ignored. If the second write is lost (a crash between the two), GET
 // /campaigns/{id} completes it (campaignapi).
-func (st *Store) settle(ctx context.Context, campaignID string, index int, now time.Time) error {
+func (st *CampaignStore) settle(ctx context.Context, campaignID string, index int, now time.Time) error {
 	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.table), Key: item{tk.PartitionKey: s(tk.CampaignPK(campaignID)), tk.SortKey: s(tk.DoneSK)},
+		TableName: aws.String(st.table), Key: item{tk.PartitionKey: avS(tk.CampaignPK(campaignID)), tk.SortKey: avS(tk.DoneSK)},
 		UpdateExpression:          aws.String("ADD #d :i"),
 		ExpressionAttributeNames:  map[string]string{"#d": tk.DoneAttr},
 		ExpressionAttributeValues: item{":i": &types.AttributeValueMemberNS{Value: []string{strconv.Itoa(index)}}},
@@ -199,10 +180,10 @@ func (st *Store) settle(ctx context.Context, campaignID string, index int, now t
 		UpdateExpression:         aws.String("SET #st = :completed, updatedAt = :now"),
 		ConditionExpression:      aws.String("#st IN (:provisioning, :active) AND #total <= :n"),
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#total": "total"},
-		ExpressionAttributeValues: item{":completed": s(string(campaign.Completed)), ":now": s(now.UTC().Format(time.RFC3339Nano)),
-			":provisioning": s(string(campaign.Provisioning)), ":active": s(string(campaign.Active)), ":n": n(len(done.Value))},
+		ExpressionAttributeValues: item{":completed": avS(string(campaign.Completed)), ":now": avS(now.UTC().Format(time.RFC3339Nano)),
+			":provisioning": avS(string(campaign.Provisioning)), ":active": avS(string(campaign.Active)), ":n": avN(len(done.Value))},
 	})
-	if err != nil && !errors.Is(conditionFailed(err), campaign.ErrConditionFailed) {
+	if err != nil && !errors.Is(conditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
 		return fmt.Errorf("complete campaign %s: %w", campaignID, err)
 	}
 	return nil
@@ -210,7 +191,7 @@ func (st *Store) settle(ctx context.Context, campaignID string, index int, now t
 
 // List implements campaign.Tasks: a consistent Query of the campaign's
 // partition from the from-th task's sort key on (task ids sort by index).
-func (st *Store) List(ctx context.Context, campaignID string, from, limit int) ([]campaign.SendTask, error) {
+func (st *CampaignStore) List(ctx context.Context, campaignID string, from, limit int) ([]campaign.SendTask, error) {
 	if from < 0 || limit < 1 {
 		return nil, fmt.Errorf("list tasks of %s: from %d, limit %d: want from >= 0 and limit >= 1", campaignID, from, limit)
 	}
@@ -220,7 +201,7 @@ func (st *Store) List(ctx context.Context, campaignID string, from, limit int) (
 		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
 			TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
 			KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
-			ExpressionAttributeValues: item{":pk": s(tk.CampaignPK(campaignID)), ":from": s(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": s(tk.TaskPrefix + campaignID + "-~")},
+			ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":from": avS(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": avS(tk.TaskPrefix + campaignID + "-~")},
 			Limit:                     aws.Int32(int32(limit - len(out))), ExclusiveStartKey: start,
 		})
 		if err != nil {
@@ -243,7 +224,7 @@ func (st *Store) List(ctx context.Context, campaignID string, from, limit int) (
 
 // Open implements campaign.Tasks: one page of the sparse open index; the
 // cursor is the page's last key, encoded.
-func (st *Store) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
+func (st *CampaignStore) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
 	start, err := decodeCursor(cursor, tk.OpenAttr, tk.OpenValue)
 	if err != nil {
 		return nil, "", err
@@ -252,7 +233,7 @@ func (st *Store) Open(ctx context.Context, cursor string, limit int) ([]campaign
 		TableName: aws.String(st.table), IndexName: aws.String(tk.OpenIndex),
 		KeyConditionExpression:    aws.String("#o = :o"),
 		ExpressionAttributeNames:  map[string]string{"#o": tk.OpenAttr},
-		ExpressionAttributeValues: item{":o": s(tk.OpenValue)},
+		ExpressionAttributeValues: item{":o": avS(tk.OpenValue)},
 		Limit:                     aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
 	})
 	if err != nil {
@@ -311,13 +292,13 @@ func decodeCursor(c, part, want string, sortAttrs ...string) (item, error) {
 	}
 	k := item{}
 	for name, v := range m {
-		k[name] = s(v)
+		k[name] = avS(v)
 	}
 	return k, nil
 }
 
 // Campaign implements campaign.Campaigns.
-func (st *Store) Campaign(ctx context.Context, id string) (campaign.Campaign, error) {
+func (st *CampaignStore) Campaign(ctx context.Context, id string) (campaign.Campaign, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: campaignKey(id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return campaign.Campaign{}, fmt.Errorf("get campaign %s: %w", id, err)
@@ -330,15 +311,15 @@ func (st *Store) Campaign(ctx context.Context, id string) (campaign.Campaign, er
 
 // SetStatus implements campaign.Campaigns: an update conditioned on the
 // status being one of from.
-func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
+func (st *CampaignStore) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
 	if len(from) == 0 {
 		return fmt.Errorf("set campaign %s status: no status to move from", id)
 	}
-	vals := item{":to": s(string(to)), ":now": s(now.UTC().Format(time.RFC3339Nano))}
+	vals := item{":to": avS(string(to)), ":now": avS(now.UTC().Format(time.RFC3339Nano))}
 	cond := "#st IN ("
 	for i, f := range from {
 		k := ":f" + strconv.Itoa(i)
-		vals[k] = s(string(f))
+		vals[k] = avS(string(f))
 		if i > 0 {
 			cond += ", "
 		}
@@ -347,7 +328,7 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 	update := "SET #st = :to, updatedAt = :now"
 	if reason != "" {
 		update += ", cancelReason = :r"
-		vals[":r"] = s(reason)
+		vals[":r"] = avS(reason)
 	}
 	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(st.table), Key: campaignKey(id),
@@ -355,7 +336,7 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus}, ExpressionAttributeValues: vals,
 	})
 	if err != nil {
-		return fmt.Errorf("set campaign %s status %s: %w", id, to, conditionFailed(err))
+		return fmt.Errorf("set campaign %s status %s: %w", id, to, conditionAs(err, campaign.ErrConditionFailed))
 	}
 	return nil
 }
@@ -364,7 +345,7 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 // owner index: summaries (id, subject, status, total, created and
 // updated), without body or rules. The cursor is opaque; "" starts, a
 // returned "" ends.
-func (st *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
+func (st *CampaignStore) Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
 	start, err := decodeCursor(cursor, tk.OwnerAttr, owner, tk.CreatedAttr)
 	if err != nil {
 		return nil, "", err
@@ -373,7 +354,7 @@ func (st *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]
 		TableName: aws.String(st.table), IndexName: aws.String(tk.OwnerIndex),
 		KeyConditionExpression:    aws.String("#o = :o"),
 		ExpressionAttributeNames:  map[string]string{"#o": tk.OwnerAttr},
-		ExpressionAttributeValues: item{":o": s(owner)},
+		ExpressionAttributeValues: item{":o": avS(owner)},
 		ScanIndexForward:          aws.Bool(false), Limit: aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
 	})
 	if err != nil {
@@ -381,7 +362,7 @@ func (st *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]
 	}
 	out := make([]campaign.Campaign, 0, len(res.Items))
 	for _, m := range res.Items {
-		r := &reader{m: m}
+		r := &attrReader{m: m}
 		c := campaign.Campaign{ID: getS(m, attrCampaignID), OwnerID: owner, Subject: getS(m, "subject"),
 			Status: campaign.Status(getS(m, attrStatus)), Total: r.n("total"), CreatedAt: r.t(tk.CreatedAttr), UpdatedAt: r.t("updatedAt")}
 		if r.err != nil {
@@ -392,14 +373,14 @@ func (st *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]
 	return out, encodeCursor(res.LastEvaluatedKey), nil
 }
 
-// ErrExists: a campaign of that id exists already.
-var ErrExists = errors.New("campaign exists")
+// ErrCampaignExists: a campaign of that id exists already.
+var ErrCampaignExists = errors.New("campaign exists")
 
 // Create writes a new campaign, then its tasks in batches. The campaign
-// item goes first, conditioned on the id being new (ErrExists); a create
+// item goes first, conditioned on the id being new (ErrCampaignExists); a create
 // that fails midway leaves a Draft campaign with fewer than Total tasks,
 // which Complete reports and provisioning must refuse.
-func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
+func (st *CampaignStore) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
 	m, err := marshalCampaign(c)
 	if err != nil {
 		return err
@@ -407,15 +388,15 @@ func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campai
 	_, err = st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if err != nil {
-		if errors.Is(conditionFailed(err), campaign.ErrConditionFailed) {
-			return fmt.Errorf("create campaign %s: %w", c.ID, ErrExists)
+		if errors.Is(conditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
+			return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
 		}
 		return fmt.Errorf("create campaign %s: %w", c.ID, err)
 	}
-	// CreateWriters batches in flight: 10,000 tasks are 400 batches.
+	// CampaignCreateWriters batches in flight: 10,000 tasks are 400 batches.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, CreateWriters)
+	sem := make(chan struct{}, CampaignCreateWriters)
 	errs := make(chan error, 1)
 	var wg sync.WaitGroup
 	for i := 0; i < len(tasks) && ctx.Err() == nil; i += 25 {
@@ -444,11 +425,11 @@ func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campai
 	}
 }
 
-// CreateWriters is how many task batches Create writes at once.
-const CreateWriters = 8
+// CampaignCreateWriters is how many task batches Create writes at once.
+const CampaignCreateWriters = 8
 
 // batch writes reqs, retrying the unprocessed ones with a growing pause.
-func (st *Store) batch(ctx context.Context, reqs []types.WriteRequest) error {
+func (st *CampaignStore) batch(ctx context.Context, reqs []types.WriteRequest) error {
 	for try := 0; len(reqs) > 0; try++ {
 		if try > 0 {
 			if try > 8 {
@@ -469,7 +450,7 @@ func (st *Store) batch(ctx context.Context, reqs []types.WriteRequest) error {
 
 // Complete reports whether every task of c was written (the last one
 // exists): a create that failed midway is not.
-func (st *Store) Complete(ctx context.Context, c campaign.Campaign) (bool, error) {
+func (st *CampaignStore) Complete(ctx context.Context, c campaign.Campaign) (bool, error) {
 	if c.Total == 0 {
 		return true, nil
 	}
@@ -482,7 +463,7 @@ func (st *Store) Complete(ctx context.Context, c campaign.Campaign) (bool, error
 
 // Counts counts a campaign's tasks by state (a consistent Query that
 // returns only the state: about 1 read unit per 4 KB of items read).
-func (st *Store) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
+func (st *CampaignStore) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
 	counts := map[campaign.State]int{}
 	var start item
 	for {
@@ -491,7 +472,7 @@ func (st *Store) Counts(ctx context.Context, campaignID string) (map[campaign.St
 			KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
 			ProjectionExpression:      aws.String("#s"),
 			ExpressionAttributeNames:  map[string]string{"#s": attrState},
-			ExpressionAttributeValues: item{":pk": s(tk.CampaignPK(campaignID)), ":t": s(tk.TaskPrefix)},
+			ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":t": avS(tk.TaskPrefix)},
 			ExclusiveStartKey:         start,
 		})
 		if err != nil {
@@ -509,9 +490,9 @@ func (st *Store) Counts(ctx context.Context, campaignID string) (map[campaign.St
 
 // Load implements provision.Checkpoints (a consistent read; the zero
 // checkpoint when none was saved).
-func (st *Store) Load(ctx context.Context, campaignID string) (provision.Checkpoint, error) {
+func (st *CampaignStore) Load(ctx context.Context, campaignID string) (provision.Checkpoint, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
-		Key: item{tk.PartitionKey: s(tk.CampaignPK(campaignID)), tk.SortKey: s(tk.CheckpointSK)}})
+		Key: item{tk.PartitionKey: avS(tk.CampaignPK(campaignID)), tk.SortKey: avS(tk.CheckpointSK)}})
 	if err != nil {
 		return provision.Checkpoint{}, fmt.Errorf("load checkpoint of %s: %w", campaignID, err)
 	}
@@ -519,7 +500,7 @@ func (st *Store) Load(ctx context.Context, campaignID string) (provision.Checkpo
 	if out.Item == nil {
 		return cp, nil
 	}
-	r := &reader{m: out.Item}
+	r := &attrReader{m: out.Item}
 	cp.Next, cp.Created, cp.Errors, cp.Runs = r.n("next"), r.n("created"), r.n("errors"), r.n("runs")
 	cp.Done, cp.UpdatedAt = getS(out.Item, "done") == "true", r.t("updatedAt")
 	return cp, r.err
@@ -527,10 +508,10 @@ func (st *Store) Load(ctx context.Context, campaignID string) (provision.Checkpo
 
 // Save implements provision.Checkpoints. The checkpoint item has no
 // state, so it never enters the open index.
-func (st *Store) Save(ctx context.Context, cp provision.Checkpoint) error {
-	m := item{tk.PartitionKey: s(tk.CampaignPK(cp.CampaignID)), tk.SortKey: s(tk.CheckpointSK),
-		"next": n(cp.Next), "created": n(cp.Created), "errors": n(cp.Errors), "runs": n(cp.Runs),
-		"done": s(strconv.FormatBool(cp.Done))}
+func (st *CampaignStore) Save(ctx context.Context, cp provision.Checkpoint) error {
+	m := item{tk.PartitionKey: avS(tk.CampaignPK(cp.CampaignID)), tk.SortKey: avS(tk.CheckpointSK),
+		"next": avN(cp.Next), "created": avN(cp.Created), "errors": avN(cp.Errors), "runs": avN(cp.Runs),
+		"done": avS(strconv.FormatBool(cp.Done))}
 	putT(m, "updatedAt", cp.UpdatedAt)
 	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m}); err != nil {
 		return fmt.Errorf("save checkpoint of %s: %w", cp.CampaignID, err)
