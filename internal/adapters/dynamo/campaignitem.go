@@ -3,10 +3,6 @@ package dynamo
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
@@ -22,81 +18,6 @@ const (
 	attrCampaignID = "campaignId"
 	attrTaskID     = "taskId"
 )
-
-type item = map[string]types.AttributeValue
-
-func avS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func avN(v int) types.AttributeValue    { return &types.AttributeValueMemberN{Value: strconv.Itoa(v)} }
-
-// putS, putN and putT leave out empty values (a smaller item, and absent
-// means zero on the way back).
-func putS(m item, k, v string) {
-	if v != "" {
-		m[k] = avS(v)
-	}
-}
-func putN(m item, k string, v int) {
-	if v != 0 {
-		m[k] = avN(v)
-	}
-}
-func putT(m item, k string, t time.Time) {
-	if !t.IsZero() {
-		m[k] = avS(t.UTC().Format(time.RFC3339Nano))
-	}
-}
-
-func getS(m item, k string) string {
-	if v, ok := m[k].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-// getN and getT report a damaged value instead of reading it as zero.
-func getN(m item, k string) (int, error) {
-	v, ok := m[k].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, nil
-	}
-	i, err := strconv.Atoi(v.Value)
-	if err != nil {
-		return 0, fmt.Errorf("attribute %s = %q is not a whole number: %w", k, v.Value, err)
-	}
-	return i, nil
-}
-func getT(m item, k string) (time.Time, error) {
-	v := getS(m, k)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("attribute %s = %q is not RFC 3339: %w", k, v, err)
-	}
-	return t, nil
-}
-
-// attrReader collects the first decode error.
-type attrReader struct {
-	m   item
-	err error
-}
-
-func (r *attrReader) n(k string) int {
-	v, err := getN(r.m, k)
-	if r.err == nil {
-		r.err = err
-	}
-	return v
-}
-func (r *attrReader) t(k string) time.Time {
-	v, err := getT(r.m, k)
-	if r.err == nil {
-		r.err = err
-	}
-	return v
-}
 
 func taskKey(k campaign.Key) item {
 	return item{tk.PartitionKey: avS(tk.CampaignPK(k.CampaignID)), tk.SortKey: avS(tk.TaskSK(k.TaskID))}

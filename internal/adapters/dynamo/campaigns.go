@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -92,25 +93,16 @@ func (st *CampaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now 
 // claimWrite sends a contract update (SET ... with #nN and :vN
 // placeholders) with the claim's task changes added.
 func (st *CampaignStore) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	names := map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt}
-	vals := item{":claimLease": avS(now.Add(lease).Format(time.RFC3339Nano)), ":claimUpdated": avS(now.Format(time.RFC3339Nano)), ":claimOne": avN(1)}
-	for p, name := range u.Names {
-		names[p] = name
+	in := UpdateInput(st.table, u, types.ReturnValueAllNew)
+	in.UpdateExpression = aws.String(u.UpdateExpression + ", #claimLease = :claimLease, #claimUpdated = :claimUpdated ADD #claimAttempt :claimOne")
+	in.ExpressionAttributeNames = maps.Clone(u.Names)
+	if in.ExpressionAttributeValues == nil {
+		in.ExpressionAttributeValues = item{}
 	}
-	for p, v := range u.Values {
-		vals[p] = avS(v)
-	}
-	key := item{}
-	for name, v := range u.Key {
-		key[name] = avS(v)
-	}
-	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.table), Key: key,
-		UpdateExpression:         aws.String(u.UpdateExpression + ", #claimLease = :claimLease, #claimUpdated = :claimUpdated ADD #claimAttempt :claimOne"),
-		ConditionExpression:      aws.String(u.ConditionExpression),
-		ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
-		ReturnValues: types.ReturnValueAllNew,
-	})
+	maps.Copy(in.ExpressionAttributeNames, map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt})
+	maps.Copy(in.ExpressionAttributeValues, item{":claimLease": avS(now.Add(lease).Format(time.RFC3339Nano)),
+		":claimUpdated": avS(now.Format(time.RFC3339Nano)), ":claimOne": avN(1)})
+	out, err := st.api.UpdateItem(ctx, in)
 	if err != nil {
 		return campaign.SendTask{}, conditionAs(err, campaign.ErrConditionFailed)
 	}
@@ -196,28 +188,25 @@ func (st *CampaignStore) List(ctx context.Context, campaignID string, from, limi
 		return nil, fmt.Errorf("list tasks of %s: from %d, limit %d: want from >= 0 and limit >= 1", campaignID, from, limit)
 	}
 	var out []campaign.SendTask
-	var start item
-	for len(out) < limit {
-		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-			TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
-			KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
-			ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":from": avS(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": avS(tk.TaskPrefix + campaignID + "-~")},
-			Limit:                     aws.Int32(int32(limit - len(out))), ExclusiveStartKey: start,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("list tasks of %s: %w", campaignID, err)
-		}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":from": avS(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": avS(tk.TaskPrefix + campaignID + "-~")},
+		Limit:                     aws.Int32(int32(limit)),
+	}
+	err := queryPages(ctx, st.api, in, func(res *dynamodb.QueryOutput) (bool, error) {
 		for _, m := range res.Items {
 			t, err := unmarshalTask(m)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			out = append(out, t)
 		}
-		if res.LastEvaluatedKey == nil {
-			break
-		}
-		start = res.LastEvaluatedKey
+		in.Limit = aws.Int32(int32(limit - len(out)))
+		return len(out) < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks of %s: %w", campaignID, err)
 	}
 	return out, nil
 }
@@ -465,27 +454,22 @@ func (st *CampaignStore) Complete(ctx context.Context, c campaign.Campaign) (boo
 // returns only the state: about 1 read unit per 4 KB of items read).
 func (st *CampaignStore) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
 	counts := map[campaign.State]int{}
-	var start item
-	for {
-		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-			TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
-			KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
-			ProjectionExpression:      aws.String("#s"),
-			ExpressionAttributeNames:  map[string]string{"#s": attrState},
-			ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":t": avS(tk.TaskPrefix)},
-			ExclusiveStartKey:         start,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("count tasks of %s: %w", campaignID, err)
-		}
+	err := queryPages(ctx, st.api, &dynamodb.QueryInput{
+		TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
+		ProjectionExpression:      aws.String("#s"),
+		ExpressionAttributeNames:  map[string]string{"#s": attrState},
+		ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":t": avS(tk.TaskPrefix)},
+	}, func(res *dynamodb.QueryOutput) (bool, error) {
 		for _, m := range res.Items {
 			counts[campaign.State(getS(m, attrState))]++
 		}
-		if res.LastEvaluatedKey == nil {
-			return counts, nil
-		}
-		start = res.LastEvaluatedKey
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count tasks of %s: %w", campaignID, err)
 	}
+	return counts, nil
 }
 
 // Load implements provision.Checkpoints (a consistent read; the zero

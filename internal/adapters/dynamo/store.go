@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -63,11 +62,8 @@ func (s *Store) Create(ctx context.Context, t task.Task) error {
 		ConditionExpression:      aws.String("attribute_not_exists(" + e.name(tableschema.SortKey) + ")"),
 		ExpressionAttributeNames: e.names,
 	})
-	if isConditionFailed(err) {
-		return fmt.Errorf("create task %s: %w", t.TaskID, task.ErrAlreadyExists)
-	}
 	if err != nil {
-		return fmt.Errorf("create task %s: %w", t.TaskID, err)
+		return fmt.Errorf("create task %s: %w", t.TaskID, conditionAs(err, task.ErrAlreadyExists))
 	}
 	return nil
 }
@@ -156,17 +152,35 @@ func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) 
 		ConsistentRead:            aws.Bool(true),
 	}
 	n := 0
-	for {
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
+	err := queryPages(ctx, s.api, in, func(out *dynamodb.QueryOutput) (bool, error) {
+		n += int(out.Count)
 		if limit > 0 {
 			in.Limit = aws.Int32(int32(limit - n))
+			return n < limit, nil
 		}
-		out, err := s.api.Query(ctx, in)
+		return true, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count pending tasks: %w", err)
+	}
+	return n, nil
+}
+
+// queryPages runs the Query in page after page (each reads up to 1 MB),
+// handing each to page, until the last one or until page returns false;
+// page may change in (its Limit) for the next.
+func queryPages(ctx context.Context, api API, in *dynamodb.QueryInput, page func(*dynamodb.QueryOutput) (bool, error)) error {
+	for {
+		out, err := api.Query(ctx, in)
 		if err != nil {
-			return 0, fmt.Errorf("count pending tasks: %w", err)
+			return err
 		}
-		n += int(out.Count)
-		if out.LastEvaluatedKey == nil || (limit > 0 && n >= limit) {
-			return n, nil
+		more, err := page(out)
+		if err != nil || !more || out.LastEvaluatedKey == nil {
+			return err
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
@@ -271,11 +285,8 @@ func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, e
 		ExpressionAttributeNames: e.names,
 		ReturnValues:             types.ReturnValueAllOld,
 	})
-	if isConditionFailed(err) {
-		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, task.ErrNotFound)
-	}
 	if err != nil {
-		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, err)
+		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, conditionAs(err, task.ErrNotFound))
 	}
 	return decode(out.Attributes)
 }
@@ -299,11 +310,8 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
-	if isConditionFailed(err) {
-		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, err)
+		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -319,11 +327,8 @@ func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, du
 		_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
 		return err
 	})
-	if isConditionFailed(err) {
-		return fmt.Errorf("claim notification of task %s: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("claim notification of task %s: %w", taskID, err)
+		return fmt.Errorf("claim notification of task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -338,11 +343,8 @@ func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time
 		AlsoRemove: []string{tableschema.PendingShardAttr, tableschema.UserPendingAttr},
 	})
 	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
-	if isConditionFailed(err) {
-		return fmt.Errorf("mark task %s notified: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("mark task %s notified: %w", taskID, err)
+		return fmt.Errorf("mark task %s notified: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -357,11 +359,8 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
-	if isConditionFailed(err) {
-		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, err)
+		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -370,11 +369,8 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error {
 	u := task.Schema.MarkReminded(task.Key(userID, taskID), remindAt)
 	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
-	if isConditionFailed(err) {
-		return fmt.Errorf("mark task %s reminded: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("mark task %s reminded: %w", taskID, err)
+		return fmt.Errorf("mark task %s reminded: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -428,11 +424,8 @@ func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, re
 		e.remove(tableschema.AttrScheduleRepair)
 	}
 	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
-	if isConditionFailed(err) {
-		return fmt.Errorf("set schedule repair of task %s: %w", taskID, task.ErrNotFound)
-	}
 	if err != nil {
-		return fmt.Errorf("set schedule repair of task %s: %w", taskID, err)
+		return fmt.Errorf("set schedule repair of task %s: %w", taskID, conditionAs(err, task.ErrNotFound))
 	}
 	return nil
 }
@@ -449,11 +442,8 @@ func (s *Store) MarkScheduled(ctx context.Context, userID, taskID string, dueAt 
 		_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
 		return err
 	})
-	if isConditionFailed(err) {
-		return fmt.Errorf("mark task %s scheduled: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("mark task %s scheduled: %w", taskID, err)
+		return fmt.Errorf("mark task %s scheduled: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -591,8 +581,8 @@ func (s *Store) CountPending(ctx context.Context, req task.PendingRequest) (int,
 
 func key(userID, taskID string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: userID},
-		tableschema.SortKey:      &types.AttributeValueMemberS{Value: taskID},
+		tableschema.PartitionKey: avS(userID),
+		tableschema.SortKey:      avS(taskID),
 	}
 }
 
@@ -602,42 +592,6 @@ func decode(item map[string]types.AttributeValue) (task.Task, error) {
 		return task.Task{}, fmt.Errorf("decode task item: %w", err)
 	}
 	return t, nil
-}
-
-// toAttrs renders string attributes as DynamoDB S values.
-func toAttrs(m map[string]string) map[string]types.AttributeValue {
-	out := make(map[string]types.AttributeValue, len(m))
-	for k, v := range m {
-		out[k] = &types.AttributeValueMemberS{Value: v}
-	}
-	return out
-}
-
-// fromAttrs keeps the S attributes of an item; the task table has no
-// others, and anything else is not ours to read.
-func fromAttrs(item map[string]types.AttributeValue) map[string]string {
-	out := make(map[string]string, len(item))
-	for k, v := range item {
-		if s, ok := v.(*types.AttributeValueMemberS); ok {
-			out[k] = s.Value
-		}
-	}
-	return out
-}
-
-func isConditionFailed(err error) bool {
-	var cf *types.ConditionalCheckFailedException
-	return errors.As(err, &cf)
-}
-
-// conditionAs maps a refused condition to the caller's sentinel (such as
-// campaign.ErrConditionFailed), keeping the SDK's error wrapped too;
-// other errors pass unchanged.
-func conditionAs(err, sentinel error) error {
-	if isConditionFailed(err) {
-		return fmt.Errorf("%w (%w)", sentinel, err)
-	}
-	return err
 }
 
 // expr collects the names, values and clauses of one expression. Every
@@ -669,7 +623,7 @@ func (e *expr) name(attr string) string {
 // value returns a fresh placeholder for a string value.
 func (e *expr) value(v string) string {
 	ph := ":v" + strconv.Itoa(len(e.values))
-	e.values[ph] = &types.AttributeValueMemberS{Value: v}
+	e.values[ph] = avS(v)
 	return ph
 }
 
