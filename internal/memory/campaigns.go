@@ -111,9 +111,7 @@ func (s *CampaignStore) CountOpen(campaignID string) int {
 
 // Get implements campaign.Tasks.
 func (s *CampaignStore) Get(_ context.Context, k campaign.Key) (campaign.SendTask, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.tasks[k]
+	t, ok := lookup(&s.mu, s.tasks, k)
 	if !ok {
 		return campaign.SendTask{}, fmt.Errorf("task %s: %w", k.TaskID, campaign.ErrNotFound)
 	}
@@ -239,9 +237,7 @@ func (s *CampaignStore) Open(_ context.Context, cursor string, limit int) ([]cam
 
 // Campaign implements campaign.Campaigns.
 func (s *CampaignStore) Campaign(_ context.Context, id string) (campaign.Campaign, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.campaigns[id]
+	c, ok := lookup(&s.mu, s.campaigns, id)
 	if !ok {
 		return campaign.Campaign{}, fmt.Errorf("campaign %s: %w", id, campaign.ErrNotFound)
 	}

@@ -48,15 +48,7 @@ func (o *Outbox) Sent() []task.Notification {
 
 // SentFor counts the notifications sent for one task.
 func (o *Outbox) SentFor(taskID string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	n := 0
-	for _, s := range o.sent {
-		if s.TaskID == taskID {
-			n++
-		}
-	}
-	return n
+	return countWhere(&o.mu, o.sent, func(n task.Notification) bool { return n.TaskID == taskID })
 }
 
 // CampaignSender is campaign.Sender in memory: an outbox with an
@@ -99,9 +91,7 @@ func (s *CampaignSender) Send(_ context.Context, m campaign.Message) (campaign.R
 
 // Sent implements campaign.Sender.
 func (s *CampaignSender) Sent(_ context.Context, key string) (campaign.Receipt, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.sent[key]
+	r, ok := lookup(&s.mu, s.sent, key)
 	if !ok {
 		return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
 	}
@@ -110,13 +100,5 @@ func (s *CampaignSender) Sent(_ context.Context, key string) (campaign.Receipt, 
 
 // Count returns how many messages were sent with key.
 func (s *CampaignSender) Count(key string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, m := range s.Outbox {
-		if m.IdempotencyKey == key {
-			n++
-		}
-	}
-	return n
+	return countWhere(&s.mu, s.Outbox, func(m campaign.Message) bool { return m.IdempotencyKey == key })
 }

@@ -28,3 +28,24 @@ func condWrite[K comparable, V any](mu *sync.Mutex, fail func(string) error, op 
 	}
 	return cur, nw, nil
 }
+
+// lookup reads k in m under mu.
+func lookup[K comparable, V any](mu *sync.Mutex, m map[K]V, k K) (V, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	v, ok := m[k]
+	return v, ok
+}
+
+// countWhere counts the xs that match, under mu.
+func countWhere[T any](mu *sync.Mutex, xs []T, match func(T) bool) int {
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, x := range xs {
+		if match(x) {
+			n++
+		}
+	}
+	return n
+}

@@ -124,3 +124,17 @@ func conditionAs(err, sentinel error) error {
 	}
 	return err
 }
+
+// decodeAll decodes the items of a page with decode, stopping at the
+// first error.
+func decodeAll[T any](items []item, decode func(item) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(items))
+	for _, m := range items {
+		v, err := decode(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -31,10 +31,7 @@ import (
 )
 
 // CampaignStore implements the campaign ports on the campaign table.
-type CampaignStore struct {
-	api   API
-	table string
-}
+type CampaignStore struct{ onTable }
 
 var (
 	_ campaign.Tasks        = (*CampaignStore)(nil)
@@ -43,11 +40,11 @@ var (
 )
 
 // NewCampaignStore returns a CampaignStore on the named table.
-func NewCampaignStore(api API, table string) (*CampaignStore, error) {
-	if api == nil || table == "" {
+func NewCampaignStore(api API, name string) (*CampaignStore, error) {
+	if api == nil || name == "" {
 		return nil, errors.New("dynamo: NewCampaignStore needs a DynamoDB client and a table name")
 	}
-	return &CampaignStore{api: api, table: table}, nil
+	return &CampaignStore{onTable{api, name}}, nil
 }
 
 // Get implements campaign.Tasks (a consistent read).
@@ -195,15 +192,10 @@ func (st *CampaignStore) List(ctx context.Context, campaignID string, from, limi
 		Limit:                     aws.Int32(int32(limit)),
 	}
 	err := queryPages(ctx, st.api, in, func(res *dynamodb.QueryOutput) (bool, error) {
-		for _, m := range res.Items {
-			t, err := unmarshalTask(m)
-			if err != nil {
-				return false, err
-			}
-			out = append(out, t)
-		}
+		page, err := decodeAll(res.Items, unmarshalTask)
+		out = append(out, page...)
 		in.Limit = aws.Int32(int32(limit - len(out)))
-		return len(out) < limit, nil
+		return len(out) < limit, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list tasks of %s: %w", campaignID, err)
@@ -228,15 +220,8 @@ func (st *CampaignStore) Open(ctx context.Context, cursor string, limit int) ([]
 	if err != nil {
 		return nil, "", fmt.Errorf("read open tasks: %w", err)
 	}
-	out := make([]campaign.SendTask, 0, len(res.Items))
-	for _, m := range res.Items {
-		t, err := unmarshalTask(m)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, t)
-	}
-	return out, encodeCursor(res.LastEvaluatedKey), nil
+	out, err := decodeAll(res.Items, unmarshalTask)
+	return out, encodeCursor(res.LastEvaluatedKey), err
 }
 
 // encodeCursor writes a key of string attributes (every key here is) as
@@ -349,17 +334,13 @@ func (st *CampaignStore) Owned(ctx context.Context, owner, cursor string, limit 
 	if err != nil {
 		return nil, "", fmt.Errorf("list campaigns of %s: %w", owner, err)
 	}
-	out := make([]campaign.Campaign, 0, len(res.Items))
-	for _, m := range res.Items {
+	out, err := decodeAll(res.Items, func(m item) (campaign.Campaign, error) {
 		r := &attrReader{m: m}
 		c := campaign.Campaign{ID: getS(m, attrCampaignID), OwnerID: owner, Subject: getS(m, "subject"),
 			Status: campaign.Status(getS(m, attrStatus)), Total: r.n("total"), CreatedAt: r.t(tk.CreatedAttr), UpdatedAt: r.t("updatedAt")}
-		if r.err != nil {
-			return nil, "", r.err
-		}
-		out = append(out, c)
-	}
-	return out, encodeCursor(res.LastEvaluatedKey), nil
+		return c, r.err
+	})
+	return out, encodeCursor(res.LastEvaluatedKey), err
 }
 
 // ErrCampaignExists: a campaign of that id exists already.

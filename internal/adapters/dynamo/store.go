@@ -28,21 +28,23 @@ import (
 // API is the part of the DynamoDB client the stores use (the task
 // table's Store and the campaign table's CampaignStore).
 type API interface {
+	ItemAPI
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
 var _ API = (*dynamodb.Client)(nil)
 
-// Store is a task.Store and task.PendingLister on one DynamoDB table.
-type Store struct {
+// onTable is a client on one table: what every store here is made of.
+type onTable struct {
 	api   API
 	table string
 }
+
+// Store is a task.Store and task.PendingLister on one DynamoDB table.
+type Store struct{ onTable }
 
 var (
 	_ task.Store         = (*Store)(nil)
@@ -50,7 +52,7 @@ var (
 )
 
 // New returns a store on the named table.
-func New(api API, table string) *Store { return &Store{api: api, table: table} }
+func New(api API, name string) *Store { return &Store{onTable{api, name}} }
 
 // Create implements task.Store: a put that fails with ErrAlreadyExists
 // when the key is taken.
@@ -119,13 +121,13 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 	if len(items) > limit {
 		items, more = items[:limit], true
 	}
+	tasks, err := decodeAll(items, decode)
+	if err != nil {
+		return task.Page{}, err
+	}
 	var p task.Page
-	for _, it := range items {
-		t, err := decode(it)
-		if err != nil {
-			return task.Page{}, err
-		}
-		p.Tasks = append(p.Tasks, t)
+	if len(tasks) > 0 {
+		p.Tasks = tasks
 	}
 	if more && len(p.Tasks) > 0 {
 		p.Cursor = base64.RawURLEncoding.EncodeToString([]byte(p.Tasks[len(p.Tasks)-1].TaskID))
@@ -507,13 +509,11 @@ func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.
 		if err != nil {
 			return task.Page{}, fmt.Errorf("list pending shard %d: %w", c.Shard, err)
 		}
-		for _, it := range out.Items {
-			t, err := decode(it)
-			if err != nil {
-				return task.Page{}, err
-			}
-			p.Tasks = append(p.Tasks, t)
+		tasks, err := decodeAll(out.Items, decode)
+		if err != nil {
+			return task.Page{}, err
 		}
+		p.Tasks = append(p.Tasks, tasks...)
 		if out.LastEvaluatedKey != nil {
 			c.Key = fromAttrs(out.LastEvaluatedKey)
 		} else {
