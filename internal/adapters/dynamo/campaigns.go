@@ -206,22 +206,29 @@ func (st *CampaignStore) List(ctx context.Context, campaignID string, from, limi
 // Open implements campaign.Tasks: one page of the sparse open index; the
 // cursor is the page's last key, encoded.
 func (st *CampaignStore) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
-	start, err := decodeCursor(cursor, tk.OpenAttr, tk.OpenValue)
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(st.table), IndexName: aws.String(tk.OpenIndex),
-		KeyConditionExpression:    aws.String("#o = :o"),
-		ExpressionAttributeNames:  map[string]string{"#o": tk.OpenAttr},
-		ExpressionAttributeValues: item{":o": avS(tk.OpenValue)},
-		Limit:                     aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
-	})
+	res, err := st.indexPage(ctx, tk.OpenIndex, tk.OpenAttr, tk.OpenValue, cursor, limit, true)
 	if err != nil {
 		return nil, "", fmt.Errorf("read open tasks: %w", err)
 	}
 	out, err := decodeAll(res.Items, unmarshalTask)
 	return out, encodeCursor(res.LastEvaluatedKey), err
+}
+
+// indexPage reads one page of index's partition attr = value (forward:
+// in sort key order, else the reverse), from cursor (decodeCursor; the
+// index's sort attributes besides the table's keys are sortAttrs).
+func (st *CampaignStore) indexPage(ctx context.Context, index, attr, value, cursor string, limit int, forward bool, sortAttrs ...string) (*dynamodb.QueryOutput, error) {
+	start, err := decodeCursor(cursor, attr, value, sortAttrs...)
+	if err != nil {
+		return nil, err
+	}
+	return st.api.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(st.table), IndexName: aws.String(index),
+		KeyConditionExpression:    aws.String("#o = :o"),
+		ExpressionAttributeNames:  map[string]string{"#o": attr},
+		ExpressionAttributeValues: item{":o": avS(value)},
+		ScanIndexForward:          aws.Bool(forward), Limit: aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
+	})
 }
 
 // encodeCursor writes a key of string attributes (every key here is) as
@@ -320,17 +327,7 @@ func (st *CampaignStore) SetStatus(ctx context.Context, id string, from []campai
 // updated), without body or rules. The cursor is opaque; "" starts, a
 // returned "" ends.
 func (st *CampaignStore) Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
-	start, err := decodeCursor(cursor, tk.OwnerAttr, owner, tk.CreatedAttr)
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(st.table), IndexName: aws.String(tk.OwnerIndex),
-		KeyConditionExpression:    aws.String("#o = :o"),
-		ExpressionAttributeNames:  map[string]string{"#o": tk.OwnerAttr},
-		ExpressionAttributeValues: item{":o": avS(owner)},
-		ScanIndexForward:          aws.Bool(false), Limit: aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
-	})
+	res, err := st.indexPage(ctx, tk.OwnerIndex, tk.OwnerAttr, owner, cursor, limit, false, tk.CreatedAttr)
 	if err != nil {
 		return nil, "", fmt.Errorf("list campaigns of %s: %w", owner, err)
 	}
