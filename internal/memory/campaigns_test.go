@@ -195,3 +195,54 @@ func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestCampaignStoreIsNoMoreLenientThanDynamo: what dynamo.CampaignStore
+// refuses, the memory store refuses too, and every conditional write
+// goes through the fault injector first.
+func TestCampaignStoreIsNoMoreLenientThanDynamo(t *testing.T) {
+	ctx := context.Background()
+	injected := errors.New("injected")
+	for _, tc := range []struct {
+		name string
+		call func(s *CampaignStore) error
+		want error // nil: any error
+	}{
+		{"list from before the first task", func(s *CampaignStore) error { _, err := s.List(ctx, "c", -1, 5); return err }, nil},
+		{"list no tasks", func(s *CampaignStore) error { _, err := s.List(ctx, "c", 0, 0); return err }, nil},
+		{"set status from nothing", func(s *CampaignStore) error {
+			return s.SetStatus(ctx, "c", nil, campaign.CampaignCancelled, "", t0)
+		}, nil},
+		{"replace with another key", func(s *CampaignStore) error {
+			a := campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending}
+			b := a
+			b.ID = campaign.TaskID("c", 1)
+			return s.Replace(ctx, a, b)
+		}, nil},
+		{"open with a damaged cursor", func(s *CampaignStore) error { _, _, err := s.Open(ctx, "%%%", 5); return err }, campaign.ErrBadCursor},
+		{"open with a negative cursor", func(s *CampaignStore) error { _, _, err := s.Open(ctx, "-3", 5); return err }, campaign.ErrBadCursor},
+		{"fault on claim", func(s *CampaignStore) error {
+			s.Fail = func(op string) error {
+				if op == "Claim" {
+					return injected
+				}
+				return nil
+			}
+			_, err := s.Claim(ctx, campaign.Key{CampaignID: "c", TaskID: campaign.TaskID("c", 0)}, t0, t0, time.Minute)
+			return err
+		}, injected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewCampaignStore()
+			s.PutCampaign(campaign.Campaign{ID: "c", Status: campaign.Active, Total: 2})
+			s.PutTasks(campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending, SendAt: t0},
+				campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 1), Index: 1, State: campaign.Pending, SendAt: t0})
+			err := tc.call(s)
+			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("error = %v, want %v", err, tc.want)
+			}
+			if s.Writes != 0 {
+				t.Fatalf("%d writes, want none", s.Writes)
+			}
+		})
+	}
+}
