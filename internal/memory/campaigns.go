@@ -136,7 +136,7 @@ func (s *CampaignStore) TakeOver(_ context.Context, k campaign.Key, due, now tim
 // settles the campaign in the same locked write.
 func (s *CampaignStore) writeTask(op string, k campaign.Key, ok func(cur campaign.SendTask, found bool) error,
 	next func(campaign.SendTask) campaign.SendTask) (before, after campaign.SendTask, err error) {
-	return condWrite(&s.mu, s.Fail, op, s.tasks, k, ok, next, func(old campaign.SendTask, found bool, t campaign.SendTask) {
+	return condPut(&s.mu, s.Fail, op, s.tasks, k, ok, next, func(old campaign.SendTask, found bool, t campaign.SendTask) {
 		s.count(old, found, t)
 		s.Writes++
 		if !old.State.Terminal() && t.State.Terminal() {
@@ -264,7 +264,7 @@ func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.
 	if len(from) == 0 {
 		return fmt.Errorf("set campaign %s status: no status to move from", id)
 	}
-	_, _, err := condWrite(&s.mu, s.Fail, "SetStatus", s.campaigns, id,
+	_, _, err := condPut(&s.mu, s.Fail, "SetStatus", s.campaigns, id,
 		func(c campaign.Campaign, found bool) error {
 			if !found || !slices.Contains(from, c.Status) {
 				return fmt.Errorf("campaign %s to %s: %w", id, to, campaign.ErrConditionFailed)

@@ -104,7 +104,7 @@ func (s *Items) fail(op string) error { return inject(s.Fail, op) }
 // and remove its attributes and record the change; ErrConditionFailed
 // otherwise (a missing item included).
 func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string) error {
-	_, _, err := condWrite(&s.mu, s.Fail, op, s.items, k,
+	_, _, err := condPut(&s.mu, s.Fail, op, s.items, k,
 		func(cur map[string]string, found bool) error {
 			if !found || !ok(*s.image(cur)) {
 				return fire.ErrConditionFailed
