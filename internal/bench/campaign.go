@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // CampaignUsage is what a campaign makes AWS do, per send (totals over
@@ -46,54 +46,54 @@ type CampaignUsage struct {
 const itemsPerReadUnit = 4
 
 // countingTasks counts the store calls of the provisioner and the send
-// function, as the DynamoDB adapter (internal/adapters/campaigndynamo)
+// function, as the DynamoDB adapter (internal/adapters/dynamo)
 // makes them: Get and Campaign are one GetItem each, Claim and SetStatus
 // an UpdateItem, Replace a PutItem, List and Open a Query of a page.
 type countingTasks struct {
-	*inmem.Store
+	*memory.CampaignStore
 	writes, reads map[string]float64
 }
 
 func (c *countingTasks) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
 	c.reads["task Get"]++
-	return c.Store.Get(ctx, k)
+	return c.CampaignStore.Get(ctx, k)
 }
 
 func (c *countingTasks) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	c.writes["task Claim"]++
-	return c.Store.Claim(ctx, k, due, now, lease)
+	return c.CampaignStore.Claim(ctx, k, due, now, lease)
 }
 
 func (c *countingTasks) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	c.writes["task TakeOver"]++
-	return c.Store.TakeOver(ctx, k, due, now, lease)
+	return c.CampaignStore.TakeOver(ctx, k, due, now, lease)
 }
 
 func (c *countingTasks) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	c.writes["task Replace"]++
-	return c.Store.Replace(ctx, prev, next)
+	return c.CampaignStore.Replace(ctx, prev, next)
 }
 
 func (c *countingTasks) List(ctx context.Context, id string, from, limit int) ([]campaign.SendTask, error) {
-	ts, err := c.Store.List(ctx, id, from, limit)
+	ts, err := c.CampaignStore.List(ctx, id, from, limit)
 	c.reads["task List"] += math.Max(1, math.Ceil(float64(len(ts))/itemsPerReadUnit))
 	return ts, err
 }
 
 func (c *countingTasks) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
-	ts, next, err := c.Store.Open(ctx, cursor, limit)
+	ts, next, err := c.CampaignStore.Open(ctx, cursor, limit)
 	c.reads["task Open"] += math.Max(1, math.Ceil(float64(len(ts))/itemsPerReadUnit))
 	return ts, next, err
 }
 
 func (c *countingTasks) Campaign(ctx context.Context, id string) (campaign.Campaign, error) {
 	c.reads["campaign Get"]++
-	return c.Store.Campaign(ctx, id)
+	return c.CampaignStore.Campaign(ctx, id)
 }
 
 func (c *countingTasks) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
 	c.writes["campaign SetStatus"]++
-	return c.Store.SetStatus(ctx, id, from, to, reason, now)
+	return c.CampaignStore.SetStatus(ctx, id, from, to, reason, now)
 }
 
 // countingCheckpoints counts the provisioner's checkpoint writes (one
@@ -113,7 +113,7 @@ func (c countingCheckpoints) Save(ctx context.Context, cp provision.Checkpoint) 
 // the idempotency record, SendEmail, and an UpdateItem with the receipt;
 // Sent is one GetItem of that record.
 type countingSender struct {
-	*inmem.Sender
+	*memory.CampaignSender
 	writes, reads map[string]float64
 	emails        float64
 }
@@ -121,12 +121,12 @@ type countingSender struct {
 func (c *countingSender) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
 	c.writes["idempotency record"] += 2
 	c.emails++
-	return c.Sender.Send(ctx, m)
+	return c.CampaignSender.Send(ctx, m)
 }
 
 func (c *countingSender) Sent(ctx context.Context, key string) (campaign.Receipt, error) {
 	c.reads["idempotency record"]++
-	return c.Sender.Sent(ctx, key)
+	return c.CampaignSender.Sent(ctx, key)
 }
 
 // CountCampaignSends runs one campaign of n recipients through the real
@@ -152,7 +152,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 	if err != nil {
 		return u, err
 	}
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	st.PutCampaign(c)
 	st.PutTasks(tasks...)
 	// The campaign API writes the campaign and its tasks (BatchWriteItem
@@ -161,8 +161,8 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 	u.Invocations["campaignapi"] = 1
 
 	clk := clock.NewFake(t0)
-	store := &countingTasks{Store: st, writes: u.DynamoWrites, reads: u.DynamoReads}
-	sched := inmem.NewScheduler(nil)
+	store := &countingTasks{CampaignStore: st, writes: u.DynamoWrites, reads: u.DynamoReads}
+	sched := memory.NewCampaignScheduler(nil)
 	cps := countingCheckpoints{Checkpoints: provision.NewMemoryCheckpoints(), writes: u.DynamoWrites}
 	prov, err := provision.New(provision.Config{Seed: 1, CallsPerSecond: 1e6,
 		Target: campaign.Target{GroupName: "campaigns", FunctionArn: "arn:send", RoleArn: "arn:role", DeadLetterArn: "arn:dlq"}},
@@ -188,7 +188,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 		return u, fmt.Errorf("provisioned %d schedules for %d tasks", got, n)
 	}
 
-	sender := &countingSender{Sender: inmem.NewSender(clk), writes: u.DynamoWrites, reads: u.DynamoReads}
+	sender := &countingSender{CampaignSender: memory.NewCampaignSender(clk), writes: u.DynamoWrites, reads: u.DynamoReads}
 	w, err := send.New(store, store, sender, clk, 0)
 	if err != nil {
 		return u, err

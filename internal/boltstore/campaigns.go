@@ -23,7 +23,7 @@ import (
 )
 
 // The campaign buckets. Every write that the DynamoDB adapters make
-// conditional (internal/adapters/campaigndynamo, limitsdynamo, ses) is
+// conditional (internal/adapters/dynamo, limitsdynamo, ses) is
 // one bolt transaction here that checks the same condition and fails
 // with the same error; none is more lenient.
 var (
@@ -42,7 +42,7 @@ var (
 )
 
 // ErrCampaignExists: a campaign of that id exists already (as
-// campaigndynamo.ErrExists).
+// dynamo.ErrCampaignExists).
 var ErrCampaignExists = errors.New("campaign exists")
 
 // keyTime is a time as a key part that sorts as the instant does.
@@ -92,7 +92,7 @@ func (s *CampaignStore) Create(_ context.Context, c campaign.Campaign, tasks []c
 
 // putTask writes next over prev (nil: none stored): the task, its place
 // in the open index, and, when it becomes terminal, its campaign's done
-// count and the campaign's completion (the rule campaigndynamo's settle
+// count and the campaign's completion (the rule dynamo.CampaignStore's settle
 // keeps, here in the same transaction).
 func putTask(tx *bolt.Tx, prev *campaign.SendTask, next campaign.SendTask) error {
 	k := campaignTaskKey(next.Key())

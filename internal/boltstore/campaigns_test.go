@@ -38,7 +38,7 @@ func seedCampaign(t *testing.T, st *CampaignStore, id string, n int, created tim
 	return c, tasks
 }
 
-// TestCampaignStoreRoundTripsAndConditions is campaigndynamo's
+// TestCampaignStoreRoundTripsAndConditions is dynamo.CampaignStore's
 // TestStoreRoundTripsAndConditions on the bolt store: every conditional
 // write fails where DynamoDB's does, with the same error.
 func TestCampaignStoreRoundTripsAndConditions(t *testing.T) {
@@ -281,7 +281,7 @@ func TestCampaignCheckpoints(t *testing.T) {
 }
 
 // TestCampaignSchedulerSemantics: the scheduler semantics of
-// inmem.Scheduler (idempotent create by token, conflict, not found), an
+// memory.CampaignScheduler (idempotent create by token, conflict, not found), an
 // unreadable expression refused, and Due in time order.
 func TestCampaignSchedulerSemantics(t *testing.T) {
 	ctx := context.Background()

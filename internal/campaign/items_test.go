@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 )
 
@@ -16,7 +16,7 @@ import (
 // keeps the overdue ones; Get maps a missing task to ErrItemNotFound.
 func TestItemsIsTheReconcilersView(t *testing.T) {
 	t0 := time.Date(2026, 6, 1, 7, 0, 0, 0, time.UTC)
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	for i, c := range []struct {
 		state campaign.State
 		at    time.Time

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/timer/paced"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // Monday 2026-06-01 10:00 in Berlin: inside the 09:00-17:00 window.
@@ -32,9 +32,9 @@ func (d *dispatches) Dispatch(_ context.Context, e campaign.FireEvent) error {
 // repairEnv is one campaign c1 (window 09:00-17:00 Berlin) and its
 // tasks, under the core reconciler with the campaign's rules.
 type repairEnv struct {
-	st     *inmem.Store
-	sched  *inmem.Scheduler
-	sender *inmem.Sender
+	st     *memory.CampaignStore
+	sched  *memory.CampaignScheduler
+	sender *memory.CampaignSender
 	clock  *clock.Fake
 	disp   *dispatches
 	ports  campaign.ReconcilePorts
@@ -47,7 +47,7 @@ func newRepairEnv(t *testing.T, at time.Time, status campaign.Status, tasks ...c
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "c1", Status: status,
 		Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
 	for i := range tasks {
@@ -57,7 +57,7 @@ func newRepairEnv(t *testing.T, at time.Time, status campaign.Status, tasks ...c
 	}
 	st.PutTasks(tasks...)
 	clk := clock.NewFake(at)
-	e := &repairEnv{st: st, sched: inmem.NewScheduler(nil), sender: inmem.NewSender(clk), clock: clk, disp: &dispatches{}}
+	e := &repairEnv{st: st, sched: memory.NewCampaignScheduler(nil), sender: memory.NewCampaignSender(clk), clock: clk, disp: &dispatches{}}
 	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Scheduler: e.sched, Sender: e.sender, Dispatcher: e.disp,
 		Clock: clk, Target: repairTgt, Checkpoints: &campaign.MemoryCheckpoints{}, Log: slog.New(slog.DiscardHandler)}
 	return e
@@ -200,7 +200,7 @@ func TestRepairRules(t *testing.T) {
 				_ = e.sched.Create(context.Background(), campaign.ScheduleFor(e.task(t, 0), repairTgt))
 			}
 			if c.sent {
-				s := inmem.NewSender(clock.NewFake(sentAt))
+				s := memory.NewCampaignSender(clock.NewFake(sentAt))
 				_, _ = s.Send(context.Background(), campaign.Message{IdempotencyKey: e.task(t, 0).IdempotencyKey()})
 				e.sender, e.ports.Sender = s, s
 			}

@@ -104,20 +104,20 @@ func (s *Items) fail(op string) error { return inject(s.Fail, op) }
 // and remove its attributes and record the change; ErrConditionFailed
 // otherwise (a missing item included).
 func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string) error {
-	if err := s.fail(op); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, found := s.items[k]
-	if !found || !ok(*s.image(old)) {
-		return fire.ErrConditionFailed
-	}
-	nw := maps.Clone(old)
-	maps.Copy(nw, set)
-	s.items[k] = nw
-	s.record(task.ChangeModify, k, old, nw)
-	return nil
+	_, _, err := condPut(&s.mu, s.Fail, op, s.items, k,
+		func(cur map[string]string, found bool) error {
+			if !found || !ok(*s.image(cur)) {
+				return fire.ErrConditionFailed
+			}
+			return nil
+		},
+		func(cur map[string]string) map[string]string {
+			nw := maps.Clone(cur)
+			maps.Copy(nw, set)
+			return nw
+		},
+		func(old map[string]string, _ bool, nw map[string]string) { s.record(task.ChangeModify, k, old, nw) })
+	return err
 }
 
 // Claim implements fire.Store (contract.Schema.Claimable, then the

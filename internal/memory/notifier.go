@@ -3,8 +3,10 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
+	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/domain/task"
 )
 
@@ -46,13 +48,57 @@ func (o *Outbox) Sent() []task.Notification {
 
 // SentFor counts the notifications sent for one task.
 func (o *Outbox) SentFor(taskID string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	n := 0
-	for _, s := range o.sent {
-		if s.TaskID == taskID {
-			n++
+	return countWhere(&o.mu, o.sent, func(n task.Notification) bool { return n.TaskID == taskID })
+}
+
+// CampaignSender is campaign.Sender in memory: an outbox with an
+// idempotency record, one message per key.
+type CampaignSender struct {
+	mu    sync.Mutex
+	clock campaign.Clock
+	sent  map[string]campaign.Receipt
+	// Outbox holds every message actually sent, in order.
+	Outbox []campaign.Message
+	// Fault, when set, is asked before each send; a non-nil error is
+	// returned and nothing is sent.
+	Fault func(m campaign.Message) error
+}
+
+var _ campaign.Sender = (*CampaignSender)(nil)
+
+// NewCampaignSender returns an empty outbox.
+func NewCampaignSender(clock campaign.Clock) *CampaignSender {
+	return &CampaignSender{clock: clock, sent: map[string]campaign.Receipt{}}
+}
+
+// Send implements campaign.Sender.
+func (s *CampaignSender) Send(_ context.Context, m campaign.Message) (campaign.Receipt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.sent[m.IdempotencyKey]; ok {
+		return r, nil
+	}
+	if s.Fault != nil {
+		if err := s.Fault(m); err != nil {
+			return campaign.Receipt{}, err
 		}
 	}
-	return n
+	r := campaign.Receipt{MessageID: fmt.Sprintf("msg-%d", len(s.Outbox)+1), SentAt: s.clock.Now()}
+	s.sent[m.IdempotencyKey] = r
+	s.Outbox = append(s.Outbox, m)
+	return r, nil
+}
+
+// Sent implements campaign.Sender.
+func (s *CampaignSender) Sent(_ context.Context, key string) (campaign.Receipt, error) {
+	r, ok := lookup(&s.mu, s.sent, key)
+	if !ok {
+		return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
+	}
+	return r, nil
+}
+
+// Count returns how many messages were sent with key.
+func (s *CampaignSender) Count(key string) int {
+	return countWhere(&s.mu, s.Outbox, func(m campaign.Message) bool { return m.IdempotencyKey == key })
 }

@@ -256,34 +256,42 @@ func (s *Store) write(op string, k key, times *asStored, ok check, apply change)
 	return before, after, err
 }
 
-// writeOnce is one try of write, comparing in spelling sp.
+// writeOnce is one try of write, comparing in spelling sp: condWrite,
+// the fault injected once by write for all its tries.
 func (s *Store) writeOnce(k key, sp contract.Spelling, ok check, apply change) (before, after task.Task, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, it, found := s.item(k)
-	if err := ok(cur, it, found, sp); err != nil {
-		return task.Task{}, task.Task{}, err
-	}
-	oldText := s.dueText[k]
-	text := oldText
-	next := apply(cur, &text)
-	var prev *task.Task
-	kind := task.ChangeInsert
-	if found {
-		prev, kind = &cur, task.ChangeModify
-	}
-	if next == nil {
-		s.remove(k)
-		s.recordSpelled(task.ChangeRemove, prev, nil, oldText, "")
-		return cur, task.Task{}, nil
-	}
-	delete(s.dueText, k)
-	if text != "" {
-		s.dueText[k] = text
-	}
-	s.put(k, *next)
-	s.recordSpelled(kind, prev, next, oldText, text)
-	return cur, *next, nil
+	var oldText, text string // the due attribute's spelling before and after
+	return condWrite(&s.mu, nil, "", func() (task.Task, bool) { t, found := s.items[k]; return t, found },
+		func(cur task.Task, found bool) error {
+			_, it, _ := s.item(k)
+			return ok(cur, it, found, sp)
+		},
+		func(cur task.Task) (task.Task, bool) {
+			oldText = s.dueText[k]
+			text = oldText
+			next := apply(cur, &text)
+			if next == nil {
+				return task.Task{}, false
+			}
+			return *next, true
+		},
+		func(cur task.Task, found bool, next task.Task, keep bool) {
+			var prev *task.Task
+			kind := task.ChangeInsert
+			if found {
+				prev, kind = &cur, task.ChangeModify
+			}
+			if !keep {
+				s.remove(k)
+				s.recordSpelled(task.ChangeRemove, prev, nil, oldText, "")
+				return
+			}
+			delete(s.dueText, k)
+			if text != "" {
+				s.dueText[k] = text
+			}
+			s.put(k, next)
+			s.recordSpelled(kind, prev, &next, oldText, text)
+		})
 }
 
 // Create implements task.Store.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -62,9 +62,9 @@ type reconcilePass struct {
 // campaignPorts is one campaign's services over in-memory ports on the
 // history's clock.
 type campaignPorts struct {
-	store  *inmem.Store
-	sched  *inmem.Scheduler
-	sender *inmem.Sender
+	store  *memory.CampaignStore
+	sched  *memory.CampaignScheduler
+	sender *memory.CampaignSender
 	worker *send.Worker
 	recon  campaign.ReconcilePorts
 	// rec and rules are the reconciler built for budget (rebuilt when a
@@ -81,7 +81,7 @@ type campaignPorts struct {
 // m's campaign mutations; seed fixes their jitter, pageSize the
 // provisioner's page.
 func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
-	p := &campaignPorts{store: inmem.NewStore(), sched: inmem.NewScheduler(nil), sender: inmem.NewSender(clk),
+	p := &campaignPorts{store: memory.NewCampaignStore(), sched: memory.NewCampaignScheduler(nil), sender: memory.NewCampaignSender(clk),
 		cps: provision.NewMemoryCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
@@ -185,7 +185,7 @@ func (p *campaignPorts) receipt(key string) (campaign.Receipt, error) {
 
 // crashingSender crashes the worker before the send, after its claim.
 type crashingSender struct {
-	*inmem.Sender
+	*memory.CampaignSender
 	h campaignHooks
 }
 
@@ -193,12 +193,12 @@ func (s crashingSender) Send(ctx context.Context, m campaign.Message) (campaign.
 	if s.h.crashAfterClaim(m) {
 		panic(errCampaignCrash)
 	}
-	return s.Sender.Send(ctx, m)
+	return s.CampaignSender.Send(ctx, m)
 }
 
 // crashingTasks crashes the worker after its send, before its write.
 type crashingTasks struct {
-	*inmem.Store
+	*memory.CampaignStore
 	h campaignHooks
 }
 
@@ -206,7 +206,7 @@ func (s crashingTasks) Replace(ctx context.Context, prev, next campaign.SendTask
 	if prev.State == campaign.Running && s.h.crashAfterSend(next) {
 		panic(errCampaignCrash)
 	}
-	return s.Store.Replace(ctx, prev, next)
+	return s.CampaignStore.Replace(ctx, prev, next)
 }
 
 // noIdempotency is a mutant sender that keeps no record of what it sent:

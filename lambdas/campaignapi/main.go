@@ -20,7 +20,7 @@ import (
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
@@ -46,7 +46,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
-	store := lambdaenv.Must(campaigndynamo.New(ddb, table))
+	store := lambdaenv.Must(dynamo.NewCampaignStore(ddb, table))
 	limiter := lambdaenv.Must(limits.New(lim, lambdaenv.Must(limitsdynamo.New(ddb, table)), clock.System{}))
 	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg)))
 	canceller := lambdaenv.Must(cancel.New(store, store, sched, clock.System{}, group, 0))

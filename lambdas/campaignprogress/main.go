@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/internal/adapters/appsyncevents"
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/envvars"
@@ -41,9 +41,9 @@ func main() {
 
 // newHandler wires the table and the Event API (its HTTP DNS name) into
 // the handler; a nil client is the publisher's default.
-func newHandler(ddb campaigndynamo.API, table, eventsDNS, region string, creds aws.CredentialsProvider, client *http.Client,
+func newHandler(ddb dynamo.API, table, eventsDNS, region string, creds aws.CredentialsProvider, client *http.Client,
 	log *slog.Logger) (*cl.Progress, error) {
-	store, err := campaigndynamo.New(ddb, table)
+	store, err := dynamo.NewCampaignStore(ddb, table)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +51,6 @@ func newHandler(ddb campaigndynamo.API, table, eventsDNS, region string, creds a
 	if err != nil {
 		return nil, err
 	}
-	return &cl.Progress{Store: store, Publisher: pub, Task: campaigndynamo.StreamTask, Clock: clock.System{},
+	return &cl.Progress{Store: store, Publisher: pub, Task: dynamo.StreamSendTask, Clock: clock.System{},
 		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}, nil
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
@@ -40,7 +40,7 @@ func main() {
 	table, self := env.Require(envvars.CampaignTable), env.Require(envvars.FunctionName)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
-	store := lambdaenv.Must(campaigndynamo.New(dynamodb.NewFromConfig(cfg), table))
+	store := lambdaenv.Must(dynamo.NewCampaignStore(dynamodb.NewFromConfig(cfg), table))
 	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg, awsscheduler.WithoutSDKRetries)))
 	p := lambdaenv.Must(provision.New(pc, store, store, sched, store, clock.System{}))
 	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))

@@ -22,7 +22,7 @@ import (
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaign"
@@ -44,7 +44,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
-	store := lambdaenv.Must(campaigndynamo.New(ddb, sc.Table))
+	store := lambdaenv.Must(dynamo.NewCampaignStore(ddb, sc.Table))
 	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg, awsscheduler.WithoutSDKRetries)))
 	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{})) // Sent only: never sends
 	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), target.FunctionArn))

@@ -15,7 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 )
@@ -25,7 +25,7 @@ import (
 // SDK's *types.ThrottlingException, after latency; a create of a taken
 // name with another token is a ConflictException.
 type limited struct {
-	bucket  *inmem.Bucket
+	bucket  *memory.Bucket
 	clock   campaign.Clock
 	latency time.Duration
 	mu      sync.Mutex
@@ -75,7 +75,7 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 		b.Run(fmt.Sprintf("pace=%v", pace), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				st := inmem.NewStore()
+				st := memory.NewCampaignStore()
 				rules := plan.Rules{SendsPerDay: 1440, Weekdays: []time.Weekday{0, 1, 2, 3, 4, 5, 6}, Windows: []plan.Window{{Start: 0, End: 1440}},
 					TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 2}}
 				rs := make([]campaign.Recipient, n)
@@ -88,8 +88,8 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 				}
 				st.PutCampaign(c)
 				st.PutTasks(tasks...)
-				clock := inmem.NewScaledClock(t0, speed)
-				api := &limited{bucket: inmem.NewBucket(clock, limit, 10), clock: clock, latency: 20 * time.Millisecond, tokens: map[string]string{}}
+				clock := memory.NewScaledClock(t0, speed)
+				api := &limited{bucket: memory.NewBucket(clock, limit, 10), clock: clock, latency: 20 * time.Millisecond, tokens: map[string]string{}}
 				client, _ := awsscheduler.NewRequests(api)
 				p, err := provision.New(provision.Config{Target: campaignTarget, CallsPerSecond: pace, Seed: 1}, st, st, client, provision.NewMemoryCheckpoints(), clock)
 				if err != nil {

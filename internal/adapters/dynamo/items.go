@@ -48,11 +48,8 @@ func NewItemStore(api ItemAPI, table string, s contract.Schema) (*ItemStore, err
 
 func (s *ItemStore) update(ctx context.Context, what string, k contract.Key, u contract.Update) error {
 	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
-	if isConditionFailed(err) {
-		return fmt.Errorf("%s %s: %w", what, k, fire.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, k, err)
+		return fmt.Errorf("%s %s: %w", what, k, conditionAs(err, fire.ErrConditionFailed))
 	}
 	return nil
 }

@@ -1,13 +1,16 @@
-// Package dynamo is the DynamoDB adapter of the task store: task.Store and
-// task.PendingLister over the table that tableschema describes, and the
-// decoder of the table's stream records.
+// Package dynamo is the DynamoDB adapter of the tables: the task store
+// (task.Store and task.PendingLister over the table that tableschema
+// describes), the item store of any contract.Schema, the campaign table
+// (CampaignStore: campaigns, send tasks, checkpoints; layout:
+// internal/campaign/tablekeys), and the decoders of their stream records.
+// They share one client interface (API), the mapping of a refused
+// condition, the attribute helpers and Query paging.
 package dynamo
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,22 +25,26 @@ import (
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
-// API is the part of the DynamoDB client the store uses.
+// API is the part of the DynamoDB client the stores use (the task
+// table's Store and the campaign table's CampaignStore).
 type API interface {
+	ItemAPI
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
 var _ API = (*dynamodb.Client)(nil)
 
-// Store is a task.Store and task.PendingLister on one DynamoDB table.
-type Store struct {
+// onTable is a client on one table: what every store here is made of.
+type onTable struct {
 	api   API
 	table string
 }
+
+// Store is a task.Store and task.PendingLister on one DynamoDB table.
+type Store struct{ onTable }
 
 var (
 	_ task.Store         = (*Store)(nil)
@@ -45,7 +52,7 @@ var (
 )
 
 // New returns a store on the named table.
-func New(api API, table string) *Store { return &Store{api: api, table: table} }
+func New(api API, name string) *Store { return &Store{onTable{api, name}} }
 
 // Create implements task.Store: a put that fails with ErrAlreadyExists
 // when the key is taken.
@@ -57,11 +64,8 @@ func (s *Store) Create(ctx context.Context, t task.Task) error {
 		ConditionExpression:      aws.String("attribute_not_exists(" + e.name(tableschema.SortKey) + ")"),
 		ExpressionAttributeNames: e.names,
 	})
-	if isConditionFailed(err) {
-		return fmt.Errorf("create task %s: %w", t.TaskID, task.ErrAlreadyExists)
-	}
 	if err != nil {
-		return fmt.Errorf("create task %s: %w", t.TaskID, err)
+		return fmt.Errorf("create task %s: %w", t.TaskID, conditionAs(err, task.ErrAlreadyExists))
 	}
 	return nil
 }
@@ -117,13 +121,13 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 	if len(items) > limit {
 		items, more = items[:limit], true
 	}
+	tasks, err := decodeAll(items, decode)
+	if err != nil {
+		return task.Page{}, err
+	}
 	var p task.Page
-	for _, it := range items {
-		t, err := decode(it)
-		if err != nil {
-			return task.Page{}, err
-		}
-		p.Tasks = append(p.Tasks, t)
+	if len(tasks) > 0 {
+		p.Tasks = tasks
 	}
 	if more && len(p.Tasks) > 0 {
 		p.Cursor = base64.RawURLEncoding.EncodeToString([]byte(p.Tasks[len(p.Tasks)-1].TaskID))
@@ -150,17 +154,35 @@ func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) 
 		ConsistentRead:            aws.Bool(true),
 	}
 	n := 0
-	for {
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
+	err := queryPages(ctx, s.api, in, func(out *dynamodb.QueryOutput) (bool, error) {
+		n += int(out.Count)
 		if limit > 0 {
 			in.Limit = aws.Int32(int32(limit - n))
+			return n < limit, nil
 		}
-		out, err := s.api.Query(ctx, in)
+		return true, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count pending tasks: %w", err)
+	}
+	return n, nil
+}
+
+// queryPages runs the Query in page after page (each reads up to 1 MB),
+// handing each to page, until the last one or until page returns false;
+// page may change in (its Limit) for the next.
+func queryPages(ctx context.Context, api API, in *dynamodb.QueryInput, page func(*dynamodb.QueryOutput) (bool, error)) error {
+	for {
+		out, err := api.Query(ctx, in)
 		if err != nil {
-			return 0, fmt.Errorf("count pending tasks: %w", err)
+			return err
 		}
-		n += int(out.Count)
-		if out.LastEvaluatedKey == nil || (limit > 0 && n >= limit) {
-			return n, nil
+		more, err := page(out)
+		if err != nil || !more || out.LastEvaluatedKey == nil {
+			return err
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
@@ -265,11 +287,8 @@ func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, e
 		ExpressionAttributeNames: e.names,
 		ReturnValues:             types.ReturnValueAllOld,
 	})
-	if isConditionFailed(err) {
-		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, task.ErrNotFound)
-	}
 	if err != nil {
-		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, err)
+		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, conditionAs(err, task.ErrNotFound))
 	}
 	return decode(out.Attributes)
 }
@@ -293,11 +312,8 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
-	if isConditionFailed(err) {
-		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, err)
+		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -313,11 +329,8 @@ func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, du
 		_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
 		return err
 	})
-	if isConditionFailed(err) {
-		return fmt.Errorf("claim notification of task %s: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("claim notification of task %s: %w", taskID, err)
+		return fmt.Errorf("claim notification of task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -332,11 +345,8 @@ func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time
 		AlsoRemove: []string{tableschema.PendingShardAttr, tableschema.UserPendingAttr},
 	})
 	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
-	if isConditionFailed(err) {
-		return fmt.Errorf("mark task %s notified: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("mark task %s notified: %w", taskID, err)
+		return fmt.Errorf("mark task %s notified: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -351,11 +361,8 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
-	if isConditionFailed(err) {
-		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, err)
+		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -364,11 +371,8 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error {
 	u := task.Schema.MarkReminded(task.Key(userID, taskID), remindAt)
 	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
-	if isConditionFailed(err) {
-		return fmt.Errorf("mark task %s reminded: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("mark task %s reminded: %w", taskID, err)
+		return fmt.Errorf("mark task %s reminded: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -422,11 +426,8 @@ func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, re
 		e.remove(tableschema.AttrScheduleRepair)
 	}
 	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
-	if isConditionFailed(err) {
-		return fmt.Errorf("set schedule repair of task %s: %w", taskID, task.ErrNotFound)
-	}
 	if err != nil {
-		return fmt.Errorf("set schedule repair of task %s: %w", taskID, err)
+		return fmt.Errorf("set schedule repair of task %s: %w", taskID, conditionAs(err, task.ErrNotFound))
 	}
 	return nil
 }
@@ -443,11 +444,8 @@ func (s *Store) MarkScheduled(ctx context.Context, userID, taskID string, dueAt 
 		_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
 		return err
 	})
-	if isConditionFailed(err) {
-		return fmt.Errorf("mark task %s scheduled: %w", taskID, task.ErrConditionFailed)
-	}
 	if err != nil {
-		return fmt.Errorf("mark task %s scheduled: %w", taskID, err)
+		return fmt.Errorf("mark task %s scheduled: %w", taskID, conditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -511,13 +509,11 @@ func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.
 		if err != nil {
 			return task.Page{}, fmt.Errorf("list pending shard %d: %w", c.Shard, err)
 		}
-		for _, it := range out.Items {
-			t, err := decode(it)
-			if err != nil {
-				return task.Page{}, err
-			}
-			p.Tasks = append(p.Tasks, t)
+		tasks, err := decodeAll(out.Items, decode)
+		if err != nil {
+			return task.Page{}, err
 		}
+		p.Tasks = append(p.Tasks, tasks...)
 		if out.LastEvaluatedKey != nil {
 			c.Key = fromAttrs(out.LastEvaluatedKey)
 		} else {
@@ -585,8 +581,8 @@ func (s *Store) CountPending(ctx context.Context, req task.PendingRequest) (int,
 
 func key(userID, taskID string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: userID},
-		tableschema.SortKey:      &types.AttributeValueMemberS{Value: taskID},
+		tableschema.PartitionKey: avS(userID),
+		tableschema.SortKey:      avS(taskID),
 	}
 }
 
@@ -596,32 +592,6 @@ func decode(item map[string]types.AttributeValue) (task.Task, error) {
 		return task.Task{}, fmt.Errorf("decode task item: %w", err)
 	}
 	return t, nil
-}
-
-// toAttrs renders string attributes as DynamoDB S values.
-func toAttrs(m map[string]string) map[string]types.AttributeValue {
-	out := make(map[string]types.AttributeValue, len(m))
-	for k, v := range m {
-		out[k] = &types.AttributeValueMemberS{Value: v}
-	}
-	return out
-}
-
-// fromAttrs keeps the S attributes of an item; the task table has no
-// others, and anything else is not ours to read.
-func fromAttrs(item map[string]types.AttributeValue) map[string]string {
-	out := make(map[string]string, len(item))
-	for k, v := range item {
-		if s, ok := v.(*types.AttributeValueMemberS); ok {
-			out[k] = s.Value
-		}
-	}
-	return out
-}
-
-func isConditionFailed(err error) bool {
-	var cf *types.ConditionalCheckFailedException
-	return errors.As(err, &cf)
 }
 
 // expr collects the names, values and clauses of one expression. Every
@@ -653,7 +623,7 @@ func (e *expr) name(attr string) string {
 // value returns a fresh placeholder for a string value.
 func (e *expr) value(v string) string {
 	ph := ":v" + strconv.Itoa(len(e.values))
-	e.values[ph] = &types.AttributeValueMemberS{Value: v}
+	e.values[ph] = avS(v)
 	return ph
 }
 

@@ -222,6 +222,9 @@ func (f failingAPI) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...fu
 func (f failingAPI) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	return nil, f.err
 }
+func (f failingAPI) BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	return nil, f.err
+}
 
 func TestOtherErrorsAreWrappedUnchanged(t *testing.T) {
 	ctx := context.Background()

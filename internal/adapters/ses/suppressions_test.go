@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
@@ -18,7 +18,7 @@ import (
 func TestSuppressionsOnDynalite(t *testing.T) {
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
+	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
 	s, err := NewSuppressions(client, name)
 	if err != nil {
 		t.Fatal(err)

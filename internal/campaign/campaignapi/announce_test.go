@@ -8,7 +8,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 type published struct {
@@ -28,7 +28,7 @@ func (r *recorder) Publish(_ context.Context, channel string, p campaignapi.Prog
 
 func TestAnnounce(t *testing.T) {
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "ca", OwnerID: "u1", Status: campaign.Active, Total: 2})
 	st.PutCampaign(campaign.Campaign{ID: "cb", OwnerID: "u2", Status: campaign.CampaignCancelled, Total: 1})
 	a0 := campaign.SendTask{CampaignID: "ca", ID: "ca-00000", State: campaign.Finished}

@@ -65,7 +65,7 @@ const (
 	CancelBudget = 29 * time.Second
 )
 
-// Store is what the handler needs of the table (campaigndynamo.Store).
+// Store is what the handler needs of the table (dynamo.CampaignStore).
 type Store interface {
 	campaign.Tasks
 	campaign.Campaigns

@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -42,8 +42,8 @@ func (s *starts) Start(_ context.Context, id string) error {
 
 type env struct {
 	h      *campaignapi.Handler
-	store  *campaigndynamo.Store
-	sched  *inmem.Scheduler
+	store  *dynamo.CampaignStore
+	sched  *memory.CampaignScheduler
 	starts *starts
 	n      int
 }
@@ -54,10 +54,10 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
-	st, _ := campaigndynamo.New(client, name)
+	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
+	st, _ := dynamo.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
-	e := &env{store: st, sched: inmem.NewScheduler(nil), starts: &starts{}}
+	e := &env{store: st, sched: memory.NewCampaignScheduler(nil), starts: &starts{}}
 	c, _ := cancel.New(st, st, e.sched, clock, "campaigns", 1)
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error

@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -40,10 +40,10 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-e2e-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
-	st, _ := campaigndynamo.New(client, name)
+	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
+	st, _ := dynamo.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
-	sched := inmem.NewScheduler(nil)
+	sched := memory.NewCampaignScheduler(nil)
 	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}
 	p, _ := provision.New(provision.Config{Target: target, Seed: 1}, st, st, sched, st, clock)
 	c, _ := cancel.New(st, st, sched, clock, "campaigns", 1)
@@ -71,7 +71,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 		fires = append(fires, r)
 	}
 	sort.Slice(fires, func(i, j int) bool { return fires[i].Name < fires[j].Name })
-	outbox := inmem.NewSender(clock)
+	outbox := memory.NewCampaignSender(clock)
 	w, _ := send.New(st, st, outbox, clock, 0)
 	loc, _ := time.LoadLocation("Europe/Berlin")
 	for _, r := range fires {

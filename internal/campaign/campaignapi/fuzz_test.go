@@ -11,12 +11,12 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // memStore adds the API's own store methods to the in-memory store.
-type memStore struct{ *inmem.Store }
+type memStore struct{ *memory.CampaignStore }
 
 func (m memStore) Create(_ context.Context, c campaign.Campaign, ts []campaign.SendTask) error {
 	m.PutCampaign(c)
@@ -37,9 +37,9 @@ func FuzzCreateNever5xx(f *testing.F) {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
 	}
-	st := memStore{inmem.NewStore()}
+	st := memStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(now)
-	c, _ := cancel.New(st, st, inmem.NewScheduler(nil), clock, "g", 1)
+	c, _ := cancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
 	h, err := campaignapi.New(st, &starts{}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.Fatal(err)

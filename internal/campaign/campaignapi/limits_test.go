@@ -16,14 +16,14 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/clock"
 )
 
 // limitsStore is the in-memory store with the API's own methods.
-type limitsStore struct{ *inmem.Store }
+type limitsStore struct{ *memory.CampaignStore }
 
 func (m limitsStore) Create(_ context.Context, c campaign.Campaign, ts []campaign.SendTask) error {
 	m.PutCampaign(c)
@@ -44,9 +44,9 @@ var limitsNow = time.Date(2026, 6, 1, 6, 0, 0, 0, time.UTC) // 18 hours before t
 // limited is a handler with the sender limits l, on counters c.
 func limited(t *testing.T, l limits.Limits, c limits.Counters) *campaignapi.Handler {
 	t.Helper()
-	st := limitsStore{inmem.NewStore()}
+	st := limitsStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(limitsNow)
-	cn, _ := cancel.New(st, st, inmem.NewScheduler(nil), clock, "g", 1)
+	cn, _ := cancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
 	h, err := campaignapi.New(st, noStarts{}, cn, clock, nil, []string{"https://app.example.com"}, campaignapi.DefaultSenderGroup,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

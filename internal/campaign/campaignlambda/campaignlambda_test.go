@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
@@ -38,9 +38,9 @@ func (s *starts) Start(_ context.Context, id string) error {
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // world is one campaign of n tasks in memory, its clock at now.
-func world(t *testing.T, id string, n int, now time.Time) (*inmem.Store, *clock.Fake, []campaign.SendTask) {
+func world(t *testing.T, id string, n int, now time.Time) (*memory.CampaignStore, *clock.Fake, []campaign.SendTask) {
 	t.Helper()
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	var rs []campaign.Recipient
 	for i := range n {
 		rs = append(rs, campaign.Recipient{Email: fmt.Sprintf("r%d@example.com", i)})
@@ -75,7 +75,7 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st, clock, _ := world(t, tc.id, 5, now)
-			p, err := provision.New(provision.Config{Seed: 1}, st, st, inmem.NewScheduler(nil), provision.NewMemoryCheckpoints(), clock)
+			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignScheduler(nil), provision.NewMemoryCheckpoints(), clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestSendHandler(t *testing.T) {
 	if err := st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := send.New(st, st, inmem.NewSender(clock), clock, 0)
+	w, _ := send.New(st, st, memory.NewCampaignSender(clock), clock, 0)
 	m := rec{}
 	h := &Send{Worker: w, Metrics: m, Log: quiet}
 	for _, in := range []string{`{"campaignId":"c1","taskId":"c1-00000"}`, `{"campaignId":"c1","taskId":"c1-00000"}`, `{"taskId":1}`, `not json`} {

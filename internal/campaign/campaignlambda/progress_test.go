@@ -13,11 +13,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -39,7 +39,7 @@ func progressEvent(t *testing.T) events.DynamoDBEvent {
 }
 
 func TestDecodeProgress(t *testing.T) {
-	batches, bad := DecodeProgress(progressEvent(t).Records, campaigndynamo.StreamTask)
+	batches, bad := DecodeProgress(progressEvent(t).Records, dynamo.StreamSendTask)
 	type got struct {
 		id, first string
 		sends     []string
@@ -72,7 +72,7 @@ func TestDecodeProgress(t *testing.T) {
 // failing publishes, except to the channels it refuses; the store's
 // Counts fails for countFails.
 type failing struct {
-	*inmem.Store
+	*memory.CampaignStore
 	refuse     map[string]bool
 	countFails string
 	channels   []string
@@ -90,7 +90,7 @@ func (f *failing) Counts(ctx context.Context, id string) (map[campaign.State]int
 	if id == f.countFails {
 		return nil, errors.New("throttled")
 	}
-	return f.Store.Counts(ctx, id)
+	return f.CampaignStore.Counts(ctx, id)
 }
 
 func TestProgressHandle(t *testing.T) {
@@ -113,17 +113,17 @@ func TestProgressHandle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := inmem.NewStore()
+			st := memory.NewCampaignStore()
 			for _, c := range []campaign.Campaign{{ID: "c1", OwnerID: "u1", Status: campaign.Active, Total: 2},
 				{ID: "c2", OwnerID: "u2", Status: campaign.CampaignCancelled, Total: 1}, {ID: "c3", OwnerID: "u3", Status: campaign.Active, Total: 2}} {
 				st.PutCampaign(c)
 			}
-			f := &failing{Store: st, refuse: map[string]bool{}, countFails: tt.countFails}
+			f := &failing{CampaignStore: st, refuse: map[string]bool{}, countFails: tt.countFails}
 			for _, c := range tt.refuse {
 				f.refuse[c] = true
 			}
 			m := rec{}
-			h := &Progress{Store: f, Publisher: f, Task: campaigndynamo.StreamTask, Metrics: m,
+			h := &Progress{Store: f, Publisher: f, Task: dynamo.StreamSendTask, Metrics: m,
 				Clock: clock.NewFake(time.Date(2026, 12, 1, 9, 0, 2, 0, time.UTC)), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 			ctx := context.Background()
 			if tt.timeLeft > 0 {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
@@ -21,7 +21,7 @@ func TestReconcileHandler(t *testing.T) {
 	clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
 	m := rec{}
 	h := &Reconcile{Metrics: m, Log: quiet, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Scheduler: inmem.NewScheduler(nil), Sender: inmem.NewSender(clock), Dispatcher: nopDispatch{}, Clock: clock,
+		Scheduler: memory.NewCampaignScheduler(nil), Sender: memory.NewCampaignSender(clock), Dispatcher: nopDispatch{}, Clock: clock,
 		Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}}}
 	if err := h.Handle(context.Background()); err == nil {
 		t.Fatal("no error without a deadline")

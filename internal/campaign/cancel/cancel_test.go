@@ -10,17 +10,17 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/clock"
 )
 
 var now = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
-func setup(t *testing.T, states ...campaign.State) (*inmem.Store, *inmem.Scheduler, *cancel.Canceller) {
+func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memory.CampaignScheduler, *cancel.Canceller) {
 	t.Helper()
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "c1", Status: campaign.Active})
-	sched := inmem.NewScheduler(nil)
+	sched := memory.NewCampaignScheduler(nil)
 	for i, s := range states {
 		task := campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: s, SchedulerRequestToken: fmt.Sprint(i), SendAt: now}
 		st.PutTasks(task)
@@ -81,23 +81,23 @@ func TestCancelRetriesThrottledDeletes(t *testing.T) {
 
 // claimFirst claims the task between the canceller's read and its write.
 type claimFirst struct {
-	*inmem.Store
+	*memory.CampaignStore
 	done bool
 }
 
 func (c *claimFirst) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	if !c.done {
 		c.done = true
-		if _, err := c.Store.Claim(ctx, prev.Key(), prev.SendAt, now, time.Minute); err != nil {
+		if _, err := c.CampaignStore.Claim(ctx, prev.Key(), prev.SendAt, now, time.Minute); err != nil {
 			return err
 		}
 	}
-	return c.Store.Replace(ctx, prev, next)
+	return c.CampaignStore.Replace(ctx, prev, next)
 }
 
 func TestCancelLosesToAClaim(t *testing.T) {
 	st, sched, _ := setup(t, campaign.Pending)
-	c, _ := cancel.New(&claimFirst{Store: st}, st, sched, clock.NewFake(now), "g", 1)
+	c, _ := cancel.New(&claimFirst{CampaignStore: st}, st, sched, clock.NewFake(now), "g", 1)
 	res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
 	if err != nil || res.Skipped != 1 || res.Cancelled != 0 {
 		t.Fatalf("%+v %v", res, err)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -25,9 +25,9 @@ var (
 )
 
 // seed stores a Draft campaign of n Pending tasks (tokens "tok-<i>").
-func seed(tb testing.TB, n int) *inmem.Store {
+func seed(tb testing.TB, n int) *memory.CampaignStore {
 	tb.Helper()
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	c := campaign.Campaign{ID: "c1", Subject: "Hello", Status: campaign.Draft, Total: n,
 		Rules: plan.Rules{SendsPerDay: 1440, Weekdays: []time.Weekday{0, 1, 2, 3, 4, 5, 6}, Windows: []plan.Window{{Start: 0, End: 1440}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 2}}}
 	sends, err := plan.Plan(n, c.Rules)
@@ -48,7 +48,7 @@ func seed(tb testing.TB, n int) *inmem.Store {
 	return st
 }
 
-func newProv(tb testing.TB, cfg provision.Config, st *inmem.Store, s campaign.Scheduler, cps provision.Checkpoints, clock campaign.Clock) *provision.Provisioner {
+func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s campaign.Scheduler, cps provision.Checkpoints, clock campaign.Clock) *provision.Provisioner {
 	tb.Helper()
 	cfg.Target = target
 	if cfg.Seed == 0 {
@@ -63,7 +63,7 @@ func newProv(tb testing.TB, cfg provision.Config, st *inmem.Store, s campaign.Sc
 
 // checkAll: every Pending task has exactly its one schedule, made with
 // its own token, and no other schedule exists.
-func checkAll(t *testing.T, st *inmem.Store, s *inmem.Scheduler) {
+func checkAll(t *testing.T, st *memory.CampaignStore, s *memory.CampaignScheduler) {
 	t.Helper()
 	live := s.Schedules()
 	want := 0
@@ -90,7 +90,7 @@ func checkAll(t *testing.T, st *inmem.Store, s *inmem.Scheduler) {
 
 func TestRequestCarriesTheContract(t *testing.T) {
 	st := seed(t, 1)
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
 	if err != nil || !res.Done || res.Continue {
 		t.Fatalf("run: %+v %v", res, err)
@@ -124,7 +124,7 @@ func TestOnlyPendingTasksGetSchedules(t *testing.T) {
 		task.State = state
 		st.PutTasks(task)
 	}
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	cps := provision.NewMemoryCheckpoints()
 	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
 	if err != nil || !res.Done || res.Next != 250 || res.Created != 247 {
@@ -140,7 +140,7 @@ func TestAtMostConcurrencyInFlight(t *testing.T) {
 	for _, conc := range []int{0, 3} {
 		t.Run(strconv.Itoa(conc), func(t *testing.T) {
 			st := seed(t, 120)
-			s := inmem.NewScheduler(nil)
+			s := memory.NewCampaignScheduler(nil)
 			s.Clock, s.Latency = clock.System{}, time.Millisecond
 			res, err := newProv(t, provision.Config{Concurrency: conc, CallsPerSecond: 1e6}, st, s, provision.NewMemoryCheckpoints(), clock.System{}).
 				Run(context.Background(), "c1", time.Now().Add(time.Hour))
@@ -163,7 +163,7 @@ func TestAtMostConcurrencyInFlight(t *testing.T) {
 // still gets its schedule, and the throttles were retried.
 func TestThrottlesAreRetriedNeverLost(t *testing.T) {
 	st := seed(t, 300)
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	var n atomic.Int64
 	s.Fault = func(op, name string) (error, bool) {
 		if n.Add(1)%4 != 0 {
@@ -188,7 +188,7 @@ func TestThrottlesAreRetriedNeverLost(t *testing.T) {
 func TestStopsBeforeDeadlineAndResumes(t *testing.T) {
 	st := seed(t, 500)
 	clock := clock.NewFake(t0)
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	s.Clock, s.Latency = clock, time.Second
 	cps := provision.NewMemoryCheckpoints()
 	p := newProv(t, provision.Config{Concurrency: 1, PageSize: 50}, st, s, cps, clock)
@@ -235,7 +235,7 @@ func TestCrashResumesFromCheckpoint(t *testing.T) {
 	for _, crashAt := range []int64{1, 150, 555, 999} {
 		t.Run(strconv.Itoa(int(crashAt)), func(t *testing.T) {
 			st := seed(t, n)
-			s := inmem.NewScheduler(nil)
+			s := memory.NewCampaignScheduler(nil)
 			ctx, crash := context.WithCancel(context.Background())
 			var calls atomic.Int64
 			s.Fault = func(string, string) (error, bool) {
@@ -273,7 +273,7 @@ func TestCrashResumesFromCheckpoint(t *testing.T) {
 // was lost is retried with the same token and succeeds; one schedule.
 func TestLostAnswerIsHarmless(t *testing.T) {
 	st := seed(t, 50)
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	s.Fault = func(_, name string) (error, bool) {
@@ -297,7 +297,7 @@ func TestLostAnswerIsHarmless(t *testing.T) {
 // the rest.
 func TestPersistentErrorsLeftToReconciler(t *testing.T) {
 	st := seed(t, 20)
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	bad := campaign.ScheduleName(campaign.TaskID("c1", 7))
 	s.Fault = func(_, name string) (error, bool) {
 		if name == bad {
@@ -317,7 +317,7 @@ func TestPersistentErrorsLeftToReconciler(t *testing.T) {
 func TestCancelledCampaignCreatesNothing(t *testing.T) {
 	st := seed(t, 10)
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.CampaignCancelled, "user", t0)
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || s.Stats().Calls != 0 {
 		t.Fatalf("run: %+v %v, %d calls", res, err, s.Stats().Calls)
@@ -352,8 +352,8 @@ func benchProvision(b *testing.B, n int, limit, speed, pace float64) {
 	for b.Loop() {
 		b.StopTimer()
 		st := seed(b, n)
-		clock := inmem.NewScaledClock(t0, speed)
-		s := inmem.NewScheduler(inmem.NewBucket(clock, limit, 10))
+		clock := memory.NewScaledClock(t0, speed)
+		s := memory.NewCampaignScheduler(memory.NewBucket(clock, limit, 10))
 		s.Clock, s.Latency = clock, 20*time.Millisecond
 		p := newProv(b, provision.Config{CallsPerSecond: pace}, st, s, provision.NewMemoryCheckpoints(), clock)
 		b.StartTimer()
@@ -388,7 +388,7 @@ func TestDoneCheckpointMarksActive(t *testing.T) {
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Provisioning, "", t0)
 	cps := provision.NewMemoryCheckpoints()
 	_ = cps.Save(context.Background(), provision.Checkpoint{CampaignID: "c1", Next: 3, Done: true})
-	s := inmem.NewScheduler(nil)
+	s := memory.NewCampaignScheduler(nil)
 	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if c, _ := st.Campaign(context.Background(), "c1"); err != nil || !res.Done || c.Status != campaign.Active || s.Stats().Calls != 0 {
 		t.Fatalf("%+v %v, campaign %s, %d calls", res, err, c.Status, s.Stats().Calls)
@@ -402,7 +402,7 @@ func TestDoneCheckpointMarksActive(t *testing.T) {
 func TestStoppedTaskIsNeverCheckpointed(t *testing.T) {
 	for i := range 200 {
 		st := seed(t, 3)
-		s := inmem.NewScheduler(nil)
+		s := memory.NewCampaignScheduler(nil)
 		first := campaign.ScheduleName(campaign.TaskID("c1", 0))
 		s.Fault = func(_, name string) (error, bool) {
 			if name == first {

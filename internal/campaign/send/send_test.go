@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -20,21 +20,21 @@ var inWindow = time.Date(2026, 6, 1, 7, 30, 0, 0, time.UTC)
 var key = campaign.Key{CampaignID: "c1", TaskID: "c1-00000"}
 
 type env struct {
-	st     *inmem.Store
-	sender *inmem.Sender
+	st     *memory.CampaignStore
+	sender *memory.CampaignSender
 	clock  *clock.Fake
 	w      *send.Worker
 }
 
 func setup(t *testing.T, state campaign.State, status campaign.Status, at time.Time) env {
 	t.Helper()
-	st := inmem.NewStore()
+	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "c1", Body: "Hello!", Status: status,
 		Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
 	st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: key.TaskID, Email: "a@example.com", Subject: "Hi", State: state,
 		SendAt: inWindow, SchedulerRequestToken: "tok", LeaseUntil: at.Add(time.Hour)})
 	clock := clock.NewFake(at)
-	sender := inmem.NewSender(clock)
+	sender := memory.NewCampaignSender(clock)
 	w, err := send.New(st, st, sender, clock, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -186,10 +186,10 @@ func TestRecoveredTaskIsNotSentTwice(t *testing.T) {
 
 // racingStore answers Get with a Pending copy while the stored task has
 // already been claimed by another fire: the claim's condition decides.
-type racingStore struct{ *inmem.Store }
+type racingStore struct{ *memory.CampaignStore }
 
 func (r racingStore) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
-	t, err := r.Store.Get(ctx, k)
+	t, err := r.CampaignStore.Get(ctx, k)
 	t.State = campaign.Pending
 	return t, err
 }
@@ -203,7 +203,7 @@ func TestClaimIsConditional(t *testing.T) {
 }
 
 // lostWrite fails every Replace: a crash after the send.
-type lostWrite struct{ *inmem.Store }
+type lostWrite struct{ *memory.CampaignStore }
 
 func (lostWrite) Replace(context.Context, campaign.SendTask, campaign.SendTask) error {
 	return errors.New("connection reset")

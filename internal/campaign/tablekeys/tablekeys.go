@@ -1,5 +1,5 @@
 // Package tablekeys is the DynamoDB layout of the campaign table, shared
-// by the adapters that read and write it (internal/adapters/campaigndynamo,
+// by the adapters that read and write it (internal/adapters/dynamo,
 // internal/adapters/ses), the construct that declares it
 // (constructs/campaigns) and the dynalite tests. No SDK here.
 //

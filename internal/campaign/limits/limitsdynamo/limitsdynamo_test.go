@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/unschedule/unschedule/internal/adapters/campaigndynamo"
+	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
@@ -29,7 +29,7 @@ func newCounters(t *testing.T) (*Counters, *dynamodb.Client, string) {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigndynamo.TableInput(name))
+	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
 	c, err := New(client, name)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package campaigndynamo
+package dynamo
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 )
 
-// StreamTask reads a send task from a stream record's image (the
+// StreamSendTask reads a send task from a stream record's image (the
 // campaign table's stream, NEW_IMAGE or NEW_AND_OLD_IMAGES) with the
 // store's own decoding, so the live progress shows a task exactly as GET
 // /campaigns/{id} does. An image that is not a task is an error.
-func StreamTask(img map[string]events.DynamoDBAttributeValue) (campaign.SendTask, error) {
+func StreamSendTask(img map[string]events.DynamoDBAttributeValue) (campaign.SendTask, error) {
 	m, err := fromStream(img)
 	if err != nil {
 		return campaign.SendTask{}, err

@@ -1,4 +1,4 @@
-package campaigndynamo
+package dynamo
 
 import (
 	"encoding/base64"
@@ -89,12 +89,12 @@ func TestStreamTaskReadsWhatTheStoreWrites(t *testing.T) {
 	cancelled.State, cancelled.Reason = campaign.Cancelled, "campaign cancelled"
 	for _, task := range []campaign.SendTask{base, running, finished, failed, cancelled} {
 		t.Run(string(task.State), func(t *testing.T) {
-			got, err := StreamTask(asStream(t, marshalTask(task)))
+			got, err := StreamSendTask(asStream(t, marshalTask(task)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, task) {
-				t.Fatalf("StreamTask =\n %+v\nwant\n %+v", got, task)
+				t.Fatalf("StreamSendTask =\n %+v\nwant\n %+v", got, task)
 			}
 		})
 	}
@@ -109,14 +109,14 @@ func TestStreamTaskRejects(t *testing.T) {
 	}{
 		{"no state", func(m item) { delete(m, attrState) }, "lacks campaignId, taskId or state"},
 		{"damaged number", func(m item) { m[attrAttempt] = &types.AttributeValueMemberN{Value: "1.5"} }, "not a whole number"},
-		{"damaged time", func(m item) { m["sendAt"] = s("yesterday") }, "not RFC 3339"},
-		{"a checkpoint", func(m item) { clear(m); m["next"] = n(3) }, "lacks campaignId"},
+		{"damaged time", func(m item) { m["sendAt"] = avS("yesterday") }, "not RFC 3339"},
+		{"a checkpoint", func(m item) { clear(m); m["next"] = avN(3) }, "lacks campaignId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := marshalTask(task)
 			tc.edit(m)
-			if _, err := StreamTask(asStream(t, m)); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("StreamTask = %v, want an error saying %q", err, tc.want)
+			if _, err := StreamSendTask(asStream(t, m)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("StreamSendTask = %v, want an error saying %q", err, tc.want)
 			}
 		})
 	}
@@ -126,11 +126,11 @@ func TestStreamTaskRejects(t *testing.T) {
 // becomes the SDK's value, nested ones included.
 func TestFromStreamConvertsEveryType(t *testing.T) {
 	want := item{
-		"s": s("x"), "n": n(7), "bool": &types.AttributeValueMemberBOOL{Value: true}, "null": &types.AttributeValueMemberNULL{Value: true},
+		"s": avS("x"), "n": avN(7), "bool": &types.AttributeValueMemberBOOL{Value: true}, "null": &types.AttributeValueMemberNULL{Value: true},
 		"b": &types.AttributeValueMemberB{Value: []byte{1, 2}}, "ss": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
 		"ns": &types.AttributeValueMemberNS{Value: []string{"1", "2"}}, "bs": &types.AttributeValueMemberBS{Value: [][]byte{{3}, {4}}},
-		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("y"), &types.AttributeValueMemberM{Value: item{"k": n(1)}}}},
-		"m": &types.AttributeValueMemberM{Value: item{"inner": &types.AttributeValueMemberL{Value: []types.AttributeValue{n(2)}}}},
+		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{avS("y"), &types.AttributeValueMemberM{Value: item{"k": avN(1)}}}},
+		"m": &types.AttributeValueMemberM{Value: item{"inner": &types.AttributeValueMemberL{Value: []types.AttributeValue{avN(2)}}}},
 	}
 	got, err := fromStream(asStream(t, want))
 	if err != nil {

@@ -1,4 +1,4 @@
-package inmem
+package memory
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func TestBucket(t *testing.T) {
 
 func TestSchedulerSemantics(t *testing.T) {
 	ctx := context.Background()
-	s := NewScheduler(nil)
+	s := NewCampaignScheduler(nil)
 	r := campaign.ScheduleRequest{Name: "camp-x", ClientToken: "a"}
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestSchedulerSemantics(t *testing.T) {
 	if st := s.Stats(); st.Creates != 2 || st.Calls != 7 {
 		t.Fatalf("stats %+v", st)
 	}
-	lim := NewScheduler(NewBucket(clock.NewFake(t0), 1, 1))
+	lim := NewCampaignScheduler(NewBucket(clock.NewFake(t0), 1, 1))
 	_ = lim.Create(ctx, r)
 	if err := lim.Create(ctx, r2); !errors.Is(err, campaign.ErrThrottled) || lim.Stats().Throttled != 1 {
 		t.Fatalf("over the bucket: %v", err)
@@ -80,7 +80,7 @@ func TestSchedulerSemantics(t *testing.T) {
 
 func TestSenderSendsOncePerKey(t *testing.T) {
 	ctx := context.Background()
-	s := NewSender(clock.NewFake(t0))
+	s := NewCampaignSender(clock.NewFake(t0))
 	if _, err := s.Sent(ctx, "k"); !errors.Is(err, campaign.ErrNotSent) {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSenderSendsOncePerKey(t *testing.T) {
 
 func TestStoreConditions(t *testing.T) {
 	ctx := context.Background()
-	st := NewStore()
+	st := NewCampaignStore()
 	task := campaign.SendTask{CampaignID: "c", ID: "c-00000", State: campaign.Pending, SendAt: t0}
 	st.PutTasks(task)
 	claimed, err := st.Claim(ctx, task.Key(), t0, t0, time.Minute)
@@ -174,7 +174,7 @@ func endAll(t *testing.T, st interface {
 func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 	for _, from := range []campaign.Status{campaign.Active, campaign.Provisioning, campaign.CampaignCancelled} {
 		t.Run(string(from), func(t *testing.T) {
-			st := NewStore()
+			st := NewCampaignStore()
 			c := campaign.Campaign{ID: "c1", Status: from, Total: 3}
 			st.PutCampaign(c)
 			for i := range 3 {
@@ -191,6 +191,57 @@ func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 			err := st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", t0)
 			if from == campaign.Provisioning && !errors.Is(err, campaign.ErrConditionFailed) {
 				t.Fatalf("Provisioning → Active after completion: %v", err)
+			}
+		})
+	}
+}
+
+// TestCampaignStoreIsNoMoreLenientThanDynamo: what dynamo.CampaignStore
+// refuses, the memory store refuses too, and every conditional write
+// goes through the fault injector first.
+func TestCampaignStoreIsNoMoreLenientThanDynamo(t *testing.T) {
+	ctx := context.Background()
+	injected := errors.New("injected")
+	for _, tc := range []struct {
+		name string
+		call func(s *CampaignStore) error
+		want error // nil: any error
+	}{
+		{"list from before the first task", func(s *CampaignStore) error { _, err := s.List(ctx, "c", -1, 5); return err }, nil},
+		{"list no tasks", func(s *CampaignStore) error { _, err := s.List(ctx, "c", 0, 0); return err }, nil},
+		{"set status from nothing", func(s *CampaignStore) error {
+			return s.SetStatus(ctx, "c", nil, campaign.CampaignCancelled, "", t0)
+		}, nil},
+		{"replace with another key", func(s *CampaignStore) error {
+			a := campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending}
+			b := a
+			b.ID = campaign.TaskID("c", 1)
+			return s.Replace(ctx, a, b)
+		}, nil},
+		{"open with a damaged cursor", func(s *CampaignStore) error { _, _, err := s.Open(ctx, "%%%", 5); return err }, campaign.ErrBadCursor},
+		{"open with a negative cursor", func(s *CampaignStore) error { _, _, err := s.Open(ctx, "-3", 5); return err }, campaign.ErrBadCursor},
+		{"fault on claim", func(s *CampaignStore) error {
+			s.Fail = func(op string) error {
+				if op == "Claim" {
+					return injected
+				}
+				return nil
+			}
+			_, err := s.Claim(ctx, campaign.Key{CampaignID: "c", TaskID: campaign.TaskID("c", 0)}, t0, t0, time.Minute)
+			return err
+		}, injected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewCampaignStore()
+			s.PutCampaign(campaign.Campaign{ID: "c", Status: campaign.Active, Total: 2})
+			s.PutTasks(campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending, SendAt: t0},
+				campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 1), Index: 1, State: campaign.Pending, SendAt: t0})
+			err := tc.call(s)
+			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("error = %v, want %v", err, tc.want)
+			}
+			if s.Writes != 0 {
+				t.Fatalf("%d writes, want none", s.Writes)
 			}
 		})
 	}

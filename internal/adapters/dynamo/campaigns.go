@@ -1,11 +1,12 @@
-// Package campaigndynamo keeps campaigns, their send tasks and the
+// The campaign table: CampaignStore keeps campaigns, their send tasks and the
 // provisioning checkpoints in one DynamoDB table (layout:
 // internal/campaign/tablekeys). Every state change is a conditional
 // write: Claim moves Pending → Running only if the task is Pending;
 // Replace writes only if the stored task still has the previous state and
 // attempt; SetStatus only from the allowed statuses. A refused condition
 // is campaign.ErrConditionFailed, a missing item campaign.ErrNotFound.
-package campaigndynamo
+
+package dynamo
 
 import (
 	"context"
@@ -13,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -28,48 +30,25 @@ import (
 	"github.com/unschedule/unschedule/internal/clock"
 )
 
-// API is the part of the DynamoDB client the store uses.
-type API interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
-}
-
-var _ API = (*dynamodb.Client)(nil)
-
-// Store implements the campaign ports on a table.
-type Store struct {
-	api   API
-	table string
-}
+// CampaignStore implements the campaign ports on the campaign table.
+type CampaignStore struct{ onTable }
 
 var (
-	_ campaign.Tasks        = (*Store)(nil)
-	_ campaign.Campaigns    = (*Store)(nil)
-	_ provision.Checkpoints = (*Store)(nil)
+	_ campaign.Tasks        = (*CampaignStore)(nil)
+	_ campaign.Campaigns    = (*CampaignStore)(nil)
+	_ provision.Checkpoints = (*CampaignStore)(nil)
 )
 
-// New returns a Store on the named table.
-func New(api API, table string) (*Store, error) {
-	if api == nil || table == "" {
-		return nil, errors.New("campaigndynamo: a DynamoDB client and a table name are required")
+// NewCampaignStore returns a CampaignStore on the named table.
+func NewCampaignStore(api API, name string) (*CampaignStore, error) {
+	if api == nil || name == "" {
+		return nil, errors.New("dynamo: NewCampaignStore needs a DynamoDB client and a table name")
 	}
-	return &Store{api: api, table: table}, nil
-}
-
-// conditionFailed maps a refused condition to campaign.ErrConditionFailed.
-func conditionFailed(err error) error {
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return fmt.Errorf("%w (%w)", campaign.ErrConditionFailed, err)
-	}
-	return err
+	return &CampaignStore{onTable{api, name}}, nil
 }
 
 // Get implements campaign.Tasks (a consistent read).
-func (st *Store) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
+func (st *CampaignStore) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: taskKey(k), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return campaign.SendTask{}, fmt.Errorf("get task %s: %w", k.TaskID, err)
@@ -84,7 +63,7 @@ func (st *Store) Get(ctx context.Context, k campaign.Key) (campaign.SendTask, er
 // (campaign.TaskSchema.Claim: Pending at sendAt = due → Running,
 // firedAt and claimedAt = now), with the task's own changes in the same
 // UpdateItem (leaseUntil, updatedAt, attempt + 1).
-func (st *Store) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+func (st *CampaignStore) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	now = now.UTC().Truncate(time.Second)
 	u := campaign.TaskSchema.Claim(campaign.ItemKey(k), contract.FormatTime(due), now, contract.ClaimOptions{})
 	t, err := st.claimWrite(ctx, u, now, lease)
@@ -98,7 +77,7 @@ func (st *Store) Claim(ctx context.Context, k campaign.Key, due, now time.Time, 
 // (campaign.TaskSchema.TakeOver: Running for due, not sent, claimed at
 // least lease ago → claimedAt = now), with the task's own changes as
 // Claim's.
-func (st *Store) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+func (st *CampaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	now = now.UTC().Truncate(time.Second)
 	u := campaign.TaskSchema.TakeOver(campaign.ItemKey(k), contract.FormatTime(due), now, lease)
 	t, err := st.claimWrite(ctx, u, now, lease)
@@ -110,28 +89,19 @@ func (st *Store) TakeOver(ctx context.Context, k campaign.Key, due, now time.Tim
 
 // claimWrite sends a contract update (SET ... with #nN and :vN
 // placeholders) with the claim's task changes added.
-func (st *Store) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	names := map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt}
-	vals := item{":claimLease": s(now.Add(lease).Format(time.RFC3339Nano)), ":claimUpdated": s(now.Format(time.RFC3339Nano)), ":claimOne": n(1)}
-	for p, name := range u.Names {
-		names[p] = name
+func (st *CampaignStore) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	in := UpdateInput(st.table, u, types.ReturnValueAllNew)
+	in.UpdateExpression = aws.String(u.UpdateExpression + ", #claimLease = :claimLease, #claimUpdated = :claimUpdated ADD #claimAttempt :claimOne")
+	in.ExpressionAttributeNames = maps.Clone(u.Names)
+	if in.ExpressionAttributeValues == nil {
+		in.ExpressionAttributeValues = item{}
 	}
-	for p, v := range u.Values {
-		vals[p] = s(v)
-	}
-	key := item{}
-	for name, v := range u.Key {
-		key[name] = s(v)
-	}
-	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.table), Key: key,
-		UpdateExpression:         aws.String(u.UpdateExpression + ", #claimLease = :claimLease, #claimUpdated = :claimUpdated ADD #claimAttempt :claimOne"),
-		ConditionExpression:      aws.String(u.ConditionExpression),
-		ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
-		ReturnValues: types.ReturnValueAllNew,
-	})
+	maps.Copy(in.ExpressionAttributeNames, map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt})
+	maps.Copy(in.ExpressionAttributeValues, item{":claimLease": avS(now.Add(lease).Format(time.RFC3339Nano)),
+		":claimUpdated": avS(now.Format(time.RFC3339Nano)), ":claimOne": avN(1)})
+	out, err := st.api.UpdateItem(ctx, in)
 	if err != nil {
-		return campaign.SendTask{}, conditionFailed(err)
+		return campaign.SendTask{}, conditionAs(err, campaign.ErrConditionFailed)
 	}
 	return unmarshalTask(out.Attributes)
 }
@@ -140,7 +110,7 @@ func (st *Store) claimWrite(ctx context.Context, u contract.Update, now time.Tim
 // stored state and attempt being prev's. A move into a terminal state is
 // then settled (see settle): the campaign is Completed by the write that
 // records its last open task.
-func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) error {
+func (st *CampaignStore) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	if prev.Key() != next.Key() {
 		return fmt.Errorf("replace task %s with %s: the keys differ", prev.ID, next.ID)
 	}
@@ -148,10 +118,10 @@ func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) erro
 		TableName: aws.String(st.table), Item: marshalTask(next),
 		ConditionExpression:       aws.String("#s = :s AND #a = :a"),
 		ExpressionAttributeNames:  map[string]string{"#s": attrState, "#a": attrAttempt},
-		ExpressionAttributeValues: item{":s": s(string(prev.State)), ":a": n(prev.Attempt)},
+		ExpressionAttributeValues: item{":s": avS(string(prev.State)), ":a": avN(prev.Attempt)},
 	})
 	if err != nil {
-		return fmt.Errorf("replace task %s: %w", prev.ID, conditionFailed(err))
+		return fmt.Errorf("replace task %s: %w", prev.ID, conditionAs(err, campaign.ErrConditionFailed))
 	}
 	if prev.State.Terminal() || !next.State.Terminal() {
 		return nil
@@ -179,9 +149,9 @@ func (st *Store) Replace(ctx context.Context, prev, next campaign.SendTask) erro
 // completed too: provisioning's own move to Active is then refused and
 // ignored. If the second write is lost (a crash between the two), GET
 // /campaigns/{id} completes it (campaignapi).
-func (st *Store) settle(ctx context.Context, campaignID string, index int, now time.Time) error {
+func (st *CampaignStore) settle(ctx context.Context, campaignID string, index int, now time.Time) error {
 	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.table), Key: item{tk.PartitionKey: s(tk.CampaignPK(campaignID)), tk.SortKey: s(tk.DoneSK)},
+		TableName: aws.String(st.table), Key: item{tk.PartitionKey: avS(tk.CampaignPK(campaignID)), tk.SortKey: avS(tk.DoneSK)},
 		UpdateExpression:          aws.String("ADD #d :i"),
 		ExpressionAttributeNames:  map[string]string{"#d": tk.DoneAttr},
 		ExpressionAttributeValues: item{":i": &types.AttributeValueMemberNS{Value: []string{strconv.Itoa(index)}}},
@@ -199,10 +169,10 @@ func (st *Store) settle(ctx context.Context, campaignID string, index int, now t
 		UpdateExpression:         aws.String("SET #st = :completed, updatedAt = :now"),
 		ConditionExpression:      aws.String("#st IN (:provisioning, :active) AND #total <= :n"),
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#total": "total"},
-		ExpressionAttributeValues: item{":completed": s(string(campaign.Completed)), ":now": s(now.UTC().Format(time.RFC3339Nano)),
-			":provisioning": s(string(campaign.Provisioning)), ":active": s(string(campaign.Active)), ":n": n(len(done.Value))},
+		ExpressionAttributeValues: item{":completed": avS(string(campaign.Completed)), ":now": avS(now.UTC().Format(time.RFC3339Nano)),
+			":provisioning": avS(string(campaign.Provisioning)), ":active": avS(string(campaign.Active)), ":n": avN(len(done.Value))},
 	})
-	if err != nil && !errors.Is(conditionFailed(err), campaign.ErrConditionFailed) {
+	if err != nil && !errors.Is(conditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
 		return fmt.Errorf("complete campaign %s: %w", campaignID, err)
 	}
 	return nil
@@ -210,63 +180,55 @@ func (st *Store) settle(ctx context.Context, campaignID string, index int, now t
 
 // List implements campaign.Tasks: a consistent Query of the campaign's
 // partition from the from-th task's sort key on (task ids sort by index).
-func (st *Store) List(ctx context.Context, campaignID string, from, limit int) ([]campaign.SendTask, error) {
+func (st *CampaignStore) List(ctx context.Context, campaignID string, from, limit int) ([]campaign.SendTask, error) {
 	if from < 0 || limit < 1 {
 		return nil, fmt.Errorf("list tasks of %s: from %d, limit %d: want from >= 0 and limit >= 1", campaignID, from, limit)
 	}
 	var out []campaign.SendTask
-	var start item
-	for len(out) < limit {
-		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-			TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
-			KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
-			ExpressionAttributeValues: item{":pk": s(tk.CampaignPK(campaignID)), ":from": s(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": s(tk.TaskPrefix + campaignID + "-~")},
-			Limit:                     aws.Int32(int32(limit - len(out))), ExclusiveStartKey: start,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("list tasks of %s: %w", campaignID, err)
-		}
-		for _, m := range res.Items {
-			t, err := unmarshalTask(m)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, t)
-		}
-		if res.LastEvaluatedKey == nil {
-			break
-		}
-		start = res.LastEvaluatedKey
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":from": avS(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": avS(tk.TaskPrefix + campaignID + "-~")},
+		Limit:                     aws.Int32(int32(limit)),
+	}
+	err := queryPages(ctx, st.api, in, func(res *dynamodb.QueryOutput) (bool, error) {
+		page, err := decodeAll(res.Items, unmarshalTask)
+		out = append(out, page...)
+		in.Limit = aws.Int32(int32(limit - len(out)))
+		return len(out) < limit, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks of %s: %w", campaignID, err)
 	}
 	return out, nil
 }
 
 // Open implements campaign.Tasks: one page of the sparse open index; the
 // cursor is the page's last key, encoded.
-func (st *Store) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
-	start, err := decodeCursor(cursor, tk.OpenAttr, tk.OpenValue)
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(st.table), IndexName: aws.String(tk.OpenIndex),
-		KeyConditionExpression:    aws.String("#o = :o"),
-		ExpressionAttributeNames:  map[string]string{"#o": tk.OpenAttr},
-		ExpressionAttributeValues: item{":o": s(tk.OpenValue)},
-		Limit:                     aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
-	})
+func (st *CampaignStore) Open(ctx context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
+	res, err := st.indexPage(ctx, tk.OpenIndex, tk.OpenAttr, tk.OpenValue, cursor, limit, true)
 	if err != nil {
 		return nil, "", fmt.Errorf("read open tasks: %w", err)
 	}
-	out := make([]campaign.SendTask, 0, len(res.Items))
-	for _, m := range res.Items {
-		t, err := unmarshalTask(m)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, t)
+	out, err := decodeAll(res.Items, unmarshalTask)
+	return out, encodeCursor(res.LastEvaluatedKey), err
+}
+
+// indexPage reads one page of index's partition attr = value (forward:
+// in sort key order, else the reverse), from cursor (decodeCursor; the
+// index's sort attributes besides the table's keys are sortAttrs).
+func (st *CampaignStore) indexPage(ctx context.Context, index, attr, value, cursor string, limit int, forward bool, sortAttrs ...string) (*dynamodb.QueryOutput, error) {
+	start, err := decodeCursor(cursor, attr, value, sortAttrs...)
+	if err != nil {
+		return nil, err
 	}
-	return out, encodeCursor(res.LastEvaluatedKey), nil
+	return st.api.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(st.table), IndexName: aws.String(index),
+		KeyConditionExpression:    aws.String("#o = :o"),
+		ExpressionAttributeNames:  map[string]string{"#o": attr},
+		ExpressionAttributeValues: item{":o": avS(value)},
+		ScanIndexForward:          aws.Bool(forward), Limit: aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
+	})
 }
 
 // encodeCursor writes a key of string attributes (every key here is) as
@@ -311,13 +273,13 @@ func decodeCursor(c, part, want string, sortAttrs ...string) (item, error) {
 	}
 	k := item{}
 	for name, v := range m {
-		k[name] = s(v)
+		k[name] = avS(v)
 	}
 	return k, nil
 }
 
 // Campaign implements campaign.Campaigns.
-func (st *Store) Campaign(ctx context.Context, id string) (campaign.Campaign, error) {
+func (st *CampaignStore) Campaign(ctx context.Context, id string) (campaign.Campaign, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: campaignKey(id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return campaign.Campaign{}, fmt.Errorf("get campaign %s: %w", id, err)
@@ -330,15 +292,15 @@ func (st *Store) Campaign(ctx context.Context, id string) (campaign.Campaign, er
 
 // SetStatus implements campaign.Campaigns: an update conditioned on the
 // status being one of from.
-func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
+func (st *CampaignStore) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
 	if len(from) == 0 {
 		return fmt.Errorf("set campaign %s status: no status to move from", id)
 	}
-	vals := item{":to": s(string(to)), ":now": s(now.UTC().Format(time.RFC3339Nano))}
+	vals := item{":to": avS(string(to)), ":now": avS(now.UTC().Format(time.RFC3339Nano))}
 	cond := "#st IN ("
 	for i, f := range from {
 		k := ":f" + strconv.Itoa(i)
-		vals[k] = s(string(f))
+		vals[k] = avS(string(f))
 		if i > 0 {
 			cond += ", "
 		}
@@ -347,7 +309,7 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 	update := "SET #st = :to, updatedAt = :now"
 	if reason != "" {
 		update += ", cancelReason = :r"
-		vals[":r"] = s(reason)
+		vals[":r"] = avS(reason)
 	}
 	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(st.table), Key: campaignKey(id),
@@ -355,7 +317,7 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus}, ExpressionAttributeValues: vals,
 	})
 	if err != nil {
-		return fmt.Errorf("set campaign %s status %s: %w", id, to, conditionFailed(err))
+		return fmt.Errorf("set campaign %s status %s: %w", id, to, conditionAs(err, campaign.ErrConditionFailed))
 	}
 	return nil
 }
@@ -364,42 +326,28 @@ func (st *Store) SetStatus(ctx context.Context, id string, from []campaign.Statu
 // owner index: summaries (id, subject, status, total, created and
 // updated), without body or rules. The cursor is opaque; "" starts, a
 // returned "" ends.
-func (st *Store) Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
-	start, err := decodeCursor(cursor, tk.OwnerAttr, owner, tk.CreatedAttr)
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(st.table), IndexName: aws.String(tk.OwnerIndex),
-		KeyConditionExpression:    aws.String("#o = :o"),
-		ExpressionAttributeNames:  map[string]string{"#o": tk.OwnerAttr},
-		ExpressionAttributeValues: item{":o": s(owner)},
-		ScanIndexForward:          aws.Bool(false), Limit: aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
-	})
+func (st *CampaignStore) Owned(ctx context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
+	res, err := st.indexPage(ctx, tk.OwnerIndex, tk.OwnerAttr, owner, cursor, limit, false, tk.CreatedAttr)
 	if err != nil {
 		return nil, "", fmt.Errorf("list campaigns of %s: %w", owner, err)
 	}
-	out := make([]campaign.Campaign, 0, len(res.Items))
-	for _, m := range res.Items {
-		r := &reader{m: m}
+	out, err := decodeAll(res.Items, func(m item) (campaign.Campaign, error) {
+		r := &attrReader{m: m}
 		c := campaign.Campaign{ID: getS(m, attrCampaignID), OwnerID: owner, Subject: getS(m, "subject"),
 			Status: campaign.Status(getS(m, attrStatus)), Total: r.n("total"), CreatedAt: r.t(tk.CreatedAttr), UpdatedAt: r.t("updatedAt")}
-		if r.err != nil {
-			return nil, "", r.err
-		}
-		out = append(out, c)
-	}
-	return out, encodeCursor(res.LastEvaluatedKey), nil
+		return c, r.err
+	})
+	return out, encodeCursor(res.LastEvaluatedKey), err
 }
 
-// ErrExists: a campaign of that id exists already.
-var ErrExists = errors.New("campaign exists")
+// ErrCampaignExists: a campaign of that id exists already.
+var ErrCampaignExists = errors.New("campaign exists")
 
 // Create writes a new campaign, then its tasks in batches. The campaign
-// item goes first, conditioned on the id being new (ErrExists); a create
+// item goes first, conditioned on the id being new (ErrCampaignExists); a create
 // that fails midway leaves a Draft campaign with fewer than Total tasks,
 // which Complete reports and provisioning must refuse.
-func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
+func (st *CampaignStore) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
 	m, err := marshalCampaign(c)
 	if err != nil {
 		return err
@@ -407,15 +355,15 @@ func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campai
 	_, err = st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if err != nil {
-		if errors.Is(conditionFailed(err), campaign.ErrConditionFailed) {
-			return fmt.Errorf("create campaign %s: %w", c.ID, ErrExists)
+		if errors.Is(conditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
+			return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
 		}
 		return fmt.Errorf("create campaign %s: %w", c.ID, err)
 	}
-	// CreateWriters batches in flight: 10,000 tasks are 400 batches.
+	// CampaignCreateWriters batches in flight: 10,000 tasks are 400 batches.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, CreateWriters)
+	sem := make(chan struct{}, CampaignCreateWriters)
 	errs := make(chan error, 1)
 	var wg sync.WaitGroup
 	for i := 0; i < len(tasks) && ctx.Err() == nil; i += 25 {
@@ -444,11 +392,11 @@ func (st *Store) Create(ctx context.Context, c campaign.Campaign, tasks []campai
 	}
 }
 
-// CreateWriters is how many task batches Create writes at once.
-const CreateWriters = 8
+// CampaignCreateWriters is how many task batches Create writes at once.
+const CampaignCreateWriters = 8
 
 // batch writes reqs, retrying the unprocessed ones with a growing pause.
-func (st *Store) batch(ctx context.Context, reqs []types.WriteRequest) error {
+func (st *CampaignStore) batch(ctx context.Context, reqs []types.WriteRequest) error {
 	for try := 0; len(reqs) > 0; try++ {
 		if try > 0 {
 			if try > 8 {
@@ -469,7 +417,7 @@ func (st *Store) batch(ctx context.Context, reqs []types.WriteRequest) error {
 
 // Complete reports whether every task of c was written (the last one
 // exists): a create that failed midway is not.
-func (st *Store) Complete(ctx context.Context, c campaign.Campaign) (bool, error) {
+func (st *CampaignStore) Complete(ctx context.Context, c campaign.Campaign) (bool, error) {
 	if c.Total == 0 {
 		return true, nil
 	}
@@ -482,36 +430,31 @@ func (st *Store) Complete(ctx context.Context, c campaign.Campaign) (bool, error
 
 // Counts counts a campaign's tasks by state (a consistent Query that
 // returns only the state: about 1 read unit per 4 KB of items read).
-func (st *Store) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
+func (st *CampaignStore) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
 	counts := map[campaign.State]int{}
-	var start item
-	for {
-		res, err := st.api.Query(ctx, &dynamodb.QueryInput{
-			TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
-			KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
-			ProjectionExpression:      aws.String("#s"),
-			ExpressionAttributeNames:  map[string]string{"#s": attrState},
-			ExpressionAttributeValues: item{":pk": s(tk.CampaignPK(campaignID)), ":t": s(tk.TaskPrefix)},
-			ExclusiveStartKey:         start,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("count tasks of %s: %w", campaignID, err)
-		}
+	err := queryPages(ctx, st.api, &dynamodb.QueryInput{
+		TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
+		ProjectionExpression:      aws.String("#s"),
+		ExpressionAttributeNames:  map[string]string{"#s": attrState},
+		ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":t": avS(tk.TaskPrefix)},
+	}, func(res *dynamodb.QueryOutput) (bool, error) {
 		for _, m := range res.Items {
 			counts[campaign.State(getS(m, attrState))]++
 		}
-		if res.LastEvaluatedKey == nil {
-			return counts, nil
-		}
-		start = res.LastEvaluatedKey
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count tasks of %s: %w", campaignID, err)
 	}
+	return counts, nil
 }
 
 // Load implements provision.Checkpoints (a consistent read; the zero
 // checkpoint when none was saved).
-func (st *Store) Load(ctx context.Context, campaignID string) (provision.Checkpoint, error) {
+func (st *CampaignStore) Load(ctx context.Context, campaignID string) (provision.Checkpoint, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
-		Key: item{tk.PartitionKey: s(tk.CampaignPK(campaignID)), tk.SortKey: s(tk.CheckpointSK)}})
+		Key: item{tk.PartitionKey: avS(tk.CampaignPK(campaignID)), tk.SortKey: avS(tk.CheckpointSK)}})
 	if err != nil {
 		return provision.Checkpoint{}, fmt.Errorf("load checkpoint of %s: %w", campaignID, err)
 	}
@@ -519,7 +462,7 @@ func (st *Store) Load(ctx context.Context, campaignID string) (provision.Checkpo
 	if out.Item == nil {
 		return cp, nil
 	}
-	r := &reader{m: out.Item}
+	r := &attrReader{m: out.Item}
 	cp.Next, cp.Created, cp.Errors, cp.Runs = r.n("next"), r.n("created"), r.n("errors"), r.n("runs")
 	cp.Done, cp.UpdatedAt = getS(out.Item, "done") == "true", r.t("updatedAt")
 	return cp, r.err
@@ -527,10 +470,10 @@ func (st *Store) Load(ctx context.Context, campaignID string) (provision.Checkpo
 
 // Save implements provision.Checkpoints. The checkpoint item has no
 // state, so it never enters the open index.
-func (st *Store) Save(ctx context.Context, cp provision.Checkpoint) error {
-	m := item{tk.PartitionKey: s(tk.CampaignPK(cp.CampaignID)), tk.SortKey: s(tk.CheckpointSK),
-		"next": n(cp.Next), "created": n(cp.Created), "errors": n(cp.Errors), "runs": n(cp.Runs),
-		"done": s(strconv.FormatBool(cp.Done))}
+func (st *CampaignStore) Save(ctx context.Context, cp provision.Checkpoint) error {
+	m := item{tk.PartitionKey: avS(tk.CampaignPK(cp.CampaignID)), tk.SortKey: avS(tk.CheckpointSK),
+		"next": avN(cp.Next), "created": avN(cp.Created), "errors": avN(cp.Errors), "runs": avN(cp.Runs),
+		"done": avS(strconv.FormatBool(cp.Done))}
 	putT(m, "updatedAt", cp.UpdatedAt)
 	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m}); err != nil {
 		return fmt.Errorf("save checkpoint of %s: %w", cp.CampaignID, err)

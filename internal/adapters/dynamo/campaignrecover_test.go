@@ -1,4 +1,4 @@
-package campaigndynamo
+package dynamo
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/unschedule/unschedule/internal/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -34,14 +34,14 @@ func (noDispatch) Dispatch(context.Context, campaign.FireEvent) error { return n
 // re-queues the second; nothing is sent again.
 func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := newCampaignStore(t)
 	_, tasks := seed(t, st, "c3", 2)
 	if err := st.SetStatus(ctx, "c3", []campaign.Status{campaign.Draft}, campaign.Active, "", t0); err != nil {
 		t.Fatal(err)
 	}
 	clock := clock.NewFake(tasks[0].SendAt)
 	m := &mail{}
-	sender, err := ses.New(m, testenv.NewDynamoClient(dynalite), ses.Config{Table: st.table, From: "news@example.com"}, clock)
+	sender, err := ses.New(m, testenv.NewDynamoClient(endpoint), ses.Config{Table: st.table, From: "news@example.com"}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	clock.Set(tasks[1].SendAt.Add(2 * time.Minute)) // both past their due time and lease
 	rules := &campaign.Repair{}
 	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Scheduler: inmem.NewScheduler(nil), Sender: sender, Dispatcher: noDispatch{}, Clock: clock,
+		Scheduler: memory.NewCampaignScheduler(nil), Sender: sender, Dispatcher: noDispatch{}, Clock: clock,
 		Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,8 @@
-package campaigndynamo
+package dynamo
 
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
@@ -23,100 +19,25 @@ const (
 	attrTaskID     = "taskId"
 )
 
-type item = map[string]types.AttributeValue
-
-func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func n(v int) types.AttributeValue    { return &types.AttributeValueMemberN{Value: strconv.Itoa(v)} }
-
-// putS, putN and putT leave out empty values (a smaller item, and absent
-// means zero on the way back).
-func putS(m item, k, v string) {
-	if v != "" {
-		m[k] = s(v)
-	}
-}
-func putN(m item, k string, v int) {
-	if v != 0 {
-		m[k] = n(v)
-	}
-}
-func putT(m item, k string, t time.Time) {
-	if !t.IsZero() {
-		m[k] = s(t.UTC().Format(time.RFC3339Nano))
-	}
-}
-
-func getS(m item, k string) string {
-	if v, ok := m[k].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-// getN and getT report a damaged value instead of reading it as zero.
-func getN(m item, k string) (int, error) {
-	v, ok := m[k].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, nil
-	}
-	i, err := strconv.Atoi(v.Value)
-	if err != nil {
-		return 0, fmt.Errorf("attribute %s = %q is not a whole number: %w", k, v.Value, err)
-	}
-	return i, nil
-}
-func getT(m item, k string) (time.Time, error) {
-	v := getS(m, k)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("attribute %s = %q is not RFC 3339: %w", k, v, err)
-	}
-	return t, nil
-}
-
-// reader collects the first decode error.
-type reader struct {
-	m   item
-	err error
-}
-
-func (r *reader) n(k string) int {
-	v, err := getN(r.m, k)
-	if r.err == nil {
-		r.err = err
-	}
-	return v
-}
-func (r *reader) t(k string) time.Time {
-	v, err := getT(r.m, k)
-	if r.err == nil {
-		r.err = err
-	}
-	return v
-}
-
 func taskKey(k campaign.Key) item {
-	return item{tk.PartitionKey: s(tk.CampaignPK(k.CampaignID)), tk.SortKey: s(tk.TaskSK(k.TaskID))}
+	return item{tk.PartitionKey: avS(tk.CampaignPK(k.CampaignID)), tk.SortKey: avS(tk.TaskSK(k.TaskID))}
 }
 
 func campaignKey(id string) item {
-	return item{tk.PartitionKey: s(tk.CampaignPK(id)), tk.SortKey: s(tk.MetaSK)}
+	return item{tk.PartitionKey: avS(tk.CampaignPK(id)), tk.SortKey: avS(tk.MetaSK)}
 }
 
 // open reports whether a task belongs in the sparse open index.
-func open(st campaign.State) bool { return st == campaign.Pending || st == campaign.Running }
+func openState(st campaign.State) bool { return st == campaign.Pending || st == campaign.Running }
 
 func marshalTask(t campaign.SendTask) item {
 	m := taskKey(t.Key())
-	m[attrCampaignID], m[attrTaskID] = s(t.CampaignID), s(t.ID)
-	m["index"] = n(t.Index)
-	m[attrState] = s(string(t.State))
-	m[attrAttempt] = n(t.Attempt)
-	if open(t.State) {
-		m[tk.OpenAttr] = s(tk.OpenValue)
+	m[attrCampaignID], m[attrTaskID] = avS(t.CampaignID), avS(t.ID)
+	m["index"] = avN(t.Index)
+	m[attrState] = avS(string(t.State))
+	m[attrAttempt] = avN(t.Attempt)
+	if openState(t.State) {
+		m[tk.OpenAttr] = avS(tk.OpenValue)
 	}
 	putS(m, "email", t.Email)
 	putS(m, "subject", t.Subject)
@@ -136,7 +57,7 @@ func marshalTask(t campaign.SendTask) item {
 }
 
 func unmarshalTask(m item) (campaign.SendTask, error) {
-	r := &reader{m: m}
+	r := &attrReader{m: m}
 	t := campaign.SendTask{
 		CampaignID: getS(m, attrCampaignID), ID: getS(m, attrTaskID), Index: r.n("index"),
 		Email: getS(m, "email"), Subject: getS(m, "subject"),
@@ -159,11 +80,11 @@ func marshalCampaign(c campaign.Campaign) (item, error) {
 		return nil, fmt.Errorf("encode rules: %w", err)
 	}
 	m := campaignKey(c.ID)
-	m[attrCampaignID] = s(c.ID)
-	m[tk.OwnerAttr] = s(c.OwnerID)
-	m["subject"], m["body"], m["rules"] = s(c.Subject), s(c.Body), s(string(rules))
-	m[attrStatus] = s(string(c.Status))
-	m["total"] = n(c.Total)
+	m[attrCampaignID] = avS(c.ID)
+	m[tk.OwnerAttr] = avS(c.OwnerID)
+	m["subject"], m["body"], m["rules"] = avS(c.Subject), avS(c.Body), avS(string(rules))
+	m[attrStatus] = avS(string(c.Status))
+	m["total"] = avN(c.Total)
 	putT(m, tk.CreatedAttr, c.CreatedAt)
 	putT(m, "updatedAt", c.UpdatedAt)
 	putS(m, "cancelReason", c.CancelReason)
@@ -171,7 +92,7 @@ func marshalCampaign(c campaign.Campaign) (item, error) {
 }
 
 func unmarshalCampaign(m item) (campaign.Campaign, error) {
-	r := &reader{m: m}
+	r := &attrReader{m: m}
 	c := campaign.Campaign{ID: getS(m, attrCampaignID), OwnerID: getS(m, tk.OwnerAttr), Subject: getS(m, "subject"),
 		Body: getS(m, "body"), Status: campaign.Status(getS(m, attrStatus)), Total: r.n("total"),
 		CreatedAt: r.t(tk.CreatedAttr), UpdatedAt: r.t("updatedAt"), CancelReason: getS(m, "cancelReason")}

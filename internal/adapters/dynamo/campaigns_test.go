@@ -1,36 +1,31 @@
-package campaigndynamo
+package dynamo
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/inmem"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
-var dynalite string
-
-func TestMain(m *testing.M) { os.Exit(testenv.RunWithDynalite(m, &dynalite)) }
-
 var t0 = time.Date(2026, 6, 1, 7, 0, 0, 0, time.UTC) // a Monday, 09:00 in Berlin
 
-// newStore makes a fresh table and a store on it.
-func newStore(t *testing.T) *Store {
+// newCampaignStore makes a fresh table and a store on it.
+func newCampaignStore(t *testing.T) *CampaignStore {
 	t.Helper()
-	client := testenv.NewDynamoClient(dynalite)
+	client := testenv.NewDynamoClient(endpoint)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, TableInput(name))
-	st, err := New(client, name)
+	testenv.CreateTable(t, client, CampaignTableInput(name))
+	st, err := NewCampaignStore(client, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +38,7 @@ func rules() plan.Rules {
 }
 
 // seed creates a campaign of n recipients through the store.
-func seed(t *testing.T, st *Store, id string, n int) (campaign.Campaign, []campaign.SendTask) {
+func seed(t *testing.T, st *CampaignStore, id string, n int) (campaign.Campaign, []campaign.SendTask) {
 	t.Helper()
 	var rs []campaign.Recipient
 	for i := range n {
@@ -61,15 +56,15 @@ func seed(t *testing.T, st *Store, id string, n int) (campaign.Campaign, []campa
 
 func TestStoreRoundTripsAndConditions(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := newCampaignStore(t)
 	c, tasks := seed(t, st, "c1", 30)
 
 	got, err := st.Campaign(ctx, "c1")
 	if err != nil || got.Total != 30 || got.Status != campaign.Draft || got.OwnerID != "owner-1" || got.Rules.TimeZone != "Europe/Berlin" {
 		t.Fatalf("Campaign = %+v, %v", got, err)
 	}
-	if err := st.Create(ctx, c, tasks); !errors.Is(err, ErrExists) {
-		t.Fatalf("second Create = %v, want ErrExists", err)
+	if err := st.Create(ctx, c, tasks); !errors.Is(err, ErrCampaignExists) {
+		t.Fatalf("second Create = %v, want ErrCampaignExists", err)
 	}
 	if ok, err := st.Complete(ctx, got); !ok || err != nil {
 		t.Fatalf("Complete = %v, %v", ok, err)
@@ -221,10 +216,10 @@ func TestStoreRoundTripsAndConditions(t *testing.T) {
 // the DynamoDB store (the scheduler and the outbox in memory).
 func TestHandlersOnDynalite(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := newCampaignStore(t)
 	_, tasks := seed(t, st, "c2", 12)
 	clock := clock.NewFake(t0)
-	sched := inmem.NewScheduler(nil)
+	sched := memory.NewCampaignScheduler(nil)
 	p, err := provision.New(provision.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "fn", RoleArn: "role", DeadLetterArn: "dlq"}, PageSize: 5, Seed: 1},
 		st, st, sched, st, clock)
 	if err != nil {
@@ -240,7 +235,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 	if n := len(sched.Schedules()); n != 12 {
 		t.Fatalf("%d schedules, want 12", n)
 	}
-	outbox := inmem.NewSender(clock)
+	outbox := memory.NewCampaignSender(clock)
 	w, err := send.New(st, st, outbox, clock, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +257,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 func mapItem(m map[string]string) item {
 	out := item{}
 	for k, v := range m {
-		out[k] = s(v)
+		out[k] = avS(v)
 	}
 	return out
 }
@@ -273,7 +268,7 @@ func mapItem(m map[string]string) item {
 // refused); a Cancelled one stays Cancelled.
 func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := newCampaignStore(t)
 	for i, from := range []campaign.Status{campaign.Active, campaign.Provisioning, campaign.CampaignCancelled} {
 		id := fmt.Sprintf("done%d", i)
 		_, tasks := seed(t, st, id, 12)
@@ -323,7 +318,7 @@ func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
 // a sent one never is. The writes are the contract's (TaskSchema).
 func TestTakeOverIsTheContracts(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := newCampaignStore(t)
 	_, tasks := seed(t, st, "c1", 2)
 	k, due := tasks[0].Key(), tasks[0].SendAt
 	claimAt := due.Add(10 * time.Second)

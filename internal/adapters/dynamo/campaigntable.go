@@ -1,4 +1,4 @@
-package campaigndynamo
+package dynamo
 
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -8,10 +8,10 @@ import (
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
 )
 
-// TableInput is the campaign table as constructs/campaigns declares it
+// CampaignTableInput is the campaign table as constructs/campaigns declares it
 // (keys, the sparse open index, the owner index, on-demand), for the
-// dynalite tests and a local run.
-func TableInput(name string) *dynamodb.CreateTableInput {
+// endpoint tests and a local run.
+func CampaignTableInput(name string) *dynamodb.CreateTableInput {
 	str := func(n string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
 	}
