@@ -394,7 +394,7 @@ func TestCancellationAlarms(t *testing.T) {
 			"Dimensions": fnDim("CancellationProcessor"), "Threshold": 1.0, "ComparisonOperator": "GreaterThanOrEqualToThreshold"}},
 		{"CancellationWorkerErrorsAlarm", map[string]any{"Namespace": "AWS/Lambda", "MetricName": "Errors",
 			"Dimensions": fnDim("CancellationWorker"), "Threshold": 1.0, "ComparisonOperator": "GreaterThanOrEqualToThreshold"}},
-		// A schedule the execution layer refuses for good is acknowledged,
+		// A schedule the timer refuses for good is acknowledged,
 		// not retried: this alarm is what tells anyone.
 		{"CancellationWorkerScheduleRefusedAlarm", map[string]any{"Namespace": metrics.Namespace, "MetricName": metrics.ScheduleRefused,
 			"Statistic": "Sum", "Threshold": 1.0, "ComparisonOperator": "GreaterThanOrEqualToThreshold"}},

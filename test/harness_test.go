@@ -1,7 +1,7 @@
 // Package test holds the synth-and-assert tests of the composed app. They
 // are one package so the jsii runtime starts once per `go test` process;
 // each stack is synthesized once per test binary and shared by its tests
-// (Stack, layerStack and webHosting memoise by the name of their props).
+// (Stack, timerStack and webHosting memoise by the name of their props).
 package test
 
 import (

@@ -3,6 +3,7 @@ package test
 import (
 	"os/exec"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,34 @@ func TestAdopterPackagesImportNoTooling(t *testing.T) {
 	}
 	if len(bad) > 0 {
 		t.Fatalf("adopter packages import tooling %v: move what they need into a package beside the core", bad)
+	}
+}
+
+// TestPackageNamesAreUnique: no two packages of the module share a name
+// (main excepted), so an import never needs an alias and a reader never
+// wonders which "reconciler" a file means.
+func TestPackageNamesAreUnique(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Name}} {{.ImportPath}}", "../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	byName := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, path, _ := strings.Cut(line, " ")
+		if name == "main" {
+			continue
+		}
+		byName[name] = append(byName[name], strings.TrimPrefix(path, module))
+	}
+	var dup []string
+	for name, paths := range byName {
+		if len(paths) > 1 {
+			sort.Strings(paths)
+			dup = append(dup, name+": "+strings.Join(paths, ", "))
+		}
+	}
+	sort.Strings(dup)
+	if len(dup) > 0 {
+		t.Errorf("package names used more than once; rename all but one:\n%s", strings.Join(dup, "\n"))
 	}
 }

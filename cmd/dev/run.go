@@ -18,7 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/devserver"
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // options are the command line.
@@ -33,7 +33,7 @@ type options struct {
 	tokenTTL       time.Duration
 	stepEvery      time.Duration
 	reconcileEvery time.Duration
-	layer          layers.Name
+	timer          timerspec.Name
 	ttlMaxDelay    time.Duration
 	fakeClock      bool // -clock fake: the browser tests' controllable clock
 }
@@ -54,8 +54,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
 	fs.DurationVar(&o.stepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
 	fs.DurationVar(&o.reconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
-	layer := fs.String("layer", "scheduler", "execution layer that fires the tasks: scheduler, stepfunctions or ttl (in-memory stand-ins)")
-	fs.DurationVar(&o.ttlMaxDelay, "ttl-max-delay", time.Minute, "with -layer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
+	timer := fs.String("timer", "scheduler", "timer that fires the tasks: scheduler, stepfunctions or ttl (in-memory stand-ins)")
+	fs.DurationVar(&o.ttlMaxDelay, "ttl-max-delay", time.Minute, "with -timer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
 	clockName := fs.String("clock", "wall", "the server's clock: wall, or fake for browser tests (it runs with the wall clock and "+
 		"POST /__dev/clock/advance {\"seconds\":N} moves it ahead and runs what became due; loopback only)")
 	if err := fs.Parse(args); err != nil {
@@ -71,8 +71,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
-	if o.layer, err = layers.Parse(*layer); err != nil {
-		err = fmt.Errorf("-layer: %w", err)
+	if o.timer, err = timerspec.Parse(*timer); err != nil {
+		err = fmt.Errorf("-timer: %w", err)
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
@@ -218,7 +218,7 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	}
 	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
 		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, CampaignSenders: o.senders, TokenTTL: o.tokenTTL, Log: log,
-		Layer: o.layer, TTLMaxDelay: o.ttlMaxDelay, FakeClock: fakeClock(o.fakeClock)})
+		Timer: o.timer, TTLMaxDelay: o.ttlMaxDelay, FakeClock: fakeClock(o.fakeClock)})
 	if err != nil {
 		return err
 	}

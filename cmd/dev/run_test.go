@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -61,11 +61,11 @@ func TestParseOptions(t *testing.T) {
 		{"zero step", []string{"-step", "0s"}, nil, nil, true},
 		{"stray argument", []string{"serve"}, nil, nil, true},
 		{"unknown flag", []string{"-port", "1"}, nil, nil, true},
-		{"default layer", nil, nil, func(o options) bool { return o.layer == layers.EventBridgeScheduler }, false},
-		{"step functions layer", []string{"-layer=stepfunctions"}, nil, func(o options) bool { return o.layer == layers.StepFunctions }, false},
-		{"ttl layer with its delay", []string{"-layer", "ttl", "-ttl-max-delay", "5s"}, nil,
-			func(o options) bool { return o.layer == layers.TTL && o.ttlMaxDelay == 5*time.Second }, false},
-		{"unknown layer", []string{"-layer", "cron"}, nil, nil, true},
+		{"default timer", nil, nil, func(o options) bool { return o.timer == timerspec.EventBridgeScheduler }, false},
+		{"step functions timer", []string{"-timer=stepfunctions"}, nil, func(o options) bool { return o.timer == timerspec.StepFunctions }, false},
+		{"ttl timer with its delay", []string{"-timer", "ttl", "-ttl-max-delay", "5s"}, nil,
+			func(o options) bool { return o.timer == timerspec.TTL && o.ttlMaxDelay == 5*time.Second }, false},
+		{"unknown timer", []string{"-timer", "cron"}, nil, nil, true},
 		{"wall clock by default", nil, nil, func(o options) bool { return !o.fakeClock }, false},
 		{"fake clock", []string{"-clock", "fake"}, nil, func(o options) bool { return o.fakeClock }, false},
 		{"wall clock named", []string{"-clock=wall"}, nil, func(o options) bool { return !o.fakeClock }, false},

@@ -23,8 +23,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/sim"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 func main() {
@@ -62,14 +62,14 @@ func run(args []string, out io.Writer) int {
 			*timer = *layer
 		}
 	}
-	timers := layers.All
+	timers := timerspec.All
 	if *timer != "all" {
-		t, err := layers.Parse(*timer)
+		t, err := timerspec.Parse(*timer)
 		if err != nil {
 			fmt.Fprintf(out, "-timer: %v\n", err)
 			return 2
 		}
-		timers = []layers.Name{t}
+		timers = []timerspec.Name{t}
 	}
 	workloads := sim.Workloads
 	if *workload != "all" {
@@ -107,7 +107,7 @@ func run(args []string, out io.Writer) int {
 // replayFlags are the flags that replay a history of cfg.
 func replayFlags(cfg sim.Config) string {
 	flags := ""
-	if cfg.Timer != "" && cfg.Timer != layers.EventBridgeScheduler {
+	if cfg.Timer != "" && cfg.Timer != timerspec.EventBridgeScheduler {
 		flags += " -timer " + string(cfg.Timer)
 	}
 	if cfg.Workload == sim.WorkloadCampaigns {

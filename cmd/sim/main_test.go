@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/sim"
+	"github.com/unschedule/unschedule/internal/timerspec"
 	"strings"
 	"testing"
 )
@@ -59,7 +59,7 @@ func TestReplayFlags(t *testing.T) {
 		want string
 	}{
 		{sim.Config{ConcurrentFires: true}, ""},
-		{sim.Config{Timer: layers.TTL, AnyWriter: true}, " -timer TTL -concurrent-fires=false -any-writer"},
+		{sim.Config{Timer: timerspec.TTL, AnyWriter: true}, " -timer TTL -concurrent-fires=false -any-writer"},
 		{sim.Config{Workload: sim.WorkloadCampaigns, ConcurrentFires: true}, " -workload campaigns"},
 	} {
 		got := replayFlags(tc.cfg)

@@ -399,7 +399,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 }
 
 // suppressNag records, on each resource, why an AwsSolutions finding does
-// not apply (pinned by TestNoUnsuppressedNagFindings in test/campaigns).
+// not apply (pinned by TestNoUnsuppressedNagFindings in test/campaignstest).
 func (x *Campaigns) suppressNag() {
 	schedules := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:scheduler:(<AWS::Region>|[^:]+):(<AWS::AccountId>|[^:]+):schedule\/[^/*]+\/camp-\*$/g`)},
 		Reason: "One schedule per send task, named camp-<taskId>: the grant covers exactly the campaign schedules of this construct's group"}

@@ -308,7 +308,7 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 		Reason: "dynamodb:ListStreams has no resource-level permissions; the DynamoDB event source adds it. Stream reads are on the table's stream only."})
 	nag.Suppress(nag.RolePolicy(x.Worker.Function), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.ScheduleGroupWildcard, nag.ExecutionsWildcard},
 		Reason: "The worker creates, deletes and moves the schedules of any item, and only those: every schedule inside the table's schedule group " +
-			"(or, with the Step Functions layer, every execution of the table's state machine), none outside it."})
+			"(or, with the Step Functions timer, every execution of the table's state machine), none outside it."})
 
 	// Lag and whole-invocation failures.
 	five := awscdk.Duration_Minutes(jsii.Number(5))
@@ -342,9 +342,9 @@ func NewCancellation(scope constructs.Construct, id *string, props *Cancellation
 			"Check the worker's logs and the schema in " + contract.EnvVar + ".",
 		metrics.RetryableFailures: "Scheduler calls of the cancellation worker failed (throttling, 5xx); the messages are retried. " +
 			"Persistent failures: check the Scheduler quotas and the worker's grants.",
-		metrics.ScheduleRefused: "The execution layer refused schedules for good (a due time more than 364 days ahead on the Step Functions layer); " +
+		metrics.ScheduleRefused: "The timer refused schedules for good (a due time more than 364 days ahead on the Step Functions timer); " +
 			"the messages were acknowledged and those items will not fire until they change. The worker's logs name each key: " +
-			"move their due times within the horizon, or use the EventBridgeScheduler or TTL layer.",
+			"move their due times within the horizon, or use the EventBridgeScheduler or TTL timer.",
 	}, p.AlarmTopic)
 	alarms.Assign(metrics.FunctionCancelWorker, workerAlarms, map[string]*awscloudwatch.Alarm{
 		metrics.Malformed: &x.WorkerMalformedAlarm, metrics.RetryableFailures: &x.WorkerRetryableFailuresAlarm,

@@ -9,7 +9,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/deferredjobs/job"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Defaults of the DeferredJobsProps WorkerMaxConcurrency, WorkerBatchSize,
@@ -42,7 +42,7 @@ const (
 	DispatcherTimeoutSec = 10
 	// TTLAttribute is the table's TTL attribute, through which the core's
 	// TTL timer's markers expire.
-	TTLAttribute = layers.DefaultTTLAttr
+	TTLAttribute = timerspec.DefaultTTLAttr
 )
 
 // defaultTableProps are the props of the table the construct creates:

@@ -14,7 +14,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/sfnretry"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // DefaultStateMachineRetries is how often the state machine retries a
@@ -58,12 +58,12 @@ func (t *StepFunctionsTimer) Plan(plan TimerPlan) TimerNeeds {
 // expiry function.
 func (t *StepFunctionsTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	t.bind(c, core)
-	wait := awsstepfunctions.NewWait(c, jsii.String(layers.WaitState), &awsstepfunctions.WaitProps{
-		Time: awsstepfunctions.WaitTime_TimestampPath(jsii.String(layers.TimestampPath)),
+	wait := awsstepfunctions.NewWait(c, jsii.String(timerspec.WaitState), &awsstepfunctions.WaitProps{
+		Time: awsstepfunctions.WaitTime_TimestampPath(jsii.String(timerspec.TimestampPath)),
 	})
-	fire := awsstepfunctionstasks.NewLambdaInvoke(c, jsii.String(layers.FireState), &awsstepfunctionstasks.LambdaInvokeProps{
+	fire := awsstepfunctionstasks.NewLambdaInvoke(c, jsii.String(timerspec.FireState), &awsstepfunctionstasks.LambdaInvokeProps{
 		LambdaFunction:           core.Expiry.Function,
-		Payload:                  awsstepfunctions.TaskInput_FromJsonPathAt(jsii.String(layers.PayloadPath)),
+		Payload:                  awsstepfunctions.TaskInput_FromJsonPathAt(jsii.String(timerspec.PayloadPath)),
 		RetryOnServiceExceptions: jsii.Bool(false),
 	})
 	// Lambda's service exceptions and throttling first (short, jittered);
@@ -99,11 +99,11 @@ func (t *StepFunctionsTimer) Bind(c constructs.Construct, core TimerCore) TimerB
 	return t
 }
 
-// Environment implements TimerBinding: the layer
-// (UNSCHEDULE_EXECUTION_LAYER=StepFunctions) and the state machine.
+// Environment implements TimerBinding: the timer
+// (UNSCHEDULE_TIMER=StepFunctions) and the state machine.
 func (t *StepFunctionsTimer) Environment() map[string]string {
 	t.bound("Environment")
-	return map[string]string{envvars.ExecutionLayer: string(layers.StepFunctions), envvars.StateMachineArn: *t.StateMachine.StateMachineArn()}
+	return map[string]string{envvars.TimerKind: string(timerspec.StepFunctions), envvars.StateMachineArn: *t.StateMachine.StateMachineArn()}
 }
 
 // GrantModify implements TimerBinding: start executions of this state
@@ -142,7 +142,7 @@ func (t *StepFunctionsTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {
 func (t *StepFunctionsTimer) executionArnPattern() *string {
 	return awscdk.Stack_Of(t.scope).FormatArn(&awscdk.ArnComponents{
 		Service:      jsii.String("states"),
-		Resource:     jsii.String(layers.ExecutionsPath),
+		Resource:     jsii.String(timerspec.ExecutionsPath),
 		ResourceName: jsii.String(*t.StateMachine.StateMachineName() + ":*"),
 		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
 	})

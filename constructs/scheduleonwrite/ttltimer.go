@@ -24,8 +24,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // EnvMaxLateness is MaxLateness in seconds, in the TTL watch's
@@ -131,14 +131,14 @@ func (t *TTLTimer) Plan(plan TimerPlan) TimerNeeds {
 	id, p := plan.ID, &t.props
 	// An imported table's TTL cannot be read: its TTLAttribute is required.
 	if p.TTLAttribute == "" && (plan.ExistingTable == nil || resource.InspectTable(plan.ExistingTable).Known) {
-		p.TTLAttribute = layers.DefaultTTLAttr
+		p.TTLAttribute = timerspec.DefaultTTLAttr
 	}
 	if p.MaxLateness == nil {
 		panic(fmt.Sprintf("%s: the TTL timer fires items late (DynamoDB deletes expired items typically within two days): "+
-			"set MaxLateness (TTLTimerProps) to what your items tolerate, at least %s, or use NewStepFunctionsTimer or NewSchedulerTimer", id, layers.TTLPrecision))
+			"set MaxLateness (TTLTimerProps) to what your items tolerate, at least %s, or use NewStepFunctionsTimer or NewSchedulerTimer", id, timerspec.TTLPrecision))
 	}
 	if !*awscdk.Token_IsUnresolved(p.MaxLateness.ToSeconds(nil)) {
-		if err := layers.CheckLateness(time.Duration(*p.MaxLateness.ToSeconds(nil)) * time.Second); err != nil {
+		if err := timerspec.CheckLateness(time.Duration(*p.MaxLateness.ToSeconds(nil)) * time.Second); err != nil {
 			panic(fmt.Sprintf("%s: %v", id, err))
 		}
 	}
@@ -164,7 +164,7 @@ func checkTableTTL(id string, table awsdynamodb.ITable, attr string) {
 	if attr == "" {
 		panic(fmt.Sprintf("%s: ExistingTable %s is imported, so synth cannot see its TTL: set TTLAttribute to the attribute TTL is enabled on "+
 			"(the TTL timer's markers expire through it; enable it with aws dynamodb update-time-to-live, e.g. AttributeName=%s)",
-			id, *table.Node().Path(), layers.DefaultTTLAttr))
+			id, *table.Node().Path(), timerspec.DefaultTTLAttr))
 	}
 	info := resource.InspectTable(table)
 	if !info.Known || info.TTLAttribute == attr {
@@ -188,7 +188,7 @@ func (t *TTLTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	t.TTLFailureQueue, q = resource.Queue(c, core.ID, "TTLFailureQueue", nil, "", nil, "", resource.DeadLetterQueueProps(core.RemovalPolicy))
 	nag.Suppress(q, nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the TTL mapping's on-failure destination; a DLQ of a DLQ adds nothing"})
 	var pattern map[string]any
-	if err := json.Unmarshal([]byte(layers.TTLFilterPattern()), &pattern); err != nil {
+	if err := json.Unmarshal([]byte(timerspec.TTLFilterPattern()), &pattern); err != nil {
 		panic(err)
 	}
 	expiry := core.Expiry.Function
@@ -254,11 +254,11 @@ func (t *TTLTimer) buildWatch(c constructs.Construct, core TimerCore) {
 		t.TTLWatch.Function.MetricErrors(alarms.SumOptions(&awscloudwatch.MetricOptions{Period: every})), 1, core.AlarmTopic)
 }
 
-// Environment implements TimerBinding: the layer
-// (UNSCHEDULE_EXECUTION_LAYER=TTL), the table and its TTL attribute.
+// Environment implements TimerBinding: the timer
+// (UNSCHEDULE_TIMER=TTL), the table and its TTL attribute.
 func (t *TTLTimer) Environment() map[string]string {
 	core := t.bound("Environment")
-	return map[string]string{envvars.ExecutionLayer: string(layers.TTL), envvars.Table: *core.Table.TableName(), envvars.TTLAttribute: t.props.TTLAttribute}
+	return map[string]string{envvars.TimerKind: string(timerspec.TTL), envvars.Table: *core.Table.TableName(), envvars.TTLAttribute: t.props.TTLAttribute}
 }
 
 // GrantModify implements TimerBinding: put and delete items of the table

@@ -24,25 +24,25 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/fire"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/pipeline"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
-// Timer is the execution layer that fires items at their due time
-// (constructs/scheduleonwrite's ExecutionLayer).
+// Timer is the timer that fires items at their due time
+// (constructs/scheduleonwrite's TimerKind).
 type Timer string
 
 // The timers.
 const (
 	// Scheduler is EventBridge Scheduler: a schedule fires on the whole
 	// minute at or after the due time, Config.Late into that minute.
-	Scheduler Timer = Timer(layers.EventBridgeScheduler)
+	Scheduler Timer = Timer(timerspec.EventBridgeScheduler)
 	// StepFunctions is a Standard execution per item: it fires at the
 	// due time, to the second.
-	StepFunctions Timer = Timer(layers.StepFunctions)
+	StepFunctions Timer = Timer(timerspec.StepFunctions)
 	// TTL is a marker item's TTL deletion: it fires Config.Late after the
 	// due time.
-	TTL Timer = Timer(layers.TTL)
+	TTL Timer = Timer(timerspec.TTL)
 )
 
 // Timers lists the timers, for a test that runs on each.
@@ -125,17 +125,17 @@ func New(t TB, c Config) *Pipeline {
 	if err := s.Validate(); err != nil {
 		t.Fatalf("pipelinetest: Config.Schema: %v", err)
 	}
-	l, ok := map[Timer]layers.Name{"": layers.EventBridgeScheduler, Scheduler: layers.EventBridgeScheduler,
-		StepFunctions: layers.StepFunctions, TTL: layers.TTL}[c.Timer]
+	l, ok := map[Timer]timerspec.Name{"": timerspec.EventBridgeScheduler, Scheduler: timerspec.EventBridgeScheduler,
+		StepFunctions: timerspec.StepFunctions, TTL: timerspec.TTL}[c.Timer]
 	if !ok {
 		t.Fatalf("pipelinetest: Config.Timer %q is unknown: use pipelinetest.Scheduler, StepFunctions or TTL", c.Timer)
 	}
 	switch {
 	case c.Late < 0:
 		t.Fatalf("pipelinetest: Config.Late is %s: use 0 or more", c.Late)
-	case l == layers.EventBridgeScheduler && c.Late >= time.Minute:
+	case l == timerspec.EventBridgeScheduler && c.Late >= time.Minute:
 		t.Fatalf("pipelinetest: Config.Late is %s, but the Scheduler fires within the minute of a schedule: use 0 to 59s", c.Late)
-	case l == layers.StepFunctions && c.Late != 0:
+	case l == timerspec.StepFunctions && c.Late != 0:
 		t.Fatalf("pipelinetest: Config.Late is %s, but StepFunctions fires to the second: leave it 0", c.Late)
 	}
 	p := &Pipeline{t: t, late: c.Late, ctx: context.Background()}
@@ -147,7 +147,7 @@ func New(t TB, c Config) *Pipeline {
 		return err
 	})
 	var err error
-	p.p, err = pipeline.NewForSchema(s, target, pipeline.Options{Start: c.Start, Layer: l,
+	p.p, err = pipeline.NewForSchema(s, target, pipeline.Options{Start: c.Start, Timer: l,
 		SchedulerMinutes: true, SchedulerLateness: c.Late, TTLDelay: func() time.Duration { return c.Late },
 		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -201,7 +201,7 @@ func (p *Pipeline) LoseTimer(k contract.Key) {
 		p.t.Fatalf("pipelinetest: LoseTimer(%s): %v", k, err)
 	}
 	s := p.p.Fire.Schema().ScheduleFor(it)
-	if err := p.p.Layer.Delete(p.ctx, s.Name, s.At); err != nil {
+	if err := p.p.Timer.Delete(p.ctx, s.Name, s.At); err != nil {
 		p.t.Fatalf("pipelinetest: LoseTimer(%s): %v", k, err)
 	}
 }
@@ -252,7 +252,7 @@ func (p *Pipeline) next(now, end time.Time) time.Time {
 	for _, r := range p.p.Retrying() {
 		next = earliest(next, r.NextAttempt)
 	}
-	for _, s := range p.p.Layer.All() {
+	for _, s := range p.p.Timer.All() {
 		next = earliest(next, s.At.Add(p.late))
 	}
 	if next.Before(soon) {

@@ -6,12 +6,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/examples/barbershop/stack"
+	"github.com/unschedule/unschedule/examples/barbershop/barbershopstack"
 )
 
 func main() {
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
-	stack.NewStack(app, "Barbershop")
+	barbershopstack.NewStack(app, "Barbershop")
 	app.Synth(nil)
 }

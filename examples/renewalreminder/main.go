@@ -6,12 +6,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/examples/renewalreminder/stack"
+	"github.com/unschedule/unschedule/examples/renewalreminder/renewalstack"
 )
 
 func main() {
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
-	stack.NewStack(app, "RenewalReminder")
+	renewalstack.NewStack(app, "RenewalReminder")
 	app.Synth(nil)
 }

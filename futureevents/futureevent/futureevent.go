@@ -30,7 +30,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // EnvTableName is the environment variable that carries the table's name
@@ -77,10 +77,10 @@ func Schema() contract.Schema {
 // timer waits in one Standard execution, which runs at most one year
 // (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html,
 // "Maximum execution time: 1 year"), and it rejects a due time further
-// than this (layers.MaxHorizon: a year less a day for the firing and its
+// than this (timerspec.MaxHorizon: a year less a day for the firing and its
 // retries); it never chains executions. So the client rejects such a
 // moment up front instead of writing an item that would never fire.
-const MaxHorizon = layers.MaxHorizon
+const MaxHorizon = timerspec.MaxHorizon
 
 // Errors of the client; test with errors.Is.
 var (

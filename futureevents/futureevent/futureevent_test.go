@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 const target = "arn:aws:lambda:us-east-1:123456789012:function:remind"
@@ -67,10 +67,10 @@ func TestNewRejects(t *testing.T) {
 // TestHorizonIsTheTimers: the client's horizon is the one the core's Step
 // Functions timer enforces (it rejects, never chains, a later due time).
 func TestHorizonIsTheTimers(t *testing.T) {
-	if MaxHorizon != layers.MaxHorizon || MaxHorizon >= layers.MaxExecution {
-		t.Fatalf("MaxHorizon %s, timer's %s, execution %s", MaxHorizon, layers.MaxHorizon, layers.MaxExecution)
+	if MaxHorizon != timerspec.MaxHorizon || MaxHorizon >= timerspec.MaxExecution {
+		t.Fatalf("MaxHorizon %s, timer's %s, execution %s", MaxHorizon, timerspec.MaxHorizon, timerspec.MaxExecution)
 	}
-	if err := layers.CheckHorizon(now.Add(MaxHorizon), now); err != nil {
+	if err := timerspec.CheckHorizon(now.Add(MaxHorizon), now); err != nil {
 		t.Fatalf("the timer refuses what the client accepts: %v", err)
 	}
 }

@@ -82,7 +82,7 @@ var ListPrices = Prices{
 
 // StreamReadsFreeURL: DynamoDB does not charge the GetRecords calls of a
 // Lambda trigger ("Read requests made by AWS Lambda-based consumers of
-// DynamoDB Streams are free"), so the TTL layer's stream reads cost
+// DynamoDB Streams are free"), so the TTL timer's stream reads cost
 // nothing.
 const StreamReadsFreeURL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CostOptimization_StreamsUsage.html"
 

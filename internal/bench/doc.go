@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // InitBudget is the cold-init budget: every function at most this many
@@ -301,11 +301,11 @@ func dur(ns float64) string {
 }
 
 // timerLabel names a timer in the tables.
-func timerLabel(l layers.Name) string {
+func timerLabel(l timerspec.Name) string {
 	switch l {
-	case layers.StepFunctions:
+	case timerspec.StepFunctions:
 		return "Step Functions"
-	case layers.TTL:
+	case timerspec.TTL:
 		return "TTL"
 	}
 	return "Scheduler"
@@ -382,7 +382,7 @@ func (r Report) SeedCostTable() (Table, error) {
 	t := Table{Header: []string{"per 1M lifecycles (Scheduler)"}}
 	var cols [][]string
 	for _, pu := range r.Usage {
-		if pu.Timer != layers.EventBridgeScheduler && pu.Timer != "" {
+		if pu.Timer != timerspec.EventBridgeScheduler && pu.Timer != "" {
 			continue
 		}
 		for _, d := range designs {

@@ -12,9 +12,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/pipeline"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Path is a task lifecycle whose AWS calls are counted.
@@ -38,7 +38,7 @@ var Paths = []Path{PathExpire, PathCancel, PathReschedule}
 
 // Usage is what one lifecycle makes AWS do, counted on the in-process
 // pipeline (internal/pipeline: the real handler code on the memory
-// adapters), on one execution layer (the timer).
+// adapters), on one timer (the timer).
 type Usage struct {
 	// APIRequests: REST API calls (API Gateway requests, and invocations
 	// of the api function).
@@ -54,13 +54,13 @@ type Usage struct {
 	SchedulerCalls map[string]int
 	// SchedulerInvocations: schedules that fired (billed).
 	SchedulerInvocations int
-	// Step Functions layer: executions started (StartExecution that
+	// Step Functions timer: executions started (StartExecution that
 	// starts one; an update stops one and starts one), stopped
 	// (StopExecution, not billed), and the state transitions they make
 	// (billed): the Wait state of every execution started, and the
 	// LambdaInvoke state of every execution whose Wait ended.
 	Executions, ExecutionStops, StateTransitions int
-	// TTL layer: marker writes (PutItem on arm and move, DeleteItem on
+	// TTL timer: marker writes (PutItem on arm and move, DeleteItem on
 	// cancel; one write unit each, counted in DynamoWrites too) and the
 	// TTL deletions the stream delivers to the expiry function (the
 	// deletion itself is free, and so are a Lambda trigger's stream
@@ -115,18 +115,18 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Timers lists the execution layers priced, in report order.
-var Timers = []layers.Name{layers.EventBridgeScheduler, layers.StepFunctions, layers.TTL}
+// Timers lists the timers priced, in report order.
+var Timers = []timerspec.Name{timerspec.EventBridgeScheduler, timerspec.StepFunctions, timerspec.TTL}
 
 // CountLifecycle runs one lifecycle of path through the whole in-process
-// pipeline on the execution layer timer, one task at a time (so every
+// pipeline on the timer timer, one task at a time (so every
 // stream and queue batch holds one record: the upper bound for
 // batching), and counts its AWS usage. The reconciler is not run: it is a
 // fixed cost per period, not per task.
-func CountLifecycle(ctx context.Context, path Path, timer layers.Name) (Usage, error) {
+func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage, error) {
 	u := Usage{Invocations: map[string]int{}, DynamoWrites: map[string]int{}, DynamoReads: map[string]int{}}
 	logs := &countingWriter{}
-	p, err := pipeline.New(pipeline.Options{Layer: timer, Log: slog.New(slog.NewJSONHandler(logs, nil))})
+	p, err := pipeline.New(pipeline.Options{Timer: timer, Log: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		return u, err
 	}
@@ -138,7 +138,7 @@ func CountLifecycle(ctx context.Context, path Path, timer layers.Name) (Usage, e
 		}
 		return nil
 	}
-	switch l := p.Layer.(type) {
+	switch l := p.Timer.(type) {
 	case *memory.Executions:
 		l.Fail = func(op, _ string) error {
 			switch op {
@@ -188,9 +188,9 @@ func CountLifecycle(ctx context.Context, path Path, timer layers.Name) (Usage, e
 			}
 			u.Invocations["expiry"] += r.Fired
 			switch timer {
-			case layers.StepFunctions:
+			case timerspec.StepFunctions:
 				u.StateTransitions += r.Fired // the LambdaInvoke state
-			case layers.TTL:
+			case timerspec.TTL:
 				u.StreamReads += r.Fired
 			default:
 				u.SchedulerInvocations += r.Fired

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // The call counts of each lifecycle on each timer are the basis of the
@@ -12,7 +12,7 @@ import (
 // shows here.
 func TestCountLifecycle(t *testing.T) {
 	for _, tc := range []struct {
-		timer                                 layers.Name
+		timer                                 timerspec.Name
 		path                                  Path
 		api, writes, reads, sched, fired, sqs int
 		stream, worker, expiry, publish       int
@@ -28,27 +28,27 @@ func TestCountLifecycle(t *testing.T) {
 		// conditional write that finds it recorded (still a write unit);
 		// the INSERT and the two MODIFYs of a pending task pass the
 		// stream filter and invoke the processor, which sends nothing.
-		{layers.EventBridgeScheduler, PathExpire, 1, 5, 2, 1, 1, 0, 3, 0, 1, 1, 0, 0, 0, 0},
+		{timerspec.EventBridgeScheduler, PathExpire, 1, 5, 2, 1, 1, 0, 3, 0, 1, 1, 0, 0, 0, 0},
 		// create; complete (write) -> processor -> SQS -> worker ->
 		// DeleteSchedule; nothing fires.
-		{layers.EventBridgeScheduler, PathCancel, 2, 3, 1, 2, 0, 3, 3, 1, 0, 0, 0, 0, 0, 0},
+		{timerspec.EventBridgeScheduler, PathCancel, 2, 3, 1, 2, 0, 3, 3, 1, 0, 0, 0, 0, 0, 0},
 		// create; move (a consistent read, since the reminder time derives
 		// from the task's reminder and the new deadline; the write) ->
 		// processor -> SQS -> worker -> UpdateSchedule; then it expires as
 		// PathExpire.
-		{layers.EventBridgeScheduler, PathReschedule, 2, 6, 3, 2, 1, 3, 4, 1, 1, 1, 0, 0, 0, 0},
+		{timerspec.EventBridgeScheduler, PathReschedule, 2, 6, 3, 2, 1, 3, 4, 1, 1, 1, 0, 0, 0, 0},
 		// One execution: Wait, then LambdaInvoke.
-		{layers.StepFunctions, PathExpire, 1, 5, 2, 0, 0, 0, 3, 0, 1, 1, 1, 2, 0, 0},
+		{timerspec.StepFunctions, PathExpire, 1, 5, 2, 0, 0, 0, 3, 0, 1, 1, 1, 2, 0, 0},
 		// Started, then stopped in its Wait.
-		{layers.StepFunctions, PathCancel, 2, 3, 1, 0, 0, 3, 3, 1, 0, 0, 1, 1, 0, 0},
+		{timerspec.StepFunctions, PathCancel, 2, 3, 1, 0, 0, 3, 3, 1, 0, 0, 1, 1, 0, 0},
 		// The move stops the first and starts a second, which fires.
-		{layers.StepFunctions, PathReschedule, 2, 6, 3, 0, 0, 3, 4, 1, 1, 1, 2, 3, 0, 0},
+		{timerspec.StepFunctions, PathReschedule, 2, 6, 3, 0, 0, 3, 4, 1, 1, 1, 2, 3, 0, 0},
 		// The marker put is a write of its own; its TTL deletion is free.
-		{layers.TTL, PathExpire, 1, 6, 2, 0, 0, 0, 3, 0, 1, 1, 0, 0, 1, 1},
+		{timerspec.TTL, PathExpire, 1, 6, 2, 0, 0, 0, 3, 0, 1, 1, 0, 0, 1, 1},
 		// Put, then the worker's delete of the marker.
-		{layers.TTL, PathCancel, 2, 5, 1, 0, 0, 3, 3, 1, 0, 0, 0, 0, 2, 0},
+		{timerspec.TTL, PathCancel, 2, 5, 1, 0, 0, 3, 3, 1, 0, 0, 0, 0, 2, 0},
 		// Put, then overwritten with the new TTL.
-		{layers.TTL, PathReschedule, 2, 8, 3, 0, 0, 3, 4, 1, 1, 1, 0, 0, 2, 1},
+		{timerspec.TTL, PathReschedule, 2, 8, 3, 0, 0, 3, 4, 1, 1, 1, 0, 0, 2, 1},
 	} {
 		t.Run(string(tc.timer)+"/"+string(tc.path), func(t *testing.T) {
 			u, err := CountLifecycle(context.Background(), tc.path, tc.timer)
@@ -72,7 +72,7 @@ func TestCountLifecycle(t *testing.T) {
 			}
 		})
 	}
-	if _, err := CountLifecycle(context.Background(), "nope", layers.EventBridgeScheduler); err == nil {
+	if _, err := CountLifecycle(context.Background(), "nope", timerspec.EventBridgeScheduler); err == nil {
 		t.Error("unknown path: want an error")
 	}
 }

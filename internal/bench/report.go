@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Options are cmd/bench's settings, recorded in the doc.
@@ -56,7 +56,7 @@ type InitTarget struct {
 
 // PathUsage is the counted usage of one lifecycle on one timer.
 type PathUsage struct {
-	Timer layers.Name
+	Timer timerspec.Name
 	Path  Path
 	Usage Usage
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // TestItemsIsTheReconcilersView: the open tasks are listed (Pending as

@@ -12,7 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/boltstore"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
@@ -104,7 +104,7 @@ func (s *Server) openCampaigns(origins []string) error {
 			Dispatcher: campaignDispatcher{rt}, Clock: clk, Target: campaignTarget, Log: log}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
-	c, err := cancel.New(rt.store, rt.store, rt.scheduler, clk, campaignTarget.GroupName, uint64(time.Now().UnixNano()))
+	c, err := campaigncancel.New(rt.store, rt.store, rt.scheduler, clk, campaignTarget.GroupName, uint64(time.Now().UnixNano()))
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}

@@ -279,7 +279,7 @@ func (s *Server) serveSchedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []scheduleJSON{}
-	for _, sc := range s.pipe.Layer.All() {
+	for _, sc := range s.pipe.Timer.All() {
 		if sc.Payload.Key.Partition != c.Sub {
 			continue
 		}

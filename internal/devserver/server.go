@@ -28,8 +28,8 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/pipeline"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Config configures a Server. Only DataDir is required.
@@ -67,13 +67,13 @@ type Config struct {
 	Shards int
 	// Reconcile configures the reconciler. Default: see reconcile.Config.
 	Reconcile reconcile.Config
-	// Layer is the execution layer whose in-memory stand-in fires the
+	// Timer is the timer whose in-memory stand-in fires the
 	// tasks: EventBridge Scheduler (zero value), Step Functions (a timer
 	// per execution) or TTL (a lazy sweeper). Default: EventBridge
 	// Scheduler.
-	Layer layers.Name
+	Timer timerspec.Name
 	// TTLMaxDelay bounds the TTL sweeper's random delay after a due time
-	// (Layer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
+	// (Timer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
 	TTLMaxDelay time.Duration
 	// EventsKeepAlive is how often an idle campaign progress stream gets
 	// a keep-alive comment. Default: DefaultEventsKeepAlive (15 s).
@@ -170,7 +170,7 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Log, db: db, policy: notify.NewSignUpPolicy(cfg.AllowedEmailDomains),
 		saved: map[string][]byte{}}
 	p, err := pipeline.New(pipeline.Options{Start: cfg.Now(), WebURL: cfg.PublicURL, Log: cfg.Log,
-		Layer: cfg.Layer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)})
+		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)})
 	if err != nil {
 		return nil, fmt.Errorf("devserver: pipeline: %w", err)
 	}
@@ -233,7 +233,7 @@ func (s *Server) restore() error {
 		return err
 	}
 	for _, sc := range scheds {
-		if err := s.pipe.Layer.Create(context.Background(), sc); err != nil {
+		if err := s.pipe.Timer.Create(context.Background(), sc); err != nil {
 			return fmt.Errorf("devserver: restore schedule %s: %w", sc.Name, err)
 		}
 	}
@@ -248,7 +248,7 @@ func (s *Server) restore() error {
 // differ from the last saved snapshot. The caller holds persistMu or is
 // restoring.
 func (s *Server) snapshot() (tasks []task.Task, scheds []task.Schedule, changed map[string][]byte) {
-	tasks, scheds = s.pipe.Store.All(), s.pipe.Layer.All()
+	tasks, scheds = s.pipe.Store.All(), s.pipe.Timer.All()
 	changed = map[string][]byte{}
 	for kind, v := range map[string]any{"tasks": tasks, "schedules": scheds} {
 		b, _ := json.Marshal(v) // tasks and schedules always encode

@@ -12,8 +12,8 @@ const (
 	MetricsStack = "METRICS_STACK"
 	// ItemSchema is the table's item schema as JSON (contract.EnvVar; scheduleonwrite, cancellation, reconciler).
 	ItemSchema = "UNSCHEDULE_ITEM_SCHEMA"
-	// ExecutionLayer is the execution layer the cancel worker drives (internal/layers; scheduleonwrite).
-	ExecutionLayer = "UNSCHEDULE_EXECUTION_LAYER"
+	// TimerKind is the timer the cancel worker drives (internal/timerspec; scheduleonwrite).
+	TimerKind = "UNSCHEDULE_TIMER"
 	// Table is the task table's (or the adopter's item table's) name.
 	Table = "TABLE_NAME"
 	// AllowedOrigins lists the web origins CORS allows, comma-separated (task API and campaign API).
@@ -44,11 +44,11 @@ const (
 	TargetFunctionArn = "TARGET_FUNCTION_ARN"
 	// FireLeaseSeconds is how long an expiry attempt holds the right to run the target (scheduleonwrite).
 	FireLeaseSeconds = "FIRE_LEASE_SECONDS"
-	// TTLAttribute is the table's TTL attribute, for the TTL execution layer (scheduleonwrite).
+	// TTLAttribute is the table's TTL attribute, for the TTL timer (scheduleonwrite).
 	TTLAttribute = "TTL_ATTRIBUTE"
 	// MaxLatenessSeconds is the TTL watch's MaxLateness in seconds (scheduleonwrite).
 	MaxLatenessSeconds = "MAX_LATENESS_SECONDS"
-	// StateMachineArn is the Step Functions execution layer's state machine (scheduleonwrite).
+	// StateMachineArn is the Step Functions timer's state machine (scheduleonwrite).
 	StateMachineArn = "STATE_MACHINE_ARN"
 	// GraceSec is how long past due the reconciler leaves a task to its schedule (reconciler).
 	GraceSec = "GRACE_SEC"
@@ -107,7 +107,7 @@ const (
 
 // All lists every name above: what a construct may set on a function.
 var All = []string{
-	MetricsStack, ItemSchema, ExecutionLayer, Table, AllowedOrigins, MaxPendingTasksPerUser, WebURL,
+	MetricsStack, ItemSchema, TimerKind, Table, AllowedOrigins, MaxPendingTasksPerUser, WebURL,
 	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,

@@ -96,7 +96,7 @@ func (e *Env) Schema() contract.Schema {
 			"the constructs set it on every function that reads items")
 	}
 	if err != nil {
-		// Several readers (the layer, the scheduler) ask for it: one problem.
+		// Several readers (the timer, the scheduler) ask for it: one problem.
 		if !slices.Contains(e.problems, err.Error()) {
 			e.problems = append(e.problems, err.Error())
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // The Step Functions stand-in stops only the execution a due time names,
@@ -40,15 +40,15 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 	}{
 		{"cancel stops it", []step{create(s1), del(d1, nil)}, nil},
 		{"cancel of another due time stops nothing", []step{create(s1), del(d2, task.ErrScheduleNotFound)},
-			[]string{layers.ExecutionName(name, d1)}},
+			[]string{timerspec.ExecutionName(name, d1)}},
 		{"cancel without a due time stops nothing", []step{create(s1), del(time.Time{}, task.ErrScheduleNotFound)},
-			[]string{layers.ExecutionName(name, d1)}},
-		{"move stops the old, starts the new", []step{create(s1), move(s2, d1, nil)}, []string{layers.ExecutionName(name, d2)}},
+			[]string{timerspec.ExecutionName(name, d1)}},
+		{"move stops the old, starts the new", []step{create(s1), move(s2, d1, nil)}, []string{timerspec.ExecutionName(name, d2)}},
 		{"move of nothing is not found", []step{move(s2, d1, task.ErrScheduleNotFound)}, nil},
 		{"a create that raced the move: the move still stops the old", []step{create(s1), create(s2), move(s2, d1, nil)},
-			[]string{layers.ExecutionName(name, d2)}},
+			[]string{timerspec.ExecutionName(name, d2)}},
 		{"re-armed after a cancel: a restart, which a later cancel leaves", []step{create(s1), del(d1, nil), create(s1),
-			del(d1, task.ErrScheduleNotFound)}, []string{layers.RestartName(layers.ExecutionName(name, d1), t0)}},
+			del(d1, task.ErrScheduleNotFound)}, []string{timerspec.RestartName(timerspec.ExecutionName(name, d1), t0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := NewExecutions(func() time.Time { return t0 })

@@ -8,7 +8,7 @@ import (
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
-// Each layer's stand-in gives the reconciler the read view its adapter
+// Each timer's stand-in gives the reconciler the read view its adapter
 // gives (testenv.ReaderContract).
 func TestReaderContract(t *testing.T) {
 	t0 := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC) // before the contract's due times, within a year

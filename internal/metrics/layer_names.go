@@ -1,7 +1,7 @@
 package metrics
 
-// Execution layers (internal/layers): what the Step Functions and TTL
-// layers add to the expiry function (FunctionExpiry).
+// Timers (internal/timerspec): what the Step Functions and TTL
+// timers add to the expiry function (FunctionExpiry).
 const (
 	// TTLDispatched counts the TTL deletions of markers that the expiry
 	// function handed the firing core.
@@ -12,7 +12,7 @@ const (
 	TTLDispatchFailed = "TTLDispatchFailed"
 )
 
-// TTL watch (FunctionTTLWatch): the TTL layer's periodic look for markers
+// TTL watch (FunctionTTLWatch): the TTL timer's periodic look for markers
 // DynamoDB has not deleted long after their expiry (TTL off on the
 // attribute, or deletions far behind). A marker that is never deleted
 // makes no stream record, so only a look at the table can see it.

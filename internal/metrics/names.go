@@ -40,8 +40,8 @@ const (
 	// may pass (throttling, a 5xx, anything unknown).
 	RetryableFailures = "RetryableFailures"
 	// ScheduleRefused counts the messages whose schedule the execution
-	// layer refuses for good (a due time beyond the Step Functions
-	// layer's horizon): they are acknowledged, not retried, and that
+	// timer refuses for good (a due time beyond the Step Functions
+	// timer's horizon): they are acknowledged, not retried, and that
 	// item has no schedule until it changes.
 	ScheduleRefused = "ScheduleRefused"
 )

@@ -12,10 +12,10 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // recorder is an adopter's target function: it records every payload.
@@ -260,7 +260,7 @@ func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
 	}
 }
 
-// On every layer, a consumer's writer completes a job by writing the
+// On every timer, a consumer's writer completes a job by writing the
 // schema's fired state itself (the jobs example's `-done`: SET status =
 // Done, which is also what the claim writes). That is a cancel: the
 // job's schedule, execution or marker is removed, and the target never
@@ -269,11 +269,11 @@ func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
 // job in the fired state without the library's claim and runs nothing.
 // A job left Queued beside it fires once by the library's claim, which
 // queues no cancel.
-func TestWriterCompletesWithTheFiredStateOnEveryLayer(t *testing.T) {
+func TestWriterCompletesWithTheFiredStateOnEveryTimer(t *testing.T) {
 	s := testenv.ConsumerSchema()
 	const delay = 90 * time.Minute
 	errDown := errors.New("delete refused")
-	for _, l := range layers.All {
+	for _, l := range timerspec.All {
 		for _, tc := range []struct {
 			name       string
 			cancelLost bool
@@ -282,7 +282,7 @@ func TestWriterCompletesWithTheFiredStateOnEveryLayer(t *testing.T) {
 				out := &bytes.Buffer{}
 				rec := metrics.New("pipeline", out)
 				target := &recorder{}
-				p, err := NewForSchema(s, target, Options{Start: t0, Layer: l, Metrics: rec,
+				p, err := NewForSchema(s, target, Options{Start: t0, Timer: l, Metrics: rec,
 					TTLDelay: func() time.Duration { return delay }, Log: slog.New(slog.DiscardHandler)})
 				if err != nil {
 					t.Fatal(err)
@@ -299,11 +299,11 @@ func TestWriterCompletesWithTheFiredStateOnEveryLayer(t *testing.T) {
 					}
 				}
 				h.drain(t0)
-				if n := len(p.Layer.All()); n != 2 {
-					t.Fatalf("%d schedules after the puts, want 2: %+v", n, p.Layer.All())
+				if n := len(p.Timer.All()); n != 2 {
+					t.Fatalf("%d schedules after the puts, want 2: %+v", n, p.Timer.All())
 				}
 				if tc.cancelLost {
-					failDeletes(p.Layer, errDown)
+					failDeletes(p.Timer, errDown)
 				}
 				if err := p.Items.Put(job("completed", s.FiredState)); err != nil {
 					t.Fatal(err)
@@ -311,11 +311,11 @@ func TestWriterCompletesWithTheFiredStateOnEveryLayer(t *testing.T) {
 				for i := range 10 { // past every redelivery of the cancel
 					h.drain(t0.Add(time.Duration(i+1) * time.Minute))
 				}
-				_, kept := p.Layer.Lookup(s.ScheduleName(key("completed")))
+				_, kept := p.Timer.Lookup(s.ScheduleName(key("completed")))
 				if kept != tc.cancelLost {
 					t.Fatalf("the completed job keeps its schedule: %v, want %v", kept, tc.cancelLost)
 				}
-				if _, ok := p.Layer.Lookup(s.ScheduleName(key("fires"))); !ok {
+				if _, ok := p.Timer.Lookup(s.ScheduleName(key("fires"))); !ok {
 					t.Fatal("the queued job lost its schedule")
 				}
 				h.drain(due.Add(delay + time.Minute))
@@ -327,7 +327,7 @@ func TestWriterCompletesWithTheFiredStateOnEveryLayer(t *testing.T) {
 				if a, _ := p.Items.Attrs(key("completed")); a[s.DeliveredAtAttr] != "" || a[s.ClaimAtAttr] != "" {
 					t.Errorf("the completed job was claimed or delivered: %v", a)
 				}
-				if left := p.Layer.All(); len(left) != 0 {
+				if left := p.Timer.All(); len(left) != 0 {
 					t.Errorf("schedules left: %+v", left)
 				}
 				// One cancel, the writer's: the claim of "fires" queued none.
@@ -343,8 +343,8 @@ func TestWriterCompletesWithTheFiredStateOnEveryLayer(t *testing.T) {
 	}
 }
 
-// failDeletes makes every delete of a layer's stand-in fail.
-func failDeletes(l memory.LayerScheduler, err error) {
+// failDeletes makes every delete of a timer's stand-in fail.
+func failDeletes(l memory.TimerScheduler, err error) {
 	fail := func(op, _ string) error {
 		if op == "Delete" {
 			return err

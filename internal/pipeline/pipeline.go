@@ -28,9 +28,9 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Options configure a Pipeline. The zero value works.
@@ -54,14 +54,14 @@ type Options struct {
 	// ExpiryRetryDelay is how long after a failed expiry it is tried
 	// again. Default: 1 minute.
 	ExpiryRetryDelay time.Duration
-	// Layer is the execution layer whose in-memory stand-in fires the
-	// items (memory.NewLayer): EventBridge Scheduler (zero value), Step
+	// Timer is the timer whose in-memory stand-in fires the
+	// items (memory.NewTimer): EventBridge Scheduler (zero value), Step
 	// Functions (a timer per execution) or TTL (a lazy sweeper).
-	Layer layers.Name
+	Timer timerspec.Name
 	// TTLDelay picks how long after its due time the TTL sweeper deletes
-	// a marker (Layer TTL). Default: none.
+	// a marker (Timer TTL). Default: none.
 	TTLDelay func() time.Duration
-	// SchedulerMinutes (Layer EventBridgeScheduler) fires a schedule as
+	// SchedulerMinutes (Timer EventBridgeScheduler) fires a schedule as
 	// EventBridge Scheduler does through its adapter: on the whole minute
 	// at or after its time (awsscheduler.ScheduleTime), SchedulerLateness
 	// into that minute. Default: false, at its time to the second.
@@ -120,10 +120,10 @@ type Pipeline struct {
 	Clock *Clock
 	Store *memory.Store
 	// Scheduler is the EventBridge Scheduler stand-in (nil with another
-	// Layer); Layer is the stand-in of the layer in use, which every stage
+	// Timer); Timer is the stand-in of the timer in use, which every stage
 	// calls.
 	Scheduler *memory.Scheduler
-	Layer     memory.LayerScheduler
+	Timer     memory.TimerScheduler
 	Outbox    *memory.Outbox
 	Service   *task.Service
 	// Firer is what the expiry function and the reconciler run: the
@@ -158,11 +158,11 @@ func New(opts Options) (*Pipeline, error) {
 	opts = opts.withDefaults()
 	p := &Pipeline{Clock: NewClock(opts.Start), Store: memory.NewStore(),
 		Outbox: &memory.Outbox{}, Checkpoints: &Checkpoints{}, opts: opts, log: opts.Log}
-	p.setLayer()
+	p.setTimer()
 	p.feed, p.fire = p.Store, p.expire
 	p.Queue = NewQueue(p.Clock, opts.Queue)
 	var err error
-	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Layer,
+	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: p.Timer,
 		Clock: p.Clock, IDs: opts.IDs, Log: opts.Log}); err != nil {
 		return nil, err
 	}
@@ -173,12 +173,12 @@ func New(opts Options) (*Pipeline, error) {
 	if p.Processor, err = cancel.NewProcessor(task.Schema, p.Queue, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
-	if p.Worker, err = cancel.NewWorker(task.Schema, p.Layer, opts.Metrics, opts.Log); err != nil {
+	if p.Worker, err = cancel.NewWorker(task.Schema, p.Timer, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
 	p.Worker.SetClock(p.Clock.Now)
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Schema: task.Schema,
-		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Layer, Schedules: p.Layer, Firer: p.Firer,
+		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Timer, Schedules: p.Timer, Firer: p.Firer,
 		Checkpoints: p.Checkpoints,
 		Clock:       p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
 		return nil, err
@@ -186,10 +186,10 @@ func New(opts Options) (*Pipeline, error) {
 	return p, nil
 }
 
-// setLayer makes the stand-in of opts.Layer.
-func (p *Pipeline) setLayer() {
-	p.Layer = memory.NewLayer(p.opts.Layer, p.Clock.Now, p.opts.TTLDelay)
-	p.Scheduler, _ = p.Layer.(*memory.Scheduler)
+// setTimer makes the stand-in of opts.Timer.
+func (p *Pipeline) setTimer() {
+	p.Timer = memory.NewTimer(p.opts.Timer, p.Clock.Now, p.opts.TTLDelay)
+	p.Scheduler, _ = p.Timer.(*memory.Scheduler)
 }
 
 func (opts Options) withDefaults() Options {
@@ -222,7 +222,7 @@ func (opts Options) withDefaults() Options {
 func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipeline, error) {
 	opts = opts.withDefaults()
 	p := &Pipeline{Clock: NewClock(opts.Start), Items: memory.NewItems(s), opts: opts, log: opts.Log}
-	p.setLayer()
+	p.setTimer()
 	p.Queue = NewQueue(p.Clock, opts.Queue)
 	var err error
 	if p.Fire, err = fire.New(fire.Config{Schema: s, Store: p.Items, Now: p.Clock.Now, Log: opts.Log}); err != nil {
@@ -231,16 +231,16 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 	if p.Processor, err = cancel.NewProcessor(s, p.Queue, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
-	if p.Worker, err = cancel.NewWorker(s, p.Layer, opts.Metrics, opts.Log); err != nil {
+	if p.Worker, err = cancel.NewWorker(s, p.Timer, opts.Metrics, opts.Log); err != nil {
 		return nil, err
 	}
 	p.Worker.SetClock(p.Clock.Now)
-	if sc, ok := p.Layer.(*memory.Scheduler); ok {
+	if sc, ok := p.Timer.(*memory.Scheduler); ok {
 		sc.ListPrefix = s.ScheduleNamePrefix
 	}
 	p.Checkpoints = &Checkpoints{}
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Schema: s, Items: memory.Armed{Items: p.Items},
-		Scheduler: p.Layer, Schedules: p.Layer, Firer: fire.Firing{Core: p.Fire, Target: target},
+		Scheduler: p.Timer, Schedules: p.Timer, Firer: fire.Firing{Core: p.Fire, Target: target},
 		Checkpoints: p.Checkpoints, Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {
 		return nil, err
 	}
@@ -415,7 +415,7 @@ func (p *Pipeline) FireSchedules(ctx context.Context) Report {
 		}
 	}
 	p.retries = waiting
-	for _, s := range p.Layer.Fire(p.fireHorizon(now)) {
+	for _, s := range p.Timer.Fire(p.fireHorizon(now)) {
 		due = append(due, Invocation{Schedule: s})
 	}
 	r := Report{Fired: len(due)}

@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // campaignTarget is the send function every schedule invokes.
@@ -72,7 +72,7 @@ type campaignPorts struct {
 	rec    *reconcile.Reconciler
 	rules  *campaign.Repair
 	budget time.Duration
-	canc   *cancel.Canceller
+	canc   *campaigncancel.Canceller
 	prov   *provision.Provisioner
 	cps    *provision.MemoryCheckpoints
 }
@@ -104,7 +104,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Scheduler: p.sched, Sender: recorded,
 		Dispatcher: dispatcher{h}, Clock: clk, Target: campaignTarget, Checkpoints: &campaign.MemoryCheckpoints{},
 		Log: slog.New(slog.DiscardHandler)}
-	if p.canc, err = cancel.New(p.store, p.store, p.sched, clk, campaignTarget.GroupName, seed); err != nil {
+	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, campaignTarget.GroupName, seed); err != nil {
 		return nil, err
 	}
 	// One call in flight and one task handed out at a time keep the

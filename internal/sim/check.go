@@ -6,7 +6,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // checkAtRest checks I3 after the fault-free reconciler pass that ends the
@@ -174,9 +174,9 @@ func (w *world) checkReminders(t *taskState) {
 	// reminder schedule is repaired by the reconciler, whose interleaved
 	// runs are random, so it may come after the time) and reminders whose
 	// invocation used up its retries.
-	// The TTL timer fires up to layers.TTLPrecision (48 h) late, past the
+	// The TTL timer fires up to timerspec.TTLPrecision (48 h) late, past the
 	// deadline: a reminder is owed only on the other timers.
-	if w.blamed[t.id] > 0 || t.remDead || w.cfg.Timer == layers.TTL {
+	if w.blamed[t.id] > 0 || t.remDead || w.cfg.Timer == timerspec.TTL {
 		return
 	}
 	sent := func(due, at time.Time) int {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Fault is a kind of injected fault. Result.Faults counts each.
@@ -114,7 +114,7 @@ const (
 	// fires.
 	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
 	// FaultTTLDeleteLate (TTL timer): the sweeper deleted a marker later
-	// than 15 minutes after its due time (up to layers.TTLPrecision).
+	// than 15 minutes after its due time (up to timerspec.TTLPrecision).
 	FaultTTLDeleteLate Fault = "ttl-delete-late"
 	// FaultStreamRedeliveredTTL (TTL timer): the stream delivered a TTL
 	// deletion twice.
@@ -213,7 +213,7 @@ func (w *world) blame(taskID string) { w.blamed[taskID]++ }
 // EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
 func (w *world) earlyBy() time.Duration {
-	if w.cfg.Timer == layers.StepFunctions || w.cfg.Timer == layers.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
+	if w.cfg.Timer == timerspec.StepFunctions || w.cfg.Timer == timerspec.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
 		return 0
 	}
 	return time.Duration(1+w.rng.Intn(59)) * time.Second
@@ -230,7 +230,7 @@ func firedEarly(inv invocation, err error) bool {
 // scheduler call (API create, worker, reconciler).
 type faultyScheduler struct {
 	w  *world
-	in memory.LayerScheduler
+	in memory.TimerScheduler
 }
 
 func (s faultyScheduler) do(op, name string, f func() error) error {

@@ -43,9 +43,9 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/notify"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/pipeline"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Expirer is the expiry use case as the scheduler and the reconciler call
@@ -109,8 +109,8 @@ func ParseWorkload(s string) (Workload, error) {
 // Applies reports whether workload w runs on timer t: tasks on every
 // timer; campaign sends on the EventBridge Scheduler only (their
 // provisioning creates one-time schedules).
-func Applies(w Workload, t layers.Name) bool {
-	return w != WorkloadCampaigns || t == layers.EventBridgeScheduler || t == ""
+func Applies(w Workload, t timerspec.Name) bool {
+	return w != WorkloadCampaigns || t == timerspec.EventBridgeScheduler || t == ""
 }
 
 // Config is one history.
@@ -131,9 +131,9 @@ type Config struct {
 	// EventBridgeScheduler (zero value) as before; StepFunctions
 	// (a timer per execution; duplicate executions and stops that race
 	// the Wait's end); TTL (a lazy sweeper that deletes each marker up to
-	// layers.TTLPrecision after its due time, and duplicate stream
+	// timerspec.TTLPrecision after its due time, and duplicate stream
 	// deliveries).
-	Timer layers.Name
+	Timer timerspec.Name
 	// Trace, when set, receives a line per step.
 	Trace func(line string)
 }
@@ -288,7 +288,7 @@ type world struct {
 
 	clock    *pipeline.Clock
 	mem      *memory.Store
-	sched    memory.LayerScheduler
+	sched    memory.TimerScheduler
 	fsched   faultyScheduler
 	sns      *snsfake.SNS
 	topics   []string
@@ -502,9 +502,9 @@ func (w *world) history() {
 	w.faultsOn = false
 	w.settle()
 	w.clock.Advance(grace + time.Minute)
-	if w.cfg.Timer == layers.TTL {
+	if w.cfg.Timer == timerspec.TTL {
 		// Past the latest TTL deletion: the sweeper deletes every marker.
-		w.clock.Advance(layers.TTLPrecision)
+		w.clock.Advance(timerspec.TTLPrecision)
 	}
 	for _, inv := range w.dead {
 		w.res.Faults[FaultDLQRedriven]++
@@ -607,7 +607,7 @@ func (w *world) lastReminder() time.Time {
 	var last time.Time
 	for _, sc := range w.sched.All() {
 		_, reminder := task.TaskIDFromReminderName(sc.Name)
-		if (reminder || w.cfg.Timer == layers.StepFunctions) && sc.At.After(last) {
+		if (reminder || w.cfg.Timer == timerspec.StepFunctions) && sc.At.After(last) {
 			last = sc.At
 		}
 	}
@@ -1039,7 +1039,7 @@ func (w *world) fire() {
 		if s.At.After(now) {
 			w.count(FaultFiredEarly)
 		}
-		if w.cfg.Timer != layers.TTL && w.inject(FaultFiredLate, 0.05) {
+		if w.cfg.Timer != timerspec.TTL && w.inject(FaultFiredLate, 0.05) {
 			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
 		}
 		w.invs = append(w.invs, invocation{s: s, at: at})

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // ttlLateAfter is the TTL delay from which a deletion counts as
@@ -15,8 +15,8 @@ const ttlLateAfter = 15 * time.Minute
 
 // newTimer is the in-memory stand-in of the history's timer, with that
 // timer's faults wired in.
-func (w *world) newTimer() memory.LayerScheduler {
-	l := memory.NewLayer(w.cfg.Timer, w.clock.Now, w.ttlDelay)
+func (w *world) newTimer() memory.TimerScheduler {
+	l := memory.NewTimer(w.cfg.Timer, w.clock.Now, w.ttlDelay)
 	if e, ok := l.(*memory.Executions); ok {
 		e.StopLost = func(task.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
 	}
@@ -24,11 +24,11 @@ func (w *world) newTimer() memory.LayerScheduler {
 }
 
 // ttlDelay picks how long after its due time the TTL sweeper deletes a
-// marker: anywhere up to layers.TTLPrecision (48 hours), skewed towards
+// marker: anywhere up to timerspec.TTLPrecision (48 hours), skewed towards
 // short delays (u^4 of the bound) so that most deletions land inside the
 // history and the rest after it.
 func (w *world) ttlDelay() time.Duration {
-	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(layers.TTLPrecision)).Truncate(time.Second)
+	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(timerspec.TTLPrecision)).Truncate(time.Second)
 	if d > ttlLateAfter {
 		w.res.Faults[FaultTTLDeleteLate]++ // a delay, not a failure: not counted as injected
 	}
@@ -38,9 +38,9 @@ func (w *world) ttlDelay() time.Duration {
 // duplicateFault is the timer's "invoked twice" fault.
 func (w *world) duplicateFault() Fault {
 	switch w.cfg.Timer {
-	case layers.StepFunctions:
+	case timerspec.StepFunctions:
 		return FaultDuplicateExecution
-	case layers.TTL:
+	case timerspec.TTL:
 		return FaultStreamRedeliveredTTL
 	}
 	return FaultFiredTwice
@@ -54,7 +54,7 @@ func (w *world) duplicateFault() Fault {
 // the claim skips it (I1 checks that). I3 then asks that the right one
 // runs; Result.Faults counts the stale ones as FaultStaleExecution.
 func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
-	if w.cfg.Timer != layers.StepFunctions {
+	if w.cfg.Timer != timerspec.StepFunctions {
 		return task.Schedule{}, false
 	}
 	var found task.Schedule
@@ -90,7 +90,7 @@ func (w *world) staleAfterCancel(t task.Task) bool {
 	name := task.ScheduleName(t.TaskID)
 	execs := e.Running(name)
 	if !t.DueAt.IsZero() {
-		if _, named := execs[layers.ExecutionName(name, t.DueAt)]; named {
+		if _, named := execs[timerspec.ExecutionName(name, t.DueAt)]; named {
 			return false
 		}
 	}
@@ -108,7 +108,7 @@ func (w *world) staleOfGone(sc task.Schedule) bool {
 		return false
 	}
 	execs := e.Running(sc.Name)
-	if _, named := execs[layers.ExecutionName(sc.Name, w.goneDue(sc))]; named {
+	if _, named := execs[timerspec.ExecutionName(sc.Name, w.goneDue(sc))]; named {
 		return false
 	}
 	w.res.Faults[FaultStaleExecution] += len(execs)

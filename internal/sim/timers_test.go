@@ -3,7 +3,7 @@ package sim
 import (
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // TestTimerHistories runs the invariants I1-I6 with each timer firing
@@ -12,11 +12,11 @@ import (
 func TestTimerHistories(t *testing.T) {
 	n := histories(t, 200)
 	for _, tc := range []struct {
-		timer  layers.Name
+		timer  timerspec.Name
 		faults []Fault
 	}{
-		{layers.StepFunctions, []Fault{FaultDuplicateExecution, FaultStopRace, FaultFiredLate, FaultDeadlineRace, FaultWriterFiredState}},
-		{layers.TTL, []Fault{FaultTTLDeleteLate, FaultStreamRedeliveredTTL, FaultDeadlineRace, FaultWriterFiredState}},
+		{timerspec.StepFunctions, []Fault{FaultDuplicateExecution, FaultStopRace, FaultFiredLate, FaultDeadlineRace, FaultWriterFiredState}},
+		{timerspec.TTL, []Fault{FaultTTLDeleteLate, FaultStreamRedeliveredTTL, FaultDeadlineRace, FaultWriterFiredState}},
 	} {
 		t.Run(string(tc.timer), func(t *testing.T) {
 			s := RunMany(Config{Timer: tc.timer, ConcurrentFires: true, AnyWriter: true}, 1, n, 0)

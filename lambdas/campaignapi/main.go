@@ -23,8 +23,8 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/campaign/limits/limitsdynamo"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -49,7 +49,7 @@ func main() {
 	store := lambdaenv.Must(dynamo.NewCampaignStore(ddb, table))
 	limiter := lambdaenv.Must(limits.New(lim, lambdaenv.Must(limitsdynamo.New(ddb, table)), clock.System{}))
 	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg)))
-	canceller := lambdaenv.Must(cancel.New(store, store, sched, clock.System{}, group, 0))
+	canceller := lambdaenv.Must(campaigncancel.New(store, store, sched, clock.System{}, group, 0))
 	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
 	h := lambdaenv.Must(campaignapi.New(store, start, canceller, clock.System{}, nil, origins, senderGroup, log))

@@ -16,9 +16,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/awssfn"
 	"github.com/unschedule/unschedule/internal/domain/cancel"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // startsSFN is a state machine with no running execution that records the
@@ -36,7 +36,7 @@ func (f *startsSFN) DescribeExecution(context.Context, *sfn.DescribeExecutionInp
 	return &sfn.DescribeExecutionOutput{}, nil
 }
 
-// On the Step Functions layer a due time beyond the horizon is refused for
+// On the Step Functions timer a due time beyond the horizon is refused for
 // good: the worker acknowledges the message (no batch item failure, so no
 // redelivery and no dead-letter queue), counts it in ScheduleRefused (an
 // error metric, so alarmed) and logs it with the item's key, and the next
@@ -54,9 +54,9 @@ func TestBeyondHorizonIsAcknowledgedCountedAndLogged(t *testing.T) {
 		wantRefused int
 	}{
 		{"beyond the horizon, then a move back within it, in one group", []events.SQSMessage{
-			msg("m-1", taskA, now.Add(layers.MaxHorizon+time.Hour)), msg("m-2", taskA, now.Add(24*time.Hour)), msg("m-3", taskB, now.Add(time.Hour)),
+			msg("m-1", taskA, now.Add(timerspec.MaxHorizon+time.Hour)), msg("m-2", taskA, now.Add(24*time.Hour)), msg("m-3", taskB, now.Add(time.Hour)),
 		}, []string{taskA, taskB}, 1},
-		{"within the horizon", []events.SQSMessage{msg("m-1", taskA, now.Add(layers.MaxHorizon))}, []string{taskA}, 0},
+		{"within the horizon", []events.SQSMessage{msg("m-1", taskA, now.Add(timerspec.MaxHorizon))}, []string{taskA}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &startsSFN{}
@@ -102,7 +102,7 @@ func TestBeyondHorizonIsAcknowledgedCountedAndLogged(t *testing.T) {
 				if err := json.Unmarshal([]byte(line), &l); err != nil {
 					t.Fatalf("log line %q is not JSON: %v", line, err)
 				}
-				if l["level"] == "ERROR" && strings.Contains(l["error"].(string), layers.ErrBeyondHorizon.Error()) {
+				if l["level"] == "ERROR" && strings.Contains(l["error"].(string), timerspec.ErrBeyondHorizon.Error()) {
 					refused = append(refused, l)
 				}
 			}

@@ -4,7 +4,7 @@
 // and moves (or recreates) the schedules of items whose due time changed.
 // See cancel.Worker.
 //
-// The execution layer is UNSCHEDULE_EXECUTION_LAYER (envvars.ExecutionLayer):
+// The timer is UNSCHEDULE_TIMER (envvars.TimerKind):
 // EventBridgeScheduler (unset) reads the variables below; StepFunctions
 // reads STATE_MACHINE_ARN; TTL reads TABLE_NAME and TTL_ATTRIBUTE.
 //
@@ -28,7 +28,7 @@ import (
 
 func main() {
 	log := lambdaenv.Logger()
-	cfg := lambdaenv.Must(loadLayer(os.Getenv))
+	cfg := lambdaenv.Must(loadTimer(os.Getenv))
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	sched := lambdaenv.Must(timers.New(aws, cfg.Config))
 	rec := metrics.New(FunctionName, os.Stdout)

@@ -148,12 +148,12 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	return nil
 }
 
-// Invoke is the function's entry point for every execution layer. The
-// EventBridge Scheduler and Step Functions layers hand it the payload
-// itself (Handle). The TTL layer's event source mapping hands it a batch
+// Invoke is the function's entry point for every timer. The
+// EventBridge Scheduler and Step Functions timers hand it the payload
+// itself (Handle). The TTL timer's event source mapping hands it a batch
 // of stream records, filtered to TTL deletions of markers: each marker's
 // payload goes through the same Handle, so the firing core and the target
-// see the same payload whatever the layer. A failed firing is reported as
+// see the same payload whatever the timer. A failed firing is reported as
 // a batch item failure (the mapping has ReportBatchItemFailures): the
 // stream retries from that record.
 func (h *handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {

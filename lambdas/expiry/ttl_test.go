@@ -21,10 +21,10 @@ import (
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/eventfilter"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // streamRecord renders a REMOVE record of the marker whose image GetItem
@@ -34,7 +34,7 @@ import (
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-streams.html
 // dynalite serves no stream, so the records are built here from the
 // marker's real image; the filter is the construct's own pattern
-// (layers.TTLFilterPattern), evaluated by eventfilter.Match.
+// (timerspec.TTLFilterPattern), evaluated by eventfilter.Match.
 func streamRecord(t *testing.T, id string, image map[string]types.AttributeValue, ttl bool) json.RawMessage {
 	t.Helper()
 	img := map[string]map[string]string{}
@@ -55,7 +55,7 @@ func streamRecord(t *testing.T, id string, image map[string]types.AttributeValue
 		"eventSourceARN": "arn:aws:dynamodb:eu-west-1:111122223333:table/items/stream/2026-11-30T00:00:00.000",
 	}
 	if ttl {
-		r["userIdentity"] = map[string]string{"type": layers.TTLIdentityType, "principalId": layers.TTLIdentityPrincipal}
+		r["userIdentity"] = map[string]string{"type": timerspec.TTLIdentityType, "principalId": timerspec.TTLIdentityPrincipal}
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -64,7 +64,7 @@ func streamRecord(t *testing.T, id string, image map[string]types.AttributeValue
 	return b
 }
 
-// The TTL layer end to end on dynalite: markers are real items; a cancel
+// The TTL timer end to end on dynalite: markers are real items; a cancel
 // (the user's own delete) never fires its item, the TTL deletion fires
 // its item once through the same firing core and target.
 func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
@@ -100,14 +100,14 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 			t.Fatalf("a retried create must succeed: %v", err)
 		}
 		mk := map[string]types.AttributeValue{}
-		for a, v := range s.Attrs(layers.MarkerKey(s, sch.Name)) {
+		for a, v := range s.Attrs(timerspec.MarkerKey(s, sch.Name)) {
 			mk[a] = &types.AttributeValueMemberS{Value: v}
 		}
 		got, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: mk, ConsistentRead: aws.Bool(true)})
 		if err != nil || got.Item == nil {
 			t.Fatalf("marker of %s: %v %v", job, got, err)
 		}
-		if n := got.Item[layers.DefaultTTLAttr].(*types.AttributeValueMemberN).Value; n != fmt.Sprint(due.Unix()) {
+		if n := got.Item[timerspec.DefaultTTLAttr].(*types.AttributeValueMemberN).Value; n != fmt.Sprint(due.Unix()) {
 			t.Fatalf("TTL %s, want the due time in epoch seconds %d", n, due.Unix())
 		}
 		images[job] = got.Item
@@ -120,7 +120,7 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 	userDelete := streamRecord(t, "user", images["cancelled"], false)
 	ttlDelete := streamRecord(t, "ttl", images["expired"], true)
 
-	pattern := []byte(layers.TTLFilterPattern())
+	pattern := []byte(timerspec.TTLFilterPattern())
 	for _, tc := range []struct {
 		name string
 		rec  json.RawMessage
@@ -198,7 +198,7 @@ func TestTTLDispatchFailureIsABatchItemFailure(t *testing.T) {
 		if err := items.Put(a); err != nil {
 			t.Fatal(err)
 		}
-		img := map[string]types.AttributeValue{layers.MarkerPayloadAttr: &types.AttributeValueMemberS{Value: s.EncodePayload(contract.Payload{Key: k, Due: due})}}
+		img := map[string]types.AttributeValue{timerspec.MarkerPayloadAttr: &types.AttributeValueMemberS{Value: s.EncodePayload(contract.Payload{Key: k, Due: due})}}
 		recs = append(recs, string(streamRecord(t, "ev-"+job, img, true)))
 	}
 	now := func() time.Time { return due.Add(time.Hour) }

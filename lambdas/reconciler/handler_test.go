@@ -191,7 +191,7 @@ func TestLoadConfig(t *testing.T) {
 		{"negative rate", with("RATE_PER_SEC", "-1"), reconcile.Config{}, "RATE_PER_SEC"},
 		{"the to-do view", with("RECONCILE_ITEM_VIEW", "todo"), reconcile.Config{}, ""},
 		{"an unknown view", with("RECONCILE_ITEM_VIEW", "index"), reconcile.Config{}, `RECONCILE_ITEM_VIEW is "index"`},
-		{"an unknown timer", with("UNSCHEDULE_EXECUTION_LAYER", "cron"), reconcile.Config{}, "UNSCHEDULE_EXECUTION_LAYER"},
+		{"an unknown timer", with("UNSCHEDULE_TIMER", "cron"), reconcile.Config{}, "UNSCHEDULE_TIMER"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

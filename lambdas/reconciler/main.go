@@ -7,7 +7,7 @@
 // reconcile.Reconciler.
 //
 // Environment: TABLE_NAME, UNSCHEDULE_ITEM_SCHEMA, TARGET_FUNCTION_ARN, the
-// timer's variables (as the cancellation worker: UNSCHEDULE_EXECUTION_LAYER
+// timer's variables (as the cancellation worker: UNSCHEDULE_TIMER
 // and SCHEDULE_GROUP…, STATE_MACHINE_ARN, or TTL_ATTRIBUTE), and optionally
 // RECONCILE_ITEM_VIEW (scan, the default, or todo), FIRE_LEASE_SECONDS (as
 // the expiry function), GRACE_SEC, RATE_PER_SEC, BUDGET_SEC.

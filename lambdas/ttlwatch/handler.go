@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // maxExamples bounds the marker keys one run logs.
@@ -41,7 +41,7 @@ func (w *watcher) Run(ctx context.Context) error {
 		ProjectionExpression:     aws.String("#pk, #ttl"),
 		ExpressionAttributeNames: map[string]string{"#pk": w.cfg.Schema.PartitionKey, "#ttl": w.cfg.TTLAttr},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":prefix": &types.AttributeValueMemberS{Value: layers.MarkerKeyPrefix},
+			":prefix": &types.AttributeValueMemberS{Value: timerspec.MarkerKeyPrefix},
 		},
 	})
 	var overdue, markers int

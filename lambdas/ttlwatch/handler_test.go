@@ -18,9 +18,9 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // fakeScan serves items one page each and records the input.
@@ -48,7 +48,7 @@ func (f *fakeScan) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dy
 
 func marker(name string, expiry time.Time) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"tenantId":      &types.AttributeValueMemberS{Value: layers.MarkerKeyPrefix + name},
+		"tenantId":      &types.AttributeValueMemberS{Value: timerspec.MarkerKeyPrefix + name},
 		"unscheduleTtl": &types.AttributeValueMemberN{Value: strconv.FormatInt(expiry.Unix(), 10)},
 	}
 }
@@ -70,7 +70,7 @@ func TestRunMeasuresEachMarkerFromItsOwnExpiry(t *testing.T) {
 		{"overdue markers across pages", [][]map[string]types.AttributeValue{
 			{marker("a", now.Add(-49*time.Hour)), marker("b", now.Add(-time.Hour))},
 			{marker("c", now.Add(-72*time.Hour))},
-		}, 2, (72 * time.Hour).Seconds(), layers.MarkerKeyPrefix + "c"},
+		}, 2, (72 * time.Hour).Seconds(), timerspec.MarkerKeyPrefix + "c"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var emf, logs bytes.Buffer

@@ -1,5 +1,5 @@
-// Command ttlwatch is the TTL layer's periodic look for overdue markers:
-// it scans the table for markers (layers.MarkerKeyPrefix) and publishes
+// Command ttlwatch is the TTL timer's periodic look for overdue markers:
+// it scans the table for markers (timerspec.MarkerKeyPrefix) and publishes
 // how many expired more than MaxLateness ago and still exist, and the age
 // of the oldest, each measured from the marker's own expiry time. A
 // marker that DynamoDB never deletes (TTL not enabled on its attribute)
@@ -22,14 +22,14 @@ import (
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 func main() {
 	env := lambdaenv.New(os.Getenv)
 	cfg := ttlmarker.ConfigFromEnv(env)
-	lateness := env.Int(envvars.MaxLatenessSeconds, int(layers.TTLPrecision/time.Second), int(layers.TTLPrecision/time.Second), 10*365*86400)
+	lateness := env.Int(envvars.MaxLatenessSeconds, int(timerspec.TTLPrecision/time.Second), int(timerspec.TTLPrecision/time.Second), 10*365*86400)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	rec := metrics.New(metrics.FunctionTTLWatch, nil)

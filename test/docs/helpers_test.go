@@ -68,9 +68,9 @@ func TestSplitImports(t *testing.T) {
 // the one public package of the name, then the CDK and the table.
 func TestResolve(t *testing.T) {
 	pkgs := map[string][]string{
-		"futureevents": {module + "/constructs/futureevents", module + "/futureevents", module + "/test/futureevents"},
-		"campaigns":    {module + "/constructs/campaigns", module + "/test/campaigns"},
-		"layers":       {module + "/internal/layers"},
+		"futureevents": {module + "/constructs/futureevents", module + "/futureevents", module + "/test/eventservices"},
+		"campaigns":    {module + "/constructs/campaigns", module + "/test/campaignstest"},
+		"timers":       {module + "/internal/timerspec"},
 	}
 	tests := []struct {
 		name, pkg, dir, want, wantErr string
@@ -78,7 +78,7 @@ func TestResolve(t *testing.T) {
 		{"own folder first", "futureevents", "constructs/futureevents", module + "/constructs/futureevents", ""},
 		{"two public packages need an import", "futureevents", ".", "", "two packages are named futureevents"},
 		{"test packages do not count", "campaigns", "docs", module + "/constructs/campaigns", ""},
-		{"internal packages are not for docs", "layers", ".", "", "no package named layers"},
+		{"internal packages are not for docs", "timers", ".", "", "no package named timers"},
 		{"a CDK module", "awssqs", ".", "github.com/aws/aws-cdk-go/awscdk/v2/awssqs", ""},
 		{"the table", "jsii", ".", "github.com/aws/jsii-runtime-go", ""},
 	}

@@ -45,7 +45,7 @@ var ScheduleGroupWildcard = map[string]string{
 }
 
 // ExecutionsWildcard matches an "executions of one state machine"
-// resource (the Step Functions execution layer).
+// resource (the Step Functions timer).
 var ExecutionsWildcard = map[string]string{
 	"regex": `/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<[^>]+\.Name>:\*$/g`,
 }

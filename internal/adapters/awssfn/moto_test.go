@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/unschedule/unschedule/internal/domain/timer"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
@@ -96,7 +96,7 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 		names = append(names, aws.ToString(e.Name))
 	}
 	sort.Strings(names)
-	if want := []string{layers.ExecutionName(a.Name, d1), layers.RestartName(layers.ExecutionName(b.Name, d2), now)}; !reflect.DeepEqual(names, want) {
+	if want := []string{timerspec.ExecutionName(a.Name, d1), timerspec.RestartName(timerspec.ExecutionName(b.Name, d2), now)}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("running %v; want %v", names, want)
 	}
 }
@@ -126,8 +126,8 @@ func motoStateMachine(t *testing.T) (*sfn.Client, string) {
 	sm, err := api.CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{
 		Name:    aws.String("fire"),
 		RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn"),
-		Definition: aws.String(`{"StartAt":"` + layers.WaitState + `","States":{"` + layers.WaitState +
-			`":{"Type":"Wait","TimestampPath":"` + layers.TimestampPath + `","End":true}}}`),
+		Definition: aws.String(`{"StartAt":"` + timerspec.WaitState + `","States":{"` + timerspec.WaitState +
+			`":{"Type":"Wait","TimestampPath":"` + timerspec.TimestampPath + `","End":true}}}`),
 	})
 	if err != nil {
 		t.Fatalf("create state machine: %v", err)

@@ -1,17 +1,17 @@
-// Package awssfn is the Step Functions execution layer: a task.Scheduler
+// Package awssfn is the Step Functions timer: a task.Scheduler
 // whose "schedule" of an item is one execution of a Standard state machine
 // that waits until the due time (Wait with TimestampPath $.at) and then
 // invokes the expiry function with the payload ($.payload), the same
-// payload the EventBridge Scheduler layer hands it.
+// payload the EventBridge Scheduler timer hands it.
 //
-//   - Create starts the execution named layers.ExecutionName(name, due).
+//   - Create starts the execution named timerspec.ExecutionName(name, due).
 //     StartExecution of a Standard state machine is idempotent: the same
 //     name and input as a running execution succeeds without a second
 //     one. ExecutionAlreadyExists with another input is ErrInputConflict.
 //     A name whose execution ran is a success; one that a cancel stopped
 //     (the item was armed again for the same due time: a closed name
 //     cannot be used again for 90 days) is restarted as
-//     layers.RestartName(name, now).
+//     timerspec.RestartName(name, now).
 //   - Update (a move from the due time from) stops the execution named
 //     for from, one StopExecution by its ARN, and starts the one for the
 //     new due time; task.ErrScheduleNotFound when no execution has that
@@ -21,8 +21,8 @@
 //     the execution named for at; task.ErrScheduleNotFound when none has
 //     that name, or at is zero (unknown), which the worker counts as
 //     success.
-//   - Due times more than layers.MaxHorizon away are rejected
-//     (layers.ErrBeyondHorizon), not chained: an execution lasts one year.
+//   - Due times more than timerspec.MaxHorizon away are rejected
+//     (timerspec.ErrBeyondHorizon), not chained: an execution lasts one year.
 //     The error reports Permanent(): no retry changes it.
 //
 // So a cancel or a move costs one StopExecution, whatever the number of
@@ -57,8 +57,8 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // API is the part of the Step Functions client the adapter uses.
@@ -79,10 +79,10 @@ type ListAPI interface {
 var _ ListAPI = (*sfn.Client)(nil)
 
 // refusal is an error no retry can change (a due time beyond
-// layers.MaxHorizon stays beyond it: the horizon moves with the clock, but
+// timerspec.MaxHorizon stays beyond it: the horizon moves with the clock, but
 // a retry comes minutes later, not months). Permanent tells the cancel
 // worker to acknowledge the message instead of retrying it; errors.Is
-// still finds the cause (layers.ErrBeyondHorizon).
+// still finds the cause (timerspec.ErrBeyondHorizon).
 type refusal struct{ err error }
 
 func (r refusal) Error() string { return r.err.Error() }
@@ -136,11 +136,11 @@ func New(api API, cfg Config) (*Client, error) {
 // Create implements task.Scheduler.
 func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 	now := c.cfg.Now()
-	if err := layers.CheckHorizon(s.At, now); err != nil {
+	if err := timerspec.CheckHorizon(s.At, now); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
-	input := layers.ExecutionInput(c.cfg.Schema, s)
-	name := layers.ExecutionName(s.Name, s.At)
+	input := timerspec.ExecutionInput(c.cfg.Schema, s)
+	name := timerspec.ExecutionName(s.Name, s.At)
 	err := c.start(ctx, name, input)
 	var exists *types.ExecutionAlreadyExists
 	if !errors.As(err, &exists) {
@@ -164,7 +164,7 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 	// restart named after this second (retries within it share it). One
 	// that an earlier re-arm started may run too: the claim lets one of
 	// them fire.
-	restart := layers.RestartName(name, now)
+	restart := timerspec.RestartName(name, now)
 	if err := c.start(ctx, restart, input); err != nil && !errors.As(err, &exists) {
 		return err
 	}
@@ -186,11 +186,11 @@ func (c *Client) start(ctx context.Context, name, input string) error {
 // from (unless it is zero or s's own), start s's. task.ErrScheduleNotFound
 // when no execution has from's name.
 func (c *Client) Update(ctx context.Context, s task.Schedule, from time.Time) error {
-	if err := layers.CheckHorizon(s.At, c.cfg.Now()); err != nil {
+	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
 	if !from.IsZero() && !from.Equal(s.At) {
-		if err := c.stop(ctx, layers.ExecutionName(s.Name, from)); err != nil {
+		if err := c.stop(ctx, timerspec.ExecutionName(s.Name, from)); err != nil {
 			return err
 		}
 	}
@@ -205,7 +205,7 @@ func (c *Client) Delete(ctx context.Context, name string, at time.Time) error {
 	if at.IsZero() {
 		return task.ErrScheduleNotFound
 	}
-	return c.stop(ctx, layers.ExecutionName(name, at))
+	return c.stop(ctx, timerspec.ExecutionName(name, at))
 }
 
 // stop stops the execution called name by its ARN. One that does not
@@ -245,7 +245,7 @@ func (c *Client) Get(ctx context.Context, name string, at time.Time) (timer.Sche
 		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w: without its due time there is no execution name to read",
 			name, timer.ErrNotFound)
 	}
-	exec := layers.ExecutionName(name, at)
+	exec := timerspec.ExecutionName(name, at)
 	d, err := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(exec))})
 	var gone *types.ExecutionDoesNotExist
 	switch {
@@ -256,7 +256,7 @@ func (c *Client) Get(ctx context.Context, name string, at time.Time) (timer.Sche
 	case d.Status != types.ExecutionStatusRunning:
 		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w: the execution is %s", exec, timer.ErrNotFound, d.Status)
 	}
-	var in layers.Input
+	var in timerspec.Input
 	if err := json.Unmarshal([]byte(aws.ToString(d.Input)), &in); err != nil {
 		return timer.Schedule{}, fmt.Errorf("awssfn: execution %s: input: %w", exec, err)
 	}
@@ -325,9 +325,9 @@ func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, 
 // an ExecutionName, or a RestartName of one. ok is false for any other
 // name, or a schedule name without one of the schema's prefixes.
 func (c *Client) parse(exec string) (timer.Schedule, bool) {
-	name, due, ok := layers.ParseExecutionName(exec)
+	name, due, ok := timerspec.ParseExecutionName(exec)
 	if !ok {
-		name, due, _, ok = layers.ParseRestartName(exec)
+		name, due, _, ok = timerspec.ParseRestartName(exec)
 	}
 	s := c.cfg.Schema
 	if !ok || !(strings.HasPrefix(name, s.ScheduleNamePrefix) || (s.ReminderNamePrefix != "" && strings.HasPrefix(name, s.ReminderNamePrefix))) {

@@ -21,9 +21,9 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/domain/timer"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
 	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 const (
@@ -98,7 +98,7 @@ func (f *fakeSFN) ListExecutions(_ context.Context, in *sfn.ListExecutionsInput,
 func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
 	f.calls["StartExecution"]++
 	n := aws.ToString(in.Name)
-	if len(n) > layers.MaxExecutionName {
+	if len(n) > timerspec.MaxExecutionName {
 		return nil, errors.New("ValidationException: name too long " + n)
 	}
 	if e, ok := f.execs[n]; ok {
@@ -186,7 +186,7 @@ func TestCreateIsIdempotentAndNamedByItemAndDue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := layers.ExecutionName(s.Name, s.At)
+	want := timerspec.ExecutionName(s.Name, s.At)
 	if r := running(f); len(f.execs) != 1 || len(r) != 1 || r[0] != want {
 		t.Fatalf("executions %v running %v; want one execution %s", f.execs, r, want)
 	}
@@ -199,7 +199,7 @@ func TestCreateIsIdempotentAndNamedByItemAndDue(t *testing.T) {
 func TestCreateWithAnotherInputIsAClearError(t *testing.T) {
 	c, f := newClient(t)
 	s := sched(item, now.Add(time.Hour))
-	f.execs[layers.ExecutionName(s.Name, s.At)] = &exec{input: `{"other":1}`, status: types.ExecutionStatusRunning}
+	f.execs[timerspec.ExecutionName(s.Name, s.At)] = &exec{input: `{"other":1}`, status: types.ExecutionStatusRunning}
 	err := c.Create(context.Background(), s)
 	if !errors.Is(err, ErrInputConflict) || !strings.Contains(err.Error(), `{"other":1}`) {
 		t.Fatalf("err %v; want ErrInputConflict naming both inputs", err)
@@ -220,9 +220,9 @@ func TestCancelAndMoveAreOneStop(t *testing.T) {
 		{"cancel", func(c *Client) error { return c.Delete(context.Background(), old.Name, due) },
 			map[string]int{"StopExecution": 1}, nil},
 		{"move", func(c *Client) error { return c.Update(context.Background(), moved, due) },
-			map[string]int{"StopExecution": 1, "StartExecution": 1}, []string{layers.ExecutionName(moved.Name, later)}},
+			map[string]int{"StopExecution": 1, "StartExecution": 1}, []string{timerspec.ExecutionName(moved.Name, later)}},
 		{"reminder-only move (same due time)", func(c *Client) error { return c.Update(context.Background(), old, due) },
-			map[string]int{"StartExecution": 1}, []string{layers.ExecutionName(old.Name, due)}},
+			map[string]int{"StartExecution": 1}, []string{timerspec.ExecutionName(old.Name, due)}},
 	}
 	for _, others := range []int{0, 1, 2500} {
 		for _, op := range ops {
@@ -230,7 +230,7 @@ func TestCancelAndMoveAreOneStop(t *testing.T) {
 				c, f := newClient(t)
 				for i := range others {
 					o := sched(fmt.Sprintf("01J%023d", i+1), now.Add(time.Duration(i+1)*time.Minute))
-					f.execs[layers.ExecutionName(o.Name, o.At)] = &exec{status: types.ExecutionStatusRunning}
+					f.execs[timerspec.ExecutionName(o.Name, o.At)] = &exec{status: types.ExecutionStatusRunning}
 				}
 				if err := c.Create(context.Background(), old); err != nil {
 					t.Fatal(err)
@@ -286,7 +286,7 @@ func TestGoneOrClosedIsNotFoundOrDone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, f := newClient(t)
 			if tc.status != "" {
-				f.execs[layers.ExecutionName(s.Name, due)] = &exec{input: layers.ExecutionInput(contract.Default(), s), status: tc.status}
+				f.execs[timerspec.ExecutionName(s.Name, due)] = &exec{input: timerspec.ExecutionInput(contract.Default(), s), status: tc.status}
 			}
 			err := tc.do(c)
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
@@ -299,7 +299,7 @@ func TestGoneOrClosedIsNotFoundOrDone(t *testing.T) {
 	}
 }
 
-// The cancellation worker on this layer: a cancel or move message carries
+// The cancellation worker on this timer: a cancel or move message carries
 // the old due time, and a cancel of an execution that is gone succeeds.
 func TestWorkerCancelsByTheMessagesOldDueTime(t *testing.T) {
 	due := now.Add(time.Hour)
@@ -339,7 +339,7 @@ func TestWorkerCancelsByTheMessagesOldDueTime(t *testing.T) {
 			if f.calls["StopExecution"] != 1 || !strings.Contains(out.String(), tc.metric) {
 				t.Fatalf("%d stops, metrics %s; want one stop and %s", f.calls["StopExecution"], out.String(), tc.metric)
 			}
-			if e := f.execs[layers.ExecutionName(s.Name, due)]; e != nil && e.status == types.ExecutionStatusRunning {
+			if e := f.execs[timerspec.ExecutionName(s.Name, due)]; e != nil && e.status == types.ExecutionStatusRunning {
 				t.Fatal("the old execution still runs")
 			}
 		})
@@ -397,7 +397,7 @@ func TestRearmAfterStopFiresOnce(t *testing.T) {
 			// is armed for that due time.
 			fired := 0
 			for _, n := range running(f) {
-				if !strings.HasPrefix(n, layers.ExecutionName(s.Name, due)) {
+				if !strings.HasPrefix(n, timerspec.ExecutionName(s.Name, due)) {
 					t.Fatalf("unexpected execution %s", n)
 				}
 				if armed {
@@ -423,7 +423,7 @@ func TestBeyondOneYearIsRejected(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, f := newClient(t)
 			err := tc.do(c)
-			if !errors.Is(err, layers.ErrBeyondHorizon) || len(f.calls) != 0 {
+			if !errors.Is(err, timerspec.ErrBeyondHorizon) || len(f.calls) != 0 {
 				t.Fatalf("err %v calls %v; want ErrBeyondHorizon and no call", err, f.calls)
 			}
 			// No retry changes the refusal: the cancel worker acknowledges it.
@@ -468,9 +468,9 @@ func TestGetReadsTheRunningExecutionOfTheDueTime(t *testing.T) {
 			if tc.status != "" {
 				in := tc.input
 				if in == "" {
-					in = layers.ExecutionInput(tableschema.Todo(), s)
+					in = timerspec.ExecutionInput(tableschema.Todo(), s)
 				}
-				f.execs[layers.ExecutionName(s.Name, due)] = &exec{input: in, status: tc.status}
+				f.execs[timerspec.ExecutionName(s.Name, due)] = &exec{input: in, status: tc.status}
 			}
 			f.fail = tc.fail
 			got, err := c.Get(context.Background(), s.Name, tc.at)

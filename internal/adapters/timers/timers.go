@@ -18,13 +18,13 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
-// Config is the timer (envvars.ExecutionLayer, unset: EventBridge
+// Config is the timer (envvars.TimerKind, unset: EventBridge
 // Scheduler) and that timer's settings.
 type Config struct {
-	Timer     layers.Name
+	Timer     timerspec.Name
 	Scheduler awsscheduler.Config
 	SFN       awssfn.Config
 	TTL       ttlmarker.Config
@@ -33,15 +33,15 @@ type Config struct {
 // Load reads the timer's name and only the variables that timer needs;
 // a missing one is recorded on e (e.Err).
 func Load(e *lambdaenv.Env, getenv func(string) string) (Config, error) {
-	l, err := layers.Parse(getenv(envvars.ExecutionLayer))
+	l, err := timerspec.Parse(getenv(envvars.TimerKind))
 	if err != nil {
-		return Config{}, fmt.Errorf("configuration: %s: %w", envvars.ExecutionLayer, err)
+		return Config{}, fmt.Errorf("configuration: %s: %w", envvars.TimerKind, err)
 	}
 	c := Config{Timer: l}
 	switch l {
-	case layers.StepFunctions:
+	case timerspec.StepFunctions:
 		c.SFN = awssfn.ConfigFromEnv(e)
-	case layers.TTL:
+	case timerspec.TTL:
 		c.TTL = ttlmarker.ConfigFromEnv(e)
 	default:
 		c.Scheduler = awsscheduler.ConfigFromEnv(e)
@@ -58,9 +58,9 @@ type Timer interface {
 // New builds the configured timer's adapter.
 func New(aws aws.Config, c Config) (Timer, error) {
 	switch c.Timer {
-	case layers.StepFunctions:
+	case timerspec.StepFunctions:
 		return awssfn.New(sfn.NewFromConfig(aws), c.SFN)
-	case layers.TTL:
+	case timerspec.TTL:
 		return ttlmarker.New(dynamodb.NewFromConfig(aws), c.TTL)
 	default:
 		return awsscheduler.New(scheduler.NewFromConfig(aws), c.Scheduler)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/domain/timer"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // ErrBadCursor: a List cursor that List did not write (or of another
@@ -35,12 +35,12 @@ func (c *Client) Get(ctx context.Context, name string, _ time.Time) (timer.Sched
 	out, err := c.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(c.cfg.Table), Key: c.key(name), ConsistentRead: aws.Bool(true),
 		ProjectionExpression:     aws.String("#p"),
-		ExpressionAttributeNames: map[string]string{"#p": layers.MarkerPayloadAttr},
+		ExpressionAttributeNames: map[string]string{"#p": timerspec.MarkerPayloadAttr},
 	})
 	if err != nil {
 		return timer.Schedule{}, fmt.Errorf("ttlmarker: get marker %s: %w", name, err)
 	}
-	p, ok := out.Item[layers.MarkerPayloadAttr].(*types.AttributeValueMemberS)
+	p, ok := out.Item[timerspec.MarkerPayloadAttr].(*types.AttributeValueMemberS)
 	if !ok {
 		// No item, or an item of that key that is no marker.
 		return timer.Schedule{}, fmt.Errorf("ttlmarker: get marker %s: %w", name, timer.ErrNotFound)
@@ -62,7 +62,7 @@ func (c *Client) schedule(name, payload string) (timer.Schedule, error) {
 }
 
 // List implements timer.Reader: one page of a Scan of the table for
-// markers (the partition key begins with layers.MarkerKeyPrefix), each
+// markers (the partition key begins with timerspec.MarkerKeyPrefix), each
 // with its name, time and payload. A Scan reads the whole table, the
 // adopter's items too, and its Limit counts the items it evaluates before
 // the filter: a page may hold fewer markers than the limit, or none, and
@@ -87,8 +87,8 @@ func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, 
 		TableName:                 aws.String(c.cfg.Table),
 		FilterExpression:          aws.String("begins_with(#pk, :prefix)"),
 		ProjectionExpression:      aws.String("#pk, #p"),
-		ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": layers.MarkerPayloadAttr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":prefix": &types.AttributeValueMemberS{Value: layers.MarkerKeyPrefix}},
+		ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": timerspec.MarkerPayloadAttr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":prefix": &types.AttributeValueMemberS{Value: timerspec.MarkerKeyPrefix}},
 		Limit:                     aws.Int32(int32(min(limit, maxScanLimit))),
 		ExclusiveStartKey:         start,
 	})
@@ -101,12 +101,12 @@ func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, 
 	}
 	for _, it := range out.Items {
 		pk, ok := it[c.cfg.Schema.PartitionKey].(*types.AttributeValueMemberS)
-		if !ok || !strings.HasPrefix(pk.Value, layers.MarkerKeyPrefix) {
+		if !ok || !strings.HasPrefix(pk.Value, timerspec.MarkerKeyPrefix) {
 			continue
 		}
-		name := strings.TrimPrefix(pk.Value, layers.MarkerKeyPrefix)
+		name := strings.TrimPrefix(pk.Value, timerspec.MarkerKeyPrefix)
 		s := timer.Schedule{Name: name}
-		if v, ok := it[layers.MarkerPayloadAttr].(*types.AttributeValueMemberS); ok {
+		if v, ok := it[timerspec.MarkerPayloadAttr].(*types.AttributeValueMemberS); ok {
 			if full, err := c.schedule(name, v.Value); err == nil {
 				s = full
 			}

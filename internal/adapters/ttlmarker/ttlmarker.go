@@ -1,10 +1,10 @@
-// Package ttlmarker is the DynamoDB TTL execution layer: a task.Scheduler
+// Package ttlmarker is the DynamoDB TTL timer: a task.Scheduler
 // whose "schedule" of an item is a marker item in the same table
-// (layers.MarkerKey) carrying the TTL attribute (epoch seconds, the due
+// (timerspec.MarkerKey) carrying the TTL attribute (epoch seconds, the due
 // time rounded up) and the payload. DynamoDB deletes the marker some time
-// after the due time (typically within 48 hours: layers.TTLPrecision);
+// after the due time (typically within 48 hours: timerspec.TTLPrecision);
 // the deletion reaches the expiry function through the table's stream,
-// filtered to TTL deletions (layers.TTLFilterPattern), and
+// filtered to TTL deletions (timerspec.TTLFilterPattern), and
 // PayloadsFromEvent reads the payload back for the firing core.
 //
 // Markers carry none of the contract's attributes besides the key, so the
@@ -37,8 +37,8 @@ import (
 	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // API is the part of the DynamoDB client the adapter uses.
@@ -54,14 +54,14 @@ var _ API = (*dynamodb.Client)(nil)
 // Config is the table, its TTL attribute and the schema.
 type Config struct {
 	Table string
-	// TTLAttr is the table's TTL attribute. Default: layers.DefaultTTLAttr.
+	// TTLAttr is the table's TTL attribute. Default: timerspec.DefaultTTLAttr.
 	TTLAttr string
 	Schema  contract.Schema
 }
 
 // ConfigFromEnv reads TABLE_NAME, TTL_ATTRIBUTE and the schema.
 func ConfigFromEnv(e *lambdaenv.Env) Config {
-	return Config{Table: e.Require(envvars.Table), TTLAttr: e.Optional(envvars.TTLAttribute, layers.DefaultTTLAttr), Schema: e.Schema()}
+	return Config{Table: e.Require(envvars.Table), TTLAttr: e.Optional(envvars.TTLAttribute, timerspec.DefaultTTLAttr), Schema: e.Schema()}
 }
 
 // Client is a task.Scheduler of TTL markers.
@@ -81,7 +81,7 @@ func New(api API, cfg Config) (*Client, error) {
 		return nil, errors.New("ttlmarker: New needs a DynamoDB client and a table name (TABLE_NAME)")
 	}
 	if cfg.TTLAttr == "" {
-		cfg.TTLAttr = layers.DefaultTTLAttr
+		cfg.TTLAttr = timerspec.DefaultTTLAttr
 	}
 	if cfg.Schema.PartitionKey == "" {
 		cfg.Schema = tableschema.Todo()
@@ -91,7 +91,7 @@ func New(api API, cfg Config) (*Client, error) {
 
 func (c *Client) key(name string) map[string]types.AttributeValue {
 	m := map[string]types.AttributeValue{}
-	for k, v := range c.cfg.Schema.Attrs(layers.MarkerKey(c.cfg.Schema, name)) {
+	for k, v := range c.cfg.Schema.Attrs(timerspec.MarkerKey(c.cfg.Schema, name)) {
 		m[k] = &types.AttributeValueMemberS{Value: v}
 	}
 	return m
@@ -99,11 +99,11 @@ func (c *Client) key(name string) map[string]types.AttributeValue {
 
 func (c *Client) put(ctx context.Context, s task.Schedule, cond string, vals map[string]types.AttributeValue) error {
 	item := c.key(s.Name)
-	item[c.cfg.TTLAttr] = &types.AttributeValueMemberN{Value: layers.TTLValue(s.At)}
-	item[layers.MarkerPayloadAttr] = &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}
+	item[c.cfg.TTLAttr] = &types.AttributeValueMemberN{Value: timerspec.TTLValue(s.At)}
+	item[timerspec.MarkerPayloadAttr] = &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}
 	_, err := c.api.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(c.cfg.Table), Item: item, ConditionExpression: aws.String(cond),
-		ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": layers.MarkerPayloadAttr},
+		ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": timerspec.MarkerPayloadAttr},
 		ExpressionAttributeValues: vals,
 	})
 	return err
@@ -160,7 +160,7 @@ func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-streams.html
 func IsTTLDeletion(r events.DynamoDBEventRecord) bool {
 	return r.EventName == "REMOVE" && r.UserIdentity != nil &&
-		r.UserIdentity.Type == layers.TTLIdentityType && r.UserIdentity.PrincipalID == layers.TTLIdentityPrincipal
+		r.UserIdentity.Type == timerspec.TTLIdentityType && r.UserIdentity.PrincipalID == timerspec.TTLIdentityPrincipal
 }
 
 // Dispatch is one TTL deletion to fire.
@@ -181,7 +181,7 @@ func PayloadsFromEvent(ev events.DynamoDBEvent) []Dispatch {
 		if !IsTTLDeletion(r) {
 			continue
 		}
-		p, ok := r.Change.OldImage[layers.MarkerPayloadAttr]
+		p, ok := r.Change.OldImage[timerspec.MarkerPayloadAttr]
 		if !ok || p.DataType() != events.DataTypeString {
 			continue
 		}

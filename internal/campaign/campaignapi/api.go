@@ -28,7 +28,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 )
 
@@ -82,9 +82,9 @@ type Starter interface {
 	Start(ctx context.Context, campaignID string) error
 }
 
-// Canceller cancels a campaign (cancel.Canceller).
+// Canceller cancels a campaign (campaigncancel.Canceller).
 type Canceller interface {
-	Cancel(ctx context.Context, campaignID, reason string, deadline time.Time) (cancel.Result, error)
+	Cancel(ctx context.Context, campaignID, reason string, deadline time.Time) (campaigncancel.Result, error)
 }
 
 // Handler serves the campaign routes.

@@ -18,7 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/testenv"
@@ -58,7 +58,7 @@ func setup(t *testing.T) *env {
 	st, _ := dynamo.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
 	e := &env{store: st, sched: memory.NewCampaignScheduler(nil), starts: &starts{}}
-	c, _ := cancel.New(st, st, e.sched, clock, "campaigns", 1)
+	c, _ := campaigncancel.New(st, st, e.sched, clock, "campaigns", 1)
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error
 	e.h, err = campaignapi.New(st, e.starts, c, clock, func() string { e.n++; return fmt.Sprintf("c%d", e.n) },

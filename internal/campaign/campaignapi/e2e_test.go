@@ -14,7 +14,7 @@ import (
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -46,7 +46,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	sched := memory.NewCampaignScheduler(nil)
 	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}
 	p, _ := provision.New(provision.Config{Target: target, Seed: 1}, st, st, sched, st, clock)
-	c, _ := cancel.New(st, st, sched, clock, "campaigns", 1)
+	c, _ := campaigncancel.New(st, st, sched, clock, "campaigns", 1)
 	h, err := campaignapi.New(st, runNow{p, clock}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // memStore adds the API's own store methods to the in-memory store.
@@ -39,7 +39,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 	}
 	st := memStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(now)
-	c, _ := cancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
+	c, _ := campaigncancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
 	h, err := campaignapi.New(st, &starts{}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.Fatal(err)

@@ -15,11 +15,11 @@ import (
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // limitsStore is the in-memory store with the API's own methods.
@@ -46,7 +46,7 @@ func limited(t *testing.T, l limits.Limits, c limits.Counters) *campaignapi.Hand
 	t.Helper()
 	st := limitsStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(limitsNow)
-	cn, _ := cancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
+	cn, _ := campaigncancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
 	h, err := campaignapi.New(st, noStarts{}, cn, clock, nil, []string{"https://app.example.com"}, campaignapi.DefaultSenderGroup,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // Monday 2026-06-01 09:30 in Berlin, inside the 09:00-17:00 window.

@@ -134,7 +134,7 @@ func checkDecide(t *testing.T, s contract.Schema, c task.Change, want *Message) 
 		t.Errorf("DueAt = %v, want %v", got.DueAt, want.DueAt)
 	}
 	// Every message carries the old image's due time, which the Step
-	// Functions layer needs to name the execution to stop (none without
+	// Functions timer needs to name the execution to stop (none without
 	// an old image).
 	var wantOld time.Time
 	if c.Old != nil {

@@ -52,7 +52,7 @@ type Message struct {
 	// OldDueAt and OldRemindAt are the due and reminder times the item
 	// had before the change (every action; zero when the record had no
 	// old image, or the item had none). The worker hands them to the
-	// scheduler's Update and Delete: the Step Functions layer names an
+	// scheduler's Update and Delete: the Step Functions timer names an
 	// execution by its due time, and stops the old one by that name.
 	OldDueAt    time.Time `json:"oldDueAt,omitzero"`
 	OldRemindAt time.Time `json:"oldRemindAt,omitzero"`

@@ -33,14 +33,14 @@ const (
 	// MetricRetryable: a message failed for a reason that may pass
 	// (throttling, a 5xx, anything unknown); it is delivered again.
 	MetricRetryable = metrics.RetryableFailures
-	// MetricRefused: the execution layer refused the schedule for good
+	// MetricRefused: the timer refused the schedule for good
 	// (see permanent); the message is acknowledged.
 	MetricRefused = metrics.ScheduleRefused
 )
 
-// permanent is an error no retry can change: the execution layer refuses
+// permanent is an error no retry can change: the timer refuses
 // the request itself, such as a due time beyond the Step Functions
-// layer's horizon (awssfn). Retrying it would only send the message round
+// timer's horizon (awssfn). Retrying it would only send the message round
 // the queue until its dead-letter queue, holding up the later changes of
 // its item (its FIFO group) all that time; so the worker acknowledges it,
 // counts it (MetricRefused, alarmed) and logs it with the item's key.
@@ -104,7 +104,7 @@ func (w *Worker) SetClock(now func() time.Time) { w.now = now }
 // A returned error fails only this message, which is delivered again;
 // errors.Is(err, ErrMalformed) never passes, and the queue's redrive
 // policy moves it to the dead-letter queue. A refusal of the execution
-// layer that no retry can change (permanent) is not returned: it is
+// timer that no retry can change (permanent) is not returned: it is
 // counted and logged, and the message succeeds.
 func (w *Worker) Handle(ctx context.Context, m Message) error {
 	if err := m.validate(); err != nil {
@@ -212,7 +212,7 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 func (w *Worker) failed(ctx context.Context, log *slog.Logger, err error) error {
 	if isPermanent(err) {
 		w.metrics.Add(MetricRefused, 1)
-		log.ErrorContext(ctx, "the execution layer refused the schedule for good; message acknowledged, not retried", "error", err)
+		log.ErrorContext(ctx, "the timer refused the schedule for good; message acknowledged, not retried", "error", err)
 		return nil
 	}
 	w.metrics.Add(MetricRetryable, 1)

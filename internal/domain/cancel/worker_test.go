@@ -17,7 +17,7 @@ import (
 
 var errThrottled = errors.New("ThrottlingException: rate exceeded")
 
-// refusedErr is a refusal no retry can change, as an execution layer
+// refusedErr is a refusal no retry can change, as an timer
 // reports one (awssfn: a due time beyond its horizon).
 type refusedErr struct{}
 
@@ -206,7 +206,7 @@ func (r fromRecorder) Delete(ctx context.Context, name string, at time.Time) err
 }
 
 // The worker hands the scheduler the old image's due and reminder times
-// (the Step Functions layer stops the execution they name).
+// (the Step Functions timer stops the execution they name).
 func TestWorkerPassesTheOldTimes(t *testing.T) {
 	rem, oldRem := due.Add(-time.Hour), due.Add(-2*time.Hour)
 	later := due.Add(time.Hour)

@@ -10,8 +10,8 @@ import (
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/fire"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // jobsSchema is an adopter's schema with names of its own, unlike the
@@ -39,10 +39,10 @@ func TestRunRepairsAnySchemaOnEveryTimer(t *testing.T) {
 		return map[string]string{"tenant": k.Partition, "job": k.Sort, "phase": phase, "runAt": contract.FormatTime(due)}
 	}
 	future, past := t0.Add(2*time.Hour), t0.Add(-time.Hour)
-	for _, l := range layers.All {
+	for _, l := range timerspec.All {
 		t.Run(string(l), func(t *testing.T) {
 			c := clock.NewFake(t0)
-			tm := memory.NewLayer(l, c.Now, nil)
+			tm := memory.NewTimer(l, c.Now, nil)
 			if s, ok := tm.(*memory.Scheduler); ok {
 				s.ListPrefix = jobsSchema.ScheduleNamePrefix
 			}

@@ -1,4 +1,4 @@
-package futureevents_test
+package eventservices
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 	fe "github.com/unschedule/unschedule/constructs/futureevents"
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/examples/renewalreminder/stack"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/examples/renewalreminder/renewalstack"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // TestFutureEventsRetriesLambdaTransients: the core's Step Functions
@@ -24,7 +24,7 @@ import (
 // an hour (DefaultStateMachineRetries, from 1 minute); its failed
 // executions are alarmed.
 func TestFutureEventsRetriesLambdaTransients(t *testing.T) {
-	a := stack.NewStack(newApp(t), "RenewalRetries")
+	a := renewalstack.NewStack(newApp(t), "RenewalRetries")
 	template, j := synth(a.Stack)
 	_, sm := j.one(t, "AWS::StepFunctions::StateMachine", "FutureEventsCore")
 	var def struct {
@@ -42,9 +42,9 @@ func TestFutureEventsRetriesLambdaTransients(t *testing.T) {
 	if err := json.Unmarshal([]byte(resolveJoin(props(sm)["DefinitionString"])), &def); err != nil {
 		t.Fatal(err)
 	}
-	retry := def.States[layers.FireState].Retry
+	retry := def.States[timerspec.FireState].Retry
 	if len(retry) != 2 {
-		t.Fatalf("%s retriers %s, want the transient one then the catch-all", layers.FireState, js(retry))
+		t.Fatalf("%s retriers %s, want the transient one then the catch-all", timerspec.FireState, js(retry))
 	}
 	first := retry[0]
 	if first.IntervalSeconds != 2 || first.BackoffRate != 2 || first.MaxAttempts != 10 || first.MaxDelaySeconds != 120 || first.JitterStrategy != "FULL" {

@@ -12,17 +12,17 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
-// TestLayerGivesEachLayerWhatAppliesToIt: only the Scheduler layer invokes
+// TestTimerGivesEachTimerWhatAppliesToIt: only the Scheduler timer invokes
 // the expiry function asynchronously, so only it gets an EventInvokeConfig
 // and the alarms on AsyncEventsDropped and DestinationDeliveryFailures;
-// the Step Functions layer retries Lambda's transient errors (throttling
+// the Step Functions timer retries Lambda's transient errors (throttling
 // included) with jittered backoff before its catch-all, and alarms on
-// failed executions; the TTL layer watches for overdue markers.
-func TestLayerGivesEachLayerWhatAppliesToIt(t *testing.T) {
+// failed executions; the TTL timer watches for overdue markers.
+func TestTimerGivesEachTimerWhatAppliesToIt(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		edit  func(p *scheduleonwrite.ScheduleOnWriteProps)
@@ -36,13 +36,13 @@ func TestLayerGivesEachLayerWhatAppliesToIt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Without the reconciler, whose own invocation is asynchronous too.
-			s, _ := layerStack(t, "Guards"+tc.name, func(p *scheduleonwrite.ScheduleOnWriteProps) { tc.edit(p); p.NoReconciler = true })
+			s, _ := timerStack(t, "Guards"+tc.name, func(p *scheduleonwrite.ScheduleOnWriteProps) { tc.edit(p); p.NoReconciler = true })
 			if n := len(s.Resources("AWS::Lambda::EventInvokeConfig")); (n == 1) != tc.async || n > 1 {
-				t.Fatalf("%d EventInvokeConfig, want one only on the Scheduler layer (async %v)", n, tc.async)
+				t.Fatalf("%d EventInvokeConfig, want one only on the Scheduler timer (async %v)", n, tc.async)
 			}
 			for _, m := range []string{"AsyncEventsDropped", "DestinationDeliveryFailures"} {
 				if hasAlarmOn(s, m) != tc.async {
-					t.Fatalf("alarm on %s: %v, want %v (only the Scheduler layer invokes asynchronously)", m, hasAlarmOn(s, m), tc.async)
+					t.Fatalf("alarm on %s: %v, want %v (only the Scheduler timer invokes asynchronously)", m, hasAlarmOn(s, m), tc.async)
 				}
 			}
 			switch tc.name {
@@ -88,7 +88,7 @@ func assertFireRetries(t *testing.T, s *synthed) {
 	if err := json.Unmarshal([]byte(b.String()), &def); err != nil {
 		t.Fatalf("%v: %s", err, b.String())
 	}
-	retry := def.States[layers.FireState].Retry
+	retry := def.States[timerspec.FireState].Retry
 	if len(retry) != 2 {
 		t.Fatalf("Fire retriers %s, want the transient one then States.ALL", JSON(retry))
 	}
@@ -113,7 +113,7 @@ func assertTTLWatch(t *testing.T, s *synthed) {
 	t.Helper()
 	watch := s.LogicalID(t, "AWS::Lambda::Function", "JobsTTLWatch")
 	env := JSON(Props(s.Resources("AWS::Lambda::Function")[watch])["Environment"])
-	for _, want := range []string{`"TTL_ATTRIBUTE": "` + layers.DefaultTTLAttr + `"`, `"` + scheduleonwrite.EnvMaxLateness + `": "259200"`} {
+	for _, want := range []string{`"TTL_ATTRIBUTE": "` + timerspec.DefaultTTLAttr + `"`, `"` + scheduleonwrite.EnvMaxLateness + `": "259200"`} {
 		if !strings.Contains(env, want) {
 			t.Fatalf("TTL watch environment %s lacks %s", env, want)
 		}
@@ -148,12 +148,12 @@ func assertTTLWatch(t *testing.T, s *synthed) {
 	}
 }
 
-// TestLayerGuardsFailSynth: a target that outlives the delivery lease and
+// TestTimerGuardsFailSynth: a target that outlives the delivery lease and
 // an existing table without TTL on the marker attribute fail synth with a
 // message that names the values and the fix; the matching good props
-// synthesize. (A misspelt layer, or an asynchronous-invocation prop on a
+// synthesize. (A misspelt timer, or an asynchronous-invocation prop on a
 // synchronous timer, no longer compiles: each timer has its own props.)
-func TestLayerGuardsFailSynth(t *testing.T) {
+func TestTimerGuardsFailSynth(t *testing.T) {
 	type props = scheduleonwrite.ScheduleOnWriteProps
 	ttlWith := func(p *props, attr string) {
 		p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(2)), TTLAttribute: attr})
@@ -202,7 +202,7 @@ func TestLayerGuardsFailSynth(t *testing.T) {
 			[]string{"has no TTL", `enable TTL on attribute "unscheduleTtl"`}},
 		{"own table with TTL on another attribute", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, "expiresAt") },
 			[]string{`has TTL on attribute "expiresAt", not on TTLAttribute "unscheduleTtl"`, `set TTLAttribute to "expiresAt"`}},
-		{"own table with TTL on the attribute", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, layers.DefaultTTLAttr) }, nil},
+		{"own table with TTL on the attribute", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, timerspec.DefaultTTLAttr) }, nil},
 		{"own TableV2 without TTL", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = tableV2(st, "") },
 			[]string{"has no TTL", "unscheduleTtl"}},
 		{"own TableV2 with TTL on TTLAttribute", func(st awscdk.Stack, p *props) {

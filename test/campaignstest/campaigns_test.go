@@ -2,7 +2,7 @@
 // constructs/campaigns, composed in a test stack with a user pool. One
 // package: jsii starts once per process. Bundling is skipped (the Go
 // builds are gofn's own tests).
-package campaigns_test
+package campaignstest
 
 import (
 	"encoding/json"

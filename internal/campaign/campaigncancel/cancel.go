@@ -6,7 +6,7 @@
 // the counts say what this cancel did. Running tasks finish; terminal ones stay as they are. A cancel
 // that stops midway (deadline, crash) is finished by running it again or
 // by the reconciler. No AWS SDK here.
-package cancel
+package campaigncancel
 
 import (
 	"context"

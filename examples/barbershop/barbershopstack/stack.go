@@ -3,7 +3,7 @@
 // shops that had activity. Run it with
 //
 //	cdk --app "go run ./examples/barbershop" synth
-package stack
+package barbershopstack
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"

@@ -1,4 +1,4 @@
-package futureevents_test
+package eventservices
 
 import (
 	"slices"
@@ -15,17 +15,17 @@ import (
 	dj "github.com/unschedule/unschedule/constructs/deferredjobs"
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/deferredjobs/job"
-	"github.com/unschedule/unschedule/examples/barbershop/stack"
+	"github.com/unschedule/unschedule/examples/barbershop/barbershopstack"
 	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // TestDeferredJobsSynth synthesizes the barbershop example and pins the
 // items table, the core's TTL timer with the dispatcher as its Target,
 // the job queue and the worker, least privilege, and the alarms.
 func TestDeferredJobsSynth(t *testing.T) {
-	a := stack.NewStack(newApp(t), "Barbershop")
+	a := barbershopstack.NewStack(newApp(t), "Barbershop")
 	template, j := synth(a.Stack)
 	tableID, _ := j.one(t, "AWS::DynamoDB::Table", "WeeklyAnalytics")
 	dispatcherID, _ := j.one(t, "AWS::Lambda::Function", "WeeklyAnalyticsDispatcher")
@@ -45,7 +45,7 @@ func TestDeferredJobsSynth(t *testing.T) {
 	t.Run("items table: the core's, keyed tenantId/window, TTL for the markers, point-in-time recovery", func(t *testing.T) {
 		check(t, func() {
 			template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
-				"TimeToLiveSpecification":          map[string]any{"AttributeName": layers.DefaultTTLAttr, "Enabled": true},
+				"TimeToLiveSpecification":          map[string]any{"AttributeName": timerspec.DefaultTTLAttr, "Enabled": true},
 				"StreamSpecification":              map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"},
 				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 				"BillingMode":                      "PAY_PER_REQUEST",
@@ -69,7 +69,7 @@ func TestDeferredJobsSynth(t *testing.T) {
 			t.Fatalf("mappings: %d to the expiry function, %d to the dispatcher; want the TTL timer's one, and none", len(ttl), len(byDispatcher))
 		}
 		m := ttl[0]
-		if got, want := js(m["FilterCriteria"]), `{"Filters":[{"Pattern":`+js(layers.TTLFilterPattern())+`}]}`; got != want {
+		if got, want := js(m["FilterCriteria"]), `{"Filters":[{"Pattern":`+js(timerspec.TTLFilterPattern())+`}]}`; got != want {
 			t.Fatalf("FilterCriteria %s, want the core's TTL filter %s", got, want)
 		}
 		failID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsCoreTTLFailureQueue")

@@ -1,12 +1,12 @@
-// Package layers names the execution layers that can fire a
-// schedule-on-write item at its due time, and holds the rules each layer
+// Package timers names the timers that can fire a
+// schedule-on-write item at its due time, and holds the rules each timer
 // adds on top of the item contract: the Step Functions execution name and
 // input, the TTL marker item and the stream filter that keeps only TTL
-// deletions. Plain Go: no AWS SDK, no CDK. Every layer hands the expiry
+// deletions. Plain Go: no AWS SDK, no CDK. Every timer hands the expiry
 // function the same payload (contract.Schema.EncodePayload), and the
 // firing core (internal/domain/fire) claims the item the same way, so the
 // adopter's target sees no difference.
-package layers
+package timerspec
 
 import (
 	"crypto/sha256"
@@ -21,10 +21,10 @@ import (
 	"github.com/unschedule/unschedule/contract"
 )
 
-// Name is an execution layer.
+// Name is an timer.
 type Name string
 
-// The layers.
+// The timers.
 const (
 	// EventBridgeScheduler: one one-off schedule per item (the default).
 	EventBridgeScheduler Name = "EventBridgeScheduler"
@@ -37,10 +37,10 @@ const (
 	TTL Name = "TTL"
 )
 
-// All lists the layers, default first.
+// All lists the timers, default first.
 var All = []Name{EventBridgeScheduler, StepFunctions, TTL}
 
-// Parse reads a layer name ("" is EventBridgeScheduler). It accepts the
+// Parse reads a timer name ("" is EventBridgeScheduler). It accepts the
 // lower-case spellings used by the dev flags (scheduler, stepfunctions,
 // ttl).
 func Parse(v string) (Name, error) {
@@ -52,7 +52,7 @@ func Parse(v string) (Name, error) {
 	case string(TTL), "ttl":
 		return TTL, nil
 	}
-	return "", fmt.Errorf("execution layer %q is unknown: use %s, %s or %s", v, EventBridgeScheduler, StepFunctions, TTL)
+	return "", fmt.Errorf("timer %q is unknown: use %s, %s or %s", v, EventBridgeScheduler, StepFunctions, TTL)
 }
 
 // --- Step Functions -------------------------------------------------------
@@ -63,7 +63,7 @@ func Parse(v string) (Name, error) {
 // MaxHorizon is rejected (ErrBeyondHorizon), not chained.
 const MaxExecution = 365 * 24 * time.Hour
 
-// MaxHorizon is the furthest due time the Step Functions layer accepts,
+// MaxHorizon is the furthest due time the Step Functions timer accepts,
 // counted from the start of the execution: a day less than MaxExecution
 // leaves room for the invocation and its retries after the Wait.
 const MaxHorizon = MaxExecution - 24*time.Hour
@@ -76,7 +76,7 @@ var ErrBeyondHorizon = errors.New("due time beyond the Step Functions horizon")
 func CheckHorizon(due, now time.Time) error {
 	if due.Sub(now) > MaxHorizon {
 		return fmt.Errorf("%w: %s is more than %d days after %s (a Standard execution lasts at most one year): "+
-			"use the EventBridgeScheduler or TTL layer for such items", ErrBeyondHorizon,
+			"use the EventBridgeScheduler or TTL timer for such items", ErrBeyondHorizon,
 			contract.FormatTime(due), int(MaxHorizon/(24*time.Hour)), contract.FormatTime(now))
 	}
 	return nil
@@ -233,12 +233,12 @@ func TTLValue(due time.Time) string {
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html
 const TTLPrecision = 48 * time.Hour
 
-// CheckLateness refuses the TTL layer when maxLateness is finer than
+// CheckLateness refuses the TTL timer when maxLateness is finer than
 // TTLPrecision.
 func CheckLateness(maxLateness time.Duration) error {
 	if maxLateness < TTLPrecision {
-		return fmt.Errorf("the TTL layer deletes an item up to %s after its expiry (a few days, typically within 48 hours), "+
-			"coarser than MaxLateness %s: use the EventBridgeScheduler or StepFunctions layer, or allow MaxLateness of at least %s",
+		return fmt.Errorf("the TTL timer deletes an item up to %s after its expiry (a few days, typically within 48 hours), "+
+			"coarser than MaxLateness %s: use the EventBridgeScheduler or StepFunctions timer, or allow MaxLateness of at least %s",
 			TTLPrecision, maxLateness, TTLPrecision)
 	}
 	return nil

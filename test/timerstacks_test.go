@@ -19,19 +19,19 @@ import (
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 	"github.com/unschedule/unschedule/todoapp"
 )
 
-// layerStack synthesizes a schedule-on-write with an adopter's target on
-// the given layer, and the cancellation pipeline on it. The id names the
+// timerStack synthesizes a schedule-on-write with an adopter's target on
+// the given timer, and the cancellation pipeline on it. The id names the
 // props edit sets: tests that pass the same id share one synthesis.
-func layerStack(t *testing.T, id string, edit func(p *scheduleonwrite.ScheduleOnWriteProps)) (*synthed, *scheduleonwrite.ScheduleOnWrite) {
+func timerStack(t *testing.T, id string, edit func(p *scheduleonwrite.ScheduleOnWriteProps)) (*synthed, *scheduleonwrite.ScheduleOnWrite) {
 	t.Helper()
-	layerSows.Lock()
-	defer layerSows.Unlock()
-	s := shared(t, "layer stack "+id, func() *synthed {
+	timerSows.Lock()
+	defer timerSows.Unlock()
+	s := shared(t, "timer stack "+id, func() *synthed {
 		stack := customStack(t, id)
 		var sow *scheduleonwrite.ScheduleOnWrite
 		Check(t, func() {
@@ -41,14 +41,14 @@ func layerStack(t *testing.T, id string, edit func(p *scheduleonwrite.ScheduleOn
 			sow = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), p)
 			cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: sow.Table, Timer: sow.Timer})
 		})
-		layerSows.m[id] = sow
+		timerSows.m[id] = sow
 		return synthOf(t, stack)
 	})
-	return s, layerSows.m[id]
+	return s, timerSows.m[id]
 }
 
-// layerSows are layerStack's constructs, by id.
-var layerSows = struct {
+// timerSows are timerStack's constructs, by id.
+var timerSows = struct {
 	sync.Mutex
 	m map[string]*scheduleonwrite.ScheduleOnWrite
 }{m: map[string]*scheduleonwrite.ScheduleOnWrite{}}
@@ -62,10 +62,10 @@ func hasAlarmOn(s *synthed, metric string) bool {
 	return false
 }
 
-func TestLayerStepFunctions(t *testing.T) {
-	s, _ := layerStack(t, "LayerSfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) })
+func TestTimerStepFunctions(t *testing.T) {
+	s, _ := timerStack(t, "LayerSfn", func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) })
 	if n := len(s.Resources("AWS::Scheduler::ScheduleGroup")); n != 0 {
-		t.Fatalf("%d schedule groups; the Step Functions layer makes none", n)
+		t.Fatalf("%d schedule groups; the Step Functions timer makes none", n)
 	}
 	sms := s.Resources("AWS::StepFunctions::StateMachine")
 	if len(sms) != 1 {
@@ -82,9 +82,9 @@ func TestLayerStepFunctions(t *testing.T) {
 	// The definition is a Fn::Join of strings and the function's ARN.
 	def := JSON(sm["DefinitionString"])
 	for _, want := range []string{
-		`\"StartAt\":\"` + layers.WaitState + `\"`,
-		`\"Type\":\"Wait\",\"TimestampPath\":\"` + layers.TimestampPath + `\",\"Next\":\"` + layers.FireState + `\"`,
-		`arn:`, `:states:::lambda:invoke`, `\"Payload.$\":\"` + layers.PayloadPath + `\"`,
+		`\"StartAt\":\"` + timerspec.WaitState + `\"`,
+		`\"Type\":\"Wait\",\"TimestampPath\":\"` + timerspec.TimestampPath + `\",\"Next\":\"` + timerspec.FireState + `\"`,
+		`arn:`, `:states:::lambda:invoke`, `\"Payload.$\":\"` + timerspec.PayloadPath + `\"`,
 		`\"ErrorEquals\":[\"States.ALL\"]`,
 	} {
 		if !strings.Contains(def, want) {
@@ -111,7 +111,7 @@ func TestLayerStepFunctions(t *testing.T) {
 	worker := ActionMap(s.FunctionStatements(t, "PipelineWorker"))
 	for a, res := range worker {
 		if strings.HasPrefix(a, "scheduler:") || a == "iam:PassRole" {
-			t.Fatalf("worker may %s on %s; the Step Functions layer needs no scheduler", a, res)
+			t.Fatalf("worker may %s on %s; the Step Functions timer needs no scheduler", a, res)
 		}
 	}
 	if !strings.Contains(worker["states:StartExecution"], smID) {
@@ -126,16 +126,16 @@ func TestLayerStepFunctions(t *testing.T) {
 		}
 	}
 	env := JSON(Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", "PipelineWorker")])["Environment"])
-	if !strings.Contains(env, `"`+envvars.ExecutionLayer+`": "StepFunctions"`) || !strings.Contains(env, "STATE_MACHINE_ARN") {
-		t.Fatalf("worker environment lacks the layer and state machine: %s", env)
+	if !strings.Contains(env, `"`+envvars.TimerKind+`": "StepFunctions"`) || !strings.Contains(env, "STATE_MACHINE_ARN") {
+		t.Fatalf("worker environment lacks the timer and state machine: %s", env)
 	}
 	if !hasAlarmOn(s, "ExecutionsFailed") {
 		t.Fatal("no alarm on failed executions")
 	}
 }
 
-func TestLayerTTL(t *testing.T) {
-	s, _ := layerStack(t, "LayerTTL", func(p *scheduleonwrite.ScheduleOnWriteProps) {
+func TestTimerTTL(t *testing.T) {
+	s, _ := timerStack(t, "LayerTTL", func(p *scheduleonwrite.ScheduleOnWriteProps) {
 		p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
 			MaxLateness:  awscdk.Duration_Days(jsii.Number(3)),
 			TTLBatchSize: jsii.Number(50), TTLParallelizationFactor: jsii.Number(4), TTLMaxConcurrency: jsii.Number(8),
@@ -143,13 +143,13 @@ func TestLayerTTL(t *testing.T) {
 	})
 	for _, typ := range []string{"AWS::Scheduler::ScheduleGroup", "AWS::StepFunctions::StateMachine"} {
 		if n := len(s.Resources(typ)); n != 0 {
-			t.Fatalf("%d %s; the TTL layer makes none", n, typ)
+			t.Fatalf("%d %s; the TTL timer makes none", n, typ)
 		}
 	}
 	for _, tbl := range s.Resources("AWS::DynamoDB::Table") {
 		ttl := Props(tbl)["TimeToLiveSpecification"]
-		if JSON(ttl) != JSON(map[string]any{"AttributeName": layers.DefaultTTLAttr, "Enabled": true}) {
-			t.Fatalf("table TTL %s, want %s enabled", JSON(ttl), layers.DefaultTTLAttr)
+		if JSON(ttl) != JSON(map[string]any{"AttributeName": timerspec.DefaultTTLAttr, "Enabled": true}) {
+			t.Fatalf("table TTL %s, want %s enabled", JSON(ttl), timerspec.DefaultTTLAttr)
 		}
 	}
 	expiry := s.LogicalID(t, "AWS::Lambda::Function", "JobsExpiry")
@@ -178,9 +178,9 @@ func TestLayerTTL(t *testing.T) {
 	}
 	var got, want any
 	_ = json.Unmarshal([]byte(filters[0].(map[string]any)["Pattern"].(string)), &got)
-	_ = json.Unmarshal([]byte(layers.TTLFilterPattern()), &want)
+	_ = json.Unmarshal([]byte(timerspec.TTLFilterPattern()), &want)
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("filter %s, want the pattern the handler test evaluates %s", JSON(got), layers.TTLFilterPattern())
+		t.Fatalf("filter %s, want the pattern the handler test evaluates %s", JSON(got), timerspec.TTLFilterPattern())
 	}
 	if !strings.Contains(JSON(got), `"principalId": [`) || !strings.Contains(JSON(got), "dynamodb.amazonaws.com") {
 		t.Fatalf("filter %s does not keep TTL deletions only", JSON(got))
@@ -189,7 +189,7 @@ func TestLayerTTL(t *testing.T) {
 	worker := ActionMap(s.FunctionStatements(t, "PipelineWorker"))
 	for a := range worker {
 		if strings.HasPrefix(a, "scheduler:") || strings.HasPrefix(a, "states:") || a == "iam:PassRole" {
-			t.Fatalf("worker may %s; the TTL layer needs only the table", a)
+			t.Fatalf("worker may %s; the TTL timer needs only the table", a)
 		}
 	}
 	if worker["dynamodb:PutItem"] == "" || worker["dynamodb:DeleteItem"] == "" {
@@ -200,7 +200,7 @@ func TestLayerTTL(t *testing.T) {
 	}
 }
 
-func TestLayerValidation(t *testing.T) {
+func TestTimerValidation(t *testing.T) {
 	type props = scheduleonwrite.ScheduleOnWriteProps
 	for i, tc := range []struct {
 		name string
@@ -212,7 +212,7 @@ func TestLayerValidation(t *testing.T) {
 		{"TTL finer than its precision", func(p *props) {
 			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Hours(jsii.Number(1))})
 		}, []string{"coarser than MaxLateness 1h0m0s", "StepFunctions"}},
-		// TTL props on another timer, or an unknown layer, no longer
+		// TTL props on another timer, or an unknown timer, no longer
 		// compile: each timer has its own props struct.
 		{"parallelization beyond Lambda's", func(p *props) {
 			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
@@ -229,9 +229,9 @@ func TestLayerValidation(t *testing.T) {
 	}
 }
 
-// TestLayerNag applies the AwsSolutions pack as app.go does to a stack
-// with each layer: no unsuppressed finding.
-func TestLayerNag(t *testing.T) {
+// TestTimerNag applies the AwsSolutions pack as app.go does to a stack
+// with each timer: no unsuppressed finding.
+func TestTimerNag(t *testing.T) {
 	var findings []string
 	Check(t, func() {
 		app := NewApp(t, map[string]any{"aws:cdk:bundling-stacks": []string{}})
@@ -259,9 +259,9 @@ func TestLayerNag(t *testing.T) {
 	}
 }
 
-// TestLayerTemplatesPassCfnLint lints the Step Functions and TTL layers'
+// TestTimerTemplatesPassCfnLint lints the Step Functions and TTL timers'
 // templates with cfn-lint, as TestTemplatesPassCfnLint does the app's.
-func TestLayerTemplatesPassCfnLint(t *testing.T) {
+func TestTimerTemplatesPassCfnLint(t *testing.T) {
 	bin := cfnLint(t)
 	var ignore []string
 	for id := range cfnLintIgnored {
@@ -271,14 +271,14 @@ func TestLayerTemplatesPassCfnLint(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
 	for name, edit := range map[string]func(p *scheduleonwrite.ScheduleOnWriteProps){
-		// The same props as TestLayerStepFunctions: its synthesis is shared.
+		// The same props as TestTimerStepFunctions: its synthesis is shared.
 		"LayerSfn": func(p *scheduleonwrite.ScheduleOnWriteProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) },
 		"LintTtl": func(p *scheduleonwrite.ScheduleOnWriteProps) {
 			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
 				MaxLateness: awscdk.Duration_Days(jsii.Number(2)), TTLMaxConcurrency: jsii.Number(5)})
 		},
 	} {
-		s, _ := layerStack(t, name, edit)
+		s, _ := timerStack(t, name, edit)
 		b, err := json.MarshalIndent(s.json, "", " ")
 		if err != nil {
 			t.Fatal(err)

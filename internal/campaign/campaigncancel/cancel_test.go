@@ -1,4 +1,4 @@
-package cancel_test
+package campaigncancel_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/cancel"
-	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 var now = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
-func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memory.CampaignScheduler, *cancel.Canceller) {
+func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memory.CampaignScheduler, *campaigncancel.Canceller) {
 	t.Helper()
 	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "c1", Status: campaign.Active})
@@ -28,7 +28,7 @@ func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memo
 			_ = sched.Create(context.Background(), campaign.ScheduleFor(task, campaign.Target{GroupName: "g"}))
 		}
 	}
-	c, err := cancel.New(st, st, sched, clock.NewFake(now), "g", 1)
+	c, err := campaigncancel.New(st, st, sched, clock.NewFake(now), "g", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func (c *claimFirst) Replace(ctx context.Context, prev, next campaign.SendTask) 
 
 func TestCancelLosesToAClaim(t *testing.T) {
 	st, sched, _ := setup(t, campaign.Pending)
-	c, _ := cancel.New(&claimFirst{CampaignStore: st}, st, sched, clock.NewFake(now), "g", 1)
+	c, _ := campaigncancel.New(&claimFirst{CampaignStore: st}, st, sched, clock.NewFake(now), "g", 1)
 	res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
 	if err != nil || res.Skipped != 1 || res.Cancelled != 0 {
 		t.Fatalf("%+v %v", res, err)

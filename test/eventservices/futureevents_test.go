@@ -1,4 +1,4 @@
-package futureevents_test
+package eventservices
 
 import (
 	"encoding/json"
@@ -14,10 +14,10 @@ import (
 	fe "github.com/unschedule/unschedule/constructs/futureevents"
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/examples/renewalreminder/reminder"
-	"github.com/unschedule/unschedule/examples/renewalreminder/stack"
+	"github.com/unschedule/unschedule/examples/renewalreminder/renewalstack"
 	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/layers"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // TestFutureEventsSynth synthesizes the renewal-reminder example (the
@@ -26,7 +26,7 @@ import (
 // Functions timer), IAM and alarms.
 func TestFutureEventsSynth(t *testing.T) {
 	app := newApp(t)
-	a := stack.NewStack(app, "RenewalReminder")
+	a := renewalstack.NewStack(app, "RenewalReminder")
 	gofn.NewFunction(a.Stack, jsii.String("Unregistered"), &gofn.FunctionProps{Entry: "examples/renewalreminder/remind"})
 	template, j := synth(a.Stack)
 	tableID, _ := j.one(t, "AWS::DynamoDB::Table", "FutureEventsTable")
@@ -73,11 +73,11 @@ func TestFutureEventsSynth(t *testing.T) {
 			t.Fatalf("%v: %s", err, resolveJoin(p["DefinitionString"]))
 		}
 		w := def.States[def.StartAt]
-		if w["Type"] != "Wait" || w["TimestampPath"] != layers.TimestampPath || w["Next"] != layers.FireState {
+		if w["Type"] != "Wait" || w["TimestampPath"] != timerspec.TimestampPath || w["Next"] != timerspec.FireState {
 			t.Fatalf("start state %v", w)
 		}
-		if f := def.States[layers.FireState]; f["Type"] != "Task" || !strings.Contains(js(f["Parameters"]), expiryID) {
-			t.Fatalf("%s %v: want the core's expiry function", layers.FireState, f)
+		if f := def.States[timerspec.FireState]; f["Type"] != "Task" || !strings.Contains(js(f["Parameters"]), expiryID) {
+			t.Fatalf("%s %v: want the core's expiry function", timerspec.FireState, f)
 		}
 		// Execution data (the event's key) stays out of the logs.
 		if lc := js(p["LoggingConfiguration"]); !strings.Contains(lc, `"IncludeExecutionData":false`) {

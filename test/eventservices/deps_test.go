@@ -1,4 +1,4 @@
-package futureevents_test
+package eventservices
 
 import (
 	"os/exec"
@@ -12,7 +12,7 @@ import (
 // their import graph, as for the rest of the app (test/deps_test.go).
 func TestConstructsImportNoAWSSDK(t *testing.T) {
 	pkgs := []string{"../../constructs/futureevents", "../../constructs/deferredjobs",
-		"../../examples/renewalreminder/stack", "../../examples/barbershop/stack"}
+		"../../examples/renewalreminder/renewalstack", "../../examples/barbershop/barbershopstack"}
 	out, err := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)

@@ -6,19 +6,19 @@ import (
 	"github.com/unschedule/unschedule/internal/lambdaenv"
 )
 
-// layerConfig is the timer the worker drives and the item schema.
-type layerConfig struct {
+// timerConfig is the timer the worker drives and the item schema.
+type timerConfig struct {
 	timers.Config
 	Schema contract.Schema
 }
 
-// loadLayer reads the timer and only the variables that timer needs.
-func loadLayer(getenv func(string) string) (layerConfig, error) {
+// loadTimer reads the timer and only the variables that timer needs.
+func loadTimer(getenv func(string) string) (timerConfig, error) {
 	e := lambdaenv.New(getenv)
 	t, err := timers.Load(e, getenv)
 	if err != nil {
-		return layerConfig{}, err
+		return timerConfig{}, err
 	}
-	c := layerConfig{Config: t, Schema: e.Schema()}
+	c := timerConfig{Config: t, Schema: e.Schema()}
 	return c, e.Err()
 }

@@ -3,7 +3,7 @@
 // Run it with
 //
 //	cdk --app "go run ./examples/renewalreminder" synth
-package stack
+package renewalstack
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"

@@ -8,16 +8,16 @@ import (
 
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
-// LayerScheduler is what the simulation and `make dev` need of an
-// execution layer's in-memory stand-in: the ports the worker, the API and
+// TimerScheduler is what the simulation and `make dev` need of an
+// timer's in-memory stand-in: the ports the worker, the API and
 // the reconciler use, plus Fire, which hands over the schedules whose time
 // came (their invocation of the expiry function), and the views the
 // checks read. Scheduler (EventBridge Scheduler), Executions (Step
 // Functions) and TTLMarkers (DynamoDB TTL) implement it.
-type LayerScheduler interface {
+type TimerScheduler interface {
 	task.Scheduler
 	task.ScheduleReader
 	Fire(now time.Time) []task.Schedule
@@ -26,29 +26,29 @@ type LayerScheduler interface {
 }
 
 var (
-	_ LayerScheduler = (*Scheduler)(nil)
-	_ LayerScheduler = (*Executions)(nil)
-	_ LayerScheduler = (*TTLMarkers)(nil)
+	_ TimerScheduler = (*Scheduler)(nil)
+	_ TimerScheduler = (*Executions)(nil)
+	_ TimerScheduler = (*TTLMarkers)(nil)
 )
 
-// NewLayer returns the stand-in of a layer. now tells the time (the Step
+// NewTimer returns the stand-in of a timer. now tells the time (the Step
 // Functions horizon and its stop race); ttlDelay picks each TTL
 // deletion's delay after the due time (nil: none).
-func NewLayer(l layers.Name, now func() time.Time, ttlDelay func() time.Duration) LayerScheduler {
+func NewTimer(l timerspec.Name, now func() time.Time, ttlDelay func() time.Duration) TimerScheduler {
 	switch l {
-	case layers.StepFunctions:
+	case timerspec.StepFunctions:
 		return NewExecutions(now)
-	case layers.TTL:
+	case timerspec.TTL:
 		return NewTTLMarkers(ttlDelay)
 	}
 	return NewScheduler()
 }
 
-// Executions is the Step Functions layer in memory, with the semantics of
+// Executions is the Step Functions timer in memory, with the semantics of
 // awssfn over one Standard state machine: one execution per item and due
-// time, named layers.ExecutionName; a start with the name of a running
+// time, named timerspec.ExecutionName; a start with the name of a running
 // execution is no duplicate; a stopped name armed again starts a restart
-// (layers.RestartName); a move stops the execution named for its old due
+// (timerspec.RestartName); a move stops the execution named for its old due
 // time and starts one; a cancel stops the execution named for its due
 // time. Like the adapter, it never looks for an item's other executions:
 // those it leaves running fire, and the claim skips them. Each execution
@@ -99,10 +99,10 @@ func (e *Executions) Create(_ context.Context, s task.Schedule) error {
 
 func (e *Executions) start(s task.Schedule) error {
 	now := e.now()
-	if err := layers.CheckHorizon(s.At, now); err != nil {
+	if err := timerspec.CheckHorizon(s.At, now); err != nil {
 		return err
 	}
-	name := layers.ExecutionName(s.Name, s.At)
+	name := timerspec.ExecutionName(s.Name, s.At)
 	if _, ok := e.running[s.Name][name]; ok {
 		return nil // the same name and input: no duplicate
 	}
@@ -114,7 +114,7 @@ func (e *Executions) start(s task.Schedule) error {
 		// Stopped, and armed again for the same due time: restart under
 		// the name of this second (a restart of an earlier re-arm may run
 		// too: the adapter cannot see it without listing).
-		name = layers.RestartName(name, now)
+		name = timerspec.RestartName(name, now)
 		if _, ok := e.running[s.Name][name]; ok {
 			return nil
 		}
@@ -138,10 +138,10 @@ func (e *Executions) Update(_ context.Context, s task.Schedule, from time.Time) 
 	if err := e.fail("Update", s.Name); err != nil {
 		return err
 	}
-	if err := layers.CheckHorizon(s.At, e.now()); err != nil {
+	if err := timerspec.CheckHorizon(s.At, e.now()); err != nil {
 		return err
 	}
-	if !from.IsZero() && !from.Equal(s.At) && !e.stopNamed(s.Name, layers.ExecutionName(s.Name, from)) {
+	if !from.IsZero() && !from.Equal(s.At) && !e.stopNamed(s.Name, timerspec.ExecutionName(s.Name, from)) {
 		return task.ErrScheduleNotFound
 	}
 	return e.start(s)
@@ -155,7 +155,7 @@ func (e *Executions) Delete(_ context.Context, name string, at time.Time) error 
 	if err := e.fail("Delete", name); err != nil {
 		return err
 	}
-	if at.IsZero() || !e.stopNamed(name, layers.ExecutionName(name, at)) {
+	if at.IsZero() || !e.stopNamed(name, timerspec.ExecutionName(name, at)) {
 		return task.ErrScheduleNotFound
 	}
 	return nil
@@ -209,7 +209,7 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 }
 
 // Get implements task.ScheduleReader. With a due time at, it is the
-// execution named for at (layers.ExecutionName), as awssfn's
+// execution named for at (timerspec.ExecutionName), as awssfn's
 // DescribeExecution reads it: task.ErrScheduleNotFound unless it runs
 // (a restart, named for the time of its start, is not found by it).
 // With at zero, which awssfn cannot read, it is the item's running
@@ -225,7 +225,7 @@ func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Sch
 	if at.IsZero() {
 		s, ok = e.lookup(name)
 	} else {
-		s, ok = e.running[name][layers.ExecutionName(name, at)]
+		s, ok = e.running[name][timerspec.ExecutionName(name, at)]
 	}
 	if !ok {
 		return task.Schedule{}, task.ErrScheduleNotFound
@@ -235,14 +235,14 @@ func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Sch
 }
 
 // lookup is the item's running execution with the latest due time,
-// preferring one named layers.ExecutionName (a restart's name holds the
+// preferring one named timerspec.ExecutionName (a restart's name holds the
 // time of its start, so a Delete by the due time reaches only the
 // others).
 func (e *Executions) lookup(name string) (task.Schedule, bool) {
 	var out task.Schedule
 	found, named := false, false
 	for n, s := range e.running[name] {
-		isNamed := n == layers.ExecutionName(name, s.At)
+		isNamed := n == timerspec.ExecutionName(name, s.At)
 		if !found || (isNamed && !named) || (isNamed == named && s.At.After(out.At)) {
 			out, found, named = s, true, isNamed
 		}
@@ -317,7 +317,7 @@ func (e *Executions) All() []task.Schedule {
 	return out
 }
 
-// TTLMarkers is the DynamoDB TTL layer in memory, with the semantics of
+// TTLMarkers is the DynamoDB TTL timer in memory, with the semantics of
 // ttlmarker: one marker per item carrying its due time; a cancel deletes
 // it (a user's delete, which the stream filter drops); DynamoDB's TTL
 // process deletes it lazily some time after its due time, and only that

@@ -1,4 +1,4 @@
-package layers
+package timerspec
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	if _, err := Parse("cron"); err == nil || !strings.Contains(err.Error(), "StepFunctions") {
-		t.Fatalf("Parse(cron): %v; want an error naming the layers", err)
+		t.Fatalf("Parse(cron): %v; want an error naming the timers", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package futureevents_test
+package eventservices
 
 import (
 	"fmt"

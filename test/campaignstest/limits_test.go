@@ -1,4 +1,4 @@
-package campaigns_test
+package campaignstest
 
 import (
 	"fmt"

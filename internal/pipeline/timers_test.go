@@ -8,16 +8,16 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/layers"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
-// Every layer's stand-in fires a pending task once at (or, for TTL, after)
+// Every timer's stand-in fires a pending task once at (or, for TTL, after)
 // its deadline, moves it with its deadline and never fires a completed
-// one: the same service code on each layer.
-func TestEveryLayerFiresMovesAndCancels(t *testing.T) {
-	for _, l := range layers.All {
+// one: the same service code on each timer.
+func TestEveryTimerFiresMovesAndCancels(t *testing.T) {
+	for _, l := range timerspec.All {
 		t.Run(string(l), func(t *testing.T) {
-			p, err := New(Options{Start: t0, Layer: l, TTLDelay: func() time.Duration { return 90 * time.Minute },
+			p, err := New(Options{Start: t0, Timer: l, TTLDelay: func() time.Duration { return 90 * time.Minute },
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
@@ -31,11 +31,11 @@ func TestEveryLayerFiresMovesAndCancels(t *testing.T) {
 			}
 			complete(h, done)
 			h.drain(t0.Add(2 * time.Minute))
-			if n := len(h.Layer.All()); n != 1 {
-				t.Fatalf("%d schedules, want the moved task's only: %+v", n, h.Layer.All())
+			if n := len(h.Timer.All()); n != 1 {
+				t.Fatalf("%d schedules, want the moved task's only: %+v", n, h.Timer.All())
 			}
 			late := time.Duration(0)
-			if l == layers.TTL {
+			if l == timerspec.TTL {
 				late = 90 * time.Minute
 			}
 			h.drain(t0.Add(20*time.Minute + late - time.Second))
@@ -47,8 +47,8 @@ func TestEveryLayerFiresMovesAndCancels(t *testing.T) {
 			if len(sent) != 1 || sent[0].TaskID != moved.TaskID || !sent[0].DueAt.Equal(t0.Add(20*time.Minute)) {
 				t.Fatalf("sent %+v, want one notification for the moved task at its new deadline", sent)
 			}
-			if h.status(done) != task.StatusDone || len(h.Layer.All()) != 0 {
-				t.Fatalf("completed task %s, schedules left %+v", h.status(done), h.Layer.All())
+			if h.status(done) != task.StatusDone || len(h.Timer.All()) != 0 {
+				t.Fatalf("completed task %s, schedules left %+v", h.status(done), h.Timer.All())
 			}
 		})
 	}

@@ -2,7 +2,7 @@
 // future-events and deferred-jobs constructs (constructs/futureevents,
 // constructs/deferredjobs) and their example apps. One package: jsii
 // starts once per process.
-package futureevents_test
+package eventservices
 
 import (
 	"encoding/json"
