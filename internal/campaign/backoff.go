@@ -3,37 +3,19 @@ package campaign
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"sync"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 )
 
-// Backoff waits with full jitter: attempt n waits a random time in
-// (0, min(Max, Base·2ⁿ)]. It is safe for concurrent use; a seed makes
-// its waits repeatable (the simulation).
-type Backoff struct {
-	Base, Max time.Duration
-	mu        sync.Mutex
-	rng       *rand.Rand
-}
+// Backoff is the core's full-jitter back-off (paced.Backoff) with the
+// campaign services' retry of throttled calls.
+type Backoff struct{ *paced.Backoff }
 
-// NewBackoff returns a Backoff; seed 0 draws a random seed.
+// NewBackoff returns a Backoff; seed 0 draws a random seed, and a seed
+// makes its waits repeatable (the simulation).
 func NewBackoff(base, max time.Duration, seed uint64) *Backoff {
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
-	return &Backoff{Base: base, Max: max, rng: rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))}
-}
-
-// Delay is the wait before retry number attempt (0-based).
-func (b *Backoff) Delay(attempt int) time.Duration {
-	ceil := b.Max
-	if attempt < 30 {
-		ceil = min(ceil, b.Base<<attempt)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return time.Duration(b.rng.Int64N(int64(ceil))) + 1
+	return &Backoff{paced.NewBackoff(base, max, seed)}
 }
 
 // RetryThrottled calls call until it returns anything but ErrThrottled,
