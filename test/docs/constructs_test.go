@@ -27,6 +27,7 @@ type api struct {
 	props   map[string]bool // exported fields of its *Props structs
 	exposed map[string]bool // exported fields and methods of each type T built by New<T>
 	known   map[string]bool // every exported field and method of its structs, for Type.Name cells
+	funcs   map[string]bool // every exported method and function, for `Name(...)` in Properties
 }
 
 // TestConstructReadmes: every constructs/<name>/README.md opens with the
@@ -73,7 +74,7 @@ func TestConstructReadmes(t *testing.T) {
 // readAPI parses a package's files for its props, its constructs' fields
 // and methods, and every exported field and method of its structs.
 func readAPI(files []string) (api, error) {
-	a := api{props: map[string]bool{}, exposed: map[string]bool{}, known: map[string]bool{}}
+	a := api{props: map[string]bool{}, exposed: map[string]bool{}, known: map[string]bool{}, funcs: map[string]bool{}}
 	fset := token.NewFileSet()
 	fields := map[string][]string{}  // struct type -> exported fields
 	methods := map[string][]string{} // type -> exported methods
@@ -106,6 +107,7 @@ func readAPI(files []string) (api, error) {
 				if !d.Name.IsExported() {
 					continue
 				}
+				a.funcs[d.Name.Name] = true
 				if d.Recv != nil {
 					recv := d.Recv.List[0].Type
 					if star, ok := recv.(*ast.StarExpr); ok {
@@ -145,6 +147,11 @@ func readAPI(files []string) (api, error) {
 // firstCellNames are the identifiers in backticks in a table row's first
 // cell: `Name`, `Name(grantee)`, `Type.Name`; each as its last element.
 var firstCellNames = regexp.MustCompile("`(?:[A-Za-z_][A-Za-z0-9_]*\\.)*([A-Za-z_][A-Za-z0-9_]*)(?:\\([^`]*\\))?`")
+
+// calledNames are the methods and functions a section names as calls of
+// its own package: `Name(`. A qualified `x.Name(` may be another type's
+// (a CDK method), and is not checked.
+var calledNames = regexp.MustCompile("`([A-Z][A-Za-z0-9_]*)\\(")
 
 // checkReadme returns what is wrong with a construct README given the
 // package's API.
@@ -194,6 +201,11 @@ func checkReadme(md string, a api) []string {
 			problems = append(problems, "Properties names `"+n+"`, which is no exported field or method")
 		}
 	}
+	for _, m := range calledNames.FindAllStringSubmatch(sections["Properties"], -1) {
+		if !a.funcs[m[1]] {
+			problems = append(problems, "Properties names `"+m[1]+"(...)`, which is no exported method or function")
+		}
+	}
 	for _, n := range sortedKeys(a.exposed) {
 		if !strings.Contains(sections["Properties"], "`"+n+"`") && !strings.Contains(sections["Properties"], "`"+n+"(") {
 			problems = append(problems, "the Properties section does not name `"+n+"`")
@@ -237,6 +249,7 @@ func TestCheckReadme(t *testing.T) {
 		props:   map[string]bool{"Table": true, "AlarmTopic": true},
 		exposed: map[string]bool{"Queue": true, "GrantRead": true},
 		known:   map[string]bool{"Queue": true, "GrantRead": true, "Table": true, "AlarmTopic": true, "Days": true},
+		funcs:   map[string]bool{"GrantRead": true},
 	}
 	good := "# x\n\nintro\n\n## Usage\n\n```go\n## not a heading\n```\n\n## Props (`XProps`)\n\n| name | type | default | description |\n| --- | --- | --- | --- |\n" +
 		"| `Table` | `ITable` | required | t |\n| `AlarmTopic` | `ITopic` | none | a |\n\n## Properties\n\n| name | type | description |\n| --- | --- | --- |\n" +
@@ -250,6 +263,7 @@ func TestCheckReadme(t *testing.T) {
 		{"a prop without a row", strings.Replace(good, "| `AlarmTopic` | `ITopic` | none | a |\n", "", 1), "no row for the prop `AlarmTopic`"},
 		{"an invented prop", strings.Replace(good, "| `Table` |", "| `Tabel` | x | x | x |\n| `Table` |", 1), "`Tabel`, which is no prop field"},
 		{"a property not named", strings.Replace(good, "`GrantRead(grantee)`", "GrantRead", 1), "does not name `GrantRead`"},
+		{"an invented method", strings.Replace(good, "reads.", "reads; `GrantWrite(grantee)` writes.", 1), "`GrantWrite(...)`, which is no exported method"},
 		{"an invented property", strings.Replace(good, "| `Queue` |", "| `Queue`, `Topic` |", 1), "`Topic`, which is no exported"},
 	}
 	for _, tc := range tests {
