@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/timerspec"
@@ -205,10 +204,6 @@ func (w *core) count(k Fault) {
 	w.injected++
 }
 
-// blame records an injected fault against a task, so a failure of its
-// queue message in the same batch is known to have a cause.
-func (w *world) blame(taskID string) { w.blamed[taskID]++ }
-
 // earlyBy is how far ahead of now this tick's firing reaches on the
 // EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
@@ -333,59 +328,4 @@ func (s faultyStore) MarkNotified(ctx context.Context, userID, taskID string, at
 		return fmt.Errorf("mark notified %s: %w", taskID, errTable)
 	}
 	return s.Store.MarkNotified(ctx, userID, taskID, at)
-}
-
-// enqueuer is the SQS adapter's contract over the FIFO queue model: it
-// stops at the first refused message, and a call may fail after sending.
-type enqueuer struct{ w *world }
-
-func (e enqueuer) Enqueue(_ context.Context, msgs []cancel.Message) ([]cancel.Failed, error) {
-	w := e.w
-	if w.inject(FaultEnqueueUnknown, 0.04) {
-		for _, m := range msgs {
-			w.send(m)
-		}
-		return nil, fmt.Errorf("send message batch: %w", errTimeout)
-	}
-	var failed []cancel.Failed
-	for _, m := range msgs {
-		if len(failed) > 0 {
-			failed = append(failed, cancel.Failed{Message: m, Err: cancel.ErrNotSent})
-			continue
-		}
-		if w.inject(FaultEnqueueRejected, 0.06) {
-			failed = append(failed, cancel.Failed{Message: m, Err: errThrottled})
-			continue
-		}
-		w.send(m)
-	}
-	return failed, nil
-}
-
-// send puts one message on the queue and checks the deduplication
-// guarantee: one stream record gives at most one message per
-// deduplication window.
-func (w *world) send(m cancel.Message) {
-	w.sends++
-	dedup := m.DedupID()
-	if w.cfg.Mutation.DedupID != nil {
-		dedup = w.cfg.Mutation.DedupID(m, w.sends)
-	}
-	id, dup := w.queue.Send(m.GroupID(), dedup, m.Encode())
-	if dup {
-		return
-	}
-	now := w.clock.Now()
-	if prev, ok := w.eventSent[m.EventID]; ok && now.Sub(prev) < w.qcfg.DedupWindow {
-		w.violate("I4", "stream record %s of task %s gave a second queue message %s within the deduplication window (first %s ago)",
-			m.EventID, m.Sort, id, now.Sub(prev))
-	}
-	w.eventSent[m.EventID] = now
-	w.msgs[id] = &msgState{eventID: m.EventID, taskID: m.Sort}
-	w.msgOrder = append(w.msgOrder, id)
-}
-
-type msgState struct {
-	eventID, taskID string
-	acked           bool
 }
