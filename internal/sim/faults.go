@@ -207,7 +207,7 @@ func (w *core) count(k Fault) {
 // earlyBy is how far ahead of now this tick's firing reaches on the
 // EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
-func (w *world) earlyBy() time.Duration {
+func (w *core) earlyBy() time.Duration {
 	if w.cfg.Timer == timerspec.StepFunctions || w.cfg.Timer == timerspec.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
 		return 0
 	}
@@ -222,23 +222,25 @@ func firedEarly(inv invocation, err error) bool {
 }
 
 // faultyScheduler injects throttles and lost responses into every
-// scheduler call (API create, worker, reconciler).
+// scheduler call (API create, worker, reconciler) of any workload on a
+// table.
 type faultyScheduler struct {
-	w  *world
+	w  *core
 	in memory.TimerScheduler
+	// blame notes an injected fault against the schedule's item.
+	blame func(name string)
+	// inAPI reports whether the call is the task API's create (nil:
+	// never).
+	inAPI func() bool
 }
 
 func (s faultyScheduler) do(op, name string, f func() error) error {
-	id, ok := task.TaskIDFromScheduleName(name)
-	if !ok {
-		id, _ = task.TaskIDFromReminderName(name)
-	}
 	k := FaultSchedulerThrottled
-	if op == "Create" && s.w.inAPI {
+	if op == "Create" && s.inAPI != nil && s.inAPI() {
 		k = FaultScheduleCreateFailed
 	}
 	if s.w.inject(k, 0.10) {
-		s.w.blame(id)
+		s.blame(name)
 		return fmt.Errorf("scheduler %s %s: %w", op, name, errThrottled)
 	}
 	err := f()
@@ -247,7 +249,7 @@ func (s faultyScheduler) do(op, name string, f func() error) error {
 			k = FaultSchedulerResponseLost
 		}
 		if s.w.inject(k, 0.04) {
-			s.w.blame(id)
+			s.blame(name)
 			return fmt.Errorf("scheduler %s %s: %w", op, name, errTimeout)
 		}
 	}

@@ -370,7 +370,13 @@ func newWorld(cfg Config) *world {
 	w.mem = memory.NewStore()
 	w.feed = w.mem
 	w.sched = w.newTimer()
-	w.fsched = faultyScheduler{w: w, in: w.sched}
+	w.fsched = faultyScheduler{w: &w.core, in: w.sched, inAPI: func() bool { return w.inAPI }, blame: func(name string) {
+		id, ok := task.TaskIDFromScheduleName(name)
+		if !ok {
+			id, _ = task.TaskIDFromReminderName(name)
+		}
+		w.blame(id)
+	}}
 	for i := range 1 + rng.Intn(3) {
 		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
 	}
