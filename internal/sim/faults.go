@@ -160,6 +160,32 @@ const (
 	// FaultSendDispatched (observed): the reconciler handed an overdue
 	// task to the send function.
 	FaultSendDispatched Fault = "overdue-send-dispatched"
+
+	// The adopters' workloads (future events, deferred jobs) inject the
+	// task workload's stream, queue, worker, scheduler, timer, expiry
+	// store (FaultExpireWriteFailed, FaultMarkNotifiedFailed) and target
+	// (FaultPublishFailed, FaultCrashAfterPublish: the target refused, or
+	// ran and its answer was lost) faults, and these.
+
+	// FaultTimerLost: a waiting timer (schedule, execution, TTL marker)
+	// was lost; only the reconciler arms the item again.
+	FaultTimerLost Fault = "timer-lost"
+	// FaultTableCallFailed: a client's or writer's DynamoDB call was
+	// refused (throttled); the app retries once.
+	FaultTableCallFailed Fault = "table-call-failed"
+	// FaultTableAnswerLost: a client's or writer's write took effect but
+	// its caller saw an error; the app retries once.
+	FaultTableAnswerLost Fault = "table-answer-lost"
+	// FaultEventCancelled (an action): a future event's Cancel deleted it
+	// before its moment (FaultDeadlineRace when in the instant it fired).
+	FaultEventCancelled Fault = "event-cancelled"
+	// FaultUnregisteredTarget (an action): an event named a target not
+	// registered with the construct.
+	FaultUnregisteredTarget Fault = "event-for-unregistered-target"
+	// FaultLateActivity (an action): an activity before a window was
+	// written after the window fired (the writer's clock is the
+	// activity's time).
+	FaultLateActivity Fault = "late-activity-write"
 )
 
 // Faults lists every fault kind, in report order.
@@ -172,7 +198,8 @@ func Faults() []Fault {
 		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
 		FaultWriterFiredState,
 		FaultSchedulerError, FaultFireDropped, FaultCrashAfterClaim, FaultBounce, FaultProvisionKilled,
-		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched}
+		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched,
+		FaultTimerLost, FaultTableCallFailed, FaultTableAnswerLost, FaultEventCancelled, FaultUnregisteredTarget, FaultLateActivity}
 }
 
 var (

@@ -71,6 +71,8 @@ type Mutation struct {
 	// Outcome wraps what the expiry function answers for a schedule's
 	// input (the expiry's or the reminder's outcome and error).
 	Outcome func(out string, err error) (string, error)
+	// Adopter breaks the future events' or deferred jobs' workload.
+	Adopter AdopterMutation
 	// CampaignNoIdempotency (campaigns): the sender keeps no record of
 	// what it sent: a send repeated after a crash goes out again.
 	CampaignNoIdempotency bool
@@ -90,10 +92,18 @@ const (
 	// WorkloadCampaigns: one email campaign's sends, from planning and
 	// provisioning to the send worker, the reconciler and a cancel.
 	WorkloadCampaigns Workload = "campaigns"
+	// WorkloadFutureEvents: future events scheduled and cancelled with
+	// the futureevents client, delivered by its dispatcher as the core's
+	// target (futureevents.go).
+	WorkloadFutureEvents Workload = "futureevents"
+	// WorkloadDeferredJobs: tenants' activity marked with the
+	// deferredjobs writer, one job per tenant and window queued by
+	// jobdispatch as the core's target (deferredjobs.go).
+	WorkloadDeferredJobs Workload = "deferredjobs"
 )
 
 // Workloads lists the workloads, in report order.
-var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns}
+var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns, WorkloadFutureEvents, WorkloadDeferredJobs}
 
 // ParseWorkload reads a workload's name.
 func ParseWorkload(s string) (Workload, error) {
@@ -102,7 +112,7 @@ func ParseWorkload(s string) (Workload, error) {
 			return w, nil
 		}
 	}
-	return "", fmt.Errorf("unknown workload %q: use tasks or campaigns", s)
+	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
 }
 
 // Applies reports whether workload w runs on timer t: tasks on every
@@ -163,6 +173,10 @@ type Result struct {
 	// Sends counts a campaign's planned sends; Sent, SendsFailed and
 	// SendsCancelled how they ended.
 	Sends, Sent, SendsFailed, SendsCancelled int
+	// Items counts an adopter's items written (future events scheduled,
+	// tenant windows marked), Deliveries its target's runs (events
+	// delivered, jobs queued).
+	Items, Deliveries int
 }
 
 // Failed reports whether an invariant broke.
@@ -347,6 +361,10 @@ func Run(cfg Config) Result {
 			panic(fmt.Sprintf("sim: the campaign workload runs on the scheduler timer only (given %s)", cfg.Timer))
 		}
 		return runCampaign(cfg)
+	case WorkloadFutureEvents:
+		return runFutureEvents(cfg)
+	case WorkloadDeferredJobs:
+		return runDeferredJobs(cfg)
 	default:
 		panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
 	}
