@@ -90,6 +90,7 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	a.items = memory.NewItems(s)
 	a.stages = newStages(&a.core, a.ctx, a.clock, a.inv(lossInv))
 	a.feed = a.items
+	a.dedupID = cfg.Mutation.DedupID
 	a.shardKey = func(c task.Change) string { return c.Key.String() }
 	// One blame for all: a fault in the batch excuses its failures.
 	a.blameKey = func(string) string { return "" }

@@ -84,6 +84,9 @@ func runDeferredJobs(cfg Config) Result {
 	})
 	busy := true
 	a.step = func() time.Duration {
+		if job.DefaultWeekly.Next(a.clock.Now()).Sub(a.clock.Now()) < 10*time.Minute {
+			return time.Duration(1+a.rng.Intn(20)) * time.Second // close to a window: its firing, early or not
+		}
 		if busy {
 			return time.Duration(1+a.rng.Intn(300)) * time.Second
 		}

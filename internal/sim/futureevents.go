@@ -79,7 +79,7 @@ type events struct {
 func runFutureEvents(cfg Config) Result {
 	a := newAdopter(cfg, futureevent.Schema(), "F", eventLossInv, start)
 	e := &events{adopter: a}
-	for i := range 2 + a.rng.Intn(6) {
+	for i := range 4 + a.rng.Intn(12) {
 		e.names = append(e.names, fmt.Sprintf("ev-%d", i))
 	}
 	api := &eventsTable{e: e}
@@ -111,10 +111,10 @@ func (noMetrics) Add(string, float64) {}
 // timer fires.
 func (e *events) op() {
 	name := e.names[e.rng.Intn(len(e.names))]
-	switch k := e.rng.Intn(10); {
-	case k < 6:
+	switch k := e.rng.Intn(20); {
+	case k < 18:
 		e.schedule(name)
-	case k < 9:
+	case k < 19:
 		e.cancel(name, false)
 	default:
 		for _, sc := range e.sched.All() {
@@ -145,7 +145,7 @@ func (e *events) genOf(payload string) *eventGen {
 
 func (e *events) schedule(name string) {
 	now := e.clock.Now()
-	g := &eventGen{id: len(e.gens) + 1, name: name, at: now.Add(time.Duration(1+e.rng.Intn(30*60)) * time.Second).Truncate(time.Second),
+	g := &eventGen{id: len(e.gens) + 1, name: name, at: now.Add(time.Duration(1+e.rng.Intn(10*60)) * time.Second).Truncate(time.Second),
 		target: []string{registeredA, registeredB}[e.rng.Intn(2)], registered: true}
 	if e.rng.Float64() < 0.1 {
 		g.target, g.registered = unregisteredTarget, false
