@@ -20,7 +20,9 @@
 // The same seed loop (RunMany), fault injection, trace and reports (core)
 // run a second workload, campaign sends (Config.Workload; campaign.go,
 // with the campaign services behind the seam in campaigns.go), checked
-// against invariants C1 to C4.
+// against invariants C1 to C4; and the core's adopters on their own
+// schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
+// tasks' stream stages (stages.go) and the adopter harness (adopter.go).
 package sim
 
 import (
