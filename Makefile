@@ -89,10 +89,11 @@ e2e: deps
 	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
 
 ## sim: 10,000 seeded fault-injection histories (internal/sim) of each
-## workload (tasks with their reminders, campaign sends) on each timer it
-## runs on (EventBridge Scheduler, Step Functions, TTL; campaign sends on
-## the Scheduler), each under its own faults. A failing seed prints its
-## replay command.
+## workload (tasks with their reminders, campaign sends, future events,
+## deferred jobs) on each timer it runs on (EventBridge Scheduler, Step
+## Functions, TTL; campaign sends on the Scheduler), each under its own
+## faults; invariants I1-I6, C1-C4, F1-F6, J1-J5. A failing seed prints
+## its replay command.
 SIM_SEEDS ?= 10000
 sim:
 	go run ./cmd/sim -seeds $(SIM_SEEDS) -timer all -workload all $(SIM_FLAGS)
