@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -242,6 +243,60 @@ func TestCampaignStoreIsNoMoreLenientThanDynamo(t *testing.T) {
 			}
 			if s.Writes != 0 {
 				t.Fatalf("%d writes, want none", s.Writes)
+			}
+		})
+	}
+}
+
+// BenchmarkCampaignStoreOpen walks the open index of 20 campaigns of 500
+// tasks, a third of them ended, in pages of 100 (the reconciler's read);
+// "writes" ends one more task between pages, as sends do (untimed).
+func BenchmarkCampaignStoreOpen(b *testing.B) {
+	ctx := context.Background()
+	for _, writes := range []bool{false, true} {
+		name := "reads"
+		if writes {
+			name = "writes"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := NewCampaignStore()
+			var open []campaign.SendTask
+			for c := range 20 {
+				id := fmt.Sprintf("c%02d", c)
+				st.PutCampaign(campaign.Campaign{ID: id, Status: campaign.Active, Total: 500})
+				for i := range 500 {
+					task := campaign.SendTask{CampaignID: id, ID: campaign.TaskID(id, i), Index: i, State: campaign.Pending, SendAt: t0}
+					if i%3 == 0 {
+						task.State = campaign.Cancelled
+					} else {
+						open = append(open, task)
+					}
+					st.PutTasks(task)
+				}
+			}
+			ended := 0
+			b.ResetTimer()
+			for b.Loop() {
+				for cur, first := "", true; first || cur != ""; first = false {
+					page, next, err := st.Open(ctx, cur, 100)
+					if err != nil || len(page) == 0 {
+						b.Fatalf("page of %d, %v", len(page), err)
+					}
+					if writes {
+						b.StopTimer()
+						if ended == len(open) { // every task ended: open them again
+							st.PutTasks(open...)
+							ended = 0
+						}
+						next, _ := campaign.Cancel(open[ended], "r", t0)
+						if err := st.Replace(ctx, open[ended], next); err != nil {
+							b.Fatal(err)
+						}
+						ended++
+						b.StartTimer()
+					}
+					cur = next
+				}
 			}
 		})
 	}
