@@ -40,6 +40,16 @@ func seed(t *testing.T, st *CampaignStore, id string, n int) (campaign.Campaign,
 	return c, tasks
 }
 
+// seedActive seeds a campaign of n recipients and makes it Active.
+func seedActive(t *testing.T, st *CampaignStore, id string, n int) []campaign.SendTask {
+	t.Helper()
+	_, tasks := seed(t, st, id, n)
+	if err := st.SetStatus(context.Background(), id, []campaign.Status{campaign.Draft}, campaign.Active, "", t0); err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
 // TestCampaignStoreContract runs the campaign store contract that the
 // memory and bolt stores share with this one.
 func TestCampaignStoreContract(t *testing.T) {
@@ -105,10 +115,7 @@ func TestForgedCursorIsErrBadCursor(t *testing.T) {
 func TestRepeatedSettleChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	st := newCampaignStore(t)
-	_, tasks := seed(t, st, "c1", 2)
-	if err := st.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", t0); err != nil {
-		t.Fatal(err)
-	}
+	tasks := seedActive(t, st, "c1", 2)
 	for i, task := range tasks {
 		next, _ := campaign.Fail(task, "bounced", t0)
 		if err := st.Replace(ctx, task, next); err != nil {
