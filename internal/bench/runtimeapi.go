@@ -22,10 +22,10 @@ type InitRun struct {
 	WallMs float64
 	// CPUMs: the time the process's threads ran on a CPU by then
 	// (/proc/<pid>/task/*/schedstat); WaitMs: the time they were runnable
-	// but waited for a CPU. CPU time does not grow when other work holds
-	// the CPUs, so it is the figure to compare on a busy machine; on
-	// Lambda, whose CPU share at 128 MB is a fraction of a vCPU, the init
-	// duration follows it.
+	// but waited for a CPU. CPU time leaves out that wait, so it grows far
+	// less than the wall time when other work holds the CPUs (shared
+	// caches still inflate it); on Lambda, whose CPU share at 128 MB is a
+	// fraction of a vCPU, the init duration follows it.
 	CPUMs, WaitMs float64
 }
 
