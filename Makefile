@@ -116,8 +116,7 @@ fuzz:
 ## campaign send; records the load average and warns when the machine was
 ## busy; prints a table and writes docs/PERFORMANCE.md (BENCH_FLAGS are
 ## passed on, e.g. BENCH_FLAGS="-runs 5 -skip synth", or "-quick" to check
-## the tooling). Run it on an idle machine. Installs the Lambda Runtime
-## Interface Emulator into bin/. Minutes.
+## the tooling). Run it on an idle machine. Minutes.
 bench: deps
 	go run ./cmd/bench $(BENCH_FLAGS)
 

@@ -1,7 +1,8 @@
 // Command bench measures the app and writes docs/PERFORMANCE.md (`make
 // bench`): per function the zipped linux/arm64 bundle and the cold init
-// under the Lambda Runtime Interface Emulator against its SDK floor (the
-// same clients, the standard configuration) and the bare function; `cdk
+// up to its first event request (wall and CPU time), paired round by
+// round with its SDK floor (the same clients, the standard
+// configuration), and the bare function; `cdk
 // synth` of the app with a warm bundle cache, without it, and against an
 // empty CDK app; the `go test -bench` benchmarks; the cost per million
 // task lifecycles on each timer and per million campaign sends; and the

@@ -318,11 +318,11 @@ func RenderDoc(r Report) (string, error) {
 	p("The run records the load average at the start and at the end and warns (on the terminal and on this page)\n")
 	p("when the 1-minute load was above %.1f per CPU at the start (something else was running) or above %.1f per\n", BusyStartPerCPU, BusyEndPerCPU)
 	p("CPU at the end (the bench's own work stays under one busy core); a warned run should be repeated on an idle\n")
-	p("machine before its numbers are read. It installs the Lambda Runtime Interface Emulator into `bin/` and takes\n")
-	p("minutes; the bundle cache of its synth runs is a folder of the run, so the user's cache is not touched.\n")
+	p("machine before its numbers are read. It takes minutes; the bundle cache of its synth runs is a folder of the\n")
+	p("run, so the user's cache is not touched.\n")
 	return b.String(), nil
 }
 
-// RIEModule is the Lambda Runtime Interface Emulator cmd/bench installs
-// into bin/ (not a requirement of this module).
+// RIEModule is the Lambda Runtime Interface Emulator InstallRIE installs
+// into bin/ for the bootstrap tests (not a requirement of this module).
 const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
