@@ -199,3 +199,17 @@ func TestBackoff(t *testing.T) {
 		t.Fatalf("%v after %d calls", err, calls)
 	}
 }
+
+func TestValidID(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{
+		{"a", true}, {"Camp_1-x", true}, {strings.Repeat("z", 40), true},
+		{"", false}, {strings.Repeat("z", 41), false}, {"a b", false}, {"a/b", false}, {"é", false}, {"a.b", false},
+	} {
+		if got := validID(c.id); got != c.want {
+			t.Errorf("validID(%q) = %v, want %v", c.id, got, c.want)
+		}
+	}
+}

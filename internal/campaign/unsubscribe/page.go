@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/unschedule/unschedule/internal/campaign/suppress"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -74,7 +75,7 @@ func (p *Page) Serve(ctx context.Context, r Request) Response {
 		return p.problem(asJSON, http.StatusBadRequest, "token", "the token is malformed: use the whole link from the email, unchanged")
 	}
 	if r.Method == http.MethodGet {
-		return p.page(asJSON, http.StatusOK, confirmPage, c, r.Token, false)
+		return p.page(asJSON, http.StatusOK, confirmPage(), c, r.Token, false)
 	}
 	added, err := p.Store.Add(ctx, suppress.Entry{Sender: c.Sender, Address: c.Address, Reason: suppress.Unsubscribe,
 		At: p.Clock.Now().UTC(), Source: "campaign " + c.Campaign})
@@ -83,7 +84,7 @@ func (p *Page) Serve(ctx context.Context, r Request) Response {
 		return p.problem(asJSON, http.StatusServiceUnavailable, "", "the unsubscribe could not be saved just now: try again in a minute")
 	}
 	p.Log.InfoContext(ctx, "unsubscribed", "campaignId", c.Campaign, "new", added)
-	return p.page(asJSON, http.StatusOK, donePage, c, "", true)
+	return p.page(asJSON, http.StatusOK, donePage(), c, "", true)
 }
 
 func (p *Page) problem(asJSON bool, status int, field, msg string) Response {
@@ -92,7 +93,7 @@ func (p *Page) problem(asJSON bool, status int, field, msg string) Response {
 		return Response{Status: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(b)}
 	}
 	var sb strings.Builder
-	_ = problemPage.Execute(&sb, msg) // a fixed template over a string
+	_ = problemPage().Execute(&sb, msg) // a fixed template over a string
 	return Response{Status: status, Headers: htmlHeaders(), Body: sb.String()}
 }
 
@@ -118,13 +119,22 @@ func htmlHeaders() map[string]string {
 const head = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
 	`<title>Unsubscribe</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}</style></head><body>`
 
+// The pages are parsed on first use, not at init: the send function links
+// this package for its links and never renders a page, and every cold
+// start pays for package init.
 var (
 	// The form posts to the same URL (the token stays in the query).
-	confirmPage = template.Must(template.New("confirm").Parse(head + `<h1>Unsubscribe</h1>` +
-		`<p>Stop emails from {{.Sender}} to <strong>{{.Address}}</strong>?</p>` +
-		`<form method="post" action="?token={{.Token}}"><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
-		`<button type="submit">Unsubscribe</button></form></body></html>`))
-	donePage = template.Must(template.New("done").Parse(head + `<h1>Unsubscribed</h1>` +
-		`<p><strong>{{.Address}}</strong> will get no more emails from {{.Sender}}.</p></body></html>`))
-	problemPage = template.Must(template.New("problem").Parse(head + `<h1>This unsubscribe link does not work</h1><p>{{.}}</p></body></html>`))
+	confirmPage = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("confirm").Parse(head + `<h1>Unsubscribe</h1>` +
+			`<p>Stop emails from {{.Sender}} to <strong>{{.Address}}</strong>?</p>` +
+			`<form method="post" action="?token={{.Token}}"><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
+			`<button type="submit">Unsubscribe</button></form></body></html>`))
+	})
+	donePage = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("done").Parse(head + `<h1>Unsubscribed</h1>` +
+			`<p><strong>{{.Address}}</strong> will get no more emails from {{.Sender}}.</p></body></html>`))
+	})
+	problemPage = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("problem").Parse(head + `<h1>This unsubscribe link does not work</h1><p>{{.}}</p></body></html>`))
+	})
 )
