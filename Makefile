@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?= -race -count=1 -timeout 30m
 # itself is built without it) for no finding, so they run without it.
 SYNTH_TEST_PKGS := ./test/... ./examples/... ./constructs/...
 
-.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim sim-scale fuzz smoke bench
+.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim sim-scale fuzz smoke bench bench-init
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -89,10 +89,11 @@ e2e: deps
 	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
 
 ## sim: 10,000 seeded fault-injection histories (internal/sim) of each
-## workload (tasks with their reminders, campaign sends) on each timer it
-## runs on (EventBridge Scheduler, Step Functions, TTL; campaign sends on
-## the Scheduler), each under its own faults. A failing seed prints its
-## replay command.
+## workload (tasks with their reminders, campaign sends, future events,
+## deferred jobs) on each timer it runs on (EventBridge Scheduler, Step
+## Functions, TTL; campaign sends on the Scheduler), each under its own
+## faults; invariants I1-I6, C1-C4, F1-F6, J1-J5. A failing seed prints
+## its replay command.
 SIM_SEEDS ?= 10000
 sim:
 	go run ./cmd/sim -seeds $(SIM_SEEDS) -timer all -workload all $(SIM_FLAGS)
@@ -116,10 +117,17 @@ fuzz:
 ## campaign send; records the load average and warns when the machine was
 ## busy; prints a table and writes docs/PERFORMANCE.md (BENCH_FLAGS are
 ## passed on, e.g. BENCH_FLAGS="-runs 5 -skip synth", or "-quick" to check
-## the tooling). Run it on an idle machine. Installs the Lambda Runtime
-## Interface Emulator into bin/. Minutes.
+## the tooling). Run it on an idle machine. Minutes.
 bench: deps
 	go run ./cmd/bench $(BENCH_FLAGS)
+
+## bench-init: only each function's cold init against its own floor, paired
+## round by round (BENCH_INIT_RUNS rounds, default 30), printed with a
+## bootstrap interval and the load average at the start and at the end;
+## the doc is not written (bin/bench-init.json keeps the run). A few minutes.
+BENCH_INIT_RUNS ?= 30
+bench-init:
+	go run ./cmd/bench -only coldinit -runs $(BENCH_INIT_RUNS) $(BENCH_FLAGS)
 
 ## lint: gofmt, go vet, staticcheck, and a tidy go.mod.
 lint: deps

@@ -49,6 +49,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/envvars"
@@ -502,14 +503,16 @@ func (s Schema) ScheduleFor(it Item) Schedule {
 	}
 }
 
-var nameSafeRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// nameSafeRE is compiled on first use, not at package init, which every
+// Lambda function linking the contract would pay in its cold init.
+var nameSafeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // safeName matches 1 to max characters of nameSafeRE.
 type safeName struct{ max int }
 
 // MatchString reports whether v is 1 to max letters, digits, '_', '-' or '.'.
 func (n safeName) MatchString(v string) bool {
-	return len(v) >= 1 && len(v) <= n.max && nameSafeRE.MatchString(v)
+	return len(v) >= 1 && len(v) <= n.max && nameSafeRE().MatchString(v)
 }
 
 // MaxScheduleName is the longest schedule name the scheduler accepts.
@@ -526,7 +529,7 @@ func (s Schema) ScheduleName(k Key) string { return s.name(s.ScheduleNamePrefix,
 func (s Schema) ReminderName(k Key) string { return s.name(s.ReminderNamePrefix, k) }
 
 func (s Schema) name(prefix string, k Key) string {
-	if s.NameBySortKey && nameSafeRE.MatchString(k.Sort) && len(prefix)+len(k.Sort) <= MaxScheduleName {
+	if s.NameBySortKey && nameSafeRE().MatchString(k.Sort) && len(prefix)+len(k.Sort) <= MaxScheduleName {
 		return prefix + k.Sort
 	}
 	sum := sha256.Sum256([]byte(k.Partition + "\x00" + k.Sort))

@@ -1,7 +1,8 @@
 // Command bench measures the app and writes docs/PERFORMANCE.md (`make
 // bench`): per function the zipped linux/arm64 bundle and the cold init
-// under the Lambda Runtime Interface Emulator against its SDK floor (the
-// same clients, the standard configuration) and the bare function; `cdk
+// up to its first event request (wall and CPU time), paired round by
+// round with its SDK floor (the same clients, the standard
+// configuration), and the bare function; `cdk
 // synth` of the app with a warm bundle cache, without it, and against an
 // empty CDK app; the `go test -bench` benchmarks; the cost per million
 // task lifecycles on each timer and per million campaign sends; and the
@@ -23,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,7 +35,7 @@ import (
 
 func main() {
 	var o bench.Options
-	flag.IntVar(&o.InitRuns, "runs", 15, "cold-init runs per function and reference (interleaved)")
+	flag.IntVar(&o.InitRuns, "runs", 30, "cold-init rounds: each function once next to its floor, each reference once, in a random order")
 	flag.IntVar(&o.SynthRuns, "synth-runs", 5, "synth runs per app (interleaved)")
 	flag.IntVar(&o.BuildRuns, "build-runs", 3, "runs of the 7-builds vs one-build comparison")
 	benchTime := flag.String("benchtime", "1s", "go test -benchtime")
@@ -41,6 +43,8 @@ func main() {
 	skip := flag.String("skip", "", "comma-separated parts to skip: init,synth,gobench (the doc then says so)")
 	from := flag.String("from", "", "render the doc from a saved run (bin/bench-report.json) instead of measuring; with -gobench, run the go benchmarks again")
 	rerunGoBench := flag.Bool("gobench", false, "with -from: run the go test benchmarks again")
+	only := flag.String("only", "", "coldinit: only each function against its floor (paired rounds), printed with the load average; the doc is not written (the report goes to bin/bench-init.json)")
+	fnList := flag.String("functions", "", "with -only coldinit: comma-separated functions to measure (default: every lambdas/*)")
 	flag.BoolVar(&o.Quick, "quick", false, "the smallest settings (runs=2, synth-runs=1, build-runs=1, benchtime=100ms): checks the tooling, not for conclusions")
 	flag.Parse()
 	if o.Quick {
@@ -62,6 +66,18 @@ func main() {
 	o.Command = "make bench"
 	if args := os.Args[1:]; len(args) > 0 {
 		o.Command = "go run ./cmd/bench " + strings.Join(args, " ")
+	}
+	switch *only {
+	case "":
+	case "coldinit":
+		if err := runColdInitOnly(o, *fnList); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -only %q: the only part that runs alone is coldinit\n", *only)
+		os.Exit(2)
 	}
 	if err := run(o, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -125,7 +141,7 @@ func run(o bench.Options, out string) error {
 		r.Memory, r.MemoryFrom = memorySizes(filepath.Join(tmp, "app.out"), fns)
 	}
 	if !o.Skipped("init") {
-		if err := coldInit(&r, root, goBin, tmp, fns, logf); err != nil {
+		if err := coldInit(&r, root, goBin, tmp, fns, true, logf); err != nil {
 			return err
 		}
 	}
@@ -151,6 +167,72 @@ func run(o bench.Options, out string) error {
 
 // campaignRecipients is the size of the campaign whose sends are counted.
 const campaignRecipients = 1000
+
+// runColdInitOnly measures each function against its floor, paired round
+// by round, and prints the table and the load average at the start and at
+// the end; no bundle sizes, synth, trace or go benchmarks, and the doc is
+// not written (its other sections would be lost).
+func runColdInitOnly(o bench.Options, fnList string) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return errors.New("run from the module root (where go.mod is)")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "unschedule-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	r := bench.Report{Options: o, Started: time.Now().UTC(), Machine: machine(goBin)}
+	r.Machine.LoadStart = loadAvg()
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...) }
+	logf("load average at the start: %s", r.Machine.LoadStart)
+	fns, err := functions(root)
+	if err != nil {
+		return err
+	}
+	if fnList != "" {
+		var chosen []string
+		for _, f := range strings.Split(fnList, ",") {
+			if !slices.Contains(fns, f) {
+				return fmt.Errorf("-functions: no lambdas/%s/main.go", f)
+			}
+			chosen = append(chosen, f)
+		}
+		fns = chosen
+	}
+	for _, fn := range fns {
+		r.Functions = append(r.Functions, bench.FunctionResult{Name: fn})
+	}
+	r.Memory, r.MemoryFrom = memorySizes(filepath.Join(root, "cdk.out"), fns)
+	if err := coldInit(&r, root, goBin, tmp, fns, false, logf); err != nil {
+		return err
+	}
+	r.Machine.LoadEnd = loadAvg()
+	r.Finished = time.Now().UTC()
+	if b, err := json.MarshalIndent(r, "", " "); err == nil {
+		_ = os.MkdirAll(filepath.Join(root, "bin"), 0o755)
+		_ = os.WriteFile(filepath.Join(root, "bin", "bench-init.json"), b, 0o644)
+	}
+	worst, worstRatio, met, resolved, ok := r.InitVerdict()
+	fmt.Printf("\nCold init against its floor: %d rounds (paired, random order), %s to %s UTC\n",
+		r.ColdInit.Rounds, r.Started.Format("2006-01-02 15:04"), r.Finished.Format("15:04"))
+	fmt.Print(r.ColdInitTable().Text())
+	fmt.Printf("\nLoad average (1, 5, 15 min): %s at the start, %s at the end\n", r.Machine.LoadStart, r.Machine.LoadEnd)
+	if ok {
+		fmt.Printf("Budget (≤ %.1f× its floor): met=%v, highest %s at %.2f×, every interval within: %v\n", bench.InitBudget, met, worst, worstRatio, resolved)
+	}
+	for _, w := range r.Machine.LoadWarnings() {
+		fmt.Println("WARNING:", w)
+	}
+	return nil
+}
 
 // countUsage counts the AWS calls of each lifecycle on each timer, and of
 // a campaign's sends (deterministic, so -from counts them again for the
@@ -336,12 +418,18 @@ func memorySizes(dir string, fns []string) (sizes map[string]int, from string) {
 
 // coldInit builds every function and the references for this machine's
 // architecture (gofn.Build with GOARCH overridden: the same flags as the
-// deployed build) and measures their init under the emulator.
-func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(string, ...any)) error {
-	rie, err := bench.InstallRIE(goBin, root)
-	if err != nil {
-		return err
-	}
+// deployed build) and measures their init under the emulator. Each round
+// runs every function right next to a run of its own floor (the two in a
+// random order) and, with all, each reference alone (the floor's stages,
+// bare, python), the units in a random order: a function and its floor
+// see the same load, and the budget is judged on those pairs.
+//
+// Nothing pins the CPU or sets GOMAXPROCS: at the memory sizes used here
+// Lambda shows a function two vCPUs limited by a CPU share, so the Go
+// runtime there starts with GOMAXPROCS=2 (its default never goes below 2
+// for a CPU limit), as on this 2-CPU machine; taskset to one CPU would
+// make it 1 and measure a scheduler Lambda does not run.
+func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, all bool, logf func(string, ...any)) error {
 	// gofn.Build sets GOARCH=arm64 in the go command's environment; this
 	// wrapper sets it to the host's before running the real go command.
 	wrapper := filepath.Join(tmp, "go-host")
@@ -349,7 +437,8 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		return err
 	}
-	var targets []bench.InitTarget
+	targets := map[string]bench.InitTarget{}
+	var refs []string // run alone each round
 	build := func(name, entry string, env []string) error {
 		out := filepath.Join(tmp, runtime.GOARCH, name, "bootstrap")
 		if _, err := os.Stat(out); err != nil {
@@ -357,7 +446,7 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 				return err
 			}
 		}
-		targets = append(targets, bench.InitTarget{Name: name, Bin: out, Env: env})
+		targets[name] = bench.InitTarget{Name: name, Bin: out, Env: env}
 		return nil
 	}
 	// A floor is refs/floor built with gofn's flags plus the tags of its
@@ -370,27 +459,31 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 		}
 		return out, buildTagged(root, tmp, goBin, "internal/bench/refs/floor", bench.FloorTags(clients), out)
 	}
-	logf("building %d functions and the references for linux/%s", len(fns), runtime.GOARCH)
+	logf("building %d functions and their floors for linux/%s", len(fns), runtime.GOARCH)
 	if err := build(bench.RefBare, "internal/bench/refs/bare", nil); err != nil {
 		return err
 	}
-	stageBin, err := floorBin(bench.StageFloorClients)
-	if err != nil {
-		return err
-	}
-	for _, st := range bench.FloorStages {
-		targets = append(targets, bench.InitTarget{Name: st.Name, Bin: stageBin, Env: []string{"BENCH_FLOOR_STAGE=" + st.Stage}})
+	if all {
+		refs = append(refs, bench.RefBare)
+		stageBin, err := floorBin(bench.StageFloorClients)
+		if err != nil {
+			return err
+		}
+		for _, st := range bench.FloorStages {
+			targets[st.Name] = bench.InitTarget{Name: st.Name, Bin: stageBin, Env: []string{"BENCH_FLOOR_STAGE=" + st.Stage}}
+			refs = append(refs, st.Name)
+		}
 	}
 	sets := bench.FloorSets(fns)
 	for _, name := range bench.Keys(sets) {
-		if name == bench.RefFloor {
-			continue // measured as the clients stage
+		if _, done := targets[name]; done {
+			continue // the clients stage
 		}
 		bin, err := floorBin(sets[name])
 		if err != nil {
 			return err
 		}
-		targets = append(targets, bench.InitTarget{Name: name, Bin: bin})
+		targets[name] = bench.InitTarget{Name: name, Bin: bin}
 	}
 	for _, fn := range fns {
 		if err := build(fn, "lambdas/"+fn, nil); err != nil {
@@ -401,59 +494,98 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, logf func(
 	// it: interpreter start plus boto3 and the four clients (no emulator:
 	// compare it with python-bare, the interpreter alone).
 	python := ""
-	if b, err := exec.Command("python3", "-c", "import boto3, sys; print(sys.executable)").Output(); err == nil {
-		// The interpreter itself, not a version manager's shim.
-		python = strings.TrimSpace(string(b))
-		r.PythonMeasured = true
+	if all {
+		if b, err := exec.Command("python3", "-c", "import boto3, sys; print(sys.executable)").Output(); err == nil {
+			// The interpreter itself, not a version manager's shim.
+			python = strings.TrimSpace(string(b))
+			r.PythonMeasured = true
+			refs = append(refs, bench.RefPythonBare, bench.RefPythonBoto3)
+		}
+		var list []bench.InitTarget
+		for _, n := range bench.Keys(targets) {
+			list = append(list, targets[n])
+		}
+		if err := initTrace(r, list, logf); err != nil {
+			return err
+		}
+	}
+	pythonCode := map[string]string{
+		bench.RefPythonBare:  "pass",
+		bench.RefPythonBoto3: "import boto3\nc=[boto3.client(s, region_name='us-east-1') for s in ('dynamodb','scheduler','sns','sqs')]",
+	}
+	// once runs one target and returns its init: a bootstrap up to its
+	// first request for an event (bench.RunToFirstNext), python to its exit
+	// (wall time only).
+	once := func(name string) (bench.InitRun, error) {
+		if code, isPy := pythonCode[name]; isPy {
+			start := time.Now()
+			cmd := exec.Command(python, "-c", code)
+			cmd.Env = bench.LambdaEnv(name, 128)
+			cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"), "HOME="+tmp)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				return bench.InitRun{}, fmt.Errorf("python %s: %w\n%s", name, err, b)
+			}
+			return bench.InitRun{WallMs: float64(time.Since(start).Microseconds()) / 1000}, nil
+		}
+		t := targets[name]
+		mem := r.Memory[t.Name]
+		if mem == 0 {
+			mem = 128
+		}
+		run, err := bench.RunToFirstNext(t.Bin, append(bench.LambdaEnv(t.Name, mem), t.Env...), 30*time.Second)
+		if err != nil {
+			return run, fmt.Errorf("%s: %w", name, err)
+		}
+		return run, nil
 	}
 
-	if err := initTrace(r, targets, logf); err != nil {
-		return err
-	}
-
-	logf("cold init: %d targets x %d runs under the emulator (interleaved, rotating order)", len(targets), r.Options.InitRuns)
-	results := map[string][]float64{}
+	logf("cold init: %d functions each next to its floor, %d references alone, %d rounds (plus a warm-up round)",
+		len(fns), len(refs), r.Options.InitRuns)
+	results, cpu := map[string][]float64{}, map[string][]float64{}
 	errs := map[string]string{}
+	paired := &bench.ColdInit{Pairs: map[string]bench.PairedInit{}}
 	rounds := r.Options.InitRuns + 1 // the first round warms the page cache and is dropped
 	for round := 0; round < rounds; round++ {
-		order := rand.Perm(len(targets))
-		for _, i := range order {
-			t := targets[i]
-			mem := r.Memory[t.Name]
-			if mem == 0 {
-				mem = 128
+		for _, u := range bench.PlanRound(fns, refs, rand.Perm, func() bool { return rand.IntN(2) == 0 }) {
+			got := map[string]bench.InitRun{}
+			for _, name := range u {
+				v, err := once(name)
+				if err != nil {
+					errs[name] = err.Error()
+					continue
+				}
+				got[name] = v
+				if round > 0 {
+					results[name] = append(results[name], v.WallMs)
+					if v.CPUMs > 0 {
+						cpu[name] = append(cpu[name], v.CPUMs)
+					}
+				}
 			}
-			ms, err := initOnce(rie, t, bench.LambdaEnv(t.Name, mem))
-			if err != nil {
-				errs[t.Name] = err.Error()
+			if len(u) != 2 || round == 0 {
 				continue
 			}
-			if round > 0 {
-				results[t.Name] = append(results[t.Name], ms)
+			fn, floor := u[0], u[1]
+			if slices.Contains(fns, floor) && !slices.Contains(fns, fn) {
+				fn, floor = floor, fn
 			}
-		}
-		if r.PythonMeasured {
-			for _, p := range []struct{ name, code string }{
-				{bench.RefPythonBare, "pass"},
-				{bench.RefPythonBoto3, "import boto3\nc=[boto3.client(s, region_name='us-east-1') for s in ('dynamodb','scheduler','sns','sqs')]"},
-			} {
-				start := time.Now()
-				cmd := exec.Command(python, "-c", p.code)
-				cmd.Env = bench.LambdaEnv(p.name, 128)
-				cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH"), "HOME="+tmp)
-				if b, err := cmd.CombinedOutput(); err != nil {
-					return fmt.Errorf("python %s: %w\n%s", p.name, err, b)
-				}
-				if round > 0 {
-					results[p.name] = append(results[p.name], float64(time.Since(start).Microseconds())/1000)
-				}
+			a, okA := got[fn]
+			b, okB := got[floor]
+			if okA && okB { // a round where either failed counts for neither
+				p := paired.Pairs[fn]
+				p.Floor = floor
+				p.Fn, p.FloorMs = append(p.Fn, a.WallMs), append(p.FloorMs, b.WallMs)
+				p.FnCPU, p.FloorCPU = append(p.FnCPU, a.CPUMs), append(p.FloorCPU, b.CPUMs)
+				paired.Pairs[fn] = p
 			}
 		}
 		fmt.Fprintf(os.Stderr, ".")
 	}
 	fmt.Fprintln(os.Stderr)
-	r.Init = results
+	paired.Rounds = r.Options.InitRuns
+	r.Init, r.InitCPU = results, cpu
 	r.InitErrors = errs
+	r.ColdInit = paired
 	return nil
 }
 
@@ -498,28 +630,6 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// initOnce starts the emulator on the bootstrap, invokes it once and
-// returns the init duration the emulator logged.
-func initOnce(rie string, t bench.InitTarget, env []string) (float64, error) {
-	deadline := time.Now().Add(20 * time.Second)
-	emu, err := bench.StartEmulator(rie, t.Bin, append(env, t.Env...), 20*time.Second)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", t.Name, err)
-	}
-	defer emu.Stop()
-	out := emu.Out
-	if _, err := emu.Invoke("{}", 20*time.Second); err != nil {
-		return 0, fmt.Errorf("%s: %w", t.Name, err)
-	}
-	for time.Now().Before(deadline) {
-		if ms, err := bench.ParseInitDuration(out.Bytes()); err == nil {
-			return ms, nil
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return 0, fmt.Errorf("%s: %w; emulator output:\n%s", t.Name, bench.ErrNoInitReport, out.String())
 }
 
 // synth times `cdk synth` of this app (dev), `cdk list` of it (the same

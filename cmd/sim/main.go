@@ -1,13 +1,16 @@
 // Command sim runs the deterministic fault-injection simulation
 // (internal/sim) over many seeds in parallel, or replays one seed with a
-// trace: to-do tasks and their reminders through the whole pipeline, and
-// email campaigns' sends, on each timer where they apply.
+// trace: to-do tasks and their reminders through the whole pipeline,
+// email campaigns' sends, future events and deferred jobs (the core's
+// adopters on their own schemas), on each timer where they apply.
 //
 //	go run ./cmd/sim -seeds 10000                     # tasks, seeds 1..10000
 //	go run ./cmd/sim -seed 12345                      # replay one, with its trace
 //	go run ./cmd/sim -timer all -workload all         # every workload on every timer it runs on
 //	go run ./cmd/sim -timer ttl -seed 7               # replay one on the TTL timer
 //	go run ./cmd/sim -workload campaigns -seed 7      # replay a campaign history
+//	go run ./cmd/sim -workload futureevents -timer all # future events on every timer
+//	go run ./cmd/sim -workload deferredjobs -seed 7   # replay a deferred-jobs history
 //
 // Campaign sends run on the EventBridge Scheduler timer only (their
 // provisioning creates one-time schedules); -timer all runs them there.
@@ -50,7 +53,7 @@ func run(args []string, out io.Writer) int {
 	fs.BoolVar(&o.anyWriter, "any-writer", false, "tasks: write a fifth of them straight into the table, not through the API")
 	timer := fs.String("timer", "scheduler", "the timer that fires: scheduler, stepfunctions, ttl, or all (each in turn)")
 	layer := fs.String("layer", "", "deprecated: the old name of -timer")
-	workload := fs.String("workload", "tasks", "what the histories run: tasks (with their reminders), campaigns (campaign sends), or all (each in turn)")
+	workload := fs.String("workload", "tasks", "what the histories run: tasks (with their reminders), campaigns (campaign sends), futureevents, deferredjobs, or all (each in turn)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -110,8 +113,9 @@ func replayFlags(cfg sim.Config) string {
 	if cfg.Timer != "" && cfg.Timer != timerspec.EventBridgeScheduler {
 		flags += " -timer " + string(cfg.Timer)
 	}
-	if cfg.Workload == sim.WorkloadCampaigns {
-		return flags + " -workload campaigns"
+	switch cfg.Workload {
+	case sim.WorkloadCampaigns, sim.WorkloadFutureEvents, sim.WorkloadDeferredJobs:
+		return flags + " -workload " + string(cfg.Workload)
 	}
 	if !cfg.ConcurrentFires {
 		flags += " -concurrent-fires=false"
@@ -124,8 +128,13 @@ func replayFlags(cfg sim.Config) string {
 
 // invariants names what a workload's histories check.
 func invariants(w sim.Workload) string {
-	if w == sim.WorkloadCampaigns {
+	switch w {
+	case sim.WorkloadCampaigns:
 		return "C1-C4"
+	case sim.WorkloadFutureEvents:
+		return "F1-F6"
+	case sim.WorkloadDeferredJobs:
+		return "J1-J5"
 	}
 	return "I1-I6"
 }
@@ -135,9 +144,12 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 		base.Seed = o.seed
 		base.Trace = func(line string) { fmt.Fprintln(out, line) }
 		r := sim.Run(base)
-		if base.Workload == sim.WorkloadCampaigns {
+		switch base.Workload {
+		case sim.WorkloadCampaigns:
 			fmt.Fprintf(out, "seed %d: %d sends: %d sent, %d failed, %d cancelled\n", r.Seed, r.Sends, r.Sent, r.SendsFailed, r.SendsCancelled)
-		} else {
+		case sim.WorkloadFutureEvents, sim.WorkloadDeferredJobs:
+			fmt.Fprintf(out, "seed %d: %d items, %d target runs\n", r.Seed, r.Items, r.Deliveries)
+		default:
 			fmt.Fprintf(out, "seed %d: %d tasks, %d requests, %d notifications, %d reminders\n", r.Seed, r.Tasks, r.Requests, r.Notifications, r.Reminders)
 		}
 		printCounts(out, r.Faults)
@@ -152,10 +164,17 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 	}
 	s := sim.RunMany(base, o.first, o.seeds, o.workers)
 	rate := float64(s.Histories) / s.Elapsed.Seconds()
-	if base.Workload == sim.WorkloadCampaigns {
+	switch base.Workload {
+	case sim.WorkloadCampaigns:
 		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d sends: %d sent, %d failed, %d cancelled\n",
 			s.Histories, s.Elapsed.Round(1e6), rate, s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled)
-	} else {
+	case sim.WorkloadFutureEvents:
+		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d events scheduled, %d deliveries\n",
+			s.Histories, s.Elapsed.Round(1e6), rate, s.Items, s.Deliveries)
+	case sim.WorkloadDeferredJobs:
+		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tenant windows with activity, %d jobs queued\n",
+			s.Histories, s.Elapsed.Round(1e6), rate, s.Items, s.Deliveries)
+	default:
 		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tasks, %d API requests, %d notifications, %d reminders (%d owed by I6)\n",
 			s.Histories, s.Elapsed.Round(1e6), rate, s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
 		fmt.Fprintf(out, "notification lag after the deadline: p50 %s, p99 %s, max %s\n", s.LagP50, s.LagP99, s.LagMax)

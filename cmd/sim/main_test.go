@@ -25,6 +25,14 @@ func TestFlags(t *testing.T) {
 			[]string{"== timer TTL, workload campaigns", "== timer StepFunctions, workload campaigns"}},
 		{"campaigns replay with a trace", []string{"-seed", "3", "-workload", "campaigns"}, 0,
 			[]string{"campaign of", "sends:", "ok"}, []string{"== timer"}},
+		{"future events on every timer", []string{"-seeds", "2", "-timer", "all", "-workload", "futureevents"}, 0,
+			[]string{"== timer EventBridgeScheduler, workload futureevents", "== timer StepFunctions, workload futureevents",
+				"== timer TTL, workload futureevents", "events scheduled", "all invariants held (F1-F6)"}, nil},
+		{"deferred jobs on every timer", []string{"-seeds", "2", "-timer", "all", "-workload", "deferredjobs"}, 0,
+			[]string{"== timer EventBridgeScheduler, workload deferredjobs", "== timer StepFunctions, workload deferredjobs",
+				"== timer TTL, workload deferredjobs", "jobs queued", "all invariants held (J1-J5)"}, nil},
+		{"deferred jobs replay with a trace", []string{"-seed", "3", "-workload", "deferredjobs"}, 0,
+			[]string{"activity of shop-", "target runs", "ok"}, []string{"== timer"}},
 		{"the old -layer flag", []string{"-seeds", "1", "-layer", "ttl"}, 0,
 			[]string{"note: -layer is deprecated: use -timer", "all invariants held (I1-I6)"}, nil},
 		{"campaigns on a timer they do not run on", []string{"-seeds", "1", "-timer", "ttl", "-workload", "campaigns"}, 2,
@@ -61,6 +69,8 @@ func TestReplayFlags(t *testing.T) {
 		{sim.Config{ConcurrentFires: true}, ""},
 		{sim.Config{Timer: timerspec.TTL, AnyWriter: true}, " -timer TTL -concurrent-fires=false -any-writer"},
 		{sim.Config{Workload: sim.WorkloadCampaigns, ConcurrentFires: true}, " -workload campaigns"},
+		{sim.Config{Workload: sim.WorkloadFutureEvents, Timer: timerspec.StepFunctions}, " -timer StepFunctions -workload futureevents"},
+		{sim.Config{Workload: sim.WorkloadDeferredJobs, ConcurrentFires: true}, " -workload deferredjobs"},
 	} {
 		got := replayFlags(tc.cfg)
 		if got != tc.want {

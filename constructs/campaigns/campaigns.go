@@ -1,18 +1,19 @@
-// Package campaigns is the construct of scheduled email campaigns (issue
-// 12): a campaign spreads emails over business hours, each send one
-// durable task in DynamoDB with one EventBridge Scheduler one-time
-// schedule. It builds the campaign table, the schedule group, the
-// scheduler role that may invoke only the send function, the schedules'
-// dead-letter queue and its alarm, four Go functions (API, provisioning,
-// send, reconciler), a REST API with a Cognito authorizer, the
-// reconciler's rule, alarms, and (LiveProgress) the live progress of a
-// campaign page: the table's stream, a progress function and an AWS
-// AppSync Events API. The rules live in internal/campaign
-// (plain Go); see docs/campaigns.md.
+// Package campaigns is the construct of scheduled email campaigns: a
+// campaign spreads emails over business hours, each send one durable task
+// in DynamoDB, an item under the core's contract (campaign.TaskSchema),
+// fired at its time by one of the core's timers (CampaignsProps.Timer:
+// EventBridge Scheduler by default, Step Functions or DynamoDB TTL). It
+// builds the campaign table, binds the timer to it and to the send
+// function, four Go functions (API, provisioning, send, reconciler), a
+// REST API with a Cognito authorizer, the reconciler's rule, alarms, and
+// (LiveProgress) the live progress of a campaign page: the table's
+// stream, a progress function and an AWS AppSync Events API. The rules
+// live in internal/campaign (plain Go); see docs/campaigns.md.
 package campaigns
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,7 +28,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsroute53"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
@@ -39,11 +39,13 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
-	"github.com/unschedule/unschedule/constructs/internal/schedulegroup"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/constructs/taskapi"
+	"github.com/unschedule/unschedule/internal/campaign"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // CampaignsProps configures the campaigns.
@@ -100,8 +102,9 @@ type CampaignsProps struct {
 	// ExistingTable is your own campaign table: string keys "pk" and "sk",
 	// the global secondary indexes "open" (pk "open", sk "sk", all
 	// attributes) and "owner" (as constructs/campaigns/README.md lists),
-	// TTL on "expires", and with LiveProgress a stream of new images. Not
-	// with TableProps or DeletionProtection.
+	// TTL on "expiresAt", with LiveProgress a stream of new images, and
+	// with the TTL timer a stream of new and old images. Not with
+	// TableProps or DeletionProtection.
 	// Default: a new table (TableProps).
 	ExistingTable awsdynamodb.ITable
 	// TableProps override, field by field, the new table's: on-demand,
@@ -110,17 +113,37 @@ type CampaignsProps struct {
 	// with ExistingTable.
 	// Default: those.
 	TableProps *awsdynamodb.TableProps
+	// Timer fires each send at its time, invoking the send function with
+	// the send task's payload (contract.Schema.EncodePayload of
+	// campaign.TaskSchema): scheduleonwrite.NewSchedulerTimer (one
+	// EventBridge Scheduler schedule per send, within a minute or two),
+	// NewStepFunctionsTimer (one waiting execution per send, to the
+	// second) or NewTTLTimer (a marker item in the campaign table: free,
+	// but up to two days late; its TTLAttribute must be the table's
+	// "expiresAt"). Provisioning creates the timers, the API cancels them,
+	// the reconciler repairs them; the timer's alarms join Alarms. One
+	// timer serves one construct. See docs/campaigns.md, "Choosing a
+	// timer for campaign sends".
+	// Default: NewSchedulerTimer with ExistingDeadLetterQueue or
+	// DeadLetterQueueProps below (else NewSchedulerTimer(nil)): a new
+	// schedule group, the role its schedules run as (which may invoke
+	// only the send function) and a dead-letter queue.
+	Timer scheduleonwrite.Timer
 	// ExistingDeadLetterQueue is your own standard queue for the send
-	// invocations the scheduler gave up on (the scheduler role gets
-	// sqs:SendMessage on it; it is alarmed). Not with DeadLetterQueueProps.
+	// invocations the default Scheduler timer gave up on (its role gets
+	// sqs:SendMessage on it; it is alarmed). Not with DeadLetterQueueProps,
+	// nor with Timer (set SchedulerTimerProps.ExistingDeadLetterQueue
+	// there).
 	// Default: a new queue (DeadLetterQueueProps).
 	ExistingDeadLetterQueue awssqs.IQueue
-	// DeadLetterQueueProps override, field by field, the new dead-letter
-	// queue's: SQS-managed encryption, TLS only, 14 days, RemovalPolicy.
-	// Not with ExistingDeadLetterQueue.
+	// DeadLetterQueueProps override, field by field, the default Scheduler
+	// timer's new dead-letter queue's: SQS-managed encryption, TLS only,
+	// 14 days, RemovalPolicy. Not with ExistingDeadLetterQueue, nor with
+	// Timer (set SchedulerTimerProps.DeadLetterQueueProps there).
 	// Default: those.
 	DeadLetterQueueProps *awssqs.QueueProps
-	// RemovalPolicy of the table, the schedule group and the queues.
+	// RemovalPolicy of the table, the queues and what the timer creates
+	// that holds data (the schedule group, log groups).
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
 	// DeletionProtection of the new table (not with ExistingTable).
@@ -137,9 +160,10 @@ type CampaignsProps struct {
 	// stops, saves its checkpoint and re-invokes itself.
 	// Default: 90 seconds.
 	ProvisionMargin awscdk.Duration
-	// SchedulerCallsPerSecond paces the Scheduler calls of provisioning and
-	// of the reconciler (at most 10 are in flight); raise it to your
-	// account's CreateSchedule quota.
+	// SchedulerCallsPerSecond paces the timer calls of provisioning and of
+	// the reconciler (at most 10 are in flight); raise it to your
+	// account's quota for the timer (CreateSchedule, StartExecution or the
+	// table's writes).
 	// Default: 50.
 	SchedulerCallsPerSecond float64
 	// ReconcileEvery is the reconciler's period.
@@ -205,18 +229,13 @@ type Campaigns struct {
 	// Table holds campaigns, send tasks, checkpoints and send records
 	// (ExistingTable, or the one created).
 	Table awsdynamodb.ITable
-	// ScheduleGroup holds every send's schedule.
-	ScheduleGroup awsscheduler.ScheduleGroup
-	// SchedulerRole is what the schedules run as: it may invoke the send
-	// function and send to the dead-letter queue, nothing else; only the
-	// scheduler may assume it, for this group and account (the
-	// confused-deputy condition). The group, the role and the queue are
-	// built by the same builder as the to-do app's SchedulerTimer.
-	SchedulerRole awsiam.Role
-	// DeadLetterQueue receives the invocations the scheduler gave up on
-	// (after 2 retries); DeadLetterAlarm fires on any message in it.
-	DeadLetterQueue awssqs.IQueue
-	DeadLetterAlarm awscloudwatch.Alarm
+	// Timer is CampaignsProps.Timer bound to the table and the send
+	// function: its environment and grants are the provisioning, API and
+	// reconciler functions'. Its concrete type holds its resources: with
+	// the default, *scheduleonwrite.SchedulerTimer's ScheduleGroup,
+	// SchedulerRole (only the scheduler may assume it, for this group and
+	// account) and DeadLetterQueue.
+	Timer scheduleonwrite.TimerBinding
 	// The functions.
 	Api, Provision, Send, Reconciler *gofn.Function
 	// ProvisionSelfInvoke lets the provisioning function re-invoke itself
@@ -235,7 +254,11 @@ type Campaigns struct {
 	SenderGroupResource awscognito.CfnUserPoolGroup
 	SenderGroupName     string
 	// ProvisionAsync, SendAsync and ReconcilerAsync are the failure
-	// queues and alarms of the asynchronously invoked functions.
+	// queues and alarms of the asynchronously invoked functions (the
+	// reconciler hands overdue sends to the send function asynchronously).
+	// With the Scheduler timer, which invokes the send function
+	// asynchronously too, SendAsync is the timer's (ExpiryFailureQueue and
+	// its alarms).
 	ProvisionAsync, SendAsync, ReconcilerAsync AsyncFailures
 	// ErrorsAlarms fire on each function's Lambda Errors.
 	ErrorsAlarms FunctionAlarms
@@ -274,7 +297,6 @@ type Campaigns struct {
 	MetricAlarms MetricAlarms
 
 	errorAlarms []awscloudwatch.Alarm
-	group       *schedulegroup.Group
 }
 
 // MetricAlarms holds one alarm per error metric of the campaign functions
@@ -304,9 +326,9 @@ type FunctionAlarms struct {
 }
 
 // Alarms are every alarm of the construct, in a fixed order, without the
-// nil ones of an absent live progress.
+// nil ones of an absent live progress: the timer's first.
 func (x *Campaigns) Alarms() []awscloudwatch.Alarm {
-	all := []awscloudwatch.Alarm{x.DeadLetterAlarm}
+	all := x.Timer.Alarms()
 	for _, a := range []AsyncFailures{x.ProvisionAsync, x.SendAsync, x.ReconcilerAsync} {
 		all = append(all, a.FailureAlarm, a.DroppedAlarm, a.DeliveryFailureAlarm)
 	}
@@ -314,9 +336,10 @@ func (x *Campaigns) Alarms() []awscloudwatch.Alarm {
 	e := x.ErrorsAlarms
 	all = append(all, e.Api, e.Provision, e.Send, e.Reconciler, e.Progress, x.Api5xxAlarm, x.ProgressFailureAlarm, x.ProgressIteratorAgeAlarm)
 	all = append(all, x.Deliverability.alarms()...)
-	out := all[:0]
+	// Each once: with the Scheduler timer, SendAsync's are the timer's.
+	var out []awscloudwatch.Alarm
 	for _, a := range all {
-		if a != nil {
+		if a != nil && !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}
@@ -332,43 +355,53 @@ func (x *Campaigns) ErrorAlarms() []awscloudwatch.Alarm { return x.errorAlarms }
 func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps) *Campaigns {
 	p := withDefaults(props)
 	validate(*id, p)
+	p.Timer = timerOrDefault(p)
+	plan := scheduleonwrite.TimerPlan{ID: *id, Schema: campaign.TaskSchema.WithDefaults(), ExistingTable: p.ExistingTable}
+	needs := p.Timer.Plan(plan)
+	validateTimerNeeds(*id, p, needs)
 	c := constructs.NewConstruct(scope, id)
 	x := &Campaigns{Construct: c}
 
-	x.table(p)
+	x.table(p, needs)
 
 	table := map[string]string{envvars.CampaignTable: *x.Table.TableName()}
 	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
-		all := map[string]string{}
-		for _, m := range append(env, table) {
-			for k, v := range m {
-				all[k] = v
-			}
-		}
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
-			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: all})
+			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: merge(append(env, table)...)})
 	}
 	x.configurationSet(&p)
 	sender := map[string]string{envvars.SenderAddress: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
 		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
 	}
-	x.Send = fn("Send", "lambdas/campaignsend", "Sends one campaign email per schedule fire (claim, SES, record)", DefaultSendTimeoutSec, sender)
+	x.Send = gofn.NewFunction(c, jsii.String("Send"), &gofn.FunctionProps{Entry: "lambdas/campaignsend",
+		Description: "Sends one campaign email per timer fire (claim, SES, record)",
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(DefaultSendTimeoutSec)), MemoryMiB: 256, Logs: p.Logs,
+		Environment: merge(sender, table), ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency})
 
-	x.scheduleGroup(p)
+	// The timer fires the send function: the send task's payload at its
+	// send time (the send function is the core's expiry function here).
+	x.Timer = p.Timer.Bind(c, scheduleonwrite.TimerCore{TimerPlan: plan, Table: x.Table, Expiry: x.Send,
+		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
 
-	target := map[string]string{
-		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.SendFunctionArn: *x.Send.Function.FunctionArn(),
-		envvars.SchedulerRoleArn: *x.SchedulerRole.RoleArn(), envvars.SchedulerDLQArn: *x.DeadLetterQueue.QueueArn(),
-		envvars.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64),
+	// What creates, moves and cancels timers reads the timer's own
+	// environment (UNSCHEDULE_TIMER and its variables).
+	timer := x.Timer.Environment()
+	// The Scheduler timer leaves UNSCHEDULE_TIMER out (unset reads as
+	// EventBridgeScheduler, and the to-do stack's functions keep it out):
+	// every campaign function that drives timers names its timer.
+	if _, ok := timer[envvars.TimerKind]; !ok {
+		timer[envvars.TimerKind] = string(timerspec.EventBridgeScheduler)
 	}
-	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's schedules: bounded, paced, resumable",
-		*p.ProvisionTimeout.ToSeconds(nil), target, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
-	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing schedules, stale Running tasks, interrupted cancels",
-		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), target, sender)
-	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, map[string]string{
-		envvars.ScheduleGroup: *x.ScheduleGroup.ScheduleGroupName(), envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
-		envvars.AllowedOrigins: strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
+	paced := map[string]string{envvars.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64)}
+	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's send timers: bounded, paced, resumable",
+		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
+	// The reconciler hands overdue sends to the send function itself.
+	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing timers, stale Running tasks, interrupted cancels",
+		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, map[string]string{envvars.SendFunctionArn: *x.Send.Function.FunctionArn()})
+	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, timer, map[string]string{
+		envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
+		envvars.AllowedOrigins:       strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
 	}, limitsEnv(p))
 	// The API Gateway authorizer checks only that a token is the pool's:
 	// group membership and email_verified are the API function's checks.
@@ -401,17 +434,36 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 // suppressNag records, on each resource, why an AwsSolutions finding does
 // not apply (pinned by TestNoUnsuppressedNagFindings in test/campaignstest).
 func (x *Campaigns) suppressNag() {
-	schedules := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:scheduler:(<AWS::Region>|[^:]+):(<AWS::AccountId>|[^:]+):schedule\/[^/*]+\/camp-\*$/g`)},
-		Reason: "One schedule per send task, named camp-<taskId>: the grant covers exactly the campaign schedules of this construct's group"}
+	// The timer's grants (TimerBinding.GrantModify and GrantRead): the
+	// schedules of its own group, or the executions of its own state
+	// machine; the TTL timer's are on the table itself.
+	timers := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{
+		nag.Regex(`/^Resource::arn:<AWS::Partition>:scheduler:(<AWS::Region>|[^:]+):(<AWS::AccountId>|[^:]+):schedule\/[^/*]+\/\*$/g`),
+		nag.Regex(`/^Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[^:]+):(<AWS::AccountId>|[^:]+):execution:<[^>]+\.Name>:\*$/g`)},
+		Reason: "One timer per send task, named after it: the grant covers the schedules of this construct's own schedule group, " +
+			"or the executions of its own state machine, and nothing outside them"}
+	list := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{"Resource::*"},
+		Reason: "scheduler:ListSchedules has no resource-level permissions (the Scheduler timer's GrantRead; the only action on *); it reveals schedule names only"}
 	versions := nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>:\*$/g`)},
 		Reason: "Invoke one function of this construct and its versions/aliases (<arn>:*), nothing else"}
-	nag.Suppress(nag.RolePolicy(x.Provision.Function), schedules)
-	nag.Suppress(nag.RolePolicy(x.Reconciler.Function), schedules, versions)
-	nag.Suppress(nag.RolePolicy(x.Api.Function), schedules, versions)
+	nag.Suppress(nag.RolePolicy(x.Provision.Function), timers)
+	nag.Suppress(nag.RolePolicy(x.Reconciler.Function), timers, list, versions)
+	nag.Suppress(nag.RolePolicy(x.Api.Function), timers, versions)
 	nag.Suppress(x.RestApi,
 		nag.Rule{ID: "AwsSolutions-APIG2", Reason: "The handler validates every body strictly (unknown fields at every depth, sizes, the schedule rules) and answers JSON 4xx; API Gateway's validator would answer in another format"},
 		nag.Rule{ID: "AwsSolutions-IAM4", AppliesTo: []any{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"},
 			Reason: "API Gateway's account-wide logging role, as AWS documents it; needed for the access logs"})
+}
+
+// merge is the union of maps (later ones win).
+func merge(ms ...map[string]string) map[string]string {
+	all := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			all[k] = v
+		}
+	}
+	return all
 }
 
 // grant gives each function exactly what its code calls.
@@ -432,9 +484,9 @@ func (x *Campaigns) grant(p CampaignsProps) {
 		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": p.SenderAddress}},
 	}))
 	// Provision: read the campaign, list tasks, status and checkpoint
-	// writes; create schedules.
+	// writes; create timers.
 	grants.Table(x.Table, prov, "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem")
-	x.grantSchedules(prov, "scheduler:CreateSchedule")
+	x.Timer.GrantModify(prov)
 	// The self-invoke permission, in a policy of its own (see the field).
 	x.ProvisionSelfInvoke = awsiam.NewPolicy(x.Construct, jsii.String("ProvisionSelfInvoke"), &awsiam.PolicyProps{
 		Roles: &[]awsiam.IRole{x.Provision.Role},
@@ -443,23 +495,31 @@ func (x *Campaigns) grant(p CampaignsProps) {
 		})},
 	})
 	// Reconciler: the open index, tasks and campaigns, send records
-	// (read); schedules; hand an overdue task to the send function. It
-	// updates a campaign's DONE set and status when it ends its last task.
+	// (read); read and repair timers; hand an overdue task to the send
+	// function. It updates a campaign's DONE set and status when it ends
+	// its last task.
 	grants.Table(x.Table, rec, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 	grants.Index(x.Table, tk.OpenIndex, rec, "dynamodb:Query")
-	x.grantSchedules(rec, "scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule")
+	x.Timer.GrantModify(rec)
+	x.Timer.GrantRead(rec)
 	grants.Invoke(x.Send.Function, rec)
 	// API: create (put, batch), read, count, cancel (update/put tasks and
-	// the campaign, delete schedules), start provisioning.
+	// the campaign, cancel timers), start provisioning.
 	grants.Table(x.Table, api, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
 	grants.Index(x.Table, tk.OwnerIndex, api, "dynamodb:Query") // the caller's campaigns
-	x.grantSchedules(api, "scheduler:DeleteSchedule")
+	x.Timer.GrantModify(api)
 	grants.Invoke(x.Provision.Function, api)
 }
 
 // async gives the asynchronously invoked functions an EventInvokeConfig
-// with a failure queue and alarms.
+// with a failure queue and alarms. A timer that invokes the send function
+// asynchronously (the Scheduler timer) has already given it one: the
+// construct then keeps the timer's.
 func (x *Campaigns) async(p CampaignsProps) {
+	if t, ok := x.Timer.(*scheduleonwrite.SchedulerTimer); ok {
+		x.SendAsync = AsyncFailures{Queue: t.ExpiryFailureQueue, FailureAlarm: t.ExpiryFailureAlarm,
+			DroppedAlarm: t.ExpiryDroppedAlarm, DeliveryFailureAlarm: t.ExpiryDestinationFailureAlarm}
+	}
 	for _, a := range []struct {
 		prefix, name, remedy string
 		fn                   *gofn.Function
@@ -473,6 +533,9 @@ func (x *Campaigns) async(p CampaignsProps) {
 		{"Reconciler", "campaign reconciler", "Nothing to redrive: the next period runs a full pass. See the reconciler's logs.",
 			x.Reconciler, min(*p.ReconcileEvery.ToSeconds(nil), asyncinvoke.MaxMaxEventAgeSec), 0, &x.ReconcilerAsync},
 	} {
+		if a.fn.Function.Node().TryFindChild(jsii.String("EventInvokeConfig")) != nil {
+			continue // configured by the timer
+		}
 		cfg := asyncinvoke.Configure(x.Construct, a.prefix, a.fn.Function, asyncinvoke.Props{Name: a.name, MaxEventAgeSec: a.age,
 			RetryAttempts: a.retries, Remedy: a.remedy, AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy})
 		*a.out = AsyncFailures{Queue: cfg.Queue, FailureAlarm: cfg.FailureAlarm, DroppedAlarm: cfg.DroppedAlarm, DeliveryFailureAlarm: cfg.DeliveryFailureAlarm}
@@ -491,14 +554,14 @@ func (x *Campaigns) alarmErrors(p CampaignsProps) {
 		metrics.CampaignProgressErrors: &m.ProgressErrors, metrics.CampaignProgressMalformed: &m.ProgressMalformed,
 	}
 	for fn, d := range map[string]map[string]string{
-		metrics.FunctionCampaignAPI: {metrics.CampaignApiServerErrors: "The campaign API answered 5xx (the table, the scheduler or the provisioning invoke failed). Check its logs."},
+		metrics.FunctionCampaignAPI: {metrics.CampaignApiServerErrors: "The campaign API answered 5xx (the table, the timer or the provisioning invoke failed). Check its logs."},
 		metrics.FunctionCampaignProvision: {
 			metrics.CampaignProvisionErrors: "A campaign provisioning run failed or could not re-invoke itself; Lambda retries it from the checkpoint. Check its logs.",
 			metrics.CampaignProvisionLeft:   "Provisioning left sends without a schedule after repeated errors; the reconciler recreates them before their time. Check the provisioning logs.",
 		},
 		metrics.FunctionCampaignSend: {
-			metrics.CampaignSendErrors:   "Campaign sends failed and are retried (the scheduler, then Lambda); the reconciler repairs what is left. Check the send function's logs.",
-			metrics.CampaignSendBadInput: "The send function got an event it cannot read: that schedule can never send. Check the schedule's input.",
+			metrics.CampaignSendErrors:   "Campaign sends failed and are retried (the timer, then Lambda); the reconciler repairs what is left. Check the send function's logs.",
+			metrics.CampaignSendBadInput: "The send function got an event it cannot read: that timer can never send. Check the timer's input (the send task's payload).",
 			metrics.CampaignSendsFailed:  "Campaign emails ended Failed (SES refused them, or an earlier attempt's outcome is unknown). See each task's error.",
 		},
 		metrics.FunctionCampaignReconciler: {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
@@ -33,9 +34,6 @@ const (
 const (
 	DefaultApiTimeoutSec  = 29 // API Gateway's integration limit
 	DefaultSendTimeoutSec = 30 // below the send worker's 5-minute claim lease
-	// ScheduleRetryAttempts is every schedule's retry policy (the core's
-	// campaign.ScheduleRetries), before the dead-letter queue.
-	ScheduleRetryAttempts = 2
 	// The asynchronously invoked functions: provisioning and send retry
 	// (a provisioning run resumes from its checkpoint; a send is claimed
 	// once), the reconciler does not (its next period does).
@@ -82,6 +80,16 @@ func tableProps(removal awscdk.RemovalPolicy, protect, stream bool) *awsdynamodb
 		p.Stream = awsdynamodb.StreamViewType_NEW_IMAGE
 	}
 	return p
+}
+
+// timerOrDefault is Timer, or the Scheduler timer with the dead-letter
+// queue props.
+func timerOrDefault(p CampaignsProps) scheduleonwrite.Timer {
+	if p.Timer != nil {
+		return p.Timer
+	}
+	return scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{
+		ExistingDeadLetterQueue: p.ExistingDeadLetterQueue, DeadLetterQueueProps: p.DeadLetterQueueProps})
 }
 
 func withDefaults(props *CampaignsProps) CampaignsProps {

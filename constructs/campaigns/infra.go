@@ -13,21 +13,22 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/constructs/internal/schedulegroup"
-	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
 // table is ExistingTable, or a new table (tableProps with TableProps
-// merged over them) with the open and owner indexes.
-func (x *Campaigns) table(p CampaignsProps) {
+// merged over them, then what the timer needs) with the open and owner
+// indexes.
+func (x *Campaigns) table(p CampaignsProps, needs scheduleonwrite.TimerNeeds) {
 	if p.ExistingTable != nil {
 		x.Table = p.ExistingTable
 		return
 	}
 	merged := propcheck.Merge(*tableProps(p.RemovalPolicy, p.DeletionProtection, *p.LiveProgress), p.TableProps)
+	needs.ApplyTo(&merged)
 	t := awsdynamodb.NewTable(x.Construct, jsii.String("Table"), &merged)
 	t.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:      jsii.String(tk.OpenIndex),
@@ -82,42 +83,45 @@ func validateTable(id string, p CampaignsProps) {
 }
 
 // validateDeadLetter checks the dead-letter queue props before anything
-// is built.
+// is built: they configure the default timer only.
 func validateDeadLetter(id string, p CampaignsProps) {
 	propcheck.Exclusive(id, "ExistingDeadLetterQueue", p.ExistingDeadLetterQueue != nil, "DeadLetterQueueProps", p.DeadLetterQueueProps != nil)
-	if q := p.ExistingDeadLetterQueue; q != nil && q.Fifo() != nil && *q.Fifo() {
-		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
+	if p.Timer != nil && (p.ExistingDeadLetterQueue != nil || p.DeadLetterQueueProps != nil) {
+		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue and DeadLetterQueueProps configure the default Scheduler timer, and Timer is set: "+
+			"pass them in the timer's props instead (scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{ExistingDeadLetterQueue: …}))", id))
 	}
 }
 
-// scheduleGroup builds the group, its dead-letter queue and alarm, and
-// the role the schedules run as, with the builder the to-do app's
-// SchedulerTimer uses.
-func (x *Campaigns) scheduleGroup(p CampaignsProps) {
-	g := schedulegroup.New(x.Construct, schedulegroup.Props{
-		ID: *x.Node().Id(), Target: x.Send.Function, RemovalPolicy: p.RemovalPolicy, AlarmTopic: p.AlarmTopic,
-		RoleDescription: "Assumed by the campaign schedules: invoke the send function, send to the DLQ",
-		DeadLetterAlarmDescription: fmt.Sprintf("The scheduler gave up invoking the campaign send function (%d retries): those sends did not run. "+
-			"The reconciler sends or moves each overdue Pending task within one period; inspect the messages for the cause.", campaign.ScheduleRetries),
-		ExistingDeadLetterQueue: p.ExistingDeadLetterQueue, DeadLetterQueueProps: p.DeadLetterQueueProps,
-	})
-	x.group = g
-	x.ScheduleGroup, x.SchedulerRole, x.DeadLetterQueue, x.DeadLetterAlarm = g.ScheduleGroup, g.Role, g.DeadLetterQueue, g.DeadLetterAlarm
+// validateTimerNeeds checks what the timer asks of the table against the
+// campaign table, before anything is built.
+func validateTimerNeeds(id string, p CampaignsProps, n scheduleonwrite.TimerNeeds) {
+	if n.TableTTLAttribute != "" && n.TableTTLAttribute != limits.ExpiresAttr {
+		panic(fmt.Sprintf("%s: the timer's markers expire through TTL on %q, but the campaign table's TTL is on %q (the sender limits' counters) "+
+			"and a table has one TTL attribute: pass scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{TTLAttribute: %q, …})",
+			id, n.TableTTLAttribute, limits.ExpiresAttr, limits.ExpiresAttr))
+	}
+	if n.TableStream == "" || p.ExistingTable == nil {
+		return
+	}
+	info := resource.InspectTable(p.ExistingTable)
+	want := n.TableStream
+	if *p.LiveProgress {
+		want = scheduleonwrite.MergeStreamViews(want, awsdynamodb.StreamViewType_NEW_IMAGE)
+	}
+	if !info.HasStreamAttribute || (info.StreamView != "" && !scheduleonwrite.StreamCarries(awsdynamodb.StreamViewType(info.StreamView), want)) {
+		panic(fmt.Sprintf("%s: ExistingTable's stream (%q) does not carry the %s view the timer reads: give it a stream of %s "+
+			"(awsdynamodb.TableProps.Stream), or import it with that stream's TableStreamArn", id, info.StreamView, n.TableStream, want))
+	}
 }
 
-// grantSchedules lets grantee call actions on the group's campaign
-// schedules (camp-*), and pass the scheduler role to the scheduler when
-// it may create them.
-func (x *Campaigns) grantSchedules(grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
-	return x.group.Grant(grantee, campaign.ScheduleNamePrefix, actions...)
-}
-
-// GrantManageSchedules lets grantee create, read and delete the campaign
-// schedules of the group (and pass the scheduler role to the scheduler),
-// nothing outside it: what a function of yours that repairs or cancels
-// sends needs.
+// GrantManageSchedules lets grantee create, move, read and cancel the
+// timers of the campaign sends (the timer's GrantModify and GrantRead),
+// nothing outside the timer's resources: what a function of yours that
+// repairs or cancels sends needs. It reads the timer's Environment.
 func (x *Campaigns) GrantManageSchedules(grantee awsiam.IGrantable) awsiam.Grant {
-	return x.grantSchedules(grantee, "scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule")
+	g := x.Timer.GrantModify(grantee)
+	x.Timer.GrantRead(grantee)
+	return g
 }
 
 // GrantReadCampaigns lets grantee read the table: campaigns, send tasks

@@ -148,9 +148,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		s.Table = p.ExistingTable
 	} else {
 		tp := TableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection)
-		if needs.TableTTLAttribute != "" {
-			tp.TimeToLiveAttribute = jsii.String(needs.TableTTLAttribute)
-		}
+		needs.ApplyTo(tp)
 		s.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tp)
 	}
 

@@ -25,8 +25,10 @@ import (
 //
 // NewScheduleOnWrite drives a timer in two steps, like aws-cdk's
 // scheduler targets bind to their schedule: Plan, before it builds
-// anything, then Bind, once its table and expiry function exist. A timer
-// serves one ScheduleOnWrite: binding it twice panics.
+// anything, then Bind, once its table and expiry function exist. A
+// construct with its own table and firing function (constructs/campaigns)
+// drives it the same way, with TimerNeeds.ApplyTo on its new table. A
+// timer serves one construct: binding it twice panics.
 type Timer interface {
 	// Plan checks the timer's props against the core (panicking with how
 	// to fix a bad one) and says what the core must build for it.
@@ -54,10 +56,56 @@ type TimerNeeds struct {
 	// TableTTLAttribute becomes a new table's TimeToLiveAttribute.
 	// Default: "" (no TTL).
 	TableTTLAttribute string
+	// TableStream is the stream view the timer reads from the table (the
+	// TTL timer reads each deleted marker's old image): the table's stream
+	// must carry it.
+	// Default: "" (the timer reads no stream).
+	TableStream awsdynamodb.StreamViewType
 	// ExpiryReservedConcurrency is the expiry function's reserved
 	// concurrency.
 	// Default: nil (none).
 	ExpiryReservedConcurrency *float64
+}
+
+// ApplyTo sets on the props of a table to be created what the timer asks
+// of it: its TTL attribute, and a stream that carries TableStream as
+// well as the view tp already has. A construct that drives a timer
+// outside NewScheduleOnWrite (its own table and expiry function) calls
+// Plan, ApplyTo on its new table, then Bind.
+func (n TimerNeeds) ApplyTo(tp *awsdynamodb.TableProps) {
+	if n.TableTTLAttribute != "" {
+		tp.TimeToLiveAttribute = &n.TableTTLAttribute
+	}
+	tp.Stream = MergeStreamViews(tp.Stream, n.TableStream)
+}
+
+// MergeStreamViews is the narrowest stream view that carries both a and
+// b ("" for none): NEW_IMAGE and OLD_IMAGE give NEW_AND_OLD_IMAGES.
+func MergeStreamViews(a, b awsdynamodb.StreamViewType) awsdynamodb.StreamViewType {
+	newA, oldA := streamImages(a)
+	newB, oldB := streamImages(b)
+	switch n, o := newA || newB, oldA || oldB; {
+	case n && o:
+		return awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
+	case n:
+		return awsdynamodb.StreamViewType_NEW_IMAGE
+	case o:
+		return awsdynamodb.StreamViewType_OLD_IMAGE
+	case a != "" || b != "":
+		return awsdynamodb.StreamViewType_KEYS_ONLY
+	}
+	return ""
+}
+
+// StreamCarries reports whether a stream of view have carries what view
+// want does.
+func StreamCarries(have, want awsdynamodb.StreamViewType) bool {
+	return have != "" && MergeStreamViews(have, want) == have
+}
+
+func streamImages(v awsdynamodb.StreamViewType) (newImage, oldImage bool) {
+	both := v == awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
+	return both || v == awsdynamodb.StreamViewType_NEW_IMAGE, both || v == awsdynamodb.StreamViewType_OLD_IMAGE
 }
 
 // TimerCore is what the core hands a timer to bind to.

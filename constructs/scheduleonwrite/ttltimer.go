@@ -124,8 +124,8 @@ func NewTTLTimer(props *TTLTimerProps) *TTLTimer {
 }
 
 // Plan implements Timer: it checks the props and the ExistingTable's TTL,
-// and asks for TTL on a new table and, with TTLMaxConcurrency, the expiry
-// function's reserved concurrency.
+// and asks for TTL and a stream of old images on a new table and, with
+// TTLMaxConcurrency, the expiry function's reserved concurrency.
 func (t *TTLTimer) Plan(plan TimerPlan) TimerNeeds {
 	t.plan(plan.ID)
 	id, p := plan.ID, &t.props
@@ -152,7 +152,9 @@ func (t *TTLTimer) Plan(plan TimerPlan) TimerNeeds {
 	if p.TTLMaxConcurrency != nil {
 		propcheck.CheckWhole(id, "TTLMaxConcurrency", *p.TTLMaxConcurrency, 1, 1000, "the expiry function's reserved concurrency")
 	}
-	return TimerNeeds{TableTTLAttribute: p.TTLAttribute, ExpiryReservedConcurrency: p.TTLMaxConcurrency}
+	// The stream filter reads the payload from a deleted marker's old image.
+	return TimerNeeds{TableTTLAttribute: p.TTLAttribute, TableStream: awsdynamodb.StreamViewType_OLD_IMAGE,
+		ExpiryReservedConcurrency: p.TTLMaxConcurrency}
 }
 
 // checkTableTTL panics unless TTL is enabled on attr of table: otherwise

@@ -37,18 +37,24 @@ func RenderDoc(r Report) (string, error) {
 		p("- The machine was not busy by the thresholds below (%.1f per CPU at the start, %.1f at the end).\n", BusyStartPerCPU, BusyEndPerCPU)
 	}
 	p("- Every comparison is made within one run, the candidates interleaved in a random order each round, and\n")
-	p("  medians are reported with the min–max spread; ratios are more stable than absolute numbers.\n\n")
+	p("  medians are reported with their spread; ratios are more stable than absolute numbers. Each function's cold\n")
+	p("  init is compared with its floor run next to it in the same rounds, with a bootstrap interval of the ratio.\n\n")
 
 	p("## Budget\n\n")
-	worst, worstRatio, met, ok := r.InitVerdict()
+	worst, worstRatio, met, resolved, ok := r.InitVerdict()
 	budget := fmt.Sprintf("Cold init ≤ %.1f× its floor for every function", InitBudget)
 	switch {
 	case !ok:
 		p("- **%s:** not measured in this run.\n", budget)
 	case met:
-		p("- **%s:** met; the highest, %s, is at %.2f× its floor.\n", budget, worst, worstRatio)
+		p("- **%s:** met; the highest, %s, is at %.2f× its floor", budget, worst, worstRatio)
+		if resolved {
+			p(", and every %.0f%% interval is within it.\n", BootstrapLevel*100)
+		} else {
+			p("; some %.0f%% intervals reach above it (see the [table](#each-function-against-its-floor)).\n", BootstrapLevel*100)
+		}
 	default:
-		p("- **%s:** **not met**: %s is at %.2f× its floor (`%s`). See the [table](#functions-bundle-size-and-cold-init).\n", budget, worst, worstRatio, FunctionFloor(worst))
+		p("- **%s:** **not met**: %s is at %.2f× its floor (`%s`). See the [table](#each-function-against-its-floor).\n", budget, worst, worstRatio, FunctionFloor(worst))
 	}
 	p("  A function's floor is a binary that only sets up the AWS SDK as the mains do (`config.LoadDefaultConfig`,\n")
 	p("  `internal/lambdaenv/awsenv`) and creates the same clients as that function; for a function that calls no AWS\n")
@@ -65,13 +71,16 @@ func RenderDoc(r Report) (string, error) {
 	p("**Size:** each `lambdas/*` package built by `gofn.Build` (the code synth's bundling runs), and zipped (deflate)\n")
 	p("as `bootstrap`. The command `gofn.Build` ran, as recorded:\n\n```sh\n%s\n```\n\n", r.BuildCommand)
 	p("**Cold init:** the same build with `GOARCH` set to this machine's (a wrapper around the go command; the flags\n")
-	p("are gofn's), each binary started under the Lambda Runtime Interface Emulator (`%s`,\n", RIEModule)
-	p("installed into `bin/`), invoked once with `{}`, and the emulator's `INIT REPORT(durationMs: …)` read: the time from\n")
-	p("starting the bootstrap process to its first call to the runtime API's `/next`. Each gets the environment its\n")
-	p("main requires, with dummy values and fake credentials (`internal/bench.LambdaEnv`), so init completes without\n")
-	p("network. One warm-up round is dropped. Per run:\n\n")
-	p("```sh\nbin/aws-lambda-rie --runtime-interface-emulator-address 127.0.0.1:$PORT1 --runtime-api-address 127.0.0.1:$PORT2 $BOOTSTRAP\n")
-	p("curl -XPOST http://127.0.0.1:$PORT1/2015-03-31/functions/function/invocations -d '{}'\n```\n\nThe references:\n\n")
+	p("are gofn's), each binary started with `AWS_LAMBDA_RUNTIME_API` pointing at a stub of the Lambda runtime API on a\n")
+	p("loopback port (`internal/bench.RunToFirstNext`) and stopped when it asks for its first event\n")
+	p("(`GET /2018-06-01/runtime/invocation/next`): the init is the time from starting the process to that request,\n")
+	p("what the Runtime Interface Emulator's `INIT REPORT` measures. The same runs give the process's CPU time up to\n")
+	p("that request (the sum over its threads of `/proc/<pid>/task/*/schedstat`): it leaves out the time spent waiting\n")
+	p("for a CPU, so it grows far less than the wall time when other work holds the CPUs (shared caches still inflate\n")
+	p("it), and on Lambda, where a 128 MB function gets a fraction of a vCPU, the init follows it. Each gets the\n")
+	p("environment its main requires, with dummy values and\n")
+	p("fake credentials (`internal/bench.LambdaEnv`), so init completes without network. One warm-up round is\n")
+	p("dropped.\n\nThe references:\n\n")
 	p("- `ref: bare`: an aws-lambda-go function that does nothing (`internal/bench/refs/bare`);\n")
 	p("- `floor: <clients>`: `internal/bench/refs/floor` built with one `floor_<service>` tag per client, so it links and\n")
 	p("  creates exactly those clients after `config.LoadDefaultConfig`; one per distinct client set of the functions\n")
@@ -82,6 +91,25 @@ func RenderDoc(r Report) (string, error) {
 		p("  four clients (for comparison with a Python runtime; compare the two with each other, not with the Go rows).\n")
 	}
 	p("\n%s\n", r.InitTable().Markdown())
+
+	p("### Each function against its floor\n\n")
+	pc := r.Paired()
+	if r.ColdInit != nil {
+		p("Paired, %d rounds after the warm-up round: in each round every function runs right next to a run of its own\n", pc.Rounds)
+		p("floor (the two in a random order; the pairs and the references in a random order), so both see the same\n")
+		p("load. A floor used by several functions runs once next to each of them. The ratio is the function's median\n")
+		p("over its floor's; the interval is a paired bootstrap of it (%d resamples of the rounds, a round's two runs\n", BootstrapResamples)
+		p("kept together). **≤ %.1f×** is decided by the ratio; \"interval reaches\" or \"interval from\" says the\n", InitBudget)
+		p("budget lies inside the interval, so that answer is within this run's noise.\n\n")
+	} else {
+		p("This run predates the paired measurement: the i-th run of each function is paired with the i-th run of its\n")
+		p("floor (the same round).\n\n")
+	}
+	p("%s\n", r.ColdInitTable().Markdown())
+	p("Nothing pins the CPU or sets `GOMAXPROCS`: at the memory sizes used here Lambda shows a function two vCPUs\n")
+	p("and limits it by a CPU share, so the Go runtime there starts with `GOMAXPROCS=2` (its default never goes\n")
+	p("below 2 for a CPU limit), as on this 2-CPU machine; pinning to one CPU would set it to 1 and measure a\n")
+	p("scheduler Lambda does not run.\n\n")
 
 	p("### Where the floor's time goes\n\n")
 	p("The four-client floor stops its set-up at a stage chosen by `BENCH_FLOOR_STAGE`, all in the same run:\n\n")
@@ -285,15 +313,16 @@ func RenderDoc(r Report) (string, error) {
 	p("```sh\nmake bench                                  # everything; writes this page and bin/bench-report.json\n")
 	p("make bench BENCH_FLAGS=\"-runs 5 -skip synth\" # fewer runs, a part skipped (init, synth, gobench)\n")
 	p("go run ./cmd/bench -quick -out \"\"           # smallest settings, prints only: checks the tooling\n")
-	p("go run ./cmd/bench -from bin/bench-report.json  # render this page again from the last run\n```\n\n")
+	p("go run ./cmd/bench -from bin/bench-report.json  # render this page again from the last run\n")
+	p("make bench-init                             # only each function against its floor, printed (a few minutes)\n```\n\n")
 	p("The run records the load average at the start and at the end and warns (on the terminal and on this page)\n")
 	p("when the 1-minute load was above %.1f per CPU at the start (something else was running) or above %.1f per\n", BusyStartPerCPU, BusyEndPerCPU)
 	p("CPU at the end (the bench's own work stays under one busy core); a warned run should be repeated on an idle\n")
-	p("machine before its numbers are read. It installs the Lambda Runtime Interface Emulator into `bin/` and takes\n")
-	p("minutes; the bundle cache of its synth runs is a folder of the run, so the user's cache is not touched.\n")
+	p("machine before its numbers are read. It takes minutes; the bundle cache of its synth runs is a folder of the\n")
+	p("run, so the user's cache is not touched.\n")
 	return b.String(), nil
 }
 
-// RIEModule is the Lambda Runtime Interface Emulator cmd/bench installs
-// into bin/ (not a requirement of this module).
+// RIEModule is the Lambda Runtime Interface Emulator InstallRIE installs
+// into bin/ for the bootstrap tests (not a requirement of this module).
 const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"

@@ -114,6 +114,8 @@ type Report struct {
 	// Init: init durations (ms) by function or reference name.
 	Init       map[string][]float64
 	InitErrors map[string]string
+	// InitCPU: the same runs' CPU time (ms, InitRun.CPUMs), by name.
+	InitCPU map[string][]float64
 	// PythonMeasured: the python references ran.
 	PythonMeasured bool
 	// Synth: wall seconds by variant; Builds: wall seconds by variant.
@@ -135,6 +137,27 @@ type Report struct {
 	InitTraceRuns int
 	// Campaign is the counted usage of one campaign send.
 	Campaign *CampaignUsage
+	// ColdInit is each function paired with its floor, round by round
+	// (nil in a run made before it existed: Paired then pairs Init).
+	ColdInit *ColdInit
+}
+
+// Paired is the paired cold-init comparison: ColdInit, or for an older
+// run the i-th run of each function with the i-th of its floor (those
+// runs were interleaved round by round too).
+func (r Report) Paired() ColdInit {
+	if r.ColdInit != nil {
+		return *r.ColdInit
+	}
+	c := ColdInit{Pairs: map[string]PairedInit{}}
+	for _, f := range r.Functions {
+		floor := FunctionFloor(f.Name)
+		a, b := r.Init[f.Name], r.Init[floor]
+		n := min(len(a), len(b))
+		c.Pairs[f.Name] = PairedInit{Floor: floor, Fn: a[:n], FloorMs: b[:n]}
+		c.Rounds = max(c.Rounds, n)
+	}
+	return c
 }
 
 // InitMedian returns the median init (ms) of name, and whether it was

@@ -2,10 +2,9 @@ package memory
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +23,8 @@ type CampaignStore struct {
 	campaigns map[string]campaign.Campaign
 	// terminal counts each campaign's tasks in a terminal state.
 	terminal map[string]int
+	// open is the sparse open index (openIndex), kept on writes.
+	open openIndex
 	// Writes counts successful conditional task writes.
 	Writes int
 	// Fail, when set, is called before each conditional write (op
@@ -69,6 +70,7 @@ func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.Send
 	if t.State.Terminal() {
 		s.terminal[t.CampaignID]++
 	}
+	s.open.note(old, found, t)
 }
 
 // settle completes the campaign once every one of its tasks is terminal:
@@ -200,39 +202,112 @@ func (s *CampaignStore) List(_ context.Context, campaignID string, from, limit i
 	return out, nil
 }
 
-// Open implements campaign.Tasks: the cursor is an offset into the open
-// tasks sorted by key; one that is not is campaign.ErrBadCursor.
+// Open implements campaign.Tasks: a page of the open tasks in the open
+// index's order (by task id, as DynamoDB's sparse index sorts them by
+// its sort key; then by campaign), after the cursor: the last key of the
+// page before, so writes between pages shift nothing, as on DynamoDB. A
+// cursor that no page returned is campaign.ErrBadCursor.
 func (s *CampaignStore) Open(_ context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	off := 0
+	var after campaign.Key
 	if cursor != "" {
-		var err error
-		if off, err = strconv.Atoi(cursor); err != nil || off < 0 {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		parts := strings.Split(string(b), "\x00")
+		if err != nil || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
 			return nil, "", fmt.Errorf("cursor %q: %w", cursor, campaign.ErrBadCursor)
 		}
+		after = campaign.Key{TaskID: parts[0], CampaignID: parts[1]}
 	}
-	keys := slices.SortedFunc(maps.Keys(s.tasks), func(a, b campaign.Key) int {
-		if c := strings.Compare(a.CampaignID, b.CampaignID); c != 0 {
-			return c
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := s.open.sorted(s.tasks)
+	i := 0
+	if cursor != "" {
+		i, _ = slices.BinarySearchFunc(keys, after, indexOrder)
+		if i < len(keys) && keys[i] == after {
+			i++
 		}
-		return strings.Compare(a.TaskID, b.TaskID)
-	})
-	var open []campaign.SendTask
-	for _, k := range keys {
-		if t := s.tasks[k]; !t.State.Terminal() {
-			open = append(open, t)
+	}
+	out := make([]campaign.SendTask, 0, min(max(limit, 1), len(keys)-i))
+	for ; i < len(keys); i++ {
+		t := s.tasks[keys[i]]
+		if t.State.Terminal() { // ended since the index was last tidied
+			continue
+		}
+		if len(out) == max(limit, 1) {
+			last := out[len(out)-1]
+			return out, base64.RawURLEncoding.EncodeToString([]byte(last.ID + "\x00" + last.CampaignID)), nil
+		}
+		out = append(out, t)
+	}
+	return out, "", nil
+}
+
+// indexOrder is the open index's order: by task id, then campaign.
+func indexOrder(a, b campaign.Key) int {
+	if c := strings.Compare(a.TaskID, b.TaskID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.CampaignID, b.CampaignID)
+}
+
+// openIndex keeps the keys of the open tasks in index order, so that a
+// page of Open is a binary search and a short scan instead of a sort of
+// the whole table. A task that ends stays in keys until the ended ones
+// outnumber the open ones (Open skips it); a key that opens waits in
+// added until the next read merges it in. The caller holds the store's
+// mu.
+type openIndex struct {
+	keys  []campaign.Key        // sorted by indexOrder; some may have ended
+	added []campaign.Key        // open keys not yet in keys
+	in    map[campaign.Key]bool // the keys in keys or added
+	n     int                   // the open tasks
+}
+
+// note follows a write of t over old (found: there was one).
+func (x *openIndex) note(old campaign.SendTask, found bool, t campaign.SendTask) {
+	wasOpen, isOpen := found && !old.State.Terminal(), !t.State.Terminal()
+	switch {
+	case isOpen && !wasOpen:
+		x.n++
+	case wasOpen && !isOpen:
+		x.n--
+	}
+	if isOpen && !x.in[t.Key()] {
+		if x.in == nil {
+			x.in = map[campaign.Key]bool{}
+		}
+		x.in[t.Key()] = true
+		x.added = append(x.added, t.Key())
+	}
+}
+
+// sorted returns the index's keys in order, first merging in the added
+// ones and, once the ended ones outnumber the open ones, dropping those.
+func (x *openIndex) sorted(tasks map[campaign.Key]campaign.SendTask) []campaign.Key {
+	if len(x.added) == 0 && len(x.keys) <= 2*x.n+64 {
+		return x.keys
+	}
+	slices.SortFunc(x.added, indexOrder)
+	merged := make([]campaign.Key, 0, x.n)
+	keep := func(k campaign.Key) {
+		if tasks[k].State.Terminal() {
+			delete(x.in, k)
+			return
+		}
+		merged = append(merged, k)
+	}
+	i, j := 0, 0
+	for i < len(x.keys) || j < len(x.added) {
+		if j == len(x.added) || (i < len(x.keys) && indexOrder(x.keys[i], x.added[j]) < 0) {
+			keep(x.keys[i])
+			i++
+		} else {
+			keep(x.added[j])
+			j++
 		}
 	}
-	if off >= len(open) {
-		return nil, "", nil
-	}
-	end := min(off+max(limit, 1), len(open))
-	next := ""
-	if end < len(open) {
-		next = strconv.Itoa(end)
-	}
-	return open[off:end], next, nil
+	x.keys, x.added = merged, x.added[:0]
+	return x.keys
 }
 
 // Campaign implements campaign.Campaigns.

@@ -3,12 +3,14 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/testenv"
 )
 
 var t0 = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
@@ -57,153 +59,155 @@ func TestSenderSendsOncePerKey(t *testing.T) {
 	}
 }
 
-func TestStoreConditions(t *testing.T) {
-	ctx := context.Background()
-	st := NewCampaignStore()
-	task := campaign.SendTask{CampaignID: "c", ID: "c-00000", State: campaign.Pending, SendAt: t0}
-	st.PutTasks(task)
-	claimed, err := st.Claim(ctx, task.Key(), t0, t0, time.Minute)
-	if err != nil || claimed.State != campaign.Running {
-		t.Fatal(err)
-	}
-	if _, err := st.Claim(ctx, task.Key(), t0, t0, time.Minute); !errors.Is(err, campaign.ErrConditionFailed) {
-		t.Fatalf("second claim: %v", err)
-	}
-	done, _ := campaign.Finish(claimed, t0, "m", t0)
-	if err := st.Replace(ctx, task, done); !errors.Is(err, campaign.ErrConditionFailed) {
-		t.Fatalf("replace from a stale read: %v", err)
-	}
-	if err := st.Replace(ctx, claimed, done); err != nil {
-		t.Fatal(err)
-	}
-	if open, _, _ := st.Open(ctx, "", 10); len(open) != 0 || st.CountOpen("c") != 0 {
-		t.Fatal("a Finished task is open")
-	}
-	st.PutTasks(campaign.SendTask{CampaignID: "c", ID: "c-00001", Index: 1, State: campaign.Pending}, campaign.SendTask{CampaignID: "c", ID: "c-00002", Index: 2, State: campaign.Running})
-	page, cursor, _ := st.Open(ctx, "", 1)
-	page2, end, _ := st.Open(ctx, cursor, 1)
-	if len(page) != 1 || len(page2) != 1 || end != "" || page[0].ID != "c-00001" || page2[0].ID != "c-00002" {
-		t.Fatalf("paging: %v %q %v %q", page, cursor, page2, end)
-	}
-	if l, _ := st.List(ctx, "c", 1, 5); len(l) != 2 || l[0].Index != 1 {
-		t.Fatalf("list %v", l)
-	}
+// TestCampaignStoreContract: the memory store keeps the campaign store
+// contract of the DynamoDB adapter, and a refused call writes nothing.
+func TestCampaignStoreContract(t *testing.T) {
+	testenv.CampaignStoreContract(t, func(*testing.T) testenv.CampaignBackend {
+		s := NewCampaignStore()
+		return testenv.CampaignBackend{Store: s,
+			Put: func(c campaign.Campaign, tasks []campaign.SendTask) error {
+				s.PutCampaign(c)
+				s.PutTasks(tasks...)
+				return nil
+			},
+			Writes: func() int { return s.Writes }}
+	})
 }
 
-// endAll drives each task of c to a terminal state (sent, failed,
-// cancelled in turn) through the store's conditional writes, and returns
-// the statuses the campaign had after each.
-func endAll(t *testing.T, st interface {
-	campaign.Tasks
-	campaign.Campaigns
-}, c campaign.Campaign) []campaign.Status {
-	t.Helper()
+// TestCampaignStoreFaults: every conditional write goes through the
+// fault injector first, and an injected fault writes nothing.
+func TestCampaignStoreFaults(t *testing.T) {
 	ctx := context.Background()
-	var seen []campaign.Status
-	for i := range c.Total {
-		k := campaign.Key{CampaignID: c.ID, TaskID: campaign.TaskID(c.ID, i)}
-		prev, err := st.Get(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var next campaign.SendTask
-		switch i % 3 {
-		case 0:
-			if prev, err = st.Claim(ctx, k, prev.SendAt, t0, time.Minute); err == nil {
-				next, err = campaign.Finish(prev, t0, "m", t0)
+	injected := errors.New("injected")
+	task := campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending, SendAt: t0}
+	for _, tc := range []struct {
+		op   string
+		call func(s *CampaignStore) error
+	}{
+		{"Claim", func(s *CampaignStore) error { _, err := s.Claim(ctx, task.Key(), t0, t0, time.Minute); return err }},
+		{"TakeOver", func(s *CampaignStore) error { _, err := s.TakeOver(ctx, task.Key(), t0, t0, time.Minute); return err }},
+		{"Replace", func(s *CampaignStore) error {
+			next, _ := campaign.Cancel(task, "r", t0)
+			return s.Replace(ctx, task, next)
+		}},
+		{"SetStatus", func(s *CampaignStore) error {
+			return s.SetStatus(ctx, "c", []campaign.Status{campaign.Active}, campaign.CampaignCancelled, "", t0)
+		}},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			s := NewCampaignStore()
+			s.PutCampaign(campaign.Campaign{ID: "c", Status: campaign.Active, Total: 1})
+			s.PutTasks(task)
+			var ops []string
+			s.Fail = func(op string) error {
+				ops = append(ops, op)
+				return injected
 			}
-		case 1:
-			next, err = campaign.Fail(prev, "bounced", t0)
-		default:
-			next, err = campaign.Cancel(prev, "r", t0)
-		}
-		if err == nil {
-			err = st.Replace(ctx, prev, next)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		// At-least-once: the same write again is refused, changes nothing.
-		if err := st.Replace(ctx, prev, next); !errors.Is(err, campaign.ErrConditionFailed) {
-			t.Fatalf("repeated write: %v", err)
-		}
-		got, _ := st.Campaign(ctx, c.ID)
-		seen = append(seen, got.Status)
-	}
-	return seen
-}
-
-func TestCampaignCompletesWhenItsLastTaskEnds(t *testing.T) {
-	for _, from := range []campaign.Status{campaign.Active, campaign.Provisioning, campaign.CampaignCancelled} {
-		t.Run(string(from), func(t *testing.T) {
-			st := NewCampaignStore()
-			c := campaign.Campaign{ID: "c1", Status: from, Total: 3}
-			st.PutCampaign(c)
-			for i := range 3 {
-				st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: campaign.Pending, SendAt: t0})
+			if err := tc.call(s); !errors.Is(err, injected) || !slices.Equal(ops, []string{tc.op}) {
+				t.Fatalf("error = %v after faults %v, want the injected one on %s", err, ops, tc.op)
 			}
-			want := []campaign.Status{from, from, campaign.Completed}
-			if from == campaign.CampaignCancelled {
-				want[2] = from // a cancelled campaign stays cancelled
+			if got, _ := s.Get(ctx, task.Key()); s.Writes != 0 || got != task {
+				t.Fatalf("%d writes, task %+v: want none", s.Writes, got)
 			}
-			if got := endAll(t, st, c); !slices.Equal(got, want) {
-				t.Fatalf("statuses %v, want %v", got, want)
-			}
-			// Provisioning's own move to Active comes too late and is refused.
-			err := st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", t0)
-			if from == campaign.Provisioning && !errors.Is(err, campaign.ErrConditionFailed) {
-				t.Fatalf("Provisioning → Active after completion: %v", err)
+			if c, _ := s.Campaign(ctx, "c"); c.Status != campaign.Active {
+				t.Fatalf("campaign %s, want it untouched", c.Status)
 			}
 		})
 	}
 }
 
-// TestCampaignStoreIsNoMoreLenientThanDynamo: what dynamo.CampaignStore
-// refuses, the memory store refuses too, and every conditional write
-// goes through the fault injector first.
-func TestCampaignStoreIsNoMoreLenientThanDynamo(t *testing.T) {
+// TestCampaignStoreOpenTasks: All and CountOpen (the simulation's reads)
+// and the open index follow every write, tasks put as they are included.
+func TestCampaignStoreOpenTasks(t *testing.T) {
 	ctx := context.Background()
-	injected := errors.New("injected")
-	for _, tc := range []struct {
+	st := NewCampaignStore()
+	task := func(i int, s campaign.State) campaign.SendTask {
+		return campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", i), Index: i, State: s, SendAt: t0}
+	}
+	open := func() []string {
+		var ids []string
+		for cur, first := "", true; first || cur != ""; first = false {
+			page, next, err := st.Open(ctx, cur, 1)
+			if err != nil || (next != "" && next == cur) {
+				t.Fatalf("Open(%q) = cursor %q, %v", cur, next, err)
+			}
+			for _, x := range page {
+				ids = append(ids, x.ID)
+			}
+			cur = next
+		}
+		return ids
+	}
+	st.PutTasks(task(2, campaign.Running), task(0, campaign.Pending), task(1, campaign.Cancelled))
+	for _, step := range []struct {
 		name string
-		call func(s *CampaignStore) error
-		want error // nil: any error
+		put  []campaign.SendTask
+		want []string
 	}{
-		{"list from before the first task", func(s *CampaignStore) error { _, err := s.List(ctx, "c", -1, 5); return err }, nil},
-		{"list no tasks", func(s *CampaignStore) error { _, err := s.List(ctx, "c", 0, 0); return err }, nil},
-		{"set status from nothing", func(s *CampaignStore) error {
-			return s.SetStatus(ctx, "c", nil, campaign.CampaignCancelled, "", t0)
-		}, nil},
-		{"replace with another key", func(s *CampaignStore) error {
-			a := campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending}
-			b := a
-			b.ID = campaign.TaskID("c", 1)
-			return s.Replace(ctx, a, b)
-		}, nil},
-		{"open with a damaged cursor", func(s *CampaignStore) error { _, _, err := s.Open(ctx, "%%%", 5); return err }, campaign.ErrBadCursor},
-		{"open with a negative cursor", func(s *CampaignStore) error { _, _, err := s.Open(ctx, "-3", 5); return err }, campaign.ErrBadCursor},
-		{"fault on claim", func(s *CampaignStore) error {
-			s.Fail = func(op string) error {
-				if op == "Claim" {
-					return injected
-				}
-				return nil
-			}
-			_, err := s.Claim(ctx, campaign.Key{CampaignID: "c", TaskID: campaign.TaskID("c", 0)}, t0, t0, time.Minute)
-			return err
-		}, injected},
+		{"as put", nil, []string{"c-00000", "c-00002"}},
+		{"one ended", []campaign.SendTask{task(0, campaign.Finished)}, []string{"c-00002"}},
+		{"one opened again", []campaign.SendTask{task(1, campaign.Pending)}, []string{"c-00001", "c-00002"}},
+		{"every one ended", []campaign.SendTask{task(1, campaign.Failed), task(2, campaign.Cancelled)}, nil},
+		{"one opened again after all ended", []campaign.SendTask{task(0, campaign.Pending)}, []string{"c-00000"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := NewCampaignStore()
-			s.PutCampaign(campaign.Campaign{ID: "c", Status: campaign.Active, Total: 2})
-			s.PutTasks(campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending, SendAt: t0},
-				campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 1), Index: 1, State: campaign.Pending, SendAt: t0})
-			err := tc.call(s)
-			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
-				t.Fatalf("error = %v, want %v", err, tc.want)
+		st.PutTasks(step.put...)
+		if got := open(); !slices.Equal(got, step.want) || st.CountOpen("c") != len(step.want) {
+			t.Fatalf("%s: open %v (CountOpen %d), want %v", step.name, got, st.CountOpen("c"), step.want)
+		}
+		if all := st.All("c"); len(all) != 3 || all[0].Index != 0 || all[2].Index != 2 {
+			t.Fatalf("%s: All = %v", step.name, all)
+		}
+	}
+}
+
+// BenchmarkCampaignStoreOpen walks the open index of 20 campaigns of 500
+// tasks, a third of them ended, in pages of 100 (the reconciler's read);
+// "writes" ends one more task between pages, as sends do (untimed).
+func BenchmarkCampaignStoreOpen(b *testing.B) {
+	ctx := context.Background()
+	for _, writes := range []bool{false, true} {
+		name := "reads"
+		if writes {
+			name = "writes"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := NewCampaignStore()
+			var open []campaign.SendTask
+			for c := range 20 {
+				id := fmt.Sprintf("c%02d", c)
+				st.PutCampaign(campaign.Campaign{ID: id, Status: campaign.Active, Total: 500})
+				for i := range 500 {
+					task := campaign.SendTask{CampaignID: id, ID: campaign.TaskID(id, i), Index: i, State: campaign.Pending, SendAt: t0}
+					if i%3 == 0 {
+						task.State = campaign.Cancelled
+					} else {
+						open = append(open, task)
+					}
+					st.PutTasks(task)
+				}
 			}
-			if s.Writes != 0 {
-				t.Fatalf("%d writes, want none", s.Writes)
+			ended := 0
+			b.ResetTimer()
+			for b.Loop() {
+				for cur, first := "", true; first || cur != ""; first = false {
+					page, next, err := st.Open(ctx, cur, 100)
+					if err != nil || (len(page) == 0 && next != "") {
+						b.Fatalf("page of %d, %v", len(page), err)
+					}
+					if writes {
+						b.StopTimer()
+						next, _ := campaign.Cancel(open[ended], "r", t0)
+						if err := st.Replace(ctx, open[ended], next); err != nil {
+							b.Fatal(err)
+						}
+						if ended++; ended == len(open) { // every task ended: open them again
+							st.PutTasks(open...)
+							ended = 0
+						}
+						b.StartTimer()
+					}
+					cur = next
+				}
 			}
 		})
 	}

@@ -24,6 +24,8 @@ type Summary struct {
 	RemindersOwed int
 	// Sends, Sent, SendsFailed and SendsCancelled sum the campaigns'.
 	Sends, Sent, SendsFailed, SendsCancelled int
+	// Items and Deliveries sum the adopters' workloads'.
+	Items, Deliveries int
 	// Lag quantiles of notification time minus deadline.
 	LagP50, LagP99, LagMax time.Duration
 	Elapsed                time.Duration
@@ -79,6 +81,8 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		sum.Sent += r.Sent
 		sum.SendsFailed += r.SendsFailed
 		sum.SendsCancelled += r.SendsCancelled
+		sum.Items += r.Items
+		sum.Deliveries += r.Deliveries
 		lags = append(lags, r.Lags...)
 	}
 	sort.Slice(sum.Failed, func(i, j int) bool { return sum.Failed[i].Seed < sum.Failed[j].Seed })

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/domain/cancel"
 	"github.com/unschedule/unschedule/internal/domain/task"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/timerspec"
@@ -161,6 +160,32 @@ const (
 	// FaultSendDispatched (observed): the reconciler handed an overdue
 	// task to the send function.
 	FaultSendDispatched Fault = "overdue-send-dispatched"
+
+	// The adopters' workloads (future events, deferred jobs) inject the
+	// task workload's stream, queue, worker, scheduler, timer, expiry
+	// store (FaultExpireWriteFailed, FaultMarkNotifiedFailed) and target
+	// (FaultPublishFailed, FaultCrashAfterPublish: the target refused, or
+	// ran and its answer was lost) faults, and these.
+
+	// FaultTimerLost: a waiting timer (schedule, execution, TTL marker)
+	// was lost; only the reconciler arms the item again.
+	FaultTimerLost Fault = "timer-lost"
+	// FaultTableCallFailed: a client's or writer's DynamoDB call was
+	// refused (throttled); the app retries once.
+	FaultTableCallFailed Fault = "table-call-failed"
+	// FaultTableAnswerLost: a client's or writer's write took effect but
+	// its caller saw an error; the app retries once.
+	FaultTableAnswerLost Fault = "table-answer-lost"
+	// FaultEventCancelled (an action): a future event's Cancel deleted it
+	// before its moment (FaultDeadlineRace when in the instant it fired).
+	FaultEventCancelled Fault = "event-cancelled"
+	// FaultUnregisteredTarget (an action): an event named a target not
+	// registered with the construct.
+	FaultUnregisteredTarget Fault = "event-for-unregistered-target"
+	// FaultLateActivity (an action): an activity before a window was
+	// written after the window fired (the writer's clock is the
+	// activity's time).
+	FaultLateActivity Fault = "late-activity-write"
 )
 
 // Faults lists every fault kind, in report order.
@@ -173,7 +198,8 @@ func Faults() []Fault {
 		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
 		FaultWriterFiredState,
 		FaultSchedulerError, FaultFireDropped, FaultCrashAfterClaim, FaultBounce, FaultProvisionKilled,
-		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched}
+		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched,
+		FaultTimerLost, FaultTableCallFailed, FaultTableAnswerLost, FaultEventCancelled, FaultUnregisteredTarget, FaultLateActivity}
 }
 
 var (
@@ -205,14 +231,10 @@ func (w *core) count(k Fault) {
 	w.injected++
 }
 
-// blame records an injected fault against a task, so a failure of its
-// queue message in the same batch is known to have a cause.
-func (w *world) blame(taskID string) { w.blamed[taskID]++ }
-
 // earlyBy is how far ahead of now this tick's firing reaches on the
 // EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
-func (w *world) earlyBy() time.Duration {
+func (w *core) earlyBy() time.Duration {
 	if w.cfg.Timer == timerspec.StepFunctions || w.cfg.Timer == timerspec.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
 		return 0
 	}
@@ -227,23 +249,25 @@ func firedEarly(inv invocation, err error) bool {
 }
 
 // faultyScheduler injects throttles and lost responses into every
-// scheduler call (API create, worker, reconciler).
+// scheduler call (API create, worker, reconciler) of any workload on a
+// table.
 type faultyScheduler struct {
-	w  *world
+	w  *core
 	in memory.TimerScheduler
+	// blame notes an injected fault against the schedule's item.
+	blame func(name string)
+	// inAPI reports whether the call is the task API's create (nil:
+	// never).
+	inAPI func() bool
 }
 
 func (s faultyScheduler) do(op, name string, f func() error) error {
-	id, ok := task.TaskIDFromScheduleName(name)
-	if !ok {
-		id, _ = task.TaskIDFromReminderName(name)
-	}
 	k := FaultSchedulerThrottled
-	if op == "Create" && s.w.inAPI {
+	if op == "Create" && s.inAPI != nil && s.inAPI() {
 		k = FaultScheduleCreateFailed
 	}
 	if s.w.inject(k, 0.10) {
-		s.w.blame(id)
+		s.blame(name)
 		return fmt.Errorf("scheduler %s %s: %w", op, name, errThrottled)
 	}
 	err := f()
@@ -252,7 +276,7 @@ func (s faultyScheduler) do(op, name string, f func() error) error {
 			k = FaultSchedulerResponseLost
 		}
 		if s.w.inject(k, 0.04) {
-			s.w.blame(id)
+			s.blame(name)
 			return fmt.Errorf("scheduler %s %s: %w", op, name, errTimeout)
 		}
 	}
@@ -333,59 +357,4 @@ func (s faultyStore) MarkNotified(ctx context.Context, userID, taskID string, at
 		return fmt.Errorf("mark notified %s: %w", taskID, errTable)
 	}
 	return s.Store.MarkNotified(ctx, userID, taskID, at)
-}
-
-// enqueuer is the SQS adapter's contract over the FIFO queue model: it
-// stops at the first refused message, and a call may fail after sending.
-type enqueuer struct{ w *world }
-
-func (e enqueuer) Enqueue(_ context.Context, msgs []cancel.Message) ([]cancel.Failed, error) {
-	w := e.w
-	if w.inject(FaultEnqueueUnknown, 0.04) {
-		for _, m := range msgs {
-			w.send(m)
-		}
-		return nil, fmt.Errorf("send message batch: %w", errTimeout)
-	}
-	var failed []cancel.Failed
-	for _, m := range msgs {
-		if len(failed) > 0 {
-			failed = append(failed, cancel.Failed{Message: m, Err: cancel.ErrNotSent})
-			continue
-		}
-		if w.inject(FaultEnqueueRejected, 0.06) {
-			failed = append(failed, cancel.Failed{Message: m, Err: errThrottled})
-			continue
-		}
-		w.send(m)
-	}
-	return failed, nil
-}
-
-// send puts one message on the queue and checks the deduplication
-// guarantee: one stream record gives at most one message per
-// deduplication window.
-func (w *world) send(m cancel.Message) {
-	w.sends++
-	dedup := m.DedupID()
-	if w.cfg.Mutation.DedupID != nil {
-		dedup = w.cfg.Mutation.DedupID(m, w.sends)
-	}
-	id, dup := w.queue.Send(m.GroupID(), dedup, m.Encode())
-	if dup {
-		return
-	}
-	now := w.clock.Now()
-	if prev, ok := w.eventSent[m.EventID]; ok && now.Sub(prev) < w.qcfg.DedupWindow {
-		w.violate("I4", "stream record %s of task %s gave a second queue message %s within the deduplication window (first %s ago)",
-			m.EventID, m.Sort, id, now.Sub(prev))
-	}
-	w.eventSent[m.EventID] = now
-	w.msgs[id] = &msgState{eventID: m.EventID, taskID: m.Sort}
-	w.msgOrder = append(w.msgOrder, id)
-}
-
-type msgState struct {
-	eventID, taskID string
-	acked           bool
 }

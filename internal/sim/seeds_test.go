@@ -7,7 +7,7 @@ import "testing"
 // for data races, at about a tenth of the speed. The same tests run their
 // full numbers without -race in make test's sim step, and make sim runs
 // 10,000 per timer and workload. Campaign histories use it too (seeds 1-12
-// show every campaign fault).
+// show every campaign fault), and the adopters' on each timer.
 const raceSeeds = 12
 
 // histories is how many seeded histories a test runs (seeds 1..n): full,

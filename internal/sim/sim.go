@@ -20,7 +20,9 @@
 // The same seed loop (RunMany), fault injection, trace and reports (core)
 // run a second workload, campaign sends (Config.Workload; campaign.go,
 // with the campaign services behind the seam in campaigns.go), checked
-// against invariants C1 to C4.
+// against invariants C1 to C4; and the core's adopters on their own
+// schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
+// tasks' stream stages (stages.go) and the adopter harness (adopter.go).
 package sim
 
 import (
@@ -28,7 +30,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"math/rand"
 	"net/http"
@@ -73,6 +74,8 @@ type Mutation struct {
 	// Outcome wraps what the expiry function answers for a schedule's
 	// input (the expiry's or the reminder's outcome and error).
 	Outcome func(out string, err error) (string, error)
+	// Adopter breaks the future events' or deferred jobs' workload.
+	Adopter AdopterMutation
 	// CampaignNoIdempotency (campaigns): the sender keeps no record of
 	// what it sent: a send repeated after a crash goes out again.
 	CampaignNoIdempotency bool
@@ -92,10 +95,18 @@ const (
 	// WorkloadCampaigns: one email campaign's sends, from planning and
 	// provisioning to the send worker, the reconciler and a cancel.
 	WorkloadCampaigns Workload = "campaigns"
+	// WorkloadFutureEvents: future events scheduled and cancelled with
+	// the futureevents client, delivered by its dispatcher as the core's
+	// target (futureevents.go).
+	WorkloadFutureEvents Workload = "futureevents"
+	// WorkloadDeferredJobs: tenants' activity marked with the
+	// deferredjobs writer, one job per tenant and window queued by
+	// jobdispatch as the core's target (deferredjobs.go).
+	WorkloadDeferredJobs Workload = "deferredjobs"
 )
 
 // Workloads lists the workloads, in report order.
-var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns}
+var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns, WorkloadFutureEvents, WorkloadDeferredJobs}
 
 // ParseWorkload reads a workload's name.
 func ParseWorkload(s string) (Workload, error) {
@@ -104,7 +115,7 @@ func ParseWorkload(s string) (Workload, error) {
 			return w, nil
 		}
 	}
-	return "", fmt.Errorf("unknown workload %q: use tasks or campaigns", s)
+	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
 }
 
 // Applies reports whether workload w runs on timer t: both workloads
@@ -165,6 +176,10 @@ type Result struct {
 	// Sends counts a campaign's planned sends; Sent, SendsFailed and
 	// SendsCancelled how they ended.
 	Sends, Sent, SendsFailed, SendsCancelled int
+	// Items counts an adopter's items written (future events scheduled,
+	// tenant windows marked), Deliveries its target's runs (events
+	// delivered, jobs queued).
+	Items, Deliveries int
 }
 
 // Failed reports whether an invariant broke.
@@ -282,10 +297,10 @@ func newCore(cfg Config) core {
 
 type world struct {
 	core
-	ctx    context.Context
-	inAPI  bool
-	blamed map[string]int
-	seq    int
+	stages
+	ctx   context.Context
+	inAPI bool
+	seq   int
 
 	clock    *pipeline.Clock
 	mem      *memory.Store
@@ -297,10 +312,6 @@ type world struct {
 	expirer  Expirer
 	firer    *task.Firer
 	api      *api.Handler
-	proc     *cancel.Processor
-	worker   *cancel.Worker
-	queue    *pipeline.Queue
-	qcfg     pipeline.QueueConfig
 	recon    *reconcile.Reconciler
 	checkRec *reconcile.Reconciler
 	subs     *notify.Subscriber
@@ -310,17 +321,11 @@ type world struct {
 	tasks     map[string]*taskState
 	taskOrder []string
 
-	feedPos   int
-	shards    []*shard
-	msgs      map[string]*msgState
-	msgOrder  []string
-	eventSent map[string]time.Time
-	sends     int
-	invs      []invocation
-	dead      []invocation
-	current   *invocation
-	nested    bool
-	passEnd   time.Time
+	invs    []invocation
+	dead    []invocation
+	current *invocation
+	nested  bool
+	passEnd time.Time
 }
 
 // Run simulates the history of cfg.Seed and checks its invariants:
@@ -359,6 +364,10 @@ func Run(cfg Config) Result {
 			panic(fmt.Sprintf("sim: unknown timer %q", cfg.Timer))
 		}
 		return runCampaign(cfg)
+	case WorkloadFutureEvents:
+		return runFutureEvents(cfg)
+	case WorkloadDeferredJobs:
+		return runDeferredJobs(cfg)
 	default:
 		panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
 	}
@@ -368,16 +377,27 @@ func Run(cfg Config) Result {
 }
 
 func newWorld(cfg Config) *world {
-	w := &world{core: newCore(cfg), ctx: context.Background(), blamed: map[string]int{},
-		byUser: map[string]*user{}, tasks: map[string]*taskState{}, msgs: map[string]*msgState{},
-		eventSent: map[string]time.Time{}}
+	w := &world{core: newCore(cfg), ctx: context.Background(),
+		byUser: map[string]*user{}, tasks: map[string]*taskState{}}
 	rng := w.rng
 	log := slog.New(slog.DiscardHandler)
 	w.clock = pipeline.NewClock(start)
 	w.now, w.epoch = w.clock.Now, start
+	w.stages = newStages(&w.core, w.ctx, w.clock, "I4")
+	w.shardKey = func(c task.Change) string { return c.Key.Sort }
+	w.blameKey = groupTask
+	w.dedupID = cfg.Mutation.DedupID
+	w.onHandle = w.noteReminderHandled
 	w.mem = memory.NewStore()
+	w.feed = w.mem
 	w.sched = w.newTimer()
-	w.fsched = faultyScheduler{w: w, in: w.sched}
+	w.fsched = faultyScheduler{w: &w.core, in: w.sched, inAPI: func() bool { return w.inAPI }, blame: func(name string) {
+		id, ok := task.TaskIDFromScheduleName(name)
+		if !ok {
+			id, _ = task.TaskIDFromReminderName(name)
+		}
+		w.blame(id)
+	}}
 	for i := range 1 + rng.Intn(3) {
 		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
 	}
@@ -406,9 +426,7 @@ func newWorld(cfg Config) *world {
 		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
 	}
 	w.api = api.New(w.svc, nil, log)
-	w.qcfg = pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5, DedupWindow: 5 * time.Minute}
-	w.queue = pipeline.NewQueue(w.clock, w.qcfg)
-	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{w}, nil, log)
+	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{&w.stages}, nil, log)
 	must(err)
 	var ws task.Scheduler = w.fsched
 	if cfg.Mutation.WorkerScheduler != nil {
@@ -440,10 +458,23 @@ func newWorld(cfg Config) *world {
 		w.users = append(w.users, u)
 		w.byUser[u.sub] = u
 	}
-	for range 1 + rng.Intn(4) {
-		w.shards = append(w.shards, &shard{})
-	}
+	w.addShards()
 	return w
+}
+
+// noteReminderHandled records when the cancel worker handled a schedule
+// or reschedule message carrying a reminder time (I6).
+func (w *world) noteReminderHandled(d cancel.Delivery) {
+	m, err := cancel.Parse(d.Body)
+	if err != nil || m.Action == cancel.ActionCancel || m.RemindAt.IsZero() {
+		return
+	}
+	t := w.task(groupTask(d.GroupID))
+	if t.remHandled == nil {
+		t.remHandled = map[string][]time.Time{}
+	}
+	k := task.FormatTime(m.RemindAt)
+	t.remHandled[k] = append(t.remHandled[k], w.clock.Now())
 }
 
 func must(err error) {
@@ -880,154 +911,6 @@ func (w *world) signIn(u *user) {
 	if !u.confirmed && len(w.sns.Subscriptions(u.email)) > 0 && w.rng.Float64() < 0.8 {
 		must(w.sns.Confirm(notify.TopicFor(w.topics, u.sub), u.email))
 		u.confirmed = true
-	}
-}
-
-// The stream.
-
-func shardOf(taskID string, n int) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(taskID))
-	return int(h.Sum32() % uint32(n))
-}
-
-func (w *world) ingest() {
-	all, next := w.mem.Changes(w.feedPos)
-	w.feedPos = next
-	for _, c := range all {
-		sh := w.shards[shardOf(c.Key.Sort, len(w.shards))]
-		sh.recs = append(sh.recs, c)
-	}
-}
-
-func (w *world) streamDone() bool {
-	w.ingest()
-	for _, sh := range w.shards {
-		if sh.pos < len(sh.recs) {
-			return false
-		}
-	}
-	return true
-}
-
-// pump hands one batch of one random shard to the stream processor.
-func (w *world) pump() { w.pumpShard(w.shards[w.rng.Intn(len(w.shards))]) }
-
-func (w *world) pumpAll() bool {
-	moved := false
-	for _, i := range w.rng.Perm(len(w.shards)) {
-		moved = w.pumpShard(w.shards[i]) || moved
-	}
-	return moved
-}
-
-func (w *world) pumpShard(sh *shard) bool {
-	w.ingest()
-	if sh.pos > 0 && w.inject(FaultStreamReplay, 0.05) {
-		sh.pos -= 1 + w.rng.Intn(min(sh.pos, 8))
-	}
-	if sh.pos >= len(sh.recs) {
-		return false
-	}
-	n := min(len(sh.recs)-sh.pos, 1+w.rng.Intn(10))
-	batch := sh.recs[sh.pos : sh.pos+n]
-	c0 := w.injected
-	failures := w.proc.Process(w.ctx, batch)
-	if len(failures) > 0 && w.injected == c0 {
-		w.violate("I4", "the stream processor failed %d records without an injected fault: %v", len(failures), failures[0].Err)
-	}
-	failed := map[string]bool{}
-	for _, f := range failures {
-		failed[f.EventID] = true
-	}
-	next := sh.pos + n
-	for i, c := range batch {
-		if failed[c.EventID] {
-			next = sh.pos + i
-			break
-		}
-	}
-	if w.inject(FaultStreamRedelivered, 0.04) {
-		next = sh.pos
-	}
-	w.tracef("stream batch of %d from %d: %d failed, next %d", n, sh.pos, len(failures), next)
-	moved := next != sh.pos
-	sh.pos = next
-	return moved
-}
-
-// The queue and the worker.
-
-// deliver receives one batch and hands it to the worker; it reports
-// whether a message was received.
-func (w *world) deliver() bool {
-	batch := w.queue.Receive(1 + w.rng.Intn(10))
-	if len(batch) == 0 {
-		return false
-	}
-	if w.inject(FaultVisibilityTimeout, 0.04) {
-		// This worker stalls; the messages become visible again and a
-		// second worker takes them (and maybe more), then this one goes on.
-		w.clock.Advance(w.qcfg.VisibilityTimeout + time.Duration(1+w.rng.Intn(5))*time.Second)
-		if second := w.queue.Receive(10); len(second) > 0 {
-			w.handle(second)
-		}
-	}
-	w.handle(batch)
-	return true
-}
-
-// groupTask is the task id of a message group (the item key
-// "userId/taskId", cancel.Message.GroupID).
-func groupTask(group string) string { return group[strings.LastIndex(group, "/")+1:] }
-
-func (w *world) handle(batch []pipeline.Received) {
-	crash := -1
-	if w.inject(FaultWorkerCrash, 0.04) {
-		crash = w.rng.Intn(len(batch))
-	}
-	ds := make([]cancel.Delivery, 0, len(batch))
-	before := map[string]int{}
-	for i, r := range batch {
-		if crash >= 0 && i > crash {
-			break
-		}
-		ds = append(ds, cancel.Delivery{ID: r.MessageID, GroupID: r.GroupID, Body: r.Body})
-		before[r.GroupID] = w.blamed[groupTask(r.GroupID)]
-		if r.ReceiveCount > w.qcfg.MaxReceiveCount {
-			w.violate("I4", "message %s received %d times (bound %d)", r.MessageID, r.ReceiveCount, w.qcfg.MaxReceiveCount)
-		}
-	}
-	for _, d := range ds {
-		if m, err := cancel.Parse(d.Body); err == nil && m.Action != cancel.ActionCancel && !m.RemindAt.IsZero() {
-			t := w.task(groupTask(d.GroupID))
-			if t.remHandled == nil {
-				t.remHandled = map[string][]time.Time{}
-			}
-			k := task.FormatTime(m.RemindAt)
-			t.remHandled[k] = append(t.remHandled[k], w.clock.Now())
-		}
-	}
-	failed := map[string]bool{}
-	for _, id := range w.worker.HandleBatch(w.ctx, ds) {
-		failed[id] = true
-	}
-	for _, d := range ds {
-		if failed[d.ID] && w.blamed[groupTask(d.GroupID)] == before[d.GroupID] {
-			w.violate("I4", "message %s (task %s) failed without an injected fault: it would loop to the DLQ", d.ID, d.GroupID)
-		}
-	}
-	w.tracef("worker batch of %d: %d failed, crash at %d", len(ds), len(failed), crash)
-	if crash >= 0 {
-		return
-	}
-	for _, r := range batch {
-		if failed[r.MessageID] || w.inject(FaultAckLost, 0.04) {
-			continue
-		}
-		if w.queue.Ack(r) {
-			w.msgs[r.MessageID].acked = true
-		}
 	}
 }
 

@@ -15,8 +15,8 @@ const ttlLateAfter = 15 * time.Minute
 
 // newTimer is the in-memory stand-in of the history's timer, with that
 // timer's faults wired in.
-func (w *world) newTimer() memory.TimerScheduler {
-	l := memory.NewTimer(w.cfg.Timer, w.clock.Now, w.ttlDelay)
+func (w *core) newTimer() memory.TimerScheduler {
+	l := memory.NewTimer(w.cfg.Timer, w.now, w.ttlDelay)
 	if e, ok := l.(*memory.Executions); ok {
 		e.StopLost = func(task.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
 	}
@@ -27,7 +27,7 @@ func (w *world) newTimer() memory.TimerScheduler {
 // marker: anywhere up to timerspec.TTLPrecision (48 hours), skewed towards
 // short delays (u^4 of the bound) so that most deletions land inside the
 // history and the rest after it.
-func (w *world) ttlDelay() time.Duration {
+func (w *core) ttlDelay() time.Duration {
 	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(timerspec.TTLPrecision)).Truncate(time.Second)
 	if d > ttlLateAfter {
 		w.res.Faults[FaultTTLDeleteLate]++ // a delay, not a failure: not counted as injected
@@ -36,7 +36,7 @@ func (w *world) ttlDelay() time.Duration {
 }
 
 // duplicateFault is the timer's "invoked twice" fault.
-func (w *world) duplicateFault() Fault {
+func (w *core) duplicateFault() Fault {
 	switch w.cfg.Timer {
 	case timerspec.StepFunctions:
 		return FaultDuplicateExecution

@@ -26,7 +26,9 @@ import (
 )
 
 // StartTimeout bounds how long a server may take to accept connections.
-const StartTimeout = 15 * time.Second
+// moto_server, a Python process, needs well over 15 s to start on a busy
+// 2-core machine; the wait ends as soon as the port answers.
+const StartTimeout = 60 * time.Second
 
 // errNotInstalled is the message when node_modules lacks dynalite.
 const errNotInstalled = "dynalite is not installed: run `npm ci` in the repo root (make test does this)"
@@ -89,7 +91,7 @@ func LaunchDynalite() (*Dynalite, error) {
 	}
 	d := &Dynalite{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(d.done) }()
-	if err := waitForPort(port, d.done); err != nil {
+	if err := waitForPort("dynalite", port, d.done); err != nil {
 		d.Stop()
 		return nil, err
 	}
@@ -127,13 +129,13 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func waitForPort(port int, exited <-chan struct{}) error {
+func waitForPort(name string, port int, exited <-chan struct{}) error {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	deadline := time.Now().Add(StartTimeout)
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return errors.New("dynalite exited before accepting connections (see its output above)")
+			return fmt.Errorf("%s exited before accepting connections (see its output above)", name)
 		default:
 		}
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
@@ -143,7 +145,7 @@ func waitForPort(port int, exited <-chan struct{}) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("dynalite did not accept connections on %s within %s", addr, StartTimeout)
+	return fmt.Errorf("%s did not accept connections on %s within %s", name, addr, StartTimeout)
 }
 
 // DynamoClient is a DynamoDB client for a local endpoint, with fake static

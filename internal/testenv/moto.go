@@ -84,7 +84,7 @@ func LaunchMoto() (*Moto, error) {
 	}
 	m := &Moto{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(m.done) }()
-	if err := waitForPort(port, m.done); err != nil {
+	if err := waitForPort("moto_server", port, m.done); err != nil {
 		m.Stop()
 		return nil, fmt.Errorf("moto_server: %w", err)
 	}

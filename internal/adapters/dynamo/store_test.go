@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -26,17 +25,9 @@ var (
 	tables   atomic.Int64
 )
 
-func TestMain(m *testing.M) {
-	d, err := testenv.LaunchDynalite()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	endpoint = d.Endpoint
-	code := m.Run()
-	d.Stop()
-	os.Exit(code)
-}
+// TestMain runs the package's tests on dynalite; without it they are
+// skipped, except under CI=true (testenv.RunWithDynalite).
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithDynalite(m, &endpoint)) }
 
 // newTable creates an empty task table and returns a client and its name.
 func newTable(t *testing.T) (*dynamodb.Client, string) {

@@ -3,6 +3,7 @@ package task
 import (
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
@@ -78,7 +79,7 @@ func AtExpression(t time.Time) string {
 
 // ParseAtExpression inverts AtExpression (the expression is in UTC).
 func ParseAtExpression(expr string) (time.Time, error) {
-	m := atRE.FindStringSubmatch(expr)
+	m := atRE().FindStringSubmatch(expr)
 	if m == nil {
 		return time.Time{}, fmt.Errorf("not a one-off expression: %q", expr)
 	}
@@ -89,7 +90,12 @@ func ParseAtExpression(expr string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-var atRE = regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
+// atRE is compiled on first use, not at package init: every function
+// that links the task package would pay its compile in its cold init
+// (about 100 allocations), and only the reconcilers parse expressions.
+var atRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
+})
 
 // EncodePayload renders the schedule input.
 func EncodePayload(p Payload) string { return Schema.EncodePayload(p) }
