@@ -162,11 +162,9 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 
 	clk := clock.NewFake(t0)
 	store := &countingTasks{CampaignStore: st, writes: u.DynamoWrites, reads: u.DynamoReads}
-	sched := memory.NewCampaignScheduler(nil)
+	sched := memory.NewRemote(memory.NewScheduler(), nil)
 	cps := countingCheckpoints{Checkpoints: provision.NewMemoryCheckpoints(), writes: u.DynamoWrites}
-	prov, err := provision.New(provision.Config{Seed: 1, CallsPerSecond: 1e6,
-		Target: campaign.Target{GroupName: "campaigns", FunctionArn: "arn:send", RoleArn: "arn:role", DeadLetterArn: "arn:dlq"}},
-		store, store, sched, cps, clk)
+	prov, err := provision.New(provision.Config{Seed: 1, CallsPerSecond: 1e6}, store, store, sched, cps, clk)
 	if err != nil {
 		return u, err
 	}
@@ -184,7 +182,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 		}
 	}
 	u.ScheduleCreates = float64(sched.Stats().Creates)
-	if got := len(sched.Schedules()); got != n {
+	if got := len(sched.All()); got != n {
 		return u, fmt.Errorf("provisioned %d schedules for %d tasks", got, n)
 	}
 

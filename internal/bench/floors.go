@@ -15,11 +15,11 @@ import (
 // with the code.
 var FunctionClients = map[string][]string{
 	"api":                 {"dynamodb", "scheduler", "sns"},
-	"campaignapi":         {"dynamodb", "lambda", "scheduler"},
+	"campaignapi":         {"dynamodb", "lambda", "scheduler", "sfn"},
 	"campaignbounce":      {"dynamodb", "secretsmanager", "sesv2"},
 	"campaignprogress":    {"dynamodb"},
-	"campaignprovision":   {"dynamodb", "lambda", "scheduler"},
-	"campaignreconciler":  {"dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2"},
+	"campaignprovision":   {"dynamodb", "lambda", "scheduler", "sfn"},
+	"campaignreconciler":  {"dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn"},
 	"campaignsend":        {"dynamodb", "secretsmanager", "sesv2"},
 	"campaignunsubscribe": {"dynamodb", "secretsmanager", "sesv2"},
 	"cancelworker":        {"dynamodb", "scheduler", "sfn"},

@@ -57,7 +57,7 @@ var (
 // buckets are every bucket Open makes sure exists.
 var buckets = [][]byte{bucketTasks, bucketSchedules, bucketUsers, bucketSubscriptions, bucketOutbox, bucketMeta, bucketSettings,
 	bucketCampaigns, bucketCampaignOwners, bucketCampaignTasks, bucketCampaignOpen, bucketCampaignDone,
-	bucketCampaignCheckpoints, bucketCampaignSchedules, bucketCampaignDue, bucketCampaignReceipts,
+	bucketCampaignCheckpoints, bucketCampaignTimer, bucketCampaignReceipts,
 	bucketSenderLimits, bucketSuppressions}
 
 // User is a local account: the stand-in for a Cognito user.

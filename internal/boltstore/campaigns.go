@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +16,9 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
-	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/campaign/suppress"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 )
 
 // The campaign buckets. Every write that the DynamoDB adapters make
@@ -33,8 +32,7 @@ var (
 	bucketCampaignOpen        = []byte("campaign-open")        // campaign NUL task -> mark, while Pending or Running
 	bucketCampaignDone        = []byte("campaign-done")        // campaign -> its terminal tasks, decimal
 	bucketCampaignCheckpoints = []byte("campaign-checkpoints") // campaign -> provision.Checkpoint
-	bucketCampaignSchedules   = []byte("campaign-schedules")   // name -> CampaignSchedule
-	bucketCampaignDue         = []byte("campaign-due")         // at NUL name -> mark (schedules by time)
+	bucketCampaignTimer       = []byte("campaign-timer")       // name NUL at -> timer.Schedule (the dev campaign timer's)
 	bucketCampaignReceipts    = []byte("campaign-receipts")    // idempotency key -> outbox sequence
 	bucketSenderLimits        = []byte("sender-limits")        // sender NUL day -> dayCounts
 	bucketSuppressions        = []byte("suppressions")         // sender NUL address -> suppress.Entry
@@ -467,166 +465,28 @@ func (c CampaignCheckpoints) Save(_ context.Context, cp provision.Checkpoint) er
 	return nil
 }
 
-// CampaignSchedule is one stored campaign schedule.
-type CampaignSchedule struct {
-	Request campaign.ScheduleRequest
-	// At is when it fires: its at() expression in its zone.
-	At time.Time
-	// Failures counts its fires that failed (it is retried up to
-	// Request.MaximumRetryAttempts times).
-	Failures int
-}
-
-// CampaignScheduler is the local EventBridge Scheduler of campaigns
-// (campaign.Scheduler): one-time schedules by name, a create idempotent
-// by ClientToken while the schedule exists; the dev server fires what is
-// Due and removes it (ActionAfterCompletion DELETE). Names are unique
-// across groups: every campaign schedule is in the one campaign group.
-type CampaignScheduler struct{ db *bolt.DB }
-
-var _ campaign.Scheduler = CampaignScheduler{}
-
-// CampaignScheduler is the store's campaign schedules.
-func (d *DB) CampaignScheduler() CampaignScheduler { return CampaignScheduler{db: d.db} }
-
-var atExpr = regexp.MustCompile(`^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$`)
-
-// ScheduleAt is the instant of a one-time schedule expression
-// at(<local>) evaluated in zone.
-func ScheduleAt(expr, zone string) (time.Time, error) {
-	m := atExpr.FindStringSubmatch(expr)
-	if m == nil {
-		return time.Time{}, fmt.Errorf("expression %q is not at(YYYY-MM-DDTHH:MM:SS)", expr)
+// ReplaceCampaignSchedules saves what the dev server's campaign timer
+// holds (its in-memory stand-in, as ReplaceSchedules saves the task
+// timer's), replacing what was saved.
+func (d *DB) ReplaceCampaignSchedules(ss []timer.Schedule) error {
+	keys := make([][]byte, len(ss))
+	vals := make([]any, len(ss))
+	for i, s := range ss {
+		// A timer may hold several schedules of a name (Step Functions
+		// executions of other due times): the due time is part of the key.
+		keys[i] = []byte(s.Name + "\x00" + keyTime(s.At))
+		vals[i] = s
 	}
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("zone %q: %w", zone, err)
-	}
-	return time.ParseInLocation(plan.LocalLayout, m[1], loc)
-}
-
-func dueKey(at time.Time, name string) []byte { return []byte(keyTime(at) + "\x00" + name) }
-
-// Create implements campaign.Scheduler. An expression it cannot read is
-// refused, as the scheduler refuses it (ValidationException).
-func (s CampaignScheduler) Create(_ context.Context, r campaign.ScheduleRequest) error {
-	at, err := ScheduleAt(r.Expression, r.Timezone)
-	if err != nil {
-		return fmt.Errorf("boltstore: create schedule %s: ValidationException: %w", r.Name, err)
-	}
-	// Batch: provisioning creates from several goroutines; the function
-	// may run twice, and a second run finds its own schedule.
-	err = s.db.Batch(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCampaignSchedules)
-		var cur CampaignSchedule
-		found, err := getJSON(b, []byte(r.Name), &cur)
-		if err != nil || (found && cur.Request.ClientToken == r.ClientToken) {
-			return err // a repeat of the same create
-		}
-		if found {
-			return fmt.Errorf("ConflictException: %w", campaign.ErrScheduleExists)
-		}
-		if err := putJSON(b, []byte(r.Name), CampaignSchedule{Request: r, At: at.UTC()}); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketCampaignDue).Put(dueKey(at, r.Name), mark)
-	})
-	if err != nil {
-		return fmt.Errorf("boltstore: create schedule %s: %w", r.Name, err)
+	if err := d.replace(bucketCampaignTimer, keys, vals); err != nil {
+		return fmt.Errorf("boltstore: save campaign schedules: %w", err)
 	}
 	return nil
 }
 
-// Exists implements campaign.Scheduler.
-func (s CampaignScheduler) Exists(_ context.Context, _, name string) (bool, error) {
-	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketCampaignSchedules).Get([]byte(name)) != nil
-		return nil
-	})
-	return ok, err
-}
-
-// Delete implements campaign.Scheduler.
-func (s CampaignScheduler) Delete(_ context.Context, _, name string) error { return s.Remove(name) }
-
-// Remove deletes a schedule: ErrScheduleNotFound if there is none (a
-// schedule that ran and so deleted itself included).
-func (s CampaignScheduler) Remove(name string) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCampaignSchedules)
-		var cur CampaignSchedule
-		found, err := getJSON(b, []byte(name), &cur)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("ResourceNotFoundException: %w", campaign.ErrScheduleNotFound)
-		}
-		if err := b.Delete([]byte(name)); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketCampaignDue).Delete(dueKey(cur.At, name))
-	})
-	if err != nil {
-		return fmt.Errorf("boltstore: delete schedule %s: %w", name, err)
-	}
-	return nil
-}
-
-// Due returns up to limit schedules whose time is at or before now,
-// earliest first.
-func (s CampaignScheduler) Due(now time.Time, limit int) ([]CampaignSchedule, error) {
-	end := keyTime(now) + "\x01" // every key of a time at or before now sorts below it
-	var out []CampaignSchedule
-	err := s.db.View(func(tx *bolt.Tx) error {
-		sb := tx.Bucket(bucketCampaignSchedules)
-		c := tx.Bucket(bucketCampaignDue).Cursor()
-		for k, _ := c.First(); k != nil && string(k) < end && len(out) < limit; k, _ = c.Next() {
-			name := k[strings.IndexByte(string(k), 0)+1:]
-			var cs CampaignSchedule
-			if err := jsonValue(name, sb.Get(name), &cs); err != nil {
-				return err
-			}
-			out = append(out, cs)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("boltstore: due schedules: %w", err)
-	}
-	return out, nil
-}
-
-// Failed counts a failed fire of the named schedule and returns its
-// failures so far.
-func (s CampaignScheduler) Failed(name string) (int, error) {
-	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCampaignSchedules)
-		var cur CampaignSchedule
-		found, err := getJSON(b, []byte(name), &cur)
-		if err != nil || !found {
-			return err
-		}
-		cur.Failures++
-		n = cur.Failures
-		return putJSON(b, []byte(name), cur)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("boltstore: count a failure of schedule %s: %w", name, err)
-	}
-	return n, nil
-}
-
-// Schedules returns every campaign schedule by name (tests).
-func (s CampaignScheduler) Schedules() (map[string]CampaignSchedule, error) {
-	all, err := each[CampaignSchedule](&DB{db: s.db}, bucketCampaignSchedules)
-	out := map[string]CampaignSchedule{}
-	for _, cs := range all {
-		out[cs.Request.Name] = cs
-	}
-	return out, err
+// CampaignSchedules returns the saved campaign schedules, ordered by
+// name and due time.
+func (d *DB) CampaignSchedules() ([]timer.Schedule, error) {
+	return each[timer.Schedule](d, bucketCampaignTimer)
 }
 
 // AppendEmailOnce appends e to the outbox once per key (a campaign

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/testenv"
 )
 
@@ -43,60 +44,31 @@ func TestCampaignCheckpoints(t *testing.T) {
 	testenv.CheckpointContract(t, open(t, t.TempDir()).CampaignCheckpoints())
 }
 
-// TestCampaignSchedulerSemantics: the scheduler semantics of
-// memory.CampaignScheduler (idempotent create by token, conflict, not found), an
-// unreadable expression refused, and Due in time order.
-func TestCampaignSchedulerSemantics(t *testing.T) {
-	ctx := context.Background()
-	s := open(t, t.TempDir()).CampaignScheduler()
-	r := campaign.ScheduleRequest{Name: "camp-x", ClientToken: "a", Expression: "at(2026-06-01T09:02:00)", Timezone: "Europe/Berlin", MaximumRetryAttempts: 2}
-	if err := s.Create(ctx, r); err != nil {
+// TestCampaignSchedulesRoundTrip: what the dev campaign timer holds is
+// saved and read back across a reopen, a replace drops what is gone, and
+// two schedules of one name at two due times (Step Functions executions)
+// are both kept.
+func TestCampaignSchedulesRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	d := open(t, dir)
+	k := contract.Key{Partition: "C#c", Sort: "T#c-00000"}
+	at := func(m int) timer.Schedule {
+		due := ct0.Add(time.Duration(m) * time.Minute)
+		return timer.Schedule{Name: "camp-x", At: due, ClientToken: "tok", Payload: contract.Payload{Key: k, Due: due}}
+	}
+	other := timer.Schedule{Name: "camp-y", At: ct0, Payload: contract.Payload{Key: contract.Key{Partition: "C#c", Sort: "T#c-00001"}, Due: ct0}}
+	if err := d.ReplaceCampaignSchedules([]timer.Schedule{at(1), other, at(2)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, r); err != nil {
-		t.Fatalf("same token again: %v", err)
-	}
-	r2 := r
-	r2.ClientToken = "b"
-	if err := s.Create(ctx, r2); !errors.Is(err, campaign.ErrScheduleExists) {
-		t.Fatalf("other token: %v", err)
-	}
-	early := campaign.ScheduleRequest{Name: "camp-y", ClientToken: "c", Expression: "at(2026-06-01T09:01:00)", Timezone: "Europe/Berlin"}
-	if err := s.Create(ctx, early); err != nil {
+	if err := d.ReplaceCampaignSchedules([]timer.Schedule{at(1), at(2)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []campaign.ScheduleRequest{{Name: "b1", Expression: "rate(1 minute)", Timezone: "UTC"}, {Name: "b2", Expression: r.Expression, Timezone: "Mars/Base"}} {
-		if err := s.Create(ctx, bad); err == nil {
-			t.Errorf("Create(%+v) succeeded", bad)
-		}
-	}
-	if ok, _ := s.Exists(ctx, "", "camp-x"); !ok {
-		t.Fatal("not found")
-	}
-	for _, c := range []struct {
-		at   time.Time
-		want string
-	}{{ct0.Add(59 * time.Second), "[]"}, {ct0.Add(time.Minute), "[camp-y]"}, {ct0.Add(time.Hour), "[camp-y camp-x]"}} {
-		due, err := s.Due(c.at, 10)
-		var names []string
-		for _, d := range due {
-			names = append(names, d.Request.Name)
-		}
-		if err != nil || fmt.Sprint(names) != c.want {
-			t.Errorf("Due(%s) = %v, %v; want %s", c.at, names, err, c.want)
-		}
-	}
-	if n, err := s.Failed("camp-x"); n != 1 || err != nil {
-		t.Fatalf("Failed = %d, %v", n, err)
-	}
-	if err := s.Delete(ctx, "", "camp-x"); err != nil {
+	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, "", "camp-x"); !errors.Is(err, campaign.ErrScheduleNotFound) {
-		t.Fatalf("second delete: %v", err)
-	}
-	if due, _ := s.Due(ct0.Add(time.Hour), 10); len(due) != 1 {
-		t.Fatalf("Due after the delete: %d", len(due))
+	got, err := open(t, dir).CampaignSchedules()
+	if err != nil || len(got) != 2 || got[0] != at(1) || got[1] != at(2) {
+		t.Fatalf("%+v %v", got, err)
 	}
 }
 

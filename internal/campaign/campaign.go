@@ -96,7 +96,8 @@ type SendTask struct {
 	TimeZone string
 	State    State
 	// SchedulerRequestToken is a random UUID chosen once, at creation:
-	// every create of this task's schedule passes it as ClientToken.
+	// the item's token (TaskSchema.TokenAttr), from which the timer's
+	// idempotency token of each send time derives (Schedule).
 	SchedulerRequestToken string
 	// Attempt counts claims (Pending → Running).
 	Attempt int
@@ -209,18 +210,6 @@ func Retime(t SendTask, at time.Time, local string, now time.Time) (SendTask, er
 	}
 	t.SendAt, t.Local, t.Retimed, t.UpdatedAt = at, local, t.Retimed+1, now
 	return t, nil
-}
-
-// ClientToken is the scheduler's idempotency token of the task's
-// schedule: the stored SchedulerRequestToken for its planned time; a
-// retimed schedule is another request, so it appends "-r<n>" (a token
-// seen before with other parameters would be refused or answered with
-// the old result).
-func (t SendTask) ClientToken() string {
-	if t.Retimed == 0 {
-		return t.SchedulerRequestToken
-	}
-	return fmt.Sprintf("%s-r%d", t.SchedulerRequestToken, t.Retimed)
 }
 
 // Stale reports whether t is Running and its lease passed at now.

@@ -1,14 +1,15 @@
 package campaign
 
 import (
-	"context"
 	"errors"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 )
 
 var now = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
@@ -85,17 +86,19 @@ func TestTransitionDetails(t *testing.T) {
 }
 
 func TestRetimeChangesTheClientToken(t *testing.T) {
-	p := SendTask{ID: "t", State: Pending, SchedulerRequestToken: "tok", SendAt: now}
-	if p.ClientToken() != "tok" {
-		t.Fatal(p.ClientToken())
+	p := SendTask{CampaignID: "c", ID: "t", State: Pending, SchedulerRequestToken: "tok", SendAt: now}
+	k := ItemKey(p.Key())
+	if got := p.Schedule().ClientToken; got != TaskSchema.ClientToken(k, "tok", now) {
+		t.Fatal(got)
 	}
 	r, err := Retime(p, now.Add(time.Hour), "2026-06-01T12:00:00", now)
-	if err != nil || r.ClientToken() != "tok-r1" || r.SchedulerRequestToken != "tok" || !r.SendAt.Equal(now.Add(time.Hour)) || r.Local != "2026-06-01T12:00:00" {
+	if err != nil || r.SchedulerRequestToken != "tok" || !r.SendAt.Equal(now.Add(time.Hour)) || r.Local != "2026-06-01T12:00:00" {
 		t.Fatalf("%+v %v", r, err)
 	}
-	r, _ = Retime(r, now.Add(2*time.Hour), "x", now)
-	if r.ClientToken() != "tok-r2" {
-		t.Fatal(r.ClientToken())
+	r2, _ := Retime(r, now.Add(2*time.Hour), "x", now)
+	tokens := map[string]bool{p.Schedule().ClientToken: true, r.Schedule().ClientToken: true, r2.Schedule().ClientToken: true}
+	if len(tokens) != 3 || r.Schedule().ClientToken != TaskSchema.ClientToken(k, "tok", now.Add(time.Hour)) {
+		t.Fatalf("tokens %v: want one per send time, from the stored token", tokens)
 	}
 }
 
@@ -123,7 +126,7 @@ func TestNewTasks(t *testing.T) {
 		ts[0].State != Pending || ts[0].SchedulerRequestToken == ts[1].SchedulerRequestToken || ts[1].Local != "2026-06-01T12:00:00" {
 		t.Fatalf("tasks %+v", ts)
 	}
-	if len(ScheduleName(TaskID(strings.Repeat("x", 40), 99999))) > 64 {
+	if n := ScheduleName(Key{CampaignID: strings.Repeat("x", 40), TaskID: TaskID(strings.Repeat("x", 40), 99999)}); len(n) > 64 || !strings.HasPrefix(n, ScheduleNamePrefix) {
 		t.Fatal("the longest schedule name exceeds 64")
 	}
 	if _, err := NewTasks(c, rs[:1], sends, nil, now); err == nil {
@@ -135,71 +138,40 @@ func TestNewTasks(t *testing.T) {
 	}
 }
 
-func TestScheduleForAndFire(t *testing.T) {
-	task := SendTask{CampaignID: "c", ID: "c-00001", Local: "2026-10-25T01:59:00", TimeZone: "Europe/Berlin", SchedulerRequestToken: "tok"}
-	r := ScheduleFor(task, Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"})
-	want := ScheduleRequest{Name: "camp-c-00001", GroupName: "g", Expression: "at(2026-10-25T01:59:00)", Timezone: "Europe/Berlin",
-		FlexibleTimeWindowMode: "OFF", ActionAfterCompletion: "DELETE", ClientToken: "tok", TargetArn: "f", RoleArn: "r", DeadLetterArn: "d",
-		MaximumRetryAttempts: 2, Input: `{"campaignId":"c","taskId":"c-00001"}`}
-	if r != want {
-		t.Fatalf("request\n got %+v\nwant %+v", r, want)
+func TestScheduleAndFire(t *testing.T) {
+	at := time.Date(2026, 10, 24, 23, 59, 0, 0, time.UTC) // 01:59 in Berlin, the night the clocks go back
+	task := SendTask{CampaignID: "c", ID: "c-00001", SendAt: at, Local: "2026-10-25T01:59:00", TimeZone: "Europe/Berlin", SchedulerRequestToken: "tok"}
+	k := contract.Key{Partition: "C#c", Sort: "T#c-00001"}
+	if ItemKey(task.Key()) != k {
+		t.Fatalf("item key %v", ItemKey(task.Key()))
 	}
-	e, err := DecodeFire([]byte(r.Input))
-	if err != nil || e != (FireEvent{"c", "c-00001"}) {
-		t.Fatalf("decode: %+v %v", e, err)
+	want := timer.Schedule{Name: TaskSchema.ScheduleName(k), At: at, ClientToken: TaskSchema.ClientToken(k, "tok", at),
+		Payload: contract.Payload{Key: k, Due: at}}
+	if got := task.Schedule(); got != want || got.Name != ScheduleName(task.Key()) {
+		t.Fatalf("schedule\n got %+v\nwant %+v", got, want)
 	}
-	for _, bad := range []string{`{}`, `{"taskId":"x"}`, `nope`} {
+	// Every core timer hands the send function the payload; schedules
+	// armed before campaigns ran on the core's timers hand it the older
+	// event. One decode reads both.
+	for _, tc := range []struct {
+		name, in string
+		want     FireEvent
+	}{
+		{"core timer payload", TaskSchema.EncodePayload(want.Payload), FireEvent{CampaignID: "c", TaskID: "c-00001", Due: at}},
+		{"older fire event", `{"campaignId":"c","taskId":"c-00001"}`, FireEvent{CampaignID: "c", TaskID: "c-00001"}},
+	} {
+		e, err := DecodeFire([]byte(tc.in))
+		if err != nil || e != tc.want {
+			t.Errorf("%s: decode %s: %+v %v", tc.name, tc.in, e, err)
+		}
+	}
+	for _, bad := range []string{`{}`, `{"taskId":"x"}`, `nope`, `{"pk":"USER#1","sk":"T#x","sendAt":"2026-06-01T08:00:00Z"}`,
+		`{"pk":"C#c","sk":"T#c-00001"}`} {
 		if _, err := DecodeFire([]byte(bad)); err == nil {
 			t.Errorf("DecodeFire(%s) accepted", bad)
 		}
 	}
 }
-
-type countClock struct {
-	now   time.Time
-	slept []time.Duration
-}
-
-func (c *countClock) Now() time.Time { return c.now }
-func (c *countClock) Sleep(_ context.Context, d time.Duration) error {
-	c.slept = append(c.slept, d)
-	c.now = c.now.Add(d)
-	return nil
-}
-
-func TestBackoff(t *testing.T) {
-	b := NewBackoff(100*time.Millisecond, time.Second, 7)
-	for attempt := range 40 {
-		ceil := min(time.Second, 100*time.Millisecond<<min(attempt, 20))
-		if d := b.Delay(attempt); d <= 0 || d > ceil {
-			t.Fatalf("attempt %d waits %s, want (0, %s]", attempt, d, ceil)
-		}
-	}
-	same := NewBackoff(100*time.Millisecond, time.Second, 7)
-	again := NewBackoff(100*time.Millisecond, time.Second, 7)
-	for i := range 10 {
-		if same.Delay(i) != again.Delay(i) {
-			t.Fatal("one seed, two sequences")
-		}
-	}
-	c := &countClock{now: now}
-	calls := 0
-	err := b.RetryThrottled(context.Background(), c, 5, func() error { calls++; return ErrThrottled })
-	if !errors.Is(err, ErrThrottled) || calls != 5 || len(c.slept) != 4 {
-		t.Fatalf("%v after %d calls, %d sleeps", err, calls, len(c.slept))
-	}
-	calls = 0
-	err = b.RetryThrottled(context.Background(), c, 5, func() error {
-		if calls++; calls < 3 {
-			return ErrThrottled
-		}
-		return ErrScheduleNotFound
-	})
-	if !errors.Is(err, ErrScheduleNotFound) || calls != 3 {
-		t.Fatalf("%v after %d calls", err, calls)
-	}
-}
-
 func TestValidID(t *testing.T) {
 	for _, c := range []struct {
 		id   string

@@ -17,13 +17,6 @@ var (
 	// ErrConditionFailed: a conditional write found the item changed;
 	// nothing was written.
 	ErrConditionFailed = errors.New("condition failed")
-	// ErrThrottled: the scheduler refused a call for rate; retry later.
-	ErrThrottled = errors.New("scheduler throttled")
-	// ErrScheduleNotFound: no schedule of that name.
-	ErrScheduleNotFound = errors.New("schedule not found")
-	// ErrScheduleExists: a schedule of that name exists (created by an
-	// earlier call whose answer was lost): the task has its schedule.
-	ErrScheduleExists = errors.New("schedule exists")
 	// ErrNotSent: the sender has no record of the idempotency key.
 	ErrNotSent = errors.New("not sent")
 	// ErrBadCursor: a page cursor that no page returned.
@@ -72,81 +65,30 @@ type Campaigns interface {
 	SetStatus(ctx context.Context, id string, from []Status, to Status, reason string, now time.Time) error
 }
 
-// Target is where every campaign schedule delivers: the send function,
-// the role the scheduler assumes, and the dead-letter queue.
-type Target struct {
-	GroupName     string
-	FunctionArn   string
-	RoleArn       string
-	DeadLetterArn string
-}
-
-// ScheduleRequest is one CreateSchedule call, every field of which the
-// adapter passes as is.
-type ScheduleRequest struct {
-	Name      string
-	GroupName string
-	// Expression is "at(<local wall time>)", evaluated in Timezone.
-	Expression string
-	// Timezone is the ScheduleExpressionTimezone: the campaign's zone.
-	Timezone string
-	// FlexibleTimeWindowMode is "OFF".
-	FlexibleTimeWindowMode string
-	// ActionAfterCompletion is "DELETE": the schedule removes itself.
-	ActionAfterCompletion string
-	// ClientToken is the task's SchedulerRequestToken, the same on every
-	// create of this task's schedule for its time (SendTask.ClientToken).
-	ClientToken   string
-	TargetArn     string
-	RoleArn       string
-	DeadLetterArn string
-	// MaximumRetryAttempts is 2.
-	MaximumRetryAttempts int
-	// Input is the JSON the send function receives (FireEvent).
-	Input string
-}
-
-// Schedule request constants.
 const (
-	FlexibleWindowOff   = "OFF"
-	DeleteAfterComplete = "DELETE"
-	ScheduleRetries     = 2
-	// ScheduleNamePrefix starts every campaign schedule's name.
+	// ScheduleNamePrefix starts every campaign schedule's name
+	// (TaskSchema.ScheduleNamePrefix).
 	ScheduleNamePrefix = "camp-"
+	// ScheduleRetries is how often the campaign schedule group's
+	// schedules retry their invoke of the send function (constructs/campaigns).
+	ScheduleRetries = 2
 )
 
-// ScheduleName is the name of a task's schedule: one task, one schedule.
-func ScheduleName(taskID string) string { return ScheduleNamePrefix + taskID }
+// ScheduleName is the name of a task's schedule on the core's timer:
+// TaskSchema's name of the task's item key. One task, one schedule.
+func ScheduleName(k Key) string { return TaskSchema.ScheduleName(ItemKey(k)) }
 
-// FireEvent is what a schedule hands the send function.
+// FireEvent is one firing of a send task: the task, and the send time
+// the firing was armed for. A timer hands the send function
+// TaskSchema.EncodePayload of the task's payload (every core timer:
+// EventBridge Scheduler, Step Functions, TTL); the reconciler's dispatch,
+// and schedules made before campaigns ran on the core's timers, hand it
+// {"campaignId","taskId"}, which names no send time (Due zero: the
+// task's own).
 type FireEvent struct {
-	CampaignID string `json:"campaignId"`
-	TaskID     string `json:"taskId"`
-}
-
-// ScheduleFor is the create request of a task's schedule.
-func ScheduleFor(t SendTask, to Target) ScheduleRequest {
-	in, _ := json.Marshal(FireEvent{CampaignID: t.CampaignID, TaskID: t.ID}) // two strings always marshal
-	return ScheduleRequest{
-		Name: ScheduleName(t.ID), GroupName: to.GroupName,
-		Expression: "at(" + t.Local + ")", Timezone: t.TimeZone,
-		FlexibleTimeWindowMode: FlexibleWindowOff, ActionAfterCompletion: DeleteAfterComplete,
-		ClientToken: t.ClientToken(),
-		TargetArn:   to.FunctionArn, RoleArn: to.RoleArn, DeadLetterArn: to.DeadLetterArn,
-		MaximumRetryAttempts: ScheduleRetries, Input: string(in),
-	}
-}
-
-// Scheduler is the part of EventBridge Scheduler the campaign uses.
-type Scheduler interface {
-	// Create makes a schedule. The same request again (same ClientToken)
-	// succeeds without a second schedule; ErrScheduleExists when the name
-	// is taken otherwise; ErrThrottled when refused for rate.
-	Create(ctx context.Context, r ScheduleRequest) error
-	// Exists reports whether the named schedule exists.
-	Exists(ctx context.Context, group, name string) (bool, error)
-	// Delete removes a schedule; ErrScheduleNotFound if none.
-	Delete(ctx context.Context, group, name string) error
+	CampaignID string    `json:"campaignId"`
+	TaskID     string    `json:"taskId"`
+	Due        time.Time `json:"-"`
 }
 
 // Message is one email.
@@ -179,14 +121,27 @@ type Sender interface {
 	Sent(ctx context.Context, key string) (Receipt, error)
 }
 
-// DecodeFire reads a FireEvent.
+// DecodeFire reads what a send task's firing hands the send function:
+// the core timers' payload (TaskSchema.EncodePayload: the item's key
+// attributes and sendAt), or the older {"campaignId","taskId"}.
 func DecodeFire(b []byte) (FireEvent, error) {
 	var e FireEvent
 	if err := json.Unmarshal(b, &e); err != nil {
 		return FireEvent{}, fmt.Errorf("decode fire event: %w", err)
 	}
-	if e.CampaignID == "" || e.TaskID == "" {
-		return FireEvent{}, errors.New("fire event needs campaignId and taskId")
+	if e.CampaignID != "" || e.TaskID != "" {
+		if e.CampaignID == "" || e.TaskID == "" {
+			return FireEvent{}, errors.New("fire event needs campaignId and taskId")
+		}
+		return e, nil
 	}
-	return e, nil
+	p, err := TaskSchema.DecodePayload(b)
+	if err != nil {
+		return FireEvent{}, fmt.Errorf("fire event is neither a task payload nor {campaignId, taskId}: %w", err)
+	}
+	k, err := KeyOf(p.Key)
+	if err != nil {
+		return FireEvent{}, fmt.Errorf("fire event: %w", err)
+	}
+	return FireEvent{CampaignID: k.CampaignID, TaskID: k.TaskID, Due: p.Due}, nil
 }

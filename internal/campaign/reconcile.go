@@ -12,7 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/metrics"
 )
 
-// DefaultReconcileCallsPerSecond paces the reconciler's Scheduler calls
+// DefaultReconcileCallsPerSecond paces the reconciler's timer calls
 // (the lowest documented EventBridge Scheduler API rate quota:
 // paced.DefaultCallsPerSecond).
 const DefaultReconcileCallsPerSecond = paced.DefaultCallsPerSecond
@@ -22,14 +22,14 @@ const DefaultReconcileCallsPerSecond = paced.DefaultCallsPerSecond
 type ReconcilePorts struct {
 	Tasks     Tasks
 	Campaigns Campaigns
-	Scheduler Scheduler
+	// Timer holds the tasks' schedules (any core timer).
+	Timer Timer
 	// Sender is read for receipts only.
 	Sender Sender
 	// Dispatcher hands an overdue task to the send function.
 	Dispatcher Dispatcher
 	Clock      Clock
-	Target     Target
-	// Caller paces the Scheduler calls and retries throttles; nil: one
+	// Caller paces the timer calls and retries throttles; nil: one
 	// try each (the reconciler's own rate limit still paces them).
 	Caller *paced.Caller
 	// Checkpoints default to one kept in memory (a warm function's).
@@ -39,13 +39,13 @@ type ReconcilePorts struct {
 }
 
 // NewReconciler is the core reconciler (internal/domain/reconcile) over
-// the send tasks (Items, TaskSchema), their schedules (Schedules) and
+// the send tasks (Items, TaskSchema), their schedules on the core's timer and
 // the send function (DispatchFirer), with the campaign's rules (Repair,
 // returned for its counts). cfg.Grace defaults to RepairGrace, cfg.StaleAfter
 // to a minute (the claims' leases decide).
 func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reconcile.Reconciler, error) {
-	if p.Tasks == nil || p.Campaigns == nil || p.Scheduler == nil || p.Sender == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
-		return nil, errors.New("campaign reconciler: tasks, campaigns, scheduler, sender, dispatcher, clock and rules are required")
+	if p.Tasks == nil || p.Campaigns == nil || p.Timer == nil || p.Sender == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
+		return nil, errors.New("campaign reconciler: tasks, campaigns, timer, sender, dispatcher, clock and rules are required")
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = RepairGrace
@@ -59,9 +59,9 @@ func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reco
 		p.Checkpoints = &MemoryCheckpoints{}
 	}
 	rules.Tasks, rules.Campaigns, rules.Sender, rules.Clock = p.Tasks, p.Campaigns, p.Sender, p.Clock
-	sched := Schedules{Tasks: p.Tasks, Scheduler: p.Scheduler, Target: p.Target, Caller: p.Caller}
+	tm := Paced(p.Caller, p.Timer)
 	return reconcile.New(cfg, reconcile.Deps{
-		Schema: TaskSchema, Items: Items{Tasks: p.Tasks}, Scheduler: sched, Schedules: sched,
+		Schema: TaskSchema, Items: Items{Tasks: p.Tasks}, Scheduler: tm, Schedules: tm,
 		Firer: DispatchFirer{Dispatcher: p.Dispatcher}, Policy: rules, Checkpoints: p.Checkpoints,
 		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: p.Metrics, Log: p.Log,
 	})

@@ -12,15 +12,14 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // Monday 2026-06-01 10:00 in Berlin: inside the 09:00-17:00 window.
-var (
-	noon      = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
-	repairTgt = campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}
-)
+var noon = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
 type dispatches []campaign.FireEvent
 
@@ -33,7 +32,7 @@ func (d *dispatches) Dispatch(_ context.Context, e campaign.FireEvent) error {
 // tasks, under the core reconciler with the campaign's rules.
 type repairEnv struct {
 	st     *memory.CampaignStore
-	sched  *memory.CampaignScheduler
+	sched  *memory.Remote
 	sender *memory.CampaignSender
 	clock  *clock.Fake
 	disp   *dispatches
@@ -41,7 +40,14 @@ type repairEnv struct {
 	cfg    reconcile.Config
 }
 
+// newRepairEnv runs on the EventBridge Scheduler timer's stand-in;
+// newRepairEnvOn on any timer's.
 func newRepairEnv(t *testing.T, at time.Time, status campaign.Status, tasks ...campaign.SendTask) *repairEnv {
+	t.Helper()
+	return newRepairEnvOn(t, timerspec.EventBridgeScheduler, at, status, tasks...)
+}
+
+func newRepairEnvOn(t *testing.T, l timerspec.Name, at time.Time, status campaign.Status, tasks ...campaign.SendTask) *repairEnv {
 	t.Helper()
 	loc, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
@@ -57,10 +63,28 @@ func newRepairEnv(t *testing.T, at time.Time, status campaign.Status, tasks ...c
 	}
 	st.PutTasks(tasks...)
 	clk := clock.NewFake(at)
-	e := &repairEnv{st: st, sched: memory.NewCampaignScheduler(nil), sender: memory.NewCampaignSender(clk), clock: clk, disp: &dispatches{}}
-	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Scheduler: e.sched, Sender: e.sender, Dispatcher: e.disp,
-		Clock: clk, Target: repairTgt, Checkpoints: &campaign.MemoryCheckpoints{}, Log: slog.New(slog.DiscardHandler)}
+	tm := memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil)
+	e := &repairEnv{st: st, sched: tm, sender: memory.NewCampaignSender(clk), clock: clk, disp: &dispatches{}}
+	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Timer: tm, Sender: e.sender, Dispatcher: e.disp,
+		Clock: clk, Checkpoints: &campaign.MemoryCheckpoints{}, Log: slog.New(slog.DiscardHandler)}
 	return e
+}
+
+// live is the timer's schedules by name.
+func (e *repairEnv) live() map[string]timer.Schedule {
+	out := map[string]timer.Schedule{}
+	for _, s := range e.sched.All() {
+		out[s.Name] = s
+	}
+	return out
+}
+
+// arm creates task i's schedule as provisioning does.
+func (e *repairEnv) arm(t *testing.T, i int) {
+	t.Helper()
+	if err := e.sched.Create(context.Background(), e.task(t, i).Schedule()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // run makes one pass.
@@ -101,27 +125,30 @@ func quiet(res reconcile.Result, n campaign.RepairCounts) bool {
 }
 
 func TestRepairRecreatesMissingSchedulesWithTheSameToken(t *testing.T) {
-	e := newRepairEnv(t, noon, campaign.Active, pending(noon.Add(30*time.Minute)), pending(noon.Add(50*time.Minute)), pending(noon.Add(3*time.Hour)))
-	if err := e.sched.Create(context.Background(), campaign.ScheduleFor(e.task(t, 1), repairTgt)); err != nil {
-		t.Fatal(err)
-	}
-	if res, _ := e.run(t); res.SchedulesCreated != 1 || res.ItemsChecked != 3 || !res.Completed {
-		t.Fatalf("%+v", res)
-	}
-	live := e.sched.Schedules()
-	if len(live) != 2 || live["camp-c1-00000"] != campaign.ScheduleFor(e.task(t, 0), repairTgt) || live["camp-c1-00000"].ClientToken != "tok-0" {
-		t.Fatalf("schedules %+v", live)
-	}
-	if st := e.sched.Stats(); st.Creates != 2 || st.Calls != 4 {
-		t.Fatalf("%+v: want 2 creates (the test's and the recreated one) and 4 calls (2 checks, 1 create, the test's; the task due in 3 h is not checked yet)", st)
-	}
-	// Two hours later the third is near: it is checked and recreated.
-	e.clock.Advance(2 * time.Hour)
-	if res, _ := e.run(t); res.SchedulesCreated != 1 {
-		t.Fatalf("%+v", res)
-	}
-	if live := e.sched.Schedules(); live["camp-c1-00002"].ClientToken != "tok-2" {
-		t.Fatalf("schedules %+v", live)
+	for _, l := range timerspec.All {
+		t.Run(string(l), func(t *testing.T) {
+			e := newRepairEnvOn(t, l, noon, campaign.Active, pending(noon.Add(30*time.Minute)), pending(noon.Add(50*time.Minute)), pending(noon.Add(3*time.Hour)))
+			e.arm(t, 1)
+			if res, _ := e.run(t); res.SchedulesCreated != 1 || res.ItemsChecked != 3 || !res.Completed {
+				t.Fatalf("%+v", res)
+			}
+			live := e.live()
+			name0 := campaign.ScheduleName(e.task(t, 0).Key())
+			if len(live) != 2 || live[name0] != e.task(t, 0).Schedule() {
+				t.Fatalf("schedules %+v, want task 0's %+v", live, e.task(t, 0).Schedule())
+			}
+			if st := e.sched.Stats(); st.Creates != 2 || st.Calls != 5 {
+				t.Fatalf("%+v: want 2 creates (the test's and the recreated one) and 5 calls (2 checks, 1 create, 1 listing of the timer, the test's; the task due in 3 h is not checked yet)", st)
+			}
+			// Two hours later the third is near: it is checked and recreated.
+			e.clock.Advance(2 * time.Hour)
+			if res, _ := e.run(t); res.SchedulesCreated != 1 {
+				t.Fatalf("%+v", res)
+			}
+			if got := e.live()[campaign.ScheduleName(e.task(t, 2).Key())]; got != e.task(t, 2).Schedule() {
+				t.Fatalf("schedule %+v, want %+v", got, e.task(t, 2).Schedule())
+			}
+		})
 	}
 }
 
@@ -151,9 +178,9 @@ func TestRepairRules(t *testing.T) {
 			task: pending(noon), want: campaign.RepairCounts{Retimed: 1}, state: campaign.Pending,
 			check: func(t *testing.T, e *repairEnv, res reconcile.Result) {
 				task := e.task(t, 0)
-				got := e.sched.Schedules()["camp-c1-00000"]
-				if task.Local != "2026-06-02T09:00:00" || task.Retimed != 1 || got.Expression != "at(2026-06-02T09:00:00)" ||
-					got.ClientToken != "tok-0-r1" || res.SchedulesMoved != 1 {
+				got, n := e.live()[campaign.ScheduleName(task.Key())], len(e.live())
+				if task.Local != "2026-06-02T09:00:00" || task.Retimed != 1 || got != task.Schedule() || n != 1 ||
+					!got.At.Equal(time.Date(2026, 6, 2, 7, 0, 0, 0, time.UTC)) || res.SchedulesMoved != 1 {
 					t.Errorf("task %+v, schedule %+v, %+v", task, got, res)
 				}
 			}},
@@ -186,35 +213,37 @@ func TestRepairRules(t *testing.T) {
 		{name: "interrupted cancel: completed, schedule deleted", now: noon, status: campaign.CampaignCancelled,
 			task: pending(noon.Add(2 * time.Hour)), want: campaign.RepairCounts{Cancelled: 1}, state: campaign.Cancelled,
 			check: func(t *testing.T, e *repairEnv, res reconcile.Result) {
-				if n := len(e.sched.Schedules()); n != 0 || res.SchedulesDeleted != 1 || e.task(t, 0).Reason == "" {
+				if n := len(e.live()); n != 0 || res.SchedulesDeleted != 1 || e.task(t, 0).Reason == "" {
 					t.Errorf("%d schedules left, %+v, task %+v", n, res, e.task(t, 0))
 				}
 			}},
 		{name: "draft campaign: nothing owed", now: noon, status: campaign.Draft, task: pending(noon.Add(-2 * time.Hour)),
 			state: campaign.Pending},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := newRepairEnv(t, c.now, c.status, c.task)
-			if c.status == campaign.CampaignCancelled && c.task.State == campaign.Pending {
-				_ = e.sched.Create(context.Background(), campaign.ScheduleFor(e.task(t, 0), repairTgt))
-			}
-			if c.sent {
-				s := memory.NewCampaignSender(clock.NewFake(sentAt))
-				_, _ = s.Send(context.Background(), campaign.Message{IdempotencyKey: e.task(t, 0).IdempotencyKey()})
-				e.sender, e.ports.Sender = s, s
-			}
-			res, n := e.run(t)
-			if n != c.want || res.Errors != 0 || e.task(t, 0).State != c.state || len(*e.disp) != c.disp {
-				t.Fatalf("counts %+v (want %+v), %+v, task %+v, %d dispatched", n, c.want, res, e.task(t, 0), len(*e.disp))
-			}
-			if c.check != nil {
-				c.check(t, e, res)
-			}
-			if c.status == campaign.Draft && len(e.sched.Schedules()) != 0 {
-				t.Fatal("a draft campaign's task got a schedule")
-			}
-		})
+	for _, l := range timerspec.All {
+		for _, c := range cases {
+			t.Run(string(l)+"/"+c.name, func(t *testing.T) {
+				e := newRepairEnvOn(t, l, c.now, c.status, c.task)
+				if c.status == campaign.CampaignCancelled && c.task.State == campaign.Pending {
+					e.arm(t, 0)
+				}
+				if c.sent {
+					s := memory.NewCampaignSender(clock.NewFake(sentAt))
+					_, _ = s.Send(context.Background(), campaign.Message{IdempotencyKey: e.task(t, 0).IdempotencyKey()})
+					e.sender, e.ports.Sender = s, s
+				}
+				res, n := e.run(t)
+				if n != c.want || res.Errors != 0 || e.task(t, 0).State != c.state || len(*e.disp) != c.disp {
+					t.Fatalf("counts %+v (want %+v), %+v, task %+v, %d dispatched", n, c.want, res, e.task(t, 0), len(*e.disp))
+				}
+				if c.check != nil {
+					c.check(t, e, res)
+				}
+				if c.status == campaign.Draft && len(e.live()) != 0 {
+					t.Fatal("a draft campaign's task got a schedule")
+				}
+			})
+		}
 	}
 }
 
@@ -222,18 +251,20 @@ func TestRepairRules(t *testing.T) {
 // finds in order.
 func TestRepairSecondPassIsIdempotent(t *testing.T) {
 	evening := time.Date(2026, 6, 1, 15, 30, 0, 0, time.UTC) // 17:30 Berlin
-	e := newRepairEnv(t, evening, campaign.Active,
-		pending(evening.Add(20*time.Minute)), // missing schedule
-		pending(noon),                        // overdue, window closed: retimed
-		running(noon.Add(-time.Hour), noon.Add(-time.Minute), 3),       // stale, used up: failed
-		running(evening.Add(-time.Hour), evening.Add(-time.Minute), 1)) // stale, not sent: requeued, retimed
-	res, n := e.run(t)
-	if quiet(res, n) || res.Errors != 0 {
-		t.Fatalf("first pass did nothing: %+v %+v", res, n)
-	}
-	live := len(e.sched.Schedules())
-	if res, n := e.run(t); !quiet(res, n) || len(e.sched.Schedules()) != live {
-		t.Fatalf("second pass: %+v %+v", res, n)
+	for _, l := range timerspec.All {
+		e := newRepairEnvOn(t, l, evening, campaign.Active,
+			pending(evening.Add(20*time.Minute)), // missing schedule
+			pending(noon),                        // overdue, window closed: retimed
+			running(noon.Add(-time.Hour), noon.Add(-time.Minute), 3),       // stale, used up: failed
+			running(evening.Add(-time.Hour), evening.Add(-time.Minute), 1)) // stale, not sent: requeued, retimed
+		res, n := e.run(t)
+		if quiet(res, n) || res.Errors != 0 {
+			t.Fatalf("first pass did nothing: %+v %+v", res, n)
+		}
+		live := len(e.live())
+		if res, n := e.run(t); !quiet(res, n) || len(e.live()) != live {
+			t.Fatalf("%s: second pass: %+v %+v", l, res, n)
+		}
 	}
 }
 
@@ -242,7 +273,7 @@ func TestRepairRetriesThrottledCalls(t *testing.T) {
 	var n atomic.Int64
 	e.sched.Fault = func(op, name string) (error, bool) {
 		if n.Add(1)%3 != 0 {
-			return fmt.Errorf("%s: %w", op, campaign.ErrThrottled), false
+			return fmt.Errorf("%s: %w", op, timer.ErrThrottled), false
 		}
 		return nil, false
 	}
@@ -251,7 +282,7 @@ func TestRepairRetriesThrottledCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ports.Caller = caller
-	if res, _ := e.run(t); res.SchedulesCreated != 1 || res.Errors != 0 || len(e.sched.Schedules()) != 1 {
+	if res, _ := e.run(t); res.SchedulesCreated != 1 || res.Errors != 0 || len(e.live()) != 1 || e.sched.Stats().Throttled == 0 {
 		t.Fatalf("%+v", res)
 	}
 }

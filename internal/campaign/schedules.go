@@ -2,140 +2,51 @@ package campaign
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/domain/reconcile"
 	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 )
 
-// Schedules is the campaign schedules as the core's timer ports
-// (timer.Scheduler and timer.Reader) over a campaign Scheduler
-// (awsscheduler.Requests in AWS): a schedule is named camp-<taskId>, made
-// by ScheduleFor from the task as stored (at() in the campaign's local
-// time and zone, the task's ClientToken, <token>-r<n> once retimed), in
-// the Target's group.
-//
-// The Scheduler tells whether a schedule exists, not when it fires: Get
-// reports an existing one at the time asked for (every campaign schedule
-// is made from its task, so it fires at the task's send time unless the
-// task was retimed, and a retime moves it through Update). List lists
-// nothing: a campaign schedule deletes itself after it fires
-// (ActionAfterCompletion DELETE) and the cancel path deletes the others,
-// so there are no orphans to look for.
-type Schedules struct {
-	Tasks     Tasks
-	Scheduler Scheduler
-	Target    Target
-	// Caller, optional, paces the calls and retries throttles
-	// (timer/paced); nil: one try each.
-	Caller *paced.Caller
+// Timer is the core's timer as the campaign drives it: it arms, moves
+// and disarms the schedule of each send task (an item on TaskSchema), and
+// reads them for the reconciler. Any core timer serves: EventBridge
+// Scheduler, Step Functions or TTL markers (internal/adapters/timers in
+// AWS, their memory stand-ins in tests, the simulation and make dev).
+type Timer interface {
+	timer.Scheduler
+	timer.Reader
 }
 
-var (
-	_ timer.Scheduler = Schedules{}
-	_ timer.Reader    = Schedules{}
-	_ reconcile.Namer = Schedules{}
-)
+// Schedule is the task's schedule on the core's timer: TaskSchema's
+// schedule of the task's item, due at its send time (UTC, whole seconds),
+// with an idempotency token derived from the task's stored
+// SchedulerRequestToken and that time (a retimed task's is another), and
+// the task's key and send time as its payload.
+func (t SendTask) Schedule() timer.Schedule { return TaskSchema.ScheduleFor(t.Item()) }
 
-// ScheduleName implements reconcile.Namer: camp-<taskId> (ScheduleName),
-// not TaskSchema's hash of the key; "" for a key that is not a task's.
-func (s Schedules) ScheduleName(k contract.Key) string {
-	tk, err := KeyOf(k)
-	if err != nil {
-		return ""
+// Paced is t with every call through the core's paced caller (bounded
+// in flight, paced, throttles retried with back-off until ctx ends); a
+// nil caller leaves t as it is.
+func Paced(c *paced.Caller, t Timer) Timer {
+	if c == nil {
+		return t
 	}
-	return ScheduleName(tk.TaskID)
+	return pacedTimer{Scheduler: &paced.Scheduler{Caller: c, Next: t}, reader: t, caller: c}
 }
 
-// timerErr maps the campaign scheduler's errors to the timer's.
-func timerErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrScheduleExists):
-		return fmt.Errorf("%w: %w", timer.ErrExists, err)
-	case errors.Is(err, ErrScheduleNotFound):
-		return fmt.Errorf("%w: %w", timer.ErrNotFound, err)
-	case errors.Is(err, ErrThrottled):
-		return fmt.Errorf("%w: %w", timer.ErrThrottled, err)
-	}
-	return err
+type pacedTimer struct {
+	*paced.Scheduler
+	reader timer.Reader
+	caller *paced.Caller
 }
 
-func (s Schedules) call(ctx context.Context, f func(context.Context) error) error {
-	if s.Caller == nil {
-		return timerErr(f(ctx))
-	}
-	return s.Caller.Do(ctx, nil, func(ctx context.Context) error { return timerErr(f(ctx)) }).Err
+func (p pacedTimer) Get(ctx context.Context, name string, at time.Time) (s timer.Schedule, err error) {
+	err = p.caller.Do(ctx, nil, func(ctx context.Context) (err error) { s, err = p.reader.Get(ctx, name, at); return err }).Err
+	return s, err
 }
 
-// request is the create request of the task the schedule is for, as
-// stored now.
-func (s Schedules) request(ctx context.Context, sc timer.Schedule) (ScheduleRequest, error) {
-	k, err := KeyOf(sc.Payload.Key)
-	if err != nil {
-		return ScheduleRequest{}, err
-	}
-	t, err := s.Tasks.Get(ctx, k)
-	if err != nil {
-		return ScheduleRequest{}, fmt.Errorf("read task %s: %w", k.TaskID, err)
-	}
-	return ScheduleFor(t, s.Target), nil
-}
-
-// Create implements timer.Scheduler.
-func (s Schedules) Create(ctx context.Context, sc timer.Schedule) error {
-	req, err := s.request(ctx, sc)
-	if err != nil {
-		return err
-	}
-	return s.call(ctx, func(ctx context.Context) error { return s.Scheduler.Create(ctx, req) })
-}
-
-// Update implements timer.Scheduler: the schedule is deleted and made
-// again for the task's time (a one-off schedule's time is its
-// expression; a delete and create keep the create's ClientToken rule).
-func (s Schedules) Update(ctx context.Context, sc timer.Schedule, from time.Time) error {
-	if err := s.Delete(ctx, sc.Name, from); err != nil {
-		return err
-	}
-	if err := s.Create(ctx, sc); err != nil && !errors.Is(err, timer.ErrExists) {
-		return err
-	}
-	return nil
-}
-
-// Delete implements timer.Scheduler.
-func (s Schedules) Delete(ctx context.Context, name string, _ time.Time) error {
-	if !strings.HasPrefix(name, ScheduleNamePrefix) {
-		return fmt.Errorf("%s is not a campaign schedule's name", name)
-	}
-	return s.call(ctx, func(ctx context.Context) error { return s.Scheduler.Delete(ctx, s.Target.GroupName, name) })
-}
-
-// Get implements timer.Reader: an existing schedule is reported at at
-// (see Schedules).
-func (s Schedules) Get(ctx context.Context, name string, at time.Time) (timer.Schedule, error) {
-	var ok bool
-	err := s.call(ctx, func(ctx context.Context) (err error) {
-		ok, err = s.Scheduler.Exists(ctx, s.Target.GroupName, name)
-		return err
-	})
-	switch {
-	case err != nil:
-		return timer.Schedule{}, err
-	case !ok:
-		return timer.Schedule{}, fmt.Errorf("%s: %w", name, timer.ErrNotFound)
-	}
-	return timer.Schedule{Name: name, At: at}, nil
-}
-
-// List implements timer.Reader: nothing (see Schedules).
-func (s Schedules) List(context.Context, timer.PageRequest) (timer.Page, error) {
-	return timer.Page{}, nil
+func (p pacedTimer) List(ctx context.Context, page timer.PageRequest) (pg timer.Page, err error) {
+	err = p.caller.Do(ctx, nil, func(ctx context.Context) (err error) { pg, err = p.reader.List(ctx, page); return err }).Err
+	return pg, err
 }

@@ -3,62 +3,67 @@ package campaign_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/domain/timer"
+	"github.com/unschedule/unschedule/internal/domain/timer/paced"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
-// TestSchedulesSpeakTheTimerPorts: the core's timer calls on campaign
-// schedules, named camp-<taskId>, made from the task as stored.
-func TestSchedulesSpeakTheTimerPorts(t *testing.T) {
+// TestPacedRetriesEveryTimerCall: through the paced caller, a throttled
+// call of each kind is retried until it succeeds; without a caller it is
+// returned at once.
+func TestPacedRetriesEveryTimerCall(t *testing.T) {
 	ctx := context.Background()
 	e := newRepairEnv(t, noon, campaign.Active, pending(noon.Add(time.Hour)))
-	task := e.task(t, 0)
-	s := campaign.Schedules{Tasks: e.st, Scheduler: e.sched, Target: repairTgt}
-	name := s.ScheduleName(campaign.ItemKey(task.Key()))
-	want := timer.Schedule{Name: name, At: task.SendAt, Payload: task.Payload()}
-	steps := []struct {
-		name  string
-		do    func() error
-		isErr error
-		token string // the live schedule's ClientToken after ("" none)
+	s := e.task(t, 0).Schedule()
+	moved := s
+	moved.At = s.At.Add(time.Hour)
+	calls := []struct {
+		op string
+		do func(campaign.Timer) error
 	}{
-		{"get before create: not found", func() error { _, err := s.Get(ctx, name, task.SendAt); return err }, timer.ErrNotFound, ""},
-		{"delete before create: not found", func() error { return s.Delete(ctx, name, task.SendAt) }, timer.ErrNotFound, ""},
-		{"create: the task's request", func() error { return s.Create(ctx, want) }, nil, "tok-0"},
-		{"create again, same token: success", func() error { return s.Create(ctx, want) }, nil, "tok-0"},
-		{"get: found at the time asked", func() error {
-			got, err := s.Get(ctx, name, task.SendAt)
-			if err == nil && !got.At.Equal(task.SendAt) {
-				t.Errorf("got %+v", got)
-			}
-			return err
-		}, nil, "tok-0"},
-		{"update after a retime: made again with the new token", func() error {
-			moved, err := campaign.Retime(task, noon.Add(25*time.Hour), "2026-06-02T12:00:00", noon)
-			if err == nil {
-				err = e.st.Replace(ctx, task, moved)
-			}
-			if err != nil {
-				return err
-			}
-			return s.Update(ctx, timer.Schedule{Name: name, At: moved.SendAt, Payload: moved.Payload()}, task.SendAt)
-		}, nil, "tok-0-r1"},
-		{"delete", func() error { return s.Delete(ctx, name, time.Time{}) }, nil, ""},
+		{"Create", func(tm campaign.Timer) error { return tm.Create(ctx, s) }},
+		{"Get", func(tm campaign.Timer) error { _, err := tm.Get(ctx, s.Name, s.At); return err }},
+		{"List", func(tm campaign.Timer) error { _, err := tm.List(ctx, timer.PageRequest{}); return err }},
+		{"Update", func(tm campaign.Timer) error { return tm.Update(ctx, moved, s.At) }},
+		{"Delete", func(tm campaign.Timer) error { return tm.Delete(ctx, s.Name, moved.At) }},
 	}
-	if name != "camp-c1-00000" {
-		t.Fatalf("name %q", name)
+	caller, err := paced.New(paced.Config{Seed: 1}, e.clock)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, st := range steps {
-		err := st.do()
-		if (st.isErr == nil && err != nil) || (st.isErr != nil && !errors.Is(err, st.isErr)) {
-			t.Fatalf("%s: %v, want %v", st.name, err, st.isErr)
+	for _, c := range calls {
+		e.sched.Fault = func(op, _ string) (error, bool) {
+			if op == c.op {
+				e.sched.Fault = nil
+				return fmt.Errorf("%s: %w", op, timer.ErrThrottled), false
+			}
+			return nil, false
 		}
-		live, ok := e.sched.Schedules()[name]
-		if (st.token == "") == ok || (ok && live.ClientToken != st.token) {
-			t.Fatalf("%s: live %v %+v, want token %q", st.name, ok, live, st.token)
+		if err := c.do(campaign.Timer(e.sched)); !errors.Is(err, timer.ErrThrottled) {
+			t.Fatalf("%s without a caller: %v, want the throttle", c.op, err)
 		}
+		e.sched.Fault = func(op, _ string) (error, bool) {
+			if op == c.op {
+				e.sched.Fault = nil
+				return fmt.Errorf("%s: %w", op, timer.ErrThrottled), false
+			}
+			return nil, false
+		}
+		if err := c.do(campaign.Paced(caller, e.sched)); err != nil {
+			t.Fatalf("%s through the caller: %v", c.op, err)
+		}
+	}
+	if st := e.sched.Stats(); st.Throttled != int64(2*len(calls)) || len(e.live()) != 0 {
+		t.Fatalf("stats %+v, %d live", st, len(e.live()))
+	}
+	if campaign.Paced(nil, e.sched) != campaign.Timer(e.sched) {
+		t.Fatal("a nil caller wraps")
 	}
 }
+
+var _ campaign.Timer = (*memory.Remote)(nil)

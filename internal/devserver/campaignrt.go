@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/timer"
+	"github.com/unschedule/unschedule/internal/memory"
 )
 
 // This file is the one place that wires the campaign services (send,
@@ -37,22 +40,21 @@ const (
 	// 15-minute timeout is; a run that stops at it continues at once (the
 	// self re-invoke).
 	ProvisionBudget = 15 * time.Minute
-	// campaignFiresPerStep bounds the campaign schedules one step fires;
-	// the rest fire on the next.
-	campaignFiresPerStep = 1000
 )
-
-// campaignTarget names where the schedules deliver: the in-process send
-// worker (the names only label the requests).
-var campaignTarget = campaign.Target{GroupName: "dev-campaigns", FunctionArn: "dev:send", RoleArn: "dev:scheduler-role", DeadLetterArn: "dev:dead-letters"}
 
 // campaignRuntime is the campaign services of the dev server, all state
 // in the server's store: a restart resumes every campaign where it was.
 type campaignRuntime struct {
-	store      *campaignStore
-	hub        *Hub
-	api        *campaignapi.Handler
-	scheduler  boltstore.CampaignScheduler
+	store *campaignStore
+	hub   *Hub
+	api   *campaignapi.Handler
+	// timer holds the send tasks' schedules: the in-memory stand-in of
+	// the server's -timer (as the tasks' own), saved in the store at each
+	// step. retries are fires that failed, tried again on the next steps
+	// (the timer's retries of its target), by schedule name.
+	timer      memory.TimerScheduler
+	retries    map[string]retry
+	saved      string
 	unsub      *unsubscribe.Page
 	worker     *send.Worker
 	provision  *provision.Provisioner
@@ -71,7 +73,11 @@ type campaignRuntime struct {
 func (s *Server) openCampaigns(origins []string) error {
 	clk := clock.Func(s.cfg.Now)
 	log := s.log.With("component", "campaigns")
-	rt := &campaignRuntime{hub: NewHub(), scheduler: s.db.CampaignScheduler(), clock: clk, log: log}
+	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{},
+		timer: memory.NewTimerOf(s.cfg.Timer, campaign.TaskSchema, s.cfg.Now, ttlDelay(s.cfg.TTLMaxDelay))}
+	if err := rt.restore(s.db); err != nil {
+		return err
+	}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
 	rt.store = &campaignStore{CampaignStore: s.db.CampaignStore(), pub: rt.hub, clock: clk, log: log}
 	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
@@ -93,18 +99,18 @@ func (s *Server) openCampaigns(origins []string) error {
 	rt.unsub = &unsubscribe.Page{Keys: keys, Store: suppressions, Clock: clk, Log: log}
 	rt.worker.Deliverability = &send.Deliverability{Sender: DevSender, Suppressions: suppressions,
 		Links: unsubscribe.Links{Base: s.cfg.PublicURL + RouteUnsubscribe, Keys: keys}}
-	if rt.provision, err = provision.New(provision.Config{Target: campaignTarget}, rt.store, rt.store, rt.scheduler, s.db.CampaignCheckpoints(), clk); err != nil {
+	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, rt.timer, s.db.CampaignCheckpoints(), clk); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	// The core reconciler with the campaign's rules, as the reconciler
 	// function runs it (a pass of at most 4 minutes).
 	rt.repair = &campaign.Repair{}
 	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
-		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Scheduler: rt.scheduler, Sender: sender,
-			Dispatcher: campaignDispatcher{rt}, Clock: clk, Target: campaignTarget, Log: log}); err != nil {
+		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender,
+			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
-	c, err := campaigncancel.New(rt.store, rt.store, rt.scheduler, clk, campaignTarget.GroupName, uint64(time.Now().UnixNano()))
+	c, err := campaigncancel.New(rt.store, rt.store, rt.timer, clk, uint64(time.Now().UnixNano()))
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
@@ -191,43 +197,79 @@ func (rt *campaignRuntime) handle(ctx context.Context, e campaign.FireEvent, how
 	return nil
 }
 
-// fireDue is the campaign part of the server's step: it fires every
-// campaign schedule whose at() time has come, earliest first, as the
-// scheduler does. A schedule is deleted (ActionAfterCompletion DELETE)
-// once its fire succeeded or its MaximumRetryAttempts retries are used
-// up (a dead letter, logged); a failed fire is tried again on a later
-// step. It returns how many schedules fired.
-func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
-	due, err := rt.scheduler.Due(rt.clock.Now(), campaignFiresPerStep)
+// retry is a fire that failed, and how often.
+type retry struct {
+	s        timer.Schedule
+	failures int
+}
+
+// restore arms the schedules saved at the last stop.
+func (rt *campaignRuntime) restore(db *boltstore.DB) error {
+	saved, err := db.CampaignSchedules()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var errs []error
-	for _, d := range due {
-		name := d.Request.Name
-		e, err := campaign.DecodeFire([]byte(d.Request.Input))
+	for _, sc := range saved {
+		if err := rt.timer.Create(context.Background(), sc); err != nil {
+			return fmt.Errorf("devserver: restore campaign schedule %s: %w", sc.Name, err)
+		}
+	}
+	rt.saved = rt.snapshot()
+	return nil
+}
+
+func (rt *campaignRuntime) snapshot() string {
+	b, _ := json.Marshal(rt.timer.All()) // schedules always encode
+	return string(b)
+}
+
+// persist saves the timer's schedules if they changed since last time.
+// The caller holds the server's persistMu.
+func (rt *campaignRuntime) persist(db *boltstore.DB) error {
+	snap := rt.snapshot()
+	if snap == rt.saved {
+		return nil
+	}
+	if err := db.ReplaceCampaignSchedules(rt.timer.All()); err != nil {
+		return err
+	}
+	rt.saved = snap
+	return nil
+}
+
+// fireDue is the campaign part of the server's step: the timer hands
+// over every send schedule whose time came (Fire), earliest first, and
+// each goes to the send worker with the payload every core timer hands
+// its target (TaskSchema.EncodePayload). A failed fire is tried again on
+// the next steps, up to campaign.ScheduleRetries retries, then dropped (a
+// dead letter, logged; the reconciler sends or moves the task). It
+// returns how many schedules fired.
+func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
+	due := rt.timer.Fire(rt.clock.Now())
+	for _, r := range rt.retries {
+		due = append(due, r.s)
+	}
+	for _, sc := range due {
+		e, err := campaign.DecodeFire([]byte(campaign.TaskSchema.EncodePayload(sc.Payload)))
 		if err == nil {
 			err = rt.handle(ctx, e, "schedule")
 		}
 		if err != nil && ctx.Err() != nil {
-			return len(due), errors.Join(errs...) // stopping: the fire did not happen
+			return len(due), nil // stopping: a restart finds the task as it was
 		}
-		if err != nil {
-			n, ferr := rt.scheduler.Failed(name)
-			if ferr != nil {
-				errs = append(errs, ferr)
-				continue
-			}
-			if n <= d.Request.MaximumRetryAttempts {
-				continue // retried on a later step
-			}
-			rt.log.Error("campaign schedule dead-lettered after its retries", "schedule", name, "error", err.Error())
+		r := rt.retries[sc.Name]
+		delete(rt.retries, sc.Name)
+		if err == nil {
+			continue
 		}
-		if err := rt.scheduler.Remove(name); err != nil && !errors.Is(err, campaign.ErrScheduleNotFound) {
-			errs = append(errs, err)
+		if r.failures++; r.failures <= campaign.ScheduleRetries {
+			r.s = sc
+			rt.retries[sc.Name] = r
+			continue
 		}
+		rt.log.Error("campaign schedule dead-lettered after its retries", "schedule", sc.Name, "error", err.Error())
 	}
-	return len(due), errors.Join(errs...)
+	return len(due), nil
 }
 
 // reconcile runs one campaign reconciler pass.

@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/suppress"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/timer"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // createCampaign creates and provisions a campaign of the recipients,
@@ -128,15 +131,15 @@ func TestCampaignResumesAfterRestart(t *testing.T) {
 }
 
 // TestCampaignFireRetries: a schedule whose fire fails is tried again on
-// the next steps, up to its MaximumRetryAttempts retries, then removed (a
+// the next steps, up to campaign.ScheduleRetries retries, then removed (a
 // dead letter, logged); a duplicate fire of a sent task sends nothing.
 func TestCampaignFireRetries(t *testing.T) {
 	e := campaignEnv(t, "ann@example.com")
 	ann := e.user("ann@example.com")
 	id := e.createCampaign(ann, "r0@example.com")
-	bad := campaign.ScheduleRequest{Name: "camp-bad", ClientToken: "t", Expression: "at(2030-01-01T12:00:00)", Timezone: "UTC",
-		MaximumRetryAttempts: campaign.ScheduleRetries, Input: `{"campaignId":""}`}
-	if err := e.srv.campaigns.scheduler.Create(context.Background(), bad); err != nil {
+	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	bad := timer.Schedule{Name: "camp-bad", ClientToken: "t", At: at, Payload: contract.Payload{Key: contract.Key{Partition: "not", Sort: "a task"}, Due: at}}
+	if err := e.srv.campaigns.timer.Create(context.Background(), bad); err != nil {
 		t.Fatal(err)
 	}
 	for i := range campaign.ScheduleRetries + 1 {
@@ -243,5 +246,33 @@ func TestCampaignLimitsAreCounted(t *testing.T) {
 	ann = e.signIn("ann@example.com")
 	if r := e.do("POST", "/campaigns", "Bearer "+ann, body); r.status != http.StatusTooManyRequests {
 		t.Fatalf("second create the same day: %d %s, want 429", r.status, r.raw)
+	}
+}
+
+// TestCampaignSendsOnEveryTimer: make dev arms a campaign's sends on the
+// stand-in of its -timer, keeps them across a restart, and fires each
+// once at its time (a TTL marker within the sweeper's delay).
+func TestCampaignSendsOnEveryTimer(t *testing.T) {
+	for _, l := range timerspec.All {
+		t.Run(string(l), func(t *testing.T) {
+			fake := clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
+			cfg := Config{DataDir: t.TempDir(), CampaignSenders: []string{"ann@example.com"}, Timer: l, TTLMaxDelay: time.Second}
+			e := startWith(t, fake, cfg)
+			ann := e.user("ann@example.com")
+			e.createCampaign(ann, "r0@example.com", "r1@example.com")
+			e.stop()
+			e = startWith(t, fake, cfg)
+			ann = e.signIn("ann@example.com")
+			if n := e.campaignSchedules(); n != 2 {
+				t.Fatalf("%d schedules after the restart, want 2", n)
+			}
+			fake.Advance(150 * time.Second) // 12:02:30: past both sends (12:01, 12:02) and the sweeper's delay, inside the window
+			if n := e.step(); n != 2 {
+				t.Fatalf("fired %d, want 2", n)
+			}
+			if got := e.sentTo(ann); got["r0@example.com"] != 1 || got["r1@example.com"] != 1 || e.campaignSchedules() != 0 {
+				t.Fatalf("sent %v, %d schedules left", got, e.campaignSchedules())
+			}
+		})
 	}
 }

@@ -278,6 +278,9 @@ func (s *Server) persist() error {
 			errs = append(errs, err)
 		}
 	}
+	if s.campaigns != nil {
+		errs = append(errs, s.campaigns.persist(s.db))
+	}
 	return errors.Join(errs...)
 }
 

@@ -42,44 +42,6 @@ func TestBucket(t *testing.T) {
 	}
 }
 
-func TestSchedulerSemantics(t *testing.T) {
-	ctx := context.Background()
-	s := NewCampaignScheduler(nil)
-	r := campaign.ScheduleRequest{Name: "camp-x", ClientToken: "a"}
-	if err := s.Create(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Create(ctx, r); err != nil {
-		t.Fatalf("same token again: %v", err)
-	}
-	r2 := r
-	r2.ClientToken = "b"
-	if err := s.Create(ctx, r2); !errors.Is(err, campaign.ErrScheduleExists) {
-		t.Fatalf("other token: %v", err)
-	}
-	if ok, _ := s.Exists(ctx, "", "camp-x"); !ok {
-		t.Fatal("not found")
-	}
-	if err := s.Delete(ctx, "", "camp-x"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Delete(ctx, "", "camp-x"); !errors.Is(err, campaign.ErrScheduleNotFound) {
-		t.Fatalf("second delete: %v", err)
-	}
-	s.Fault = func(string, string) (error, bool) { return errors.New("reset"), true }
-	if err := s.Create(ctx, r); err == nil || len(s.Schedules()) != 1 {
-		t.Fatalf("lost answer: %v, %d schedules (want the create applied)", err, len(s.Schedules()))
-	}
-	if st := s.Stats(); st.Creates != 2 || st.Calls != 7 {
-		t.Fatalf("stats %+v", st)
-	}
-	lim := NewCampaignScheduler(NewBucket(clock.NewFake(t0), 1, 1))
-	_ = lim.Create(ctx, r)
-	if err := lim.Create(ctx, r2); !errors.Is(err, campaign.ErrThrottled) || lim.Stats().Throttled != 1 {
-		t.Fatalf("over the bucket: %v", err)
-	}
-}
-
 func TestSenderSendsOncePerKey(t *testing.T) {
 	ctx := context.Background()
 	s := NewCampaignSender(clock.NewFake(t0))

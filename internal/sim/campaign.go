@@ -1,11 +1,13 @@
 package sim
 
 // The campaign workload (Config.Workload = WorkloadCampaigns): one
-// campaign's whole life on the EventBridge Scheduler timer, with the
-// history's seeded source, faults, trace and reports (core). Planning near
-// a daylight-saving transition; provisioning with throttles, lost answers,
-// errors, short deadlines and killed runs; schedule fires that come early,
-// late, twice or not at all (to the DLQ); the send worker crashing after
+// campaign's whole life on the history's timer (any core timer: its sends
+// are armed through the core's timer ports), with the history's seeded
+// source, faults, trace and reports (core). Planning near a
+// daylight-saving transition; provisioning with throttles, lost answers,
+// errors, short deadlines and killed runs; fires that come early (on the
+// EventBridge Scheduler), late (a TTL marker's sweep up to 48 hours late),
+// twice or not at all (to the DLQ); the send worker crashing after
 // its claim or after its send, with bounces and retryable send errors; the
 // 30-minute reconciler; and, in a sixth of the histories, a cancel part-way.
 // The services run through the seam in campaigns.go.
@@ -13,8 +15,10 @@ package sim
 import (
 	"container/heap"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +28,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/timer"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 // The campaign invariants, checked after every campaign history:
@@ -39,7 +45,9 @@ import (
 //     Running task is recovered, a lost fire is sent by the reconciler);
 //     the campaign ends Completed exactly when no task is open; no
 //     schedule is left after every task settled; the reconciler and the
-//     cancel never fail; the history ends.
+//     cancel never fail (but for a pass whose timer listing failed on every
+//     retry by injected faults: the next pass does its work); the history
+//     ends.
 const (
 	invExactlyOnce = "C1"
 	invOnTime      = "C2"
@@ -80,8 +88,8 @@ type campaignWorld struct {
 	horizon  time.Time // the last reconciler pass
 	// cancelledAt is when the campaign was cancelled (zero: never).
 	cancelledAt time.Time
-	// early is how long before its time each schedule (name and
-	// expression) fires: drawn once, as nextFire asks again and again.
+	// early is how long before its time each schedule (name and due
+	// time) fires: drawn once, as nextFire asks again and again.
 	early map[string]time.Duration
 }
 
@@ -159,7 +167,7 @@ func (w *campaignWorld) setUp() error {
 	if err != nil {
 		return fmt.Errorf("tasks: %w", err)
 	}
-	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w, w.cfg.Mutation, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
+	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w.cfg.Timer, w, w.cfg.Mutation, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
 	return err
 }
 
@@ -173,7 +181,7 @@ func (w *campaignWorld) provision() error {
 		ctx, kill := context.WithCancel(w.ctx)
 		w.kill, w.killName = kill, ""
 		if w.chance(0.12) {
-			w.killName = campaign.ScheduleName(campaign.TaskID(w.c.ID, w.rng.Intn(len(w.sends))))
+			w.killName = campaign.ScheduleName(campaign.Key{CampaignID: w.c.ID, TaskID: campaign.TaskID(w.c.ID, w.rng.Intn(len(w.sends)))})
 		}
 		deadline := w.clock.Now().Add(provisionMargin + time.Duration(20+w.rng.Intn(280))*time.Second)
 		res, err := w.ports.provision(ctx, w.c.ID, deadline)
@@ -200,14 +208,14 @@ func (w *campaignWorld) provision() error {
 // The hooks (campaignHooks).
 
 func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
-	if op == "create" && name == w.killName && w.kill != nil {
+	if op == "Create" && name == w.killName && w.kill != nil {
 		w.killName = ""
 		w.kill()
 		return context.Canceled, false
 	}
 	switch {
 	case w.inject(FaultSchedulerThrottled, 0.2):
-		return fmt.Errorf("%s %s: %w", op, name, campaign.ErrThrottled), false
+		return fmt.Errorf("%s %s: %w", op, name, timer.ErrThrottled), false
 	case w.inject(FaultSchedulerError, 0.1):
 		return fmt.Errorf("%s %s: InternalServerException (injected)", op, name), false
 	case w.inject(FaultSchedulerResponseLost, 0.04):
@@ -236,7 +244,8 @@ func (w *campaignWorld) crashAfterSend(campaign.SendTask) bool {
 
 func (w *campaignWorld) dispatched(e campaign.FireEvent) {
 	w.res.Faults[FaultSendDispatched]++
-	w.push(w.clock.Now().Add(time.Second), evDeliver, e.TaskID+"|0")
+	b, _ := json.Marshal(e) // two strings always marshal
+	w.push(w.clock.Now().Add(time.Second), evDeliver, string(b)+"|0")
 }
 
 // Events.
@@ -276,40 +285,37 @@ func (w *campaignWorld) push(at time.Time, kind, arg string) {
 	heap.Push(&w.events, campaignEvent{at: at, seq: w.seq, kind: kind, arg: arg})
 }
 
-// nextFire is the earliest live schedule (by name on a tie: the draws
-// must not follow the map's order).
-func (w *campaignWorld) nextFire() (string, time.Time, bool) {
+// nextFire is the schedule that fires first, and when: its due time, or
+// earlier by earlyBy (ties by name and due time: the draws must not
+// follow a map's order).
+func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
 	all := w.ports.schedules()
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var name string
+	slices.SortFunc(all, func(a, b timer.Schedule) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return a.At.Compare(b.At)
+	})
+	var next timer.Schedule
 	var at time.Time
-	for _, n := range names {
-		r := all[n]
-		t, err := time.ParseInLocation(plan.LocalLayout, strings.TrimSuffix(strings.TrimPrefix(r.Expression, "at("), ")"), mustLoc(r.Timezone))
-		if err != nil {
-			continue
-		}
-		t = t.Add(-w.earlyBy(n, r.Expression))
-		if name == "" || t.Before(at) {
-			name, at = n, t
+	for _, s := range all {
+		if t := s.At.Add(-w.earlyBy(s)); at.IsZero() || t.Before(at) {
+			next, at = s, t
 		}
 	}
-	return name, at, name != ""
+	return next, at, !at.IsZero()
 }
 
-// earlyBy is how long before its time the schedule fires: zero, or
-// (FaultFiredEarly) up to 59 s. The send worker must fail such a fire (the
-// retry a minute later sends it), never send before the planned time nor
-// drop it.
-func (w *campaignWorld) earlyBy(name, expr string) time.Duration {
-	k := name + "|" + expr
+// earlyBy is how long before its time the schedule fires: zero, or on
+// the EventBridge Scheduler (FaultFiredEarly) up to 59 s. The send worker
+// must fail such a fire (the retry a minute later sends it), never send
+// before the planned time nor drop it. A Step Functions Wait ends at the
+// due time; a TTL sweep comes after it.
+func (w *campaignWorld) earlyBy(s timer.Schedule) time.Duration {
+	k := s.Name + "|" + s.At.String()
 	d, ok := w.early[k]
 	if !ok {
-		if w.chance(0.12) {
+		if w.cfg.Timer != timerspec.StepFunctions && w.cfg.Timer != timerspec.TTL && w.chance(0.12) {
 			d = time.Duration(1+w.rng.Intn(59)) * time.Second
 		}
 		w.early[k] = d
@@ -324,7 +330,7 @@ func (w *campaignWorld) loop() error {
 		if steps > 100_000 {
 			return errors.New("no end after 100,000 events")
 		}
-		name, fireAt, hasFire := w.nextFire()
+		next, fireAt, hasFire := w.nextFire()
 		if w.events.Len() == 0 && !hasFire {
 			if w.open() {
 				return fmt.Errorf("no event left (horizon %s) but %d tasks are still open", w.horizon, w.ports.open(w.c.ID))
@@ -335,7 +341,7 @@ func (w *campaignWorld) loop() error {
 			return nil
 		}
 		if hasFire && (w.events.Len() == 0 || !w.events[0].at.Before(fireAt)) {
-			w.fire(name, fireAt)
+			w.fire(next, fireAt)
 			continue
 		}
 		e := heap.Pop(&w.events).(campaignEvent)
@@ -349,7 +355,14 @@ func (w *campaignWorld) loop() error {
 				continue
 			}
 			res, err := w.ports.reconcile(w.ctx, w.clock.Now().Add(15*time.Minute))
-			if err != nil {
+			switch {
+			case err != nil && strings.Contains(err.Error(), "(injected)"):
+				// A timer call that failed on every retry (the listing
+				// of the pass): the pass fails, and the next one, half
+				// an hour later, does its work.
+				w.tracef("reconcile pass failed on an injected fault: %v", err)
+				continue
+			case err != nil:
 				return fmt.Errorf("reconciler: %w", err)
 			}
 			w.res.Faults[FaultSendRecovered] += res.Recovered
@@ -366,41 +379,68 @@ func (w *campaignWorld) loop() error {
 			w.res.Faults[FaultCampaignCancelled]++
 			w.tracef("cancel %s", out)
 		case evDeliver:
-			taskID, try, _ := strings.Cut(e.arg, "|")
-			w.deliver(taskID, try)
+			i := strings.LastIndexByte(e.arg, '|')
+			w.deliver(e.arg[:i], e.arg[i+1:])
 		}
 	}
 }
 
-// fire is the schedule name firing at its time: it deletes itself, and
-// its invocation comes a few seconds later, or late, twice, or (dropped)
-// not at all.
-func (w *campaignWorld) fire(name string, at time.Time) {
+// fire is the timer firing at its time: it hands over next (at its due
+// time less earlyBy) and whatever else is due by next's time, each as the
+// payload every core timer hands its target. Each invocation comes a few
+// seconds later, or late, twice, or (dropped) not at all.
+func (w *campaignWorld) fire(next timer.Schedule, at time.Time) {
 	w.clock.Set(at)
-	expr := w.ports.schedules()[name].Expression
-	w.ports.removeSchedule(name) // ActionAfterCompletion DELETE
-	if d := w.early[name+"|"+expr]; d > 0 {
-		w.count(FaultFiredEarly)
-		w.tracef("fire %s %s early", name, d)
-	}
-	taskID := strings.TrimPrefix(name, campaign.ScheduleNamePrefix)
-	if w.inject(FaultFireDropped, 0.07) {
-		w.tracef("fire %s dropped to the DLQ", taskID)
-		return
-	}
-	delay := time.Duration(w.rng.Intn(20)) * time.Second
-	if w.inject(FaultFiredLate, 0.05) {
-		delay = time.Duration(10+w.rng.Intn(120)) * time.Minute
-	}
-	w.push(at.Add(delay), evDeliver, taskID+"|0")
-	if w.inject(FaultFiredTwice, 0.08) {
-		w.push(at.Add(delay+time.Duration(w.rng.Intn(40))*time.Second), evDeliver, taskID+"|0")
+	for _, s := range w.ports.fireDue(next.At) {
+		payload := campaign.TaskSchema.EncodePayload(s.Payload)
+		if s.At.After(at) {
+			w.count(FaultFiredEarly)
+			w.tracef("fire %s %s early", s.Name, s.At.Sub(at))
+		}
+		if w.inject(FaultFireDropped, 0.07) {
+			w.tracef("fire %s dropped to the DLQ", s.Name)
+			continue
+		}
+		delay := time.Duration(w.rng.Intn(20)) * time.Second
+		switch {
+		case w.cfg.Timer == timerspec.TTL:
+			// DynamoDB deletes an expired marker within about 48 hours,
+			// most of them soon (as the task workload's ttlDelay).
+			delay = time.Duration(math.Pow(w.rng.Float64(), 4) * float64(timerspec.TTLPrecision)).Truncate(time.Second)
+			if delay > ttlLateAfter {
+				w.res.Faults[FaultTTLDeleteLate]++
+			}
+		case w.inject(FaultFiredLate, 0.05):
+			delay = time.Duration(10+w.rng.Intn(120)) * time.Minute
+		}
+		w.push(at.Add(delay), evDeliver, payload+"|0")
+		if w.inject(w.duplicateFault(), 0.08) {
+			w.push(at.Add(delay+time.Duration(w.rng.Intn(40))*time.Second), evDeliver, payload+"|0")
+		}
 	}
 }
 
-// deliver invokes the send worker once; a crash or an error is retried
-// by the asynchronous invoke up to 2 times, a minute apart.
-func (w *campaignWorld) deliver(taskID, try string) {
+// duplicateFault is the timer's "invoked twice" fault.
+func (w *campaignWorld) duplicateFault() Fault {
+	switch w.cfg.Timer {
+	case timerspec.StepFunctions:
+		return FaultDuplicateExecution
+	case timerspec.TTL:
+		return FaultStreamRedeliveredTTL
+	}
+	return FaultFiredTwice
+}
+
+// deliver invokes the send function once with in (a timer's payload, or
+// the reconciler's dispatch), as its handler decodes it; a crash or an
+// error is retried by the asynchronous invoke up to 2 times, a minute
+// apart.
+func (w *campaignWorld) deliver(in, try string) {
+	e, err := campaign.DecodeFire([]byte(in))
+	if err != nil {
+		w.violate(invLiveness, "the send function cannot read %s: %v", in, err)
+		return
+	}
 	out, err := func() (out string, err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -410,12 +450,12 @@ func (w *campaignWorld) deliver(taskID, try string) {
 				err = errCampaignCrash
 			}
 		}()
-		return w.ports.fire(w.ctx, campaign.FireEvent{CampaignID: w.c.ID, TaskID: taskID})
+		return w.ports.fire(w.ctx, e)
 	}()
-	w.tracef("deliver %s (try %s): %s %v", taskID, try, out, err)
+	w.tracef("deliver %s (try %s): %s %v", e.TaskID, try, out, err)
 	if err != nil && try != "2" {
 		next := map[string]string{"0": "1", "1": "2"}[try]
-		w.push(w.clock.Now().Add(time.Minute), evDeliver, taskID+"|"+next)
+		w.push(w.clock.Now().Add(time.Minute), evDeliver, in+"|"+next)
 	}
 }
 

@@ -19,18 +19,19 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign/send"
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/reconcile"
+	"github.com/unschedule/unschedule/internal/domain/timer"
+	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
-
-// campaignTarget is the send function every schedule invokes.
-var campaignTarget = campaign.Target{GroupName: "campaigns", FunctionArn: "arn:send", RoleArn: "arn:role", DeadLetterArn: "arn:dlq"}
 
 // campaignHooks are the workload's faults and observers, asked by the
 // ports at the moments they can strike.
 type campaignHooks interface {
-	// schedulerCall is asked before each scheduler call (op "create",
-	// "exists", "delete"): a non-nil error is returned instead; with lost
-	// set the call takes effect and its answer is lost.
+	// schedulerCall is asked before each timer call (op "Create",
+	// "Update", "Delete", "Get", "List"): a non-nil error is returned
+	// instead; with lost set the call takes effect and its answer is
+	// lost.
 	schedulerCall(op, name string) (err error, lost bool)
 	// sendCall is asked before the sender sends m (a bounce, a retryable
 	// error).
@@ -60,10 +61,10 @@ type reconcilePass struct {
 }
 
 // campaignPorts is one campaign's services over in-memory ports on the
-// history's clock.
+// history's clock, its sends armed on the history's timer.
 type campaignPorts struct {
 	store  *memory.CampaignStore
-	sched  *memory.CampaignScheduler
+	sched  *memory.Remote
 	sender *memory.CampaignSender
 	worker *send.Worker
 	recon  campaign.ReconcilePorts
@@ -77,12 +78,14 @@ type campaignPorts struct {
 	cps    *provision.MemoryCheckpoints
 }
 
-// newCampaignPorts stores c and its tasks and builds the services, with
-// m's campaign mutations; seed fixes their jitter, pageSize the
+// newCampaignPorts stores c and its tasks and builds the services on
+// timer l's stand-in (a TTL marker is swept at its due time: the
+// workload draws the sweeper's delay as the invocation's), with m's
+// campaign mutations; seed fixes their jitter, pageSize the
 // provisioner's page.
-func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
-	p := &campaignPorts{store: memory.NewCampaignStore(), sched: memory.NewCampaignScheduler(nil), sender: memory.NewCampaignSender(clk),
-		cps: provision.NewMemoryCheckpoints()}
+func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, l timerspec.Name, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
+	p := &campaignPorts{store: memory.NewCampaignStore(), sched: memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil),
+		sender: memory.NewCampaignSender(clk), cps: provision.NewMemoryCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
 	p.sched.Fault = h.schedulerCall
@@ -101,15 +104,21 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, workerClock, send.DefaultLease); err != nil {
 		return nil, err
 	}
-	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Scheduler: p.sched, Sender: recorded,
-		Dispatcher: dispatcher{h}, Clock: clk, Target: campaignTarget, Checkpoints: &campaign.MemoryCheckpoints{},
+	// The reconciler function's caller: one call in flight, throttles
+	// and errors retried.
+	caller, err := paced.New(paced.Config{Concurrency: 1, CallsPerSecond: campaign.DefaultReconcileCallsPerSecond, Seed: seed}, clk)
+	if err != nil {
+		return nil, err
+	}
+	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded,
+		Dispatcher: dispatcher{h}, Clock: clk, Caller: caller, Checkpoints: &campaign.MemoryCheckpoints{},
 		Log: slog.New(slog.DiscardHandler)}
-	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, campaignTarget.GroupName, seed); err != nil {
+	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, seed); err != nil {
 		return nil, err
 	}
 	// One call in flight and one task handed out at a time keep the
 	// history repeatable (the provision tests cover concurrency).
-	p.prov, err = provision.New(provision.Config{Target: campaignTarget, Concurrency: 1, MaxAhead: 1, PageSize: pageSize,
+	p.prov, err = provision.New(provision.Config{Concurrency: 1, MaxAhead: 1, PageSize: pageSize,
 		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, p.sched, p.cps, clk)
 	return p, err
 }
@@ -163,10 +172,10 @@ func (p *campaignPorts) cancel(ctx context.Context, id, reason string, deadline 
 	return fmt.Sprintf("%+v", res), err
 }
 
-// schedules are the live schedules by name; removeSchedule deletes one
-// as it fires (ActionAfterCompletion DELETE).
-func (p *campaignPorts) schedules() map[string]campaign.ScheduleRequest { return p.sched.Schedules() }
-func (p *campaignPorts) removeSchedule(name string)                     { p.sched.Remove(name) }
+// schedules are what the timer holds; fireDue hands over (and ends)
+// those due by at, as the timer fires them.
+func (p *campaignPorts) schedules() []timer.Schedule           { return p.sched.All() }
+func (p *campaignPorts) fireDue(at time.Time) []timer.Schedule { return p.sched.Fire(at) }
 
 func (p *campaignPorts) tasks(id string) []campaign.SendTask { return p.store.All(id) }
 func (p *campaignPorts) open(id string) int                  { return p.store.CountOpen(id) }

@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"math/rand"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,19 +118,19 @@ func ParseWorkload(s string) (Workload, error) {
 	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
 }
 
-// Applies reports whether workload w runs on timer t: tasks on every
-// timer; campaign sends on the EventBridge Scheduler only (their
-// provisioning creates one-time schedules).
+// Applies reports whether workload w runs on timer t: both workloads
+// run on every timer (campaign sends are armed through the core's timer
+// ports, as tasks are).
 func Applies(w Workload, t timerspec.Name) bool {
-	return w != WorkloadCampaigns || t == timerspec.EventBridgeScheduler || t == ""
+	return t == "" || slices.Contains(timerspec.All, t)
 }
 
 // Config is one history.
 type Config struct {
 	Seed int64
 	// Workload is what the history runs; zero for tasks. The campaign
-	// workload reads Seed, Timer (which must be the EventBridge
-	// Scheduler's, see Applies) and Trace only.
+	// workload reads Seed, Timer, Mutation's campaign mutations and Trace
+	// only.
 	Workload Workload
 	// Mutation is applied to the stages; zero for the real code.
 	Mutation Mutation
@@ -360,7 +361,7 @@ func Run(cfg Config) Result {
 	case WorkloadTasks, "":
 	case WorkloadCampaigns:
 		if !Applies(cfg.Workload, cfg.Timer) {
-			panic(fmt.Sprintf("sim: the campaign workload runs on the scheduler timer only (given %s)", cfg.Timer))
+			panic(fmt.Sprintf("sim: unknown timer %q", cfg.Timer))
 		}
 		return runCampaign(cfg)
 	case WorkloadFutureEvents:

@@ -2,10 +2,11 @@
 // Cognito authorizer): create, preview, provision, cancel, get. See
 // campaignapi.Handler.
 //
-// Environment: CAMPAIGN_TABLE, SCHEDULE_GROUP, PROVISION_FUNCTION_ARN,
-// ALLOWED_ORIGINS, SENDER_GROUP, and the sender limits
-// MAX_CAMPAIGNS_PER_DAY, MAX_CAMPAIGN_SENDS_PER_DAY,
-// MAX_RECIPIENTS_PER_CAMPAIGN (constructs/campaigns).
+// Environment: CAMPAIGN_TABLE, PROVISION_FUNCTION_ARN, ALLOWED_ORIGINS,
+// SENDER_GROUP, the sender limits MAX_CAMPAIGNS_PER_DAY,
+// MAX_CAMPAIGN_SENDS_PER_DAY, MAX_RECIPIENTS_PER_CAMPAIGN, and the bound
+// timer's variables (UNSCHEDULE_TIMER, UNSCHEDULE_ITEM_SCHEMA and that
+// timer's own), whose schedules a cancel deletes (constructs/campaigns).
 package main
 
 import (
@@ -16,15 +17,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
 
-	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaign/campaigntimer"
 	"github.com/unschedule/unschedule/internal/campaign/limits"
 	"github.com/unschedule/unschedule/internal/campaign/limits/limitsdynamo"
 	"github.com/unschedule/unschedule/internal/clock"
@@ -36,7 +36,9 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, group, provisioner, origins := env.Require(envvars.CampaignTable), env.Require(envvars.ScheduleGroup), env.Require(envvars.ProvisionFunctionArn), env.List(envvars.AllowedOrigins)
+	table, provisioner, origins := env.Require(envvars.CampaignTable), env.Require(envvars.ProvisionFunctionArn), env.List(envvars.AllowedOrigins)
+	tc, err := campaigntimer.Load(env, os.Getenv)
+	lambdaenv.Must(0, err)
 	senderGroup := env.Require(envvars.SenderGroup)
 	lim := limits.Limits{
 		CampaignsPerDay:       env.Int(envvars.MaxCampaignsPerDay, limits.DefaultCampaignsPerDay, 1, limits.MaxCampaignsPerDay),
@@ -48,8 +50,8 @@ func main() {
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(dynamo.NewCampaignStore(ddb, table))
 	limiter := lambdaenv.Must(limits.New(lim, lambdaenv.Must(limitsdynamo.New(ddb, table)), clock.System{}))
-	sched := lambdaenv.Must(awsscheduler.NewRequests(scheduler.NewFromConfig(cfg)))
-	canceller := lambdaenv.Must(campaigncancel.New(store, store, sched, clock.System{}, group, 0))
+	tm := lambdaenv.Must(campaigntimer.New(cfg, tc))
+	canceller := lambdaenv.Must(campaigncancel.New(store, store, tm, clock.System{}, 0))
 	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
 	h := lambdaenv.Must(campaignapi.New(store, start, canceller, clock.System{}, nil, origins, senderGroup, log))

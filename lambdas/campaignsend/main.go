@@ -1,6 +1,10 @@
-// Command campaignsend sends one campaign email per invocation: every
-// campaign schedule invokes it with {"campaignId","taskId"} (and the
-// reconciler, for an overdue task). It composes the firing core
+// Command campaignsend sends one campaign email per invocation: it is
+// the target of the core timer bound to the send tasks, which hands it
+// each task's payload (campaign.TaskSchema: an EventBridge schedule's or
+// a Step Functions execution's input, or a batch of TTL deletions of
+// markers), and the reconciler invokes it with {"campaignId","taskId"}
+// for an overdue task (as schedules armed before campaigns ran on the
+// core's timers still do). It composes the firing core
 // (fire.Core on campaign.TaskSchema: claim, lease, delivery mark) with
 // the send target, as lambdas/expiry composes it with the to-do app's
 // notify target. See send.Worker for the rules.
@@ -49,5 +53,5 @@ func main() {
 	w.Deliverability = &send.Deliverability{Sender: sc.From, Suppressions: lambdaenv.Must(ses.NewSuppressions(ddb, sc.Table)),
 		Links: unsubscribe.Links{Base: base, Keys: keys}}
 	h := &cl.Send{Worker: w, Metrics: metrics.New(metrics.FunctionCampaignSend, nil), Log: log}
-	lambda.Start(h.Handle)
+	lambda.Start(h.Invoke)
 }

@@ -1,8 +1,7 @@
 // Package awsscheduler is the one EventBridge Scheduler adapter of the
 // core. Client speaks the task ports: task.Scheduler and
-// task.ScheduleReader over one schedule group. Requests speaks
-// campaign.Scheduler, for an adopter that builds each request itself (a
-// local at() time in its own zone). Both map a throttle onto
+// task.ScheduleReader over one schedule group, for items of any schema
+// (the to-do app's tasks, campaign sends). It maps a throttle onto
 // timer.ErrThrottled, which the core's paced caller
 // (internal/domain/timer/paced) backs off and retries.
 //
@@ -29,10 +28,11 @@ import (
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
 
-// API is the part of the EventBridge Scheduler client Client uses (a
-// superset of Requests').
+// API is the part of the EventBridge Scheduler client Client uses.
 type API interface {
-	RequestAPI
+	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
+	GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error)
+	DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error)
 	UpdateSchedule(ctx context.Context, in *scheduler.UpdateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.UpdateScheduleOutput, error)
 	ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, opts ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error)
 }

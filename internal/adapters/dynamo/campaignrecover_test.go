@@ -55,8 +55,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	clock.Set(tasks[1].SendAt.Add(2 * time.Minute)) // both past their due time and lease
 	rules := &campaign.Repair{}
 	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Scheduler: memory.NewCampaignScheduler(nil), Sender: sender, Dispatcher: noDispatch{}, Clock: clock,
-		Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}})
+		Timer: memory.NewScheduler(), Sender: sender, Dispatcher: noDispatch{}, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,9 +143,8 @@ func TestHandlersOnDynalite(t *testing.T) {
 	st := newCampaignStore(t)
 	_, tasks := seed(t, st, "c2", 12)
 	clock := clock.NewFake(t0)
-	sched := memory.NewCampaignScheduler(nil)
-	p, err := provision.New(provision.Config{Target: campaign.Target{GroupName: "g", FunctionArn: "fn", RoleArn: "role", DeadLetterArn: "dlq"}, PageSize: 5, Seed: 1},
-		st, st, sched, st, clock)
+	sched := memory.NewScheduler()
+	p, err := provision.New(provision.Config{PageSize: 5, Seed: 1}, st, st, sched, st, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +155,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 	if c, _ := st.Campaign(ctx, "c2"); c.Status != campaign.Active {
 		t.Fatalf("campaign %s after provisioning, want Active", c.Status)
 	}
-	if n := len(sched.Schedules()); n != 12 {
+	if n := len(sched.All()); n != 12 {
 		t.Fatalf("%d schedules, want 12", n)
 	}
 	outbox := memory.NewCampaignSender(clock)

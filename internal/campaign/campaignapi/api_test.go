@@ -43,7 +43,7 @@ func (s *starts) Start(_ context.Context, id string) error {
 type env struct {
 	h      *campaignapi.Handler
 	store  *dynamo.CampaignStore
-	sched  *memory.CampaignScheduler
+	sched  *memory.Remote
 	starts *starts
 	n      int
 }
@@ -57,8 +57,8 @@ func setup(t *testing.T) *env {
 	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
 	st, _ := dynamo.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
-	e := &env{store: st, sched: memory.NewCampaignScheduler(nil), starts: &starts{}}
-	c, _ := campaigncancel.New(st, st, e.sched, clock, "campaigns", 1)
+	e := &env{store: st, sched: memory.NewRemote(memory.NewScheduler(), nil), starts: &starts{}}
+	c, _ := campaigncancel.New(st, st, e.sched, clock, 1)
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error
 	e.h, err = campaignapi.New(st, e.starts, c, clock, func() string { e.n++; return fmt.Sprintf("c%d", e.n) },

@@ -43,10 +43,9 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
 	st, _ := dynamo.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
-	sched := memory.NewCampaignScheduler(nil)
-	target := campaign.Target{GroupName: "campaigns", FunctionArn: "send", RoleArn: "role", DeadLetterArn: "dlq"}
-	p, _ := provision.New(provision.Config{Target: target, Seed: 1}, st, st, sched, st, clock)
-	c, _ := campaigncancel.New(st, st, sched, clock, "campaigns", 1)
+	sched := memory.NewScheduler()
+	p, _ := provision.New(provision.Config{Seed: 1}, st, st, sched, st, clock)
+	c, _ := campaigncancel.New(st, st, sched, clock, 1)
 	h, err := campaignapi.New(st, runNow{p, clock}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -62,25 +61,16 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	}
 	id := call("POST", campaignapi.RouteCampaigns, "")["id"].(string)
 	call("POST", campaignapi.RouteProvision, id)
-	live := sched.Schedules()
-	if len(live) != 7 {
-		t.Fatalf("%d schedules, want 7", len(live))
+	fires := sched.All()
+	if len(fires) != 7 {
+		t.Fatalf("%d schedules, want 7", len(fires))
 	}
-	var fires []campaign.ScheduleRequest
-	for _, r := range live {
-		fires = append(fires, r)
-	}
-	sort.Slice(fires, func(i, j int) bool { return fires[i].Name < fires[j].Name })
+	sort.Slice(fires, func(i, j int) bool { return fires[i].At.Before(fires[j].At) })
 	outbox := memory.NewCampaignSender(clock)
 	w, _ := send.New(st, st, outbox, clock, 0)
-	loc, _ := time.LoadLocation("Europe/Berlin")
 	for _, r := range fires {
-		at, err := time.ParseInLocation("2006-01-02T15:04:05", r.Expression[3:len(r.Expression)-1], loc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clock.Set(at)
-		e, err := campaign.DecodeFire([]byte(r.Input))
+		clock.Set(r.At)
+		e, err := campaign.DecodeFire([]byte(campaign.TaskSchema.EncodePayload(r.Payload)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 	}
 	st := memStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(now)
-	c, _ := campaigncancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
+	c, _ := campaigncancel.New(st, st, memory.NewScheduler(), clock, 1)
 	h, err := campaignapi.New(st, &starts{}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.Fatal(err)

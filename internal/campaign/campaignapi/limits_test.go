@@ -46,7 +46,7 @@ func limited(t *testing.T, l limits.Limits, c limits.Counters) *campaignapi.Hand
 	t.Helper()
 	st := limitsStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(limitsNow)
-	cn, _ := campaigncancel.New(st, st, memory.NewCampaignScheduler(nil), clock, "g", 1)
+	cn, _ := campaigncancel.New(st, st, memory.NewScheduler(), clock, 1)
 	h, err := campaignapi.New(st, noStarts{}, cn, clock, nil, []string{"https://app.example.com"}, campaignapi.DefaultSenderGroup,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

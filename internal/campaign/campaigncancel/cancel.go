@@ -1,7 +1,9 @@
 // Package cancel cancels a campaign: it marks the campaign Cancelled (so
 // provisioning stops and the send worker cancels any task it is fired
 // for), then moves each Pending task to Cancelled with a conditional
-// write and deletes its schedule; a schedule already gone (never made,
+// write and deletes its schedule from the core's timer (any of them,
+// through the core's paced caller: throttles backed off and retried a
+// bounded number of times); a schedule already gone (never made,
 // as for a Draft, or deleted by an earlier cancel) is counted apart, so
 // the counts say what this cancel did. Running tasks finish; terminal ones stay as they are. A cancel
 // that stops midway (deadline, crash) is finished by running it again or
@@ -15,6 +17,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/domain/timer"
+	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 )
 
 // Result counts what a cancel did.
@@ -32,10 +36,9 @@ type Result struct {
 type Canceller struct {
 	tasks     campaign.Tasks
 	campaigns campaign.Campaigns
-	scheduler campaign.Scheduler
+	timer     timer.Scheduler
 	clock     campaign.Clock
-	group     string
-	backoff   *campaign.Backoff
+	caller    *paced.Caller
 	// PageSize of the task reads. Default: 100.
 	PageSize int
 	// Margin: stop this long before the deadline. Default: 30 s.
@@ -44,13 +47,18 @@ type Canceller struct {
 	ThrottleTries int
 }
 
-// New returns a Canceller for the schedules of group.
-func New(tasks campaign.Tasks, campaigns campaign.Campaigns, s campaign.Scheduler, clock campaign.Clock, group string, seed uint64) (*Canceller, error) {
-	if tasks == nil || campaigns == nil || s == nil || clock == nil || group == "" {
-		return nil, errors.New("cancel: tasks, campaigns, scheduler, clock and a schedule group are required")
+// New returns a Canceller of the send tasks' schedules on the timer s;
+// seed seeds the back-off's jitter (0: random).
+func New(tasks campaign.Tasks, campaigns campaign.Campaigns, s timer.Scheduler, clock campaign.Clock, seed uint64) (*Canceller, error) {
+	if tasks == nil || campaigns == nil || s == nil || clock == nil {
+		return nil, errors.New("cancel: tasks, campaigns, timer and clock are required")
 	}
-	return &Canceller{tasks: tasks, campaigns: campaigns, scheduler: s, clock: clock, group: group,
-		backoff: campaign.NewBackoff(100*time.Millisecond, 5*time.Second, seed), PageSize: 100, Margin: 30 * time.Second, ThrottleTries: 8}, nil
+	caller, err := paced.New(paced.Config{BaseBackoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second, Seed: seed}, clock)
+	if err != nil {
+		return nil, fmt.Errorf("cancel: %w", err)
+	}
+	return &Canceller{tasks: tasks, campaigns: campaigns, timer: s, clock: clock, caller: caller,
+		PageSize: 100, Margin: 30 * time.Second, ThrottleTries: 8}, nil
 }
 
 // Cancel cancels the campaign for reason (required).
@@ -112,14 +120,16 @@ func (c *Canceller) one(ctx context.Context, t campaign.SendTask, reason string,
 		return nil
 	}
 	// Delete the schedule (again, for a cancelled task of an earlier run:
-	// not-found is success).
-	err := c.backoff.RetryThrottled(ctx, c.clock, c.ThrottleTries, func() error {
-		return c.scheduler.Delete(ctx, c.group, campaign.ScheduleName(t.ID))
+	// not-found is success), at most ThrottleTries tries.
+	tries := 0
+	sc := t.Schedule()
+	out := c.caller.Do(ctx, func() bool { tries++; return tries > c.ThrottleTries }, func(ctx context.Context) error {
+		return c.timer.Delete(ctx, sc.Name, sc.At)
 	})
-	switch {
+	switch err := out.Err; {
 	case err == nil:
 		res.SchedulesDeleted++
-	case errors.Is(err, campaign.ErrScheduleNotFound):
+	case errors.Is(err, timer.ErrNotFound):
 		res.SchedulesAbsent++
 	case ctx.Err() != nil:
 		return ctx.Err()

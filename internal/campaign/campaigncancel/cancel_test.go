@@ -11,24 +11,31 @@ import (
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaigncancel"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 var now = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
-func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memory.CampaignScheduler, *campaigncancel.Canceller) {
+func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memory.Remote, *campaigncancel.Canceller) {
+	t.Helper()
+	return setupOn(t, timerspec.EventBridgeScheduler, states...)
+}
+
+func setupOn(t *testing.T, l timerspec.Name, states ...campaign.State) (*memory.CampaignStore, *memory.Remote, *campaigncancel.Canceller) {
 	t.Helper()
 	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "c1", Status: campaign.Active})
-	sched := memory.NewCampaignScheduler(nil)
+	sched := memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, func() time.Time { return now }, nil), nil)
 	for i, s := range states {
 		task := campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: s, SchedulerRequestToken: fmt.Sprint(i), SendAt: now}
 		st.PutTasks(task)
 		if s == campaign.Pending && i%2 == 0 { // odd ones lost their schedule already
-			_ = sched.Create(context.Background(), campaign.ScheduleFor(task, campaign.Target{GroupName: "g"}))
+			_ = sched.Create(context.Background(), task.Schedule())
 		}
 	}
-	c, err := campaigncancel.New(st, st, sched, clock.NewFake(now), "g", 1)
+	c, err := campaigncancel.New(st, st, sched, clock.NewFake(now), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,15 +44,21 @@ func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memo
 }
 
 func TestCancel(t *testing.T) {
+	for _, l := range timerspec.All {
+		t.Run(string(l), func(t *testing.T) { testCancel(t, l) })
+	}
+}
+
+func testCancel(t *testing.T, l timerspec.Name) {
 	states := []campaign.State{campaign.Pending, campaign.Pending, campaign.Running, campaign.Finished, campaign.Pending, campaign.Failed}
-	st, sched, c := setup(t, states...)
+	st, sched, c := setupOn(t, l, states...)
 	res, err := c.Cancel(context.Background(), "c1", "user asked", now.Add(time.Hour))
 	// Tasks 0 and 4 had schedules; task 1 had lost its own.
 	if err != nil || res.Cancelled != 3 || res.SchedulesDeleted != 2 || res.SchedulesAbsent != 1 || res.Skipped != 3 || res.Continue {
 		t.Fatalf("%+v %v", res, err)
 	}
-	if len(sched.Schedules()) != 0 {
-		t.Fatalf("schedules left: %v", sched.Schedules())
+	if len(sched.All()) != 0 {
+		t.Fatalf("schedules left: %v", sched.All())
 	}
 	want := []campaign.State{campaign.Cancelled, campaign.Cancelled, campaign.Running, campaign.Finished, campaign.Cancelled, campaign.Failed}
 	for i, task := range st.All("c1") {
@@ -69,13 +82,60 @@ func TestCancelRetriesThrottledDeletes(t *testing.T) {
 	var n atomic.Int64
 	sched.Fault = func(op, _ string) (error, bool) {
 		if n.Add(1)%2 == 1 {
-			return campaign.ErrThrottled, false
+			return timer.ErrThrottled, false
 		}
 		return nil, false
 	}
+	before := sched.Stats().Calls // the setup's creates
 	res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
-	if err != nil || res.SchedulesDeleted != 2 || res.SchedulesAbsent != 1 || len(sched.Schedules()) != 0 {
+	if err != nil || res.SchedulesDeleted != 2 || res.SchedulesAbsent != 1 || len(sched.All()) != 0 {
 		t.Fatalf("%+v %v", res, err)
+	}
+	if st := sched.Stats(); st.Throttled != 3 || st.Calls-before != 6 {
+		t.Fatalf("%+v: want each delete throttled once, then tried again", st)
+	}
+}
+
+// TestCancelBoundsTheTries: a delete throttled every time is tried
+// ThrottleTries times, then counted as an error (its fire finds the task
+// Cancelled); any other answer ends the tries at once.
+func TestCancelBoundsTheTries(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fault     error
+		calls     int64
+		res       campaigncancel.Result
+		scheduled int
+	}{
+		{"always throttled", timer.ErrThrottled, 5, campaigncancel.Result{Cancelled: 1, Errors: 1}, 1},
+		{"not found after a throttle", nil, 2, campaigncancel.Result{Cancelled: 1, SchedulesAbsent: 1}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, sched, c := setup(t, campaign.Pending, campaign.Pending)
+			c.ThrottleTries = 5
+			var n atomic.Int64
+			sched.Fault = func(op, name string) (error, bool) {
+				if name != campaign.ScheduleName(campaign.Key{CampaignID: "c1", TaskID: campaign.TaskID("c1", 0)}) {
+					return errors.New("task 1 is not this test's"), false
+				}
+				if tc.fault == nil && n.Add(1) > 1 {
+					return timer.ErrNotFound, false
+				}
+				return timer.ErrThrottled, false
+			}
+			c.PageSize = 1
+			before := sched.Stats().Calls // the setup's create
+			res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Task 1's delete fails with another error five times: an error.
+			res.Errors--
+			res.Cancelled--
+			if res != tc.res || sched.Stats().Calls-before != tc.calls+5 || len(sched.All()) != tc.scheduled {
+				t.Fatalf("%+v, %+v, %d scheduled", res, sched.Stats(), len(sched.All()))
+			}
+		})
 	}
 }
 
@@ -97,7 +157,7 @@ func (c *claimFirst) Replace(ctx context.Context, prev, next campaign.SendTask) 
 
 func TestCancelLosesToAClaim(t *testing.T) {
 	st, sched, _ := setup(t, campaign.Pending)
-	c, _ := campaigncancel.New(&claimFirst{CampaignStore: st}, st, sched, clock.NewFake(now), "g", 1)
+	c, _ := campaigncancel.New(&claimFirst{CampaignStore: st}, st, sched, clock.NewFake(now), 1)
 	res, err := c.Cancel(context.Background(), "c1", "r", now.Add(time.Hour))
 	if err != nil || res.Skipped != 1 || res.Cancelled != 0 {
 		t.Fatalf("%+v %v", res, err)

@@ -2,7 +2,7 @@
 // between the Lambda events and the campaign services: the event in, the
 // service call, the metrics and logs, and what to return so Lambda
 // retries only what a retry can fix. The mains in lambdas/campaign* wire
-// the AWS adapters into it; no AWS SDK here.
+// the AWS adapters into it; no AWS SDK call here.
 package campaignlambda
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/api"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
@@ -104,16 +105,58 @@ func (p *Provision) Handle(ctx context.Context, e ProvisionEvent) error {
 	return nil
 }
 
-// Send runs the send worker for one fire (a schedule, or the reconciler).
+// Send runs the send worker for one fire: the core timer's (a schedule,
+// an execution, a marker's TTL deletion), or the reconciler's dispatch.
 type Send struct {
 	Worker  *send.Worker
 	Metrics Recorder
 	Log     *slog.Logger
 }
 
-// Handle is the Lambda handler. It returns an error only when a retry
-// may help (the worker's rule); an unreadable event is dropped with a
-// metric, since no retry can read it.
+// Invoke is the function's entry point for every core timer. The
+// EventBridge Scheduler and Step Functions timers (and the reconciler)
+// hand it one fire (Handle). The TTL timer's event source mapping hands
+// it a batch of stream records, filtered to TTL deletions of markers:
+// each marker's payload goes through the same Handle; a failed one is
+// reported as a batch item failure, and the rest of its shard waits for
+// it (the mapping has ReportBatchItemFailures).
+func (s *Send) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
+	ev, ok := streamEvent(raw)
+	if !ok {
+		return nil, s.Handle(ctx, raw)
+	}
+	var resp events.DynamoDBEventResponse
+	for _, d := range ttlmarker.PayloadsFromEvent(ev) {
+		if err := s.Handle(ctx, d.Payload); err != nil {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: d.SequenceNumber})
+			break // records of one shard are ordered: the stream retries from this one
+		}
+	}
+	return resp, nil
+}
+
+// streamEvent decodes a DynamoDB stream batch; ok is false for anything
+// else (one fire's payload).
+func streamEvent(raw json.RawMessage) (events.DynamoDBEvent, bool) {
+	var probe struct {
+		Records []struct {
+			EventSource string `json:"eventSource"`
+		} `json:"Records"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || len(probe.Records) == 0 || probe.Records[0].EventSource != "aws:dynamodb" {
+		return events.DynamoDBEvent{}, false
+	}
+	var ev events.DynamoDBEvent
+	if json.Unmarshal(raw, &ev) != nil {
+		return events.DynamoDBEvent{}, false
+	}
+	return ev, true
+}
+
+// Handle runs one fire: the core timers' payload (TaskSchema) or the
+// older {"campaignId","taskId"} (campaign.DecodeFire). It returns an
+// error only when a retry may help (the worker's rule); an unreadable
+// event is dropped with a metric, since no retry can read it.
 func (s *Send) Handle(ctx context.Context, raw json.RawMessage) error {
 	defer flush(ctx, s.Metrics, s.Log)
 	e, err := campaign.DecodeFire(raw)

@@ -2,6 +2,7 @@ package campaignlambda
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/memory"
 	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
 type rec map[string]float64
@@ -75,7 +77,7 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st, clock, _ := world(t, tc.id, 5, now)
-			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignScheduler(nil), provision.NewMemoryCheckpoints(), clock)
+			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewRemote(memory.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,21 +101,43 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 
 func TestSendHandler(t *testing.T) {
 	now := time.Now()
-	st, clock, tasks := world(t, "c1", 2, now)
-	clock.Set(tasks[0].SendAt)
+	st, clock, tasks := world(t, "c1", 4, now)
+	clock.Set(tasks[3].SendAt)
 	if err := st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now); err != nil {
 		t.Fatal(err)
 	}
 	w, _ := send.New(st, st, memory.NewCampaignSender(clock), clock, 0)
 	m := rec{}
 	h := &Send{Worker: w, Metrics: m, Log: quiet}
-	for _, in := range []string{`{"campaignId":"c1","taskId":"c1-00000"}`, `{"campaignId":"c1","taskId":"c1-00000"}`, `{"taskId":1}`, `not json`} {
-		if err := h.Handle(context.Background(), []byte(in)); err != nil {
-			t.Fatalf("%s: %v", in, err)
+	payload := func(i int) string { return campaign.TaskSchema.EncodePayload(tasks[i].Payload()) }
+	// A TTL deletion of task 2's marker, as the stream hands it over; a
+	// user's delete and an insert in the same batch are not fires.
+	ttl := func(i int, seq, event, principal string) map[string]any {
+		return map[string]any{"eventSource": "aws:dynamodb", "eventName": event,
+			"userIdentity": map[string]any{"type": "Service", "principalId": principal},
+			"dynamodb": map[string]any{"SequenceNumber": seq, "OldImage": map[string]any{
+				timerspec.MarkerPayloadAttr: map[string]any{"S": payload(i)}}}}
+	}
+	batch, _ := json.Marshal(map[string]any{"Records": []any{
+		ttl(3, "1", "REMOVE", "someone"), ttl(2, "2", "REMOVE", "dynamodb.amazonaws.com"), ttl(3, "3", "INSERT", "dynamodb.amazonaws.com")}})
+	for _, in := range []string{
+		`{"campaignId":"c1","taskId":"c1-00000"}`, `{"campaignId":"c1","taskId":"c1-00000"}`, // the older event
+		payload(1), // a schedule's or an execution's payload
+		string(batch),
+		`{"taskId":1}`, `not json`,
+	} {
+		resp, err := h.Invoke(context.Background(), []byte(in))
+		if r, ok := resp.(events.DynamoDBEventResponse); err != nil || (ok && len(r.BatchItemFailures) != 0) {
+			t.Fatalf("%s: %v %v", in, resp, err)
 		}
 	}
-	if m[metrics.CampaignSendsSent] != 1 || m[metrics.CampaignSendsSkipped] != 1 || m[metrics.CampaignSendBadInput] != 2 {
+	if m[metrics.CampaignSendsSent] != 3 || m[metrics.CampaignSendsSkipped] != 1 || m[metrics.CampaignSendBadInput] != 2 {
 		t.Fatalf("metrics %v", m)
+	}
+	for i, want := range []campaign.State{campaign.Finished, campaign.Finished, campaign.Finished, campaign.Pending} {
+		if got, _ := st.Get(context.Background(), tasks[i].Key()); got.State != want {
+			t.Fatalf("task %d %s, want %s", i, got.State, want)
+		}
 	}
 }
 

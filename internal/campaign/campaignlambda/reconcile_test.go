@@ -21,8 +21,7 @@ func TestReconcileHandler(t *testing.T) {
 	clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
 	m := rec{}
 	h := &Reconcile{Metrics: m, Log: quiet, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Scheduler: memory.NewCampaignScheduler(nil), Sender: memory.NewCampaignSender(clock), Dispatcher: nopDispatch{}, Clock: clock,
-		Target: campaign.Target{GroupName: "g", FunctionArn: "f", RoleArn: "r", DeadLetterArn: "d"}}}
+		Timer: memory.NewScheduler(), Sender: memory.NewCampaignSender(clock), Dispatcher: nopDispatch{}, Clock: clock}}
 	if err := h.Handle(context.Background()); err == nil {
 		t.Fatal("no error without a deadline")
 	}

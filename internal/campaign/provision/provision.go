@@ -1,18 +1,20 @@
-// Package provision creates the one-off schedule of every Pending send
-// task of a campaign, rate-limited and resumable: at most Concurrency
-// Scheduler calls in flight, paced to CallsPerSecond; a throttled call
+// Package provision arms the core timer's schedule of every Pending send
+// task of a campaign (campaign.SendTask.Schedule on any core timer:
+// EventBridge Scheduler, Step Functions, TTL), rate-limited and
+// resumable: at most Concurrency timer calls in flight, paced to CallsPerSecond; a throttled call
 // backs off with full jitter and is retried, never dropped; a Margin
 // before its deadline the run stops, saves a checkpoint and reports that
 // it must be invoked again; a run after a crash resumes from the last
-// checkpoint. Creating a schedule twice is harmless: the request carries
-// the task's stored token as ClientToken, and an existing schedule of the
+// checkpoint. Creating a schedule twice is harmless: its idempotency token
+// derives from the task's stored token, and an existing schedule of the
 // task's name counts as created.
 //
 // The pacing, the bound and the retries are the core's paced caller
 // (internal/domain/timer/paced): this package adds the campaign's
 // feeding, checkpoint and deadline. It imports no AWS SDK: the Lambda
-// main wires an adapter of campaign.Scheduler (awsscheduler.Requests), the stores, and re-invokes itself asynchronously
-// when Result.Continue is set.
+// main wires the core's timer adapter (internal/adapters/timers), the
+// stores, and re-invokes itself asynchronously when Result.Continue is
+// set.
 package provision
 
 import (
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaign"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/domain/timer/paced"
 )
 
@@ -39,14 +42,12 @@ const (
 
 // Config tunes a Provisioner. Zero fields take their defaults.
 type Config struct {
-	// Target is where the schedules deliver (the send function).
-	Target campaign.Target
-	// Concurrency is the most Scheduler calls in flight.
+	// Concurrency is the most timer calls in flight.
 	// Default: 10.
 	Concurrency int
 	// CallsPerSecond paces the calls (no burst).
-	// Default: 50, the lowest CreateSchedule rate quota the scheduler
-	// has documented; raise it to the account's quota.
+	// Default: 50, the lowest CreateSchedule rate quota EventBridge
+	// Scheduler has documented; raise it to the account's quota.
 	CallsPerSecond float64
 	// Margin is how long before the deadline a run stops.
 	// Default: 90 s.
@@ -134,25 +135,24 @@ type Provisioner struct {
 	cfg         Config
 	tasks       campaign.Tasks
 	campaigns   campaign.Campaigns
-	scheduler   campaign.Scheduler
+	timer       timer.Scheduler
 	checkpoints Checkpoints
 	clock       campaign.Clock
 	caller      *paced.Caller
 }
 
 // New returns a Provisioner.
-func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s campaign.Scheduler, cps Checkpoints, clock campaign.Clock) (*Provisioner, error) {
+func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s timer.Scheduler, cps Checkpoints, clock campaign.Clock) (*Provisioner, error) {
 	if tasks == nil || campaigns == nil || s == nil || cps == nil || clock == nil {
-		return nil, errors.New("provision: tasks, campaigns, scheduler, checkpoints and clock are required")
+		return nil, errors.New("provision: tasks, campaigns, timer, checkpoints and clock are required")
 	}
 	cfg = cfg.withDefaults()
 	caller, err := paced.New(paced.Config{Concurrency: cfg.Concurrency, CallsPerSecond: cfg.CallsPerSecond,
-		BaseBackoff: cfg.BaseBackoff, MaxBackoff: cfg.MaxBackoff, MaxErrorAttempts: cfg.MaxErrorAttempts,
-		IsThrottle: func(err error) bool { return errors.Is(err, campaign.ErrThrottled) }, Seed: cfg.Seed}, clock)
+		BaseBackoff: cfg.BaseBackoff, MaxBackoff: cfg.MaxBackoff, MaxErrorAttempts: cfg.MaxErrorAttempts, Seed: cfg.Seed}, clock)
 	if err != nil {
 		return nil, fmt.Errorf("provision: %w", err)
 	}
-	return &Provisioner{cfg: cfg, tasks: tasks, campaigns: campaigns, scheduler: s, checkpoints: cps, clock: clock, caller: caller}, nil
+	return &Provisioner{cfg: cfg, tasks: tasks, campaigns: campaigns, timer: s, checkpoints: cps, clock: clock, caller: caller}, nil
 }
 
 // feedEnd is how feeding ended: n tasks fed, all of them or not, or an
@@ -354,9 +354,9 @@ func (p *Provisioner) provisionOne(ctx context.Context, t campaign.SendTask, sto
 	if t.State != campaign.Pending {
 		return o // needs no schedule
 	}
-	req := campaign.ScheduleFor(t, p.cfg.Target)
+	sc := t.Schedule()
 	res := p.caller.Do(ctx, stopping, func(ctx context.Context) error {
-		if err := p.scheduler.Create(ctx, req); !errors.Is(err, campaign.ErrScheduleExists) {
+		if err := p.timer.Create(ctx, sc); !errors.Is(err, timer.ErrExists) {
 			return err
 		}
 		return nil // an earlier call made it

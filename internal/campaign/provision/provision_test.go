@@ -2,27 +2,39 @@ package provision_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
 	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/memory"
+	"github.com/unschedule/unschedule/internal/timerspec"
 )
 
-var (
-	t0     = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
-	target = campaign.Target{GroupName: "campaigns", FunctionArn: "arn:send", RoleArn: "arn:role", DeadLetterArn: "arn:dlq"}
-)
+var t0 = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+
+// newTimer is the EventBridge Scheduler timer's stand-in, as a service.
+func newTimer() *memory.Remote { return newTimerOn(timerspec.EventBridgeScheduler) }
+
+func newTimerOn(l timerspec.Name) *memory.Remote {
+	return memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, func() time.Time { return t0 }, nil), nil)
+}
+
+// name is the schedule name of task i of c1.
+func name(i int) string {
+	return campaign.ScheduleName(campaign.Key{CampaignID: "c1", TaskID: campaign.TaskID("c1", i)})
+}
 
 // seed stores a Draft campaign of n Pending tasks (tokens "tok-<i>").
 func seed(tb testing.TB, n int) *memory.CampaignStore {
@@ -48,9 +60,8 @@ func seed(tb testing.TB, n int) *memory.CampaignStore {
 	return st
 }
 
-func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s campaign.Scheduler, cps provision.Checkpoints, clock campaign.Clock) *provision.Provisioner {
+func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s timer.Scheduler, cps provision.Checkpoints, clock campaign.Clock) *provision.Provisioner {
 	tb.Helper()
-	cfg.Target = target
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
@@ -61,14 +72,23 @@ func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s ca
 	return p
 }
 
+// live is the timer's schedules by name.
+func live(s *memory.Remote) map[string]timer.Schedule {
+	out := map[string]timer.Schedule{}
+	for _, sc := range s.All() {
+		out[sc.Name] = sc
+	}
+	return out
+}
+
 // checkAll: every Pending task has exactly its one schedule, made with
-// its own token, and no other schedule exists.
-func checkAll(t *testing.T, st *memory.CampaignStore, s *memory.CampaignScheduler) {
+// the token derived from its own, and no other schedule exists.
+func checkAll(t *testing.T, st *memory.CampaignStore, s *memory.Remote) {
 	t.Helper()
-	live := s.Schedules()
+	live := live(s)
 	want := 0
 	for _, task := range st.All("c1") {
-		r, ok := live[campaign.ScheduleName(task.ID)]
+		r, ok := live[campaign.ScheduleName(task.Key())]
 		if task.State != campaign.Pending {
 			if ok {
 				t.Fatalf("task %s is %s but has a schedule", task.ID, task.State)
@@ -79,8 +99,8 @@ func checkAll(t *testing.T, st *memory.CampaignStore, s *memory.CampaignSchedule
 		if !ok {
 			t.Fatalf("task %s has no schedule (lost)", task.ID)
 		}
-		if r.ClientToken != task.SchedulerRequestToken {
-			t.Fatalf("task %s schedule token %s, want its stored %s", task.ID, r.ClientToken, task.SchedulerRequestToken)
+		if r != task.Schedule() || r.ClientToken != campaign.TaskSchema.ClientToken(r.Payload.Key, task.SchedulerRequestToken, task.SendAt) {
+			t.Fatalf("task %s schedule %+v, want %+v with the token of its stored %s", task.ID, r, task.Schedule(), task.SchedulerRequestToken)
 		}
 	}
 	if len(live) != want {
@@ -88,31 +108,40 @@ func checkAll(t *testing.T, st *memory.CampaignStore, s *memory.CampaignSchedule
 	}
 }
 
-func TestRequestCarriesTheContract(t *testing.T) {
-	st := seed(t, 1)
-	s := memory.NewCampaignScheduler(nil)
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
-	if err != nil || !res.Done || res.Continue {
-		t.Fatalf("run: %+v %v", res, err)
-	}
-	task := st.All("c1")[0]
-	got := s.Schedules()[campaign.ScheduleName(task.ID)]
-	in, _ := json.Marshal(campaign.FireEvent{CampaignID: "c1", TaskID: task.ID})
-	want := campaign.ScheduleRequest{
-		Name: "camp-c1-00000", GroupName: "campaigns",
-		Expression: "at(" + task.Local + ")", Timezone: "Europe/Berlin",
-		FlexibleTimeWindowMode: "OFF", ActionAfterCompletion: "DELETE", ClientToken: "tok-0",
-		TargetArn: "arn:send", RoleArn: "arn:role", DeadLetterArn: "arn:dlq", MaximumRetryAttempts: 2, Input: string(in),
-	}
-	if got != want {
-		t.Fatalf("request\n got %+v\nwant %+v", got, want)
-	}
-	if task.Local != "2026-06-02T12:00:00" { // the middle of the one usable day
-		t.Fatalf("local %s", task.Local)
-	}
-	c, _ := st.Campaign(context.Background(), "c1")
-	if c.Status != campaign.Active {
-		t.Fatalf("campaign %s, want Active", c.Status)
+// TestScheduleCarriesTheContract: on every core timer, the task's
+// schedule is TaskSchema's: due at its send time, the token derived from
+// its stored one, its key and send time as the payload, which the send
+// function decodes back to the task.
+func TestScheduleCarriesTheContract(t *testing.T) {
+	for _, l := range timerspec.All {
+		t.Run(string(l), func(t *testing.T) {
+			st := seed(t, 1)
+			s := newTimerOn(l)
+			res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
+			if err != nil || !res.Done || res.Continue {
+				t.Fatalf("run: %+v %v", res, err)
+			}
+			task := st.All("c1")[0]
+			at := time.Date(2026, 6, 2, 10, 0, 0, 0, time.UTC) // 12:00 in Berlin, the middle of the one usable day
+			k := campaign.ItemKey(task.Key())
+			want := timer.Schedule{Name: campaign.TaskSchema.ScheduleName(k), At: at,
+				ClientToken: campaign.TaskSchema.ClientToken(k, "tok-0", at), Payload: contract.Payload{Key: k, Due: at}}
+			got, ok := s.Lookup(name(0))
+			if !ok || got != want || !strings.HasPrefix(got.Name, "camp-") {
+				t.Fatalf("schedule\n got %+v\nwant %+v", got, want)
+			}
+			if e, err := campaign.DecodeFire([]byte(campaign.TaskSchema.EncodePayload(got.Payload))); err != nil ||
+				e != (campaign.FireEvent{CampaignID: "c1", TaskID: task.ID, Due: at}) {
+				t.Fatalf("the send function reads %+v %v", e, err)
+			}
+			if task.Local != "2026-06-02T12:00:00" {
+				t.Fatalf("local %s", task.Local)
+			}
+			c, _ := st.Campaign(context.Background(), "c1")
+			if c.Status != campaign.Active {
+				t.Fatalf("campaign %s, want Active", c.Status)
+			}
+		})
 	}
 }
 
@@ -124,7 +153,7 @@ func TestOnlyPendingTasksGetSchedules(t *testing.T) {
 		task.State = state
 		st.PutTasks(task)
 	}
-	s := memory.NewCampaignScheduler(nil)
+	s := newTimer()
 	cps := provision.NewMemoryCheckpoints()
 	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
 	if err != nil || !res.Done || res.Next != 250 || res.Created != 247 {
@@ -140,7 +169,7 @@ func TestAtMostConcurrencyInFlight(t *testing.T) {
 	for _, conc := range []int{0, 3} {
 		t.Run(strconv.Itoa(conc), func(t *testing.T) {
 			st := seed(t, 120)
-			s := memory.NewCampaignScheduler(nil)
+			s := newTimer()
 			s.Clock, s.Latency = clock.System{}, time.Millisecond
 			res, err := newProv(t, provision.Config{Concurrency: conc, CallsPerSecond: 1e6}, st, s, provision.NewMemoryCheckpoints(), clock.System{}).
 				Run(context.Background(), "c1", time.Now().Add(time.Hour))
@@ -163,11 +192,11 @@ func TestAtMostConcurrencyInFlight(t *testing.T) {
 // still gets its schedule, and the throttles were retried.
 func TestThrottlesAreRetriedNeverLost(t *testing.T) {
 	st := seed(t, 300)
-	s := memory.NewCampaignScheduler(nil)
+	s := newTimer()
 	var n atomic.Int64
 	s.Fault = func(op, name string) (error, bool) {
 		if n.Add(1)%4 != 0 {
-			return fmt.Errorf("%s %s: %w", op, name, campaign.ErrThrottled), false
+			return fmt.Errorf("%s %s: %w", op, name, timer.ErrThrottled), false
 		}
 		return nil, false
 	}
@@ -188,7 +217,7 @@ func TestThrottlesAreRetriedNeverLost(t *testing.T) {
 func TestStopsBeforeDeadlineAndResumes(t *testing.T) {
 	st := seed(t, 500)
 	clock := clock.NewFake(t0)
-	s := memory.NewCampaignScheduler(nil)
+	s := newTimer()
 	s.Clock, s.Latency = clock, time.Second
 	cps := provision.NewMemoryCheckpoints()
 	p := newProv(t, provision.Config{Concurrency: 1, PageSize: 50}, st, s, cps, clock)
@@ -235,7 +264,7 @@ func TestCrashResumesFromCheckpoint(t *testing.T) {
 	for _, crashAt := range []int64{1, 150, 555, 999} {
 		t.Run(strconv.Itoa(int(crashAt)), func(t *testing.T) {
 			st := seed(t, n)
-			s := memory.NewCampaignScheduler(nil)
+			s := newTimer()
 			ctx, crash := context.WithCancel(context.Background())
 			var calls atomic.Int64
 			s.Fault = func(string, string) (error, bool) {
@@ -273,7 +302,7 @@ func TestCrashResumesFromCheckpoint(t *testing.T) {
 // was lost is retried with the same token and succeeds; one schedule.
 func TestLostAnswerIsHarmless(t *testing.T) {
 	st := seed(t, 50)
-	s := memory.NewCampaignScheduler(nil)
+	s := newTimer()
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	s.Fault = func(_, name string) (error, bool) {
@@ -297,8 +326,8 @@ func TestLostAnswerIsHarmless(t *testing.T) {
 // the rest.
 func TestPersistentErrorsLeftToReconciler(t *testing.T) {
 	st := seed(t, 20)
-	s := memory.NewCampaignScheduler(nil)
-	bad := campaign.ScheduleName(campaign.TaskID("c1", 7))
+	s := newTimer()
+	bad := name(7)
 	s.Fault = func(_, name string) (error, bool) {
 		if name == bad {
 			return errors.New("ValidationException"), false
@@ -309,7 +338,7 @@ func TestPersistentErrorsLeftToReconciler(t *testing.T) {
 	if err != nil || !res.Done || res.Errors != 1 || res.Created != 19 || res.Calls != 22 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
-	if _, ok := s.Schedules()[bad]; ok || len(s.Schedules()) != 19 {
+	if _, ok := s.Lookup(bad); ok || len(s.All()) != 19 {
 		t.Fatal("want 19 schedules, none for the failing task")
 	}
 }
@@ -317,7 +346,7 @@ func TestPersistentErrorsLeftToReconciler(t *testing.T) {
 func TestCancelledCampaignCreatesNothing(t *testing.T) {
 	st := seed(t, 10)
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.CampaignCancelled, "user", t0)
-	s := memory.NewCampaignScheduler(nil)
+	s := newTimer()
 	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || s.Stats().Calls != 0 {
 		t.Fatalf("run: %+v %v, %d calls", res, err, s.Stats().Calls)
@@ -353,7 +382,7 @@ func benchProvision(b *testing.B, n int, limit, speed, pace float64) {
 		b.StopTimer()
 		st := seed(b, n)
 		clock := memory.NewScaledClock(t0, speed)
-		s := memory.NewCampaignScheduler(memory.NewBucket(clock, limit, 10))
+		s := memory.NewRemote(memory.NewScheduler(), memory.NewBucket(clock, limit, 10))
 		s.Clock, s.Latency = clock, 20*time.Millisecond
 		p := newProv(b, provision.Config{CallsPerSecond: pace}, st, s, provision.NewMemoryCheckpoints(), clock)
 		b.StartTimer()
@@ -365,9 +394,8 @@ func benchProvision(b *testing.B, n int, limit, speed, pace float64) {
 			b.Fatalf("run: %+v %v", res, err)
 		}
 		lost := 0
-		live := s.Schedules()
 		for _, task := range st.All("c1") {
-			if _, ok := live[campaign.ScheduleName(task.ID)]; !ok {
+			if _, ok := s.Lookup(campaign.ScheduleName(task.Key())); !ok {
 				lost++
 			}
 		}
@@ -388,7 +416,7 @@ func TestDoneCheckpointMarksActive(t *testing.T) {
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Provisioning, "", t0)
 	cps := provision.NewMemoryCheckpoints()
 	_ = cps.Save(context.Background(), provision.Checkpoint{CampaignID: "c1", Next: 3, Done: true})
-	s := memory.NewCampaignScheduler(nil)
+	s := newTimer()
 	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if c, _ := st.Campaign(context.Background(), "c1"); err != nil || !res.Done || c.Status != campaign.Active || s.Stats().Calls != 0 {
 		t.Fatalf("%+v %v, campaign %s, %d calls", res, err, c.Status, s.Stats().Calls)
@@ -402,11 +430,11 @@ func TestDoneCheckpointMarksActive(t *testing.T) {
 func TestStoppedTaskIsNeverCheckpointed(t *testing.T) {
 	for i := range 200 {
 		st := seed(t, 3)
-		s := memory.NewCampaignScheduler(nil)
-		first := campaign.ScheduleName(campaign.TaskID("c1", 0))
+		s := newTimer()
+		first := name(0)
 		s.Fault = func(_, name string) (error, bool) {
 			if name == first {
-				return campaign.ErrThrottled, false
+				return timer.ErrThrottled, false
 			}
 			return nil, false
 		}

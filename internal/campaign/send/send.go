@@ -110,9 +110,12 @@ func New(tasks campaign.Tasks, campaigns campaign.Campaigns, sender campaign.Sen
 }
 
 // Handle runs one fire. It returns an error only when a retry may help.
+// A fire armed for another send time than the task's (e.Due set: a
+// schedule left over from before a retime) is skipped, as the contract's
+// claim skips it; one without (the reconciler's dispatch, an older
+// schedule's event) fires the task at its own time.
 func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, error) {
-	k := campaign.Key(e)
-	t, err := w.tasks.Get(ctx, k)
+	t, err := w.tasks.Get(ctx, campaign.Key{CampaignID: e.CampaignID, TaskID: e.TaskID})
 	if errors.Is(err, campaign.ErrNotFound) {
 		return Skipped, nil
 	}
@@ -120,6 +123,9 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 		return "", fmt.Errorf("send %s: %w", e.TaskID, err)
 	}
 	if t.State != campaign.Pending && t.State != campaign.Running {
+		return Skipped, nil
+	}
+	if !e.Due.IsZero() && !e.Due.Equal(t.Payload().Due) {
 		return Skipped, nil
 	}
 	c, err := w.campaigns.Campaign(ctx, e.CampaignID)

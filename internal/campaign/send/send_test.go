@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/send"
@@ -254,6 +255,35 @@ func TestFireTakesOverAStaleClaim(t *testing.T) {
 			}
 			if c.want == send.Sent && (len(e.sender.Outbox) != 1 || e.sender.Outbox[0].IdempotencyKey != "send-c1-00000" || task.SentAt.IsZero()) {
 				t.Fatalf("outbox %+v, task %+v", e.sender.Outbox, task)
+			}
+		})
+	}
+}
+
+// TestFireOfEveryForm: the timers' payload for the task's send time and
+// the older event both send it once; a payload armed for another send
+// time (left over from before a retime) sends nothing.
+func TestFireOfEveryForm(t *testing.T) {
+	payload := campaign.TaskSchema.EncodePayload(contract.Payload{Key: campaign.ItemKey(key), Due: inWindow})
+	stale := campaign.TaskSchema.EncodePayload(contract.Payload{Key: campaign.ItemKey(key), Due: inWindow.Add(-time.Hour)})
+	for _, tc := range []struct {
+		name, in  string
+		want      send.Outcome
+		wantState campaign.State
+	}{
+		{"core timer payload", payload, send.Sent, campaign.Finished},
+		{"older fire event", `{"campaignId":"c1","taskId":"c1-00000"}`, send.Sent, campaign.Finished},
+		{"payload of another send time", stale, send.Skipped, campaign.Pending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, campaign.Pending, campaign.Active, inWindow)
+			ev, err := campaign.DecodeFire([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.w.Handle(context.Background(), ev)
+			if got != tc.want || err != nil || e.task(t).State != tc.wantState {
+				t.Fatalf("Handle = %s, %v, task %s; want %s, task %s", got, err, e.task(t).State, tc.want, tc.wantState)
 			}
 		})
 	}

@@ -50,7 +50,7 @@ type Config struct {
 	// Default: 5.
 	MaxErrorAttempts int
 	// IsThrottle tells a throttle from other errors.
-	// Default: errors.Is(err, timer.ErrThrottled).
+	// Default: IsThrottle.
 	IsThrottle func(error) bool
 	// IsFinal tells an answer no retry changes (the schedule exists, or
 	// is not there): Do returns it after one try.
@@ -78,12 +78,26 @@ func (c Config) withDefaults() Config {
 		c.MaxErrorAttempts = DefaultMaxErrorAttempts
 	}
 	if c.IsThrottle == nil {
-		c.IsThrottle = func(err error) bool { return errors.Is(err, timer.ErrThrottled) }
+		c.IsThrottle = IsThrottle
 	}
 	if c.IsFinal == nil {
 		c.IsFinal = func(err error) bool { return errors.Is(err, timer.ErrExists) || errors.Is(err, timer.ErrNotFound) }
 	}
 	return c
+}
+
+// throttleCodes are the error codes by which the AWS services behind the
+// timers (EventBridge Scheduler, Step Functions, DynamoDB) refuse a call
+// for rate.
+var throttleCodes = map[string]bool{"ThrottlingException": true, "TooManyRequestsException": true,
+	"ProvisionedThroughputExceededException": true, "RequestLimitExceeded": true, "ThrottledException": true}
+
+// IsThrottle reports whether err is a timer's throttle: timer.ErrThrottled,
+// or an AWS API error whose code asks to slow down (the Step Functions
+// and TTL adapters pass the service's error on as it is).
+func IsThrottle(err error) bool {
+	var api interface{ ErrorCode() string }
+	return errors.Is(err, timer.ErrThrottled) || (errors.As(err, &api) && throttleCodes[api.ErrorCode()])
 }
 
 // ErrStopped: the caller's stop condition or its context ended the call

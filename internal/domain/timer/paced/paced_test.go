@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/smithy-go"
+
 	"github.com/unschedule/unschedule/internal/clock"
 	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/domain/timer/paced"
@@ -169,5 +171,26 @@ func TestSchedulerRetriesEveryOperation(t *testing.T) {
 	}
 	if _, err := paced.NewScheduler(nil, f); err == nil {
 		t.Error("NewScheduler(nil, …) accepted a nil caller")
+	}
+}
+
+// TestIsThrottleKnowsEveryTimersThrottle: the core's sentinel, and the
+// AWS error codes the Step Functions and TTL adapters pass on unwrapped.
+func TestIsThrottleKnowsEveryTimersThrottle(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"sentinel", fmt.Errorf("create: %w", timer.ErrThrottled), true},
+		{"step functions", fmt.Errorf("awssfn: start x: %w", &smithy.GenericAPIError{Code: "ThrottlingException"}), true},
+		{"dynamodb", fmt.Errorf("ttlmarker: put: %w", &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException"}), true},
+		{"another API error", &smithy.GenericAPIError{Code: "ValidationException"}, false},
+		{"not found", timer.ErrNotFound, false},
+		{"plain", errors.New("connection reset"), false},
+	} {
+		if got := paced.IsThrottle(tc.err); got != tc.want {
+			t.Errorf("%s: IsThrottle = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

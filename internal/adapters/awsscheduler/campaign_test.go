@@ -2,6 +2,7 @@ package awsscheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,25 +13,79 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/unschedule/unschedule/internal/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/campaign/plan"
 	"github.com/unschedule/unschedule/internal/campaign/provision"
+	"github.com/unschedule/unschedule/internal/domain/timer"
 	"github.com/unschedule/unschedule/internal/memory"
 )
+
+// failing is the whole SDK interface answering every call with err.
+type failing struct{ err error }
+
+func (f failing) CreateSchedule(context.Context, *scheduler.CreateScheduleInput, ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error) {
+	return nil, f.err
+}
+func (f failing) UpdateSchedule(context.Context, *scheduler.UpdateScheduleInput, ...func(*scheduler.Options)) (*scheduler.UpdateScheduleOutput, error) {
+	return nil, f.err
+}
+func (f failing) DeleteSchedule(context.Context, *scheduler.DeleteScheduleInput, ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error) {
+	return nil, f.err
+}
+func (f failing) GetSchedule(context.Context, *scheduler.GetScheduleInput, ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error) {
+	return nil, f.err
+}
+func (f failing) ListSchedules(context.Context, *scheduler.ListSchedulesInput, ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error) {
+	return nil, f.err
+}
+
+// TestClientMapsThrottlesOntoTheCore: every call of the task adapter
+// that the scheduler throttles carries timer.ErrThrottled (what the
+// core's paced caller retries); other errors do not.
+func TestClientMapsThrottlesOntoTheCore(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sdk      error
+		throttle bool
+	}{
+		{"typed throttle", &types.ThrottlingException{Message: aws.String("slow down")}, true},
+		{"throttle by code", &smithy.GenericAPIError{Code: "TooManyRequestsException"}, true},
+		{"validation", &types.ValidationException{Message: aws.String("bad")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := awsscheduler.New(failing{tc.sdk}, awsscheduler.Config{GroupName: "g", TargetArn: "arn:aws:lambda:us-east-1:123456789012:function:f",
+				RoleArn: "arn:aws:iam::123456789012:role/r", DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:q"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			s := timer.Schedule{Name: "n", At: time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)}
+			_, getErr := c.Get(ctx, "n", time.Time{})
+			_, listErr := c.List(ctx, timer.PageRequest{})
+			for op, err := range map[string]error{"Create": c.Create(ctx, s), "Update": c.Update(ctx, s, time.Time{}),
+				"Delete": c.Delete(ctx, "n", time.Time{}), "Get": getErr, "List": listErr} {
+				if err == nil || errors.Is(err, timer.ErrThrottled) != tc.throttle {
+					t.Errorf("%s = %v; want throttle %v", op, err, tc.throttle)
+				}
+			}
+		})
+	}
+}
 
 // limited is the SDK interface of a scheduler that allows rate calls a
 // second (a token bucket, burst 10) and answers a call over it with the
 // SDK's *types.ThrottlingException, after latency; a create of a taken
 // name with another token is a ConflictException.
 type limited struct {
+	failing
 	bucket  *memory.Bucket
 	clock   campaign.Clock
 	latency time.Duration
 	mu      sync.Mutex
 	tokens  map[string]string
-	calls   int
 }
 
 func (l *limited) CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, _ ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error) {
@@ -39,7 +94,6 @@ func (l *limited) CreateSchedule(ctx context.Context, in *scheduler.CreateSchedu
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.calls++
 	if !l.bucket.Take() {
 		return nil, &types.ThrottlingException{Message: aws.String("Rate exceeded")}
 	}
@@ -50,18 +104,13 @@ func (l *limited) CreateSchedule(ctx context.Context, in *scheduler.CreateSchedu
 	l.tokens[name] = tok
 	return &scheduler.CreateScheduleOutput{}, nil
 }
-func (l *limited) GetSchedule(context.Context, *scheduler.GetScheduleInput, ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error) {
-	return nil, &types.ResourceNotFoundException{}
-}
-func (l *limited) DeleteSchedule(context.Context, *scheduler.DeleteScheduleInput, ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error) {
-	return nil, &types.ResourceNotFoundException{}
-}
 
-// BenchmarkProvision10000ThroughTheAdapter provisions 10,000 sends through
-// this adapter against an SDK fake that allows 50 calls/s and throttles
-// with the SDK's exception (so the mapping to campaign.ErrThrottled is
-// what makes the provisioner back off), 20 ms a call, time ×20 (CAMPAIGN_BENCH_SPEED). Paced at
-// the limit, and at twice it (the back-off does the work).
+// BenchmarkProvision10000ThroughTheAdapter provisions 10,000 campaign
+// sends through the core's adapter (Client, on campaign.TaskSchema)
+// against an SDK fake that allows 50 calls/s and throttles with the SDK's
+// exception (so the mapping to timer.ErrThrottled is what makes the
+// provisioner back off), 20 ms a call, time ×20 (CAMPAIGN_BENCH_SPEED).
+// Paced at the limit, and at twice it (the back-off does the work).
 //
 //	go test -run '^$' -bench Provision10000 -benchtime 1x ./internal/adapters/awsscheduler/
 func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
@@ -90,8 +139,12 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 				st.PutTasks(tasks...)
 				clock := memory.NewScaledClock(t0, speed)
 				api := &limited{bucket: memory.NewBucket(clock, limit, 10), clock: clock, latency: 20 * time.Millisecond, tokens: map[string]string{}}
-				client, _ := awsscheduler.NewRequests(api)
-				p, err := provision.New(provision.Config{Target: campaignTarget, CallsPerSecond: pace, Seed: 1}, st, st, client, provision.NewMemoryCheckpoints(), clock)
+				client, err := awsscheduler.New(api, awsscheduler.Config{GroupName: "campaigns", TargetArn: "arn:aws:lambda:us-east-1:123456789012:function:send",
+					RoleArn: "arn:aws:iam::123456789012:role/sched", DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:dlq", Schema: campaign.TaskSchema})
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := provision.New(provision.Config{CallsPerSecond: pace, Seed: 1}, st, st, client, provision.NewMemoryCheckpoints(), clock)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -105,7 +158,7 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 				}
 				lost := 0
 				for _, t := range tasks {
-					if _, ok := api.tokens[campaign.ScheduleName(t.ID)]; !ok {
+					if _, ok := api.tokens[campaign.ScheduleName(t.Key())]; !ok {
 						lost++
 					}
 				}
