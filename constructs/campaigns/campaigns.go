@@ -393,6 +393,9 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	if _, ok := timer[envvars.TimerKind]; !ok {
 		timer[envvars.TimerKind] = string(timerspec.EventBridgeScheduler)
 	}
+	// The timer's adapter arms the send tasks' payloads by their schema,
+	// and the functions refuse to start without it (campaigntimer.Load).
+	timer[envvars.ItemSchema] = campaign.TaskSchema.EnvValue()
 	paced := map[string]string{envvars.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64)}
 	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's send timers: bounded, paced, resumable",
 		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})

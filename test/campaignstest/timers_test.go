@@ -198,6 +198,9 @@ func TestTimerEnvironmentAndGrants(t *testing.T) {
 				if env[envvars.TimerKind] != string(tc.kind) {
 					t.Errorf("%s = %v, want %s", envvars.TimerKind, env[envvars.TimerKind], tc.kind)
 				}
+				if env[envvars.ItemSchema] != campaign.TaskSchema.EnvValue() {
+					t.Errorf("%s = %v, want the send tasks' schema %s", envvars.ItemSchema, env[envvars.ItemSchema], campaign.TaskSchema.EnvValue())
+				}
 				for _, k := range timerVars {
 					if _, has := env[k]; has != (own[k] != "") {
 						t.Errorf("%s set = %v, want it exactly when the timer's environment has it", k, has)
