@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/unschedule/unschedule/internal/campaign"
 	"github.com/unschedule/unschedule/internal/envvars"
 	"github.com/unschedule/unschedule/internal/tableschema"
 )
@@ -51,6 +52,12 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		// The expiry function's and the reconciler's target: the to-do
 		// app's notify function.
 		envvars.TargetFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:bench-notify",
+	}
+	// The campaign functions that drive the send tasks' timer read their
+	// schema, as constructs/campaigns sets it.
+	switch function {
+	case "campaignapi", "campaignprovision", "campaignreconciler":
+		m[envvars.ItemSchema] = campaign.TaskSchema.EnvValue()
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {
