@@ -66,7 +66,7 @@ test: deps web-deps
 	   scripts/step.sh synth go test -count=1 -timeout 40m $(SYNTH_TEST_PKGS) $(UNIT_CDK_PKGS) ) & go=$$!; \
 	 ( scripts/step.sh vitest bash -c 'cd web && npm test'; \
 	   scripts/step.sh e2e $(MAKE) --no-print-directory e2e; \
-	   scripts/step.sh sim env UNSCHEDULE_SCALE_FULL=1 go test -count=1 -timeout 20m ./internal/sim ) & web=$$!; set +m; \
+	   scripts/step.sh sim env UNSCHEDULE_SCALE_FULL=1 go test -count=1 -timeout 20m ./internal/tooling/sim ) & web=$$!; set +m; \
 	 wait $$go; wait $$web; scripts/step.sh --summary
 
 ## dev: the whole app on this machine with no AWS: web app, API, local
@@ -88,7 +88,7 @@ e2e: deps
 	go build -o bin/dev ./cmd/dev && \
 	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
 
-## sim: 10,000 seeded fault-injection histories (internal/sim) of each
+## sim: 10,000 seeded fault-injection histories (internal/tooling/sim) of each
 ## workload (tasks with their reminders, campaign sends, future events,
 ## deferred jobs) on each timer it runs on (EventBridge Scheduler, Step
 ## Functions, TTL; campaign sends on the Scheduler), each under its own
@@ -102,12 +102,12 @@ sim:
 ## sim-scale: the reconciler on 100,000 pending tasks with 1% drift, repaired
 ## in one run's budget (without -race: the race detector makes it ~10x slower).
 sim-scale:
-	UNSCHEDULE_SCALE_FULL=1 go test -count=1 -run '^TestScale' ./internal/sim
+	UNSCHEDULE_SCALE_FULL=1 go test -count=1 -run '^TestScale' ./internal/tooling/sim
 
 ## fuzz: each fuzz target for FUZZTIME (default 10s), one at a time.
 FUZZTIME ?= 10s
-FUZZ_TARGETS := ./internal/domain/task:FuzzParseNewTask ./internal/domain/task:FuzzParsePatch ./internal/api:FuzzServe \
-	./internal/adapters/dynamo:FuzzDecodeStreamRecord ./lambdas/presignup:FuzzPreSignUp ./lambdas/postauth:FuzzPostAuth
+FUZZ_TARGETS := ./internal/todo/task:FuzzParseNewTask ./internal/todo/task:FuzzParsePatch ./internal/todo/api:FuzzServe \
+	./internal/core/adapters/dynamo:FuzzDecodeStreamRecord ./lambdas/presignup:FuzzPreSignUp ./lambdas/postauth:FuzzPostAuth
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	echo "fuzz $$pkg $$name"; go test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); done
@@ -152,7 +152,7 @@ destroy: deps
 ## credentials, before building anything): deploy ENV's stack, drive the
 ## task lifecycle through Cognito, the API, the scheduler and SNS into an
 ## SQS queue, report each step's latency, and destroy what it created, also
-## when a step fails (cmd/smoke, internal/smoke). SMOKE_FLAGS: -keep-stack, -allow-retained (an environment whose cdk.json removalPolicy is retain, e.g. prod),
+## when a step fails (cmd/smoke, internal/tooling/smoke). SMOKE_FLAGS: -keep-stack, -allow-retained (an environment whose cdk.json removalPolicy is retain, e.g. prod),
 ## -yes (deploy without the approval prompt), -email-domain.
 smoke: deps
 	go run ./cmd/smoke -env $(ENV) -preflight

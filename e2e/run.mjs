@@ -113,7 +113,7 @@ async function startServer(dataDir) {
 }
 
 /**
- * The dev server's fake clock (internal/devserver/devclock.go): now() reads
+ * The dev server's fake clock (internal/tooling/devserver/devclock.go): now() reads
  * it, advance(s) moves it s seconds ahead, advanceTo(ms) to an instant (if
  * ahead); each resolves with the server's time (ms) once what became due
  * has run. It runs ahead of this process's and the browser's clocks once

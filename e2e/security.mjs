@@ -1,6 +1,6 @@
 // The security check every scenario gets from the harness (run.mjs): each
 // page the browser loads from the dev server carries the security headers
-// (internal/webheaders: the dev server sends what Amplify sends), every
+// (internal/todo/webheaders: the dev server sends what Amplify sends), every
 // other answer of the server says nosniff, and no page reports a
 // Content-Security-Policy violation (a console error, or a
 // securitypolicyviolation event) across all scenarios.
@@ -17,7 +17,7 @@ const DOCUMENT_HEADERS = {
   'referrer-policy': (v) => v === 'no-referrer',
 };
 
-// The campaign unsubscribe page (internal/campaign/unsubscribe, served by
+// The campaign unsubscribe page (internal/campaigns/unsubscribe, served by
 // the API in AWS, not by the app's hosting) has its own, stricter policy:
 // nothing loads (default-src 'none', so no script at all), its one inline
 // style block only, and its form posts back to itself.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
 )
 
 // getAtt renders {"Fn::GetAtt": [id, attr]} as the template holds it.

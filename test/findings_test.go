@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/smoke"
+	"github.com/unschedule/unschedule/internal/tooling/smoke"
 )
 
 // snsActionsWithoutResourceType are the SNS actions the stack grants on

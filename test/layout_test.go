@@ -17,10 +17,7 @@ var adopterPackages = []string{"../constructs/...", "../contract/...", "../futur
 
 // tooling is what this repository runs for itself: the simulation, the
 // bench, the smoke test, the dev server and the test fixtures.
-var tooling = []string{
-	"cmd/", "internal/sim", "internal/bench", "internal/smoke", "internal/adapters/smokeaws",
-	"internal/devserver", "internal/boltstore", "internal/testenv", "internal/testfixture", "test/",
-}
+var tooling = []string{"cmd/", "internal/tooling/", "test/"}
 
 // TestAdopterPackagesImportNoTooling: an adopter that imports a construct
 // or the contract compiles none of the repository's tooling, so the
@@ -72,5 +69,71 @@ func TestPackageNamesAreUnique(t *testing.T) {
 	sort.Strings(dup)
 	if len(dup) > 0 {
 		t.Errorf("package names used more than once; rename all but one:\n%s", strings.Join(dup, "\n"))
+	}
+}
+
+// features are the folders of internal/, one per part of the system: the
+// core's runtime, each adopter of it with its own rules, adapters and
+// handlers, and the repository's tooling.
+var features = []string{"core", "todo", "campaigns", "deferredjobs", "tooling"}
+
+// coreImportsOfAdopters are the core packages that still import an
+// adopter's, edge by edge: the timer adapters use the to-do's aliases of
+// the timer ports, the change model of the stream processor lives in the
+// to-do's task package, and the one DynamoDB adapter and the one
+// in-memory world hold every adopter's store. The list may only shrink:
+// a new edge fails the test, and so does an edge that is gone but listed.
+var coreImportsOfAdopters = map[string][]string{
+	"core/adapters/awsscheduler": {"todo/task"},
+	"core/adapters/awssfn":       {"todo/task"},
+	"core/adapters/ttlmarker":    {"todo/task"},
+	"core/adapters/dynamo":       {"campaigns/campaign", "campaigns/plan", "campaigns/provision", "campaigns/tablekeys", "todo/notify", "todo/task"},
+	"core/adapters/lambdainvoke": {"campaigns/campaign", "campaigns/campaignlambda"},
+	"core/cancel":                {"todo/task"},
+	"core/memory":                {"campaigns/campaign", "todo/notify", "todo/task"},
+	"core/pipeline":              {"todo/task"},
+	"core/tableschema":           {"todo/task"},
+}
+
+// TestInternalIsFeatureFirst: every internal package lives in one of the
+// feature folders, so the tree shows the architecture (the core, its
+// adopters, the tooling) and a new package has an obvious home; the core
+// imports no tooling, and no adopter beyond coreImportsOfAdopters.
+func TestInternalIsFeatureFirst(t *testing.T) {
+	seen := map[string]bool{}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../internal/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		rel := strings.TrimPrefix(fields[0], module+"internal/")
+		feature, _, _ := strings.Cut(rel, "/")
+		if !slices.Contains(features, feature) {
+			t.Errorf("internal/%s is in no feature folder: move it under internal/{%s}", rel, strings.Join(features, ","))
+			continue
+		}
+		if feature != "core" {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			r, ok := strings.CutPrefix(imp, module+"internal/")
+			if !ok || strings.HasPrefix(r, "core/") {
+				continue
+			}
+			if slices.Contains(coreImportsOfAdopters[rel], r) {
+				seen[rel+" "+r] = true
+				continue
+			}
+			t.Errorf("internal/%s (the core) imports internal/%s: the core imports no tooling and no new adopter package; "+
+				"move what it needs into internal/core, or invert the dependency behind a port", rel, r)
+		}
+	}
+	for from, tos := range coreImportsOfAdopters {
+		for _, to := range tos {
+			if !seen[from+" "+to] {
+				t.Errorf("internal/%s no longer imports internal/%s: remove the edge from coreImportsOfAdopters", from, to)
+			}
+		}
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/operations"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // TestEveryFailurePathAlarms: every function alarms on errors and
@@ -87,7 +87,7 @@ func asList(v any) []any {
 }
 
 // TestCustomMetricsAreDimensionedByStack: every function is told its
-// stack's name (METRICS_STACK, read by internal/metrics), and every alarm
+// stack's name (METRICS_STACK, read by internal/core/metrics), and every alarm
 // and dashboard metric in the project's namespace matches on exactly the
 // dimensions the functions emit, Stack and Function, so dev and prod in one
 // account never share an alarm.
@@ -137,7 +137,7 @@ func TestCustomMetricsAreDimensionedByStack(t *testing.T) {
 	}
 }
 
-// TestEveryErrorMetricHasAnAlarm walks internal/metrics.ErrorMetrics, the
+// TestEveryErrorMetricHasAnAlarm walks internal/core/metrics.ErrorMetrics, the
 // catalog of what each function counts as lost, skipped or failing work,
 // and finds for each (function, metric) an alarm on exactly that metric:
 // the project's namespace, the metric name, and the Stack and Function

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // TestReminderSchedulesAreGranted: a task's reminder is a second schedule

@@ -21,7 +21,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // jobsSchema is a schema other than the to-do app's, as an adopter's.
@@ -233,7 +233,7 @@ func TestScheduleOnWriteGrantsIncludeTheTableKey(t *testing.T) {
 }
 
 // TestMetricMethods: every Metric method names a metric of the one list
-// (internal/metrics) with the dimensions the function writes.
+// (internal/core/metrics) with the dimensions the function writes.
 func TestMetricMethods(t *testing.T) {
 	stack := customStack(t, "Metrics")
 	var ms []struct {

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/webhosting"
-	"github.com/unschedule/unschedule/internal/webheaders"
+	"github.com/unschedule/unschedule/internal/todo/webheaders"
 	"github.com/unschedule/unschedule/todoapp"
 )
 
@@ -427,7 +427,7 @@ func webFlatten(v any) string {
 }
 
 // TestWebHostingSecurityHeaders: the Amplify app sends the security
-// headers of internal/webheaders on every path, in the YAML form of its
+// headers of internal/todo/webheaders on every path, in the YAML form of its
 // mode, with connect-src naming the task API's origin, Cognito's endpoint
 // in the stack's region and partition, the campaign API's origin (cut at
 // deploy time: its URL is one token) and the AppSync Events hosts; a

@@ -7,7 +7,7 @@
 // empty CDK app; the `go test -bench` benchmarks; the cost per million
 // task lifecycles on each timer and per million campaign sends; and the
 // load average at the start and at the end. Run it from the module root.
-// The logic it relies on is in internal/bench (tested); this file runs
+// The logic it relies on is in internal/tooling/bench (tested); this file runs
 // processes and clocks.
 package main
 
@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
-	"github.com/unschedule/unschedule/internal/bench"
+	"github.com/unschedule/unschedule/internal/tooling/bench"
 )
 
 func main() {
@@ -457,10 +457,10 @@ func coldInit(r *bench.Report, root, goBin, tmp string, fns []string, all bool, 
 		if _, err := os.Stat(out); err == nil {
 			return out, nil
 		}
-		return out, buildTagged(root, tmp, goBin, "internal/bench/refs/floor", bench.FloorTags(clients), out)
+		return out, buildTagged(root, tmp, goBin, "internal/tooling/bench/refs/floor", bench.FloorTags(clients), out)
 	}
 	logf("building %d functions and their floors for linux/%s", len(fns), runtime.GOARCH)
-	if err := build(bench.RefBare, "internal/bench/refs/bare", nil); err != nil {
+	if err := build(bench.RefBare, "internal/tooling/bench/refs/bare", nil); err != nil {
 		return err
 	}
 	if all {
@@ -813,7 +813,7 @@ func rel(root, tmp, dir string) string {
 	if dir == root {
 		return "the module root"
 	}
-	return "a scratch module written by internal/bench.WriteEmptyApp, after `go mod tidy`"
+	return "a scratch module written by internal/tooling/bench.WriteEmptyApp, after `go mod tidy`"
 }
 
 // goBenchmarks runs the *_bench_test.go benchmarks.

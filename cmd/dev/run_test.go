@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 func TestParseOptions(t *testing.T) {

@@ -1,5 +1,5 @@
 // Command sim runs the deterministic fault-injection simulation
-// (internal/sim) over many seeds in parallel, or replays one seed with a
+// (internal/tooling/sim) over many seeds in parallel, or replays one seed with a
 // trace: to-do tasks and their reminders through the whole pipeline,
 // email campaigns' sends, future events and deferred jobs (the core's
 // adopters on their own schemas), on each timer where they apply.
@@ -26,8 +26,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/unschedule/unschedule/internal/sim"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/tooling/sim"
 )
 
 func main() {

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"github.com/unschedule/unschedule/internal/sim"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/tooling/sim"
 	"strings"
 	"testing"
 )

@@ -1,7 +1,7 @@
 // Command smoke is `make smoke ENV=dev`: it deploys the stack to the AWS
 // account of your credentials, drives the real task lifecycle end to end,
 // reports each step with its latency, and destroys what it created, also
-// when a step fails (internal/smoke). It refuses to run without
+// when a step fails (internal/tooling/smoke). It refuses to run without
 // credentials, and refuses an environment that retains its resources
 // (cdk.json removalPolicy "retain", such as prod) without -allow-retained.
 //
@@ -25,8 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/unschedule/unschedule/internal/adapters/smokeaws"
-	"github.com/unschedule/unschedule/internal/smoke"
+	"github.com/unschedule/unschedule/internal/tooling/smoke"
+	"github.com/unschedule/unschedule/internal/tooling/smokeaws"
 )
 
 type options struct {

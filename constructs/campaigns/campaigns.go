@@ -8,7 +8,7 @@
 // REST API with a Cognito authorizer, the reconciler's rule, alarms, and
 // (LiveProgress) the live progress of a campaign page: the table's
 // stream, a progress function and an AWS AppSync Events API. The rules
-// live in internal/campaign (plain Go); see docs/campaigns.md.
+// live in internal/campaigns/campaign (plain Go); see docs/campaigns.md.
 package campaigns
 
 import (
@@ -41,11 +41,11 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/constructs/taskapi"
-	"github.com/unschedule/unschedule/internal/campaign"
-	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // CampaignsProps configures the campaigns.

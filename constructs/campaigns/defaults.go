@@ -8,9 +8,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/campaign"
-	"github.com/unschedule/unschedule/internal/campaign/limits"
-	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
 )
 
 // Defaults of CampaignsProps, in one place.
@@ -21,7 +21,7 @@ const (
 	DefaultReconcileEveryMinutes   = 30
 	DefaultThrottlingRateLimit     = 20
 	DefaultThrottlingBurstLimit    = 40
-	// The sender limits (internal/campaign/limits holds the rule).
+	// The sender limits (internal/campaigns/limits holds the rule).
 	DefaultMaxCampaignsPerDay       = limits.DefaultCampaignsPerDay
 	DefaultMaxSendsPerDay           = limits.DefaultSendsPerDay
 	DefaultMaxRecipientsPerCampaign = limits.DefaultRecipientsPerCampaign
@@ -54,13 +54,13 @@ const (
 )
 
 // ProgressNamespace is the AppSync Events channel namespace of campaign
-// progress (internal/campaign/campaignapi.ProgressNamespace, which the
+// progress (internal/campaigns/campaignapi.ProgressNamespace, which the
 // CDK app cannot import: it links the Lambda runtime). Its channels are
 // /campaigns/<owner sub>/<campaign id>.
 const ProgressNamespace = "campaigns"
 
 // tableProps is the well-architected campaign table: on-demand,
-// point-in-time recovery, encryption, keys of internal/campaign/tablekeys.
+// point-in-time recovery, encryption, keys of internal/campaigns/tablekeys.
 // With stream, the table has a stream of new images (live progress).
 func tableProps(removal awscdk.RemovalPolicy, protect, stream bool) *awsdynamodb.TableProps {
 	p := &awsdynamodb.TableProps{
@@ -74,7 +74,7 @@ func tableProps(removal awscdk.RemovalPolicy, protect, stream bool) *awsdynamodb
 		RemovalPolicy:      removal,
 		DeletionProtection: jsii.Bool(protect),
 	}
-	// The senders' daily limit counters expire (internal/campaign/limits).
+	// The senders' daily limit counters expire (internal/campaigns/limits).
 	p.TimeToLiveAttribute = jsii.String(limits.ExpiresAttr)
 	if stream {
 		p.Stream = awsdynamodb.StreamViewType_NEW_IMAGE

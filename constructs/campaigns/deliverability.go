@@ -21,7 +21,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // SES reputation: AWS places an account under review at a bounce rate

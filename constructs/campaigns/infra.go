@@ -14,9 +14,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/campaign/limits"
-	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // table is ExistingTable, or a new table (tableProps with TableProps

@@ -5,11 +5,11 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // limitsEnv hands the sender limits to the API function
-// (lambdas/campaignapi, internal/campaign/limits).
+// (lambdas/campaignapi, internal/campaigns/limits).
 func limitsEnv(p CampaignsProps) map[string]string {
 	return map[string]string{
 		envvars.MaxCampaignsPerDay:       fmt.Sprint(*p.MaxCampaignsPerDay),

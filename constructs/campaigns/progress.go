@@ -19,8 +19,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	tk "github.com/unschedule/unschedule/internal/campaign/tablekeys"
-	"github.com/unschedule/unschedule/internal/envvars"
+	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // subscribeHandler is the namespace's onSubscribe (APPSYNC_JS): a user

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // TestSubscribeHandlerAllowsOnlyTheOwnersChannels runs the namespace's

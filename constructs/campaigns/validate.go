@@ -12,7 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/internal/campaign/limits"
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
 )
 
 // senderGroupName is a Cognito group name without the separators a REST

@@ -9,7 +9,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/deferredjobs/job"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // Defaults of the DeferredJobsProps WorkerMaxConcurrency, WorkerBatchSize,

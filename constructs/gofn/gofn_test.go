@@ -68,7 +68,7 @@ func TestBatchBinariesAreBuildsOwn(t *testing.T) {
 	}
 	root := ModuleRoot()
 	b := &batch{}
-	for _, entry := range []string{"lambdas/presignup", "lambdas/cancelworker", "internal/bench/refs/bare"} {
+	for _, entry := range []string{"lambdas/presignup", "lambdas/cancelworker", "internal/tooling/bench/refs/bare"} {
 		t.Run(entry, func(t *testing.T) {
 			alone := filepath.Join(t.TempDir(), "bootstrap")
 			if err := Build(goBin, root, entry, alone); err != nil {

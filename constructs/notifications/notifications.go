@@ -34,9 +34,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
 )
 
 // TopicsPerNestedStack bounds each nested stack: a topic and its policy
@@ -255,7 +255,7 @@ func (n *UserNotifications) AllowInvokeFromUserPool(pool awscognito.IUserPool) {
 }
 
 // ErrorAlarms are the construct's alarms on the error metrics its
-// trigger writes (internal/metrics.ErrorMetrics), for
+// trigger writes (internal/core/metrics.ErrorMetrics), for
 // operations.OperationsProps.Sources.
 func (n *UserNotifications) ErrorAlarms() []awscloudwatch.Alarm {
 	return []awscloudwatch.Alarm{n.SubscribeErrorsAlarm, n.FilterPolicyLimitAlarm}

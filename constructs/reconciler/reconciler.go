@@ -2,7 +2,7 @@
 // table: every interval (Every) it gives each Pending task a correct schedule,
 // deletes the schedules of tasks that are gone or finished, and expires
 // (and notifies) Pending tasks long past their deadline. See
-// internal/domain/reconcile for what a run does, and lambdas/reconciler for the
+// internal/core/reconcile for what a run does, and lambdas/reconciler for the
 // function.
 package reconciler
 
@@ -27,9 +27,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
 )
 
 // Timer is what the reconciler needs of the table's timer (each

@@ -9,7 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // DefaultExpiryTimeoutSec is ScheduleOnWriteProps.ExpiryTimeout's

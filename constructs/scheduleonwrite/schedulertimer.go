@@ -2,7 +2,7 @@ package scheduleonwrite
 
 import (
 	"fmt"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -160,7 +160,7 @@ func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBindi
 
 // Environment implements TimerBinding: the group, the expiry function,
 // the role, the dead-letter queue and the retry policy every schedule
-// gets (internal/adapters/awsscheduler reads them).
+// gets (internal/core/adapters/awsscheduler reads them).
 func (t *SchedulerTimer) Environment() map[string]string {
 	core := t.bound("Environment")
 	return map[string]string{

@@ -9,12 +9,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctionstasks"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/sfnretry"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // DefaultStateMachineRetries is how often the state machine retries a

@@ -132,7 +132,7 @@ type TimerCore struct {
 type TimerBinding interface {
 	// Environment is what a function that creates, moves or cancels
 	// timers reads, as the environment variables our Lambda mains read
-	// (internal/timerspec: UNSCHEDULE_TIMER and the timer's own).
+	// (internal/core/timerspec: UNSCHEDULE_TIMER and the timer's own).
 	Environment() map[string]string
 	// GrantModify lets grantee create, move and cancel the timers of
 	// items, and nothing outside this timer's resources.

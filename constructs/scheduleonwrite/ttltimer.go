@@ -23,9 +23,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // EnvMaxLateness is MaxLateness in seconds, in the TTL watch's

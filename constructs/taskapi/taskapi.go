@@ -27,10 +27,10 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // ScheduleCreator is what the API needs of the scheduling side
@@ -313,7 +313,7 @@ func (a *TaskApi) MetricClientErrors(opts *awscloudwatch.MetricOptions) awscloud
 }
 
 // ErrorAlarms are the construct's alarms on the error metrics its
-// function writes (internal/metrics.ErrorMetrics), for
+// function writes (internal/core/metrics.ErrorMetrics), for
 // operations.OperationsProps.Sources.
 func (a *TaskApi) ErrorAlarms() []awscloudwatch.Alarm {
 	return []awscloudwatch.Alarm{a.HandlerErrorAlarm}

@@ -23,7 +23,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // UserAuthProps configures the user pool.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/unschedule/unschedule/internal/webheaders"
+	"github.com/unschedule/unschedule/internal/todo/webheaders"
 )
 
 // Defaults of WebHostingProps, in one place.

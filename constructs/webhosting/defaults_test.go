@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/testenv"
-	"github.com/unschedule/unschedule/internal/webheaders"
+	"github.com/unschedule/unschedule/internal/todo/webheaders"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestEnvName(t *testing.T) {

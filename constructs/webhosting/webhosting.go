@@ -38,7 +38,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
-	"github.com/unschedule/unschedule/internal/webheaders"
+	"github.com/unschedule/unschedule/internal/todo/webheaders"
 )
 
 // WebHostingProps configures the hosting.
@@ -141,7 +141,7 @@ func NewWebHosting(scope constructs.Construct, id *string, props *WebHostingProp
 	if git {
 		headerRoot = p.AppRoot
 	}
-	// The security headers of every path (internal/webheaders), with the
+	// The security headers of every path (internal/todo/webheaders), with the
 	// page's connect-src read from its config.
 	headers := customHeaders(headerRoot, webheaders.For(connectSources(awscdk.Stack_Of(c), p.BackendConfig)))
 	merged := propcheck.Merge(awsamplify.CfnAppProps{

@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/domain/fire"
-	"github.com/unschedule/unschedule/internal/pipeline"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/pipeline"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // Timer is the timer that fires items at their due time

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // Attribute names and states of an item: the table's partition key (the
@@ -56,7 +56,7 @@ func Schema() contract.Schema {
 }
 
 // Environment variables the construct sets on a writer (ConfigureWriter);
-// their names live in internal/envvars with every other function variable.
+// their names live in internal/core/envvars with every other function variable.
 const (
 	EnvTable  = envvars.DeferredJobsTable
 	EnvWeekly = envvars.DeferredJobsWeekly

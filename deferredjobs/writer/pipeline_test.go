@@ -16,7 +16,7 @@ import (
 	"github.com/unschedule/unschedule/contract/pipelinetest"
 	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/deferredjobs/writer"
-	"github.com/unschedule/unschedule/internal/jobdispatch"
+	"github.com/unschedule/unschedule/internal/deferredjobs/jobdispatch"
 )
 
 // pipelineTable is the writer's PutAPI on the in-memory pipeline: a

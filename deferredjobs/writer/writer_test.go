@@ -12,7 +12,7 @@ import (
 
 	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/deferredjobs/writer"
-	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // TestMarkActivityAgainstDynalite: on a table keyed as the construct's,

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/futureevents/futureevent"
-	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // endpoint is the shared dynalite's; "" when it could not start

@@ -27,7 +27,7 @@ type Reader interface {
 	Get(ctx context.Context, name string) (Event, string, error)
 }
 
-// Recorder counts metrics (internal/metrics.Recorder).
+// Recorder counts metrics (internal/core/metrics.Recorder).
 type Recorder interface {
 	Add(name string, n float64)
 }
@@ -63,7 +63,7 @@ type Dispatcher struct {
 	invoker Invoker
 	log     *slog.Logger
 	metrics Recorder
-	// Metric names (internal/metrics) for the outcomes.
+	// Metric names (internal/core/metrics) for the outcomes.
 	Delivered, Refused, Failed string
 }
 

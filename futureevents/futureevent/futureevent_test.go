@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 const target = "arn:aws:lambda:us-east-1:123456789012:function:remind"

@@ -5,8 +5,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/api"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/todo/api"
 )
 
 // handler serves one API Gateway event and counts what the dashboard

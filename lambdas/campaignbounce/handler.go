@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/campaign/suppress"
+	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 )
 
 // handler adds the recipients of each record's SES event to the

@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/unschedule/unschedule/internal/adapters/ses"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 )
 
 func main() {

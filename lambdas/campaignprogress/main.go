@@ -19,14 +19,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/unschedule/unschedule/internal/adapters/appsyncevents"
-	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
-	"github.com/unschedule/unschedule/internal/clock"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/appsyncevents"
+	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 func main() {

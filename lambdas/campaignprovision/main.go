@@ -1,7 +1,7 @@
 // Command campaignprovision arms the schedules of a campaign's send
 // tasks (provision.Provisioner) on the core's timer (any of them:
-// internal/adapters/timers) through the core's paced caller
-// (internal/domain/timer/paced): at most 10 calls in flight, paced,
+// internal/core/adapters/timers) through the core's paced caller
+// (internal/core/timer/paced): at most 10 calls in flight, paced,
 // throttles backed off; a margin before its timeout it saves its
 // checkpoint and re-invokes itself asynchronously.
 //
@@ -19,17 +19,17 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
-	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
-	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
-	"github.com/unschedule/unschedule/internal/campaign/campaigntimer"
-	"github.com/unschedule/unschedule/internal/campaign/provision"
-	"github.com/unschedule/unschedule/internal/clock"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/metrics"
+	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
+	"github.com/unschedule/unschedule/internal/campaigns/provision"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 func main() {

@@ -1,7 +1,7 @@
 // Command campaignreconciler runs one pass of the core reconciler over
 // the send tasks per invocation (a rule every 30 minutes), with the
 // campaign's rules (campaign.Repair) on the core's timer (any of them:
-// internal/adapters/timers): missing schedules of Pending tasks
+// internal/core/adapters/timers): missing schedules of Pending tasks
 // recreated with the same idempotency token, overdue tasks handed to the
 // send function or retimed, stale Running tasks finished or re-queued,
 // interrupted cancels completed. See campaignlambda.Reconcile.
@@ -20,20 +20,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
-	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/adapters/lambdainvoke"
-	"github.com/unschedule/unschedule/internal/adapters/ses"
-	"github.com/unschedule/unschedule/internal/campaign"
-	cl "github.com/unschedule/unschedule/internal/campaign/campaignlambda"
-	"github.com/unschedule/unschedule/internal/campaign/campaigntimer"
-	"github.com/unschedule/unschedule/internal/clock"
-	"github.com/unschedule/unschedule/internal/domain/reconcile"
-	"github.com/unschedule/unschedule/internal/domain/timer/paced"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer/paced"
 )
 
 func main() {

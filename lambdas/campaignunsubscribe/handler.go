@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
+	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 )
 
 // handler turns API Gateway's proxy event into an unsubscribe.Request.

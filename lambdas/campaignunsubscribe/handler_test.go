@@ -11,9 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/campaign/suppress"
-	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
-	"github.com/unschedule/unschedule/internal/clock"
+	"github.com/unschedule/unschedule/internal/campaigns/suppress"
+	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
+	"github.com/unschedule/unschedule/internal/core/clock"
 )
 
 func TestHandle(t *testing.T) {

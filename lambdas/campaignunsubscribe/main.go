@@ -15,12 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/unschedule/unschedule/internal/adapters/ses"
-	"github.com/unschedule/unschedule/internal/campaign/unsubscribe"
-	"github.com/unschedule/unschedule/internal/clock"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 )
 
 func main() {

@@ -2,8 +2,8 @@ package main
 
 import (
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/adapters/timers"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/adapters/timers"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 )
 
 // timerConfig is the timer the worker drives and the item schema.

@@ -14,12 +14,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/unschedule/unschedule/internal/adapters/jobqueue"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/jobdispatch"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/deferredjobs/adapters/jobqueue"
+	"github.com/unschedule/unschedule/internal/deferredjobs/jobdispatch"
 )
 
 func main() {

@@ -17,14 +17,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/adapters/ttlmarker"
-	"github.com/unschedule/unschedule/internal/domain/fire"
-	"github.com/unschedule/unschedule/internal/eventfilter"
-	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/testenv"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/core/eventfilter"
+	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // streamRecord renders a REMOVE record of the marker whose image GetItem

@@ -19,11 +19,11 @@ import (
 
 	"github.com/unschedule/unschedule/futureevents/client"
 	"github.com/unschedule/unschedule/futureevents/futureevent"
-	"github.com/unschedule/unschedule/internal/adapters/lambdatarget"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/adapters/lambdatarget"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 func main() {

@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/domain/notify"
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/tableschema"
-	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // TestHandle: the payload the expiry function sends to any target (as
-// internal/adapters/awslambda encodes it) becomes the to-do app's
+// internal/core/adapters/awslambda encodes it) becomes the to-do app's
 // notification, with the text the owner has always received.
 func TestHandle(t *testing.T) {
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)

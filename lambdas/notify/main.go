@@ -18,12 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/unschedule/unschedule/internal/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/domain/notify"
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 func main() {

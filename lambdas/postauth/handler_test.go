@@ -14,12 +14,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/adapters/awssns/snsfake"
-	"github.com/unschedule/unschedule/internal/domain/notify"
-	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/testfixture"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
 var topics = []string{

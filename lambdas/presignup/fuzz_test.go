@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // FuzzPreSignUp decodes arbitrary JSON as a PreSignUp event and runs the

@@ -16,12 +16,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/domain/fire"
-	"github.com/unschedule/unschedule/internal/domain/reconcile"
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/memory"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 var quiet = slog.New(slog.DiscardHandler)

@@ -20,17 +20,17 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambdasdk "github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/unschedule/unschedule/internal/lambdaenv/awsenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
-	"github.com/unschedule/unschedule/internal/adapters/awslambda"
-	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
-	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/adapters/timers"
-	"github.com/unschedule/unschedule/internal/domain/fire"
-	"github.com/unschedule/unschedule/internal/domain/reconcile"
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/adapters/awslambda"
+	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/adapters/timers"
+	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 func main() {

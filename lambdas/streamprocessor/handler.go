@@ -8,14 +8,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/adapters/checkpoint"
-	"github.com/unschedule/unschedule/internal/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/domain/cancel"
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/tableschema"
+	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // FunctionName is the Function dimension of this function's metrics.

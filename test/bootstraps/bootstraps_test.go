@@ -27,9 +27,9 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/bench"
-	"github.com/unschedule/unschedule/internal/tableschema"
-	"github.com/unschedule/unschedule/internal/testenv"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/tooling/bench"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // endpointVars are the service-specific endpoint variables of every
@@ -51,7 +51,7 @@ var functions = []function{
 	{"campaignapi", `{"httpMethod":"GET","resource":"/campaigns","path":"/campaigns","requestContext":{"authorizer":{"claims":` +
 		`{"sub":"user-1","email":"a@example.com","email_verified":"true","cognito:groups":"campaign-senders"}}}}`, "dynamodb"},
 	{"campaignbounce", fixture("lambdas/campaignbounce/testdata/bounce.json"), "dynamodb"},
-	{"campaignprogress", fixture("internal/campaign/campaignlambda/testdata/progress_stream.json"), "dynamodb"},
+	{"campaignprogress", fixture("internal/campaigns/campaignlambda/testdata/progress_stream.json"), "dynamodb"},
 	{"campaignprovision", `{"campaignId":"c-1"}`, "dynamodb"},
 	{"campaignreconciler", `{}`, "dynamodb"},
 	{"campaignsend", `{"campaignId":"c-1","taskId":"t-1"}`, "dynamodb"},

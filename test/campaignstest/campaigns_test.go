@@ -22,9 +22,9 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/campaign/limits"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 func newStack(t testing.TB) awscdk.Stack {
@@ -590,11 +590,11 @@ func TestTodoAppWithCampaigns(t *testing.T) {
 }
 
 // TestFunctionEnvNamesAreEnvvars: every variable the construct sets on a
-// function is a name from internal/envvars, which the mains read.
+// function is a name from internal/core/envvars, which the mains read.
 func TestFunctionEnvNamesAreEnvvars(t *testing.T) {
 	_, d := synth(t)
 	if bad := envvars.Unknown(d); len(bad) > 0 {
-		t.Errorf("functions set variables not in internal/envvars: %v", bad)
+		t.Errorf("functions set variables not in internal/core/envvars: %v", bad)
 	}
 }
 

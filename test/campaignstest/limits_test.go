@@ -12,8 +12,8 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
-	"github.com/unschedule/unschedule/internal/campaign/limits"
-	"github.com/unschedule/unschedule/internal/envvars"
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/todoapp"
 )
 

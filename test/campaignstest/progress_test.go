@@ -14,7 +14,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/constructs/webhosting"
-	"github.com/unschedule/unschedule/internal/campaign/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/todoapp"
 )
 
@@ -139,7 +139,7 @@ func TestProgressStreamMapping(t *testing.T) {
 		}
 		patterns = append(patterns, p)
 	}
-	b, err := os.ReadFile("../../internal/campaign/campaignlambda/testdata/progress_stream.json")
+	b, err := os.ReadFile("../../internal/campaigns/campaignlambda/testdata/progress_stream.json")
 	if err != nil {
 		t.Fatal(err)
 	}

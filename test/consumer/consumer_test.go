@@ -19,7 +19,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 const (

@@ -70,7 +70,7 @@ func TestResolve(t *testing.T) {
 	pkgs := map[string][]string{
 		"futureevents": {module + "/constructs/futureevents", module + "/futureevents", module + "/test/eventservices"},
 		"campaigns":    {module + "/constructs/campaigns", module + "/test/campaignstest"},
-		"timers":       {module + "/internal/timerspec"},
+		"timers":       {module + "/internal/core/timerspec"},
 	}
 	tests := []struct {
 		name, pkg, dir, want, wantErr string

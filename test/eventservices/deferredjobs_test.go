@@ -16,9 +16,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/examples/barbershop/barbershopstack"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // TestDeferredJobsSynth synthesizes the barbershop example and pins the
@@ -37,7 +37,7 @@ func TestDeferredJobsSynth(t *testing.T) {
 	t.Run("function variables are envvars names (or the example app's own)", func(t *testing.T) {
 		for _, bad := range envvars.Unknown(j) {
 			if !strings.HasSuffix(bad, ": APPOINTMENTS_TABLE") { // examples/barbershop's table
-				t.Errorf("a function sets a variable not in internal/envvars: %s", bad)
+				t.Errorf("a function sets a variable not in internal/core/envvars: %s", bad)
 			}
 		}
 	})

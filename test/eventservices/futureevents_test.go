@@ -15,9 +15,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/examples/renewalreminder/reminder"
 	"github.com/unschedule/unschedule/examples/renewalreminder/renewalstack"
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // TestFutureEventsSynth synthesizes the renewal-reminder example (the
@@ -41,7 +41,7 @@ func TestFutureEventsSynth(t *testing.T) {
 	t.Run("function variables are envvars names (or the example app's own)", func(t *testing.T) {
 		for _, bad := range envvars.Unknown(j) {
 			if !strings.HasSuffix(bad, ": "+reminder.EnvRemindFunction) {
-				t.Errorf("a function sets a variable not in internal/envvars: %s", bad)
+				t.Errorf("a function sets a variable not in internal/core/envvars: %s", bad)
 			}
 		}
 	})

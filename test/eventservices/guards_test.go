@@ -15,7 +15,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/examples/renewalreminder/renewalstack"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // TestFutureEventsRetriesLambdaTransients: the core's Step Functions

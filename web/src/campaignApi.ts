@@ -2,7 +2,7 @@ import type { TokenSource } from './api';
 import type { CampaignJSON, CreateBody, Preview } from './campaigns';
 import { type FetchFn, joinUrl, requestJson } from './http';
 
-/** The campaign REST API (internal/campaign/campaignapi). */
+/** The campaign REST API (internal/campaigns/campaignapi). */
 export interface CampaignApi {
   list(cursor?: string): Promise<{ campaigns: CampaignJSON[]; cursor?: string }>;
   preview(body: CreateBody): Promise<Preview>;

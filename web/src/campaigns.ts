@@ -1,5 +1,5 @@
 // The campaign page's rules, free of React and of the network: the JSON
-// shapes of the campaign API (internal/campaign/campaignapi), the progress
+// shapes of the campaign API (internal/campaigns/campaignapi), the progress
 // reducer (a live update applies only when it is newer than the last one
 // applied, and replaces send rows whole), the server-sent-events parser,
 // when to fall back to polling, and the create form's checks.

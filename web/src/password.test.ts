@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { passwordOk, passwordRules } from './password';
 
-// The same cases as internal/devserver TestCheckPasswordPolicy.
+// The same cases as internal/tooling/devserver TestCheckPasswordPolicy.
 describe('password rules', () => {
   const cases: [string, boolean, string[]][] = [
     ['Password-one1', true, []],

@@ -1,6 +1,6 @@
 // The user pool's password policy (constructs/userauth: 12+ characters,
 // upper, lower, digit, symbol), shown as a live checklist on sign-up and
-// enforced the same way by the dev server (internal/devserver/password.go).
+// enforced the same way by the dev server (internal/tooling/devserver/password.go).
 // Cognito's symbols are the set below; a space counts when it is neither
 // first nor last, and a password may not start or end with one.
 

@@ -1,6 +1,6 @@
 // Package alarms holds the CloudWatch builders every construct shares: the
 // project's custom metrics (dimensioned by stack and function, as
-// internal/metrics writes them) and alarms that notify a topic.
+// internal/core/metrics writes them) and alarms that notify a topic.
 package alarms
 
 import (
@@ -11,12 +11,12 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/unschedule/unschedule/internal/envvars"
-	"github.com/unschedule/unschedule/internal/metrics"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // CustomMetric is the metric name that function fn of scope's stack
-// writes (internal/metrics), with its Stack and Function dimensions, so
+// writes (internal/core/metrics), with its Stack and Function dimensions, so
 // two stacks in one account and region never share a metric.
 // statistic is e.g. "Sum" or "p99"; period defaults to 5 minutes.
 func CustomMetric(scope constructs.Construct, fn, name, statistic string, period awscdk.Duration) awscloudwatch.Metric {

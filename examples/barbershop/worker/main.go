@@ -20,7 +20,7 @@ import (
 
 	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/examples/barbershop/analytics"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/unschedule/unschedule/examples/renewalreminder/reminder"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 )
 
 func main() {

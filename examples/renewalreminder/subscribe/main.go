@@ -17,7 +17,7 @@ import (
 
 	"github.com/unschedule/unschedule/examples/renewalreminder/reminder"
 	"github.com/unschedule/unschedule/futureevents/client"
-	"github.com/unschedule/unschedule/internal/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 )
 
 func main() {

@@ -1,0 +1,57 @@
+package ses
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+// TestSuppressionsOnDynalite runs the suppression list's contract on
+// dynalite: per sender, normalized, a duplicate keeps the first entry.
+func TestSuppressionsOnDynalite(t *testing.T) {
+	client := testenv.NewDynamoClient(dynalite)
+	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
+	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
+	s, err := NewSuppressions(client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.SuppressionContract(t, s)
+}
+
+// TestUnsubscribeHeaders: a message with an unsubscribe URL carries
+// both RFC 8058 headers in the Simple content; one without carries none.
+func TestUnsubscribeHeaders(t *testing.T) {
+	ctx := context.Background()
+	m := &mail{}
+	s := newSender(t, m)
+	with := msg
+	with.UnsubscribeURL = "https://u.example.com/unsubscribe?token=abc.def"
+	if _, err := s.Send(ctx, with); err != nil {
+		t.Fatal(err)
+	}
+	without := msg
+	without.IdempotencyKey = "send-c1-00001"
+	if _, err := s.Send(ctx, without); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, h := range m.calls[0].Content.Simple.Headers {
+		got[aws.ToString(h.Name)] = aws.ToString(h.Value)
+	}
+	want := map[string]string{"List-Unsubscribe": "<https://u.example.com/unsubscribe?token=abc.def>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("headers %v, want %v", got, want)
+	}
+	if h := m.calls[1].Content.Simple.Headers; len(h) != 0 {
+		t.Errorf("a message without an unsubscribe URL has headers %v", h)
+	}
+	var _ campaign.Sender = s
+}

@@ -1,0 +1,91 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer/paced"
+)
+
+// DefaultReconcileCallsPerSecond paces the reconciler's timer calls
+// (the lowest documented EventBridge Scheduler API rate quota:
+// paced.DefaultCallsPerSecond).
+const DefaultReconcileCallsPerSecond = paced.DefaultCallsPerSecond
+
+// ReconcilePorts are what the core reconciler needs to repair send
+// tasks. Checkpoints, Caller, Metrics and Log are optional.
+type ReconcilePorts struct {
+	Tasks     Tasks
+	Campaigns Campaigns
+	// Timer holds the tasks' schedules (any core timer).
+	Timer Timer
+	// Sender is read for receipts only.
+	Sender Sender
+	// Dispatcher hands an overdue task to the send function.
+	Dispatcher Dispatcher
+	Clock      Clock
+	// Caller paces the timer calls and retries throttles; nil: one
+	// try each (the reconciler's own rate limit still paces them).
+	Caller *paced.Caller
+	// Checkpoints default to one kept in memory (a warm function's).
+	Checkpoints reconcile.Checkpoints
+	Metrics     *metrics.Recorder
+	Log         *slog.Logger
+}
+
+// NewReconciler is the core reconciler (internal/core/reconcile) over
+// the send tasks (Items, TaskSchema), their schedules on the core's timer and
+// the send function (DispatchFirer), with the campaign's rules (Repair,
+// returned for its counts). cfg.Grace defaults to RepairGrace, cfg.StaleAfter
+// to a minute (the claims' leases decide).
+func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reconcile.Reconciler, error) {
+	if p.Tasks == nil || p.Campaigns == nil || p.Timer == nil || p.Sender == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
+		return nil, errors.New("campaign reconciler: tasks, campaigns, timer, sender, dispatcher, clock and rules are required")
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = RepairGrace
+	}
+	if cfg.StaleAfter <= 0 {
+		// Repair asks each claim's lease (Stale): a Running task is
+		// recovered once its lease has passed, not a Grace later.
+		cfg.StaleAfter = time.Minute
+	}
+	if p.Checkpoints == nil {
+		p.Checkpoints = &MemoryCheckpoints{}
+	}
+	rules.Tasks, rules.Campaigns, rules.Sender, rules.Clock = p.Tasks, p.Campaigns, p.Sender, p.Clock
+	tm := Paced(p.Caller, p.Timer)
+	return reconcile.New(cfg, reconcile.Deps{
+		Schema: TaskSchema, Items: Items{Tasks: p.Tasks}, Scheduler: tm, Schedules: tm,
+		Firer: DispatchFirer{Dispatcher: p.Dispatcher}, Policy: rules, Checkpoints: p.Checkpoints,
+		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: p.Metrics, Log: p.Log,
+	})
+}
+
+// MemoryCheckpoints is a reconcile.Checkpoints in memory.
+type MemoryCheckpoints struct {
+	mu sync.Mutex
+	cp reconcile.Checkpoint
+}
+
+var _ reconcile.Checkpoints = (*MemoryCheckpoints)(nil)
+
+// Load implements reconcile.Checkpoints.
+func (m *MemoryCheckpoints) Load(context.Context) (reconcile.Checkpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cp, nil
+}
+
+// Save implements reconcile.Checkpoints.
+func (m *MemoryCheckpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cp = cp
+	return nil
+}

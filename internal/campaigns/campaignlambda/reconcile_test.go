@@ -1,0 +1,33 @@
+package campaignlambda
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/metrics"
+)
+
+func TestReconcileHandler(t *testing.T) {
+	now := time.Now()
+	st, clock, tasks := world(t, "c1", 1, now)
+	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now)
+	claimed, err := st.Claim(context.Background(), tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
+	m := rec{}
+	h := &Reconcile{Metrics: m, Log: quiet, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st,
+		Timer: memory.NewScheduler(), Sender: memory.NewCampaignSender(clock), Dispatcher: nopDispatch{}, Clock: clock}}
+	if err := h.Handle(context.Background()); err == nil {
+		t.Fatal("no error without a deadline")
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(10*time.Minute))
+	defer cancel()
+	if err := h.Handle(ctx); err != nil || m[metrics.CampaignReconcileRecovered] != 1 || m[metrics.CampaignReconcilerErrors] != 0 {
+		t.Fatalf("%v, metrics %v", err, m)
+	}
+}

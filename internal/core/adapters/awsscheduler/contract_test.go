@@ -1,0 +1,38 @@
+package awsscheduler_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+
+	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
+
+// TestSchedulerContractMoto runs the scheduler contract on the adapter
+// against moto's EventBridge Scheduler, each case on a fresh account.
+func TestSchedulerContractMoto(t *testing.T) {
+	testenv.SharedMoto(t) // skip (or fail under CI=true) once, before the cases
+	testenv.SchedulerContract(t, testenv.SchedulerBackend{Moto: true, New: func(t *testing.T) testenv.ContractScheduler {
+		api := testenv.SharedMoto(t).SchedulerClient()
+		const group = "unschedule-tasks"
+		if _, err := api.CreateScheduleGroup(context.Background(), &scheduler.CreateScheduleGroupInput{Name: aws.String(group)}); err != nil {
+			t.Fatalf("create schedule group: %v", err)
+		}
+		c, err := awsscheduler.New(api, awsscheduler.Config{
+			GroupName:     group,
+			TargetArn:     "arn:aws:lambda:us-east-1:123456789012:function:expire",
+			RoleArn:       "arn:aws:iam::123456789012:role/scheduler",
+			DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:expiry-dlq",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}})
+}

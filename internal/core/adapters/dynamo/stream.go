@@ -1,0 +1,72 @@
+package dynamo
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// DecodeStreamRecord turns a record of an item table's stream
+// (NEW_AND_OLD_IMAGES) into a change, reading the key and the images with
+// the schema's names. An image the record lacks is left nil, even where
+// its kind implies one: the consumer decides what that means. A record
+// without its key (as the schema names it), an image that lacks it, an
+// unknown event name or a missing event id is an error.
+func DecodeStreamRecord(s contract.Schema, r events.DynamoDBEventRecord) (task.Change, error) {
+	c := task.Change{EventID: r.EventID, Kind: task.ChangeKind(r.EventName)}
+	switch c.Kind {
+	case task.ChangeInsert, task.ChangeModify, task.ChangeRemove:
+	default:
+		return task.Change{}, fmt.Errorf("stream record %s: unknown event name %q", r.EventID, r.EventName)
+	}
+	if c.EventID == "" {
+		return task.Change{}, errors.New("stream record lacks an eventID")
+	}
+	keys, err := s.ItemFrom(streamStrings(r.Change.Keys))
+	if err != nil {
+		return task.Change{}, fmt.Errorf("stream record %s keys: %w", r.EventID, err)
+	}
+	c.Key = keys.Key
+	if c.Old, err = decodeImage(s, r.Change.OldImage); err != nil {
+		return task.Change{}, fmt.Errorf("stream record %s old image: %w", r.EventID, err)
+	}
+	if c.New, err = decodeImage(s, r.Change.NewImage); err != nil {
+		return task.Change{}, fmt.Errorf("stream record %s new image: %w", r.EventID, err)
+	}
+	return c, nil
+}
+
+// StreamKey reads the item key of a record as the schema names it (the
+// zero key when the record lacks it).
+func StreamKey(s contract.Schema, r events.DynamoDBEventRecord) contract.Key {
+	it, _ := s.ItemFrom(streamStrings(r.Change.Keys))
+	return it.Key
+}
+
+// decodeImage reads an image with the schema (nil for no image).
+func decodeImage(s contract.Schema, img map[string]events.DynamoDBAttributeValue) (*contract.Item, error) {
+	if len(img) == 0 {
+		return nil, nil
+	}
+	it, err := s.ItemFrom(streamStrings(img))
+	if err != nil {
+		return nil, err
+	}
+	return &it, nil
+}
+
+// streamStrings keeps the S attributes of an image: the contract reads
+// strings only, and others are the writer's own.
+func streamStrings(img map[string]events.DynamoDBAttributeValue) map[string]string {
+	m := make(map[string]string, len(img))
+	for k, v := range img {
+		if v.DataType() == events.DataTypeString {
+			m[k] = v.String()
+		}
+	}
+	return m
+}

@@ -1,0 +1,191 @@
+// Package ttlmarker is the DynamoDB TTL timer: a task.Scheduler
+// whose "schedule" of an item is a marker item in the same table
+// (timerspec.MarkerKey) carrying the TTL attribute (epoch seconds, the due
+// time rounded up) and the payload. DynamoDB deletes the marker some time
+// after the due time (typically within 48 hours: timerspec.TTLPrecision);
+// the deletion reaches the expiry function through the table's stream,
+// filtered to TTL deletions (timerspec.TTLFilterPattern), and
+// PayloadsFromEvent reads the payload back for the firing core.
+//
+// Markers carry none of the contract's attributes besides the key, so the
+// cancellation pipeline's stream filter (armed state) never sees them.
+//
+//   - Create puts the marker unless one with another payload exists
+//     (task.ErrScheduleExists); the same payload again is a success.
+//   - Update overwrites an existing marker (task.ErrScheduleNotFound when
+//     there is none: it fired, or was cancelled).
+//   - Delete removes the marker (a cancel); none is
+//     task.ErrScheduleNotFound. That delete is the user's own, not the
+//     service's, so the TTL filter drops it from the stream.
+//   - Get (timer.Reader) reads the marker, a strongly consistent GetItem;
+//     List scans the table for markers, for the reconciler.
+package ttlmarker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// API is the part of the DynamoDB client the adapter uses.
+type API interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+var _ API = (*dynamodb.Client)(nil)
+
+// Config is the table, its TTL attribute and the schema.
+type Config struct {
+	Table string
+	// TTLAttr is the table's TTL attribute. Default: timerspec.DefaultTTLAttr.
+	TTLAttr string
+	Schema  contract.Schema
+}
+
+// ConfigFromEnv reads TABLE_NAME, TTL_ATTRIBUTE and the schema.
+func ConfigFromEnv(e *lambdaenv.Env) Config {
+	return Config{Table: e.Require(envvars.Table), TTLAttr: e.Optional(envvars.TTLAttribute, timerspec.DefaultTTLAttr), Schema: e.Schema()}
+}
+
+// Client is a task.Scheduler of TTL markers.
+type Client struct {
+	api API
+	cfg Config
+}
+
+var (
+	_ task.Scheduler = (*Client)(nil)
+	_ timer.Reader   = (*Client)(nil)
+)
+
+// New checks cfg and returns a client.
+func New(api API, cfg Config) (*Client, error) {
+	if api == nil || cfg.Table == "" {
+		return nil, errors.New("ttlmarker: New needs a DynamoDB client and a table name (TABLE_NAME)")
+	}
+	if cfg.TTLAttr == "" {
+		cfg.TTLAttr = timerspec.DefaultTTLAttr
+	}
+	if cfg.Schema.PartitionKey == "" {
+		cfg.Schema = tableschema.Todo()
+	}
+	return &Client{api: api, cfg: cfg}, nil
+}
+
+func (c *Client) key(name string) map[string]types.AttributeValue {
+	m := map[string]types.AttributeValue{}
+	for k, v := range c.cfg.Schema.Attrs(timerspec.MarkerKey(c.cfg.Schema, name)) {
+		m[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	return m
+}
+
+func (c *Client) put(ctx context.Context, s task.Schedule, cond string, vals map[string]types.AttributeValue) error {
+	item := c.key(s.Name)
+	item[c.cfg.TTLAttr] = &types.AttributeValueMemberN{Value: timerspec.TTLValue(s.At)}
+	item[timerspec.MarkerPayloadAttr] = &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}
+	_, err := c.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(c.cfg.Table), Item: item, ConditionExpression: aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": timerspec.MarkerPayloadAttr},
+		ExpressionAttributeValues: vals,
+	})
+	return err
+}
+
+// Create implements task.Scheduler.
+func (c *Client) Create(ctx context.Context, s task.Schedule) error {
+	err := c.put(ctx, s, "attribute_not_exists(#pk) OR #p = :p",
+		map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return task.ErrScheduleExists
+	}
+	if err != nil {
+		return fmt.Errorf("ttlmarker: put marker %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// Update implements task.Scheduler.
+func (c *Client) Update(ctx context.Context, s task.Schedule, _ time.Time) error {
+	err := c.put(ctx, s, "attribute_exists(#pk) AND attribute_exists(#p)", nil)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return task.ErrScheduleNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("ttlmarker: move marker %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// Delete implements task.Scheduler.
+func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
+	_, err := c.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(c.cfg.Table), Key: c.key(name),
+		ConditionExpression:      aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": c.cfg.Schema.PartitionKey},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return task.ErrScheduleNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("ttlmarker: delete marker %s: %w", name, err)
+	}
+	return nil
+}
+
+// IsTTLDeletion reports whether a stream record is a deletion by DynamoDB's
+// TTL process (the same test as the event source mapping's filter, kept
+// in the function too: a mapping edited by hand must not turn a user's
+// cancel into a firing).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-streams.html
+func IsTTLDeletion(r events.DynamoDBEventRecord) bool {
+	return r.EventName == "REMOVE" && r.UserIdentity != nil &&
+		r.UserIdentity.Type == timerspec.TTLIdentityType && r.UserIdentity.PrincipalID == timerspec.TTLIdentityPrincipal
+}
+
+// Dispatch is one TTL deletion to fire.
+type Dispatch struct {
+	// SequenceNumber names the record in batch item failures (for a
+	// stream, Lambda reads the itemIdentifier as the sequence number:
+	// https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html).
+	SequenceNumber string
+	// Payload is the marker's payload, as EncodePayload wrote it.
+	Payload []byte
+}
+
+// PayloadsFromEvent returns the payloads of the TTL deletions of markers
+// in a stream batch; other records are skipped.
+func PayloadsFromEvent(ev events.DynamoDBEvent) []Dispatch {
+	var out []Dispatch
+	for _, r := range ev.Records {
+		if !IsTTLDeletion(r) {
+			continue
+		}
+		p, ok := r.Change.OldImage[timerspec.MarkerPayloadAttr]
+		if !ok || p.DataType() != events.DataTypeString {
+			continue
+		}
+		out = append(out, Dispatch{SequenceNumber: r.Change.SequenceNumber, Payload: []byte(p.String())})
+	}
+	return out
+}

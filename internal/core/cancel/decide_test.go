@@ -1,0 +1,233 @@
+package cancel
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+const (
+	user = "user-1"
+	tid  = "01JBQ1R8ZK3W4X5Y6Z7A8B9C0D"
+)
+
+var due = time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
+
+func pending() *task.Task {
+	return &task.Task{UserID: user, TaskID: tid, Title: "t", Status: task.StatusPending, DueAt: due,
+		ScheduleToken: "TOKEN"}
+}
+
+func with(f func(t *task.Task)) *task.Task {
+	t := pending()
+	f(t)
+	return t
+}
+
+// img is a task's image in the change feed.
+func img(t *task.Task) *contract.Item {
+	if t == nil {
+		return nil
+	}
+	it := t.Item()
+	return &it
+}
+
+func change(kind task.ChangeKind, old, new *task.Task) task.Change {
+	return task.Change{EventID: "ev1", Kind: kind, Key: task.Key(user, tid), Old: img(old), New: img(new)}
+}
+
+// consumer is an adopter's schema: other keys, due attribute and states,
+// two of them armed.
+func consumer() contract.Schema {
+	return contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
+		ArmedStates: []string{"Queued", "Retrying"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
+}
+
+func TestDecide(t *testing.T) {
+	later := due.Add(time.Hour)
+	key := task.Key(user, tid)
+	cancelMsg := Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "ev1"}
+	msg := func(a Action, at time.Time) *Message {
+		return &Message{Action: a, Partition: user, Sort: tid, DueAt: at, Token: "TOKEN", EventID: "ev1"}
+	}
+	done := with(func(t *task.Task) { t.Status = task.StatusDone })
+	expired := with(func(t *task.Task) { t.Status = task.StatusExpired })
+	// claimed is the expiry claim's write: Expired, with a claim mark at
+	// (or after) the deadline.
+	claimed := with(func(t *task.Task) { t.Status, t.ExpiredAt, t.NotifyClaimAt = task.StatusExpired, due, due })
+	inline := with(func(t *task.Task) { t.ScheduleInline = true })
+	tests := []struct {
+		name     string
+		kind     task.ChangeKind
+		old, new *task.Task
+		want     *Message
+	}{
+		{"insert by the API (inline) does nothing", task.ChangeInsert, nil, inline, nil},
+		{"insert by another writer schedules", task.ChangeInsert, nil, pending(), msg(ActionSchedule, due)},
+		{"insert not armed", task.ChangeInsert, nil, done, nil},
+		{"insert without a due time", task.ChangeInsert, nil, with(func(t *task.Task) { t.DueAt = time.Time{} }), nil},
+		{"modify done to pending schedules", task.ChangeModify, done, pending(), msg(ActionSchedule, due)},
+		{"modify pending to done cancels", task.ChangeModify, pending(), done, &cancelMsg},
+		{"modify pending, due time removed, cancels", task.ChangeModify, pending(),
+			with(func(t *task.Task) { t.DueAt = time.Time{} }), &cancelMsg},
+		{"remove of a pending task cancels", task.ChangeRemove, pending(), nil, &cancelMsg},
+		{"deadline moved reschedules", task.ChangeModify, pending(), with(func(t *task.Task) { t.DueAt = later }), msg(ActionReschedule, later)},
+		{"deadline moved and title edited reschedules", task.ChangeModify, pending(),
+			with(func(t *task.Task) { t.DueAt = later; t.Title = "new" }), msg(ActionReschedule, later)},
+		{"deadline moved on an item without a token reschedules", task.ChangeModify, with(func(t *task.Task) { t.ScheduleToken = "" }),
+			with(func(t *task.Task) { t.DueAt = later; t.ScheduleToken = "" }),
+			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, EventID: "ev1"}},
+		{"title only", task.ChangeModify, pending(), with(func(t *task.Task) { t.Title = "new" }), nil},
+		{"inline mark dropped", task.ChangeModify, inline, pending(), nil},
+		{"repair flag set", task.ChangeModify, pending(), with(func(t *task.Task) { t.ScheduleRepair = true }), nil},
+		{"same deadline in another zone", task.ChangeModify, pending(),
+			with(func(t *task.Task) { t.DueAt = due.In(time.FixedZone("x", 3600)) }), nil},
+		{"pending to expired by the claim (the schedule fired)", task.ChangeModify, pending(), claimed, nil},
+		{"pending to expired by a writer (no claim mark) cancels", task.ChangeModify, pending(), expired, &cancelMsg},
+		{"pending to expired by a writer, a claim mark before the deadline, cancels", task.ChangeModify,
+			with(func(t *task.Task) { t.NotifyClaimAt = due.Add(-time.Hour) }),
+			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due.Add(-time.Hour) }), &cancelMsg},
+		{"pending to expired by a writer, the claim mark unchanged, cancels", task.ChangeModify,
+			with(func(t *task.Task) { t.NotifyClaimAt = due }),
+			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due }), &cancelMsg},
+		{"expired, notifiedAt recorded", task.ChangeModify, expired,
+			with(func(t *task.Task) { t.Status = task.StatusExpired; t.NotifiedAt = due }), nil},
+		{"remove of an expired task", task.ChangeRemove, expired, nil, nil},
+		{"remove of a done task", task.ChangeRemove, done, nil, nil},
+		{"modify of a done task", task.ChangeModify, done, with(func(t *task.Task) { t.Status = task.StatusDone; t.Title = "x" }), nil},
+		// Missing images.
+		{"remove without old image cancels by key", task.ChangeRemove, nil, nil, &cancelMsg},
+		{"modify without old image, new done, cancels", task.ChangeModify, nil, done, &cancelMsg},
+		{"modify without old image, new expired, cancels", task.ChangeModify, nil, expired, &cancelMsg},
+		{"modify without old image, new pending, reschedules", task.ChangeModify, nil, pending(), msg(ActionReschedule, due)},
+		{"modify without new image", task.ChangeModify, pending(), nil, nil},
+		{"modify without any image", task.ChangeModify, nil, nil, nil},
+		{"insert without image", task.ChangeInsert, nil, nil, nil},
+		{"unknown kind", task.ChangeKind("TRUNCATE"), pending(), nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := change(tt.kind, tt.old, tt.new)
+			c.Key = key
+			checkDecide(t, task.Schema, c, tt.want)
+		})
+	}
+}
+
+func checkDecide(t *testing.T, s contract.Schema, c task.Change, want *Message) {
+	t.Helper()
+	got, ok := Decide(s, c)
+	if ok != (want != nil) {
+		t.Fatalf("Decide ok = %v, want %v (message %+v)", ok, want != nil, got)
+	}
+	if want == nil {
+		return
+	}
+	if _, err := Parse(got.Encode()); err != nil {
+		t.Errorf("decided message does not parse: %v", err)
+	}
+	if !got.DueAt.Equal(want.DueAt) {
+		t.Errorf("DueAt = %v, want %v", got.DueAt, want.DueAt)
+	}
+	// Every message carries the old image's due time, which the Step
+	// Functions timer needs to name the execution to stop (none without
+	// an old image).
+	var wantOld time.Time
+	if c.Old != nil {
+		wantOld = c.Old.Due
+	}
+	if !got.OldDueAt.Equal(wantOld) {
+		t.Errorf("OldDueAt = %v, want %v", got.OldDueAt, wantOld)
+	}
+	// The reminder fields are TestDecideReminder's: these items have none.
+	got.NoOldReminder, got.RemindAt, got.OldRemindAt = want.NoOldReminder, want.RemindAt, want.OldRemindAt
+	w := *want
+	got.DueAt, w.DueAt, got.OldDueAt, w.OldDueAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if got != w {
+		t.Errorf("Decide = %+v, want %+v", got, w)
+	}
+}
+
+// An adopter's items, written by any writer, read with its schema: the
+// keys, the due attribute and the armed states are the schema's.
+func TestDecideConsumerSchema(t *testing.T) {
+	s := consumer()
+	k := contract.Key{Partition: "t1", Sort: "j1"}
+	run := time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC)
+	item := func(state string, at time.Time) *contract.Item {
+		return &contract.Item{Key: k, State: state, Due: at}
+	}
+	claimed := func(at, claim time.Time) *contract.Item {
+		return &contract.Item{Key: k, State: "Done", Due: at, ClaimAt: claim}
+	}
+	msg := func(a Action, at time.Time) *Message {
+		return &Message{Action: a, Partition: "t1", Sort: "j1", DueAt: at, EventID: "e"}
+	}
+	cancelMsg := &Message{Action: ActionCancel, Partition: "t1", Sort: "j1", EventID: "e"}
+	for _, tt := range []struct {
+		name     string
+		kind     task.ChangeKind
+		old, new *contract.Item
+		want     *Message
+	}{
+		{"plain put schedules", task.ChangeInsert, nil, item("Queued", run), msg(ActionSchedule, run)},
+		{"put in another armed state schedules", task.ChangeInsert, nil, item("Retrying", run), msg(ActionSchedule, run)},
+		{"put in the to-do's armed state does nothing", task.ChangeInsert, nil, item("Pending", run), nil},
+		{"moving between armed states does nothing", task.ChangeModify, item("Queued", run), item("Retrying", run), nil},
+		{"runAt moved reschedules", task.ChangeModify, item("Queued", run), item("Queued", run.Add(time.Hour)), msg(ActionReschedule, run.Add(time.Hour))},
+		{"cancelled cancels", task.ChangeModify, item("Queued", run), item("Cancelled", run), cancelMsg},
+		{"fired by the claim does nothing", task.ChangeModify, item("Queued", run), claimed(run, run.Add(time.Second)), nil},
+		{"completed by the writer with the fired state cancels", task.ChangeModify, item("Queued", run), item("Done", run), cancelMsg},
+		{"completed by the writer, a claim of an earlier runAt kept, cancels", task.ChangeModify,
+			&contract.Item{Key: k, State: "Queued", Due: run, ClaimAt: run.Add(-time.Hour)}, claimed(run, run.Add(-time.Hour)), cancelMsg},
+		{"deleted cancels", task.ChangeRemove, item("Queued", run), nil, cancelMsg},
+		{"deleted after firing does nothing", task.ChangeRemove, item("Done", run), nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDecide(t, s, task.Change{EventID: "e", Kind: tt.kind, Key: k, Old: tt.old, New: tt.new}, tt.want)
+		})
+	}
+}
+
+// Items without a state (the to-do app's settings and checkpoint items)
+// are never armed: no write of theirs touches a schedule.
+func TestDecideIgnoresStatelessItems(t *testing.T) {
+	k := task.Key(user, "#settings")
+	img := func(enabled string) *contract.Item { return &contract.Item{Key: k, Token: enabled} }
+	for _, c := range []task.Change{
+		{EventID: "e", Kind: task.ChangeInsert, Key: k, New: img("true")},
+		{EventID: "e", Kind: task.ChangeModify, Key: k, Old: img("true"), New: img("false")},
+		{EventID: "e", Kind: task.ChangeRemove, Key: k, Old: img("false")},
+	} {
+		if m, ok := Decide(task.Schema, c); ok {
+			t.Errorf("%s of a stateless item decided %+v", c.Kind, m)
+		}
+	}
+}
+
+// A replayed record (same eventID) gives the same message and so the same
+// deduplication id; another record of the same transition gets another.
+func TestDecideReplay(t *testing.T) {
+	done := with(func(t *task.Task) { t.Status = task.StatusDone })
+	c := change(task.ChangeModify, pending(), done)
+	c.EventID = "ev-7"
+	a, okA := Decide(task.Schema, c)
+	b, okB := Decide(task.Schema, c)
+	if !okA || !okB || a != b || a.DedupID() != b.DedupID() {
+		t.Fatalf("replay decided differently: %+v %v / %+v %v", a, okA, b, okB)
+	}
+	c.EventID = "ev-8"
+	other, _ := Decide(task.Schema, c)
+	if other.DedupID() == a.DedupID() {
+		t.Errorf("different records share dedup id %q", a.DedupID())
+	}
+	if a.GroupID() != other.GroupID() || a.GroupID() != user+"/"+tid {
+		t.Errorf("group ids %q %q, want the item key %q", a.GroupID(), other.GroupID(), user+"/"+tid)
+	}
+}
+
+var quiet = slog.New(slog.DiscardHandler)

@@ -1,0 +1,59 @@
+package cancel_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+type benchQueue struct{ sent int }
+
+func (q *benchQueue) Enqueue(_ context.Context, msgs []cancel.Message) ([]cancel.Failed, error) {
+	for _, m := range msgs {
+		_ = m.Encode()
+	}
+	q.sent += len(msgs)
+	return nil, nil
+}
+
+// BenchmarkProcess100 is the stream processor on a batch of 100 change
+// records: every other one completes a task (a cancellation to send), the
+// rest edit a title (nothing to send). `make bench` runs it.
+func BenchmarkProcess100(b *testing.B) {
+	due := time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
+	changes := make([]task.Change, 100)
+	for i := range changes {
+		old := task.Task{UserID: "user-1", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i), Title: "t",
+			Status: task.StatusPending, DueAt: due, ScheduleToken: "TOKEN"}
+		nw := old
+		if i%2 == 0 {
+			nw.Status = task.StatusDone
+		} else {
+			nw.Title = "edited"
+		}
+		o, n := old.Item(), nw.Item()
+		changes[i] = task.Change{EventID: fmt.Sprintf("ev-%03d", i), Kind: task.ChangeModify,
+			Key: o.Key, Old: &o, New: &n}
+	}
+	q := &benchQueue{}
+	p, err := cancel.NewProcessor(task.Schema, q, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if f := p.Process(ctx, changes); len(f) != 0 {
+			b.Fatalf("%d failures", len(f))
+		}
+	}
+	if q.sent == 0 {
+		b.Fatal("nothing sent")
+	}
+}

@@ -1,0 +1,109 @@
+package cancel
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+func TestDecideReminder(t *testing.T) {
+	rem := due.Add(-time.Hour)
+	withRem := with(func(t *task.Task) { t.Reminder, t.RemindAt = task.Reminder1h, rem })
+	moved := with(func(t *task.Task) { t.Reminder, t.RemindAt = task.Reminder15m, due.Add(-15*time.Minute) })
+	removed := with(func(t *task.Task) { t.Reminder = task.ReminderNone })
+	reminded := with(func(t *task.Task) { t.Reminder, t.RemindAt, t.RemindedFor = task.Reminder1h, rem, rem })
+	for _, tc := range []struct {
+		name     string
+		old, new *task.Task
+		want     *Message
+	}{
+		{"reminder moved: reschedule", withRem, moved, &Message{Action: ActionReschedule, Partition: user, Sort: tid,
+			DueAt: due, RemindAt: moved.RemindAt, OldDueAt: due, OldRemindAt: rem, Token: "TOKEN", EventID: "ev1"}},
+		{"reminder removed: reschedule without one", withRem, removed, &Message{Action: ActionReschedule, Partition: user,
+			Sort: tid, DueAt: due, OldDueAt: due, OldRemindAt: rem, Token: "TOKEN", EventID: "ev1"}},
+		{"reminder delivered (recorded): nothing", withRem, reminded, nil},
+		{"completed with a reminder: cancel deletes it", withRem, with(func(t *task.Task) {
+			t.Reminder, t.RemindAt, t.Status = task.Reminder1h, rem, task.StatusDone
+		}), &Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, OldRemindAt: rem, EventID: "ev1"}},
+		{"completed without one: cancel knows there is none", removed, with(func(t *task.Task) { t.Status = task.StatusDone }),
+			&Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, EventID: "ev1", NoOldReminder: true}},
+		{"deadline moved, no reminder before or after", removed, with(func(t *task.Task) { t.DueAt = due.Add(time.Hour) }),
+			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: due.Add(time.Hour), OldDueAt: due, Token: "TOKEN",
+				EventID: "ev1", NoOldReminder: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := Decide(task.Schema, change(task.ChangeModify, tc.old, tc.new))
+			if ok != (tc.want != nil) || ok && got != *tc.want {
+				t.Fatalf("Decide = %+v, %v; want %+v", got, ok, tc.want)
+			}
+		})
+	}
+	// A schema without reminders ignores the attribute.
+	s := consumer()
+	old, nw := withRem.Item(), moved.Item()
+	old.State, nw.State = "Queued", "Queued"
+	if _, ok := Decide(s, task.Change{EventID: "e", Kind: task.ChangeModify, Key: old.Key, Old: &old, New: &nw}); ok {
+		t.Fatal("a schema without reminders rescheduled on a reminder change")
+	}
+}
+
+// TestWorkerReminder: every action applies to the reminder schedule too.
+func TestWorkerReminder(t *testing.T) {
+	now := due.Add(-2 * time.Hour)
+	rem, later := due.Add(-time.Hour), due.Add(-15*time.Minute)
+	name := task.ReminderName(tid)
+	msg := func(a Action, remindAt time.Time) Message {
+		return Message{Action: a, Partition: user, Sort: tid, DueAt: due, RemindAt: remindAt, Token: "TOKEN", EventID: "e"}
+	}
+	for _, tc := range []struct {
+		name     string
+		existing time.Time // reminder schedule before (zero: none)
+		msg      Message
+		want     time.Time // after (zero: none)
+	}{
+		{"schedule makes it", time.Time{}, msg(ActionSchedule, rem), rem},
+		{"reschedule moves it", rem, msg(ActionReschedule, later), later},
+		{"reschedule makes a missing one", time.Time{}, msg(ActionReschedule, later), later},
+		{"reschedule without a reminder deletes it", rem, msg(ActionReschedule, time.Time{}), time.Time{}},
+		// A due schedule may not have fired yet: deleting it could lose
+		// the reminder; a stale one fires, is skipped and deletes itself.
+		{"reschedule to a passed time leaves it", rem, msg(ActionReschedule, now.Add(-time.Minute)), rem},
+		{"schedule of a passed time makes none", time.Time{}, msg(ActionSchedule, now.Add(-time.Minute)), time.Time{}},
+		{"cancel deletes it", rem, Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e"}, time.Time{}},
+		{"cancel without one succeeds", time.Time{}, Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e"}, time.Time{}},
+		{"cancel of an item that had none calls nothing", time.Time{}, Message{Action: ActionCancel, Partition: user, Sort: tid,
+			EventID: "e", NoOldReminder: true}, time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := memory.NewScheduler()
+			if !tc.existing.IsZero() {
+				r, _ := msg(ActionSchedule, tc.existing).Reminder(task.Schema)
+				if err := s.Create(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, err := NewWorker(task.Schema, s, nil, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.SetClock(func() time.Time { return now })
+			for range 2 { // a redelivery changes nothing
+				if err := w.Handle(ctx, tc.msg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.msg.NoOldReminder && s.Calls["Delete"] > 2 {
+				t.Fatalf("%d deletes for an item that had no reminder: want only the deadline schedule's", s.Calls["Delete"])
+			}
+			got, ok := s.Lookup(name)
+			if ok != !tc.want.IsZero() || ok && (!got.At.Equal(tc.want) || !got.Payload.Remind.Equal(tc.want) || !got.Payload.Due.Equal(due)) {
+				t.Fatalf("reminder schedule %+v (%v), want at %v", got, ok, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,357 @@
+package memory
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+)
+
+// CampaignStore is the campaign table in memory: campaigns and their send
+// tasks, written by plain puts (test setup) and by the campaign rules'
+// conditional writes, each through condWrite, the one write path of this
+// package. It is never more lenient than the DynamoDB adapter
+// (dynamo.CampaignStore): what that refuses, this refuses too.
+type CampaignStore struct {
+	mu        sync.Mutex
+	tasks     map[campaign.Key]campaign.SendTask
+	campaigns map[string]campaign.Campaign
+	// terminal counts each campaign's tasks in a terminal state.
+	terminal map[string]int
+	// open is the sparse open index (openIndex), kept on writes.
+	open openIndex
+	// Writes counts successful conditional task writes.
+	Writes int
+	// Fail, when set, is called before each conditional write (op
+	// "Claim", "TakeOver", "Replace", "SetStatus"); a non-nil error is
+	// returned instead of doing it (fault injection).
+	Fail func(op string) error
+}
+
+var (
+	_ campaign.Tasks     = (*CampaignStore)(nil)
+	_ campaign.Campaigns = (*CampaignStore)(nil)
+)
+
+// NewCampaignStore returns an empty campaign table.
+func NewCampaignStore() *CampaignStore {
+	return &CampaignStore{tasks: map[campaign.Key]campaign.SendTask{}, campaigns: map[string]campaign.Campaign{}, terminal: map[string]int{}}
+}
+
+// PutCampaign writes a campaign as is.
+func (s *CampaignStore) PutCampaign(c campaign.Campaign) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.campaigns[c.ID] = c
+}
+
+// PutTasks writes tasks as they are.
+func (s *CampaignStore) PutTasks(ts ...campaign.SendTask) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range ts {
+		old, found := s.tasks[t.Key()]
+		s.tasks[t.Key()] = t
+		s.count(old, found, t)
+	}
+}
+
+// count keeps the terminal count of a task's campaign as old (found:
+// there was one) becomes t; the caller holds mu.
+func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.SendTask) {
+	if found && old.State.Terminal() {
+		s.terminal[old.CampaignID]--
+	}
+	if t.State.Terminal() {
+		s.terminal[t.CampaignID]++
+	}
+	s.open.note(old, found, t)
+}
+
+// settle completes the campaign once every one of its tasks is terminal:
+// Provisioning or Active → Completed, in the same locked write as the
+// last task's (the rule dynamo.CampaignStore keeps); the caller holds mu.
+func (s *CampaignStore) settle(id string, now time.Time) {
+	c, ok := s.campaigns[id]
+	if ok && c.Total > 0 && s.terminal[id] >= c.Total && (c.Status == campaign.Provisioning || c.Status == campaign.Active) {
+		c.Status, c.UpdatedAt = campaign.Completed, now
+		s.campaigns[id] = c
+	}
+}
+
+// All returns every task of a campaign in index order.
+func (s *CampaignStore) All(campaignID string) []campaign.SendTask {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []campaign.SendTask
+	for k, t := range s.tasks {
+		if k.CampaignID == campaignID {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b campaign.SendTask) int { return a.Index - b.Index })
+	return out
+}
+
+// CountOpen counts a campaign's tasks that are not terminal.
+func (s *CampaignStore) CountOpen(campaignID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, t := range s.tasks {
+		if k.CampaignID == campaignID && !t.State.Terminal() {
+			n++
+		}
+	}
+	return n
+}
+
+// Get implements campaign.Tasks.
+func (s *CampaignStore) Get(_ context.Context, k campaign.Key) (campaign.SendTask, error) {
+	t, ok := lookup(&s.mu, s.tasks, k)
+	if !ok {
+		return campaign.SendTask{}, fmt.Errorf("task %s: %w", k.TaskID, campaign.ErrNotFound)
+	}
+	return t, nil
+}
+
+// Claim implements campaign.Tasks with the campaign.Claim rule (the
+// contract's claim predicate).
+func (s *CampaignStore) Claim(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move("Claim", k, func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.Claim(t, due, now, lease) })
+}
+
+// TakeOver implements campaign.Tasks with the campaign.TakeOver rule
+// (the contract's take-over predicate).
+func (s *CampaignStore) TakeOver(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move("TakeOver", k, func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.TakeOver(t, due, now, lease) })
+}
+
+// writeTask is a conditional write of the task at k: ok's condition on
+// the stored task (found false: none), then next replaces it, the
+// campaign's terminal count follows, and a move into a terminal state
+// settles the campaign in the same locked write.
+func (s *CampaignStore) writeTask(op string, k campaign.Key, ok func(cur campaign.SendTask, found bool) error,
+	next func(campaign.SendTask) campaign.SendTask) (before, after campaign.SendTask, err error) {
+	return condPut(&s.mu, s.Fail, op, s.tasks, k, ok, next, func(old campaign.SendTask, found bool, t campaign.SendTask) {
+		s.count(old, found, t)
+		s.Writes++
+		if !old.State.Terminal() && t.State.Terminal() {
+			s.settle(t.CampaignID, t.UpdatedAt)
+		}
+	})
+}
+
+// move applies a rule to the stored task as one conditional write.
+func (s *CampaignStore) move(op string, k campaign.Key, rule func(campaign.SendTask) (campaign.SendTask, error)) (campaign.SendTask, error) {
+	var next campaign.SendTask
+	cur, _, err := s.writeTask(op, k,
+		func(cur campaign.SendTask, found bool) (err error) {
+			if !found {
+				return fmt.Errorf("%s %s: missing: %w", op, k.TaskID, campaign.ErrConditionFailed)
+			}
+			if next, err = rule(cur); err != nil {
+				return fmt.Errorf("%s %s: %w: %w", op, k.TaskID, campaign.ErrConditionFailed, err)
+			}
+			return nil
+		},
+		func(campaign.SendTask) campaign.SendTask { return next })
+	if err != nil {
+		return cur, err
+	}
+	return next, nil
+}
+
+// Replace implements campaign.Tasks: next replaces the stored task only
+// while it still has prev's state and attempt.
+func (s *CampaignStore) Replace(_ context.Context, prev, next campaign.SendTask) error {
+	if prev.Key() != next.Key() {
+		return fmt.Errorf("replace task %s with %s: the keys differ", prev.ID, next.ID)
+	}
+	_, _, err := s.writeTask("Replace", prev.Key(),
+		func(cur campaign.SendTask, found bool) error {
+			if !found || cur.State != prev.State || cur.Attempt != prev.Attempt {
+				return fmt.Errorf("replace %s: %w", prev.ID, campaign.ErrConditionFailed)
+			}
+			return nil
+		},
+		func(campaign.SendTask) campaign.SendTask { return next })
+	return err
+}
+
+// List implements campaign.Tasks.
+func (s *CampaignStore) List(_ context.Context, campaignID string, from, limit int) ([]campaign.SendTask, error) {
+	if from < 0 || limit < 1 {
+		return nil, fmt.Errorf("list tasks of %s: from %d, limit %d: want from >= 0 and limit >= 1", campaignID, from, limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []campaign.SendTask
+	for i := from; len(out) < limit; i++ {
+		t, ok := s.tasks[campaign.Key{CampaignID: campaignID, TaskID: campaign.TaskID(campaignID, i)}]
+		if !ok {
+			break
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Open implements campaign.Tasks: a page of the open tasks in the open
+// index's order (by task id, as DynamoDB's sparse index sorts them by
+// its sort key; then by campaign), after the cursor: the last key of the
+// page before, so writes between pages shift nothing, as on DynamoDB. A
+// cursor that no page returned is campaign.ErrBadCursor.
+func (s *CampaignStore) Open(_ context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
+	var after campaign.Key
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		parts := strings.Split(string(b), "\x00")
+		if err != nil || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+			return nil, "", fmt.Errorf("cursor %q: %w", cursor, campaign.ErrBadCursor)
+		}
+		after = campaign.Key{TaskID: parts[0], CampaignID: parts[1]}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := s.open.sorted(s.tasks)
+	i := 0
+	if cursor != "" {
+		i, _ = slices.BinarySearchFunc(keys, after, indexOrder)
+		if i < len(keys) && keys[i] == after {
+			i++
+		}
+	}
+	out := make([]campaign.SendTask, 0, min(max(limit, 1), len(keys)-i))
+	for ; i < len(keys); i++ {
+		t := s.tasks[keys[i]]
+		if t.State.Terminal() { // ended since the index was last tidied
+			continue
+		}
+		if len(out) == max(limit, 1) {
+			last := out[len(out)-1]
+			return out, base64.RawURLEncoding.EncodeToString([]byte(last.ID + "\x00" + last.CampaignID)), nil
+		}
+		out = append(out, t)
+	}
+	return out, "", nil
+}
+
+// indexOrder is the open index's order: by task id, then campaign.
+func indexOrder(a, b campaign.Key) int {
+	if c := strings.Compare(a.TaskID, b.TaskID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.CampaignID, b.CampaignID)
+}
+
+// openIndex keeps the keys of the open tasks in index order, so that a
+// page of Open is a binary search and a short scan instead of a sort of
+// the whole table. A task that ends stays in keys until the ended ones
+// outnumber the open ones (Open skips it); a key that opens waits in
+// added until the next read merges it in. The caller holds the store's
+// mu.
+type openIndex struct {
+	keys  []campaign.Key        // sorted by indexOrder; some may have ended
+	added []campaign.Key        // open keys not yet in keys
+	in    map[campaign.Key]bool // the keys in keys or added
+	n     int                   // the open tasks
+}
+
+// note follows a write of t over old (found: there was one).
+func (x *openIndex) note(old campaign.SendTask, found bool, t campaign.SendTask) {
+	wasOpen, isOpen := found && !old.State.Terminal(), !t.State.Terminal()
+	switch {
+	case isOpen && !wasOpen:
+		x.n++
+	case wasOpen && !isOpen:
+		x.n--
+	}
+	if isOpen && !x.in[t.Key()] {
+		if x.in == nil {
+			x.in = map[campaign.Key]bool{}
+		}
+		x.in[t.Key()] = true
+		x.added = append(x.added, t.Key())
+	}
+}
+
+// sorted returns the index's keys in order, first merging in the added
+// ones and, once the ended ones outnumber the open ones, dropping those.
+func (x *openIndex) sorted(tasks map[campaign.Key]campaign.SendTask) []campaign.Key {
+	if len(x.added) == 0 && len(x.keys) <= 2*x.n+64 {
+		return x.keys
+	}
+	slices.SortFunc(x.added, indexOrder)
+	merged := make([]campaign.Key, 0, x.n)
+	keep := func(k campaign.Key) {
+		if tasks[k].State.Terminal() {
+			delete(x.in, k)
+			return
+		}
+		merged = append(merged, k)
+	}
+	i, j := 0, 0
+	for i < len(x.keys) || j < len(x.added) {
+		if j == len(x.added) || (i < len(x.keys) && indexOrder(x.keys[i], x.added[j]) < 0) {
+			keep(x.keys[i])
+			i++
+		} else {
+			keep(x.added[j])
+			j++
+		}
+	}
+	x.keys, x.added = merged, x.added[:0]
+	return x.keys
+}
+
+// Campaign implements campaign.Campaigns.
+func (s *CampaignStore) Campaign(_ context.Context, id string) (campaign.Campaign, error) {
+	c, ok := lookup(&s.mu, s.campaigns, id)
+	if !ok {
+		return campaign.Campaign{}, fmt.Errorf("campaign %s: %w", id, campaign.ErrNotFound)
+	}
+	return c, nil
+}
+
+// Counts is the number of a campaign's tasks in each state (the API's
+// and the progress announcer's read).
+func (s *CampaignStore) Counts(_ context.Context, campaignID string) (map[campaign.State]int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[campaign.State]int{}
+	for k, t := range s.tasks {
+		if k.CampaignID == campaignID {
+			out[t.State]++
+		}
+	}
+	return out, nil
+}
+
+// SetStatus implements campaign.Campaigns: only from one of the statuses
+// from (none: refused, as the DynamoDB adapter refuses it).
+func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
+	if len(from) == 0 {
+		return fmt.Errorf("set campaign %s status: no status to move from", id)
+	}
+	_, _, err := condPut(&s.mu, s.Fail, "SetStatus", s.campaigns, id,
+		func(c campaign.Campaign, found bool) error {
+			if !found || !slices.Contains(from, c.Status) {
+				return fmt.Errorf("campaign %s to %s: %w", id, to, campaign.ErrConditionFailed)
+			}
+			return nil
+		},
+		func(c campaign.Campaign) campaign.Campaign {
+			c.Status, c.UpdatedAt = to, now
+			if reason != "" {
+				c.CancelReason = reason
+			}
+			return c
+		}, nil)
+	return err
+}

@@ -1,0 +1,214 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+var t0 = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+
+func TestBucket(t *testing.T) {
+	c := clock.NewFake(t0)
+	b := NewBucket(c, 50, 10)
+	n := 0
+	for b.Take() {
+		n++
+	}
+	if n != 10 {
+		t.Fatalf("burst %d, want 10", n)
+	}
+	drain := func() int {
+		n := 0
+		for b.Take() {
+			n++
+		}
+		return n
+	}
+	c.Advance(time.Second)
+	if n := drain(); n != 10 { // refilled up to the burst, not 50
+		t.Fatalf("after a second %d, want the burst 10", n)
+	}
+	c.Advance(100 * time.Millisecond)
+	if n := drain(); n != 5 {
+		t.Fatalf("100 ms at 50/s gave %d tokens, want 5", n)
+	}
+}
+
+func TestSenderSendsOncePerKey(t *testing.T) {
+	ctx := context.Background()
+	s := NewCampaignSender(clock.NewFake(t0))
+	if _, err := s.Sent(ctx, "k"); !errors.Is(err, campaign.ErrNotSent) {
+		t.Fatal(err)
+	}
+	a, _ := s.Send(ctx, campaign.Message{IdempotencyKey: "k"})
+	b, _ := s.Send(ctx, campaign.Message{IdempotencyKey: "k"})
+	if a != b || len(s.Outbox) != 1 || s.Count("k") != 1 {
+		t.Fatalf("%v %v %d", a, b, len(s.Outbox))
+	}
+	s.Fault = func(campaign.Message) error { return campaign.ErrRetryable }
+	if _, err := s.Send(ctx, campaign.Message{IdempotencyKey: "j"}); !errors.Is(err, campaign.ErrRetryable) || len(s.Outbox) != 1 {
+		t.Fatal("a failed send was recorded")
+	}
+}
+
+// TestCampaignStoreContract: the memory store keeps the campaign store
+// contract of the DynamoDB adapter, and a refused call writes nothing.
+func TestCampaignStoreContract(t *testing.T) {
+	testenv.CampaignStoreContract(t, func(*testing.T) testenv.CampaignBackend {
+		s := NewCampaignStore()
+		return testenv.CampaignBackend{Store: s,
+			Put: func(c campaign.Campaign, tasks []campaign.SendTask) error {
+				s.PutCampaign(c)
+				s.PutTasks(tasks...)
+				return nil
+			},
+			Writes: func() int { return s.Writes }}
+	})
+}
+
+// TestCampaignStoreFaults: every conditional write goes through the
+// fault injector first, and an injected fault writes nothing.
+func TestCampaignStoreFaults(t *testing.T) {
+	ctx := context.Background()
+	injected := errors.New("injected")
+	task := campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", 0), State: campaign.Pending, SendAt: t0}
+	for _, tc := range []struct {
+		op   string
+		call func(s *CampaignStore) error
+	}{
+		{"Claim", func(s *CampaignStore) error { _, err := s.Claim(ctx, task.Key(), t0, t0, time.Minute); return err }},
+		{"TakeOver", func(s *CampaignStore) error { _, err := s.TakeOver(ctx, task.Key(), t0, t0, time.Minute); return err }},
+		{"Replace", func(s *CampaignStore) error {
+			next, _ := campaign.Cancel(task, "r", t0)
+			return s.Replace(ctx, task, next)
+		}},
+		{"SetStatus", func(s *CampaignStore) error {
+			return s.SetStatus(ctx, "c", []campaign.Status{campaign.Active}, campaign.CampaignCancelled, "", t0)
+		}},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			s := NewCampaignStore()
+			s.PutCampaign(campaign.Campaign{ID: "c", Status: campaign.Active, Total: 1})
+			s.PutTasks(task)
+			var ops []string
+			s.Fail = func(op string) error {
+				ops = append(ops, op)
+				return injected
+			}
+			if err := tc.call(s); !errors.Is(err, injected) || !slices.Equal(ops, []string{tc.op}) {
+				t.Fatalf("error = %v after faults %v, want the injected one on %s", err, ops, tc.op)
+			}
+			if got, _ := s.Get(ctx, task.Key()); s.Writes != 0 || got != task {
+				t.Fatalf("%d writes, task %+v: want none", s.Writes, got)
+			}
+			if c, _ := s.Campaign(ctx, "c"); c.Status != campaign.Active {
+				t.Fatalf("campaign %s, want it untouched", c.Status)
+			}
+		})
+	}
+}
+
+// TestCampaignStoreOpenTasks: All and CountOpen (the simulation's reads)
+// and the open index follow every write, tasks put as they are included.
+func TestCampaignStoreOpenTasks(t *testing.T) {
+	ctx := context.Background()
+	st := NewCampaignStore()
+	task := func(i int, s campaign.State) campaign.SendTask {
+		return campaign.SendTask{CampaignID: "c", ID: campaign.TaskID("c", i), Index: i, State: s, SendAt: t0}
+	}
+	open := func() []string {
+		var ids []string
+		for cur, first := "", true; first || cur != ""; first = false {
+			page, next, err := st.Open(ctx, cur, 1)
+			if err != nil || (next != "" && next == cur) {
+				t.Fatalf("Open(%q) = cursor %q, %v", cur, next, err)
+			}
+			for _, x := range page {
+				ids = append(ids, x.ID)
+			}
+			cur = next
+		}
+		return ids
+	}
+	st.PutTasks(task(2, campaign.Running), task(0, campaign.Pending), task(1, campaign.Cancelled))
+	for _, step := range []struct {
+		name string
+		put  []campaign.SendTask
+		want []string
+	}{
+		{"as put", nil, []string{"c-00000", "c-00002"}},
+		{"one ended", []campaign.SendTask{task(0, campaign.Finished)}, []string{"c-00002"}},
+		{"one opened again", []campaign.SendTask{task(1, campaign.Pending)}, []string{"c-00001", "c-00002"}},
+		{"every one ended", []campaign.SendTask{task(1, campaign.Failed), task(2, campaign.Cancelled)}, nil},
+		{"one opened again after all ended", []campaign.SendTask{task(0, campaign.Pending)}, []string{"c-00000"}},
+	} {
+		st.PutTasks(step.put...)
+		if got := open(); !slices.Equal(got, step.want) || st.CountOpen("c") != len(step.want) {
+			t.Fatalf("%s: open %v (CountOpen %d), want %v", step.name, got, st.CountOpen("c"), step.want)
+		}
+		if all := st.All("c"); len(all) != 3 || all[0].Index != 0 || all[2].Index != 2 {
+			t.Fatalf("%s: All = %v", step.name, all)
+		}
+	}
+}
+
+// BenchmarkCampaignStoreOpen walks the open index of 20 campaigns of 500
+// tasks, a third of them ended, in pages of 100 (the reconciler's read);
+// "writes" ends one more task between pages, as sends do (untimed).
+func BenchmarkCampaignStoreOpen(b *testing.B) {
+	ctx := context.Background()
+	for _, writes := range []bool{false, true} {
+		name := "reads"
+		if writes {
+			name = "writes"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := NewCampaignStore()
+			var open []campaign.SendTask
+			for c := range 20 {
+				id := fmt.Sprintf("c%02d", c)
+				st.PutCampaign(campaign.Campaign{ID: id, Status: campaign.Active, Total: 500})
+				for i := range 500 {
+					task := campaign.SendTask{CampaignID: id, ID: campaign.TaskID(id, i), Index: i, State: campaign.Pending, SendAt: t0}
+					if i%3 == 0 {
+						task.State = campaign.Cancelled
+					} else {
+						open = append(open, task)
+					}
+					st.PutTasks(task)
+				}
+			}
+			ended := 0
+			b.ResetTimer()
+			for b.Loop() {
+				for cur, first := "", true; first || cur != ""; first = false {
+					page, next, err := st.Open(ctx, cur, 100)
+					if err != nil || (len(page) == 0 && next != "") {
+						b.Fatalf("page of %d, %v", len(page), err)
+					}
+					if writes {
+						b.StopTimer()
+						next, _ := campaign.Cancel(open[ended], "r", t0)
+						if err := st.Replace(ctx, open[ended], next); err != nil {
+							b.Fatal(err)
+						}
+						if ended++; ended == len(open) { // every task ended: open them again
+							st.PutTasks(open...)
+							ended = 0
+						}
+						b.StartTimer()
+					}
+					cur = next
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// The Step Functions stand-in stops only the execution a due time names,
+// as awssfn does with one StopExecution: never the item's others.
+func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	s1 := task.ScheduleFor(task.Task{UserID: "u", TaskID: "01J0000000000000000000000A", Status: task.StatusPending, DueAt: d1})
+	s2 := s1
+	s2.At, s2.Payload.Due = d2, d2
+	name := s1.Name
+	ctx := context.Background()
+	type step struct {
+		op   func(e *Executions) error
+		want error
+	}
+	create := func(s task.Schedule) step { return step{func(e *Executions) error { return e.Create(ctx, s) }, nil} }
+	del := func(at time.Time, want error) step {
+		return step{func(e *Executions) error { return e.Delete(ctx, name, at) }, want}
+	}
+	move := func(s task.Schedule, from time.Time, want error) step {
+		return step{func(e *Executions) error { return e.Update(ctx, s, from) }, want}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		want  []string // running executions after
+	}{
+		{"cancel stops it", []step{create(s1), del(d1, nil)}, nil},
+		{"cancel of another due time stops nothing", []step{create(s1), del(d2, task.ErrScheduleNotFound)},
+			[]string{timerspec.ExecutionName(name, d1)}},
+		{"cancel without a due time stops nothing", []step{create(s1), del(time.Time{}, task.ErrScheduleNotFound)},
+			[]string{timerspec.ExecutionName(name, d1)}},
+		{"move stops the old, starts the new", []step{create(s1), move(s2, d1, nil)}, []string{timerspec.ExecutionName(name, d2)}},
+		{"move of nothing is not found", []step{move(s2, d1, task.ErrScheduleNotFound)}, nil},
+		{"a create that raced the move: the move still stops the old", []step{create(s1), create(s2), move(s2, d1, nil)},
+			[]string{timerspec.ExecutionName(name, d2)}},
+		{"re-armed after a cancel: a restart, which a later cancel leaves", []step{create(s1), del(d1, nil), create(s1),
+			del(d1, task.ErrScheduleNotFound)}, []string{timerspec.RestartName(timerspec.ExecutionName(name, d1), t0)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := NewExecutions(func() time.Time { return t0 })
+			for i, st := range tc.steps {
+				if err := st.op(e); !errors.Is(err, st.want) || (st.want == nil && err != nil) {
+					t.Fatalf("step %d: %v, want %v", i, err, st.want)
+				}
+			}
+			var got []string
+			for n := range e.Running(name) {
+				got = append(got, n)
+			}
+			sort.Strings(got)
+			if len(got) != len(tc.want) || (len(got) > 0 && got[0] != tc.want[0]) {
+				t.Fatalf("running %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The Step Functions stand-in reads as awssfn does: List gives every
+// running execution (an item with a restart and a newer execution
+// twice), by name then due time, in pages; Get with a due time reads only
+// the execution named for it, and without one the item's lookup.
+func TestExecutionsReader(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	at := func(id string, due time.Time) task.Schedule {
+		return task.ScheduleFor(task.Task{UserID: "u", TaskID: id, Status: task.StatusPending, DueAt: due})
+	}
+	a1, a2, b := at("01J0000000000000000000000A", d1), at("01J0000000000000000000000A", d2), at("01J0000000000000000000000B", d1)
+	ctx := context.Background()
+	e := NewExecutions(func() time.Time { return t0 })
+	// a at d2, and a restart of a at d1 (stopped, armed again); b at d1.
+	for _, op := range []func() error{
+		func() error { return e.Create(ctx, a2) },
+		func() error { return e.Create(ctx, a1) },
+		func() error { return e.Delete(ctx, a1.Name, d1) },
+		func() error { return e.Create(ctx, a1) },
+		func() error { return e.Create(ctx, b) },
+	} {
+		if err := op(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readable := func(s task.Schedule) task.Schedule { s.ClientToken = ""; return s }
+	want := []task.Schedule{readable(a1), readable(a2), readable(b)}
+	for _, limit := range []int{1, 2, 3, 0} {
+		var got []task.Schedule
+		page := task.PageRequest{Limit: limit}
+		for range 10 {
+			p, err := e.List(ctx, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if limit > 0 && len(p.Schedules) > limit {
+				t.Fatalf("limit %d: a page of %d", limit, len(p.Schedules))
+			}
+			got = append(got, p.Schedules...)
+			if page.Cursor = p.Cursor; p.Cursor == "" {
+				break
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("limit %d: listed\n%+v\nwant\n%+v", limit, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		sname   string
+		at      time.Time
+		want    task.Schedule
+		wantErr error
+	}{
+		{"named for the due time", a2.Name, d2, readable(a2), nil},
+		{"a restart is not named for its due time", a1.Name, d1, task.Schedule{}, task.ErrScheduleNotFound},
+		{"another due time", b.Name, d2, task.Schedule{}, task.ErrScheduleNotFound},
+		{"no such item", "task-none", d1, task.Schedule{}, task.ErrScheduleNotFound},
+		{"no due time: the lookup", a1.Name, time.Time{}, readable(a2), nil},
+		{"no due time, one execution", b.Name, time.Time{}, readable(b), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := e.Get(ctx, tc.sname, tc.at)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("get = %+v, %v; want %+v, %v", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,183 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// Items is a table of any contract.Schema in memory: items are string
+// attributes, written by plain puts and deletes (as a writer that is not
+// ours would) and by the contract's conditional writes (fire.Store, with
+// the contract's Go predicates). Every write appends to a change feed,
+// like a DynamoDB stream with NEW_AND_OLD_IMAGES read with the schema.
+type Items struct {
+	mu     sync.Mutex
+	schema contract.Schema
+	items  map[contract.Key]map[string]string
+	feed   feed
+	// Fail, when set, is called before each fire.Store operation; a
+	// non-nil error is returned instead of doing it (fault injection).
+	Fail func(op string) error
+}
+
+var (
+	_ fire.Store         = (*Items)(nil)
+	_ fire.ReminderStore = (*Items)(nil)
+)
+
+// NewItems returns an empty table of schema s.
+func NewItems(s contract.Schema) *Items {
+	return &Items{schema: s, items: map[contract.Key]map[string]string{}}
+}
+
+// Put writes an item as is (PutItem without a condition): an INSERT, or a
+// MODIFY of the item it replaces. It fails only on an item without its
+// key.
+func (s *Items) Put(attrs map[string]string) error {
+	it, err := s.schema.ItemFrom(attrs)
+	if err != nil {
+		return fmt.Errorf("put item: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.items[it.Key]
+	s.items[it.Key] = maps.Clone(attrs)
+	if ok {
+		s.record(task.ChangeModify, it.Key, old, attrs)
+	} else {
+		s.record(task.ChangeInsert, it.Key, nil, attrs)
+	}
+	return nil
+}
+
+// Delete removes an item (DeleteItem without a condition); deleting
+// nothing records nothing.
+func (s *Items) Delete(k contract.Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.items[k]; ok {
+		delete(s.items, k)
+		s.record(task.ChangeRemove, k, old, nil)
+	}
+}
+
+// Attrs returns a copy of an item's attributes.
+func (s *Items) Attrs(k contract.Key) (map[string]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.items[k]
+	return maps.Clone(a), ok
+}
+
+// Changes returns the change feed from position from on, and the next
+// position to read from.
+func (s *Items) Changes(from int) ([]task.Change, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.feed.since(from)
+}
+
+// record appends a change; the caller holds mu.
+func (s *Items) record(kind task.ChangeKind, k contract.Key, old, new map[string]string) {
+	s.feed.add(kind, k, s.image(old), s.image(new))
+}
+
+func (s *Items) image(attrs map[string]string) *contract.Item {
+	if attrs == nil {
+		return nil
+	}
+	it, _ := s.schema.ItemFrom(attrs) // every stored item has its key
+	return &it
+}
+
+func (s *Items) fail(op string) error { return inject(s.Fail, op) }
+
+// write applies a conditional write: when ok holds for the item, set
+// and remove its attributes and record the change; ErrConditionFailed
+// otherwise (a missing item included).
+func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string) error {
+	_, _, err := condPut(&s.mu, s.Fail, op, s.items, k,
+		func(cur map[string]string, found bool) error {
+			if !found || !ok(*s.image(cur)) {
+				return fire.ErrConditionFailed
+			}
+			return nil
+		},
+		func(cur map[string]string) map[string]string {
+			nw := maps.Clone(cur)
+			maps.Copy(nw, set)
+			return nw
+		},
+		func(old map[string]string, _ bool, nw map[string]string) { s.record(task.ChangeModify, k, old, nw) })
+	return err
+}
+
+// Claim implements fire.Store (contract.Schema.Claimable, then the
+// claim's writes), comparing the due attribute as stored
+// (contract.AsStored), as the DynamoDB item store does.
+func (s *Items) Claim(ctx context.Context, p contract.Payload, now time.Time) error {
+	at := contract.FormatTime(now)
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.write("Claim", p.Key, func(it contract.Item) bool { return s.schema.Claimable(it, sp.Due) },
+			map[string]string{s.schema.StateAttr: s.schema.FiredState, s.schema.FiredAtAttr: at, s.schema.ClaimAtAttr: at})
+	})
+}
+
+// TakeOver implements fire.Store (contract.Schema.TakeOverable), comparing
+// the due attribute as stored (contract.AsStored).
+func (s *Items) TakeOver(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.write("TakeOver", p.Key, func(it contract.Item) bool { return s.schema.TakeOverable(it, sp.Due, now, lease) },
+			map[string]string{s.schema.ClaimAtAttr: contract.FormatTime(now)})
+	})
+}
+
+// asStored runs write with the spelling of p's times that the item
+// stores (contract.AsStored), reading it again with Get.
+func (s *Items) asStored(ctx context.Context, p contract.Payload, write func(contract.Spelling) error) error {
+	return contract.AsStored(p.Due, p.Remind, write, func(err error) bool { return errors.Is(err, fire.ErrConditionFailed) },
+		func() (contract.Item, bool, error) { return s.Get(ctx, p.Key) })
+}
+
+// MarkDelivered implements fire.Store (contract.Schema.Markable).
+func (s *Items) MarkDelivered(_ context.Context, k contract.Key, at time.Time) error {
+	return s.write("MarkDelivered", k, s.schema.Markable,
+		map[string]string{s.schema.DeliveredAtAttr: contract.FormatTime(at)})
+}
+
+// RemindClaim implements fire.ReminderStore (contract.Schema.RemindClaimable),
+// comparing both times as stored (contract.AsStored).
+func (s *Items) RemindClaim(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
+	return s.asStored(ctx, p, func(sp contract.Spelling) error {
+		return s.write("RemindClaim", p.Key, func(it contract.Item) bool { return s.schema.RemindClaimable(it, sp, now, lease) },
+			map[string]string{s.schema.RemindClaimAtAttr: contract.FormatTime(now)})
+	})
+}
+
+// MarkReminded implements fire.ReminderStore (contract.Schema.RemindMarkable).
+func (s *Items) MarkReminded(_ context.Context, p contract.Payload) error {
+	return s.write("MarkReminded", p.Key, func(it contract.Item) bool { return s.schema.RemindMarkable(it, p.Remind) },
+		map[string]string{s.schema.RemindedAttr: contract.FormatTime(p.Remind)})
+}
+
+// Get implements fire.Store.
+func (s *Items) Get(_ context.Context, k contract.Key) (contract.Item, bool, error) {
+	if err := s.fail("Get"); err != nil {
+		return contract.Item{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.items[k]
+	if !ok {
+		return contract.Item{}, false, nil
+	}
+	return *s.image(a), true, nil
+}

@@ -1,0 +1,29 @@
+package memory_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+// Each timer's stand-in gives the reconciler the read view its adapter
+// gives (testenv.ReaderContract).
+func TestReaderContract(t *testing.T) {
+	t0 := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC) // before the contract's due times, within a year
+	for _, tc := range []struct {
+		name     string
+		byDue    bool
+		newTimer func() testenv.ContractScheduler
+	}{
+		{"EventBridgeScheduler", false, func() testenv.ContractScheduler { return memory.NewScheduler() }},
+		{"StepFunctions", false, func() testenv.ContractScheduler { return memory.NewExecutions(func() time.Time { return t0 }) }},
+		{"TTL", false, func() testenv.ContractScheduler { return memory.NewTTLMarkers(nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: tc.byDue,
+				New: func(*testing.T) testenv.ContractScheduler { return tc.newTimer() }})
+		})
+	}
+}

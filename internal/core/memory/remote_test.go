@@ -1,0 +1,120 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+// TestRemoteOverEveryTimer: the faults, the rate limit and the counters
+// of a Remote work alike over each timer's stand-in, and leave the
+// stand-in's own answers as they are.
+func TestRemoteOverEveryTimer(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+	due := t0.Add(time.Hour)
+	k := contract.Key{Partition: "CAMPAIGN#c", Sort: "TASK#c-00001"}
+	s := timer.Schedule{Name: "camp-x", At: due, ClientToken: "a", Payload: contract.Payload{Key: k, Due: due}}
+	for _, l := range timerspec.All {
+		t.Run(string(l), func(t *testing.T) {
+			ctx := context.Background()
+			r := memory.NewRemote(memory.NewTimer(l, func() time.Time { return t0 }, nil), nil)
+			if err := r.Create(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Create(ctx, s); err != nil {
+				t.Fatalf("the same schedule again: %v", err)
+			}
+			if got, err := r.Get(ctx, s.Name, due); err != nil || !got.Payload.Equal(s.Payload) {
+				t.Fatalf("get: %+v %v", got, err)
+			}
+			if err := r.Delete(ctx, s.Name, due); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Delete(ctx, s.Name, due); !errors.Is(err, timer.ErrNotFound) {
+				t.Fatalf("second delete: %v", err)
+			}
+			r.Fault = func(string, string) (error, bool) { return errors.New("connection reset"), true }
+			if _, ok := r.Lookup(s.Name); ok {
+				t.Fatal("deleted, still there")
+			}
+			if err := r.Create(ctx, s); err == nil {
+				t.Fatal("lost answer: no error")
+			}
+			if _, ok := r.Lookup(s.Name); !ok {
+				t.Fatal("lost answer: the create did not take effect")
+			}
+			r.Fault = func(op, _ string) (error, bool) { return timer.ErrThrottled, false }
+			if err := r.Delete(ctx, s.Name, due); !errors.Is(err, timer.ErrThrottled) {
+				t.Fatalf("throttled delete: %v", err)
+			}
+			if _, ok := r.Lookup(s.Name); !ok {
+				t.Fatal("a refused call took effect")
+			}
+			if st := r.Stats(); st != (memory.RemoteStats{Calls: 7, Throttled: 1, Creates: 2, MaxInFlight: 1}) {
+				t.Fatalf("stats %+v", st)
+			}
+			lim := memory.NewRemote(memory.NewTimer(l, func() time.Time { return t0 }, nil), memory.NewBucket(clock.NewFake(t0), 1, 1))
+			_ = lim.Create(ctx, s)
+			if err := lim.Delete(ctx, s.Name, due); !errors.Is(err, timer.ErrThrottled) || lim.Stats().Throttled != 1 {
+				t.Fatalf("over the bucket: %v", err)
+			}
+		})
+	}
+}
+
+// gate is a clock whose Sleep blocks until the gate opens, counting the
+// sleepers.
+type gate struct {
+	clock.Clock
+	sleeping chan struct{}
+	open     chan struct{}
+}
+
+func (g gate) Sleep(ctx context.Context, _ time.Duration) error {
+	g.sleeping <- struct{}{}
+	<-g.open
+	return nil
+}
+
+// TestRemoteLatencyHoldsNoLock: every call can be waiting its latency at
+// once (none holds a lock while it waits), and the stand-in still counts
+// each create once.
+func TestRemoteLatencyHoldsNoLock(t *testing.T) {
+	const n = 4
+	g := gate{Clock: clock.System{}, sleeping: make(chan struct{}, n), open: make(chan struct{})}
+	r := memory.NewRemote(memory.NewScheduler(), nil)
+	r.Clock, r.Latency = g, time.Second
+	done := make(chan error, n)
+	for i := range n {
+		go func() {
+			done <- r.Create(context.Background(), timer.Schedule{Name: "camp-" + string(rune('a'+i)), ClientToken: "t"})
+		}()
+	}
+	for range n {
+		<-g.sleeping // all n wait at once, or this blocks forever
+	}
+	close(g.open)
+	for range n {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := r.Stats(); st.Creates != n || st.MaxInFlight != n {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// The Remote keeps the scheduler's contract.
+func TestRemoteSchedulerContract(t *testing.T) {
+	testenv.SchedulerContract(t, testenv.SchedulerBackend{
+		New: func(*testing.T) testenv.ContractScheduler { return memory.NewRemote(memory.NewScheduler(), nil) },
+	})
+}

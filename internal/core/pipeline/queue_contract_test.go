@@ -1,0 +1,58 @@
+package pipeline_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/pipeline"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+// memQueue is the memory FIFO queue under the queue contract, on a
+// virtual clock.
+type memQueue struct {
+	*pipeline.Queue
+	clock *pipeline.Clock
+	cfg   pipeline.QueueConfig
+}
+
+func (q memQueue) Enqueue(ctx context.Context, msgs []cancel.Message) ([]cancel.Failed, error) {
+	return q.Queue.Enqueue(ctx, msgs)
+}
+
+func (q memQueue) Receive(_ *testing.T, max int) []testenv.QueueDelivery {
+	var out []testenv.QueueDelivery
+	for _, r := range q.Queue.Receive(max) {
+		out = append(out, testenv.QueueDelivery{Body: r.Body, GroupID: r.GroupID, ReceiveCount: r.ReceiveCount, Handle: r.ReceiptHandle})
+	}
+	return out
+}
+
+func (q memQueue) Ack(t *testing.T, d testenv.QueueDelivery) {
+	t.Helper()
+	if !q.Queue.Ack(pipeline.Received{ReceiptHandle: d.Handle}) {
+		t.Fatalf("ack %s: the receipt is stale", d.Handle)
+	}
+}
+
+func (q memQueue) LapseVisibility(*testing.T) { q.clock.Advance(q.cfg.VisibilityTimeout) }
+
+func (q memQueue) DeadLetters(*testing.T) [][]byte {
+	var out [][]byte
+	for _, r := range q.DLQ() {
+		out = append(out, r.Body)
+	}
+	return out
+}
+
+func TestQueueContract(t *testing.T) {
+	testenv.QueueContract(t, testenv.QueueBackend{
+		Advance: func(q testenv.ContractQueue, d time.Duration) { q.(memQueue).clock.Advance(d) },
+		New: func(*testing.T) testenv.ContractQueue {
+			clock := pipeline.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+			cfg := pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: testenv.ContractMaxReceiveCount}
+			return memQueue{Queue: pipeline.NewQueue(clock, cfg), clock: clock, cfg: cfg}
+		}})
+}

@@ -1,0 +1,268 @@
+// Package api maps REST requests onto the task use cases. It knows nothing
+// of API Gateway or net/http: the Lambda main and the local dev server each
+// translate their request into a Request and write back the Response.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// Routes this package serves (API Gateway resource paths).
+const (
+	RouteTasks = "/tasks"
+	RouteTask  = "/tasks/{id}"
+)
+
+// Request is one API call. UserID is the authenticated caller (the token's
+// sub), set by the authorizer, never read from the body.
+type Request struct {
+	Method string
+	// Route is RouteTasks, RouteTask or RouteNotifications.
+	Route  string
+	TaskID string
+	UserID string
+	Query  map[string]string
+	Body   []byte
+	// Origin is the request's Origin header ("" when none).
+	Origin string
+	// Email is the caller's email address (the token's email claim).
+	Email string
+	// EmailVerified is the token's email_verified claim: true only when
+	// the user pool marked the address verified.
+	EmailVerified bool
+	// Groups are the user pool groups the caller belongs to (the token's
+	// cognito:groups claim).
+	Groups []string
+}
+
+// InGroup reports whether the caller belongs to the user pool group.
+func (r Request) InGroup(name string) bool {
+	return name != "" && slices.Contains(r.Groups, name)
+}
+
+// Response is the reply: a status, a JSON body (nil for 204) and headers.
+type Response struct {
+	Status  int
+	Body    []byte
+	Headers map[string]string
+}
+
+// Tasks is what the handler needs of the lifecycle (task.Service).
+type Tasks interface {
+	Now() time.Time
+	Create(ctx context.Context, userID string, in task.NewTask) (task.Task, error)
+	Get(ctx context.Context, userID, taskID string) (task.Task, error)
+	List(ctx context.Context, userID string, page task.PageRequest) (task.Page, error)
+	Update(ctx context.Context, userID, taskID string, p task.Patch) (task.Task, error)
+	Delete(ctx context.Context, userID, taskID string) error
+}
+
+var _ Tasks = (*task.Service)(nil)
+
+// Handler serves the task API.
+type Handler struct {
+	tasks         Tasks
+	notifications Notifications // nil: RouteNotifications is not served
+	origins       []string
+	log           *slog.Logger
+}
+
+// New returns a handler. A request whose Origin is one of allowedOrigins
+// gets it back in Access-Control-Allow-Origin; any other request gets the
+// first allowed origin, which a browser will refuse for another site.
+func New(tasks Tasks, allowedOrigins []string, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{tasks: tasks, origins: allowedOrigins, log: log}
+}
+
+// Serve handles one request. It never panics on client input and never
+// answers a client mistake with a 5xx.
+func (h *Handler) Serve(ctx context.Context, r Request) Response {
+	return h.cors(h.route(ctx, r), r.Origin)
+}
+
+// cors adds the CORS headers for a request from origin.
+func (h *Handler) cors(resp Response, origin string) Response {
+	if len(h.origins) > 0 {
+		resp.Headers["Access-Control-Allow-Origin"] = h.origins[0]
+		for _, o := range h.origins {
+			if o == origin {
+				resp.Headers["Access-Control-Allow-Origin"] = o
+			}
+		}
+		resp.Headers["Vary"] = "Origin"
+	}
+	return resp
+}
+
+func (h *Handler) route(ctx context.Context, r Request) Response {
+	if r.UserID == "" {
+		return h.fail(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
+	}
+	switch {
+	case r.Route == RouteTasks && r.Method == http.MethodPost:
+		return h.create(ctx, r)
+	case r.Route == RouteTasks && r.Method == http.MethodGet:
+		return h.list(ctx, r)
+	case r.Route == RouteTask && r.Method == http.MethodGet:
+		t, err := h.tasks.Get(ctx, r.UserID, r.TaskID)
+		if err != nil {
+			return h.mapErr(ctx, err)
+		}
+		return h.json(http.StatusOK, toJSON(t))
+	case r.Route == RouteTask && r.Method == http.MethodPatch:
+		return h.patch(ctx, r)
+	case r.Route == RouteTask && r.Method == http.MethodDelete:
+		if err := h.tasks.Delete(ctx, r.UserID, r.TaskID); err != nil {
+			return h.mapErr(ctx, err)
+		}
+		return Response{Status: http.StatusNoContent, Headers: h.headers()}
+	case r.Route == RouteNotifications:
+		return h.serveNotifications(ctx, r)
+	case r.Route == RouteTasks || r.Route == RouteTask:
+		return h.fail(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
+	default:
+		return h.fail(http.StatusNotFound, "not_found", "no such route")
+	}
+}
+
+func (h *Handler) create(ctx context.Context, r Request) Response {
+	in, err := task.ParseNewTask(r.Body, h.tasks.Now())
+	if err != nil {
+		return h.mapErr(ctx, err)
+	}
+	t, err := h.tasks.Create(ctx, r.UserID, in)
+	if err != nil {
+		return h.mapErr(ctx, err)
+	}
+	return h.json(http.StatusCreated, toJSON(t))
+}
+
+func (h *Handler) patch(ctx context.Context, r Request) Response {
+	p, err := task.ParsePatch(r.Body, h.tasks.Now())
+	if err != nil {
+		return h.mapErr(ctx, err)
+	}
+	t, err := h.tasks.Update(ctx, r.UserID, r.TaskID, p)
+	if err != nil {
+		return h.mapErr(ctx, err)
+	}
+	return h.json(http.StatusOK, toJSON(t))
+}
+
+func (h *Handler) list(ctx context.Context, r Request) Response {
+	page := task.PageRequest{Cursor: r.Query["cursor"], Limit: task.DefaultPageSize}
+	if s, ok := r.Query["limit"]; ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > task.MaxPageSize {
+			return h.fail(http.StatusBadRequest, "validation_error",
+				"limit must be a whole number from 1 to "+strconv.Itoa(task.MaxPageSize)+" (given "+strconv.Quote(s)+")")
+		}
+		page.Limit = n
+	}
+	p, err := h.tasks.List(ctx, r.UserID, page)
+	if err != nil {
+		return h.mapErr(ctx, err)
+	}
+	out := listJSON{Tasks: make([]taskJSON, 0, len(p.Tasks)), Cursor: p.Cursor}
+	for _, t := range p.Tasks {
+		out.Tasks = append(out.Tasks, toJSON(t))
+	}
+	return h.json(http.StatusOK, out)
+}
+
+// mapErr turns a domain error into a response. Internal errors are logged
+// and answered with a generic message: their text never reaches the caller.
+func (h *Handler) mapErr(ctx context.Context, err error) Response {
+	var ve *task.ValidationError
+	var tl *task.TooLargeError
+	var lim *task.PendingLimitError
+	var np *task.NotPendingError
+	switch {
+	case errors.As(err, &ve):
+		return h.fail(http.StatusBadRequest, "validation_error", ve.Msg)
+	case errors.As(err, &tl):
+		return h.fail(http.StatusRequestEntityTooLarge, "too_large", tl.Error())
+	case errors.Is(err, task.ErrNotFound):
+		return h.fail(http.StatusNotFound, "not_found", "task not found")
+	case errors.As(err, &lim):
+		return h.fail(http.StatusTooManyRequests, "too_many_pending", lim.Error())
+	case errors.As(err, &np):
+		return h.fail(http.StatusConflict, "not_pending",
+			"the task is "+np.Status.Lower()+", no longer pending: only a pending task can be edited or completed")
+	case errors.Is(err, task.ErrNotPending):
+		return h.fail(http.StatusConflict, "not_pending", "the task is no longer pending: only a pending task can be edited or completed")
+	case errors.Is(err, task.ErrConditionFailed):
+		// Update read the task again several times and it kept changing.
+		return h.fail(http.StatusConflict, "conflict", "the task was changed at the same time by another request: try again")
+	case errors.Is(err, task.ErrBadCursor):
+		return h.fail(http.StatusBadRequest, "validation_error", "cursor is not valid: pass the cursor of the previous page unchanged")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		h.log.ErrorContext(ctx, "request timed out", "error", err.Error())
+		return h.fail(http.StatusServiceUnavailable, "unavailable", "the service is busy, try again")
+	default:
+		h.log.ErrorContext(ctx, "internal error", "error", err.Error())
+		return h.fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
+	}
+}
+
+func (h *Handler) headers() map[string]string {
+	return map[string]string{"Content-Type": "application/json"}
+}
+
+func (h *Handler) json(status int, v any) Response {
+	b, err := json.Marshal(v)
+	if err != nil { // our own types always marshal
+		return h.fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
+	}
+	return Response{Status: status, Body: b, Headers: h.headers()}
+}
+
+func (h *Handler) fail(status int, code, msg string) Response {
+	b, _ := json.Marshal(errorJSON{Error: code, Message: msg})
+	return Response{Status: status, Body: b, Headers: h.headers()}
+}
+
+type errorJSON struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+type listJSON struct {
+	Tasks  []taskJSON `json:"tasks"`
+	Cursor string     `json:"cursor,omitempty"`
+}
+
+type taskJSON struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Status      string `json:"status"`
+	DueAt       string `json:"dueAt"`
+	CreatedAt   string `json:"createdAt"`
+	UpdatedAt   string `json:"updatedAt"`
+	CompletedAt string `json:"completedAt,omitempty"`
+	ExpiredAt   string `json:"expiredAt,omitempty"`
+	// Reminder is "none", "15m", "1h" or "1d"; RemindAt (RFC 3339 UTC) is
+	// dueAt minus it, absent for none.
+	Reminder string `json:"reminder"`
+	RemindAt string `json:"remindAt,omitempty"`
+}
+
+func toJSON(t task.Task) taskJSON {
+	return taskJSON{ID: t.TaskID, Title: t.Title, Description: t.Description, Status: string(t.Status),
+		DueAt: task.FormatTime(t.DueAt), CreatedAt: task.FormatTime(t.CreatedAt), UpdatedAt: task.FormatTime(t.UpdatedAt),
+		CompletedAt: task.FormatTime(t.CompletedAt), ExpiredAt: task.FormatTime(t.ExpiredAt),
+		Reminder: string(t.Reminder.Or()), RemindAt: task.FormatTime(t.RemindAt)}
+}

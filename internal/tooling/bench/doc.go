@@ -1,0 +1,555 @@
+package bench
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+)
+
+// InitBudget is the cold-init budget: every function at most this many
+// times its floor (the SDK set up with the same clients, loaded with the
+// standard configuration; bare for a function that calls no AWS API).
+const InitBudget = 1.1
+
+// OneVCPUMiB is the memory size at which Lambda gives a function one vCPU
+// (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html).
+const OneVCPUMiB = 1769
+
+// MemorySizes are the sizes the memory table shows.
+var MemorySizes = []int{128, 256, 512, 1024, 1769}
+
+// UserFacing are the functions a person waits for: the API and the two
+// Cognito triggers on the sign-up and sign-in path.
+var UserFacing = map[string]bool{"api": true, "presignup": true, "postauth": true}
+
+// ColdInitTargetMs is the cold init a user-facing function should stay
+// under in AWS, estimated at its CPU share.
+const ColdInitTargetMs = 50
+
+// IdleBareMs is the bare function's init on this machine's idle core (the
+// median the performance page reports for it). Under load every timing here is
+// inflated; the memory table divides the medians by LoadFactor so its
+// absolute estimates do not depend on how busy the machine was.
+const IdleBareMs = 2.9
+
+// LoadFactor is how much slower the bare reference was in this run than
+// on an idle core (at least 1).
+func (r Report) LoadFactor() float64 {
+	bare, ok := r.InitMedian(RefBare)
+	if !ok || bare <= IdleBareMs {
+		return 1
+	}
+	return bare / IdleBareMs
+}
+
+// EstimatedInitMs scales an init measured on one host core to a function
+// of memMiB, which gets memMiB/1769 of a vCPU. It is an upper bound:
+// Lambda does not document the CPU share during init.
+func EstimatedInitMs(hostMs float64, memMiB int) float64 {
+	return hostMs * math.Max(1, float64(OneVCPUMiB)/float64(memMiB))
+}
+
+// RecommendMemory picks a memory size from measurement: a background
+// function (I/O bound, nobody waits for it) stays at the smallest size; a
+// user-facing one gets the smallest size at which its estimated cold init
+// is under ColdInitTargetMs.
+func RecommendMemory(fn string, hostInitMs float64) int {
+	if !UserFacing[fn] {
+		return MemorySizes[0]
+	}
+	for _, m := range MemorySizes {
+		if EstimatedInitMs(hostInitMs, m) <= ColdInitTargetMs {
+			return m
+		}
+	}
+	return MemorySizes[len(MemorySizes)-1]
+}
+
+// AssumedDurationMs are the billed warm durations the cost model assumes
+// per invocation (not measured: there is no AWS account here). They are
+// dominated by AWS call latency: about 10 ms per DynamoDB or SQS call and
+// 20 ms per Scheduler or SNS call from inside the region.
+var AssumedDurationMs = map[string]float64{
+	"api": 35, "streamprocessor": 15, "cancelworker": 25, "expiry": 45, "notify": 40,
+	"postauth": 30, "presignup": 2, "reconciler": 1000,
+	// Campaigns: the send function reads the task and the campaign, claims,
+	// writes the idempotency record, calls SES, records the receipt and
+	// writes the result (about 70 ms); the provisioner is paced at 50
+	// CreateSchedule calls a second, 20 ms per send; the API's create is
+	// one per campaign.
+	"campaignsend": 80, "campaignprovision": 20, "campaignprogress": 30, "campaignapi": 100,
+}
+
+// SeedOverheadMs is the extra time per invocation assumed for the seed's
+// Python functions (boto3 builds and signs each request in Python, at the
+// same CPU share).
+const SeedOverheadMs = 15
+
+// SeedInitMs is the assumed cold init of a Python function that imports
+// boto3 and creates its clients, used when the machine has no python3
+// with boto3 to measure.
+const SeedInitMs = 400
+
+// Designs returns the two priced designs: this app (Go, arm64, memory as
+// deployed, init as measured) and the seed's (Python on x86_64 at 128 MB,
+// the same AWS calls).
+func Designs(r Report) []Design {
+	ours := Design{Name: "this app (Go, arm64)", Functions: map[string]Function{}, ColdFraction: 0.01,
+		PlatformLogBytes: 600, AccessLogBytes: 500}
+	seed := Design{Name: "seed (Python, x86_64, 128 MB)", Functions: map[string]Function{}, ColdFraction: 0.01,
+		PlatformLogBytes: 600, AccessLogBytes: 500}
+	floor, ok := r.InitMedian(RefFloor)
+	if !ok {
+		floor = 6
+	}
+	seedInit := SeedInitMs * 1.0
+	if py, ok := r.InitMedian(RefPythonBoto3); ok {
+		seedInit = EstimatedInitMs(py, 128)
+	}
+	for fn, d := range AssumedDurationMs {
+		mem := r.Memory[fn]
+		if mem == 0 {
+			mem = 128
+		}
+		host, ok := r.InitMedian(fn)
+		if !ok {
+			host = floor
+		}
+		ours.Functions[fn] = Function{MemoryMiB: float64(mem), Arm: true, DurationMs: d, InitMs: EstimatedInitMs(host, mem)}
+		// The seed published from its expiry function, and had no
+		// campaigns: it prices the to-do app's paths only.
+		if fn != "notify" && !strings.HasPrefix(fn, "campaign") {
+			seed.Functions[fn] = Function{MemoryMiB: 128, DurationMs: d + SeedOverheadMs, InitMs: seedInit}
+		}
+	}
+	return []Design{ours, seed}
+}
+
+func ms(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.2f", float64(b)/(1<<20)) }
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func usd(v float64) string {
+	if v < 0.01 && v > 0 {
+		return fmt.Sprintf("$%.4f", v)
+	}
+	return fmt.Sprintf("$%.2f", v)
+}
+
+func minMax(xs []float64) (float64, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+// initNames lists the measured names: references first, then functions.
+func (r Report) initNames() []string {
+	var names []string
+	names = append(names, RefBare)
+	for _, st := range FloorStages {
+		names = append(names, st.Name)
+	}
+	var fns []string
+	for _, f := range r.Functions {
+		fns = append(fns, f.Name)
+	}
+	for _, n := range Keys(FloorSets(fns)) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if r.PythonMeasured {
+		names = append(names, RefPythonBare, RefPythonBoto3)
+	}
+	return append(names, fns...)
+}
+
+// InitTable is the cold-init table of every function and reference:
+// sizes, medians and the ratio to bare (each function against its own
+// floor is ColdInitTable).
+func (r Report) InitTable() Table {
+	bare, _ := r.InitMedian(RefBare)
+	t := Table{Header: []string{"function or reference", "memory (MB)", "binary (MiB)", "zipped (MiB)", "init median (ms)", "min–max (ms)",
+		"runs", "× bare"}}
+	sizes := map[string]FunctionResult{}
+	for _, f := range r.Functions {
+		sizes[f.Name] = f
+	}
+	for _, n := range r.initNames() {
+		med, ok := r.InitMedian(n)
+		row := []string{n, "", "", "", "–", "", "0", ""}
+		if f, isFn := sizes[n]; isFn {
+			row[1] = fmt.Sprint(r.Memory[n])
+			row[2], row[3] = mib(f.BinaryBytes), mib(f.ZipBytes)
+		}
+		if ok {
+			lo, hi := minMax(r.Init[n])
+			row[4], row[5], row[6] = ms(med), ms(lo)+"–"+ms(hi), fmt.Sprint(len(r.Init[n]))
+			row[7] = ratio(med, bare)
+		}
+		if e, failed := r.InitErrors[n]; failed && !ok {
+			row[4] = "failed: " + firstLine(e)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// FloorBreakdown is the table of the floor's stages.
+func (r Report) FloorBreakdown() Table {
+	bare, _ := r.InitMedian(RefBare)
+	t := Table{Header: []string{"stage (DynamoDB, Scheduler, SNS, SQS)", "what it does at init", "median (ms)", "above bare (ms)", "× bare"}}
+	t.Rows = append(t.Rows, []string{RefBare, "lambda.Start only", ms(bare), "0", "1.00×"})
+	for _, st := range FloorStages {
+		med, ok := r.InitMedian(st.Name)
+		if !ok {
+			t.Rows = append(t.Rows, []string{st.Name, st.What, "–", "–", "–"})
+			continue
+		}
+		t.Rows = append(t.Rows, []string{st.Name, st.What, ms(med), ms(med - bare), ratio(med, bare)})
+	}
+	return t
+}
+
+// SynthTable is the synth table.
+func (r Report) SynthTable() Table {
+	empty := Median(r.Synth[SynthEmpty])
+	t := Table{Header: []string{"app", "median (s)", "min–max (s)", "runs", "× empty app"}}
+	for _, n := range []string{SynthEmpty, SynthApp, SynthAppNoCache, SynthAppNoBundling} {
+		xs := r.Synth[n]
+		if len(xs) == 0 {
+			t.Rows = append(t.Rows, []string{n, "–", "", "0", ""})
+			continue
+		}
+		lo, hi := minMax(xs)
+		t.Rows = append(t.Rows, []string{n, fmt.Sprintf("%.2f", Median(xs)), fmt.Sprintf("%.2f–%.2f", lo, hi), fmt.Sprint(len(xs)), ratio(Median(xs), empty)})
+	}
+	return t
+}
+
+// BuildTable compares the bundling builds.
+func (r Report) BuildTable() Table {
+	t := Table{Header: []string{"build (warm cache, linux/arm64, gofn's flags)", "median (s)", "runs"}}
+	for _, n := range []string{BuildSequential, BuildOne} {
+		xs := r.Builds[n]
+		t.Rows = append(t.Rows, []string{n, fmt.Sprintf("%.2f", Median(xs)), fmt.Sprint(len(xs))})
+	}
+	return t
+}
+
+// GoBenchTable lists the go test benchmarks.
+func (r Report) GoBenchTable() Table {
+	t := Table{Header: []string{"package", "benchmark", "time/op", "B/op", "allocs/op", "other"}}
+	for _, b := range r.GoBench {
+		var extra []string
+		for _, k := range Keys(b.Extra) {
+			extra = append(extra, fmt.Sprintf("%.4g %s", b.Extra[k], k))
+		}
+		t.Rows = append(t.Rows, []string{strings.TrimPrefix(b.Package, "github.com/unschedule/unschedule/"), b.Name,
+			dur(b.NsPerOp), fmt.Sprint(b.BytesPerOp), fmt.Sprint(b.AllocsPerOp), strings.Join(extra, ", ")})
+	}
+	return t
+}
+
+func dur(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
+
+// timerLabel names a timer in the tables.
+func timerLabel(l timerspec.Name) string {
+	switch l {
+	case timerspec.StepFunctions:
+		return "Step Functions"
+	case timerspec.TTL:
+		return "TTL"
+	}
+	return "Scheduler"
+}
+
+// UsageTable lists the counted calls per lifecycle and timer.
+func (r Report) UsageTable() Table {
+	t := Table{Header: []string{"timer", "per lifecycle", "API requests", "Lambda invocations", "DynamoDB writes", "DynamoDB reads",
+		"Scheduler API calls (free)", "Scheduler invocations", "executions started", "state transitions", "TTL marker writes",
+		"TTL stream records (free)", "SQS FIFO requests", "SNS publishes", "emails", "app log bytes"}}
+	for _, pu := range r.Usage {
+		u := pu.Usage
+		var inv []string
+		for _, k := range Keys(u.Invocations) {
+			if u.Invocations[k] > 0 {
+				inv = append(inv, fmt.Sprintf("%s %d", k, u.Invocations[k]))
+			}
+		}
+		var sc []string
+		for _, k := range Keys(u.SchedulerCalls) {
+			sc = append(sc, fmt.Sprintf("%s %d", k, u.SchedulerCalls[k]))
+		}
+		t.Rows = append(t.Rows, []string{timerLabel(pu.Timer), string(pu.Path), fmt.Sprint(u.APIRequests), strings.Join(inv, ", "),
+			fmt.Sprint(Total(u.DynamoWrites)), fmt.Sprint(Total(u.DynamoReads)), strings.Join(sc, ", "),
+			fmt.Sprint(u.SchedulerInvocations), fmt.Sprint(u.Executions), fmt.Sprint(u.StateTransitions), fmt.Sprint(u.MarkerWrites),
+			fmt.Sprint(u.StreamReads), fmt.Sprint(u.SQSRequests), fmt.Sprint(u.SNSPublishes),
+			fmt.Sprint(u.EmailDeliveries), fmt.Sprint(u.AppLogBytes)})
+	}
+	return t
+}
+
+// costTable prices each usage in design d: a column per usage.
+func costTable(corner string, heads []string, usages []Usage, d Design) (Table, error) {
+	t := Table{Header: append([]string{corner}, heads...)}
+	costs := make([]Cost, 0, len(usages))
+	for _, u := range usages {
+		c, err := ListPrices.Price(u, d)
+		if err != nil {
+			return t, err
+		}
+		costs = append(costs, c)
+	}
+	for _, line := range CostLines {
+		row := []string{line}
+		for _, c := range costs {
+			row = append(row, usd(c.Lines[line]*1e6))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	row := []string{"**total**"}
+	for _, c := range costs {
+		row = append(row, "**"+usd(c.Total()*1e6)+"**")
+	}
+	t.Rows = append(t.Rows, row)
+	return t, nil
+}
+
+// CostTable prices a million lifecycles of each path on each timer, in
+// this app's design.
+func (r Report) CostTable() (Table, error) {
+	var heads []string
+	var usages []Usage
+	for _, pu := range r.Usage {
+		heads = append(heads, timerLabel(pu.Timer)+": "+string(pu.Path))
+		usages = append(usages, pu.Usage)
+	}
+	return costTable("per 1M lifecycles", heads, usages, Designs(r)[0])
+}
+
+// SeedCostTable compares this app with the seed's design on the
+// Scheduler timer (the seed's only one).
+func (r Report) SeedCostTable() (Table, error) {
+	designs := Designs(r)
+	t := Table{Header: []string{"per 1M lifecycles (Scheduler)"}}
+	var cols [][]string
+	for _, pu := range r.Usage {
+		if pu.Timer != timerspec.EventBridgeScheduler && pu.Timer != "" {
+			continue
+		}
+		for _, d := range designs {
+			u := pu.Usage
+			if d.Name != designs[0].Name {
+				// The seed's expiry function published inline.
+				u.Invocations = maps.Clone(u.Invocations)
+				delete(u.Invocations, "notify")
+			}
+			c, err := costTable("", []string{""}, []Usage{u}, d)
+			if err != nil {
+				return t, err
+			}
+			t.Header = append(t.Header, fmt.Sprintf("%s: %s", pu.Path, d.Name))
+			var col []string
+			for _, row := range c.Rows {
+				col = append(col, row[1])
+			}
+			cols = append(cols, col)
+		}
+	}
+	for i, line := range append(append([]string(nil), CostLines...), "**total**") {
+		row := []string{line}
+		for _, col := range cols {
+			row = append(row, col[i])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// CampaignUsageTable lists a campaign send's counted calls.
+func (r Report) CampaignUsageTable() Table {
+	t := Table{Header: []string{"per send", "count", "billed"}}
+	if r.Campaign == nil {
+		return t
+	}
+	u := r.Campaign
+	f := func(v float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".") }
+	for _, k := range Keys(u.Invocations) {
+		t.Rows = append(t.Rows, []string{"Lambda invocation: " + k, f(u.Invocations[k]), "yes"})
+	}
+	for _, k := range Keys(u.DynamoWrites) {
+		t.Rows = append(t.Rows, []string{"DynamoDB write: " + k, f(u.DynamoWrites[k]), "yes"})
+	}
+	for _, k := range Keys(u.DynamoReads) {
+		t.Rows = append(t.Rows, []string{"DynamoDB read units: " + k, f(u.DynamoReads[k]), "yes"})
+	}
+	t.Rows = append(t.Rows,
+		[]string{"CreateSchedule", f(u.ScheduleCreates), "no (API calls are free)"},
+		[]string{"DeleteSchedule", "0", "no: the schedule deletes itself after it fires (ActionAfterCompletion DELETE)"},
+		[]string{"Scheduler invocation", f(u.SchedulerInvocations), "yes"},
+		[]string{"SES message", f(u.Emails), "yes"})
+	return t
+}
+
+// CampaignCostTable prices a million campaign sends in this app's design.
+func (r Report) CampaignCostTable() (Table, error) {
+	t := Table{Header: []string{"per 1M campaign sends", "this app (Go, arm64)"}}
+	if r.Campaign == nil {
+		return t, nil
+	}
+	c, err := ListPrices.PriceCampaign(*r.Campaign, Designs(r)[0])
+	if err != nil {
+		return t, err
+	}
+	for _, line := range CampaignCostLines {
+		t.Rows = append(t.Rows, []string{line, usd(c.Lines[line] * 1e6)})
+	}
+	t.Rows = append(t.Rows, []string{"**total**", "**" + usd(c.Total()*1e6) + "**"})
+	return t, nil
+}
+
+// PriceTable lists the prices used.
+func PriceTable(p Prices) Table {
+	t := Table{Header: []string{"item", "USD", "per", "source", "checked", "confirmed"}}
+	for _, x := range p.All() {
+		confirmed := "yes (against a recent copy of the page)"
+		if !x.Confirmed {
+			confirmed = "no: could not be confirmed here; check the page"
+		}
+		t.Rows = append(t.Rows, []string{x.Unit, fmt.Sprintf("%g", x.USD), fmt.Sprintf("%g", x.Per), x.Source, x.Checked, confirmed})
+	}
+	return t
+}
+
+// MemoryTable shows the CPU share and estimated cold init per size, and
+// the recommendation.
+func (r Report) MemoryTable() Table {
+	h := []string{"function", "now (MB)"}
+	for _, m := range MemorySizes {
+		h = append(h, fmt.Sprintf("%d MB (%.3f vCPU)", m, float64(m)/OneVCPUMiB))
+	}
+	h = append(h, "recommended (MB)")
+	t := Table{Header: h}
+	names := []string{RefBare, RefFloor}
+	for _, f := range r.Functions {
+		names = append(names, f.Name)
+	}
+	for _, n := range names {
+		host, ok := r.InitMedian(n)
+		host /= r.LoadFactor()
+		row := []string{n, ""}
+		if m, isFn := r.Memory[n]; isFn {
+			row[1] = fmt.Sprint(m)
+		}
+		for _, m := range MemorySizes {
+			if ok {
+				row = append(row, ms(EstimatedInitMs(host, m)))
+			} else {
+				row = append(row, "–")
+			}
+		}
+		rec := ""
+		if _, isFn := r.Memory[n]; isFn && ok {
+			rec = fmt.Sprint(RecommendMemory(n, host))
+		}
+		t.Rows = append(t.Rows, append(row, rec))
+	}
+	return t
+}
+
+// InitVerdict says whether every function meets the init budget against
+// its own floor (the ratio of the medians of the paired runs), which has
+// the largest ratio, and whether every interval is within the budget too
+// (resolved: the verdict does not depend on this run's noise). ok is
+// false when a function or its floor was not measured.
+func (r Report) InitVerdict() (worst string, worstRatio float64, met, resolved, ok bool) {
+	if len(r.Functions) == 0 {
+		return "", 0, false, false, false
+	}
+	pairs := r.Paired()
+	resolved = true
+	for _, f := range r.Functions {
+		p, found := pairs.Pairs[f.Name]
+		if !found {
+			return "", 0, false, false, false
+		}
+		s := p.Stats(f.Name)
+		if s.Ratio == 0 {
+			return "", 0, false, false, false
+		}
+		if s.Ratio > worstRatio {
+			worst, worstRatio = f.Name, s.Ratio
+		}
+		if s.RatioHi > InitBudget {
+			resolved = false
+		}
+	}
+	return worst, worstRatio, worstRatio <= InitBudget, resolved, true
+}
+
+// Summary is the table printed to the terminal.
+func Summary(r Report) string {
+	var b strings.Builder
+	b.WriteString("\nCold init (median ms, " + fmt.Sprint(r.Options.InitRuns) + " rounds)\n")
+	b.WriteString(r.InitTable().Text())
+	b.WriteString("\nCold init against its floor (paired, same rounds)\n")
+	b.WriteString(r.ColdInitTable().Text())
+	if len(r.Synth) > 0 {
+		b.WriteString("\nSynth\n" + r.SynthTable().Text())
+		b.WriteString("\nBundling builds\n" + r.BuildTable().Text())
+	}
+	if len(r.GoBench) > 0 {
+		b.WriteString("\ngo test -bench\n" + r.GoBenchTable().Text())
+	}
+	if ct, err := r.CostTable(); err == nil {
+		b.WriteString("\nCost per 1M lifecycles\n" + ct.Text())
+	}
+	if ct, err := r.CampaignCostTable(); err == nil && r.Campaign != nil {
+		b.WriteString("\nCost per 1M campaign sends\n" + ct.Text())
+	}
+	for _, w := range r.Machine.LoadWarnings() {
+		b.WriteString("\nWARNING: " + w + "\n")
+	}
+	return b.String()
+}

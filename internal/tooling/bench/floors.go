@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"sort"
+	"strings"
+)
+
+// FunctionClients are the AWS service clients each lambdas/* main links
+// and creates (the service packages of github.com/aws/aws-sdk-go-v2/service
+// it depends on, less those the config package brings: sso, ssooidc,
+// sts, signin). Each function's cold init is compared with the floor
+// built with the same clients (internal/tooling/bench/refs/floor with one
+// floor_<service> tag each); a function with none is compared with the
+// bare reference. TestFunctionClientsMatchTheMains keeps this in step
+// with the code.
+var FunctionClients = map[string][]string{
+	"api":                 {"dynamodb", "scheduler", "sns"},
+	"campaignapi":         {"dynamodb", "lambda", "scheduler", "sfn"},
+	"campaignbounce":      {"dynamodb", "secretsmanager", "sesv2"},
+	"campaignprogress":    {"dynamodb"},
+	"campaignprovision":   {"dynamodb", "lambda", "scheduler", "sfn"},
+	"campaignreconciler":  {"dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn"},
+	"campaignsend":        {"dynamodb", "secretsmanager", "sesv2"},
+	"campaignunsubscribe": {"dynamodb", "secretsmanager", "sesv2"},
+	"cancelworker":        {"dynamodb", "scheduler", "sfn"},
+	"deferreddispatch":    {"sqs"},
+	"expiry":              {"dynamodb", "lambda"},
+	"futureevent":         {"dynamodb", "lambda"},
+	"notify":              {"dynamodb", "sns"},
+	"postauth":            {"dynamodb", "sns"},
+	"presignup":           nil,
+	"reconciler":          {"dynamodb", "lambda", "scheduler", "sfn"},
+	"streamprocessor":     {"dynamodb", "sqs"},
+	"ttlwatch":            {"dynamodb"},
+}
+
+// ConfigServices are the service packages config.LoadDefaultConfig links
+// (its credential providers): part of every floor, not a client a main
+// creates.
+var ConfigServices = map[string]bool{"signin": true, "sso": true, "ssooidc": true, "sts": true}
+
+// FloorServices are the services the floor can link (one svc_<name>.go
+// file each in internal/tooling/bench/refs/floor).
+var FloorServices = []string{"dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn", "sns", "sqs"}
+
+// StageFloorClients are the clients of the floor whose set-up is broken
+// down by stage (FloorStages): the to-do app's four.
+var StageFloorClients = []string{"dynamodb", "scheduler", "sns", "sqs"}
+
+// FloorName names the floor of a client set: "floor: dynamodb+sns", or
+// RefBare for none.
+func FloorName(clients []string) string {
+	if len(clients) == 0 {
+		return RefBare
+	}
+	c := append([]string(nil), clients...)
+	sort.Strings(c)
+	return "floor: " + strings.Join(c, "+")
+}
+
+// FloorTags are the build tags of a client set's floor.
+func FloorTags(clients []string) string {
+	tags := make([]string, len(clients))
+	for i, c := range clients {
+		tags[i] = "floor_" + c
+	}
+	sort.Strings(tags)
+	return strings.Join(tags, ",")
+}
+
+// FunctionFloor is the reference fn's cold init is compared with: the
+// floor of its clients, or bare for a function that calls no AWS API.
+// A function not in FunctionClients gets the stage floor.
+func FunctionFloor(fn string) string {
+	clients, ok := FunctionClients[fn]
+	if !ok {
+		return RefFloor
+	}
+	return FloorName(clients)
+}
+
+// FloorSets lists the distinct client sets of fns, each once, by floor
+// name (bare excluded: it is built on its own).
+func FloorSets(fns []string) map[string][]string {
+	out := map[string][]string{}
+	for _, fn := range fns {
+		if c := FunctionClients[fn]; len(c) > 0 {
+			out[FloorName(c)] = c
+		}
+	}
+	return out
+}

@@ -1,0 +1,296 @@
+package devserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/campaigns/provision"
+	"github.com/unschedule/unschedule/internal/campaigns/send"
+	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+)
+
+// This file is the one place that wires the campaign services (send,
+// provision, reconciler, cancel, campaignapi) over the store's campaign
+// ports; everything else in the package reads only the ports.
+
+// Campaign constants of make dev.
+const (
+	// DevSender is the From address of make dev's campaign emails: whose
+	// suppression list the server keeps.
+	DevSender = "campaigns@localhost"
+	// RouteUnsubscribe is the unsubscribe route the emails link (with
+	// ?token=), public as in AWS.
+	RouteUnsubscribe = "/unsubscribe"
+	// ProvisionBudget is a provisioning run's deadline, as the function's
+	// 15-minute timeout is; a run that stops at it continues at once (the
+	// self re-invoke).
+	ProvisionBudget = 15 * time.Minute
+)
+
+// campaignRuntime is the campaign services of the dev server, all state
+// in the server's store: a restart resumes every campaign where it was.
+type campaignRuntime struct {
+	store *campaignStore
+	hub   *Hub
+	api   *campaignapi.Handler
+	// timer holds the send tasks' schedules: the in-memory stand-in of
+	// the server's -timer (as the tasks' own), saved in the store at each
+	// step. retries are fires that failed, tried again on the next steps
+	// (the timer's retries of its target), by schedule name.
+	timer      memory.TimerScheduler
+	retries    map[string]retry
+	saved      string
+	unsub      *unsubscribe.Page
+	worker     *send.Worker
+	provision  *provision.Provisioner
+	reconciler *reconcile.Reconciler
+	repair     *campaign.Repair
+	clock      campaign.Clock
+	log        *slog.Logger
+
+	ctx  context.Context // the runtime's life: provisioning and dispatches run under it
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// openCampaigns wires the campaign services over s.db and resumes the
+// provisioning of campaigns a stop interrupted.
+func (s *Server) openCampaigns(origins []string) error {
+	clk := clock.Func(s.cfg.Now)
+	log := s.log.With("component", "campaigns")
+	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{},
+		timer: memory.NewTimerOf(s.cfg.Timer, campaign.TaskSchema, s.cfg.Now, ttlDelay(s.cfg.TTLMaxDelay))}
+	if err := rt.restore(s.db); err != nil {
+		return err
+	}
+	rt.ctx, rt.stop = context.WithCancel(context.Background())
+	rt.store = &campaignStore{CampaignStore: s.db.CampaignStore(), pub: rt.hub, clock: clk, log: log}
+	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
+	var err error
+	if rt.worker, err = send.New(rt.store, rt.store, sender, clk, 0); err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	// The signing key is kept, so the links in the outbox work after a restart.
+	secret, err := s.db.Secret("unsubscribe-signing-key", unsubscribe.MinSecretBytes)
+	if err != nil {
+		return err
+	}
+	signer, err := unsubscribe.NewSigner(secret)
+	if err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	keys := unsubscribe.StaticKeys(signer)
+	suppressions := s.db.Suppressions()
+	rt.unsub = &unsubscribe.Page{Keys: keys, Store: suppressions, Clock: clk, Log: log}
+	rt.worker.Deliverability = &send.Deliverability{Sender: DevSender, Suppressions: suppressions,
+		Links: unsubscribe.Links{Base: s.cfg.PublicURL + RouteUnsubscribe, Keys: keys}}
+	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, rt.timer, s.db.CampaignCheckpoints(), clk); err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	// The core reconciler with the campaign's rules, as the reconciler
+	// function runs it (a pass of at most 4 minutes).
+	rt.repair = &campaign.Repair{}
+	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
+		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender,
+			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log}); err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	c, err := campaigncancel.New(rt.store, rt.store, rt.timer, clk, uint64(time.Now().UnixNano()))
+	if err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	c.Margin = 5 * time.Second // as the API function's main sets it: of the request's 29 s
+	lim, err := limits.New(s.cfg.CampaignLimits, s.db.SenderLimits(), clk)
+	if err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	if rt.api, err = campaignapi.New(rt.store, campaignStarter{rt}, c, clk, nil, origins, campaignapi.DefaultSenderGroup, log); err != nil {
+		return fmt.Errorf("devserver: campaigns: %w", err)
+	}
+	rt.api.WithLimits(lim)
+	s.campaigns = rt
+	if len(s.cfg.CampaignSenders) == 0 {
+		s.log.Info("no campaign senders: every campaign request is refused with 403; list who may send with -campaign-senders")
+	}
+	// A stop in the middle of provisioning leaves the campaign
+	// Provisioning with its checkpoint: carry on from there.
+	ids, err := rt.store.Provisioning(rt.ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		log.Info("resuming campaign provisioning", "campaignId", id)
+		_ = campaignStarter{rt}.Start(rt.ctx, id) // fails only once stopped
+	}
+	return nil
+}
+
+// close stops provisioning runs and dispatched sends, and waits for them.
+func (rt *campaignRuntime) close() {
+	rt.stop()
+	rt.wg.Wait()
+}
+
+// wait waits for the provisioning runs and dispatched sends started so
+// far (tests: call it when nothing starts new ones).
+func (rt *campaignRuntime) wait() { rt.wg.Wait() }
+
+// campaignStarter runs provisioning in the background (the asynchronous
+// invoke of the provisioning function), continuing while a run asks to.
+type campaignStarter struct{ rt *campaignRuntime }
+
+func (s campaignStarter) Start(_ context.Context, id string) error {
+	rt := s.rt
+	if rt.ctx.Err() != nil {
+		return errors.New("devserver: the server is stopping")
+	}
+	rt.wg.Go(func() {
+		for {
+			res, err := rt.provision.Run(rt.ctx, id, rt.clock.Now().Add(ProvisionBudget))
+			if err != nil {
+				if rt.ctx.Err() == nil {
+					rt.log.Error("campaign provisioning failed", "campaignId", id, "error", err.Error())
+				}
+				return
+			}
+			rt.log.Info("campaign provisioning run", "campaignId", id, "created", res.Created, "left", res.Errors, "continue", res.Continue)
+			if !res.Continue {
+				return
+			}
+		}
+	})
+	return nil
+}
+
+// campaignDispatcher hands a task to the send worker at once (the
+// reconciler's asynchronous invoke of the send function).
+type campaignDispatcher struct{ rt *campaignRuntime }
+
+func (d campaignDispatcher) Dispatch(_ context.Context, e campaign.FireEvent) error {
+	d.rt.wg.Go(func() { _ = d.rt.handle(d.rt.ctx, e, "dispatch") })
+	return nil
+}
+
+func (rt *campaignRuntime) handle(ctx context.Context, e campaign.FireEvent, how string) error {
+	out, err := rt.worker.Handle(ctx, e)
+	log := rt.log.With("campaignId", e.CampaignID, "taskId", e.TaskID, "via", how, "outcome", string(out))
+	if err != nil {
+		log.Error("campaign send failed", "error", err.Error())
+		return err
+	}
+	log.Info("campaign send handled")
+	return nil
+}
+
+// retry is a fire that failed, and how often.
+type retry struct {
+	s        timer.Schedule
+	failures int
+}
+
+// restore arms the schedules saved at the last stop.
+func (rt *campaignRuntime) restore(db *boltstore.DB) error {
+	saved, err := db.CampaignSchedules()
+	if err != nil {
+		return err
+	}
+	for _, sc := range saved {
+		if err := rt.timer.Create(context.Background(), sc); err != nil {
+			return fmt.Errorf("devserver: restore campaign schedule %s: %w", sc.Name, err)
+		}
+	}
+	rt.saved = rt.snapshot()
+	return nil
+}
+
+func (rt *campaignRuntime) snapshot() string {
+	b, _ := json.Marshal(rt.timer.All()) // schedules always encode
+	return string(b)
+}
+
+// persist saves the timer's schedules if they changed since last time.
+// The caller holds the server's persistMu.
+func (rt *campaignRuntime) persist(db *boltstore.DB) error {
+	snap := rt.snapshot()
+	if snap == rt.saved {
+		return nil
+	}
+	if err := db.ReplaceCampaignSchedules(rt.timer.All()); err != nil {
+		return err
+	}
+	rt.saved = snap
+	return nil
+}
+
+// fireDue is the campaign part of the server's step: the timer hands
+// over every send schedule whose time came (Fire), earliest first, and
+// each goes to the send worker with the payload every core timer hands
+// its target (TaskSchema.EncodePayload). A failed fire is tried again on
+// the next steps, up to campaign.ScheduleRetries retries, then dropped (a
+// dead letter, logged; the reconciler sends or moves the task). It
+// returns how many schedules fired.
+func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
+	due := rt.timer.Fire(rt.clock.Now())
+	for _, r := range rt.retries {
+		due = append(due, r.s)
+	}
+	for _, sc := range due {
+		e, err := campaign.DecodeFire([]byte(campaign.TaskSchema.EncodePayload(sc.Payload)))
+		if err == nil {
+			err = rt.handle(ctx, e, "schedule")
+		}
+		if err != nil && ctx.Err() != nil {
+			return len(due), nil // stopping: a restart finds the task as it was
+		}
+		r := rt.retries[sc.Name]
+		delete(rt.retries, sc.Name)
+		if err == nil {
+			continue
+		}
+		if r.failures++; r.failures <= campaign.ScheduleRetries {
+			r.s = sc
+			rt.retries[sc.Name] = r
+			continue
+		}
+		rt.log.Error("campaign schedule dead-lettered after its retries", "schedule", sc.Name, "error", err.Error())
+	}
+	return len(due), nil
+}
+
+// reconcile runs one campaign reconciler pass.
+func (rt *campaignRuntime) reconcile(ctx context.Context) error {
+	res, err := rt.reconciler.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("campaign reconcile: %w", err)
+	}
+	if res.ItemsChecked > 0 {
+		rt.log.Info("campaign reconcile pass", "result", fmt.Sprintf("%+v", res), "rules", fmt.Sprintf("%+v", rt.repair.Counts()))
+	}
+	return nil
+}
+
+// serveUnsubscribe is the unsubscribe route (GET: the page, POST:
+// unsubscribe), as the Unsubscribe function serves it in AWS.
+func (rt *campaignRuntime) serveUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	res := rt.unsub.Serve(r.Context(), unsubscribe.Request{Method: r.Method, Token: r.URL.Query().Get("token"), Accept: r.Header.Get("Accept")})
+	for k, v := range res.Headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(res.Status)
+	_, _ = w.Write([]byte(res.Body))
+}

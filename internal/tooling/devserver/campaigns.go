@@ -1,0 +1,81 @@
+package devserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+)
+
+// EmailKindCampaign marks a campaign email in the outbox.
+const EmailKindCampaign = "campaign"
+
+// identity is what a user's token says. A local sign-up is confirmed at
+// once and its address never verified, as in an open user pool; a user
+// listed in Config.CampaignSenders stands for one an administrator added
+// to the sender group after they verified their address by code.
+func (s *Server) identity(u boltstore.User) Claims {
+	c := Claims{Sub: u.Sub, Email: u.Email}
+	if campaignSender(s.cfg.CampaignSenders, u.Email) {
+		c.EmailVerified, c.Groups = true, []string{campaignapi.DefaultSenderGroup}
+	}
+	return c
+}
+
+// campaignSender reports whether email is listed, itself or by its
+// "@domain".
+func campaignSender(senders []string, email string) bool {
+	at := strings.LastIndexByte(email, '@')
+	for _, s := range senders {
+		if strings.EqualFold(s, email) || (at > 0 && strings.HasPrefix(s, "@") && strings.EqualFold(s, email[at:])) {
+			return true
+		}
+	}
+	return false
+}
+
+// campaignRoutes serves the campaign API (campaignapi.Handler, the
+// handler the Api function runs) and the progress stream.
+func (s *Server) campaignRoutes(mux *http.ServeMux) {
+	for _, route := range []string{campaignapi.RouteCampaigns, campaignapi.RoutePreview, campaignapi.RouteCampaign,
+		campaignapi.RouteProvision, campaignapi.RouteCancel} {
+		mux.HandleFunc(route, s.serveHandler(route, s.campaigns.api, campaignapi.MaxBody))
+	}
+	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
+	mux.HandleFunc(RouteUnsubscribe, s.campaigns.serveUnsubscribe) // public, as in AWS
+}
+
+// serveCampaignEvents is GET /campaigns/{id}/events: the campaign's
+// progress as server-sent events, for its owner only.
+func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
+	claims, ok := s.signedIn(w, r)
+	if !ok {
+		return
+	}
+	s.corsHeaders(w, r)
+	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
+}
+
+// StopStreams ends the open progress streams (http.Server's
+// RegisterOnShutdown: Shutdown waits for open requests).
+func (s *Server) StopStreams() { s.campaigns.hub.Close() }
+
+// corsHeaders allows the request's origin when it is one of the
+// server's (the API handlers do the same for their answers).
+func (s *Server) corsHeaders(w http.ResponseWriter, r *http.Request) {
+	o := r.Header.Get("Origin")
+	for _, allowed := range append([]string{s.cfg.PublicURL}, s.cfg.ExtraOrigins...) {
+		if o != "" && o == allowed {
+			w.Header().Set("Access-Control-Allow-Origin", o)
+			w.Header().Set("Vary", "Origin")
+		}
+	}
+}
+
+// api.Request is built the same way for the task and campaign handlers.
+type servable interface {
+	Serve(ctx context.Context, r api.Request) api.Response
+}

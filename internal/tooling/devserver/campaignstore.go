@@ -1,0 +1,163 @@
+package devserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+)
+
+// campaignStore is the on-disk campaign store (boltstore.CampaignStore)
+// that, like the table's stream handler in AWS, announces every
+// successful task or campaign write as a campaignapi.Progress.
+type campaignStore struct {
+	*boltstore.CampaignStore
+	pub   campaignapi.ProgressPublisher
+	clock campaign.Clock
+	log   *slog.Logger
+
+	announceMu sync.Mutex // one announcement at a time, asOf strictly increasing
+	lastAsOf   time.Time
+}
+
+var _ campaignapi.Store = (*campaignStore)(nil)
+
+// announce publishes what changed, as the stream handler would. An
+// update's asOf is later than the previous one's even when the clock
+// reads the same instant, so a client that applies only newer updates
+// misses none.
+func (s *campaignStore) announce(ctx context.Context, ch campaignapi.Changes) {
+	s.announceMu.Lock()
+	defer s.announceMu.Unlock()
+	now := s.clock.Now().UTC()
+	if !now.After(s.lastAsOf) {
+		now = s.lastAsOf.Add(time.Nanosecond)
+	}
+	s.lastAsOf = now
+	if err := campaignapi.Announce(context.WithoutCancel(ctx), s.CampaignStore, s.pub, ch, now); err != nil {
+		s.log.ErrorContext(ctx, "campaign progress not announced", "error", err.Error())
+	}
+}
+
+// Create implements campaignapi.Store and announces the campaign.
+func (s *campaignStore) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
+	err := s.CampaignStore.Create(ctx, c, tasks)
+	if err == nil {
+		s.announce(ctx, campaignapi.Changes{Campaigns: []string{c.ID}})
+	}
+	return err
+}
+
+// Claim implements campaign.Tasks and announces the Running task.
+func (s *campaignStore) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.announced(s.CampaignStore.Claim(ctx, k, due, now, lease))
+}
+
+// TakeOver implements campaign.Tasks and announces the task claimed anew.
+func (s *campaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.announced(s.CampaignStore.TakeOver(ctx, k, due, now, lease))
+}
+
+func (s *campaignStore) announced(t campaign.SendTask, err error) (campaign.SendTask, error) {
+	if err == nil {
+		s.announce(context.Background(), campaignapi.Changes{Sends: []campaign.SendTask{t}})
+	}
+	return t, err
+}
+
+// Replace implements campaign.Tasks and announces the new task.
+func (s *campaignStore) Replace(ctx context.Context, prev, next campaign.SendTask) error {
+	err := s.CampaignStore.Replace(ctx, prev, next)
+	if err == nil {
+		ch := campaignapi.Changes{Sends: []campaign.SendTask{next}}
+		if next.State.Terminal() { // it may have completed the campaign
+			ch.Campaigns = []string{next.CampaignID}
+		}
+		s.announce(ctx, ch)
+	}
+	return err
+}
+
+// SetStatus implements campaign.Campaigns and announces the campaign.
+func (s *campaignStore) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
+	err := s.CampaignStore.SetStatus(ctx, id, from, to, reason, now)
+	if err == nil {
+		s.announce(ctx, campaignapi.Changes{Campaigns: []string{id}})
+	}
+	return err
+}
+
+// owner is the owner of campaign id ("" when there is none).
+func (s *campaignStore) owner(id string) string {
+	c, err := s.Campaign(context.Background(), id)
+	if err != nil {
+		return ""
+	}
+	return c.OwnerID
+}
+
+// outboxSender is the campaign.Sender of make dev: each message lands in
+// the outbox once per idempotency key (the check, the email and its
+// receipt are one write, so a restart never sends one twice), on behalf
+// of the campaign's owner, who sees it in their outbox.
+type outboxSender struct {
+	db        *boltstore.DB
+	campaigns campaign.Campaigns
+	clock     campaign.Clock
+}
+
+var _ campaign.Sender = outboxSender{}
+
+// ownerOf reads the owner of the campaign whose task the key
+// (send-<campaign id>-<index>, SendTask.IdempotencyKey) names.
+func (s outboxSender) ownerOf(ctx context.Context, key string) (string, error) {
+	id := strings.TrimPrefix(key, "send-")
+	if i := strings.LastIndexByte(id, '-'); i > 0 {
+		id = id[:i]
+	}
+	c, err := s.campaigns.Campaign(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("owner of %s: %w", key, err)
+	}
+	return c.OwnerID, nil
+}
+
+// Send implements campaign.Sender.
+func (s outboxSender) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
+	if e, found, err := s.db.EmailOnce(m.IdempotencyKey); err != nil || found {
+		return receipt(e), err
+	}
+	owner, err := s.ownerOf(ctx, m.IdempotencyKey)
+	if err != nil {
+		return campaign.Receipt{}, err
+	}
+	e, _, err := s.db.AppendEmailOnce(m.IdempotencyKey, boltstore.Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
+		UserID: owner, To: []string{m.To}, Subject: m.Subject, Body: m.Body})
+	if err != nil {
+		return campaign.Receipt{}, fmt.Errorf("outbox: %w: %w", err, campaign.ErrRetryable)
+	}
+	return receipt(e), nil
+}
+
+// Sent implements campaign.Sender.
+func (s outboxSender) Sent(_ context.Context, key string) (campaign.Receipt, error) {
+	e, found, err := s.db.EmailOnce(key)
+	if err != nil {
+		return campaign.Receipt{}, err
+	}
+	if !found {
+		return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
+	}
+	return receipt(e), nil
+}
+
+func receipt(e boltstore.Email) campaign.Receipt {
+	return campaign.Receipt{MessageID: "dev-" + strconv.FormatUint(e.Seq, 10), SentAt: e.At}
+}

@@ -1,0 +1,170 @@
+package devserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+)
+
+// SubscriberBuffer is how many updates wait for a slow subscriber; past
+// it the subscriber is dropped (its stream ends, the page reconnects and
+// reads the campaign again).
+const SubscriberBuffer = 256
+
+// Hub delivers progress to the server-sent-event streams subscribed to a
+// channel (campaignapi.ProgressChannel): the local stand-in of AWS
+// AppSync Events.
+type Hub struct {
+	mu     sync.Mutex
+	subs   map[string]map[*subscriber]struct{}
+	closed bool
+}
+
+type subscriber struct {
+	ch     chan campaignapi.Progress
+	closed bool
+}
+
+var _ campaignapi.ProgressPublisher = (*Hub)(nil)
+
+// NewHub returns a hub without subscribers.
+func NewHub() *Hub { return &Hub{subs: map[string]map[*subscriber]struct{}{}} }
+
+// Publish implements campaignapi.ProgressPublisher. It never blocks: a
+// subscriber whose buffer is full is dropped.
+func (h *Hub) Publish(_ context.Context, channel string, p campaignapi.Progress) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[channel] {
+		select {
+		case s.ch <- p:
+		default:
+			h.drop(channel, s)
+		}
+	}
+	return nil
+}
+
+// Subscribers is how many streams listen on channel.
+func (h *Hub) Subscribers(channel string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[channel])
+}
+
+// Close ends every stream and every later one at once (the server is
+// shutting down: it waits for open requests).
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for channel, subs := range h.subs {
+		for s := range subs {
+			h.drop(channel, s)
+		}
+	}
+}
+
+func (h *Hub) subscribe(channel string) *subscriber {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := &subscriber{ch: make(chan campaignapi.Progress, SubscriberBuffer)}
+	if h.closed {
+		s.closed = true
+		close(s.ch)
+		return s
+	}
+	if h.subs[channel] == nil {
+		h.subs[channel] = map[*subscriber]struct{}{}
+	}
+	h.subs[channel][s] = struct{}{}
+	return s
+}
+
+func (h *Hub) unsubscribe(channel string, s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.drop(channel, s)
+}
+
+// drop removes s and closes its channel once; the caller holds mu.
+func (h *Hub) drop(channel string, s *subscriber) {
+	delete(h.subs[channel], s)
+	if len(h.subs[channel]) == 0 {
+		delete(h.subs, channel)
+	}
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// DefaultEventsKeepAlive is how often an idle stream gets a comment line, so proxies
+// and the browser keep it open.
+const DefaultEventsKeepAlive = 15 * time.Second
+
+// ServeEvents streams the progress of the caller's campaign id as
+// text/event-stream: one `data: <Progress JSON>` event per update, a
+// comment every keepAlive (DefaultEventsKeepAlive when 0), until the client goes away
+// or ctx of the request ends. Another user's or a missing campaign is a
+// 404, as GET /campaigns/{id} answers.
+func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, campaigns campaign.Campaigns, owner, id string, keepAlive time.Duration) {
+	c, err := campaigns.Campaign(r.Context(), id)
+	if errors.Is(err, campaign.ErrNotFound) || (err == nil && c.OwnerID != owner) {
+		writeError(w, http.StatusNotFound, "not_found", "campaign not found")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "internal_error", "streaming is not supported here")
+		return
+	}
+	if keepAlive <= 0 {
+		keepAlive = DefaultEventsKeepAlive
+	}
+	channel := campaignapi.ProgressChannel(owner, id)
+	sub := hub.subscribe(channel)
+	defer hub.unsubscribe(channel, sub)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// The first comment tells the client the subscription is live: what
+	// it reads from now on has not been missed.
+	if _, err := fmt.Fprint(w, ": subscribed\n\n"); err != nil {
+		return
+	}
+	flusher.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case p, open := <-sub.ch:
+			if !open {
+				return // dropped as too slow: the client reconnects
+			}
+			b, _ := json.Marshal(p) // strings, ints and a map always encode
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return
+			}
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		}
+		flusher.Flush()
+	}
+}

@@ -1,0 +1,113 @@
+package devserver
+
+import (
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+)
+
+// Password hashing parameters: PBKDF2-HMAC-SHA256 with a 16-byte random
+// salt. The iteration count is lower than a production service would use
+// (a dev server signs in often on a shared machine); it is stored with
+// each hash, so raising it later keeps old accounts working.
+const (
+	passwordAlg        = "pbkdf2-sha256"
+	passwordIterations = 50_000
+	passwordSaltLen    = 16
+	passwordKeyLen     = 32
+)
+
+// The password policy of the deployed user pool (constructs/userauth:
+// PasswordMinLength 12, RequireLowercase, RequireUppercase, RequireDigits,
+// RequireSymbols), enforced the same way here. Cognito's symbols are the
+// set below, and a space counts as one when it is neither first nor last;
+// a password may not start or end with a space. Passwords are at most 256
+// characters.
+// https://docs.aws.amazon.com/cognito/latest/developerguide/user-pool-settings-policies.html
+// The web app shows the same rules as a checklist (web/src/password.ts).
+const (
+	MinPasswordLen  = 12
+	MaxPasswordLen  = 256
+	passwordSymbols = "^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-"
+)
+
+// CheckPasswordPolicy returns nil when pw meets the pool's policy, and
+// otherwise an error written for the person choosing it that names every
+// rule it misses.
+func CheckPasswordPolicy(pw string) error {
+	var miss []string
+	if n := utf8.RuneCountInString(pw); n < MinPasswordLen {
+		miss = append(miss, fmt.Sprintf("at least %d characters", MinPasswordLen))
+	} else if n > MaxPasswordLen {
+		miss = append(miss, fmt.Sprintf("at most %d characters", MaxPasswordLen))
+	}
+	var upper, lower, digit, symbol bool
+	for i, r := range pw {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= '0' && r <= '9':
+			digit = true
+		case strings.ContainsRune(passwordSymbols, r):
+			symbol = true
+		case r == ' ' && i > 0 && i < len(pw)-1:
+			symbol = true
+		}
+	}
+	if !upper {
+		miss = append(miss, "an uppercase letter (A-Z)")
+	}
+	if !lower {
+		miss = append(miss, "a lowercase letter (a-z)")
+	}
+	if !digit {
+		miss = append(miss, "a digit (0-9)")
+	}
+	if !symbol {
+		miss = append(miss, "a symbol such as ! ? # or a space")
+	}
+	if strings.HasPrefix(pw, " ") || strings.HasSuffix(pw, " ") {
+		miss = append(miss, "no space at the start or end")
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the password needs %s", strings.Join(miss, ", "))
+}
+
+// HashPassword returns a salted hash of pw.
+func HashPassword(pw string) (boltstore.PasswordHash, error) {
+	salt := make([]byte, passwordSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return boltstore.PasswordHash{}, fmt.Errorf("password salt: %w", err)
+	}
+	return hashWith(pw, salt, passwordIterations)
+}
+
+func hashWith(pw string, salt []byte, iterations int) (boltstore.PasswordHash, error) {
+	key, err := pbkdf2.Key(sha256.New, pw, salt, iterations, passwordKeyLen)
+	if err != nil {
+		return boltstore.PasswordHash{}, fmt.Errorf("password hash: %w", err)
+	}
+	return boltstore.PasswordHash{Algorithm: passwordAlg, Iterations: iterations, Salt: salt, Hash: key}, nil
+}
+
+// CheckPassword reports whether pw matches h, comparing in constant time.
+func CheckPassword(h boltstore.PasswordHash, pw string) bool {
+	if h.Algorithm != passwordAlg || h.Iterations < 1 || len(h.Salt) == 0 || len(h.Hash) != passwordKeyLen {
+		return false
+	}
+	got, err := hashWith(pw, h.Salt, h.Iterations)
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(got.Hash, h.Hash) == 1
+}

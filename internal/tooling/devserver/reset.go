@@ -1,0 +1,169 @@
+package devserver
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+)
+
+// Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword
+// do it: a six-digit code goes to the user's address (here: the outbox,
+// kind "password-reset"), and the code with a new password that meets the
+// policy sets the password. A code lives ResetCodeTTL and allows
+// resetAttempts wrong tries; a new request replaces it.
+const (
+	ResetCodeTTL  = time.Hour
+	resetAttempts = 5
+	// EmailKindPasswordReset is the outbox kind of a reset code email.
+	EmailKindPasswordReset = "password-reset"
+)
+
+type resetCode struct {
+	code    string
+	expires time.Time
+	tries   int
+}
+
+// resetCodes holds the live codes by boltstore.EmailKey. Codes are not
+// persisted: a restart forgets them, and the user asks again.
+type resetCodes struct {
+	mu    sync.Mutex
+	codes map[string]*resetCode
+}
+
+func (r *resetCodes) put(key string, c *resetCode) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.codes == nil {
+		r.codes = map[string]*resetCode{}
+	}
+	r.codes[key] = c
+}
+
+// check reports whether code is the live code of key, counting a wrong
+// try; a matching code is used up.
+func (r *resetCodes) check(key, code string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.codes[key]
+	if c == nil || now.After(c.expires) || c.tries >= resetAttempts {
+		delete(r.codes, key)
+		return false
+	}
+	if subtle.ConstantTimeCompare([]byte(c.code), []byte(code)) != 1 {
+		c.tries++
+		return false
+	}
+	delete(r.codes, key)
+	return true
+}
+
+func newResetCode() (string, error) {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		return "", fmt.Errorf("reset code: %w", err)
+	}
+	return fmt.Sprintf("%06d", n.Int64()), nil
+}
+
+// sentence turns a policy error into a message: capital first letter, full stop.
+func sentence(err error) string {
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return strings.TrimSuffix(string(r), ".") + "."
+}
+
+func decodeStrict(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "send a JSON object "+shape)
+		return false
+	}
+	return true
+}
+
+// forgotPassword sends a reset code to the outbox when the account exists,
+// and answers the same either way, so the answer does not tell whether an
+// address has an account.
+func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Email string `json:"email"`
+	}
+	if !decodeStrict(w, r, &in, `{"email": "..."}`) {
+		return
+	}
+	in.Email = strings.TrimSpace(in.Email)
+	u, err := s.db.User(in.Email)
+	switch {
+	case errors.Is(err, boltstore.ErrUserNotFound):
+	case err != nil:
+		s.internal(w, r, err)
+		return
+	default:
+		code, err := newResetCode()
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		now := s.cfg.Now().UTC()
+		s.resets.put(boltstore.EmailKey(u.Email), &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
+		if _, err := s.db.AppendEmail(boltstore.Email{
+			Kind: EmailKindPasswordReset, At: now, UserID: u.Sub, To: []string{u.Email},
+			Subject: "Your Unschedule password reset code",
+			Body: fmt.Sprintf("Your code to choose a new password is %s. It works once, for %d minutes.\n\n"+
+				"If you did not ask for it, ignore this email: your password stays as it is.", code, int(ResetCodeTTL.Minutes())),
+		}); err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		s.log.InfoContext(r.Context(), "password reset code sent to the outbox", "sub", u.Sub)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"delivery": "email"})
+}
+
+// resetPassword sets a new password given a live code.
+func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Email    string `json:"email"`
+		Code     string `json:"code"`
+		Password string `json:"password"`
+	}
+	if !decodeStrict(w, r, &in, `{"email": "...", "code": "...", "password": "..."}`) {
+		return
+	}
+	in.Email = strings.TrimSpace(in.Email)
+	if err := CheckPasswordPolicy(in.Password); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_password", sentence(err))
+		return
+	}
+	if !s.resets.check(boltstore.EmailKey(in.Email), strings.TrimSpace(in.Code), s.cfg.Now()) {
+		writeError(w, http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
+		return
+	}
+	hash, err := HashPassword(in.Password)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if err := s.db.SetPassword(in.Email, hash); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "password reset")
+	writeJSON(w, http.StatusOK, map[string]any{"reset": true})
+}

@@ -1,0 +1,402 @@
+// Package devserver is the whole app on one machine with no AWS, behind
+// `make dev`: the web app, the task API (internal/todo/api, the handler the
+// Lambda runs), a local sign-in that runs the PreSignUp and
+// PostAuthentication rules and signs tokens the API checks as the Cognito
+// authorizer would, the whole unscheduling pipeline (internal/core/pipeline),
+// and the campaign services (campaignrt.go: the campaign API, provisioning,
+// the send worker, the reconciler, progress over server-sent events),
+// all stepped by one loop on the server's clock. State persists in a
+// bbolt file (internal/tooling/boltstore), campaigns included, so a restart
+// resumes a campaign part-way through its sends; notifications and
+// campaign emails land in the local outbox.
+package devserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/pipeline"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+)
+
+// Config configures a Server. Only DataDir is required.
+type Config struct {
+	// DataDir is the folder of the embedded store.
+	DataDir string
+	// WebDir is the built web app (web/dist). Default: "" (no web app is
+	// served; the API and the pages still are).
+	WebDir string
+	// PublicURL is the server's URL: the links in notifications and the
+	// allowed CORS origin. Default: "".
+	PublicURL string
+	// ExtraOrigins are further allowed CORS origins, such as the Vite dev
+	// server's. Default: none.
+	ExtraOrigins []string
+	// AllowedHosts are further names or addresses (no port) the server
+	// answers to in the Host header, such as the host of a non-loopback
+	// listen address. Default: only localhost and loopback addresses.
+	AllowedHosts []string
+	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone
+	// may sign up.
+	AllowedEmailDomains []string
+	// CampaignSenders are the users who may send campaigns: each entry an
+	// email address ("ada@example.com") or a whole domain ("@example.com"),
+	// matched case-insensitively. Their tokens say they belong to the
+	// sender group with a verified address (what an administrator's
+	// admin-add-user-to-group and a code confirmation give in the cloud);
+	// everyone else's say neither, and the campaign API answers them 403.
+	// Default: none.
+	CampaignSenders []string
+	// TokenTTL is how long a sign-in token lives. Default: 12 hours.
+	TokenTTL time.Duration
+	// Shards is how many local notification topics users are spread over.
+	// Default: 2.
+	Shards int
+	// Reconcile configures the reconciler. Default: see reconcile.Config.
+	Reconcile reconcile.Config
+	// Timer is the timer whose in-memory stand-in fires the
+	// tasks: EventBridge Scheduler (zero value), Step Functions (a timer
+	// per execution) or TTL (a lazy sweeper). Default: EventBridge
+	// Scheduler.
+	Timer timerspec.Name
+	// TTLMaxDelay bounds the TTL sweeper's random delay after a due time
+	// (Timer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
+	TTLMaxDelay time.Duration
+	// EventsKeepAlive is how often an idle campaign progress stream gets
+	// a keep-alive comment. Default: DefaultEventsKeepAlive (15 s).
+	EventsKeepAlive time.Duration
+	// CampaignLimits are every campaign sender's abuse limits, counted in
+	// the store per UTC day. Default: limits.Defaults(), a deployed
+	// stack's.
+	CampaignLimits limits.Limits
+	// Now is the wall clock. Default: time.Now.
+	Now func() time.Time
+	// FakeClock, when set, is the server's time instead of Now (browser
+	// tests: `go run ./cmd/dev -clock fake`). It starts where it is, runs
+	// on with the wall clock, and jumps ahead on POST /__dev/clock/advance,
+	// which then runs what became due; GET /__dev/clock reads it. Without
+	// it neither endpoint exists. Default: nil (the wall clock).
+	FakeClock *clock.Fake
+	// Log receives every log line. Default: slog.Default().
+	Log *slog.Logger
+}
+
+// Server is the running local app. Use Open, then Handler and Run; Close
+// when done.
+type Server struct {
+	cfg        Config
+	log        *slog.Logger
+	db         *boltstore.DB
+	pipe       *pipeline.Pipeline
+	api        *api.Handler
+	signer     *Signer
+	policy     notify.SignUpPolicy
+	sns        *localSNS
+	subscriber *notify.Subscriber
+	reconciler *reconcile.Reconciler
+	resets     resetCodes
+	campaigns  *campaignRuntime
+	fake       *fakeTime // Config.FakeClock's driver, or nil
+
+	stepMu    sync.Mutex // one step (pipeline drain and campaign fires) at a time
+	deliverMu sync.Mutex
+	delivered int // expiry notifications of pipe.Outbox already delivered
+	persistMu sync.Mutex
+	saved     map[string][]byte // last persisted snapshot, by kind
+}
+
+// wallClock is the clock of the API and the reconciler: the wall clock,
+// also moving the pipeline's clock so every stage reads the same time.
+type wallClock struct{ s *Server }
+
+func (c wallClock) Now() time.Time {
+	c.s.pipe.Clock.Set(c.s.cfg.Now())
+	return c.s.pipe.Clock.Now()
+}
+
+// Open opens the store in cfg.DataDir, restores the tasks and schedules
+// it holds into a new pipeline, and wires the local sign-in.
+func Open(cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("devserver: a data folder is required")
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = 12 * time.Hour
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = 2
+	}
+	var fake *fakeTime
+	if cfg.FakeClock != nil {
+		fake = newFakeTime(cfg.FakeClock)
+		cfg.Now = fake.now
+	}
+	if cfg.Now == nil {
+		cfg.Now = clock.System{}.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.CampaignLimits == (limits.Limits{}) {
+		cfg.CampaignLimits = limits.Defaults()
+	}
+	db, err := boltstore.Open(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := build(cfg, db)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	s.fake = fake
+	return s, nil
+}
+
+func build(cfg Config, db *boltstore.DB) (*Server, error) {
+	s := &Server{cfg: cfg, log: cfg.Log, db: db, policy: notify.NewSignUpPolicy(cfg.AllowedEmailDomains),
+		saved: map[string][]byte{}}
+	p, err := pipeline.New(pipeline.Options{Start: cfg.Now(), WebURL: cfg.PublicURL, Log: cfg.Log,
+		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)})
+	if err != nil {
+		return nil, fmt.Errorf("devserver: pipeline: %w", err)
+	}
+	s.pipe = p
+	if err := s.restore(); err != nil {
+		return nil, err
+	}
+	key, err := db.Secret("token-signing-key", 32)
+	if err != nil {
+		return nil, err
+	}
+	if s.signer, err = NewSigner(key, cfg.TokenTTL, cfg.Now); err != nil {
+		return nil, err
+	}
+	s.sns = &localSNS{db: db, topics: LocalTopics(cfg.Shards), now: cfg.Now, log: cfg.Log}
+	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns, Settings: db,
+		TopicArns: s.sns.topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	// The reconciler of the pipeline waits on its virtual clock; this one
+	// waits in real time, like the deployed one.
+	if s.reconciler, err = reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
+		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
+		Checkpoints: db,
+		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	origins := []string{}
+	if cfg.PublicURL != "" {
+		origins = append(origins, cfg.PublicURL)
+	}
+	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.subscriber, append(origins, cfg.ExtraOrigins...), cfg.Log)
+	if err := s.openCampaigns(append(origins, cfg.ExtraOrigins...)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// apiClock is the task service with the wall clock's reading: the API
+// validates deadlines against the time of the request, not of the last
+// pipeline step.
+type apiClock struct {
+	*task.Service
+	clock wallClock
+}
+
+func (a apiClock) Now() time.Time { return a.clock.Now() }
+
+// restore loads the saved tasks and schedules into the pipeline.
+func (s *Server) restore() error {
+	tasks, err := s.db.Tasks()
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		s.pipe.Store.Put(t)
+	}
+	scheds, err := s.db.Schedules()
+	if err != nil {
+		return err
+	}
+	for _, sc := range scheds {
+		if err := s.pipe.Timer.Create(context.Background(), sc); err != nil {
+			return fmt.Errorf("devserver: restore schedule %s: %w", sc.Name, err)
+		}
+	}
+	s.snapshot() // remember what is on disk
+	if len(tasks)+len(scheds) > 0 {
+		s.log.Info("restored state", "tasks", len(tasks), "schedules", len(scheds), "file", s.db.Path())
+	}
+	return nil
+}
+
+// snapshot encodes the live tasks and schedules, and reports which kinds
+// differ from the last saved snapshot. The caller holds persistMu or is
+// restoring.
+func (s *Server) snapshot() (tasks []task.Task, scheds []task.Schedule, changed map[string][]byte) {
+	tasks, scheds = s.pipe.Store.All(), s.pipe.Timer.All()
+	changed = map[string][]byte{}
+	for kind, v := range map[string]any{"tasks": tasks, "schedules": scheds} {
+		b, _ := json.Marshal(v) // tasks and schedules always encode
+		if string(b) != string(s.saved[kind]) {
+			changed[kind] = b
+			s.saved[kind] = b
+		}
+	}
+	return tasks, scheds, changed
+}
+
+// persist saves the tasks and schedules if they changed since last time.
+func (s *Server) persist() error {
+	s.persistMu.Lock()
+	defer s.persistMu.Unlock()
+	tasks, scheds, changed := s.snapshot()
+	var errs []error
+	if _, ok := changed["tasks"]; ok {
+		if err := s.db.ReplaceTasks(tasks); err != nil {
+			delete(s.saved, "tasks")
+			errs = append(errs, err)
+		}
+	}
+	if _, ok := changed["schedules"]; ok {
+		if err := s.db.ReplaceSchedules(scheds); err != nil {
+			delete(s.saved, "schedules")
+			errs = append(errs, err)
+		}
+	}
+	if s.campaigns != nil {
+		errs = append(errs, s.campaigns.persist(s.db))
+	}
+	return errors.Join(errs...)
+}
+
+// deliver moves the expiry notifications the pipeline published since the
+// last call into the outbox.
+func (s *Server) deliver() error {
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
+	sent := s.pipe.Outbox.Sent()
+	for ; s.delivered < len(sent); s.delivered++ {
+		if _, err := s.sns.Deliver(sent[s.delivered]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tick runs one step at the clock's time: the pipeline to rest (stream,
+// queue, worker, schedules due, expiry), then the campaign schedules due;
+// it delivers new notifications to the outbox and saves what changed.
+func (s *Server) Tick(ctx context.Context) error {
+	_, err := s.step(ctx)
+	return err
+}
+
+// step is Tick, also returning how many campaign schedules fired.
+func (s *Server) step(ctx context.Context) (int, error) {
+	s.stepMu.Lock()
+	r, err := s.pipe.Drain(ctx, s.cfg.Now())
+	fired, ferr := s.campaigns.fireDue(ctx)
+	s.stepMu.Unlock()
+	if r.Moved() {
+		s.log.Info("pipeline step", "records", r.Records, "recordsFailed", r.RecordsFailed,
+			"delivered", r.Delivered, "deliveriesFailed", r.DeliveriesFailed, "fired", r.Fired, "expired", r.Expired)
+	}
+	if ferr != nil {
+		ferr = fmt.Errorf("campaign schedules: %w", ferr)
+	}
+	return fired, errors.Join(err, ferr, s.deliver(), s.persist())
+}
+
+// Reconcile runs the task and campaign reconcilers once, then delivers
+// and saves.
+func (s *Server) Reconcile(ctx context.Context) error {
+	res, err := s.reconciler.Run(ctx)
+	if err != nil {
+		err = fmt.Errorf("reconcile: %w", err)
+	} else {
+		s.log.Info("reconciler run", "result", fmt.Sprintf("%+v", res))
+	}
+	return errors.Join(err, s.campaigns.reconcile(ctx), s.deliver(), s.persist())
+}
+
+// RunOptions pace Run.
+type RunOptions struct {
+	// StepEvery is the pipeline's tick. Default: 200 ms.
+	StepEvery time.Duration
+	// ReconcileEvery is the reconciler's period; it also runs at start.
+	// Default: 5 minutes.
+	ReconcileEvery time.Duration
+}
+
+// Run steps the server every StepEvery (Tick: task and campaign
+// schedules alike) and runs both reconcilers every ReconcileEvery (and at
+// start) until ctx ends, then takes a last step and saves.
+func (s *Server) Run(ctx context.Context, o RunOptions) {
+	if o.StepEvery <= 0 {
+		o.StepEvery = 200 * time.Millisecond
+	}
+	if o.ReconcileEvery <= 0 {
+		o.ReconcileEvery = 5 * time.Minute
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(o.ReconcileEvery)
+		defer t.Stop()
+		for {
+			if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("reconcile failed", "error", err.Error())
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	t := time.NewTicker(o.StepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			if err := s.Tick(context.WithoutCancel(ctx)); err != nil {
+				s.log.Error("last pipeline step failed", "error", err.Error())
+			}
+			return
+		case <-t.C:
+			if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("pipeline step failed", "error", err.Error())
+			}
+		}
+	}
+}
+
+// Close stops the campaign services, saves the state and closes the store.
+func (s *Server) Close() error {
+	s.campaigns.close()
+	return errors.Join(s.deliver(), s.persist(), s.db.Close())
+}
+
+// ttlDelay is the dev TTL sweeper's delay: uniform in [0, max] (max 0:
+// one minute).
+func ttlDelay(max time.Duration) func() time.Duration {
+	if max <= 0 {
+		max = time.Minute
+	}
+	return func() time.Duration { return time.Duration(rand.Int64N(int64(max) + 1)) }
+}

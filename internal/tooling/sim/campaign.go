@@ -1,0 +1,545 @@
+package sim
+
+// The campaign workload (Config.Workload = WorkloadCampaigns): one
+// campaign's whole life on the history's timer (any core timer: its sends
+// are armed through the core's timer ports), with the history's seeded
+// source, faults, trace and reports (core). Planning near a
+// daylight-saving transition; provisioning with throttles, lost answers,
+// errors, short deadlines and killed runs; fires that come early (on the
+// EventBridge Scheduler), late (a TTL marker's sweep up to 48 hours late),
+// twice or not at all (to the DLQ); the send worker crashing after
+// its claim or after its send, with bounces and retryable send errors; the
+// 30-minute reconciler; and, in a sixth of the histories, a cancel part-way.
+// The services run through the seam in campaigns.go.
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // the campaigns' zones, even on a machine without zoneinfo
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/plan"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+)
+
+// The campaign invariants, checked after every campaign history:
+//
+//   - C1 (exactly once): there is one task per planned send, and each
+//     ends Finished with exactly one message (the sender's receipt is its
+//     SentAt), or Failed or Cancelled with a reason and no message; no
+//     message goes out for no task.
+//   - C2 (on time): no message goes out before its planned time or outside
+//     the campaign's windows; a send time moves only by a retime.
+//   - C3 (cancel): no task claimed at or after the cancel is sent after it.
+//   - C4 (liveness): provisioning completes; every task settles (a stale
+//     Running task is recovered, a lost fire is sent by the reconciler);
+//     the campaign ends Completed exactly when no task is open; no
+//     schedule is left after every task settled; the reconciler and the
+//     cancel never fail (but for a pass whose timer listing failed on every
+//     retry by injected faults: the next pass does its work); the history
+//     ends.
+const (
+	invExactlyOnce = "C1"
+	invOnTime      = "C2"
+	invCancel      = "C3"
+	invLiveness    = "C4"
+)
+
+// errCampaignCrash is the panic of a crashed send worker.
+var errCampaignCrash = errors.New("send worker crashed (injected)")
+
+// campaignZones are the zones, and the transitions near which most
+// campaigns start.
+var campaignZones = []struct {
+	name string
+	days []plan.Date
+}{
+	{"Europe/Berlin", []plan.Date{date(2026, 3, 29), date(2026, 10, 25)}},
+	{"America/New_York", []plan.Date{date(2026, 3, 8), date(2026, 11, 1)}},
+	{"Australia/Lord_Howe", []plan.Date{date(2026, 4, 5), date(2026, 10, 4)}},
+	{"UTC", []plan.Date{date(2026, 6, 15)}},
+}
+
+func date(y int, m time.Month, d int) plan.Date { return plan.Date{Year: y, Month: m, Day: d} }
+
+type campaignWorld struct {
+	core
+	ctx   context.Context
+	clock *clock.Fake
+	ports *campaignPorts
+	c     campaign.Campaign
+	sends []plan.Send
+
+	events campaignEvents
+	seq    int
+	// kill cancels the current provisioning run when it creates killName.
+	kill     context.CancelFunc
+	killName string
+	horizon  time.Time // the last reconciler pass
+	// cancelledAt is when the campaign was cancelled (zero: never).
+	cancelledAt time.Time
+	// early is how long before its time each schedule (name and due
+	// time) fires: drawn once, as nextFire asks again and again.
+	early map[string]time.Duration
+}
+
+// runCampaign simulates one campaign history and checks C1 to C4.
+func runCampaign(cfg Config) Result {
+	w := &campaignWorld{core: newCore(cfg), ctx: context.Background(), early: map[string]time.Duration{}}
+	w.faultsOn = true
+	if err := w.setUp(); err != nil {
+		w.violate(invLiveness, "%v", err)
+		return w.res
+	}
+	if err := w.provision(); err != nil {
+		w.violate(invLiveness, "%v", err)
+		return w.res
+	}
+	// The event loop: fires, deliveries, reconciler passes, the cancel.
+	last := w.sends[len(w.sends)-1].At
+	w.horizon = last.Add(60 * 24 * time.Hour)
+	w.push(w.clock.Now().Truncate(30*time.Minute).Add(30*time.Minute), evReconcile, "")
+	if w.rng.Intn(6) == 0 {
+		span := last.Sub(w.sends[0].At)
+		w.cancelledAt = w.sends[0].At.Add(time.Duration(w.rng.Int63n(int64(span) + 1))).Add(30 * time.Second)
+		w.push(w.cancelledAt, evCancel, "")
+	}
+	if err := w.loop(); err != nil {
+		w.violate(invLiveness, "%v", err)
+	}
+	w.check()
+	return w.res
+}
+
+// setUp plans the campaign, makes its tasks and builds the ports.
+func (w *campaignWorld) setUp() error {
+	rng := w.rng
+	z := campaignZones[rng.Intn(len(campaignZones))]
+	var windows []plan.Window
+	for c := plan.Clock(rng.Intn(10 * 60)); c < 23*60 && len(windows) < 1+rng.Intn(3); {
+		end := min(c+plan.Clock(10+rng.Intn(300)), 24*60)
+		windows = append(windows, plan.Window{Start: c, End: end})
+		c = end + plan.Clock(rng.Intn(240))
+	}
+	var days []time.Weekday
+	for d := range time.Weekday(7) {
+		if rng.Intn(2) == 0 {
+			days = append(days, d)
+		}
+	}
+	if len(days) == 0 {
+		days = []time.Weekday{time.Weekday(rng.Intn(7))}
+	}
+	spd := []int{1, 2, 5, 20}[rng.Intn(4)]
+	n := 1 + rng.Intn(min(30, spd*len(days)*2))
+	first := z.days[rng.Intn(len(z.days))].AddDays(-rng.Intn(5))
+	loc := mustLoc(z.name)
+	now0 := time.Date(first.Year, first.Month, first.Day, 0, 0, 0, 0, loc).Add(-time.Duration(rng.Intn(48)) * time.Hour)
+	w.clock = clock.NewFake(now0)
+	w.now, w.epoch = w.clock.Now, now0
+	rules := plan.Rules{SendsPerDay: spd, Weekdays: days, Windows: windows, TimeZone: z.name, Start: first, NotBefore: now0.Add(10 * time.Minute)}
+	var err error
+	if w.sends, err = plan.Plan(n, rules); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	w.res.Sends = n
+	w.tracef("campaign of %d sends in %s from %s: %d a day, days %v, windows %v", n, z.name, now0.In(loc).Format(time.DateTime), spd, days, windows)
+	w.c = campaign.Campaign{ID: "c1", Subject: "News", Body: "Hello", Rules: rules, Status: campaign.Draft, Total: n, CreatedAt: now0}
+	rs := make([]campaign.Recipient, n)
+	for i := range rs {
+		rs[i].Email = fmt.Sprintf("r%d@example.com", i)
+		if w.inject(FaultBounce, 0.05) {
+			rs[i].Email = fmt.Sprintf("bounce%d@example.com", i)
+		}
+	}
+	tok := 0
+	tasks, err := campaign.NewTasks(w.c, rs, w.sends, func() string { tok++; return fmt.Sprintf("tok-%d-%d", w.cfg.Seed, tok) }, now0)
+	if err != nil {
+		return fmt.Errorf("tasks: %w", err)
+	}
+	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w.cfg.Timer, w, w.cfg.Mutation, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
+	return err
+}
+
+// provision runs the provisioner until done, with deadlines from 20 s to
+// 5 min after the margin, and kills some runs midway.
+func (w *campaignWorld) provision() error {
+	for run := 1; ; run++ {
+		if run > 200 {
+			return errors.New("provisioning did not complete in 200 runs")
+		}
+		ctx, kill := context.WithCancel(w.ctx)
+		w.kill, w.killName = kill, ""
+		if w.chance(0.12) {
+			w.killName = campaign.ScheduleName(campaign.Key{CampaignID: w.c.ID, TaskID: campaign.TaskID(w.c.ID, w.rng.Intn(len(w.sends)))})
+		}
+		deadline := w.clock.Now().Add(provisionMargin + time.Duration(20+w.rng.Intn(280))*time.Second)
+		res, err := w.ports.provision(ctx, w.c.ID, deadline)
+		kill()
+		switch {
+		case errors.Is(err, context.Canceled):
+			w.count(FaultProvisionKilled)
+			// A killed run's own counts depend on when it died.
+			w.tracef("provision run %d killed (saved checkpoint %d)", run, w.ports.savedCheckpoint(w.c.ID))
+			continue
+		case err != nil:
+			return fmt.Errorf("provision run %d: %w", run, err)
+		}
+		w.tracef("provision run %d: %+v deadline %s", run, res, deadline.Format("15:04:05.000"))
+		if !res.Continue {
+			if !res.Done {
+				return errors.New("provisioning stopped without Done or Continue")
+			}
+			return nil
+		}
+	}
+}
+
+// The hooks (campaignHooks).
+
+func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
+	if op == "Create" && name == w.killName && w.kill != nil {
+		w.killName = ""
+		w.kill()
+		return context.Canceled, false
+	}
+	switch {
+	case w.inject(FaultSchedulerThrottled, 0.2):
+		return fmt.Errorf("%s %s: %w", op, name, timer.ErrThrottled), false
+	case w.inject(FaultSchedulerError, 0.1):
+		return fmt.Errorf("%s %s: InternalServerException (injected)", op, name), false
+	case w.inject(FaultSchedulerResponseLost, 0.04):
+		return fmt.Errorf("%s %s: connection reset (injected)", op, name), true
+	}
+	return nil, false
+}
+
+func (w *campaignWorld) sendCall(m campaign.Message) error {
+	if strings.HasPrefix(m.To, "bounce") {
+		return errors.New("MessageRejected: address bounces")
+	}
+	if w.inject(FaultPublishFailed, 0.04) {
+		return fmt.Errorf("throttling: maximum sending rate exceeded: %w", campaign.ErrRetryable)
+	}
+	return nil
+}
+
+func (w *campaignWorld) crashAfterClaim(campaign.Message) bool {
+	return w.inject(FaultCrashAfterClaim, 0.04)
+}
+
+func (w *campaignWorld) crashAfterSend(campaign.SendTask) bool {
+	return w.inject(FaultCrashAfterPublish, 0.04)
+}
+
+func (w *campaignWorld) dispatched(e campaign.FireEvent) {
+	w.res.Faults[FaultSendDispatched]++
+	b, _ := json.Marshal(e) // two strings always marshal
+	w.push(w.clock.Now().Add(time.Second), evDeliver, string(b)+"|0")
+}
+
+// Events.
+const (
+	evDeliver   = "deliver"
+	evReconcile = "reconcile"
+	evCancel    = "cancel"
+)
+
+type campaignEvent struct {
+	at   time.Time
+	seq  int
+	kind string
+	arg  string
+}
+
+type campaignEvents []campaignEvent
+
+func (q campaignEvents) Len() int { return len(q) }
+func (q campaignEvents) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q campaignEvents) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *campaignEvents) Push(x any)   { *q = append(*q, x.(campaignEvent)) }
+func (q *campaignEvents) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+func (w *campaignWorld) push(at time.Time, kind, arg string) {
+	w.seq++
+	heap.Push(&w.events, campaignEvent{at: at, seq: w.seq, kind: kind, arg: arg})
+}
+
+// nextFire is the schedule that fires first, and when: its due time, or
+// earlier by earlyBy (ties by name and due time: the draws must not
+// follow a map's order).
+func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
+	all := w.ports.schedules()
+	slices.SortFunc(all, func(a, b timer.Schedule) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return a.At.Compare(b.At)
+	})
+	var next timer.Schedule
+	var at time.Time
+	for _, s := range all {
+		if t := s.At.Add(-w.earlyBy(s)); at.IsZero() || t.Before(at) {
+			next, at = s, t
+		}
+	}
+	return next, at, !at.IsZero()
+}
+
+// earlyBy is how long before its time the schedule fires: zero, or on
+// the EventBridge Scheduler (FaultFiredEarly) up to 59 s. The send worker
+// must fail such a fire (the retry a minute later sends it), never send
+// before the planned time nor drop it. A Step Functions Wait ends at the
+// due time; a TTL sweep comes after it.
+func (w *campaignWorld) earlyBy(s timer.Schedule) time.Duration {
+	k := s.Name + "|" + s.At.String()
+	d, ok := w.early[k]
+	if !ok {
+		if w.cfg.Timer != timerspec.StepFunctions && w.cfg.Timer != timerspec.TTL && w.chance(0.12) {
+			d = time.Duration(1+w.rng.Intn(59)) * time.Second
+		}
+		w.early[k] = d
+	}
+	return d
+}
+
+func (w *campaignWorld) open() bool { return w.ports.open(w.c.ID) > 0 }
+
+func (w *campaignWorld) loop() error {
+	for steps := 0; ; steps++ {
+		if steps > 100_000 {
+			return errors.New("no end after 100,000 events")
+		}
+		next, fireAt, hasFire := w.nextFire()
+		if w.events.Len() == 0 && !hasFire {
+			if w.open() {
+				return fmt.Errorf("no event left (horizon %s) but %d tasks are still open", w.horizon, w.ports.open(w.c.ID))
+			}
+			return nil
+		}
+		if !w.open() && !hasFire {
+			return nil
+		}
+		if hasFire && (w.events.Len() == 0 || !w.events[0].at.Before(fireAt)) {
+			w.fire(next, fireAt)
+			continue
+		}
+		e := heap.Pop(&w.events).(campaignEvent)
+		w.clock.Set(e.at)
+		switch e.kind {
+		case evReconcile:
+			if next := e.at.Add(30 * time.Minute); !next.After(w.horizon) {
+				w.push(next, evReconcile, "")
+			}
+			if !w.open() {
+				continue
+			}
+			res, err := w.ports.reconcile(w.ctx, w.clock.Now().Add(15*time.Minute))
+			switch {
+			case err != nil && strings.Contains(err.Error(), "(injected)"):
+				// A timer call that failed on every retry (the listing
+				// of the pass): the pass fails, and the next one, half
+				// an hour later, does its work.
+				w.tracef("reconcile pass failed on an injected fault: %v", err)
+				continue
+			case err != nil:
+				return fmt.Errorf("reconciler: %w", err)
+			}
+			w.res.Faults[FaultSendRecovered] += res.Recovered
+			w.res.Faults[FaultScheduleRecreated] += res.Recreated
+			w.res.Faults[FaultSendRetimed] += res.Retimed
+			if res.Busy {
+				w.tracef("reconcile %s", res.Line)
+			}
+		case evCancel:
+			out, err := w.ports.cancel(w.ctx, w.c.ID, "cancelled in the simulation", w.clock.Now().Add(15*time.Minute))
+			if err != nil {
+				return fmt.Errorf("cancel: %w", err)
+			}
+			w.res.Faults[FaultCampaignCancelled]++
+			w.tracef("cancel %s", out)
+		case evDeliver:
+			i := strings.LastIndexByte(e.arg, '|')
+			w.deliver(e.arg[:i], e.arg[i+1:])
+		}
+	}
+}
+
+// fire is the timer firing at its time: it hands over next (at its due
+// time less earlyBy) and whatever else is due by next's time, each as the
+// payload every core timer hands its target. Each invocation comes a few
+// seconds later, or late, twice, or (dropped) not at all.
+func (w *campaignWorld) fire(next timer.Schedule, at time.Time) {
+	w.clock.Set(at)
+	for _, s := range w.ports.fireDue(next.At) {
+		payload := campaign.TaskSchema.EncodePayload(s.Payload)
+		if s.At.After(at) {
+			w.count(FaultFiredEarly)
+			w.tracef("fire %s %s early", s.Name, s.At.Sub(at))
+		}
+		if w.inject(FaultFireDropped, 0.07) {
+			w.tracef("fire %s dropped to the DLQ", s.Name)
+			continue
+		}
+		delay := time.Duration(w.rng.Intn(20)) * time.Second
+		switch {
+		case w.cfg.Timer == timerspec.TTL:
+			// DynamoDB deletes an expired marker within about 48 hours,
+			// most of them soon (as the task workload's ttlDelay).
+			delay = time.Duration(math.Pow(w.rng.Float64(), 4) * float64(timerspec.TTLPrecision)).Truncate(time.Second)
+			if delay > ttlLateAfter {
+				w.res.Faults[FaultTTLDeleteLate]++
+			}
+		case w.inject(FaultFiredLate, 0.05):
+			delay = time.Duration(10+w.rng.Intn(120)) * time.Minute
+		}
+		w.push(at.Add(delay), evDeliver, payload+"|0")
+		if w.inject(w.duplicateFault(), 0.08) {
+			w.push(at.Add(delay+time.Duration(w.rng.Intn(40))*time.Second), evDeliver, payload+"|0")
+		}
+	}
+}
+
+// duplicateFault is the timer's "invoked twice" fault.
+func (w *campaignWorld) duplicateFault() Fault {
+	switch w.cfg.Timer {
+	case timerspec.StepFunctions:
+		return FaultDuplicateExecution
+	case timerspec.TTL:
+		return FaultStreamRedeliveredTTL
+	}
+	return FaultFiredTwice
+}
+
+// deliver invokes the send function once with in (a timer's payload, or
+// the reconciler's dispatch), as its handler decodes it; a crash or an
+// error is retried by the asynchronous invoke up to 2 times, a minute
+// apart.
+func (w *campaignWorld) deliver(in, try string) {
+	e, err := campaign.DecodeFire([]byte(in))
+	if err != nil {
+		w.violate(invLiveness, "the send function cannot read %s: %v", in, err)
+		return
+	}
+	out, err := func() (out string, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r != errCampaignCrash {
+					panic(r)
+				}
+				err = errCampaignCrash
+			}
+		}()
+		return w.ports.fire(w.ctx, e)
+	}()
+	w.tracef("deliver %s (try %s): %s %v", e.TaskID, try, out, err)
+	if err != nil && try != "2" {
+		next := map[string]string{"0": "1", "1": "2"}[try]
+		w.push(w.clock.Now().Add(time.Minute), evDeliver, in+"|"+next)
+	}
+}
+
+// check verifies C1 to C4 on the end state.
+func (w *campaignWorld) check() {
+	c := w.ports.campaign(w.c.ID)
+	if c.Status != campaign.Active && c.Status != campaign.Completed && c.Status != campaign.CampaignCancelled {
+		w.violate(invLiveness, "campaign ends %s: provisioning did not complete", c.Status)
+	}
+	if open := w.ports.open(w.c.ID); (open == 0) != (c.Status == campaign.Completed) && c.Status != campaign.CampaignCancelled {
+		w.violate(invLiveness, "campaign ends %s with %d open tasks: Completed exactly when none is open", c.Status, open)
+	}
+	perKey := map[string]int{}
+	for _, m := range w.ports.outbox() {
+		perKey[m.IdempotencyKey]++
+	}
+	tasks := w.ports.tasks(w.c.ID)
+	if len(tasks) != len(w.sends) {
+		w.violate(invExactlyOnce, "%d tasks for %d planned sends", len(tasks), len(w.sends))
+		return
+	}
+	for i, t := range tasks {
+		planned := w.sends[i].At
+		if !t.SendAt.Equal(planned) && t.Retimed == 0 {
+			w.violate(invOnTime, "task %s send time moved without a retime", t.ID)
+		}
+		sent := perKey[t.IdempotencyKey()]
+		delete(perKey, t.IdempotencyKey())
+		switch t.State {
+		case campaign.Finished:
+			w.res.Sent++
+			w.checkSent(t, sent, planned)
+		case campaign.Failed:
+			w.res.SendsFailed++
+			if t.Error == "" || sent != 0 {
+				w.violate(invExactlyOnce, "task %s Failed (%q) with %d messages", t.ID, t.Error, sent)
+			}
+		case campaign.Cancelled:
+			w.res.SendsCancelled++
+			if t.Reason == "" || sent != 0 {
+				w.violate(invExactlyOnce, "task %s Cancelled (%q) with %d messages", t.ID, t.Reason, sent)
+			}
+		default:
+			w.violate(invLiveness, "task %s ends %s: never settled (stale Running not recovered, or a lost fire never sent)", t.ID, t.State)
+		}
+	}
+	if len(perKey) > 0 {
+		w.violate(invExactlyOnce, "messages for no task: %v", perKey)
+	}
+	if left := w.ports.schedules(); len(left) > 0 && w.cancelledAt.IsZero() {
+		w.violate(invLiveness, "%d schedules left after every task settled", len(left))
+	}
+}
+
+// checkSent checks a Finished task that the sender sent n messages for.
+func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time) {
+	if n != 1 {
+		w.violate(invExactlyOnce, "task %s Finished with %d messages", t.ID, n)
+		return
+	}
+	if rc, err := w.ports.receipt(t.IdempotencyKey()); err != nil || !rc.SentAt.Equal(t.SentAt) {
+		w.violate(invExactlyOnce, "task %s sentAt %s, receipt %s (%v)", t.ID, t.SentAt, rc.SentAt, err)
+	}
+	if ok, _ := w.c.Rules.Allows(t.SentAt); !ok {
+		w.violate(invOnTime, "task %s sent at %s, outside the windows", t.ID, t.SentAt.In(mustLoc(w.c.Rules.TimeZone)).Format(time.DateTime+" Mon"))
+	}
+	if t.SentAt.Before(planned) {
+		w.violate(invOnTime, "task %s sent at %s, before its planned %s", t.ID, t.SentAt, planned)
+	}
+	if !w.cancelledAt.IsZero() && t.SentAt.After(w.cancelledAt) && !t.ClaimedAt.Before(w.cancelledAt) {
+		w.violate(invCancel, "task %s claimed at %s and sent after the cancel at %s", t.ID, t.ClaimedAt, w.cancelledAt)
+	}
+}
+
+var locs sync.Map
+
+func mustLoc(name string) *time.Location {
+	if l, ok := locs.Load(name); ok {
+		return l.(*time.Location)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err) // the simulation's zones are fixed
+	}
+	locs.Store(name, loc)
+	return loc
+}

@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+)
+
+// TestCampaignHistories runs seeded campaign histories under the
+// workload's faults; C1 to C4 must hold on each, and every fault must
+// show up somewhere, or the simulation tests less than it claims (make sim
+// runs 10,000: go run ./cmd/sim -workload campaigns).
+func TestCampaignHistories(t *testing.T) {
+	n := histories(t, campaignSeeds)
+	all := map[Fault]int{}
+	for _, l := range timerspec.All {
+		t.Run(string(l), func(t *testing.T) {
+			s := RunMany(Config{Workload: WorkloadCampaigns, Timer: l}, 1, n, 0)
+			for i, r := range s.Failed {
+				if i == 5 {
+					break
+				}
+				t.Errorf("seed %d: %s (replay: go run ./cmd/sim -workload campaigns -timer %s -seed %d)", r.Seed, r.Violations[0], l, r.Seed)
+			}
+			t.Logf("%d histories, %d sends: %d sent, %d failed, %d cancelled; faults %v", s.Histories, s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled, s.Faults)
+			if s.SendsCancelled == 0 {
+				t.Errorf("no send was cancelled in %d histories", n)
+			}
+			for f, k := range s.Faults {
+				all[f] += k
+			}
+			// Each timer's own: fires early on the EventBridge Scheduler
+			// (and late, twice); a duplicate execution on Step Functions;
+			// a late sweep and a redelivered deletion on TTL.
+			for _, f := range map[timerspec.Name][]Fault{
+				timerspec.EventBridgeScheduler: {FaultFiredTwice, FaultFiredEarly, FaultFiredLate},
+				timerspec.StepFunctions:        {FaultDuplicateExecution, FaultFiredLate},
+				timerspec.TTL:                  {FaultStreamRedeliveredTTL, FaultTTLDeleteLate},
+			}[l] {
+				if s.Faults[f] == 0 {
+					t.Errorf("no %s in %d histories", f, n)
+				}
+			}
+		})
+	}
+	// The rest, on some timer (a recreated schedule is rare on one).
+	for _, f := range []Fault{FaultProvisionKilled, FaultSchedulerThrottled, FaultSchedulerError, FaultSchedulerResponseLost,
+		FaultFireDropped, FaultCrashAfterClaim, FaultCrashAfterPublish,
+		FaultPublishFailed, FaultBounce, FaultCampaignCancelled,
+		FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched} {
+		if all[f] == 0 {
+			t.Errorf("no %s in %d histories on each timer", f, n)
+		}
+	}
+}
+
+// TestCampaignDeterministic: a campaign seed replays the same history,
+// trace included.
+func TestCampaignDeterministic(t *testing.T) {
+	for _, seed := range []int64{1, 2, 3, 7, 42, 12345} {
+		l := timerspec.All[int(seed)%len(timerspec.All)]
+		t.Run(fmt.Sprint(seed, l), func(t *testing.T) {
+			var ta, tb []string
+			a := Run(Config{Seed: seed, Workload: WorkloadCampaigns, Timer: l, Trace: func(l string) { ta = append(ta, l) }})
+			b := Run(Config{Seed: seed, Workload: WorkloadCampaigns, Timer: l, Trace: func(l string) { tb = append(tb, l) }})
+			if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(ta, tb) {
+				t.Errorf("seed %d gave two different histories:\n%+v\n%+v", seed, a, b)
+			}
+		})
+	}
+}
+
+// TestCampaignMutants: each mutant breaks one campaign guarantee, and the
+// simulation catches it with the invariant that guards it.
+func TestCampaignMutants(t *testing.T) {
+	skipUnderRace(t)
+	for _, tc := range []struct {
+		m   Mutation
+		inv string
+		// timers the mutant shows on: nil, every one.
+		timers []timerspec.Name
+	}{
+		{Mutation{Name: "the sender keeps no idempotency record", CampaignNoIdempotency: true}, invExactlyOnce, nil},
+		// Only the EventBridge Scheduler fires early.
+		{Mutation{Name: "the send worker takes an early fire for one on time", CampaignWorkerAhead: time.Minute}, invOnTime,
+			[]timerspec.Name{timerspec.EventBridgeScheduler}},
+	} {
+		timers := tc.timers
+		if timers == nil {
+			timers = timerspec.All
+		}
+		for _, l := range timers {
+			t.Run(tc.m.Name+"/"+string(l), func(t *testing.T) {
+				s := RunMany(Config{Workload: WorkloadCampaigns, Timer: l, Mutation: tc.m}, 1, 60, 0)
+				caught := 0
+				for _, r := range s.Failed {
+					for _, v := range r.Violations {
+						if v.Invariant == tc.inv {
+							caught++
+							break
+						}
+					}
+				}
+				if caught == 0 {
+					t.Fatalf("no history of %d broke %s", s.Histories, tc.inv)
+				}
+				t.Logf("%d of %d histories broke %s, e.g. seed %d: %s", caught, s.Histories, tc.inv, s.Failed[0].Seed, s.Failed[0].Violations[0])
+			})
+		}
+	}
+}

@@ -1,0 +1,360 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// Fault is a kind of injected fault. Result.Faults counts each.
+type Fault string
+
+// The faults the simulation injects.
+const (
+	// FaultStreamReplay: a shard delivers again records it had already
+	// delivered (its position moves back).
+	FaultStreamReplay Fault = "stream-record-replayed"
+	// FaultStreamRedelivered: the stream processor enqueued a batch but
+	// timed out before it was checkpointed; the whole batch comes again.
+	FaultStreamRedelivered Fault = "stream-batch-redelivered"
+	// FaultEnqueueRejected: SQS refused a message (throttled); the adapter
+	// stops there and the record is retried.
+	FaultEnqueueRejected Fault = "enqueue-rejected"
+	// FaultEnqueueUnknown: the messages were sent but the call failed, so
+	// the processor retries records whose messages are already queued.
+	FaultEnqueueUnknown Fault = "enqueue-outcome-unknown"
+	// FaultAckLost: the worker did its work but the delete of the message
+	// failed; SQS delivers it again (a duplicated delivery).
+	FaultAckLost Fault = "sqs-ack-lost"
+	// FaultVisibilityTimeout: a worker stalled past the visibility timeout;
+	// a second worker received the same messages and finished first, then
+	// the stalled one applied its (now stale) batch.
+	FaultVisibilityTimeout Fault = "visibility-timeout-mid-processing"
+	// FaultWorkerCrash: the worker crashed part-way through a batch, after
+	// its scheduler calls and before any ack.
+	FaultWorkerCrash Fault = "worker-crash-before-ack"
+	// FaultSchedulerThrottled: a scheduler call was refused (throttled).
+	FaultSchedulerThrottled Fault = "scheduler-throttled"
+	// FaultSchedulerResponseLost: a scheduler call took effect but its
+	// caller saw an error.
+	FaultSchedulerResponseLost Fault = "scheduler-response-lost"
+	// FaultScheduleCreateFailed: the API's schedule create failed (a
+	// throttled or lost create at task creation).
+	FaultScheduleCreateFailed Fault = "schedule-create-failed"
+	// FaultFiredTwice: a schedule invoked the expiry function twice.
+	FaultFiredTwice Fault = "schedule-fired-twice"
+	// FaultFiredLate: a schedule invoked the expiry function late.
+	FaultFiredLate Fault = "schedule-fired-late"
+	// FaultFiredEarly (EventBridge Scheduler timer): a deadline's or a
+	// reminder's schedule invoked the expiry function up to 59 s before
+	// its time. The Scheduler fires anywhere within the minute of its
+	// expression; the adapter places schedules on the minute at or after
+	// the due time (awsscheduler.ScheduleTime), and this fault is the
+	// firing that comes early anyway: the expiry must fail it so that the
+	// retry brings it back, since its schedule deleted itself.
+	FaultFiredEarly Fault = "schedule-fired-early"
+	// FaultScheduleRecordFailed: the API's write that records a schedule
+	// as made (Task.ScheduledFor) failed: the task stays unconfirmed and
+	// the reconciler reads its schedule back.
+	FaultScheduleRecordFailed Fault = "schedule-record-failed"
+	// FaultExpireWriteFailed: the expiry's conditional write failed (not
+	// a condition failure: the table was unavailable).
+	FaultExpireWriteFailed Fault = "expire-write-failed"
+	// FaultPublishFailed: SNS refused the notification (campaigns: SES
+	// refused the send with a retryable error).
+	FaultPublishFailed Fault = "publish-failed"
+	// FaultCrashAfterPublish: the expiry function crashed after SNS took
+	// the notification and before it was recorded (campaigns: the send
+	// worker, after SES took the message and before the task's write).
+	FaultCrashAfterPublish Fault = "crash-after-publish"
+	// FaultMarkNotifiedFailed: recording the notification failed.
+	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
+	// FaultRemindWriteFailed: a reminder's conditional claim fails (the
+	// scheduler retries the firing).
+	FaultRemindWriteFailed Fault = "remind-claim-failed"
+	// FaultMarkRemindedFailed: recording a published reminder fails (one
+	// duplicate reminder allowed).
+	FaultMarkRemindedFailed Fault = "mark-reminded-failed"
+	// FaultReconcilerInterleaved: a reconciler run (with a small budget,
+	// resuming from its checkpoint) interleaved with everything else.
+	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"
+	// FaultDeadlineRace: a deadline change or completion issued in the
+	// same instant as the old schedule's firing, in random order.
+	FaultDeadlineRace Fault = "deadline-change-racing-fire"
+	// FaultSignInSNSFailed: an SNS call of the PostAuthentication trigger
+	// failed.
+	FaultSignInSNSFailed Fault = "signin-sns-failed"
+	// FaultConcurrentFire: a duplicate invocation ran concurrently with
+	// the first, between its conditional write (or notification claim)
+	// and its publish; when it fails, the scheduler retries it. Injected
+	// only with Config.ConcurrentFires.
+	FaultConcurrentFire Fault = "concurrent-duplicate-fire"
+	// FaultDLQRedriven: an expiry invocation that used up its attempts was
+	// redriven from the scheduler's dead-letter queue by the operator at
+	// the end of the history (not a fault: the recovery of one).
+	FaultDLQRedriven Fault = "expiry-dlq-redriven"
+	// FaultDuplicateExecution (StepFunctions timer): the item's execution
+	// invoked the expiry function twice (the Lambda task retried after a
+	// timeout, or a second execution ran).
+	FaultDuplicateExecution Fault = "sfn-duplicate-execution"
+	// FaultStopRace (StepFunctions timer): a move or cancel stopped an
+	// execution whose Wait had already ended: the invocation still ran.
+	FaultStopRace Fault = "sfn-stop-racing-wait-end"
+	// FaultStaleExecution (StepFunctions timer, observed, not injected):
+	// at rest, an item had a stale execution running that no cancel or
+	// move can name: beside its right one (a create that raced a move,
+	// or a replayed reschedule), or after its cancel (a restart, or the
+	// execution of an earlier due time). The claim skips it when it
+	// fires.
+	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
+	// FaultTTLDeleteLate (TTL timer): the sweeper deleted a marker later
+	// than 15 minutes after its due time (up to timerspec.TTLPrecision).
+	FaultTTLDeleteLate Fault = "ttl-delete-late"
+	// FaultStreamRedeliveredTTL (TTL timer): the stream delivered a TTL
+	// deletion twice.
+	FaultStreamRedeliveredTTL Fault = "ttl-deletion-delivered-twice"
+	// FaultWriterFiredState (observed, not a failure): a writer completed
+	// a Pending task by writing the fired state straight into the table,
+	// without the library's claim marks.
+	FaultWriterFiredState Fault = "writer-completed-with-fired-state"
+
+	// The campaign workload's own faults; it also injects
+	// FaultSchedulerThrottled, FaultSchedulerResponseLost, FaultFiredEarly,
+	// FaultFiredLate, FaultFiredTwice, FaultPublishFailed and
+	// FaultCrashAfterPublish.
+
+	// FaultSchedulerError: a scheduler call failed with an error that is
+	// not a throttle (the provisioner gives a task up to the reconciler
+	// after 3 of them).
+	FaultSchedulerError Fault = "scheduler-error"
+	// FaultFireDropped: a schedule fired (and deleted itself) but its
+	// invocation went to the dead-letter queue: the reconciler must send
+	// the overdue task.
+	FaultFireDropped Fault = "schedule-fire-dropped-to-dlq"
+	// FaultCrashAfterClaim: the send worker crashed after its claim and
+	// before the send: the task stays Running until the reconciler
+	// recovers it.
+	FaultCrashAfterClaim Fault = "send-crash-after-claim"
+	// FaultBounce: a recipient's address bounces (the task ends Failed).
+	FaultBounce Fault = "send-bounced"
+	// FaultProvisionKilled: a provisioning run died part-way (its next run
+	// resumes from the saved checkpoint).
+	FaultProvisionKilled Fault = "provision-run-killed"
+	// FaultCampaignCancelled (an action, not a fault): the campaign was
+	// cancelled part-way.
+	FaultCampaignCancelled Fault = "campaign-cancelled-midway"
+	// FaultSendRecovered (observed): the reconciler finished or re-queued
+	// a stale Running task.
+	FaultSendRecovered Fault = "stale-running-send-recovered"
+	// FaultScheduleRecreated (observed): the reconciler created a missing
+	// schedule again.
+	FaultScheduleRecreated Fault = "send-schedule-recreated"
+	// FaultSendRetimed (observed): the reconciler moved an overdue task
+	// outside the windows to the next usable minute.
+	FaultSendRetimed Fault = "overdue-send-retimed"
+	// FaultSendDispatched (observed): the reconciler handed an overdue
+	// task to the send function.
+	FaultSendDispatched Fault = "overdue-send-dispatched"
+
+	// The adopters' workloads (future events, deferred jobs) inject the
+	// task workload's stream, queue, worker, scheduler, timer, expiry
+	// store (FaultExpireWriteFailed, FaultMarkNotifiedFailed) and target
+	// (FaultPublishFailed, FaultCrashAfterPublish: the target refused, or
+	// ran and its answer was lost) faults, and these.
+
+	// FaultTimerLost: a waiting timer (schedule, execution, TTL marker)
+	// was lost; only the reconciler arms the item again.
+	FaultTimerLost Fault = "timer-lost"
+	// FaultTableCallFailed: a client's or writer's DynamoDB call was
+	// refused (throttled); the app retries once.
+	FaultTableCallFailed Fault = "table-call-failed"
+	// FaultTableAnswerLost: a client's or writer's write took effect but
+	// its caller saw an error; the app retries once.
+	FaultTableAnswerLost Fault = "table-answer-lost"
+	// FaultEventCancelled (an action): a future event's Cancel deleted it
+	// before its moment (FaultDeadlineRace when in the instant it fired).
+	FaultEventCancelled Fault = "event-cancelled"
+	// FaultUnregisteredTarget (an action): an event named a target not
+	// registered with the construct.
+	FaultUnregisteredTarget Fault = "event-for-unregistered-target"
+	// FaultLateActivity (an action): an activity before a window was
+	// written after the window fired (the writer's clock is the
+	// activity's time).
+	FaultLateActivity Fault = "late-activity-write"
+)
+
+// Faults lists every fault kind, in report order.
+func Faults() []Fault {
+	return []Fault{FaultStreamReplay, FaultStreamRedelivered, FaultEnqueueRejected, FaultEnqueueUnknown,
+		FaultAckLost, FaultVisibilityTimeout, FaultWorkerCrash, FaultSchedulerThrottled, FaultSchedulerResponseLost,
+		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultFiredEarly, FaultExpireWriteFailed, FaultPublishFailed,
+		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultRemindWriteFailed, FaultMarkRemindedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
+		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
+		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
+		FaultWriterFiredState,
+		FaultSchedulerError, FaultFireDropped, FaultCrashAfterClaim, FaultBounce, FaultProvisionKilled,
+		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched,
+		FaultTimerLost, FaultTableCallFailed, FaultTableAnswerLost, FaultEventCancelled, FaultUnregisteredTarget, FaultLateActivity}
+}
+
+var (
+	errThrottled = errors.New("ThrottlingException: rate exceeded (injected)")
+	errTimeout   = errors.New("RequestTimeout: no response (injected)")
+	errCrash     = errors.New("function crashed (injected)")
+	errTable     = errors.New("ProvisionedThroughputExceededException (injected)")
+)
+
+// inject decides whether to inject a fault of kind k, with probability p
+// scaled by the history's fault intensity, and counts it.
+func (w *core) inject(k Fault, p float64) bool {
+	if !w.chance(p) {
+		return false
+	}
+	w.count(k)
+	return true
+}
+
+// chance draws whether a fault with probability p (scaled by the
+// intensity) happens, without counting it: for a fault decided ahead of
+// the moment it shows (count it then).
+func (w *core) chance(p float64) bool {
+	return w.faultsOn && w.rng.Float64() < p*w.intensity
+}
+
+func (w *core) count(k Fault) {
+	w.res.Faults[k]++
+	w.injected++
+}
+
+// earlyBy is how far ahead of now this tick's firing reaches on the
+// EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
+// that the schedules due within it fire early.
+func (w *core) earlyBy() time.Duration {
+	if w.cfg.Timer == timerspec.StepFunctions || w.cfg.Timer == timerspec.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
+		return 0
+	}
+	return time.Duration(1+w.rng.Intn(59)) * time.Second
+}
+
+// firedEarly reports whether inv was made before its schedule's time
+// (FaultFiredEarly): its ErrTooEarly failure is that fault's, and the
+// retry that follows it comes after the time.
+func firedEarly(inv invocation, err error) bool {
+	return inv.at.Before(inv.s.At) && errors.Is(err, task.ErrTooEarly)
+}
+
+// faultyScheduler injects throttles and lost responses into every
+// scheduler call (API create, worker, reconciler) of any workload on a
+// table.
+type faultyScheduler struct {
+	w  *core
+	in memory.TimerScheduler
+	// blame notes an injected fault against the schedule's item.
+	blame func(name string)
+	// inAPI reports whether the call is the task API's create (nil:
+	// never).
+	inAPI func() bool
+}
+
+func (s faultyScheduler) do(op, name string, f func() error) error {
+	k := FaultSchedulerThrottled
+	if op == "Create" && s.inAPI != nil && s.inAPI() {
+		k = FaultScheduleCreateFailed
+	}
+	if s.w.inject(k, 0.10) {
+		s.blame(name)
+		return fmt.Errorf("scheduler %s %s: %w", op, name, errThrottled)
+	}
+	err := f()
+	if err == nil && op != "Get" && op != "List" {
+		if k == FaultSchedulerThrottled {
+			k = FaultSchedulerResponseLost
+		}
+		if s.w.inject(k, 0.04) {
+			s.blame(name)
+			return fmt.Errorf("scheduler %s %s: %w", op, name, errTimeout)
+		}
+	}
+	return err
+}
+
+func (s faultyScheduler) Create(ctx context.Context, sc task.Schedule) error {
+	return s.do("Create", sc.Name, func() error { return s.in.Create(ctx, sc) })
+}
+
+func (s faultyScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc, from) })
+}
+
+func (s faultyScheduler) Delete(ctx context.Context, name string, at time.Time) error {
+	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name, at) })
+}
+
+func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (task.Schedule, error) {
+	var out task.Schedule
+	err := s.do("Get", name, func() error {
+		var err error
+		out, err = s.in.Get(ctx, name, at)
+		return err
+	})
+	return out, err
+}
+
+func (s faultyScheduler) List(ctx context.Context, page task.PageRequest) (task.SchedulePage, error) {
+	var out task.SchedulePage
+	err := s.do("List", "", func() error {
+		var err error
+		out, err = s.in.List(ctx, page)
+		return err
+	})
+	return out, err
+}
+
+// faultyStore is the store the task service uses: its expiry write and
+// notification record can fail.
+type faultyStore struct {
+	task.Store
+	w *world
+}
+
+func (s faultyStore) Expire(ctx context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
+	if s.w.inject(FaultExpireWriteFailed, 0.05) {
+		return task.Task{}, fmt.Errorf("expire %s: %w", taskID, errTable)
+	}
+	return s.Store.Expire(ctx, userID, taskID, dueAt, now)
+}
+
+func (s faultyStore) MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error {
+	if s.w.inject(FaultScheduleRecordFailed, 0.05) {
+		return fmt.Errorf("mark scheduled %s: %w", taskID, errTable)
+	}
+	return s.Store.MarkScheduled(ctx, userID, taskID, dueAt)
+}
+
+func (s faultyStore) ClaimReminder(ctx context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
+	if s.w.inject(FaultRemindWriteFailed, 0.05) {
+		return task.Task{}, fmt.Errorf("claim reminder %s: %w", taskID, errTable)
+	}
+	return s.Store.ClaimReminder(ctx, userID, taskID, dueAt, remindAt, now, lease)
+}
+
+func (s faultyStore) MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error {
+	if s.w.inject(FaultMarkRemindedFailed, 0.04) {
+		s.w.task(taskID).remDupAllowed++
+		return fmt.Errorf("mark reminded %s: %w", taskID, errTable)
+	}
+	return s.Store.MarkReminded(ctx, userID, taskID, remindAt)
+}
+
+func (s faultyStore) MarkNotified(ctx context.Context, userID, taskID string, at time.Time) error {
+	if s.w.inject(FaultMarkNotifiedFailed, 0.04) {
+		s.w.task(taskID).dupAllowed++
+		return fmt.Errorf("mark notified %s: %w", taskID, errTable)
+	}
+	return s.Store.MarkNotified(ctx, userID, taskID, at)
+}

@@ -1,0 +1,1133 @@
+// Package sim is a deterministic fault-injection simulation of the whole
+// unscheduling pipeline. It runs the real code of every stage in process:
+// the task API (api.Handler over task.Service), the stream processor
+// (cancel.Processor) over a sharded change feed, the cancellation worker
+// (cancel.Worker) over an SQS FIFO queue model, EventBridge Scheduler
+// firing the expiry use case (task.Firer: the firing core, then the to-do
+// app's target, as the expiry and notify functions), the reconciler, and
+// the PostAuthentication rule (notify.Subscriber) with notifications
+// published through the SNS adapter, both over snsfake. Time is a virtual
+// clock and every choice comes from one seeded math/rand source, so a seed
+// replays its history exactly.
+//
+// A history is a random mix of creates, edits, deadline changes (later and
+// earlier), completions and deletes by several users (and completions by
+// a writer that writes the fired state straight into the table, as an
+// adopter whose "complete" is its fired state does), with deliveries
+// reordered where AWS allows it and faults injected at every stage (see
+// Fault). After it, invariants I1 to I6 are checked (see Run).
+//
+// The same seed loop (RunMany), fault injection, trace and reports (core)
+// run a second workload, campaign sends (Config.Workload; campaign.go,
+// with the campaign services behind the seam in campaigns.go), checked
+// against invariants C1 to C4; and the core's adopters on their own
+// schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
+// tasks' stream stages (stages.go) and the adopter harness (adopter.go).
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/pipeline"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// Expirer is the expiry use case as the scheduler and the reconciler call
+// it (*task.Service).
+type Expirer = task.Expirer
+
+// Mutation breaks one guarantee on purpose, to show that the simulation
+// catches it. The zero value breaks nothing.
+type Mutation struct {
+	// Name describes the mutation.
+	Name string
+	// Store wraps the store the task service uses.
+	Store func(task.Store) task.Store
+	// DedupID replaces the FIFO deduplication id of the n-th send.
+	DedupID func(m cancel.Message, n int) string
+	// WorkerScheduler wraps the scheduler the cancellation worker uses.
+	WorkerScheduler func(task.Scheduler) task.Scheduler
+	// Expirer wraps the expiry use case; n is the notifier and s the
+	// store it uses.
+	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
+	// Pending wraps the reconciler's listing of the tasks that await
+	// expiry.
+	Pending func(task.PendingLister) task.PendingLister
+	// Outcome wraps what the expiry function answers for a schedule's
+	// input (the expiry's or the reminder's outcome and error).
+	Outcome func(out string, err error) (string, error)
+	// Adopter breaks the future events' or deferred jobs' workload.
+	Adopter AdopterMutation
+	// CampaignNoIdempotency (campaigns): the sender keeps no record of
+	// what it sent: a send repeated after a crash goes out again.
+	CampaignNoIdempotency bool
+	// CampaignWorkerAhead (campaigns): the send worker's clock runs this
+	// far ahead, so it takes an early fire for one on time.
+	CampaignWorkerAhead time.Duration
+}
+
+// Workload is what a history runs through the core.
+type Workload string
+
+// The workloads.
+const (
+	// WorkloadTasks: to-do tasks with deadlines and reminders, through
+	// the whole pipeline (the zero value).
+	WorkloadTasks Workload = "tasks"
+	// WorkloadCampaigns: one email campaign's sends, from planning and
+	// provisioning to the send worker, the reconciler and a cancel.
+	WorkloadCampaigns Workload = "campaigns"
+	// WorkloadFutureEvents: future events scheduled and cancelled with
+	// the futureevents client, delivered by its dispatcher as the core's
+	// target (futureevents.go).
+	WorkloadFutureEvents Workload = "futureevents"
+	// WorkloadDeferredJobs: tenants' activity marked with the
+	// deferredjobs writer, one job per tenant and window queued by
+	// jobdispatch as the core's target (deferredjobs.go).
+	WorkloadDeferredJobs Workload = "deferredjobs"
+)
+
+// Workloads lists the workloads, in report order.
+var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns, WorkloadFutureEvents, WorkloadDeferredJobs}
+
+// ParseWorkload reads a workload's name.
+func ParseWorkload(s string) (Workload, error) {
+	for _, w := range Workloads {
+		if string(w) == s {
+			return w, nil
+		}
+	}
+	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
+}
+
+// Applies reports whether workload w runs on timer t: both workloads
+// run on every timer (campaign sends are armed through the core's timer
+// ports, as tasks are).
+func Applies(w Workload, t timerspec.Name) bool {
+	return t == "" || slices.Contains(timerspec.All, t)
+}
+
+// Config is one history.
+type Config struct {
+	Seed int64
+	// Workload is what the history runs; zero for tasks. The campaign
+	// workload reads Seed, Timer, Mutation's campaign mutations and Trace
+	// only.
+	Workload Workload
+	// Mutation is applied to the stages; zero for the real code.
+	Mutation Mutation
+	// ConcurrentFires also injects FaultConcurrentFire.
+	ConcurrentFires bool
+	// AnyWriter writes a fifth of the tasks straight into the table (a
+	// plain put, not through the API), which the stream path schedules.
+	AnyWriter bool
+	// Timer is the timer that fires the tasks, with its own faults:
+	// EventBridgeScheduler (zero value) as before; StepFunctions
+	// (a timer per execution; duplicate executions and stops that race
+	// the Wait's end); TTL (a lazy sweeper that deletes each marker up to
+	// timerspec.TTLPrecision after its due time, and duplicate stream
+	// deliveries).
+	Timer timerspec.Name
+	// Trace, when set, receives a line per step.
+	Trace func(line string)
+}
+
+// Violation is a broken invariant.
+type Violation struct {
+	Invariant string
+	Msg       string
+}
+
+func (v Violation) String() string { return v.Invariant + ": " + v.Msg }
+
+// Result is what one history did.
+type Result struct {
+	Seed       int64
+	Violations []Violation
+	Faults     map[Fault]int
+	// Tasks created, API requests served, notifications published.
+	Tasks, Requests, Notifications int
+	// Reminders counts the reminders published (I6); RemindersOwed the
+	// reminder times that I6's liveness required to be delivered.
+	Reminders, RemindersOwed int
+	// PutDirect counts the tasks written straight into the table (not
+	// through the API), which the stream path schedules.
+	PutDirect int
+	// Lags are notification times minus deadlines, one per notification.
+	Lags []time.Duration
+	// Sends counts a campaign's planned sends; Sent, SendsFailed and
+	// SendsCancelled how they ended.
+	Sends, Sent, SendsFailed, SendsCancelled int
+	// Items counts an adopter's items written (future events scheduled,
+	// tenant windows marked), Deliveries its target's runs (events
+	// delivered, jobs queued).
+	Items, Deliveries int
+}
+
+// Failed reports whether an invariant broke.
+func (r Result) Failed() bool { return len(r.Violations) > 0 }
+
+const (
+	grace        = reconcile.DefaultGrace
+	maxAttempts  = 4 // the first invocation and the scheduler's 3 retries
+	webURL       = "https://app.example"
+	userPrefix   = "00000000-0000-4000-8000-"
+	topicArnBase = "arn:aws:sns:eu-west-1:111122223333:unschedule-notify-"
+)
+
+var start = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type user struct {
+	sub, email string
+	confirmed  bool
+}
+
+// taskState is the oracle's view of a task: what its owner did and saw.
+type taskState struct {
+	id, user string
+	ops      []op
+	// dupAllowed counts faults that may each cause one extra notification
+	// (a crash between the publish and its record).
+	dupAllowed int
+	// concurrent counts concurrent duplicate invocations (for reports:
+	// they allow no extra notification).
+	concurrent int
+	notes      []note
+	// reminders are the reminders its owner received (I6).
+	reminders []note
+	// remDupAllowed counts the faults that may each cause one extra
+	// reminder; remDead says a reminder's invocation used up its
+	// attempts (redriven only after every deadline: too late to owe it).
+	remDupAllowed int
+	remDead       bool
+	// remHandled is when the cancel worker handled a schedule or
+	// reschedule message carrying each reminder time (keyed by
+	// task.FormatTime of it): a reminder set by an edit is made only by
+	// such a message, and only while its time is ahead (I6).
+	remHandled map[string][]time.Time
+}
+
+type opKind string
+
+const (
+	opCreate   opKind = "create"
+	opSetDue   opKind = "setDue"
+	opEdit     opKind = "edit"
+	opComplete opKind = "complete"
+	opDelete   opKind = "delete"
+	// opRemind changes the reminder alone.
+	opRemind opKind = "remind"
+)
+
+type op struct {
+	seq    int
+	at     time.Time
+	kind   opKind
+	due    time.Time
+	status int
+	// reminder is the choice a create (task.DefaultReminder when it named
+	// none) or a remind op set.
+	reminder task.Reminder
+	// byWriter marks a complete that a writer made straight in the table,
+	// with the fired state (completeWithFiredState).
+	byWriter bool
+}
+
+func (o op) ok() bool { return o.status < 300 }
+
+type note struct {
+	seq int
+	at  time.Time
+	n   task.Notification
+}
+
+type invocation struct {
+	s        task.Schedule
+	at       time.Time
+	attempts int
+}
+
+type shard struct {
+	recs []task.Change
+	pos  int
+}
+
+// core is what every workload's history shares: the seeded source, the
+// fault injection (inject), the trace (tracef) and the invariant reports
+// (violate).
+type core struct {
+	cfg       Config
+	rng       *rand.Rand
+	res       Result
+	intensity float64
+	faultsOn  bool
+	injected  int
+	// now is the history's virtual clock; trace lines show the time since
+	// epoch.
+	now   func() time.Time
+	epoch time.Time
+}
+
+// newCore seeds the history's source and draws its fault intensity: some
+// histories are calm, some stormy.
+func newCore(cfg Config) core {
+	rng := rand.New(rand.NewSource(cfg.Seed))
+	c := core{cfg: cfg, rng: rng, res: Result{Seed: cfg.Seed, Faults: map[Fault]int{}}}
+	c.intensity = []float64{0, 0.3, 1, 1, 2, 3}[rng.Intn(6)]
+	return c
+}
+
+type world struct {
+	core
+	stages
+	ctx   context.Context
+	inAPI bool
+	seq   int
+
+	clock    *pipeline.Clock
+	mem      *memory.Store
+	sched    memory.TimerScheduler
+	fsched   faultyScheduler
+	sns      *snsfake.SNS
+	topics   []string
+	svc      *task.Service
+	expirer  Expirer
+	firer    *task.Firer
+	api      *api.Handler
+	recon    *reconcile.Reconciler
+	checkRec *reconcile.Reconciler
+	subs     *notify.Subscriber
+
+	users     []*user
+	byUser    map[string]*user
+	tasks     map[string]*taskState
+	taskOrder []string
+
+	invs    []invocation
+	dead    []invocation
+	current *invocation
+	nested  bool
+	passEnd time.Time
+}
+
+// Run simulates the history of cfg.Seed and checks its invariants:
+//
+//   - I1: no notification for a task completed or deleted before its
+//     deadline, or for a deadline that was not the task's deadline when
+//     it passed, or before that deadline;
+//   - I2: every task still Pending at its deadline (its owner did nothing
+//     more) ends Expired and notified; exactly once unless a crash fell
+//     between a publish and its record;
+//   - I3: after a fault-free reconciler pass, no schedule exists for a task
+//     that is not Pending, and every Pending task with a future deadline
+//     has its one schedule at that deadline;
+//   - I4: nothing is lost or loops: every queue message is acknowledged or
+//     dead-lettered, receive counts are bounded, no message, record or
+//     invocation fails without an injected fault, one stream record gives
+//     at most one message per deduplication window, and the API never
+//     answers 5xx;
+//   - I5: every notification reaches its owner's confirmed subscription and
+//     no one else's, and after a sign-in every user has exactly one
+//     subscription, on their shard's topic, filtered to their own id;
+//   - I6: no reminder for a task that was completed, deleted, expired or
+//     moved (deadline or reminder changed) before it, or before its time;
+//     and a reminder whose time passes while the task stays Pending with
+//     that deadline and reminder is delivered, once unless a crash fell
+//     between its publish and its record (see checkReminders for the
+//     margin a reminder needs to be owed).
+//
+// A campaign history (Config.Workload) checks C1 to C4 instead (see
+// campaign.go).
+func Run(cfg Config) Result {
+	switch cfg.Workload {
+	case WorkloadTasks, "":
+	case WorkloadCampaigns:
+		if !Applies(cfg.Workload, cfg.Timer) {
+			panic(fmt.Sprintf("sim: unknown timer %q", cfg.Timer))
+		}
+		return runCampaign(cfg)
+	case WorkloadFutureEvents:
+		return runFutureEvents(cfg)
+	case WorkloadDeferredJobs:
+		return runDeferredJobs(cfg)
+	default:
+		panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
+	}
+	w := newWorld(cfg)
+	w.history()
+	return w.res
+}
+
+func newWorld(cfg Config) *world {
+	w := &world{core: newCore(cfg), ctx: context.Background(),
+		byUser: map[string]*user{}, tasks: map[string]*taskState{}}
+	rng := w.rng
+	log := slog.New(slog.DiscardHandler)
+	w.clock = pipeline.NewClock(start)
+	w.now, w.epoch = w.clock.Now, start
+	w.stages = newStages(&w.core, w.ctx, w.clock, "I4")
+	w.shardKey = func(c task.Change) string { return c.Key.Sort }
+	w.blameKey = groupTask
+	w.dedupID = cfg.Mutation.DedupID
+	w.onHandle = w.noteReminderHandled
+	w.mem = memory.NewStore()
+	w.feed = w.mem
+	w.sched = w.newTimer()
+	w.fsched = faultyScheduler{w: &w.core, in: w.sched, inAPI: func() bool { return w.inAPI }, blame: func(name string) {
+		id, ok := task.TaskIDFromScheduleName(name)
+		if !ok {
+			id, _ = task.TaskIDFromReminderName(name)
+		}
+		w.blame(id)
+	}}
+	for i := range 1 + rng.Intn(3) {
+		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
+	}
+	w.sns = snsfake.New(w.topics...)
+	w.sns.Fail = func(op string) error {
+		if op != "Publish" && w.inject(FaultSignInSNSFailed, 0.15) {
+			return fmt.Errorf("sns %s: %w", op, errThrottled)
+		}
+		return nil
+	}
+	pub, err := awssns.NewPublisher(w.sns, w.topics)
+	must(err)
+	notifier := &recNotifier{w: w, pub: pub}
+	var store task.Store = faultyStore{Store: w.mem, w: w}
+	if cfg.Mutation.Store != nil {
+		store = cfg.Mutation.Store(store)
+	}
+	w.svc, err = task.NewService(task.Deps{Store: store, Scheduler: apiScheduler{w},
+		Clock: w.clock, IDs: &simIDs{rng: rng}, Log: log})
+	must(err)
+	// The expiry function and its target, the to-do app's notify function.
+	w.firer, err = task.InProcess(task.InProcessConfig{Store: store, Notifier: notifier, Clock: w.clock, WebURL: webURL, Log: log})
+	must(err)
+	w.expirer = w.firer
+	if cfg.Mutation.Expirer != nil {
+		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
+	}
+	w.api = api.New(w.svc, nil, log)
+	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{&w.stages}, nil, log)
+	must(err)
+	var ws task.Scheduler = w.fsched
+	if cfg.Mutation.WorkerScheduler != nil {
+		ws = cfg.Mutation.WorkerScheduler(ws)
+	}
+	w.worker, err = cancel.NewWorker(task.Schema, ws, nil, log)
+	must(err)
+	w.worker.SetClock(w.clock.Now)
+	var pending task.PendingLister = w.mem
+	if cfg.Mutation.Pending != nil {
+		pending = cfg.Mutation.Pending(pending)
+	}
+	deps := reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(w.mem, pending), Scheduler: w.fsched,
+		Schedules: w.fsched, Firer: task.FireByExpire{Expirer: reconExpirer{w}}, Checkpoints: &pipeline.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
+	w.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+rng.Intn(30)) * time.Second,
+		PageSize: 2 + rng.Intn(20)}, deps)
+	must(err)
+	deps.Checkpoints = &pipeline.Checkpoints{}
+	w.checkRec, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + rng.Intn(50)}, deps)
+	must(err)
+	subs, err := awssns.NewSubscriptions(w.sns)
+	must(err)
+	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(),
+		TopicArns: w.topics, Log: log})
+	must(err)
+	for i := range 1 + rng.Intn(6) {
+		u := &user{sub: fmt.Sprintf("%s%012x", userPrefix, rng.Int63()&0xffffffffffff),
+			email: fmt.Sprintf("user%d@example.com", i)}
+		w.users = append(w.users, u)
+		w.byUser[u.sub] = u
+	}
+	w.addShards()
+	return w
+}
+
+// noteReminderHandled records when the cancel worker handled a schedule
+// or reschedule message carrying a reminder time (I6).
+func (w *world) noteReminderHandled(d cancel.Delivery) {
+	m, err := cancel.Parse(d.Body)
+	if err != nil || m.Action == cancel.ActionCancel || m.RemindAt.IsZero() {
+		return
+	}
+	t := w.task(groupTask(d.GroupID))
+	if t.remHandled == nil {
+		t.remHandled = map[string][]time.Time{}
+	}
+	k := task.FormatTime(m.RemindAt)
+	t.remHandled[k] = append(t.remHandled[k], w.clock.Now())
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func (w *core) tracef(format string, args ...any) {
+	if w.cfg.Trace != nil {
+		w.cfg.Trace(w.now().Sub(w.epoch).String() + " " + fmt.Sprintf(format, args...))
+	}
+}
+
+func (w *core) violate(inv, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	w.tracef("VIOLATION %s: %s", inv, msg)
+	w.res.Violations = append(w.res.Violations, Violation{Invariant: inv, Msg: msg})
+}
+
+func (w *world) task(id string) *taskState {
+	t, ok := w.tasks[id]
+	if !ok {
+		t = &taskState{id: id}
+		w.tasks[id] = t
+	}
+	return t
+}
+
+func (w *world) history() {
+	w.faultsOn = true
+	for _, u := range w.users {
+		w.signIn(u)
+	}
+	ticks := 40 + w.rng.Intn(160)
+	for range ticks {
+		w.tick(true)
+	}
+	// At rest: the pipeline drained, a fault-free reconciler pass, then I3.
+	w.quiesce()
+	w.checkAtRest()
+	// On past every deadline and the grace period, with faults.
+	w.faultsOn = true
+	// Until past every deadline, and every reminder schedule that a stale
+	// (replayed) message made meanwhile.
+	end := w.lastDue().Add(grace + time.Minute)
+	for w.clock.Now().Before(end) {
+		w.tick(false)
+		if last := w.lastReminder(); !last.IsZero() && last.Add(grace+time.Minute).After(end) {
+			end = last.Add(grace + time.Minute)
+		}
+	}
+	// The faults stop and the pipeline drains. Then, past the grace
+	// period (and so past every notification claim's lease), the
+	// reconciler's next pass runs and the operator redrives the
+	// scheduler's dead-letter queue.
+	w.faultsOn = false
+	w.settle()
+	w.clock.Advance(grace + time.Minute)
+	if w.cfg.Timer == timerspec.TTL {
+		// Past the latest TTL deletion: the sweeper deletes every marker.
+		w.clock.Advance(timerspec.TTLPrecision)
+	}
+	for _, inv := range w.dead {
+		w.res.Faults[FaultDLQRedriven]++
+		inv.attempts = 0
+		inv.at = w.clock.Now()
+		w.invs = append(w.invs, inv)
+	}
+	w.dead = nil
+	w.quiesce()
+	w.checkFinal()
+}
+
+// tick moves the clock on by a few seconds and runs, in random order, the
+// API requests of this instant and one round of every stage.
+func (w *world) tick(ops bool) {
+	w.clock.Set(w.clock.Now().Truncate(time.Second).Add(time.Duration(1+w.rng.Intn(15)) * time.Second))
+	var acts []func()
+	if ops {
+		for range w.rng.Intn(4) {
+			acts = append(acts, w.apiOp)
+		}
+		if w.rng.Float64() < 0.3 {
+			acts = append(acts, w.race)
+		}
+		if w.rng.Float64() < 0.03 {
+			acts = append(acts, func() { w.signIn(w.users[w.rng.Intn(len(w.users))]) })
+		}
+	}
+	for range 1 + w.rng.Intn(3) {
+		acts = append(acts, w.pump)
+	}
+	for range 1 + w.rng.Intn(3) {
+		acts = append(acts, func() { w.deliver() })
+	}
+	acts = append(acts, w.fire, w.runDue)
+	if w.faultsOn && w.inject(FaultReconcilerInterleaved, 0.03) {
+		acts = append(acts, w.reconcile)
+	}
+	w.rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
+	for _, a := range acts {
+		a()
+	}
+}
+
+// quiesce turns faults off and steps until the stream is consumed, the
+// queue is empty and no invocation waits; then runs a full reconciler pass
+// and drains again.
+func (w *world) quiesce() {
+	w.faultsOn = false
+	w.settle()
+	res, err := w.checkRec.Run(w.ctx)
+	// A Pending task due while the pass ran may lack a schedule: the pass
+	// leaves tasks due within the grace period to their firing schedule.
+	w.passEnd = w.clock.Now()
+	if err != nil || !res.Completed || res.Errors > 0 {
+		w.violate("I3", "the fault-free reconciler pass did not complete cleanly: %+v, %v", res, err)
+	}
+	w.tracef("reconciler pass: %+v", res)
+	w.settle()
+}
+
+func (w *world) settle() {
+	for range 2000 {
+		w.clock.Set(w.clock.Now().Truncate(time.Second).Add(5 * time.Second))
+		for w.pumpAll() {
+		}
+		for w.deliver() {
+		}
+		w.fire()
+		w.runDue()
+		if w.streamDone() && w.queue.Len() == 0 && len(w.invs) == 0 {
+			return
+		}
+	}
+	w.violate("I4", "the pipeline did not settle: %d messages queued, %d invocations waiting", w.queue.Len(), len(w.invs))
+}
+
+func (w *world) lastDue() time.Time {
+	last := w.clock.Now()
+	for _, t := range w.mem.All() {
+		if t.DueAt.After(last) {
+			last = t.DueAt
+		}
+	}
+	if r := w.lastReminder(); r.After(last) {
+		last = r
+	}
+	return last
+}
+
+// lastReminder is the time of the latest reminder schedule (zero for
+// none). A reminder schedule left by a stale (replayed) reschedule of a
+// task deleted since is no orphan the reconciler lists (it lists the
+// deadline schedules' prefix): it fires once, its claim finds no task,
+// and it deletes itself. The history runs past it too. So it does past
+// every execution of the Step Functions timer: a stale one that no cancel
+// can name (staleAfterCancel) fires at its due time, and the claim skips
+// it.
+func (w *world) lastReminder() time.Time {
+	var last time.Time
+	for _, sc := range w.sched.All() {
+		_, reminder := task.TaskIDFromReminderName(sc.Name)
+		if (reminder || w.cfg.Timer == timerspec.StepFunctions) && sc.At.After(last) {
+			last = sc.At
+		}
+	}
+	return last
+}
+
+// apiScheduler is the scheduler the API's create uses; it marks the
+// calls so that their faults count as FaultScheduleCreateFailed.
+type apiScheduler struct{ w *world }
+
+func (s apiScheduler) Create(ctx context.Context, sc task.Schedule) error {
+	return s.w.fsched.Create(ctx, sc)
+}
+
+func (s apiScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+	return s.w.fsched.Update(ctx, sc, from)
+}
+
+func (s apiScheduler) Delete(ctx context.Context, name string, at time.Time) error {
+	return s.w.fsched.Delete(ctx, name, at)
+}
+
+// API requests.
+
+func (w *world) serve(u *user, method, route, taskID string, body any) api.Response {
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	w.inAPI = true
+	resp := w.api.Serve(w.ctx, api.Request{Method: method, Route: route, TaskID: taskID, UserID: u.sub, Body: b})
+	w.inAPI = false
+	w.res.Requests++
+	if resp.Status >= 500 {
+		w.violate("I4", "%s %s %s answered %d: %s", method, route, taskID, resp.Status, resp.Body)
+	}
+	return resp
+}
+
+func (w *world) record(id string, o op) {
+	w.seq++
+	o.seq, o.at = w.seq, w.clock.Now()
+	t := w.task(id)
+	t.ops = append(t.ops, o)
+	by := "api"
+	if o.byWriter {
+		by = "writer"
+	}
+	w.tracef("%s %s %s due=%s -> %d", by, o.kind, id, task.FormatTime(o.due), o.status)
+}
+
+func (w *world) apiOp() {
+	if len(w.taskOrder) == 0 || w.rng.Float64() < 0.3 {
+		w.create()
+		return
+	}
+	// Mostly tasks the oracle believes Pending, sometimes any.
+	id := w.taskOrder[w.rng.Intn(len(w.taskOrder))]
+	for range 3 {
+		if w.believedPending(id) {
+			break
+		}
+		id = w.taskOrder[w.rng.Intn(len(w.taskOrder))]
+	}
+	if w.rng.Float64() < 0.05 {
+		w.completeWithFiredState(id)
+		return
+	}
+	w.mutate(id, w.rng.Intn(10))
+}
+
+// completeWithFiredState completes a task as an adopter's writer does
+// whose "complete" is the schema's fired state (the jobs example's Done):
+// a plain write of task.Schema.FiredState straight into the table, only
+// while the task is Pending (the writer's own condition), without the
+// claim marks that only the library writes. The pipeline must cancel its
+// schedules, and no firing may notify or remind it: I1 and I6 hold it to
+// that as to any completion, and I3 to having no schedule left.
+func (w *world) completeWithFiredState(id string) {
+	t := w.tasks[id]
+	status := http.StatusConflict
+	if cur, err := w.mem.Get(w.ctx, t.user, id); err == nil && cur.Status == task.StatusPending {
+		cur.Status, cur.UpdatedAt = task.Status(task.Schema.FiredState), w.clock.Now()
+		w.mem.PutItem(cur)
+		w.res.Faults[FaultWriterFiredState]++ // a writer's behaviour, not a failure: not counted as injected
+		status = http.StatusOK
+	}
+	w.record(id, op{kind: opComplete, status: status, byWriter: true})
+}
+
+func (w *world) believedPending(id string) bool {
+	t := w.tasks[id]
+	for _, o := range t.ops {
+		if o.ok() && (o.kind == opComplete || o.kind == opDelete) {
+			return false
+		}
+	}
+	return !w.currentDue(t).Before(w.clock.Now())
+}
+
+func (w *world) currentDue(t *taskState) time.Time {
+	var d time.Time
+	for _, o := range t.ops {
+		if o.ok() && (o.kind == opCreate || o.kind == opSetDue) {
+			d = o.due
+		}
+	}
+	return d
+}
+
+func (w *world) create() {
+	if w.cfg.AnyWriter && w.rng.Float64() < 0.2 {
+		w.putDirect()
+		return
+	}
+	u := w.users[w.rng.Intn(len(w.users))]
+	lead := 20 * 60
+	if w.rng.Float64() < 0.25 {
+		lead = 75 * 60 // some reach past a 15-minute and a 1-hour reminder
+	}
+	due := w.clock.Now().Add(time.Duration(1+w.rng.Intn(lead)) * time.Second).Truncate(time.Second)
+	body := map[string]string{"title": fmt.Sprintf("task %d", len(w.taskOrder)), "dueAt": task.FormatTime(due)}
+	rem := task.DefaultReminder
+	if c := w.pickReminder(); c != "" {
+		rem, body["reminder"] = c, string(c)
+	}
+	resp := w.serve(u, http.MethodPost, api.RouteTasks, "", body)
+	if resp.Status != http.StatusCreated {
+		w.violate("I4", "create of a valid task answered %d: %s", resp.Status, resp.Body)
+		return
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(resp.Body, &out); err != nil || !task.ValidID(out.ID) {
+		w.violate("I4", "create answered an unreadable task: %s", resp.Body)
+		return
+	}
+	w.res.Tasks++
+	w.task(out.ID).user = u.sub
+	w.taskOrder = append(w.taskOrder, out.ID)
+	w.record(out.ID, op{kind: opCreate, due: due, status: resp.Status, reminder: rem})
+}
+
+// pickReminder is a create's or an edit's reminder choice ("" for none
+// named: the default).
+func (w *world) pickReminder() task.Reminder {
+	return []task.Reminder{"", task.ReminderNone, task.Reminder15m, task.Reminder15m, task.Reminder15m,
+		task.Reminder1h, task.Reminder1h, task.Reminder1d}[w.rng.Intn(8)]
+}
+
+// putDirect writes a Pending task straight into the table, as code that
+// is not the API would (a plain put: no schedule made, no inline mark,
+// half of them without a schedule token, the due time in any writer's
+// RFC 3339 spelling, contract.WriterSpellings): the stream path must
+// schedule it, and every invariant holds for it as for a task created
+// through the API.
+func (w *world) putDirect() {
+	u := w.users[w.rng.Intn(len(w.users))]
+	now := w.clock.Now().Truncate(time.Second)
+	due := now.Add(time.Duration(1+w.rng.Intn(20*60)) * time.Second)
+	ids := &simIDs{rng: w.rng}
+	t := task.Task{UserID: u.sub, TaskID: ids.NewID(now), Title: fmt.Sprintf("task %d (put)", len(w.taskOrder)),
+		Status: task.StatusPending, DueAt: due, CreatedAt: now, UpdatedAt: now}
+	if w.rng.Float64() < 0.5 {
+		t.ScheduleToken = ids.NewToken()
+	}
+	spellings := contract.WriterSpellings(due)
+	if err := w.mem.PutItemSpelled(t, spellings[w.rng.Intn(len(spellings))]); err != nil {
+		w.violate("I4", "a writer's spelling of %s was refused: %v", task.FormatTime(due), err)
+		return
+	}
+	w.res.Tasks++
+	w.res.PutDirect++
+	w.task(t.TaskID).user = u.sub
+	w.taskOrder = append(w.taskOrder, t.TaskID)
+	w.record(t.TaskID, op{kind: opCreate, due: due, status: http.StatusCreated, reminder: task.ReminderNone})
+}
+
+// mutate applies change k (0-9) to task id as its owner.
+func (w *world) mutate(id string, k int) {
+	t := w.tasks[id]
+	u := w.byUser[t.user]
+	now := w.clock.Now()
+	switch {
+	case k < 2: // deadline later
+		due := maxTime(w.currentDue(t), now).Add(time.Duration(1+w.rng.Intn(600)) * time.Second)
+		w.setDue(u, id, due)
+	case k == 4 && w.rng.Float64() < 0.5: // reminder changed
+		r := w.pickReminder()
+		if r == "" {
+			r = task.Reminder15m
+		}
+		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"reminder": string(r)})
+		w.record(id, op{kind: opRemind, reminder: r, status: resp.Status})
+	case k < 4: // deadline earlier (still in the future)
+		cur := w.currentDue(t)
+		span := int(cur.Sub(now) / time.Second)
+		if span < 2 {
+			span = 2
+		}
+		w.setDue(u, id, now.Add(time.Duration(1+w.rng.Intn(span-1))*time.Second))
+	case k < 5:
+		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"title": "edited", "description": "x"})
+		w.record(id, op{kind: opEdit, status: resp.Status})
+	case k < 8:
+		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"status": "done"})
+		w.record(id, op{kind: opComplete, status: resp.Status})
+	default:
+		resp := w.serve(u, http.MethodDelete, api.RouteTask, id, nil)
+		w.record(id, op{kind: opDelete, status: resp.Status})
+	}
+	if w.rng.Float64() < 0.05 {
+		// Another user tries the same task: never theirs.
+		other := w.users[w.rng.Intn(len(w.users))]
+		if other.sub != t.user {
+			resp := w.serve(other, http.MethodGet, api.RouteTask, id, nil)
+			if resp.Status != http.StatusNotFound {
+				w.violate("I5", "user %s read task %s of user %s: %d", other.sub, id, t.user, resp.Status)
+			}
+		}
+	}
+}
+
+func (w *world) setDue(u *user, id string, due time.Time) {
+	due = due.Truncate(time.Second)
+	resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"dueAt": task.FormatTime(due)})
+	w.record(id, op{kind: opSetDue, due: due, status: resp.Status})
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// race changes the deadline of, or completes, a task whose schedule fires
+// in this very instant (the order within the tick is random).
+func (w *world) race() {
+	now := w.clock.Now()
+	for _, sc := range w.sched.All() {
+		if sc.At.After(now) {
+			continue
+		}
+		id, ok := task.TaskIDFromScheduleName(sc.Name)
+		if !ok {
+			id, ok = task.TaskIDFromReminderName(sc.Name)
+		}
+		if !ok || w.tasks[id] == nil {
+			continue
+		}
+		w.count(FaultDeadlineRace)
+		w.tracef("race on %s", id)
+		if k := w.rng.Intn(4); k < 3 {
+			w.mutate(id, []int{0, 2, 5}[k])
+		} else {
+			w.completeWithFiredState(id)
+		}
+		return
+	}
+}
+
+// PostAuthentication.
+
+func (w *world) signIn(u *user) {
+	out := w.subs.OnSignIn(w.ctx, u.sub, u.email)
+	w.tracef("sign-in %s: %s", u.email, out)
+	if !u.confirmed && len(w.sns.Subscriptions(u.email)) > 0 && w.rng.Float64() < 0.8 {
+		must(w.sns.Confirm(notify.TopicFor(w.topics, u.sub), u.email))
+		u.confirmed = true
+	}
+}
+
+// The scheduler and the expiry function.
+
+func (w *world) fire() {
+	now := w.clock.Now()
+	for _, s := range w.sched.Fire(now.Add(w.earlyBy())) {
+		at := now
+		if s.At.After(now) {
+			w.count(FaultFiredEarly)
+		}
+		if w.cfg.Timer != timerspec.TTL && w.inject(FaultFiredLate, 0.05) {
+			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
+		}
+		w.invs = append(w.invs, invocation{s: s, at: at})
+		if w.inject(w.duplicateFault(), 0.05) {
+			w.invs = append(w.invs, invocation{s: s, at: at.Add(time.Duration(w.rng.Intn(120)) * time.Second)})
+		}
+		w.tracef("fired %s (due %s)", s.Name, task.FormatTime(s.Payload.Due))
+	}
+}
+
+// runDue runs the invocations whose time has come, in order.
+func (w *world) runDue() {
+	now := w.clock.Now()
+	var due []invocation
+	keep := w.invs[:0]
+	for _, inv := range w.invs {
+		if inv.at.After(now) {
+			keep = append(keep, inv)
+		} else {
+			due = append(due, inv)
+		}
+	}
+	w.invs = keep
+	for _, inv := range due {
+		w.invoke(inv)
+	}
+}
+
+// invoke is one invocation of the expiry function with the schedule's
+// input, as the scheduler makes it: retried after a failure, then
+// dead-lettered.
+func (w *world) invoke(inv invocation) {
+	c0 := w.injected
+	w.current = &inv
+	id, out, err := w.runSchedule(inv.s)
+	w.current = nil
+	if id == "" {
+		w.violate("I4", "schedule %s has a payload the expiry function cannot read: %v", inv.s.Name, err)
+		return
+	}
+	w.tracef("%s %s due %s attempt %d: %s %v", inv.s.Name, id, task.FormatTime(inv.s.Payload.Due), inv.attempts+1, out, err)
+	if err == nil {
+		return
+	}
+	// Another attempt holding the notification claim is no fault: the
+	// retry takes over once the claim lapses.
+	if w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) && !firedEarly(inv, err) {
+		w.violate("I4", "firing of %s failed without an injected fault: %v", id, err)
+	}
+	w.retry(inv)
+}
+
+// runSchedule is what the expiry function does with a schedule's input:
+// the expiry, or (a reminder's payload) the reminder. id is "" when the
+// input is not readable.
+func (w *world) runSchedule(sc task.Schedule) (id string, out string, err error) {
+	p, err := task.DecodeSchedule([]byte(task.EncodePayload(sc.Payload)))
+	if err != nil {
+		return "", "", err
+	}
+	out, err = w.runPayload(p)
+	if w.cfg.Mutation.Outcome != nil {
+		out, err = w.cfg.Mutation.Outcome(out, err)
+	}
+	return p.Key.Sort, out, err
+}
+
+// runPayload runs the expiry, or the reminder, that a payload names.
+func (w *world) runPayload(p task.Payload) (string, error) {
+	if p.IsReminder() {
+		o, err := w.firer.Remind(w.ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
+		return string(o), err
+	}
+	o, err := w.expirer.Expire(w.ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})
+	return string(o), err
+}
+
+// retry schedules the next attempt of a failed invocation, or
+// dead-letters it after its last.
+func (w *world) retry(inv invocation) {
+	inv.attempts++
+	if inv.attempts >= maxAttempts {
+		if inv.s.Payload.IsReminder() {
+			w.task(inv.s.Payload.Key.Sort).remDead = true
+		}
+		w.dead = append(w.dead, inv)
+		return
+	}
+	inv.at = w.clock.Now().Add(time.Duration(inv.attempts) * time.Minute)
+	w.invs = append(w.invs, inv)
+}
+
+// reconExpirer is the expiry as the reconciler calls it, traced.
+type reconExpirer struct{ w *world }
+
+func (r reconExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {
+	out, err := r.w.expirer.Expire(ctx, req)
+	r.w.tracef("reconciler expiry %s due %s: %s %v", req.TaskID, task.FormatTime(req.DueAt), out, err)
+	return out, err
+}
+
+func (w *world) reconcile() {
+	res, err := w.recon.Run(w.ctx)
+	w.tracef("reconciler run: %+v %v", res, err)
+}
+
+// recNotifier publishes through the SNS adapter and records what it
+// sent, with the deliveries SNS made.
+type recNotifier struct {
+	w   *world
+	pub *awssns.Publisher
+}
+
+func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
+	w := n.w
+	if inv := w.current; inv != nil && w.cfg.ConcurrentFires && !w.nested && w.inject(FaultConcurrentFire, 0.05) {
+		// The duplicate invocation runs now, between the first one's
+		// conditional write (or claim) and its publish. If it fails, the
+		// scheduler retries it like any other invocation.
+		w.nested = true
+		w.task(nt.TaskID).concurrent++
+		_, out, err := w.runSchedule(inv.s)
+		w.tracef("concurrent firing of %s: %s %v", inv.s.Name, out, err)
+		w.nested = false
+		if err != nil {
+			w.retry(invocation{s: inv.s})
+		}
+	}
+	if w.inject(FaultPublishFailed, 0.10) {
+		return fmt.Errorf("publish: %w", errThrottled)
+	}
+	before := len(w.sns.Deliveries())
+	if err := n.pub.Publish(ctx, nt); err != nil {
+		w.violate("I5", "publish of %s failed without an injected fault: %v", nt.TaskID, err)
+		return err
+	}
+	w.seq++
+	t := w.task(nt.TaskID)
+	if nt.Reminder != "" {
+		t.reminders = append(t.reminders, note{seq: w.seq, at: w.clock.Now(), n: nt})
+		w.res.Reminders++
+		w.tracef("reminded %s due %s (%s)", nt.TaskID, task.FormatTime(nt.DueAt), nt.Reminder)
+	} else {
+		t.notes = append(t.notes, note{seq: w.seq, at: w.clock.Now(), n: nt})
+		w.res.Notifications++
+		w.res.Lags = append(w.res.Lags, w.clock.Now().Sub(nt.DueAt))
+		w.tracef("notified %s due %s", nt.TaskID, task.FormatTime(nt.DueAt))
+	}
+	n.checkDeliveries(nt, w.sns.Deliveries()[before:])
+	if w.inject(FaultCrashAfterPublish, 0.04) {
+		if nt.Reminder != "" {
+			t.remDupAllowed++
+		} else {
+			t.dupAllowed++
+		}
+		return errCrash
+	}
+	return nil
+}
+
+// checkDeliveries: a notification goes to its owner's email when the
+// owner confirmed the subscription, and to no one else.
+func (n *recNotifier) checkDeliveries(note task.Notification, got []snsfake.Delivery) {
+	w := n.w
+	owner := w.byUser[note.UserID]
+	want := 0
+	if owner != nil && owner.confirmed {
+		want = 1
+	}
+	mine := 0
+	for _, d := range got {
+		if owner == nil || d.Endpoint != owner.email {
+			w.violate("I5", "notification of task %s (user %s) was delivered to %s", note.TaskID, note.UserID, d.Endpoint)
+			continue
+		}
+		mine++
+		if !strings.Contains(d.Message, note.TaskID) {
+			w.violate("I5", "notification of task %s does not link it: %q", note.TaskID, d.Message)
+		}
+	}
+	if mine != want {
+		w.violate("I5", "notification of task %s reached its confirmed owner %d times, want %d", note.TaskID, mine, want)
+	}
+}
+
+// simIDs makes ULIDs and tokens from the seeded source.
+type simIDs struct{ rng *rand.Rand }
+
+func (s *simIDs) NewID(now time.Time) string {
+	var b [16]byte
+	ms := uint64(now.UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	for i := 6; i < 16; i++ {
+		b[i] = byte(s.rng.Intn(256))
+	}
+	return task.EncodeULID(b)
+}
+
+func (s *simIDs) NewToken() string {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(s.rng.Intn(256))
+	}
+	return task.EncodeULID(b)
+}

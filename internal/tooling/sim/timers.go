@@ -1,0 +1,126 @@
+package sim
+
+import (
+	"math"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// ttlLateAfter is the TTL delay from which a deletion counts as
+// FaultTTLDeleteLate.
+const ttlLateAfter = 15 * time.Minute
+
+// newTimer is the in-memory stand-in of the history's timer, with that
+// timer's faults wired in.
+func (w *core) newTimer() memory.TimerScheduler {
+	l := memory.NewTimer(w.cfg.Timer, w.now, w.ttlDelay)
+	if e, ok := l.(*memory.Executions); ok {
+		e.StopLost = func(task.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
+	}
+	return l
+}
+
+// ttlDelay picks how long after its due time the TTL sweeper deletes a
+// marker: anywhere up to timerspec.TTLPrecision (48 hours), skewed towards
+// short delays (u^4 of the bound) so that most deletions land inside the
+// history and the rest after it.
+func (w *core) ttlDelay() time.Duration {
+	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(timerspec.TTLPrecision)).Truncate(time.Second)
+	if d > ttlLateAfter {
+		w.res.Faults[FaultTTLDeleteLate]++ // a delay, not a failure: not counted as injected
+	}
+	return d
+}
+
+// duplicateFault is the timer's "invoked twice" fault.
+func (w *core) duplicateFault() Fault {
+	switch w.cfg.Timer {
+	case timerspec.StepFunctions:
+		return FaultDuplicateExecution
+	case timerspec.TTL:
+		return FaultStreamRedeliveredTTL
+	}
+	return FaultFiredTwice
+}
+
+// staleTolerated looks, on the Step Functions timer, for the item's
+// execution at want's due time among all its running executions. Nothing
+// lists an item's executions (a move stops only the one its old due time
+// names), so a create that raced a move, or a replayed reschedule, may
+// leave a stale execution running beside the right one: it fires, and
+// the claim skips it (I1 checks that). I3 then asks that the right one
+// runs; Result.Faults counts the stale ones as FaultStaleExecution.
+func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
+	if w.cfg.Timer != timerspec.StepFunctions {
+		return task.Schedule{}, false
+	}
+	var found task.Schedule
+	ok, others := false, 0
+	for _, sc := range w.sched.All() {
+		if sc.Name != want.Name {
+			continue
+		}
+		if sc.At.Equal(want.At) && sc.Payload.Equal(want.Payload) {
+			found, ok = sc, true
+		} else {
+			others++
+		}
+	}
+	if ok && others > 0 {
+		w.res.Faults[FaultStaleExecution] += others
+	}
+	return found, ok
+}
+
+// staleAfterCancel reports, on the Step Functions timer, whether every
+// running execution of t (a task no longer Pending) is one that its cancel
+// could not name: a restart (the item was armed again for a due time
+// whose execution a cancel had stopped) or the execution of another due
+// time than t's. Those fire, and the claim skips them (I1 checks that);
+// Result.Faults counts them as FaultStaleExecution. The execution named
+// for t's due time must not run: the cancel knew that name.
+func (w *world) staleAfterCancel(t task.Task) bool {
+	e, ok := w.sched.(*memory.Executions)
+	if !ok {
+		return false
+	}
+	name := task.ScheduleName(t.TaskID)
+	execs := e.Running(name)
+	if !t.DueAt.IsZero() {
+		if _, named := execs[timerspec.ExecutionName(name, t.DueAt)]; named {
+			return false
+		}
+	}
+	w.res.Faults[FaultStaleExecution] += len(execs)
+	return true
+}
+
+// staleOfGone reports, on the Step Functions timer, whether sc is an
+// execution of a deleted task that its cancel could not name, as
+// staleAfterCancel does for a task that is not Pending; the deleted
+// task's last due time is the payload's of its latest record.
+func (w *world) staleOfGone(sc task.Schedule) bool {
+	e, ok := w.sched.(*memory.Executions)
+	if !ok {
+		return false
+	}
+	execs := e.Running(sc.Name)
+	if _, named := execs[timerspec.ExecutionName(sc.Name, w.goneDue(sc))]; named {
+		return false
+	}
+	w.res.Faults[FaultStaleExecution] += len(execs)
+	return true
+}
+
+// goneDue is the due time of the task of schedule sc as its last
+// successful create or move set it (zero when the history holds none).
+func (w *world) goneDue(sc task.Schedule) time.Time {
+	id, ok := task.TaskIDFromScheduleName(sc.Name)
+	if t := w.tasks[id]; ok && t != nil {
+		return w.currentDue(t)
+	}
+	return time.Time{}
+}

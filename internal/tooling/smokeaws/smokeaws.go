@@ -1,0 +1,328 @@
+// Package smokeaws is the AWS side of the smoke test (internal/tooling/smoke):
+// the credential chain, CloudFormation, Cognito, SQS, SNS and EventBridge
+// Scheduler, each behind the few SDK calls it makes.
+package smokeaws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cip "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
+	ciptypes "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider/types"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/smoke"
+)
+
+// Credentials checks the SDK's default credential chain (environment,
+// shared config and credentials files, SSO, container and instance roles):
+// it resolves credentials locally and calls no AWS API.
+type Credentials struct{ Provider aws.CredentialsProvider }
+
+var _ smoke.Credentials = Credentials{}
+
+// Check implements smoke.Credentials.
+func (c Credentials) Check(ctx context.Context) (string, error) {
+	if c.Provider == nil {
+		return "", errors.New("the SDK found no credential provider")
+	}
+	creds, err := c.Provider.Retrieve(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !creds.HasKeys() {
+		return "", errors.New("the credentials have no access key")
+	}
+	return creds.Source, nil
+}
+
+// CloudFormationAPI is what Stacks calls; *cloudformation.Client is one.
+type CloudFormationAPI interface {
+	DescribeStacks(ctx context.Context, in *cloudformation.DescribeStacksInput, opts ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error)
+}
+
+// Stacks reads stacks from CloudFormation.
+type Stacks struct{ API CloudFormationAPI }
+
+var _ smoke.Stacks = Stacks{}
+
+func (s Stacks) describe(ctx context.Context, stack string) (*cloudformation.DescribeStacksOutput, error) {
+	return s.API.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
+}
+
+// stackMissing reports CloudFormation's answer for an unknown stack: a
+// ValidationError "Stack with id X does not exist".
+func stackMissing(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationError" && strings.Contains(api.ErrorMessage(), "does not exist")
+}
+
+// Exists implements smoke.Stacks.
+func (s Stacks) Exists(ctx context.Context, stack string) (bool, error) {
+	out, err := s.describe(ctx, stack)
+	if stackMissing(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("describe stack %s: %w", stack, err)
+	}
+	return len(out.Stacks) > 0, nil
+}
+
+// Outputs implements smoke.Stacks.
+func (s Stacks) Outputs(ctx context.Context, stack string) (map[string]string, error) {
+	out, err := s.describe(ctx, stack)
+	if err != nil {
+		return nil, fmt.Errorf("describe stack %s: %w", stack, err)
+	}
+	if len(out.Stacks) == 0 {
+		return nil, fmt.Errorf("stack %s does not exist", stack)
+	}
+	m := map[string]string{}
+	for _, o := range out.Stacks[0].Outputs {
+		m[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	return m, nil
+}
+
+// Tags implements smoke.Stacks.
+func (s Stacks) Tags(ctx context.Context, stack string) (map[string]string, error) {
+	out, err := s.describe(ctx, stack)
+	if stackMissing(err) || (err == nil && len(out.Stacks) == 0) {
+		return nil, fmt.Errorf("stack %s: %w", stack, smoke.ErrStackNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describe stack %s: %w", stack, err)
+	}
+	m := map[string]string{}
+	for _, t := range out.Stacks[0].Tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m, nil
+}
+
+// CognitoAPI is what Users calls; *cognitoidentityprovider.Client is one.
+type CognitoAPI interface {
+	SignUp(ctx context.Context, in *cip.SignUpInput, opts ...func(*cip.Options)) (*cip.SignUpOutput, error)
+	AdminDeleteUser(ctx context.Context, in *cip.AdminDeleteUserInput, opts ...func(*cip.Options)) (*cip.AdminDeleteUserOutput, error)
+	CreateUserPoolClient(ctx context.Context, in *cip.CreateUserPoolClientInput, opts ...func(*cip.Options)) (*cip.CreateUserPoolClientOutput, error)
+	DeleteUserPoolClient(ctx context.Context, in *cip.DeleteUserPoolClientInput, opts ...func(*cip.Options)) (*cip.DeleteUserPoolClientOutput, error)
+	AdminInitiateAuth(ctx context.Context, in *cip.AdminInitiateAuthInput, opts ...func(*cip.Options)) (*cip.AdminInitiateAuthOutput, error)
+}
+
+// Users signs up through the web app's client, and signs in through a
+// temporary app client that allows ADMIN_USER_PASSWORD_AUTH: the web
+// client allows only SRP (constructs/userauth), and the admin flow needs
+// the deployer's credentials, which the smoke test has. The API's Cognito
+// authorizer accepts that client's ID token: it checks the audience only
+// when a "Token validation" expression is set, and constructs/taskapi sets
+// none (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enable-cognito-user-pool.html).
+type Users struct{ API CognitoAPI }
+
+var (
+	_ smoke.Accounts = Users{}
+	_ smoke.SignIns  = Users{}
+)
+
+// SignUp implements smoke.Accounts.
+func (u Users) SignUp(ctx context.Context, clientID, email, password string) (string, error) {
+	out, err := u.API.SignUp(ctx, &cip.SignUpInput{ClientId: aws.String(clientID), Username: aws.String(email),
+		Password: aws.String(password), UserAttributes: []ciptypes.AttributeType{{Name: aws.String("email"), Value: aws.String(email)}}})
+	if err != nil {
+		return "", fmt.Errorf("sign up %s: %w", email, err)
+	}
+	if !out.UserConfirmed {
+		// The user exists: its sub goes back so the run deletes it.
+		return aws.ToString(out.UserSub), fmt.Errorf("sign up %s: the user is not confirmed: the PreSignUp trigger should confirm every allowed address", email)
+	}
+	return aws.ToString(out.UserSub), nil
+}
+
+// DeleteUser implements smoke.Accounts.
+func (u Users) DeleteUser(ctx context.Context, poolID, email string) error {
+	_, err := u.API.AdminDeleteUser(ctx, &cip.AdminDeleteUserInput{UserPoolId: aws.String(poolID), Username: aws.String(email)})
+	var nf *ciptypes.UserNotFoundException
+	if err != nil && !errors.As(err, &nf) {
+		return fmt.Errorf("delete user %s: %w", email, err)
+	}
+	return nil
+}
+
+// CreateClient implements smoke.SignIns.
+func (u Users) CreateClient(ctx context.Context, poolID, name string) (string, error) {
+	out, err := u.API.CreateUserPoolClient(ctx, &cip.CreateUserPoolClientInput{UserPoolId: aws.String(poolID),
+		ClientName: aws.String(name), GenerateSecret: false,
+		ExplicitAuthFlows: []ciptypes.ExplicitAuthFlowsType{ciptypes.ExplicitAuthFlowsTypeAllowAdminUserPasswordAuth,
+			ciptypes.ExplicitAuthFlowsTypeAllowRefreshTokenAuth}})
+	if err != nil {
+		return "", fmt.Errorf("create app client %s: %w", name, err)
+	}
+	if out.UserPoolClient == nil {
+		return "", fmt.Errorf("create app client %s: no client in the answer", name)
+	}
+	return aws.ToString(out.UserPoolClient.ClientId), nil
+}
+
+// SignIn implements smoke.SignIns.
+func (u Users) SignIn(ctx context.Context, poolID, clientID, email, password string) (string, error) {
+	out, err := u.API.AdminInitiateAuth(ctx, &cip.AdminInitiateAuthInput{UserPoolId: aws.String(poolID),
+		ClientId: aws.String(clientID), AuthFlow: ciptypes.AuthFlowTypeAdminUserPasswordAuth,
+		AuthParameters: map[string]string{"USERNAME": email, "PASSWORD": password}})
+	if err != nil {
+		return "", fmt.Errorf("sign in %s: %w", email, err)
+	}
+	if out.ChallengeName != "" || out.AuthenticationResult == nil || aws.ToString(out.AuthenticationResult.IdToken) == "" {
+		return "", fmt.Errorf("sign in %s: no tokens (challenge %q)", email, out.ChallengeName)
+	}
+	return aws.ToString(out.AuthenticationResult.IdToken), nil
+}
+
+// DeleteClient implements smoke.SignIns.
+func (u Users) DeleteClient(ctx context.Context, poolID, clientID string) error {
+	_, err := u.API.DeleteUserPoolClient(ctx, &cip.DeleteUserPoolClientInput{UserPoolId: aws.String(poolID), ClientId: aws.String(clientID)})
+	var nf *ciptypes.ResourceNotFoundException
+	if err != nil && !errors.As(err, &nf) {
+		return fmt.Errorf("delete app client %s: %w", clientID, err)
+	}
+	return nil
+}
+
+// SQSAPI is what Queues calls; *sqs.Client is one.
+type SQSAPI interface {
+	CreateQueue(ctx context.Context, in *sqs.CreateQueueInput, opts ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error)
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, opts ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+	DeleteQueue(ctx context.Context, in *sqs.DeleteQueueInput, opts ...func(*sqs.Options)) (*sqs.DeleteQueueOutput, error)
+}
+
+// Queues makes the smoke test's queue: encrypted (SSE-SQS, which SNS can
+// send to without a key policy), with the policy that lets the user's
+// topic send.
+type Queues struct{ API SQSAPI }
+
+var _ smoke.Queues = Queues{}
+
+// Create implements smoke.Queues.
+func (q Queues) Create(ctx context.Context, name, policy string, tags map[string]string) (string, error) {
+	out, err := q.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: tags, Attributes: map[string]string{
+		string(sqstypes.QueueAttributeNamePolicy):                 policy,
+		string(sqstypes.QueueAttributeNameSqsManagedSseEnabled):   "true",
+		string(sqstypes.QueueAttributeNameMessageRetentionPeriod): "3600",
+	}})
+	if err != nil {
+		return "", fmt.Errorf("create queue %s: %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), nil
+}
+
+// Receive implements smoke.Queues: one long poll of up to 20 s.
+func (q Queues) Receive(ctx context.Context, url string, wait time.Duration) ([]string, error) {
+	out, err := q.API.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10,
+		WaitTimeSeconds: int32(min(max(wait, 0), 20*time.Second) / time.Second)})
+	if err != nil {
+		return nil, fmt.Errorf("receive: %w", err)
+	}
+	var bodies []string
+	for _, m := range out.Messages {
+		bodies = append(bodies, aws.ToString(m.Body))
+		if _, err := q.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+			return bodies, fmt.Errorf("delete message: %w", err)
+		}
+	}
+	return bodies, nil
+}
+
+// Delete implements smoke.Queues.
+func (q Queues) Delete(ctx context.Context, url string) error {
+	_, err := q.API.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+	var nf *sqstypes.QueueDoesNotExist
+	if err != nil && !errors.As(err, &nf) {
+		return fmt.Errorf("delete queue %s: %w", url, err)
+	}
+	return nil
+}
+
+// SNSAPI is what Subscriptions calls; *sns.Client is one.
+type SNSAPI interface {
+	Subscribe(ctx context.Context, in *sns.SubscribeInput, opts ...func(*sns.Options)) (*sns.SubscribeOutput, error)
+	Unsubscribe(ctx context.Context, in *sns.UnsubscribeInput, opts ...func(*sns.Options)) (*sns.UnsubscribeOutput, error)
+}
+
+// Subscriptions subscribes the queue to a topic. Raw message delivery
+// stays off: the SNS envelope carries the publish time and the message
+// attributes the smoke test checks.
+type Subscriptions struct{ API SNSAPI }
+
+var _ smoke.Subscriptions = Subscriptions{}
+
+// Subscribe implements smoke.Subscriptions. An SQS queue of the topic's
+// account is confirmed at once; a pending confirmation is an error.
+func (s Subscriptions) Subscribe(ctx context.Context, topicArn, queueArn, filterPolicy string) (string, error) {
+	out, err := s.API.Subscribe(ctx, &sns.SubscribeInput{TopicArn: aws.String(topicArn), Protocol: aws.String("sqs"),
+		Endpoint: aws.String(queueArn), ReturnSubscriptionArn: true,
+		Attributes: map[string]string{"FilterPolicy": filterPolicy, "FilterPolicyScope": "MessageAttributes"}})
+	if err != nil {
+		return "", fmt.Errorf("subscribe %s to %s: %w", queueArn, topicArn, err)
+	}
+	arn := aws.ToString(out.SubscriptionArn)
+	if !strings.HasPrefix(arn, "arn:") {
+		return "", fmt.Errorf("subscribe %s to %s: the subscription is %q, not confirmed", queueArn, topicArn, arn)
+	}
+	return arn, nil
+}
+
+// Unsubscribe implements smoke.Subscriptions.
+func (s Subscriptions) Unsubscribe(ctx context.Context, arn string) error {
+	_, err := s.API.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: aws.String(arn)})
+	var nf *snstypes.NotFoundException
+	if err != nil && !errors.As(err, &nf) {
+		return fmt.Errorf("unsubscribe %s: %w", arn, err)
+	}
+	return nil
+}
+
+// SchedulerAPI is what Schedules calls; *scheduler.Client is one.
+type SchedulerAPI interface {
+	GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error)
+}
+
+// Schedules reads one-off schedules.
+type Schedules struct{ API SchedulerAPI }
+
+var _ smoke.Schedules = Schedules{}
+
+// At implements smoke.Schedules.
+func (s Schedules) At(ctx context.Context, group, name string) (time.Time, error) {
+	out, err := s.API.GetSchedule(ctx, &scheduler.GetScheduleInput{GroupName: aws.String(group), Name: aws.String(name)})
+	var nf *schedtypes.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, task.ErrScheduleNotFound)
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, err)
+	}
+	placed, err := task.ParseAtExpression(aws.ToString(out.ScheduleExpression))
+	if err != nil || out.Target == nil {
+		return placed, err
+	}
+	// The adapter places a schedule on the whole minute after its due
+	// time: report the due time it serves, as the adapter's Get does.
+	p, err := task.DecodeSchedule([]byte(aws.ToString(out.Target.Input)))
+	if err != nil {
+		return placed, nil
+	}
+	return awsscheduler.ServedTime(placed, p), nil
+}

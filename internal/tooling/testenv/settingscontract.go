@@ -1,0 +1,124 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// SettingsStores are the stores SettingsContract tests: the settings
+// store, and the task store that shares its table (the same value for
+// DynamoDB; two values for stores that keep settings apart).
+type SettingsStores struct {
+	Settings notify.SettingsStore
+	Tasks    ContractStore
+}
+
+// SettingsContract is the behaviour every notification settings store
+// must share with DynamoDB: a versioned record per user, saved only over
+// the version read, and never seen as a task. newStores must return empty
+// stores.
+func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores) {
+	ctx := context.Background()
+	at := contractT0.Add(1500 * time.Millisecond) // sub-second: stored at whole seconds
+
+	t.Run("no record reads as version 0 for that user", func(t *testing.T) {
+		s := newStores(t)
+		got, err := s.Settings.LoadSettings(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, notify.Settings{UserID: "alice"}) {
+			t.Fatalf("got %+v", got)
+		}
+	})
+
+	t.Run("save creates, then saves only over the version read", func(t *testing.T) {
+		s := newStores(t)
+		in := notify.Settings{UserID: "alice", Enabled: true, SubscriptionArn: "arn:aws:sns:eu-west-1:1:t-0:abc",
+			Email: "alice@example.com", TimeZone: "Europe/Berlin", UpdatedAt: at}
+		saved, err := s.Settings.SaveSettings(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.Version, want.UpdatedAt = 1, at.Truncate(time.Second)
+		if !reflect.DeepEqual(saved, want) {
+			t.Fatalf("saved %+v, want %+v", saved, want)
+		}
+		got, err := s.Settings.LoadSettings(ctx, "alice")
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("loaded %+v, %v; want %+v", got, err, want)
+		}
+
+		// A second create, and a save over a stale version, both lose.
+		for _, stale := range []int64{0, 2} {
+			x := in
+			x.Version, x.Enabled = stale, false
+			if _, err := s.Settings.SaveSettings(ctx, x); !errors.Is(err, notify.ErrSettingsConflict) {
+				t.Fatalf("save over version %d: %v, want ErrSettingsConflict", stale, err)
+			}
+		}
+		off := got
+		off.Enabled, off.SubscriptionArn, off.Email, off.TimeZone = false, "", "", ""
+		saved, err = s.Settings.SaveSettings(ctx, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off.Version = 2
+		if got, err := s.Settings.LoadSettings(ctx, "alice"); err != nil || !reflect.DeepEqual(got, off) || !reflect.DeepEqual(saved, off) {
+			t.Fatalf("after turning off: loaded %+v, saved %+v, err %v; want %+v", got, saved, err, off)
+		}
+		if got, _ := s.Settings.LoadSettings(ctx, "bob"); got.Version != 0 {
+			t.Fatalf("bob sees alice's record: %+v", got)
+		}
+	})
+
+	t.Run("settings are never a task", func(t *testing.T) {
+		s := newStores(t)
+		for n := 0; n < 3; n++ {
+			if err := s.Tasks.Create(ctx, ContractTask("alice", n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Settings.SaveSettings(ctx, notify.Settings{UserID: "alice", Enabled: true, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		cursor := ""
+		for {
+			p, err := s.Tasks.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range p.Tasks {
+				ids = append(ids, x.TaskID)
+			}
+			if cursor = p.Cursor; cursor == "" {
+				break
+			}
+		}
+		if want := []string{ContractID(0), ContractID(1), ContractID(2)}; !reflect.DeepEqual(ids, want) {
+			t.Fatalf("alice's tasks %v, want %v", ids, want)
+		}
+		p, err := s.Tasks.ListPending(ctx, task.PendingRequest{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p.Cursor != "" && len(p.Tasks) < 3 {
+			next, err := s.Tasks.ListPending(ctx, task.PendingRequest{Cursor: p.Cursor, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Tasks, p.Cursor = append(p.Tasks, next.Tasks...), next.Cursor
+		}
+		if len(p.Tasks) != 3 {
+			t.Fatalf("%d tasks await expiry, want 3", len(p.Tasks))
+		}
+	})
+}

@@ -1,0 +1,794 @@
+package testenv
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/task"
+)
+
+// ContractStore is what StoreContract tests: a task store that can also
+// list every task that awaits expiry.
+type ContractStore = interface {
+	task.Store
+	task.PendingLister
+	// CountPending is reconcile.PendingCounter.
+	CountPending(ctx context.Context, req task.PendingRequest) (int, error)
+}
+
+// contractT0 is the contract's reference instant (UTC, whole seconds, as
+// the service hands times to a store).
+var contractT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// ContractID is a task id that sorts by n.
+func ContractID(n int) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(contractT0.UnixMilli())<<16)
+	binary.BigEndian.PutUint64(b[8:], uint64(n))
+	return task.EncodeULID(b)
+}
+
+// ContractTask is a Pending task of user with id ContractID(n).
+func ContractTask(user string, n int) task.Task {
+	created := contractT0.Add(-time.Hour)
+	return task.Task{
+		UserID: user, TaskID: ContractID(n), Title: "task " + ContractID(n), Status: task.StatusPending,
+		DueAt: contractT0.Add(time.Duration(n) * time.Hour), CreatedAt: created, UpdatedAt: created,
+		ScheduleToken: "token-" + ContractID(n),
+	}
+}
+
+// StoreContract is the behaviour every task store must share with
+// DynamoDB: the DynamoDB adapter and the in-memory store used by the
+// simulation both run it. newStore must return an empty store.
+func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
+	ctx := context.Background()
+	now := contractT0.Add(30 * time.Minute)
+
+	mustCreate := func(t *testing.T, s ContractStore, tasks ...task.Task) {
+		t.Helper()
+		for _, x := range tasks {
+			if err := s.Create(ctx, x); err != nil {
+				t.Fatalf("create %s/%s: %v", x.UserID, x.TaskID, err)
+			}
+		}
+	}
+	mustGet := func(t *testing.T, s ContractStore, user, id string) task.Task {
+		t.Helper()
+		got, err := s.Get(ctx, user, id)
+		if err != nil {
+			t.Fatalf("get %s/%s: %v", user, id, err)
+		}
+		return got
+	}
+	wantErr := func(t *testing.T, err, want error) {
+		t.Helper()
+		if !errors.Is(err, want) {
+			t.Fatalf("error = %v, want %v", err, want)
+		}
+	}
+	equal := func(t *testing.T, what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", what, got, want)
+		}
+	}
+	ids := func(ts []task.Task) []string {
+		out := []string{}
+		for _, x := range ts {
+			out = append(out, x.TaskID)
+		}
+		return out
+	}
+	ptr := func(s string) *string { return &s }
+	shardOf := func(x task.Task) string { return tableschema.PendingShard(x.TaskID) }
+
+	t.Run("create then get returns the task", func(t *testing.T) {
+		s := newStore(t)
+		in := ContractTask("alice", 1)
+		in.Description, in.ScheduleRepair = "with a description", true
+		in.Reminder, in.RemindAt = task.Reminder1h, in.DueAt.Add(-time.Hour)
+		in.RemindedFor, in.RemindClaimAt = in.RemindAt.Add(-time.Hour), now
+		mustCreate(t, s, in)
+		equal(t, "get", mustGet(t, s, "alice", in.TaskID), in)
+	})
+
+	t.Run("create twice fails and keeps the first", func(t *testing.T) {
+		s := newStore(t)
+		first := ContractTask("alice", 1)
+		mustCreate(t, s, first)
+		second := first
+		second.Title = "overwritten"
+		wantErr(t, s.Create(ctx, second), task.ErrAlreadyExists)
+		equal(t, "get", mustGet(t, s, "alice", first.TaskID), first)
+	})
+
+	t.Run("same task id under two users are two tasks", func(t *testing.T) {
+		s := newStore(t)
+		a, b := ContractTask("alice", 1), ContractTask("bob", 1)
+		b.Title = "bob's"
+		mustCreate(t, s, a, b)
+		equal(t, "alice's", mustGet(t, s, "alice", a.TaskID), a)
+		equal(t, "bob's", mustGet(t, s, "bob", b.TaskID), b)
+	})
+
+	t.Run("get missing or another user's task is not found", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, ContractTask("alice", 1))
+		for _, tc := range []struct{ name, user, id string }{
+			{"missing", "alice", ContractID(2)},
+			{"another user's", "bob", ContractID(1)},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := s.Get(ctx, tc.user, tc.id)
+				wantErr(t, err, task.ErrNotFound)
+			})
+		}
+	})
+
+	t.Run("list pages oldest first within one user", func(t *testing.T) {
+		s := newStore(t)
+		// Created out of order, interleaved with bob's ids.
+		for _, n := range []int{12, 2, 8, 0, 6, 10, 4} {
+			mustCreate(t, s, ContractTask("alice", n))
+		}
+		for _, n := range []int{1, 3, 5, 13} {
+			mustCreate(t, s, ContractTask("bob", n))
+		}
+		var pages [][]string
+		var first task.Page
+		cursor := ""
+		for i := 0; i < 10; i++ {
+			p, err := s.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = p
+			}
+			for _, x := range p.Tasks {
+				if x.UserID != "alice" {
+					t.Fatalf("alice's list holds %s's task %s", x.UserID, x.TaskID)
+				}
+			}
+			pages = append(pages, ids(p.Tasks))
+			if cursor = p.Cursor; cursor == "" {
+				break
+			}
+		}
+		equal(t, "pages", pages, [][]string{
+			{ContractID(0), ContractID(2), ContractID(4)},
+			{ContractID(6), ContractID(8), ContractID(10)},
+			{ContractID(12)},
+		})
+		equal(t, "first task", first.Tasks[0], ContractTask("alice", 0))
+
+		// Bob with alice's cursor still sees only his own tasks after it.
+		p, err := s.List(ctx, "bob", task.PageRequest{Cursor: first.Cursor, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "bob with alice's cursor", ids(p.Tasks), []string{ContractID(5), ContractID(13)})
+		equal(t, "bob's cursor", p.Cursor, "")
+	})
+
+	t.Run("list ending on a full page has no cursor", func(t *testing.T) {
+		s := newStore(t)
+		for n := 0; n < 6; n++ {
+			mustCreate(t, s, ContractTask("alice", n))
+		}
+		p1, err := s.List(ctx, "alice", task.PageRequest{Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := s.List(ctx, "alice", task.PageRequest{Cursor: p1.Cursor, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "second page", ids(p2.Tasks), []string{ContractID(3), ContractID(4), ContractID(5)})
+		equal(t, "second cursor", p2.Cursor, "")
+	})
+
+	t.Run("list with default limit and of an empty user", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, ContractTask("alice", 1), ContractTask("alice", 2))
+		p, err := s.List(ctx, "alice", task.PageRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "alice", ids(p.Tasks), []string{ContractID(1), ContractID(2)})
+		equal(t, "alice's cursor", p.Cursor, "")
+		p, err = s.List(ctx, "carol", task.PageRequest{Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "carol", len(p.Tasks), 0)
+		equal(t, "carol's cursor", p.Cursor, "")
+	})
+
+	t.Run("list rejects a cursor it did not hand out", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, ContractTask("alice", 1))
+		for _, tc := range []struct{ name, cursor string }{
+			{"not base64", "!!!"},
+			{"not a task id", base64.RawURLEncoding.EncodeToString([]byte("not-a-task-id"))},
+			{"padded base64", base64.URLEncoding.EncodeToString([]byte(ContractID(1)))},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := s.List(ctx, "alice", task.PageRequest{Cursor: tc.cursor})
+				wantErr(t, err, task.ErrBadCursor)
+			})
+		}
+	})
+
+	t.Run("update pending is ApplyPatch", func(t *testing.T) {
+		s := newStore(t)
+		newDue := contractT0.Add(48*time.Hour + 1500*time.Millisecond) // sub-second: truncated
+		for i, tc := range []struct {
+			name string
+			p    task.Patch
+		}{
+			{"nothing", task.Patch{}},
+			{"title", task.Patch{Title: ptr("renamed")}},
+			{"description", task.Patch{Description: ptr("new words")}},
+			{"clear description", task.Patch{Description: ptr("")}},
+			{"deadline", task.Patch{DueAt: &newDue}},
+			{"complete", task.Patch{Complete: true}},
+			{"complete with edits", task.Patch{Title: ptr("last"), Description: ptr("d"), DueAt: &newDue, Complete: true}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				old := ContractTask("alice", 100+i)
+				old.Description = "old words"
+				old.ScheduledFor = old.DueAt // a deadline change clears it
+				mustCreate(t, s, old)
+				got, err := s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := task.ApplyPatch(old, tc.p, now)
+				equal(t, "returned", got, want)
+				equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
+			})
+		}
+	})
+
+	t.Run("update with a reminder basis: only while the task still has it", func(t *testing.T) {
+		s := newStore(t)
+		fifteen, none := task.Reminder15m, task.ReminderNone
+		later := contractT0.Add(72 * time.Hour)
+		soon := now.Add(30 * time.Minute) // its 1h reminder is 30 minutes ago
+		for i, tc := range []struct {
+			name string
+			p    task.Patch
+			ok   bool
+		}{
+			{"reminder", task.Patch{Reminder: &fifteen}, true},
+			{"reminder none", task.Patch{Reminder: &none}, true},
+			{"deadline", task.Patch{DueAt: &later}, true},
+			{"deadline and reminder", task.Patch{DueAt: &later, Reminder: &fifteen}, true},
+			{"reminder passed when written: done at once", task.Patch{DueAt: &soon}, true},
+			{"basis deadline changed meanwhile", task.Patch{Reminder: &fifteen}, false},
+			{"basis reminder changed meanwhile", task.Patch{DueAt: &later}, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				old := ContractTask("alice", 200+i)
+				old.Reminder, old.RemindAt, old.RemindClaimAt = task.Reminder1h, old.DueAt.Add(-time.Hour), now
+				old.ScheduledFor = old.DueAt
+				mustCreate(t, s, old)
+				basis := task.ReminderBasis{DueAt: old.DueAt, Reminder: old.Reminder, RemindAt: task.ApplyPatch(old, tc.p, now).RemindAt}
+				switch tc.name {
+				case "basis deadline changed meanwhile":
+					basis.DueAt = basis.DueAt.Add(time.Hour)
+				case "basis reminder changed meanwhile":
+					basis.Reminder = task.Reminder1d
+				}
+				tc.p.Basis = &basis
+				got, err := s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now)
+				if !tc.ok {
+					wantErr(t, err, task.ErrConditionFailed)
+					equal(t, "stored", mustGet(t, s, "alice", old.TaskID), old)
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := task.ApplyPatch(old, tc.p, now)
+				equal(t, "returned", got, want)
+				equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
+			})
+		}
+		// An item from before reminders ("" reminder) is a basis too.
+		legacy := ContractTask("alice", 299)
+		mustCreate(t, s, legacy)
+		p := task.Patch{DueAt: &later, Basis: &task.ReminderBasis{DueAt: legacy.DueAt}}
+		if _, err := s.UpdatePending(ctx, "alice", legacy.TaskID, p, now); err != nil {
+			t.Fatalf("legacy item: %v", err)
+		}
+	})
+
+	t.Run("claim reminder: pending with both times, once per lease, never after the record", func(t *testing.T) {
+		const lease = time.Minute
+		s := newStore(t)
+		in, done := ContractTask("alice", 1), ContractTask("alice", 2)
+		for _, x := range []*task.Task{&in, &done} {
+			x.Reminder, x.RemindAt = task.Reminder1h, x.DueAt.Add(-time.Hour)
+		}
+		mustCreate(t, s, in, done)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name     string
+			user, id string
+			due, at  time.Time
+		}{
+			{"done", "alice", done.TaskID, done.DueAt, done.RemindAt},
+			{"missing", "alice", ContractID(9), in.DueAt, in.RemindAt},
+			{"another user's", "bob", in.TaskID, in.DueAt, in.RemindAt},
+			{"another deadline", "alice", in.TaskID, in.DueAt.Add(time.Second), in.RemindAt},
+			{"another reminder time", "alice", in.TaskID, in.DueAt, in.RemindAt.Add(time.Second)},
+		} {
+			_, err := s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)
+			if !errors.Is(err, task.ErrConditionFailed) {
+				t.Fatalf("%s: %v, want ErrConditionFailed", c.name, err)
+			}
+		}
+		got, err := s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now, lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.RemindClaimAt = now
+		equal(t, "claimed", got, want)
+		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+		_, err = s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease-time.Second), lease)
+		wantErr(t, err, task.ErrConditionFailed)
+		if _, err := s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease), lease); err != nil {
+			t.Fatalf("after the lease: %v", err)
+		}
+		if err := s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt); err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt), task.ErrConditionFailed)
+		_, err = s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(time.Hour), lease)
+		wantErr(t, err, task.ErrConditionFailed)
+		if st := mustGet(t, s, "alice", in.TaskID); st.Status != task.StatusPending || !st.RemindedFor.Equal(in.RemindAt) {
+			t.Fatalf("after the record: %+v", st)
+		}
+		wantErr(t, s.MarkReminded(ctx, "alice", ContractID(9), in.RemindAt), task.ErrConditionFailed)
+		if _, err := s.Get(ctx, "alice", ContractID(9)); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("MarkReminded of a missing task made one: %v", err)
+		}
+	})
+
+	t.Run("update needs a pending task of the caller", func(t *testing.T) {
+		s := newStore(t)
+		done, expired, other := ContractTask("alice", 1), ContractTask("alice", 2), ContractTask("alice", 3)
+		mustCreate(t, s, done, expired, other)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Expire(ctx, "alice", expired.TaskID, expired.DueAt, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, user, id string
+			want           error
+			// wantState: the state a *task.NotPendingError names.
+			wantState task.Status
+		}{
+			{"done", "alice", done.TaskID, task.ErrNotPending, task.StatusDone},
+			{"expired", "alice", expired.TaskID, task.ErrNotPending, task.StatusExpired},
+			{"missing", "alice", ContractID(9), task.ErrNotFound, ""},
+			{"another user's", "bob", other.TaskID, task.ErrNotFound, ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before, _ := s.Get(ctx, "alice", tc.id)
+				_, err := s.UpdatePending(ctx, tc.user, tc.id, task.Patch{Title: ptr("x")}, now.Add(time.Minute))
+				wantErr(t, err, tc.want)
+				if tc.wantState != "" {
+					var np *task.NotPendingError
+					if !errors.As(err, &np) || np.Status != tc.wantState {
+						t.Fatalf("error = %v, want a *task.NotPendingError naming %s", err, tc.wantState)
+					}
+				}
+				after, _ := s.Get(ctx, "alice", tc.id)
+				equal(t, "alice's item", after, before)
+			})
+		}
+		if _, err := s.Get(ctx, "bob", other.TaskID); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("an update under bob created an item: %v", err)
+		}
+	})
+
+	t.Run("count user pending counts the user's pending tasks whatever ended the others", func(t *testing.T) {
+		s := newStore(t)
+		count := func(t *testing.T, user string, limit, want int) {
+			t.Helper()
+			n, err := s.CountUserPending(ctx, user, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			equal(t, "count of "+user+" up to "+strconv.Itoa(limit), n, want)
+		}
+		for n := 1; n <= 8; n++ {
+			mustCreate(t, s, ContractTask("alice", n))
+		}
+		mustCreate(t, s, ContractTask("bob", 1), ContractTask("bob", 2))
+		count(t, "alice", 0, 8)
+		count(t, "alice", 1000, 8)
+		count(t, "alice", 3, 3)
+		count(t, "bob", 0, 2)
+		count(t, "carol", 0, 0)
+
+		// Each path out of Pending frees a place: completing, editing no,
+		// expiring (the expiry function and the reconciler), deleting.
+		if _, err := s.UpdatePending(ctx, "alice", ContractID(1), task.Patch{Title: ptr("renamed")}, now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 8)
+		if _, err := s.UpdatePending(ctx, "alice", ContractID(2), task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 7)
+		if _, err := s.Expire(ctx, "alice", ContractID(3), ContractTask("alice", 3).DueAt, now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 6)
+		if err := s.MarkNotified(ctx, "alice", ContractID(3), now); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 6)
+		if _, err := s.Delete(ctx, "alice", ContractID(4)); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 5)
+		// Deleting a task that no longer counted changes nothing.
+		if _, err := s.Delete(ctx, "alice", ContractID(2)); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 5)
+		if err := s.SetScheduleRepair(ctx, "alice", ContractID(5), true); err != nil {
+			t.Fatal(err)
+		}
+		count(t, "alice", 0, 5)
+		count(t, "bob", 0, 2)
+		// A task stored already ended (a restore) never counts.
+		done := ContractTask("carol", 1)
+		done.Status, done.CompletedAt = task.StatusDone, now
+		mustCreate(t, s, done)
+		count(t, "carol", 0, 0)
+	})
+
+	t.Run("delete returns the old task once", func(t *testing.T) {
+		s := newStore(t)
+		in := ContractTask("alice", 1)
+		mustCreate(t, s, in)
+		_, err := s.Delete(ctx, "bob", in.TaskID)
+		wantErr(t, err, task.ErrNotFound)
+		got, err := s.Delete(ctx, "alice", in.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "deleted", got, in)
+		_, err = s.Get(ctx, "alice", in.TaskID)
+		wantErr(t, err, task.ErrNotFound)
+		_, err = s.Delete(ctx, "alice", in.TaskID)
+		wantErr(t, err, task.ErrNotFound)
+	})
+
+	t.Run("expire needs pending and the same deadline", func(t *testing.T) {
+		s := newStore(t)
+		in := ContractTask("alice", 1)
+		mustCreate(t, s, in)
+		_, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt.Add(time.Second), now)
+		wantErr(t, err, task.ErrConditionFailed)
+		equal(t, "after a wrong deadline", mustGet(t, s, "alice", in.TaskID), in)
+
+		got, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.Status, want.ExpiredAt, want.UpdatedAt, want.NotifyClaimAt = task.StatusExpired, now, now, now
+		equal(t, "returned", got, want)
+		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+
+		_, err = s.Expire(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Minute))
+		wantErr(t, err, task.ErrConditionFailed)
+		equal(t, "after a second expire", mustGet(t, s, "alice", in.TaskID), want)
+	})
+
+	t.Run("expire fails on a done, missing or another user's task", func(t *testing.T) {
+		s := newStore(t)
+		done, other := ContractTask("alice", 1), ContractTask("alice", 2)
+		mustCreate(t, s, done, other)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, user string
+			t          task.Task
+		}{
+			{"done", "alice", done},
+			{"missing", "alice", ContractTask("alice", 3)},
+			{"another user's", "bob", other},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := s.Expire(ctx, tc.user, tc.t.TaskID, tc.t.DueAt, now)
+				wantErr(t, err, task.ErrConditionFailed)
+			})
+		}
+		if _, err := s.Get(ctx, "alice", ContractID(3)); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("expiring a missing task created it: %v", err)
+		}
+	})
+
+	t.Run("mark notified once, only an expired task", func(t *testing.T) {
+		s := newStore(t)
+		in, pending := ContractTask("alice", 1), ContractTask("alice", 3)
+		mustCreate(t, s, in, pending)
+		expired, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		want := expired
+		want.NotifiedAt = now.Add(time.Second)
+		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+		wantErr(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Minute)), task.ErrConditionFailed)
+		equal(t, "after a second mark", mustGet(t, s, "alice", in.TaskID), want)
+		wantErr(t, s.MarkNotified(ctx, "alice", pending.TaskID, now), task.ErrConditionFailed)
+		equal(t, "a pending task after a mark", mustGet(t, s, "alice", pending.TaskID), pending)
+		wantErr(t, s.MarkNotified(ctx, "alice", ContractID(2), now), task.ErrConditionFailed)
+		if _, err := s.Get(ctx, "alice", ContractID(2)); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("marking a missing task created it: %v", err)
+		}
+	})
+
+	t.Run("claim notification: once per lease, never after the record", func(t *testing.T) {
+		const lease = time.Minute
+		s := newStore(t)
+		in, pending, done := ContractTask("alice", 1), ContractTask("alice", 2), ContractTask("alice", 3)
+		mustCreate(t, s, in, pending, done)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		// A firing claims at or after the deadline: only such a claim
+		// mark lets a retry take over (contract.Schema.ClaimedFor).
+		now := in.DueAt.Add(30 * time.Second)
+		expired, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now) // takes the claim at now
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed := func(at time.Time) task.Task {
+			x := expired
+			x.NotifyClaimAt = at
+			return x
+		}
+		for _, step := range []struct {
+			name string
+			at   time.Time
+			want error
+		}{
+			{"at once, held by the expiry", now, task.ErrConditionFailed},
+			{"within the lease", now.Add(lease - time.Second), task.ErrConditionFailed},
+			{"after the lease", now.Add(lease), nil},
+			{"again within the new lease", now.Add(lease + 30*time.Second), task.ErrConditionFailed},
+			{"after the new lease", now.Add(3 * lease), nil},
+		} {
+			before := mustGet(t, s, "alice", in.TaskID)
+			err := s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, step.at, lease)
+			if step.want != nil {
+				wantErr(t, err, step.want)
+				equal(t, step.name+": unchanged", mustGet(t, s, "alice", in.TaskID), before)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+			equal(t, step.name+": claimed", mustGet(t, s, "alice", in.TaskID), claimed(step.at))
+		}
+
+		// A firing for another deadline never takes it over, lease or not.
+		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt.Add(time.Hour), now.Add(10*lease), lease),
+			task.ErrConditionFailed)
+		if err := s.MarkNotified(ctx, "alice", in.TaskID, now.Add(4*lease)); err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+		if got := mustGet(t, s, "alice", in.TaskID); !got.NotifyClaimAt.Equal(now.Add(3 * lease)) {
+			t.Fatalf("a claim after the record moved it to %v", got.NotifyClaimAt)
+		}
+		for _, tc := range []struct{ name, user, id string }{
+			{"pending", "alice", pending.TaskID},
+			{"done", "alice", done.TaskID},
+			{"missing", "alice", ContractID(4)},
+			{"another user's", "bob", in.TaskID},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before, _ := s.Get(ctx, tc.user, tc.id)
+				if tc.id == pending.TaskID || tc.id == done.TaskID {
+					// Their own deadline, not in's.
+					wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, before.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+				}
+				wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+				after, _ := s.Get(ctx, tc.user, tc.id)
+				equal(t, "item", after, before)
+			})
+		}
+		if _, err := s.Get(ctx, "bob", in.TaskID); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("claiming a missing task created it: %v", err)
+		}
+	})
+
+	t.Run("set and clear schedule repair", func(t *testing.T) {
+		s := newStore(t)
+		in := ContractTask("alice", 1)
+		mustCreate(t, s, in)
+		for _, repair := range []bool{true, true, false, false} {
+			if err := s.SetScheduleRepair(ctx, "alice", in.TaskID, repair); err != nil {
+				t.Fatal(err)
+			}
+			want := in
+			want.ScheduleRepair = repair
+			equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+		}
+		wantErr(t, s.SetScheduleRepair(ctx, "bob", in.TaskID, true), task.ErrNotFound)
+		if _, err := s.Get(ctx, "bob", in.TaskID); !errors.Is(err, task.ErrNotFound) {
+			t.Fatalf("setting repair on a missing task created it: %v", err)
+		}
+	})
+
+	t.Run("mark scheduled: only a pending task with that deadline", func(t *testing.T) {
+		s := newStore(t)
+		in, done := ContractTask("alice", 1), ContractTask("alice", 2)
+		in.ScheduleRepair = true
+		mustCreate(t, s, in, done)
+		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, user, id string
+			due            time.Time
+		}{
+			{"another deadline", "alice", in.TaskID, in.DueAt.Add(time.Second)},
+			{"done", "alice", done.TaskID, done.DueAt},
+			{"missing", "alice", ContractID(3), in.DueAt},
+			{"another user's", "bob", in.TaskID, in.DueAt},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before, _ := s.Get(ctx, tc.user, tc.id)
+				wantErr(t, s.MarkScheduled(ctx, tc.user, tc.id, tc.due), task.ErrConditionFailed)
+				after, _ := s.Get(ctx, tc.user, tc.id)
+				equal(t, "item", after, before)
+			})
+		}
+		if err := s.MarkScheduled(ctx, "alice", in.TaskID, in.DueAt); err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.ScheduledFor, want.ScheduleRepair = in.DueAt, false
+		equal(t, "marked (repair mark cleared)", mustGet(t, s, "alice", in.TaskID), want)
+		if !want.ScheduleConfirmed() {
+			t.Fatal("a marked task is not ScheduleConfirmed")
+		}
+	})
+
+	t.Run("list pending with DueBy: only the tasks due by then, every shard", func(t *testing.T) {
+		s := newStore(t)
+		by := ContractTask("alice", 20).DueAt
+		want := map[string]bool{}
+		for n := 0; n < 40; n++ {
+			x := ContractTask([]string{"alice", "bob"}[n%2], n)
+			mustCreate(t, s, x)
+			if n <= 20 {
+				want[x.TaskID] = true
+			}
+		}
+		got := map[string]bool{}
+		cursor := ""
+		for pages := 0; ; pages++ {
+			if pages > 100 {
+				t.Fatal("ListPending never returned an empty cursor")
+			}
+			n, err := s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != len(want)-len(got) {
+				t.Fatalf("CountPending from page %d = %d, want %d", pages, n, len(want)-len(got))
+			}
+			p, err := s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 3, DueBy: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range p.Tasks {
+				if got[x.TaskID] {
+					t.Fatalf("task %s listed twice", x.TaskID)
+				}
+				got[x.TaskID] = true
+				if i > 0 && x.DueAt.Before(p.Tasks[i-1].DueAt) && shardOf(x) == shardOf(p.Tasks[i-1]) {
+					t.Fatalf("shard %s out of deadline order", shardOf(x))
+				}
+			}
+			if cursor = p.Cursor; cursor == "" {
+				break
+			}
+		}
+		equal(t, "tasks due by "+task.FormatTime(by), got, want)
+	})
+
+	t.Run("list pending returns every task awaiting expiry once", func(t *testing.T) {
+		s := newStore(t)
+		want := map[string]task.Task{}
+		for n := 0; n < 40; n++ {
+			x := ContractTask([]string{"alice", "bob", "carol"}[n%3], n)
+			mustCreate(t, s, x)
+			switch {
+			case n%10 == 1:
+				if _, err := s.UpdatePending(ctx, x.UserID, x.TaskID, task.Patch{Complete: true}, now); err != nil {
+					t.Fatal(err)
+				}
+			case n%10 == 2: // expired, notification not recorded: listed
+				e, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[x.TaskID] = e
+			case n%10 == 5: // expired and notified: not listed
+				if _, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.MarkNotified(ctx, x.UserID, x.TaskID, now); err != nil {
+					t.Fatal(err)
+				}
+			case n%10 == 3:
+				if _, err := s.Delete(ctx, x.UserID, x.TaskID); err != nil {
+					t.Fatal(err)
+				}
+			case n%10 == 4:
+				if err := s.SetScheduleRepair(ctx, x.UserID, x.TaskID, true); err != nil {
+					t.Fatal(err)
+				}
+				x.ScheduleRepair = true
+				want[x.TaskID] = x
+			default:
+				want[x.TaskID] = x
+			}
+		}
+		got := map[string]task.Task{}
+		cursor := ""
+		for pages := 0; ; pages++ {
+			if pages > 100 {
+				t.Fatal("ListPending never returned an empty cursor")
+			}
+			p, err := s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Tasks) > 4 {
+				t.Fatalf("page of %d tasks, limit 4", len(p.Tasks))
+			}
+			for _, x := range p.Tasks {
+				if _, dup := got[x.TaskID]; dup {
+					t.Fatalf("task %s listed twice", x.TaskID)
+				}
+				got[x.TaskID] = x
+			}
+			if cursor = p.Cursor; cursor == "" {
+				break
+			}
+		}
+		equal(t, "tasks awaiting expiry", got, want)
+	})
+}
