@@ -195,6 +195,11 @@ func TestExecutionsRestartChain(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("last step: %v; want %v", err, tc.wantErr)
 			}
+			// As awssfn refuses it: the cancel worker acknowledges it.
+			var p interface{ Permanent() bool }
+			if tc.wantErr != nil && (!errors.As(err, &p) || !p.Permanent()) {
+				t.Errorf("%v does not report Permanent()", err)
+			}
 			var got []string
 			for n := range e.Running(s.Name) {
 				got = append(got, n)

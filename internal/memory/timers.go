@@ -77,6 +77,13 @@ type Executions struct {
 	Fail func(op, name string) error
 }
 
+// chainRefusal is a chain too long, as awssfn refuses it: Permanent, so
+// the cancel worker acknowledges the message (no retry shortens a chain).
+type chainRefusal struct{ error }
+
+func (r chainRefusal) Unwrap() error { return r.error }
+func (chainRefusal) Permanent() bool { return true }
+
 // closedExec is how an execution closed: fired (its Wait ended, or its
 // stop lost that race), or stopped at a time (DescribeExecution's
 // stopDate, which names the restart of it).
@@ -146,8 +153,8 @@ func (e *Executions) find(name, first string) (exec string, ok bool, err error) 
 		case !used || c.fired:
 			return exec, false, nil
 		case i == timerspec.MaxRestarts:
-			return exec, false, fmt.Errorf("execution %s: %w: it and its %d restarts are all stopped",
-				first, timerspec.ErrRestartChain, timerspec.MaxRestarts)
+			return exec, false, chainRefusal{fmt.Errorf("execution %s: %w: it and its %d restarts are all stopped",
+				first, timerspec.ErrRestartChain, timerspec.MaxRestarts)}
 		}
 		prev = timerspec.RestartSecond(prev, c.stopped)
 		exec = timerspec.RestartName(first, prev)
