@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -47,8 +48,10 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 		{"move of nothing is not found", []step{move(s2, d1, task.ErrScheduleNotFound)}, nil},
 		{"a create that raced the move: the move still stops the old", []step{create(s1), create(s2), move(s2, d1, nil)},
 			[]string{timerspec.ExecutionName(name, d2)}},
-		{"re-armed after a cancel: a restart, which a later cancel leaves", []step{create(s1), del(d1, nil), create(s1),
-			del(d1, task.ErrScheduleNotFound)}, []string{timerspec.RestartName(timerspec.ExecutionName(name, d1), t0)}},
+		{"re-armed after a cancel: a restart, which a later cancel stops", []step{create(s1), del(d1, nil), create(s1),
+			del(d1, nil), del(d1, task.ErrScheduleNotFound)}, nil},
+		{"re-armed after a cancel, many times: one restart", []step{create(s1), del(d1, nil), create(s1), create(s1), create(s1)},
+			[]string{timerspec.RestartName(timerspec.ExecutionName(name, d1), t0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := NewExecutions(func() time.Time { return t0 })
@@ -71,8 +74,9 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 
 // The Step Functions stand-in reads as awssfn does: List gives every
 // running execution (an item with a restart and a newer execution
-// twice), by name then due time, in pages; Get with a due time reads only
-// the execution named for it, and without one the item's lookup.
+// twice), by name then due time, in pages; Get with a due time reads the
+// running link of the chain named for it, and without one the item's
+// lookup.
 func TestExecutionsReader(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
@@ -124,7 +128,7 @@ func TestExecutionsReader(t *testing.T) {
 		wantErr error
 	}{
 		{"named for the due time", a2.Name, d2, readable(a2), nil},
-		{"a restart is not named for its due time", a1.Name, d1, task.Schedule{}, task.ErrScheduleNotFound},
+		{"a running restart of the due time", a1.Name, d1, readable(a1), nil},
 		{"another due time", b.Name, d2, task.Schedule{}, task.ErrScheduleNotFound},
 		{"no such item", "task-none", d1, task.Schedule{}, task.ErrScheduleNotFound},
 		{"no due time: the lookup", a1.Name, time.Time{}, readable(a2), nil},
@@ -134,6 +138,81 @@ func TestExecutionsReader(t *testing.T) {
 			got, err := e.Get(ctx, tc.sname, tc.at)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("get = %+v, %v; want %+v, %v", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+// The stand-in's restart chain is awssfn's: the restart of a stopped
+// execution is named after its stop second (timerspec.RestartSecond), so
+// re-arms at later seconds find it, a cancel stops it, the next re-arm
+// starts the next link, and a chain of more than timerspec.MaxRestarts
+// restarts is an error.
+func TestExecutionsRestartChain(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	due := t0.Add(24 * time.Hour)
+	s := task.ScheduleFor(task.Task{UserID: "u", TaskID: "01J0000000000000000000000A", Status: task.StatusPending, DueAt: due})
+	first := timerspec.ExecutionName(s.Name, due)
+	ctx := context.Background()
+	// link names the restart after cancels at the given seconds after t0.
+	link := func(stops ...int) string {
+		var prev time.Time
+		for _, sec := range stops {
+			prev = timerspec.RestartSecond(prev, t0.Add(time.Duration(sec)*time.Second))
+		}
+		return timerspec.RestartName(first, prev)
+	}
+	const arm, cancel = "arm", "cancel"
+	chain := []string{arm}
+	var stops []int
+	for i := range timerspec.MaxRestarts {
+		chain = append(chain, cancel, arm)
+		stops = append(stops, 2*(i+1))
+	}
+	for _, tc := range []struct {
+		name    string
+		steps   []string // one a second, from t0+1s
+		want    []string
+		wantErr error
+	}{
+		{"re-armed three times: one restart", []string{arm, cancel, arm, arm, arm}, []string{link(2)}, nil},
+		{"its cancel, then re-arms: the next link", []string{arm, cancel, arm, cancel, arm, arm}, []string{link(2, 4)}, nil},
+		{"MaxRestarts re-arms: the last link", chain, []string{link(stops...)}, nil},
+		{"one more: an error", append(slices.Clone(chain), cancel, arm), nil, timerspec.ErrRestartChain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := t0
+			e := NewExecutions(func() time.Time { return clock })
+			var err error
+			for _, st := range tc.steps {
+				clock = clock.Add(time.Second)
+				if st == arm {
+					err = e.Create(ctx, s)
+				} else {
+					err = e.Delete(ctx, s.Name, due)
+				}
+			}
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("last step: %v; want %v", err, tc.wantErr)
+			}
+			// As awssfn refuses it: the cancel worker acknowledges it.
+			var p interface{ Permanent() bool }
+			if tc.wantErr != nil && (!errors.As(err, &p) || !p.Permanent()) {
+				t.Errorf("%v does not report Permanent()", err)
+			}
+			var got []string
+			for n := range e.Running(s.Name) {
+				got = append(got, n)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("running %v; want %v", got, tc.want)
+			}
+			g, gerr := e.Get(ctx, s.Name, due)
+			switch {
+			case tc.wantErr != nil && !errors.Is(gerr, tc.wantErr):
+				t.Errorf("get: %v; want %v", gerr, tc.wantErr)
+			case tc.wantErr == nil && (gerr != nil || !g.At.Equal(due)):
+				t.Errorf("get: %+v, %v; want the running restart", g, gerr)
 			}
 		})
 	}

@@ -63,19 +63,23 @@ func NewTimerOf(l timerspec.Name, schema contract.Schema, now func() time.Time, 
 // Executions is the Step Functions timer in memory, with the semantics of
 // awssfn over one Standard state machine: one execution per item and due
 // time, named timerspec.ExecutionName; a start with the name of a running
-// execution is no duplicate; a stopped name armed again starts a restart
-// (timerspec.RestartName); a move stops the execution named for its old due
-// time and starts one; a cancel stops the execution named for its due
-// time. Like the adapter, it never looks for an item's other executions:
-// those it leaves running fire, and the claim skips them. Each execution
-// is a timer: its Wait ends at the due time, when Fire hands it over.
+// execution is no duplicate; a stopped name armed again starts the next
+// link of its restart chain (timerspec.RestartName after
+// timerspec.RestartSecond of the closed link's stop time), so arming again
+// finds the restart it started; a move stops the running link of the
+// chain of its old due time and starts one; a cancel stops the running
+// link of its due time's chain; a chain longer than
+// timerspec.MaxRestarts is an error. Like the adapter, it never looks for
+// an item's executions of other due times: those it leaves running fire,
+// and the claim skips them. Each execution is a timer: its Wait ends at
+// the due time, when Fire hands it over.
 type Executions struct {
 	mu  sync.Mutex
 	now func() time.Time
 	// running: schedule name -> execution name -> schedule.
 	running map[string]map[string]task.Schedule
-	// closed names: true when the execution fired, false when stopped.
-	closed map[string]bool
+	// closed names, and how each closed.
+	closed map[string]closedExec
 	// raced are executions whose stop lost the race with the Wait's end:
 	// they still invoke.
 	raced []task.Schedule
@@ -88,12 +92,27 @@ type Executions struct {
 	Fail func(op, name string) error
 }
 
+// chainRefusal is a chain too long, as awssfn refuses it: Permanent, so
+// the cancel worker acknowledges the message (no retry shortens a chain).
+type chainRefusal struct{ error }
+
+func (r chainRefusal) Unwrap() error { return r.error }
+func (chainRefusal) Permanent() bool { return true }
+
+// closedExec is how an execution closed: fired (its Wait ended, or its
+// stop lost that race), or stopped at a time (DescribeExecution's
+// stopDate, which names the restart of it).
+type closedExec struct {
+	fired   bool
+	stopped time.Time
+}
+
 // NewExecutions returns a state machine without executions.
 func NewExecutions(now func() time.Time) *Executions {
 	if now == nil {
 		now = clock.System{}.Now
 	}
-	return &Executions{now: now, running: map[string]map[string]task.Schedule{}, closed: map[string]bool{}}
+	return &Executions{now: now, running: map[string]map[string]task.Schedule{}, closed: map[string]closedExec{}}
 }
 
 func (e *Executions) fail(op, name string) error {
@@ -114,40 +133,52 @@ func (e *Executions) Create(_ context.Context, s task.Schedule) error {
 }
 
 func (e *Executions) start(s task.Schedule) error {
-	now := e.now()
-	if err := timerspec.CheckHorizon(s.At, now); err != nil {
+	if err := timerspec.CheckHorizon(s.At, e.now()); err != nil {
 		return err
 	}
-	name := timerspec.ExecutionName(s.Name, s.At)
-	if _, ok := e.running[s.Name][name]; ok {
-		return nil // the same name and input: no duplicate
-	}
-	fired, used := e.closed[name]
+	// The chain's first link not closed by a stop: it runs (the same name
+	// and input: no duplicate), fired, or is started here.
+	exec, running, err := e.find(s.Name, timerspec.ExecutionName(s.Name, s.At))
 	switch {
-	case used && fired:
-		return nil // it already ran
-	case used:
-		// Stopped, and armed again for the same due time: restart under
-		// the name of this second (a restart of an earlier re-arm may run
-		// too: the adapter cannot see it without listing).
-		name = timerspec.RestartName(name, now)
-		if _, ok := e.running[s.Name][name]; ok {
-			return nil
-		}
-		if _, closed := e.closed[name]; closed {
-			return nil // a restart of this second ran or was stopped
-		}
+	case err != nil:
+		return err
+	case running || e.closed[exec].fired:
+		return nil
 	}
 	if e.running[s.Name] == nil {
 		e.running[s.Name] = map[string]task.Schedule{}
 	}
-	e.running[s.Name][name] = s
+	e.running[s.Name][exec] = s
 	return nil
 }
 
-// Update implements task.Scheduler: stop the execution named for from
-// (unless from is zero or s's due time; task.ErrScheduleNotFound when it
-// does not run), start s's.
+// find follows the restart chain of the item's execution called first,
+// as awssfn does with DescribeExecution, to its first link that a stop
+// did not close: the one running (ok), one that fired, or a name never
+// started. A chain of more than timerspec.MaxRestarts restarts, all
+// stopped, is an error wrapping timerspec.ErrRestartChain.
+func (e *Executions) find(name, first string) (exec string, ok bool, err error) {
+	exec, prev := first, time.Time{}
+	for i := 0; ; i++ {
+		if _, ok := e.running[name][exec]; ok {
+			return exec, true, nil
+		}
+		c, used := e.closed[exec]
+		switch {
+		case !used || c.fired:
+			return exec, false, nil
+		case i == timerspec.MaxRestarts:
+			return exec, false, chainRefusal{fmt.Errorf("execution %s: %w: it and its %d restarts are all stopped",
+				first, timerspec.ErrRestartChain, timerspec.MaxRestarts)}
+		}
+		prev = timerspec.RestartSecond(prev, c.stopped)
+		exec = timerspec.RestartName(first, prev)
+	}
+}
+
+// Update implements task.Scheduler: stop the running link of the chain
+// of from (unless from is zero or s's due time; task.ErrScheduleNotFound
+// when none runs), start s's.
 func (e *Executions) Update(_ context.Context, s task.Schedule, from time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -157,34 +188,41 @@ func (e *Executions) Update(_ context.Context, s task.Schedule, from time.Time) 
 	if err := timerspec.CheckHorizon(s.At, e.now()); err != nil {
 		return err
 	}
-	if !from.IsZero() && !from.Equal(s.At) && !e.stopNamed(s.Name, timerspec.ExecutionName(s.Name, from)) {
-		return task.ErrScheduleNotFound
+	if !from.IsZero() && !from.Equal(s.At) {
+		if err := e.stopChain(s.Name, from); err != nil {
+			return err
+		}
 	}
 	return e.start(s)
 }
 
-// Delete implements task.Scheduler: stop the execution named for at;
-// task.ErrScheduleNotFound when it does not run, or at is zero.
+// Delete implements task.Scheduler: stop the running link of the chain
+// of at (the execution named for at, or its running restart);
+// task.ErrScheduleNotFound when none runs, or at is zero.
 func (e *Executions) Delete(_ context.Context, name string, at time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Delete", name); err != nil {
 		return err
 	}
-	if at.IsZero() || !e.stopNamed(name, timerspec.ExecutionName(name, at)) {
+	if at.IsZero() {
 		return task.ErrScheduleNotFound
 	}
-	return nil
+	return e.stopChain(name, at)
 }
 
-// stopNamed stops the item's execution called exec, and reports whether
-// it ran.
-func (e *Executions) stopNamed(name, exec string) bool {
-	if _, ok := e.running[name][exec]; !ok {
-		return false
+// stopChain stops the item's running link of the chain of the due time
+// at: task.ErrScheduleNotFound when none runs.
+func (e *Executions) stopChain(name string, at time.Time) error {
+	exec, ok, err := e.find(name, timerspec.ExecutionName(name, at))
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return task.ErrScheduleNotFound
 	}
 	e.stop(name, exec)
-	return true
+	return nil
 }
 
 func (e *Executions) stop(name, exec string) {
@@ -194,11 +232,11 @@ func (e *Executions) stop(name, exec string) {
 		delete(e.running, name)
 	}
 	if !s.At.After(e.now()) && e.StopLost != nil && e.StopLost(s) {
-		e.closed[exec] = true
+		e.closed[exec] = closedExec{fired: true}
 		e.raced = append(e.raced, s)
 		return
 	}
-	e.closed[exec] = false
+	e.closed[exec] = closedExec{stopped: e.now()}
 }
 
 // Fire ends the Wait of every execution due at now: they invoke (and
@@ -213,7 +251,7 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 			if !s.At.After(now) {
 				due = append(due, s)
 				delete(execs, n)
-				e.closed[n] = true
+				e.closed[n] = closedExec{fired: true}
 			}
 		}
 		if len(execs) == 0 {
@@ -225,10 +263,10 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 }
 
 // Get implements task.ScheduleReader. With a due time at, it is the
-// execution named for at (timerspec.ExecutionName), as awssfn's
-// DescribeExecution reads it: task.ErrScheduleNotFound unless it runs
-// (a restart, named for the time of its start, is not found by it).
-// With at zero, which awssfn cannot read, it is the item's running
+// running link of the chain of the execution named for at
+// (timerspec.ExecutionName, or its running restart), as awssfn's
+// DescribeExecution walk reads it: task.ErrScheduleNotFound unless one
+// runs. With at zero, which awssfn cannot read, it is the item's running
 // execution that lookup picks, for the callers that know no due time.
 func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Schedule, error) {
 	e.mu.Lock()
@@ -241,7 +279,11 @@ func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Sch
 	if at.IsZero() {
 		s, ok = e.lookup(name)
 	} else {
-		s, ok = e.running[name][timerspec.ExecutionName(name, at)]
+		exec, running, err := e.find(name, timerspec.ExecutionName(name, at))
+		if err != nil {
+			return task.Schedule{}, err
+		}
+		s, ok = e.running[name][exec], running
 	}
 	if !ok {
 		return task.Schedule{}, task.ErrScheduleNotFound
@@ -251,9 +293,7 @@ func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Sch
 }
 
 // lookup is the item's running execution with the latest due time,
-// preferring one named timerspec.ExecutionName (a restart's name holds the
-// time of its start, so a Delete by the due time reaches only the
-// others).
+// preferring one named timerspec.ExecutionName over a restart.
 func (e *Executions) lookup(name string) (task.Schedule, bool) {
 	var out task.Schedule
 	found, named := false, false

@@ -95,16 +95,42 @@ func ExecutionName(name string, due time.Time) string {
 	return fitName(name + "-" + strconv.FormatInt(due.UTC().Unix(), 10))
 }
 
-// RestartName names the execution that restarts, at now, the stopped
-// execution called name (the item was armed again for the same due time,
-// and a closed name cannot be used again for 90 days):
-// "<name>-r<unix seconds>", hashed when longer than MaxExecutionName.
-// Retries within one second share it. Nothing derives it later: a cancel
-// stops only ExecutionName, and a restart it leaves running fires at its
-// due time, when the claim skips it (see package awssfn).
+// RestartName names a restart of the execution called name (an
+// ExecutionName): "<name>-r<unix seconds>", hashed when longer than
+// MaxExecutionName. The restarts of one name form a chain: the item was
+// armed again for the same due time after a cancel stopped the
+// execution, and a closed name cannot be used again for 90 days, so the
+// restart of a closed link is named after the second RestartSecond gives
+// for it. Each second derives from what DescribeExecution returns (the
+// stopDate), so every Create, Get and Delete walks the same chain: a
+// second Create finds the restart the first one started.
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
-func RestartName(name string, now time.Time) string {
-	return fitName(name + "-r" + strconv.FormatInt(now.UTC().Unix(), 10))
+func RestartName(name string, t time.Time) string {
+	return fitName(name + "-r" + strconv.FormatInt(t.UTC().Unix(), 10))
+}
+
+// MaxRestarts bounds the chain of restarts that follows one execution
+// name: a walk that finds the MaxRestarts-th restart closed too is an
+// error (ErrRestartChain), not an endless walk. Each link is one cancel
+// and one re-arm of the item for the same due time.
+const MaxRestarts = 10
+
+// ErrRestartChain: an item was cancelled and armed again for the same
+// due time more than MaxRestarts times.
+var ErrRestartChain = errors.New("restart chain too long")
+
+// RestartSecond is the second that names the restart of a closed link of
+// a chain: the second of the link's stop date (DescribeExecution's
+// stopDate), or the second after prev (the second that named the closed
+// link; zero for the first) when that is not later, so that no two links
+// share a name.
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
+func RestartSecond(prev, stopped time.Time) time.Time {
+	t := stopped.UTC().Truncate(time.Second)
+	if !prev.IsZero() && !t.After(prev) {
+		t = prev.UTC().Truncate(time.Second).Add(time.Second)
+	}
+	return t
 }
 
 // ParseExecutionName inverts ExecutionName: the schedule name and due
@@ -131,8 +157,8 @@ func ParseExecutionName(exec string) (name string, due time.Time, ok bool) {
 }
 
 // ParseRestartName inverts RestartName of an ExecutionName: the schedule
-// name and due time of the execution restarted, and the second of the
-// restart. ok is false for any other name, and for a restart whose name
+// name and due time of the execution restarted, and the second that
+// names the restart (RestartSecond). ok is false for any other name, and for a restart whose name
 // was hashed (a schedule name longer than 57 characters: "-<due>-r<now>"
 // adds 23 to it).
 func ParseRestartName(exec string) (name string, due, restarted time.Time, ok bool) {

@@ -118,3 +118,23 @@ func TestExecutionNameRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// A restart's second is its closed link's stop second, and always after
+// the second that named that link.
+func TestRestartSecond(t *testing.T) {
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		prev, stopped time.Time
+		want          time.Time
+	}{
+		{"first link: its stop second", time.Time{}, base.Add(1500 * time.Millisecond), base.Add(time.Second)},
+		{"later stop", base, base.Add(3 * time.Second), base.Add(3 * time.Second)},
+		{"stop within the link's second", base, base.Add(900 * time.Millisecond), base.Add(time.Second)},
+		{"stop before the link's second", base.Add(5 * time.Second), base.Add(2 * time.Second), base.Add(6 * time.Second)},
+	} {
+		if got := RestartSecond(tc.prev, tc.stopped); !got.Equal(tc.want) {
+			t.Errorf("%s: RestartSecond(%s, %s) = %s; want %s", tc.name, tc.prev, tc.stopped, got, tc.want)
+		}
+	}
+}

@@ -346,6 +346,25 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 		wantListed(t, s, 10, kept)
 	})
 
+	t.Run("armed again after a delete, as often as a reconciler re-arms: read and listed once", func(t *testing.T) {
+		s := b.New(t)
+		sc := ContractSchedule("alice", 1)
+		for range 2 { // the second round re-arms what a delete of a re-arm stopped
+			arm(t, s, sc)
+			if err := s.Delete(ctx, sc.Name, sc.At); err != nil {
+				t.Fatalf("delete: %v", err)
+			}
+			wantNotFound(t, s, sc.Name, sc.At)
+			arm(t, s, sc, sc, sc)
+			wantGet(t, s, sc.At, sc)
+			wantListed(t, s, 10, sc)
+			if err := s.Delete(ctx, sc.Name, sc.At); err != nil {
+				t.Fatalf("delete of the re-armed: %v", err)
+			}
+			wantListed(t, s, 10)
+		}
+	})
+
 	t.Run("a move is read and listed at its new due time", func(t *testing.T) {
 		s := b.New(t)
 		sc := ContractSchedule("alice", 1)

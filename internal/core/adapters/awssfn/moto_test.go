@@ -78,26 +78,65 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 	if got, want := listAll(), []timer.Schedule{{Name: a.Name, At: d1}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("listed after the stop %+v; want %+v", got, want)
 	}
-	// Armed again for the same due time: a restart, listed under the
-	// item's name and due time, though Get (by the named execution) does
-	// not see it.
-	if err := c.Create(ctx, b); err != nil {
-		t.Fatalf("re-arm: %v", err)
+	// Armed again for the same due time, three times (reconciler passes
+	// at three seconds): one restart, named after moto's stopDate of the
+	// stopped execution, listed under the item's name and due time, and
+	// read by Get.
+	clock := now
+	c.cfg.Now = func() time.Time { return clock }
+	for range 3 {
+		clock = clock.Add(time.Second)
+		if err := c.Create(ctx, b); err != nil {
+			t.Fatalf("re-arm: %v", err)
+		}
 	}
 	if got, want := listAll(), []timer.Schedule{{Name: a.Name, At: d1}, {Name: b.Name, At: d2}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("listed after the re-arm %+v; want %+v", got, want)
 	}
-	out, err := api.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn), StatusFilter: "RUNNING"})
-	if err != nil {
-		t.Fatal(err)
+	running := func() []string {
+		t.Helper()
+		out, err := api.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn), StatusFilter: "RUNNING"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range out.Executions {
+			names = append(names, aws.ToString(e.Name))
+		}
+		sort.Strings(names)
+		return names
 	}
-	var names []string
-	for _, e := range out.Executions {
-		names = append(names, aws.ToString(e.Name))
+	link := func(prev time.Time, closed string) (string, time.Time) {
+		t.Helper()
+		d, err := api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(closed))})
+		if err != nil || d.StopDate == nil {
+			t.Fatalf("describe %s: %+v, %v; want a stopDate", closed, d, err)
+		}
+		sec := timerspec.RestartSecond(prev, *d.StopDate)
+		return timerspec.RestartName(timerspec.ExecutionName(b.Name, d2), sec), sec
 	}
-	sort.Strings(names)
-	if want := []string{timerspec.ExecutionName(a.Name, d1), timerspec.RestartName(timerspec.ExecutionName(b.Name, d2), now)}; !reflect.DeepEqual(names, want) {
-		t.Fatalf("running %v; want %v", names, want)
+	r1, s1 := link(time.Time{}, timerspec.ExecutionName(b.Name, d2))
+	if got, want := running(), []string{timerspec.ExecutionName(a.Name, d1), r1}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("running %v; want %v", got, want)
+	}
+	if got, err := c.Get(ctx, b.Name, d2); err != nil || got.Name != b.Name || !got.At.Equal(d2) || got.Payload != b.Payload {
+		t.Fatalf("get of the restart = %+v, %v; want %+v", got, err, b)
+	}
+	// Cancelled again, then armed again: the next link, and only it.
+	if err := c.Delete(ctx, b.Name, d2); err != nil {
+		t.Fatalf("cancel of the restart: %v", err)
+	}
+	if _, err := c.Get(ctx, b.Name, d2); !errors.Is(err, timer.ErrNotFound) {
+		t.Fatalf("get after the cancel: %v; want ErrNotFound", err)
+	}
+	for range 2 {
+		if err := c.Create(ctx, b); err != nil {
+			t.Fatalf("re-arm: %v", err)
+		}
+	}
+	r2, _ := link(s1, r1)
+	if got, want := running(), []string{timerspec.ExecutionName(a.Name, d1), r2}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("running %v; want %v", got, want)
 	}
 }
 

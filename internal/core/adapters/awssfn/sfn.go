@@ -8,34 +8,52 @@
 //     StartExecution of a Standard state machine is idempotent: the same
 //     name and input as a running execution succeeds without a second
 //     one. ExecutionAlreadyExists with another input is ErrInputConflict.
-//     A name whose execution ran is a success; one that a cancel stopped
-//     (the item was armed again for the same due time: a closed name
-//     cannot be used again for 90 days) is restarted as
-//     timerspec.RestartName(name, now).
-//   - Update (a move from the due time from) stops the execution named
-//     for from, one StopExecution by its ARN, and starts the one for the
-//     new due time; task.ErrScheduleNotFound when no execution has that
-//     name (the worker then creates). A from of zero (unknown) or equal
-//     to the new due time stops nothing.
-//   - Delete (a cancel of the item armed for at) is one StopExecution of
-//     the execution named for at; task.ErrScheduleNotFound when none has
-//     that name, or at is zero (unknown), which the worker counts as
-//     success.
+//     A name whose execution ran is a success. One that a cancel stopped
+//     (the item was armed again for the same due time), or that failed,
+//     cannot be used again for 90 days: it is restarted, and the restarts
+//     form a chain whose names derive from what DescribeExecution returns:
+//     the restart of a closed link is timerspec.RestartName(first,
+//     timerspec.RestartSecond(prev, its stopDate)). Create follows the
+//     chain to its first open link, so arming again is idempotent: a
+//     second Create finds the restart the first started (ExecutionAlreadyExists,
+//     then DescribeExecution says RUNNING), and one item runs at most one
+//     execution per due time. A chain longer than timerspec.MaxRestarts
+//     is an error (timerspec.ErrRestartChain) that no retry changes.
+//   - Update (a move from the due time from) stops the running link of the
+//     chain named for from and starts the one for the new due time;
+//     task.ErrScheduleNotFound when no link of from's chain runs (the
+//     worker then creates). A from of zero (unknown) or equal to the new
+//     due time stops nothing.
+//   - Delete (a cancel of the item armed for at) follows the chain named
+//     for at with DescribeExecution and stops its running link, so a
+//     cancel leaves no execution of that due time running, a restart
+//     included; task.ErrScheduleNotFound when no link runs (none was
+//     started, or it fired), or at is zero (unknown), which the worker
+//     counts as success.
 //   - Due times more than timerspec.MaxHorizon away are rejected
 //     (timerspec.ErrBeyondHorizon), not chained: an execution lasts one year.
 //     The error reports Permanent(): no retry changes it.
 //
-// So a cancel or a move costs one StopExecution, whatever the number of
-// running executions: the name, and with it the ARN (the state machine's
-// ARN with "stateMachine" replaced by "execution", then ":" and the name),
-// comes from the item's key and the due time it was armed for, which the
+// So a cancel or a move costs one DescribeExecution per link of the chain
+// (one, unless the item was cancelled and armed again for the same due
+// time) and one StopExecution, whatever the number of running executions:
+// the name, and with it the ARN (the state machine's ARN with
+// "stateMachine" replaced by "execution", then ":" and the name), comes
+// from the item's key and the due time it was armed for, which the
 // cancellation message carries from the record's old image. Only the
-// reconciler lists executions (List, a timer.Reader); Get reads one by
-// the same ARN.
+// reconciler lists executions (List, a timer.Reader); Get reads the
+// chain's running link the same way.
 //
-// A few executions can be left running; each is harmless because the
-// claim skips it (docs/decisions/stale-executions.md).
+// A few executions can be left running (a move whose stop was lost, a
+// create that raced a cancel; a chain's first name that became usable
+// again after 90 days, started beside a running restart); each is
+// harmless because the claim skips it (docs/decisions/stale-executions.md).
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
+// ("An execution can't use the name of another execution for 90 days";
+// "When the original execution is closed, the ExecutionAlreadyExists
+// message is returned regardless of input")
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
+// (stopDate: "If the execution ended, the date the execution stopped")
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
 package awssfn
 
@@ -133,42 +151,103 @@ func New(api API, cfg Config) (*Client, error) {
 	return &Client{api: api, cfg: cfg}, nil
 }
 
-// Create implements task.Scheduler.
+// Create implements task.Scheduler: start the execution named for s's
+// due time, or, when that name is closed by a stop or a failure, the
+// first open link of its restart chain (see the package comment).
 func (c *Client) Create(ctx context.Context, s task.Schedule) error {
-	now := c.cfg.Now()
-	if err := timerspec.CheckHorizon(s.At, now); err != nil {
+	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
 	input := timerspec.ExecutionInput(c.cfg.Schema, s)
-	name := timerspec.ExecutionName(s.Name, s.At)
-	err := c.start(ctx, name, input)
-	var exists *types.ExecutionAlreadyExists
-	if !errors.As(err, &exists) {
-		return err
+	first := timerspec.ExecutionName(s.Name, s.At)
+	name, prev := first, time.Time{}
+	for i := 0; ; i++ {
+		err := c.start(ctx, name, input)
+		var exists *types.ExecutionAlreadyExists
+		if !errors.As(err, &exists) {
+			return err // started, the same running execution, or a failure
+		}
+		d, derr := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(name))})
+		if derr != nil {
+			return fmt.Errorf("awssfn: start %s: %w; describe: %w", name, err, derr)
+		}
+		if aws.ToString(d.Input) != input {
+			return fmt.Errorf("awssfn: execution %s: %w: it was started with %s, this schedule is %s; "+
+				"a schema change renamed payload attributes, or two items share a schedule name",
+				name, ErrInputConflict, aws.ToString(d.Input), input)
+		}
+		if !closed(d.Status) {
+			return nil // the same execution: waiting, or it already fired
+		}
+		// Stopped (a cancel) or failed, and the item is armed again for
+		// the same due time: the next link of the chain.
+		if i == timerspec.MaxRestarts {
+			return refusal{chainError(first)}
+		}
+		if name, prev, err = nextLink(first, name, prev, d); err != nil {
+			return err
+		}
 	}
-	d, derr := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(name))})
-	if derr != nil {
-		return fmt.Errorf("awssfn: start %s: %w; describe: %w", name, err, derr)
-	}
-	if aws.ToString(d.Input) != input {
-		return fmt.Errorf("awssfn: execution %s: %w: it was started with %s, this schedule is %s; "+
-			"a schema change renamed payload attributes, or two items share a schedule name",
-			name, ErrInputConflict, aws.ToString(d.Input), input)
-	}
-	switch d.Status {
+}
+
+// closed reports whether an execution of status st ended without firing
+// (stopped, failed, timed out), so that its name is closed and the chain
+// goes on to a restart. RUNNING, SUCCEEDED and PENDING_REDRIVE (a failed
+// execution that a redrive may continue) end the chain.
+func closed(st types.ExecutionStatus) bool {
+	switch st {
 	case types.ExecutionStatusRunning, types.ExecutionStatusSucceeded, types.ExecutionStatusPendingRedrive:
-		return nil // the same execution: waiting, or it already fired
+		return false
 	}
-	// Stopped (a cancel) or failed, and the item is armed again for the
-	// same due time: a closed name is not used again for 90 days. Start a
-	// restart named after this second (retries within it share it). One
-	// that an earlier re-arm started may run too: the claim lets one of
-	// them fire.
-	restart := timerspec.RestartName(name, now)
-	if err := c.start(ctx, restart, input); err != nil && !errors.As(err, &exists) {
-		return err
+	return true
+}
+
+// nextLink names the restart of the closed link called name (itself
+// named after the second prev; zero for the chain's first), from the
+// stopDate DescribeExecution returned for it (startDate when a service
+// leaves stopDate out: it is as deterministic, only sooner).
+func nextLink(first, name string, prev time.Time, d *sfn.DescribeExecutionOutput) (string, time.Time, error) {
+	stopped := aws.ToTime(d.StopDate)
+	if stopped.IsZero() {
+		stopped = aws.ToTime(d.StartDate)
 	}
-	return nil
+	if stopped.IsZero() {
+		return "", time.Time{}, fmt.Errorf("awssfn: execution %s is %s and DescribeExecution gave no stopDate: its restart cannot be named",
+			name, d.Status)
+	}
+	t := timerspec.RestartSecond(prev, stopped)
+	return timerspec.RestartName(first, t), t, nil
+}
+
+func chainError(first string) error {
+	return fmt.Errorf("awssfn: execution %s: %w: it and its %d restarts are all closed "+
+		"(the item was cancelled and armed again for the same due time %d times); "+
+		"arm it for another due time, or let the reconciler's overdue sweep fire it",
+		first, timerspec.ErrRestartChain, timerspec.MaxRestarts, timerspec.MaxRestarts+1)
+}
+
+// find follows the restart chain of the execution called first with
+// DescribeExecution to its first link not closed: the one running, one
+// that fired, or a name never started (d nil).
+func (c *Client) find(ctx context.Context, first string) (name string, d *sfn.DescribeExecutionOutput, err error) {
+	name, prev := first, time.Time{}
+	for i := 0; ; i++ {
+		d, err := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(name))})
+		var gone *types.ExecutionDoesNotExist
+		switch {
+		case errors.As(err, &gone):
+			return name, nil, nil
+		case err != nil:
+			return name, nil, fmt.Errorf("awssfn: describe %s: %w", name, err)
+		case !closed(d.Status):
+			return name, d, nil
+		case i == timerspec.MaxRestarts:
+			return name, nil, chainError(first)
+		}
+		if name, prev, err = nextLink(first, name, prev, d); err != nil {
+			return name, nil, err
+		}
+	}
 }
 
 func (c *Client) start(ctx context.Context, name, input string) error {
@@ -182,9 +261,9 @@ func (c *Client) start(ctx context.Context, name, input string) error {
 	return err
 }
 
-// Update implements task.Scheduler: stop the execution of the due time
-// from (unless it is zero or s's own), start s's. task.ErrScheduleNotFound
-// when no execution has from's name.
+// Update implements task.Scheduler: stop the running execution of the
+// due time from (unless it is zero or s's own), start s's.
+// task.ErrScheduleNotFound when none of from's chain runs.
 func (c *Client) Update(ctx context.Context, s task.Schedule, from time.Time) error {
 	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
@@ -197,10 +276,11 @@ func (c *Client) Update(ctx context.Context, s task.Schedule, from time.Time) er
 	return c.Create(ctx, s)
 }
 
-// Delete implements task.Scheduler: stop the execution of the schedule
-// called name at at. task.ErrScheduleNotFound when none has that name, or
-// at is zero: with no due time there is no name to stop, and any
-// execution left is stale (see the package comment).
+// Delete implements task.Scheduler: stop the running execution of the
+// schedule called name at at (the execution named for at, or the restart
+// of it that runs). task.ErrScheduleNotFound when none runs, or at is
+// zero: with no due time there is no name to stop, and any execution
+// left is stale (see the package comment).
 func (c *Client) Delete(ctx context.Context, name string, at time.Time) error {
 	if at.IsZero() {
 		return task.ErrScheduleNotFound
@@ -208,11 +288,21 @@ func (c *Client) Delete(ctx context.Context, name string, at time.Time) error {
 	return c.stop(ctx, timerspec.ExecutionName(name, at))
 }
 
-// stop stops the execution called name by its ARN. One that does not
-// exist is task.ErrScheduleNotFound; one that is closed already (it
-// fired, or was stopped) runs no more either way.
-func (c *Client) stop(ctx context.Context, name string) error {
-	_, err := c.api.StopExecution(ctx, &sfn.StopExecutionInput{
+// stop stops the running link of the chain of the execution called
+// first, by its ARN. None running (never started, fired, or every link
+// stopped) is task.ErrScheduleNotFound; a chain too long to follow is
+// a refusal (Create starts no link beyond it, so none runs there).
+func (c *Client) stop(ctx context.Context, first string) error {
+	name, d, err := c.find(ctx, first)
+	switch {
+	case errors.Is(err, timerspec.ErrRestartChain):
+		return refusal{err}
+	case err != nil:
+		return err
+	case d == nil || d.Status != types.ExecutionStatusRunning:
+		return task.ErrScheduleNotFound
+	}
+	_, err = c.api.StopExecution(ctx, &sfn.StopExecutionInput{
 		ExecutionArn: aws.String(c.executionArn(name)), Cause: aws.String("unscheduled: the item was cancelled or moved"),
 	})
 	var gone *types.ExecutionDoesNotExist
@@ -231,12 +321,14 @@ func (c *Client) executionArn(name string) string {
 	return strings.Replace(c.cfg.StateMachineArn, ":stateMachine:", ":execution:", 1) + ":" + name
 }
 
-// Get implements timer.Reader: the running execution named for the due
-// time at (DescribeExecution by its ARN), with the due time and payload
-// of its input. timer.ErrNotFound when no execution has that name, when
-// it is not RUNNING (it fired, failed or was stopped: it will not fire),
-// or when at is zero: an execution is named by its due time, so without
-// one there is no name to read (List gives the names and due times).
+// Get implements timer.Reader: the running execution of the due time
+// at (the one named for at, or the restart of it that runs: Get follows
+// the chain with DescribeExecution as Create does), with the due time and
+// payload of its input. timer.ErrNotFound when no link runs (none was
+// started, it fired, or a cancel stopped it), or when at is zero: an
+// execution is named by its due time, so without one there is no name to
+// read (List gives the names and due times). A chain longer than
+// timerspec.MaxRestarts is an error wrapping timerspec.ErrRestartChain.
 // DescribeExecution is eventually consistent: an execution started a
 // moment ago may not be found yet.
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
@@ -245,14 +337,12 @@ func (c *Client) Get(ctx context.Context, name string, at time.Time) (timer.Sche
 		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w: without its due time there is no execution name to read",
 			name, timer.ErrNotFound)
 	}
-	exec := timerspec.ExecutionName(name, at)
-	d, err := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(exec))})
-	var gone *types.ExecutionDoesNotExist
+	exec, d, err := c.find(ctx, timerspec.ExecutionName(name, at))
 	switch {
-	case errors.As(err, &gone):
-		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w (%w)", exec, timer.ErrNotFound, err)
 	case err != nil:
-		return timer.Schedule{}, fmt.Errorf("awssfn: describe %s: %w", exec, err)
+		return timer.Schedule{}, err
+	case d == nil:
+		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w: no execution has that name", exec, timer.ErrNotFound)
 	case d.Status != types.ExecutionStatusRunning:
 		return timer.Schedule{}, fmt.Errorf("awssfn: get %s: %w: the execution is %s", exec, timer.ErrNotFound, d.Status)
 	}

@@ -34,14 +34,18 @@ const (
 type exec struct {
 	input  string
 	status types.ExecutionStatus
+	// stopped is the stop date of a closed execution (zero: the fake's
+	// clock at the start of the test, now).
+	stopped time.Time
 }
 
 // fakeSFN has the StartExecution semantics of a Standard state machine:
 // the same name and input as a running execution succeeds; a closed one,
 // or another input, is ExecutionAlreadyExists. StopExecution of a name
 // never started is ExecutionDoesNotExist; of a closed one, a success that
-// changes nothing (the API reference lists no error for it). It counts
-// the calls by operation.
+// changes nothing (the API reference lists no error for it).
+// DescribeExecution gives a closed execution's stopDate, the clock's time
+// when it was stopped. It counts the calls by operation.
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
 type fakeSFN struct {
@@ -51,6 +55,8 @@ type fakeSFN struct {
 	// error of every DescribeExecution and ListExecutions.
 	lists []sfn.ListExecutionsInput
 	fail  error
+	// clock tells the time of a stop (nil: now).
+	clock func() time.Time
 }
 
 // ListExecutions pages through the executions of the status filter, in
@@ -129,7 +135,10 @@ func (f *fakeSFN) StopExecution(_ context.Context, in *sfn.StopExecutionInput, _
 		return nil, &types.ExecutionDoesNotExist{Message: aws.String("no such execution")}
 	}
 	if e.status == types.ExecutionStatusRunning {
-		e.status = types.ExecutionStatusAborted
+		e.status, e.stopped = types.ExecutionStatusAborted, now
+		if f.clock != nil {
+			e.stopped = f.clock()
+		}
 	}
 	return &sfn.StopExecutionOutput{}, nil
 }
@@ -147,7 +156,14 @@ func (f *fakeSFN) DescribeExecution(_ context.Context, in *sfn.DescribeExecution
 	if !ok {
 		return nil, &types.ExecutionDoesNotExist{}
 	}
-	return &sfn.DescribeExecutionOutput{Input: aws.String(e.input), Status: e.status}, nil
+	out := &sfn.DescribeExecutionOutput{Input: aws.String(e.input), Status: e.status, Name: aws.String(n)}
+	if e.status != types.ExecutionStatusRunning {
+		out.StopDate = aws.Time(now)
+		if !e.stopped.IsZero() {
+			out.StopDate = aws.Time(e.stopped)
+		}
+	}
+	return out, nil
 }
 
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -206,8 +222,9 @@ func TestCreateWithAnotherInputIsAClearError(t *testing.T) {
 	}
 }
 
-// A cancel or a move costs one StopExecution by the execution's ARN,
-// whatever the number of other running executions: it lists none.
+// A cancel or a move costs one DescribeExecution and one StopExecution by
+// the execution's ARN, whatever the number of other running executions:
+// it lists none.
 func TestCancelAndMoveAreOneStop(t *testing.T) {
 	due, later := now.Add(time.Hour), now.Add(2*time.Hour)
 	old, moved := sched(item, due), sched(item, later)
@@ -218,9 +235,9 @@ func TestCancelAndMoveAreOneStop(t *testing.T) {
 		wantRun   []string // the item's running executions after
 	}{
 		{"cancel", func(c *Client) error { return c.Delete(context.Background(), old.Name, due) },
-			map[string]int{"StopExecution": 1}, nil},
+			map[string]int{"DescribeExecution": 1, "StopExecution": 1}, nil},
 		{"move", func(c *Client) error { return c.Update(context.Background(), moved, due) },
-			map[string]int{"StopExecution": 1, "StartExecution": 1}, []string{timerspec.ExecutionName(moved.Name, later)}},
+			map[string]int{"DescribeExecution": 1, "StopExecution": 1, "StartExecution": 1}, []string{timerspec.ExecutionName(moved.Name, later)}},
 		{"reminder-only move (same due time)", func(c *Client) error { return c.Update(context.Background(), old, due) },
 			map[string]int{"StartExecution": 1}, []string{timerspec.ExecutionName(old.Name, due)}},
 	}
@@ -257,9 +274,9 @@ func TestCancelAndMoveAreOneStop(t *testing.T) {
 	}
 }
 
-// An execution that never ran, or whose due time is not known, is
-// task.ErrScheduleNotFound; one that closed already stops without error.
-// Either is the worker's success path.
+// An execution that never ran, fired or was stopped already, or whose
+// due time is not known, is task.ErrScheduleNotFound, and nothing is
+// stopped: the worker's success path.
 func TestGoneOrClosedIsNotFoundOrDone(t *testing.T) {
 	due := now.Add(time.Hour)
 	s := sched(item, due)
@@ -271,14 +288,18 @@ func TestGoneOrClosedIsNotFoundOrDone(t *testing.T) {
 		wantStops int
 	}{
 		{"cancel of no execution", "", func(c *Client) error { return c.Delete(context.Background(), s.Name, due) },
-			task.ErrScheduleNotFound, 1},
+			task.ErrScheduleNotFound, 0},
 		{"cancel without a due time", types.ExecutionStatusRunning,
 			func(c *Client) error { return c.Delete(context.Background(), s.Name, time.Time{}) }, task.ErrScheduleNotFound, 0},
 		{"cancel of a fired execution", types.ExecutionStatusSucceeded,
+			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, task.ErrScheduleNotFound, 0},
+		{"cancel of a stopped execution", types.ExecutionStatusAborted,
+			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, task.ErrScheduleNotFound, 0},
+		{"cancel of a running execution", types.ExecutionStatusRunning,
 			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, nil, 1},
 		{"move of no execution", "", func(c *Client) error {
 			return c.Update(context.Background(), sched(item, due.Add(time.Hour)), due)
-		}, task.ErrScheduleNotFound, 1},
+		}, task.ErrScheduleNotFound, 0},
 		{"move without the old due time creates", "", func(c *Client) error {
 			return c.Update(context.Background(), sched(item, due.Add(time.Hour)), time.Time{})
 		}, nil, 0},
@@ -336,8 +357,12 @@ func TestWorkerCancelsByTheMessagesOldDueTime(t *testing.T) {
 			if err := rec.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			if f.calls["StopExecution"] != 1 || !strings.Contains(out.String(), tc.metric) {
-				t.Fatalf("%d stops, metrics %s; want one stop and %s", f.calls["StopExecution"], out.String(), tc.metric)
+			wantStops := 0
+			if tc.create {
+				wantStops = 1
+			}
+			if f.calls["StopExecution"] != wantStops || !strings.Contains(out.String(), tc.metric) {
+				t.Fatalf("%d stops, metrics %s; want %d and %s", f.calls["StopExecution"], out.String(), wantStops, tc.metric)
 			}
 			if e := f.execs[timerspec.ExecutionName(s.Name, due)]; e != nil && e.status == types.ExecutionStatusRunning {
 				t.Fatal("the old execution still runs")
@@ -347,11 +372,10 @@ func TestWorkerCancelsByTheMessagesOldDueTime(t *testing.T) {
 }
 
 // An item armed again for a due time whose execution a cancel stopped
-// gets a restart; a later cancel stops only the execution its due time
-// names, so a restart may stay running beside a newer one. Each fires at
-// the due time, and the claim (armed for that due time, then not armed)
-// lets one fire at most: exactly once when the item ends armed, never
-// when it ends cancelled.
+// gets a restart, the next link of the chain; a cancel stops the link
+// that runs. So whatever the steps, the item runs one execution while it
+// is armed and none when it is not, and fires exactly once when it ends
+// armed, never when it ends cancelled.
 func TestRearmAfterStopFiresOnce(t *testing.T) {
 	due := now.Add(time.Hour)
 	s := sched(item, due)
@@ -368,13 +392,15 @@ func TestRearmAfterStopFiresOnce(t *testing.T) {
 		{"armed, cancelled, armed again, cancelled", []step{arm, disarm, arm, disarm}, 0},
 		{"three re-arms", []step{arm, disarm, arm, disarm, arm, disarm, arm}, 1},
 		{"retried creates", []step{arm, arm, disarm, arm, arm, arm}, 1},
+		{"retried cancels", []step{arm, disarm, disarm, arm, disarm, disarm, arm, arm}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, f := newClient(t)
 			clock := now
 			c.cfg.Now = func() time.Time { return clock }
-			armed, cancels := false, 0
-			for _, st := range tc.steps {
+			f.clock = func() time.Time { return clock }
+			armed := false
+			for i, st := range tc.steps {
 				clock = clock.Add(time.Second) // each step a second later
 				switch st {
 				case arm:
@@ -383,13 +409,13 @@ func TestRearmAfterStopFiresOnce(t *testing.T) {
 						t.Fatal(err)
 					}
 				case disarm:
-					armed, cancels = false, cancels+1
+					armed = false
 					if err := c.Delete(context.Background(), s.Name, due); err != nil && !errors.Is(err, task.ErrScheduleNotFound) {
 						t.Fatal(err)
 					}
 				}
-				if f.calls["StopExecution"] != cancels {
-					t.Fatalf("%d stops after %d cancels; want one each", f.calls["StopExecution"], cancels)
+				if r := running(f); (len(r) == 1) != armed || len(r) > 1 {
+					t.Fatalf("step %d (%s): running %v; want one while armed, none otherwise", i, st, r)
 				}
 			}
 			// The due time comes: every running execution of the item
@@ -436,7 +462,8 @@ func TestBeyondOneYearIsRejected(t *testing.T) {
 }
 
 // Get reads the running execution named for the due time, with the due
-// time and payload of its input; anything else is timer.ErrNotFound.
+// time and payload of its input; anything else is timer.ErrNotFound. A
+// closed one is followed to its restart (TestRestartChain).
 func TestGetReadsTheRunningExecutionOfTheDueTime(t *testing.T) {
 	due := now.Add(time.Hour)
 	s := sched(item, due)
@@ -456,9 +483,9 @@ func TestGetReadsTheRunningExecutionOfTheDueTime(t *testing.T) {
 		{"running, asked without a due time", types.ExecutionStatusRunning, "", time.Time{}, nil, timer.ErrNotFound, 0},
 		{"running, asked for another due time", types.ExecutionStatusRunning, "", due.Add(time.Second), nil, timer.ErrNotFound, 1},
 		{"never started", "", "", due, nil, timer.ErrNotFound, 1},
-		{"stopped", types.ExecutionStatusAborted, "", due, nil, timer.ErrNotFound, 1},
+		{"stopped, and no restart", types.ExecutionStatusAborted, "", due, nil, timer.ErrNotFound, 2},
 		{"fired", types.ExecutionStatusSucceeded, "", due, nil, timer.ErrNotFound, 1},
-		{"failed", types.ExecutionStatusFailed, "", due, nil, timer.ErrNotFound, 1},
+		{"failed, and no restart", types.ExecutionStatusFailed, "", due, nil, timer.ErrNotFound, 2},
 		{"throttled", types.ExecutionStatusRunning, "", due, throttled, throttled, 1},
 		{"input not JSON", types.ExecutionStatusRunning, "{", due, nil, errBadInput, 1},
 		{"payload of another schema", types.ExecutionStatusRunning, `{"at":"2026-11-30T13:00:00Z","payload":{"x":"1"}}`, due, nil, errBadInput, 1},
