@@ -1166,8 +1166,8 @@ func (x *run) misplaced(ctx context.Context, e *pendingEntry, s timer.Schedule) 
 	}
 	switch err := x.delete(ctx, s.Name, s.At); {
 	case errors.Is(err, timer.ErrNotFound):
-		// Gone meanwhile, or not nameable by its due time (a Step
-		// Functions restart: it fires, and the claim skips it).
+		// Gone meanwhile, or a Step Functions restart chain longer than
+		// the adapter follows: it fires, and the claim skips it.
 	case err != nil:
 		x.fail(ctx, log, "delete misplaced schedule", err)
 		return

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/domain/task"
-	"github.com/unschedule/unschedule/internal/domain/timer"
-	"github.com/unschedule/unschedule/internal/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // TestRestartChain: a name that a cancel closed is restarted under a name
