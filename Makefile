@@ -90,8 +90,8 @@ e2e: deps
 
 ## sim: 10,000 seeded fault-injection histories (internal/tooling/sim) of each
 ## workload (tasks with their reminders, campaign sends, future events,
-## deferred jobs) on each timer it runs on (EventBridge Scheduler, Step
-## Functions, TTL; campaign sends on the Scheduler), each under its own
+## deferred jobs) on each timer (EventBridge Scheduler, Step Functions,
+## TTL), each under its own
 ## faults; invariants I1-I6, C1-C4, F1-F6, J1-J5. A failing seed prints
 ## its replay command.
 SIM_SEEDS ?= 10000

@@ -12,9 +12,7 @@
 //	go run ./cmd/sim -workload futureevents -timer all # future events on every timer
 //	go run ./cmd/sim -workload deferredjobs -seed 7   # replay a deferred-jobs history
 //
-// Campaign sends run on the EventBridge Scheduler timer only (their
-// provisioning creates one-time schedules); -timer all runs them there.
-// -layer is the old name of -timer. Concurrent duplicate invocations of a
+// Every workload runs on every timer. -layer is the old name of -timer. Concurrent duplicate invocations of a
 // schedule are injected by default (-concurrent-fires=false leaves them
 // out). Every invariant is strict: there is no list of known gaps that a
 // history may show.

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestFlags: -timer and -workload pick the runs (campaign sends on the
-// scheduler timer only), -layer still works with a note, and bad values
+// TestFlags: -timer and -workload pick the runs (every workload on every
+// timer), -layer still works with a note, and bad values
 // are refused with the flag's name.
 func TestFlags(t *testing.T) {
 	for _, tc := range []struct {
