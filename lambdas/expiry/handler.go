@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/envvars"
@@ -157,40 +155,12 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 // a batch item failure (the mapping has ReportBatchItemFailures): the
 // stream retries from that record.
 func (h *handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
-	ev, ok := streamEvent(raw)
-	if !ok {
-		return nil, h.Handle(ctx, raw)
-	}
-	var resp events.DynamoDBEventResponse
-	for _, d := range ttlmarker.PayloadsFromEvent(ev) {
-		if err := h.Handle(ctx, d.Payload); err != nil {
+	return ttlmarker.Invoke(ctx, raw, h.Handle, func(delivered bool) {
+		if delivered {
+			h.metrics.Add(metrics.TTLDispatched, 1)
+		} else {
 			h.metrics.Add(metrics.TTLDispatchFailed, 1)
-			_ = h.metrics.Flush()
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: d.SequenceNumber})
-			// Records of one shard are ordered: stop at the first failure,
-			// the stream retries from it.
-			break
 		}
-		h.metrics.Add(metrics.TTLDispatched, 1)
 		_ = h.metrics.Flush()
-	}
-	return resp, nil
-}
-
-// streamEvent decodes a DynamoDB stream batch; ok is false for anything
-// else (a schedule's or an execution's payload).
-func streamEvent(raw json.RawMessage) (events.DynamoDBEvent, bool) {
-	var probe struct {
-		Records []struct {
-			EventSource string `json:"eventSource"`
-		} `json:"Records"`
-	}
-	if json.Unmarshal(raw, &probe) != nil || len(probe.Records) == 0 || probe.Records[0].EventSource != "aws:dynamodb" {
-		return events.DynamoDBEvent{}, false
-	}
-	var ev events.DynamoDBEvent
-	if json.Unmarshal(raw, &ev) != nil {
-		return events.DynamoDBEvent{}, false
-	}
-	return ev, true
+	})
 }

@@ -173,16 +173,6 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 	}
 }
 
-// A scheduler's or an execution's payload still goes to Handle.
-func TestInvokeTakesAPayloadAsBefore(t *testing.T) {
-	if _, ok := streamEvent(json.RawMessage(`{"tenantId":"t","jobId":"j","runAt":"2030-01-01T00:00:00Z"}`)); ok {
-		t.Fatal("a payload read as a stream event")
-	}
-	if _, ok := streamEvent(json.RawMessage(`{"Records":[{"eventSource":"aws:sqs"}]}`)); ok {
-		t.Fatal("an SQS batch read as a DynamoDB stream event")
-	}
-}
-
 // A failed firing of a TTL deletion is a batch item failure naming its
 // record (the stream retries from it), and the records after it in the
 // batch are left for that retry.

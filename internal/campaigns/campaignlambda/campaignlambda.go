@@ -121,36 +121,7 @@ type Send struct {
 // reported as a batch item failure, and the rest of its shard waits for
 // it (the mapping has ReportBatchItemFailures).
 func (s *Send) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
-	ev, ok := streamEvent(raw)
-	if !ok {
-		return nil, s.Handle(ctx, raw)
-	}
-	var resp events.DynamoDBEventResponse
-	for _, d := range ttlmarker.PayloadsFromEvent(ev) {
-		if err := s.Handle(ctx, d.Payload); err != nil {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: d.SequenceNumber})
-			break // records of one shard are ordered: the stream retries from this one
-		}
-	}
-	return resp, nil
-}
-
-// streamEvent decodes a DynamoDB stream batch; ok is false for anything
-// else (one fire's payload).
-func streamEvent(raw json.RawMessage) (events.DynamoDBEvent, bool) {
-	var probe struct {
-		Records []struct {
-			EventSource string `json:"eventSource"`
-		} `json:"Records"`
-	}
-	if json.Unmarshal(raw, &probe) != nil || len(probe.Records) == 0 || probe.Records[0].EventSource != "aws:dynamodb" {
-		return events.DynamoDBEvent{}, false
-	}
-	var ev events.DynamoDBEvent
-	if json.Unmarshal(raw, &ev) != nil {
-		return events.DynamoDBEvent{}, false
-	}
-	return ev, true
+	return ttlmarker.Invoke(ctx, raw, s.Handle, nil)
 }
 
 // Handle runs one fire: the core timers' payload (TaskSchema) or the
