@@ -280,23 +280,7 @@ func (a *adopter) lastDue() time.Time {
 
 // fireDue hands the timers whose time came to the expiry function, with
 // the timer's faults: early (the Scheduler's minute), late, twice.
-func (a *adopter) fireDue() {
-	now := a.clock.Now()
-	for _, s := range a.sched.Fire(now.Add(a.earlyBy())) {
-		at := now
-		if s.At.After(now) {
-			a.count(FaultFiredEarly)
-		}
-		if a.cfg.Timer != timerspec.TTL && a.inject(FaultFiredLate, 0.05) {
-			at = at.Add(time.Duration(1+a.rng.Intn(180)) * time.Second)
-		}
-		a.invs = append(a.invs, invocation{s: s, at: at})
-		if a.inject(a.duplicateFault(), 0.05) {
-			a.invs = append(a.invs, invocation{s: s, at: at.Add(time.Duration(a.rng.Intn(120)) * time.Second)})
-		}
-		a.tracef("fired %s (due %s)", s.Name, contract.FormatTime(s.Payload.Due))
-	}
-}
+func (a *adopter) fireDue() { a.invs = append(a.invs, a.firings(a.sched, a.clock.Now())...) }
 
 func (a *adopter) runDue() {
 	now := a.clock.Now()

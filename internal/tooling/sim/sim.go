@@ -916,9 +916,14 @@ func (w *world) signIn(u *user) {
 
 // The scheduler and the expiry function.
 
-func (w *world) fire() {
-	now := w.clock.Now()
-	for _, s := range w.sched.Fire(now.Add(w.earlyBy())) {
+func (w *world) fire() { w.invs = append(w.invs, w.firings(w.sched, w.clock.Now())...) }
+
+// firings hands over the schedules of sched whose time came at now, with the
+// timers' documented faults every workload runs under: early firings
+// (EventBridge Scheduler's window), late ones, and duplicate invocations.
+func (w *core) firings(sched memory.TimerScheduler, now time.Time) []invocation {
+	var out []invocation
+	for _, s := range sched.Fire(now.Add(w.earlyBy())) {
 		at := now
 		if s.At.After(now) {
 			w.count(FaultFiredEarly)
@@ -926,12 +931,13 @@ func (w *world) fire() {
 		if w.cfg.Timer != timerspec.TTL && w.inject(FaultFiredLate, 0.05) {
 			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
 		}
-		w.invs = append(w.invs, invocation{s: s, at: at})
+		out = append(out, invocation{s: s, at: at})
 		if w.inject(w.duplicateFault(), 0.05) {
-			w.invs = append(w.invs, invocation{s: s, at: at.Add(time.Duration(w.rng.Intn(120)) * time.Second)})
+			out = append(out, invocation{s: s, at: at.Add(time.Duration(w.rng.Intn(120)) * time.Second)})
 		}
-		w.tracef("fired %s (due %s)", s.Name, task.FormatTime(s.Payload.Due))
+		w.tracef("fired %s (due %s)", s.Name, contract.FormatTime(s.Payload.Due))
 	}
+	return out
 }
 
 // runDue runs the invocations whose time has come, in order.
