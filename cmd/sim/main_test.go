@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/tooling/sim"
 	"strings"
 	"testing"
+
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/tooling/sim"
 )
 
 // TestFlags: -timer and -workload pick the runs (every workload on every

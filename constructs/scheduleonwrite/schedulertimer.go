@@ -2,6 +2,7 @@ package scheduleonwrite
 
 import (
 	"fmt"
+
 	"github.com/unschedule/unschedule/internal/core/envvars"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"

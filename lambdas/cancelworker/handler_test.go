@@ -33,21 +33,21 @@ func fixture(t *testing.T, name string) events.SQSEvent {
 }
 
 func TestHandle(t *testing.T) {
-	existing := func(id string) task.Schedule {
+	existing := func(id string) contract.Schedule {
 		return task.ScheduleFor(task.Task{UserID: "user-1", TaskID: id, DueAt: time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC),
 			ScheduleToken: "tok"})
 	}
 	tests := []struct {
 		name         string
-		schedules    []task.Schedule
+		schedules    []contract.Schedule
 		fail         func(op, name string) error
 		wantFailures []string
 		wantLeft     []string
 	}{
-		{"cancel, then move and cancel in one group; malformed fails", []task.Schedule{existing(taskA), existing(taskB)}, nil,
+		{"cancel, then move and cancel in one group; malformed fails", []contract.Schedule{existing(taskA), existing(taskB)}, nil,
 			[]string{"m-4"}, nil},
 		{"schedules already gone: still success", nil, nil, []string{"m-4"}, nil},
-		{"a throttled move fails its group's later messages too", []task.Schedule{existing(taskA), existing(taskB)},
+		{"a throttled move fails its group's later messages too", []contract.Schedule{existing(taskA), existing(taskB)},
 			func(op, _ string) error {
 				if op == "Update" {
 					return errors.New("ThrottlingException")

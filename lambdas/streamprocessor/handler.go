@@ -11,11 +11,11 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // FunctionName is the Function dimension of this function's metrics.
@@ -43,7 +43,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 }
 
 type processor interface {
-	Process(ctx context.Context, changes []task.Change) []cancel.Failure
+	Process(ctx context.Context, changes []changefeed.Change) []cancel.Failure
 }
 
 type counter interface {
@@ -78,7 +78,7 @@ func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	}()
 	todo := h.schema.PartitionKey == tableschema.PartitionKey && h.schema.SortKey == tableschema.SortKey
 	seq := make(map[string]string, len(ev.Records))
-	changes := make([]task.Change, 0, len(ev.Records))
+	changes := make([]changefeed.Change, 0, len(ev.Records))
 	for _, r := range ev.Records {
 		k := dynamo.StreamKey(h.schema, r)
 		if todo && (checkpoint.IsReserved(k.Partition) || tableschema.IsReservedSortKey(k.Sort)) {

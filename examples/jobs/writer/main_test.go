@@ -15,8 +15,8 @@ import (
 	"github.com/unschedule/unschedule/examples/jobs/jobschema"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
-	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -115,7 +115,7 @@ func checkFinishCancels(t *testing.T, db *dynamodb.Client, read func() (map[stri
 		return &it
 	}
 	k := contract.Key{Partition: "acme", Sort: "j1"}
-	m, ok := cancel.Decide(jobschema.Schema, task.Change{EventID: "e1", Kind: task.ChangeModify, Key: k,
+	m, ok := cancel.Decide(jobschema.Schema, changefeed.Change{EventID: "e1", Kind: changefeed.Modify, Key: k,
 		Old: image(before), New: image(after)})
 	if !ok || m.Action != cancel.ActionCancel {
 		t.Fatalf("Finish decided %+v (%v), want a cancel", m, ok)

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 )
 
 // Decide says whether a change-feed record warrants touching the item's
@@ -59,20 +59,20 @@ import (
 //
 // Items that carry no state (the to-do app's settings and checkpoint
 // items) are never armed, so they are always "nothing".
-func Decide(s contract.Schema, c task.Change) (Message, bool) {
+func Decide(s contract.Schema, c changefeed.Change) (Message, bool) {
 	armed := func(it *contract.Item) bool { return it != nil && s.Armed(*it) }
 	cancel := withOld(Message{Action: ActionCancel, Partition: c.Key.Partition, Sort: c.Key.Sort, EventID: c.EventID,
 		NoOldReminder: noOldReminder(s, c)}, c)
 	switch c.Kind {
-	case task.ChangeInsert:
+	case changefeed.Insert:
 		if armed(c.New) && !c.New.Inline {
 			return withItem(ActionSchedule, c), true
 		}
-	case task.ChangeRemove:
+	case changefeed.Remove:
 		if c.Old == nil || armed(c.Old) {
 			return cancel, true
 		}
-	case task.ChangeModify:
+	case changefeed.Modify:
 		switch {
 		case c.New == nil:
 		case c.Old == nil && !armed(c.New):
@@ -93,14 +93,14 @@ func Decide(s contract.Schema, c task.Change) (Message, bool) {
 }
 
 // withItem is a message that gives the new image its schedule.
-func withItem(a Action, c task.Change) Message {
+func withItem(a Action, c changefeed.Change) Message {
 	return withOld(Message{Action: a, Partition: c.Key.Partition, Sort: c.Key.Sort, DueAt: c.New.Due.UTC(),
-		RemindAt: c.New.Remind.UTC(), Token: c.New.Token, EventID: c.EventID, NoOldReminder: c.Kind == task.ChangeInsert || (c.Old != nil && c.Old.Remind.IsZero())}, c)
+		RemindAt: c.New.Remind.UTC(), Token: c.New.Token, EventID: c.EventID, NoOldReminder: c.Kind == changefeed.Insert || (c.Old != nil && c.Old.Remind.IsZero())}, c)
 }
 
 // withOld adds the old image's due and reminder times (none without an
 // old image): what the schedules being moved or deleted were made for.
-func withOld(m Message, c task.Change) Message {
+func withOld(m Message, c changefeed.Change) Message {
 	if c.Old != nil {
 		m.OldDueAt, m.OldRemindAt = utc(c.Old.Due), utc(c.Old.Remind)
 	}
@@ -118,6 +118,6 @@ func utc(t time.Time) time.Time {
 
 // noOldReminder reports whether the record shows that the item had no
 // reminder before the change (so no reminder schedule to delete).
-func noOldReminder(s contract.Schema, c task.Change) bool {
+func noOldReminder(s contract.Schema, c changefeed.Change) bool {
 	return !s.Reminds() || (c.Old != nil && c.Old.Remind.IsZero())
 }

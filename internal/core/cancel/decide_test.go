@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -36,8 +37,8 @@ func img(t *task.Task) *contract.Item {
 	return &it
 }
 
-func change(kind task.ChangeKind, old, new *task.Task) task.Change {
-	return task.Change{EventID: "ev1", Kind: kind, Key: task.Key(user, tid), Old: img(old), New: img(new)}
+func change(kind changefeed.Kind, old, new *task.Task) changefeed.Change {
+	return changefeed.Change{EventID: "ev1", Kind: kind, Key: task.Key(user, tid), Old: img(old), New: img(new)}
 }
 
 // consumer is an adopter's schema: other keys, due attribute and states,
@@ -62,52 +63,52 @@ func TestDecide(t *testing.T) {
 	inline := with(func(t *task.Task) { t.ScheduleInline = true })
 	tests := []struct {
 		name     string
-		kind     task.ChangeKind
+		kind     changefeed.Kind
 		old, new *task.Task
 		want     *Message
 	}{
-		{"insert by the API (inline) does nothing", task.ChangeInsert, nil, inline, nil},
-		{"insert by another writer schedules", task.ChangeInsert, nil, pending(), msg(ActionSchedule, due)},
-		{"insert not armed", task.ChangeInsert, nil, done, nil},
-		{"insert without a due time", task.ChangeInsert, nil, with(func(t *task.Task) { t.DueAt = time.Time{} }), nil},
-		{"modify done to pending schedules", task.ChangeModify, done, pending(), msg(ActionSchedule, due)},
-		{"modify pending to done cancels", task.ChangeModify, pending(), done, &cancelMsg},
-		{"modify pending, due time removed, cancels", task.ChangeModify, pending(),
+		{"insert by the API (inline) does nothing", changefeed.Insert, nil, inline, nil},
+		{"insert by another writer schedules", changefeed.Insert, nil, pending(), msg(ActionSchedule, due)},
+		{"insert not armed", changefeed.Insert, nil, done, nil},
+		{"insert without a due time", changefeed.Insert, nil, with(func(t *task.Task) { t.DueAt = time.Time{} }), nil},
+		{"modify done to pending schedules", changefeed.Modify, done, pending(), msg(ActionSchedule, due)},
+		{"modify pending to done cancels", changefeed.Modify, pending(), done, &cancelMsg},
+		{"modify pending, due time removed, cancels", changefeed.Modify, pending(),
 			with(func(t *task.Task) { t.DueAt = time.Time{} }), &cancelMsg},
-		{"remove of a pending task cancels", task.ChangeRemove, pending(), nil, &cancelMsg},
-		{"deadline moved reschedules", task.ChangeModify, pending(), with(func(t *task.Task) { t.DueAt = later }), msg(ActionReschedule, later)},
-		{"deadline moved and title edited reschedules", task.ChangeModify, pending(),
+		{"remove of a pending task cancels", changefeed.Remove, pending(), nil, &cancelMsg},
+		{"deadline moved reschedules", changefeed.Modify, pending(), with(func(t *task.Task) { t.DueAt = later }), msg(ActionReschedule, later)},
+		{"deadline moved and title edited reschedules", changefeed.Modify, pending(),
 			with(func(t *task.Task) { t.DueAt = later; t.Title = "new" }), msg(ActionReschedule, later)},
-		{"deadline moved on an item without a token reschedules", task.ChangeModify, with(func(t *task.Task) { t.ScheduleToken = "" }),
+		{"deadline moved on an item without a token reschedules", changefeed.Modify, with(func(t *task.Task) { t.ScheduleToken = "" }),
 			with(func(t *task.Task) { t.DueAt = later; t.ScheduleToken = "" }),
 			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, EventID: "ev1"}},
-		{"title only", task.ChangeModify, pending(), with(func(t *task.Task) { t.Title = "new" }), nil},
-		{"inline mark dropped", task.ChangeModify, inline, pending(), nil},
-		{"repair flag set", task.ChangeModify, pending(), with(func(t *task.Task) { t.ScheduleRepair = true }), nil},
-		{"same deadline in another zone", task.ChangeModify, pending(),
+		{"title only", changefeed.Modify, pending(), with(func(t *task.Task) { t.Title = "new" }), nil},
+		{"inline mark dropped", changefeed.Modify, inline, pending(), nil},
+		{"repair flag set", changefeed.Modify, pending(), with(func(t *task.Task) { t.ScheduleRepair = true }), nil},
+		{"same deadline in another zone", changefeed.Modify, pending(),
 			with(func(t *task.Task) { t.DueAt = due.In(time.FixedZone("x", 3600)) }), nil},
-		{"pending to expired by the claim (the schedule fired)", task.ChangeModify, pending(), claimed, nil},
-		{"pending to expired by a writer (no claim mark) cancels", task.ChangeModify, pending(), expired, &cancelMsg},
-		{"pending to expired by a writer, a claim mark before the deadline, cancels", task.ChangeModify,
+		{"pending to expired by the claim (the schedule fired)", changefeed.Modify, pending(), claimed, nil},
+		{"pending to expired by a writer (no claim mark) cancels", changefeed.Modify, pending(), expired, &cancelMsg},
+		{"pending to expired by a writer, a claim mark before the deadline, cancels", changefeed.Modify,
 			with(func(t *task.Task) { t.NotifyClaimAt = due.Add(-time.Hour) }),
 			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due.Add(-time.Hour) }), &cancelMsg},
-		{"pending to expired by a writer, the claim mark unchanged, cancels", task.ChangeModify,
+		{"pending to expired by a writer, the claim mark unchanged, cancels", changefeed.Modify,
 			with(func(t *task.Task) { t.NotifyClaimAt = due }),
 			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due }), &cancelMsg},
-		{"expired, notifiedAt recorded", task.ChangeModify, expired,
+		{"expired, notifiedAt recorded", changefeed.Modify, expired,
 			with(func(t *task.Task) { t.Status = task.StatusExpired; t.NotifiedAt = due }), nil},
-		{"remove of an expired task", task.ChangeRemove, expired, nil, nil},
-		{"remove of a done task", task.ChangeRemove, done, nil, nil},
-		{"modify of a done task", task.ChangeModify, done, with(func(t *task.Task) { t.Status = task.StatusDone; t.Title = "x" }), nil},
+		{"remove of an expired task", changefeed.Remove, expired, nil, nil},
+		{"remove of a done task", changefeed.Remove, done, nil, nil},
+		{"modify of a done task", changefeed.Modify, done, with(func(t *task.Task) { t.Status = task.StatusDone; t.Title = "x" }), nil},
 		// Missing images.
-		{"remove without old image cancels by key", task.ChangeRemove, nil, nil, &cancelMsg},
-		{"modify without old image, new done, cancels", task.ChangeModify, nil, done, &cancelMsg},
-		{"modify without old image, new expired, cancels", task.ChangeModify, nil, expired, &cancelMsg},
-		{"modify without old image, new pending, reschedules", task.ChangeModify, nil, pending(), msg(ActionReschedule, due)},
-		{"modify without new image", task.ChangeModify, pending(), nil, nil},
-		{"modify without any image", task.ChangeModify, nil, nil, nil},
-		{"insert without image", task.ChangeInsert, nil, nil, nil},
-		{"unknown kind", task.ChangeKind("TRUNCATE"), pending(), nil, nil},
+		{"remove without old image cancels by key", changefeed.Remove, nil, nil, &cancelMsg},
+		{"modify without old image, new done, cancels", changefeed.Modify, nil, done, &cancelMsg},
+		{"modify without old image, new expired, cancels", changefeed.Modify, nil, expired, &cancelMsg},
+		{"modify without old image, new pending, reschedules", changefeed.Modify, nil, pending(), msg(ActionReschedule, due)},
+		{"modify without new image", changefeed.Modify, pending(), nil, nil},
+		{"modify without any image", changefeed.Modify, nil, nil, nil},
+		{"insert without image", changefeed.Insert, nil, nil, nil},
+		{"unknown kind", changefeed.Kind("TRUNCATE"), pending(), nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +119,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func checkDecide(t *testing.T, s contract.Schema, c task.Change, want *Message) {
+func checkDecide(t *testing.T, s contract.Schema, c changefeed.Change, want *Message) {
 	t.Helper()
 	got, ok := Decide(s, c)
 	if ok != (want != nil) {
@@ -170,25 +171,25 @@ func TestDecideConsumerSchema(t *testing.T) {
 	cancelMsg := &Message{Action: ActionCancel, Partition: "t1", Sort: "j1", EventID: "e"}
 	for _, tt := range []struct {
 		name     string
-		kind     task.ChangeKind
+		kind     changefeed.Kind
 		old, new *contract.Item
 		want     *Message
 	}{
-		{"plain put schedules", task.ChangeInsert, nil, item("Queued", run), msg(ActionSchedule, run)},
-		{"put in another armed state schedules", task.ChangeInsert, nil, item("Retrying", run), msg(ActionSchedule, run)},
-		{"put in the to-do's armed state does nothing", task.ChangeInsert, nil, item("Pending", run), nil},
-		{"moving between armed states does nothing", task.ChangeModify, item("Queued", run), item("Retrying", run), nil},
-		{"runAt moved reschedules", task.ChangeModify, item("Queued", run), item("Queued", run.Add(time.Hour)), msg(ActionReschedule, run.Add(time.Hour))},
-		{"cancelled cancels", task.ChangeModify, item("Queued", run), item("Cancelled", run), cancelMsg},
-		{"fired by the claim does nothing", task.ChangeModify, item("Queued", run), claimed(run, run.Add(time.Second)), nil},
-		{"completed by the writer with the fired state cancels", task.ChangeModify, item("Queued", run), item("Done", run), cancelMsg},
-		{"completed by the writer, a claim of an earlier runAt kept, cancels", task.ChangeModify,
+		{"plain put schedules", changefeed.Insert, nil, item("Queued", run), msg(ActionSchedule, run)},
+		{"put in another armed state schedules", changefeed.Insert, nil, item("Retrying", run), msg(ActionSchedule, run)},
+		{"put in the to-do's armed state does nothing", changefeed.Insert, nil, item("Pending", run), nil},
+		{"moving between armed states does nothing", changefeed.Modify, item("Queued", run), item("Retrying", run), nil},
+		{"runAt moved reschedules", changefeed.Modify, item("Queued", run), item("Queued", run.Add(time.Hour)), msg(ActionReschedule, run.Add(time.Hour))},
+		{"cancelled cancels", changefeed.Modify, item("Queued", run), item("Cancelled", run), cancelMsg},
+		{"fired by the claim does nothing", changefeed.Modify, item("Queued", run), claimed(run, run.Add(time.Second)), nil},
+		{"completed by the writer with the fired state cancels", changefeed.Modify, item("Queued", run), item("Done", run), cancelMsg},
+		{"completed by the writer, a claim of an earlier runAt kept, cancels", changefeed.Modify,
 			&contract.Item{Key: k, State: "Queued", Due: run, ClaimAt: run.Add(-time.Hour)}, claimed(run, run.Add(-time.Hour)), cancelMsg},
-		{"deleted cancels", task.ChangeRemove, item("Queued", run), nil, cancelMsg},
-		{"deleted after firing does nothing", task.ChangeRemove, item("Done", run), nil, nil},
+		{"deleted cancels", changefeed.Remove, item("Queued", run), nil, cancelMsg},
+		{"deleted after firing does nothing", changefeed.Remove, item("Done", run), nil, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			checkDecide(t, s, task.Change{EventID: "e", Kind: tt.kind, Key: k, Old: tt.old, New: tt.new}, tt.want)
+			checkDecide(t, s, changefeed.Change{EventID: "e", Kind: tt.kind, Key: k, Old: tt.old, New: tt.new}, tt.want)
 		})
 	}
 }
@@ -198,10 +199,10 @@ func TestDecideConsumerSchema(t *testing.T) {
 func TestDecideIgnoresStatelessItems(t *testing.T) {
 	k := task.Key(user, "#settings")
 	img := func(enabled string) *contract.Item { return &contract.Item{Key: k, Token: enabled} }
-	for _, c := range []task.Change{
-		{EventID: "e", Kind: task.ChangeInsert, Key: k, New: img("true")},
-		{EventID: "e", Kind: task.ChangeModify, Key: k, Old: img("true"), New: img("false")},
-		{EventID: "e", Kind: task.ChangeRemove, Key: k, Old: img("false")},
+	for _, c := range []changefeed.Change{
+		{EventID: "e", Kind: changefeed.Insert, Key: k, New: img("true")},
+		{EventID: "e", Kind: changefeed.Modify, Key: k, Old: img("true"), New: img("false")},
+		{EventID: "e", Kind: changefeed.Remove, Key: k, Old: img("false")},
 	} {
 		if m, ok := Decide(task.Schema, c); ok {
 			t.Errorf("%s of a stateless item decided %+v", c.Kind, m)
@@ -213,7 +214,7 @@ func TestDecideIgnoresStatelessItems(t *testing.T) {
 // deduplication id; another record of the same transition gets another.
 func TestDecideReplay(t *testing.T) {
 	done := with(func(t *task.Task) { t.Status = task.StatusDone })
-	c := change(task.ChangeModify, pending(), done)
+	c := change(changefeed.Modify, pending(), done)
 	c.EventID = "ev-7"
 	a, okA := Decide(task.Schema, c)
 	b, okB := Decide(task.Schema, c)

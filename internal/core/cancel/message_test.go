@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -86,7 +87,7 @@ func TestParse(t *testing.T) {
 func TestMessageScheduleMatchesCreate(t *testing.T) {
 	tk := *pending()
 	tk.DueAt = due.Add(48 * time.Hour)
-	m, ok := Decide(task.Schema, change(task.ChangeModify, pending(), &tk))
+	m, ok := Decide(task.Schema, change(changefeed.Modify, pending(), &tk))
 	if !ok {
 		t.Fatal("deadline change not decided")
 	}

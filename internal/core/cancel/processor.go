@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // Enqueuer puts messages on the FIFO queue, with GroupID and DedupID as
@@ -77,7 +77,7 @@ func NewProcessor(s contract.Schema, q Enqueuer, m *metrics.Recorder, log *slog.
 // Process decides every change and enqueues the messages in one call, in
 // feed order. It returns the records whose message was not enqueued. A
 // record with nothing to do never fails.
-func (p *Processor) Process(ctx context.Context, changes []task.Change) []Failure {
+func (p *Processor) Process(ctx context.Context, changes []changefeed.Change) []Failure {
 	msgs := make([]Message, 0, len(changes))
 	ignored := 0
 	for _, c := range changes {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -27,7 +28,7 @@ func (q *benchQueue) Enqueue(_ context.Context, msgs []cancel.Message) ([]cancel
 // rest edit a title (nothing to send). `make bench` runs it.
 func BenchmarkProcess100(b *testing.B) {
 	due := time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
-	changes := make([]task.Change, 100)
+	changes := make([]changefeed.Change, 100)
 	for i := range changes {
 		old := task.Task{UserID: "user-1", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i), Title: "t",
 			Status: task.StatusPending, DueAt: due, ScheduleToken: "TOKEN"}
@@ -38,7 +39,7 @@ func BenchmarkProcess100(b *testing.B) {
 			nw.Title = "edited"
 		}
 		o, n := old.Item(), nw.Item()
-		changes[i] = task.Change{EventID: fmt.Sprintf("ev-%03d", i), Kind: task.ChangeModify,
+		changes[i] = changefeed.Change{EventID: fmt.Sprintf("ev-%03d", i), Kind: changefeed.Modify,
 			Key: o.Key, Old: &o, New: &n}
 	}
 	q := &benchQueue{}

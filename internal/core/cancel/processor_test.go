@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -41,19 +42,19 @@ func (q *fakeQueue) Enqueue(_ context.Context, msgs []Message) ([]Failed, error)
 func TestProcess(t *testing.T) {
 	done := with(func(t *task.Task) { t.Status = task.StatusDone })
 	inline := with(func(t *task.Task) { t.ScheduleInline = true })
-	ev := func(id string, c task.Change) task.Change { c.EventID = id; return c }
-	changes := []task.Change{
-		ev("e1", change(task.ChangeInsert, nil, inline)),
-		ev("e2", change(task.ChangeModify, pending(), with(func(t *task.Task) { t.Title = "x" }))),
-		ev("e3", change(task.ChangeModify, pending(), done)),
-		ev("e4", change(task.ChangeRemove, done, nil)),
-		ev("e5", change(task.ChangeRemove, nil, nil)),
+	ev := func(id string, c changefeed.Change) changefeed.Change { c.EventID = id; return c }
+	changes := []changefeed.Change{
+		ev("e1", change(changefeed.Insert, nil, inline)),
+		ev("e2", change(changefeed.Modify, pending(), with(func(t *task.Task) { t.Title = "x" }))),
+		ev("e3", change(changefeed.Modify, pending(), done)),
+		ev("e4", change(changefeed.Remove, done, nil)),
+		ev("e5", change(changefeed.Remove, nil, nil)),
 	}
 	boom := errors.New("boom")
 	tests := []struct {
 		name       string
 		q          *fakeQueue
-		changes    []task.Change
+		changes    []changefeed.Change
 		wantSent   []string
 		wantFailed []string
 		wantCalls  int
@@ -62,8 +63,8 @@ func TestProcess(t *testing.T) {
 		{"nothing to do makes no call", &fakeQueue{}, changes[:2], nil, nil, 0},
 		{"a rejected message fails its record", &fakeQueue{reject: map[string]error{"e3": boom}}, changes, []string{"e5"}, []string{"e3"}, 1},
 		{"a failed call fails every record with a message", &fakeQueue{err: boom}, changes, nil, []string{"e3", "e5"}, 1},
-		{"a record without its key is skipped, not sent", &fakeQueue{}, []task.Change{
-			{EventID: "e6", Kind: task.ChangeRemove},
+		{"a record without its key is skipped, not sent", &fakeQueue{}, []changefeed.Change{
+			{EventID: "e6", Kind: changefeed.Remove},
 			changes[2],
 		}, []string{"e3"}, nil, 1},
 	}
@@ -125,7 +126,7 @@ func TestProcessRefusesAnUnreadableDueTimeVisibly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.Process(context.Background(), []task.Change{{EventID: "e1", Kind: task.ChangeInsert, Key: it.Key, New: &it}})
+			p.Process(context.Background(), []changefeed.Change{{EventID: "e1", Kind: changefeed.Insert, Key: it.Key, New: &it}})
 			if err := m.Flush(); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -36,7 +37,7 @@ func TestDecideReminder(t *testing.T) {
 				EventID: "ev1", NoOldReminder: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := Decide(task.Schema, change(task.ChangeModify, tc.old, tc.new))
+			got, ok := Decide(task.Schema, change(changefeed.Modify, tc.old, tc.new))
 			if ok != (tc.want != nil) || ok && got != *tc.want {
 				t.Fatalf("Decide = %+v, %v; want %+v", got, ok, tc.want)
 			}
@@ -46,7 +47,7 @@ func TestDecideReminder(t *testing.T) {
 	s := consumer()
 	old, nw := withRem.Item(), moved.Item()
 	old.State, nw.State = "Queued", "Queued"
-	if _, ok := Decide(s, task.Change{EventID: "e", Kind: task.ChangeModify, Key: old.Key, Old: &old, New: &nw}); ok {
+	if _, ok := Decide(s, changefeed.Change{EventID: "e", Kind: changefeed.Modify, Key: old.Key, Old: &old, New: &nw}); ok {
 		t.Fatal("a schema without reminders rescheduled on a reminder change")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
 // Metric names of the worker.
@@ -56,7 +56,7 @@ func isPermanent(err error) bool {
 // leaves the scheduler as the message asks without failing.
 type Worker struct {
 	schema    contract.Schema
-	scheduler task.Scheduler
+	scheduler timer.Scheduler
 	metrics   *metrics.Recorder
 	log       *slog.Logger
 	now       func() time.Time
@@ -64,7 +64,7 @@ type Worker struct {
 
 // NewWorker returns a Worker for the items of schema s. m may be nil (no
 // metrics); log nil means slog.Default().
-func NewWorker(s contract.Schema, sch task.Scheduler, m *metrics.Recorder, log *slog.Logger) (*Worker, error) {
+func NewWorker(s contract.Schema, sch timer.Scheduler, m *metrics.Recorder, log *slog.Logger) (*Worker, error) {
 	if sch == nil {
 		return nil, errors.New("cancel: NewWorker needs a Scheduler")
 	}
@@ -128,7 +128,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 			w.metrics.Add(MetricCancelled, 1)
 			log.InfoContext(ctx, "schedule deleted")
 			return nil
-		case errors.Is(err, task.ErrScheduleNotFound):
+		case errors.Is(err, timer.ErrNotFound):
 			w.metrics.Add(MetricAlreadyGone, 1)
 			log.InfoContext(ctx, "schedule already gone")
 			return nil
@@ -137,7 +137,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 	case ActionSchedule:
 		s := m.Schedule(w.schema)
 		err := w.scheduler.Create(ctx, s)
-		if errors.Is(err, task.ErrScheduleExists) {
+		if errors.Is(err, timer.ErrExists) {
 			err = w.scheduler.Update(ctx, s, m.OldDueAt)
 		}
 		if err != nil {
@@ -154,10 +154,10 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 			log.InfoContext(ctx, "schedule moved", "at", contract.FormatTime(s.At))
 			return nil
 		}
-		if !errors.Is(err, task.ErrScheduleNotFound) {
+		if !errors.Is(err, timer.ErrNotFound) {
 			return w.failed(ctx, log, fmt.Errorf("update schedule: %w", err))
 		}
-		if err := w.scheduler.Create(ctx, s); err != nil && !errors.Is(err, task.ErrScheduleExists) {
+		if err := w.scheduler.Create(ctx, s); err != nil && !errors.Is(err, timer.ErrExists) {
 			return w.failed(ctx, log, fmt.Errorf("recreate schedule: %w", err))
 		}
 		w.metrics.Add(MetricRecreated, 1)
@@ -188,15 +188,15 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		switch {
 		case err == nil:
 			log.InfoContext(ctx, "reminder schedule deleted")
-		case errors.Is(err, task.ErrScheduleNotFound):
+		case errors.Is(err, timer.ErrNotFound):
 		default:
 			return w.failed(ctx, log, fmt.Errorf("delete reminder schedule: %w", err))
 		}
 		return nil
 	}
 	err := w.scheduler.Update(ctx, r, m.OldRemindAt)
-	if errors.Is(err, task.ErrScheduleNotFound) {
-		if err = w.scheduler.Create(ctx, r); errors.Is(err, task.ErrScheduleExists) {
+	if errors.Is(err, timer.ErrNotFound) {
+		if err = w.scheduler.Create(ctx, r); errors.Is(err, timer.ErrExists) {
 			err = w.scheduler.Update(ctx, r, m.OldRemindAt) // made meanwhile (the API's create): move it
 		}
 	}

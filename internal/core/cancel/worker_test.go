@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -37,12 +39,12 @@ func TestWorkerHandle(t *testing.T) {
 	other.ClientToken = "someone-else"
 	tests := []struct {
 		name      string
-		existing  *task.Schedule
+		existing  *contract.Schedule
 		fail      func(op, name string) error
 		msg       Message
 		wantErr   bool
 		malformed bool
-		want      *task.Schedule // the schedule after, nil for none
+		want      *contract.Schedule // the schedule after, nil for none
 		metric    string
 	}{
 		{"cancel deletes", &old, nil, cancelMsg, false, false, nil, MetricCancelled},
@@ -50,7 +52,7 @@ func TestWorkerHandle(t *testing.T) {
 		{"cancel throttled is retryable", &old, failOn("Delete", errThrottled), cancelMsg, true, false, &old, MetricRetryable},
 		{"reschedule moves", &old, nil, reschedMsg, false, false, &moved, MetricRescheduled},
 		{"reschedule after the old one fired recreates", nil, nil, reschedMsg, false, false, &moved, MetricRecreated},
-		{"reschedule racing another create succeeds", &other, failOn("Update", task.ErrScheduleNotFound), reschedMsg,
+		{"reschedule racing another create succeeds", &other, failOn("Update", timer.ErrNotFound), reschedMsg,
 			false, false, &other, MetricRecreated},
 		{"reschedule throttled is retryable", &old, failOn("Update", errThrottled), reschedMsg, true, false, &old, MetricRetryable},
 		{"recreate failing is retryable", nil, failOn("Create", errThrottled), reschedMsg, true, false, nil, MetricRetryable},
@@ -195,7 +197,7 @@ type fromRecorder struct {
 	got map[string]string
 }
 
-func (r fromRecorder) Update(ctx context.Context, s task.Schedule, from time.Time) error {
+func (r fromRecorder) Update(ctx context.Context, s contract.Schedule, from time.Time) error {
 	r.got["Update "+s.Name] = task.FormatTime(from)
 	return r.Scheduler.Update(ctx, s, from)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -27,11 +29,13 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 		op   func(e *Executions) error
 		want error
 	}
-	create := func(s task.Schedule) step { return step{func(e *Executions) error { return e.Create(ctx, s) }, nil} }
+	create := func(s contract.Schedule) step {
+		return step{func(e *Executions) error { return e.Create(ctx, s) }, nil}
+	}
 	del := func(at time.Time, want error) step {
 		return step{func(e *Executions) error { return e.Delete(ctx, name, at) }, want}
 	}
-	move := func(s task.Schedule, from time.Time, want error) step {
+	move := func(s contract.Schedule, from time.Time, want error) step {
 		return step{func(e *Executions) error { return e.Update(ctx, s, from) }, want}
 	}
 	for _, tc := range []struct {
@@ -40,16 +44,16 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 		want  []string // running executions after
 	}{
 		{"cancel stops it", []step{create(s1), del(d1, nil)}, nil},
-		{"cancel of another due time stops nothing", []step{create(s1), del(d2, task.ErrScheduleNotFound)},
+		{"cancel of another due time stops nothing", []step{create(s1), del(d2, timer.ErrNotFound)},
 			[]string{timerspec.ExecutionName(name, d1)}},
-		{"cancel without a due time stops nothing", []step{create(s1), del(time.Time{}, task.ErrScheduleNotFound)},
+		{"cancel without a due time stops nothing", []step{create(s1), del(time.Time{}, timer.ErrNotFound)},
 			[]string{timerspec.ExecutionName(name, d1)}},
 		{"move stops the old, starts the new", []step{create(s1), move(s2, d1, nil)}, []string{timerspec.ExecutionName(name, d2)}},
-		{"move of nothing is not found", []step{move(s2, d1, task.ErrScheduleNotFound)}, nil},
+		{"move of nothing is not found", []step{move(s2, d1, timer.ErrNotFound)}, nil},
 		{"a create that raced the move: the move still stops the old", []step{create(s1), create(s2), move(s2, d1, nil)},
 			[]string{timerspec.ExecutionName(name, d2)}},
 		{"re-armed after a cancel: a restart, which a later cancel stops", []step{create(s1), del(d1, nil), create(s1),
-			del(d1, nil), del(d1, task.ErrScheduleNotFound)}, nil},
+			del(d1, nil), del(d1, timer.ErrNotFound)}, nil},
 		{"re-armed after a cancel, many times: one restart", []step{create(s1), del(d1, nil), create(s1), create(s1), create(s1)},
 			[]string{timerspec.RestartName(timerspec.ExecutionName(name, d1), t0)}},
 	} {
@@ -80,7 +84,7 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 func TestExecutionsReader(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
-	at := func(id string, due time.Time) task.Schedule {
+	at := func(id string, due time.Time) contract.Schedule {
 		return task.ScheduleFor(task.Task{UserID: "u", TaskID: id, Status: task.StatusPending, DueAt: due})
 	}
 	a1, a2, b := at("01J0000000000000000000000A", d1), at("01J0000000000000000000000A", d2), at("01J0000000000000000000000B", d1)
@@ -98,11 +102,11 @@ func TestExecutionsReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	readable := func(s task.Schedule) task.Schedule { s.ClientToken = ""; return s }
-	want := []task.Schedule{readable(a1), readable(a2), readable(b)}
+	readable := func(s contract.Schedule) contract.Schedule { s.ClientToken = ""; return s }
+	want := []contract.Schedule{readable(a1), readable(a2), readable(b)}
 	for _, limit := range []int{1, 2, 3, 0} {
-		var got []task.Schedule
-		page := task.PageRequest{Limit: limit}
+		var got []contract.Schedule
+		page := timer.PageRequest{Limit: limit}
 		for range 10 {
 			p, err := e.List(ctx, page)
 			if err != nil {
@@ -124,13 +128,13 @@ func TestExecutionsReader(t *testing.T) {
 		name    string
 		sname   string
 		at      time.Time
-		want    task.Schedule
+		want    contract.Schedule
 		wantErr error
 	}{
 		{"named for the due time", a2.Name, d2, readable(a2), nil},
 		{"a running restart of the due time", a1.Name, d1, readable(a1), nil},
-		{"another due time", b.Name, d2, task.Schedule{}, task.ErrScheduleNotFound},
-		{"no such item", "task-none", d1, task.Schedule{}, task.ErrScheduleNotFound},
+		{"another due time", b.Name, d2, contract.Schedule{}, timer.ErrNotFound},
+		{"no such item", "task-none", d1, contract.Schedule{}, timer.ErrNotFound},
 		{"no due time: the lookup", a1.Name, time.Time{}, readable(a2), nil},
 		{"no due time, one execution", b.Name, time.Time{}, readable(b), nil},
 	} {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // Items is a table of any contract.Schema in memory: items are string
@@ -51,9 +51,9 @@ func (s *Items) Put(attrs map[string]string) error {
 	old, ok := s.items[it.Key]
 	s.items[it.Key] = maps.Clone(attrs)
 	if ok {
-		s.record(task.ChangeModify, it.Key, old, attrs)
+		s.record(changefeed.Modify, it.Key, old, attrs)
 	} else {
-		s.record(task.ChangeInsert, it.Key, nil, attrs)
+		s.record(changefeed.Insert, it.Key, nil, attrs)
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func (s *Items) Delete(k contract.Key) {
 	defer s.mu.Unlock()
 	if old, ok := s.items[k]; ok {
 		delete(s.items, k)
-		s.record(task.ChangeRemove, k, old, nil)
+		s.record(changefeed.Remove, k, old, nil)
 	}
 }
 
@@ -79,14 +79,14 @@ func (s *Items) Attrs(k contract.Key) (map[string]string, bool) {
 
 // Changes returns the change feed from position from on, and the next
 // position to read from.
-func (s *Items) Changes(from int) ([]task.Change, int) {
+func (s *Items) Changes(from int) ([]changefeed.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.feed.since(from)
 }
 
 // record appends a change; the caller holds mu.
-func (s *Items) record(kind task.ChangeKind, k contract.Key, old, new map[string]string) {
+func (s *Items) record(kind changefeed.Kind, k contract.Key, old, new map[string]string) {
 	s.feed.add(kind, k, s.image(old), s.image(new))
 }
 
@@ -116,7 +116,7 @@ func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, se
 			maps.Copy(nw, set)
 			return nw
 		},
-		func(old map[string]string, _ bool, nw map[string]string) { s.record(task.ChangeModify, k, old, nw) })
+		func(old map[string]string, _ bool, nw map[string]string) { s.record(changefeed.Modify, k, old, nw) })
 	return err
 }
 

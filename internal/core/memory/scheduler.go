@@ -8,16 +8,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
-// Scheduler is a task.Scheduler in memory, with the semantics of one
+// Scheduler is a timer.Scheduler in memory, with the semantics of one
 // EventBridge Scheduler group: names are unique, a create retried with the
 // same client token succeeds, and a fired schedule deletes itself
 // (ActionAfterCompletion DELETE).
 type Scheduler struct {
 	mu        sync.Mutex
-	schedules map[string]task.Schedule
+	schedules map[string]contract.Schedule
 	// names is the sorted listing: built by the first List, then kept in
 	// step by create and delete.
 	names []string
@@ -32,11 +34,11 @@ type Scheduler struct {
 	Fail func(op, name string) error
 }
 
-var _ task.Scheduler = (*Scheduler)(nil)
+var _ timer.Scheduler = (*Scheduler)(nil)
 
 // NewScheduler returns an empty scheduler.
 func NewScheduler() *Scheduler {
-	return &Scheduler{schedules: map[string]task.Schedule{}, Calls: map[string]int{}}
+	return &Scheduler{schedules: map[string]contract.Schedule{}, Calls: map[string]int{}}
 }
 
 // listPrefix is the NamePrefix of the listing: ListPrefix, or the to-do
@@ -56,8 +58,8 @@ func (s *Scheduler) call(op, name string) error {
 	return s.Fail(op, name)
 }
 
-// Create implements task.Scheduler.
-func (s *Scheduler) Create(_ context.Context, sc task.Schedule) error {
+// Create implements timer.Scheduler.
+func (s *Scheduler) Create(_ context.Context, sc contract.Schedule) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Create", sc.Name); err != nil {
@@ -70,7 +72,7 @@ func (s *Scheduler) Create(_ context.Context, sc task.Schedule) error {
 		if sc.ClientToken != "" && cur.ClientToken == sc.ClientToken {
 			return nil
 		}
-		return task.ErrScheduleExists
+		return timer.ErrExists
 	}
 	s.schedules[sc.Name] = sc
 	s.listed(sc.Name, true)
@@ -92,21 +94,21 @@ func (s *Scheduler) listed(name string, add bool) {
 	}
 }
 
-// Update implements task.Scheduler.
-func (s *Scheduler) Update(_ context.Context, sc task.Schedule, _ time.Time) error {
+// Update implements timer.Scheduler.
+func (s *Scheduler) Update(_ context.Context, sc contract.Schedule, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Update", sc.Name); err != nil {
 		return err
 	}
 	if _, ok := s.schedules[sc.Name]; !ok {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	s.schedules[sc.Name] = sc
 	return nil
 }
 
-// Delete implements task.Scheduler.
+// Delete implements timer.Scheduler.
 func (s *Scheduler) Delete(_ context.Context, name string, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,28 +116,28 @@ func (s *Scheduler) Delete(_ context.Context, name string, _ time.Time) error {
 		return err
 	}
 	if _, ok := s.schedules[name]; !ok {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	delete(s.schedules, name)
 	s.listed(name, false)
 	return nil
 }
 
-var _ task.ScheduleReader = (*Scheduler)(nil)
+var _ timer.Reader = (*Scheduler)(nil)
 
 // maxListResults is the most ListSchedules returns in one call.
 const maxListResults = 100
 
-// Get implements task.ScheduleReader.
-func (s *Scheduler) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
+// Get implements timer.Reader.
+func (s *Scheduler) Get(_ context.Context, name string, _ time.Time) (contract.Schedule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Get", name); err != nil {
-		return task.Schedule{}, err
+		return contract.Schedule{}, err
 	}
 	sc, ok := s.schedules[name]
 	if !ok {
-		return task.Schedule{}, task.ErrScheduleNotFound
+		return contract.Schedule{}, timer.ErrNotFound
 	}
 	// GetSchedule does not return the client token:
 	// https://docs.aws.amazon.com/scheduler/latest/APIReference/API_GetSchedule.html
@@ -144,23 +146,23 @@ func (s *Scheduler) Get(_ context.Context, name string, _ time.Time) (task.Sched
 }
 
 // Lookup returns a schedule by name, without counting an API call.
-func (s *Scheduler) Lookup(name string) (task.Schedule, bool) {
+func (s *Scheduler) Lookup(name string) (contract.Schedule, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sc, ok := s.schedules[name]
 	return sc, ok
 }
 
-// List implements task.ScheduleReader as EventBridge Scheduler's
+// List implements timer.Reader as EventBridge Scheduler's
 // ListSchedules does: it returns names only (a caller that needs At or
 // Payload calls Get), in pages of at most 100. The cursor is the last
 // name returned.
 // https://docs.aws.amazon.com/scheduler/latest/APIReference/API_ListSchedules.html
-func (s *Scheduler) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
+func (s *Scheduler) List(_ context.Context, page timer.PageRequest) (timer.Page, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("List", ""); err != nil {
-		return task.SchedulePage{}, err
+		return timer.Page{}, err
 	}
 	if s.names == nil {
 		s.names = make([]string, 0, len(s.schedules))
@@ -175,10 +177,10 @@ func (s *Scheduler) List(_ context.Context, page task.PageRequest) (task.Schedul
 }
 
 // All returns every schedule, ordered by name.
-func (s *Scheduler) All() []task.Schedule {
+func (s *Scheduler) All() []contract.Schedule {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]task.Schedule, 0, len(s.schedules))
+	out := make([]contract.Schedule, 0, len(s.schedules))
 	for _, sc := range s.schedules {
 		out = append(out, sc)
 	}
@@ -188,10 +190,10 @@ func (s *Scheduler) All() []task.Schedule {
 
 // Fire removes and returns every schedule due at now, earliest first, as
 // the scheduler would invoke and then delete them.
-func (s *Scheduler) Fire(now time.Time) []task.Schedule {
+func (s *Scheduler) Fire(now time.Time) []contract.Schedule {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var due []task.Schedule
+	var due []contract.Schedule
 	for name, sc := range s.schedules {
 		if !sc.At.After(now) {
 			due = append(due, sc)
@@ -205,23 +207,23 @@ func (s *Scheduler) Fire(now time.Time) []task.Schedule {
 
 // pageOf is the page of sorted names after the cursor, at most
 // maxListResults of them, as ListSchedules returns it; names is only read.
-func pageOf(names []string, page task.PageRequest) task.SchedulePage {
+func pageOf(names []string, page timer.PageRequest) timer.Page {
 	names = names[sort.SearchStrings(names, page.Cursor):]
 	if len(names) > 0 && names[0] == page.Cursor {
 		names = names[1:]
 	}
 	limit := page.Limit
 	if limit <= 0 {
-		limit = task.DefaultPageSize
+		limit = timer.DefaultLimit
 	}
 	limit = min(limit, maxListResults)
-	var p task.SchedulePage
+	var p timer.Page
 	if len(names) > limit {
 		names = names[:limit]
 		p.Cursor = names[limit-1]
 	}
 	for _, n := range names {
-		p.Schedules = append(p.Schedules, task.Schedule{Name: n})
+		p.Schedules = append(p.Schedules, contract.Schedule{Name: n})
 	}
 	return p
 }

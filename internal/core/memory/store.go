@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -56,24 +58,24 @@ func (s *Store) fail(op string) error { return inject(s.Fail, op) }
 
 // feed is a change feed, like a DynamoDB stream with NEW_AND_OLD_IMAGES;
 // its owner holds its lock around each call.
-type feed struct{ changes []task.Change }
+type feed struct{ changes []changefeed.Change }
 
 // add appends a change of the item at k.
-func (f *feed) add(kind task.ChangeKind, k contract.Key, old, new *contract.Item) {
-	f.changes = append(f.changes, task.Change{EventID: fmt.Sprintf("ev-%08d", len(f.changes)+1), Kind: kind,
+func (f *feed) add(kind changefeed.Kind, k contract.Key, old, new *contract.Item) {
+	f.changes = append(f.changes, changefeed.Change{EventID: fmt.Sprintf("ev-%08d", len(f.changes)+1), Kind: kind,
 		Key: k, Old: old, New: new})
 }
 
 // since returns the changes from position from on, and the next position
 // to read from.
-func (f *feed) since(from int) ([]task.Change, int) {
+func (f *feed) since(from int) ([]changefeed.Change, int) {
 	from = min(from, len(f.changes))
-	return append([]task.Change(nil), f.changes[from:]...), len(f.changes)
+	return append([]changefeed.Change(nil), f.changes[from:]...), len(f.changes)
 }
 
 // recordSpelled appends a change whose images spell the due attribute
 // oldText and newText ("": task.FormatTime); the caller holds mu.
-func (s *Store) recordSpelled(kind task.ChangeKind, old, new *task.Task, oldText, newText string) {
+func (s *Store) recordSpelled(kind changefeed.Kind, old, new *task.Task, oldText, newText string) {
 	k := old
 	if k == nil {
 		k = new
@@ -83,7 +85,7 @@ func (s *Store) recordSpelled(kind task.ChangeKind, old, new *task.Task, oldText
 
 // Changes returns the change feed from position from on, and the next
 // position to read from.
-func (s *Store) Changes(from int) ([]task.Change, int) {
+func (s *Store) Changes(from int) ([]changefeed.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.feed.since(from)
@@ -276,13 +278,13 @@ func (s *Store) writeOnce(k key, sp contract.Spelling, ok check, apply change) (
 		},
 		func(cur task.Task, found bool, next task.Task, keep bool) {
 			var prev *task.Task
-			kind := task.ChangeInsert
+			kind := changefeed.Insert
 			if found {
-				prev, kind = &cur, task.ChangeModify
+				prev, kind = &cur, changefeed.Modify
 			}
 			if !keep {
 				s.remove(k)
-				s.recordSpelled(task.ChangeRemove, prev, nil, oldText, "")
+				s.recordSpelled(changefeed.Remove, prev, nil, oldText, "")
 				return
 			}
 			delete(s.dueText, k)
@@ -322,7 +324,7 @@ func (s *Store) Get(_ context.Context, userID, taskID string) (task.Task, error)
 }
 
 // List implements task.Store. The cursor is the last id returned.
-func (s *Store) List(_ context.Context, userID string, page task.PageRequest) (task.Page, error) {
+func (s *Store) List(_ context.Context, userID string, page timer.PageRequest) (task.Page, error) {
 	if err := s.fail("List"); err != nil {
 		return task.Page{}, err
 	}

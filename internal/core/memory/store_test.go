@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -25,7 +26,7 @@ func TestStoreFailStopsEachOpByName(t *testing.T) {
 			return s.Create(ctx, task.Task{UserID: "u", TaskID: "t2", Status: task.StatusPending, DueAt: due})
 		}},
 		{"Get", func(s *Store) error { _, err := s.Get(ctx, "u", "t1"); return err }},
-		{"List", func(s *Store) error { _, err := s.List(ctx, "u", task.PageRequest{}); return err }},
+		{"List", func(s *Store) error { _, err := s.List(ctx, "u", timer.PageRequest{}); return err }},
 		{"CountUserPending", func(s *Store) error { _, err := s.CountUserPending(ctx, "u", 0); return err }},
 		{"ListPending", func(s *Store) error { _, err := s.ListPending(ctx, task.PendingRequest{}); return err }},
 		{"CountPending", func(s *Store) error { _, err := s.CountPending(ctx, task.PendingRequest{}); return err }},

@@ -13,7 +13,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // TimerScheduler is what the simulation and `make dev` need of an
@@ -23,11 +22,11 @@ import (
 // checks read. Scheduler (EventBridge Scheduler), Executions (Step
 // Functions) and TTLMarkers (DynamoDB TTL) implement it.
 type TimerScheduler interface {
-	task.Scheduler
-	task.ScheduleReader
-	Fire(now time.Time) []task.Schedule
-	Lookup(name string) (task.Schedule, bool)
-	All() []task.Schedule
+	timer.Scheduler
+	timer.Reader
+	Fire(now time.Time) []contract.Schedule
+	Lookup(name string) (contract.Schedule, bool)
+	All() []contract.Schedule
 }
 
 var (
@@ -77,17 +76,17 @@ type Executions struct {
 	mu  sync.Mutex
 	now func() time.Time
 	// running: schedule name -> execution name -> schedule.
-	running map[string]map[string]task.Schedule
+	running map[string]map[string]contract.Schedule
 	// closed names, and how each closed.
 	closed map[string]closedExec
 	// raced are executions whose stop lost the race with the Wait's end:
 	// they still invoke.
-	raced []task.Schedule
+	raced []contract.Schedule
 	// StopLost, when set, is asked about each stop of an execution whose
 	// Wait already ended (its due time passed) but that has not fired
 	// yet: true means the stop came too late and the invocation happens
 	// anyway (fault injection).
-	StopLost func(s task.Schedule) bool
+	StopLost func(s contract.Schedule) bool
 	// Fail, when set, is called before each operation (fault injection).
 	Fail func(op, name string) error
 }
@@ -112,7 +111,7 @@ func NewExecutions(now func() time.Time) *Executions {
 	if now == nil {
 		now = clock.System{}.Now
 	}
-	return &Executions{now: now, running: map[string]map[string]task.Schedule{}, closed: map[string]closedExec{}}
+	return &Executions{now: now, running: map[string]map[string]contract.Schedule{}, closed: map[string]closedExec{}}
 }
 
 func (e *Executions) fail(op, name string) error {
@@ -122,8 +121,8 @@ func (e *Executions) fail(op, name string) error {
 	return e.Fail(op, name)
 }
 
-// Create implements task.Scheduler as awssfn.Client.Create does.
-func (e *Executions) Create(_ context.Context, s task.Schedule) error {
+// Create implements timer.Scheduler as awssfn.Client.Create does.
+func (e *Executions) Create(_ context.Context, s contract.Schedule) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Create", s.Name); err != nil {
@@ -132,7 +131,7 @@ func (e *Executions) Create(_ context.Context, s task.Schedule) error {
 	return e.start(s)
 }
 
-func (e *Executions) start(s task.Schedule) error {
+func (e *Executions) start(s contract.Schedule) error {
 	if err := timerspec.CheckHorizon(s.At, e.now()); err != nil {
 		return err
 	}
@@ -146,7 +145,7 @@ func (e *Executions) start(s task.Schedule) error {
 		return nil
 	}
 	if e.running[s.Name] == nil {
-		e.running[s.Name] = map[string]task.Schedule{}
+		e.running[s.Name] = map[string]contract.Schedule{}
 	}
 	e.running[s.Name][exec] = s
 	return nil
@@ -176,10 +175,10 @@ func (e *Executions) find(name, first string) (exec string, ok bool, err error) 
 	}
 }
 
-// Update implements task.Scheduler: stop the running link of the chain
-// of from (unless from is zero or s's due time; task.ErrScheduleNotFound
+// Update implements timer.Scheduler: stop the running link of the chain
+// of from (unless from is zero or s's due time; timer.ErrNotFound
 // when none runs), start s's.
-func (e *Executions) Update(_ context.Context, s task.Schedule, from time.Time) error {
+func (e *Executions) Update(_ context.Context, s contract.Schedule, from time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Update", s.Name); err != nil {
@@ -196,9 +195,9 @@ func (e *Executions) Update(_ context.Context, s task.Schedule, from time.Time) 
 	return e.start(s)
 }
 
-// Delete implements task.Scheduler: stop the running link of the chain
+// Delete implements timer.Scheduler: stop the running link of the chain
 // of at (the execution named for at, or its running restart);
-// task.ErrScheduleNotFound when none runs, or at is zero.
+// timer.ErrNotFound when none runs, or at is zero.
 func (e *Executions) Delete(_ context.Context, name string, at time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -206,20 +205,20 @@ func (e *Executions) Delete(_ context.Context, name string, at time.Time) error 
 		return err
 	}
 	if at.IsZero() {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	return e.stopChain(name, at)
 }
 
 // stopChain stops the item's running link of the chain of the due time
-// at: task.ErrScheduleNotFound when none runs.
+// at: timer.ErrNotFound when none runs.
 func (e *Executions) stopChain(name string, at time.Time) error {
 	exec, ok, err := e.find(name, timerspec.ExecutionName(name, at))
 	switch {
 	case err != nil:
 		return err
 	case !ok:
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	e.stop(name, exec)
 	return nil
@@ -241,7 +240,7 @@ func (e *Executions) stop(name, exec string) {
 
 // Fire ends the Wait of every execution due at now: they invoke (and
 // complete). Executions whose stop lost the race come too.
-func (e *Executions) Fire(now time.Time) []task.Schedule {
+func (e *Executions) Fire(now time.Time) []contract.Schedule {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	due := e.raced
@@ -262,31 +261,31 @@ func (e *Executions) Fire(now time.Time) []task.Schedule {
 	return due
 }
 
-// Get implements task.ScheduleReader. With a due time at, it is the
+// Get implements timer.Reader. With a due time at, it is the
 // running link of the chain of the execution named for at
 // (timerspec.ExecutionName, or its running restart), as awssfn's
-// DescribeExecution walk reads it: task.ErrScheduleNotFound unless one
+// DescribeExecution walk reads it: timer.ErrNotFound unless one
 // runs. With at zero, which awssfn cannot read, it is the item's running
 // execution that lookup picks, for the callers that know no due time.
-func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Schedule, error) {
+func (e *Executions) Get(_ context.Context, name string, at time.Time) (contract.Schedule, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Get", name); err != nil {
-		return task.Schedule{}, err
+		return contract.Schedule{}, err
 	}
-	var s task.Schedule
+	var s contract.Schedule
 	ok := false
 	if at.IsZero() {
 		s, ok = e.lookup(name)
 	} else {
 		exec, running, err := e.find(name, timerspec.ExecutionName(name, at))
 		if err != nil {
-			return task.Schedule{}, err
+			return contract.Schedule{}, err
 		}
 		s, ok = e.running[name][exec], running
 	}
 	if !ok {
-		return task.Schedule{}, task.ErrScheduleNotFound
+		return contract.Schedule{}, timer.ErrNotFound
 	}
 	s.ClientToken = ""
 	return s, nil
@@ -294,8 +293,8 @@ func (e *Executions) Get(_ context.Context, name string, at time.Time) (task.Sch
 
 // lookup is the item's running execution with the latest due time,
 // preferring one named timerspec.ExecutionName over a restart.
-func (e *Executions) lookup(name string) (task.Schedule, bool) {
-	var out task.Schedule
+func (e *Executions) lookup(name string) (contract.Schedule, bool) {
+	var out contract.Schedule
 	found, named := false, false
 	for n, s := range e.running[name] {
 		isNamed := n == timerspec.ExecutionName(name, s.At)
@@ -307,23 +306,23 @@ func (e *Executions) lookup(name string) (task.Schedule, bool) {
 }
 
 // Lookup returns the item's running execution, without counting a call.
-func (e *Executions) Lookup(name string) (task.Schedule, bool) {
+func (e *Executions) Lookup(name string) (contract.Schedule, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.lookup(name)
 }
 
-// List implements task.ScheduleReader as awssfn's ListExecutions of the
+// List implements timer.Reader as awssfn's ListExecutions of the
 // RUNNING executions does: one entry per running execution, so an item
 // with several (a restart, a stale one) is listed once for each, with its
 // name, due time and payload (awssfn's listing has no payload; Get reads
 // it). Entries come by name, then due time, then execution name; the
 // cursor is the last entry's sort key.
-func (e *Executions) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
+func (e *Executions) List(_ context.Context, page timer.PageRequest) (timer.Page, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("List", ""); err != nil {
-		return task.SchedulePage{}, err
+		return timer.Page{}, err
 	}
 	var entries []listEntry
 	for name, execs := range e.running {
@@ -344,10 +343,10 @@ const sortableTime = "20060102T150405.000000000"
 
 // Running returns the running executions of the schedule called name, by
 // execution name, without counting a call.
-func (e *Executions) Running(name string) map[string]task.Schedule {
+func (e *Executions) Running(name string) map[string]contract.Schedule {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[string]task.Schedule, len(e.running[name]))
+	out := make(map[string]contract.Schedule, len(e.running[name]))
 	for n, s := range e.running[name] {
 		out[n] = s
 	}
@@ -355,10 +354,10 @@ func (e *Executions) Running(name string) map[string]task.Schedule {
 }
 
 // All returns every running execution, ordered by name and due time.
-func (e *Executions) All() []task.Schedule {
+func (e *Executions) All() []contract.Schedule {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []task.Schedule
+	var out []contract.Schedule
 	for _, execs := range e.running {
 		for _, s := range execs {
 			out = append(out, s)
@@ -387,7 +386,7 @@ type TTLMarkers struct {
 }
 
 type ttlMarker struct {
-	s        task.Schedule
+	s        contract.Schedule
 	deleteAt time.Time
 }
 
@@ -407,13 +406,13 @@ func (m *TTLMarkers) fail(op, name string) error {
 	return m.Fail(op, name)
 }
 
-func (m *TTLMarkers) put(s task.Schedule) {
+func (m *TTLMarkers) put(s contract.Schedule) {
 	m.markers[s.Name] = ttlMarker{s: s, deleteAt: s.At.Add(m.delay())}
 }
 
-// Create implements task.Scheduler: a marker with the same payload is a
-// success, another one task.ErrScheduleExists.
-func (m *TTLMarkers) Create(_ context.Context, s task.Schedule) error {
+// Create implements timer.Scheduler: a marker with the same payload is a
+// success, another one timer.ErrExists.
+func (m *TTLMarkers) Create(_ context.Context, s contract.Schedule) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Create", s.Name); err != nil {
@@ -423,27 +422,27 @@ func (m *TTLMarkers) Create(_ context.Context, s task.Schedule) error {
 		if cur.s.Payload.Equal(s.Payload) {
 			return nil
 		}
-		return task.ErrScheduleExists
+		return timer.ErrExists
 	}
 	m.put(s)
 	return nil
 }
 
-// Update implements task.Scheduler: overwrite the marker (a new TTL).
-func (m *TTLMarkers) Update(_ context.Context, s task.Schedule, _ time.Time) error {
+// Update implements timer.Scheduler: overwrite the marker (a new TTL).
+func (m *TTLMarkers) Update(_ context.Context, s contract.Schedule, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Update", s.Name); err != nil {
 		return err
 	}
 	if _, ok := m.markers[s.Name]; !ok {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	m.put(s)
 	return nil
 }
 
-// Delete implements task.Scheduler: the user's delete of the marker.
+// Delete implements timer.Scheduler: the user's delete of the marker.
 func (m *TTLMarkers) Delete(_ context.Context, name string, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -451,7 +450,7 @@ func (m *TTLMarkers) Delete(_ context.Context, name string, _ time.Time) error {
 		return err
 	}
 	if _, ok := m.markers[name]; !ok {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	delete(m.markers, name)
 	return nil
@@ -460,10 +459,10 @@ func (m *TTLMarkers) Delete(_ context.Context, name string, _ time.Time) error {
 // Fire is the TTL sweeper: it deletes every marker whose delay after its
 // due time has passed, and returns them (the TTL deletions that reach the
 // expiry function).
-func (m *TTLMarkers) Fire(now time.Time) []task.Schedule {
+func (m *TTLMarkers) Fire(now time.Time) []contract.Schedule {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var due []task.Schedule
+	var due []contract.Schedule
 	for name, mk := range m.markers {
 		if !mk.deleteAt.After(now) {
 			due = append(due, mk.s)
@@ -474,49 +473,49 @@ func (m *TTLMarkers) Fire(now time.Time) []task.Schedule {
 	return due
 }
 
-// Get implements task.ScheduleReader: the marker's schedule, without a
+// Get implements timer.Reader: the marker's schedule, without a
 // client token (a marker stores none).
-func (m *TTLMarkers) Get(_ context.Context, name string, _ time.Time) (task.Schedule, error) {
+func (m *TTLMarkers) Get(_ context.Context, name string, _ time.Time) (contract.Schedule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Get", name); err != nil {
-		return task.Schedule{}, err
+		return contract.Schedule{}, err
 	}
 	mk, ok := m.markers[name]
 	if !ok {
-		return task.Schedule{}, task.ErrScheduleNotFound
+		return contract.Schedule{}, timer.ErrNotFound
 	}
 	mk.s.ClientToken = ""
 	return mk.s, nil
 }
 
 // Lookup returns a marker's schedule, without counting a call.
-func (m *TTLMarkers) Lookup(name string) (task.Schedule, bool) {
+func (m *TTLMarkers) Lookup(name string) (contract.Schedule, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mk, ok := m.markers[name]
 	return mk.s, ok
 }
 
-// List implements task.ScheduleReader (names only).
-func (m *TTLMarkers) List(_ context.Context, page task.PageRequest) (task.SchedulePage, error) {
+// List implements timer.Reader (names only).
+func (m *TTLMarkers) List(_ context.Context, page timer.PageRequest) (timer.Page, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("List", ""); err != nil {
-		return task.SchedulePage{}, err
+		return timer.Page{}, err
 	}
 	entries := make([]listEntry, 0, len(m.markers))
 	for n := range m.markers {
-		entries = append(entries, listEntry{key: n, s: task.Schedule{Name: n}})
+		entries = append(entries, listEntry{key: n, s: contract.Schedule{Name: n}})
 	}
 	return listPage(entries, page), nil
 }
 
 // All returns every marker's schedule, ordered by name.
-func (m *TTLMarkers) All() []task.Schedule {
+func (m *TTLMarkers) All() []contract.Schedule {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]task.Schedule, 0, len(m.markers))
+	out := make([]contract.Schedule, 0, len(m.markers))
 	for _, mk := range m.markers {
 		out = append(out, mk.s)
 	}
@@ -528,22 +527,22 @@ func (m *TTLMarkers) All() []task.Schedule {
 // the cursor of a page it ends.
 type listEntry struct {
 	key string
-	s   task.Schedule
+	s   contract.Schedule
 }
 
 // listPage pages through entries (sorted by key, after the cursor) as
-// ListSchedules does: at most the limit (task.DefaultPageSize when
+// ListSchedules does: at most the limit (timer.DefaultLimit when
 // unset, never more than maxListResults), and a cursor when more follow.
-func listPage(entries []listEntry, page task.PageRequest) task.SchedulePage {
+func listPage(entries []listEntry, page timer.PageRequest) timer.Page {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
 	i := sort.Search(len(entries), func(i int) bool { return entries[i].key > page.Cursor })
 	entries = entries[i:]
 	limit := page.Limit
 	if limit <= 0 {
-		limit = task.DefaultPageSize
+		limit = timer.DefaultLimit
 	}
 	limit = min(limit, maxListResults)
-	var p task.SchedulePage
+	var p timer.Page
 	if len(entries) > limit {
 		entries = entries[:limit]
 		p.Cursor = entries[limit-1].key
@@ -554,7 +553,7 @@ func listPage(entries []listEntry, page task.PageRequest) task.SchedulePage {
 	return p
 }
 
-func sortSchedules(due []task.Schedule) {
+func sortSchedules(due []contract.Schedule) {
 	sort.Slice(due, func(i, j int) bool {
 		if !due[i].At.Equal(due[j].At) {
 			return due[i].At.Before(due[j].At)
@@ -645,8 +644,8 @@ func (r *Remote) do(ctx context.Context, op, name string, call func() error) err
 	return err
 }
 
-// Create implements task.Scheduler.
-func (r *Remote) Create(ctx context.Context, s task.Schedule) error {
+// Create implements timer.Scheduler.
+func (r *Remote) Create(ctx context.Context, s contract.Schedule) error {
 	return r.do(ctx, "Create", s.Name, func() error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -659,26 +658,26 @@ func (r *Remote) Create(ctx context.Context, s task.Schedule) error {
 	})
 }
 
-// Update implements task.Scheduler.
-func (r *Remote) Update(ctx context.Context, s task.Schedule, from time.Time) error {
+// Update implements timer.Scheduler.
+func (r *Remote) Update(ctx context.Context, s contract.Schedule, from time.Time) error {
 	return r.do(ctx, "Update", s.Name, func() error { return r.TimerScheduler.Update(ctx, s, from) })
 }
 
-// Delete implements task.Scheduler.
+// Delete implements timer.Scheduler.
 func (r *Remote) Delete(ctx context.Context, name string, at time.Time) error {
 	return r.do(ctx, "Delete", name, func() error { return r.TimerScheduler.Delete(ctx, name, at) })
 }
 
-// Get implements task.ScheduleReader.
-func (r *Remote) Get(ctx context.Context, name string, at time.Time) (task.Schedule, error) {
-	var s task.Schedule
+// Get implements timer.Reader.
+func (r *Remote) Get(ctx context.Context, name string, at time.Time) (contract.Schedule, error) {
+	var s contract.Schedule
 	err := r.do(ctx, "Get", name, func() (err error) { s, err = r.TimerScheduler.Get(ctx, name, at); return err })
 	return s, err
 }
 
-// List implements task.ScheduleReader.
-func (r *Remote) List(ctx context.Context, page task.PageRequest) (task.SchedulePage, error) {
-	var p task.SchedulePage
+// List implements timer.Reader.
+func (r *Remote) List(ctx context.Context, page timer.PageRequest) (timer.Page, error) {
+	var p timer.Page
 	err := r.do(ctx, "List", "", func() (err error) { p, err = r.TimerScheduler.List(ctx, page); return err })
 	return p, err
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/metrics"
@@ -107,7 +108,7 @@ func (c *Checkpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
 
 // Invocation is a fired schedule whose expiry failed and is retried.
 type Invocation struct {
-	Schedule task.Schedule
+	Schedule contract.Schedule
 	Attempts int
 	Err      error
 	// NextAttempt is when it is tried again.
@@ -145,9 +146,9 @@ type Pipeline struct {
 	opts Options
 	log  *slog.Logger
 	feed interface {
-		Changes(from int) ([]task.Change, int)
+		Changes(from int) ([]changefeed.Change, int)
 	}
-	fire      func(ctx context.Context, s task.Schedule) (task.ExpireOutcome, error)
+	fire      func(ctx context.Context, s contract.Schedule) (task.ExpireOutcome, error)
 	streamPos int
 	retries   []Invocation
 	dead      []Invocation
@@ -245,7 +246,7 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 		return nil, err
 	}
 	p.feed = p.Items
-	p.fire = func(ctx context.Context, sc task.Schedule) (task.ExpireOutcome, error) {
+	p.fire = func(ctx context.Context, sc contract.Schedule) (task.ExpireOutcome, error) {
 		// What the expiry function does with a schedule's input.
 		pl, err := s.DecodePayload([]byte(s.EncodePayload(sc.Payload)))
 		if err != nil {
@@ -458,7 +459,7 @@ func (p *Pipeline) fireHorizon(now time.Time) time.Time {
 // firing core, then the to-do app's target (Firer). A reminder's outcomes
 // count in Report.Expired under the expiry's names ("expired" for a
 // reminder delivered, "skipped").
-func (p *Pipeline) expire(ctx context.Context, s task.Schedule) (task.ExpireOutcome, error) {
+func (p *Pipeline) expire(ctx context.Context, s contract.Schedule) (task.ExpireOutcome, error) {
 	pl, err := task.DecodeSchedule([]byte(task.EncodePayload(s.Payload)))
 	if err != nil {
 		return "", err

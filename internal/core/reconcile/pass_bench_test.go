@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -39,7 +41,7 @@ func benchPass(b *testing.B, confirmed bool) {
 	store, sched := memory.NewStore(), memory.NewScheduler()
 	ctx := context.Background()
 	var pending []task.Task
-	var schedules []task.Schedule
+	var schedules []contract.Schedule
 	for i := range n {
 		t := task.Task{UserID: "user-" + strconv.Itoa(i%1000), TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7%07d", i),
 			Title: "t", Status: task.StatusPending, DueAt: now.Add(time.Duration(1+i%1000) * time.Hour),
@@ -112,12 +114,12 @@ func (s snapshotPending) ListPending(_ context.Context, p task.PendingRequest) (
 // pages through a fixed list.
 type snapshotSchedules struct {
 	*memory.Scheduler
-	all []task.Schedule
+	all []contract.Schedule
 }
 
-func (s snapshotSchedules) List(_ context.Context, p task.PageRequest) (task.SchedulePage, error) {
+func (s snapshotSchedules) List(_ context.Context, p task.PageRequest) (timer.Page, error) {
 	from, end := page(p, len(s.all))
-	out := task.SchedulePage{Schedules: s.all[from:end]}
+	out := timer.Page{Schedules: s.all[from:end]}
 	if end < len(s.all) {
 		out.Cursor = strconv.Itoa(end)
 	}

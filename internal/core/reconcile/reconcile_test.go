@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/core/reconcile"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
@@ -116,11 +117,11 @@ func TestRunRepairs(t *testing.T) {
 	future := t0.Add(time.Hour)
 	type setup struct {
 		task     task.Task
-		taskGone bool           // the task is not in the store
-		schedule *task.Schedule // present in the scheduler
+		taskGone bool               // the task is not in the store
+		schedule *contract.Schedule // present in the scheduler
 	}
-	at := func(s task.Schedule, when time.Time) *task.Schedule { s.At = when; return &s }
-	payloadDue := func(s task.Schedule, due string) *task.Schedule {
+	at := func(s contract.Schedule, when time.Time) *contract.Schedule { s.At = when; return &s }
+	payloadDue := func(s contract.Schedule, due string) *contract.Schedule {
 		s.Payload.Due, _ = task.ParseTime(due)
 		return &s
 	}

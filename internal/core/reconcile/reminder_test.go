@@ -2,9 +2,10 @@ package reconcile_test
 
 import (
 	"context"
-	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/core/reconcile"
 
 	"github.com/unschedule/unschedule/internal/todo/task"
 )

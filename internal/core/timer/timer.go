@@ -69,3 +69,6 @@ type Page struct {
 	Schedules []Schedule
 	Cursor    string
 }
+
+// DefaultLimit is a List page's size when the request names none.
+const DefaultLimit = 50

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -124,7 +125,7 @@ func TestCreateMakesScheduleWithContract(t *testing.T) {
 	if !ok {
 		t.Fatal("no schedule created")
 	}
-	want := task.Schedule{Name: "task-" + id, At: due, ClientToken: task.ClientToken(stored.ScheduleToken, due),
+	want := contract.Schedule{Name: "task-" + id, At: due, ClientToken: task.ClientToken(stored.ScheduleToken, due),
 		Payload: task.Payload{Key: task.Key("alice", id), Due: due}}
 	if sc != want {
 		t.Fatalf("schedule %+v, want %+v", sc, want)

@@ -2,8 +2,6 @@ package task
 
 import (
 	"fmt"
-	"regexp"
-	"sync"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
@@ -71,31 +69,6 @@ func (t Task) Item() contract.Item {
 		Token: t.ScheduleToken, Inline: t.ScheduleInline, Delivered: !t.NotifiedAt.IsZero(), ClaimAt: t.NotifyClaimAt,
 		Remind: t.RemindAt, RemindClaimAt: t.RemindClaimAt, Reminded: t.RemindedFor}
 }
-
-// AtExpression is the scheduler expression for a one-off schedule at t.
-func AtExpression(t time.Time) string {
-	return "at(" + t.UTC().Format("2006-01-02T15:04:05") + ")"
-}
-
-// ParseAtExpression inverts AtExpression (the expression is in UTC).
-func ParseAtExpression(expr string) (time.Time, error) {
-	m := atRE().FindStringSubmatch(expr)
-	if m == nil {
-		return time.Time{}, fmt.Errorf("not a one-off expression: %q", expr)
-	}
-	t, err := time.Parse("2006-01-02T15:04:05", m[1])
-	if err != nil {
-		return time.Time{}, fmt.Errorf("parse %q: %w", expr, err)
-	}
-	return t.UTC(), nil
-}
-
-// atRE is compiled on first use, not at package init: every function
-// that links the task package would pay its compile in its cold init
-// (about 100 allocations), and only the reconcilers parse expressions.
-var atRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
-})
 
 // EncodePayload renders the schedule input.
 func EncodePayload(p Payload) string { return Schema.EncodePayload(p) }

@@ -6,9 +6,10 @@ package task
 
 import (
 	"errors"
-	"github.com/unschedule/unschedule/internal/core/timer"
 	"strings"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/core/timer"
 
 	"github.com/unschedule/unschedule/internal/core/fire"
 )

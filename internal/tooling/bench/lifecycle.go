@@ -11,6 +11,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/pipeline"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -263,14 +264,14 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 
 // passesStreamFilter: whether the cancellation stream mapping's filters
 // let c through (its images' state is one of the schema's armed states).
-func passesStreamFilter(c task.Change) bool {
+func passesStreamFilter(c changefeed.Change) bool {
 	armed := func(it *contract.Item) bool {
 		return it != nil && slices.Contains(task.Schema.ArmedStates, it.State)
 	}
 	switch c.Kind {
-	case task.ChangeInsert:
+	case changefeed.Insert:
 		return armed(c.New)
-	case task.ChangeModify:
+	case changefeed.Modify:
 		return armed(c.Old) || armed(c.New)
 	default:
 		return armed(c.Old)

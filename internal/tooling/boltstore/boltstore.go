@@ -25,6 +25,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -242,7 +243,7 @@ func (d *DB) ReplaceTasks(ts []task.Task) error {
 func (d *DB) Tasks() ([]task.Task, error) { return each[task.Task](d, bucketTasks) }
 
 // ReplaceSchedules makes the stored schedules exactly ss.
-func (d *DB) ReplaceSchedules(ss []task.Schedule) error {
+func (d *DB) ReplaceSchedules(ss []contract.Schedule) error {
 	keys := make([][]byte, len(ss))
 	vals := make([]any, len(ss))
 	for i, s := range ss {
@@ -256,7 +257,9 @@ func (d *DB) ReplaceSchedules(ss []task.Schedule) error {
 }
 
 // Schedules returns every stored schedule, ordered by name.
-func (d *DB) Schedules() ([]task.Schedule, error) { return each[task.Schedule](d, bucketSchedules) }
+func (d *DB) Schedules() ([]contract.Schedule, error) {
+	return each[contract.Schedule](d, bucketSchedules)
+}
 
 // EmailKey is how a user's email is keyed: trimmed and in lower case, as
 // a Cognito pool with case-insensitive usernames compares them.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -33,7 +34,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		{UserID: "u2", TaskID: "01BBBBBBBBBBBBBBBBBBBBBBBB", Title: "b", Status: task.StatusExpired, DueAt: due,
 			ExpiredAt: due, NotifiedAt: due.Add(time.Second)},
 	}
-	scheds := []task.Schedule{task.ScheduleFor(tasks[0])}
+	scheds := []contract.Schedule{task.ScheduleFor(tasks[0])}
 	user := User{Sub: "sub-1", Email: "Ada@Example.com", CreatedAt: due,
 		Password: PasswordHash{Algorithm: "pbkdf2-sha256", Iterations: 10, Salt: []byte{1, 2}, Hash: []byte{3, 4}}}
 	sub := Subscription{Arn: "arn:local:sns:t0:1", TopicArn: "arn:local:sns:t0", Protocol: "email",
@@ -113,10 +114,10 @@ func TestReplaceRemovesWhatIsGone(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		tasks  []task.Task
-		scheds []task.Schedule
+		scheds []contract.Schedule
 	}{
-		{"two", []task.Task{a, b}, []task.Schedule{task.ScheduleFor(a), task.ScheduleFor(b)}},
-		{"one left", []task.Task{b}, []task.Schedule{task.ScheduleFor(b)}},
+		{"two", []task.Task{a, b}, []contract.Schedule{task.ScheduleFor(a), task.ScheduleFor(b)}},
+		{"one left", []task.Task{b}, []contract.Schedule{task.ScheduleFor(b)}},
 		{"none", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/pipeline"
@@ -247,7 +248,7 @@ func (s *Server) restore() error {
 // snapshot encodes the live tasks and schedules, and reports which kinds
 // differ from the last saved snapshot. The caller holds persistMu or is
 // restoring.
-func (s *Server) snapshot() (tasks []task.Task, scheds []task.Schedule, changed map[string][]byte) {
+func (s *Server) snapshot() (tasks []task.Task, scheds []contract.Schedule, changed map[string][]byte) {
 	tasks, scheds = s.pipe.Store.All(), s.pipe.Timer.All()
 	changed = map[string][]byte{}
 	for kind, v := range map[string]any{"tasks": tasks, "schedules": scheds} {

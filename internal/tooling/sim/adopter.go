@@ -9,12 +9,12 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/pipeline"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // AdopterMutation breaks one guarantee of an adopter's workload (future
@@ -91,7 +91,7 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	a.stages = newStages(&a.core, a.ctx, a.clock, a.inv(lossInv))
 	a.feed = a.items
 	a.dedupID = cfg.Mutation.DedupID
-	a.shardKey = func(c task.Change) string { return c.Key.String() }
+	a.shardKey = func(c changefeed.Change) string { return c.Key.String() }
 	// One blame for all: a fault in the batch excuses its failures.
 	a.blameKey = func(string) string { return "" }
 	a.sched = a.newTimer()
@@ -413,9 +413,9 @@ func (noItems) Get(context.Context, contract.Key) (reconcile.Item, error) {
 
 // reArmed scans the table's change feed for an item that left the fired
 // state for an armed one: a write that re-armed what the core fired.
-func (a *adopter) reArmed() []task.Change {
+func (a *adopter) reArmed() []changefeed.Change {
 	all, _ := a.items.Changes(0)
-	var out []task.Change
+	var out []changefeed.Change
 	for _, c := range all {
 		if c.Old != nil && c.New != nil && c.Old.State == a.schema.FiredState && a.schema.Armed(*c.New) {
 			out = append(out, c)

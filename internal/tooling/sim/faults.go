@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -283,11 +285,11 @@ func (s faultyScheduler) do(op, name string, f func() error) error {
 	return err
 }
 
-func (s faultyScheduler) Create(ctx context.Context, sc task.Schedule) error {
+func (s faultyScheduler) Create(ctx context.Context, sc contract.Schedule) error {
 	return s.do("Create", sc.Name, func() error { return s.in.Create(ctx, sc) })
 }
 
-func (s faultyScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+func (s faultyScheduler) Update(ctx context.Context, sc contract.Schedule, from time.Time) error {
 	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc, from) })
 }
 
@@ -295,8 +297,8 @@ func (s faultyScheduler) Delete(ctx context.Context, name string, at time.Time) 
 	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name, at) })
 }
 
-func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (task.Schedule, error) {
-	var out task.Schedule
+func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (contract.Schedule, error) {
+	var out contract.Schedule
 	err := s.do("Get", name, func() error {
 		var err error
 		out, err = s.in.Get(ctx, name, at)
@@ -305,8 +307,8 @@ func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (ta
 	return out, err
 }
 
-func (s faultyScheduler) List(ctx context.Context, page task.PageRequest) (task.SchedulePage, error) {
-	var out task.SchedulePage
+func (s faultyScheduler) List(ctx context.Context, page task.PageRequest) (timer.Page, error) {
+	var out timer.Page
 	err := s.do("List", "", func() error {
 		var err error
 		out, err = s.in.List(ctx, page)

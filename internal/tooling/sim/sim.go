@@ -39,9 +39,11 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/pipeline"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
@@ -64,7 +66,7 @@ type Mutation struct {
 	// DedupID replaces the FIFO deduplication id of the n-th send.
 	DedupID func(m cancel.Message, n int) string
 	// WorkerScheduler wraps the scheduler the cancellation worker uses.
-	WorkerScheduler func(task.Scheduler) task.Scheduler
+	WorkerScheduler func(timer.Scheduler) timer.Scheduler
 	// Expirer wraps the expiry use case; n is the notifier and s the
 	// store it uses.
 	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
@@ -260,13 +262,13 @@ type note struct {
 }
 
 type invocation struct {
-	s        task.Schedule
+	s        contract.Schedule
 	at       time.Time
 	attempts int
 }
 
 type shard struct {
-	recs []task.Change
+	recs []changefeed.Change
 	pos  int
 }
 
@@ -384,7 +386,7 @@ func newWorld(cfg Config) *world {
 	w.clock = pipeline.NewClock(start)
 	w.now, w.epoch = w.clock.Now, start
 	w.stages = newStages(&w.core, w.ctx, w.clock, "I4")
-	w.shardKey = func(c task.Change) string { return c.Key.Sort }
+	w.shardKey = func(c changefeed.Change) string { return c.Key.Sort }
 	w.blameKey = groupTask
 	w.dedupID = cfg.Mutation.DedupID
 	w.onHandle = w.noteReminderHandled
@@ -428,7 +430,7 @@ func newWorld(cfg Config) *world {
 	w.api = api.New(w.svc, nil, log)
 	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{&w.stages}, nil, log)
 	must(err)
-	var ws task.Scheduler = w.fsched
+	var ws timer.Scheduler = w.fsched
 	if cfg.Mutation.WorkerScheduler != nil {
 		ws = cfg.Mutation.WorkerScheduler(ws)
 	}
@@ -650,11 +652,11 @@ func (w *world) lastReminder() time.Time {
 // calls so that their faults count as FaultScheduleCreateFailed.
 type apiScheduler struct{ w *world }
 
-func (s apiScheduler) Create(ctx context.Context, sc task.Schedule) error {
+func (s apiScheduler) Create(ctx context.Context, sc contract.Schedule) error {
 	return s.w.fsched.Create(ctx, sc)
 }
 
-func (s apiScheduler) Update(ctx context.Context, sc task.Schedule, from time.Time) error {
+func (s apiScheduler) Update(ctx context.Context, sc contract.Schedule, from time.Time) error {
 	return s.w.fsched.Update(ctx, sc, from)
 }
 
@@ -985,7 +987,7 @@ func (w *world) invoke(inv invocation) {
 // runSchedule is what the expiry function does with a schedule's input:
 // the expiry, or (a reminder's payload) the reminder. id is "" when the
 // input is not readable.
-func (w *world) runSchedule(sc task.Schedule) (id string, out string, err error) {
+func (w *world) runSchedule(sc contract.Schedule) (id string, out string, err error) {
 	p, err := task.DecodeSchedule([]byte(task.EncodePayload(sc.Payload)))
 	if err != nil {
 		return "", "", err

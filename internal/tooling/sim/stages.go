@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/pipeline"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // stages is the core's stream path as every workload on a table runs it,
@@ -26,10 +26,10 @@ type stages struct {
 	clock   *pipeline.Clock
 	lossInv string
 	feed    interface {
-		Changes(from int) ([]task.Change, int)
+		Changes(from int) ([]changefeed.Change, int)
 	}
 	// shardKey picks a change's shard (the tasks: the task id).
-	shardKey func(task.Change) string
+	shardKey func(changefeed.Change) string
 	// blameKey is the key a message group's injected faults are blamed
 	// under (see blame).
 	blameKey func(group string) string

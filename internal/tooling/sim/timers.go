@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -18,7 +19,7 @@ const ttlLateAfter = 15 * time.Minute
 func (w *core) newTimer() memory.TimerScheduler {
 	l := memory.NewTimer(w.cfg.Timer, w.now, w.ttlDelay)
 	if e, ok := l.(*memory.Executions); ok {
-		e.StopLost = func(task.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
+		e.StopLost = func(contract.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
 	}
 	return l
 }
@@ -53,11 +54,11 @@ func (w *core) duplicateFault() Fault {
 // leave a stale execution running beside the right one: it fires, and
 // the claim skips it (I1 checks that). I3 then asks that the right one
 // runs; Result.Faults counts the stale ones as FaultStaleExecution.
-func (w *world) staleTolerated(want task.Schedule) (task.Schedule, bool) {
+func (w *world) staleTolerated(want contract.Schedule) (contract.Schedule, bool) {
 	if w.cfg.Timer != timerspec.StepFunctions {
-		return task.Schedule{}, false
+		return contract.Schedule{}, false
 	}
-	var found task.Schedule
+	var found contract.Schedule
 	ok, others := false, 0
 	for _, sc := range w.sched.All() {
 		if sc.Name != want.Name {
@@ -102,7 +103,7 @@ func (w *world) staleAfterCancel(t task.Task) bool {
 // execution of a deleted task that its cancel could not name, as
 // staleAfterCancel does for a task that is not Pending; the deleted
 // task's last due time is the payload's of its latest record.
-func (w *world) staleOfGone(sc task.Schedule) bool {
+func (w *world) staleOfGone(sc contract.Schedule) bool {
 	e, ok := w.sched.(*memory.Executions)
 	if !ok {
 		return false
@@ -117,7 +118,7 @@ func (w *world) staleOfGone(sc task.Schedule) bool {
 
 // goneDue is the due time of the task of schedule sc as its last
 // successful create or move set it (zero when the history holds none).
-func (w *world) goneDue(sc task.Schedule) time.Time {
+func (w *world) goneDue(sc contract.Schedule) time.Time {
 	id, ok := task.TaskIDFromScheduleName(sc.Name)
 	if t := w.tasks[id]; ok && t != nil {
 		return w.currentDue(t)

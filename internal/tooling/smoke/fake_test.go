@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -348,7 +349,7 @@ func (w *world) At(_ context.Context, group, name string) (time.Time, error) {
 	defer w.mu.Unlock()
 	at, ok := w.schedules[strings.TrimPrefix(name, task.ScheduleNamePrefix)]
 	if !ok || group != "group" {
-		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, task.ErrScheduleNotFound)
+		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, timer.ErrNotFound)
 	}
 	return at, nil
 }

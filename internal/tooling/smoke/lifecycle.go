@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -78,7 +79,7 @@ func lifecycle(ctx context.Context, r *run) {
 		if err := r.status(ctx, complete, task.StatusDone); err != nil {
 			return "", err
 		}
-		if _, err := r.d.Schedules.At(ctx, r.out.ScheduleGroup, task.ScheduleName(complete.id)); !errors.Is(err, task.ErrScheduleNotFound) {
+		if _, err := r.d.Schedules.At(ctx, r.out.ScheduleGroup, task.ScheduleName(complete.id)); !errors.Is(err, timer.ErrNotFound) {
 			return "", fmt.Errorf("its schedule: %v, want none", errOr(err, "still there"))
 		}
 		return fmt.Sprintf("nothing %s past its deadline", r.cfg.Grace), nil
@@ -143,9 +144,9 @@ func (r *run) waitSchedule(ctx context.Context, t *smokeTask, want time.Time) (s
 	for {
 		at, err := r.d.Schedules.At(ctx, r.out.ScheduleGroup, task.ScheduleName(t.id))
 		switch {
-		case want.IsZero() && errors.Is(err, task.ErrScheduleNotFound):
+		case want.IsZero() && errors.Is(err, timer.ErrNotFound):
 			return fmt.Sprintf("deleted %s after the change", r.d.Clock.Now().Sub(start).Round(100*time.Millisecond)), nil
-		case err != nil && !errors.Is(err, task.ErrScheduleNotFound):
+		case err != nil && !errors.Is(err, timer.ErrNotFound):
 			return "", fmt.Errorf("read its schedule: %w", err)
 		case !want.IsZero() && err == nil && at.Equal(want):
 			return fmt.Sprintf("moved to %s, %s after the change", task.FormatTime(at), r.d.Clock.Now().Sub(start).Round(100*time.Millisecond)), nil

@@ -90,7 +90,7 @@ type Subscriptions interface {
 
 // Schedules reads EventBridge Scheduler schedules.
 type Schedules interface {
-	// At is the time of the one-off schedule; task.ErrScheduleNotFound
+	// At is the time of the one-off schedule; timer.ErrNotFound
 	// when there is no such schedule.
 	At(ctx context.Context, group, name string) (time.Time, error)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/smoke"
 )
@@ -309,12 +310,12 @@ func (s Schedules) At(ctx context.Context, group, name string) (time.Time, error
 	out, err := s.API.GetSchedule(ctx, &scheduler.GetScheduleInput{GroupName: aws.String(group), Name: aws.String(name)})
 	var nf *schedtypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, task.ErrScheduleNotFound)
+		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, timer.ErrNotFound)
 	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, err)
 	}
-	placed, err := task.ParseAtExpression(aws.ToString(out.ScheduleExpression))
+	placed, err := awsscheduler.ParseAtExpression(aws.ToString(out.ScheduleExpression))
 	if err != nil || out.Target == nil {
 		return placed, err
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/smoke"
 )
 
@@ -252,7 +252,7 @@ func TestSchedules(t *testing.T) {
 		t.Fatalf("%s %v", at, err)
 	}
 	_, err = Schedules{API: fakeScheduler{err: &schedtypes.ResourceNotFoundException{}}}.At(context.Background(), "g", "task-1")
-	if !errors.Is(err, task.ErrScheduleNotFound) {
+	if !errors.Is(err, timer.ErrNotFound) {
 		t.Fatalf("err %v", err)
 	}
 }

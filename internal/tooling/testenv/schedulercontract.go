@@ -10,14 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // ContractScheduler is what SchedulerContract tests: the scheduler port
 // with the reconciler's read view.
 type ContractScheduler = interface {
-	task.Scheduler
-	task.ScheduleReader
+	timer.Scheduler
+	timer.Reader
 }
 
 // SchedulerBackend is one implementation under SchedulerContract.
@@ -30,16 +32,16 @@ type SchedulerBackend struct {
 }
 
 // ContractSchedule is the schedule of ContractTask(user, n).
-func ContractSchedule(user string, n int) task.Schedule {
+func ContractSchedule(user string, n int) contract.Schedule {
 	return task.ScheduleFor(ContractTask(user, n))
 }
 
-// SchedulerContract is the behaviour every task.Scheduler must share with
+// SchedulerContract is the behaviour every timer.Scheduler must share with
 // EventBridge Scheduler: the memory scheduler that drives the simulation
 // and `make dev`, and the AWS adapter against moto, both run it.
 func SchedulerContract(t *testing.T, b SchedulerBackend) {
 	ctx := context.Background()
-	mustCreate := func(t *testing.T, s ContractScheduler, scs ...task.Schedule) {
+	mustCreate := func(t *testing.T, s ContractScheduler, scs ...contract.Schedule) {
 		t.Helper()
 		for _, sc := range scs {
 			if err := s.Create(ctx, sc); err != nil {
@@ -50,8 +52,8 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 	// readable is what Get gives back: GetSchedule does not return a
 	// schedule's client token.
 	// https://docs.aws.amazon.com/scheduler/latest/APIReference/API_GetSchedule.html
-	readable := func(sc task.Schedule) task.Schedule { sc.ClientToken = ""; return sc }
-	wantGet := func(t *testing.T, s ContractScheduler, want task.Schedule) {
+	readable := func(sc contract.Schedule) contract.Schedule { sc.ClientToken = ""; return sc }
+	wantGet := func(t *testing.T, s ContractScheduler, want contract.Schedule) {
 		t.Helper()
 		got, err := s.Get(ctx, want.Name, want.At)
 		if err != nil {
@@ -83,7 +85,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 				// ListSchedules returns summaries, without the target
 				// input: a caller that needs At or Payload calls Get.
 				// https://docs.aws.amazon.com/scheduler/latest/APIReference/API_ListSchedules.html
-				if !reflect.DeepEqual(sc, task.Schedule{Name: sc.Name}) {
+				if !reflect.DeepEqual(sc, contract.Schedule{Name: sc.Name}) {
 					t.Fatalf("list: %+v has more than its name", sc)
 				}
 				names = append(names, sc.Name)
@@ -132,7 +134,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		sc := ContractSchedule("alice", 1)
 		sc.ClientToken = ""
 		mustCreate(t, s, sc)
-		wantErr(t, "second create", s.Create(ctx, sc), task.ErrScheduleExists)
+		wantErr(t, "second create", s.Create(ctx, sc), timer.ErrExists)
 	})
 
 	t.Run("create of a taken name with another token is ErrScheduleExists and keeps the first", func(t *testing.T) {
@@ -143,7 +145,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		other.ClientToken = first.ClientToken + "-other"
 		other.At = first.At.Add(time.Hour)
 		other.Payload.Due = other.At
-		wantErr(t, "second create", s.Create(ctx, other), task.ErrScheduleExists)
+		wantErr(t, "second create", s.Create(ctx, other), timer.ErrExists)
 		wantGet(t, s, first)
 	})
 
@@ -177,7 +179,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		t.Run(tc.name+" of a missing schedule is ErrScheduleNotFound", func(t *testing.T) {
 			s := b.New(t)
 			mustCreate(t, s, ContractSchedule("alice", 2))
-			wantErr(t, tc.name, tc.op(s, ContractSchedule("alice", 1).Name), task.ErrScheduleNotFound)
+			wantErr(t, tc.name, tc.op(s, ContractSchedule("alice", 1).Name), timer.ErrNotFound)
 		})
 	}
 
@@ -189,8 +191,8 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 			t.Fatalf("delete: %v", err)
 		}
 		_, err := s.Get(ctx, gone.Name, gone.At)
-		wantErr(t, "get after delete", err, task.ErrScheduleNotFound)
-		wantErr(t, "second delete", s.Delete(ctx, gone.Name, gone.At), task.ErrScheduleNotFound)
+		wantErr(t, "get after delete", err, timer.ErrNotFound)
+		wantErr(t, "second delete", s.Delete(ctx, gone.Name, gone.At), timer.ErrNotFound)
 		wantGet(t, s, kept)
 	})
 
@@ -259,8 +261,8 @@ type ReaderBackend struct {
 // it.
 func ReaderContract(t *testing.T, b ReaderBackend) {
 	ctx := context.Background()
-	readable := func(sc task.Schedule) task.Schedule { sc.ClientToken = ""; return sc }
-	arm := func(t *testing.T, s ContractScheduler, scs ...task.Schedule) {
+	readable := func(sc contract.Schedule) contract.Schedule { sc.ClientToken = ""; return sc }
+	arm := func(t *testing.T, s ContractScheduler, scs ...contract.Schedule) {
 		t.Helper()
 		for _, sc := range scs {
 			if err := s.Create(ctx, sc); err != nil {
@@ -268,7 +270,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 			}
 		}
 	}
-	wantGet := func(t *testing.T, s ContractScheduler, at time.Time, want task.Schedule) {
+	wantGet := func(t *testing.T, s ContractScheduler, at time.Time, want contract.Schedule) {
 		t.Helper()
 		got, err := s.Get(ctx, want.Name, at)
 		if err != nil || !reflect.DeepEqual(got, readable(want)) {
@@ -277,15 +279,15 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 	}
 	wantNotFound := func(t *testing.T, s ContractScheduler, name string, at time.Time) {
 		t.Helper()
-		if got, err := s.Get(ctx, name, at); !errors.Is(err, task.ErrScheduleNotFound) {
+		if got, err := s.Get(ctx, name, at); !errors.Is(err, timer.ErrNotFound) {
 			t.Fatalf("get %s at %v = %+v, %v; want ErrScheduleNotFound", name, at, got, err)
 		}
 	}
 	// wantListed pages through the listing and checks it holds want, one
 	// entry each (At and Payload as armed, or left out).
-	wantListed := func(t *testing.T, s ContractScheduler, limit int, want ...task.Schedule) {
+	wantListed := func(t *testing.T, s ContractScheduler, limit int, want ...contract.Schedule) {
 		t.Helper()
-		var got []task.Schedule
+		var got []contract.Schedule
 		page := task.PageRequest{Limit: limit}
 		for range 100 {
 			p, err := s.List(ctx, page)
@@ -300,7 +302,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 				break
 			}
 		}
-		byName := func(a, b task.Schedule) int { return strings.Compare(a.Name, b.Name) }
+		byName := func(a, b contract.Schedule) int { return strings.Compare(a.Name, b.Name) }
 		slices.SortFunc(got, byName)
 		want = slices.Clone(want)
 		slices.SortFunc(want, byName)
@@ -382,7 +384,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 	for _, limit := range []int{1, 2, 100} {
 		t.Run("list pages through every armed schedule, limit "+strconv.Itoa(limit), func(t *testing.T) {
 			s := b.New(t)
-			var want []task.Schedule
+			var want []contract.Schedule
 			for n := 1; n <= 5; n++ {
 				sc := ContractSchedule("user"+strconv.Itoa(n%2), n)
 				arm(t, s, sc)

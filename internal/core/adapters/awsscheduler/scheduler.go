@@ -1,6 +1,6 @@
 // Package awsscheduler is the one EventBridge Scheduler adapter of the
-// core. Client speaks the task ports: task.Scheduler and
-// task.ScheduleReader over one schedule group, for items of any schema
+// core. Client speaks the task ports: timer.Scheduler and
+// timer.Reader over one schedule group, for items of any schema
 // (the to-do app's tasks, campaign sends). It maps a throttle onto
 // timer.ErrThrottled, which the core's paced caller
 // (internal/core/timer/paced) backs off and retries.
@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,7 +27,6 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // API is the part of the EventBridge Scheduler client Client uses.
@@ -112,7 +113,7 @@ type Config struct {
 	Schema contract.Schema
 }
 
-// Client is a task.Scheduler and task.ScheduleReader on one schedule
+// Client is a timer.Scheduler and timer.Reader on one schedule
 // group.
 type Client struct {
 	api API
@@ -120,8 +121,8 @@ type Client struct {
 }
 
 var (
-	_ task.Scheduler      = (*Client)(nil)
-	_ task.ScheduleReader = (*Client)(nil)
+	_ timer.Scheduler = (*Client)(nil)
+	_ timer.Reader    = (*Client)(nil)
 )
 
 // New checks cfg, fills its defaults and returns a client.
@@ -164,7 +165,7 @@ func New(api API, cfg Config) (*Client, error) {
 }
 
 // target is the invocation of the expiry function with s's payload.
-func (c *Client) target(s task.Schedule) *types.Target {
+func (c *Client) target(s contract.Schedule) *types.Target {
 	return &types.Target{
 		Arn:     aws.String(c.cfg.TargetArn),
 		RoleArn: aws.String(c.cfg.RoleArn),
@@ -177,14 +178,14 @@ func (c *Client) target(s task.Schedule) *types.Target {
 	}
 }
 
-// Create implements task.Scheduler. The client token makes a retried
+// Create implements timer.Scheduler. The client token makes a retried
 // create a success; another schedule of the same name gives
-// task.ErrScheduleExists.
-func (c *Client) Create(ctx context.Context, s task.Schedule) error {
+// timer.ErrExists.
+func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
 	in := &scheduler.CreateScheduleInput{
 		Name:                       aws.String(s.Name),
 		GroupName:                  aws.String(c.cfg.GroupName),
-		ScheduleExpression:         aws.String(task.AtExpression(ScheduleTime(s.At))),
+		ScheduleExpression:         aws.String(AtExpression(ScheduleTime(s.At))),
 		ScheduleExpressionTimezone: aws.String("UTC"),
 		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
 		ActionAfterCompletion:      types.ActionAfterCompletionDelete,
@@ -197,7 +198,7 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 	_, err := c.api.CreateSchedule(ctx, in)
 	var conflict *types.ConflictException
 	if errors.As(err, &conflict) {
-		return fmt.Errorf("create schedule %s: %w (%w)", s.Name, task.ErrScheduleExists, err)
+		return fmt.Errorf("create schedule %s: %w (%w)", s.Name, timer.ErrExists, err)
 	}
 	if err != nil {
 		return fmt.Errorf("create schedule %s: %w", s.Name, notFound(err))
@@ -205,14 +206,14 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 	return nil
 }
 
-// Update implements task.Scheduler. UpdateSchedule replaces the whole
+// Update implements timer.Scheduler. UpdateSchedule replaces the whole
 // definition, so it sends all of it again. It leaves the client token to
 // the SDK: replacing a definition is idempotent by itself.
-func (c *Client) Update(ctx context.Context, s task.Schedule, _ time.Time) error {
+func (c *Client) Update(ctx context.Context, s contract.Schedule, _ time.Time) error {
 	_, err := c.api.UpdateSchedule(ctx, &scheduler.UpdateScheduleInput{
 		Name:                       aws.String(s.Name),
 		GroupName:                  aws.String(c.cfg.GroupName),
-		ScheduleExpression:         aws.String(task.AtExpression(ScheduleTime(s.At))),
+		ScheduleExpression:         aws.String(AtExpression(ScheduleTime(s.At))),
 		ScheduleExpressionTimezone: aws.String("UTC"),
 		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
 		ActionAfterCompletion:      types.ActionAfterCompletionDelete,
@@ -225,7 +226,7 @@ func (c *Client) Update(ctx context.Context, s task.Schedule, _ time.Time) error
 	return nil
 }
 
-// Delete implements task.Scheduler.
+// Delete implements timer.Scheduler.
 func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 	_, err := c.api.DeleteSchedule(ctx, &scheduler.DeleteScheduleInput{
 		Name: aws.String(name), GroupName: aws.String(c.cfg.GroupName),
@@ -236,39 +237,39 @@ func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 	return nil
 }
 
-// Get implements task.ScheduleReader. At is the due time the schedule
+// Get implements timer.Reader. At is the due time the schedule
 // serves (ServedTime), in the terms Create was given, not its expression.
 // The scheduler does not return a schedule's client token, so ClientToken
 // is "".
-func (c *Client) Get(ctx context.Context, name string, _ time.Time) (task.Schedule, error) {
+func (c *Client) Get(ctx context.Context, name string, _ time.Time) (contract.Schedule, error) {
 	out, err := c.api.GetSchedule(ctx, &scheduler.GetScheduleInput{
 		Name: aws.String(name), GroupName: aws.String(c.cfg.GroupName),
 	})
 	if err != nil {
-		return task.Schedule{}, fmt.Errorf("get schedule %s: %w", name, notFound(err))
+		return contract.Schedule{}, fmt.Errorf("get schedule %s: %w", name, notFound(err))
 	}
-	at, err := task.ParseAtExpression(aws.ToString(out.ScheduleExpression))
+	at, err := ParseAtExpression(aws.ToString(out.ScheduleExpression))
 	if err != nil {
-		return task.Schedule{}, fmt.Errorf("get schedule %s: %w", name, err)
+		return contract.Schedule{}, fmt.Errorf("get schedule %s: %w", name, err)
 	}
 	if out.Target == nil || out.Target.Input == nil {
-		return task.Schedule{}, fmt.Errorf("get schedule %s: it has no target input", name)
+		return contract.Schedule{}, fmt.Errorf("get schedule %s: it has no target input", name)
 	}
 	p, err := c.cfg.Schema.DecodePayload([]byte(*out.Target.Input))
 	if err != nil {
-		return task.Schedule{}, fmt.Errorf("get schedule %s: target input: %w", name, err)
+		return contract.Schedule{}, fmt.Errorf("get schedule %s: target input: %w", name, err)
 	}
-	return task.Schedule{Name: aws.ToString(out.Name), At: ServedTime(at, p), Payload: p}, nil
+	return contract.Schedule{Name: aws.ToString(out.Name), At: ServedTime(at, p), Payload: p}, nil
 }
 
-// List implements task.ScheduleReader. ListSchedules returns summaries
+// List implements timer.Reader. ListSchedules returns summaries
 // only, so each Schedule has only its Name set: a caller that needs At or
 // Payload calls Get. The cursor is the scheduler's NextToken.
-func (c *Client) List(ctx context.Context, page task.PageRequest) (task.SchedulePage, error) {
+func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, error) {
 	limit := page.Limit
 	switch {
 	case limit <= 0:
-		limit = task.DefaultPageSize
+		limit = timer.DefaultLimit
 	case limit > maxListResults:
 		limit = maxListResults
 	}
@@ -282,23 +283,23 @@ func (c *Client) List(ctx context.Context, page task.PageRequest) (task.Schedule
 	}
 	out, err := c.api.ListSchedules(ctx, in)
 	if err != nil {
-		return task.SchedulePage{}, fmt.Errorf("list schedules: %w", notFound(err))
+		return timer.Page{}, fmt.Errorf("list schedules: %w", notFound(err))
 	}
-	p := task.SchedulePage{Cursor: aws.ToString(out.NextToken)}
+	p := timer.Page{Cursor: aws.ToString(out.NextToken)}
 	for _, s := range out.Schedules {
-		p.Schedules = append(p.Schedules, task.Schedule{Name: aws.ToString(s.Name)})
+		p.Schedules = append(p.Schedules, contract.Schedule{Name: aws.ToString(s.Name)})
 	}
 	return p, nil
 }
 
-// notFound adds task.ErrScheduleNotFound to a ResourceNotFoundException
+// notFound adds timer.ErrNotFound to a ResourceNotFoundException
 // and timer.ErrThrottled to a throttle (the core's paced caller retries
 // it), and returns any other error as it is.
 func notFound(err error) error {
 	var nf *types.ResourceNotFoundException
 	switch {
 	case errors.As(err, &nf):
-		return fmt.Errorf("%w (%w)", task.ErrScheduleNotFound, err)
+		return fmt.Errorf("%w (%w)", timer.ErrNotFound, err)
 	case IsThrottle(err):
 		return fmt.Errorf("%w (%w)", timer.ErrThrottled, err)
 	}
@@ -321,3 +322,28 @@ func IsThrottle(err error) bool {
 	}
 	return false
 }
+
+// AtExpression is the scheduler expression for a one-off schedule at t.
+func AtExpression(t time.Time) string {
+	return "at(" + t.UTC().Format("2006-01-02T15:04:05") + ")"
+}
+
+// ParseAtExpression inverts AtExpression (the expression is in UTC).
+func ParseAtExpression(expr string) (time.Time, error) {
+	m := atRE().FindStringSubmatch(expr)
+	if m == nil {
+		return time.Time{}, fmt.Errorf("not a one-off expression: %q", expr)
+	}
+	t, err := time.Parse("2006-01-02T15:04:05", m[1])
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parse %q: %w", expr, err)
+	}
+	return t.UTC(), nil
+}
+
+// atRE is compiled on first use, not at package init: every function
+// that links the task package would pay its compile in its cold init
+// (about 100 allocations), and only the reconcilers parse expressions.
+var atRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
+})

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -87,7 +88,7 @@ func newClient(t *testing.T, api API, cfg Config) *Client {
 	return c
 }
 
-var testSchedule = task.Schedule{
+var testSchedule = contract.Schedule{
 	Name:        task.ScheduleName("01JD00000000000000000000AA"),
 	At:          time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC),
 	ClientToken: strings.Repeat("ab", 32),
@@ -247,7 +248,7 @@ func TestErrorMapping(t *testing.T) {
 		"update": func(c *Client) error { return c.Update(ctx, testSchedule, testSchedule.At) },
 		"delete": func(c *Client) error { return c.Delete(ctx, testSchedule.Name, testSchedule.At) },
 		"get":    func(c *Client) error { _, err := c.Get(ctx, testSchedule.Name, time.Time{}); return err },
-		"list":   func(c *Client) error { _, err := c.List(ctx, task.PageRequest{}); return err },
+		"list":   func(c *Client) error { _, err := c.List(ctx, timer.PageRequest{}); return err },
 	}
 	for _, tc := range []struct {
 		name     string
@@ -256,10 +257,10 @@ func TestErrorMapping(t *testing.T) {
 		want     error // a sentinel, or nil when none may match
 		throttle bool
 	}{
-		{"create conflict", "create", conflict, task.ErrScheduleExists, false},
-		{"update not found", "update", missing, task.ErrScheduleNotFound, false},
-		{"delete not found", "delete", missing, task.ErrScheduleNotFound, false},
-		{"get not found", "get", missing, task.ErrScheduleNotFound, false},
+		{"create conflict", "create", conflict, timer.ErrExists, false},
+		{"update not found", "update", missing, timer.ErrNotFound, false},
+		{"delete not found", "delete", missing, timer.ErrNotFound, false},
+		{"get not found", "get", missing, timer.ErrNotFound, false},
 		{"create throttled", "create", throttled, nil, true},
 		{"update throttled", "update", throttled, nil, true},
 		{"delete throttled", "delete", throttled, nil, true},
@@ -276,7 +277,7 @@ func TestErrorMapping(t *testing.T) {
 			if !errors.Is(err, tc.cause) {
 				t.Errorf("error %v does not wrap the cause", err)
 			}
-			for _, s := range []error{task.ErrScheduleExists, task.ErrScheduleNotFound} {
+			for _, s := range []error{timer.ErrExists, timer.ErrNotFound} {
 				if errors.Is(err, s) != (s == tc.want) {
 					t.Errorf("errors.Is(%v, %v) = %v", err, s, !(s == tc.want))
 				}
@@ -349,36 +350,36 @@ func TestGetParsesTheSchedule(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		out     *scheduler.GetScheduleOutput
-		want    task.Schedule
+		want    contract.Schedule
 		wantErr bool
 	}{
 		{"one-off schedule on the minute after its due time: At is the due time", &scheduler.GetScheduleOutput{
 			Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:05:00)"),
 			ScheduleExpressionTimezone: aws.String("UTC"), Target: &types.Target{Input: aws.String(input)},
-		}, task.Schedule{Name: testSchedule.Name, At: testSchedule.At, Payload: testSchedule.Payload}, false},
+		}, contract.Schedule{Name: testSchedule.Name, At: testSchedule.At, Payload: testSchedule.Payload}, false},
 		{"at the exact second (may fire 5 s early): At is the start of its minute, so it is misplaced", &scheduler.GetScheduleOutput{
 			Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
 			ScheduleExpressionTimezone: aws.String("UTC"), Target: &types.Target{Input: aws.String(input)},
-		}, task.Schedule{Name: testSchedule.Name, At: time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC), Payload: testSchedule.Payload}, false},
+		}, contract.Schedule{Name: testSchedule.Name, At: time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC), Payload: testSchedule.Payload}, false},
 		{"a minute late for its payload: misplaced", &scheduler.GetScheduleOutput{
 			Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:06:00)"),
 			ScheduleExpressionTimezone: aws.String("UTC"), Target: &types.Target{Input: aws.String(input)},
-		}, task.Schedule{Name: testSchedule.Name, At: time.Date(2030, 1, 2, 3, 6, 0, 0, time.UTC), Payload: testSchedule.Payload}, false},
+		}, contract.Schedule{Name: testSchedule.Name, At: time.Date(2030, 1, 2, 3, 6, 0, 0, time.UTC), Payload: testSchedule.Payload}, false},
 		{"a reminder's: At is its reminder time", &scheduler.GetScheduleOutput{
 			Name: aws.String("remind-x"), ScheduleExpression: aws.String("at(2030-01-02T02:50:00)"),
 			Target: &types.Target{Input: aws.String(task.EncodePayload(reminderPayload))},
-		}, task.Schedule{Name: "remind-x", At: reminderPayload.Remind, Payload: reminderPayload}, false},
+		}, contract.Schedule{Name: "remind-x", At: reminderPayload.Remind, Payload: reminderPayload}, false},
 		{"rate expression", &scheduler.GetScheduleOutput{
 			Name: aws.String("task-x"), ScheduleExpression: aws.String("rate(5 minutes)"),
 			Target: &types.Target{Input: aws.String(input)},
-		}, task.Schedule{}, true},
+		}, contract.Schedule{}, true},
 		{"no target input", &scheduler.GetScheduleOutput{
 			Name: aws.String("task-x"), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"), Target: &types.Target{},
-		}, task.Schedule{}, true},
+		}, contract.Schedule{}, true},
 		{"input not json", &scheduler.GetScheduleOutput{
 			Name: aws.String("task-x"), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
 			Target: &types.Target{Input: aws.String("{not json")},
-		}, task.Schedule{}, true},
+		}, contract.Schedule{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := newClient(t, &fakeAPI{getOut: tc.out}, testCfg).Get(context.Background(), "task-x", time.Time{})
@@ -402,7 +403,7 @@ func TestListPagesByNextToken(t *testing.T) {
 	var names []string
 	cursor := ""
 	for i := 0; i < 5; i++ {
-		p, err := c.List(context.Background(), task.PageRequest{Cursor: cursor, Limit: 2})
+		p, err := c.List(context.Background(), timer.PageRequest{Cursor: cursor, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -443,10 +444,10 @@ func TestListBoundsMaxResults(t *testing.T) {
 	for _, tc := range []struct {
 		limit int
 		want  int32
-	}{{0, task.DefaultPageSize}, {7, 7}, {500, 100}} {
+	}{{0, timer.DefaultLimit}, {7, 7}, {500, 100}} {
 		t.Run(fmt.Sprint("limit ", tc.limit), func(t *testing.T) {
 			api := &fakeAPI{listOut: map[string]*scheduler.ListSchedulesOutput{"": {}}}
-			if _, err := newClient(t, api, testCfg).List(context.Background(), task.PageRequest{Limit: tc.limit}); err != nil {
+			if _, err := newClient(t, api, testCfg).List(context.Background(), timer.PageRequest{Limit: tc.limit}); err != nil {
 				t.Fatal(err)
 			}
 			if got := aws.ToInt32(api.lists[0].MaxResults); got != tc.want {

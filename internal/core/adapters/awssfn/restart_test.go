@@ -10,7 +10,6 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // TestRestartChain: a name that a cancel closed is restarted under a name
@@ -45,7 +44,7 @@ func TestRestartChain(t *testing.T) {
 		{"cancel of the restart, then re-arms: the next link", []op{arm, disarm, arm, disarm, arm, arm},
 			[]string{link(2, 4)}, nil},
 		{"cancel of the restart stops it", []op{arm, disarm, arm, disarm}, nil, nil},
-		{"a cancel retried stops nothing more", []op{arm, disarm, arm, disarm, disarm}, nil, task.ErrScheduleNotFound},
+		{"a cancel retried stops nothing more", []op{arm, disarm, arm, disarm, disarm}, nil, timer.ErrNotFound},
 		{"MaxRestarts re-arms: the last link", chain(timerspec.MaxRestarts), []string{link(seconds(timerspec.MaxRestarts)...)}, nil},
 		{"one re-arm more: an error", append(chain(timerspec.MaxRestarts), disarm, arm), nil, timerspec.ErrRestartChain},
 	} {

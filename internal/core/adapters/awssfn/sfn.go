@@ -1,4 +1,4 @@
-// Package awssfn is the Step Functions timer: a task.Scheduler
+// Package awssfn is the Step Functions timer: a timer.Scheduler
 // whose "schedule" of an item is one execution of a Standard state machine
 // that waits until the due time (Wait with TimestampPath $.at) and then
 // invokes the expiry function with the payload ($.payload), the same
@@ -21,13 +21,13 @@
 //     is an error (timerspec.ErrRestartChain) that no retry changes.
 //   - Update (a move from the due time from) stops the running link of the
 //     chain named for from and starts the one for the new due time;
-//     task.ErrScheduleNotFound when no link of from's chain runs (the
+//     timer.ErrNotFound when no link of from's chain runs (the
 //     worker then creates). A from of zero (unknown) or equal to the new
 //     due time stops nothing.
 //   - Delete (a cancel of the item armed for at) follows the chain named
 //     for at with DescribeExecution and stops its running link, so a
 //     cancel leaves no execution of that due time running, a restart
-//     included; task.ErrScheduleNotFound when no link runs (none was
+//     included; timer.ErrNotFound when no link runs (none was
 //     started, or it fired), or at is zero (unknown), which the worker
 //     counts as success.
 //   - Due times more than timerspec.MaxHorizon away are rejected
@@ -76,7 +76,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // API is the part of the Step Functions client the adapter uses.
@@ -123,15 +122,15 @@ func ConfigFromEnv(e *lambdaenv.Env) Config {
 	return Config{StateMachineArn: e.Require(envvars.StateMachineArn), Schema: e.Schema()}
 }
 
-// Client is a task.Scheduler on one state machine.
+// Client is a timer.Scheduler on one state machine.
 type Client struct {
 	api API
 	cfg Config
 }
 
 var (
-	_ task.Scheduler = (*Client)(nil)
-	_ timer.Reader   = (*Client)(nil)
+	_ timer.Scheduler = (*Client)(nil)
+	_ timer.Reader    = (*Client)(nil)
 )
 
 // New checks cfg and returns a client.
@@ -151,10 +150,10 @@ func New(api API, cfg Config) (*Client, error) {
 	return &Client{api: api, cfg: cfg}, nil
 }
 
-// Create implements task.Scheduler: start the execution named for s's
+// Create implements timer.Scheduler: start the execution named for s's
 // due time, or, when that name is closed by a stop or a failure, the
 // first open link of its restart chain (see the package comment).
-func (c *Client) Create(ctx context.Context, s task.Schedule) error {
+func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
 	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
@@ -261,10 +260,10 @@ func (c *Client) start(ctx context.Context, name, input string) error {
 	return err
 }
 
-// Update implements task.Scheduler: stop the running execution of the
+// Update implements timer.Scheduler: stop the running execution of the
 // due time from (unless it is zero or s's own), start s's.
-// task.ErrScheduleNotFound when none of from's chain runs.
-func (c *Client) Update(ctx context.Context, s task.Schedule, from time.Time) error {
+// timer.ErrNotFound when none of from's chain runs.
+func (c *Client) Update(ctx context.Context, s contract.Schedule, from time.Time) error {
 	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
@@ -276,21 +275,21 @@ func (c *Client) Update(ctx context.Context, s task.Schedule, from time.Time) er
 	return c.Create(ctx, s)
 }
 
-// Delete implements task.Scheduler: stop the running execution of the
+// Delete implements timer.Scheduler: stop the running execution of the
 // schedule called name at at (the execution named for at, or the restart
-// of it that runs). task.ErrScheduleNotFound when none runs, or at is
+// of it that runs). timer.ErrNotFound when none runs, or at is
 // zero: with no due time there is no name to stop, and any execution
 // left is stale (see the package comment).
 func (c *Client) Delete(ctx context.Context, name string, at time.Time) error {
 	if at.IsZero() {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	return c.stop(ctx, timerspec.ExecutionName(name, at))
 }
 
 // stop stops the running link of the chain of the execution called
 // first, by its ARN. None running (never started, fired, or every link
-// stopped) is task.ErrScheduleNotFound; a chain too long to follow is
+// stopped) is timer.ErrNotFound; a chain too long to follow is
 // a refusal (Create starts no link beyond it, so none runs there).
 func (c *Client) stop(ctx context.Context, first string) error {
 	name, d, err := c.find(ctx, first)
@@ -300,7 +299,7 @@ func (c *Client) stop(ctx context.Context, first string) error {
 	case err != nil:
 		return err
 	case d == nil || d.Status != types.ExecutionStatusRunning:
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	_, err = c.api.StopExecution(ctx, &sfn.StopExecutionInput{
 		ExecutionArn: aws.String(c.executionArn(name)), Cause: aws.String("unscheduled: the item was cancelled or moved"),
@@ -308,7 +307,7 @@ func (c *Client) stop(ctx context.Context, first string) error {
 	var gone *types.ExecutionDoesNotExist
 	switch {
 	case errors.As(err, &gone):
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	case err != nil:
 		return fmt.Errorf("awssfn: stop %s: %w", name, err)
 	}
@@ -382,7 +381,7 @@ func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, 
 	limit := page.Limit
 	switch {
 	case limit <= 0:
-		limit = task.DefaultPageSize
+		limit = timer.DefaultLimit
 	case limit > maxListResults:
 		limit = maxListResults
 	}

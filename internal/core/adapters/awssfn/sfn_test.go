@@ -180,7 +180,7 @@ func newClient(t *testing.T) (*Client, *fakeSFN) {
 
 const item = "01J0000000000000000000000A"
 
-func sched(id string, due time.Time) task.Schedule {
+func sched(id string, due time.Time) contract.Schedule {
 	return task.ScheduleFor(task.Task{UserID: "u1", TaskID: id, Status: task.StatusPending, DueAt: due})
 }
 
@@ -275,7 +275,7 @@ func TestCancelAndMoveAreOneStop(t *testing.T) {
 }
 
 // An execution that never ran, fired or was stopped already, or whose
-// due time is not known, is task.ErrScheduleNotFound, and nothing is
+// due time is not known, is timer.ErrNotFound, and nothing is
 // stopped: the worker's success path.
 func TestGoneOrClosedIsNotFoundOrDone(t *testing.T) {
 	due := now.Add(time.Hour)
@@ -288,18 +288,18 @@ func TestGoneOrClosedIsNotFoundOrDone(t *testing.T) {
 		wantStops int
 	}{
 		{"cancel of no execution", "", func(c *Client) error { return c.Delete(context.Background(), s.Name, due) },
-			task.ErrScheduleNotFound, 0},
+			timer.ErrNotFound, 0},
 		{"cancel without a due time", types.ExecutionStatusRunning,
-			func(c *Client) error { return c.Delete(context.Background(), s.Name, time.Time{}) }, task.ErrScheduleNotFound, 0},
+			func(c *Client) error { return c.Delete(context.Background(), s.Name, time.Time{}) }, timer.ErrNotFound, 0},
 		{"cancel of a fired execution", types.ExecutionStatusSucceeded,
-			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, task.ErrScheduleNotFound, 0},
+			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, timer.ErrNotFound, 0},
 		{"cancel of a stopped execution", types.ExecutionStatusAborted,
-			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, task.ErrScheduleNotFound, 0},
+			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, timer.ErrNotFound, 0},
 		{"cancel of a running execution", types.ExecutionStatusRunning,
 			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, nil, 1},
 		{"move of no execution", "", func(c *Client) error {
 			return c.Update(context.Background(), sched(item, due.Add(time.Hour)), due)
-		}, task.ErrScheduleNotFound, 0},
+		}, timer.ErrNotFound, 0},
 		{"move without the old due time creates", "", func(c *Client) error {
 			return c.Update(context.Background(), sched(item, due.Add(time.Hour)), time.Time{})
 		}, nil, 0},
@@ -410,7 +410,7 @@ func TestRearmAfterStopFiresOnce(t *testing.T) {
 					}
 				case disarm:
 					armed = false
-					if err := c.Delete(context.Background(), s.Name, due); err != nil && !errors.Is(err, task.ErrScheduleNotFound) {
+					if err := c.Delete(context.Background(), s.Name, due); err != nil && !errors.Is(err, timer.ErrNotFound) {
 						t.Fatal(err)
 					}
 				}
@@ -579,7 +579,7 @@ func TestListGivesEachRunningExecution(t *testing.T) {
 }
 
 func TestListPageSizeAndErrors(t *testing.T) {
-	for _, tc := range []struct{ limit, want int }{{0, task.DefaultPageSize}, {-1, task.DefaultPageSize}, {1000, 1000}, {5000, 1000}} {
+	for _, tc := range []struct{ limit, want int }{{0, timer.DefaultLimit}, {-1, timer.DefaultLimit}, {1000, 1000}, {5000, 1000}} {
 		c, f := newClient(t)
 		if _, err := c.List(context.Background(), timer.PageRequest{Limit: tc.limit}); err != nil {
 			t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // FuzzDecodeStreamRecord decodes arbitrary JSON as a stream record: never
@@ -37,7 +37,7 @@ func FuzzDecodeStreamRecord(f *testing.F) {
 			t.Fatalf("decoded a change without its event id: %+v", c)
 		}
 		switch c.Kind {
-		case task.ChangeInsert, task.ChangeModify, task.ChangeRemove:
+		case changefeed.Insert, changefeed.Modify, changefeed.Remove:
 		default:
 			t.Fatalf("decoded an unknown kind %q", c.Kind)
 		}

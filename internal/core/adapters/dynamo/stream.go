@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 )
 
 // DecodeStreamRecord turns a record of an item table's stream
@@ -16,26 +16,26 @@ import (
 // its kind implies one: the consumer decides what that means. A record
 // without its key (as the schema names it), an image that lacks it, an
 // unknown event name or a missing event id is an error.
-func DecodeStreamRecord(s contract.Schema, r events.DynamoDBEventRecord) (task.Change, error) {
-	c := task.Change{EventID: r.EventID, Kind: task.ChangeKind(r.EventName)}
+func DecodeStreamRecord(s contract.Schema, r events.DynamoDBEventRecord) (changefeed.Change, error) {
+	c := changefeed.Change{EventID: r.EventID, Kind: changefeed.Kind(r.EventName)}
 	switch c.Kind {
-	case task.ChangeInsert, task.ChangeModify, task.ChangeRemove:
+	case changefeed.Insert, changefeed.Modify, changefeed.Remove:
 	default:
-		return task.Change{}, fmt.Errorf("stream record %s: unknown event name %q", r.EventID, r.EventName)
+		return changefeed.Change{}, fmt.Errorf("stream record %s: unknown event name %q", r.EventID, r.EventName)
 	}
 	if c.EventID == "" {
-		return task.Change{}, errors.New("stream record lacks an eventID")
+		return changefeed.Change{}, errors.New("stream record lacks an eventID")
 	}
 	keys, err := s.ItemFrom(streamStrings(r.Change.Keys))
 	if err != nil {
-		return task.Change{}, fmt.Errorf("stream record %s keys: %w", r.EventID, err)
+		return changefeed.Change{}, fmt.Errorf("stream record %s keys: %w", r.EventID, err)
 	}
 	c.Key = keys.Key
 	if c.Old, err = decodeImage(s, r.Change.OldImage); err != nil {
-		return task.Change{}, fmt.Errorf("stream record %s old image: %w", r.EventID, err)
+		return changefeed.Change{}, fmt.Errorf("stream record %s old image: %w", r.EventID, err)
 	}
 	if c.New, err = decodeImage(s, r.Change.NewImage); err != nil {
-		return task.Change{}, fmt.Errorf("stream record %s new image: %w", r.EventID, err)
+		return changefeed.Change{}, fmt.Errorf("stream record %s new image: %w", r.EventID, err)
 	}
 	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
@@ -45,24 +46,24 @@ func TestDecodeStreamRecord(t *testing.T) {
 		name    string
 		schema  contract.Schema
 		fixture string
-		want    task.Change
+		want    changefeed.Change
 		wantErr bool
 	}{
-		{"insert", tableschema.Todo(), "insert.json", task.Change{EventID: "ev-insert-1", Key: key, Kind: task.ChangeInsert, New: p(pending)}, false},
+		{"insert", tableschema.Todo(), "insert.json", changefeed.Change{EventID: "ev-insert-1", Key: key, Kind: changefeed.Insert, New: p(pending)}, false},
 		{"modify ignores non-string attributes", tableschema.Todo(), "modify.json",
-			task.Change{EventID: "ev-modify-1", Key: key, Kind: task.ChangeModify, Old: p(pending), New: p(done)}, false},
-		{"remove", tableschema.Todo(), "remove.json", task.Change{EventID: "ev-remove-1", Key: key, Kind: task.ChangeRemove, Old: p(pending)}, false},
+			changefeed.Change{EventID: "ev-modify-1", Key: key, Kind: changefeed.Modify, Old: p(pending), New: p(done)}, false},
+		{"remove", tableschema.Todo(), "remove.json", changefeed.Change{EventID: "ev-remove-1", Key: key, Kind: changefeed.Remove, Old: p(pending)}, false},
 		{"missing old image is left nil", tableschema.Todo(), "modify_missing_old.json",
-			task.Change{EventID: "ev-modify-2", Key: key, Kind: task.ChangeModify, New: p(expired)}, false},
+			changefeed.Change{EventID: "ev-modify-2", Key: key, Kind: changefeed.Modify, New: p(expired)}, false},
 		{"a state outside the schema's is just not armed", tableschema.Todo(), "other_state.json",
-			task.Change{EventID: "ev-modify-3", Key: key, Kind: task.ChangeModify, Old: p(pending), New: p(other)}, false},
+			changefeed.Change{EventID: "ev-modify-3", Key: key, Kind: changefeed.Modify, Old: p(pending), New: p(other)}, false},
 		{"consumer keys and due attribute", consumer(), "consumer_insert.json",
-			task.Change{EventID: "ev-consumer-1", Key: contract.Key{Partition: "t1", Sort: "j1"}, Kind: task.ChangeInsert,
+			changefeed.Change{EventID: "ev-consumer-1", Key: contract.Key{Partition: "t1", Sort: "j1"}, Kind: changefeed.Insert,
 				New: &contract.Item{Key: contract.Key{Partition: "t1", Sort: "j1"}, State: "Queued", Due: ts("2030-01-02T03:04:05Z")}}, false},
-		{"a record of another table's keys", tableschema.Todo(), "consumer_insert.json", task.Change{}, true},
-		{"image without its key", tableschema.Todo(), "image_without_key.json", task.Change{}, true},
-		{"missing event id", tableschema.Todo(), "missing_event_id.json", task.Change{}, true},
-		{"unknown event name", tableschema.Todo(), "unknown_event.json", task.Change{}, true},
+		{"a record of another table's keys", tableschema.Todo(), "consumer_insert.json", changefeed.Change{}, true},
+		{"image without its key", tableschema.Todo(), "image_without_key.json", changefeed.Change{}, true},
+		{"missing event id", tableschema.Todo(), "missing_event_id.json", changefeed.Change{}, true},
+		{"unknown event name", tableschema.Todo(), "unknown_event.json", changefeed.Change{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeStreamRecord(tc.schema, loadRecord(t, tc.fixture))
@@ -87,7 +88,7 @@ func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Old != nil || got.New != nil || got.Kind != task.ChangeKind(kind) || got.EventID != "e1" ||
+			if got.Old != nil || got.New != nil || got.Kind != changefeed.Kind(kind) || got.EventID != "e1" ||
 				got.Key != task.Key("u1", "01JD00000000000000000000AA") {
 				t.Fatalf("got %+v", got)
 			}

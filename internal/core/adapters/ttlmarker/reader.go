@@ -17,7 +17,6 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // ErrBadCursor: a List cursor that List did not write (or of another
@@ -77,7 +76,7 @@ func (c *Client) schedule(name, payload string) (timer.Schedule, error) {
 func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, error) {
 	limit := page.Limit
 	if limit <= 0 {
-		limit = task.DefaultPageSize
+		limit = timer.DefaultLimit
 	}
 	start, err := c.decodeCursor(page.Cursor)
 	if err != nil {

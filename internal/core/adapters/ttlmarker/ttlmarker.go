@@ -1,4 +1,4 @@
-// Package ttlmarker is the DynamoDB TTL timer: a task.Scheduler
+// Package ttlmarker is the DynamoDB TTL timer: a timer.Scheduler
 // whose "schedule" of an item is a marker item in the same table
 // (timerspec.MarkerKey) carrying the TTL attribute (epoch seconds, the due
 // time rounded up) and the payload. DynamoDB deletes the marker some time
@@ -11,11 +11,11 @@
 // cancellation pipeline's stream filter (armed state) never sees them.
 //
 //   - Create puts the marker unless one with another payload exists
-//     (task.ErrScheduleExists); the same payload again is a success.
-//   - Update overwrites an existing marker (task.ErrScheduleNotFound when
+//     (timer.ErrExists); the same payload again is a success.
+//   - Update overwrites an existing marker (timer.ErrNotFound when
 //     there is none: it fired, or was cancelled).
 //   - Delete removes the marker (a cancel); none is
-//     task.ErrScheduleNotFound. That delete is the user's own, not the
+//     timer.ErrNotFound. That delete is the user's own, not the
 //     service's, so the TTL filter drops it from the stream.
 //   - Get (timer.Reader) reads the marker, a strongly consistent GetItem;
 //     List scans the table for markers, for the reconciler.
@@ -39,7 +39,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // API is the part of the DynamoDB client the adapter uses.
@@ -65,15 +64,15 @@ func ConfigFromEnv(e *lambdaenv.Env) Config {
 	return Config{Table: e.Require(envvars.Table), TTLAttr: e.Optional(envvars.TTLAttribute, timerspec.DefaultTTLAttr), Schema: e.Schema()}
 }
 
-// Client is a task.Scheduler of TTL markers.
+// Client is a timer.Scheduler of TTL markers.
 type Client struct {
 	api API
 	cfg Config
 }
 
 var (
-	_ task.Scheduler = (*Client)(nil)
-	_ timer.Reader   = (*Client)(nil)
+	_ timer.Scheduler = (*Client)(nil)
+	_ timer.Reader    = (*Client)(nil)
 )
 
 // New checks cfg and returns a client.
@@ -98,7 +97,7 @@ func (c *Client) key(name string) map[string]types.AttributeValue {
 	return m
 }
 
-func (c *Client) put(ctx context.Context, s task.Schedule, cond string, vals map[string]types.AttributeValue) error {
+func (c *Client) put(ctx context.Context, s contract.Schedule, cond string, vals map[string]types.AttributeValue) error {
 	item := c.key(s.Name)
 	item[c.cfg.TTLAttr] = &types.AttributeValueMemberN{Value: timerspec.TTLValue(s.At)}
 	item[timerspec.MarkerPayloadAttr] = &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}
@@ -110,13 +109,13 @@ func (c *Client) put(ctx context.Context, s task.Schedule, cond string, vals map
 	return err
 }
 
-// Create implements task.Scheduler.
-func (c *Client) Create(ctx context.Context, s task.Schedule) error {
+// Create implements timer.Scheduler.
+func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
 	err := c.put(ctx, s, "attribute_not_exists(#pk) OR #p = :p",
 		map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return task.ErrScheduleExists
+		return timer.ErrExists
 	}
 	if err != nil {
 		return fmt.Errorf("ttlmarker: put marker %s: %w", s.Name, err)
@@ -124,12 +123,12 @@ func (c *Client) Create(ctx context.Context, s task.Schedule) error {
 	return nil
 }
 
-// Update implements task.Scheduler.
-func (c *Client) Update(ctx context.Context, s task.Schedule, _ time.Time) error {
+// Update implements timer.Scheduler.
+func (c *Client) Update(ctx context.Context, s contract.Schedule, _ time.Time) error {
 	err := c.put(ctx, s, "attribute_exists(#pk) AND attribute_exists(#p)", nil)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("ttlmarker: move marker %s: %w", s.Name, err)
@@ -137,7 +136,7 @@ func (c *Client) Update(ctx context.Context, s task.Schedule, _ time.Time) error
 	return nil
 }
 
-// Delete implements task.Scheduler.
+// Delete implements timer.Scheduler.
 func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 	_, err := c.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(c.cfg.Table), Key: c.key(name),
@@ -146,7 +145,7 @@ func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return task.ErrScheduleNotFound
+		return timer.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("ttlmarker: delete marker %s: %w", name, err)

@@ -1,16 +1,18 @@
-package task
+// Package changefeed is the record the core reads from an item table's
+// change feed (a DynamoDB stream, or the in-memory world's feed).
+package changefeed
 
 import "github.com/unschedule/unschedule/contract"
 
-// ChangeKind is the kind of a change-feed record, as DynamoDB Streams
+// Kind is the kind of a change-feed record, as DynamoDB Streams
 // names them.
-type ChangeKind string
+type Kind string
 
 // The change kinds.
 const (
-	ChangeInsert ChangeKind = "INSERT"
-	ChangeModify ChangeKind = "MODIFY"
-	ChangeRemove ChangeKind = "REMOVE"
+	Insert Kind = "INSERT"
+	Modify Kind = "MODIFY"
+	Remove Kind = "REMOVE"
 )
 
 // Change is one record of an item table's change feed, read with the
@@ -18,10 +20,10 @@ const (
 // nil for an insert, New for a remove; either may also be missing from a
 // damaged record, but Key is always set. EventID is unique per change and
 // stays the same when the record is delivered again. It holds any
-// schema's items, the to-do app's tasks (Task.Item) among them.
+// schema's items, the to-do app's tasks among them.
 type Change struct {
 	EventID string
-	Kind    ChangeKind
+	Kind    Kind
 	Key     contract.Key
 	Old     *contract.Item
 	New     *contract.Item
