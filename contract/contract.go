@@ -7,7 +7,7 @@
 // An adopter's own code imports it to write items that the
 // constructs/scheduleonwrite and constructs/cancellation pipeline will
 // schedule, move, cancel and fire. The to-do app in this repository is one
-// such adopter, with a schema of its own (internal/core/tableschema.Todo);
+// such adopter, with a schema of its own (internal/todo/tableschema.Todo);
 // Default names no app's items.
 //
 // A firing writes the item twice, and the two writes mean different
@@ -169,7 +169,7 @@ const (
 // Default is the neutral schema: key pk/sk, due time dueAt, state status
 // with Pending armed and Fired as the fired state, schedules named item-
 // and a hash of the key, and no reminders. It names no app's items; the
-// to-do app's schema is its own (internal/core/tableschema.Todo).
+// to-do app's schema is its own (internal/todo/tableschema.Todo).
 func Default() Schema {
 	return Schema{
 		PartitionKey: DefaultPartitionKey, SortKey: DefaultSortKey, DueAttr: DefaultDueAttr,

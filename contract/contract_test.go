@@ -12,7 +12,7 @@ import (
 )
 
 // todo is the to-do app's schema, spelled out as an adopter with items
-// of its own spells its schema (internal/core/tableschema.Todo is the same).
+// of its own spells its schema (internal/todo/tableschema.Todo is the same).
 func todo() contract.Schema {
 	return contract.Schema{PartitionKey: "userId", SortKey: "taskId", DueAttr: "dueAt", StateAttr: "status",
 		ArmedStates: []string{"Pending"}, FiredState: "Expired", TokenAttr: "scheduleToken", InlineAttr: "scheduleInline",

@@ -12,7 +12,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 func TestTableIsQueryableEncryptedStreamedAndRecoverable(t *testing.T) {

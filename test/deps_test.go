@@ -27,7 +27,7 @@ func TestCDKAppImportsNoAWSSDK(t *testing.T) {
 		}
 	}
 	if len(bad) > 0 {
-		t.Fatalf("the CDK app imports %d runtime packages, e.g. %v: move the constant it needs into a package without SDK imports (internal/core/tableschema, internal/core/metrics)", len(bad), bad[:min(len(bad), 5)])
+		t.Fatalf("the CDK app imports %d runtime packages, e.g. %v: move the constant it needs into a package without SDK imports (internal/todo/tableschema, internal/core/metrics)", len(bad), bad[:min(len(bad), 5)])
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // Issue 9, points 6 and 7: what a real account needs beyond the happy

@@ -17,7 +17,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 func TestReconcilerFunction(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/todoapp"
 )
 

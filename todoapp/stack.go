@@ -29,7 +29,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/userauth"
 	"github.com/unschedule/unschedule/constructs/webhosting"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // TodoStackProps configures the stack.

@@ -29,7 +29,8 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // Timer is what the reconciler needs of the table's timer (each
@@ -299,7 +300,7 @@ func grantTable(table awsdynamodb.ITable, view ItemView, grantee awsiam.IGrantab
 		Actions:   jsii.Strings("dynamodb:PutItem"),
 		Resources: &[]*string{table.TableArn()},
 		Conditions: &map[string]any{
-			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{tableschema.CheckpointUserID}},
+			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{reconcile.CheckpointPartition}},
 		},
 	}))
 }

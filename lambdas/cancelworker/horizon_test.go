@@ -17,7 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/awssfn"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 

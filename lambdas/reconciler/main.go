@@ -38,7 +38,7 @@ func main() {
 	cfg := lambdaenv.Must(loadConfig(os.Getenv))
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(aws)
-	cps := lambdaenv.Must(checkpoint.New(ddb, cfg.Table))
+	cps := lambdaenv.Must(checkpoint.New(ddb, cfg.Table, cfg.Schema))
 	tm := lambdaenv.Must(timers.New(aws, cfg.Timer))
 	target := lambdaenv.Must(awslambda.New(awslambdasdk.NewFromConfig(aws), cfg.Target, cfg.Schema))
 	var (

@@ -27,7 +27,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/tooling/bench"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )

@@ -1313,3 +1313,11 @@ func (r *Reconciler) report(ctx context.Context, res Result, err error) {
 	}
 	r.d.Log.InfoContext(ctx, "reconcile run done", attrs...)
 }
+
+// The reconciler's checkpoint item lives in the item table under a
+// reserved partition key, which no Cognito sub can equal. The constructs
+// filter it out of the stream and scope the reconciler's PutItem to it.
+const (
+	CheckpointPartition = "#reconciler"
+	CheckpointSort      = "checkpoint"
+)

@@ -10,7 +10,7 @@ import (
 // Schema is the to-do app's item contract: every schedule name,
 // ClientToken and payload of a task comes from it. Its names are the ones
 // the stored tasks use, set explicitly (contract.Default's neutral names
-// differ). It is internal/core/tableschema.Todo(), which this package cannot
+// differ). It is internal/todo/tableschema.Todo(), which this package cannot
 // import; a test there keeps the two equal.
 var Schema = contract.Schema{
 	PartitionKey: "userId", SortKey: "taskId", DueAttr: "dueAt", StateAttr: "status",

@@ -57,7 +57,7 @@ func TestClientMapsThrottlesOntoTheCore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := awsscheduler.New(failing{tc.sdk}, awsscheduler.Config{GroupName: "g", TargetArn: "arn:aws:lambda:us-east-1:123456789012:function:f",
-				RoleArn: "arn:aws:iam::123456789012:role/r", DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:q"})
+				RoleArn: "arn:aws:iam::123456789012:role/r", DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:q", Schema: campaign.TaskSchema})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -29,6 +30,7 @@ func TestSchedulerContractMoto(t *testing.T) {
 			TargetArn:     "arn:aws:lambda:us-east-1:123456789012:function:expire",
 			RoleArn:       "arn:aws:iam::123456789012:role/scheduler",
 			DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:expiry-dlq",
+			Schema:        task.Schema,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
@@ -107,9 +107,9 @@ type Config struct {
 	// MaxEventAgeSec bounds how long a failed invocation is retried.
 	// Default: 86400, one day (when 0).
 	MaxEventAgeSec int32
-	// Schema renders and reads each schedule's input (the payload).
-	// Default: tableschema.Todo(), the to-do app's (when its
-	// PartitionKey is "").
+	// Schema renders and reads each schedule's input (the payload): the
+	// item table's contract (contract.ParseEnv of UNSCHEDULE_ITEM_SCHEMA).
+	// Required.
 	Schema contract.Schema
 }
 
@@ -136,15 +136,13 @@ func New(api API, cfg Config) (*Client, error) {
 	if cfg.MaxEventAgeSec == 0 {
 		cfg.MaxEventAgeSec = DefaultMaxEventAgeSec
 	}
-	if cfg.Schema.PartitionKey == "" {
-		cfg.Schema = tableschema.Todo()
-	}
 	var errs []error
 	for _, f := range []struct{ name, value, want string }{
 		{"GroupName", cfg.GroupName, "the schedule group's name"},
 		{"TargetArn", cfg.TargetArn, "the expiry function's ARN"},
 		{"RoleArn", cfg.RoleArn, "the ARN of the role the scheduler assumes"},
 		{"DeadLetterArn", cfg.DeadLetterArn, "the dead-letter queue's ARN"},
+		{"Schema.PartitionKey", cfg.Schema.PartitionKey, "the item table's contract (" + envvars.ItemSchema + ")"},
 	} {
 		if f.value == "" {
 			errs = append(errs, fmt.Errorf("awsscheduler: config %s is empty: set it to %s", f.name, f.want))

@@ -77,6 +77,7 @@ var testCfg = Config{
 	TargetArn:     "arn:aws:lambda:us-east-1:123456789012:function:expire",
 	RoleArn:       "arn:aws:iam::123456789012:role/scheduler",
 	DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:expire-dlq",
+	Schema:        task.Schema,
 }
 
 func newClient(t *testing.T, api API, cfg Config) *Client {
@@ -106,6 +107,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"no target", func(c *Config) { c.TargetArn = "" }, "TargetArn"},
 		{"no role", func(c *Config) { c.RoleArn = "" }, "RoleArn"},
 		{"no dead-letter queue", func(c *Config) { c.DeadLetterArn = "" }, "DeadLetterArn"},
+		{"no schema", func(c *Config) { c.Schema = contract.Schema{} }, "Schema"},
 		{"too many retries", func(c *Config) { c.MaxRetryAttempts = 186 }, "given 186"},
 		{"negative retries", func(c *Config) { c.MaxRetryAttempts = -1 }, "MaxRetryAttempts"},
 		{"event age too short", func(c *Config) { c.MaxEventAgeSec = 59 }, "given 59"},

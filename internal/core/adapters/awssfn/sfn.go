@@ -73,7 +73,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
@@ -142,7 +141,7 @@ func New(api API, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("awssfn: config StateMachineArn is empty: set %s to the state machine's ARN", envvars.StateMachineArn)
 	}
 	if cfg.Schema.PartitionKey == "" {
-		cfg.Schema = tableschema.Todo()
+		return nil, fmt.Errorf("awssfn: config Schema is empty: set it to the item table's contract (%s)", envvars.ItemSchema)
 	}
 	if cfg.Now == nil {
 		cfg.Now = clock.System{}.Now

@@ -20,9 +20,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -171,7 +171,7 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func newClient(t *testing.T) (*Client, *fakeSFN) {
 	t.Helper()
 	f := &fakeSFN{execs: map[string]*exec{}, calls: map[string]int{}}
-	c, err := New(f, Config{StateMachineArn: smArn, Now: func() time.Time { return now }})
+	c, err := New(f, Config{StateMachineArn: smArn, Schema: task.Schema, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +600,7 @@ func TestListPageSizeAndErrors(t *testing.T) {
 // List says what is missing.
 func TestListWithoutListExecutionsIsAnError(t *testing.T) {
 	f := &fakeSFN{execs: map[string]*exec{}, calls: map[string]int{}}
-	c, err := New(struct{ API }{f}, Config{StateMachineArn: smArn})
+	c, err := New(struct{ API }{f}, Config{StateMachineArn: smArn, Schema: task.Schema})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package checkpoint stores the reconciler's checkpoint as one item of the
-// task table, under a reserved key that no task can have: the partition
-// key "#reconciler" is never a Cognito sub (subs are UUIDs), and the item
-// has no status, so it never enters the sparse pending index.
+// item table, under a reserved key that no item should have: the partition
+// key "#reconciler" (the to-do app's partitions are Cognito subs, UUIDs),
+// and the item has no state, so it never enters a sparse pending index.
 //
 // The item does appear on the table's stream; the stream processor skips
 // it by key (IsReserved) before decoding.
@@ -11,20 +11,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
 )
 
-// The reserved key of the checkpoint item.
+// The reserved key of the checkpoint item: its partition key value, and
+// its sort key value on a table that has one.
 const (
-	UserID = tableschema.CheckpointUserID
-	TaskID = tableschema.CheckpointTaskID
+	UserID = reconcile.CheckpointPartition
+	TaskID = reconcile.CheckpointSort
 )
 
 // Attribute names of the checkpoint item.
@@ -34,8 +36,8 @@ const (
 	AttrOffset = "offset"
 )
 
-// IsReserved reports whether a table key belongs to the reconciler, not
-// to a task.
+// IsReserved reports whether a partition key value belongs to the
+// reconciler, not to an item.
 func IsReserved(userID string) bool { return userID == UserID }
 
 // API is the part of the DynamoDB client the store uses.
@@ -46,33 +48,35 @@ type API interface {
 
 var _ API = (*dynamodb.Client)(nil)
 
-// Store is a reconcile.Checkpoints on the task table.
+// Store is a reconcile.Checkpoints on the item table.
 type Store struct {
 	api   API
 	table string
+	keyOf map[string]types.AttributeValue
 }
 
 var _ reconcile.Checkpoints = (*Store)(nil)
 
-// New returns a Store on the named table.
-func New(api API, table string) (*Store, error) {
-	if api == nil || table == "" {
-		return nil, errors.New("checkpoint: a DynamoDB client and a table name are required")
+// New returns a Store on the named table, keyed by the schema's key
+// attributes.
+func New(api API, table string, s contract.Schema) (*Store, error) {
+	if api == nil || table == "" || s.PartitionKey == "" {
+		return nil, errors.New("checkpoint: a DynamoDB client, a table name and the table's schema are required")
 	}
-	return &Store{api: api, table: table}, nil
+	k := map[string]types.AttributeValue{s.PartitionKey: &types.AttributeValueMemberS{Value: UserID}}
+	if s.SortKey != "" {
+		k[s.SortKey] = &types.AttributeValueMemberS{Value: TaskID}
+	}
+	return &Store{api: api, table: table, keyOf: k}, nil
 }
 
-func key() map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: UserID},
-		tableschema.SortKey:      &types.AttributeValueMemberS{Value: TaskID},
-	}
-}
+// key is a fresh copy of the checkpoint's key (Save adds to it).
+func (s *Store) key() map[string]types.AttributeValue { return maps.Clone(s.keyOf) }
 
 // Load implements reconcile.Checkpoints (a consistent read; the zero
 // Checkpoint when none was saved).
 func (s *Store) Load(ctx context.Context) (reconcile.Checkpoint, error) {
-	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(),
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(),
 		ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return reconcile.Checkpoint{}, fmt.Errorf("load checkpoint: %w", err)
@@ -89,7 +93,7 @@ func (s *Store) Load(ctx context.Context) (reconcile.Checkpoint, error) {
 
 // Save implements reconcile.Checkpoints.
 func (s *Store) Save(ctx context.Context, cp reconcile.Checkpoint) error {
-	item := key()
+	item := s.key()
 	item[AttrPhase] = &types.AttributeValueMemberS{Value: string(cp.Phase)}
 	item[AttrCursor] = &types.AttributeValueMemberS{Value: cp.Cursor}
 	item[AttrOffset] = &types.AttributeValueMemberS{Value: strconv.Itoa(cp.Offset)}

@@ -8,15 +8,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/core/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestStoreOnDynalite(t *testing.T) {
 	client := testenv.DynamoClient(t, testenv.StartDynalite(t))
 	testenv.CreateTaskTable(t, client, "tasks")
-	s, err := New(client, "tasks")
+	s, err := New(client, "tasks", tableschema.Todo())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestStoreOnDynalite(t *testing.T) {
 		}
 	})
 	t.Run("a damaged offset loads as a fresh pass", func(t *testing.T) {
-		item := key()
+		item := s.key()
 		item[AttrPhase] = &types.AttributeValueMemberS{Value: "schedules"}
 		item[AttrOffset] = &types.AttributeValueMemberS{Value: "minus one"}
 		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("tasks"), Item: item}); err != nil {
@@ -79,7 +80,48 @@ func TestIsReserved(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(nil, "tasks"); err == nil {
-		t.Error("New without a client succeeded")
+	api := &dynamodb.Client{}
+	for name, tc := range map[string]struct {
+		api    API
+		table  string
+		schema contract.Schema
+	}{
+		"no client": {nil, "tasks", tableschema.Todo()},
+		"no table":  {api, "", tableschema.Todo()},
+		"no schema": {api, "tasks", contract.Schema{}},
+	} {
+		if _, err := New(tc.api, tc.table, tc.schema); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+}
+
+// The checkpoint's key is the schema's: a table without a sort key gets
+// a partition-only key, a table with one gets both.
+func TestKeyFollowsSchema(t *testing.T) {
+	for name, tc := range map[string]struct {
+		schema contract.Schema
+		want   []string
+	}{
+		"partition only":   {contract.Schema{PartitionKey: "id"}, []string{"id"}},
+		"partition + sort": {contract.Schema{PartitionKey: "pk", SortKey: "sk"}, []string{"pk", "sk"}},
+	} {
+		s, err := New(&dynamodb.Client{}, "t", tc.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := s.key()
+		if len(k) != len(tc.want) {
+			t.Fatalf("%s: key %v, want attributes %v", name, k, tc.want)
+		}
+		for _, a := range tc.want {
+			if _, ok := k[a]; !ok {
+				t.Errorf("%s: key %v lacks %s", name, k, a)
+			}
+		}
+		k["extra"] = nil
+		if _, ok := s.key()["extra"]; ok {
+			t.Errorf("%s: key() shares its map between calls", name)
+		}
 	}
 }

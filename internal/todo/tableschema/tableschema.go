@@ -67,14 +67,6 @@ const (
 	SettingsSortKey = "#settings"
 )
 
-// The reconciler's checkpoint item lives under a reserved partition key,
-// which no Cognito sub can equal. The constructs filter it out of the
-// stream and scope the reconciler's PutItem to it.
-const (
-	CheckpointUserID = "#reconciler"
-	CheckpointTaskID = "checkpoint"
-)
-
 // IsReservedSortKey reports whether a sort key belongs to an item that is
 // not a task.
 func IsReservedSortKey(taskID string) bool { return strings.HasPrefix(taskID, ReservedPrefix) }
