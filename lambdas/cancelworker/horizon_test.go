@@ -17,8 +17,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/awssfn"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // startsSFN is a state machine with no running execution that records the

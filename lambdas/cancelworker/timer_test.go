@@ -6,8 +6,8 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 func TestLoadTimerReadsOnlyItsTimersVariables(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/memory"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )

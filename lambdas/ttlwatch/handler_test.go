@@ -19,8 +19,8 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // fakeScan serves items one page each and records the input.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/memory"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 

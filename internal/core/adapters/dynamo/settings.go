@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 

@@ -36,9 +36,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // API is the part of the DynamoDB client the adapter uses.
