@@ -11,9 +11,14 @@ import (
 const module = "github.com/unschedule/unschedule/"
 
 // adopterPackages are what another CDK app or function imports: the
-// constructs, the item contract with its local pipeline, and the public
-// clients.
+// constructs, the item contract and the public clients.
 var adopterPackages = []string{"../constructs/...", "../contract/...", "../futureevents/...", "../deferredjobs/..."}
+
+// testKit is the one adopter package that is a test fixture itself: it
+// runs the library's pipeline on the repository's in-memory world
+// (internal/tooling/memory and internal/tooling/pipeline), so it compiles
+// tooling, and only tests may import it.
+const testKit = module + "contract/pipelinetest"
 
 // tooling is what this repository runs for itself: the simulation, the
 // bench, the smoke test, the dev server and the test fixtures.
@@ -23,8 +28,12 @@ var tooling = []string{"cmd/", "internal/tooling/", "test/"}
 // or the contract compiles none of the repository's tooling, so the
 // tooling can change without touching what adopters build.
 func TestAdopterPackagesImportNoTooling(t *testing.T) {
-	args := append([]string{"list", "-deps"}, adopterPackages...)
-	out, err := exec.Command("go", args...).CombinedOutput()
+	out, err := exec.Command("go", append([]string{"list"}, adopterPackages...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	pkgs := slices.DeleteFunc(strings.Fields(string(out)), func(p string) bool { return p == testKit })
+	out, err = exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
@@ -84,15 +93,24 @@ var features = []string{"core", "todo", "campaigns", "deferredjobs", "tooling"}
 // in-memory world hold every adopter's store. The list may only shrink:
 // a new edge fails the test, and so does an edge that is gone but listed.
 var coreImportsOfAdopters = map[string][]string{
-	"core/adapters/awsscheduler": {"todo/task"},
-	"core/adapters/awssfn":       {"todo/task"},
-	"core/adapters/ttlmarker":    {"todo/task"},
 	"core/adapters/dynamo":       {"campaigns/campaign", "campaigns/plan", "campaigns/provision", "campaigns/tablekeys", "todo/notify", "todo/task"},
 	"core/adapters/lambdainvoke": {"campaigns/campaign", "campaigns/campaignlambda"},
-	"core/cancel":                {"todo/task"},
-	"core/memory":                {"campaigns/campaign", "todo/notify", "todo/task"},
-	"core/pipeline":              {"todo/task"},
-	"core/tableschema":           {"todo/task"},
+}
+
+// TestTestKitOnlyInTests: no package of the module imports the test kit
+// outside its tests, so the tooling it compiles never reaches a function
+// or a CDK app.
+func TestTestKitOnlyInTests(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if slices.Contains(fields[1:], testKit) {
+			t.Errorf("%s imports %s outside its tests: only tests may import the test kit", fields[0], testKit)
+		}
+	}
 }
 
 // TestInternalIsFeatureFirst: every internal package lives in one of the

@@ -21,9 +21,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/eventfilter"
 	"github.com/unschedule/unschedule/internal/core/fire"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 

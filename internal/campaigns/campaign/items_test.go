@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // TestItemsIsTheReconcilersView: the open tasks are listed (Pending as

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timer/paced"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // TestPacedRetriesEveryTimerCall: through the paced caller, a throttled

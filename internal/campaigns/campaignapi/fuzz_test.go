@@ -11,8 +11,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // memStore adds the API's own store methods to the in-memory store.

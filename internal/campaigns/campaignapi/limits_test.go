@@ -18,8 +18,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // limitsStore is the in-memory store with the API's own methods.

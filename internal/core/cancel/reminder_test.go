@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 func TestDecideReminder(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 type fixedClock struct{ t time.Time }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // BenchmarkCreate is the API's create path (POST /tasks: parse,

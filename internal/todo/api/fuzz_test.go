@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 type fuzzClock struct{}

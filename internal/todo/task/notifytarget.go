@@ -308,7 +308,7 @@ func (f *Firer) Fire(ctx context.Context, p Payload) (fire.Outcome, error) {
 
 // ItemStore is a task Store as the firing core sees an item table
 // (fire.Store and fire.ReminderStore), for a task store that is not a
-// DynamoDB table (internal/core/memory's, in tests, the simulation and `make
+// DynamoDB table (internal/tooling/memory's, in tests, the simulation and `make
 // dev`); on DynamoDB, dynamo.NewItemStore with the to-do schema is the
 // same table seen directly.
 type ItemStore struct{ store Store }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // TestCreateRecordsTheSchedule pins when the reconciler may trust a

@@ -12,10 +12,10 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/core/memory"
-	"github.com/unschedule/unschedule/internal/core/pipeline"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // Path is a task lifecycle whose AWS calls are counted.
@@ -38,7 +38,7 @@ const (
 var Paths = []Path{PathExpire, PathCancel, PathReschedule}
 
 // Usage is what one lifecycle makes AWS do, counted on the in-process
-// pipeline (internal/core/pipeline: the real handler code on the memory
+// pipeline (internal/tooling/pipeline: the real handler code on the memory
 // adapters), on one timer (the timer).
 type Usage struct {
 	// APIRequests: REST API calls (API Gateway requests, and invocations

@@ -205,7 +205,7 @@ func RenderDoc(r Report) (string, error) {
 	p("Step Functions (one Standard execution per task: a Wait state, then a LambdaInvoke of the expiry function) and\n")
 	p("TTL (one marker item whose TTL is the due time; its deletion, filtered from the table's stream, invokes the\n")
 	p("expiry function). The calls are counted by running one lifecycle at a time through the in-process pipeline\n")
-	p("(`internal/core/pipeline`: the real handler code on the memory adapters, with each timer's in-memory stand-in) with\n")
+	p("(`internal/tooling/pipeline`: the real handler code on the memory adapters, with each timer's in-memory stand-in) with\n")
 	p("counting hooks (`internal/tooling/bench.CountLifecycle`, pinned by `TestCountLifecycle`). Each lifecycle starts with\n")
 	p("`POST /tasks`:\n\n")
 	p("- **expire:** left alone, it expires at its deadline and its owner gets one email;\n")

@@ -18,10 +18,10 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // This file is the one place that wires the campaign services (send,

@@ -2,7 +2,7 @@
 // `make dev`: the web app, the task API (internal/todo/api, the handler the
 // Lambda runs), a local sign-in that runs the PreSignUp and
 // PostAuthentication rules and signs tokens the API checks as the Cognito
-// authorizer would, the whole unscheduling pipeline (internal/core/pipeline),
+// authorizer would, the whole unscheduling pipeline (internal/tooling/pipeline),
 // and the campaign services (campaignrt.go: the campaign API, provisioning,
 // the send worker, the reconciler, progress over server-sent events),
 // all stepped by one loop on the server's clock. State persists in a
@@ -24,13 +24,13 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/pipeline"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // Config configures a Server. Only DataDir is required.

@@ -7,10 +7,10 @@ import (
 	"math/rand"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/core/memory"
-	"github.com/unschedule/unschedule/internal/core/pipeline"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // ScaleConfig is a large table with some drift, repaired by the real

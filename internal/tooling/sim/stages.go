@@ -9,7 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/core/pipeline"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // stages is the core's stream path as every workload on a table runs it,

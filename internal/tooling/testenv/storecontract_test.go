@@ -3,7 +3,7 @@ package testenv
 import (
 	"testing"
 
-	"github.com/unschedule/unschedule/internal/core/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // TestMemoryStoreContract proves the in-memory store, which the simulation

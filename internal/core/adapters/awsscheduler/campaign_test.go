@@ -19,8 +19,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/core/memory"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // failing is the whole SDK interface answering every call with err.

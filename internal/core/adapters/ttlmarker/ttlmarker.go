@@ -38,7 +38,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // API is the part of the DynamoDB client the adapter uses.
@@ -80,11 +79,11 @@ func New(api API, cfg Config) (*Client, error) {
 	if api == nil || cfg.Table == "" {
 		return nil, errors.New("ttlmarker: New needs a DynamoDB client and a table name (TABLE_NAME)")
 	}
+	if cfg.Schema.PartitionKey == "" {
+		return nil, errors.New("ttlmarker: config Schema is empty: set it to the item table's contract (" + envvars.ItemSchema + ")")
+	}
 	if cfg.TTLAttr == "" {
 		cfg.TTLAttr = timerspec.DefaultTTLAttr
-	}
-	if cfg.Schema.PartitionKey == "" {
-		cfg.Schema = tableschema.Todo()
 	}
 	return &Client{api: api, cfg: cfg}, nil
 }

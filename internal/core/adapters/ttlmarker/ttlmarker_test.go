@@ -16,6 +16,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -157,7 +158,7 @@ func TestReaderContractOnDynalite(t *testing.T) {
 		tables++
 		name := fmt.Sprintf("tasks%d", tables)
 		testenv.CreateTaskTable(t, db, name)
-		c, err := ttlmarker.New(db, ttlmarker.Config{Table: name})
+		c, err := ttlmarker.New(db, ttlmarker.Config{Table: name, Schema: tableschema.Todo()})
 		if err != nil {
 			t.Fatal(err)
 		}

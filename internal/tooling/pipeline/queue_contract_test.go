@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
-	"github.com/unschedule/unschedule/internal/core/pipeline"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
