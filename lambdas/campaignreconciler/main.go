@@ -4,7 +4,9 @@
 // internal/core/adapters/timers): missing schedules of Pending tasks
 // recreated with the same idempotency token, overdue tasks handed to the
 // send function or retimed, stale Running tasks finished or re-queued,
-// interrupted cancels completed. See campaignlambda.Reconcile.
+// interrupted cancels completed. A pass cut short saves its checkpoint in
+// the campaign table (internal/core/adapters/checkpoint), so the next
+// invocation resumes it. See campaignlambda.Reconcile.
 //
 // Environment: CAMPAIGN_TABLE, SEND_FUNCTION_ARN,
 // SCHEDULER_CALLS_PER_SECOND, SENDER_ADDRESS, and the bound timer's
@@ -26,6 +28,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
+	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/core/clock"
@@ -58,7 +61,7 @@ func main() {
 		Config: reconcile.Config{RatePerSec: rate},
 		Ports: campaign.ReconcilePorts{Tasks: store, Campaigns: store, Timer: tm, Sender: receipts,
 			Dispatcher: dispatch, Clock: clock.System{}, Caller: caller,
-			Checkpoints: &campaign.MemoryCheckpoints{}},
+			Checkpoints: lambdaenv.Must(checkpoint.New(ddb, sc.Table, campaign.TaskSchema))},
 		Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log,
 	}
 	lambda.Start(h.Handle)

@@ -1,10 +1,8 @@
 package campaign
 
 import (
-	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/metrics"
@@ -56,7 +54,8 @@ func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reco
 		cfg.StaleAfter = time.Minute
 	}
 	if p.Checkpoints == nil {
-		p.Checkpoints = &MemoryCheckpoints{}
+		return nil, errors.New("campaign: ReconcilePorts.Checkpoints is nil: give the reconciler a checkpoint store " +
+			"(internal/core/adapters/checkpoint on the campaign table), so a pass cut short resumes where it stopped")
 	}
 	rules.Tasks, rules.Campaigns, rules.Sender, rules.Clock = p.Tasks, p.Campaigns, p.Sender, p.Clock
 	tm := Paced(p.Caller, p.Timer)
@@ -65,27 +64,4 @@ func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reco
 		Firer: DispatchFirer{Dispatcher: p.Dispatcher}, Policy: rules, Checkpoints: p.Checkpoints,
 		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: p.Metrics, Log: p.Log,
 	})
-}
-
-// MemoryCheckpoints is a reconcile.Checkpoints in memory.
-type MemoryCheckpoints struct {
-	mu sync.Mutex
-	cp reconcile.Checkpoint
-}
-
-var _ reconcile.Checkpoints = (*MemoryCheckpoints)(nil)
-
-// Load implements reconcile.Checkpoints.
-func (m *MemoryCheckpoints) Load(context.Context) (reconcile.Checkpoint, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.cp, nil
-}
-
-// Save implements reconcile.Checkpoints.
-func (m *MemoryCheckpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.cp = cp
-	return nil
 }

@@ -66,7 +66,7 @@ func newRepairEnvOn(t *testing.T, l timerspec.Name, at time.Time, status campaig
 	tm := memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil)
 	e := &repairEnv{st: st, sched: tm, sender: memory.NewCampaignSender(clk), clock: clk, disp: &dispatches{}}
 	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Timer: tm, Sender: e.sender, Dispatcher: e.disp,
-		Clock: clk, Checkpoints: &campaign.MemoryCheckpoints{}, Log: slog.New(slog.DiscardHandler)}
+		Clock: clk, Checkpoints: &memory.Checkpoints{}, Log: slog.New(slog.DiscardHandler)}
 	return e
 }
 

@@ -37,9 +37,6 @@ func (r *Reconcile) Handle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.Ports.Checkpoints == nil {
-		r.Ports.Checkpoints = &campaign.MemoryCheckpoints{} // kept while the function is warm
-	}
 	if r.Ports.Log == nil {
 		r.Ports.Log = r.Log
 	}

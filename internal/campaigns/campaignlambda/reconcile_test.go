@@ -27,6 +27,11 @@ func TestReconcileHandler(t *testing.T) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(10*time.Minute))
 	defer cancel()
+	if err := h.Handle(ctx); err == nil {
+		t.Fatal("no error without a checkpoint store")
+	}
+	h.Ports.Checkpoints = &memory.Checkpoints{}
+	m[metrics.CampaignReconcilerErrors] = 0
 	if err := h.Handle(ctx); err != nil || m[metrics.CampaignReconcileRecovered] != 1 || m[metrics.CampaignReconcilerErrors] != 0 {
 		t.Fatalf("%v, metrics %v", err, m)
 	}

@@ -107,7 +107,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	rt.repair = &campaign.Repair{}
 	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
 		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender,
-			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log}); err != nil {
+			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log, Checkpoints: &memory.Checkpoints{}}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	c, err := campaigncancel.New(rt.store, rt.store, rt.timer, clk, uint64(time.Now().UnixNano()))

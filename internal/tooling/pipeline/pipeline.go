@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
@@ -83,29 +82,6 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Checkpoints is a reconcile.Checkpoints in memory.
-type Checkpoints struct {
-	mu sync.Mutex
-	cp reconcile.Checkpoint
-}
-
-var _ reconcile.Checkpoints = (*Checkpoints)(nil)
-
-// Load implements reconcile.Checkpoints.
-func (c *Checkpoints) Load(context.Context) (reconcile.Checkpoint, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cp, nil
-}
-
-// Save implements reconcile.Checkpoints.
-func (c *Checkpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cp = cp
-	return nil
-}
-
 // Invocation is a fired schedule whose expiry failed and is retried.
 type Invocation struct {
 	Schedule contract.Schedule
@@ -135,7 +111,7 @@ type Pipeline struct {
 	Queue       *Queue
 	Worker      *cancel.Worker
 	Reconciler  *reconcile.Reconciler
-	Checkpoints *Checkpoints
+	Checkpoints *memory.Checkpoints
 	// Items and Fire are set instead of Store, Outbox and Service by
 	// NewForSchema: any schema's table, and the firing core that runs the
 	// target; its Reconciler reads the table as a Scan would
@@ -158,7 +134,7 @@ type Pipeline struct {
 func New(opts Options) (*Pipeline, error) {
 	opts = opts.withDefaults()
 	p := &Pipeline{Clock: NewClock(opts.Start), Store: memory.NewStore(),
-		Outbox: &memory.Outbox{}, Checkpoints: &Checkpoints{}, opts: opts, log: opts.Log}
+		Outbox: &memory.Outbox{}, Checkpoints: &memory.Checkpoints{}, opts: opts, log: opts.Log}
 	p.setTimer()
 	p.feed, p.fire = p.Store, p.expire
 	p.Queue = NewQueue(p.Clock, opts.Queue)
@@ -239,7 +215,7 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 	if sc, ok := p.Timer.(*memory.Scheduler); ok {
 		sc.ListPrefix = s.ScheduleNamePrefix
 	}
-	p.Checkpoints = &Checkpoints{}
+	p.Checkpoints = &memory.Checkpoints{}
 	if p.Reconciler, err = reconcile.New(opts.Reconcile, reconcile.Deps{Schema: s, Items: memory.Armed{Items: p.Items},
 		Scheduler: p.Timer, Schedules: p.Timer, Firer: fire.Firing{Core: p.Fire, Target: target},
 		Checkpoints: p.Checkpoints, Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: opts.Metrics, Log: opts.Log}); err != nil {

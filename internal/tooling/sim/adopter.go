@@ -116,12 +116,12 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 		items = noItems{}
 	}
 	deps := reconcile.Deps{Schema: s, Items: items, Scheduler: a.fsched, Schedules: a.fsched,
-		Firer: fire.Firing{Core: a.fire, Target: reconTarget{a}}, Checkpoints: &pipeline.Checkpoints{},
+		Firer: fire.Firing{Core: a.fire, Target: reconTarget{a}}, Checkpoints: &memory.Checkpoints{},
 		Clock: a.clock, Sleep: a.clock.Sleep, Log: a.log}
 	a.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+a.rng.Intn(30)) * time.Second,
 		PageSize: 2 + a.rng.Intn(20)}, deps)
 	must(err)
-	deps.Checkpoints = &pipeline.Checkpoints{}
+	deps.Checkpoints = &memory.Checkpoints{}
 	a.check, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + a.rng.Intn(50)}, deps)
 	must(err)
 	a.addShards()

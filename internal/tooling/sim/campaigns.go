@@ -111,7 +111,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 		return nil, err
 	}
 	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded,
-		Dispatcher: dispatcher{h}, Clock: clk, Caller: caller, Checkpoints: &campaign.MemoryCheckpoints{},
+		Dispatcher: dispatcher{h}, Clock: clk, Caller: caller, Checkpoints: &memory.Checkpoints{},
 		Log: slog.New(slog.DiscardHandler)}
 	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, seed); err != nil {
 		return nil, err

@@ -177,7 +177,7 @@ func Scale(cfg ScaleConfig) ScaleResult {
 	}
 	r, err := reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
 		Items: task.NewReconcileView(latentStore{store, clock}, pending), Scheduler: sched, Schedules: sched,
-		Firer: task.FireByExpire{Expirer: latentExpirer{svc, clock}}, Checkpoints: &pipeline.Checkpoints{},
+		Firer: task.FireByExpire{Expirer: latentExpirer{svc, clock}}, Checkpoints: &memory.Checkpoints{},
 		Clock: clock, Sleep: clock.Sleep, Log: slog.New(slog.DiscardHandler)})
 	must(err)
 	runs := max(cfg.Runs, 1)

@@ -442,11 +442,11 @@ func newWorld(cfg Config) *world {
 		pending = cfg.Mutation.Pending(pending)
 	}
 	deps := reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(w.mem, pending), Scheduler: w.fsched,
-		Schedules: w.fsched, Firer: task.FireByExpire{Expirer: reconExpirer{w}}, Checkpoints: &pipeline.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
+		Schedules: w.fsched, Firer: task.FireByExpire{Expirer: reconExpirer{w}}, Checkpoints: &memory.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
 	w.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+rng.Intn(30)) * time.Second,
 		PageSize: 2 + rng.Intn(20)}, deps)
 	must(err)
-	deps.Checkpoints = &pipeline.Checkpoints{}
+	deps.Checkpoints = &memory.Checkpoints{}
 	w.checkRec, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + rng.Intn(50)}, deps)
 	must(err)
 	subs, err := awssns.NewSubscriptions(w.sns)

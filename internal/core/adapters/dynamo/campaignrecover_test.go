@@ -10,6 +10,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -54,8 +55,14 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 	}
 	clock.Set(tasks[1].SendAt.Add(2 * time.Minute)) // both past their due time and lease
 	rules := &campaign.Repair{}
+	// The checkpoint lives in the campaign table, as the reconciler
+	// function keeps it.
+	cps, err := checkpoint.New(testenv.NewDynamoClient(endpoint), st.table, campaign.TaskSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Timer: memory.NewScheduler(), Sender: sender, Dispatcher: noDispatch{}, Clock: clock})
+		Timer: memory.NewScheduler(), Sender: sender, Dispatcher: noDispatch{}, Clock: clock, Checkpoints: cps})
 	if err != nil {
 		t.Fatal(err)
 	}
