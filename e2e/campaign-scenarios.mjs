@@ -1,4 +1,4 @@
-// The campaign browser scenarios of issue 12 §7, against `make dev`: the
+// The campaign browser scenarios, against `make dev`: the
 // campaign page creates, previews, provisions and cancels campaigns, and
 // shows their counts and sends as the dev server pushes them (server-sent
 // events). The planner places sends at whole minutes (EventBridge

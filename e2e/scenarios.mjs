@@ -1,4 +1,4 @@
-// The browser scenarios of issue 5 §4 and issue 14. Each gets a fresh tab
+// The to-do browser scenarios. Each gets a fresh tab
 // (signed out), the dev server's URL and the results folder, signs up its
 // own user, and throws on failure. checkState runs axe-core (WCAG 2.2 AA)
 // on each state a scenario visits and saves its screenshot.

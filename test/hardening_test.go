@@ -13,7 +13,7 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
-// Issue 9, points 6 and 7: what a real account needs beyond the happy
+// What a real account needs beyond the happy
 // path: a per-user cap, WAF in prod, who made each request, alarms on the
 // API's 5xx, log groups and queues that follow the environment's removal
 // policy, deletion protection in prod, and the link in expiry emails.
