@@ -372,6 +372,10 @@ func (w *campaignWorld) loop() error {
 				w.tracef("reconcile %s", res.Line)
 			}
 		case evCancel:
+			// The cancel runs now, which may be after its planned time
+			// when a reconciler pass before it moved the clock on: C3
+			// holds against when the campaign was marked Cancelled.
+			w.cancelledAt = w.clock.Now()
 			out, err := w.ports.cancel(w.ctx, w.c.ID, "cancelled in the simulation", w.clock.Now().Add(15*time.Minute))
 			if err != nil {
 				return fmt.Errorf("cancel: %w", err)

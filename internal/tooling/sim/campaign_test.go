@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,32 @@ func TestCampaignHistories(t *testing.T) {
 		if all[f] == 0 {
 			t.Errorf("no %s in %d histories on each timer", f, n)
 		}
+	}
+}
+
+// TestCampaignCancelAfterALongPass: in seed 6089 a reconciler pass moves
+// the clock past the cancel's planned time and dispatches an overdue
+// send before the cancel runs. The send was claimed before the campaign
+// was marked Cancelled, so C3 holds: it is measured from when the cancel
+// ran, not from when it was planned.
+func TestCampaignCancelAfterALongPass(t *testing.T) {
+	var trace []string
+	r := Run(Config{Seed: 6089, Workload: WorkloadCampaigns, Timer: timerspec.EventBridgeScheduler,
+		Trace: func(l string) { trace = append(trace, l) }})
+	if len(r.Violations) > 0 {
+		t.Fatalf("seed 6089: %v", r.Violations)
+	}
+	dispatched, cancelled := -1, -1
+	for i, l := range trace {
+		if strings.Contains(l, "deliver c1-00002") {
+			dispatched = i
+		}
+		if strings.Contains(l, " cancel {") {
+			cancelled = i
+		}
+	}
+	if dispatched < 0 || cancelled < dispatched {
+		t.Fatalf("the history changed (send at line %d, cancel at line %d): pick a seed where a send precedes a late cancel", dispatched, cancelled)
 	}
 }
 
