@@ -58,9 +58,9 @@ func TestCampaignHistories(t *testing.T) {
 	}
 }
 
-// TestCampaignCancelAfterALongPass: in seed 6089 a reconciler pass moves
-// the clock past the cancel's planned time and dispatches an overdue
-// send before the cancel runs. The send was claimed before the campaign
+// TestCampaignCancelAfterALongPass: in the history below a reconciler
+// pass moves the clock past the cancel's planned time and dispatches an
+// overdue send before the cancel runs. The send was claimed before the campaign
 // was marked Cancelled, so C3 holds: it is measured from when the cancel
 // ran, not from when it was planned.
 func TestCampaignCancelAfterALongPass(t *testing.T) {
