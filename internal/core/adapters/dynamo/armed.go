@@ -55,16 +55,16 @@ func NewArmedItems(api ScanAPI, table string, s contract.Schema) (*ArmedItems, e
 // due time as an instant (a writer's spelling sorts differently as a
 // string); the fired items are kept whatever their due time.
 func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (reconcile.ItemPage, error) {
-	e := newExpr()
-	state := e.name(a.schema.StateAttr)
+	e := NewExpr()
+	state := e.Name(a.schema.StateAttr)
 	var armed []string
 	for _, st := range a.schema.ArmedStates {
-		armed = append(armed, e.value(st))
+		armed = append(armed, e.Value(st))
 	}
 	filter := fmt.Sprintf("%s IN (%s) OR (%s = %s AND attribute_not_exists(%s))", state, joinComma(armed),
-		state, e.value(a.schema.FiredState), e.name(a.schema.DeliveredAtAttr))
+		state, e.Value(a.schema.FiredState), e.Name(a.schema.DeliveredAtAttr))
 	in := &dynamodb.ScanInput{TableName: aws.String(a.table), FilterExpression: aws.String(filter),
-		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values}
+		ExpressionAttributeNames: e.Names, ExpressionAttributeValues: e.Values}
 	if req.Limit > 0 {
 		in.Limit = aws.Int32(int32(req.Limit))
 	}
@@ -73,7 +73,7 @@ func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (recon
 		if err != nil {
 			return reconcile.ItemPage{}, err
 		}
-		in.ExclusiveStartKey = toAttrs(start)
+		in.ExclusiveStartKey = ToAttrs(start)
 	}
 	out, err := a.api.Scan(ctx, in)
 	if err != nil {
@@ -81,7 +81,7 @@ func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (recon
 	}
 	var page reconcile.ItemPage
 	for _, raw := range out.Items {
-		it, err := a.schema.ItemFrom(fromAttrs(raw))
+		it, err := a.schema.ItemFrom(FromAttrs(raw))
 		if err != nil {
 			continue // not an item of the schema (no key as a string)
 		}
@@ -93,7 +93,7 @@ func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (recon
 		}
 	}
 	if len(out.LastEvaluatedKey) > 0 {
-		page.Cursor = encodeScanCursor(fromAttrs(out.LastEvaluatedKey))
+		page.Cursor = encodeScanCursor(FromAttrs(out.LastEvaluatedKey))
 	}
 	return page, nil
 }

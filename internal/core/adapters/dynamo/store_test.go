@@ -172,7 +172,7 @@ func TestListPendingRejectsForeignCursors(t *testing.T) {
 func TestMalformedItemIsAnError(t *testing.T) {
 	ctx := context.Background()
 	c, table := newTable(t)
-	item := toAttrs(tableschema.ToItem(testenv.ContractTask("u", 1)))
+	item := ToAttrs(tableschema.ToItem(testenv.ContractTask("u", 1)))
 	item[tableschema.AttrStatus] = &types.AttributeValueMemberS{Value: "Sleeping"}
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 		t.Fatal(err)

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
@@ -99,5 +101,24 @@ func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
 func TestDecodeStreamRecordNeedsKeys(t *testing.T) {
 	if _, err := DecodeStreamRecord(tableschema.Todo(), events.DynamoDBEventRecord{EventID: "e1", EventName: "REMOVE"}); err == nil {
 		t.Fatal("a record without keys must be an error: nothing can be cancelled without its key")
+	}
+}
+
+// TestFromStreamImageConvertsEveryType: every DynamoDB type of a stream image
+// becomes the SDK's value, nested ones included.
+func TestFromStreamImageConvertsEveryType(t *testing.T) {
+	want := Item{
+		"s": S("x"), "n": N(7), "bool": &types.AttributeValueMemberBOOL{Value: true}, "null": &types.AttributeValueMemberNULL{Value: true},
+		"b": &types.AttributeValueMemberB{Value: []byte{1, 2}}, "ss": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
+		"ns": &types.AttributeValueMemberNS{Value: []string{"1", "2"}}, "bs": &types.AttributeValueMemberBS{Value: [][]byte{{3}, {4}}},
+		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{S("y"), &types.AttributeValueMemberM{Value: Item{"k": N(1)}}}},
+		"m": &types.AttributeValueMemberM{Value: Item{"inner": &types.AttributeValueMemberL{Value: []types.AttributeValue{N(2)}}}},
+	}
+	got, err := FromStreamImage(testenv.StreamImage(t, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("FromStreamImage =\n %#v\nwant\n %#v", got, want)
 	}
 }
