@@ -10,8 +10,6 @@ package dynamo
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -211,7 +209,7 @@ func (st *CampaignStore) Open(ctx context.Context, cursor string, limit int) ([]
 		return nil, "", fmt.Errorf("read open tasks: %w", err)
 	}
 	out, err := DecodeAll(res.Items, unmarshalTask)
-	return out, encodeCursor(res.LastEvaluatedKey), err
+	return out, EncodeKeyCursor(res.LastEvaluatedKey), err
 }
 
 // indexPage reads one page of index's partition attr = value (forward:
@@ -231,20 +229,6 @@ func (st *CampaignStore) indexPage(ctx context.Context, index, attr, value, curs
 	})
 }
 
-// encodeCursor writes a key of string attributes (every key here is) as
-// URL-safe base64 JSON; "" for none.
-func encodeCursor(k Item) string {
-	if len(k) == 0 {
-		return ""
-	}
-	m := map[string]string{}
-	for name := range k {
-		m[name] = GetS(k, name)
-	}
-	b, _ := json.Marshal(m) // a map of strings always marshals
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // decodeCursor reads a cursor of an index whose partition attribute is
 // part with value want. A cursor that is not one this index returns (a
 // forged or damaged one: other attributes, another partition such as
@@ -255,11 +239,7 @@ func decodeCursor(c, part, want string, sortAttrs ...string) (Item, error) {
 	if c == "" {
 		return nil, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	var m map[string]string
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
+	m, err := DecodeKeyCursor(c)
 	if err == nil && (len(m) != 3+len(sortAttrs) || m[part] != want || m[tk.PartitionKey] == "" || m[tk.SortKey] == "") {
 		err = errors.New("not a key of this index")
 	}
@@ -271,11 +251,7 @@ func decodeCursor(c, part, want string, sortAttrs ...string) (Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cursor %q: %w (%w)", c, campaign.ErrBadCursor, err)
 	}
-	k := Item{}
-	for name, v := range m {
-		k[name] = S(v)
-	}
-	return k, nil
+	return ToAttrs(m), nil
 }
 
 // Campaign implements campaign.Campaigns.
@@ -337,7 +313,7 @@ func (st *CampaignStore) Owned(ctx context.Context, owner, cursor string, limit 
 			Status: campaign.Status(GetS(m, attrStatus)), Total: r.N("total"), CreatedAt: r.Time(tk.CreatedAttr), UpdatedAt: r.Time("updatedAt")}
 		return c, r.Err
 	})
-	return out, encodeCursor(res.LastEvaluatedKey), err
+	return out, EncodeKeyCursor(res.LastEvaluatedKey), err
 }
 
 // ErrCampaignExists: a campaign of that id exists already.

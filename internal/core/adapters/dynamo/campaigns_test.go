@@ -89,7 +89,7 @@ func TestForgedCursorIsErrBadCursor(t *testing.T) {
 	ctx := context.Background()
 	st := newCampaignStore(t)
 	seed(t, st, "c1", 3)
-	cur := func(m map[string]string) string { return encodeCursor(ToAttrs(m)) }
+	cur := func(m map[string]string) string { return EncodeKeyCursor(ToAttrs(m)) }
 	key := map[string]string{"pk": "C#c1", "sk": "META", "owner": "owner-1", "createdAt": t0.Format(time.RFC3339Nano)}
 	if _, _, err := st.Owned(ctx, "owner-1", cur(key), 2); err != nil {
 		t.Fatalf("a well-formed cursor: %v", err)

@@ -2,6 +2,10 @@ package dynamo
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
@@ -34,4 +38,36 @@ func QueryPages(ctx context.Context, api API, in *dynamodb.QueryInput, page func
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+}
+
+// ErrBadCursor: a cursor that EncodeKeyCursor did not make (such as a
+// List cursor of ArmedItems that it did not return).
+var ErrBadCursor = errors.New("dynamo: bad cursor")
+
+// EncodeKeyCursor writes a key to go on from (a LastEvaluatedKey) as a
+// page cursor: the base64url of its string attributes as JSON ("" for
+// no key, the last page). Every key attribute of the tables here is a
+// string.
+func EncodeKeyCursor(k Item) string {
+	if len(k) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(FromAttrs(k)) // a map of strings always marshals
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeKeyCursor reads a cursor of EncodeKeyCursor back into the key's
+// string attributes (ToAttrs makes it an ExclusiveStartKey). Anything
+// else is an error wrapping ErrBadCursor; what the key must hold (its
+// attributes, a partition the caller may read) is the caller's to check.
+func DecodeKeyCursor(c string) (map[string]string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCursor, err)
+	}
+	var key map[string]string
+	if err := json.Unmarshal(b, &key); err != nil || len(key) == 0 {
+		return nil, fmt.Errorf("%w: not a key", ErrBadCursor)
+	}
+	return key, nil
 }
