@@ -1,10 +1,13 @@
-// Package dynamo is the DynamoDB adapter of the tables: the task store
-// (task.Store and task.PendingLister over the table that tableschema
-// describes), the item store of any contract.Schema, the campaign table
+// Package dynamo is the core's DynamoDB adapter, for a table of any
+// schema: the item store of a contract.Schema (fire.Store), the armed
+// items the reconciler reads (reconcile.Items), the decoder of the
+// table's stream records (changefeed.Change), and the campaign table
 // (CampaignStore: campaigns, send tasks, checkpoints; layout:
-// internal/campaigns/tablekeys), and the decoders of their stream records.
-// They share one client interface (API), the mapping of a refused
-// condition, the attribute helpers and Query paging.
+// internal/campaigns/tablekeys). An adopter's store of its own table
+// (the to-do app's internal/todo/adapters/tasktable) is built on the
+// helpers here: one client interface (API), the attribute helpers, the
+// mapping of a refused condition, the expression builder, Query paging
+// and the key cursor.
 package dynamo
 
 import (

@@ -29,7 +29,10 @@ import (
 )
 
 // CampaignStore implements the campaign ports on the campaign table.
-type CampaignStore struct{ onTable }
+type CampaignStore struct {
+	api   API
+	table string
+}
 
 var (
 	_ campaign.Tasks        = (*CampaignStore)(nil)
@@ -42,7 +45,7 @@ func NewCampaignStore(api API, name string) (*CampaignStore, error) {
 	if api == nil || name == "" {
 		return nil, errors.New("dynamo: NewCampaignStore needs a DynamoDB client and a table name")
 	}
-	return &CampaignStore{onTable{api, name}}, nil
+	return &CampaignStore{api, name}, nil
 }
 
 // Get implements campaign.Tasks (a consistent read).

@@ -1,4 +1,10 @@
-package dynamo
+// Package tasktable is the DynamoDB adapter of the to-do app's task
+// table (layout: internal/todo/tableschema): the task store (task.Store
+// and task.PendingLister) and the users' notification settings
+// (notify.SettingsStore) beside their tasks. It is built on the core's
+// DynamoDB helpers (internal/core/adapters/dynamo); the expiry function
+// writes the same table through the core's item store (dynamo.ItemStore).
+package tasktable
 
 import (
 	"context"
@@ -13,18 +19,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
-// onTable is a client on one table: what every store here is made of.
-type onTable struct {
-	api   API
+// Store is a task.Store and task.PendingLister on one DynamoDB table.
+type Store struct {
+	api   dynamo.API
 	table string
 }
-
-// Store is a task.Store and task.PendingLister on one DynamoDB table.
-type Store struct{ onTable }
 
 var (
 	_ task.Store         = (*Store)(nil)
@@ -32,20 +36,20 @@ var (
 )
 
 // New returns a store on the named table.
-func New(api API, name string) *Store { return &Store{onTable{api, name}} }
+func New(api dynamo.API, name string) *Store { return &Store{api, name} }
 
 // Create implements task.Store: a put that fails with ErrAlreadyExists
 // when the key is taken.
 func (s *Store) Create(ctx context.Context, t task.Task) error {
-	e := NewExpr()
+	e := dynamo.NewExpr()
 	_, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
-		Item:                     ToAttrs(tableschema.ToItem(t)),
+		Item:                     dynamo.ToAttrs(tableschema.ToItem(t)),
 		ConditionExpression:      aws.String("attribute_not_exists(" + e.Name(tableschema.SortKey) + ")"),
 		ExpressionAttributeNames: e.Names,
 	})
 	if err != nil {
-		return fmt.Errorf("create task %s: %w", t.TaskID, ConditionAs(err, task.ErrAlreadyExists))
+		return fmt.Errorf("create task %s: %w", t.TaskID, dynamo.ConditionAs(err, task.ErrAlreadyExists))
 	}
 	return nil
 }
@@ -77,7 +81,7 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 		start = key(userID, string(b))
 	}
 	limit := pageLimit(page.Limit)
-	e := NewExpr()
+	e := dynamo.NewExpr()
 	// From the first task id on: the user's items under reserved sort keys
 	// (their notification settings) sort before it and are never listed.
 	cond := e.Name(tableschema.PartitionKey) + " = " + e.Value(userID) + " AND " +
@@ -101,7 +105,7 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 	if len(items) > limit {
 		items, more = items[:limit], true
 	}
-	tasks, err := DecodeAll(items, decode)
+	tasks, err := dynamo.DecodeAll(items, decode)
 	if err != nil {
 		return task.Page{}, err
 	}
@@ -122,7 +126,7 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 // it reads at most limit of them: about 50 read units for a user at the
 // default cap of 1,000, one for a user with a dozen open tasks.
 func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) (int, error) {
-	e := NewExpr()
+	e := dynamo.NewExpr()
 	cond := e.Name(tableschema.PartitionKey) + " = " + e.Value(userID)
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
@@ -137,7 +141,7 @@ func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) 
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit))
 	}
-	err := QueryPages(ctx, s.api, in, func(out *dynamodb.QueryOutput) (bool, error) {
+	err := dynamo.QueryPages(ctx, s.api, in, func(out *dynamodb.QueryOutput) (bool, error) {
 		n += int(out.Count)
 		if limit > 0 {
 			in.Limit = aws.Int32(int32(limit - n))
@@ -175,7 +179,7 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 		out, err = s.api.UpdateItem(ctx, pendingUpdate(s.table, userID, taskID, p, sp.Due, now))
 		return err
 	})
-	if IsConditionFailed(err) {
+	if dynamo.IsConditionFailed(err) {
 		cur, gerr := s.Get(ctx, userID, taskID)
 		if gerr != nil {
 			return task.Task{}, fmt.Errorf("update task %s: %w", taskID, gerr)
@@ -194,7 +198,7 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 // pendingUpdate is UpdatePending's write, its basis's due time compared
 // with basisDue (the due attribute as stored).
 func pendingUpdate(table, userID, taskID string, p task.Patch, basisDue string, now time.Time) *dynamodb.UpdateItemInput {
-	e := NewExpr()
+	e := dynamo.NewExpr()
 	cond := "attribute_exists(" + e.Name(tableschema.SortKey) + ") AND " +
 		e.Name(tableschema.AttrStatus) + " = " + e.Value(string(task.StatusPending))
 	if p.Title != nil {
@@ -242,7 +246,7 @@ func pendingUpdate(table, userID, taskID string, p task.Patch, basisDue string, 
 // Delete implements task.Store: a conditional delete that returns the old
 // item.
 func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, error) {
-	e := NewExpr()
+	e := dynamo.NewExpr()
 	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      key(userID, taskID),
@@ -251,7 +255,7 @@ func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, e
 		ReturnValues:             types.ReturnValueAllOld,
 	})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, ConditionAs(err, task.ErrNotFound))
+		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrNotFound))
 	}
 	return decode(out.Attributes)
 }
@@ -272,11 +276,11 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 			},
 			AlsoRemove: []string{tableschema.UserPendingAttr}, // no longer counts against the cap
 		})
-		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+		out, err = s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, ConditionAs(err, task.ErrConditionFailed))
+		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -289,11 +293,11 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error {
 	err := s.asStored(ctx, userID, taskID, dueAt, time.Time{}, func(sp contract.Spelling) error {
 		u := task.Schema.TakeOver(task.Key(userID, taskID), sp.Due, now, lease)
-		_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+		_, err := s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueNone))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("claim notification of task %s: %w", taskID, ConditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("claim notification of task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -307,9 +311,9 @@ func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time
 		// target records the notification with this write.
 		AlsoRemove: []string{tableschema.PendingShardAttr, tableschema.UserPendingAttr},
 	})
-	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+	_, err := s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueNone))
 	if err != nil {
-		return fmt.Errorf("mark task %s notified: %w", taskID, ConditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("mark task %s notified: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -321,11 +325,11 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 	var out *dynamodb.UpdateItemOutput
 	err := s.asStored(ctx, userID, taskID, dueAt, remindAt, func(sp contract.Spelling) (err error) {
 		u := task.Schema.RemindClaim(task.Key(userID, taskID), sp, now, lease)
-		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+		out, err = s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, ConditionAs(err, task.ErrConditionFailed))
+		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -333,9 +337,9 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 // MarkReminded implements task.Store with contract.Schema.MarkReminded.
 func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error {
 	u := task.Schema.MarkReminded(task.Key(userID, taskID), remindAt)
-	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+	_, err := s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueNone))
 	if err != nil {
-		return fmt.Errorf("mark task %s reminded: %w", taskID, ConditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("mark task %s reminded: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -347,7 +351,7 @@ func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindA
 // task written by another service may spell its due time
 // "2026-12-01T09:00:00+01:00"; DynamoDB compares strings.
 func (s *Store) asStored(ctx context.Context, userID, taskID string, due, remind time.Time, write func(contract.Spelling) error) error {
-	return contract.AsStored(due, remind, write, IsConditionFailed, func() (contract.Item, bool, error) {
+	return contract.AsStored(due, remind, write, dynamo.IsConditionFailed, func() (contract.Item, bool, error) {
 		out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(s.table), Key: key(userID, taskID), ConsistentRead: aws.Bool(true),
 		})
@@ -357,14 +361,14 @@ func (s *Store) asStored(ctx context.Context, userID, taskID string, due, remind
 		if len(out.Item) == 0 {
 			return contract.Item{}, false, nil
 		}
-		it, err := task.Schema.ItemFrom(FromAttrs(out.Item))
+		it, err := task.Schema.ItemFrom(dynamo.FromAttrs(out.Item))
 		return it, err == nil, err
 	})
 }
 
 // SetScheduleRepair implements task.Store.
 func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error {
-	e := NewExpr()
+	e := dynamo.NewExpr()
 	cond := "attribute_exists(" + e.Name(tableschema.SortKey) + ")"
 	if repair {
 		e.Set(tableschema.AttrScheduleRepair, "true")
@@ -373,7 +377,7 @@ func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, re
 	}
 	_, err := s.api.UpdateItem(ctx, e.Update(s.table, key(userID, taskID), cond))
 	if err != nil {
-		return fmt.Errorf("set schedule repair of task %s: %w", taskID, ConditionAs(err, task.ErrNotFound))
+		return fmt.Errorf("set schedule repair of task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrNotFound))
 	}
 	return nil
 }
@@ -382,7 +386,7 @@ func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, re
 // Pending, same deadline, compared as stored: asStored).
 func (s *Store) MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error {
 	err := s.asStored(ctx, userID, taskID, dueAt, time.Time{}, func(sp contract.Spelling) error {
-		e := NewExpr()
+		e := dynamo.NewExpr()
 		cond := e.Name(tableschema.AttrStatus) + " = " + e.Value(string(task.StatusPending)) + " AND " +
 			e.Name(tableschema.AttrDueAt) + " = " + e.Value(sp.Due)
 		e.Set(tableschema.AttrScheduledFor, task.FormatTime(dueAt))
@@ -391,7 +395,7 @@ func (s *Store) MarkScheduled(ctx context.Context, userID, taskID string, dueAt 
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("mark task %s scheduled: %w", taskID, ConditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("mark task %s scheduled: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -455,13 +459,13 @@ func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.
 		if err != nil {
 			return task.Page{}, fmt.Errorf("list pending shard %d: %w", c.Shard, err)
 		}
-		tasks, err := DecodeAll(out.Items, decode)
+		tasks, err := dynamo.DecodeAll(out.Items, decode)
 		if err != nil {
 			return task.Page{}, err
 		}
 		p.Tasks = append(p.Tasks, tasks...)
 		if out.LastEvaluatedKey != nil {
-			c.Key = FromAttrs(out.LastEvaluatedKey)
+			c.Key = dynamo.FromAttrs(out.LastEvaluatedKey)
 		} else {
 			c = pendingCursor{Shard: c.Shard + 1}
 		}
@@ -481,7 +485,7 @@ func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.
 // offset ("09:00:00+01:00" for 08:00Z) is reached that much later, and
 // one with a negative offset earlier (the callers re-check the instant).
 func pendingQuery(table string, c pendingCursor, dueBy time.Time) *dynamodb.QueryInput {
-	e := NewExpr()
+	e := dynamo.NewExpr()
 	cond := e.Name(tableschema.PendingShardAttr) + " = " + e.Value(strconv.Itoa(c.Shard))
 	if !dueBy.IsZero() {
 		cond += " AND " + e.Name(tableschema.PendingSortAttr) + " <= " + e.Value(task.FormatTime(dueBy))
@@ -494,7 +498,7 @@ func pendingQuery(table string, c pendingCursor, dueBy time.Time) *dynamodb.Quer
 		ExpressionAttributeValues: e.Values,
 	}
 	if c.Key != nil {
-		in.ExclusiveStartKey = ToAttrs(c.Key)
+		in.ExclusiveStartKey = dynamo.ToAttrs(c.Key)
 	}
 	return in
 }
@@ -517,7 +521,7 @@ func (s *Store) CountPending(ctx context.Context, req task.PendingRequest) (int,
 		}
 		n += int(out.Count)
 		if out.LastEvaluatedKey != nil {
-			c.Key = FromAttrs(out.LastEvaluatedKey)
+			c.Key = dynamo.FromAttrs(out.LastEvaluatedKey)
 		} else {
 			c = pendingCursor{Shard: c.Shard + 1}
 		}
@@ -527,13 +531,13 @@ func (s *Store) CountPending(ctx context.Context, req task.PendingRequest) (int,
 
 func key(userID, taskID string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		tableschema.PartitionKey: S(userID),
-		tableschema.SortKey:      S(taskID),
+		tableschema.PartitionKey: dynamo.S(userID),
+		tableschema.SortKey:      dynamo.S(taskID),
 	}
 }
 
 func decode(item map[string]types.AttributeValue) (task.Task, error) {
-	t, err := tableschema.FromItem(FromAttrs(item))
+	t, err := tableschema.FromItem(dynamo.FromAttrs(item))
 	if err != nil {
 		return task.Task{}, fmt.Errorf("decode task item: %w", err)
 	}
