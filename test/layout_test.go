@@ -93,7 +93,6 @@ var features = []string{"core", "todo", "campaigns", "deferredjobs", "tooling"}
 // in-memory world hold every adopter's store. The list may only shrink:
 // a new edge fails the test, and so does an edge that is gone but listed.
 var coreImportsOfAdopters = map[string][]string{
-	"core/adapters/dynamo":       {"campaigns/campaign", "campaigns/plan", "campaigns/provision", "campaigns/tablekeys"},
 	"core/adapters/lambdainvoke": {"campaigns/campaign", "campaigns/campaignlambda"},
 }
 

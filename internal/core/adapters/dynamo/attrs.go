@@ -1,13 +1,12 @@
 // Package dynamo is the core's DynamoDB adapter, for a table of any
 // schema: the item store of a contract.Schema (fire.Store), the armed
-// items the reconciler reads (reconcile.Items), the decoder of the
-// table's stream records (changefeed.Change), and the campaign table
-// (CampaignStore: campaigns, send tasks, checkpoints; layout:
-// internal/campaigns/tablekeys). An adopter's store of its own table
-// (the to-do app's internal/todo/adapters/tasktable) is built on the
-// helpers here: one client interface (API), the attribute helpers, the
-// mapping of a refused condition, the expression builder, Query paging
-// and the key cursor.
+// items the reconciler reads (reconcile.Items) and the decoder of the
+// table's stream records (changefeed.Change). An adopter's store of its
+// own table (internal/todo/adapters/tasktable,
+// internal/campaigns/adapters/campaigntable) is built on the helpers
+// here: one client interface (API), the attribute helpers, the mapping
+// of a refused condition, the expression builder, Query paging, the key
+// cursor and the conversion of stream images.
 package dynamo
 
 import (

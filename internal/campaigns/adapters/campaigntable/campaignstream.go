@@ -1,9 +1,10 @@
-package dynamo
+package campaigntable
 
 import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 )
 
 // StreamSendTask reads a send task from a stream record's image (the
@@ -11,7 +12,7 @@ import (
 // store's own decoding, so the live progress shows a task exactly as GET
 // /campaigns/{id} does. An image that is not a task is an error.
 func StreamSendTask(img map[string]events.DynamoDBAttributeValue) (campaign.SendTask, error) {
-	m, err := FromStreamImage(img)
+	m, err := dynamo.FromStreamImage(img)
 	if err != nil {
 		return campaign.SendTask{}, err
 	}

@@ -1,4 +1,4 @@
-package dynamo
+package campaigntable
 
 import (
 	"reflect"
@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -44,13 +45,13 @@ func TestStreamTaskRejects(t *testing.T) {
 	task := campaign.SendTask{CampaignID: "c1", ID: "c1-00000", State: campaign.Pending}
 	for _, tc := range []struct {
 		name string
-		edit func(Item)
+		edit func(dynamo.Item)
 		want string
 	}{
-		{"no state", func(m Item) { delete(m, attrState) }, "lacks campaignId, taskId or state"},
-		{"damaged number", func(m Item) { m[attrAttempt] = &types.AttributeValueMemberN{Value: "1.5"} }, "not a whole number"},
-		{"damaged time", func(m Item) { m["sendAt"] = S("yesterday") }, "not RFC 3339"},
-		{"a checkpoint", func(m Item) { clear(m); m["next"] = N(3) }, "lacks campaignId"},
+		{"no state", func(m dynamo.Item) { delete(m, attrState) }, "lacks campaignId, taskId or state"},
+		{"damaged number", func(m dynamo.Item) { m[attrAttempt] = &types.AttributeValueMemberN{Value: "1.5"} }, "not a whole number"},
+		{"damaged time", func(m dynamo.Item) { m["sendAt"] = dynamo.S("yesterday") }, "not RFC 3339"},
+		{"a checkpoint", func(m dynamo.Item) { clear(m); m["next"] = dynamo.N(3) }, "lacks campaignId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := marshalTask(task)
