@@ -22,10 +22,10 @@ import (
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
-	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"

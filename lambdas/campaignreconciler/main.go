@@ -25,12 +25,12 @@ import (
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
-	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
