@@ -84,7 +84,7 @@ func TestPackageNamesAreUnique(t *testing.T) {
 // features are the folders of internal/, one per part of the system: the
 // core's runtime, each adopter of it with its own rules, adapters and
 // handlers, and the repository's tooling.
-var features = []string{"core", "todo", "campaigns", "deferredjobs", "tooling"}
+var features = []string{"core", "todo", "campaigns", "deferredjobs", "futureevents", "tooling"}
 
 // coreImportsOfAdopters are the core packages that still import an
 // adopter's, edge by edge: the timer adapters use the to-do's aliases of
