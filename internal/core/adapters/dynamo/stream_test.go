@@ -14,10 +14,6 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
-func loadRecord(t *testing.T, name string) events.DynamoDBEventRecord {
-	return testfixture.Load[events.DynamoDBEventRecord](t, name)
-}
-
 // consumer is an adopter's schema: other keys, due attribute and states.
 func consumer() contract.Schema {
 	return contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
@@ -27,7 +23,7 @@ func consumer() contract.Schema {
 // An adopter's table: its own keys, due attribute and states (the to-do
 // app's task table is tested with its adapter, internal/todo/adapters/tasktable).
 func TestDecodeStreamRecord(t *testing.T) {
-	got, err := DecodeStreamRecord(consumer(), loadRecord(t, "consumer_insert.json"))
+	got, err := DecodeStreamRecord(consumer(), testfixture.Load[events.DynamoDBEventRecord](t, "consumer_insert.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
