@@ -107,7 +107,7 @@ sim-scale:
 ## fuzz: each fuzz target for FUZZTIME (default 10s), one at a time.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := ./internal/todo/task:FuzzParseNewTask ./internal/todo/task:FuzzParsePatch ./internal/todo/api:FuzzServe \
-	./internal/core/adapters/dynamo:FuzzDecodeStreamRecord ./lambdas/presignup:FuzzPreSignUp ./lambdas/postauth:FuzzPostAuth
+	./internal/todo/adapters/tasktable:FuzzDecodeStreamRecord ./lambdas/presignup:FuzzPreSignUp ./lambdas/postauth:FuzzPostAuth
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	echo "fuzz $$pkg $$name"; go test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); done

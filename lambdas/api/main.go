@@ -17,11 +17,11 @@ import (
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -40,7 +40,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(cfg), schedCfg))
-	store := dynamo.New(dynamodb.NewFromConfig(cfg), table)
+	store := tasktable.New(dynamodb.NewFromConfig(cfg), table)
 	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, MaxPendingPerUser: maxPending, Log: log}))
 	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
 	if len(topics) > 0 {

@@ -19,14 +19,14 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/limits/limitsdynamo"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
@@ -48,7 +48,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
-	store := lambdaenv.Must(dynamo.NewCampaignStore(ddb, table))
+	store := lambdaenv.Must(campaigntable.NewCampaignStore(ddb, table))
 	limiter := lambdaenv.Must(limits.New(lim, lambdaenv.Must(limitsdynamo.New(ddb, table)), clock.System{}))
 	tm := lambdaenv.Must(campaigntimer.New(cfg, tc))
 	canceller := lambdaenv.Must(campaigncancel.New(store, store, tm, clock.System{}, 0))

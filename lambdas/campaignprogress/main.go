@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/appsyncevents"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
@@ -43,7 +44,7 @@ func main() {
 // the handler; a nil client is the publisher's default.
 func newHandler(ddb dynamo.API, table, eventsDNS, region string, creds aws.CredentialsProvider, client *http.Client,
 	log *slog.Logger) (*cl.Progress, error) {
-	store, err := dynamo.NewCampaignStore(ddb, table)
+	store, err := campaigntable.NewCampaignStore(ddb, table)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +52,6 @@ func newHandler(ddb dynamo.API, table, eventsDNS, region string, creds aws.Crede
 	if err != nil {
 		return nil, err
 	}
-	return &cl.Progress{Store: store, Publisher: pub, Task: dynamo.StreamSendTask, Clock: clock.System{},
+	return &cl.Progress{Store: store, Publisher: pub, Task: campaigntable.StreamSendTask, Clock: clock.System{},
 		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}, nil
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -37,8 +37,8 @@ func TestHandlerOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	table := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, dynamo.CampaignTableInput(table))
-	store, err := dynamo.NewCampaignStore(client, table)
+	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(table))
+	store, err := campaigntable.NewCampaignStore(client, table)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,11 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
@@ -42,7 +42,7 @@ func main() {
 	table, self := env.Require(envvars.CampaignTable), env.Require(envvars.FunctionName)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
-	store := lambdaenv.Must(dynamo.NewCampaignStore(dynamodb.NewFromConfig(cfg), table))
+	store := lambdaenv.Must(campaigntable.NewCampaignStore(dynamodb.NewFromConfig(cfg), table))
 	tm := lambdaenv.Must(campaigntimer.New(cfg, tc))
 	p := lambdaenv.Must(provision.New(pc, store, store, tm, store, clock.System{}))
 	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))

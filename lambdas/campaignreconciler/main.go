@@ -24,13 +24,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
-	"github.com/unschedule/unschedule/internal/core/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
@@ -50,7 +50,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
-	store := lambdaenv.Must(dynamo.NewCampaignStore(ddb, sc.Table))
+	store := lambdaenv.Must(campaigntable.NewCampaignStore(ddb, sc.Table))
 	tm := lambdaenv.Must(campaigntimer.New(cfg, tc))
 	receipts := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{})) // Sent only: never sends
 	dispatch := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), sendFn))

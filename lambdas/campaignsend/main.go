@@ -27,11 +27,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
@@ -46,7 +46,7 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
-	store := lambdaenv.Must(dynamo.NewCampaignStore(ddb, sc.Table))
+	store := lambdaenv.Must(campaigntable.NewCampaignStore(ddb, sc.Table))
 	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{}))
 	w := lambdaenv.Must(send.New(store, store, sender, clock.System{}, send.DefaultLease))
 	keys := unsubscribe.LoadKeys(ses.SecretLoader(secretsmanager.NewFromConfig(cfg), secret)) // read on the first send

@@ -19,11 +19,11 @@ import (
 
 	"github.com/unschedule/unschedule/futureevents/client"
 	"github.com/unschedule/unschedule/futureevents/futureevent"
-	"github.com/unschedule/unschedule/internal/core/adapters/lambdatarget"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/futureevents/adapters/lambdatarget"
 )
 
 func main() {

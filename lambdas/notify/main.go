@@ -18,10 +18,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -30,7 +30,7 @@ func main() {
 	log := lambdaenv.Logger()
 	c := lambdaenv.Must(loadConfig(os.Getenv))
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
-	store := dynamo.New(dynamodb.NewFromConfig(aws), c.Table)
+	store := tasktable.New(dynamodb.NewFromConfig(aws), c.Table)
 	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), c.Topics))
 	target := lambdaenv.Must(task.NewNotifyTarget(task.NotifyConfig{Tasks: store,
 		Notifier: notify.InUserTimeZone(pub, store, log), WebURL: c.WebURL, Log: log}))

@@ -19,11 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
@@ -37,7 +37,7 @@ func main() {
 	subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
 	rec := metrics.New(FunctionName, os.Stdout)
 	subscriber := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{
-		Subscriptions: subs, Settings: dynamo.New(dynamodb.NewFromConfig(cfg), table),
+		Subscriptions: subs, Settings: tasktable.New(dynamodb.NewFromConfig(cfg), table),
 		TopicArns: topics, Metrics: rec, Log: log,
 	}))
 	lambda.Start(newHandler(subscriber, rec, log).handle)

@@ -30,6 +30,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -49,7 +50,7 @@ func main() {
 	case ViewTodo:
 		// The to-do table is seen through the task store, whose pending
 		// index lists the armed tasks and whose claim keeps the indexes.
-		store := dynamo.New(ddb, cfg.Table)
+		store := tasktable.New(ddb, cfg.Table)
 		items = task.NewReconcileView(store, store)
 		core := lambdaenv.Must(fire.New(fire.Config{Schema: cfg.Schema, Store: task.Items(store), Log: log, Lease: cfg.Lease}))
 		firer = lambdaenv.Must(task.NewFirer(core, task.Items(store), target))

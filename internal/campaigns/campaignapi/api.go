@@ -65,7 +65,7 @@ const (
 	CancelBudget = 29 * time.Second
 )
 
-// Store is what the handler needs of the table (dynamo.CampaignStore).
+// Store is what the handler needs of the table (campaigntable.CampaignStore).
 type Store interface {
 	campaign.Tasks
 	campaign.Campaigns

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -42,7 +42,7 @@ func (s *starts) Start(_ context.Context, id string) error {
 
 type env struct {
 	h      *campaignapi.Handler
-	store  *dynamo.CampaignStore
+	store  *campaigntable.CampaignStore
 	sched  *memory.Remote
 	starts *starts
 	n      int
@@ -54,8 +54,8 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
-	st, _ := dynamo.NewCampaignStore(client, name)
+	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
+	st, _ := campaigntable.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
 	e := &env{store: st, sched: memory.NewRemote(memory.NewScheduler(), nil), starts: &starts{}}
 	c, _ := campaigncancel.New(st, st, e.sched, clock, 1)

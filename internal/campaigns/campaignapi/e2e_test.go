@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -40,8 +40,8 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-e2e-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
-	st, _ := dynamo.NewCampaignStore(client, name)
+	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
+	st, _ := campaigntable.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
 	sched := memory.NewScheduler()
 	p, _ := provision.New(provision.Config{Seed: 1}, st, st, sched, st, clock)

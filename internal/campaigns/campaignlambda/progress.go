@@ -17,7 +17,7 @@ import (
 )
 
 // TaskImage reads a send task from a stream record's new image (the
-// store's own decoding: dynamo.StreamSendTask).
+// store's own decoding: campaigntable.StreamSendTask).
 type TaskImage func(img map[string]events.DynamoDBAttributeValue) (campaign.SendTask, error)
 
 // ProgressBatch is what a stream batch changed of one campaign, and the

@@ -13,9 +13,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -39,7 +39,7 @@ func progressEvent(t *testing.T) events.DynamoDBEvent {
 }
 
 func TestDecodeProgress(t *testing.T) {
-	batches, bad := DecodeProgress(progressEvent(t).Records, dynamo.StreamSendTask)
+	batches, bad := DecodeProgress(progressEvent(t).Records, campaigntable.StreamSendTask)
 	type got struct {
 		id, first string
 		sends     []string
@@ -123,7 +123,7 @@ func TestProgressHandle(t *testing.T) {
 				f.refuse[c] = true
 			}
 			m := rec{}
-			h := &Progress{Store: f, Publisher: f, Task: dynamo.StreamSendTask, Metrics: m,
+			h := &Progress{Store: f, Publisher: f, Task: campaigntable.StreamSendTask, Metrics: m,
 				Clock: clock.NewFake(time.Date(2026, 12, 1, 9, 0, 2, 0, time.UTC)), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 			ctx := context.Background()
 			if tt.timeLeft > 0 {

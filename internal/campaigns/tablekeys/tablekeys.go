@@ -1,7 +1,8 @@
 // Package tablekeys is the DynamoDB layout of the campaign table, shared
-// by the adapters that read and write it (internal/core/adapters/dynamo,
-// internal/campaigns/adapters/ses), the construct that declares it
-// (constructs/campaigns) and the dynalite tests. No SDK here.
+// by the adapters that read and write it
+// (internal/campaigns/adapters/campaigntable and .../ses), the construct
+// that declares it (constructs/campaigns) and the dynalite tests. No SDK
+// here.
 //
 //	item              pk               sk
 //	campaign          C#<campaignId>   META

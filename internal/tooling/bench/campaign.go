@@ -46,7 +46,7 @@ type CampaignUsage struct {
 const itemsPerReadUnit = 4
 
 // countingTasks counts the store calls of the provisioner and the send
-// function, as the DynamoDB adapter (internal/core/adapters/dynamo)
+// function, as the DynamoDB adapter (campaigntable.CampaignStore)
 // makes them: Get and Campaign are one GetItem each, Claim and SetStatus
 // an UpdateItem, Replace a PutItem, List and Open a Query of a page.
 type countingTasks struct {

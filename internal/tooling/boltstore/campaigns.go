@@ -22,7 +22,7 @@ import (
 )
 
 // The campaign buckets. Every write that the DynamoDB adapters make
-// conditional (internal/core/adapters/dynamo, limitsdynamo, ses) is
+// conditional (campaigntable, limitsdynamo, ses) is
 // one bolt transaction here that checks the same condition and fails
 // with the same error; none is more lenient.
 var (
@@ -40,7 +40,7 @@ var (
 )
 
 // ErrCampaignExists: a campaign of that id exists already (as
-// dynamo.ErrCampaignExists).
+// campaigntable.ErrCampaignExists).
 var ErrCampaignExists = errors.New("campaign exists")
 
 // keyTime is a time as a key part that sorts as the instant does.
@@ -90,8 +90,9 @@ func (s *CampaignStore) Create(_ context.Context, c campaign.Campaign, tasks []c
 
 // putTask writes next over prev (nil: none stored): the task, its place
 // in the open index, and, when it becomes terminal, its campaign's done
-// count and the campaign's completion (the rule dynamo.CampaignStore's settle
-// keeps, here in the same transaction).
+// count and the campaign's completion (the rule
+// campaigntable.CampaignStore's settle keeps, here in the same
+// transaction).
 func putTask(tx *bolt.Tx, prev *campaign.SendTask, next campaign.SendTask) error {
 	k := campaignTaskKey(next.Key())
 	if err := putJSON(tx.Bucket(bucketCampaignTasks), k, next); err != nil {

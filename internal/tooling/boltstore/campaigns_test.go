@@ -16,9 +16,9 @@ import (
 
 var ct0 = testenv.CampaignT0
 
-// TestCampaignStoreContract: the bolt store keeps dynamo.CampaignStore's
-// contract: every conditional write fails where DynamoDB's does, with
-// the same error.
+// TestCampaignStoreContract: the bolt store keeps the contract of
+// campaigntable.CampaignStore: every conditional write fails where
+// DynamoDB's does, with the same error.
 func TestCampaignStoreContract(t *testing.T) {
 	testenv.CampaignStoreContract(t, func(t *testing.T) testenv.CampaignBackend {
 		return testenv.CampaignBackend{Store: open(t, t.TempDir()).CampaignStore(), ErrExists: ErrCampaignExists}

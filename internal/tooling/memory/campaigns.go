@@ -16,7 +16,7 @@ import (
 // tasks, written by plain puts (test setup) and by the campaign rules'
 // conditional writes, each through condWrite, the one write path of this
 // package. It is never more lenient than the DynamoDB adapter
-// (dynamo.CampaignStore): what that refuses, this refuses too.
+// (campaigntable.CampaignStore): what that refuses, this refuses too.
 type CampaignStore struct {
 	mu        sync.Mutex
 	tasks     map[campaign.Key]campaign.SendTask
@@ -75,7 +75,8 @@ func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.Send
 
 // settle completes the campaign once every one of its tasks is terminal:
 // Provisioning or Active → Completed, in the same locked write as the
-// last task's (the rule dynamo.CampaignStore keeps); the caller holds mu.
+// last task's (the rule campaigntable.CampaignStore keeps); the caller
+// holds mu.
 func (s *CampaignStore) settle(id string, now time.Time) {
 	c, ok := s.campaigns[id]
 	if ok && c.Total > 0 && s.terminal[id] >= c.Total && (c.Status == campaign.Provisioning || c.Status == campaign.Active) {

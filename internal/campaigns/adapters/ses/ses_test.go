@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -46,7 +46,7 @@ func newSender(t *testing.T, m *mail) *Sender {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
+	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	s, err := New(m, client, Config{Table: name, From: "news@example.com"}, clock.NewFake(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)))
 	if err != nil {
 		t.Fatal(err)

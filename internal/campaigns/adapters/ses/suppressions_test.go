@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestSuppressionsOnDynalite(t *testing.T) {
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
+	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	s, err := NewSuppressions(client, name)
 	if err != nil {
 		t.Fatal(err)

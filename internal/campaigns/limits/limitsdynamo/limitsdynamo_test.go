@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -27,7 +27,7 @@ func newCounters(t *testing.T) (*Counters, *dynamodb.Client, string) {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, dynamo.CampaignTableInput(name))
+	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	c, err := New(client, name)
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -39,9 +36,6 @@ type ArmedItems struct {
 
 var _ reconcile.Items = (*ArmedItems)(nil)
 
-// ErrBadCursor: a List cursor this adapter did not make.
-var ErrBadCursor = errors.New("dynamo: bad cursor")
-
 // NewArmedItems returns the view of the named table.
 func NewArmedItems(api ScanAPI, table string, s contract.Schema) (*ArmedItems, error) {
 	store, err := NewItemStore(api, table, s)
@@ -55,25 +49,25 @@ func NewArmedItems(api ScanAPI, table string, s contract.Schema) (*ArmedItems, e
 // due time as an instant (a writer's spelling sorts differently as a
 // string); the fired items are kept whatever their due time.
 func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (reconcile.ItemPage, error) {
-	e := newExpr()
-	state := e.name(a.schema.StateAttr)
+	e := NewExpr()
+	state := e.Name(a.schema.StateAttr)
 	var armed []string
 	for _, st := range a.schema.ArmedStates {
-		armed = append(armed, e.value(st))
+		armed = append(armed, e.Value(st))
 	}
 	filter := fmt.Sprintf("%s IN (%s) OR (%s = %s AND attribute_not_exists(%s))", state, joinComma(armed),
-		state, e.value(a.schema.FiredState), e.name(a.schema.DeliveredAtAttr))
+		state, e.Value(a.schema.FiredState), e.Name(a.schema.DeliveredAtAttr))
 	in := &dynamodb.ScanInput{TableName: aws.String(a.table), FilterExpression: aws.String(filter),
-		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values}
+		ExpressionAttributeNames: e.Names, ExpressionAttributeValues: e.Values}
 	if req.Limit > 0 {
 		in.Limit = aws.Int32(int32(req.Limit))
 	}
 	if req.Cursor != "" {
-		start, err := decodeScanCursor(req.Cursor)
+		start, err := DecodeKeyCursor(req.Cursor)
 		if err != nil {
 			return reconcile.ItemPage{}, err
 		}
-		in.ExclusiveStartKey = toAttrs(start)
+		in.ExclusiveStartKey = ToAttrs(start)
 	}
 	out, err := a.api.Scan(ctx, in)
 	if err != nil {
@@ -81,7 +75,7 @@ func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (recon
 	}
 	var page reconcile.ItemPage
 	for _, raw := range out.Items {
-		it, err := a.schema.ItemFrom(fromAttrs(raw))
+		it, err := a.schema.ItemFrom(FromAttrs(raw))
 		if err != nil {
 			continue // not an item of the schema (no key as a string)
 		}
@@ -92,9 +86,7 @@ func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (recon
 			page.Items = append(page.Items, reconcile.Item{Item: it})
 		}
 	}
-	if len(out.LastEvaluatedKey) > 0 {
-		page.Cursor = encodeScanCursor(fromAttrs(out.LastEvaluatedKey))
-	}
+	page.Cursor = EncodeKeyCursor(out.LastEvaluatedKey)
 	return page, nil
 }
 
@@ -111,22 +103,3 @@ func (a *ArmedItems) Get(ctx context.Context, k contract.Key) (reconcile.Item, e
 }
 
 func joinComma(v []string) string { return strings.Join(v, ", ") }
-
-// The cursor is the base64url of the last evaluated key's string
-// attributes as JSON.
-func encodeScanCursor(key map[string]string) string {
-	b, _ := json.Marshal(key)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeScanCursor(c string) (map[string]string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadCursor, err)
-	}
-	var key map[string]string
-	if err := json.Unmarshal(b, &key); err != nil || len(key) == 0 {
-		return nil, fmt.Errorf("%w: not a key", ErrBadCursor)
-	}
-	return key, nil
-}

@@ -61,7 +61,7 @@ func TestArmedItemsListLikeMemory(t *testing.T) {
 		for i := 0; i+1 < len(extra); i += 2 {
 			attrs[extra[i]] = extra[i+1]
 		}
-		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(name), Item: toAttrs(attrs)}); err != nil {
+		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(name), Item: ToAttrs(attrs)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := mem.Put(attrs); err != nil {

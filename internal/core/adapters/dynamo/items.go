@@ -49,7 +49,7 @@ func NewItemStore(api ItemAPI, table string, s contract.Schema) (*ItemStore, err
 func (s *ItemStore) update(ctx context.Context, what string, k contract.Key, u contract.Update) error {
 	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, k, conditionAs(err, fire.ErrConditionFailed))
+		return fmt.Errorf("%s %s: %w", what, k, ConditionAs(err, fire.ErrConditionFailed))
 	}
 	return nil
 }
@@ -98,7 +98,7 @@ func (s *ItemStore) MarkReminded(ctx context.Context, p contract.Payload) error 
 // Get implements fire.Store with a consistent read.
 func (s *ItemStore) Get(ctx context.Context, k contract.Key) (contract.Item, bool, error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: toAttrs(s.schema.Attrs(k)), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: ToAttrs(s.schema.Attrs(k)), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return contract.Item{}, false, fmt.Errorf("get %s: %w", k, err)
@@ -106,9 +106,26 @@ func (s *ItemStore) Get(ctx context.Context, k contract.Key) (contract.Item, boo
 	if len(out.Item) == 0 {
 		return contract.Item{}, false, nil
 	}
-	it, err := s.schema.ItemFrom(fromAttrs(out.Item))
+	it, err := s.schema.ItemFrom(FromAttrs(out.Item))
 	if err != nil {
 		return contract.Item{}, false, fmt.Errorf("get %s: %w", k, err)
 	}
 	return it, true, nil
+}
+
+// UpdateInput renders one of the contract's conditional writes as an
+// UpdateItem: every key and value a string (S).
+func UpdateInput(table string, u contract.Update, ret types.ReturnValue) *dynamodb.UpdateItemInput {
+	in := &dynamodb.UpdateItemInput{
+		TableName:                aws.String(table),
+		Key:                      ToAttrs(u.Key),
+		UpdateExpression:         aws.String(u.UpdateExpression),
+		ConditionExpression:      aws.String(u.ConditionExpression),
+		ExpressionAttributeNames: u.Names,
+		ReturnValues:             ret,
+	}
+	if len(u.Values) > 0 {
+		in.ExpressionAttributeValues = ToAttrs(u.Values)
+	}
+	return in
 }

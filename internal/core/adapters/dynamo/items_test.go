@@ -28,20 +28,20 @@ func TestItemStoreFireStoreContract(t *testing.T) {
 		return testenv.FireBackend{
 			Store: store,
 			Put: func(t *testing.T, attrs map[string]string) {
-				if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(name), Item: toAttrs(attrs)}); err != nil {
+				if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(name), Item: ToAttrs(attrs)}); err != nil {
 					t.Fatal(err)
 				}
 			},
 			Attrs: func(t *testing.T, k contract.Key) map[string]string {
 				out, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(name),
-					Key: toAttrs(s.Attrs(k)), ConsistentRead: aws.Bool(true)})
+					Key: ToAttrs(s.Attrs(k)), ConsistentRead: aws.Bool(true)})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(out.Item) == 0 {
 					return nil
 				}
-				return fromAttrs(out.Item)
+				return FromAttrs(out.Item)
 			},
 		}
 	})
@@ -84,11 +84,11 @@ func TestPredicatesAgreeWithDynamoDB(t *testing.T) {
 					{"take over", s.TakeOver(k, tried.Due, now, lease), s.TakeOverable(it, tried.Due, now, lease)},
 					{"remind claim", s.RemindClaim(k, tried, now, lease), s.RemindClaimable(it, tried, now, lease)},
 				} {
-					if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: toAttrs(attrs)}); err != nil {
+					if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: ToAttrs(attrs)}); err != nil {
 						t.Fatal(err)
 					}
 					_, err := c.UpdateItem(ctx, UpdateInput(name, op.u, types.ReturnValueNone))
-					if err != nil && !isConditionFailed(err) {
+					if err != nil && !IsConditionFailed(err) {
 						t.Fatalf("%s: %v", op.name, err)
 					}
 					if got := err == nil; got != op.want {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
@@ -69,4 +70,58 @@ func streamStrings(img map[string]events.DynamoDBAttributeValue) map[string]stri
 		}
 	}
 	return m
+}
+
+// FromStreamImage converts an image of a stream record as the Lambda
+// event carries it (aws-lambda-go's types) into the SDK's attribute
+// values, every type and nested ones included, so an adapter decodes a
+// stream image with the code that decodes its reads.
+func FromStreamImage(img map[string]events.DynamoDBAttributeValue) (Item, error) {
+	m := make(Item, len(img))
+	for k, v := range img {
+		av, err := streamValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", k, err)
+		}
+		m[k] = av
+	}
+	return m, nil
+}
+
+func streamValue(v events.DynamoDBAttributeValue) (types.AttributeValue, error) {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return &types.AttributeValueMemberS{Value: v.String()}, nil
+	case events.DataTypeNumber:
+		return &types.AttributeValueMemberN{Value: v.Number()}, nil
+	case events.DataTypeBoolean:
+		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}, nil
+	case events.DataTypeNull:
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case events.DataTypeBinary:
+		return &types.AttributeValueMemberB{Value: v.Binary()}, nil
+	case events.DataTypeStringSet:
+		return &types.AttributeValueMemberSS{Value: v.StringSet()}, nil
+	case events.DataTypeNumberSet:
+		return &types.AttributeValueMemberNS{Value: v.NumberSet()}, nil
+	case events.DataTypeBinarySet:
+		return &types.AttributeValueMemberBS{Value: v.BinarySet()}, nil
+	case events.DataTypeList:
+		var l []types.AttributeValue
+		for i, e := range v.List() {
+			av, err := streamValue(e)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			l = append(l, av)
+		}
+		return &types.AttributeValueMemberL{Value: l}, nil
+	case events.DataTypeMap:
+		m, err := FromStreamImage(v.Map())
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberM{Value: m}, nil
+	}
+	return nil, fmt.Errorf("unknown DynamoDB data type %d", v.DataType())
 }

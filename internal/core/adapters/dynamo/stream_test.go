@@ -6,17 +6,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
-
-func loadRecord(t *testing.T, name string) events.DynamoDBEventRecord {
-	return testfixture.Load[events.DynamoDBEventRecord](t, name)
-}
 
 // consumer is an adopter's schema: other keys, due attribute and states.
 func consumer() contract.Schema {
@@ -24,80 +20,36 @@ func consumer() contract.Schema {
 		ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()
 }
 
+// An adopter's table: its own keys, due attribute and states (the to-do
+// app's task table is tested with its adapter, internal/todo/adapters/tasktable).
 func TestDecodeStreamRecord(t *testing.T) {
-	ts := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v.UTC()
+	got, err := DecodeStreamRecord(consumer(), testfixture.Load[events.DynamoDBEventRecord](t, "consumer_insert.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	key := task.Key("user-1", "01JD00000000000000000000AA")
-	pending := contract.Item{Key: key, State: "Pending", Due: ts("2030-01-02T03:04:05Z"), Token: "tok"}
-	done := pending
-	done.State = "Done"
-	expired := pending
-	expired.State = "Expired"
-	other := pending
-	other.State = "Sleeping"
-	p := func(it contract.Item) *contract.Item { return &it }
-
-	for _, tc := range []struct {
-		name    string
-		schema  contract.Schema
-		fixture string
-		want    changefeed.Change
-		wantErr bool
-	}{
-		{"insert", tableschema.Todo(), "insert.json", changefeed.Change{EventID: "ev-insert-1", Key: key, Kind: changefeed.Insert, New: p(pending)}, false},
-		{"modify ignores non-string attributes", tableschema.Todo(), "modify.json",
-			changefeed.Change{EventID: "ev-modify-1", Key: key, Kind: changefeed.Modify, Old: p(pending), New: p(done)}, false},
-		{"remove", tableschema.Todo(), "remove.json", changefeed.Change{EventID: "ev-remove-1", Key: key, Kind: changefeed.Remove, Old: p(pending)}, false},
-		{"missing old image is left nil", tableschema.Todo(), "modify_missing_old.json",
-			changefeed.Change{EventID: "ev-modify-2", Key: key, Kind: changefeed.Modify, New: p(expired)}, false},
-		{"a state outside the schema's is just not armed", tableschema.Todo(), "other_state.json",
-			changefeed.Change{EventID: "ev-modify-3", Key: key, Kind: changefeed.Modify, Old: p(pending), New: p(other)}, false},
-		{"consumer keys and due attribute", consumer(), "consumer_insert.json",
-			changefeed.Change{EventID: "ev-consumer-1", Key: contract.Key{Partition: "t1", Sort: "j1"}, Kind: changefeed.Insert,
-				New: &contract.Item{Key: contract.Key{Partition: "t1", Sort: "j1"}, State: "Queued", Due: ts("2030-01-02T03:04:05Z")}}, false},
-		{"a record of another table's keys", tableschema.Todo(), "consumer_insert.json", changefeed.Change{}, true},
-		{"image without its key", tableschema.Todo(), "image_without_key.json", changefeed.Change{}, true},
-		{"missing event id", tableschema.Todo(), "missing_event_id.json", changefeed.Change{}, true},
-		{"unknown event name", tableschema.Todo(), "unknown_event.json", changefeed.Change{}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := DecodeStreamRecord(tc.schema, loadRecord(t, tc.fixture))
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("error = %v, want error %v", err, tc.wantErr)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("change:\n got %+v\nwant %+v", got, tc.want)
-			}
-		})
+	key := contract.Key{Partition: "t1", Sort: "j1"}
+	want := changefeed.Change{EventID: "ev-consumer-1", Key: key, Kind: changefeed.Insert,
+		New: &contract.Item{Key: key, State: "Queued", Due: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("change:\n got %+v\nwant %+v", got, want)
 	}
 }
 
-func TestDecodeStreamRecordKeepsNilImages(t *testing.T) {
-	for _, kind := range []string{"INSERT", "MODIFY", "REMOVE"} {
-		t.Run(kind, func(t *testing.T) {
-			keys := map[string]events.DynamoDBAttributeValue{
-				"userId": events.NewStringAttribute("u1"), "taskId": events.NewStringAttribute("01JD00000000000000000000AA"),
-			}
-			got, err := DecodeStreamRecord(tableschema.Todo(), events.DynamoDBEventRecord{EventID: "e1", EventName: kind,
-				Change: events.DynamoDBStreamRecord{Keys: keys}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Old != nil || got.New != nil || got.Kind != changefeed.Kind(kind) || got.EventID != "e1" ||
-				got.Key != task.Key("u1", "01JD00000000000000000000AA") {
-				t.Fatalf("got %+v", got)
-			}
-		})
+// TestFromStreamImageConvertsEveryType: every DynamoDB type of a stream image
+// becomes the SDK's value, nested ones included.
+func TestFromStreamImageConvertsEveryType(t *testing.T) {
+	want := Item{
+		"s": S("x"), "n": N(7), "bool": &types.AttributeValueMemberBOOL{Value: true}, "null": &types.AttributeValueMemberNULL{Value: true},
+		"b": &types.AttributeValueMemberB{Value: []byte{1, 2}}, "ss": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
+		"ns": &types.AttributeValueMemberNS{Value: []string{"1", "2"}}, "bs": &types.AttributeValueMemberBS{Value: [][]byte{{3}, {4}}},
+		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{S("y"), &types.AttributeValueMemberM{Value: Item{"k": N(1)}}}},
+		"m": &types.AttributeValueMemberM{Value: Item{"inner": &types.AttributeValueMemberL{Value: []types.AttributeValue{N(2)}}}},
 	}
-}
-
-func TestDecodeStreamRecordNeedsKeys(t *testing.T) {
-	if _, err := DecodeStreamRecord(tableschema.Todo(), events.DynamoDBEventRecord{EventID: "e1", EventName: "REMOVE"}); err == nil {
-		t.Fatal("a record without keys must be an error: nothing can be cancelled without its key")
+	got, err := FromStreamImage(testenv.StreamImage(t, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("FromStreamImage =\n %#v\nwant\n %#v", got, want)
 	}
 }

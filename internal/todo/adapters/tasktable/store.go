@@ -1,11 +1,10 @@
-// Package dynamo is the DynamoDB adapter of the tables: the task store
-// (task.Store and task.PendingLister over the table that tableschema
-// describes), the item store of any contract.Schema, the campaign table
-// (CampaignStore: campaigns, send tasks, checkpoints; layout:
-// internal/campaigns/tablekeys), and the decoders of their stream records.
-// They share one client interface (API), the mapping of a refused
-// condition, the attribute helpers and Query paging.
-package dynamo
+// Package tasktable is the DynamoDB adapter of the to-do app's task
+// table (layout: internal/todo/tableschema): the task store (task.Store
+// and task.PendingLister) and the users' notification settings
+// (notify.SettingsStore) beside their tasks. It is built on the core's
+// DynamoDB helpers (internal/core/adapters/dynamo); the expiry function
+// writes the same table through the core's item store (dynamo.ItemStore).
+package tasktable
 
 import (
 	"context"
@@ -13,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,30 +19,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
-// API is the part of the DynamoDB client the stores use (the task
-// table's Store and the campaign table's CampaignStore).
-type API interface {
-	ItemAPI
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
-	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
-}
-
-var _ API = (*dynamodb.Client)(nil)
-
-// onTable is a client on one table: what every store here is made of.
-type onTable struct {
-	api   API
+// Store is a task.Store and task.PendingLister on one DynamoDB table.
+type Store struct {
+	api   dynamo.API
 	table string
 }
-
-// Store is a task.Store and task.PendingLister on one DynamoDB table.
-type Store struct{ onTable }
 
 var (
 	_ task.Store         = (*Store)(nil)
@@ -52,20 +36,20 @@ var (
 )
 
 // New returns a store on the named table.
-func New(api API, name string) *Store { return &Store{onTable{api, name}} }
+func New(api dynamo.API, name string) *Store { return &Store{api, name} }
 
 // Create implements task.Store: a put that fails with ErrAlreadyExists
 // when the key is taken.
 func (s *Store) Create(ctx context.Context, t task.Task) error {
-	e := newExpr()
+	e := dynamo.NewExpr()
 	_, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
-		Item:                     toAttrs(tableschema.ToItem(t)),
-		ConditionExpression:      aws.String("attribute_not_exists(" + e.name(tableschema.SortKey) + ")"),
-		ExpressionAttributeNames: e.names,
+		Item:                     dynamo.ToAttrs(tableschema.ToItem(t)),
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.Name(tableschema.SortKey) + ")"),
+		ExpressionAttributeNames: e.Names,
 	})
 	if err != nil {
-		return fmt.Errorf("create task %s: %w", t.TaskID, conditionAs(err, task.ErrAlreadyExists))
+		return fmt.Errorf("create task %s: %w", t.TaskID, dynamo.ConditionAs(err, task.ErrAlreadyExists))
 	}
 	return nil
 }
@@ -97,17 +81,17 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 		start = key(userID, string(b))
 	}
 	limit := pageLimit(page.Limit)
-	e := newExpr()
+	e := dynamo.NewExpr()
 	// From the first task id on: the user's items under reserved sort keys
 	// (their notification settings) sort before it and are never listed.
-	cond := e.name(tableschema.PartitionKey) + " = " + e.value(userID) + " AND " +
-		e.name(tableschema.SortKey) + " >= " + e.value(tableschema.FirstTaskID)
+	cond := e.Name(tableschema.PartitionKey) + " = " + e.Value(userID) + " AND " +
+		e.Name(tableschema.SortKey) + " >= " + e.Value(tableschema.FirstTaskID)
 	// One more than the page, to tell whether another page follows.
 	out, err := s.api.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
+		ExpressionAttributeNames:  e.Names,
+		ExpressionAttributeValues: e.Values,
 		ExclusiveStartKey:         start,
 		Limit:                     aws.Int32(int32(limit + 1)),
 		ScanIndexForward:          aws.Bool(true),
@@ -121,7 +105,7 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 	if len(items) > limit {
 		items, more = items[:limit], true
 	}
-	tasks, err := decodeAll(items, decode)
+	tasks, err := dynamo.DecodeAll(items, decode)
 	if err != nil {
 		return task.Page{}, err
 	}
@@ -142,14 +126,14 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 // it reads at most limit of them: about 50 read units for a user at the
 // default cap of 1,000, one for a user with a dozen open tasks.
 func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) (int, error) {
-	e := newExpr()
-	cond := e.name(tableschema.PartitionKey) + " = " + e.value(userID)
+	e := dynamo.NewExpr()
+	cond := e.Name(tableschema.PartitionKey) + " = " + e.Value(userID)
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(tableschema.UserPendingIndex),
 		KeyConditionExpression:    aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
+		ExpressionAttributeNames:  e.Names,
+		ExpressionAttributeValues: e.Values,
 		Select:                    types.SelectCount,
 		ConsistentRead:            aws.Bool(true),
 	}
@@ -157,7 +141,7 @@ func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) 
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit))
 	}
-	err := queryPages(ctx, s.api, in, func(out *dynamodb.QueryOutput) (bool, error) {
+	err := dynamo.QueryPages(ctx, s.api, in, func(out *dynamodb.QueryOutput) (bool, error) {
 		n += int(out.Count)
 		if limit > 0 {
 			in.Limit = aws.Int32(int32(limit - n))
@@ -169,23 +153,6 @@ func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) 
 		return 0, fmt.Errorf("count pending tasks: %w", err)
 	}
 	return n, nil
-}
-
-// queryPages runs the Query in page after page (each reads up to 1 MB),
-// handing each to page, until the last one or until page returns false;
-// page may change in (its Limit) for the next.
-func queryPages(ctx context.Context, api API, in *dynamodb.QueryInput, page func(*dynamodb.QueryOutput) (bool, error)) error {
-	for {
-		out, err := api.Query(ctx, in)
-		if err != nil {
-			return err
-		}
-		more, err := page(out)
-		if err != nil || !more || out.LastEvaluatedKey == nil {
-			return err
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
 }
 
 func pageLimit(n int) int {
@@ -212,7 +179,7 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 		out, err = s.api.UpdateItem(ctx, pendingUpdate(s.table, userID, taskID, p, sp.Due, now))
 		return err
 	})
-	if isConditionFailed(err) {
+	if dynamo.IsConditionFailed(err) {
 		cur, gerr := s.Get(ctx, userID, taskID)
 		if gerr != nil {
 			return task.Task{}, fmt.Errorf("update task %s: %w", taskID, gerr)
@@ -231,64 +198,64 @@ func (s *Store) UpdatePending(ctx context.Context, userID, taskID string, p task
 // pendingUpdate is UpdatePending's write, its basis's due time compared
 // with basisDue (the due attribute as stored).
 func pendingUpdate(table, userID, taskID string, p task.Patch, basisDue string, now time.Time) *dynamodb.UpdateItemInput {
-	e := newExpr()
-	cond := "attribute_exists(" + e.name(tableschema.SortKey) + ") AND " +
-		e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending))
+	e := dynamo.NewExpr()
+	cond := "attribute_exists(" + e.Name(tableschema.SortKey) + ") AND " +
+		e.Name(tableschema.AttrStatus) + " = " + e.Value(string(task.StatusPending))
 	if p.Title != nil {
-		e.set(tableschema.AttrTitle, *p.Title)
+		e.Set(tableschema.AttrTitle, *p.Title)
 	}
 	if p.Description != nil {
 		// An empty description is an absent attribute, as ToItem writes it.
-		e.setOrRemove(tableschema.AttrDescription, *p.Description)
+		e.SetOrRemove(tableschema.AttrDescription, *p.Description)
 	}
 	if p.DueAt != nil {
-		e.set(tableschema.AttrDueAt, task.FormatTime(*p.DueAt))
-		e.remove(tableschema.AttrScheduledFor) // as task.ApplyPatch
+		e.Set(tableschema.AttrDueAt, task.FormatTime(*p.DueAt))
+		e.Remove(tableschema.AttrScheduledFor) // as task.ApplyPatch
 	}
 	if p.Reminder != nil {
-		e.set(tableschema.AttrReminder, string(*p.Reminder))
+		e.Set(tableschema.AttrReminder, string(*p.Reminder))
 	}
 	if b := p.Basis; b != nil {
 		// The reminder time was computed from what the task had: only
 		// while it still has it (task.BasisHolds).
-		cond += " AND " + e.name(tableschema.AttrDueAt) + " = " + e.value(basisDue)
+		cond += " AND " + e.Name(tableschema.AttrDueAt) + " = " + e.Value(basisDue)
 		if b.Reminder == "" {
-			cond += " AND attribute_not_exists(" + e.name(tableschema.AttrReminder) + ")"
+			cond += " AND attribute_not_exists(" + e.Name(tableschema.AttrReminder) + ")"
 		} else {
-			cond += " AND " + e.name(tableschema.AttrReminder) + " = " + e.value(string(b.Reminder))
+			cond += " AND " + e.Name(tableschema.AttrReminder) + " = " + e.Value(string(b.Reminder))
 		}
-		e.setOrRemove(tableschema.AttrRemindAt, task.FormatTime(b.RemindAt))
+		e.SetOrRemove(tableschema.AttrRemindAt, task.FormatTime(b.RemindAt))
 		if !b.RemindAt.IsZero() && !b.RemindAt.After(now) {
-			e.set(tableschema.AttrRemindedFor, task.FormatTime(b.RemindAt)) // passed when written: done (as task.ApplyPatch)
+			e.Set(tableschema.AttrRemindedFor, task.FormatTime(b.RemindAt)) // passed when written: done (as task.ApplyPatch)
 		}
-		e.remove(tableschema.AttrRemindClaimAt) // as task.ApplyPatch
+		e.Remove(tableschema.AttrRemindClaimAt) // as task.ApplyPatch
 		if p.DueAt == nil {
-			e.remove(tableschema.AttrScheduledFor) // as task.ApplyPatch
+			e.Remove(tableschema.AttrScheduledFor) // as task.ApplyPatch
 		}
 	}
 	if p.Complete {
-		e.set(tableschema.AttrStatus, string(task.StatusDone))
-		e.set(tableschema.AttrCompletedAt, task.FormatTime(now))
-		e.remove(tableschema.PendingShardAttr) // leaves the pending index
-		e.remove(tableschema.UserPendingAttr)  // and the user's count
+		e.Set(tableschema.AttrStatus, string(task.StatusDone))
+		e.Set(tableschema.AttrCompletedAt, task.FormatTime(now))
+		e.Remove(tableschema.PendingShardAttr) // leaves the pending index
+		e.Remove(tableschema.UserPendingAttr)  // and the user's count
 	}
-	e.set(tableschema.AttrUpdatedAt, task.FormatTime(now))
-	return e.update(table, key(userID, taskID), cond)
+	e.Set(tableschema.AttrUpdatedAt, task.FormatTime(now))
+	return e.Update(table, key(userID, taskID), cond)
 }
 
 // Delete implements task.Store: a conditional delete that returns the old
 // item.
 func (s *Store) Delete(ctx context.Context, userID, taskID string) (task.Task, error) {
-	e := newExpr()
+	e := dynamo.NewExpr()
 	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      key(userID, taskID),
-		ConditionExpression:      aws.String("attribute_exists(" + e.name(tableschema.SortKey) + ")"),
-		ExpressionAttributeNames: e.names,
+		ConditionExpression:      aws.String("attribute_exists(" + e.Name(tableschema.SortKey) + ")"),
+		ExpressionAttributeNames: e.Names,
 		ReturnValues:             types.ReturnValueAllOld,
 	})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, conditionAs(err, task.ErrNotFound))
+		return task.Task{}, fmt.Errorf("delete task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrNotFound))
 	}
 	return decode(out.Attributes)
 }
@@ -309,11 +276,11 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 			},
 			AlsoRemove: []string{tableschema.UserPendingAttr}, // no longer counts against the cap
 		})
-		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+		out, err = s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
+		return task.Task{}, fmt.Errorf("expire task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -326,11 +293,11 @@ func (s *Store) Expire(ctx context.Context, userID, taskID string, dueAt, now ti
 func (s *Store) ClaimNotification(ctx context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error {
 	err := s.asStored(ctx, userID, taskID, dueAt, time.Time{}, func(sp contract.Spelling) error {
 		u := task.Schema.TakeOver(task.Key(userID, taskID), sp.Due, now, lease)
-		_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+		_, err := s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueNone))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("claim notification of task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("claim notification of task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -344,9 +311,9 @@ func (s *Store) MarkNotified(ctx context.Context, userID, taskID string, at time
 		// target records the notification with this write.
 		AlsoRemove: []string{tableschema.PendingShardAttr, tableschema.UserPendingAttr},
 	})
-	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+	_, err := s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueNone))
 	if err != nil {
-		return fmt.Errorf("mark task %s notified: %w", taskID, conditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("mark task %s notified: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -358,11 +325,11 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 	var out *dynamodb.UpdateItemOutput
 	err := s.asStored(ctx, userID, taskID, dueAt, remindAt, func(sp contract.Spelling) (err error) {
 		u := task.Schema.RemindClaim(task.Key(userID, taskID), sp, now, lease)
-		out, err = s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueAllNew))
+		out, err = s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueAllNew))
 		return err
 	})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, conditionAs(err, task.ErrConditionFailed))
+		return task.Task{}, fmt.Errorf("claim reminder of task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return decode(out.Attributes)
 }
@@ -370,9 +337,9 @@ func (s *Store) ClaimReminder(ctx context.Context, userID, taskID string, dueAt,
 // MarkReminded implements task.Store with contract.Schema.MarkReminded.
 func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindAt time.Time) error {
 	u := task.Schema.MarkReminded(task.Key(userID, taskID), remindAt)
-	_, err := s.api.UpdateItem(ctx, UpdateInput(s.table, u, types.ReturnValueNone))
+	_, err := s.api.UpdateItem(ctx, dynamo.UpdateInput(s.table, u, types.ReturnValueNone))
 	if err != nil {
-		return fmt.Errorf("mark task %s reminded: %w", taskID, conditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("mark task %s reminded: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -384,7 +351,7 @@ func (s *Store) MarkReminded(ctx context.Context, userID, taskID string, remindA
 // task written by another service may spell its due time
 // "2026-12-01T09:00:00+01:00"; DynamoDB compares strings.
 func (s *Store) asStored(ctx context.Context, userID, taskID string, due, remind time.Time, write func(contract.Spelling) error) error {
-	return contract.AsStored(due, remind, write, isConditionFailed, func() (contract.Item, bool, error) {
+	return contract.AsStored(due, remind, write, dynamo.IsConditionFailed, func() (contract.Item, bool, error) {
 		out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(s.table), Key: key(userID, taskID), ConsistentRead: aws.Bool(true),
 		})
@@ -394,40 +361,23 @@ func (s *Store) asStored(ctx context.Context, userID, taskID string, due, remind
 		if len(out.Item) == 0 {
 			return contract.Item{}, false, nil
 		}
-		it, err := task.Schema.ItemFrom(fromAttrs(out.Item))
+		it, err := task.Schema.ItemFrom(dynamo.FromAttrs(out.Item))
 		return it, err == nil, err
 	})
 }
 
-// UpdateInput renders one of the contract's conditional writes as an
-// UpdateItem: every key and value a string (S).
-func UpdateInput(table string, u contract.Update, ret types.ReturnValue) *dynamodb.UpdateItemInput {
-	in := &dynamodb.UpdateItemInput{
-		TableName:                aws.String(table),
-		Key:                      toAttrs(u.Key),
-		UpdateExpression:         aws.String(u.UpdateExpression),
-		ConditionExpression:      aws.String(u.ConditionExpression),
-		ExpressionAttributeNames: u.Names,
-		ReturnValues:             ret,
-	}
-	if len(u.Values) > 0 {
-		in.ExpressionAttributeValues = toAttrs(u.Values)
-	}
-	return in
-}
-
 // SetScheduleRepair implements task.Store.
 func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, repair bool) error {
-	e := newExpr()
-	cond := "attribute_exists(" + e.name(tableschema.SortKey) + ")"
+	e := dynamo.NewExpr()
+	cond := "attribute_exists(" + e.Name(tableschema.SortKey) + ")"
 	if repair {
-		e.set(tableschema.AttrScheduleRepair, "true")
+		e.Set(tableschema.AttrScheduleRepair, "true")
 	} else {
-		e.remove(tableschema.AttrScheduleRepair)
+		e.Remove(tableschema.AttrScheduleRepair)
 	}
-	_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+	_, err := s.api.UpdateItem(ctx, e.Update(s.table, key(userID, taskID), cond))
 	if err != nil {
-		return fmt.Errorf("set schedule repair of task %s: %w", taskID, conditionAs(err, task.ErrNotFound))
+		return fmt.Errorf("set schedule repair of task %s: %w", taskID, dynamo.ConditionAs(err, task.ErrNotFound))
 	}
 	return nil
 }
@@ -436,16 +386,16 @@ func (s *Store) SetScheduleRepair(ctx context.Context, userID, taskID string, re
 // Pending, same deadline, compared as stored: asStored).
 func (s *Store) MarkScheduled(ctx context.Context, userID, taskID string, dueAt time.Time) error {
 	err := s.asStored(ctx, userID, taskID, dueAt, time.Time{}, func(sp contract.Spelling) error {
-		e := newExpr()
-		cond := e.name(tableschema.AttrStatus) + " = " + e.value(string(task.StatusPending)) + " AND " +
-			e.name(tableschema.AttrDueAt) + " = " + e.value(sp.Due)
-		e.set(tableschema.AttrScheduledFor, task.FormatTime(dueAt))
-		e.remove(tableschema.AttrScheduleRepair)
-		_, err := s.api.UpdateItem(ctx, e.update(s.table, key(userID, taskID), cond))
+		e := dynamo.NewExpr()
+		cond := e.Name(tableschema.AttrStatus) + " = " + e.Value(string(task.StatusPending)) + " AND " +
+			e.Name(tableschema.AttrDueAt) + " = " + e.Value(sp.Due)
+		e.Set(tableschema.AttrScheduledFor, task.FormatTime(dueAt))
+		e.Remove(tableschema.AttrScheduleRepair)
+		_, err := s.api.UpdateItem(ctx, e.Update(s.table, key(userID, taskID), cond))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("mark task %s scheduled: %w", taskID, conditionAs(err, task.ErrConditionFailed))
+		return fmt.Errorf("mark task %s scheduled: %w", taskID, dynamo.ConditionAs(err, task.ErrConditionFailed))
 	}
 	return nil
 }
@@ -509,13 +459,13 @@ func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.
 		if err != nil {
 			return task.Page{}, fmt.Errorf("list pending shard %d: %w", c.Shard, err)
 		}
-		tasks, err := decodeAll(out.Items, decode)
+		tasks, err := dynamo.DecodeAll(out.Items, decode)
 		if err != nil {
 			return task.Page{}, err
 		}
 		p.Tasks = append(p.Tasks, tasks...)
 		if out.LastEvaluatedKey != nil {
-			c.Key = fromAttrs(out.LastEvaluatedKey)
+			c.Key = dynamo.FromAttrs(out.LastEvaluatedKey)
 		} else {
 			c = pendingCursor{Shard: c.Shard + 1}
 		}
@@ -535,20 +485,20 @@ func (s *Store) ListPending(ctx context.Context, req task.PendingRequest) (task.
 // offset ("09:00:00+01:00" for 08:00Z) is reached that much later, and
 // one with a negative offset earlier (the callers re-check the instant).
 func pendingQuery(table string, c pendingCursor, dueBy time.Time) *dynamodb.QueryInput {
-	e := newExpr()
-	cond := e.name(tableschema.PendingShardAttr) + " = " + e.value(strconv.Itoa(c.Shard))
+	e := dynamo.NewExpr()
+	cond := e.Name(tableschema.PendingShardAttr) + " = " + e.Value(strconv.Itoa(c.Shard))
 	if !dueBy.IsZero() {
-		cond += " AND " + e.name(tableschema.PendingSortAttr) + " <= " + e.value(task.FormatTime(dueBy))
+		cond += " AND " + e.Name(tableschema.PendingSortAttr) + " <= " + e.Value(task.FormatTime(dueBy))
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(table),
 		IndexName:                 aws.String(tableschema.PendingIndex),
 		KeyConditionExpression:    aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
+		ExpressionAttributeNames:  e.Names,
+		ExpressionAttributeValues: e.Values,
 	}
 	if c.Key != nil {
-		in.ExclusiveStartKey = toAttrs(c.Key)
+		in.ExclusiveStartKey = dynamo.ToAttrs(c.Key)
 	}
 	return in
 }
@@ -571,7 +521,7 @@ func (s *Store) CountPending(ctx context.Context, req task.PendingRequest) (int,
 		}
 		n += int(out.Count)
 		if out.LastEvaluatedKey != nil {
-			c.Key = fromAttrs(out.LastEvaluatedKey)
+			c.Key = dynamo.FromAttrs(out.LastEvaluatedKey)
 		} else {
 			c = pendingCursor{Shard: c.Shard + 1}
 		}
@@ -581,83 +531,15 @@ func (s *Store) CountPending(ctx context.Context, req task.PendingRequest) (int,
 
 func key(userID, taskID string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		tableschema.PartitionKey: avS(userID),
-		tableschema.SortKey:      avS(taskID),
+		tableschema.PartitionKey: dynamo.S(userID),
+		tableschema.SortKey:      dynamo.S(taskID),
 	}
 }
 
 func decode(item map[string]types.AttributeValue) (task.Task, error) {
-	t, err := tableschema.FromItem(fromAttrs(item))
+	t, err := tableschema.FromItem(dynamo.FromAttrs(item))
 	if err != nil {
 		return task.Task{}, fmt.Errorf("decode task item: %w", err)
 	}
 	return t, nil
-}
-
-// expr collects the names, values and clauses of one expression. Every
-// attribute name goes through a placeholder, so reserved words such as
-// status never reach the expression.
-type expr struct {
-	names  map[string]string
-	values map[string]types.AttributeValue
-	sets   []string
-	rems   []string
-}
-
-func newExpr() *expr {
-	return &expr{names: map[string]string{}, values: map[string]types.AttributeValue{}}
-}
-
-// name returns the placeholder of an attribute name.
-func (e *expr) name(attr string) string {
-	for ph, a := range e.names {
-		if a == attr {
-			return ph
-		}
-	}
-	ph := "#n" + strconv.Itoa(len(e.names))
-	e.names[ph] = attr
-	return ph
-}
-
-// value returns a fresh placeholder for a string value.
-func (e *expr) value(v string) string {
-	ph := ":v" + strconv.Itoa(len(e.values))
-	e.values[ph] = avS(v)
-	return ph
-}
-
-func (e *expr) set(attr, v string) { e.sets = append(e.sets, e.name(attr)+" = "+e.value(v)) }
-func (e *expr) remove(attr string) { e.rems = append(e.rems, e.name(attr)) }
-
-func (e *expr) setOrRemove(attr, v string) {
-	if v == "" {
-		e.remove(attr)
-		return
-	}
-	e.set(attr, v)
-}
-
-// update is a conditional UpdateItem of the collected clauses that returns
-// the new item.
-func (e *expr) update(table string, k map[string]types.AttributeValue, cond string) *dynamodb.UpdateItemInput {
-	var clauses []string
-	if len(e.sets) > 0 {
-		clauses = append(clauses, "SET "+strings.Join(e.sets, ", "))
-	}
-	if len(e.rems) > 0 {
-		clauses = append(clauses, "REMOVE "+strings.Join(e.rems, ", "))
-	}
-	in := &dynamodb.UpdateItemInput{
-		TableName:                aws.String(table),
-		Key:                      k,
-		UpdateExpression:         aws.String(strings.Join(clauses, " ")),
-		ConditionExpression:      aws.String(cond),
-		ExpressionAttributeNames: e.names,
-		ReturnValues:             types.ReturnValueAllNew,
-	}
-	if len(e.values) > 0 {
-		in.ExpressionAttributeValues = e.values
-	}
-	return in
 }

@@ -1,4 +1,4 @@
-package dynamo
+package tasktable
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -28,7 +29,7 @@ func (s *Store) LoadSettings(ctx context.Context, userID string) (notify.Setting
 	if len(out.Item) == 0 {
 		return st, nil
 	}
-	m := fromAttrs(out.Item)
+	m := dynamo.FromAttrs(out.Item)
 	v, err := strconv.ParseInt(m[tableschema.AttrSettingsVersion], 10, 64)
 	if err != nil || v < 1 {
 		return notify.Settings{}, fmt.Errorf("notification settings of %s: bad version %q", userID, m[tableschema.AttrSettingsVersion])
@@ -69,22 +70,22 @@ func (s *Store) SaveSettings(ctx context.Context, st notify.Settings) (notify.Se
 	if st.TimeZone != "" {
 		item[tableschema.AttrTimeZone] = st.TimeZone
 	}
-	e := newExpr()
+	e := dynamo.NewExpr()
 	var cond string
 	if st.Version > 0 {
-		cond = e.name(tableschema.AttrSettingsVersion) + " = " + e.value(strconv.FormatInt(st.Version, 10))
+		cond = e.Name(tableschema.AttrSettingsVersion) + " = " + e.Value(strconv.FormatInt(st.Version, 10))
 	} else {
-		cond = "attribute_not_exists(" + e.name(tableschema.SortKey) + ")"
+		cond = "attribute_not_exists(" + e.Name(tableschema.SortKey) + ")"
 	}
 	in := &dynamodb.PutItemInput{
-		TableName: aws.String(s.table), Item: toAttrs(item),
-		ConditionExpression: aws.String(cond), ExpressionAttributeNames: e.names,
+		TableName: aws.String(s.table), Item: dynamo.ToAttrs(item),
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: e.Names,
 	}
-	if len(e.values) > 0 {
-		in.ExpressionAttributeValues = e.values
+	if len(e.Values) > 0 {
+		in.ExpressionAttributeValues = e.Values
 	}
 	_, err := s.api.PutItem(ctx, in)
-	if isConditionFailed(err) {
+	if dynamo.IsConditionFailed(err) {
 		return notify.Settings{}, fmt.Errorf("save notification settings of %s: %w", st.UserID, notify.ErrSettingsConflict)
 	}
 	if err != nil {

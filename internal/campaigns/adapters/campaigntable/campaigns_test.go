@@ -1,4 +1,4 @@
-package dynamo
+package campaigntable
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -89,7 +90,7 @@ func TestForgedCursorIsErrBadCursor(t *testing.T) {
 	ctx := context.Background()
 	st := newCampaignStore(t)
 	seed(t, st, "c1", 3)
-	cur := func(m map[string]string) string { return encodeCursor(mapItem(m)) }
+	cur := func(m map[string]string) string { return dynamo.EncodeKeyCursor(dynamo.ToAttrs(m)) }
 	key := map[string]string{"pk": "C#c1", "sk": "META", "owner": "owner-1", "createdAt": t0.Format(time.RFC3339Nano)}
 	if _, _, err := st.Owned(ctx, "owner-1", cur(key), 2); err != nil {
 		t.Fatalf("a well-formed cursor: %v", err)
@@ -175,12 +176,4 @@ func TestHandlersOnDynalite(t *testing.T) {
 	if g.State != campaign.Finished || g.SentAt.IsZero() || outbox.Count(tsk.IdempotencyKey()) != 1 {
 		t.Fatalf("task %+v, sent %d times", g, outbox.Count(tsk.IdempotencyKey()))
 	}
-}
-
-func mapItem(m map[string]string) item {
-	out := item{}
-	for k, v := range m {
-		out[k] = avS(v)
-	}
-	return out
 }

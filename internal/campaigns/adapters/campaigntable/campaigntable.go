@@ -1,4 +1,4 @@
-package dynamo
+package campaigntable
 
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"

@@ -1,4 +1,4 @@
-package dynamo
+package tasktable
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -172,7 +173,7 @@ func TestListPendingRejectsForeignCursors(t *testing.T) {
 func TestMalformedItemIsAnError(t *testing.T) {
 	ctx := context.Background()
 	c, table := newTable(t)
-	item := toAttrs(tableschema.ToItem(testenv.ContractTask("u", 1)))
+	item := dynamo.ToAttrs(tableschema.ToItem(testenv.ContractTask("u", 1)))
 	item[tableschema.AttrStatus] = &types.AttributeValueMemberS{Value: "Sleeping"}
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package dynamo
+package tasktable
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
@@ -36,7 +37,7 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 	// The expiry as deployed: the expiry function's core on the table
 	// through the contract's writes (ItemStore), delivering to the to-do
 	// app's target (the notify function's task.NotifyTarget).
-	items, err := NewItemStore(client, table, tableschema.Todo())
+	items, err := dynamo.NewItemStore(client, table, tableschema.Todo())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,19 @@
-// The campaign table: CampaignStore keeps campaigns, their send tasks and the
-// provisioning checkpoints in one DynamoDB table (layout:
+// Package campaigntable is the DynamoDB adapter of the campaign table:
+// CampaignStore keeps campaigns, their send tasks and the provisioning
+// checkpoints in one DynamoDB table (layout:
 // internal/campaigns/tablekeys). Every state change is a conditional
 // write: Claim moves Pending → Running only if the task is Pending;
 // Replace writes only if the stored task still has the previous state and
 // attempt; SetStatus only from the allowed statuses. A refused condition
 // is campaign.ErrConditionFailed, a missing item campaign.ErrNotFound.
-
-package dynamo
+// StreamSendTask reads a send task from the table's stream with the
+// store's own decoding, and CampaignTableInput declares the table for
+// tests and a local run. It is built on the core's DynamoDB helpers
+// (internal/core/adapters/dynamo).
+package campaigntable
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -27,11 +29,15 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
 )
 
 // CampaignStore implements the campaign ports on the campaign table.
-type CampaignStore struct{ onTable }
+type CampaignStore struct {
+	api   dynamo.API
+	table string
+}
 
 var (
 	_ campaign.Tasks        = (*CampaignStore)(nil)
@@ -40,11 +46,11 @@ var (
 )
 
 // NewCampaignStore returns a CampaignStore on the named table.
-func NewCampaignStore(api API, name string) (*CampaignStore, error) {
+func NewCampaignStore(api dynamo.API, name string) (*CampaignStore, error) {
 	if api == nil || name == "" {
 		return nil, errors.New("dynamo: NewCampaignStore needs a DynamoDB client and a table name")
 	}
-	return &CampaignStore{onTable{api, name}}, nil
+	return &CampaignStore{api, name}, nil
 }
 
 // Get implements campaign.Tasks (a consistent read).
@@ -90,18 +96,18 @@ func (st *CampaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now 
 // claimWrite sends a contract update (SET ... with #nN and :vN
 // placeholders) with the claim's task changes added.
 func (st *CampaignStore) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	in := UpdateInput(st.table, u, types.ReturnValueAllNew)
+	in := dynamo.UpdateInput(st.table, u, types.ReturnValueAllNew)
 	in.UpdateExpression = aws.String(u.UpdateExpression + ", #claimLease = :claimLease, #claimUpdated = :claimUpdated ADD #claimAttempt :claimOne")
 	in.ExpressionAttributeNames = maps.Clone(u.Names)
 	if in.ExpressionAttributeValues == nil {
-		in.ExpressionAttributeValues = item{}
+		in.ExpressionAttributeValues = dynamo.Item{}
 	}
 	maps.Copy(in.ExpressionAttributeNames, map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt})
-	maps.Copy(in.ExpressionAttributeValues, item{":claimLease": avS(now.Add(lease).Format(time.RFC3339Nano)),
-		":claimUpdated": avS(now.Format(time.RFC3339Nano)), ":claimOne": avN(1)})
+	maps.Copy(in.ExpressionAttributeValues, dynamo.Item{":claimLease": dynamo.S(now.Add(lease).Format(time.RFC3339Nano)),
+		":claimUpdated": dynamo.S(now.Format(time.RFC3339Nano)), ":claimOne": dynamo.N(1)})
 	out, err := st.api.UpdateItem(ctx, in)
 	if err != nil {
-		return campaign.SendTask{}, conditionAs(err, campaign.ErrConditionFailed)
+		return campaign.SendTask{}, dynamo.ConditionAs(err, campaign.ErrConditionFailed)
 	}
 	return unmarshalTask(out.Attributes)
 }
@@ -118,10 +124,10 @@ func (st *CampaignStore) Replace(ctx context.Context, prev, next campaign.SendTa
 		TableName: aws.String(st.table), Item: marshalTask(next),
 		ConditionExpression:       aws.String("#s = :s AND #a = :a"),
 		ExpressionAttributeNames:  map[string]string{"#s": attrState, "#a": attrAttempt},
-		ExpressionAttributeValues: item{":s": avS(string(prev.State)), ":a": avN(prev.Attempt)},
+		ExpressionAttributeValues: dynamo.Item{":s": dynamo.S(string(prev.State)), ":a": dynamo.N(prev.Attempt)},
 	})
 	if err != nil {
-		return fmt.Errorf("replace task %s: %w", prev.ID, conditionAs(err, campaign.ErrConditionFailed))
+		return fmt.Errorf("replace task %s: %w", prev.ID, dynamo.ConditionAs(err, campaign.ErrConditionFailed))
 	}
 	if prev.State.Terminal() || !next.State.Terminal() {
 		return nil
@@ -151,10 +157,10 @@ func (st *CampaignStore) Replace(ctx context.Context, prev, next campaign.SendTa
 // /campaigns/{id} completes it (campaignapi).
 func (st *CampaignStore) settle(ctx context.Context, campaignID string, index int, now time.Time) error {
 	out, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.table), Key: item{tk.PartitionKey: avS(tk.CampaignPK(campaignID)), tk.SortKey: avS(tk.DoneSK)},
+		TableName: aws.String(st.table), Key: dynamo.Item{tk.PartitionKey: dynamo.S(tk.CampaignPK(campaignID)), tk.SortKey: dynamo.S(tk.DoneSK)},
 		UpdateExpression:          aws.String("ADD #d :i"),
 		ExpressionAttributeNames:  map[string]string{"#d": tk.DoneAttr},
-		ExpressionAttributeValues: item{":i": &types.AttributeValueMemberNS{Value: []string{strconv.Itoa(index)}}},
+		ExpressionAttributeValues: dynamo.Item{":i": &types.AttributeValueMemberNS{Value: []string{strconv.Itoa(index)}}},
 		ReturnValues:              types.ReturnValueUpdatedNew,
 	})
 	if err != nil {
@@ -169,10 +175,10 @@ func (st *CampaignStore) settle(ctx context.Context, campaignID string, index in
 		UpdateExpression:         aws.String("SET #st = :completed, updatedAt = :now"),
 		ConditionExpression:      aws.String("#st IN (:provisioning, :active) AND #total <= :n"),
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#total": "total"},
-		ExpressionAttributeValues: item{":completed": avS(string(campaign.Completed)), ":now": avS(now.UTC().Format(time.RFC3339Nano)),
-			":provisioning": avS(string(campaign.Provisioning)), ":active": avS(string(campaign.Active)), ":n": avN(len(done.Value))},
+		ExpressionAttributeValues: dynamo.Item{":completed": dynamo.S(string(campaign.Completed)), ":now": dynamo.S(now.UTC().Format(time.RFC3339Nano)),
+			":provisioning": dynamo.S(string(campaign.Provisioning)), ":active": dynamo.S(string(campaign.Active)), ":n": dynamo.N(len(done.Value))},
 	})
-	if err != nil && !errors.Is(conditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
+	if err != nil && !errors.Is(dynamo.ConditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
 		return fmt.Errorf("complete campaign %s: %w", campaignID, err)
 	}
 	return nil
@@ -188,11 +194,11 @@ func (st *CampaignStore) List(ctx context.Context, campaignID string, from, limi
 	in := &dynamodb.QueryInput{
 		TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
-		ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":from": avS(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": avS(tk.TaskPrefix + campaignID + "-~")},
+		ExpressionAttributeValues: dynamo.Item{":pk": dynamo.S(tk.CampaignPK(campaignID)), ":from": dynamo.S(tk.TaskSK(campaign.TaskID(campaignID, from))), ":to": dynamo.S(tk.TaskPrefix + campaignID + "-~")},
 		Limit:                     aws.Int32(int32(limit)),
 	}
-	err := queryPages(ctx, st.api, in, func(res *dynamodb.QueryOutput) (bool, error) {
-		page, err := decodeAll(res.Items, unmarshalTask)
+	err := dynamo.QueryPages(ctx, st.api, in, func(res *dynamodb.QueryOutput) (bool, error) {
+		page, err := dynamo.DecodeAll(res.Items, unmarshalTask)
 		out = append(out, page...)
 		in.Limit = aws.Int32(int32(limit - len(out)))
 		return len(out) < limit, err
@@ -210,8 +216,8 @@ func (st *CampaignStore) Open(ctx context.Context, cursor string, limit int) ([]
 	if err != nil {
 		return nil, "", fmt.Errorf("read open tasks: %w", err)
 	}
-	out, err := decodeAll(res.Items, unmarshalTask)
-	return out, encodeCursor(res.LastEvaluatedKey), err
+	out, err := dynamo.DecodeAll(res.Items, unmarshalTask)
+	return out, dynamo.EncodeKeyCursor(res.LastEvaluatedKey), err
 }
 
 // indexPage reads one page of index's partition attr = value (forward:
@@ -226,23 +232,9 @@ func (st *CampaignStore) indexPage(ctx context.Context, index, attr, value, curs
 		TableName: aws.String(st.table), IndexName: aws.String(index),
 		KeyConditionExpression:    aws.String("#o = :o"),
 		ExpressionAttributeNames:  map[string]string{"#o": attr},
-		ExpressionAttributeValues: item{":o": avS(value)},
+		ExpressionAttributeValues: dynamo.Item{":o": dynamo.S(value)},
 		ScanIndexForward:          aws.Bool(forward), Limit: aws.Int32(int32(max(limit, 1))), ExclusiveStartKey: start,
 	})
-}
-
-// encodeCursor writes a key of string attributes (every key here is) as
-// URL-safe base64 JSON; "" for none.
-func encodeCursor(k item) string {
-	if len(k) == 0 {
-		return ""
-	}
-	m := map[string]string{}
-	for name := range k {
-		m[name] = getS(k, name)
-	}
-	b, _ := json.Marshal(m) // a map of strings always marshals
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // decodeCursor reads a cursor of an index whose partition attribute is
@@ -251,15 +243,11 @@ func encodeCursor(k item) string {
 // another owner's) is campaign.ErrBadCursor, never a start key that
 // DynamoDB refuses with a ValidationException (a 500) or that reads
 // another partition.
-func decodeCursor(c, part, want string, sortAttrs ...string) (item, error) {
+func decodeCursor(c, part, want string, sortAttrs ...string) (dynamo.Item, error) {
 	if c == "" {
 		return nil, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	var m map[string]string
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
+	m, err := dynamo.DecodeKeyCursor(c)
 	if err == nil && (len(m) != 3+len(sortAttrs) || m[part] != want || m[tk.PartitionKey] == "" || m[tk.SortKey] == "") {
 		err = errors.New("not a key of this index")
 	}
@@ -271,11 +259,7 @@ func decodeCursor(c, part, want string, sortAttrs ...string) (item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cursor %q: %w (%w)", c, campaign.ErrBadCursor, err)
 	}
-	k := item{}
-	for name, v := range m {
-		k[name] = avS(v)
-	}
-	return k, nil
+	return dynamo.ToAttrs(m), nil
 }
 
 // Campaign implements campaign.Campaigns.
@@ -296,11 +280,11 @@ func (st *CampaignStore) SetStatus(ctx context.Context, id string, from []campai
 	if len(from) == 0 {
 		return fmt.Errorf("set campaign %s status: no status to move from", id)
 	}
-	vals := item{":to": avS(string(to)), ":now": avS(now.UTC().Format(time.RFC3339Nano))}
+	vals := dynamo.Item{":to": dynamo.S(string(to)), ":now": dynamo.S(now.UTC().Format(time.RFC3339Nano))}
 	cond := "#st IN ("
 	for i, f := range from {
 		k := ":f" + strconv.Itoa(i)
-		vals[k] = avS(string(f))
+		vals[k] = dynamo.S(string(f))
 		if i > 0 {
 			cond += ", "
 		}
@@ -309,7 +293,7 @@ func (st *CampaignStore) SetStatus(ctx context.Context, id string, from []campai
 	update := "SET #st = :to, updatedAt = :now"
 	if reason != "" {
 		update += ", cancelReason = :r"
-		vals[":r"] = avS(reason)
+		vals[":r"] = dynamo.S(reason)
 	}
 	_, err := st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(st.table), Key: campaignKey(id),
@@ -317,7 +301,7 @@ func (st *CampaignStore) SetStatus(ctx context.Context, id string, from []campai
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus}, ExpressionAttributeValues: vals,
 	})
 	if err != nil {
-		return fmt.Errorf("set campaign %s status %s: %w", id, to, conditionAs(err, campaign.ErrConditionFailed))
+		return fmt.Errorf("set campaign %s status %s: %w", id, to, dynamo.ConditionAs(err, campaign.ErrConditionFailed))
 	}
 	return nil
 }
@@ -331,13 +315,13 @@ func (st *CampaignStore) Owned(ctx context.Context, owner, cursor string, limit 
 	if err != nil {
 		return nil, "", fmt.Errorf("list campaigns of %s: %w", owner, err)
 	}
-	out, err := decodeAll(res.Items, func(m item) (campaign.Campaign, error) {
-		r := &attrReader{m: m}
-		c := campaign.Campaign{ID: getS(m, attrCampaignID), OwnerID: owner, Subject: getS(m, "subject"),
-			Status: campaign.Status(getS(m, attrStatus)), Total: r.n("total"), CreatedAt: r.t(tk.CreatedAttr), UpdatedAt: r.t("updatedAt")}
-		return c, r.err
+	out, err := dynamo.DecodeAll(res.Items, func(m dynamo.Item) (campaign.Campaign, error) {
+		r := &dynamo.Reader{Item: m}
+		c := campaign.Campaign{ID: dynamo.GetS(m, attrCampaignID), OwnerID: owner, Subject: dynamo.GetS(m, "subject"),
+			Status: campaign.Status(dynamo.GetS(m, attrStatus)), Total: r.N("total"), CreatedAt: r.Time(tk.CreatedAttr), UpdatedAt: r.Time("updatedAt")}
+		return c, r.Err
 	})
-	return out, encodeCursor(res.LastEvaluatedKey), err
+	return out, dynamo.EncodeKeyCursor(res.LastEvaluatedKey), err
 }
 
 // ErrCampaignExists: a campaign of that id exists already.
@@ -355,7 +339,7 @@ func (st *CampaignStore) Create(ctx context.Context, c campaign.Campaign, tasks 
 	_, err = st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if err != nil {
-		if errors.Is(conditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
+		if errors.Is(dynamo.ConditionAs(err, campaign.ErrConditionFailed), campaign.ErrConditionFailed) {
 			return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
 		}
 		return fmt.Errorf("create campaign %s: %w", c.ID, err)
@@ -432,15 +416,15 @@ func (st *CampaignStore) Complete(ctx context.Context, c campaign.Campaign) (boo
 // returns only the state: about 1 read unit per 4 KB of items read).
 func (st *CampaignStore) Counts(ctx context.Context, campaignID string) (map[campaign.State]int, error) {
 	counts := map[campaign.State]int{}
-	err := queryPages(ctx, st.api, &dynamodb.QueryInput{
+	err := dynamo.QueryPages(ctx, st.api, &dynamodb.QueryInput{
 		TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
 		ProjectionExpression:      aws.String("#s"),
 		ExpressionAttributeNames:  map[string]string{"#s": attrState},
-		ExpressionAttributeValues: item{":pk": avS(tk.CampaignPK(campaignID)), ":t": avS(tk.TaskPrefix)},
+		ExpressionAttributeValues: dynamo.Item{":pk": dynamo.S(tk.CampaignPK(campaignID)), ":t": dynamo.S(tk.TaskPrefix)},
 	}, func(res *dynamodb.QueryOutput) (bool, error) {
 		for _, m := range res.Items {
-			counts[campaign.State(getS(m, attrState))]++
+			counts[campaign.State(dynamo.GetS(m, attrState))]++
 		}
 		return true, nil
 	})
@@ -454,7 +438,7 @@ func (st *CampaignStore) Counts(ctx context.Context, campaignID string) (map[cam
 // checkpoint when none was saved).
 func (st *CampaignStore) Load(ctx context.Context, campaignID string) (provision.Checkpoint, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), ConsistentRead: aws.Bool(true),
-		Key: item{tk.PartitionKey: avS(tk.CampaignPK(campaignID)), tk.SortKey: avS(tk.CheckpointSK)}})
+		Key: dynamo.Item{tk.PartitionKey: dynamo.S(tk.CampaignPK(campaignID)), tk.SortKey: dynamo.S(tk.CheckpointSK)}})
 	if err != nil {
 		return provision.Checkpoint{}, fmt.Errorf("load checkpoint of %s: %w", campaignID, err)
 	}
@@ -462,19 +446,19 @@ func (st *CampaignStore) Load(ctx context.Context, campaignID string) (provision
 	if out.Item == nil {
 		return cp, nil
 	}
-	r := &attrReader{m: out.Item}
-	cp.Next, cp.Created, cp.Errors, cp.Runs = r.n("next"), r.n("created"), r.n("errors"), r.n("runs")
-	cp.Done, cp.UpdatedAt = getS(out.Item, "done") == "true", r.t("updatedAt")
-	return cp, r.err
+	r := &dynamo.Reader{Item: out.Item}
+	cp.Next, cp.Created, cp.Errors, cp.Runs = r.N("next"), r.N("created"), r.N("errors"), r.N("runs")
+	cp.Done, cp.UpdatedAt = dynamo.GetS(out.Item, "done") == "true", r.Time("updatedAt")
+	return cp, r.Err
 }
 
 // Save implements provision.Checkpoints. The checkpoint item has no
 // state, so it never enters the open index.
 func (st *CampaignStore) Save(ctx context.Context, cp provision.Checkpoint) error {
-	m := item{tk.PartitionKey: avS(tk.CampaignPK(cp.CampaignID)), tk.SortKey: avS(tk.CheckpointSK),
-		"next": avN(cp.Next), "created": avN(cp.Created), "errors": avN(cp.Errors), "runs": avN(cp.Runs),
-		"done": avS(strconv.FormatBool(cp.Done))}
-	putT(m, "updatedAt", cp.UpdatedAt)
+	m := dynamo.Item{tk.PartitionKey: dynamo.S(tk.CampaignPK(cp.CampaignID)), tk.SortKey: dynamo.S(tk.CheckpointSK),
+		"next": dynamo.N(cp.Next), "created": dynamo.N(cp.Created), "errors": dynamo.N(cp.Errors), "runs": dynamo.N(cp.Runs),
+		"done": dynamo.S(strconv.FormatBool(cp.Done))}
+	dynamo.PutTime(m, "updatedAt", cp.UpdatedAt)
 	if _, err := st.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: m}); err != nil {
 		return fmt.Errorf("save checkpoint of %s: %w", cp.CampaignID, err)
 	}

@@ -1,4 +1,4 @@
-package dynamo
+package tasktable
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
@@ -29,7 +30,7 @@ func FuzzDecodeStreamRecord(f *testing.F) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return
 		}
-		c, err := DecodeStreamRecord(tableschema.Todo(), r)
+		c, err := dynamo.DecodeStreamRecord(tableschema.Todo(), r)
 		if err != nil {
 			return
 		}
