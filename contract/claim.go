@@ -3,7 +3,6 @@ package contract
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -37,23 +36,23 @@ type ClaimOptions struct {
 // time as stored (Spelling.Due; AsStored finds it). Claimable is the same
 // rule in Go.
 func (s Schema) Claim(k Key, due string, now time.Time, opt ClaimOptions) Update {
-	e := newExpr()
+	e := NewExpr()
 	vals := make([]string, len(s.ArmedStates))
 	for i, a := range s.ArmedStates {
-		vals[i] = e.value(a)
+		vals[i] = e.Value(a)
 	}
-	cond := e.name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ") AND " +
-		e.name(s.DueAttr) + " = " + e.value(due)
-	e.set(s.StateAttr, s.FiredState)
-	e.set(s.FiredAtAttr, FormatTime(now))
-	e.set(s.ClaimAtAttr, FormatTime(now))
+	cond := e.Name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ") AND " +
+		e.Name(s.DueAttr) + " = " + e.Value(due)
+	e.Set(s.StateAttr, s.FiredState)
+	e.Set(s.FiredAtAttr, FormatTime(now))
+	e.Set(s.ClaimAtAttr, FormatTime(now))
 	for _, n := range slices.Sorted(maps.Keys(opt.AlsoSet)) {
-		e.set(n, opt.AlsoSet[n])
+		e.Set(n, opt.AlsoSet[n])
 	}
 	for _, n := range opt.AlsoRemove {
-		e.remove(n)
+		e.Remove(n)
 	}
-	return e.update(s.Attrs(k), cond)
+	return e.Update(s.Attrs(k), cond)
 }
 
 // Claimable reports whether Claim's condition holds for it at due: as
@@ -72,15 +71,15 @@ func (s Schema) Claimable(it Item, due string) bool {
 // target never runs. due is the due time as stored, as for Claim.
 // TakeOverable is the same rule in Go.
 func (s Schema) TakeOver(k Key, due string, now time.Time, lease time.Duration) Update {
-	e := newExpr()
-	claim := e.name(s.ClaimAtAttr)
-	cond := e.name(s.StateAttr) + " = " + e.value(s.FiredState) +
-		" AND " + e.name(s.DueAttr) + " = " + e.value(due) +
-		" AND attribute_not_exists(" + e.name(s.DeliveredAtAttr) + ")" +
-		" AND attribute_exists(" + claim + ") AND " + claim + " >= " + e.value(claimFloor(due)) +
-		" AND " + claim + " <= " + e.value(FormatTime(now.Add(-lease)))
-	e.set(s.ClaimAtAttr, FormatTime(now))
-	return e.update(s.Attrs(k), cond)
+	e := NewExpr()
+	claim := e.Name(s.ClaimAtAttr)
+	cond := e.Name(s.StateAttr) + " = " + e.Value(s.FiredState) +
+		" AND " + e.Name(s.DueAttr) + " = " + e.Value(due) +
+		" AND attribute_not_exists(" + e.Name(s.DeliveredAtAttr) + ")" +
+		" AND attribute_exists(" + claim + ") AND " + claim + " >= " + e.Value(claimFloor(due)) +
+		" AND " + claim + " <= " + e.Value(FormatTime(now.Add(-lease)))
+	e.Set(s.ClaimAtAttr, FormatTime(now))
+	return e.Update(s.Attrs(k), cond)
 }
 
 // ClaimedFor reports whether it carries the library's claim mark for due:
@@ -135,58 +134,17 @@ func (s Schema) Markable(it Item) bool { return it.State == s.FiredState && !it.
 // MarkDelivered records that the target ran (DeliveredAtAttr = at), only
 // if the item is fired and no delivery is recorded yet.
 func (s Schema) MarkDelivered(k Key, at time.Time, opt ClaimOptions) Update {
-	e := newExpr()
-	cond := e.name(s.StateAttr) + " = " + e.value(s.FiredState) +
-		" AND attribute_not_exists(" + e.name(s.DeliveredAtAttr) + ")"
-	e.set(s.DeliveredAtAttr, FormatTime(at))
+	e := NewExpr()
+	cond := e.Name(s.StateAttr) + " = " + e.Value(s.FiredState) +
+		" AND attribute_not_exists(" + e.Name(s.DeliveredAtAttr) + ")"
+	e.Set(s.DeliveredAtAttr, FormatTime(at))
 	for _, n := range slices.Sorted(maps.Keys(opt.AlsoSet)) {
-		e.set(n, opt.AlsoSet[n])
+		e.Set(n, opt.AlsoSet[n])
 	}
 	for _, n := range opt.AlsoRemove {
-		e.remove(n)
+		e.Remove(n)
 	}
-	return e.update(s.Attrs(k), cond)
-}
-
-// expr builds expressions with numbered placeholders, one per distinct
-// name and one per value.
-type expr struct {
-	names  map[string]string // attribute name -> placeholder
-	values map[string]string // placeholder -> value
-	sets   []string
-	rems   []string
-}
-
-func newExpr() *expr { return &expr{names: map[string]string{}, values: map[string]string{}} }
-
-func (e *expr) name(n string) string {
-	if p, ok := e.names[n]; ok {
-		return p
-	}
-	p := "#n" + strconv.Itoa(len(e.names))
-	e.names[n] = p
-	return p
-}
-
-func (e *expr) value(v string) string {
-	p := ":v" + strconv.Itoa(len(e.values))
-	e.values[p] = v
-	return p
-}
-
-func (e *expr) set(n, v string) { e.sets = append(e.sets, e.name(n)+" = "+e.value(v)) }
-func (e *expr) remove(n string) { e.rems = append(e.rems, e.name(n)) }
-
-func (e *expr) update(key map[string]string, cond string) Update {
-	u := "SET " + strings.Join(e.sets, ", ")
-	if len(e.rems) > 0 {
-		u += " REMOVE " + strings.Join(e.rems, ", ")
-	}
-	names := make(map[string]string, len(e.names))
-	for n, p := range e.names {
-		names[p] = n
-	}
-	return Update{Key: key, UpdateExpression: u, ConditionExpression: cond, Names: names, Values: e.values}
+	return e.Update(s.Attrs(k), cond)
 }
 
 // RemindClaim is the conditional write by which a reminder's firing takes
@@ -202,20 +160,20 @@ func (e *expr) update(key map[string]string, cond string) Update {
 // writes, is compared in FormatTime's spelling. RemindClaimable is the
 // same rule in Go.
 func (s Schema) RemindClaim(k Key, sp Spelling, now time.Time, lease time.Duration) Update {
-	e := newExpr()
+	e := NewExpr()
 	vals := make([]string, len(s.ArmedStates))
 	for i, a := range s.ArmedStates {
-		vals[i] = e.value(a)
+		vals[i] = e.Value(a)
 	}
 	remind, _ := ParseTime(sp.Remind)
-	done, claim := e.name(s.RemindedAttr), e.name(s.RemindClaimAtAttr)
-	cond := e.name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ")" +
-		" AND " + e.name(s.DueAttr) + " = " + e.value(sp.Due) +
-		" AND " + e.name(s.RemindAttr) + " = " + e.value(sp.Remind) +
-		" AND (attribute_not_exists(" + done + ") OR " + done + " <> " + e.value(FormatTime(remind)) + ")" +
-		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.value(FormatTime(now.Add(-lease))) + ")"
-	e.set(s.RemindClaimAtAttr, FormatTime(now))
-	return e.update(s.Attrs(k), cond)
+	done, claim := e.Name(s.RemindedAttr), e.Name(s.RemindClaimAtAttr)
+	cond := e.Name(s.StateAttr) + " IN (" + strings.Join(vals, ", ") + ")" +
+		" AND " + e.Name(s.DueAttr) + " = " + e.Value(sp.Due) +
+		" AND " + e.Name(s.RemindAttr) + " = " + e.Value(sp.Remind) +
+		" AND (attribute_not_exists(" + done + ") OR " + done + " <> " + e.Value(FormatTime(remind)) + ")" +
+		" AND (attribute_not_exists(" + claim + ") OR " + claim + " <= " + e.Value(FormatTime(now.Add(-lease))) + ")"
+	e.Set(s.RemindClaimAtAttr, FormatTime(now))
+	return e.Update(s.Attrs(k), cond)
 }
 
 // ReminderOpen reports whether the reminder at remind of the item armed
@@ -240,12 +198,12 @@ func (s Schema) RemindClaimable(it Item, sp Spelling, now time.Time, lease time.
 // recorded yet.
 // RemindMarkable is the same rule in Go.
 func (s Schema) MarkReminded(k Key, remind time.Time) Update {
-	e := newExpr()
-	done := e.name(s.RemindedAttr)
-	rv := e.value(FormatTime(remind))
-	cond := "attribute_exists(" + e.name(s.PartitionKey) + ") AND (attribute_not_exists(" + done + ") OR " + done + " <> " + rv + ")"
+	e := NewExpr()
+	done := e.Name(s.RemindedAttr)
+	rv := e.Value(FormatTime(remind))
+	cond := "attribute_exists(" + e.Name(s.PartitionKey) + ") AND (attribute_not_exists(" + done + ") OR " + done + " <> " + rv + ")"
 	e.sets = append(e.sets, done+" = "+rv)
-	return e.update(s.Attrs(k), cond)
+	return e.Update(s.Attrs(k), cond)
 }
 
 // RemindMarkable reports whether MarkReminded's condition holds for it.

@@ -58,7 +58,7 @@ func (a *ArmedItems) List(ctx context.Context, req reconcile.ListRequest) (recon
 	filter := fmt.Sprintf("%s IN (%s) OR (%s = %s AND attribute_not_exists(%s))", state, joinComma(armed),
 		state, e.Value(a.schema.FiredState), e.Name(a.schema.DeliveredAtAttr))
 	in := &dynamodb.ScanInput{TableName: aws.String(a.table), FilterExpression: aws.String(filter),
-		ExpressionAttributeNames: e.Names, ExpressionAttributeValues: e.Values}
+		ExpressionAttributeNames: e.Names, ExpressionAttributeValues: e.AttrValues()}
 	if req.Limit > 0 {
 		in.Limit = aws.Int32(int32(req.Limit))
 	}

@@ -80,9 +80,7 @@ func (s *Store) SaveSettings(ctx context.Context, st notify.Settings) (notify.Se
 	in := &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: dynamo.ToAttrs(item),
 		ConditionExpression: aws.String(cond), ExpressionAttributeNames: e.Names,
-	}
-	if len(e.Values) > 0 {
-		in.ExpressionAttributeValues = e.Values
+		ExpressionAttributeValues: e.AttrValues(),
 	}
 	_, err := s.api.PutItem(ctx, in)
 	if dynamo.IsConditionFailed(err) {

@@ -91,7 +91,7 @@ func (s *Store) List(ctx context.Context, userID string, page task.PageRequest) 
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String(cond),
 		ExpressionAttributeNames:  e.Names,
-		ExpressionAttributeValues: e.Values,
+		ExpressionAttributeValues: e.AttrValues(),
 		ExclusiveStartKey:         start,
 		Limit:                     aws.Int32(int32(limit + 1)),
 		ScanIndexForward:          aws.Bool(true),
@@ -133,7 +133,7 @@ func (s *Store) CountUserPending(ctx context.Context, userID string, limit int) 
 		IndexName:                 aws.String(tableschema.UserPendingIndex),
 		KeyConditionExpression:    aws.String(cond),
 		ExpressionAttributeNames:  e.Names,
-		ExpressionAttributeValues: e.Values,
+		ExpressionAttributeValues: e.AttrValues(),
 		Select:                    types.SelectCount,
 		ConsistentRead:            aws.Bool(true),
 	}
@@ -495,7 +495,7 @@ func pendingQuery(table string, c pendingCursor, dueBy time.Time) *dynamodb.Quer
 		IndexName:                 aws.String(tableschema.PendingIndex),
 		KeyConditionExpression:    aws.String(cond),
 		ExpressionAttributeNames:  e.Names,
-		ExpressionAttributeValues: e.Values,
+		ExpressionAttributeValues: e.AttrValues(),
 	}
 	if c.Key != nil {
 		in.ExclusiveStartKey = dynamo.ToAttrs(c.Key)
