@@ -9,6 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/deferredjobs/job"
 )
 
@@ -35,10 +36,7 @@ func withDefaults(id string, in *DeferredJobsProps) props {
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
-	p.protect = p.RemovalPolicy == awscdk.RemovalPolicy_RETAIN
-	if p.DeletionProtection != nil {
-		p.protect = *p.DeletionProtection
-	}
+	p.protect = resource.Protected(p.RemovalPolicy, p.DeletionProtection)
 	return p
 }
 

@@ -39,9 +39,10 @@ func withDefaults(props *FutureEventsProps) FutureEventsProps {
 
 // tableProps is the new table's props: the core's well-architected
 // defaults (on-demand, point-in-time recovery, encrypted, streamed with
-// both images) keyed by the event's name, with TableProps merged on top.
+// both images, deletion-protected as resource.Protected says) keyed by the event's
+// name, with TableProps merged on top.
 func tableProps(p FutureEventsProps) *awsdynamodb.TableProps {
-	t := propcheck.Merge(*scheduleonwrite.TableProps(futureevent.Schema(), p.RemovalPolicy, false), p.TableProps)
+	t := propcheck.Merge(*scheduleonwrite.TableProps(futureevent.Schema(), p.RemovalPolicy, resource.Protected(p.RemovalPolicy, p.DeletionProtection)), p.TableProps)
 	return &t
 }
 
@@ -49,6 +50,9 @@ func validate(id string, p FutureEventsProps) {
 	propcheck.CheckSeconds(id, "HandlerTimeout", p.HandlerTimeout, 1, MaxHandlerTimeoutSec,
 		fmt.Sprintf("one target invoke; the core's expiry function gets %d s more, within Lambda's 15 minutes", ExpiryMarginSec))
 	propcheck.Exclusive(id, "ExistingTable", p.ExistingTable != nil, "TableProps", p.TableProps != nil)
+	if p.ExistingTable != nil && p.DeletionProtection != nil {
+		panic(fmt.Sprintf("%s: DeletionProtection applies to the table this construct creates, not to ExistingTable: set it on your table instead", id))
+	}
 	if t := p.TableProps; t != nil {
 		for prop, set := range map[string]bool{"PartitionKey": t.PartitionKey != nil, "SortKey": t.SortKey != nil, "Stream": t.Stream != ""} {
 			if set {

@@ -60,7 +60,8 @@ type FutureEventsProps struct {
 	ExistingTable awsdynamodb.ITable
 	// TableProps override, field by field, the new table's props
 	// (on-demand, point-in-time recovery, AWS-managed encryption,
-	// RemovalPolicy); its keys and stream stay the construct's (setting
+	// RemovalPolicy, DeletionProtection); its keys and stream stay the
+	// construct's (setting
 	// PartitionKey, SortKey or Stream fails synth). Not with
 	// ExistingTable.
 	// Default: those.
@@ -69,6 +70,12 @@ type FutureEventsProps struct {
 	// and log groups.
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
+	// DeletionProtection keeps the new table from being deleted by
+	// CloudFormation or the API until it is turned off. Not with
+	// ExistingTable (set it on your table).
+	// Default: true with RemovalPolicy RETAIN (the default), false with
+	// DESTROY: a table the stack keeps is also protected from deletion.
+	DeletionProtection *bool
 	// AlarmTopic receives every alarm (the core's too).
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic

@@ -16,8 +16,8 @@ import (
 // [text](target "title"). Reference-style links are not used in the docs.
 var mdLink = regexp.MustCompile(`\]\(([^()\s]+)(?:\s+"[^"]*")?\)`)
 
-// TestRelativeLinksResolve: every relative link of README.md, docs/*.md
-// and constructs/*/README.md names a tracked file or folder, and a
+// TestRelativeLinksResolve: every relative link of README.md,
+// CHANGELOG.md, docs/*.md and constructs/*/README.md names a tracked file or folder, and a
 // #fragment of a Markdown page names one of its headings (GitHub's
 // anchors), so a page that moves cannot leave a dead link behind.
 func TestRelativeLinksResolve(t *testing.T) {
@@ -37,7 +37,7 @@ func TestRelativeLinksResolve(t *testing.T) {
 	}
 	var pages []string
 	for f := range exists {
-		if f == "README.md" || (path.Dir(f) == "docs" && strings.HasSuffix(f, ".md")) ||
+		if f == "README.md" || f == "CHANGELOG.md" || (path.Dir(f) == "docs" && strings.HasSuffix(f, ".md")) ||
 			(strings.HasPrefix(f, "constructs/") && strings.Count(f, "/") == 2 && path.Base(f) == "README.md") {
 			pages = append(pages, f)
 		}

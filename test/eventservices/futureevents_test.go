@@ -225,6 +225,8 @@ func TestFutureEventsValidation(t *testing.T) {
 			"leave TableProps.Stream unset"},
 		{"existing table keyed otherwise", fe.FutureEventsProps{}, key("pk", "sk", awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES), `keyed by "name" (a string) alone`},
 		{"existing table without a stream", fe.FutureEventsProps{}, key("name", "", ""), "has no stream"},
+		{"deletion protection of an existing table", fe.FutureEventsProps{DeletionProtection: jsii.Bool(true)}, key("name", "", awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES),
+			"DeletionProtection applies to the table this construct creates, not to ExistingTable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {

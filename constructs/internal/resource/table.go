@@ -88,3 +88,16 @@ func InspectTable(table awsdynamodb.ITable) TableInfo {
 	}
 	return info
 }
+
+// Protected is the rule of deletion protection for a table a construct
+// creates for an adopter (futureevents, deferredjobs): the prop when it is
+// set, else on exactly when the stack retains the table (RemovalPolicy
+// RETAIN, their default), so a table kept on stack deletion cannot be
+// deleted by mistake either, and a disposable (DESTROY) one is not in the
+// way.
+func Protected(removal awscdk.RemovalPolicy, deletionProtection *bool) bool {
+	if deletionProtection != nil {
+		return *deletionProtection
+	}
+	return removal == awscdk.RemovalPolicy_RETAIN
+}
