@@ -10,6 +10,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // throttle is one stage's throttling of one method path ("/*/*" is the
@@ -182,4 +183,13 @@ func TestBounceTopicEncryptedForSesOnly(t *testing.T) {
 			t.Errorf("SES statement %s lacks %s", ses[0], want)
 		}
 	}
+}
+
+// TestCampaignTemplatePassesCfnLint: the to-do app's environments leave
+// campaigns off (cdk.json), so ./test's cfn-lint never sees the
+// construct: lint its template here, with the default timer (the
+// unsubscribe API, the encrypted bounce topic and its key included).
+func TestCampaignTemplatePassesCfnLint(t *testing.T) {
+	_, d := synth(t)
+	testenv.CfnLint(t, d)
 }
