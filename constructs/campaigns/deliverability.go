@@ -96,6 +96,10 @@ type Deliverability struct {
 	// The alarms: the account's reputation, and the new functions' errors.
 	BounceRateAlarm, ComplaintRateAlarm       awscloudwatch.Alarm
 	BounceErrorsAlarm, UnsubscribeErrorsAlarm awscloudwatch.Alarm
+	// UnsubscribeApi5xxAlarm fires on the unsubscribe stage's 5XXError:
+	// the function answers 503 when the suppression list refuses the
+	// write (no Lambda error), and that unsubscribe is not recorded.
+	UnsubscribeApi5xxAlarm awscloudwatch.Alarm
 }
 
 // deliverabilityDefaults: SenderDomain defaults to the zone's name, and
@@ -247,6 +251,9 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 		d.Bounce.Function.MetricErrors(sum), 1, p.AlarmTopic)
 	d.UnsubscribeErrorsAlarm = alarms.AtLeast(c, "UnsubscribeErrorsAlarm", "The campaign unsubscribe function failed invocations (Lambda Errors). Check its logs.",
 		d.Unsubscribe.Function.MetricErrors(sum), 1, p.AlarmTopic)
+	d.UnsubscribeApi5xxAlarm = alarms.AtLeast(c, "UnsubscribeApi5xxAlarm", "The campaign unsubscribe API answered 5xx: those unsubscribes "+
+		"were not recorded (the suppression list refused the write, or the secret could not be read). Check the unsubscribe function's logs.",
+		d.UnsubscribeApi.DeploymentStage().MetricServerError(sum), 1, p.AlarmTopic)
 }
 
 // bounceTopic is the topic SES publishes bounces and complaints to,
@@ -333,5 +340,5 @@ func publicRoute(api awsapigateway.RestApi, fn *gofn.Function) {
 func (d *Deliverability) alarms() []awscloudwatch.Alarm {
 	a := d.BounceAsync
 	return []awscloudwatch.Alarm{a.FailureAlarm, a.DroppedAlarm, a.DeliveryFailureAlarm, d.BounceDeliveryDLQAlarm,
-		d.BounceRateAlarm, d.ComplaintRateAlarm, d.BounceErrorsAlarm, d.UnsubscribeErrorsAlarm}
+		d.BounceRateAlarm, d.ComplaintRateAlarm, d.BounceErrorsAlarm, d.UnsubscribeErrorsAlarm, d.UnsubscribeApi5xxAlarm}
 }

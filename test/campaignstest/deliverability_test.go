@@ -146,7 +146,7 @@ func TestDeliverabilityAlarms(t *testing.T) {
 	for _, a := range c.Alarms() {
 		listed[*a.Node().Id()] = true
 	}
-	for _, a := range []string{"BounceErrorsAlarm", "UnsubscribeErrorsAlarm", "BounceRateAlarm", "ComplaintRateAlarm"} {
+	for _, a := range []string{"BounceErrorsAlarm", "UnsubscribeErrorsAlarm", "UnsubscribeApi5xxAlarm", "BounceRateAlarm", "ComplaintRateAlarm"} {
 		if !listed[a] {
 			t.Errorf("Alarms() lacks %s", a)
 		}
