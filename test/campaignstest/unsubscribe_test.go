@@ -59,6 +59,16 @@ func methodsOf(d map[string]any) map[string][]string {
 	return out
 }
 
+// throttledStack is the construct with the senders' limits at 1/1 and
+// the unsubscribe limits at 70/140.
+func throttledStack(t *testing.T) (*campaigns.Campaigns, map[string]any) {
+	t.Helper()
+	st := newStack(t)
+	x := campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com",
+		ThrottlingRateLimit: 1, ThrottlingBurstLimit: 1, UnsubscribeThrottlingRateLimit: 70, UnsubscribeThrottlingBurstLimit: 140})
+	return x, *assertions.Template_FromStack(st, nil).ToJSON()
+}
+
 // TestUnsubscribeThrottledApartFromTheSenders: the public unsubscribe
 // routes never share a throttle with the senders' routes. The emails link
 // an API of their own, whose stage carries the unsubscribe limits and
@@ -66,10 +76,7 @@ func methodsOf(d map[string]any) map[string][]string {
 // emails sent before) has method-level limits, which API Gateway applies
 // over the stage's. Senders' limits of 1/1 change nothing of either.
 func TestUnsubscribeThrottledApartFromTheSenders(t *testing.T) {
-	st := newStack(t)
-	x := campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{UserPool: pool(st), SenderAddress: "news@example.com",
-		ThrottlingRateLimit: 1, ThrottlingBurstLimit: 1, UnsubscribeThrottlingRateLimit: 70, UnsubscribeThrottlingBurstLimit: 140})
-	d := *assertions.Template_FromStack(st, nil).ToJSON()
+	x, d := throttledStack(t)
 	senders := logical(t, d, "AWS::ApiGateway::RestApi", "CampaignsRestApi")
 	unsub := logical(t, d, "AWS::ApiGateway::RestApi", "CampaignsUnsubscribeApi")
 	throttles, methods := stageThrottles(d), methodsOf(d)
@@ -192,4 +199,98 @@ func TestBounceTopicEncryptedForSesOnly(t *testing.T) {
 func TestCampaignTemplatePassesCfnLint(t *testing.T) {
 	_, d := synth(t)
 	testenv.CfnLint(t, d)
+}
+
+// gateway plays requests against the synthesized stages' throttles as API
+// Gateway documents them: token buckets (a rate refilling up to a burst),
+// a method's own settings over its stage's default. Whether a stage's
+// default is one bucket for all its methods or one per method, the page
+// leaves open; shared picks the first reading.
+type gateway struct {
+	throttles map[string]map[string]throttle
+	shared    bool
+	tokens    map[string]float64
+}
+
+// request reports whether a call of method on the resource path (e.g.
+// "/~1unsubscribe") of the RestApi api passes, taking its token.
+func (g *gateway) request(api, path, method string) bool {
+	key, limit := api+" "+path+" "+method, g.throttles[api][path+" "+method]
+	if limit == (throttle{}) {
+		limit = g.throttles[api]["/* *"]
+		if g.shared {
+			key = api + " /* *"
+		}
+	}
+	tokens, seen := g.tokens[key]
+	if !seen {
+		tokens = limit.burst
+	}
+	if tokens < 1 {
+		return false
+	}
+	g.tokens[key] = tokens - 1
+	return true
+}
+
+// tick refills every bucket by one second of its rate.
+func (g *gateway) tick() {
+	for key, tokens := range g.tokens {
+		parts := strings.SplitN(key, " ", 2) // api, "path method"
+		limit := g.throttles[parts[0]][parts[1]]
+		if limit == (throttle{}) {
+			limit = g.throttles[parts[0]]["/* *"]
+		}
+		g.tokens[key] = min(limit.burst, tokens+limit.rate)
+	}
+}
+
+// TestUnsubscribesPassWhileTheSendersAreThrottled plays the synthesized
+// throttles: while senders flood the campaign routes (and are answered
+// 429), a mailbox provider's one-click POSTs, and page GETs, to both
+// unsubscribe routes all pass; and a flood of unsubscribes leaves the
+// senders' budget whole. It holds under either reading of a stage's
+// default throttle.
+func TestUnsubscribesPassWhileTheSendersAreThrottled(t *testing.T) {
+	_, d := throttledStack(t)
+	senders := logical(t, d, "AWS::ApiGateway::RestApi", "CampaignsRestApi")
+	unsub := logical(t, d, "AWS::ApiGateway::RestApi", "CampaignsUnsubscribeApi")
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared stage bucket %v", shared), func(t *testing.T) {
+			g := &gateway{throttles: stageThrottles(d), shared: shared, tokens: map[string]float64{}}
+			throttledSenders, lost := 0, 0
+			for second := 0; second < 10; second++ {
+				for i := 0; i < 100; i++ { // the senders' flood
+					if !g.request(senders, "/~1campaigns", "POST") || !g.request(senders, "/~1campaigns~1{id}", "GET") {
+						throttledSenders++
+					}
+				}
+				for i := 0; i < 30; i++ { // one-clicks, on the new links and on links already sent
+					for _, r := range [][3]string{{unsub, "/~1unsubscribe", "POST"}, {unsub, "/~1unsubscribe", "GET"},
+						{senders, "/~1unsubscribe", "POST"}} {
+						if !g.request(r[0], r[1], r[2]) {
+							lost++
+						}
+					}
+				}
+				g.tick()
+			}
+			if throttledSenders == 0 {
+				t.Fatal("the senders' flood was never throttled: the model plays no limit")
+			}
+			if lost != 0 {
+				t.Errorf("%d unsubscribes throttled while the senders were: want none", lost)
+			}
+			// The other way round: a flood of unsubscribes, then one
+			// sender's call.
+			g = &gateway{throttles: stageThrottles(d), shared: shared, tokens: map[string]float64{}}
+			for i := 0; i < 10000; i++ {
+				g.request(unsub, "/~1unsubscribe", "POST")
+				g.request(senders, "/~1unsubscribe", "POST")
+			}
+			if !g.request(senders, "/~1campaigns", "POST") {
+				t.Error("a flood of unsubscribes throttled a sender's create")
+			}
+		})
+	}
 }
