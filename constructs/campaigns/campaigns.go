@@ -169,10 +169,34 @@ type CampaignsProps struct {
 	// ReconcileEvery is the reconciler's period.
 	// Default: 30 minutes.
 	ReconcileEvery awscdk.Duration
-	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the API stage.
+	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the campaign
+	// API's stage (the senders' routes). They never touch unsubscribes,
+	// which have their own API (UnsubscribeThrottlingRateLimit).
 	// Default: 20 requests per second, bursts of 40.
 	ThrottlingRateLimit  float64
 	ThrottlingBurstLimit float64
+	// UnsubscribeThrottlingRateLimit and UnsubscribeThrottlingBurstLimit
+	// throttle the public one-click unsubscribe (Deliverability.UnsubscribeApi,
+	// a REST API of its own, and the campaign API's former /unsubscribe
+	// route, throttled per method), apart from the senders' routes: a
+	// flood of campaign requests never turns a mailbox provider's one-click
+	// POST into a 429, nor the reverse. Only the account's regional API
+	// Gateway limit is shared by every API.
+	// Default: 50 requests per second, bursts of 100.
+	UnsubscribeThrottlingRateLimit  float64
+	UnsubscribeThrottlingBurstLimit float64
+	// SuppressionListId names the construct's suppression list, the
+	// partition of the table its entries live in (S#<id>, lower case).
+	// Every unsubscribe, hard bounce and complaint of any sender of this
+	// construct goes to it, and every send is checked against it,
+	// whatever SenderAddress is: changing the From address forgets
+	// nobody. Constructs that share one table (ExistingTable) share the
+	// list unless given different ids. A table deployed before this prop
+	// existed keeps its entries under the From address: set the id to
+	// that SenderAddress to keep honouring them. 1 to 128 letters,
+	// digits, '.', '_', '-', '@' or '+'.
+	// Default: "default".
+	SuppressionListId string
 	// LiveProgress pushes each campaign's progress to its page: the
 	// table gets a stream (new images), a progress function reads it
 	// (send tasks and campaign items only) and publishes the campaign's
@@ -507,10 +531,12 @@ func (x *Campaigns) grant(p CampaignsProps) {
 	x.Timer.GrantRead(rec)
 	grants.Invoke(x.Send.Function, rec)
 	// API: create (put, batch), read, count, cancel (update/put tasks and
-	// the campaign, cancel timers), start provisioning.
+	// the campaign, cancel timers), start provisioning. Its only timer
+	// call is the cancel's Delete (campaigncancel): it never arms or
+	// moves a timer, so it may not create schedules nor pass their role.
 	grants.Table(x.Table, api, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
 	grants.Index(x.Table, tk.OwnerIndex, api, "dynamodb:Query") // the caller's campaigns
-	x.Timer.GrantModify(api)
+	x.Timer.GrantDisarm(api)
 	grants.Invoke(x.Provision.Function, api)
 }
 
@@ -613,9 +639,15 @@ func (x *Campaigns) alarmErrors(p CampaignsProps) {
 	}
 }
 
-// api builds the REST API: every route behind the Cognito authorizer.
+// api builds the REST API: every campaign route behind the Cognito
+// authorizer. The stage's throttle is the senders'; the former public
+// /unsubscribe route (deliverability.go) has method-level limits of its
+// own, which take its methods out of the stage's (UnsubscribeThrottling*).
 func (x *Campaigns) api(p CampaignsProps) {
 	logs := p.Logs.NewLogGroup(x.Construct, "AccessLogs")
+	unsubscribe := &awsapigateway.MethodDeploymentOptions{ThrottlingRateLimit: jsii.Number(p.UnsubscribeThrottlingRateLimit),
+		ThrottlingBurstLimit: jsii.Number(p.UnsubscribeThrottlingBurstLimit), MetricsEnabled: jsii.Bool(true),
+		LoggingLevel: awsapigateway.MethodLoggingLevel_ERROR}
 	props := &awsapigateway.RestApiProps{
 		Description:    jsii.String("Scheduled email campaigns"),
 		CloudWatchRole: p.CloudWatchRole,
@@ -625,6 +657,8 @@ func (x *Campaigns) api(p CampaignsProps) {
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(logs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(taskapi.AccessLogFormat)),
 			MetricsEnabled:       jsii.Bool(true), LoggingLevel: awsapigateway.MethodLoggingLevel_ERROR,
+			MethodOptions: &map[string]*awsapigateway.MethodDeploymentOptions{
+				"/" + UnsubscribePath + "/GET": unsubscribe, "/" + UnsubscribePath + "/POST": unsubscribe},
 		},
 	}
 	if len(p.AllowedOrigins) > 0 {

@@ -21,6 +21,10 @@ const (
 	DefaultReconcileEveryMinutes   = 30
 	DefaultThrottlingRateLimit     = 20
 	DefaultThrottlingBurstLimit    = 40
+	// The public unsubscribe API's stage: its own limits, so that the
+	// senders' traffic never throttles an unsubscribe.
+	DefaultUnsubscribeThrottlingRateLimit  = 50
+	DefaultUnsubscribeThrottlingBurstLimit = 100
 	// The sender limits (internal/campaigns/limits holds the rule).
 	DefaultMaxCampaignsPerDay       = limits.DefaultCampaignsPerDay
 	DefaultMaxSendsPerDay           = limits.DefaultSendsPerDay
@@ -107,6 +111,9 @@ func withDefaults(props *CampaignsProps) CampaignsProps {
 	p.SchedulerCallsPerSecond = propcheck.Or(p.SchedulerCallsPerSecond, DefaultSchedulerCallsPerSecond)
 	p.ThrottlingRateLimit = propcheck.Or(p.ThrottlingRateLimit, DefaultThrottlingRateLimit)
 	p.ThrottlingBurstLimit = propcheck.Or(p.ThrottlingBurstLimit, DefaultThrottlingBurstLimit)
+	p.UnsubscribeThrottlingRateLimit = propcheck.Or(p.UnsubscribeThrottlingRateLimit, DefaultUnsubscribeThrottlingRateLimit)
+	p.UnsubscribeThrottlingBurstLimit = propcheck.Or(p.UnsubscribeThrottlingBurstLimit, DefaultUnsubscribeThrottlingBurstLimit)
+	p.SuppressionListId = propcheck.Or(p.SuppressionListId, tk.DefaultSuppressionList)
 	p.MaxCampaignsPerDay = jsii.Number(propcheck.Number(p.MaxCampaignsPerDay, DefaultMaxCampaignsPerDay))
 	p.MaxSendsPerDay = jsii.Number(propcheck.Number(p.MaxSendsPerDay, DefaultMaxSendsPerDay))
 	p.MaxRecipientsPerCampaign = jsii.Number(propcheck.Number(p.MaxRecipientsPerCampaign, min(DefaultMaxRecipientsPerCampaign, *p.MaxSendsPerDay)))

@@ -27,7 +27,9 @@ func limitsEnv(p CampaignsProps) map[string]string {
 func (x *Campaigns) webAcl(p CampaignsProps) {
 	if !p.WebAcl {
 		nag.Suppress(x.RestApi, nag.Rule{ID: "AwsSolutions-APIG3",
-			Reason: "WAF is off (CampaignsProps.WebAcl, cdk.json waf): the stage is throttled, every method needs a Cognito token of a sender, and the API limits each sender's campaigns"})
+			Reason: "WAF is off (CampaignsProps.WebAcl, cdk.json waf): the stage is throttled, every campaign route needs a Cognito token of a sender " +
+				"and the API limits each sender's campaigns; the public /unsubscribe (links of emails sent before the unsubscribe API) is throttled per method " +
+				"and acts only on an HMAC-signed token"})
 		return
 	}
 	x.WebAcl = waf.New(x.Construct, "WebAcl", waf.Props{

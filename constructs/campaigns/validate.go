@@ -19,6 +19,11 @@ import (
 // API's authorizer flattens cognito:groups with (',', ' ', brackets).
 var senderGroupName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
+// suppressionListID is a suppression list's id: a key part, so no '#'
+// (the table's separator), and an address fits (a list keyed by a former
+// From address).
+var suppressionListID = regexp.MustCompile(`^[A-Za-z0-9._@+-]{1,128}$`)
+
 func unresolved(s string) bool { return *awscdk.Token_IsUnresolved(jsii.String(s)) }
 
 // validate panics with a message that names the prop, shows the bad value
@@ -59,6 +64,12 @@ func validate(id string, p CampaignsProps) {
 	}
 	propcheck.CheckWhole(id, "ThrottlingRateLimit", p.ThrottlingRateLimit, 1, 10000, "requests per second of the API stage")
 	propcheck.CheckWhole(id, "ThrottlingBurstLimit", p.ThrottlingBurstLimit, 1, 5000, "burst of the API stage")
+	propcheck.CheckWhole(id, "UnsubscribeThrottlingRateLimit", p.UnsubscribeThrottlingRateLimit, 1, 10000, "requests per second of the unsubscribe API")
+	propcheck.CheckWhole(id, "UnsubscribeThrottlingBurstLimit", p.UnsubscribeThrottlingBurstLimit, 1, 5000, "burst of the unsubscribe API")
+	if !unresolved(p.SuppressionListId) && !suppressionListID.MatchString(p.SuppressionListId) {
+		panic(fmt.Sprintf("%s: SuppressionListId %q is not a list id: use 1 to 128 letters, digits, '.', '_', '-', '@' or '+', such as \"newsletter\" "+
+			"(or your former SenderAddress, to keep the entries of a table deployed before this prop)", id, p.SuppressionListId))
+	}
 	validateLimits(id, p)
 	for _, o := range p.AllowedOrigins {
 		if !unresolved(o) && !strings.HasPrefix(o, "https://") && !strings.HasPrefix(o, "http://localhost") && !strings.HasPrefix(o, "http://127.0.0.1") {

@@ -296,13 +296,7 @@ func grantTable(table awsdynamodb.ITable, view ItemView, grantee awsiam.IGrantab
 	} else {
 		grants.Table(table, grantee, "dynamodb:Scan")
 	}
-	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("dynamodb:PutItem"),
-		Resources: &[]*string{table.TableArn()},
-		Conditions: &map[string]any{
-			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{reconcile.CheckpointPartition}},
-		},
-	}))
+	grants.TablePartitions(table, grantee, []string{reconcile.CheckpointPartition}, "dynamodb:PutItem")
 }
 
 // MetricRepaired is the count of tasks and schedules a run repaired.

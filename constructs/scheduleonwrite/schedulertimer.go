@@ -182,6 +182,13 @@ func (t *SchedulerTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant {
 	return t.grantSchedules("GrantModify", grantee, "scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
 }
 
+// GrantDisarm implements TimerBinding: delete schedules inside the
+// group, no role to pass (awsscheduler's Delete is one DeleteSchedule).
+func (t *SchedulerTimer) GrantDisarm(grantee awsiam.IGrantable) awsiam.Grant {
+	t.bound("GrantDisarm")
+	return t.group.Grant(grantee, "", "scheduler:DeleteSchedule")
+}
+
 // GrantRead implements TimerBinding: read the schedules of the group,
 // and list schedules (ListSchedules has no resource-level permissions).
 func (t *SchedulerTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {

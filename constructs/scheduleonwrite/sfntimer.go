@@ -123,6 +123,18 @@ func (t *StepFunctionsTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant
 	return g
 }
 
+// GrantDisarm implements TimerBinding: describe and stop only this
+// state machine's executions (awssfn's Delete follows the execution's
+// chain with DescribeExecution, then stops the running link); it starts
+// none.
+func (t *StepFunctionsTimer) GrantDisarm(grantee awsiam.IGrantable) awsiam.Grant {
+	t.bound("GrantDisarm")
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("states:StopExecution", "states:DescribeExecution"),
+		ResourceArns: &[]*string{t.executionArnPattern()},
+	})
+}
+
 // GrantRead implements TimerBinding: list this state machine's
 // executions and describe them.
 func (t *StepFunctionsTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {

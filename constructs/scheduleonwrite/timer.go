@@ -137,6 +137,10 @@ type TimerBinding interface {
 	// GrantModify lets grantee create, move and cancel the timers of
 	// items, and nothing outside this timer's resources.
 	GrantModify(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantDisarm lets grantee only cancel the timers of items (what
+	// timer.Scheduler.Delete calls), and nothing outside this timer's
+	// resources: for a function that cancels and never arms or moves.
+	GrantDisarm(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantRead lets grantee read and list the timers of items (the
 	// reconciler), and nothing outside this timer's resources but what
 	// the service cannot scope.

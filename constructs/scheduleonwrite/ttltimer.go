@@ -270,6 +270,13 @@ func (t *TTLTimer) GrantModify(grantee awsiam.IGrantable) awsiam.Grant {
 	return grants.Table(core.Table, grantee, "dynamodb:PutItem", "dynamodb:DeleteItem")
 }
 
+// GrantDisarm implements TimerBinding: delete items of the table (a
+// marker's conditional DeleteItem).
+func (t *TTLTimer) GrantDisarm(grantee awsiam.IGrantable) awsiam.Grant {
+	core := t.bound("GrantDisarm")
+	return grants.Table(core.Table, grantee, "dynamodb:DeleteItem")
+}
+
 // GrantRead implements TimerBinding: read single items and scan the
 // table (the markers are items of it, found by their key prefix).
 func (t *TTLTimer) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {

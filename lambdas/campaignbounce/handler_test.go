@@ -57,7 +57,7 @@ func TestHandle(t *testing.T) {
 					t.Fatalf("delivery %d: Handle = %v, want error %v", i+1, err, c.wantErr)
 				}
 			}
-			if _, ok, _ := mem.Get(context.Background(), "sender@example.com", "recipient@example.com"); ok != c.suppressed {
+			if _, ok, _ := mem.Get(context.Background(), "recipient@example.com"); ok != c.suppressed {
 				t.Errorf("suppressed = %v, want %v", ok, c.suppressed)
 			}
 		})

@@ -1,9 +1,9 @@
 // Command campaignbounce keeps the campaign suppression list: the SES
 // configuration set publishes bounce and complaint events to an SNS
 // topic, which invokes this function; a hard bounce or a complaint
-// suppresses the recipient for the sender (suppress.FromSESEvent).
+// suppresses the recipient on the construct's list (suppress.FromSESEvent).
 //
-// Environment: CAMPAIGN_TABLE, set by constructs/campaigns.
+// Environment: CAMPAIGN_TABLE, SUPPRESSION_LIST, set by constructs/campaigns.
 package main
 
 import (
@@ -22,10 +22,10 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table := env.Require(envvars.CampaignTable)
+	table, listID := env.Require(envvars.CampaignTable), env.Require(envvars.SuppressionList)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
-	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table))
+	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table, listID))
 	h := &handler{list: list, log: log}
 	lambda.Start(h.Handle)
 }

@@ -9,11 +9,11 @@
 // the send target, as lambdas/expiry composes it with the to-do app's
 // notify target. See send.Worker for the rules.
 //
-// Every send honours the sender's suppression list and carries a signed
+// Every send honours the construct's suppression list and carries a signed
 // one-click unsubscribe link (send.Deliverability).
 //
 // Environment: CAMPAIGN_TABLE, SENDER_ADDRESS, SES_CONFIGURATION_SET
-// (optional), UNSUBSCRIBE_URL, UNSUBSCRIBE_SECRET_ARN, set by
+// (optional), UNSUBSCRIBE_URL, UNSUBSCRIBE_SECRET_ARN, SUPPRESSION_LIST, set by
 // constructs/campaigns.
 package main
 
@@ -42,7 +42,7 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress), ConfigurationSet: env.Optional(envvars.SESConfigurationSet, "")}
-	base, secret := env.Require(envvars.UnsubscribeURL), env.Require(envvars.UnsubscribeSecretArn)
+	base, secret, list := env.Require(envvars.UnsubscribeURL), env.Require(envvars.UnsubscribeSecretArn), env.Require(envvars.SuppressionList)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
@@ -50,7 +50,7 @@ func main() {
 	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{}))
 	w := lambdaenv.Must(send.New(store, store, sender, clock.System{}, send.DefaultLease))
 	keys := unsubscribe.LoadKeys(ses.SecretLoader(secretsmanager.NewFromConfig(cfg), secret)) // read on the first send
-	w.Deliverability = &send.Deliverability{Sender: sc.From, Suppressions: lambdaenv.Must(ses.NewSuppressions(ddb, sc.Table)),
+	w.Deliverability = &send.Deliverability{Sender: sc.From, Suppressions: lambdaenv.Must(ses.NewSuppressions(ddb, sc.Table, list)),
 		Links: unsubscribe.Links{Base: base, Keys: keys}}
 	h := &cl.Send{Worker: w, Metrics: metrics.New(metrics.FunctionCampaignSend, nil), Log: log}
 	lambda.Start(h.Invoke)

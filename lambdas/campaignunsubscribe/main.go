@@ -3,7 +3,7 @@
 // authentication: the signed token is the authority. See
 // unsubscribe.Page for the rules.
 //
-// Environment: CAMPAIGN_TABLE, UNSUBSCRIBE_SECRET_ARN, set by
+// Environment: CAMPAIGN_TABLE, UNSUBSCRIBE_SECRET_ARN, SUPPRESSION_LIST, set by
 // constructs/campaigns.
 package main
 
@@ -26,10 +26,10 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, secret := env.Require(envvars.CampaignTable), env.Require(envvars.UnsubscribeSecretArn)
+	table, secret, listID := env.Require(envvars.CampaignTable), env.Require(envvars.UnsubscribeSecretArn), env.Require(envvars.SuppressionList)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
-	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table))
+	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table, listID))
 	keys := unsubscribe.LoadKeys(ses.SecretLoader(secretsmanager.NewFromConfig(cfg), secret))
 	h := &handler{page: &unsubscribe.Page{Keys: keys, Store: list, Clock: clock.System{}, Log: log}}
 	lambda.Start(h.Handle)

@@ -225,9 +225,11 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 		{"CampaignsReconciler", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "scheduler:CreateSchedule",
 			"scheduler:UpdateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule", "scheduler:ListSchedules", "iam:PassRole", "lambda:InvokeFunction",
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
+		// The timer's GrantDisarm: a cancel deletes schedules, and never
+		// creates or moves one, so no CreateSchedule, UpdateSchedule or
+		// iam:PassRole.
 		{"CampaignsApi", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem",
-			"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction",
-			"logs:CreateLogStream", "logs:PutLogEvents"}},
+			"scheduler:DeleteSchedule", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents"}},
 	}
 	ownQueue := map[string]string{"CampaignsSend": "CampaignsExpiryFailureQueue"}
 	for _, tc := range cases {
@@ -444,6 +446,9 @@ func TestValidation(t *testing.T) {
 		{"group with a comma", func(p *campaigns.CampaignsProps) { p.SenderGroup = "senders,admins" }, `SenderGroup "senders,admins" is not a group name`},
 		{"group with a space", func(p *campaigns.CampaignsProps) { p.SenderGroup = "campaign senders" }, "letters, digits"},
 		{"http origin", func(p *campaigns.CampaignsProps) { p.AllowedOrigins = []string{"http://app.example.com"} }, "https://"},
+		{"suppression list with a separator", func(p *campaigns.CampaignsProps) { p.SuppressionListId = "news#1" }, `SuppressionListId "news#1" is not a list id`},
+		{"suppression list named by a former sender", func(p *campaigns.CampaignsProps) { p.SuppressionListId = "Old.News+x@example.com" }, ""},
+		{"unsubscribe rate", func(p *campaigns.CampaignsProps) { p.UnsubscribeThrottlingRateLimit = 0.5 }, "UnsubscribeThrottlingRateLimit must be"},
 		{"a day's period", func(p *campaigns.CampaignsProps) { p.ReconcileEvery = awscdk.Duration_Days(jsii.Number(1)) }, ""},
 		{"table both ways", func(p *campaigns.CampaignsProps) {
 			p.ExistingTable, p.TableProps = importedTable(p, true), &awsdynamodb.TableProps{}

@@ -92,8 +92,9 @@ func TestConfigurationSetPublishesBouncesAndComplaints(t *testing.T) {
 }
 
 // TestUnsubscribeIsPublicAndSigned: GET and POST /unsubscribe without an
-// authorizer (RFC 8058); the send function links it; only the send and
-// unsubscribe functions may read the signing secret.
+// authorizer (RFC 8058), on the unsubscribe API and on the campaign API
+// (links of emails sent before); the send function links it; only the
+// send and unsubscribe functions may read the signing secret.
 func TestUnsubscribeIsPublicAndSigned(t *testing.T) {
 	_, d := synth(t)
 	n := 0
@@ -107,8 +108,8 @@ func TestUnsubscribeIsPublicAndSigned(t *testing.T) {
 			t.Errorf("%s: %s", id, js(p))
 		}
 	}
-	if n != 2 {
-		t.Errorf("%d unsubscribe methods, want GET and POST", n)
+	if n != 4 {
+		t.Errorf("%d unsubscribe methods, want GET and POST on each API", n)
 	}
 	secret := logical(t, d, "AWS::SecretsManager::Secret", "CampaignsUnsubscribeSecret")
 	env := envOf(t, d, "CampaignsSend")
@@ -145,7 +146,7 @@ func TestDeliverabilityAlarms(t *testing.T) {
 	for _, a := range c.Alarms() {
 		listed[*a.Node().Id()] = true
 	}
-	for _, a := range []string{"BounceErrorsAlarm", "UnsubscribeErrorsAlarm", "BounceRateAlarm", "ComplaintRateAlarm"} {
+	for _, a := range []string{"BounceErrorsAlarm", "UnsubscribeErrorsAlarm", "UnsubscribeApi5xxAlarm", "BounceRateAlarm", "ComplaintRateAlarm"} {
 		if !listed[a] {
 			t.Errorf("Alarms() lacks %s", a)
 		}

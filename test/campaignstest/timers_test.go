@@ -22,28 +22,33 @@ import (
 )
 
 // timerCase is one of the core's timers as the campaign sends' timer:
-// its UNSCHEDULE_TIMER, and the actions of its GrantModify and GrantRead.
+// its UNSCHEDULE_TIMER, and the actions of its GrantModify, GrantDisarm
+// (the API's: a cancel only deletes) and GrantRead.
 type timerCase struct {
 	name   string
 	timer  func() scheduleonwrite.Timer // nil: the default
 	kind   timerspec.Name
 	modify []string
+	disarm []string
 	read   []string
 }
 
 var timerCases = []timerCase{
 	{name: "Scheduler", kind: timerspec.EventBridgeScheduler,
 		modify: []string{"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule", "iam:PassRole"},
+		disarm: []string{"scheduler:DeleteSchedule"},
 		read:   []string{"scheduler:GetSchedule", "scheduler:ListSchedules"}},
 	{name: "StepFunctions", kind: timerspec.StepFunctions,
 		timer:  func() scheduleonwrite.Timer { return scheduleonwrite.NewStepFunctionsTimer(nil) },
 		modify: []string{"states:StartExecution", "states:StopExecution", "states:DescribeExecution"},
+		disarm: []string{"states:StopExecution", "states:DescribeExecution"},
 		read:   []string{"states:ListExecutions", "states:DescribeExecution"}},
 	{name: "TTL", kind: timerspec.TTL,
 		timer: func() scheduleonwrite.Timer {
 			return scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(3)), TTLAttribute: limits.ExpiresAttr})
 		},
 		modify: []string{"dynamodb:PutItem", "dynamodb:DeleteItem"},
+		disarm: []string{"dynamodb:DeleteItem"},
 		read:   []string{"dynamodb:GetItem", "dynamodb:Scan"}},
 }
 
@@ -211,8 +216,11 @@ func TestTimerEnvironmentAndGrants(t *testing.T) {
 				}
 				got := actions(d, roleOf(t, d, fn))
 				want := tc.modify
-				if fn == "CampaignsReconciler" {
+				switch fn {
+				case "CampaignsReconciler":
 					want = append(slices.Clone(want), tc.read...)
+				case "CampaignsApi":
+					want = tc.disarm // the cancel's Delete is its only timer call
 				}
 				for _, a := range want {
 					res, ok := got[a]

@@ -7,15 +7,14 @@ package eventservices
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // tpl is a synthesized template as JSON.
@@ -145,35 +144,8 @@ func resolveJoin(v any) string {
 	return b.String()
 }
 
-// cfnLint runs cfn-lint (CloudFormation's schemas and rules) on the
-// template, failing on any error or warning but W3005 (CDK's own
-// redundant DependsOn). Without cfn-lint it skips, or fails under CI=true.
+// cfnLint runs cfn-lint on the template (testenv.CfnLint).
 func cfnLint(t *testing.T, j tpl) {
 	t.Helper()
-	var bin string
-	cands := []string{"cfn-lint"}
-	if home, err := os.UserHomeDir(); err == nil {
-		cands = append(cands, filepath.Join(home, ".pyenv", "shims", "cfn-lint"))
-	}
-	for _, c := range cands {
-		if p, err := exec.LookPath(c); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("cfn-lint is not installed (CI=true: the lint is required)")
-		}
-		t.Skip("cfn-lint is not installed: pip install cfn-lint")
-	}
-	f := filepath.Join(t.TempDir(), "template.json")
-	b, _ := json.Marshal(j)
-	if err := os.WriteFile(f, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "--ignore-checks", "W3005", "--", f).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cfn-lint: %v\n%s", err, out)
-	}
+	testenv.CfnLint(t, j)
 }

@@ -6,7 +6,7 @@
 
 /**
  * Every send state, as campaignapi.SendStates lists them. Suppressed is
- * terminal: the address is on the sender's suppression list (a bounce, a
+ * terminal: the address is on the campaigns' suppression list (a bounce, a
  * complaint or an unsubscribe), so nothing was sent.
  */
 export const STATES = ['Pending', 'Running', 'Finished', 'Failed', 'Cancelled', 'Suppressed'] as const;

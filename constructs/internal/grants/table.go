@@ -21,6 +21,22 @@ func Table(table awsdynamodb.ITable, grantee awsiam.IGrantable, actions ...strin
 	return g
 }
 
+// TablePartitions grants actions on the table's items whose partition key
+// is one of partitions only (the dynamodb:LeadingKeys condition), with
+// the table's customer-managed key: a writer that owns a few partitions
+// of a shared table, such as the campaign suppression list's.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html
+func TablePartitions(table awsdynamodb.ITable, grantee awsiam.IGrantable, partitions []string, actions ...string) awsiam.Grant {
+	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings(actions...), ResourceArns: &[]*string{table.TableArn()},
+		Conditions: &map[string]*map[string]any{
+			"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": partitions},
+		},
+	})
+	key(table, grantee, actions)
+	return g
+}
+
 // Index grants actions (Query) on one index of the table, with its key.
 func Index(table awsdynamodb.ITable, index string, grantee awsiam.IGrantable, actions ...string) awsiam.Grant {
 	g := awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{

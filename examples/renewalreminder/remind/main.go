@@ -1,6 +1,7 @@
 // Command remind is the renewal-reminder example's logic, run at the
-// moment: it writes the reminder to its log (an app would send it by
-// email).
+// moment: an app sends reminder.Message(p) to p.Email; the example only
+// logs that a reminder was due, without the recipient's address or name
+// (reminder.LogFields).
 package main
 
 import (
@@ -15,7 +16,8 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	lambda.Start(func(_ context.Context, p reminder.Payload) error {
-		log.Info("renewal reminder", "to", p.Email, "message", reminder.Message(p))
+		// An app sends reminder.Message(p) to p.Email here, with its mailer.
+		log.Info("renewal reminder due", reminder.LogFields(p)...)
 		return nil
 	})
 }

@@ -70,6 +70,14 @@ func For(s Subscription) (Reminder, error) {
 	}, nil
 }
 
+// LogFields are what the reminder function may log of p: the charge's
+// day, never the recipient's address or name. Those are personal data,
+// which logs keep for their retention and show to whoever reads them;
+// send the Message to p.Email, and log that it was sent.
+func LogFields(p Payload) []any {
+	return []any{"chargeOn", p.ChargeAt.UTC().Format(time.DateOnly)}
+}
+
 // Message is the reminder's text.
 func Message(p Payload) string {
 	name := p.FirstName

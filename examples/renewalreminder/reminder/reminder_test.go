@@ -2,6 +2,7 @@ package reminder
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,5 +45,20 @@ func TestMessage(t *testing.T) {
 	got := Message(Payload{FirstName: "Ann", ChargeAt: time.Date(2027, 6, 15, 0, 0, 0, 0, time.UTC)})
 	if got != "Hi Ann, your subscription renews on Tuesday 15 June 2027; we will charge you then." {
 		t.Fatal(got)
+	}
+}
+
+// TestLogFieldsHoldNoPersonalData: what the reminder function logs names
+// neither the recipient's address nor their name (examples are copied).
+func TestLogFieldsHoldNoPersonalData(t *testing.T) {
+	p := Payload{Email: "ann.lee@example.com", FirstName: "Ann", ChargeAt: time.Date(2027, 6, 15, 10, 0, 0, 0, time.UTC)}
+	got := fmt.Sprint(LogFields(p)...)
+	for _, personal := range []string{"ann.lee", "example.com", "Ann"} {
+		if strings.Contains(got, personal) {
+			t.Errorf("LogFields = %s: holds %q", got, personal)
+		}
+	}
+	if !strings.Contains(got, "2027-06-15") {
+		t.Errorf("LogFields = %s: want the charge's day", got)
 	}
 }

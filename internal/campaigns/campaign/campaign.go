@@ -2,7 +2,7 @@
 // Campaign, one SendTask per recipient, the task's lifecycle
 //
 //	Pending → Running → Finished | Failed | Cancelled
-//	Pending → Suppressed (the address is on the sender's suppression list)
+//	Pending → Suppressed (the address is on the construct's suppression list)
 //
 // (and Running → Pending when the reconciler recovers a stale claim), as
 // functions that refuse illegal moves, and the ports the campaign
@@ -28,7 +28,7 @@ const (
 	Finished  State = "Finished"
 	Failed    State = "Failed"
 	Cancelled State = "Cancelled"
-	// Suppressed: the recipient is on the sender's suppression list (a
+	// Suppressed: the recipient is on the suppression list (a
 	// hard bounce, a complaint, an unsubscribe): nothing was sent.
 	Suppressed State = "Suppressed"
 )

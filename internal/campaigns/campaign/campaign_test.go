@@ -25,7 +25,7 @@ func TestTransitions(t *testing.T) {
 		"release": func(t SendTask) (SendTask, error) { return Release(t, now) },
 		"retime":  func(t SendTask) (SendTask, error) { return Retime(t, now, "x", now) },
 		"suppress": func(t SendTask) (SendTask, error) {
-			return Suppress(t, "the address is on the sender's suppression list (Bounce)", now)
+			return Suppress(t, "the address is on the suppression list (Bounce)", now)
 		},
 	}
 	legal := map[State]map[string]State{

@@ -38,7 +38,9 @@ func TestSuppressedAddressEndsSuppressedAndSendsNothing(t *testing.T) {
 		{"hard bounce", "news@x.io", suppress.Bounce, send.Suppressed, campaign.Suppressed, 0},
 		{"complaint", "news@x.io", suppress.Complaint, send.Suppressed, campaign.Suppressed, 0},
 		{"unsubscribe, another spelling", "NEWS@x.io", suppress.Unsubscribe, send.Suppressed, campaign.Suppressed, 0},
-		{"suppressed for another sender only", "other@x.io", suppress.Bounce, send.Sent, campaign.Finished, 1},
+		// One list whatever the From address: an entry of mail sent
+		// under a former From address still suppresses.
+		{"suppressed under a former From address", "former@x.io", suppress.Unsubscribe, send.Suppressed, campaign.Suppressed, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := setup(t, campaign.Pending, campaign.Active, inWindow)
@@ -84,7 +86,7 @@ func TestEveryMessageCarriesASignedUnsubscribeLink(t *testing.T) {
 
 type brokenList struct{ *suppress.Memory }
 
-func (brokenList) Get(context.Context, string, string) (suppress.Entry, bool, error) {
+func (brokenList) Get(context.Context, string) (suppress.Entry, bool, error) {
 	return suppress.Entry{}, false, errors.New("throttled")
 }
 

@@ -13,7 +13,7 @@
 //     ErrTooEarly, so that Lambda's retry brings it back after the time;
 //  3. a fire outside the campaign's windows (a late retry) is skipped: the
 //     task stays Pending and the reconciler sends it in the next window;
-//  4. with Deliverability, a recipient on the sender's suppression list
+//  4. with Deliverability, a recipient on the suppression list
 //     ends the task Suppressed and nothing is sent;
 //  5. the core claims the task (the contract's claim), or takes over a
 //     Running claim whose lease passed and that recorded no send;
@@ -73,9 +73,10 @@ const (
 // Deliverability is what a sender owes mailbox providers: honour the
 // suppression list, and offer one-click unsubscribe in every message.
 type Deliverability struct {
-	// Sender is the From address: whose suppression list is read, and the
-	// sender the unsubscribe tokens name.
-	Sender       string
+	// Sender is the From address: the sender the unsubscribe tokens name.
+	Sender string
+	// Suppressions is the construct's suppression list, read before
+	// each send whatever the From address.
 	Suppressions suppress.Store
 	Links        unsubscribe.Links
 }
@@ -157,7 +158,7 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 	}
 	var unsubscribeURL string
 	if d := w.Deliverability; d != nil {
-		entry, found, err := d.Suppressions.Get(ctx, d.Sender, t.Email)
+		entry, found, err := d.Suppressions.Get(ctx, t.Email)
 		if err != nil {
 			return "", fmt.Errorf("send %s: suppression list: %w", e.TaskID, err)
 		}
@@ -165,7 +166,7 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 			return Skipped, nil // the reconciler re-queues it; the next fire suppresses it
 		}
 		if found {
-			next, err := campaign.Suppress(t, "the address is on the sender's suppression list ("+string(entry.Reason)+")", now)
+			next, err := campaign.Suppress(t, "the address is on the suppression list ("+string(entry.Reason)+")", now)
 			if err == nil {
 				err = w.tasks.Replace(ctx, t, next)
 			}

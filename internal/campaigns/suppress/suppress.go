@@ -5,9 +5,12 @@
 // in-memory Store; internal/campaigns/adapters/ses keeps the list in the campaign
 // table.
 //
-// The list is per sender (the From address) and keyed by the address
-// in lower case (Normalize). Adding is idempotent: SES publishes each
-// event at least once, and a duplicate keeps the first entry.
+// A Store is one list: the construct's (CampaignsProps.SuppressionListId),
+// shared by every user who sends campaigns through it and kept whatever
+// From address the mail went out under, so changing the From address
+// forgets nobody. It is keyed by the address in lower case (Normalize).
+// Adding is idempotent: SES publishes each event at least once, and a
+// duplicate keeps the first entry.
 package suppress
 
 import (
@@ -35,7 +38,9 @@ const (
 	Unsubscribe Reason = "Unsubscribe"
 )
 
-// Entry is one suppressed address of one sender.
+// Entry is one suppressed address of the list. Sender is the From
+// address of the mail that suppressed it (the record of what happened;
+// not part of the key).
 type Entry struct {
 	Sender, Address string
 	Reason          Reason
@@ -45,14 +50,15 @@ type Entry struct {
 	Source string
 }
 
-// Store keeps the list.
+// Store keeps one list.
 type Store interface {
-	// Add suppresses e.Address for e.Sender (both normalized by the
-	// store). An address already on the list keeps its first entry and
-	// Add returns false; true when this call added it.
+	// Add suppresses e.Address (e.Sender and e.Address are normalized by
+	// the store). An address already on the list keeps its first entry,
+	// whichever sender added it, and Add returns false; true when this
+	// call added it.
 	Add(ctx context.Context, e Entry) (bool, error)
-	// Get reads the entry of address for sender; found false if none.
-	Get(ctx context.Context, sender, address string) (e Entry, found bool, err error)
+	// Get reads the entry of address; found false if none.
+	Get(ctx context.Context, address string) (e Entry, found bool, err error)
 }
 
 // Normalize is the key form of an address: the address of a
@@ -154,16 +160,16 @@ func FromSESEvent(raw []byte) ([]Entry, error) {
 	return out, nil
 }
 
-// Memory is a Store in memory (tests, make dev).
+// Memory is one list in memory (tests).
 type Memory struct {
 	mu sync.Mutex
-	m  map[[2]string]Entry
+	m  map[string]Entry
 }
 
 var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty list.
-func NewMemory() *Memory { return &Memory{m: map[[2]string]Entry{}} }
+func NewMemory() *Memory { return &Memory{m: map[string]Entry{}} }
 
 // Add implements Store.
 func (s *Memory) Add(_ context.Context, e Entry) (bool, error) {
@@ -173,18 +179,17 @@ func (s *Memory) Add(_ context.Context, e Entry) (bool, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := [2]string{e.Sender, e.Address}
-	if _, ok := s.m[k]; ok {
+	if _, ok := s.m[e.Address]; ok {
 		return false, nil
 	}
-	s.m[k] = e
+	s.m[e.Address] = e
 	return true, nil
 }
 
 // Get implements Store.
-func (s *Memory) Get(_ context.Context, sender, address string) (Entry, bool, error) {
+func (s *Memory) Get(_ context.Context, address string) (Entry, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.m[[2]string{Normalize(sender), Normalize(address)}]
+	e, ok := s.m[Normalize(address)]
 	return e, ok, nil
 }

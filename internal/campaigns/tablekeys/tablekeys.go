@@ -10,7 +10,7 @@
 //	checkpoint        C#<campaignId>   CHECKPOINT   (provisioning)
 //	done set          C#<campaignId>   DONE         (the indexes of its terminal tasks: DoneAttr)
 //	send record       K#<idempotency>  SEND         (the SES sender's idempotency record)
-//	suppressed        S#<sender>       A#<address>  (the sender's suppression list; both lower case)
+//	suppressed        S#<list id>      A#<address>  (the construct's suppression list; both lower case)
 //
 // A task carries OpenAttr only while it is Pending or Running, so the
 // sparse index OpenIndex holds exactly the open tasks of every campaign
@@ -18,6 +18,8 @@
 // index OwnerIndex (OwnerAttr, CreatedAttr; OwnerProjection) lists a
 // user's campaigns, newest first.
 package tablekeys
+
+import "strings"
 
 // Key and index names.
 const (
@@ -57,10 +59,17 @@ const (
 // CampaignPK is the partition of a campaign and its tasks.
 func CampaignPK(id string) string { return CampaignPrefix + id }
 
-// SuppressPK is the partition of a sender's suppression list, and
-// SuppressSK an address's item in it (both already normalized).
-func SuppressPK(sender string) string  { return SuppressPrefix + sender }
+// SuppressPK is the partition of the suppression list called list (its
+// id in lower case: the construct's CampaignsProps.SuppressionListId, which
+// scopes the writers' dynamodb:LeadingKeys to it), and SuppressSK an
+// address's item in it (already normalized).
+func SuppressPK(list string) string    { return SuppressPrefix + strings.ToLower(list) }
 func SuppressSK(address string) string { return AddressPrefix + address }
+
+// DefaultSuppressionList is the suppression list's id when the construct
+// is given none: a constant, so that nothing a deployment may change
+// (the From address, the construct's id) moves the list.
+const DefaultSuppressionList = "default"
 
 // TaskSK is a task's sort key.
 func TaskSK(taskID string) string { return TaskPrefix + taskID }

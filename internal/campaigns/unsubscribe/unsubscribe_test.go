@@ -160,7 +160,7 @@ func TestPage(t *testing.T) {
 			if res.Headers["Content-Type"] == "" {
 				t.Error("no Content-Type")
 			}
-			e, ok, _ := mem.Get(context.Background(), "news@x.io", "bob@y.io")
+			e, ok, _ := mem.Get(context.Background(), "bob@y.io")
 			if ok != c.suppressed {
 				t.Fatalf("suppressed = %v, want %v", ok, c.suppressed)
 			}

@@ -81,6 +81,8 @@ const (
 	UnsubscribeSecretArn = "UNSUBSCRIBE_SECRET_ARN"
 	// UnsubscribeURL is the public one-click unsubscribe endpoint campaign emails link (campaigns).
 	UnsubscribeURL = "UNSUBSCRIBE_URL"
+	// SuppressionList is the id of the campaigns' suppression list, the partition its entries live in (campaigns).
+	SuppressionList = "SUPPRESSION_LIST"
 	// SenderGroup is the user pool group whose members may send campaigns (campaigns).
 	SenderGroup = "SENDER_GROUP"
 	// MaxCampaignsPerDay is how many campaigns one sender may create per UTC day (campaigns).
@@ -111,7 +113,7 @@ var All = []string{
 	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
-	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL,
+	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL, SuppressionList,
 	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsTable, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
 }

@@ -35,7 +35,7 @@ var (
 	bucketCampaignTimer       = []byte("campaign-timer")       // name NUL at -> timer.Schedule (the dev campaign timer's)
 	bucketCampaignReceipts    = []byte("campaign-receipts")    // idempotency key -> outbox sequence
 	bucketSenderLimits        = []byte("sender-limits")        // sender NUL day -> dayCounts
-	bucketSuppressions        = []byte("suppressions")         // sender NUL address -> suppress.Entry
+	bucketSuppressions        = []byte("suppressions")         // normalized address -> suppress.Entry (one list)
 	mark                      = []byte{1}
 )
 
@@ -599,9 +599,9 @@ func (l SenderLimits) Counts(key limits.Key) (map[string]int64, error) {
 	return day.Counts, err
 }
 
-// Suppressions is the campaign senders' suppression list
-// (suppress.Store), as suppress.Memory keeps it: per normalized sender
-// and address, the first entry kept.
+// Suppressions is the dev server's one suppression list
+// (suppress.Store), as suppress.Memory keeps it: per normalized address,
+// whatever sender added it, the first entry kept.
 type Suppressions struct{ db *bolt.DB }
 
 var _ suppress.Store = Suppressions{}
@@ -619,7 +619,7 @@ func (s Suppressions) Add(_ context.Context, e suppress.Entry) (bool, error) {
 	added := false
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSuppressions)
-		k := []byte(e.Sender + "\x00" + e.Address)
+		k := []byte(e.Address)
 		if b.Get(k) != nil {
 			return nil
 		}
@@ -633,9 +633,9 @@ func (s Suppressions) Add(_ context.Context, e suppress.Entry) (bool, error) {
 }
 
 // Get implements suppress.Store.
-func (s Suppressions) Get(_ context.Context, sender, address string) (e suppress.Entry, found bool, err error) {
+func (s Suppressions) Get(_ context.Context, address string) (e suppress.Entry, found bool, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
-		found, err = getJSON(tx.Bucket(bucketSuppressions), []byte(suppress.Normalize(sender)+"\x00"+suppress.Normalize(address)), &e)
+		found, err = getJSON(tx.Bucket(bucketSuppressions), []byte(suppress.Normalize(address)), &e)
 		return err
 	})
 	if err != nil {

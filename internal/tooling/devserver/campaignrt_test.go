@@ -204,7 +204,7 @@ func TestOutboxLinkUnsubscribes(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	suppressed := func() (suppress.Entry, bool) {
-		entry, ok, err := e.srv.db.Suppressions().Get(context.Background(), DevSender, "r0@example.com")
+		entry, ok, err := e.srv.db.Suppressions().Get(context.Background(), "r0@example.com")
 		if err != nil {
 			t.Fatal(err)
 		}

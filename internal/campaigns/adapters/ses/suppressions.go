@@ -21,27 +21,28 @@ type SuppressionTable interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 }
 
-// Suppressions is the suppression list in the campaign table: item
-// S#<sender> / A#<address> (tablekeys), put once with a condition, so a
+// Suppressions is one suppression list in the campaign table: item
+// S#<list id> / A#<address> (tablekeys), put once with a condition, so a
 // duplicate SES event or a second unsubscribe keeps the first entry.
 type Suppressions struct {
-	db    SuppressionTable
-	table string
+	db          SuppressionTable
+	table, list string
 }
 
 var _ suppress.Store = (*Suppressions)(nil)
 
-// NewSuppressions returns the list kept in table.
-func NewSuppressions(db SuppressionTable, table string) (*Suppressions, error) {
-	if db == nil || table == "" {
-		return nil, errors.New("ses: the suppression list needs a DynamoDB client and the table")
+// NewSuppressions returns the list called list (the construct's
+// SUPPRESSION_LIST) kept in table.
+func NewSuppressions(db SuppressionTable, table, list string) (*Suppressions, error) {
+	if db == nil || table == "" || list == "" {
+		return nil, errors.New("ses: the suppression list needs a DynamoDB client, the table and the list's id")
 	}
-	return &Suppressions{db: db, table: table}, nil
+	return &Suppressions{db: db, table: table, list: list}, nil
 }
 
-func suppressKey(sender, address string) map[string]ddbtypes.AttributeValue {
+func (s *Suppressions) key(address string) map[string]ddbtypes.AttributeValue {
 	return map[string]ddbtypes.AttributeValue{
-		tk.PartitionKey: sv(tk.SuppressPK(suppress.Normalize(sender))),
+		tk.PartitionKey: sv(tk.SuppressPK(s.list)),
 		tk.SortKey:      sv(tk.SuppressSK(suppress.Normalize(address))),
 	}
 }
@@ -52,7 +53,7 @@ func (s *Suppressions) Add(ctx context.Context, e suppress.Entry) (bool, error) 
 	if e.Sender == "" || e.Address == "" || e.Reason == "" {
 		return false, errors.New("suppress: an entry needs a sender, an address and a reason")
 	}
-	item := suppressKey(e.Sender, e.Address)
+	item := s.key(e.Address)
 	item["sender"], item["address"], item["reason"], item["source"] = sv(e.Sender), sv(e.Address), sv(string(e.Reason)), sv(e.Source)
 	if !e.At.IsZero() {
 		item["at"] = sv(e.At.UTC().Format(time.RFC3339Nano))
@@ -71,8 +72,8 @@ func (s *Suppressions) Add(ctx context.Context, e suppress.Entry) (bool, error) 
 
 // Get implements suppress.Store (a strongly consistent read: an address
 // suppressed a moment ago is not mailed).
-func (s *Suppressions) Get(ctx context.Context, sender, address string) (suppress.Entry, bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: suppressKey(sender, address), ConsistentRead: aws.Bool(true)})
+func (s *Suppressions) Get(ctx context.Context, address string) (suppress.Entry, bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(address), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return suppress.Entry{}, false, fmt.Errorf("read the suppression list: %w", err)
 	}

@@ -14,16 +14,30 @@ import (
 )
 
 // TestSuppressionsOnDynalite runs the suppression list's contract on
-// dynalite: per sender, normalized, a duplicate keeps the first entry.
+// dynalite (one list, normalized, a duplicate keeps the first entry),
+// and checks that two lists of one table are apart and that a list's id
+// is case-blind.
 func TestSuppressionsOnDynalite(t *testing.T) {
+	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
 	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
-	s, err := NewSuppressions(client, name)
+	s, err := NewSuppressions(client, name, "News")
 	if err != nil {
 		t.Fatal(err)
 	}
 	testenv.SuppressionContract(t, s)
+	same, _ := NewSuppressions(client, name, "news")
+	other, _ := NewSuppressions(client, name, "other")
+	if _, ok, err := same.Get(ctx, "bob@y.io"); err != nil || !ok {
+		t.Errorf("list news: Get = %v, %v; want the entry of list News", ok, err)
+	}
+	if _, ok, err := other.Get(ctx, "bob@y.io"); err != nil || ok {
+		t.Errorf("list other: Get = %v, %v; want nothing (another list)", ok, err)
+	}
+	if _, err := NewSuppressions(client, name, ""); err == nil {
+		t.Error("NewSuppressions without a list id succeeded")
+	}
 }
 
 // TestUnsubscribeHeaders: a message with an unsubscribe URL carries
