@@ -119,7 +119,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
-	if rt.api, err = campaignapi.New(rt.store, campaignStarter{rt}, c, clk, nil, origins, campaignapi.DefaultSenderGroup, log); err != nil {
+	if rt.api, err = campaignapi.New(rt.store, s.cursors, campaignStarter{rt}, c, clk, nil, origins, campaignapi.DefaultSenderGroup, log); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	rt.api.WithLimits(lim)
