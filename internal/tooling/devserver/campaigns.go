@@ -46,6 +46,7 @@ func (s *Server) campaignRoutes(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
 	mux.HandleFunc(RouteUnsubscribe, s.campaigns.serveUnsubscribe) // public, as in AWS
+	mux.HandleFunc(RouteOutboxFeedback, s.serveOutboxFeedback)
 }
 
 // serveCampaignEvents is GET /campaigns/{id}/events: the campaign's
@@ -57,7 +58,6 @@ func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.corsHeaders(w, r)
-	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
 	if resp := s.campaigns.api.Authorize(r.Context(), api.Request{UserID: claims.Sub, Email: claims.Email,
 		EmailVerified: claims.EmailVerified, Groups: claims.Groups}); resp != nil {
 		for k, v := range resp.Headers {
@@ -67,6 +67,7 @@ func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(resp.Body)
 		return
 	}
+	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
 }
 
 // StopStreams ends the open progress streams (http.Server's
