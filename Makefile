@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?= -race -count=1 -timeout 30m
 # itself is built without it) for no finding, so they run without it.
 SYNTH_TEST_PKGS := ./test/... ./examples/... ./constructs/...
 
-.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e sim sim-scale fuzz smoke bench bench-init
+.PHONY: deps web-deps web synth test lint diff deploy destroy clean dev e2e screenshots sim sim-scale fuzz smoke bench bench-init
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -87,6 +87,12 @@ e2e: deps
 	(cd e2e && npm ci --no-audit --no-fund) && \
 	go build -o bin/dev ./cmd/dev && \
 	E2E_SERVER_BIN=bin/dev node e2e/run.mjs
+
+## screenshots: make e2e, then each PNG of docs/screenshots/ replaced by
+## this run's screenshot of the state of that name (only when every
+## scenario passed).
+screenshots:
+	@E2E_SCREENSHOTS=docs/screenshots $(MAKE) --no-print-directory e2e
 
 ## sim: 10,000 seeded fault-injection histories (internal/tooling/sim) of each
 ## workload (tasks with their reminders, campaign sends, future events,

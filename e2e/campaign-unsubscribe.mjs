@@ -4,7 +4,9 @@
 // browser follows and confirms; campaign B's later send to the same
 // address then ends Suppressed with nothing sent (the outbox holds no new
 // email to it), while B's other recipient gets theirs. The API and the
-// campaign page (count, progress bar, row, filter) both show it.
+// campaign page (count, progress bar, row, filter) both show it. A bounce
+// made with the outbox's button goes through the bounce function's
+// handler and suppresses the next send the same way.
 // Selectors: see web/README.md ("Campaign page").
 
 import assert from 'node:assert/strict';
@@ -65,7 +67,7 @@ export const campaignUnsubscribeScenarios = [
       await page.goto(`${url}/outbox`);
       const row = page.getByTestId('outbox-email').filter({ hasText: a.subject });
       await row.waitFor();
-      const link = /unsubscribe: (\S+)/.exec(await row.locator('pre').textContent())?.[1];
+      const link = /unsubscribe: (\S+)/.exec(await row.locator('pre:not(.headers)').textContent())?.[1];
       assert.ok(link, 'the email body carries an unsubscribe link');
       assert.equal(new URL(link).origin, new URL(url).origin, 'the link points to the dev server');
       assert.equal(new URL(link).pathname, '/unsubscribe');
@@ -104,6 +106,48 @@ export const campaignUnsubscribeScenarios = [
       const clipped = await page.locator('.count dt').evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent));
       assert.deepEqual(clipped, [], 'each state name fits its box');
       await checkState(page, results, 'desktop-campaign-suppressed');
+    },
+  },
+  {
+    name: 'Campaign bounce: a bounce made in the outbox goes through the bounce handler and suppresses the next send',
+    async run({ page, url, log, results, clock }) {
+      const token = await signUp(page, url, 'bounce');
+      const w = await nextWindow(clock, 3);
+      const stamp = Date.now();
+      const bouncer = `bouncer-${stamp}@example.com`;
+      const reader = `reader-${stamp}@example.com`;
+      const a = await campaign(url, token, `Bounce A ${stamp}`, [bouncer], sendTime(w, 0), w.date);
+      const b = await campaign(url, token, `Bounce B ${stamp}`, [reader, bouncer], sendTime(w, 1), w.date);
+      await clock.advanceTo(Date.parse(a.sends[0].sendAt) + 1_000);
+      const [sent] = await campaignEmails(url, token, a.subject);
+      assert.ok(sent, "A's email is in the outbox");
+
+      // The outbox shows the headers the mail carries, as /outbox.json does.
+      const link = /unsubscribe: (\S+)/.exec(sent.body)?.[1];
+      assert.deepEqual(sent.headers, [
+        { name: 'List-Unsubscribe', value: `<${link}>` },
+        { name: 'List-Unsubscribe-Post', value: 'List-Unsubscribe=One-Click' },
+      ]);
+      await page.goto(`${url}/outbox`);
+      const row = page.getByTestId('outbox-email').filter({ hasText: a.subject });
+      await row.waitFor();
+      assert.equal(await row.getByTestId('outbox-headers').textContent(), `List-Unsubscribe: <${link}>\nList-Unsubscribe-Post: List-Unsubscribe=One-Click`);
+
+      // Bounce it: the status names the address now suppressed.
+      await row.getByTestId('outbox-bounce').click();
+      await page.getByTestId('outbox-status').filter({ hasText: `${bouncer} suppressed` }).waitFor();
+      await checkState(page, results, 'desktop-outbox-bounced');
+      log(`bounced ${bouncer} at ${new Date(await clock.now()).toISOString().slice(11, 19)} server time`);
+
+      // Past B's sends: the bounced address ends Suppressed (reason Bounce), the other is sent.
+      for (const i of [1, 2]) await clock.advanceTo(sendTime(w, i) + 1_000);
+      const bNow = await api(url, token, 'GET', `/campaigns/${b.id}`);
+      const state = Object.fromEntries(bNow.sends.map((s) => [s.email, s]));
+      log(`B: ${JSON.stringify(bNow.counts)}; ${bouncer}: ${state[bouncer].state} (${state[bouncer].reason})`);
+      assert.equal(state[bouncer].state, 'Suppressed', 'the bounced address is suppressed');
+      assert.match(state[bouncer].reason ?? '', /Bounce/i, 'the reason says it bounced');
+      assert.equal(state[reader].state, 'Finished');
+      assert.deepEqual((await campaignEmails(url, token, b.subject)).map((m) => m.to[0]), [reader], 'no email to the bounced address');
     },
   },
 ];

@@ -15,9 +15,13 @@
 //   E2E_SERVER_BIN  prebuilt dev server. Default: go run ./cmd/dev.
 //   E2E_RESULTS     results folder. Default: <repo>/test-results/e2e.
 //   E2E_ONLY        run only the scenarios whose name contains this.
+//   E2E_SCREENSHOTS a folder of PNGs named after scanned states (such as
+//                   docs/screenshots): after a run with no failure, each is
+//                   replaced by this run's screenshot of that state
+//                   (`make screenshots`).
 
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -221,8 +225,28 @@ async function main() {
   console.log(`e2e: axe-core (WCAG 2.2 AA) scanned ${a11yReport.length} states: ${a11yReport.reduce((n, r) => n + r.violations.length, 0)} violations`);
   await writeFile(join(results, 'timings.json'), JSON.stringify(timings.map(([name, s, r]) => ({ name, seconds: s, result: r })), null, 2));
   console.log(`e2e: screenshots in ${results}`);
+  if (process.env.E2E_SCREENSHOTS) failed += await refreshScreenshots(resolve(repo, process.env.E2E_SCREENSHOTS), failed);
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed > 0 || passed === 0 ? 1 : 0);
+}
+
+// refreshScreenshots replaces each PNG of dir with this run's screenshot
+// of the state of that name, only after a run with no failure (a failed
+// run's pages are not the app's). A PNG that no scenario took this run is
+// reported, and counts as a failure unless E2E_ONLY left scenarios out.
+async function refreshScreenshots(dir, failed) {
+  if (failed > 0) {
+    console.log(`e2e: ${dir} left as it was: the run failed`);
+    return 0;
+  }
+  const taken = new Set(a11yReport.map((r) => `${r.state}.png`));
+  const pngs = (await readdir(dir)).filter((f) => f.endsWith('.png'));
+  const missing = pngs.filter((f) => !taken.has(f));
+  for (const f of pngs.filter((f) => taken.has(f))) await copyFile(join(results, f), join(dir, f));
+  console.log(`e2e: refreshed ${pngs.length - missing.length} screenshots in ${dir}`);
+  if (missing.length === 0) return 0;
+  console.log(`${process.env.E2E_ONLY ? 'e2e: not taken this run' : 'FAIL screenshots: no scenario took'}: ${missing.join(', ')}`);
+  return process.env.E2E_ONLY ? 0 : 1;
 }
 
 main().catch((err) => {

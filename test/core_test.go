@@ -180,6 +180,8 @@ func TestLeastPrivilege(t *testing.T) {
 			"scheduler:CreateSchedule": schedules, "iam:PassRole": schedulerRole,
 			// The caller's notification setting: their recorded subscription only.
 			"sns:Subscribe": topics, "sns:GetSubscriptionAttributes": `"*"`, "sns:Unsubscribe": `"*"`,
+			// The key of its page cursors: its own secret, read only.
+			"secretsmanager:GetSecretValue": `{"Ref":"` + s.LogicalID(t, "AWS::SecretsManager::Secret", "ApiPageCursorSecret") + `"}`,
 		}},
 		{"postauth", "NotificationsPostAuth", map[string]string{
 			// No listing by topic, no filter policy change: a subscription is

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsroute53"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
@@ -37,6 +38,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/asyncinvoke"
+	"github.com/unschedule/unschedule/constructs/internal/cursorsecret"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
@@ -270,6 +272,9 @@ type Campaigns struct {
 	ReconcileRule awsevents.Rule
 	// RestApi serves the campaign routes.
 	RestApi awsapigateway.RestApi
+	// CursorSecret is the generated secret whose key seals the API's page
+	// cursors (the campaign list, a campaign's sends); only Api reads it.
+	CursorSecret awssecretsmanager.Secret
 	// WebAcl guards RestApi's stage (nil unless CampaignsProps.WebAcl).
 	WebAcl awswafv2.CfnWebACL
 	// SenderGroupResource is the user pool group whose verified members
@@ -453,6 +458,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(x.Reconciler.Function, nil)},
 	})
 	x.api(p)
+	x.CursorSecret = cursorsecret.New(c, x.Api.Function)
 	x.deliverability(p, fn)
 	x.suppressNag()
 	return x

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
+	"github.com/unschedule/unschedule/constructs/internal/cursorsecret"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
@@ -125,6 +127,9 @@ type TaskApi struct {
 	Api awsapigateway.RestApi
 	// Handler serves every route.
 	Handler *gofn.Function
+	// CursorSecret is the generated secret whose key seals the task
+	// list's page cursors; only Handler may read it.
+	CursorSecret awssecretsmanager.Secret
 	// AccessLogs receives one JSON line per request (AccessLogFormat).
 	AccessLogs awslogs.LogGroup
 	// WebAcl guards the stage (nil unless TaskApiProps.WebAcl).
@@ -183,6 +188,7 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		ResourceArns: jsii.Strings(*p.Table.TableArn() + "/index/" + tableschema.UserPendingIndex),
 	})
 	p.Schedules.GrantCreateSchedules(a.Handler.Function)
+	a.CursorSecret = cursorsecret.New(c, a.Handler.Function)
 	if p.Notifications != nil {
 		// Subscribe, read the state of and delete the caller's recorded subscription.
 		p.Notifications.GrantSubscribe(a.Handler.Function)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -42,7 +43,7 @@ func TestHandleCountsCreatesAndServerErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			h := &handler{api: api.New(svc, []string{"http://localhost:5173"}, nil), metrics: metrics.New(metrics.FunctionAPI, &out)}
+			h := &handler{api: api.New(svc, pagecursor.NewRandom(), []string{"http://localhost:5173"}, nil), metrics: metrics.New(metrics.FunctionAPI, &out)}
 			resp, err := h.Handle(context.Background(), tc.ev)
 			if err != nil || resp.StatusCode != tc.status {
 				t.Fatalf("status %d err %v: %s", resp.StatusCode, err, resp.Body)

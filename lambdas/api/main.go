@@ -1,7 +1,8 @@
 // Command api serves the task REST API behind API Gateway, and the
 // caller's notification setting (/me/notifications).
 //
-// Environment: TABLE_NAME, ALLOWED_ORIGINS, the scheduler settings, and,
+// Environment: TABLE_NAME, ALLOWED_ORIGINS, PAGE_CURSOR_SECRET_ARN (read
+// on the first list that pages), the scheduler settings, and,
 // when the API serves the notification setting, TOPIC_ARN_PREFIX and
 // TOPIC_SHARDS (set by constructs/taskapi from constructs/notifications).
 package main
@@ -13,13 +14,16 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/core/adapters/secretstring"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -30,7 +34,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, origins := env.Require(envvars.Table), env.List(envvars.AllowedOrigins)
+	table, origins, cursorSecret := env.Require(envvars.Table), env.List(envvars.AllowedOrigins), env.Require(envvars.PageCursorSecretArn)
 	maxPending := env.Int(envvars.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser, 1, 1<<30)
 	schedCfg := awsscheduler.ConfigFromEnv(env)
 	var topics []string
@@ -42,13 +46,14 @@ func main() {
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(cfg), schedCfg))
 	store := tasktable.New(dynamodb.NewFromConfig(cfg), table)
 	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, MaxPendingPerUser: maxPending, Log: log}))
-	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
+	cursors := pagecursor.Lazy(secretstring.Loader(secretsmanager.NewFromConfig(cfg), cursorSecret, "the page cursor secret"))
+	h := &handler{api: api.New(svc, cursors, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
 	if len(topics) > 0 {
 		subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
 		notifications := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{
 			Subscriptions: subs, Settings: store, TopicArns: topics, Log: log,
 		}))
-		h.api = api.NewWithNotifications(svc, notifications, origins, log)
+		h.api = api.NewWithNotifications(svc, cursors, notifications, origins, log)
 	}
 	lambda.Start(h.Handle)
 }

@@ -3,6 +3,7 @@
 // campaignapi.Handler.
 //
 // Environment: CAMPAIGN_TABLE, PROVISION_FUNCTION_ARN, ALLOWED_ORIGINS,
+// PAGE_CURSOR_SECRET_ARN (read on the first list that pages),
 // SENDER_GROUP, the sender limits MAX_CAMPAIGNS_PER_DAY,
 // MAX_CAMPAIGN_SENDS_PER_DAY, MAX_RECIPIENTS_PER_CAMPAIGN, and the bound
 // timer's variables (UNSCHEDULE_TIMER, UNSCHEDULE_ITEM_SCHEMA and that
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
@@ -27,10 +29,12 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/limits/limitsdynamo"
+	"github.com/unschedule/unschedule/internal/core/adapters/secretstring"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 )
 
 func main() {
@@ -39,7 +43,7 @@ func main() {
 	table, provisioner, origins := env.Require(envvars.CampaignTable), env.Require(envvars.ProvisionFunctionArn), env.List(envvars.AllowedOrigins)
 	tc, err := campaigntimer.Load(env, os.Getenv)
 	lambdaenv.Must(0, err)
-	senderGroup := env.Require(envvars.SenderGroup)
+	senderGroup, cursorSecret := env.Require(envvars.SenderGroup), env.Require(envvars.PageCursorSecretArn)
 	lim := limits.Limits{
 		CampaignsPerDay:       env.Int(envvars.MaxCampaignsPerDay, limits.DefaultCampaignsPerDay, 1, limits.MaxCampaignsPerDay),
 		SendsPerDay:           env.Int(envvars.MaxCampaignSendsPerDay, limits.DefaultSendsPerDay, 1, limits.MaxSendsPerDay),
@@ -54,7 +58,8 @@ func main() {
 	canceller := lambdaenv.Must(campaigncancel.New(store, store, tm, clock.System{}, 0))
 	canceller.Margin = 5 * time.Second // of the function's 29 s: the reconciler finishes a longer cancel
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
-	h := lambdaenv.Must(campaignapi.New(store, start, canceller, clock.System{}, nil, origins, senderGroup, log))
+	cursors := pagecursor.Lazy(secretstring.Loader(secretsmanager.NewFromConfig(cfg), cursorSecret, "the page cursor secret"))
+	h := lambdaenv.Must(campaignapi.New(store, cursors, start, canceller, clock.System{}, nil, origins, senderGroup, log))
 	a := &cl.API{Handler: h.WithLimits(limiter), Metrics: metrics.New(metrics.FunctionCampaignAPI, nil), Log: log}
 	lambda.Start(a.Handle)
 }

@@ -1,7 +1,8 @@
 // Command campaignbounce keeps the campaign suppression list: the SES
 // configuration set publishes bounce and complaint events to an SNS
 // topic, which invokes this function; a hard bounce or a complaint
-// suppresses the recipient on the construct's list (suppress.FromSESEvent).
+// suppresses the recipient on the construct's list (suppress.FromSESEvent;
+// the handler is campaignlambda.Bounce).
 //
 // Environment: CAMPAIGN_TABLE, SUPPRESSION_LIST, set by constructs/campaigns.
 package main
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
+	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
@@ -26,6 +28,6 @@ func main() {
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table, listID))
-	h := &handler{list: list, log: log}
+	h := &cl.Bounce{List: list, Log: log}
 	lambda.Start(h.Handle)
 }

@@ -50,7 +50,7 @@ var functions = []function{
 	{"api", `{"httpMethod":"GET","resource":"/tasks","path":"/tasks","requestContext":{"authorizer":{"claims":{"sub":"user-1","email":"a@example.com"}}}}`, "dynamodb"},
 	{"campaignapi", `{"httpMethod":"GET","resource":"/campaigns","path":"/campaigns","requestContext":{"authorizer":{"claims":` +
 		`{"sub":"user-1","email":"a@example.com","email_verified":"true","cognito:groups":"campaign-senders"}}}}`, "dynamodb"},
-	{"campaignbounce", fixture("lambdas/campaignbounce/testdata/bounce.json"), "dynamodb"},
+	{"campaignbounce", fixture("internal/campaigns/campaignlambda/testdata/bounce.json"), "dynamodb"},
 	{"campaignprogress", fixture("internal/campaigns/campaignlambda/testdata/progress_stream.json"), "dynamodb"},
 	{"campaignprovision", `{"campaignId":"c-1"}`, "dynamodb"},
 	{"campaignreconciler", `{}`, "dynamodb"},

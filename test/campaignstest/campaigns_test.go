@@ -227,9 +227,10 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		// The timer's GrantDisarm: a cancel deletes schedules, and never
 		// creates or moves one, so no CreateSchedule, UpdateSchedule or
-		// iam:PassRole.
+		// iam:PassRole. secretsmanager:GetSecretValue: its page cursor key
+		// only (TestOnlyTheApiReadsThePageCursorSecret).
 		{"CampaignsApi", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem",
-			"scheduler:DeleteSchedule", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents"}},
+			"scheduler:DeleteSchedule", "lambda:InvokeFunction", "secretsmanager:GetSecretValue", "logs:CreateLogStream", "logs:PutLogEvents"}},
 	}
 	ownQueue := map[string]string{"CampaignsSend": "CampaignsExpiryFailureQueue"}
 	for _, tc := range cases {
@@ -729,4 +730,28 @@ func buildPanic(t *testing.T, set func(*campaigns.CampaignsProps)) (got string) 
 	}()
 	campaigns.NewCampaigns(st, jsii.String("C"), p)
 	return ""
+}
+
+// The page cursor key is the API function's alone: its environment
+// names the secret, and no other role may read it.
+func TestOnlyTheApiReadsThePageCursorSecret(t *testing.T) {
+	_, d := synth(t)
+	secret := logical(t, d, "AWS::SecretsManager::Secret", "CampaignsPageCursorSecret")
+	if got := envOf(t, d, "CampaignsApi")[envvars.PageCursorSecretArn]; got != fmt.Sprintf(`{"Ref":%q}`, secret) {
+		t.Errorf("api env %s=%s", envvars.PageCursorSecretArn, got)
+	}
+	readers := map[string]bool{}
+	for _, pol := range resources(d, "AWS::IAM::Policy") {
+		doc := js(props(pol)["PolicyDocument"])
+		if !strings.Contains(doc, `{"Ref":"`+secret+`"}`) {
+			continue
+		}
+		if !strings.Contains(doc, `"Action":"secretsmanager:GetSecretValue","Effect":"Allow","Resource":{"Ref":"`+secret+`"}`) {
+			t.Errorf("cursor secret grant %s", doc)
+		}
+		readers[js(props(pol)["Roles"])] = true
+	}
+	if want := map[string]bool{fmt.Sprintf(`[{"Ref":%q}]`, roleOf(t, d, "CampaignsApi")): true}; fmt.Sprint(readers) != fmt.Sprint(want) {
+		t.Errorf("cursor secret readers %v, want %v", readers, want)
+	}
 }

@@ -1,10 +1,10 @@
 import type { TokenSource } from './api';
-import type { CampaignJSON, CreateBody, Preview } from './campaigns';
+import type { CampaignJSON, CampaignSummary, CreateBody, Preview } from './campaigns';
 import { type FetchFn, joinUrl, requestJson } from './http';
 
 /** The campaign REST API (internal/campaigns/campaignapi). */
 export interface CampaignApi {
-  list(cursor?: string): Promise<{ campaigns: CampaignJSON[]; cursor?: string }>;
+  list(cursor?: string): Promise<{ campaigns: CampaignSummary[]; cursor?: string }>;
   preview(body: CreateBody): Promise<Preview>;
   create(body: CreateBody): Promise<CampaignJSON>;
   get(id: string, opts?: { cursor?: string; limit?: number }): Promise<CampaignJSON>;
@@ -26,7 +26,7 @@ export function createCampaignApi(opts: { apiUrl: string; getToken: TokenSource;
   }
   return {
     async list(cursor) {
-      const out = await call<{ campaigns?: CampaignJSON[]; cursor?: string }>('GET', `/campaigns${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const out = await call<{ campaigns?: CampaignSummary[]; cursor?: string }>('GET', `/campaigns${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
       return { campaigns: out?.campaigns ?? [], ...(out?.cursor ? { cursor: out.cursor } : {}) };
     },
     preview: (body) => call<Preview>('POST', '/campaigns/preview', body),

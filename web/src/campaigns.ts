@@ -44,6 +44,9 @@ export interface CampaignJSON {
   cursor?: string;
 }
 
+/** One campaign of GET /campaigns: what the owner index projects (no zone, counts or sends). */
+export type CampaignSummary = Pick<CampaignJSON, 'id' | 'status' | 'subject' | 'total' | 'createdAt' | 'updatedAt'>;
+
 /** One live update (campaignapi.Progress). */
 export interface Progress {
   campaignId: string;

@@ -29,6 +29,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
 )
 
@@ -90,6 +91,7 @@ type Canceller interface {
 // Handler serves the campaign routes.
 type Handler struct {
 	store   Store
+	cursors *pagecursor.Sealer
 	starter Starter
 	cancel  Canceller
 	clock   campaign.Clock
@@ -101,15 +103,16 @@ type Handler struct {
 }
 
 // New returns a handler whose callers must belong to senderGroup (see
-// DefaultSenderGroup); newID nil makes random ids.
-func New(store Store, starter Starter, c Canceller, clock campaign.Clock, newID func() string, origins []string, senderGroup string, log *slog.Logger) (*Handler, error) {
-	if store == nil || starter == nil || c == nil || clock == nil || log == nil || senderGroup == "" {
-		return nil, errors.New("campaignapi: store, starter, canceller, clock, sender group and logger are required")
+// DefaultSenderGroup) and whose page cursors cursors seals; newID nil
+// makes random ids.
+func New(store Store, cursors *pagecursor.Sealer, starter Starter, c Canceller, clock campaign.Clock, newID func() string, origins []string, senderGroup string, log *slog.Logger) (*Handler, error) {
+	if store == nil || cursors == nil || starter == nil || c == nil || clock == nil || log == nil || senderGroup == "" {
+		return nil, errors.New("campaignapi: store, cursor sealer, starter, canceller, clock, sender group and logger are required")
 	}
 	if newID == nil {
 		newID = func() string { return "c" + strings.ReplaceAll(campaign.NewToken(), "-", "")[:20] }
 	}
-	return &Handler{store: store, starter: starter, cancel: c, clock: clock, newID: newID, origins: origins, group: senderGroup, log: log}, nil
+	return &Handler{store: store, cursors: cursors, starter: starter, cancel: c, clock: clock, newID: newID, origins: origins, group: senderGroup, log: log}, nil
 }
 
 // Serve answers one request.
@@ -131,7 +134,7 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 	if r.UserID == "" {
 		return fail(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
 	}
-	if resp := h.authorize(ctx, r); resp != nil {
+	if resp := h.Authorize(ctx, r); resp != nil {
 		return *resp
 	}
 	if len(r.Body) > MaxBody {
@@ -159,12 +162,14 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 	return fail(http.StatusNotFound, "not_found", "no such route")
 }
 
-// authorize lets only senders through: self sign-up is open, so any
+// Authorize lets only senders through: self sign-up is open, so any
 // signed-in user could otherwise mail thousands of strangers from the
 // stack's verified SES identity. Membership of the sender group is
 // granted by an administrator only; the address must be verified by code
-// (an auto-confirmed address proves nothing about who holds it).
-func (h *Handler) authorize(ctx context.Context, r api.Request) *api.Response {
+// (an auto-confirmed address proves nothing about who holds it). It
+// returns the 403 to answer, or nil for a sender. Every campaign route
+// checks it first, the progress stream of make dev included.
+func (h *Handler) Authorize(ctx context.Context, r api.Request) *api.Response {
 	var resp api.Response
 	switch {
 	case !r.InGroup(h.group):
@@ -341,7 +346,7 @@ func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.R
 	if err := h.store.Create(ctx, c, tasks); err != nil {
 		return h.internal(ctx, err)
 	}
-	return respond(http.StatusCreated, campaignOf(c, countsOf(tasks), tasks[:min(len(tasks), DefaultPage)], len(tasks)))
+	return respond(http.StatusCreated, campaignOf(c, countsOf(tasks), tasks[:min(len(tasks), DefaultPage)]))
 }
 
 // owned reads the caller's campaign; another user's is not found.
@@ -368,19 +373,32 @@ func (h *Handler) list(ctx context.Context, r api.Request) api.Response {
 		}
 		limit = n
 	}
-	page, next, err := h.store.Owned(ctx, r.UserID, r.Query["cursor"], limit)
+	// Sealed for this route and caller: the store's position (owner,
+	// creation time, id) is never shown, and only what it handed out opens.
+	scope := pagecursor.Scope{Route: RouteCampaigns, Owner: r.UserID}
+	pos, err := h.cursors.Open(ctx, scope, r.Query["cursor"])
+	if errors.Is(err, pagecursor.ErrInvalid) {
+		return fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
+	}
+	if err != nil {
+		return h.internal(ctx, err)
+	}
+	page, next, err := h.store.Owned(ctx, r.UserID, pos, limit)
 	if errors.Is(err, campaign.ErrBadCursor) {
-		return fail(http.StatusBadRequest, "validation_error", "cursor is not valid: pass the cursor of the previous page unchanged")
+		return fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
 	}
 	if err != nil {
 		return h.internal(ctx, err)
 	}
 	out := struct {
-		Campaigns []campaignJSON `json:"campaigns"`
-		Cursor    string         `json:"cursor,omitempty"`
-	}{Campaigns: []campaignJSON{}, Cursor: next}
+		Campaigns []summaryJSON `json:"campaigns"`
+		Cursor    string        `json:"cursor,omitempty"`
+	}{Campaigns: []summaryJSON{}}
+	if out.Cursor, err = h.cursors.Seal(ctx, scope, next); err != nil {
+		return h.internal(ctx, err)
+	}
 	for _, c := range page {
-		out.Campaigns = append(out.Campaigns, campaignOf(c, nil, nil, 0))
+		out.Campaigns = append(out.Campaigns, summaryOf(c))
 	}
 	return respond(http.StatusOK, out)
 }
@@ -388,10 +406,19 @@ func (h *Handler) list(ctx context.Context, r api.Request) api.Response {
 func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
 	from, limit := 0, DefaultPage
 	var bad []string
-	if v, ok := r.Query["cursor"]; ok {
-		n, err := strconv.Atoi(v)
+	// The position is an offset into the campaign's sends, sealed for
+	// this caller and this campaign.
+	scope := sendsScope(r)
+	pos, err := h.cursors.Open(ctx, scope, r.Query["cursor"])
+	switch {
+	case errors.Is(err, pagecursor.ErrInvalid):
+		bad = append(bad, pagecursor.Problem)
+	case err != nil:
+		return h.internal(ctx, err)
+	case pos != "":
+		n, err := strconv.Atoi(pos)
 		if err != nil || n < 0 {
-			bad = append(bad, "cursor must be the cursor of the previous page (a whole number)")
+			bad = append(bad, pagecursor.Problem)
 		}
 		from = n
 	}
@@ -420,7 +447,18 @@ func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
 	if err != nil {
 		return h.internal(ctx, err)
 	}
-	return respond(http.StatusOK, campaignOf(c, counts, page, from+len(page)))
+	out := campaignOf(c, counts, page)
+	if len(page) > 0 && from+len(page) < c.Total {
+		if out.Cursor, err = h.cursors.Seal(ctx, scope, strconv.Itoa(from+len(page))); err != nil {
+			return h.internal(ctx, err)
+		}
+	}
+	return respond(http.StatusOK, out)
+}
+
+// sendsScope is the query of a campaign's pages of sends.
+func sendsScope(r api.Request) pagecursor.Scope {
+	return pagecursor.Scope{Route: RouteCampaign, Owner: r.UserID, Filter: r.TaskID}
 }
 
 // settle completes a Provisioning or Active campaign whose every task is
@@ -462,7 +500,7 @@ func (h *Handler) provision(ctx context.Context, r api.Request) api.Response {
 	case campaign.CampaignCancelled:
 		return fail(http.StatusConflict, "cancelled", "the campaign is cancelled: create a new one")
 	case campaign.Active, campaign.Completed:
-		return respond(http.StatusAccepted, campaignOf(c, nil, nil, 0))
+		return respond(http.StatusAccepted, campaignOf(c, nil, nil))
 	}
 	complete, err := h.store.Complete(ctx, c)
 	if err != nil {
@@ -476,7 +514,7 @@ func (h *Handler) provision(ctx context.Context, r api.Request) api.Response {
 	if err := h.starter.Start(ctx, c.ID); err != nil {
 		return h.internal(ctx, err)
 	}
-	return respond(http.StatusAccepted, campaignOf(c, nil, nil, 0))
+	return respond(http.StatusAccepted, campaignOf(c, nil, nil))
 }
 
 func (h *Handler) cancelCampaign(ctx context.Context, r api.Request) api.Response {

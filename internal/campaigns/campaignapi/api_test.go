@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -61,7 +62,7 @@ func setup(t *testing.T) *env {
 	c, _ := campaigncancel.New(st, st, e.sched, clock, 1)
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error
-	e.h, err = campaignapi.New(st, e.starts, c, clock, func() string { e.n++; return fmt.Sprintf("c%d", e.n) },
+	e.h, err = campaignapi.New(st, pagecursor.NewRandom(), e.starts, c, clock, func() string { e.n++; return fmt.Sprintf("c%d", e.n) },
 		[]string{"http://localhost:5173"}, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +177,11 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 		if len(list) != 1 || list[0].(map[string]any)["id"] != "c2" || list[0].(map[string]any)["total"] != 12.0 {
 			t.Fatalf("u1's list %v", mine)
 		}
+		// A summary holds what the owner index projects: no zone rather
+		// than an empty one (GET /campaigns/{id} has it).
+		if zone, ok := list[0].(map[string]any)["timeZone"]; ok {
+			t.Fatalf("the list shows timeZone %q", zone)
+		}
 		if _, theirs := e.do("GET", campaignapi.RouteCampaigns, "", "u2", "", nil); len(theirs["campaigns"].([]any)) != 0 {
 			t.Fatalf("u2's list %v", theirs)
 		}
@@ -201,10 +207,15 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 	t.Run("get pages the sends with counts", func(t *testing.T) {
 		status, got := e.do("GET", campaignapi.RouteCampaign, "c2", "u1", "", map[string]string{"limit": "5"})
 		counts, _ := got["counts"].(map[string]any)
-		if status != 200 || counts["Pending"] != 12.0 || len(got["sends"].([]any)) != 5 || got["cursor"] != "5" {
+		cur, _ := got["cursor"].(string)
+		if status != 200 || counts["Pending"] != 12.0 || len(got["sends"].([]any)) != 5 || cur == "" || got["timeZone"] != "Europe/Berlin" {
 			t.Fatalf("%d %v", status, got)
 		}
-		_, last := e.do("GET", campaignapi.RouteCampaign, "c2", "u1", "", map[string]string{"cursor": "10"})
+		_, second := e.do("GET", campaignapi.RouteCampaign, "c2", "u1", "", map[string]string{"cursor": cur, "limit": "5"})
+		if sends := second["sends"].([]any); len(sends) != 5 || sends[0].(map[string]any)["index"] != 5.0 {
+			t.Fatalf("second page %v", second)
+		}
+		_, last := e.do("GET", campaignapi.RouteCampaign, "c2", "u1", "", map[string]string{"cursor": second["cursor"].(string)})
 		if len(last["sends"].([]any)) != 2 || last["cursor"] != nil {
 			t.Fatalf("last page %v", last)
 		}
@@ -369,4 +380,66 @@ func TestOnlyVerifiedMembersOfTheSenderGroupMayUseCampaigns(t *testing.T) {
 	if status, out := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(3, okSchedule), nil); status != http.StatusCreated {
 		t.Fatalf("a sender: %d %v", status, out)
 	}
+}
+
+// Every paged route refuses, with a 400 naming cursor, a cursor it did
+// not hand out to this caller for this list: damaged, cut short, never
+// issued (the store's bare position), another user's, another list's.
+func TestPagedRoutesRefuseCursorsTheyDidNotHandOut(t *testing.T) {
+	e := setup(t)
+	for range 3 {
+		if status, out := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(3, okSchedule), nil); status != 201 {
+			t.Fatalf("create %d %v", status, out)
+		}
+	}
+	// u2 owns c4, so a cursor of u1's c1 can be tried on it.
+	if status, out := e.do("POST", campaignapi.RouteCampaigns, "", "u2", body(3, okSchedule), nil); status != 201 {
+		t.Fatalf("create %d %v", status, out)
+	}
+	issued := func(route, id string) string {
+		_, out := e.do("GET", route, id, "u1", "", map[string]string{"limit": "1"})
+		c, _ := out["cursor"].(string)
+		if c == "" {
+			t.Fatalf("%s %s handed out no cursor: %v", route, id, out)
+		}
+		return c
+	}
+	list, sends := issued(campaignapi.RouteCampaigns, ""), issued(campaignapi.RouteCampaign, "c1")
+	_, sends2 := issued(campaignapi.RouteCampaigns, ""), issued(campaignapi.RouteCampaign, "c2")
+	changed := func(c string) string {
+		mid := len(c) / 2
+		return c[:mid] + map[bool]string{true: "B", false: "A"}[c[mid] == 'A'] + c[mid+1:]
+	}
+	// The positions the store itself uses, as the API used to show them.
+	bareKey := base64.RawURLEncoding.EncodeToString([]byte(`{"pk":"C#c2","sk":"META","owner":"u1","createdAt":"2026-06-01T06:00:00Z"}`))
+	for _, tc := range []struct {
+		name, route, id, user, cursor string
+	}{
+		{"list: a character changed", campaignapi.RouteCampaigns, "", "u1", changed(list)},
+		{"list: cut short by four", campaignapi.RouteCampaigns, "", "u1", list[:len(list)-4]},
+		{"list: never issued (the store's bare key)", campaignapi.RouteCampaigns, "", "u1", bareKey},
+		{"list: another user's", campaignapi.RouteCampaigns, "", "u2", list},
+		{"list: another list's (a page of sends)", campaignapi.RouteCampaigns, "", "u1", sends},
+		{"sends: a character changed", campaignapi.RouteCampaign, "c1", "u1", changed(sends)},
+		{"sends: cut short by four", campaignapi.RouteCampaign, "c1", "u1", sends[:len(sends)-4]},
+		{"sends: never issued (a bare offset)", campaignapi.RouteCampaign, "c1", "u1", "3"},
+		{"sends: another campaign's", campaignapi.RouteCampaign, "c1", "u1", sends2},
+		{"sends: another list's (the campaign list)", campaignapi.RouteCampaign, "c1", "u1", list},
+		{"sends: another user's, on their own campaign", campaignapi.RouteCampaign, "c4", "u2", sends},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out := e.do("GET", tc.route, tc.id, tc.user, "", map[string]string{"cursor": tc.cursor})
+			if msg, _ := out["message"].(string); status != 400 || out["error"] != "validation_error" || !strings.HasPrefix(msg, "cursor ") {
+				t.Fatalf("%d %v, want a 400 naming cursor", status, out)
+			}
+		})
+	}
+	t.Run("the issued cursors still page", func(t *testing.T) {
+		if status, out := e.do("GET", campaignapi.RouteCampaigns, "", "u1", "", map[string]string{"cursor": list, "limit": "1"}); status != 200 || len(out["campaigns"].([]any)) != 1 {
+			t.Fatalf("list: %d %v", status, out)
+		}
+		if status, out := e.do("GET", campaignapi.RouteCampaign, "c1", "u1", "", map[string]string{"cursor": sends}); status != 200 || out["sends"].([]any)[0].(map[string]any)["index"] != 1.0 {
+			t.Fatalf("sends: %d %v", status, out)
+		}
+	})
 }

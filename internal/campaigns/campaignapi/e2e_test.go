@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -46,7 +47,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	sched := memory.NewScheduler()
 	p, _ := provision.New(provision.Config{Seed: 1}, st, st, sched, st, clock)
 	c, _ := campaigncancel.New(st, st, sched, clock, 1)
-	h, err := campaignapi.New(st, runNow{p, clock}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := campaignapi.New(st, pagecursor.NewRandom(), runNow{p, clock}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package campaignapi
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
@@ -36,6 +35,24 @@ type campaignJSON struct {
 	Sends        []sendJSON     `json:"sends,omitempty"`
 	// Cursor reads the next page of sends (GET ?cursor=); absent at the end.
 	Cursor string `json:"cursor,omitempty"`
+}
+
+// summaryJSON is one campaign of the list: what the owner index
+// projects (tablekeys.OwnerProjection). The zone, the counts and the
+// sends are in GET /campaigns/{id}; a summary leaves them out rather
+// than show an empty zone.
+type summaryJSON struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	Subject   string `json:"subject"`
+	Total     int    `json:"total"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+func summaryOf(c campaign.Campaign) summaryJSON {
+	return summaryJSON{ID: c.ID, Status: string(c.Status), Subject: c.Subject, Total: c.Total,
+		CreatedAt: stamp(c.CreatedAt), UpdatedAt: stamp(c.UpdatedAt)}
 }
 
 // cancelJSON counts what one cancel did: a repeated cancel, or one of a
@@ -92,9 +109,9 @@ func countsOf(ts []campaign.SendTask) map[campaign.State]int {
 	return m
 }
 
-// campaignOf shows c with counts (nil: left out) and a page of sends
-// ending before next.
-func campaignOf(c campaign.Campaign, counts map[campaign.State]int, page []campaign.SendTask, next int) campaignJSON {
+// campaignOf shows c with counts (nil: left out) and a page of sends;
+// the caller seals the next page's cursor.
+func campaignOf(c campaign.Campaign, counts map[campaign.State]int, page []campaign.SendTask) campaignJSON {
 	out := campaignJSON{ID: c.ID, Status: string(c.Status), Subject: c.Subject, TimeZone: c.Rules.TimeZone, Total: c.Total,
 		CreatedAt: stamp(c.CreatedAt), UpdatedAt: stamp(c.UpdatedAt), CancelReason: c.CancelReason, Sends: sendsOf(page)}
 	if counts != nil {
@@ -102,9 +119,6 @@ func campaignOf(c campaign.Campaign, counts map[campaign.State]int, page []campa
 		for _, s := range SendStates {
 			out.Counts[string(s)] = counts[s]
 		}
-	}
-	if len(page) > 0 && next < c.Total {
-		out.Cursor = strconv.Itoa(next)
 	}
 	return out
 }

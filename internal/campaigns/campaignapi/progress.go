@@ -40,9 +40,9 @@ func ProgressChannel(ownerID, campaignID string) string {
 // NewProgress is the update for c after the changed sends, with the
 // counts read after them.
 func NewProgress(c campaign.Campaign, counts map[campaign.State]int, changed []campaign.SendTask, asOf time.Time) Progress {
-	j := campaignOf(c, counts, nil, 0)
+	j := campaignOf(c, counts, nil)
 	if j.Counts == nil {
-		j.Counts = campaignOf(c, map[campaign.State]int{}, nil, 0).Counts
+		j.Counts = campaignOf(c, map[campaign.State]int{}, nil).Counts
 	}
 	return Progress{CampaignID: c.ID, Status: string(c.Status), AsOf: asOf.UTC().Format(time.RFC3339Nano),
 		Counts: j.Counts, Sends: sendsOf(changed)}

@@ -79,6 +79,8 @@ const (
 	ProvisionMarginSec = "PROVISION_MARGIN_SEC"
 	// UnsubscribeSecretArn is the Secrets Manager secret that signs unsubscribe tokens (campaigns).
 	UnsubscribeSecretArn = "UNSUBSCRIBE_SECRET_ARN"
+	// PageCursorSecretArn is the Secrets Manager secret whose key seals the API's page cursors (taskapi, campaigns).
+	PageCursorSecretArn = "PAGE_CURSOR_SECRET_ARN"
 	// UnsubscribeURL is the public one-click unsubscribe endpoint campaign emails link (campaigns).
 	UnsubscribeURL = "UNSUBSCRIBE_URL"
 	// SuppressionList is the id of the campaigns' suppression list, the partition its entries live in (campaigns).
@@ -113,7 +115,7 @@ var All = []string{
 	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
-	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL, SuppressionList,
+	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL, SuppressionList, PageCursorSecretArn,
 	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsTable, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -71,19 +72,25 @@ var _ Tasks = (*task.Service)(nil)
 // Handler serves the task API.
 type Handler struct {
 	tasks         Tasks
+	cursors       *pagecursor.Sealer
 	notifications Notifications // nil: RouteNotifications is not served
 	origins       []string
 	log           *slog.Logger
 }
 
-// New returns a handler. A request whose Origin is one of allowedOrigins
-// gets it back in Access-Control-Allow-Origin; any other request gets the
-// first allowed origin, which a browser will refuse for another site.
-func New(tasks Tasks, allowedOrigins []string, log *slog.Logger) *Handler {
+// New returns a handler whose list cursors cursors seals (required: the
+// store's positions never reach a client bare). A request whose Origin is
+// one of allowedOrigins gets it back in Access-Control-Allow-Origin; any
+// other request gets the first allowed origin, which a browser will
+// refuse for another site.
+func New(tasks Tasks, cursors *pagecursor.Sealer, allowedOrigins []string, log *slog.Logger) *Handler {
+	if cursors == nil {
+		panic("api: New needs a cursor sealer")
+	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handler{tasks: tasks, origins: allowedOrigins, log: log}
+	return &Handler{tasks: tasks, cursors: cursors, origins: allowedOrigins, log: log}
 }
 
 // Serve handles one request. It never panics on client input and never
@@ -162,7 +169,17 @@ func (h *Handler) patch(ctx context.Context, r Request) Response {
 }
 
 func (h *Handler) list(ctx context.Context, r Request) Response {
-	page := task.PageRequest{Cursor: r.Query["cursor"], Limit: task.DefaultPageSize}
+	// The cursor is sealed for this route and caller: the store's
+	// position (a task id) is never shown, and no other list's opens here.
+	scope := pagecursor.Scope{Route: RouteTasks, Owner: r.UserID}
+	pos, err := h.cursors.Open(ctx, scope, r.Query["cursor"])
+	if errors.Is(err, pagecursor.ErrInvalid) {
+		return h.fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
+	}
+	if err != nil {
+		return h.mapErr(ctx, err)
+	}
+	page := task.PageRequest{Cursor: pos, Limit: task.DefaultPageSize}
 	if s, ok := r.Query["limit"]; ok {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > task.MaxPageSize {
@@ -175,7 +192,11 @@ func (h *Handler) list(ctx context.Context, r Request) Response {
 	if err != nil {
 		return h.mapErr(ctx, err)
 	}
-	out := listJSON{Tasks: make([]taskJSON, 0, len(p.Tasks)), Cursor: p.Cursor}
+	next, err := h.cursors.Seal(ctx, scope, p.Cursor)
+	if err != nil {
+		return h.mapErr(ctx, err)
+	}
+	out := listJSON{Tasks: make([]taskJSON, 0, len(p.Tasks)), Cursor: next}
 	for _, t := range p.Tasks {
 		out.Tasks = append(out.Tasks, toJSON(t))
 	}
@@ -207,7 +228,7 @@ func (h *Handler) mapErr(ctx context.Context, err error) Response {
 		// Update read the task again several times and it kept changing.
 		return h.fail(http.StatusConflict, "conflict", "the task was changed at the same time by another request: try again")
 	case errors.Is(err, task.ErrBadCursor):
-		return h.fail(http.StatusBadRequest, "validation_error", "cursor is not valid: pass the cursor of the previous page unchanged")
+		return h.fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		h.log.ErrorContext(ctx, "request timed out", "error", err.Error())
 		return h.fail(http.StatusServiceUnavailable, "unavailable", "the service is busy, try again")

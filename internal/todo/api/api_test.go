@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -34,7 +36,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h = New(svc, []string{"https://app.example.com", "http://localhost:5173"}, nil)
+	e.h = New(svc, pagecursor.NewRandom(), []string{"https://app.example.com", "http://localhost:5173"}, nil)
 	return e
 }
 
@@ -256,6 +258,42 @@ func TestListPaginatesAndIsolatesUsers(t *testing.T) {
 	}
 }
 
+// A cursor the API did not hand out to this caller for this list is a
+// 400 naming cursor, never a page read from wherever it points.
+func TestListRefusesCursorsItDidNotHandOut(t *testing.T) {
+	e := newEnv(t)
+	var ids []string
+	for i := 0; i < 3; i++ {
+		e.clock.t = t0.Add(time.Duration(i) * time.Millisecond)
+		ids = append(ids, e.create(t, "alice", "a", t0.Add(time.Hour)))
+	}
+	_, m := e.do(t, "alice", "GET", RouteTasks, "", "", map[string]string{"limit": "1"})
+	good, _ := m["cursor"].(string)
+	if good == "" || strings.Contains(good, ids[0]) {
+		t.Fatalf("cursor %q: want an opaque one", good)
+	}
+	raw := base64.RawURLEncoding.EncodeToString([]byte(ids[0])) // the store's own position, bare
+	mid := len(good) / 2
+	other, _ := pagecursor.NewRandom().Seal(context.Background(), pagecursor.Scope{Route: RouteTasks, Owner: "alice"}, ids[0])
+	for _, tc := range []struct{ name, user, cursor string }{
+		{"a character changed", "alice", good[:mid] + map[bool]string{true: "B", false: "A"}[good[mid] == 'A'] + good[mid+1:]},
+		{"cut short by four", "alice", good[:len(good)-4]},
+		{"never issued: the store's bare position", "alice", raw},
+		{"another user's", "bob", good},
+		{"another API's", "alice", other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, m := e.do(t, tc.user, "GET", RouteTasks, "", "", map[string]string{"cursor": tc.cursor})
+			if msg, _ := m["message"].(string); st != 400 || !strings.HasPrefix(msg, "cursor ") {
+				t.Fatalf("%d %v, want a 400 naming cursor", st, m)
+			}
+		})
+	}
+	if st, m := e.do(t, "alice", "GET", RouteTasks, "", "", map[string]string{"cursor": good}); st != 200 || m["tasks"].([]any)[0].(map[string]any)["id"] != ids[1] {
+		t.Fatalf("the issued cursor: %d %v", st, m)
+	}
+}
+
 func TestCORSOrigin(t *testing.T) {
 	e := newEnv(t)
 	for _, tc := range []struct{ origin, want string }{
@@ -321,7 +359,7 @@ func TestPendingCapPerUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h = New(svc, []string{"https://app.example.com"}, nil)
+	e.h = New(svc, pagecursor.NewRandom(), []string{"https://app.example.com"}, nil)
 	var ids []string
 	for i := 0; i < 3; i++ {
 		ids = append(ids, e.create(t, "alice", "a", t0.Add(time.Hour)))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -27,7 +28,7 @@ func BenchmarkCreate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return api.New(svc, []string{"https://app.example.com"}, log)
+		return api.New(svc, pagecursor.NewRandom(), []string{"https://app.example.com"}, log)
 	}
 	body := []byte(`{"title":"water the plants","description":"the ones on the balcony","dueAt":"` +
 		time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339) + `"}`)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -70,7 +71,7 @@ func FuzzServe(f *testing.F) {
 		if limit != "" {
 			q["limit"] = limit
 		}
-		h := New(svc, []string{"http://localhost:5173"}, slog.New(slog.DiscardHandler))
+		h := New(svc, pagecursor.NewRandom(), []string{"http://localhost:5173"}, slog.New(slog.DiscardHandler))
 		resp := h.Serve(ctx, Request{Method: methods[int(m)%len(methods)], Route: routes[int(r)%len(routes)],
 			TaskID: id, UserID: fuzzUserB, Query: q, Body: body})
 		if resp.Status >= 500 || resp.Status < 200 {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -26,8 +27,8 @@ var _ Notifications = (*notify.Subscriber)(nil)
 
 // NewWithNotifications is New, also serving GET and PUT
 // RouteNotifications from n.
-func NewWithNotifications(tasks Tasks, n Notifications, allowedOrigins []string, log *slog.Logger) *Handler {
-	h := New(tasks, allowedOrigins, log)
+func NewWithNotifications(tasks Tasks, cursors *pagecursor.Sealer, n Notifications, allowedOrigins []string, log *slog.Logger) *Handler {
+	h := New(tasks, cursors, allowedOrigins, log)
 	h.notifications = n
 	return h
 }

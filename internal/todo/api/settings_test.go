@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/todo/notify"
@@ -42,7 +43,7 @@ func newSettingsEnv(t *testing.T) *settingsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h = NewWithNotifications(svc, e.sub, []string{"https://app.example.com"}, slog.New(slog.DiscardHandler))
+	e.h = NewWithNotifications(svc, pagecursor.NewRandom(), e.sub, []string{"https://app.example.com"}, slog.New(slog.DiscardHandler))
 	return e
 }
 
@@ -218,7 +219,7 @@ func TestNotificationSettingsErrors(t *testing.T) {
 	})
 	t.Run("a handler without notifications does not serve the route", func(t *testing.T) {
 		svc, _ := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler()})
-		h := New(svc, nil, nil)
+		h := New(svc, pagecursor.NewRandom(), nil, nil)
 		if resp := h.Serve(context.Background(), Request{Method: "GET", Route: RouteNotifications, UserID: ada}); resp.Status != http.StatusNotFound {
 			t.Fatalf("status %d", resp.Status)
 		}

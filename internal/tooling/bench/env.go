@@ -45,6 +45,7 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		envvars.UnsubscribeURL:            "https://bench.example.com/unsubscribe",
 		envvars.UnsubscribeSecretArn:      "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench-unsubscribe-AbCdEf",
 		envvars.SuppressionList:           "default",
+		envvars.PageCursorSecretArn:       "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench-page-cursor-AbCdEf",
 		envvars.CampaignEventsHTTP:        "bench.appsync-api.us-east-1.amazonaws.com",
 		envvars.JobQueueURL:               "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
 		envvars.TargetFunctionArns:        "arn:aws:lambda:us-east-1:123456789012:function:bench-target",

@@ -104,6 +104,16 @@ type Email struct {
 	To      []string `json:"to"`
 	Subject string   `json:"subject"`
 	Body    string   `json:"body"`
+	// Headers are the message's own headers as the mail would carry
+	// them (a campaign email's List-Unsubscribe and
+	// List-Unsubscribe-Post), in order; none for the others.
+	Headers []Header `json:"headers,omitempty"`
+}
+
+// Header is one header of an email.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // DB is the open store. Its methods are safe for concurrent use.

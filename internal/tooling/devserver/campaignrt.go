@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
@@ -56,6 +57,7 @@ type campaignRuntime struct {
 	retries    map[string]retry
 	saved      string
 	unsub      *unsubscribe.Page
+	bounce     *campaignlambda.Bounce // the bounce function's handler, for the outbox's bounce and complaint buttons
 	worker     *send.Worker
 	provision  *provision.Provisioner
 	reconciler *reconcile.Reconciler
@@ -97,6 +99,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	keys := unsubscribe.StaticKeys(signer)
 	suppressions := s.db.Suppressions()
 	rt.unsub = &unsubscribe.Page{Keys: keys, Store: suppressions, Clock: clk, Log: log}
+	rt.bounce = &campaignlambda.Bounce{List: suppressions, Log: log}
 	rt.worker.Deliverability = &send.Deliverability{Sender: DevSender, Suppressions: suppressions,
 		Links: unsubscribe.Links{Base: s.cfg.PublicURL + RouteUnsubscribe, Keys: keys}}
 	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, rt.timer, s.db.CampaignCheckpoints(), clk); err != nil {
@@ -119,7 +122,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
-	if rt.api, err = campaignapi.New(rt.store, campaignStarter{rt}, c, clk, nil, origins, campaignapi.DefaultSenderGroup, log); err != nil {
+	if rt.api, err = campaignapi.New(rt.store, s.cursors, campaignStarter{rt}, c, clk, nil, origins, campaignapi.DefaultSenderGroup, log); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	rt.api.WithLimits(lim)

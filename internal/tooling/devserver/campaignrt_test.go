@@ -23,13 +23,19 @@ import (
 // returns its id once every schedule exists.
 func (e *env) createCampaign(tok string, recipients ...string) string {
 	e.t.Helper()
+	return e.createCampaignOn(tok, "2030-01-01", recipients...)
+}
+
+// createCampaignOn is createCampaign starting on day (YYYY-MM-DD).
+func (e *env) createCampaignOn(tok, day string, recipients ...string) string {
+	e.t.Helper()
 	var rs []map[string]string
 	for _, r := range recipients {
 		rs = append(rs, map[string]string{"email": r})
 	}
 	body := map[string]any{"subject": "Hello", "body": "Hi there", "recipients": rs,
 		"schedule": map[string]any{"sendsPerDay": len(recipients), "windows": []string{fmt.Sprintf("12:01-12:%02d", 1+len(recipients))}, "timeZone": "UTC",
-			"startDate": "2030-01-01", "weekdays": []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}}}
+			"startDate": day, "weekdays": []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}}}
 	r := e.do("POST", "/campaigns", "Bearer "+tok, body)
 	id, _ := r.body["id"].(string)
 	if r.status != http.StatusCreated || id == "" {

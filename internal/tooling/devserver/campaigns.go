@@ -46,16 +46,27 @@ func (s *Server) campaignRoutes(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
 	mux.HandleFunc(RouteUnsubscribe, s.campaigns.serveUnsubscribe) // public, as in AWS
+	mux.HandleFunc(RouteOutboxFeedback, s.serveOutboxFeedback)
 }
 
 // serveCampaignEvents is GET /campaigns/{id}/events: the campaign's
-// progress as server-sent events, for its owner only.
+// progress as server-sent events, for its owner only. A caller who is
+// not a sender gets the API's 403, as on every other campaign route.
 func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 	claims, ok := s.signedIn(w, r)
 	if !ok {
 		return
 	}
 	s.corsHeaders(w, r)
+	if resp := s.campaigns.api.Authorize(r.Context(), api.Request{UserID: claims.Sub, Email: claims.Email,
+		EmailVerified: claims.EmailVerified, Groups: claims.Groups}); resp != nil {
+		for k, v := range resp.Headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(resp.Status)
+		_, _ = w.Write(resp.Body)
+		return
+	}
 	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
 }
 

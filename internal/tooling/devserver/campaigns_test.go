@@ -131,6 +131,14 @@ func TestOnlyCampaignSendersMayUseCampaignsInDev(t *testing.T) {
 					t.Errorf("%s %s: %d %s, want %d", r.method, r.path, got.status, got.raw, want)
 				}
 			}
+			// The progress stream too: a non-sender is refused as on
+			// every other route, before the campaign is looked up (a
+			// sender asking for a missing one gets 404).
+			got := e.do("GET", "/campaigns/nope/events", "Bearer "+tok, nil)
+			want := map[bool]int{true: http.StatusNotFound, false: http.StatusForbidden}[tc.sender]
+			if got.status != want || (!tc.sender && got.body["error"] != "forbidden") {
+				t.Errorf("GET /campaigns/nope/events: %d %s, want %d", got.status, got.raw, want)
+			}
 		})
 	}
 }
@@ -140,7 +148,7 @@ func TestOnlyCampaignSendersMayUseCampaignsInDev(t *testing.T) {
 // stream shows each change, cancel stops the rest; the stream is the
 // owner's only and ends when the client goes away.
 func TestCampaignRunsInTheDevServer(t *testing.T) {
-	e := campaignEnv(t, "ann@example.com") // 2030-01-01 12:00 UTC, a Tuesday
+	e := campaignEnv(t, "ann@example.com", "bob@example.com") // 2030-01-01 12:00 UTC, a Tuesday
 	ann, bob := e.user("ann@example.com"), e.user("bob@example.com")
 	body := map[string]any{"subject": "Hello", "body": "Hi there",
 		"recipients": []map[string]string{{"email": "r0@example.com"}, {"email": "r1@example.com"}, {"email": "r2@example.com"}},
@@ -154,7 +162,7 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 	for _, c := range []struct {
 		name, tok string
 		status    int
-	}{{"no token", "", 401}, {"another user", bob, 404}} {
+	}{{"no token", "", 401}, {"another sender", bob, 404}} {
 		if s, got := e.openEvents(c.tok, id); got != c.status {
 			if s != nil {
 				s.close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
@@ -138,8 +139,15 @@ func (s outboxSender) Send(ctx context.Context, m campaign.Message) (campaign.Re
 	if err != nil {
 		return campaign.Receipt{}, err
 	}
+	// The headers SES would carry (the ses adapter adds the same ones).
+	var headers []boltstore.Header
+	if m.UnsubscribeURL != "" {
+		for _, h := range unsubscribe.Headers(m.UnsubscribeURL) {
+			headers = append(headers, boltstore.Header{Name: h[0], Value: h[1]})
+		}
+	}
 	e, _, err := s.db.AppendEmailOnce(m.IdempotencyKey, boltstore.Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
-		UserID: owner, To: []string{m.To}, Subject: m.Subject, Body: m.Body})
+		UserID: owner, To: []string{m.To}, Subject: m.Subject, Body: m.Body, Headers: headers})
 	if err != nil {
 		return campaign.Receipt{}, fmt.Errorf("outbox: %w: %w", err, campaign.ErrRetryable)
 	}

@@ -41,11 +41,43 @@ function render(emails) {
     const to = m.to && m.to.length ? el('td', m.to.join(', ')) : el('td');
     if (!m.to || !m.to.length) to.append(el('em', 'nobody (no confirmed subscription)'));
     const body = el('td');
+    // The message's own headers as the mail carries them (a campaign
+    // email's List-Unsubscribe and List-Unsubscribe-Post).
+    if (m.headers && m.headers.length) {
+      body.append(el('pre', m.headers.map((h) => `${h.name}: ${h.value}`).join('\n'), { class: 'headers', 'data-testid': 'outbox-headers' }));
+    }
     body.append(el('pre', m.body));
+    if (m.kind === 'campaign') body.append(feedbackButtons(m));
     tr.append(el('td', String(m.seq)), el('td', when(m.at)), el('td', m.kind), to, el('td', m.subject), body);
     table.tBodies[0].append(tr);
   }
   mail.append(table);
+}
+
+// feedbackButtons make a campaign email bounce for good or draw a
+// complaint, as the recipient's mail server would: the server hands SES's
+// event to the bounce function's handler, which suppresses the address.
+function feedbackButtons(m) {
+  const p = el('p', undefined, { class: 'feedback' });
+  for (const [kind, label] of [['bounce', 'Bounce'], ['complaint', 'Complaint']]) {
+    const b = el('button', label, { type: 'button', 'data-testid': `outbox-${kind}`, 'aria-label': `${label}: email #${m.seq} to ${(m.to || []).join(', ')}` });
+    b.addEventListener('click', () => feedback(m, kind).catch((err) => status(String(err))));
+    p.append(b, ' ');
+  }
+  return p;
+}
+
+async function feedback(m, kind) {
+  const s = session();
+  if (!s) return signedOut();
+  const res = await fetch(`/outbox/${m.seq}/${kind}`, { method: 'POST', headers: { Authorization: s.idToken, Accept: 'application/json' } });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) return status(body.message || `${kind}: HTTP ${res.status}`);
+  status(`Email #${m.seq}: ${body.event} sent to the bounce handler; ${(body.suppressed || []).join(', ')} suppressed for later sends.`);
+}
+
+function status(text) {
+  document.getElementById('status').textContent = text;
 }
 
 function signedOut(message) {

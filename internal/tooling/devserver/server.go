@@ -24,6 +24,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -103,6 +104,7 @@ type Server struct {
 	db         *boltstore.DB
 	pipe       *pipeline.Pipeline
 	api        *api.Handler
+	cursors    *pagecursor.Sealer
 	signer     *Signer
 	policy     notify.SignUpPolicy
 	sns        *localSNS
@@ -203,7 +205,16 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	if cfg.PublicURL != "" {
 		origins = append(origins, cfg.PublicURL)
 	}
-	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.subscriber, append(origins, cfg.ExtraOrigins...), cfg.Log)
+	// One key seals both APIs' page cursors (each cursor is bound to its
+	// route and caller), kept in the data folder so a restart keeps them.
+	cursorKey, err := db.Secret("page-cursor-key", pagecursor.MinSecretBytes)
+	if err != nil {
+		return nil, err
+	}
+	if s.cursors, err = pagecursor.New(cursorKey); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.cursors, s.subscriber, append(origins, cfg.ExtraOrigins...), cfg.Log)
 	if err := s.openCampaigns(append(origins, cfg.ExtraOrigins...)); err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -427,7 +428,7 @@ func newWorld(cfg Config) *world {
 	if cfg.Mutation.Expirer != nil {
 		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
 	}
-	w.api = api.New(w.svc, nil, log)
+	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, log)
 	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{&w.stages}, nil, log)
 	must(err)
 	var ws timer.Scheduler = w.fsched

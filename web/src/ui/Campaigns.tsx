@@ -9,7 +9,7 @@ import {
   buildCreateBody,
   firstView,
   type CampaignForm,
-  type CampaignJSON,
+  type CampaignSummary,
   type CampaignView,
   type FormErrors,
   type LiveState,
@@ -90,7 +90,7 @@ function CampaignList({ api, announce, onUnauthorized }: Props) {
   const [busy, setBusy] = useState(false);
   // The plan with the zone it was asked for (the answer does not repeat it).
   const [preview, setPreview] = useState<(Preview & { timeZone: string }) | null>(null);
-  const [campaigns, setCampaigns] = useState<CampaignJSON[] | null>(null);
+  const [campaigns, setCampaigns] = useState<CampaignSummary[] | null>(null);
   const [listError, setListError] = useState('');
   const id = useId();
 

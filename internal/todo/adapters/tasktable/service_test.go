@@ -9,6 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -53,7 +54,7 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := api.New(svc, nil, nil)
+	h := api.New(svc, pagecursor.NewRandom(), nil, nil)
 	call := func(user, method, route, id, body string) (int, map[string]any) {
 		t.Helper()
 		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: user, Body: []byte(body)})

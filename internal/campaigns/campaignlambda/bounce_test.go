@@ -1,4 +1,4 @@
-package main
+package campaignlambda
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func (brokenList) Add(context.Context, suppress.Entry) (bool, error) {
 	return false, errors.New("throttled")
 }
 
-func TestHandle(t *testing.T) {
+func TestBounceSuppresses(t *testing.T) {
 	b, err := os.ReadFile("testdata/bounce.json")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestHandle(t *testing.T) {
 			if c.broken {
 				list = brokenList{mem}
 			}
-			h := &handler{list: list, log: log}
+			h := &Bounce{List: list, Log: log}
 			for i := 0; i < 2; i++ { // SES and SNS deliver at least once
 				if err := h.Handle(context.Background(), c.event); (err != nil) != c.wantErr {
 					t.Fatalf("delivery %d: Handle = %v, want error %v", i+1, err, c.wantErr)
