@@ -1,0 +1,139 @@
+package ops_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/ops"
+	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
+
+var now = time.Now().UTC().Truncate(time.Second)
+
+func newTask(id string, due time.Time) task.Task {
+	return task.Task{UserID: "user-1", TaskID: id, Title: "t", Status: task.StatusPending, DueAt: due, ScheduleToken: "tok",
+		CreatedAt: now.Add(-3 * time.Hour), UpdatedAt: now.Add(-3 * time.Hour)}
+}
+
+func keyText(tk task.Task) string { return "pk=" + tk.UserID + ",sk=" + tk.TaskID }
+
+func TestDiscoverFindsTheStack(t *testing.T) {
+	f := opstest.New(t, now)
+	st := f.World.Stack
+	if len(st.Tables) != 1 || st.Tables[0].Name != opstest.TaskTable || !st.Tables[0].HasTimer ||
+		st.Tables[0].TimerName != "scheduler:"+opstest.Group || st.Tables[0].Reconciler == "" {
+		t.Fatalf("tables = %+v", st.Tables)
+	}
+	for _, kind := range []ops.QueueKind{ops.QueueWork, ops.QueueDeadLetters, ops.QueueStreamFailures, ops.QueueSchedulerDeadLetters, ops.QueueAsyncFailures} {
+		q := f.Queue(t, kind)
+		if kind != ops.QueueWork && kind != ops.QueueStreamFailures && q.Target == "" {
+			t.Errorf("%s queue %s has no redrive target", kind, q.Name)
+		}
+	}
+}
+
+func TestWhy(t *testing.T) {
+	ctx := context.Background()
+	f := opstest.New(t, now)
+	tm, err := f.World.Timer(f.World.Stack.Tables[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := newTask("01JD0000000000000000000001", now.Add(time.Hour))
+	lost := newTask("01JD0000000000000000000002", now.Add(time.Hour))
+	orphan := newTask("01JD0000000000000000000003", now.Add(time.Hour))
+	claimed := newTask("01JD0000000000000000000004", now.Add(-30*time.Second))
+	stale := newTask("01JD0000000000000000000005", now.Add(-time.Hour))
+	done := newTask("01JD0000000000000000000006", now.Add(time.Hour))
+	for _, tk := range []task.Task{armed, lost, claimed, stale, done} {
+		if err := f.Tasks.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tk := range []task.Task{armed, orphan} {
+		if err := tm.Create(ctx, task.ScheduleFor(tk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Claimed now, within the lease; and one claimed long ago, never
+	// delivered.
+	for _, c := range []struct {
+		tk task.Task
+		at time.Time
+	}{{claimed, now}, {stale, now.Add(-50 * time.Minute)}} {
+		if _, err := f.Tasks.Expire(ctx, c.tk.UserID, c.tk.TaskID, c.tk.DueAt, c.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.Tasks.Delete(ctx, done.UserID, done.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	// A poisoned cancellation of the lost task's key in the FIFO DLQ.
+	dlq := f.Queue(t, ops.QueueDeadLetters)
+	sendJSON(t, f, dlq, cancel.Message{Action: cancel.ActionSchedule, Partition: lost.UserID, Sort: lost.TaskID, DueAt: lost.DueAt, EventID: "e1"}, "g1")
+
+	tests := []struct {
+		tk      task.Task
+		verdict string
+		problem bool
+		entry   bool
+		letters int
+	}{
+		{armed, ops.VerdictArmed, false, true, 0},
+		{lost, ops.VerdictMissing, true, false, 1},
+		{orphan, ops.VerdictOrphaned, true, true, 0},
+		{claimed, ops.VerdictClaimed, false, false, 0},
+		{stale, ops.VerdictUndelivered, true, false, 0},
+		{done, ops.VerdictNoItem, false, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.verdict, func(t *testing.T) {
+			r, err := f.World.Why(ctx, "", keyText(tt.tk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != tt.verdict || r.Problem != tt.problem || (r.Entry != nil) != tt.entry || len(r.Messages) != tt.letters {
+				t.Errorf("why = %s (problem %v, entry %+v, %d messages): %s; want %s", r.Verdict, r.Problem, r.Entry, len(r.Messages), r.Explanation, tt.verdict)
+			}
+		})
+	}
+	// The peek left the message in its queue, visible.
+	if n := f.Count(t, dlq); n != 1 {
+		t.Errorf("the dead-letter queue holds %d messages after why, want 1", n)
+	}
+}
+
+func sendJSON(t *testing.T, f *opstest.Fixture, q ops.Queue, m cancel.Message, group string) {
+	t.Helper()
+	b := `{"action":"` + string(m.Action) + `","pk":"` + m.Partition + `","sk":"` + m.Sort + `","dueAt":"` + contract.FormatTime(m.DueAt) + `","eventId":"` + m.EventID + `"}`
+	send(t, f, q, b, group, m.Partition+"/"+m.Sort+"-"+m.EventID, nil)
+}
+
+func send(t *testing.T, f *opstest.Fixture, q ops.Queue, body, group, dedup string, attrs map[string]string) {
+	t.Helper()
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(body)}
+	if group != "" {
+		in.MessageGroupId, in.MessageDeduplicationId = aws.String(group), aws.String(dedup)
+	}
+	if len(attrs) > 0 {
+		in.MessageAttributes = map[string]sqstypes.MessageAttributeValue{}
+		for k, v := range attrs {
+			in.MessageAttributes[k] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		}
+	}
+	if _, err := f.SQS.SendMessage(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+}
