@@ -36,10 +36,18 @@ type Letter struct {
 	key      contract.Key
 }
 
-// visibility is how long a peek holds the messages it read, in seconds:
-// long enough to page through a queue, and each is reset to 0 at once
-// after, so the consumers see them again.
-const visibility = 30
+// DefaultVisibility is how long a peek or a redrive holds the messages
+// it read, in seconds: long enough to page through a queue; a peek resets
+// each to 0 at once after, so the consumers see them again, and a
+// redrive stopped part-way leaves its messages to reappear after it.
+const DefaultVisibility = 30
+
+func (w *World) visibility() int32 {
+	if w.Visibility > 0 {
+		return w.Visibility
+	}
+	return DefaultVisibility
+}
 
 // peek reads up to max messages of q without consuming them: received
 // with a short visibility timeout, and made visible again (0) before it
@@ -55,7 +63,7 @@ func (w *World) peek(ctx context.Context, q Queue, max int) ([]Letter, error) {
 	}()
 	for len(out) < max {
 		r, err := w.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL),
-			MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: visibility,
+			MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: w.visibility(),
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 			MessageAttributeNames:       []string{"All"}})
 		if err != nil {
@@ -236,7 +244,7 @@ func (w *World) take(ctx context.Context, q Queue, n int, dryRun bool) ([]Letter
 		return w.peek(ctx, q, 1000)
 	}
 	r, err := w.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL),
-		MaxNumberOfMessages: int32(n), VisibilityTimeout: visibility,
+		MaxNumberOfMessages: int32(n), VisibilityTimeout: w.visibility(),
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"}})
 	if err != nil {

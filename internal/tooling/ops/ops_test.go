@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/ops"
@@ -117,7 +117,11 @@ func TestWhy(t *testing.T) {
 
 func sendJSON(t *testing.T, f *opstest.Fixture, q ops.Queue, m cancel.Message, group string) {
 	t.Helper()
-	b := `{"action":"` + string(m.Action) + `","pk":"` + m.Partition + `","sk":"` + m.Sort + `","dueAt":"` + contract.FormatTime(m.DueAt) + `","eventId":"` + m.EventID + `"}`
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := string(raw)
 	send(t, f, q, b, group, m.Partition+"/"+m.Sort+"-"+m.EventID, nil)
 }
 

@@ -36,6 +36,9 @@ type World struct {
 	Now func() time.Time
 	// Progress, when set, is told what a long operation is at.
 	Progress func(done, total int, what string)
+	// Visibility is how long a read message stays hidden, in seconds.
+	// Default: DefaultVisibility.
+	Visibility int32
 	// Log receives the reconciler's log lines on a repair. Default: none.
 	Log *slog.Logger
 }
