@@ -108,7 +108,7 @@ func decode(q Queue, m sqstypes.Message) Letter {
 			return l
 		}
 		l.key = msg.Key()
-		l.Reason = fmt.Sprintf("%s (event %s): the worker gave up after %s receives", msg.Action, msg.EventID, orQ(l.Receives))
+		l.Reason = fmt.Sprintf("%s (event %s): the worker gave up on it", msg.Action, msg.EventID)
 	case QueueSchedulerDeadLetters:
 		l.Reason = strings.TrimSpace(attr("ERROR_CODE") + ": " + attr("ERROR_MESSAGE"))
 		if l.Reason == ":" {
@@ -164,13 +164,6 @@ func decode(q Queue, m sqstypes.Message) Letter {
 	return l
 }
 
-func orQ(s string) string {
-	if s == "" {
-		return "?"
-	}
-	return s
-}
-
 // DeadLetters lists every failure queue's messages, decoded, without
 // consuming them (at most max per queue).
 func (w *World) DeadLetters(ctx context.Context, max int) ([]Letter, error) {
@@ -190,7 +183,8 @@ type Redriven struct {
 	Letter
 	// Action: "resent" to the work queue, "invoked" the function,
 	// "kept" (nowhere to re-send: a stream failure's records are
-	// repaired by the reconciler), "would resend"/"would invoke" on a dry
+	// repaired by the reconciler; or a poisoned message, which the
+	// worker cannot read), "would resend"/"would invoke" on a dry
 	// run, or "failed: ..." (kept).
 	Action string `json:"action"`
 }
@@ -264,6 +258,12 @@ func (w *World) redriveOne(ctx context.Context, l Letter, dryRun bool) string {
 	q := l.queue
 	var send func() error
 	switch {
+	case q.Kind == QueueDeadLetters && l.key == (contract.Key{}):
+		// Poisoned: the worker cannot read it, and would send it back.
+		if !dryRun {
+			w.release(ctx, l)
+		}
+		return "kept (poisoned: delete it by hand)"
 	case q.Kind == QueueDeadLetters && q.Target != "":
 		if dryRun {
 			return "would resend"
