@@ -27,11 +27,15 @@ const (
 // opener discovers the stack called name.
 type opener func(ctx context.Context, stack string) (*ops.World, error)
 
+// world is how a command reaches its stack.
+type worldFunc func() (ops.Operator, error)
+
 // errProblem: the command ran and found a problem (ExitProblem).
 var errProblem = errors.New("found a problem")
 
 type flags struct {
 	stack, table string
+	dev          string
 	json         bool
 	quiet        bool
 }
@@ -85,11 +89,17 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift).`,
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&f.stack, "stack", "", "the stack's name, e.g. Unschedule-prod (required)")
 	root.PersistentFlags().StringVar(&f.table, "table", "", "the item table (default: the only one, or every one)")
+	root.PersistentFlags().StringVar(&f.dev, "dev", "", "the make dev server's URL, e.g. http://127.0.0.1:8080, instead of --stack")
 	root.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts instead of tables")
 	root.PersistentFlags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
-	world := func() (*ops.World, error) {
-		if f.stack == "" {
-			return nil, fmt.Errorf("%w: --stack is required: the deployed stack's name, e.g. --stack Unschedule-prod", ops.ErrUsage)
+	world := func() (ops.Operator, error) {
+		switch {
+		case f.dev != "" && f.stack != "":
+			return nil, fmt.Errorf("%w: give --stack or --dev, not both", ops.ErrUsage)
+		case f.dev != "":
+			return ops.NewRemote(f.dev, nil), nil
+		case f.stack == "":
+			return nil, fmt.Errorf("%w: --stack is required: the deployed stack's name, e.g. --stack Unschedule-prod (or --dev URL for make dev)", ops.ErrUsage)
 		}
 		if !f.quiet {
 			fmt.Fprintf(stderr, "reading stack %s...\n", f.stack)
@@ -121,7 +131,7 @@ func progress(w io.Writer) func(done, total int, what string) {
 	}
 }
 
-func whyCmd(ctx context.Context, f *flags, world func() (*ops.World, error)) *cobra.Command {
+func whyCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 	var user, taskID string
 	c := &cobra.Command{
 		Use:   "why [pk=<partition>,sk=<sort>]",
@@ -162,7 +172,7 @@ func whyCmd(ctx context.Context, f *flags, world func() (*ops.World, error)) *co
 	return c
 }
 
-func driftCmd(ctx context.Context, f *flags, world func() (*ops.World, error)) *cobra.Command {
+func driftCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 	var repair bool
 	var key string
 	c := &cobra.Command{
@@ -205,7 +215,7 @@ is left as it is); --key narrows either to one item.`,
 	return c
 }
 
-func dlqCmd(ctx context.Context, f *flags, world func() (*ops.World, error)) *cobra.Command {
+func dlqCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 	c := &cobra.Command{Use: "dlq", Short: "The stack's failure queues: list, redrive"}
 	var max int
 	list := &cobra.Command{

@@ -8,11 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
@@ -131,14 +127,13 @@ func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, er
 	s := t.Schema
 	r := WhyReport{Table: t.Name, Key: k.String(), Timer: t.TimerName, Claim: map[string]string{}}
 	w.progress(1, 4, "reading the item")
-	out, err := w.DDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.Name),
-		Key: dynamo.ToAttrs(s.Attrs(k)), ConsistentRead: aws.Bool(true)})
+	attrs, found, err := w.backend().Item(ctx, t, k)
 	if err != nil {
-		return r, fmt.Errorf("read %s from %s: %w", k, t.Name, err)
+		return r, err
 	}
 	var it contract.Item
-	if len(out.Item) > 0 {
-		r.Found, r.Item = true, dynamo.FromAttrs(out.Item)
+	if found {
+		r.Found, r.Item = true, attrs
 		if it, err = s.ItemFrom(r.Item); err != nil {
 			return r, fmt.Errorf("read %s: %w", k, err)
 		}

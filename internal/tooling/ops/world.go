@@ -25,13 +25,30 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
+// Backend is where a stack's items and its reconciler's collaborators
+// live: the deployed stack's AWS resources (the default), or an
+// in-process world (make dev's server, internal/tooling/devserver).
+type Backend interface {
+	// Item reads the item k of table t, its attributes as strings
+	// (found is false when there is none).
+	Item(ctx context.Context, t Table, k contract.Key) (attrs map[string]string, found bool, err error)
+	// Reconciler is the reconciler's configuration and collaborators for
+	// table t, wired as its function wires them.
+	Reconciler(t Table) (reconcile.Config, reconcile.Deps, error)
+	// Lease is the firing lease of table t.
+	Lease(t Table) time.Duration
+}
+
 // World is a discovered stack and the clients that reach it.
 type World struct {
-	Stack  Stack
-	AWS    aws.Config
-	DDB    *dynamodb.Client
-	Lambda Lambda
-	SQS    SQS
+	// Backend defaults to the AWS resources of Stack, through DDB,
+	// Lambda and AWS.
+	Backend Backend
+	Stack   Stack
+	AWS     aws.Config
+	DDB     *dynamodb.Client
+	Lambda  Lambda
+	SQS     SQS
 	// Now tells the time. Default: time.Now.
 	Now func() time.Time
 	// Progress, when set, is told what a long operation is at.
@@ -82,12 +99,42 @@ func (w *World) Timer(t Table) (timers.Timer, error) {
 	return timers.New(w.AWS, t.Timer)
 }
 
-// reconciler is the reconciler's configuration and collaborators for
+func (w *World) backend() Backend {
+	if w.Backend != nil {
+		return w.Backend
+	}
+	return awsBackend{w}
+}
+
+func (w *World) reconciler(t Table) (reconcile.Config, reconcile.Deps, error) {
+	return w.backend().Reconciler(t)
+}
+
+func (w *World) lease(t Table) time.Duration { return w.backend().Lease(t) }
+
+// awsBackend is the deployed stack's.
+type awsBackend struct{ w *World }
+
+// Item reads the item with a consistent read.
+func (b awsBackend) Item(ctx context.Context, t Table, k contract.Key) (map[string]string, bool, error) {
+	out, err := b.w.DDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.Name),
+		Key: dynamo.ToAttrs(t.Schema.Attrs(k)), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s from %s: %w", k, t.Name, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, false, nil
+	}
+	return dynamo.FromAttrs(out.Item), true, nil
+}
+
+// Reconciler is the reconciler's configuration and collaborators for
 // table t, wired from its function's environment exactly as
 // lambdas/reconciler wires them (the item view, the firing core with its
-// lease, the target); Checkpoints is the function's own store, which a
-// plan or a one-key repair replaces with a scratch one.
-func (w *World) reconciler(t Table) (reconcile.Config, reconcile.Deps, error) {
+// lease, the target); Checkpoints is left unset: a plan, a repair or a
+// one-key pass uses a scratch one, never the function's.
+func (b awsBackend) Reconciler(t Table) (reconcile.Config, reconcile.Deps, error) {
+	w := b.w
 	env := map[string]string{}
 	if f, ok := w.Stack.Function(t.Reconciler); ok {
 		env = f.Env
@@ -145,9 +192,10 @@ func (w *World) reconciler(t Table) (reconcile.Config, reconcile.Deps, error) {
 	return cfg, d, nil
 }
 
-// lease is the firing lease of table t: the expiry function's, as the
+// Lease is the firing lease of table t: the expiry function's, as the
 // reconciler reads it.
-func (w *World) lease(t Table) time.Duration {
+func (b awsBackend) Lease(t Table) time.Duration {
+	w := b.w
 	for _, name := range t.Functions {
 		f, _ := w.Stack.Function(name)
 		if v := f.Env[envvars.FireLeaseSeconds]; v != "" {
