@@ -113,7 +113,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift).`,
 		}
 		return w, nil
 	}
-	root.AddCommand(whyCmd(ctx, f, world), driftCmd(ctx, f, world), dlqCmd(ctx, f, world))
+	root.AddCommand(whyCmd(ctx, f, world), driftCmd(ctx, f, world), dlqCmd(ctx, f, world), campaignsCmd(ctx, f, world))
 	return root
 }
 
@@ -263,6 +263,60 @@ that the deduplication id or the claim does not absorb.`,
 	c.PersistentFlags().IntVar(&max, "max", 1000, "at most this many messages per queue")
 	c.AddCommand(list, redrive)
 	return c
+}
+
+func campaignsCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
+	c := &cobra.Command{Use: "campaigns", Short: "Scheduled email campaigns: cancel"}
+	var owner string
+	var dry bool
+	cancel := &cobra.Command{
+		Use:   "cancel",
+		Short: "Cancel every unfinished campaign of one owner, with the campaign API's cancel",
+		Long: `cancel marks each Draft, Provisioning or Active campaign of the owner Cancelled,
+cancels its Pending send tasks and deletes their schedules, by the code of the
+campaign API's cancel (internal/campaigns/campaigncancel), one campaign after
+the other. Running sends finish; finished campaigns are left.`,
+		Example: `  unschedule campaigns cancel --stack Unschedule-prod-campaigns --owner 3f1c... --dry-run`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := world()
+			if err != nil {
+				return err
+			}
+			w, ok := o.(*ops.World)
+			if !ok {
+				return fmt.Errorf("%w: campaigns cancel needs --stack (make dev's campaigns are cancelled in its web app)", ops.ErrUsage)
+			}
+			rs, err := w.CancelCampaigns(ctx, owner, dry)
+			if perr := printCampaigns(cmd.OutOrStdout(), f.json, rs); perr != nil && err == nil {
+				err = perr
+			}
+			return err
+		},
+	}
+	cancel.Flags().StringVar(&owner, "owner", "", "the campaigns' owner: the sender's user pool sub (required)")
+	cancel.Flags().BoolVar(&dry, "dry-run", false, "list the campaigns it would cancel, and change nothing")
+	c.AddCommand(cancel)
+	return c
+}
+
+func printCampaigns(out io.Writer, asJSON bool, rs []ops.CampaignCancel) error {
+	if asJSON {
+		if rs == nil {
+			rs = []ops.CampaignCancel{}
+		}
+		return writeJSON(out, rs)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "CAMPAIGN\tSTATUS\tACTION\tTASKS CANCELLED\tSCHEDULES DELETED\n")
+	for _, r := range rs {
+		n, d := "-", "-"
+		if r.Result != nil {
+			n, d = fmt.Sprint(r.Result.Cancelled), fmt.Sprint(r.Result.SchedulesDeleted)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Campaign, r.Status, r.Action, n, d)
+	}
+	return tw.Flush()
 }
 
 func writeJSON(w io.Writer, v any) error {

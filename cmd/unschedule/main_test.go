@@ -205,6 +205,29 @@ func TestRedriveCommand(t *testing.T) {
 	}
 }
 
+func TestCampaignsCancel(t *testing.T) {
+	f := opstest.New(t, testenv.CampaignT0)
+	c, tasks := testenv.CampaignFixture(t, "c1", 3, testenv.CampaignT0)
+	f.Campaign(t, c, tasks)
+	st := "--stack=" + opstest.StackName
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"campaigns_cancel_dry", []string{"campaigns", "cancel", st, "--owner", "owner-1", "--dry-run"}},
+		{"campaigns_cancel", []string{"campaigns", "cancel", st, "--owner", "owner-1"}},
+	} {
+		out, code := cli(t, f, tt.args...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s", tt.name, code, out)
+		}
+		golden(t, tt.name, out)
+	}
+	if _, code := cli(t, f, "campaigns", "cancel", st); code != ExitUsage {
+		t.Errorf("without --owner: exit %d, want %d", code, ExitUsage)
+	}
+}
+
 // A small checker of the JSON Schema keywords the schema files use:
 // type, enum, properties, required, additionalProperties, items and
 // $ref to a sibling file (name.schema.json).

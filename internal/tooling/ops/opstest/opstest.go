@@ -22,7 +22,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
+	"github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/tooling/ops"
@@ -36,6 +41,10 @@ const StackName = "Unschedule-test"
 const (
 	TaskTable = "Unschedule-test-TaskTable"
 	Group     = "Unschedule-test-Tasks-ScheduleGroup"
+	// CampaignTable and CampaignGroup are the campaigns' table and
+	// schedule group.
+	CampaignTable = "Unschedule-test-CampaignTable"
+	CampaignGroup = "Unschedule-test-Campaigns-ScheduleGroup"
 )
 
 // Fixture is the fixture stack, discovered, and its clients.
@@ -107,6 +116,10 @@ func template() string {
 			envvars.TargetFunctionArn: arn("NotificationsNotify8FC8969C"), envvars.GraceSec: "300", envvars.FireLeaseSeconds: "60"})),
 		"CancellationProcessorC2A9BB34": fn(map[string]any{envvars.QueueURL: ref("CancellationQueueB88B88EE"), envvars.ItemSchema: schema}),
 		"CancellationWorker966175FC":    fn(timerEnv(map[string]any{})),
+		"CampaignsSendDeadLetterQueue":  queue(map[string]any{"QueueName": "Unschedule-test-CampaignScheduleDeadLetters"}),
+		"CampaignsApiHandler": fn(map[string]any{envvars.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
+			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("TasksExpiry72143EAC"),
+			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue")}),
 		"CancellationWorkerSqsEventSource": map[string]any{"Type": "AWS::Lambda::EventSourceMapping", "Properties": map[string]any{
 			"EventSourceArn": arn("CancellationQueueB88B88EE"), "FunctionName": ref("CancellationWorker966175FC"), "BatchSize": 10,
 			// Disabled: moto would run the (absent) worker on every send.
@@ -124,6 +137,7 @@ func New(t testing.TB, now time.Time) *Fixture {
 	m := testenv.SharedMoto(t)
 	ddb := testenv.DynamoClient(t, testenv.StartDynalite(t))
 	testenv.CreateTaskTable(t, ddb, TaskTable)
+	testenv.CreateTable(t, ddb, campaigntable.CampaignTableInput(CampaignTable))
 	cfg := aws.Config{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")}
 	cfn := cloudformation.NewFromConfig(cfg)
@@ -167,8 +181,10 @@ func New(t testing.TB, now time.Time) *Fixture {
 		}
 	}
 	sc := m.SchedulerClient()
-	if _, err := sc.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(Group)}); err != nil {
-		t.Fatal(err)
+	for _, g := range []string{Group, CampaignGroup} {
+		if _, err := sc.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(g)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	inv := &Invokes{Lambda: lc}
 	st, err := ops.Discover(ctx, cfn, inv, sq, StackName)
@@ -206,4 +222,39 @@ func (f *Fixture) Count(t testing.TB, q ops.Queue) int {
 		n += v
 	}
 	return n
+}
+
+// Campaign writes campaign c and its tasks, and arms each task's schedule
+// on the campaigns' timer (as provisioning would), which it returns.
+func (f *Fixture) Campaign(t testing.TB, c campaign.Campaign, tasks []campaign.SendTask) timers.Timer {
+	t.Helper()
+	ctx := context.Background()
+	store, err := campaigntable.NewCampaignStore(f.World.DDB, CampaignTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env map[string]string
+	for _, fn := range f.World.Stack.Functions {
+		if fn.Env[envvars.CampaignTable] != "" {
+			env = fn.Env
+		}
+	}
+	get := func(k string) string { return env[k] }
+	tc, err := campaigntimer.Load(lambdaenv.New(get), get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := timers.New(f.World.AWS, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Create(ctx, c, tasks); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks {
+		if err := tm.Create(ctx, tk.Schedule()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tm
 }
