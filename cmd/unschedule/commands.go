@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -133,12 +134,15 @@ func progress(w io.Writer) func(done, total int, what string) {
 
 func whyCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 	var user, taskID string
+	var logs bool
+	var since time.Duration
 	c := &cobra.Command{
 		Use:   "why [pk=<partition>,sk=<sort>]",
 		Short: "Show an item, its timer entry, its claim marks and failure messages, and a verdict",
 		Example: `  unschedule why --stack Unschedule-prod pk=user-1,sk=01JD0000000000000000000001
   unschedule why --stack Unschedule-prod --user 3f1c... --task 01JD...
-  unschedule why --stack Unschedule-prod --json userId=u1,taskId=t1`,
+  unschedule why --stack Unschedule-prod --json userId=u1,taskId=t1
+  unschedule why --stack Unschedule-prod --logs --since 72h pk=user-1,sk=01JD...`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key := ""
@@ -154,9 +158,18 @@ func whyCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			stack, onStack := w.(*ops.World)
+			if logs && !onStack {
+				return fmt.Errorf("%w: --logs reads CloudWatch Logs: give --stack, not --dev", ops.ErrUsage)
+			}
 			r, err := w.Why(ctx, f.table, key)
 			if err != nil {
 				return err
+			}
+			if logs {
+				if r.History, err = stack.History(ctx, r.Table, key, since); err != nil {
+					return err
+				}
 			}
 			if err := printWhy(cmd.OutOrStdout(), f.json, r); err != nil {
 				return err
@@ -169,6 +182,8 @@ func whyCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 	}
 	c.Flags().StringVar(&user, "user", "", "the to-do app's user (the task table's partition key)")
 	c.Flags().StringVar(&taskID, "task", "", "the to-do app's task id (its sort key)")
+	c.Flags().BoolVar(&logs, "logs", false, "add the item's history from the functions' logs (CloudWatch Logs Insights)")
+	c.Flags().DurationVar(&since, "since", 24*time.Hour, "how far back --logs reads")
 	return c
 }
 
@@ -357,6 +372,12 @@ func printWhy(out io.Writer, asJSON bool, r ops.WhyReport) error {
 		fmt.Fprintf(tw, "  %s\t%s\n", l.Queue, l.Reason)
 	}
 	fmt.Fprintf(tw, "verdict\t%s: %s\n", r.Verdict, r.Explanation)
+	if r.History != nil {
+		fmt.Fprintf(tw, "history\t%d line(s)\n", len(r.History))
+		for _, l := range r.History {
+			fmt.Fprintf(tw, "  %s\t%s %s %s\n", l.Time, l.Group, l.Level, l.Message)
+		}
+	}
 	return tw.Flush()
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
@@ -161,6 +162,27 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// TestWhyLogs: --logs adds the item's history from the functions' logs.
+func TestWhyLogs(t *testing.T) {
+	f := world(t)
+	raw := `{"level":"INFO","msg":"schedule created","key":"user-1/` + armed.TaskID + `"}`
+	f.World.Logs = &opstest.Logs{Lines: [][]cwtypes.ResultField{
+		opstest.Line("2030-01-01 09:00:01.000", "/aws/lambda/Unschedule-test-CancellationWorker", "INFO", "schedule created", raw)}}
+	out, code := cli(t, f, "why", "--stack", opstest.StackName, "--logs", "pk=user-1,sk="+armed.TaskID)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	golden(t, "why_logs", out)
+	out, _ = cli(t, f, "why", "--stack", opstest.StackName, "--logs", "--json", "pk=user-1,sk="+armed.TaskID)
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if errs := validate(t, loadSchema(t, "why"), v, "$"); len(errs) > 0 {
+		t.Errorf("why --logs --json breaks the schema: %v", errs)
+	}
+}
+
 func TestUsageAndErrors(t *testing.T) {
 	f := &opstest.Fixture{}
 	tests := []struct {
@@ -174,6 +196,8 @@ func TestUsageAndErrors(t *testing.T) {
 		{"why with a bad key", []string{"why", "--stack", "x", "--user", "u"}, ExitUsage},
 		{"unknown stack", []string{"dlq", "list", "--stack", "Nope"}, ExitError},
 		{"help", []string{"--help"}, ExitOK},
+		{"--logs on make dev", []string{"why", "--dev", "http://127.0.0.1:1", "--logs", "pk=a,sk=b"}, ExitUsage},
+		{"--stack and --dev", []string{"drift", "--dev", "http://127.0.0.1:1", "--stack", "x"}, ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/ops"
 	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
@@ -139,5 +142,33 @@ func send(t *testing.T, f *opstest.Fixture, q ops.Queue, body, group, dedup stri
 	}
 	if _, err := f.SQS.SendMessage(context.Background(), in); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHistory: the query filters the item's key in logfield.Key over the
+// log groups of the table's functions, and the lines come back in order.
+func TestHistory(t *testing.T) {
+	f := opstest.New(t, now)
+	logs := &opstest.Logs{Polls: 2, Lines: [][]cwtypes.ResultField{
+		opstest.Line("2030-01-01 11:00:00.000", "/aws/lambda/worker", "INFO", "schedule created", `{"msg":"schedule created","key":"user-1/01JD"}`),
+		opstest.Line("2030-01-01 12:00:00.000", "/aws/lambda/expiry", "INFO", "expiry", `{"msg":"expiry","key":"user-1/other"}`),
+	}}
+	f.World.Logs, f.World.PollEvery = logs, time.Millisecond
+	got, err := f.World.History(context.Background(), "", "pk=user-1,sk=01JD", 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Message != "schedule created" || got[0].Group != "/aws/lambda/worker" {
+		t.Errorf("history = %+v", got)
+	}
+	q := aws.ToString(logs.Query.QueryString)
+	if !strings.Contains(q, logfield.Key+` = "user-1/01JD"`) {
+		t.Errorf("query %q does not filter the key's field", q)
+	}
+	if len(logs.Query.LogGroupNames) < 4 {
+		t.Errorf("log groups %v: want the table's functions (expiry, notify, reconciler, processor, worker)", logs.Query.LogGroupNames)
+	}
+	if *logs.Query.EndTime-*logs.Query.StartTime != int64((24 * time.Hour).Seconds()) {
+		t.Errorf("window %d..%d, want 24 h", *logs.Query.StartTime, *logs.Query.EndTime)
 	}
 }

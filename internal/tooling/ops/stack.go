@@ -54,10 +54,13 @@ type SQS interface {
 
 // Function is one function of the stack and its environment.
 type Function struct {
-	LogicalID string            `json:"logicalId"`
-	Name      string            `json:"name"`
-	ARN       string            `json:"arn"`
-	Env       map[string]string `json:"-"`
+	LogicalID string `json:"logicalId"`
+	Name      string `json:"name"`
+	ARN       string `json:"arn"`
+	// LogGroup is where it logs (its logging configuration's, else
+	// /aws/lambda/<name>).
+	LogGroup string            `json:"logGroup"`
+	Env      map[string]string `json:"-"`
 }
 
 // Table is an item table the stack's functions read, with its schema
@@ -188,6 +191,10 @@ func Discover(ctx context.Context, cfn CloudFormation, fn Lambda, q SQS, stack s
 			if c.Environment != nil {
 				f.Env = c.Environment.Variables
 			}
+			f.LogGroup = "/aws/lambda/" + f.Name
+			if c.LoggingConfig != nil && aws.ToString(c.LoggingConfig.LogGroup) != "" {
+				f.LogGroup = aws.ToString(c.LoggingConfig.LogGroup)
+			}
 			st.Functions = append(st.Functions, f)
 		case "AWS::SQS::Queue":
 			a, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(phys),
@@ -218,6 +225,7 @@ func Discover(ctx context.Context, cfn CloudFormation, fn Lambda, q SQS, stack s
 	for _, arn := range queueOrder {
 		st.Queues = append(st.Queues, *queues[arn])
 	}
+	sort.Slice(st.Queues, func(i, j int) bool { return st.Queues[i].LogicalID < st.Queues[j].LogicalID })
 	return st, nil
 }
 

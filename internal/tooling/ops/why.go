@@ -79,6 +79,8 @@ type WhyReport struct {
 	Verdict     string `json:"verdict"`
 	Explanation string `json:"explanation"`
 	Problem     bool   `json:"problem"`
+	// History is what the functions logged about the item (why --logs).
+	History []LogLine `json:"history,omitempty"`
 }
 
 // Why reads the item k of table t (every table when t is ""), its timer

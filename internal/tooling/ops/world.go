@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -53,6 +54,10 @@ type World struct {
 	Now func() time.Time
 	// Progress, when set, is told what a long operation is at.
 	Progress func(done, total int, what string)
+	// Logs reads the functions' logs (why --logs). Default: none.
+	Logs Logs
+	// PollEvery is how often a log query is polled. Default: 1 s.
+	PollEvery time.Duration
 	// Visibility is how long a read message stays hidden, in seconds.
 	// Default: DefaultVisibility.
 	Visibility int32
@@ -62,7 +67,8 @@ type World struct {
 
 // Open discovers the stack called name with the SDK clients of cfg.
 func Open(ctx context.Context, cfg aws.Config, name string) (*World, error) {
-	w := &World{AWS: cfg, DDB: dynamodb.NewFromConfig(cfg), Lambda: lambda.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg)}
+	w := &World{AWS: cfg, DDB: dynamodb.NewFromConfig(cfg), Lambda: lambda.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg),
+		Logs: cloudwatchlogs.NewFromConfig(cfg)}
 	st, err := Discover(ctx, cloudformation.NewFromConfig(cfg), w.Lambda, w.SQS, name)
 	if err != nil {
 		return nil, err

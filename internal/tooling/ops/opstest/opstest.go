@@ -195,11 +195,12 @@ func New(t testing.TB, now time.Time) *Fixture {
 	return &Fixture{World: w, Tasks: tasktable.New(ddb, TaskTable), Sched: sc, SQS: sq, Invoked: inv}
 }
 
-// Queue is the fixture's queue of that kind.
+// Queue is the fixture's queue of that kind, of the task table (not the
+// campaigns').
 func (f *Fixture) Queue(t testing.TB, kind ops.QueueKind) ops.Queue {
 	t.Helper()
 	for _, q := range f.World.Stack.Queues {
-		if q.Kind == kind {
+		if q.Kind == kind && !strings.Contains(q.Name, "Campaign") {
 			return q
 		}
 	}
