@@ -359,7 +359,9 @@ func printWhy(out io.Writer, asJSON bool, r ops.WhyReport) error {
 	}
 	entry := "none"
 	if r.Entry != nil {
-		entry = r.Entry.Name + " at " + contract.FormatTime(r.Entry.At)
+		entry = r.Entry.Name + " at " + contract.FormatTime(r.Entry.At) + ": " + r.Entry.Detail
+	} else if r.EntryNote != "" {
+		entry += " (" + r.EntryNote + ")"
 	}
 	fmt.Fprintf(tw, "timer\t%s\nentry\t%s\n", r.Timer, entry)
 	claim := []string{}

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // ErrUsage marks a request the operator must change (exit code 2).
@@ -59,6 +61,9 @@ const (
 type Entry struct {
 	Name string    `json:"name"`
 	At   time.Time `json:"at"`
+	// Detail says what it is on its timer: the schedule's at()
+	// expression, a running Step Functions execution, a TTL marker.
+	Detail string `json:"detail"`
 }
 
 // WhyReport is everything known about one item.
@@ -68,8 +73,11 @@ type WhyReport struct {
 	Found bool              `json:"found"`
 	Item  map[string]string `json:"item,omitempty"`
 	Timer string            `json:"timer"`
-	// Entry is the item's timer entry (nil: none).
-	Entry *Entry `json:"entry"`
+	// Entry is the item's timer entry (nil: none); EntryNote says why
+	// none was read, when the timer says (a Step Functions execution
+	// that ended: "the execution is SUCCEEDED").
+	Entry     *Entry `json:"entry"`
+	EntryNote string `json:"entryNote,omitempty"`
 	// Claim are the contract's claim marks, by attribute name.
 	Claim    map[string]string `json:"claim"`
 	Messages []Letter          `json:"messages"`
@@ -156,10 +164,13 @@ func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, er
 	}
 	switch e, err := d.Schedules.Get(ctx, name, it.Due); {
 	case errors.Is(err, timer.ErrNotFound):
+		if _, note, ok := strings.Cut(err.Error(), ": the execution is "); ok {
+			r.EntryNote = "the execution is " + note
+		}
 	case err != nil:
 		return r, fmt.Errorf("read the timer entry %s: %w", name, err)
 	default:
-		r.Entry = &Entry{Name: e.Name, At: e.At}
+		r.Entry = &Entry{Name: e.Name, At: e.At, Detail: entryDetail(t, e.At)}
 	}
 	w.progress(3, 4, "reading the failure queues")
 	if r.Messages, err = w.lettersFor(ctx, k); err != nil {
@@ -236,4 +247,16 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// entryDetail says what a timer entry at at is, on table t's timer.
+func entryDetail(t Table, at time.Time) string {
+	switch t.Timer.Timer {
+	case timerspec.StepFunctions:
+		return "a running execution of " + t.TimerName
+	case timerspec.TTL:
+		return "a TTL marker, deleted by DynamoDB after " + contract.FormatTime(at)
+	default:
+		return "schedule " + awsscheduler.AtExpression(awsscheduler.ScheduleTime(at))
+	}
 }
