@@ -87,7 +87,16 @@ func (w *World) peek(ctx context.Context, q Queue, max int) ([]Letter, error) {
 	return out, nil
 }
 
-// decode reads a message's item key and reason, by its queue's kind.
+// decode reads a message's item key and reason, by its queue's kind:
+// a cancellation message (cancel.Message); a scheduler dead letter, whose
+// body is the target's input and whose ERROR_CODE and ERROR_MESSAGE
+// attributes say why
+// (https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html);
+// an asynchronous invocation record, with its requestPayload
+// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html);
+// a stream mapping's failure record, which names the shard and the
+// sequence numbers, not the items
+// (https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html).
 func decode(q Queue, m sqstypes.Message) Letter {
 	l := Letter{Queue: q.Name, Kind: q.Kind, ID: aws.ToString(m.MessageId), body: aws.ToString(m.Body),
 		receipt: aws.ToString(m.ReceiptHandle), queue: q,
