@@ -7,6 +7,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
 // DriftSamples is how many findings of each kind a report shows.
@@ -100,7 +101,7 @@ func (w *World) eachTable(ctx context.Context, table, key string, do func(reconc
 			d = reconcile.Only(d, k)
 		}
 		r := DriftReport{Table: t.Name, Timer: t.TimerName}
-		if err := do(cfg, d, &r); err != nil {
+		if err := do(cfg, w.counting(d, t.Name), &r); err != nil {
 			return out, fmt.Errorf("table %s: %w", t.Name, err)
 		}
 		out = append(out, r)
@@ -144,3 +145,57 @@ func (scratch) Load(context.Context) (reconcile.Checkpoint, error) {
 	return reconcile.Checkpoint{}, nil
 }
 func (scratch) Save(context.Context, reconcile.Checkpoint) error { return nil }
+
+// counting reports, as a pass reads them, how many items and timer
+// entries it has listed: a pass over a large table takes minutes.
+func (w *World) counting(d reconcile.Deps, table string) reconcile.Deps {
+	if w.Progress == nil {
+		return d
+	}
+	c := &counts{report: func(items, entries int) {
+		w.progress(items+entries, 0, fmt.Sprintf("%s: %d items, %d timer entries read", table, items, entries))
+	}}
+	ci := countingItems{Items: d.Items, c: c}
+	d.Items = ci
+	if m, ok := ci.Items.(reconcile.Marks); ok {
+		d.Items = countingMarks{ci, m}
+	}
+	d.Schedules = countingReader{Reader: d.Schedules, c: c}
+	return d
+}
+
+type counts struct {
+	items, entries int
+	report         func(items, entries int)
+}
+
+type countingItems struct {
+	reconcile.Items
+	c *counts
+}
+
+func (ci countingItems) List(ctx context.Context, req reconcile.ListRequest) (reconcile.ItemPage, error) {
+	p, err := ci.Items.List(ctx, req)
+	ci.c.items += len(p.Items)
+	ci.c.report(ci.c.items, ci.c.entries)
+	return p, err
+}
+
+// countingMarks keeps the store's Marks, so a repair records what it
+// confirmed as the function does.
+type countingMarks struct {
+	countingItems
+	reconcile.Marks
+}
+
+type countingReader struct {
+	timer.Reader
+	c *counts
+}
+
+func (cr countingReader) List(ctx context.Context, page timer.PageRequest) (timer.Page, error) {
+	p, err := cr.Reader.List(ctx, page)
+	cr.c.entries += len(p.Schedules)
+	cr.c.report(cr.c.items, cr.c.entries)
+	return p, err
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +60,8 @@ func counts(rs []ops.DriftReport) map[reconcile.DriftKind]int {
 func TestDriftThenRepair(t *testing.T) {
 	ctx := context.Background()
 	f := driftWorld(t)
+	var progress []string
+	f.World.Progress = func(_, _ int, what string) { progress = append(progress, what) }
 	rs, err := f.World.Drift(ctx, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -70,9 +74,17 @@ func TestDriftThenRepair(t *testing.T) {
 	if again, _ := f.World.Drift(ctx, "", ""); fmt.Sprint(counts(again)) != fmt.Sprint(want) {
 		t.Fatalf("drift after a plan = %v, want %v", counts(again), want)
 	}
-	// One key first: only that one is repaired.
-	if _, err := f.World.Repair(ctx, "", "pk=user-1,sk=01JD0000000000000000000011"); err != nil {
+	if !slices.ContainsFunc(progress, func(s string) bool { return strings.Contains(s, "items") && strings.Contains(s, "timer entries read") }) {
+		t.Errorf("no progress of the pass's reads: %v", progress)
+	}
+	// One key first: only that one is repaired, and its schedule recorded
+	// as confirmed on the task (the store's marks, as the function does).
+	one, err := f.World.Repair(ctx, "", "pk=user-1,sk=01JD0000000000000000000011")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if r := one[0].Repaired; r == nil || r.SchedulesCreated != 1 || r.SchedulesConfirmed != 1 {
+		t.Errorf("repair of one key = %+v, want 1 created and confirmed", r)
 	}
 	delete(want, reconcile.DriftMissing)
 	if got, _ := f.World.Drift(ctx, "", ""); fmt.Sprint(counts(got)) != fmt.Sprint(want) {
