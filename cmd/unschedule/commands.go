@@ -43,9 +43,11 @@ type flags struct {
 
 // run executes args and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, open opener) int {
-	root := newRoot(ctx, stdout, stderr, open)
+	line := &progressLine{w: stderr}
+	root := newRoot(ctx, stdout, stderr, open, line)
 	root.SetArgs(args)
 	err := root.Execute()
+	line.end()
 	switch {
 	case err == nil:
 		return ExitOK
@@ -70,7 +72,7 @@ func isUsage(err error) bool {
 	return false
 }
 
-func newRoot(ctx context.Context, stdout, stderr io.Writer, open opener) *cobra.Command {
+func newRoot(ctx context.Context, stdout, stderr io.Writer, open opener, line *progressLine) *cobra.Command {
 	f := &flags{}
 	root := &cobra.Command{
 		Use:   "unschedule",
@@ -110,7 +112,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift).`,
 			return nil, err
 		}
 		if !f.quiet {
-			w.Progress = progress(stderr)
+			w.Progress = line.update
 		}
 		return w, nil
 	}
@@ -118,17 +120,29 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift).`,
 	return root
 }
 
-// progress writes one updating line on stderr.
-func progress(w io.Writer) func(done, total int, what string) {
-	return func(done, total int, what string) {
-		if total > 0 {
-			fmt.Fprintf(w, "\r[%d/%d] %-50s", done, total, what)
-		} else {
-			fmt.Fprintf(w, "\r%d %-50s", done, what)
-		}
-		if total > 0 && done == total {
-			fmt.Fprintln(w)
-		}
+// progressLine writes one updating line on stderr.
+type progressLine struct {
+	w    io.Writer
+	open bool // a line is written and not ended
+}
+
+func (p *progressLine) update(done, total int, what string) {
+	if total > 0 {
+		fmt.Fprintf(p.w, "\r[%d/%d] %-60s", done, total, what)
+	} else {
+		fmt.Fprintf(p.w, "\r%-66s", what)
+	}
+	p.open = total == 0 || done < total
+	if !p.open {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// end ends the line, if one is open.
+func (p *progressLine) end() {
+	if p.open {
+		fmt.Fprintln(p.w)
+		p.open = false
 	}
 }
 

@@ -183,6 +183,24 @@ func TestWhyLogs(t *testing.T) {
 	}
 }
 
+// TestProgress: without --quiet, a long command says on stderr how far it
+// is, and ends its line; stdout holds the report alone.
+func TestProgress(t *testing.T) {
+	f := world(t)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"drift", "--stack", opstest.StackName}, &out, &errb,
+		func(context.Context, string) (*ops.World, error) { return f.World, nil })
+	if code != ExitProblem {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if e := errb.String(); !strings.Contains(e, "timer entries read") || !strings.HasSuffix(e, "\n") {
+		t.Errorf("stderr %q: want the pass's progress, ended", e)
+	}
+	if strings.Contains(out.String(), "\r") {
+		t.Errorf("progress on stdout: %q", out.String())
+	}
+}
+
 func TestUsageAndErrors(t *testing.T) {
 	f := &opstest.Fixture{}
 	tests := []struct {

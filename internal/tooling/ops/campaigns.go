@@ -95,7 +95,7 @@ func (w *World) CancelCampaigns(ctx context.Context, owner string, dryRun bool) 
 				}
 			}
 			out = append(out, r)
-			w.progress(len(out), 0, "campaigns of "+owner)
+			w.progress(len(out), 0, fmt.Sprintf("%d campaign(s) of %s", len(out), owner))
 		}
 		cursor = next
 	}

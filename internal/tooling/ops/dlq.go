@@ -78,7 +78,7 @@ func (w *World) peek(ctx context.Context, q Queue, max int) ([]Letter, error) {
 			seen[id] = true
 			fresh++
 			out = append(out, decode(q, m))
-			w.progress(len(out), 0, "reading "+q.Name)
+			w.progress(len(out), 0, fmt.Sprintf("%s: %d message(s) read", q.Name, len(out)))
 		}
 		if fresh == 0 {
 			return out, nil
@@ -231,7 +231,7 @@ func (w *World) Redrive(ctx context.Context, dryRun bool, max int) ([]Redriven, 
 				}
 				at[l.ID] = len(out)
 				out = append(out, r)
-				w.progress(len(out), 0, "redriving "+q.Name)
+				w.progress(len(out), 0, fmt.Sprintf("%s: %d message(s) handled", q.Name, len(out)))
 			}
 			if dryRun || moved == 0 || len(out) >= max {
 				break

@@ -96,7 +96,7 @@ func (w *World) History(ctx context.Context, table, key string, since time.Durat
 		case types.QueryStatusFailed, types.QueryStatusCancelled, types.QueryStatusTimeout:
 			return nil, fmt.Errorf("the log query ended %s", r.Status)
 		}
-		w.progress(polls, 0, "querying the logs")
+		w.progress(polls, 0, fmt.Sprintf("querying the logs (poll %d)", polls))
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
