@@ -28,9 +28,43 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
-// CloudFormation is the part of the CloudFormation client discovery uses.
+// CloudFormation is the part of the CloudFormation client discovery uses:
+// ListStackResources, paged, since DescribeStackResources returns only a
+// stack's first 100 resources (the to-do stack has some 160)
+// (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStackResources.html).
 type CloudFormation interface {
-	DescribeStackResources(ctx context.Context, in *cloudformation.DescribeStackResourcesInput, opts ...func(*cloudformation.Options)) (*cloudformation.DescribeStackResourcesOutput, error)
+	ListStackResources(ctx context.Context, in *cloudformation.ListStackResourcesInput, opts ...func(*cloudformation.Options)) (*cloudformation.ListStackResourcesOutput, error)
+}
+
+// resource is one resource of a stack.
+type resource struct{ id, phys, kind string }
+
+// resources lists every resource of the stack, and of its nested stacks.
+func resources(ctx context.Context, cfn CloudFormation, stack string, depth int) ([]resource, error) {
+	var out []resource
+	in := &cloudformation.ListStackResourcesInput{StackName: aws.String(stack)}
+	for {
+		page, err := cfn.ListStackResources(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list the resources of stack %s: %w", stack, err)
+		}
+		for _, r := range page.StackResourceSummaries {
+			res := resource{id: aws.ToString(r.LogicalResourceId), phys: aws.ToString(r.PhysicalResourceId), kind: aws.ToString(r.ResourceType)}
+			if res.kind == "AWS::CloudFormation::Stack" && res.phys != "" && depth < 3 {
+				nested, err := resources(ctx, cfn, res.phys, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, nested...)
+				continue
+			}
+			out = append(out, res)
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
 }
 
 // Lambda is the part of the Lambda client ops uses: each function's
@@ -166,22 +200,23 @@ func (s Stack) Function(name string) (Function, bool) {
 	return Function{}, false
 }
 
-// Discover reads the stack's resources and its functions' configuration.
+// Discover reads the stack's resources (its nested stacks' too) and its
+// functions' configuration.
 // No ARN is typed by hand: the tables, schemas and timers come from the
 // functions' environment (the constructs set it), the queues' roles from
 // the event source mappings, the on-failure destinations and the queues'
 // redrive policies.
 func Discover(ctx context.Context, cfn CloudFormation, fn Lambda, q SQS, stack string) (Stack, error) {
-	out, err := cfn.DescribeStackResources(ctx, &cloudformation.DescribeStackResourcesInput{StackName: aws.String(stack)})
+	all, err := resources(ctx, cfn, stack, 0)
 	if err != nil {
-		return Stack{}, fmt.Errorf("describe the resources of stack %s: %w", stack, err)
+		return Stack{}, err
 	}
 	st := Stack{Name: stack}
 	queues := map[string]*Queue{} // by ARN
 	var queueOrder []string
-	for _, r := range out.StackResources {
-		id, phys := aws.ToString(r.LogicalResourceId), aws.ToString(r.PhysicalResourceId)
-		switch aws.ToString(r.ResourceType) {
+	for _, r := range all {
+		id, phys := r.id, r.phys
+		switch r.kind {
 		case "AWS::Lambda::Function":
 			c, err := fn.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(phys)})
 			if err != nil {
