@@ -15,6 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/logfield"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/ops"
 	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
@@ -170,5 +171,47 @@ func TestHistory(t *testing.T) {
 	}
 	if *logs.Query.EndTime-*logs.Query.StartTime != int64((24 * time.Hour).Seconds()) {
 		t.Errorf("window %d..%d, want 24 h", *logs.Query.StartTime, *logs.Query.EndTime)
+	}
+}
+
+// TestWhyOnStepFunctions: on the Step Functions timer the entry is the
+// item's running execution, and when it was stopped, why says so.
+func TestWhyOnStepFunctions(t *testing.T) {
+	ctx := context.Background()
+	f := opstest.NewOn(t, now, timerspec.StepFunctions)
+	tb := f.World.Stack.Tables[0]
+	if tb.TimerName != "stepfunctions:"+opstest.StateMachine {
+		t.Fatalf("timer %q", tb.TimerName)
+	}
+	tm, err := f.World.Timer(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := newTask("01JD0000000000000000000051", now.Add(time.Hour))
+	stopped := newTask("01JD0000000000000000000052", now.Add(time.Hour))
+	for _, tk := range []task.Task{armed, stopped} {
+		if err := f.Tasks.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+		if err := tm.Create(ctx, task.ScheduleFor(tk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tm.Delete(ctx, task.ScheduleFor(stopped).Name, stopped.DueAt); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.World.Why(ctx, "", keyText(armed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != ops.VerdictArmed || r.Entry == nil || r.Entry.Detail != "a running execution of stepfunctions:"+opstest.StateMachine {
+		t.Errorf("armed on Step Functions: %s, entry %+v", r.Verdict, r.Entry)
+	}
+	r, err = f.World.Why(ctx, "", keyText(stopped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != ops.VerdictMissing || r.Entry != nil || r.EntryNote != "its execution is ABORTED" {
+		t.Errorf("stopped execution: %s, entry %+v, note %q", r.Verdict, r.Entry, r.EntryNote)
 	}
 }

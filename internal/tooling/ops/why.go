@@ -75,7 +75,7 @@ type WhyReport struct {
 	Timer string            `json:"timer"`
 	// Entry is the item's timer entry (nil: none); EntryNote says why
 	// none was read, when the timer says (a Step Functions execution
-	// that ended: "the execution is SUCCEEDED").
+	// that ended: "its execution is ABORTED").
 	Entry     *Entry `json:"entry"`
 	EntryNote string `json:"entryNote,omitempty"`
 	// Claim are the contract's claim marks, by attribute name.
@@ -164,8 +164,12 @@ func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, er
 	}
 	switch e, err := d.Schedules.Get(ctx, name, it.Due); {
 	case errors.Is(err, timer.ErrNotFound):
-		if _, note, ok := strings.Cut(err.Error(), ": the execution is "); ok {
-			r.EntryNote = "the execution is " + note
+		// A timer whose entries outlive their firing (Step Functions'
+		// executions) says what became of it.
+		if st, ok := d.Scheduler.(statuser); ok && !it.Due.IsZero() {
+			if status, err := st.Status(ctx, name, it.Due); err == nil {
+				r.EntryNote = "its execution is " + status
+			}
 		}
 	case err != nil:
 		return r, fmt.Errorf("read the timer entry %s: %w", name, err)
@@ -259,4 +263,10 @@ func entryDetail(t Table, at time.Time) string {
 	default:
 		return "schedule " + awsscheduler.AtExpression(awsscheduler.ScheduleTime(at))
 	}
+}
+
+// statuser is a timer that tells what became of an entry it no longer
+// runs (awssfn.Client).
+type statuser interface {
+	Status(ctx context.Context, name string, at time.Time) (string, error)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/tooling/ops"
@@ -72,7 +74,7 @@ func (i *Invokes) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*l
 
 // template is the fixture's CloudFormation template: the synthesized
 // stack's item table, queues and functions, with their logical ids.
-func template() string {
+func template(timer timerspec.Name, stateMachine string) string {
 	schema := tableschema.Todo().EnvValue()
 	fn := func(env map[string]any) map[string]any {
 		env[envvars.MetricsStack] = StackName
@@ -84,6 +86,11 @@ func template() string {
 	arn := func(id string) map[string]any { return map[string]any{"Fn::GetAtt": []string{id, "Arn"}} }
 	ref := func(id string) map[string]any { return map[string]any{"Ref": id} }
 	timerEnv := func(env map[string]any) map[string]any {
+		env[envvars.ItemSchema] = schema
+		if timer == timerspec.StepFunctions {
+			env[envvars.TimerKind], env[envvars.StateMachineArn] = string(timer), stateMachine
+			return env
+		}
 		env[envvars.ScheduleGroup] = Group
 		env[envvars.ExpiryFunctionArn] = arn("TasksExpiry72143EAC")
 		env[envvars.SchedulerRoleArn] = arn("Role")
@@ -130,8 +137,18 @@ func template() string {
 }
 
 // New builds the fixture stack on a fresh moto account and dynalite, and
-// discovers it as the command does.
+// discovers it as the command does. Its timer is EventBridge Scheduler.
 func New(t testing.TB, now time.Time) *Fixture {
+	t.Helper()
+	return NewOn(t, now, timerspec.EventBridgeScheduler)
+}
+
+// StateMachine is the Step Functions timer's state machine's name.
+const StateMachine = "Unschedule-test-Timer"
+
+// NewOn is New on the timer tm: EventBridge Scheduler or Step Functions
+// (a state machine that waits, as the construct's does).
+func NewOn(t testing.TB, now time.Time, tm timerspec.Name) *Fixture {
 	t.Helper()
 	ctx := context.Background()
 	m := testenv.SharedMoto(t)
@@ -141,16 +158,27 @@ func New(t testing.TB, now time.Time) *Fixture {
 	cfg := aws.Config{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")}
 	cfn := cloudformation.NewFromConfig(cfg)
-	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String(StackName), TemplateBody: aws.String(template())}); err != nil {
+	machine := ""
+	if tm == timerspec.StepFunctions {
+		sm, err := sfn.NewFromConfig(cfg).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(StateMachine),
+			RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn"),
+			Definition: aws.String(`{"StartAt":"` + timerspec.WaitState + `","States":{"` + timerspec.WaitState +
+				`":{"Type":"Wait","TimestampPath":"` + timerspec.TimestampPath + `","End":true}}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		machine = aws.ToString(sm.StateMachineArn)
+	}
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String(StackName), TemplateBody: aws.String(template(tm, machine))}); err != nil {
 		t.Fatalf("create the fixture stack: %v", err)
 	}
 	lc := lambda.NewFromConfig(cfg)
-	fns, err := cfn.DescribeStackResources(ctx, &cloudformation.DescribeStackResourcesInput{StackName: aws.String(StackName)})
+	fns, err := cfn.ListStackResources(ctx, &cloudformation.ListStackResourcesInput{StackName: aws.String(StackName)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	phys := map[string]string{}
-	for _, r := range fns.StackResources {
+	for _, r := range fns.StackResourceSummaries {
 		phys[aws.ToString(r.LogicalResourceId)] = aws.ToString(r.PhysicalResourceId)
 	}
 	sq := sqs.NewFromConfig(cfg)
