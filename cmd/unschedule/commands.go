@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -433,6 +434,9 @@ func printLetters(out io.Writer, asJSON bool, ls []ops.Letter) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Queue, l.Kind, orNone(l.Key), l.Reason)
 	}
 	fmt.Fprintf(tw, "%d message(s)\n", len(ls))
+	if slices.ContainsFunc(ls, func(l ops.Letter) bool { return strings.HasSuffix(l.Queue, ".fifo") }) {
+		fmt.Fprintf(tw, "a FIFO queue shows the first message of each item only; redrive moves them all\n")
+	}
 	return tw.Flush()
 }
 

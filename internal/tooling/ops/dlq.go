@@ -51,7 +51,10 @@ func (w *World) visibility() int32 {
 
 // peek reads up to max messages of q without consuming them: received
 // with a short visibility timeout, and made visible again (0) before it
-// returns.
+// returns. On a FIFO queue it sees the first message of each message
+// group (each item) only: SQS returns no more of a group while one is in
+// flight, and a peek deletes nothing
+// (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html).
 func (w *World) peek(ctx context.Context, q Queue, max int) ([]Letter, error) {
 	var out []Letter
 	seen := map[string]bool{}
