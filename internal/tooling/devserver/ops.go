@@ -57,7 +57,7 @@ func (d devOps) Item(_ context.Context, _ ops.Table, k contract.Key) (map[string
 func (d devOps) Reconciler(ops.Table) (reconcile.Config, reconcile.Deps, error) {
 	p := d.s.pipe
 	return d.s.cfg.Reconcile, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(p.Store, p.Store),
-		Scheduler: p.Timer, Schedules: p.Timer, Firer: p.Firer, Clock: wallClock{d.s}, Sleep: reconcile.Sleep, Log: d.s.log}, nil
+		Scheduler: p.Timer, Schedules: p.Timer, Firer: p.Firer, Clock: wallClock(d), Sleep: reconcile.Sleep, Log: d.s.log}, nil
 }
 
 func (devOps) Lease(ops.Table) time.Duration { return fire.DefaultLease }
