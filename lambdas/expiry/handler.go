@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
@@ -118,15 +119,15 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		// as its one-off schedule deletes itself.
 		// https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
 		h.metrics.Add(metrics.EarlyFirings, 1)
-		h.log.WarnContext(ctx, "fired before its time; Lambda retries it", "key", p.Key.String(), "error", err.Error())
+		h.log.WarnContext(ctx, "fired before its time; Lambda retries it", logfield.Key, p.Key.String(), "error", err.Error())
 		return err
 	case err != nil:
 		h.metrics.Add(metrics.ExpiryErrors, 1)
-		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", "key", p.Key.String(), "error", err.Error())
+		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", logfield.Key, p.Key.String(), "error", err.Error())
 		return err
 	}
 	if p.IsReminder() {
-		h.log.InfoContext(ctx, "reminder", "key", p.Key.String(), "dueAt", contract.FormatTime(p.Due),
+		h.log.InfoContext(ctx, "reminder", logfield.Key, p.Key.String(), "dueAt", contract.FormatTime(p.Due),
 			"remindAt", contract.FormatTime(p.Remind), "outcome", string(outcome))
 		if outcome == fire.Fired {
 			h.metrics.Add(metrics.RemindersSent, 1)
@@ -135,7 +136,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		}
 		return nil
 	}
-	h.log.InfoContext(ctx, "expiry", "key", p.Key.String(), "dueAt", contract.FormatTime(p.Due), "outcome", string(outcome))
+	h.log.InfoContext(ctx, "expiry", logfield.Key, p.Key.String(), "dueAt", contract.FormatTime(p.Due), "outcome", string(outcome))
 	switch outcome {
 	case fire.Fired, fire.Redelivered:
 		h.metrics.Add(metrics.ItemsFired, 1)

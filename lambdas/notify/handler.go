@@ -9,6 +9,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -73,11 +74,11 @@ func (h *handler) Handle(ctx context.Context, raw json.RawMessage) error {
 	}
 	out, err := h.target.Notify(ctx, p)
 	if err != nil {
-		h.log.ErrorContext(ctx, "notification failed; the expiry function retries it", "key", p.Key.String(),
+		h.log.ErrorContext(ctx, "notification failed; the expiry function retries it", logfield.Key, p.Key.String(),
 			"reminder", p.IsReminder(), "error", err.Error())
 		return fmt.Errorf("notify %s: %w", p.Key, err)
 	}
-	h.log.InfoContext(ctx, "notification", "key", p.Key.String(), "dueAt", contract.FormatTime(p.Due),
+	h.log.InfoContext(ctx, "notification", logfield.Key, p.Key.String(), "dueAt", contract.FormatTime(p.Due),
 		"reminder", p.IsReminder(), "outcome", string(out))
 	return nil
 }

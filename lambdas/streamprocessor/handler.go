@@ -14,6 +14,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
@@ -88,7 +89,7 @@ func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		if err != nil {
 			h.metrics.Add(MetricMalformedRecords, 1)
 			h.log.ErrorContext(ctx, "stream record does not decode; skipped", "eventId", r.EventID,
-				"sequenceNumber", r.Change.SequenceNumber, "key", k.String(), "error", err)
+				"sequenceNumber", r.Change.SequenceNumber, logfield.Key, k.String(), "error", err)
 			continue
 		}
 		seq[c.EventID] = r.Change.SequenceNumber

@@ -9,6 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
@@ -87,7 +88,7 @@ func (p *Processor) Process(ctx context.Context, changes []changefeed.Change) []
 			// say so rather than drop it without a word.
 			p.metrics.Add(MetricUndeliverable, 1)
 			p.log.ErrorContext(ctx, "armed item's due time is not an RFC 3339 date-time; not scheduled",
-				"key", c.Key.String(), "eventId", c.EventID, "due", it.DueText)
+				logfield.Key, c.Key.String(), "eventId", c.EventID, "due", it.DueText)
 		}
 		m, ok := Decide(p.schema, c)
 		if !ok {
@@ -108,7 +109,7 @@ func (p *Processor) Process(ctx context.Context, changes []changefeed.Change) []
 		return nil
 	}
 	for _, m := range msgs {
-		p.log.InfoContext(ctx, "enqueueing", "key", m.Key().String(), "eventId", m.EventID, "action", m.Action)
+		p.log.InfoContext(ctx, "enqueueing", logfield.Key, m.Key().String(), "eventId", m.EventID, "action", m.Action)
 	}
 	failed, err := p.queue.Enqueue(ctx, msgs)
 	if err != nil {
@@ -120,7 +121,7 @@ func (p *Processor) Process(ctx context.Context, changes []changefeed.Change) []
 	out := make([]Failure, 0, len(failed))
 	for _, f := range failed {
 		p.log.WarnContext(ctx, "enqueue failed; the record will be retried",
-			"key", f.Message.Key().String(), "eventId", f.Message.EventID, "action", f.Message.Action, "error", f.Err)
+			logfield.Key, f.Message.Key().String(), "eventId", f.Message.EventID, "action", f.Message.Action, "error", f.Err)
 		out = append(out, Failure{EventID: f.Message.EventID, Err: f.Err})
 	}
 	p.metrics.Add(MetricEnqueued, float64(len(msgs)-len(out)))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
@@ -111,7 +112,7 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 		w.metrics.Add(MetricMalformed, 1)
 		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	log := w.log.With("key", m.Key().String(), "eventId", m.EventID, "action", m.Action)
+	log := w.log.With(logfield.Key, m.Key().String(), "eventId", m.EventID, "action", m.Action)
 	if err := w.handleMain(ctx, log, m); err != nil {
 		return err
 	}

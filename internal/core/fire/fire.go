@@ -15,6 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
 // ErrConditionFailed is what a Store returns when a conditional write's
@@ -204,7 +205,7 @@ func (c *Core) Fire(ctx context.Context, p contract.Payload, d Deliverer) (Outco
 		// Delivered but not recorded. Not returned: a retry would deliver
 		// again at once. This is the duplicate window, logged so it is
 		// visible.
-		c.log.ErrorContext(ctx, "delivered but not recorded", "key", p.Key.String(), "error", err.Error())
+		c.log.ErrorContext(ctx, "delivered but not recorded", logfield.Key, p.Key.String(), "error", err.Error())
 	}
 	return outcome, nil
 }
@@ -289,7 +290,7 @@ func (c *Core) Remind(ctx context.Context, p contract.Payload, store ReminderSto
 		return "", fmt.Errorf("fire: deliver reminder: %w", err)
 	}
 	if err := store.MarkReminded(ctx, p); err != nil && !errors.Is(err, ErrConditionFailed) {
-		c.log.ErrorContext(ctx, "reminder delivered but not recorded", "key", p.Key.String(), "error", err.Error())
+		c.log.ErrorContext(ctx, "reminder delivered but not recorded", logfield.Key, p.Key.String(), "error", err.Error())
 	}
 	return Fired, nil
 }

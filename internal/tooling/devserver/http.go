@@ -44,6 +44,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
 	s.campaignRoutes(mux)
 	s.clockRoutes(mux)
+	s.opsRoutes(mux)
 	mux.HandleFunc("GET /outbox", serveOutboxPage)
 	mux.HandleFunc("GET /outbox.js", serveOutboxFile("text/javascript; charset=utf-8", outboxScript))
 	mux.HandleFunc("GET /outbox.css", serveOutboxFile("text/css; charset=utf-8", outboxStyle))

@@ -319,6 +319,23 @@ func (c *Client) executionArn(name string) string {
 	return strings.Replace(c.cfg.StateMachineArn, ":stateMachine:", ":execution:", 1) + ":" + name
 }
 
+// Status is the status of the execution named for name and at, not
+// following its restarts: RUNNING, SUCCEEDED (it fired), ABORTED (a
+// cancel stopped it), FAILED or TIMED_OUT; timer.ErrNotFound when none
+// was started. An operator's report reads it (unschedule why).
+func (c *Client) Status(ctx context.Context, name string, at time.Time) (string, error) {
+	exec := timerspec.ExecutionName(name, at)
+	d, err := c.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.executionArn(exec))})
+	var gone *types.ExecutionDoesNotExist
+	switch {
+	case errors.As(err, &gone):
+		return "", fmt.Errorf("awssfn: status of %s: %w", exec, timer.ErrNotFound)
+	case err != nil:
+		return "", fmt.Errorf("awssfn: status of %s: %w", exec, err)
+	}
+	return string(d.Status), nil
+}
+
 // Get implements timer.Reader: the running execution of the due time
 // at (the one named for at, or the restart of it that runs: Get follows
 // the chain with DescribeExecution as Create does), with the due time and

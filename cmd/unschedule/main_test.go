@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/ops"
+	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the output")
+
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
+
+// now is fixed, so the human output is the same on every run.
+var now = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func newTask(id string, due time.Time) task.Task {
+	return task.Task{UserID: "user-1", TaskID: id, Title: "t", Status: task.StatusPending, DueAt: due, ScheduleToken: "tok",
+		CreatedAt: now.Add(-3 * time.Hour), UpdatedAt: now.Add(-3 * time.Hour)}
+}
+
+var (
+	armed  = newTask("01JD0000000000000000000001", now.Add(time.Hour))
+	lost   = newTask("01JD0000000000000000000002", now.Add(time.Hour))
+	orphan = newTask("01JD0000000000000000000003", now.Add(time.Hour))
+	stale  = newTask("01JD0000000000000000000004", now.Add(-time.Hour))
+)
+
+// world is the fixture stack with a lost schedule, an orphaned one, a
+// claimed but undelivered task, a poisoned FIFO message and a scheduler
+// dead letter.
+func world(t *testing.T) *opstest.Fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := opstest.New(t, now)
+	tm, err := f.World.Timer(f.World.Stack.Tables[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range []task.Task{armed, lost, stale} {
+		if err := f.Tasks.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tk := range []task.Task{armed, orphan} {
+		if err := tm.Create(ctx, task.ScheduleFor(tk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.Tasks.Expire(ctx, stale.UserID, stale.TaskID, stale.DueAt, now.Add(-50*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	sendTo(t, f, f.Queue(t, ops.QueueDeadLetters), "{not json", "poison-group", "poison")
+	msg, _ := json.Marshal(cancel.Message{Action: cancel.ActionSchedule, Partition: lost.UserID, Sort: lost.TaskID, DueAt: lost.DueAt, EventID: "ev-1"})
+	sendTo(t, f, f.Queue(t, ops.QueueDeadLetters), string(msg), "user-1/"+lost.TaskID, "user-1/"+lost.TaskID+"-ev-1")
+	sendTo(t, f, f.Queue(t, ops.QueueSchedulerDeadLetters), task.Schema.EncodePayload(task.ScheduleFor(stale).Payload), "", "")
+	return f
+}
+
+func sendTo(t *testing.T, f *opstest.Fixture, q ops.Queue, body, group, dedup string) {
+	t.Helper()
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(body)}
+	if group != "" {
+		in.MessageGroupId, in.MessageDeduplicationId = aws.String(group), aws.String(dedup)
+	}
+	if _, err := f.SQS.SendMessage(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cli runs the command on the fixture and returns stdout and the exit
+// code.
+func cli(t *testing.T, f *opstest.Fixture, args ...string) (string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	open := func(_ context.Context, stack string) (*ops.World, error) {
+		if stack != opstest.StackName {
+			return nil, fmt.Errorf("no stack %s", stack)
+		}
+		return f.World, nil
+	}
+	code := run(context.Background(), append(args, "--quiet"), &out, &errb, open)
+	if code == ExitError {
+		t.Logf("stderr: %s", errb.String())
+	}
+	return out.String(), code
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/unschedule -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (go test ./cmd/unschedule -update rewrites it):\n%s", name, path, got)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	f := world(t)
+	st := "--stack=" + opstest.StackName
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		schema string
+	}{
+		{"why_armed", []string{"why", st, "--user", "user-1", "--task", armed.TaskID}, ExitOK, ""},
+		{"why_missing", []string{"why", st, "pk=user-1,sk=" + lost.TaskID}, ExitProblem, ""},
+		{"why_orphaned", []string{"why", st, "userId=user-1,taskId=" + orphan.TaskID}, ExitProblem, ""},
+		{"why_undelivered", []string{"why", st, "pk=user-1,sk=" + stale.TaskID}, ExitProblem, ""},
+		{"why_missing_json", []string{"why", st, "--json", "pk=user-1,sk=" + lost.TaskID}, ExitProblem, "why"},
+		{"drift", []string{"drift", st}, ExitProblem, ""},
+		{"drift_json", []string{"drift", st, "--json"}, ExitProblem, "drift"},
+		{"dlq_list", []string{"dlq", "list", st}, ExitOK, ""},
+		{"dlq_list_json", []string{"dlq", "list", st, "--json"}, ExitOK, "dlq"},
+		{"dlq_redrive_dry", []string{"dlq", "redrive", st, "--dry-run"}, ExitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := cli(t, f, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; output:\n%s", code, tt.code, out)
+			}
+			if tt.schema == "" {
+				golden(t, tt.name, out)
+				return
+			}
+			var v any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			if errs := validate(t, loadSchema(t, tt.schema), v, "$"); len(errs) > 0 {
+				t.Errorf("--json output breaks schema/%s.schema.json:\n%s\n%s", tt.schema, strings.Join(errs, "\n"), out)
+			}
+		})
+	}
+}
+
+// TestWhyLogs: --logs adds the item's history from the functions' logs.
+func TestWhyLogs(t *testing.T) {
+	f := world(t)
+	raw := `{"level":"INFO","msg":"schedule created","key":"user-1/` + armed.TaskID + `"}`
+	f.World.Logs = &opstest.Logs{Lines: [][]cwtypes.ResultField{
+		opstest.Line("2030-01-01 09:00:01.000", "/aws/lambda/Unschedule-test-CancellationWorker", "INFO", "schedule created", raw)}}
+	out, code := cli(t, f, "why", "--stack", opstest.StackName, "--logs", "pk=user-1,sk="+armed.TaskID)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	golden(t, "why_logs", out)
+	out, _ = cli(t, f, "why", "--stack", opstest.StackName, "--logs", "--json", "pk=user-1,sk="+armed.TaskID)
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if errs := validate(t, loadSchema(t, "why"), v, "$"); len(errs) > 0 {
+		t.Errorf("why --logs --json breaks the schema: %v", errs)
+	}
+}
+
+// TestProgress: without --quiet, a long command says on stderr how far it
+// is, and ends its line; stdout holds the report alone.
+func TestProgress(t *testing.T) {
+	f := world(t)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"drift", "--stack", opstest.StackName}, &out, &errb,
+		func(context.Context, string) (*ops.World, error) { return f.World, nil })
+	if code != ExitProblem {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if e := errb.String(); !strings.Contains(e, "timer entries read") || !strings.HasSuffix(e, "\n") {
+		t.Errorf("stderr %q: want the pass's progress, ended", e)
+	}
+	if strings.Contains(out.String(), "\r") {
+		t.Errorf("progress on stdout: %q", out.String())
+	}
+}
+
+func TestUsageAndErrors(t *testing.T) {
+	f := &opstest.Fixture{}
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"no stack", []string{"drift"}, ExitUsage},
+		{"unknown command", []string{"frobnicate"}, ExitUsage},
+		{"why without a key", []string{"why", "--stack", "x"}, ExitUsage},
+		{"why with a bad key", []string{"why", "--stack", "x", "--user", "u"}, ExitUsage},
+		{"unknown stack", []string{"dlq", "list", "--stack", "Nope"}, ExitError},
+		{"help", []string{"--help"}, ExitOK},
+		{"--logs on make dev", []string{"why", "--dev", "http://127.0.0.1:1", "--logs", "pk=a,sk=b"}, ExitUsage},
+		{"--stack and --dev", []string{"drift", "--dev", "http://127.0.0.1:1", "--stack", "x"}, ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, code := cli(t, f, tt.args...); code != tt.code {
+				t.Errorf("exit %d, want %d", code, tt.code)
+			}
+		})
+	}
+}
+
+// The redrive end to end: the dead letters go where they belong, and a
+// second redrive finds nothing.
+func TestRedriveCommand(t *testing.T) {
+	f := world(t)
+	out, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName)
+	if code != ExitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	golden(t, "dlq_redrive", out)
+	if len(f.Invoked.Calls) != 1 {
+		t.Errorf("%d invokes, want 1 (the scheduler dead letter)", len(f.Invoked.Calls))
+	}
+	// The poisoned message stays; the readable one went back.
+	if f.Count(t, f.Queue(t, ops.QueueDeadLetters)) != 1 || f.Count(t, f.Queue(t, ops.QueueWork)) != 1 {
+		t.Errorf("dead letters %d, work queue %d; want 1 and 1", f.Count(t, f.Queue(t, ops.QueueDeadLetters)), f.Count(t, f.Queue(t, ops.QueueWork)))
+	}
+	if out, _ := cli(t, f, "dlq", "list", "--stack", opstest.StackName); !strings.Contains(out, "1 message(s)") {
+		t.Errorf("after the redrive:\n%s", out)
+	}
+}
+
+func TestCampaignsCancel(t *testing.T) {
+	f := opstest.New(t, testenv.CampaignT0)
+	c, tasks := testenv.CampaignFixture(t, "c1", 3, testenv.CampaignT0)
+	f.Campaign(t, c, tasks)
+	st := "--stack=" + opstest.StackName
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"campaigns_cancel_dry", []string{"campaigns", "cancel", st, "--owner", "owner-1", "--dry-run"}},
+		{"campaigns_cancel", []string{"campaigns", "cancel", st, "--owner", "owner-1"}},
+	} {
+		out, code := cli(t, f, tt.args...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s", tt.name, code, out)
+		}
+		golden(t, tt.name, out)
+	}
+	if _, code := cli(t, f, "campaigns", "cancel", st); code != ExitUsage {
+		t.Errorf("without --owner: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// A small checker of the JSON Schema keywords the schema files use:
+// type, enum, properties, required, additionalProperties, items and
+// $ref to a sibling file (name.schema.json).
+func loadSchema(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("schema", name+".schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("schema %s: %v", name, err)
+	}
+	return s
+}
+
+func typeOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "unknown"
+}
+
+func validate(t *testing.T, s map[string]any, v any, at string) []string {
+	t.Helper()
+	if ref, ok := s["$ref"].(string); ok {
+		return validate(t, loadSchema(t, ref), v, at)
+	}
+	var errs []string
+	if ty, ok := s["type"]; ok {
+		var want []string
+		switch x := ty.(type) {
+		case string:
+			want = []string{x}
+		case []any:
+			for _, w := range x {
+				want = append(want, w.(string))
+			}
+		}
+		got := typeOf(v)
+		if !slices.Contains(want, got) && !(got == "integer" && slices.Contains(want, "number")) {
+			return []string{fmt.Sprintf("%s: %s, want %v", at, got, want)}
+		}
+	}
+	if enum, ok := s["enum"].([]any); ok && !slices.Contains(enum, v) {
+		errs = append(errs, fmt.Sprintf("%s: %v is not one of %v", at, v, enum))
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		props, _ := s["properties"].(map[string]any)
+		for _, r := range asStrings(s["required"]) {
+			if _, ok := x[r]; !ok {
+				errs = append(errs, fmt.Sprintf("%s: %s is required", at, r))
+			}
+		}
+		for k, val := range x {
+			if p, ok := props[k].(map[string]any); ok {
+				errs = append(errs, validate(t, p, val, at+"."+k)...)
+				continue
+			}
+			switch ap := s["additionalProperties"].(type) {
+			case bool:
+				if !ap {
+					errs = append(errs, fmt.Sprintf("%s: %s is not in the schema", at, k))
+				}
+			case map[string]any:
+				errs = append(errs, validate(t, ap, val, at+"."+k)...)
+			}
+		}
+	case []any:
+		if items, ok := s["items"].(map[string]any); ok {
+			for i, e := range x {
+				errs = append(errs, validate(t, items, e, fmt.Sprintf("%s[%d]", at, i))...)
+			}
+		}
+	}
+	return errs
+}
+
+func asStrings(v any) []string {
+	var out []string
+	l, _ := v.([]any)
+	for _, x := range l {
+		out = append(out, x.(string))
+	}
+	return out
+}

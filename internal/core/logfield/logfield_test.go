@@ -1,0 +1,101 @@
+package logfield_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/logfield"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
+)
+
+// lines are the JSON log lines written to buf.
+func lines(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON line: %s", l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestOutcomeLinesCarryTheKey: the outcome lines of the cancel worker
+// and of the reconciler's repairs name their item in logfield.Key, the
+// field unschedule why --logs filters on.
+func TestOutcomeLinesCarryTheKey(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	tk := task.Task{UserID: "user-1", TaskID: "01JD0000000000000000000041", Status: task.StatusPending,
+		DueAt: now.Add(time.Hour), ScheduleToken: "tok"}
+	key := contract.Key{Partition: tk.UserID, Sort: tk.TaskID}.String()
+	tests := []struct {
+		name string
+		want string // an outcome line's message
+		run  func(log *slog.Logger) error
+	}{
+		{"the cancel worker's outcome", "schedule created", func(log *slog.Logger) error {
+			w, err := cancel.NewWorker(task.Schema, memory.NewScheduler(), nil, log)
+			if err != nil {
+				return err
+			}
+			return w.Handle(ctx, cancel.Message{Action: cancel.ActionSchedule, Partition: tk.UserID, Sort: tk.TaskID,
+				DueAt: tk.DueAt, Token: tk.ScheduleToken, EventID: "e1"})
+		}},
+		{"the reconciler's repair", "missing schedule created", func(log *slog.Logger) error {
+			store, sched := memory.NewStore(), memory.NewScheduler()
+			store.Put(tk)
+			c := clock.NewFake(now)
+			svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: &memory.Outbox{}, Clock: c, Log: log})
+			if err != nil {
+				return err
+			}
+			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(store, store),
+				Scheduler: sched, Schedules: sched, Firer: svc, Checkpoints: &scratch{}, Clock: c, Sleep: c.Sleep, Log: log})
+			if err != nil {
+				return err
+			}
+			_, err = r.Run(ctx)
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tt.run(slog.New(slog.NewJSONHandler(&buf, nil))); err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, l := range lines(t, &buf) {
+				if l["msg"] == tt.want {
+					found = true
+					if l[logfield.Key] != key {
+						t.Errorf("%q has %s = %v, want %s", tt.want, logfield.Key, l[logfield.Key], key)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %q line in:\n%s", tt.want, buf.String())
+			}
+		})
+	}
+}
+
+type scratch struct{}
+
+func (scratch) Load(context.Context) (reconcile.Checkpoint, error) {
+	return reconcile.Checkpoint{}, nil
+}
+func (scratch) Save(context.Context, reconcile.Checkpoint) error { return nil }

@@ -1,0 +1,102 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/tooling/ops"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
+)
+
+// OpsTable is the in-process world's task table, as the operator's
+// command names it (unschedule --dev ...).
+const OpsTable = "tasks"
+
+// opsRoutes serves the operator's command on the in-process world under
+// ops.Prefix (unschedule --dev URL): the same reports, by the same code,
+// as on a deployed stack. The world has no failure queues: its messages
+// are retried in process. The routes read and repair every user's items
+// with no sign-in, as an operator's AWS credentials would: they are
+// served only to this machine (not with -allow-remote, AllowedHosts).
+func (s *Server) opsRoutes(mux *http.ServeMux) {
+	if len(s.cfg.AllowedHosts) > 0 {
+		return
+	}
+	w := &ops.World{
+		Stack: ops.Stack{Name: "dev", Tables: []ops.Table{{Name: OpsTable, Schema: task.Schema, HasTimer: true,
+			TimerName: "in-process", Reconciler: "in-process", Functions: []string{"in-process"}}}},
+		Backend: devOps{s},
+		Now:     wallClock{s}.Now,
+		Log:     s.log,
+	}
+	mux.Handle(ops.Prefix, ops.Handler(lockedOps{s: s, w: w}))
+}
+
+// devOps is the in-process world as an ops.Backend.
+type devOps struct{ s *Server }
+
+func (d devOps) Item(_ context.Context, _ ops.Table, k contract.Key) (map[string]string, bool, error) {
+	t, err := d.s.pipe.Store.Get(context.Background(), k.Partition, k.Sort)
+	if errors.Is(err, task.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return tableschema.ToItem(t), true, nil
+}
+
+// Reconciler is the dev server's own reconciler's wiring.
+func (d devOps) Reconciler(ops.Table) (reconcile.Config, reconcile.Deps, error) {
+	p := d.s.pipe
+	return d.s.cfg.Reconcile, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(p.Store, p.Store),
+		Scheduler: p.Timer, Schedules: p.Timer, Firer: p.Firer, Clock: wallClock(d), Sleep: reconcile.Sleep, Log: d.s.log}, nil
+}
+
+func (devOps) Lease(ops.Table) time.Duration { return fire.DefaultLease }
+
+// lockedOps runs each operation between two steps of the world, and
+// delivers and saves what a repair changed.
+type lockedOps struct {
+	s *Server
+	w *ops.World
+}
+
+func (l lockedOps) Why(ctx context.Context, table, key string) (ops.WhyReport, error) {
+	l.s.stepMu.Lock()
+	defer l.s.stepMu.Unlock()
+	return l.w.Why(ctx, table, key)
+}
+
+func (l lockedOps) Drift(ctx context.Context, table, key string) ([]ops.DriftReport, error) {
+	l.s.stepMu.Lock()
+	defer l.s.stepMu.Unlock()
+	return l.w.Drift(ctx, table, key)
+}
+
+func (l lockedOps) Repair(ctx context.Context, table, key string) ([]ops.DriftReport, error) {
+	l.s.stepMu.Lock()
+	r, err := l.w.Repair(ctx, table, key)
+	l.s.stepMu.Unlock()
+	return r, errors.Join(err, l.s.deliver(), l.s.persist())
+}
+
+func (l lockedOps) DeadLetters(ctx context.Context, max int) ([]ops.Letter, error) {
+	return l.w.DeadLetters(ctx, max)
+}
+
+func (l lockedOps) Redrive(ctx context.Context, dryRun bool, max int) ([]ops.Redriven, error) {
+	return l.w.Redrive(ctx, dryRun, max)
+}
+
+// Pipeline is the in-process world behind the server, for the tests and
+// tools that drive it (the operator runbook's test breaks a schedule in
+// it, as a lost one in AWS).
+func (s *Server) Pipeline() *pipeline.Pipeline { return s.pipe }

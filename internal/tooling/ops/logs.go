@@ -1,0 +1,137 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/logfield"
+)
+
+// Logs is the part of the CloudWatch Logs client History uses.
+type Logs interface {
+	StartQuery(ctx context.Context, in *cloudwatchlogs.StartQueryInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.StartQueryOutput, error)
+	GetQueryResults(ctx context.Context, in *cloudwatchlogs.GetQueryResultsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.GetQueryResultsOutput, error)
+}
+
+// LogLine is one line of an item's history.
+type LogLine struct {
+	Time    string `json:"time"`
+	Group   string `json:"group"`
+	Level   string `json:"level,omitempty"`
+	Message string `json:"message"`
+	// Line is the whole JSON line.
+	Line string `json:"line"`
+}
+
+// MaxHistory bounds the lines one history query returns.
+const MaxHistory = 500
+
+// maxGroups is how many log groups one Logs Insights query may read.
+const maxGroups = 50
+
+// historyQuery is the Logs Insights query of the lines about key: the
+// functions log it in logfield.Key.
+// https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_QuerySyntax.html
+func historyQuery(key string) string {
+	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key)
+	return fmt.Sprintf("fields @timestamp, @log, level, msg, @message | filter %s = \"%s\" | sort @timestamp asc | limit %d",
+		logfield.Key, quoted, MaxHistory)
+}
+
+// logGroups are the log groups of the functions that carry table t's
+// schema: the expiry, notify, stream processor, worker and reconciler.
+func (w *World) logGroups(t Table) []string {
+	var out []string
+	for _, f := range w.Stack.Functions {
+		if f.Env[envvars.ItemSchema] != t.Schema.EnvValue() && f.Env[envvars.Table] != t.Name {
+			continue
+		}
+		out = append(out, f.LogGroup)
+	}
+	sort.Strings(out)
+	return out[:min(len(out), maxGroups)]
+}
+
+// History is what the functions logged about the item key of table t
+// over the last since, oldest first, from CloudWatch Logs Insights.
+func (w *World) History(ctx context.Context, table, key string, since time.Duration) ([]LogLine, error) {
+	if w.Logs == nil {
+		return nil, fmt.Errorf("%w: --logs reads CloudWatch Logs: give --stack", ErrUsage)
+	}
+	t, err := w.Stack.Table(table)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	k, err := ParseKey(t.Schema, key)
+	if err != nil {
+		return nil, err
+	}
+	groups := w.logGroups(t)
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("no function of table %s has a log group", t.Name)
+	}
+	end := w.now()
+	q, err := w.Logs.StartQuery(ctx, &cloudwatchlogs.StartQueryInput{LogGroupNames: groups,
+		StartTime: aws.Int64(end.Add(-since).Unix()), EndTime: aws.Int64(end.Unix()), QueryString: aws.String(historyQuery(k.String())),
+		Limit: aws.Int32(MaxHistory)})
+	if err != nil {
+		return nil, fmt.Errorf("start the log query: %w", err)
+	}
+	for polls := 1; ; polls++ {
+		r, err := w.Logs.GetQueryResults(ctx, &cloudwatchlogs.GetQueryResultsInput{QueryId: q.QueryId})
+		if err != nil {
+			return nil, fmt.Errorf("read the log query: %w", err)
+		}
+		switch r.Status {
+		case types.QueryStatusComplete:
+			return logLines(r.Results), nil
+		case types.QueryStatusFailed, types.QueryStatusCancelled, types.QueryStatusTimeout:
+			return nil, fmt.Errorf("the log query ended %s", r.Status)
+		}
+		w.progress(polls, 0, fmt.Sprintf("querying the logs (poll %d)", polls))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(w.pollEvery()):
+		}
+	}
+}
+
+func (w *World) pollEvery() time.Duration {
+	if w.PollEvery > 0 {
+		return w.PollEvery
+	}
+	return time.Second
+}
+
+func logLines(rows [][]types.ResultField) []LogLine {
+	out := []LogLine{}
+	for _, row := range rows {
+		var l LogLine
+		for _, f := range row {
+			v := aws.ToString(f.Value)
+			switch aws.ToString(f.Field) {
+			case "@timestamp":
+				l.Time = v
+			case "@log":
+				l.Group = v[strings.LastIndex(v, ":")+1:]
+			case "level":
+				l.Level = v
+			case "msg":
+				l.Message = v
+			case "@message":
+				l.Line = v
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}

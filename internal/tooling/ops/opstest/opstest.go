@@ -1,0 +1,289 @@
+// Package opstest builds, on moto and dynalite, a stack shaped as the
+// synthesized Unschedule stack (the same logical ids, function
+// environment, queues, event source mappings and on-failure
+// destinations), for the tests of internal/tooling/ops and
+// cmd/unschedule.
+package opstest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
+	"github.com/unschedule/unschedule/internal/core/adapters/timers"
+	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/tooling/ops"
+	"github.com/unschedule/unschedule/internal/tooling/testenv"
+)
+
+// StackName is the fixture stack's name.
+const StackName = "Unschedule-test"
+
+// The physical names the fixture gives.
+const (
+	TaskTable = "Unschedule-test-TaskTable"
+	Group     = "Unschedule-test-Tasks-ScheduleGroup"
+	// CampaignTable and CampaignGroup are the campaigns' table and
+	// schedule group.
+	CampaignTable = "Unschedule-test-CampaignTable"
+	CampaignGroup = "Unschedule-test-Campaigns-ScheduleGroup"
+)
+
+// Fixture is the fixture stack, discovered, and its clients.
+type Fixture struct {
+	World *ops.World
+	Tasks *tasktable.Store
+	Sched *scheduler.Client
+	SQS   *sqs.Client
+	// Invoked records the asynchronous invokes of a redrive (moto runs no
+	// function without Docker).
+	Invoked *Invokes
+}
+
+// Invokes is a Lambda client whose Invoke is recorded, not made.
+type Invokes struct {
+	ops.Lambda
+	Calls []lambda.InvokeInput
+}
+
+// Invoke records the call.
+func (i *Invokes) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+	i.Calls = append(i.Calls, *in)
+	return &lambda.InvokeOutput{StatusCode: 202}, nil
+}
+
+// template is the fixture's CloudFormation template: the synthesized
+// stack's item table, queues and functions, with their logical ids.
+func template(timer timerspec.Name, stateMachine string) string {
+	schema := tableschema.Todo().EnvValue()
+	fn := func(env map[string]any) map[string]any {
+		env[envvars.MetricsStack] = StackName
+		return map[string]any{"Type": "AWS::Lambda::Function", "Properties": map[string]any{
+			"Runtime": "provided.al2023", "Handler": "bootstrap", "Role": map[string]any{"Fn::GetAtt": []string{"Role", "Arn"}},
+			"Code":        map[string]any{"ZipFile": "placeholder"},
+			"Environment": map[string]any{"Variables": env}}}
+	}
+	arn := func(id string) map[string]any { return map[string]any{"Fn::GetAtt": []string{id, "Arn"}} }
+	ref := func(id string) map[string]any { return map[string]any{"Ref": id} }
+	timerEnv := func(env map[string]any) map[string]any {
+		env[envvars.ItemSchema] = schema
+		if timer == timerspec.StepFunctions {
+			env[envvars.TimerKind], env[envvars.StateMachineArn] = string(timer), stateMachine
+			return env
+		}
+		env[envvars.ScheduleGroup] = Group
+		env[envvars.ExpiryFunctionArn] = arn("TasksExpiry72143EAC")
+		env[envvars.SchedulerRoleArn] = arn("Role")
+		env[envvars.SchedulerDLQArn] = arn("TasksScheduleDeadLetterQueue468802E7")
+		env[envvars.ItemSchema] = schema
+		return env
+	}
+	queue := func(props map[string]any) map[string]any {
+		return map[string]any{"Type": "AWS::SQS::Queue", "Properties": props}
+	}
+	res := map[string]any{
+		"Role": map[string]any{"Type": "AWS::IAM::Role", "Properties": map[string]any{
+			"AssumeRolePolicyDocument": map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+				"Effect": "Allow", "Principal": map[string]any{"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}}}}},
+		"TasksTable45D1B62D": map[string]any{"Type": "AWS::DynamoDB::Table", "Properties": map[string]any{
+			"TableName": TaskTable, "BillingMode": "PAY_PER_REQUEST",
+			"KeySchema":            []any{map[string]any{"AttributeName": "userId", "KeyType": "HASH"}, map[string]any{"AttributeName": "taskId", "KeyType": "RANGE"}},
+			"AttributeDefinitions": []any{map[string]any{"AttributeName": "userId", "AttributeType": "S"}, map[string]any{"AttributeName": "taskId", "AttributeType": "S"}},
+			"StreamSpecification":  map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"}}},
+		"TasksExpiryFailureQueueEAF54407":      queue(map[string]any{"QueueName": "Unschedule-test-ExpiryFailures"}),
+		"TasksScheduleDeadLetterQueue468802E7": queue(map[string]any{"QueueName": "Unschedule-test-ScheduleDeadLetters"}),
+		"CancellationDeadLetterQueueA91CE624":  queue(map[string]any{"QueueName": "Unschedule-test-CancellationDLQ.fifo", "FifoQueue": true}),
+		"CancellationQueueB88B88EE": queue(map[string]any{"QueueName": "Unschedule-test-Cancellation.fifo", "FifoQueue": true,
+			"RedrivePolicy": map[string]any{"deadLetterTargetArn": arn("CancellationDeadLetterQueueA91CE624"), "maxReceiveCount": 5}}),
+		"CancellationStreamFailureQueueF79B49F2": queue(map[string]any{"QueueName": "Unschedule-test-StreamFailures"}),
+		"TasksExpiry72143EAC": fn(map[string]any{envvars.Table: TaskTable, envvars.ItemSchema: schema,
+			envvars.FireLeaseSeconds: "60", envvars.TargetFunctionArn: arn("NotificationsNotify8FC8969C")}),
+		"NotificationsNotify8FC8969C": fn(map[string]any{envvars.Table: TaskTable, envvars.ItemSchema: schema}),
+		"TasksReconcilerFunctionB80A55FA": fn(timerEnv(map[string]any{envvars.Table: TaskTable, envvars.ItemView: "todo",
+			envvars.TargetFunctionArn: arn("NotificationsNotify8FC8969C"), envvars.GraceSec: "300", envvars.FireLeaseSeconds: "60"})),
+		"CancellationProcessorC2A9BB34": fn(map[string]any{envvars.QueueURL: ref("CancellationQueueB88B88EE"), envvars.ItemSchema: schema}),
+		"CancellationWorker966175FC":    fn(timerEnv(map[string]any{})),
+		"CampaignsSendDeadLetterQueue":  queue(map[string]any{"QueueName": "Unschedule-test-CampaignScheduleDeadLetters"}),
+		"CampaignsApiHandler": fn(map[string]any{envvars.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
+			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("TasksExpiry72143EAC"),
+			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue")}),
+		"CancellationWorkerSqsEventSource": map[string]any{"Type": "AWS::Lambda::EventSourceMapping", "Properties": map[string]any{
+			"EventSourceArn": arn("CancellationQueueB88B88EE"), "FunctionName": ref("CancellationWorker966175FC"), "BatchSize": 10,
+			// Disabled: moto would run the (absent) worker on every send.
+			"Enabled": false}},
+	}
+	b, _ := json.Marshal(map[string]any{"AWSTemplateFormatVersion": "2010-09-09", "Resources": res})
+	return string(b)
+}
+
+// New builds the fixture stack on a fresh moto account and dynalite, and
+// discovers it as the command does. Its timer is EventBridge Scheduler.
+func New(t testing.TB, now time.Time) *Fixture {
+	t.Helper()
+	return NewOn(t, now, timerspec.EventBridgeScheduler)
+}
+
+// StateMachine is the Step Functions timer's state machine's name.
+const StateMachine = "Unschedule-test-Timer"
+
+// NewOn is New on the timer tm: EventBridge Scheduler or Step Functions
+// (a state machine that waits, as the construct's does).
+func NewOn(t testing.TB, now time.Time, tm timerspec.Name) *Fixture {
+	t.Helper()
+	ctx := context.Background()
+	m := testenv.SharedMoto(t)
+	ddb := testenv.DynamoClient(t, testenv.StartDynalite(t))
+	testenv.CreateTaskTable(t, ddb, TaskTable)
+	testenv.CreateTable(t, ddb, campaigntable.CampaignTableInput(CampaignTable))
+	cfg := aws.Config{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")}
+	cfn := cloudformation.NewFromConfig(cfg)
+	machine := ""
+	if tm == timerspec.StepFunctions {
+		sm, err := sfn.NewFromConfig(cfg).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(StateMachine),
+			RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn"),
+			Definition: aws.String(`{"StartAt":"` + timerspec.WaitState + `","States":{"` + timerspec.WaitState +
+				`":{"Type":"Wait","TimestampPath":"` + timerspec.TimestampPath + `","End":true}}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		machine = aws.ToString(sm.StateMachineArn)
+	}
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String(StackName), TemplateBody: aws.String(template(tm, machine))}); err != nil {
+		t.Fatalf("create the fixture stack: %v", err)
+	}
+	lc := lambda.NewFromConfig(cfg)
+	fns, err := cfn.ListStackResources(ctx, &cloudformation.ListStackResourcesInput{StackName: aws.String(StackName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phys := map[string]string{}
+	for _, r := range fns.StackResourceSummaries {
+		phys[aws.ToString(r.LogicalResourceId)] = aws.ToString(r.PhysicalResourceId)
+	}
+	sq := sqs.NewFromConfig(cfg)
+	arnOf := func(id string) string {
+		a, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(phys[id]), AttributeNames: []sqstypes.QueueAttributeName{"QueueArn"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Attributes["QueueArn"]
+	}
+	// The template's on-failure destinations, which moto's CloudFormation
+	// does not create.
+	if _, err := lc.PutFunctionEventInvokeConfig(ctx, &lambda.PutFunctionEventInvokeConfigInput{FunctionName: aws.String(phys["TasksExpiry72143EAC"]),
+		DestinationConfig: &lambdatypes.DestinationConfig{OnFailure: &lambdatypes.OnFailure{Destination: aws.String(arnOf("TasksExpiryFailureQueueEAF54407"))}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The stream mapping's source: the table as moto made it (the items
+	// live in dynalite, under the same name).
+	stream := ""
+	if d, err := dynamodb.NewFromConfig(cfg).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(TaskTable)}); err == nil {
+		stream = aws.ToString(d.Table.LatestStreamArn)
+	}
+	if stream != "" {
+		if _, err := lc.CreateEventSourceMapping(ctx, &lambda.CreateEventSourceMappingInput{FunctionName: aws.String(phys["CancellationProcessorC2A9BB34"]),
+			EventSourceArn: aws.String(stream), StartingPosition: lambdatypes.EventSourcePositionTrimHorizon,
+			DestinationConfig: &lambdatypes.DestinationConfig{OnFailure: &lambdatypes.OnFailure{Destination: aws.String(arnOf("CancellationStreamFailureQueueF79B49F2"))}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := m.SchedulerClient()
+	for _, g := range []string{Group, CampaignGroup} {
+		if _, err := sc.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(g)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inv := &Invokes{Lambda: lc}
+	st, err := ops.Discover(ctx, cfn, inv, sq, StackName)
+	if err != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	w := &ops.World{Stack: st, AWS: cfg, DDB: ddb, Lambda: inv, SQS: sq, Now: func() time.Time { return now }}
+	return &Fixture{World: w, Tasks: tasktable.New(ddb, TaskTable), Sched: sc, SQS: sq, Invoked: inv}
+}
+
+// Queue is the fixture's queue of that kind, of the task table (not the
+// campaigns').
+func (f *Fixture) Queue(t testing.TB, kind ops.QueueKind) ops.Queue {
+	t.Helper()
+	for _, q := range f.World.Stack.Queues {
+		if q.Kind == kind && !strings.Contains(q.Name, "Campaign") {
+			return q
+		}
+	}
+	t.Fatalf("no %s queue in %+v", kind, f.World.Stack.Queues)
+	return ops.Queue{}
+}
+
+// Count is how many messages q holds (visible or not).
+func (f *Fixture) Count(t testing.TB, q ops.Queue) int {
+	t.Helper()
+	a, err := f.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(q.URL),
+		AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range []string{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"} {
+		var v int
+		_ = json.Unmarshal([]byte(strings.TrimSpace(a.Attributes[k])), &v)
+		n += v
+	}
+	return n
+}
+
+// Campaign writes campaign c and its tasks, and arms each task's schedule
+// on the campaigns' timer (as provisioning would), which it returns.
+func (f *Fixture) Campaign(t testing.TB, c campaign.Campaign, tasks []campaign.SendTask) timers.Timer {
+	t.Helper()
+	ctx := context.Background()
+	store, err := campaigntable.NewCampaignStore(f.World.DDB, CampaignTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env map[string]string
+	for _, fn := range f.World.Stack.Functions {
+		if fn.Env[envvars.CampaignTable] != "" {
+			env = fn.Env
+		}
+	}
+	get := func(k string) string { return env[k] }
+	tc, err := campaigntimer.Load(lambdaenv.New(get), get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := timers.New(f.World.AWS, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Create(ctx, c, tasks); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks {
+		if err := tm.Create(ctx, tk.Schedule()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tm
+}
