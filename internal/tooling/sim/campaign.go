@@ -154,7 +154,7 @@ func (w *campaignWorld) setUp() error {
 	}
 	w.res.Sends = n
 	w.tracef("campaign of %d sends in %s from %s: %d a day, days %v, windows %v", n, z.name, now0.In(loc).Format(time.DateTime), spd, days, windows)
-	w.c = campaign.Campaign{ID: "c1", Subject: "News", Body: "Hello", Rules: rules, Status: campaign.Draft, Total: n, CreatedAt: now0}
+	w.c = campaign.Campaign{ID: "c1", OwnerID: "owner-1", Subject: "News", Body: "Hello", Rules: rules, Status: campaign.Draft, Total: n, CreatedAt: now0}
 	rs := make([]campaign.Recipient, n)
 	for i := range rs {
 		rs[i].Email = fmt.Sprintf("r%d@example.com", i)

@@ -66,6 +66,7 @@ type campaignPorts struct {
 	store  *memory.CampaignStore
 	sched  *memory.Remote
 	sender *memory.CampaignSender
+	owners *memory.CampaignSenders // the sender group: the campaign's owner stays in it
 	worker *send.Worker
 	recon  campaign.ReconcilePorts
 	// rec and rules are the reconciler built for budget (rebuilt when a
@@ -85,7 +86,7 @@ type campaignPorts struct {
 // provisioner's page.
 func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, l timerspec.Name, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
 	p := &campaignPorts{store: memory.NewCampaignStore(), sched: memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil),
-		sender: memory.NewCampaignSender(clk), cps: provision.NewMemoryCheckpoints()}
+		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: provision.NewMemoryCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
 	p.sched.Fault = h.schedulerCall
@@ -101,7 +102,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 		workerClock = clock.Func(func() time.Time { return clk.Now().Add(m.CampaignWorkerAhead) })
 	}
 	var err error
-	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, workerClock, send.DefaultLease); err != nil {
+	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, p.owners, workerClock, send.DefaultLease); err != nil {
 		return nil, err
 	}
 	// The reconciler function's caller: one call in flight, throttles
@@ -119,7 +120,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	// One call in flight and one task handed out at a time keep the
 	// history repeatable (the provision tests cover concurrency).
 	p.prov, err = provision.New(provision.Config{Concurrency: 1, MaxAhead: 1, PageSize: pageSize,
-		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, p.sched, p.cps, clk)
+		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, p.owners, p.sched, p.cps, clk)
 	return p, err
 }
 
