@@ -26,9 +26,8 @@ import (
 )
 
 // ProofAttribute is the user attribute that holds the address the user
-// last proved with a code (lower case). Only the PostConfirmation trigger
-// writes it; the web client may not (constructs/userauth).
-const ProofAttribute = "custom:email_proof"
+// last proved with a code (notify.EmailProofAttribute).
+const ProofAttribute = notify.EmailProofAttribute
 
 // Client is the part of the Cognito API the check calls.
 type Client interface {
@@ -108,22 +107,21 @@ func (c *Check) Check(ctx context.Context, owner string) (campaign.Verdict, erro
 }
 
 // Judge is the rule on the user's record, before the group: enabled,
-// email_verified true, the proof attribute naming the current address,
-// and the address's domain allowed. The proof makes the difference with
-// email_verified alone, which an auto-confirming PreSignUp set without
-// proof before this rule existed.
+// email_verified true with a proof of the current address
+// (notify.EmailProven), and the address's domain allowed. The proof makes
+// the difference with email_verified alone, which an auto-confirming
+// PreSignUp set without proof before this rule existed.
 func Judge(enabled bool, attrs map[string]string, domains notify.SignUpPolicy) campaign.Verdict {
-	email := strings.ToLower(strings.TrimSpace(attrs["email"]))
 	switch {
 	case !enabled:
 		return campaign.Refuse("the user is disabled")
-	case email == "":
+	case strings.TrimSpace(attrs["email"]) == "":
 		return campaign.Refuse("the user has no email address")
 	case attrs["email_verified"] != "true":
 		return campaign.Refuse("the email address is not verified")
-	case strings.ToLower(strings.TrimSpace(attrs[ProofAttribute])) != email:
+	case !notify.EmailProven(attrs):
 		return campaign.Refuse("the email address was never proven with a code (confirm sign-up, or reset the password once)")
-	case domains.Check(email) != nil:
+	case domains.Check(attrs["email"]) != nil:
 		return campaign.Refuse("the email address is outside the allowed domains")
 	}
 	return campaign.Allow()
