@@ -66,7 +66,10 @@ type campaignPorts struct {
 	store  *memory.CampaignStore
 	sched  *memory.Remote
 	sender *memory.CampaignSender
-	owners *memory.CampaignSenders // the sender group: the campaign's owner stays in it
+	// owners is the sender group, which holds the campaign's owner until
+	// the history removes them; the services ask it through a cache of
+	// campaign.SenderCacheTTL on the history's clock, as the functions do.
+	owners *memory.CampaignSenders
 	worker *send.Worker
 	recon  campaign.ReconcilePorts
 	// rec and rules are the reconciler built for budget (rebuilt when a
@@ -101,8 +104,11 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	if m.CampaignWorkerAhead != 0 {
 		workerClock = clock.Func(func() time.Time { return clk.Now().Add(m.CampaignWorkerAhead) })
 	}
-	var err error
-	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, p.owners, workerClock, send.DefaultLease); err != nil {
+	check, err := campaign.NewCachedSenderCheck(p.owners, campaign.SenderCacheTTL, clk)
+	if err != nil {
+		return nil, err
+	}
+	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, check, workerClock, send.DefaultLease); err != nil {
 		return nil, err
 	}
 	// The reconciler function's caller: one call in flight, throttles
@@ -120,7 +126,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	// One call in flight and one task handed out at a time keep the
 	// history repeatable (the provision tests cover concurrency).
 	p.prov, err = provision.New(provision.Config{Concurrency: 1, MaxAhead: 1, PageSize: pageSize,
-		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, p.owners, p.sched, p.cps, clk)
+		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, check, p.sched, p.cps, clk)
 	return p, err
 }
 
