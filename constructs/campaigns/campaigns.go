@@ -386,7 +386,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	if p.SesConfigurationSet != "" {
 		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
 	}
-	// The sender check of the send and provisioning functions
+	// The sender check of the send, provisioning and reconciler functions
 	// (cognitosenders.Load).
 	owners := map[string]string{envvars.UserPoolID: *p.UserPool.UserPoolId(), envvars.SenderGroup: p.SenderGroup,
 		envvars.AllowedEmailDomains: strings.ToLower(strings.Join(p.SenderEmailDomains, ","))}
@@ -417,7 +417,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, owners, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
 	// The reconciler hands overdue sends to the send function itself.
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing timers, stale Running tasks, interrupted cancels",
-		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, map[string]string{envvars.SendFunctionArn: *x.Send.Function.FunctionArn()})
+		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, owners, map[string]string{envvars.SendFunctionArn: *x.Send.Function.FunctionArn()})
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, timer, map[string]string{
 		envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
 		envvars.AllowedOrigins:       strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
@@ -502,10 +502,10 @@ func (x *Campaigns) grant(p CampaignsProps) {
 		Actions: jsii.Strings("ses:SendEmail"), Resources: &sesArns,
 		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": p.SenderAddress}},
 	}))
-	// Send and Provision: read the campaign's owner in the user pool (the
-	// sender check), on that pool only.
+	// Send, Provision and Reconciler: read the campaign's owner in the
+	// user pool (the sender check), on that pool only.
 	// https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncognitouserpools.html
-	for _, f := range []awsiam.IGrantable{send, prov} {
+	for _, f := range []awsiam.IGrantable{send, prov, rec} {
 		p.UserPool.Grant(f, jsii.String("cognito-idp:AdminGetUser"), jsii.String("cognito-idp:AdminListGroupsForUser"))
 	}
 	// Provision: read the campaign, list tasks, status and checkpoint

@@ -230,6 +230,7 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 		// GrantModify and GrantRead (GetSchedule, ListSchedules on *).
 		{"CampaignsReconciler", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "scheduler:CreateSchedule",
 			"scheduler:UpdateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule", "scheduler:ListSchedules", "iam:PassRole", "lambda:InvokeFunction",
+			"cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser",
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		{"CampaignsApi", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem",
 			"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction",
@@ -408,8 +409,8 @@ func TestSenderGroupGatesTheApi(t *testing.T) {
 // userPoolArn matches the test pool's ARN, and nothing else.
 var userPoolArn = regexp.MustCompile(`^\{"Fn::GetAtt":\["Users[0-9A-F]{8}","Arn"\]\}$`)
 
-// TestSenderCheckReadsTheOwnerInThePool: the provisioning and send
-// functions, and only they, may read a user (AdminGetUser) and their
+// TestSenderCheckReadsTheOwnerInThePool: the provisioning, send and
+// reconciler functions, and only they, may read a user (AdminGetUser) and their
 // groups (AdminListGroupsForUser), on the construct's user pool only, and
 // get the pool, the sender group and the sender domains in their
 // environment (cognitosenders.Load).
@@ -425,14 +426,14 @@ func TestSenderCheckReadsTheOwnerInThePool(t *testing.T) {
 			continue
 		}
 		got := actions(d, role["Fn::GetAtt"].([]any)[0].(string))
-		checks := strings.HasPrefix(id, "CampaignsSend") || strings.HasPrefix(id, "CampaignsProvision")
+		checks := strings.HasPrefix(id, "CampaignsSend") || strings.HasPrefix(id, "CampaignsProvision") || strings.HasPrefix(id, "CampaignsReconciler")
 		for _, a := range want {
 			res, has := got[a]
 			switch {
 			case checks && !has:
 				t.Errorf("%s lacks %s", id, a)
 			case !checks && has:
-				t.Errorf("%s may %s: only the send and provisioning functions check senders", id, a)
+				t.Errorf("%s may %s: only the send, provisioning and reconciler functions check senders", id, a)
 			case has && !userPoolArn.MatchString(res):
 				t.Errorf("%s may %s on %s: want the user pool only", id, a, res)
 			}

@@ -19,7 +19,7 @@ var FunctionClients = map[string][]string{
 	"campaignbounce":      {"dynamodb", "secretsmanager", "sesv2"},
 	"campaignprogress":    {"dynamodb"},
 	"campaignprovision":   {"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "sfn"},
-	"campaignreconciler":  {"dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn"},
+	"campaignreconciler":  {"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn"},
 	"campaignsend":        {"cognitoidentityprovider", "dynamodb", "secretsmanager", "sesv2"},
 	"campaignunsubscribe": {"dynamodb", "secretsmanager", "sesv2"},
 	"cancelworker":        {"dynamodb", "scheduler", "sfn"},

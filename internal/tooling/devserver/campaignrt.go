@@ -106,7 +106,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	// function runs it (a pass of at most 4 minutes).
 	rt.repair = &campaign.Repair{}
 	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
-		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender,
+		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender, Owners: devSenders{s},
 			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log, Checkpoints: &memory.Checkpoints{}}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}

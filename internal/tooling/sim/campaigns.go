@@ -117,7 +117,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	if err != nil {
 		return nil, err
 	}
-	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded,
+	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded, Owners: check,
 		Dispatcher: dispatcher{h}, Clock: clk, Caller: caller, Checkpoints: &memory.Checkpoints{},
 		Log: slog.New(slog.DiscardHandler)}
 	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, seed); err != nil {
