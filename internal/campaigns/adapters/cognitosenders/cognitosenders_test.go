@@ -5,12 +5,18 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	cip "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	ciptypes "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider/types"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/cognitosenders"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/plan"
+	"github.com/unschedule/unschedule/internal/campaigns/send"
+	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // fakePool answers as Cognito does for one user (nil: no such user),
@@ -112,5 +118,48 @@ func TestCheckErrors(t *testing.T) {
 	}
 	if _, err := cognitosenders.New(nil, cognitosenders.Config{}); err == nil {
 		t.Fatal("New without a client: want an error")
+	}
+}
+
+// TestUnprovenMemberSendsNothing: an account whose address an earlier
+// PreSignUp marked verified without a code, then added to the sender
+// group, is no sender: the send worker, asking the pool through this
+// check, sends nothing and cancels the campaign (senderRemoved). Once a
+// code proved the address (the proof attribute), the same send goes out.
+func TestUnprovenMemberSendsNothing(t *testing.T) {
+	at := time.Date(2026, 6, 1, 7, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		attrs  []string
+		want   send.Outcome
+		sent   int
+		status campaign.Status
+	}{
+		{"auto-verified, never proven", []string{"email", "ann@example.com", "email_verified", "true"}, send.Cancelled, 0, campaign.CampaignCancelled},
+		{"proven by a code", []string{"email", "ann@example.com", "email_verified", "true", cognitosenders.ProofAttribute, "ann@example.com"}, send.Sent, 1, campaign.Active},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := memory.NewCampaignStore()
+			st.PutCampaign(campaign.Campaign{ID: "c1", OwnerID: "sub-1", Body: "Hello", Status: campaign.Active,
+				Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
+			st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: "c1-00000", Email: "r@example.com", Subject: "Hi", State: campaign.Pending,
+				SendAt: at, SchedulerRequestToken: "tok"})
+			clk := clock.NewFake(at)
+			check, err := cognitosenders.New(&fakePool{user: user(true, tc.attrs...), groups: []string{"campaign-senders"}},
+				cognitosenders.Config{UserPoolID: "eu-west-1_pool", Group: "campaign-senders"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outbox := memory.NewCampaignSender(clk)
+			w, err := send.New(st, st, outbox, check, clk, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := w.Handle(context.Background(), campaign.FireEvent{CampaignID: "c1", TaskID: "c1-00000"})
+			c, _ := st.Campaign(context.Background(), "c1")
+			if err != nil || got != tc.want || len(outbox.Outbox) != tc.sent || c.Status != tc.status {
+				t.Fatalf("Handle = %s, %v; %d sent, campaign %s; want %s, %d sent, %s", got, err, len(outbox.Outbox), c.Status, tc.want, tc.sent, tc.status)
+			}
+		})
 	}
 }
