@@ -9,6 +9,7 @@ package userauth
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -232,7 +233,7 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		// trigger only (the web client's WriteAttributes leave it out).
 		custom := map[string]awscognito.ICustomAttribute{}
 		if up.CustomAttributes != nil {
-			custom = *up.CustomAttributes
+			maps.Copy(custom, *up.CustomAttributes) // the caller's map stays as given
 		}
 		custom[notify.EmailProofName] = awscognito.NewStringAttribute(&awscognito.StringAttributeProps{Mutable: jsii.Bool(true), MaxLen: jsii.Number(2048)})
 		up.CustomAttributes = &custom
