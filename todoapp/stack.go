@@ -186,6 +186,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Expiry.Function},
 			{Name: "notify", Function: s.Notifications.Notify.Function},
 			{Name: "presignup", Function: s.Auth.PreSignUp.Function},
+			{Name: "postconfirmation", Function: s.Auth.PostConfirmation.Function},
 			{Name: metrics.FunctionPostAuth, Function: s.Notifications.PostAuth.Function},
 			{Name: metrics.FunctionStreamProcessor, Function: s.Cancellation.Processor.Function, ThrottlesOnly: true},
 			{Name: metrics.FunctionCancelWorker, Function: s.Cancellation.Worker.Function, ThrottlesOnly: true},
