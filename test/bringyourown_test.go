@@ -1,6 +1,7 @@
 package test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,7 +189,11 @@ func TestUserAuthOnAnExistingPool(t *testing.T) {
 		}
 	}
 	fn := s.LogicalID(t, "AWS::Lambda::Function", "AuthPreSignUp")
-	if got, want := cognitoPermissions(s), []string{fn + ` "` + importedPoolArn + `"`}; JSON(got) != JSON(want) {
+	post := s.LogicalID(t, "AWS::Lambda::Function", "AuthPostConfirmation")
+	got, want := cognitoPermissions(s), []string{fn + ` "` + importedPoolArn + `"`, post + ` "` + importedPoolArn + `"`}
+	slices.Sort(got)
+	slices.Sort(want)
+	if JSON(got) != JSON(want) {
 		t.Errorf("Cognito invoke permissions %v, want %v", got, want)
 	}
 }

@@ -105,7 +105,7 @@ func TestGoFunctionsAreArmAl2023WithJSONLogs(t *testing.T) {
 	// The exact set of the app's Go functions, by construct path: a
 	// function added or lost fails here (CDK's own upload and
 	// custom-resource functions, in Python and Node, are counted apart).
-	want := []string{"ApiHandler", "AuthPreSignUp", "CancellationProcessor", "CancellationWorker",
+	want := []string{"ApiHandler", "AuthPreSignUp", "AuthPostConfirmation", "CancellationProcessor", "CancellationWorker",
 		"NotificationsNotify", "NotificationsPostAuth", "TasksReconcilerFunction", "TasksExpiry"}
 	var ours []string
 	cdkOwn := 0
@@ -190,6 +190,10 @@ func TestLeastPrivilege(t *testing.T) {
 			"dynamodb:GetItem": table, "dynamodb:PutItem": table,
 		}},
 		{"presignup", "AuthPreSignUp", map[string]string{}},
+		// The proof of an address, written on the app's user pool only.
+		{"postconfirmation", "AuthPostConfirmation", map[string]string{
+			"cognito-idp:AdminUpdateUserAttributes": `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Cognito::UserPool", "AuthUserPool") + `","Arn"]}`,
+		}},
 		// The target reads the task and its owner's settings, publishes to
 		// the shard topics, and records the notification (UpdateItem), which
 		// takes the task out of the pending indexes.
@@ -277,13 +281,20 @@ func TestCognitoPoolClientAndTriggers(t *testing.T) {
 			})},
 			"LambdaConfig": map[string]any{
 				"PreSignUp":          map[string]any{"Fn::GetAtt": []any{s.LogicalID(t, "AWS::Lambda::Function", "AuthPreSignUp"), "Arn"}},
+				"PostConfirmation":   map[string]any{"Fn::GetAtt": []any{s.LogicalID(t, "AWS::Lambda::Function", "AuthPostConfirmation"), "Arn"}},
 				"PostAuthentication": map[string]any{"Fn::GetAtt": []any{s.LogicalID(t, "AWS::Lambda::Function", "NotificationsPostAuth"), "Arn"}},
 			},
+			// The proof of an address (custom:email_proof), which only
+			// the PostConfirmation trigger writes.
+			"Schema": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+				"Name": "email_proof", "AttributeDataType": "String", "Mutable": true})}),
 		})
+		// The web app writes the address only, never the proof.
 		s.tpl.HasResourceProperties(jsii.String("AWS::Cognito::UserPoolClient"), map[string]any{
 			"GenerateSecret":             false,
 			"ExplicitAuthFlows":          assertions.Match_ArrayWith(&[]any{"ALLOW_USER_SRP_AUTH"}),
 			"PreventUserExistenceErrors": "ENABLED",
+			"WriteAttributes":            []any{"email"},
 		})
 	})
 }

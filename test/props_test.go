@@ -122,6 +122,13 @@ func TestUserAuthPropsValidation(t *testing.T) {
 		{"a PreSignUp of one's own", auth(func(stack awscdk.Stack, p *userauth.UserAuthProps) {
 			p.UserPoolProps = &awscognito.UserPoolProps{LambdaTriggers: &awscognito.UserPoolTriggers{PreSignUp: awslambda.Function_FromFunctionName(stack, jsii.String("Own"), jsii.String("own"))}}
 		}), []string{"LambdaTriggers.PreSignUp", "use ExistingUserPool"}},
+		{"a PostConfirmation of one's own", auth(func(stack awscdk.Stack, p *userauth.UserAuthProps) {
+			p.UserPoolProps = &awscognito.UserPoolProps{LambdaTriggers: &awscognito.UserPoolTriggers{PostConfirmation: awslambda.Function_FromFunctionName(stack, jsii.String("OwnPost"), jsii.String("own"))}}
+		}), []string{"LambdaTriggers.PostConfirmation", "records email proofs", "use ExistingUserPool"}},
+		{"an email_proof attribute of one's own", auth(func(_ awscdk.Stack, p *userauth.UserAuthProps) {
+			p.UserPoolProps = &awscognito.UserPoolProps{CustomAttributes: &map[string]awscognito.ICustomAttribute{
+				"email_proof": awscognito.NewStringAttribute(&awscognito.StringAttributeProps{Mutable: jsii.Bool(true)})}}
+		}), []string{`CustomAttributes names "email_proof"`, "remove it"}},
 		{"a weak password policy", auth(func(_ awscdk.Stack, p *userauth.UserAuthProps) {
 			p.UserPoolProps = &awscognito.UserPoolProps{PasswordPolicy: &awscognito.PasswordPolicy{MinLength: jsii.Number(6)}}
 		}), []string{"PasswordPolicy must keep MinLength at 8 or more (given 6)", "set MinLength"}},

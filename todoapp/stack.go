@@ -141,8 +141,10 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	if cfg.Campaigns {
 		s.Campaigns = campaigns.NewCampaigns(stack, jsii.String("Campaigns"), &campaigns.CampaignsProps{
 			UserPool: s.Auth.UserPool, SenderAddress: cfg.CampaignSender,
-			AllowedOrigins: append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
-			AlarmTopic:     s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), Logs: cfg.Logs(),
+			// A sender's current address stays in the sign-up allow-list.
+			SenderEmailDomains: cfg.AllowedEmailDomains,
+			AllowedOrigins:     append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
+			AlarmTopic:         s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), Logs: cfg.Logs(),
 			WebAcl: cfg.Waf, // as on the task API and the user pool
 			// The account's API Gateway logging role is one setting: the
 			// task API sets it, and the campaign stage waits for it.
@@ -184,6 +186,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Expiry.Function},
 			{Name: "notify", Function: s.Notifications.Notify.Function},
 			{Name: "presignup", Function: s.Auth.PreSignUp.Function},
+			{Name: "postconfirmation", Function: s.Auth.PostConfirmation.Function},
 			{Name: metrics.FunctionPostAuth, Function: s.Notifications.PostAuth.Function},
 			{Name: metrics.FunctionStreamProcessor, Function: s.Cancellation.Processor.Function, ThrottlesOnly: true},
 			{Name: metrics.FunctionCancelWorker, Function: s.Cancellation.Worker.Function, ThrottlesOnly: true},

@@ -128,7 +128,7 @@ func replayFlags(cfg sim.Config) string {
 func invariants(w sim.Workload) string {
 	switch w {
 	case sim.WorkloadCampaigns:
-		return "C1-C4"
+		return "C1-C5"
 	case sim.WorkloadFutureEvents:
 		return "F1-F6"
 	case sim.WorkloadDeferredJobs:

@@ -56,8 +56,20 @@ type CampaignsProps struct {
 	// authorizer); a campaign's owner is the caller's sub. Only members of
 	// SenderGroup whose email address is verified may use the API: verify
 	// addresses by code in this pool (userauth.UserAuthProps
-	// RequireEmailVerification), or email_verified proves nothing. Required.
+	// RequireEmailVerification), or email_verified proves nothing. The
+	// provisioning and send functions read the owner in this pool
+	// before each run and each send (cognito-idp:AdminGetUser and
+	// AdminListGroupsForUser, granted on this pool only): an owner who is
+	// no longer an enabled member with a proven address (the
+	// custom:email_proof attribute that userauth's PostConfirmation
+	// trigger writes) has their campaigns cancelled. Required.
 	UserPool awscognito.IUserPool
+	// SenderEmailDomains restricts senders to addresses in these domains,
+	// checked on the owner's current address before each run and send
+	// (pass the sign-up allow-list, userauth.UserAuthProps
+	// AllowedEmailDomains: a user may change their address after sign-up).
+	// Default: any domain.
+	SenderEmailDomains []string
 	// SenderGroup is the name of the user pool group whose members may
 	// send campaigns; the construct creates it (SenderGroupResource) in
 	// UserPool, empty. Only an administrator adds users to it
@@ -403,10 +415,14 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	if p.SesConfigurationSet != "" {
 		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
 	}
+	// The sender check of the send, provisioning and reconciler functions
+	// (cognitosenders.Load).
+	owners := map[string]string{envvars.UserPoolID: *p.UserPool.UserPoolId(), envvars.SenderGroup: p.SenderGroup,
+		envvars.AllowedEmailDomains: strings.ToLower(strings.Join(p.SenderEmailDomains, ","))}
 	x.Send = gofn.NewFunction(c, jsii.String("Send"), &gofn.FunctionProps{Entry: "lambdas/campaignsend",
 		Description: "Sends one campaign email per timer fire (claim, SES, record)",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(DefaultSendTimeoutSec)), MemoryMiB: 256, Logs: p.Logs,
-		Environment: merge(sender, table), ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency})
+		Environment: merge(sender, table, owners), ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency})
 
 	// The timer fires the send function: the send task's payload at its
 	// send time (the send function is the core's expiry function here).
@@ -427,10 +443,10 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	timer[envvars.ItemSchema] = campaign.TaskSchema.EnvValue()
 	paced := map[string]string{envvars.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64)}
 	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's send timers: bounded, paced, resumable",
-		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
+		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, owners, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
 	// The reconciler hands overdue sends to the send function itself.
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing timers, stale Running tasks, interrupted cancels",
-		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, map[string]string{envvars.SendFunctionArn: *x.Send.Function.FunctionArn()})
+		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, owners, map[string]string{envvars.SendFunctionArn: *x.Send.Function.FunctionArn()})
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, timer, map[string]string{
 		envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
 		envvars.AllowedOrigins:       strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
@@ -516,6 +532,12 @@ func (x *Campaigns) grant(p CampaignsProps) {
 		Actions: jsii.Strings("ses:SendEmail"), Resources: &sesArns,
 		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": p.SenderAddress}},
 	}))
+	// Send, Provision and Reconciler: read the campaign's owner in the
+	// user pool (the sender check), on that pool only.
+	// https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncognitouserpools.html
+	for _, f := range []awsiam.IGrantable{send, prov, rec} {
+		p.UserPool.Grant(f, jsii.String("cognito-idp:AdminGetUser"), jsii.String("cognito-idp:AdminListGroupsForUser"))
+	}
 	// Provision: read the campaign, list tasks, status and checkpoint
 	// writes; create timers.
 	grants.Table(x.Table, prov, "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem")

@@ -45,6 +45,14 @@ func validate(id string, p CampaignsProps) {
 				id, p.SenderIdentity, p.SenderAddress, domain))
 		}
 	}
+	for _, d := range p.SenderEmailDomains {
+		if unresolved(d) {
+			continue
+		}
+		if d == "" || strings.ContainsAny(d, "@ ,") || !strings.Contains(d, ".") || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") {
+			panic(fmt.Sprintf("%s: SenderEmailDomains holds %q, which is not a domain: list bare domains such as \"example.com\" (the sign-up allow-list)", id, d))
+		}
+	}
 	if !unresolved(p.SenderGroup) && !senderGroupName.MatchString(p.SenderGroup) {
 		panic(fmt.Sprintf("%s: SenderGroup %q is not a group name this app reads: use 1 to 128 letters, digits, '.', '_' or '-', such as \"campaign-senders\"", id, p.SenderGroup))
 	}

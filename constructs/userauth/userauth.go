@@ -1,17 +1,21 @@
 // Package userauth is the Cognito side of the app: a user pool with email
-// sign-in, an app client for the web app, and a PreSignUp trigger that
-// auto-confirms new users, or (with an allow-list of email domains, or
-// RequireEmailVerification) leaves them to confirm with the code Cognito
-// emails, which verifies the address.
+// sign-in, an app client for the web app, a PreSignUp trigger that
+// auto-confirms new users (never marking their address verified), or
+// (with an allow-list of email domains, or RequireEmailVerification)
+// leaves them to confirm with the code Cognito emails, which verifies the
+// address, and a PostConfirmation trigger that records the proof of an
+// address a code reached (custom:email_proof), which only it may write.
 package userauth
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -24,6 +28,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
 // UserAuthProps configures the user pool.
@@ -39,8 +44,8 @@ type UserAuthProps struct {
 	// user enters the code Cognito emails to the address; only then can
 	// they sign in, and their email_verified is true. Turn it on where
 	// the address grants something (campaign senders, an allow-list).
-	// Default: false (auto-confirm, email marked verified without proof),
-	// or true when AllowedEmailDomains is set.
+	// Default: false (auto-confirm; the address stays unverified until a
+	// code reaches it), or true when AllowedEmailDomains is set.
 	RequireEmailVerification bool
 	// PasswordMinLength is the shortest password accepted (8..99).
 	// Default: 12.
@@ -48,7 +53,10 @@ type UserAuthProps struct {
 	// ExistingUserPool is a user pool to use instead of creating one. The
 	// construct adds the web client to it and, with WebAcl, the web ACL;
 	// it does not change the pool's settings or triggers: attach
-	// PreSignUpFunction yourself (see it) if you want auto-confirmation.
+	// PreSignUpFunction yourself (see it) if you want auto-confirmation,
+	// and PostConfirmationFunction, with a mutable custom string attribute
+	// email_proof in the pool that your clients may not write, if the
+	// pool's users send campaigns.
 	// PasswordMinLength, RemovalPolicy and DeletionProtection then do not
 	// apply. Not allowed with UserPoolProps.
 	// Default: a new user pool (UserPoolProps).
@@ -56,8 +64,9 @@ type UserAuthProps struct {
 	// UserPoolProps override the defaults of the user pool this construct
 	// creates (email sign-in, self sign-up, the password policy, email-only
 	// recovery). The security defaults are kept or checked: the
-	// PreSignUp trigger stays this construct's (LambdaTriggers.PreSignUp
-	// fails), a PasswordPolicy must still ask for 8+ characters, and
+	// PreSignUp and PostConfirmation triggers and the custom attribute
+	// email_proof stay this construct's (setting them fails), a
+	// PasswordPolicy must still ask for 8+ characters, and
 	// RemovalPolicy and DeletionProtection come from the props above.
 	// Not allowed with ExistingUserPool.
 	// Default: the defaults above.
@@ -104,6 +113,15 @@ type UserAuth struct {
 	// pool (grants.CognitoInvoke: outside the console nothing else adds
 	// that permission, https://repost.aws/knowledge-center/cognito-lambda-trigger-errors).
 	PreSignUpFunction awslambda.IFunction
+	// PostConfirmation records the proof of an address a code reached (its
+	// function is PostConfirmationFunction).
+	PostConfirmation *gofn.Function
+	// PostConfirmationFunction is the PostConfirmation trigger. It is
+	// attached to the pool this construct creates and may write the
+	// pool's custom:email_proof attribute (cognito-idp:AdminUpdateUserAttributes
+	// on the pool only). With ExistingUserPool it is not attached: attach
+	// it yourself (awscognito.UserPoolOperation_POST_CONFIRMATION()).
+	PostConfirmationFunction awslambda.IFunction
 	// WebAcl guards the user pool (nil unless UserAuthProps.WebAcl).
 	WebAcl awswafv2.CfnWebACL
 }
@@ -135,6 +153,14 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		if o.LambdaTriggers != nil && o.LambdaTriggers.PreSignUp != nil {
 			panic(fmt.Sprintf("%s: UserPoolProps.LambdaTriggers.PreSignUp is set: the PreSignUp trigger is this construct's (auto-confirmation); remove it, or use ExistingUserPool with your own", *id))
 		}
+		if o.LambdaTriggers != nil && o.LambdaTriggers.PostConfirmation != nil {
+			panic(fmt.Sprintf("%s: UserPoolProps.LambdaTriggers.PostConfirmation is set: the PostConfirmation trigger is this construct's (it records email proofs); remove it, or use ExistingUserPool with your own", *id))
+		}
+		if o.CustomAttributes != nil {
+			if _, ok := (*o.CustomAttributes)[notify.EmailProofName]; ok {
+				panic(fmt.Sprintf("%s: UserPoolProps.CustomAttributes names %q: that attribute is this construct's (the proof of an address, written by its PostConfirmation trigger only); remove it", *id, notify.EmailProofName))
+			}
+		}
 		if pp := o.PasswordPolicy; pp != nil && (pp.MinLength == nil || *pp.MinLength < 8) {
 			given := "unset"
 			if pp.MinLength != nil {
@@ -163,9 +189,16 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		},
 	})
 	u.PreSignUpFunction = u.PreSignUp.Function
+	u.PostConfirmation = gofn.NewFunction(c, jsii.String("PostConfirmation"), &gofn.FunctionProps{
+		Entry:       "lambdas/postconfirmation",
+		Description: "Records the proof of an email address a confirmation code reached (custom:email_proof)",
+		Logs:        p.Logs,
+	})
+	u.PostConfirmationFunction = u.PostConfirmation.Function
 	if p.ExistingUserPool != nil {
 		u.UserPool = p.ExistingUserPool
 		grants.CognitoInvoke(u.PreSignUp.Function, "PreSignUpCognito", p.ExistingUserPool)
+		grants.CognitoInvoke(u.PostConfirmation.Function, "PostConfirmationCognito", p.ExistingUserPool)
 	} else {
 		defaults := awscognito.UserPoolProps{
 			SelfSignUpEnabled:   jsii.Bool(true),
@@ -194,13 +227,31 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 			triggers = *up.LambdaTriggers
 		}
 		triggers.PreSignUp = u.PreSignUp.Function
+		triggers.PostConfirmation = u.PostConfirmation.Function
 		up.LambdaTriggers = &triggers
+		// The proof of an address, written by the PostConfirmation
+		// trigger only (the web client's WriteAttributes leave it out).
+		custom := map[string]awscognito.ICustomAttribute{}
+		if up.CustomAttributes != nil {
+			maps.Copy(custom, *up.CustomAttributes) // the caller's map stays as given
+		}
+		custom[notify.EmailProofName] = awscognito.NewStringAttribute(&awscognito.StringAttributeProps{Mutable: jsii.Bool(true), MaxLen: jsii.Number(2048)})
+		up.CustomAttributes = &custom
 		pool := awscognito.NewUserPool(c, jsii.String("UserPool"), &up)
 		nag.Suppress(pool,
 			nag.Rule{ID: "AwsSolutions-COG8", Reason: "The Plus feature plan is billed per active user; enable it on the pool when threat protection is worth that cost"},
 			nag.Rule{ID: "AwsSolutions-COG2", Reason: "MFA is off because the web app has no MFA enrolment flow yet; passwords need 12+ characters with upper, lower, digit and symbol"})
 		u.UserPool = pool
 	}
+	// The trigger's write of the proof, in a policy of its own: the pool
+	// names the function as its trigger, so the function's default
+	// policy cannot name the pool without a dependency cycle.
+	awsiam.NewPolicy(c, jsii.String("PostConfirmationWrite"), &awsiam.PolicyProps{
+		Roles: &[]awsiam.IRole{u.PostConfirmation.Role},
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("cognito-idp:AdminUpdateUserAttributes"), Resources: jsii.Strings(*u.UserPool.UserPoolArn()),
+		})},
+	})
 	if p.WebAcl {
 		u.WebAcl = waf.New(c, "WebAcl", waf.Props{MetricName: "UserPool", RateLimitPerIP: p.WafRateLimitPerIp})
 		waf.Associate(c, "WebAclAssociation", u.WebAcl, u.UserPool.UserPoolArn())
@@ -214,6 +265,9 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		AccessTokenValidity:        awscdk.Duration_Hours(jsii.Number(1)),
 		RefreshTokenValidity:       awscdk.Duration_Days(jsii.Number(30)),
 		DisableOAuth:               jsii.Bool(true),
+		// The web app writes the address only (sign-up, a change); the
+		// proof of an address is the PostConfirmation trigger's alone.
+		WriteAttributes: awscognito.NewClientAttributes().WithStandardAttributes(&awscognito.StandardAttributesMask{Email: jsii.Bool(true)}),
 	})
 	return u
 }

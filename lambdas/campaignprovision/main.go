@@ -5,7 +5,11 @@
 // throttles backed off; a margin before its timeout it saves its
 // checkpoint and re-invokes itself asynchronously.
 //
-// Environment: CAMPAIGN_TABLE, SCHEDULER_CALLS_PER_SECOND,
+// Each run first checks that the campaign's owner is still a sender
+// (cognitosenders), and cancels the campaign if not.
+//
+// Environment: CAMPAIGN_TABLE, USER_POOL_ID, SENDER_GROUP,
+// ALLOWED_EMAIL_DOMAINS (optional), SCHEDULER_CALLS_PER_SECOND,
 // PROVISION_MARGIN_SEC, and the bound timer's variables (UNSCHEDULE_TIMER,
 // UNSCHEDULE_ITEM_SCHEMA and that timer's own) (constructs/campaigns);
 // AWS_LAMBDA_FUNCTION_NAME.
@@ -17,11 +21,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/cognitosenders"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
@@ -44,7 +50,8 @@ func main() {
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigntable.NewCampaignStore(dynamodb.NewFromConfig(cfg), table))
 	tm := lambdaenv.Must(campaigntimer.New(cfg, tc))
-	p := lambdaenv.Must(provision.New(pc, store, store, tm, store, clock.System{}))
+	owners := lambdaenv.Must(cognitosenders.Load(env, cognitoidentityprovider.NewFromConfig(cfg), clock.System{}))
+	p := lambdaenv.Must(provision.New(pc, store, store, owners, tm, store, clock.System{}))
 	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))
 	h := &cl.Provision{Provisioner: p, Self: again, Metrics: metrics.New(metrics.FunctionCampaignProvision, nil), Log: log}
 	lambda.Start(h.Handle)

@@ -8,8 +8,12 @@
 // the campaign table (internal/core/adapters/checkpoint), so the next
 // invocation resumes it. See campaignlambda.Reconcile.
 //
+// A campaign whose owner is no longer a sender (cognitosenders) is
+// cancelled by the pass, and its tasks with it.
+//
 // Environment: CAMPAIGN_TABLE, SEND_FUNCTION_ARN,
-// SCHEDULER_CALLS_PER_SECOND, SENDER_ADDRESS, and the bound timer's
+// SCHEDULER_CALLS_PER_SECOND, SENDER_ADDRESS, USER_POOL_ID, SENDER_GROUP,
+// ALLOWED_EMAIL_DOMAINS (optional), and the bound timer's
 // variables (UNSCHEDULE_TIMER, UNSCHEDULE_ITEM_SCHEMA and that timer's
 // own) (constructs/campaigns).
 package main
@@ -19,12 +23,14 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/cognitosenders"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
@@ -60,6 +66,7 @@ func main() {
 	h := &cl.Reconcile{
 		Config: reconcile.Config{RatePerSec: rate},
 		Ports: campaign.ReconcilePorts{Tasks: store, Campaigns: store, Timer: tm, Sender: receipts,
+			Owners:     lambdaenv.Must(cognitosenders.Load(env, cognitoidentityprovider.NewFromConfig(cfg), clock.System{})),
 			Dispatcher: dispatch, Clock: clock.System{}, Caller: caller,
 			Checkpoints: lambdaenv.Must(checkpoint.New(ddb, sc.Table, campaign.TaskSchema))},
 		Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log,

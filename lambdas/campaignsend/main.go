@@ -12,8 +12,13 @@
 // Every send honours the construct's suppression list and carries a signed
 // one-click unsubscribe link (send.Deliverability).
 //
+// Every send first checks that the campaign's owner is still a sender
+// (cognitosenders: enabled, in the sender group, address proven),
+// cached for campaign.SenderCacheTTL.
+//
 // Environment: CAMPAIGN_TABLE, SENDER_ADDRESS, SES_CONFIGURATION_SET
-// (optional), UNSUBSCRIBE_URL, UNSUBSCRIBE_SECRET_ARN, SUPPRESSION_LIST, set by
+// (optional), UNSUBSCRIBE_URL, UNSUBSCRIBE_SECRET_ARN, SUPPRESSION_LIST, USER_POOL_ID,
+// SENDER_GROUP, ALLOWED_EMAIL_DOMAINS (optional), set by
 // constructs/campaigns.
 package main
 
@@ -22,12 +27,14 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/adapters/cognitosenders"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
@@ -48,7 +55,8 @@ func main() {
 	ddb := dynamodb.NewFromConfig(cfg)
 	store := lambdaenv.Must(campaigntable.NewCampaignStore(ddb, sc.Table))
 	sender := lambdaenv.Must(ses.New(sesv2.NewFromConfig(cfg), ddb, sc, clock.System{}))
-	w := lambdaenv.Must(send.New(store, store, sender, clock.System{}, send.DefaultLease))
+	owners := lambdaenv.Must(cognitosenders.Load(env, cognitoidentityprovider.NewFromConfig(cfg), clock.System{}))
+	w := lambdaenv.Must(send.New(store, store, sender, owners, clock.System{}, send.DefaultLease))
 	keys := unsubscribe.LoadKeys(ses.SecretLoader(secretsmanager.NewFromConfig(cfg), secret)) // read on the first send
 	w.Deliverability = &send.Deliverability{Sender: sc.From, Suppressions: lambdaenv.Must(ses.NewSuppressions(ddb, sc.Table, list)),
 		Links: unsubscribe.Links{Base: base, Keys: keys}}

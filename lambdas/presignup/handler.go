@@ -40,10 +40,11 @@ func configure(getenv func(string) string, log *slog.Logger) (*handler, error) {
 
 // handle accepts the sign-up or refuses it with an error whose message
 // Cognito shows to the person signing up. An accepted sign-up is either
-// left to be confirmed by code (verifyByCode), or confirmed at once with
-// its email marked verified without proof: the open pool's default, so
-// that password reset can reach the address; there email_verified proves
-// nothing. The response fields are those of
+// left to be confirmed by code (verifyByCode), or confirmed at once (the
+// open pool's default) with its email left unverified: autoVerifyEmail is
+// never set, so email_verified is true only once a code sent to the
+// address came back (confirm sign-up, or the attribute verification).
+// The response fields are those of
 // https://docs.aws.amazon.com/cognito/latest/developerguide/user-pool-lambda-pre-sign-up.html
 func (h *handler) handle(ctx context.Context, ev events.CognitoEventUserPoolsPreSignup) (events.CognitoEventUserPoolsPreSignup, error) {
 	email := ev.Request.UserAttributes["email"]
@@ -53,6 +54,6 @@ func (h *handler) handle(ctx context.Context, ev events.CognitoEventUserPoolsPre
 		return ev, err
 	}
 	ev.Response.AutoConfirmUser = !h.verifyByCode
-	ev.Response.AutoVerifyEmail = !h.verifyByCode
+	ev.Response.AutoVerifyEmail = false // never without proof: a squatted address would pass for verified
 	return ev, nil
 }

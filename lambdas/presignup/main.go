@@ -1,9 +1,9 @@
 // Command presignup is the Cognito PreSignUp trigger: when
 // ALLOWED_EMAIL_DOMAINS is set, it refuses sign-ups from other email
-// domains. It confirms new users and marks their email verified at once,
-// unless addresses must be verified by code (VERIFY_EMAIL_BY_CODE=true, or
-// any allow-list): then Cognito emails a code and the user confirms with
-// it. It makes no AWS call, so it builds no SDK client: the cold start
+// domains. It confirms new users at once, unless addresses must be
+// verified by code (VERIFY_EMAIL_BY_CODE=true, or any allow-list): then
+// Cognito emails a code and the user confirms with it. It never marks an
+// email verified: only a code sent to the address does. It makes no AWS call, so it builds no SDK client: the cold start
 // stays minimal.
 //
 // Environment: ALLOWED_EMAIL_DOMAINS (optional) comma-separated domains

@@ -34,7 +34,7 @@ import (
 
 // endpointVars are the service-specific endpoint variables of every
 // client the mains build (AWS_ENDPOINT_URL_ + the service id, upper case).
-var endpointVars = []string{"DYNAMODB", "SCHEDULER", "SQS", "SNS", "LAMBDA", "SESV2", "SFN", "SECRETS_MANAGER"}
+var endpointVars = []string{"DYNAMODB", "SCHEDULER", "SQS", "SNS", "LAMBDA", "SESV2", "SFN", "SECRETS_MANAGER", "COGNITO_IDENTITY_PROVIDER"}
 
 // A function, the event it is invoked with, and the service (SigV4 signing
 // name) that invocation must call: DynamoDB wherever the function reads
@@ -69,6 +69,8 @@ var functions = []function{
 	{"notify", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
 		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"},
 	{"postauth", fixture("lambdas/postauth/testdata/signin.json"), "dynamodb"},
+	// A sign-up confirmed with its code: the proof of the address is written.
+	{"postconfirmation", fixture("lambdas/postconfirmation/testdata/confirm_signup.json"), "cognito-idp"},
 	{"reconciler", fixture("lambdas/reconciler/testdata/scheduled.json"), "dynamodb"},
 	{"streamprocessor", fixture("lambdas/streamprocessor/testdata/batch.json"), "sqs"},
 	{"ttlwatch", `{}`, "dynamodb"},

@@ -7,6 +7,8 @@ package campaignstest
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -214,16 +216,21 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 	}{
 		// The Scheduler timer gave the send function its asynchronous
 		// invocation's failure queue (ExpiryFailureQueue).
+		// Send and Provision read the campaign's owner in the user pool
+		// (the sender check).
 		{"CampaignsSend", []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "ses:SendEmail", "secretsmanager:GetSecretValue",
+			"cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser",
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		// The timer's GrantModify: create, move and delete schedules of
 		// the group, pass the scheduler role.
 		{"CampaignsProvision", []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem",
 			"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule", "iam:PassRole", "lambda:InvokeFunction",
+			"cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser",
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		// GrantModify and GrantRead (GetSchedule, ListSchedules on *).
 		{"CampaignsReconciler", []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "scheduler:CreateSchedule",
 			"scheduler:UpdateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule", "scheduler:ListSchedules", "iam:PassRole", "lambda:InvokeFunction",
+			"cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser",
 			"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}},
 		// The timer's GrantDisarm: a cancel deletes schedules, and never
 		// creates or moves one, so no CreateSchedule, UpdateSchedule or
@@ -253,6 +260,9 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 				}
 				if strings.Contains(res, `"*"`) && a != "scheduler:ListSchedules" {
 					t.Errorf("%s on *", a)
+				}
+				if strings.HasPrefix(a, "cognito-idp:") && !userPoolArn.MatchString(res) {
+					t.Errorf("%s on %s: want the user pool only", a, res)
 				}
 				if strings.HasPrefix(a, "scheduler:") && a != "scheduler:ListSchedules" && !strings.Contains(res, ":schedule/"+groupName(t, d)+"/*") {
 					t.Errorf("%s on %s: want the schedules of the construct's group only", a, res)
@@ -399,6 +409,55 @@ func TestSenderGroupGatesTheApi(t *testing.T) {
 	}
 }
 
+// userPoolArn matches the test pool's ARN, and nothing else.
+var userPoolArn = regexp.MustCompile(`^\{"Fn::GetAtt":\["Users[0-9A-F]{8}","Arn"\]\}$`)
+
+// TestSenderCheckReadsTheOwnerInThePool: the provisioning, send and
+// reconciler functions, and only they, may read a user (AdminGetUser) and their
+// groups (AdminListGroupsForUser), on the construct's user pool only, and
+// get the pool, the sender group and the sender domains in their
+// environment (cognitosenders.Load).
+func TestSenderCheckReadsTheOwnerInThePool(t *testing.T) {
+	st := newStack(t)
+	campaigns.NewCampaigns(st, jsii.String("Campaigns"), &campaigns.CampaignsProps{UserPool: pool(st),
+		SenderAddress: "news@example.com", SenderEmailDomains: []string{"Example.com", "example.org"}})
+	d := *assertions.Template_FromStack(st, nil).ToJSON()
+	want := []string{"cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser"}
+	for id, fn := range resources(d, "AWS::Lambda::Function") {
+		role, ok := props(fn)["Role"].(map[string]any)
+		if !ok {
+			continue
+		}
+		got := actions(d, role["Fn::GetAtt"].([]any)[0].(string))
+		checks := strings.HasPrefix(id, "CampaignsSend") || strings.HasPrefix(id, "CampaignsProvision") || strings.HasPrefix(id, "CampaignsReconciler")
+		for _, a := range want {
+			res, has := got[a]
+			switch {
+			case checks && !has:
+				t.Errorf("%s lacks %s", id, a)
+			case !checks && has:
+				t.Errorf("%s may %s: only the send, provisioning and reconciler functions check senders", id, a)
+			case has && !userPoolArn.MatchString(res):
+				t.Errorf("%s may %s on %s: want the user pool only", id, a, res)
+			}
+		}
+		for a := range got {
+			if strings.HasPrefix(a, "cognito-idp:") && !slices.Contains(want, a) {
+				t.Errorf("%s may %s: not needed", id, a)
+			}
+		}
+		if !checks {
+			continue
+		}
+		env := js(props(fn)["Environment"])
+		for _, kv := range []string{`"USER_POOL_ID":{"Ref":"Users`, `"SENDER_GROUP":"campaign-senders"`, `"ALLOWED_EMAIL_DOMAINS":"example.com,example.org"`} {
+			if !strings.Contains(env, kv) {
+				t.Errorf("%s environment %s lacks %s", id, env, kv)
+			}
+		}
+	}
+}
+
 func TestEveryErrorMetricIsAlarmed(t *testing.T) {
 	_, d := synth(t)
 	alarmed := map[string]bool{}
@@ -446,6 +505,8 @@ func TestValidation(t *testing.T) {
 		{"calls per second", func(p *campaigns.CampaignsProps) { p.SchedulerCallsPerSecond = 0.5 }, "SchedulerCallsPerSecond must be"},
 		{"group with a comma", func(p *campaigns.CampaignsProps) { p.SenderGroup = "senders,admins" }, `SenderGroup "senders,admins" is not a group name`},
 		{"group with a space", func(p *campaigns.CampaignsProps) { p.SenderGroup = "campaign senders" }, "letters, digits"},
+		{"sender domain an address", func(p *campaigns.CampaignsProps) { p.SenderEmailDomains = []string{"ann@example.com"} }, `SenderEmailDomains holds "ann@example.com", which is not a domain: list bare domains`},
+		{"sender domains", func(p *campaigns.CampaignsProps) { p.SenderEmailDomains = []string{"example.com", "example.org"} }, ""},
 		{"http origin", func(p *campaigns.CampaignsProps) { p.AllowedOrigins = []string{"http://app.example.com"} }, "https://"},
 		{"suppression list with a separator", func(p *campaigns.CampaignsProps) { p.SuppressionListId = "news#1" }, `SuppressionListId "news#1" is not a list id`},
 		{"suppression list named by a former sender", func(p *campaigns.CampaignsProps) { p.SuppressionListId = "Old.News+x@example.com" }, ""},

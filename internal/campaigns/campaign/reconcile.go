@@ -24,6 +24,9 @@ type ReconcilePorts struct {
 	Timer Timer
 	// Sender is read for receipts only.
 	Sender Sender
+	// Owners says whether a campaign's owner is still a sender: a pass
+	// cancels the campaigns of one who is not (Repair).
+	Owners SenderCheck
 	// Dispatcher hands an overdue task to the send function.
 	Dispatcher Dispatcher
 	Clock      Clock
@@ -42,8 +45,8 @@ type ReconcilePorts struct {
 // returned for its counts). cfg.Grace defaults to RepairGrace, cfg.StaleAfter
 // to a minute (the claims' leases decide).
 func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reconcile.Reconciler, error) {
-	if p.Tasks == nil || p.Campaigns == nil || p.Timer == nil || p.Sender == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
-		return nil, errors.New("campaign reconciler: tasks, campaigns, timer, sender, dispatcher, clock and rules are required")
+	if p.Tasks == nil || p.Campaigns == nil || p.Timer == nil || p.Sender == nil || p.Owners == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
+		return nil, errors.New("campaign reconciler: tasks, campaigns, timer, sender, owners, dispatcher, clock and rules are required")
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = RepairGrace
@@ -57,7 +60,7 @@ func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reco
 		return nil, errors.New("campaign: ReconcilePorts.Checkpoints is nil: give the reconciler a checkpoint store " +
 			"(internal/core/adapters/checkpoint on the campaign table), so a pass cut short resumes where it stopped")
 	}
-	rules.Tasks, rules.Campaigns, rules.Sender, rules.Clock = p.Tasks, p.Campaigns, p.Sender, p.Clock
+	rules.Tasks, rules.Campaigns, rules.Sender, rules.Owners, rules.Clock = p.Tasks, p.Campaigns, p.Sender, p.Owners, p.Clock
 	tm := Paced(p.Caller, p.Timer)
 	return reconcile.New(cfg, reconcile.Deps{
 		Schema: TaskSchema, Items: Items{Tasks: p.Tasks}, Scheduler: tm, Schedules: tm,

@@ -33,6 +33,9 @@ const (
 // Repair is the campaign's rules for the core reconciler
 // (reconcile.Policy over Items and Schedules):
 //
+//   - a campaign (not yet Completed or Cancelled) whose owner is no longer
+//     a sender (Owners) is cancelled first (Gate, reason senderRemoved),
+//     so its tasks are handled as a cancelled campaign's below;
 //   - Pending, campaign cancelled: cancelled, its schedule deleted
 //     (finishing a cancel that stopped midway); campaign still Draft:
 //     left alone (no schedule is owed);
@@ -54,6 +57,9 @@ type Repair struct {
 	Campaigns Campaigns
 	// Sender is read for receipts only (Sent): it never sends here.
 	Sender Sender
+	// Owners checks each campaign's owner once a run (and the check's
+	// own cache).
+	Owners SenderCheck
 	Clock  Clock
 	// MaxAttempts, MaxRetimes and CheckAhead: zero takes the default.
 	MaxAttempts int
@@ -71,6 +77,9 @@ type RepairCounts struct {
 	Requeued  int // stale Running tasks that had not
 	Failed    int // given up after MaxAttempts claims or MaxRetimes moves
 	Cancelled int // Pending tasks of cancelled campaigns
+	// SenderRemoved counts campaigns cancelled because their owner is no
+	// longer a sender.
+	SenderRemoved int
 }
 
 var _ reconcile.RunPolicy = (*Repair)(nil)
@@ -101,6 +110,18 @@ func (r *Repair) campaign(ctx context.Context, id string) (Campaign, error) {
 	c, err := r.Campaigns.Campaign(ctx, id)
 	if err != nil {
 		return Campaign{}, fmt.Errorf("read campaign %s: %w", id, err)
+	}
+	if c.Status != CampaignCancelled && c.Status != Completed {
+		ok, err := Gate(ctx, r.Owners, r.Campaigns, c, r.Clock.Now())
+		if err != nil {
+			return Campaign{}, err
+		}
+		if !ok {
+			if c, err = r.Campaigns.Campaign(ctx, id); err != nil {
+				return Campaign{}, fmt.Errorf("read campaign %s: %w", id, err)
+			}
+			r.counts.SenderRemoved++
+		}
 	}
 	if r.camps == nil {
 		r.camps = map[string]Campaign{}

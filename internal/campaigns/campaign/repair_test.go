@@ -34,6 +34,7 @@ type repairEnv struct {
 	st     *memory.CampaignStore
 	sched  *memory.Remote
 	sender *memory.CampaignSender
+	owners *memory.CampaignSenders
 	clock  *clock.Fake
 	disp   *dispatches
 	ports  campaign.ReconcilePorts
@@ -54,7 +55,7 @@ func newRepairEnvOn(t *testing.T, l timerspec.Name, at time.Time, status campaig
 		t.Fatal(err)
 	}
 	st := memory.NewCampaignStore()
-	st.PutCampaign(campaign.Campaign{ID: "c1", Status: status,
+	st.PutCampaign(campaign.Campaign{ID: "c1", OwnerID: "u1", Status: status,
 		Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
 	for i := range tasks {
 		tasks[i].CampaignID, tasks[i].ID, tasks[i].Index = "c1", campaign.TaskID("c1", i), i
@@ -64,8 +65,8 @@ func newRepairEnvOn(t *testing.T, l timerspec.Name, at time.Time, status campaig
 	st.PutTasks(tasks...)
 	clk := clock.NewFake(at)
 	tm := memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil)
-	e := &repairEnv{st: st, sched: tm, sender: memory.NewCampaignSender(clk), clock: clk, disp: &dispatches{}}
-	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Timer: tm, Sender: e.sender, Dispatcher: e.disp,
+	e := &repairEnv{st: st, sched: tm, sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders("u1"), clock: clk, disp: &dispatches{}}
+	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Timer: tm, Sender: e.sender, Owners: e.owners, Dispatcher: e.disp,
 		Clock: clk, Checkpoints: &memory.Checkpoints{}, Log: slog.New(slog.DiscardHandler)}
 	return e
 }
@@ -297,5 +298,40 @@ func TestRepairStopsAtItsBudget(t *testing.T) {
 	e.cfg.Budget = 30 * time.Second
 	if res, _ := e.run(t); res.Completed || res.LeftOver == 0 || res.ItemsChecked >= 10 {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// TestRepairCancelsARemovedSendersCampaigns: a pass cancels the campaign
+// of an owner no longer in the sender group (senderRemoved), cancels its
+// Pending tasks, even those due years ahead, and deletes their schedules;
+// an overdue one is not dispatched. A sender still in the group keeps
+// their campaign.
+func TestRepairCancelsARemovedSendersCampaigns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		removed bool
+		task    campaign.SendTask
+		want    campaign.State
+	}{
+		{"removed, due in two years", true, pending(noon.Add(2 * 365 * 24 * time.Hour)), campaign.Cancelled},
+		{"removed, due within the hour", true, pending(noon.Add(30 * time.Minute)), campaign.Cancelled},
+		{"removed, overdue", true, pending(noon.Add(-2 * time.Hour)), campaign.Cancelled},
+		{"still a sender, due in two years", false, pending(noon.Add(2 * 365 * 24 * time.Hour)), campaign.Pending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRepairEnv(t, noon, campaign.Active, tc.task)
+			e.arm(t, 0)
+			if tc.removed {
+				e.owners.Remove("u1")
+			}
+			_, n := e.run(t)
+			c, _ := e.st.Campaign(context.Background(), "c1")
+			if got := e.task(t, 0).State; got != tc.want || campaign.SenderRemoved(c) != tc.removed || len(*e.disp) != 0 {
+				t.Fatalf("task %s, campaign %s (%q), %d dispatched; want %s, senderRemoved %v, none dispatched", got, c.Status, c.CancelReason, len(*e.disp), tc.want, tc.removed)
+			}
+			if tc.removed && (n.SenderRemoved != 1 || len(e.live()) != 0) {
+				t.Fatalf("counts %+v, %d schedules left; want one campaign cancelled, none left", n, len(e.live()))
+			}
+		})
 	}
 }

@@ -45,7 +45,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	st, _ := campaigntable.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
 	sched := memory.NewScheduler()
-	p, _ := provision.New(provision.Config{Seed: 1}, st, st, sched, st, clock)
+	p, _ := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), sched, st, clock)
 	c, _ := campaigncancel.New(st, st, sched, clock, 1)
 	h, err := campaignapi.New(st, pagecursor.NewRandom(), runNow{p, clock}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -68,7 +68,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	}
 	sort.Slice(fires, func(i, j int) bool { return fires[i].At.Before(fires[j].At) })
 	outbox := memory.NewCampaignSender(clock)
-	w, _ := send.New(st, st, outbox, clock, 0)
+	w, _ := send.New(st, st, outbox, memory.NewCampaignSenders("u1"), clock, 0)
 	for _, r := range fires {
 		clock.Set(r.At)
 		e, err := campaign.DecodeFire([]byte(campaign.TaskSchema.EncodePayload(r.Payload)))

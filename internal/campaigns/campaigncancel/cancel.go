@@ -64,13 +64,8 @@ func New(tasks campaign.Tasks, campaigns campaign.Campaigns, s timer.Scheduler, 
 // Cancel cancels the campaign for reason (required).
 func (c *Canceller) Cancel(ctx context.Context, campaignID, reason string, deadline time.Time) (Result, error) {
 	var res Result
-	if reason == "" {
-		return res, errors.New("cancel: a reason is required")
-	}
-	err := c.campaigns.SetStatus(ctx, campaignID,
-		[]campaign.Status{campaign.Draft, campaign.Provisioning, campaign.Active}, campaign.CampaignCancelled, reason, c.clock.Now())
-	if err != nil && !errors.Is(err, campaign.ErrConditionFailed) {
-		return res, fmt.Errorf("cancel %s: %w", campaignID, err)
+	if err := campaign.CancelCampaign(ctx, c.campaigns, campaignID, reason, c.clock.Now()); err != nil {
+		return res, err
 	}
 	if cur, err := c.campaigns.Campaign(ctx, campaignID); err != nil {
 		return res, fmt.Errorf("cancel %s: %w", campaignID, err)

@@ -77,7 +77,7 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st, clock, _ := world(t, tc.id, 5, now)
-			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewRemote(memory.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
+			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), memory.NewRemote(memory.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestSendHandler(t *testing.T) {
 	if err := st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := send.New(st, st, memory.NewCampaignSender(clock), clock, 0)
+	w, _ := send.New(st, st, memory.NewCampaignSender(clock), memory.NewCampaignSenders("u1"), clock, 0)
 	m := rec{}
 	h := &Send{Worker: w, Metrics: m, Log: quiet}
 	payload := func(i int) string { return campaign.TaskSchema.EncodePayload(tasks[i].Payload()) }

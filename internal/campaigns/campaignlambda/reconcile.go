@@ -55,7 +55,7 @@ func (r *Reconcile) Handle(ctx context.Context) error {
 	r.Metrics.Add(metrics.CampaignReconcileFailed, float64(n.Failed))
 	r.Metrics.Add(metrics.CampaignReconcilerErrors, float64(res.Errors))
 	log := r.Log.With("checked", res.ItemsChecked, "recreated", res.SchedulesCreated, "dispatched", res.ItemsFired,
-		"retimed", n.Retimed, "finished", n.Finished, "requeued", n.Requeued, "failed", n.Failed, "cancelled", n.Cancelled,
+		"retimed", n.Retimed, "finished", n.Finished, "requeued", n.Requeued, "failed", n.Failed, "cancelled", n.Cancelled, "senderRemoved", n.SenderRemoved,
 		"errors", res.Errors, "schedulerCalls", res.SchedulerCalls, "leftOver", res.LeftOver, "completed", res.Completed)
 	if err != nil {
 		r.Metrics.Add(metrics.CampaignReconcilerErrors, 1)

@@ -21,7 +21,7 @@ func TestReconcileHandler(t *testing.T) {
 	clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
 	m := rec{}
 	h := &Reconcile{Metrics: m, Log: quiet, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Timer: memory.NewScheduler(), Sender: memory.NewCampaignSender(clock), Dispatcher: nopDispatch{}, Clock: clock}}
+		Timer: memory.NewScheduler(), Sender: memory.NewCampaignSender(clock), Owners: memory.NewCampaignSenders("u1"), Dispatcher: nopDispatch{}, Clock: clock}}
 	if err := h.Handle(context.Background()); err == nil {
 		t.Fatal("no error without a deadline")
 	}

@@ -15,6 +15,11 @@
 // main wires the core's timer adapter (internal/core/adapters/timers), the
 // stores, and re-invokes itself asynchronously when Result.Continue is
 // set.
+//
+// A run goes on only while the campaign's owner is a sender
+// (campaign.SenderCheck, asked at the start of every run, so again at
+// each self re-invoke): a refused owner's campaign is cancelled
+// (campaign.Gate, reason senderRemoved) and no schedule is made.
 package provision
 
 import (
@@ -135,16 +140,18 @@ type Provisioner struct {
 	cfg         Config
 	tasks       campaign.Tasks
 	campaigns   campaign.Campaigns
+	owners      campaign.SenderCheck
 	timer       timer.Scheduler
 	checkpoints Checkpoints
 	clock       campaign.Clock
 	caller      *paced.Caller
 }
 
-// New returns a Provisioner.
-func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s timer.Scheduler, cps Checkpoints, clock campaign.Clock) (*Provisioner, error) {
-	if tasks == nil || campaigns == nil || s == nil || cps == nil || clock == nil {
-		return nil, errors.New("provision: tasks, campaigns, timer, checkpoints and clock are required")
+// New returns a Provisioner that provisions only while a campaign's
+// owner passes owners.
+func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, owners campaign.SenderCheck, s timer.Scheduler, cps Checkpoints, clock campaign.Clock) (*Provisioner, error) {
+	if tasks == nil || campaigns == nil || owners == nil || s == nil || cps == nil || clock == nil {
+		return nil, errors.New("provision: tasks, campaigns, sender check, timer, checkpoints and clock are required")
 	}
 	cfg = cfg.withDefaults()
 	caller, err := paced.New(paced.Config{Concurrency: cfg.Concurrency, CallsPerSecond: cfg.CallsPerSecond,
@@ -152,7 +159,7 @@ func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, s timer
 	if err != nil {
 		return nil, fmt.Errorf("provision: %w", err)
 	}
-	return &Provisioner{cfg: cfg, tasks: tasks, campaigns: campaigns, timer: s, checkpoints: cps, clock: clock, caller: caller}, nil
+	return &Provisioner{cfg: cfg, tasks: tasks, campaigns: campaigns, owners: owners, timer: s, checkpoints: cps, clock: clock, caller: caller}, nil
 }
 
 // feedEnd is how feeding ended: n tasks fed, all of them or not, or an
@@ -187,6 +194,12 @@ func (p *Provisioner) Run(ctx context.Context, campaignID string, deadline time.
 	res := Result{Checkpoint: cp}
 	if c.Status == campaign.CampaignCancelled || c.Status == campaign.Active || c.Status == campaign.Completed {
 		res.Done = true
+		return res, nil
+	}
+	if ok, err := campaign.Gate(ctx, p.owners, p.campaigns, c, p.clock.Now()); err != nil {
+		return res, fmt.Errorf("provision %s: %w", campaignID, err)
+	} else if !ok {
+		res.Done = true // cancelled: the reconciler cancels its tasks
 		return res, nil
 	}
 	if cp.Done { // a run saved Done and stopped before marking the campaign

@@ -40,7 +40,7 @@ func name(i int) string {
 func seed(tb testing.TB, n int) *memory.CampaignStore {
 	tb.Helper()
 	st := memory.NewCampaignStore()
-	c := campaign.Campaign{ID: "c1", Subject: "Hello", Status: campaign.Draft, Total: n,
+	c := campaign.Campaign{ID: "c1", OwnerID: "u1", Subject: "Hello", Status: campaign.Draft, Total: n,
 		Rules: plan.Rules{SendsPerDay: 1440, Weekdays: []time.Weekday{0, 1, 2, 3, 4, 5, 6}, Windows: []plan.Window{{Start: 0, End: 1440}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 2}}}
 	sends, err := plan.Plan(n, c.Rules)
 	if err != nil {
@@ -65,7 +65,7 @@ func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s ti
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
-	p, err := provision.New(cfg, st, st, s, cps, clock)
+	p, err := provision.New(cfg, st, st, memory.NewCampaignSenders("u1"), s, cps, clock)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -447,5 +447,69 @@ func TestStoppedTaskIsNeverCheckpointed(t *testing.T) {
 		if cp, _ := cps.Load(context.Background(), "c1"); cp.Next != 0 {
 			t.Fatalf("run %d: checkpoint %d past the task that was never created", i, cp.Next)
 		}
+	}
+}
+
+// TestRemovedSenderProvisionsNothing: provisioning asks the sender check
+// at the start of every run (the first, and each self re-invoke); an
+// owner no longer in the sender group gets the campaign Cancelled with
+// the senderRemoved reason and no further schedule.
+func TestRemovedSenderProvisionsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// partial: a first run, stopped by its deadline, makes some
+		// schedules before the removal.
+		partial bool
+	}{{"removed before the first run", false}, {"removed between two runs", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := seed(t, 300)
+			s := newTimer()
+			clk := clock.NewFake(t0)
+			owners := memory.NewCampaignSenders("u1")
+			p, err := provision.New(provision.Config{Seed: 1, Concurrency: 1, PageSize: 10, MaxAhead: 10, Margin: time.Second}, st, st, owners, s, provision.NewMemoryCheckpoints(), clk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := 0
+			if tc.partial {
+				// CallsPerSecond 50 on the fake clock: a 2 s run makes
+				// about 50 schedules, then stops.
+				res, err := p.Run(ctx, "c1", t0.Add(2*time.Second))
+				if err != nil || res.Done || res.Created == 0 {
+					t.Fatalf("first run: %+v %v; want a partial run", res, err)
+				}
+				before = len(s.All())
+			}
+			owners.Remove("u1")
+			res, err := p.Run(ctx, "c1", clk.Now().Add(time.Hour))
+			if err != nil || !res.Done || len(s.All()) != before {
+				t.Fatalf("run after removal: %+v %v, %d schedules (%d before); want done, no new schedule", res, err, len(s.All()), before)
+			}
+			c, _ := st.Campaign(ctx, "c1")
+			if c.Status != campaign.CampaignCancelled || !campaign.SenderRemoved(c) {
+				t.Fatalf("campaign %s (%q); want Cancelled, senderRemoved", c.Status, c.CancelReason)
+			}
+		})
+	}
+}
+
+// TestSenderCheckErrorProvisionsNothing: a check that cannot answer
+// stops the run with an error (the asynchronous invoke retries it) and
+// neither creates a schedule nor cancels.
+func TestSenderCheckErrorProvisionsNothing(t *testing.T) {
+	st := seed(t, 5)
+	s := newTimer()
+	owners := memory.NewCampaignSenders("u1")
+	owners.Fault = func(string) error { return errors.New("TooManyRequestsException") }
+	p, err := provision.New(provision.Config{Seed: 1}, st, st, owners, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(context.Background(), "c1", t0.Add(time.Hour)); err == nil || len(s.All()) != 0 {
+		t.Fatalf("run: %v, %d schedules; want an error and none", err, len(s.All()))
+	}
+	if c, _ := st.Campaign(context.Background(), "c1"); c.Status != campaign.Draft {
+		t.Fatalf("campaign %s; want Draft", c.Status)
 	}
 }

@@ -9,19 +9,23 @@
 //  1. a task already Finished, Failed, Cancelled or Suppressed, or missing, is skipped;
 //     one Running under another live claim is skipped too (the reconciler
 //     recovers it if that attempt died);
-//  2. a fire before the task's send time sends nothing and returns
+//  2. a campaign whose owner is no longer a sender (campaign.SenderCheck:
+//     removed from the sender group, disabled, deleted, address not
+//     proven) is cancelled (campaign.Gate, reason senderRemoved), and so
+//     is the task, as for any cancelled campaign: nothing is sent;
+//  3. a fire before the task's send time sends nothing and returns
 //     ErrTooEarly, so that Lambda's retry brings it back after the time;
-//  3. a fire outside the campaign's windows (a late retry) is skipped: the
+//  4. a fire outside the campaign's windows (a late retry) is skipped: the
 //     task stays Pending and the reconciler sends it in the next window;
-//  4. with Deliverability, a recipient on the suppression list
+//  5. with Deliverability, a recipient on the suppression list
 //     ends the task Suppressed and nothing is sent;
-//  5. the core claims the task (the contract's claim), or takes over a
+//  6. the core claims the task (the contract's claim), or takes over a
 //     Running claim whose lease passed and that recorded no send;
-//  6. the email goes through the Sender with the task's idempotency key,
+//  7. the email goes through the Sender with the task's idempotency key,
 //     so a task recovered after a crash is not sent twice; with
 //     Deliverability it carries a signed one-click unsubscribe URL (body
 //     link and List-Unsubscribe headers);
-//  7. the core records the delivery (Running → Finished with sentAt and
+//  8. the core records the delivery (Running → Finished with sentAt and
 //     the receipt, conditioned on the claim); a send error writes Failed; an error
 //     marked campaign.ErrRetryable releases the task to Pending and is
 //     returned, so the scheduler's retries try again.
@@ -86,6 +90,7 @@ type Worker struct {
 	tasks     campaign.Tasks
 	campaigns campaign.Campaigns
 	sender    campaign.Sender
+	owners    campaign.SenderCheck
 	clock     campaign.Clock
 	core      *fire.Core
 	// Deliverability, when set, checks the suppression list before each
@@ -93,15 +98,17 @@ type Worker struct {
 	Deliverability *Deliverability
 }
 
-// New returns a Worker; lease 0 means DefaultLease.
-func New(tasks campaign.Tasks, campaigns campaign.Campaigns, sender campaign.Sender, clock campaign.Clock, lease time.Duration) (*Worker, error) {
-	if tasks == nil || campaigns == nil || sender == nil || clock == nil {
-		return nil, errors.New("send: tasks, campaigns, sender and clock are required")
+// New returns a Worker that sends only while a campaign's owner passes
+// owners (wrap it in campaign.CachedSenderCheck); lease 0 means
+// DefaultLease.
+func New(tasks campaign.Tasks, campaigns campaign.Campaigns, sender campaign.Sender, owners campaign.SenderCheck, clock campaign.Clock, lease time.Duration) (*Worker, error) {
+	if tasks == nil || campaigns == nil || sender == nil || owners == nil || clock == nil {
+		return nil, errors.New("send: tasks, campaigns, sender, sender check and clock are required")
 	}
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	w := &Worker{tasks: tasks, campaigns: campaigns, sender: sender, clock: clock}
+	w := &Worker{tasks: tasks, campaigns: campaigns, sender: sender, owners: owners, clock: clock}
 	core, err := fire.New(fire.Config{Schema: campaign.TaskSchema, Store: &attempt{w: w, lease: lease}, Now: clock.Now, Lease: lease})
 	if err != nil {
 		return nil, fmt.Errorf("send: %w", err)
@@ -137,6 +144,15 @@ func (w *Worker) Handle(ctx context.Context, e campaign.FireEvent) (Outcome, err
 		return "", fmt.Errorf("send %s: %w", e.TaskID, err)
 	}
 	now := w.clock.Now()
+	if c.Status != campaign.CampaignCancelled {
+		ok, err := campaign.Gate(ctx, w.owners, w.campaigns, c, now)
+		if err != nil {
+			return "", fmt.Errorf("send %s: %w", e.TaskID, err)
+		}
+		if !ok {
+			c.Status = campaign.CampaignCancelled // as Gate just wrote, or a cancel before it
+		}
+	}
 	if c.Status == campaign.CampaignCancelled {
 		if t.State != campaign.Pending {
 			return Skipped, nil // the reconciler re-queues it, then cancels it

@@ -23,6 +23,7 @@ var key = campaign.Key{CampaignID: "c1", TaskID: "c1-00000"}
 type env struct {
 	st     *memory.CampaignStore
 	sender *memory.CampaignSender
+	owners *memory.CampaignSenders
 	clock  *clock.Fake
 	w      *send.Worker
 }
@@ -30,17 +31,18 @@ type env struct {
 func setup(t *testing.T, state campaign.State, status campaign.Status, at time.Time) env {
 	t.Helper()
 	st := memory.NewCampaignStore()
-	st.PutCampaign(campaign.Campaign{ID: "c1", Body: "Hello!", Status: status,
+	st.PutCampaign(campaign.Campaign{ID: "c1", OwnerID: "u1", Body: "Hello!", Status: status,
 		Rules: plan.Rules{Windows: []plan.Window{{Start: 540, End: 1020}}, TimeZone: "Europe/Berlin", Start: plan.Date{Year: 2026, Month: 6, Day: 1}}})
 	st.PutTasks(campaign.SendTask{CampaignID: "c1", ID: key.TaskID, Email: "a@example.com", Subject: "Hi", State: state,
 		SendAt: inWindow, SchedulerRequestToken: "tok", LeaseUntil: at.Add(time.Hour)})
 	clock := clock.NewFake(at)
 	sender := memory.NewCampaignSender(clock)
-	w, err := send.New(st, st, sender, clock, 0)
+	senders := memory.NewCampaignSenders("u1")
+	w, err := send.New(st, st, sender, senders, clock, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env{st, sender, clock, w}
+	return env{st, sender, senders, clock, w}
 }
 
 func (e env) task(t *testing.T) campaign.SendTask {
@@ -197,7 +199,7 @@ func (r racingStore) Get(ctx context.Context, k campaign.Key) (campaign.SendTask
 
 func TestClaimIsConditional(t *testing.T) {
 	e := setup(t, campaign.Running, campaign.Active, inWindow)
-	w, _ := send.New(racingStore{e.st}, e.st, e.sender, e.clock, time.Minute)
+	w, _ := send.New(racingStore{e.st}, e.st, e.sender, e.owners, e.clock, time.Minute)
 	if got, err := w.Handle(context.Background(), fire); got != send.Skipped || err != nil || len(e.sender.Outbox) != 0 {
 		t.Fatalf("%s %v, %d sent", got, err, len(e.sender.Outbox))
 	}
@@ -212,7 +214,7 @@ func (lostWrite) Replace(context.Context, campaign.SendTask, campaign.SendTask) 
 
 func TestLostFinishIsAnErrorLeftToTheReconciler(t *testing.T) {
 	e := setup(t, campaign.Pending, campaign.Active, inWindow)
-	w, _ := send.New(lostWrite{e.st}, e.st, e.sender, e.clock, time.Minute)
+	w, _ := send.New(lostWrite{e.st}, e.st, e.sender, e.owners, e.clock, time.Minute)
 	if _, err := w.Handle(context.Background(), fire); err == nil {
 		t.Fatal("lost write not reported")
 	}
@@ -222,7 +224,7 @@ func TestLostFinishIsAnErrorLeftToTheReconciler(t *testing.T) {
 }
 
 func TestNewNeedsPorts(t *testing.T) {
-	if _, err := send.New(nil, nil, nil, nil, 0); err == nil {
+	if _, err := send.New(nil, nil, nil, nil, nil, 0); err == nil {
 		t.Fatal("nil ports accepted")
 	}
 }
@@ -284,6 +286,53 @@ func TestFireOfEveryForm(t *testing.T) {
 			got, err := e.w.Handle(context.Background(), ev)
 			if got != tc.want || err != nil || e.task(t).State != tc.wantState {
 				t.Fatalf("Handle = %s, %v, task %s; want %s, task %s", got, err, e.task(t).State, tc.want, tc.wantState)
+			}
+		})
+	}
+}
+
+// TestRemovedSenderSendsNothing: a planned send of an owner taken out of
+// the sender group (or whose check fails) does not go out. A removal
+// cancels the campaign with the senderRemoved reason and the task with
+// it; a check that cannot answer sends nothing and returns an error, so
+// the fire is retried.
+func TestRemovedSenderSendsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		state      campaign.State
+		fault      error
+		want       send.Outcome
+		wantErr    bool
+		wantState  campaign.State
+		wantStatus campaign.Status
+	}{
+		{"pending task of a removed sender", campaign.Pending, nil, send.Cancelled, false, campaign.Cancelled, campaign.CampaignCancelled},
+		{"stale running task of a removed sender", campaign.Running, nil, send.Skipped, false, campaign.Running, campaign.CampaignCancelled},
+		{"check fails", campaign.Pending, errors.New("TooManyRequestsException"), "", true, campaign.Pending, campaign.Active},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, tc.state, campaign.Active, inWindow)
+			if tc.state == campaign.Running {
+				e.clock.Set(inWindow.Add(2 * time.Hour)) // its lease passed: a take-over would send
+			}
+			e.owners.Remove("u1")
+			if tc.fault != nil {
+				e.owners.Add("u1")
+				e.owners.Fault = func(string) error { return tc.fault }
+			}
+			got, err := e.w.Handle(context.Background(), fire)
+			if got != tc.want || (err != nil) != tc.wantErr {
+				t.Fatalf("Handle = %s, %v; want %s (error %v)", got, err, tc.want, tc.wantErr)
+			}
+			if len(e.sender.Outbox) != 0 {
+				t.Fatalf("%d sent; want none", len(e.sender.Outbox))
+			}
+			c, _ := e.st.Campaign(context.Background(), "c1")
+			if task := e.task(t); task.State != tc.wantState || c.Status != tc.wantStatus {
+				t.Fatalf("task %s, campaign %s; want %s, %s", task.State, c.Status, tc.wantState, tc.wantStatus)
+			}
+			if tc.wantStatus == campaign.CampaignCancelled && !campaign.SenderRemoved(c) {
+				t.Fatalf("cancel reason %q; want senderRemoved", c.CancelReason)
 			}
 		})
 	}

@@ -59,7 +59,7 @@ const (
 	ItemView = "RECONCILE_ITEM_VIEW"
 	// RatePerSec is the reconciler's scheduler calls per second (reconciler).
 	RatePerSec = "RATE_PER_SEC"
-	// AllowedEmailDomains lists the email domains that may sign up, comma-separated; empty: all (userauth; also cmd/dev).
+	// AllowedEmailDomains lists the email domains that may sign up, and that a campaign sender's current address must be in, comma-separated; empty: all (userauth, campaigns; also cmd/dev).
 	AllowedEmailDomains = "ALLOWED_EMAIL_DOMAINS"
 	// VerifyEmailByCode is true when PreSignUp must leave email verification to Cognito's code (userauth).
 	VerifyEmailByCode = "VERIFY_EMAIL_BY_CODE"
@@ -87,6 +87,8 @@ const (
 	SuppressionList = "SUPPRESSION_LIST"
 	// SenderGroup is the user pool group whose members may send campaigns (campaigns).
 	SenderGroup = "SENDER_GROUP"
+	// UserPoolID is the user pool whose users own campaigns: the sender check reads them (campaigns).
+	UserPoolID = "USER_POOL_ID"
 	// MaxCampaignsPerDay is how many campaigns one sender may create per UTC day (campaigns).
 	MaxCampaignsPerDay = "MAX_CAMPAIGNS_PER_DAY"
 	// MaxCampaignSendsPerDay is how many sends one sender's campaigns may schedule per UTC day (campaigns).
@@ -116,7 +118,7 @@ var All = []string{
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
 	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
 	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL, SuppressionList, PageCursorSecretArn,
-	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
+	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, UserPoolID, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsTable, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
 }
 

@@ -15,10 +15,13 @@ var (
 	ErrNoEmail = errors.New("an email address is required to sign up")
 )
 
-// SignUpPolicy is the PreSignUp rule: who may sign up. Everyone accepted
-// is confirmed and has their email marked verified at once (Cognito has no
-// setting for that; the trigger is the mechanism). The email is verified in
-// the sense that matters here: notifications reach it only after its owner
+// SignUpPolicy is the PreSignUp rule: who may sign up, by the domain of
+// the address typed at sign-up (only then: a later change of address is
+// not checked here; the campaign sender check re-checks the current one).
+// Accepting a sign-up proves nothing about the address: an open pool
+// confirms the account at once but never marks the email verified; with
+// an allow-list or RequireEmailVerification the user confirms with a code
+// sent to it. Expiry notifications reach an address only after its owner
 // confirms the SNS subscription.
 type SignUpPolicy struct {
 	// domains is the allow-list in lower case; empty lets everyone in.

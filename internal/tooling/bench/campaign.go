@@ -138,7 +138,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 	t0 := time.Date(2030, 6, 3, 8, 0, 0, 0, time.UTC)
 	rules := plan.Rules{SendsPerDay: 1440, Weekdays: []time.Weekday{0, 1, 2, 3, 4, 5, 6},
 		Windows: []plan.Window{{Start: 0, End: 1440}}, TimeZone: "UTC", Start: plan.Date{Year: 2030, Month: 6, Day: 4}}
-	c := campaign.Campaign{ID: "c1", Subject: "Hello", Status: campaign.Draft, Total: n, Rules: rules}
+	c := campaign.Campaign{ID: "c1", OwnerID: "u1", Subject: "Hello", Status: campaign.Draft, Total: n, Rules: rules}
 	sends, err := plan.Plan(n, rules)
 	if err != nil {
 		return u, err
@@ -164,7 +164,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 	store := &countingTasks{CampaignStore: st, writes: u.DynamoWrites, reads: u.DynamoReads}
 	sched := memory.NewRemote(memory.NewScheduler(), nil)
 	cps := countingCheckpoints{Checkpoints: provision.NewMemoryCheckpoints(), writes: u.DynamoWrites}
-	prov, err := provision.New(provision.Config{Seed: 1, CallsPerSecond: 1e6}, store, store, sched, cps, clk)
+	prov, err := provision.New(provision.Config{Seed: 1, CallsPerSecond: 1e6}, store, store, memory.NewCampaignSenders(c.OwnerID), sched, cps, clk)
 	if err != nil {
 		return u, err
 	}
@@ -187,7 +187,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 	}
 
 	sender := &countingSender{CampaignSender: memory.NewCampaignSender(clk), writes: u.DynamoWrites, reads: u.DynamoReads}
-	w, err := send.New(store, store, sender, clk, 0)
+	w, err := send.New(store, store, sender, memory.NewCampaignSenders(c.OwnerID), clk, 0)
 	if err != nil {
 		return u, err
 	}

@@ -22,9 +22,9 @@ const OneVCPUMiB = 1769
 // MemorySizes are the sizes the memory table shows.
 var MemorySizes = []int{128, 256, 512, 1024, 1769}
 
-// UserFacing are the functions a person waits for: the API and the two
-// Cognito triggers on the sign-up and sign-in path.
-var UserFacing = map[string]bool{"api": true, "presignup": true, "postauth": true}
+// UserFacing are the functions a person waits for: the API and the
+// Cognito triggers on the sign-up, confirmation and sign-in path.
+var UserFacing = map[string]bool{"api": true, "presignup": true, "postauth": true, "postconfirmation": true}
 
 // ColdInitTargetMs is the cold init a user-facing function should stay
 // under in AWS, estimated at its CPU share.
@@ -75,7 +75,7 @@ func RecommendMemory(fn string, hostInitMs float64) int {
 // 20 ms per Scheduler or SNS call from inside the region.
 var AssumedDurationMs = map[string]float64{
 	"api": 35, "streamprocessor": 15, "cancelworker": 25, "expiry": 45, "notify": 40,
-	"postauth": 30, "presignup": 2, "reconciler": 1000,
+	"postauth": 30, "presignup": 2, "postconfirmation": 20, "reconciler": 1000,
 	// Campaigns: the send function reads the task and the campaign, claims,
 	// writes the idempotency record, calls SES, records the receipt and
 	// writes the result (about 70 ms); the provisioner is paced at 50

@@ -42,6 +42,7 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		envvars.ProvisionFunctionArn:      "arn:aws:lambda:us-east-1:123456789012:function:bench-provision",
 		envvars.SenderAddress:             "bench@example.com",
 		envvars.SenderGroup:               "campaign-senders",
+		envvars.UserPoolID:                "us-east-1_bench",
 		envvars.UnsubscribeURL:            "https://bench.example.com/unsubscribe",
 		envvars.UnsubscribeSecretArn:      "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench-unsubscribe-AbCdEf",
 		envvars.SuppressionList:           "default",

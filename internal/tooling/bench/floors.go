@@ -18,9 +18,9 @@ var FunctionClients = map[string][]string{
 	"campaignapi":         {"dynamodb", "lambda", "scheduler", "sfn"},
 	"campaignbounce":      {"dynamodb", "secretsmanager", "sesv2"},
 	"campaignprogress":    {"dynamodb"},
-	"campaignprovision":   {"dynamodb", "lambda", "scheduler", "sfn"},
-	"campaignreconciler":  {"dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn"},
-	"campaignsend":        {"dynamodb", "secretsmanager", "sesv2"},
+	"campaignprovision":   {"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "sfn"},
+	"campaignreconciler":  {"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn"},
+	"campaignsend":        {"cognitoidentityprovider", "dynamodb", "secretsmanager", "sesv2"},
 	"campaignunsubscribe": {"dynamodb", "secretsmanager", "sesv2"},
 	"cancelworker":        {"dynamodb", "scheduler", "sfn"},
 	"deferreddispatch":    {"sqs"},
@@ -28,6 +28,7 @@ var FunctionClients = map[string][]string{
 	"futureevent":         {"dynamodb", "lambda"},
 	"notify":              {"dynamodb", "sns"},
 	"postauth":            {"dynamodb", "sns"},
+	"postconfirmation":    {"cognitoidentityprovider"},
 	"presignup":           nil,
 	"reconciler":          {"dynamodb", "lambda", "scheduler", "sfn"},
 	"streamprocessor":     {"dynamodb", "sqs"},
@@ -41,7 +42,7 @@ var ConfigServices = map[string]bool{"signin": true, "sso": true, "ssooidc": tru
 
 // FloorServices are the services the floor can link (one svc_<name>.go
 // file each in internal/tooling/bench/refs/floor).
-var FloorServices = []string{"dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn", "sns", "sqs"}
+var FloorServices = []string{"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn", "sns", "sqs"}
 
 // StageFloorClients are the clients of the floor whose set-up is broken
 // down by stage (FloorStages): the to-do app's four.

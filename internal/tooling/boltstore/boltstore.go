@@ -310,6 +310,21 @@ func (d *DB) User(email string) (User, error) {
 	return u, err
 }
 
+// UserBySub reads a user by sub (a scan: the dev server holds a few
+// users); ErrUserNotFound if none.
+func (d *DB) UserBySub(sub string) (User, error) {
+	users, err := each[User](d, bucketUsers)
+	if err != nil {
+		return User{}, err
+	}
+	for _, u := range users {
+		if u.Sub == sub {
+			return u, nil
+		}
+	}
+	return User{}, ErrUserNotFound
+}
+
 // SetPassword replaces a user's password hash; ErrUserNotFound if none.
 func (d *DB) SetPassword(email string, h PasswordHash) error {
 	k := []byte(EmailKey(email))

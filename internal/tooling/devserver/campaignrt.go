@@ -84,7 +84,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	rt.store = &campaignStore{CampaignStore: s.db.CampaignStore(), pub: rt.hub, clock: clk, log: log}
 	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
 	var err error
-	if rt.worker, err = send.New(rt.store, rt.store, sender, clk, 0); err != nil {
+	if rt.worker, err = send.New(rt.store, rt.store, sender, devSenders{s}, clk, 0); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	// The signing key is kept, so the links in the outbox work after a restart.
@@ -102,14 +102,14 @@ func (s *Server) openCampaigns(origins []string) error {
 	rt.bounce = &campaignlambda.Bounce{List: suppressions, Log: log}
 	rt.worker.Deliverability = &send.Deliverability{Sender: DevSender, Suppressions: suppressions,
 		Links: unsubscribe.Links{Base: s.cfg.PublicURL + RouteUnsubscribe, Keys: keys}}
-	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, rt.timer, s.db.CampaignCheckpoints(), clk); err != nil {
+	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, devSenders{s}, rt.timer, s.db.CampaignCheckpoints(), clk); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	// The core reconciler with the campaign's rules, as the reconciler
 	// function runs it (a pass of at most 4 minutes).
 	rt.repair = &campaign.Repair{}
 	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
-		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender,
+		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender, Owners: devSenders{s},
 			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log, Checkpoints: &memory.Checkpoints{}}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}

@@ -282,3 +282,36 @@ func TestCampaignSendsOnEveryTimer(t *testing.T) {
 		})
 	}
 }
+
+// TestRemovedDevSenderSendsNothing: make dev checks a campaign's owner
+// before each send, as the send function does in AWS: restarted without
+// the owner in -campaign-senders, the server sends none of the campaign's
+// remaining emails and the campaign ends Cancelled, senderRemoved.
+func TestRemovedDevSenderSendsNothing(t *testing.T) {
+	dir := t.TempDir()
+	fake := clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
+	e := startWith(t, fake, Config{DataDir: dir, CampaignSenders: []string{"ann@example.com"}})
+	ann := e.user("ann@example.com")
+	id := e.createCampaign(ann, "r0@example.com", "r1@example.com")
+	fake.Advance(90 * time.Second) // 12:01:30: r0's minute
+	if n := e.step(); n != 1 {
+		t.Fatalf("fired %d at 12:01:30, want 1", n)
+	}
+	e.stop()
+
+	e = startWith(t, fake, Config{DataDir: dir}) // ann is no sender any more
+	fake.Advance(time.Minute)                    // 12:02:30: r1's minute
+	e.step()
+	e.srv.campaigns.wait()
+	c, err := e.srv.db.CampaignStore().Campaign(context.Background(), id)
+	if err != nil || !campaign.SenderRemoved(c) {
+		t.Fatalf("campaign %+v, %v: want Cancelled, senderRemoved", c, err)
+	}
+	task, _ := e.srv.db.CampaignStore().Get(context.Background(), campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 1)})
+	if task.State != campaign.Cancelled {
+		t.Errorf("r1's task %s, want Cancelled", task.State)
+	}
+	if got := e.sentTo(e.signIn("ann@example.com")); len(got) != 1 || got["r0@example.com"] != 1 {
+		t.Errorf("sent %v, want r0 once and nothing more", got)
+	}
+}

@@ -2,9 +2,11 @@ package devserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
@@ -35,6 +37,27 @@ func campaignSender(senders []string, email string) bool {
 		}
 	}
 	return false
+}
+
+// devSenders is the sender check of make dev (campaign.SenderCheck): a
+// campaign's owner may send while their account exists and
+// Config.CampaignSenders lists its address, the same rule that puts the
+// sender group and email_verified in their tokens (identity). Restarting
+// the server without them stops their campaigns at the next send.
+type devSenders struct{ s *Server }
+
+// Check implements campaign.SenderCheck.
+func (d devSenders) Check(_ context.Context, owner string) (campaign.Verdict, error) {
+	u, err := d.s.db.UserBySub(owner)
+	switch {
+	case errors.Is(err, boltstore.ErrUserNotFound):
+		return campaign.Refuse("the user no longer exists"), nil
+	case err != nil:
+		return campaign.Verdict{}, err
+	case !campaignSender(d.s.cfg.CampaignSenders, u.Email):
+		return campaign.Refuse("not in the sender group"), nil
+	}
+	return campaign.Allow(), nil
 }
 
 // campaignRoutes serves the campaign API (campaignapi.Handler, the

@@ -9,7 +9,8 @@ package sim
 // EventBridge Scheduler), late (a TTL marker's sweep up to 48 hours late),
 // twice or not at all (to the DLQ); the send worker crashing after
 // its claim or after its send, with bounces and retryable send errors; the
-// 30-minute reconciler; and, in a sixth of the histories, a cancel part-way.
+// 30-minute reconciler; and, in a sixth of the histories each, a cancel
+// part-way and the owner's removal from the sender group part-way.
 // The services run through the seam in campaigns.go.
 
 import (
@@ -19,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"slices"
 	"strings"
 	"sync"
@@ -48,11 +50,17 @@ import (
 //     cancel never fail (but for a pass whose timer listing failed on every
 //     retry by injected faults: the next pass does its work); the history
 //     ends.
+//   - C5 (removed sender): once the owner is out of the sender group, no
+//     task claimed a cache lifetime (campaign.SenderCacheTTL) or more
+//     after the removal is sent after it, and a campaign that did not
+//     complete ends Cancelled with the senderRemoved reason (unless
+//     cancelled by its owner first).
 const (
 	invExactlyOnce = "C1"
 	invOnTime      = "C2"
 	invCancel      = "C3"
 	invLiveness    = "C4"
+	invRemoved     = "C5"
 )
 
 // errCampaignCrash is the panic of a crashed send worker.
@@ -88,12 +96,14 @@ type campaignWorld struct {
 	horizon  time.Time // the last reconciler pass
 	// cancelledAt is when the campaign was cancelled (zero: never).
 	cancelledAt time.Time
+	// removedAt is when the owner left the sender group (zero: never).
+	removedAt time.Time
 	// early is how long before its time each schedule (name and due
 	// time) fires: drawn once, as nextFire asks again and again.
 	early map[string]time.Duration
 }
 
-// runCampaign simulates one campaign history and checks C1 to C4.
+// runCampaign simulates one campaign history and checks C1 to C5.
 func runCampaign(cfg Config) Result {
 	w := &campaignWorld{core: newCore(cfg), ctx: context.Background(), early: map[string]time.Duration{}}
 	w.faultsOn = true
@@ -113,6 +123,13 @@ func runCampaign(cfg Config) Result {
 		span := last.Sub(w.sends[0].At)
 		w.cancelledAt = w.sends[0].At.Add(time.Duration(w.rng.Int63n(int64(span) + 1))).Add(30 * time.Second)
 		w.push(w.cancelledAt, evCancel, "")
+	}
+	// The removal draws from a source of its own, so that the histories
+	// without it stay those of the seeds before it existed.
+	if rr := rand.New(rand.NewSource(cfg.Seed ^ 0x5e4de5)); rr.Intn(6) == 0 {
+		span := last.Sub(w.sends[0].At)
+		w.removedAt = w.sends[0].At.Add(time.Duration(rr.Int63n(int64(span) + 1))).Add(45 * time.Second)
+		w.push(w.removedAt, evSenderRemoved, "")
 	}
 	if err := w.loop(); err != nil {
 		w.violate(invLiveness, "%v", err)
@@ -154,7 +171,7 @@ func (w *campaignWorld) setUp() error {
 	}
 	w.res.Sends = n
 	w.tracef("campaign of %d sends in %s from %s: %d a day, days %v, windows %v", n, z.name, now0.In(loc).Format(time.DateTime), spd, days, windows)
-	w.c = campaign.Campaign{ID: "c1", Subject: "News", Body: "Hello", Rules: rules, Status: campaign.Draft, Total: n, CreatedAt: now0}
+	w.c = campaign.Campaign{ID: "c1", OwnerID: "owner-1", Subject: "News", Body: "Hello", Rules: rules, Status: campaign.Draft, Total: n, CreatedAt: now0}
 	rs := make([]campaign.Recipient, n)
 	for i := range rs {
 		rs[i].Email = fmt.Sprintf("r%d@example.com", i)
@@ -253,6 +270,8 @@ const (
 	evDeliver   = "deliver"
 	evReconcile = "reconcile"
 	evCancel    = "cancel"
+	// evSenderRemoved: admin-remove-user-from-group of the owner.
+	evSenderRemoved = "sender-removed"
 )
 
 type campaignEvent struct {
@@ -382,6 +401,11 @@ func (w *campaignWorld) loop() error {
 			}
 			w.res.Faults[FaultCampaignCancelled]++
 			w.tracef("cancel %s", out)
+		case evSenderRemoved:
+			w.removedAt = w.clock.Now()
+			w.ports.owners.Remove(w.c.OwnerID)
+			w.res.Faults[FaultSenderRemoved]++
+			w.tracef("owner %s removed from the sender group", w.c.OwnerID)
 		case evDeliver:
 			i := strings.LastIndexByte(e.arg, '|')
 			w.deliver(e.arg[:i], e.arg[i+1:])
@@ -463,9 +487,13 @@ func (w *campaignWorld) deliver(in, try string) {
 	}
 }
 
-// check verifies C1 to C4 on the end state.
+// check verifies C1 to C5 on the end state.
 func (w *campaignWorld) check() {
 	c := w.ports.campaign(w.c.ID)
+	if !w.removedAt.IsZero() && c.Status != campaign.Completed && !campaign.SenderRemoved(c) &&
+		(w.cancelledAt.IsZero() || w.cancelledAt.After(w.removedAt.Add(campaign.SenderCacheTTL))) {
+		w.violate(invRemoved, "campaign ends %s (%q) after its owner left the sender group: want Cancelled, senderRemoved", c.Status, c.CancelReason)
+	}
 	if c.Status != campaign.Active && c.Status != campaign.Completed && c.Status != campaign.CampaignCancelled {
 		w.violate(invLiveness, "campaign ends %s: provisioning did not complete", c.Status)
 	}
@@ -509,7 +537,7 @@ func (w *campaignWorld) check() {
 	if len(perKey) > 0 {
 		w.violate(invExactlyOnce, "messages for no task: %v", perKey)
 	}
-	if left := w.ports.schedules(); len(left) > 0 && w.cancelledAt.IsZero() {
+	if left := w.ports.schedules(); len(left) > 0 && w.cancelledAt.IsZero() && w.removedAt.IsZero() {
 		w.violate(invLiveness, "%d schedules left after every task settled", len(left))
 	}
 }
@@ -531,6 +559,9 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 	}
 	if !w.cancelledAt.IsZero() && t.SentAt.After(w.cancelledAt) && !t.ClaimedAt.Before(w.cancelledAt) {
 		w.violate(invCancel, "task %s claimed at %s and sent after the cancel at %s", t.ID, t.ClaimedAt, w.cancelledAt)
+	}
+	if stop := w.removedAt.Add(campaign.SenderCacheTTL); !w.removedAt.IsZero() && t.SentAt.After(stop) && !t.ClaimedAt.Before(stop) {
+		w.violate(invRemoved, "task %s claimed at %s and sent, though its owner left the sender group at %s", t.ID, t.ClaimedAt, w.removedAt)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // TestCampaignHistories runs seeded campaign histories under the
-// workload's faults; C1 to C4 must hold on each, and every fault must
+// workload's faults; C1 to C5 must hold on each, and every fault must
 // show up somewhere, or the simulation tests less than it claims (make sim
 // runs 10,000: go run ./cmd/sim -workload campaigns).
 func TestCampaignHistories(t *testing.T) {
@@ -50,7 +50,7 @@ func TestCampaignHistories(t *testing.T) {
 	// The rest, on some timer (a recreated schedule is rare on one).
 	for _, f := range []Fault{FaultProvisionKilled, FaultSchedulerThrottled, FaultSchedulerError, FaultSchedulerResponseLost,
 		FaultFireDropped, FaultCrashAfterClaim, FaultCrashAfterPublish,
-		FaultPublishFailed, FaultBounce, FaultCampaignCancelled,
+		FaultPublishFailed, FaultBounce, FaultCampaignCancelled, FaultSenderRemoved,
 		FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched} {
 		if all[f] == 0 {
 			t.Errorf("no %s in %d histories on each timer", f, n)

@@ -66,6 +66,10 @@ type campaignPorts struct {
 	store  *memory.CampaignStore
 	sched  *memory.Remote
 	sender *memory.CampaignSender
+	// owners is the sender group, which holds the campaign's owner until
+	// the history removes them; the services ask it through a cache of
+	// campaign.SenderCacheTTL on the history's clock, as the functions do.
+	owners *memory.CampaignSenders
 	worker *send.Worker
 	recon  campaign.ReconcilePorts
 	// rec and rules are the reconciler built for budget (rebuilt when a
@@ -85,7 +89,7 @@ type campaignPorts struct {
 // provisioner's page.
 func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, l timerspec.Name, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
 	p := &campaignPorts{store: memory.NewCampaignStore(), sched: memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil),
-		sender: memory.NewCampaignSender(clk), cps: provision.NewMemoryCheckpoints()}
+		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: provision.NewMemoryCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
 	p.sched.Fault = h.schedulerCall
@@ -100,8 +104,11 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	if m.CampaignWorkerAhead != 0 {
 		workerClock = clock.Func(func() time.Time { return clk.Now().Add(m.CampaignWorkerAhead) })
 	}
-	var err error
-	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, workerClock, send.DefaultLease); err != nil {
+	check, err := campaign.NewCachedSenderCheck(p.owners, campaign.SenderCacheTTL, clk)
+	if err != nil {
+		return nil, err
+	}
+	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, check, workerClock, send.DefaultLease); err != nil {
 		return nil, err
 	}
 	// The reconciler function's caller: one call in flight, throttles
@@ -110,7 +117,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	if err != nil {
 		return nil, err
 	}
-	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded,
+	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded, Owners: check,
 		Dispatcher: dispatcher{h}, Clock: clk, Caller: caller, Checkpoints: &memory.Checkpoints{},
 		Log: slog.New(slog.DiscardHandler)}
 	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, seed); err != nil {
@@ -119,7 +126,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	// One call in flight and one task handed out at a time keep the
 	// history repeatable (the provision tests cover concurrency).
 	p.prov, err = provision.New(provision.Config{Concurrency: 1, MaxAhead: 1, PageSize: pageSize,
-		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, p.sched, p.cps, clk)
+		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, check, p.sched, p.cps, clk)
 	return p, err
 }
 

@@ -150,6 +150,9 @@ const (
 	// FaultCampaignCancelled (an action, not a fault): the campaign was
 	// cancelled part-way.
 	FaultCampaignCancelled Fault = "campaign-cancelled-midway"
+	// FaultSenderRemoved (an action, not a fault): the campaign's owner
+	// was removed from the sender group part-way.
+	FaultSenderRemoved Fault = "sender-removed-midway"
 	// FaultSendRecovered (observed): the reconciler finished or re-queued
 	// a stale Running task.
 	FaultSendRecovered Fault = "stale-running-send-recovered"
@@ -200,7 +203,7 @@ func Faults() []Fault {
 		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
 		FaultWriterFiredState,
 		FaultSchedulerError, FaultFireDropped, FaultCrashAfterClaim, FaultBounce, FaultProvisionKilled,
-		FaultCampaignCancelled, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched,
+		FaultCampaignCancelled, FaultSenderRemoved, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched,
 		FaultTimerLost, FaultTableCallFailed, FaultTableAnswerLost, FaultEventCancelled, FaultUnregisteredTarget, FaultLateActivity}
 }
 

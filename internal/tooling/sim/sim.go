@@ -20,7 +20,7 @@
 // The same seed loop (RunMany), fault injection, trace and reports (core)
 // run a second workload, campaign sends (Config.Workload; campaign.go,
 // with the campaign services behind the seam in campaigns.go), checked
-// against invariants C1 to C4; and the core's adopters on their own
+// against invariants C1 to C5; and the core's adopters on their own
 // schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
 // tasks' stream stages (stages.go) and the adopter harness (adopter.go).
 package sim
@@ -357,7 +357,7 @@ type world struct {
 //     between its publish and its record (see checkReminders for the
 //     margin a reminder needs to be owed).
 //
-// A campaign history (Config.Workload) checks C1 to C4 instead (see
+// A campaign history (Config.Workload) checks C1 to C5 instead (see
 // campaign.go).
 func Run(cfg Config) Result {
 	switch cfg.Workload {

@@ -62,7 +62,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Timer: memory.NewScheduler(), Sender: sender, Dispatcher: noDispatch{}, Clock: clock, Checkpoints: cps})
+		Timer: memory.NewScheduler(), Sender: sender, Owners: memory.NewCampaignSenders("owner-1"), Dispatcher: noDispatch{}, Clock: clock, Checkpoints: cps})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 	_, tasks := seed(t, st, "c2", 12)
 	clock := clock.NewFake(t0)
 	sched := memory.NewScheduler()
-	p, err := provision.New(provision.Config{PageSize: 5, Seed: 1}, st, st, sched, st, clock)
+	p, err := provision.New(provision.Config{PageSize: 5, Seed: 1}, st, st, memory.NewCampaignSenders("owner-1"), sched, st, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 		t.Fatalf("%d schedules, want 12", n)
 	}
 	outbox := memory.NewCampaignSender(clock)
-	w, err := send.New(st, st, outbox, clock, 0)
+	w, err := send.New(st, st, outbox, memory.NewCampaignSenders("owner-1"), clock, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p, err := provision.New(provision.Config{CallsPerSecond: pace, Seed: 1}, st, st, client, provision.NewMemoryCheckpoints(), clock)
+				p, err := provision.New(provision.Config{CallsPerSecond: pace, Seed: 1}, st, st, memory.NewCampaignSenders("u1"), client, provision.NewMemoryCheckpoints(), clock)
 				if err != nil {
 					b.Fatal(err)
 				}
