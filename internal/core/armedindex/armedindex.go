@@ -17,11 +17,12 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // EnvVar holds a Spec as JSON (Spec.EnvValue) on the reconciler; unset,
 // the reconciler scans the table.
-const EnvVar = "RECONCILE_ARMED_INDEX"
+const EnvVar = envvars.ArmedIndex
 
 // Defaults of Spec.
 const (
