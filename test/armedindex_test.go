@@ -53,3 +53,30 @@ func TestArmedIndexOfANewTable(t *testing.T) {
 		t.Errorf("reconciler may Scan (%q) or not Query the index (%q)", acts["dynamodb:Scan"], acts["dynamodb:Query"])
 	}
 }
+
+// On the TTL timer, the watch and the reconciler list the markers from
+// the armed index's marker partition: the watch Queries the index and
+// never scans the table.
+func TestArmedIndexListsTheTTLMarkers(t *testing.T) {
+	s, _ := timerStack(t, "LayerTTL", func(p *scheduleonwrite.ScheduleOnWriteProps) {
+		p.Timer = scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{
+			MaxLateness:  awscdk.Duration_Days(jsii.Number(3)),
+			TTLBatchSize: jsii.Number(50), TTLParallelizationFactor: jsii.Number(4), TTLMaxConcurrency: jsii.Number(8),
+		})
+	})
+	for _, id := range []string{"JobsTTLWatch", "JobsReconcilerFunction"} {
+		fn := s.LogicalID(t, "AWS::Lambda::Function", id)
+		env := Props(s.Resources("AWS::Lambda::Function")[fn])["Environment"].(map[string]any)["Variables"].(map[string]any)
+		v, _ := env[envvars.ArmedIndex].(string)
+		if spec, ok, err := armedindex.Parse(v, jobsSchema.WithDefaults()); err != nil || !ok || !spec.StateKeyed(jobsSchema.WithDefaults()) {
+			t.Errorf("%s: %s = %q (%v), want the state-keyed armed index", id, envvars.ArmedIndex, v, err)
+		}
+		acts := ActionMap(s.FunctionStatements(t, fn))
+		if !strings.Contains(acts["dynamodb:Query"], "/index/"+armedindex.DefaultName) {
+			t.Errorf("%s may not Query the armed index: %s", id, JSON(acts))
+		}
+		if id == "JobsTTLWatch" && acts["dynamodb:Scan"] != "" {
+			t.Errorf("the TTL watch may scan the table: %s", acts["dynamodb:Scan"])
+		}
+	}
+}

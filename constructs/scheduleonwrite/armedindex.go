@@ -2,10 +2,13 @@ package scheduleonwrite
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // AddArmedIndex adds the default armed index (reconciler.ArmedIndex's zero
@@ -31,4 +34,28 @@ func AddArmedIndex(table awsdynamodb.Table, s contract.Schema) *reconciler.Armed
 		NonKeyAttributes: jsii.Strings(nonKey...),
 	})
 	return &x
+}
+
+// armedIndexFor is the armed index the reconciler and the TTL watch read:
+// the Reconciler prop's (with its defaults), else the one AddArmedIndex
+// added to the table created; nil for an ExistingTable without one.
+func (s *ScheduleOnWrite) armedIndexFor(p ScheduleOnWriteProps) *reconciler.ArmedIndex {
+	if p.Reconciler != nil && p.Reconciler.ArmedIndex != nil {
+		x := p.Reconciler.ArmedIndex.WithDefaults(p.Schema)
+		return &x
+	}
+	return s.armedIndex
+}
+
+// grantMarkerListing lets fn list the TTL markers, and tells it where: a
+// Query of the markers' partition of a state-keyed armed index (the
+// markers carry its keys: timerspec.MarkerState), else a Scan of the
+// table.
+func grantMarkerListing(core TimerCore, fn awslambda.Function) {
+	if x := core.ArmedIndex; x != nil && x.StateKeyed(core.Schema) {
+		fn.AddEnvironment(jsii.String(envvars.ArmedIndex), jsii.String(x.EnvValue()), nil)
+		grants.Index(core.Table, x.Name, fn, "dynamodb:Query")
+		return
+	}
+	grants.Table(core.Table, fn, "dynamodb:Scan")
 }

@@ -177,7 +177,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	s.GrantFire(s.Expiry.Function)
 
 	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Expiry: s.Expiry,
-		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
+		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, ArmedIndex: s.armedIndexFor(p)})
 	s.addReconciler(p)
 	return s
 }
@@ -391,9 +391,7 @@ func (s *ScheduleOnWrite) addReconciler(p ScheduleOnWriteProps) {
 		rp = *p.Reconciler
 	}
 	rp.Table, rp.Timer, rp.Core = s.Table, s.Timer, s
-	if rp.ArmedIndex == nil {
-		rp.ArmedIndex = s.armedIndex
-	}
+	rp.ArmedIndex = s.armedIndexFor(p)
 	if reflect.DeepEqual(rp.Schema, contract.Schema{}) {
 		rp.Schema = s.schema
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // EnvVar holds a Spec as JSON (Spec.EnvValue) on the reconciler; unset,
@@ -151,9 +152,10 @@ func countSet(v ...string) int {
 
 // Projected are the non-key attributes an index entry must carry for the
 // reconciler to read an item from it (an INCLUDE projection; ALL works
-// too): the contract's, and the marks' when set.
+// too): the contract's, the marks' when set, and a TTL marker's payload
+// (timerspec.MarkerPayloadAttr: a state-keyed index holds the markers).
 func (x Spec) Projected(s contract.Schema) []string {
-	attrs := []string{s.TokenAttr, s.InlineAttr, s.FiredAtAttr, s.ClaimAtAttr, s.DeliveredAtAttr}
+	attrs := []string{s.TokenAttr, s.InlineAttr, s.FiredAtAttr, s.ClaimAtAttr, s.DeliveredAtAttr, timerspec.MarkerPayloadAttr}
 	if x.PartitionAttr != s.StateAttr {
 		attrs = append(attrs, s.StateAttr)
 	}
