@@ -116,6 +116,7 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	// (the partitions of a table the core creates), its fired window
 	// wider than any history so that every fired item stays listed.
 	index := armedindex.Spec{FiredWithinSec: 30 * 86400}.WithDefaults(s)
+	a.items.IndexKeys = []string{index.PartitionAttr, s.DueAttr}
 	var items reconcile.Items = memory.Armed{Items: a.items, Index: &index, Now: a.clock.Now}
 	if cfg.Mutation.Adopter.NoReconcile {
 		items = noItems{}
