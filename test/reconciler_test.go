@@ -17,7 +17,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 func TestReconcilerFunction(t *testing.T) {
@@ -267,13 +266,16 @@ func TestReconcilerValidation(t *testing.T) {
 		{"no table", valid(func(p *props) { p.Table = nil }), []string{"Table is required"}},
 		{"no timer", valid(func(p *props) { p.Timer = nil }), []string{"Timer is required"}},
 		{"no core", valid(func(p *props) { p.Core = nil }), []string{"Core is required"}},
-		{"the to-do view with another schema", valid(func(p *props) {
-			p.ItemView, p.Schema = reconciler.ItemViewTodoIndex, contract.Schema{PartitionKey: "tenantId"}
-		}), []string{`ItemView "todo" reads the to-do table's "pending" index`, "is not the to-do app's", "use ItemViewScan"}},
-		{"the to-do view on a table of this app without the pending index", valid(func(p *props) {
-			p.ItemView, p.Schema, p.Table = reconciler.ItemViewTodoIndex, tableschema.Todo(), noIndex
-		}), []string{`has no "pending" index`}},
-		{"an unknown view", valid(func(p *props) { p.ItemView = "index" }), []string{`ItemView "index" is unknown`}},
+		{"an armed index the table lacks", valid(func(p *props) {
+			p.ArmedIndex, p.Schema, p.Table = &reconciler.ArmedIndex{}, contract.Schema{PartitionKey: "userId", SortKey: "taskId"}, noIndex
+		}), []string{`has no global secondary index "armed"`, "scheduleonwrite.AddArmedIndex", "leave ArmedIndex unset"}},
+		{"a sharded armed index without its shards", valid(func(p *props) {
+			p.ArmedIndex, p.Schema = &reconciler.ArmedIndex{Name: "open", PartitionAttr: "shard"}, contract.Schema{PartitionKey: "tenantId"}
+		}), []string{`ArmedIndex: armed index "open": Partitions needs 1 to 100 values of shard (given 0)`}},
+		{"an armed index keyed by the due attribute", valid(func(p *props) {
+			p.ArmedIndex, p.Schema = &reconciler.ArmedIndex{PartitionAttr: "runAt", Partitions: []string{"x"}},
+				contract.Schema{PartitionKey: "tenantId", DueAttr: "runAt"}
+		}), []string{`PartitionAttr "runAt" is a key or the due attribute`}},
 		{"interval above a day", valid(func(p *props) { p.Every = minutes(1441) }),
 			[]string{"Every must be a whole number between 1 and 1440 inclusive (given 1441)"}},
 		{"interval not whole minutes", valid(func(p *props) { p.Every = seconds(90) }),

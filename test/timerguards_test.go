@@ -107,7 +107,8 @@ func assertFireRetries(t *testing.T, s *synthed) {
 	}
 }
 
-// assertTTLWatch: a scheduled function scans the table (Scan only) and an
+// assertTTLWatch: a scheduled function Queries the markers' partition of
+// the table's armed index (Query of that index only, never a Scan) and an
 // alarm watches its count of overdue markers.
 func assertTTLWatch(t *testing.T, s *synthed) {
 	t.Helper()
@@ -119,12 +120,12 @@ func assertTTLWatch(t *testing.T, s *synthed) {
 		}
 	}
 	got := ActionMap(s.FunctionStatements(t, "JobsTTLWatch"))
-	if got["dynamodb:Scan"] == "" {
-		t.Fatalf("TTL watch grants %v lack dynamodb:Scan", got)
+	if !strings.Contains(got["dynamodb:Query"], "/index/armed") {
+		t.Fatalf("TTL watch grants %v lack dynamodb:Query on the armed index", got)
 	}
 	for a := range got {
-		if strings.HasPrefix(a, "dynamodb:") && a != "dynamodb:Scan" {
-			t.Fatalf("TTL watch may %s; it only scans", a)
+		if strings.HasPrefix(a, "dynamodb:") && a != "dynamodb:Query" {
+			t.Fatalf("TTL watch may %s; it only Queries the armed index", a)
 		}
 	}
 	var scheduled bool

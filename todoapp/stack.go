@@ -112,10 +112,11 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		Logs:          cfg.Logs(),
 		AlarmTopic:    s.AlarmTopic,
 		// The core's reconciler, reading the tasks through their pending
-		// index (and recording confirmed schedules on them).
+		// index, an armed index the task writer fills (and recording
+		// confirmed schedules on them).
 		Reconciler: &reconciler.ReconcilerProps{
-			ItemView: reconciler.ItemViewTodoIndex,
-			Every:    awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
+			ArmedIndex: pendingArmedIndex(),
+			Every:      awscdk.Duration_Minutes(jsii.Number(float64(cfg.ReconcileEveryMinutes))),
 			// The failure queue goes with the stack in dev, like every queue.
 			FailureQueueRemovalPolicy: cfg.Removal(),
 		},

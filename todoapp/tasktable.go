@@ -10,6 +10,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
@@ -80,4 +81,11 @@ func cdkLogicalID(path ...string) string {
 		}
 	}
 	return human.String() + strings.ToUpper(hex.EncodeToString(sum[:])[:8])
+}
+
+// pendingArmedIndex is the pending index as the reconciler's armed index
+// (tableschema.PendingArmedIndex).
+func pendingArmedIndex() *reconciler.ArmedIndex {
+	x := tableschema.PendingArmedIndex()
+	return &x
 }

@@ -5,7 +5,8 @@
 // configuration), and the bare function; `cdk
 // synth` of the app with a warm bundle cache, without it, and against an
 // empty CDK app; the `go test -bench` benchmarks; the cost per million
-// task lifecycles on each timer and per million campaign sends; and the
+// task lifecycles on each timer and per million campaign sends; what a
+// reconciler pass reads, scanning or through the armed index; and the
 // load average at the start and at the end. Run it from the module root.
 // The logic it relies on is in internal/tooling/bench (tested); this file runs
 // processes and clocks.
@@ -253,6 +254,9 @@ func countUsage(r *bench.Report) error {
 		return fmt.Errorf("count campaign sends: %w", err)
 	}
 	r.Campaign = &cu
+	if r.ReconcileReads, err = bench.CountReconcileReads(context.Background()); err != nil {
+		return fmt.Errorf("count reconciler reads: %w", err)
+	}
 	return nil
 }
 

@@ -40,6 +40,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/internal/core/envvars"
@@ -179,9 +180,13 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	c := constructs.NewConstruct(scope, id)
 	d := &DeferredJobs{Construct: c, RunAt: p.runAt}
 	d.Table = p.ExistingTable
+	// The table it creates gets the armed index: the reconciler and the
+	// TTL watch Query it instead of scanning (an ExistingTable is scanned).
+	var armed *reconciler.ArmedIndex
 	if d.Table == nil {
 		tp := tableProps(*id, &p)
-		d.Table = awsdynamodb.NewTable(c, jsii.String("Table"), &tp)
+		table := awsdynamodb.NewTable(c, jsii.String("Table"), &tp)
+		d.Table, armed = table, scheduleonwrite.AddArmedIndex(table, job.Schema())
 	}
 	d.buildQueues(c, &p)
 
@@ -198,6 +203,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 	d.Core = scheduleonwrite.NewScheduleOnWrite(c, jsii.String("Core"), &scheduleonwrite.ScheduleOnWriteProps{
 		Schema: job.Schema(), ExistingTable: d.Table, Target: d.Dispatcher.Function, Timer: d.Timer,
 		RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, AlarmTopic: p.AlarmTopic,
+		Reconciler: &reconciler.ReconcilerProps{ArmedIndex: armed},
 	})
 	d.Pipeline = cancellation.NewCancellation(c, jsii.String("Pipeline"), &cancellation.CancellationProps{
 		Table: d.Table, Timer: d.Core.Timer, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, AlarmTopic: p.AlarmTopic,

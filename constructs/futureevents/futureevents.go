@@ -34,6 +34,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/alarms"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/core/envvars"
@@ -123,8 +124,12 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 		f.timeout = p.HandlerTimeout.ToSeconds(nil)
 	}
 	f.Table = p.ExistingTable
+	// The table it creates gets the armed index, which the reconciler
+	// Queries instead of scanning (an ExistingTable is scanned).
+	var armed *reconciler.ArmedIndex
 	if f.Table == nil {
-		f.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p))
+		table := awsdynamodb.NewTable(c, jsii.String("Table"), tableProps(p))
+		f.Table, armed = table, scheduleonwrite.AddArmedIndex(table, futureevent.Schema())
 	}
 	f.Handler = gofn.NewFunction(c, jsii.String("Handler"), &gofn.FunctionProps{
 		Entry:       "lambdas/futureevent",
@@ -145,6 +150,7 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 		RemovalPolicy: p.RemovalPolicy,
 		AlarmTopic:    p.AlarmTopic,
 		Logs:          p.Logs,
+		Reconciler:    &reconciler.ReconcilerProps{ArmedIndex: armed},
 	})
 	f.Pipeline = cancellation.NewCancellation(c, jsii.String("Pipeline"), &cancellation.CancellationProps{
 		Table: f.Table, Timer: f.Core.Timer, RemovalPolicy: p.RemovalPolicy, AlarmTopic: p.AlarmTopic, Logs: p.Logs,

@@ -13,7 +13,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // Defaults of ReconcilerProps, in one place.
@@ -59,8 +58,9 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 		p.Schema = src.Schema()
 	}
 	p.Schema = propcheck.Schema(p.Schema)
-	if p.ItemView == "" {
-		p.ItemView = ItemViewScan
+	if p.ArmedIndex != nil {
+		x := p.ArmedIndex.WithDefaults(p.Schema)
+		p.ArmedIndex = &x
 	}
 	return p
 }
@@ -76,21 +76,15 @@ func validate(id string, p ReconcilerProps) {
 	case p.Core == nil:
 		panic(fmt.Sprintf("%s: Core is required: pass the table's ScheduleOnWrite (the reconciler fires overdue items through its claim and Target)", id))
 	}
-	switch p.ItemView {
-	case ItemViewScan:
-	case ItemViewTodoIndex:
-		// The to-do view reads the to-do app's pending index and its
-		// attributes: the to-do schema and table only.
-		if !reflect.DeepEqual(p.Schema, tableschema.Todo()) {
-			panic(fmt.Sprintf("%s: ItemView %q reads the to-do table's %q index, but Schema %s is not the to-do app's: "+
-				"use ItemViewScan (the default) for another schema", id, p.ItemView, tableschema.PendingIndex, p.Schema.EnvValue()))
+	if x := p.ArmedIndex; x != nil {
+		if err := x.Validate(p.Schema); err != nil {
+			panic(fmt.Sprintf("%s: ArmedIndex: %v", id, err))
 		}
-		if info := resource.InspectTable(p.Table); info.Known && !slices.Contains(info.GlobalIndexes, tableschema.PendingIndex) {
-			panic(fmt.Sprintf("%s: Table %s has no %q index: ItemView %q queries the to-do table's pending index "+
-				"(todoapp.NewTaskTable creates it); pass that table, or use ItemViewScan", id, *p.Table.Node().Path(), tableschema.PendingIndex, p.ItemView))
+		if info := resource.InspectTable(p.Table); info.Known && !slices.Contains(info.GlobalIndexes, x.Name) {
+			panic(fmt.Sprintf("%s: Table %s has no global secondary index %q, which ArmedIndex names: add it "+
+				"(scheduleonwrite.AddArmedIndex(table, schema) adds the default one), or leave ArmedIndex unset to scan the table",
+				id, *p.Table.Node().Path(), x.Name))
 		}
-	default:
-		panic(fmt.Sprintf("%s: ItemView %q is unknown: use reconciler.ItemViewScan or reconciler.ItemViewTodoIndex", id, p.ItemView))
 	}
 	propcheck.Exclusive(id, "ExistingFailureQueue", p.ExistingFailureQueue != nil, "FailureQueueProps", p.FailureQueueProps != nil)
 	every := *p.Every.ToSeconds(nil)

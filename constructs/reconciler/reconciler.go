@@ -27,10 +27,10 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // Timer is what the reconciler needs of the table's timer (each
@@ -46,20 +46,15 @@ type Timer interface {
 	GrantRead(grantee awsiam.IGrantable) awsiam.Grant
 }
 
-// ItemView is how the reconciler lists the armed items.
-type ItemView string
-
-// The item views.
-const (
-	// ItemViewScan scans the table (any schema): a pass reads the whole
-	// table, so its cost grows with the table's size.
-	ItemViewScan ItemView = "scan"
-	// ItemViewTodoIndex queries the to-do table's sharded "pending" index
-	// and records confirmed schedules on the tasks, so a pass reads only
-	// the pending tasks and calls the timer only for what drifted. For
-	// tableschema.Todo() and the table todoapp.NewTaskTable makes.
-	ItemViewTodoIndex ItemView = "todo"
-)
+// ArmedIndex is an armed index of the table: a global secondary index
+// keyed by a partition attribute and the schema's due attribute, whose
+// listed partitions hold every armed item (and every fired one whose
+// delivery is not recorded). The zero value is the state-keyed index
+// scheduleonwrite.AddArmedIndex adds ("armed": the schema's state and due
+// attribute, which every writer's PutItem fills); a sharded one names
+// the attribute its writer sets and the shard values. See
+// docs/decisions/armed-index.md.
+type ArmedIndex = armedindex.Spec
 
 // FiringCore fires an item the way the expiry function does: the claim,
 // then the Target (scheduleonwrite.ScheduleOnWrite implements it).
@@ -85,9 +80,12 @@ type ReconcilerProps struct {
 	// Schema of the items, handed to the function in contract.EnvVar.
 	// Default: the Core's schema (scheduleonwrite.ScheduleOnWrite.Schema).
 	Schema contract.Schema
-	// ItemView is how a pass lists the armed items.
-	// Default: ItemViewScan.
-	ItemView ItemView
+	// ArmedIndex is the table's armed index: a pass Queries it, so its
+	// reads grow with the armed items, not with the table. The table must
+	// have it (scheduleonwrite.AddArmedIndex adds the default one).
+	// Default: none: a pass Scans the whole table (a ScheduleOnWrite sets
+	// the index it adds to a table it creates).
+	ArmedIndex *ArmedIndex
 	// Every is the interval between runs (1 minute..1 day, whole
 	// minutes).
 	// Default: 30 minutes.
@@ -189,7 +187,9 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 		envvars.RatePerSec: fmt.Sprint(p.RatePerSec),
 		envvars.BudgetSec:  fmt.Sprint(budget),
 		envvars.ItemSchema: p.Schema.EnvValue(),
-		envvars.ItemView:   string(p.ItemView),
+	}
+	if p.ArmedIndex != nil {
+		env[envvars.ArmedIndex] = p.ArmedIndex.EnvValue()
 	}
 	for _, m := range []map[string]string{p.Timer.Environment(), p.Core.FiringEnvironment()} {
 		for k, v := range m {
@@ -220,7 +220,7 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	r.FailureQueue = async.Queue
 	r.FailureAlarm, r.DroppedAlarm, r.DestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
-	grantTable(p.Table, p.ItemView, fn)
+	grantTable(p.Table, p.ArmedIndex, fn)
 	p.Timer.GrantModify(fn)
 	p.Timer.GrantRead(fn)
 	p.Core.GrantFire(fn)
@@ -284,15 +284,15 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 }
 
 // grantTable gives exactly what a run does: read single items, list the
-// armed ones (a Scan of the table, or a Query of the to-do table's
-// pending index, never both), conditionally update single items (the
-// to-do view's confirmation marks), and put one item, the checkpoint,
-// whose partition key is reserved; with the table's customer-managed key
-// when it has one.
-func grantTable(table awsdynamodb.ITable, view ItemView, grantee awsiam.IGrantable) {
+// armed ones (a Query of the armed index, or a Scan of the table when it
+// has none, never both), conditionally update single items (the claim,
+// and the confirmation marks of an index that has them), and put one
+// item, the checkpoint, whose partition key is reserved; with the table's
+// customer-managed key when it has one.
+func grantTable(table awsdynamodb.ITable, index *ArmedIndex, grantee awsiam.IGrantable) {
 	grants.Table(table, grantee, "dynamodb:GetItem", "dynamodb:UpdateItem")
-	if view == ItemViewTodoIndex {
-		grants.Index(table, tableschema.PendingIndex, grantee, "dynamodb:Query")
+	if index != nil {
+		grants.Index(table, index.Name, grantee, "dynamodb:Query")
 	} else {
 		grants.Table(table, grantee, "dynamodb:Scan")
 	}

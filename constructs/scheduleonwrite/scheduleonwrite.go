@@ -132,6 +132,8 @@ type ScheduleOnWrite struct {
 	schema contract.Schema
 	target awslambda.IFunction
 	firing map[string]string
+	// armedIndex is the index AddArmedIndex added to the table created.
+	armedIndex *reconciler.ArmedIndex
 }
 
 // NewScheduleOnWrite builds the table (unless ExistingTable), the expiry
@@ -149,7 +151,8 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	} else {
 		tp := TableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection)
 		needs.ApplyTo(tp)
-		s.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tp)
+		table := awsdynamodb.NewTable(c, jsii.String("Table"), tp)
+		s.Table, s.armedIndex = table, AddArmedIndex(table, p.Schema)
 	}
 
 	s.Expiry = gofn.NewFunction(c, jsii.String("Expiry"), &gofn.FunctionProps{
@@ -174,7 +177,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	s.GrantFire(s.Expiry.Function)
 
 	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Expiry: s.Expiry,
-		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
+		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, ArmedIndex: s.armedIndexFor(p)})
 	s.addReconciler(p)
 	return s
 }
@@ -388,6 +391,7 @@ func (s *ScheduleOnWrite) addReconciler(p ScheduleOnWriteProps) {
 		rp = *p.Reconciler
 	}
 	rp.Table, rp.Timer, rp.Core = s.Table, s.Timer, s
+	rp.ArmedIndex = s.armedIndexFor(p)
 	if reflect.DeepEqual(rp.Schema, contract.Schema{}) {
 		rp.Schema = s.schema
 	}

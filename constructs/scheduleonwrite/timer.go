@@ -11,6 +11,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/contract"
 )
 
@@ -124,6 +125,9 @@ type TimerCore struct {
 	RemovalPolicy awscdk.RemovalPolicy
 	// Logs of the functions the timer creates.
 	Logs gofn.LogOptions
+	// ArmedIndex is the table's armed index (nil: none); a state-keyed
+	// one lists the TTL timer's markers.
+	ArmedIndex *reconciler.ArmedIndex
 }
 
 // TimerBinding is a bound timer: what the functions that create, move and

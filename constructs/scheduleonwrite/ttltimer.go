@@ -237,7 +237,7 @@ func (t *TTLTimer) buildWatch(c constructs.Construct, core TimerCore) {
 		Environment: map[string]string{envvars.Table: *core.Table.TableName(), envvars.TTLAttribute: p.TTLAttribute,
 			envvars.ItemSchema: core.Schema.EnvValue(), EnvMaxLateness: fmt.Sprint(*p.MaxLateness.ToSeconds(nil))},
 	})
-	grants.Table(core.Table, t.TTLWatch.Function, "dynamodb:Scan")
+	grantMarkerListing(core, t.TTLWatch.Function)
 	awsevents.NewRule(c, jsii.String("TTLWatchSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Runs the TTL watch: overdue markers"),
 		Schedule:    awsevents.Schedule_Rate(every),

@@ -22,6 +22,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/gofn"
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/examples/jobs/jobschema"
 )
@@ -45,6 +46,9 @@ func NewJobsStack(scope awscdk.App, id string) awscdk.Stack {
 		Stream:        awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	// Its armed index: the reconciler Queries the Queued jobs instead of
+	// scanning the table (DynamoDB keeps it from the writer's own puts).
+	armed := scheduleonwrite.AddArmedIndex(table, jobschema.Schema)
 	// What runs at the due time: the app's own function, a package of
 	// this module, built at synth into a linux/arm64 bootstrap.
 	target := gofn.NewFunction(stack, jsii.String("RunJob"), &gofn.FunctionProps{
@@ -59,6 +63,7 @@ func NewJobsStack(scope awscdk.App, id string) awscdk.Stack {
 		Target:        target.Function,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		Logs:          logs,
+		Reconciler:    &reconciler.ReconcilerProps{ArmedIndex: armed},
 	})
 	// Creates the schedule of every job the writer queues, moves it when
 	// runAt changes, cancels it when the job is Done or deleted.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
@@ -24,24 +25,17 @@ const FunctionName = metrics.FunctionReconciler
 // and saves its checkpoint before Lambda's timeout ends it.
 const StopMargin = 15 * time.Second
 
-// Item views (envvars.ItemView).
-const (
-	// ViewScan lists the armed items of a table of any schema with a Scan
-	// (dynamo.ArmedItems).
-	ViewScan = "scan"
-	// ViewTodo lists them from the to-do table's pending index, and
-	// records confirmed schedules on the tasks (task.NewReconcileView).
-	ViewTodo = "todo"
-)
-
 // config is what the function reads from its environment.
 type config struct {
 	Table  string
 	Schema contract.Schema
 	// Timer is the timer whose schedules the reconciler repairs.
 	Timer timers.Config
-	// View is how the armed items are listed: ViewScan or ViewTodo.
-	View string
+	// Index is the armed index the armed items are listed from
+	// (dynamo.IndexedItems); without one (HasIndex false) the table is
+	// scanned (dynamo.ArmedItems).
+	Index    armedindex.Spec
+	HasIndex bool
 	// Target is TARGET_FUNCTION_ARN: the adopter's target, which an
 	// overdue item's firing runs exactly as the expiry function does.
 	Target string
@@ -66,7 +60,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Table:  e.Require(envvars.Table),
 		Schema: e.Schema(),
 		Timer:  t,
-		View:   getenv(envvars.ItemView),
 		// The target the expiry function runs: an expiry by the
 		// reconciler notifies exactly as one by a schedule.
 		Target: e.Require(envvars.TargetFunctionArn),
@@ -76,14 +69,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.Reconcile.Grace = time.Duration(e.Int(envvars.GraceSec, 0, 1, 86400)) * time.Second
 	c.Reconcile.Budget = time.Duration(e.Int(envvars.BudgetSec, 0, 1, 900)) * time.Second
 	c.Reconcile.RatePerSec = e.Float(envvars.RatePerSec, 0, 0, 1000)
-	switch c.View {
-	case "":
-		c.View = ViewScan
-	case ViewScan, ViewTodo:
-	default:
-		return c, fmt.Errorf("configuration: %s is %q: use %q or %q", envvars.ItemView, c.View, ViewScan, ViewTodo)
+	if err := e.Err(); err != nil {
+		return c, err
 	}
-	return c, e.Err()
+	c.Index, c.HasIndex, err = armedindex.Parse(getenv(envvars.ArmedIndex), c.Schema)
+	if err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	return c, nil
 }
 
 type runner interface {

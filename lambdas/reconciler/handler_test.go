@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -189,8 +188,10 @@ func TestLoadConfig(t *testing.T) {
 		{"bad grace", with("GRACE_SEC", "5m"), reconcile.Config{}, `GRACE_SEC must be a whole number from 1 to 86400 (given "5m")`},
 		{"zero budget", with("BUDGET_SEC", "0"), reconcile.Config{}, "BUDGET_SEC"},
 		{"negative rate", with("RATE_PER_SEC", "-1"), reconcile.Config{}, "RATE_PER_SEC"},
-		{"the to-do view", with("RECONCILE_ITEM_VIEW", "todo"), reconcile.Config{}, ""},
-		{"an unknown view", with("RECONCILE_ITEM_VIEW", "index"), reconcile.Config{}, `RECONCILE_ITEM_VIEW is "index"`},
+		{"the default armed index", with("RECONCILE_ARMED_INDEX", `{"name":"armed"}`), reconcile.Config{}, ""},
+		{"a sharded armed index", with("RECONCILE_ARMED_INDEX", `{"name":"pending","partitionAttr":"pendingShard","partitions":["0","1"]}`), reconcile.Config{}, ""},
+		{"an armed index that is not JSON", with("RECONCILE_ARMED_INDEX", "pending"), reconcile.Config{}, "RECONCILE_ARMED_INDEX: not an armed index spec"},
+		{"a sharded index without partitions", with("RECONCILE_ARMED_INDEX", `{"name":"pending","partitionAttr":"pendingShard"}`), reconcile.Config{}, "Partitions needs 1 to 100 values"},
 		{"an unknown timer", with("UNSCHEDULE_TIMER", "cron"), reconcile.Config{}, "UNSCHEDULE_TIMER"},
 	}
 	for _, tt := range tests {
@@ -209,8 +210,8 @@ func TestLoadConfig(t *testing.T) {
 				got.Lease != fire.DefaultLease {
 				t.Errorf("loadConfig = %+v, want reconcile %+v", got, tt.want)
 			}
-			if want := cmp.Or(tt.env["RECONCILE_ITEM_VIEW"], ViewScan); got.View != want {
-				t.Errorf("view %q, want %q", got.View, want)
+			if want := tt.env["RECONCILE_ARMED_INDEX"] != ""; got.HasIndex != want || (want && got.Index.Name == "") {
+				t.Errorf("index %+v (set %v), want one: %v", got.Index, got.HasIndex, want)
 			}
 		})
 	}

@@ -19,9 +19,15 @@ import (
 // maxExamples bounds the marker keys one run logs.
 const maxExamples = 20
 
-// watcher scans the table for markers once per run.
+// API is the part of the DynamoDB client the watch uses.
+type API interface {
+	dynamodb.ScanAPIClient
+	dynamodb.QueryAPIClient
+}
+
+// watcher lists the expired markers once per run.
 type watcher struct {
-	api         dynamodb.ScanAPIClient
+	api         API
 	cfg         ttlmarker.Config
 	maxLateness time.Duration
 	now         func() time.Time
@@ -29,11 +35,16 @@ type watcher struct {
 	metrics     *metrics.Recorder
 }
 
-// Run scans every marker (a Scan reads the whole table: its cost is the
-// table's size, once per run) and sets TTLOverdueMarkers and
+// Run reads the expired markers and sets TTLOverdueMarkers and
 // TTLOldestMarkerAgeSeconds; it logs the keys of up to maxExamples
-// overdue markers.
+// overdue markers. With the armed index (cfg.Index) it Queries the
+// markers due by now, in time order: its cost is the markers DynamoDB has
+// not deleted yet. Without one it scans every marker (a Scan reads the
+// whole table: its cost is the table's size, once per run).
 func (w *watcher) Run(ctx context.Context) error {
+	if w.cfg.Index != "" {
+		return w.runIndexed(ctx)
+	}
 	now := w.now()
 	pages := dynamodb.NewScanPaginator(w.api, &dynamodb.ScanInput{
 		TableName:                aws.String(w.cfg.Table),
@@ -44,9 +55,7 @@ func (w *watcher) Run(ctx context.Context) error {
 			":prefix": &types.AttributeValueMemberS{Value: timerspec.MarkerKeyPrefix},
 		},
 	})
-	var overdue, markers int
-	var oldest time.Duration
-	var examples []string
+	t := &tally{w: w}
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
@@ -59,17 +68,66 @@ func (w *watcher) Run(ctx context.Context) error {
 				w.log.Warn("marker without a numeric TTL attribute", "table", w.cfg.Table, "key", keyOf(item, w.cfg.Schema.PartitionKey), "attribute", w.cfg.TTLAttr)
 				continue
 			}
-			markers++
-			age := now.Sub(time.Unix(expiry, 0))
-			oldest = max(oldest, age)
-			if age > w.maxLateness {
-				overdue++
-				if len(examples) < maxExamples {
-					examples = append(examples, keyOf(item, w.cfg.Schema.PartitionKey))
-				}
-			}
+			t.add(item, now.Sub(time.Unix(expiry, 0)))
 		}
 	}
+	return w.report(t)
+}
+
+// tally counts markers by age.
+type tally struct {
+	w                *watcher
+	markers, overdue int
+	oldest           time.Duration
+	examples         []string
+}
+
+func (t *tally) add(item map[string]types.AttributeValue, age time.Duration) {
+	t.markers++
+	t.oldest = max(t.oldest, age)
+	if age > t.w.maxLateness {
+		t.overdue++
+		if len(t.examples) < maxExamples {
+			t.examples = append(t.examples, keyOf(item, t.w.cfg.Schema.PartitionKey))
+		}
+	}
+}
+
+// runIndexed Queries the markers' partition of the armed index up to now:
+// the index holds each marker's time as its due attribute (the TTL
+// attribute, that time rounded up, is not projected).
+func (w *watcher) runIndexed(ctx context.Context) error {
+	now := w.now()
+	t := &tally{w: w}
+	pages := dynamodb.NewQueryPaginator(w.api, ttlmarker.MarkerQuery(w.cfg, now, nil, 0))
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("ttlwatch: query index %s of %s: %w", w.cfg.Index, w.cfg.Table, err)
+		}
+		for _, item := range page.Items {
+			due, ok := item[w.cfg.Schema.DueAttr].(*types.AttributeValueMemberS)
+			at, err := time.Parse(time.RFC3339, valueOfS(due, ok))
+			if err != nil {
+				w.log.Warn("marker without a time", "table", w.cfg.Table, "key", keyOf(item, w.cfg.Schema.PartitionKey), "attribute", w.cfg.Schema.DueAttr)
+				continue
+			}
+			t.add(item, now.Sub(at))
+		}
+	}
+	return w.report(t)
+}
+
+func valueOfS(s *types.AttributeValueMemberS, ok bool) string {
+	if !ok || s == nil {
+		return ""
+	}
+	return s.Value
+}
+
+// report sets the metrics and logs the tally.
+func (w *watcher) report(t *tally) error {
+	overdue, oldest, examples, markers := t.overdue, t.oldest, t.examples, t.markers
 	w.metrics.Set(metrics.TTLOverdueMarkers, float64(overdue), "Count")
 	w.metrics.Set(metrics.TTLOldestMarkerAgeSeconds, oldest.Seconds(), "Seconds")
 	if overdue > 0 {

@@ -55,6 +55,31 @@ func TestDeferredJobsSynth(t *testing.T) {
 		})
 	})
 
+	t.Run("the armed index: the reconciler and the TTL watch Query it, never scan the table", func(t *testing.T) {
+		check(t, func() {
+			template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+				"GlobalSecondaryIndexes": []any{assertions.Match_ObjectLike(&map[string]any{
+					"IndexName": "armed",
+					"KeySchema": []any{map[string]any{"AttributeName": job.StateAttr, "KeyType": "HASH"},
+						map[string]any{"AttributeName": job.DueAttr, "KeyType": "RANGE"}},
+				})},
+			})
+		})
+		for _, fn := range []string{"WeeklyAnalyticsCoreReconcilerFunction", "WeeklyAnalyticsCoreTTLWatch"} {
+			acts := actionMap(j.functionStatements(t, fn))
+			if !strings.Contains(acts["dynamodb:Query"], "/index/armed") {
+				t.Errorf("%s may not Query the armed index: %s", fn, js(acts))
+			}
+			_, f := j.one(t, "AWS::Lambda::Function", fn)
+			if env := js(props(f)["Environment"]); !strings.Contains(env, envvars.ArmedIndex) {
+				t.Errorf("%s is not told the armed index: %s", fn, env)
+			}
+		}
+		if acts := actionMap(j.functionStatements(t, "WeeklyAnalyticsCoreTTLWatch")); acts["dynamodb:Scan"] != "" {
+			t.Errorf("the TTL watch may scan the table: %s", acts["dynamodb:Scan"])
+		}
+	})
+
 	t.Run("the core's TTL timer fires the items; the dispatcher is its Target and reads no stream", func(t *testing.T) {
 		var ttl, byDispatcher []map[string]any
 		for _, m := range j.resources("AWS::Lambda::EventSourceMapping") {

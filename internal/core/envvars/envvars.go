@@ -54,9 +54,9 @@ const (
 	GraceSec = "GRACE_SEC"
 	// BudgetSec is a reconciler run's time budget (reconciler).
 	BudgetSec = "BUDGET_SEC"
-	// ItemView is how the reconciler lists the armed items: "scan" (the
-	// default, any schema) or "todo" (the to-do table's pending index).
-	ItemView = "RECONCILE_ITEM_VIEW"
+	// ArmedIndex is the armed index the reconciler lists the armed items
+	// from, as JSON (armedindex.Spec); unset, it scans the table (reconciler).
+	ArmedIndex = "RECONCILE_ARMED_INDEX"
 	// RatePerSec is the reconciler's scheduler calls per second (reconciler).
 	RatePerSec = "RATE_PER_SEC"
 	// AllowedEmailDomains lists the email domains that may sign up, and that a campaign sender's current address must be in, comma-separated; empty: all (userauth, campaigns; also cmd/dev).
@@ -116,7 +116,7 @@ var All = []string{
 	MetricsStack, ItemSchema, TimerKind, Table, AllowedOrigins, MaxPendingTasksPerUser, WebURL,
 	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
-	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ItemView, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
+	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ArmedIndex, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
 	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL, SuppressionList, PageCursorSecretArn,
 	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, UserPoolID, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
 	FutureEventsTable, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,

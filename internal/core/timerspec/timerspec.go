@@ -217,10 +217,15 @@ const (
 // --- TTL ------------------------------------------------------------------
 
 // Marker attributes. A marker is an item of the adopter's table that
-// carries none of the contract's state attribute (so the cancellation
-// pipeline's stream filter never sees it), the TTL attribute and the
-// payload.
+// carries the TTL attribute, the payload, and, in the schema's state and
+// due attributes, MarkerState and its time: a state no schema arms (so
+// the cancellation pipeline's stream filter never sees it), which puts
+// the markers in one partition of the state-keyed armed index, in time
+// order, where the reconciler and the TTL watch Query them instead of
+// scanning the table (internal/core/armedindex).
 const (
+	// MarkerState is a marker's state attribute.
+	MarkerState = "unschedule#ttl"
 	// DefaultTTLAttr is the table's TTL attribute (type N, epoch seconds).
 	DefaultTTLAttr = "unscheduleTtl"
 	// MarkerPayloadAttr holds the payload (S, EncodePayload).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -207,6 +208,19 @@ const (
 	ScheduleNamePrefix = task.ScheduleNamePrefix
 	ReminderNamePrefix = "remind-"
 )
+
+// PendingArmedIndex is the pending index as the core's reconciler reads
+// it: a sharded armed index (armedindex.Spec) whose shard attribute the
+// task writer sets while a task awaits expiry, with the task's confirmed
+// schedule (scheduledFor), repair mark and last change recorded on it.
+func PendingArmedIndex() armedindex.Spec {
+	shards := make([]string, PendingShards)
+	for i := range shards {
+		shards[i] = strconv.Itoa(i)
+	}
+	return armedindex.Spec{Name: PendingIndex, PartitionAttr: PendingShardAttr, Partitions: shards,
+		ConfirmedAttr: AttrScheduledFor, RepairAttr: AttrScheduleRepair, UpdatedAttr: AttrUpdatedAt}
+}
 
 // Todo is the to-do app's item schema: the attribute names, states and
 // schedule name prefixes its stored items and schedules already use, all

@@ -295,6 +295,20 @@ func RenderDoc(r Report) (string, error) {
 		p("Not counted in this run.\n\n")
 	}
 
+	p("## Reconciler reads per pass\n\n")
+	if len(r.ReconcileReads) > 0 {
+		p("One full pass of the core's reconciler (`internal/core/reconcile`) over a table of the jobs example's schema\n")
+		p("(`examples/jobs/jobschema`), 1%% of its items armed (their schedules in place: no drift), the rest fired and delivered,\n")
+		p("as many of them in the last day as are armed, each item about 1 KB; through the DynamoDB adapters of both\n")
+		p("listings (`dynamo.ArmedItems`, `dynamo.IndexedItems`) against a table that counts their reads\n")
+		p("(`internal/tooling/bench.MeasureReconcileReads`, pinned by `TestReconcileReadsGrowWithTheArmedItems`). Read units:\n")
+		p("%s. A pass lists twice (the overdue sweep, then the items phase); the index's\n", ReadUnitModel)
+		p("fired partition is read for the last day only ([the armed index](decisions/armed-index.md)).\n\n")
+		p("%s\n", r.ReconcileReadsTable().Markdown())
+	} else {
+		p("Not counted in this run.\n\n")
+	}
+
 	p("## Prices\n\n")
 	p("%s, each checked on the date shown:\n\n%s\n", ListPrices.Region, PriceTable(ListPrices).Markdown())
 

@@ -137,6 +137,9 @@ type Report struct {
 	InitTraceRuns int
 	// Campaign is the counted usage of one campaign send.
 	Campaign *CampaignUsage
+	// ReconcileReads is what one reconciler pass reads to list the armed
+	// items, per table size and view (CountReconcileReads).
+	ReconcileReads []ReconcileReads
 	// ColdInit is each function paired with its floor, round by round
 	// (nil in a run made before it existed: Paired then pairs Init).
 	ColdInit *ColdInit

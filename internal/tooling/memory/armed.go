@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 )
 
@@ -14,7 +16,21 @@ import (
 // one whose delivery is not recorded, in the order of their keys' strings; DueBy keeps the
 // armed items due by then (compared as instants, as the adapter does
 // after reading) and the fired ones.
-type Armed struct{ Items *Items }
+//
+// With Index set it is the view through that armed index
+// (dynamo.IndexedItems): only the items the index holds are listed (a
+// state-keyed index's fired partition only within its window), never one
+// DynamoDB's index would not hold. It does not lag behind the table as a
+// GSI may, which only makes DynamoDB's listing staler, never wider.
+type Armed struct {
+	Items *Items
+	// Index, when set, is the armed index the listing reads (defaults
+	// filled for the table's schema).
+	Index *armedindex.Spec
+	// Now is the clock of a state-keyed index's fired window (nil: the
+	// wall clock).
+	Now func() time.Time
+}
 
 var _ reconcile.Items = Armed{}
 
@@ -31,6 +47,10 @@ func (a Armed) List(_ context.Context, req reconcile.ListRequest) (reconcile.Ite
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y contract.Key) int { return cmp.Compare(x.String(), y.String()) })
+	now := time.Now()
+	if a.Now != nil {
+		now = a.Now()
+	}
 	limit := req.Limit
 	if limit <= 0 {
 		limit = reconcile.DefaultPageSize
@@ -43,6 +63,9 @@ func (a Armed) List(_ context.Context, req reconcile.ListRequest) (reconcile.Ite
 		if len(page.Items) == limit {
 			page.Cursor = page.Items[len(page.Items)-1].Key.String()
 			return page, nil
+		}
+		if a.Index != nil && !a.Index.Holds(s.schema, s.items[k], now) {
+			continue
 		}
 		it, _ := s.schema.ItemFrom(s.items[k])
 		fired := it.State == s.schema.FiredState && !it.Delivered

@@ -26,6 +26,10 @@ type Items struct {
 	// Fail, when set, is called before each fire.Store operation; a
 	// non-nil error is returned instead of doing it (fault injection).
 	Fail func(op string) error
+	// IndexKeys are the key attributes of the table's indexes (the armed
+	// index's state and due attributes): a put with an empty string in
+	// one fails, as DynamoDB refuses an empty index key value.
+	IndexKeys []string
 }
 
 var (
@@ -38,6 +42,10 @@ func NewItems(s contract.Schema) *Items {
 	return &Items{schema: s, items: map[contract.Key]map[string]string{}}
 }
 
+// ErrEmptyIndexKey: a put with an empty string in an index key attribute
+// (DynamoDB's ValidationException).
+var ErrEmptyIndexKey = errors.New("empty index key value")
+
 // Put writes an item as is (PutItem without a condition): an INSERT, or a
 // MODIFY of the item it replaces. It fails only on an item without its
 // key.
@@ -45,6 +53,11 @@ func (s *Items) Put(attrs map[string]string) error {
 	it, err := s.schema.ItemFrom(attrs)
 	if err != nil {
 		return fmt.Errorf("put item: %w", err)
+	}
+	for _, k := range s.IndexKeys {
+		if v, ok := attrs[k]; ok && v == "" {
+			return fmt.Errorf("put item: %w: %s is an empty string, an index key", ErrEmptyIndexKey, k)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

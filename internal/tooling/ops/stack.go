@@ -371,7 +371,7 @@ func tables(fns []Function) []Table {
 			order = append(order, name)
 		}
 		t.Functions = append(t.Functions, f.Name)
-		if f.Env[envvars.TargetFunctionArn] != "" && hasTimer(f.Env) && f.Env[envvars.ItemView] != "" {
+		if f.Env[envvars.TargetFunctionArn] != "" && hasTimer(f.Env) && f.Env[envvars.BudgetSec] != "" {
 			t.Reconciler = f.Name
 		}
 	}

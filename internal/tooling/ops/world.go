@@ -18,12 +18,11 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/awslambda"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // Backend is where a stack's items and its reconciler's collaborators
@@ -170,31 +169,30 @@ func (b awsBackend) Reconciler(t Table) (reconcile.Config, reconcile.Deps, error
 		}
 		deliver = dl
 	}
-	if env[envvars.ItemView] == "todo" {
-		store := tasktable.New(w.DDB, t.Name)
-		d.Items = task.NewReconcileView(store, store)
-		core, err := fire.New(fire.Config{Schema: t.Schema, Store: task.Items(store), Log: d.Log, Lease: lease, Now: w.now})
-		if err != nil {
-			return cfg, d, err
-		}
-		if d.Firer, err = task.NewFirer(core, task.Items(store), deliver); err != nil {
-			return cfg, d, err
-		}
-	} else {
-		armed, err := dynamo.NewArmedItems(w.DDB, t.Name, t.Schema)
-		if err != nil {
-			return cfg, d, err
-		}
-		store, err := dynamo.NewItemStore(w.DDB, t.Name, t.Schema)
-		if err != nil {
-			return cfg, d, err
-		}
-		core, err := fire.New(fire.Config{Schema: t.Schema, Store: store, Log: d.Log, Lease: lease, Now: w.now})
-		if err != nil {
-			return cfg, d, err
-		}
-		d.Items, d.Firer = armed, fire.Firing{Core: core, Target: deliver}
+	// The armed items as the reconciler function lists them: through its
+	// armed index (RECONCILE_ARMED_INDEX) when it names one, else a Scan.
+	spec, hasIndex, err := armedindex.Parse(env[envvars.ArmedIndex], t.Schema)
+	if err != nil {
+		return cfg, d, err
 	}
+	var armed reconcile.Items
+	if hasIndex {
+		armed, err = dynamo.NewIndexedItems(w.DDB, t.Name, t.Schema, spec, w.now)
+	} else {
+		armed, err = dynamo.NewArmedItems(w.DDB, t.Name, t.Schema)
+	}
+	if err != nil {
+		return cfg, d, err
+	}
+	store, err := dynamo.NewItemStore(w.DDB, t.Name, t.Schema)
+	if err != nil {
+		return cfg, d, err
+	}
+	core, err := fire.New(fire.Config{Schema: t.Schema, Store: store, Log: d.Log, Lease: lease, Now: w.now})
+	if err != nil {
+		return cfg, d, err
+	}
+	d.Items, d.Firer = armed, fire.Firing{Core: core, Target: deliver}
 	return cfg, d, nil
 }
 

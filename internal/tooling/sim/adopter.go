@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
@@ -111,7 +112,12 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	a.worker, err = cancel.NewWorker(s, a.fsched, nil, a.log)
 	must(err)
 	a.worker.SetClock(a.clock.Now)
-	var items reconcile.Items = memory.Armed{Items: a.items}
+	// The reconciler lists the items through the state-keyed armed index
+	// (the partitions of a table the core creates), its fired window
+	// wider than any history so that every fired item stays listed.
+	index := armedindex.Spec{FiredWithinSec: 30 * 86400}.WithDefaults(s)
+	a.items.IndexKeys = []string{index.PartitionAttr, s.DueAttr}
+	var items reconcile.Items = memory.Armed{Items: a.items, Index: &index, Now: a.clock.Now}
 	if cfg.Mutation.Adopter.NoReconcile {
 		items = noItems{}
 	}

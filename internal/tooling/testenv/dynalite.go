@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
@@ -227,6 +228,42 @@ func CreateItemTable(t testing.TB, client *dynamodb.Client, name string, s contr
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(s.PartitionKey), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(s.PartitionKey), KeyType: types.KeyTypeHash}},
 		BillingMode:          types.BillingModePayPerRequest,
+	}
+	if !s.NoSortKey {
+		in.AttributeDefinitions = append(in.AttributeDefinitions,
+			types.AttributeDefinition{AttributeName: aws.String(s.SortKey), AttributeType: types.ScalarAttributeTypeS})
+		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(s.SortKey), KeyType: types.KeyTypeRange})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	if err := createTable(ctx, client, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CreateArmedItemTable creates a table like CreateItemTable with the
+// armed index x (defaults filled for s) as the constructs add it: keyed by
+// x.PartitionAttr and the due attribute, projecting x.Projected.
+func CreateArmedItemTable(t testing.TB, client *dynamodb.Client, name string, s contract.Schema, x armedindex.Spec) {
+	t.Helper()
+	x = x.WithDefaults(s)
+	in := &dynamodb.CreateTableInput{
+		TableName: aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(s.PartitionKey), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(x.PartitionAttr), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(s.DueAttr), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema:   []types.KeySchemaElement{{AttributeName: aws.String(s.PartitionKey), KeyType: types.KeyTypeHash}},
+		BillingMode: types.BillingModePayPerRequest,
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(x.Name),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(x.PartitionAttr), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(s.DueAttr), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: x.Projected(s)},
+		}},
 	}
 	if !s.NoSortKey {
 		in.AttributeDefinitions = append(in.AttributeDefinitions,

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
@@ -60,19 +61,22 @@ func (c *Client) schedule(name, payload string) (timer.Schedule, error) {
 	return timer.Schedule{Name: name, At: at, Payload: p}, nil
 }
 
-// List implements timer.Reader: one page of a Scan of the table for
-// markers (the partition key begins with timerspec.MarkerKeyPrefix), each
-// with its name, time and payload. A Scan reads the whole table, the
-// adopter's items too, and its Limit counts the items it evaluates before
-// the filter: a page may hold fewer markers than the limit, or none, and
-// still have a cursor; only an empty cursor ends the listing. A Scan is
-// eventually consistent: a marker written or deleted a moment ago may be
-// listed as it was (Get reads it consistently). A marker whose payload
-// does not decode is listed by name only. The cursor is the Scan's
-// LastEvaluatedKey, opaque (base64 of its JSON); one List did not write
-// is an error wrapping ErrBadCursor.
+// List implements timer.Reader: one page of the markers, each with its
+// name, time and payload. With Config.Index, a Query of the markers'
+// partition of the armed index (timerspec.MarkerState), in time order:
+// it reads the markers only. Without one, a Scan of the table for
+// markers (the partition key begins with timerspec.MarkerKeyPrefix): it
+// reads the whole table, the adopter's items too, and its Limit counts
+// the items it evaluates before the filter, so a page may hold fewer
+// markers than the limit, or none, and still have a cursor; only an
+// empty cursor ends the listing. Both are eventually consistent: a marker
+// written or deleted a moment ago may be listed as it was (Get reads it
+// consistently). A marker whose payload does not decode is listed by
+// name only. The cursor is the LastEvaluatedKey, opaque (base64 of its
+// JSON); one List did not write is an error wrapping ErrBadCursor.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Scan.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html
 func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, error) {
 	limit := page.Limit
 	if limit <= 0 {
@@ -82,23 +86,34 @@ func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, 
 	if err != nil {
 		return timer.Page{}, err
 	}
-	out, err := c.api.Scan(ctx, &dynamodb.ScanInput{
-		TableName:                 aws.String(c.cfg.Table),
-		FilterExpression:          aws.String("begins_with(#pk, :prefix)"),
-		ProjectionExpression:      aws.String("#pk, #p"),
-		ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": timerspec.MarkerPayloadAttr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":prefix": &types.AttributeValueMemberS{Value: timerspec.MarkerKeyPrefix}},
-		Limit:                     aws.Int32(int32(min(limit, maxScanLimit))),
-		ExclusiveStartKey:         start,
-	})
-	if err != nil {
-		return timer.Page{}, fmt.Errorf("ttlmarker: scan for markers: %w", err)
+	var items []map[string]types.AttributeValue
+	var last map[string]types.AttributeValue
+	if c.cfg.Index != "" {
+		out, err := c.api.Query(ctx, MarkerQuery(c.cfg, time.Time{}, start, min(limit, maxScanLimit)))
+		if err != nil {
+			return timer.Page{}, fmt.Errorf("ttlmarker: query index %s for markers: %w", c.cfg.Index, err)
+		}
+		items, last = out.Items, out.LastEvaluatedKey
+	} else {
+		out, err := c.api.Scan(ctx, &dynamodb.ScanInput{
+			TableName:                 aws.String(c.cfg.Table),
+			FilterExpression:          aws.String("begins_with(#pk, :prefix)"),
+			ProjectionExpression:      aws.String("#pk, #p"),
+			ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": timerspec.MarkerPayloadAttr},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":prefix": &types.AttributeValueMemberS{Value: timerspec.MarkerKeyPrefix}},
+			Limit:                     aws.Int32(int32(min(limit, maxScanLimit))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return timer.Page{}, fmt.Errorf("ttlmarker: scan for markers: %w", err)
+		}
+		items, last = out.Items, out.LastEvaluatedKey
 	}
 	var p timer.Page
-	if p.Cursor, err = c.encodeCursor(out.LastEvaluatedKey); err != nil {
+	if p.Cursor, err = c.encodeCursor(last); err != nil {
 		return timer.Page{}, err
 	}
-	for _, it := range out.Items {
+	for _, it := range items {
 		pk, ok := it[c.cfg.Schema.PartitionKey].(*types.AttributeValueMemberS)
 		if !ok || !strings.HasPrefix(pk.Value, timerspec.MarkerKeyPrefix) {
 			continue
@@ -115,15 +130,43 @@ func (c *Client) List(ctx context.Context, page timer.PageRequest) (timer.Page, 
 	return p, nil
 }
 
+// MarkerQuery is the Query of the markers' partition of the armed index
+// cfg.Index, after start, up to the markers due by dueBy when it is
+// set (the TTL watch reads only the expired ones). Markers store their
+// time in FormatTime's spelling, so the string order is the time order.
+func MarkerQuery(cfg Config, dueBy time.Time, start map[string]types.AttributeValue, limit int) *dynamodb.QueryInput {
+	names := map[string]string{"#s": cfg.Schema.StateAttr}
+	vals := map[string]types.AttributeValue{":m": &types.AttributeValueMemberS{Value: timerspec.MarkerState}}
+	cond := "#s = :m"
+	if !dueBy.IsZero() {
+		names["#d"] = cfg.Schema.DueAttr
+		vals[":by"] = &types.AttributeValueMemberS{Value: contract.FormatTime(dueBy)}
+		cond += " AND #d <= :by"
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(cfg.Table), IndexName: aws.String(cfg.Index), KeyConditionExpression: aws.String(cond),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals, ExclusiveStartKey: start,
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
+	return in
+}
+
 // maxScanLimit bounds a page: the Scan reads at most 1 MB anyway.
 const maxScanLimit = 1000
 
-// keyAttrs are the names of the table's key attributes.
+// keyAttrs are the names of the key attributes of a listing's last
+// item: the table's, and the index's when List reads one.
 func (c *Client) keyAttrs() []string {
-	if c.cfg.Schema.NoSortKey {
-		return []string{c.cfg.Schema.PartitionKey}
+	k := []string{c.cfg.Schema.PartitionKey}
+	if !c.cfg.Schema.NoSortKey {
+		k = append(k, c.cfg.Schema.SortKey)
 	}
-	return []string{c.cfg.Schema.PartitionKey, c.cfg.Schema.SortKey}
+	if c.cfg.Index != "" {
+		k = append(k, c.cfg.Schema.StateAttr, c.cfg.Schema.DueAttr)
+	}
+	return k
 }
 
 // encodeCursor renders a LastEvaluatedKey ("" for none): the base64 of

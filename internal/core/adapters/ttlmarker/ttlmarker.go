@@ -7,8 +7,10 @@
 // filtered to TTL deletions (timerspec.TTLFilterPattern), and
 // PayloadsFromEvent reads the payload back for the firing core.
 //
-// Markers carry none of the contract's attributes besides the key, so the
-// cancellation pipeline's stream filter (armed state) never sees them.
+// Markers carry the schema's state attribute as timerspec.MarkerState, a
+// state no schema arms, so the cancellation pipeline's stream filter
+// (armed state) never sees them, and their time as the due attribute, so
+// a state-keyed armed index holds them in one partition in time order.
 //
 //   - Create puts the marker unless one with another payload exists
 //     (timer.ErrExists); the same payload again is a success.
@@ -18,7 +20,8 @@
 //     timer.ErrNotFound. That delete is the user's own, not the
 //     service's, so the TTL filter drops it from the stream.
 //   - Get (timer.Reader) reads the marker, a strongly consistent GetItem;
-//     List scans the table for markers, for the reconciler.
+//     List, for the reconciler, Queries the markers' partition of the
+//     armed index (Config.Index), or scans the table without one.
 package ttlmarker
 
 import (
@@ -34,6 +37,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/timer"
@@ -46,6 +50,7 @@ type API interface {
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 var _ API = (*dynamodb.Client)(nil)
@@ -56,11 +61,29 @@ type Config struct {
 	// TTLAttr is the table's TTL attribute. Default: timerspec.DefaultTTLAttr.
 	TTLAttr string
 	Schema  contract.Schema
+	// Index is the table's state-keyed armed index, whose MarkerState
+	// partition lists the markers. Default: "" (a Scan of the table).
+	Index string
 }
 
-// ConfigFromEnv reads TABLE_NAME, TTL_ATTRIBUTE and the schema.
+// ConfigFromEnv reads TABLE_NAME, TTL_ATTRIBUTE, the schema and the armed
+// index (envvars.ArmedIndex: a state-keyed one lists the markers).
 func ConfigFromEnv(e *lambdaenv.Env) Config {
-	return Config{Table: e.Require(envvars.Table), TTLAttr: e.Optional(envvars.TTLAttribute, timerspec.DefaultTTLAttr), Schema: e.Schema()}
+	c := Config{Table: e.Require(envvars.Table), TTLAttr: e.Optional(envvars.TTLAttribute, timerspec.DefaultTTLAttr), Schema: e.Schema()}
+	c.Index = MarkerIndex(e.Optional(envvars.ArmedIndex, ""), c.Schema)
+	return c
+}
+
+// MarkerIndex is the index that lists the markers, from the armed index
+// spec v (envvars.ArmedIndex): its name when it is state-keyed, else ""
+// (a sharded index does not hold the markers; a spec that does not parse
+// is the reconciler's to report).
+func MarkerIndex(v string, s contract.Schema) string {
+	x, ok, err := armedindex.Parse(v, s)
+	if err != nil || !ok || !x.StateKeyed(s) {
+		return ""
+	}
+	return x.Name
 }
 
 // Client is a timer.Scheduler of TTL markers.
@@ -100,6 +123,8 @@ func (c *Client) put(ctx context.Context, s contract.Schedule, cond string, vals
 	item := c.key(s.Name)
 	item[c.cfg.TTLAttr] = &types.AttributeValueMemberN{Value: timerspec.TTLValue(s.At)}
 	item[timerspec.MarkerPayloadAttr] = &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}
+	item[c.cfg.Schema.StateAttr] = &types.AttributeValueMemberS{Value: timerspec.MarkerState}
+	item[c.cfg.Schema.DueAttr] = &types.AttributeValueMemberS{Value: contract.FormatTime(s.At)}
 	_, err := c.api.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(c.cfg.Table), Item: item, ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#pk": c.cfg.Schema.PartitionKey, "#p": timerspec.MarkerPayloadAttr},

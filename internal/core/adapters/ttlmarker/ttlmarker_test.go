@@ -15,6 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -65,8 +66,26 @@ func TestReaderOnDynalite(t *testing.T) {
 	s := testenv.ConsumerSchema()
 	s.RemindAttr = "remindBy"
 	s = s.WithDefaults()
-	testenv.CreateItemTable(t, db, "items", s)
-	c, err := ttlmarker.New(db, ttlmarker.Config{Table: "items", Schema: s})
+	for _, tc := range []struct {
+		name  string
+		index string
+	}{
+		{"a scan of the table", ""},
+		{"the armed index's marker partition", armedindex.DefaultName},
+	} {
+		t.Run(tc.name, func(t *testing.T) { readerOnDynalite(t, db, s, tc.index) })
+	}
+}
+
+func readerOnDynalite(t *testing.T, db *dynamodb.Client, s contract.Schema, index string) {
+	table := "items"
+	if index == "" {
+		testenv.CreateItemTable(t, db, table, s)
+	} else {
+		table = "indexed"
+		testenv.CreateArmedItemTable(t, db, table, s, armedindex.Spec{})
+	}
+	c, err := ttlmarker.New(db, ttlmarker.Config{Table: table, Schema: s, Index: index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +107,14 @@ func TestReaderOnDynalite(t *testing.T) {
 			x.ClientToken = ""
 			want = append(want, x)
 		}
-		// The adopter's own items, which the Scan reads and filters out.
+		// The adopter's own items, which the Scan reads and filters out
+		// (and the index holds in other partitions).
 		for j := range 3 {
-			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items"), Item: map[string]types.AttributeValue{
+			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
 				"tenantId": &types.AttributeValueMemberS{Value: fmt.Sprintf("t%d", j)},
 				"jobId":    &types.AttributeValueMemberS{Value: fmt.Sprintf("j%d", i)},
 				"runAt":    &types.AttributeValueMemberS{Value: contract.FormatTime(due)},
+				"status":   &types.AttributeValueMemberS{Value: "Queued"},
 			}}); err != nil {
 				t.Fatal(err)
 			}

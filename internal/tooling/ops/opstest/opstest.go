@@ -119,7 +119,7 @@ func template(timer timerspec.Name, stateMachine string) string {
 		"TasksExpiry72143EAC": fn(map[string]any{envvars.Table: TaskTable, envvars.ItemSchema: schema,
 			envvars.FireLeaseSeconds: "60", envvars.TargetFunctionArn: arn("NotificationsNotify8FC8969C")}),
 		"NotificationsNotify8FC8969C": fn(map[string]any{envvars.Table: TaskTable, envvars.ItemSchema: schema}),
-		"TasksReconcilerFunctionB80A55FA": fn(timerEnv(map[string]any{envvars.Table: TaskTable, envvars.ItemView: "todo",
+		"TasksReconcilerFunctionB80A55FA": fn(timerEnv(map[string]any{envvars.Table: TaskTable, envvars.BudgetSec: "240", envvars.ArmedIndex: tableschema.PendingArmedIndex().EnvValue(),
 			envvars.TargetFunctionArn: arn("NotificationsNotify8FC8969C"), envvars.GraceSec: "300", envvars.FireLeaseSeconds: "60"})),
 		"CancellationProcessorC2A9BB34": fn(map[string]any{envvars.QueueURL: ref("CancellationQueueB88B88EE"), envvars.ItemSchema: schema}),
 		"CancellationWorker966175FC":    fn(timerEnv(map[string]any{})),
