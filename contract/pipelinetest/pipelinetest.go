@@ -24,8 +24,8 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // Timer is the timer that fires items at their due time
@@ -107,7 +107,7 @@ type TB interface {
 // It is not safe for concurrent use.
 type Pipeline struct {
 	t     TB
-	p     *pipeline.Pipeline
+	p     *inproc.Pipeline
 	late  time.Duration
 	mu    sync.Mutex
 	calls []Call
@@ -147,7 +147,7 @@ func New(t TB, c Config) *Pipeline {
 		return err
 	})
 	var err error
-	p.p, err = pipeline.NewForSchema(s, target, pipeline.Options{Start: c.Start, Timer: l,
+	p.p, err = inproc.NewForSchema(s, target, inproc.Options{Start: c.Start, Timer: l,
 		SchedulerMinutes: true, SchedulerLateness: c.Late, TTLDelay: func() time.Duration { return c.Late },
 		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {

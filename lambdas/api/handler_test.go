@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -37,7 +38,7 @@ func TestHandleCountsCreatesAndServerErrors(t *testing.T) {
 			if tc.storeDown {
 				store.Fail = func(string) error { return errors.New("down") }
 			}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler()})
+			svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler()})
 			if err != nil {
 				t.Fatal(err)
 			}

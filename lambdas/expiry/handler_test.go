@@ -14,6 +14,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -149,7 +150,7 @@ func TestHandleTarget(t *testing.T) {
 			json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: due.Add(59 * time.Second)})), nil, true, `"EarlyFirings":1`, 0, "Queued", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items := memory.NewItems(s)
+			items := inmem.NewItems(s)
 			if err := items.Put(tc.stored); err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -77,7 +78,7 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st, clock, _ := world(t, tc.id, 5, now)
-			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewRemote(memory.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
+			p, err := provision.New(provision.Config{Seed: 1}, st, st, inmem.NewRemote(inmem.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
 			if err != nil {
 				t.Fatal(err)
 			}

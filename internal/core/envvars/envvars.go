@@ -4,14 +4,18 @@
 // constructs (the CDK app) and Lambda mains both use it.
 package envvars
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/unschedule/unschedule/contract"
+)
 
 // The variables, one line each: who sets it, and what it carries.
 const (
 	// MetricsStack is the stack's name, the Stack dimension of every metric (every function; internal/core/metrics).
 	MetricsStack = "METRICS_STACK"
 	// ItemSchema is the table's item schema as JSON (contract.EnvVar; scheduleonwrite, cancellation, reconciler).
-	ItemSchema = "UNSCHEDULE_ITEM_SCHEMA"
+	ItemSchema = contract.EnvVar
 	// TimerKind is the timer the cancel worker drives (internal/core/timerspec; scheduleonwrite).
 	TimerKind = "UNSCHEDULE_TIMER"
 	// Table is the task table's (or the adopter's item table's) name.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/todo/notify"
@@ -38,7 +39,7 @@ func newSettingsEnv(t *testing.T) *settingsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler()})
+	svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: inmem.NewScheduler()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestNotificationSettingsErrors(t *testing.T) {
 		e.want(t, "", adaMail, "GET", "", 401, map[string]any{"error": "unauthorized"})
 	})
 	t.Run("a handler without notifications does not serve the route", func(t *testing.T) {
-		svc, _ := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler()})
+		svc, _ := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: inmem.NewScheduler()})
 		h := New(svc, nil, nil)
 		if resp := h.Serve(context.Background(), Request{Method: "GET", Route: RouteNotifications, UserID: ada}); resp.Status != http.StatusNotFound {
 			t.Fatalf("status %d", resp.Status)

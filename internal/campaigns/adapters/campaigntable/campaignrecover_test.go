@@ -12,8 +12,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -62,7 +62,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Timer: memory.NewScheduler(), Sender: sender, Dispatcher: noDispatch{}, Clock: clock, Checkpoints: cps})
+		Timer: inmem.NewScheduler(), Sender: sender, Dispatcher: noDispatch{}, Clock: clock, Checkpoints: cps})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package memory
+package inmem
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type Items struct {
 	mu     sync.Mutex
 	schema contract.Schema
 	items  map[contract.Key]map[string]string
-	feed   feed
+	feed   Feed
 	// Fail, when set, is called before each fire.Store operation; a
 	// non-nil error is returned instead of doing it (fault injection).
 	Fail func(op string) error
@@ -82,12 +82,12 @@ func (s *Items) Attrs(k contract.Key) (map[string]string, bool) {
 func (s *Items) Changes(from int) ([]changefeed.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.feed.since(from)
+	return s.feed.Since(from)
 }
 
 // record appends a change; the caller holds mu.
 func (s *Items) record(kind changefeed.Kind, k contract.Key, old, new map[string]string) {
-	s.feed.add(kind, k, s.image(old), s.image(new))
+	s.feed.Add(kind, k, s.image(old), s.image(new))
 }
 
 func (s *Items) image(attrs map[string]string) *contract.Item {
@@ -98,13 +98,13 @@ func (s *Items) image(attrs map[string]string) *contract.Item {
 	return &it
 }
 
-func (s *Items) fail(op string) error { return inject(s.Fail, op) }
+func (s *Items) fail(op string) error { return Inject(s.Fail, op) }
 
 // write applies a conditional write: when ok holds for the item, set
 // and remove its attributes and record the change; ErrConditionFailed
 // otherwise (a missing item included).
 func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string) error {
-	_, _, err := condPut(&s.mu, s.Fail, op, s.items, k,
+	_, _, err := CondPut(&s.mu, s.Fail, op, s.items, k,
 		func(cur map[string]string, found bool) error {
 			if !found || !ok(*s.image(cur)) {
 				return fire.ErrConditionFailed

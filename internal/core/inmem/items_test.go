@@ -1,16 +1,16 @@
-package memory_test
+package inmem_test
 
 import (
 	"testing"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestItemsFireStoreContract(t *testing.T) {
 	testenv.FireStoreContract(t, func(t *testing.T, s contract.Schema) testenv.FireBackend {
-		items := memory.NewItems(s)
+		items := inmem.NewItems(s)
 		return testenv.FireBackend{
 			Store: items,
 			Put: func(t *testing.T, attrs map[string]string) {
