@@ -21,7 +21,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 )
 
 // SES reputation: AWS places an account under review at a bounce rate
@@ -175,7 +175,7 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 		RemovalPolicy: removal,
 	})
 	d.Unsubscribe = fn("Unsubscribe", "lambdas/campaignunsubscribe", "Public one-click unsubscribe of campaign emails (RFC 8058)", UnsubscribeTimeoutSec,
-		map[string]string{envvars.UnsubscribeSecretArn: *d.UnsubscribeSecret.SecretArn()})
+		map[string]string{campaignenv.UnsubscribeSecretArn: *d.UnsubscribeSecret.SecretArn()})
 	grants.Table(x.Table, d.Unsubscribe.Function, "dynamodb:PutItem")
 	route := x.RestApi.Root().AddResource(jsii.String(UnsubscribePath), nil)
 	integration := awsapigateway.NewLambdaIntegration(d.Unsubscribe.Function, nil)
@@ -194,8 +194,8 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 		apiStageName, UnsubscribePath))
 
 	// Send: the suppression list, the link, the secret.
-	x.Send.Function.AddEnvironment(jsii.String(envvars.UnsubscribeURL), d.UnsubscribeUrl, nil)
-	x.Send.Function.AddEnvironment(jsii.String(envvars.UnsubscribeSecretArn), d.UnsubscribeSecret.SecretArn(), nil)
+	x.Send.Function.AddEnvironment(jsii.String(campaignenv.UnsubscribeURL), d.UnsubscribeUrl, nil)
+	x.Send.Function.AddEnvironment(jsii.String(campaignenv.UnsubscribeSecretArn), d.UnsubscribeSecret.SecretArn(), nil)
 	for _, f := range []*gofn.Function{x.Send, d.Unsubscribe} {
 		f.Function.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions: jsii.Strings("secretsmanager:GetSecretValue"), Resources: jsii.Strings(*d.UnsubscribeSecret.SecretArn())}))

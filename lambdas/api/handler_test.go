@@ -14,6 +14,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -28,10 +29,10 @@ func TestHandleCountsCreatesAndServerErrors(t *testing.T) {
 		metric    string
 	}{
 		{"create", events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: api.RouteTasks, RequestContext: claims,
-			Body: `{"title":"a","dueAt":"` + due + `"}`}, false, 201, metrics.TasksCreated},
+			Body: `{"title":"a","dueAt":"` + due + `"}`}, false, 201, todometrics.TasksCreated},
 		{"bad input is no metric", events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: api.RouteTasks, RequestContext: claims,
 			Body: `{`}, false, 400, ""},
-		{"store down", events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: api.RouteTasks, RequestContext: claims}, true, 500, metrics.ApiServerErrors},
+		{"store down", events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: api.RouteTasks, RequestContext: claims}, true, 500, todometrics.ApiServerErrors},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.NewStore()
@@ -43,7 +44,7 @@ func TestHandleCountsCreatesAndServerErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			h := &handler{api: api.New(svc, []string{"http://localhost:5173"}, nil), metrics: metrics.New(metrics.FunctionAPI, &out)}
+			h := &handler{api: api.New(svc, []string{"http://localhost:5173"}, nil), metrics: metrics.New(todometrics.FunctionAPI, &out)}
 			resp, err := h.Handle(context.Background(), tc.ev)
 			if err != nil || resp.StatusCode != tc.status {
 				t.Fatalf("status %d err %v: %s", resp.StatusCode, err, resp.Body)

@@ -25,16 +25,18 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, origins := env.Require(envvars.Table), env.List(envvars.AllowedOrigins)
-	maxPending := env.Int(envvars.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser, 1, 1<<30)
+	table, origins := env.Require(envvars.Table), env.List(todoenv.AllowedOrigins)
+	maxPending := env.Int(todoenv.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser, 1, 1<<30)
 	schedCfg := awsscheduler.ConfigFromEnv(env)
 	var topics []string
-	if env.Optional(envvars.TopicArnPrefix, "") != "" {
+	if env.Optional(todoenv.TopicArnPrefix, "") != "" {
 		topics = awssns.TopicArnsFromEnv(env)
 	}
 	lambdaenv.Must(0, env.Err())
@@ -42,7 +44,7 @@ func main() {
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(cfg), schedCfg))
 	store := tasktable.New(dynamodb.NewFromConfig(cfg), table)
 	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, MaxPendingPerUser: maxPending, Log: log}))
-	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
+	h := &handler{api: api.New(svc, origins, log), metrics: metrics.New(todometrics.FunctionAPI, nil)}
 	if len(topics) > 0 {
 		subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
 		notifications := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{

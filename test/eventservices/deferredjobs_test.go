@@ -156,9 +156,9 @@ func TestDeferredJobsSynth(t *testing.T) {
 		for _, m := range []map[string]any{
 			{"MetricName": "ApproximateNumberOfMessagesVisible", "Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}},
 			{"Namespace": "AWS/Lambda", "MetricName": "Errors", "Dimensions": []any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": dispatcherID}}}},
-			{"Namespace": metrics.Namespace, "MetricName": metrics.DeferredJobsQueueFailed},
-			{"Namespace": metrics.Namespace, "MetricName": metrics.DeferredJobsMalformed,
-				"Dimensions": assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "Function", "Value": metrics.FunctionDeferredDispatch}})},
+			{"Namespace": metrics.Namespace, "MetricName": job.MetricQueueFailed},
+			{"Namespace": metrics.Namespace, "MetricName": job.MetricMalformed,
+				"Dimensions": assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "Function", "Value": job.FunctionDispatch}})},
 			{"Namespace": metrics.Namespace, "MetricName": metrics.TTLOverdueMarkers},
 			{"Namespace": metrics.Namespace, "MetricName": metrics.TTLDispatchFailed},
 		} {

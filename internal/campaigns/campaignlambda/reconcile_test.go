@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -32,8 +32,8 @@ func TestReconcileHandler(t *testing.T) {
 		t.Fatal("no error without a checkpoint store")
 	}
 	h.Ports.Checkpoints = &inmem.Checkpoints{}
-	m[metrics.CampaignReconcilerErrors] = 0
-	if err := h.Handle(ctx); err != nil || m[metrics.CampaignReconcileRecovered] != 1 || m[metrics.CampaignReconcilerErrors] != 0 {
+	m[campaignmetrics.CampaignReconcilerErrors] = 0
+	if err := h.Handle(ctx); err != nil || m[campaignmetrics.CampaignReconcileRecovered] != 1 || m[campaignmetrics.CampaignReconcilerErrors] != 0 {
 		t.Fatalf("%v, metrics %v", err, m)
 	}
 }
