@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +55,68 @@ func (s *Items) Put(attrs map[string]string) error {
 		s.record(changefeed.Modify, it.Key, old, attrs)
 	} else {
 		s.record(changefeed.Insert, it.Key, nil, attrs)
+	}
+	return nil
+}
+
+// Update sets and removes attributes of the item at k as UpdateItem
+// without a condition does ("SET a = :v, ... REMOVE b, ..."), and refuses
+// what DynamoDB refuses
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html,
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html):
+// an incomplete key, a key attribute in either list (the key cannot be
+// updated), an empty attribute name, and one attribute both set and
+// removed (two document paths overlap). An update of an item that does not
+// exist creates it with its key and the set attributes (an INSERT); one
+// that changes nothing records no change, as a stream writes no record
+// for it.
+func (s *Items) Update(k contract.Key, set map[string]string, remove ...string) error {
+	keys := map[string]string{s.schema.PartitionKey: k.Partition}
+	if !s.schema.NoSortKey {
+		keys[s.schema.SortKey] = k.Sort
+	}
+	for name, v := range keys {
+		if v == "" {
+			return fmt.Errorf("update item: ValidationException: the key attribute %s is empty: give the whole key", name)
+		}
+	}
+	seen := map[string]bool{}
+	for name := range set {
+		seen[name] = true
+	}
+	for _, name := range append(slices.Sorted(maps.Keys(set)), remove...) {
+		switch _, isKey := keys[name]; {
+		case name == "":
+			return errors.New("update item: ValidationException: an attribute name is empty")
+		case isKey:
+			return fmt.Errorf("update item: ValidationException: cannot update attribute %s: it is part of the key", name)
+		}
+	}
+	removed := map[string]bool{}
+	for _, name := range remove {
+		if seen[name] || removed[name] {
+			return fmt.Errorf("update item: ValidationException: two document paths overlap: %s is set or removed twice", name)
+		}
+		removed[name] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, found := s.items[k]
+	nw := maps.Clone(old)
+	if !found {
+		nw = maps.Clone(keys)
+	}
+	maps.Copy(nw, set)
+	for _, name := range remove {
+		delete(nw, name)
+	}
+	switch {
+	case !found:
+		s.items[k] = nw
+		s.record(changefeed.Insert, k, nil, nw)
+	case !maps.Equal(old, nw):
+		s.items[k] = nw
+		s.record(changefeed.Modify, k, old, nw)
 	}
 	return nil
 }
