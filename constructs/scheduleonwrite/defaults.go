@@ -61,11 +61,13 @@ func TableProps(s contract.Schema, removal awscdk.RemovalPolicy, protect bool) *
 	return p
 }
 
-func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
+func withDefaults(id string, props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	var p ScheduleOnWriteProps
 	if props != nil {
 		p = *props
 	}
+	propcheck.CheckTimer(id, "Timer", p.Timer, "scheduleonwrite.NewSchedulerTimer(...), NewStepFunctionsTimer(...) or NewTTLTimer(...)"+
+		", one per ScheduleOnWrite; or leave Timer unset for NewSchedulerTimer(nil)")
 	p.Schema = propcheck.Schema(p.Schema)
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN

@@ -137,7 +137,7 @@ type ScheduleOnWrite struct {
 // NewScheduleOnWrite builds the table (unless ExistingTable), the expiry
 // function, and binds the timer.
 func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleOnWriteProps) *ScheduleOnWrite {
-	p := withDefaults(props)
+	p := withDefaults(*id, props)
 	validate(*id, p)
 	plan := TimerPlan{ID: *id, Schema: p.Schema, ExistingTable: p.ExistingTable}
 	needs := p.Timer.Plan(plan)
