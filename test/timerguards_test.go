@@ -194,9 +194,9 @@ func TestTimerGuardsFailSynth(t *testing.T) {
 		want []string // empty: synth succeeds
 	}{
 		{"target longer than the lease", func(st awscdk.Stack, p *props) { p.Target = fn(st, 120) },
-			[]string{"Target's timeout (120s) is longer than the delivery lease (60s: ExpiryTimeout 10s", "set ExpiryTimeout to at least 120s"}},
-		{"target within the lease a longer ExpiryTimeout gives", func(st awscdk.Stack, p *props) {
-			p.Target, p.ExpiryTimeout = fn(st, 120), awscdk.Duration_Seconds(jsii.Number(120))
+			[]string{"Target's timeout (120s) is longer than the delivery lease (60s: FireTimeout 10s", "set FireTimeout to at least 120s"}},
+		{"target within the lease a longer FireTimeout gives", func(st awscdk.Stack, p *props) {
+			p.Target, p.FireTimeout = fn(st, 120), awscdk.Duration_Seconds(jsii.Number(120))
 		}, nil},
 		{"target within the minimum lease", func(st awscdk.Stack, p *props) { p.Target = fn(st, 60) }, nil},
 		{"own table without TTL", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, "") },

@@ -182,7 +182,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		// Their constructs alarm on the errors of the throttles-only ones.
 		Watch: []operations.WatchedFunction{
 			{Name: todometrics.FunctionAPI, Function: s.Api.Handler.Function},
-			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Expiry.Function},
+			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Fire.Function},
 			{Name: "notify", Function: s.Notifications.Notify.Function},
 			{Name: "presignup", Function: s.Auth.PreSignUp.Function},
 			{Name: todometrics.FunctionPostAuth, Function: s.Notifications.PostAuth.Function},

@@ -382,7 +382,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 
 	// The timer fires the send function: the send task's payload at its
 	// send time (the send function is the core's expiry function here).
-	x.Timer = p.Timer.Bind(c, scheduleonwrite.TimerCore{TimerPlan: plan, Table: x.Table, Expiry: x.Send,
+	x.Timer = p.Timer.Bind(c, scheduleonwrite.TimerCore{TimerPlan: plan, Table: x.Table, Fire: x.Send,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
 
 	// What creates, moves and cancels timers reads the timer's own

@@ -133,7 +133,7 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 		ExistingTable: f.Table,
 		Target:        f.Handler.Function,
 		Timer:         f.Timer,
-		ExpiryTimeout: expiryTimeout(p.HandlerTimeout),
+		FireTimeout:   expiryTimeout(p.HandlerTimeout),
 		RemovalPolicy: p.RemovalPolicy,
 		AlarmTopic:    p.AlarmTopic,
 		Logs:          p.Logs,

@@ -107,8 +107,8 @@ type LifecycleMetrics struct {
 // errorDescriptions say what an error metric's alarm means and where to
 // look; a metric missing here gets a generic description.
 var errorDescriptions = map[string]string{
-	metrics.ExpiryBadInput:    "A schedule invoked the expiry function with a payload it cannot read: that item never expires. Check the expiry logs and the schedule's input.",
-	metrics.ExpiryErrors:      "Expiry invocations failed and are retried (then sent to the expiry failure queue). Check the expiry logs.",
+	metrics.FireBadInput:      "A schedule invoked the expiry function with a payload it cannot read: that item never expires. Check the expiry logs and the schedule's input.",
+	metrics.FireErrors:        "Expiry invocations failed and are retried (then sent to the expiry failure queue). Check the expiry logs.",
 	metrics.MalformedRecords:  "The stream processor skipped stream records it could not decode: check that the table's keys and state attribute match the construct's item contract (contract.Schema).",
 	metrics.Undeliverable:     "The stream processor skipped records whose message lacks its key, or whose armed item's due time is not RFC 3339: their schedules are not created, cancelled or moved. Check the item contract's key names and the writers' due times (the log line names the key).",
 	metrics.EnqueueFailed:     "The cancellation queue refused messages; their stream records are retried. Check the processor's logs and the queue.",

@@ -12,9 +12,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
-// DefaultExpiryTimeoutSec is ScheduleOnWriteProps.ExpiryTimeout's
+// DefaultFireTimeoutSec is ScheduleOnWriteProps.FireTimeout's
 // default; the timers' defaults are by their props.
-const DefaultExpiryTimeoutSec = 10
+const DefaultFireTimeoutSec = 10
 
 // EnvTargetFunction is the environment variable through which the expiry
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
@@ -73,7 +73,7 @@ func withDefaults(id string, props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
 	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
-	p.ExpiryTimeout = propcheck.DurationOr(p.ExpiryTimeout, seconds(DefaultExpiryTimeoutSec))
+	p.FireTimeout = propcheck.DurationOr(p.FireTimeout, seconds(DefaultFireTimeoutSec))
 	if p.Timer == nil {
 		p.Timer = NewSchedulerTimer(nil)
 	}

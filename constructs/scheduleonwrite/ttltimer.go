@@ -206,7 +206,7 @@ func (t *TTLTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	if err := json.Unmarshal([]byte(timerspec.TTLFilterPattern()), &pattern); err != nil {
 		panic(err)
 	}
-	expiry := core.Expiry.Function
+	expiry := core.Fire.Function
 	t.TTLMapping = awslambda.NewEventSourceMapping(c, jsii.String("TTLMapping"), &awslambda.EventSourceMappingProps{
 		Target:                  expiry,
 		EventSourceArn:          core.Table.TableStreamArn(),

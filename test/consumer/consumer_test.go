@@ -176,7 +176,7 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 	sort.Strings(list)
 	t.Logf("the consumer's stack, %d resources:\n%s", len(list), strings.Join(list, "\n"))
 
-	expiry := byPrefix("AWS::Lambda::Function", "SchedulesExpiry")
+	expiry := byPrefix("AWS::Lambda::Function", "SchedulesFire")
 	processor := byPrefix("AWS::Lambda::Function", "PipelineProcessor")
 	worker := byPrefix("AWS::Lambda::Function", "PipelineWorker")
 	target := byPrefix("AWS::Lambda::Function", "RunJob")

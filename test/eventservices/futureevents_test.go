@@ -34,7 +34,7 @@ func TestFutureEventsSynth(t *testing.T) {
 	remindID, _ := j.one(t, "AWS::Lambda::Function", "Remind")
 	unregID, _ := j.one(t, "AWS::Lambda::Function", "Unregistered")
 	handlerID, _ := j.one(t, "AWS::Lambda::Function", "FutureEventsHandler")
-	expiryID, _ := j.one(t, "AWS::Lambda::Function", "FutureEventsCoreExpiry")
+	expiryID, _ := j.one(t, "AWS::Lambda::Function", "FutureEventsCoreFire")
 	tableArn := `{"Fn::GetAtt":["` + tableID + `","Arn"]}`
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
@@ -96,7 +96,7 @@ func TestFutureEventsSynth(t *testing.T) {
 	})
 
 	t.Run("IAM: the expiry function invokes the handler only", func(t *testing.T) {
-		inv := actionMap(j.functionStatements(t, "FutureEventsCoreExpiry"))["lambda:InvokeFunction"]
+		inv := actionMap(j.functionStatements(t, "FutureEventsCoreFire"))["lambda:InvokeFunction"]
 		if !strings.Contains(inv, handlerID) || strings.Contains(inv, remindID) || strings.Contains(inv, unregID) {
 			t.Fatalf("expiry invokes %s", inv)
 		}
@@ -157,7 +157,7 @@ func TestFutureEventsSynth(t *testing.T) {
 			{"Namespace": "AWS/Lambda", "MetricName": "Errors",
 				"Dimensions": []any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": handlerID}}}},
 			{"Namespace": "AWS/States", "MetricName": "ExecutionsFailed"},
-			{"Namespace": metrics.Namespace, "MetricName": metrics.ExpiryErrors},
+			{"Namespace": metrics.Namespace, "MetricName": metrics.FireErrors},
 		} {
 			m["Threshold"] = 1
 			m["ComparisonOperator"] = "GreaterThanOrEqualToThreshold"

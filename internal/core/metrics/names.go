@@ -46,23 +46,23 @@ const (
 	ScheduleRefused = "ScheduleRefused"
 )
 
-// Expiry function (FunctionExpiry). ItemsFired and
+// Expiry function (FunctionExpiry), the core's firing. ItemsFired and
 // DeliveryLagSeconds are lifecycle metrics (below).
 const (
-	// ExpiryBadInput counts the invocations whose payload could not be
+	// FireBadInput counts the invocations whose payload could not be
 	// read: a schedule that can never fire its item.
-	ExpiryBadInput = "ExpiryBadInput"
-	// ExpiryErrors counts the invocations that failed and are retried.
-	ExpiryErrors = "ExpiryErrors"
-	// ExpiryNotifyInProgress counts the invocations that found another
-	// attempt holding the delivery claim; they are retried.
-	ExpiryNotifyInProgress = "ExpiryNotifyInProgress"
+	FireBadInput = "FireBadInput"
+	// FireErrors counts the invocations that failed and are retried.
+	FireErrors = "FireErrors"
+	// FireInProgress counts the invocations that found another attempt
+	// holding the delivery claim; they are retried.
+	FireInProgress = "FireInProgress"
 	// EarlyFirings counts the invocations that came before their item's
 	// due (or reminder) time; they ran nothing and are retried.
 	EarlyFirings = "EarlyFirings"
-	// ExpirySkipped counts the invocations with nothing to do (the item
+	// FireSkipped counts the invocations with nothing to do (the item
 	// moved on, or its target already ran).
-	ExpirySkipped = "ExpirySkipped"
+	FireSkipped = "FireSkipped"
 	// RemindersSent counts the reminders the expiry function published
 	// (a reminder schedule's firing whose claim held).
 	RemindersSent = "RemindersSent"
@@ -100,7 +100,7 @@ const (
 // construct builds one per entry, and a test checks that none is
 // missing). An adopter lists its own functions' beside its code.
 var ErrorMetrics = map[string][]string{
-	FunctionExpiry:          {ExpiryBadInput, ExpiryErrors},
+	FunctionExpiry:          {FireBadInput, FireErrors},
 	FunctionStreamProcessor: {MalformedRecords, Undeliverable, EnqueueFailed},
 	FunctionCancelWorker:    {Malformed, RetryableFailures, ScheduleRefused},
 	FunctionReconciler:      {ReconcilerErrors},
