@@ -2,7 +2,7 @@
 // one place that says which attributes of a DynamoDB item arm a one-off
 // schedule, what the schedule is named, which idempotency token creates
 // it, what it hands the target at the due time, and the conditional write
-// that claims the expiry so the target runs once.
+// that claims the firing so the target runs once.
 //
 // An adopter's own code imports it to write items that the
 // constructs/scheduleonwrite and constructs/cancellation pipeline will

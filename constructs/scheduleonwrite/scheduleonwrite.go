@@ -1,11 +1,11 @@
 // Package scheduleonwrite is the core of the pattern: a DynamoDB table
-// whose items each own one timer, the expiry function the timer invokes
-// at the item's due time, and the Timer that fires them (NewSchedulerTimer:
-// one EventBridge Scheduler schedule per item, the default;
-// NewStepFunctionsTimer; NewTTLTimer). At the due time the expiry function
-// claims the item with the contract's conditional write
-// (contract.Schema.Claim) and, only when the claim succeeded, invokes the
-// adopter's Target function.
+// whose items each own one timer, the function the timer invokes to fire
+// an item at its due time (Fire, lambdas/expiry), and the Timer that
+// fires them (NewSchedulerTimer: one EventBridge Scheduler schedule per
+// item, the default; NewStepFunctionsTimer; NewTTLTimer). At the due time
+// the firing function claims the item with the contract's conditional
+// write (contract.Schema.Claim) and, only when the claim succeeded,
+// invokes the adopter's Target function.
 //
 // The item format is the public contract (package contract): the Schema
 // prop names the keys, the due and state attributes and the armed states;
