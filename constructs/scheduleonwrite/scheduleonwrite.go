@@ -153,7 +153,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		s.Table = awsdynamodb.NewTable(c, jsii.String("Table"), tp)
 	}
 
-	s.Fire = gofn.NewFunction(c, jsii.String("Fire"), &gofn.FunctionProps{
+	s.Fire = gofn.NewFunction(c, jsii.String("FireFunction"), &gofn.FunctionProps{
 		Entry:       "lambdas/expiry",
 		Description: "Fires an item at its due time: conditional claim, then invoke the target",
 		MemoryMiB:   p.FireMemoryMiB,

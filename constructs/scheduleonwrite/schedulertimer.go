@@ -122,7 +122,7 @@ func (t *SchedulerTimer) Plan(plan TimerPlan) TimerNeeds {
 	id, p := plan.ID, t.props
 	propcheck.CheckWhole(id, "ScheduleRetryAttempts", *p.ScheduleRetryAttempts, 0, 185, "retries of a failed invocation; the scheduler allows 0 to 185")
 	propcheck.CheckSeconds(id, "ScheduleMaxEventAge", p.ScheduleMaxEventAge, 60, 86400, "the scheduler allows 1 minute to 1 day")
-	asyncinvoke.Validate(id, "Expiry", *p.FireMaxEventAge.ToSeconds(nil), *p.FireRetryAttempts)
+	asyncinvoke.Validate(id, "Fire", *p.FireMaxEventAge.ToSeconds(nil), *p.FireRetryAttempts)
 	if p.ExistingDeadLetterQueue != nil && p.ExistingDeadLetterQueue.Fifo() != nil && *p.ExistingDeadLetterQueue.Fifo() {
 		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
 	}
