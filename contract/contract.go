@@ -2,13 +2,12 @@
 // one place that says which attributes of a DynamoDB item arm a one-off
 // schedule, what the schedule is named, which idempotency token creates
 // it, what it hands the target at the due time, and the conditional write
-// that claims the expiry so the target runs once.
+// that claims the firing so the target runs once.
 //
 // An adopter's own code imports it to write items that the
 // constructs/scheduleonwrite and constructs/cancellation pipeline will
-// schedule, move, cancel and fire. The to-do app in this repository is one
-// such adopter, with a schema of its own (internal/todo/tableschema.Todo);
-// Default names no app's items.
+// schedule, move, cancel and fire. Each adopter brings a schema of its
+// own; Default names no app's items.
 //
 // A firing writes the item twice, and the two writes mean different
 // things:
@@ -51,8 +50,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // Schema names the attributes and states of a schedule-on-write item.
@@ -168,8 +165,8 @@ const (
 
 // Default is the neutral schema: key pk/sk, due time dueAt, state status
 // with Pending armed and Fired as the fired state, schedules named item-
-// and a hash of the key, and no reminders. It names no app's items; the
-// to-do app's schema is its own (internal/todo/tableschema.Todo).
+// and a hash of the key, and no reminders. It names no app's items: an
+// adopter with existing items passes its own schema.
 func Default() Schema {
 	return Schema{
 		PartitionKey: DefaultPartitionKey, SortKey: DefaultSortKey, DueAttr: DefaultDueAttr,
@@ -648,8 +645,10 @@ func (s Schema) DecodePayload(b []byte) (Payload, error) {
 }
 
 // EnvVar is the environment variable through which the constructs hand a
-// function its schema (EnvValue); FromEnv reads it.
-const EnvVar = envvars.ItemSchema
+// function its schema (EnvValue); FromEnv reads it. The contract declares
+// it (it imports nothing of the module); internal/core/envvars lists it as
+// ItemSchema.
+const EnvVar = "UNSCHEDULE_ITEM_SCHEMA"
 
 // EnvValue renders the schema for EnvVar.
 func (s Schema) EnvValue() string {

@@ -286,7 +286,7 @@ func (s *synthed) asyncInvoked(t *testing.T) []string {
 // https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
 func TestAsyncInvokedFunctionsKeepTheirFailures(t *testing.T) {
 	s := Stack(t, "dev")
-	expiry := s.LogicalID(t, "AWS::Lambda::Function", "TasksExpiry")
+	expiry := s.LogicalID(t, "AWS::Lambda::Function", "TasksFire")
 	reconciler := s.LogicalID(t, "AWS::Lambda::Function", "TasksReconcilerFunction")
 	want := map[string]struct {
 		maxAge, retries float64
@@ -374,7 +374,7 @@ func TestExpiryAsyncPropsAndValidation(t *testing.T) {
 	scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Custom"), &scheduleonwrite.ScheduleOnWriteProps{
 		Target: importedTarget(stack, "Target"), NoReconciler: true, // the expiry function's config only
 		Timer: scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{
-			ExpiryMaxEventAge: awscdk.Duration_Hours(jsii.Number(1)), ExpiryRetryAttempts: jsii.Number(0)}),
+			FireMaxEventAge: awscdk.Duration_Hours(jsii.Number(1)), FireRetryAttempts: jsii.Number(0)}),
 	})
 	s := synthOf(t, stack)
 	cfgs := s.Resources("AWS::Lambda::EventInvokeConfig")
@@ -391,10 +391,10 @@ func TestExpiryAsyncPropsAndValidation(t *testing.T) {
 		props scheduleonwrite.SchedulerTimerProps
 		want  string
 	}{
-		{"three retries", scheduleonwrite.SchedulerTimerProps{ExpiryRetryAttempts: jsii.Number(3)},
-			"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"},
-		{"event age above six hours", scheduleonwrite.SchedulerTimerProps{ExpiryMaxEventAge: awscdk.Duration_Seconds(jsii.Number(21601))},
-			"ExpiryMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"},
+		{"three retries", scheduleonwrite.SchedulerTimerProps{FireRetryAttempts: jsii.Number(3)},
+			"FireRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"},
+		{"event age above six hours", scheduleonwrite.SchedulerTimerProps{FireMaxEventAge: awscdk.Duration_Seconds(jsii.Number(21601))},
+			"FireMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := panicText(func() {

@@ -106,7 +106,7 @@ func TestGoFunctionsAreArmAl2023WithJSONLogs(t *testing.T) {
 	// function added or lost fails here (CDK's own upload and
 	// custom-resource functions, in Python and Node, are counted apart).
 	want := []string{"ApiHandler", "AuthPreSignUp", "AuthPostConfirmation", "CancellationProcessor", "CancellationWorker",
-		"NotificationsNotify", "NotificationsPostAuth", "TasksReconcilerFunction", "TasksExpiry"}
+		"NotificationsNotify", "NotificationsPostAuth", "TasksReconcilerFunction", "TasksFire"}
 	var ours []string
 	cdkOwn := 0
 	for id := range fns {
@@ -162,7 +162,7 @@ func TestLeastPrivilege(t *testing.T) {
 		name, function string
 		want           map[string]string
 	}{
-		{"expiry", "TasksExpiry", map[string]string{
+		{"expiry", "TasksFire", map[string]string{
 			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table,
 			// The to-do app's target only: the notify function (and its
 			// versions).
@@ -234,7 +234,7 @@ func TestLeastPrivilege(t *testing.T) {
 		role := s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole")
 		got := ActionMap(s.RoleStatements(role))
 		want := map[string]string{
-			"lambda:InvokeFunction": `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Lambda::Function", "TasksExpiry") + `","Arn"]}`,
+			"lambda:InvokeFunction": `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Lambda::Function", "TasksFire") + `","Arn"]}`,
 			"sqs:SendMessage":       `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::SQS::Queue", "TasksScheduleDeadLetterQueue") + `","Arn"]}`,
 		}
 		if JSON(got) != JSON(want) {
@@ -325,7 +325,7 @@ func keys(m map[string]any) []string {
 // write it with (Stack, Function), to the alarm topic.
 func TestPipelineFunctionsReadTheSchemaAndTheirErrorMetricsAreAlarmed(t *testing.T) {
 	s := Stack(t, "dev")
-	for _, prefix := range []string{"TasksExpiry", "CancellationProcessor", "CancellationWorker", "TasksReconcilerFunction", "ApiHandler"} {
+	for _, prefix := range []string{"TasksFire", "CancellationProcessor", "CancellationWorker", "TasksReconcilerFunction", "ApiHandler"} {
 		t.Run(prefix, func(t *testing.T) {
 			env := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)])["Environment"].(map[string]any)["Variables"].(map[string]any)
 			if env[contract.EnvVar] != tableschema.Todo().EnvValue() {

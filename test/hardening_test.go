@@ -11,6 +11,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 // What a real account needs beyond the happy
@@ -59,7 +60,7 @@ func TestApiServerErrorsAlarm(t *testing.T) {
 	for id, a := range s.Resources("AWS::CloudWatch::Alarm") {
 		p := Props(a)
 		name, _ := p["MetricName"].(string)
-		if name != "5XXError" && name != metrics.ApiServerErrors {
+		if name != "5XXError" && name != todometrics.ApiServerErrors {
 			continue
 		}
 		found[name] = id
@@ -73,13 +74,13 @@ func TestApiServerErrorsAlarm(t *testing.T) {
 				t.Errorf("5XXError alarm %s watches %s %s, want the API's stage", id, p["Namespace"], dims)
 			}
 		default:
-			if p["Namespace"] != metrics.Namespace || !strings.Contains(dims, `"Value": "`+metrics.FunctionAPI+`"`) {
+			if p["Namespace"] != metrics.Namespace || !strings.Contains(dims, `"Value": "`+todometrics.FunctionAPI+`"`) {
 				t.Errorf("ApiServerErrors alarm %s watches %s %s, want the api function's metric", id, p["Namespace"], dims)
 			}
 		}
 	}
 	if len(found) != 2 {
-		t.Fatalf("alarms found: %v, want one on 5XXError and one on %s", found, metrics.ApiServerErrors)
+		t.Fatalf("alarms found: %v, want one on 5XXError and one on %s", found, todometrics.ApiServerErrors)
 	}
 }
 

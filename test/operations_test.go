@@ -13,6 +13,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/operations"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
+	"maps"
 )
 
 // TestEveryFailurePathAlarms: every function alarms on errors and
@@ -104,8 +106,8 @@ func TestCustomMetricsAreDimensionedByStack(t *testing.T) {
 		}
 	}
 	emitted := map[string]bool{}
-	for _, f := range []string{metrics.FunctionAPI, metrics.FunctionExpiry, metrics.FunctionStreamProcessor,
-		metrics.FunctionCancelWorker, metrics.FunctionReconciler, metrics.FunctionPostAuth} {
+	for _, f := range []string{todometrics.FunctionAPI, metrics.FunctionExpiry, metrics.FunctionStreamProcessor,
+		metrics.FunctionCancelWorker, metrics.FunctionReconciler, todometrics.FunctionPostAuth} {
 		emitted[f] = true
 	}
 	var found int
@@ -137,8 +139,9 @@ func TestCustomMetricsAreDimensionedByStack(t *testing.T) {
 	}
 }
 
-// TestEveryErrorMetricHasAnAlarm walks internal/core/metrics.ErrorMetrics, the
-// catalog of what each function counts as lost, skipped or failing work,
+// TestEveryErrorMetricHasAnAlarm walks the app's error metrics (the
+// core's internal/core/metrics.ErrorMetrics and the to-do app's
+// todometrics.ErrorMetrics), the catalog of what each function counts as lost, skipped or failing work,
 // and finds for each (function, metric) an alarm on exactly that metric:
 // the project's namespace, the metric name, and the Stack and Function
 // dimensions the function writes (a metric name alone would match another
@@ -164,7 +167,7 @@ func TestEveryErrorMetricHasAnAlarm(t *testing.T) {
 		alarmed[[2]string{fn, name}] = append(alarmed[[2]string{fn, name}], id)
 	}
 	for _, fn := range sortedFunctions() {
-		for _, name := range metrics.ErrorMetrics[fn] {
+		for _, name := range appErrorMetrics()[fn] {
 			switch ids := alarmed[[2]string{fn, name}]; len(ids) {
 			case 0:
 				t.Errorf("no alarm on %s of function %s (Stack+Function dimensions): add one (operations builds it from metrics.ErrorMetrics unless a Source alarms on it)", name, fn)
@@ -177,9 +180,17 @@ func TestEveryErrorMetricHasAnAlarm(t *testing.T) {
 	}
 }
 
+// appErrorMetrics are the error metrics of the to-do app's functions: the
+// core's and its own.
+func appErrorMetrics() map[string][]string {
+	all := maps.Clone(metrics.ErrorMetrics)
+	maps.Copy(all, todometrics.ErrorMetrics)
+	return all
+}
+
 func sortedFunctions() []string {
 	var fns []string
-	for fn := range metrics.ErrorMetrics {
+	for fn := range appErrorMetrics() {
 		fns = append(fns, fn)
 	}
 	sort.Strings(fns)
@@ -198,15 +209,15 @@ func TestOperationsAlarmsEachErrorMetricOnce(t *testing.T) {
 	topic := awssns.NewTopic(stack, jsii.String("Alarms"), nil)
 	own := awscloudwatch.NewAlarm(stack, jsii.String("Own"), &awscloudwatch.AlarmProps{
 		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.ApiServerErrors),
-			DimensionsMap: &map[string]*string{metrics.DimensionStack: stack.StackName(), metrics.DimensionFunction: jsii.String(metrics.FunctionAPI)},
+			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(todometrics.ApiServerErrors),
+			DimensionsMap: &map[string]*string{metrics.DimensionStack: stack.StackName(), metrics.DimensionFunction: jsii.String(todometrics.FunctionAPI)},
 		}),
 		Threshold: jsii.Number(1), EvaluationPeriods: jsii.Number(1),
 	})
 	ops := operations.NewOperations(stack, jsii.String("Operations"), &operations.OperationsProps{
 		AlarmTopic: topic,
 		ErrorMetrics: map[string][]string{
-			metrics.FunctionAPI:             {metrics.ApiServerErrors},
+			todometrics.FunctionAPI:         {todometrics.ApiServerErrors},
 			metrics.FunctionStreamProcessor: {metrics.MalformedRecords},
 		},
 		Sources: []operations.ErrorAlarmSource{alarmSource{own}},

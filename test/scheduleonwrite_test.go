@@ -86,19 +86,19 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 			[]string{"ScheduleRetryAttempts must be a whole number between 0 and 185 inclusive (given 186)"}},
 		{"schedule event age under a minute", sched(scheduleonwrite.SchedulerTimerProps{ScheduleMaxEventAge: seconds(59)}),
 			[]string{"ScheduleMaxEventAge must be a whole number of seconds between 60 and 86400 inclusive (given 59 seconds)"}},
-		{"expiry timeout above Lambda's limit", valid(func(p *props) { p.ExpiryTimeout = seconds(901) }),
-			[]string{"ExpiryTimeout must be a whole number of seconds between 1 and 900 inclusive (given 15 minutes 1 second)"}},
-		{"expiry retries above Lambda's limit", sched(scheduleonwrite.SchedulerTimerProps{ExpiryRetryAttempts: jsii.Number(3)}),
-			[]string{"ExpiryRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"}},
-		{"expiry event age above six hours", sched(scheduleonwrite.SchedulerTimerProps{ExpiryMaxEventAge: seconds(21601)}),
-			[]string{"ExpiryMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"}},
+		{"expiry timeout above Lambda's limit", valid(func(p *props) { p.FireTimeout = seconds(901) }),
+			[]string{"FireTimeout must be a whole number of seconds between 1 and 900 inclusive (given 15 minutes 1 second)"}},
+		{"expiry retries above Lambda's limit", sched(scheduleonwrite.SchedulerTimerProps{FireRetryAttempts: jsii.Number(3)}),
+			[]string{"FireRetryAttempts must be a whole number between 0 and 2 inclusive (given 3)"}},
+		{"expiry event age above six hours", sched(scheduleonwrite.SchedulerTimerProps{FireMaxEventAge: seconds(21601)}),
+			[]string{"FireMaxEventAge must be a whole number between 60 and 21600 inclusive (given 21601)"}},
 		{"dead-letter queue and its props", sched(scheduleonwrite.SchedulerTimerProps{ExistingDeadLetterQueue: standard, DeadLetterQueueProps: &awssqs.QueueProps{}}),
 			[]string{"ExistingDeadLetterQueue and DeadLetterQueueProps are both set"}},
 		{"FIFO dead-letter queue", sched(scheduleonwrite.SchedulerTimerProps{ExistingDeadLetterQueue: fifo}),
 			[]string{"ExistingDeadLetterQueue is a FIFO queue", "only a standard queue"}},
 		{"expiry failure queue and its props", sched(scheduleonwrite.SchedulerTimerProps{
-			ExistingExpiryFailureQueue: standard, ExpiryFailureQueueProps: &awssqs.QueueProps{},
-		}), []string{"ExistingExpiryFailureQueue and ExpiryFailureQueueProps are both set"}},
+			ExistingFireFailureQueue: standard, FireFailureQueueProps: &awssqs.QueueProps{},
+		}), []string{"ExistingFireFailureQueue and FireFailureQueueProps are both set"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			WantPanic(t, func() { scheduleonwrite.NewScheduleOnWrite(stack, jsii.String(fmt.Sprint("S", i)), tc.props) }, tc.want...)
@@ -115,7 +115,7 @@ func TestScheduleOnWriteZeroMeansZero(t *testing.T) {
 	Check(t, func() {
 		s = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
 			Target: importedTarget(stack, "Target"),
-			Timer:  scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{ScheduleRetryAttempts: jsii.Number(0), ExpiryRetryAttempts: jsii.Number(0)}),
+			Timer:  scheduleonwrite.NewSchedulerTimer(&scheduleonwrite.SchedulerTimerProps{ScheduleRetryAttempts: jsii.Number(0), FireRetryAttempts: jsii.Number(0)}),
 		})
 		c = cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
 	})
@@ -153,7 +153,7 @@ func TestScheduleOnWriteForAnotherSchema(t *testing.T) {
 			t.Errorf("table %s", JSON(p))
 		}
 	}
-	expiry := *stack.GetLogicalId(s.Expiry.Function.Node().DefaultChild().(awscdk.CfnElement))
+	expiry := *stack.GetLogicalId(s.Fire.Function.Node().DefaultChild().(awscdk.CfnElement))
 	env := Props(syn.Resources("AWS::Lambda::Function")[expiry])["Environment"].(map[string]any)["Variables"].(map[string]any)
 	// The default 10 s timeout gives the 60 s minimum lease: a retried
 	// firing takes over only from an attempt that has surely ended.
@@ -250,10 +250,10 @@ func TestMetricMethods(t *testing.T) {
 		s, timer := todoCore(stack)
 		c := cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: s.Table, Timer: s.Timer})
 		r, _ := s.Reconciler, timer // the core's own reconciler
-		add(metrics.FunctionExpiry, metrics.ExpiryErrors, s.MetricExpiryErrors(nil))
-		add(metrics.FunctionExpiry, metrics.ExpiryBadInput, s.MetricExpiryBadInput(nil))
+		add(metrics.FunctionExpiry, metrics.FireErrors, s.MetricFireErrors(nil))
+		add(metrics.FunctionExpiry, metrics.FireBadInput, s.MetricFireBadInput(nil))
 		add(metrics.FunctionExpiry, metrics.ItemsFired, s.MetricFired(nil))
-		add(metrics.FunctionExpiry, metrics.ExpirySkipped, s.MetricExpirySkipped(nil))
+		add(metrics.FunctionExpiry, metrics.FireSkipped, s.MetricFireSkipped(nil))
 		add(metrics.FunctionExpiry, metrics.DeliveryLagSeconds, s.MetricLagSeconds(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99")}))
 		add(metrics.FunctionStreamProcessor, metrics.MalformedRecords, c.MetricMalformedRecords(nil))
 		add(metrics.FunctionStreamProcessor, metrics.EnqueueFailed, c.MetricEnqueueFailed(nil))
@@ -304,7 +304,7 @@ func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
 		r, _ := s.Reconciler, timer // the core's own reconciler
 		rows = []row{
 			{"scheduleonwrite", s, []string{metrics.FunctionExpiry}, fieldsOf{metrics.FunctionExpiry: {
-				metrics.ExpiryBadInput: s.ExpiryBadInputAlarm, metrics.ExpiryErrors: s.ExpiryErrorsAlarm,
+				metrics.FireBadInput: s.FireBadInputAlarm, metrics.FireErrors: s.FireErrorsAlarm,
 			}}, s.ErrorAlarms(), s.Alarms()},
 			{"cancellation", c, []string{metrics.FunctionStreamProcessor, metrics.FunctionCancelWorker}, fieldsOf{
 				metrics.FunctionStreamProcessor: {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/cancellation"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -194,15 +195,24 @@ func TestTimerGuardsFailSynth(t *testing.T) {
 		want []string // empty: synth succeeds
 	}{
 		{"target longer than the lease", func(st awscdk.Stack, p *props) { p.Target = fn(st, 120) },
-			[]string{"Target's timeout (120s) is longer than the delivery lease (60s: ExpiryTimeout 10s", "set ExpiryTimeout to at least 120s"}},
-		{"target within the lease a longer ExpiryTimeout gives", func(st awscdk.Stack, p *props) {
-			p.Target, p.ExpiryTimeout = fn(st, 120), awscdk.Duration_Seconds(jsii.Number(120))
+			[]string{"Target's timeout (120s) is longer than the delivery lease (60s: FireTimeout 10s", "set FireTimeout to at least 120s"}},
+		{"target within the lease a longer FireTimeout gives", func(st awscdk.Stack, p *props) {
+			p.Target, p.FireTimeout = fn(st, 120), awscdk.Duration_Seconds(jsii.Number(120))
 		}, nil},
 		{"target within the minimum lease", func(st awscdk.Stack, p *props) { p.Target = fn(st, 60) }, nil},
 		{"own table without TTL", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, "") },
 			[]string{"has no TTL", `enable TTL on attribute "unscheduleTtl"`}},
-		{"own table with TTL on another attribute", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, "expiresAt") },
-			[]string{`has TTL on attribute "expiresAt", not on TTLAttribute "unscheduleTtl"`, `set TTLAttribute to "expiresAt"`}},
+		{"own table with TTL on another attribute than TTLAttribute", func(st awscdk.Stack, p *props) {
+			ttlWith(p, timerspec.DefaultTTLAttr)
+			p.ExistingTable = table(st, "expiresAt")
+		}, []string{`has TTL on attribute "expiresAt", not on TTLAttribute "unscheduleTtl"`, `set TTLAttribute to "expiresAt"`}},
+		{"own table with TTL named once, on the table", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, "expiresAt") }, nil},
+		{"a nil *TTLTimer", func(st awscdk.Stack, p *props) { p.Timer = (*scheduleonwrite.TTLTimer)(nil) },
+			[]string{"Jobs: Timer is a nil *scheduleonwrite.TTLTimer: pass the timer its constructor returns", "NewTTLTimer(...)", "leave Timer unset"}},
+		{"a nil *SchedulerTimer", func(st awscdk.Stack, p *props) { p.Timer = (*scheduleonwrite.SchedulerTimer)(nil) },
+			[]string{"Timer is a nil *scheduleonwrite.SchedulerTimer", "NewSchedulerTimer(...)"}},
+		{"a nil *StepFunctionsTimer", func(st awscdk.Stack, p *props) { p.Timer = (*scheduleonwrite.StepFunctionsTimer)(nil) },
+			[]string{"Timer is a nil *scheduleonwrite.StepFunctionsTimer", "NewStepFunctionsTimer(...)"}},
 		{"own table with TTL on the attribute", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = table(st, timerspec.DefaultTTLAttr) }, nil},
 		{"own TableV2 without TTL", func(st awscdk.Stack, p *props) { ttl(p); p.ExistingTable = tableV2(st, "") },
 			[]string{"has no TTL", "unscheduleTtl"}},
@@ -232,6 +242,50 @@ func TestTimerGuardsFailSynth(t *testing.T) {
 				return
 			}
 			Check(t, build)
+		})
+	}
+}
+
+// TestTTLAttributeNamedOnceOnTheTable: an adopter that brings its table
+// names its TTL attribute once, on the table; the TTL timer reads it
+// there, and the markers' writers and the TTL watch get it.
+func TestTTLAttributeNamedOnceOnTheTable(t *testing.T) {
+	stack := customStack(t, "TTLOnce")
+	table := awsdynamodb.NewTable(stack, jsii.String("Own"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("tenantId"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("jobId"), Type: awsdynamodb.AttributeType_STRING},
+		Stream:              awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		TimeToLiveAttribute: jsii.String("expiresAt"),
+	})
+	timer := scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(2))})
+	Check(t, func() {
+		scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), &scheduleonwrite.ScheduleOnWriteProps{
+			Schema: jobsSchema, ExistingTable: table, Timer: timer, NoReconciler: true,
+			Target: awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run")),
+		})
+	})
+	if got := timer.TTLAttribute(); got != "expiresAt" {
+		t.Fatalf("TTLAttribute() = %q, want the table's expiresAt", got)
+	}
+	if env := timer.Environment(); env["TTL_ATTRIBUTE"] != "expiresAt" {
+		t.Fatalf("the timer's environment %v, want TTL_ATTRIBUTE expiresAt", env)
+	}
+	b, _ := json.Marshal(synthOf(t, stack).json)
+	if !strings.Contains(string(b), `"TTL_ATTRIBUTE":"expiresAt"`) {
+		t.Fatalf("no function reads TTL_ATTRIBUTE expiresAt: %s", b)
+	}
+}
+
+// TestCancellationRefusesANilTimer: a typed nil timer fails synth with
+// what to pass, not with a nil-pointer dereference.
+func TestCancellationRefusesANilTimer(t *testing.T) {
+	for i, timer := range []scheduleonwrite.TimerBinding{(*scheduleonwrite.TTLTimer)(nil), (*scheduleonwrite.SchedulerTimer)(nil), (*scheduleonwrite.StepFunctionsTimer)(nil)} {
+		t.Run(fmt.Sprintf("%T", timer), func(t *testing.T) {
+			stack := customStack(t, fmt.Sprint("NilTimer", i))
+			table := awsdynamodb.NewTable(stack, jsii.String("Own"), scheduleonwrite.TableProps(jobsSchema, awscdk.RemovalPolicy_DESTROY, false))
+			WantPanic(t, func() {
+				cancellation.NewCancellation(stack, jsii.String("Pipeline"), &cancellation.CancellationProps{Table: table, Timer: timer, Schema: jobsSchema})
+			}, fmt.Sprintf("Pipeline: Timer is a nil %T: pass the timer its constructor returns", timer), "ScheduleOnWrite")
 		})
 	}
 }

@@ -91,7 +91,7 @@ func TestTimerStepFunctions(t *testing.T) {
 			t.Fatalf("definition lacks %s:\n%s", want, def)
 		}
 	}
-	if !strings.Contains(def, "JobsExpiry") {
+	if !strings.Contains(def, "JobsFire") {
 		t.Fatalf("definition does not invoke the expiry function:\n%s", def)
 	}
 	// The state machine's role invokes the expiry function only.
@@ -99,7 +99,7 @@ func TestTimerStepFunctions(t *testing.T) {
 	for _, st := range s.RoleStatements(role) {
 		for _, a := range Actions(st) {
 			if strings.HasPrefix(a, "lambda:") {
-				if a != "lambda:InvokeFunction" || !strings.Contains(JSON(st["Resource"]), "JobsExpiry") || strings.Contains(JSON(st["Resource"]), "function:run") {
+				if a != "lambda:InvokeFunction" || !strings.Contains(JSON(st["Resource"]), "JobsFire") || strings.Contains(JSON(st["Resource"]), "function:run") {
 					t.Fatalf("state machine role may %s on %s; want invoke of the expiry function only", a, JSON(st["Resource"]))
 				}
 			}
@@ -152,7 +152,7 @@ func TestTimerTTL(t *testing.T) {
 			t.Fatalf("table TTL %s, want %s enabled", JSON(ttl), timerspec.DefaultTTLAttr)
 		}
 	}
-	expiry := s.LogicalID(t, "AWS::Lambda::Function", "JobsExpiry")
+	expiry := s.LogicalID(t, "AWS::Lambda::Function", "JobsFire")
 	if rc := Props(s.Resources("AWS::Lambda::Function")[expiry])["ReservedConcurrentExecutions"]; rc != 8.0 {
 		t.Fatalf("expiry reserved concurrency %v, want TTLMaxConcurrency 8", rc)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/webhosting"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 // TodoStackProps configures the stack.
@@ -183,21 +184,22 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		AlarmTopic: s.AlarmTopic,
 		// Their constructs alarm on the errors of the throttles-only ones.
 		Watch: []operations.WatchedFunction{
-			{Name: metrics.FunctionAPI, Function: s.Api.Handler.Function},
-			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Expiry.Function},
+			{Name: todometrics.FunctionAPI, Function: s.Api.Handler.Function},
+			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Fire.Function},
 			{Name: "notify", Function: s.Notifications.Notify.Function},
 			{Name: "presignup", Function: s.Auth.PreSignUp.Function},
 			{Name: "postconfirmation", Function: s.Auth.PostConfirmation.Function},
-			{Name: metrics.FunctionPostAuth, Function: s.Notifications.PostAuth.Function},
+			{Name: todometrics.FunctionPostAuth, Function: s.Notifications.PostAuth.Function},
 			{Name: metrics.FunctionStreamProcessor, Function: s.Cancellation.Processor.Function, ThrottlesOnly: true},
 			{Name: metrics.FunctionCancelWorker, Function: s.Cancellation.Worker.Function, ThrottlesOnly: true},
 			{Name: metrics.FunctionReconciler, Function: s.Reconciler.Function.Function, ThrottlesOnly: true},
 		},
 		ScheduleGroup: s.Timer.ScheduleGroup,
-		// Every error metric of the functions (metrics.ErrorMetrics) gets
-		// one alarm: these constructs alarm on theirs, operations on the
-		// rest.
-		Sources: []operations.ErrorAlarmSource{s.Api, s.Notifications, s.Scheduling, s.Cancellation, s.Reconciler},
+		// Every error metric of the functions (the core's and the to-do
+		// app's) gets one alarm: these constructs alarm on theirs,
+		// operations on the rest.
+		ErrorMetrics: errorMetrics(),
+		Sources:      []operations.ErrorAlarmSource{s.Api, s.Notifications, s.Scheduling, s.Cancellation, s.Reconciler},
 		Lifecycle: operations.LifecycleMetrics{
 			TasksCreated: s.Api.MetricTasksCreated(nil),
 			TasksExpired: s.Scheduling.MetricFired(nil),
@@ -335,4 +337,12 @@ func newAlarmTopic(stack awscdk.Stack, cfg Config) (awskms.Key, awssns.Topic) {
 				"Set \"alarmEmail\" under context.environments.%s in cdk.json, or subscribe to the AlarmTopicArn output.", cfg.Name, cfg.Name)), nil)
 	}
 	return key, topic
+}
+
+// errorMetrics are the error metrics of the app's functions: the core's
+// (metrics.ErrorMetrics) and the to-do app's own (todometrics.ErrorMetrics).
+func errorMetrics() map[string][]string {
+	all := maps.Clone(metrics.ErrorMetrics)
+	maps.Copy(all, todometrics.ErrorMetrics)
+	return all
 }

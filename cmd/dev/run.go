@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 	"github.com/unschedule/unschedule/internal/tooling/devserver"
 )
 
@@ -46,8 +46,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
 	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the embedded store (tasks, schedules, users, outbox, campaigns)")
 	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
-	domains := fs.String("allowed-email-domains", getenv(envvars.AllowedEmailDomains),
-		"comma-separated email domains allowed to sign up (default $"+envvars.AllowedEmailDomains+"; empty: everyone)")
+	domains := fs.String("allowed-email-domains", getenv(todoenv.AllowedEmailDomains),
+		"comma-separated email domains allowed to sign up (default $"+todoenv.AllowedEmailDomains+"; empty: everyone)")
 	senders := fs.String("campaign-senders", "",
 		"comma-separated addresses (ada@example.com) or domains (@example.com) whose users may send campaigns (default: nobody; others get 403)")
 	vite := fs.Bool("allow-vite", true, "also allow the Vite dev server's origins (http://localhost:5173) for CORS")

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -35,9 +35,9 @@ func TestParseOptions(t *testing.T) {
 			func(o options) bool {
 				return o.addr == "127.0.0.1:0" && o.dataDir == "/tmp/x" && o.webDir == "dist" && o.stepEvery == time.Second && o.origins == nil
 			}, false},
-		{"allow-list from the environment", nil, map[string]string{envvars.AllowedEmailDomains: "example.com, example.org"},
+		{"allow-list from the environment", nil, map[string]string{todoenv.AllowedEmailDomains: "example.com, example.org"},
 			func(o options) bool { return reflect.DeepEqual(o.domains, []string{"example.com", "example.org"}) }, false},
-		{"flag beats the environment", []string{"-allowed-email-domains", "example.net"}, map[string]string{envvars.AllowedEmailDomains: "example.com"},
+		{"flag beats the environment", []string{"-allowed-email-domains", "example.net"}, map[string]string{todoenv.AllowedEmailDomains: "example.com"},
 			func(o options) bool { return reflect.DeepEqual(o.domains, []string{"example.net"}) }, false},
 		{"bad domain", []string{"-allowed-email-domains", "@example.com"}, nil, nil, true},
 		{"no campaign senders by default", nil, nil, func(o options) bool { return o.senders == nil }, false},

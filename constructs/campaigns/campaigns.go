@@ -44,9 +44,10 @@ import (
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
 	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
@@ -341,7 +342,7 @@ type Campaigns struct {
 }
 
 // MetricAlarms holds one alarm per error metric of the campaign functions
-// (metrics.CampaignErrorMetrics); the Progress ones are nil with
+// (campaignmetrics.CampaignErrorMetrics); the Progress ones are nil with
 // LiveProgress false.
 type MetricAlarms struct {
 	ApiServerErrors                   awscloudwatch.Alarm
@@ -388,7 +389,7 @@ func (x *Campaigns) Alarms() []awscloudwatch.Alarm {
 }
 
 // ErrorAlarms are the alarms on the functions' error metrics
-// (metrics.CampaignErrorMetrics): with the construct among an operations
+// (campaignmetrics.CampaignErrorMetrics): with the construct among an operations
 // construct's Sources, none is repeated there.
 func (x *Campaigns) ErrorAlarms() []awscloudwatch.Alarm { return x.errorAlarms }
 
@@ -405,20 +406,20 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 
 	x.table(p, needs)
 
-	table := map[string]string{envvars.CampaignTable: *x.Table.TableName()}
+	table := map[string]string{campaignenv.CampaignTable: *x.Table.TableName()}
 	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
 		return gofn.NewFunction(c, jsii.String(fid), &gofn.FunctionProps{Entry: entry, Description: description,
 			Timeout: awscdk.Duration_Seconds(jsii.Number(timeoutSec)), MemoryMiB: 256, Logs: p.Logs, Environment: merge(append(env, table)...)})
 	}
 	x.configurationSet(&p)
-	sender := map[string]string{envvars.SenderAddress: p.SenderAddress}
+	sender := map[string]string{campaignenv.SenderAddress: p.SenderAddress}
 	if p.SesConfigurationSet != "" {
-		sender[envvars.SESConfigurationSet] = p.SesConfigurationSet
+		sender[campaignenv.SESConfigurationSet] = p.SesConfigurationSet
 	}
 	// The sender check of the send, provisioning and reconciler functions
 	// (cognitosenders.Load).
-	owners := map[string]string{envvars.UserPoolID: *p.UserPool.UserPoolId(), envvars.SenderGroup: p.SenderGroup,
-		envvars.AllowedEmailDomains: strings.ToLower(strings.Join(p.SenderEmailDomains, ","))}
+	owners := map[string]string{campaignenv.UserPoolID: *p.UserPool.UserPoolId(), campaignenv.SenderGroup: p.SenderGroup,
+		campaignenv.AllowedEmailDomains: strings.ToLower(strings.Join(p.SenderEmailDomains, ","))}
 	x.Send = gofn.NewFunction(c, jsii.String("Send"), &gofn.FunctionProps{Entry: "lambdas/campaignsend",
 		Description: "Sends one campaign email per timer fire (claim, SES, record)",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(DefaultSendTimeoutSec)), MemoryMiB: 256, Logs: p.Logs,
@@ -426,7 +427,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 
 	// The timer fires the send function: the send task's payload at its
 	// send time (the send function is the core's expiry function here).
-	x.Timer = p.Timer.Bind(c, scheduleonwrite.TimerCore{TimerPlan: plan, Table: x.Table, Expiry: x.Send,
+	x.Timer = p.Timer.Bind(c, scheduleonwrite.TimerCore{TimerPlan: plan, Table: x.Table, Fire: x.Send,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
 
 	// What creates, moves and cancels timers reads the timer's own
@@ -441,15 +442,15 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	// The timer's adapter arms the send tasks' payloads by their schema,
 	// and the functions refuse to start without it (campaigntimer.Load).
 	timer[envvars.ItemSchema] = campaign.TaskSchema.EnvValue()
-	paced := map[string]string{envvars.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64)}
+	paced := map[string]string{campaignenv.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64)}
 	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's send timers: bounded, paced, resumable",
-		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, owners, map[string]string{envvars.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
+		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, owners, map[string]string{campaignenv.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
 	// The reconciler hands overdue sends to the send function itself.
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing timers, stale Running tasks, interrupted cancels",
-		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, owners, map[string]string{envvars.SendFunctionArn: *x.Send.Function.FunctionArn()})
+		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, owners, map[string]string{campaignenv.SendFunctionArn: *x.Send.Function.FunctionArn()})
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, timer, map[string]string{
-		envvars.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
-		envvars.AllowedOrigins:       strings.Join(p.AllowedOrigins, ","), envvars.SenderGroup: p.SenderGroup,
+		campaignenv.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
+		campaignenv.AllowedOrigins:       strings.Join(p.AllowedOrigins, ","), campaignenv.SenderGroup: p.SenderGroup,
 	}, limitsEnv(p))
 	// The API Gateway authorizer checks only that a token is the pool's:
 	// group membership and email_verified are the API function's checks.
@@ -604,40 +605,40 @@ func (x *Campaigns) async(p CampaignsProps) {
 func (x *Campaigns) alarmErrors(p CampaignsProps) {
 	m := &x.MetricAlarms
 	fields := map[string]*awscloudwatch.Alarm{
-		metrics.CampaignApiServerErrors: &m.ApiServerErrors, metrics.CampaignProvisionErrors: &m.ProvisionErrors,
-		metrics.CampaignProvisionLeft: &m.ProvisionLeft, metrics.CampaignSendErrors: &m.SendErrors,
-		metrics.CampaignSendBadInput: &m.SendBadInput, metrics.CampaignSendsFailed: &m.SendsFailed,
-		metrics.CampaignReconcilerErrors: &m.ReconcilerErrors, metrics.CampaignReconcileFailed: &m.ReconcileFailed,
-		metrics.CampaignProgressErrors: &m.ProgressErrors, metrics.CampaignProgressMalformed: &m.ProgressMalformed,
+		campaignmetrics.CampaignApiServerErrors: &m.ApiServerErrors, campaignmetrics.CampaignProvisionErrors: &m.ProvisionErrors,
+		campaignmetrics.CampaignProvisionLeft: &m.ProvisionLeft, campaignmetrics.CampaignSendErrors: &m.SendErrors,
+		campaignmetrics.CampaignSendBadInput: &m.SendBadInput, campaignmetrics.CampaignSendsFailed: &m.SendsFailed,
+		campaignmetrics.CampaignReconcilerErrors: &m.ReconcilerErrors, campaignmetrics.CampaignReconcileFailed: &m.ReconcileFailed,
+		campaignmetrics.CampaignProgressErrors: &m.ProgressErrors, campaignmetrics.CampaignProgressMalformed: &m.ProgressMalformed,
 	}
 	for fn, d := range map[string]map[string]string{
-		metrics.FunctionCampaignAPI: {metrics.CampaignApiServerErrors: "The campaign API answered 5xx (the table, the timer or the provisioning invoke failed). Check its logs."},
-		metrics.FunctionCampaignProvision: {
-			metrics.CampaignProvisionErrors: "A campaign provisioning run failed or could not re-invoke itself; Lambda retries it from the checkpoint. Check its logs.",
-			metrics.CampaignProvisionLeft:   "Provisioning left sends without a schedule after repeated errors; the reconciler recreates them before their time. Check the provisioning logs.",
+		campaignmetrics.FunctionCampaignAPI: {campaignmetrics.CampaignApiServerErrors: "The campaign API answered 5xx (the table, the timer or the provisioning invoke failed). Check its logs."},
+		campaignmetrics.FunctionCampaignProvision: {
+			campaignmetrics.CampaignProvisionErrors: "A campaign provisioning run failed or could not re-invoke itself; Lambda retries it from the checkpoint. Check its logs.",
+			campaignmetrics.CampaignProvisionLeft:   "Provisioning left sends without a schedule after repeated errors; the reconciler recreates them before their time. Check the provisioning logs.",
 		},
-		metrics.FunctionCampaignSend: {
-			metrics.CampaignSendErrors:   "Campaign sends failed and are retried (the timer, then Lambda); the reconciler repairs what is left. Check the send function's logs.",
-			metrics.CampaignSendBadInput: "The send function got an event it cannot read: that timer can never send. Check the timer's input (the send task's payload).",
-			metrics.CampaignSendsFailed:  "Campaign emails ended Failed (SES refused them, or an earlier attempt's outcome is unknown). See each task's error.",
+		campaignmetrics.FunctionCampaignSend: {
+			campaignmetrics.CampaignSendErrors:   "Campaign sends failed and are retried (the timer, then Lambda); the reconciler repairs what is left. Check the send function's logs.",
+			campaignmetrics.CampaignSendBadInput: "The send function got an event it cannot read: that timer can never send. Check the timer's input (the send task's payload).",
+			campaignmetrics.CampaignSendsFailed:  "Campaign emails ended Failed (SES refused them, or an earlier attempt's outcome is unknown). See each task's error.",
 		},
-		metrics.FunctionCampaignReconciler: {
-			metrics.CampaignReconcilerErrors: "The campaign reconciler could not repair some tasks, or a pass failed. Check its logs (firstErrors).",
-			metrics.CampaignReconcileFailed:  "The campaign reconciler gave up on tasks (Failed with a reason: too many attempts or moves).",
+		campaignmetrics.FunctionCampaignReconciler: {
+			campaignmetrics.CampaignReconcilerErrors: "The campaign reconciler could not repair some tasks, or a pass failed. Check its logs (firstErrors).",
+			campaignmetrics.CampaignReconcileFailed:  "The campaign reconciler gave up on tasks (Failed with a reason: too many attempts or moves).",
 		},
-		metrics.FunctionCampaignProgress: {
-			metrics.CampaignProgressErrors: "The progress function could not announce campaigns (the table read or the AppSync Events publish failed); " +
+		campaignmetrics.FunctionCampaignProgress: {
+			campaignmetrics.CampaignProgressErrors: "The progress function could not announce campaigns (the table read or the AppSync Events publish failed); " +
 				"the stream retries them. Pages poll meanwhile. Check its logs and the Event API.",
-			metrics.CampaignProgressMalformed: "The progress function skipped campaign table stream records it cannot decode: those changes were not pushed " +
+			campaignmetrics.CampaignProgressMalformed: "The progress function skipped campaign table stream records it cannot decode: those changes were not pushed " +
 				"(pages poll). Check its logs for the items.",
 		},
 	} {
-		if fn == metrics.FunctionCampaignProgress && x.Progress == nil {
+		if fn == campaignmetrics.FunctionCampaignProgress && x.Progress == nil {
 			continue
 		}
 		// alarms.ErrorMetricAlarms reads metrics.ErrorMetrics, which the
 		// campaign functions are kept out of (see CampaignErrorMetrics).
-		for _, name := range metrics.CampaignErrorMetrics[fn] {
+		for _, name := range campaignmetrics.CampaignErrorMetrics[fn] {
 			desc, ok := d[name]
 			if !ok {
 				panic("campaigns: no description for error metric " + name + " of function " + fn)

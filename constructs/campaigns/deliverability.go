@@ -23,8 +23,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/taskapi"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // SES reputation: AWS places an account under review at a bounce rate
@@ -164,7 +164,7 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 	})
 	// The bounce and unsubscribe functions write the suppression list's
 	// partition only (SUPPRESSION_LIST; the LeadingKeys condition).
-	list := map[string]string{envvars.SuppressionList: p.SuppressionListId}
+	list := map[string]string{campaignenv.SuppressionList: p.SuppressionListId}
 	listPartition := []string{tk.SuppressPK(p.SuppressionListId)}
 	d.Bounce = fn("Bounce", "lambdas/campaignbounce", "Adds hard-bounced and complaining addresses to the campaign suppression list", BounceTimeoutSec, list)
 	// SNS retries a delivery to Lambda that fails, then drops it unless
@@ -194,7 +194,7 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 		RemovalPolicy: removal,
 	})
 	d.Unsubscribe = fn("Unsubscribe", "lambdas/campaignunsubscribe", "Public one-click unsubscribe of campaign emails (RFC 8058)", UnsubscribeTimeoutSec,
-		map[string]string{envvars.UnsubscribeSecretArn: *d.UnsubscribeSecret.SecretArn()}, list)
+		map[string]string{campaignenv.UnsubscribeSecretArn: *d.UnsubscribeSecret.SecretArn()}, list)
 	grants.TablePartitions(x.Table, d.Unsubscribe.Function, listPartition, "dynamodb:PutItem")
 	x.unsubscribeApi(p)
 	// The campaign API's /unsubscribe stays for the links of the emails
@@ -210,9 +210,9 @@ func (x *Campaigns) deliverability(p CampaignsProps, fn functionMaker) {
 		apiStageName, UnsubscribePath))
 
 	// Send: the suppression list, the link, the secret.
-	x.Send.Function.AddEnvironment(jsii.String(envvars.SuppressionList), jsii.String(p.SuppressionListId), nil)
-	x.Send.Function.AddEnvironment(jsii.String(envvars.UnsubscribeURL), d.UnsubscribeUrl, nil)
-	x.Send.Function.AddEnvironment(jsii.String(envvars.UnsubscribeSecretArn), d.UnsubscribeSecret.SecretArn(), nil)
+	x.Send.Function.AddEnvironment(jsii.String(campaignenv.SuppressionList), jsii.String(p.SuppressionListId), nil)
+	x.Send.Function.AddEnvironment(jsii.String(campaignenv.UnsubscribeURL), d.UnsubscribeUrl, nil)
+	x.Send.Function.AddEnvironment(jsii.String(campaignenv.UnsubscribeSecretArn), d.UnsubscribeSecret.SecretArn(), nil)
 	for _, f := range []*gofn.Function{x.Send, d.Unsubscribe} {
 		f.Function.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions: jsii.Strings("secretsmanager:GetSecretValue"), Resources: jsii.Strings(*d.UnsubscribeSecret.SecretArn())}))

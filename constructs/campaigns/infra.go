@@ -14,9 +14,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // table is ExistingTable, or a new table (tableProps with TableProps
@@ -147,35 +147,35 @@ func (x *Campaigns) metric(fn, name string, opts *awscloudwatch.MetricOptions) a
 
 // MetricSends is the emails sent (CampaignSendsSent).
 func (x *Campaigns) MetricSends(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return x.metric(metrics.FunctionCampaignSend, metrics.CampaignSendsSent, opts)
+	return x.metric(campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendsSent, opts)
 }
 
 // MetricSendErrors is the fires that failed and were retried
 // (CampaignSendErrors).
 func (x *Campaigns) MetricSendErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return x.metric(metrics.FunctionCampaignSend, metrics.CampaignSendErrors, opts)
+	return x.metric(campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendErrors, opts)
 }
 
 // MetricSendsFailed is the sends that ended Failed (CampaignSendsFailed).
 func (x *Campaigns) MetricSendsFailed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return x.metric(metrics.FunctionCampaignSend, metrics.CampaignSendsFailed, opts)
+	return x.metric(campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendsFailed, opts)
 }
 
 // MetricSendsSkipped is the fires that sent nothing: a task already done,
 // cancelled, suppressed or outside its windows (CampaignSendsSkipped).
 func (x *Campaigns) MetricSendsSkipped(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return x.metric(metrics.FunctionCampaignSend, metrics.CampaignSendsSkipped, opts)
+	return x.metric(campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendsSkipped, opts)
 }
 
 // MetricSchedulesCreated is the schedules provisioning created or found
 // (CampaignSchedulesCreated).
 func (x *Campaigns) MetricSchedulesCreated(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return x.metric(metrics.FunctionCampaignProvision, metrics.CampaignSchedulesCreated, opts)
+	return x.metric(campaignmetrics.FunctionCampaignProvision, campaignmetrics.CampaignSchedulesCreated, opts)
 }
 
 // MetricProvisionThrottles is provisioning's throttled CreateSchedule
 // calls, each backed off and retried (CampaignProvisionThrottles): a
 // steady value says SchedulerCallsPerSecond is above the account's quota.
 func (x *Campaigns) MetricProvisionThrottles(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return x.metric(metrics.FunctionCampaignProvision, metrics.CampaignProvisionThrottles, opts)
+	return x.metric(campaignmetrics.FunctionCampaignProvision, campaignmetrics.CampaignProvisionThrottles, opts)
 }

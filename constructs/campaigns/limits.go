@@ -5,16 +5,16 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
-	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 )
 
 // limitsEnv hands the sender limits to the API function
 // (lambdas/campaignapi, internal/campaigns/limits).
 func limitsEnv(p CampaignsProps) map[string]string {
 	return map[string]string{
-		envvars.MaxCampaignsPerDay:       fmt.Sprint(*p.MaxCampaignsPerDay),
-		envvars.MaxCampaignSendsPerDay:   fmt.Sprint(*p.MaxSendsPerDay),
-		envvars.MaxRecipientsPerCampaign: fmt.Sprint(*p.MaxRecipientsPerCampaign),
+		campaignenv.MaxCampaignsPerDay:       fmt.Sprint(*p.MaxCampaignsPerDay),
+		campaignenv.MaxCampaignSendsPerDay:   fmt.Sprint(*p.MaxSendsPerDay),
+		campaignenv.MaxRecipientsPerCampaign: fmt.Sprint(*p.MaxRecipientsPerCampaign),
 	}
 }
 

@@ -19,8 +19,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
 // subscribeHandler is the namespace's onSubscribe (APPSYNC_JS): a user
@@ -121,7 +121,7 @@ func (x *Campaigns) liveProgress(p CampaignsProps, fn functionMaker) {
 	x.eventApiLogs(p)
 
 	x.Progress = fn("Progress", "lambdas/campaignprogress", "Publishes each campaign's live progress (AppSync Events) from the table's stream",
-		ProgressTimeoutSec, map[string]string{envvars.CampaignEventsHTTP: *x.HttpDns})
+		ProgressTimeoutSec, map[string]string{campaignenv.CampaignEventsHTTP: *x.HttpDns})
 	// Read the campaign and count its tasks; nothing else of the table.
 	grants.Table(x.Table, x.Progress.Function, "dynamodb:GetItem", "dynamodb:Query")
 	// appsync:EventPublish on this namespace only: the resource type

@@ -41,6 +41,7 @@ func withDefaults(id string, props *CancellationProps) CancellationProps {
 		panic(fmt.Sprintf("%s: props are required: Table and Timer", id))
 	}
 	p := *props
+	propcheck.CheckTimer(id, "Timer", p.Timer, "the Timer field of the table's ScheduleOnWrite, bound by NewScheduleOnWrite")
 	p.BatchSize = propcheck.Or(p.BatchSize, DefaultBatchSize)
 	p.MaxRecordAge = propcheck.DurationOr(p.MaxRecordAge, awscdk.Duration_Seconds(jsii.Number(DefaultMaxRecordAgeSec)))
 	p.RetryAttempts = jsii.Number(propcheck.Number(p.RetryAttempts, DefaultRetryAttempts))

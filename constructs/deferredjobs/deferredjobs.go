@@ -43,8 +43,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/deferredjobs/job"
-	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // DeferredJobsProps configures deferred jobs.
@@ -195,7 +193,7 @@ func NewDeferredJobs(scope constructs.Construct, id *string, props *DeferredJobs
 		Description: "Queues the job of a tenant's window once the core fired its item",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(DispatcherTimeoutSec)),
 		Logs:        p.Logs,
-		Environment: map[string]string{envvars.JobQueueURL: *d.Jobs.QueueUrl()},
+		Environment: map[string]string{job.EnvJobQueueURL: *d.Jobs.QueueUrl()},
 	})
 	d.Jobs.GrantSendMessages(d.Dispatcher.Function)
 
@@ -285,25 +283,25 @@ func (d *DeferredJobs) GrantMarkActivity(grantee awsiam.IGrantable) awsiam.Grant
 // deferredjobs/writer).
 func (d *DeferredJobs) ConfigureWriter(fn awslambda.Function) {
 	d.GrantMarkActivity(fn)
-	fn.AddEnvironment(jsii.String(envvars.DeferredJobsTable), d.Table.TableName(), nil)
-	fn.AddEnvironment(jsii.String(envvars.DeferredJobsWeekly), jsii.String(d.RunAt.String()), nil)
+	fn.AddEnvironment(jsii.String(job.EnvTable), d.Table.TableName(), nil)
+	fn.AddEnvironment(jsii.String(job.EnvWeekly), jsii.String(d.RunAt.String()), nil)
 }
 
 // MetricJobsQueued counts the jobs the dispatcher queued.
 // Default: Sum over 5 minutes.
 func (d *DeferredJobs) MetricJobsQueued(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(d.Construct, metrics.FunctionDeferredDispatch, metrics.DeferredJobsQueued, opts)
+	return alarms.Metric(d.Construct, job.FunctionDispatch, job.MetricQueued, opts)
 }
 
 // MetricQueueFailed counts the jobs the job queue refused (QueueFailedAlarm).
 // Default: Sum over 5 minutes.
 func (d *DeferredJobs) MetricQueueFailed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(d.Construct, metrics.FunctionDeferredDispatch, metrics.DeferredJobsQueueFailed, opts)
+	return alarms.Metric(d.Construct, job.FunctionDispatch, job.MetricQueueFailed, opts)
 }
 
 // MetricMalformed counts the fired items that were no deferred job
 // (MalformedAlarm).
 // Default: Sum over 5 minutes.
 func (d *DeferredJobs) MetricMalformed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(d.Construct, metrics.FunctionDeferredDispatch, metrics.DeferredJobsMalformed, opts)
+	return alarms.Metric(d.Construct, job.FunctionDispatch, job.MetricMalformed, opts)
 }

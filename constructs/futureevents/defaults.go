@@ -71,7 +71,7 @@ func validate(id string, p FutureEventsProps) {
 	}
 }
 
-// expiryTimeout is the core's ExpiryTimeout for a handler timeout.
+// expiryTimeout is the core's FireTimeout for a handler timeout.
 func expiryTimeout(handler awscdk.Duration) awscdk.Duration {
 	if *handler.IsUnresolved() {
 		return awscdk.Duration_Minutes(jsii.Number(15))

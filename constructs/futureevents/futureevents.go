@@ -38,7 +38,6 @@ import (
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // FutureEventsProps configures the service.
@@ -136,7 +135,7 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 		Description: "Invokes the registered target of a future event with its payload, once the core claimed it",
 		Timeout:     p.HandlerTimeout,
 		Logs:        p.Logs,
-		Environment: map[string]string{envvars.Table: *f.Table.TableName(), envvars.TargetFunctionArns: ""},
+		Environment: map[string]string{envvars.Table: *f.Table.TableName(), futureevent.EnvTargetFunctionArns: ""},
 	})
 	f.GrantRead(f.Handler.Function)
 
@@ -146,7 +145,7 @@ func NewFutureEvents(scope constructs.Construct, id *string, props *FutureEvents
 		ExistingTable: f.Table,
 		Target:        f.Handler.Function,
 		Timer:         f.Timer,
-		ExpiryTimeout: expiryTimeout(p.HandlerTimeout),
+		FireTimeout:   expiryTimeout(p.HandlerTimeout),
 		RemovalPolicy: p.RemovalPolicy,
 		AlarmTopic:    p.AlarmTopic,
 		Logs:          p.Logs,
@@ -185,7 +184,7 @@ func (f *FutureEvents) AddTarget(fn awslambda.IFunction) {
 	}
 	grants.Invoke(fn, f.Handler.Function)
 	f.targets = append(f.targets, *fn.FunctionArn())
-	f.Handler.Function.AddEnvironment(jsii.String(envvars.TargetFunctionArns), jsii.String(strings.Join(f.targets, ",")), nil)
+	f.Handler.Function.AddEnvironment(jsii.String(futureevent.EnvTargetFunctionArns), jsii.String(strings.Join(f.targets, ",")), nil)
 }
 
 // GrantSchedule lets grantee schedule, cancel and read events (what the
@@ -206,25 +205,25 @@ func (f *FutureEvents) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {
 // read by client.FromEnv).
 func (f *FutureEvents) ConfigureClient(fn awslambda.Function) {
 	f.GrantSchedule(fn)
-	fn.AddEnvironment(jsii.String(envvars.FutureEventsTable), f.Table.TableName(), nil)
+	fn.AddEnvironment(jsii.String(futureevent.EnvTableName), f.Table.TableName(), nil)
 }
 
 // MetricRefused counts the events refused: an unregistered target, or an
 // item that is not an event. Default: Sum over 5 minutes.
 func (f *FutureEvents) MetricRefused(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(f.Construct, metrics.FunctionFutureEvents, metrics.FutureEventsRefused, opts)
+	return alarms.Metric(f.Construct, futureevent.FunctionFutureEvents, futureevent.MetricRefused, opts)
 }
 
 // MetricDelivered counts the targets invoked successfully.
 // Default: Sum over 5 minutes.
 func (f *FutureEvents) MetricDelivered(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(f.Construct, metrics.FunctionFutureEvents, metrics.FutureEventsDelivered, opts)
+	return alarms.Metric(f.Construct, futureevent.FunctionFutureEvents, futureevent.MetricDelivered, opts)
 }
 
 // MetricTargetFailed counts the failed invokes of a registered target
 // (the core retries the firing). Default: Sum over 5 minutes.
 func (f *FutureEvents) MetricTargetFailed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(f.Construct, metrics.FunctionFutureEvents, metrics.FutureEventsTargetFailed, opts)
+	return alarms.Metric(f.Construct, futureevent.FunctionFutureEvents, futureevent.MetricTargetFailed, opts)
 }
 
 // MetricHandlerErrors is the handler's Lambda Errors.

@@ -35,8 +35,9 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 // TopicsPerNestedStack bounds each nested stack: a topic and its policy
@@ -265,19 +266,19 @@ func (n *UserNotifications) ErrorAlarms() []awscloudwatch.Alarm {
 // swallowed (sign-in still succeeded): Sum over 5 minutes unless opts
 // say otherwise.
 func (n *UserNotifications) MetricSubscribeErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(n.Construct, metrics.FunctionPostAuth, metrics.SubscribeErrors, opts)
+	return alarms.Metric(n.Construct, todometrics.FunctionPostAuth, todometrics.SubscribeErrors, opts)
 }
 
 // MetricFilterPolicyLimitExceeded counts the subscriptions SNS refused
 // because a topic holds its quota of filter policies.
 func (n *UserNotifications) MetricFilterPolicyLimitExceeded(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(n.Construct, metrics.FunctionPostAuth, metrics.FilterPolicyLimitExceeded, opts)
+	return alarms.Metric(n.Construct, todometrics.FunctionPostAuth, todometrics.FilterPolicyLimitExceeded, opts)
 }
 
 // MetricSubscribed counts new subscriptions (each sends a confirmation
 // email).
 func (n *UserNotifications) MetricSubscribed(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(n.Construct, metrics.FunctionPostAuth, metrics.Subscribed, opts)
+	return alarms.Metric(n.Construct, todometrics.FunctionPostAuth, todometrics.Subscribed, opts)
 }
 
 // TopicName is the name of shard i's topic.
@@ -286,8 +287,8 @@ func TopicName(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix
 // Environment is what a function that routes to the topics reads.
 func (n *UserNotifications) Environment() map[string]string {
 	return map[string]string{
-		envvars.TopicArnPrefix: *n.topicArn(n.prefix + "-"),
-		envvars.TopicShards:    fmt.Sprint(len(n.Topics)),
+		todoenv.TopicArnPrefix: *n.topicArn(n.prefix + "-"),
+		todoenv.TopicShards:    fmt.Sprint(len(n.Topics)),
 	}
 }
 
@@ -370,7 +371,7 @@ func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 func (n *UserNotifications) addNotify(table awsdynamodb.ITable) {
 	env := map[string]string{envvars.Table: *table.TableName(), envvars.ItemSchema: tableschema.Todo().EnvValue()}
 	if n.webURL != "" {
-		env[envvars.WebURL] = n.webURL
+		env[todoenv.WebURL] = n.webURL
 	}
 	maps.Copy(env, n.Environment())
 	n.Notify = gofn.NewFunction(n.Construct, jsii.String("Notify"), &gofn.FunctionProps{

@@ -44,8 +44,8 @@ type OperationsProps struct {
 	// names), the custom metrics that count lost or failing work: each
 	// gets an alarm (at least 1 in 5 minutes), unless one of Sources
 	// already alarms on it.
-	// Default: internal/core/metrics.ErrorMetrics, every function of this
-	// library.
+	// Default: internal/core/metrics.ErrorMetrics, every function of the
+	// core (an adopter adds its own functions' lists).
 	ErrorMetrics map[string][]string
 	// Sources are the constructs that alarm on some of their functions'
 	// error metrics themselves (taskapi.TaskApi,
@@ -90,7 +90,9 @@ type ErrorAlarmSource interface {
 // is normally a construct's Metric...() method (for example
 // taskapi.TaskApi.MetricTasksCreated).
 type LifecycleMetrics struct {
-	// TasksCreated by the API.
+	// TasksCreated counts the items your writer created (the to-do app:
+	// taskapi.TaskApi.MetricTasksCreated).
+	// Default: none (the core creates no items; the line is left out).
 	TasksCreated awscloudwatch.Metric
 	// TasksExpired by the expiry function.
 	TasksExpired awscloudwatch.Metric
@@ -105,17 +107,14 @@ type LifecycleMetrics struct {
 // errorDescriptions say what an error metric's alarm means and where to
 // look; a metric missing here gets a generic description.
 var errorDescriptions = map[string]string{
-	metrics.ExpiryBadInput:            "A schedule invoked the expiry function with a payload it cannot read: that item never expires. Check the expiry logs and the schedule's input.",
-	metrics.ExpiryErrors:              "Expiry invocations failed and are retried (then sent to the expiry failure queue). Check the expiry logs.",
-	metrics.MalformedRecords:          "The stream processor skipped stream records it could not decode: check that the table's keys and state attribute match the construct's item contract (contract.Schema).",
-	metrics.Undeliverable:             "The stream processor skipped records whose message lacks its key, or whose armed item's due time is not RFC 3339: their schedules are not created, cancelled or moved. Check the item contract's key names and the writers' due times (the log line names the key).",
-	metrics.EnqueueFailed:             "The cancellation queue refused messages; their stream records are retried. Check the processor's logs and the queue.",
-	metrics.Malformed:                 "The cancel worker received messages it can never handle; they go to the dead-letter queue. Check the worker's logs.",
-	metrics.RetryableFailures:         "The cancel worker failed on messages for a reason that may pass (throttling, a 5xx); they are retried. Check the worker's logs.",
-	metrics.ReconcilerErrors:          "Reconciler repairs failed in a run: drift stays until the next run. Check the reconciler's logs.",
-	metrics.ApiServerErrors:           "The API handler answered 5xx (a store or scheduler call failed). Check the API function's logs.",
-	metrics.SubscribeErrors:           "PostAuthentication could not apply a user's notification setting. Check the postauth logs.",
-	metrics.FilterPolicyLimitExceeded: "A notification topic is out of filter policies: new users get no expiry emails. Raise the quota or the shard count.",
+	metrics.FireBadInput:      "A schedule invoked the expiry function with a payload it cannot read: that item never expires. Check the expiry logs and the schedule's input.",
+	metrics.FireErrors:        "Expiry invocations failed and are retried (then sent to the expiry failure queue). Check the expiry logs.",
+	metrics.MalformedRecords:  "The stream processor skipped stream records it could not decode: check that the table's keys and state attribute match the construct's item contract (contract.Schema).",
+	metrics.Undeliverable:     "The stream processor skipped records whose message lacks its key, or whose armed item's due time is not RFC 3339: their schedules are not created, cancelled or moved. Check the item contract's key names and the writers' due times (the log line names the key).",
+	metrics.EnqueueFailed:     "The cancellation queue refused messages; their stream records are retried. Check the processor's logs and the queue.",
+	metrics.Malformed:         "The cancel worker received messages it can never handle; they go to the dead-letter queue. Check the worker's logs.",
+	metrics.RetryableFailures: "The cancel worker failed on messages for a reason that may pass (throttling, a 5xx); they are retried. Check the worker's logs.",
+	metrics.ReconcilerErrors:  "Reconciler repairs failed in a run: drift stays until the next run. Check the reconciler's logs.",
 }
 
 // dashboardName is what CloudWatch accepts as a dashboard name.
@@ -216,15 +215,20 @@ func NewOperations(scope constructs.Construct, id *string, props *OperationsProp
 		lag = alarms.Metric(c, metrics.FunctionExpiry, metrics.DeliveryLagSeconds, &awscloudwatch.MetricOptions{Statistic: jsii.String("p99")})
 	}
 	lag = lag.With(&awscloudwatch.MetricOptions{Label: jsii.String("delivery lag p99 (s)")})
+	// The core creates no items: the created line is the writer's metric,
+	// shown only when given.
+	var lifecycleLines []awscloudwatch.IMetric
+	if lc.TasksCreated != nil {
+		lifecycleLines = append(lifecycleLines, lc.TasksCreated.With(&awscloudwatch.MetricOptions{Label: jsii.String("TasksCreated")}))
+	}
+	lifecycleLines = append(lifecycleLines,
+		lifecycle(lc.TasksExpired, metrics.ItemsFired, metrics.FunctionExpiry),
+		lifecycle(lc.Cancelled, metrics.Cancelled, metrics.FunctionCancelWorker),
+		lifecycle(lc.Rescheduled, metrics.Rescheduled, metrics.FunctionCancelWorker))
 	widgets := []awscloudwatch.IWidget{
 		awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 			Title: jsii.String("Task lifecycle (per 5 min)"), Width: jsii.Number(12),
-			Left: &[]awscloudwatch.IMetric{
-				lifecycle(lc.TasksCreated, metrics.TasksCreated, metrics.FunctionAPI),
-				lifecycle(lc.TasksExpired, metrics.ItemsFired, metrics.FunctionExpiry),
-				lifecycle(lc.Cancelled, metrics.Cancelled, metrics.FunctionCancelWorker),
-				lifecycle(lc.Rescheduled, metrics.Rescheduled, metrics.FunctionCancelWorker),
-			},
+			Left: &lifecycleLines,
 		}),
 		awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 			Title: jsii.String("Delivery lag: delivery time minus the due time"), Width: jsii.Number(12),

@@ -12,9 +12,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/envvars"
 )
 
-// DefaultExpiryTimeoutSec is ScheduleOnWriteProps.ExpiryTimeout's
+// DefaultFireTimeoutSec is ScheduleOnWriteProps.FireTimeout's
 // default; the timers' defaults are by their props.
-const DefaultExpiryTimeoutSec = 10
+const DefaultFireTimeoutSec = 10
 
 // EnvTargetFunction is the environment variable through which the expiry
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
@@ -61,17 +61,19 @@ func TableProps(s contract.Schema, removal awscdk.RemovalPolicy, protect bool) *
 	return p
 }
 
-func withDefaults(props *ScheduleOnWriteProps) ScheduleOnWriteProps {
+func withDefaults(id string, props *ScheduleOnWriteProps) ScheduleOnWriteProps {
 	var p ScheduleOnWriteProps
 	if props != nil {
 		p = *props
 	}
+	propcheck.CheckTimer(id, "Timer", p.Timer, "scheduleonwrite.NewSchedulerTimer(...), NewStepFunctionsTimer(...) or NewTTLTimer(...)"+
+		", one per ScheduleOnWrite; or leave Timer unset for NewSchedulerTimer(nil)")
 	p.Schema = propcheck.Schema(p.Schema)
 	if p.RemovalPolicy == "" {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 	}
 	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
-	p.ExpiryTimeout = propcheck.DurationOr(p.ExpiryTimeout, seconds(DefaultExpiryTimeoutSec))
+	p.FireTimeout = propcheck.DurationOr(p.FireTimeout, seconds(DefaultFireTimeoutSec))
 	if p.Timer == nil {
 		p.Timer = NewSchedulerTimer(nil)
 	}

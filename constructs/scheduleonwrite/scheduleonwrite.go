@@ -1,11 +1,11 @@
 // Package scheduleonwrite is the core of the pattern: a DynamoDB table
-// whose items each own one timer, the expiry function the timer invokes
-// at the item's due time, and the Timer that fires them (NewSchedulerTimer:
-// one EventBridge Scheduler schedule per item, the default;
-// NewStepFunctionsTimer; NewTTLTimer). At the due time the expiry function
-// claims the item with the contract's conditional write
-// (contract.Schema.Claim) and, only when the claim succeeded, invokes the
-// adopter's Target function.
+// whose items each own one timer, the function the timer invokes to fire
+// an item at its due time (Fire, lambdas/expiry), and the Timer that
+// fires them (NewSchedulerTimer: one EventBridge Scheduler schedule per
+// item, the default; NewStepFunctionsTimer; NewTTLTimer). At the due time
+// the firing function claims the item with the contract's conditional
+// write (contract.Schema.Claim) and, only when the claim succeeded,
+// invokes the adopter's Target function.
 //
 // The item format is the public contract (package contract): the Schema
 // prop names the keys, the due and state attributes and the armed states;
@@ -81,16 +81,16 @@ type ScheduleOnWriteProps struct {
 	// Logs of the expiry function (and the timer's functions).
 	// Default: one month, retained.
 	Logs gofn.LogOptions
-	// ExpiryMemoryMiB is the expiry function's memory.
+	// FireMemoryMiB is the expiry function's memory.
 	// Default: 128.
-	ExpiryMemoryMiB float64
-	// ExpiryTimeout is the expiry function's timeout (1 s..15 min); it
+	FireMemoryMiB float64
+	// FireTimeout is the expiry function's timeout (1 s..15 min); it
 	// must cover the target's run. The delivery lease (how long an
 	// attempt holds the right to run the target) is this plus 30
 	// seconds, at least 60; synth fails when a Target of this app has a
 	// longer timeout than the lease.
 	// Default: 10 seconds.
-	ExpiryTimeout awscdk.Duration
+	FireTimeout awscdk.Duration
 	// AlarmTopic receives alarm notifications (the timer's too).
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
@@ -115,13 +115,14 @@ type ScheduleOnWrite struct {
 	// Table holds the items (ExistingTable, or the one created); its
 	// stream carries NEW_AND_OLD_IMAGES.
 	Table awsdynamodb.ITable
-	// Expiry is the function the timer invokes at an item's due time.
-	Expiry *gofn.Function
-	// ExpiryBadInputAlarm fires when the expiry function got a payload it
-	// cannot read (its ExpiryBadInput metric); ExpiryErrorsAlarm when its
-	// invocations failed (ExpiryErrors). One per error metric of the
+	// Fire is the function the timer invokes at an item's due time: it
+	// claims the item, then runs the Target (lambdas/expiry).
+	Fire *gofn.Function
+	// FireBadInputAlarm fires when the expiry function got a payload it
+	// cannot read (its FireBadInput metric); FireErrorsAlarm when its
+	// invocations failed (FireErrors). One per error metric of the
 	// function (metrics.ErrorMetrics[metrics.FunctionExpiry]).
-	ExpiryBadInputAlarm, ExpiryErrorsAlarm awscloudwatch.Alarm
+	FireBadInputAlarm, FireErrorsAlarm awscloudwatch.Alarm
 	// Timer is ScheduleOnWriteProps.Timer, bound: hand it to the functions
 	// that create, move and cancel timers (cancellation.CancellationProps.Timer).
 	// Its concrete type (*SchedulerTimer, ...) holds its resources.
@@ -139,7 +140,7 @@ type ScheduleOnWrite struct {
 // NewScheduleOnWrite builds the table (unless ExistingTable), the expiry
 // function, and binds the timer.
 func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleOnWriteProps) *ScheduleOnWrite {
-	p := withDefaults(props)
+	p := withDefaults(*id, props)
 	validate(*id, p)
 	plan := TimerPlan{ID: *id, Schema: p.Schema, ExistingTable: p.ExistingTable}
 	needs := p.Timer.Plan(plan)
@@ -155,28 +156,28 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		s.Table, s.armedIndex = table, AddArmedIndex(table, p.Schema)
 	}
 
-	s.Expiry = gofn.NewFunction(c, jsii.String("Expiry"), &gofn.FunctionProps{
+	s.Fire = gofn.NewFunction(c, jsii.String("FireFunction"), &gofn.FunctionProps{
 		Entry:       "lambdas/expiry",
 		Description: "Fires an item at its due time: conditional claim, then invoke the target",
-		MemoryMiB:   p.ExpiryMemoryMiB,
-		Timeout:     p.ExpiryTimeout,
+		MemoryMiB:   p.FireMemoryMiB,
+		Timeout:     p.FireTimeout,
 		Logs:        p.Logs,
 		Environment: s.expiryEnvironment(p),
 		// The TTL timer's TTLMaxConcurrency.
 		ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency,
 	})
 	errorAlarms := alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
-		metrics.ExpiryBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
+		metrics.FireBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
 			"Check the schedule's input against the schema in " + contract.EnvVar + " (keys and due attribute).",
-		metrics.ExpiryErrors: "Expiry invocations failed (the table, or the target); the timer retries them (with the scheduler timer, Lambda retries them, then " +
+		metrics.FireErrors: "Expiry invocations failed (the table, or the target); the timer retries them (with the scheduler timer, Lambda retries them, then " +
 			"sends them to the expiry failure queue). Check the expiry function's logs.",
 	}, p.AlarmTopic)
 	alarms.Assign(metrics.FunctionExpiry, errorAlarms, map[string]*awscloudwatch.Alarm{
-		metrics.ExpiryBadInput: &s.ExpiryBadInputAlarm, metrics.ExpiryErrors: &s.ExpiryErrorsAlarm,
+		metrics.FireBadInput: &s.FireBadInputAlarm, metrics.FireErrors: &s.FireErrorsAlarm,
 	})
-	s.GrantFire(s.Expiry.Function)
+	s.GrantFire(s.Fire.Function)
 
-	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Expiry: s.Expiry,
+	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Fire: s.Fire,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, ArmedIndex: s.armedIndexFor(p)})
 	s.addReconciler(p)
 	return s
@@ -187,7 +188,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 func (s *ScheduleOnWrite) expiryEnvironment(p ScheduleOnWriteProps) map[string]string {
 	s.firing = map[string]string{
 		EnvTargetFunction: *p.Target.FunctionArn(),
-		EnvFireLease:      fmt.Sprint(int(fireLeaseSec(*p.ExpiryTimeout.ToSeconds(nil)))),
+		EnvFireLease:      fmt.Sprint(int(fireLeaseSec(*p.FireTimeout.ToSeconds(nil)))),
 	}
 	env := map[string]string{envvars.Table: *s.Table.TableName(), envvars.ItemSchema: p.Schema.EnvValue()}
 	maps.Copy(env, s.firing)
@@ -204,10 +205,12 @@ func (s *ScheduleOnWrite) FiringEnvironment() map[string]string {
 }
 
 // GrantFire lets fn fire items as the expiry function does: the claim
-// (GrantExpire) and invoking the Target only (its ARN and its versions
-// and aliases), nothing else. It returns the invoke grant.
+// (read an item and update it conditionally: GetItem and UpdateItem on
+// the table only; no put, delete, query or scan, and no index) and
+// invoking the Target only (its ARN and its versions and aliases),
+// nothing else. It returns the invoke grant.
 func (s *ScheduleOnWrite) GrantFire(fn awslambda.IFunction) awsiam.Grant {
-	s.GrantExpire(fn)
+	grants.Table(s.Table, fn, "dynamodb:GetItem", "dynamodb:UpdateItem")
 	g := grants.Invoke(s.target, fn)
 	targetVersions := any("Resource::" + *s.target.FunctionArn() + ":*")
 	if *awscdk.Token_IsUnresolved(s.target.FunctionArn()) {
@@ -232,7 +235,7 @@ func validate(id string, p ScheduleOnWriteProps) {
 			panic(fmt.Sprintf("%s: DeletionProtection applies to the table this construct creates, not to ExistingTable: set it on your table instead", id))
 		}
 	}
-	propcheck.CheckSeconds(id, "ExpiryTimeout", p.ExpiryTimeout, 1, 900, "Lambda allows 1 second to 15 minutes")
+	propcheck.CheckSeconds(id, "FireTimeout", p.FireTimeout, 1, 900, "Lambda allows 1 second to 15 minutes")
 	checkTargetTimeout(id, p)
 }
 
@@ -242,13 +245,13 @@ func validate(id string, p ScheduleOnWriteProps) {
 // app has a timeout synth can read.
 func checkTargetTimeout(id string, p ScheduleOnWriteProps) {
 	target, known := resource.FunctionTimeoutSec(p.Target)
-	if !known || *p.ExpiryTimeout.IsUnresolved() {
+	if !known || *p.FireTimeout.IsUnresolved() {
 		return
 	}
-	expiry := *p.ExpiryTimeout.ToSeconds(nil)
+	expiry := *p.FireTimeout.ToSeconds(nil)
 	if lease := fireLeaseSec(expiry); target > lease {
-		panic(fmt.Sprintf("%s: the Target's timeout (%vs) is longer than the delivery lease (%vs: ExpiryTimeout %vs + %ds, at least %ds), "+
-			"so a retried firing could run the target again while the first run still goes: set ExpiryTimeout to at least %vs "+
+		panic(fmt.Sprintf("%s: the Target's timeout (%vs) is longer than the delivery lease (%vs: FireTimeout %vs + %ds, at least %ds), "+
+			"so a retried firing could run the target again while the first run still goes: set FireTimeout to at least %vs "+
 			"(the target's timeout), or lower the target's timeout to at most %vs",
 			id, target, lease, expiry, FireLeaseMarginSec, MinFireLeaseSec, target, lease))
 	}
@@ -296,12 +299,6 @@ func sortAdvice(sk string) string {
 // Schema is the item schema the construct works with (defaults filled).
 func (s *ScheduleOnWrite) Schema() contract.Schema { return s.schema }
 
-// GrantExpire lets grantee run the expiry path: read an item and update
-// it conditionally. No put, delete, query or scan, and no index.
-func (s *ScheduleOnWrite) GrantExpire(grantee awsiam.IGrantable) awsiam.Grant {
-	return grants.Table(s.Table, grantee, "dynamodb:GetItem", "dynamodb:UpdateItem")
-}
-
 // GrantWriteItems lets grantee (a writer of items: your service, a
 // script) put, update and delete items of the table, with its
 // customer-managed KMS key when it has one. Any such write arms, moves or
@@ -338,22 +335,22 @@ func (s *ScheduleOnWrite) MetricFired(opts *awscloudwatch.MetricOptions) awsclou
 	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ItemsFired, opts)
 }
 
-// MetricExpiryErrors is the count of failed expiry invocations (retried).
+// MetricFireErrors is the count of failed expiry invocations (retried).
 // Default: Sum over 5 minutes.
-func (s *ScheduleOnWrite) MetricExpiryErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryErrors, opts)
+func (s *ScheduleOnWrite) MetricFireErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.FireErrors, opts)
 }
 
-// MetricExpiryBadInput is the count of expiry payloads that could not be
+// MetricFireBadInput is the count of expiry payloads that could not be
 // read. Default: Sum over 5 minutes.
-func (s *ScheduleOnWrite) MetricExpiryBadInput(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ExpiryBadInput, opts)
+func (s *ScheduleOnWrite) MetricFireBadInput(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.FireBadInput, opts)
 }
 
-// MetricExpirySkipped is the count of firings with nothing to do (the
+// MetricFireSkipped is the count of firings with nothing to do (the
 // item moved on, or its target already ran). Default: Sum over 5 minutes.
-func (s *ScheduleOnWrite) MetricExpirySkipped(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ExpirySkipped, opts)
+func (s *ScheduleOnWrite) MetricFireSkipped(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.FireSkipped, opts)
 }
 
 // MetricLagSeconds is the delivery time minus the due time, in seconds
@@ -368,7 +365,7 @@ func (s *ScheduleOnWrite) MetricLagSeconds(opts *awscloudwatch.MetricOptions) aw
 // adds no second one).
 func (s *ScheduleOnWrite) ErrorAlarms() []awscloudwatch.Alarm {
 	// In the order of metrics.ErrorMetrics[metrics.FunctionExpiry].
-	return []awscloudwatch.Alarm{s.ExpiryBadInputAlarm, s.ExpiryErrorsAlarm}
+	return []awscloudwatch.Alarm{s.FireBadInputAlarm, s.FireErrorsAlarm}
 }
 
 // Alarms are every alarm of the construct: the expiry function's error

@@ -23,8 +23,8 @@ const (
 	DefaultScheduleRetryAttempts  = 3
 	DefaultScheduleMaxEventAgeSec = 86400
 	// The expiry function's asynchronous invocation.
-	DefaultExpiryMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
-	DefaultExpiryRetryAttempts  = asyncinvoke.MaxRetryAttempts
+	DefaultFireMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
+	DefaultFireRetryAttempts  = asyncinvoke.MaxRetryAttempts
 )
 
 // SchedulerTimerProps configures the EventBridge Scheduler timer.
@@ -33,7 +33,7 @@ const (
 // policy and DLQ (ScheduleRetryAttempts, ScheduleMaxEventAge, the
 // dead-letter queue) cover only the hand-over of the event to Lambda.
 // What happens when the function itself fails is the function's
-// EventInvokeConfig: ExpiryMaxEventAge, ExpiryRetryAttempts and the
+// EventInvokeConfig: FireMaxEventAge, FireRetryAttempts and the
 // expiry failure queue.
 type SchedulerTimerProps struct {
 	// ScheduleRetryAttempts is how often the scheduler retries a failed
@@ -55,23 +55,23 @@ type SchedulerTimerProps struct {
 	// ExistingDeadLetterQueue.
 	// Default: those.
 	DeadLetterQueueProps *awssqs.QueueProps
-	// ExpiryMaxEventAge is how long Lambda keeps an expiry event it could
+	// FireMaxEventAge is how long Lambda keeps an expiry event it could
 	// not run yet (throttled, or waiting to retry), 1 minute..6 hours.
 	// Default: six hours, Lambda's maximum.
-	ExpiryMaxEventAge awscdk.Duration
-	// ExpiryRetryAttempts is how often Lambda retries a failed expiry,
+	FireMaxEventAge awscdk.Duration
+	// FireRetryAttempts is how often Lambda retries a failed expiry,
 	// 0..2; then the event goes to ExpiryFailureQueue.
 	// Default: 2 (jsii.Number(0) turns retries off).
-	ExpiryRetryAttempts *float64
-	// ExistingExpiryFailureQueue is your own standard queue for the
-	// expiry events Lambda gave up on. Not with ExpiryFailureQueueProps.
-	// Default: a new queue (ExpiryFailureQueueProps).
-	ExistingExpiryFailureQueue awssqs.IQueue
-	// ExpiryFailureQueueProps override the new failure queue's props
+	FireRetryAttempts *float64
+	// ExistingFireFailureQueue is your own standard queue for the
+	// expiry events Lambda gave up on. Not with FireFailureQueueProps.
+	// Default: a new queue (FireFailureQueueProps).
+	ExistingFireFailureQueue awssqs.IQueue
+	// FireFailureQueueProps override the new failure queue's props
 	// (SQS-managed encryption, TLS only, 14 days). Not with
-	// ExistingExpiryFailureQueue.
+	// ExistingFireFailureQueue.
 	// Default: those.
-	ExpiryFailureQueueProps *awssqs.QueueProps
+	FireFailureQueueProps *awssqs.QueueProps
 }
 
 // SchedulerTimer fires each item with one one-off EventBridge Scheduler
@@ -91,7 +91,7 @@ type SchedulerTimer struct {
 	// DeadLetterAlarm fires when anything is in the dead-letter queue.
 	DeadLetterAlarm awscloudwatch.Alarm
 	// ExpiryFailureQueue receives every expiry event Lambda gave up on
-	// (with the original payload), and is alarmed; see ExpiryMaxEventAge.
+	// (with the original payload), and is alarmed; see FireMaxEventAge.
 	ExpiryFailureQueue awssqs.IQueue
 	// ExpiryFailureAlarm fires when ExpiryFailureQueue holds a record;
 	// ExpiryDroppedAlarm on Lambda's AsyncEventsDropped for the function;
@@ -111,8 +111,8 @@ func NewSchedulerTimer(props *SchedulerTimerProps) *SchedulerTimer {
 	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
 	p.ScheduleRetryAttempts = jsii.Number(propcheck.Number(p.ScheduleRetryAttempts, DefaultScheduleRetryAttempts))
 	p.ScheduleMaxEventAge = propcheck.DurationOr(p.ScheduleMaxEventAge, seconds(DefaultScheduleMaxEventAgeSec))
-	p.ExpiryMaxEventAge = propcheck.DurationOr(p.ExpiryMaxEventAge, seconds(DefaultExpiryMaxEventAgeSec))
-	p.ExpiryRetryAttempts = jsii.Number(propcheck.Number(p.ExpiryRetryAttempts, DefaultExpiryRetryAttempts))
+	p.FireMaxEventAge = propcheck.DurationOr(p.FireMaxEventAge, seconds(DefaultFireMaxEventAgeSec))
+	p.FireRetryAttempts = jsii.Number(propcheck.Number(p.FireRetryAttempts, DefaultFireRetryAttempts))
 	return t
 }
 
@@ -122,7 +122,7 @@ func (t *SchedulerTimer) Plan(plan TimerPlan) TimerNeeds {
 	id, p := plan.ID, t.props
 	propcheck.CheckWhole(id, "ScheduleRetryAttempts", *p.ScheduleRetryAttempts, 0, 185, "retries of a failed invocation; the scheduler allows 0 to 185")
 	propcheck.CheckSeconds(id, "ScheduleMaxEventAge", p.ScheduleMaxEventAge, 60, 86400, "the scheduler allows 1 minute to 1 day")
-	asyncinvoke.Validate(id, "Expiry", *p.ExpiryMaxEventAge.ToSeconds(nil), *p.ExpiryRetryAttempts)
+	asyncinvoke.Validate(id, "Fire", *p.FireMaxEventAge.ToSeconds(nil), *p.FireRetryAttempts)
 	if p.ExistingDeadLetterQueue != nil && p.ExistingDeadLetterQueue.Fifo() != nil && *p.ExistingDeadLetterQueue.Fifo() {
 		panic(fmt.Sprintf("%s: ExistingDeadLetterQueue is a FIFO queue: the scheduler accepts only a standard queue as its dead-letter queue", id))
 	}
@@ -138,18 +138,18 @@ func (t *SchedulerTimer) Plan(plan TimerPlan) TimerNeeds {
 func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	t.bind(c, core)
 	id, p := core.ID, t.props
-	async := asyncinvoke.Configure(c, "Expiry", core.Expiry.Function, asyncinvoke.Props{
-		Name: "expiry", MaxEventAgeSec: *p.ExpiryMaxEventAge.ToSeconds(nil), RetryAttempts: *p.ExpiryRetryAttempts,
+	async := asyncinvoke.Configure(c, "Expiry", core.Fire.Function, asyncinvoke.Props{
+		Name: "expiry", MaxEventAgeSec: *p.FireMaxEventAge.ToSeconds(nil), RetryAttempts: *p.FireRetryAttempts,
 		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
 		AlarmTopic: core.AlarmTopic, RemovalPolicy: core.RemovalPolicy,
-		ExistingFailureQueue: p.ExistingExpiryFailureQueue, FailureQueueProps: p.ExpiryFailureQueueProps,
-		ExistingName: "ExistingExpiryFailureQueue", PropsName: "ExpiryFailureQueueProps",
+		ExistingFailureQueue: p.ExistingFireFailureQueue, FailureQueueProps: p.FireFailureQueueProps,
+		ExistingName: "ExistingFireFailureQueue", PropsName: "FireFailureQueueProps",
 	})
 	t.ExpiryFailureQueue = async.Queue
 	t.ExpiryFailureAlarm, t.ExpiryDroppedAlarm, t.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
 	g := schedulegroup.New(c, schedulegroup.Props{
-		ID: id, Target: core.Expiry.Function, RemovalPolicy: core.RemovalPolicy, AlarmTopic: core.AlarmTopic,
+		ID: id, Target: core.Fire.Function, RemovalPolicy: core.RemovalPolicy, AlarmTopic: core.AlarmTopic,
 		RoleDescription:            "Assumed by this group's schedules: invoke the expiry function, send to the DLQ",
 		DeadLetterAlarmDescription: "Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.",
 		ExistingDeadLetterQueue:    p.ExistingDeadLetterQueue, DeadLetterQueueProps: p.DeadLetterQueueProps,
@@ -166,7 +166,7 @@ func (t *SchedulerTimer) Environment() map[string]string {
 	core := t.bound("Environment")
 	return map[string]string{
 		envvars.ScheduleGroup:       *t.ScheduleGroup.ScheduleGroupName(),
-		envvars.ExpiryFunctionArn:   *core.Expiry.Function.FunctionArn(),
+		envvars.ExpiryFunctionArn:   *core.Fire.Function.FunctionArn(),
 		envvars.SchedulerRoleArn:    *t.SchedulerRole.RoleArn(),
 		envvars.SchedulerDLQArn:     *t.DeadLetterQueue.QueueArn(),
 		envvars.ScheduleRetries:     fmt.Sprint(*t.props.ScheduleRetryAttempts),

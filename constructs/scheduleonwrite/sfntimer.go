@@ -62,7 +62,7 @@ func (t *StepFunctionsTimer) Bind(c constructs.Construct, core TimerCore) TimerB
 		Time: awsstepfunctions.WaitTime_TimestampPath(jsii.String(timerspec.TimestampPath)),
 	})
 	fire := awsstepfunctionstasks.NewLambdaInvoke(c, jsii.String(timerspec.FireState), &awsstepfunctionstasks.LambdaInvokeProps{
-		LambdaFunction:           core.Expiry.Function,
+		LambdaFunction:           core.Fire.Function,
 		Payload:                  awsstepfunctions.TaskInput_FromJsonPathAt(jsii.String(timerspec.PayloadPath)),
 		RetryOnServiceExceptions: jsii.Bool(false),
 	})

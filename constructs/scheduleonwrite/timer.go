@@ -114,10 +114,10 @@ type TimerCore struct {
 	TimerPlan
 	// Table holds the items (ExistingTable or the one created).
 	Table awsdynamodb.ITable
-	// Expiry is the function that fires an item: the timer invokes it
+	// Fire is the function that fires an item: the timer invokes it
 	// with the item's payload (contract.Schema.EncodePayload) at its due
 	// time.
-	Expiry *gofn.Function
+	Fire *gofn.Function
 	// AlarmTopic receives the timer's alarms (nil: alarms with no action).
 	AlarmTopic awssns.ITopic
 	// RemovalPolicy of what the timer creates that holds data (queues,

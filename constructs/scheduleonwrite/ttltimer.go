@@ -58,10 +58,13 @@ type TTLTimerProps struct {
 	MaxLateness awscdk.Duration
 	// TTLAttribute is the table's TTL attribute that markers carry. A new
 	// table gets it as its TimeToLiveAttribute. For an ExistingTable, TTL
-	// must be enabled on it: synth fails otherwise for a Table or TableV2
-	// of this app; for an imported table synth cannot see its TTL, so the
-	// prop is required.
-	// Default: "unscheduleTtl" (required with an imported ExistingTable).
+	// must be enabled on it: a Table or TableV2 of this app names it once,
+	// in its own props (TimeToLiveAttribute), and the timer reads it from
+	// there (leave this unset; synth fails when the two differ or the
+	// table has no TTL); for an imported table synth cannot see its TTL,
+	// so the prop is required.
+	// Default: a new table: "unscheduleTtl"; an ExistingTable of this app:
+	// its TimeToLiveAttribute; an imported ExistingTable: required.
 	TTLAttribute string
 	// TTLOverdueCheckEvery is how often the TTL watch scans the table for
 	// markers still there more than MaxLateness after their expiry, and
@@ -129,8 +132,18 @@ func NewTTLTimer(props *TTLTimerProps) *TTLTimer {
 func (t *TTLTimer) Plan(plan TimerPlan) TimerNeeds {
 	t.plan(plan.ID)
 	id, p := plan.ID, &t.props
-	// An imported table's TTL cannot be read: its TTLAttribute is required.
-	if p.TTLAttribute == "" && (plan.ExistingTable == nil || resource.InspectTable(plan.ExistingTable).Known) {
+	// An ExistingTable of this app says its TTL attribute: the timer takes
+	// it, so the attribute is named once, on the table. An imported
+	// table's TTL cannot be read: its TTLAttribute is required.
+	if p.TTLAttribute == "" && plan.ExistingTable != nil {
+		if info := resource.InspectTable(plan.ExistingTable); info.Known {
+			p.TTLAttribute = info.TTLAttribute
+			if p.TTLAttribute == "" {
+				p.TTLAttribute = timerspec.DefaultTTLAttr // checkTableTTL says to enable it
+			}
+		}
+	}
+	if p.TTLAttribute == "" && plan.ExistingTable == nil {
 		p.TTLAttribute = timerspec.DefaultTTLAttr
 	}
 	if p.MaxLateness == nil {
@@ -193,7 +206,7 @@ func (t *TTLTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	if err := json.Unmarshal([]byte(timerspec.TTLFilterPattern()), &pattern); err != nil {
 		panic(err)
 	}
-	expiry := core.Expiry.Function
+	expiry := core.Fire.Function
 	t.TTLMapping = awslambda.NewEventSourceMapping(c, jsii.String("TTLMapping"), &awslambda.EventSourceMappingProps{
 		Target:                  expiry,
 		EventSourceArn:          core.Table.TableStreamArn(),

@@ -30,9 +30,10 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 // ScheduleCreator is what the API needs of the scheduling side
@@ -157,8 +158,8 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 
 	env := map[string]string{
 		envvars.Table:                  *p.Table.TableName(),
-		envvars.AllowedOrigins:         strings.Join(p.AllowedOrigins, ","),
-		envvars.MaxPendingTasksPerUser: strconv.Itoa(int(p.MaxPendingTasksPerUser)),
+		todoenv.AllowedOrigins:         strings.Join(p.AllowedOrigins, ","),
+		todoenv.MaxPendingTasksPerUser: strconv.Itoa(int(p.MaxPendingTasksPerUser)),
 		// The API writes to-do items and creates their schedules: the
 		// to-do schema, which every function reading items must be given.
 		envvars.ItemSchema: tableschema.Todo().EnvValue(),
@@ -298,12 +299,12 @@ func (a *TaskApi) Url() *string { return a.Api.Url() }
 // MetricApiServerErrors counts the handler's 5xx answers (a store or
 // scheduler call failed): Sum over 5 minutes unless opts say otherwise.
 func (a *TaskApi) MetricApiServerErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(a.Construct, metrics.FunctionAPI, metrics.ApiServerErrors, opts)
+	return alarms.Metric(a.Construct, todometrics.FunctionAPI, todometrics.ApiServerErrors, opts)
 }
 
 // MetricTasksCreated counts the tasks the API created.
 func (a *TaskApi) MetricTasksCreated(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return alarms.Metric(a.Construct, metrics.FunctionAPI, metrics.TasksCreated, opts)
+	return alarms.Metric(a.Construct, todometrics.FunctionAPI, todometrics.TasksCreated, opts)
 }
 
 // MetricServerErrors counts the stage's 5xx answers (API Gateway's

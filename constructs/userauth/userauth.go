@@ -27,8 +27,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
 // UserAuthProps configures the user pool.
@@ -184,8 +184,8 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		Description: "Auto-confirms new users or leaves them to confirm by code (optionally only for allowed email domains)",
 		Logs:        p.Logs,
 		Environment: map[string]string{
-			envvars.AllowedEmailDomains: strings.ToLower(strings.Join(p.AllowedEmailDomains, ",")),
-			envvars.VerifyEmailByCode:   fmt.Sprint(byCode),
+			todoenv.AllowedEmailDomains: strings.ToLower(strings.Join(p.AllowedEmailDomains, ",")),
+			todoenv.VerifyEmailByCode:   fmt.Sprint(byCode),
 		},
 	})
 	u.PreSignUpFunction = u.PreSignUp.Function

@@ -10,27 +10,36 @@
 //
 // Every stage is the library's own code (the same as the deployed
 // functions run), on in-memory stand-ins of DynamoDB, SQS and the timer.
-// Nothing runs until the clock moves: Put and Delete run the stream path
+// Nothing runs until the clock moves: Put, Update and Delete run the stream path
 // at the current instant, and Advance moves the clock and delivers what
 // comes due on the way, with each timer's documented lateness.
 package pipelinetest
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
-// Timer is the timer that fires items at their due time
-// (constructs/scheduleonwrite's TimerKind).
+// Timer names the timer that fires items at their due time, one per
+// timer of constructs/scheduleonwrite: Scheduler (NewSchedulerTimer),
+// StepFunctions (NewStepFunctionsTimer) and TTL (NewTTLTimer). Timers
+// lists them all.
 type Timer string
+
+// String is the timer's name, as UNSCHEDULE_TIMER spells it.
+func (t Timer) String() string { return string(t) }
 
 // The timers.
 const (
@@ -53,15 +62,64 @@ var Timers = []Timer{Scheduler, StepFunctions, TTL}
 // delivery only after it returned nil. An error makes the firing retry.
 type Target func(ctx context.Context, p contract.Payload) error
 
-// LambdaTarget adapts a Lambda handler to a Target: it hands h the
-// payload as the expiry function invokes a target function, the JSON of
-// contract.Schema.EncodePayload, such as
-// {"tenantId":"acme","jobId":"j1","runAt":"2030-01-01T01:00:00Z"}.
-func LambdaTarget(s contract.Schema, h func(ctx context.Context, payload json.RawMessage) error) Target {
-	s = s.WithDefaults()
-	return func(ctx context.Context, p contract.Payload) error {
-		return h(ctx, json.RawMessage(s.EncodePayload(p)))
+// LambdaTarget adapts your target function's Lambda handler to a Target:
+// it hands h the payload as the expiry function invokes a target
+// function, the JSON of contract.Schema.EncodePayload, such as
+// {"tenantId":"acme","jobId":"j1","runAt":"2030-01-01T01:00:00Z"}, decoded
+// into h's input as the Lambda runtime does (lambda.NewHandler). h has any
+// shape lambda.Start accepts: func(), func(ctx), func(in), func(ctx, in),
+// each returning nothing, error, or (out, error); in and out are any
+// JSON types (a struct of your own, json.RawMessage, map[string]string).
+// The firing fails, and is retried, when h returns an error. A handler of
+// another shape panics here, with what to change.
+func LambdaTarget(s contract.Schema, h any) Target {
+	if err := checkHandler(h); err != nil {
+		panic(fmt.Sprintf("pipelinetest: LambdaTarget: %v: pass a handler lambda.Start accepts, "+
+			"such as func(ctx context.Context, in T) (out U, err error) or func(ctx context.Context, in T) error", err))
 	}
+	s = s.WithDefaults()
+	handler := lambda.NewHandler(h)
+	return func(ctx context.Context, p contract.Payload) error {
+		_, err := handler.Invoke(ctx, []byte(s.EncodePayload(p)))
+		return err
+	}
+}
+
+// checkHandler applies lambda.NewHandler's rules to h's shape, which
+// NewHandler itself reports only when the handler is invoked: a function
+// of at most two arguments (of two, the first a context.Context), that
+// returns at most two values (of two, the second an error; of one, an
+// error).
+func checkHandler(h any) error {
+	if h == nil {
+		return errors.New("the handler is nil")
+	}
+	if _, ok := h.(lambda.Handler); ok {
+		return nil
+	}
+	t := reflect.TypeOf(h)
+	if t.Kind() != reflect.Func {
+		return fmt.Errorf("the handler is a %s, not a function", t)
+	}
+	ctxType, errType := reflect.TypeFor[context.Context](), reflect.TypeFor[error]()
+	isCtx := func(a reflect.Type) bool {
+		return a.Kind() == reflect.Interface && a.Implements(ctxType) && ctxType.Implements(a)
+	}
+	switch {
+	case t.NumIn() > 2:
+		return fmt.Errorf("the handler %s takes %d arguments, at most 2", t, t.NumIn())
+	case t.NumIn() == 2 && !isCtx(t.In(0)):
+		return fmt.Errorf("the handler %s takes two arguments, but the first is not a context.Context", t)
+	case t.NumIn() == 1 && t.In(0).Kind() == reflect.Interface && t.In(0).NumMethod() > 0 && !isCtx(t.In(0)):
+		return fmt.Errorf("the handler %s takes an interface that is not context.Context", t)
+	case t.NumOut() > 2:
+		return fmt.Errorf("the handler %s returns %d values, at most 2", t, t.NumOut())
+	case t.NumOut() == 2 && !t.Out(1).Implements(errType):
+		return fmt.Errorf("the handler %s returns two values, but the second is not an error", t)
+	case t.NumOut() == 1 && !t.Out(0).Implements(errType):
+		return fmt.Errorf("the handler %s returns one value, which is not an error", t)
+	}
+	return nil
 }
 
 // Config configures a Pipeline.
@@ -107,7 +165,7 @@ type TB interface {
 // It is not safe for concurrent use.
 type Pipeline struct {
 	t     TB
-	p     *pipeline.Pipeline
+	p     *inproc.Pipeline
 	late  time.Duration
 	mu    sync.Mutex
 	calls []Call
@@ -147,7 +205,7 @@ func New(t TB, c Config) *Pipeline {
 		return err
 	})
 	var err error
-	p.p, err = pipeline.NewForSchema(s, target, pipeline.Options{Start: c.Start, Timer: l,
+	p.p, err = inproc.NewForSchema(s, target, inproc.Options{Start: c.Start, Timer: l,
 		SchedulerMinutes: true, SchedulerLateness: c.Late, TTLDelay: func() time.Duration { return c.Late },
 		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -167,6 +225,21 @@ func (p *Pipeline) Put(item map[string]string) {
 	p.t.Helper()
 	if err := p.p.Items.Put(item); err != nil {
 		p.t.Fatalf("pipelinetest: %v", err)
+	}
+	p.drain(p.Now())
+}
+
+// Update sets and removes attributes of an item as an UpdateItem without
+// a condition would ("SET a = :v REMOVE b"; every value a string), then
+// runs the stream path at the current instant, as Put does. Like
+// DynamoDB, it creates an item that does not exist (with its key and the
+// set attributes), and fails the test for what DynamoDB refuses: a key
+// attribute in set or remove, an empty attribute name, and an attribute
+// both set and removed.
+func (p *Pipeline) Update(k contract.Key, set map[string]string, remove ...string) {
+	p.t.Helper()
+	if err := p.p.Items.Update(k, set, remove...); err != nil {
+		p.t.Fatalf("pipelinetest: Update(%s): %v", k, err)
 	}
 	p.drain(p.Now())
 }

@@ -228,3 +228,164 @@ func TestReconcileBringsBackALostTimer(t *testing.T) {
 		})
 	}
 }
+
+// jobIn is a target's own input type, decoded from the payload's JSON.
+type jobIn struct {
+	Tenant string `json:"tenant"`
+	Job    string `json:"job"`
+	RunAt  string `json:"runAt"`
+}
+
+// LambdaTarget takes every handler shape lambda.Start takes, decodes the
+// payload into the handler's input, and fails the firing (retried) when
+// the handler returns an error.
+func TestLambdaTargetTakesEveryHandlerShape(t *testing.T) {
+	var got []string
+	note := func(s string) { got = append(got, s) }
+	for _, tc := range []struct {
+		name    string
+		handler any
+		want    string
+	}{
+		{"func(ctx, struct) (out, error)", func(_ context.Context, in jobIn) (string, error) { note(in.Job + "@" + in.RunAt); return "ok", nil },
+			"j1@2031-05-01T09:00:00Z"},
+		{"func(ctx, struct) error", func(_ context.Context, in jobIn) error { note(in.Tenant + "/" + in.Job); return nil }, "acme/j1"},
+		{"func(ctx, json.RawMessage) error", func(_ context.Context, raw json.RawMessage) error { note(string(raw)); return nil },
+			`{"job":"j1","runAt":"2031-05-01T09:00:00Z","tenant":"acme"}`},
+		{"func(map) (out, error)", func(in map[string]string) (map[string]string, error) { note(in["job"]); return in, nil }, "j1"},
+		{"func(ctx) error", func(context.Context) error { note("ctx only"); return nil }, "ctx only"},
+		{"func() error", func() error { note("nothing"); return nil }, "nothing"},
+		{"func()", func() { note("no result") }, "no result"},
+		{"func(ctx, *struct) (*out, error)", func(_ context.Context, in *jobIn) (*jobIn, error) { note("ptr " + in.Job); return in, nil }, "ptr j1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got = nil
+			p := pipelinetest.New(t, pipelinetest.Config{Schema: schema, Start: start, Timer: pipelinetest.StepFunctions,
+				Target: pipelinetest.LambdaTarget(schema, tc.handler)})
+			p.Put(job("j1", "Queued", start.Add(time.Hour)))
+			p.Advance(2 * time.Hour)
+			if len(got) != 1 || got[0] != tc.want {
+				t.Fatalf("the handler saw %q, want %q once", got, tc.want)
+			}
+			if d := p.Delivered(); len(d) != 1 {
+				t.Fatalf("delivered %v, want the one item", d)
+			}
+		})
+	}
+	t.Run("an error fails the firing", func(t *testing.T) {
+		p := pipelinetest.New(t, pipelinetest.Config{Schema: schema, Start: start, Timer: pipelinetest.StepFunctions,
+			Target: pipelinetest.LambdaTarget(schema, func(context.Context, jobIn) (string, error) { return "", errors.New("down") })})
+		p.Put(job("j1", "Queued", start.Add(time.Hour)))
+		p.Advance(2 * time.Hour)
+		if len(p.Delivered()) != 0 || len(p.Failed()) != 1 {
+			t.Fatalf("delivered %v, failed %v: want it failed", p.Delivered(), p.Failed())
+		}
+	})
+}
+
+// A handler lambda.Start refuses is refused at once, with what to change.
+func TestLambdaTargetRefusesOtherShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler any
+		want    string
+	}{
+		{"nil", nil, "the handler is nil"},
+		{"not a function", "run", "not a function"},
+		{"three arguments", func(context.Context, jobIn, int) error { return nil }, "at most 2"},
+		{"no context first", func(jobIn, jobIn) error { return nil }, "the first is not a context.Context"},
+		{"an interface not a context", func(fmt.Stringer) error { return nil }, "not context.Context"},
+		{"three results", func() (int, int, error) { return 0, 0, nil }, "returns 3 values"},
+		{"no error second", func() (int, int) { return 0, 0 }, "the second is not an error"},
+		{"one result, no error", func() int { return 0 }, "which is not an error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "pass a handler lambda.Start accepts") {
+					t.Fatalf("panicked with %q, want %q and how to fix it", msg, tc.want)
+				}
+			}()
+			pipelinetest.LambdaTarget(schema, tc.handler)
+		})
+	}
+}
+
+// Update sets and removes attributes as UpdateItem does, and the stream
+// path follows: moving the due time moves the timer, leaving the armed
+// states cancels it, removing the due attribute disarms it, and an
+// update of a missing item creates it.
+func TestUpdateSetsAndRemovesAsUpdateItem(t *testing.T) {
+	due, moved := start.Add(time.Hour), start.Add(3*time.Hour)
+	for _, tc := range []struct {
+		name   string
+		update func(p *pipelinetest.Pipeline)
+		want   []contract.Payload
+		attrs  map[string]string // the item after the update (nil: not checked)
+	}{
+		{"a new due time moves it", func(p *pipelinetest.Pipeline) {
+			p.Update(key("j1"), map[string]string{"runAt": contract.FormatTime(moved)})
+		}, []contract.Payload{{Key: key("j1"), Due: moved}}, nil},
+		{"leaving the armed states cancels it, the other attributes stay", func(p *pipelinetest.Pipeline) {
+			p.Update(key("j1"), map[string]string{"state": "Cancelled"}, "kind")
+		}, nil, map[string]string{"tenant": "acme", "job": "j1", "state": "Cancelled", "runAt": contract.FormatTime(due)}},
+		{"removing the due time disarms it", func(p *pipelinetest.Pipeline) { p.Update(key("j1"), nil, "runAt") }, nil,
+			map[string]string{"tenant": "acme", "job": "j1", "state": "Queued", "kind": "report"}},
+		{"a missing item is created, armed", func(p *pipelinetest.Pipeline) {
+			p.Update(key("j2"), map[string]string{"state": "Queued", "runAt": contract.FormatTime(moved)})
+		}, []contract.Payload{{Key: key("j1"), Due: due}, {Key: key("j2"), Due: moved}}, nil},
+		{"an update that changes nothing fires it once", func(p *pipelinetest.Pipeline) {
+			p.Update(key("j1"), map[string]string{"state": "Queued"}, "absent")
+		}, []contract.Payload{{Key: key("j1"), Due: due}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pipelinetest.New(t, pipelinetest.Config{Schema: schema, Target: (&recorder{}).run, Start: start})
+			p.Put(job("j1", "Queued", due))
+			tc.update(p)
+			if tc.attrs != nil {
+				if got, _ := p.Item(key("j1")); fmt.Sprint(got) != fmt.Sprint(tc.attrs) {
+					t.Fatalf("item %v, want %v", got, tc.attrs)
+				}
+			}
+			p.Advance(4 * time.Hour)
+			if got := p.Delivered(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("delivered %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Update refuses what DynamoDB's UpdateItem refuses, never more lenient.
+func TestUpdateRefusesWhatDynamoDBRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		k      contract.Key
+		set    map[string]string
+		remove []string
+		want   string
+	}{
+		{"setting the partition key", key("j1"), map[string]string{"tenant": "other"}, nil, "cannot update attribute tenant: it is part of the key"},
+		{"removing the sort key", key("j1"), nil, []string{"job"}, "cannot update attribute job"},
+		{"set and removed", key("j1"), map[string]string{"kind": "x"}, []string{"kind"}, "two document paths overlap"},
+		{"removed twice", key("j1"), nil, []string{"kind", "kind"}, "two document paths overlap"},
+		{"an empty name", key("j1"), map[string]string{"": "x"}, nil, "an attribute name is empty"},
+		{"an incomplete key", contract.Key{Partition: "acme"}, map[string]string{"kind": "x"}, nil, "the key attribute job is empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pipelinetest.New(fatal{}, pipelinetest.Config{Schema: schema, Target: (&recorder{}).run, Start: start})
+			p.Put(job("j1", "Queued", start.Add(time.Hour)))
+			before, _ := p.Item(key("j1"))
+			got := func() (msg fatalMsg) {
+				defer func() { msg, _ = recover().(fatalMsg) }()
+				p.Update(tc.k, tc.set, tc.remove...)
+				return ""
+			}()
+			if !strings.Contains(string(got), tc.want) || !strings.Contains(string(got), "ValidationException") {
+				t.Fatalf("Update failed with %q, want %q", got, tc.want)
+			}
+			if after, _ := p.Item(key("j1")); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Fatalf("the item changed to %v", after)
+			}
+		})
+	}
+}

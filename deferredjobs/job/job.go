@@ -55,12 +55,20 @@ func Schema() contract.Schema {
 	}.WithDefaults()
 }
 
-// Environment variables the construct sets on a writer (ConfigureWriter);
-// their names live in internal/core/envvars with every other function variable.
+// The deferred jobs' environment variables, declared here, beside their
+// code (the core's are in internal/core/envvars, which registers these).
 const (
-	EnvTable  = envvars.DeferredJobsTable
-	EnvWeekly = envvars.DeferredJobsWeekly
+	// EnvTable is the items table's name, for an adopter's writer
+	// (ConfigureWriter; deferredjobs/writer).
+	EnvTable = "DEFERRED_JOBS_TABLE"
+	// EnvWeekly is the weekly run time, for an adopter's writer.
+	EnvWeekly = "DEFERRED_JOBS_WEEKLY"
+	// EnvJobQueueURL is the job queue the dispatcher sends to
+	// (internal/deferredjobs/jobdispatch).
+	EnvJobQueueURL = "JOB_QUEUE_URL"
 )
+
+func init() { envvars.Register(EnvTable, EnvWeekly, EnvJobQueueURL) }
 
 // Weekly is a weekly moment in UTC.
 type Weekly struct {
@@ -184,3 +192,19 @@ func FromPayload(b []byte) (Job, error) {
 	}
 	return Job{Tenant: p.Key.Partition, Window: p.Due.UTC()}, nil
 }
+
+// The deferred-jobs dispatcher's function and metric names (the Function
+// dimension and the metrics it writes as the core's Target), declared
+// beside its code; the core's are in internal/core/metrics.
+const (
+	// FunctionDispatch is the dispatcher's Function dimension.
+	FunctionDispatch = "deferreddispatch"
+	// MetricQueued counts the jobs sent to the job queue.
+	MetricQueued = "DeferredJobsQueued"
+	// MetricMalformed counts the fired items that are no deferred job;
+	// their firing fails.
+	MetricMalformed = "DeferredJobsMalformed"
+	// MetricQueueFailed counts the jobs the queue refused; their firing is
+	// retried.
+	MetricQueueFailed = "DeferredJobsQueueFailed"
+)

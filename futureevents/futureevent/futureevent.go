@@ -33,10 +33,18 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
-// EnvTableName is the environment variable that carries the table's name
-// to an app's function (set by the construct's ConfigureClient, read by
-// the client's FromEnv).
-const EnvTableName = envvars.FutureEventsTable
+// The future events' environment variables, declared here, beside their
+// code (the core's are in internal/core/envvars, which registers these).
+const (
+	// EnvTableName carries the table's name to an app's function (set by
+	// the construct's ConfigureClient, read by the client's FromEnv).
+	EnvTableName = "FUTURE_EVENTS_TABLE_NAME"
+	// EnvTargetFunctionArns lists the handler's registered target
+	// functions, comma-separated (constructs/futureevents).
+	EnvTargetFunctionArns = "TARGET_FUNCTION_ARNS"
+)
+
+func init() { envvars.Register(EnvTableName, EnvTargetFunctionArns) }
 
 // The item's attributes (all DynamoDB strings) and states.
 const (
@@ -222,3 +230,19 @@ func Name(parts ...string) string {
 	}
 	return b.String() + suffix
 }
+
+// The future-events handler's function and metric names (the Function
+// dimension and the metrics it writes), declared beside its code; the
+// core's are in internal/core/metrics.
+const (
+	// FunctionFutureEvents is the handler's Function dimension.
+	FunctionFutureEvents = "futureevents"
+	// MetricDelivered counts the targets invoked successfully.
+	MetricDelivered = "FutureEventsDelivered"
+	// MetricRefused counts the firings whose target is not registered
+	// (or whose item is not a future event): they fail.
+	MetricRefused = "FutureEventsRefused"
+	// MetricTargetFailed counts the failed invokes of a registered target
+	// (the core's timer retries the firing).
+	MetricTargetFailed = "FutureEventsTargetFailed"
+)

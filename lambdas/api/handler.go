@@ -7,6 +7,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 // handler serves one API Gateway event and counts what the dashboard
@@ -20,9 +21,9 @@ func (h *handler) Handle(ctx context.Context, e events.APIGatewayProxyRequest) (
 	resp := h.api.ServeAPIGateway(ctx, e)
 	switch {
 	case e.HTTPMethod == "POST" && resp.StatusCode == 201:
-		h.metrics.Add(metrics.TasksCreated, 1)
+		h.metrics.Add(todometrics.TasksCreated, 1)
 	case resp.StatusCode >= 500:
-		h.metrics.Add(metrics.ApiServerErrors, 1)
+		h.metrics.Add(todometrics.ApiServerErrors, 1)
 	}
 	_ = h.metrics.Flush()
 	return resp, nil

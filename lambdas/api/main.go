@@ -29,16 +29,18 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, origins, cursorSecret := env.Require(envvars.Table), env.List(envvars.AllowedOrigins), env.Require(envvars.PageCursorSecretArn)
-	maxPending := env.Int(envvars.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser, 1, 1<<30)
+	table, origins, cursorSecret := env.Require(envvars.Table), env.List(todoenv.AllowedOrigins), env.Require(envvars.PageCursorSecretArn)
+	maxPending := env.Int(todoenv.MaxPendingTasksPerUser, task.DefaultMaxPendingPerUser, 1, 1<<30)
 	schedCfg := awsscheduler.ConfigFromEnv(env)
 	var topics []string
-	if env.Optional(envvars.TopicArnPrefix, "") != "" {
+	if env.Optional(todoenv.TopicArnPrefix, "") != "" {
 		topics = awssns.TopicArnsFromEnv(env)
 	}
 	lambdaenv.Must(0, env.Err())
@@ -47,7 +49,7 @@ func main() {
 	store := tasktable.New(dynamodb.NewFromConfig(cfg), table)
 	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, MaxPendingPerUser: maxPending, Log: log}))
 	cursors := pagecursor.Lazy(secretstring.Loader(secretsmanager.NewFromConfig(cfg), cursorSecret, "the page cursor secret"))
-	h := &handler{api: api.New(svc, cursors, origins, log), metrics: metrics.New(metrics.FunctionAPI, nil)}
+	h := &handler{api: api.New(svc, cursors, origins, log), metrics: metrics.New(todometrics.FunctionAPI, nil)}
 	if len(topics) > 0 {
 		subs := lambdaenv.Must(awssns.NewSubscriptions(sns.NewFromConfig(cfg)))
 		notifications := lambdaenv.Must(notify.NewSubscriber(notify.SubscriberDeps{

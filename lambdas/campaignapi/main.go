@@ -19,19 +19,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/limits/limitsdynamo"
 	"github.com/unschedule/unschedule/internal/core/adapters/secretstring"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
@@ -40,14 +42,14 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, provisioner, origins := env.Require(envvars.CampaignTable), env.Require(envvars.ProvisionFunctionArn), env.List(envvars.AllowedOrigins)
+	table, provisioner, origins := env.Require(campaignenv.CampaignTable), env.Require(campaignenv.ProvisionFunctionArn), env.List(campaignenv.AllowedOrigins)
 	tc, err := campaigntimer.Load(env, os.Getenv)
 	lambdaenv.Must(0, err)
-	senderGroup, cursorSecret := env.Require(envvars.SenderGroup), env.Require(envvars.PageCursorSecretArn)
+	senderGroup, cursorSecret := env.Require(campaignenv.SenderGroup), env.Require(envvars.PageCursorSecretArn)
 	lim := limits.Limits{
-		CampaignsPerDay:       env.Int(envvars.MaxCampaignsPerDay, limits.DefaultCampaignsPerDay, 1, limits.MaxCampaignsPerDay),
-		SendsPerDay:           env.Int(envvars.MaxCampaignSendsPerDay, limits.DefaultSendsPerDay, 1, limits.MaxSendsPerDay),
-		RecipientsPerCampaign: env.Int(envvars.MaxRecipientsPerCampaign, limits.DefaultRecipientsPerCampaign, 1, limits.MaxRecipientsPerCampaign),
+		CampaignsPerDay:       env.Int(campaignenv.MaxCampaignsPerDay, limits.DefaultCampaignsPerDay, 1, limits.MaxCampaignsPerDay),
+		SendsPerDay:           env.Int(campaignenv.MaxCampaignSendsPerDay, limits.DefaultSendsPerDay, 1, limits.MaxSendsPerDay),
+		RecipientsPerCampaign: env.Int(campaignenv.MaxRecipientsPerCampaign, limits.DefaultRecipientsPerCampaign, 1, limits.MaxRecipientsPerCampaign),
 	}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
@@ -60,6 +62,6 @@ func main() {
 	start := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), provisioner))
 	cursors := pagecursor.Lazy(secretstring.Loader(secretsmanager.NewFromConfig(cfg), cursorSecret, "the page cursor secret"))
 	h := lambdaenv.Must(campaignapi.New(store, cursors, start, canceller, clock.System{}, nil, origins, senderGroup, log))
-	a := &cl.API{Handler: h.WithLimits(limiter), Metrics: metrics.New(metrics.FunctionCampaignAPI, nil), Log: log}
+	a := &cl.API{Handler: h.WithLimits(limiter), Metrics: metrics.New(campaignmetrics.FunctionCampaignAPI, nil), Log: log}
 	lambda.Start(a.Handle)
 }

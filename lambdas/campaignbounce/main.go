@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 )
@@ -24,7 +24,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, listID := env.Require(envvars.CampaignTable), env.Require(envvars.SuppressionList)
+	table, listID := env.Require(campaignenv.CampaignTable), env.Require(campaignenv.SuppressionList)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table, listID))

@@ -21,10 +21,11 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/appsyncevents"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
@@ -33,7 +34,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, events := env.Require(envvars.CampaignTable), env.Require(envvars.CampaignEventsHTTP)
+	table, events := env.Require(campaignenv.CampaignTable), env.Require(campaignenv.CampaignEventsHTTP)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	h := lambdaenv.Must(newHandler(dynamodb.NewFromConfig(cfg), table, events, cfg.Region, cfg.Credentials, nil, log))
@@ -53,5 +54,5 @@ func newHandler(ddb dynamo.API, table, eventsDNS, region string, creds aws.Crede
 		return nil, err
 	}
 	return &cl.Progress{Store: store, Publisher: pub, Task: campaigntable.StreamSendTask, Clock: clock.System{},
-		Metrics: metrics.New(metrics.FunctionCampaignProgress, nil), Log: log}, nil
+		Metrics: metrics.New(campaignmetrics.FunctionCampaignProgress, nil), Log: log}, nil
 }

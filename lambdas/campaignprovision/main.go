@@ -29,11 +29,12 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/cognitosenders"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 )
@@ -43,9 +44,9 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	tc, err := campaigntimer.Load(env, os.Getenv)
 	lambdaenv.Must(0, err)
-	pc := provision.Config{CallsPerSecond: env.Float(envvars.SchedulerCallsPerSecond, provision.DefaultCallsPerSecond, 1, 10000),
-		Margin: time.Duration(env.Int(envvars.ProvisionMarginSec, 90, 10, 600)) * time.Second}
-	table, self := env.Require(envvars.CampaignTable), env.Require(envvars.FunctionName)
+	pc := provision.Config{CallsPerSecond: env.Float(campaignenv.SchedulerCallsPerSecond, provision.DefaultCallsPerSecond, 1, 10000),
+		Margin: time.Duration(env.Int(campaignenv.ProvisionMarginSec, 90, 10, 600)) * time.Second}
+	table, self := env.Require(campaignenv.CampaignTable), env.Require(campaignenv.FunctionName)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := lambdaenv.Must(campaigntable.NewCampaignStore(dynamodb.NewFromConfig(cfg), table))
@@ -53,6 +54,6 @@ func main() {
 	owners := lambdaenv.Must(cognitosenders.Load(env, cognitoidentityprovider.NewFromConfig(cfg), clock.System{}))
 	p := lambdaenv.Must(provision.New(pc, store, store, owners, tm, store, clock.System{}))
 	again := lambdaenv.Must(lambdainvoke.New(awslambda.NewFromConfig(cfg), self))
-	h := &cl.Provision{Provisioner: p, Self: again, Metrics: metrics.New(metrics.FunctionCampaignProvision, nil), Log: log}
+	h := &cl.Provision{Provisioner: p, Self: again, Metrics: metrics.New(campaignmetrics.FunctionCampaignProvision, nil), Log: log}
 	lambda.Start(h.Handle)
 }

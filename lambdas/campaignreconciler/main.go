@@ -34,11 +34,12 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/lambdainvoke"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
@@ -50,9 +51,9 @@ func main() {
 	env := lambdaenv.New(os.Getenv)
 	tc, err := campaigntimer.Load(env, os.Getenv)
 	lambdaenv.Must(0, err)
-	sendFn := env.Require(envvars.SendFunctionArn)
-	rate := env.Float(envvars.SchedulerCallsPerSecond, campaign.DefaultReconcileCallsPerSecond, 1, 10000)
-	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress)}
+	sendFn := env.Require(campaignenv.SendFunctionArn)
+	rate := env.Float(campaignenv.SchedulerCallsPerSecond, campaign.DefaultReconcileCallsPerSecond, 1, 10000)
+	sc := ses.Config{Table: env.Require(campaignenv.CampaignTable), From: env.Require(campaignenv.SenderAddress)}
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
@@ -69,7 +70,7 @@ func main() {
 			Owners:     lambdaenv.Must(cognitosenders.Load(env, cognitoidentityprovider.NewFromConfig(cfg), clock.System{})),
 			Dispatcher: dispatch, Clock: clock.System{}, Caller: caller,
 			Checkpoints: lambdaenv.Must(checkpoint.New(ddb, sc.Table, campaign.TaskSchema))},
-		Metrics: metrics.New(metrics.FunctionCampaignReconciler, nil), Log: log,
+		Metrics: metrics.New(campaignmetrics.FunctionCampaignReconciler, nil), Log: log,
 	}
 	lambda.Start(h.Handle)
 }

@@ -36,11 +36,12 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/cognitosenders"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	cl "github.com/unschedule/unschedule/internal/campaigns/campaignlambda"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 )
@@ -48,8 +49,8 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	sc := ses.Config{Table: env.Require(envvars.CampaignTable), From: env.Require(envvars.SenderAddress), ConfigurationSet: env.Optional(envvars.SESConfigurationSet, "")}
-	base, secret, list := env.Require(envvars.UnsubscribeURL), env.Require(envvars.UnsubscribeSecretArn), env.Require(envvars.SuppressionList)
+	sc := ses.Config{Table: env.Require(campaignenv.CampaignTable), From: env.Require(campaignenv.SenderAddress), ConfigurationSet: env.Optional(campaignenv.SESConfigurationSet, "")}
+	base, secret, list := env.Require(campaignenv.UnsubscribeURL), env.Require(campaignenv.UnsubscribeSecretArn), env.Require(campaignenv.SuppressionList)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	ddb := dynamodb.NewFromConfig(cfg)
@@ -60,6 +61,6 @@ func main() {
 	keys := unsubscribe.LoadKeys(ses.SecretLoader(secretsmanager.NewFromConfig(cfg), secret)) // read on the first send
 	w.Deliverability = &send.Deliverability{Sender: sc.From, Suppressions: lambdaenv.Must(ses.NewSuppressions(ddb, sc.Table, list)),
 		Links: unsubscribe.Links{Base: base, Keys: keys}}
-	h := &cl.Send{Worker: w, Metrics: metrics.New(metrics.FunctionCampaignSend, nil), Log: log}
+	h := &cl.Send{Worker: w, Metrics: metrics.New(campaignmetrics.FunctionCampaignSend, nil), Log: log}
 	lambda.Start(h.Invoke)
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/ses"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 )
@@ -26,7 +26,7 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	table, secret, listID := env.Require(envvars.CampaignTable), env.Require(envvars.UnsubscribeSecretArn), env.Require(envvars.SuppressionList)
+	table, secret, listID := env.Require(campaignenv.CampaignTable), env.Require(campaignenv.UnsubscribeSecretArn), env.Require(campaignenv.SuppressionList)
 	lambdaenv.Must(0, env.Err())
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	list := lambdaenv.Must(ses.NewSuppressions(dynamodb.NewFromConfig(cfg), table, listID))

@@ -16,10 +16,10 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
@@ -57,7 +57,7 @@ func TestHandle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := memory.NewScheduler()
+			s := inmem.NewScheduler()
 			for _, sc := range tt.schedules {
 				if err := s.Create(context.Background(), sc); err != nil {
 					t.Fatal(err)

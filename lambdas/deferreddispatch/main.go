@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 	"github.com/unschedule/unschedule/internal/core/metrics"
@@ -25,13 +25,13 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
-	url := env.Require(envvars.JobQueueURL)
+	url := env.Require(job.EnvJobQueueURL)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	q := lambdaenv.Must(jobqueue.New(sqs.NewFromConfig(aws), url))
-	rec := metrics.New(metrics.FunctionDeferredDispatch, nil)
+	rec := metrics.New(job.FunctionDispatch, nil)
 	d := lambdaenv.Must(jobdispatch.NewDispatcher(q, log, rec, jobdispatch.Metrics{
-		Queued: metrics.DeferredJobsQueued, Malformed: metrics.DeferredJobsMalformed, QueueFailed: metrics.DeferredJobsQueueFailed,
+		Queued: job.MetricQueued, Malformed: job.MetricMalformed, QueueFailed: job.MetricQueueFailed,
 	}))
 	lambda.Start(func(ctx context.Context, payload json.RawMessage) error {
 		defer func() { _ = rec.Flush() }()

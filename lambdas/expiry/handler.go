@@ -90,7 +90,7 @@ type handler struct {
 // Handle fires the item the schedule names. EventBridge Scheduler
 // invokes this function asynchronously: once Lambda has accepted the
 // event, the schedule's retry policy and dead-letter queue are done with
-// it. An error here makes Lambda retry (ExpiryRetryAttempts, by default
+// it. An error here makes Lambda retry (FireRetryAttempts, by default
 // twice, one then two minutes later), then send the event to the expiry
 // failure queue (the function's on-failure destination, alarmed), where a
 // person can redrive it; the to-do app's reconciler expires its task
@@ -105,11 +105,11 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	p, outcome, err := h.exp.Expire(ctx, payload)
 	switch {
 	case errors.Is(err, errBadInput):
-		h.metrics.Add(metrics.ExpiryBadInput, 1)
+		h.metrics.Add(metrics.FireBadInput, 1)
 		return fmt.Errorf("expiry: %w", err)
 	case errors.Is(err, fire.ErrInProgress):
 		// Another attempt holds the delivery claim: retry later.
-		h.metrics.Add(metrics.ExpiryNotifyInProgress, 1)
+		h.metrics.Add(metrics.FireInProgress, 1)
 		return err
 	case errors.Is(err, fire.ErrTooEarly):
 		// EventBridge Scheduler fires within the minute of its schedule
@@ -122,7 +122,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		h.log.WarnContext(ctx, "fired before its time; Lambda retries it", logfield.Key, p.Key.String(), "error", err.Error())
 		return err
 	case err != nil:
-		h.metrics.Add(metrics.ExpiryErrors, 1)
+		h.metrics.Add(metrics.FireErrors, 1)
 		h.log.ErrorContext(ctx, "expiry failed; Lambda retries it, then sends it to the failure queue", logfield.Key, p.Key.String(), "error", err.Error())
 		return err
 	}
@@ -142,7 +142,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 		h.metrics.Add(metrics.ItemsFired, 1)
 		h.metrics.Set(metrics.DeliveryLagSeconds, h.now().Sub(p.Due).Seconds(), "Seconds")
 	default:
-		h.metrics.Add(metrics.ExpirySkipped, 1)
+		h.metrics.Add(metrics.FireSkipped, 1)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -73,14 +74,14 @@ func TestHandle(t *testing.T) {
 	}{
 		{"expires and notifies", &pending, payload(due), nil, false, `"ItemsFired":1`, 1, task.StatusExpired},
 		{"lag is recorded", &pending, payload(due), nil, false, `"DeliveryLagSeconds":30`, 1, task.StatusExpired},
-		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, false, `"ExpirySkipped":1`, 0, task.StatusPending},
-		{"gone task skipped", nil, payload(due), nil, false, `"ExpirySkipped":1`, 0, ""},
-		{"publish failure is retried", &pending, payload(due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusExpired},
-		{"another attempt is publishing: retry later", &claimed, payload(due), nil, true, `"ExpiryNotifyInProgress":1`, 0, task.StatusExpired},
-		{"not our payload", &pending, json.RawMessage(`{"hello":1}`), nil, true, `"ExpiryBadInput":1`, 0, task.StatusPending},
+		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, false, `"FireSkipped":1`, 0, task.StatusPending},
+		{"gone task skipped", nil, payload(due), nil, false, `"FireSkipped":1`, 0, ""},
+		{"publish failure is retried", &pending, payload(due), errors.New("sns down"), true, `"FireErrors":1`, 0, task.StatusExpired},
+		{"another attempt is publishing: retry later", &claimed, payload(due), nil, true, `"FireInProgress":1`, 0, task.StatusExpired},
+		{"not our payload", &pending, json.RawMessage(`{"hello":1}`), nil, true, `"FireBadInput":1`, 0, task.StatusPending},
 		{"reminder payload reminds, task stays pending", &reminding, remPayload(remDue, due), nil, false, `"RemindersSent":1`, 1, task.StatusPending},
 		{"stale reminder skipped", &reminding, remPayload(remDue, due.Add(-time.Hour)), nil, false, `"RemindersSkipped":1`, 0, task.StatusPending},
-		{"reminder publish failure is retried", &reminding, remPayload(remDue, due), errors.New("sns down"), true, `"ExpiryErrors":1`, 0, task.StatusPending},
+		{"reminder publish failure is retried", &reminding, remPayload(remDue, due), errors.New("sns down"), true, `"FireErrors":1`, 0, task.StatusPending},
 		{"an early firing fails, so Lambda retries it", &early, payload(early.DueAt), nil, true, `"EarlyFirings":1`, 0, task.StatusPending},
 		{"an early reminder fails, so Lambda retries it", &earlyRem, remPayload(remDue, earlyRem.RemindAt), nil, true, `"EarlyFirings":1`, 0, task.StatusPending},
 	} {
@@ -140,16 +141,16 @@ func TestHandleTarget(t *testing.T) {
 		delivered  bool
 	}{
 		{"claims, then runs the target", item("Queued"), payload, nil, false, `"ItemsFired":1`, 1, "Done", true},
-		{"not armed: the target never runs", item("Cancelled"), payload, nil, false, `"ExpirySkipped":1`, 0, "Cancelled", false},
+		{"not armed: the target never runs", item("Cancelled"), payload, nil, false, `"FireSkipped":1`, 0, "Cancelled", false},
 		{"moved due time: skipped", item("Queued"), json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: due.Add(-time.Hour)})),
-			nil, false, `"ExpirySkipped":1`, 0, "Queued", false},
-		{"a failed target is retried, not recorded", item("Queued"), payload, boom, true, `"ExpiryErrors":1`, 1, "Done", false},
-		{"not our payload", item("Queued"), json.RawMessage(`{"userId":"u"}`), nil, true, `"ExpiryBadInput":1`, 0, "Queued", false},
+			nil, false, `"FireSkipped":1`, 0, "Queued", false},
+		{"a failed target is retried, not recorded", item("Queued"), payload, boom, true, `"FireErrors":1`, 1, "Done", false},
+		{"not our payload", item("Queued"), json.RawMessage(`{"userId":"u"}`), nil, true, `"FireBadInput":1`, 0, "Queued", false},
 		{"an early firing: the target does not run, Lambda retries it", item("Queued"),
 			json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: due.Add(59 * time.Second)})), nil, true, `"EarlyFirings":1`, 0, "Queued", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items := memory.NewItems(s)
+			items := inmem.NewItems(s)
 			if err := items.Put(tc.stored); err != nil {
 				t.Fatal(err)
 			}

@@ -21,9 +21,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/eventfilter"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -179,7 +179,7 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 func TestTTLDispatchFailureIsABatchItemFailure(t *testing.T) {
 	s := testenv.ConsumerSchema()
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	items := memory.NewItems(s)
+	items := inmem.NewItems(s)
 	var recs []string
 	for _, job := range []string{"a", "b"} {
 		k := contract.Key{Partition: "t1", Sort: job}

@@ -30,14 +30,14 @@ func main() {
 	log := lambdaenv.Logger()
 	env := lambdaenv.New(os.Getenv)
 	table := env.Require(envvars.Table)
-	targets := env.List(envvars.TargetFunctionArns)
+	targets := env.List(futureevent.EnvTargetFunctionArns)
 	lambdaenv.Must(0, env.Err())
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	events := lambdaenv.Must(client.New(dynamodb.NewFromConfig(aws), table))
 	inv := lambdaenv.Must(lambdatarget.New(awslambdasdk.NewFromConfig(aws)))
-	rec := metrics.New(metrics.FunctionFutureEvents, nil)
+	rec := metrics.New(futureevent.FunctionFutureEvents, nil)
 	d := lambdaenv.Must(futureevent.NewDispatcher(targets, events, inv, log, rec))
-	d.Delivered, d.Refused, d.Failed = metrics.FutureEventsDelivered, metrics.FutureEventsRefused, metrics.FutureEventsTargetFailed
+	d.Delivered, d.Refused, d.Failed = futureevent.MetricDelivered, futureevent.MetricRefused, futureevent.MetricTargetFailed
 	lambda.Start(func(ctx context.Context, in json.RawMessage) error {
 		defer func() { _ = rec.Flush() }()
 		return d.Handle(ctx, in)

@@ -13,6 +13,7 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
 // settings are what the function reads from its environment.
@@ -33,7 +34,7 @@ type settings struct {
 func loadConfig(getenv func(string) string) (settings, error) {
 	e := lambdaenv.New(getenv)
 	c := settings{Table: e.Require(envvars.Table), Schema: tableschema.Todo(),
-		Topics: awssns.TopicArnsFromEnv(e), WebURL: e.Optional(envvars.WebURL, "")}
+		Topics: awssns.TopicArnsFromEnv(e), WebURL: e.Optional(todoenv.WebURL, "")}
 	if getenv(envvars.ItemSchema) != "" {
 		c.Schema = e.Schema()
 	}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 // FunctionName is the Function dimension of this trigger's metrics.
-const FunctionName = metrics.FunctionPostAuth
+const FunctionName = todometrics.FunctionPostAuth
 
 // Budget bounds the SNS work of one sign-in. Cognito waits 5 seconds for a
 // trigger and fails the sign-in after that, so the work is cut off well

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
 // FuzzPreSignUp decodes arbitrary JSON as a PreSignUp event and runs the
@@ -37,7 +37,7 @@ func FuzzPreSignUp(f *testing.F) {
 		if restricted {
 			allowed = "example.com"
 		}
-		env := map[string]string{envvars.AllowedEmailDomains: allowed}
+		env := map[string]string{todoenv.AllowedEmailDomains: allowed}
 		h, err := configure(func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
 type handler struct {
@@ -22,17 +22,17 @@ type handler struct {
 
 // configure reads the environment once, at cold start.
 func configure(getenv func(string) string, log *slog.Logger) (*handler, error) {
-	domains, err := notify.ParseDomains(getenv(envvars.AllowedEmailDomains))
+	domains, err := notify.ParseDomains(getenv(todoenv.AllowedEmailDomains))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", envvars.AllowedEmailDomains, err)
+		return nil, fmt.Errorf("%s: %w", todoenv.AllowedEmailDomains, err)
 	}
 	var byCode bool
-	switch v := getenv(envvars.VerifyEmailByCode); v {
+	switch v := getenv(todoenv.VerifyEmailByCode); v {
 	case "", "false":
 	case "true":
 		byCode = true
 	default:
-		return nil, fmt.Errorf("%s must be true or false (given %q)", envvars.VerifyEmailByCode, v)
+		return nil, fmt.Errorf("%s must be true or false (given %q)", todoenv.VerifyEmailByCode, v)
 	}
 	policy := notify.NewSignUpPolicy(domains)
 	return &handler{policy: policy, verifyByCode: byCode || policy.Restricted(), log: log}, nil

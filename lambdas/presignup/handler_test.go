@@ -13,8 +13,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
@@ -45,7 +45,7 @@ func TestHandle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			env := map[string]string{envvars.AllowedEmailDomains: tc.allowed, envvars.VerifyEmailByCode: tc.byCode}
+			env := map[string]string{todoenv.AllowedEmailDomains: tc.allowed, todoenv.VerifyEmailByCode: tc.byCode}
 			h, err := configure(func(k string) string { return env[k] }, slog.New(slog.NewJSONHandler(&logs, nil)))
 			if err != nil {
 				t.Fatal(err)
@@ -86,11 +86,11 @@ func TestRestrictedMessageTellsTheUser(t *testing.T) {
 
 func TestConfigureRefusesBadSettings(t *testing.T) {
 	for _, tc := range []struct{ name, domains, byCode, want string }{
-		{"bad domain", "example.com,@bad", "", envvars.AllowedEmailDomains},
-		{"verification not a boolean", "", "yes", envvars.VerifyEmailByCode + ` must be true or false (given "yes")`},
+		{"bad domain", "example.com,@bad", "", todoenv.AllowedEmailDomains},
+		{"verification not a boolean", "", "yes", todoenv.VerifyEmailByCode + ` must be true or false (given "yes")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{envvars.AllowedEmailDomains: tc.domains, envvars.VerifyEmailByCode: tc.byCode}
+			env := map[string]string{todoenv.AllowedEmailDomains: tc.domains, todoenv.VerifyEmailByCode: tc.byCode}
 			_, err := configure(func(k string) string { return env[k] }, slog.Default())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want one saying %s", err, tc.want)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
@@ -57,7 +58,7 @@ func (c *checkpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
 func TestHandleRunsTheReconciler(t *testing.T) {
 	ev := fixture(t)
 	c := &clock{t: ev.Time}
-	store, sched, outbox := memory.NewStore(), memory.NewScheduler(), &memory.Outbox{}
+	store, sched, outbox := memory.NewStore(), inmem.NewScheduler(), &memory.Outbox{}
 	missing := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000AA", Status: task.StatusPending,
 		DueAt: ev.Time.Add(time.Hour), ScheduleToken: "tok", ScheduleRepair: true}
 	overdue := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000BB", Status: task.StatusPending,

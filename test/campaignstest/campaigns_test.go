@@ -24,6 +24,7 @@ import (
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/metrics"
@@ -466,12 +467,12 @@ func TestEveryErrorMetricIsAlarmed(t *testing.T) {
 			alarmed[name] = true
 		}
 	}
-	for _, fn := range []string{metrics.FunctionCampaignAPI, metrics.FunctionCampaignProvision, metrics.FunctionCampaignSend, metrics.FunctionCampaignReconciler,
-		metrics.FunctionCampaignProgress} {
-		if len(metrics.CampaignErrorMetrics[fn]) == 0 || len(metrics.ErrorMetrics[fn]) != 0 {
-			t.Errorf("%s: error metrics %v, want some, and none in ErrorMetrics (operations would alarm on them in an app without campaigns)", fn, metrics.CampaignErrorMetrics[fn])
+	for _, fn := range []string{campaignmetrics.FunctionCampaignAPI, campaignmetrics.FunctionCampaignProvision, campaignmetrics.FunctionCampaignSend, campaignmetrics.FunctionCampaignReconciler,
+		campaignmetrics.FunctionCampaignProgress} {
+		if len(campaignmetrics.CampaignErrorMetrics[fn]) == 0 || len(metrics.ErrorMetrics[fn]) != 0 {
+			t.Errorf("%s: error metrics %v, want some, and none in ErrorMetrics (operations would alarm on them in an app without campaigns)", fn, campaignmetrics.CampaignErrorMetrics[fn])
 		}
-		for _, m := range metrics.CampaignErrorMetrics[fn] {
+		for _, m := range campaignmetrics.CampaignErrorMetrics[fn] {
 			if !alarmed[m] {
 				t.Errorf("error metric %s of %s has no alarm", m, fn)
 			}
@@ -724,12 +725,12 @@ func TestGrantsAndMetrics(t *testing.T) {
 		metric   awscloudwatch.Metric
 		fn, name string
 	}{
-		{x.MetricSends(nil), metrics.FunctionCampaignSend, metrics.CampaignSendsSent},
-		{x.MetricSendErrors(nil), metrics.FunctionCampaignSend, metrics.CampaignSendErrors},
-		{x.MetricSendsFailed(nil), metrics.FunctionCampaignSend, metrics.CampaignSendsFailed},
-		{x.MetricSendsSkipped(nil), metrics.FunctionCampaignSend, metrics.CampaignSendsSkipped},
-		{x.MetricSchedulesCreated(nil), metrics.FunctionCampaignProvision, metrics.CampaignSchedulesCreated},
-		{x.MetricProvisionThrottles(nil), metrics.FunctionCampaignProvision, metrics.CampaignProvisionThrottles},
+		{x.MetricSends(nil), campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendsSent},
+		{x.MetricSendErrors(nil), campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendErrors},
+		{x.MetricSendsFailed(nil), campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendsFailed},
+		{x.MetricSendsSkipped(nil), campaignmetrics.FunctionCampaignSend, campaignmetrics.CampaignSendsSkipped},
+		{x.MetricSchedulesCreated(nil), campaignmetrics.FunctionCampaignProvision, campaignmetrics.CampaignSchedulesCreated},
+		{x.MetricProvisionThrottles(nil), campaignmetrics.FunctionCampaignProvision, campaignmetrics.CampaignProvisionThrottles},
 	} {
 		if *m.metric.MetricName() != m.name || !strings.Contains(js(m.metric.Dimensions()), m.fn) {
 			t.Errorf("metric %s %v, want %s of %s", *m.metric.MetricName(), js(m.metric.Dimensions()), m.name, m.fn)

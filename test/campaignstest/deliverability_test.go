@@ -10,7 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
-	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 )
 
 // envOf is a function's environment variables, as JSON per name.
@@ -56,8 +56,8 @@ func TestReputationAlarmThresholds(t *testing.T) {
 func TestConfigurationSetPublishesBouncesAndComplaints(t *testing.T) {
 	tpl, d := synth(t)
 	set := logical(t, d, "AWS::SES::ConfigurationSet", "CampaignsConfigurationSet")
-	if got := envOf(t, d, "CampaignsSend")[envvars.SESConfigurationSet]; got != fmt.Sprintf(`{"Ref":%q}`, set) {
-		t.Errorf("the send function's %s = %s, want the set", envvars.SESConfigurationSet, got)
+	if got := envOf(t, d, "CampaignsSend")[campaignenv.SESConfigurationSet]; got != fmt.Sprintf(`{"Ref":%q}`, set) {
+		t.Errorf("the send function's %s = %s, want the set", campaignenv.SESConfigurationSet, got)
 	}
 	check(t, func() {
 		tpl.HasResourceProperties(jsii.String("AWS::SES::ConfigurationSet"), &map[string]any{
@@ -113,10 +113,10 @@ func TestUnsubscribeIsPublicAndSigned(t *testing.T) {
 	}
 	secret := logical(t, d, "AWS::SecretsManager::Secret", "CampaignsUnsubscribeSecret")
 	env := envOf(t, d, "CampaignsSend")
-	if !strings.Contains(env[envvars.UnsubscribeURL], "/unsubscribe") || env[envvars.UnsubscribeSecretArn] != fmt.Sprintf(`{"Ref":%q}`, secret) {
+	if !strings.Contains(env[campaignenv.UnsubscribeURL], "/unsubscribe") || env[campaignenv.UnsubscribeSecretArn] != fmt.Sprintf(`{"Ref":%q}`, secret) {
 		t.Errorf("send env %v", env)
 	}
-	if got := envOf(t, d, "CampaignsUnsubscribe")[envvars.UnsubscribeSecretArn]; got != fmt.Sprintf(`{"Ref":%q}`, secret) {
+	if got := envOf(t, d, "CampaignsUnsubscribe")[campaignenv.UnsubscribeSecretArn]; got != fmt.Sprintf(`{"Ref":%q}`, secret) {
 		t.Errorf("unsubscribe env %s", got)
 	}
 	readers := map[string]bool{}

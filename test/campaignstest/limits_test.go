@@ -12,8 +12,8 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/todoapp"
 )
 
@@ -28,7 +28,7 @@ func apiEnv(t *testing.T, d map[string]any) map[string]any {
 // (the defaults, or the props), and the table expires their counters.
 func TestCampaignSenderLimitsEnv(t *testing.T) {
 	_, d := synth(t)
-	want := map[string]any{envvars.MaxCampaignsPerDay: "20", envvars.MaxCampaignSendsPerDay: "20000", envvars.MaxRecipientsPerCampaign: "10000"}
+	want := map[string]any{campaignenv.MaxCampaignsPerDay: "20", campaignenv.MaxCampaignSendsPerDay: "20000", campaignenv.MaxRecipientsPerCampaign: "10000"}
 	got := apiEnv(t, d)
 	for k, v := range want {
 		if got[k] != v {
@@ -58,7 +58,7 @@ func TestCampaignSenderLimitsEnv(t *testing.T) {
 			tc.set(p)
 			check(t, func() { campaigns.NewCampaigns(st, jsii.String("Campaigns"), p) })
 			env := apiEnv(t, *assertions.Template_FromStack(st, nil).ToJSON())
-			got := [3]string{fmt.Sprint(env[envvars.MaxCampaignsPerDay]), fmt.Sprint(env[envvars.MaxCampaignSendsPerDay]), fmt.Sprint(env[envvars.MaxRecipientsPerCampaign])}
+			got := [3]string{fmt.Sprint(env[campaignenv.MaxCampaignsPerDay]), fmt.Sprint(env[campaignenv.MaxCampaignSendsPerDay]), fmt.Sprint(env[campaignenv.MaxRecipientsPerCampaign])}
 			if got != tc.want {
 				t.Fatalf("limits env %v, want %v", got, tc.want)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/campaigns"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -211,8 +212,8 @@ func TestTimerEnvironmentAndGrants(t *testing.T) {
 						t.Errorf("%s set = %v, want it exactly when the timer's environment has it", k, has)
 					}
 				}
-				if _, has := env[envvars.SendFunctionArn]; has != (fn == "CampaignsReconciler") {
-					t.Errorf("%s set = %v: only the reconciler invokes the send function itself", envvars.SendFunctionArn, has)
+				if _, has := env[campaignenv.SendFunctionArn]; has != (fn == "CampaignsReconciler") {
+					t.Errorf("%s set = %v: only the reconciler invokes the send function itself", campaignenv.SendFunctionArn, has)
 				}
 				got := actions(d, roleOf(t, d, fn))
 				want := tc.modify

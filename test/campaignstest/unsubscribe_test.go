@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/unschedule/unschedule/constructs/campaigns"
-	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -97,9 +97,9 @@ func TestUnsubscribeThrottledApartFromTheSenders(t *testing.T) {
 		}
 	}
 	// The emails link the unsubscribe API, never the campaign API.
-	url := envOf(t, d, "CampaignsSend")[envvars.UnsubscribeURL]
+	url := envOf(t, d, "CampaignsSend")[campaignenv.UnsubscribeURL]
 	if !strings.Contains(url, `{"Ref":"`+unsub+`"}`) || strings.Contains(url, senders) || !strings.Contains(url, "/prod/unsubscribe") {
-		t.Errorf("the send function's %s = %s, want the unsubscribe API's /prod/unsubscribe", envvars.UnsubscribeURL, url)
+		t.Errorf("the send function's %s = %s, want the unsubscribe API's /prod/unsubscribe", campaignenv.UnsubscribeURL, url)
 	}
 	if x.Deliverability.UnsubscribeApi == nil || x.Deliverability.UnsubscribeApi == x.RestApi {
 		t.Error("Deliverability.UnsubscribeApi is not an API of its own")
@@ -132,8 +132,8 @@ func TestSuppressionListWritersStayInTheirPartition(t *testing.T) {
 				d = *assertions.Template_FromStack(st, nil).ToJSON()
 			}
 			for _, fn := range []string{"CampaignsBounce", "CampaignsUnsubscribe", "CampaignsSend"} {
-				if got := envOf(t, d, fn)[envvars.SuppressionList]; got != js(tc.env) {
-					t.Errorf("%s: %s = %s, want %q", fn, envvars.SuppressionList, got, tc.env)
+				if got := envOf(t, d, fn)[campaignenv.SuppressionList]; got != js(tc.env) {
+					t.Errorf("%s: %s = %s, want %q", fn, campaignenv.SuppressionList, got, tc.env)
 				}
 			}
 			for _, fn := range []string{"CampaignsBounce", "CampaignsUnsubscribe"} {

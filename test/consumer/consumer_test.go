@@ -176,7 +176,7 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 	sort.Strings(list)
 	t.Logf("the consumer's stack, %d resources:\n%s", len(list), strings.Join(list, "\n"))
 
-	expiry := byPrefix("AWS::Lambda::Function", "SchedulesExpiry")
+	expiry := byPrefix("AWS::Lambda::Function", "SchedulesFire")
 	processor := byPrefix("AWS::Lambda::Function", "PipelineProcessor")
 	worker := byPrefix("AWS::Lambda::Function", "PipelineWorker")
 	target := byPrefix("AWS::Lambda::Function", "RunJob")
@@ -426,15 +426,26 @@ func TestConsumerModuleTestsPass(t *testing.T) {
 	if !slices.Contains(copied, filepath.Join("target", "target_test.go")) {
 		t.Fatalf("copied the tests %v, want target/target_test.go (the test through contract/pipelinetest) among them", copied)
 	}
+	// The adopter's own synth test of what it gets wrong most: a timer
+	// passed as a typed nil, and its table's TTL attribute named twice.
+	if err := os.MkdirAll(filepath.Join(dir, "ttlonce"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ttlonce", "ttlonce_test.go"), []byte(ttlOnceTest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(root, "node_modules", ".bin")
 	cmd := exec.Command("go", "test", "-count=1", "./...")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), offline()...)
+	cmd.Env = append(os.Environ(), append(offline(), "PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH"))...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go test ./... in the consumer module: %v\n%s", err, b)
 	}
-	if !strings.Contains(string(b), "ok  \t"+consumerMod+"/target") {
-		t.Fatalf("the target's tests did not run:\n%s", b)
+	for _, pkg := range []string{"target", "ttlonce"} {
+		if !strings.Contains(string(b), "ok  \t"+consumerMod+"/"+pkg) {
+			t.Fatalf("the %s tests did not run:\n%s", pkg, b)
+		}
 	}
 	t.Logf("the consumer's tests (%v):\n%s", copied, b)
 }
@@ -503,3 +514,71 @@ func resources(st map[string]any) []any {
 	}
 	return []any{st["Resource"]}
 }
+
+// ttlOnceTest is a test of the consumer's own: with the library's public
+// constructs only, a typed nil timer fails synth with what to pass, and
+// a table of its own that names its TTL attribute once (on the table)
+// gets a TTL timer that uses it.
+const ttlOnceTest = `package ttlonce_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
+	"github.com/unschedule/unschedule/contract"
+)
+
+var schema = contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt", ArmedStates: []string{"Queued"}, FiredState: "Done"}
+
+func build(t *testing.T, timer scheduleonwrite.Timer, ttlAttr string) (stack awscdk.Stack, msg string) {
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{"aws:cdk:bundling-stacks": []string{}}})
+	stack = awscdk.NewStack(app, jsii.String("Jobs"), nil)
+	table := awsdynamodb.NewTable(stack, jsii.String("Jobs"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("tenantId"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("jobId"), Type: awsdynamodb.AttributeType_STRING},
+		Stream:              awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		TimeToLiveAttribute: jsii.String(ttlAttr),
+	})
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Schedules"), &scheduleonwrite.ScheduleOnWriteProps{
+		Schema: schema, ExistingTable: table, Timer: timer, NoReconciler: true,
+		Target: awslambda.Function_FromFunctionArn(stack, jsii.String("Run"), jsii.String("arn:aws:lambda:eu-west-1:111111111111:function:run")),
+	})
+	return stack, ""
+}
+
+func TestATypedNilTimerSaysWhatToPass(t *testing.T) {
+	_, msg := build(t, (*scheduleonwrite.TTLTimer)(nil), "expiresAt")
+	if !strings.Contains(msg, "Timer is a nil *scheduleonwrite.TTLTimer: pass the timer its constructor returns") {
+		t.Fatalf("synth failed with %q", msg)
+	}
+}
+
+func TestTheTableNamesItsTTLAttributeOnce(t *testing.T) {
+	timer := scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{MaxLateness: awscdk.Duration_Days(jsii.Number(2))})
+	stack, msg := build(t, timer, "expiresAt")
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	if got := timer.TTLAttribute(); got != "expiresAt" {
+		t.Fatalf("the timer uses %q, want the table's expiresAt", got)
+	}
+	tpl := assertions.Template_FromStack(stack, nil)
+	tpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+		"TimeToLiveSpecification": map[string]any{"AttributeName": "expiresAt", "Enabled": true}})
+	tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"TTL_ATTRIBUTE": "expiresAt"})}})
+}
+`

@@ -14,7 +14,7 @@ import (
 )
 
 // unitSuffixes end a default's name when its prop's type carries no unit
-// (DefaultExpiryTimeoutSec is the default of ExpiryTimeout).
+// (DefaultFireTimeoutSec is the default of FireTimeout).
 var unitSuffixes = []string{"Sec", "Minutes", "Hours", "Days", "MiB"}
 
 // TestPropDefaultsNameProps: a constant in a block documented as

@@ -29,7 +29,7 @@ func TestDeferredJobsSynth(t *testing.T) {
 	template, j := synth(a.Stack)
 	tableID, _ := j.one(t, "AWS::DynamoDB::Table", "WeeklyAnalytics")
 	dispatcherID, _ := j.one(t, "AWS::Lambda::Function", "WeeklyAnalyticsDispatcher")
-	expiryID, expiry := j.one(t, "AWS::Lambda::Function", "WeeklyAnalyticsCoreExpiry")
+	expiryID, expiry := j.one(t, "AWS::Lambda::Function", "WeeklyAnalyticsCoreFire")
 	qID, _ := j.one(t, "AWS::SQS::Queue", "WeeklyAnalyticsJobQueue")
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
@@ -108,7 +108,7 @@ func TestDeferredJobsSynth(t *testing.T) {
 		if !strings.Contains(env, `"UNSCHEDULE_ITEM_SCHEMA":`+js(job.Schema().EnvValue())) {
 			t.Fatalf("the expiry function's schema is not job.Schema(): %s", env)
 		}
-		invoke := actionMap(j.functionStatements(t, "WeeklyAnalyticsCoreExpiry"))["lambda:InvokeFunction"]
+		invoke := actionMap(j.functionStatements(t, "WeeklyAnalyticsCoreFire"))["lambda:InvokeFunction"]
 		if !strings.Contains(invoke, dispatcherID) || strings.Count(invoke, `"Fn::GetAtt"`) != 2 {
 			t.Fatalf("the expiry function invokes %s, want the dispatcher (and its versions) only", invoke)
 		}
@@ -181,9 +181,9 @@ func TestDeferredJobsSynth(t *testing.T) {
 		for _, m := range []map[string]any{
 			{"MetricName": "ApproximateNumberOfMessagesVisible", "Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}},
 			{"Namespace": "AWS/Lambda", "MetricName": "Errors", "Dimensions": []any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": dispatcherID}}}},
-			{"Namespace": metrics.Namespace, "MetricName": metrics.DeferredJobsQueueFailed},
-			{"Namespace": metrics.Namespace, "MetricName": metrics.DeferredJobsMalformed,
-				"Dimensions": assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "Function", "Value": metrics.FunctionDeferredDispatch}})},
+			{"Namespace": metrics.Namespace, "MetricName": job.MetricQueueFailed},
+			{"Namespace": metrics.Namespace, "MetricName": job.MetricMalformed,
+				"Dimensions": assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "Function", "Value": job.FunctionDispatch}})},
 			{"Namespace": metrics.Namespace, "MetricName": metrics.TTLOverdueMarkers},
 			{"Namespace": metrics.Namespace, "MetricName": metrics.TTLDispatchFailed},
 		} {

@@ -15,6 +15,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/examples/renewalreminder/reminder"
 	"github.com/unschedule/unschedule/examples/renewalreminder/renewalstack"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -33,7 +34,7 @@ func TestFutureEventsSynth(t *testing.T) {
 	remindID, _ := j.one(t, "AWS::Lambda::Function", "Remind")
 	unregID, _ := j.one(t, "AWS::Lambda::Function", "Unregistered")
 	handlerID, _ := j.one(t, "AWS::Lambda::Function", "FutureEventsHandler")
-	expiryID, _ := j.one(t, "AWS::Lambda::Function", "FutureEventsCoreExpiry")
+	expiryID, _ := j.one(t, "AWS::Lambda::Function", "FutureEventsCoreFire")
 	tableArn := `{"Fn::GetAtt":["` + tableID + `","Arn"]}`
 
 	t.Run("cfn-lint", func(t *testing.T) { cfnLint(t, j) })
@@ -95,7 +96,7 @@ func TestFutureEventsSynth(t *testing.T) {
 	})
 
 	t.Run("IAM: the expiry function invokes the handler only", func(t *testing.T) {
-		inv := actionMap(j.functionStatements(t, "FutureEventsCoreExpiry"))["lambda:InvokeFunction"]
+		inv := actionMap(j.functionStatements(t, "FutureEventsCoreFire"))["lambda:InvokeFunction"]
 		if !strings.Contains(inv, handlerID) || strings.Contains(inv, remindID) || strings.Contains(inv, unregID) {
 			t.Fatalf("expiry invokes %s", inv)
 		}
@@ -123,8 +124,8 @@ func TestFutureEventsSynth(t *testing.T) {
 	t.Run("the handler's registered list names the target only; it reads the table", func(t *testing.T) {
 		_, h := j.one(t, "AWS::Lambda::Function", "FutureEventsHandler")
 		vars := props(h)["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if env := js(vars[envvars.TargetFunctionArns]); !strings.Contains(env, remindID) || strings.Contains(env, unregID) {
-			t.Fatalf("%s = %s", envvars.TargetFunctionArns, env)
+		if env := js(vars[futureevent.EnvTargetFunctionArns]); !strings.Contains(env, remindID) || strings.Contains(env, unregID) {
+			t.Fatalf("%s = %s", futureevent.EnvTargetFunctionArns, env)
 		}
 		if got := js(vars[envvars.Table]); got != `{"Ref":"`+tableID+`"}` {
 			t.Fatalf("%s = %s", envvars.Table, got)
@@ -144,19 +145,19 @@ func TestFutureEventsSynth(t *testing.T) {
 			}
 		}
 		_, fn := j.one(t, "AWS::Lambda::Function", "Subscribe")
-		if vars := js(props(fn)["Environment"]); !strings.Contains(vars, `"`+envvars.FutureEventsTable+`":{"Ref":"`+tableID+`"}`) {
+		if vars := js(props(fn)["Environment"]); !strings.Contains(vars, `"`+futureevent.EnvTableName+`":{"Ref":"`+tableID+`"}`) {
 			t.Fatalf("client env %s", vars)
 		}
 	})
 
 	t.Run("alarms: refused targets, handler errors, failed executions, the core's", func(t *testing.T) {
 		for _, m := range []map[string]any{
-			{"Namespace": metrics.Namespace, "MetricName": metrics.FutureEventsRefused,
-				"Dimensions": assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "Function", "Value": metrics.FunctionFutureEvents}})},
+			{"Namespace": metrics.Namespace, "MetricName": futureevent.MetricRefused,
+				"Dimensions": assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "Function", "Value": futureevent.FunctionFutureEvents}})},
 			{"Namespace": "AWS/Lambda", "MetricName": "Errors",
 				"Dimensions": []any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": handlerID}}}},
 			{"Namespace": "AWS/States", "MetricName": "ExecutionsFailed"},
-			{"Namespace": metrics.Namespace, "MetricName": metrics.ExpiryErrors},
+			{"Namespace": metrics.Namespace, "MetricName": metrics.FireErrors},
 		} {
 			m["Threshold"] = 1
 			m["ComparisonOperator"] = "GreaterThanOrEqualToThreshold"

@@ -95,3 +95,21 @@ func Merge[T any](defaults T, over *T) T {
 	}
 	return out
 }
+
+// TypedNil reports whether v holds a nil pointer inside a non-nil
+// interface, such as a (*scheduleonwrite.TTLTimer)(nil) passed as a
+// Timer: a plain v == nil misses it, and its first method call would
+// panic with a bare nil-pointer dereference.
+func TypedNil(v any) bool {
+	r := reflect.ValueOf(v)
+	return v != nil && r.Kind() == reflect.Pointer && r.IsNil()
+}
+
+// CheckTimer panics when a timer prop holds a typed nil, naming its type
+// and what to pass instead; a nil interface is left to the caller (a
+// default, or a required-prop message).
+func CheckTimer(id, name string, v any, fix string) {
+	if TypedNil(v) {
+		panic(fmt.Sprintf("%s: %s is a nil %T: pass the timer its constructor returns (%s)", id, name, v, fix))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timer/paced"
@@ -32,7 +33,7 @@ func (d *dispatches) Dispatch(_ context.Context, e campaign.FireEvent) error {
 // tasks, under the core reconciler with the campaign's rules.
 type repairEnv struct {
 	st     *memory.CampaignStore
-	sched  *memory.Remote
+	sched  *inmem.Remote
 	sender *memory.CampaignSender
 	owners *memory.CampaignSenders
 	clock  *clock.Fake
@@ -64,10 +65,10 @@ func newRepairEnvOn(t *testing.T, l timerspec.Name, at time.Time, status campaig
 	}
 	st.PutTasks(tasks...)
 	clk := clock.NewFake(at)
-	tm := memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil)
+	tm := inmem.NewRemote(inmem.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil)
 	e := &repairEnv{st: st, sched: tm, sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders("u1"), clock: clk, disp: &dispatches{}}
 	e.ports = campaign.ReconcilePorts{Tasks: st, Campaigns: st, Timer: tm, Sender: e.sender, Owners: e.owners, Dispatcher: e.disp,
-		Clock: clk, Checkpoints: &memory.Checkpoints{}, Log: slog.New(slog.DiscardHandler)}
+		Clock: clk, Checkpoints: &inmem.Checkpoints{}, Log: slog.New(slog.DiscardHandler)}
 	return e
 }
 

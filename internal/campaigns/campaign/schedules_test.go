@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timer/paced"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // TestPacedRetriesEveryTimerCall: through the paced caller, a throttled
@@ -66,4 +66,4 @@ func TestPacedRetriesEveryTimerCall(t *testing.T) {
 	}
 }
 
-var _ campaign.Timer = (*memory.Remote)(nil)
+var _ campaign.Timer = (*inmem.Remote)(nil)

@@ -20,8 +20,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/api"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -44,7 +44,7 @@ func (s *starts) Start(_ context.Context, id string) error {
 type env struct {
 	h      *campaignapi.Handler
 	store  *campaigntable.CampaignStore
-	sched  *memory.Remote
+	sched  *inmem.Remote
 	starts *starts
 	n      int
 }
@@ -58,7 +58,7 @@ func setup(t *testing.T) *env {
 	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	st, _ := campaigntable.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
-	e := &env{store: st, sched: memory.NewRemote(memory.NewScheduler(), nil), starts: &starts{}}
+	e := &env{store: st, sched: inmem.NewRemote(inmem.NewScheduler(), nil), starts: &starts{}}
 	c, _ := campaigncancel.New(st, st, e.sched, clock, 1)
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error

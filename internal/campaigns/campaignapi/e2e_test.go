@@ -18,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -44,7 +45,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	st, _ := campaigntable.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
-	sched := memory.NewScheduler()
+	sched := inmem.NewScheduler()
 	p, _ := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), sched, st, clock)
 	c, _ := campaigncancel.New(st, st, sched, clock, 1)
 	h, err := campaignapi.New(st, pagecursor.NewRandom(), runNow{p, clock}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))

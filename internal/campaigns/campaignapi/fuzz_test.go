@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -40,7 +41,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 	}
 	st := memStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(now)
-	c, _ := campaigncancel.New(st, st, memory.NewScheduler(), clock, 1)
+	c, _ := campaigncancel.New(st, st, inmem.NewScheduler(), clock, 1)
 	h, err := campaignapi.New(st, pagecursor.NewRandom(), &starts{}, c, clock, nil, nil, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -47,7 +48,7 @@ func limited(t *testing.T, l limits.Limits, c limits.Counters) *campaignapi.Hand
 	t.Helper()
 	st := limitsStore{memory.NewCampaignStore()}
 	clock := clock.NewFake(limitsNow)
-	cn, _ := campaigncancel.New(st, st, memory.NewScheduler(), clock, 1)
+	cn, _ := campaigncancel.New(st, st, inmem.NewScheduler(), clock, 1)
 	h, err := campaignapi.New(st, pagecursor.NewRandom(), noStarts{}, cn, clock, nil, []string{"https://app.example.com"}, campaignapi.DefaultSenderGroup,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

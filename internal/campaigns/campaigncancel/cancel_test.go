@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -18,16 +19,16 @@ import (
 
 var now = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
-func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *memory.Remote, *campaigncancel.Canceller) {
+func setup(t *testing.T, states ...campaign.State) (*memory.CampaignStore, *inmem.Remote, *campaigncancel.Canceller) {
 	t.Helper()
 	return setupOn(t, timerspec.EventBridgeScheduler, states...)
 }
 
-func setupOn(t *testing.T, l timerspec.Name, states ...campaign.State) (*memory.CampaignStore, *memory.Remote, *campaigncancel.Canceller) {
+func setupOn(t *testing.T, l timerspec.Name, states ...campaign.State) (*memory.CampaignStore, *inmem.Remote, *campaigncancel.Canceller) {
 	t.Helper()
 	st := memory.NewCampaignStore()
 	st.PutCampaign(campaign.Campaign{ID: "c1", Status: campaign.Active})
-	sched := memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, func() time.Time { return now }, nil), nil)
+	sched := inmem.NewRemote(inmem.NewTimerOf(l, campaign.TaskSchema, func() time.Time { return now }, nil), nil)
 	for i, s := range states {
 		task := campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: s, SchedulerRequestToken: fmt.Sprint(i), SendAt: now}
 		st.PutTasks(task)

@@ -18,10 +18,10 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/api"
 )
 
@@ -71,7 +71,7 @@ func (p *Provision) Handle(ctx context.Context, e ProvisionEvent) error {
 	defer flush(ctx, p.Metrics, p.Log)
 	if e.CampaignID == "" {
 		p.Log.ErrorContext(ctx, "provision event without campaignId: dropped")
-		p.Metrics.Add(metrics.CampaignProvisionErrors, 1)
+		p.Metrics.Add(campaignmetrics.CampaignProvisionErrors, 1)
 		return nil // a retry cannot add the id
 	}
 	d, err := deadline(ctx)
@@ -79,18 +79,18 @@ func (p *Provision) Handle(ctx context.Context, e ProvisionEvent) error {
 		return err
 	}
 	res, err := p.Provisioner.Run(ctx, e.CampaignID, d)
-	p.Metrics.Add(metrics.CampaignProvisionThrottles, float64(res.Throttles))
+	p.Metrics.Add(campaignmetrics.CampaignProvisionThrottles, float64(res.Throttles))
 	if err != nil {
-		p.Metrics.Add(metrics.CampaignProvisionErrors, 1)
+		p.Metrics.Add(campaignmetrics.CampaignProvisionErrors, 1)
 		p.Log.ErrorContext(ctx, "provision run failed", "campaignId", e.CampaignID, "error", err.Error())
 		return err
 	}
 	log := p.Log.With("campaignId", e.CampaignID, "next", res.Next, "created", res.Created, "left", res.Errors,
 		"runs", res.Runs, "calls", res.Calls, "throttles", res.Throttles)
 	if res.Continue {
-		p.Metrics.Add(metrics.CampaignProvisionContinued, 1)
+		p.Metrics.Add(campaignmetrics.CampaignProvisionContinued, 1)
 		if err := p.Self.Start(ctx, e.CampaignID); err != nil {
-			p.Metrics.Add(metrics.CampaignProvisionErrors, 1)
+			p.Metrics.Add(campaignmetrics.CampaignProvisionErrors, 1)
 			log.ErrorContext(ctx, "re-invoke failed: Lambda retries this event, which resumes from the checkpoint", "error", err.Error())
 			return fmt.Errorf("provision %s: re-invoke: %w", e.CampaignID, err)
 		}
@@ -98,8 +98,8 @@ func (p *Provision) Handle(ctx context.Context, e ProvisionEvent) error {
 		return nil
 	}
 	if res.Done {
-		p.Metrics.Add(metrics.CampaignSchedulesCreated, float64(res.Created))
-		p.Metrics.Add(metrics.CampaignProvisionLeft, float64(res.Errors))
+		p.Metrics.Add(campaignmetrics.CampaignSchedulesCreated, float64(res.Created))
+		p.Metrics.Add(campaignmetrics.CampaignProvisionLeft, float64(res.Errors))
 	}
 	log.InfoContext(ctx, "provision run done")
 	return nil
@@ -132,7 +132,7 @@ func (s *Send) Handle(ctx context.Context, raw json.RawMessage) error {
 	defer flush(ctx, s.Metrics, s.Log)
 	e, err := campaign.DecodeFire(raw)
 	if err != nil {
-		s.Metrics.Add(metrics.CampaignSendBadInput, 1)
+		s.Metrics.Add(campaignmetrics.CampaignSendBadInput, 1)
 		s.Log.ErrorContext(ctx, "unreadable fire event: dropped", "error", err.Error())
 		return nil
 	}
@@ -140,14 +140,14 @@ func (s *Send) Handle(ctx context.Context, raw json.RawMessage) error {
 	log := s.Log.With("campaignId", e.CampaignID, "taskId", e.TaskID, "outcome", string(out))
 	switch out {
 	case send.Sent:
-		s.Metrics.Add(metrics.CampaignSendsSent, 1)
+		s.Metrics.Add(campaignmetrics.CampaignSendsSent, 1)
 	case send.FailedSend:
-		s.Metrics.Add(metrics.CampaignSendsFailed, 1)
+		s.Metrics.Add(campaignmetrics.CampaignSendsFailed, 1)
 	case send.Skipped, send.OutsideWindow, send.Cancelled, send.Suppressed:
-		s.Metrics.Add(metrics.CampaignSendsSkipped, 1)
+		s.Metrics.Add(campaignmetrics.CampaignSendsSkipped, 1)
 	}
 	if err != nil {
-		s.Metrics.Add(metrics.CampaignSendErrors, 1)
+		s.Metrics.Add(campaignmetrics.CampaignSendErrors, 1)
 		log.ErrorContext(ctx, "send failed; retried", "error", err.Error())
 		return err
 	}
@@ -175,7 +175,7 @@ func (a *API) Handle(ctx context.Context, e events.APIGatewayProxyRequest) (even
 		resp = a.Handler.Serve(ctx, r)
 	}
 	if resp.Status >= 500 {
-		a.Metrics.Add(metrics.CampaignApiServerErrors, 1)
+		a.Metrics.Add(campaignmetrics.CampaignApiServerErrors, 1)
 	}
 	return events.APIGatewayProxyResponse{StatusCode: resp.Status, Headers: resp.Headers, Body: string(resp.Body)}, nil
 }

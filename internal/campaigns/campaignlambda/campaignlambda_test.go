@@ -13,11 +13,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -70,14 +71,14 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 		wantStart int
 		metric    string
 	}{
-		{"done in one run", "c1", time.Hour, false, 0, metrics.CampaignSchedulesCreated},
-		{"stops at the margin and re-invokes", "c1", time.Minute, false, 1, metrics.CampaignProvisionContinued},
-		{"a failed re-invoke is an error (Lambda retries from the checkpoint)", "fail", time.Minute, true, 1, metrics.CampaignProvisionErrors},
+		{"done in one run", "c1", time.Hour, false, 0, campaignmetrics.CampaignSchedulesCreated},
+		{"stops at the margin and re-invokes", "c1", time.Minute, false, 1, campaignmetrics.CampaignProvisionContinued},
+		{"a failed re-invoke is an error (Lambda retries from the checkpoint)", "fail", time.Minute, true, 1, campaignmetrics.CampaignProvisionErrors},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st, clock, _ := world(t, tc.id, 5, now)
-			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), memory.NewRemote(memory.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
+			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), inmem.NewRemote(inmem.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +94,7 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 	}
 	t.Run("an event without an id is dropped with a metric", func(t *testing.T) {
 		m := rec{}
-		if err := (&Provision{Metrics: m, Log: quiet}).Handle(context.Background(), ProvisionEvent{}); err != nil || m[metrics.CampaignProvisionErrors] != 1 {
+		if err := (&Provision{Metrics: m, Log: quiet}).Handle(context.Background(), ProvisionEvent{}); err != nil || m[campaignmetrics.CampaignProvisionErrors] != 1 {
 			t.Fatalf("%v %v", err, m)
 		}
 	})
@@ -131,7 +132,7 @@ func TestSendHandler(t *testing.T) {
 			t.Fatalf("%s: %v %v", in, resp, err)
 		}
 	}
-	if m[metrics.CampaignSendsSent] != 3 || m[metrics.CampaignSendsSkipped] != 1 || m[metrics.CampaignSendBadInput] != 2 {
+	if m[campaignmetrics.CampaignSendsSent] != 3 || m[campaignmetrics.CampaignSendsSkipped] != 1 || m[campaignmetrics.CampaignSendBadInput] != 2 {
 		t.Fatalf("metrics %v", m)
 	}
 	for i, want := range []campaign.State{campaign.Finished, campaign.Finished, campaign.Finished, campaign.Pending} {
@@ -145,7 +146,7 @@ func TestAPIHandlerCountsServerErrorsOnly(t *testing.T) {
 	m := rec{}
 	a := &API{Metrics: m, Log: quiet}
 	resp, err := a.Handle(context.Background(), events.APIGatewayProxyRequest{Body: "%%", IsBase64Encoded: true})
-	if err != nil || resp.StatusCode != 400 || m[metrics.CampaignApiServerErrors] != 0 {
+	if err != nil || resp.StatusCode != 400 || m[campaignmetrics.CampaignApiServerErrors] != 0 {
 		t.Fatalf("%+v %v %v", resp, err, m)
 	}
 }

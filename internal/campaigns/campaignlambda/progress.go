@@ -12,8 +12,8 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
 // TaskImage reads a send task from a stream record's new image (the
@@ -132,7 +132,7 @@ func (p *Progress) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 	defer flush(ctx, p.Metrics, p.Log)
 	batches, bad := DecodeProgress(ev.Records, p.Task)
 	for _, err := range bad {
-		p.Metrics.Add(metrics.CampaignProgressMalformed, 1)
+		p.Metrics.Add(campaignmetrics.CampaignProgressMalformed, 1)
 		p.Log.ErrorContext(ctx, "stream record does not decode; skipped", "error", err.Error())
 	}
 	now := p.Clock.Now()
@@ -145,7 +145,7 @@ func (p *Progress) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < margin {
 			// The stream retries from the lowest reported record: the
 			// first campaign not announced.
-			p.Metrics.Add(metrics.CampaignProgressErrors, 1)
+			p.Metrics.Add(campaignmetrics.CampaignProgressErrors, 1)
 			p.Log.WarnContext(ctx, "out of time; the stream retries the rest of the batch", "campaigns", len(batches)-i,
 				"sequenceNumber", b.FirstSequence)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: b.FirstSequence})
@@ -153,10 +153,10 @@ func (p *Progress) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 		}
 		err := campaignapi.Announce(ctx, p.Store, p.Publisher, b.Changes, now)
 		if err == nil {
-			p.Metrics.Add(metrics.CampaignProgressAnnounced, 1)
+			p.Metrics.Add(campaignmetrics.CampaignProgressAnnounced, 1)
 			continue
 		}
-		p.Metrics.Add(metrics.CampaignProgressErrors, 1)
+		p.Metrics.Add(campaignmetrics.CampaignProgressErrors, 1)
 		p.Log.ErrorContext(ctx, "announce failed; the stream retries from its first record", "campaignId", b.CampaignID,
 			"sequenceNumber", b.FirstSequence, "canceled", errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded),
 			"error", err.Error())

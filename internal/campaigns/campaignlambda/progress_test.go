@@ -16,8 +16,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -146,8 +146,8 @@ func TestProgressHandle(t *testing.T) {
 			if tt.timeLeft > 0 {
 				announced = 0
 			}
-			if m[metrics.CampaignProgressMalformed] != 2 || m[metrics.CampaignProgressErrors] != float64(len(tt.failures)) ||
-				m[metrics.CampaignProgressAnnounced] != float64(announced) {
+			if m[campaignmetrics.CampaignProgressMalformed] != 2 || m[campaignmetrics.CampaignProgressErrors] != float64(len(tt.failures)) ||
+				m[campaignmetrics.CampaignProgressAnnounced] != float64(announced) {
 				t.Fatalf("metrics %v", m)
 			}
 		})

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
-	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 )
 
@@ -45,20 +45,20 @@ func (r *Reconcile) Handle(ctx context.Context) error {
 	rules := r.Rules
 	rec, err := campaign.NewReconciler(cfg, &rules, r.Ports)
 	if err != nil {
-		r.Metrics.Add(metrics.CampaignReconcilerErrors, 1)
+		r.Metrics.Add(campaignmetrics.CampaignReconcilerErrors, 1)
 		return err
 	}
 	res, err := rec.Run(ctx)
 	n := rules.Counts()
-	r.Metrics.Add(metrics.CampaignReconcileRecreated, float64(res.SchedulesCreated))
-	r.Metrics.Add(metrics.CampaignReconcileRecovered, float64(n.Finished+n.Requeued))
-	r.Metrics.Add(metrics.CampaignReconcileFailed, float64(n.Failed))
-	r.Metrics.Add(metrics.CampaignReconcilerErrors, float64(res.Errors))
+	r.Metrics.Add(campaignmetrics.CampaignReconcileRecreated, float64(res.SchedulesCreated))
+	r.Metrics.Add(campaignmetrics.CampaignReconcileRecovered, float64(n.Finished+n.Requeued))
+	r.Metrics.Add(campaignmetrics.CampaignReconcileFailed, float64(n.Failed))
+	r.Metrics.Add(campaignmetrics.CampaignReconcilerErrors, float64(res.Errors))
 	log := r.Log.With("checked", res.ItemsChecked, "recreated", res.SchedulesCreated, "dispatched", res.ItemsFired,
 		"retimed", n.Retimed, "finished", n.Finished, "requeued", n.Requeued, "failed", n.Failed, "cancelled", n.Cancelled, "senderRemoved", n.SenderRemoved,
 		"errors", res.Errors, "schedulerCalls", res.SchedulerCalls, "leftOver", res.LeftOver, "completed", res.Completed)
 	if err != nil {
-		r.Metrics.Add(metrics.CampaignReconcilerErrors, 1)
+		r.Metrics.Add(campaignmetrics.CampaignReconcilerErrors, 1)
 		log.ErrorContext(ctx, "reconcile pass failed", "error", err.Error())
 		return err
 	}

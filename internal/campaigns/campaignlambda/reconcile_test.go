@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
-	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -21,7 +22,7 @@ func TestReconcileHandler(t *testing.T) {
 	clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
 	m := rec{}
 	h := &Reconcile{Metrics: m, Log: quiet, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Timer: memory.NewScheduler(), Sender: memory.NewCampaignSender(clock), Owners: memory.NewCampaignSenders("u1"), Dispatcher: nopDispatch{}, Clock: clock}}
+		Timer: inmem.NewScheduler(), Sender: memory.NewCampaignSender(clock), Owners: memory.NewCampaignSenders("u1"), Dispatcher: nopDispatch{}, Clock: clock}}
 	if err := h.Handle(context.Background()); err == nil {
 		t.Fatal("no error without a deadline")
 	}
@@ -30,9 +31,9 @@ func TestReconcileHandler(t *testing.T) {
 	if err := h.Handle(ctx); err == nil {
 		t.Fatal("no error without a checkpoint store")
 	}
-	h.Ports.Checkpoints = &memory.Checkpoints{}
-	m[metrics.CampaignReconcilerErrors] = 0
-	if err := h.Handle(ctx); err != nil || m[metrics.CampaignReconcileRecovered] != 1 || m[metrics.CampaignReconcilerErrors] != 0 {
+	h.Ports.Checkpoints = &inmem.Checkpoints{}
+	m[campaignmetrics.CampaignReconcilerErrors] = 0
+	if err := h.Handle(ctx); err != nil || m[campaignmetrics.CampaignReconcileRecovered] != 1 || m[campaignmetrics.CampaignReconcilerErrors] != 0 {
 		t.Fatalf("%v, metrics %v", err, m)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -25,10 +26,10 @@ import (
 var t0 = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
 // newTimer is the EventBridge Scheduler timer's stand-in, as a service.
-func newTimer() *memory.Remote { return newTimerOn(timerspec.EventBridgeScheduler) }
+func newTimer() *inmem.Remote { return newTimerOn(timerspec.EventBridgeScheduler) }
 
-func newTimerOn(l timerspec.Name) *memory.Remote {
-	return memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, func() time.Time { return t0 }, nil), nil)
+func newTimerOn(l timerspec.Name) *inmem.Remote {
+	return inmem.NewRemote(inmem.NewTimerOf(l, campaign.TaskSchema, func() time.Time { return t0 }, nil), nil)
 }
 
 // name is the schedule name of task i of c1.
@@ -73,7 +74,7 @@ func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s ti
 }
 
 // live is the timer's schedules by name.
-func live(s *memory.Remote) map[string]timer.Schedule {
+func live(s *inmem.Remote) map[string]timer.Schedule {
 	out := map[string]timer.Schedule{}
 	for _, sc := range s.All() {
 		out[sc.Name] = sc
@@ -83,7 +84,7 @@ func live(s *memory.Remote) map[string]timer.Schedule {
 
 // checkAll: every Pending task has exactly its one schedule, made with
 // the token derived from its own, and no other schedule exists.
-func checkAll(t *testing.T, st *memory.CampaignStore, s *memory.Remote) {
+func checkAll(t *testing.T, st *memory.CampaignStore, s *inmem.Remote) {
 	t.Helper()
 	live := live(s)
 	want := 0
@@ -381,8 +382,8 @@ func benchProvision(b *testing.B, n int, limit, speed, pace float64) {
 	for b.Loop() {
 		b.StopTimer()
 		st := seed(b, n)
-		clock := memory.NewScaledClock(t0, speed)
-		s := memory.NewRemote(memory.NewScheduler(), memory.NewBucket(clock, limit, 10))
+		clock := inmem.NewScaledClock(t0, speed)
+		s := inmem.NewRemote(inmem.NewScheduler(), inmem.NewBucket(clock, limit, 10))
 		s.Clock, s.Latency = clock, 20*time.Millisecond
 		p := newProv(b, provision.Config{CallsPerSecond: pace}, st, s, provision.NewMemoryCheckpoints(), clock)
 		b.StartTimer()

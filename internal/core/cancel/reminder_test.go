@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 func TestDecideReminder(t *testing.T) {
@@ -81,7 +81,7 @@ func TestWorkerReminder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := memory.NewScheduler()
+			s := inmem.NewScheduler()
 			if !tc.existing.IsZero() {
 				r, _ := msg(ActionSchedule, tc.existing).Reminder(task.Schema)
 				if err := s.Create(ctx, r); err != nil {

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 var errThrottled = errors.New("ThrottlingException: rate exceeded")
@@ -67,7 +67,7 @@ func TestWorkerHandle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := memory.NewScheduler()
+			s := inmem.NewScheduler()
 			if tt.existing != nil {
 				if err := s.Create(context.Background(), *tt.existing); err != nil {
 					t.Fatal(err)
@@ -125,7 +125,7 @@ func TestWorkerHandleTwice(t *testing.T) {
 	for _, m := range msgs {
 		for _, start := range []string{"with a schedule", "without a schedule"} {
 			t.Run(string(m.Action)+" "+start, func(t *testing.T) {
-				s := memory.NewScheduler()
+				s := inmem.NewScheduler()
 				if start == "with a schedule" {
 					_ = s.Create(context.Background(), task.ScheduleFor(*pending()))
 				}
@@ -169,7 +169,7 @@ func TestWorkerHandleBatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := memory.NewScheduler()
+			s := inmem.NewScheduler()
 			s.Fail = func(op, name string) error {
 				if op == "Delete" && name == tt.failDelete {
 					return errThrottled
@@ -193,7 +193,7 @@ func TestNewWorkerNeedsScheduler(t *testing.T) {
 // fromRecorder records the due time each Update and Delete is handed (the
 // time the old schedule was made for), by schedule name.
 type fromRecorder struct {
-	*memory.Scheduler
+	*inmem.Scheduler
 	got map[string]string
 }
 
@@ -227,7 +227,7 @@ func TestWorkerPassesTheOldTimes(t *testing.T) {
 			map[string]string{"Update " + main: task.FormatTime(due), "Update " + reminder: task.FormatTime(oldRem)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := fromRecorder{memory.NewScheduler(), map[string]string{}}
+			r := fromRecorder{inmem.NewScheduler(), map[string]string{}}
 			w, _ := NewWorker(task.Schema, r, nil, quiet)
 			w.SetClock(func() time.Time { return due.Add(-3 * time.Hour) })
 			if err := w.Handle(context.Background(), tc.msg); err != nil {

@@ -1,31 +1,30 @@
-// Package envvars names every environment variable that a construct sets
-// on a function and a function's main reads, in one place, so the two
-// sides cannot drift apart. It imports only the standard library:
-// constructs (the CDK app) and Lambda mains both use it.
+// Package envvars names the environment variables of the scheduling
+// core: what its constructs set on its functions and their mains read,
+// in one place, so the two sides cannot drift apart. An adopter declares
+// its own beside its code and registers them (Register), as a database/sql
+// driver registers itself: Unknown then knows them too. It imports
+// nothing but the item contract: constructs (the CDK app) and Lambda
+// mains both use it.
 package envvars
 
-import "sort"
+import (
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/unschedule/unschedule/contract"
+)
 
 // The variables, one line each: who sets it, and what it carries.
 const (
 	// MetricsStack is the stack's name, the Stack dimension of every metric (every function; internal/core/metrics).
 	MetricsStack = "METRICS_STACK"
 	// ItemSchema is the table's item schema as JSON (contract.EnvVar; scheduleonwrite, cancellation, reconciler).
-	ItemSchema = "UNSCHEDULE_ITEM_SCHEMA"
+	ItemSchema = contract.EnvVar
 	// TimerKind is the timer the cancel worker drives (internal/core/timerspec; scheduleonwrite).
 	TimerKind = "UNSCHEDULE_TIMER"
-	// Table is the task table's (or the adopter's item table's) name.
+	// Table is the item table's name (every function of the core; an adopter's own functions too).
 	Table = "TABLE_NAME"
-	// AllowedOrigins lists the web origins CORS allows, comma-separated (task API and campaign API).
-	AllowedOrigins = "ALLOWED_ORIGINS"
-	// MaxPendingTasksPerUser caps each user's Pending tasks (taskapi).
-	MaxPendingTasksPerUser = "MAX_PENDING_TASKS_PER_USER"
-	// WebURL is the web app's URL, linked from notification emails (expiry, reconciler).
-	WebURL = "WEB_URL"
-	// TopicArnPrefix is the notification topics' ARN without the shard number (notifications).
-	TopicArnPrefix = "TOPIC_ARN_PREFIX"
-	// TopicShards is how many notification topics there are (notifications).
-	TopicShards = "TOPIC_SHARDS"
 	// ScheduleGroup is the EventBridge Scheduler schedule group (scheduleonwrite, campaigns).
 	ScheduleGroup = "SCHEDULE_GROUP"
 	// ExpiryFunctionArn is the function every task schedule invokes (scheduleonwrite).
@@ -59,82 +58,45 @@ const (
 	ArmedIndex = "RECONCILE_ARMED_INDEX"
 	// RatePerSec is the reconciler's scheduler calls per second (reconciler).
 	RatePerSec = "RATE_PER_SEC"
-	// AllowedEmailDomains lists the email domains that may sign up, and that a campaign sender's current address must be in, comma-separated; empty: all (userauth, campaigns; also cmd/dev).
-	AllowedEmailDomains = "ALLOWED_EMAIL_DOMAINS"
-	// VerifyEmailByCode is true when PreSignUp must leave email verification to Cognito's code (userauth).
-	VerifyEmailByCode = "VERIFY_EMAIL_BY_CODE"
-	// CampaignTable is the campaign table's name (campaigns).
-	CampaignTable = "CAMPAIGN_TABLE"
-	// SendFunctionArn is the function campaign schedules invoke (campaigns).
-	SendFunctionArn = "SEND_FUNCTION_ARN"
-	// ProvisionFunctionArn is the function the campaign API starts provisioning with (campaigns).
-	ProvisionFunctionArn = "PROVISION_FUNCTION_ARN"
-	// SenderAddress is the campaign emails' From address (campaigns).
-	SenderAddress = "SENDER_ADDRESS"
-	// SESConfigurationSet is the SES configuration set campaign emails use, optional (campaigns).
-	SESConfigurationSet = "SES_CONFIGURATION_SET"
-	// SchedulerCallsPerSecond caps the campaign functions' scheduler calls (campaigns).
-	SchedulerCallsPerSecond = "SCHEDULER_CALLS_PER_SECOND"
-	// ProvisionMarginSec is how long before its timeout provisioning hands over to a fresh invocation (campaigns).
-	ProvisionMarginSec = "PROVISION_MARGIN_SEC"
-	// UnsubscribeSecretArn is the Secrets Manager secret that signs unsubscribe tokens (campaigns).
-	UnsubscribeSecretArn = "UNSUBSCRIBE_SECRET_ARN"
-	// PageCursorSecretArn is the Secrets Manager secret whose key seals the API's page cursors (taskapi, campaigns).
+	// PageCursorSecretArn is the Secrets Manager secret whose key seals an API's page cursors (internal/core/pagecursor; taskapi, campaigns).
 	PageCursorSecretArn = "PAGE_CURSOR_SECRET_ARN"
-	// UnsubscribeURL is the public one-click unsubscribe endpoint campaign emails link (campaigns).
-	UnsubscribeURL = "UNSUBSCRIBE_URL"
-	// SuppressionList is the id of the campaigns' suppression list, the partition its entries live in (campaigns).
-	SuppressionList = "SUPPRESSION_LIST"
-	// SenderGroup is the user pool group whose members may send campaigns (campaigns).
-	SenderGroup = "SENDER_GROUP"
-	// UserPoolID is the user pool whose users own campaigns: the sender check reads them (campaigns).
-	UserPoolID = "USER_POOL_ID"
-	// MaxCampaignsPerDay is how many campaigns one sender may create per UTC day (campaigns).
-	MaxCampaignsPerDay = "MAX_CAMPAIGNS_PER_DAY"
-	// MaxCampaignSendsPerDay is how many sends one sender's campaigns may schedule per UTC day (campaigns).
-	MaxCampaignSendsPerDay = "MAX_CAMPAIGN_SENDS_PER_DAY"
-	// MaxRecipientsPerCampaign is how many recipients one campaign may have (campaigns).
-	MaxRecipientsPerCampaign = "MAX_RECIPIENTS_PER_CAMPAIGN"
-	// CampaignEventsHTTP is the AppSync Events API's HTTP DNS name, where progress is published (campaigns).
-	CampaignEventsHTTP = "CAMPAIGN_EVENTS_HTTP"
-	// TargetFunctionArns lists the future-event handler's target functions, comma-separated (futureevents).
-	TargetFunctionArns = "TARGET_FUNCTION_ARNS"
-	// FutureEventsTable is the future-events table, for an adopter's function (futureevents.ConfigureClient; futureevents/client).
-	FutureEventsTable = "FUTURE_EVENTS_TABLE_NAME"
-	// JobQueueURL is the deferred-jobs queue the dispatcher sends to (internal/deferredjobs/jobdispatch).
-	JobQueueURL = "JOB_QUEUE_URL"
-	// DeferredJobsTable is the deferred-jobs items table, for an adopter's writer (deferredjobs/job; deferredjobs/writer).
-	DeferredJobsTable = "DEFERRED_JOBS_TABLE"
-	// DeferredJobsWeekly is the deferred-jobs weekly run time, for an adopter's writer (deferredjobs/job; deferredjobs/writer).
-	DeferredJobsWeekly = "DEFERRED_JOBS_WEEKLY"
-	// FunctionName is set by Lambda itself, not by a construct: the function's own name (the campaign provisioner re-invokes itself).
-	FunctionName = "AWS_LAMBDA_FUNCTION_NAME"
 )
 
-// All lists every name above: what a construct may set on a function.
+// All lists every name above: what a construct of the core may set on a
+// function.
 var All = []string{
-	MetricsStack, ItemSchema, TimerKind, Table, AllowedOrigins, MaxPendingTasksPerUser, WebURL,
-	TopicArnPrefix, TopicShards, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
-	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute,
-	MaxLatenessSeconds, StateMachineArn, GraceSec, BudgetSec, ArmedIndex, RatePerSec, AllowedEmailDomains, VerifyEmailByCode,
-	CampaignTable, SendFunctionArn, ProvisionFunctionArn, SenderAddress, SESConfigurationSet, UnsubscribeSecretArn, UnsubscribeURL, SuppressionList, PageCursorSecretArn,
-	SchedulerCallsPerSecond, ProvisionMarginSec, SenderGroup, UserPoolID, MaxCampaignsPerDay, MaxCampaignSendsPerDay, MaxRecipientsPerCampaign, CampaignEventsHTTP, TargetFunctionArns,
-	FutureEventsTable, JobQueueURL, DeferredJobsTable, DeferredJobsWeekly, FunctionName,
+	MetricsStack, ItemSchema, TimerKind, Table, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
+	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute, MaxLatenessSeconds,
+	StateMachineArn, GraceSec, BudgetSec, ArmedIndex, RatePerSec, PageCursorSecretArn,
 }
 
-// Known reports whether name is one of All.
-func Known(name string) bool {
-	for _, n := range All {
-		if n == name {
-			return true
+var (
+	mu         sync.Mutex
+	registered []string
+)
+
+// Register adds an adopter's names to what Known accepts; each adopter's
+// package of names calls it from its init, once per name list.
+func Register(names ...string) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range names {
+		if !slices.Contains(registered, n) {
+			registered = append(registered, n)
 		}
 	}
-	return false
+}
+
+// Known reports whether name is one of All or a registered name.
+func Known(name string) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Contains(All, name) || slices.Contains(registered, name)
 }
 
 // Unknown returns the sorted "function: variable" pairs of a synthesized
-// CloudFormation template whose variable is not one of All, for the
-// synth tests: a construct that sets a name from nowhere fails them. Only
+// CloudFormation template whose variable is not Known, for the synth
+// tests: a construct that sets a name from nowhere fails them. Only
 // this library's functions count (constructs/gofn gives every one
 // MetricsStack); the CDK's own (a BucketDeployment's handler) set theirs.
 func Unknown(template map[string]any) []string {

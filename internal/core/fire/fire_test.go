@@ -9,7 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -68,7 +68,7 @@ func TestFire(t *testing.T) {
 		}, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items := memory.NewItems(s)
+			items := inmem.NewItems(s)
 			a := s.Attrs(k)
 			a[s.StateAttr], a[s.DueAttr] = tc.state, contract.FormatTime(due)
 			if err := items.Put(a); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -47,7 +48,7 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 		run  func(log *slog.Logger) error
 	}{
 		{"the cancel worker's outcome", "schedule created", func(log *slog.Logger) error {
-			w, err := cancel.NewWorker(task.Schema, memory.NewScheduler(), nil, log)
+			w, err := cancel.NewWorker(task.Schema, inmem.NewScheduler(), nil, log)
 			if err != nil {
 				return err
 			}
@@ -55,7 +56,7 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 				DueAt: tk.DueAt, Token: tk.ScheduleToken, EventID: "e1"})
 		}},
 		{"the reconciler's repair", "missing schedule created", func(log *slog.Logger) error {
-			store, sched := memory.NewStore(), memory.NewScheduler()
+			store, sched := memory.NewStore(), inmem.NewScheduler()
 			store.Put(tk)
 			c := clock.NewFake(now)
 			svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: &memory.Outbox{}, Clock: c, Log: log})

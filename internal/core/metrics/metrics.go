@@ -1,6 +1,7 @@
 // Package metrics writes CloudWatch embedded metric format (EMF) records:
 // one JSON line on stdout per flush, which CloudWatch Logs turns into
-// metrics with no API call and no extra latency.
+// metrics with no API call and no extra latency. It names the core's
+// metrics and functions; each adopter names its own beside its code.
 package metrics
 
 import (
@@ -114,30 +115,24 @@ func (r *Recorder) Flush() error {
 	return err
 }
 
-// Function names: the Function dimension of every metric, one per Lambda.
-// Dashboards and alarms in the constructs use the same constants.
+// Function names of the core: the Function dimension of every metric,
+// one per Lambda. Dashboards and alarms in the constructs use the same
+// constants.
 const (
-	FunctionAPI             = "api"
 	FunctionExpiry          = "expiry"
 	FunctionStreamProcessor = "streamprocessor"
 	FunctionCancelWorker    = "cancelworker"
 	FunctionReconciler      = "reconciler"
-	FunctionPostAuth        = "postauth"
 )
 
 // Lifecycle metric names shown on the dashboard.
 const (
-	TasksCreated = "TasksCreated"
-	ItemsFired   = "ItemsFired"
-	Cancelled    = "Cancelled"
-	Rescheduled  = "Rescheduled"
+	ItemsFired  = "ItemsFired"
+	Cancelled   = "Cancelled"
+	Rescheduled = "Rescheduled"
 	// DeliveryLagSeconds is, for each fired item, the time its target
 	// ran (or its notification went) minus its due time: the expiry
 	// function writes it for every adopter's items, not only the to-do
 	// app's.
 	DeliveryLagSeconds = "DeliveryLagSeconds"
 )
-
-// ApiServerErrors counts the API handler's 5xx answers (a client mistake
-// is never a 5xx); the API construct alarms on it.
-const ApiServerErrors = "ApiServerErrors"

@@ -1,9 +1,9 @@
 package metrics
 
-// The one list of metric names. Functions write them; the constructs'
-// Metric...() methods, their alarms and the operations dashboard read the
-// same constants, so a renamed metric cannot leave an alarm watching
-// nothing.
+// The one list of the core's metric names. Functions write them; the
+// constructs' Metric...() methods, their alarms and the operations
+// dashboard read the same constants, so a renamed metric cannot leave an
+// alarm watching nothing. Each adopter names its own beside its code.
 
 // Stream processor (FunctionStreamProcessor).
 const (
@@ -46,23 +46,23 @@ const (
 	ScheduleRefused = "ScheduleRefused"
 )
 
-// Expiry function (FunctionExpiry). ItemsFired and
+// Expiry function (FunctionExpiry), the core's firing. ItemsFired and
 // DeliveryLagSeconds are lifecycle metrics (below).
 const (
-	// ExpiryBadInput counts the invocations whose payload could not be
+	// FireBadInput counts the invocations whose payload could not be
 	// read: a schedule that can never fire its item.
-	ExpiryBadInput = "ExpiryBadInput"
-	// ExpiryErrors counts the invocations that failed and are retried.
-	ExpiryErrors = "ExpiryErrors"
-	// ExpiryNotifyInProgress counts the invocations that found another
-	// attempt holding the delivery claim; they are retried.
-	ExpiryNotifyInProgress = "ExpiryNotifyInProgress"
+	FireBadInput = "FireBadInput"
+	// FireErrors counts the invocations that failed and are retried.
+	FireErrors = "FireErrors"
+	// FireInProgress counts the invocations that found another attempt
+	// holding the delivery claim; they are retried.
+	FireInProgress = "FireInProgress"
 	// EarlyFirings counts the invocations that came before their item's
 	// due (or reminder) time; they ran nothing and are retried.
 	EarlyFirings = "EarlyFirings"
-	// ExpirySkipped counts the invocations with nothing to do (the item
+	// FireSkipped counts the invocations with nothing to do (the item
 	// moved on, or its target already ran).
-	ExpirySkipped = "ExpirySkipped"
+	FireSkipped = "FireSkipped"
 	// RemindersSent counts the reminders the expiry function published
 	// (a reminder schedule's firing whose claim held).
 	RemindersSent = "RemindersSent"
@@ -95,27 +95,13 @@ const (
 	PassesCompleted = "PassesCompleted"
 )
 
-// PostAuthentication trigger (FunctionPostAuth).
-const (
-	// SubscribeErrors counts every error the trigger swallowed
-	// (FilterPolicyLimitExceeded included).
-	SubscribeErrors = "NotificationSubscribeErrors"
-	// FilterPolicyLimitExceeded counts the subscribes and repairs that SNS
-	// refused because the topic holds its quota of filter policies.
-	FilterPolicyLimitExceeded = "FilterPolicyLimitExceeded"
-	// Subscribed counts new subscriptions (each sends a confirmation
-	// email).
-	Subscribed = "NotificationSubscribed"
-)
-
-// ErrorMetrics lists, per function, every metric that counts work lost,
-// skipped or failing: each must have an alarm (the operations construct
-// builds one per entry, and a test checks that none is missing).
+// ErrorMetrics lists, per function of the core, every metric that counts
+// work lost, skipped or failing: each must have an alarm (the operations
+// construct builds one per entry, and a test checks that none is
+// missing). An adopter lists its own functions' beside its code.
 var ErrorMetrics = map[string][]string{
-	FunctionAPI:             {ApiServerErrors},
-	FunctionExpiry:          {ExpiryBadInput, ExpiryErrors},
+	FunctionExpiry:          {FireBadInput, FireErrors},
 	FunctionStreamProcessor: {MalformedRecords, Undeliverable, EnqueueFailed},
 	FunctionCancelWorker:    {Malformed, RetryableFailures, ScheduleRefused},
 	FunctionReconciler:      {ReconcilerErrors},
-	FunctionPostAuth:        {SubscribeErrors, FilterPolicyLimitExceeded},
 }

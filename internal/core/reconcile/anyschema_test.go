@@ -9,9 +9,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // jobsSchema is an adopter's schema with names of its own, unlike the
@@ -42,11 +42,11 @@ func TestRunRepairsAnySchemaOnEveryTimer(t *testing.T) {
 	for _, l := range timerspec.All {
 		t.Run(string(l), func(t *testing.T) {
 			c := clock.NewFake(t0)
-			tm := memory.NewTimer(l, c.Now, nil)
-			if s, ok := tm.(*memory.Scheduler); ok {
+			tm := inmem.NewTimer(l, c.Now, nil)
+			if s, ok := tm.(*inmem.Scheduler); ok {
 				s.ListPrefix = jobsSchema.ScheduleNamePrefix
 			}
-			items := memory.NewItems(jobsSchema)
+			items := inmem.NewItems(jobsSchema)
 			put := func(attrs map[string]string) {
 				if err := items.Put(attrs); err != nil {
 					t.Fatal(err)
@@ -78,7 +78,7 @@ func TestRunRepairsAnySchemaOnEveryTimer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: jobsSchema, Items: memory.Armed{Items: items},
+			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: jobsSchema, Items: inmem.Armed{Items: items},
 				Scheduler: tm, Schedules: tm, Firer: fire.Firing{Core: core, Target: target},
 				Checkpoints: &memCheckpoints{}, Clock: c, Sleep: c.Sleep, Log: quiet})
 			if err != nil {
@@ -118,8 +118,8 @@ func TestRunRepairsAnySchemaOnEveryTimer(t *testing.T) {
 func TestRunStopsStaleExecutions(t *testing.T) {
 	ctx := context.Background()
 	c := clock.NewFake(t0)
-	tm := memory.NewExecutions(c.Now)
-	items := memory.NewItems(jobsSchema)
+	tm := inmem.NewExecutions(c.Now)
+	items := inmem.NewItems(jobsSchema)
 	due := t0.Add(2 * time.Hour)
 	kept := contract.Key{Partition: "acme", Sort: "kept"}
 	gone := contract.Key{Partition: "acme", Sort: "gone"}
@@ -138,7 +138,7 @@ func TestRunStopsStaleExecutions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: jobsSchema, Items: memory.Armed{Items: items},
+	r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: jobsSchema, Items: inmem.Armed{Items: items},
 		Scheduler: tm, Schedules: tm, Firer: fire.Firing{Core: core, Target: &recordingTarget{}},
 		Checkpoints: &memCheckpoints{}, Clock: c, Sleep: c.Sleep, Log: quiet})
 	if err != nil {

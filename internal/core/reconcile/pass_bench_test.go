@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -38,7 +39,7 @@ func BenchmarkPass100k(b *testing.B) {
 func benchPass(b *testing.B, confirmed bool) {
 	const n = 100_000
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	store, sched := memory.NewStore(), memory.NewScheduler()
+	store, sched := memory.NewStore(), inmem.NewScheduler()
 	ctx := context.Background()
 	var pending []task.Task
 	var schedules []contract.Schedule
@@ -113,7 +114,7 @@ func (s snapshotPending) ListPending(_ context.Context, p task.PendingRequest) (
 // snapshotSchedules reads single schedules from the memory scheduler and
 // pages through a fixed list.
 type snapshotSchedules struct {
-	*memory.Scheduler
+	*inmem.Scheduler
 	all []contract.Schedule
 }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // TestPassesAfterRearmKeepOneExecution: on the Step Functions timer, an
@@ -37,8 +37,8 @@ func TestPassesAfterRearmKeepOneExecution(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := clock.NewFake(t0)
-			tm := memory.NewExecutions(c.Now)
-			items := memory.NewItems(jobsSchema)
+			tm := inmem.NewExecutions(c.Now)
+			items := inmem.NewItems(jobsSchema)
 			if err := items.Put(map[string]string{"tenant": k.Partition, "job": k.Sort, "phase": "Queued",
 				"runAt": contract.FormatTime(due)}); err != nil {
 				t.Fatal(err)
@@ -60,7 +60,7 @@ func TestPassesAfterRearmKeepOneExecution(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: jobsSchema, Items: memory.Armed{Items: items},
+			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: jobsSchema, Items: inmem.Armed{Items: items},
 				Scheduler: tm, Schedules: tm, Firer: fire.Firing{Core: core, Target: &recordingTarget{}},
 				Checkpoints: &memCheckpoints{}, Clock: c, Sleep: c.Sleep, Log: quiet})
 			if err != nil {

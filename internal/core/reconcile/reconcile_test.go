@@ -15,6 +15,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -61,7 +62,7 @@ func counts(r reconcile.Result) reconcile.Result {
 type world struct {
 	clock  *clock.Fake
 	store  *memory.Store
-	sched  *memory.Scheduler
+	sched  *inmem.Scheduler
 	outbox *memory.Outbox
 	cps    *memCheckpoints
 	deps   reconcile.Deps
@@ -70,7 +71,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{clock: clock.NewFake(t0), store: memory.NewStore(), sched: memory.NewScheduler(),
+	w := &world{clock: clock.NewFake(t0), store: memory.NewStore(), sched: inmem.NewScheduler(),
 		outbox: &memory.Outbox{}, cps: &memCheckpoints{}, out: &bytes.Buffer{}}
 	svc, err := task.InProcess(task.InProcessConfig{Store: w.store, Notifier: w.outbox, Clock: w.clock, Log: quiet})
 	if err != nil {
@@ -527,7 +528,7 @@ func TestLimiter(t *testing.T) {
 func confirmed(t *task.Task) { t.ScheduledFor = t.DueAt }
 
 // calls returns the scheduler calls since before, by operation.
-func calls(s *memory.Scheduler, before map[string]int) map[string]int {
+func calls(s *inmem.Scheduler, before map[string]int) map[string]int {
 	out := map[string]int{}
 	for op, n := range s.Calls {
 		if d := n - before[op]; d > 0 {
@@ -537,7 +538,7 @@ func calls(s *memory.Scheduler, before map[string]int) map[string]int {
 	return out
 }
 
-func snapshot(s *memory.Scheduler) map[string]int {
+func snapshot(s *inmem.Scheduler) map[string]int {
 	out := map[string]int{}
 	for op, n := range s.Calls {
 		out[op] = n

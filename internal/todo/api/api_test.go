@@ -12,6 +12,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -25,13 +26,13 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 type env struct {
 	h     *Handler
 	store *memory.Store
-	sched *memory.Scheduler
+	sched *inmem.Scheduler
 	clock *fixedClock
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{store: memory.NewStore(), sched: memory.NewScheduler(), clock: &fixedClock{t0}}
+	e := &env{store: memory.NewStore(), sched: inmem.NewScheduler(), clock: &fixedClock{t0}}
 	svc, err := task.NewService(task.Deps{Store: e.store, Scheduler: e.sched, Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +355,7 @@ func TestNotPendingConflictNamesState(t *testing.T) {
 }
 
 func TestPendingCapPerUser(t *testing.T) {
-	e := &env{store: memory.NewStore(), sched: memory.NewScheduler(), clock: &fixedClock{t0}}
+	e := &env{store: memory.NewStore(), sched: inmem.NewScheduler(), clock: &fixedClock{t0}}
 	svc, err := task.NewService(task.Deps{Store: e.store, Scheduler: e.sched, Clock: e.clock, MaxPendingPerUser: 3})
 	if err != nil {
 		t.Fatal(err)

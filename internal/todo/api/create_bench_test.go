@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -23,7 +24,7 @@ import (
 func BenchmarkCreate(b *testing.B) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	newHandler := func() *api.Handler {
-		svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: memory.NewScheduler(),
+		svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: inmem.NewScheduler(),
 			Log: log})
 		if err != nil {
 			b.Fatal(err)

@@ -9,7 +9,7 @@ package notify
 import (
 	"errors"
 
-	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/todo/todometrics"
 )
 
 // Metric names written by the triggers (CloudWatch EMF, internal/core/metrics).
@@ -17,13 +17,13 @@ import (
 const (
 	// MetricSubscribeErrors counts every error the PostAuthentication
 	// trigger swallowed (FilterPolicyLimitExceeded included).
-	MetricSubscribeErrors = metrics.SubscribeErrors
+	MetricSubscribeErrors = todometrics.SubscribeErrors
 	// MetricFilterPolicyLimitExceeded counts the subscribes and repairs that
 	// SNS refused because the topic holds its quota of filter policies:
 	// the signal to add shards or raise the quota.
-	MetricFilterPolicyLimitExceeded = metrics.FilterPolicyLimitExceeded
+	MetricFilterPolicyLimitExceeded = todometrics.FilterPolicyLimitExceeded
 	// MetricSubscribed counts new subscriptions (each sends a confirmation email).
-	MetricSubscribed = metrics.Subscribed
+	MetricSubscribed = todometrics.Subscribed
 )
 
 // ErrFilterPolicyLimit is what the SNS adapter wraps when SNS answers

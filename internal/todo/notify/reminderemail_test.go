@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -33,7 +34,7 @@ func TestReminderEmail(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock := &fixedClock{due.Add(-48 * time.Hour)}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock,
+			svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock,
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

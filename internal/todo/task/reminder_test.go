@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -69,7 +70,7 @@ func TestCreateMakesReminderSchedule(t *testing.T) {
 		{"reminder schedule fails: repair", task.Reminder1h, true, time.Time{}, expireDue.Add(-time.Hour), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store, sched := memory.NewStore(), memory.NewScheduler()
+			store, sched := memory.NewStore(), inmem.NewScheduler()
 			sched.Fail = func(op, name string) error {
 				if tc.failRemind && strings.HasPrefix(name, "remind-") {
 					return errDB
@@ -135,7 +136,7 @@ func TestRemind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store, out := memory.NewStore(), &memory.Outbox{}
 			clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-			svc, err := newTodo(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+			svc, err := newTodo(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
 				task.InProcessConfig{Notifier: out, WebURL: "https://app.example"})
 			if err != nil {
 				t.Fatal(err)
@@ -193,7 +194,7 @@ func TestRemindRetry(t *testing.T) {
 	ctx := context.Background()
 	store, out := memory.NewStore(), &memory.Outbox{}
 	clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-	svc, err := newTodo(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+	svc, err := newTodo(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
 		task.InProcessConfig{Notifier: out})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestRemindAfterMovingAwayAndBack(t *testing.T) {
 	ctx := context.Background()
 	store, out := memory.NewStore(), &memory.Outbox{}
 	clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-	svc, err := newTodo(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+	svc, err := newTodo(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
 		task.InProcessConfig{Notifier: out})
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +268,7 @@ func (s *racingStore) UpdatePending(ctx context.Context, userID, taskID string, 
 func TestUpdateKeepsRemindAtInStep(t *testing.T) {
 	ctx := context.Background()
 	store := &racingStore{Store: memory.NewStore()}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(),
+	svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(),
 		Clock: &expireClock{t: expireDue.Add(-48 * time.Hour)}, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -31,7 +32,7 @@ func TestCreateRecordsTheSchedule(t *testing.T) {
 		{"record write failed: left unconfirmed", nil, "MarkScheduled", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store, sched := memory.NewStore(), memory.NewScheduler()
+			store, sched := memory.NewStore(), inmem.NewScheduler()
 			sched.Fail = func(op, _ string) error {
 				if op == "Create" {
 					return tc.schedFail

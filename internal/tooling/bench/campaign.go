@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -162,7 +163,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 
 	clk := clock.NewFake(t0)
 	store := &countingTasks{CampaignStore: st, writes: u.DynamoWrites, reads: u.DynamoReads}
-	sched := memory.NewRemote(memory.NewScheduler(), nil)
+	sched := inmem.NewRemote(inmem.NewScheduler(), nil)
 	cps := countingCheckpoints{Checkpoints: provision.NewMemoryCheckpoints(), writes: u.DynamoWrites}
 	prov, err := provision.New(provision.Config{Seed: 1, CallsPerSecond: 1e6}, store, store, memory.NewCampaignSenders(c.OwnerID), sched, cps, clk)
 	if err != nil {

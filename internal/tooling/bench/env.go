@@ -4,9 +4,13 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/unschedule/unschedule/deferredjobs/job"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
 // LambdaEnv is the environment every function and reference gets under
@@ -22,34 +26,34 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		"AWS_ACCESS_KEY_ID":               "AKIAIOSFODNN7EXAMPLE",
 		"AWS_SECRET_ACCESS_KEY":           "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 		"AWS_SESSION_TOKEN":               "bench-session-token",
-		envvars.FunctionName:              function,
+		campaignenv.FunctionName:          function,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(memoryMiB),
 		"AWS_LAMBDA_FUNCTION_TIMEOUT":     "10",
 		envvars.MetricsStack:              "Unschedule-bench",
 		envvars.Table:                     "bench-tasks",
-		envvars.AllowedOrigins:            "http://localhost:5173",
-		envvars.WebURL:                    "https://bench.example.com",
+		todoenv.AllowedOrigins:            "http://localhost:5173",
+		todoenv.WebURL:                    "https://bench.example.com",
 		envvars.ScheduleGroup:             "bench-tasks",
 		envvars.ExpiryFunctionArn:         "arn:aws:lambda:us-east-1:123456789012:function:bench-expiry",
 		envvars.SchedulerRoleArn:          "arn:aws:iam::123456789012:role/bench-scheduler",
 		envvars.SchedulerDLQArn:           "arn:aws:sqs:us-east-1:123456789012:bench-scheduler-dlq",
-		envvars.TopicArnPrefix:            "arn:aws:sns:us-east-1:123456789012:bench-notifications-",
-		envvars.TopicShards:               "1",
+		todoenv.TopicArnPrefix:            "arn:aws:sns:us-east-1:123456789012:bench-notifications-",
+		todoenv.TopicShards:               "1",
 		envvars.QueueURL:                  "https://sqs.us-east-1.amazonaws.com/123456789012/bench-cancel.fifo",
-		envvars.AllowedEmailDomains:       "",
-		envvars.CampaignTable:             "bench-campaigns",
-		envvars.SendFunctionArn:           "arn:aws:lambda:us-east-1:123456789012:function:bench-send",
-		envvars.ProvisionFunctionArn:      "arn:aws:lambda:us-east-1:123456789012:function:bench-provision",
-		envvars.SenderAddress:             "bench@example.com",
-		envvars.SenderGroup:               "campaign-senders",
-		envvars.UserPoolID:                "us-east-1_bench",
-		envvars.UnsubscribeURL:            "https://bench.example.com/unsubscribe",
-		envvars.UnsubscribeSecretArn:      "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench-unsubscribe-AbCdEf",
-		envvars.SuppressionList:           "default",
+		todoenv.AllowedEmailDomains:       "",
+		campaignenv.CampaignTable:         "bench-campaigns",
+		campaignenv.SendFunctionArn:       "arn:aws:lambda:us-east-1:123456789012:function:bench-send",
+		campaignenv.ProvisionFunctionArn:  "arn:aws:lambda:us-east-1:123456789012:function:bench-provision",
+		campaignenv.SenderAddress:         "bench@example.com",
+		campaignenv.SenderGroup:           "campaign-senders",
+		campaignenv.UserPoolID:            "us-east-1_bench",
+		campaignenv.UnsubscribeURL:        "https://bench.example.com/unsubscribe",
+		campaignenv.UnsubscribeSecretArn:  "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench-unsubscribe-AbCdEf",
+		campaignenv.SuppressionList:       "default",
 		envvars.PageCursorSecretArn:       "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench-page-cursor-AbCdEf",
-		envvars.CampaignEventsHTTP:        "bench.appsync-api.us-east-1.amazonaws.com",
-		envvars.JobQueueURL:               "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
-		envvars.TargetFunctionArns:        "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
+		campaignenv.CampaignEventsHTTP:    "bench.appsync-api.us-east-1.amazonaws.com",
+		job.EnvJobQueueURL:                "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
+		futureevent.EnvTargetFunctionArns: "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
 		// The to-do app's schema, as its constructs set it.
 		envvars.ItemSchema: tableschema.Todo().EnvValue(),
 		// The expiry function's and the reconciler's target: the to-do

@@ -12,9 +12,10 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
@@ -127,7 +128,7 @@ var Timers = []timerspec.Name{timerspec.EventBridgeScheduler, timerspec.StepFunc
 func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage, error) {
 	u := Usage{Invocations: map[string]int{}, DynamoWrites: map[string]int{}, DynamoReads: map[string]int{}}
 	logs := &countingWriter{}
-	p, err := pipeline.New(pipeline.Options{Timer: timer, Log: slog.New(slog.NewJSONHandler(logs, nil))})
+	p, err := pipeline.New(pipeline.Options{Options: inproc.Options{Timer: timer, Log: slog.New(slog.NewJSONHandler(logs, nil))}})
 	if err != nil {
 		return u, err
 	}
@@ -140,7 +141,7 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 		return nil
 	}
 	switch l := p.Timer.(type) {
-	case *memory.Executions:
+	case *inmem.Executions:
 		l.Fail = func(op, _ string) error {
 			switch op {
 			case "Create":
@@ -153,7 +154,7 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 			}
 			return nil
 		}
-	case *memory.TTLMarkers:
+	case *inmem.TTLMarkers:
 		l.Fail = func(op, _ string) error {
 			if op == "Create" || op == "Update" || op == "Delete" {
 				u.MarkerWrites++
@@ -177,7 +178,7 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 	}
 	u.APIRequests++
 	step := func(at time.Time) error {
-		for i := 0; i < pipeline.MaxSteps; i++ {
+		for i := 0; i < inproc.MaxSteps; i++ {
 			sentBefore := sent
 			r := p.Step(ctx, at)
 			if sent > sentBefore {
@@ -200,7 +201,7 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 				return nil
 			}
 		}
-		return pipeline.ErrNotSettled
+		return inproc.ErrNotSettled
 	}
 	if err := step(t0); err != nil {
 		return u, err

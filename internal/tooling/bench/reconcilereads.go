@@ -21,8 +21,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // ReconcileReads is what one full reconciler pass reads from the item
@@ -127,7 +127,7 @@ func measureReconcileView(ctx context.Context, n, every int, view string) (Recon
 	clk := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	spec := armedindex.Spec{}.WithDefaults(s)
 	tbl := &readTable{schema: s, spec: spec, n: n, every: every, start: clk.Now(), payload: strings.Repeat("x", reconcilePayloadBytes)}
-	sched := memory.NewScheduler()
+	sched := inmem.NewScheduler()
 	sched.ListPrefix = s.ScheduleNamePrefix
 	for i := 0; i < n; i += every {
 		it, err := s.ItemFrom(tbl.attrs(i))
@@ -150,7 +150,7 @@ func measureReconcileView(ctx context.Context, n, every int, view string) (Recon
 	}
 	r, err := reconcile.New(reconcile.Config{Budget: 24 * time.Hour, RatePerSec: 1000}, reconcile.Deps{
 		Schema: s, Items: items, Scheduler: sched, Schedules: sched, Firer: noFirer{},
-		Checkpoints: &memory.Checkpoints{}, Clock: clk, Sleep: clk.Sleep, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Checkpoints: &inmem.Checkpoints{}, Clock: clk, Sleep: clk.Sleep, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		return ReconcileReads{}, err

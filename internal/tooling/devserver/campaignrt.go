@@ -19,10 +19,10 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // This file is the one place that wires the campaign services (send,
@@ -53,7 +53,7 @@ type campaignRuntime struct {
 	// the server's -timer (as the tasks' own), saved in the store at each
 	// step. retries are fires that failed, tried again on the next steps
 	// (the timer's retries of its target), by schedule name.
-	timer      memory.TimerScheduler
+	timer      inmem.TimerScheduler
 	retries    map[string]retry
 	saved      string
 	unsub      *unsubscribe.Page
@@ -76,7 +76,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	clk := clock.Func(s.cfg.Now)
 	log := s.log.With("component", "campaigns")
 	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{},
-		timer: memory.NewTimerOf(s.cfg.Timer, campaign.TaskSchema, s.cfg.Now, ttlDelay(s.cfg.TTLMaxDelay))}
+		timer: inmem.NewTimerOf(s.cfg.Timer, campaign.TaskSchema, s.cfg.Now, ttlDelay(s.cfg.TTLMaxDelay))}
 	if err := rt.restore(s.db); err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	rt.repair = &campaign.Repair{}
 	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
 		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender, Owners: devSenders{s},
-			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log, Checkpoints: &memory.Checkpoints{}}); err != nil {
+			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log, Checkpoints: &inmem.Checkpoints{}}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	c, err := campaigncancel.New(rt.store, rt.store, rt.timer, clk, uint64(time.Now().UnixNano()))

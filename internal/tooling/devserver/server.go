@@ -25,6 +25,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -172,8 +173,8 @@ func Open(cfg Config) (*Server, error) {
 func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Log, db: db, policy: notify.NewSignUpPolicy(cfg.AllowedEmailDomains),
 		saved: map[string][]byte{}}
-	p, err := pipeline.New(pipeline.Options{Start: cfg.Now(), WebURL: cfg.PublicURL, Log: cfg.Log,
-		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)})
+	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Options: inproc.Options{Start: cfg.Now(), Log: cfg.Log,
+		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
 	if err != nil {
 		return nil, fmt.Errorf("devserver: pipeline: %w", err)
 	}
@@ -326,7 +327,7 @@ func (s *Server) step(ctx context.Context) (int, error) {
 	s.stepMu.Unlock()
 	if r.Moved() {
 		s.log.Info("pipeline step", "records", r.Records, "recordsFailed", r.RecordsFailed,
-			"delivered", r.Delivered, "deliveriesFailed", r.DeliveriesFailed, "fired", r.Fired, "expired", r.Expired)
+			"delivered", r.Delivered, "deliveriesFailed", r.DeliveriesFailed, "fired", r.Fired, "outcomes", r.Outcomes)
 	}
 	if ferr != nil {
 		ferr = fmt.Errorf("campaign schedules: %w", ferr)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 )
 
 // CampaignStore is the campaign table in memory: campaigns and their send
@@ -114,7 +115,7 @@ func (s *CampaignStore) CountOpen(campaignID string) int {
 
 // Get implements campaign.Tasks.
 func (s *CampaignStore) Get(_ context.Context, k campaign.Key) (campaign.SendTask, error) {
-	t, ok := lookup(&s.mu, s.tasks, k)
+	t, ok := inmem.Lookup(&s.mu, s.tasks, k)
 	if !ok {
 		return campaign.SendTask{}, fmt.Errorf("task %s: %w", k.TaskID, campaign.ErrNotFound)
 	}
@@ -139,7 +140,7 @@ func (s *CampaignStore) TakeOver(_ context.Context, k campaign.Key, due, now tim
 // settles the campaign in the same locked write.
 func (s *CampaignStore) writeTask(op string, k campaign.Key, ok func(cur campaign.SendTask, found bool) error,
 	next func(campaign.SendTask) campaign.SendTask) (before, after campaign.SendTask, err error) {
-	return condPut(&s.mu, s.Fail, op, s.tasks, k, ok, next, func(old campaign.SendTask, found bool, t campaign.SendTask) {
+	return inmem.CondPut(&s.mu, s.Fail, op, s.tasks, k, ok, next, func(old campaign.SendTask, found bool, t campaign.SendTask) {
 		s.count(old, found, t)
 		s.Writes++
 		if !old.State.Terminal() && t.State.Terminal() {
@@ -313,7 +314,7 @@ func (x *openIndex) sorted(tasks map[campaign.Key]campaign.SendTask) []campaign.
 
 // Campaign implements campaign.Campaigns.
 func (s *CampaignStore) Campaign(_ context.Context, id string) (campaign.Campaign, error) {
-	c, ok := lookup(&s.mu, s.campaigns, id)
+	c, ok := inmem.Lookup(&s.mu, s.campaigns, id)
 	if !ok {
 		return campaign.Campaign{}, fmt.Errorf("campaign %s: %w", id, campaign.ErrNotFound)
 	}
@@ -340,7 +341,7 @@ func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.
 	if len(from) == 0 {
 		return fmt.Errorf("set campaign %s status: no status to move from", id)
 	}
-	_, _, err := condPut(&s.mu, s.Fail, "SetStatus", s.campaigns, id,
+	_, _, err := inmem.CondPut(&s.mu, s.Fail, "SetStatus", s.campaigns, id,
 		func(c campaign.Campaign, found bool) error {
 			if !found || !slices.Contains(from, c.Status) {
 				return fmt.Errorf("campaign %s to %s: %w", id, to, campaign.ErrConditionFailed)

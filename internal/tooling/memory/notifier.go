@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -48,7 +49,7 @@ func (o *Outbox) Sent() []task.Notification {
 
 // SentFor counts the notifications sent for one task.
 func (o *Outbox) SentFor(taskID string) int {
-	return countWhere(&o.mu, o.sent, func(n task.Notification) bool { return n.TaskID == taskID })
+	return inmem.CountWhere(&o.mu, o.sent, func(n task.Notification) bool { return n.TaskID == taskID })
 }
 
 // CampaignSender is campaign.Sender in memory: an outbox with an
@@ -91,7 +92,7 @@ func (s *CampaignSender) Send(_ context.Context, m campaign.Message) (campaign.R
 
 // Sent implements campaign.Sender.
 func (s *CampaignSender) Sent(_ context.Context, key string) (campaign.Receipt, error) {
-	r, ok := lookup(&s.mu, s.sent, key)
+	r, ok := inmem.Lookup(&s.mu, s.sent, key)
 	if !ok {
 		return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
 	}
@@ -100,5 +101,5 @@ func (s *CampaignSender) Sent(_ context.Context, key string) (campaign.Receipt, 
 
 // Count returns how many messages were sent with key.
 func (s *CampaignSender) Count(key string) int {
-	return countWhere(&s.mu, s.Outbox, func(m campaign.Message) bool { return m.IdempotencyKey == key })
+	return inmem.CountWhere(&s.mu, s.Outbox, func(m campaign.Message) bool { return m.IdempotencyKey == key })
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -27,7 +28,7 @@ func NewSettings() *Settings { return &Settings{items: map[string]notify.Setting
 
 // LoadSettings implements notify.SettingsStore.
 func (s *Settings) LoadSettings(_ context.Context, userID string) (notify.Settings, error) {
-	if err := inject(s.Fail, "LoadSettings"); err != nil {
+	if err := inmem.Inject(s.Fail, "LoadSettings"); err != nil {
 		return notify.Settings{}, err
 	}
 	s.mu.Lock()
@@ -40,7 +41,7 @@ func (s *Settings) LoadSettings(_ context.Context, userID string) (notify.Settin
 
 // SaveSettings implements notify.SettingsStore.
 func (s *Settings) SaveSettings(_ context.Context, st notify.Settings) (notify.Settings, error) {
-	if err := inject(s.Fail, "SaveSettings"); err != nil {
+	if err := inmem.Inject(s.Fail, "SaveSettings"); err != nil {
 		return notify.Settings{}, err
 	}
 	s.mu.Lock()

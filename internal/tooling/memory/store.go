@@ -1,5 +1,7 @@
-// Package memory holds in-process adapters for the task ports: a store
-// with a change feed, a scheduler and a notifier outbox. Tests, the
+// Package memory holds in-process adapters for the to-do app's and the
+// campaigns' ports: the task store with its change feed, the settings,
+// the notifier outbox, the campaign store and sender. The core's
+// stand-ins (items, timers) are in internal/core/inmem. Tests, the
 // simulation and `make dev` run the real handler code on them.
 package memory
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -25,7 +28,7 @@ type Store struct {
 	mu      sync.Mutex
 	items   map[key]task.Task
 	pending pendingIndex
-	feed    feed
+	feed    inmem.Feed
 	// dueText holds the due attribute as another writer spelled it
 	// (PutItemSpelled), where that is not task.FormatTime of the task's
 	// DueAt: the conditional writes compare it as DynamoDB does, string
@@ -45,33 +48,7 @@ func NewStore() *Store {
 	return &Store{items: map[key]task.Task{}, pending: newPendingIndex(), dueText: map[key]string{}}
 }
 
-// inject asks fail, a store's fault injector (nil: none), whether op
-// fails.
-func inject(fail func(op string) error, op string) error {
-	if fail == nil {
-		return nil
-	}
-	return fail(op)
-}
-
-func (s *Store) fail(op string) error { return inject(s.Fail, op) }
-
-// feed is a change feed, like a DynamoDB stream with NEW_AND_OLD_IMAGES;
-// its owner holds its lock around each call.
-type feed struct{ changes []changefeed.Change }
-
-// add appends a change of the item at k.
-func (f *feed) add(kind changefeed.Kind, k contract.Key, old, new *contract.Item) {
-	f.changes = append(f.changes, changefeed.Change{EventID: fmt.Sprintf("ev-%08d", len(f.changes)+1), Kind: kind,
-		Key: k, Old: old, New: new})
-}
-
-// since returns the changes from position from on, and the next position
-// to read from.
-func (f *feed) since(from int) ([]changefeed.Change, int) {
-	from = min(from, len(f.changes))
-	return append([]changefeed.Change(nil), f.changes[from:]...), len(f.changes)
-}
+func (s *Store) fail(op string) error { return inmem.Inject(s.Fail, op) }
 
 // recordSpelled appends a change whose images spell the due attribute
 // oldText and newText ("": task.FormatTime); the caller holds mu.
@@ -80,7 +57,7 @@ func (s *Store) recordSpelled(kind changefeed.Kind, old, new *task.Task, oldText
 	if k == nil {
 		k = new
 	}
-	s.feed.add(kind, task.Key(k.UserID, k.TaskID), image(old, oldText), image(new, newText))
+	s.feed.Add(kind, task.Key(k.UserID, k.TaskID), image(old, oldText), image(new, newText))
 }
 
 // Changes returns the change feed from position from on, and the next
@@ -88,7 +65,7 @@ func (s *Store) recordSpelled(kind changefeed.Kind, old, new *task.Task, oldText
 func (s *Store) Changes(from int) ([]changefeed.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.feed.since(from)
+	return s.feed.Since(from)
 }
 
 // All returns every task, ordered by user then id.
@@ -262,7 +239,7 @@ func (s *Store) write(op string, k key, times *asStored, ok check, apply change)
 // the fault injected once by write for all its tries.
 func (s *Store) writeOnce(k key, sp contract.Spelling, ok check, apply change) (before, after task.Task, err error) {
 	var oldText, text string // the due attribute's spelling before and after
-	return condWrite(&s.mu, nil, "", func() (task.Task, bool) { t, found := s.items[k]; return t, found },
+	return inmem.CondWrite(&s.mu, nil, "", func() (task.Task, bool) { t, found := s.items[k]; return t, found },
 		func(cur task.Task, found bool) error {
 			_, it, _ := s.item(k)
 			return ok(cur, it, found, sp)
@@ -493,5 +470,5 @@ func (s *Store) MarkScheduled(_ context.Context, userID, taskID string, dueAt ti
 func (s *Store) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return "memory.Store{" + strconv.Itoa(len(s.items)) + " tasks, " + strconv.Itoa(len(s.feed.changes)) + " changes}"
+	return "memory.Store{" + strconv.Itoa(len(s.items)) + " tasks, " + strconv.Itoa(s.feed.Len()) + " changes}"
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 )
 
@@ -45,7 +45,7 @@ func (w *World) CancelCampaigns(ctx context.Context, owner string, dryRun bool) 
 	}
 	var fn *Function
 	for i, f := range w.Stack.Functions {
-		if f.Env[envvars.CampaignTable] != "" && hasTimer(f.Env) {
+		if f.Env[campaignenv.CampaignTable] != "" && hasTimer(f.Env) {
 			fn = &w.Stack.Functions[i]
 			break
 		}
@@ -62,7 +62,7 @@ func (w *World) CancelCampaigns(ctx context.Context, owner string, dryRun bool) 
 	if err != nil {
 		return nil, err
 	}
-	store, err := campaigntable.NewCampaignStore(w.DDB, fn.Env[envvars.CampaignTable])
+	store, err := campaigntable.NewCampaignStore(w.DDB, fn.Env[campaignenv.CampaignTable])
 	if err != nil {
 		return nil, err
 	}

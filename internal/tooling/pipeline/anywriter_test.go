@@ -11,10 +11,11 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -44,7 +45,7 @@ func (r *recorder) count(p contract.Payload) int {
 func TestConsumerSchemaThroughThePipeline(t *testing.T) {
 	s := testenv.ConsumerSchema()
 	target := &recorder{}
-	p, err := NewForSchema(s, target, Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
+	p, err := inproc.NewForSchema(s, target, inproc.Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
 		t.Run("consumer "+v, func(t *testing.T) {
 			s := testenv.ConsumerSchema()
 			target := &recorder{}
-			p, err := NewForSchema(s, target, Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
+			p, err := inproc.NewForSchema(s, target, inproc.Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,12 +283,12 @@ func TestWriterCompletesWithTheFiredStateOnEveryTimer(t *testing.T) {
 				out := &bytes.Buffer{}
 				rec := metrics.New("pipeline", out)
 				target := &recorder{}
-				p, err := NewForSchema(s, target, Options{Start: t0, Timer: l, Metrics: rec,
+				p, err := inproc.NewForSchema(s, target, inproc.Options{Start: t0, Timer: l, Metrics: rec,
 					TTLDelay: func() time.Duration { return delay }, Log: slog.New(slog.DiscardHandler)})
 				if err != nil {
 					t.Fatal(err)
 				}
-				h := &harness{Pipeline: p, t: t, rec: rec, out: out}
+				h := &harness{Pipeline: &Pipeline{Engine: p.Engine}, t: t, rec: rec, out: out}
 				due := t0.Add(time.Hour)
 				key := func(id string) contract.Key { return contract.Key{Partition: "acme", Sort: id} }
 				job := func(id, state string) map[string]string {
@@ -344,7 +345,7 @@ func TestWriterCompletesWithTheFiredStateOnEveryTimer(t *testing.T) {
 }
 
 // failDeletes makes every delete of a timer's stand-in fail.
-func failDeletes(l memory.TimerScheduler, err error) {
+func failDeletes(l inmem.TimerScheduler, err error) {
 	fail := func(op, _ string) error {
 		if op == "Delete" {
 			return err
@@ -352,11 +353,11 @@ func failDeletes(l memory.TimerScheduler, err error) {
 		return nil
 	}
 	switch l := l.(type) {
-	case *memory.Scheduler:
+	case *inmem.Scheduler:
 		l.Fail = fail
-	case *memory.Executions:
+	case *inmem.Executions:
 		l.Fail = fail
-	case *memory.TTLMarkers:
+	case *inmem.TTLMarkers:
 		l.Fail = fail
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -36,7 +37,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	out := &bytes.Buffer{}
 	rec := metrics.New("pipeline", out)
-	p, err := New(Options{Start: t0, Metrics: rec, Log: slog.New(slog.DiscardHandler)})
+	p, err := New(Options{Options: inproc.Options{Start: t0, Metrics: rec, Log: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func (h *harness) createWith(due time.Time, r task.Reminder) task.Task {
 	return tk
 }
 
-func (h *harness) drain(now time.Time) Report {
+func (h *harness) drain(now time.Time) inproc.Report {
 	h.t.Helper()
 	r, err := h.Drain(ctx, now)
 	if err != nil {
@@ -206,7 +207,7 @@ func TestReplayAndDuplicateDelivery(t *testing.T) {
 		}, 2, 1},
 		{"queue message delivered twice (the first ack lost)", func(h *harness, now time.Time) {
 			lost := false
-			h.Queue.LoseAck = func(Received) bool {
+			h.Queue.LoseAck = func(inproc.Received) bool {
 				if lost {
 					return false
 				}
@@ -257,7 +258,7 @@ func TestScheduleAlreadyFired(t *testing.T) {
 			f.finish(h, tk)
 			h.Clock.Set(due)
 			fired := h.FireSchedules(ctx)
-			if fired.Fired != 1 || fired.Expired[task.Skipped] != 1 {
+			if fired.Fired != 1 || fired.Outcomes[string(task.Skipped)] != 1 {
 				t.Fatalf("fire report %+v, want one skipped expiry", fired)
 			}
 			h.drain(due)
@@ -290,7 +291,7 @@ func TestDeadlineChangeRacingOldSchedule(t *testing.T) {
 		{"the old schedule fires before the worker moves it", func(h *harness, oldDue time.Time) {
 			h.Clock.Set(oldDue)
 			r := h.FireSchedules(ctx) // the stream has not been processed yet
-			if r.Fired != 1 || r.Expired[task.Skipped] != 1 {
+			if r.Fired != 1 || r.Outcomes[string(task.Skipped)] != 1 {
 				h.t.Fatalf("old schedule fire %+v, want one skipped expiry", r)
 			}
 			h.drain(oldDue)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -17,8 +18,8 @@ import (
 func TestEveryTimerFiresMovesAndCancels(t *testing.T) {
 	for _, l := range timerspec.All {
 		t.Run(string(l), func(t *testing.T) {
-			p, err := New(Options{Start: t0, Timer: l, TTLDelay: func() time.Duration { return 90 * time.Minute },
-				Log: slog.New(slog.DiscardHandler)})
+			p, err := New(Options{Options: inproc.Options{Start: t0, Timer: l, TTLDelay: func() time.Duration { return 90 * time.Minute },
+				Log: slog.New(slog.DiscardHandler)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,8 +73,8 @@ func TestSchedulerMinutesFireWhereTheAdapterPlacesSchedules(t *testing.T) {
 		due := t0.Add(tc.due)
 		fires := awsscheduler.ScheduleTime(due).Add(tc.late)
 		t.Run(contract.FormatTime(due)+"+"+tc.late.String(), func(t *testing.T) {
-			p, err := New(Options{Start: t0, SchedulerMinutes: true, SchedulerLateness: tc.late,
-				Log: slog.New(slog.DiscardHandler)})
+			p, err := New(Options{Options: inproc.Options{Start: t0, SchedulerMinutes: true, SchedulerLateness: tc.late,
+				Log: slog.New(slog.DiscardHandler)}})
 			if err != nil {
 				t.Fatal(err)
 			}

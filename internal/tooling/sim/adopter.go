@@ -12,10 +12,10 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
-	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // AdopterMutation breaks one guarantee of an adopter's workload (future
@@ -41,10 +41,10 @@ type AdopterMutation struct {
 }
 
 // adopter is a history of an adopter of the scheduling core on its own
-// schema: its items in memory.Items, the shared stream path (stages),
+// schema: its items in inmem.Items, the shared stream path (stages),
 // the history's timer with its faults, the firing core (fire.Core) with
 // the adopter's target, and the core's reconciler (reconcile over
-// memory.Armed), all with the task workload's faults. The workload
+// inmem.Armed), all with the task workload's faults. The workload
 // (futureevents.go, deferredjobs.go) writes the items through the
 // adopter's own client and checks its invariants; inv names the
 // invariants with its letter (F, J).
@@ -52,10 +52,10 @@ type adopter struct {
 	core
 	stages
 	ctx    context.Context
-	clock  *pipeline.Clock
+	clock  *inproc.Clock
 	schema contract.Schema
-	items  *memory.Items
-	sched  memory.TimerScheduler
+	items  *inmem.Items
+	sched  inmem.TimerScheduler
 	fsched faultyScheduler
 	fire   *fire.Core
 	target fire.Deliverer
@@ -86,9 +86,9 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	a := &adopter{core: newCore(cfg), ctx: context.Background(), schema: s, letter: letter,
 		dupAllowed: map[contract.Key]int{}, refusedNames: map[string]bool{}, refused: func(error) bool { return false }}
 	a.log = slog.New(slog.DiscardHandler)
-	a.clock = pipeline.NewClock(begin)
+	a.clock = inproc.NewClock(begin)
 	a.now, a.epoch = a.clock.Now, begin
-	a.items = memory.NewItems(s)
+	a.items = inmem.NewItems(s)
 	a.stages = newStages(&a.core, a.ctx, a.clock, a.inv(lossInv))
 	a.feed = a.items
 	a.dedupID = cfg.Mutation.DedupID
@@ -96,7 +96,7 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	// One blame for all: a fault in the batch excuses its failures.
 	a.blameKey = func(string) string { return "" }
 	a.sched = a.newTimer()
-	if sc, ok := a.sched.(*memory.Scheduler); ok {
+	if sc, ok := a.sched.(*inmem.Scheduler); ok {
 		sc.ListPrefix = s.ScheduleNamePrefix
 	}
 	a.fsched = faultyScheduler{w: &a.core, in: a.sched, blame: func(string) { a.blame("") }}
@@ -117,17 +117,17 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	// wider than any history so that every fired item stays listed.
 	index := armedindex.Spec{FiredWithinSec: 30 * 86400}.WithDefaults(s)
 	a.items.IndexKeys = []string{index.PartitionAttr, s.DueAttr}
-	var items reconcile.Items = memory.Armed{Items: a.items, Index: &index, Now: a.clock.Now}
+	var items reconcile.Items = inmem.Armed{Items: a.items, Index: &index, Now: a.clock.Now}
 	if cfg.Mutation.Adopter.NoReconcile {
 		items = noItems{}
 	}
 	deps := reconcile.Deps{Schema: s, Items: items, Scheduler: a.fsched, Schedules: a.fsched,
-		Firer: fire.Firing{Core: a.fire, Target: reconTarget{a}}, Checkpoints: &memory.Checkpoints{},
+		Firer: fire.Firing{Core: a.fire, Target: reconTarget{a}}, Checkpoints: &inmem.Checkpoints{},
 		Clock: a.clock, Sleep: a.clock.Sleep, Log: a.log}
 	a.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+a.rng.Intn(30)) * time.Second,
 		PageSize: 2 + a.rng.Intn(20)}, deps)
 	must(err)
-	deps.Checkpoints = &memory.Checkpoints{}
+	deps.Checkpoints = &inmem.Checkpoints{}
 	a.check, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + a.rng.Intn(50)}, deps)
 	must(err)
 	a.addShards()
@@ -364,7 +364,7 @@ func (a *adopter) effect(k contract.Key, do func()) error {
 	return nil
 }
 
-// faultyItems is the firing core's store, memory.Items, with the
+// faultyItems is the firing core's store, inmem.Items, with the
 // faults of the task workload's expiry store: a claim that fails (the
 // table unavailable) and a lost record of the delivery (one more run
 // allowed). ClaimAlways drops the claim's condition.

@@ -18,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timer/paced"
@@ -64,7 +65,7 @@ type reconcilePass struct {
 // history's clock, its sends armed on the history's timer.
 type campaignPorts struct {
 	store  *memory.CampaignStore
-	sched  *memory.Remote
+	sched  *inmem.Remote
 	sender *memory.CampaignSender
 	// owners is the sender group, which holds the campaign's owner until
 	// the history removes them; the services ask it through a cache of
@@ -88,7 +89,7 @@ type campaignPorts struct {
 // campaign mutations; seed fixes their jitter, pageSize the
 // provisioner's page.
 func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, l timerspec.Name, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
-	p := &campaignPorts{store: memory.NewCampaignStore(), sched: memory.NewRemote(memory.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil),
+	p := &campaignPorts{store: memory.NewCampaignStore(), sched: inmem.NewRemote(inmem.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil),
 		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: provision.NewMemoryCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
@@ -118,7 +119,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 		return nil, err
 	}
 	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded, Owners: check,
-		Dispatcher: dispatcher{h}, Clock: clk, Caller: caller, Checkpoints: &memory.Checkpoints{},
+		Dispatcher: dispatcher{h}, Clock: clk, Caller: caller, Checkpoints: &inmem.Checkpoints{},
 		Log: slog.New(slog.DiscardHandler)}
 	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, seed); err != nil {
 		return nil, err

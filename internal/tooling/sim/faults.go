@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // Fault is a kind of injected fault. Result.Faults counts each.
@@ -258,7 +258,7 @@ func firedEarly(inv invocation, err error) bool {
 // table.
 type faultyScheduler struct {
 	w  *core
-	in memory.TimerScheduler
+	in inmem.TimerScheduler
 	// blame notes an injected fault against the schedule's item.
 	blame func(name string)
 	// inAPI reports whether the call is the task API's create (nil:

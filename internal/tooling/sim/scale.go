@@ -7,10 +7,11 @@ import (
 	"math/rand"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
-	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // ScaleConfig is a large table with some drift, repaired by the real
@@ -117,8 +118,8 @@ func Scale(cfg ScaleConfig) ScaleResult {
 	began := time.Now()
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(cfg.Seed))
-	clock := pipeline.NewClock(start)
-	store, sched, outbox := memory.NewStore(), memory.NewScheduler(), &memory.Outbox{}
+	clock := inproc.NewClock(start)
+	store, sched, outbox := memory.NewStore(), inmem.NewScheduler(), &memory.Outbox{}
 	svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: outbox, Clock: clock, Log: slog.New(slog.DiscardHandler)})
 	must(err)
 	ids := &simIDs{rng: rng}
@@ -177,7 +178,7 @@ func Scale(cfg ScaleConfig) ScaleResult {
 	}
 	r, err := reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
 		Items: task.NewReconcileView(latentStore{store, clock}, pending), Scheduler: sched, Schedules: sched,
-		Firer: task.FireByExpire{Expirer: latentExpirer{svc, clock}}, Checkpoints: &memory.Checkpoints{},
+		Firer: task.FireByExpire{Expirer: latentExpirer{svc, clock}}, Checkpoints: &inmem.Checkpoints{},
 		Clock: clock, Sleep: clock.Sleep, Log: slog.New(slog.DiscardHandler)})
 	must(err)
 	runs := max(cfg.Runs, 1)
@@ -209,7 +210,7 @@ func Scale(cfg ScaleConfig) ScaleResult {
 }
 
 // unrepaired counts the drifted tasks that are still wrong.
-func unrepaired(ctx context.Context, store *memory.Store, sched *memory.Scheduler, outbox *memory.Outbox, all []scaleTask) map[DriftKind]int {
+func unrepaired(ctx context.Context, store *memory.Store, sched *inmem.Scheduler, outbox *memory.Outbox, all []scaleTask) map[DriftKind]int {
 	out := map[DriftKind]int{}
 	for _, x := range all {
 		if x.kind == "" {
@@ -238,7 +239,7 @@ func unrepaired(ctx context.Context, store *memory.Store, sched *memory.Schedule
 // clock.
 type latentStore struct {
 	*memory.Store
-	clock *pipeline.Clock
+	clock *inproc.Clock
 }
 
 func (s latentStore) ListPending(ctx context.Context, req task.PendingRequest) (task.Page, error) {
@@ -268,7 +269,7 @@ func (s latentStore) SetScheduleRepair(ctx context.Context, userID, taskID strin
 // latentExpirer is the expiry use case with its calls' latency.
 type latentExpirer struct {
 	e     Expirer
-	clock *pipeline.Clock
+	clock *inproc.Clock
 }
 
 func (e latentExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.ExpireOutcome, error) {

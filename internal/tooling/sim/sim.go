@@ -41,6 +41,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -50,7 +52,6 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
-	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // Expirer is the expiry use case as the scheduler and the reconciler call
@@ -305,9 +306,9 @@ type world struct {
 	inAPI bool
 	seq   int
 
-	clock    *pipeline.Clock
+	clock    *inproc.Clock
 	mem      *memory.Store
-	sched    memory.TimerScheduler
+	sched    inmem.TimerScheduler
 	fsched   faultyScheduler
 	sns      *snsfake.SNS
 	topics   []string
@@ -384,7 +385,7 @@ func newWorld(cfg Config) *world {
 		byUser: map[string]*user{}, tasks: map[string]*taskState{}}
 	rng := w.rng
 	log := slog.New(slog.DiscardHandler)
-	w.clock = pipeline.NewClock(start)
+	w.clock = inproc.NewClock(start)
 	w.now, w.epoch = w.clock.Now, start
 	w.stages = newStages(&w.core, w.ctx, w.clock, "I4")
 	w.shardKey = func(c changefeed.Change) string { return c.Key.Sort }
@@ -443,11 +444,11 @@ func newWorld(cfg Config) *world {
 		pending = cfg.Mutation.Pending(pending)
 	}
 	deps := reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(w.mem, pending), Scheduler: w.fsched,
-		Schedules: w.fsched, Firer: task.FireByExpire{Expirer: reconExpirer{w}}, Checkpoints: &memory.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
+		Schedules: w.fsched, Firer: task.FireByExpire{Expirer: reconExpirer{w}}, Checkpoints: &inmem.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
 	w.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+rng.Intn(30)) * time.Second,
 		PageSize: 2 + rng.Intn(20)}, deps)
 	must(err)
-	deps.Checkpoints = &memory.Checkpoints{}
+	deps.Checkpoints = &inmem.Checkpoints{}
 	w.checkRec, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + rng.Intn(50)}, deps)
 	must(err)
 	subs, err := awssns.NewSubscriptions(w.sns)
@@ -924,7 +925,7 @@ func (w *world) fire() { w.invs = append(w.invs, w.firings(w.sched, w.clock.Now(
 // firings hands over the schedules of sched whose time came at now, with the
 // timers' documented faults every workload runs under: early firings
 // (EventBridge Scheduler's window), late ones, and duplicate invocations.
-func (w *core) firings(sched memory.TimerScheduler, now time.Time) []invocation {
+func (w *core) firings(sched inmem.TimerScheduler, now time.Time) []invocation {
 	var out []invocation
 	for _, s := range sched.Fire(now.Add(w.earlyBy())) {
 		at := now

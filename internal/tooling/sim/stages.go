@@ -9,7 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/tooling/pipeline"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 )
 
 // stages is the core's stream path as every workload on a table runs it,
@@ -23,7 +23,7 @@ import (
 type stages struct {
 	c       *core
 	ctx     context.Context
-	clock   *pipeline.Clock
+	clock   *inproc.Clock
 	lossInv string
 	feed    interface {
 		Changes(from int) ([]changefeed.Change, int)
@@ -42,8 +42,8 @@ type stages struct {
 
 	proc      *cancel.Processor
 	worker    *cancel.Worker
-	queue     *pipeline.Queue
-	qcfg      pipeline.QueueConfig
+	queue     *inproc.Queue
+	qcfg      inproc.QueueConfig
 	feedPos   int
 	shards    []*shard
 	msgs      map[string]*msgState
@@ -55,11 +55,11 @@ type stages struct {
 
 // newStages makes the queue and 1 to 4 shards; the caller sets the
 // processor (over enqueuer{s}) and the worker.
-func newStages(c *core, ctx context.Context, clock *pipeline.Clock, lossInv string) stages {
+func newStages(c *core, ctx context.Context, clock *inproc.Clock, lossInv string) stages {
 	s := stages{c: c, ctx: ctx, clock: clock, lossInv: lossInv, msgs: map[string]*msgState{},
 		eventSent: map[string]time.Time{}, blamed: map[string]int{}}
-	s.qcfg = pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5, DedupWindow: 5 * time.Minute}
-	s.queue = pipeline.NewQueue(clock, s.qcfg)
+	s.qcfg = inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5, DedupWindow: 5 * time.Minute}
+	s.queue = inproc.NewQueue(clock, s.qcfg)
 	return s
 }
 
@@ -173,7 +173,7 @@ func (s *stages) deliver() bool {
 // "userId/taskId", cancel.Message.GroupID).
 func groupTask(group string) string { return group[strings.LastIndex(group, "/")+1:] }
 
-func (s *stages) handle(batch []pipeline.Received) {
+func (s *stages) handle(batch []inproc.Received) {
 	w := s.c
 	crash := -1
 	if w.inject(FaultWorkerCrash, 0.04) {

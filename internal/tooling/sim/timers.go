@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // ttlLateAfter is the TTL delay from which a deletion counts as
@@ -16,9 +16,9 @@ const ttlLateAfter = 15 * time.Minute
 
 // newTimer is the in-memory stand-in of the history's timer, with that
 // timer's faults wired in.
-func (w *core) newTimer() memory.TimerScheduler {
-	l := memory.NewTimer(w.cfg.Timer, w.now, w.ttlDelay)
-	if e, ok := l.(*memory.Executions); ok {
+func (w *core) newTimer() inmem.TimerScheduler {
+	l := inmem.NewTimer(w.cfg.Timer, w.now, w.ttlDelay)
+	if e, ok := l.(*inmem.Executions); ok {
 		e.StopLost = func(contract.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
 	}
 	return l
@@ -84,7 +84,7 @@ func (w *world) staleTolerated(want contract.Schedule) (contract.Schedule, bool)
 // Result.Faults counts them as FaultStaleExecution. The execution named
 // for t's due time must not run: the cancel knew that name.
 func (w *world) staleAfterCancel(t task.Task) bool {
-	e, ok := w.sched.(*memory.Executions)
+	e, ok := w.sched.(*inmem.Executions)
 	if !ok {
 		return false
 	}
@@ -104,7 +104,7 @@ func (w *world) staleAfterCancel(t task.Task) bool {
 // staleAfterCancel does for a task that is not Pending; the deleted
 // task's last due time is the payload's of its latest record.
 func (w *world) staleOfGone(sc contract.Schedule) bool {
-	e, ok := w.sched.(*memory.Executions)
+	e, ok := w.sched.(*inmem.Executions)
 	if !ok {
 		return false
 	}

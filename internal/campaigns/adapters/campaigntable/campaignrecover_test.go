@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/adapters/checkpoint"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -62,7 +63,7 @@ func TestReconcilerRecoversStaleClaimsOnDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := campaign.NewReconciler(reconcile.Config{}, rules, campaign.ReconcilePorts{Tasks: st, Campaigns: st,
-		Timer: memory.NewScheduler(), Sender: sender, Owners: memory.NewCampaignSenders("owner-1"), Dispatcher: noDispatch{}, Clock: clock, Checkpoints: cps})
+		Timer: inmem.NewScheduler(), Sender: sender, Owners: memory.NewCampaignSenders("owner-1"), Dispatcher: noDispatch{}, Clock: clock, Checkpoints: cps})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -144,7 +145,7 @@ func TestHandlersOnDynalite(t *testing.T) {
 	st := newCampaignStore(t)
 	_, tasks := seed(t, st, "c2", 12)
 	clock := clock.NewFake(t0)
-	sched := memory.NewScheduler()
+	sched := inmem.NewScheduler()
 	p, err := provision.New(provision.Config{PageSize: 5, Seed: 1}, st, st, memory.NewCampaignSenders("owner-1"), sched, st, clock)
 	if err != nil {
 		t.Fatal(err)

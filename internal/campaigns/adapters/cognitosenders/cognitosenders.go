@@ -20,7 +20,7 @@ import (
 	ciptypes "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider/types"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
-	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 )
@@ -132,10 +132,10 @@ func Judge(enabled bool, attrs map[string]string, domains notify.SignUpPolicy) c
 // and returns the check on client, cached for campaign.SenderCacheTTL in
 // the warm function. Missing variables are env's errors (env.Err).
 func Load(env *lambdaenv.Env, client Client, clock campaign.Clock) (campaign.SenderCheck, error) {
-	cfg := Config{UserPoolID: env.Require(envvars.UserPoolID), Group: env.Require(envvars.SenderGroup)}
-	domains, err := notify.ParseDomains(env.Optional(envvars.AllowedEmailDomains, ""))
+	cfg := Config{UserPoolID: env.Require(campaignenv.UserPoolID), Group: env.Require(campaignenv.SenderGroup)}
+	domains, err := notify.ParseDomains(env.Optional(campaignenv.AllowedEmailDomains, ""))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", envvars.AllowedEmailDomains, err)
+		return nil, fmt.Errorf("%s: %w", campaignenv.AllowedEmailDomains, err)
 	}
 	cfg.Domains = domains
 	if err := env.Err(); err != nil {

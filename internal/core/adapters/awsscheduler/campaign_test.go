@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -81,7 +82,7 @@ func TestClientMapsThrottlesOntoTheCore(t *testing.T) {
 // name with another token is a ConflictException.
 type limited struct {
 	failing
-	bucket  *memory.Bucket
+	bucket  *inmem.Bucket
 	clock   campaign.Clock
 	latency time.Duration
 	mu      sync.Mutex
@@ -137,8 +138,8 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 				}
 				st.PutCampaign(c)
 				st.PutTasks(tasks...)
-				clock := memory.NewScaledClock(t0, speed)
-				api := &limited{bucket: memory.NewBucket(clock, limit, 10), clock: clock, latency: 20 * time.Millisecond, tokens: map[string]string{}}
+				clock := inmem.NewScaledClock(t0, speed)
+				api := &limited{bucket: inmem.NewBucket(clock, limit, 10), clock: clock, latency: 20 * time.Millisecond, tokens: map[string]string{}}
 				client, err := awsscheduler.New(api, awsscheduler.Config{GroupName: "campaigns", TargetArn: "arn:aws:lambda:us-east-1:123456789012:function:send",
 					RoleArn: "arn:aws:iam::123456789012:role/sched", DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:dlq", Schema: campaign.TaskSchema})
 				if err != nil {

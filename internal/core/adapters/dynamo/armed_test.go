@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -54,7 +54,7 @@ func TestArmedItemsListLikeMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewItems(s)
+	mem := inmem.NewItems(s)
 	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	put := func(job, phase, runAt string, extra ...string) {
 		attrs := map[string]string{"tenant": "acme", "job": job, "phase": phase, "runAt": runAt}
@@ -85,7 +85,7 @@ func TestArmedItemsListLikeMemory(t *testing.T) {
 	} {
 		for _, limit := range []int{1, 2, 100} {
 			t.Run(tc.name+"/limit "+strconv.Itoa(limit), func(t *testing.T) {
-				got, inMem := listAll(t, armed, limit, tc.dueBy), listAll(t, memory.Armed{Items: mem}, limit, tc.dueBy)
+				got, inMem := listAll(t, armed, limit, tc.dueBy), listAll(t, inmem.Armed{Items: mem}, limit, tc.dueBy)
 				if !slices.Equal(got, tc.want) || !slices.Equal(inMem, tc.want) {
 					t.Fatalf("dynamo lists %v, memory %v, want %v", got, inMem, tc.want)
 				}

@@ -14,8 +14,8 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -36,7 +36,7 @@ func TestIndexedItemsListLikeMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewItems(s)
+	mem := inmem.NewItems(s)
 	put := func(job, phase, runAt string, extra ...string) {
 		attrs := map[string]string{"tenant": "acme", "job": job, "phase": phase, "payload": "x"}
 		if runAt != "" {
@@ -60,7 +60,7 @@ func TestIndexedItemsListLikeMemory(t *testing.T) {
 	put("delivered", "Started", contract.FormatTime(at), s.DeliveredAtAttr, contract.FormatTime(at))
 	put("done", "Done", contract.FormatTime(at))
 	put("no-due", "Queued", "")
-	inMem := memory.Armed{Items: mem, Index: &spec, Now: now}
+	inMem := inmem.Armed{Items: mem, Index: &spec, Now: now}
 	for _, tc := range []struct {
 		name  string
 		dueBy time.Time

@@ -10,6 +10,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -31,7 +32,7 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 	client, table := newTable(t)
 	store := New(client, table)
 	outbox := &memory.Outbox{}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: memory.NewScheduler(), Clock: clock})
+	svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/envvars"
@@ -124,7 +125,7 @@ func template(timer timerspec.Name, stateMachine string) string {
 		"CancellationProcessorC2A9BB34": fn(map[string]any{envvars.QueueURL: ref("CancellationQueueB88B88EE"), envvars.ItemSchema: schema}),
 		"CancellationWorker966175FC":    fn(timerEnv(map[string]any{})),
 		"CampaignsSendDeadLetterQueue":  queue(map[string]any{"QueueName": "Unschedule-test-CampaignScheduleDeadLetters"}),
-		"CampaignsApiHandler": fn(map[string]any{envvars.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
+		"CampaignsApiHandler": fn(map[string]any{campaignenv.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
 			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("TasksExpiry72143EAC"),
 			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue")}),
 		"CancellationWorkerSqsEventSource": map[string]any{"Type": "AWS::Lambda::EventSourceMapping", "Properties": map[string]any{
@@ -264,7 +265,7 @@ func (f *Fixture) Campaign(t testing.TB, c campaign.Campaign, tasks []campaign.S
 	}
 	var env map[string]string
 	for _, fn := range f.World.Stack.Functions {
-		if fn.Env[envvars.CampaignTable] != "" {
+		if fn.Env[campaignenv.CampaignTable] != "" {
 			env = fn.Env
 		}
 	}

@@ -1,10 +1,11 @@
-package memory
+package inmem
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,7 +23,7 @@ type Items struct {
 	mu     sync.Mutex
 	schema contract.Schema
 	items  map[contract.Key]map[string]string
-	feed   feed
+	feed   Feed
 	// Fail, when set, is called before each fire.Store operation; a
 	// non-nil error is returned instead of doing it (fault injection).
 	Fail func(op string) error
@@ -71,6 +72,68 @@ func (s *Items) Put(attrs map[string]string) error {
 	return nil
 }
 
+// Update sets and removes attributes of the item at k as UpdateItem
+// without a condition does ("SET a = :v, ... REMOVE b, ..."), and refuses
+// what DynamoDB refuses
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html,
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html):
+// an incomplete key, a key attribute in either list (the key cannot be
+// updated), an empty attribute name, and one attribute both set and
+// removed (two document paths overlap). An update of an item that does not
+// exist creates it with its key and the set attributes (an INSERT); one
+// that changes nothing records no change, as a stream writes no record
+// for it.
+func (s *Items) Update(k contract.Key, set map[string]string, remove ...string) error {
+	keys := map[string]string{s.schema.PartitionKey: k.Partition}
+	if !s.schema.NoSortKey {
+		keys[s.schema.SortKey] = k.Sort
+	}
+	for name, v := range keys {
+		if v == "" {
+			return fmt.Errorf("update item: ValidationException: the key attribute %s is empty: give the whole key", name)
+		}
+	}
+	seen := map[string]bool{}
+	for name := range set {
+		seen[name] = true
+	}
+	for _, name := range append(slices.Sorted(maps.Keys(set)), remove...) {
+		switch _, isKey := keys[name]; {
+		case name == "":
+			return errors.New("update item: ValidationException: an attribute name is empty")
+		case isKey:
+			return fmt.Errorf("update item: ValidationException: cannot update attribute %s: it is part of the key", name)
+		}
+	}
+	removed := map[string]bool{}
+	for _, name := range remove {
+		if seen[name] || removed[name] {
+			return fmt.Errorf("update item: ValidationException: two document paths overlap: %s is set or removed twice", name)
+		}
+		removed[name] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, found := s.items[k]
+	nw := maps.Clone(old)
+	if !found {
+		nw = maps.Clone(keys)
+	}
+	maps.Copy(nw, set)
+	for _, name := range remove {
+		delete(nw, name)
+	}
+	switch {
+	case !found:
+		s.items[k] = nw
+		s.record(changefeed.Insert, k, nil, nw)
+	case !maps.Equal(old, nw):
+		s.items[k] = nw
+		s.record(changefeed.Modify, k, old, nw)
+	}
+	return nil
+}
+
 // Delete removes an item (DeleteItem without a condition); deleting
 // nothing records nothing.
 func (s *Items) Delete(k contract.Key) {
@@ -95,12 +158,12 @@ func (s *Items) Attrs(k contract.Key) (map[string]string, bool) {
 func (s *Items) Changes(from int) ([]changefeed.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.feed.since(from)
+	return s.feed.Since(from)
 }
 
 // record appends a change; the caller holds mu.
 func (s *Items) record(kind changefeed.Kind, k contract.Key, old, new map[string]string) {
-	s.feed.add(kind, k, s.image(old), s.image(new))
+	s.feed.Add(kind, k, s.image(old), s.image(new))
 }
 
 func (s *Items) image(attrs map[string]string) *contract.Item {
@@ -111,13 +174,13 @@ func (s *Items) image(attrs map[string]string) *contract.Item {
 	return &it
 }
 
-func (s *Items) fail(op string) error { return inject(s.Fail, op) }
+func (s *Items) fail(op string) error { return Inject(s.Fail, op) }
 
 // write applies a conditional write: when ok holds for the item, set
 // and remove its attributes and record the change; ErrConditionFailed
 // otherwise (a missing item included).
 func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string) error {
-	_, _, err := condPut(&s.mu, s.Fail, op, s.items, k,
+	_, _, err := CondPut(&s.mu, s.Fail, op, s.items, k,
 		func(cur map[string]string, found bool) error {
 			if !found || !ok(*s.image(cur)) {
 				return fire.ErrConditionFailed

@@ -1,17 +1,17 @@
-package memory_test
+package inmem_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestItemsFireStoreContract(t *testing.T) {
 	testenv.FireStoreContract(t, func(t *testing.T, s contract.Schema) testenv.FireBackend {
-		items := memory.NewItems(s)
+		items := inmem.NewItems(s)
 		return testenv.FireBackend{
 			Store: items,
 			Put: func(t *testing.T, attrs map[string]string) {
@@ -31,7 +31,7 @@ func TestItemsFireStoreContract(t *testing.T) {
 // DynamoDB does; leaving the attribute out is fine.
 func TestItemsRefuseAnEmptyIndexKey(t *testing.T) {
 	s := contract.Default()
-	items := memory.NewItems(s)
+	items := inmem.NewItems(s)
 	items.IndexKeys = []string{s.StateAttr, s.DueAttr}
 	for _, tc := range []struct {
 		name  string
@@ -43,7 +43,7 @@ func TestItemsRefuseAnEmptyIndexKey(t *testing.T) {
 		{"an empty due attribute", map[string]string{"pk": "a", "sk": "3", "status": "Pending", "dueAt": ""}, false},
 		{"an empty state", map[string]string{"pk": "a", "sk": "4", "status": ""}, false},
 	} {
-		if err := items.Put(tc.attrs); (err == nil) != tc.ok || (err != nil && !errors.Is(err, memory.ErrEmptyIndexKey)) {
+		if err := items.Put(tc.attrs); (err == nil) != tc.ok || (err != nil && !errors.Is(err, inmem.ErrEmptyIndexKey)) {
 			t.Errorf("%s: Put = %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}

@@ -1,4 +1,4 @@
-package memory
+package inmem
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // The Step Functions stand-in stops only the execution a due time names,
@@ -20,7 +19,7 @@ import (
 func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
-	s1 := task.ScheduleFor(task.Task{UserID: "u", TaskID: "01J0000000000000000000000A", Status: task.StatusPending, DueAt: d1})
+	s1 := armedSchedule("01J0000000000000000000000A", d1)
 	s2 := s1
 	s2.At, s2.Payload.Due = d2, d2
 	name := s1.Name
@@ -85,7 +84,7 @@ func TestExecutionsReader(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	d1, d2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
 	at := func(id string, due time.Time) contract.Schedule {
-		return task.ScheduleFor(task.Task{UserID: "u", TaskID: id, Status: task.StatusPending, DueAt: due})
+		return armedSchedule(id, due)
 	}
 	a1, a2, b := at("01J0000000000000000000000A", d1), at("01J0000000000000000000000A", d2), at("01J0000000000000000000000B", d1)
 	ctx := context.Background()
@@ -155,7 +154,7 @@ func TestExecutionsReader(t *testing.T) {
 func TestExecutionsRestartChain(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	due := t0.Add(24 * time.Hour)
-	s := task.ScheduleFor(task.Task{UserID: "u", TaskID: "01J0000000000000000000000A", Status: task.StatusPending, DueAt: due})
+	s := armedSchedule("01J0000000000000000000000A", due)
 	first := timerspec.ExecutionName(s.Name, due)
 	ctx := context.Background()
 	// link names the restart after cancels at the given seconds after t0.
@@ -220,4 +219,11 @@ func TestExecutionsRestartChain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// armedSchedule is the schedule of an armed item of the default schema
+// keyed u/id, due at due.
+func armedSchedule(id string, due time.Time) contract.Schedule {
+	s := contract.Default()
+	return s.ScheduleFor(contract.Item{Key: contract.Key{Partition: "u", Sort: id}, State: contract.DefaultArmedState, Due: due})
 }

@@ -1,4 +1,4 @@
-package pipeline_test
+package inproc_test
 
 import (
 	"context"
@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
-	"github.com/unschedule/unschedule/internal/tooling/pipeline"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // memQueue is the memory FIFO queue under the queue contract, on a
 // virtual clock.
 type memQueue struct {
-	*pipeline.Queue
-	clock *pipeline.Clock
-	cfg   pipeline.QueueConfig
+	*inproc.Queue
+	clock *inproc.Clock
+	cfg   inproc.QueueConfig
 }
 
 func (q memQueue) Enqueue(ctx context.Context, msgs []cancel.Message) ([]cancel.Failed, error) {
@@ -32,7 +32,7 @@ func (q memQueue) Receive(_ *testing.T, max int) []testenv.QueueDelivery {
 
 func (q memQueue) Ack(t *testing.T, d testenv.QueueDelivery) {
 	t.Helper()
-	if !q.Queue.Ack(pipeline.Received{ReceiptHandle: d.Handle}) {
+	if !q.Queue.Ack(inproc.Received{ReceiptHandle: d.Handle}) {
 		t.Fatalf("ack %s: the receipt is stale", d.Handle)
 	}
 }
@@ -51,8 +51,8 @@ func TestQueueContract(t *testing.T) {
 	testenv.QueueContract(t, testenv.QueueBackend{
 		Advance: func(q testenv.ContractQueue, d time.Duration) { q.(memQueue).clock.Advance(d) },
 		New: func(*testing.T) testenv.ContractQueue {
-			clock := pipeline.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-			cfg := pipeline.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: testenv.ContractMaxReceiveCount}
-			return memQueue{Queue: pipeline.NewQueue(clock, cfg), clock: clock, cfg: cfg}
+			clock := inproc.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+			cfg := inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: testenv.ContractMaxReceiveCount}
+			return memQueue{Queue: inproc.NewQueue(clock, cfg), clock: clock, cfg: cfg}
 		}})
 }

@@ -1,4 +1,4 @@
-package pipeline
+package inproc
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/clock"
 )
 
 // QueueConfig sets the FIFO queue's behaviour.
@@ -62,7 +62,7 @@ type queued struct {
 // MaxReceiveCount times moves to the dead-letter queue.
 type Queue struct {
 	mu    sync.Mutex
-	clock task.Clock
+	clock clock.Reader
 	cfg   QueueConfig
 	seq   int
 	msgs  []*queued
@@ -79,8 +79,8 @@ type Queue struct {
 var _ cancel.Enqueuer = (*Queue)(nil)
 
 // NewQueue returns an empty queue on the clock.
-func NewQueue(clock task.Clock, cfg QueueConfig) *Queue {
-	return &Queue{clock: clock, cfg: cfg.withDefaults(), dedup: map[string]time.Time{}}
+func NewQueue(c clock.Reader, cfg QueueConfig) *Queue {
+	return &Queue{clock: c, cfg: cfg.withDefaults(), dedup: map[string]time.Time{}}
 }
 
 // Send adds a message unless its deduplication id was sent within the

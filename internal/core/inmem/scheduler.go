@@ -1,4 +1,4 @@
-package memory
+package inmem
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // Scheduler is a timer.Scheduler in memory, with the semantics of one
@@ -26,8 +25,8 @@ type Scheduler struct {
 	// Calls counts API calls by operation.
 	Calls map[string]int
 	// ListPrefix is what the listing's names start with, as the adapter's
-	// NamePrefix (the schema's ScheduleNamePrefix). Default: the to-do
-	// app's. Set it before the first List.
+	// NamePrefix (the schema's ScheduleNamePrefix). Default: "", every
+	// schedule of the group. Set it before the first List.
 	ListPrefix string
 	// Fail, when set, is called before each operation; a non-nil error is
 	// returned instead of doing it (fault injection).
@@ -41,14 +40,8 @@ func NewScheduler() *Scheduler {
 	return &Scheduler{schedules: map[string]contract.Schedule{}, Calls: map[string]int{}}
 }
 
-// listPrefix is the NamePrefix of the listing: ListPrefix, or the to-do
-// app's schedule prefix when it is empty.
-func (s *Scheduler) listPrefix() string {
-	if s.ListPrefix != "" {
-		return s.ListPrefix
-	}
-	return task.ScheduleNamePrefix
-}
+// listPrefix is the NamePrefix of the listing.
+func (s *Scheduler) listPrefix() string { return s.ListPrefix }
 
 func (s *Scheduler) call(op, name string) error {
 	s.Calls[op]++

@@ -1,8 +1,8 @@
-package memory
+package inmem
 
 import "sync"
 
-// condWrite is the in-memory world's one conditional write, as DynamoDB
+// CondWrite is the in-memory world's one conditional write, as DynamoDB
 // applies one: the fault injector (fail, op; nil: none), then under mu
 // the lookup get of what is stored (found false: no item), the condition
 // ok on it, next's value made from it (a copy: next must not change what
@@ -11,9 +11,9 @@ import "sync"
 // counter), still under mu. A refused condition writes and records
 // nothing. It returns the stored value before the write (on a refusal
 // too) and after it.
-func condWrite[V any](mu *sync.Mutex, fail func(string) error, op string, get func() (V, bool),
+func CondWrite[V any](mu *sync.Mutex, fail func(string) error, op string, get func() (V, bool),
 	ok func(cur V, found bool) error, next func(cur V) (V, bool), put func(old V, found bool, new V, keep bool)) (before, after V, err error) {
-	if err := inject(fail, op); err != nil {
+	if err := Inject(fail, op); err != nil {
 		return before, after, err
 	}
 	mu.Lock()
@@ -30,11 +30,11 @@ func condWrite[V any](mu *sync.Mutex, fail func(string) error, op string, get fu
 	return cur, nw, nil
 }
 
-// condPut is condWrite on a map whose writes never delete: put stores
+// CondPut is CondWrite on a map whose writes never delete: put stores
 // next's value at k, then record (nil: none) notes the change.
-func condPut[K comparable, V any](mu *sync.Mutex, fail func(string) error, op string, m map[K]V, k K,
+func CondPut[K comparable, V any](mu *sync.Mutex, fail func(string) error, op string, m map[K]V, k K,
 	ok func(cur V, found bool) error, next func(cur V) V, record func(old V, found bool, new V)) (before, after V, err error) {
-	return condWrite(mu, fail, op, func() (V, bool) { v, found := m[k]; return v, found }, ok,
+	return CondWrite(mu, fail, op, func() (V, bool) { v, found := m[k]; return v, found }, ok,
 		func(cur V) (V, bool) { return next(cur), true },
 		func(old V, found bool, nw V, _ bool) {
 			m[k] = nw
@@ -45,15 +45,15 @@ func condPut[K comparable, V any](mu *sync.Mutex, fail func(string) error, op st
 }
 
 // lookup reads k in m under mu.
-func lookup[K comparable, V any](mu *sync.Mutex, m map[K]V, k K) (V, bool) {
+func Lookup[K comparable, V any](mu *sync.Mutex, m map[K]V, k K) (V, bool) {
 	mu.Lock()
 	defer mu.Unlock()
 	v, ok := m[k]
 	return v, ok
 }
 
-// countWhere counts the xs that match, under mu.
-func countWhere[T any](mu *sync.Mutex, xs []T, match func(T) bool) int {
+// CountWhere counts the xs that match, under mu.
+func CountWhere[T any](mu *sync.Mutex, xs []T, match func(T) bool) int {
 	mu.Lock()
 	defer mu.Unlock()
 	n := 0

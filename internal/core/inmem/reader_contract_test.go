@@ -1,10 +1,10 @@
-package memory_test
+package inmem_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -17,9 +17,9 @@ func TestReaderContract(t *testing.T) {
 		byDue    bool
 		newTimer func() testenv.ContractScheduler
 	}{
-		{"EventBridgeScheduler", false, func() testenv.ContractScheduler { return memory.NewScheduler() }},
-		{"StepFunctions", false, func() testenv.ContractScheduler { return memory.NewExecutions(func() time.Time { return t0 }) }},
-		{"TTL", false, func() testenv.ContractScheduler { return memory.NewTTLMarkers(nil) }},
+		{"EventBridgeScheduler", false, func() testenv.ContractScheduler { return contractScheduler() }},
+		{"StepFunctions", false, func() testenv.ContractScheduler { return inmem.NewExecutions(func() time.Time { return t0 }) }},
+		{"TTL", false, func() testenv.ContractScheduler { return inmem.NewTTLMarkers(nil) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: tc.byDue,

@@ -1,4 +1,4 @@
-package memory_test
+package inmem_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -25,7 +25,7 @@ func TestRemoteOverEveryTimer(t *testing.T) {
 	for _, l := range timerspec.All {
 		t.Run(string(l), func(t *testing.T) {
 			ctx := context.Background()
-			r := memory.NewRemote(memory.NewTimer(l, func() time.Time { return t0 }, nil), nil)
+			r := inmem.NewRemote(inmem.NewTimer(l, func() time.Time { return t0 }, nil), nil)
 			if err := r.Create(ctx, s); err != nil {
 				t.Fatal(err)
 			}
@@ -58,10 +58,10 @@ func TestRemoteOverEveryTimer(t *testing.T) {
 			if _, ok := r.Lookup(s.Name); !ok {
 				t.Fatal("a refused call took effect")
 			}
-			if st := r.Stats(); st != (memory.RemoteStats{Calls: 7, Throttled: 1, Creates: 2, MaxInFlight: 1}) {
+			if st := r.Stats(); st != (inmem.RemoteStats{Calls: 7, Throttled: 1, Creates: 2, MaxInFlight: 1}) {
 				t.Fatalf("stats %+v", st)
 			}
-			lim := memory.NewRemote(memory.NewTimer(l, func() time.Time { return t0 }, nil), memory.NewBucket(clock.NewFake(t0), 1, 1))
+			lim := inmem.NewRemote(inmem.NewTimer(l, func() time.Time { return t0 }, nil), inmem.NewBucket(clock.NewFake(t0), 1, 1))
 			_ = lim.Create(ctx, s)
 			if err := lim.Delete(ctx, s.Name, due); !errors.Is(err, timer.ErrThrottled) || lim.Stats().Throttled != 1 {
 				t.Fatalf("over the bucket: %v", err)
@@ -90,7 +90,7 @@ func (g gate) Sleep(ctx context.Context, _ time.Duration) error {
 func TestRemoteLatencyHoldsNoLock(t *testing.T) {
 	const n = 4
 	g := gate{Clock: clock.System{}, sleeping: make(chan struct{}, n), open: make(chan struct{})}
-	r := memory.NewRemote(memory.NewScheduler(), nil)
+	r := inmem.NewRemote(inmem.NewScheduler(), nil)
 	r.Clock, r.Latency = g, time.Second
 	done := make(chan error, n)
 	for i := range n {
@@ -115,6 +115,6 @@ func TestRemoteLatencyHoldsNoLock(t *testing.T) {
 // The Remote keeps the scheduler's contract.
 func TestRemoteSchedulerContract(t *testing.T) {
 	testenv.SchedulerContract(t, testenv.SchedulerBackend{
-		New: func(*testing.T) testenv.ContractScheduler { return memory.NewRemote(memory.NewScheduler(), nil) },
+		New: func(*testing.T) testenv.ContractScheduler { return inmem.NewRemote(contractScheduler(), nil) },
 	})
 }

@@ -1,8 +1,7 @@
-package metrics
-
-// Metric and function names of the scheduled campaigns
-// (constructs/campaigns), in a file of their own so that work on the
-// campaigns and on the pipeline does not edit one file at once.
+// Package campaignmetrics names the scheduled campaigns' own metrics and
+// functions (constructs/campaigns), beside their code; the core's are in
+// internal/core/metrics, whose Recorder writes both.
+package campaignmetrics
 
 // Campaign function names (the Function dimension).
 const (
@@ -82,9 +81,9 @@ const (
 
 // CampaignErrorMetrics lists, per campaign function, every metric that
 // counts work lost, skipped or failing; constructs/campaigns alarms on
-// each (and is an operations Source for them). They are kept out of
-// ErrorMetrics, which the operations construct alarms on by default: an
-// app without the campaigns has none of these functions.
+// each (and is an operations Source for them). They are kept out of the
+// core's metrics.ErrorMetrics, which the operations construct alarms on by
+// default: an app without the campaigns has none of these functions.
 var CampaignErrorMetrics = map[string][]string{
 	FunctionCampaignAPI:        {CampaignApiServerErrors},
 	FunctionCampaignProvision:  {CampaignProvisionErrors, CampaignProvisionLeft},
