@@ -139,13 +139,13 @@ func TestRenderDoc(t *testing.T) {
 	for _, want := range []string{
 		"2 CPUs (`nproc`), Test CPU", "go1.26.8", "`make bench`", "2026-11-30 16:00",
 		"3.50 2.00 1.00 at the start, 1.50 1.00 1.00 at the end", "**Warning:** the machine was busy at the start",
-		"**not met**: api is at 1.20× its floor (`floor: dynamodb+scheduler+sns`)", // 6 / 5
-		"| api | 256 | 10.00 | 4.00 | 6.00 |", "| floor: dynamodb+scheduler+sns |",
+		"**not met**: api is at 1.20× its floor (`floor: dynamodb+scheduler+secretsmanager+sns`)", // 6 / 5
+		"| api | 256 | 10.00 | 4.00 | 6.00 |", "| floor: dynamodb+scheduler+secretsmanager+sns |",
 		"6.00 s against 3.00 s for the empty app, 2.00×",
 		"## Functions: bundle size and cold init", "### Where the floor's time goes", "### Package init",
 		"### Each function against its floor", "Paired, 3 rounds after the warm-up round",
 		"| function | its floor | runs | function median (ms) | IQR (ms) | floor median (ms) | IQR (ms) | × its floor | 95% interval | ≤ 1.1× |",
-		"| api | floor: dynamodb+scheduler+sns | 3 | 6.00 | 6.00–6.50 | 5.00 | 5.00–5.00 | 1.20× | 1.20–1.40× | **no** |",
+		"| api | floor: dynamodb+scheduler+secretsmanager+sns | 3 | 6.00 | 6.00–6.50 | 5.00 | 5.00–5.00 | 1.20× | 1.20–1.40× | **no** |",
 		"| expiry | floor: dynamodb+lambda | 3 | 5.00 | 5.00–5.00 | 4.90 | 4.90–4.90 | 1.02× | 1.02–1.02× | yes |",
 		"Nothing pins the CPU or sets `GOMAXPROCS`", "make bench-init",
 		"the cache\nsaves 2.00 s per synth of unchanged sources", "`TestBundleCache`",

@@ -14,8 +14,8 @@ import (
 // bare reference. TestFunctionClientsMatchTheMains keeps this in step
 // with the code.
 var FunctionClients = map[string][]string{
-	"api":                 {"dynamodb", "scheduler", "sns"},
-	"campaignapi":         {"dynamodb", "lambda", "scheduler", "sfn"},
+	"api":                 {"dynamodb", "scheduler", "secretsmanager", "sns"},
+	"campaignapi":         {"dynamodb", "lambda", "scheduler", "secretsmanager", "sfn"},
 	"campaignbounce":      {"dynamodb", "secretsmanager", "sesv2"},
 	"campaignprogress":    {"dynamodb"},
 	"campaignprovision":   {"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "sfn"},

@@ -83,7 +83,7 @@ func TestFloorNames(t *testing.T) {
 	if got := FunctionFloor("presignup"); got != RefBare {
 		t.Errorf("presignup's floor = %q, want bare (it calls no AWS API)", got)
 	}
-	if got := FunctionFloor("api"); got != "floor: dynamodb+scheduler+sns" {
+	if got := FunctionFloor("api"); got != "floor: dynamodb+scheduler+secretsmanager+sns" {
 		t.Errorf("api's floor = %q", got)
 	}
 	sets := FloorSets([]string{"api", "notify", "postauth", "presignup"})
