@@ -80,7 +80,7 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 			[]string{"is keyed userId (no sort key)", "Schema.NoSortKey to true"}},
 		{"existing table without a stream", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = noStream }),
 			[]string{"has no stream", "NEW_AND_OLD_IMAGES"}},
-		{"deletion protection of an existing table", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = jobs; p.DeletionProtection = true }),
+		{"deletion protection of an existing table", valid(func(p *props) { p.Schema = jobsSchema; p.ExistingTable = jobs; p.DeletionProtection = jsii.Bool(true) }),
 			[]string{"DeletionProtection applies to the table this construct creates"}},
 		{"schedule retries above the scheduler's limit", sched(scheduleonwrite.SchedulerTimerProps{ScheduleRetryAttempts: jsii.Number(186)}),
 			[]string{"ScheduleRetryAttempts must be a whole number between 0 and 185 inclusive (given 186)"}},
@@ -393,6 +393,43 @@ func TestErrorAlarmsCoverEveryErrorMetric(t *testing.T) {
 			sort.Strings(got)
 			if len(want) == 0 || JSON(got) != JSON(want) {
 				t.Errorf("Alarms() %v, want every alarm under the construct %v", got, want)
+			}
+		})
+	}
+}
+
+// TestScheduleOnWriteTableDeletionProtection: the table ScheduleOnWrite
+// creates follows the rule of every adopter's table (resource.Protected):
+// protected exactly when it is retained, unless the prop says otherwise.
+func TestScheduleOnWriteTableDeletionProtection(t *testing.T) {
+	arn := "arn:aws:lambda:eu-west-1:111111111111:function:run"
+	for _, c := range []struct {
+		name    string
+		removal awscdk.RemovalPolicy
+		prop    *bool
+		want    bool
+	}{
+		{"retained by default: protected", "", nil, true},
+		{"destroyed: not protected", awscdk.RemovalPolicy_DESTROY, nil, false},
+		{"retained, turned off", awscdk.RemovalPolicy_RETAIN, jsii.Bool(false), false},
+		{"destroyed, turned on", awscdk.RemovalPolicy_DESTROY, jsii.Bool(true), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stack := customStack(t, "Protect")
+			Check(t, func() {
+				scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Jobs"), &scheduleonwrite.ScheduleOnWriteProps{
+					Schema: jobsSchema, RemovalPolicy: c.removal, DeletionProtection: c.prop,
+					Target: awslambda.Function_FromFunctionArn(stack, jsii.String("Target"), jsii.String(arn)),
+				})
+			})
+			tables := synthOf(t, stack).Resources("AWS::DynamoDB::Table")
+			if len(tables) != 1 {
+				t.Fatalf("%d tables, want 1", len(tables))
+			}
+			for _, tbl := range tables {
+				if got, _ := Props(tbl)["DeletionProtectionEnabled"].(bool); got != c.want {
+					t.Errorf("DeletionProtectionEnabled = %v, want %v", got, c.want)
+				}
 			}
 		})
 	}

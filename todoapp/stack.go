@@ -146,7 +146,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			// A sender's current address stays in the sign-up allow-list.
 			SenderEmailDomains: cfg.AllowedEmailDomains,
 			AllowedOrigins:     append([]string{*webhosting.Later(func() *string { return s.Web.Url })}, cfg.WebOrigins...),
-			AlarmTopic:         s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), Logs: cfg.Logs(),
+			AlarmTopic:         s.AlarmTopic, RemovalPolicy: cfg.Removal(), DeletionProtection: jsii.Bool(cfg.Protected()), Logs: cfg.Logs(),
 			WebAcl: cfg.Waf, // as on the task API and the user pool
 			// The account's API Gateway logging role is one setting: the
 			// task API sets it, and the campaign stage waits for it.

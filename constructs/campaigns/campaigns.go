@@ -162,8 +162,9 @@ type CampaignsProps struct {
 	// Default: RETAIN.
 	RemovalPolicy awscdk.RemovalPolicy
 	// DeletionProtection of the new table (not with ExistingTable).
-	// Default: false.
-	DeletionProtection bool
+	// Default: on exactly when the table is retained (RemovalPolicy
+	// RETAIN, the default), off with DESTROY.
+	DeletionProtection *bool
 	// Logs is how every function's and the API's log group keeps events.
 	// Default: one month, retained.
 	Logs gofn.LogOptions

@@ -27,7 +27,7 @@ func (x *Campaigns) table(p CampaignsProps, needs scheduleonwrite.TimerNeeds) {
 		x.Table = p.ExistingTable
 		return
 	}
-	merged := propcheck.Merge(*tableProps(p.RemovalPolicy, p.DeletionProtection, *p.LiveProgress), p.TableProps)
+	merged := propcheck.Merge(*tableProps(p.RemovalPolicy, resource.Protected(p.RemovalPolicy, p.DeletionProtection), *p.LiveProgress), p.TableProps)
 	needs.ApplyTo(&merged)
 	t := awsdynamodb.NewTable(x.Construct, jsii.String("Table"), &merged)
 	t.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
@@ -57,7 +57,7 @@ func validateTable(id string, p CampaignsProps) {
 		}
 		return
 	}
-	if p.DeletionProtection {
+	if p.DeletionProtection != nil {
 		panic(fmt.Sprintf("%s: DeletionProtection applies to the table this construct creates, not to ExistingTable: set it on your table instead", id))
 	}
 	info := resource.InspectTable(p.ExistingTable)

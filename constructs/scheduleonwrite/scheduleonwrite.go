@@ -75,9 +75,12 @@ type ScheduleOnWriteProps struct {
 	// Default: RETAIN (they outlive the stack).
 	RemovalPolicy awscdk.RemovalPolicy
 	// DeletionProtection keeps the table from being deleted by
-	// CloudFormation or the API until it is turned off.
-	// Default: false.
-	DeletionProtection bool
+	// CloudFormation or the API until it is turned off. Not with
+	// ExistingTable (set it on your table).
+	// Default: on exactly when the table is retained (RemovalPolicy
+	// RETAIN, the default), off with DESTROY: the rule of every table a
+	// construct creates for an adopter.
+	DeletionProtection *bool
 	// Logs of the expiry function (and the timer's functions).
 	// Default: one month, retained.
 	Logs gofn.LogOptions
@@ -150,7 +153,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	if p.ExistingTable != nil {
 		s.Table = p.ExistingTable
 	} else {
-		tp := TableProps(p.Schema, p.RemovalPolicy, p.DeletionProtection)
+		tp := TableProps(p.Schema, p.RemovalPolicy, resource.Protected(p.RemovalPolicy, p.DeletionProtection))
 		needs.ApplyTo(tp)
 		table := awsdynamodb.NewTable(c, jsii.String("Table"), tp)
 		s.Table, s.armedIndex = table, AddArmedIndex(table, p.Schema)
@@ -231,7 +234,7 @@ func validate(id string, p ScheduleOnWriteProps) {
 	}
 	if p.ExistingTable != nil {
 		CheckTable(id, "ExistingTable", p.ExistingTable, p.Schema)
-		if p.DeletionProtection {
+		if p.DeletionProtection != nil {
 			panic(fmt.Sprintf("%s: DeletionProtection applies to the table this construct creates, not to ExistingTable: set it on your table instead", id))
 		}
 	}

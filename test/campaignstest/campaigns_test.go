@@ -533,7 +533,7 @@ func TestValidation(t *testing.T) {
 				Stream:       awsdynamodb.StreamViewType_NEW_IMAGE})
 		}, `create the table with those keys`},
 		{"existing table and deletion protection", func(p *campaigns.CampaignsProps) {
-			p.ExistingTable, p.DeletionProtection = importedTable(p, true), true
+			p.ExistingTable, p.DeletionProtection = importedTable(p, true), jsii.Bool(true)
 		}, "set it on your table instead"},
 		{"dead-letter queue both ways", func(p *campaigns.CampaignsProps) {
 			p.ExistingDeadLetterQueue, p.DeadLetterQueueProps = awssqs.NewQueue(awscdk.Stack_Of(p.UserPool), jsii.String("Q"), nil), &awssqs.QueueProps{}
