@@ -197,10 +197,11 @@ func (h *Handler) Authorize(ctx context.Context, r api.Request) *api.Response {
 // custom:email_proof equal to the email claim, with email_verified
 // (notify.EmailProven, the rule of the sender check). Provisioning would
 // cancel such a campaign anyway (cognitosenders); refusing here says why
-// before anything is stored. The claim comes with the ID token (the web
-// client reads every attribute), so this costs no Cognito call; a token
-// issued before the proof was written shows none until the user signs in
-// again. Reading, previewing and cancelling stay open to the sender.
+// before anything is stored. The claim comes with the ID token
+// (constructs/userauth lets the web client read custom:email_proof), so
+// this costs no Cognito call; a token issued before the proof was
+// written shows none until it is refreshed or the user signs in again.
+// Reading, previewing and cancelling stay open to the sender.
 func (h *Handler) requireProof(ctx context.Context, r api.Request) *api.Response {
 	verified := "false"
 	if r.EmailVerified {
