@@ -187,6 +187,11 @@ func TestUserAuthOnAnExistingPool(t *testing.T) {
 		if id := Props(c)["UserPoolId"]; id != "eu-west-1_abcdefghi" {
 			t.Errorf("client on pool %v", id)
 		}
+		// The pool may lack custom:email_proof: the client keeps
+		// Cognito's default read attributes.
+		if r, ok := Props(c)["ReadAttributes"]; ok {
+			t.Errorf("client on an existing pool sets ReadAttributes %v", r)
+		}
 	}
 	fn := s.LogicalID(t, "AWS::Lambda::Function", "AuthPreSignUp")
 	post := s.LogicalID(t, "AWS::Lambda::Function", "AuthPostConfirmation")

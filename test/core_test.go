@@ -289,12 +289,15 @@ func TestCognitoPoolClientAndTriggers(t *testing.T) {
 			"Schema": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
 				"Name": "email_proof", "AttributeDataType": "String", "Mutable": true})}),
 		})
-		// The web app writes the address only, never the proof.
+		// The web app writes the address only, never the proof; it reads
+		// the proof, so the ID token carries custom:email_proof for the
+		// campaign API's check.
 		s.tpl.HasResourceProperties(jsii.String("AWS::Cognito::UserPoolClient"), map[string]any{
 			"GenerateSecret":             false,
 			"ExplicitAuthFlows":          assertions.Match_ArrayWith(&[]any{"ALLOW_USER_SRP_AUTH"}),
 			"PreventUserExistenceErrors": "ENABLED",
 			"WriteAttributes":            []any{"email"},
+			"ReadAttributes":             assertions.Match_ArrayWith(&[]any{"custom:email_proof", "email", "email_verified"}),
 		})
 	})
 }

@@ -256,6 +256,18 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		u.WebAcl = waf.New(c, "WebAcl", waf.Props{MetricName: "UserPool", RateLimitPerIP: p.WafRateLimitPerIp})
 		waf.Associate(c, "WebAclAssociation", u.WebAcl, u.UserPool.UserPoolArn())
 	}
+	// The web client reads what Cognito's default gives it (every standard
+	// attribute and the verified flags) and, on the pool this construct
+	// makes, the proof too, so custom:email_proof is a claim of the ID
+	// token that the campaign API checks. The API reference's default
+	// leaves custom attributes out:
+	// https://docs.aws.amazon.com/cognito-user-identity-pools/latest/APIReference/API_UserPoolClientType.html
+	// (ReadAttributes). An existing pool may lack the attribute, so its
+	// client keeps the default (docs/decisions/sender-email-proof.md).
+	var read awscognito.ClientAttributes
+	if p.ExistingUserPool == nil {
+		read = awscognito.NewClientAttributes().WithStandardAttributes(allStandardAttributes()).WithCustomAttributes(jsii.String(notify.EmailProofName))
+	}
 	u.WebClient = u.UserPool.AddClient(jsii.String("WebClient"), &awscognito.UserPoolClientOptions{
 		GenerateSecret:             jsii.Bool(false),
 		AuthFlows:                  &awscognito.AuthFlow{UserSrp: jsii.Bool(true)},
@@ -268,8 +280,18 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		// The web app writes the address only (sign-up, a change); the
 		// proof of an address is the PostConfirmation trigger's alone.
 		WriteAttributes: awscognito.NewClientAttributes().WithStandardAttributes(&awscognito.StandardAttributesMask{Email: jsii.Bool(true)}),
+		ReadAttributes:  read,
 	})
 	return u
+}
+
+// allStandardAttributes is every standard attribute and verified flag:
+// what an app client reads when ReadAttributes is not set.
+func allStandardAttributes() *awscognito.StandardAttributesMask {
+	t := jsii.Bool(true)
+	return &awscognito.StandardAttributesMask{Address: t, Birthdate: t, Email: t, EmailVerified: t, FamilyName: t, Fullname: t,
+		Gender: t, GivenName: t, LastUpdateTime: t, Locale: t, MiddleName: t, Nickname: t, PhoneNumber: t, PhoneNumberVerified: t,
+		PreferredUsername: t, ProfilePage: t, ProfilePicture: t, Timezone: t, Website: t}
 }
 
 // MetricPreSignUpErrors counts the PreSignUp trigger's failed invocations

@@ -6,7 +6,9 @@
 // Cognito sub, never a body field; another user's campaign is a 404.
 // Only senders may call any route: members of the sender group (the
 // token's cognito:groups) whose email address is verified (its
-// email_verified); anyone else gets a JSON 403.
+// email_verified); anyone else gets a JSON 403. Creating or provisioning
+// a campaign also needs the address proven (custom:email_proof equal to
+// the email claim), else a JSON 403.
 // Bad input is a JSON 4xx that says how to fix it; internal errors are
 // never echoed. It reuses internal/todo/api's Request and Response (and so
 // api.FromAPIGateway) and imports no AWS SDK.
@@ -31,6 +33,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
 // Routes (API Gateway resource paths); {id} is api.Request.TaskID.
@@ -143,6 +146,9 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 	type route struct{ path, method string }
 	switch (route{r.Route, r.Method}) {
 	case route{RouteCampaigns, http.MethodPost}:
+		if resp := h.requireProof(ctx, r); resp != nil {
+			return *resp
+		}
 		return h.create(ctx, r, false)
 	case route{RouteCampaigns, http.MethodGet}:
 		return h.list(ctx, r)
@@ -151,6 +157,9 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 	case route{RouteCampaign, http.MethodGet}:
 		return h.get(ctx, r)
 	case route{RouteProvision, http.MethodPost}:
+		if resp := h.requireProof(ctx, r); resp != nil {
+			return *resp
+		}
 		return h.provision(ctx, r)
 	case route{RouteCancel, http.MethodPost}:
 		return h.cancelCampaign(ctx, r)
@@ -180,6 +189,30 @@ func (h *Handler) Authorize(ctx context.Context, r api.Request) *api.Response {
 		return nil
 	}
 	h.log.InfoContext(ctx, "campaign request refused", "user", r.UserID, "inGroup", r.InGroup(h.group), "emailVerified", r.EmailVerified)
+	return &resp
+}
+
+// requireProof refuses to create or provision a campaign for a caller
+// whose token does not show their current address proven by a code:
+// custom:email_proof equal to the email claim, with email_verified
+// (notify.EmailProven, the rule of the sender check). Provisioning would
+// cancel such a campaign anyway (cognitosenders); refusing here says why
+// before anything is stored. The claim comes with the ID token
+// (constructs/userauth lets the web client read custom:email_proof), so
+// this costs no Cognito call; a token issued before the proof was
+// written shows none until it is refreshed or the user signs in again.
+// Reading, previewing and cancelling stay open to the sender.
+func (h *Handler) requireProof(ctx context.Context, r api.Request) *api.Response {
+	verified := "false"
+	if r.EmailVerified {
+		verified = "true"
+	}
+	if notify.EmailProven(map[string]string{"email": r.Email, "email_verified": verified, notify.EmailProofAttribute: r.EmailProof}) {
+		return nil
+	}
+	h.log.InfoContext(ctx, "campaign request refused: address not proven", "user", r.UserID, "route", r.Route, "hasProof", r.EmailProof != "")
+	resp := fail(http.StatusForbidden, "forbidden", "your email address is not proven with a code (custom:email_proof in your token does not name your current address): "+
+		"reset your password once (\"Forgot your password?\": the code goes to your address), then sign in again")
 	return &resp
 }
 

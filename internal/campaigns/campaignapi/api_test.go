@@ -75,9 +75,10 @@ func (e *env) do(method, route, id, user, body string, query map[string]string) 
 }
 
 // sender gives the request the claims of a campaign sender: a member of
-// the sender group with a verified address.
+// the sender group with a verified address proven by a code.
 func sender(r api.Request) api.Request {
 	r.Groups, r.EmailVerified = []string{"readers", campaignapi.DefaultSenderGroup}, true
+	r.Email, r.EmailProof = "ada@example.com", "ada@example.com"
 	return r
 }
 
@@ -379,6 +380,63 @@ func TestOnlyVerifiedMembersOfTheSenderGroupMayUseCampaigns(t *testing.T) {
 	}
 	if status, out := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(3, okSchedule), nil); status != http.StatusCreated {
 		t.Fatalf("a sender: %d %v", status, out)
+	}
+}
+
+// A member of the sender group with a verified address still may not
+// create or provision a campaign until the token's custom:email_proof
+// names their current address (a password reset writes it); they may
+// read, preview and cancel. Nothing is stored or started for a refusal.
+func TestCreatingACampaignNeedsTheProofOfTheAddress(t *testing.T) {
+	e := setup(t)
+	if status, out := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(3, okSchedule), nil); status != http.StatusCreated {
+		t.Fatalf("a proven sender: %d %v", status, out)
+	}
+	n := e.n
+	for _, tc := range []struct {
+		name, email, proof string
+	}{
+		{"no proof", "ada@example.com", ""},
+		{"proof of an earlier address", "ada@example.com", "old@example.com"},
+		{"proof without an address", "", "ada@example.com"},
+		{"neither", "", ""},
+	} {
+		for _, r := range []struct{ method, route, id, body string }{
+			{"POST", campaignapi.RouteCampaigns, "", body(3, okSchedule)},
+			{"POST", campaignapi.RouteProvision, "c1", ""},
+		} {
+			t.Run(tc.name+" "+r.method+" "+r.route, func(t *testing.T) {
+				req := sender(api.Request{Method: r.method, Route: r.route, TaskID: r.id, UserID: "u1", Body: []byte(r.body)})
+				req.Email, req.EmailProof = tc.email, tc.proof
+				status, out := e.serve(req)
+				msg, _ := out["message"].(string)
+				if status != http.StatusForbidden || out["error"] != "forbidden" || !strings.Contains(msg, "custom:email_proof") {
+					t.Fatalf("%d %v; want 403 forbidden naming custom:email_proof", status, out)
+				}
+			})
+		}
+	}
+	if e.n != n || len(e.starts.ids) != 0 {
+		t.Fatalf("a refused request used %d ids and started %v", e.n-n, e.starts.ids)
+	}
+	for _, r := range []struct{ method, route, id, body string }{
+		{"POST", campaignapi.RoutePreview, "", body(3, okSchedule)},
+		{"GET", campaignapi.RouteCampaigns, "", ""},
+		{"GET", campaignapi.RouteCampaign, "c1", ""},
+		{"POST", campaignapi.RouteCancel, "c1", ""},
+	} {
+		req := sender(api.Request{Method: r.method, Route: r.route, TaskID: r.id, UserID: "u1", Body: []byte(r.body)})
+		req.EmailProof = ""
+		if status, out := e.serve(req); status >= 300 {
+			t.Fatalf("an unproven sender %s %s: %d %v", r.method, r.route, status, out)
+		}
+	}
+	// The proof is compared as the sender check compares it: case and
+	// surrounding spaces aside.
+	req := sender(api.Request{Method: "POST", Route: campaignapi.RouteCampaigns, UserID: "u1", Body: []byte(body(3, okSchedule))})
+	req.Email, req.EmailProof = "Ada@Example.com", "ada@example.com"
+	if status, out := e.serve(req); status != http.StatusCreated {
+		t.Fatalf("proof in another case: %d %v", status, out)
 	}
 }
 

@@ -53,7 +53,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(method, route, id string) map[string]any {
-		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Body: []byte(body(7, okSchedule))})
+		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Body: []byte(body(7, okSchedule))})
 		var out map[string]any
 		_ = json.Unmarshal(resp.Body, &out)
 		if resp.Status >= 300 {

@@ -51,7 +51,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 		if preview {
 			route = campaignapi.RoutePreview
 		}
-		resp := h.Serve(context.Background(), api.Request{Method: http.MethodPost, Route: route, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Body: b})
+		resp := h.Serve(context.Background(), api.Request{Method: http.MethodPost, Route: route, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Body: b})
 		if resp.Status >= 500 {
 			t.Fatalf("%d %s for %q", resp.Status, resp.Body, b)
 		}

@@ -72,7 +72,7 @@ func campaignBody(recipients int) string {
 
 func post(h *campaignapi.Handler, route, user, body string) api.Response {
 	return h.Serve(context.Background(), api.Request{Method: http.MethodPost, Route: route, UserID: user, Body: []byte(body),
-		Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Origin: "https://app.example.com"})
+		Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Origin: "https://app.example.com"})
 }
 
 // TestLimitsAnswer429 drives the create and preview routes past each

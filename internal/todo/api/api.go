@@ -40,6 +40,9 @@ type Request struct {
 	// EmailVerified is the token's email_verified claim: true only when
 	// the user pool marked the address verified.
 	EmailVerified bool
+	// EmailProof is the token's custom:email_proof claim: the address the
+	// user last proved by a code (notify.EmailProofAttribute), "" when none.
+	EmailProof string
 	// Groups are the user pool groups the caller belongs to (the token's
 	// cognito:groups claim).
 	Groups []string

@@ -7,11 +7,14 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
 // FromAPIGateway turns a REST API proxy event into a Request. The caller's
 // identity is the sub claim that the Cognito authorizer verified (and its
-// email claim, the address notifications go to; email_verified; and the
+// email claim, the address notifications go to; email_verified;
+// custom:email_proof, the address last proved by a code; and the
 // cognito:groups claim, the groups the caller belongs to).
 func FromAPIGateway(e events.APIGatewayProxyRequest) (Request, error) {
 	body := []byte(e.Body)
@@ -25,6 +28,7 @@ func FromAPIGateway(e events.APIGatewayProxyRequest) (Request, error) {
 	return Request{Method: e.HTTPMethod, Route: e.Resource, TaskID: e.PathParameters["id"],
 		UserID: claim(e.RequestContext.Authorizer, "sub"), Email: claim(e.RequestContext.Authorizer, "email"),
 		EmailVerified: claim(e.RequestContext.Authorizer, "email_verified") == "true",
+		EmailProof:    claim(e.RequestContext.Authorizer, notify.EmailProofAttribute),
 		Groups:        ParseGroups(claimValue(e.RequestContext.Authorizer, "cognito:groups")),
 		Query:         e.QueryStringParameters, Body: body,
 		Origin: header(e.Headers, "Origin")}, nil

@@ -85,7 +85,7 @@ func TestFromAPIGatewayReadsClaims(t *testing.T) {
 	}
 }
 
-// The campaign routes decide on these two claims, so each form the
+// The campaign routes decide on these claims, so each form the
 // authorizer hands over is read the same: a REST API's Cognito authorizer
 // passes every claim as a string.
 func TestFromAPIGatewayReadsGroupsAndEmailVerified(t *testing.T) {
@@ -94,17 +94,20 @@ func TestFromAPIGatewayReadsGroupsAndEmailVerified(t *testing.T) {
 		claims       map[string]any
 		wantGroups   []string
 		wantVerified bool
+		wantProof    string
 	}{
-		{"no claims", map[string]any{"sub": "u1"}, nil, false},
-		{"string true", map[string]any{"sub": "u1", "email_verified": "true"}, nil, true},
-		{"string false", map[string]any{"sub": "u1", "email_verified": "false"}, nil, false},
-		{"boolean true", map[string]any{"sub": "u1", "email_verified": true}, nil, true},
-		{"other spelling refused", map[string]any{"sub": "u1", "email_verified": "True "}, nil, false},
-		{"one group", map[string]any{"sub": "u1", "cognito:groups": "campaign-senders"}, []string{"campaign-senders"}, false},
-		{"comma list", map[string]any{"sub": "u1", "cognito:groups": "a,campaign-senders"}, []string{"a", "campaign-senders"}, false},
-		{"bracketed list", map[string]any{"sub": "u1", "cognito:groups": "[a campaign-senders]"}, []string{"a", "campaign-senders"}, false},
-		{"JSON array", map[string]any{"sub": "u1", "cognito:groups": []any{"a", "campaign-senders"}}, []string{"a", "campaign-senders"}, false},
-		{"empty", map[string]any{"sub": "u1", "cognito:groups": ""}, nil, false},
+		{"no claims", map[string]any{"sub": "u1"}, nil, false, ""},
+		{"string true", map[string]any{"sub": "u1", "email_verified": "true"}, nil, true, ""},
+		{"string false", map[string]any{"sub": "u1", "email_verified": "false"}, nil, false, ""},
+		{"boolean true", map[string]any{"sub": "u1", "email_verified": true}, nil, true, ""},
+		{"other spelling refused", map[string]any{"sub": "u1", "email_verified": "True "}, nil, false, ""},
+		{"one group", map[string]any{"sub": "u1", "cognito:groups": "campaign-senders"}, []string{"campaign-senders"}, false, ""},
+		{"comma list", map[string]any{"sub": "u1", "cognito:groups": "a,campaign-senders"}, []string{"a", "campaign-senders"}, false, ""},
+		{"bracketed list", map[string]any{"sub": "u1", "cognito:groups": "[a campaign-senders]"}, []string{"a", "campaign-senders"}, false, ""},
+		{"JSON array", map[string]any{"sub": "u1", "cognito:groups": []any{"a", "campaign-senders"}}, []string{"a", "campaign-senders"}, false, ""},
+		{"empty", map[string]any{"sub": "u1", "cognito:groups": ""}, nil, false, ""},
+		{"proof", map[string]any{"sub": "u1", "email": "ada@example.com", "custom:email_proof": "ada@example.com"}, nil, false, "ada@example.com"},
+		{"proof under another name ignored", map[string]any{"sub": "u1", "email_proof": "ada@example.com"}, nil, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := events.APIGatewayProxyRequest{HTTPMethod: "GET", Resource: "/campaigns",
@@ -112,6 +115,9 @@ func TestFromAPIGatewayReadsGroupsAndEmailVerified(t *testing.T) {
 			r, err := FromAPIGateway(ev)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if r.EmailProof != tc.wantProof {
+				t.Fatalf("proof %q; want %q", r.EmailProof, tc.wantProof)
 			}
 			if r.EmailVerified != tc.wantVerified || !slices.Equal(r.Groups, tc.wantGroups) {
 				t.Fatalf("verified %v groups %q; want %v %q", r.EmailVerified, r.Groups, tc.wantVerified, tc.wantGroups)

@@ -69,6 +69,10 @@ type User struct {
 	// Password is the salted password hash (see devserver.HashPassword).
 	Password  PasswordHash `json:"password"`
 	CreatedAt time.Time    `json:"createdAt"`
+	// EmailVerified is set once a code sent to the address came back
+	// (the local stand-in of VerifyUserAttribute); a sign-up leaves it
+	// false, as an open pool's auto-confirmation does.
+	EmailVerified bool `json:"emailVerified,omitempty"`
 }
 
 // PasswordHash is a salted, iterated hash of a password.
@@ -327,6 +331,17 @@ func (d *DB) UserBySub(sub string) (User, error) {
 
 // SetPassword replaces a user's password hash; ErrUserNotFound if none.
 func (d *DB) SetPassword(email string, h PasswordHash) error {
+	return d.updateUser(email, func(u *User) { u.Password = h })
+}
+
+// SetEmailVerified marks a user's address verified (by a code, as
+// Cognito's VerifyUserAttribute does); ErrUserNotFound if none.
+func (d *DB) SetEmailVerified(email string) error {
+	return d.updateUser(email, func(u *User) { u.EmailVerified = true })
+}
+
+// updateUser changes one stored user in place; ErrUserNotFound if none.
+func (d *DB) updateUser(email string, change func(*User)) error {
 	k := []byte(EmailKey(email))
 	return d.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketUsers)
@@ -338,7 +353,7 @@ func (d *DB) SetPassword(email string, h PasswordHash) error {
 		if err := json.Unmarshal(v, &u); err != nil {
 			return fmt.Errorf("boltstore: decode user: %w", err)
 		}
-		u.Password = h
+		change(&u)
 		nv, err := json.Marshal(u)
 		if err != nil {
 			return fmt.Errorf("boltstore: encode user: %w", err)

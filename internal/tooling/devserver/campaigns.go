@@ -16,13 +16,16 @@ import (
 const EmailKindCampaign = "campaign"
 
 // identity is what a user's token says. A local sign-up is confirmed at
-// once and its address never verified, as in an open user pool; a user
-// listed in Config.CampaignSenders stands for one an administrator added
-// to the sender group after they verified their address by code.
+// once and its address not verified, as in an open user pool, until a
+// code sent to it comes back (verify.go: verified, yet without the proof,
+// as VerifyUserAttribute fires no trigger). A user listed in
+// Config.CampaignSenders stands for one an administrator added to the
+// sender group after they proved their address by code: verified, with
+// the proof naming it.
 func (s *Server) identity(u boltstore.User) Claims {
-	c := Claims{Sub: u.Sub, Email: u.Email}
+	c := Claims{Sub: u.Sub, Email: u.Email, EmailVerified: u.EmailVerified}
 	if campaignSender(s.cfg.CampaignSenders, u.Email) {
-		c.EmailVerified, c.Groups = true, []string{campaignapi.DefaultSenderGroup}
+		c.EmailVerified, c.EmailProof, c.Groups = true, boltstore.EmailKey(u.Email), []string{campaignapi.DefaultSenderGroup}
 	}
 	return c
 }
@@ -82,7 +85,7 @@ func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	s.corsHeaders(w, r)
 	if resp := s.campaigns.api.Authorize(r.Context(), api.Request{UserID: claims.Sub, Email: claims.Email,
-		EmailVerified: claims.EmailVerified, Groups: claims.Groups}); resp != nil {
+		EmailVerified: claims.EmailVerified, EmailProof: claims.EmailProof, Groups: claims.Groups}); resp != nil {
 		for k, v := range resp.Headers {
 			w.Header().Set(k, v)
 		}

@@ -39,6 +39,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /local-auth/signin", s.signIn)
 	mux.HandleFunc("POST /local-auth/forgot-password", s.forgotPassword)
 	mux.HandleFunc("POST /local-auth/reset-password", s.resetPassword)
+	mux.HandleFunc("POST "+RouteVerifyEmailCode, s.sendVerificationCode)
+	mux.HandleFunc("POST "+RouteVerifyEmail, s.verifyEmail)
 	mux.HandleFunc(api.RouteTasks, s.serveAPI(api.RouteTasks))
 	mux.HandleFunc(api.RouteTask, s.serveAPI(api.RouteTask))
 	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
@@ -121,7 +123,7 @@ func (s *Server) serveHandler(route string, h servable, maxBody int64) http.Hand
 		}
 		resp := h.Serve(r.Context(), api.Request{Method: r.Method, Route: route, TaskID: r.PathValue("id"),
 			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin"), Email: claims.Email,
-			EmailVerified: claims.EmailVerified, Groups: claims.Groups})
+			EmailVerified: claims.EmailVerified, EmailProof: claims.EmailProof, Groups: claims.Groups})
 		for k, v := range resp.Headers {
 			w.Header().Set(k, v)
 		}

@@ -34,7 +34,8 @@ type resetCode struct {
 	tries   int
 }
 
-// resetCodes holds the live codes by boltstore.EmailKey. Codes are not
+// resetCodes holds the live codes by boltstore.EmailKey (reset) or sub
+// (email verification). Codes are not
 // persisted: a restart forgets them, and the user asks again.
 type resetCodes struct {
 	mu    sync.Mutex

@@ -92,17 +92,23 @@ func TestPasswordResetCodeLocksAfterWrongTries(t *testing.T) {
 // resetCodeIn returns the code of the newest reset email in the user's outbox.
 func resetCodeIn(t *testing.T, e *env, tok string) string {
 	t.Helper()
+	return codeIn(t, e, tok, EmailKindPasswordReset)
+}
+
+// codeIn returns the code of the newest email of kind in the user's outbox.
+func codeIn(t *testing.T, e *env, tok, kind string) string {
+	t.Helper()
 	r := e.do("GET", "/outbox.json", tok, nil)
 	emails, _ := r.body["emails"].([]any)
 	code := ""
 	for _, m := range emails {
 		em, _ := m.(map[string]any)
-		if em["kind"] == EmailKindPasswordReset {
+		if em["kind"] == kind {
 			code = regexp.MustCompile(`\b\d{6}\b`).FindString(em["body"].(string))
 		}
 	}
 	if code == "" {
-		t.Fatalf("no reset code in the outbox: %s", r.raw)
+		t.Fatalf("no %s code in the outbox: %s", kind, r.raw)
 	}
 	return code
 }

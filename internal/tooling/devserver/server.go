@@ -112,6 +112,7 @@ type Server struct {
 	subscriber *notify.Subscriber
 	reconciler *reconcile.Reconciler
 	resets     resetCodes
+	verifies   resetCodes // email verification codes (verify.go)
 	campaigns  *campaignRuntime
 	fake       *fakeTime // Config.FakeClock's driver, or nil
 

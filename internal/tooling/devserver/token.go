@@ -32,12 +32,16 @@ type Claims struct {
 	Email string `json:"email"`
 	// EmailVerified and Groups are what the campaign API decides on
 	// (Config.CampaignSenders sets both).
-	EmailVerified bool     `json:"email_verified"`
-	Groups        []string `json:"cognito:groups,omitempty"`
-	Issuer        string   `json:"iss"`
-	TokenUse      string   `json:"token_use"`
-	IssuedAt      int64    `json:"iat"`
-	Expires       int64    `json:"exp"`
+	EmailVerified bool `json:"email_verified"`
+	// EmailProof is the address last proved by a code, as the
+	// PostConfirmation trigger writes it in the cloud; the campaign API
+	// creates campaigns only when it names Email.
+	EmailProof string   `json:"custom:email_proof,omitempty"`
+	Groups     []string `json:"cognito:groups,omitempty"`
+	Issuer     string   `json:"iss"`
+	TokenUse   string   `json:"token_use"`
+	IssuedAt   int64    `json:"iat"`
+	Expires    int64    `json:"exp"`
 }
 
 type header struct {
@@ -72,8 +76,8 @@ func NewSigner(key []byte, ttl time.Duration, now func() time.Time) (*Signer, er
 
 var b64 = base64.RawURLEncoding
 
-// Sign issues an ID token saying who: its Sub, Email, EmailVerified and
-// Groups (the issuer, use and times are the signer's).
+// Sign issues an ID token saying who: its Sub, Email, EmailVerified,
+// EmailProof and Groups (the issuer, use and times are the signer's).
 func (s *Signer) Sign(who Claims) (string, error) {
 	if who.Sub == "" {
 		return "", fmt.Errorf("sign: %w (sub)", ErrTokenClaims)
@@ -83,7 +87,7 @@ func (s *Signer) Sign(who Claims) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sign: %w", err)
 	}
-	c, err := json.Marshal(Claims{Sub: who.Sub, Email: who.Email, EmailVerified: who.EmailVerified, Groups: who.Groups,
+	c, err := json.Marshal(Claims{Sub: who.Sub, Email: who.Email, EmailVerified: who.EmailVerified, EmailProof: who.EmailProof, Groups: who.Groups,
 		Issuer: Issuer, TokenUse: "id", IssuedAt: now.Unix(), Expires: now.Add(s.ttl).Unix()})
 	if err != nil {
 		return "", fmt.Errorf("sign: %w", err)

@@ -3,6 +3,12 @@ import { UserFacingError } from '../http';
 /** Who is signed in. */
 export interface Session {
   email: string;
+  /**
+   * Whether the address is verified (a code sent to it came back). false:
+   * it is not, and the UI offers to verify it (Cognito sends password
+   * reset codes only to a verified address). Absent: not known.
+   */
+  emailVerified?: boolean;
 }
 
 /** What a sign-up leaves to do: nothing (confirmed), or confirm with the emailed code. */
@@ -44,6 +50,18 @@ export interface Auth {
   requestPasswordReset(email: string): Promise<void>;
   /** Sets a new password with the code (Cognito ConfirmForgotPassword). */
   confirmPasswordReset(email: string, code: string, newPassword: string): Promise<void>;
+  /**
+   * Emails a code to the signed-in user's address (Cognito
+   * GetUserAttributeVerificationCode with the access token; locally: the outbox).
+   */
+  requestEmailVerification(): Promise<void>;
+  /**
+   * Verifies the signed-in user's address with that code (Cognito
+   * VerifyUserAttribute), and renews the tokens so the ID token says
+   * email_verified. It records no proof of the address for campaign
+   * senders (custom:email_proof): a password reset does.
+   */
+  verifyEmail(code: string): Promise<void>;
   /** The session restored from a previous visit, or null. */
   currentSession(): Promise<Session | null>;
   /** The id token to send as the Authorization header; throws when signed out. */

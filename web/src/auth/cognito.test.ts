@@ -13,6 +13,8 @@ const amplify = vi.hoisted(() => ({
   confirmResetPassword: vi.fn(),
   confirmSignUp: vi.fn(),
   resendSignUpCode: vi.fn(),
+  sendUserAttributeVerificationCode: vi.fn(),
+  confirmUserAttribute: vi.fn(),
   setKeyValueStorage: vi.fn(),
 }));
 const tabStorage = vi.hoisted(() => ({ name: 'amplify sessionStorage' }));
@@ -29,6 +31,8 @@ vi.mock('aws-amplify/auth', () => ({
   confirmResetPassword: amplify.confirmResetPassword,
   confirmSignUp: amplify.confirmSignUp,
   resendSignUpCode: amplify.resendSignUpCode,
+  sendUserAttributeVerificationCode: amplify.sendUserAttributeVerificationCode,
+  confirmUserAttribute: amplify.confirmUserAttribute,
 }));
 
 vi.mock('aws-amplify/auth/cognito', () => ({ cognitoUserPoolsTokenProvider: { setKeyValueStorage: amplify.setKeyValueStorage } }));
@@ -134,6 +138,41 @@ describe('cognito auth', () => {
     amplify.fetchAuthSession.mockResolvedValue({ tokens: undefined });
     const err = await createCognitoAuth(settings).getIdToken().catch((e: unknown) => e);
     expect(userMessage(err)).toBe('You are signed out. Please sign in again.');
+  });
+
+  it('reports whether the address is verified, as the pool says (GetUser)', async () => {
+    amplify.signIn.mockResolvedValue({ isSignedIn: true, nextStep: { signInStep: 'DONE' } });
+    const auth = createCognitoAuth(settings);
+    for (const [attrs, want] of [
+      [{ email: 'a@example.test', email_verified: 'false' }, { email: 'a@example.test', emailVerified: false }],
+      [{ email: 'a@example.test', email_verified: 'true' }, { email: 'a@example.test', emailVerified: true }],
+      [{ email: 'a@example.test' }, { email: 'a@example.test' }],
+    ] as const) {
+      amplify.fetchUserAttributes.mockResolvedValueOnce(attrs);
+      expect(await auth.signIn('a@example.test', 'pw')).toEqual(want);
+    }
+    amplify.fetchUserAttributes.mockRejectedValueOnce(named('NetworkError', 'offline'));
+    expect(await auth.signIn('a@example.test', 'pw')).toEqual({ email: 'a@example.test' });
+  });
+
+  it('verifies the address through GetUserAttributeVerificationCode and VerifyUserAttribute, then renews the tokens', async () => {
+    const auth = createCognitoAuth(settings);
+    amplify.sendUserAttributeVerificationCode.mockResolvedValue({ destination: 'a***@e***', deliveryMedium: 'EMAIL', attributeName: 'email' });
+    amplify.confirmUserAttribute.mockResolvedValue(undefined);
+    amplify.fetchAuthSession.mockResolvedValue({ tokens: {} });
+    await auth.requestEmailVerification();
+    expect(amplify.sendUserAttributeVerificationCode).toHaveBeenCalledWith({ userAttributeKey: 'email' });
+    await auth.verifyEmail(' 123456 ');
+    expect(amplify.confirmUserAttribute).toHaveBeenCalledWith({ userAttributeKey: 'email', confirmationCode: '123456' });
+    expect(amplify.fetchAuthSession).toHaveBeenCalledWith({ forceRefresh: true });
+    // A failed renewal does not undo the verification.
+    amplify.fetchAuthSession.mockRejectedValueOnce(named('NetworkError', 'offline'));
+    await expect(auth.verifyEmail('123456')).resolves.toBeUndefined();
+    amplify.confirmUserAttribute.mockRejectedValue(named('CodeMismatchException', 'Invalid verification code provided, please try again.'));
+    const err = await auth.verifyEmail('1').catch((e: unknown) => e);
+    expect(userMessage(err)).toBe('Invalid verification code provided, please try again.');
+    amplify.sendUserAttributeVerificationCode.mockRejectedValue(named('LimitExceededException', 'Attempt limit exceeded, please try after some time.'));
+    expect(userMessage(await auth.requestEmailVerification().catch((e: unknown) => e))).toBe('Attempt limit exceeded, please try after some time.');
   });
 
   it('restores the current session, or null when there is none', async () => {

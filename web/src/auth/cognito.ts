@@ -2,11 +2,13 @@ import { Amplify } from 'aws-amplify';
 import {
   confirmResetPassword,
   confirmSignUp,
+  confirmUserAttribute,
   fetchAuthSession,
   fetchUserAttributes,
   getCurrentUser,
   resendSignUpCode,
   resetPassword,
+  sendUserAttributeVerificationCode,
   signIn,
   signOut,
   signUp,
@@ -45,6 +47,7 @@ const USER_ERRORS = new Set([
   'EmptyConfirmResetPasswordUsername',
   'EmptyConfirmResetPasswordNewPassword',
   'EmptyConfirmResetPasswordConfirmationCode',
+  'EmptyConfirmUserAttributeCode',
 ]);
 
 /** Maps an Amplify error to one the UI shows: user errors as written, the rest generic. */
@@ -63,12 +66,19 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function sessionEmail(fallback: string): Promise<string> {
+/**
+ * The signed-in user's address and whether it is verified, read from the
+ * pool (GetUser), so a verification made since the last token shows. When
+ * that fails: the fallback address, verification not known.
+ */
+async function sessionOf(fallback: string): Promise<Session> {
   try {
     const attrs = await fetchUserAttributes();
-    return attrs.email ?? fallback;
+    const s: Session = { email: attrs.email ?? fallback };
+    if (attrs.email_verified !== undefined) s.emailVerified = attrs.email_verified === 'true';
+    return s;
   } catch {
-    return fallback;
+    return { email: fallback };
   }
 }
 
@@ -160,7 +170,7 @@ export function createCognitoAuth(settings: CognitoSettings): Auth {
           await signOut().catch(() => undefined);
           throw new UserFacingError(`Sign-in needs a step this app does not support (${out.nextStep.signInStep}).`);
         }
-        return { email: await sessionEmail(email) };
+        return sessionOf(email);
       }),
 
     signOut: () => guarded(() => signOut()),
@@ -173,10 +183,24 @@ export function createCognitoAuth(settings: CognitoSettings): Auth {
     confirmPasswordReset: (email, code, newPassword) =>
       guarded(() => confirmResetPassword({ username: email, confirmationCode: code.trim(), newPassword })),
 
+    requestEmailVerification: () =>
+      guarded(async () => {
+        await sendUserAttributeVerificationCode({ userAttributeKey: 'email' });
+      }),
+
+    verifyEmail: (code) =>
+      guarded(async () => {
+        await confirmUserAttribute({ userAttributeKey: 'email', confirmationCode: code.trim() });
+        // The ID token in hand still says email_verified false; a refresh
+        // gets one that says true. The address is verified either way, so
+        // a failed refresh is left to the next one Amplify makes.
+        await fetchAuthSession({ forceRefresh: true }).catch(() => undefined);
+      }),
+
     async currentSession() {
       try {
         const user = await getCurrentUser();
-        return { email: await sessionEmail(user.signInDetails?.loginId ?? user.username) };
+        return await sessionOf(user.signInDetails?.loginId ?? user.username);
       } catch {
         return null;
       }

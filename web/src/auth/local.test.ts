@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, type FetchFn, userMessage } from '../http';
-import { createLocalAuth, type TokenStore } from './local';
+import { createLocalAuth, type TokenStore, tokenEmailVerified } from './local';
 
 function memoryStore(): TokenStore & { data: Map<string, string> } {
   const data = new Map<string, string>();
@@ -12,19 +12,24 @@ function memoryStore(): TokenStore & { data: Map<string, string> } {
   };
 }
 
-function fakeServer(routes: Record<string, (body: { email: string; password: string }) => Response>) {
-  const calls: { url: string; method?: string; body: unknown }[] = [];
+function fakeServer(routes: Record<string, (body: { email: string; password: string }, authorization?: string) => Response>) {
+  const calls: { url: string; method?: string; body: unknown; authorization?: string }[] = [];
   const fn: FetchFn = async (url, init) => {
     const body = JSON.parse(String(init?.body)) as { email: string; password: string };
-    calls.push({ url, ...(init?.method ? { method: init.method } : {}), body });
+    const authorization = (init?.headers as Record<string, string> | undefined)?.Authorization;
+    calls.push({ url, ...(init?.method ? { method: init.method } : {}), body, ...(authorization ? { authorization } : {}) });
     const path = new URL(url).pathname;
     const route = routes[path];
-    return route ? route(body) : new Response('{"error":"not_found","message":"no route"}', { status: 404 });
+    return route ? route(body, authorization) : new Response('{"error":"not_found","message":"no route"}', { status: 404 });
   };
   return { fn, calls };
 }
 
 const ok = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
+
+/** A token of the dev server's shape (only its payload is read here). */
+const token = (claims: Record<string, unknown>) =>
+  `eyJhbGciOiJIUzI1NiJ9.${btoa(JSON.stringify(claims)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}.sig`;
 
 describe('local auth', () => {
   it('signs up, signs in, hands out the token, and signs out', async () => {
@@ -37,7 +42,7 @@ describe('local auth', () => {
 
     await auth.signUp('a@example.test', 'pw-123456');
     expect(await auth.currentSession()).toBeNull();
-    expect(await auth.signIn('a@example.test', 'pw-123456')).toEqual({ email: 'a@example.test' });
+    expect(await auth.signIn('a@example.test', 'pw-123456')).toEqual({ email: 'a@example.test', emailVerified: false });
     expect(await auth.getIdToken()).toBe('token-for-a@example.test');
     expect(calls).toEqual([
       { url: 'http://localhost:8080/api/local-auth/signup', method: 'POST', body: { email: 'a@example.test', password: 'pw-123456' } },
@@ -46,7 +51,7 @@ describe('local auth', () => {
 
     // A reload builds a new Auth over the same storage and is still signed in.
     const again = createLocalAuth('http://localhost:8080/api', fn, store);
-    expect(await again.currentSession()).toEqual({ email: 'a@example.test' });
+    expect(await again.currentSession()).toEqual({ email: 'a@example.test', emailVerified: false });
 
     await again.signOut();
     expect(await auth.currentSession()).toBeNull();
@@ -92,6 +97,46 @@ describe('local auth', () => {
     expect(calls.map((c) => [new URL(c.url).pathname, c.body])).toEqual([
       ['/local-auth/forgot-password', { email: 'a@example.test' }],
       ['/local-auth/reset-password', { email: 'a@example.test', code: '123456', password: 'New-password-2' }],
+    ]);
+  });
+
+  it('reads email_verified from the token', () => {
+    for (const [tok, want] of [
+      [token({ sub: 's', email_verified: true }), true],
+      [token({ sub: 's', email_verified: false }), false],
+      [token({ sub: 's', email_verified: 'true' }), false],
+      ['not-a-token', false],
+      ['a.%%%.c', false],
+    ] as const) {
+      expect(tokenEmailVerified(tok), tok).toBe(want);
+    }
+  });
+
+  it('verifies the address with the code from the outbox and keeps the new token', async () => {
+    const before = token({ sub: 's', email: 'a@example.test', email_verified: false });
+    const after = token({ sub: 's', email: 'a@example.test', email_verified: true });
+    const { fn, calls } = fakeServer({
+      '/local-auth/signin': () => ok({ idToken: before }),
+      '/local-auth/verify-email/code': () => ok({ delivery: 'email' }),
+      '/local-auth/verify-email': (b) =>
+        (b as unknown as { code: string }).code === '123456'
+          ? ok({ emailVerified: true, idToken: after })
+          : new Response('{"error":"code_mismatch","message":"That code is wrong or has expired. Ask for a new one."}', { status: 400 }),
+    });
+    const store = memoryStore();
+    const auth = createLocalAuth('http://localhost:8080', fn, store);
+    await expect(auth.requestEmailVerification()).rejects.toThrow(/signed out/);
+    expect(await auth.signIn('a@example.test', 'pw')).toEqual({ email: 'a@example.test', emailVerified: false });
+    await auth.requestEmailVerification();
+    expect(userMessage(await auth.verifyEmail('000000').catch((e: unknown) => e))).toBe('That code is wrong or has expired. Ask for a new one.');
+    expect(await auth.getIdToken()).toBe(before);
+    await auth.verifyEmail(' 123456 ');
+    expect(await auth.getIdToken()).toBe(after);
+    expect(await auth.currentSession()).toEqual({ email: 'a@example.test', emailVerified: true });
+    expect(calls.slice(1).map((c) => [new URL(c.url).pathname, c.body, c.authorization])).toEqual([
+      ['/local-auth/verify-email/code', {}, before],
+      ['/local-auth/verify-email', { code: '000000' }, before],
+      ['/local-auth/verify-email', { code: '123456' }, before],
     ]);
   });
 });

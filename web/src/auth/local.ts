@@ -10,6 +10,24 @@ export interface TokenStore {
 
 const KEY = 'unschedule.localSession';
 
+/**
+ * The email_verified claim of a local ID token (its payload, base64url
+ * JSON); false when the token cannot be read. The server checks the
+ * token; this only decides what the page shows.
+ */
+export function tokenEmailVerified(idToken: string): boolean {
+  const payload = idToken.split('.')[1];
+  if (!payload) return false;
+  try {
+    const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'));
+    return (JSON.parse(json) as { email_verified?: unknown }).email_verified === true;
+  } catch {
+    return false;
+  }
+}
+
+const sessionOf = (s: Stored): Session => ({ email: s.email, emailVerified: tokenEmailVerified(s.idToken) });
+
 interface Stored {
   email: string;
   idToken: string;
@@ -19,8 +37,11 @@ interface Stored {
  * Sign-in against the local server of `make dev`: POST {apiUrl}/local-auth/signup
  * and /signin with {"email","password"}; signin answers {"idToken"}. Password
  * reset: /forgot-password {"email"} puts a code in the outbox, and
- * /reset-password {"email","code","password"} sets the new password. The token
- * is kept in the given store so a reload stays signed in.
+ * /reset-password {"email","code","password"} sets the new password. Email
+ * verification (with the token): /verify-email/code puts a code in the
+ * outbox, and /verify-email {"code"} verifies the address and answers a new
+ * {"idToken"}. The token is kept in the given store so a reload stays
+ * signed in.
  */
 export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenStore): Auth {
   function postJson<T>(path: string, body: unknown): Promise<T> {
@@ -31,6 +52,16 @@ export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenSt
     });
   }
   const post = <T>(path: string, email: string, password: string) => postJson<T>(path, { email, password });
+
+  function postSignedIn<T>(path: string, body: unknown): Promise<T> {
+    const s = read();
+    if (!s) return Promise.reject(new UserFacingError('You are signed out. Please sign in again.'));
+    return requestJson<T>(fetchFn, joinUrl(apiUrl, path), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: s.idToken },
+      body: JSON.stringify(body),
+    });
+  }
 
   function read(): Stored | null {
     const raw = store.getItem(KEY);
@@ -64,8 +95,9 @@ export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenSt
       if (!res || typeof res.idToken !== 'string' || res.idToken === '') {
         throw new UserFacingError('Sign-in failed: the server sent no token.');
       }
-      store.setItem(KEY, JSON.stringify({ email, idToken: res.idToken } satisfies Stored));
-      return { email };
+      const stored: Stored = { email, idToken: res.idToken };
+      store.setItem(KEY, JSON.stringify(stored));
+      return sessionOf(stored);
     },
     async signOut() {
       store.removeItem(KEY);
@@ -76,9 +108,19 @@ export function createLocalAuth(apiUrl: string, fetchFn: FetchFn, store: TokenSt
     async confirmPasswordReset(email, code, password) {
       await postJson<unknown>('/local-auth/reset-password', { email, code: code.trim(), password });
     },
+    async requestEmailVerification() {
+      await postSignedIn<unknown>('/local-auth/verify-email/code', {});
+    },
+    async verifyEmail(code) {
+      const res = await postSignedIn<{ idToken?: unknown } | undefined>('/local-auth/verify-email', { code: code.trim() });
+      const s = read();
+      if (s && res && typeof res.idToken === 'string' && res.idToken !== '') {
+        store.setItem(KEY, JSON.stringify({ email: s.email, idToken: res.idToken } satisfies Stored));
+      }
+    },
     async currentSession() {
       const s = read();
-      return s ? { email: s.email } : null;
+      return s ? sessionOf(s) : null;
     },
     async getIdToken() {
       const s = read();

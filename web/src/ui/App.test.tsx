@@ -93,7 +93,7 @@ class FakeAuth implements Auth {
   async resendSignUpCode() {}
   async signIn(email: string, password: string) {
     if (this.users.get(email) !== password) throw new ApiError(401, 'not_authorized', 'Incorrect email or password.');
-    this.signedIn = { email };
+    this.signedIn = { email, emailVerified: this.verified.has(email) };
     return this.signedIn;
   }
   async signOut() {
@@ -106,6 +106,21 @@ class FakeAuth implements Auth {
   async confirmPasswordReset(email: string, code: string, password: string) {
     if (this.codes.get(email) !== code) throw new ApiError(400, 'code_mismatch', 'That code is wrong or has expired. Ask for a new one.');
     this.users.set(email, password);
+  }
+  verified = new Set<string>();
+  verifyCalls: string[] = [];
+  async requestEmailVerification() {
+    if (!this.signedIn) throw new ApiError(401, 'unauthorized', 'Sign in again.');
+    this.verifyCalls.push('code');
+    this.codes.set(`verify ${this.signedIn.email}`, '654321');
+  }
+  async verifyEmail(code: string) {
+    if (!this.signedIn) throw new ApiError(401, 'unauthorized', 'Sign in again.');
+    this.verifyCalls.push(`verify ${code}`);
+    if (this.codes.get(`verify ${this.signedIn.email}`) !== code.trim()) {
+      throw new ApiError(400, 'code_mismatch', 'That code is wrong or has expired. Ask for a new one.');
+    }
+    this.verified.add(this.signedIn.email);
   }
   async currentSession() {
     return this.signedIn;
@@ -162,6 +177,55 @@ describe('App', () => {
 
     fireEvent.click(screen.getByRole('button', { name: 'Sign out' }));
     expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy();
+  });
+
+  it('offers an unverified address a code, refuses a wrong one, and shows it verified', async () => {
+    const api = new FakeApi();
+    const auth = new FakeAuth();
+    auth.users.set('a@example.test', 'Secret-horse-12');
+    renderApp(api, null, auth);
+    fireEvent.change(screen.getByLabelText('Email'), { target: { value: 'a@example.test' } });
+    fireEvent.change(screen.getByLabelText('Password'), { target: { value: 'Secret-horse-12' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    const banner = await screen.findByRole('region', { name: 'Verify your email address' });
+    expect(banner.getAttribute('data-status')).toBe('unverified');
+    expect(banner.textContent).toContain('a@example.test is not verified yet');
+    // The sign-in still puts focus on the new task's title, not the banner.
+    await screen.findByTestId('tasks-empty');
+    expect(document.activeElement).toBe(within(screen.getByTestId('create-task-form')).getByLabelText('Title'));
+
+    fireEvent.click(within(banner).getByRole('button', { name: 'Send verification code' }));
+    const field = await within(banner).findByLabelText('Verification code');
+    expect(document.activeElement).toBe(field);
+    expect(within(banner).getByTestId('verify-email-info').textContent).toBe('We sent a code to a@example.test: look in your inbox.');
+    fireEvent.click(within(banner).getByRole('button', { name: 'Verify email' }));
+    expect(within(banner).getByTestId('verify-email-error').textContent).toBe('Enter the code from the email.');
+    fireEvent.change(field, { target: { value: '000000' } });
+    fireEvent.click(within(banner).getByRole('button', { name: 'Verify email' }));
+    expect(await within(banner).findByText('That code is wrong or has expired. Ask for a new one.')).toBeTruthy();
+    expect(field.getAttribute('aria-invalid')).toBe('true');
+    expect(field.getAttribute('aria-describedby')?.split(' ')).toContain(within(banner).getByTestId('verify-email-error').id);
+
+    fireEvent.change(field, { target: { value: ' 654321 ' } });
+    fireEvent.click(within(banner).getByRole('button', { name: 'Verify email' }));
+    const done = await screen.findByRole('region', { name: 'Email address verified' });
+    expect(done.getAttribute('data-status')).toBe('verified');
+    expect(announcer().textContent).toBe('Your email address a@example.test is verified.');
+    expect(auth.verifyCalls).toEqual(['code', 'verify 000000', 'verify  654321 ']);
+
+    // Signed in again, a verified address shows no banner.
+    fireEvent.click(screen.getByRole('button', { name: 'Sign out' }));
+    fireEvent.change(await screen.findByLabelText('Email'), { target: { value: 'a@example.test' } });
+    fireEvent.change(screen.getByLabelText('Password'), { target: { value: 'Secret-horse-12' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    await screen.findByTestId('tasks-empty');
+    expect(screen.queryByTestId('verify-email')).toBeNull();
+  });
+
+  it('shows no banner when whether the address is verified is not known', async () => {
+    renderApp(new FakeApi(), { email: 'a@example.test' });
+    await screen.findByTestId('tasks-empty');
+    expect(screen.queryByTestId('verify-email')).toBeNull();
   });
 
   it('resets a password with the emailed code and signs in', async () => {

@@ -10,6 +10,7 @@ import { CampaignsPage } from './Campaigns';
 import { useAnnouncer } from './hooks';
 import { NotificationSetting } from './NotificationSetting';
 import { TaskPage } from './TaskPage';
+import { VerifyEmail } from './VerifyEmail';
 
 interface Props {
   auth: Auth;
@@ -20,7 +21,7 @@ interface Props {
   pollIntervalMs?: number;
   /** How long Complete and Delete wait for an Undo. Default: UNDO_DELAY_MS. */
   undoDelayMs?: number;
-  /** Where password reset codes arrive, as told to the user. Default: "your inbox". */
+  /** Where password reset and verification codes arrive, as told to the user. Default: "your inbox". */
   codeWhere?: string;
   /** The campaign pages (#/campaigns); without it they are not shown. */
   campaigns?: { api: CampaignApi; config: CampaignsConfig; getToken: TokenSource };
@@ -45,10 +46,13 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs, 
   const [notice, setNotice] = useState('');
   const [signOutError, setSignOutError] = useState('');
   const [announcement, announce] = useAnnouncer();
+  // Verified in this sign-in: the "verified" note stays until sign-out.
+  const [verifiedNow, setVerifiedNow] = useState(false);
 
   const onSignedIn = useCallback(
     (s: Session) => {
       setNotice('');
+      setVerifiedNow(false);
       setSession(s);
       setJustSignedIn(true);
       announce(`Signed in as ${s.email}.`);
@@ -72,6 +76,16 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs, 
     setSession(null);
     setNotice('Your session has ended. Please sign in again.');
   }, [auth]);
+
+  const onVerified = useCallback(() => {
+    setVerifiedNow(true);
+    setSession((s) => (s ? { ...s, emailVerified: true } : s));
+  }, []);
+
+  const verifyEmail =
+    session && (session.emailVerified === false || verifiedNow) ? (
+      <VerifyEmail key={`v-${session.email}`} auth={auth} email={session.email} onVerified={onVerified} announce={announce} {...(codeWhere ? { codeWhere } : {})} />
+    ) : null;
 
   return (
     <Shell
@@ -102,6 +116,7 @@ export function App({ auth, api, notifications, initialSession, pollIntervalMs, 
         ) : null
       }
     >
+      {verifyEmail}
       {session && campaigns && campaignPage ? (
         <CampaignsPage
           key={session.email}

@@ -40,6 +40,8 @@ class VerifyingAuth implements Auth {
   async signOut() {}
   async requestPasswordReset() {}
   async confirmPasswordReset() {}
+  async requestEmailVerification() {}
+  async verifyEmail() {}
   async currentSession() {
     return null;
   }
