@@ -162,7 +162,7 @@ func TestLeastPrivilege(t *testing.T) {
 		name, function string
 		want           map[string]string
 	}{
-		{"expiry", "TasksFire", map[string]string{
+		{"expiry", "TasksFireFunction", map[string]string{
 			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table,
 			// The to-do app's target only: the notify function (and its
 			// versions).

@@ -185,6 +185,7 @@ var featureRoots = map[string]string{
 	"lambdas/api":                 featureTodo,
 	"lambdas/notify":              featureTodo,
 	"lambdas/presignup":           featureTodo,
+	"lambdas/postconfirmation":    featureTodo,
 	"lambdas/postauth":            featureTodo,
 	"internal/campaigns/":         featureCampaigns,
 	"constructs/campaigns":        featureCampaigns,

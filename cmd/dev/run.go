@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 	"github.com/unschedule/unschedule/internal/tooling/devserver"
 )
@@ -90,7 +90,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
-	if o.domains, err = notify.ParseDomains(*domains); err != nil {
+	if o.domains, err = identity.ParseDomains(*domains); err != nil {
 		err = fmt.Errorf("-allowed-email-domains: %w", err)
 		fmt.Fprintln(stderr, err)
 		return o, err

@@ -27,7 +27,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
-	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
@@ -157,8 +157,8 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 			panic(fmt.Sprintf("%s: UserPoolProps.LambdaTriggers.PostConfirmation is set: the PostConfirmation trigger is this construct's (it records email proofs); remove it, or use ExistingUserPool with your own", *id))
 		}
 		if o.CustomAttributes != nil {
-			if _, ok := (*o.CustomAttributes)[notify.EmailProofName]; ok {
-				panic(fmt.Sprintf("%s: UserPoolProps.CustomAttributes names %q: that attribute is this construct's (the proof of an address, written by its PostConfirmation trigger only); remove it", *id, notify.EmailProofName))
+			if _, ok := (*o.CustomAttributes)[identity.EmailProofName]; ok {
+				panic(fmt.Sprintf("%s: UserPoolProps.CustomAttributes names %q: that attribute is this construct's (the proof of an address, written by its PostConfirmation trigger only); remove it", *id, identity.EmailProofName))
 			}
 		}
 		if pp := o.PasswordPolicy; pp != nil && (pp.MinLength == nil || *pp.MinLength < 8) {
@@ -235,7 +235,7 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 		if up.CustomAttributes != nil {
 			maps.Copy(custom, *up.CustomAttributes) // the caller's map stays as given
 		}
-		custom[notify.EmailProofName] = awscognito.NewStringAttribute(&awscognito.StringAttributeProps{Mutable: jsii.Bool(true), MaxLen: jsii.Number(2048)})
+		custom[identity.EmailProofName] = awscognito.NewStringAttribute(&awscognito.StringAttributeProps{Mutable: jsii.Bool(true), MaxLen: jsii.Number(2048)})
 		up.CustomAttributes = &custom
 		pool := awscognito.NewUserPool(c, jsii.String("UserPool"), &up)
 		nag.Suppress(pool,
@@ -266,7 +266,7 @@ func NewUserAuth(scope constructs.Construct, id *string, props *UserAuthProps) *
 	// client keeps the default (docs/decisions/sender-email-proof.md).
 	var read awscognito.ClientAttributes
 	if p.ExistingUserPool == nil {
-		read = awscognito.NewClientAttributes().WithStandardAttributes(allStandardAttributes()).WithCustomAttributes(jsii.String(notify.EmailProofName))
+		read = awscognito.NewClientAttributes().WithStandardAttributes(allStandardAttributes()).WithCustomAttributes(jsii.String(identity.EmailProofName))
 	}
 	u.WebClient = u.UserPool.AddClient(jsii.String("WebClient"), &awscognito.UserPoolClientOptions{
 		GenerateSecret:             jsii.Bool(false),

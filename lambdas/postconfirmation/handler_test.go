@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	cip "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 
-	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
@@ -45,7 +45,7 @@ func TestHandle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := testfixture.Load[events.CognitoEventUserPoolsPostConfirmation](t, tc.fixture)
 			if tc.proof != "" {
-				ev.Request.UserAttributes[notify.EmailProofAttribute] = tc.proof
+				ev.Request.UserAttributes[identity.EmailProofAttribute] = tc.proof
 			}
 			pool := &fakePool{err: tc.fault}
 			h := &handler{pool: pool, log: slog.New(slog.DiscardHandler)}
@@ -64,8 +64,8 @@ func TestHandle(t *testing.T) {
 			in := pool.calls[0]
 			a := in.UserAttributes
 			if aws.ToString(in.UserPoolId) != "eu-west-1_AbCdEfGhI" || aws.ToString(in.Username) != ev.UserName || len(a) != 1 ||
-				aws.ToString(a[0].Name) != notify.EmailProofAttribute || aws.ToString(a[0].Value) != tc.want {
-				t.Fatalf("write %+v; want %s = %s", in, notify.EmailProofAttribute, tc.want)
+				aws.ToString(a[0].Name) != identity.EmailProofAttribute || aws.ToString(a[0].Value) != tc.want {
+				t.Fatalf("write %+v; want %s = %s", in, identity.EmailProofAttribute, tc.want)
 			}
 		})
 	}

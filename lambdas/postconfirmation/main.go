@@ -1,7 +1,7 @@
 // Command postconfirmation is the Cognito PostConfirmation trigger: after
 // a sign-up confirmed with its code (or the hosted UI's link), or a
 // password reset confirmed with its code, it records the address the code
-// reached as proven (custom:email_proof, notify.EmailProofAttribute), the
+// reached as proven (custom:email_proof, identity.EmailProofAttribute), the
 // proof the campaign sender check asks for. Cognito invokes it on
 // ConfirmSignUp, AdminConfirmSignUp and ConfirmForgotPassword only, never
 // for a sign-up the PreSignUp trigger confirmed; an event whose address

@@ -7,12 +7,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
 type handler struct {
-	policy notify.SignUpPolicy
+	policy identity.SignUpPolicy
 	// verifyByCode leaves every sign-up unconfirmed: Cognito emails a
 	// code, and confirming with it verifies the address. Always true with
 	// an allow-list, which is worth nothing on a domain only claimed.
@@ -22,7 +22,7 @@ type handler struct {
 
 // configure reads the environment once, at cold start.
 func configure(getenv func(string) string, log *slog.Logger) (*handler, error) {
-	domains, err := notify.ParseDomains(getenv(todoenv.AllowedEmailDomains))
+	domains, err := identity.ParseDomains(getenv(todoenv.AllowedEmailDomains))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", todoenv.AllowedEmailDomains, err)
 	}
@@ -34,7 +34,7 @@ func configure(getenv func(string) string, log *slog.Logger) (*handler, error) {
 	default:
 		return nil, fmt.Errorf("%s must be true or false (given %q)", todoenv.VerifyEmailByCode, v)
 	}
-	policy := notify.NewSignUpPolicy(domains)
+	policy := identity.NewSignUpPolicy(domains)
 	return &handler{policy: policy, verifyByCode: byCode || policy.Restricted(), log: log}, nil
 }
 
@@ -50,7 +50,7 @@ func (h *handler) handle(ctx context.Context, ev events.CognitoEventUserPoolsPre
 	email := ev.Request.UserAttributes["email"]
 	if err := h.policy.Check(email); err != nil {
 		h.log.WarnContext(ctx, "sign-up refused", "triggerSource", ev.TriggerSource,
-			"emailDomain", notify.EmailDomain(email), "reason", err.Error())
+			"emailDomain", identity.EmailDomain(email), "reason", err.Error())
 		return ev, err
 	}
 	ev.Response.AutoConfirmUser = !h.verifyByCode

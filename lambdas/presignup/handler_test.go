@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
@@ -39,9 +39,9 @@ func TestHandle(t *testing.T) {
 		{"allow-list verifies by code even when told not to", "example.com", "false", "signup.json", nil, false},
 		{"admin-created user in a listed domain", "example.com, example.org", "", "admin_create.json", nil, false},
 		{"open pool verifying by code", "", "true", "signup.json", nil, false},
-		{"unlisted domain refused", "example.org", "", "signup.json", notify.ErrSignUpRestricted, false},
-		{"subdomain refused", "mail.example.com", "", "signup.json", notify.ErrSignUpRestricted, false},
-		{"no email refused", "", "", "signup_no_email.json", notify.ErrNoEmail, false},
+		{"unlisted domain refused", "example.org", "", "signup.json", identity.ErrSignUpRestricted, false},
+		{"subdomain refused", "mail.example.com", "", "signup.json", identity.ErrSignUpRestricted, false},
+		{"no email refused", "", "", "signup_no_email.json", identity.ErrNoEmail, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -79,7 +79,7 @@ func TestHandle(t *testing.T) {
 }
 
 func TestRestrictedMessageTellsTheUser(t *testing.T) {
-	if msg := notify.ErrSignUpRestricted.Error(); !strings.Contains(msg, "sign-up is restricted") {
+	if msg := identity.ErrSignUpRestricted.Error(); !strings.Contains(msg, "sign-up is restricted") {
 		t.Fatalf("message %q does not say sign-up is restricted", msg)
 	}
 }

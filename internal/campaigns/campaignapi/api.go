@@ -31,9 +31,9 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
-	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
 // Routes (API Gateway resource paths); {id} is api.Request.TaskID.
@@ -195,7 +195,7 @@ func (h *Handler) Authorize(ctx context.Context, r api.Request) *api.Response {
 // requireProof refuses to create or provision a campaign for a caller
 // whose token does not show their current address proven by a code:
 // custom:email_proof equal to the email claim, with email_verified
-// (notify.EmailProven, the rule of the sender check). Provisioning would
+// (identity.EmailProven, the rule of the sender check). Provisioning would
 // cancel such a campaign anyway (cognitosenders); refusing here says why
 // before anything is stored. The claim comes with the ID token
 // (constructs/userauth lets the web client read custom:email_proof), so
@@ -207,7 +207,7 @@ func (h *Handler) requireProof(ctx context.Context, r api.Request) *api.Response
 	if r.EmailVerified {
 		verified = "true"
 	}
-	if notify.EmailProven(map[string]string{"email": r.Email, "email_verified": verified, notify.EmailProofAttribute: r.EmailProof}) {
+	if identity.EmailProven(map[string]string{"email": r.Email, "email_verified": verified, identity.EmailProofAttribute: r.EmailProof}) {
 		return nil
 	}
 	h.log.InfoContext(ctx, "campaign request refused: address not proven", "user", r.UserID, "route", r.Route, "hasProof", r.EmailProof != "")

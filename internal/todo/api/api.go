@@ -41,7 +41,7 @@ type Request struct {
 	// the user pool marked the address verified.
 	EmailVerified bool
 	// EmailProof is the token's custom:email_proof claim: the address the
-	// user last proved by a code (notify.EmailProofAttribute), "" when none.
+	// user last proved by a code (identity.EmailProofAttribute), "" when none.
 	EmailProof string
 	// Groups are the user pool groups the caller belongs to (the token's
 	// cognito:groups claim).

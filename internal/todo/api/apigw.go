@@ -7,8 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/core/identity"
 )
 
 // FromAPIGateway turns a REST API proxy event into a Request. The caller's
@@ -28,7 +27,7 @@ func FromAPIGateway(e events.APIGatewayProxyRequest) (Request, error) {
 	return Request{Method: e.HTTPMethod, Route: e.Resource, TaskID: e.PathParameters["id"],
 		UserID: claim(e.RequestContext.Authorizer, "sub"), Email: claim(e.RequestContext.Authorizer, "email"),
 		EmailVerified: claim(e.RequestContext.Authorizer, "email_verified") == "true",
-		EmailProof:    claim(e.RequestContext.Authorizer, notify.EmailProofAttribute),
+		EmailProof:    claim(e.RequestContext.Authorizer, identity.EmailProofAttribute),
 		Groups:        ParseGroups(claimValue(e.RequestContext.Authorizer, "cognito:groups")),
 		Query:         e.QueryStringParameters, Body: body,
 		Origin: header(e.Headers, "Origin")}, nil

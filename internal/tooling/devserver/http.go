@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/api"
-	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/todo/webheaders"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
@@ -174,7 +174,7 @@ func validEmail(e string) bool {
 		!strings.ContainsAny(e, " \t\r\n<>")
 }
 
-// signUp runs the PreSignUp rule (notify.SignUpPolicy, the code the
+// signUp runs the PreSignUp rule (identity.SignUpPolicy, the code the
 // presignup trigger runs), then stores the user, confirmed at once as the
 // trigger makes Cognito do.
 func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +209,7 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	s.log.InfoContext(r.Context(), "user signed up", "sub", u.Sub, "emailDomain", notify.EmailDomain(u.Email))
+	s.log.InfoContext(r.Context(), "user signed up", "sub", u.Sub, "emailDomain", identity.EmailDomain(u.Email))
 	writeJSON(w, http.StatusCreated, map[string]any{"email": u.Email, "confirmed": true})
 }
 

@@ -24,8 +24,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/core/pagecursor"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/inproc"
+	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -107,7 +108,7 @@ type Server struct {
 	api        *api.Handler
 	cursors    *pagecursor.Sealer
 	signer     *Signer
-	policy     notify.SignUpPolicy
+	policy     identity.SignUpPolicy
 	sns        *localSNS
 	subscriber *notify.Subscriber
 	reconciler *reconcile.Reconciler
@@ -172,7 +173,7 @@ func Open(cfg Config) (*Server, error) {
 }
 
 func build(cfg Config, db *boltstore.DB) (*Server, error) {
-	s := &Server{cfg: cfg, log: cfg.Log, db: db, policy: notify.NewSignUpPolicy(cfg.AllowedEmailDomains),
+	s := &Server{cfg: cfg, log: cfg.Log, db: db, policy: identity.NewSignUpPolicy(cfg.AllowedEmailDomains),
 		saved: map[string][]byte{}}
 	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Options: inproc.Options{Start: cfg.Now(), Log: cfg.Log,
 		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})

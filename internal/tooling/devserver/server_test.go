@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
@@ -271,8 +272,8 @@ func TestSignUpAndSignIn(t *testing.T) {
 	}{
 		{"sign up", "/local-auth/signup", creds{"email": "ada@example.com", "password": "Password-one1"}, 201, "", ""},
 		{"same email, other case", "/local-auth/signup", creds{"email": "ADA@example.com", "password": "Password-two2"}, 409, "user_exists", ""},
-		{"domain not allowed (PreSignUp rule)", "/local-auth/signup", creds{"email": "eve@example.org", "password": "Password-one1"}, 400, "signup_refused", notify.ErrSignUpRestricted.Error()},
-		{"no email (PreSignUp rule)", "/local-auth/signup", creds{"email": " ", "password": "Password-one1"}, 400, "signup_refused", notify.ErrNoEmail.Error()},
+		{"domain not allowed (PreSignUp rule)", "/local-auth/signup", creds{"email": "eve@example.org", "password": "Password-one1"}, 400, "signup_refused", identity.ErrSignUpRestricted.Error()},
+		{"no email (PreSignUp rule)", "/local-auth/signup", creds{"email": " ", "password": "Password-one1"}, 400, "signup_refused", identity.ErrNoEmail.Error()},
 		{"not an email", "/local-auth/signup", creds{"email": "ada@example.com@", "password": "Password-one1"}, 400, "", ""},
 		{"short password", "/local-auth/signup", creds{"email": "bob@example.com", "password": "short"}, 400, "invalid_password", ""},
 		{"the word password (Cognito's policy)", "/local-auth/signup", creds{"email": "bob@example.com", "password": "password"}, 400, "invalid_password",

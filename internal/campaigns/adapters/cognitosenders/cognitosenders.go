@@ -21,13 +21,13 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
+	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
 // ProofAttribute is the user attribute that holds the address the user
-// last proved with a code (notify.EmailProofAttribute).
-const ProofAttribute = notify.EmailProofAttribute
+// last proved with a code (identity.EmailProofAttribute).
+const ProofAttribute = identity.EmailProofAttribute
 
 // Client is the part of the Cognito API the check calls.
 type Client interface {
@@ -49,7 +49,7 @@ type Config struct {
 type Check struct {
 	client  Client
 	cfg     Config
-	domains notify.SignUpPolicy
+	domains identity.SignUpPolicy
 }
 
 var _ campaign.SenderCheck = (*Check)(nil)
@@ -59,7 +59,7 @@ func New(client Client, cfg Config) (*Check, error) {
 	if client == nil || cfg.UserPoolID == "" || cfg.Group == "" {
 		return nil, errors.New("cognitosenders: client, user pool id and group are required")
 	}
-	return &Check{client: client, cfg: cfg, domains: notify.NewSignUpPolicy(cfg.Domains)}, nil
+	return &Check{client: client, cfg: cfg, domains: identity.NewSignUpPolicy(cfg.Domains)}, nil
 }
 
 // Check implements campaign.SenderCheck. The owner is the user's sub,
@@ -108,10 +108,10 @@ func (c *Check) Check(ctx context.Context, owner string) (campaign.Verdict, erro
 
 // Judge is the rule on the user's record, before the group: enabled,
 // email_verified true with a proof of the current address
-// (notify.EmailProven), and the address's domain allowed. The proof makes
+// (identity.EmailProven), and the address's domain allowed. The proof makes
 // the difference with email_verified alone, which an auto-confirming
 // PreSignUp set without proof before this rule existed.
-func Judge(enabled bool, attrs map[string]string, domains notify.SignUpPolicy) campaign.Verdict {
+func Judge(enabled bool, attrs map[string]string, domains identity.SignUpPolicy) campaign.Verdict {
 	switch {
 	case !enabled:
 		return campaign.Refuse("the user is disabled")
@@ -119,7 +119,7 @@ func Judge(enabled bool, attrs map[string]string, domains notify.SignUpPolicy) c
 		return campaign.Refuse("the user has no email address")
 	case attrs["email_verified"] != "true":
 		return campaign.Refuse("the email address is not verified")
-	case !notify.EmailProven(attrs):
+	case !identity.EmailProven(attrs):
 		return campaign.Refuse("the email address was never proven with a code (confirm sign-up, or reset the password once)")
 	case domains.Check(attrs["email"]) != nil:
 		return campaign.Refuse("the email address is outside the allowed domains")
@@ -133,7 +133,7 @@ func Judge(enabled bool, attrs map[string]string, domains notify.SignUpPolicy) c
 // the warm function. Missing variables are env's errors (env.Err).
 func Load(env *lambdaenv.Env, client Client, clock campaign.Clock) (campaign.SenderCheck, error) {
 	cfg := Config{UserPoolID: env.Require(campaignenv.UserPoolID), Group: env.Require(campaignenv.SenderGroup)}
-	domains, err := notify.ParseDomains(env.Optional(campaignenv.AllowedEmailDomains, ""))
+	domains, err := identity.ParseDomains(env.Optional(campaignenv.AllowedEmailDomains, ""))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", campaignenv.AllowedEmailDomains, err)
 	}
