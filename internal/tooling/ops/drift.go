@@ -79,7 +79,15 @@ func (w *World) Repair(ctx context.Context, table, key string) ([]DriftReport, e
 
 func (w *World) eachTable(ctx context.Context, table, key string, do func(reconcile.Config, reconcile.Deps, *DriftReport) error) ([]DriftReport, error) {
 	tables := w.Stack.Tables
-	if table != "" || key != "" {
+	var k contract.Key
+	switch {
+	case key != "":
+		t, kk, err := w.locate(ctx, table, key)
+		if err != nil {
+			return nil, err
+		}
+		tables, k = []Table{t}, kk
+	case table != "":
 		t, err := w.Stack.Table(table)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -94,10 +102,6 @@ func (w *World) eachTable(ctx context.Context, table, key string, do func(reconc
 			return out, err
 		}
 		if key != "" {
-			k, err := ParseKey(t.Schema, key)
-			if err != nil {
-				return out, err
-			}
 			d = reconcile.Only(d, k)
 		}
 		r := DriftReport{Table: t.Name, Timer: t.TimerName}

@@ -66,11 +66,7 @@ func (w *World) History(ctx context.Context, table, key string, since time.Durat
 	if w.Logs == nil {
 		return nil, fmt.Errorf("%w: --logs reads CloudWatch Logs: give --stack", ErrUsage)
 	}
-	t, err := w.Stack.Table(table)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	k, err := ParseKey(t.Schema, key)
+	t, k, err := w.locate(ctx, table, key)
 	if err != nil {
 		return nil, err
 	}

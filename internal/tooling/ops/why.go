@@ -36,6 +36,9 @@ func ParseKey(s contract.Schema, text string) (contract.Key, error) {
 			return k, fmt.Errorf("%w: key %q: %q is not pk, sk, %s or %s", ErrUsage, text, name, s.PartitionKey, s.SortKey)
 		}
 	}
+	if s.NoSortKey && k.Sort != "" {
+		return k, fmt.Errorf("%w: key %q: the table is keyed by %s alone: give pk only", ErrUsage, text, s.PartitionKey)
+	}
 	if k.Partition == "" || (!s.NoSortKey && k.Sort == "") {
 		return k, fmt.Errorf("%w: key %q: give both pk and sk", ErrUsage, text)
 	}
@@ -91,46 +94,34 @@ type WhyReport struct {
 	History []LogLine `json:"history,omitempty"`
 }
 
-// Why reads the item k of table t (every table when t is ""), its timer
+// Why reads the item k of table t (or of the table that holds it, when
+// t is "": see locate), its timer
 // entry, its claim marks and the failure queues' messages about it, and
 // says what it comes to, by the reconciler's own rules (reconcile.Plan
 // narrowed to the item).
 func (w *World) Why(ctx context.Context, table string, keyText string) (WhyReport, error) {
-	candidates := w.Stack.Tables
-	if table != "" {
-		t, err := w.Stack.Table(table)
-		if err != nil {
-			return WhyReport{}, fmt.Errorf("%w: %w", ErrUsage, err)
-		}
-		candidates = []Table{t}
+	t, k, err := w.locate(ctx, table, keyText)
+	if errors.Is(err, ErrNoSuchKey) {
+		// In none of the tables that could hold it: that is the answer.
+		r := WhyReport{Table: strings.Join(w.tablesFitting(keyText), ", "), Key: keyText, Claim: map[string]string{}}
+		r.Verdict, r.Explanation = VerdictNoItem, "no item with that key, and no timer entry, in any of these tables"
+		return r, nil
 	}
-	if len(candidates) == 0 {
-		return WhyReport{}, errors.New("the stack has no item table (no function carries TABLE_NAME and the item schema)")
+	if err != nil {
+		return WhyReport{}, err
 	}
-	var first *WhyReport
-	for _, t := range candidates {
-		k, err := ParseKey(t.Schema, keyText)
-		if err != nil {
-			if len(candidates) == 1 {
-				return WhyReport{}, err
-			}
-			continue
-		}
-		r, err := w.why(ctx, t, k)
-		if err != nil {
-			return r, err
-		}
-		if r.Found || r.Entry != nil || len(candidates) == 1 {
-			return r, nil
-		}
-		if first == nil {
-			first = &r
+	return w.why(ctx, t, k)
+}
+
+// tablesFitting are the names of the tables whose key schema keyText fits.
+func (w *World) tablesFitting(keyText string) []string {
+	var out []string
+	for _, t := range w.Stack.Tables {
+		if _, err := ParseKey(t.Schema, keyText); err == nil {
+			out = append(out, t.Name)
 		}
 	}
-	if first == nil {
-		return WhyReport{}, fmt.Errorf("%w: key %q fits no table's schema", ErrUsage, keyText)
-	}
-	return *first, nil
+	return out
 }
 
 func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, error) {
@@ -174,7 +165,7 @@ func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, er
 	case err != nil:
 		return r, fmt.Errorf("read the timer entry %s: %w", name, err)
 	default:
-		r.Entry = &Entry{Name: e.Name, At: e.At, Detail: entryDetail(t, e.At)}
+		r.Entry = &Entry{Name: e.Name, At: e.At, Detail: entryDetail(t, e.At, w.now())}
 	}
 	w.progress(3, 4, "reading the failure queues")
 	if r.Messages, err = w.lettersFor(ctx, k); err != nil {
@@ -253,12 +244,17 @@ func orDash(s string) string {
 	return s
 }
 
-// entryDetail says what a timer entry at at is, on table t's timer.
-func entryDetail(t Table, at time.Time) string {
-	switch t.Timer.Timer {
-	case timerspec.StepFunctions:
+// entryDetail says what a timer entry at at is, on table t's timer, at
+// now. A TTL marker past its time is still read until DynamoDB deletes it:
+// "typically within two days of expiration", best effort
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
+func entryDetail(t Table, at, now time.Time) string {
+	switch tm := t.Timer.Timer; {
+	case tm == timerspec.StepFunctions:
 		return "a running execution of " + t.TimerName
-	case timerspec.TTL:
+	case tm == timerspec.TTL && !at.After(now):
+		return "a TTL marker past its time (" + contract.FormatTime(at) + "), not deleted yet: DynamoDB deletes expired items best effort, typically within two days"
+	case tm == timerspec.TTL:
 		return "a TTL marker, deleted by DynamoDB after " + contract.FormatTime(at)
 	default:
 		return "schedule " + awsscheduler.AtExpression(awsscheduler.ScheduleTime(at))

@@ -18,10 +18,12 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/awslambda"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
+	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -101,6 +103,11 @@ func (w *World) progress(done, total int, what string) {
 func (w *World) Timer(t Table) (timers.Timer, error) {
 	if !t.HasTimer {
 		return nil, fmt.Errorf("no function of the stack carries the timer of table %s", t.Name)
+	}
+	if t.Timer.Timer == timerspec.TTL && w.DDB != nil {
+		// The markers live in the item table: the same client as the
+		// items (in tests, dynalite rather than moto).
+		return ttlmarker.New(w.DDB, t.Timer.TTL)
 	}
 	return timers.New(w.AWS, t.Timer)
 }
