@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/ops"
@@ -79,8 +80,19 @@ func world(t *testing.T) *opstest.Fixture {
 	f.Arm(t, opstest.DeferredJobsTable, jobMarked, now.Add(time.Hour), true)
 	f.Arm(t, opstest.DeferredJobsTable, jobUnmarked, now.Add(time.Hour), false)
 	f.Arm(t, opstest.DeferredJobsTable, jobLate, now.Add(-time.Hour), true)
+	// A cancelled campaign whose task is still Pending and armed (a
+	// cancel that stopped midway): the campaign's rules finish it.
+	c, tasks := testenv.CampaignFixture(t, "c9", 1, testenv.CampaignT0)
+	c.Status = campaign.CampaignCancelled
+	tasks[0].SchedulerRequestToken = "token-c9" // Build's is random; the golden file is not
+	f.Campaign(t, c, tasks)
+	k := campaign.ItemKey(tasks[0].Key())
+	campaignTask = "pk=" + k.Partition + ",sk=" + k.Sort
 	return f
 }
+
+// campaignTask is world's cancelled campaign's task, as why reads it.
+var campaignTask string
 
 var (
 	jobMarked   = contract.Key{Partition: "tenant-1", Sort: "2030-01-06T03:00:00Z"}
@@ -156,6 +168,8 @@ func TestCommands(t *testing.T) {
 		{"why_ttl_overdue", []string{"why", st, "--table", "DeferredJobsTable", keyArg(jobLate)}, ExitProblem, ""},
 		{"why_ttl_overdue_json", []string{"why", st, "--json", keyArg(jobLate)}, ExitProblem, "why"},
 		{"drift_ttl", []string{"drift", st, "--table", "DeferredJobsTable"}, ExitProblem, ""},
+		{"why_campaign_rules", []string{"why", st, campaignTask}, ExitProblem, ""},
+		{"why_campaign_rules_json", []string{"why", st, "--json", campaignTask}, ExitProblem, "why"},
 		{"drift", []string{"drift", st}, ExitProblem, ""},
 		{"drift_json", []string{"drift", st, "--json"}, ExitProblem, "drift"},
 		{"dlq_list", []string{"dlq", "list", st}, ExitOK, ""},

@@ -42,11 +42,11 @@ type DriftReport struct {
 // without acting (reconcile.Plan); key narrows it to one item.
 func (w *World) Drift(ctx context.Context, table, key string) ([]DriftReport, error) {
 	return w.eachTable(ctx, table, key, func(cfg reconcile.Config, d reconcile.Deps, r *DriftReport) error {
-		plan, err := reconcile.Plan(ctx, cfg, d)
+		res, _, err := plan(ctx, cfg, d)
 		if err != nil {
 			return err
 		}
-		r.fill(plan.Findings)
+		r.fill(res.Findings)
 		return nil
 	})
 }
@@ -58,11 +58,11 @@ func (w *World) Drift(ctx context.Context, table, key string) ([]DriftReport, er
 // item. The report lists what the pass found before it repaired.
 func (w *World) Repair(ctx context.Context, table, key string) ([]DriftReport, error) {
 	return w.eachTable(ctx, table, key, func(cfg reconcile.Config, d reconcile.Deps, r *DriftReport) error {
-		plan, err := reconcile.Plan(ctx, cfg, d)
+		res, _, err := plan(ctx, cfg, d)
 		if err != nil {
 			return err
 		}
-		r.fill(plan.Findings)
+		r.fill(res.Findings)
 		if key == "" {
 			d.Checkpoints = scratch{} // the function's own is left as it is
 		}
@@ -71,8 +71,8 @@ func (w *World) Repair(ctx context.Context, table, key string) ([]DriftReport, e
 		if err != nil {
 			return err
 		}
-		res, err := rec.Run(ctx)
-		r.Repaired = &res
+		done, err := rec.Run(ctx)
+		r.Repaired = &done
 		return err
 	})
 }

@@ -117,6 +117,11 @@ type Table struct {
 	Reconciler string `json:"reconciler,omitempty"`
 	// Functions are the functions that carry the table's schema.
 	Functions []string `json:"functions"`
+	// Kind is what the table holds: "" an item table the core's
+	// reconciler serves (TABLE_NAME), KindCampaignSends the campaign
+	// table's send tasks, which the campaign reconciler repairs with the
+	// campaign's rules.
+	Kind string `json:"kind,omitempty"`
 }
 
 // QueueKind is what a queue holds.
@@ -278,7 +283,7 @@ func Discover(ctx context.Context, cfn CloudFormation, fn Lambda, q SQS, stack s
 	if err := classify(ctx, fn, &st, queues); err != nil {
 		return Stack{}, err
 	}
-	st.Tables = tables(st.Functions)
+	st.Tables = append(tables(st.Functions), campaignTables(st.Functions)...)
 	for i := range st.Tables {
 		st.Tables[i].LogicalID = tableIDs[st.Tables[i].Name]
 	}

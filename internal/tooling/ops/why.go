@@ -58,6 +58,11 @@ const (
 	VerdictMisplaced   = string(reconcile.DriftMisplaced)
 	VerdictOverdue     = string(reconcile.DriftOverdue)
 	VerdictUndelivered = string(reconcile.DriftUndelivered)
+	// VerdictRules: the table's adopter rules (the campaign's) change
+	// the item on the next pass; VerdictLeft: they leave an armed item
+	// without its timer entry for now (a draft campaign's task).
+	VerdictRules = "rules"
+	VerdictLeft  = "left"
 )
 
 // Entry is what the timer holds for the item.
@@ -172,11 +177,18 @@ func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, er
 		return r, err
 	}
 	w.progress(4, 4, "asking the reconciler's rules")
-	plan, err := reconcile.Plan(ctx, cfg, reconcile.Only(d, k))
+	res, decided, err := plan(ctx, cfg, reconcile.Only(d, k))
 	if err != nil {
 		return r, fmt.Errorf("plan the item's repair: %w", err)
 	}
-	w.verdict(&r, t, it, plan.Findings, cfg)
+	if rl, ok := d.Policy.(rules); ok {
+		if v, text, problem, ok := rulesVerdict(decided, k, rl.name, found && s.Armed(it), r.Entry != nil); ok {
+			r.Verdict, r.Explanation, r.Problem = v, text, problem
+			w.withLetters(&r)
+			return r, nil
+		}
+	}
+	w.verdict(&r, t, it, res.Findings, cfg)
 	return r, nil
 }
 
@@ -231,6 +243,12 @@ func (w *World) verdict(r *WhyReport, t Table, it contract.Item, findings []reco
 	default:
 		set(VerdictCancelled, false, "cancelled: its state %s is not one of the armed states (%s)", orDash(it.State), strings.Join(s.ArmedStates, ", "))
 	}
+	w.withLetters(r)
+}
+
+// withLetters adds the failure queues' messages about the item to the
+// verdict: a problem an operator redrives.
+func (w *World) withLetters(r *WhyReport) {
 	if len(r.Messages) > 0 {
 		r.Problem = true
 		r.Explanation += fmt.Sprintf("; %d message(s) about it wait in the failure queues (dlq redrive)", len(r.Messages))

@@ -147,6 +147,9 @@ func (b awsBackend) Item(ctx context.Context, t Table, k contract.Key) (map[stri
 // lease, the target); Checkpoints is left unset: a plan, a repair or a
 // one-key pass uses a scratch one, never the function's.
 func (b awsBackend) Reconciler(t Table) (reconcile.Config, reconcile.Deps, error) {
+	if t.Kind == KindCampaignSends {
+		return b.campaignReconciler(t)
+	}
 	w := b.w
 	env := map[string]string{}
 	if f, ok := w.Stack.Function(t.Reconciler); ok {

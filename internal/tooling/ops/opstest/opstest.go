@@ -147,6 +147,14 @@ func template(timer timerspec.Name, stateMachine, eventsMachine string) string {
 		"CampaignsApiHandler": fn(map[string]any{envvars.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
 			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("TasksExpiry72143EAC"),
 			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue")}),
+		// The campaign reconciler, as constructs/campaigns sets it: the
+		// campaign table, the send function, the sender, the bound timer.
+		"CampaignsSendFunction4D2A6B8C": fn(map[string]any{envvars.CampaignTable: CampaignTable}),
+		"CampaignsReconcilerFunction9E1C3A5B": fn(map[string]any{envvars.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
+			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("CampaignsSendFunction4D2A6B8C"),
+			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue"),
+			envvars.SendFunctionArn: arn("CampaignsSendFunction4D2A6B8C"), envvars.SenderAddress: "news@example.com"}),
+		"CampaignTable1F3B5D7E": itemTable(CampaignTable, campaign.TaskSchema),
 		// constructs/futureevents: its table, its handler (TABLE_NAME
 		// without the schema) and its core's reconciler and worker on the
 		// Step Functions timer.
@@ -350,7 +358,7 @@ func (f *Fixture) Campaign(t testing.TB, c campaign.Campaign, tasks []campaign.S
 	}
 	var env map[string]string
 	for _, fn := range f.World.Stack.Functions {
-		if fn.Env[envvars.CampaignTable] != "" {
+		if fn.Env[envvars.CampaignTable] != "" && fn.Env[envvars.ScheduleGroup] != "" {
 			env = fn.Env
 		}
 	}
