@@ -73,6 +73,7 @@ func world(t *testing.T) *opstest.Fixture {
 	msg, _ := json.Marshal(cancel.Message{Action: cancel.ActionSchedule, Partition: lost.UserID, Sort: lost.TaskID, DueAt: lost.DueAt, EventID: "ev-1"})
 	sendTo(t, f, f.Queue(t, ops.QueueDeadLetters), string(msg), "user-1/"+lost.TaskID, "user-1/"+lost.TaskID+"-ev-1")
 	sendTo(t, f, f.Queue(t, ops.QueueSchedulerDeadLetters), task.Schema.EncodePayload(task.ScheduleFor(stale).Payload), "", "")
+	sendTo(t, f, f.Queue(t, ops.QueueStreamFailures), opstest.StreamFailure("shardId-0001", "100", "101"), "", "")
 	// The deferred jobs' table on the TTL timer: a job with its marker,
 	// one without, one overdue (the future events' table, on Step
 	// Functions, is tested in internal/tooling/ops: its executions are
@@ -274,8 +275,14 @@ func TestRedriveCommand(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	golden(t, "dlq_redrive", out)
-	if len(f.Invoked.Calls) != 1 {
-		t.Errorf("%d invokes, want 1 (the scheduler dead letter)", len(f.Invoked.Calls))
+	// The stream failure's repair pass delivers the undelivered task; the
+	// scheduler dead letter invokes the expiry function again (its claim
+	// absorbs the second); the stream record is gone after its pass.
+	if len(f.Invoked.Calls) != 2 {
+		t.Errorf("%d invokes, want 2 (the repair's delivery and the scheduler dead letter)", len(f.Invoked.Calls))
+	}
+	if n := f.Count(t, f.Queue(t, ops.QueueStreamFailures)); n != 0 {
+		t.Errorf("%d stream failure records left after their repair, want 0", n)
 	}
 	// The poisoned message stays; the readable one went back.
 	if f.Count(t, f.Queue(t, ops.QueueDeadLetters)) != 1 || f.Count(t, f.Queue(t, ops.QueueWork)) != 1 {

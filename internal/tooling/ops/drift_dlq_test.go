@@ -221,3 +221,70 @@ func TestRedriveInterruptedAndRunAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestRedriveStreamFailures: a stream failure record names no item, so a
+// redrive answers it with one repair pass over the stream's table and
+// deletes it only after that pass succeeded; a dry run says so and
+// changes nothing; a pass that fails keeps the records.
+func TestRedriveStreamFailures(t *testing.T) {
+	ctx := context.Background()
+	f := driftWorld(t)
+	sq := f.Queue(t, ops.QueueStreamFailures)
+	send(t, f, sq, opstest.StreamFailure("shardId-0001", "100", "101"), "", "", nil)
+	send(t, f, sq, opstest.StreamFailure("shardId-0001", "102", "103"), "", "", nil)
+	drift := map[reconcile.DriftKind]int{reconcile.DriftMissing: 1, reconcile.DriftOrphaned: 1, reconcile.DriftUndelivered: 1}
+	streamActions := func(rs []ops.Redriven) []string {
+		var out []string
+		for _, r := range rs {
+			if r.Kind == ops.QueueStreamFailures {
+				out = append(out, r.Action)
+			}
+		}
+		return out
+	}
+	check := func(t *testing.T, rs []ops.Redriven, action string, left int, driftLeft map[reconcile.DriftKind]int) {
+		t.Helper()
+		got := streamActions(rs)
+		if len(got) != 2 || !strings.HasPrefix(got[0], action) || !strings.HasPrefix(got[1], action) {
+			t.Errorf("stream failure actions = %q, want 2 starting %q", got, action)
+		}
+		if n := f.Count(t, sq); n != left {
+			t.Errorf("%d stream failure records left, want %d", n, left)
+		}
+		d, err := f.World.Drift(ctx, opstest.TaskTable, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameCounts(counts(d), driftLeft) {
+			t.Errorf("drift of the task table = %v, want %v", counts(d), driftLeft)
+		}
+	}
+
+	rs, err := f.World.Redrive(ctx, true, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, "would repair "+opstest.TaskTable+" (one drift --repair pass), then delete", 2, drift)
+
+	// The target cannot be reached: the pass fails to deliver the
+	// undelivered task, so the records are kept, visible.
+	f.Invoked.Fail = errors.New("throttled")
+	rs, err = f.World.Redrive(ctx, false, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, "failed: repair of "+opstest.TaskTable, 2, map[reconcile.DriftKind]int{reconcile.DriftUndelivered: 1})
+	if ls, _ := f.World.DeadLetters(ctx, 100); len(ls) != 2 {
+		t.Errorf("after a failed pass %d records are visible, want 2", len(ls))
+	}
+
+	// The failed attempt holds the claim for its lease (60 s): later, the
+	// next pass takes it over and delivers.
+	f.Invoked.Fail = nil
+	f.World.Now = func() time.Time { return now.Add(2 * time.Minute) }
+	rs, err = f.World.Redrive(ctx, false, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, "repaired "+opstest.TaskTable+" (1 repairs), deleted", 0, map[reconcile.DriftKind]int{})
+}

@@ -74,12 +74,28 @@ type Fixture struct {
 type Invokes struct {
 	ops.Lambda
 	Calls []lambda.InvokeInput
+	// Fail, when set, is every Invoke's error (a target that cannot be
+	// reached); the call is not recorded.
+	Fail error
 }
 
-// Invoke records the call.
+// Invoke records the call, or fails with Fail.
 func (i *Invokes) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+	if i.Fail != nil {
+		return nil, i.Fail
+	}
 	i.Calls = append(i.Calls, *in)
 	return &lambda.InvokeOutput{StatusCode: 202}, nil
+}
+
+// StreamFailure is a stream mapping's on-failure record, as Lambda sends
+// it (https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html):
+// a shard and a range of sequence numbers, no item.
+func StreamFailure(shard, from, to string) string {
+	return `{"requestContext":{"requestId":"r-` + from + `","functionArn":"arn:aws:lambda:us-east-1:123456789012:function:processor","condition":"RetryAttemptsExhausted","approximateInvokeCount":6},` +
+		`"responseContext":{"statusCode":200,"functionError":"Unhandled"},"version":"1.0","timestamp":"2030-01-01T13:00:00.000Z",` +
+		`"DDBStreamBatchInfo":{"shardId":"` + shard + `","startSequenceNumber":"` + from + `","endSequenceNumber":"` + to + `",` +
+		`"approximateArrivalOfFirstRecord":"2030-01-01T12:00:00Z","approximateArrivalOfLastRecord":"2030-01-01T12:00:00Z","batchSize":2,"streamArn":"arn:stream"}}`
 }
 
 // template is the fixture's CloudFormation template: the synthesized
