@@ -92,7 +92,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&f.stack, "stack", "", "the stack's name, e.g. Unschedule-prod (required, unless --dev)")
-	root.PersistentFlags().StringVar(&f.table, "table", "", "the item table (default: the only one, or every one)")
+	root.PersistentFlags().StringVar(&f.table, "table", "", "the table, by physical name or logical id (default: every table, or the one that holds the key)")
 	root.PersistentFlags().StringVar(&f.dev, "dev", "", "the make dev server's URL, e.g. http://127.0.0.1:8080, instead of --stack")
 	root.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts instead of tables")
 	root.PersistentFlags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")

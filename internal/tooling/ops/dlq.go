@@ -209,8 +209,9 @@ type Redriven struct {
 // scheduler dead letter or an asynchronous failure is invoked again,
 // asynchronously, on its function (the claim absorbs a second firing).
 // A stream failure names a shard and a range of sequence numbers, not
-// items, and the stream keeps records 24 hours only, so its items cannot
-// be read back: the records are answered by one pass of the reconciler's
+// items, and the stream keeps records 24 hours only
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html),
+// so its items cannot be read back: the records are answered by one pass of the reconciler's
 // repair over the table the stream belongs to (Repair, as drift --repair),
 // and deleted only after that pass ended without an error (redriveStream).
 // A redrive stopped part-way and run again loses nothing (a message is
