@@ -271,8 +271,9 @@ func dlqCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 		Short: "Re-send each failure message where it belongs; delete it only after the re-send succeeded",
 		Long: `redrive re-sends the cancellation dead letters to the FIFO queue (same group and
 deduplication id), and invokes the function of each scheduler dead letter and
-asynchronous failure again. Stream failures are kept: run drift --repair.
-A redrive stopped part-way and run again loses nothing and duplicates nothing
+asynchronous failure again. A stream failure names sequence numbers, not items:
+its records are answered by one drift --repair pass over the stream's table,
+and deleted only after that pass ended without an error. A redrive stopped part-way and run again loses nothing and duplicates nothing
 that the deduplication id or the claim does not absorb.`,
 		Example: `  unschedule dlq redrive --stack Unschedule-prod --dry-run
   unschedule dlq redrive --stack Unschedule-prod`,
