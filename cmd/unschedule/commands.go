@@ -182,7 +182,7 @@ func whyCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 				return err
 			}
 			if logs {
-				if r.History, err = stack.History(ctx, r.Table, key, since); err != nil {
+				if r.History, err = stack.History(ctx, f.table, key, since); err != nil {
 					return err
 				}
 			}

@@ -189,6 +189,14 @@ func TestHistory(t *testing.T) {
 	if *logs.Query.EndTime-*logs.Query.StartTime != int64((24 * time.Hour).Seconds()) {
 		t.Errorf("window %d..%d, want 24 h", *logs.Query.StartTime, *logs.Query.EndTime)
 	}
+	// A key gone from every table that could hold it: the logs of all of
+	// them (the deferred jobs' reconciler's among them).
+	if _, err := f.World.History(context.Background(), "", "pk=user-9,sk=gone", 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(logs.Query.LogGroupNames, " "); !strings.Contains(g, "DeferredJobsCoreReconciler") || !strings.Contains(g, "TasksReconciler") {
+		t.Errorf("log groups of a key in no table: %s", g)
+	}
 }
 
 // TestWhyOnStepFunctions: on the Step Functions timer the entry is the
