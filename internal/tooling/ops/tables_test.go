@@ -59,10 +59,19 @@ func TestWhyOnEveryTable(t *testing.T) {
 		})
 	}
 
+	// drift on the Step Functions timer: the lost execution.
+	rs, err := f.World.Drift(ctx, "FutureEventsTable", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[reconcile.DriftKind]int{reconcile.DriftMissing: 1}; len(rs) != 1 || !sameCounts(counts(rs), want) {
+		t.Errorf("drift of the future events = %v, want %v", counts(rs), want)
+	}
+
 	// A key two tables could hold and neither does: the answer names
 	// both; a key both hold needs --table.
 	r, err := f.World.Why(ctx, "", "pk=nobody,sk=nothing")
-	if err != nil || r.Verdict != ops.VerdictNoItem || !strings.Contains(r.Table, opstest.TaskTable) || !strings.Contains(r.Table, opstest.DeferredJobsTable) {
+	if err != nil || r.Verdict != ops.VerdictNoItem || r.Key != "nobody/nothing" || !strings.Contains(r.Table, opstest.TaskTable) || !strings.Contains(r.Table, opstest.DeferredJobsTable) {
 		t.Errorf("why of a key in no table = %+v, %v", r, err)
 	}
 	f.Arm(t, opstest.TaskTable, contract.Key{Partition: "tenant-1", Sort: "2030-01-01T03:00:00Z"}, now.Add(time.Hour), false)

@@ -108,7 +108,10 @@ func (w *World) Why(ctx context.Context, table string, keyText string) (WhyRepor
 	t, k, err := w.locate(ctx, table, keyText)
 	if errors.Is(err, ErrNoSuchKey) {
 		// In none of the tables that could hold it: that is the answer.
-		r := WhyReport{Table: strings.Join(w.tablesFitting(keyText), ", "), Key: keyText, Claim: map[string]string{}}
+		names := w.tablesFitting(keyText)
+		first, _ := w.Stack.Table(names[0])
+		k, _ := ParseKey(first.Schema, keyText)
+		r := WhyReport{Table: strings.Join(names, ", "), Key: k.String(), Claim: map[string]string{}}
 		r.Verdict, r.Explanation = VerdictNoItem, "no item with that key, and no timer entry, in any of these tables"
 		return r, nil
 	}
