@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
@@ -212,7 +213,7 @@ func rulesVerdict(ds []decision, k contract.Key, name string, armed, hasEntry bo
 		switch {
 		case d.Action == reconcile.Leave && armed && !hasEntry && d.why != reconcile.Stale:
 			return VerdictLeft, name + " leave it this pass: its campaign is a draft (no schedule is owed yet), or it is due more than the check-ahead (" +
-				campaign.DefaultCheckAhead.String() + ") away, when its schedule is checked", false, true
+				strings.TrimSuffix(campaign.DefaultCheckAhead.String(), "0m0s") + ") away, when its schedule is checked", false, true
 		case d.Action == reconcile.Leave && d.why == reconcile.Stale:
 			return VerdictClaimed, name + " leave it this pass: its attempt's lease has not passed, the attempt may still be at work", false, true
 		case d.Action != reconcile.Proceed && d.Action != reconcile.Leave:

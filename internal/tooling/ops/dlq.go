@@ -165,6 +165,9 @@ func decode(q Queue, m sqstypes.Message) Letter {
 		if json.Unmarshal([]byte(l.body), &rec) == nil {
 			l.Reason = fmt.Sprintf("%s: %d records of shard %s, sequence %s to %s", rec.RequestContext.Condition, rec.Batch.Size,
 				rec.Batch.Shard, rec.Batch.Start, rec.Batch.End)
+			if q.Table != "" {
+				l.Reason += " of table " + q.Table + "'s stream (a redrive repairs the table)"
+			}
 		}
 	}
 	if l.key != (contract.Key{}) {
