@@ -92,7 +92,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&f.stack, "stack", "", "the stack's name, e.g. Unschedule-prod (required, unless --dev)")
-	root.PersistentFlags().StringVar(&f.table, "table", "", "the item table (default: the only one, or every one)")
+	root.PersistentFlags().StringVar(&f.table, "table", "", "the table, by physical name or logical id (default: every table, or the one that holds the key)")
 	root.PersistentFlags().StringVar(&f.dev, "dev", "", "the make dev server's URL, e.g. http://127.0.0.1:8080, instead of --stack")
 	root.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts instead of tables")
 	root.PersistentFlags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
@@ -182,7 +182,7 @@ func whyCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 				return err
 			}
 			if logs {
-				if r.History, err = stack.History(ctx, r.Table, key, since); err != nil {
+				if r.History, err = stack.History(ctx, f.table, key, since); err != nil {
 					return err
 				}
 			}
@@ -271,8 +271,9 @@ func dlqCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 		Short: "Re-send each failure message where it belongs; delete it only after the re-send succeeded",
 		Long: `redrive re-sends the cancellation dead letters to the FIFO queue (same group and
 deduplication id), and invokes the function of each scheduler dead letter and
-asynchronous failure again. Stream failures are kept: run drift --repair.
-A redrive stopped part-way and run again loses nothing and duplicates nothing
+asynchronous failure again. A stream failure names sequence numbers, not items:
+its records are answered by one drift --repair pass over the stream's table,
+and deleted only after that pass ended without an error. A redrive stopped part-way and run again loses nothing and duplicates nothing
 that the deduplication id or the claim does not absorb.`,
 		Example: `  unschedule dlq redrive --stack Unschedule-prod --dry-run
   unschedule dlq redrive --stack Unschedule-prod`,

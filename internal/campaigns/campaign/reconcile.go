@@ -45,8 +45,19 @@ type ReconcilePorts struct {
 // returned for its counts). cfg.Grace defaults to RepairGrace, cfg.StaleAfter
 // to a minute (the claims' leases decide).
 func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reconcile.Reconciler, error) {
+	cfg, d, err := ReconcileDeps(cfg, rules, p)
+	if err != nil {
+		return nil, err
+	}
+	return reconcile.New(cfg, d)
+}
+
+// ReconcileDeps is NewReconciler's configuration and collaborators, for
+// a caller that plans a pass rather than runs it (cmd/unschedule's why
+// and drift, through reconcile.PlanWithPolicy).
+func ReconcileDeps(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (reconcile.Config, reconcile.Deps, error) {
 	if p.Tasks == nil || p.Campaigns == nil || p.Timer == nil || p.Sender == nil || p.Owners == nil || p.Dispatcher == nil || p.Clock == nil || rules == nil {
-		return nil, errors.New("campaign reconciler: tasks, campaigns, timer, sender, owners, dispatcher, clock and rules are required")
+		return cfg, reconcile.Deps{}, errors.New("campaign reconciler: tasks, campaigns, timer, sender, owners, dispatcher, clock and rules are required")
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = RepairGrace
@@ -57,14 +68,14 @@ func NewReconciler(cfg reconcile.Config, rules *Repair, p ReconcilePorts) (*reco
 		cfg.StaleAfter = time.Minute
 	}
 	if p.Checkpoints == nil {
-		return nil, errors.New("campaign: ReconcilePorts.Checkpoints is nil: give the reconciler a checkpoint store " +
+		return cfg, reconcile.Deps{}, errors.New("campaign: ReconcilePorts.Checkpoints is nil: give the reconciler a checkpoint store " +
 			"(internal/core/adapters/checkpoint on the campaign table), so a pass cut short resumes where it stopped")
 	}
 	rules.Tasks, rules.Campaigns, rules.Sender, rules.Owners, rules.Clock = p.Tasks, p.Campaigns, p.Sender, p.Owners, p.Clock
 	tm := Paced(p.Caller, p.Timer)
-	return reconcile.New(cfg, reconcile.Deps{
+	return cfg, reconcile.Deps{
 		Schema: TaskSchema, Items: Items{Tasks: p.Tasks}, Scheduler: tm, Schedules: tm,
 		Firer: DispatchFirer{Dispatcher: p.Dispatcher}, Policy: rules, Checkpoints: p.Checkpoints,
 		Clock: p.Clock, Sleep: p.Clock.Sleep, Metrics: p.Metrics, Log: p.Log,
-	})
+	}, nil
 }

@@ -63,11 +63,15 @@ type PlanResult struct {
 // asked: the plan is the reconciler's own repairs. cfg.Budget is
 // ignored (the pass runs to its end, at cfg.RatePerSec).
 func Plan(ctx context.Context, cfg Config, d Deps) (PlanResult, error) {
+	d.Policy = nil
+	return PlanWithPolicy(ctx, cfg, d)
+}
+
+func planPass(ctx context.Context, cfg Config, d Deps) (PlanResult, error) {
 	rec := &recorder{items: d.Items, schema: d.Schema, deleted: map[string]bool{}, seen: map[string]contract.Key{}}
 	d.Items = readOnlyItems{d.Items}
 	d.Scheduler, d.Schedules = rec.timer(d.Scheduler, d.Schedules)
 	d.Firer = rec
-	d.Policy = nil
 	d.Metrics = nil
 	d.Checkpoints = &scratch{}
 	cfg.Budget = 24 * time.Hour

@@ -3,8 +3,9 @@ package ops_test
 import (
 	"context"
 	"errors"
-	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"testing"
+
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/core/timer"

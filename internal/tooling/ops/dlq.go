@@ -165,6 +165,9 @@ func decode(q Queue, m sqstypes.Message) Letter {
 		if json.Unmarshal([]byte(l.body), &rec) == nil {
 			l.Reason = fmt.Sprintf("%s: %d records of shard %s, sequence %s to %s", rec.RequestContext.Condition, rec.Batch.Size,
 				rec.Batch.Shard, rec.Batch.Start, rec.Batch.End)
+			if q.Table != "" {
+				l.Reason += " of table " + q.Table + "'s stream (a redrive repairs the table)"
+			}
 		}
 	}
 	if l.key != (contract.Key{}) {
@@ -194,10 +197,10 @@ func (w *World) DeadLetters(ctx context.Context, max int) ([]Letter, error) {
 type Redriven struct {
 	Letter
 	// Action: "resent" to the work queue, "invoked" the function,
-	// "kept" (nowhere to re-send: a stream failure's records are
-	// repaired by the reconciler; or a poisoned message, which the
-	// worker cannot read), "would resend"/"would invoke" on a dry
-	// run, or "failed: ..." (kept).
+	// "repaired <table>, deleted" (a stream failure: its table repaired,
+	// then the record deleted), "kept" (a poisoned message, which the
+	// worker cannot read), "would resend"/"would invoke"/"would
+	// repair ..." on a dry run, or "failed: ..." (kept).
 	Action string `json:"action"`
 }
 
@@ -208,15 +211,27 @@ type Redriven struct {
 // dropped, and after it the worker's actions are idempotent); a
 // scheduler dead letter or an asynchronous failure is invoked again,
 // asynchronously, on its function (the claim absorbs a second firing).
-// Stream failures are kept: their records are in the stream, not the
-// message; `drift --repair` repairs what they missed. A redrive stopped
-// part-way and run again loses nothing (a message is deleted only after
-// its re-send) and duplicates nothing the claim or the dedup id would
-// not absorb.
+// A stream failure names a shard and a range of sequence numbers, not
+// items, and the stream keeps records 24 hours only
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html),
+// so its items cannot be read back: the records are answered by one pass of the reconciler's
+// repair over the table the stream belongs to (Repair, as drift --repair),
+// and deleted only after that pass ended without an error (redriveStream).
+// A redrive stopped part-way and run again loses nothing (a message is
+// deleted only after its re-send or repair) and duplicates nothing the
+// claim or the dedup id would not absorb.
 func (w *World) Redrive(ctx context.Context, dryRun bool, max int) ([]Redriven, error) {
 	var out []Redriven
 	at := map[string]int{} // a kept message read again is one entry
 	for _, q := range w.Stack.FailureQueues() {
+		if q.Kind == QueueStreamFailures {
+			rs, err := w.redriveStream(ctx, q, dryRun, max)
+			out = append(out, rs...)
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
 		for {
 			ls, err := w.take(ctx, q, 10, dryRun)
 			if err != nil {
@@ -348,4 +363,95 @@ func (w *World) lettersFor(ctx context.Context, k contract.Key) ([]Letter, error
 		}
 	}
 	return out, err
+}
+
+// streamHold is how long a redrive hides the stream failure records it
+// holds while the repair pass runs (a pass over a large table takes
+// minutes): the longest visibility timeout SQS allows, 12 hours
+// (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html).
+const streamHold = 12 * 60 * 60
+
+// redriveStream answers the stream failure records of q: it takes them
+// all (up to max), runs one repair pass over the table whose stream they
+// come from, and deletes them only when that pass ended without an
+// error; otherwise each is kept (made visible again). The records are
+// taken before the pass starts, so every change they stand for was in
+// the table when the pass read it. A dry run says what it would do.
+func (w *World) redriveStream(ctx context.Context, q Queue, dryRun bool, max int) ([]Redriven, error) {
+	var held []Letter
+	if dryRun {
+		ls, err := w.peek(ctx, q, max)
+		if err != nil {
+			return nil, err
+		}
+		held = ls
+	} else {
+		seen := map[string]bool{}
+		for len(held) < max {
+			ls, err := w.take(ctx, q, 10, false)
+			if err != nil {
+				w.releaseAll(ctx, held)
+				return nil, err
+			}
+			fresh := 0
+			for _, l := range ls {
+				if !seen[l.ID] {
+					seen[l.ID], fresh = true, fresh+1
+					held = append(held, l)
+				}
+			}
+			if fresh == 0 {
+				break
+			}
+		}
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	out := make([]Redriven, len(held))
+	action := func(a string) {
+		for i, l := range held {
+			out[i] = Redriven{Letter: l, Action: a}
+		}
+	}
+	if q.Table == "" {
+		action("kept (the stream's table is unknown: run drift --repair --table <its table>, then delete it by hand)")
+		w.releaseAll(ctx, held)
+		return out, nil
+	}
+	if dryRun {
+		action(fmt.Sprintf("would repair %s (one drift --repair pass), then delete: the record names sequence numbers, not items", q.Table))
+		return out, nil
+	}
+	for _, l := range held {
+		_, _ = w.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL),
+			ReceiptHandle: aws.String(l.receipt), VisibilityTimeout: streamHold})
+	}
+	w.progress(0, 0, fmt.Sprintf("%s: %d stream failure record(s): repairing %s", q.Name, len(held), q.Table))
+	rs, err := w.Repair(ctx, q.Table, "")
+	if err == nil && (len(rs) != 1 || rs[0].Repaired == nil || rs[0].Repaired.Errors > 0 || !rs[0].Repaired.Completed) {
+		err = fmt.Errorf("the repair pass of %s did not complete without errors", q.Table)
+	}
+	if err != nil {
+		action(fmt.Sprintf("failed: repair of %s: %v (kept)", q.Table, err))
+		w.releaseAll(ctx, held)
+		return out, nil
+	}
+	done := fmt.Sprintf("repaired %s (%d repairs), deleted", q.Table, rs[0].Repaired.Repaired())
+	for i, l := range held {
+		out[i] = Redriven{Letter: l, Action: done}
+		if _, err := w.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: aws.String(l.receipt)}); err != nil {
+			// Repaired and not deleted: a second redrive repairs again,
+			// which finds nothing more to do.
+			out[i].Action = fmt.Sprintf("repaired %s, not deleted: %v", q.Table, err)
+		}
+	}
+	return out, nil
+}
+
+// releaseAll makes the messages visible again at once.
+func (w *World) releaseAll(ctx context.Context, ls []Letter) {
+	for _, l := range ls {
+		w.release(ctx, l)
+	}
 }

@@ -42,11 +42,11 @@ type DriftReport struct {
 // without acting (reconcile.Plan); key narrows it to one item.
 func (w *World) Drift(ctx context.Context, table, key string) ([]DriftReport, error) {
 	return w.eachTable(ctx, table, key, func(cfg reconcile.Config, d reconcile.Deps, r *DriftReport) error {
-		plan, err := reconcile.Plan(ctx, cfg, d)
+		res, _, err := plan(ctx, cfg, d)
 		if err != nil {
 			return err
 		}
-		r.fill(plan.Findings)
+		r.fill(res.Findings)
 		return nil
 	})
 }
@@ -58,11 +58,11 @@ func (w *World) Drift(ctx context.Context, table, key string) ([]DriftReport, er
 // item. The report lists what the pass found before it repaired.
 func (w *World) Repair(ctx context.Context, table, key string) ([]DriftReport, error) {
 	return w.eachTable(ctx, table, key, func(cfg reconcile.Config, d reconcile.Deps, r *DriftReport) error {
-		plan, err := reconcile.Plan(ctx, cfg, d)
+		res, _, err := plan(ctx, cfg, d)
 		if err != nil {
 			return err
 		}
-		r.fill(plan.Findings)
+		r.fill(res.Findings)
 		if key == "" {
 			d.Checkpoints = scratch{} // the function's own is left as it is
 		}
@@ -71,15 +71,23 @@ func (w *World) Repair(ctx context.Context, table, key string) ([]DriftReport, e
 		if err != nil {
 			return err
 		}
-		res, err := rec.Run(ctx)
-		r.Repaired = &res
+		done, err := rec.Run(ctx)
+		r.Repaired = &done
 		return err
 	})
 }
 
 func (w *World) eachTable(ctx context.Context, table, key string, do func(reconcile.Config, reconcile.Deps, *DriftReport) error) ([]DriftReport, error) {
 	tables := w.Stack.Tables
-	if table != "" || key != "" {
+	var k contract.Key
+	switch {
+	case key != "":
+		t, kk, err := w.locate(ctx, table, key)
+		if err != nil {
+			return nil, err
+		}
+		tables, k = []Table{t}, kk
+	case table != "":
 		t, err := w.Stack.Table(table)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -94,10 +102,6 @@ func (w *World) eachTable(ctx context.Context, table, key string, do func(reconc
 			return out, err
 		}
 		if key != "" {
-			k, err := ParseKey(t.Schema, key)
-			if err != nil {
-				return out, err
-			}
 			d = reconcile.Only(d, k)
 		}
 		r := DriftReport{Table: t.Name, Timer: t.TimerName}

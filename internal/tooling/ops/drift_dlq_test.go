@@ -24,7 +24,7 @@ func driftWorld(t *testing.T) *opstest.Fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := opstest.New(t, now)
-	tm, err := f.World.Timer(f.World.Stack.Tables[0])
+	tm, err := f.World.Timer(f.Table(t, opstest.TaskTable))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +94,9 @@ func TestDriftThenRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep[0].Repaired == nil || rep[0].Repaired.Repaired() != 2 {
-		t.Fatalf("repair = %+v, want 2 repairs", rep[0].Repaired)
+	i := slices.IndexFunc(rep, func(r ops.DriftReport) bool { return r.Table == opstest.TaskTable })
+	if len(rep) != len(f.World.Stack.Tables) || i < 0 || rep[i].Repaired == nil || rep[i].Repaired.Repaired() != 2 {
+		t.Fatalf("repair = %+v, want 2 repairs of the task table, and a pass over each table", rep)
 	}
 	if len(f.Invoked.Calls) != 1 {
 		t.Errorf("%d deliveries to the target, want 1 (the undelivered task)", len(f.Invoked.Calls))
@@ -219,4 +220,71 @@ func TestRedriveInterruptedAndRunAgain(t *testing.T) {
 			t.Errorf("%s in the work queue %d times", b, c)
 		}
 	}
+}
+
+// TestRedriveStreamFailures: a stream failure record names no item, so a
+// redrive answers it with one repair pass over the stream's table and
+// deletes it only after that pass succeeded; a dry run says so and
+// changes nothing; a pass that fails keeps the records.
+func TestRedriveStreamFailures(t *testing.T) {
+	ctx := context.Background()
+	f := driftWorld(t)
+	sq := f.Queue(t, ops.QueueStreamFailures)
+	send(t, f, sq, opstest.StreamFailure("shardId-0001", "100", "101"), "", "", nil)
+	send(t, f, sq, opstest.StreamFailure("shardId-0001", "102", "103"), "", "", nil)
+	drift := map[reconcile.DriftKind]int{reconcile.DriftMissing: 1, reconcile.DriftOrphaned: 1, reconcile.DriftUndelivered: 1}
+	streamActions := func(rs []ops.Redriven) []string {
+		var out []string
+		for _, r := range rs {
+			if r.Kind == ops.QueueStreamFailures {
+				out = append(out, r.Action)
+			}
+		}
+		return out
+	}
+	check := func(t *testing.T, rs []ops.Redriven, action string, left int, driftLeft map[reconcile.DriftKind]int) {
+		t.Helper()
+		got := streamActions(rs)
+		if len(got) != 2 || !strings.HasPrefix(got[0], action) || !strings.HasPrefix(got[1], action) {
+			t.Errorf("stream failure actions = %q, want 2 starting %q", got, action)
+		}
+		if n := f.Count(t, sq); n != left {
+			t.Errorf("%d stream failure records left, want %d", n, left)
+		}
+		d, err := f.World.Drift(ctx, opstest.TaskTable, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameCounts(counts(d), driftLeft) {
+			t.Errorf("drift of the task table = %v, want %v", counts(d), driftLeft)
+		}
+	}
+
+	rs, err := f.World.Redrive(ctx, true, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, "would repair "+opstest.TaskTable+" (one drift --repair pass), then delete", 2, drift)
+
+	// The target cannot be reached: the pass fails to deliver the
+	// undelivered task, so the records are kept, visible.
+	f.Invoked.Fail = errors.New("throttled")
+	rs, err = f.World.Redrive(ctx, false, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, "failed: repair of "+opstest.TaskTable, 2, map[reconcile.DriftKind]int{reconcile.DriftUndelivered: 1})
+	if ls, _ := f.World.DeadLetters(ctx, 100); len(ls) != 2 {
+		t.Errorf("after a failed pass %d records are visible, want 2", len(ls))
+	}
+
+	// The failed attempt holds the claim for its lease (60 s): later, the
+	// next pass takes it over and delivers.
+	f.Invoked.Fail = nil
+	f.World.Now = func() time.Time { return now.Add(2 * time.Minute) }
+	rs, err = f.World.Redrive(ctx, false, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, "repaired "+opstest.TaskTable+" (1 repairs), deleted", 0, map[reconcile.DriftKind]int{})
 }

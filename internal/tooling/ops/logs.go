@@ -2,7 +2,9 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,15 +48,17 @@ func historyQuery(key string) string {
 		logfield.Key, quoted, MaxHistory)
 }
 
-// logGroups are the log groups of the functions that carry table t's
-// schema: the expiry, notify, stream processor, worker and reconciler.
-func (w *World) logGroups(t Table) []string {
+// logGroups are the log groups of the functions that carry the schema
+// of any of tables ts or name one: the expiry, notify, stream processor,
+// worker and reconciler (the campaign functions, for the campaign table).
+func (w *World) logGroups(ts ...Table) []string {
 	var out []string
 	for _, f := range w.Stack.Functions {
-		if f.Env[envvars.ItemSchema] != t.Schema.EnvValue() && f.Env[envvars.Table] != t.Name {
-			continue
+		if slices.ContainsFunc(ts, func(t Table) bool {
+			return f.Env[envvars.ItemSchema] == t.Schema.EnvValue() || slices.Contains(t.Functions, f.Name)
+		}) {
+			out = append(out, f.LogGroup)
 		}
-		out = append(out, f.LogGroup)
 	}
 	sort.Strings(out)
 	return out[:min(len(out), maxGroups)]
@@ -66,15 +70,24 @@ func (w *World) History(ctx context.Context, table, key string, since time.Durat
 	if w.Logs == nil {
 		return nil, fmt.Errorf("%w: --logs reads CloudWatch Logs: give --stack", ErrUsage)
 	}
-	t, err := w.Stack.Table(table)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	t, k, err := w.locate(ctx, table, key)
+	ts := []Table{t}
+	if errors.Is(err, ErrNoSuchKey) {
+		// The item is gone from every table that could hold it: its
+		// history is in the logs of any of them.
+		ts = nil
+		for _, name := range w.tablesFitting(key) {
+			ft, _ := w.Stack.Table(name)
+			ts = append(ts, ft)
+		}
+		if k, err = ParseKey(ts[0].Schema, key); err != nil {
+			return nil, err
+		}
 	}
-	k, err := ParseKey(t.Schema, key)
 	if err != nil {
 		return nil, err
 	}
-	groups := w.logGroups(t)
+	groups := w.logGroups(ts...)
 	if len(groups) == 0 {
 		return nil, fmt.Errorf("no function of table %s has a log group", t.Name)
 	}

@@ -36,9 +36,26 @@ func keyText(tk task.Task) string { return "pk=" + tk.UserID + ",sk=" + tk.TaskI
 func TestDiscoverFindsTheStack(t *testing.T) {
 	f := opstest.New(t, now)
 	st := f.World.Stack
-	if len(st.Tables) != 1 || st.Tables[0].Name != opstest.TaskTable || !st.Tables[0].HasTimer ||
-		st.Tables[0].TimerName != "scheduler:"+opstest.Group || st.Tables[0].Reconciler == "" {
-		t.Fatalf("tables = %+v", st.Tables)
+	// Every table a reconciler serves, with its timer from the functions'
+	// environment, found by its physical name or its logical one.
+	tests := []struct{ name, logical, timer string }{
+		{opstest.TaskTable, "TasksTable", "scheduler:" + opstest.Group},
+		{opstest.FutureEventsTable, "FutureEventsTable6A0E9B1C", "stepfunctions:" + opstest.FutureEventsMachine},
+		{opstest.DeferredJobsTable, "deferredjobstable", "ttl:" + timerspec.DefaultTTLAttr},
+	}
+	for _, tt := range tests {
+		for _, by := range []string{tt.name, tt.logical} {
+			tb, err := st.Table(by)
+			if err != nil || tb.Name != tt.name || !tb.HasTimer || tb.TimerName != tt.timer || tb.Reconciler == "" || tb.LogicalID == "" {
+				t.Errorf("Table(%q) = %+v, %v; want %s on %s with its reconciler", by, tb, err, tt.name, tt.timer)
+			}
+		}
+	}
+	if _, err := st.Table(""); err == nil || !strings.Contains(err.Error(), "name one with --table") {
+		t.Errorf("Table(\"\") with several tables: %v", err)
+	}
+	if q := f.Queue(t, ops.QueueStreamFailures); q.Table != opstest.TaskTable {
+		t.Errorf("the stream failures queue's table is %q, want %s (from the mapping's stream)", q.Table, opstest.TaskTable)
 	}
 	for _, kind := range []ops.QueueKind{ops.QueueWork, ops.QueueDeadLetters, ops.QueueStreamFailures, ops.QueueSchedulerDeadLetters, ops.QueueAsyncFailures} {
 		q := f.Queue(t, kind)
@@ -51,7 +68,7 @@ func TestDiscoverFindsTheStack(t *testing.T) {
 func TestWhy(t *testing.T) {
 	ctx := context.Background()
 	f := opstest.New(t, now)
-	tm, err := f.World.Timer(f.World.Stack.Tables[0])
+	tm, err := f.World.Timer(f.Table(t, opstest.TaskTable))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +172,7 @@ func TestHistory(t *testing.T) {
 		opstest.Line("2030-01-01 12:00:00.000", "/aws/lambda/expiry", "INFO", "expiry", `{"msg":"expiry","key":"user-1/other"}`),
 	}}
 	f.World.Logs, f.World.PollEvery = logs, time.Millisecond
-	got, err := f.World.History(context.Background(), "", "pk=user-1,sk=01JD", 24*time.Hour)
+	got, err := f.World.History(context.Background(), "TasksTable", "pk=user-1,sk=01JD", 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +189,14 @@ func TestHistory(t *testing.T) {
 	if *logs.Query.EndTime-*logs.Query.StartTime != int64((24 * time.Hour).Seconds()) {
 		t.Errorf("window %d..%d, want 24 h", *logs.Query.StartTime, *logs.Query.EndTime)
 	}
+	// A key gone from every table that could hold it: the logs of all of
+	// them (the deferred jobs' reconciler's among them).
+	if _, err := f.World.History(context.Background(), "", "pk=user-9,sk=gone", 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(logs.Query.LogGroupNames, " "); !strings.Contains(g, "DeferredJobsCoreReconciler") || !strings.Contains(g, "TasksReconciler") {
+		t.Errorf("log groups of a key in no table: %s", g)
+	}
 }
 
 // TestWhyOnStepFunctions: on the Step Functions timer the entry is the
@@ -179,7 +204,7 @@ func TestHistory(t *testing.T) {
 func TestWhyOnStepFunctions(t *testing.T) {
 	ctx := context.Background()
 	f := opstest.NewOn(t, now, timerspec.StepFunctions)
-	tb := f.World.Stack.Tables[0]
+	tb := f.Table(t, opstest.TaskTable)
 	if tb.TimerName != "stepfunctions:"+opstest.StateMachine {
 		t.Fatalf("timer %q", tb.TimerName)
 	}

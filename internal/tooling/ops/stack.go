@@ -100,8 +100,11 @@ type Function struct {
 // Table is an item table the stack's functions read, with its schema
 // and its timer (from the functions that carry them).
 type Table struct {
-	Name   string          `json:"name"`
-	Schema contract.Schema `json:"schema"`
+	Name string `json:"name"`
+	// LogicalID is the table's logical id in its stack ("" when the
+	// stack does not hold it: a table the functions name from elsewhere).
+	LogicalID string          `json:"logicalId,omitempty"`
+	Schema    contract.Schema `json:"schema"`
 	// Timer is the table's timer, read from the function that carries
 	// both (the reconciler, the cancel worker) as the functions read it.
 	Timer    timers.Config `json:"-"`
@@ -114,6 +117,11 @@ type Table struct {
 	Reconciler string `json:"reconciler,omitempty"`
 	// Functions are the functions that carry the table's schema.
 	Functions []string `json:"functions"`
+	// Kind is what the table holds: "" an item table the core's
+	// reconciler serves (TABLE_NAME), KindCampaignSends the campaign
+	// table's send tasks, which the campaign reconciler repairs with the
+	// campaign's rules.
+	Kind string `json:"kind,omitempty"`
 }
 
 // QueueKind is what a queue holds.
@@ -149,6 +157,9 @@ type Queue struct {
 	// the function's ARN.
 	Function string `json:"function,omitempty"`
 	Target   string `json:"target,omitempty"`
+	// Table is the item table whose stream a stream-failures queue's
+	// mapping reads (from the mapping's stream ARN); "" otherwise.
+	Table string `json:"table,omitempty"`
 	// Schema decodes its messages' item keys ("" when unknown).
 	Schema *contract.Schema `json:"-"`
 	Fifo   bool             `json:"fifo"`
@@ -173,21 +184,42 @@ func (s Stack) FailureQueues() []Queue {
 	return out
 }
 
-// Table returns the table called name, or the only one when name is "".
+// Table returns the table called name: its physical name, its logical
+// id, or its logical id without CDK's hash suffix ("TasksTable" for
+// "TasksTable45D1B62D"), in any case; the only one when name is "".
 func (s Stack) Table(name string) (Table, error) {
 	for _, t := range s.Tables {
-		if t.Name == name || (name == "" && len(s.Tables) == 1) {
+		if t.Name == name || (name == "" && len(s.Tables) == 1) || (name != "" && logicalMatch(t.LogicalID, name)) {
 			return t, nil
 		}
 	}
 	var names []string
 	for _, t := range s.Tables {
-		names = append(names, t.Name)
+		n := t.Name
+		if t.LogicalID != "" {
+			n += " (" + t.LogicalID + ")"
+		}
+		names = append(names, n)
 	}
 	if name == "" {
 		return Table{}, fmt.Errorf("the stack has %d item tables (%s): name one with --table", len(s.Tables), strings.Join(names, ", "))
 	}
 	return Table{}, fmt.Errorf("no item table %q in the stack (it has %s)", name, strings.Join(names, ", "))
+}
+
+// logicalMatch says whether name is the logical id id, or id without the
+// eight hexadecimal digits CDK appends, case aside.
+func logicalMatch(id, name string) bool {
+	if id == "" {
+		return false
+	}
+	if strings.EqualFold(id, name) {
+		return true
+	}
+	if n := len(id) - 8; n > 0 && strings.Trim(id[n:], "0123456789ABCDEF") == "" {
+		return strings.EqualFold(id[:n], name)
+	}
+	return false
 }
 
 // Function returns the function called name (or with that ARN).
@@ -214,9 +246,12 @@ func Discover(ctx context.Context, cfn CloudFormation, fn Lambda, q SQS, stack s
 	st := Stack{Name: stack}
 	queues := map[string]*Queue{} // by ARN
 	var queueOrder []string
+	tableIDs := map[string]string{} // physical name to logical id
 	for _, r := range all {
 		id, phys := r.id, r.phys
 		switch r.kind {
+		case "AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable":
+			tableIDs[phys] = id
 		case "AWS::Lambda::Function":
 			c, err := fn.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(phys)})
 			if err != nil {
@@ -248,7 +283,10 @@ func Discover(ctx context.Context, cfn CloudFormation, fn Lambda, q SQS, stack s
 	if err := classify(ctx, fn, &st, queues); err != nil {
 		return Stack{}, err
 	}
-	st.Tables = tables(st.Functions)
+	st.Tables = append(tables(st.Functions), campaignTables(st.Functions)...)
+	for i := range st.Tables {
+		st.Tables[i].LogicalID = tableIDs[st.Tables[i].Name]
+	}
 	// The dead-letter queues take their work queue's consumer and schema.
 	for _, arn := range queueOrder {
 		qu := queues[arn]
@@ -303,6 +341,7 @@ func classify(ctx context.Context, fn Lambda, st *Stack, queues map[string]*Queu
 			if dest := onFailure(m.DestinationConfig); dest != "" {
 				if q, ok := queues[dest]; ok {
 					q.Kind, q.Function, q.Schema = QueueStreamFailures, f.Name, schema
+					q.Table = streamTable(aws.ToString(m.EventSourceArn))
 				}
 			}
 		}
@@ -330,6 +369,22 @@ func classify(ctx context.Context, fn Lambda, st *Stack, queues map[string]*Queu
 		}
 	}
 	return nil
+}
+
+// streamTable is the table of a DynamoDB stream's ARN,
+// arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>
+// (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html#amazondynamodb-resources-for-iam-policies);
+// "" for any other source.
+func streamTable(arn string) string {
+	_, rest, ok := strings.Cut(arn, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, ok := strings.Cut(rest, "/stream/")
+	if !ok {
+		return ""
+	}
+	return name
 }
 
 func onFailure(d *lambdatypes.DestinationConfig) string {

@@ -36,6 +36,9 @@ func ParseKey(s contract.Schema, text string) (contract.Key, error) {
 			return k, fmt.Errorf("%w: key %q: %q is not pk, sk, %s or %s", ErrUsage, text, name, s.PartitionKey, s.SortKey)
 		}
 	}
+	if s.NoSortKey && k.Sort != "" {
+		return k, fmt.Errorf("%w: key %q: the table is keyed by %s alone: give pk only", ErrUsage, text, s.PartitionKey)
+	}
 	if k.Partition == "" || (!s.NoSortKey && k.Sort == "") {
 		return k, fmt.Errorf("%w: key %q: give both pk and sk", ErrUsage, text)
 	}
@@ -55,6 +58,11 @@ const (
 	VerdictMisplaced   = string(reconcile.DriftMisplaced)
 	VerdictOverdue     = string(reconcile.DriftOverdue)
 	VerdictUndelivered = string(reconcile.DriftUndelivered)
+	// VerdictRules: the table's adopter rules (the campaign's) change
+	// the item on the next pass; VerdictLeft: they leave an armed item
+	// without its timer entry for now (a draft campaign's task).
+	VerdictRules = "rules"
+	VerdictLeft  = "left"
 )
 
 // Entry is what the timer holds for the item.
@@ -91,46 +99,37 @@ type WhyReport struct {
 	History []LogLine `json:"history,omitempty"`
 }
 
-// Why reads the item k of table t (every table when t is ""), its timer
+// Why reads the item k of table t (or of the table that holds it, when
+// t is "": see locate), its timer
 // entry, its claim marks and the failure queues' messages about it, and
 // says what it comes to, by the reconciler's own rules (reconcile.Plan
 // narrowed to the item).
 func (w *World) Why(ctx context.Context, table string, keyText string) (WhyReport, error) {
-	candidates := w.Stack.Tables
-	if table != "" {
-		t, err := w.Stack.Table(table)
-		if err != nil {
-			return WhyReport{}, fmt.Errorf("%w: %w", ErrUsage, err)
-		}
-		candidates = []Table{t}
+	t, k, err := w.locate(ctx, table, keyText)
+	if errors.Is(err, ErrNoSuchKey) {
+		// In none of the tables that could hold it: that is the answer.
+		names := w.tablesFitting(keyText)
+		first, _ := w.Stack.Table(names[0])
+		k, _ := ParseKey(first.Schema, keyText)
+		r := WhyReport{Table: strings.Join(names, ", "), Key: k.String(), Claim: map[string]string{}}
+		r.Verdict, r.Explanation = VerdictNoItem, "no item with that key, and no timer entry, in any of these tables"
+		return r, nil
 	}
-	if len(candidates) == 0 {
-		return WhyReport{}, errors.New("the stack has no item table (no function carries TABLE_NAME and the item schema)")
+	if err != nil {
+		return WhyReport{}, err
 	}
-	var first *WhyReport
-	for _, t := range candidates {
-		k, err := ParseKey(t.Schema, keyText)
-		if err != nil {
-			if len(candidates) == 1 {
-				return WhyReport{}, err
-			}
-			continue
-		}
-		r, err := w.why(ctx, t, k)
-		if err != nil {
-			return r, err
-		}
-		if r.Found || r.Entry != nil || len(candidates) == 1 {
-			return r, nil
-		}
-		if first == nil {
-			first = &r
+	return w.why(ctx, t, k)
+}
+
+// tablesFitting are the names of the tables whose key schema keyText fits.
+func (w *World) tablesFitting(keyText string) []string {
+	var out []string
+	for _, t := range w.Stack.Tables {
+		if _, err := ParseKey(t.Schema, keyText); err == nil {
+			out = append(out, t.Name)
 		}
 	}
-	if first == nil {
-		return WhyReport{}, fmt.Errorf("%w: key %q fits no table's schema", ErrUsage, keyText)
-	}
-	return *first, nil
+	return out
 }
 
 func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, error) {
@@ -174,18 +173,25 @@ func (w *World) why(ctx context.Context, t Table, k contract.Key) (WhyReport, er
 	case err != nil:
 		return r, fmt.Errorf("read the timer entry %s: %w", name, err)
 	default:
-		r.Entry = &Entry{Name: e.Name, At: e.At, Detail: entryDetail(t, e.At)}
+		r.Entry = &Entry{Name: e.Name, At: e.At, Detail: entryDetail(t, e.At, w.now())}
 	}
 	w.progress(3, 4, "reading the failure queues")
 	if r.Messages, err = w.lettersFor(ctx, k); err != nil {
 		return r, err
 	}
 	w.progress(4, 4, "asking the reconciler's rules")
-	plan, err := reconcile.Plan(ctx, cfg, reconcile.Only(d, k))
+	res, decided, err := plan(ctx, cfg, reconcile.Only(d, k))
 	if err != nil {
 		return r, fmt.Errorf("plan the item's repair: %w", err)
 	}
-	w.verdict(&r, t, it, plan.Findings, cfg)
+	if rl, ok := d.Policy.(rules); ok {
+		if v, text, problem, ok := rulesVerdict(decided, k, rl.name, found && s.Armed(it), r.Entry != nil); ok {
+			r.Verdict, r.Explanation, r.Problem = v, text, problem
+			w.withLetters(&r)
+			return r, nil
+		}
+	}
+	w.verdict(&r, t, it, res.Findings, cfg)
 	return r, nil
 }
 
@@ -240,6 +246,12 @@ func (w *World) verdict(r *WhyReport, t Table, it contract.Item, findings []reco
 	default:
 		set(VerdictCancelled, false, "cancelled: its state %s is not one of the armed states (%s)", orDash(it.State), strings.Join(s.ArmedStates, ", "))
 	}
+	w.withLetters(r)
+}
+
+// withLetters adds the failure queues' messages about the item to the
+// verdict: a problem an operator redrives.
+func (w *World) withLetters(r *WhyReport) {
 	if len(r.Messages) > 0 {
 		r.Problem = true
 		r.Explanation += fmt.Sprintf("; %d message(s) about it wait in the failure queues (dlq redrive)", len(r.Messages))
@@ -253,12 +265,17 @@ func orDash(s string) string {
 	return s
 }
 
-// entryDetail says what a timer entry at at is, on table t's timer.
-func entryDetail(t Table, at time.Time) string {
-	switch t.Timer.Timer {
-	case timerspec.StepFunctions:
+// entryDetail says what a timer entry at at is, on table t's timer, at
+// now. A TTL marker past its time is still read until DynamoDB deletes it:
+// "typically within two days of expiration", best effort
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
+func entryDetail(t Table, at, now time.Time) string {
+	switch tm := t.Timer.Timer; {
+	case tm == timerspec.StepFunctions:
 		return "a running execution of " + t.TimerName
-	case timerspec.TTL:
+	case tm == timerspec.TTL && !at.After(now):
+		return "a TTL marker past its time (" + contract.FormatTime(at) + "), not deleted yet: DynamoDB deletes expired items best effort, typically within two days"
+	case tm == timerspec.TTL:
 		return "a TTL marker, deleted by DynamoDB after " + contract.FormatTime(at)
 	default:
 		return "schedule " + awsscheduler.AtExpression(awsscheduler.ScheduleTime(at))

@@ -18,11 +18,13 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/awslambda"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
+	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // Backend is where a stack's items and its reconciler's collaborators
@@ -101,6 +103,11 @@ func (w *World) Timer(t Table) (timers.Timer, error) {
 	if !t.HasTimer {
 		return nil, fmt.Errorf("no function of the stack carries the timer of table %s", t.Name)
 	}
+	if t.Timer.Timer == timerspec.TTL && w.DDB != nil {
+		// The markers live in the item table: the same client as the
+		// items (in tests, dynalite rather than moto).
+		return ttlmarker.New(w.DDB, t.Timer.TTL)
+	}
 	return timers.New(w.AWS, t.Timer)
 }
 
@@ -139,6 +146,9 @@ func (b awsBackend) Item(ctx context.Context, t Table, k contract.Key) (map[stri
 // lease, the target); Checkpoints is left unset: a plan, a repair or a
 // one-key pass uses a scratch one, never the function's.
 func (b awsBackend) Reconciler(t Table) (reconcile.Config, reconcile.Deps, error) {
+	if t.Kind == KindCampaignSends {
+		return b.campaignReconciler(t)
+	}
 	w := b.w
 	env := map[string]string{}
 	if f, ok := w.Stack.Function(t.Reconciler); ok {

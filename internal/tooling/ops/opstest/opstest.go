@@ -23,10 +23,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/deferredjobs/job"
+	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
@@ -48,6 +52,12 @@ const (
 	// schedule group.
 	CampaignTable = "Unschedule-test-CampaignTable"
 	CampaignGroup = "Unschedule-test-Campaigns-ScheduleGroup"
+	// FutureEventsTable is constructs/futureevents' table, on the Step
+	// Functions timer (FutureEventsMachine); DeferredJobsTable is
+	// constructs/deferredjobs', on the TTL timer.
+	FutureEventsTable   = "Unschedule-test-FutureEventsTable"
+	FutureEventsMachine = "Unschedule-test-FutureEvents-Timer"
+	DeferredJobsTable   = "Unschedule-test-DeferredJobsTable"
 )
 
 // Fixture is the fixture stack, discovered, and its clients.
@@ -65,17 +75,33 @@ type Fixture struct {
 type Invokes struct {
 	ops.Lambda
 	Calls []lambda.InvokeInput
+	// Fail, when set, is every Invoke's error (a target that cannot be
+	// reached); the call is not recorded.
+	Fail error
 }
 
-// Invoke records the call.
+// Invoke records the call, or fails with Fail.
 func (i *Invokes) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+	if i.Fail != nil {
+		return nil, i.Fail
+	}
 	i.Calls = append(i.Calls, *in)
 	return &lambda.InvokeOutput{StatusCode: 202}, nil
 }
 
+// StreamFailure is a stream mapping's on-failure record, as Lambda sends
+// it (https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html):
+// a shard and a range of sequence numbers, no item.
+func StreamFailure(shard, from, to string) string {
+	return `{"requestContext":{"requestId":"r-` + from + `","functionArn":"arn:aws:lambda:us-east-1:123456789012:function:processor","condition":"RetryAttemptsExhausted","approximateInvokeCount":6},` +
+		`"responseContext":{"statusCode":200,"functionError":"Unhandled"},"version":"1.0","timestamp":"2030-01-01T13:00:00.000Z",` +
+		`"DDBStreamBatchInfo":{"shardId":"` + shard + `","startSequenceNumber":"` + from + `","endSequenceNumber":"` + to + `",` +
+		`"approximateArrivalOfFirstRecord":"2030-01-01T12:00:00Z","approximateArrivalOfLastRecord":"2030-01-01T12:00:00Z","batchSize":2,"streamArn":"arn:stream"}}`
+}
+
 // template is the fixture's CloudFormation template: the synthesized
 // stack's item table, queues and functions, with their logical ids.
-func template(timer timerspec.Name, stateMachine string) string {
+func template(timer timerspec.Name, stateMachine, eventsMachine string) string {
 	schema := tableschema.Todo().EnvValue()
 	fn := func(env map[string]any) map[string]any {
 		env[envvars.MetricsStack] = StackName
@@ -98,6 +124,16 @@ func template(timer timerspec.Name, stateMachine string) string {
 		env[envvars.SchedulerDLQArn] = arn("TasksScheduleDeadLetterQueue468802E7")
 		env[envvars.ItemSchema] = schema
 		return env
+	}
+	itemTable := func(name string, s contract.Schema) map[string]any {
+		keys := []any{map[string]any{"AttributeName": s.PartitionKey, "KeyType": "HASH"}}
+		defs := []any{map[string]any{"AttributeName": s.PartitionKey, "AttributeType": "S"}}
+		if !s.NoSortKey {
+			keys = append(keys, map[string]any{"AttributeName": s.SortKey, "KeyType": "RANGE"})
+			defs = append(defs, map[string]any{"AttributeName": s.SortKey, "AttributeType": "S"})
+		}
+		return map[string]any{"Type": "AWS::DynamoDB::Table", "Properties": map[string]any{"TableName": name,
+			"BillingMode": "PAY_PER_REQUEST", "KeySchema": keys, "AttributeDefinitions": defs}}
 	}
 	queue := func(props map[string]any) map[string]any {
 		return map[string]any{"Type": "AWS::SQS::Queue", "Properties": props}
@@ -128,6 +164,31 @@ func template(timer timerspec.Name, stateMachine string) string {
 		"CampaignsApiHandler": fn(map[string]any{campaignenv.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
 			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("TasksExpiry72143EAC"),
 			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue")}),
+		// The campaign reconciler, as constructs/campaigns sets it: the
+		// campaign table, the send function, the sender, the bound timer.
+		"CampaignsSendFunction4D2A6B8C": fn(map[string]any{campaignenv.CampaignTable: CampaignTable}),
+		"CampaignsReconcilerFunction9E1C3A5B": fn(map[string]any{campaignenv.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
+			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("CampaignsSendFunction4D2A6B8C"),
+			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue"),
+			campaignenv.SendFunctionArn: arn("CampaignsSendFunction4D2A6B8C"), campaignenv.SenderAddress: "news@example.com"}),
+		"CampaignTable1F3B5D7E": itemTable(CampaignTable, campaign.TaskSchema),
+		// constructs/futureevents: its table, its handler (TABLE_NAME
+		// without the schema) and its core's reconciler and worker on the
+		// Step Functions timer.
+		"FutureEventsTable6A0E9B1C":   itemTable(FutureEventsTable, futureevent.Schema()),
+		"FutureEventsHandler3C1D0F2B": fn(map[string]any{envvars.Table: FutureEventsTable, futureevent.EnvTargetFunctionArns: ""}),
+		"FutureEventsCoreReconcilerFunction5E7A9C1D": fn(map[string]any{envvars.Table: FutureEventsTable,
+			envvars.ItemSchema: futureevent.Schema().EnvValue(), envvars.BudgetSec: "240", envvars.GraceSec: "300",
+			envvars.TargetFunctionArn: arn("FutureEventsHandler3C1D0F2B"),
+			envvars.TimerKind:         string(timerspec.StepFunctions), envvars.StateMachineArn: eventsMachine}),
+		// constructs/deferredjobs: its table and its core's reconciler on
+		// the TTL timer (markers in the table itself).
+		"DeferredJobsTable8C2D1F3A":      itemTable(DeferredJobsTable, job.Schema()),
+		"DeferredJobsDispatcher7B3E5A2C": fn(map[string]any{job.EnvJobQueueURL: "https://sqs.invalid/jobs"}),
+		"DeferredJobsCoreReconcilerFunction2F4B6D8E": fn(map[string]any{envvars.Table: DeferredJobsTable,
+			envvars.ItemSchema: job.Schema().EnvValue(), envvars.BudgetSec: "240", envvars.GraceSec: "300",
+			envvars.TargetFunctionArn: arn("DeferredJobsDispatcher7B3E5A2C"),
+			envvars.TimerKind:         string(timerspec.TTL), envvars.TTLAttribute: timerspec.DefaultTTLAttr}),
 		"CancellationWorkerSqsEventSource": map[string]any{"Type": "AWS::Lambda::EventSourceMapping", "Properties": map[string]any{
 			"EventSourceArn": arn("CancellationQueueB88B88EE"), "FunctionName": ref("CancellationWorker966175FC"), "BatchSize": 10,
 			// Disabled: moto would run the (absent) worker on every send.
@@ -156,21 +217,27 @@ func NewOn(t testing.TB, now time.Time, tm timerspec.Name) *Fixture {
 	ddb := testenv.DynamoClient(t, testenv.StartDynalite(t))
 	testenv.CreateTaskTable(t, ddb, TaskTable)
 	testenv.CreateTable(t, ddb, campaigntable.CampaignTableInput(CampaignTable))
+	testenv.CreateItemTable(t, ddb, FutureEventsTable, futureevent.Schema())
+	testenv.CreateItemTable(t, ddb, DeferredJobsTable, job.Schema())
 	cfg := aws.Config{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")}
 	cfn := cloudformation.NewFromConfig(cfg)
-	machine := ""
-	if tm == timerspec.StepFunctions {
-		sm, err := sfn.NewFromConfig(cfg).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(StateMachine),
+	newMachine := func(name string) string {
+		sm, err := sfn.NewFromConfig(cfg).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(name),
 			RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn"),
 			Definition: aws.String(`{"StartAt":"` + timerspec.WaitState + `","States":{"` + timerspec.WaitState +
 				`":{"Type":"Wait","TimestampPath":"` + timerspec.TimestampPath + `","End":true}}}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		machine = aws.ToString(sm.StateMachineArn)
+		return aws.ToString(sm.StateMachineArn)
 	}
-	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String(StackName), TemplateBody: aws.String(template(tm, machine))}); err != nil {
+	machine := ""
+	if tm == timerspec.StepFunctions {
+		machine = newMachine(StateMachine)
+	}
+	events := newMachine(FutureEventsMachine)
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String(StackName), TemplateBody: aws.String(template(tm, machine, events))}); err != nil {
 		t.Fatalf("create the fixture stack: %v", err)
 	}
 	lc := lambda.NewFromConfig(cfg)
@@ -224,6 +291,49 @@ func NewOn(t testing.TB, now time.Time, tm timerspec.Name) *Fixture {
 	return &Fixture{World: w, Tasks: tasktable.New(ddb, TaskTable), Sched: sc, SQS: sq, Invoked: inv}
 }
 
+// Table is the fixture's discovered table called name.
+func (f *Fixture) Table(t testing.TB, name string) ops.Table {
+	t.Helper()
+	tb, err := f.World.Stack.Table(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// Arm writes an item of the table called name, armed (its schema's
+// first armed state) and due at due, and, when withEntry, its entry on
+// the table's timer (as the cancellation worker makes it); it returns
+// the key as the command reads it ("pk=...,sk=...").
+func (f *Fixture) Arm(t testing.TB, name string, k contract.Key, due time.Time, withEntry bool) string {
+	t.Helper()
+	ctx := context.Background()
+	tb := f.Table(t, name)
+	s := tb.Schema
+	attrs := s.Attrs(k)
+	attrs[s.DueAttr], attrs[s.StateAttr] = contract.FormatTime(due), s.ArmedStates[0]
+	if _, err := f.World.DDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tb.Name), Item: dynamo.ToAttrs(attrs)}); err != nil {
+		t.Fatal(err)
+	}
+	if withEntry {
+		tm, err := f.World.Timer(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := s.ItemFrom(attrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tm.Create(ctx, s.ScheduleFor(it)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.NoSortKey {
+		return "pk=" + k.Partition
+	}
+	return "pk=" + k.Partition + ",sk=" + k.Sort
+}
+
 // Queue is the fixture's queue of that kind, of the task table (not the
 // campaigns').
 func (f *Fixture) Queue(t testing.TB, kind ops.QueueKind) ops.Queue {
@@ -265,7 +375,7 @@ func (f *Fixture) Campaign(t testing.TB, c campaign.Campaign, tasks []campaign.S
 	}
 	var env map[string]string
 	for _, fn := range f.World.Stack.Functions {
-		if fn.Env[campaignenv.CampaignTable] != "" {
+		if fn.Env[campaignenv.CampaignTable] != "" && fn.Env[envvars.ScheduleGroup] != "" {
 			env = fn.Env
 		}
 	}
