@@ -18,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntimer"
+	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 )
@@ -93,7 +94,7 @@ func (b awsBackend) campaignReconciler(t Table) (reconcile.Config, reconcile.Dep
 	if err != nil {
 		return reconcile.Config{}, reconcile.Deps{}, err
 	}
-	clk := opsClock{w.now}
+	clk := opsClock{now: w.now}
 	receipts, err := ses.New(sesv2.NewFromConfig(w.AWS), w.DDB, ses.Config{Table: t.Name, From: from}, clk) // Sent only: never sends
 	if err != nil {
 		return reconcile.Config{}, reconcile.Deps{}, err
@@ -192,20 +193,14 @@ func (dryCampaigns) SetStatus(context.Context, string, []campaign.Status, campai
 }
 
 // opsClock is the world's clock as the campaign code reads one.
-type opsClock struct{ now func() time.Time }
+// opsClock reads the world's now (a fixed time in tests) and sleeps on
+// the wall clock.
+type opsClock struct {
+	clock.System
+	now func() time.Time
+}
 
 func (c opsClock) Now() time.Time { return c.now().UTC() }
-
-func (opsClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // rulesVerdict says what the adopter's rules decided about the item, when
 // that is the answer: a write of theirs (cancelled, retimed, failed,
