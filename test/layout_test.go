@@ -347,10 +347,6 @@ func TestLibraryKnowsNoAdopter(t *testing.T) {
 // removed with its fix (the test fails once one is fixed, so the list
 // only shrinks).
 var knownViolations = map[string]bool{
-	// The stream processor skips the to-do table's reserved keys before
-	// decoding (a keys-only record of a settings item): the schema should
-	// carry the reserved keys instead.
-	"lambdas/streamprocessor -> internal/todo/tableschema": true,
 	// The campaigns reuse the to-do API's HTTP request and response types
 	// and its API construct's pieces: both belong in the core.
 	"constructs/campaigns -> constructs/taskapi":             true,
