@@ -2,10 +2,9 @@
 // API, the campaign API): the request a handler serves and the response
 // it answers, the JSON bodies of a success and of an error, the CORS
 // headers of the allowed origins, and the 5xx that hides an internal
-// error from the caller. It knows nothing of net/http servers: the Lambda
-// functions (FromAPIGateway, ServeAPIGateway) and the local dev server
-// each translate their request into a Request and write back the
-// Response.
+// error from the caller. It serves no HTTP itself: the Lambda functions
+// (FromAPIGateway, ServeAPIGateway) and the local dev server each
+// translate their request into a Request and write back the Response.
 package httpapi
 
 import (
