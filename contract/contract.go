@@ -140,6 +140,15 @@ type Schema struct {
 	// other, so a listing by one prefix never holds the other's.
 	// Default: "remind-" when RemindAttr is set, else "".
 	ReminderNamePrefix string `json:"reminderNamePrefix,omitempty"`
+	// ReservedSortKeyPrefix starts the sort key of every item of the
+	// table that is the adopter's own and not a scheduled item (the to-do
+	// app's settings items, "#settings", under "#"): the stream processor
+	// skips their records before decoding them (Reserved), so even a
+	// keys-only record of one (a REMOVE without its old image) sends
+	// nothing. Choose a prefix no scheduled item's sort key starts with.
+	// Needs a sort key.
+	// Default: "" (every item may be a scheduled one).
+	ReservedSortKeyPrefix string `json:"reservedSortKeyPrefix,omitempty"`
 }
 
 // The values of Default, as constants for code that needs them at compile
@@ -241,6 +250,9 @@ func (s Schema) Validate() error {
 		if s.NameBySortKey {
 			errs = append(errs, errors.New("NameBySortKey needs a sort key: unset it, or set SortKey"))
 		}
+		if s.ReservedSortKeyPrefix != "" {
+			errs = append(errs, fmt.Errorf("ReservedSortKeyPrefix %q needs a sort key: unset it, or set SortKey", s.ReservedSortKeyPrefix))
+		}
 	} else {
 		check("SortKey", s.SortKey)
 	}
@@ -293,6 +305,13 @@ func (k Key) String() string {
 		return k.Partition
 	}
 	return k.Partition + "/" + k.Sort
+}
+
+// Reserved reports whether k is the key of one of the adopter's own items
+// that is not a scheduled item: its sort key starts with
+// ReservedSortKeyPrefix. Always false without one.
+func (s Schema) Reserved(k Key) bool {
+	return s.ReservedSortKeyPrefix != "" && strings.HasPrefix(k.Sort, s.ReservedSortKeyPrefix)
 }
 
 // Attrs renders the key as attribute values, named by the schema.

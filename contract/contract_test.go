@@ -47,6 +47,10 @@ func TestValidate(t *testing.T) {
 		{"long name", func(s *contract.Schema) { s.StateAttr = strings.Repeat("s", 256) }, "not a usable attribute name"},
 		{"sort key and none", func(s *contract.Schema) { s.NoSortKey = true }, "SortKey is \"taskId\" but NoSortKey"},
 		{"name by missing sort key", func(s *contract.Schema) { s.SortKey, s.NoSortKey = "", true }, "NameBySortKey needs a sort key"},
+		{"reserved prefix", func(s *contract.Schema) { s.ReservedSortKeyPrefix = "#" }, ""},
+		{"reserved prefix without a sort key", func(s *contract.Schema) {
+			s.SortKey, s.NoSortKey, s.NameBySortKey, s.ReservedSortKeyPrefix = "", true, false, "#"
+		}, "ReservedSortKeyPrefix \"#\" needs a sort key"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,6 +64,36 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// Reserved names the adopter's own items by their sort key's prefix, and
+// nothing without one; the prefix survives the environment.
+func TestReserved(t *testing.T) {
+	withPrefix := todo()
+	withPrefix.ReservedSortKeyPrefix = "#"
+	cases := []struct {
+		name   string
+		schema contract.Schema
+		key    contract.Key
+		want   bool
+	}{
+		{"settings item", withPrefix, contract.Key{Partition: "u", Sort: "#settings"}, true},
+		{"task", withPrefix, contract.Key{Partition: "u", Sort: "01JD00000000000000000000AA"}, false},
+		{"prefix inside the key", withPrefix, contract.Key{Partition: "#u", Sort: "a#b"}, false},
+		{"no prefix", todo(), contract.Key{Partition: "u", Sort: "#settings"}, false},
+		{"no sort key", consumer(), contract.Key{Partition: "u"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.schema.Reserved(c.key); got != c.want {
+				t.Fatalf("Reserved(%v) = %v, want %v", c.key, got, c.want)
+			}
+		})
+	}
+	got, err := contract.Parse(withPrefix.EnvValue())
+	if err != nil || got.ReservedSortKeyPrefix != "#" {
+		t.Fatalf("Parse(EnvValue) = %+v, %v; want the prefix kept", got, err)
 	}
 }
 

@@ -41,8 +41,8 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/cursorsecret"
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
+	"github.com/unschedule/unschedule/constructs/internal/restapi"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
-	"github.com/unschedule/unschedule/constructs/taskapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
@@ -684,17 +684,14 @@ func (x *Campaigns) api(p CampaignsProps) {
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 		DeployOptions: &awsapigateway.StageOptions{
 			ThrottlingRateLimit: jsii.Number(p.ThrottlingRateLimit), ThrottlingBurstLimit: jsii.Number(p.ThrottlingBurstLimit),
-			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(logs),
-			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(taskapi.AccessLogFormat)),
-			MetricsEnabled:       jsii.Bool(true), LoggingLevel: awsapigateway.MethodLoggingLevel_ERROR,
+			MetricsEnabled: jsii.Bool(true), LoggingLevel: awsapigateway.MethodLoggingLevel_ERROR,
 			MethodOptions: &map[string]*awsapigateway.MethodDeploymentOptions{
 				"/" + UnsubscribePath + "/GET": unsubscribe, "/" + UnsubscribePath + "/POST": unsubscribe},
 		},
 	}
+	restapi.AccessLogs(props.DeployOptions, logs)
 	if len(p.AllowedOrigins) > 0 {
-		props.DefaultCorsPreflightOptions = &awsapigateway.CorsOptions{AllowOrigins: jsii.Strings(p.AllowedOrigins...),
-			AllowMethods: jsii.Strings("GET", "POST", "OPTIONS"), AllowHeaders: jsii.Strings("Authorization", "Content-Type"),
-			MaxAge: awscdk.Duration_Hours(jsii.Number(1))}
+		props.DefaultCorsPreflightOptions = restapi.CorsPreflight(p.AllowedOrigins, "GET", "POST", "OPTIONS")
 	}
 	x.RestApi = awsapigateway.NewRestApi(x.Construct, jsii.String("RestApi"), props)
 	auth := awsapigateway.NewCognitoUserPoolsAuthorizer(x.Construct, jsii.String("Authorizer"), &awsapigateway.CognitoUserPoolsAuthorizerProps{

@@ -22,7 +22,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/resource"
-	"github.com/unschedule/unschedule/constructs/taskapi"
+	"github.com/unschedule/unschedule/constructs/internal/restapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
 )
@@ -304,16 +304,16 @@ func (x *Campaigns) bounceTopic(removal awscdk.RemovalPolicy) (awskms.Key, awssn
 func (x *Campaigns) unsubscribeApi(p CampaignsProps) {
 	d := &x.Deliverability
 	logs := p.Logs.NewLogGroup(x.Construct, "UnsubscribeAccessLogs")
+	stage := &awsapigateway.StageOptions{StageName: jsii.String(apiStageName),
+		ThrottlingRateLimit: jsii.Number(p.UnsubscribeThrottlingRateLimit), ThrottlingBurstLimit: jsii.Number(p.UnsubscribeThrottlingBurstLimit),
+		MetricsEnabled: jsii.Bool(true), LoggingLevel: awsapigateway.MethodLoggingLevel_ERROR,
+	}
+	restapi.AccessLogs(stage, logs)
 	d.UnsubscribeApi = awsapigateway.NewRestApi(x.Construct, jsii.String("UnsubscribeApi"), &awsapigateway.RestApiProps{
 		Description:    jsii.String("Public one-click unsubscribe of campaign emails (RFC 8058)"),
 		CloudWatchRole: jsii.Bool(false),
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
-		DeployOptions: &awsapigateway.StageOptions{StageName: jsii.String(apiStageName),
-			ThrottlingRateLimit: jsii.Number(p.UnsubscribeThrottlingRateLimit), ThrottlingBurstLimit: jsii.Number(p.UnsubscribeThrottlingBurstLimit),
-			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(logs),
-			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(taskapi.AccessLogFormat)),
-			MetricsEnabled:       jsii.Bool(true), LoggingLevel: awsapigateway.MethodLoggingLevel_ERROR,
-		},
+		DeployOptions:  stage,
 	})
 	d.UnsubscribeApi.DeploymentStage().Node().AddDependency(x.RestApi.DeploymentStage())
 	publicRoute(d.UnsubscribeApi, d.Unsubscribe)

@@ -27,6 +27,7 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/cursorsecret"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/propcheck"
+	"github.com/unschedule/unschedule/constructs/internal/restapi"
 	"github.com/unschedule/unschedule/constructs/internal/waf"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/core/envvars"
@@ -144,11 +145,9 @@ type TaskApi struct {
 
 // AccessLogFormat is one JSON object per request: API Gateway's standard
 // fields (without the IAM caller, always empty here) and the Cognito sub
-// of the caller, so a request in the log names the user it acted for.
-const AccessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","user":"$context.identity.user",` +
-	`"sub":"$context.authorizer.claims.sub","requestTime":"$context.requestTime","httpMethod":"$context.httpMethod",` +
-	`"resourcePath":"$context.resourcePath","status":"$context.status","protocol":"$context.protocol",` +
-	`"responseLength":"$context.responseLength"}`
+// of the caller, so a request in the log names the user it acted for. It
+// is every REST API's of the constructs (campaigns' too).
+const AccessLogFormat = restapi.AccessLogFormat
 
 // NewTaskApi builds the API.
 func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *TaskApi {
@@ -207,8 +206,7 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		MetricsEnabled:       jsii.Bool(true),
 		LoggingLevel:         awsapigateway.MethodLoggingLevel_ERROR,
 	}, over.DeployOptions)
-	deploy.AccessLogDestination = awsapigateway.NewLogGroupLogDestination(a.AccessLogs)
-	deploy.AccessLogFormat = awsapigateway.AccessLogFormat_Custom(jsii.String(AccessLogFormat))
+	restapi.AccessLogs(&deploy, a.AccessLogs)
 	over.DeployOptions = nil
 	api := propcheck.Merge(awsapigateway.RestApiProps{
 		Description:    jsii.String("Tasks that expire at their deadline"),
@@ -216,12 +214,7 @@ func NewTaskApi(scope constructs.Construct, id *string, props *TaskApiProps) *Ta
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 	}, &over)
 	api.DeployOptions = &deploy
-	api.DefaultCorsPreflightOptions = &awsapigateway.CorsOptions{
-		AllowOrigins: jsii.Strings(p.AllowedOrigins...),
-		AllowMethods: jsii.Strings("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
-		AllowHeaders: jsii.Strings("Authorization", "Content-Type"),
-		MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
-	}
+	api.DefaultCorsPreflightOptions = restapi.CorsPreflight(p.AllowedOrigins, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 	a.Api = awsapigateway.NewRestApi(c, jsii.String("Resource"), &api)
 	// Errors API Gateway answers itself (401 from the authorizer, 429
 	// throttling, 5xx) must carry CORS headers too, or the browser hides

@@ -16,7 +16,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // FunctionName is the Function dimension of this function's metrics.
@@ -67,22 +66,23 @@ type handler struct {
 // it) is logged, counted and skipped: it can never decode, and failing it
 // would block the shard until the record ages out. Skipping it costs at
 // most a schedule left behind, which fires harmlessly (the conditional
-// claim). Items that carry no state (the to-do app's checkpoint and
-// settings items) are never armed, so the processor ignores them; on the
-// to-do app's table their reserved keys are also skipped before decoding,
-// so even a damaged record of theirs sends nothing.
+// claim). Items that carry no state (the reconciler's checkpoint, an
+// adopter's own items such as the to-do app's settings) are never armed,
+// so the processor ignores them; their keys are also skipped before
+// decoding (the checkpoint's reserved key on every table, and the
+// schema's ReservedSortKeyPrefix), so even a damaged or keys-only record
+// of theirs sends nothing.
 func (h *handler) handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	defer func() {
 		if err := h.metrics.Flush(); err != nil {
 			h.log.WarnContext(ctx, "writing metrics failed", "error", err)
 		}
 	}()
-	todo := h.schema.PartitionKey == tableschema.PartitionKey && h.schema.SortKey == tableschema.SortKey
 	seq := make(map[string]string, len(ev.Records))
 	changes := make([]changefeed.Change, 0, len(ev.Records))
 	for _, r := range ev.Records {
 		k := dynamo.StreamKey(h.schema, r)
-		if todo && (checkpoint.IsReserved(k.Partition) || tableschema.IsReservedSortKey(k.Sort)) {
+		if checkpoint.IsReserved(k.Partition) || h.schema.Reserved(k) {
 			continue
 		}
 		c, err := dynamo.DecodeStreamRecord(h.schema, r)

@@ -122,6 +122,56 @@ func TestHandleCountsRecordsOfAnotherSchema(t *testing.T) {
 	}
 }
 
+// An adopter's own items (its schema's ReservedSortKeyPrefix) are skipped
+// before decoding: a keys-only REMOVE of one, which would decode as the
+// removal of an armed item, sends no cancellation; the adopter's jobs and
+// a schema without the prefix are handled as before.
+func TestHandleSkipsTheSchemasReservedKeys(t *testing.T) {
+	keysOnly := func(id, tenant, job string) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventID: id, EventName: "REMOVE", Change: events.DynamoDBStreamRecord{
+			Keys:           map[string]events.DynamoDBAttributeValue{"tenantId": events.NewStringAttribute(tenant), "jobId": events.NewStringAttribute(job)},
+			SequenceNumber: id, StreamViewType: "KEYS_ONLY"}}
+	}
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		keysOnly("1", "t1", "meta#quota"), keysOnly("2", "t1", "job-1"), keysOnly("3", "t2", "meta#")}}
+	tests := []struct {
+		name     string
+		prefix   string
+		wantSent []string // "action sortKey"
+	}{
+		{"reserved prefix", "meta#", []string{"cancel job-1"}},
+		{"no reserved prefix", "", []string{"cancel meta#quota", "cancel job-1", "cancel meta#"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt", ArmedStates: []string{"Queued"},
+				FiredState: "Done", ScheduleNamePrefix: "job-", ReservedSortKeyPrefix: tt.prefix}.WithDefaults()
+			q := &fakeQueue{}
+			var out bytes.Buffer
+			rec := metrics.New(FunctionName, &out)
+			log := slog.New(slog.DiscardHandler)
+			proc, err := cancel.NewProcessor(schema, q, rec, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := (&handler{schema: schema, proc: proc, metrics: rec, log: log}).handle(context.Background(), ev)
+			if err != nil || len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("resp %+v, err %v; want no failure", resp, err)
+			}
+			var sent []string
+			for _, m := range q.sent {
+				sent = append(sent, string(m.Action)+" "+m.Sort)
+			}
+			if !slices.Equal(sent, tt.wantSent) {
+				t.Errorf("sent %v, want %v", sent, tt.wantSent)
+			}
+			if strings.Contains(out.String(), `"MalformedRecords"`) && !strings.Contains(out.String(), `"MalformedRecords":0`) {
+				t.Errorf("metrics %s count a malformed record: a reserved key is skipped, not malformed", out.String())
+			}
+		})
+	}
+}
+
 func TestLoadConfig(t *testing.T) {
 	consumer := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId", DueAttr: "runAt",
 		ArmedStates: []string{"Queued"}, FiredState: "Done", ScheduleNamePrefix: "job-"}.WithDefaults()

@@ -10,8 +10,9 @@
 // a campaign also needs the address proven (custom:email_proof equal to
 // the email claim), else a JSON 403.
 // Bad input is a JSON 4xx that says how to fix it; internal errors are
-// never echoed. It reuses internal/todo/api's Request and Response (and so
-// api.FromAPIGateway) and imports no AWS SDK.
+// never echoed. Its Request and Response are the core's JSON API types
+// (internal/core/httpapi, which the to-do API serves too), and it imports
+// no AWS SDK.
 package campaignapi
 
 import (
@@ -28,15 +29,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
-	"github.com/unschedule/unschedule/internal/todo/api"
 )
 
-// Routes (API Gateway resource paths); {id} is api.Request.TaskID.
+// Routes (API Gateway resource paths); {id} is httpapi.Request.ID.
 const (
 	RouteCampaigns = "/campaigns"
 	RoutePreview   = "/campaigns/preview"
@@ -119,29 +122,25 @@ func New(store Store, cursors *pagecursor.Sealer, starter Starter, c Canceller, 
 }
 
 // Serve answers one request.
-func (h *Handler) Serve(ctx context.Context, r api.Request) api.Response {
-	resp := h.route(ctx, r)
-	if len(h.origins) > 0 {
-		resp.Headers["Access-Control-Allow-Origin"] = h.origins[0]
-		for _, o := range h.origins {
-			if o == r.Origin {
-				resp.Headers["Access-Control-Allow-Origin"] = o
-			}
-		}
-		resp.Headers["Vary"] = "Origin"
-	}
-	return resp
+func (h *Handler) Serve(ctx context.Context, r httpapi.Request) httpapi.Response {
+	return httpapi.CORS(h.route(ctx, r), h.origins, r.Origin)
 }
 
-func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
+// ServeAPIGateway is the Lambda handler body: a REST API proxy event in,
+// its response out.
+func (h *Handler) ServeAPIGateway(ctx context.Context, e events.APIGatewayProxyRequest) events.APIGatewayProxyResponse {
+	return httpapi.ServeAPIGateway(ctx, e, h.origins, h.Serve)
+}
+
+func (h *Handler) route(ctx context.Context, r httpapi.Request) httpapi.Response {
 	if r.UserID == "" {
-		return fail(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
+		return httpapi.Error(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
 	}
 	if resp := h.Authorize(ctx, r); resp != nil {
 		return *resp
 	}
 	if len(r.Body) > MaxBody {
-		return fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is %d bytes; at most %d (5 MiB): split the recipients over several campaigns", len(r.Body), MaxBody))
+		return httpapi.Error(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is %d bytes; at most %d (5 MiB): split the recipients over several campaigns", len(r.Body), MaxBody))
 	}
 	type route struct{ path, method string }
 	switch (route{r.Route, r.Method}) {
@@ -166,9 +165,9 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 	}
 	switch r.Route {
 	case RouteCampaigns, RoutePreview, RouteCampaign, RouteProvision, RouteCancel:
-		return fail(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
+		return httpapi.Error(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
 	}
-	return fail(http.StatusNotFound, "not_found", "no such route")
+	return httpapi.Error(http.StatusNotFound, "not_found", "no such route")
 }
 
 // Authorize lets only senders through: self sign-up is open, so any
@@ -178,13 +177,13 @@ func (h *Handler) route(ctx context.Context, r api.Request) api.Response {
 // (an auto-confirmed address proves nothing about who holds it). It
 // returns the 403 to answer, or nil for a sender. Every campaign route
 // checks it first, the progress stream of make dev included.
-func (h *Handler) Authorize(ctx context.Context, r api.Request) *api.Response {
-	var resp api.Response
+func (h *Handler) Authorize(ctx context.Context, r httpapi.Request) *httpapi.Response {
+	var resp httpapi.Response
 	switch {
 	case !r.InGroup(h.group):
-		resp = fail(http.StatusForbidden, "forbidden", fmt.Sprintf("campaigns are for members of the %q user group: ask an administrator to add you, then sign in again", h.group))
+		resp = httpapi.Error(http.StatusForbidden, "forbidden", fmt.Sprintf("campaigns are for members of the %q user group: ask an administrator to add you, then sign in again", h.group))
 	case !r.EmailVerified:
-		resp = fail(http.StatusForbidden, "forbidden", "your email address is not verified (email_verified is not true): verify it with the code sent to it, then sign in again")
+		resp = httpapi.Error(http.StatusForbidden, "forbidden", "your email address is not verified (email_verified is not true): verify it with the code sent to it, then sign in again")
 	default:
 		return nil
 	}
@@ -202,7 +201,7 @@ func (h *Handler) Authorize(ctx context.Context, r api.Request) *api.Response {
 // this costs no Cognito call; a token issued before the proof was
 // written shows none until it is refreshed or the user signs in again.
 // Reading, previewing and cancelling stay open to the sender.
-func (h *Handler) requireProof(ctx context.Context, r api.Request) *api.Response {
+func (h *Handler) requireProof(ctx context.Context, r httpapi.Request) *httpapi.Response {
 	verified := "false"
 	if r.EmailVerified {
 		verified = "true"
@@ -211,7 +210,7 @@ func (h *Handler) requireProof(ctx context.Context, r api.Request) *api.Response
 		return nil
 	}
 	h.log.InfoContext(ctx, "campaign request refused: address not proven", "user", r.UserID, "route", r.Route, "hasProof", r.EmailProof != "")
-	resp := fail(http.StatusForbidden, "forbidden", "your email address is not proven with a code (custom:email_proof in your token does not name your current address): "+
+	resp := httpapi.Error(http.StatusForbidden, "forbidden", "your email address is not proven with a code (custom:email_proof in your token does not name your current address): "+
 		"reset your password once (\"Forgot your password?\": the code goes to your address), then sign in again")
 	return &resp
 }
@@ -337,25 +336,25 @@ func jsonType(t reflect.Type) string {
 	return "a " + t.Kind().String()
 }
 
-func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.Response {
+func (h *Handler) create(ctx context.Context, r httpapi.Request, preview bool) httpapi.Response {
 	var in createJSON
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return fail(http.StatusBadRequest, "validation_error", decodeProblem(err))
+		return httpapi.Error(http.StatusBadRequest, "validation_error", decodeProblem(err))
 	}
 	if dec.More() {
-		return fail(http.StatusBadRequest, "validation_error", "the body must hold one JSON object, and nothing after it")
+		return httpapi.Error(http.StatusBadRequest, "validation_error", "the body must hold one JSON object, and nothing after it")
 	}
 	if err := exactNames(r.Body, reflect.TypeOf(in), ""); err != nil {
-		return fail(http.StatusBadRequest, "validation_error", err.Error())
+		return httpapi.Error(http.StatusBadRequest, "validation_error", err.Error())
 	}
 	if p := plan.RecipientsProblem(len(in.Recipients)); len(in.Recipients) > MaxRecipients {
-		return fail(http.StatusBadRequest, "validation_error", p) // before any work on them
+		return httpapi.Error(http.StatusBadRequest, "validation_error", p) // before any work on them
 	}
 	rules, problems := in.Schedule.rules()
 	if len(problems) > 0 {
-		return fail(http.StatusBadRequest, "validation_error", strings.Join(problems, "; "))
+		return httpapi.Error(http.StatusBadRequest, "validation_error", strings.Join(problems, "; "))
 	}
 	req := campaign.Request{Subject: in.Subject, Body: in.Body, Rules: rules}
 	for _, rc := range in.Recipients {
@@ -365,44 +364,44 @@ func (h *Handler) create(ctx context.Context, r api.Request, preview bool) api.R
 	c, tasks, err := campaign.Build(h.newID(), r.UserID, req, now, nil)
 	var invalid *campaign.InvalidError
 	if errors.As(err, &invalid) {
-		return fail(http.StatusBadRequest, "validation_error", strings.Join(invalid.Problems, "; "))
+		return httpapi.Error(http.StatusBadRequest, "validation_error", strings.Join(invalid.Problems, "; "))
 	}
 	if err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	if resp := h.limit(ctx, r.UserID, len(tasks), preview); resp != nil {
 		return *resp
 	}
 	if preview {
-		return respond(http.StatusOK, previewOf(c, tasks))
+		return httpapi.JSON(http.StatusOK, previewOf(c, tasks))
 	}
 	if err := h.store.Create(ctx, c, tasks); err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
-	return respond(http.StatusCreated, campaignOf(c, countsOf(tasks), tasks[:min(len(tasks), DefaultPage)]))
+	return httpapi.JSON(http.StatusCreated, campaignOf(c, countsOf(tasks), tasks[:min(len(tasks), DefaultPage)]))
 }
 
 // owned reads the caller's campaign; another user's is not found.
-func (h *Handler) owned(ctx context.Context, r api.Request) (campaign.Campaign, *api.Response) {
-	c, err := h.store.Campaign(ctx, r.TaskID)
+func (h *Handler) owned(ctx context.Context, r httpapi.Request) (campaign.Campaign, *httpapi.Response) {
+	c, err := h.store.Campaign(ctx, r.ID)
 	if errors.Is(err, campaign.ErrNotFound) || (err == nil && c.OwnerID != r.UserID) {
-		resp := fail(http.StatusNotFound, "not_found", "campaign not found")
+		resp := httpapi.Error(http.StatusNotFound, "not_found", "campaign not found")
 		return c, &resp
 	}
 	if err != nil {
-		resp := h.internal(ctx, err)
+		resp := httpapi.Internal(ctx, h.log, err)
 		return c, &resp
 	}
 	return c, nil
 }
 
 // list answers the caller's campaigns, newest first, a page at a time.
-func (h *Handler) list(ctx context.Context, r api.Request) api.Response {
+func (h *Handler) list(ctx context.Context, r httpapi.Request) httpapi.Response {
 	limit := 20
 	if v, ok := r.Query["limit"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return fail(http.StatusBadRequest, "validation_error", fmt.Sprintf("limit must be between 1 and 100 (given %q)", v))
+			return httpapi.Error(http.StatusBadRequest, "validation_error", fmt.Sprintf("limit must be between 1 and 100 (given %q)", v))
 		}
 		limit = n
 	}
@@ -411,32 +410,32 @@ func (h *Handler) list(ctx context.Context, r api.Request) api.Response {
 	scope := pagecursor.Scope{Route: RouteCampaigns, Owner: r.UserID}
 	pos, err := h.cursors.Open(ctx, scope, r.Query["cursor"])
 	if errors.Is(err, pagecursor.ErrInvalid) {
-		return fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
+		return httpapi.Error(http.StatusBadRequest, "validation_error", pagecursor.Problem)
 	}
 	if err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	page, next, err := h.store.Owned(ctx, r.UserID, pos, limit)
 	if errors.Is(err, campaign.ErrBadCursor) {
-		return fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
+		return httpapi.Error(http.StatusBadRequest, "validation_error", pagecursor.Problem)
 	}
 	if err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	out := struct {
 		Campaigns []summaryJSON `json:"campaigns"`
 		Cursor    string        `json:"cursor,omitempty"`
 	}{Campaigns: []summaryJSON{}}
 	if out.Cursor, err = h.cursors.Seal(ctx, scope, next); err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	for _, c := range page {
 		out.Campaigns = append(out.Campaigns, summaryOf(c))
 	}
-	return respond(http.StatusOK, out)
+	return httpapi.JSON(http.StatusOK, out)
 }
 
-func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
+func (h *Handler) get(ctx context.Context, r httpapi.Request) httpapi.Response {
 	from, limit := 0, DefaultPage
 	var bad []string
 	// The position is an offset into the campaign's sends, sealed for
@@ -447,7 +446,7 @@ func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
 	case errors.Is(err, pagecursor.ErrInvalid):
 		bad = append(bad, pagecursor.Problem)
 	case err != nil:
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	case pos != "":
 		n, err := strconv.Atoi(pos)
 		if err != nil || n < 0 {
@@ -463,7 +462,7 @@ func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
 		limit = n
 	}
 	if len(bad) > 0 {
-		return fail(http.StatusBadRequest, "validation_error", strings.Join(bad, "; "))
+		return httpapi.Error(http.StatusBadRequest, "validation_error", strings.Join(bad, "; "))
 	}
 	c, resp := h.owned(ctx, r)
 	if resp != nil {
@@ -471,27 +470,27 @@ func (h *Handler) get(ctx context.Context, r api.Request) api.Response {
 	}
 	counts, err := h.store.Counts(ctx, c.ID)
 	if err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	if c, err = h.settle(ctx, c, counts); err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	page, err := h.store.List(ctx, c.ID, from, limit)
 	if err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	out := campaignOf(c, counts, page)
 	if len(page) > 0 && from+len(page) < c.Total {
 		if out.Cursor, err = h.cursors.Seal(ctx, scope, strconv.Itoa(from+len(page))); err != nil {
-			return h.internal(ctx, err)
+			return httpapi.Internal(ctx, h.log, err)
 		}
 	}
-	return respond(http.StatusOK, out)
+	return httpapi.JSON(http.StatusOK, out)
 }
 
 // sendsScope is the query of a campaign's pages of sends.
-func sendsScope(r api.Request) pagecursor.Scope {
-	return pagecursor.Scope{Route: RouteCampaign, Owner: r.UserID, Filter: r.TaskID}
+func sendsScope(r httpapi.Request) pagecursor.Scope {
+	return pagecursor.Scope{Route: RouteCampaign, Owner: r.UserID, Filter: r.ID}
 }
 
 // settle completes a Provisioning or Active campaign whose every task is
@@ -524,39 +523,39 @@ func (h *Handler) settle(ctx context.Context, c campaign.Campaign, counts map[ca
 // provision starts provisioning and answers 202 with the campaign as it
 // is stored; a repeated provision (while it runs, or after it finished)
 // answers the same way, without starting it again once it is Active.
-func (h *Handler) provision(ctx context.Context, r api.Request) api.Response {
+func (h *Handler) provision(ctx context.Context, r httpapi.Request) httpapi.Response {
 	c, resp := h.owned(ctx, r)
 	if resp != nil {
 		return *resp
 	}
 	switch c.Status {
 	case campaign.CampaignCancelled:
-		return fail(http.StatusConflict, "cancelled", "the campaign is cancelled: create a new one")
+		return httpapi.Error(http.StatusConflict, "cancelled", "the campaign is cancelled: create a new one")
 	case campaign.Active, campaign.Completed:
-		return respond(http.StatusAccepted, campaignOf(c, nil, nil))
+		return httpapi.JSON(http.StatusAccepted, campaignOf(c, nil, nil))
 	}
 	complete, err := h.store.Complete(ctx, c)
 	if err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	if !complete {
-		return fail(http.StatusConflict, "incomplete", "the campaign's creation did not finish: create it again")
+		return httpapi.Error(http.StatusConflict, "incomplete", "the campaign's creation did not finish: create it again")
 	}
 	// Provisioning again while it runs is harmless: the runs share the
 	// checkpoint and every create carries its task's token.
 	if err := h.starter.Start(ctx, c.ID); err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
-	return respond(http.StatusAccepted, campaignOf(c, nil, nil))
+	return httpapi.JSON(http.StatusAccepted, campaignOf(c, nil, nil))
 }
 
-func (h *Handler) cancelCampaign(ctx context.Context, r api.Request) api.Response {
+func (h *Handler) cancelCampaign(ctx context.Context, r httpapi.Request) httpapi.Response {
 	c, resp := h.owned(ctx, r)
 	if resp != nil {
 		return *resp
 	}
 	if c.Status == campaign.Completed {
-		return fail(http.StatusConflict, "completed", "the campaign is completed: every send is done, nothing is left to cancel")
+		return httpapi.Error(http.StatusConflict, "completed", "the campaign is completed: every send is done, nothing is left to cancel")
 	}
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -564,34 +563,12 @@ func (h *Handler) cancelCampaign(ctx context.Context, r api.Request) api.Respons
 	}
 	res, err := h.cancel.Cancel(ctx, c.ID, "cancelled by its owner", deadline)
 	if err != nil {
-		return h.internal(ctx, err)
+		return httpapi.Internal(ctx, h.log, err)
 	}
 	status := http.StatusOK
 	if res.Continue {
 		status = http.StatusAccepted // the reconciler cancels the rest
 	}
-	return respond(status, cancelJSON{ID: c.ID, Status: string(campaign.CampaignCancelled), Cancelled: res.Cancelled,
+	return httpapi.JSON(status, cancelJSON{ID: c.ID, Status: string(campaign.CampaignCancelled), Cancelled: res.Cancelled,
 		SchedulesDeleted: res.SchedulesDeleted, Done: !res.Continue})
-}
-
-func (h *Handler) internal(ctx context.Context, err error) api.Response {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		h.log.ErrorContext(ctx, "request timed out", "error", err.Error())
-		return fail(http.StatusServiceUnavailable, "unavailable", "the service is busy, try again")
-	}
-	h.log.ErrorContext(ctx, "internal error", "error", err.Error())
-	return fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
-}
-
-func respond(status int, v any) api.Response {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
-	}
-	return api.Response{Status: status, Body: b, Headers: map[string]string{"Content-Type": "application/json"}}
-}
-
-func fail(status int, code, msg string) api.Response {
-	b, _ := json.Marshal(map[string]string{"error": code, "message": msg})
-	return api.Response{Status: status, Body: b, Headers: map[string]string{"Content-Type": "application/json"}}
 }

@@ -19,9 +19,9 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
-	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -71,18 +71,18 @@ func setup(t *testing.T) *env {
 }
 
 func (e *env) do(method, route, id, user, body string, query map[string]string) (int, map[string]any) {
-	return e.serve(sender(api.Request{Method: method, Route: route, TaskID: id, UserID: user, Body: []byte(body), Query: query}))
+	return e.serve(sender(httpapi.Request{Method: method, Route: route, ID: id, UserID: user, Body: []byte(body), Query: query}))
 }
 
 // sender gives the request the claims of a campaign sender: a member of
 // the sender group with a verified address proven by a code.
-func sender(r api.Request) api.Request {
+func sender(r httpapi.Request) httpapi.Request {
 	r.Groups, r.EmailVerified = []string{"readers", campaignapi.DefaultSenderGroup}, true
 	r.Email, r.EmailProof = "ada@example.com", "ada@example.com"
 	return r
 }
 
-func (e *env) serve(r api.Request) (int, map[string]any) {
+func (e *env) serve(r httpapi.Request) (int, map[string]any) {
 	resp := e.h.Serve(context.Background(), r)
 	var out map[string]any
 	_ = json.Unmarshal(resp.Body, &out)
@@ -366,7 +366,7 @@ func TestOnlyVerifiedMembersOfTheSenderGroupMayUseCampaigns(t *testing.T) {
 	} {
 		for _, r := range routes {
 			t.Run(tc.name+" "+r.method+" "+r.route, func(t *testing.T) {
-				status, out := e.serve(api.Request{Method: r.method, Route: r.route, TaskID: r.id, UserID: "u1", Body: []byte(r.body),
+				status, out := e.serve(httpapi.Request{Method: r.method, Route: r.route, ID: r.id, UserID: "u1", Body: []byte(r.body),
 					Groups: tc.groups, EmailVerified: tc.verified})
 				msg, _ := out["message"].(string)
 				if status != http.StatusForbidden || out["error"] != "forbidden" || !strings.Contains(msg, tc.says) {
@@ -406,7 +406,7 @@ func TestCreatingACampaignNeedsTheProofOfTheAddress(t *testing.T) {
 			{"POST", campaignapi.RouteProvision, "c1", ""},
 		} {
 			t.Run(tc.name+" "+r.method+" "+r.route, func(t *testing.T) {
-				req := sender(api.Request{Method: r.method, Route: r.route, TaskID: r.id, UserID: "u1", Body: []byte(r.body)})
+				req := sender(httpapi.Request{Method: r.method, Route: r.route, ID: r.id, UserID: "u1", Body: []byte(r.body)})
 				req.Email, req.EmailProof = tc.email, tc.proof
 				status, out := e.serve(req)
 				msg, _ := out["message"].(string)
@@ -425,7 +425,7 @@ func TestCreatingACampaignNeedsTheProofOfTheAddress(t *testing.T) {
 		{"GET", campaignapi.RouteCampaign, "c1", ""},
 		{"POST", campaignapi.RouteCancel, "c1", ""},
 	} {
-		req := sender(api.Request{Method: r.method, Route: r.route, TaskID: r.id, UserID: "u1", Body: []byte(r.body)})
+		req := sender(httpapi.Request{Method: r.method, Route: r.route, ID: r.id, UserID: "u1", Body: []byte(r.body)})
 		req.EmailProof = ""
 		if status, out := e.serve(req); status >= 300 {
 			t.Fatalf("an unproven sender %s %s: %d %v", r.method, r.route, status, out)
@@ -433,7 +433,7 @@ func TestCreatingACampaignNeedsTheProofOfTheAddress(t *testing.T) {
 	}
 	// The proof is compared as the sender check compares it: case and
 	// surrounding spaces aside.
-	req := sender(api.Request{Method: "POST", Route: campaignapi.RouteCampaigns, UserID: "u1", Body: []byte(body(3, okSchedule))})
+	req := sender(httpapi.Request{Method: "POST", Route: campaignapi.RouteCampaigns, UserID: "u1", Body: []byte(body(3, okSchedule))})
 	req.Email, req.EmailProof = "Ada@Example.com", "ada@example.com"
 	if status, out := e.serve(req); status != http.StatusCreated {
 		t.Fatalf("proof in another case: %d %v", status, out)

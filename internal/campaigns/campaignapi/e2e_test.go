@@ -17,9 +17,9 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
-	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -53,7 +53,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(method, route, id string) map[string]any {
-		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Body: []byte(body(7, okSchedule))})
+		resp := h.Serve(ctx, httpapi.Request{Method: method, Route: route, ID: id, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Body: []byte(body(7, okSchedule))})
 		var out map[string]any
 		_ = json.Unmarshal(resp.Body, &out)
 		if resp.Status >= 300 {

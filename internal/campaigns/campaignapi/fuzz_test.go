@@ -11,9 +11,9 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
-	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -51,7 +51,7 @@ func FuzzCreateNever5xx(f *testing.F) {
 		if preview {
 			route = campaignapi.RoutePreview
 		}
-		resp := h.Serve(context.Background(), api.Request{Method: http.MethodPost, Route: route, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Body: b})
+		resp := h.Serve(context.Background(), httpapi.Request{Method: http.MethodPost, Route: route, UserID: "u1", Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Body: b})
 		if resp.Status >= 500 {
 			t.Fatalf("%d %s for %q", resp.Status, resp.Body, b)
 		}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
-	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
 // Limiter is what the handler needs of the senders' abuse limits
@@ -33,7 +33,7 @@ func (h *Handler) WithLimits(l Limiter) *Handler {
 // limit is the create route's hook: nil lets the request through, else
 // the response to answer. sends is the campaign's sends, one per
 // recipient.
-func (h *Handler) limit(ctx context.Context, sender string, sends int, preview bool) *api.Response {
+func (h *Handler) limit(ctx context.Context, sender string, sends int, preview bool) *httpapi.Response {
 	if h.limits == nil {
 		return nil
 	}
@@ -52,7 +52,7 @@ func (h *Handler) limit(ctx context.Context, sender string, sends int, preview b
 		resp := tooMany(e)
 		return &resp
 	}
-	resp := h.internal(ctx, err) // the counters failed: refuse, never let it through uncounted
+	resp := httpapi.Internal(ctx, h.log, err) // the counters failed: refuse, never let it through uncounted
 	return &resp
 }
 
@@ -71,10 +71,10 @@ type limitJSON struct {
 // tooMany is the JSON 429 of a refusal, with Retry-After (seconds, RFC
 // 9110 section 10.2.3) when waiting helps. A browser reads Retry-After
 // across origins only when the response exposes it.
-func tooMany(e *limits.Exceeded) api.Response {
+func tooMany(e *limits.Exceeded) httpapi.Response {
 	b, _ := json.Marshal(limitJSON{Error: "limit_exceeded", Message: e.Error(), Limit: string(e.Limit), Max: e.Max, Used: e.Used,
 		Requested: e.Requested, RetryAfterSeconds: int(e.RetryAfter.Seconds())})
-	resp := api.Response{Status: http.StatusTooManyRequests, Body: b, Headers: map[string]string{"Content-Type": "application/json"}}
+	resp := httpapi.Response{Status: http.StatusTooManyRequests, Body: b, Headers: httpapi.Headers()}
 	if e.RetryAfter > 0 {
 		resp.Headers["Retry-After"] = strconv.Itoa(int(e.RetryAfter.Seconds()))
 		resp.Headers["Access-Control-Expose-Headers"] = "Retry-After"

@@ -18,9 +18,9 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
-	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -70,8 +70,8 @@ func campaignBody(recipients int) string {
 		strings.Join(rs, ","))
 }
 
-func post(h *campaignapi.Handler, route, user, body string) api.Response {
-	return h.Serve(context.Background(), api.Request{Method: http.MethodPost, Route: route, UserID: user, Body: []byte(body),
+func post(h *campaignapi.Handler, route, user, body string) httpapi.Response {
+	return h.Serve(context.Background(), httpapi.Request{Method: http.MethodPost, Route: route, UserID: user, Body: []byte(body),
 		Groups: []string{campaignapi.DefaultSenderGroup}, EmailVerified: true, Email: "ada@example.com", EmailProof: "ada@example.com", Origin: "https://app.example.com"})
 }
 

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -22,7 +21,6 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
-	"github.com/unschedule/unschedule/internal/todo/api"
 )
 
 // Recorder writes metrics (metrics.Recorder).
@@ -166,16 +164,9 @@ type API struct {
 // out; a 5xx is counted (a client's mistake is never one).
 func (a *API) Handle(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	defer flush(ctx, a.Metrics, a.Log)
-	r, err := api.FromAPIGateway(e)
-	var resp api.Response
-	if err != nil {
-		b, _ := json.Marshal(map[string]string{"error": "validation_error", "message": "request body is not valid base64"})
-		resp = api.Response{Status: http.StatusBadRequest, Body: b, Headers: map[string]string{"Content-Type": "application/json"}}
-	} else {
-		resp = a.Handler.Serve(ctx, r)
-	}
-	if resp.Status >= 500 {
+	resp := a.Handler.ServeAPIGateway(ctx, e)
+	if resp.StatusCode >= 500 {
 		a.Metrics.Add(campaignmetrics.CampaignApiServerErrors, 1)
 	}
-	return events.APIGatewayProxyResponse{StatusCode: resp.Status, Headers: resp.Headers, Body: string(resp.Body)}, nil
+	return resp, nil
 }

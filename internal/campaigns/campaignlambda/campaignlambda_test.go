@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
@@ -144,7 +145,7 @@ func TestSendHandler(t *testing.T) {
 
 func TestAPIHandlerCountsServerErrorsOnly(t *testing.T) {
 	m := rec{}
-	a := &API{Metrics: m, Log: quiet}
+	a := &API{Handler: &campaignapi.Handler{}, Metrics: m, Log: quiet} // the 400 never reaches the handler
 	resp, err := a.Handle(context.Background(), events.APIGatewayProxyRequest{Body: "%%", IsBase64Encoded: true})
 	if err != nil || resp.StatusCode != 400 || m[campaignmetrics.CampaignApiServerErrors] != 0 {
 		t.Fatalf("%+v %v %v", resp, err, m)

@@ -5,14 +5,13 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -23,42 +22,12 @@ const (
 	RouteTask  = "/tasks/{id}"
 )
 
-// Request is one API call. UserID is the authenticated caller (the token's
-// sub), set by the authorizer, never read from the body.
-type Request struct {
-	Method string
-	// Route is RouteTasks, RouteTask or RouteNotifications.
-	Route  string
-	TaskID string
-	UserID string
-	Query  map[string]string
-	Body   []byte
-	// Origin is the request's Origin header ("" when none).
-	Origin string
-	// Email is the caller's email address (the token's email claim).
-	Email string
-	// EmailVerified is the token's email_verified claim: true only when
-	// the user pool marked the address verified.
-	EmailVerified bool
-	// EmailProof is the token's custom:email_proof claim: the address the
-	// user last proved by a code (identity.EmailProofAttribute), "" when none.
-	EmailProof string
-	// Groups are the user pool groups the caller belongs to (the token's
-	// cognito:groups claim).
-	Groups []string
-}
-
-// InGroup reports whether the caller belongs to the user pool group.
-func (r Request) InGroup(name string) bool {
-	return name != "" && slices.Contains(r.Groups, name)
-}
-
-// Response is the reply: a status, a JSON body (nil for 204) and headers.
-type Response struct {
-	Status  int
-	Body    []byte
-	Headers map[string]string
-}
+// Request and Response are the core's (internal/core/httpapi), which the
+// campaign API serves too; the route's {id} (Request.ID) is a task id.
+type (
+	Request  = httpapi.Request
+	Response = httpapi.Response
+)
 
 // Tasks is what the handler needs of the lifecycle (task.Service).
 type Tasks interface {
@@ -99,26 +68,12 @@ func New(tasks Tasks, cursors *pagecursor.Sealer, allowedOrigins []string, log *
 // Serve handles one request. It never panics on client input and never
 // answers a client mistake with a 5xx.
 func (h *Handler) Serve(ctx context.Context, r Request) Response {
-	return h.cors(h.route(ctx, r), r.Origin)
-}
-
-// cors adds the CORS headers for a request from origin.
-func (h *Handler) cors(resp Response, origin string) Response {
-	if len(h.origins) > 0 {
-		resp.Headers["Access-Control-Allow-Origin"] = h.origins[0]
-		for _, o := range h.origins {
-			if o == origin {
-				resp.Headers["Access-Control-Allow-Origin"] = o
-			}
-		}
-		resp.Headers["Vary"] = "Origin"
-	}
-	return resp
+	return httpapi.CORS(h.route(ctx, r), h.origins, r.Origin)
 }
 
 func (h *Handler) route(ctx context.Context, r Request) Response {
 	if r.UserID == "" {
-		return h.fail(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
+		return httpapi.Error(http.StatusUnauthorized, "unauthorized", "sign in first: the request carries no identity")
 	}
 	switch {
 	case r.Route == RouteTasks && r.Method == http.MethodPost:
@@ -126,24 +81,24 @@ func (h *Handler) route(ctx context.Context, r Request) Response {
 	case r.Route == RouteTasks && r.Method == http.MethodGet:
 		return h.list(ctx, r)
 	case r.Route == RouteTask && r.Method == http.MethodGet:
-		t, err := h.tasks.Get(ctx, r.UserID, r.TaskID)
+		t, err := h.tasks.Get(ctx, r.UserID, r.ID)
 		if err != nil {
 			return h.mapErr(ctx, err)
 		}
-		return h.json(http.StatusOK, toJSON(t))
+		return httpapi.JSON(http.StatusOK, toJSON(t))
 	case r.Route == RouteTask && r.Method == http.MethodPatch:
 		return h.patch(ctx, r)
 	case r.Route == RouteTask && r.Method == http.MethodDelete:
-		if err := h.tasks.Delete(ctx, r.UserID, r.TaskID); err != nil {
+		if err := h.tasks.Delete(ctx, r.UserID, r.ID); err != nil {
 			return h.mapErr(ctx, err)
 		}
-		return Response{Status: http.StatusNoContent, Headers: h.headers()}
+		return Response{Status: http.StatusNoContent, Headers: httpapi.Headers()}
 	case r.Route == RouteNotifications:
 		return h.serveNotifications(ctx, r)
 	case r.Route == RouteTasks || r.Route == RouteTask:
-		return h.fail(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
+		return httpapi.Error(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
 	default:
-		return h.fail(http.StatusNotFound, "not_found", "no such route")
+		return httpapi.Error(http.StatusNotFound, "not_found", "no such route")
 	}
 }
 
@@ -156,7 +111,7 @@ func (h *Handler) create(ctx context.Context, r Request) Response {
 	if err != nil {
 		return h.mapErr(ctx, err)
 	}
-	return h.json(http.StatusCreated, toJSON(t))
+	return httpapi.JSON(http.StatusCreated, toJSON(t))
 }
 
 func (h *Handler) patch(ctx context.Context, r Request) Response {
@@ -164,11 +119,11 @@ func (h *Handler) patch(ctx context.Context, r Request) Response {
 	if err != nil {
 		return h.mapErr(ctx, err)
 	}
-	t, err := h.tasks.Update(ctx, r.UserID, r.TaskID, p)
+	t, err := h.tasks.Update(ctx, r.UserID, r.ID, p)
 	if err != nil {
 		return h.mapErr(ctx, err)
 	}
-	return h.json(http.StatusOK, toJSON(t))
+	return httpapi.JSON(http.StatusOK, toJSON(t))
 }
 
 func (h *Handler) list(ctx context.Context, r Request) Response {
@@ -177,7 +132,7 @@ func (h *Handler) list(ctx context.Context, r Request) Response {
 	scope := pagecursor.Scope{Route: RouteTasks, Owner: r.UserID}
 	pos, err := h.cursors.Open(ctx, scope, r.Query["cursor"])
 	if errors.Is(err, pagecursor.ErrInvalid) {
-		return h.fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
+		return httpapi.Error(http.StatusBadRequest, "validation_error", pagecursor.Problem)
 	}
 	if err != nil {
 		return h.mapErr(ctx, err)
@@ -186,7 +141,7 @@ func (h *Handler) list(ctx context.Context, r Request) Response {
 	if s, ok := r.Query["limit"]; ok {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > task.MaxPageSize {
-			return h.fail(http.StatusBadRequest, "validation_error",
+			return httpapi.Error(http.StatusBadRequest, "validation_error",
 				"limit must be a whole number from 1 to "+strconv.Itoa(task.MaxPageSize)+" (given "+strconv.Quote(s)+")")
 		}
 		page.Limit = n
@@ -203,7 +158,7 @@ func (h *Handler) list(ctx context.Context, r Request) Response {
 	for _, t := range p.Tasks {
 		out.Tasks = append(out.Tasks, toJSON(t))
 	}
-	return h.json(http.StatusOK, out)
+	return httpapi.JSON(http.StatusOK, out)
 }
 
 // mapErr turns a domain error into a response. Internal errors are logged
@@ -215,52 +170,26 @@ func (h *Handler) mapErr(ctx context.Context, err error) Response {
 	var np *task.NotPendingError
 	switch {
 	case errors.As(err, &ve):
-		return h.fail(http.StatusBadRequest, "validation_error", ve.Msg)
+		return httpapi.Error(http.StatusBadRequest, "validation_error", ve.Msg)
 	case errors.As(err, &tl):
-		return h.fail(http.StatusRequestEntityTooLarge, "too_large", tl.Error())
+		return httpapi.Error(http.StatusRequestEntityTooLarge, "too_large", tl.Error())
 	case errors.Is(err, task.ErrNotFound):
-		return h.fail(http.StatusNotFound, "not_found", "task not found")
+		return httpapi.Error(http.StatusNotFound, "not_found", "task not found")
 	case errors.As(err, &lim):
-		return h.fail(http.StatusTooManyRequests, "too_many_pending", lim.Error())
+		return httpapi.Error(http.StatusTooManyRequests, "too_many_pending", lim.Error())
 	case errors.As(err, &np):
-		return h.fail(http.StatusConflict, "not_pending",
+		return httpapi.Error(http.StatusConflict, "not_pending",
 			"the task is "+np.Status.Lower()+", no longer pending: only a pending task can be edited or completed")
 	case errors.Is(err, task.ErrNotPending):
-		return h.fail(http.StatusConflict, "not_pending", "the task is no longer pending: only a pending task can be edited or completed")
+		return httpapi.Error(http.StatusConflict, "not_pending", "the task is no longer pending: only a pending task can be edited or completed")
 	case errors.Is(err, task.ErrConditionFailed):
 		// Update read the task again several times and it kept changing.
-		return h.fail(http.StatusConflict, "conflict", "the task was changed at the same time by another request: try again")
+		return httpapi.Error(http.StatusConflict, "conflict", "the task was changed at the same time by another request: try again")
 	case errors.Is(err, task.ErrBadCursor):
-		return h.fail(http.StatusBadRequest, "validation_error", pagecursor.Problem)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		h.log.ErrorContext(ctx, "request timed out", "error", err.Error())
-		return h.fail(http.StatusServiceUnavailable, "unavailable", "the service is busy, try again")
+		return httpapi.Error(http.StatusBadRequest, "validation_error", pagecursor.Problem)
 	default:
-		h.log.ErrorContext(ctx, "internal error", "error", err.Error())
-		return h.fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
+		return httpapi.Internal(ctx, h.log, err)
 	}
-}
-
-func (h *Handler) headers() map[string]string {
-	return map[string]string{"Content-Type": "application/json"}
-}
-
-func (h *Handler) json(status int, v any) Response {
-	b, err := json.Marshal(v)
-	if err != nil { // our own types always marshal
-		return h.fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
-	}
-	return Response{Status: status, Body: b, Headers: h.headers()}
-}
-
-func (h *Handler) fail(status int, code, msg string) Response {
-	b, _ := json.Marshal(errorJSON{Error: code, Message: msg})
-	return Response{Status: status, Body: b, Headers: h.headers()}
-}
-
-type errorJSON struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
 }
 
 type listJSON struct {

@@ -43,7 +43,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) do(t testing.TB, user, method, route, id, body string, query map[string]string) (int, map[string]any) {
 	t.Helper()
-	resp := e.h.Serve(context.Background(), Request{Method: method, Route: route, TaskID: id, UserID: user, Body: []byte(body), Query: query})
+	resp := e.h.Serve(context.Background(), Request{Method: method, Route: route, ID: id, UserID: user, Body: []byte(body), Query: query})
 	if resp.Headers["Access-Control-Allow-Origin"] != "https://app.example.com" {
 		t.Fatalf("CORS header missing: %v", resp.Headers)
 	}

@@ -74,7 +74,7 @@ func FuzzServe(f *testing.F) {
 		}
 		h := New(svc, pagecursor.NewRandom(), []string{"http://localhost:5173"}, slog.New(slog.DiscardHandler))
 		resp := h.Serve(ctx, Request{Method: methods[int(m)%len(methods)], Route: routes[int(r)%len(routes)],
-			TaskID: id, UserID: fuzzUserB, Query: q, Body: body})
+			ID: id, UserID: fuzzUserB, Query: q, Body: body})
 		if resp.Status >= 500 || resp.Status < 200 {
 			t.Fatalf("status %d for client input: %s", resp.Status, resp.Body)
 		}

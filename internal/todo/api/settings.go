@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -47,7 +48,7 @@ type settingsJSON struct {
 // subscription) and PUT {"enabled"?: bool, "timeZone"?: string}.
 func (h *Handler) serveNotifications(ctx context.Context, r Request) Response {
 	if h.notifications == nil {
-		return h.fail(http.StatusNotFound, "not_found", "no such route")
+		return httpapi.Error(http.StatusNotFound, "not_found", "no such route")
 	}
 	var (
 		v   notify.View
@@ -63,12 +64,12 @@ func (h *Handler) serveNotifications(ctx context.Context, r Request) Response {
 		}
 		v, err = h.notifications.Update(ctx, r.UserID, r.Email, c)
 	default:
-		return h.fail(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
+		return httpapi.Error(http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed here")
 	}
 	if err != nil {
 		return h.notificationErr(ctx, err)
 	}
-	return h.json(http.StatusOK, settingsJSON{Enabled: v.Enabled, Status: string(v.Status), Email: v.Email, TimeZone: v.TimeZone})
+	return httpapi.JSON(http.StatusOK, settingsJSON{Enabled: v.Enabled, Status: string(v.Status), Email: v.Email, TimeZone: v.TimeZone})
 }
 
 // parseChange reads {"enabled"?: true|false, "timeZone"?: "<IANA name>"}:
@@ -122,17 +123,17 @@ const timeZoneExpected = `timeZone must be an IANA time zone name such as "Europ
 func (h *Handler) notificationErr(ctx context.Context, err error) Response {
 	switch {
 	case errors.Is(err, notify.ErrBadTimeZone):
-		return h.fail(http.StatusBadRequest, "validation_error", timeZoneExpected)
+		return httpapi.Error(http.StatusBadRequest, "validation_error", timeZoneExpected)
 	case errors.Is(err, notify.ErrNoAddress):
-		return h.fail(http.StatusBadRequest, "no_email", "your account has no email address to send notifications to")
+		return httpapi.Error(http.StatusBadRequest, "no_email", "your account has no email address to send notifications to")
 	case errors.Is(err, notify.ErrAddressTaken):
-		return h.fail(http.StatusConflict, "address_taken",
+		return httpapi.Error(http.StatusConflict, "address_taken",
 			"notifications cannot be turned on for your email address: it already receives another account's notifications")
 	case errors.Is(err, notify.ErrSettingsConflict):
-		return h.fail(http.StatusConflict, "conflict", "the setting was changed at the same time elsewhere; reload and try again")
+		return httpapi.Error(http.StatusConflict, "conflict", "the setting was changed at the same time elsewhere; reload and try again")
 	case errors.Is(err, notify.ErrFilterPolicyLimit):
 		h.log.ErrorContext(ctx, "notification topic is full", "error", err.Error())
-		return h.fail(http.StatusServiceUnavailable, "unavailable", "notifications are at capacity right now; try again later")
+		return httpapi.Error(http.StatusServiceUnavailable, "unavailable", "notifications are at capacity right now; try again later")
 	}
 	return h.mapErr(ctx, err)
 }

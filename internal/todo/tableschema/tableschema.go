@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
@@ -56,7 +55,7 @@ const (
 // a ULID and starts with a digit, and every reserved sort key starts with
 // '#', which sorts before every digit: a user's tasks are the sort keys
 // from FirstTaskID on (the task listing's key condition), and the stream
-// filter and the stream processor skip reserved keys.
+// processor skips reserved keys (Todo's ReservedSortKeyPrefix).
 const (
 	// ReservedPrefix starts every reserved sort key.
 	ReservedPrefix = "#"
@@ -67,10 +66,6 @@ const (
 	// item (partition key: the user's sub).
 	SettingsSortKey = "#settings"
 )
-
-// IsReservedSortKey reports whether a sort key belongs to an item that is
-// not a task.
-func IsReservedSortKey(taskID string) bool { return strings.HasPrefix(taskID, ReservedPrefix) }
 
 // Attribute names of the notification settings item (notify.Settings).
 const (
@@ -235,6 +230,6 @@ func Todo() contract.Schema {
 		ClaimAtAttr: AttrNotifyClaimAt, DeliveredAtAttr: AttrNotifiedAt,
 		ScheduleNamePrefix: ScheduleNamePrefix, NameBySortKey: true,
 		RemindAttr: AttrRemindAt, RemindClaimAtAttr: AttrRemindClaimAt, RemindedAttr: AttrRemindedFor,
-		ReminderNamePrefix: ReminderNamePrefix,
+		ReminderNamePrefix: ReminderNamePrefix, ReservedSortKeyPrefix: ReservedPrefix,
 	}
 }

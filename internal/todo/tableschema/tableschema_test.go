@@ -133,6 +133,7 @@ func TestTodoNamesStoredAttributes(t *testing.T) {
 		{"RemindAttr", s.RemindAttr, "remindAt"},
 		{"RemindClaimAtAttr", s.RemindClaimAtAttr, "remindClaimAt"},
 		{"RemindedAttr", s.RemindedAttr, "remindedFor"},
+		{"ReservedSortKeyPrefix", s.ReservedSortKeyPrefix, ReservedPrefix},
 		{"ReminderNamePrefix", s.ReminderNamePrefix, "remind-"},
 	} {
 		if c.got != c.want {

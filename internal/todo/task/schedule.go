@@ -19,7 +19,7 @@ var Schema = contract.Schema{
 	ClaimAtAttr: "notifyClaimAt", DeliveredAtAttr: "notifiedAt",
 	ScheduleNamePrefix: ScheduleNamePrefix, NameBySortKey: true,
 	RemindAttr: "remindAt", RemindClaimAtAttr: "remindClaimAt", RemindedAttr: "remindedFor",
-	ReminderNamePrefix: "remind-",
+	ReminderNamePrefix: "remind-", ReservedSortKeyPrefix: "#",
 }
 
 // ScheduleNamePrefix starts the name of every task schedule.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
-	"github.com/unschedule/unschedule/internal/todo/api"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
@@ -84,7 +84,7 @@ func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.corsHeaders(w, r)
-	if resp := s.campaigns.api.Authorize(r.Context(), api.Request{UserID: claims.Sub, Email: claims.Email,
+	if resp := s.campaigns.api.Authorize(r.Context(), httpapi.Request{UserID: claims.Sub, Email: claims.Email,
 		EmailVerified: claims.EmailVerified, EmailProof: claims.EmailProof, Groups: claims.Groups}); resp != nil {
 		for k, v := range resp.Headers {
 			w.Header().Set(k, v)
@@ -112,7 +112,7 @@ func (s *Server) corsHeaders(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// api.Request is built the same way for the task and campaign handlers.
+// httpapi.Request is built the same way for the task and campaign handlers.
 type servable interface {
-	Serve(ctx context.Context, r api.Request) api.Response
+	Serve(ctx context.Context, r httpapi.Request) httpapi.Response
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -121,7 +122,7 @@ func (s *Server) serveHandler(route string, h servable, maxBody int64) http.Hand
 		for k, v := range r.URL.Query() {
 			query[k] = v[0]
 		}
-		resp := h.Serve(r.Context(), api.Request{Method: r.Method, Route: route, TaskID: r.PathValue("id"),
+		resp := h.Serve(r.Context(), httpapi.Request{Method: r.Method, Route: route, ID: r.PathValue("id"),
 			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin"), Email: claims.Email,
 			EmailVerified: claims.EmailVerified, EmailProof: claims.EmailProof, Groups: claims.Groups})
 		for k, v := range resp.Headers {

@@ -674,7 +674,7 @@ func (w *world) serve(u *user, method, route, taskID string, body any) api.Respo
 		b, _ = json.Marshal(body)
 	}
 	w.inAPI = true
-	resp := w.api.Serve(w.ctx, api.Request{Method: method, Route: route, TaskID: taskID, UserID: u.sub, Body: b})
+	resp := w.api.Serve(w.ctx, api.Request{Method: method, Route: route, ID: taskID, UserID: u.sub, Body: b})
 	w.inAPI = false
 	w.res.Requests++
 	if resp.Status >= 500 {

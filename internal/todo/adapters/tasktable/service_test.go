@@ -58,7 +58,7 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 	h := api.New(svc, pagecursor.NewRandom(), nil, nil)
 	call := func(user, method, route, id, body string) (int, map[string]any) {
 		t.Helper()
-		resp := h.Serve(ctx, api.Request{Method: method, Route: route, TaskID: id, UserID: user, Body: []byte(body)})
+		resp := h.Serve(ctx, api.Request{Method: method, Route: route, ID: id, UserID: user, Body: []byte(body)})
 		var m map[string]any
 		if len(resp.Body) > 0 {
 			if err := json.Unmarshal(resp.Body, &m); err != nil {
