@@ -32,6 +32,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/identity"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/api"
 )
@@ -515,7 +516,7 @@ func (h *Handler) settle(ctx context.Context, c campaign.Campaign, counts map[ca
 		return c, err
 	}
 	if err == nil {
-		h.log.InfoContext(ctx, "campaign completed on read", "campaign", c.ID)
+		h.log.InfoContext(ctx, "campaign completed on read", logfield.Key, campaign.CampaignItemKey(c.ID).String(), "campaign", c.ID)
 		c.Status, c.UpdatedAt = campaign.Completed, now
 	}
 	return c, nil
@@ -562,24 +563,30 @@ func (h *Handler) cancelCampaign(ctx context.Context, r api.Request) api.Respons
 	if !ok {
 		deadline = h.clock.Now().Add(CancelBudget)
 	}
+	key := campaign.CampaignItemKey(c.ID).String()
 	res, err := h.cancel.Cancel(ctx, c.ID, "cancelled by its owner", deadline)
 	if err != nil {
-		return h.internal(ctx, err)
+		return h.internal(ctx, err, logfield.Key, key, "campaign", c.ID)
 	}
 	status := http.StatusOK
 	if res.Continue {
 		status = http.StatusAccepted // the reconciler cancels the rest
 	}
+	h.log.InfoContext(ctx, "campaign cancelled by its owner", logfield.Key, key, "campaign", c.ID, "cancelled", res.Cancelled,
+		"schedulesDeleted", res.SchedulesDeleted, "done", !res.Continue)
 	return respond(status, cancelJSON{ID: c.ID, Status: string(campaign.CampaignCancelled), Cancelled: res.Cancelled,
 		SchedulesDeleted: res.SchedulesDeleted, Done: !res.Continue})
 }
 
-func (h *Handler) internal(ctx context.Context, err error) api.Response {
+// internal logs err (with attrs: the item's key, where the request acts
+// on one) and answers a 5xx that does not echo it.
+func (h *Handler) internal(ctx context.Context, err error, attrs ...any) api.Response {
+	attrs = append(attrs, "error", err.Error())
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		h.log.ErrorContext(ctx, "request timed out", "error", err.Error())
+		h.log.ErrorContext(ctx, "request timed out", attrs...)
 		return fail(http.StatusServiceUnavailable, "unavailable", "the service is busy, try again")
 	}
-	h.log.ErrorContext(ctx, "internal error", "error", err.Error())
+	h.log.ErrorContext(ctx, "internal error", attrs...)
 	return fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
 }
 
