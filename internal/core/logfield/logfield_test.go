@@ -2,6 +2,7 @@ package logfield_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -73,6 +74,17 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 			_, err = r.Run(ctx)
 			return err
 		}},
+		{"the to-do app's failed schedule create", "schedule create failed; task marked for repair", func(log *slog.Logger) error {
+			sched := inmem.NewScheduler()
+			sched.Fail = func(string, string) error { return errors.New("throttled") }
+			svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: sched, Clock: clock.NewFake(now),
+				IDs: fixedID(tk.TaskID), Log: log})
+			if err != nil {
+				return err
+			}
+			_, err = svc.Create(ctx, tk.UserID, task.NewTask{Title: "t", DueAt: tk.DueAt})
+			return err
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +96,12 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 		})
 	}
 }
+
+// fixedID gives every task the same id.
+type fixedID string
+
+func (f fixedID) NewID(time.Time) string { return string(f) }
+func (fixedID) NewToken() string         { return "tok" }
 
 type scratch struct{}
 
