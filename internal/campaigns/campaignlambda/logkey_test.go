@@ -45,6 +45,23 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 		{"a failed provisioning run", "provision run failed", "C#gone/META", func(t *testing.T, log *slog.Logger) {
 			provisionRun(t, now, "gone", log)
 		}},
+		{"the reconciler's repair of a stale send", "policy decided", "C#c1/T#c1-00000", func(t *testing.T, log *slog.Logger) {
+			st, clock, tasks := world(t, "c1", 1, now)
+			_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", now)
+			claimed, err := st.Claim(context.Background(), tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock.Set(claimed.LeaseUntil.Add(time.Minute)) // the attempt died: stale
+			h := &Reconcile{Metrics: rec{}, Log: log, Ports: campaign.ReconcilePorts{Tasks: st, Campaigns: st, Timer: inmem.NewScheduler(),
+				Sender: memory.NewCampaignSender(clock), Owners: memory.NewCampaignSenders("u1"), Dispatcher: nopDispatch{}, Clock: clock,
+				Checkpoints: &inmem.Checkpoints{}}}
+			ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(10*time.Minute))
+			defer cancel()
+			if err := h.Handle(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"a failed progress announce", "announce failed; the stream retries from its first record", "C#c2/META", func(t *testing.T, log *slog.Logger) {
 			st := memory.NewCampaignStore()
 			for _, c := range []campaign.Campaign{{ID: "c1", OwnerID: "u1", Status: campaign.Active, Total: 2},
