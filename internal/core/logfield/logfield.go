@@ -2,10 +2,9 @@
 // tools query, once: every line about an item carries its key in Key
 // (contract.Key.String()), so one CloudWatch Logs Insights filter finds
 // an item's history across the functions (unschedule why --logs). A line
-// about a whole campaign carries its campaign item's key
-// (C#<campaign>/META), which that query adds for the campaign's send tasks.
-// Never personal data: a send task is named by its table key, not its
-// recipient's address.
+// about a group of items carries the key of the group's own item (an
+// adopter's campaign: its campaign item's), which that query may add to
+// its members'. Never personal data: an item is named by its table key.
 package logfield
 
 // Key is the field of an item's key: "partition/sort", or "partition"
