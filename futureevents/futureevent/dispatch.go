@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
 // The dispatcher is the core's Target for future events: the core's
@@ -107,38 +109,41 @@ func (d *Dispatcher) Handle(ctx context.Context, raw json.RawMessage) error {
 		return ErrBadInput
 	}
 	name := p.Key.Partition
+	// The item's key (its name: the table has no sort key), which
+	// unschedule why --logs queries in logfield.Key.
+	log := d.log.With(logfield.Key, p.Key.String(), "event", name)
 	e, status, err := d.events.Get(ctx, name)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		// Only a delete by hand removes a claimed item (the client's
 		// Cancel deletes Scheduled ones only): nothing left to run.
-		d.log.Warn("the event's item is gone", "event", name)
+		log.Warn("the event's item is gone")
 		return nil
 	case errors.Is(err, ErrBadInput):
 		d.metrics.Add(d.Refused, 1)
-		d.log.Error("the item is not a future event", "event", name, "error", err)
+		log.Error("the item is not a future event", "error", err)
 		return err
 	case err != nil:
-		d.log.Error("read the event", "event", name, "error", err)
+		log.Error("read the event", "error", err)
 		return fmt.Errorf("read event %s: %w", name, err)
 	case status != Fired || !e.At.Equal(p.Due):
 		// The core claims before it invokes: a claimed item is Fired at
 		// the payload's moment. Anything else was not written by the
 		// client.
 		d.metrics.Add(d.Refused, 1)
-		d.log.Error("the item is not this claimed event", "event", name, "status", status)
+		log.Error("the item is not this claimed event", "status", status)
 		return fmt.Errorf("%w: item %s is %s at %s", ErrBadInput, name, status, e.At)
 	case !d.Registered(e.Target):
 		d.metrics.Add(d.Refused, 1)
-		d.log.Error("refused an unregistered target", "event", name, "target", e.Target)
+		log.Error("refused an unregistered target", "target", e.Target)
 		return fmt.Errorf("%w: %s: add it with AddTarget", ErrRefused, e.Target)
 	}
 	if err := d.invoker.Invoke(ctx, e.Target, e.Payload); err != nil {
 		d.metrics.Add(d.Failed, 1)
-		d.log.Error("target failed", "event", name, "target", e.Target, "error", err)
+		log.Error("target failed", "target", e.Target, "error", err)
 		return &TargetError{Target: e.Target, Err: err}
 	}
 	d.metrics.Add(d.Delivered, 1)
-	d.log.Info("delivered", "event", name, "target", e.Target)
+	log.Info("delivered", "target", e.Target)
 	return nil
 }

@@ -2,13 +2,15 @@ package futureevent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/logfield"
+	"github.com/unschedule/unschedule/internal/core/logfield/logfieldtest"
 )
 
 type fakeInvoker struct {
@@ -82,7 +84,8 @@ func TestDispatch(t *testing.T) {
 			if tc.item != nil {
 				store["ev"] = tc.item
 			}
-			d, err := NewDispatcher([]string{registered, " "}, store, inv, slog.New(slog.NewTextHandler(io.Discard, nil)), m)
+			log, lines := logfieldtest.New()
+			d, err := NewDispatcher([]string{registered, " "}, store, inv, log, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,6 +107,21 @@ func TestDispatch(t *testing.T) {
 			}
 			if tc.wantPayload != "" && string(inv.payload) != tc.wantPayload {
 				t.Fatalf("payload %s", inv.payload)
+			}
+			// Every outcome of the core's payload names the event's item
+			// in logfield.Key (unschedule why --logs), and never logs its
+			// payload (it may hold personal data).
+			if input == core {
+				got := lines.Lines(t)
+				if len(got) != 1 {
+					t.Fatalf("want one outcome line, got %v", got)
+				}
+				if got[0][logfield.Key] != "ev" {
+					t.Errorf("%q has %s = %v, want ev", got[0]["msg"], logfield.Key, got[0][logfield.Key])
+				}
+				if b, _ := json.Marshal(got[0]); strings.Contains(string(b), "ann@example.com") {
+					t.Errorf("the line logs the payload: %s", b)
+				}
 			}
 			if tc.wantMetric == "" && len(m) != 0 || tc.wantMetric != "" && (m[tc.wantMetric] != 1 || len(m) != 1) {
 				t.Fatalf("metrics %v, want one %q", m, tc.wantMetric)

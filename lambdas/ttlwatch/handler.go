@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
@@ -47,10 +48,11 @@ func (w *watcher) Run(ctx context.Context) error {
 	}
 	now := w.now()
 	pages := dynamodb.NewScanPaginator(w.api, &dynamodb.ScanInput{
-		TableName:                aws.String(w.cfg.Table),
-		FilterExpression:         aws.String("begins_with(#pk, :prefix) AND attribute_exists(#ttl)"),
-		ProjectionExpression:     aws.String("#pk, #ttl"),
-		ExpressionAttributeNames: map[string]string{"#pk": w.cfg.Schema.PartitionKey, "#ttl": w.cfg.TTLAttr},
+		TableName:            aws.String(w.cfg.Table),
+		FilterExpression:     aws.String("begins_with(#pk, :prefix) AND attribute_exists(#ttl)"),
+		ProjectionExpression: aws.String("#pk, #ttl, #p"),
+		ExpressionAttributeNames: map[string]string{"#pk": w.cfg.Schema.PartitionKey, "#ttl": w.cfg.TTLAttr,
+			"#p": timerspec.MarkerPayloadAttr},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":prefix": &types.AttributeValueMemberS{Value: timerspec.MarkerKeyPrefix},
 		},
@@ -65,7 +67,7 @@ func (w *watcher) Run(ctx context.Context) error {
 			n, ok := item[w.cfg.TTLAttr].(*types.AttributeValueMemberN)
 			expiry, err := strconv.ParseInt(valueOf(n, ok), 10, 64)
 			if err != nil {
-				w.log.Warn("marker without a numeric TTL attribute", "table", w.cfg.Table, "key", keyOf(item, w.cfg.Schema.PartitionKey), "attribute", w.cfg.TTLAttr)
+				w.log.Warn("marker without a numeric TTL attribute", append(w.itemAttrs(item), "table", w.cfg.Table, "attribute", w.cfg.TTLAttr)...)
 				continue
 			}
 			t.add(item, now.Sub(time.Unix(expiry, 0)))
@@ -109,7 +111,7 @@ func (w *watcher) runIndexed(ctx context.Context) error {
 			due, ok := item[w.cfg.Schema.DueAttr].(*types.AttributeValueMemberS)
 			at, err := time.Parse(time.RFC3339, valueOfS(due, ok))
 			if err != nil {
-				w.log.Warn("marker without a time", "table", w.cfg.Table, "key", keyOf(item, w.cfg.Schema.PartitionKey), "attribute", w.cfg.Schema.DueAttr)
+				w.log.Warn("marker without a time", append(w.itemAttrs(item), "table", w.cfg.Table, "attribute", w.cfg.Schema.DueAttr)...)
 				continue
 			}
 			t.add(item, now.Sub(at))
@@ -145,6 +147,19 @@ func valueOf(n *types.AttributeValueMemberN, ok bool) string {
 		return ""
 	}
 	return n.Value
+}
+
+// itemAttrs name a marker in a log line: its own key ("marker") and,
+// when its payload reads, its item's key in logfield.Key, the spelling
+// unschedule why --logs queries.
+func (w *watcher) itemAttrs(item map[string]types.AttributeValue) []any {
+	attrs := []any{"marker", keyOf(item, w.cfg.Schema.PartitionKey)}
+	if p, ok := item[timerspec.MarkerPayloadAttr].(*types.AttributeValueMemberS); ok {
+		if pl, err := w.cfg.Schema.DecodePayload([]byte(p.Value)); err == nil {
+			attrs = append(attrs, logfield.Key, pl.Key.String())
+		}
+	}
+	return attrs
 }
 
 func keyOf(item map[string]types.AttributeValue, pk string) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/core/logfield/logfieldtest"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
@@ -153,5 +154,39 @@ func TestRunWrapsScanErrors(t *testing.T) {
 		metrics: metrics.NewForStack("S", metrics.FunctionTTLWatch, io.Discard)}
 	if err := w.Run(context.Background()); !errors.Is(err, boom) {
 		t.Fatalf("Run = %v, want it to wrap %v", err, boom)
+	}
+}
+
+// TestMalformedMarkerLinesNameTheItem: the line about a marker the
+// watch cannot measure carries its item's key (from the marker's
+// payload) in logfield.Key, as unschedule why --logs queries it.
+func TestMalformedMarkerLinesNameTheItem(t *testing.T) {
+	schema := contract.Schema{PartitionKey: "tenantId", SortKey: "jobId"}.WithDefaults()
+	payload := schema.EncodePayload(contract.Payload{Key: contract.Key{Partition: "shop-1", Sort: "job-9"}, Due: watchNow})
+	bad := func(attr string, v types.AttributeValue) map[string]types.AttributeValue {
+		m := marker("a", watchNow.Add(-time.Hour))
+		m[timerspec.MarkerPayloadAttr] = &types.AttributeValueMemberS{Value: payload}
+		m[attr] = v
+		return m
+	}
+	for _, tc := range []struct {
+		name, index, msg string
+		item             map[string]types.AttributeValue
+	}{
+		{"a scanned marker with a TTL that is no number", "", "marker without a numeric TTL attribute",
+			bad("unscheduleTtl", &types.AttributeValueMemberS{Value: "soon"})},
+		{"an indexed marker without a time", "armed", "marker without a time", bad("dueAt", &types.AttributeValueMemberS{Value: ""})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log, lines := logfieldtest.New()
+			w := &watcher{api: &fakeScan{pages: [][]map[string]types.AttributeValue{{tc.item}}},
+				cfg:         ttlmarker.Config{Table: "T", TTLAttr: "unscheduleTtl", Schema: schema, Index: tc.index},
+				maxLateness: time.Hour, now: func() time.Time { return watchNow }, log: log,
+				metrics: metrics.NewForStack("S", metrics.FunctionTTLWatch, io.Discard)}
+			if err := w.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			lines.RequireKey(t, tc.msg, "shop-1/job-9")
+		})
 	}
 }

@@ -49,6 +49,12 @@ func ItemKey(k Key) contract.Key {
 	return contract.Key{Partition: tk.CampaignPK(k.CampaignID), Sort: tk.TaskSK(k.TaskID)}
 }
 
+// CampaignItemKey is the contract key of a campaign's own item (its pk
+// and META): the key its campaign-wide log lines carry (logfield.Key).
+func CampaignItemKey(campaignID string) contract.Key {
+	return contract.Key{Partition: tk.CampaignPK(campaignID), Sort: tk.MetaSK}
+}
+
 // KeyOf is the task key of a contract key (ItemKey's inverse).
 func KeyOf(k contract.Key) (Key, error) {
 	c, ok1 := strings.CutPrefix(k.Partition, tk.CampaignPrefix)

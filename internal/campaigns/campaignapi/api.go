@@ -36,6 +36,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/identity"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 )
 
@@ -514,7 +515,7 @@ func (h *Handler) settle(ctx context.Context, c campaign.Campaign, counts map[ca
 		return c, err
 	}
 	if err == nil {
-		h.log.InfoContext(ctx, "campaign completed on read", "campaign", c.ID)
+		h.log.InfoContext(ctx, "campaign completed on read", logfield.Key, campaign.CampaignItemKey(c.ID).String(), "campaign", c.ID)
 		c.Status, c.UpdatedAt = campaign.Completed, now
 	}
 	return c, nil
@@ -561,14 +562,17 @@ func (h *Handler) cancelCampaign(ctx context.Context, r httpapi.Request) httpapi
 	if !ok {
 		deadline = h.clock.Now().Add(CancelBudget)
 	}
+	key := campaign.CampaignItemKey(c.ID).String()
 	res, err := h.cancel.Cancel(ctx, c.ID, "cancelled by its owner", deadline)
 	if err != nil {
-		return httpapi.Internal(ctx, h.log, err)
+		return httpapi.Internal(ctx, h.log, err, logfield.Key, key, "campaign", c.ID)
 	}
 	status := http.StatusOK
 	if res.Continue {
 		status = http.StatusAccepted // the reconciler cancels the rest
 	}
+	h.log.InfoContext(ctx, "campaign cancelled by its owner", logfield.Key, key, "campaign", c.ID, "cancelled", res.Cancelled,
+		"schedulesDeleted", res.SchedulesDeleted, "done", !res.Continue)
 	return httpapi.JSON(status, cancelJSON{ID: c.ID, Status: string(campaign.CampaignCancelled), Cancelled: res.Cancelled,
 		SchedulesDeleted: res.SchedulesDeleted, Done: !res.Continue})
 }

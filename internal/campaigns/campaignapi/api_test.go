@@ -21,6 +21,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/logfield/logfieldtest"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -53,6 +54,12 @@ var now = time.Date(2026, 6, 1, 6, 0, 0, 0, time.UTC) // Monday 08:00 in Berlin
 
 func setup(t *testing.T) *env {
 	t.Helper()
+	return setupLogging(t, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// setupLogging is setup with the handler logging to log.
+func setupLogging(t *testing.T, log *slog.Logger) *env {
+	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
 	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
@@ -63,7 +70,7 @@ func setup(t *testing.T) *env {
 	c.Margin = 5 * time.Second // as the API's main sets it
 	var err error
 	e.h, err = campaignapi.New(st, pagecursor.NewRandom(), e.starts, c, clock, func() string { e.n++; return fmt.Sprintf("c%d", e.n) },
-		[]string{"http://localhost:5173"}, campaignapi.DefaultSenderGroup, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		[]string{"http://localhost:5173"}, campaignapi.DefaultSenderGroup, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +281,28 @@ func TestLifecycleOverTheAPI(t *testing.T) {
 			t.Fatalf("%d %v", status, out)
 		}
 	})
+}
+
+// TestCancelLogsTheCampaignKey: a cancel's outcome line names the
+// campaign by its item's key in logfield.Key (unschedule why --logs),
+// and no recipient's address.
+func TestCancelLogsTheCampaignKey(t *testing.T) {
+	log, c := logfieldtest.New()
+	e := setupLogging(t, log)
+	_, created := e.do("POST", campaignapi.RouteCampaigns, "", "u1", body(2, okSchedule), nil)
+	id, _ := created["id"].(string)
+	if status, out := e.do("POST", campaignapi.RouteCancel, id, "u1", "", nil); status != 200 {
+		t.Fatalf("%d %v", status, out)
+	}
+	c.RequireKey(t, "campaign cancelled by its owner", campaign.CampaignItemKey(id).String())
+	if id != "c1" || campaign.CampaignItemKey(id).String() != "C#c1/META" {
+		t.Errorf("campaign %s: key %s, want C#c1/META", id, campaign.CampaignItemKey(id))
+	}
+	for _, l := range c.Lines(t) {
+		if b, _ := json.Marshal(l); strings.Contains(string(b), "@example.com") {
+			t.Errorf("a line logs a recipient's address: %s", b)
+		}
+	}
 }
 
 func sameKeys(a, b map[string]any) bool {

@@ -21,6 +21,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
 // Recorder writes metrics (metrics.Recorder).
@@ -80,10 +81,11 @@ func (p *Provision) Handle(ctx context.Context, e ProvisionEvent) error {
 	p.Metrics.Add(campaignmetrics.CampaignProvisionThrottles, float64(res.Throttles))
 	if err != nil {
 		p.Metrics.Add(campaignmetrics.CampaignProvisionErrors, 1)
-		p.Log.ErrorContext(ctx, "provision run failed", "campaignId", e.CampaignID, "error", err.Error())
+		p.Log.ErrorContext(ctx, "provision run failed", logfield.Key, campaign.CampaignItemKey(e.CampaignID).String(),
+			"campaignId", e.CampaignID, "error", err.Error())
 		return err
 	}
-	log := p.Log.With("campaignId", e.CampaignID, "next", res.Next, "created", res.Created, "left", res.Errors,
+	log := p.Log.With(logfield.Key, campaign.CampaignItemKey(e.CampaignID).String(), "campaignId", e.CampaignID, "next", res.Next, "created", res.Created, "left", res.Errors,
 		"runs", res.Runs, "calls", res.Calls, "throttles", res.Throttles)
 	if res.Continue {
 		p.Metrics.Add(campaignmetrics.CampaignProvisionContinued, 1)
@@ -135,7 +137,8 @@ func (s *Send) Handle(ctx context.Context, raw json.RawMessage) error {
 		return nil
 	}
 	out, err := s.Worker.Handle(ctx, e)
-	log := s.Log.With("campaignId", e.CampaignID, "taskId", e.TaskID, "outcome", string(out))
+	log := s.Log.With(logfield.Key, campaign.ItemKey(campaign.Key{CampaignID: e.CampaignID, TaskID: e.TaskID}).String(),
+		"campaignId", e.CampaignID, "taskId", e.TaskID, "outcome", string(out))
 	switch out {
 	case send.Sent:
 		s.Metrics.Add(campaignmetrics.CampaignSendsSent, 1)

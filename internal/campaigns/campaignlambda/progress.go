@@ -14,6 +14,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
 // TaskImage reads a send task from a stream record's new image (the
@@ -157,7 +158,8 @@ func (p *Progress) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.
 			continue
 		}
 		p.Metrics.Add(campaignmetrics.CampaignProgressErrors, 1)
-		p.Log.ErrorContext(ctx, "announce failed; the stream retries from its first record", "campaignId", b.CampaignID,
+		p.Log.ErrorContext(ctx, "announce failed; the stream retries from its first record",
+			logfield.Key, campaign.CampaignItemKey(b.CampaignID).String(), "campaignId", b.CampaignID,
 			"sequenceNumber", b.FirstSequence, "canceled", errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded),
 			"error", err.Error())
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: b.FirstSequence})

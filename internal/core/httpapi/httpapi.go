@@ -82,13 +82,14 @@ func Error(status int, code, msg string) Response {
 
 // Internal answers an error the caller did not cause without echoing it:
 // a 503 "try again" for a request that ran out of time, else a 500. The
-// error itself is logged.
-func Internal(ctx context.Context, log *slog.Logger, err error) Response {
+// error itself is logged, with attrs (the item's key, where the request acts on one).
+func Internal(ctx context.Context, log *slog.Logger, err error, attrs ...any) Response {
+	attrs = append(attrs, "error", err.Error())
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		log.ErrorContext(ctx, "request timed out", "error", err.Error())
+		log.ErrorContext(ctx, "request timed out", attrs...)
 		return Error(http.StatusServiceUnavailable, "unavailable", "the service is busy, try again")
 	}
-	log.ErrorContext(ctx, "internal error", "error", err.Error())
+	log.ErrorContext(ctx, "internal error", attrs...)
 	return Error(http.StatusInternalServerError, "internal_error", "something went wrong on our side, try again")
 }
 

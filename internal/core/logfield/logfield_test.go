@@ -1,11 +1,9 @@
 package logfield_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,25 +11,11 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/core/logfield"
+	"github.com/unschedule/unschedule/internal/core/logfield/logfieldtest"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
-
-// lines are the JSON log lines written to buf.
-func lines(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not a JSON line: %s", l)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // TestOutcomeLinesCarryTheKey: the outcome lines of the cancel worker
 // and of the reconciler's repairs name their item in logfield.Key, the
@@ -71,28 +55,53 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 			_, err = r.Run(ctx)
 			return err
 		}},
+		{"the reconciler's orphan delete", "orphan schedule deleted", func(log *slog.Logger) error {
+			store, sched := memory.NewStore(), inmem.NewScheduler()
+			if err := sched.Create(ctx, task.Schema.ScheduleFor(contract.Item{Key: contract.Key{Partition: tk.UserID, Sort: tk.TaskID},
+				Due: tk.DueAt, Token: tk.ScheduleToken})); err != nil {
+				return err
+			}
+			c := clock.NewFake(now)
+			svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: &memory.Outbox{}, Clock: c, Log: log})
+			if err != nil {
+				return err
+			}
+			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(store, store),
+				Scheduler: sched, Schedules: sched, Firer: svc, Checkpoints: &scratch{}, Clock: c, Sleep: c.Sleep, Log: log})
+			if err != nil {
+				return err
+			}
+			_, err = r.Run(ctx)
+			return err
+		}},
+		{"the to-do app's failed schedule create", "schedule create failed; task marked for repair", func(log *slog.Logger) error {
+			sched := inmem.NewScheduler()
+			sched.Fail = func(string, string) error { return errors.New("throttled") }
+			svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: sched, Clock: clock.NewFake(now),
+				IDs: fixedID(tk.TaskID), Log: log})
+			if err != nil {
+				return err
+			}
+			_, err = svc.Create(ctx, tk.UserID, task.NewTask{Title: "t", DueAt: tk.DueAt})
+			return err
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := tt.run(slog.New(slog.NewJSONHandler(&buf, nil))); err != nil {
+			log, c := logfieldtest.New()
+			if err := tt.run(log); err != nil {
 				t.Fatal(err)
 			}
-			found := false
-			for _, l := range lines(t, &buf) {
-				if l["msg"] == tt.want {
-					found = true
-					if l[logfield.Key] != key {
-						t.Errorf("%q has %s = %v, want %s", tt.want, logfield.Key, l[logfield.Key], key)
-					}
-				}
-			}
-			if !found {
-				t.Errorf("no %q line in:\n%s", tt.want, buf.String())
-			}
+			c.RequireKey(t, tt.want, key)
 		})
 	}
 }
+
+// fixedID gives every task the same id.
+type fixedID string
+
+func (f fixedID) NewID(time.Time) string { return string(f) }
+func (fixedID) NewToken() string         { return "tok" }
 
 type scratch struct{}
 

@@ -34,6 +34,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
@@ -657,7 +658,7 @@ func (x *run) inBudget(ctx context.Context) error {
 }
 
 func (x *run) logger(it Item) *slog.Logger {
-	return x.d.Log.With("key", it.Key.String(), "dueAt", contract.FormatTime(it.Due))
+	return x.d.Log.With(logfield.Key, it.Key.String(), "dueAt", contract.FormatTime(it.Due))
 }
 
 // overdue handles an item of the overdue sweep: armed and due at least
@@ -1128,6 +1129,7 @@ func (x *run) schedule(ctx context.Context, s timer.Schedule) {
 			return
 		}
 	}
+	log = log.With(logfield.Key, s.Payload.Key.String())
 	it, err := x.d.Items.Get(ctx, s.Payload.Key)
 	switch {
 	case errors.Is(err, ErrItemNotFound):
@@ -1146,7 +1148,7 @@ func (x *run) schedule(ctx context.Context, s timer.Schedule) {
 		return
 	}
 	x.res.SchedulesDeleted++
-	log.InfoContext(ctx, "orphan schedule deleted", "key", s.Payload.Key.String(), "state", it.State)
+	log.InfoContext(ctx, "orphan schedule deleted", "state", it.State)
 }
 
 // misplaced handles a listed schedule at another due time than its
@@ -1154,7 +1156,7 @@ func (x *run) schedule(ctx context.Context, s timer.Schedule) {
 // time is deleted, and the item's own is created when it is still ahead
 // (on a timer that holds one per name, the delete removed it).
 func (x *run) misplaced(ctx context.Context, e *pendingEntry, s timer.Schedule) {
-	log := x.d.Log.With("schedule", s.Name, "key", e.key.String(), "at", contract.FormatTime(s.At))
+	log := x.d.Log.With("schedule", s.Name, logfield.Key, e.key.String(), "at", contract.FormatTime(s.At))
 	it, err := x.d.Items.Get(ctx, e.key)
 	switch {
 	case errors.Is(err, ErrItemNotFound):
@@ -1211,7 +1213,7 @@ func (x *run) restoreMissing(ctx context.Context) {
 			x.missingLeft++
 			continue
 		}
-		log := x.d.Log.With("key", e.key.String())
+		log := x.d.Log.With(logfield.Key, e.key.String())
 		it, err := x.d.Items.Get(ctx, e.key)
 		switch {
 		case errors.Is(err, ErrItemNotFound):

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 
 	"github.com/unschedule/unschedule/deferredjobs/job"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
 // Queue sends one job.
@@ -55,12 +56,15 @@ func (d *Dispatcher) Handle(ctx context.Context, payload []byte) error {
 		d.log.Error("not a deferred job", "error", err)
 		return err
 	}
+	// The item's key as its writer spells it (job.Item.Key), which
+	// unschedule why --logs queries in logfield.Key.
+	log := d.log.With(logfield.Key, job.Item{Tenant: j.Tenant, Window: j.Window}.Key().String(), "tenant", j.Tenant, "window", j.Window)
 	if err := d.queue.Send(ctx, j); err != nil {
 		d.rec.Add(d.metrics.QueueFailed, 1)
-		d.log.Error("queue refused a job", "tenant", j.Tenant, "window", j.Window, "error", err)
+		log.Error("queue refused a job", "error", err)
 		return fmt.Errorf("queue the job of %s: %w", j.Tenant, err)
 	}
 	d.rec.Add(d.metrics.Queued, 1)
-	d.log.Info("job queued", "tenant", j.Tenant, "window", j.Window)
+	log.Info("job queued")
 	return nil
 }

@@ -3,13 +3,13 @@ package jobdispatch
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/deferredjobs/job"
+	"github.com/unschedule/unschedule/internal/core/logfield/logfieldtest"
 )
 
 type fakeQueue struct {
@@ -41,14 +41,16 @@ func TestHandle(t *testing.T) {
 		wantJobs  int
 		wantErr   error
 		want      counts
+		line      string // the outcome's line, which names the item in logfield.Key ("": none)
 	}{
-		{"a fired item is one job", payload, false, 1, nil, counts{"Queued": 1}},
-		{"a queue that refuses fails the firing (retried)", payload, true, 0, nil, counts{"QueueFailed": 1}},
-		{"a payload that is no job fails, counted", `{"pk":"x","sk":"y","dueAt":"2027-03-01T03:00:00Z"}`, false, 0, job.ErrInvalid, counts{"Malformed": 1}},
+		{"a fired item is one job", payload, false, 1, nil, counts{"Queued": 1}, "job queued"},
+		{"a queue that refuses fails the firing (retried)", payload, true, 0, nil, counts{"QueueFailed": 1}, "queue refused a job"},
+		{"a payload that is no job fails, counted", `{"pk":"x","sk":"y","dueAt":"2027-03-01T03:00:00Z"}`, false, 0, job.ErrInvalid, counts{"Malformed": 1}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, c := &fakeQueue{fail: tc.queueDown}, counts{}
-			d, err := NewDispatcher(q, slog.New(slog.NewTextHandler(io.Discard, nil)), c, names)
+			log, lines := logfieldtest.New()
+			d, err := NewDispatcher(q, log, c, names)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,6 +60,11 @@ func TestHandle(t *testing.T) {
 			}
 			if len(q.jobs) != tc.wantJobs || tc.wantJobs == 1 && (q.jobs[0].Tenant != "shop-1" || !q.jobs[0].Window.Equal(mon)) {
 				t.Fatalf("jobs %+v", q.jobs)
+			}
+			if tc.line != "" {
+				// As the writer spells the item's sort key, and the
+				// operator queries it: unschedule why pk=shop-1,sk=2027-03-01T03:00:00Z.
+				lines.RequireKey(t, tc.line, "shop-1/2027-03-01T03:00:00Z")
 			}
 			if len(c) != len(tc.want) {
 				t.Fatalf("metrics %v, want %v", c, tc.want)

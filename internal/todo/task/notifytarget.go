@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
 // NotifyStore is the part of the task Store the notify target uses.
@@ -104,7 +105,7 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 	cur, err := t.tasks.Get(ctx, p.Key.Partition, p.Key.Sort)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		t.log.InfoContext(ctx, "task gone before its notification: nothing sent", "key", p.Key.String())
+		t.log.InfoContext(ctx, "task gone before its notification: nothing sent", logfield.Key, p.Key.String())
 		return NotifyGone, nil
 	case err != nil:
 		return "", fmt.Errorf("notify: read task %s: %w", p.Key.Sort, err)
@@ -113,7 +114,7 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 		DueAt: cur.DueAt, Link: t.link(cur.TaskID)}
 	if p.IsReminder() {
 		if !stillReminds(cur, p) {
-			t.log.InfoContext(ctx, "task changed before its reminder: nothing sent", "key", p.Key.String(),
+			t.log.InfoContext(ctx, "task changed before its reminder: nothing sent", logfield.Key, p.Key.String(),
 				"status", string(cur.Status))
 			return NotifyStale, nil
 		}
@@ -127,7 +128,7 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 		// Made Pending again (or Done) after the claim by a writer other
 		// than the API: there is no expiry to tell. The deadline is not
 		// compared: the claim, the core's, is the gate for that.
-		t.log.WarnContext(ctx, "task is no longer expired: nothing sent", "key", p.Key.String(),
+		t.log.WarnContext(ctx, "task is no longer expired: nothing sent", logfield.Key, p.Key.String(),
 			"status", string(cur.Status), "dueAt", FormatTime(cur.DueAt))
 		return NotifyStale, nil
 	}
@@ -150,7 +151,7 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 func (t *NotifyTarget) settle(ctx context.Context, cur Task) {
 	if err := t.tasks.MarkNotified(ctx, cur.UserID, cur.TaskID, t.now().UTC().Truncate(time.Second)); err != nil &&
 		!errors.Is(err, ErrConditionFailed) {
-		t.log.ErrorContext(ctx, "notified, but recording it in the task store failed", "key", Key(cur.UserID, cur.TaskID).String(),
+		t.log.ErrorContext(ctx, "notified, but recording it in the task store failed", logfield.Key, Key(cur.UserID, cur.TaskID).String(),
 			"error", err.Error())
 	}
 }

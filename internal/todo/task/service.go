@@ -9,6 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
 // Service applies the lifecycle rules. Each method is one use case.
@@ -142,7 +143,7 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 		// unconfirmed and the reconciler checks it: nothing is lost.
 		if err := s.store.MarkScheduled(ctx, userID, t.TaskID, t.DueAt); err != nil {
 			s.log.WarnContext(ctx, "recording the schedule failed; the reconciler checks it",
-				"taskId", t.TaskID, "error", err.Error())
+				logfield.Key, Key(userID, t.TaskID).String(), "taskId", t.TaskID, "error", err.Error())
 		} else {
 			t.ScheduledFor = t.DueAt
 		}
@@ -151,12 +152,13 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 		// task stays unconfirmed).
 	default:
 		s.log.WarnContext(ctx, "schedule create failed; task marked for repair",
-			"taskId", t.TaskID, "error", err.Error())
+			logfield.Key, Key(userID, t.TaskID).String(), "taskId", t.TaskID, "error", err.Error())
 		t.ScheduleRepair = true
 		if err := s.store.SetScheduleRepair(ctx, userID, t.TaskID, true); err != nil {
 			// Unmarked and unconfirmed: the reconciler still reads its
 			// schedule back, and creates it.
-			s.log.ErrorContext(ctx, "marking task for repair failed", "taskId", t.TaskID, "error", err.Error())
+			s.log.ErrorContext(ctx, "marking task for repair failed", logfield.Key, Key(userID, t.TaskID).String(), "taskId", t.TaskID,
+				"error", err.Error())
 		}
 	}
 	return t, nil

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/logfield"
 )
@@ -39,23 +41,40 @@ const MaxHistory = 500
 // maxGroups is how many log groups one Logs Insights query may read.
 const maxGroups = 50
 
-// historyQuery is the Logs Insights query of the lines about key: the
-// functions log it in logfield.Key.
+// historyQuery is the Logs Insights query of the lines about any of
+// keys: the functions log an item's key in logfield.Key.
 // https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_QuerySyntax.html
-func historyQuery(key string) string {
-	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key)
-	return fmt.Sprintf("fields @timestamp, @log, level, msg, @message | filter %s = \"%s\" | sort @timestamp asc | limit %d",
-		logfield.Key, quoted, MaxHistory)
+// https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_QuerySyntax-Filter.html (or)
+func historyQuery(keys ...string) string {
+	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	var conds []string
+	for _, k := range keys {
+		conds = append(conds, fmt.Sprintf("%s = \"%s\"", logfield.Key, q.Replace(k)))
+	}
+	return fmt.Sprintf("fields @timestamp, @log, level, msg, @message | filter %s | sort @timestamp asc | limit %d",
+		strings.Join(conds, " or "), MaxHistory)
+}
+
+// historyKeys are the keys whose lines tell k's history: its own, and
+// for a campaign's send task its campaign's (campaign.CampaignItemKey:
+// provisioning, a cancel), which the campaign functions log.
+func historyKeys(k contract.Key, ts []Table) []string {
+	keys := []string{k.String()}
+	if ck, err := campaign.KeyOf(k); err == nil && slices.ContainsFunc(ts, func(t Table) bool { return t.Kind == KindCampaignSends }) {
+		keys = append(keys, campaign.CampaignItemKey(ck.CampaignID).String())
+	}
+	return keys
 }
 
 // logGroups are the log groups of the functions that carry the schema
-// of any of tables ts or name one: the expiry, notify, stream processor,
-// worker and reconciler (the campaign functions, for the campaign table).
+// of any of tables ts, name one, or are the target its firing invokes:
+// the expiry, notify, stream processor, worker and reconciler (the
+// campaign functions, for the campaign table; a dispatcher target).
 func (w *World) logGroups(ts ...Table) []string {
 	var out []string
 	for _, f := range w.Stack.Functions {
 		if slices.ContainsFunc(ts, func(t Table) bool {
-			return f.Env[envvars.ItemSchema] == t.Schema.EnvValue() || slices.Contains(t.Functions, f.Name)
+			return f.Env[envvars.ItemSchema] == t.Schema.EnvValue() || slices.Contains(t.Functions, f.Name) || slices.Contains(t.Targets, f.Name)
 		}) {
 			out = append(out, f.LogGroup)
 		}
@@ -93,7 +112,7 @@ func (w *World) History(ctx context.Context, table, key string, since time.Durat
 	}
 	end := w.now()
 	q, err := w.Logs.StartQuery(ctx, &cloudwatchlogs.StartQueryInput{LogGroupNames: groups,
-		StartTime: aws.Int64(end.Add(-since).Unix()), EndTime: aws.Int64(end.Unix()), QueryString: aws.String(historyQuery(k.String())),
+		StartTime: aws.Int64(end.Add(-since).Unix()), EndTime: aws.Int64(end.Unix()), QueryString: aws.String(historyQuery(historyKeys(k, ts)...)),
 		Limit: aws.Int32(MaxHistory)})
 	if err != nil {
 		return nil, fmt.Errorf("start the log query: %w", err)

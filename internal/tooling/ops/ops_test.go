@@ -199,6 +199,50 @@ func TestHistory(t *testing.T) {
 	}
 }
 
+// TestHistoryOfEachTable: each table's query reads the log groups of the
+// functions that log its items' keys, its firing's target among them
+// (the dispatchers carry no schema), and filters the keys those
+// functions log: a send task's own, and its campaign's.
+func TestHistoryOfEachTable(t *testing.T) {
+	f := opstest.New(t, now)
+	tests := []struct {
+		name, table, key string
+		groups           []string // substrings of log groups the query must read
+		keys             []string // the keys it must filter
+	}{
+		{"a future event: its dispatcher's lines", opstest.FutureEventsTable, "pk=ev-1",
+			[]string{"FutureEventsHandler", "FutureEventsCoreReconciler"}, []string{"ev-1"}},
+		{"a deferred job: its dispatcher's lines", opstest.DeferredJobsTable, "pk=shop-1,sk=2030-01-01T03:00:00Z",
+			[]string{"DeferredJobsDispatcher", "DeferredJobsCoreReconciler"}, []string{"shop-1/2030-01-01T03:00:00Z"}},
+		{"a send task: its campaign's lines too", opstest.CampaignTable, "pk=C#c1,sk=T#c1-00000",
+			[]string{"CampaignsSendFunction", "CampaignsReconcilerFunction"}, []string{"C#c1/T#c1-00000", "C#c1/META"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &opstest.Logs{}
+			f.World.Logs, f.World.PollEvery = logs, time.Millisecond
+			if _, err := f.World.History(context.Background(), tt.table, tt.key, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			g := strings.Join(logs.Query.LogGroupNames, " ")
+			for _, want := range tt.groups {
+				if !strings.Contains(g, want) {
+					t.Errorf("log groups %s: want %s's", g, want)
+				}
+			}
+			q := aws.ToString(logs.Query.QueryString)
+			for _, k := range tt.keys {
+				if !strings.Contains(q, logfield.Key+` = "`+k+`"`) {
+					t.Errorf("query %q does not filter %s", q, k)
+				}
+			}
+			if n := strings.Count(q, logfield.Key+" = "); n != len(tt.keys) {
+				t.Errorf("query %q filters %d keys, want %d", q, n, len(tt.keys))
+			}
+		})
+	}
+}
+
 // TestWhyOnStepFunctions: on the Step Functions timer the entry is the
 // item's running execution, and when it was stopped, why says so.
 func TestWhyOnStepFunctions(t *testing.T) {

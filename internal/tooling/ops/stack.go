@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -117,6 +118,11 @@ type Table struct {
 	Reconciler string `json:"reconciler,omitempty"`
 	// Functions are the functions that carry the table's schema.
 	Functions []string `json:"functions"`
+	// Targets are the stack's functions its firing invokes
+	// (TARGET_FUNCTION_ARN) that carry no schema, such as the future
+	// events' and the deferred jobs' dispatchers: their lines name the
+	// table's items too.
+	Targets []string `json:"targets,omitempty"`
 	// Kind is what the table holds: "" an item table the core's
 	// reconciler serves (TABLE_NAME), KindCampaignSends the campaign
 	// table's send tasks, which the campaign reconciler repairs with the
@@ -448,7 +454,28 @@ func tables(fns []Function) []Table {
 	}
 	out := make([]Table, 0, len(order))
 	for _, name := range order {
-		out = append(out, *byName[name])
+		t := byName[name]
+		t.Targets = targets(fns, t.Functions)
+		out = append(out, *t)
+	}
+	return out
+}
+
+// targets are the functions of fns, not among names, that a function
+// among names invokes as its target (by ARN, qualified or not).
+func targets(fns []Function, names []string) []string {
+	var out []string
+	for _, f := range fns {
+		arn := f.Env[envvars.TargetFunctionArn]
+		if arn == "" || !slices.Contains(names, f.Name) {
+			continue
+		}
+		for _, g := range fns {
+			if g.ARN != "" && (arn == g.ARN || strings.HasPrefix(arn, g.ARN+":")) &&
+				!slices.Contains(names, g.Name) && !slices.Contains(out, g.Name) {
+				out = append(out, g.Name)
+			}
+		}
 	}
 	return out
 }
