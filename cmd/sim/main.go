@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/sim"
 )
@@ -63,9 +64,9 @@ func run(args []string, out io.Writer) int {
 			*timer = *layer
 		}
 	}
-	timers := timerspec.All
+	timers := timerkind.Names()
 	if *timer != "all" {
-		t, err := timerspec.Parse(*timer)
+		t, err := timerkind.Parse(*timer)
 		if err != nil {
 			fmt.Fprintf(out, "-timer: %v\n", err)
 			return 2

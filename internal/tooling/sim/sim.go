@@ -45,6 +45,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
@@ -126,7 +127,7 @@ func ParseWorkload(s string) (Workload, error) {
 // run on every timer (campaign sends are armed through the core's timer
 // ports, as tasks are).
 func Applies(w Workload, t timerspec.Name) bool {
-	return t == "" || slices.Contains(timerspec.All, t)
+	return t == "" || slices.Contains(timerkind.Names(), t)
 }
 
 // Config is one history.
