@@ -109,7 +109,7 @@ func run(args []string, out io.Writer) int {
 // replayFlags are the flags that replay a history of cfg.
 func replayFlags(cfg sim.Config) string {
 	flags := ""
-	if cfg.Timer != "" && cfg.Timer != timerspec.EventBridgeScheduler {
+	if def, _ := timerkind.Lookup(""); cfg.Timer != "" && cfg.Timer != def.Name {
 		flags += " -timer " + string(cfg.Timer)
 	}
 	switch cfg.Workload {

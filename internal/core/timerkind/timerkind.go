@@ -101,6 +101,9 @@ type Kind struct {
 	Decode func(raw json.RawMessage) (b Batch, ok bool)
 	// Memory returns the kind's in-memory stand-in. Required.
 	Memory func(o MemoryOptions) Standin
+	// Describe, when set, says for an operator what an entry of the timer
+	// called label, due at, is at now (nil: "an entry due <at>").
+	Describe func(label string, at, now time.Time) string
 	// Lateness, when set, refuses a lateness the kind cannot show (the
 	// adopters' kit's Config.Late): nil accepts any.
 	Lateness func(late time.Duration) error

@@ -32,6 +32,7 @@ func init() {
 			s.ListPrefix = o.Schema.ScheduleNamePrefix
 			return s
 		},
+		Describe: func(_ string, at, _ time.Time) string { return "schedule " + AtExpression(ScheduleTime(at)) },
 		Lateness: func(late time.Duration) error {
 			if late >= time.Minute {
 				return fmt.Errorf("the Scheduler fires within the minute of a schedule: use 0 to 59s")

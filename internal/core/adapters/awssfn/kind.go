@@ -28,7 +28,8 @@ func init() {
 		New: func(cfg aws.Config, s timerkind.Settings) (timerkind.Timer, error) {
 			return New(sfn.NewFromConfig(cfg), s.Adapter.(Config))
 		},
-		Memory: func(o timerkind.MemoryOptions) timerkind.Standin { return inmem.NewExecutions(o.Now) },
+		Memory:   func(o timerkind.MemoryOptions) timerkind.Standin { return inmem.NewExecutions(o.Now) },
+		Describe: func(label string, _, _ time.Time) string { return "a running execution of " + label },
 		Lateness: func(late time.Duration) error {
 			if late != 0 {
 				return errors.New("StepFunctions fires to the second: leave it 0")

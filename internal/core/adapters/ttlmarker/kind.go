@@ -2,11 +2,13 @@ package ttlmarker
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
@@ -27,6 +29,7 @@ func init() {
 			return New(dynamodb.NewFromConfig(cfg), s.Adapter.(Config))
 		},
 		Decode:         decode,
+		Describe:       describe,
 		Memory:         func(o timerkind.MemoryOptions) timerkind.Standin { return inmem.NewTTLMarkers(o.Delay) },
 		FiresWithin:    timerspec.TTLPrecision,
 		DuplicateFault: "ttl-deletion-delivered-twice",
@@ -54,4 +57,15 @@ func decode(raw json.RawMessage) (timerkind.Batch, bool) {
 		b.Firings = append(b.Firings, timerkind.Firing{ID: d.SequenceNumber, Payload: d.Payload})
 	}
 	return b, true
+}
+
+// describe says what a marker due at is at now. A marker past its time
+// is still read until DynamoDB deletes it: "typically within two days of
+// expiration", best effort
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
+func describe(_ string, at, now time.Time) string {
+	if !at.After(now) {
+		return "a TTL marker past its time (" + contract.FormatTime(at) + "), not deleted yet: DynamoDB deletes expired items best effort, typically within two days"
+	}
+	return "a TTL marker, deleted by DynamoDB after " + contract.FormatTime(at)
 }
