@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,8 +115,8 @@ func TestEnvironmentAndAdapter(t *testing.T) {
 				t.Fatalf("Load = %+v, %v", c, err)
 			}
 			if tc.missing != "" {
-				if e.Err() == nil {
-					t.Fatalf("no error for the missing %s", tc.missing)
+				if e.Err() == nil || !strings.Contains(e.Err().Error(), tc.missing) {
+					t.Fatalf("error %v, want one naming the missing %s", e.Err(), tc.missing)
 				}
 				return
 			}
@@ -207,6 +208,12 @@ func TestSimulation(t *testing.T) {
 	}
 	if s.Histories != n {
 		t.Fatalf("%d histories, want %d", s.Histories, n)
+	}
+	// The simulation injects what the kind says of itself: no early
+	// firing (FiresEarly unset), late and duplicate ones of its own
+	// (FiresWithin zero, no DuplicateFault of its own).
+	if s.Faults[sim.FaultFiredEarly] != 0 || s.Faults[sim.FaultFiredLate] == 0 || s.Faults[sim.FaultFiredTwice] == 0 {
+		t.Errorf("faults %v: want no %s, some %s and %s", s.Faults, sim.FaultFiredEarly, sim.FaultFiredLate, sim.FaultFiredTwice)
 	}
 	t.Logf("%d histories, %d tasks, faults %v", s.Histories, s.Tasks, s.Faults)
 }
