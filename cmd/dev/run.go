@@ -16,6 +16,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/identity"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 	"github.com/unschedule/unschedule/internal/tooling/devserver"
@@ -71,7 +72,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
-	if o.timer, err = timerspec.Parse(*timer); err != nil {
+	if o.timer, err = timerkind.Parse(*timer); err != nil {
 		err = fmt.Errorf("-timer: %w", err)
 		fmt.Fprintln(stderr, err)
 		return o, err

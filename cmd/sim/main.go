@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/sim"
 )
@@ -63,9 +64,9 @@ func run(args []string, out io.Writer) int {
 			*timer = *layer
 		}
 	}
-	timers := timerspec.All
+	timers := timerkind.Names()
 	if *timer != "all" {
-		t, err := timerspec.Parse(*timer)
+		t, err := timerkind.Parse(*timer)
 		if err != nil {
 			fmt.Fprintf(out, "-timer: %v\n", err)
 			return 2
@@ -108,7 +109,7 @@ func run(args []string, out io.Writer) int {
 // replayFlags are the flags that replay a history of cfg.
 func replayFlags(cfg sim.Config) string {
 	flags := ""
-	if cfg.Timer != "" && cfg.Timer != timerspec.EventBridgeScheduler {
+	if def, _ := timerkind.Lookup(""); cfg.Timer != "" && cfg.Timer != def.Name {
 		flags += " -timer " + string(cfg.Timer)
 	}
 	switch cfg.Workload {

@@ -29,6 +29,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inproc"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
@@ -183,18 +184,17 @@ func New(t TB, c Config) *Pipeline {
 	if err := s.Validate(); err != nil {
 		t.Fatalf("pipelinetest: Config.Schema: %v", err)
 	}
-	l, ok := map[Timer]timerspec.Name{"": timerspec.EventBridgeScheduler, Scheduler: timerspec.EventBridgeScheduler,
-		StepFunctions: timerspec.StepFunctions, TTL: timerspec.TTL}[c.Timer]
-	if !ok {
-		t.Fatalf("pipelinetest: Config.Timer %q is unknown: use pipelinetest.Scheduler, StepFunctions or TTL", c.Timer)
+	l, err := timerkind.Parse(string(c.Timer))
+	if err != nil {
+		t.Fatalf("pipelinetest: Config.Timer %q is unknown: use pipelinetest.Scheduler, StepFunctions, TTL or another registered timer", c.Timer)
 	}
-	switch {
-	case c.Late < 0:
+	if c.Late < 0 {
 		t.Fatalf("pipelinetest: Config.Late is %s: use 0 or more", c.Late)
-	case l == timerspec.EventBridgeScheduler && c.Late >= time.Minute:
-		t.Fatalf("pipelinetest: Config.Late is %s, but the Scheduler fires within the minute of a schedule: use 0 to 59s", c.Late)
-	case l == timerspec.StepFunctions && c.Late != 0:
-		t.Fatalf("pipelinetest: Config.Late is %s, but StepFunctions fires to the second: leave it 0", c.Late)
+	}
+	if k := timerkind.Must(l); k.Lateness != nil {
+		if err := k.Lateness(c.Late); err != nil {
+			t.Fatalf("pipelinetest: Config.Late is %s, but %v", c.Late, err)
+		}
 	}
 	p := &Pipeline{t: t, late: c.Late, ctx: context.Background()}
 	target := fire.DeliverFunc(func(ctx context.Context, pl contract.Payload) error {
@@ -204,7 +204,6 @@ func New(t TB, c Config) *Pipeline {
 		p.calls = append(p.calls, Call{At: p.p.Clock.Now(), Payload: pl, Err: err})
 		return err
 	})
-	var err error
 	p.p, err = inproc.NewForSchema(s, target, inproc.Options{Start: c.Start, Timer: l,
 		SchedulerMinutes: true, SchedulerLateness: c.Late, TTLDelay: func() time.Duration { return c.Late },
 		Log: slog.New(slog.DiscardHandler)})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
@@ -45,8 +46,8 @@ func TestLoadTimerReadsOnlyItsTimersVariables(t *testing.T) {
 			if err != nil || c.Timer != tc.want {
 				t.Fatalf("timer %s (%v), want %s", c.Timer, err, tc.want)
 			}
-			if tc.want == timerspec.TTL && c.TTL.TTLAttr != timerspec.DefaultTTLAttr {
-				t.Fatalf("TTL attribute %q, want the default", c.TTL.TTLAttr)
+			if tc.want == timerspec.TTL && c.Adapter.(ttlmarker.Config).TTLAttr != timerspec.DefaultTTLAttr {
+				t.Fatalf("TTL attribute %q, want the default", c.Adapter.(ttlmarker.Config).TTLAttr)
 			}
 		})
 	}

@@ -9,12 +9,16 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	// The kinds whose events Invoke decodes: a kind without a decoder
+	// (Scheduler, Step Functions) hands over the payload itself, and is
+	// not linked, so the function links no SDK client it never calls.
+	_ "github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 )
 
 // settings are what the function reads from its environment.
@@ -156,7 +160,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 // a batch item failure (the mapping has ReportBatchItemFailures): the
 // stream retries from that record.
 func (h *handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
-	return ttlmarker.Invoke(ctx, raw, h.Handle, func(delivered bool) {
+	return timerkind.Invoke(ctx, raw, h.Handle, func(delivered bool) {
 		if delivered {
 			h.metrics.Add(metrics.TTLDispatched, 1)
 		} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
@@ -207,7 +208,7 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Reconcile != tt.want || got.Table != "tasks" || got.Timer.Scheduler.GroupName != "g" || got.Target != "arn:notify" ||
+			if got.Reconcile != tt.want || got.Table != "tasks" || got.Timer.Adapter.(awsscheduler.Config).GroupName != "g" || got.Target != "arn:notify" ||
 				got.Lease != fire.DefaultLease {
 				t.Errorf("loadConfig = %+v, want reconcile %+v", got, tt.want)
 			}

@@ -11,10 +11,13 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	// The timer kinds whose stand-ins NewTimerOf picks.
+	_ "github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timer/paced"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -127,7 +130,7 @@ func quiet(res reconcile.Result, n campaign.RepairCounts) bool {
 }
 
 func TestRepairRecreatesMissingSchedulesWithTheSameToken(t *testing.T) {
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) {
 			e := newRepairEnvOn(t, l, noon, campaign.Active, pending(noon.Add(30*time.Minute)), pending(noon.Add(50*time.Minute)), pending(noon.Add(3*time.Hour)))
 			e.arm(t, 1)
@@ -222,7 +225,7 @@ func TestRepairRules(t *testing.T) {
 		{name: "draft campaign: nothing owed", now: noon, status: campaign.Draft, task: pending(noon.Add(-2 * time.Hour)),
 			state: campaign.Pending},
 	}
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		for _, c := range cases {
 			t.Run(string(l)+"/"+c.name, func(t *testing.T) {
 				e := newRepairEnvOn(t, l, c.now, c.status, c.task)
@@ -253,7 +256,7 @@ func TestRepairRules(t *testing.T) {
 // finds in order.
 func TestRepairSecondPassIsIdempotent(t *testing.T) {
 	evening := time.Date(2026, 6, 1, 15, 30, 0, 0, time.UTC) // 17:30 Berlin
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		e := newRepairEnvOn(t, l, evening, campaign.Active,
 			pending(evening.Add(20*time.Minute)), // missing schedule
 			pending(noon),                        // overdue, window closed: retimed

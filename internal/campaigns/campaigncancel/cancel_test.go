@@ -11,8 +11,11 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	// The timer kinds whose stand-ins NewTimerOf picks.
+	_ "github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -45,7 +48,7 @@ func setupOn(t *testing.T, l timerspec.Name, states ...campaign.State) (*memory.
 }
 
 func TestCancel(t *testing.T) {
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) { testCancel(t, l) })
 	}
 }

@@ -20,7 +20,11 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
-	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	// The kinds whose events Invoke decodes: a kind without a decoder
+	// (Scheduler, Step Functions) hands over the payload itself, and is
+	// not linked, so the function links no SDK client it never calls.
+	_ "github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/logfield"
 )
 
@@ -121,7 +125,7 @@ type Send struct {
 // reported as a batch item failure, and the rest of its shard waits for
 // it (the mapping has ReportBatchItemFailures).
 func (s *Send) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
-	return ttlmarker.Invoke(ctx, raw, s.Handle, nil)
+	return timerkind.Invoke(ctx, raw, s.Handle, nil)
 }
 
 // Handle runs one fire: the core timers' payload (TaskSchema) or the

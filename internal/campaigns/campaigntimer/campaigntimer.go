@@ -15,7 +15,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // Load reads the core timer the construct bound to the send tasks
@@ -28,14 +27,7 @@ func Load(e *lambdaenv.Env, getenv func(string) string) (timers.Config, error) {
 	if err != nil || e.Err() != nil {
 		return c, err
 	}
-	s := c.Scheduler.Schema
-	switch c.Timer {
-	case timerspec.StepFunctions:
-		s = c.SFN.Schema
-	case timerspec.TTL:
-		s = c.TTL.Schema
-	}
-	if want := campaign.TaskSchema.WithDefaults().EnvValue(); s.WithDefaults().EnvValue() != want {
+	if want := campaign.TaskSchema.WithDefaults().EnvValue(); c.Schema.WithDefaults().EnvValue() != want {
 		return c, fmt.Errorf("configuration: %s is not the campaign send tasks' schema: set it to %s", envvars.ItemSchema, want)
 	}
 	return c, nil

@@ -17,8 +17,11 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	// The timer kinds whose stand-ins NewTimerOf picks.
+	_ "github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -114,7 +117,7 @@ func checkAll(t *testing.T, st *memory.CampaignStore, s *inmem.Remote) {
 // its stored one, its key and send time as the payload, which the send
 // function decodes back to the task.
 func TestScheduleCarriesTheContract(t *testing.T) {
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) {
 			st := seed(t, 1)
 			s := newTimerOn(l)

@@ -10,7 +10,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -22,7 +22,7 @@ func TestRemoteOverEveryTimer(t *testing.T) {
 	due := t0.Add(time.Hour)
 	k := contract.Key{Partition: "CAMPAIGN#c", Sort: "TASK#c-00001"}
 	s := timer.Schedule{Name: "camp-x", At: due, ClientToken: "a", Payload: contract.Payload{Key: k, Due: due}}
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) {
 			ctx := context.Background()
 			r := inmem.NewRemote(inmem.NewTimer(l, func() time.Time { return t0 }, nil), nil)

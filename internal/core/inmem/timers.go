@@ -12,22 +12,15 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
-// TimerScheduler is what the simulation and `make dev` need of an
-// timer's in-memory stand-in: the ports the worker, the API and
-// the reconciler use, plus Fire, which hands over the schedules whose time
-// came (their invocation of the expiry function), and the views the
-// checks read. Scheduler (EventBridge Scheduler), Executions (Step
-// Functions) and TTLMarkers (DynamoDB TTL) implement it.
-type TimerScheduler interface {
-	timer.Scheduler
-	timer.Reader
-	Fire(now time.Time) []contract.Schedule
-	Lookup(name string) (contract.Schedule, bool)
-	All() []contract.Schedule
-}
+// TimerScheduler is what the simulation and `make dev` need of a
+// timer's in-memory stand-in (timerkind.Standin). Scheduler (EventBridge
+// Scheduler), Executions (Step Functions) and TTLMarkers (DynamoDB TTL)
+// implement it.
+type TimerScheduler = timerkind.Standin
 
 var (
 	_ TimerScheduler = (*Scheduler)(nil)
@@ -35,28 +28,21 @@ var (
 	_ TimerScheduler = (*TTLMarkers)(nil)
 )
 
-// NewTimer returns the stand-in of a timer. now tells the time (the Step
-// Functions horizon and its stop race); ttlDelay picks each TTL
-// deletion's delay after the due time (nil: none).
+// NewTimer returns the stand-in of the timer kind called l, as its kind
+// registered it (timerkind.Register; importing
+// internal/core/adapters/timers registers the built-in ones). now tells
+// the time (the Step Functions horizon and its stop race); ttlDelay picks
+// each lazy firing's delay after the due time (the TTL deletion; nil:
+// none).
 func NewTimer(l timerspec.Name, now func() time.Time, ttlDelay func() time.Duration) TimerScheduler {
-	switch l {
-	case timerspec.StepFunctions:
-		return NewExecutions(now)
-	case timerspec.TTL:
-		return NewTTLMarkers(ttlDelay)
-	}
-	return NewScheduler()
+	return timerkind.NewStandin(l, timerkind.MemoryOptions{Now: now, Delay: ttlDelay})
 }
 
 // NewTimerOf is NewTimer for the items of schema: the EventBridge
 // Scheduler stand-in lists the schema's schedule names (ListPrefix), as
 // the adapter's NamePrefix does.
 func NewTimerOf(l timerspec.Name, schema contract.Schema, now func() time.Time, ttlDelay func() time.Duration) TimerScheduler {
-	t := NewTimer(l, now, ttlDelay)
-	if s, ok := t.(*Scheduler); ok {
-		s.ListPrefix = schema.ScheduleNamePrefix
-	}
-	return t
+	return timerkind.NewStandin(l, timerkind.MemoryOptions{Now: now, Delay: ttlDelay, Schema: schema})
 }
 
 // Executions is the Step Functions timer in memory, with the semantics of

@@ -11,7 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 )
 
 // jobsSchema is an adopter's schema with names of its own, unlike the
@@ -39,7 +39,7 @@ func TestRunRepairsAnySchemaOnEveryTimer(t *testing.T) {
 		return map[string]string{"tenant": k.Partition, "job": k.Sort, "phase": phase, "runAt": contract.FormatTime(due)}
 	}
 	future, past := t0.Add(2*time.Hour), t0.Add(-time.Hour)
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) {
 			c := clock.NewFake(t0)
 			tm := inmem.NewTimer(l, c.Now, nil)

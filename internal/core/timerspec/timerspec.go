@@ -37,24 +37,6 @@ const (
 	TTL Name = "TTL"
 )
 
-// All lists the timers, default first.
-var All = []Name{EventBridgeScheduler, StepFunctions, TTL}
-
-// Parse reads a timer name ("" is EventBridgeScheduler). It accepts the
-// lower-case spellings used by the dev flags (scheduler, stepfunctions,
-// ttl).
-func Parse(v string) (Name, error) {
-	switch v {
-	case "", string(EventBridgeScheduler), "scheduler", "eventbridgescheduler":
-		return EventBridgeScheduler, nil
-	case string(StepFunctions), "stepfunctions", "sfn":
-		return StepFunctions, nil
-	case string(TTL), "ttl":
-		return TTL, nil
-	}
-	return "", fmt.Errorf("timer %q is unknown: use %s, %s or %s", v, EventBridgeScheduler, StepFunctions, TTL)
-}
-
 // --- Step Functions -------------------------------------------------------
 
 // MaxExecution is how long a Standard execution may run: one year.

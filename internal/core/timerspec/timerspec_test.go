@@ -9,18 +9,6 @@ import (
 	"github.com/unschedule/unschedule/contract"
 )
 
-func TestParse(t *testing.T) {
-	for in, want := range map[string]Name{"": EventBridgeScheduler, "scheduler": EventBridgeScheduler,
-		"stepfunctions": StepFunctions, "StepFunctions": StepFunctions, "ttl": TTL, "TTL": TTL} {
-		if got, err := Parse(in); err != nil || got != want {
-			t.Fatalf("Parse(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	if _, err := Parse("cron"); err == nil || !strings.Contains(err.Error(), "StepFunctions") {
-		t.Fatalf("Parse(cron): %v; want an error naming the timers", err)
-	}
-}
-
 func TestExecutionNameIsStablePerItemAndDue(t *testing.T) {
 	due := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	a, b := ExecutionName("task-01J", due), ExecutionName("task-01J", due.Add(time.Second))

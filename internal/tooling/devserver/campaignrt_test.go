@@ -15,7 +15,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 )
 
 // createCampaign creates and provisions a campaign of the recipients,
@@ -259,7 +259,7 @@ func TestCampaignLimitsAreCounted(t *testing.T) {
 // stand-in of its -timer, keeps them across a restart, and fires each
 // once at its time (a TTL marker within the sweeper's delay).
 func TestCampaignSendsOnEveryTimer(t *testing.T) {
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) {
 			fake := clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 			cfg := Config{DataDir: t.TempDir(), CampaignSenders: []string{"ann@example.com"}, Timer: l, TTLMaxDelay: time.Second}

@@ -26,7 +26,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // CloudFormation is the part of the CloudFormation client discovery uses:
@@ -495,12 +494,5 @@ func loadTimer(env map[string]string) (timers.Config, error) {
 }
 
 func timerName(c timers.Config) string {
-	switch c.Timer {
-	case timerspec.StepFunctions:
-		return "stepfunctions:" + c.SFN.StateMachineArn[strings.LastIndex(c.SFN.StateMachineArn, ":")+1:]
-	case timerspec.TTL:
-		return "ttl:" + c.TTL.TTLAttr
-	default:
-		return "scheduler:" + c.Scheduler.GroupName
-	}
+	return c.Label
 }

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 )
 
 // ErrUsage marks a request the operator must change (exit code 2).
@@ -266,20 +265,12 @@ func orDash(s string) string {
 }
 
 // entryDetail says what a timer entry at at is, on table t's timer, at
-// now. A TTL marker past its time is still read until DynamoDB deletes it:
-// "typically within two days of expiration", best effort
-// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
+// now, as the timer's kind describes it (timerkind.Kind.Describe).
 func entryDetail(t Table, at, now time.Time) string {
-	switch tm := t.Timer.Timer; {
-	case tm == timerspec.StepFunctions:
-		return "a running execution of " + t.TimerName
-	case tm == timerspec.TTL && !at.After(now):
-		return "a TTL marker past its time (" + contract.FormatTime(at) + "), not deleted yet: DynamoDB deletes expired items best effort, typically within two days"
-	case tm == timerspec.TTL:
-		return "a TTL marker, deleted by DynamoDB after " + contract.FormatTime(at)
-	default:
-		return "schedule " + awsscheduler.AtExpression(awsscheduler.ScheduleTime(at))
+	if k, ok := timerkind.Lookup(t.Timer.Timer); ok && k.Describe != nil {
+		return k.Describe(t.TimerName, at, now)
 	}
+	return "an entry due " + contract.FormatTime(at)
 }
 
 // statuser is a timer that tells what became of an entry it no longer

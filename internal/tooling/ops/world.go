@@ -24,7 +24,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // Backend is where a stack's items and its reconciler's collaborators
@@ -103,10 +102,10 @@ func (w *World) Timer(t Table) (timers.Timer, error) {
 	if !t.HasTimer {
 		return nil, fmt.Errorf("no function of the stack carries the timer of table %s", t.Name)
 	}
-	if t.Timer.Timer == timerspec.TTL && w.DDB != nil {
+	if c, ok := t.Timer.Adapter.(ttlmarker.Config); ok && w.DDB != nil {
 		// The markers live in the item table: the same client as the
 		// items (in tests, dynalite rather than moto).
-		return ttlmarker.New(w.DDB, t.Timer.TTL)
+		return ttlmarker.New(w.DDB, c)
 	}
 	return timers.New(w.AWS, t.Timer)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -274,7 +274,7 @@ func TestWriterCompletesWithTheFiredStateOnEveryTimer(t *testing.T) {
 	s := testenv.ConsumerSchema()
 	const delay = 90 * time.Minute
 	errDown := errors.New("delete refused")
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		for _, tc := range []struct {
 			name       string
 			cancelLost bool

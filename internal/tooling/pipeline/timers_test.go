@@ -8,6 +8,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/core/inproc"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -16,7 +17,7 @@ import (
 // its deadline, moves it with its deadline and never fires a completed
 // one: the same service code on each timer.
 func TestEveryTimerFiresMovesAndCancels(t *testing.T) {
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) {
 			p, err := New(Options{Options: inproc.Options{Start: t0, Timer: l, TTLDelay: func() time.Duration { return 90 * time.Minute },
 				Log: slog.New(slog.DiscardHandler)}})

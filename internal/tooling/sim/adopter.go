@@ -15,7 +15,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // AdopterMutation breaks one guarantee of an adopter's workload (future
@@ -152,8 +151,8 @@ func (a *adopter) history(ticks int, ops func()) {
 	a.faultsOn = false
 	a.settle()
 	a.clock.Advance(grace + time.Minute)
-	if a.cfg.Timer == timerspec.TTL {
-		a.clock.Advance(timerspec.TTLPrecision)
+	if k := kindOf(a.cfg.Timer); k.FiresWithin > 0 {
+		a.clock.Advance(k.FiresWithin)
 	}
 	for _, inv := range a.dead {
 		a.res.Faults[FaultDLQRedriven]++

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
@@ -33,7 +34,7 @@ func TestAdopterHistories(t *testing.T) {
 		// The workload's faults must show up on some timer (under -race
 		// its 12 seeds per timer are few), each timer's own on it.
 		union := map[Fault]int{}
-		for _, timer := range timerspec.All {
+		for _, timer := range timerkind.Names() {
 			t.Run(fmt.Sprintf("%s on %s", tc.w, timer), func(t *testing.T) {
 				n := histories(t, adopterSeeds)
 				s := RunMany(Config{Workload: tc.w, Timer: timer}, 1, n, 0)

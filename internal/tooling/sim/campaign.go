@@ -31,7 +31,6 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // The campaign invariants, checked after every campaign history:
@@ -334,7 +333,7 @@ func (w *campaignWorld) earlyBy(s timer.Schedule) time.Duration {
 	k := s.Name + "|" + s.At.String()
 	d, ok := w.early[k]
 	if !ok {
-		if w.cfg.Timer != timerspec.StepFunctions && w.cfg.Timer != timerspec.TTL && w.chance(0.12) {
+		if kindOf(w.cfg.Timer).FiresEarly && w.chance(0.12) {
 			d = time.Duration(1+w.rng.Intn(59)) * time.Second
 		}
 		w.early[k] = d
@@ -431,10 +430,11 @@ func (w *campaignWorld) fire(next timer.Schedule, at time.Time) {
 		}
 		delay := time.Duration(w.rng.Intn(20)) * time.Second
 		switch {
-		case w.cfg.Timer == timerspec.TTL:
-			// DynamoDB deletes an expired marker within about 48 hours,
-			// most of them soon (as the task workload's ttlDelay).
-			delay = time.Duration(math.Pow(w.rng.Float64(), 4) * float64(timerspec.TTLPrecision)).Truncate(time.Second)
+		case kindOf(w.cfg.Timer).FiresWithin > 0:
+			// A lazy timer fires within its bound (DynamoDB deletes an
+			// expired marker within about 48 hours), most of them soon
+			// (as the task workload's ttlDelay).
+			delay = time.Duration(math.Pow(w.rng.Float64(), 4) * float64(kindOf(w.cfg.Timer).FiresWithin)).Truncate(time.Second)
 			if delay > ttlLateAfter {
 				w.res.Faults[FaultTTLDeleteLate]++
 			}
@@ -449,15 +449,7 @@ func (w *campaignWorld) fire(next timer.Schedule, at time.Time) {
 }
 
 // duplicateFault is the timer's "invoked twice" fault.
-func (w *campaignWorld) duplicateFault() Fault {
-	switch w.cfg.Timer {
-	case timerspec.StepFunctions:
-		return FaultDuplicateExecution
-	case timerspec.TTL:
-		return FaultStreamRedeliveredTTL
-	}
-	return FaultFiredTwice
-}
+func (w *campaignWorld) duplicateFault() Fault { return duplicateFault(w.cfg.Timer) }
 
 // deliver invokes the send function once with in (a timer's payload, or
 // the reconciler's dispatch), as its handler decodes it; a crash or an

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestCampaignHistories(t *testing.T) {
 	n := histories(t, campaignSeeds)
 	all := map[Fault]int{}
-	for _, l := range timerspec.All {
+	for _, l := range timerkind.Names() {
 		t.Run(string(l), func(t *testing.T) {
 			s := RunMany(Config{Workload: WorkloadCampaigns, Timer: l}, 1, n, 0)
 			for i, r := range s.Failed {
@@ -88,7 +89,7 @@ func TestCampaignCancelAfterALongPass(t *testing.T) {
 // trace included.
 func TestCampaignDeterministic(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3, 7, 42, 12345} {
-		l := timerspec.All[int(seed)%len(timerspec.All)]
+		l := timerkind.Names()[int(seed)%len(timerkind.Names())]
 		t.Run(fmt.Sprint(seed, l), func(t *testing.T) {
 			var ta, tb []string
 			a := Run(Config{Seed: seed, Workload: WorkloadCampaigns, Timer: l, Trace: func(l string) { ta = append(ta, l) }})
@@ -117,7 +118,7 @@ func TestCampaignMutants(t *testing.T) {
 	} {
 		timers := tc.timers
 		if timers == nil {
-			timers = timerspec.All
+			timers = timerkind.Names()
 		}
 		for _, l := range timers {
 			t.Run(tc.m.Name+"/"+string(l), func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -176,7 +175,7 @@ func (w *world) checkReminders(t *taskState) {
 	// invocation used up its retries.
 	// The TTL timer fires up to timerspec.TTLPrecision (48 h) late, past the
 	// deadline: a reminder is owed only on the other timers.
-	if w.blamed[t.id] > 0 || t.remDead || w.cfg.Timer == timerspec.TTL {
+	if w.blamed[t.id] > 0 || t.remDead || kindOf(w.cfg.Timer).FiresWithin > 0 {
 		return
 	}
 	sent := func(due, at time.Time) int {

@@ -9,7 +9,6 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -240,7 +239,7 @@ func (w *core) count(k Fault) {
 // EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
 func (w *core) earlyBy() time.Duration {
-	if w.cfg.Timer == timerspec.StepFunctions || w.cfg.Timer == timerspec.TTL || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
+	if !kindOf(w.cfg.Timer).FiresEarly || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
 		return 0
 	}
 	return time.Duration(1+w.rng.Intn(59)) * time.Second

@@ -45,6 +45,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
@@ -126,7 +127,7 @@ func ParseWorkload(s string) (Workload, error) {
 // run on every timer (campaign sends are armed through the core's timer
 // ports, as tasks are).
 func Applies(w Workload, t timerspec.Name) bool {
-	return t == "" || slices.Contains(timerspec.All, t)
+	return t == "" || slices.Contains(timerkind.Names(), t)
 }
 
 // Config is one history.
@@ -538,9 +539,10 @@ func (w *world) history() {
 	w.faultsOn = false
 	w.settle()
 	w.clock.Advance(grace + time.Minute)
-	if w.cfg.Timer == timerspec.TTL {
-		// Past the latest TTL deletion: the sweeper deletes every marker.
-		w.clock.Advance(timerspec.TTLPrecision)
+	if k := kindOf(w.cfg.Timer); k.FiresWithin > 0 {
+		// Past the latest lazy firing (a TTL deletion): the sweeper
+		// deletes every marker.
+		w.clock.Advance(k.FiresWithin)
 	}
 	for _, inv := range w.dead {
 		w.res.Faults[FaultDLQRedriven]++
@@ -643,7 +645,7 @@ func (w *world) lastReminder() time.Time {
 	var last time.Time
 	for _, sc := range w.sched.All() {
 		_, reminder := task.TaskIDFromReminderName(sc.Name)
-		if (reminder || w.cfg.Timer == timerspec.StepFunctions) && sc.At.After(last) {
+		if (reminder || kindOf(w.cfg.Timer).KeepsStale) && sc.At.After(last) {
 			last = sc.At
 		}
 	}
@@ -932,7 +934,7 @@ func (w *core) firings(sched inmem.TimerScheduler, now time.Time) []invocation {
 		if s.At.After(now) {
 			w.count(FaultFiredEarly)
 		}
-		if w.cfg.Timer != timerspec.TTL && w.inject(FaultFiredLate, 0.05) {
+		if kindOf(w.cfg.Timer).FiresWithin == 0 && w.inject(FaultFiredLate, 0.05) {
 			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
 		}
 		out = append(out, invocation{s: s, at: at})

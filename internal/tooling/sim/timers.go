@@ -6,6 +6,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -29,7 +30,7 @@ func (w *core) newTimer() inmem.TimerScheduler {
 // short delays (u^4 of the bound) so that most deletions land inside the
 // history and the rest after it.
 func (w *core) ttlDelay() time.Duration {
-	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(timerspec.TTLPrecision)).Truncate(time.Second)
+	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(kindOf(w.cfg.Timer).FiresWithin)).Truncate(time.Second)
 	if d > ttlLateAfter {
 		w.res.Faults[FaultTTLDeleteLate]++ // a delay, not a failure: not counted as injected
 	}
@@ -37,15 +38,20 @@ func (w *core) ttlDelay() time.Duration {
 }
 
 // duplicateFault is the timer's "invoked twice" fault.
-func (w *core) duplicateFault() Fault {
-	switch w.cfg.Timer {
-	case timerspec.StepFunctions:
-		return FaultDuplicateExecution
-	case timerspec.TTL:
-		return FaultStreamRedeliveredTTL
+func (w *core) duplicateFault() Fault { return duplicateFault(w.cfg.Timer) }
+
+// duplicateFault is the "invoked twice" fault of the timer kind t
+// (timerkind.Kind.DuplicateFault), FaultFiredTwice by default.
+func duplicateFault(t timerspec.Name) Fault {
+	if f := kindOf(t).DuplicateFault; f != "" {
+		return Fault(f)
 	}
 	return FaultFiredTwice
 }
+
+// kindOf is the registered timer kind t ("" is the default kind): what
+// the simulation asks of a timer's faults, instead of its name.
+func kindOf(t timerspec.Name) timerkind.Kind { return timerkind.Must(t) }
 
 // staleTolerated looks, on the Step Functions timer, for the item's
 // execution at want's due time among all its running executions. Nothing
@@ -55,7 +61,7 @@ func (w *core) duplicateFault() Fault {
 // the claim skips it (I1 checks that). I3 then asks that the right one
 // runs; Result.Faults counts the stale ones as FaultStaleExecution.
 func (w *world) staleTolerated(want contract.Schedule) (contract.Schedule, bool) {
-	if w.cfg.Timer != timerspec.StepFunctions {
+	if !kindOf(w.cfg.Timer).KeepsStale {
 		return contract.Schedule{}, false
 	}
 	var found contract.Schedule

@@ -1,68 +1,52 @@
 // Package timers builds, from a function's environment, the timer it
-// drives: the EventBridge Scheduler client, the Step Functions executions
-// or the TTL markers. The cancellation worker and the reconciler read the
-// same variables, so the code that uses a timer is the same for every one.
+// drives, whatever its kind: it asks the registry (internal/core/timerkind)
+// for the kind UNSCHEDULE_TIMER names, and importing it registers the
+// built-in kinds (the EventBridge Scheduler client, the Step Functions
+// executions and the TTL markers). The cancellation worker and the
+// reconciler read the same variables, so the code that uses a timer is
+// the same for every one.
 package timers
 
 import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/scheduler"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
-	"github.com/unschedule/unschedule/internal/core/adapters/awssfn"
-	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
+	// The built-in kinds register beside their adapters.
+	_ "github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	_ "github.com/unschedule/unschedule/internal/core/adapters/awssfn"
+	_ "github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
-// Config is the timer (envvars.TimerKind, unset: EventBridge
-// Scheduler) and that timer's settings.
+// Config is the timer (envvars.TimerKind, unset: the default kind) and
+// what its kind read of its settings.
 type Config struct {
-	Timer     timerspec.Name
-	Scheduler awsscheduler.Config
-	SFN       awssfn.Config
-	TTL       ttlmarker.Config
+	Timer timerspec.Name
+	timerkind.Settings
 }
 
 // Load reads the timer's name and only the variables that timer needs;
 // a missing one is recorded on e (e.Err).
 func Load(e *lambdaenv.Env, getenv func(string) string) (Config, error) {
-	l, err := timerspec.Parse(getenv(envvars.TimerKind))
+	l, err := timerkind.Parse(getenv(envvars.TimerKind))
 	if err != nil {
 		return Config{}, fmt.Errorf("configuration: %s: %w", envvars.TimerKind, err)
 	}
-	c := Config{Timer: l}
-	switch l {
-	case timerspec.StepFunctions:
-		c.SFN = awssfn.ConfigFromEnv(e)
-	case timerspec.TTL:
-		c.TTL = ttlmarker.ConfigFromEnv(e)
-	default:
-		c.Scheduler = awsscheduler.ConfigFromEnv(e)
-	}
-	return c, nil
+	return Config{Timer: l, Settings: timerkind.Must(l).Load(e)}, nil
 }
 
 // Timer arms, moves and disarms items' schedules, and reads them.
-type Timer interface {
-	timer.Scheduler
-	timer.Reader
-}
+type Timer = timerkind.Timer
 
 // New builds the configured timer's adapter.
 func New(aws aws.Config, c Config) (Timer, error) {
-	switch c.Timer {
-	case timerspec.StepFunctions:
-		return awssfn.New(sfn.NewFromConfig(aws), c.SFN)
-	case timerspec.TTL:
-		return ttlmarker.New(dynamodb.NewFromConfig(aws), c.TTL)
-	default:
-		return awsscheduler.New(scheduler.NewFromConfig(aws), c.Scheduler)
+	k, ok := timerkind.Lookup(c.Timer)
+	if !ok {
+		return nil, fmt.Errorf("timer %q is not registered", c.Timer)
 	}
+	return k.New(aws, c.Settings)
 }

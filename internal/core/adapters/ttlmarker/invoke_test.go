@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
@@ -57,7 +58,7 @@ func TestInvoke(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var handled []string
 			var observed []bool
-			resp, err := Invoke(context.Background(), tc.raw, func(_ context.Context, p json.RawMessage) error {
+			resp, err := timerkind.Invoke(context.Background(), tc.raw, func(_ context.Context, p json.RawMessage) error {
 				handled = append(handled, string(p))
 				if string(p) == tc.fail {
 					return boom

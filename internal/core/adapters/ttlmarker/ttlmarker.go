@@ -214,32 +214,6 @@ func PayloadsFromEvent(ev events.DynamoDBEvent) []Dispatch {
 	return out
 }
 
-// Invoke is the entry of a function a timer fires: raw is either one
-// firing's payload, handed to handle as it is, or a DynamoDB stream batch
-// of the TTL timer, whose markers' payloads go one by one through the
-// same handle. In a batch a failed payload is a batch item failure (the
-// mapping has ReportBatchItemFailures) and ends the batch: records of a
-// shard are ordered, and the stream retries from that one. observe, when
-// set, learns each batch payload's outcome.
-func Invoke(ctx context.Context, raw json.RawMessage, handle func(context.Context, json.RawMessage) error, observe func(delivered bool)) (any, error) {
-	ev, ok := streamEvent(raw)
-	if !ok {
-		return nil, handle(ctx, raw)
-	}
-	var resp events.DynamoDBEventResponse
-	for _, d := range PayloadsFromEvent(ev) {
-		err := handle(ctx, d.Payload)
-		if observe != nil {
-			observe(err == nil)
-		}
-		if err != nil {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: d.SequenceNumber})
-			break
-		}
-	}
-	return resp, nil
-}
-
 // streamEvent decodes a DynamoDB stream batch; ok is false for anything
 // else (a schedule's or an execution's payload).
 func streamEvent(raw json.RawMessage) (events.DynamoDBEvent, bool) {
