@@ -79,6 +79,30 @@ func Start(target Target) {
 	lambda.Start(newHandler(core, items, deliver, clock.System{}.Now, log, metrics.New(metrics.FunctionExpiry, nil)).Invoke)
 }
 
+// Store is the item store the firing function claims through: by
+// default the core's DynamoDB store of the table (the contract's
+// conditional writes). An adopter whose own store applies the same
+// writes (and perhaps keeps what its claim returned, for its target) may
+// pass it to StartWithStore.
+type Store interface {
+	fire.Store
+	fire.ReminderStore
+}
+
+// StartWithStore is Start with an in-process target and the adopter's own
+// item store, which must apply the schema's conditional writes (Claim,
+// TakeOver, MarkDelivered, RemindClaim, MarkReminded) as the core's
+// store does.
+func StartWithStore(target Target, items Store) {
+	if target == nil || items == nil {
+		panic("firefn: StartWithStore needs a target and a store")
+	}
+	log := lambdaenv.Logger()
+	c := lambdaenv.Must(loadConfig(os.Getenv, true))
+	core := lambdaenv.Must(fire.New(fire.Config{Schema: c.Schema, Store: items, Log: log, Lease: c.Lease}))
+	lambda.Start(newHandler(core, items, target, clock.System{}.Now, log, metrics.New(metrics.FunctionExpiry, nil)).Invoke)
+}
+
 // newHandler is the firing function's handler: the core on the item
 // store, delivering to target.
 func newHandler(core *fire.Core, reminders fire.ReminderStore, target fire.Deliverer, now func() time.Time,

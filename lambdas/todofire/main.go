@@ -32,7 +32,10 @@ func main() {
 	aws := lambdaenv.Must(awsenv.Config(context.Background()))
 	store := tasktable.New(dynamodb.NewFromConfig(aws), c.Table)
 	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), c.Topics))
-	target := lambdaenv.Must(task.NewNotifyTarget(task.NotifyConfig{Tasks: store,
+	// The claim is the task store's (its pending-index attributes too),
+	// and the target takes the task that claim returned: no second read.
+	cache := task.NewClaimCache()
+	target := lambdaenv.Must(task.NewNotifyTarget(task.NotifyConfig{Tasks: cache.Tasks(store),
 		Notifier: notify.InUserTimeZone(pub, store, log), WebURL: c.WebURL, Log: log}))
-	firefn.Start(target)
+	firefn.StartWithStore(target, cache.Items(store))
 }

@@ -237,9 +237,8 @@ type InProcessConfig struct {
 
 // InProcess is the Firer of a task store in one process (tests, the
 // simulation, `make dev`): the firing core over the store (Items),
-// delivering to a NotifyTarget on the same store. In AWS the same parts
-// run in two functions: the expiry function's core, and the notify
-// function's target.
+// delivering to a NotifyTarget on the same store, as the to-do app's
+// firing function (lambdas/todofire) runs them in AWS.
 func InProcess(c InProcessConfig) (*Firer, error) {
 	if c.Store == nil {
 		return nil, errors.New("task: InProcess needs a Store")
@@ -248,12 +247,15 @@ func InProcess(c InProcessConfig) (*Firer, error) {
 		c.Clock = clock.System{}
 	}
 	now := func() time.Time { return c.Clock.Now().UTC() }
-	items := Items(c.Store)
+	// As the to-do app's firing function: the target takes the task its
+	// claim returned (ClaimCache) instead of reading it again.
+	cache := NewClaimCache()
+	items := cache.Items(c.Store)
 	core, err := fire.New(fire.Config{Schema: Schema, Store: items, Now: now, Lease: c.Lease, Log: c.Log})
 	if err != nil {
 		return nil, err
 	}
-	target, err := NewNotifyTarget(NotifyConfig{Tasks: c.Store, Notifier: c.Notifier, WebURL: c.WebURL, Now: now, Log: c.Log})
+	target, err := NewNotifyTarget(NotifyConfig{Tasks: cache.Tasks(c.Store), Notifier: c.Notifier, WebURL: c.WebURL, Now: now, Log: c.Log})
 	if err != nil {
 		return nil, err
 	}
