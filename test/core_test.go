@@ -157,16 +157,16 @@ func TestLeastPrivilege(t *testing.T) {
 	schedules := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":scheduler:",{"Ref":"AWS::Region"},":",{"Ref":"AWS::AccountId"},":schedule/` + name + `/*"]]}`
 	schedulerRole := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + `","Arn"]}`
 	failureQueue := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::SQS::Queue", "TasksExpiryFailureQueue") + `","Arn"]}`
-	notify := `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify") + `","Arn"]}`
 	for _, tc := range []struct {
 		name, function string
 		want           map[string]string
 	}{
 		{"expiry", "TasksFireFunction", map[string]string{
-			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table,
-			// The to-do app's target only: the notify function (and its
-			// versions).
-			"lambda:InvokeFunction": `[` + notify + `,{"Fn::Join":["",[` + notify + `,":*"]]}]`,
+			// The claim, and the to-do app's target inside the function
+			// (lambdas/todofire): it reads the task and its owner's
+			// settings, records the notification and publishes to the
+			// shard topics. It invokes no function.
+			"dynamodb:GetItem": table, "dynamodb:UpdateItem": table, "sns:Publish": topics,
 			// Lambda sends a given-up event to the on-failure queue as the
 			// function (SqsDestination's grant: send, and read the queue's URL
 			// and attributes).
@@ -357,5 +357,45 @@ func TestPipelineFunctionsReadTheSchemaAndTheirErrorMetricsAreAlarmed(t *testing
 				t.Errorf("no alarm on %s of %s with dimensions Stack=Unschedule-dev, Function=%s", m, fn, fn)
 			}
 		}
+	}
+}
+
+// TestTodoTargetRunsInTheFiringFunction: the to-do app's target runs
+// inside its firing function (ScheduleOnWriteProps.FireEntry,
+// lambdas/todofire): that function gets the target's configuration and
+// no target function; no role of the stack may invoke the notify
+// function; the reconciler fires an overdue task through the firing
+// function.
+func TestTodoTargetRunsInTheFiringFunction(t *testing.T) {
+	s := Stack(t, "dev")
+	fns := s.Resources("AWS::Lambda::Function")
+	fireID := s.LogicalID(t, "AWS::Lambda::Function", "TasksFireFunction")
+	env := func(id string) map[string]any {
+		return Props(fns[id])["Environment"].(map[string]any)["Variables"].(map[string]any)
+	}
+	fire := env(fireID)
+	for _, k := range []string{"TABLE_NAME", contract.EnvVar, "FIRE_LEASE_SECONDS", "TOPIC_ARN_PREFIX", "TOPIC_SHARDS", "WEB_URL"} {
+		if fire[k] == nil || fire[k] == "" {
+			t.Errorf("%s missing from the firing function's environment %s", k, JSON(fire))
+		}
+	}
+	if _, ok := fire["TARGET_FUNCTION_ARN"]; ok {
+		t.Errorf("the firing function names a target function: %s", JSON(fire))
+	}
+	if d, _ := Props(fns[fireID])["Description"].(string); !strings.Contains(d, "in process") {
+		t.Errorf("firing function description %q, want the in-process one", d)
+	}
+	notify := s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify")
+	for id, pol := range s.Resources("AWS::IAM::Policy") {
+		for _, st := range Props(pol)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			st := st.(map[string]any)
+			if slices.Contains(Actions(st), "lambda:InvokeFunction") && strings.Contains(JSON(st["Resource"]), notify) {
+				t.Errorf("policy %s lets a function invoke the notify function: %s", id, JSON(st))
+			}
+		}
+	}
+	rec := env(s.LogicalID(t, "AWS::Lambda::Function", "TasksReconcilerFunction"))
+	if !strings.Contains(JSON(rec["FIRE_FUNCTION_ARN"]), fireID) || rec["TARGET_FUNCTION_ARN"] != nil {
+		t.Errorf("reconciler environment %s: want FIRE_FUNCTION_ARN the firing function, no TARGET_FUNCTION_ARN", JSON(rec))
 	}
 }

@@ -43,7 +43,7 @@ func TestReconcilerFunction(t *testing.T) {
 	})
 	t.Run("environment the handler reads", func(t *testing.T) {
 		for _, k := range []string{"TABLE_NAME", "SCHEDULE_GROUP", "EXPIRY_FUNCTION_ARN", "SCHEDULER_ROLE_ARN",
-			"SCHEDULER_DLQ_ARN", "TARGET_FUNCTION_ARN", "FIRE_LEASE_SECONDS", "GRACE_SEC", "RATE_PER_SEC", "BUDGET_SEC"} {
+			"SCHEDULER_DLQ_ARN", "FIRE_FUNCTION_ARN", "GRACE_SEC", "RATE_PER_SEC", "BUDGET_SEC"} {
 			if env[k] == nil || env[k] == "" {
 				t.Errorf("%s missing from %s", k, JSON(env))
 			}
@@ -112,7 +112,7 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 	pendingIndex := table + "/index/pending"
 	schedulerRole := "${" + s.LogicalID(t, "AWS::IAM::Role", "TasksSchedulerRole") + ".Arn}"
 	logs := "${" + s.LogicalID(t, "AWS::Logs::LogGroup", "TasksReconcilerFunctionLogs") + ".Arn}"
-	notify := "${" + s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify") + ".Arn}"
+	fire := "${" + s.LogicalID(t, "AWS::Lambda::Function", "TasksFireFunction") + ".Arn}"
 	failures := "${" + s.LogicalID(t, "AWS::SQS::Queue", "TasksReconcilerFailureQueue") + ".Arn}"
 
 	t.Run("schedules inside the group only; ListSchedules is the one action on *", func(t *testing.T) {
@@ -132,9 +132,10 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 			"scheduler:DeleteSchedule": {group}, "scheduler:GetSchedule": {group},
 			"scheduler:ListSchedules": {"*"},
 			"iam:PassRole":            {schedulerRole},
-			// It fires overdue tasks as the expiry function does: the
-			// to-do app's notify function, its versions and aliases.
-			"lambda:InvokeFunction": {notify, notify + ":*"},
+			// It fires overdue tasks through the firing function, which
+			// runs the to-do app's target inside it: that function, its
+			// versions and aliases.
+			"lambda:InvokeFunction": {fire, fire + ":*"},
 			"logs:CreateLogStream":  {logs}, "logs:PutLogEvents": {logs},
 			// Lambda sends a given-up run's record to the on-failure queue as
 			// the function (SqsDestination's grant).

@@ -67,7 +67,14 @@ func TestScheduleOnWriteValidation(t *testing.T) {
 		want  []string
 	}{
 		{"no props: no target", nil,
-			[]string{"Target is required: set it to your function to run at an item's due time"}},
+			[]string{"Target or FireEntry is required: set Target to your function to run at an item's due time", "FireEntry to your main package"}},
+		{"a target function and an in-process target", valid(func(p *props) { p.FireEntry = "lambdas/todofire" }),
+			[]string{`Target and FireEntry ("lambdas/todofire") are both set`, "not both"}},
+		{"the firing function's environment without FireEntry", valid(func(p *props) { p.FireEnvironment = map[string]string{"WEB_URL": "x"} }),
+			[]string{"FireModuleRoot and FireEnvironment configure the firing function of FireEntry: set FireEntry too"}},
+		{"the firing function's environment naming the core's variable", &props{FireEntry: "lambdas/todofire",
+			FireEnvironment: map[string]string{"TABLE_NAME": "x"}},
+			[]string{"FireEnvironment sets TABLE_NAME, a name the construct sets itself: rename your variable"}},
 		{"invalid schema", valid(func(p *props) { p.Schema = contract.Schema{DueAttr: "status"} }),
 			[]string{"Schema:", `both "status"`}},
 		{"existing table keyed otherwise", valid(func(p *props) { p.ExistingTable = jobs }),

@@ -98,20 +98,23 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 	})
 	// The to-do app is an adopter of the core like any other: its own
 	// table (with its indexes; at the logical id the core gave it when it
-	// created it, so a deployed table stays), its own target (Notify).
+	// created it, so a deployed table stays), its own target
+	// (task.NotifyTarget), which runs inside its firing function
+	// (lambdas/todofire): one function per expiry, not two.
 	s.Table = NewTaskTable(stack, "TaskTable", &TaskTableProps{
 		RemovalPolicy: cfg.Removal(), DeletionProtection: cfg.Protected(), LegacyLogicalID: true,
 	})
 	s.Notifications.StoreSettingsIn(s.Table)
 	s.Timer = scheduleonwrite.NewSchedulerTimer(nil)
 	s.Scheduling = scheduleonwrite.NewScheduleOnWrite(stack, jsii.String("Tasks"), &scheduleonwrite.ScheduleOnWriteProps{
-		ExistingTable: s.Table,
-		Schema:        tableschema.Todo(),
-		Target:        s.Notifications.Notify.Function,
-		Timer:         s.Timer,
-		RemovalPolicy: cfg.Removal(),
-		Logs:          cfg.Logs(),
-		AlarmTopic:    s.AlarmTopic,
+		ExistingTable:   s.Table,
+		Schema:          tableschema.Todo(),
+		FireEntry:       "lambdas/todofire",
+		FireEnvironment: s.Notifications.NotifyTargetEnvironment(),
+		Timer:           s.Timer,
+		RemovalPolicy:   cfg.Removal(),
+		Logs:            cfg.Logs(),
+		AlarmTopic:      s.AlarmTopic,
 		// The core's reconciler, reading the tasks through their pending
 		// index, an armed index the task writer fills (and recording
 		// confirmed schedules on them).
@@ -122,6 +125,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 			FailureQueueRemovalPolicy: cfg.Removal(),
 		},
 	})
+	s.Notifications.GrantNotifyTarget(s.Scheduling.Fire.Function)
 	s.Reconciler = s.Scheduling.Reconciler
 	s.Api = taskapi.NewTaskApi(stack, jsii.String("Api"), &taskapi.TaskApiProps{
 		Table:         s.Table,

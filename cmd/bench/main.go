@@ -44,7 +44,8 @@ func main() {
 	skip := flag.String("skip", "", "comma-separated parts to skip: init,synth,gobench (the doc then says so)")
 	from := flag.String("from", "", "render the doc from a saved run (bin/bench-report.json) instead of measuring; with -gobench, run the go benchmarks again")
 	rerunGoBench := flag.Bool("gobench", false, "with -from: run the go test benchmarks again")
-	only := flag.String("only", "", "coldinit: only each function against its floor (paired rounds), printed with the load average; the doc is not written (the report goes to bin/bench-init.json)")
+	only := flag.String("only", "", "coldinit: only each function against its floor (paired rounds), printed with the load average; the doc is not written (the report goes to bin/bench-init.json); "+
+		"cost: only the task lifecycles' cost section, counted and printed (memory from cdk.out, no init measured), the doc is not written")
 	fnList := flag.String("functions", "", "with -only coldinit: comma-separated functions to measure (default: every lambdas/*)")
 	flag.BoolVar(&o.Quick, "quick", false, "the smallest settings (runs=2, synth-runs=1, build-runs=1, benchtime=100ms): checks the tooling, not for conclusions")
 	flag.Parse()
@@ -76,8 +77,14 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	case "cost":
+		if err := runCostOnly(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	default:
-		fmt.Fprintf(os.Stderr, "bench: -only %q: the only part that runs alone is coldinit\n", *only)
+		fmt.Fprintf(os.Stderr, "bench: -only %q: the parts that run alone are coldinit and cost\n", *only)
 		os.Exit(2)
 	}
 	if err := run(o, *out); err != nil {
@@ -232,6 +239,37 @@ func runColdInitOnly(o bench.Options, fnList string) error {
 	for _, w := range r.Machine.LoadWarnings() {
 		fmt.Println("WARNING:", w)
 	}
+	return nil
+}
+
+// runCostOnly counts the task lifecycles and prints the doc's cost
+// section as the generator renders it: memory sizes from cdk.out (or
+// CDK_OUT), no cold init measured (the floor's default; the seed's
+// assumed init).
+func runCostOnly() error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	fns, err := functions(root)
+	if err != nil {
+		return err
+	}
+	dir := os.Getenv("CDK_OUT")
+	if dir == "" {
+		dir = filepath.Join(root, "cdk.out")
+	}
+	r := bench.Report{}
+	r.Memory, r.MemoryFrom = memorySizes(dir, fns)
+	fmt.Fprintln(os.Stderr, "bench: memory sizes:", r.MemoryFrom)
+	if err := countUsage(&r); err != nil {
+		return err
+	}
+	s, err := bench.TaskCostSection(r)
+	if err != nil {
+		return err
+	}
+	fmt.Print(s)
 	return nil
 }
 

@@ -78,6 +78,19 @@ func callerOutside() string {
 	}
 }
 
+// WorkingModuleRoot is the root of the module that holds the working
+// directory (that of cdk synth): the nearest folder at or above it with a
+// go.mod. A construct of this library that builds an adopter's package
+// passes it as ModuleRoot, as NewFunction would for the adopter's own
+// call.
+func WorkingModuleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("gofn: %w", err)
+	}
+	return findModuleRoot(wd)
+}
+
 // findModuleRoot is the nearest folder at or above dir holding a go.mod:
 // the main module the go command would use there.
 func findModuleRoot(dir string) (string, error) {

@@ -363,28 +363,48 @@ func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 	n.addNotify(table)
 }
 
-// addNotify creates Notify: the expiry function invokes it with a claimed
-// task's payload; it reads the task and its owner's settings (GetItem on
-// the table only), publishes to the owner's shard topic, and records the
-// notification (UpdateItem), which takes the task out of the pending
-// indexes.
+// addNotify creates Notify: a function that runs the to-do app's target
+// (task.NotifyTarget) with a claimed task's payload, for a
+// schedule-on-write construct that takes it as its Target. The to-do
+// app runs the same target inside its firing function instead
+// (GrantNotifyTarget).
 func (n *UserNotifications) addNotify(table awsdynamodb.ITable) {
 	env := map[string]string{envvars.Table: *table.TableName(), envvars.ItemSchema: tableschema.Todo().EnvValue()}
-	if n.webURL != "" {
-		env[todoenv.WebURL] = n.webURL
-	}
-	maps.Copy(env, n.Environment())
+	maps.Copy(env, n.NotifyTargetEnvironment())
 	n.Notify = gofn.NewFunction(n.Construct, jsii.String("Notify"), &gofn.FunctionProps{
 		Entry:       "lambdas/notify",
 		Description: "Emails a task's owner that it expired or is due soon (the schedule-on-write target of the to-do app)",
 		Logs:        n.logs,
 		Environment: env,
 	})
-	grants.Table(table, n.Notify.Function, "dynamodb:GetItem", "dynamodb:UpdateItem")
-	n.GrantPublish(n.Notify.Function)
-	nag.Suppress(nag.RolePolicy(n.Notify.Function), nag.Rule{ID: "AwsSolutions-IAM5",
+	n.GrantNotifyTarget(n.Notify.Function)
+}
+
+// NotifyTargetEnvironment is what the to-do app's target
+// (task.NotifyTarget) reads besides the table and schema: the shard
+// topics and the web app's URL (WEB_URL, when WebURL is set).
+func (n *UserNotifications) NotifyTargetEnvironment() map[string]string {
+	env := n.Environment()
+	if n.webURL != "" {
+		env[todoenv.WebURL] = n.webURL
+	}
+	return env
+}
+
+// GrantNotifyTarget lets fn run the to-do app's target: read the task and
+// its owner's settings (GetItem on the settings table only), publish to
+// the owner's shard topic, and record the notification (UpdateItem), which
+// takes the task out of the pending indexes. Call StoreSettingsIn first.
+func (n *UserNotifications) GrantNotifyTarget(fn awslambda.IFunction) awsiam.Grant {
+	if n.settingsTable == nil {
+		panic(fmt.Sprintf("%s: GrantNotifyTarget before StoreSettingsIn: call StoreSettingsIn(table) with the to-do table first", *n.Node().Id()))
+	}
+	grants.Table(n.settingsTable, fn, "dynamodb:GetItem", "dynamodb:UpdateItem")
+	g := n.GrantPublish(fn)
+	nag.Suppress(nag.RolePolicy(fn), nag.Rule{ID: "AwsSolutions-IAM5",
 		AppliesTo: []any{nag.Regex(`/^Resource::arn:<AWS::Partition>:sns:<AWS::Region>:<AWS::AccountId>:.+-\*$/g`)},
 		Reason:    "Publish to the notification shard topics: thousands of deterministic names <prefix>-<n>; one pattern keeps the policy under IAM's size limit"})
+	return g
 }
 
 // settingsValidation fails synth when StoreSettingsIn was never called:

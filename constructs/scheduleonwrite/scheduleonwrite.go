@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -61,8 +62,33 @@ type ScheduleOnWriteProps struct {
 	// function invokes it synchronously with the payload
 	// contract.Schema.EncodePayload, e.g. {"tenantId":…,"jobId":…,"runAt":…},
 	// and records the delivery only when it returned without error).
-	// Required.
+	// Not with FireEntry.
+	// Default: none; one of Target and FireEntry is required.
 	Target awslambda.IFunction
+	// FireEntry is the main package of your own firing function, whose
+	// target is Go code that runs inside it: one function per firing
+	// instead of the firing function and a Target. Its main calls
+	// firefn.Start with your target (the public package
+	// github.com/unschedule/unschedule/firefn), which claims the item and
+	// runs the target in process, with the payload and the retry rules a
+	// Target has. A package folder relative to your module's root, or its
+	// import path (as gofn.FunctionProps.Entry). Grant the target's
+	// permissions to Fire.Function and set its configuration with
+	// FireEnvironment. The reconciler fires an overdue item by invoking
+	// this function. Not with Target.
+	// Default: none; one of Target and FireEntry is required.
+	FireEntry string
+	// FireModuleRoot is the folder of the go.mod of the module holding
+	// FireEntry (as gofn.FunctionProps.ModuleRoot). Only with FireEntry.
+	// Default: the module of the working directory of cdk synth (the
+	// nearest go.mod at or above it).
+	FireModuleRoot string
+	// FireEnvironment is more environment for the firing function: what
+	// your in-process target (FireEntry) reads. The names the construct
+	// sets itself (TABLE_NAME, contract.EnvVar, FIRE_LEASE_SECONDS) are
+	// refused.
+	// Default: none.
+	FireEnvironment map[string]string
 	// Timer is what fires items at their due time: NewSchedulerTimer,
 	// NewStepFunctionsTimer or NewTTLTimer, each with its own props. The
 	// item contract, the conditional claim and the Target's payload are
@@ -119,7 +145,9 @@ type ScheduleOnWrite struct {
 	// stream carries NEW_AND_OLD_IMAGES.
 	Table awsdynamodb.ITable
 	// Fire is the function the timer invokes at an item's due time: it
-	// claims the item, then runs the Target (lambdas/expiry).
+	// claims the item, then runs the Target (lambdas/expiry), or the
+	// target inside it (FireEntry). Grant an in-process target's
+	// permissions to Fire.Function.
 	Fire *gofn.Function
 	// FireBadInputAlarm fires when the expiry function got a payload it
 	// cannot read (its FireBadInput metric); FireErrorsAlarm when its
@@ -134,6 +162,7 @@ type ScheduleOnWrite struct {
 	Reconciler *reconciler.Reconciler
 
 	schema contract.Schema
+	// target is the Target, nil with FireEntry.
 	target awslambda.IFunction
 	firing map[string]string
 	// armedIndex is the index AddArmedIndex added to the table created.
@@ -159,9 +188,14 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		s.Table, s.armedIndex = table, AddArmedIndex(table, p.Schema)
 	}
 
+	entry, root, description := "lambdas/expiry", "", "Fires an item at its due time: conditional claim, then invoke the target"
+	if p.FireEntry != "" {
+		entry, root, description = p.FireEntry, fireModuleRoot(*id, p), "Fires an item at its due time: conditional claim, then run the target in process"
+	}
 	s.Fire = gofn.NewFunction(c, jsii.String("FireFunction"), &gofn.FunctionProps{
-		Entry:       "lambdas/expiry",
-		Description: "Fires an item at its due time: conditional claim, then invoke the target",
+		Entry:       entry,
+		ModuleRoot:  root,
+		Description: description,
 		MemoryMiB:   p.FireMemoryMiB,
 		Timeout:     p.FireTimeout,
 		Logs:        p.Logs,
@@ -178,7 +212,10 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	alarms.Assign(metrics.FunctionExpiry, errorAlarms, map[string]*awscloudwatch.Alarm{
 		metrics.FireBadInput: &s.FireBadInputAlarm, metrics.FireErrors: &s.FireErrorsAlarm,
 	})
-	s.GrantFire(s.Fire.Function)
+	grants.Table(s.Table, s.Fire.Function, "dynamodb:GetItem", "dynamodb:UpdateItem")
+	if s.target != nil {
+		grantInvokeOnly(s.target, s.Fire.Function, "the Target")
+	}
 
 	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Fire: s.Fire,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, ArmedIndex: s.armedIndexFor(p)})
@@ -187,23 +224,29 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 }
 
 // expiryEnvironment is the expiry function's environment: the table, the
-// schema, and what firing takes (FiringEnvironment).
+// schema, the delivery lease, the Target (none with FireEntry) and
+// FireEnvironment.
 func (s *ScheduleOnWrite) expiryEnvironment(p ScheduleOnWriteProps) map[string]string {
-	s.firing = map[string]string{
-		EnvTargetFunction: *p.Target.FunctionArn(),
-		EnvFireLease:      fmt.Sprint(int(fireLeaseSec(*p.FireTimeout.ToSeconds(nil)))),
+	lease := fmt.Sprint(int(fireLeaseSec(*p.FireTimeout.ToSeconds(nil))))
+	env := map[string]string{envvars.Table: *s.Table.TableName(), envvars.ItemSchema: p.Schema.EnvValue(), EnvFireLease: lease}
+	if p.Target != nil {
+		s.firing = map[string]string{EnvTargetFunction: *p.Target.FunctionArn(), EnvFireLease: lease}
+		env[EnvTargetFunction] = *p.Target.FunctionArn()
 	}
-	env := map[string]string{envvars.Table: *s.Table.TableName(), envvars.ItemSchema: p.Schema.EnvValue()}
-	maps.Copy(env, s.firing)
+	maps.Copy(env, p.FireEnvironment)
 	return env
 }
 
 // FiringEnvironment is what a function that fires items the way the
 // expiry function does reads besides the table and schema: the Target
 // (TARGET_FUNCTION_ARN) and the delivery lease (FIRE_LEASE_SECONDS), so
-// that both agree on when an attempt may take over another's delivery.
-// The reconciler's overdue sweep fires with it.
+// that both agree on when an attempt may take over another's delivery;
+// with FireEntry, the firing function (FIRE_FUNCTION_ARN) to invoke
+// instead. The reconciler's overdue sweep fires with it.
 func (s *ScheduleOnWrite) FiringEnvironment() map[string]string {
+	if s.target == nil {
+		return map[string]string{envvars.FireFunctionArn: *s.Fire.Function.FunctionArn()}
+	}
 	return maps.Clone(s.firing)
 }
 
@@ -211,23 +254,46 @@ func (s *ScheduleOnWrite) FiringEnvironment() map[string]string {
 // (read an item and update it conditionally: GetItem and UpdateItem on
 // the table only; no put, delete, query or scan, and no index) and
 // invoking the Target only (its ARN and its versions and aliases),
-// nothing else. It returns the invoke grant.
+// nothing else. With FireEntry, it lets fn invoke the firing function
+// instead (that function claims). It returns the invoke grant.
 func (s *ScheduleOnWrite) GrantFire(fn awslambda.IFunction) awsiam.Grant {
-	grants.Table(s.Table, fn, "dynamodb:GetItem", "dynamodb:UpdateItem")
-	g := grants.Invoke(s.target, fn)
-	targetVersions := any("Resource::" + *s.target.FunctionArn() + ":*")
-	if *awscdk.Token_IsUnresolved(s.target.FunctionArn()) {
-		targetVersions = nag.Regex(`/^Resource::<[^>]+\.Arn>:\*$/g`)
+	if s.target == nil {
+		return grantInvokeOnly(s.Fire.Function, fn, "the firing function")
 	}
-	nag.Suppress(nag.RolePolicy(fn), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{targetVersions},
-		Reason: "The function invokes the Target only: its ARN and its versions and aliases (ARN:*), nothing else."})
+	grants.Table(s.Table, fn, "dynamodb:GetItem", "dynamodb:UpdateItem")
+	return grantInvokeOnly(s.target, fn, "the Target")
+}
+
+// grantInvokeOnly lets fn invoke target (its ARN and its versions and
+// aliases) only; what names target in the nag reason.
+func grantInvokeOnly(target, fn awslambda.IFunction, what string) awsiam.Grant {
+	g := grants.Invoke(target, fn)
+	versions := any("Resource::" + *target.FunctionArn() + ":*")
+	if *awscdk.Token_IsUnresolved(target.FunctionArn()) {
+		versions = nag.Regex(`/^Resource::<[^>]+\.Arn>:\*$/g`)
+	}
+	nag.Suppress(nag.RolePolicy(fn), nag.Rule{ID: "AwsSolutions-IAM5", AppliesTo: []any{versions},
+		Reason: "The function invokes " + what + " only: its ARN and its versions and aliases (ARN:*), nothing else."})
 	return g
 }
 
 func validate(id string, p ScheduleOnWriteProps) {
-	if p.Target == nil {
-		panic(fmt.Sprintf("%s: Target is required: set it to your function to run at an item's due time (the expiry function invokes it "+
-			"with the item's payload, contract.Schema.EncodePayload, once the claim succeeded)", id))
+	switch {
+	case p.Target == nil && p.FireEntry == "":
+		panic(fmt.Sprintf("%s: Target or FireEntry is required: set Target to your function to run at an item's due time (the expiry function invokes it "+
+			"with the item's payload, contract.Schema.EncodePayload, once the claim succeeded), or FireEntry to your main package "+
+			"that runs your Go target inside the firing function (firefn.Start)", id))
+	case p.Target != nil && p.FireEntry != "":
+		panic(fmt.Sprintf("%s: Target and FireEntry (%q) are both set: an item has one target; keep Target to invoke your function, "+
+			"or FireEntry to run your Go target inside the firing function, not both", id, p.FireEntry))
+	case p.FireEntry == "" && (p.FireModuleRoot != "" || len(p.FireEnvironment) != 0):
+		panic(fmt.Sprintf("%s: FireModuleRoot and FireEnvironment configure the firing function of FireEntry: set FireEntry too, "+
+			"or give your Target function its own environment", id))
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.FireEnvironment)) {
+		if slices.Contains(envvars.All, k) || k == contract.EnvVar {
+			panic(fmt.Sprintf("%s: FireEnvironment sets %s, a name the construct sets itself: rename your variable", id, k))
+		}
 	}
 	if err := p.Schema.Validate(); err != nil {
 		panic(fmt.Sprintf("%s: Schema: %v", id, strings.ReplaceAll(err.Error(), "\n", "; ")))
@@ -247,6 +313,9 @@ func validate(id string, p ScheduleOnWriteProps) {
 // the target again while the first run still goes. Only a Target of this
 // app has a timeout synth can read.
 func checkTargetTimeout(id string, p ScheduleOnWriteProps) {
+	if p.Target == nil {
+		return // in process: the firing function's own timeout bounds it
+	}
 	target, known := resource.FunctionTimeoutSec(p.Target)
 	if !known || *p.FireTimeout.IsUnresolved() {
 		return
@@ -258,6 +327,20 @@ func checkTargetTimeout(id string, p ScheduleOnWriteProps) {
 			"(the target's timeout), or lower the target's timeout to at most %vs",
 			id, target, lease, expiry, FireLeaseMarginSec, MinFireLeaseSec, target, lease))
 	}
+}
+
+// fireModuleRoot is the ModuleRoot of FireEntry's build: FireModuleRoot,
+// or the module of the working directory (the adopter's, not the
+// library's, which gofn would pick for a function this construct builds).
+func fireModuleRoot(id string, p ScheduleOnWriteProps) string {
+	if p.FireModuleRoot != "" {
+		return p.FireModuleRoot
+	}
+	root, err := gofn.WorkingModuleRoot()
+	if err != nil {
+		panic(fmt.Sprintf("%s: FireEntry: %v", id, err))
+	}
+	return root
 }
 
 // CheckTable panics unless table can carry schema's items: for a Table or

@@ -39,6 +39,10 @@ type config struct {
 	// Target is TARGET_FUNCTION_ARN: the adopter's target, which an
 	// overdue item's firing runs exactly as the expiry function does.
 	Target string
+	// FireFunction is FIRE_FUNCTION_ARN, instead of Target when the
+	// target runs inside the firing function: an overdue item is fired
+	// by invoking that function with its payload.
+	FireFunction string
 	// Lease is FIRE_LEASE_SECONDS, the expiry function's: how long an
 	// attempt holds the right to run the target (default
 	// fire.DefaultLease). The same value on both functions keeps the
@@ -49,7 +53,8 @@ type config struct {
 
 // loadConfig reads the environment through getenv. GRACE_SEC, RATE_PER_SEC
 // and BUDGET_SEC are optional (see reconcile.Config for defaults), and so
-// is FIRE_LEASE_SECONDS; TARGET_FUNCTION_ARN is required.
+// is FIRE_LEASE_SECONDS; one of TARGET_FUNCTION_ARN and FIRE_FUNCTION_ARN
+// is required.
 func loadConfig(getenv func(string) string) (config, error) {
 	e := lambdaenv.New(getenv)
 	t, err := timers.Load(e, getenv)
@@ -62,8 +67,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Timer:  t,
 		// The target the expiry function runs: an expiry by the
 		// reconciler notifies exactly as one by a schedule.
-		Target: e.Require(envvars.TargetFunctionArn),
-		Lease:  time.Duration(e.Int(envvars.FireLeaseSeconds, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second,
+		Target:       e.Optional(envvars.TargetFunctionArn, ""),
+		FireFunction: e.Optional(envvars.FireFunctionArn, ""),
+		Lease:        time.Duration(e.Int(envvars.FireLeaseSeconds, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second,
 	}
 	// Unset means the reconcile package's default.
 	c.Reconcile.Grace = time.Duration(e.Int(envvars.GraceSec, 0, 1, 86400)) * time.Second
@@ -71,6 +77,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.Reconcile.RatePerSec = e.Float(envvars.RatePerSec, 0, 0, 1000)
 	if err := e.Err(); err != nil {
 		return c, err
+	}
+	if (c.Target == "") == (c.FireFunction == "") {
+		return c, fmt.Errorf("configuration: set exactly one of %s (the target function an overdue item's firing runs) and %s "+
+			"(the firing function that runs the target inside it)", envvars.TargetFunctionArn, envvars.FireFunctionArn)
 	}
 	c.Index, c.HasIndex, err = armedindex.Parse(getenv(envvars.ArmedIndex), c.Schema)
 	if err != nil {

@@ -185,6 +185,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
 		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
 		{"no notify target", with("TARGET_FUNCTION_ARN", ""), reconcile.Config{}, "TARGET_FUNCTION_ARN"},
+		{"a target function and a firing function", with("FIRE_FUNCTION_ARN", "arn:fire"), reconcile.Config{}, "exactly one"},
 		{"bad lease", with("FIRE_LEASE_SECONDS", "0"), reconcile.Config{}, "FIRE_LEASE_SECONDS"},
 		{"no schema", with(contract.EnvVar, ""), reconcile.Config{}, contract.EnvVar + " is not set"},
 		{"bad grace", with("GRACE_SEC", "5m"), reconcile.Config{}, `GRACE_SEC must be a whole number from 1 to 86400 (given "5m")`},

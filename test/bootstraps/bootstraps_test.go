@@ -73,6 +73,10 @@ var functions = []function{
 	{"postconfirmation", fixture("lambdas/postconfirmation/testdata/confirm_signup.json"), "cognito-idp"},
 	{"reconciler", fixture("lambdas/reconciler/testdata/scheduled.json"), "dynamodb"},
 	{"streamprocessor", fixture("lambdas/streamprocessor/testdata/batch.json"), "sqs"},
+	// The to-do app's firing function (its target inside): its claim
+	// writes the task, as the expiry function's.
+	{"todofire", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
+		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"},
 	{"ttlwatch", `{}`, "dynamodb"},
 }
 

@@ -24,8 +24,8 @@ import (
 	// (Scheduler, Step Functions) hands over the payload itself, and is
 	// not linked, so the function links no SDK client it never calls.
 	_ "github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
-	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/logfield"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 )
 
 // Recorder writes metrics (metrics.Recorder).

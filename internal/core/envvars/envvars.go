@@ -43,6 +43,8 @@ const (
 	TargetFunctionArn = "TARGET_FUNCTION_ARN"
 	// FireLeaseSeconds is how long an expiry attempt holds the right to run the target (scheduleonwrite).
 	FireLeaseSeconds = "FIRE_LEASE_SECONDS"
+	// FireFunctionArn is the firing function the reconciler invokes to fire an overdue item when the target runs inside it (scheduleonwrite FireEntry).
+	FireFunctionArn = "FIRE_FUNCTION_ARN"
 	// TTLAttribute is the table's TTL attribute, for the TTL timer (scheduleonwrite).
 	TTLAttribute = "TTL_ATTRIBUTE"
 	// MaxLatenessSeconds is the TTL watch's MaxLateness in seconds (scheduleonwrite).
@@ -66,7 +68,7 @@ const (
 // function.
 var All = []string{
 	MetricsStack, ItemSchema, TimerKind, Table, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
-	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, TTLAttribute, MaxLatenessSeconds,
+	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, FireFunctionArn, TTLAttribute, MaxLatenessSeconds,
 	StateMachineArn, GraceSec, BudgetSec, ArmedIndex, RatePerSec, PageCursorSecretArn,
 }
 

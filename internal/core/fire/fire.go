@@ -65,6 +65,17 @@ type Deliverer interface {
 	Deliver(ctx context.Context, p contract.Payload) error
 }
 
+// RecordingDeliverer is a Deliverer that may record the delivery itself,
+// with its own write of the schema's MarkDelivered (the to-do app's
+// target records it together with its index attributes). When it
+// reports recorded, Fire writes no second record: that write could only
+// fail its condition, and a failed conditional write still costs a write.
+// Only a target running in the firing process can report it.
+type RecordingDeliverer interface {
+	Deliverer
+	DeliverAndRecord(ctx context.Context, p contract.Payload) (recorded bool, err error)
+}
+
 // DeliverFunc adapts a function to Deliverer.
 type DeliverFunc func(ctx context.Context, p contract.Payload) error
 
@@ -197,8 +208,12 @@ func (c *Core) Fire(ctx context.Context, p contract.Payload, d Deliverer) (Outco
 	default:
 		return "", fmt.Errorf("fire: claim: %w", err)
 	}
-	if err := d.Deliver(ctx, p); err != nil {
+	recorded, err := deliver(ctx, d, p)
+	if err != nil {
 		return "", fmt.Errorf("fire: deliver: %w", err)
+	}
+	if recorded {
+		return outcome, nil
 	}
 	if err := c.store.MarkDelivered(ctx, p.Key, c.now().UTC().Truncate(time.Second)); err != nil &&
 		!errors.Is(err, ErrConditionFailed) {
@@ -208,6 +223,14 @@ func (c *Core) Fire(ctx context.Context, p contract.Payload, d Deliverer) (Outco
 		c.log.ErrorContext(ctx, "delivered but not recorded", logfield.Key, p.Key.String(), "error", err.Error())
 	}
 	return outcome, nil
+}
+
+// deliver runs d, and says whether d recorded the delivery itself.
+func deliver(ctx context.Context, d Deliverer, p contract.Payload) (recorded bool, err error) {
+	if rd, ok := d.(RecordingDeliverer); ok {
+		return rd.DeliverAndRecord(ctx, p)
+	}
+	return false, d.Deliver(ctx, p)
 }
 
 // early is the error of a firing at now before its time at.

@@ -111,3 +111,73 @@ func TestFire(t *testing.T) {
 		t.Fatal("New without a store succeeded")
 	}
 }
+
+// recording is a target that records the delivery itself (the schema's
+// MarkDelivered, written with the target's own store) when record is set.
+type recording struct {
+	items  *inmem.Items
+	record bool
+	calls  int
+}
+
+func (r *recording) Deliver(ctx context.Context, p contract.Payload) error {
+	_, err := r.DeliverAndRecord(ctx, p)
+	return err
+}
+
+func (r *recording) DeliverAndRecord(ctx context.Context, p contract.Payload) (bool, error) {
+	r.calls++
+	if !r.record {
+		return false, nil
+	}
+	return true, r.items.MarkDelivered(ctx, p.Key, p.Due)
+}
+
+// A target that recorded the delivery itself spares the core its own
+// record (no second, failing, conditional write); one that did not gets
+// the core's record.
+func TestFireSkipsTheRecordATargetWrote(t *testing.T) {
+	s := testenv.ConsumerSchema()
+	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	k := contract.Key{Partition: "t1", Sort: "j1"}
+	for _, tc := range []struct {
+		name     string
+		record   bool
+		wantMark int // the core's MarkDelivered calls
+	}{
+		{"the target recorded it", true, 0},
+		{"the target did not", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items := inmem.NewItems(s)
+			a := s.Attrs(k)
+			a[s.StateAttr], a[s.DueAttr] = "Queued", contract.FormatTime(due)
+			if err := items.Put(a); err != nil {
+				t.Fatal(err)
+			}
+			target := &recording{items: items, record: tc.record}
+			marks := 0
+			core, err := fire.New(fire.Config{Schema: s, Store: markCounter{items, &marks}, Now: func() time.Time { return due }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := core.Fire(context.Background(), contract.Payload{Key: k, Due: due}, target)
+			got, _ := items.Attrs(k)
+			if err != nil || out != fire.Fired || target.calls != 1 || marks != tc.wantMark || got[s.DeliveredAtAttr] == "" {
+				t.Fatalf("Fire = %v, %v; %d target calls, %d core records, item %v; want fired once, %d core records, delivered",
+					out, err, target.calls, marks, got, tc.wantMark)
+			}
+		})
+	}
+}
+
+// markCounter counts the core's MarkDelivered calls on a store.
+type markCounter struct {
+	*inmem.Items
+	n *int
+}
+
+func (m markCounter) MarkDelivered(ctx context.Context, k contract.Key, at time.Time) error {
+	*m.n++
+	return m.Items.MarkDelivered(ctx, k, at)
+}

@@ -90,6 +90,17 @@ func (t *NotifyTarget) Deliver(ctx context.Context, p contract.Payload) error {
 	return err
 }
 
+var _ fire.RecordingDeliverer = (*NotifyTarget)(nil)
+
+// DeliverAndRecord implements fire.RecordingDeliverer: Notify, and
+// whether its own record of an expiry notification (MarkNotified, the
+// schema's MarkDelivered with the index attributes) was written, so the
+// core in the same process writes no second one.
+func (t *NotifyTarget) DeliverAndRecord(ctx context.Context, p contract.Payload) (bool, error) {
+	out, err := t.notify(ctx, p)
+	return out == notifiedAndRecorded, err
+}
+
 // Notify publishes the notification the payload asks for. The core calls
 // it only after its claim held, so the task was, at the claim, Expired for
 // p.Due (an expiry) or Pending for p.Due with its reminder at p.Remind (a
@@ -102,6 +113,17 @@ func (t *NotifyTarget) Deliver(ctx context.Context, p contract.Payload) error {
 // (the read or the publish failed) means "retry me": the core does not
 // record the delivery.
 func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOutcome, error) {
+	out, err := t.notify(ctx, p)
+	if out == notifiedAndRecorded {
+		out = Notified
+	}
+	return out, err
+}
+
+// notifiedAndRecorded is notify's Notified whose record was written.
+const notifiedAndRecorded NotifyOutcome = "notified and recorded"
+
+func (t *NotifyTarget) notify(ctx context.Context, p contract.Payload) (NotifyOutcome, error) {
 	cur, err := t.tasks.Get(ctx, p.Key.Partition, p.Key.Sort)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -135,7 +157,9 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 	if err := t.notifier.Publish(ctx, n); err != nil {
 		return "", fmt.Errorf("publish: %w", err)
 	}
-	t.settle(ctx, cur)
+	if t.settle(ctx, cur) {
+		return notifiedAndRecorded, nil
+	}
 	return Notified, nil
 }
 
@@ -147,13 +171,16 @@ func (t *NotifyTarget) Notify(ctx context.Context, p contract.Payload) (NotifyOu
 // Pending tasks), and the core's own record then finds the delivery
 // recorded and changes nothing. A failure is only logged: the message is
 // out, and failing would send it again; the core still records the
-// delivery, and the task stays in the indexes.
-func (t *NotifyTarget) settle(ctx context.Context, cur Task) {
-	if err := t.tasks.MarkNotified(ctx, cur.UserID, cur.TaskID, t.now().UTC().Truncate(time.Second)); err != nil &&
-		!errors.Is(err, ErrConditionFailed) {
+// delivery, and the task stays in the indexes. It reports whether the
+// record was written (then a core in the same process, DeliverAndRecord,
+// writes none of its own).
+func (t *NotifyTarget) settle(ctx context.Context, cur Task) bool {
+	err := t.tasks.MarkNotified(ctx, cur.UserID, cur.TaskID, t.now().UTC().Truncate(time.Second))
+	if err != nil && !errors.Is(err, ErrConditionFailed) {
 		t.log.ErrorContext(ctx, "notified, but recording it in the task store failed", logfield.Key, Key(cur.UserID, cur.TaskID).String(),
 			"error", err.Error())
 	}
+	return err == nil
 }
 
 // stillReminds: the task is Pending with the deadline and reminder time
@@ -211,9 +238,8 @@ type InProcessConfig struct {
 
 // InProcess is the Firer of a task store in one process (tests, the
 // simulation, `make dev`): the firing core over the store (Items),
-// delivering to a NotifyTarget on the same store. In AWS the same parts
-// run in two functions: the expiry function's core, and the notify
-// function's target.
+// delivering to a NotifyTarget on the same store, as the to-do app's
+// firing function (lambdas/todofire) runs them in AWS.
 func InProcess(c InProcessConfig) (*Firer, error) {
 	if c.Store == nil {
 		return nil, errors.New("task: InProcess needs a Store")
@@ -222,12 +248,15 @@ func InProcess(c InProcessConfig) (*Firer, error) {
 		c.Clock = clock.System{}
 	}
 	now := func() time.Time { return c.Clock.Now().UTC() }
-	items := Items(c.Store)
+	// As the to-do app's firing function: the target takes the task its
+	// claim returned (ClaimCache) instead of reading it again.
+	cache := NewClaimCache()
+	items := cache.Items(c.Store)
 	core, err := fire.New(fire.Config{Schema: Schema, Store: items, Now: now, Lease: c.Lease, Log: c.Log})
 	if err != nil {
 		return nil, err
 	}
-	target, err := NewNotifyTarget(NotifyConfig{Tasks: c.Store, Notifier: c.Notifier, WebURL: c.WebURL, Now: now, Log: c.Log})
+	target, err := NewNotifyTarget(NotifyConfig{Tasks: cache.Tasks(c.Store), Notifier: c.Notifier, WebURL: c.WebURL, Now: now, Log: c.Log})
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,10 @@ func LambdaEnv(function string, memoryMiB int) []string {
 	switch function {
 	case "campaignapi", "campaignprovision", "campaignreconciler":
 		m[envvars.ItemSchema] = campaign.TaskSchema.EnvValue()
+	case "todofire":
+		// The to-do app's firing function runs its target inside: it
+		// names no target function.
+		delete(m, envvars.TargetFunctionArn)
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {

@@ -32,6 +32,7 @@ var FunctionClients = map[string][]string{
 	"presignup":           nil,
 	"reconciler":          {"dynamodb", "lambda", "scheduler", "sfn"},
 	"streamprocessor":     {"dynamodb", "sqs"},
+	"todofire":            {"dynamodb", "lambda", "sns"},
 	"ttlwatch":            {"dynamodb"},
 }
 

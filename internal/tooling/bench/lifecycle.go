@@ -188,7 +188,9 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 				u.Invocations["cancelworker"]++
 				u.SQSRequests += 2 // ReceiveMessage and DeleteMessageBatch
 			}
-			u.Invocations["expiry"] += r.Fired
+			// The to-do app's firing function, which runs its target
+			// inside it (lambdas/todofire).
+			u.Invocations["todofire"] += r.Fired
 			switch timer {
 			case timerspec.StepFunctions:
 				u.StateTransitions += r.Fired // the LambdaInvoke state
@@ -237,9 +239,6 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 		return u, err
 	}
 	u.Invocations["api"] = u.APIRequests
-	// Every fire that claims the task invokes the to-do app's target, the
-	// notify function, which publishes.
-	u.Invocations["notify"] = len(p.Outbox.Sent())
 	u.StateTransitions += u.Executions // the Wait state of each execution
 	// The stream mapping's filters (constructs/cancellation.StreamFilters)
 	// pass the records whose image is armed: an INSERT's new image, a

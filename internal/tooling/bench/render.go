@@ -200,78 +200,11 @@ func RenderDoc(r Report) (string, error) {
 	}
 	p("The benchmarks are every `*_bench_test.go` of the module; each says what it measures in its comment.\n\n")
 
-	p("## Cost per 1M task lifecycles, per timer\n\n")
-	p("The to-do app's lifecycles on each timer (\"timer\"): EventBridge Scheduler (one schedule per task),\n")
-	p("Step Functions (one Standard execution per task: a Wait state, then a LambdaInvoke of the expiry function) and\n")
-	p("TTL (one marker item whose TTL is the due time; its deletion, filtered from the table's stream, invokes the\n")
-	p("expiry function). The calls are counted by running one lifecycle at a time through the in-process pipeline\n")
-	p("(`internal/tooling/pipeline`: the real handler code on the memory adapters, with each timer's in-memory stand-in) with\n")
-	p("counting hooks (`internal/tooling/bench.CountLifecycle`, pinned by `TestCountLifecycle`). Each lifecycle starts with\n")
-	p("`POST /tasks`:\n\n")
-	p("- **expire:** left alone, it expires at its deadline and its owner gets one email;\n")
-	p("- **cancel:** completed before its deadline: the pipeline deletes its schedule (stops its execution, deletes its marker);\n")
-	p("- **reschedule:** its deadline is moved once, the pipeline moves the timer, and it expires then.\n\n")
-	p("%s\n", r.UsageTable().Markdown())
-	ct, err := r.CostTable()
+	tc, err := TaskCostSection(r)
 	if err != nil {
 		return "", err
 	}
-	p("This app (Go, arm64, memory as deployed):\n\n%s\n", ct.Markdown())
-	p("Assumptions:\n\n")
-	p("- One record per stream batch and one message per queue batch (the upper bound; batching lowers the\n")
-	p("  Lambda and SQS lines). The cancellation stream mapping's filters pass the records whose image is in an armed\n")
-	p("  state (an INSERT's new image, a MODIFY's either image, a REMOVE's old one); each invokes the stream processor.\n")
-	p("  Filtered records are free, as are a Lambda trigger's stream reads (%s).\n", StreamReadsFreeURL)
-	p("- Step Functions bills state transitions (%s): an execution that fires makes two (Wait, then the\n", ListPrices.SFNTransition.Source)
-	p("  LambdaInvoke), one stopped in its Wait makes one; StartExecution and StopExecution are not billed. A retried\n")
-	p("  invocation would add one each; none is counted.\n")
-	p("- TTL: the marker's put, overwrite and delete are one write unit each; the TTL deletion itself is free\n")
-	p("  (%s), and its stream record reaches the expiry function through a Lambda trigger (free reads).\n", TTLDeletesFreeURL)
-	p("  The TTL timer's watcher (`ttlwatch`) runs on a schedule: a fixed cost, not per lifecycle.\n")
-	p("- The worker's event source mapping makes one `ReceiveMessage` and one `DeleteMessageBatch` per batch. Its\n")
-	p("  empty long polls (a few per minute per poller whatever the traffic) are a fixed cost, not per lifecycle.\n")
-	p("- Each DynamoDB request is one request unit (items under 1 KB); a failed conditional write still costs one.\n")
-	p("  The API's count of the user's pending tasks at create (`CountUserPending`) is priced as one read unit.\n")
-	p("- Warm durations are assumed, not measured (no AWS account): ")
-	for i, k := range Keys(AssumedDurationMs) {
-		if i > 0 {
-			p(", ")
-		}
-		p("%s %.0f ms", k, AssumedDurationMs[k])
-	}
-	p(".\n  1%% of invocations start cold and pay the init (billed for every runtime), at the measured median scaled to\n")
-	p("  the function's CPU share.\n")
-	p("- Logs: the handler code's JSON logs as counted, plus 600 bytes of platform lines per invocation and a\n")
-	p("  500-byte API Gateway access log line per request. EMF metric lines are not counted.\n")
-	p("- The reconcilers are a fixed cost per period, not per lifecycle. Free tiers are ignored.\n\n")
-	sct, err := r.SeedCostTable()
-	if err != nil {
-		return "", err
-	}
-	p("On the Scheduler timer, against the seed's design (Python functions calling AWS inline, on x86_64 at 128 MB;\n")
-	p("the same AWS calls, its expiry function publishing itself; %d ms more per invocation, cold init ", SeedOverheadMs)
-	if r.PythonMeasured {
-		py, _ := r.InitMedian(RefPythonBoto3)
-		p("the measured `python3 + boto3 + 4 clients` scaled the same way, %s ms):\n\n", ms(EstimatedInitMs(py, 128)))
-	} else {
-		p("%d ms):\n\n", SeedInitMs)
-	}
-	p("%s\n", sct.Markdown())
-	var totals []string
-	for _, pu := range r.Usage {
-		if pu.Path != PathExpire {
-			continue
-		}
-		c, err := ListPrices.Price(pu.Usage, Designs(r)[0])
-		if err != nil {
-			return "", err
-		}
-		totals = append(totals, fmt.Sprintf("%s on %s", usd(c.Total()*1e6), timerLabel(pu.Timer)))
-	}
-	p("A million tasks that expire cost %s. The email (SNS email, $20 per million) and API Gateway are\n", strings.Join(totals, ", "))
-	p("most of every bill; Step Functions adds its state transitions ($25 per million), the TTL timer a marker write\n")
-	p("per arm, move or cancel; the Lambda lines are small in every design.\n\n")
-
+	p("%s", tc)
 	p("## Cost per 1M campaign sends\n\n")
 	if r.Campaign != nil {
 		p("One campaign of %d recipients run through the real provisioner (`internal/campaigns/provision`) and send\n", r.Campaign.Recipients)
@@ -340,3 +273,85 @@ func RenderDoc(r Report) (string, error) {
 // RIEModule is the Lambda Runtime Interface Emulator InstallRIE installs
 // into bin/ for the bootstrap tests (not a requirement of this module).
 const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
+
+// TaskCostSection is the doc's section "Cost per 1M task lifecycles, per
+// timer": the counted usage, this app's cost, its assumptions and the
+// comparison with the seed's design (cmd/bench -only cost prints it).
+func TaskCostSection(r Report) (string, error) {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("## Cost per 1M task lifecycles, per timer\n\n")
+	p("The to-do app's lifecycles on each timer (\"timer\"): EventBridge Scheduler (one schedule per task),\n")
+	p("Step Functions (one Standard execution per task: a Wait state, then a LambdaInvoke of the firing function) and\n")
+	p("TTL (one marker item whose TTL is the due time; its deletion, filtered from the table's stream, invokes the\n")
+	p("firing function). The to-do app's firing function (`lambdas/todofire`) runs its target inside it: one function\n")
+	p("per firing, which claims, notifies and records. The calls are counted by running one lifecycle at a time through the in-process pipeline\n")
+	p("(`internal/tooling/pipeline`: the real handler code on the memory adapters, with each timer's in-memory stand-in) with\n")
+	p("counting hooks (`internal/tooling/bench.CountLifecycle`, pinned by `TestCountLifecycle`). Each lifecycle starts with\n")
+	p("`POST /tasks`:\n\n")
+	p("- **expire:** left alone, it expires at its deadline and its owner gets one email;\n")
+	p("- **cancel:** completed before its deadline: the pipeline deletes its schedule (stops its execution, deletes its marker);\n")
+	p("- **reschedule:** its deadline is moved once, the pipeline moves the timer, and it expires then.\n\n")
+	p("%s\n", r.UsageTable().Markdown())
+	ct, err := r.CostTable()
+	if err != nil {
+		return "", err
+	}
+	p("This app (Go, arm64, memory as deployed):\n\n%s\n", ct.Markdown())
+	p("Assumptions:\n\n")
+	p("- One record per stream batch and one message per queue batch (the upper bound; batching lowers the\n")
+	p("  Lambda and SQS lines). The cancellation stream mapping's filters pass the records whose image is in an armed\n")
+	p("  state (an INSERT's new image, a MODIFY's either image, a REMOVE's old one); each invokes the stream processor.\n")
+	p("  Filtered records are free, as are a Lambda trigger's stream reads (%s).\n", StreamReadsFreeURL)
+	p("- Step Functions bills state transitions (%s): an execution that fires makes two (Wait, then the\n", ListPrices.SFNTransition.Source)
+	p("  LambdaInvoke), one stopped in its Wait makes one; StartExecution and StopExecution are not billed. A retried\n")
+	p("  invocation would add one each; none is counted.\n")
+	p("- TTL: the marker's put, overwrite and delete are one write unit each; the TTL deletion itself is free\n")
+	p("  (%s), and its stream record reaches the firing function through a Lambda trigger (free reads).\n", TTLDeletesFreeURL)
+	p("  The TTL timer's watcher (`ttlwatch`) runs on a schedule: a fixed cost, not per lifecycle.\n")
+	p("- The worker's event source mapping makes one `ReceiveMessage` and one `DeleteMessageBatch` per batch. Its\n")
+	p("  empty long polls (a few per minute per poller whatever the traffic) are a fixed cost, not per lifecycle.\n")
+	p("- Each DynamoDB request is one request unit (items under 1 KB); a failed conditional write still costs one.\n")
+	p("  The API's count of the user's pending tasks at create (`CountUserPending`) is priced as one read unit.\n")
+	p("- Warm durations are assumed, not measured (no AWS account): ")
+	for i, k := range Keys(AssumedDurationMs) {
+		if i > 0 {
+			p(", ")
+		}
+		p("%s %.0f ms", k, AssumedDurationMs[k])
+	}
+	p(".\n  1%% of invocations start cold and pay the init (billed for every runtime), at the measured median scaled to\n")
+	p("  the function's CPU share.\n")
+	p("- Logs: the handler code's JSON logs as counted, plus 600 bytes of platform lines per invocation and a\n")
+	p("  500-byte API Gateway access log line per request. EMF metric lines are not counted.\n")
+	p("- The reconcilers are a fixed cost per period, not per lifecycle. Free tiers are ignored.\n\n")
+	sct, err := r.SeedCostTable()
+	if err != nil {
+		return "", err
+	}
+	p("On the Scheduler timer, against the seed's design (Python functions calling AWS inline, on x86_64 at 128 MB;\n")
+	p("the same AWS calls, its expiry function publishing itself; %d ms more per invocation, cold init ", SeedOverheadMs)
+	if r.PythonMeasured {
+		py, _ := r.InitMedian(RefPythonBoto3)
+		p("the measured `python3 + boto3 + 4 clients` scaled the same way, %s ms):\n\n", ms(EstimatedInitMs(py, 128)))
+	} else {
+		p("%d ms):\n\n", SeedInitMs)
+	}
+	p("%s\n", sct.Markdown())
+	var totals []string
+	for _, pu := range r.Usage {
+		if pu.Path != PathExpire {
+			continue
+		}
+		c, err := ListPrices.Price(pu.Usage, Designs(r)[0])
+		if err != nil {
+			return "", err
+		}
+		totals = append(totals, fmt.Sprintf("%s on %s", usd(c.Total()*1e6), timerLabel(pu.Timer)))
+	}
+	p("A million tasks that expire cost %s. The email (SNS email, $20 per million) and API Gateway are\n", strings.Join(totals, ", "))
+	p("most of every bill; Step Functions adds its state transitions ($25 per million), the TTL timer a marker write\n")
+	p("per arm, move or cancel; the Lambda lines are small in every design.\n\n")
+
+	return b.String(), nil
+}

@@ -431,7 +431,10 @@ func tables(fns []Function) []Table {
 			order = append(order, name)
 		}
 		t.Functions = append(t.Functions, f.Name)
-		if f.Env[envvars.TargetFunctionArn] != "" && hasTimer(f.Env) && f.Env[envvars.BudgetSec] != "" {
+		// The reconciler: a target function, or the firing function that
+		// runs the target inside it (FireEntry), with a timer and a budget.
+		fires := f.Env[envvars.TargetFunctionArn] != "" || f.Env[envvars.FireFunctionArn] != ""
+		if fires && hasTimer(f.Env) && f.Env[envvars.BudgetSec] != "" {
 			t.Reconciler = f.Name
 		}
 	}

@@ -202,6 +202,13 @@ func (b awsBackend) Reconciler(t Table) (reconcile.Config, reconcile.Deps, error
 		return cfg, d, err
 	}
 	d.Items, d.Firer = armed, fire.Firing{Core: core, Target: deliver}
+	if fn := env[envvars.FireFunctionArn]; fn != "" {
+		// The target runs inside the firing function: fire through it,
+		// as the reconciler does.
+		if d.Firer, err = awslambda.NewFirer(w.Lambda, fn, t.Schema); err != nil {
+			return cfg, d, err
+		}
+	}
 	return cfg, d, nil
 }
 

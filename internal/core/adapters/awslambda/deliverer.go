@@ -67,6 +67,35 @@ func (d *Deliverer) Deliver(ctx context.Context, p contract.Payload) error {
 	return nil
 }
 
+// Firer fires an item by invoking the firing function with its payload
+// (RequestResponse), as a timer would: that function claims the item and
+// runs the target inside it (ScheduleOnWriteProps.FireEntry). It is the
+// reconciler's way to fire an overdue item whose target has no function
+// of its own; claiming here as well would hold the claim the firing
+// function needs.
+type Firer struct{ fn *Deliverer }
+
+// NewFirer returns a firer through the firing function fn (a name or ARN).
+func NewFirer(api API, fn string, s contract.Schema) (*Firer, error) {
+	d, err := New(api, fn, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Firer{fn: d}, nil
+}
+
+// Fire invokes the firing function with the payload. Success is
+// fire.Fired: the function does not say whether it skipped the item (gone
+// or moved meanwhile), so a skip counts as a firing. An error (the
+// function failed, or its claim was held by another attempt) is retried
+// by the next run.
+func (f *Firer) Fire(ctx context.Context, p contract.Payload) (fire.Outcome, error) {
+	if err := f.fn.Deliver(ctx, p); err != nil {
+		return "", err
+	}
+	return fire.Fired, nil
+}
+
 // InvokeSync runs function target (a name or ARN) with payload and waits
 // for it (InvocationType RequestResponse). A response with a
 // FunctionError (an error the function returned, a panic, a timeout) is

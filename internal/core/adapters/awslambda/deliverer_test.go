@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/fire"
 )
 
 type fakeAPI struct {
@@ -65,5 +66,36 @@ func TestDeliver(t *testing.T) {
 	}
 	if _, err := New(&fakeAPI{}, "", s); err == nil {
 		t.Fatal("New without a target succeeded")
+	}
+}
+
+// The reconciler's firer through the firing function: the payload goes
+// to that function, success is a firing, a failed function an error.
+func TestFirer(t *testing.T) {
+	s := contract.Default()
+	p := contract.Payload{Key: contract.Key{Partition: "t1", Sort: "j1"}, Due: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	for _, tc := range []struct {
+		name    string
+		api     *fakeAPI
+		want    fire.Outcome
+		wantErr bool
+	}{
+		{"fired", &fakeAPI{out: &lambda.InvokeOutput{StatusCode: 200, Payload: []byte(`null`)}}, fire.Fired, false},
+		{"the firing function failed (its claim held elsewhere, say)", &fakeAPI{out: &lambda.InvokeOutput{StatusCode: 200,
+			FunctionError: aws.String("Unhandled"), Payload: []byte(`{"errorMessage":"in progress"}`)}}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := NewFirer(tc.api, "arn:fire", s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.Fire(context.Background(), p)
+			if got != tc.want || (err != nil) != tc.wantErr {
+				t.Fatalf("Fire = %q, %v; want %q, error %v", got, err, tc.want, tc.wantErr)
+			}
+			if len(tc.api.in) != 1 || aws.ToString(tc.api.in[0].FunctionName) != "arn:fire" || string(tc.api.in[0].Payload) != s.EncodePayload(p) {
+				t.Fatalf("invocations %+v, want one of the firing function with the payload", tc.api.in)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package firefn
 
 import (
 	"bytes"
@@ -208,7 +208,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no schema", map[string]string{"TABLE_NAME": "t", envvars.TargetFunctionArn: "f"}, settings{}, contract.EnvVar + " is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := loadConfig(func(k string) string { return tc.env[k] })
+			got, err := loadConfig(func(k string) string { return tc.env[k] }, false)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)

@@ -1,4 +1,4 @@
-package main
+package firefn
 
 import (
 	"context"
@@ -28,25 +28,31 @@ type settings struct {
 	// Schema is the table's item schema (contract.EnvVar).
 	Schema contract.Schema
 	// Target is TARGET_FUNCTION_ARN: the function that runs at each
-	// item's due time (the to-do app's is lambdas/notify).
+	// item's due time; empty when the target runs in process.
 	Target string
 	// Lease is FIRE_LEASE_SECONDS: how long an attempt holds the right to
 	// run the target (default fire.DefaultLease).
 	Lease time.Duration
 }
 
-// loadConfig reads the environment through getenv. The target is
-// required: the function has nothing else to run.
-func loadConfig(getenv func(string) string) (settings, error) {
+// loadConfig reads the environment through getenv. Without an in-process
+// target the target function is required (the function has nothing else
+// to run); with one, a target function is a configuration error, as the
+// two would both claim to be the item's one target.
+func loadConfig(getenv func(string) string, inProcess bool) (settings, error) {
 	e := lambdaenv.New(getenv)
 	c := settings{Table: e.Require(envvars.Table), Schema: e.Schema(), Target: e.Optional(envvars.TargetFunctionArn, ""),
 		Lease: time.Duration(e.Int(envvars.FireLeaseSeconds, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second}
 	if err := e.Err(); err != nil {
 		return c, err
 	}
-	if c.Target == "" {
-		return c, fmt.Errorf("configuration: %s is not set: set it to the ARN of the function to run at each item's due time (the to-do app's is its notify function)",
-			envvars.TargetFunctionArn)
+	switch {
+	case inProcess && c.Target != "":
+		return c, fmt.Errorf("configuration: %s is set, but this firing function runs its target in process: "+
+			"unset it (ScheduleOnWriteProps takes Target or FireEntry, not both)", envvars.TargetFunctionArn)
+	case !inProcess && c.Target == "":
+		return c, fmt.Errorf("configuration: %s is not set: set it to the ARN of the function to run at each item's due time, "+
+			"or run the target in process (firefn.Start with a Target)", envvars.TargetFunctionArn)
 	}
 	return c, nil
 }
