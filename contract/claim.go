@@ -9,14 +9,18 @@ import (
 
 // Update is one conditional UpdateItem, rendered without an SDK: the key,
 // the update and condition expressions, and their placeholders (#nN for
-// names, :vN for values, every value a string). An adapter sends it as is;
-// when the condition fails the write changed nothing.
+// names, :vN for values: strings in Values, numbers in Numbers). An
+// adapter sends it as is; when the condition fails the write changed
+// nothing.
 type Update struct {
 	Key                 map[string]string
 	UpdateExpression    string
 	ConditionExpression string
 	Names               map[string]string
 	Values              map[string]string
+	// Numbers are the value placeholders that are numbers (DynamoDB's N),
+	// in decimal; none unless the write ADDs (ClaimOptions.Add).
+	Numbers map[string]string
 }
 
 // ClaimOptions adds the adopter's own attributes to the claim's write.
@@ -25,6 +29,23 @@ type ClaimOptions struct {
 	AlsoSet map[string]string
 	// AlsoRemove removes these attributes in the same write.
 	AlsoRemove []string
+	// Add adds each number to its attribute in the same write (ADD attr
+	// n: an absent attribute becomes n). DynamoDB refuses the write when
+	// the attribute holds anything but a number, such as a string.
+	Add map[string]int64
+}
+
+// apply adds the options' clauses to e, each list in a fixed order.
+func (o ClaimOptions) apply(e *Expr) {
+	for _, n := range slices.Sorted(maps.Keys(o.AlsoSet)) {
+		e.Set(n, o.AlsoSet[n])
+	}
+	for _, n := range o.AlsoRemove {
+		e.Remove(n)
+	}
+	for _, n := range slices.Sorted(maps.Keys(o.Add)) {
+		e.Add(n, o.Add[n])
+	}
 }
 
 // Claim is the conditional write that fires an item exactly once: only if
@@ -46,12 +67,7 @@ func (s Schema) Claim(k Key, due string, now time.Time, opt ClaimOptions) Update
 	e.Set(s.StateAttr, s.FiredState)
 	e.Set(s.FiredAtAttr, FormatTime(now))
 	e.Set(s.ClaimAtAttr, FormatTime(now))
-	for _, n := range slices.Sorted(maps.Keys(opt.AlsoSet)) {
-		e.Set(n, opt.AlsoSet[n])
-	}
-	for _, n := range opt.AlsoRemove {
-		e.Remove(n)
-	}
+	opt.apply(e)
 	return e.Update(s.Attrs(k), cond)
 }
 
@@ -69,8 +85,9 @@ func (s Schema) Claimable(it Item, due string) bool {
 // ClaimedFor) at least lease ago. An item in FiredState that the library
 // never claimed (a writer completed it with that state) fails it, so its
 // target never runs. due is the due time as stored, as for Claim.
-// TakeOverable is the same rule in Go.
-func (s Schema) TakeOver(k Key, due string, now time.Time, lease time.Duration) Update {
+// TakeOverable is the same rule in Go. opts, at most one, adds the
+// adopter's own attributes as Claim's do.
+func (s Schema) TakeOver(k Key, due string, now time.Time, lease time.Duration, opts ...ClaimOptions) Update {
 	e := NewExpr()
 	claim := e.Name(s.ClaimAtAttr)
 	cond := e.Name(s.StateAttr) + " = " + e.Value(s.FiredState) +
@@ -79,6 +96,9 @@ func (s Schema) TakeOver(k Key, due string, now time.Time, lease time.Duration) 
 		" AND attribute_exists(" + claim + ") AND " + claim + " >= " + e.Value(claimFloor(due)) +
 		" AND " + claim + " <= " + e.Value(FormatTime(now.Add(-lease)))
 	e.Set(s.ClaimAtAttr, FormatTime(now))
+	for _, o := range opts {
+		o.apply(e)
+	}
 	return e.Update(s.Attrs(k), cond)
 }
 
@@ -138,12 +158,7 @@ func (s Schema) MarkDelivered(k Key, at time.Time, opt ClaimOptions) Update {
 	cond := e.Name(s.StateAttr) + " = " + e.Value(s.FiredState) +
 		" AND attribute_not_exists(" + e.Name(s.DeliveredAtAttr) + ")"
 	e.Set(s.DeliveredAtAttr, FormatTime(at))
-	for _, n := range slices.Sorted(maps.Keys(opt.AlsoSet)) {
-		e.Set(n, opt.AlsoSet[n])
-	}
-	for _, n := range opt.AlsoRemove {
-		e.Remove(n)
-	}
+	opt.apply(e)
 	return e.Update(s.Attrs(k), cond)
 }
 

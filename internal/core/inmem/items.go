@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,6 +32,14 @@ type Items struct {
 	// index's state and due attributes): a put with an empty string in
 	// one fails, as DynamoDB refuses an empty index key value.
 	IndexKeys []string
+	// ClaimOptions are the adopter's own attributes that Claim writes
+	// with the claim, applied as DynamoDB applies contract.Schema.Claim's
+	// rendering of them (see applyOptions).
+	ClaimOptions contract.ClaimOptions
+	// nums marks the attributes of an item that hold a number (written
+	// by an ADD); every other attribute is a string, as DynamoDB holds
+	// what a put or a SET writes.
+	nums map[contract.Key]map[string]bool
 }
 
 var (
@@ -40,7 +49,7 @@ var (
 
 // NewItems returns an empty table of schema s.
 func NewItems(s contract.Schema) *Items {
-	return &Items{schema: s, items: map[contract.Key]map[string]string{}}
+	return &Items{schema: s, items: map[contract.Key]map[string]string{}, nums: map[contract.Key]map[string]bool{}}
 }
 
 // ErrEmptyIndexKey: a put with an empty string in an index key attribute
@@ -64,6 +73,7 @@ func (s *Items) Put(attrs map[string]string) error {
 	defer s.mu.Unlock()
 	old, ok := s.items[it.Key]
 	s.items[it.Key] = maps.Clone(attrs)
+	delete(s.nums, it.Key)
 	if ok {
 		s.record(changefeed.Modify, it.Key, old, attrs)
 	} else {
@@ -123,6 +133,9 @@ func (s *Items) Update(k contract.Key, set map[string]string, remove ...string) 
 	for _, name := range remove {
 		delete(nw, name)
 	}
+	for _, name := range append(slices.Collect(maps.Keys(set)), remove...) {
+		delete(s.nums[k], name)
+	}
 	switch {
 	case !found:
 		s.items[k] = nw
@@ -141,6 +154,7 @@ func (s *Items) Delete(k contract.Key) {
 	defer s.mu.Unlock()
 	if old, ok := s.items[k]; ok {
 		delete(s.items, k)
+		delete(s.nums, k)
 		s.record(changefeed.Remove, k, old, nil)
 	}
 }
@@ -177,33 +191,100 @@ func (s *Items) image(attrs map[string]string) *contract.Item {
 func (s *Items) fail(op string) error { return Inject(s.Fail, op) }
 
 // write applies a conditional write: when ok holds for the item, set
-// and remove its attributes and record the change; ErrConditionFailed
-// otherwise (a missing item included).
+// its attributes and record the change; ErrConditionFailed otherwise (a
+// missing item included).
 func (s *Items) write(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string) error {
+	return s.writeWith(op, k, ok, set, contract.ClaimOptions{})
+}
+
+// writeWith is write with the adopter's options applied in the same
+// write (applyOptions).
+func (s *Items) writeWith(op string, k contract.Key, ok func(contract.Item) bool, set map[string]string, opt contract.ClaimOptions) error {
+	if err := s.checkOptions(set, opt); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	_, _, err := CondPut(&s.mu, s.Fail, op, s.items, k,
 		func(cur map[string]string, found bool) error {
 			if !found || !ok(*s.image(cur)) {
 				return fire.ErrConditionFailed
+			}
+			for _, name := range slices.Sorted(maps.Keys(opt.Add)) {
+				if _, has := cur[name]; has && !s.nums[k][name] {
+					return fmt.Errorf("%s: %w: ADD %s: the attribute holds a string, not a number", op, ErrValidation, name)
+				}
 			}
 			return nil
 		},
 		func(cur map[string]string) map[string]string {
 			nw := maps.Clone(cur)
 			maps.Copy(nw, set)
+			s.applyOptions(k, nw, opt)
 			return nw
 		},
 		func(old map[string]string, _ bool, nw map[string]string) { s.record(changefeed.Modify, k, old, nw) })
 	return err
 }
 
+// ErrValidation is DynamoDB's ValidationException: a write it refuses
+// whatever the item holds, or an ADD to an attribute that is not a
+// number.
+var ErrValidation = errors.New("ValidationException")
+
+// checkOptions refuses what DynamoDB refuses in an update expression
+// before it reads the item
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html):
+// an empty attribute name, a key attribute (the key cannot be updated),
+// and one attribute in two clauses (two document paths overlap). set is
+// the write's own SET clauses.
+func (s *Items) checkOptions(set map[string]string, opt contract.ClaimOptions) error {
+	seen := map[string]bool{}
+	names := append(slices.Sorted(maps.Keys(set)), slices.Sorted(maps.Keys(opt.AlsoSet))...)
+	names = append(append(names, opt.AlsoRemove...), slices.Sorted(maps.Keys(opt.Add))...)
+	for i, name := range names {
+		switch {
+		case name == "":
+			return fmt.Errorf("%w: an attribute name is empty", ErrValidation)
+		case name == s.schema.PartitionKey || (!s.schema.NoSortKey && name == s.schema.SortKey):
+			return fmt.Errorf("%w: cannot update attribute %s: it is part of the key", ErrValidation, name)
+		case seen[name] && i >= len(set):
+			return fmt.Errorf("%w: two document paths overlap: %s is in two clauses", ErrValidation, name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// applyOptions applies opt to the item nw at k as DynamoDB applies
+// contract.ClaimOptions: AlsoSet sets strings, AlsoRemove removes, and
+// Add adds to a number (an absent attribute becomes the number; the
+// caller refused an attribute that holds a string). The caller holds
+// mu.
+func (s *Items) applyOptions(k contract.Key, nw map[string]string, opt contract.ClaimOptions) {
+	maps.Copy(nw, opt.AlsoSet)
+	for _, name := range opt.AlsoRemove {
+		delete(nw, name)
+	}
+	for _, name := range append(slices.Collect(maps.Keys(opt.AlsoSet)), opt.AlsoRemove...) {
+		delete(s.nums[k], name)
+	}
+	for name, n := range opt.Add {
+		cur, _ := strconv.ParseInt(nw[name], 10, 64) // absent: 0
+		nw[name] = strconv.FormatInt(cur+n, 10)
+		if s.nums[k] == nil {
+			s.nums[k] = map[string]bool{}
+		}
+		s.nums[k][name] = true
+	}
+}
+
 // Claim implements fire.Store (contract.Schema.Claimable, then the
-// claim's writes), comparing the due attribute as stored
+// claim's writes with ClaimOptions), comparing the due attribute as stored
 // (contract.AsStored), as the DynamoDB item store does.
 func (s *Items) Claim(ctx context.Context, p contract.Payload, now time.Time) error {
 	at := contract.FormatTime(now)
 	return s.asStored(ctx, p, func(sp contract.Spelling) error {
-		return s.write("Claim", p.Key, func(it contract.Item) bool { return s.schema.Claimable(it, sp.Due) },
-			map[string]string{s.schema.StateAttr: s.schema.FiredState, s.schema.FiredAtAttr: at, s.schema.ClaimAtAttr: at})
+		return s.writeWith("Claim", p.Key, func(it contract.Item) bool { return s.schema.Claimable(it, sp.Due) },
+			map[string]string{s.schema.StateAttr: s.schema.FiredState, s.schema.FiredAtAttr: at, s.schema.ClaimAtAttr: at}, s.ClaimOptions)
 	})
 }
 

@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -68,11 +67,12 @@ func (st *CampaignStore) Get(ctx context.Context, k campaign.Key) (campaign.Send
 // Claim implements campaign.Tasks: the contract's claim
 // (campaign.TaskSchema.Claim: Pending at sendAt = due → Running,
 // firedAt and claimedAt = now), with the task's own changes in the same
-// UpdateItem (leaseUntil, updatedAt, attempt + 1).
+// UpdateItem as its ClaimOptions (claimChanges: leaseUntil, updatedAt,
+// attempt + 1).
 func (st *CampaignStore) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	now = now.UTC().Truncate(time.Second)
-	u := campaign.TaskSchema.Claim(campaign.ItemKey(k), contract.FormatTime(due), now, contract.ClaimOptions{})
-	t, err := st.claimWrite(ctx, u, now, lease)
+	u := campaign.TaskSchema.Claim(campaign.ItemKey(k), contract.FormatTime(due), now, claimChanges(now, lease))
+	t, err := st.claimWrite(ctx, u)
 	if err != nil {
 		return t, fmt.Errorf("claim task %s: %w", k.TaskID, err)
 	}
@@ -85,27 +85,27 @@ func (st *CampaignStore) Claim(ctx context.Context, k campaign.Key, due, now tim
 // Claim's.
 func (st *CampaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
 	now = now.UTC().Truncate(time.Second)
-	u := campaign.TaskSchema.TakeOver(campaign.ItemKey(k), contract.FormatTime(due), now, lease)
-	t, err := st.claimWrite(ctx, u, now, lease)
+	u := campaign.TaskSchema.TakeOver(campaign.ItemKey(k), contract.FormatTime(due), now, lease, claimChanges(now, lease))
+	t, err := st.claimWrite(ctx, u)
 	if err != nil {
 		return t, fmt.Errorf("take over task %s: %w", k.TaskID, err)
 	}
 	return t, nil
 }
 
-// claimWrite sends a contract update (SET ... with #nN and :vN
-// placeholders) with the claim's task changes added.
-func (st *CampaignStore) claimWrite(ctx context.Context, u contract.Update, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	in := dynamo.UpdateInput(st.table, u, types.ReturnValueAllNew)
-	in.UpdateExpression = aws.String(u.UpdateExpression + ", #claimLease = :claimLease, #claimUpdated = :claimUpdated ADD #claimAttempt :claimOne")
-	in.ExpressionAttributeNames = maps.Clone(u.Names)
-	if in.ExpressionAttributeValues == nil {
-		in.ExpressionAttributeValues = dynamo.Item{}
+// claimChanges are the task's own changes in a claim or take-over: the
+// lease (leaseUntil = now + lease), updatedAt = now and attempt + 1.
+func claimChanges(now time.Time, lease time.Duration) contract.ClaimOptions {
+	return contract.ClaimOptions{
+		AlsoSet: map[string]string{"leaseUntil": now.Add(lease).Format(time.RFC3339Nano), "updatedAt": now.Format(time.RFC3339Nano)},
+		Add:     map[string]int64{attrAttempt: 1},
 	}
-	maps.Copy(in.ExpressionAttributeNames, map[string]string{"#claimLease": "leaseUntil", "#claimUpdated": "updatedAt", "#claimAttempt": attrAttempt})
-	maps.Copy(in.ExpressionAttributeValues, dynamo.Item{":claimLease": dynamo.S(now.Add(lease).Format(time.RFC3339Nano)),
-		":claimUpdated": dynamo.S(now.Format(time.RFC3339Nano)), ":claimOne": dynamo.N(1)})
-	out, err := st.api.UpdateItem(ctx, in)
+}
+
+// claimWrite sends a contract claim or take-over and decodes the task it
+// leaves.
+func (st *CampaignStore) claimWrite(ctx context.Context, u contract.Update) (campaign.SendTask, error) {
+	out, err := st.api.UpdateItem(ctx, dynamo.UpdateInput(st.table, u, types.ReturnValueAllNew))
 	if err != nil {
 		return campaign.SendTask{}, dynamo.ConditionAs(err, campaign.ErrConditionFailed)
 	}

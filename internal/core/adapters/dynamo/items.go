@@ -124,8 +124,6 @@ func UpdateInput(table string, u contract.Update, ret types.ReturnValue) *dynamo
 		ExpressionAttributeNames: u.Names,
 		ReturnValues:             ret,
 	}
-	if len(u.Values) > 0 {
-		in.ExpressionAttributeValues = ToAttrs(u.Values)
-	}
+	in.ExpressionAttributeValues = exprValues(u.Values, u.Numbers)
 	return in
 }
