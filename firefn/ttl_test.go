@@ -93,10 +93,10 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 			t.Fatal(err)
 		}
 		sch := s.ScheduleFor(contract.Item{Key: k, Due: due})
-		if err := markers.Create(ctx, sch); err != nil {
+		if err := markers.Arm(ctx, sch); err != nil {
 			t.Fatal(err)
 		}
-		if err := markers.Create(ctx, sch); err != nil {
+		if err := markers.Arm(ctx, sch); err != nil {
 			t.Fatalf("a retried create must succeed: %v", err)
 		}
 		mk := map[string]types.AttributeValue{}
@@ -114,7 +114,7 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 	}
 	// The user's cancel deletes its marker (a second cancel finds none).
 	cancelled := s.ScheduleFor(contract.Item{Key: contract.Key{Partition: "t1", Sort: "cancelled"}, Due: due})
-	if err := markers.Delete(ctx, cancelled.Name, cancelled.At); err != nil {
+	if err := markers.Disarm(ctx, cancelled.Name, cancelled.At); err != nil {
 		t.Fatal(err)
 	}
 	userDelete := streamRecord(t, "user", images["cancelled"], false)

@@ -62,7 +62,7 @@ func world(t *testing.T) *opstest.Fixture {
 		}
 	}
 	for _, tk := range []task.Task{armed, orphan} {
-		if err := tm.Create(ctx, task.ScheduleFor(tk)); err != nil {
+		if err := tm.Arm(ctx, task.ScheduleFor(tk)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -96,7 +96,7 @@ func TestRunbookOnTheLocalWorld(t *testing.T) {
 	p := srv.Pipeline()
 	lost := newTask("01JD0000000000000000000031", now.Add(time.Hour))
 	p.Store.Put(lost) // written without its schedule: a lost one
-	if err := p.Timer.Create(context.Background(), task.ScheduleFor(newTask("01JD0000000000000000000032", now.Add(time.Hour)))); err != nil {
+	if err := p.Timer.Arm(context.Background(), task.ScheduleFor(newTask("01JD0000000000000000000032", now.Add(time.Hour)))); err != nil {
 		t.Fatal(err)
 	}
 	vars := map[string]string{"STACK": "unused", "USER_SUB": lost.UserID, "TASK_ID": lost.TaskID}

@@ -142,7 +142,7 @@ type TimerBinding interface {
 	// items, and nothing outside this timer's resources.
 	GrantModify(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantDisarm lets grantee only cancel the timers of items (what
-	// timer.Scheduler.Delete calls), and nothing outside this timer's
+	// timer.Timer.Disarm calls), and nothing outside this timer's
 	// resources: for a function that cancels and never arms or moves.
 	GrantDisarm(grantee awsiam.IGrantable) awsiam.Grant
 	// GrantRead lets grantee read and list the timers of items (the

@@ -273,7 +273,7 @@ func (p *Pipeline) LoseTimer(k contract.Key) {
 		p.t.Fatalf("pipelinetest: LoseTimer(%s): %v", k, err)
 	}
 	s := p.p.Fire.Schema().ScheduleFor(it)
-	if err := p.p.Timer.Delete(p.ctx, s.Name, s.At); err != nil {
+	if err := p.p.Timer.Disarm(p.ctx, s.Name, s.At); err != nil {
 		p.t.Fatalf("pipelinetest: LoseTimer(%s): %v", k, err)
 	}
 }

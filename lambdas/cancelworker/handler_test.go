@@ -59,7 +59,7 @@ func TestHandle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := inmem.NewScheduler()
 			for _, sc := range tt.schedules {
-				if err := s.Create(context.Background(), sc); err != nil {
+				if err := s.Arm(context.Background(), sc); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -87,7 +87,7 @@ func (e *repairEnv) live() map[string]timer.Schedule {
 // arm creates task i's schedule as provisioning does.
 func (e *repairEnv) arm(t *testing.T, i int) {
 	t.Helper()
-	if err := e.sched.Create(context.Background(), e.task(t, i).Schedule()); err != nil {
+	if err := e.sched.Arm(context.Background(), e.task(t, i).Schedule()); err != nil {
 		t.Fatal(err)
 	}
 }

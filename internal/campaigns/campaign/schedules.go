@@ -14,7 +14,7 @@ import (
 // Scheduler, Step Functions or TTL markers (internal/core/adapters/timers in
 // AWS, their memory stand-ins in tests, the simulation and make dev).
 type Timer interface {
-	timer.Scheduler
+	timer.Timer
 	timer.Reader
 }
 

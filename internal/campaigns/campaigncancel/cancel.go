@@ -36,7 +36,7 @@ type Result struct {
 type Canceller struct {
 	tasks     campaign.Tasks
 	campaigns campaign.Campaigns
-	timer     timer.Scheduler
+	timer     timer.Timer
 	clock     campaign.Clock
 	caller    *paced.Caller
 	// PageSize of the task reads. Default: 100.
@@ -49,7 +49,7 @@ type Canceller struct {
 
 // New returns a Canceller of the send tasks' schedules on the timer s;
 // seed seeds the back-off's jitter (0: random).
-func New(tasks campaign.Tasks, campaigns campaign.Campaigns, s timer.Scheduler, clock campaign.Clock, seed uint64) (*Canceller, error) {
+func New(tasks campaign.Tasks, campaigns campaign.Campaigns, s timer.Timer, clock campaign.Clock, seed uint64) (*Canceller, error) {
 	if tasks == nil || campaigns == nil || s == nil || clock == nil {
 		return nil, errors.New("cancel: tasks, campaigns, timer and clock are required")
 	}
@@ -119,7 +119,7 @@ func (c *Canceller) one(ctx context.Context, t campaign.SendTask, reason string,
 	tries := 0
 	sc := t.Schedule()
 	out := c.caller.Do(ctx, func() bool { tries++; return tries > c.ThrottleTries }, func(ctx context.Context) error {
-		return c.timer.Delete(ctx, sc.Name, sc.At)
+		return c.timer.Disarm(ctx, sc.Name, sc.At)
 	})
 	switch err := out.Err; {
 	case err == nil:

@@ -36,7 +36,7 @@ func setupOn(t *testing.T, l timerspec.Name, states ...campaign.State) (*memory.
 		task := campaign.SendTask{CampaignID: "c1", ID: campaign.TaskID("c1", i), Index: i, State: s, SchedulerRequestToken: fmt.Sprint(i), SendAt: now}
 		st.PutTasks(task)
 		if s == campaign.Pending && i%2 == 0 { // odd ones lost their schedule already
-			_ = sched.Create(context.Background(), task.Schedule())
+			_ = sched.Arm(context.Background(), task.Schedule())
 		}
 	}
 	c, err := campaigncancel.New(st, st, sched, clock.NewFake(now), 1)

@@ -131,7 +131,7 @@ type Result struct {
 	Checkpoint
 	// Continue: the run stopped before the end; invoke it again.
 	Continue bool
-	// Calls and Throttles count this run's Create calls and throttles.
+	// Calls and Throttles count this run's Arm calls and throttles.
 	Calls, Throttles int
 }
 
@@ -141,7 +141,7 @@ type Provisioner struct {
 	tasks       campaign.Tasks
 	campaigns   campaign.Campaigns
 	owners      campaign.SenderCheck
-	timer       timer.Scheduler
+	timer       timer.Timer
 	checkpoints Checkpoints
 	clock       campaign.Clock
 	caller      *paced.Caller
@@ -149,7 +149,7 @@ type Provisioner struct {
 
 // New returns a Provisioner that provisions only while a campaign's
 // owner passes owners.
-func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, owners campaign.SenderCheck, s timer.Scheduler, cps Checkpoints, clock campaign.Clock) (*Provisioner, error) {
+func New(cfg Config, tasks campaign.Tasks, campaigns campaign.Campaigns, owners campaign.SenderCheck, s timer.Timer, cps Checkpoints, clock campaign.Clock) (*Provisioner, error) {
 	if tasks == nil || campaigns == nil || owners == nil || s == nil || cps == nil || clock == nil {
 		return nil, errors.New("provision: tasks, campaigns, sender check, timer, checkpoints and clock are required")
 	}
@@ -369,7 +369,7 @@ func (p *Provisioner) provisionOne(ctx context.Context, t campaign.SendTask, sto
 	}
 	sc := t.Schedule()
 	res := p.caller.Do(ctx, stopping, func(ctx context.Context) error {
-		if err := p.timer.Create(ctx, sc); !errors.Is(err, timer.ErrExists) {
+		if err := p.timer.Arm(ctx, sc); !errors.Is(err, timer.ErrExists) {
 			return err
 		}
 		return nil // an earlier call made it

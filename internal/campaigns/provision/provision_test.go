@@ -64,7 +64,7 @@ func seed(tb testing.TB, n int) *memory.CampaignStore {
 	return st
 }
 
-func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s timer.Scheduler, cps provision.Checkpoints, clock campaign.Clock) *provision.Provisioner {
+func newProv(tb testing.TB, cfg provision.Config, st *memory.CampaignStore, s timer.Timer, cps provision.Checkpoints, clock campaign.Clock) *provision.Provisioner {
 	tb.Helper()
 	if cfg.Seed == 0 {
 		cfg.Seed = 1

@@ -84,7 +84,7 @@ func TestWorkerReminder(t *testing.T) {
 			s := inmem.NewScheduler()
 			if !tc.existing.IsZero() {
 				r, _ := msg(ActionSchedule, tc.existing).Reminder(task.Schema)
-				if err := s.Create(ctx, r); err != nil {
+				if err := s.Arm(ctx, r); err != nil {
 					t.Fatal(err)
 				}
 			}

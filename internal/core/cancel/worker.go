@@ -57,7 +57,7 @@ func isPermanent(err error) bool {
 // leaves the scheduler as the message asks without failing.
 type Worker struct {
 	schema    contract.Schema
-	scheduler timer.Scheduler
+	scheduler timer.Timer
 	metrics   *metrics.Recorder
 	log       *slog.Logger
 	now       func() time.Time
@@ -65,7 +65,7 @@ type Worker struct {
 
 // NewWorker returns a Worker for the items of schema s. m may be nil (no
 // metrics); log nil means slog.Default().
-func NewWorker(s contract.Schema, sch timer.Scheduler, m *metrics.Recorder, log *slog.Logger) (*Worker, error) {
+func NewWorker(s contract.Schema, sch timer.Timer, m *metrics.Recorder, log *slog.Logger) (*Worker, error) {
 	if sch == nil {
 		return nil, errors.New("cancel: NewWorker needs a Scheduler")
 	}
@@ -123,7 +123,7 @@ func (w *Worker) Handle(ctx context.Context, m Message) error {
 func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) error {
 	switch m.Action {
 	case ActionCancel:
-		err := w.scheduler.Delete(ctx, w.schema.ScheduleName(m.Key()), m.OldDueAt)
+		err := w.scheduler.Disarm(ctx, w.schema.ScheduleName(m.Key()), m.OldDueAt)
 		switch {
 		case err == nil:
 			w.metrics.Add(MetricCancelled, 1)
@@ -137,9 +137,9 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 		return w.failed(ctx, log, fmt.Errorf("delete schedule: %w", err))
 	case ActionSchedule:
 		s := m.Schedule(w.schema)
-		err := w.scheduler.Create(ctx, s)
+		err := w.scheduler.Arm(ctx, s)
 		if errors.Is(err, timer.ErrExists) {
-			err = w.scheduler.Update(ctx, s, m.OldDueAt)
+			err = w.scheduler.Move(ctx, s, m.OldDueAt)
 		}
 		if err != nil {
 			return w.failed(ctx, log, fmt.Errorf("create schedule: %w", err))
@@ -149,7 +149,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 		return nil
 	default: // ActionReschedule; validate allows no other
 		s := m.Schedule(w.schema)
-		err := w.scheduler.Update(ctx, s, m.OldDueAt)
+		err := w.scheduler.Move(ctx, s, m.OldDueAt)
 		if err == nil {
 			w.metrics.Add(MetricRescheduled, 1)
 			log.InfoContext(ctx, "schedule moved", "at", contract.FormatTime(s.At))
@@ -158,7 +158,7 @@ func (w *Worker) handleMain(ctx context.Context, log *slog.Logger, m Message) er
 		if !errors.Is(err, timer.ErrNotFound) {
 			return w.failed(ctx, log, fmt.Errorf("update schedule: %w", err))
 		}
-		if err := w.scheduler.Create(ctx, s); err != nil && !errors.Is(err, timer.ErrExists) {
+		if err := w.scheduler.Arm(ctx, s); err != nil && !errors.Is(err, timer.ErrExists) {
 			return w.failed(ctx, log, fmt.Errorf("recreate schedule: %w", err))
 		}
 		w.metrics.Add(MetricRecreated, 1)
@@ -185,7 +185,7 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		if m.NoOldReminder {
 			return nil // the item had no reminder: no schedule to delete
 		}
-		err := w.scheduler.Delete(ctx, w.schema.ReminderName(m.Key()), m.OldRemindAt)
+		err := w.scheduler.Disarm(ctx, w.schema.ReminderName(m.Key()), m.OldRemindAt)
 		switch {
 		case err == nil:
 			log.InfoContext(ctx, "reminder schedule deleted")
@@ -195,10 +195,10 @@ func (w *Worker) handleReminder(ctx context.Context, log *slog.Logger, m Message
 		}
 		return nil
 	}
-	err := w.scheduler.Update(ctx, r, m.OldRemindAt)
+	err := w.scheduler.Move(ctx, r, m.OldRemindAt)
 	if errors.Is(err, timer.ErrNotFound) {
-		if err = w.scheduler.Create(ctx, r); errors.Is(err, timer.ErrExists) {
-			err = w.scheduler.Update(ctx, r, m.OldRemindAt) // made meanwhile (the API's create): move it
+		if err = w.scheduler.Arm(ctx, r); errors.Is(err, timer.ErrExists) {
+			err = w.scheduler.Move(ctx, r, m.OldRemindAt) // made meanwhile (the API's create): move it
 		}
 	}
 	if err != nil {

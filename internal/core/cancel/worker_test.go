@@ -69,7 +69,7 @@ func TestWorkerHandle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := inmem.NewScheduler()
 			if tt.existing != nil {
-				if err := s.Create(context.Background(), *tt.existing); err != nil {
+				if err := s.Arm(context.Background(), *tt.existing); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -127,7 +127,7 @@ func TestWorkerHandleTwice(t *testing.T) {
 			t.Run(string(m.Action)+" "+start, func(t *testing.T) {
 				s := inmem.NewScheduler()
 				if start == "with a schedule" {
-					_ = s.Create(context.Background(), task.ScheduleFor(*pending()))
+					_ = s.Arm(context.Background(), task.ScheduleFor(*pending()))
 				}
 				w, _ := NewWorker(task.Schema, s, nil, quiet)
 				if err := w.Handle(context.Background(), m); err != nil {
@@ -152,7 +152,7 @@ func TestWorkerHandleBatch(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		failDelete string // schedule name whose Delete is throttled
+		failDelete string // schedule name whose Disarm is throttled
 		batch      []Delivery
 		want       []string
 	}{
@@ -190,21 +190,21 @@ func TestNewWorkerNeedsScheduler(t *testing.T) {
 	}
 }
 
-// fromRecorder records the due time each Update and Delete is handed (the
+// fromRecorder records the due time each Move and Disarm is handed (the
 // time the old schedule was made for), by schedule name.
 type fromRecorder struct {
 	*inmem.Scheduler
 	got map[string]string
 }
 
-func (r fromRecorder) Update(ctx context.Context, s contract.Schedule, from time.Time) error {
+func (r fromRecorder) Move(ctx context.Context, s contract.Schedule, from time.Time) error {
 	r.got["Update "+s.Name] = task.FormatTime(from)
-	return r.Scheduler.Update(ctx, s, from)
+	return r.Scheduler.Move(ctx, s, from)
 }
 
-func (r fromRecorder) Delete(ctx context.Context, name string, at time.Time) error {
+func (r fromRecorder) Disarm(ctx context.Context, name string, at time.Time) error {
 	r.got["Delete "+name] = task.FormatTime(at)
-	return r.Scheduler.Delete(ctx, name, at)
+	return r.Scheduler.Disarm(ctx, name, at)
 }
 
 // The worker hands the scheduler the old image's due and reminder times

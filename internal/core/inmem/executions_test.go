@@ -29,13 +29,13 @@ func TestExecutionsStopOnlyTheNamedExecution(t *testing.T) {
 		want error
 	}
 	create := func(s contract.Schedule) step {
-		return step{func(e *Executions) error { return e.Create(ctx, s) }, nil}
+		return step{func(e *Executions) error { return e.Arm(ctx, s) }, nil}
 	}
 	del := func(at time.Time, want error) step {
-		return step{func(e *Executions) error { return e.Delete(ctx, name, at) }, want}
+		return step{func(e *Executions) error { return e.Disarm(ctx, name, at) }, want}
 	}
 	move := func(s contract.Schedule, from time.Time, want error) step {
-		return step{func(e *Executions) error { return e.Update(ctx, s, from) }, want}
+		return step{func(e *Executions) error { return e.Move(ctx, s, from) }, want}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -91,11 +91,11 @@ func TestExecutionsReader(t *testing.T) {
 	e := NewExecutions(func() time.Time { return t0 })
 	// a at d2, and a restart of a at d1 (stopped, armed again); b at d1.
 	for _, op := range []func() error{
-		func() error { return e.Create(ctx, a2) },
-		func() error { return e.Create(ctx, a1) },
-		func() error { return e.Delete(ctx, a1.Name, d1) },
-		func() error { return e.Create(ctx, a1) },
-		func() error { return e.Create(ctx, b) },
+		func() error { return e.Arm(ctx, a2) },
+		func() error { return e.Arm(ctx, a1) },
+		func() error { return e.Disarm(ctx, a1.Name, d1) },
+		func() error { return e.Arm(ctx, a1) },
+		func() error { return e.Arm(ctx, b) },
 	} {
 		if err := op(); err != nil {
 			t.Fatal(err)
@@ -190,9 +190,9 @@ func TestExecutionsRestartChain(t *testing.T) {
 			for _, st := range tc.steps {
 				clock = clock.Add(time.Second)
 				if st == arm {
-					err = e.Create(ctx, s)
+					err = e.Arm(ctx, s)
 				} else {
-					err = e.Delete(ctx, s.Name, due)
+					err = e.Disarm(ctx, s.Name, due)
 				}
 			}
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {

@@ -26,33 +26,33 @@ func TestRemoteOverEveryTimer(t *testing.T) {
 		t.Run(string(l), func(t *testing.T) {
 			ctx := context.Background()
 			r := inmem.NewRemote(inmem.NewTimer(l, func() time.Time { return t0 }, nil), nil)
-			if err := r.Create(ctx, s); err != nil {
+			if err := r.Arm(ctx, s); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.Create(ctx, s); err != nil {
+			if err := r.Arm(ctx, s); err != nil {
 				t.Fatalf("the same schedule again: %v", err)
 			}
 			if got, err := r.Get(ctx, s.Name, due); err != nil || !got.Payload.Equal(s.Payload) {
 				t.Fatalf("get: %+v %v", got, err)
 			}
-			if err := r.Delete(ctx, s.Name, due); err != nil {
+			if err := r.Disarm(ctx, s.Name, due); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.Delete(ctx, s.Name, due); !errors.Is(err, timer.ErrNotFound) {
+			if err := r.Disarm(ctx, s.Name, due); !errors.Is(err, timer.ErrNotFound) {
 				t.Fatalf("second delete: %v", err)
 			}
 			r.Fault = func(string, string) (error, bool) { return errors.New("connection reset"), true }
 			if _, ok := r.Lookup(s.Name); ok {
 				t.Fatal("deleted, still there")
 			}
-			if err := r.Create(ctx, s); err == nil {
+			if err := r.Arm(ctx, s); err == nil {
 				t.Fatal("lost answer: no error")
 			}
 			if _, ok := r.Lookup(s.Name); !ok {
 				t.Fatal("lost answer: the create did not take effect")
 			}
 			r.Fault = func(op, _ string) (error, bool) { return timer.ErrThrottled, false }
-			if err := r.Delete(ctx, s.Name, due); !errors.Is(err, timer.ErrThrottled) {
+			if err := r.Disarm(ctx, s.Name, due); !errors.Is(err, timer.ErrThrottled) {
 				t.Fatalf("throttled delete: %v", err)
 			}
 			if _, ok := r.Lookup(s.Name); !ok {
@@ -62,8 +62,8 @@ func TestRemoteOverEveryTimer(t *testing.T) {
 				t.Fatalf("stats %+v", st)
 			}
 			lim := inmem.NewRemote(inmem.NewTimer(l, func() time.Time { return t0 }, nil), inmem.NewBucket(clock.NewFake(t0), 1, 1))
-			_ = lim.Create(ctx, s)
-			if err := lim.Delete(ctx, s.Name, due); !errors.Is(err, timer.ErrThrottled) || lim.Stats().Throttled != 1 {
+			_ = lim.Arm(ctx, s)
+			if err := lim.Disarm(ctx, s.Name, due); !errors.Is(err, timer.ErrThrottled) || lim.Stats().Throttled != 1 {
 				t.Fatalf("over the bucket: %v", err)
 			}
 		})
@@ -95,7 +95,7 @@ func TestRemoteLatencyHoldsNoLock(t *testing.T) {
 	done := make(chan error, n)
 	for i := range n {
 		go func() {
-			done <- r.Create(context.Background(), timer.Schedule{Name: "camp-" + string(rune('a'+i)), ClientToken: "t"})
+			done <- r.Arm(context.Background(), timer.Schedule{Name: "camp-" + string(rune('a'+i)), ClientToken: "t"})
 		}()
 	}
 	for range n {

@@ -12,7 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
-// Scheduler is a timer.Scheduler in memory, with the semantics of one
+// Scheduler is a timer.Timer in memory, with the semantics of one
 // EventBridge Scheduler group: names are unique, a create retried with the
 // same client token succeeds, and a fired schedule deletes itself
 // (ActionAfterCompletion DELETE).
@@ -33,7 +33,7 @@ type Scheduler struct {
 	Fail func(op, name string) error
 }
 
-var _ timer.Scheduler = (*Scheduler)(nil)
+var _ timer.Timer = (*Scheduler)(nil)
 
 // NewScheduler returns an empty scheduler.
 func NewScheduler() *Scheduler {
@@ -51,8 +51,8 @@ func (s *Scheduler) call(op, name string) error {
 	return s.Fail(op, name)
 }
 
-// Create implements timer.Scheduler.
-func (s *Scheduler) Create(_ context.Context, sc contract.Schedule) error {
+// Arm implements timer.Timer.
+func (s *Scheduler) Arm(_ context.Context, sc contract.Schedule) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Create", sc.Name); err != nil {
@@ -87,8 +87,8 @@ func (s *Scheduler) listed(name string, add bool) {
 	}
 }
 
-// Update implements timer.Scheduler.
-func (s *Scheduler) Update(_ context.Context, sc contract.Schedule, _ time.Time) error {
+// Move implements timer.Timer.
+func (s *Scheduler) Move(_ context.Context, sc contract.Schedule, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Update", sc.Name); err != nil {
@@ -101,8 +101,8 @@ func (s *Scheduler) Update(_ context.Context, sc contract.Schedule, _ time.Time)
 	return nil
 }
 
-// Delete implements timer.Scheduler.
-func (s *Scheduler) Delete(_ context.Context, name string, _ time.Time) error {
+// Disarm implements timer.Timer.
+func (s *Scheduler) Disarm(_ context.Context, name string, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("Delete", name); err != nil {

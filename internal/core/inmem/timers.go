@@ -107,8 +107,8 @@ func (e *Executions) fail(op, name string) error {
 	return e.Fail(op, name)
 }
 
-// Create implements timer.Scheduler as awssfn.Client.Create does.
-func (e *Executions) Create(_ context.Context, s contract.Schedule) error {
+// Arm implements timer.Timer as awssfn.Client.Arm does.
+func (e *Executions) Arm(_ context.Context, s contract.Schedule) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Create", s.Name); err != nil {
@@ -161,10 +161,10 @@ func (e *Executions) find(name, first string) (exec string, ok bool, err error) 
 	}
 }
 
-// Update implements timer.Scheduler: stop the running link of the chain
+// Move implements timer.Timer: stop the running link of the chain
 // of from (unless from is zero or s's due time; timer.ErrNotFound
 // when none runs), start s's.
-func (e *Executions) Update(_ context.Context, s contract.Schedule, from time.Time) error {
+func (e *Executions) Move(_ context.Context, s contract.Schedule, from time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Update", s.Name); err != nil {
@@ -181,10 +181,10 @@ func (e *Executions) Update(_ context.Context, s contract.Schedule, from time.Ti
 	return e.start(s)
 }
 
-// Delete implements timer.Scheduler: stop the running link of the chain
+// Disarm implements timer.Timer: stop the running link of the chain
 // of at (the execution named for at, or its running restart);
 // timer.ErrNotFound when none runs, or at is zero.
-func (e *Executions) Delete(_ context.Context, name string, at time.Time) error {
+func (e *Executions) Disarm(_ context.Context, name string, at time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.fail("Delete", name); err != nil {
@@ -396,9 +396,9 @@ func (m *TTLMarkers) put(s contract.Schedule) {
 	m.markers[s.Name] = ttlMarker{s: s, deleteAt: s.At.Add(m.delay())}
 }
 
-// Create implements timer.Scheduler: a marker with the same payload is a
+// Arm implements timer.Timer: a marker with the same payload is a
 // success, another one timer.ErrExists.
-func (m *TTLMarkers) Create(_ context.Context, s contract.Schedule) error {
+func (m *TTLMarkers) Arm(_ context.Context, s contract.Schedule) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Create", s.Name); err != nil {
@@ -414,8 +414,8 @@ func (m *TTLMarkers) Create(_ context.Context, s contract.Schedule) error {
 	return nil
 }
 
-// Update implements timer.Scheduler: overwrite the marker (a new TTL).
-func (m *TTLMarkers) Update(_ context.Context, s contract.Schedule, _ time.Time) error {
+// Move implements timer.Timer: overwrite the marker (a new TTL).
+func (m *TTLMarkers) Move(_ context.Context, s contract.Schedule, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Update", s.Name); err != nil {
@@ -428,8 +428,8 @@ func (m *TTLMarkers) Update(_ context.Context, s contract.Schedule, _ time.Time)
 	return nil
 }
 
-// Delete implements timer.Scheduler: the user's delete of the marker.
-func (m *TTLMarkers) Delete(_ context.Context, name string, _ time.Time) error {
+// Disarm implements timer.Timer: the user's delete of the marker.
+func (m *TTLMarkers) Disarm(_ context.Context, name string, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fail("Delete", name); err != nil {
@@ -630,13 +630,13 @@ func (r *Remote) do(ctx context.Context, op, name string, call func() error) err
 	return err
 }
 
-// Create implements timer.Scheduler.
-func (r *Remote) Create(ctx context.Context, s contract.Schedule) error {
+// Arm implements timer.Timer.
+func (r *Remote) Arm(ctx context.Context, s contract.Schedule) error {
 	return r.do(ctx, "Create", s.Name, func() error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		_, had := r.TimerScheduler.Lookup(s.Name)
-		err := r.TimerScheduler.Create(ctx, s)
+		err := r.TimerScheduler.Arm(ctx, s)
 		if _, has := r.TimerScheduler.Lookup(s.Name); err == nil && !had && has {
 			r.creates.Add(1)
 		}
@@ -644,14 +644,14 @@ func (r *Remote) Create(ctx context.Context, s contract.Schedule) error {
 	})
 }
 
-// Update implements timer.Scheduler.
-func (r *Remote) Update(ctx context.Context, s contract.Schedule, from time.Time) error {
-	return r.do(ctx, "Update", s.Name, func() error { return r.TimerScheduler.Update(ctx, s, from) })
+// Move implements timer.Timer.
+func (r *Remote) Move(ctx context.Context, s contract.Schedule, from time.Time) error {
+	return r.do(ctx, "Update", s.Name, func() error { return r.TimerScheduler.Move(ctx, s, from) })
 }
 
-// Delete implements timer.Scheduler.
-func (r *Remote) Delete(ctx context.Context, name string, at time.Time) error {
-	return r.do(ctx, "Delete", name, func() error { return r.TimerScheduler.Delete(ctx, name, at) })
+// Disarm implements timer.Timer.
+func (r *Remote) Disarm(ctx context.Context, name string, at time.Time) error {
+	return r.do(ctx, "Delete", name, func() error { return r.TimerScheduler.Disarm(ctx, name, at) })
 }
 
 // Get implements timer.Reader.

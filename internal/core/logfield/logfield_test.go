@@ -57,7 +57,7 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 		}},
 		{"the reconciler's orphan delete", "orphan schedule deleted", func(log *slog.Logger) error {
 			store, sched := memory.NewStore(), inmem.NewScheduler()
-			if err := sched.Create(ctx, task.Schema.ScheduleFor(contract.Item{Key: contract.Key{Partition: tk.UserID, Sort: tk.TaskID},
+			if err := sched.Arm(ctx, task.Schema.ScheduleFor(contract.Item{Key: contract.Key{Partition: tk.UserID, Sort: tk.TaskID},
 				Due: tk.DueAt, Token: tk.ScheduleToken})); err != nil {
 				return err
 			}

@@ -57,7 +57,7 @@ func TestRunRepairsAnySchemaOnEveryTimer(t *testing.T) {
 				return jobsSchema.ScheduleFor(it)
 			}
 			arm := func(s contract.Schedule) {
-				if err := tm.Create(ctx, s); err != nil {
+				if err := tm.Arm(ctx, s); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -129,7 +129,7 @@ func TestRunStopsStaleExecutions(t *testing.T) {
 	for _, k := range []contract.Key{kept, gone} {
 		for _, at := range []time.Time{due.Add(-time.Hour), due, due.Add(time.Hour)} {
 			name := jobsSchema.ScheduleName(k)
-			if err := tm.Create(ctx, contract.Schedule{Name: name, At: at, Payload: contract.Payload{Key: k, Due: at}}); err != nil {
+			if err := tm.Arm(ctx, contract.Schedule{Name: name, At: at, Payload: contract.Payload{Key: k, Due: at}}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -52,7 +52,7 @@ func benchPass(b *testing.B, confirmed bool) {
 		}
 		store.Put(t)
 		s := task.ScheduleFor(t)
-		if err := sched.Create(ctx, s); err != nil {
+		if err := sched.Arm(ctx, s); err != nil {
 			b.Fatal(err)
 		}
 		pending, schedules = append(pending, t), append(schedules, s)

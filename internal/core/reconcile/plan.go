@@ -202,7 +202,7 @@ func (r *recorder) add(f Finding) {
 }
 
 // timer returns the recording timer, a Namer when sc is one.
-func (r *recorder) timer(sc timer.Scheduler, rd timer.Reader) (timer.Scheduler, timer.Reader) {
+func (r *recorder) timer(sc timer.Timer, rd timer.Reader) (timer.Timer, timer.Reader) {
 	r.reader = rd
 	t := &planTimer{r: r}
 	if n, ok := sc.(Namer); ok {
@@ -249,7 +249,7 @@ func (t *planTimer) List(ctx context.Context, page timer.PageRequest) (timer.Pag
 	return p, err
 }
 
-func (t *planTimer) Create(_ context.Context, s timer.Schedule) error {
+func (t *planTimer) Arm(_ context.Context, s timer.Schedule) error {
 	t.r.mu.Lock()
 	followUp := t.r.deleted[s.Name]
 	delete(t.r.deleted, s.Name)
@@ -260,14 +260,14 @@ func (t *planTimer) Create(_ context.Context, s timer.Schedule) error {
 	return nil
 }
 
-func (t *planTimer) Update(_ context.Context, s timer.Schedule, from time.Time) error {
+func (t *planTimer) Move(_ context.Context, s timer.Schedule, from time.Time) error {
 	t.r.add(Finding{Kind: DriftMisplaced, Key: s.Payload.Key, Schedule: s.Name, At: from, Due: s.Payload.Due})
 	return nil
 }
 
-// Delete records an orphan, or a misplaced schedule when its item is
+// Disarm records an orphan, or a misplaced schedule when its item is
 // armed (at another due time: the pass deletes only those).
-func (t *planTimer) Delete(ctx context.Context, name string, at time.Time) error {
+func (t *planTimer) Disarm(ctx context.Context, name string, at time.Time) error {
 	t.r.mu.Lock()
 	k, known := t.r.seen[name]
 	t.r.deleted[name] = true

@@ -41,7 +41,7 @@ func TestPlanReportsWithoutActing(t *testing.T) {
 				w.store.Put(tt.task)
 			}
 			if tt.schedule != nil {
-				if err := w.sched.Create(context.Background(), *tt.schedule(tt.task)); err != nil {
+				if err := w.sched.Arm(context.Background(), *tt.schedule(tt.task)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -80,7 +80,7 @@ func TestOnlyNarrowsAPassToOneItem(t *testing.T) {
 	w.store.Put(a)
 	w.store.Put(b)
 	orphan := newTask(t0.Add(time.Hour))
-	if err := w.sched.Create(context.Background(), task.ScheduleFor(orphan)); err != nil {
+	if err := w.sched.Arm(context.Background(), task.ScheduleFor(orphan)); err != nil {
 		t.Fatal(err)
 	}
 	plan, err := reconcile.Plan(context.Background(), reconcile.Config{}, reconcile.Only(w.deps, key(a)))

@@ -82,7 +82,7 @@ func TestPolicyDecides(t *testing.T) {
 			w := newWorld(t)
 			w.store.Put(c.task)
 			if c.sched {
-				if err := w.sched.Create(context.Background(), task.ScheduleFor(c.task)); err != nil {
+				if err := w.sched.Arm(context.Background(), task.ScheduleFor(c.task)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -43,16 +43,16 @@ func TestPassesAfterRearmKeepOneExecution(t *testing.T) {
 				"runAt": contract.FormatTime(due)}); err != nil {
 				t.Fatal(err)
 			}
-			if err := tm.Create(ctx, s); err != nil {
+			if err := tm.Arm(ctx, s); err != nil {
 				t.Fatal(err)
 			}
 			for range tc.rearms {
 				c.Advance(time.Minute)
-				if err := tm.Delete(ctx, name, due); err != nil {
+				if err := tm.Disarm(ctx, name, due); err != nil {
 					t.Fatalf("cancel: %v", err)
 				}
 				c.Advance(time.Minute)
-				if err := tm.Create(ctx, s); err != nil {
+				if err := tm.Arm(ctx, s); err != nil {
 					t.Fatalf("re-arm: %v", err)
 				}
 			}

@@ -1,7 +1,7 @@
 // Package reconcile is the core's reconciler: it repairs the drift
 // between an item table and its timer, in both directions, as a recurring
 // bounded job, for any item schema (contract.Schema, read through Items)
-// and every timer (timer.Scheduler and timer.Reader):
+// and every timer (timer.Timer and timer.Reader):
 //
 //   - an armed item with no schedule, or one at the wrong time, gets a
 //     correct one;
@@ -181,7 +181,7 @@ const (
 	// Leave: nothing this pass.
 	Leave
 	// Moved: the policy moved the item's due time; the reconciler moves
-	// its schedule there (Update from the old due time, Create if none).
+	// its schedule there (Move from the old due time, Arm if none).
 	Moved
 	// Rearmed: the policy put the item back in an armed state; the
 	// reconciler re-reads it and handles it as listed, once.
@@ -218,7 +218,7 @@ type RunPolicy interface {
 	StartRun(ctx context.Context)
 }
 
-// Namer is a timer.Scheduler that names an item's schedule its own way
+// Namer is a timer.Timer that names an item's schedule its own way
 // (campaign schedules are camp-<task id>), not Schema.ScheduleName.
 // Optional: the reconciler asks Deps.Scheduler for it.
 type Namer interface {
@@ -297,7 +297,7 @@ type Deps struct {
 	Items Items
 	// Scheduler and Schedules are the timer: what arms, moves and disarms
 	// an item's schedule (execution, marker), and what reads them.
-	Scheduler timer.Scheduler
+	Scheduler timer.Timer
 	Schedules timer.Reader
 	// Firer fires an overdue item.
 	Firer Firer
@@ -1261,21 +1261,21 @@ func (x *run) create(ctx context.Context, s timer.Schedule) error {
 	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return x.d.Scheduler.Create(ctx, s)
+	return x.d.Scheduler.Arm(ctx, s)
 }
 
 func (x *run) update(ctx context.Context, s timer.Schedule, from time.Time) error {
 	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return x.d.Scheduler.Update(ctx, s, from)
+	return x.d.Scheduler.Move(ctx, s, from)
 }
 
 func (x *run) delete(ctx context.Context, name string, at time.Time) error {
 	if err := x.wait(ctx); err != nil {
 		return err
 	}
-	return x.d.Scheduler.Delete(ctx, name, at)
+	return x.d.Scheduler.Disarm(ctx, name, at)
 }
 
 // report logs the result and records it as metrics.

@@ -210,7 +210,7 @@ func TestRunRepairs(t *testing.T) {
 				w.store.Put(s.task)
 			}
 			if s.schedule != nil {
-				if err := w.sched.Create(context.Background(), *s.schedule); err != nil {
+				if err := w.sched.Arm(context.Background(), *s.schedule); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -297,7 +297,7 @@ func TestRunStaleListing(t *testing.T) {
 	moved := old
 	moved.DueAt = t0.Add(2 * time.Hour)
 	w.store.Put(moved)
-	if err := w.sched.Create(context.Background(), task.ScheduleFor(moved)); err != nil {
+	if err := w.sched.Arm(context.Background(), task.ScheduleFor(moved)); err != nil {
 		t.Fatal(err)
 	}
 	w.deps.Items = task.NewReconcileView(w.store, stalePending{tasks: []task.Task{old}})
@@ -336,7 +336,7 @@ func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
 					t.Fatal(err)
 				}
 				if tc.overdue {
-					if err := w.sched.Create(ctx, task.ScheduleFor(tk)); err != nil {
+					if err := w.sched.Arm(ctx, task.ScheduleFor(tk)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -587,7 +587,7 @@ func TestRunCostFollowsDrift(t *testing.T) {
 				tk := tt.make()
 				w.store.Put(tk)
 				if tt.withSchedule {
-					if err := w.sched.Create(context.Background(), task.ScheduleFor(tk)); err != nil {
+					if err := w.sched.Arm(context.Background(), task.ScheduleFor(tk)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -616,7 +616,7 @@ func TestRunRestoresAMissingConfirmedSchedule(t *testing.T) {
 	for _, tk := range []task.Task{gone, kept, changed} {
 		w.store.Put(tk)
 	}
-	if err := w.sched.Create(context.Background(), task.ScheduleFor(kept)); err != nil {
+	if err := w.sched.Arm(context.Background(), task.ScheduleFor(kept)); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(w.sched)
@@ -692,7 +692,7 @@ func TestRunChecksSchedulesOfItemsNotListed(t *testing.T) {
 			w := newWorld(t)
 			tk := newTask(t0.Add(time.Hour), func(x *task.Task) { x.Status = tt.status })
 			w.store.Put(tk)
-			if err := w.sched.Create(context.Background(), task.ScheduleFor(tk)); err != nil {
+			if err := w.sched.Arm(context.Background(), task.ScheduleFor(tk)); err != nil {
 				t.Fatal(err)
 			}
 			w.deps.Items = task.NewReconcileView(w.store, stalePending{})

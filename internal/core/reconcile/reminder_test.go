@@ -29,7 +29,7 @@ func TestRunRepairsReminderSchedules(t *testing.T) {
 		w.store.Put(tk)
 	}
 	for _, tk := range []task.Task{misplaced, gone} {
-		if err := w.sched.Create(ctx, task.ScheduleFor(tk)); err != nil {
+		if err := w.sched.Arm(ctx, task.ScheduleFor(tk)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,7 +37,7 @@ func TestRunRepairsReminderSchedules(t *testing.T) {
 	wrong.RemindAt = due.Add(-time.Hour)
 	for _, tk := range []task.Task{wrong, gone} { // gone's task was deleted: its reminder fires and finds nothing
 		r, _ := task.ReminderFor(tk, t0)
-		if err := w.sched.Create(ctx, r); err != nil {
+		if err := w.sched.Arm(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -28,19 +28,19 @@ var (
 	ErrThrottled = errors.New("timer service throttled")
 )
 
-// Scheduler arms, moves and disarms the timer of an item.
-type Scheduler interface {
-	// Create arms s. A retry with the same ClientToken is a success;
+// Timer arms, moves and disarms the timer of an item.
+type Timer interface {
+	// Arm arms s. A retry with the same ClientToken is a success;
 	// another schedule of that name gives ErrExists.
-	Create(ctx context.Context, s Schedule) error
-	// Update moves an existing schedule to s; ErrNotFound if none. from
+	Arm(ctx context.Context, s Schedule) error
+	// Move moves an existing schedule to s; ErrNotFound if none. from
 	// is the due time the schedule was made for (zero when the caller
 	// does not know it): a timer that names a schedule by its due time
 	// (Step Functions) finds the old one by it; the others ignore it.
-	Update(ctx context.Context, s Schedule, from time.Time) error
-	// Delete disarms the schedule called name made for at; ErrNotFound
-	// if none (at is zero when unknown, as for Update).
-	Delete(ctx context.Context, name string, at time.Time) error
+	Move(ctx context.Context, s Schedule, from time.Time) error
+	// Disarm disarms the schedule called name made for at; ErrNotFound
+	// if none (at is zero when unknown, as for Move).
+	Disarm(ctx context.Context, name string, at time.Time) error
 }
 
 // Reader reads what a timer holds: the reconciler's view of it.

@@ -29,7 +29,7 @@ import (
 // Timer arms, moves and disarms items' schedules, and reads them: what a
 // kind's adapter is.
 type Timer interface {
-	timer.Scheduler
+	timer.Timer
 	timer.Reader
 }
 

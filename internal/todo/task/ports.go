@@ -82,7 +82,7 @@ type Page struct {
 
 // Scheduler creates, moves and removes the one-off schedules of tasks
 // (the core's timer port).
-type Scheduler = timer.Scheduler
+type Scheduler = timer.Timer
 
 // Notification tells a task's owner that it expired, or (Reminder set)
 // that its deadline is near.

@@ -128,7 +128,7 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 	if err := s.store.Create(ctx, t); err != nil {
 		return Task{}, fmt.Errorf("create task: %w", err)
 	}
-	err = s.scheduler.Create(ctx, ScheduleFor(t))
+	err = s.scheduler.Arm(ctx, ScheduleFor(t))
 	if err == nil {
 		// The reminder schedule, when its time is ahead. Recorded only
 		// with it: a task whose reminder schedule failed is marked for
@@ -172,7 +172,7 @@ func (s *Service) createReminder(ctx context.Context, t Task, now time.Time) err
 	if !ok {
 		return nil
 	}
-	if err := s.scheduler.Create(ctx, r); err != nil {
+	if err := s.scheduler.Arm(ctx, r); err != nil {
 		return fmt.Errorf("reminder schedule: %w", err)
 	}
 	return nil

@@ -134,7 +134,7 @@ func measureReconcileView(ctx context.Context, n, every int, view string) (Recon
 		if err != nil {
 			return ReconcileReads{}, err
 		}
-		if err := sched.Create(ctx, s.ScheduleFor(it)); err != nil {
+		if err := sched.Arm(ctx, s.ScheduleFor(it)); err != nil {
 			return ReconcileReads{}, err
 		}
 	}

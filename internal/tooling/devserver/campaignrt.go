@@ -213,7 +213,7 @@ func (rt *campaignRuntime) restore(db *boltstore.DB) error {
 		return err
 	}
 	for _, sc := range saved {
-		if err := rt.timer.Create(context.Background(), sc); err != nil {
+		if err := rt.timer.Arm(context.Background(), sc); err != nil {
 			return fmt.Errorf("devserver: restore campaign schedule %s: %w", sc.Name, err)
 		}
 	}

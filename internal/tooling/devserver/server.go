@@ -248,7 +248,7 @@ func (s *Server) restore() error {
 		return err
 	}
 	for _, sc := range scheds {
-		if err := s.pipe.Timer.Create(context.Background(), sc); err != nil {
+		if err := s.pipe.Timer.Arm(context.Background(), sc); err != nil {
 			return fmt.Errorf("devserver: restore schedule %s: %w", sc.Name, err)
 		}
 	}

@@ -447,7 +447,7 @@ func TestReconcilerRepairs(t *testing.T) {
 	e := newEnv(t)
 	tok := e.user("ada@example.com")
 	id := e.create(tok, "x", time.Minute)
-	if err := e.srv.pipe.Scheduler.Delete(context.Background(), "task-"+id, time.Time{}); err != nil {
+	if err := e.srv.pipe.Scheduler.Disarm(context.Background(), "task-"+id, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.srv.Reconcile(context.Background()); err != nil {

@@ -34,7 +34,7 @@ func TestWhyOnCampaignSends(t *testing.T) {
 	active.Status = campaign.Active
 	tm := f.Campaign(t, active, tasks)
 	lost := tasks[1]
-	if err := tm.Delete(ctx, lost.Schedule().Name, lost.SendAt); err != nil {
+	if err := tm.Disarm(ctx, lost.Schedule().Name, lost.SendAt); err != nil {
 		t.Fatal(err)
 	}
 	cancelled, ctasks := testenv.CampaignFixture(t, "c2", 1, t0)

@@ -36,7 +36,7 @@ func driftWorld(t *testing.T) *opstest.Fixture {
 			t.Fatal(err)
 		}
 	}
-	if err := tm.Create(ctx, task.ScheduleFor(orphan)); err != nil {
+	if err := tm.Arm(ctx, task.ScheduleFor(orphan)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Tasks.Expire(ctx, stale.UserID, stale.TaskID, stale.DueAt, now.Add(-50*time.Minute)); err != nil {

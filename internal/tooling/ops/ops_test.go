@@ -84,7 +84,7 @@ func TestWhy(t *testing.T) {
 		}
 	}
 	for _, tk := range []task.Task{armed, orphan} {
-		if err := tm.Create(ctx, task.ScheduleFor(tk)); err != nil {
+		if err := tm.Arm(ctx, task.ScheduleFor(tk)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -262,11 +262,11 @@ func TestWhyOnStepFunctions(t *testing.T) {
 		if err := f.Tasks.Create(ctx, tk); err != nil {
 			t.Fatal(err)
 		}
-		if err := tm.Create(ctx, task.ScheduleFor(tk)); err != nil {
+		if err := tm.Arm(ctx, task.ScheduleFor(tk)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tm.Delete(ctx, task.ScheduleFor(stopped).Name, stopped.DueAt); err != nil {
+	if err := tm.Disarm(ctx, task.ScheduleFor(stopped).Name, stopped.DueAt); err != nil {
 		t.Fatal(err)
 	}
 	r, err := f.World.Why(ctx, "", keyText(armed))

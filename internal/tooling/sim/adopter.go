@@ -228,7 +228,7 @@ func (a *adopter) loseTimer() {
 	}
 	sc := all[a.rng.Intn(len(all))]
 	a.count(FaultTimerLost)
-	_ = a.sched.Delete(a.ctx, sc.Name, sc.At)
+	_ = a.sched.Disarm(a.ctx, sc.Name, sc.At)
 	a.tracef("lost the timer %s at %s", sc.Name, contract.FormatTime(sc.At))
 }
 

@@ -287,16 +287,16 @@ func (s faultyScheduler) do(op, name string, f func() error) error {
 	return err
 }
 
-func (s faultyScheduler) Create(ctx context.Context, sc contract.Schedule) error {
-	return s.do("Create", sc.Name, func() error { return s.in.Create(ctx, sc) })
+func (s faultyScheduler) Arm(ctx context.Context, sc contract.Schedule) error {
+	return s.do("Create", sc.Name, func() error { return s.in.Arm(ctx, sc) })
 }
 
-func (s faultyScheduler) Update(ctx context.Context, sc contract.Schedule, from time.Time) error {
-	return s.do("Update", sc.Name, func() error { return s.in.Update(ctx, sc, from) })
+func (s faultyScheduler) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
+	return s.do("Update", sc.Name, func() error { return s.in.Move(ctx, sc, from) })
 }
 
-func (s faultyScheduler) Delete(ctx context.Context, name string, at time.Time) error {
-	return s.do("Delete", name, func() error { return s.in.Delete(ctx, name, at) })
+func (s faultyScheduler) Disarm(ctx context.Context, name string, at time.Time) error {
+	return s.do("Delete", name, func() error { return s.in.Disarm(ctx, name, at) })
 }
 
 func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (contract.Schedule, error) {

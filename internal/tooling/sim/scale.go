@@ -164,7 +164,7 @@ func Scale(cfg ScaleConfig) ScaleResult {
 		}
 		store.Put(t)
 		if has {
-			must(sched.Create(ctx, schedule))
+			must(sched.Arm(ctx, schedule))
 		}
 		if kind != "" {
 			res.Drifted[kind]++

@@ -69,7 +69,7 @@ type Mutation struct {
 	// DedupID replaces the FIFO deduplication id of the n-th send.
 	DedupID func(m cancel.Message, n int) string
 	// WorkerScheduler wraps the scheduler the cancellation worker uses.
-	WorkerScheduler func(timer.Scheduler) timer.Scheduler
+	WorkerScheduler func(timer.Timer) timer.Timer
 	// Expirer wraps the expiry use case; n is the notifier and s the
 	// store it uses.
 	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
@@ -433,7 +433,7 @@ func newWorld(cfg Config) *world {
 	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, log)
 	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{&w.stages}, nil, log)
 	must(err)
-	var ws timer.Scheduler = w.fsched
+	var ws timer.Timer = w.fsched
 	if cfg.Mutation.WorkerScheduler != nil {
 		ws = cfg.Mutation.WorkerScheduler(ws)
 	}
@@ -656,16 +656,16 @@ func (w *world) lastReminder() time.Time {
 // calls so that their faults count as FaultScheduleCreateFailed.
 type apiScheduler struct{ w *world }
 
-func (s apiScheduler) Create(ctx context.Context, sc contract.Schedule) error {
-	return s.w.fsched.Create(ctx, sc)
+func (s apiScheduler) Arm(ctx context.Context, sc contract.Schedule) error {
+	return s.w.fsched.Arm(ctx, sc)
 }
 
-func (s apiScheduler) Update(ctx context.Context, sc contract.Schedule, from time.Time) error {
-	return s.w.fsched.Update(ctx, sc, from)
+func (s apiScheduler) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
+	return s.w.fsched.Move(ctx, sc, from)
 }
 
-func (s apiScheduler) Delete(ctx context.Context, name string, at time.Time) error {
-	return s.w.fsched.Delete(ctx, name, at)
+func (s apiScheduler) Disarm(ctx context.Context, name string, at time.Time) error {
+	return s.w.fsched.Disarm(ctx, name, at)
 }
 
 // API requests.

@@ -77,14 +77,14 @@ func (s ignoreDueAt) Expire(ctx context.Context, userID, taskID string, _, now t
 
 // notFoundFails is mutation (c): the worker's scheduler reports a missing
 // schedule as a plain failure.
-type notFoundFails struct{ timer.Scheduler }
+type notFoundFails struct{ timer.Timer }
 
-func (s notFoundFails) Delete(ctx context.Context, name string, at time.Time) error {
-	return hide(s.Scheduler.Delete(ctx, name, at))
+func (s notFoundFails) Disarm(ctx context.Context, name string, at time.Time) error {
+	return hide(s.Timer.Disarm(ctx, name, at))
 }
 
-func (s notFoundFails) Update(ctx context.Context, sc contract.Schedule, from time.Time) error {
-	return hide(s.Scheduler.Update(ctx, sc, from))
+func (s notFoundFails) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
+	return hide(s.Timer.Move(ctx, sc, from))
 }
 
 func hide(err error) error {
@@ -170,20 +170,20 @@ func (s remindAnyway) ClaimReminder(ctx context.Context, userID, taskID string, 
 
 // remindersNotMoved is mutation (r2): the worker leaves reminder schedules
 // where they are (it neither makes nor moves them).
-type remindersNotMoved struct{ timer.Scheduler }
+type remindersNotMoved struct{ timer.Timer }
 
-func (s remindersNotMoved) Create(ctx context.Context, sc contract.Schedule) error {
+func (s remindersNotMoved) Arm(ctx context.Context, sc contract.Schedule) error {
 	if _, ok := task.TaskIDFromReminderName(sc.Name); ok {
 		return nil
 	}
-	return s.Scheduler.Create(ctx, sc)
+	return s.Timer.Arm(ctx, sc)
 }
 
-func (s remindersNotMoved) Update(ctx context.Context, sc contract.Schedule, from time.Time) error {
+func (s remindersNotMoved) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
 	if _, ok := task.TaskIDFromReminderName(sc.Name); ok {
 		return nil
 	}
-	return s.Scheduler.Update(ctx, sc, from)
+	return s.Timer.Move(ctx, sc, from)
 }
 
 // notifyUnclaimed is mutation (w): the old take-over, which accepted an
@@ -242,7 +242,7 @@ func TestMutantsAreCaught(t *testing.T) {
 		{Mutation{Name: "(b) dedup by SQS send instead of the stream event id",
 			DedupID: func(_ cancel.Message, n int) string { return fmt.Sprintf("send-%d", n) }}, "I4", false, 0},
 		{Mutation{Name: "(c) the worker treats a missing schedule as a failure",
-			WorkerScheduler: func(s timer.Scheduler) timer.Scheduler { return notFoundFails{s} }}, "I4", false, 0},
+			WorkerScheduler: func(s timer.Timer) timer.Timer { return notFoundFails{s} }}, "I4", false, 0},
 		{Mutation{Name: "(d) expiry publishes when its condition failed",
 			Expirer: func(e Expirer, n task.Notifier, s task.Store) Expirer { return publishOnSkip{e, n, s} }}, "I1", false, 0},
 		{Mutation{Name: "(e) a retried expiry publishes without the notification claim",
@@ -256,7 +256,7 @@ func TestMutantsAreCaught(t *testing.T) {
 		{Mutation{Name: "(r1) a reminder whose claim failed is sent anyway",
 			Store: func(s task.Store) task.Store { return remindAnyway{s} }}, "I6", false, 0},
 		{Mutation{Name: "(r2) the worker neither makes nor moves reminder schedules",
-			WorkerScheduler: func(s timer.Scheduler) timer.Scheduler { return remindersNotMoved{s} }}, "I6", false, 400},
+			WorkerScheduler: func(s timer.Timer) timer.Timer { return remindersNotMoved{s} }}, "I6", false, 400},
 		{Mutation{Name: "(x) an early firing answers success (its schedule, deleted, never fires again)",
 			Outcome: earlyIsSuccess}, "I6", false, 0},
 	} {

@@ -18,7 +18,7 @@ import (
 // ContractScheduler is what SchedulerContract tests: the scheduler port
 // with the reconciler's read view.
 type ContractScheduler = interface {
-	timer.Scheduler
+	timer.Timer
 	timer.Reader
 }
 
@@ -36,7 +36,7 @@ func ContractSchedule(user string, n int) contract.Schedule {
 	return task.ScheduleFor(ContractTask(user, n))
 }
 
-// SchedulerContract is the behaviour every timer.Scheduler must share with
+// SchedulerContract is the behaviour every timer.Timer must share with
 // EventBridge Scheduler: the memory scheduler that drives the simulation
 // and `make dev`, and the AWS adapter against moto, both run it.
 func SchedulerContract(t *testing.T, b SchedulerBackend) {
@@ -44,7 +44,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 	mustCreate := func(t *testing.T, s ContractScheduler, scs ...contract.Schedule) {
 		t.Helper()
 		for _, sc := range scs {
-			if err := s.Create(ctx, sc); err != nil {
+			if err := s.Arm(ctx, sc); err != nil {
 				t.Fatalf("create %s: %v", sc.Name, err)
 			}
 		}
@@ -134,7 +134,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		sc := ContractSchedule("alice", 1)
 		sc.ClientToken = ""
 		mustCreate(t, s, sc)
-		wantErr(t, "second create", s.Create(ctx, sc), timer.ErrExists)
+		wantErr(t, "second create", s.Arm(ctx, sc), timer.ErrExists)
 	})
 
 	t.Run("create of a taken name with another token is ErrScheduleExists and keeps the first", func(t *testing.T) {
@@ -145,7 +145,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		other.ClientToken = first.ClientToken + "-other"
 		other.At = first.At.Add(time.Hour)
 		other.Payload.Due = other.At
-		wantErr(t, "second create", s.Create(ctx, other), timer.ErrExists)
+		wantErr(t, "second create", s.Arm(ctx, other), timer.ErrExists)
 		wantGet(t, s, first)
 	})
 
@@ -156,7 +156,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		moved := ContractSchedule("alice", 1)
 		moved.At = sc.At.Add(36 * time.Hour)
 		moved.Payload.Due = moved.At
-		if err := s.Update(ctx, moved, sc.At); err != nil {
+		if err := s.Move(ctx, moved, sc.At); err != nil {
 			t.Fatalf("update: %v", err)
 		}
 		wantGet(t, s, moved)
@@ -169,10 +169,10 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		{"update", func(s ContractScheduler, name string) error {
 			sc := ContractSchedule("alice", 1)
 			sc.Name = name
-			return s.Update(ctx, sc, sc.At.Add(-time.Hour))
+			return s.Move(ctx, sc, sc.At.Add(-time.Hour))
 		}},
 		{"delete", func(s ContractScheduler, name string) error {
-			return s.Delete(ctx, name, ContractSchedule("alice", 1).At)
+			return s.Disarm(ctx, name, ContractSchedule("alice", 1).At)
 		}},
 		{"get", func(s ContractScheduler, name string) error { _, err := s.Get(ctx, name, time.Time{}); return err }},
 	} {
@@ -187,12 +187,12 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		s := b.New(t)
 		gone, kept := ContractSchedule("alice", 1), ContractSchedule("alice", 2)
 		mustCreate(t, s, gone, kept)
-		if err := s.Delete(ctx, gone.Name, gone.At); err != nil {
+		if err := s.Disarm(ctx, gone.Name, gone.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
 		_, err := s.Get(ctx, gone.Name, gone.At)
 		wantErr(t, "get after delete", err, timer.ErrNotFound)
-		wantErr(t, "second delete", s.Delete(ctx, gone.Name, gone.At), timer.ErrNotFound)
+		wantErr(t, "second delete", s.Disarm(ctx, gone.Name, gone.At), timer.ErrNotFound)
 		wantGet(t, s, kept)
 	})
 
@@ -200,7 +200,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		s := b.New(t)
 		sc := ContractSchedule("alice", 1)
 		mustCreate(t, s, sc)
-		if err := s.Delete(ctx, sc.Name, sc.At); err != nil {
+		if err := s.Disarm(ctx, sc.Name, sc.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
 		again := sc
@@ -253,7 +253,7 @@ type ReaderBackend struct {
 }
 
 // ReaderContract is the read view every timer gives the reconciler
-// (timer.Reader): Get reads back what Create armed, given its due time,
+// (timer.Reader): Get reads back what Arm armed, given its due time,
 // and nothing once it is disarmed; List pages through every armed
 // schedule, each entry by name, with the due time and payload it carries
 // (a listing may leave them out, never get them wrong). The memory
@@ -265,7 +265,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 	arm := func(t *testing.T, s ContractScheduler, scs ...contract.Schedule) {
 		t.Helper()
 		for _, sc := range scs {
-			if err := s.Create(ctx, sc); err != nil {
+			if err := s.Arm(ctx, sc); err != nil {
 				t.Fatalf("create %s: %v", sc.Name, err)
 			}
 		}
@@ -341,7 +341,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 		s := b.New(t)
 		gone, kept := ContractSchedule("alice", 1), ContractSchedule("alice", 2)
 		arm(t, s, gone, kept)
-		if err := s.Delete(ctx, gone.Name, gone.At); err != nil {
+		if err := s.Disarm(ctx, gone.Name, gone.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
 		wantNotFound(t, s, gone.Name, gone.At)
@@ -353,14 +353,14 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 		sc := ContractSchedule("alice", 1)
 		for range 2 { // the second round re-arms what a delete of a re-arm stopped
 			arm(t, s, sc)
-			if err := s.Delete(ctx, sc.Name, sc.At); err != nil {
+			if err := s.Disarm(ctx, sc.Name, sc.At); err != nil {
 				t.Fatalf("delete: %v", err)
 			}
 			wantNotFound(t, s, sc.Name, sc.At)
 			arm(t, s, sc, sc, sc)
 			wantGet(t, s, sc.At, sc)
 			wantListed(t, s, 10, sc)
-			if err := s.Delete(ctx, sc.Name, sc.At); err != nil {
+			if err := s.Disarm(ctx, sc.Name, sc.At); err != nil {
 				t.Fatalf("delete of the re-armed: %v", err)
 			}
 			wantListed(t, s, 10)
@@ -374,7 +374,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 		moved := ContractSchedule("alice", 1)
 		moved.At = sc.At.Add(36 * time.Hour)
 		moved.Payload.Due = moved.At
-		if err := s.Update(ctx, moved, sc.At); err != nil {
+		if err := s.Move(ctx, moved, sc.At); err != nil {
 			t.Fatalf("update: %v", err)
 		}
 		wantGet(t, s, moved.At, moved)

@@ -1,5 +1,5 @@
 // Package awsscheduler is the one EventBridge Scheduler adapter of the
-// core. Client speaks the task ports: timer.Scheduler and
+// core. Client speaks the task ports: timer.Timer and
 // timer.Reader over one schedule group, for items of any schema
 // (the to-do app's tasks, campaign sends). It maps a throttle onto
 // timer.ErrThrottled, which the core's paced caller
@@ -113,7 +113,7 @@ type Config struct {
 	Schema contract.Schema
 }
 
-// Client is a timer.Scheduler and timer.Reader on one schedule
+// Client is a timer.Timer and timer.Reader on one schedule
 // group.
 type Client struct {
 	api API
@@ -121,8 +121,8 @@ type Client struct {
 }
 
 var (
-	_ timer.Scheduler = (*Client)(nil)
-	_ timer.Reader    = (*Client)(nil)
+	_ timer.Timer  = (*Client)(nil)
+	_ timer.Reader = (*Client)(nil)
 )
 
 // New checks cfg, fills its defaults and returns a client.
@@ -176,10 +176,10 @@ func (c *Client) target(s contract.Schedule) *types.Target {
 	}
 }
 
-// Create implements timer.Scheduler. The client token makes a retried
+// Arm implements timer.Timer. The client token makes a retried
 // create a success; another schedule of the same name gives
 // timer.ErrExists.
-func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
+func (c *Client) Arm(ctx context.Context, s contract.Schedule) error {
 	in := &scheduler.CreateScheduleInput{
 		Name:                       aws.String(s.Name),
 		GroupName:                  aws.String(c.cfg.GroupName),
@@ -204,10 +204,10 @@ func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
 	return nil
 }
 
-// Update implements timer.Scheduler. UpdateSchedule replaces the whole
+// Move implements timer.Timer. UpdateSchedule replaces the whole
 // definition, so it sends all of it again. It leaves the client token to
 // the SDK: replacing a definition is idempotent by itself.
-func (c *Client) Update(ctx context.Context, s contract.Schedule, _ time.Time) error {
+func (c *Client) Move(ctx context.Context, s contract.Schedule, _ time.Time) error {
 	_, err := c.api.UpdateSchedule(ctx, &scheduler.UpdateScheduleInput{
 		Name:                       aws.String(s.Name),
 		GroupName:                  aws.String(c.cfg.GroupName),
@@ -224,8 +224,8 @@ func (c *Client) Update(ctx context.Context, s contract.Schedule, _ time.Time) e
 	return nil
 }
 
-// Delete implements timer.Scheduler.
-func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
+// Disarm implements timer.Timer.
+func (c *Client) Disarm(ctx context.Context, name string, _ time.Time) error {
 	_, err := c.api.DeleteSchedule(ctx, &scheduler.DeleteScheduleInput{
 		Name: aws.String(name), GroupName: aws.String(c.cfg.GroupName),
 	})
@@ -236,7 +236,7 @@ func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
 }
 
 // Get implements timer.Reader. At is the due time the schedule
-// serves (ServedTime), in the terms Create was given, not its expression.
+// serves (ServedTime), in the terms Arm was given, not its expression.
 // The scheduler does not return a schedule's client token, so ClientToken
 // is "".
 func (c *Client) Get(ctx context.Context, name string, _ time.Time) (contract.Schedule, error) {

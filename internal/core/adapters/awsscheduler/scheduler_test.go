@@ -143,7 +143,7 @@ func TestCreateSendsTheWholeDefinition(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &fakeAPI{}
-			if err := newClient(t, api, tc.cfg).Create(context.Background(), testSchedule); err != nil {
+			if err := newClient(t, api, tc.cfg).Arm(context.Background(), testSchedule); err != nil {
 				t.Fatal(err)
 			}
 			if len(api.create) != 1 {
@@ -189,10 +189,10 @@ func TestUpdateSendsTheSameDefinition(t *testing.T) {
 	api := &fakeAPI{}
 	c := newClient(t, api, testCfg)
 	ctx := context.Background()
-	if err := c.Create(ctx, testSchedule); err != nil {
+	if err := c.Arm(ctx, testSchedule); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Update(ctx, testSchedule, testSchedule.At); err != nil {
+	if err := c.Move(ctx, testSchedule, testSchedule.At); err != nil {
 		t.Fatal(err)
 	}
 	cr, up := api.create[0], api.update[0]
@@ -221,7 +221,7 @@ func TestDeleteAndGetAddressTheGroup(t *testing.T) {
 		Target: &types.Target{Input: aws.String(task.EncodePayload(testSchedule.Payload))},
 	}}
 	c := newClient(t, api, testCfg)
-	if err := c.Delete(context.Background(), "task-x", time.Time{}); err != nil {
+	if err := c.Disarm(context.Background(), "task-x", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Get(context.Background(), "task-y", time.Time{}); err != nil {
@@ -246,9 +246,9 @@ func TestErrorMapping(t *testing.T) {
 	internal := &types.InternalServerException{Message: aws.String("oops")}
 	ctx := context.Background()
 	ops := map[string]func(c *Client) error{
-		"create": func(c *Client) error { return c.Create(ctx, testSchedule) },
-		"update": func(c *Client) error { return c.Update(ctx, testSchedule, testSchedule.At) },
-		"delete": func(c *Client) error { return c.Delete(ctx, testSchedule.Name, testSchedule.At) },
+		"create": func(c *Client) error { return c.Arm(ctx, testSchedule) },
+		"update": func(c *Client) error { return c.Move(ctx, testSchedule, testSchedule.At) },
+		"delete": func(c *Client) error { return c.Disarm(ctx, testSchedule.Name, testSchedule.At) },
 		"get":    func(c *Client) error { _, err := c.Get(ctx, testSchedule.Name, time.Time{}); return err },
 		"list":   func(c *Client) error { _, err := c.List(ctx, timer.PageRequest{}); return err },
 	}
@@ -472,7 +472,7 @@ func TestConsumerSchemaPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := s.ScheduleFor(contract.Item{Key: contract.Key{Partition: "t1", Sort: "j1"}, Due: testSchedule.At})
-	if err := c.Create(context.Background(), sc); err != nil {
+	if err := c.Arm(context.Background(), sc); err != nil {
 		t.Fatal(err)
 	}
 	input := aws.ToString(api.create[0].Target.Input)

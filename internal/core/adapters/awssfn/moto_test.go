@@ -35,7 +35,7 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 	d1, d2 := now.Add(time.Hour), now.Add(2*time.Hour)
 	a, b := sched(item, d1), sched("01J0000000000000000000000B", d2)
 	for _, s := range []timer.Schedule{a, b, a} {
-		if err := c.Create(ctx, s); err != nil {
+		if err := c.Arm(ctx, s); err != nil {
 			t.Fatalf("create %s: %v", s.Name, err)
 		}
 	}
@@ -67,7 +67,7 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 			t.Fatalf("get %s = %+v, %v; want %+v", s.Name, got, err, want)
 		}
 	}
-	if err := c.Delete(ctx, b.Name, d2); err != nil {
+	if err := c.Disarm(ctx, b.Name, d2); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if _, err := c.Get(ctx, b.Name, d2); !errors.Is(err, timer.ErrNotFound) {
@@ -87,7 +87,7 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 	c.cfg.Now = func() time.Time { return clock }
 	for range 3 {
 		clock = clock.Add(time.Second)
-		if err := c.Create(ctx, b); err != nil {
+		if err := c.Arm(ctx, b); err != nil {
 			t.Fatalf("re-arm: %v", err)
 		}
 	}
@@ -124,14 +124,14 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 		t.Fatalf("get of the restart = %+v, %v; want %+v", got, err, b)
 	}
 	// Cancelled again, then armed again: the next link, and only it.
-	if err := c.Delete(ctx, b.Name, d2); err != nil {
+	if err := c.Disarm(ctx, b.Name, d2); err != nil {
 		t.Fatalf("cancel of the restart: %v", err)
 	}
 	if _, err := c.Get(ctx, b.Name, d2); !errors.Is(err, timer.ErrNotFound) {
 		t.Fatalf("get after the cancel: %v; want ErrNotFound", err)
 	}
 	for range 2 {
-		if err := c.Create(ctx, b); err != nil {
+		if err := c.Arm(ctx, b); err != nil {
 			t.Fatalf("re-arm: %v", err)
 		}
 	}

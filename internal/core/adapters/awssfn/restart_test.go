@@ -57,9 +57,9 @@ func TestRestartChain(t *testing.T) {
 			for _, o := range tc.steps {
 				clock = clock.Add(time.Second)
 				if o == arm {
-					err = c.Create(context.Background(), s)
+					err = c.Arm(context.Background(), s)
 				} else {
-					err = c.Delete(context.Background(), s.Name, due)
+					err = c.Disarm(context.Background(), s.Name, due)
 				}
 			}
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
@@ -80,7 +80,7 @@ func TestRestartChain(t *testing.T) {
 				if !errors.Is(gerr, timerspec.ErrRestartChain) || errors.Is(gerr, timer.ErrNotFound) {
 					t.Errorf("get: %v; want ErrRestartChain, not ErrNotFound", gerr)
 				}
-				if derr := c.Delete(context.Background(), s.Name, due); !errors.Is(derr, timerspec.ErrRestartChain) {
+				if derr := c.Disarm(context.Background(), s.Name, due); !errors.Is(derr, timerspec.ErrRestartChain) {
 					t.Errorf("delete: %v; want ErrRestartChain", derr)
 				}
 			case len(tc.want) == 0 && !errors.Is(gerr, timer.ErrNotFound):
@@ -135,7 +135,7 @@ func TestRestartSecondsIncrease(t *testing.T) {
 	f.clock = func() time.Time { return now } // every stop at the same instant
 	seen := map[string]bool{}
 	for i := range 4 {
-		if err := c.Create(context.Background(), s); err != nil {
+		if err := c.Arm(context.Background(), s); err != nil {
 			t.Fatalf("re-arm %d: %v", i, err)
 		}
 		r := running(f)
@@ -143,7 +143,7 @@ func TestRestartSecondsIncrease(t *testing.T) {
 			t.Fatalf("re-arm %d: running %v (seen %v); want one new execution", i, r, seen)
 		}
 		seen[r[0]] = true
-		if err := c.Delete(context.Background(), s.Name, due); err != nil {
+		if err := c.Disarm(context.Background(), s.Name, due); err != nil {
 			t.Fatalf("cancel %d: %v", i, err)
 		}
 	}

@@ -1,10 +1,10 @@
-// Package awssfn is the Step Functions timer: a timer.Scheduler
+// Package awssfn is the Step Functions timer: a timer.Timer
 // whose "schedule" of an item is one execution of a Standard state machine
 // that waits until the due time (Wait with TimestampPath $.at) and then
 // invokes the expiry function with the payload ($.payload), the same
 // payload the EventBridge Scheduler timer hands it.
 //
-//   - Create starts the execution named timerspec.ExecutionName(name, due).
+//   - Arm starts the execution named timerspec.ExecutionName(name, due).
 //     StartExecution of a Standard state machine is idempotent: the same
 //     name and input as a running execution succeeds without a second
 //     one. ExecutionAlreadyExists with another input is ErrInputConflict.
@@ -13,18 +13,18 @@
 //     cannot be used again for 90 days: it is restarted, and the restarts
 //     form a chain whose names derive from what DescribeExecution returns:
 //     the restart of a closed link is timerspec.RestartName(first,
-//     timerspec.RestartSecond(prev, its stopDate)). Create follows the
+//     timerspec.RestartSecond(prev, its stopDate)). Arm follows the
 //     chain to its first open link, so arming again is idempotent: a
-//     second Create finds the restart the first started (ExecutionAlreadyExists,
+//     second Arm finds the restart the first started (ExecutionAlreadyExists,
 //     then DescribeExecution says RUNNING), and one item runs at most one
 //     execution per due time. A chain longer than timerspec.MaxRestarts
 //     is an error (timerspec.ErrRestartChain) that no retry changes.
-//   - Update (a move from the due time from) stops the running link of the
+//   - Move (a move from the due time from) stops the running link of the
 //     chain named for from and starts the one for the new due time;
 //     timer.ErrNotFound when no link of from's chain runs (the
 //     worker then creates). A from of zero (unknown) or equal to the new
 //     due time stops nothing.
-//   - Delete (a cancel of the item armed for at) follows the chain named
+//   - Disarm (a cancel of the item armed for at) follows the chain named
 //     for at with DescribeExecution and stops its running link, so a
 //     cancel leaves no execution of that due time running, a restart
 //     included; timer.ErrNotFound when no link runs (none was
@@ -121,15 +121,15 @@ func ConfigFromEnv(e *lambdaenv.Env) Config {
 	return Config{StateMachineArn: e.Require(envvars.StateMachineArn), Schema: e.Schema()}
 }
 
-// Client is a timer.Scheduler on one state machine.
+// Client is a timer.Timer on one state machine.
 type Client struct {
 	api API
 	cfg Config
 }
 
 var (
-	_ timer.Scheduler = (*Client)(nil)
-	_ timer.Reader    = (*Client)(nil)
+	_ timer.Timer  = (*Client)(nil)
+	_ timer.Reader = (*Client)(nil)
 )
 
 // New checks cfg and returns a client.
@@ -149,10 +149,10 @@ func New(api API, cfg Config) (*Client, error) {
 	return &Client{api: api, cfg: cfg}, nil
 }
 
-// Create implements timer.Scheduler: start the execution named for s's
+// Arm implements timer.Timer: start the execution named for s's
 // due time, or, when that name is closed by a stop or a failure, the
 // first open link of its restart chain (see the package comment).
-func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
+func (c *Client) Arm(ctx context.Context, s contract.Schedule) error {
 	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
@@ -259,10 +259,10 @@ func (c *Client) start(ctx context.Context, name, input string) error {
 	return err
 }
 
-// Update implements timer.Scheduler: stop the running execution of the
+// Move implements timer.Timer: stop the running execution of the
 // due time from (unless it is zero or s's own), start s's.
 // timer.ErrNotFound when none of from's chain runs.
-func (c *Client) Update(ctx context.Context, s contract.Schedule, from time.Time) error {
+func (c *Client) Move(ctx context.Context, s contract.Schedule, from time.Time) error {
 	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
 	}
@@ -271,15 +271,15 @@ func (c *Client) Update(ctx context.Context, s contract.Schedule, from time.Time
 			return err
 		}
 	}
-	return c.Create(ctx, s)
+	return c.Arm(ctx, s)
 }
 
-// Delete implements timer.Scheduler: stop the running execution of the
+// Disarm implements timer.Timer: stop the running execution of the
 // schedule called name at at (the execution named for at, or the restart
 // of it that runs). timer.ErrNotFound when none runs, or at is
 // zero: with no due time there is no name to stop, and any execution
 // left is stale (see the package comment).
-func (c *Client) Delete(ctx context.Context, name string, at time.Time) error {
+func (c *Client) Disarm(ctx context.Context, name string, at time.Time) error {
 	if at.IsZero() {
 		return timer.ErrNotFound
 	}
@@ -289,7 +289,7 @@ func (c *Client) Delete(ctx context.Context, name string, at time.Time) error {
 // stop stops the running link of the chain of the execution called
 // first, by its ARN. None running (never started, fired, or every link
 // stopped) is timer.ErrNotFound; a chain too long to follow is
-// a refusal (Create starts no link beyond it, so none runs there).
+// a refusal (Arm starts no link beyond it, so none runs there).
 func (c *Client) stop(ctx context.Context, first string) error {
 	name, d, err := c.find(ctx, first)
 	switch {
@@ -338,7 +338,7 @@ func (c *Client) Status(ctx context.Context, name string, at time.Time) (string,
 
 // Get implements timer.Reader: the running execution of the due time
 // at (the one named for at, or the restart of it that runs: Get follows
-// the chain with DescribeExecution as Create does), with the due time and
+// the chain with DescribeExecution as Arm does), with the due time and
 // payload of its input. timer.ErrNotFound when no link runs (none was
 // started, it fired, or a cancel stopped it), or when at is zero: an
 // execution is named by its due time, so without one there is no name to

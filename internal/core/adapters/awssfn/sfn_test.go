@@ -198,7 +198,7 @@ func TestCreateIsIdempotentAndNamedByItemAndDue(t *testing.T) {
 	c, f := newClient(t)
 	s := sched(item, now.Add(time.Hour))
 	for range 3 {
-		if err := c.Create(context.Background(), s); err != nil {
+		if err := c.Arm(context.Background(), s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,7 +216,7 @@ func TestCreateWithAnotherInputIsAClearError(t *testing.T) {
 	c, f := newClient(t)
 	s := sched(item, now.Add(time.Hour))
 	f.execs[timerspec.ExecutionName(s.Name, s.At)] = &exec{input: `{"other":1}`, status: types.ExecutionStatusRunning}
-	err := c.Create(context.Background(), s)
+	err := c.Arm(context.Background(), s)
 	if !errors.Is(err, ErrInputConflict) || !strings.Contains(err.Error(), `{"other":1}`) {
 		t.Fatalf("err %v; want ErrInputConflict naming both inputs", err)
 	}
@@ -234,11 +234,11 @@ func TestCancelAndMoveAreOneStop(t *testing.T) {
 		wantCalls map[string]int
 		wantRun   []string // the item's running executions after
 	}{
-		{"cancel", func(c *Client) error { return c.Delete(context.Background(), old.Name, due) },
+		{"cancel", func(c *Client) error { return c.Disarm(context.Background(), old.Name, due) },
 			map[string]int{"DescribeExecution": 1, "StopExecution": 1}, nil},
-		{"move", func(c *Client) error { return c.Update(context.Background(), moved, due) },
+		{"move", func(c *Client) error { return c.Move(context.Background(), moved, due) },
 			map[string]int{"DescribeExecution": 1, "StopExecution": 1, "StartExecution": 1}, []string{timerspec.ExecutionName(moved.Name, later)}},
-		{"reminder-only move (same due time)", func(c *Client) error { return c.Update(context.Background(), old, due) },
+		{"reminder-only move (same due time)", func(c *Client) error { return c.Move(context.Background(), old, due) },
 			map[string]int{"StartExecution": 1}, []string{timerspec.ExecutionName(old.Name, due)}},
 	}
 	for _, others := range []int{0, 1, 2500} {
@@ -249,7 +249,7 @@ func TestCancelAndMoveAreOneStop(t *testing.T) {
 					o := sched(fmt.Sprintf("01J%023d", i+1), now.Add(time.Duration(i+1)*time.Minute))
 					f.execs[timerspec.ExecutionName(o.Name, o.At)] = &exec{status: types.ExecutionStatusRunning}
 				}
-				if err := c.Create(context.Background(), old); err != nil {
+				if err := c.Arm(context.Background(), old); err != nil {
 					t.Fatal(err)
 				}
 				clear(f.calls)
@@ -287,21 +287,21 @@ func TestGoneOrClosedIsNotFoundOrDone(t *testing.T) {
 		want      error
 		wantStops int
 	}{
-		{"cancel of no execution", "", func(c *Client) error { return c.Delete(context.Background(), s.Name, due) },
+		{"cancel of no execution", "", func(c *Client) error { return c.Disarm(context.Background(), s.Name, due) },
 			timer.ErrNotFound, 0},
 		{"cancel without a due time", types.ExecutionStatusRunning,
-			func(c *Client) error { return c.Delete(context.Background(), s.Name, time.Time{}) }, timer.ErrNotFound, 0},
+			func(c *Client) error { return c.Disarm(context.Background(), s.Name, time.Time{}) }, timer.ErrNotFound, 0},
 		{"cancel of a fired execution", types.ExecutionStatusSucceeded,
-			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, timer.ErrNotFound, 0},
+			func(c *Client) error { return c.Disarm(context.Background(), s.Name, due) }, timer.ErrNotFound, 0},
 		{"cancel of a stopped execution", types.ExecutionStatusAborted,
-			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, timer.ErrNotFound, 0},
+			func(c *Client) error { return c.Disarm(context.Background(), s.Name, due) }, timer.ErrNotFound, 0},
 		{"cancel of a running execution", types.ExecutionStatusRunning,
-			func(c *Client) error { return c.Delete(context.Background(), s.Name, due) }, nil, 1},
+			func(c *Client) error { return c.Disarm(context.Background(), s.Name, due) }, nil, 1},
 		{"move of no execution", "", func(c *Client) error {
-			return c.Update(context.Background(), sched(item, due.Add(time.Hour)), due)
+			return c.Move(context.Background(), sched(item, due.Add(time.Hour)), due)
 		}, timer.ErrNotFound, 0},
 		{"move without the old due time creates", "", func(c *Client) error {
-			return c.Update(context.Background(), sched(item, due.Add(time.Hour)), time.Time{})
+			return c.Move(context.Background(), sched(item, due.Add(time.Hour)), time.Time{})
 		}, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -341,7 +341,7 @@ func TestWorkerCancelsByTheMessagesOldDueTime(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, f := newClient(t)
 			if tc.create {
-				if err := c.Create(context.Background(), s); err != nil {
+				if err := c.Arm(context.Background(), s); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -405,12 +405,12 @@ func TestRearmAfterStopFiresOnce(t *testing.T) {
 				switch st {
 				case arm:
 					armed = true
-					if err := c.Create(context.Background(), s); err != nil {
+					if err := c.Arm(context.Background(), s); err != nil {
 						t.Fatal(err)
 					}
 				case disarm:
 					armed = false
-					if err := c.Delete(context.Background(), s.Name, due); err != nil && !errors.Is(err, timer.ErrNotFound) {
+					if err := c.Disarm(context.Background(), s.Name, due); err != nil && !errors.Is(err, timer.ErrNotFound) {
 						t.Fatal(err)
 					}
 				}
@@ -443,8 +443,8 @@ func TestBeyondOneYearIsRejected(t *testing.T) {
 		name string
 		do   func(c *Client) error
 	}{
-		{"create", func(c *Client) error { return c.Create(context.Background(), far) }},
-		{"move", func(c *Client) error { return c.Update(context.Background(), far, now.Add(time.Hour)) }},
+		{"create", func(c *Client) error { return c.Arm(context.Background(), far) }},
+		{"move", func(c *Client) error { return c.Move(context.Background(), far, now.Add(time.Hour)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, f := newClient(t)
@@ -473,7 +473,7 @@ func TestGetReadsTheRunningExecutionOfTheDueTime(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		status    types.ExecutionStatus // "" for no execution
-		input     string                // "" for the input Create writes
+		input     string                // "" for the input Arm writes
 		at        time.Time
 		fail      error
 		want      error // nil: want the schedule
@@ -534,12 +534,12 @@ func TestListGivesEachRunningExecution(t *testing.T) {
 			clock := now
 			c.cfg.Now = func() time.Time { return clock }
 			for _, step := range []func() error{
-				func() error { return c.Create(ctx, a) },
-				func() error { return c.Create(ctx, b) },
-				func() error { return c.Delete(ctx, b.Name, d2) }, // cancelled: not listed
-				func() error { return c.Delete(ctx, a.Name, d1) },
-				func() error { clock = clock.Add(time.Second); return c.Create(ctx, a) }, // re-armed: a restart
-				func() error { return c.Create(ctx, sched(item, d3)) },                   // a create that raced a move
+				func() error { return c.Arm(ctx, a) },
+				func() error { return c.Arm(ctx, b) },
+				func() error { return c.Disarm(ctx, b.Name, d2) }, // cancelled: not listed
+				func() error { return c.Disarm(ctx, a.Name, d1) },
+				func() error { clock = clock.Add(time.Second); return c.Arm(ctx, a) }, // re-armed: a restart
+				func() error { return c.Arm(ctx, sched(item, d3)) },                   // a create that raced a move
 			} {
 				if err := step(); err != nil {
 					t.Fatal(err)

@@ -1,4 +1,4 @@
-// Package ttlmarker is the DynamoDB TTL timer: a timer.Scheduler
+// Package ttlmarker is the DynamoDB TTL timer: a timer.Timer
 // whose "schedule" of an item is a marker item in the same table
 // (timerspec.MarkerKey) carrying the TTL attribute (epoch seconds, the due
 // time rounded up) and the payload. DynamoDB deletes the marker some time
@@ -12,11 +12,11 @@
 // (armed state) never sees them, and their time as the due attribute, so
 // a state-keyed armed index holds them in one partition in time order.
 //
-//   - Create puts the marker unless one with another payload exists
+//   - Arm puts the marker unless one with another payload exists
 //     (timer.ErrExists); the same payload again is a success.
-//   - Update overwrites an existing marker (timer.ErrNotFound when
+//   - Move overwrites an existing marker (timer.ErrNotFound when
 //     there is none: it fired, or was cancelled).
-//   - Delete removes the marker (a cancel); none is
+//   - Disarm removes the marker (a cancel); none is
 //     timer.ErrNotFound. That delete is the user's own, not the
 //     service's, so the TTL filter drops it from the stream.
 //   - Get (timer.Reader) reads the marker, a strongly consistent GetItem;
@@ -86,15 +86,15 @@ func MarkerIndex(v string, s contract.Schema) string {
 	return x.Name
 }
 
-// Client is a timer.Scheduler of TTL markers.
+// Client is a timer.Timer of TTL markers.
 type Client struct {
 	api API
 	cfg Config
 }
 
 var (
-	_ timer.Scheduler = (*Client)(nil)
-	_ timer.Reader    = (*Client)(nil)
+	_ timer.Timer  = (*Client)(nil)
+	_ timer.Reader = (*Client)(nil)
 )
 
 // New checks cfg and returns a client.
@@ -133,8 +133,8 @@ func (c *Client) put(ctx context.Context, s contract.Schedule, cond string, vals
 	return err
 }
 
-// Create implements timer.Scheduler.
-func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
+// Arm implements timer.Timer.
+func (c *Client) Arm(ctx context.Context, s contract.Schedule) error {
 	err := c.put(ctx, s, "attribute_not_exists(#pk) OR #p = :p",
 		map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}})
 	var ccf *types.ConditionalCheckFailedException
@@ -147,8 +147,8 @@ func (c *Client) Create(ctx context.Context, s contract.Schedule) error {
 	return nil
 }
 
-// Update implements timer.Scheduler.
-func (c *Client) Update(ctx context.Context, s contract.Schedule, _ time.Time) error {
+// Move implements timer.Timer.
+func (c *Client) Move(ctx context.Context, s contract.Schedule, _ time.Time) error {
 	err := c.put(ctx, s, "attribute_exists(#pk) AND attribute_exists(#p)", nil)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -160,8 +160,8 @@ func (c *Client) Update(ctx context.Context, s contract.Schedule, _ time.Time) e
 	return nil
 }
 
-// Delete implements timer.Scheduler.
-func (c *Client) Delete(ctx context.Context, name string, _ time.Time) error {
+// Disarm implements timer.Timer.
+func (c *Client) Disarm(ctx context.Context, name string, _ time.Time) error {
 	_, err := c.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(c.cfg.Table), Key: c.key(name),
 		ConditionExpression:      aws.String("attribute_exists(#pk)"),

@@ -21,7 +21,7 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
-// The marker adapter against dynalite: the timer.Scheduler contract the
+// The marker adapter against dynalite: the timer.Timer contract the
 // worker relies on (a retried create succeeds, another payload is
 // ErrScheduleExists, moving or cancelling nothing is ErrScheduleNotFound).
 func TestMarkersOnDynalite(t *testing.T) {
@@ -41,14 +41,14 @@ func TestMarkersOnDynalite(t *testing.T) {
 		do   func() error
 		want error
 	}{
-		{"move before any marker", func() error { return c.Update(ctx, at(due), time.Time{}) }, timer.ErrNotFound},
-		{"create", func() error { return c.Create(ctx, at(due)) }, nil},
-		{"retried create", func() error { return c.Create(ctx, at(due)) }, nil},
-		{"create for another due time", func() error { return c.Create(ctx, at(due.Add(time.Hour))) }, timer.ErrExists},
-		{"move", func() error { return c.Update(ctx, at(due.Add(time.Hour)), due) }, nil},
-		{"cancel", func() error { return c.Delete(ctx, at(due).Name, due.Add(time.Hour)) }, nil},
-		{"cancel again", func() error { return c.Delete(ctx, at(due).Name, due.Add(time.Hour)) }, timer.ErrNotFound},
-		{"move after the cancel", func() error { return c.Update(ctx, at(due), due.Add(time.Hour)) }, timer.ErrNotFound},
+		{"move before any marker", func() error { return c.Move(ctx, at(due), time.Time{}) }, timer.ErrNotFound},
+		{"create", func() error { return c.Arm(ctx, at(due)) }, nil},
+		{"retried create", func() error { return c.Arm(ctx, at(due)) }, nil},
+		{"create for another due time", func() error { return c.Arm(ctx, at(due.Add(time.Hour))) }, timer.ErrExists},
+		{"move", func() error { return c.Move(ctx, at(due.Add(time.Hour)), due) }, nil},
+		{"cancel", func() error { return c.Disarm(ctx, at(due).Name, due.Add(time.Hour)) }, nil},
+		{"cancel again", func() error { return c.Disarm(ctx, at(due).Name, due.Add(time.Hour)) }, timer.ErrNotFound},
+		{"move after the cancel", func() error { return c.Move(ctx, at(due), due.Add(time.Hour)) }, timer.ErrNotFound},
 	} {
 		if err := step.do(); !errors.Is(err, step.want) || (step.want == nil && err != nil) {
 			t.Fatalf("step %d %s: %v, want %v", i, step.name, err, step.want)
@@ -56,7 +56,7 @@ func TestMarkersOnDynalite(t *testing.T) {
 	}
 }
 
-// The reader against dynalite: Get reads a marker back as Create was
+// The reader against dynalite: Get reads a marker back as Arm was
 // given it (the reminder's marker at its reminder time), List pages
 // through every marker and nothing else, whatever the page size: a
 // Scan's Limit counts the adopter's items too, so pages may be short or
@@ -101,7 +101,7 @@ func readerOnDynalite(t *testing.T, db *dynamodb.Client, s contract.Schema, inde
 			t.Fatal("no reminder")
 		}
 		for _, x := range []timer.Schedule{sc, r} {
-			if err := c.Create(ctx, x); err != nil {
+			if err := c.Arm(ctx, x); err != nil {
 				t.Fatal(err)
 			}
 			x.ClientToken = ""
@@ -157,7 +157,7 @@ func readerOnDynalite(t *testing.T, db *dynamodb.Client, s contract.Schema, inde
 			t.Fatalf("limit %d: listed\n%+v\nwant\n%+v", limit, got, want)
 		}
 	}
-	if err := c.Delete(ctx, want[0].Name, time.Time{}); err != nil {
+	if err := c.Disarm(ctx, want[0].Name, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Get(ctx, want[0].Name, time.Time{}); !errors.Is(err, timer.ErrNotFound) {

@@ -131,7 +131,7 @@ func TestBackoffIsFullJitterWithinBounds(t *testing.T) {
 	}
 }
 
-// flaky is a timer.Scheduler that throttles every call once.
+// flaky is a timer.Timer that throttles every call once.
 type flaky struct{ calls map[string]int }
 
 func (f *flaky) answer(op string) error {
@@ -141,11 +141,11 @@ func (f *flaky) answer(op string) error {
 	}
 	return nil
 }
-func (f *flaky) Create(context.Context, timer.Schedule) error { return f.answer("create") }
-func (f *flaky) Update(context.Context, timer.Schedule, time.Time) error {
+func (f *flaky) Arm(context.Context, timer.Schedule) error { return f.answer("create") }
+func (f *flaky) Move(context.Context, timer.Schedule, time.Time) error {
 	return f.answer("update")
 }
-func (f *flaky) Delete(context.Context, string, time.Time) error { return f.answer("delete") }
+func (f *flaky) Disarm(context.Context, string, time.Time) error { return f.answer("delete") }
 
 func TestSchedulerRetriesEveryOperation(t *testing.T) {
 	c, _ := paced.New(paced.Config{Seed: 1}, clock.NewFake(t0))
@@ -155,13 +155,13 @@ func TestSchedulerRetriesEveryOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := s.Create(ctx, timer.Schedule{Name: "a"}); err != nil {
+	if err := s.Arm(ctx, timer.Schedule{Name: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(ctx, timer.Schedule{Name: "a"}, time.Time{}); err != nil {
+	if err := s.Move(ctx, timer.Schedule{Name: "a"}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, "a", time.Time{}); err != nil {
+	if err := s.Disarm(ctx, "a", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range []string{"create", "update", "delete"} {

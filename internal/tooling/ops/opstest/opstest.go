@@ -324,7 +324,7 @@ func (f *Fixture) Arm(t testing.TB, name string, k contract.Key, due time.Time, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tm.Create(ctx, s.ScheduleFor(it)); err != nil {
+		if err := tm.Arm(ctx, s.ScheduleFor(it)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -392,7 +392,7 @@ func (f *Fixture) Campaign(t testing.TB, c campaign.Campaign, tasks []campaign.S
 		t.Fatal(err)
 	}
 	for _, tk := range tasks {
-		if err := tm.Create(ctx, tk.Schedule()); err != nil {
+		if err := tm.Arm(ctx, tk.Schedule()); err != nil {
 			t.Fatal(err)
 		}
 	}
