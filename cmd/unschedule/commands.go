@@ -333,10 +333,7 @@ the other. Running sends finish; finished campaigns are left.`,
 
 func printCampaigns(out io.Writer, asJSON bool, rs []ops.CampaignCancel) error {
 	if asJSON {
-		if rs == nil {
-			rs = []ops.CampaignCancel{}
-		}
-		return writeJSON(out, rs)
+		return writeJSONList(out, rs)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "CAMPAIGN\tSTATUS\tACTION\tTASKS CANCELLED\tSCHEDULES DELETED\n")
@@ -424,10 +421,7 @@ func printDrift(out io.Writer, asJSON bool, rs []ops.DriftReport) error {
 
 func printLetters(out io.Writer, asJSON bool, ls []ops.Letter) error {
 	if asJSON {
-		if ls == nil {
-			ls = []ops.Letter{}
-		}
-		return writeJSON(out, ls)
+		return writeJSONList(out, ls)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "QUEUE\tKIND\tKEY\tREASON\n")
@@ -443,10 +437,7 @@ func printLetters(out io.Writer, asJSON bool, ls []ops.Letter) error {
 
 func printRedriven(out io.Writer, asJSON bool, rs []ops.Redriven) error {
 	if asJSON {
-		if rs == nil {
-			rs = []ops.Redriven{}
-		}
-		return writeJSON(out, rs)
+		return writeJSONList(out, rs)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "QUEUE\tKEY\tACTION\n")
@@ -470,4 +461,13 @@ func orNone(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeJSONList writes xs as a JSON array, [] rather than null when empty,
+// so a script can always iterate it (schema/*.schema.json).
+func writeJSONList[T any](out io.Writer, xs []T) error {
+	if xs == nil {
+		xs = []T{}
+	}
+	return writeJSON(out, xs)
 }
