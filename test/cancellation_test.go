@@ -289,7 +289,7 @@ func TestCancellationWorkerMappingAndEnvironment(t *testing.T) {
 	})
 	t.Run("worker reads the scheduler settings", func(t *testing.T) {
 		got := env(worker)
-		for _, k := range []string{"SCHEDULE_GROUP", "EXPIRY_FUNCTION_ARN", "SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN"} {
+		for _, k := range []string{"SCHEDULE_GROUP", "SCHEDULE_TARGET_ARN", "SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN"} {
 			if got[k] == nil || got[k] == "" {
 				t.Errorf("%s missing from %s", k, JSON(got))
 			}

@@ -42,7 +42,7 @@ func TestReconcilerFunction(t *testing.T) {
 		}
 	})
 	t.Run("environment the handler reads", func(t *testing.T) {
-		for _, k := range []string{"TABLE_NAME", "SCHEDULE_GROUP", "EXPIRY_FUNCTION_ARN", "SCHEDULER_ROLE_ARN",
+		for _, k := range []string{"TABLE_NAME", "SCHEDULE_GROUP", "SCHEDULE_TARGET_ARN", "SCHEDULER_ROLE_ARN",
 			"SCHEDULER_DLQ_ARN", "FIRE_FUNCTION_ARN", "GRACE_SEC", "RATE_PER_SEC", "BUDGET_SEC"} {
 			if env[k] == nil || env[k] == "" {
 				t.Errorf("%s missing from %s", k, JSON(env))

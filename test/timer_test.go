@@ -53,7 +53,7 @@ func TestEachTimerCreatesOnlyItsOwnResources(t *testing.T) {
 			map[string]int{group: 1, sm: 0, mapping: 0, invoke: 1, rule: 0}, false,
 			func(t *testing.T, b scheduleonwrite.TimerBinding) {
 				x := b.(*scheduleonwrite.SchedulerTimer)
-				if x.ScheduleGroup == nil || x.SchedulerRole == nil || x.DeadLetterQueue == nil || x.ExpiryFailureQueue == nil || len(x.Alarms()) != 4 {
+				if x.ScheduleGroup == nil || x.SchedulerRole == nil || x.DeadLetterQueue == nil || x.FireFailureQueue == nil || len(x.Alarms()) != 4 {
 					t.Errorf("scheduler timer fields unset: %+v", x)
 				}
 			}},

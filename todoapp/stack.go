@@ -214,7 +214,7 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		DashboardQueues: []operations.NamedQueue{
 			{Name: "cancellations", Queue: s.Cancellation.Queue},
 			{Name: "cancellations DLQ", Queue: s.Cancellation.DeadLetterQueue},
-			{Name: "expiry failures", Queue: s.Timer.ExpiryFailureQueue},
+			{Name: "expiry failures", Queue: s.Timer.FireFailureQueue},
 			{Name: "reconciler failures", Queue: s.Reconciler.FailureQueue},
 			{Name: "scheduler DLQ", Queue: s.Timer.DeadLetterQueue},
 			{Name: "stream failures", Queue: s.Cancellation.StreamFailureQueue},

@@ -300,7 +300,7 @@ type Campaigns struct {
 	// queues and alarms of the asynchronously invoked functions (the
 	// reconciler hands overdue sends to the send function asynchronously).
 	// With the Scheduler timer, which invokes the send function
-	// asynchronously too, SendAsync is the timer's (ExpiryFailureQueue and
+	// asynchronously too, SendAsync is the timer's (FireFailureQueue and
 	// its alarms).
 	ProvisionAsync, SendAsync, ReconcilerAsync AsyncFailures
 	// ErrorsAlarms fire on each function's Lambda Errors.
@@ -424,7 +424,7 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	x.Send = gofn.NewFunction(c, jsii.String("Send"), &gofn.FunctionProps{Entry: "lambdas/campaignsend",
 		Description: "Sends one campaign email per timer fire (claim, SES, record)",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(DefaultSendTimeoutSec)), MemoryMiB: 256, Logs: p.Logs,
-		Environment: merge(sender, table, owners), ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency})
+		Environment: merge(sender, table, owners), ReservedConcurrentExecutions: needs.FireReservedConcurrency})
 
 	// The timer fires the send function: the send task's payload at its
 	// send time (the send function is the core's expiry function here).
@@ -576,8 +576,8 @@ func (x *Campaigns) grant(p CampaignsProps) {
 // construct then keeps the timer's.
 func (x *Campaigns) async(p CampaignsProps) {
 	if t, ok := x.Timer.(*scheduleonwrite.SchedulerTimer); ok {
-		x.SendAsync = AsyncFailures{Queue: t.ExpiryFailureQueue, FailureAlarm: t.ExpiryFailureAlarm,
-			DroppedAlarm: t.ExpiryDroppedAlarm, DeliveryFailureAlarm: t.ExpiryDestinationFailureAlarm}
+		x.SendAsync = AsyncFailures{Queue: t.FireFailureQueue, FailureAlarm: t.FireFailureAlarm,
+			DroppedAlarm: t.FireDroppedAlarm, DeliveryFailureAlarm: t.FireDestinationFailureAlarm}
 	}
 	for _, a := range []struct {
 		prefix, name, remedy string

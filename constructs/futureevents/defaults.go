@@ -16,14 +16,14 @@ import (
 // DefaultHandlerTimeoutSec is HandlerTimeout's default.
 const DefaultHandlerTimeoutSec = 60
 
-// ExpiryMarginSec is how much longer than the handler the core's expiry
+// FireMarginSec is how much longer than the handler the core's expiry
 // function may run: it invokes the handler synchronously, after its
 // claim, and records the delivery after it.
-const ExpiryMarginSec = 10
+const FireMarginSec = 10
 
 // MaxHandlerTimeoutSec keeps the expiry function (HandlerTimeout plus
-// ExpiryMarginSec) within Lambda's 15 minutes.
-const MaxHandlerTimeoutSec = 900 - ExpiryMarginSec
+// FireMarginSec) within Lambda's 15 minutes.
+const MaxHandlerTimeoutSec = 900 - FireMarginSec
 
 func withDefaults(props *FutureEventsProps) FutureEventsProps {
 	var p FutureEventsProps
@@ -48,7 +48,7 @@ func tableProps(p FutureEventsProps) *awsdynamodb.TableProps {
 
 func validate(id string, p FutureEventsProps) {
 	propcheck.CheckSeconds(id, "HandlerTimeout", p.HandlerTimeout, 1, MaxHandlerTimeoutSec,
-		fmt.Sprintf("one target invoke; the core's expiry function gets %d s more, within Lambda's 15 minutes", ExpiryMarginSec))
+		fmt.Sprintf("one target invoke; the core's expiry function gets %d s more, within Lambda's 15 minutes", FireMarginSec))
 	propcheck.Exclusive(id, "ExistingTable", p.ExistingTable != nil, "TableProps", p.TableProps != nil)
 	if p.ExistingTable != nil && p.DeletionProtection != nil {
 		panic(fmt.Sprintf("%s: DeletionProtection applies to the table this construct creates, not to ExistingTable: set it on your table instead", id))
@@ -76,5 +76,5 @@ func expiryTimeout(handler awscdk.Duration) awscdk.Duration {
 	if *handler.IsUnresolved() {
 		return awscdk.Duration_Minutes(jsii.Number(15))
 	}
-	return awscdk.Duration_Seconds(jsii.Number(*handler.ToSeconds(nil) + ExpiryMarginSec))
+	return awscdk.Duration_Seconds(jsii.Number(*handler.ToSeconds(nil) + FireMarginSec))
 }

@@ -201,7 +201,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		Logs:        p.Logs,
 		Environment: s.expiryEnvironment(p),
 		// The TTL timer's TTLMaxConcurrency.
-		ReservedConcurrentExecutions: needs.ExpiryReservedConcurrency,
+		ReservedConcurrentExecutions: needs.FireReservedConcurrency,
 	})
 	errorAlarms := alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
 		metrics.FireBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +

@@ -60,7 +60,7 @@ type SchedulerTimerProps struct {
 	// Default: six hours, Lambda's maximum.
 	FireMaxEventAge awscdk.Duration
 	// FireRetryAttempts is how often Lambda retries a failed expiry,
-	// 0..2; then the event goes to ExpiryFailureQueue.
+	// 0..2; then the event goes to FireFailureQueue.
 	// Default: 2 (jsii.Number(0) turns retries off).
 	FireRetryAttempts *float64
 	// ExistingFireFailureQueue is your own standard queue for the
@@ -90,14 +90,14 @@ type SchedulerTimer struct {
 	DeadLetterQueue awssqs.IQueue
 	// DeadLetterAlarm fires when anything is in the dead-letter queue.
 	DeadLetterAlarm awscloudwatch.Alarm
-	// ExpiryFailureQueue receives every expiry event Lambda gave up on
+	// FireFailureQueue receives every expiry event Lambda gave up on
 	// (with the original payload), and is alarmed; see FireMaxEventAge.
-	ExpiryFailureQueue awssqs.IQueue
-	// ExpiryFailureAlarm fires when ExpiryFailureQueue holds a record;
-	// ExpiryDroppedAlarm on Lambda's AsyncEventsDropped for the function;
-	// ExpiryDestinationFailureAlarm when a record could not reach the
+	FireFailureQueue awssqs.IQueue
+	// FireFailureAlarm fires when FireFailureQueue holds a record;
+	// FireDroppedAlarm on Lambda's AsyncEventsDropped for the function;
+	// FireDestinationFailureAlarm when a record could not reach the
 	// queue.
-	ExpiryFailureAlarm, ExpiryDroppedAlarm, ExpiryDestinationFailureAlarm awscloudwatch.Alarm
+	FireFailureAlarm, FireDroppedAlarm, FireDestinationFailureAlarm awscloudwatch.Alarm
 }
 
 // NewSchedulerTimer is the EventBridge Scheduler timer; nil props take
@@ -138,6 +138,8 @@ func (t *SchedulerTimer) Plan(plan TimerPlan) TimerNeeds {
 func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	t.bind(c, core)
 	id, p := core.ID, t.props
+	// The ids keep their first prefix, "Expiry": a new id would replace the
+	// failure queue on upgrade and lose the records it holds.
 	async := asyncinvoke.Configure(c, "Expiry", core.Fire.Function, asyncinvoke.Props{
 		Name: "expiry", MaxEventAgeSec: *p.FireMaxEventAge.ToSeconds(nil), RetryAttempts: *p.FireRetryAttempts,
 		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
@@ -145,8 +147,8 @@ func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBindi
 		ExistingFailureQueue: p.ExistingFireFailureQueue, FailureQueueProps: p.FireFailureQueueProps,
 		ExistingName: "ExistingFireFailureQueue", PropsName: "FireFailureQueueProps",
 	})
-	t.ExpiryFailureQueue = async.Queue
-	t.ExpiryFailureAlarm, t.ExpiryDroppedAlarm, t.ExpiryDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
+	t.FireFailureQueue = async.Queue
+	t.FireFailureAlarm, t.FireDroppedAlarm, t.FireDestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
 	g := schedulegroup.New(c, schedulegroup.Props{
 		ID: id, Target: core.Fire.Function, RemovalPolicy: core.RemovalPolicy, AlarmTopic: core.AlarmTopic,
@@ -166,7 +168,7 @@ func (t *SchedulerTimer) Environment() map[string]string {
 	core := t.bound("Environment")
 	return map[string]string{
 		envvars.ScheduleGroup:       *t.ScheduleGroup.ScheduleGroupName(),
-		envvars.ExpiryFunctionArn:   *core.Fire.Function.FunctionArn(),
+		envvars.ScheduleTargetArn:   *core.Fire.Function.FunctionArn(),
 		envvars.SchedulerRoleArn:    *t.SchedulerRole.RoleArn(),
 		envvars.SchedulerDLQArn:     *t.DeadLetterQueue.QueueArn(),
 		envvars.ScheduleRetries:     fmt.Sprint(*t.props.ScheduleRetryAttempts),
@@ -227,5 +229,5 @@ func (t *SchedulerTimer) grantSchedules(method string, grantee awsiam.IGrantable
 // of the expiry function's asynchronous invocation.
 func (t *SchedulerTimer) Alarms() []awscloudwatch.Alarm {
 	t.bound("Alarms")
-	return []awscloudwatch.Alarm{t.DeadLetterAlarm, t.ExpiryFailureAlarm, t.ExpiryDroppedAlarm, t.ExpiryDestinationFailureAlarm}
+	return []awscloudwatch.Alarm{t.DeadLetterAlarm, t.FireFailureAlarm, t.FireDroppedAlarm, t.FireDestinationFailureAlarm}
 }

@@ -62,10 +62,10 @@ type TimerNeeds struct {
 	// must carry it.
 	// Default: "" (the timer reads no stream).
 	TableStream awsdynamodb.StreamViewType
-	// ExpiryReservedConcurrency is the expiry function's reserved
+	// FireReservedConcurrency is the expiry function's reserved
 	// concurrency.
 	// Default: nil (none).
-	ExpiryReservedConcurrency *float64
+	FireReservedConcurrency *float64
 }
 
 // ApplyTo sets on the props of a table to be created what the timer asks

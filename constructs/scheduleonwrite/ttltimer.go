@@ -167,7 +167,7 @@ func (t *TTLTimer) Plan(plan TimerPlan) TimerNeeds {
 	}
 	// The stream filter reads the payload from a deleted marker's old image.
 	return TimerNeeds{TableTTLAttribute: p.TTLAttribute, TableStream: awsdynamodb.StreamViewType_OLD_IMAGE,
-		ExpiryReservedConcurrency: p.TTLMaxConcurrency}
+		FireReservedConcurrency: p.TTLMaxConcurrency}
 }
 
 // checkTableTTL panics unless TTL is enabled on attr of table: otherwise

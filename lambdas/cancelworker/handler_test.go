@@ -97,7 +97,7 @@ func TestHandle(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	full := map[string]string{"SCHEDULE_GROUP": "tasks", "EXPIRY_FUNCTION_ARN": "arn:fn", "SCHEDULER_ROLE_ARN": "arn:role",
+	full := map[string]string{"SCHEDULE_GROUP": "tasks", "SCHEDULE_TARGET_ARN": "arn:fn", "SCHEDULER_ROLE_ARN": "arn:role",
 		"SCHEDULER_DLQ_ARN": "arn:dlq", contract.EnvVar: tableschema.Todo().EnvValue()}
 	without := func(k string) map[string]string {
 		m := map[string]string{}
@@ -115,7 +115,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{"complete", full, ""},
 		{"no group", without("SCHEDULE_GROUP"), "SCHEDULE_GROUP"},
-		{"no target", without("EXPIRY_FUNCTION_ARN"), "EXPIRY_FUNCTION_ARN"},
+		{"no target", without("SCHEDULE_TARGET_ARN"), "SCHEDULE_TARGET_ARN"},
 		{"no role", without("SCHEDULER_ROLE_ARN"), "SCHEDULER_ROLE_ARN"},
 		{"no dlq", without("SCHEDULER_DLQ_ARN"), "SCHEDULER_DLQ_ARN"},
 		{"no schema", without(contract.EnvVar), contract.EnvVar + " is not set"},

@@ -8,7 +8,7 @@
 // EventBridgeScheduler (unset) reads the variables below; StepFunctions
 // reads STATE_MACHINE_ARN; TTL reads TABLE_NAME and TTL_ATTRIBUTE.
 //
-// Environment: SCHEDULE_GROUP, EXPIRY_FUNCTION_ARN, SCHEDULER_ROLE_ARN,
+// Environment: SCHEDULE_GROUP, SCHEDULE_TARGET_ARN, SCHEDULER_ROLE_ARN,
 // SCHEDULER_DLQ_ARN, optional SCHEDULE_RETRIES, SCHEDULE_MAX_EVENT_AGE and
 // UNSCHEDULE_ITEM_SCHEMA (contract.EnvVar).
 package main

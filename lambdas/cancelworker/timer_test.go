@@ -18,7 +18,7 @@ func TestLoadTimerReadsOnlyItsTimersVariables(t *testing.T) {
 		want    timerspec.Name
 		wantErr string
 	}{
-		{"default is the scheduler", map[string]string{envvars.ScheduleGroup: "g", envvars.ExpiryFunctionArn: "f", envvars.SchedulerRoleArn: "r", envvars.SchedulerDLQArn: "q"}, timerspec.EventBridgeScheduler, ""},
+		{"default is the scheduler", map[string]string{envvars.ScheduleGroup: "g", envvars.ScheduleTargetArn: "f", envvars.SchedulerRoleArn: "r", envvars.SchedulerDLQArn: "q"}, timerspec.EventBridgeScheduler, ""},
 		{"scheduler needs its group", map[string]string{}, "", envvars.ScheduleGroup},
 		{"step functions", map[string]string{envvars.TimerKind: "StepFunctions", envvars.StateMachineArn: "arn:sm"}, timerspec.StepFunctions, ""},
 		{"step functions needs its state machine", map[string]string{envvars.TimerKind: "StepFunctions"}, "", envvars.StateMachineArn},

@@ -150,7 +150,7 @@ func TestHandleDeadlineAndErrors(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "EXPIRY_FUNCTION_ARN": "arn:fn",
+	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "SCHEDULE_TARGET_ARN": "arn:fn",
 		"SCHEDULER_ROLE_ARN": "arn:role", "SCHEDULER_DLQ_ARN": "arn:dlq",
 		"TARGET_FUNCTION_ARN": "arn:notify",
 		contract.EnvVar:       tableschema.Todo().EnvValue()}
@@ -181,7 +181,7 @@ func TestLoadConfig(t *testing.T) {
 		}(), reconcile.Config{RatePerSec: 2.5, Budget: 2 * time.Minute}, ""},
 		{"no table", with("TABLE_NAME", ""), reconcile.Config{}, "TABLE_NAME"},
 		{"no group", with("SCHEDULE_GROUP", ""), reconcile.Config{}, "SCHEDULE_GROUP"},
-		{"no target", with("EXPIRY_FUNCTION_ARN", ""), reconcile.Config{}, "EXPIRY_FUNCTION_ARN"},
+		{"no target", with("SCHEDULE_TARGET_ARN", ""), reconcile.Config{}, "SCHEDULE_TARGET_ARN"},
 		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
 		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
 		{"no notify target", with("TARGET_FUNCTION_ARN", ""), reconcile.Config{}, "TARGET_FUNCTION_ARN"},

@@ -216,7 +216,7 @@ func TestFunctionsHaveLeastPrivilege(t *testing.T) {
 		allowed []string
 	}{
 		// The Scheduler timer gave the send function its asynchronous
-		// invocation's failure queue (ExpiryFailureQueue).
+		// invocation's failure queue (FireFailureQueue).
 		// Send and Provision read the campaign's owner in the user pool
 		// (the sender check).
 		{"CampaignsSend", []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "ses:SendEmail", "secretsmanager:GetSecretValue",
@@ -318,14 +318,14 @@ func TestProvisionMayInvokeItself(t *testing.T) {
 	}
 	env := js(props(resources(d, "AWS::Lambda::Function")[prov])["Environment"])
 	send := logical(t, d, "AWS::Lambda::Function", "CampaignsSend")
-	for _, k := range []string{`"UNSCHEDULE_TIMER":"EventBridgeScheduler"`, `"EXPIRY_FUNCTION_ARN":{"Fn::GetAtt":["` + send + `","Arn"]}`,
+	for _, k := range []string{`"UNSCHEDULE_TIMER":"EventBridgeScheduler"`, `"SCHEDULE_TARGET_ARN":{"Fn::GetAtt":["` + send + `","Arn"]}`,
 		"SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN", "SCHEDULE_GROUP", `"PROVISION_MARGIN_SEC":"90"`} {
 		if !strings.Contains(env, k) {
 			t.Errorf("provision environment %s lacks %s", env, k)
 		}
 	}
 	if strings.Contains(env, "SEND_FUNCTION_ARN") {
-		t.Errorf("provision environment %s has SEND_FUNCTION_ARN: the timer's EXPIRY_FUNCTION_ARN names the send function", env)
+		t.Errorf("provision environment %s has SEND_FUNCTION_ARN: the timer's SCHEDULE_TARGET_ARN names the send function", env)
 	}
 	if props(resources(d, "AWS::Lambda::Function")[prov])["Timeout"] != 900.0 {
 		t.Errorf("provision timeout, want 900")

@@ -182,7 +182,7 @@ func environment(t *testing.T, d map[string]any, fnPrefix string) map[string]any
 // variables, nothing of another timer's) and get its GrantModify (the
 // reconciler GrantRead too), on the timer's resources only.
 func TestTimerEnvironmentAndGrants(t *testing.T) {
-	timerVars := []string{envvars.ScheduleGroup, envvars.SchedulerRoleArn, envvars.SchedulerDLQArn, envvars.ExpiryFunctionArn,
+	timerVars := []string{envvars.ScheduleGroup, envvars.SchedulerRoleArn, envvars.SchedulerDLQArn, envvars.ScheduleTargetArn,
 		envvars.StateMachineArn, envvars.TTLAttribute, envvars.ScheduleRetries, envvars.ScheduleMaxEventAge}
 	for _, tc := range timerCases {
 		s := synthTimer(t, tc)

@@ -94,8 +94,8 @@ func Validate(id, prefix string, maxEventAgeSec, retryAttempts float64) {
 
 // Configure sets fn's EventInvokeConfig with an on-failure destination and
 // adds the queue and alarms to scope, their ids prefixed with prefix
-// ("Expiry" gives ExpiryFailureQueue, ExpiryFailureAlarm,
-// ExpiryAsyncEventsDroppedAlarm, ExpiryDestinationFailureAlarm).
+// ("Fire" gives FireFailureQueue, FireFailureAlarm,
+// FireAsyncEventsDroppedAlarm, FireDestinationFailureAlarm).
 // SqsDestination grants fn's role sqs:SendMessage on the queue: Lambda
 // sends the record as the function.
 func Configure(scope constructs.Construct, prefix string, fn awslambda.IFunction, p Props) *Config {

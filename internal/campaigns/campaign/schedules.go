@@ -32,11 +32,11 @@ func Paced(c *paced.Caller, t Timer) Timer {
 	if c == nil {
 		return t
 	}
-	return pacedTimer{Scheduler: &paced.Scheduler{Caller: c, Next: t}, reader: t, caller: c}
+	return pacedTimer{Timer: &paced.Timer{Caller: c, Next: t}, reader: t, caller: c}
 }
 
 type pacedTimer struct {
-	*paced.Scheduler
+	*paced.Timer
 	reader timer.Reader
 	caller *paced.Caller
 }

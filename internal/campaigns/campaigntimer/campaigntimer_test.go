@@ -21,7 +21,7 @@ func TestLoad(t *testing.T) {
 		want timerspec.Name
 		err  string
 	}{
-		{"scheduler", map[string]string{envvars.ScheduleGroup: "g", envvars.ExpiryFunctionArn: "f", envvars.SchedulerRoleArn: "r",
+		{"scheduler", map[string]string{envvars.ScheduleGroup: "g", envvars.ScheduleTargetArn: "f", envvars.SchedulerRoleArn: "r",
 			envvars.SchedulerDLQArn: "d", envvars.ItemSchema: tasks}, timerspec.EventBridgeScheduler, ""},
 		{"step functions", map[string]string{envvars.TimerKind: string(timerspec.StepFunctions), envvars.StateMachineArn: "sm",
 			envvars.ItemSchema: tasks}, timerspec.StepFunctions, ""},

@@ -27,8 +27,8 @@ const (
 	Table = "TABLE_NAME"
 	// ScheduleGroup is the EventBridge Scheduler schedule group (scheduleonwrite, campaigns).
 	ScheduleGroup = "SCHEDULE_GROUP"
-	// ExpiryFunctionArn is the function every task schedule invokes (scheduleonwrite).
-	ExpiryFunctionArn = "EXPIRY_FUNCTION_ARN"
+	// ScheduleTargetArn is the function every task schedule invokes (scheduleonwrite).
+	ScheduleTargetArn = "SCHEDULE_TARGET_ARN"
 	// SchedulerRoleArn is the role schedules run as (scheduleonwrite, campaigns).
 	SchedulerRoleArn = "SCHEDULER_ROLE_ARN"
 	// SchedulerDLQArn is the schedules' dead-letter queue (scheduleonwrite, campaigns).
@@ -67,7 +67,7 @@ const (
 // All lists every name above: what a construct of the core may set on a
 // function.
 var All = []string{
-	MetricsStack, ItemSchema, TimerKind, Table, ScheduleGroup, ExpiryFunctionArn, SchedulerRoleArn, SchedulerDLQArn,
+	MetricsStack, ItemSchema, TimerKind, Table, ScheduleGroup, ScheduleTargetArn, SchedulerRoleArn, SchedulerDLQArn,
 	ScheduleRetries, ScheduleMaxEventAge, QueueURL, TargetFunctionArn, FireLeaseSeconds, FireFunctionArn, TTLAttribute, MaxLatenessSeconds,
 	StateMachineArn, GraceSec, BudgetSec, ArmedIndex, RatePerSec, PageCursorSecretArn,
 }

@@ -34,7 +34,7 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		todoenv.AllowedOrigins:            "http://localhost:5173",
 		todoenv.WebURL:                    "https://bench.example.com",
 		envvars.ScheduleGroup:             "bench-tasks",
-		envvars.ExpiryFunctionArn:         "arn:aws:lambda:us-east-1:123456789012:function:bench-expiry",
+		envvars.ScheduleTargetArn:         "arn:aws:lambda:us-east-1:123456789012:function:bench-expiry",
 		envvars.SchedulerRoleArn:          "arn:aws:iam::123456789012:role/bench-scheduler",
 		envvars.SchedulerDLQArn:           "arn:aws:sqs:us-east-1:123456789012:bench-scheduler-dlq",
 		todoenv.TopicArnPrefix:            "arn:aws:sns:us-east-1:123456789012:bench-notifications-",

@@ -23,7 +23,7 @@ func TestLambdaEnv(t *testing.T) {
 	}
 	// What the mains require (lambdas/*/main.go, internal/*/adapters/*/env.go).
 	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "TABLE_NAME", "SCHEDULE_GROUP",
-		"EXPIRY_FUNCTION_ARN", "SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN", "TOPIC_ARN_PREFIX", "QUEUE_URL", "METRICS_STACK",
+		"SCHEDULE_TARGET_ARN", "SCHEDULER_ROLE_ARN", "SCHEDULER_DLQ_ARN", "TOPIC_ARN_PREFIX", "QUEUE_URL", "METRICS_STACK",
 		"TARGET_FUNCTION_ARN"} {
 		if env[k] == "" {
 			t.Errorf("%s is not set", k)

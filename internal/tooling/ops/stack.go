@@ -366,7 +366,7 @@ func classify(ctx context.Context, fn Lambda, st *Stack, queues map[string]*Queu
 		if dlq := f.Env[envvars.SchedulerDLQArn]; dlq != "" {
 			if q, ok := queues[dlq]; ok {
 				q.Kind, q.Schema = QueueSchedulerDeadLetters, schema
-				q.Target = f.Env[envvars.ExpiryFunctionArn]
+				q.Target = f.Env[envvars.ScheduleTargetArn]
 				if t, ok := st.Function(q.Target); ok {
 					q.Function = t.Name
 				}

@@ -11,7 +11,7 @@ import (
 func ConfigFromEnv(e *lambdaenv.Env) Config {
 	return Config{
 		GroupName:        e.Require(envvars.ScheduleGroup),
-		TargetArn:        e.Require(envvars.ExpiryFunctionArn),
+		TargetArn:        e.Require(envvars.ScheduleTargetArn),
 		RoleArn:          e.Require(envvars.SchedulerRoleArn),
 		DeadLetterArn:    e.Require(envvars.SchedulerDLQArn),
 		MaxRetryAttempts: int32(e.Int(envvars.ScheduleRetries, 3, 0, 185)),

@@ -4,7 +4,7 @@
 // (no burst), a throttled call backed off with full jitter and retried
 // until the caller stops it, any other error retried a bounded number of
 // times. Campaign provisioning creates every schedule of a campaign
-// through it; Scheduler wraps any timer.Timer the same way, for an
+// through it; Timer wraps any timer.Timer the same way, for an
 // adopter that arms many timers at once.
 package paced
 
@@ -233,34 +233,34 @@ func (b *Backoff) Delay(attempt int) time.Duration {
 	return time.Duration(b.rng.Int64N(int64(ceil))) + 1
 }
 
-// Scheduler is a timer.Timer whose every call goes through a Caller:
+// Timer is a timer.Timer whose every call goes through a Caller:
 // paced, bounded, throttles retried until ctx ends.
-type Scheduler struct {
+type Timer struct {
 	Caller *Caller
 	Next   timer.Timer
 }
 
-var _ timer.Timer = (*Scheduler)(nil)
+var _ timer.Timer = (*Timer)(nil)
 
-// NewScheduler wraps next.
-func NewScheduler(c *Caller, next timer.Timer) (*Scheduler, error) {
+// NewTimer wraps next.
+func NewTimer(c *Caller, next timer.Timer) (*Timer, error) {
 	if c == nil || next == nil {
 		return nil, errors.New("paced: the caller and the scheduler are required")
 	}
-	return &Scheduler{Caller: c, Next: next}, nil
+	return &Timer{Caller: c, Next: next}, nil
 }
 
 // Arm implements timer.Timer.
-func (s *Scheduler) Arm(ctx context.Context, sc timer.Schedule) error {
+func (s *Timer) Arm(ctx context.Context, sc timer.Schedule) error {
 	return s.Caller.Do(ctx, nil, func(ctx context.Context) error { return s.Next.Arm(ctx, sc) }).Err
 }
 
 // Move implements timer.Timer.
-func (s *Scheduler) Move(ctx context.Context, sc timer.Schedule, from time.Time) error {
+func (s *Timer) Move(ctx context.Context, sc timer.Schedule, from time.Time) error {
 	return s.Caller.Do(ctx, nil, func(ctx context.Context) error { return s.Next.Move(ctx, sc, from) }).Err
 }
 
 // Disarm implements timer.Timer.
-func (s *Scheduler) Disarm(ctx context.Context, name string, at time.Time) error {
+func (s *Timer) Disarm(ctx context.Context, name string, at time.Time) error {
 	return s.Caller.Do(ctx, nil, func(ctx context.Context) error { return s.Next.Disarm(ctx, name, at) }).Err
 }

@@ -150,7 +150,7 @@ func (f *flaky) Disarm(context.Context, string, time.Time) error { return f.answ
 func TestSchedulerRetriesEveryOperation(t *testing.T) {
 	c, _ := paced.New(paced.Config{Seed: 1}, clock.NewFake(t0))
 	f := &flaky{calls: map[string]int{}}
-	s, err := paced.NewScheduler(c, f)
+	s, err := paced.NewTimer(c, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +169,8 @@ func TestSchedulerRetriesEveryOperation(t *testing.T) {
 			t.Errorf("%s called %d times, want 2 (one throttle, one success)", op, f.calls[op])
 		}
 	}
-	if _, err := paced.NewScheduler(nil, f); err == nil {
-		t.Error("NewScheduler(nil, …) accepted a nil caller")
+	if _, err := paced.NewTimer(nil, f); err == nil {
+		t.Error("NewTimer(nil, …) accepted a nil caller")
 	}
 }
 

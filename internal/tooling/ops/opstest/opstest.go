@@ -119,7 +119,7 @@ func template(timer timerspec.Name, stateMachine, eventsMachine string) string {
 			return env
 		}
 		env[envvars.ScheduleGroup] = Group
-		env[envvars.ExpiryFunctionArn] = arn("TasksExpiry72143EAC")
+		env[envvars.ScheduleTargetArn] = arn("TasksExpiry72143EAC")
 		env[envvars.SchedulerRoleArn] = arn("Role")
 		env[envvars.SchedulerDLQArn] = arn("TasksScheduleDeadLetterQueue468802E7")
 		env[envvars.ItemSchema] = schema
@@ -162,13 +162,13 @@ func template(timer timerspec.Name, stateMachine, eventsMachine string) string {
 		"CancellationWorker966175FC":    fn(timerEnv(map[string]any{})),
 		"CampaignsSendDeadLetterQueue":  queue(map[string]any{"QueueName": "Unschedule-test-CampaignScheduleDeadLetters"}),
 		"CampaignsApiHandler": fn(map[string]any{campaignenv.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
-			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("TasksExpiry72143EAC"),
+			envvars.ScheduleGroup: CampaignGroup, envvars.ScheduleTargetArn: arn("TasksExpiry72143EAC"),
 			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue")}),
 		// The campaign reconciler, as constructs/campaigns sets it: the
 		// campaign table, the send function, the sender, the bound timer.
 		"CampaignsSendFunction4D2A6B8C": fn(map[string]any{campaignenv.CampaignTable: CampaignTable}),
 		"CampaignsReconcilerFunction9E1C3A5B": fn(map[string]any{campaignenv.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
-			envvars.ScheduleGroup: CampaignGroup, envvars.ExpiryFunctionArn: arn("CampaignsSendFunction4D2A6B8C"),
+			envvars.ScheduleGroup: CampaignGroup, envvars.ScheduleTargetArn: arn("CampaignsSendFunction4D2A6B8C"),
 			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue"),
 			campaignenv.SendFunctionArn: arn("CampaignsSendFunction4D2A6B8C"), campaignenv.SenderAddress: "news@example.com"}),
 		"CampaignTable1F3B5D7E": itemTable(CampaignTable, campaign.TaskSchema),
