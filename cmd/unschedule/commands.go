@@ -42,6 +42,28 @@ type flags struct {
 	quiet        bool
 }
 
+// redriveOutcome turns what a redrive did into its exit: an error when a
+// re-send failed (ExitError), errProblem when a message was left for the
+// operator (kept, or re-sent and not deleted), nil when all went through.
+func redriveOutcome(rs []ops.Redriven) error {
+	failed, left := 0, 0
+	for _, r := range rs {
+		switch {
+		case strings.HasPrefix(r.Action, "failed"):
+			failed++
+		case strings.HasPrefix(r.Action, "kept"), strings.Contains(r.Action, "not deleted"):
+			left++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d message(s) could not be re-sent and were kept: run redrive again", failed, len(rs))
+	}
+	if left > 0 {
+		return errProblem
+	}
+	return nil
+}
+
 // run executes args and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, open opener) int {
 	line := &progressLine{w: stderr}
@@ -85,7 +107,7 @@ and the functions' configuration. It runs the functions' own code.
 AWS access is the SDK's standard configuration: AWS_PROFILE, AWS_REGION,
 AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>, the shared config files.
 
-Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift).`,
+Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift, dlq redrive).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -274,7 +296,11 @@ deduplication id), and invokes the function of each scheduler dead letter and
 asynchronous failure again. A stream failure names sequence numbers, not items:
 its records are answered by one drift --repair pass over the stream's table,
 and deleted only after that pass ended without an error. A redrive stopped part-way and run again loses nothing and duplicates nothing
-that the deduplication id or the claim does not absorb.`,
+that the deduplication id or the claim does not absorb.
+
+Exit 1 when a re-send failed (the message is kept: run redrive again), 3 when a
+message was kept for you to look at (a poisoned message, an unknown table) or
+re-sent but not deleted, 0 when every message went where it belongs.`,
 		Example: `  unschedule dlq redrive --stack Unschedule-prod --dry-run
   unschedule dlq redrive --stack Unschedule-prod`,
 		Args: cobra.NoArgs,
@@ -287,7 +313,10 @@ that the deduplication id or the claim does not absorb.`,
 			if perr := printRedriven(cmd.OutOrStdout(), f.json, rs); perr != nil && err == nil {
 				err = perr
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return redriveOutcome(rs)
 		},
 	}
 	redrive.Flags().BoolVar(&dry, "dry-run", false, "show what would be re-sent, and send nothing")

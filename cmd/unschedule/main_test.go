@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -175,7 +176,7 @@ func TestCommands(t *testing.T) {
 		{"drift_json", []string{"drift", st, "--json"}, ExitProblem, "drift"},
 		{"dlq_list", []string{"dlq", "list", st}, ExitOK, ""},
 		{"dlq_list_json", []string{"dlq", "list", st, "--json"}, ExitOK, "dlq"},
-		{"dlq_redrive_dry", []string{"dlq", "redrive", st, "--dry-run"}, ExitOK, ""},
+		{"dlq_redrive_dry", []string{"dlq", "redrive", st, "--dry-run"}, ExitProblem, ""}, // the poisoned message would stay
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,8 +272,9 @@ func TestUsageAndErrors(t *testing.T) {
 func TestRedriveCommand(t *testing.T) {
 	f := world(t)
 	out, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName)
-	if code != ExitOK {
-		t.Fatalf("exit %d:\n%s", code, out)
+	// The poisoned message is kept for the operator: exit 3, not 0.
+	if code != ExitProblem {
+		t.Fatalf("exit %d, want %d (a poisoned message was kept):\n%s", code, ExitProblem, out)
 	}
 	golden(t, "dlq_redrive", out)
 	// The stream failure's repair pass delivers the undelivered task; the
@@ -290,6 +292,27 @@ func TestRedriveCommand(t *testing.T) {
 	}
 	if out, _ := cli(t, f, "dlq", "list", "--stack", opstest.StackName); !strings.Contains(out, "1 message(s)") {
 		t.Errorf("after the redrive:\n%s", out)
+	}
+}
+
+// A re-send that fails keeps its message and makes the command fail, so
+// a script that redrives does not take a partial redrive for done.
+func TestRedriveFailureExitsNonZero(t *testing.T) {
+	f := world(t)
+	f.Invoked.Fail = errors.New("function is throttled")
+	out, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName)
+	if code != ExitError {
+		t.Fatalf("exit %d, want %d when an invoke failed:\n%s", code, ExitError, out)
+	}
+	if !strings.Contains(out, "failed:") {
+		t.Errorf("the failed message is not reported:\n%s", out)
+	}
+	f.Invoked.Fail = nil
+	if _, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName); code != ExitProblem {
+		t.Errorf("second redrive exit %d, want %d (only the poisoned message left)", code, ExitProblem)
+	}
+	if len(f.Invoked.Calls) == 0 {
+		t.Error("the kept messages were not invoked on the second redrive")
 	}
 }
 
