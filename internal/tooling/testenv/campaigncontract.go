@@ -81,9 +81,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		t.Helper()
 		b := campaignBackend(t, newStore)
 		c, tasks := CampaignFixture(t, "c1", 30, t0)
-		if err := b.Put(c, tasks); err != nil {
-			t.Fatal(err)
-		}
+		must(t, b.Put(c, tasks))
 		return b, c, tasks
 	}
 	// refused runs call, which must fail (with want unless nil) and
@@ -109,14 +107,9 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 	// finish claims the task at its send time and records it sent.
 	finish := func(t *testing.T, st CampaignContractStore, task campaign.SendTask) campaign.SendTask {
 		t.Helper()
-		cl, err := st.Claim(ctx, task.Key(), task.SendAt, t0, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cl := need(st.Claim(ctx, task.Key(), task.SendAt, t0, time.Minute))(t)
 		fin, _ := campaign.Finish(cl, t0, "m-1", t0)
-		if err := st.Replace(ctx, cl, fin); err != nil {
-			t.Fatal(err)
-		}
+		must(t, st.Replace(ctx, cl, fin))
 		return fin
 	}
 	// walk reads the whole open index in pages of limit.
@@ -212,19 +205,14 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		}},
 		{"replace is from the stored state and attempt only", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
 			st := b.Store
-			cl, err := st.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, t0, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cl := need(st.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, t0, time.Minute))(t)
 			fin, _ := campaign.Finish(cl, t0, "m-1", t0)
 			refused(t, b, "Replace from a stale task", cf, func() error { return st.Replace(ctx, tasks[0], fin) })
 			missing := tasks[1]
 			missing.ID = "c1-99999"
 			refused(t, b, "Replace of a missing task", cf, func() error { return st.Replace(ctx, missing, missing) })
 			refused(t, b, "Replace with another key", nil, func() error { return st.Replace(ctx, cl, tasks[1]) })
-			if err := st.Replace(ctx, cl, fin); err != nil {
-				t.Fatal(err)
-			}
+			must(t, st.Replace(ctx, cl, fin))
 			if g, _ := st.Get(ctx, cl.Key()); g.State != campaign.Finished || g.MessageID != "m-1" {
 				t.Fatalf("stored %+v", g)
 			}
@@ -233,10 +221,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		{"take over is of a Running, unsent task a lease after its claim, once", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
 			st, k, due := b.Store, tasks[0].Key(), tasks[0].SendAt
 			claimAt := due.Add(10 * time.Second)
-			first, err := st.Claim(ctx, k, due, claimAt, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := need(st.Claim(ctx, k, due, claimAt, time.Minute))(t)
 			for _, c := range []struct {
 				name string
 				at   time.Time
@@ -261,21 +246,14 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			late, _ := campaign.Finish(first, due, "m-0", due)
 			refused(t, b, "Replace from the attempt taken over", cf, func() error { return st.Replace(ctx, first, late) })
 			fin, _ := campaign.Finish(cur, due, "m-1", due)
-			if err := st.Replace(ctx, cur, fin); err != nil {
-				t.Fatal(err)
-			}
+			must(t, st.Replace(ctx, cur, fin))
 			refused(t, b, "TakeOver of a sent task", cf, func() error { _, err := st.TakeOver(ctx, k, due, due.Add(time.Hour), time.Minute); return err })
 		}},
 		{"the open index holds exactly the open tasks, in order, each once", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
 			c2, more := CampaignFixture(t, "c2", 4, t0)
-			if err := b.Put(c2, more); err != nil {
-				t.Fatal(err)
-			}
+			must(t, b.Put(c2, more))
 			finish(t, b.Store, tasks[0])
-			running, err := b.Store.Claim(ctx, tasks[5].Key(), tasks[5].SendAt, t0, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
+			running := need(b.Store.Claim(ctx, tasks[5].Key(), tasks[5].SendAt, t0, time.Minute))(t)
 			want := append(slices.Concat(tasks[1:5], []campaign.SendTask{running}, tasks[6:]), more...)
 			for _, limit := range []int{1, 7, 34, 100} {
 				if got := walk(t, b.Store, limit); !slices.Equal(got, want) {
@@ -321,9 +299,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			refused(t, b, "SetStatus of a missing campaign", cf, func() error {
 				return st.SetStatus(ctx, "missing", []campaign.Status{campaign.Draft}, campaign.Active, "", t0)
 			})
-			if err := st.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.CampaignCancelled, "stop", t0.Add(time.Hour)); err != nil {
-				t.Fatal(err)
-			}
+			must(t, st.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.CampaignCancelled, "stop", t0.Add(time.Hour)))
 			if g, _ := st.Campaign(ctx, "c1"); g.Status != campaign.CampaignCancelled || g.CancelReason != "stop" || !g.UpdatedAt.Equal(t0.Add(time.Hour)) {
 				t.Fatalf("campaign %+v", g)
 			}
@@ -332,13 +308,9 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			api := b.Store.(CampaignAPIStore)
 			for i, id := range []string{"c2", "c3"} {
 				c, tasks := CampaignFixture(t, id, 1, t0.Add(time.Duration(i+1)*time.Minute))
-				if err := api.Create(ctx, c, tasks); err != nil {
-					t.Fatal(err)
-				}
+				must(t, api.Create(ctx, c, tasks))
 			}
-			if err := api.Create(ctx, campaign.Campaign{ID: "x", OwnerID: "owner-2", CreatedAt: t0.Add(time.Hour)}, nil); err != nil {
-				t.Fatal(err)
-			}
+			must(t, api.Create(ctx, campaign.Campaign{ID: "x", OwnerID: "owner-2", CreatedAt: t0.Add(time.Hour)}, nil))
 			var got []string
 			for cursor, first := "", true; first || cursor != ""; first = false {
 				page, next, err := api.Owned(ctx, "owner-1", cursor, 2)
@@ -418,12 +390,8 @@ func lastTaskCompletes(t *testing.T, b CampaignBackend, from campaign.Status) {
 	ctx := context.Background()
 	st := b.Store
 	c, tasks := CampaignFixture(t, "done", 12, CampaignT0)
-	if err := b.Put(c, tasks); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.SetStatus(ctx, c.ID, []campaign.Status{campaign.Draft}, from, "", CampaignT0); err != nil {
-		t.Fatal(err)
-	}
+	must(t, b.Put(c, tasks))
+	must(t, st.SetStatus(ctx, c.ID, []campaign.Status{campaign.Draft}, from, "", CampaignT0))
 	var wg sync.WaitGroup
 	for j, task := range tasks {
 		wg.Go(func() {
@@ -482,9 +450,7 @@ func CheckpointContract(t *testing.T, cps provision.Checkpoints) {
 		{CampaignID: "c1", Next: 10, Created: 10, Runs: 1, UpdatedAt: CampaignT0},
 		{CampaignID: "c1", Next: 17, Created: 16, Errors: 1, Runs: 2, Done: true, UpdatedAt: CampaignT0.Add(time.Minute)},
 	} {
-		if err := cps.Save(ctx, want); err != nil {
-			t.Fatal(err)
-		}
+		must(t, cps.Save(ctx, want))
 		if cp, err := cps.Load(ctx, "c1"); err != nil || cp != want {
 			t.Fatalf("Load = %+v, %v; want %+v", cp, err, want)
 		}

@@ -122,9 +122,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 	t.Run("take over: after the lease, for that due time, never after delivery", func(t *testing.T) {
 		b := newBackend(t, s)
 		b.Put(t, armed(s.ArmedStates[0], due))
-		if err := b.Store.Claim(ctx, p, now); err != nil {
-			t.Fatal(err)
-		}
+		must(t, b.Store.Claim(ctx, p, now))
 		for _, step := range []struct {
 			name string
 			due  time.Time
@@ -152,9 +150,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		if err != nil || !found || !s.Undelivered(it, due) {
 			t.Fatalf("Get = %+v, %v, %v; want the item fired and undelivered", it, found, err)
 		}
-		if err := b.Store.MarkDelivered(ctx, k, now.Add(2*lease)); err != nil {
-			t.Fatal(err)
-		}
+		must(t, b.Store.MarkDelivered(ctx, k, now.Add(2*lease)))
 		delivered := b.Attrs(t, k)
 		if delivered[s.DeliveredAtAttr] != ts(now.Add(2*lease)) {
 			t.Fatalf("delivery not recorded: %v", delivered)
@@ -230,10 +226,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 			t.Fatalf("MarkReminded of a missing item created it: %v", got)
 		}
 		b.Put(t, item)
-		core, err := fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return at }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		core := need(fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return at }}))(t)
 		var got []contract.Payload
 		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
 		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {
@@ -294,10 +287,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 	t.Run("the core fires a plain put once", func(t *testing.T) {
 		b := newBackend(t, s)
 		b.Put(t, armed(s.ArmedStates[0], due))
-		core, err := fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return now }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		core := need(fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return now }}))(t)
 		var got []contract.Payload
 		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
 		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {

@@ -190,8 +190,7 @@ func SchedulerContract(t *testing.T, b SchedulerBackend) {
 		if err := s.Disarm(ctx, gone.Name, gone.At); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
-		_, err := s.Get(ctx, gone.Name, gone.At)
-		wantErr(t, "get after delete", err, timer.ErrNotFound)
+		wantErr(t, "get after delete", errOf(s.Get(ctx, gone.Name, gone.At)), timer.ErrNotFound)
 		wantErr(t, "second delete", s.Disarm(ctx, gone.Name, gone.At), timer.ErrNotFound)
 		wantGet(t, s, kept)
 	})
