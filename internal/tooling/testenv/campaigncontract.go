@@ -62,9 +62,7 @@ func CampaignFixture(t testing.TB, id string, n int, created time.Time) (campaig
 	rules := plan.Rules{SendsPerDay: 20, Windows: []plan.Window{{Start: 9 * 60, End: 17 * 60}}, TimeZone: "Europe/Berlin",
 		Start: plan.Date{Year: 2026, Month: time.June, Day: 1}}
 	c, tasks, err := campaign.Build(id, "owner-1", campaign.Request{Subject: "Hello", Body: "Hi there", Rules: rules, Recipients: rs}, created, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return c, tasks
 }
 
@@ -112,15 +110,14 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		must(t, st.Replace(ctx, cl, fin))
 		return fin
 	}
-	// walk reads the whole open index in pages of limit.
-	walk := func(t *testing.T, st CampaignContractStore, limit int) []campaign.SendTask {
+	// walk reads the open index from cursor ("" for its start) to its
+	// end, in pages of limit.
+	walk := func(t *testing.T, st CampaignContractStore, cursor string, limit int) []campaign.SendTask {
 		t.Helper()
 		var all []campaign.SendTask
-		for cur, first := "", true; first || cur != ""; first = false {
+		for cur, first := cursor, cursor == ""; first || cur != ""; first = false {
 			page, next, err := st.Open(ctx, cur, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			if len(page) > limit || (len(page) == 0 && next != "") || (next != "" && next == cur) || len(all) > 1000 {
 				t.Fatalf("a page of %d (limit %d) after %d tasks, cursor %q after %q", len(page), limit, len(all), next, cur)
 			}
@@ -256,7 +253,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			running := need(b.Store.Claim(ctx, tasks[5].Key(), tasks[5].SendAt, t0, time.Minute))(t)
 			want := append(slices.Concat(tasks[1:5], []campaign.SendTask{running}, tasks[6:]), more...)
 			for _, limit := range []int{1, 7, 34, 100} {
-				if got := walk(t, b.Store, limit); !slices.Equal(got, want) {
+				if got := walk(t, b.Store, "", limit); !slices.Equal(got, want) {
 					t.Errorf("pages of %d: %v\nwant %v", limit, ids(got), ids(want))
 				}
 			}
@@ -269,7 +266,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			for _, i := range []int{2, 3, 12} { // two read already, one not yet
 				finish(t, b.Store, tasks[i])
 			}
-			rest := walkFrom(t, b.Store, cur, 10)
+			rest := walk(t, b.Store, cur, 10)
 			if want := slices.Concat(tasks[10:12], tasks[13:]); !slices.Equal(rest, want) {
 				t.Fatalf("after the writes: %v\nwant %v", ids(rest), ids(want))
 			}
@@ -314,9 +311,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			var got []string
 			for cursor, first := "", true; first || cursor != ""; first = false {
 				page, next, err := api.Owned(ctx, "owner-1", cursor, 2)
-				if err != nil {
-					t.Fatal(err)
-				}
+				must(t, err)
 				for _, c := range page {
 					if c.Body != "" || c.Subject != "Hello" || c.OwnerID != "owner-1" {
 						t.Errorf("summary %+v: want subject, no body", c)
@@ -361,24 +356,6 @@ func campaignBackend(t *testing.T, newStore func(t *testing.T) CampaignBackend) 
 		}
 	}
 	return b
-}
-
-// walkFrom reads the open index from cursor to its end.
-func walkFrom(t *testing.T, st CampaignContractStore, cursor string, limit int) []campaign.SendTask {
-	t.Helper()
-	var all []campaign.SendTask
-	for cursor != "" {
-		page, next, err := st.Open(context.Background(), cursor, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if next == cursor || len(all) > 1000 {
-			t.Fatalf("the cursor %q does not move on", cursor)
-		}
-		all = append(all, page...)
-		cursor = next
-	}
-	return all
 }
 
 // lastTaskCompletes: the write that ends a campaign's last open task

@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"errors"
-	"reflect"
 	"testing"
 	"time"
 
@@ -29,10 +28,7 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 
 	t.Run("no record reads as version 0 for that user", func(t *testing.T) {
 		s := newStores(t)
-		got := need(s.Settings.LoadSettings(ctx, "alice"))(t)
-		if !reflect.DeepEqual(got, notify.Settings{UserID: "alice"}) {
-			t.Fatalf("got %+v", got)
-		}
+		equal(t, "loaded", need(s.Settings.LoadSettings(ctx, "alice"))(t), notify.Settings{UserID: "alice"})
 	})
 
 	t.Run("save creates, then saves only over the version read", func(t *testing.T) {
@@ -42,13 +38,8 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 		saved := need(s.Settings.SaveSettings(ctx, in))(t)
 		want := in
 		want.Version, want.UpdatedAt = 1, at.Truncate(time.Second)
-		if !reflect.DeepEqual(saved, want) {
-			t.Fatalf("saved %+v, want %+v", saved, want)
-		}
-		got, err := s.Settings.LoadSettings(ctx, "alice")
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("loaded %+v, %v; want %+v", got, err, want)
-		}
+		equal(t, "saved", saved, want)
+		equal(t, "loaded", need(s.Settings.LoadSettings(ctx, "alice"))(t), want)
 
 		// A second create, and a save over a stale version, both lose.
 		for _, stale := range []int64{0, 2} {
@@ -58,13 +49,12 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 				t.Fatalf("save over version %d: %v, want ErrSettingsConflict", stale, err)
 			}
 		}
-		off := got
+		off := want
 		off.Enabled, off.SubscriptionArn, off.Email, off.TimeZone = false, "", "", ""
 		saved = need(s.Settings.SaveSettings(ctx, off))(t)
 		off.Version = 2
-		if got, err := s.Settings.LoadSettings(ctx, "alice"); err != nil || !reflect.DeepEqual(got, off) || !reflect.DeepEqual(saved, off) {
-			t.Fatalf("after turning off: loaded %+v, saved %+v, err %v; want %+v", got, saved, err, off)
-		}
+		equal(t, "saved after turning off", saved, off)
+		equal(t, "loaded after turning off", need(s.Settings.LoadSettings(ctx, "alice"))(t), off)
 		if got, _ := s.Settings.LoadSettings(ctx, "bob"); got.Version != 0 {
 			t.Fatalf("bob sees alice's record: %+v", got)
 		}
@@ -87,9 +77,7 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 				break
 			}
 		}
-		if want := []string{ContractID(0), ContractID(1), ContractID(2)}; !reflect.DeepEqual(ids, want) {
-			t.Fatalf("alice's tasks %v, want %v", ids, want)
-		}
+		equal(t, "alice's tasks", ids, []string{ContractID(0), ContractID(1), ContractID(2)})
 		p := need(s.Tasks.ListPending(ctx, task.PendingRequest{Limit: 100}))(t)
 		for p.Cursor != "" && len(p.Tasks) < 3 {
 			next := need(s.Tasks.ListPending(ctx, task.PendingRequest{Cursor: p.Cursor, Limit: 100}))(t)

@@ -75,6 +75,39 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		return out
 	}
 	ptr := func(s string) *string { return &s }
+	// wantNone checks that a call of what on the missing task user/id
+	// made none.
+	wantNone := func(t *testing.T, s ContractStore, user, id, what string) {
+		t.Helper()
+		wantErr(t, what+" of a missing task made one", errOf(s.Get(ctx, user, id)), task.ErrNotFound)
+	}
+	// pending pages through ListPending from req, each task once, and
+	// hands each page to check (nil: none) with its cursor and the count
+	// read before it.
+	pending := func(t *testing.T, s ContractStore, req task.PendingRequest, check func(cursor string, read int, p task.Page)) map[string]task.Task {
+		t.Helper()
+		got := map[string]task.Task{}
+		for pages := 0; pages <= 100; pages++ {
+			p := need(s.ListPending(ctx, req))(t)
+			if len(p.Tasks) > req.Limit {
+				t.Fatalf("page of %d tasks, limit %d", len(p.Tasks), req.Limit)
+			}
+			if check != nil {
+				check(req.Cursor, len(got), p)
+			}
+			for _, x := range p.Tasks {
+				if _, dup := got[x.TaskID]; dup {
+					t.Fatalf("task %s listed twice", x.TaskID)
+				}
+				got[x.TaskID] = x
+			}
+			if req.Cursor = p.Cursor; p.Cursor == "" {
+				return got
+			}
+		}
+		t.Fatal("ListPending never returned an empty cursor")
+		return nil
+	}
 	shardOf := func(x task.Task) string { return tableschema.PendingShard(x.TaskID) }
 
 	t.Run("create then get returns the task", func(t *testing.T) {
@@ -318,9 +351,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			t.Fatalf("after the record: %+v", st)
 		}
 		wantErr(t, "MarkReminded", s.MarkReminded(ctx, "alice", ContractID(9), in.RemindAt), task.ErrConditionFailed)
-		if _, err := s.Get(ctx, "alice", ContractID(9)); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("MarkReminded of a missing task made one: %v", err)
-		}
+		wantNone(t, s, "alice", ContractID(9), "MarkReminded")
 	})
 
 	t.Run("update needs a pending task of the caller", func(t *testing.T) {
@@ -354,9 +385,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				equal(t, "alice's item", after, before)
 			})
 		}
-		if _, err := s.Get(ctx, "bob", other.TaskID); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("an update under bob created an item: %v", err)
-		}
+		wantNone(t, s, "bob", other.TaskID, "UpdatePending")
 	})
 
 	t.Run("count user pending counts the user's pending tasks whatever ended the others", func(t *testing.T) {
@@ -446,9 +475,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				wantErr(t, "Expire", errOf(s.Expire(ctx, tc.user, tc.t.TaskID, tc.t.DueAt, now)), task.ErrConditionFailed)
 			})
 		}
-		if _, err := s.Get(ctx, "alice", ContractID(3)); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("expiring a missing task created it: %v", err)
-		}
+		wantNone(t, s, "alice", ContractID(3), "Expire")
 	})
 
 	t.Run("mark notified once, only an expired task", func(t *testing.T) {
@@ -465,9 +492,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", pending.TaskID, now), task.ErrConditionFailed)
 		equal(t, "a pending task after a mark", mustGet(t, s, "alice", pending.TaskID), pending)
 		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", ContractID(2), now), task.ErrConditionFailed)
-		if _, err := s.Get(ctx, "alice", ContractID(2)); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("marking a missing task created it: %v", err)
-		}
+		wantNone(t, s, "alice", ContractID(2), "MarkNotified")
 	})
 
 	t.Run("claim notification: once per lease, never after the record", func(t *testing.T) {
@@ -534,9 +559,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				equal(t, "item", after, before)
 			})
 		}
-		if _, err := s.Get(ctx, "bob", in.TaskID); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("claiming a missing task created it: %v", err)
-		}
+		wantNone(t, s, "bob", in.TaskID, "ClaimNotification")
 	})
 
 	t.Run("set and clear schedule repair", func(t *testing.T) {
@@ -550,9 +573,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
 		}
 		wantErr(t, "SetScheduleRepair", s.SetScheduleRepair(ctx, "bob", in.TaskID, true), task.ErrNotFound)
-		if _, err := s.Get(ctx, "bob", in.TaskID); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("setting repair on a missing task created it: %v", err)
-		}
+		wantNone(t, s, "bob", in.TaskID, "SetScheduleRepair")
 	})
 
 	t.Run("mark scheduled: only a pending task with that deadline", func(t *testing.T) {
@@ -598,28 +619,17 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			}
 		}
 		got := map[string]bool{}
-		cursor := ""
-		for pages := 0; ; pages++ {
-			if pages > 100 {
-				t.Fatal("ListPending never returned an empty cursor")
+		for id := range pending(t, s, task.PendingRequest{Limit: 3, DueBy: by}, func(cursor string, read int, p task.Page) {
+			if n := need(s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by}))(t); n != len(want)-read {
+				t.Fatalf("CountPending from %q = %d, want %d", cursor, n, len(want)-read)
 			}
-			n := need(s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by}))(t)
-			if n != len(want)-len(got) {
-				t.Fatalf("CountPending from page %d = %d, want %d", pages, n, len(want)-len(got))
-			}
-			p := need(s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 3, DueBy: by}))(t)
 			for i, x := range p.Tasks {
-				if got[x.TaskID] {
-					t.Fatalf("task %s listed twice", x.TaskID)
-				}
-				got[x.TaskID] = true
 				if i > 0 && x.DueAt.Before(p.Tasks[i-1].DueAt) && shardOf(x) == shardOf(p.Tasks[i-1]) {
 					t.Fatalf("shard %s out of deadline order", shardOf(x))
 				}
 			}
-			if cursor = p.Cursor; cursor == "" {
-				break
-			}
+		}) {
+			got[id] = true
 		}
 		equal(t, "tasks due by "+task.FormatTime(by), got, want)
 	})
@@ -649,26 +659,6 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				want[x.TaskID] = x
 			}
 		}
-		got := map[string]task.Task{}
-		cursor := ""
-		for pages := 0; ; pages++ {
-			if pages > 100 {
-				t.Fatal("ListPending never returned an empty cursor")
-			}
-			p := need(s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 4}))(t)
-			if len(p.Tasks) > 4 {
-				t.Fatalf("page of %d tasks, limit 4", len(p.Tasks))
-			}
-			for _, x := range p.Tasks {
-				if _, dup := got[x.TaskID]; dup {
-					t.Fatalf("task %s listed twice", x.TaskID)
-				}
-				got[x.TaskID] = x
-			}
-			if cursor = p.Cursor; cursor == "" {
-				break
-			}
-		}
-		equal(t, "tasks awaiting expiry", got, want)
+		equal(t, "tasks awaiting expiry", pending(t, s, task.PendingRequest{Limit: 4}, nil), want)
 	})
 }
