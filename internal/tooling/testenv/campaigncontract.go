@@ -144,9 +144,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			if err != nil || got.Total != 30 || got.Status != campaign.Draft || got.OwnerID != "owner-1" || got.Rules.TimeZone != "Europe/Berlin" {
 				t.Fatalf("Campaign = %+v, %v", got, err)
 			}
-			if _, err := b.Store.Campaign(ctx, "nope"); !errors.Is(err, campaign.ErrNotFound) {
-				t.Fatalf("Campaign of a missing one = %v, want ErrNotFound", err)
-			}
+			wantErr(t, "Campaign of a missing one", errOf(b.Store.Campaign(ctx, "nope")), campaign.ErrNotFound)
 		}},
 		{"create is once per id; complete is whether the last task is there", true, func(t *testing.T, b CampaignBackend, c campaign.Campaign, tasks []campaign.SendTask) {
 			api := b.Store.(CampaignAPIStore)
@@ -159,12 +157,8 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			}
 		}},
 		{"get round-trips every field", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
-			if g, err := b.Store.Get(ctx, tasks[3].Key()); err != nil || g != tasks[3] {
-				t.Fatalf("Get = %+v, %v\nwant %+v", g, err, tasks[3])
-			}
-			if _, err := b.Store.Get(ctx, campaign.Key{CampaignID: "c1", TaskID: "nope"}); !errors.Is(err, campaign.ErrNotFound) {
-				t.Fatalf("Get of a missing task = %v, want ErrNotFound", err)
-			}
+			equal(t, "Get", need(b.Store.Get(ctx, tasks[3].Key()))(t), tasks[3])
+			wantErr(t, "Get of a missing task", errOf(b.Store.Get(ctx, campaign.Key{CampaignID: "c1", TaskID: "nope"})), campaign.ErrNotFound)
 		}},
 		{"list pages in index order", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, _ []campaign.SendTask) {
 			page, err := b.Store.List(ctx, "c1", 10, 7)
@@ -187,9 +181,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			if err != nil || cl.State != campaign.Running || cl.Attempt != 1 || !cl.LeaseUntil.Equal(t0.Add(time.Minute)) {
 				t.Fatalf("Claim = %+v, %v", cl, err)
 			}
-			if g, _ := st.Get(ctx, k); g != cl {
-				t.Fatalf("stored %+v\nclaimed %+v", g, cl)
-			}
+			equal(t, "stored", need(st.Get(ctx, k))(t), cl)
 			refused(t, b, "second Claim", cf, func() error { _, err := st.Claim(ctx, k, due, t0, time.Minute); return err })
 			refused(t, b, "TakeOver within the lease", cf, func() error {
 				_, err := st.TakeOver(ctx, k, due, t0.Add(30*time.Second), time.Minute)
@@ -410,29 +402,21 @@ func lastTaskCompletes(t *testing.T, b CampaignBackend, from campaign.Status) {
 	if got, err := st.Campaign(ctx, c.ID); err != nil || got.Status != want {
 		t.Fatalf("%s after every task ended: %s %v, want %s", from, got.Status, err, want)
 	}
-	err := st.SetStatus(ctx, c.ID, []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", CampaignT0)
-	if !errors.Is(err, campaign.ErrConditionFailed) {
-		t.Fatalf("%s → Active after every task ended: %v", from, err)
-	}
+	wantErr(t, string(from)+" → Active after every task ended",
+		st.SetStatus(ctx, c.ID, []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", CampaignT0), campaign.ErrConditionFailed)
 }
 
 // CheckpointContract is what every provisioning checkpoint store does:
 // the zero checkpoint before the first Save, then the last one saved.
 func CheckpointContract(t *testing.T, cps provision.Checkpoints) {
 	ctx := context.Background()
-	if cp, err := cps.Load(ctx, "c1"); err != nil || cp != (provision.Checkpoint{CampaignID: "c1"}) {
-		t.Fatalf("Load before Save = %+v, %v", cp, err)
-	}
+	equal(t, "Load before Save", need(cps.Load(ctx, "c1"))(t), provision.Checkpoint{CampaignID: "c1"})
 	for _, want := range []provision.Checkpoint{
 		{CampaignID: "c1", Next: 10, Created: 10, Runs: 1, UpdatedAt: CampaignT0},
 		{CampaignID: "c1", Next: 17, Created: 16, Errors: 1, Runs: 2, Done: true, UpdatedAt: CampaignT0.Add(time.Minute)},
 	} {
 		must(t, cps.Save(ctx, want))
-		if cp, err := cps.Load(ctx, "c1"); err != nil || cp != want {
-			t.Fatalf("Load = %+v, %v; want %+v", cp, err, want)
-		}
+		equal(t, "Load", need(cps.Load(ctx, "c1"))(t), want)
 	}
-	if cp, err := cps.Load(ctx, "c2"); err != nil || cp != (provision.Checkpoint{CampaignID: "c2"}) {
-		t.Fatalf("Load of another campaign = %+v, %v", cp, err)
-	}
+	equal(t, "Load of another campaign", need(cps.Load(ctx, "c2"))(t), provision.Checkpoint{CampaignID: "c2"})
 }

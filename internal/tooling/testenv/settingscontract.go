@@ -2,7 +2,7 @@ package testenv
 
 import (
 	"context"
-	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -45,9 +45,7 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 		for _, stale := range []int64{0, 2} {
 			x := in
 			x.Version, x.Enabled = stale, false
-			if _, err := s.Settings.SaveSettings(ctx, x); !errors.Is(err, notify.ErrSettingsConflict) {
-				t.Fatalf("save over version %d: %v, want ErrSettingsConflict", stale, err)
-			}
+			wantErr(t, "save over version "+strconv.Itoa(int(stale)), errOf(s.Settings.SaveSettings(ctx, x)), notify.ErrSettingsConflict)
 		}
 		off := want
 		off.Enabled, off.SubscriptionArn, off.Email, off.TimeZone = false, "", "", ""

@@ -330,10 +330,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"another deadline", "alice", in.TaskID, in.DueAt.Add(time.Second), in.RemindAt},
 			{"another reminder time", "alice", in.TaskID, in.DueAt, in.RemindAt.Add(time.Second)},
 		} {
-			_, err := s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)
-			if !errors.Is(err, task.ErrConditionFailed) {
-				t.Fatalf("%s: %v, want ErrConditionFailed", c.name, err)
-			}
+			wantErr(t, c.name, errOf(s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)), task.ErrConditionFailed)
 		}
 		got := need(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now, lease))(t)
 		want := in
