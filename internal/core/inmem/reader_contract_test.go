@@ -15,15 +15,15 @@ func TestReaderContract(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		byDue    bool
-		newTimer func() testenv.ContractScheduler
+		newTimer func() testenv.ContractTimer
 	}{
-		{"EventBridgeScheduler", false, func() testenv.ContractScheduler { return contractScheduler() }},
-		{"StepFunctions", false, func() testenv.ContractScheduler { return inmem.NewExecutions(func() time.Time { return t0 }) }},
-		{"TTL", false, func() testenv.ContractScheduler { return inmem.NewTTLMarkers(nil) }},
+		{"EventBridgeScheduler", false, func() testenv.ContractTimer { return contractScheduler() }},
+		{"StepFunctions", false, func() testenv.ContractTimer { return inmem.NewExecutions(func() time.Time { return t0 }) }},
+		{"TTL", false, func() testenv.ContractTimer { return inmem.NewTTLMarkers(nil) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: tc.byDue,
-				New: func(*testing.T) testenv.ContractScheduler { return tc.newTimer() }})
+				New: func(*testing.T) testenv.ContractTimer { return tc.newTimer() }})
 		})
 	}
 }

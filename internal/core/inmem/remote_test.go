@@ -112,9 +112,9 @@ func TestRemoteLatencyHoldsNoLock(t *testing.T) {
 	}
 }
 
-// The Remote keeps the scheduler's contract.
-func TestRemoteSchedulerContract(t *testing.T) {
-	testenv.SchedulerContract(t, testenv.SchedulerBackend{
-		New: func(*testing.T) testenv.ContractScheduler { return inmem.NewRemote(contractScheduler(), nil) },
+// The Remote keeps the timer contract.
+func TestRemoteTimerContract(t *testing.T) {
+	testenv.TimerContract(t, testenv.TimerBackend{
+		New: func(*testing.T) testenv.ContractTimer { return inmem.NewRemote(contractScheduler(), nil) },
 	})
 }

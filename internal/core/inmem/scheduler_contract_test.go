@@ -7,9 +7,9 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
-func TestSchedulerContract(t *testing.T) {
-	testenv.SchedulerContract(t, testenv.SchedulerBackend{
-		New: func(*testing.T) testenv.ContractScheduler { return contractScheduler() },
+func TestTimerContract(t *testing.T) {
+	testenv.TimerContract(t, testenv.TimerBackend{
+		New: func(*testing.T) testenv.ContractTimer { return contractScheduler() },
 	})
 }
 

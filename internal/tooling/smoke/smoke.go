@@ -9,6 +9,7 @@
 package smoke
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -259,32 +260,26 @@ const CleanupTimeout = 30 * time.Minute
 
 func (r *run) defaults() {
 	c := &r.cfg
-	if c.Lead <= 0 {
-		c.Lead = 2 * time.Minute
-	}
-	if c.MoveBy <= 0 {
-		c.MoveBy = 2 * time.Minute
-	}
-	if c.Grace <= 0 {
-		c.Grace = 90 * time.Second
-	}
-	if c.MaxLag <= 0 {
-		c.MaxLag = 5 * time.Minute
-	}
-	if c.EmailDomain == "" {
-		c.EmailDomain = "example.com"
-	}
-	if c.CredentialsTimeout <= 0 {
-		c.CredentialsTimeout = 5 * time.Second
-	}
-	if c.RunID == "" {
-		c.RunID = randomHex(4)
-	}
+	orDefault(&c.Lead, 2*time.Minute)
+	orDefault(&c.MoveBy, 2*time.Minute)
+	orDefault(&c.Grace, 90*time.Second)
+	orDefault(&c.MaxLag, 5*time.Minute)
+	orDefault(&c.EmailDomain, "example.com")
+	orDefault(&c.CredentialsTimeout, 5*time.Second)
+	orDefault(&c.RunID, randomHex(4))
 	if r.d.Clock == nil {
 		r.d.Clock = WallClock
 	}
 	if r.d.Out == nil {
 		r.d.Out = io.Discard
+	}
+}
+
+// orDefault sets *p to d when it is unset (zero, or a negative duration).
+func orDefault[T cmp.Ordered](p *T, d T) {
+	var zero T
+	if *p <= zero {
+		*p = d
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cftypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	cip "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	ciptypes "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider/types"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
@@ -60,59 +61,59 @@ type Stacks struct{ API CloudFormationAPI }
 
 var _ smoke.Stacks = Stacks{}
 
-func (s Stacks) describe(ctx context.Context, stack string) (*cloudformation.DescribeStacksOutput, error) {
-	return s.API.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
-}
-
-// stackMissing reports CloudFormation's answer for an unknown stack: a
-// ValidationError "Stack with id X does not exist".
-func stackMissing(err error) bool {
+// stack is the stack's description; ErrStackNotFound when there is none
+// (CloudFormation answers a ValidationError "Stack with id X does not
+// exist").
+func (s Stacks) stack(ctx context.Context, name string) (cftypes.Stack, error) {
+	out, err := s.API.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(name)})
 	var api smithy.APIError
-	return errors.As(err, &api) && api.ErrorCode() == "ValidationError" && strings.Contains(api.ErrorMessage(), "does not exist")
+	if (errors.As(err, &api) && api.ErrorCode() == "ValidationError" && strings.Contains(api.ErrorMessage(), "does not exist")) ||
+		(err == nil && len(out.Stacks) == 0) {
+		return cftypes.Stack{}, fmt.Errorf("stack %s: %w", name, smoke.ErrStackNotFound)
+	}
+	if err != nil {
+		return cftypes.Stack{}, fmt.Errorf("describe stack %s: %w", name, err)
+	}
+	return out.Stacks[0], nil
 }
 
 // Exists implements smoke.Stacks.
 func (s Stacks) Exists(ctx context.Context, stack string) (bool, error) {
-	out, err := s.describe(ctx, stack)
-	if stackMissing(err) {
+	_, err := s.stack(ctx, stack)
+	if errors.Is(err, smoke.ErrStackNotFound) {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("describe stack %s: %w", stack, err)
-	}
-	return len(out.Stacks) > 0, nil
+	return err == nil, err
 }
 
 // Outputs implements smoke.Stacks.
 func (s Stacks) Outputs(ctx context.Context, stack string) (map[string]string, error) {
-	out, err := s.describe(ctx, stack)
-	if err != nil {
-		return nil, fmt.Errorf("describe stack %s: %w", stack, err)
-	}
-	if len(out.Stacks) == 0 {
-		return nil, fmt.Errorf("stack %s does not exist", stack)
-	}
+	st, err := s.stack(ctx, stack)
 	m := map[string]string{}
-	for _, o := range out.Stacks[0].Outputs {
+	for _, o := range st.Outputs {
 		m[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
 	}
-	return m, nil
+	return m, err
 }
 
 // Tags implements smoke.Stacks.
 func (s Stacks) Tags(ctx context.Context, stack string) (map[string]string, error) {
-	out, err := s.describe(ctx, stack)
-	if stackMissing(err) || (err == nil && len(out.Stacks) == 0) {
-		return nil, fmt.Errorf("stack %s: %w", stack, smoke.ErrStackNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("describe stack %s: %w", stack, err)
-	}
+	st, err := s.stack(ctx, stack)
 	m := map[string]string{}
-	for _, t := range out.Stacks[0].Tags {
+	for _, t := range st.Tags {
 		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	return m, nil
+	return m, err
+}
+
+// deleted is a delete's error, nil when the service answered that there
+// is no such thing (E) to delete.
+func deleted[E error](err error, format string, args ...any) error {
+	var nf E
+	if err == nil || errors.As(err, &nf) {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // CognitoAPI is what Users calls; *cognitoidentityprovider.Client is one.
@@ -155,11 +156,7 @@ func (u Users) SignUp(ctx context.Context, clientID, email, password string) (st
 // DeleteUser implements smoke.Accounts.
 func (u Users) DeleteUser(ctx context.Context, poolID, email string) error {
 	_, err := u.API.AdminDeleteUser(ctx, &cip.AdminDeleteUserInput{UserPoolId: aws.String(poolID), Username: aws.String(email)})
-	var nf *ciptypes.UserNotFoundException
-	if err != nil && !errors.As(err, &nf) {
-		return fmt.Errorf("delete user %s: %w", email, err)
-	}
-	return nil
+	return deleted[*ciptypes.UserNotFoundException](err, "delete user %s", email)
 }
 
 // CreateClient implements smoke.SignIns.
@@ -194,11 +191,7 @@ func (u Users) SignIn(ctx context.Context, poolID, clientID, email, password str
 // DeleteClient implements smoke.SignIns.
 func (u Users) DeleteClient(ctx context.Context, poolID, clientID string) error {
 	_, err := u.API.DeleteUserPoolClient(ctx, &cip.DeleteUserPoolClientInput{UserPoolId: aws.String(poolID), ClientId: aws.String(clientID)})
-	var nf *ciptypes.ResourceNotFoundException
-	if err != nil && !errors.As(err, &nf) {
-		return fmt.Errorf("delete app client %s: %w", clientID, err)
-	}
-	return nil
+	return deleted[*ciptypes.ResourceNotFoundException](err, "delete app client %s", clientID)
 }
 
 // SQSAPI is what Queues calls; *sqs.Client is one.
@@ -249,11 +242,7 @@ func (q Queues) Receive(ctx context.Context, url string, wait time.Duration) ([]
 // Delete implements smoke.Queues.
 func (q Queues) Delete(ctx context.Context, url string) error {
 	_, err := q.API.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
-	var nf *sqstypes.QueueDoesNotExist
-	if err != nil && !errors.As(err, &nf) {
-		return fmt.Errorf("delete queue %s: %w", url, err)
-	}
-	return nil
+	return deleted[*sqstypes.QueueDoesNotExist](err, "delete queue %s", url)
 }
 
 // SNSAPI is what Subscriptions calls; *sns.Client is one.
@@ -288,11 +277,7 @@ func (s Subscriptions) Subscribe(ctx context.Context, topicArn, queueArn, filter
 // Unsubscribe implements smoke.Subscriptions.
 func (s Subscriptions) Unsubscribe(ctx context.Context, arn string) error {
 	_, err := s.API.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: aws.String(arn)})
-	var nf *snstypes.NotFoundException
-	if err != nil && !errors.As(err, &nf) {
-		return fmt.Errorf("unsubscribe %s: %w", arn, err)
-	}
-	return nil
+	return deleted[*snstypes.NotFoundException](err, "unsubscribe %s", arn)
 }
 
 // SchedulerAPI is what Schedules calls; *scheduler.Client is one.

@@ -2,9 +2,7 @@ package testenv
 
 import (
 	"context"
-	"errors"
 	"maps"
-	"reflect"
 	"testing"
 	"time"
 
@@ -66,16 +64,22 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		}
 		return a
 	}
-	wantFailed := func(t *testing.T, what string, err error) {
+	wantFailed := func(t *testing.T, what string, err error) { t.Helper(); wantErr(t, what, err, fire.ErrConditionFailed) }
+	// onceAt runs the core at at twice through run: the first fires and
+	// delivers want, the second skips.
+	onceAt := func(t *testing.T, b FireBackend, at time.Time, want contract.Payload,
+		run func(core *fire.Core, d fire.Deliverer) (fire.Outcome, error)) {
 		t.Helper()
-		if !errors.Is(err, fire.ErrConditionFailed) {
-			t.Fatalf("%s: error = %v, want fire.ErrConditionFailed", what, err)
+		core := need(fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return at }}))(t)
+		var got []contract.Payload
+		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
+		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {
+			if out, err := run(core, d); err != nil || out != want {
+				t.Fatalf("run %d: %v, %v; want %v", i, out, err, want)
+			}
 		}
-	}
-	equal := func(t *testing.T, what string, got, want map[string]string) {
-		t.Helper()
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\n got %v\nwant %v", what, got, want)
+		if len(got) != 1 || !got[0].Equal(want) {
+			t.Fatalf("delivered %+v, want once %+v", got, want)
 		}
 	}
 	p := contract.Payload{Key: k, Due: due}
@@ -122,9 +126,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 	t.Run("take over: after the lease, for that due time, never after delivery", func(t *testing.T) {
 		b := newBackend(t, s)
 		b.Put(t, armed(s.ArmedStates[0], due))
-		if err := b.Store.Claim(ctx, p, now); err != nil {
-			t.Fatal(err)
-		}
+		must(t, b.Store.Claim(ctx, p, now))
 		for _, step := range []struct {
 			name string
 			due  time.Time
@@ -152,9 +154,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		if err != nil || !found || !s.Undelivered(it, due) {
 			t.Fatalf("Get = %+v, %v, %v; want the item fired and undelivered", it, found, err)
 		}
-		if err := b.Store.MarkDelivered(ctx, k, now.Add(2*lease)); err != nil {
-			t.Fatal(err)
-		}
+		must(t, b.Store.MarkDelivered(ctx, k, now.Add(2*lease)))
 		delivered := b.Attrs(t, k)
 		if delivered[s.DeliveredAtAttr] != ts(now.Add(2*lease)) {
 			t.Fatalf("delivery not recorded: %v", delivered)
@@ -230,21 +230,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 			t.Fatalf("MarkReminded of a missing item created it: %v", got)
 		}
 		b.Put(t, item)
-		core, err := fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return at }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []contract.Payload
-		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
-		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {
-			out, err := core.Remind(ctx, rp, rs, d)
-			if err != nil || out != want {
-				t.Fatalf("reminder %d: %v, %v; want %v", i, out, err, want)
-			}
-		}
-		if len(got) != 1 || !got[0].Equal(rp) {
-			t.Fatalf("delivered %+v, want once %+v", got, rp)
-		}
+		onceAt(t, b, at, rp, func(core *fire.Core, d fire.Deliverer) (fire.Outcome, error) { return core.Remind(ctx, rp, rs, d) })
 		equal(t, "after the reminder", b.Attrs(t, k), with(item, s.RemindClaimAtAttr, ts(at), s.RemindedAttr, ts(rem)))
 	})
 
@@ -294,20 +280,6 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 	t.Run("the core fires a plain put once", func(t *testing.T) {
 		b := newBackend(t, s)
 		b.Put(t, armed(s.ArmedStates[0], due))
-		core, err := fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return now }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []contract.Payload
-		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
-		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {
-			out, err := core.Fire(ctx, p, d)
-			if err != nil || out != want {
-				t.Fatalf("firing %d: %v, %v; want %v", i, out, err, want)
-			}
-		}
-		if len(got) != 1 || !got[0].Equal(p) {
-			t.Fatalf("delivered %+v, want once %+v", got, p)
-		}
+		onceAt(t, b, now, p, func(core *fire.Core, d fire.Deliverer) (fire.Outcome, error) { return core.Fire(ctx, p, d) })
 	})
 }

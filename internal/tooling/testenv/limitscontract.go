@@ -94,14 +94,9 @@ func LimitsContract(t *testing.T, newCounters func(t *testing.T) LimitsBackend) 
 	t.Run("the limiter's refusal names the limit and the use", func(t *testing.T) {
 		b := newCounters(t)
 		now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-		lim, err := limits.New(limits.Limits{CampaignsPerDay: 5, SendsPerDay: 100, RecipientsPerCampaign: 100}, b.Counters, fixedClock(now))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := lim.Admit(ctx, "sub-a", 70); err != nil {
-			t.Fatal(err)
-		}
-		err = lim.Admit(ctx, "sub-a", 31)
+		lim := need(limits.New(limits.Limits{CampaignsPerDay: 5, SendsPerDay: 100, RecipientsPerCampaign: 100}, b.Counters, fixedClock(now)))(t)
+		must(t, lim.Admit(ctx, "sub-a", 70))
+		err := lim.Admit(ctx, "sub-a", 31)
 		want := &limits.Exceeded{Limit: limits.SendsPerDay, Max: 100, Used: 70, Requested: 31, RetryAfter: 12 * time.Hour}
 		if e, ok := err.(*limits.Exceeded); !ok || *e != *want {
 			t.Fatalf("err = %v, want %+v", err, want)

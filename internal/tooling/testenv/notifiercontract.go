@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -71,9 +70,7 @@ func NotifierContract(t *testing.T, b NotifierBackend) {
 	}
 	wantInbox := func(t *testing.T, c ContractNotifier, name, inbox string, want []NotifierDelivery) {
 		t.Helper()
-		if got := c.Delivered(t, inbox); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s received:\n got %+v\nwant %+v", name, got, want)
-		}
+		equal(t, name+" received", c.Delivered(t, inbox), want)
 	}
 	routing := func(t *testing.T) {
 		t.Helper()

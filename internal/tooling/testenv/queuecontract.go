@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -112,12 +111,6 @@ func QueueContract(t *testing.T, b QueueBackend) {
 			out[m.GroupID()] = append(out[m.GroupID()], m.EventID)
 		}
 		return out
-	}
-	equal := func(t *testing.T, what string, got, want any) {
-		t.Helper()
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\n got %v\nwant %v", what, got, want)
-		}
 	}
 
 	t.Run("messages arrive whole and in send order, across batches", func(t *testing.T) {

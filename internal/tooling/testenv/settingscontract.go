@@ -2,8 +2,7 @@ package testenv
 
 import (
 	"context"
-	"errors"
-	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -29,51 +28,31 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 
 	t.Run("no record reads as version 0 for that user", func(t *testing.T) {
 		s := newStores(t)
-		got, err := s.Settings.LoadSettings(ctx, "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, notify.Settings{UserID: "alice"}) {
-			t.Fatalf("got %+v", got)
-		}
+		equal(t, "loaded", need(s.Settings.LoadSettings(ctx, "alice"))(t), notify.Settings{UserID: "alice"})
 	})
 
 	t.Run("save creates, then saves only over the version read", func(t *testing.T) {
 		s := newStores(t)
 		in := notify.Settings{UserID: "alice", Enabled: true, SubscriptionArn: "arn:aws:sns:eu-west-1:1:t-0:abc",
 			Email: "alice@example.com", TimeZone: "Europe/Berlin", UpdatedAt: at}
-		saved, err := s.Settings.SaveSettings(ctx, in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		saved := need(s.Settings.SaveSettings(ctx, in))(t)
 		want := in
 		want.Version, want.UpdatedAt = 1, at.Truncate(time.Second)
-		if !reflect.DeepEqual(saved, want) {
-			t.Fatalf("saved %+v, want %+v", saved, want)
-		}
-		got, err := s.Settings.LoadSettings(ctx, "alice")
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("loaded %+v, %v; want %+v", got, err, want)
-		}
+		equal(t, "saved", saved, want)
+		equal(t, "loaded", need(s.Settings.LoadSettings(ctx, "alice"))(t), want)
 
 		// A second create, and a save over a stale version, both lose.
 		for _, stale := range []int64{0, 2} {
 			x := in
 			x.Version, x.Enabled = stale, false
-			if _, err := s.Settings.SaveSettings(ctx, x); !errors.Is(err, notify.ErrSettingsConflict) {
-				t.Fatalf("save over version %d: %v, want ErrSettingsConflict", stale, err)
-			}
+			wantErr(t, "save over version "+strconv.Itoa(int(stale)), errOf(s.Settings.SaveSettings(ctx, x)), notify.ErrSettingsConflict)
 		}
-		off := got
+		off := want
 		off.Enabled, off.SubscriptionArn, off.Email, off.TimeZone = false, "", "", ""
-		saved, err = s.Settings.SaveSettings(ctx, off)
-		if err != nil {
-			t.Fatal(err)
-		}
+		saved = need(s.Settings.SaveSettings(ctx, off))(t)
 		off.Version = 2
-		if got, err := s.Settings.LoadSettings(ctx, "alice"); err != nil || !reflect.DeepEqual(got, off) || !reflect.DeepEqual(saved, off) {
-			t.Fatalf("after turning off: loaded %+v, saved %+v, err %v; want %+v", got, saved, err, off)
-		}
+		equal(t, "saved after turning off", saved, off)
+		equal(t, "loaded after turning off", need(s.Settings.LoadSettings(ctx, "alice"))(t), off)
 		if got, _ := s.Settings.LoadSettings(ctx, "bob"); got.Version != 0 {
 			t.Fatalf("bob sees alice's record: %+v", got)
 		}
@@ -82,20 +61,13 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 	t.Run("settings are never a task", func(t *testing.T) {
 		s := newStores(t)
 		for n := 0; n < 3; n++ {
-			if err := s.Tasks.Create(ctx, ContractTask("alice", n)); err != nil {
-				t.Fatal(err)
-			}
+			must(t, s.Tasks.Create(ctx, ContractTask("alice", n)))
 		}
-		if _, err := s.Settings.SaveSettings(ctx, notify.Settings{UserID: "alice", Enabled: true, UpdatedAt: at}); err != nil {
-			t.Fatal(err)
-		}
+		need(s.Settings.SaveSettings(ctx, notify.Settings{UserID: "alice", Enabled: true, UpdatedAt: at}))(t)
 		var ids []string
 		cursor := ""
 		for {
-			p, err := s.Tasks.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := need(s.Tasks.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 2}))(t)
 			for _, x := range p.Tasks {
 				ids = append(ids, x.TaskID)
 			}
@@ -103,18 +75,10 @@ func SettingsContract(t *testing.T, newStores func(t *testing.T) SettingsStores)
 				break
 			}
 		}
-		if want := []string{ContractID(0), ContractID(1), ContractID(2)}; !reflect.DeepEqual(ids, want) {
-			t.Fatalf("alice's tasks %v, want %v", ids, want)
-		}
-		p, err := s.Tasks.ListPending(ctx, task.PendingRequest{Limit: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
+		equal(t, "alice's tasks", ids, []string{ContractID(0), ContractID(1), ContractID(2)})
+		p := need(s.Tasks.ListPending(ctx, task.PendingRequest{Limit: 100}))(t)
 		for p.Cursor != "" && len(p.Tasks) < 3 {
-			next, err := s.Tasks.ListPending(ctx, task.PendingRequest{Cursor: p.Cursor, Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
+			next := need(s.Tasks.ListPending(ctx, task.PendingRequest{Cursor: p.Cursor, Limit: 100}))(t)
 			p.Tasks, p.Cursor = append(p.Tasks, next.Tasks...), next.Cursor
 		}
 		if len(p.Tasks) != 3 {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -68,18 +67,6 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		}
 		return got
 	}
-	wantErr := func(t *testing.T, err, want error) {
-		t.Helper()
-		if !errors.Is(err, want) {
-			t.Fatalf("error = %v, want %v", err, want)
-		}
-	}
-	equal := func(t *testing.T, what string, got, want any) {
-		t.Helper()
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\n got %+v\nwant %+v", what, got, want)
-		}
-	}
 	ids := func(ts []task.Task) []string {
 		out := []string{}
 		for _, x := range ts {
@@ -88,6 +75,39 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		return out
 	}
 	ptr := func(s string) *string { return &s }
+	// wantNone checks that a call of what on the missing task user/id
+	// made none.
+	wantNone := func(t *testing.T, s ContractStore, user, id, what string) {
+		t.Helper()
+		wantErr(t, what+" of a missing task made one", errOf(s.Get(ctx, user, id)), task.ErrNotFound)
+	}
+	// pending pages through ListPending from req, each task once, and
+	// hands each page to check (nil: none) with its cursor and the count
+	// read before it.
+	pending := func(t *testing.T, s ContractStore, req task.PendingRequest, check func(cursor string, read int, p task.Page)) map[string]task.Task {
+		t.Helper()
+		got := map[string]task.Task{}
+		for pages := 0; pages <= 100; pages++ {
+			p := need(s.ListPending(ctx, req))(t)
+			if len(p.Tasks) > req.Limit {
+				t.Fatalf("page of %d tasks, limit %d", len(p.Tasks), req.Limit)
+			}
+			if check != nil {
+				check(req.Cursor, len(got), p)
+			}
+			for _, x := range p.Tasks {
+				if _, dup := got[x.TaskID]; dup {
+					t.Fatalf("task %s listed twice", x.TaskID)
+				}
+				got[x.TaskID] = x
+			}
+			if req.Cursor = p.Cursor; p.Cursor == "" {
+				return got
+			}
+		}
+		t.Fatal("ListPending never returned an empty cursor")
+		return nil
+	}
 	shardOf := func(x task.Task) string { return tableschema.PendingShard(x.TaskID) }
 
 	t.Run("create then get returns the task", func(t *testing.T) {
@@ -106,7 +126,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		mustCreate(t, s, first)
 		second := first
 		second.Title = "overwritten"
-		wantErr(t, s.Create(ctx, second), task.ErrAlreadyExists)
+		wantErr(t, "Create", s.Create(ctx, second), task.ErrAlreadyExists)
 		equal(t, "get", mustGet(t, s, "alice", first.TaskID), first)
 	})
 
@@ -127,8 +147,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"another user's", "bob", ContractID(1)},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := s.Get(ctx, tc.user, tc.id)
-				wantErr(t, err, task.ErrNotFound)
+				wantErr(t, "Get", errOf(s.Get(ctx, tc.user, tc.id)), task.ErrNotFound)
 			})
 		}
 	})
@@ -146,10 +165,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		var first task.Page
 		cursor := ""
 		for i := 0; i < 10; i++ {
-			p, err := s.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := need(s.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 3}))(t)
 			if i == 0 {
 				first = p
 			}
@@ -171,10 +187,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		equal(t, "first task", first.Tasks[0], ContractTask("alice", 0))
 
 		// Bob with alice's cursor still sees only his own tasks after it.
-		p, err := s.List(ctx, "bob", task.PageRequest{Cursor: first.Cursor, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := need(s.List(ctx, "bob", task.PageRequest{Cursor: first.Cursor, Limit: 10}))(t)
 		equal(t, "bob with alice's cursor", ids(p.Tasks), []string{ContractID(5), ContractID(13)})
 		equal(t, "bob's cursor", p.Cursor, "")
 	})
@@ -184,14 +197,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		for n := 0; n < 6; n++ {
 			mustCreate(t, s, ContractTask("alice", n))
 		}
-		p1, err := s.List(ctx, "alice", task.PageRequest{Limit: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p2, err := s.List(ctx, "alice", task.PageRequest{Cursor: p1.Cursor, Limit: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p1 := need(s.List(ctx, "alice", task.PageRequest{Limit: 3}))(t)
+		p2 := need(s.List(ctx, "alice", task.PageRequest{Cursor: p1.Cursor, Limit: 3}))(t)
 		equal(t, "second page", ids(p2.Tasks), []string{ContractID(3), ContractID(4), ContractID(5)})
 		equal(t, "second cursor", p2.Cursor, "")
 	})
@@ -199,16 +206,10 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 	t.Run("list with default limit and of an empty user", func(t *testing.T) {
 		s := newStore(t)
 		mustCreate(t, s, ContractTask("alice", 1), ContractTask("alice", 2))
-		p, err := s.List(ctx, "alice", task.PageRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := need(s.List(ctx, "alice", task.PageRequest{}))(t)
 		equal(t, "alice", ids(p.Tasks), []string{ContractID(1), ContractID(2)})
 		equal(t, "alice's cursor", p.Cursor, "")
-		p, err = s.List(ctx, "carol", task.PageRequest{Limit: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p = need(s.List(ctx, "carol", task.PageRequest{Limit: 5}))(t)
 		equal(t, "carol", len(p.Tasks), 0)
 		equal(t, "carol's cursor", p.Cursor, "")
 	})
@@ -222,8 +223,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"padded base64", base64.URLEncoding.EncodeToString([]byte(ContractID(1)))},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := s.List(ctx, "alice", task.PageRequest{Cursor: tc.cursor})
-				wantErr(t, err, task.ErrBadCursor)
+				wantErr(t, "List", errOf(s.List(ctx, "alice", task.PageRequest{Cursor: tc.cursor})), task.ErrBadCursor)
 			})
 		}
 	})
@@ -248,10 +248,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				old.Description = "old words"
 				old.ScheduledFor = old.DueAt // a deadline change clears it
 				mustCreate(t, s, old)
-				got, err := s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now)
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := need(s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now))(t)
 				want := task.ApplyPatch(old, tc.p, now)
 				equal(t, "returned", got, want)
 				equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
@@ -292,7 +289,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				tc.p.Basis = &basis
 				got, err := s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now)
 				if !tc.ok {
-					wantErr(t, err, task.ErrConditionFailed)
+					wantErr(t, "UpdatePending", err, task.ErrConditionFailed)
 					equal(t, "stored", mustGet(t, s, "alice", old.TaskID), old)
 					return
 				}
@@ -321,9 +318,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			x.Reminder, x.RemindAt = task.Reminder1h, x.DueAt.Add(-time.Hour)
 		}
 		mustCreate(t, s, in, done)
-		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		for _, c := range []struct {
 			name     string
 			user, id string
@@ -335,49 +330,33 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"another deadline", "alice", in.TaskID, in.DueAt.Add(time.Second), in.RemindAt},
 			{"another reminder time", "alice", in.TaskID, in.DueAt, in.RemindAt.Add(time.Second)},
 		} {
-			_, err := s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)
-			if !errors.Is(err, task.ErrConditionFailed) {
-				t.Fatalf("%s: %v, want ErrConditionFailed", c.name, err)
-			}
+			wantErr(t, c.name, errOf(s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)), task.ErrConditionFailed)
 		}
-		got, err := s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now, lease)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := need(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now, lease))(t)
 		want := in
 		want.RemindClaimAt = now
 		equal(t, "claimed", got, want)
 		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
-		_, err = s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease-time.Second), lease)
-		wantErr(t, err, task.ErrConditionFailed)
+		wantErr(t, "ClaimReminder", errOf(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease-time.Second), lease)), task.ErrConditionFailed)
 		if _, err := s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease), lease); err != nil {
 			t.Fatalf("after the lease: %v", err)
 		}
-		if err := s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt); err != nil {
-			t.Fatal(err)
-		}
-		wantErr(t, s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt), task.ErrConditionFailed)
-		_, err = s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(time.Hour), lease)
-		wantErr(t, err, task.ErrConditionFailed)
+		must(t, s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt))
+		wantErr(t, "MarkReminded", s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt), task.ErrConditionFailed)
+		wantErr(t, "ClaimReminder", errOf(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(time.Hour), lease)), task.ErrConditionFailed)
 		if st := mustGet(t, s, "alice", in.TaskID); st.Status != task.StatusPending || !st.RemindedFor.Equal(in.RemindAt) {
 			t.Fatalf("after the record: %+v", st)
 		}
-		wantErr(t, s.MarkReminded(ctx, "alice", ContractID(9), in.RemindAt), task.ErrConditionFailed)
-		if _, err := s.Get(ctx, "alice", ContractID(9)); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("MarkReminded of a missing task made one: %v", err)
-		}
+		wantErr(t, "MarkReminded", s.MarkReminded(ctx, "alice", ContractID(9), in.RemindAt), task.ErrConditionFailed)
+		wantNone(t, s, "alice", ContractID(9), "MarkReminded")
 	})
 
 	t.Run("update needs a pending task of the caller", func(t *testing.T) {
 		s := newStore(t)
 		done, expired, other := ContractTask("alice", 1), ContractTask("alice", 2), ContractTask("alice", 3)
 		mustCreate(t, s, done, expired, other)
-		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Expire(ctx, "alice", expired.TaskID, expired.DueAt, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
+		need(s.Expire(ctx, "alice", expired.TaskID, expired.DueAt, now))(t)
 		for _, tc := range []struct {
 			name, user, id string
 			want           error
@@ -391,8 +370,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				before, _ := s.Get(ctx, "alice", tc.id)
-				_, err := s.UpdatePending(ctx, tc.user, tc.id, task.Patch{Title: ptr("x")}, now.Add(time.Minute))
-				wantErr(t, err, tc.want)
+				err := errOf(s.UpdatePending(ctx, tc.user, tc.id, task.Patch{Title: ptr("x")}, now.Add(time.Minute)))
+				wantErr(t, "UpdatePending", err, tc.want)
 				if tc.wantState != "" {
 					var np *task.NotPendingError
 					if !errors.As(err, &np) || np.Status != tc.wantState {
@@ -403,19 +382,14 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				equal(t, "alice's item", after, before)
 			})
 		}
-		if _, err := s.Get(ctx, "bob", other.TaskID); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("an update under bob created an item: %v", err)
-		}
+		wantNone(t, s, "bob", other.TaskID, "UpdatePending")
 	})
 
 	t.Run("count user pending counts the user's pending tasks whatever ended the others", func(t *testing.T) {
 		s := newStore(t)
 		count := func(t *testing.T, user string, limit, want int) {
 			t.Helper()
-			n, err := s.CountUserPending(ctx, user, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := need(s.CountUserPending(ctx, user, limit))(t)
 			equal(t, "count of "+user+" up to "+strconv.Itoa(limit), n, want)
 		}
 		for n := 1; n <= 8; n++ {
@@ -430,34 +404,20 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 
 		// Each path out of Pending frees a place: completing, editing no,
 		// expiring (the expiry function and the reconciler), deleting.
-		if _, err := s.UpdatePending(ctx, "alice", ContractID(1), task.Patch{Title: ptr("renamed")}, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.UpdatePending(ctx, "alice", ContractID(1), task.Patch{Title: ptr("renamed")}, now))(t)
 		count(t, "alice", 0, 8)
-		if _, err := s.UpdatePending(ctx, "alice", ContractID(2), task.Patch{Complete: true}, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.UpdatePending(ctx, "alice", ContractID(2), task.Patch{Complete: true}, now))(t)
 		count(t, "alice", 0, 7)
-		if _, err := s.Expire(ctx, "alice", ContractID(3), ContractTask("alice", 3).DueAt, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.Expire(ctx, "alice", ContractID(3), ContractTask("alice", 3).DueAt, now))(t)
 		count(t, "alice", 0, 6)
-		if err := s.MarkNotified(ctx, "alice", ContractID(3), now); err != nil {
-			t.Fatal(err)
-		}
+		must(t, s.MarkNotified(ctx, "alice", ContractID(3), now))
 		count(t, "alice", 0, 6)
-		if _, err := s.Delete(ctx, "alice", ContractID(4)); err != nil {
-			t.Fatal(err)
-		}
+		need(s.Delete(ctx, "alice", ContractID(4)))(t)
 		count(t, "alice", 0, 5)
 		// Deleting a task that no longer counted changes nothing.
-		if _, err := s.Delete(ctx, "alice", ContractID(2)); err != nil {
-			t.Fatal(err)
-		}
+		need(s.Delete(ctx, "alice", ContractID(2)))(t)
 		count(t, "alice", 0, 5)
-		if err := s.SetScheduleRepair(ctx, "alice", ContractID(5), true); err != nil {
-			t.Fatal(err)
-		}
+		must(t, s.SetScheduleRepair(ctx, "alice", ContractID(5), true))
 		count(t, "alice", 0, 5)
 		count(t, "bob", 0, 2)
 		// A task stored already ended (a restore) never counts.
@@ -471,38 +431,27 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		in := ContractTask("alice", 1)
 		mustCreate(t, s, in)
-		_, err := s.Delete(ctx, "bob", in.TaskID)
-		wantErr(t, err, task.ErrNotFound)
-		got, err := s.Delete(ctx, "alice", in.TaskID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		wantErr(t, "Delete", errOf(s.Delete(ctx, "bob", in.TaskID)), task.ErrNotFound)
+		got := need(s.Delete(ctx, "alice", in.TaskID))(t)
 		equal(t, "deleted", got, in)
-		_, err = s.Get(ctx, "alice", in.TaskID)
-		wantErr(t, err, task.ErrNotFound)
-		_, err = s.Delete(ctx, "alice", in.TaskID)
-		wantErr(t, err, task.ErrNotFound)
+		wantErr(t, "Get", errOf(s.Get(ctx, "alice", in.TaskID)), task.ErrNotFound)
+		wantErr(t, "Delete", errOf(s.Delete(ctx, "alice", in.TaskID)), task.ErrNotFound)
 	})
 
 	t.Run("expire needs pending and the same deadline", func(t *testing.T) {
 		s := newStore(t)
 		in := ContractTask("alice", 1)
 		mustCreate(t, s, in)
-		_, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt.Add(time.Second), now)
-		wantErr(t, err, task.ErrConditionFailed)
+		wantErr(t, "Expire", errOf(s.Expire(ctx, "alice", in.TaskID, in.DueAt.Add(time.Second), now)), task.ErrConditionFailed)
 		equal(t, "after a wrong deadline", mustGet(t, s, "alice", in.TaskID), in)
 
-		got, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t)
 		want := in
 		want.Status, want.ExpiredAt, want.UpdatedAt, want.NotifyClaimAt = task.StatusExpired, now, now, now
 		equal(t, "returned", got, want)
 		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
 
-		_, err = s.Expire(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Minute))
-		wantErr(t, err, task.ErrConditionFailed)
+		wantErr(t, "Expire", errOf(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Minute))), task.ErrConditionFailed)
 		equal(t, "after a second expire", mustGet(t, s, "alice", in.TaskID), want)
 	})
 
@@ -510,9 +459,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		done, other := ContractTask("alice", 1), ContractTask("alice", 2)
 		mustCreate(t, s, done, other)
-		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		for _, tc := range []struct {
 			name, user string
 			t          task.Task
@@ -522,37 +469,27 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"another user's", "bob", other},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := s.Expire(ctx, tc.user, tc.t.TaskID, tc.t.DueAt, now)
-				wantErr(t, err, task.ErrConditionFailed)
+				wantErr(t, "Expire", errOf(s.Expire(ctx, tc.user, tc.t.TaskID, tc.t.DueAt, now)), task.ErrConditionFailed)
 			})
 		}
-		if _, err := s.Get(ctx, "alice", ContractID(3)); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("expiring a missing task created it: %v", err)
-		}
+		wantNone(t, s, "alice", ContractID(3), "Expire")
 	})
 
 	t.Run("mark notified once, only an expired task", func(t *testing.T) {
 		s := newStore(t)
 		in, pending := ContractTask("alice", 1), ContractTask("alice", 3)
 		mustCreate(t, s, in, pending)
-		expired, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Second)); err != nil {
-			t.Fatal(err)
-		}
+		expired := need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t)
+		must(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Second)))
 		want := expired
 		want.NotifiedAt = now.Add(time.Second)
 		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
-		wantErr(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Minute)), task.ErrConditionFailed)
+		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Minute)), task.ErrConditionFailed)
 		equal(t, "after a second mark", mustGet(t, s, "alice", in.TaskID), want)
-		wantErr(t, s.MarkNotified(ctx, "alice", pending.TaskID, now), task.ErrConditionFailed)
+		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", pending.TaskID, now), task.ErrConditionFailed)
 		equal(t, "a pending task after a mark", mustGet(t, s, "alice", pending.TaskID), pending)
-		wantErr(t, s.MarkNotified(ctx, "alice", ContractID(2), now), task.ErrConditionFailed)
-		if _, err := s.Get(ctx, "alice", ContractID(2)); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("marking a missing task created it: %v", err)
-		}
+		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", ContractID(2), now), task.ErrConditionFailed)
+		wantNone(t, s, "alice", ContractID(2), "MarkNotified")
 	})
 
 	t.Run("claim notification: once per lease, never after the record", func(t *testing.T) {
@@ -560,16 +497,11 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		in, pending, done := ContractTask("alice", 1), ContractTask("alice", 2), ContractTask("alice", 3)
 		mustCreate(t, s, in, pending, done)
-		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		// A firing claims at or after the deadline: only such a claim
 		// mark lets a retry take over (contract.Schema.ClaimedFor).
 		now := in.DueAt.Add(30 * time.Second)
-		expired, err := s.Expire(ctx, "alice", in.TaskID, in.DueAt, now) // takes the claim at now
-		if err != nil {
-			t.Fatal(err)
-		}
+		expired := need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t) // takes the claim at now
 		claimed := func(at time.Time) task.Task {
 			x := expired
 			x.NotifyClaimAt = at
@@ -589,7 +521,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			before := mustGet(t, s, "alice", in.TaskID)
 			err := s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, step.at, lease)
 			if step.want != nil {
-				wantErr(t, err, step.want)
+				wantErr(t, step.name, err, step.want)
 				equal(t, step.name+": unchanged", mustGet(t, s, "alice", in.TaskID), before)
 				continue
 			}
@@ -600,12 +532,10 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		}
 
 		// A firing for another deadline never takes it over, lease or not.
-		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt.Add(time.Hour), now.Add(10*lease), lease),
+		wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt.Add(time.Hour), now.Add(10*lease), lease),
 			task.ErrConditionFailed)
-		if err := s.MarkNotified(ctx, "alice", in.TaskID, now.Add(4*lease)); err != nil {
-			t.Fatal(err)
-		}
-		wantErr(t, s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+		must(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(4*lease)))
+		wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 		if got := mustGet(t, s, "alice", in.TaskID); !got.NotifyClaimAt.Equal(now.Add(3 * lease)) {
 			t.Fatalf("a claim after the record moved it to %v", got.NotifyClaimAt)
 		}
@@ -619,16 +549,14 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				before, _ := s.Get(ctx, tc.user, tc.id)
 				if tc.id == pending.TaskID || tc.id == done.TaskID {
 					// Their own deadline, not in's.
-					wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, before.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+					wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, tc.user, tc.id, before.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 				}
-				wantErr(t, s.ClaimNotification(ctx, tc.user, tc.id, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+				wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, tc.user, tc.id, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 				after, _ := s.Get(ctx, tc.user, tc.id)
 				equal(t, "item", after, before)
 			})
 		}
-		if _, err := s.Get(ctx, "bob", in.TaskID); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("claiming a missing task created it: %v", err)
-		}
+		wantNone(t, s, "bob", in.TaskID, "ClaimNotification")
 	})
 
 	t.Run("set and clear schedule repair", func(t *testing.T) {
@@ -636,17 +564,13 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		in := ContractTask("alice", 1)
 		mustCreate(t, s, in)
 		for _, repair := range []bool{true, true, false, false} {
-			if err := s.SetScheduleRepair(ctx, "alice", in.TaskID, repair); err != nil {
-				t.Fatal(err)
-			}
+			must(t, s.SetScheduleRepair(ctx, "alice", in.TaskID, repair))
 			want := in
 			want.ScheduleRepair = repair
 			equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
 		}
-		wantErr(t, s.SetScheduleRepair(ctx, "bob", in.TaskID, true), task.ErrNotFound)
-		if _, err := s.Get(ctx, "bob", in.TaskID); !errors.Is(err, task.ErrNotFound) {
-			t.Fatalf("setting repair on a missing task created it: %v", err)
-		}
+		wantErr(t, "SetScheduleRepair", s.SetScheduleRepair(ctx, "bob", in.TaskID, true), task.ErrNotFound)
+		wantNone(t, s, "bob", in.TaskID, "SetScheduleRepair")
 	})
 
 	t.Run("mark scheduled: only a pending task with that deadline", func(t *testing.T) {
@@ -654,9 +578,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		in, done := ContractTask("alice", 1), ContractTask("alice", 2)
 		in.ScheduleRepair = true
 		mustCreate(t, s, in, done)
-		if _, err := s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now); err != nil {
-			t.Fatal(err)
-		}
+		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		for _, tc := range []struct {
 			name, user, id string
 			due            time.Time
@@ -668,14 +590,12 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				before, _ := s.Get(ctx, tc.user, tc.id)
-				wantErr(t, s.MarkScheduled(ctx, tc.user, tc.id, tc.due), task.ErrConditionFailed)
+				wantErr(t, "MarkScheduled", s.MarkScheduled(ctx, tc.user, tc.id, tc.due), task.ErrConditionFailed)
 				after, _ := s.Get(ctx, tc.user, tc.id)
 				equal(t, "item", after, before)
 			})
 		}
-		if err := s.MarkScheduled(ctx, "alice", in.TaskID, in.DueAt); err != nil {
-			t.Fatal(err)
-		}
+		must(t, s.MarkScheduled(ctx, "alice", in.TaskID, in.DueAt))
 		want := in
 		want.ScheduledFor, want.ScheduleRepair = in.DueAt, false
 		equal(t, "marked (repair mark cleared)", mustGet(t, s, "alice", in.TaskID), want)
@@ -696,34 +616,17 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			}
 		}
 		got := map[string]bool{}
-		cursor := ""
-		for pages := 0; ; pages++ {
-			if pages > 100 {
-				t.Fatal("ListPending never returned an empty cursor")
-			}
-			n, err := s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n != len(want)-len(got) {
-				t.Fatalf("CountPending from page %d = %d, want %d", pages, n, len(want)-len(got))
-			}
-			p, err := s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 3, DueBy: by})
-			if err != nil {
-				t.Fatal(err)
+		for id := range pending(t, s, task.PendingRequest{Limit: 3, DueBy: by}, func(cursor string, read int, p task.Page) {
+			if n := need(s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by}))(t); n != len(want)-read {
+				t.Fatalf("CountPending from %q = %d, want %d", cursor, n, len(want)-read)
 			}
 			for i, x := range p.Tasks {
-				if got[x.TaskID] {
-					t.Fatalf("task %s listed twice", x.TaskID)
-				}
-				got[x.TaskID] = true
 				if i > 0 && x.DueAt.Before(p.Tasks[i-1].DueAt) && shardOf(x) == shardOf(p.Tasks[i-1]) {
 					t.Fatalf("shard %s out of deadline order", shardOf(x))
 				}
 			}
-			if cursor = p.Cursor; cursor == "" {
-				break
-			}
+		}) {
+			got[id] = true
 		}
 		equal(t, "tasks due by "+task.FormatTime(by), got, want)
 	})
@@ -736,59 +639,23 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			mustCreate(t, s, x)
 			switch {
 			case n%10 == 1:
-				if _, err := s.UpdatePending(ctx, x.UserID, x.TaskID, task.Patch{Complete: true}, now); err != nil {
-					t.Fatal(err)
-				}
+				need(s.UpdatePending(ctx, x.UserID, x.TaskID, task.Patch{Complete: true}, now))(t)
 			case n%10 == 2: // expired, notification not recorded: listed
-				e, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now)
-				if err != nil {
-					t.Fatal(err)
-				}
+				e := need(s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now))(t)
 				want[x.TaskID] = e
 			case n%10 == 5: // expired and notified: not listed
-				if _, err := s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.MarkNotified(ctx, x.UserID, x.TaskID, now); err != nil {
-					t.Fatal(err)
-				}
+				need(s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now))(t)
+				must(t, s.MarkNotified(ctx, x.UserID, x.TaskID, now))
 			case n%10 == 3:
-				if _, err := s.Delete(ctx, x.UserID, x.TaskID); err != nil {
-					t.Fatal(err)
-				}
+				need(s.Delete(ctx, x.UserID, x.TaskID))(t)
 			case n%10 == 4:
-				if err := s.SetScheduleRepair(ctx, x.UserID, x.TaskID, true); err != nil {
-					t.Fatal(err)
-				}
+				must(t, s.SetScheduleRepair(ctx, x.UserID, x.TaskID, true))
 				x.ScheduleRepair = true
 				want[x.TaskID] = x
 			default:
 				want[x.TaskID] = x
 			}
 		}
-		got := map[string]task.Task{}
-		cursor := ""
-		for pages := 0; ; pages++ {
-			if pages > 100 {
-				t.Fatal("ListPending never returned an empty cursor")
-			}
-			p, err := s.ListPending(ctx, task.PendingRequest{Cursor: cursor, Limit: 4})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(p.Tasks) > 4 {
-				t.Fatalf("page of %d tasks, limit 4", len(p.Tasks))
-			}
-			for _, x := range p.Tasks {
-				if _, dup := got[x.TaskID]; dup {
-					t.Fatalf("task %s listed twice", x.TaskID)
-				}
-				got[x.TaskID] = x
-			}
-			if cursor = p.Cursor; cursor == "" {
-				break
-			}
-		}
-		equal(t, "tasks awaiting expiry", got, want)
+		equal(t, "tasks awaiting expiry", pending(t, s, task.PendingRequest{Limit: 4}, nil), want)
 	})
 }

@@ -15,9 +15,7 @@ import (
 func StreamImage(t testing.TB, m map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
 	t.Helper()
 	b, err := json.Marshal(streamJSONImage(m))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	var img map[string]events.DynamoDBAttributeValue
 	if err := json.Unmarshal(b, &img); err != nil {
 		t.Fatal(err)

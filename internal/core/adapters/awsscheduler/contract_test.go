@@ -15,11 +15,11 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
 
-// TestSchedulerContractMoto runs the scheduler contract on the adapter
+// TestTimerContractMoto runs the timer contract on the adapter
 // against moto's EventBridge Scheduler, each case on a fresh account.
-func TestSchedulerContractMoto(t *testing.T) {
+func TestTimerContractMoto(t *testing.T) {
 	testenv.SharedMoto(t) // skip (or fail under CI=true) once, before the cases
-	testenv.SchedulerContract(t, testenv.SchedulerBackend{Moto: true, New: func(t *testing.T) testenv.ContractScheduler {
+	testenv.TimerContract(t, testenv.TimerBackend{Moto: true, New: func(t *testing.T) testenv.ContractTimer {
 		api := testenv.SharedMoto(t).SchedulerClient()
 		const group = "unschedule-tasks"
 		if _, err := api.CreateScheduleGroup(context.Background(), &scheduler.CreateScheduleGroupInput{Name: aws.String(group)}); err != nil {

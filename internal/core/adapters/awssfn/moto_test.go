@@ -146,7 +146,7 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 func TestReaderContractOnMoto(t *testing.T) {
 	testenv.SharedMoto(t)                              // skip (or fail under CI=true) once, before the cases
 	t0 := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC) // before the contract's due times, within a year
-	testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: true, New: func(t *testing.T) testenv.ContractScheduler {
+	testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: true, New: func(t *testing.T) testenv.ContractTimer {
 		api, smArn := motoStateMachine(t)
 		c, err := New(api, Config{StateMachineArn: smArn, Schema: task.Schema, Now: func() time.Time { return t0 }})
 		if err != nil {

@@ -175,7 +175,7 @@ func readerOnDynalite(t *testing.T, db *dynamodb.Client, s contract.Schema, inde
 func TestReaderContractOnDynalite(t *testing.T) {
 	db := testenv.DynamoClient(t, testenv.StartDynalite(t))
 	tables := 0
-	testenv.ReaderContract(t, testenv.ReaderBackend{New: func(t *testing.T) testenv.ContractScheduler {
+	testenv.ReaderContract(t, testenv.ReaderBackend{New: func(t *testing.T) testenv.ContractTimer {
 		tables++
 		name := fmt.Sprintf("tasks%d", tables)
 		testenv.CreateTaskTable(t, db, name)

@@ -146,13 +146,13 @@ func TestDecoder(t *testing.T) {
 	}
 }
 
-// TestContracts: the stand-in (its adapter too) keeps the scheduler and
+// TestContracts: the stand-in (its adapter too) keeps the timer and
 // reader contracts.
 func TestContracts(t *testing.T) {
-	newTimer := func(*testing.T) testenv.ContractScheduler {
+	newTimer := func(*testing.T) testenv.ContractTimer {
 		return timerkind.NewStandin(Fourth, timerkind.MemoryOptions{Schema: contract.Schema{ScheduleNamePrefix: "task-"}})
 	}
-	t.Run("scheduler", func(t *testing.T) { testenv.SchedulerContract(t, testenv.SchedulerBackend{New: newTimer}) })
+	t.Run("timer", func(t *testing.T) { testenv.TimerContract(t, testenv.TimerBackend{New: newTimer}) })
 	t.Run("reader", func(t *testing.T) { testenv.ReaderContract(t, testenv.ReaderBackend{New: newTimer}) })
 }
 
