@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/unschedule/unschedule/constructs/gofn"
 	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/metrics"
@@ -240,6 +241,69 @@ func TestReconcilerShortIntervalHalvesTheBudget(t *testing.T) {
 	}
 }
 
+// TestReconcilerOnAnExistingFunction: with an adopter's own function the
+// construct adds what every reconciler reads (the table, schema, timer and
+// firing environment), its failure queue, rule and Errors alarm, under
+// IdPrefix; nothing of the core's entry: no Grace/Rate/Budget, no reserved
+// concurrency, no checkpoint grant or Scan, no alarms on its metrics.
+func TestReconcilerOnAnExistingFunction(t *testing.T) {
+	stack := customStack(t, "Own")
+	table := awsdynamodb.Table_FromTableName(stack, jsii.String("Imported"), jsii.String("things"))
+	var r *reconciler.Reconciler
+	var own *gofn.Function
+	Check(t, func() {
+		own = gofn.NewFunction(stack, jsii.String("Reconciler"), &gofn.FunctionProps{Entry: "lambdas/reconciler",
+			Environment: map[string]string{"MINE": "kept"}})
+		r = reconciler.NewReconciler(stack, jsii.String("Default"), &reconciler.ReconcilerProps{
+			Table: table, Timer: fakeSchedules{}, Core: fakeCore{}, ExistingFunction: own, IdPrefix: "Reconciler",
+		})
+	})
+	s := synthOf(t, stack)
+	if r.Function != own {
+		t.Fatal("Function is not the ExistingFunction")
+	}
+	fnID := *stack.GetLogicalId(own.Function.Node().DefaultChild().(awscdk.CfnElement))
+	fn := Props(s.Resources("AWS::Lambda::Function")[fnID])
+	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+	for _, k := range []string{"MINE", "TABLE_NAME", "UNSCHEDULE_ITEM_SCHEMA", "SCHEDULE_GROUP", "TARGET_FUNCTION_ARN", "FIRE_LEASE_SECONDS"} {
+		if env[k] == nil {
+			t.Errorf("%s missing from %s", k, JSON(env))
+		}
+	}
+	for _, k := range []string{"GRACE_SEC", "RATE_PER_SEC", "BUDGET_SEC"} {
+		if env[k] != nil {
+			t.Errorf("%s set: the core entry's configuration, not this function's", k)
+		}
+	}
+	if fn["ReservedConcurrentExecutions"] != nil {
+		t.Errorf("ReservedConcurrentExecutions %v: the adopter's to choose", fn["ReservedConcurrentExecutions"])
+	}
+	if len(s.Resources("AWS::Lambda::Function")) != 1 {
+		t.Errorf("%d functions, want only the existing one", len(s.Resources("AWS::Lambda::Function")))
+	}
+	// "Default" is left out of logical ids: the ids are those of
+	// resources built beside the function under the prefixed names.
+	for _, x := range []struct {
+		typ, prefix string
+		node        awscdk.Resource
+	}{{"AWS::Events::Rule", "ReconcilerSchedule", r.Rule}, {"AWS::SQS::Queue", "ReconcilerFailureQueue", r.FailureQueue.(awscdk.Resource)},
+		{"AWS::CloudWatch::Alarm", "ReconcilerErrorsAlarm", r.ErrorsAlarm}} {
+		id := *stack.GetLogicalId(x.node.Node().DefaultChild().(awscdk.CfnElement))
+		if !strings.HasPrefix(id, x.prefix) || s.Resources(x.typ)[id] == nil {
+			t.Errorf("%s logical id %s, want %s…", x.typ, id, x.prefix)
+		}
+	}
+	if got := len(r.Alarms()); got != 4 || r.RepairsAlarm != nil || r.StalledAlarm != nil || len(r.ErrorAlarms()) != 0 {
+		t.Errorf("%d alarms (RepairsAlarm %v, StalledAlarm %v, ErrorAlarms %d): want Errors and the three of the failure queue only",
+			got, r.RepairsAlarm, r.StalledAlarm, len(r.ErrorAlarms()))
+	}
+	for _, forbidden := range []string{"dynamodb:Scan", "dynamodb:PutItem"} {
+		if strings.Contains(JSON(s.Resources("AWS::IAM::Policy")), forbidden) {
+			t.Errorf("a policy allows %s: the core entry's table grants are the adopter's", forbidden)
+		}
+	}
+}
+
 func TestReconcilerValidation(t *testing.T) {
 	app := NewApp(t, nil)
 	stack := awscdk.NewStack(app, jsii.String("Validation"), nil)
@@ -250,6 +314,10 @@ func TestReconcilerValidation(t *testing.T) {
 		Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
 	})
 	queue := awssqs.Queue_FromQueueArn(stack, jsii.String("Failures"), jsii.String("arn:aws:sqs:eu-west-1:111111111111:failures"))
+	var own *gofn.Function
+	Check(t, func() { // in a stack of its own, not bundled: validation refuses it first
+		own = gofn.NewFunction(customStack(t, "OwnFunction"), jsii.String("Own"), &gofn.FunctionProps{Entry: "lambdas/reconciler"})
+	})
 	minutes := func(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(n)) }
 	seconds := func(n float64) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(n)) }
 	type props = reconciler.ReconcilerProps
@@ -295,6 +363,10 @@ func TestReconcilerValidation(t *testing.T) {
 			[]string{"AsyncMaxEventAge must be a whole number between 60 and 21600 inclusive (given 30)"}},
 		{"existing failure queue and its props", valid(func(p *props) { p.ExistingFailureQueue = queue; p.FailureQueueProps = &awssqs.QueueProps{} }),
 			[]string{"ExistingFailureQueue and FailureQueueProps are both set"}},
+		{"the core entry's budget on an existing function", valid(func(p *props) { p.ExistingFunction = own; p.Budget = seconds(60) }),
+			[]string{"Budget configures the core's reconciler function, and ExistingFunction is set", "configure your own function instead"}},
+		{"the core entry's armed index on an existing function", valid(func(p *props) { p.ExistingFunction = own; p.ArmedIndex = &reconciler.ArmedIndex{} }),
+			[]string{"ArmedIndex configures the core's reconciler function"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			WantPanic(t, func() { reconciler.NewReconciler(stack, jsii.String(fmt.Sprint("R", i)), tc.props) }, tc.want...)

@@ -24,8 +24,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsroute53"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
@@ -42,13 +42,13 @@ import (
 	"github.com/unschedule/unschedule/constructs/internal/grants"
 	"github.com/unschedule/unschedule/constructs/internal/nag"
 	"github.com/unschedule/unschedule/constructs/internal/restapi"
+	"github.com/unschedule/unschedule/constructs/reconciler"
 	"github.com/unschedule/unschedule/constructs/scheduleonwrite"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignenv"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignmetrics"
 	tk "github.com/unschedule/unschedule/internal/campaigns/tablekeys"
 	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
 // CampaignsProps configures the campaigns.
@@ -398,14 +398,15 @@ func (x *Campaigns) ErrorAlarms() []awscloudwatch.Alarm { return x.errorAlarms }
 func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps) *Campaigns {
 	p := withDefaults(props)
 	validate(*id, p)
-	p.Timer = timerOrDefault(p)
-	plan := scheduleonwrite.TimerPlan{ID: *id, Schema: campaign.TaskSchema.WithDefaults(), ExistingTable: p.ExistingTable}
-	needs := p.Timer.Plan(plan)
-	validateTimerNeeds(*id, p, needs)
+	// The core's timer steps, as NewScheduleOnWrite takes them: plan,
+	// build the table and the firing (send) function, bind.
+	planned := scheduleonwrite.PlanTimer(timerOrDefault(p),
+		scheduleonwrite.TimerPlan{ID: *id, Schema: campaign.TaskSchema.WithDefaults(), ExistingTable: p.ExistingTable})
+	validateTimerNeeds(*id, planned.Needs)
 	c := constructs.NewConstruct(scope, id)
 	x := &Campaigns{Construct: c}
 
-	x.table(p, needs)
+	x.table(p, planned.Needs)
 
 	table := map[string]string{campaignenv.CampaignTable: *x.Table.TableName()}
 	fn := func(fid, entry, description string, timeoutSec float64, env ...map[string]string) *gofn.Function {
@@ -424,31 +425,26 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 	x.Send = gofn.NewFunction(c, jsii.String("Send"), &gofn.FunctionProps{Entry: "lambdas/campaignsend",
 		Description: "Sends one campaign email per timer fire (claim, SES, record)",
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(DefaultSendTimeoutSec)), MemoryMiB: 256, Logs: p.Logs,
-		Environment: merge(sender, table, owners), ReservedConcurrentExecutions: needs.FireReservedConcurrency})
+		Environment: merge(sender, table, owners), ReservedConcurrentExecutions: planned.Needs.FireReservedConcurrency})
 
 	// The timer fires the send function: the send task's payload at its
 	// send time (the send function is the core's expiry function here).
-	x.Timer = p.Timer.Bind(c, scheduleonwrite.TimerCore{TimerPlan: plan, Table: x.Table, Fire: x.Send,
+	x.Timer = planned.Bind(c, scheduleonwrite.TimerCore{Table: x.Table, Fire: x.Send,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs})
 
 	// What creates, moves and cancels timers reads the timer's own
-	// environment (UNSCHEDULE_TIMER and its variables).
-	timer := x.Timer.Environment()
-	// The Scheduler timer leaves UNSCHEDULE_TIMER out (unset reads as
-	// EventBridgeScheduler, and the to-do stack's functions keep it out):
-	// every campaign function that drives timers names its timer.
-	if _, ok := timer[envvars.TimerKind]; !ok {
-		timer[envvars.TimerKind] = string(timerspec.EventBridgeScheduler)
-	}
-	// The timer's adapter arms the send tasks' payloads by their schema,
-	// and the functions refuse to start without it (campaigntimer.Load).
-	timer[envvars.ItemSchema] = campaign.TaskSchema.EnvValue()
+	// environment (UNSCHEDULE_TIMER and its variables), and the send
+	// tasks' schema, by which the timer's adapter arms their payloads
+	// (the functions refuse to start without it: campaigntimer.Load).
+	timer := merge(x.Timer.Environment(), map[string]string{envvars.ItemSchema: campaign.TaskSchema.EnvValue()})
 	paced := map[string]string{campaignenv.SchedulerCallsPerSecond: strconv.FormatFloat(p.SchedulerCallsPerSecond, 'f', -1, 64)}
 	x.Provision = fn("Provision", "lambdas/campaignprovision", "Creates a campaign's send timers: bounded, paced, resumable",
 		*p.ProvisionTimeout.ToSeconds(nil), timer, paced, owners, map[string]string{campaignenv.ProvisionMarginSec: fmt.Sprint(*p.ProvisionMargin.ToSeconds(nil))})
-	// The reconciler hands overdue sends to the send function itself.
+	// The campaign reconciler's own entry; the core's reconciler
+	// construct (x.reconcile, after the grants) adds the timer's and the
+	// send function's environment and grants, its rule and alarms.
 	x.Reconciler = fn("Reconciler", "lambdas/campaignreconciler", "Repairs campaign drift: missing timers, stale Running tasks, interrupted cancels",
-		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), timer, paced, sender, owners, map[string]string{campaignenv.SendFunctionArn: *x.Send.Function.FunctionArn()})
+		min(900, *p.ReconcileEvery.ToSeconds(nil)/2), paced, sender, owners)
 	x.Api = fn("Api", "lambdas/campaignapi", "Campaign REST API: create, preview, list, get, provision, cancel", DefaultApiTimeoutSec, timer, map[string]string{
 		campaignenv.ProvisionFunctionArn: *x.Provision.Function.FunctionArn(),
 		campaignenv.AllowedOrigins:       strings.Join(p.AllowedOrigins, ","), campaignenv.SenderGroup: p.SenderGroup,
@@ -465,16 +461,9 @@ func NewCampaigns(scope constructs.Construct, id *string, props *CampaignsProps)
 		x.liveProgress(p, fn)
 	}
 	x.grant(p)
+	x.reconcile(p)
 	x.async(p)
 	x.alarmErrors(p)
-
-	// An EventBridge rule, not a schedule of the group: the reconciler
-	// repairs the group's schedules, so its own timer stays outside it.
-	x.ReconcileRule = awsevents.NewRule(c, jsii.String("ReconcileSchedule"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("Runs the campaign reconciler every %v minutes", *p.ReconcileEvery.ToMinutes(nil))),
-		Schedule:    awsevents.Schedule_Rate(p.ReconcileEvery),
-		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(x.Reconciler.Function, nil)},
-	})
 	x.api(p)
 	x.CursorSecret = cursorsecret.New(c, x.Api.Function)
 	x.deliverability(p, fn)
@@ -557,9 +546,6 @@ func (x *Campaigns) grant(p CampaignsProps) {
 	// its last task.
 	grants.Table(x.Table, rec, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 	grants.Index(x.Table, tk.OpenIndex, rec, "dynamodb:Query")
-	x.Timer.GrantModify(rec)
-	x.Timer.GrantRead(rec)
-	grants.Invoke(x.Send.Function, rec)
 	// API: create (put, batch), read, count, cancel (update/put tasks and
 	// the campaign, cancel timers), start provisioning. Its only timer
 	// call is the cancel's Delete (campaigncancel): it never arms or
@@ -570,14 +556,47 @@ func (x *Campaigns) grant(p CampaignsProps) {
 	grants.Invoke(x.Provision.Function, api)
 }
 
+// reconcile builds the campaign reconciler through the core's reconciler
+// construct, on the campaign reconciler function: the construct adds the
+// timer's environment and grants (GrantModify, GrantRead), how to fire an
+// overdue send (sendFiring), the failure queue and alarms of its
+// asynchronous invocations, its rule and its Errors alarm. Its id
+// "Default" and the prefix "Reconciler" keep the logical ids this
+// construct gave those resources before.
+func (x *Campaigns) reconcile(p CampaignsProps) {
+	r := reconciler.NewReconciler(x.Construct, jsii.String("Default"), &reconciler.ReconcilerProps{
+		Table: x.Table, Timer: x.Timer, Core: sendFiring{send: x.Send}, Schema: campaign.TaskSchema,
+		ExistingFunction: x.Reconciler, IdPrefix: "Reconciler", Every: p.ReconcileEvery,
+		FailureQueueRemovalPolicy: p.RemovalPolicy, AlarmTopic: p.AlarmTopic, Logs: p.Logs,
+	})
+	x.ReconcileRule = r.Rule
+	x.ReconcilerAsync = AsyncFailures{Queue: r.FailureQueue, FailureAlarm: r.FailureAlarm, DroppedAlarm: r.DroppedAlarm, DeliveryFailureAlarm: r.DestinationFailureAlarm}
+	x.ErrorsAlarms.Reconciler = r.ErrorsAlarm
+}
+
+// sendFiring is how the reconciler fires an overdue send: it invokes the
+// send function (the campaigns' target), which claims the task itself.
+type sendFiring struct{ send *gofn.Function }
+
+// FiringEnvironment implements reconciler.FiringCore: the send function.
+func (s sendFiring) FiringEnvironment() map[string]string {
+	return map[string]string{campaignenv.SendFunctionArn: *s.send.Function.FunctionArn()}
+}
+
+// GrantFire implements reconciler.FiringCore: invoke the send function
+// (its ARN and its versions and aliases) only.
+func (s sendFiring) GrantFire(fn awslambda.IFunction) awsiam.Grant {
+	return grants.Invoke(s.send.Function, fn)
+}
+
 // async gives the asynchronously invoked functions an EventInvokeConfig
-// with a failure queue and alarms. A timer that invokes the send function
-// asynchronously (the Scheduler timer) has already given it one: the
+// with a failure queue and alarms (the reconciler's are its construct's).
+// A timer that invokes the send function asynchronously (the Scheduler
+// timer) has already given it one (TimerBinding.FireFailures): the
 // construct then keeps the timer's.
 func (x *Campaigns) async(p CampaignsProps) {
-	if t, ok := x.Timer.(*scheduleonwrite.SchedulerTimer); ok {
-		x.SendAsync = AsyncFailures{Queue: t.FireFailureQueue, FailureAlarm: t.FireFailureAlarm,
-			DroppedAlarm: t.FireDroppedAlarm, DeliveryFailureAlarm: t.FireDestinationFailureAlarm}
+	if f := x.Timer.FireFailures(); f != nil {
+		x.SendAsync = AsyncFailures{Queue: f.Queue, FailureAlarm: f.FailureAlarm, DroppedAlarm: f.DroppedAlarm, DeliveryFailureAlarm: f.DeliveryFailureAlarm}
 	}
 	for _, a := range []struct {
 		prefix, name, remedy string
@@ -589,10 +608,8 @@ func (x *Campaigns) async(p CampaignsProps) {
 			x.Provision, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts, &x.ProvisionAsync},
 		{"Send", "campaign send", "Nothing to redrive by hand: the reconciler sends or moves each overdue Pending task, and recovers a stale Running one.",
 			x.Send, DefaultAsyncMaxEventAgeSec, DefaultAsyncRetryAttempts, &x.SendAsync},
-		{"Reconciler", "campaign reconciler", "Nothing to redrive: the next period runs a full pass. See the reconciler's logs.",
-			x.Reconciler, min(*p.ReconcileEvery.ToSeconds(nil), asyncinvoke.MaxMaxEventAgeSec), 0, &x.ReconcilerAsync},
 	} {
-		if a.fn.Function.Node().TryFindChild(jsii.String("EventInvokeConfig")) != nil {
+		if a.out.Queue != nil {
 			continue // configured by the timer
 		}
 		cfg := asyncinvoke.Configure(x.Construct, a.prefix, a.fn.Function, asyncinvoke.Props{Name: a.name, MaxEventAgeSec: a.age,
@@ -659,7 +676,7 @@ func (x *Campaigns) alarmErrors(p CampaignsProps) {
 		id  string
 		fn  *gofn.Function
 		out *awscloudwatch.Alarm
-	}{{"Api", x.Api, &e.Api}, {"Provision", x.Provision, &e.Provision}, {"Send", x.Send, &e.Send}, {"Reconciler", x.Reconciler, &e.Reconciler}, {"Progress", x.Progress, &e.Progress}} {
+	}{{"Api", x.Api, &e.Api}, {"Provision", x.Provision, &e.Provision}, {"Send", x.Send, &e.Send}, {"Progress", x.Progress, &e.Progress}} {
 		if f.fn == nil {
 			continue
 		}

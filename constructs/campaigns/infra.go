@@ -65,6 +65,10 @@ func validateTable(id string, p CampaignsProps) {
 		panic(fmt.Sprintf("%s: ExistingTable has no stream, which LiveProgress reads: give it a stream of new images "+
 			"(awsdynamodb.TableProps.Stream = StreamViewType_NEW_IMAGE) or import it with its TableStreamArn, or set LiveProgress false", id))
 	}
+	if view := awsdynamodb.StreamViewType(info.StreamView); *p.LiveProgress && view != "" && !scheduleonwrite.StreamCarries(view, awsdynamodb.StreamViewType_NEW_IMAGE) {
+		panic(fmt.Sprintf("%s: ExistingTable's stream (%q) does not carry the new images LiveProgress reads: give it a stream of %s "+
+			"(awsdynamodb.TableProps.Stream), or set LiveProgress false", id, view, scheduleonwrite.MergeStreamViews(view, awsdynamodb.StreamViewType_NEW_IMAGE)))
+	}
 	if !info.Known {
 		return // imported by attributes: its keys are trusted
 	}
@@ -93,24 +97,13 @@ func validateDeadLetter(id string, p CampaignsProps) {
 }
 
 // validateTimerNeeds checks what the timer asks of the table against the
-// campaign table, before anything is built.
-func validateTimerNeeds(id string, p CampaignsProps, n scheduleonwrite.TimerNeeds) {
+// campaign table, before anything is built (PlanTimer has checked an
+// existing table's stream).
+func validateTimerNeeds(id string, n scheduleonwrite.TimerNeeds) {
 	if n.TableTTLAttribute != "" && n.TableTTLAttribute != limits.ExpiresAttr {
 		panic(fmt.Sprintf("%s: the timer's markers expire through TTL on %q, but the campaign table's TTL is on %q (the sender limits' counters) "+
 			"and a table has one TTL attribute: pass scheduleonwrite.NewTTLTimer(&scheduleonwrite.TTLTimerProps{TTLAttribute: %q, …})",
 			id, n.TableTTLAttribute, limits.ExpiresAttr, limits.ExpiresAttr))
-	}
-	if n.TableStream == "" || p.ExistingTable == nil {
-		return
-	}
-	info := resource.InspectTable(p.ExistingTable)
-	want := n.TableStream
-	if *p.LiveProgress {
-		want = scheduleonwrite.MergeStreamViews(want, awsdynamodb.StreamViewType_NEW_IMAGE)
-	}
-	if !info.HasStreamAttribute || (info.StreamView != "" && !scheduleonwrite.StreamCarries(awsdynamodb.StreamViewType(info.StreamView), want)) {
-		panic(fmt.Sprintf("%s: ExistingTable's stream (%q) does not carry the %s view the timer reads: give it a stream of %s "+
-			"(awsdynamodb.TableProps.Stream), or import it with that stream's TableStreamArn", id, info.StreamView, n.TableStream, want))
 	}
 }
 

@@ -65,6 +65,24 @@ func withDefaults(id string, props *ReconcilerProps) ReconcilerProps {
 	return p
 }
 
+// validateExisting panics when ExistingFunction comes with a prop that
+// configures the core's own entry, which that function does not read.
+func validateExisting(id string, p *ReconcilerProps) {
+	if p == nil || p.ExistingFunction == nil {
+		return
+	}
+	for _, prop := range []struct {
+		name string
+		set  bool
+	}{{"Grace", p.Grace != nil}, {"RatePerSec", p.RatePerSec != 0}, {"Budget", p.Budget != nil},
+		{"ArmedIndex", p.ArmedIndex != nil}, {"RepairAlarmThreshold", p.RepairAlarmThreshold != 0}} {
+		if prop.set {
+			panic(fmt.Sprintf("%s: %s configures the core's reconciler function, and ExistingFunction is set: "+
+				"configure your own function instead (its environment), or leave ExistingFunction unset", id, prop.name))
+		}
+	}
+}
+
 // validate panics with a message that names the prop, shows the bad value
 // and says how to fix it. Unresolved tokens are not checked.
 func validate(id string, p ReconcilerProps) {

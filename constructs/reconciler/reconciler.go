@@ -8,6 +8,8 @@ package reconciler
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -136,6 +138,25 @@ type ReconcilerProps struct {
 	// Logs of the function.
 	// Default: one month, retained.
 	Logs gofn.LogOptions
+	// ExistingFunction is your own reconciler function, for an adopter
+	// whose repairs follow its own rules (constructs/campaigns:
+	// lambdas/campaignreconciler). The construct adds to it what every
+	// reconciler reads and may do (the table, Schema, the Timer's and the
+	// Core's environment, the Timer's GrantModify and GrantRead, the
+	// Core's GrantFire), its failure queue and alarms, the rule and
+	// ErrorsAlarm. What only the core's entry does is yours: its table
+	// grants, its reserved concurrency, its configuration and the alarms
+	// on its metrics. Not with Grace, RatePerSec, Budget, ArmedIndex or
+	// RepairAlarmThreshold.
+	// Default: a new function of the core's entry (lambdas/reconciler).
+	ExistingFunction *gofn.Function
+	// IdPrefix starts the construct id of every resource the construct
+	// adds ("Reconciler" gives ReconcilerFailureQueue,
+	// ReconcilerSchedule, ReconcilerErrorsAlarm). An adopter that built
+	// those resources itself under those ids keeps their logical ids by
+	// giving the construct the id "Default", which logical ids leave out.
+	// Default: "" (Function, FailureQueue, Schedule, ErrorsAlarm, ...).
+	IdPrefix string
 }
 
 // Reconciler is the function, its timer and alarms.
@@ -175,52 +196,51 @@ type Reconciler struct {
 // NewReconciler builds the function, its recurring trigger, grants and
 // alarms.
 func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProps) *Reconciler {
+	validateExisting(*id, props)
 	p := withDefaults(*id, props)
 	validate(*id, p)
 	c := constructs.NewConstruct(scope, id)
 	r := &Reconciler{Construct: c}
+	pre := p.IdPrefix
 
-	budget := *p.Budget.ToSeconds(nil)
-	env := map[string]string{
-		envvars.Table:      *p.Table.TableName(),
-		envvars.GraceSec:   fmt.Sprint(*p.Grace.ToSeconds(nil)),
-		envvars.RatePerSec: fmt.Sprint(p.RatePerSec),
-		envvars.BudgetSec:  fmt.Sprint(budget),
-		envvars.ItemSchema: p.Schema.EnvValue(),
-	}
-	if p.ArmedIndex != nil {
-		env[envvars.ArmedIndex] = p.ArmedIndex.EnvValue()
-	}
-	for _, m := range []map[string]string{p.Timer.Environment(), p.Core.FiringEnvironment()} {
-		for k, v := range m {
-			env[k] = v
+	// What every reconciler reads: the table, the schema, the timer and
+	// how to fire an item.
+	env := map[string]string{envvars.Table: *p.Table.TableName(), envvars.ItemSchema: p.Schema.EnvValue()}
+	maps.Copy(env, p.Timer.Environment())
+	maps.Copy(env, p.Core.FiringEnvironment())
+	if p.ExistingFunction != nil {
+		r.Function = p.ExistingFunction
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			r.Function.Function.AddEnvironment(jsii.String(k), jsii.String(env[k]), nil)
 		}
+	} else {
+		r.Function = newFunction(c, pre, p, env)
 	}
-	r.Function = gofn.NewFunction(c, jsii.String("Function"), &gofn.FunctionProps{
-		Entry:       "lambdas/reconciler",
-		Description: "Repairs drift between items and their timers; fires items long past their due time",
-		Timeout:     awscdk.Duration_Seconds(jsii.Number(budget + TimeoutMarginSec)),
-		Logs:        p.Logs,
-		Environment: env,
-		// Runs never overlap: two would repair the same page twice and
-		// fight over the checkpoint.
-		ReservedConcurrentExecutions: jsii.Number(1),
-	})
 	fn := r.Function.Function
+	// What a failed run means: the core's entry resumes from its
+	// checkpoint; of an adopter's entry only that the next run repairs.
+	remedy, failed := "Nothing to redrive: the next run resumes from the checkpoint. See the reconciler's logs for why the run failed.",
+		"A reconciler run failed (the checkpoint or a page could not be read): drift is not being repaired. Check the reconciler's logs."
+	if p.ExistingFunction != nil {
+		remedy, failed = "Nothing to redrive: the next run repairs what this one left. See the reconciler's logs for why the run failed.",
+			"A reconciler run failed: drift is not being repaired. Check the reconciler's logs."
+	}
 	// A run that failed is not retried by default: the next one comes
 	// within an interval and resumes from the checkpoint. An invocation
 	// that waited (throttled behind a running one) longer than an interval
 	// is dropped. Either way its record goes to FailureQueue, alarmed.
-	async := asyncinvoke.Configure(c, "", fn, asyncinvoke.Props{
+	async := asyncinvoke.Configure(c, pre, fn, asyncinvoke.Props{
 		Name: "reconciler", MaxEventAgeSec: *p.AsyncMaxEventAge.ToSeconds(nil), RetryAttempts: *p.AsyncRetryAttempts,
-		Remedy:     "Nothing to redrive: the next run resumes from the checkpoint. See the reconciler's logs for why the run failed.",
+		Remedy:     remedy,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.FailureQueueRemovalPolicy,
 		ExistingFailureQueue: p.ExistingFailureQueue, FailureQueueProps: p.FailureQueueProps,
 	})
 	r.FailureQueue = async.Queue
 	r.FailureAlarm, r.DroppedAlarm, r.DestinationFailureAlarm = async.FailureAlarm, async.DroppedAlarm, async.DeliveryFailureAlarm
 
-	grantTable(p.Table, p.ArmedIndex, fn)
+	if p.ExistingFunction == nil {
+		grantTable(p.Table, p.ArmedIndex, fn)
+	}
 	p.Timer.GrantModify(fn)
 	p.Timer.GrantRead(fn)
 	p.Core.GrantFire(fn)
@@ -239,36 +259,66 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	// role (the function's resource policy names the rule), and the
 	// reconciler's own timer stays out of the Scheduler, whose task
 	// schedule group the reconciler cleans.
-	r.Rule = awsevents.NewRule(c, jsii.String("Schedule"), &awsevents.RuleProps{
+	r.Rule = awsevents.NewRule(c, jsii.String(pre+"Schedule"), &awsevents.RuleProps{
 		Description: jsii.String(fmt.Sprintf("Runs the reconciler every %v minutes", *p.Every.ToMinutes(nil))),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(p.Every.ToMinutes(nil))),
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
 	})
 
 	period := awscdk.Duration_Minutes(p.Every.ToMinutes(nil))
-	r.ErrorsAlarm = alarms.AtLeast(c, "ErrorsAlarm",
-		"A reconciler run failed (the checkpoint or a page could not be read): drift is not being repaired. Check the reconciler's logs.",
+	r.ErrorsAlarm = alarms.AtLeast(c, pre+"ErrorsAlarm", failed,
 		fn.MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}), 1, p.AlarmTopic)
+	if p.ExistingFunction == nil {
+		r.alarmMetrics(c, pre, p)
+	}
+	return r
+}
 
+// newFunction is the core's reconciler function (lambdas/reconciler),
+// its environment env with the core entry's configuration.
+func newFunction(c constructs.Construct, pre string, p ReconcilerProps, env map[string]string) *gofn.Function {
+	budget := *p.Budget.ToSeconds(nil)
+	env = maps.Clone(env)
+	env[envvars.GraceSec] = fmt.Sprint(*p.Grace.ToSeconds(nil))
+	env[envvars.RatePerSec] = fmt.Sprint(p.RatePerSec)
+	env[envvars.BudgetSec] = fmt.Sprint(budget)
+	if p.ArmedIndex != nil {
+		env[envvars.ArmedIndex] = p.ArmedIndex.EnvValue()
+	}
+	return gofn.NewFunction(c, jsii.String(pre+"Function"), &gofn.FunctionProps{
+		Entry:       "lambdas/reconciler",
+		Description: "Repairs drift between items and their timers; fires items long past their due time",
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(budget + TimeoutMarginSec)),
+		Logs:        p.Logs,
+		Environment: env,
+		// Runs never overlap: two would repair the same page twice and
+		// fight over the checkpoint.
+		ReservedConcurrentExecutions: jsii.Number(1),
+	})
+}
+
+// alarmMetrics alarms on the metrics the core's entry publishes.
+func (r *Reconciler) alarmMetrics(c constructs.Construct, pre string, p ReconcilerProps) {
+	period := awscdk.Duration_Minutes(p.Every.ToMinutes(nil))
 	metric := func(name, statistic string) awscloudwatch.Metric {
 		return alarms.CustomMetric(c, metrics.FunctionReconciler, name, statistic, period)
 	}
-	errorAlarms := alarms.ErrorMetricAlarms(c, "Run", metrics.FunctionReconciler, map[string]string{
+	errorAlarms := alarms.ErrorMetricAlarms(c, pre+"Run", metrics.FunctionReconciler, map[string]string{
 		metrics.ReconcilerErrors: "Repairs of a reconciler run failed (a Scheduler or table call): those tasks or schedules stay drifted " +
 			"until a later run repairs them. Check the reconciler's logs.",
 	}, p.AlarmTopic)
 	alarms.Assign(metrics.FunctionReconciler, errorAlarms, map[string]*awscloudwatch.Alarm{metrics.ReconcilerErrors: &r.RunErrorsAlarm})
-	r.RepairsAlarm = alarms.New(c, "RepairsAlarm",
+	r.RepairsAlarm = alarms.New(c, pre+"RepairsAlarm",
 		fmt.Sprintf("A reconciler run repaired more than %v tasks or schedules: the cancellation pipeline "+
 			"or the API's schedule creation is failing. Check their alarms and logs.", p.RepairAlarmThreshold),
 		metric(metrics.Repaired, "Sum"), p.RepairAlarmThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 		p.AlarmTopic)
-	r.LeftOverAlarm = alarms.AtLeast(c, "LeftOverAlarm",
+	r.LeftOverAlarm = alarms.AtLeast(c, pre+"LeftOverAlarm",
 		"A reconciler run stopped at its budget with work left over: a pass no longer fits one run, so a drifted "+
 			"schedule may wait more than one interval (overdue tasks are still expired first in every run). "+
 			"Expected for a few runs after an upgrade; otherwise raise the RatePerSec or Budget prop, or check the Repaired metric.",
 		metric(metrics.LeftOver, "Maximum"), 1, p.AlarmTopic)
-	r.StalledAlarm = alarms.New(c, "StalledAlarm",
+	r.StalledAlarm = alarms.New(c, pre+"StalledAlarm",
 		"No reconciler pass completed in two intervals: runs fail, time out, or do not start. "+
 			"Check the reconciler's Errors alarm and logs, and its schedule rule.",
 		metric(metrics.PassesCompleted, "Sum"), 1, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, p.AlarmTopic)
@@ -280,7 +330,6 @@ func NewReconciler(scope constructs.Construct, id *string, props *ReconcilerProp
 	stalled.SetEvaluationPeriods(jsii.Number(2))
 	stalled.SetDatapointsToAlarm(jsii.Number(2))
 	stalled.SetTreatMissingData(jsii.String("breaching"))
-	return r
 }
 
 // grantTable gives exactly what a run does: read single items, list the
@@ -325,7 +374,7 @@ func (r *Reconciler) MetricErrors(opts *awscloudwatch.MetricOptions) awscloudwat
 // function (operations.ErrorAlarmSource: the operations construct then
 // adds no second one).
 func (r *Reconciler) ErrorAlarms() []awscloudwatch.Alarm {
-	return []awscloudwatch.Alarm{r.RunErrorsAlarm}
+	return alarms.NonNil(r.RunErrorsAlarm)
 }
 
 // Alarms are every alarm of the construct, in a fixed order.

@@ -174,8 +174,8 @@ type ScheduleOnWrite struct {
 func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleOnWriteProps) *ScheduleOnWrite {
 	p := withDefaults(*id, props)
 	validate(*id, p)
-	plan := TimerPlan{ID: *id, Schema: p.Schema, ExistingTable: p.ExistingTable}
-	needs := p.Timer.Plan(plan)
+	timer := PlanTimer(p.Timer, TimerPlan{ID: *id, Schema: p.Schema, ExistingTable: p.ExistingTable})
+	needs := timer.Needs
 	c := constructs.NewConstruct(scope, id)
 	s := &ScheduleOnWrite{Construct: c, schema: p.Schema, target: p.Target}
 
@@ -217,7 +217,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		grantInvokeOnly(s.target, s.Fire.Function, "the Target")
 	}
 
-	s.Timer = p.Timer.Bind(c, TimerCore{TimerPlan: plan, Table: s.Table, Fire: s.Fire,
+	s.Timer = timer.Bind(c, TimerCore{Table: s.Table, Fire: s.Fire,
 		AlarmTopic: p.AlarmTopic, RemovalPolicy: p.RemovalPolicy, Logs: p.Logs, ArmedIndex: s.armedIndexFor(p)})
 	s.addReconciler(p)
 	return s

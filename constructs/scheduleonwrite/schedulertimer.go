@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/timerspec"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -161,12 +162,14 @@ func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBindi
 	return t
 }
 
-// Environment implements TimerBinding: the group, the expiry function,
+// Environment implements TimerBinding: the timer
+// (UNSCHEDULE_TIMER=EventBridgeScheduler), the group, the expiry function,
 // the role, the dead-letter queue and the retry policy every schedule
 // gets (internal/core/adapters/awsscheduler reads them).
 func (t *SchedulerTimer) Environment() map[string]string {
 	core := t.bound("Environment")
 	return map[string]string{
+		envvars.TimerKind:           string(timerspec.EventBridgeScheduler),
 		envvars.ScheduleGroup:       *t.ScheduleGroup.ScheduleGroupName(),
 		envvars.ScheduleTargetArn:   *core.Fire.Function.FunctionArn(),
 		envvars.SchedulerRoleArn:    *t.SchedulerRole.RoleArn(),
@@ -230,4 +233,13 @@ func (t *SchedulerTimer) grantSchedules(method string, grantee awsiam.IGrantable
 func (t *SchedulerTimer) Alarms() []awscloudwatch.Alarm {
 	t.bound("Alarms")
 	return []awscloudwatch.Alarm{t.DeadLetterAlarm, t.FireFailureAlarm, t.FireDroppedAlarm, t.FireDestinationFailureAlarm}
+}
+
+// FireFailures implements TimerBinding: the expiry function's
+// asynchronous invocations are this timer's (FireFailureQueue and its
+// alarms).
+func (t *SchedulerTimer) FireFailures() *FireFailures {
+	t.bound("FireFailures")
+	return &FireFailures{Queue: t.FireFailureQueue, FailureAlarm: t.FireFailureAlarm,
+		DroppedAlarm: t.FireDroppedAlarm, DeliveryFailureAlarm: t.FireDestinationFailureAlarm}
 }

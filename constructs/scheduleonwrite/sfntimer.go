@@ -165,3 +165,10 @@ func (t *StepFunctionsTimer) Alarms() []awscloudwatch.Alarm {
 	t.bound("Alarms")
 	return []awscloudwatch.Alarm{t.FailedExecutionsAlarm}
 }
+
+// FireFailures implements TimerBinding: none, the timer invokes the
+// firing function synchronously.
+func (t *StepFunctionsTimer) FireFailures() *FireFailures {
+	t.bound("FireFailures")
+	return nil
+}

@@ -152,6 +152,11 @@ type TimerBinding interface {
 	// Alarms are the timer's own alarms (each already notifies the
 	// AlarmTopic).
 	Alarms() []awscloudwatch.Alarm
+	// FireFailures are the failure queue and alarms of the firing
+	// function's asynchronous invocations when the timer invokes it
+	// asynchronously and configured them (the Scheduler timer; they are
+	// among Alarms); nil when it invokes it synchronously.
+	FireFailures() *FireFailures
 }
 
 // binding is what every timer keeps of its one binding.

@@ -314,3 +314,10 @@ func (t *TTLTimer) MetricTTLDispatchFailed(opts *awscloudwatch.MetricOptions) aw
 	t.bound("MetricTTLDispatchFailed")
 	return alarms.Metric(t.scope, metrics.FunctionExpiry, metrics.TTLDispatchFailed, opts)
 }
+
+// FireFailures implements TimerBinding: none, the timer invokes the
+// firing function synchronously.
+func (t *TTLTimer) FireFailures() *FireFailures {
+	t.bound("FireFailures")
+	return nil
+}

@@ -335,7 +335,7 @@ func TestProvisionMayInvokeItself(t *testing.T) {
 func TestReconcilerRuleAndAsyncConfig(t *testing.T) {
 	tp, d := synth(t)
 	rec := logical(t, d, "AWS::Lambda::Function", "CampaignsReconciler")
-	rule := props(resources(d, "AWS::Events::Rule")[logical(t, d, "AWS::Events::Rule", "CampaignsReconcileSchedule")])
+	rule := props(resources(d, "AWS::Events::Rule")[logical(t, d, "AWS::Events::Rule", "CampaignsReconcilerSchedule")])
 	if rule["ScheduleExpression"] != "rate(30 minutes)" || !strings.Contains(js(rule["Targets"]), rec) {
 		t.Fatalf("rule %s", js(rule))
 	}
@@ -560,6 +560,12 @@ func TestValidation(t *testing.T) {
 		{"TTL timer, existing table without TTL", func(p *campaigns.CampaignsProps) {
 			p.Timer, p.ExistingTable = ttlTimer(), ownTable(p, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES, "")
 		}, `enable TTL on attribute "expiresAt"`},
+		{"existing table streaming old images, live progress", func(p *campaigns.CampaignsProps) {
+			p.ExistingTable = ownTable(p, awsdynamodb.StreamViewType_OLD_IMAGE, limits.ExpiresAttr)
+		}, `does not carry the new images LiveProgress reads: give it a stream of NEW_AND_OLD_IMAGES`},
+		{"existing table streaming old images, no live progress", func(p *campaigns.CampaignsProps) {
+			p.ExistingTable, p.LiveProgress = ownTable(p, awsdynamodb.StreamViewType_OLD_IMAGE, limits.ExpiresAttr), jsii.Bool(false)
+		}, ""},
 		{"TTL timer, existing table as it needs", func(p *campaigns.CampaignsProps) {
 			p.Timer, p.ExistingTable = ttlTimer(), ownTable(p, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES, limits.ExpiresAttr)
 		}, ""},
