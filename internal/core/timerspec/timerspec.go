@@ -1,4 +1,4 @@
-// Package timers names the timers that can fire a
+// Package timerspec names the timers that can fire a
 // schedule-on-write item at its due time, and holds the rules each timer
 // adds on top of the item contract: the Step Functions execution name and
 // input, the TTL marker item and the stream filter that keeps only TTL
