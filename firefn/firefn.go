@@ -5,7 +5,7 @@
 // succeeded, and records the delivery once the target returned without
 // error; a target error leaves the claim to be retried.
 //
-// The core's own firing function (lambdas/expiry) calls Start(nil): its
+// The core's own firing function (lambdas/fire) calls Start(nil): its
 // target is another function, TARGET_FUNCTION_ARN, invoked synchronously.
 // An adopter whose target is Go code runs it inside the firing function
 // instead, one function per firing rather than two: its own main package

@@ -1,6 +1,6 @@
 // Package scheduleonwrite is the core of the pattern: a DynamoDB table
 // whose items each own one timer, the function the timer invokes to fire
-// an item at its due time (Fire, lambdas/expiry), and the Timer that
+// an item at its due time (Fire, lambdas/fire), and the Timer that
 // fires them (NewSchedulerTimer: one EventBridge Scheduler schedule per
 // item, the default; NewStepFunctionsTimer; NewTTLTimer). At the due time
 // the firing function claims the item with the contract's conditional
@@ -145,7 +145,7 @@ type ScheduleOnWrite struct {
 	// stream carries NEW_AND_OLD_IMAGES.
 	Table awsdynamodb.ITable
 	// Fire is the function the timer invokes at an item's due time: it
-	// claims the item, then runs the Target (lambdas/expiry), or the
+	// claims the item, then runs the Target (lambdas/fire), or the
 	// target inside it (FireEntry). Grant an in-process target's
 	// permissions to Fire.Function.
 	Fire *gofn.Function
@@ -188,7 +188,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		s.Table, s.armedIndex = table, AddArmedIndex(table, p.Schema)
 	}
 
-	entry, root, description := "lambdas/expiry", "", "Fires an item at its due time: conditional claim, then invoke the target"
+	entry, root, description := "lambdas/fire", "", "Fires an item at its due time: conditional claim, then invoke the target"
 	if p.FireEntry != "" {
 		entry, root, description = p.FireEntry, fireModuleRoot(*id, p), "Fires an item at its due time: conditional claim, then run the target in process"
 	}

@@ -6,7 +6,7 @@
 // for an overdue task (as schedules armed before campaigns ran on the
 // core's timers still do). It composes the firing core
 // (fire.Core on campaign.TaskSchema: claim, lease, delivery mark) with
-// the send target, as lambdas/expiry composes it with the to-do app's
+// the send target, as lambdas/fire composes it with the to-do app's
 // notify target. See send.Worker for the rules.
 //
 // Every send honours the construct's suppression list and carries a signed
