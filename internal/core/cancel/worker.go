@@ -96,11 +96,9 @@ func (w *Worker) SetClock(now func() time.Time) { w.now = now }
 //     exists is success.
 //
 // With a schema that has reminders, each action also applies to the
-// item's reminder schedule (contract.Schema.ReminderName): cancel deletes
-// it ("not found" is success); schedule and reschedule make it or move
-// it to the message's reminder time when that is ahead of now, delete it
-// when the message has no reminder, and leave it as it is when the
-// reminder time has passed (it may be firing right now).
+// item's reminder schedule (contract.Schema.ReminderName), as the cancel
+// worker's row of docs/pipeline.md says; a reminder time that has passed
+// is left as it is (it may be firing right now).
 //
 // A returned error fails only this message, which is delivered again;
 // errors.Is(err, ErrMalformed) never passes, and the queue's redrive

@@ -31,14 +31,9 @@ var ErrInProgress = errors.New("delivery in progress elsewhere")
 // ErrTooEarly: the firing came before the payload's due (or reminder)
 // time. Nothing ran and nothing changed: retry it. It is an error, not a
 // skip, because the one-off schedule that brought it deletes itself after
-// this invocation (ActionAfterCompletion DELETE), so a firing answered
-// with success would be the item's last and the item would never fire.
-// EventBridge Scheduler invokes "with 60 second precision" (a schedule at
-// 1:00 runs between 1:00:00 and 1:00:59), which is why the Scheduler
-// adapter places schedules on the whole minute at or after the due time;
-// this error is the defence for a firing that still comes early. Lambda
-// retries an asynchronous invocation that failed after about one minute,
-// then two, which brings it back after the due time.
+// this invocation, so a success would be the item's last firing; Lambda's
+// retry brings it back after the due time.
+// See docs/decisions/scheduler-whole-minute.md.
 // https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
 // https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
 var ErrTooEarly = errors.New("fired before its due time")
