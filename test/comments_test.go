@@ -134,3 +134,40 @@ func TestPackageCommentProblem(t *testing.T) {
 		}
 	}
 }
+
+// maxCommentLines is the longest comment block the library's Go may
+// carry: what a piece of code does and why, in a few lines. A longer
+// reason is written once in docs/ (design rationale in docs/decisions/)
+// and linked from the code. A package's doc.go is exempt: it is the
+// package's documentation page.
+const maxCommentLines = 20
+
+// libraryRoots are the directories whose comments the guard reads.
+var libraryRoots = []string{"internal/core", "contract", "firefn", "constructs", "lambdas"}
+
+// longCommentExceptions are the comment blocks allowed to be longer,
+// by file and first line of the block's text, with the reason.
+var longCommentExceptions = map[string]string{}
+
+// TestCommentBlocksAreShort: no comment block in the library's non-test
+// Go is longer than maxCommentLines (doc.go and longCommentExceptions
+// aside).
+func TestCommentBlocksAreShort(t *testing.T) {
+	for _, f := range moduleGoFiles(t, libraryRoots...) {
+		if filepath.Base(f.rel) == "doc.go" {
+			continue
+		}
+		for _, g := range f.file.Comments {
+			start, end := f.fset.Position(g.Pos()).Line, f.fset.Position(g.End()).Line
+			if n := end - start + 1; n > maxCommentLines {
+				first, _, _ := strings.Cut(g.Text(), "\n")
+				if _, ok := longCommentExceptions[f.rel+": "+first]; ok {
+					continue
+				}
+				t.Errorf("%s:%d: a comment block of %d lines (at most %d): keep what and why in a few lines, "+
+					"move the rest to docs/ (docs/decisions/ for a rationale) and link it, or move a package comment to doc.go",
+					f.rel, start, n, maxCommentLines)
+			}
+		}
+	}
+}

@@ -146,26 +146,19 @@ func (c *Core) Schema() contract.Schema { return c.schema }
 // decides, and only an item that this claim fired, or that an earlier
 // attempt fired without recording its delivery, reaches the target.
 //
-// Delivery is guarded by the claim (ClaimAtAttr). The claim takes it. A
-// later attempt that finds the item fired for this due time and not
-// delivered must take it over (TakeOver), which succeeds only once the
-// claim is older than the lease; while it is younger, another attempt may
-// be delivering right now, and Fire returns an error wrapping
-// ErrInProgress so that the caller retries later (it never skips: the
-// holder may have crashed, and then the retry is the only one left). So
-// two concurrent firings of one item do not both deliver.
+// The claim (ClaimAtAttr) guards delivery. A later attempt that finds the
+// item fired for this due time and not delivered takes it over (TakeOver)
+// only once the claim is older than the lease; while it is younger, Fire
+// returns an error wrapping ErrInProgress, so two concurrent firings do
+// not both deliver, and a retry (never a skip) covers a holder that crashed.
 //
-// A firing before the payload's due time runs nothing and returns an
-// error wrapping ErrTooEarly: retry it (see ErrTooEarly).
-//
-// An error means "retry me": the delivery failed, the claim is held
-// elsewhere, the firing came early, or the store failed. The retry finds the item fired and
-// undelivered, takes the claim once it lapsed, and delivers.
+// Any error means "retry me": the delivery failed, the claim is held
+// elsewhere, the firing came before the due time (ErrTooEarly: nothing
+// ran), or the store failed.
 //
 // The one window for a duplicate is an attempt that delivered and then
-// did not record it: a crash after Deliver and before MarkDelivered, a
-// failed MarkDelivered, or a delivery slower than the lease. A later
-// attempt cannot tell that the target ran, and runs it again.
+// did not record it (a crash after Deliver, a failed MarkDelivered, a
+// delivery slower than the lease): a later attempt runs the target again.
 func (c *Core) Fire(ctx context.Context, p contract.Payload, d Deliverer) (Outcome, error) {
 	now := c.now().UTC()
 	p.Due = p.Due.UTC().Truncate(time.Second)

@@ -12,15 +12,12 @@
 //     and the adopter's target (Firer), which claims them once.
 //
 // An adopter's rules (Policy) may decide first what becomes of an overdue
-// item, a stale firing or an armed one: fire it or move it, settle it or
-// arm it again, give up on it or withdraw it; the reconciler then does
-// the timer's part. The campaign send tasks use it (campaign.Repair).
+// item, a stale firing or an armed one; the reconciler does the rest.
 //
-// Each run opens with the overdue sweep, then walks the items and then
-// what the timer lists, paced by a rate limit, and stops at its budget
-// with a checkpoint the next run resumes from. Every repair re-reads or
-// is conditional, so a stale listing or a redone page is harmless. What a
-// run affords, and the bound it gives: docs/reconciler.md.
+// Each run sweeps the overdue items, walks the items, then what the timer
+// lists, paced by a rate limit, and stops at its budget with a checkpoint
+// the next run resumes from. Every repair re-reads or is conditional, so
+// a stale listing or a redone page is harmless. See docs/reconciler.md.
 package reconcile
 
 import (
