@@ -43,7 +43,7 @@ type Schema struct {
 	// one of them has a schedule at its due time; leaving them cancels it.
 	// Default: ["Pending"].
 	ArmedStates []string `json:"armedStates"`
-	// FiredState is the state the expiry claim writes: the due time came
+	// FiredState is the state the firing's claim writes: the due time came
 	// while the item was armed, and an attempt took the right to run the
 	// target. It is written before the target runs, so it alone does not
 	// say the target ran: DeliveredAtAttr does. It must not be an armed
@@ -560,7 +560,7 @@ func (s Schema) ClientToken(k Key, token string, due time.Time) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Payload is what a schedule hands the expiry function, and what the
+// Payload is what a schedule hands the firing function, and what the
 // target receives: the item's key and the due time the schedule was made
 // for. The claim compares that due time with the item's, so a schedule
 // left over from a moved due time never fires the item.

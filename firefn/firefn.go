@@ -105,5 +105,5 @@ func StartWithStore(target Target, items Store) {
 // store, delivering to target.
 func newHandler(core *fire.Core, reminders fire.ReminderStore, target fire.Deliverer, now func() time.Time,
 	log *slog.Logger, m *metrics.Recorder) *handler {
-	return &handler{exp: targetExpirer{core: core, reminders: reminders, target: target}, now: now, log: log, metrics: m}
+	return &handler{firer: targetFirer{core: core, reminders: reminders, target: target}, now: now, log: log, metrics: m}
 }

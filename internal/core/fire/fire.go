@@ -1,7 +1,7 @@
 // Package fire is what happens at an item's due time, for any
 // contract.Schema: claim the item, deliver its payload to the target,
 // record the delivery. It is the one implementation of the contract's
-// claim rules: the expiry function runs it with any table's target, the
+// claim rules: the firing function runs it with any table's target, the
 // to-do app's notify function included (task.Firer is the to-do app's
 // composition). Plain Go: the store and the target are ports.
 package fire
@@ -94,7 +94,7 @@ const (
 
 // DefaultLease is how long an attempt holds the right to run the target
 // before a retry may take it over. Keep it longer than any one attempt
-// (the expiry function's timeout is 10 s by default).
+// (the firing function's timeout is 10 s by default).
 const DefaultLease = 60 * time.Second
 
 // Core fires items of one schema.

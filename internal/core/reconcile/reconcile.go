@@ -224,10 +224,10 @@ type Namer interface {
 
 // Config bounds a run.
 type Config struct {
-	// Grace is how long past its deadline a Pending task may stay before
-	// the reconciler expires it, and how long after its expiry an Expired
-	// task may stay without a recorded notification before the reconciler
-	// sends it. Keep it longer than task.DefaultNotifyLease. Default: 5
+	// Grace is how long past its due time an armed item may stay before
+	// the reconciler fires it, and how long after its firing a fired item
+	// may stay without a recorded delivery before the reconciler delivers
+	// it. Keep it longer than task.DefaultNotifyLease. Default: 5
 	// minutes.
 	Grace time.Duration
 	// StaleAfter is how long after its due time and its firing a fired
@@ -384,7 +384,7 @@ type Result struct {
 }
 
 // Repaired is the number of repairs the run made: schedules created,
-// moved and deleted, and tasks expired.
+// moved and deleted, and items fired.
 func (r Result) Repaired() int {
 	return r.SchedulesCreated + r.SchedulesMoved + r.SchedulesDeleted + r.ItemsFired
 }

@@ -7,7 +7,7 @@
 //
 // Every schedule of Client is a one-off at() expression in UTC, at the whole minute
 // at or after the item's due time (ScheduleTime), that invokes one target
-// (the expiry function) with the task's payload, and deletes itself after
+// (the firing function) with the task's payload, and deletes itself after
 // it fires.
 package awsscheduler
 
@@ -91,7 +91,7 @@ func ServedTime(placed time.Time, p contract.Payload) time.Time {
 type Config struct {
 	// GroupName is the schedule group that holds every task schedule.
 	GroupName string
-	// TargetArn is the function a schedule invokes (the expiry function).
+	// TargetArn is the function a schedule invokes (the firing function).
 	TargetArn string
 	// RoleArn is the role the scheduler assumes to invoke the target.
 	RoleArn string
@@ -159,7 +159,7 @@ func New(api API, cfg Config) (*Client, error) {
 	return &Client{api: api, cfg: cfg}, nil
 }
 
-// target is the invocation of the expiry function with s's payload.
+// target is the invocation of the firing function with s's payload.
 func (c *Client) target(s contract.Schedule) *types.Target {
 	return &types.Target{
 		Arn:     aws.String(c.cfg.TargetArn),
