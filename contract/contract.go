@@ -1,41 +1,3 @@
-// Package contract is the public contract of a schedule-on-write item: the
-// one place that says which attributes of a DynamoDB item arm a one-off
-// schedule, what the schedule is named, which idempotency token creates
-// it, what it hands the target at the due time, and the conditional write
-// that claims the firing so the target runs once.
-//
-// An adopter's own code imports it to write items that the
-// constructs/scheduleonwrite and constructs/cancellation pipeline will
-// schedule, move, cancel and fire. Each adopter brings a schema of its
-// own; Default names no app's items.
-//
-// A firing writes the item twice, and the two writes mean different
-// things:
-//
-//   - The claim (Claim), before the target runs: StateAttr := FiredState,
-//     FiredAtAttr := now and ClaimAtAttr := now. It says "the firing was
-//     claimed": this attempt, and no other, may run the target, which may
-//     still fail, time out or never run. A retry that finds no delivery
-//     after the lease takes the right over (TakeOver: ClaimAtAttr := now).
-//   - The delivery mark (MarkDelivered), after the target ran and returned
-//     success: DeliveredAtAttr := now. It says "the target ran".
-//
-// So FiredState alone does not mean that the target ran: an item in
-// FiredState without DeliveredAtAttr was claimed and not (yet) delivered.
-// Read DeliveredAtAttr to know that the target ran.
-//
-// The package imports neither the AWS SDK nor the CDK. Its conditional
-// writes are rendered as DynamoDB expression strings (Update), which any
-// SDK can send, and as plain Go predicates (Schema.Claimable and
-// friends), which in-memory stores use so that they agree with DynamoDB.
-//
-// Every attribute the contract reads or writes is a DynamoDB string (S).
-// The times the library writes are RFC 3339 in UTC at whole seconds
-// (FormatTime), so two equal instants give equal strings and string
-// comparison orders them. The due time and reminder time are the
-// writer's: any RFC 3339 spelling is read (ParseTime), and the
-// conditional writes compare them as stored (Spelling, AsStored), since
-// DynamoDB compares strings, not instants.
 package contract
 
 import (
@@ -81,7 +43,7 @@ type Schema struct {
 	// one of them has a schedule at its due time; leaving them cancels it.
 	// Default: ["Pending"].
 	ArmedStates []string `json:"armedStates"`
-	// FiredState is the state the expiry claim writes: the due time came
+	// FiredState is the state the firing's claim writes: the due time came
 	// while the item was armed, and an attempt took the right to run the
 	// target. It is written before the target runs, so it alone does not
 	// say the target ran: DeliveredAtAttr does. It must not be an armed
@@ -598,7 +560,7 @@ func (s Schema) ClientToken(k Key, token string, due time.Time) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Payload is what a schedule hands the expiry function, and what the
+// Payload is what a schedule hands the firing function, and what the
 // target receives: the item's key and the due time the schedule was made
 // for. The claim compares that due time with the item's, so a schedule
 // left over from a moved due time never fires the item.

@@ -1,16 +1,14 @@
 // Package firefn is the firing function of constructs/scheduleonwrite as
 // a library: what every timer invokes at an item's due time. It claims
-// the item (the contract's conditional write, through the core's firing
-// rules), runs the target with the item's payload only when the claim
-// succeeded, and records the delivery once the target returned without
-// error; a target error leaves the claim to be retried.
+// the item (the contract's conditional write), runs the target with the
+// item's payload only when the claim succeeded, and records the delivery
+// once the target succeeded; a target error leaves the claim to a retry.
 //
-// The core's own firing function (lambdas/expiry) calls Start(nil): its
+// The core's own firing function (lambdas/fire) calls Start(nil): its
 // target is another function, TARGET_FUNCTION_ARN, invoked synchronously.
-// An adopter whose target is Go code runs it inside the firing function
-// instead, one function per firing rather than two: its own main package
-// calls Start with its target, and ScheduleOnWriteProps.FireEntry names
-// that package.
+// An adopter whose target is Go code runs it in the firing function, one
+// function rather than two: its main calls Start with its target, and
+// ScheduleOnWriteProps.FireEntry names that package.
 //
 //	func main() {
 //		jobs := newJobRunner() // your clients, built once per cold start
@@ -18,8 +16,8 @@
 //	}
 //
 // Environment (set by the construct): TABLE_NAME, UNSCHEDULE_ITEM_SCHEMA
-// (contract.EnvVar), FIRE_LEASE_SECONDS (optional), and, for Start(nil)
-// only, TARGET_FUNCTION_ARN.
+// (contract.EnvVar), FIRE_LEASE_SECONDS (optional); TARGET_FUNCTION_ARN
+// for Start(nil).
 package firefn
 
 import (
@@ -107,5 +105,5 @@ func StartWithStore(target Target, items Store) {
 // store, delivering to target.
 func newHandler(core *fire.Core, reminders fire.ReminderStore, target fire.Deliverer, now func() time.Time,
 	log *slog.Logger, m *metrics.Recorder) *handler {
-	return &handler{exp: targetExpirer{core: core, reminders: reminders, target: target}, now: now, log: log, metrics: m}
+	return &handler{firer: targetFirer{core: core, reminders: reminders, target: target}, now: now, log: log, metrics: m}
 }

@@ -60,21 +60,21 @@ func loadConfig(getenv func(string) string, inProcess bool) (settings, error) {
 // errBadInput marks a payload that is not a schedule's.
 var errBadInput = errors.New("not a schedule payload")
 
-// expirer fires the item a schedule's payload names.
-type expirer interface {
-	Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error)
+// itemFirer fires the item a schedule's payload names.
+type itemFirer interface {
+	Fire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error)
 }
 
-// targetExpirer is the firing core on the item table, and the target
+// targetFirer is the firing core on the item table, and the target
 // function as the deliverer, so the target runs only after a successful
 // claim.
-type targetExpirer struct {
+type targetFirer struct {
 	core      *fire.Core
 	reminders fire.ReminderStore
 	target    fire.Deliverer
 }
 
-func (e targetExpirer) Expire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error) {
+func (e targetFirer) Fire(ctx context.Context, payload []byte) (contract.Payload, fire.Outcome, error) {
 	p, err := e.core.Schema().DecodePayload(payload)
 	if err != nil {
 		return contract.Payload{}, "", fmt.Errorf("%w: %w", errBadInput, err)
@@ -91,7 +91,7 @@ func (e targetExpirer) Expire(ctx context.Context, payload []byte) (contract.Pay
 
 // handler turns a schedule's input into a firing.
 type handler struct {
-	exp     expirer
+	firer   itemFirer
 	now     func() time.Time
 	log     *slog.Logger
 	metrics *metrics.Recorder
@@ -101,10 +101,10 @@ type handler struct {
 // invokes this function asynchronously: once Lambda has accepted the
 // event, the schedule's retry policy and dead-letter queue are done with
 // it. An error here makes Lambda retry (FireRetryAttempts, by default
-// twice, one then two minutes later), then send the event to the expiry
+// twice, one then two minutes later), then send the event to the firing
 // failure queue (the function's on-failure destination, alarmed), where a
-// person can redrive it; the to-do app's reconciler expires its task
-// meanwhile.
+// person can redrive it; the reconciler fires the item meanwhile, once it
+// is overdue by its grace period.
 // https://docs.aws.amazon.com/lambda/latest/dg/with-eventbridge-scheduler.html
 // https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
 // An error is returned only when a retry can help (a failed read, write,
@@ -112,7 +112,7 @@ type handler struct {
 // failure queue for a person).
 func (h *handler) Handle(ctx context.Context, payload json.RawMessage) error {
 	defer func() { _ = h.metrics.Flush() }()
-	p, outcome, err := h.exp.Expire(ctx, payload)
+	p, outcome, err := h.firer.Fire(ctx, payload)
 	switch {
 	case errors.Is(err, errBadInput):
 		h.metrics.Add(metrics.FireBadInput, 1)

@@ -22,10 +22,10 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
-// todoApp is the to-do app as the expiry function runs it: the firing
+// todoApp is the to-do app as the firing function runs it: the firing
 // core over the task table, delivering to the to-do app's target
 // (task.NotifyTarget, which the notify function runs in AWS).
-func todoApp(t *testing.T, store *memory.Store, n task.Notifier, now func() time.Time) targetExpirer {
+func todoApp(t *testing.T, store *memory.Store, n task.Notifier, now func() time.Time) targetFirer {
 	t.Helper()
 	core, err := fire.New(fire.Config{Schema: tableschema.Todo(), Store: task.Items(store), Now: now})
 	if err != nil {
@@ -35,7 +35,7 @@ func todoApp(t *testing.T, store *memory.Store, n task.Notifier, now func() time
 	if err != nil {
 		t.Fatal(err)
 	}
-	return targetExpirer{core: core, reminders: task.Items(store), target: target}
+	return targetFirer{core: core, reminders: task.Items(store), target: target}
 }
 
 // TestHandle: the to-do app, plugged in as a target.
@@ -93,7 +93,7 @@ func TestHandle(t *testing.T) {
 			}
 			outbox := &memory.Outbox{Fail: func(task.Notification) error { return tc.publishErr }}
 			now := func() time.Time { return due.Add(30 * time.Second) }
-			h := &handler{exp: todoApp(t, store, outbox, now), now: now, log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
+			h := &handler{firer: todoApp(t, store, outbox, now), now: now, log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
 				metrics: metrics.New(metrics.FunctionExpiry, &out)}
 			err := h.Handle(context.Background(), tc.payload)
 			if (err != nil) != tc.wantErr {
@@ -165,7 +165,7 @@ func TestHandleTarget(t *testing.T) {
 				return tc.targetErr
 			})
 			var out bytes.Buffer
-			h := &handler{exp: targetExpirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
+			h := &handler{firer: targetFirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
 				metrics: metrics.New(metrics.FunctionExpiry, &out)}
 			err = h.Handle(context.Background(), tc.payload)
 			if (err != nil) != tc.wantErr {

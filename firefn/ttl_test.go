@@ -149,7 +149,7 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 	var calls []contract.Payload
 	target := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { calls = append(calls, p); return nil })
 	var out bytes.Buffer
-	h := &handler{exp: targetExpirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
+	h := &handler{firer: targetFirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
 		metrics: metrics.New(metrics.FunctionExpiry, &out)}
 	// Both records, as if the mapping had no filter: the function's own
 	// check drops the user's delete too. The TTL record twice: a retried
@@ -199,7 +199,7 @@ func TestTTLDispatchFailureIsABatchItemFailure(t *testing.T) {
 	var calls int
 	target := fire.DeliverFunc(func(context.Context, contract.Payload) error { calls++; return errors.New("target down") })
 	var out bytes.Buffer
-	h := &handler{exp: targetExpirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
+	h := &handler{firer: targetFirer{core: core, target: target}, now: now, log: slog.New(slog.DiscardHandler),
 		metrics: metrics.New(metrics.FunctionExpiry, &out)}
 	resp, err := h.Invoke(context.Background(), json.RawMessage(`{"Records":[`+strings.Join(recs, ",")+`]}`))
 	if err != nil {

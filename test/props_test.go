@@ -68,7 +68,7 @@ func TestGoFunctionPropsValidation(t *testing.T) {
 		}
 	}
 	runPropCases(t, []propCase{
-		{"no entry", fn(func(p *gofn.FunctionProps) { p.Entry = "" }), []string{"Entry is required", "lambdas/expiry"}},
+		{"no entry", fn(func(p *gofn.FunctionProps) { p.Entry = "" }), []string{"Entry is required", "lambdas/fire"}},
 		{"entry not a folder", fn(func(p *gofn.FunctionProps) { p.Entry = "lambdas/nope" }), []string{`Entry "lambdas/nope" is not a package folder of module`, "relative to that root"}},
 		{"memory below Lambda's minimum", fn(func(p *gofn.FunctionProps) { p.MemoryMiB = 64 }), []string{"MemoryMiB", "between 128 and 10240", "(given 64)", "set it in range"}},
 		{"memory not whole", fn(func(p *gofn.FunctionProps) { p.MemoryMiB = 200.5 }), []string{"MemoryMiB", "(given 200.5)"}},

@@ -1,4 +1,4 @@
-// Package todo composes the constructs into the flagship app: a to-do list
+// Package todoapp composes the constructs into the flagship app: a to-do list
 // whose tasks expire at their deadline, one stack per environment.
 package todoapp
 

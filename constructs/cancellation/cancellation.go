@@ -11,7 +11,7 @@
 // bisects, the queue deduplicates replays by item and stream event, and
 // the worker treats a missing schedule as done and creates with the
 // contract's ClientToken. Whatever this pipeline misses fires harmlessly
-// (the expiry's conditional claim).
+// (the firing's conditional claim).
 package cancellation
 
 import (

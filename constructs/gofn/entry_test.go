@@ -52,8 +52,8 @@ func TestResolveEntry(t *testing.T) {
 		{"caller in package main", "target", "", "main.main", consumer, consumer, "target"},
 		{"ModuleRoot wins over the working directory", "fn", filepath.Join(consumer, "nested"), adopter, consumer, filepath.Join(consumer, "nested"), "fn"},
 		{"quoted module path", "example.com/nested/fn", filepath.Join(consumer, "nested"), adopter, consumer, filepath.Join(consumer, "nested"), "fn"},
-		{"the library's constructs build from the library", "lambdas/expiry", "", construct, consumer, lib, "lambdas/expiry"},
-		{"the library's closures too", "lambdas/expiry", "", ModulePath + "/constructs/campaigns.NewCampaigns.func1", consumer, lib, "lambdas/expiry"},
+		{"the library's constructs build from the library", "lambdas/fire", "", construct, consumer, lib, "lambdas/fire"},
+		{"the library's closures too", "lambdas/fire", "", ModulePath + "/constructs/campaigns.NewCampaigns.func1", consumer, lib, "lambdas/fire"},
 		{"the library's tests and examples too", "examples/barbershop/worker", "", ModulePath + "/test.TestX", consumer, lib, "examples/barbershop/worker"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,8 +81,8 @@ func TestResolveEntryErrors(t *testing.T) {
 		name, entry, moduleRoot, wd string
 		want                        []string
 	}{
-		{"a library folder named from an adopter's module", "lambdas/expiry", "", consumer,
-			[]string{`Entry "lambdas/expiry" is not a package folder of module example.com/jobs (root ` + consumer + `)`, "give the folder of a main package relative to that root, or its import path (example.com/jobs/<folder>)", "set ModuleRoot"}},
+		{"a library folder named from an adopter's module", "lambdas/fire", "", consumer,
+			[]string{`Entry "lambdas/fire" is not a package folder of module example.com/jobs (root ` + consumer + `)`, "give the folder of a main package relative to that root, or its import path (example.com/jobs/<folder>)", "set ModuleRoot"}},
 		{"a file, not a folder", "notapackage.txt", "", consumer,
 			[]string{`Entry "notapackage.txt" is not a package folder of module example.com/jobs`}},
 		{"an import path of another module", "example.com/other/target", "", consumer,

@@ -33,7 +33,7 @@ import (
 // FunctionProps configures a Go function.
 type FunctionProps struct {
 	// Entry is the main package to build: its folder relative to the
-	// module root ("lambdas/expiry", "target"), or its import path in that
+	// module root ("lambdas/fire", "target"), or its import path in that
 	// module ("example.com/jobs/target"). Required.
 	Entry string
 	// ModuleRoot is the folder of the go.mod of the module that holds
@@ -120,7 +120,7 @@ type Function struct {
 // message saying how to fix a bad prop, as CDK constructs do.
 func NewFunction(scope constructs.Construct, id *string, props *FunctionProps) *Function {
 	if props == nil || props.Entry == "" {
-		panic(fmt.Sprintf("gofn %s: Entry is required: set it to a package path such as \"lambdas/expiry\"", *id))
+		panic(fmt.Sprintf("gofn %s: Entry is required: set it to a package path such as \"lambdas/fire\"", *id))
 	}
 	wd, _ := os.Getwd()
 	root, entry, err := resolveEntry(props.Entry, props.ModuleRoot, callerOutside(), wd)

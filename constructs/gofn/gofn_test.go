@@ -50,7 +50,7 @@ func TestTryBundle(t *testing.T) {
 }
 
 func TestModuleRootHoldsTheLambdas(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(ModuleRoot(), "lambdas", "expiry", "main.go")); err != nil {
+	if _, err := os.Stat(filepath.Join(ModuleRoot(), "lambdas", "fire", "main.go")); err != nil {
 		t.Fatalf("ModuleRoot() = %s: %v", ModuleRoot(), err)
 	}
 }

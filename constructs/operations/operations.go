@@ -94,7 +94,7 @@ type LifecycleMetrics struct {
 	// taskapi.TaskApi.MetricTasksCreated).
 	// Default: none (the core creates no items; the line is left out).
 	TasksCreated awscloudwatch.Metric
-	// TasksExpired by the expiry function.
+	// TasksExpired: the items the firing function fired.
 	TasksExpired awscloudwatch.Metric
 	// Cancelled and Rescheduled schedules (the cancel worker).
 	Cancelled   awscloudwatch.Metric

@@ -1,7 +1,7 @@
 // Package reconciler is the recurring repair job of a schedule-on-write
-// table: every interval (Every) it gives each Pending task a correct schedule,
-// deletes the schedules of tasks that are gone or finished, and expires
-// (and notifies) Pending tasks long past their deadline. See
+// table: every interval (Every) it gives each armed item a correct schedule,
+// deletes the schedules of items that are gone or no longer armed, and
+// fires (and delivers) armed items long past their due time. See
 // internal/core/reconcile for what a run does, and lambdas/reconciler for the
 // function.
 package reconciler
@@ -58,7 +58,7 @@ type Timer interface {
 // docs/decisions/armed-index.md.
 type ArmedIndex = armedindex.Spec
 
-// FiringCore fires an item the way the expiry function does: the claim,
+// FiringCore fires an item the way the firing function does: the claim,
 // then the Target (scheduleonwrite.ScheduleOnWrite implements it).
 type FiringCore interface {
 	// FiringEnvironment names the Target and the delivery lease.
@@ -77,7 +77,7 @@ type ReconcilerProps struct {
 	Timer Timer
 	// Core is the table's ScheduleOnWrite: the reconciler fires overdue
 	// items through it, with the same claim, Target and delivery lease as
-	// the expiry function. Required.
+	// the firing function. Required.
 	Core FiringCore
 	// Schema of the items, handed to the function in contract.EnvVar.
 	// Default: the Core's schema (scheduleonwrite.ScheduleOnWrite.Schema).

@@ -16,24 +16,24 @@ import (
 // default; the timers' defaults are by their props.
 const DefaultFireTimeoutSec = 10
 
-// EnvTargetFunction is the environment variable through which the expiry
+// EnvTargetFunction is the environment variable through which the firing
 // function learns the adopter's target (ScheduleOnWriteProps.Target).
 const EnvTargetFunction = envvars.TargetFunctionArn
 
-// EnvFireLease (envvars.FireLeaseSeconds) is the expiry function's delivery
+// EnvFireLease (envvars.FireLeaseSeconds) is the firing function's delivery
 // lease in seconds: the function's timeout plus FireLeaseMarginSec, at
 // least 60, so a retried firing never takes over from an attempt whose
 // target may still be running.
 const EnvFireLease = envvars.FireLeaseSeconds
 
-// FireLeaseMarginSec is what the lease adds to the expiry timeout, and
+// FireLeaseMarginSec is what the lease adds to the firing function's timeout, and
 // MinFireLeaseSec its floor (fire.DefaultLease).
 const (
 	FireLeaseMarginSec = 30
 	MinFireLeaseSec    = 60
 )
 
-// fireLeaseSec is the delivery lease of an expiry function whose timeout
+// fireLeaseSec is the delivery lease of a firing function whose timeout
 // is expirySec.
 func fireLeaseSec(expirySec float64) float64 {
 	return math.Max(MinFireLeaseSec, expirySec+FireLeaseMarginSec)

@@ -1,6 +1,6 @@
 // Package scheduleonwrite is the core of the pattern: a DynamoDB table
 // whose items each own one timer, the function the timer invokes to fire
-// an item at its due time (Fire, lambdas/expiry), and the Timer that
+// an item at its due time (Fire, lambdas/fire), and the Timer that
 // fires them (NewSchedulerTimer: one EventBridge Scheduler schedule per
 // item, the default; NewStepFunctionsTimer; NewTTLTimer). At the due time
 // the firing function claims the item with the contract's conditional
@@ -41,11 +41,11 @@ import (
 	"github.com/unschedule/unschedule/internal/core/metrics"
 )
 
-// ScheduleOnWriteProps configures the table, its timers and expiry.
+// ScheduleOnWriteProps configures the table, its timers and firing.
 type ScheduleOnWriteProps struct {
 	// Schema names the item's keys, due and state attributes and armed
 	// states (see contract.Schema); unset fields take contract.Default()'s
-	// values. It is validated at synth and handed to the expiry function
+	// values. It is validated at synth and handed to the firing function
 	// in contract.EnvVar.
 	// Default: contract.Default().
 	Schema contract.Schema
@@ -58,7 +58,7 @@ type ScheduleOnWriteProps struct {
 	// streamed, keyed by Schema (and, with NewTTLTimer, its TTL attribute).
 	ExistingTable awsdynamodb.ITable
 	// Target is your function to run at an item's due time, after the
-	// claim succeeded, so at most once per firing of the item (the expiry
+	// claim succeeded, so at most once per firing of the item (the firing
 	// function invokes it synchronously with the payload
 	// contract.Schema.EncodePayload, e.g. {"tenantId":…,"jobId":…,"runAt":…},
 	// and records the delivery only when it returned without error).
@@ -107,13 +107,13 @@ type ScheduleOnWriteProps struct {
 	// RETAIN, the default), off with DESTROY: the rule of every table a
 	// construct creates for an adopter.
 	DeletionProtection *bool
-	// Logs of the expiry function (and the timer's functions).
+	// Logs of the firing function (and the timer's functions).
 	// Default: one month, retained.
 	Logs gofn.LogOptions
-	// FireMemoryMiB is the expiry function's memory.
+	// FireMemoryMiB is the firing function's memory.
 	// Default: 128.
 	FireMemoryMiB float64
-	// FireTimeout is the expiry function's timeout (1 s..15 min); it
+	// FireTimeout is the firing function's timeout (1 s..15 min); it
 	// must cover the target's run. The delivery lease (how long an
 	// attempt holds the right to run the target) is this plus 30
 	// seconds, at least 60; synth fails when a Target of this app has a
@@ -145,11 +145,11 @@ type ScheduleOnWrite struct {
 	// stream carries NEW_AND_OLD_IMAGES.
 	Table awsdynamodb.ITable
 	// Fire is the function the timer invokes at an item's due time: it
-	// claims the item, then runs the Target (lambdas/expiry), or the
+	// claims the item, then runs the Target (lambdas/fire), or the
 	// target inside it (FireEntry). Grant an in-process target's
 	// permissions to Fire.Function.
 	Fire *gofn.Function
-	// FireBadInputAlarm fires when the expiry function got a payload it
+	// FireBadInputAlarm fires when the firing function got a payload it
 	// cannot read (its FireBadInput metric); FireErrorsAlarm when its
 	// invocations failed (FireErrors). One per error metric of the
 	// function (metrics.ErrorMetrics[metrics.FunctionExpiry]).
@@ -169,7 +169,7 @@ type ScheduleOnWrite struct {
 	armedIndex *reconciler.ArmedIndex
 }
 
-// NewScheduleOnWrite builds the table (unless ExistingTable), the expiry
+// NewScheduleOnWrite builds the table (unless ExistingTable), the firing
 // function, and binds the timer.
 func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleOnWriteProps) *ScheduleOnWrite {
 	p := withDefaults(*id, props)
@@ -188,7 +188,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		s.Table, s.armedIndex = table, AddArmedIndex(table, p.Schema)
 	}
 
-	entry, root, description := "lambdas/expiry", "", "Fires an item at its due time: conditional claim, then invoke the target"
+	entry, root, description := "lambdas/fire", "", "Fires an item at its due time: conditional claim, then invoke the target"
 	if p.FireEntry != "" {
 		entry, root, description = p.FireEntry, fireModuleRoot(*id, p), "Fires an item at its due time: conditional claim, then run the target in process"
 	}
@@ -223,7 +223,7 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	return s
 }
 
-// expiryEnvironment is the expiry function's environment: the table, the
+// expiryEnvironment is the firing function's environment: the table, the
 // schema, the delivery lease, the Target (none with FireEntry) and
 // FireEnvironment.
 func (s *ScheduleOnWrite) expiryEnvironment(p ScheduleOnWriteProps) map[string]string {
@@ -238,7 +238,7 @@ func (s *ScheduleOnWrite) expiryEnvironment(p ScheduleOnWriteProps) map[string]s
 }
 
 // FiringEnvironment is what a function that fires items the way the
-// expiry function does reads besides the table and schema: the Target
+// firing function does reads besides the table and schema: the Target
 // (TARGET_FUNCTION_ARN) and the delivery lease (FIRE_LEASE_SECONDS), so
 // that both agree on when an attempt may take over another's delivery;
 // with FireEntry, the firing function (FIRE_FUNCTION_ARN) to invoke
@@ -250,7 +250,7 @@ func (s *ScheduleOnWrite) FiringEnvironment() map[string]string {
 	return maps.Clone(s.firing)
 }
 
-// GrantFire lets fn fire items as the expiry function does: the claim
+// GrantFire lets fn fire items as the firing function does: the claim
 // (read an item and update it conditionally: GetItem and UpdateItem on
 // the table only; no put, delete, query or scan, and no index) and
 // invoking the Target only (its ARN and its versions and aliases),
@@ -415,19 +415,19 @@ func QueueNotEmptyAlarm(scope constructs.Construct, id string, q awssqs.IQueue, 
 // AddAlarmAction sends the alarm's state changes to topic (no-op for nil).
 func AddAlarmAction(a awscloudwatch.Alarm, topic awssns.ITopic) { alarms.AddActions(a, topic) }
 
-// MetricFired is the count of items the expiry function fired (the
+// MetricFired is the count of items the firing function fired (the
 // claim succeeded). Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricFired(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.ItemsFired, opts)
 }
 
-// MetricFireErrors is the count of failed expiry invocations (retried).
+// MetricFireErrors is the count of failed firing invocations (retried).
 // Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricFireErrors(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.FireErrors, opts)
 }
 
-// MetricFireBadInput is the count of expiry payloads that could not be
+// MetricFireBadInput is the count of firing payloads that could not be
 // read. Default: Sum over 5 minutes.
 func (s *ScheduleOnWrite) MetricFireBadInput(opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return alarms.Metric(s.Construct, metrics.FunctionExpiry, metrics.FireBadInput, opts)
@@ -454,7 +454,7 @@ func (s *ScheduleOnWrite) ErrorAlarms() []awscloudwatch.Alarm {
 	return []awscloudwatch.Alarm{s.FireBadInputAlarm, s.FireErrorsAlarm}
 }
 
-// Alarms are every alarm of the construct: the expiry function's error
+// Alarms are every alarm of the construct: the firing function's error
 // alarms, then the timer's (Timer.Alarms), then the reconciler's.
 func (s *ScheduleOnWrite) Alarms() []awscloudwatch.Alarm {
 	all := append(s.ErrorAlarms(), s.Timer.Alarms()...)

@@ -23,19 +23,19 @@ import (
 const (
 	DefaultScheduleRetryAttempts  = 3
 	DefaultScheduleMaxEventAgeSec = 86400
-	// The expiry function's asynchronous invocation.
+	// The firing function's asynchronous invocation.
 	DefaultFireMaxEventAgeSec = asyncinvoke.MaxMaxEventAgeSec
 	DefaultFireRetryAttempts  = asyncinvoke.MaxRetryAttempts
 )
 
 // SchedulerTimerProps configures the EventBridge Scheduler timer.
 //
-// The scheduler invokes the expiry function asynchronously: its retry
+// The scheduler invokes the firing function asynchronously: its retry
 // policy and DLQ (ScheduleRetryAttempts, ScheduleMaxEventAge, the
 // dead-letter queue) cover only the hand-over of the event to Lambda.
 // What happens when the function itself fails is the function's
 // EventInvokeConfig: FireMaxEventAge, FireRetryAttempts and the
-// expiry failure queue.
+// firing failure queue.
 type SchedulerTimerProps struct {
 	// ScheduleRetryAttempts is how often the scheduler retries a failed
 	// invocation before it sends the event to the dead-letter queue
@@ -56,16 +56,16 @@ type SchedulerTimerProps struct {
 	// ExistingDeadLetterQueue.
 	// Default: those.
 	DeadLetterQueueProps *awssqs.QueueProps
-	// FireMaxEventAge is how long Lambda keeps an expiry event it could
+	// FireMaxEventAge is how long Lambda keeps a firing event it could
 	// not run yet (throttled, or waiting to retry), 1 minute..6 hours.
 	// Default: six hours, Lambda's maximum.
 	FireMaxEventAge awscdk.Duration
-	// FireRetryAttempts is how often Lambda retries a failed expiry,
+	// FireRetryAttempts is how often Lambda retries a failed firing,
 	// 0..2; then the event goes to FireFailureQueue.
 	// Default: 2 (jsii.Number(0) turns retries off).
 	FireRetryAttempts *float64
 	// ExistingFireFailureQueue is your own standard queue for the
-	// expiry events Lambda gave up on. Not with FireFailureQueueProps.
+	// firing events Lambda gave up on. Not with FireFailureQueueProps.
 	// Default: a new queue (FireFailureQueueProps).
 	ExistingFireFailureQueue awssqs.IQueue
 	// FireFailureQueueProps override the new failure queue's props
@@ -85,13 +85,13 @@ type SchedulerTimer struct {
 	// ScheduleGroup holds every item's schedule.
 	ScheduleGroup awsscheduler.ScheduleGroup
 	// SchedulerRole is what schedules run as: it may only invoke the
-	// expiry function and send to the dead-letter queue.
+	// firing function and send to the dead-letter queue.
 	SchedulerRole awsiam.Role
 	// DeadLetterQueue receives invocations the scheduler gave up on.
 	DeadLetterQueue awssqs.IQueue
 	// DeadLetterAlarm fires when anything is in the dead-letter queue.
 	DeadLetterAlarm awscloudwatch.Alarm
-	// FireFailureQueue receives every expiry event Lambda gave up on
+	// FireFailureQueue receives every firing event Lambda gave up on
 	// (with the original payload), and is alarmed; see FireMaxEventAge.
 	FireFailureQueue awssqs.IQueue
 	// FireFailureAlarm fires when FireFailureQueue holds a record;
@@ -131,9 +131,9 @@ func (t *SchedulerTimer) Plan(plan TimerPlan) TimerNeeds {
 }
 
 // Bind implements Timer: the schedule group, its dead-letter queue and
-// alarm, the role its schedules run as, and the expiry function's
+// alarm, the role its schedules run as, and the firing function's
 // asynchronous-invocation settings with their failure queue and alarms.
-// Only this timer invokes the expiry function asynchronously; the Step
+// Only this timer invokes the firing function asynchronously; the Step
 // Functions task and the stream mapping invoke it synchronously, where an
 // EventInvokeConfig never applies.
 func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
@@ -163,7 +163,7 @@ func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBindi
 }
 
 // Environment implements TimerBinding: the timer
-// (UNSCHEDULE_TIMER=EventBridgeScheduler), the group, the expiry function,
+// (UNSCHEDULE_TIMER=EventBridgeScheduler), the group, the firing function,
 // the role, the dead-letter queue and the retry policy every schedule
 // gets (internal/core/adapters/awsscheduler reads them).
 func (t *SchedulerTimer) Environment() map[string]string {
@@ -229,7 +229,7 @@ func (t *SchedulerTimer) grantSchedules(method string, grantee awsiam.IGrantable
 }
 
 // Alarms implements TimerBinding: the dead-letter queue's, and the three
-// of the expiry function's asynchronous invocation.
+// of the firing function's asynchronous invocation.
 func (t *SchedulerTimer) Alarms() []awscloudwatch.Alarm {
 	t.bound("Alarms")
 	return []awscloudwatch.Alarm{t.DeadLetterAlarm, t.FireFailureAlarm, t.FireDroppedAlarm, t.FireDestinationFailureAlarm}

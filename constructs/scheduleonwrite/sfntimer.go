@@ -18,7 +18,7 @@ import (
 )
 
 // DefaultStateMachineRetries is how often the state machine retries a
-// failed invocation of the expiry function (backoff from 1 minute, rate
+// failed invocation of the firing function (backoff from 1 minute, rate
 // 2: the last one about an hour after the due time). No prop changes it.
 const DefaultStateMachineRetries = 6
 
@@ -29,7 +29,7 @@ type StepFunctionsTimerProps struct{}
 
 // StepFunctionsTimer fires each item with one Standard state machine
 // execution per item and due time: Wait (TimestampPath $.at), then invoke
-// the expiry function with $.payload, to the second. Due times more than
+// the firing function with $.payload, to the second. Due times more than
 // 364 days away are rejected by the worker (an execution lasts at most
 // one year). Its fields are set when NewScheduleOnWrite binds it.
 type StepFunctionsTimer struct {
@@ -53,9 +53,9 @@ func (t *StepFunctionsTimer) Plan(plan TimerPlan) TimerNeeds {
 }
 
 // Bind implements Timer: the state machine, Wait until $.at, then invoke
-// the expiry function with $.payload (synchronously, retried with
+// the firing function with $.payload (synchronously, retried with
 // backoff; a failed execution is alarmed). Its role may invoke only the
-// expiry function.
+// firing function.
 func (t *StepFunctionsTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	t.bind(c, core)
 	wait := awsstepfunctions.NewWait(c, jsii.String(timerspec.WaitState), &awsstepfunctions.WaitProps{

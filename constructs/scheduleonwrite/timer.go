@@ -19,14 +19,14 @@ import (
 // EventBridge Scheduler schedule per item, the default),
 // NewStepFunctionsTimer (one waiting execution per item) or NewTTLTimer
 // (one expiring marker per item). Every timer uses the same item
-// contract, the same conditional claim (the expiry function's firing
+// contract, the same conditional claim (the firing function's
 // core) and hands the Target the same payload: switching the timer
 // changes none of the adopter's code. See the README's "Choosing a
 // timer".
 //
 // NewScheduleOnWrite drives a timer in two steps, like aws-cdk's
 // scheduler targets bind to their schedule: Plan, before it builds
-// anything, then Bind, once its table and expiry function exist. A
+// anything, then Bind, once its table and firing function exist. A
 // construct with its own table and firing function (constructs/campaigns)
 // drives it the same way, with TimerNeeds.ApplyTo on its new table. A
 // timer serves one construct: binding it twice panics.
@@ -51,7 +51,7 @@ type TimerPlan struct {
 	ExistingTable awsdynamodb.ITable
 }
 
-// TimerNeeds is what a timer asks of the table and the expiry function
+// TimerNeeds is what a timer asks of the table and the firing function
 // the core builds.
 type TimerNeeds struct {
 	// TableTTLAttribute becomes a new table's TimeToLiveAttribute.
@@ -62,7 +62,7 @@ type TimerNeeds struct {
 	// must carry it.
 	// Default: "" (the timer reads no stream).
 	TableStream awsdynamodb.StreamViewType
-	// FireReservedConcurrency is the expiry function's reserved
+	// FireReservedConcurrency is the firing function's reserved
 	// concurrency.
 	// Default: nil (none).
 	FireReservedConcurrency *float64
@@ -71,7 +71,7 @@ type TimerNeeds struct {
 // ApplyTo sets on the props of a table to be created what the timer asks
 // of it: its TTL attribute, and a stream that carries TableStream as
 // well as the view tp already has. A construct that drives a timer
-// outside NewScheduleOnWrite (its own table and expiry function) calls
+// outside NewScheduleOnWrite (its own table and firing function) calls
 // Plan, ApplyTo on its new table, then Bind.
 func (n TimerNeeds) ApplyTo(tp *awsdynamodb.TableProps) {
 	if n.TableTTLAttribute != "" {

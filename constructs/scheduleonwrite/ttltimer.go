@@ -72,7 +72,7 @@ type TTLTimerProps struct {
 	// Each check is a Scan: it reads the whole table.
 	// Default: 6 hours.
 	TTLOverdueCheckEvery awscdk.Duration
-	// TTLBatchSize is how many stream records the expiry function gets
+	// TTLBatchSize is how many stream records the firing function gets
 	// at once, 1..10000.
 	// Default: 10.
 	TTLBatchSize *float64
@@ -80,8 +80,8 @@ type TTLTimerProps struct {
 	// once, 1..10.
 	// Default: 1.
 	TTLParallelizationFactor *float64
-	// TTLMaxConcurrency bounds the concurrent expiry invocations,
-	// 1..1000, as the expiry function's reserved concurrency (a stream
+	// TTLMaxConcurrency bounds the concurrent firing invocations,
+	// 1..1000, as the firing function's reserved concurrency (a stream
 	// mapping has no MaximumConcurrency; that is SQS only:
 	// https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-lambda-eventsourcemapping-scalingconfig.html).
 	// The mapping is then the function's only caller.
@@ -91,14 +91,14 @@ type TTLTimerProps struct {
 
 // TTLTimer fires each item with one marker item whose TTL attribute is
 // the due time; the table's stream, filtered to TTL deletions, invokes
-// the expiry function. Free, but late: DynamoDB deletes expired items
+// the firing function. Free, but late: DynamoDB deletes expired items
 // typically within two days, so MaxLateness must allow 48 hours. Its
 // fields are set when NewScheduleOnWrite binds it.
 type TTLTimer struct {
 	binding
 	props TTLTimerProps
 	// TTLMapping maps the table's stream, filtered to TTL deletions of
-	// markers, to the expiry function. TTLFailureQueue gets the records it
+	// markers, to the firing function. TTLFailureQueue gets the records it
 	// gave up on (alarmed by TTLFailureAlarm); TTLDispatchFailedAlarm
 	// watches the firings that failed.
 	TTLMapping                              awslambda.EventSourceMapping
@@ -128,7 +128,7 @@ func NewTTLTimer(props *TTLTimerProps) *TTLTimer {
 
 // Plan implements Timer: it checks the props and the ExistingTable's TTL,
 // and asks for TTL and a stream of old images on a new table and, with
-// TTLMaxConcurrency, the expiry function's reserved concurrency.
+// TTLMaxConcurrency, the firing function's reserved concurrency.
 func (t *TTLTimer) Plan(plan TimerPlan) TimerNeeds {
 	t.plan(plan.ID)
 	id, p := plan.ID, &t.props
@@ -195,7 +195,7 @@ func checkTableTTL(id string, table awsdynamodb.ITable, attr string) {
 }
 
 // Bind implements Timer: it maps the table's stream, filtered to TTL
-// deletions of markers, to the expiry function, and adds the TTL watch.
+// deletions of markers, to the firing function, and adds the TTL watch.
 func (t *TTLTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	t.bind(c, core)
 	p := t.props

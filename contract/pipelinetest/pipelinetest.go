@@ -5,7 +5,7 @@
 //
 //	items -> change feed (the table's stream) -> stream processor ->
 //	FIFO queue -> cancellation worker -> timer (EventBridge Scheduler,
-//	Step Functions or TTL) -> expiry firing (the conditional claim) ->
+//	Step Functions or TTL) -> firing (the conditional claim) ->
 //	the target
 //
 // Every stage is the library's own code (the same as the deployed
@@ -64,7 +64,7 @@ var Timers = []Timer{Scheduler, StepFunctions, TTL}
 type Target func(ctx context.Context, p contract.Payload) error
 
 // LambdaTarget adapts your target function's Lambda handler to a Target:
-// it hands h the payload as the expiry function invokes a target
+// it hands h the payload as the firing function invokes a target
 // function, the JSON of contract.Schema.EncodePayload, such as
 // {"tenantId":"acme","jobId":"j1","runAt":"2030-01-01T01:00:00Z"}, decoded
 // into h's input as the Lambda runtime does (lambda.NewHandler). h has any
@@ -294,7 +294,7 @@ func (p *Pipeline) Reconcile() {
 // Advance moves the clock forward by d, stopping at every instant on the
 // way where something comes due, and runs what does: timers fire, the
 // target runs, a failed firing is retried a minute after each failure,
-// twice (Lambda retries the expiry function twice), then given up
+// twice (Lambda retries the firing function twice), then given up
 // (Failed).
 func (p *Pipeline) Advance(d time.Duration) {
 	p.t.Helper()
@@ -368,7 +368,7 @@ func (p *Pipeline) Delivered() []contract.Payload {
 }
 
 // Failed returns the payloads whose firing failed on every attempt: in
-// AWS, the events in the expiry function's failure queue.
+// AWS, the events in the firing function's failure queue.
 func (p *Pipeline) Failed() []contract.Payload {
 	var out []contract.Payload
 	for _, inv := range p.p.DeadInvocations() {

@@ -143,7 +143,7 @@ func TestTheTargetRunsOnceAtTheTimersTime(t *testing.T) {
 	}
 }
 
-// LambdaTarget hands a Lambda handler the payload as the expiry function
+// LambdaTarget hands a Lambda handler the payload as the firing function
 // invokes a target: the JSON of the item's key and due time, in the
 // schema's names.
 func TestLambdaTargetGetsTheContractsJSON(t *testing.T) {

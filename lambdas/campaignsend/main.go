@@ -6,15 +6,13 @@
 // for an overdue task (as schedules armed before campaigns ran on the
 // core's timers still do). It composes the firing core
 // (fire.Core on campaign.TaskSchema: claim, lease, delivery mark) with
-// the send target, as lambdas/expiry composes it with the to-do app's
+// the send target, as lambdas/fire composes it with the to-do app's
 // notify target. See send.Worker for the rules.
 //
-// Every send honours the construct's suppression list and carries a signed
-// one-click unsubscribe link (send.Deliverability).
-//
 // Every send first checks that the campaign's owner is still a sender
-// (cognitosenders: enabled, in the sender group, address proven),
-// cached for campaign.SenderCacheTTL.
+// (cognitosenders, cached for campaign.SenderCacheTTL), honours the
+// suppression list and carries a signed one-click unsubscribe link
+// (send.Deliverability).
 //
 // Environment: CAMPAIGN_TABLE, SENDER_ADDRESS, SES_CONFIGURATION_SET
 // (optional), UNSUBSCRIBE_URL, UNSUBSCRIBE_SECRET_ARN, SUPPRESSION_LIST, USER_POOL_ID,

@@ -37,13 +37,13 @@ type config struct {
 	Index    armedindex.Spec
 	HasIndex bool
 	// Target is TARGET_FUNCTION_ARN: the adopter's target, which an
-	// overdue item's firing runs exactly as the expiry function does.
+	// overdue item's firing runs exactly as the firing function does.
 	Target string
 	// FireFunction is FIRE_FUNCTION_ARN, instead of Target when the
 	// target runs inside the firing function: an overdue item is fired
 	// by invoking that function with its payload.
 	FireFunction string
-	// Lease is FIRE_LEASE_SECONDS, the expiry function's: how long an
+	// Lease is FIRE_LEASE_SECONDS, the firing function's: how long an
 	// attempt holds the right to run the target (default
 	// fire.DefaultLease). The same value on both functions keeps the
 	// reconciler from taking over a delivery that is still running.
@@ -65,8 +65,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Table:  e.Require(envvars.Table),
 		Schema: e.Schema(),
 		Timer:  t,
-		// The target the expiry function runs: an expiry by the
-		// reconciler notifies exactly as one by a schedule.
+		// The target the firing function runs: a firing by the
+		// reconciler delivers exactly as one by a schedule.
 		Target:       e.Optional(envvars.TargetFunctionArn, ""),
 		FireFunction: e.Optional(envvars.FireFunctionArn, ""),
 		Lease:        time.Duration(e.Int(envvars.FireLeaseSeconds, int(fire.DefaultLease/time.Second), 1, 3600)) * time.Second,

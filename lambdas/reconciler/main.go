@@ -2,7 +2,7 @@
 // schema and every timer: it gives every armed item a correct schedule
 // (execution, marker), deletes what the timer holds for items that are
 // gone, finished or moved, and fires armed items long past their due
-// time exactly as the expiry function does: the firing core on the item
+// time exactly as the firing function does: the firing core on the item
 // table, then the adopter's target (TARGET_FUNCTION_ARN); or, when the
 // target runs inside the firing function, by invoking that function
 // (FIRE_FUNCTION_ARN). See reconcile.Reconciler.
@@ -13,7 +13,7 @@
 // and SCHEDULE_GROUP…, STATE_MACHINE_ARN, or TTL_ATTRIBUTE), and optionally
 // RECONCILE_ARMED_INDEX (the armed index, armedindex.Spec; unset, a Scan of
 // the table), FIRE_LEASE_SECONDS (as
-// the expiry function), GRACE_SEC, RATE_PER_SEC, BUDGET_SEC.
+// the firing function), GRACE_SEC, RATE_PER_SEC, BUDGET_SEC.
 package main
 
 import (

@@ -3,7 +3,7 @@
 // how many expired more than MaxLateness ago and still exist, and the age
 // of the oldest, each measured from the marker's own expiry time. A
 // marker that DynamoDB never deletes (TTL not enabled on its attribute)
-// makes no stream record, so the expiry function cannot see it.
+// makes no stream record, so the firing function cannot see it.
 //
 // Environment: TABLE_NAME; TTL_ATTRIBUTE; UNSCHEDULE_ITEM_SCHEMA
 // (contract.EnvVar, optional); MAX_LATENESS_SECONDS.

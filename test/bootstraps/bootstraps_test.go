@@ -60,11 +60,11 @@ var functions = []function{
 	{"cancelworker", fixture("lambdas/cancelworker/testdata/batch.json"), "scheduler"},
 	// The core's payload of a fired deferred-jobs item: its job is queued.
 	{"deferreddispatch", `{"dueAt":"2027-03-01T03:00:00Z","tenantId":"shop-1","window":"2027-03-01T03:00:00Z"}`, "sqs"},
-	{"expiry", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
+	{"fire", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
 		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"}, // due: its claim writes the item
 	// The core's payload of a future event: its read of the event is the call.
 	{"futureevent", `{"name":"renewal-ann-2030","at":"2030-01-01T00:00:00Z"}`, "dynamodb"},
-	// The expiry function's payload for a task that is not there: its
+	// The firing function's payload for a task that is not there: its
 	// consistent read of the task is the call.
 	{"notify", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},
 		Due: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}), "dynamodb"},

@@ -348,7 +348,7 @@ func TestConsumerModuleSynthesizes(t *testing.T) {
 	t.Run("gofn builds the target from the consumer's own package, the library's functions from the library", func(t *testing.T) {
 		for fn, want := range map[string]string{
 			target:    consumerMod + "/target",
-			expiry:    modulePath + "/lambdas/expiry",
+			expiry:    modulePath + "/lambdas/fire",
 			processor: modulePath + "/lambdas/streamprocessor",
 			worker:    modulePath + "/lambdas/cancelworker",
 		} {

@@ -488,7 +488,7 @@ func TestCheckName(t *testing.T) {
 	r := &repo{
 		paths: map[string]bool{"docs": true, "docs/timers.md": true, "test": true, "test/timer_test.go": true,
 			"contract": true, "contract/schema.go": true, "internal": true, "internal/todo": true, "internal/todo/tableschema": true,
-			"lambdas": true, "lambdas/expiry": true, "lambdas/expiry/main.go": true},
+			"lambdas": true, "lambdas/fire": true, "lambdas/fire/main.go": true},
 		bases:   map[string]bool{"timer_test.go": true, "schema.go": true, "main.go": true, "timers.md": true},
 		ignored: func(p string) bool { return p == "cdk.out" || p == "web/dist" || p == "web" },
 		pkgs:    map[string]bool{"contract": true, "scheduleonwrite": true, "tableschema": true, "awssqs": true},

@@ -1,4 +1,4 @@
-// Package stack is the barbershop example app: weekly
+// Package barbershopstack is the barbershop example app: weekly
 // analytics per barbershop over 7, 30, 60 and 90 days, computed only for
 // shops that had activity. Run it with
 //

@@ -1,4 +1,4 @@
-// Package stack is the renewal-reminder example app: when a
+// Package renewalstack is the renewal-reminder example app: when a
 // customer subscribes, remind them one week before they are charged.
 // Run it with
 //

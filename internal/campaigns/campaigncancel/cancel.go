@@ -1,4 +1,4 @@
-// Package cancel cancels a campaign: it marks the campaign Cancelled (so
+// Package campaigncancel cancels a campaign: it marks the campaign Cancelled (so
 // provisioning stops and the send worker cancels any task it is fired
 // for), then moves each Pending task to Cancelled with a conditional
 // write and deletes its schedule from the core's timer (any of them,

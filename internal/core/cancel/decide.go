@@ -12,53 +12,12 @@ import (
 // the schema's ArmedStates and it has a due time (contract.Schema.Armed).
 // It compares the transition (old image against new), never the new state
 // alone, so an edit that leaves an item armed at the same due time, or a
-// replay of a record already handled, does not look like a change.
-//
-//	INSERT armed, not InlineAttr "true"      schedule: a writer that is not ours
-//	INSERT armed, InlineAttr "true"          nothing (the writer, our API, made it)
-//	INSERT not armed                         nothing
-//	MODIFY not armed -> armed                schedule
-//	MODIFY armed -> FiredState, by the claim nothing (the schedule fired and deleted itself;
-//	                                         the library's claim: a new claim mark for
-//	                                         the due time, contract.Schema.IsClaim)
-//	MODIFY armed -> FiredState, by a writer  cancel (no claim mark: the writer completed
-//	                                         the item with the fired state, and no
-//	                                         firing will run its target)
-//	MODIFY armed -> not armed                cancel (completed, cancelled, due time removed)
-//	MODIFY armed -> armed, due time moved    reschedule to the new due time
-//	MODIFY armed -> armed, reminder moved    reschedule (the schema has reminders:
-//	                                         RemindAttr changed)
-//	MODIFY armed -> armed, same times        nothing (other attributes)
-//	MODIFY not armed -> not armed            nothing
-//	REMOVE of an armed item                  cancel
-//	REMOVE of an item not armed              nothing (cancelled or fired already)
-//
-// Records with a missing image (a damaged or filtered record; the key is
-// always known) are decided by what is safe, given that the expiry's
-// conditional claim is the real guarantee and the reconciler repairs
-// drift:
-//
-//	REMOVE, no old image                     cancel by key: the item is gone, whatever
-//	                                         it was, and a cancel of nothing succeeds
-//	MODIFY, no old image, new not armed      cancel: a completed item must not keep a
-//	                                         schedule; for a fired one it finds none
-//	MODIFY, no old image, new armed          reschedule to the new image's due time: it
-//	                                         may be a due time change, and moving a
-//	                                         schedule to where it already is changes
-//	                                         nothing (or creates it when there is none)
-//	MODIFY, no new image                     nothing: the item may still be armed, and
-//	                                         deleting its schedule could delay its
-//	                                         firing; a schedule left behind fires,
-//	                                         finds the item not armed and does
-//	                                         nothing
-//	anything else                            nothing
-//
-// Every message that schedules (schedule, reschedule) carries the new
-// image's reminder time, and the worker gives the item's reminder schedule
-// the same treatment as its due-time schedule; a cancel deletes both.
-//
-// Items that carry no state (the to-do app's settings and checkpoint
-// items) are never armed, so they are always "nothing".
+// replay of a record already handled, does not look like a change. A
+// record with a missing image is decided by what is safe: the firing's
+// conditional claim is the real guarantee, and the reconciler repairs
+// drift. A message that schedules carries the new image's reminder time;
+// a cancel deletes the reminder too. Each transition and its action:
+// docs/pipeline.md.
 func Decide(s contract.Schema, c changefeed.Change) (Message, bool) {
 	armed := func(it *contract.Item) bool { return it != nil && s.Armed(*it) }
 	cancel := withOld(Message{Action: ActionCancel, Partition: c.Key.Partition, Sort: c.Key.Sort, EventID: c.EventID,

@@ -57,7 +57,7 @@ func TestDecide(t *testing.T) {
 	}
 	done := with(func(t *task.Task) { t.Status = task.StatusDone })
 	expired := with(func(t *task.Task) { t.Status = task.StatusExpired })
-	// claimed is the expiry claim's write: Expired, with a claim mark at
+	// claimed is what the firing's claim writes: Expired, with a claim mark at
 	// (or after) the deadline.
 	claimed := with(func(t *task.Task) { t.Status, t.ExpiredAt, t.NotifyClaimAt = task.StatusExpired, due, due })
 	inline := with(func(t *task.Task) { t.ScheduleInline = true })

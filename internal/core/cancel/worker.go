@@ -85,22 +85,16 @@ func (w *Worker) SetClock(now func() time.Time) { w.now = now }
 // Handle applies one message.
 //
 //   - cancel: delete the schedule; "not found" is success (it fired, was
-//     cancelled before, or never existed), so a message that can never
-//     succeed is never retried.
+//     cancelled before, or never existed), so it is never retried.
 //   - schedule: create the schedule with the contract's ClientToken (a
-//     retried create is a success); when a schedule of that name exists
-//     (made by another path for an older due time), move it.
-//   - reschedule: move the schedule to the new due time. When it is gone
-//     (the old one fired and deleted itself), create it with the same
-//     contract as every create, and a schedule of that name that already
-//     exists is success.
+//     retried create is a success); move one of that name that exists.
+//   - reschedule: move the schedule to the new due time, or create it
+//     when it is gone (the old one fired and deleted itself).
 //
 // With a schema that has reminders, each action also applies to the
-// item's reminder schedule (contract.Schema.ReminderName): cancel deletes
-// it ("not found" is success); schedule and reschedule make it or move
-// it to the message's reminder time when that is ahead of now, delete it
-// when the message has no reminder, and leave it as it is when the
-// reminder time has passed (it may be firing right now).
+// item's reminder schedule (contract.Schema.ReminderName), as the cancel
+// worker's row of docs/pipeline.md says; a reminder time that has passed
+// is left as it is (it may be firing right now).
 //
 // A returned error fails only this message, which is delivered again;
 // errors.Is(err, ErrMalformed) never passes, and the queue's redrive

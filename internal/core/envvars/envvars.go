@@ -39,9 +39,9 @@ const (
 	ScheduleMaxEventAge = "SCHEDULE_MAX_EVENT_AGE"
 	// QueueURL is the cancellation FIFO queue the stream processor sends to (cancellation).
 	QueueURL = "QUEUE_URL"
-	// TargetFunctionArn is the adopter's target the expiry function invokes instead of notifying (scheduleonwrite).
+	// TargetFunctionArn is the adopter's target the firing function invokes instead of notifying (scheduleonwrite).
 	TargetFunctionArn = "TARGET_FUNCTION_ARN"
-	// FireLeaseSeconds is how long an expiry attempt holds the right to run the target (scheduleonwrite).
+	// FireLeaseSeconds is how long a firing attempt holds the right to run the target (scheduleonwrite).
 	FireLeaseSeconds = "FIRE_LEASE_SECONDS"
 	// FireFunctionArn is the firing function the reconciler invokes to fire an overdue item when the target runs inside it (scheduleonwrite FireEntry).
 	FireFunctionArn = "FIRE_FUNCTION_ARN"

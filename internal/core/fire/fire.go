@@ -1,7 +1,7 @@
 // Package fire is what happens at an item's due time, for any
 // contract.Schema: claim the item, deliver its payload to the target,
 // record the delivery. It is the one implementation of the contract's
-// claim rules: the expiry function runs it with any table's target, the
+// claim rules: the firing function runs it with any table's target, the
 // to-do app's notify function included (task.Firer is the to-do app's
 // composition). Plain Go: the store and the target are ports.
 package fire
@@ -31,14 +31,9 @@ var ErrInProgress = errors.New("delivery in progress elsewhere")
 // ErrTooEarly: the firing came before the payload's due (or reminder)
 // time. Nothing ran and nothing changed: retry it. It is an error, not a
 // skip, because the one-off schedule that brought it deletes itself after
-// this invocation (ActionAfterCompletion DELETE), so a firing answered
-// with success would be the item's last and the item would never fire.
-// EventBridge Scheduler invokes "with 60 second precision" (a schedule at
-// 1:00 runs between 1:00:00 and 1:00:59), which is why the Scheduler
-// adapter places schedules on the whole minute at or after the due time;
-// this error is the defence for a firing that still comes early. Lambda
-// retries an asynchronous invocation that failed after about one minute,
-// then two, which brings it back after the due time.
+// this invocation, so a success would be the item's last firing; Lambda's
+// retry brings it back after the due time.
+// See docs/decisions/scheduler-whole-minute.md.
 // https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
 // https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
 var ErrTooEarly = errors.New("fired before its due time")
@@ -99,7 +94,7 @@ const (
 
 // DefaultLease is how long an attempt holds the right to run the target
 // before a retry may take it over. Keep it longer than any one attempt
-// (the expiry function's timeout is 10 s by default).
+// (the firing function's timeout is 10 s by default).
 const DefaultLease = 60 * time.Second
 
 // Core fires items of one schema.
@@ -151,26 +146,19 @@ func (c *Core) Schema() contract.Schema { return c.schema }
 // decides, and only an item that this claim fired, or that an earlier
 // attempt fired without recording its delivery, reaches the target.
 //
-// Delivery is guarded by the claim (ClaimAtAttr). The claim takes it. A
-// later attempt that finds the item fired for this due time and not
-// delivered must take it over (TakeOver), which succeeds only once the
-// claim is older than the lease; while it is younger, another attempt may
-// be delivering right now, and Fire returns an error wrapping
-// ErrInProgress so that the caller retries later (it never skips: the
-// holder may have crashed, and then the retry is the only one left). So
-// two concurrent firings of one item do not both deliver.
+// The claim (ClaimAtAttr) guards delivery. A later attempt that finds the
+// item fired for this due time and not delivered takes it over (TakeOver)
+// only once the claim is older than the lease; while it is younger, Fire
+// returns an error wrapping ErrInProgress, so two concurrent firings do
+// not both deliver, and a retry (never a skip) covers a holder that crashed.
 //
-// A firing before the payload's due time runs nothing and returns an
-// error wrapping ErrTooEarly: retry it (see ErrTooEarly).
-//
-// An error means "retry me": the delivery failed, the claim is held
-// elsewhere, the firing came early, or the store failed. The retry finds the item fired and
-// undelivered, takes the claim once it lapsed, and delivers.
+// Any error means "retry me": the delivery failed, the claim is held
+// elsewhere, the firing came before the due time (ErrTooEarly: nothing
+// ran), or the store failed.
 //
 // The one window for a duplicate is an attempt that delivered and then
-// did not record it: a crash after Deliver and before MarkDelivered, a
-// failed MarkDelivered, or a delivery slower than the lease. A later
-// attempt cannot tell that the target ran, and runs it again.
+// did not record it (a crash after Deliver, a failed MarkDelivered, a
+// delivery slower than the lease): a later attempt runs the target again.
 func (c *Core) Fire(ctx context.Context, p contract.Payload, d Deliverer) (Outcome, error) {
 	now := c.now().UTC()
 	p.Due = p.Due.UTC().Truncate(time.Second)

@@ -444,7 +444,7 @@ func (m *TTLMarkers) Disarm(_ context.Context, name string, _ time.Time) error {
 
 // Fire is the TTL sweeper: it deletes every marker whose delay after its
 // due time has passed, and returns them (the TTL deletions that reach the
-// expiry function).
+// firing function).
 func (m *TTLMarkers) Fire(now time.Time) []contract.Schedule {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -10,7 +10,7 @@
 //	  -> Queue (the SQS FIFO queue)
 //	  -> cancel.Worker (the cancellation worker)
 //	  -> the timer's stand-in (inmem.NewTimer)
-//	  -> Fire (the expiry function: the claim, then the target)
+//	  -> Fire (the firing function: the claim, then the target)
 //	reconcile.Reconciler, run on demand.
 //
 // It knows no adopter: NewForSchema wires any schema's inmem.Items table and a
@@ -120,7 +120,7 @@ type ChangeFeed interface {
 	Changes(from int) ([]changefeed.Change, int)
 }
 
-// FireFunc is what the expiry function does with a fired schedule's
+// FireFunc is what the firing function does with a fired schedule's
 // input; it returns the outcome's name (fire.Outcome, or an adopter's
 // name for it), counted in Report.Outcomes.
 type FireFunc func(ctx context.Context, s contract.Schedule) (string, error)
@@ -132,7 +132,7 @@ type Wiring struct {
 	Feed   ChangeFeed
 	Fire   FireFunc
 	// Items is the reconciler's view of the table; Firer fires an overdue
-	// item as the expiry function does.
+	// item as the firing function does.
 	Items reconcile.Items
 	Firer reconcile.Firer
 }
@@ -218,7 +218,7 @@ func NewForSchema(s contract.Schema, target fire.Deliverer, opts Options) (*Pipe
 	}
 	err = e.Wire(Wiring{Schema: s, Feed: p.Items, Items: inmem.Armed{Items: p.Items}, Firer: fire.Firing{Core: p.Fire, Target: target},
 		Fire: func(ctx context.Context, sc contract.Schedule) (string, error) {
-			// What the expiry function does with a schedule's input.
+			// What the firing function does with a schedule's input.
 			pl, err := s.DecodePayload([]byte(s.EncodePayload(sc.Payload)))
 			if err != nil {
 				return "", err

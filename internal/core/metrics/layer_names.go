@@ -1,9 +1,9 @@
 package metrics
 
 // Timers (internal/core/timerspec): what the Step Functions and TTL
-// timers add to the expiry function (FunctionExpiry).
+// timers add to the firing function (FunctionExpiry).
 const (
-	// TTLDispatched counts the TTL deletions of markers that the expiry
+	// TTLDispatched counts the TTL deletions of markers that the firing
 	// function handed the firing core.
 	TTLDispatched = "TTLDispatched"
 	// TTLDispatchFailed counts the TTL deletions whose firing failed; the

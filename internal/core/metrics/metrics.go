@@ -131,7 +131,7 @@ const (
 	Cancelled   = "Cancelled"
 	Rescheduled = "Rescheduled"
 	// DeliveryLagSeconds is, for each fired item, the time its target
-	// ran (or its notification went) minus its due time: the expiry
+	// ran (or its notification went) minus its due time: the firing
 	// function writes it for every adopter's items, not only the to-do
 	// app's.
 	DeliveryLagSeconds = "DeliveryLagSeconds"

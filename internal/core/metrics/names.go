@@ -46,7 +46,7 @@ const (
 	ScheduleRefused = "ScheduleRefused"
 )
 
-// Expiry function (FunctionExpiry), the core's firing. ItemsFired and
+// Firing function (FunctionExpiry), the core's firing. ItemsFired and
 // DeliveryLagSeconds are lifecycle metrics (below).
 const (
 	// FireBadInput counts the invocations whose payload could not be
@@ -63,7 +63,7 @@ const (
 	// FireSkipped counts the invocations with nothing to do (the item
 	// moved on, or its target already ran).
 	FireSkipped = "FireSkipped"
-	// RemindersSent counts the reminders the expiry function published
+	// RemindersSent counts the reminders the firing function published
 	// (a reminder schedule's firing whose claim held).
 	RemindersSent = "RemindersSent"
 	// RemindersSkipped counts the reminder firings with nothing to do (the

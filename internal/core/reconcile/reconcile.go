@@ -12,15 +12,12 @@
 //     and the adopter's target (Firer), which claims them once.
 //
 // An adopter's rules (Policy) may decide first what becomes of an overdue
-// item, a stale firing or an armed one: fire it or move it, settle it or
-// arm it again, give up on it or withdraw it; the reconciler then does
-// the timer's part. The campaign send tasks use it (campaign.Repair).
+// item, a stale firing or an armed one; the reconciler does the rest.
 //
-// Each run opens with the overdue sweep, then walks the items and then
-// what the timer lists, paced by a rate limit, and stops at its budget
-// with a checkpoint the next run resumes from. Every repair re-reads or
-// is conditional, so a stale listing or a redone page is harmless. What a
-// run affords, and the bound it gives: docs/reconciler.md.
+// Each run sweeps the overdue items, walks the items, then what the timer
+// lists, paced by a rate limit, and stops at its budget with a checkpoint
+// the next run resumes from. Every repair re-reads or is conditional, so
+// a stale listing or a redone page is harmless. See docs/reconciler.md.
 package reconcile
 
 import (
@@ -227,10 +224,10 @@ type Namer interface {
 
 // Config bounds a run.
 type Config struct {
-	// Grace is how long past its deadline a Pending task may stay before
-	// the reconciler expires it, and how long after its expiry an Expired
-	// task may stay without a recorded notification before the reconciler
-	// sends it. Keep it longer than task.DefaultNotifyLease. Default: 5
+	// Grace is how long past its due time an armed item may stay before
+	// the reconciler fires it, and how long after its firing a fired item
+	// may stay without a recorded delivery before the reconciler delivers
+	// it. Keep it longer than task.DefaultNotifyLease. Default: 5
 	// minutes.
 	Grace time.Duration
 	// StaleAfter is how long after its due time and its firing a fired
@@ -387,7 +384,7 @@ type Result struct {
 }
 
 // Repaired is the number of repairs the run made: schedules created,
-// moved and deleted, and tasks expired.
+// moved and deleted, and items fired.
 func (r Result) Repaired() int {
 	return r.SchedulesCreated + r.SchedulesMoved + r.SchedulesDeleted + r.ItemsFired
 }

@@ -35,7 +35,7 @@ type Timer interface {
 
 // Standin is a kind's in-memory stand-in: the ports the worker, the API
 // and the reconciler use, plus Fire, which hands over the schedules whose
-// time came (their invocation of the expiry function), and the views the
+// time came (their invocation of the firing function), and the views the
 // checks read.
 type Standin interface {
 	Timer

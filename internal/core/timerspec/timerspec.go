@@ -1,8 +1,8 @@
-// Package timers names the timers that can fire a
+// Package timerspec names the timers that can fire a
 // schedule-on-write item at its due time, and holds the rules each timer
 // adds on top of the item contract: the Step Functions execution name and
 // input, the TTL marker item and the stream filter that keeps only TTL
-// deletions. Plain Go: no AWS SDK, no CDK. Every timer hands the expiry
+// deletions. Plain Go: no AWS SDK, no CDK. Every timer hands the firing
 // function the same payload (contract.Schema.EncodePayload), and the
 // firing core (internal/core/fire) claims the item the same way, so the
 // adopter's target sees no difference.
@@ -29,10 +29,10 @@ const (
 	// EventBridgeScheduler: one one-off schedule per item (the default).
 	EventBridgeScheduler Name = "EventBridgeScheduler"
 	// StepFunctions: one Standard execution per item and due time, that
-	// waits (Wait with TimestampPath) and then invokes the expiry function.
+	// waits (Wait with TimestampPath) and then invokes the firing function.
 	StepFunctions Name = "StepFunctions"
 	// TTL: one marker item per item whose TTL attribute is the due time;
-	// DynamoDB's TTL deletion, filtered from the stream, invokes the expiry
+	// DynamoDB's TTL deletion, filtered from the stream, invokes the firing
 	// function.
 	TTL Name = "TTL"
 )
@@ -173,7 +173,7 @@ func fitName(n string) string {
 }
 
 // Input is the execution input: At is the Wait state's TimestampPath
-// ($.at), Payload what the invocation hands the expiry function
+// ($.at), Payload what the invocation hands the firing function
 // ($.payload), unchanged.
 type Input struct {
 	At      string          `json:"at"`

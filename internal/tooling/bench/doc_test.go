@@ -16,7 +16,7 @@ func TestRecommendMemory(t *testing.T) {
 		hostMs float64
 		want   int
 	}{
-		{"expiry", 20, 128},   // background: smallest size whatever its init
+		{"fire", 20, 128},     // background: smallest size whatever its init
 		{"presignup", 3, 128}, // 3 ms × 1769/128 = 41 ms
 		{"api", 5, 256},       // 69 ms at 128, 35 ms at 256
 		{"postauth", 12, 512}, // 83 ms at 256, 41 ms at 512
@@ -45,8 +45,8 @@ func TestEstimatedInitMs(t *testing.T) {
 }
 
 func TestInitVerdict(t *testing.T) {
-	fns := []FunctionResult{{Name: "presignup"}, {Name: "api"}, {Name: "expiry"}}
-	apiFloor, expiryFloor := FunctionFloor("api"), FunctionFloor("expiry")
+	fns := []FunctionResult{{Name: "presignup"}, {Name: "api"}, {Name: "fire"}}
+	apiFloor, expiryFloor := FunctionFloor("api"), FunctionFloor("fire")
 	for _, tc := range []struct {
 		name              string
 		init              map[string][]float64
@@ -55,21 +55,21 @@ func TestInitVerdict(t *testing.T) {
 		met, resolved, ok bool
 	}{
 		{"met: each against its own floor; presignup against bare",
-			map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {2.1}, "api": {5.4}, "expiry": {4.1}}, nil, "api", true, true, true},
-		{"not met", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {2}, "api": {5}, "expiry": {4.8}},
-			nil, "expiry", false, false, true},
-		{"presignup counts against bare", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {3}, "api": {5}, "expiry": {4}},
+			map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {2.1}, "api": {5.4}, "fire": {4.1}}, nil, "api", true, true, true},
+		{"not met", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {2}, "api": {5}, "fire": {4.8}},
+			nil, "fire", false, false, true},
+		{"presignup counts against bare", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "presignup": {3}, "api": {5}, "fire": {4}},
 			nil, "presignup", false, false, true},
-		{"a floor not measured", map[string][]float64{RefBare: {2}, apiFloor: {5}, "presignup": {2}, "api": {5}, "expiry": {4}}, nil, "", false, false, false},
+		{"a floor not measured", map[string][]float64{RefBare: {2}, apiFloor: {5}, "presignup": {2}, "api": {5}, "fire": {4}}, nil, "", false, false, false},
 		{"a function not measured", map[string][]float64{RefBare: {2}, apiFloor: {5}, expiryFloor: {4}, "api": {2}}, nil, "", false, false, false},
 		// The paired runs decide, not the pooled medians of Init (which
 		// would say expiry is at 2×).
-		{"paired: met, but an interval reaches above the budget", map[string][]float64{expiryFloor: {4}, "expiry": {8}},
+		{"paired: met, but an interval reaches above the budget", map[string][]float64{expiryFloor: {4}, "fire": {8}},
 			&ColdInit{Pairs: map[string]PairedInit{
 				"presignup": {Floor: RefBare, Fn: []float64{2, 2, 2}, FloorMs: []float64{2, 2, 2}},
 				"api":       {Floor: apiFloor, Fn: []float64{5, 5, 5}, FloorMs: []float64{5, 5, 5}},
-				"expiry":    {Floor: expiryFloor, Fn: []float64{4, 4.2, 6}, FloorMs: []float64{4, 4, 4}},
-			}}, "expiry", true, false, true},
+				"fire":      {Floor: expiryFloor, Fn: []float64{4, 4.2, 6}, FloorMs: []float64{4, 4, 4}},
+			}}, "fire", true, false, true},
 		{"paired: a function without a pair", nil,
 			&ColdInit{Pairs: map[string]PairedInit{"api": {Floor: apiFloor, Fn: []float64{5}, FloorMs: []float64{5}}}}, "", false, false, false},
 	} {
@@ -88,7 +88,7 @@ func TestInitVerdict(t *testing.T) {
 // numbers, and says nothing about code that no longer exists.
 func TestRenderDoc(t *testing.T) {
 	apiFloor := FunctionFloor("api")
-	init := map[string][]float64{RefBare: {2, 3, 2}, "api": {6, 6, 7}, "expiry": {5, 5, 5}, apiFloor: {5}, FunctionFloor("expiry"): {4.9}}
+	init := map[string][]float64{RefBare: {2, 3, 2}, "api": {6, 6, 7}, "fire": {5, 5, 5}, apiFloor: {5}, FunctionFloor("fire"): {4.9}}
 	for i, st := range FloorStages {
 		init[st.Name] = []float64{float64(3 + i)}
 	}
@@ -112,8 +112,8 @@ func TestRenderDoc(t *testing.T) {
 			LoadStart: LoadAverage{One: 3.5, Five: 2, Fifteen: 1, Read: true}, LoadEnd: LoadAverage{One: 1.5, Five: 1, Fifteen: 1, Read: true}},
 		Started:   time.Date(2026, 11, 30, 16, 0, 0, 0, time.UTC),
 		Finished:  time.Date(2026, 11, 30, 16, 30, 0, 0, time.UTC),
-		Functions: []FunctionResult{{Name: "api", BinaryBytes: 10 << 20, ZipBytes: 4 << 20}, {Name: "expiry", BinaryBytes: 9 << 20, ZipBytes: 3 << 20}},
-		Memory:    map[string]int{"api": 256, "expiry": 128}, MemoryFrom: "the synthesized dev template",
+		Functions: []FunctionResult{{Name: "api", BinaryBytes: 10 << 20, ZipBytes: 4 << 20}, {Name: "fire", BinaryBytes: 9 << 20, ZipBytes: 3 << 20}},
+		Memory:    map[string]int{"api": 256, "fire": 128}, MemoryFrom: "the synthesized dev template",
 		Init:           init,
 		Synth:          map[string][]float64{SynthEmpty: {3}, SynthApp: {6}, SynthAppNoCache: {8}, SynthAppNoBundling: {5}},
 		Builds:         map[string][]float64{BuildSequential: {4}, BuildOne: {2}},
@@ -128,8 +128,8 @@ func TestRenderDoc(t *testing.T) {
 		}},
 		InitTraceRuns: 5,
 		ColdInit: &ColdInit{Rounds: 3, Pairs: map[string]PairedInit{
-			"api":    {Floor: apiFloor, Fn: []float64{6, 6, 7}, FloorMs: []float64{5, 5, 5}},
-			"expiry": {Floor: FunctionFloor("expiry"), Fn: []float64{5, 5, 5}, FloorMs: []float64{4.9, 4.9, 4.9}},
+			"api":  {Floor: apiFloor, Fn: []float64{6, 6, 7}, FloorMs: []float64{5, 5, 5}},
+			"fire": {Floor: FunctionFloor("fire"), Fn: []float64{5, 5, 5}, FloorMs: []float64{4.9, 4.9, 4.9}},
 		}},
 	}
 	doc, err := RenderDoc(r)
@@ -146,7 +146,7 @@ func TestRenderDoc(t *testing.T) {
 		"### Each function against its floor", "Paired, 3 rounds after the warm-up round",
 		"| function | its floor | runs | function median (ms) | IQR (ms) | floor median (ms) | IQR (ms) | × its floor | 95% interval | ≤ 1.1× |",
 		"| api | floor: dynamodb+scheduler+secretsmanager+sns | 3 | 6.00 | 6.00–6.50 | 5.00 | 5.00–5.00 | 1.20× | 1.20–1.40× | **no** |",
-		"| expiry | floor: dynamodb+lambda | 3 | 5.00 | 5.00–5.00 | 4.90 | 4.90–4.90 | 1.02× | 1.02–1.02× | yes |",
+		"| fire | floor: dynamodb+lambda | 3 | 5.00 | 5.00–5.00 | 4.90 | 4.90–4.90 | 1.02× | 1.02–1.02× | yes |",
 		"Nothing pins the CPU or sets `GOMAXPROCS`", "make bench-init",
 		"the cache\nsaves 2.00 s per synth of unchanged sources", "`TestBundleCache`",
 		"## `go test -bench`", "| internal/core/cancel | Process100 | 200.0 µs |",

@@ -24,7 +24,7 @@ var FunctionClients = map[string][]string{
 	"campaignunsubscribe": {"dynamodb", "secretsmanager", "sesv2"},
 	"cancelworker":        {"dynamodb", "scheduler", "sfn"},
 	"deferreddispatch":    {"sqs"},
-	"expiry":              {"dynamodb", "lambda"},
+	"fire":                {"dynamodb", "lambda"},
 	"futureevent":         {"dynamodb", "lambda"},
 	"notify":              {"dynamodb", "sns"},
 	"postauth":            {"dynamodb", "sns"},

@@ -1,6 +1,6 @@
 // Package awslambda is the Lambda adapter of the firing core's Deliverer
 // port: it runs the adopter's target function with an item's payload,
-// synchronously, so the expiry function records the delivery only after
+// synchronously, so the firing function records the delivery only after
 // the target succeeded.
 package awslambda
 

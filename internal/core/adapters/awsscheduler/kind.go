@@ -14,7 +14,7 @@ import (
 )
 
 // The EventBridge Scheduler timer: the default kind. A schedule invokes
-// the expiry function with the payload itself (no decoder), within the
+// the firing function with the payload itself (no decoder), within the
 // minute of its time ("with 60 second precision":
 // https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html).
 func init() {

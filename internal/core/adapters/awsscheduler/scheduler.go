@@ -7,7 +7,7 @@
 //
 // Every schedule of Client is a one-off at() expression in UTC, at the whole minute
 // at or after the item's due time (ScheduleTime), that invokes one target
-// (the expiry function) with the task's payload, and deletes itself after
+// (the firing function) with the task's payload, and deletes itself after
 // it fires.
 package awsscheduler
 
@@ -53,16 +53,13 @@ const (
 
 // ScheduleTime is where a one-off schedule for a due time goes: the due
 // time (to the second, as the firing core reads it) rounded up to the next
-// whole minute; a due time on a whole minute stays. EventBridge Scheduler
-// invokes "with 60 second precision": a schedule at 1:00 runs any time
-// between 1:00:00 and 1:00:59, so a schedule at 1:00:30 could fire 30 s
-// before its item is due, and that firing would be its last (the schedule
-// deletes itself). On the whole minute at or after the due time, it fires
-// at or after it: up to 59 s later for the rounding plus up to 59 s for
-// the precision, under 2 minutes in all.
+// whole minute; a due time on a whole minute stays. The scheduler
+// invokes "with 60 second precision", anywhere in the schedule's minute,
+// so a schedule placed mid-minute could fire before its item is due; on
+// the whole minute it fires at or after it, under 2 minutes late. Every
+// place that writes or compares a Scheduler one-off time for a due time
+// uses this function. See docs/decisions/scheduler-whole-minute.md.
 // https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
-// Every place that writes or compares a Scheduler one-off time for a due
-// time uses this function.
 func ScheduleTime(due time.Time) time.Time {
 	t := due.UTC().Truncate(time.Second)
 	if m := t.Truncate(time.Minute); !m.Equal(t) {
@@ -94,7 +91,7 @@ func ServedTime(placed time.Time, p contract.Payload) time.Time {
 type Config struct {
 	// GroupName is the schedule group that holds every task schedule.
 	GroupName string
-	// TargetArn is the function a schedule invokes (the expiry function).
+	// TargetArn is the function a schedule invokes (the firing function).
 	TargetArn string
 	// RoleArn is the role the scheduler assumes to invoke the target.
 	RoleArn string
@@ -162,7 +159,7 @@ func New(api API, cfg Config) (*Client, error) {
 	return &Client{api: api, cfg: cfg}, nil
 }
 
-// target is the invocation of the expiry function with s's payload.
+// target is the invocation of the firing function with s's payload.
 func (c *Client) target(s contract.Schedule) *types.Target {
 	return &types.Target{
 		Arn:     aws.String(c.cfg.TargetArn),

@@ -15,7 +15,7 @@ import (
 )
 
 // The Step Functions timer: one Standard execution per item and due time,
-// whose Wait ends at the due time, to the second; it invokes the expiry
+// whose Wait ends at the due time, to the second; it invokes the firing
 // function with the payload itself (no decoder). A move or cancel names
 // only the execution of the due time it knows, so a stale one may run.
 func init() {

@@ -1,59 +1,17 @@
-// Package awssfn is the Step Functions timer: a timer.Timer
-// whose "schedule" of an item is one execution of a Standard state machine
-// that waits until the due time (Wait with TimestampPath $.at) and then
-// invokes the expiry function with the payload ($.payload), the same
-// payload the EventBridge Scheduler timer hands it.
+// Package awssfn is the Step Functions timer: a timer.Timer whose
+// schedule of an item is one execution of a Standard state machine that
+// waits until the due time (Wait with TimestampPath $.at) and then
+// invokes the firing function with the payload ($.payload).
 //
-//   - Arm starts the execution named timerspec.ExecutionName(name, due).
-//     StartExecution of a Standard state machine is idempotent: the same
-//     name and input as a running execution succeeds without a second
-//     one. ExecutionAlreadyExists with another input is ErrInputConflict.
-//     A name whose execution ran is a success. One that a cancel stopped
-//     (the item was armed again for the same due time), or that failed,
-//     cannot be used again for 90 days: it is restarted, and the restarts
-//     form a chain whose names derive from what DescribeExecution returns:
-//     the restart of a closed link is timerspec.RestartName(first,
-//     timerspec.RestartSecond(prev, its stopDate)). Arm follows the
-//     chain to its first open link, so arming again is idempotent: a
-//     second Arm finds the restart the first started (ExecutionAlreadyExists,
-//     then DescribeExecution says RUNNING), and one item runs at most one
-//     execution per due time. A chain longer than timerspec.MaxRestarts
-//     is an error (timerspec.ErrRestartChain) that no retry changes.
-//   - Move (a move from the due time from) stops the running link of the
-//     chain named for from and starts the one for the new due time;
-//     timer.ErrNotFound when no link of from's chain runs (the
-//     worker then creates). A from of zero (unknown) or equal to the new
-//     due time stops nothing.
-//   - Disarm (a cancel of the item armed for at) follows the chain named
-//     for at with DescribeExecution and stops its running link, so a
-//     cancel leaves no execution of that due time running, a restart
-//     included; timer.ErrNotFound when no link runs (none was
-//     started, or it fired), or at is zero (unknown), which the worker
-//     counts as success.
-//   - Due times more than timerspec.MaxHorizon away are rejected
-//     (timerspec.ErrBeyondHorizon), not chained: an execution lasts one year.
-//     The error reports Permanent(): no retry changes it.
-//
-// So a cancel or a move costs one DescribeExecution per link of the chain
-// (one, unless the item was cancelled and armed again for the same due
-// time) and one StopExecution, whatever the number of running executions:
-// the name, and with it the ARN (the state machine's ARN with
-// "stateMachine" replaced by "execution", then ":" and the name), comes
-// from the item's key and the due time it was armed for, which the
-// cancellation message carries from the record's old image. Only the
-// reconciler lists executions (List, a timer.Reader); Get reads the
-// chain's running link the same way.
-//
-// A few executions can be left running (a move whose stop was lost, a
-// create that raced a cancel; a chain's first name that became usable
-// again after 90 days, started beside a running restart); each is
-// harmless because the claim skips it (docs/decisions/stale-executions.md).
+// An execution is named from the item's key and due time
+// (timerspec.ExecutionName), so Arm is idempotent and Move and Disarm stop
+// it by name without listing. A closed name cannot be used again for 90
+// days, so arming the same due time again starts a chain of restarts
+// (timerspec.RestartName) that each call follows with DescribeExecution.
+// The few executions left running are harmless: the claim skips them.
+// See docs/decisions/stale-executions.md.
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
-// ("An execution can't use the name of another execution for 90 days";
-// "When the original execution is closed, the ExecutionAlreadyExists
-// message is returned regardless of input")
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
-// (stopDate: "If the execution ended, the date the execution stopped")
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
 package awssfn
 
@@ -151,7 +109,7 @@ func New(api API, cfg Config) (*Client, error) {
 
 // Arm implements timer.Timer: start the execution named for s's
 // due time, or, when that name is closed by a stop or a failure, the
-// first open link of its restart chain (see the package comment).
+// first open link of its restart chain (docs/decisions/stale-executions.md).
 func (c *Client) Arm(ctx context.Context, s contract.Schedule) error {
 	if err := timerspec.CheckHorizon(s.At, c.cfg.Now()); err != nil {
 		return refusal{fmt.Errorf("awssfn: %s: %w", s.Name, err)}
@@ -278,7 +236,7 @@ func (c *Client) Move(ctx context.Context, s contract.Schedule, from time.Time) 
 // schedule called name at at (the execution named for at, or the restart
 // of it that runs). timer.ErrNotFound when none runs, or at is
 // zero: with no due time there is no name to stop, and any execution
-// left is stale (see the package comment).
+// left is stale (docs/decisions/stale-executions.md).
 func (c *Client) Disarm(ctx context.Context, name string, at time.Time) error {
 	if at.IsZero() {
 		return timer.ErrNotFound
@@ -382,9 +340,9 @@ const maxListResults = 1000
 
 // List implements timer.Reader: one page of the state machine's RUNNING
 // executions (ListExecutions with statusFilter RUNNING), one entry per
-// execution, so an item with several running (a restart, or a stale one:
-// see the package comment) is listed once for each. Each entry has the
-// schedule name and due time its execution name holds (a restart's is
+// execution, so an item with several running (a restart, or a stale one,
+// docs/decisions/stale-executions.md) is listed once for each. Each entry
+// has the schedule name and due time its execution name holds (a restart's is
 // the due time of the execution it restarted), and no Payload: Get reads
 // it. Executions whose names are not this schema's (another schema's
 // prefix, a name hashed for its length) are skipped, so a page may be

@@ -16,7 +16,7 @@ import (
 )
 
 // The TTL timer: one marker item per item, whose TTL deletion (within
-// timerspec.TTLPrecision of the due time) reaches the expiry function as
+// timerspec.TTLPrecision of the due time) reaches the firing function as
 // a DynamoDB stream batch (Decode).
 func init() {
 	timerkind.Register(timerkind.Kind{

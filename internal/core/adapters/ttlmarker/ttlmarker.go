@@ -3,7 +3,7 @@
 // (timerspec.MarkerKey) carrying the TTL attribute (epoch seconds, the due
 // time rounded up) and the payload. DynamoDB deletes the marker some time
 // after the due time (typically within 48 hours: timerspec.TTLPrecision);
-// the deletion reaches the expiry function through the table's stream,
+// the deletion reaches the firing function through the table's stream,
 // filtered to TTL deletions (timerspec.TTLFilterPattern), and
 // PayloadsFromEvent reads the payload back for the firing core.
 //
@@ -12,16 +12,11 @@
 // (armed state) never sees them, and their time as the due attribute, so
 // a state-keyed armed index holds them in one partition in time order.
 //
-//   - Arm puts the marker unless one with another payload exists
-//     (timer.ErrExists); the same payload again is a success.
-//   - Move overwrites an existing marker (timer.ErrNotFound when
-//     there is none: it fired, or was cancelled).
-//   - Disarm removes the marker (a cancel); none is
-//     timer.ErrNotFound. That delete is the user's own, not the
-//     service's, so the TTL filter drops it from the stream.
-//   - Get (timer.Reader) reads the marker, a strongly consistent GetItem;
-//     List, for the reconciler, Queries the markers' partition of the
-//     armed index (Config.Index), or scans the table without one.
+// Arm puts the marker, Move overwrites it and Disarm deletes it: a
+// user's delete, which the TTL filter drops from the stream. Get reads
+// it (a strongly consistent GetItem); List, for the reconciler, Queries
+// the markers' partition of the armed index (Config.Index), or scans the
+// table without one.
 package ttlmarker
 
 import (
@@ -133,7 +128,8 @@ func (c *Client) put(ctx context.Context, s contract.Schedule, cond string, vals
 	return err
 }
 
-// Arm implements timer.Timer.
+// Arm implements timer.Timer: put the marker unless one with another
+// payload exists (timer.ErrExists); the same payload again is a success.
 func (c *Client) Arm(ctx context.Context, s contract.Schedule) error {
 	err := c.put(ctx, s, "attribute_not_exists(#pk) OR #p = :p",
 		map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: c.cfg.Schema.EncodePayload(s.Payload)}})
@@ -147,7 +143,8 @@ func (c *Client) Arm(ctx context.Context, s contract.Schedule) error {
 	return nil
 }
 
-// Move implements timer.Timer.
+// Move implements timer.Timer: overwrite the existing marker;
+// timer.ErrNotFound when there is none (it fired, or was cancelled).
 func (c *Client) Move(ctx context.Context, s contract.Schedule, _ time.Time) error {
 	err := c.put(ctx, s, "attribute_exists(#pk) AND attribute_exists(#p)", nil)
 	var ccf *types.ConditionalCheckFailedException
@@ -160,7 +157,8 @@ func (c *Client) Move(ctx context.Context, s contract.Schedule, _ time.Time) err
 	return nil
 }
 
-// Disarm implements timer.Timer.
+// Disarm implements timer.Timer: delete the marker (a cancel); none is
+// timer.ErrNotFound.
 func (c *Client) Disarm(ctx context.Context, name string, _ time.Time) error {
 	_, err := c.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(c.cfg.Table), Key: c.key(name),

@@ -1,4 +1,4 @@
-// Command expiry is what every schedule invokes at an item's due time. It
+// Command fire is what every schedule invokes at an item's due time. It
 // claims the item (the contract's conditional write) and then invokes the
 // target function, TARGET_FUNCTION_ARN, with the payload
 // (RequestResponse), and records the delivery once the target succeeded:
