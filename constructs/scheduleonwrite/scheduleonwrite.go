@@ -138,7 +138,7 @@ type ScheduleOnWriteProps struct {
 	NoReconciler bool
 }
 
-// ScheduleOnWrite is the table with its expiry function and timer.
+// ScheduleOnWrite is the table with its firing function and timer.
 type ScheduleOnWrite struct {
 	constructs.Construct
 	// Table holds the items (ExistingTable, or the one created); its
@@ -199,15 +199,15 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 		MemoryMiB:   p.FireMemoryMiB,
 		Timeout:     p.FireTimeout,
 		Logs:        p.Logs,
-		Environment: s.expiryEnvironment(p),
+		Environment: s.fireEnvironment(p),
 		// The TTL timer's TTLMaxConcurrency.
 		ReservedConcurrentExecutions: needs.FireReservedConcurrency,
 	})
 	errorAlarms := alarms.ErrorMetricAlarms(c, "", metrics.FunctionExpiry, map[string]string{
-		metrics.FireBadInput: "The expiry function got a payload it cannot read: that schedule can never fire its item. " +
+		metrics.FireBadInput: "The firing function got a payload it cannot read: that schedule can never fire its item. " +
 			"Check the schedule's input against the schema in " + contract.EnvVar + " (keys and due attribute).",
 		metrics.FireErrors: "Expiry invocations failed (the table, or the target); the timer retries them (with the scheduler timer, Lambda retries them, then " +
-			"sends them to the expiry failure queue). Check the expiry function's logs.",
+			"sends them to the fire failure queue). Check the firing function's logs.",
 	}, p.AlarmTopic)
 	alarms.Assign(metrics.FunctionExpiry, errorAlarms, map[string]*awscloudwatch.Alarm{
 		metrics.FireBadInput: &s.FireBadInputAlarm, metrics.FireErrors: &s.FireErrorsAlarm,
@@ -223,10 +223,10 @@ func NewScheduleOnWrite(scope constructs.Construct, id *string, props *ScheduleO
 	return s
 }
 
-// expiryEnvironment is the firing function's environment: the table, the
+// fireEnvironment is the firing function's environment: the table, the
 // schema, the delivery lease, the Target (none with FireEntry) and
 // FireEnvironment.
-func (s *ScheduleOnWrite) expiryEnvironment(p ScheduleOnWriteProps) map[string]string {
+func (s *ScheduleOnWrite) fireEnvironment(p ScheduleOnWriteProps) map[string]string {
 	lease := fmt.Sprint(int(fireLeaseSec(*p.FireTimeout.ToSeconds(nil))))
 	env := map[string]string{envvars.Table: *s.Table.TableName(), envvars.ItemSchema: p.Schema.EnvValue(), EnvFireLease: lease}
 	if p.Target != nil {
@@ -280,7 +280,7 @@ func grantInvokeOnly(target, fn awslambda.IFunction, what string) awsiam.Grant {
 func validate(id string, p ScheduleOnWriteProps) {
 	switch {
 	case p.Target == nil && p.FireEntry == "":
-		panic(fmt.Sprintf("%s: Target or FireEntry is required: set Target to your function to run at an item's due time (the expiry function invokes it "+
+		panic(fmt.Sprintf("%s: Target or FireEntry is required: set Target to your function to run at an item's due time (the firing function invokes it "+
 			"with the item's payload, contract.Schema.EncodePayload, once the claim succeeded), or FireEntry to your main package "+
 			"that runs your Go target inside the firing function (firefn.Start)", id))
 	case p.Target != nil && p.FireEntry != "":

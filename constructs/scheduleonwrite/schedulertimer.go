@@ -143,7 +143,7 @@ func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBindi
 	// failure queue on upgrade and lose the records it holds.
 	async := asyncinvoke.Configure(c, "Expiry", core.Fire.Function, asyncinvoke.Props{
 		Name: "expiry", MaxEventAgeSec: *p.FireMaxEventAge.ToSeconds(nil), RetryAttempts: *p.FireRetryAttempts,
-		Remedy:     "Those items stay armed until the reconciler expires them (at most one period late); to fire them now, invoke the expiry function with each record's requestPayload.",
+		Remedy:     "Those items stay armed until the reconciler fires them (at most one period late); to fire them now, invoke the firing function with each record's requestPayload.",
 		AlarmTopic: core.AlarmTopic, RemovalPolicy: core.RemovalPolicy,
 		ExistingFailureQueue: p.ExistingFireFailureQueue, FailureQueueProps: p.FireFailureQueueProps,
 		ExistingName: "ExistingFireFailureQueue", PropsName: "FireFailureQueueProps",
@@ -153,8 +153,8 @@ func (t *SchedulerTimer) Bind(c constructs.Construct, core TimerCore) TimerBindi
 
 	g := schedulegroup.New(c, schedulegroup.Props{
 		ID: id, Target: core.Fire.Function, RemovalPolicy: core.RemovalPolicy, AlarmTopic: core.AlarmTopic,
-		RoleDescription:            "Assumed by this group's schedules: invoke the expiry function, send to the DLQ",
-		DeadLetterAlarmDescription: "Scheduler gave up invoking the expiry function: items may not have fired. Inspect the messages, then redrive or let the reconciler expire them.",
+		RoleDescription:            "Assumed by this group's schedules: invoke the firing function, send to the DLQ",
+		DeadLetterAlarmDescription: "Scheduler gave up invoking the firing function: items may not have fired. Inspect the messages, then redrive or let the reconciler fire them.",
 		ExistingDeadLetterQueue:    p.ExistingDeadLetterQueue, DeadLetterQueueProps: p.DeadLetterQueueProps,
 	})
 	t.group = g
@@ -235,7 +235,7 @@ func (t *SchedulerTimer) Alarms() []awscloudwatch.Alarm {
 	return []awscloudwatch.Alarm{t.DeadLetterAlarm, t.FireFailureAlarm, t.FireDroppedAlarm, t.FireDestinationFailureAlarm}
 }
 
-// FireFailures implements TimerBinding: the expiry function's
+// FireFailures implements TimerBinding: the firing function's
 // asynchronous invocations are this timer's (FireFailureQueue and its
 // alarms).
 func (t *SchedulerTimer) FireFailures() *FireFailures {

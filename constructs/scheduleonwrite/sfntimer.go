@@ -83,17 +83,17 @@ func (t *StepFunctionsTimer) Bind(c constructs.Construct, core TimerCore) TimerB
 	t.StateMachine = awsstepfunctions.NewStateMachine(c, jsii.String("StateMachine"), &awsstepfunctions.StateMachineProps{
 		StateMachineType: awsstepfunctions.StateMachineType_STANDARD,
 		DefinitionBody:   awsstepfunctions.DefinitionBody_FromChainable(wait.Next(fire)),
-		Comment:          jsii.String("Waits until an item's due time, then fires it (the expiry function's conditional claim)"),
+		Comment:          jsii.String("Waits until an item's due time, then fires it (the firing function's conditional claim)"),
 		TracingEnabled:   jsii.Bool(true),
 		// Every state, without the input (keys and due time only anyway).
 		Logs: &awsstepfunctions.LogOptions{Destination: logs, Level: awsstepfunctions.LogLevel_ALL, IncludeExecutionData: jsii.Bool(false)},
 	})
 	nag.Suppress(t.StateMachine.Role().Node().FindChild(jsii.String("DefaultPolicy")), nag.Rule{ID: "AwsSolutions-IAM5",
 		AppliesTo: []any{"Resource::*", nag.Regex(`/^Resource::<[A-Za-z0-9]+\.Arn>:\*$/g`)},
-		Reason: "The state machine invokes the expiry function only (its ARN, and its versions: the LambdaInvoke task grants both); " +
+		Reason: "The state machine invokes the firing function only (its ARN, and its versions: the LambdaInvoke task grants both); " +
 			"X-Ray segments and CloudWatch Logs delivery have no resource-level permissions."})
 	t.FailedExecutionsAlarm = alarms.AtLeast(c, "FailedExecutionsAlarm",
-		"Executions of the Step Functions timer failed: the expiry function kept failing after every retry, so those items did not fire. "+
+		"Executions of the Step Functions timer failed: the firing function kept failing after every retry, so those items did not fire. "+
 			"Inspect the failed executions, fix the cause, then start them again with the same input.",
 		t.StateMachine.MetricFailed(alarms.SumOptions(nil)), 1, core.AlarmTopic)
 	return t

@@ -163,7 +163,7 @@ func (t *TTLTimer) Plan(plan TimerPlan) TimerNeeds {
 	propcheck.CheckWhole(id, "TTLBatchSize", *p.TTLBatchSize, 1, 10000, "records per invocation; Lambda allows 1 to 10000 for a DynamoDB stream")
 	propcheck.CheckWhole(id, "TTLParallelizationFactor", *p.TTLParallelizationFactor, 1, 10, "concurrent batches per shard; Lambda allows 1 to 10")
 	if p.TTLMaxConcurrency != nil {
-		propcheck.CheckWhole(id, "TTLMaxConcurrency", *p.TTLMaxConcurrency, 1, 1000, "the expiry function's reserved concurrency")
+		propcheck.CheckWhole(id, "TTLMaxConcurrency", *p.TTLMaxConcurrency, 1, 1000, "the firing function's reserved concurrency")
 	}
 	// The stream filter reads the payload from a deleted marker's old image.
 	return TimerNeeds{TableTTLAttribute: p.TTLAttribute, TableStream: awsdynamodb.StreamViewType_OLD_IMAGE,
@@ -226,10 +226,10 @@ func (t *TTLTimer) Bind(c constructs.Construct, core TimerCore) TimerBinding {
 	t.TTLFailureQueue.GrantSendMessages(expiry)
 	t.TTLFailureAlarm = alarms.QueueNotEmpty(c, "TTLFailureAlarm", t.TTLFailureQueue,
 		"TTL deletions of markers could not be fired after every retry: those items did not fire. Each message names the stream records; "+
-			"invoke the expiry function with each marker's payload.", core.AlarmTopic)
+			"invoke the firing function with each marker's payload.", core.AlarmTopic)
 	t.buildWatch(c, core)
 	t.TTLDispatchFailedAlarm = alarms.AtLeast(c, "TTLDispatchFailedAlarm",
-		"The expiry function failed to fire TTL deletions (the table, or the target); the stream retries them. Check its logs.",
+		"The firing function failed to fire TTL deletions (the table, or the target); the stream retries them. Check its logs.",
 		alarms.CustomMetric(c, metrics.FunctionExpiry, metrics.TTLDispatchFailed, "Sum", nil), 1, core.AlarmTopic)
 	return t
 }

@@ -227,7 +227,7 @@ type Config struct {
 	// Grace is how long past its due time an armed item may stay before
 	// the reconciler fires it, and how long after its firing a fired item
 	// may stay without a recorded delivery before the reconciler delivers
-	// it. Keep it longer than task.DefaultNotifyLease. Default: 5
+	// it. Keep it longer than the firing's claim lease (FIRE_LEASE_SECONDS). Default: 5
 	// minutes.
 	Grace time.Duration
 	// StaleAfter is how long after its due time and its firing a fired
