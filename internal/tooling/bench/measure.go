@@ -392,8 +392,9 @@ func quote(args []string) []string {
 	return out
 }
 
-// goBenchmarks runs the *_bench_test.go benchmarks.
-func goBenchmarks(r *Report, root, goBin, benchtime string) error {
+// goBenchmarks runs the *_bench_test.go benchmarks for r.Options.BenchTime.
+func (x runner) goBenchmarks(r *Report) error {
+	root := x.root
 	files, _ := filepath.Glob(filepath.Join(root, "*", "*", "*_bench_test.go"))
 	more, _ := filepath.Glob(filepath.Join(root, "*", "*", "*", "*_bench_test.go"))
 	var pkgs []string
@@ -401,9 +402,9 @@ func goBenchmarks(r *Report, root, goBin, benchtime string) error {
 		pkgs = append(pkgs, "./"+filepath.ToSlash(strings.TrimPrefix(filepath.Dir(f), root+string(filepath.Separator))))
 	}
 	slices.Sort(pkgs)
-	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1"}, slices.Compact(pkgs)...)
+	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", r.Options.BenchTime, "-count", "1"}, slices.Compact(pkgs)...)
 	r.GoBenchCommand = "go " + strings.Join(args, " ")
-	cmd := exec.Command(goBin, args...)
+	cmd := exec.Command(x.goBin, args...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {

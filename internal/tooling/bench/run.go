@@ -42,24 +42,17 @@ type runner struct {
 
 func logf(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...) }
 
-// Run runs cmd/bench as c says.
+// Run runs cmd/bench as c says, from the module root.
 func Run(c Config) error {
 	if c.Quick {
 		c.InitRuns, c.SynthRuns, c.BuildRuns, c.BenchTime = 2, 1, 1, "100ms"
-	}
-	if c.From != "" {
-		return rerender(c)
 	}
 	for _, s := range strings.Split(c.SkipList, ",") {
 		if s != "" {
 			c.Skip = append(c.Skip, s)
 		}
 	}
-	switch c.Only {
-	case "", "coldinit":
-	case "cost":
-		return runCostOnly()
-	default:
+	if c.Only != "" && c.Only != "coldinit" && c.Only != "cost" && c.From == "" {
 		return fmt.Errorf("-only %q: %w", c.Only, ErrUsage)
 	}
 	x := runner{}
@@ -77,12 +70,18 @@ func Run(c Config) error {
 		return err
 	}
 	defer os.RemoveAll(x.tmp)
-	r := Report{Options: c.Options, Started: time.Now().UTC(), Machine: machine(x.goBin)}
-	r.Machine.LoadStart = loadAvg()
 	fns, err := functions(x.root)
 	if err != nil {
 		return err
 	}
+	switch {
+	case c.From != "":
+		return x.rerender(c)
+	case c.Only == "cost":
+		return runCostOnly(x.root, fns)
+	}
+	r := Report{Options: c.Options, Started: time.Now().UTC(), Machine: machine(x.goBin)}
+	r.Machine.LoadStart = loadAvg()
 	if c.Only == "coldinit" {
 		return x.coldInitOnly(r, fns, c.Functions)
 	}
@@ -138,7 +137,7 @@ func (x runner) measure(r *Report, fns []string) error {
 	}
 	if !r.Options.Skipped("gobench") {
 		logf("go test -bench")
-		return goBenchmarks(r, x.root, x.goBin, r.Options.BenchTime)
+		return x.goBenchmarks(r)
 	}
 	return nil
 }
@@ -195,15 +194,7 @@ func (x runner) coldInitOnly(r Report, fns []string, list string) error {
 // section as the generator renders it: memory sizes from cdk.out (or
 // CDK_OUT), no cold init measured (the floor's default; the seed's
 // assumed init).
-func runCostOnly() error {
-	root, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	fns, err := functions(root)
-	if err != nil {
-		return err
-	}
+func runCostOnly(root string, fns []string) error {
 	dir := os.Getenv("CDK_OUT")
 	if dir == "" {
 		dir = filepath.Join(root, "cdk.out")
@@ -267,7 +258,7 @@ func write(r Report, out string) error {
 
 // rerender renders the doc from a saved report, with the go benchmarks
 // run again when c.GoBench.
-func rerender(c Config) error {
+func (x runner) rerender(c Config) error {
 	b, err := os.ReadFile(c.From)
 	if err != nil {
 		return err
@@ -277,17 +268,9 @@ func rerender(c Config) error {
 		return fmt.Errorf("%s: %w", c.From, err)
 	}
 	if c.GoBench {
-		root, err := os.Getwd()
-		if err != nil {
-			return err
-		}
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			return err
-		}
 		r.Options.BenchTime = c.BenchTime
 		r.GoBenchAt = time.Now().UTC()
-		if err := goBenchmarks(&r, root, goBin, c.BenchTime); err != nil {
+		if err := x.goBenchmarks(&r); err != nil {
 			return err
 		}
 	}
