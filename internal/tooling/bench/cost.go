@@ -150,16 +150,8 @@ func (p Prices) Price(u Usage, d Design) (Cost, error) {
 
 // PriceCampaign prices one campaign send's usage u in design d.
 func (p Prices) PriceCampaign(u CampaignUsage, d Design) (Cost, error) {
-	return p.price(bill{invocations: u.Invocations, writes: sum(u.DynamoWrites), reads: sum(u.DynamoReads),
+	return p.price(bill{invocations: u.Invocations, writes: Total(u.DynamoWrites), reads: Total(u.DynamoReads),
 		schedulerInvocations: u.SchedulerInvocations, sesEmails: u.Emails}, d)
-}
-
-func sum(m map[string]float64) float64 {
-	t := 0.0
-	for _, k := range Keys(m) {
-		t += m[k]
-	}
-	return t
 }
 
 // price prices b in design d, a line per service (CostLines,
