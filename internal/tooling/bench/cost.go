@@ -126,73 +126,69 @@ func (c Cost) Total() float64 {
 	return t
 }
 
-// Price prices one lifecycle's usage u in design d.
-func (p Prices) Price(u Usage, d Design) (Cost, error) {
-	c := Cost{Lines: map[string]float64{}}
-	invocations := 0
-	for _, name := range Keys(u.Invocations) {
-		n := u.Invocations[name]
-		if n == 0 {
-			continue
-		}
-		f, ok := d.Functions[name]
-		if !ok {
-			return c, fmt.Errorf("design %s: no billing profile for function %q", d.Name, name)
-		}
-		invocations += n
-		p.lambdaCost(c, float64(n), f, d.ColdFraction)
-	}
-	c.Lines["API Gateway"] = float64(u.APIRequests) * p.APIGatewayREST.Each()
-	c.Lines["DynamoDB"] = float64(Total(u.DynamoWrites))*p.DynamoWrite.Each() + float64(Total(u.DynamoReads))*p.DynamoRead.Each()
-	c.Lines["Scheduler"] = float64(u.SchedulerInvocations) * p.SchedulerInvocation.Each()
-	c.Lines["Step Functions"] = float64(u.StateTransitions) * p.SFNTransition.Each()
-	c.Lines["SQS FIFO"] = float64(u.SQSRequests) * p.SQSFIFORequest.Each()
-	c.Lines["SNS + email"] = float64(u.SNSPublishes)*p.SNSPublish.Each() + float64(u.EmailDeliveries)*p.SNSEmail.Each()
-	logBytes := float64(u.AppLogBytes) + float64(invocations)*d.PlatformLogBytes + float64(u.APIRequests)*d.AccessLogBytes
-	c.Lines["CloudWatch Logs"] = logBytes / 1e9 * p.LogsIngestGB.Each()
-	return c, nil
+// bill is a usage as the quantities the list prices apply to: one
+// formula prices a task lifecycle and a campaign send.
+type bill struct {
+	invocations                                           map[string]float64
+	api, writes, reads, schedulerInvocations, transitions float64
+	sqs, publishes, snsEmails, sesEmails, appLogBytes     float64
 }
 
-// CostLines lists the cost lines in report order.
-var CostLines = []string{"API Gateway", "Lambda requests", "Lambda duration", "DynamoDB", "Scheduler",
-	"Step Functions", "SQS FIFO", "SNS + email", "CloudWatch Logs"}
-
-// lambdaCost adds n invocations of f to c's Lambda lines.
-func (p Prices) lambdaCost(c Cost, n float64, f Function, coldFraction float64) {
-	gbs := p.LambdaGBSecX86
-	if f.Arm {
-		gbs = p.LambdaGBSecondArm
+// Price prices one lifecycle's usage u in design d.
+func (p Prices) Price(u Usage, d Design) (Cost, error) {
+	inv := map[string]float64{}
+	for k, n := range u.Invocations {
+		if n > 0 {
+			inv[k] = float64(n)
+		}
 	}
-	seconds := (math.Ceil(f.DurationMs) + coldFraction*math.Ceil(f.InitMs)) / 1000
-	c.Lines["Lambda requests"] += n * p.LambdaRequest.Each()
-	c.Lines["Lambda duration"] += n * f.MemoryMiB / 1024 * seconds * gbs.Each()
+	return p.price(bill{invocations: inv, api: float64(u.APIRequests), writes: float64(Total(u.DynamoWrites)),
+		reads: float64(Total(u.DynamoReads)), schedulerInvocations: float64(u.SchedulerInvocations),
+		transitions: float64(u.StateTransitions), sqs: float64(u.SQSRequests), publishes: float64(u.SNSPublishes),
+		snsEmails: float64(u.EmailDeliveries), appLogBytes: float64(u.AppLogBytes)}, d)
 }
 
 // PriceCampaign prices one campaign send's usage u in design d.
 func (p Prices) PriceCampaign(u CampaignUsage, d Design) (Cost, error) {
+	return p.price(bill{invocations: u.Invocations, writes: Total(u.DynamoWrites), reads: Total(u.DynamoReads),
+		schedulerInvocations: u.SchedulerInvocations, sesEmails: u.Emails}, d)
+}
+
+// price prices b in design d, a line per service (CostLines,
+// CampaignCostLines).
+func (p Prices) price(b bill, d Design) (Cost, error) {
 	c := Cost{Lines: map[string]float64{}}
 	invocations := 0.0
-	for _, name := range Keys(u.Invocations) {
+	for _, name := range Keys(b.invocations) {
 		f, ok := d.Functions[name]
 		if !ok {
 			return c, fmt.Errorf("design %s: no billing profile for function %q", d.Name, name)
 		}
-		invocations += u.Invocations[name]
-		p.lambdaCost(c, u.Invocations[name], f, d.ColdFraction)
+		n := b.invocations[name]
+		invocations += n
+		gbs := p.LambdaGBSecX86
+		if f.Arm {
+			gbs = p.LambdaGBSecondArm
+		}
+		seconds := (math.Ceil(f.DurationMs) + d.ColdFraction*math.Ceil(f.InitMs)) / 1000
+		c.Lines["Lambda requests"] += n * p.LambdaRequest.Each()
+		c.Lines["Lambda duration"] += n * f.MemoryMiB / 1024 * seconds * gbs.Each()
 	}
-	w, r := 0.0, 0.0
-	for _, v := range u.DynamoWrites {
-		w += v
-	}
-	for _, v := range u.DynamoReads {
-		r += v
-	}
-	c.Lines["DynamoDB"] = w*p.DynamoWrite.Each() + r*p.DynamoRead.Each()
-	c.Lines["Scheduler"] = u.SchedulerInvocations * p.SchedulerInvocation.Each()
-	c.Lines["SES"] = u.Emails * p.SESMessage.Each()
-	c.Lines["CloudWatch Logs"] = invocations * d.PlatformLogBytes / 1e9 * p.LogsIngestGB.Each()
+	c.Lines["API Gateway"] = b.api * p.APIGatewayREST.Each()
+	c.Lines["DynamoDB"] = b.writes*p.DynamoWrite.Each() + b.reads*p.DynamoRead.Each()
+	c.Lines["Scheduler"] = b.schedulerInvocations * p.SchedulerInvocation.Each()
+	c.Lines["Step Functions"] = b.transitions * p.SFNTransition.Each()
+	c.Lines["SQS FIFO"] = b.sqs * p.SQSFIFORequest.Each()
+	c.Lines["SNS + email"] = b.publishes*p.SNSPublish.Each() + b.snsEmails*p.SNSEmail.Each()
+	c.Lines["SES"] = b.sesEmails * p.SESMessage.Each()
+	logBytes := b.appLogBytes + invocations*d.PlatformLogBytes + b.api*d.AccessLogBytes
+	c.Lines["CloudWatch Logs"] = logBytes / 1e9 * p.LogsIngestGB.Each()
 	return c, nil
 }
+
+// CostLines lists the cost lines of a task lifecycle in report order.
+var CostLines = []string{"API Gateway", "Lambda requests", "Lambda duration", "DynamoDB", "Scheduler",
+	"Step Functions", "SQS FIFO", "SNS + email", "CloudWatch Logs"}
 
 // CampaignCostLines lists the campaign cost lines in report order.
 var CampaignCostLines = []string{"Lambda requests", "Lambda duration", "DynamoDB", "Scheduler", "SES", "CloudWatch Logs"}

@@ -334,50 +334,44 @@ func (r Report) UsageTable() Table {
 	return t
 }
 
-// costTable prices each usage in design d: a column per usage.
-func costTable(corner string, heads []string, usages []Usage, d Design) (Table, error) {
+// costTable is a column per cost, a row per line of lines and the total.
+func costTable(corner string, lines, heads []string, costs []Cost) Table {
 	t := Table{Header: append([]string{corner}, heads...)}
-	costs := make([]Cost, 0, len(usages))
-	for _, u := range usages {
-		c, err := ListPrices.Price(u, d)
-		if err != nil {
-			return t, err
-		}
-		costs = append(costs, c)
-	}
-	for _, line := range CostLines {
+	for _, line := range append(append([]string(nil), lines...), "**total**") {
 		row := []string{line}
 		for _, c := range costs {
-			row = append(row, usd(c.Lines[line]*1e6))
+			if line == "**total**" {
+				row = append(row, "**"+usd(c.Total()*1e6)+"**")
+			} else {
+				row = append(row, usd(c.Lines[line]*1e6))
+			}
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	row := []string{"**total**"}
-	for _, c := range costs {
-		row = append(row, "**"+usd(c.Total()*1e6)+"**")
-	}
-	t.Rows = append(t.Rows, row)
-	return t, nil
+	return t
 }
 
 // CostTable prices a million lifecycles of each path on each timer, in
 // this app's design.
 func (r Report) CostTable() (Table, error) {
 	var heads []string
-	var usages []Usage
+	var costs []Cost
 	for _, pu := range r.Usage {
-		heads = append(heads, timerLabel(pu.Timer)+": "+string(pu.Path))
-		usages = append(usages, pu.Usage)
+		c, err := ListPrices.Price(pu.Usage, Designs(r)[0])
+		if err != nil {
+			return Table{}, err
+		}
+		heads, costs = append(heads, timerLabel(pu.Timer)+": "+string(pu.Path)), append(costs, c)
 	}
-	return costTable("per 1M lifecycles", heads, usages, Designs(r)[0])
+	return costTable("per 1M lifecycles", CostLines, heads, costs), nil
 }
 
 // SeedCostTable compares this app with the seed's design on the
 // Scheduler timer (the seed's only one).
 func (r Report) SeedCostTable() (Table, error) {
 	designs := Designs(r)
-	t := Table{Header: []string{"per 1M lifecycles (Scheduler)"}}
-	var cols [][]string
+	var heads []string
+	var costs []Cost
 	for _, pu := range r.Usage {
 		if pu.Timer != timerspec.EventBridgeScheduler && pu.Timer != "" {
 			continue
@@ -389,26 +383,14 @@ func (r Report) SeedCostTable() (Table, error) {
 				u.Invocations = maps.Clone(u.Invocations)
 				delete(u.Invocations, "notify")
 			}
-			c, err := costTable("", []string{""}, []Usage{u}, d)
+			c, err := ListPrices.Price(u, d)
 			if err != nil {
-				return t, err
+				return Table{}, err
 			}
-			t.Header = append(t.Header, fmt.Sprintf("%s: %s", pu.Path, d.Name))
-			var col []string
-			for _, row := range c.Rows {
-				col = append(col, row[1])
-			}
-			cols = append(cols, col)
+			heads, costs = append(heads, fmt.Sprintf("%s: %s", pu.Path, d.Name)), append(costs, c)
 		}
 	}
-	for i, line := range append(append([]string(nil), CostLines...), "**total**") {
-		row := []string{line}
-		for _, col := range cols {
-			row = append(row, col[i])
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t, nil
+	return costTable("per 1M lifecycles (Scheduler)", CostLines, heads, costs), nil
 }
 
 // CampaignUsageTable lists a campaign send's counted calls.
@@ -438,19 +420,11 @@ func (r Report) CampaignUsageTable() Table {
 
 // CampaignCostTable prices a million campaign sends in this app's design.
 func (r Report) CampaignCostTable() (Table, error) {
-	t := Table{Header: []string{"per 1M campaign sends", "this app (Go, arm64)"}}
 	if r.Campaign == nil {
-		return t, nil
+		return Table{Header: []string{"per 1M campaign sends", "this app (Go, arm64)"}}, nil
 	}
 	c, err := ListPrices.PriceCampaign(*r.Campaign, Designs(r)[0])
-	if err != nil {
-		return t, err
-	}
-	for _, line := range CampaignCostLines {
-		t.Rows = append(t.Rows, []string{line, usd(c.Lines[line] * 1e6)})
-	}
-	t.Rows = append(t.Rows, []string{"**total**", "**" + usd(c.Total()*1e6) + "**"})
-	return t, nil
+	return costTable("per 1M campaign sends", CampaignCostLines, []string{"this app (Go, arm64)"}, []Cost{c}), err
 }
 
 // PriceTable lists the prices used.

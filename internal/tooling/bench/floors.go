@@ -37,8 +37,8 @@ var FunctionClients = map[string][]string{
 }
 
 // ConfigServices are the service packages config.LoadDefaultConfig links
-// (its credential providers): part of every floor, not a client a main
-// creates.
+// (its credential providers: SSO, SSO OIDC, STS for assume-role and web
+// identity, sign-in): part of every floor, not a client a main creates.
 var ConfigServices = map[string]bool{"signin": true, "sso": true, "ssooidc": true, "sts": true}
 
 // FloorServices are the services the floor can link (one svc_<name>.go

@@ -84,20 +84,13 @@ func IsSDK(pkg string) bool {
 	return false
 }
 
-// configOnlyServices are the SDK clients that only the config package's
-// credential chain links (SSO, SSO OIDC, STS for assume-role and web
-// identity, sign-in): no function calls them.
-var configOnlyServices = []string{"sso", "ssooidc", "sts", "signin"}
-
 // WhyLinked says why a function links pkg.
 func WhyLinked(pkg string) string {
 	const svc = "github.com/aws/aws-sdk-go-v2/service/"
 	if rest, ok := strings.CutPrefix(pkg, svc); ok {
 		name, _, _ := strings.Cut(rest, "/")
-		for _, s := range configOnlyServices {
-			if name == s {
-				return "config's credential chain (`LoadDefaultConfig`)"
-			}
+		if ConfigServices[name] { // no function calls them
+			return "config's credential chain (`LoadDefaultConfig`)"
 		}
 		if name == "internal" {
 			return "shared by the service clients"

@@ -80,11 +80,12 @@ type Usage struct {
 	AppLogBytes int
 }
 
-// Total returns the sum of a by-operation count.
-func Total(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
+// Total returns the sum of a by-operation count (in key order, so a
+// float sum is the same every time).
+func Total[V int | float64](m map[string]V) V {
+	var n V
+	for _, k := range Keys(m) {
+		n += m[k]
 	}
 	return n
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -272,7 +273,7 @@ func (t *readTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 		}
 		from = i + 1
 	}
-	limit := int(derefInt32(in.Limit, math.MaxInt32))
+	limit := limitOf(in.Limit)
 	out := &dynamodb.ScanOutput{}
 	bytes, n, i := 0, 0, from
 	for ; i < t.n && n < limit && bytes < 1<<20; i++ {
@@ -297,7 +298,7 @@ func (t *readTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 // the key condition's due-time range, up to Limit entries or 1 MB.
 func (t *readTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	vals := dynamo.FromAttrs(in.ExpressionAttributeValues)
-	cond := derefString(in.KeyConditionExpression)
+	cond := aws.ToString(in.KeyConditionExpression)
 	lo, hi := "", "\uffff"
 	switch {
 	case strings.Contains(cond, " BETWEEN "):
@@ -319,7 +320,7 @@ func (t *readTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 		}
 		from = slices.Index(entries, i) + 1
 	}
-	limit := int(derefInt32(in.Limit, math.MaxInt32))
+	limit := limitOf(in.Limit)
 	out := &dynamodb.QueryOutput{}
 	bytes, n, last := 0, 0, -1
 	for _, i := range entries[from:] {
@@ -386,16 +387,10 @@ func (t *readTable) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...fu
 	return nil, fmt.Errorf("bench: the measured pass writes no item")
 }
 
-func derefInt32(p *int32, def int32) int32 {
-	if p == nil {
-		return def
+// limitOf is a request's Limit, or no limit.
+func limitOf(l *int32) int {
+	if l == nil {
+		return math.MaxInt32
 	}
-	return *p
-}
-
-func derefString(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
+	return int(*l)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -23,14 +24,7 @@ type Options struct {
 }
 
 // Skipped reports whether part (init, synth, gobench) was skipped.
-func (o Options) Skipped(part string) bool {
-	for _, s := range o.Skip {
-		if s == part {
-			return true
-		}
-	}
-	return false
-}
+func (o Options) Skipped(part string) bool { return slices.Contains(o.Skip, part) }
 
 // Machine describes where the numbers were taken, and how busy it was
 // at the start and at the end of the run (/proc/loadavg).

@@ -1,8 +1,9 @@
-// Package bench is the testable part of `make bench` (cmd/bench): it
-// parses what the Lambda Runtime Interface Emulator and `go test -bench`
-// print, takes medians, counts the AWS calls of a task lifecycle on the
-// in-process pipeline, prices them, and renders docs/PERFORMANCE.md.
-// Nothing here measures time itself, and no test asserts a timing.
+// Package bench is `make bench` (cmd/bench only parses its flags): Run
+// builds the functions and their references, times their cold init,
+// synth and the go benchmarks (measure.go); the rest, tested, parses what
+// the processes print, takes medians, counts the AWS calls of a task
+// lifecycle on the in-process pipeline, prices them, and renders
+// docs/PERFORMANCE.md. No test asserts a timing.
 package bench
 
 import (
