@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 )
 
@@ -34,4 +35,18 @@ func (m *MemoryCheckpoints) Save(_ context.Context, cp Checkpoint) error {
 	m.m[cp.CampaignID] = cp
 	m.Saves++
 	return nil
+}
+
+// MarshalJSON writes every checkpoint (make dev's saved state).
+func (m *MemoryCheckpoints) MarshalJSON() ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return json.Marshal(m.m)
+}
+
+// UnmarshalJSON puts what MarshalJSON wrote into the store.
+func (m *MemoryCheckpoints) UnmarshalJSON(b []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return json.Unmarshal(b, &m.m)
 }

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 	"unicode"
-
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword
@@ -34,7 +32,7 @@ type resetCode struct {
 	tries   int
 }
 
-// resetCodes holds the live codes by boltstore.EmailKey (reset) or sub
+// resetCodes holds the live codes by EmailKey (reset) or sub
 // (email verification). Codes are not
 // persisted: a restart forgets them, and the user asks again.
 type resetCodes struct {
@@ -111,7 +109,7 @@ func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
 	in.Email = strings.TrimSpace(in.Email)
 	u, err := s.db.User(in.Email)
 	switch {
-	case errors.Is(err, boltstore.ErrUserNotFound):
+	case errors.Is(err, ErrUserNotFound):
 	case err != nil:
 		s.internal(w, r, err)
 		return
@@ -122,8 +120,8 @@ func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		now := s.cfg.Now().UTC()
-		s.resets.put(boltstore.EmailKey(u.Email), &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
-		if _, err := s.db.AppendEmail(boltstore.Email{
+		s.resets.put(EmailKey(u.Email), &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
+		if _, err := s.db.AppendEmail(Email{
 			Kind: EmailKindPasswordReset, At: now, UserID: u.Sub, To: []string{u.Email},
 			Subject: "Your Unschedule password reset code",
 			Body: fmt.Sprintf("Your code to choose a new password is %s. It works once, for %d minutes.\n\n"+
@@ -152,7 +150,7 @@ func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_password", sentence(err))
 		return
 	}
-	if !s.resets.check(boltstore.EmailKey(in.Email), strings.TrimSpace(in.Code), s.cfg.Now()) {
+	if !s.resets.check(EmailKey(in.Email), strings.TrimSpace(in.Code), s.cfg.Now()) {
 		writeError(w, http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
 		return
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // Kinds of outbox email.
@@ -33,7 +32,7 @@ const (
 // in the outbox.
 type localSNS struct {
 	mu     sync.Mutex
-	db     *boltstore.DB
+	db     *store
 	topics []string
 	now    func() time.Time
 	log    *slog.Logger
@@ -50,17 +49,17 @@ func LocalTopics(shards int) []string {
 	return out
 }
 
-func (l *localSNS) byArn(arn string) (boltstore.Subscription, error) {
+func (l *localSNS) byArn(arn string) (Subscription, error) {
 	all, err := l.db.Subscriptions()
 	if err != nil {
-		return boltstore.Subscription{}, fmt.Errorf("read subscriptions: %w", err)
+		return Subscription{}, fmt.Errorf("read subscriptions: %w", err)
 	}
 	for _, s := range all {
 		if s.Arn == arn {
 			return s, nil
 		}
 	}
-	return boltstore.Subscription{}, fmt.Errorf("subscription %s: %w", arn, notify.ErrSubscriptionNotFound)
+	return Subscription{}, fmt.Errorf("subscription %s: %w", arn, notify.ErrSubscriptionNotFound)
 }
 
 // Confirmed implements notify.Subscriptions.
@@ -97,12 +96,12 @@ func (l *localSNS) Subscribe(_ context.Context, topicArn, email, policy string) 
 			return s.Arn, nil
 		}
 	}
-	s := boltstore.Subscription{Arn: topicArn + ":" + strconv.FormatInt(l.now().UnixNano(), 36), TopicArn: topicArn,
+	s := Subscription{Arn: topicArn + ":" + strconv.FormatInt(l.now().UnixNano(), 36), TopicArn: topicArn,
 		Protocol: "email", Endpoint: email, FilterPolicy: policy, Confirmed: true}
 	if err := l.db.PutSubscription(s); err != nil {
 		return "", err
 	}
-	_, err = l.send(boltstore.Email{Kind: KindConfirmation, To: []string{email},
+	_, err = l.send(Email{Kind: KindConfirmation, To: []string{email},
 		Subject: "AWS Notification - Subscription Confirmation",
 		Body: "You have chosen to subscribe to the topic:\n" + topicArn +
 			"\n\nThe local dev server confirmed this subscription for you; SNS would have asked you to click a link.\n"})
@@ -128,14 +127,14 @@ func (l *localSNS) recipients(userID string) ([]string, error) {
 
 // Deliver puts an expiry notification, or a reminder before the deadline
 // (kind KindTaskReminder), in the outbox, addressed as SNS would route it.
-func (l *localSNS) Deliver(n task.Notification) (boltstore.Email, error) {
+func (l *localSNS) Deliver(n task.Notification) (Email, error) {
 	to, err := l.recipients(n.UserID)
 	if err != nil {
-		return boltstore.Email{}, err
+		return Email{}, err
 	}
 	// The message shows times in the user's zone, as the expiry
 	// function's notifier does (notify.InUserTimeZone).
-	if n, err = notify.UserTimeZone(context.Background(), l.db, n); err != nil {
+	if n, err = notify.UserTimeZone(context.Background(), l.db.settings, n); err != nil {
 		l.log.Warn("time zone unknown: the email shows times in UTC", "taskId", n.TaskID, "error", err.Error())
 	}
 	m := notify.FormatMessage(n)
@@ -143,12 +142,12 @@ func (l *localSNS) Deliver(n task.Notification) (boltstore.Email, error) {
 	if n.Reminder != "" {
 		kind = KindTaskReminder
 	}
-	return l.send(boltstore.Email{Kind: kind, UserID: n.UserID, TaskID: n.TaskID, To: to,
+	return l.send(Email{Kind: kind, UserID: n.UserID, TaskID: n.TaskID, To: to,
 		Subject: m.Subject, Body: m.Body})
 }
 
 // send stamps, stores and logs an outbox email.
-func (l *localSNS) send(e boltstore.Email) (boltstore.Email, error) {
+func (l *localSNS) send(e Email) (Email, error) {
 	e.At = l.now().UTC()
 	e, err := l.db.AppendEmail(e)
 	if err != nil {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,7 +38,7 @@ func TestSenderSendsOncePerKey(t *testing.T) {
 func TestCampaignStoreContract(t *testing.T) {
 	testenv.CampaignStoreContract(t, func(*testing.T) testenv.CampaignBackend {
 		s := NewCampaignStore()
-		return testenv.CampaignBackend{Store: s,
+		return testenv.CampaignBackend{Store: s, ErrExists: ErrCampaignExists,
 			Put: func(c campaign.Campaign, tasks []campaign.SendTask) error {
 				s.PutCampaign(c)
 				s.PutTasks(tasks...)
@@ -45,6 +46,22 @@ func TestCampaignStoreContract(t *testing.T) {
 			},
 			Writes: func() int { return s.Writes }}
 	})
+}
+
+// TestOwnedRefusesForgedCursors: an owner cursor of another owner, or
+// without its time or id, is ErrBadCursor.
+func TestOwnedRefusesForgedCursors(t *testing.T) {
+	st := NewCampaignStore()
+	at := testenv.CampaignT0.Format("2006-01-02T15:04:05.000000000Z")
+	for name, c := range map[string]string{
+		"another owner": base64.RawURLEncoding.EncodeToString([]byte("owner-2\x00" + at + "\x00c1")),
+		"no time":       base64.RawURLEncoding.EncodeToString([]byte("owner-1\x00x\x00c1")),
+		"no id":         base64.RawURLEncoding.EncodeToString([]byte("owner-1\x00" + at)),
+	} {
+		if _, _, err := st.Owned(context.Background(), "owner-1", c, 2); !errors.Is(err, campaign.ErrBadCursor) {
+			t.Errorf("Owned, %s: %v, want ErrBadCursor", name, err)
+		}
+	}
 }
 
 // TestCampaignStoreFaults: every conditional write goes through the
