@@ -204,7 +204,7 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 	// waits in real time, like the deployed one.
 	if s.reconciler, err = reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
 		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
-		Checkpoints: &db.local,
+		Checkpoints: db.reconcileCP,
 		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
@@ -297,6 +297,9 @@ func (s *Server) parts() []part {
 		{"schedules", timerPart(s.pipe.Timer)},
 		{"settings", s.db.settings},
 		{"local", &s.db.local},
+		{"reconcileCheckpoint", jsonFunc[reconcile.Checkpoint]{
+			get: func() reconcile.Checkpoint { cp, _ := s.db.reconcileCP.Load(context.Background()); return cp },
+			set: func(cp reconcile.Checkpoint) error { return s.db.reconcileCP.Save(context.Background(), cp) }}},
 		{"suppressions", s.db.suppressions},
 	}
 }

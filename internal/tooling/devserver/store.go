@@ -18,7 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
-	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -101,10 +101,11 @@ func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(em
 // store is the dev server's state in memory: the in-memory stand-ins of
 // the campaign and settings ports (internal/tooling/memory and the
 // packages' own), and the local accounts, subscriptions, outbox, secrets
-// and reconciler checkpoint (local). The server saves it, with the
-// pipeline's tasks and schedules, to one file (snapshot.go).
+// (local), and the task reconciler's checkpoint. The server saves it,
+// with the pipeline's tasks and schedules, to one file (server.go).
 type store struct {
 	local
+	reconcileCP  *inmem.Checkpoints
 	settings     *memory.Settings
 	campaigns    *memory.CampaignStore
 	checkpoints  *provision.MemoryCheckpoints
@@ -114,7 +115,7 @@ type store struct {
 
 func newStore() *store {
 	return &store{local: local{Users: map[string]User{}, Subs: map[string]Subscription{}, Receipts: map[string]uint64{},
-		Secrets: map[string][]byte{}}, settings: memory.NewSettings(), campaigns: memory.NewCampaignStore(),
+		Secrets: map[string][]byte{}}, reconcileCP: &inmem.Checkpoints{}, settings: memory.NewSettings(), campaigns: memory.NewCampaignStore(),
 		checkpoints: provision.NewMemoryCheckpoints(), limits: limits.NewMemory(), suppressions: &suppressions{Memory: suppress.NewMemory()}}
 }
 
@@ -127,16 +128,15 @@ func (d *store) SenderLimits() *limits.Memory                      { return d.li
 
 // local is what only the dev server keeps: its users (by EmailKey),
 // SNS subscriptions (by ARN), outbox, each campaign send's outbox entry
-// (by idempotency key), random secrets and the task reconciler's
-// checkpoint. Its methods are safe for concurrent use.
+// (by idempotency key) and random secrets. Its methods are safe for
+// concurrent use.
 type local struct {
-	mu         sync.Mutex
-	Users      map[string]User         `json:"users"`
-	Subs       map[string]Subscription `json:"subscriptions"`
-	Emails     []Email                 `json:"outbox"`
-	Receipts   map[string]uint64       `json:"receipts"`
-	Secrets    map[string][]byte       `json:"secrets"`
-	Checkpoint reconcile.Checkpoint    `json:"reconcileCheckpoint"`
+	mu       sync.Mutex
+	Users    map[string]User         `json:"users"`
+	Subs     map[string]Subscription `json:"subscriptions"`
+	Emails   []Email                 `json:"outbox"`
+	Receipts map[string]uint64       `json:"receipts"`
+	Secrets  map[string][]byte       `json:"secrets"`
 }
 
 // localJSON is local without its methods, to encode it.
@@ -298,23 +298,6 @@ func (d *local) Secret(name string, n int) ([]byte, error) {
 	}
 	d.Secrets[name] = v
 	return bytes.Clone(v), nil
-}
-
-var _ reconcile.Checkpoints = (*local)(nil)
-
-// Load implements reconcile.Checkpoints.
-func (d *local) Load(context.Context) (reconcile.Checkpoint, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.Checkpoint, nil
-}
-
-// Save implements reconcile.Checkpoints.
-func (d *local) Save(_ context.Context, cp reconcile.Checkpoint) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.Checkpoint = cp
-	return nil
 }
 
 // suppressions is the dev server's one suppression list: suppress.Memory

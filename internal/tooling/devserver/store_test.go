@@ -93,7 +93,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Fatalf("sequence %d, %d; want 1, 2", e1.Seq, e2.Seq)
 	}
 	secret := must(s.db.Secret("token", 32))
-	must(0, s.db.Save(ctx, cp))
+	must(0, s.db.reconcileCP.Save(ctx, cp))
 	// The campaign ports' stores are saved too.
 	camp, sends := testenv.CampaignFixture(t, "c1", 2, testenv.CampaignT0)
 	must(0, s.db.campaigns.Create(ctx, camp, sends))
@@ -118,7 +118,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		{"subscriptions", must(s.db.Subscriptions()), []Subscription{sub}},
 		{"outbox", must(s.db.Outbox()), []Email{e1, e2}},
 		{"secret is kept", must(s.db.Secret("token", 32)), secret},
-		{"checkpoint", must(s.db.Load(ctx)), cp},
+		{"checkpoint", must(s.db.reconcileCP.Load(ctx)), cp},
 		{"campaign", must(s.db.campaigns.Campaign(ctx, "c1")), camp},
 		{"send tasks", must(s.db.campaigns.List(ctx, "c1", 0, 10)), sends},
 		{"provisioning checkpoint", must(s.db.checkpoints.Load(ctx, "c1")), provision.Checkpoint{CampaignID: "c1", Next: 1}},
