@@ -125,6 +125,13 @@ type Server struct {
 	deliverMu sync.Mutex
 	delivered int // expiry notifications of pipe.Outbox already delivered
 	persistMu sync.Mutex
+	saved     map[string]savedPart // by part name: the last save's encoding
+}
+
+// savedPart is a part as last saved, and its version then.
+type savedPart struct {
+	version uint64
+	raw     []byte
 }
 
 // wallClock is the clock of the API and the reconciler: the wall clock,
@@ -178,7 +185,7 @@ func Open(cfg Config) (*Server, error) {
 func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Server, error) {
 	db := newStore()
 	s := &Server{cfg: cfg, log: cfg.Log, db: db, file: file, policy: identity.NewSignUpPolicy(cfg.AllowedEmailDomains),
-		campTimer: inmem.NewTimerOf(cfg.Timer, campaign.TaskSchema, cfg.Now, ttlDelay(cfg.TTLMaxDelay))}
+		campTimer: inmem.NewTimerOf(cfg.Timer, campaign.TaskSchema, cfg.Now, ttlDelay(cfg.TTLMaxDelay)), saved: map[string]savedPart{}}
 	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Options: inproc.Options{Start: cfg.Now(), Log: cfg.Log,
 		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
 	if err != nil {
@@ -246,6 +253,11 @@ type part struct {
 		json.Unmarshaler
 	}
 }
+
+// versioned is a store that tells whether it changed (Version), so a save
+// does not encode it again when it did not: a campaign's tasks and emails
+// run to thousands.
+type versioned interface{ Version() uint64 }
 
 // jsonFunc is a part that is not a store: get gives what to save, set
 // restores it.
@@ -325,11 +337,18 @@ func (s *Server) persist() error {
 	defer s.persistMu.Unlock()
 	doc := map[string]json.RawMessage{}
 	for _, p := range s.parts() {
+		var version uint64
+		if v, ok := p.v.(versioned); ok {
+			if version = v.Version(); version == s.saved[p.name].version && s.saved[p.name].raw != nil {
+				doc[p.name] = s.saved[p.name].raw
+				continue
+			}
+		}
 		b, err := json.Marshal(p.v)
 		if err != nil {
 			return fmt.Errorf("devserver: save %s: %w", p.name, err)
 		}
-		doc[p.name] = b
+		doc[p.name], s.saved[p.name] = b, savedPart{version, b}
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

@@ -137,6 +137,14 @@ type local struct {
 	Emails   []Email                 `json:"outbox"`
 	Receipts map[string]uint64       `json:"receipts"`
 	Secrets  map[string][]byte       `json:"secrets"`
+	version  uint64                  // counts the writes
+}
+
+// Version changes with every write.
+func (d *local) Version() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.version
 }
 
 // localJSON is local without its methods, to encode it.
@@ -161,6 +169,7 @@ func (d *local) CreateUser(u User) error {
 	if _, ok := d.Users[EmailKey(u.Email)]; ok {
 		return ErrUserExists
 	}
+	d.version++
 	d.Users[EmailKey(u.Email)] = u
 	return nil
 }
@@ -208,6 +217,7 @@ func (d *local) updateUser(email string, change func(*User)) error {
 		return ErrUserNotFound
 	}
 	change(&u)
+	d.version++
 	d.Users[EmailKey(email)] = u
 	return nil
 }
@@ -216,6 +226,7 @@ func (d *local) updateUser(email string, change func(*User)) error {
 func (d *local) PutSubscription(s Subscription) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.version++
 	d.Subs[s.Arn] = s
 	return nil
 }
@@ -224,6 +235,7 @@ func (d *local) PutSubscription(s Subscription) error {
 func (d *local) DeleteSubscription(arn string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.version++
 	delete(d.Subs, arn)
 	return nil
 }
@@ -246,6 +258,7 @@ func (d *local) AppendEmail(e Email) (Email, error) {
 }
 
 func (d *local) appendEmail(e Email) Email {
+	d.version++
 	e.Seq = uint64(len(d.Emails)) + 1
 	d.Emails = append(d.Emails, e)
 	return e
@@ -296,6 +309,7 @@ func (d *local) Secret(name string, n int) ([]byte, error) {
 	if _, err := rand.Read(v); err != nil {
 		return nil, fmt.Errorf("random secret: %w", err)
 	}
+	d.version++
 	d.Secrets[name] = v
 	return bytes.Clone(v), nil
 }

@@ -141,6 +141,28 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// TestWritesAfterASaveAreSaved: a store whose version moved is encoded
+// again; one that did not keeps its last encoding.
+func TestWritesAfterASaveAreSaved(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := reopen(t, dir, "")
+	c, tasks := testenv.CampaignFixture(t, "c1", 1, testenv.CampaignT0)
+	must(0, s.db.campaigns.Create(ctx, c, tasks))
+	must(0, s.persist())
+	must(0, s.db.campaigns.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", testenv.CampaignT0))
+	must(s.db.AppendEmail(Email{Kind: "campaign", Subject: "after the save"}))
+	closed(t, s)
+	s = reopen(t, dir, "")
+	defer closed(t, s)
+	if got := must(s.db.campaigns.Campaign(ctx, "c1")); got.Status != campaign.Active {
+		t.Errorf("campaign %s after the restart, want Active", got.Status)
+	}
+	if got := must(s.db.Outbox()); len(got) != 1 || got[0].Subject != "after the save" {
+		t.Errorf("outbox %+v after the restart", got)
+	}
+}
+
 // TestSaveRemovesWhatIsGone: a task and schedule deleted before a save
 // are gone after a restart; the others stay.
 func TestSaveRemovesWhatIsGone(t *testing.T) {

@@ -31,6 +31,8 @@ type CampaignStore struct {
 	open openIndex
 	// Writes counts successful conditional task writes.
 	Writes int
+	// version counts every write (Version).
+	version uint64
 	// Fail, when set, is called before each conditional write (op
 	// "Claim", "TakeOver", "Replace", "SetStatus"); a non-nil error is
 	// returned instead of doing it (fault injection).
@@ -52,6 +54,7 @@ func (s *CampaignStore) PutCampaign(c campaign.Campaign) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.campaigns[c.ID] = c
+	s.version++
 }
 
 // PutTasks writes tasks as they are.
@@ -68,6 +71,7 @@ func (s *CampaignStore) PutTasks(ts ...campaign.SendTask) {
 // count keeps the terminal count of a task's campaign as old (found:
 // there was one) becomes t; the caller holds mu.
 func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.SendTask) {
+	s.version++
 	if found && old.State.Terminal() {
 		s.terminal[old.CampaignID]--
 	}
@@ -352,6 +356,7 @@ func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.
 			return nil
 		},
 		func(c campaign.Campaign) campaign.Campaign {
+			s.version++
 			c.Status, c.UpdatedAt = to, now
 			if reason != "" {
 				c.CancelReason = reason
@@ -374,6 +379,7 @@ func (s *CampaignStore) Create(_ context.Context, c campaign.Campaign, tasks []c
 		return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
 	}
 	s.campaigns[c.ID] = c
+	s.version++
 	for _, t := range tasks {
 		old, found := s.tasks[t.Key()]
 		s.tasks[t.Key()] = t
@@ -446,6 +452,14 @@ func (s *CampaignStore) Provisioning(context.Context) ([]string, error) {
 	}
 	slices.Sort(ids)
 	return ids, nil
+}
+
+// Version changes with every write: a save may skip a store whose
+// version it saved.
+func (s *CampaignStore) Version() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
 }
 
 // campaignsJSON is the table as MarshalJSON writes it.

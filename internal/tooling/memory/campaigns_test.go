@@ -202,3 +202,41 @@ func BenchmarkCampaignStoreOpen(b *testing.B) {
 		})
 	}
 }
+
+// TestCampaignStoreVersion: every write changes the version (a save
+// skips a store whose version it saved), a refused one does not.
+func TestCampaignStoreVersion(t *testing.T) {
+	ctx := context.Background()
+	s := NewCampaignStore()
+	c, tasks := testenv.CampaignFixture(t, "c1", 2, testenv.CampaignT0)
+	claimed := func() campaign.SendTask { x, _ := s.Get(ctx, tasks[0].Key()); return x }
+	for _, tc := range []struct {
+		name    string
+		write   func() error
+		changes bool
+	}{
+		{"Create", func() error { return s.Create(ctx, c, tasks) }, true},
+		{"a refused Create", func() error { _ = s.Create(ctx, c, tasks); return nil }, false},
+		{"SetStatus", func() error {
+			return s.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", testenv.CampaignT0)
+		}, true},
+		{"Claim", func() error {
+			_, err := s.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
+			return err
+		}, true},
+		{"Replace", func() error {
+			next, _ := campaign.Cancel(claimed(), "r", testenv.CampaignT0)
+			return s.Replace(ctx, claimed(), next)
+		}, true},
+		{"PutCampaign", func() error { s.PutCampaign(c); return nil }, true},
+		{"PutTasks", func() error { s.PutTasks(tasks[1]); return nil }, true},
+	} {
+		before := s.Version()
+		if err := tc.write(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if changed := s.Version() != before; changed != tc.changes {
+			t.Errorf("%s: version changed %v, want %v", tc.name, changed, tc.changes)
+		}
+	}
+}
