@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
-	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -108,7 +107,7 @@ type store struct {
 	reconcileCP  *inmem.Checkpoints
 	settings     *memory.Settings
 	campaigns    *memory.CampaignStore
-	checkpoints  *provision.MemoryCheckpoints
+	checkpoints  *memory.CampaignCheckpoints
 	limits       *limits.Memory
 	suppressions *suppressions
 }
@@ -116,15 +115,15 @@ type store struct {
 func newStore() *store {
 	return &store{local: local{Users: map[string]User{}, Subs: map[string]Subscription{}, Receipts: map[string]uint64{},
 		Secrets: map[string][]byte{}}, reconcileCP: &inmem.Checkpoints{}, settings: memory.NewSettings(), campaigns: memory.NewCampaignStore(),
-		checkpoints: provision.NewMemoryCheckpoints(), limits: limits.NewMemory(), suppressions: &suppressions{Memory: suppress.NewMemory()}}
+		checkpoints: memory.NewCampaignCheckpoints(), limits: limits.NewMemory(), suppressions: &suppressions{Memory: suppress.NewMemory()}}
 }
 
 // CampaignStore, Suppressions, CampaignCheckpoints and SenderLimits are
 // the campaign ports' stores.
-func (d *store) CampaignStore() *memory.CampaignStore              { return d.campaigns }
-func (d *store) Suppressions() *suppressions                       { return d.suppressions }
-func (d *store) CampaignCheckpoints() *provision.MemoryCheckpoints { return d.checkpoints }
-func (d *store) SenderLimits() *limits.Memory                      { return d.limits }
+func (d *store) CampaignStore() *memory.CampaignStore             { return d.campaigns }
+func (d *store) Suppressions() *suppressions                      { return d.suppressions }
+func (d *store) CampaignCheckpoints() *memory.CampaignCheckpoints { return d.checkpoints }
+func (d *store) SenderLimits() *limits.Memory                     { return d.limits }
 
 // local is what only the dev server keeps: its users (by EmailKey),
 // SNS subscriptions (by ARN), outbox, each campaign send's outbox entry

@@ -268,9 +268,9 @@ func TestCampaignStoreContract(t *testing.T) {
 }
 
 func TestCampaignCheckpoints(t *testing.T) {
-	saved := provision.NewMemoryCheckpoints()
+	saved := memory.NewCampaignCheckpoints()
 	must(0, saved.Save(context.Background(), provision.Checkpoint{CampaignID: "other", Next: 3}))
-	cps := roundTrip(t, saved, provision.NewMemoryCheckpoints())
+	cps := roundTrip(t, saved, memory.NewCampaignCheckpoints())
 	if cp := must(cps.Load(context.Background(), "other")); cp.Next != 3 {
 		t.Fatalf("restored checkpoint %+v", cp)
 	}
