@@ -114,25 +114,29 @@ func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	default:
-		code, err := newResetCode()
-		if err != nil {
-			s.internal(w, r, err)
-			return
-		}
-		now := s.cfg.Now().UTC()
-		s.resets.put(EmailKey(u.Email), &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
-		if _, err := s.db.AppendEmail(Email{
-			Kind: EmailKindPasswordReset, At: now, UserID: u.Sub, To: []string{u.Email},
-			Subject: "Your Unschedule password reset code",
-			Body: fmt.Sprintf("Your code to choose a new password is %s. It works once, for %d minutes.\n\n"+
-				"If you did not ask for it, ignore this email: your password stays as it is.", code, int(ResetCodeTTL.Minutes())),
-		}); err != nil {
+		if err := s.mailCode(&s.resets, EmailKey(u.Email), u, EmailKindPasswordReset, "Your Unschedule password reset code",
+			"choose a new password", ": your password stays as it is."); err != nil {
 			s.internal(w, r, err)
 			return
 		}
 		s.log.InfoContext(r.Context(), "password reset code sent to the outbox", "sub", u.Sub)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"delivery": "email"})
+}
+
+// mailCode keeps a new code under key in codes and puts it in u's outbox
+// (kind, subject): a code to do what, and the end of its last sentence.
+func (s *Server) mailCode(codes *resetCodes, key string, u User, kind, subject, what, end string) error {
+	code, err := newResetCode()
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now().UTC()
+	codes.put(key, &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
+	_, err = s.db.AppendEmail(Email{Kind: kind, At: now, UserID: u.Sub, To: []string{u.Email}, Subject: subject,
+		Body: fmt.Sprintf("Your code to %s is %s. It works once, for %d minutes.\n\nIf you did not ask for it, ignore this email%s",
+			what, code, int(ResetCodeTTL.Minutes()), end)})
+	return err
 }
 
 // resetPassword sets a new password given a live code.

@@ -2,7 +2,6 @@ package devserver
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 )
@@ -48,19 +47,8 @@ func (s *Server) sendVerificationCode(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	code, err := newResetCode()
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	now := s.cfg.Now().UTC()
-	s.verifies.put(u.Sub, &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
-	if _, err := s.db.AppendEmail(Email{
-		Kind: EmailKindVerifyEmail, At: now, UserID: u.Sub, To: []string{u.Email},
-		Subject: "Your Unschedule verification code",
-		Body: fmt.Sprintf("Your code to verify this email address is %s. It works once, for %d minutes.\n\n"+
-			"If you did not ask for it, ignore this email.", code, int(ResetCodeTTL.Minutes())),
-	}); err != nil {
+	if err := s.mailCode(&s.verifies, u.Sub, u, EmailKindVerifyEmail, "Your Unschedule verification code",
+		"verify this email address", "."); err != nil {
 		s.internal(w, r, err)
 		return
 	}
