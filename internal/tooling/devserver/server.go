@@ -183,7 +183,7 @@ func Open(cfg Config) (*Server, error) {
 }
 
 func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Server, error) {
-	db := newStore()
+	db := newStore(LocalTopics(cfg.Shards))
 	s := &Server{cfg: cfg, log: cfg.Log, db: db, file: file, policy: identity.NewSignUpPolicy(cfg.AllowedEmailDomains),
 		campTimer: inmem.NewTimerOf(cfg.Timer, campaign.TaskSchema, cfg.Now, ttlDelay(cfg.TTLMaxDelay)), saved: map[string]savedPart{}}
 	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Options: inproc.Options{Start: cfg.Now(), Log: cfg.Log,
@@ -202,7 +202,9 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 	if s.signer, err = NewSigner(key, cfg.TokenTTL, cfg.Now); err != nil {
 		return nil, err
 	}
-	s.sns = &localSNS{db: db, topics: LocalTopics(cfg.Shards), now: cfg.Now, log: cfg.Log}
+	if s.sns, err = newLocalSNS(db, LocalTopics(cfg.Shards), cfg.Now, cfg.Log); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
 	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns, Settings: db.settings,
 		TopicArns: s.sns.topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
@@ -309,6 +311,7 @@ func (s *Server) parts() []part {
 		{"schedules", timerPart(s.pipe.Timer)},
 		{"settings", s.db.settings},
 		{"local", &s.db.local},
+		{"sns", s.db.sns},
 		{"reconcileCheckpoint", jsonFunc[reconcile.Checkpoint]{
 			get: func() reconcile.Checkpoint { cp, _ := s.db.reconcileCP.Load(context.Background()); return cp },
 			set: func(cp reconcile.Checkpoint) error { return s.db.reconcileCP.Save(context.Background(), cp) }}},

@@ -301,16 +301,13 @@ func TestSignUpAndSignIn(t *testing.T) {
 		})
 	}
 	t.Run("PostAuthentication made one subscription and one confirmation email", func(t *testing.T) {
-		subs, err := e.srv.db.Subscriptions()
-		if err != nil {
-			t.Fatal(err)
-		}
+		subs := e.srv.db.sns.Subscriptions("ada@example.com")
 		u, err := e.srv.db.User("ada@example.com")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(subs) != 1 || subs[0].TopicArn != notify.TopicFor(e.srv.sns.topics, u.Sub) ||
-			!notify.SamePolicy(subs[0].FilterPolicy, notify.FilterPolicy(u.Sub)) || !subs[0].Confirmed {
+			!notify.SamePolicy(subs[0].Attributes["FilterPolicy"], notify.FilterPolicy(u.Sub)) || !subs[0].Confirmed {
 			t.Fatalf("subscriptions %+v", subs)
 		}
 		tok := e.signIn("ada@example.com")

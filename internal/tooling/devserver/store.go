@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 )
 
 // StateFile is the saved state inside the data folder.
@@ -54,16 +54,6 @@ type PasswordHash struct {
 	Iterations int    `json:"iterations"`
 	Salt       []byte `json:"salt"`
 	Hash       []byte `json:"hash"`
-}
-
-// Subscription is a local stand-in for an SNS email subscription.
-type Subscription struct {
-	Arn          string `json:"arn"`
-	TopicArn     string `json:"topicArn"`
-	Protocol     string `json:"protocol"`
-	Endpoint     string `json:"endpoint"`
-	FilterPolicy string `json:"filterPolicy"`
-	Confirmed    bool   `json:"confirmed"`
 }
 
 // Email is one message the app would have emailed.
@@ -110,10 +100,11 @@ type store struct {
 	checkpoints  *memory.CampaignCheckpoints
 	limits       *limits.Memory
 	suppressions *suppressions
+	sns          *snsfake.SNS // the notification topics' subscriptions
 }
 
-func newStore() *store {
-	return &store{local: local{Users: map[string]User{}, Subs: map[string]Subscription{}, Receipts: map[string]uint64{},
+func newStore(topics []string) *store {
+	return &store{sns: snsfake.New(topics...), local: local{Users: map[string]User{}, Receipts: map[string]uint64{},
 		Secrets: map[string][]byte{}}, reconcileCP: &inmem.Checkpoints{}, settings: memory.NewSettings(), campaigns: memory.NewCampaignStore(),
 		checkpoints: memory.NewCampaignCheckpoints(), limits: limits.NewMemory(), suppressions: &suppressions{Memory: suppress.NewMemory()}}
 }
@@ -126,17 +117,16 @@ func (d *store) CampaignCheckpoints() *memory.CampaignCheckpoints { return d.che
 func (d *store) SenderLimits() *limits.Memory                     { return d.limits }
 
 // local is what only the dev server keeps: its users (by EmailKey),
-// SNS subscriptions (by ARN), outbox, each campaign send's outbox entry
+// outbox, each campaign send's outbox entry
 // (by idempotency key) and random secrets. Its methods are safe for
 // concurrent use.
 type local struct {
 	mu       sync.Mutex
-	Users    map[string]User         `json:"users"`
-	Subs     map[string]Subscription `json:"subscriptions"`
-	Emails   []Email                 `json:"outbox"`
-	Receipts map[string]uint64       `json:"receipts"`
-	Secrets  map[string][]byte       `json:"secrets"`
-	version  uint64                  // counts the writes
+	Users    map[string]User   `json:"users"`
+	Emails   []Email           `json:"outbox"`
+	Receipts map[string]uint64 `json:"receipts"`
+	Secrets  map[string][]byte `json:"secrets"`
+	version  uint64            // counts the writes
 }
 
 // Version changes with every write.
@@ -219,33 +209,6 @@ func (d *local) updateUser(email string, change func(*User)) error {
 	d.version++
 	d.Users[EmailKey(email)] = u
 	return nil
-}
-
-// PutSubscription stores or replaces a subscription (keyed by its ARN).
-func (d *local) PutSubscription(s Subscription) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.version++
-	d.Subs[s.Arn] = s
-	return nil
-}
-
-// DeleteSubscription removes a subscription (none is fine).
-func (d *local) DeleteSubscription(arn string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.version++
-	delete(d.Subs, arn)
-	return nil
-}
-
-// Subscriptions returns every subscription, ordered by ARN.
-func (d *local) Subscriptions() ([]Subscription, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := slices.Collect(maps.Values(d.Subs))
-	slices.SortFunc(out, func(a, b Subscription) int { return strings.Compare(a.Arn, b.Arn) })
-	return out, nil
 }
 
 // AppendEmail adds e to the outbox with the next sequence number, and

@@ -21,6 +21,7 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -72,8 +73,6 @@ func TestReopenKeepsEverything(t *testing.T) {
 	scheds := []contract.Schedule{task.ScheduleFor(tasks[0])}
 	user := User{Sub: "sub-1", Email: "Ada@Example.com", CreatedAt: due,
 		Password: PasswordHash{Algorithm: "pbkdf2-sha256", Iterations: 10, Salt: []byte{1, 2}, Hash: []byte{3, 4}}}
-	sub := Subscription{Arn: "arn:local:sns:t0:1", TopicArn: "arn:local:sns:t0", Protocol: "email",
-		Endpoint: "Ada@Example.com", FilterPolicy: `{"userId":["sub-1"]}`, Confirmed: true}
 	cp := reconcile.Checkpoint{Phase: reconcile.PhaseSchedules, Cursor: "task-x", Offset: 3}
 
 	s := reopen(t, dir, "")
@@ -86,7 +85,8 @@ func TestReopenKeepsEverything(t *testing.T) {
 		}
 	}
 	must(0, s.db.CreateUser(user))
-	must(0, s.db.PutSubscription(sub))
+	topic := LocalTopics(2)[1]
+	arn := s.db.sns.Seed(topic, "email", "ada@example.com", map[string]string{"FilterPolicy": `{"userId":["sub-1"]}`}, true)
 	e1 := must(s.db.AppendEmail(Email{Kind: "task-expired", At: due, UserID: "u1", TaskID: tasks[0].TaskID, To: []string{"a@example.com"}, Subject: "s", Body: "b"}))
 	e2 := must(s.db.AppendEmail(Email{Kind: "task-expired", At: due, UserID: "u2", Subject: "s2"}))
 	if e1.Seq != 1 || e2.Seq != 2 {
@@ -115,7 +115,8 @@ func TestReopenKeepsEverything(t *testing.T) {
 		{"tasks", s.pipe.Store.All(), tasks},
 		{"schedules", s.pipe.Timer.All(), scheds},
 		{"user by other case", must(s.db.User("ada@example.COM ")), user},
-		{"subscriptions", must(s.db.Subscriptions()), []Subscription{sub}},
+		{"subscriptions", s.db.sns.Subscriptions("ada@example.com"), []snsfake.Subscription{{Arn: arn, TopicArn: topic,
+			Protocol: "email", Endpoint: "ada@example.com", Attributes: map[string]string{"FilterPolicy": `{"userId":["sub-1"]}`}, Confirmed: true}}},
 		{"outbox", must(s.db.Outbox()), []Email{e1, e2}},
 		{"secret is kept", must(s.db.Secret("token", 32)), secret},
 		{"checkpoint", must(s.db.reconcileCP.Load(ctx)), cp},
@@ -206,7 +207,7 @@ func TestSaveRemovesWhatIsGone(t *testing.T) {
 }
 
 func TestUsers(t *testing.T) {
-	db := newStore()
+	db := newStore(LocalTopics(1))
 	if err := db.CreateUser(User{Sub: "s1", Email: "a@example.com"}); err != nil {
 		t.Fatal(err)
 	}
