@@ -347,6 +347,20 @@ func openState(dir string) (*stateFile, map[string]json.RawMessage, error) {
 	return f, parts, nil
 }
 
+// lockDir locks dir's lock file for this process (tryLock); ErrLocked
+// when another process holds it.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: lock data folder: %w", err)
+	}
+	if err := tryLock(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("devserver: %s: %w (%w)", dir, ErrLocked, err)
+	}
+	return f, nil
+}
+
 // save writes b unless it is what the file holds: to a temporary file
 // in the same folder, synced, then renamed over the state, so a crash
 // leaves the old state or the new, never half of one.
