@@ -24,7 +24,6 @@ require (
 	github.com/aws/smithy-go v1.28.9
 	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
 	github.com/spf13/cobra v1.10.2
-	go.etcd.io/bbolt v1.5.0
 )
 
 require (

@@ -45,7 +45,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
-	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the embedded store (tasks, schedules, users, outbox, campaigns)")
+	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the saved state (tasks, schedules, users, outbox, campaigns)")
 	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
 	domains := fs.String("allowed-email-domains", getenv(todoenv.AllowedEmailDomains),
 		"comma-separated email domains allowed to sign up (default $"+todoenv.AllowedEmailDomains+"; empty: everyone)")

@@ -16,9 +16,9 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 

@@ -79,7 +79,7 @@ func TestProvisionReinvokesItselfAtItsTimeLimit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st, clock, _ := world(t, tc.id, 5, now)
-			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), inmem.NewRemote(inmem.NewScheduler(), nil), provision.NewMemoryCheckpoints(), clock)
+			p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), inmem.NewRemote(inmem.NewScheduler(), nil), memory.NewCampaignCheckpoints(), clock)
 			if err != nil {
 				t.Fatal(err)
 			}

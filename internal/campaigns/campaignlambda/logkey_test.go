@@ -113,7 +113,7 @@ func provisionRun(t *testing.T, now time.Time, id string, log *slog.Logger) {
 	t.Helper()
 	st, clock, _ := world(t, "c1", 2, now)
 	p, err := provision.New(provision.Config{Seed: 1}, st, st, memory.NewCampaignSenders("u1"), inmem.NewRemote(inmem.NewScheduler(), nil),
-		provision.NewMemoryCheckpoints(), clock)
+		memory.NewCampaignCheckpoints(), clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,10 @@ package limits
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -48,4 +51,38 @@ func (m *Memory) Counts(key Key) map[string]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.counts[key])
+}
+
+// dayJSON is one key's counters as MarshalJSON writes them.
+type dayJSON struct {
+	Key    Key              `json:"key"`
+	Counts map[string]int64 `json:"counts"`
+}
+
+// MarshalJSON writes every key's counters (make dev's saved state).
+func (m *Memory) MarshalJSON() ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []dayJSON{}
+	for k, c := range m.counts {
+		out = append(out, dayJSON{k, c})
+	}
+	slices.SortFunc(out, func(a, b dayJSON) int {
+		return strings.Compare(a.Key.Sender+"\x00"+a.Key.Day, b.Key.Sender+"\x00"+b.Key.Day)
+	})
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON puts what MarshalJSON wrote into the counters.
+func (m *Memory) UnmarshalJSON(b []byte) error {
+	var days []dayJSON
+	if err := json.Unmarshal(b, &days); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, d := range days {
+		m.counts[d.Key] = d.Counts
+	}
+	return nil
 }

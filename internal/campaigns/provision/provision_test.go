@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/core/clock"
+
 	// The timer kinds whose stand-ins NewTimerOf picks.
 	_ "github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/inmem"
@@ -121,7 +122,7 @@ func TestScheduleCarriesTheContract(t *testing.T) {
 		t.Run(string(l), func(t *testing.T) {
 			st := seed(t, 1)
 			s := newTimerOn(l)
-			res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
+			res, err := newProv(t, provision.Config{}, st, s, memory.NewCampaignCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
 			if err != nil || !res.Done || res.Continue {
 				t.Fatalf("run: %+v %v", res, err)
 			}
@@ -158,7 +159,7 @@ func TestOnlyPendingTasksGetSchedules(t *testing.T) {
 		st.PutTasks(task)
 	}
 	s := newTimer()
-	cps := provision.NewMemoryCheckpoints()
+	cps := memory.NewCampaignCheckpoints()
 	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(15*time.Minute))
 	if err != nil || !res.Done || res.Next != 250 || res.Created != 247 {
 		t.Fatalf("run: %+v %v", res, err)
@@ -175,7 +176,7 @@ func TestAtMostConcurrencyInFlight(t *testing.T) {
 			st := seed(t, 120)
 			s := newTimer()
 			s.Clock, s.Latency = clock.System{}, time.Millisecond
-			res, err := newProv(t, provision.Config{Concurrency: conc, CallsPerSecond: 1e6}, st, s, provision.NewMemoryCheckpoints(), clock.System{}).
+			res, err := newProv(t, provision.Config{Concurrency: conc, CallsPerSecond: 1e6}, st, s, memory.NewCampaignCheckpoints(), clock.System{}).
 				Run(context.Background(), "c1", time.Now().Add(time.Hour))
 			if err != nil || !res.Done {
 				t.Fatalf("run: %+v %v", res, err)
@@ -204,7 +205,7 @@ func TestThrottlesAreRetriedNeverLost(t *testing.T) {
 		}
 		return nil, false
 	}
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(1000*time.Hour))
+	res, err := newProv(t, provision.Config{}, st, s, memory.NewCampaignCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(1000*time.Hour))
 	if err != nil || !res.Done || res.Created != 300 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -223,7 +224,7 @@ func TestStopsBeforeDeadlineAndResumes(t *testing.T) {
 	clock := clock.NewFake(t0)
 	s := newTimer()
 	s.Clock, s.Latency = clock, time.Second
-	cps := provision.NewMemoryCheckpoints()
+	cps := memory.NewCampaignCheckpoints()
 	p := newProv(t, provision.Config{Concurrency: 1, PageSize: 50}, st, s, cps, clock)
 	runs := 0
 	for {
@@ -277,7 +278,7 @@ func TestCrashResumesFromCheckpoint(t *testing.T) {
 				}
 				return nil, false
 			}
-			cps := provision.NewMemoryCheckpoints()
+			cps := memory.NewCampaignCheckpoints()
 			p := newProv(t, provision.Config{PageSize: page, MaxAhead: ahead}, st, s, cps, clock.NewFake(t0))
 			if _, err := p.Run(ctx, "c1", t0.Add(time.Hour)); !errors.Is(err, context.Canceled) {
 				t.Fatalf("crashed run: %v", err)
@@ -318,7 +319,7 @@ func TestLostAnswerIsHarmless(t *testing.T) {
 		}
 		return nil, false
 	}
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	res, err := newProv(t, provision.Config{}, st, s, memory.NewCampaignCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || res.Calls != 100 || res.Errors != 0 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -338,7 +339,7 @@ func TestPersistentErrorsLeftToReconciler(t *testing.T) {
 		}
 		return nil, false
 	}
-	res, err := newProv(t, provision.Config{MaxErrorAttempts: 3}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	res, err := newProv(t, provision.Config{MaxErrorAttempts: 3}, st, s, memory.NewCampaignCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || res.Errors != 1 || res.Created != 19 || res.Calls != 22 {
 		t.Fatalf("run: %+v %v", res, err)
 	}
@@ -351,7 +352,7 @@ func TestCancelledCampaignCreatesNothing(t *testing.T) {
 	st := seed(t, 10)
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.CampaignCancelled, "user", t0)
 	s := newTimer()
-	res, err := newProv(t, provision.Config{}, st, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
+	res, err := newProv(t, provision.Config{}, st, s, memory.NewCampaignCheckpoints(), clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
 	if err != nil || !res.Done || s.Stats().Calls != 0 {
 		t.Fatalf("run: %+v %v, %d calls", res, err, s.Stats().Calls)
 	}
@@ -388,7 +389,7 @@ func benchProvision(b *testing.B, n int, limit, speed, pace float64) {
 		clock := inmem.NewScaledClock(t0, speed)
 		s := inmem.NewRemote(inmem.NewScheduler(), inmem.NewBucket(clock, limit, 10))
 		s.Clock, s.Latency = clock, 20*time.Millisecond
-		p := newProv(b, provision.Config{CallsPerSecond: pace}, st, s, provision.NewMemoryCheckpoints(), clock)
+		p := newProv(b, provision.Config{CallsPerSecond: pace}, st, s, memory.NewCampaignCheckpoints(), clock)
 		b.StartTimer()
 		start := clock.Now()
 		res, err := p.Run(context.Background(), "c1", start.Add(24*time.Hour))
@@ -418,7 +419,7 @@ func benchProvision(b *testing.B, n int, limit, speed, pace float64) {
 func TestDoneCheckpointMarksActive(t *testing.T) {
 	st := seed(t, 3)
 	_ = st.SetStatus(context.Background(), "c1", []campaign.Status{campaign.Draft}, campaign.Provisioning, "", t0)
-	cps := provision.NewMemoryCheckpoints()
+	cps := memory.NewCampaignCheckpoints()
 	_ = cps.Save(context.Background(), provision.Checkpoint{CampaignID: "c1", Next: 3, Done: true})
 	s := newTimer()
 	res, err := newProv(t, provision.Config{}, st, s, cps, clock.NewFake(t0)).Run(context.Background(), "c1", t0.Add(time.Hour))
@@ -443,7 +444,7 @@ func TestStoppedTaskIsNeverCheckpointed(t *testing.T) {
 			return nil, false
 		}
 		clock := clock.NewFake(t0)
-		cps := provision.NewMemoryCheckpoints()
+		cps := memory.NewCampaignCheckpoints()
 		res, err := newProv(t, provision.Config{Seed: uint64(i + 1)}, st, s, cps, clock).Run(context.Background(), "c1", t0.Add(provision.DefaultMargin+10*time.Second))
 		if err != nil || !res.Continue || res.Done {
 			t.Fatalf("run %d: %+v %v", i, res, err)
@@ -471,7 +472,7 @@ func TestRemovedSenderProvisionsNothing(t *testing.T) {
 			s := newTimer()
 			clk := clock.NewFake(t0)
 			owners := memory.NewCampaignSenders("u1")
-			p, err := provision.New(provision.Config{Seed: 1, Concurrency: 1, PageSize: 10, MaxAhead: 10, Margin: time.Second}, st, st, owners, s, provision.NewMemoryCheckpoints(), clk)
+			p, err := provision.New(provision.Config{Seed: 1, Concurrency: 1, PageSize: 10, MaxAhead: 10, Margin: time.Second}, st, st, owners, s, memory.NewCampaignCheckpoints(), clk)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -506,7 +507,7 @@ func TestSenderCheckErrorProvisionsNothing(t *testing.T) {
 	s := newTimer()
 	owners := memory.NewCampaignSenders("u1")
 	owners.Fault = func(string) error { return errors.New("TooManyRequestsException") }
-	p, err := provision.New(provision.Config{Seed: 1}, st, st, owners, s, provision.NewMemoryCheckpoints(), clock.NewFake(t0))
+	p, err := provision.New(provision.Config{Seed: 1}, st, st, owners, s, memory.NewCampaignCheckpoints(), clock.NewFake(t0))
 	if err != nil {
 		t.Fatal(err)
 	}

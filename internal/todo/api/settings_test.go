@@ -12,10 +12,10 @@ import (
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 )
 
 const notifyTopic = "arn:aws:sns:eu-west-1:111122223333:unschedule-notify-0"

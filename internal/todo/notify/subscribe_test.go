@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 )
 
 const (

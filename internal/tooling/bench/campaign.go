@@ -164,7 +164,7 @@ func CountCampaignSends(ctx context.Context, n int) (CampaignUsage, error) {
 	clk := clock.NewFake(t0)
 	store := &countingTasks{CampaignStore: st, writes: u.DynamoWrites, reads: u.DynamoReads}
 	sched := inmem.NewRemote(inmem.NewScheduler(), nil)
-	cps := countingCheckpoints{Checkpoints: provision.NewMemoryCheckpoints(), writes: u.DynamoWrites}
+	cps := countingCheckpoints{Checkpoints: memory.NewCampaignCheckpoints(), writes: u.DynamoWrites}
 	prov, err := provision.New(provision.Config{Seed: 1, CallsPerSecond: 1e6}, store, store, memory.NewCampaignSenders(c.OwnerID), sched, cps, clk)
 	if err != nil {
 		return u, err

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // RouteOutboxFeedback is where the owner of a campaign email in the
@@ -20,7 +18,7 @@ const RouteOutboxFeedback = "POST /outbox/{seq}/{feedback}"
 // sesFeedback is the SES event notification of a permanent bounce or a
 // complaint, in the shape the configuration set publishes to SNS
 // (https://docs.aws.amazon.com/ses/latest/dg/event-publishing-retrieving-sns-contents.html).
-func sesFeedback(kind string, e boltstore.Email, source string, at time.Time) ([]byte, error) {
+func sesFeedback(kind string, e Email, source string, at time.Time) ([]byte, error) {
 	type recipient struct {
 		EmailAddress   string `json:"emailAddress"`
 		Action         string `json:"action,omitempty"`
@@ -73,7 +71,7 @@ func (s *Server) serveOutboxFeedback(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	var mail *boltstore.Email
+	var mail *Email
 	for i := range all {
 		if all[i].Seq == seq && all[i].UserID == c.Sub {
 			mail = &all[i]

@@ -2,7 +2,6 @@ package devserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,7 +21,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // This file is the one place that wires the campaign services (send,
@@ -50,12 +48,11 @@ type campaignRuntime struct {
 	hub   *Hub
 	api   *campaignapi.Handler
 	// timer holds the send tasks' schedules: the in-memory stand-in of
-	// the server's -timer (as the tasks' own), saved in the store at each
-	// step. retries are fires that failed, tried again on the next steps
+	// the server's -timer (as the tasks' own), saved with the state.
+	// retries are fires that failed, tried again on the next steps
 	// (the timer's retries of its target), by schedule name.
 	timer      inmem.TimerScheduler
 	retries    map[string]retry
-	saved      string
 	unsub      *unsubscribe.Page
 	bounce     *campaignlambda.Bounce // the bounce function's handler, for the outbox's bounce and complaint buttons
 	worker     *send.Worker
@@ -75,11 +72,7 @@ type campaignRuntime struct {
 func (s *Server) openCampaigns(origins []string) error {
 	clk := clock.Func(s.cfg.Now)
 	log := s.log.With("component", "campaigns")
-	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{},
-		timer: inmem.NewTimerOf(s.cfg.Timer, campaign.TaskSchema, s.cfg.Now, ttlDelay(s.cfg.TTLMaxDelay))}
-	if err := rt.restore(s.db); err != nil {
-		return err
-	}
+	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{}, timer: s.campTimer}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
 	rt.store = &campaignStore{CampaignStore: s.db.CampaignStore(), pub: rt.hub, clock: clk, log: log}
 	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
@@ -204,40 +197,6 @@ func (rt *campaignRuntime) handle(ctx context.Context, e campaign.FireEvent, how
 type retry struct {
 	s        timer.Schedule
 	failures int
-}
-
-// restore arms the schedules saved at the last stop.
-func (rt *campaignRuntime) restore(db *boltstore.DB) error {
-	saved, err := db.CampaignSchedules()
-	if err != nil {
-		return err
-	}
-	for _, sc := range saved {
-		if err := rt.timer.Arm(context.Background(), sc); err != nil {
-			return fmt.Errorf("devserver: restore campaign schedule %s: %w", sc.Name, err)
-		}
-	}
-	rt.saved = rt.snapshot()
-	return nil
-}
-
-func (rt *campaignRuntime) snapshot() string {
-	b, _ := json.Marshal(rt.timer.All()) // schedules always encode
-	return string(b)
-}
-
-// persist saves the timer's schedules if they changed since last time.
-// The caller holds the server's persistMu.
-func (rt *campaignRuntime) persist(db *boltstore.DB) error {
-	snap := rt.snapshot()
-	if snap == rt.saved {
-		return nil
-	}
-	if err := db.ReplaceCampaignSchedules(rt.timer.All()); err != nil {
-		return err
-	}
-	rt.saved = snap
-	return nil
 }
 
 // fireDue is the campaign part of the server's step: the timer hands

@@ -9,7 +9,6 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // EmailKindCampaign marks a campaign email in the outbox.
@@ -22,10 +21,10 @@ const EmailKindCampaign = "campaign"
 // Config.CampaignSenders stands for one an administrator added to the
 // sender group after they proved their address by code: verified, with
 // the proof naming it.
-func (s *Server) identity(u boltstore.User) Claims {
+func (s *Server) identity(u User) Claims {
 	c := Claims{Sub: u.Sub, Email: u.Email, EmailVerified: u.EmailVerified}
 	if campaignSender(s.cfg.CampaignSenders, u.Email) {
-		c.EmailVerified, c.EmailProof, c.Groups = true, boltstore.EmailKey(u.Email), []string{campaignapi.DefaultSenderGroup}
+		c.EmailVerified, c.EmailProof, c.Groups = true, EmailKey(u.Email), []string{campaignapi.DefaultSenderGroup}
 	}
 	return c
 }
@@ -53,7 +52,7 @@ type devSenders struct{ s *Server }
 func (d devSenders) Check(_ context.Context, owner string) (campaign.Verdict, error) {
 	u, err := d.s.db.UserBySub(owner)
 	switch {
-	case errors.Is(err, boltstore.ErrUserNotFound):
+	case errors.Is(err, ErrUserNotFound):
 		return campaign.Refuse("the user no longer exists"), nil
 	case err != nil:
 		return campaign.Verdict{}, err

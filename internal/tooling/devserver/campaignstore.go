@@ -12,14 +12,14 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
-// campaignStore is the on-disk campaign store (boltstore.CampaignStore)
+// campaignStore is the campaign store (memory.CampaignStore)
 // that, like the table's stream handler in AWS, announces every
 // successful task or campaign write as a campaignapi.Progress.
 type campaignStore struct {
-	*boltstore.CampaignStore
+	*memory.CampaignStore
 	pub   campaignapi.ProgressPublisher
 	clock campaign.Clock
 	log   *slog.Logger
@@ -109,7 +109,7 @@ func (s *campaignStore) owner(id string) string {
 // receipt are one write, so a restart never sends one twice), on behalf
 // of the campaign's owner, who sees it in their outbox.
 type outboxSender struct {
-	db        *boltstore.DB
+	db        *store
 	campaigns campaign.Campaigns
 	clock     campaign.Clock
 }
@@ -140,13 +140,13 @@ func (s outboxSender) Send(ctx context.Context, m campaign.Message) (campaign.Re
 		return campaign.Receipt{}, err
 	}
 	// The headers SES would carry (the ses adapter adds the same ones).
-	var headers []boltstore.Header
+	var headers []Header
 	if m.UnsubscribeURL != "" {
 		for _, h := range unsubscribe.Headers(m.UnsubscribeURL) {
-			headers = append(headers, boltstore.Header{Name: h[0], Value: h[1]})
+			headers = append(headers, Header{Name: h[0], Value: h[1]})
 		}
 	}
-	e, _, err := s.db.AppendEmailOnce(m.IdempotencyKey, boltstore.Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
+	e, _, err := s.db.AppendEmailOnce(m.IdempotencyKey, Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
 		UserID: owner, To: []string{m.To}, Subject: m.Subject, Body: m.Body, Headers: headers})
 	if err != nil {
 		return campaign.Receipt{}, fmt.Errorf("outbox: %w: %w", err, campaign.ErrRetryable)
@@ -166,6 +166,6 @@ func (s outboxSender) Sent(_ context.Context, key string) (campaign.Receipt, err
 	return receipt(e), nil
 }
 
-func receipt(e boltstore.Email) campaign.Receipt {
+func receipt(e Email) campaign.Receipt {
 	return campaign.Receipt{MessageID: "dev-" + strconv.FormatUint(e.Seq, 10), SentAt: e.At}
 }

@@ -14,20 +14,15 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 var eventsStart = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// announcingStore is a campaign store on a new file that announces to hub.
+// announcingStore is a new campaign store that announces to hub.
 func announcingStore(t *testing.T, hub *Hub) *campaignStore {
 	t.Helper()
-	db, err := boltstore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return &campaignStore{CampaignStore: db.CampaignStore(), pub: hub, clock: clock.NewFake(eventsStart),
+	return &campaignStore{CampaignStore: memory.NewCampaignStore(), pub: hub, clock: clock.NewFake(eventsStart),
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 

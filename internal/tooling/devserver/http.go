@@ -17,7 +17,6 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/todo/webheaders"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // PostAuthBudget bounds the PostAuthentication work of one sign-in, as
@@ -201,9 +200,9 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	u := boltstore.User{Sub: newSub(), Email: c.Email, Password: hash, CreatedAt: s.cfg.Now().UTC()}
+	u := User{Sub: newSub(), Email: c.Email, Password: hash, CreatedAt: s.cfg.Now().UTC()}
 	if err := s.db.CreateUser(u); err != nil {
-		if errors.Is(err, boltstore.ErrUserExists) {
+		if errors.Is(err, ErrUserExists) {
 			writeError(w, http.StatusConflict, "user_exists", "An account with this email already exists.")
 			return
 		}
@@ -228,7 +227,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := s.db.User(c.Email)
 	switch {
-	case errors.Is(err, boltstore.ErrUserNotFound):
+	case errors.Is(err, ErrUserNotFound):
 		CheckPassword(dummyHash, c.Password)
 		writeError(w, http.StatusUnauthorized, "not_authorized", "Incorrect email or password.")
 		return
@@ -295,7 +294,7 @@ func (s *Server) serveSchedules(w http.ResponseWriter, r *http.Request) {
 
 // mine reports whether an outbox email is the caller's: about them (their
 // sub) or sent to their address, as their own mailbox would show it.
-func mine(e boltstore.Email, c Claims) bool {
+func mine(e Email, c Claims) bool {
 	if e.UserID != "" && e.UserID == c.Sub {
 		return true
 	}
@@ -318,7 +317,7 @@ func (s *Server) serveOutboxJSON(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	emails := []boltstore.Email{}
+	emails := []Email{}
 	for _, e := range all {
 		if mine(e, c) {
 			emails = append(emails, e)

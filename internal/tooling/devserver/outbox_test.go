@@ -10,7 +10,6 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // A campaign email in /outbox.json carries the List-Unsubscribe headers
@@ -27,9 +26,9 @@ func TestOutboxShowsTheUnsubscribeHeaders(t *testing.T) {
 		t.Fatalf("%d campaign emails, want 1", len(mail))
 	}
 	link := unsubscribeLink.FindString(mail[0].Body)
-	var want []boltstore.Header
+	var want []Header
 	for _, h := range unsubscribe.Headers(e.srv.cfg.PublicURL + link) {
-		want = append(want, boltstore.Header{Name: h[0], Value: h[1]})
+		want = append(want, Header{Name: h[0], Value: h[1]})
 	}
 	if link == "" || fmt.Sprint(mail[0].Headers) != fmt.Sprint(want) {
 		t.Fatalf("headers %v, want %v", mail[0].Headers, want)

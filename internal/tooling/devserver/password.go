@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // Password hashing parameters: PBKDF2-HMAC-SHA256 with a 16-byte random
@@ -84,24 +82,24 @@ func CheckPasswordPolicy(pw string) error {
 }
 
 // HashPassword returns a salted hash of pw.
-func HashPassword(pw string) (boltstore.PasswordHash, error) {
+func HashPassword(pw string) (PasswordHash, error) {
 	salt := make([]byte, passwordSaltLen)
 	if _, err := rand.Read(salt); err != nil {
-		return boltstore.PasswordHash{}, fmt.Errorf("password salt: %w", err)
+		return PasswordHash{}, fmt.Errorf("password salt: %w", err)
 	}
 	return hashWith(pw, salt, passwordIterations)
 }
 
-func hashWith(pw string, salt []byte, iterations int) (boltstore.PasswordHash, error) {
+func hashWith(pw string, salt []byte, iterations int) (PasswordHash, error) {
 	key, err := pbkdf2.Key(sha256.New, pw, salt, iterations, passwordKeyLen)
 	if err != nil {
-		return boltstore.PasswordHash{}, fmt.Errorf("password hash: %w", err)
+		return PasswordHash{}, fmt.Errorf("password hash: %w", err)
 	}
-	return boltstore.PasswordHash{Algorithm: passwordAlg, Iterations: iterations, Salt: salt, Hash: key}, nil
+	return PasswordHash{Algorithm: passwordAlg, Iterations: iterations, Salt: salt, Hash: key}, nil
 }
 
 // CheckPassword reports whether pw matches h, comparing in constant time.
-func CheckPassword(h boltstore.PasswordHash, pw string) bool {
+func CheckPassword(h PasswordHash, pw string) bool {
 	if h.Algorithm != passwordAlg || h.Iterations < 1 || len(h.Salt) == 0 || len(h.Hash) != passwordKeyLen {
 		return false
 	}

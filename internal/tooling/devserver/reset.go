@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 	"unicode"
-
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword
@@ -34,7 +32,7 @@ type resetCode struct {
 	tries   int
 }
 
-// resetCodes holds the live codes by boltstore.EmailKey (reset) or sub
+// resetCodes holds the live codes by EmailKey (reset) or sub
 // (email verification). Codes are not
 // persisted: a restart forgets them, and the user asks again.
 type resetCodes struct {
@@ -111,30 +109,34 @@ func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
 	in.Email = strings.TrimSpace(in.Email)
 	u, err := s.db.User(in.Email)
 	switch {
-	case errors.Is(err, boltstore.ErrUserNotFound):
+	case errors.Is(err, ErrUserNotFound):
 	case err != nil:
 		s.internal(w, r, err)
 		return
 	default:
-		code, err := newResetCode()
-		if err != nil {
-			s.internal(w, r, err)
-			return
-		}
-		now := s.cfg.Now().UTC()
-		s.resets.put(boltstore.EmailKey(u.Email), &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
-		if _, err := s.db.AppendEmail(boltstore.Email{
-			Kind: EmailKindPasswordReset, At: now, UserID: u.Sub, To: []string{u.Email},
-			Subject: "Your Unschedule password reset code",
-			Body: fmt.Sprintf("Your code to choose a new password is %s. It works once, for %d minutes.\n\n"+
-				"If you did not ask for it, ignore this email: your password stays as it is.", code, int(ResetCodeTTL.Minutes())),
-		}); err != nil {
+		if err := s.mailCode(&s.resets, EmailKey(u.Email), u, EmailKindPasswordReset, "Your Unschedule password reset code",
+			"choose a new password", ": your password stays as it is."); err != nil {
 			s.internal(w, r, err)
 			return
 		}
 		s.log.InfoContext(r.Context(), "password reset code sent to the outbox", "sub", u.Sub)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"delivery": "email"})
+}
+
+// mailCode keeps a new code under key in codes and puts it in u's outbox
+// (kind, subject): a code to do what, and the end of its last sentence.
+func (s *Server) mailCode(codes *resetCodes, key string, u User, kind, subject, what, end string) error {
+	code, err := newResetCode()
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now().UTC()
+	codes.put(key, &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
+	_, err = s.db.AppendEmail(Email{Kind: kind, At: now, UserID: u.Sub, To: []string{u.Email}, Subject: subject,
+		Body: fmt.Sprintf("Your code to %s is %s. It works once, for %d minutes.\n\nIf you did not ask for it, ignore this email%s",
+			what, code, int(ResetCodeTTL.Minutes()), end)})
+	return err
 }
 
 // resetPassword sets a new password given a live code.
@@ -152,7 +154,7 @@ func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_password", sentence(err))
 		return
 	}
-	if !s.resets.check(boltstore.EmailKey(in.Email), strings.TrimSpace(in.Code), s.cfg.Now()) {
+	if !s.resets.check(EmailKey(in.Email), strings.TrimSpace(in.Code), s.cfg.Now()) {
 		writeError(w, http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
 		return
 	}

@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -111,4 +112,28 @@ func codeIn(t *testing.T, e *env, tok, kind string) string {
 		t.Fatalf("no %s code in the outbox: %s", kind, r.raw)
 	}
 	return code
+}
+
+// TestCodeEmails: the reset and verification emails say what their code
+// is for, how long it lives, and what to do if it was not asked for.
+func TestCodeEmails(t *testing.T) {
+	e := newEnv(t, "example.com")
+	tok := e.user("ada@example.com")
+	if r := e.do("POST", "/local-auth/forgot-password", "", map[string]string{"email": "ada@example.com"}); r.status != http.StatusOK {
+		t.Fatalf("forgot: %d %s", r.status, r.raw)
+	}
+	if r := e.do("POST", RouteVerifyEmailCode, tok, nil); r.status != http.StatusOK {
+		t.Fatalf("verification code: %d %s", r.status, r.raw)
+	}
+	for _, tc := range []struct{ kind, subject, body string }{
+		{EmailKindPasswordReset, "Your Unschedule password reset code", "Your code to choose a new password is %s. It works once, for 60 minutes.\n\n" +
+			"If you did not ask for it, ignore this email: your password stays as it is."},
+		{EmailKindVerifyEmail, "Your Unschedule verification code", "Your code to verify this email address is %s. It works once, for 60 minutes.\n\n" +
+			"If you did not ask for it, ignore this email."},
+	} {
+		got := e.emails(tok, tc.kind, "")
+		if want := fmt.Sprintf(tc.body, codeIn(t, e, tok, tc.kind)); len(got) != 1 || got[0].Subject != tc.subject || got[0].Body != want {
+			t.Errorf("%s emails %+v, want one %q: %q", tc.kind, got, tc.subject, want)
+		}
+	}
 }

@@ -5,10 +5,11 @@
 // authorizer would, the whole unscheduling pipeline (internal/tooling/pipeline),
 // and the campaign services (campaignrt.go: the campaign API, provisioning,
 // the send worker, the reconciler, progress over server-sent events),
-// all stepped by one loop on the server's clock. State persists in a
-// bbolt file (internal/tooling/boltstore), campaigns included, so a restart
-// resumes a campaign part-way through its sends; notifications and
-// campaign emails land in the local outbox.
+// all stepped by one loop on the server's clock. The state lives in the
+// in-memory stand-ins (internal/tooling/memory, store.go) and is saved to
+// one JSON file after every step that changed it and at Close, campaigns
+// included, so a restart resumes a campaign part-way through its sends;
+// notifications and campaign emails land in the local outbox.
 package devserver
 
 import (
@@ -21,24 +22,25 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/identity"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // Config configures a Server. Only DataDir is required.
 type Config struct {
-	// DataDir is the folder of the embedded store.
+	// DataDir is the folder of the saved state (StateFile).
 	DataDir string
 	// WebDir is the built web app (web/dist). Default: "" (no web app is
 	// served; the API and the pages still are).
@@ -103,7 +105,9 @@ type Config struct {
 type Server struct {
 	cfg        Config
 	log        *slog.Logger
-	db         *boltstore.DB
+	db         *store
+	file       *stateFile
+	campTimer  inmem.TimerScheduler // the campaign send schedules' timer
 	pipe       *pipeline.Pipeline
 	api        *api.Handler
 	cursors    *pagecursor.Sealer
@@ -121,7 +125,13 @@ type Server struct {
 	deliverMu sync.Mutex
 	delivered int // expiry notifications of pipe.Outbox already delivered
 	persistMu sync.Mutex
-	saved     map[string][]byte // last persisted snapshot, by kind
+	saved     map[string]savedPart // by part name: the last save's encoding
+}
+
+// savedPart is a part as last saved, and its version then.
+type savedPart struct {
+	version uint64
+	raw     []byte
 }
 
 // wallClock is the clock of the API and the reconciler: the wall clock,
@@ -133,8 +143,8 @@ func (c wallClock) Now() time.Time {
 	return c.s.pipe.Clock.Now()
 }
 
-// Open opens the store in cfg.DataDir, restores the tasks and schedules
-// it holds into a new pipeline, and wires the local sign-in.
+// Open locks cfg.DataDir, restores the state saved in it into new
+// in-memory stores and pipeline, and wires the local sign-in.
 func Open(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("devserver: a data folder is required")
@@ -159,29 +169,30 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.CampaignLimits == (limits.Limits{}) {
 		cfg.CampaignLimits = limits.Defaults()
 	}
-	db, err := boltstore.Open(cfg.DataDir)
+	file, saved, err := openState(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	s, err := build(cfg, db)
+	s, err := build(cfg, file, saved)
 	if err != nil {
-		_ = db.Close()
+		_ = file.close()
 		return nil, err
 	}
 	s.fake = fake
 	return s, nil
 }
 
-func build(cfg Config, db *boltstore.DB) (*Server, error) {
-	s := &Server{cfg: cfg, log: cfg.Log, db: db, policy: identity.NewSignUpPolicy(cfg.AllowedEmailDomains),
-		saved: map[string][]byte{}}
+func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Server, error) {
+	db := newStore(LocalTopics(cfg.Shards))
+	s := &Server{cfg: cfg, log: cfg.Log, db: db, file: file, policy: identity.NewSignUpPolicy(cfg.AllowedEmailDomains),
+		campTimer: inmem.NewTimerOf(cfg.Timer, campaign.TaskSchema, cfg.Now, ttlDelay(cfg.TTLMaxDelay)), saved: map[string]savedPart{}}
 	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Options: inproc.Options{Start: cfg.Now(), Log: cfg.Log,
 		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
 	if err != nil {
 		return nil, fmt.Errorf("devserver: pipeline: %w", err)
 	}
 	s.pipe = p
-	if err := s.restore(); err != nil {
+	if err := s.restore(saved); err != nil {
 		return nil, err
 	}
 	key, err := db.Secret("token-signing-key", 32)
@@ -191,8 +202,10 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	if s.signer, err = NewSigner(key, cfg.TokenTTL, cfg.Now); err != nil {
 		return nil, err
 	}
-	s.sns = &localSNS{db: db, topics: LocalTopics(cfg.Shards), now: cfg.Now, log: cfg.Log}
-	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns, Settings: db,
+	if s.sns, err = newLocalSNS(db, LocalTopics(cfg.Shards), cfg.Now, cfg.Log); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns, Settings: db.settings,
 		TopicArns: s.sns.topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
@@ -200,7 +213,7 @@ func build(cfg Config, db *boltstore.DB) (*Server, error) {
 	// waits in real time, like the deployed one.
 	if s.reconciler, err = reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
 		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
-		Checkpoints: db,
+		Checkpoints: db.reconcileCP,
 		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
@@ -234,69 +247,117 @@ type apiClock struct {
 
 func (a apiClock) Now() time.Time { return a.clock.Now() }
 
-// restore loads the saved tasks and schedules into the pipeline.
-func (s *Server) restore() error {
-	tasks, err := s.db.Tasks()
-	if err != nil {
+// part is one part of the saved state.
+type part struct {
+	name string
+	v    interface {
+		json.Marshaler
+		json.Unmarshaler
+	}
+}
+
+// versioned is a store that tells whether it changed (Version), so a save
+// does not encode it again when it did not: a campaign's tasks and emails
+// run to thousands.
+type versioned interface{ Version() uint64 }
+
+// jsonFunc is a part that is not a store: get gives what to save, set
+// restores it.
+type jsonFunc[T any] struct {
+	get func() T
+	set func(T) error
+}
+
+func (j jsonFunc[T]) MarshalJSON() ([]byte, error) { return json.Marshal(j.get()) }
+
+func (j jsonFunc[T]) UnmarshalJSON(b []byte) error {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	for _, t := range tasks {
-		s.pipe.Store.Put(t)
+	return j.set(v)
+}
+
+// timerPart saves what a timer stand-in holds, and restores it armed.
+func timerPart(t inmem.TimerScheduler) jsonFunc[[]timer.Schedule] {
+	return jsonFunc[[]timer.Schedule]{get: t.All, set: func(ss []timer.Schedule) error {
+		for _, sc := range ss {
+			if err := t.Arm(context.Background(), sc); err != nil {
+				return fmt.Errorf("restore schedule %s: %w", sc.Name, err)
+			}
+		}
+		return nil
+	}}
+}
+
+// parts are the saved state, encoded one after the other in this order:
+// a part is read before those its writers write to first (provisioning
+// arms a schedule, then saves its checkpoint; the API counts a sender's
+// limits, then creates the campaign; a send appends its email, then
+// marks its task sent), so a save taken while they run may miss a later
+// step, never hold it without the earlier one; a restart redoes it.
+func (s *Server) parts() []part {
+	return []part{
+		{"campaignCheckpoints", s.db.checkpoints},
+		{"campaignSchedules", timerPart(s.campTimer)},
+		{"campaigns", s.db.campaigns},
+		{"senderLimits", s.db.limits},
+		{"tasks", jsonFunc[[]task.Task]{get: s.pipe.Store.All, set: func(ts []task.Task) error {
+			for _, t := range ts {
+				s.pipe.Store.Put(t)
+			}
+			return nil
+		}}},
+		{"schedules", timerPart(s.pipe.Timer)},
+		{"settings", s.db.settings},
+		{"local", &s.db.local},
+		{"sns", s.db.sns},
+		{"reconcileCheckpoint", jsonFunc[reconcile.Checkpoint]{
+			get: func() reconcile.Checkpoint { cp, _ := s.db.reconcileCP.Load(context.Background()); return cp },
+			set: func(cp reconcile.Checkpoint) error { return s.db.reconcileCP.Save(context.Background(), cp) }}},
+		{"suppressions", s.db.suppressions},
 	}
-	scheds, err := s.db.Schedules()
-	if err != nil {
-		return err
-	}
-	for _, sc := range scheds {
-		if err := s.pipe.Timer.Arm(context.Background(), sc); err != nil {
-			return fmt.Errorf("devserver: restore schedule %s: %w", sc.Name, err)
+}
+
+// restore puts the saved parts into the empty stores and timers.
+func (s *Server) restore(saved map[string]json.RawMessage) error {
+	for _, p := range s.parts() {
+		if raw, ok := saved[p.name]; ok {
+			if err := p.v.UnmarshalJSON(raw); err != nil {
+				return fmt.Errorf("devserver: restore %s from %s: %w", p.name, s.file.path, err)
+			}
 		}
 	}
-	s.snapshot() // remember what is on disk
-	if len(tasks)+len(scheds) > 0 {
-		s.log.Info("restored state", "tasks", len(tasks), "schedules", len(scheds), "file", s.db.Path())
+	if len(saved) > 0 {
+		s.log.Info("restored state", "tasks", len(s.pipe.Store.All()), "schedules", len(s.pipe.Timer.All()), "file", s.file.path)
 	}
 	return nil
 }
 
-// snapshot encodes the live tasks and schedules, and reports which kinds
-// differ from the last saved snapshot. The caller holds persistMu or is
-// restoring.
-func (s *Server) snapshot() (tasks []task.Task, scheds []contract.Schedule, changed map[string][]byte) {
-	tasks, scheds = s.pipe.Store.All(), s.pipe.Timer.All()
-	changed = map[string][]byte{}
-	for kind, v := range map[string]any{"tasks": tasks, "schedules": scheds} {
-		b, _ := json.Marshal(v) // tasks and schedules always encode
-		if string(b) != string(s.saved[kind]) {
-			changed[kind] = b
-			s.saved[kind] = b
-		}
-	}
-	return tasks, scheds, changed
-}
-
-// persist saves the tasks and schedules if they changed since last time.
+// persist saves the state if it changed since the last save.
 func (s *Server) persist() error {
 	s.persistMu.Lock()
 	defer s.persistMu.Unlock()
-	tasks, scheds, changed := s.snapshot()
-	var errs []error
-	if _, ok := changed["tasks"]; ok {
-		if err := s.db.ReplaceTasks(tasks); err != nil {
-			delete(s.saved, "tasks")
-			errs = append(errs, err)
+	doc := map[string]json.RawMessage{}
+	for _, p := range s.parts() {
+		var version uint64
+		if v, ok := p.v.(versioned); ok {
+			if version = v.Version(); version == s.saved[p.name].version && s.saved[p.name].raw != nil {
+				doc[p.name] = s.saved[p.name].raw
+				continue
+			}
 		}
-	}
-	if _, ok := changed["schedules"]; ok {
-		if err := s.db.ReplaceSchedules(scheds); err != nil {
-			delete(s.saved, "schedules")
-			errs = append(errs, err)
+		b, err := json.Marshal(p.v)
+		if err != nil {
+			return fmt.Errorf("devserver: save %s: %w", p.name, err)
 		}
+		doc[p.name], s.saved[p.name] = b, savedPart{version, b}
 	}
-	if s.campaigns != nil {
-		errs = append(errs, s.campaigns.persist(s.db))
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("devserver: save state: %w", err)
 	}
-	return errors.Join(errs...)
+	return s.file.save(b)
 }
 
 // deliver moves the expiry notifications the pipeline published since the
@@ -401,10 +462,11 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 	}
 }
 
-// Close stops the campaign services, saves the state and closes the store.
+// Close stops the campaign services, saves the state and releases the
+// data folder.
 func (s *Server) Close() error {
 	s.campaigns.close()
-	return errors.Join(s.deliver(), s.persist(), s.db.Close())
+	return errors.Join(s.deliver(), s.persist(), s.file.close())
 }
 
 // ttlDelay is the dev TTL sweeper's delay: uniform in [0, max] (max 0:

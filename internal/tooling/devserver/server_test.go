@@ -16,7 +16,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/notify"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 type env struct {
@@ -158,16 +157,16 @@ func (e *env) tick(d time.Duration) {
 
 // emails are the outbox emails of kind (and of taskID, when set) that the
 // token's user sees.
-func (e *env) emails(tok, kind, taskID string) []boltstore.Email {
+func (e *env) emails(tok, kind, taskID string) []Email {
 	e.t.Helper()
 	var out struct {
-		Emails []boltstore.Email `json:"emails"`
+		Emails []Email `json:"emails"`
 	}
 	r := e.do("GET", "/outbox.json", tok, nil)
 	if err := json.Unmarshal([]byte(r.raw), &out); err != nil {
 		e.t.Fatalf("outbox.json %q: %v", r.raw, err)
 	}
-	var sel []boltstore.Email
+	var sel []Email
 	for _, m := range out.Emails {
 		if m.Kind == kind && (taskID == "" || m.TaskID == taskID) {
 			sel = append(sel, m)
@@ -302,16 +301,13 @@ func TestSignUpAndSignIn(t *testing.T) {
 		})
 	}
 	t.Run("PostAuthentication made one subscription and one confirmation email", func(t *testing.T) {
-		subs, err := e.srv.db.Subscriptions()
-		if err != nil {
-			t.Fatal(err)
-		}
+		subs := e.srv.db.sns.Subscriptions("ada@example.com")
 		u, err := e.srv.db.User("ada@example.com")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(subs) != 1 || subs[0].TopicArn != notify.TopicFor(e.srv.sns.topics, u.Sub) ||
-			!notify.SamePolicy(subs[0].FilterPolicy, notify.FilterPolicy(u.Sub)) || !subs[0].Confirmed {
+			!notify.SamePolicy(subs[0].Attributes["FilterPolicy"], notify.FilterPolicy(u.Sub)) || !subs[0].Confirmed {
 			t.Fatalf("subscriptions %+v", subs)
 		}
 		tok := e.signIn("ada@example.com")

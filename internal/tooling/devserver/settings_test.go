@@ -37,7 +37,7 @@ func TestNotificationSetting(t *testing.T) {
 	// The local SNS confirms at once (there is no inbox to click in).
 	setting("GET", nil, "confirmed")
 	setting("PUT", map[string]bool{"enabled": false}, "off")
-	if subs, _ := e.srv.db.Subscriptions(); len(subs) != 0 {
+	if subs := e.srv.db.sns.Subscriptions("ada@example.com"); len(subs) != 0 {
 		t.Fatalf("turning off left %+v", subs)
 	}
 	e.create(tok, "quiet", time.Minute)
@@ -49,7 +49,7 @@ func TestNotificationSetting(t *testing.T) {
 		t.Fatalf("sign-in: %d %s", r.status, r.raw)
 	}
 	setting("GET", nil, "off")
-	if subs, _ := e.srv.db.Subscriptions(); len(subs) != 0 {
+	if subs := e.srv.db.sns.Subscriptions("ada@example.com"); len(subs) != 0 {
 		t.Fatalf("a sign-in subscribed again: %+v", subs)
 	}
 	setting("PUT", map[string]bool{"enabled": true}, "confirmed")

@@ -9,9 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 )
 
 // Kinds of outbox email.
@@ -22,18 +23,22 @@ const (
 	KindTaskReminder = "task-reminder"
 )
 
-// localSNS stands in for the notification topics: it is the
-// notify.Subscriptions the PostAuthentication rule runs on, and it routes
-// published notifications as SNS would (the user's shard topic, then the
-// confirmed subscriptions whose filter policy matches the userId
-// attribute) into the outbox.
+// localSNS stands in for the notification topics: the SNS adapter the
+// functions run (awssns: the PostAuthentication rule's subscriptions and
+// the expiry publisher) over the in-memory model of SNS (snsfake, saved
+// with the state), which routes a notification as SNS would (the user's
+// shard topic, then the confirmed subscriptions whose filter policy
+// matches the userId attribute) into the outbox.
 //
 // There is no inbox to click a confirmation link in, so a new subscription
 // is confirmed at once; the confirmation email it would have sent is put
 // in the outbox.
 type localSNS struct {
-	mu     sync.Mutex
-	db     *boltstore.DB
+	*awssns.Subscriptions
+	mu     sync.Mutex // one call at a time: a publish's deliveries are the last ones
+	fake   *snsfake.SNS
+	pub    *awssns.Publisher
+	db     *store
 	topics []string
 	now    func() time.Time
 	log    *slog.Logger
@@ -50,105 +55,68 @@ func LocalTopics(shards int) []string {
 	return out
 }
 
-func (l *localSNS) byArn(arn string) (boltstore.Subscription, error) {
-	all, err := l.db.Subscriptions()
+func newLocalSNS(db *store, topics []string, now func() time.Time, log *slog.Logger) (*localSNS, error) {
+	subs, err := awssns.NewSubscriptions(db.sns)
 	if err != nil {
-		return boltstore.Subscription{}, fmt.Errorf("read subscriptions: %w", err)
+		return nil, err
 	}
-	for _, s := range all {
-		if s.Arn == arn {
-			return s, nil
-		}
+	pub, err := awssns.NewPublisher(db.sns, topics)
+	if err != nil {
+		return nil, err
 	}
-	return boltstore.Subscription{}, fmt.Errorf("subscription %s: %w", arn, notify.ErrSubscriptionNotFound)
+	return &localSNS{Subscriptions: subs, fake: db.sns, pub: pub, db: db, topics: topics, now: now, log: log}, nil
 }
 
-// Confirmed implements notify.Subscriptions.
-func (l *localSNS) Confirmed(_ context.Context, arn string) (bool, error) {
-	s, err := l.byArn(arn)
-	return s.Confirmed, err
-}
-
-// Unsubscribe implements notify.Subscriptions.
-func (l *localSNS) Unsubscribe(_ context.Context, arn string) error {
+// Subscribe implements notify.Subscriptions: SNS's subscribe, then at once
+// the click on the confirmation link SNS sent, if it sent one.
+func (l *localSNS) Subscribe(ctx context.Context, topicArn, email, policy string) (string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, err := l.byArn(arn); err != nil {
-		return err
+	sent := l.fake.ConfirmationEmails(email)
+	arn, err := l.Subscriptions.Subscribe(ctx, topicArn, email, policy)
+	if err != nil || l.fake.ConfirmationEmails(email) == sent {
+		return arn, err
 	}
-	return l.db.DeleteSubscription(arn)
-}
-
-// Subscribe implements notify.Subscriptions. As SNS, it returns the
-// existing subscription for the same topic, protocol, endpoint and filter
-// policy, and refuses one with another policy (notify.ErrAddressTaken).
-func (l *localSNS) Subscribe(_ context.Context, topicArn, email, policy string) (string, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	all, err := l.db.Subscriptions()
-	if err != nil {
-		return "", fmt.Errorf("read subscriptions: %w", err)
-	}
-	for _, s := range all {
-		if s.TopicArn == topicArn && s.Protocol == "email" && s.Endpoint == email {
-			if !notify.SamePolicy(s.FilterPolicy, policy) {
-				return "", fmt.Errorf("subscribe %s on %s: %w", email, topicArn, notify.ErrAddressTaken)
-			}
-			return s.Arn, nil
-		}
-	}
-	s := boltstore.Subscription{Arn: topicArn + ":" + strconv.FormatInt(l.now().UnixNano(), 36), TopicArn: topicArn,
-		Protocol: "email", Endpoint: email, FilterPolicy: policy, Confirmed: true}
-	if err := l.db.PutSubscription(s); err != nil {
+	if err := l.fake.Confirm(topicArn, email); err != nil {
 		return "", err
 	}
-	_, err = l.send(boltstore.Email{Kind: KindConfirmation, To: []string{email},
+	_, err = l.send(Email{Kind: KindConfirmation, To: []string{email},
 		Subject: "AWS Notification - Subscription Confirmation",
 		Body: "You have chosen to subscribe to the topic:\n" + topicArn +
 			"\n\nThe local dev server confirmed this subscription for you; SNS would have asked you to click a link.\n"})
-	return s.Arn, err
+	return arn, err
 }
 
-// recipients are the endpoints SNS would deliver a message for userID to.
-func (l *localSNS) recipients(userID string) ([]string, error) {
-	all, err := l.db.Subscriptions()
-	if err != nil {
-		return nil, fmt.Errorf("read subscriptions: %w", err)
-	}
-	topic := notify.TopicFor(l.topics, userID)
-	policy := notify.FilterPolicy(userID)
-	to := []string{}
-	for _, s := range all {
-		if s.TopicArn == topic && s.Confirmed && notify.SamePolicy(s.FilterPolicy, policy) {
-			to = append(to, s.Endpoint)
-		}
-	}
-	return to, nil
-}
-
-// Deliver puts an expiry notification, or a reminder before the deadline
-// (kind KindTaskReminder), in the outbox, addressed as SNS would route it.
-func (l *localSNS) Deliver(n task.Notification) (boltstore.Email, error) {
-	to, err := l.recipients(n.UserID)
-	if err != nil {
-		return boltstore.Email{}, err
-	}
+// Deliver publishes an expiry notification, or a reminder before the
+// deadline (kind KindTaskReminder), and puts it in the outbox addressed
+// to whom SNS delivered it.
+func (l *localSNS) Deliver(n task.Notification) (Email, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	// The message shows times in the user's zone, as the expiry
 	// function's notifier does (notify.InUserTimeZone).
-	if n, err = notify.UserTimeZone(context.Background(), l.db, n); err != nil {
+	n, err := notify.UserTimeZone(context.Background(), l.db.settings, n)
+	if err != nil {
 		l.log.Warn("time zone unknown: the email shows times in UTC", "taskId", n.TaskID, "error", err.Error())
+	}
+	before := len(l.fake.Deliveries())
+	if err := l.pub.Publish(context.Background(), n); err != nil {
+		return Email{}, fmt.Errorf("publish: %w", err)
+	}
+	to := []string{}
+	for _, d := range l.fake.Deliveries()[before:] {
+		to = append(to, d.Endpoint)
 	}
 	m := notify.FormatMessage(n)
 	kind := KindTaskExpired
 	if n.Reminder != "" {
 		kind = KindTaskReminder
 	}
-	return l.send(boltstore.Email{Kind: kind, UserID: n.UserID, TaskID: n.TaskID, To: to,
-		Subject: m.Subject, Body: m.Body})
+	return l.send(Email{Kind: kind, UserID: n.UserID, TaskID: n.TaskID, To: to, Subject: m.Subject, Body: m.Body})
 }
 
 // send stamps, stores and logs an outbox email.
-func (l *localSNS) send(e boltstore.Email) (boltstore.Email, error) {
+func (l *localSNS) send(e Email) (Email, error) {
 	e.At = l.now().UTC()
 	e, err := l.db.AppendEmail(e)
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 var (
@@ -179,7 +177,7 @@ func TestPasswords(t *testing.T) {
 	noIter.Iterations = 0
 	for _, tc := range []struct {
 		name string
-		hash boltstore.PasswordHash
+		hash PasswordHash
 		pw   string
 		want bool
 	}{
@@ -191,7 +189,7 @@ func TestPasswords(t *testing.T) {
 		{"tampered hash", tampered, "correct horse", false},
 		{"unknown algorithm", otherAlg, "correct horse", false},
 		{"no iterations", noIter, "correct horse", false},
-		{"zero record", boltstore.PasswordHash{}, "", false},
+		{"zero record", PasswordHash{}, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := CheckPassword(tc.hash, tc.pw); got != tc.want {

@@ -2,11 +2,8 @@ package devserver
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/unschedule/unschedule/internal/tooling/boltstore"
 )
 
 // Email verification of a signed-in user, as Cognito's
@@ -27,19 +24,19 @@ const (
 
 // signedInUser checks the token and reads its user; otherwise it answers
 // (401, or 500) and reports false.
-func (s *Server) signedInUser(w http.ResponseWriter, r *http.Request) (boltstore.User, bool) {
+func (s *Server) signedInUser(w http.ResponseWriter, r *http.Request) (User, bool) {
 	c, ok := s.signedIn(w, r)
 	if !ok {
-		return boltstore.User{}, false
+		return User{}, false
 	}
 	u, err := s.db.UserBySub(c.Sub)
 	switch {
-	case errors.Is(err, boltstore.ErrUserNotFound):
+	case errors.Is(err, ErrUserNotFound):
 		writeError(w, http.StatusUnauthorized, "unauthorized", "Unauthorized: sign in again (the account no longer exists).")
-		return boltstore.User{}, false
+		return User{}, false
 	case err != nil:
 		s.internal(w, r, err)
-		return boltstore.User{}, false
+		return User{}, false
 	}
 	return u, true
 }
@@ -50,19 +47,8 @@ func (s *Server) sendVerificationCode(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	code, err := newResetCode()
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	now := s.cfg.Now().UTC()
-	s.verifies.put(u.Sub, &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
-	if _, err := s.db.AppendEmail(boltstore.Email{
-		Kind: EmailKindVerifyEmail, At: now, UserID: u.Sub, To: []string{u.Email},
-		Subject: "Your Unschedule verification code",
-		Body: fmt.Sprintf("Your code to verify this email address is %s. It works once, for %d minutes.\n\n"+
-			"If you did not ask for it, ignore this email.", code, int(ResetCodeTTL.Minutes())),
-	}); err != nil {
+	if err := s.mailCode(&s.verifies, u.Sub, u, EmailKindVerifyEmail, "Your Unschedule verification code",
+		"verify this email address", "."); err != nil {
 		s.internal(w, r, err)
 		return
 	}

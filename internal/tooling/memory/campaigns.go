@@ -3,7 +3,10 @@ package memory
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +31,8 @@ type CampaignStore struct {
 	open openIndex
 	// Writes counts successful conditional task writes.
 	Writes int
+	// version counts every write (Version).
+	version uint64
 	// Fail, when set, is called before each conditional write (op
 	// "Claim", "TakeOver", "Replace", "SetStatus"); a non-nil error is
 	// returned instead of doing it (fault injection).
@@ -49,6 +54,7 @@ func (s *CampaignStore) PutCampaign(c campaign.Campaign) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.campaigns[c.ID] = c
+	s.version++
 }
 
 // PutTasks writes tasks as they are.
@@ -65,6 +71,7 @@ func (s *CampaignStore) PutTasks(ts ...campaign.SendTask) {
 // count keeps the terminal count of a task's campaign as old (found:
 // there was one) becomes t; the caller holds mu.
 func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.SendTask) {
+	s.version++
 	if found && old.State.Terminal() {
 		s.terminal[old.CampaignID]--
 	}
@@ -349,6 +356,7 @@ func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.
 			return nil
 		},
 		func(c campaign.Campaign) campaign.Campaign {
+			s.version++
 			c.Status, c.UpdatedAt = to, now
 			if reason != "" {
 				c.CancelReason = reason
@@ -356,4 +364,130 @@ func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.
 			return c
 		}, nil)
 	return err
+}
+
+// ErrCampaignExists: Create found a campaign of that id (as
+// campaigntable.ErrCampaignExists).
+var ErrCampaignExists = errors.New("campaign exists")
+
+// Create writes a new campaign and its tasks (campaignapi.Store);
+// ErrCampaignExists when the id is taken, with nothing written.
+func (s *CampaignStore) Create(_ context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.campaigns[c.ID]; ok {
+		return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
+	}
+	s.campaigns[c.ID] = c
+	s.version++
+	for _, t := range tasks {
+		old, found := s.tasks[t.Key()]
+		s.tasks[t.Key()] = t
+		s.count(old, found, t)
+	}
+	return nil
+}
+
+// Complete reports whether every task of c was written (its last one
+// exists).
+func (s *CampaignStore) Complete(_ context.Context, c campaign.Campaign) (bool, error) {
+	_, ok := inmem.Lookup(&s.mu, s.tasks, campaign.Key{CampaignID: c.ID, TaskID: campaign.TaskID(c.ID, c.Total-1)})
+	return c.Total == 0 || ok, nil
+}
+
+// ownerKey is a campaign's place in the owner index: owner, creation
+// time and id, sorting as DynamoDB's index does.
+func ownerKey(c campaign.Campaign) string {
+	return c.OwnerID + "\x00" + c.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z") + "\x00" + c.ID
+}
+
+// Owned reads one page of owner's campaigns, newest first: summaries
+// (id, subject, status, total, created and updated) without body or
+// rules, as the DynamoDB owner index projects them. The cursor is the
+// page's last index key, encoded; one that no page of owner's returned
+// is campaign.ErrBadCursor.
+func (s *CampaignStore) Owned(_ context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
+	var after string
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		parts := strings.Split(string(b), "\x00")
+		if err == nil && (len(parts) != 3 || parts[0] != owner || parts[2] == "") {
+			err = errors.New("not a key of this owner")
+		}
+		if err == nil {
+			_, err = time.Parse(time.RFC3339Nano, parts[1])
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("cursor %q: %w (%w)", cursor, campaign.ErrBadCursor, err)
+		}
+		after = string(b)
+	}
+	s.mu.Lock()
+	var mine []campaign.Campaign
+	for _, c := range s.campaigns {
+		if c.OwnerID == owner && (after == "" || ownerKey(c) < after) {
+			mine = append(mine, campaign.Campaign{ID: c.ID, OwnerID: owner, Subject: c.Subject, Status: c.Status,
+				Total: c.Total, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(mine, func(a, b campaign.Campaign) int { return strings.Compare(ownerKey(b), ownerKey(a)) })
+	if len(mine) <= max(limit, 1) {
+		return mine, "", nil
+	}
+	mine = mine[:max(limit, 1)]
+	return mine, base64.RawURLEncoding.EncodeToString([]byte(ownerKey(mine[len(mine)-1]))), nil
+}
+
+// Provisioning lists the ids of the campaigns whose status is
+// Provisioning (a restart resumes their provisioning).
+func (s *CampaignStore) Provisioning(context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, c := range s.campaigns {
+		if c.Status == campaign.Provisioning {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Version changes with every write: a save may skip a store whose
+// version it saved.
+func (s *CampaignStore) Version() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// campaignsJSON is the table as MarshalJSON writes it.
+type campaignsJSON struct {
+	Campaigns []campaign.Campaign `json:"campaigns"`
+	Tasks     []campaign.SendTask `json:"tasks"`
+}
+
+// MarshalJSON writes every campaign and task (make dev's saved state).
+func (s *CampaignStore) MarshalJSON() ([]byte, error) {
+	s.mu.Lock()
+	v := campaignsJSON{Campaigns: slices.Collect(maps.Values(s.campaigns)), Tasks: slices.Collect(maps.Values(s.tasks))}
+	s.mu.Unlock()
+	slices.SortFunc(v.Campaigns, func(a, b campaign.Campaign) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(v.Tasks, func(a, b campaign.SendTask) int { return indexOrder(a.Key(), b.Key()) })
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON puts what MarshalJSON wrote into the store, keeping its
+// counts and open index as the writes would.
+func (s *CampaignStore) UnmarshalJSON(b []byte) error {
+	var v campaignsJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	for _, c := range v.Campaigns {
+		s.PutCampaign(c)
+	}
+	s.PutTasks(v.Tasks...)
+	return nil
 }

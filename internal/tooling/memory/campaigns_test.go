@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,7 +38,7 @@ func TestSenderSendsOncePerKey(t *testing.T) {
 func TestCampaignStoreContract(t *testing.T) {
 	testenv.CampaignStoreContract(t, func(*testing.T) testenv.CampaignBackend {
 		s := NewCampaignStore()
-		return testenv.CampaignBackend{Store: s,
+		return testenv.CampaignBackend{Store: s, ErrExists: ErrCampaignExists,
 			Put: func(c campaign.Campaign, tasks []campaign.SendTask) error {
 				s.PutCampaign(c)
 				s.PutTasks(tasks...)
@@ -45,6 +46,22 @@ func TestCampaignStoreContract(t *testing.T) {
 			},
 			Writes: func() int { return s.Writes }}
 	})
+}
+
+// TestOwnedRefusesForgedCursors: an owner cursor of another owner, or
+// without its time or id, is ErrBadCursor.
+func TestOwnedRefusesForgedCursors(t *testing.T) {
+	st := NewCampaignStore()
+	at := testenv.CampaignT0.Format("2006-01-02T15:04:05.000000000Z")
+	for name, c := range map[string]string{
+		"another owner": base64.RawURLEncoding.EncodeToString([]byte("owner-2\x00" + at + "\x00c1")),
+		"no time":       base64.RawURLEncoding.EncodeToString([]byte("owner-1\x00x\x00c1")),
+		"no id":         base64.RawURLEncoding.EncodeToString([]byte("owner-1\x00" + at)),
+	} {
+		if _, _, err := st.Owned(context.Background(), "owner-1", c, 2); !errors.Is(err, campaign.ErrBadCursor) {
+			t.Errorf("Owned, %s: %v, want ErrBadCursor", name, err)
+		}
+	}
 }
 
 // TestCampaignStoreFaults: every conditional write goes through the
@@ -183,5 +200,43 @@ func BenchmarkCampaignStoreOpen(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCampaignStoreVersion: every write changes the version (a save
+// skips a store whose version it saved), a refused one does not.
+func TestCampaignStoreVersion(t *testing.T) {
+	ctx := context.Background()
+	s := NewCampaignStore()
+	c, tasks := testenv.CampaignFixture(t, "c1", 2, testenv.CampaignT0)
+	claimed := func() campaign.SendTask { x, _ := s.Get(ctx, tasks[0].Key()); return x }
+	for _, tc := range []struct {
+		name    string
+		write   func() error
+		changes bool
+	}{
+		{"Create", func() error { return s.Create(ctx, c, tasks) }, true},
+		{"a refused Create", func() error { _ = s.Create(ctx, c, tasks); return nil }, false},
+		{"SetStatus", func() error {
+			return s.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", testenv.CampaignT0)
+		}, true},
+		{"Claim", func() error {
+			_, err := s.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
+			return err
+		}, true},
+		{"Replace", func() error {
+			next, _ := campaign.Cancel(claimed(), "r", testenv.CampaignT0)
+			return s.Replace(ctx, claimed(), next)
+		}, true},
+		{"PutCampaign", func() error { s.PutCampaign(c); return nil }, true},
+		{"PutTasks", func() error { s.PutTasks(tasks[1]); return nil }, true},
+	} {
+		before := s.Version()
+		if err := tc.write(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if changed := s.Version() != before; changed != tc.changes {
+			t.Errorf("%s: version changed %v, want %v", tc.name, changed, tc.changes)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -53,4 +54,18 @@ func (s *Settings) SaveSettings(_ context.Context, st notify.Settings) (notify.S
 	st.UpdatedAt, _ = task.ParseTime(task.FormatTime(st.UpdatedAt)) // as DynamoDB stores it
 	s.items[st.UserID] = st
 	return st, nil
+}
+
+// MarshalJSON writes every user's settings (make dev's saved state).
+func (s *Settings) MarshalJSON() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Marshal(s.items)
+}
+
+// UnmarshalJSON puts what MarshalJSON wrote into the store.
+func (s *Settings) UnmarshalJSON(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Unmarshal(b, &s.items)
 }

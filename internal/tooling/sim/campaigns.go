@@ -80,7 +80,7 @@ type campaignPorts struct {
 	budget time.Duration
 	canc   *campaigncancel.Canceller
 	prov   *provision.Provisioner
-	cps    *provision.MemoryCheckpoints
+	cps    *memory.CampaignCheckpoints
 }
 
 // newCampaignPorts stores c and its tasks and builds the services on
@@ -90,7 +90,7 @@ type campaignPorts struct {
 // provisioner's page.
 func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, l timerspec.Name, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
 	p := &campaignPorts{store: memory.NewCampaignStore(), sched: inmem.NewRemote(inmem.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil),
-		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: provision.NewMemoryCheckpoints()}
+		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: memory.NewCampaignCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
 	p.sched.Fault = h.schedulerCall

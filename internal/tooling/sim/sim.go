@@ -48,11 +48,11 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
 	"github.com/unschedule/unschedule/internal/todo/api"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 )
 
 // Expirer is the expiry use case as the scheduler and the reconciler call

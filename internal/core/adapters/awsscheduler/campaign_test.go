@@ -145,7 +145,7 @@ func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p, err := provision.New(provision.Config{CallsPerSecond: pace, Seed: 1}, st, st, memory.NewCampaignSenders("u1"), client, provision.NewMemoryCheckpoints(), clock)
+				p, err := provision.New(provision.Config{CallsPerSecond: pace, Seed: 1}, st, st, memory.NewCampaignSenders("u1"), client, memory.NewCampaignCheckpoints(), clock)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -13,7 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns/snsfake"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 

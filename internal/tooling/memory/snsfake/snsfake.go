@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -424,4 +425,46 @@ func (f *SNS) Deliveries() []Delivery {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Delivery(nil), f.deliveries...)
+}
+
+// savedSub is a subscription as MarshalJSON writes it.
+type savedSub struct {
+	Arn, Topic, Protocol, Endpoint string
+	Attrs                          map[string]string
+	Confirmed                      bool
+}
+
+// MarshalJSON writes the subscriptions (make dev's saved state).
+func (f *SNS) MarshalJSON() ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := struct {
+		Seq  int
+		Subs []savedSub
+	}{Seq: f.seq, Subs: []savedSub{}}
+	for _, topic := range slices.Sorted(maps.Keys(f.topics)) {
+		for _, s := range f.topics[topic] {
+			out.Subs = append(out.Subs, savedSub{s.arn, s.topic, s.protocol, s.endpoint, s.attrs, s.confirmed})
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON adds the subscriptions MarshalJSON wrote.
+func (f *SNS) UnmarshalJSON(b []byte) error {
+	var in struct {
+		Seq  int
+		Subs []savedSub
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq = max(f.seq, in.Seq)
+	for _, s := range in.Subs {
+		f.topics[s.Topic] = append(f.topics[s.Topic], &sub{arn: s.Arn, topic: s.Topic, protocol: s.Protocol,
+			endpoint: s.Endpoint, attrs: s.Attrs, confirmed: s.Confirmed})
+	}
+	return nil
 }

@@ -1,0 +1,390 @@
+package devserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/campaigns/suppress"
+	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
+)
+
+// StateFile is the saved state inside the data folder.
+const StateFile = "state.json"
+
+// Errors of the store; test with errors.Is.
+var (
+	// ErrUserExists: a user with that email is already stored.
+	ErrUserExists = errors.New("user already exists")
+	// ErrUserNotFound: no user with that email.
+	ErrUserNotFound = errors.New("user not found")
+	// ErrLocked: another process holds the data folder.
+	ErrLocked = errors.New("the data folder is in use by another process")
+)
+
+// User is a local account: the stand-in for a Cognito user.
+type User struct {
+	// Sub is the user's stable id, the token's sub claim.
+	Sub   string `json:"sub"`
+	Email string `json:"email"`
+	// Password is the salted password hash (see HashPassword).
+	Password  PasswordHash `json:"password"`
+	CreatedAt time.Time    `json:"createdAt"`
+	// EmailVerified is set once a code sent to the address came back
+	// (the local stand-in of VerifyUserAttribute); a sign-up leaves it
+	// false, as an open pool's auto-confirmation does.
+	EmailVerified bool `json:"emailVerified,omitempty"`
+}
+
+// PasswordHash is a salted, iterated hash of a password.
+type PasswordHash struct {
+	Algorithm  string `json:"alg"`
+	Iterations int    `json:"iterations"`
+	Salt       []byte `json:"salt"`
+	Hash       []byte `json:"hash"`
+}
+
+// Email is one message the app would have emailed.
+type Email struct {
+	// Seq numbers the outbox from 1, in append order.
+	Seq  uint64    `json:"seq"`
+	Kind string    `json:"kind"`
+	At   time.Time `json:"at"`
+	// UserID is the user the message is about (the publish's userId
+	// attribute).
+	UserID string `json:"userId"`
+	// TaskID is set for expiry notifications.
+	TaskID string `json:"taskId,omitempty"`
+	// To lists the addresses it would have reached (empty: nobody).
+	To      []string `json:"to"`
+	Subject string   `json:"subject"`
+	Body    string   `json:"body"`
+	// Headers are the message's own headers as the mail would carry
+	// them (a campaign email's List-Unsubscribe and
+	// List-Unsubscribe-Post), in order; none for the others.
+	Headers []Header `json:"headers,omitempty"`
+}
+
+// Header is one header of an email.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// EmailKey is how a user's email is keyed: trimmed and in lower case, as
+// a Cognito pool with case-insensitive usernames compares them.
+func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// store is the dev server's state in memory: the in-memory stand-ins of
+// the campaign and settings ports (internal/tooling/memory and the
+// packages' own), and the local accounts, subscriptions, outbox, secrets
+// (local), and the task reconciler's checkpoint. The server saves it,
+// with the pipeline's tasks and schedules, to one file (server.go).
+type store struct {
+	local
+	reconcileCP  *inmem.Checkpoints
+	settings     *memory.Settings
+	campaigns    *memory.CampaignStore
+	checkpoints  *memory.CampaignCheckpoints
+	limits       *limits.Memory
+	suppressions *suppressions
+	sns          *snsfake.SNS // the notification topics' subscriptions
+}
+
+func newStore(topics []string) *store {
+	return &store{sns: snsfake.New(topics...), local: local{Users: map[string]User{}, Receipts: map[string]uint64{},
+		Secrets: map[string][]byte{}}, reconcileCP: &inmem.Checkpoints{}, settings: memory.NewSettings(), campaigns: memory.NewCampaignStore(),
+		checkpoints: memory.NewCampaignCheckpoints(), limits: limits.NewMemory(), suppressions: &suppressions{Memory: suppress.NewMemory()}}
+}
+
+// CampaignStore, Suppressions, CampaignCheckpoints and SenderLimits are
+// the campaign ports' stores.
+func (d *store) CampaignStore() *memory.CampaignStore             { return d.campaigns }
+func (d *store) Suppressions() *suppressions                      { return d.suppressions }
+func (d *store) CampaignCheckpoints() *memory.CampaignCheckpoints { return d.checkpoints }
+func (d *store) SenderLimits() *limits.Memory                     { return d.limits }
+
+// local is what only the dev server keeps: its users (by EmailKey),
+// outbox, each campaign send's outbox entry
+// (by idempotency key) and random secrets. Its methods are safe for
+// concurrent use.
+type local struct {
+	mu       sync.Mutex
+	Users    map[string]User   `json:"users"`
+	Emails   []Email           `json:"outbox"`
+	Receipts map[string]uint64 `json:"receipts"`
+	Secrets  map[string][]byte `json:"secrets"`
+	version  uint64            // counts the writes
+}
+
+// Version changes with every write.
+func (d *local) Version() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.version
+}
+
+// localJSON is local without its methods, to encode it.
+type localJSON local
+
+func (d *local) MarshalJSON() ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return json.Marshal((*localJSON)(d))
+}
+
+func (d *local) UnmarshalJSON(b []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return json.Unmarshal(b, (*localJSON)(d))
+}
+
+// CreateUser stores a new user; ErrUserExists if the email is taken.
+func (d *local) CreateUser(u User) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.Users[EmailKey(u.Email)]; ok {
+		return ErrUserExists
+	}
+	d.version++
+	d.Users[EmailKey(u.Email)] = u
+	return nil
+}
+
+// User reads a user by email; ErrUserNotFound if none.
+func (d *local) User(email string) (User, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	u, ok := d.Users[EmailKey(email)]
+	if !ok {
+		return User{}, ErrUserNotFound
+	}
+	return u, nil
+}
+
+// UserBySub reads a user by sub (a scan: the dev server holds a few
+// users); ErrUserNotFound if none.
+func (d *local) UserBySub(sub string) (User, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, u := range d.Users {
+		if u.Sub == sub {
+			return u, nil
+		}
+	}
+	return User{}, ErrUserNotFound
+}
+
+// SetPassword replaces a user's password hash; ErrUserNotFound if none.
+func (d *local) SetPassword(email string, h PasswordHash) error {
+	return d.updateUser(email, func(u *User) { u.Password = h })
+}
+
+// SetEmailVerified marks a user's address verified (by a code, as
+// Cognito's VerifyUserAttribute does); ErrUserNotFound if none.
+func (d *local) SetEmailVerified(email string) error {
+	return d.updateUser(email, func(u *User) { u.EmailVerified = true })
+}
+
+func (d *local) updateUser(email string, change func(*User)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	u, ok := d.Users[EmailKey(email)]
+	if !ok {
+		return ErrUserNotFound
+	}
+	change(&u)
+	d.version++
+	d.Users[EmailKey(email)] = u
+	return nil
+}
+
+// AppendEmail adds e to the outbox with the next sequence number, and
+// returns it as stored.
+func (d *local) AppendEmail(e Email) (Email, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.appendEmail(e), nil
+}
+
+func (d *local) appendEmail(e Email) Email {
+	d.version++
+	e.Seq = uint64(len(d.Emails)) + 1
+	d.Emails = append(d.Emails, e)
+	return e
+}
+
+// Outbox returns every email, oldest first.
+func (d *local) Outbox() ([]Email, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.Emails), nil
+}
+
+// AppendEmailOnce appends e to the outbox once per key (a campaign
+// send's idempotency key): it returns the email appended with key, and
+// first true when this call appended it. The check, the append and the
+// receipt are one locked write.
+func (d *local) AppendEmailOnce(key string, e Email) (stored Email, first bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if seq, ok := d.Receipts[key]; ok {
+		return d.Emails[seq-1], false, nil
+	}
+	e = d.appendEmail(e)
+	d.Receipts[key] = e.Seq
+	return e, true, nil
+}
+
+// EmailOnce returns the email AppendEmailOnce appended with key; found
+// false if none.
+func (d *local) EmailOnce(key string) (e Email, found bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if seq, ok := d.Receipts[key]; ok {
+		return d.Emails[seq-1], true, nil
+	}
+	return Email{}, false, nil
+}
+
+// Secret returns the named random secret of n bytes, made the first time
+// it is asked for and saved with the state, so it survives restarts.
+func (d *local) Secret(name string, n int) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if v := d.Secrets[name]; len(v) == n {
+		return bytes.Clone(v), nil
+	}
+	v := make([]byte, n)
+	if _, err := rand.Read(v); err != nil {
+		return nil, fmt.Errorf("random secret: %w", err)
+	}
+	d.version++
+	d.Secrets[name] = v
+	return bytes.Clone(v), nil
+}
+
+// suppressions is the dev server's one suppression list: suppress.Memory
+// (per normalized address, whatever sender added it, the first entry
+// kept), remembering its entries for the saved state.
+type suppressions struct {
+	*suppress.Memory
+	mu      sync.Mutex
+	entries []suppress.Entry
+}
+
+// Add implements suppress.Store.
+func (s *suppressions) Add(ctx context.Context, e suppress.Entry) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	added, err := s.Memory.Add(ctx, e)
+	if added {
+		stored, _, _ := s.Get(ctx, e.Address)
+		s.entries = append(s.entries, stored)
+	}
+	return added, err
+}
+
+func (s *suppressions) MarshalJSON() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Marshal(s.entries)
+}
+
+func (s *suppressions) UnmarshalJSON(b []byte) error {
+	var entries []suppress.Entry
+	if err := json.Unmarshal(b, &entries); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, err := s.Add(context.Background(), e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stateFile is the saved state of a data folder, locked for one process.
+type stateFile struct {
+	path  string
+	lock  *os.File
+	saved []byte
+}
+
+// openState locks dir (ErrLocked if another process holds it) and
+// reads the parts saved in it (none: a new folder).
+func openState(dir string) (*stateFile, map[string]json.RawMessage, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("devserver: create data folder: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := &stateFile{path: filepath.Join(dir, StateFile), lock: lock}
+	parts := map[string]json.RawMessage{}
+	b, err := os.ReadFile(f.path)
+	if err == nil {
+		err = json.Unmarshal(b, &parts)
+		f.saved = b
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		_ = lock.Close()
+		return nil, nil, fmt.Errorf("devserver: read %s: %w", f.path, err)
+	}
+	return f, parts, nil
+}
+
+// lockDir locks dir's lock file for this process (tryLock); ErrLocked
+// when another process holds it.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: lock data folder: %w", err)
+	}
+	if err := tryLock(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("devserver: %s: %w (%w)", dir, ErrLocked, err)
+	}
+	return f, nil
+}
+
+// save writes b unless it is what the file holds: to a temporary file
+// in the same folder, synced, then renamed over the state, so a crash
+// leaves the old state or the new, never half of one.
+func (f *stateFile) save(b []byte) error {
+	if bytes.Equal(b, f.saved) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), StateFile+".*")
+	if err == nil {
+		_, err = tmp.Write(b)
+		err = errors.Join(err, tmp.Sync(), tmp.Close())
+		if err == nil {
+			err = os.Rename(tmp.Name(), f.path)
+		}
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("devserver: save state: %w", err)
+	}
+	f.saved = b
+	return nil
+}
+
+// close releases the folder.
+func (f *stateFile) close() error { return f.lock.Close() }
