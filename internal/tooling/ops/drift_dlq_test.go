@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/ops"
@@ -287,4 +290,42 @@ func TestRedriveStreamFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, rs, "repaired "+opstest.TaskTable+" (1 repairs), deleted", 0, map[reconcile.DriftKind]int{})
+}
+
+// With FireEntry the target runs inside the firing function: the
+// reconciler has FIRE_FUNCTION_ARN and no TARGET_FUNCTION_ARN, and a
+// repair fires the undelivered task by invoking the firing function
+// synchronously, as the reconciler does, not a target of its own.
+func TestRepairFiresThroughTheFiringFunction(t *testing.T) {
+	ctx := context.Background()
+	f := driftWorld(t)
+	var fireARN string
+	for i, fn := range f.World.Stack.Functions {
+		if strings.HasPrefix(fn.LogicalID, "TasksExpiry") {
+			fireARN = fn.ARN
+			delete(f.World.Stack.Functions[i].Env, envvars.TargetFunctionArn)
+		}
+	}
+	for i, fn := range f.World.Stack.Functions {
+		if strings.HasPrefix(fn.LogicalID, "TasksReconciler") {
+			delete(f.World.Stack.Functions[i].Env, envvars.TargetFunctionArn)
+			f.World.Stack.Functions[i].Env[envvars.FireFunctionArn] = fireARN
+		}
+	}
+	if fireARN == "" {
+		t.Fatal("the fixture has no firing function")
+	}
+	if _, err := f.World.Repair(ctx, opstest.TaskTable, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Invoked.Calls) != 1 {
+		t.Fatalf("%d invokes, want 1 (the undelivered task, through the firing function)", len(f.Invoked.Calls))
+	}
+	c := f.Invoked.Calls[0]
+	if aws.ToString(c.FunctionName) != fireARN || c.InvocationType != lambdatypes.InvocationTypeRequestResponse {
+		t.Errorf("invoked %s (%s), want the firing function %s, synchronously", aws.ToString(c.FunctionName), c.InvocationType, fireARN)
+	}
+	if !strings.Contains(string(c.Payload), "01JD0000000000000000000013") {
+		t.Errorf("payload %s does not name the undelivered task", c.Payload)
+	}
 }
