@@ -224,7 +224,7 @@ func (w *campaignWorld) provision() error {
 // The hooks (campaignHooks).
 
 func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
-	if op == "Create" && name == w.killName && w.kill != nil {
+	if op == "Arm" && name == w.killName && w.kill != nil {
 		w.killName = ""
 		w.kill()
 		return context.Canceled, false

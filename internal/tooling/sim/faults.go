@@ -267,7 +267,7 @@ type faultyScheduler struct {
 
 func (s faultyScheduler) do(op, name string, f func() error) error {
 	k := FaultSchedulerThrottled
-	if op == "Create" && s.inAPI != nil && s.inAPI() {
+	if op == "Arm" && s.inAPI != nil && s.inAPI() {
 		k = FaultScheduleCreateFailed
 	}
 	if s.w.inject(k, 0.10) {
@@ -288,15 +288,15 @@ func (s faultyScheduler) do(op, name string, f func() error) error {
 }
 
 func (s faultyScheduler) Arm(ctx context.Context, sc contract.Schedule) error {
-	return s.do("Create", sc.Name, func() error { return s.in.Arm(ctx, sc) })
+	return s.do("Arm", sc.Name, func() error { return s.in.Arm(ctx, sc) })
 }
 
 func (s faultyScheduler) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
-	return s.do("Update", sc.Name, func() error { return s.in.Move(ctx, sc, from) })
+	return s.do("Move", sc.Name, func() error { return s.in.Move(ctx, sc, from) })
 }
 
 func (s faultyScheduler) Disarm(ctx context.Context, name string, at time.Time) error {
-	return s.do("Delete", name, func() error { return s.in.Disarm(ctx, name, at) })
+	return s.do("Disarm", name, func() error { return s.in.Disarm(ctx, name, at) })
 }
 
 func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (contract.Schedule, error) {
