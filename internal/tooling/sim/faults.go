@@ -245,11 +245,11 @@ func (w *core) earlyBy() time.Duration {
 	return time.Duration(1+w.rng.Intn(59)) * time.Second
 }
 
-// firedEarly reports whether inv was made before its schedule's time
+// firedEarly reports whether a firing of sc runs before its time
 // (FaultFiredEarly): its ErrTooEarly failure is that fault's, and the
 // retry that follows it comes after the time.
-func firedEarly(inv invocation, err error) bool {
-	return inv.at.Before(inv.s.At) && errors.Is(err, task.ErrTooEarly)
+func (w *core) firedEarly(sc contract.Schedule, err error) bool {
+	return w.now().Before(sc.At) && errors.Is(err, task.ErrTooEarly)
 }
 
 // faultyScheduler injects throttles and lost responses into every
