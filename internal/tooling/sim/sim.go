@@ -1,10 +1,12 @@
 // Package sim is a deterministic fault-injection simulation of the whole
-// unscheduling pipeline. It runs the real code of every stage in process:
-// the task API (api.Handler over task.Service), the stream processor
-// (cancel.Processor) over a sharded change feed, the cancellation worker
-// (cancel.Worker) over an SQS FIFO queue model, EventBridge Scheduler
-// firing the expiry use case (task.Firer: the firing core, then the to-do
-// app's target, as the expiry and notify functions), the reconciler, and
+// unscheduling pipeline. It drives the core's one in-process pipeline
+// (inproc.Engine) through its fault hooks (harness.go), with the real
+// code at every stage: the task API (api.Handler over task.Service), the
+// stream processor (cancel.Processor) over a sharded change feed, the
+// cancellation worker (cancel.Worker) over the SQS FIFO queue model, the
+// timer's stand-in firing the expiry use case (task.Firer: the firing
+// core, then the to-do app's target, as the expiry and notify functions),
+// the reconciler, and
 // the PostAuthentication rule (notify.Subscriber) with notifications
 // published through the SNS adapter, both over snsfake. Time is a virtual
 // clock and every choice comes from one seeded math/rand source, so a seed
@@ -22,7 +24,7 @@
 // with the campaign services behind the seam in campaigns.go), checked
 // against invariants C1 to C5; and the core's adopters on their own
 // schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
-// tasks' stream stages (stages.go) and the adopter harness (adopter.go).
+// same harness (adopter.go).
 package sim
 
 import (
