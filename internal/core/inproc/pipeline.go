@@ -153,10 +153,14 @@ type Wiring struct {
 	// Timer is the timer the worker and the reconciler call (a wrapper
 	// of the Engine's Timer that injects faults). Default: the Engine's
 	// Timer.
-	Timer interface {
-		timer.Timer
-		timer.Reader
-	}
+	Timer TimerPort
+}
+
+// TimerPort is a timer as the worker, the reconciler and an adopter's
+// API call it: what arms, moves and disarms, and what reads back.
+type TimerPort interface {
+	timer.Timer
+	timer.Reader
 }
 
 // Engine is the pipeline in one process. Its fields are the stages,
