@@ -69,8 +69,9 @@ func (a *adopter) inv(n int) string { return fmt.Sprintf("%s%d", a.letter, n) }
 // workload sets target (what the firing core runs after a claim) before
 // the history.
 func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin time.Time) *adopter {
-	a := &adopter{harness: newHarness(cfg, begin, fmt.Sprintf("%s%d", letter, lossInv), func(c changefeed.Change) string { return c.Key.String() }),
+	a := &adopter{harness: newHarness(cfg, fmt.Sprintf("%s%d", letter, lossInv)),
 		schema: s, letter: letter, dupAllowed: map[contract.Key]int{}, refusedNames: map[string]bool{}, refused: func(error) bool { return false }}
+	wiring := a.wiring(inproc.NewEngine(a.options(begin, func(c changefeed.Change) string { return c.Key.String() })), inproc.Wiring{})
 	// One blame for all: a fault in the batch excuses its failures.
 	a.blameKey = func(string) string { return "" }
 	a.passErrors = func() int { return len(a.refusedNames) }
@@ -94,8 +95,10 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	if cfg.Mutation.Adopter.NoReconcile {
 		items = noItems{}
 	}
-	a.wire(inproc.Wiring{Schema: s, Feed: a.items, Fire: a.invoke, Items: items,
-		Firer: fire.Firing{Core: a.fire, Target: reconTarget{a}}})
+	wiring.Schema, wiring.Feed, wiring.Fire, wiring.Items = s, a.items, a.invoke, items
+	wiring.Firer = fire.Firing{Core: a.fire, Target: reconTarget{a}}
+	must(a.e.Wire(wiring))
+	a.wired()
 	return a
 }
 

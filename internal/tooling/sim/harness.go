@@ -60,33 +60,42 @@ type harness struct {
 	c0        int
 }
 
-// newHarness builds the engine from begin on the history's timer, with
-// 1 to 4 stream shards keyed by shardKey and the faults wired in; the
-// workload then calls wire.
-func newHarness(cfg Config, begin time.Time, lossInv string, shardKey func(changefeed.Change) string) *harness {
-	h := &harness{core: newCore(cfg), ctx: context.Background(), lossInv: lossInv, dedupID: cfg.Mutation.DedupID,
-		eventSent: map[string]time.Time{}, blamed: map[string]int{}, before: map[string]int{}}
-	h.qcfg = inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: maxReceives, DedupWindow: 5 * time.Minute}
-	h.e = inproc.NewEngine(inproc.Options{Start: begin, Queue: h.qcfg, Timer: cfg.Timer, TTLDelay: h.ttlDelay,
-		StreamShards: 1 + h.rng.Intn(4), ShardKey: shardKey, FireAttempts: maxAttempts,
-		Reconcile: reconcile.Config{Budget: time.Duration(2+h.rng.Intn(30)) * time.Second, PageSize: 2 + h.rng.Intn(20)},
-		Log:       discard, Hooks: h.hooks()})
-	h.clock, h.sched = h.e.Clock, h.e.Timer
-	h.now, h.epoch = h.clock.Now, begin
-	if e, ok := h.sched.(*inmem.Executions); ok {
-		e.StopLost = func(contract.Schedule) bool { return h.faultsOn && h.inject(FaultStopRace, 0.5) }
-	}
-	h.e.Queue.LoseAck = func(inproc.Received) bool { return h.inject(FaultAckLost, 0.04) }
-	h.fsched = faultyScheduler{w: &h.core, in: h.sched, blame: func(string) { h.blame("") }}
-	return h
+// newHarness starts a history's harness; the workload builds the engine
+// from options (inproc.NewEngine, or the to-do app's pipeline.New) and
+// hands it to wiring, whose wiring it wires.
+func newHarness(cfg Config, lossInv string) *harness {
+	return &harness{core: newCore(cfg), ctx: context.Background(), lossInv: lossInv, dedupID: cfg.Mutation.DedupID,
+		eventSent: map[string]time.Time{}, blamed: map[string]int{}, before: map[string]int{},
+		qcfg: inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: maxReceives, DedupWindow: 5 * time.Minute}}
 }
 
-// wire wires the workload's table and firing into the engine, through
-// the faulty enqueuer and timer port, and builds the fault-free full
-// reconciler pass.
-func (h *harness) wire(w inproc.Wiring) {
-	w.Enqueuer, w.Timer = enqueuer{h}, h.fsched
-	must(h.e.Wire(w))
+// options are the engine's options from begin on the history's timer,
+// with 1 to 4 stream shards keyed by shardKey and the faults' hooks.
+func (h *harness) options(begin time.Time, shardKey func(changefeed.Change) string) inproc.Options {
+	h.epoch = begin
+	return inproc.Options{Start: begin, Queue: h.qcfg, Timer: h.cfg.Timer, TTLDelay: h.ttlDelay,
+		StreamShards: 1 + h.rng.Intn(4), ShardKey: shardKey, FireAttempts: maxAttempts,
+		Reconcile: reconcile.Config{Budget: time.Duration(2+h.rng.Intn(30)) * time.Second, PageSize: 2 + h.rng.Intn(20)},
+		Log: discard, Hooks: h.hooks()}
+}
+
+// wiring takes the engine built from options, wires the timer's and the
+// queue's faults into its stand-ins, and returns w with the faulty
+// enqueuer and timer port, for the engine's Wire.
+func (h *harness) wiring(e *inproc.Engine, w inproc.Wiring) inproc.Wiring {
+	h.e, h.clock, h.sched, h.now = e, e.Clock, e.Timer, e.Clock.Now
+	if x, ok := h.sched.(*inmem.Executions); ok {
+		x.StopLost = func(contract.Schedule) bool { return h.faultsOn && h.inject(FaultStopRace, 0.5) }
+	}
+	e.Queue.LoseAck = func(inproc.Received) bool { return h.inject(FaultAckLost, 0.04) }
+	h.fsched = faultyScheduler{w: &h.core, in: h.sched, blame: func(string) { h.blame("") }}
+	w.Enqueuer, w.Timer = enqueuer{h}, &h.fsched
+	return w
+}
+
+// wired builds the fault-free full reconciler pass once the engine is
+// wired.
+func (h *harness) wired() {
 	var err error
 	h.check, err = h.e.NewReconciler(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + h.rng.Intn(50)})
 	must(err)

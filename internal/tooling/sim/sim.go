@@ -53,6 +53,7 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // Expirer is the expiry use case as the scheduler and the reconciler call
@@ -363,9 +364,11 @@ func Run(cfg Config) Result {
 	return w.res
 }
 
+// newWorld builds the to-do app's pipeline (pipeline.New, on the core's
+// engine) with the history's faults: the store's, SNS's, the timer's and
+// the stages' (harness), and the mutation's.
 func newWorld(cfg Config) *world {
-	w := &world{harness: newHarness(cfg, start, "I4", func(c changefeed.Change) string { return c.Key.Sort }),
-		byUser: map[string]*user{}, tasks: map[string]*taskState{}}
+	w := &world{harness: newHarness(cfg, "I4"), byUser: map[string]*user{}, tasks: map[string]*taskState{}}
 	rng := w.rng
 	w.blameKey = groupTask
 	w.onHandle = w.noteReminderHandled
@@ -373,15 +376,6 @@ func newWorld(cfg Config) *world {
 		if inv.Schedule.Payload.IsReminder() {
 			w.task(inv.Schedule.Payload.Key.Sort).remDead = true
 		}
-	}
-	w.mem = memory.NewStore()
-	w.fsched.inAPI = func() bool { return w.inAPI }
-	w.fsched.blame = func(name string) {
-		id, ok := task.TaskIDFromScheduleName(name)
-		if !ok {
-			id, _ = task.TaskIDFromReminderName(name)
-		}
-		w.blame(id)
 	}
 	for i := range 1 + rng.Intn(3) {
 		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
@@ -396,32 +390,45 @@ func newWorld(cfg Config) *world {
 	pub, err := awssns.NewPublisher(w.sns, w.topics)
 	must(err)
 	notifier := &recNotifier{w: w, pub: pub}
-	var store task.Store = faultyStore{Store: w.mem, w: w}
-	if cfg.Mutation.Store != nil {
-		store = cfg.Mutation.Store(store)
+	var store task.Store
+	p, err := pipeline.New(pipeline.Options{Options: w.options(start, func(c changefeed.Change) string { return c.Key.Sort }),
+		IDs: &simIDs{rng: rng}, WebURL: webURL, Notifier: notifier,
+		Store: func(s task.Store) task.Store {
+			store = faultyStore{Store: s, w: w}
+			if cfg.Mutation.Store != nil {
+				store = cfg.Mutation.Store(store)
+			}
+			return store
+		},
+		Wire: func(p *pipeline.Pipeline, wr inproc.Wiring) inproc.Wiring {
+			wr = w.wiring(p.Engine, wr)
+			var pending task.PendingLister = p.Store
+			if cfg.Mutation.Pending != nil {
+				pending = cfg.Mutation.Pending(pending)
+			}
+			wr.Fire, wr.Items, wr.Firer = w.fire, task.NewReconcileView(p.Store, pending), task.FireByExpire{Expirer: reconExpirer{w}}
+			return wr
+		}})
+	must(err)
+	w.wired()
+	w.mem, w.svc, w.firer, w.expirer = p.Store, p.Service, p.Firer, p.Firer
+	w.fsched.inAPI = func() bool { return w.inAPI }
+	w.fsched.blame = func(name string) {
+		id, ok := task.TaskIDFromScheduleName(name)
+		if !ok {
+			id, _ = task.TaskIDFromReminderName(name)
+		}
+		w.blame(id)
 	}
-	w.svc, err = task.NewService(task.Deps{Store: store, Scheduler: w.fsched,
-		Clock: w.clock, IDs: &simIDs{rng: rng}, Log: discard})
-	must(err)
-	// The expiry function and its target, the to-do app's notify function.
-	w.firer, err = task.InProcess(task.InProcessConfig{Store: store, Notifier: notifier, Clock: w.clock, WebURL: webURL, Log: discard})
-	must(err)
-	w.expirer = w.firer
 	if cfg.Mutation.Expirer != nil {
 		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
 	}
-	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, discard)
-	var pending task.PendingLister = w.mem
-	if cfg.Mutation.Pending != nil {
-		pending = cfg.Mutation.Pending(pending)
-	}
-	w.wire(inproc.Wiring{Schema: task.Schema, Feed: w.mem, Fire: w.fire,
-		Items: task.NewReconcileView(w.mem, pending), Firer: task.FireByExpire{Expirer: reconExpirer{w}}})
 	if cfg.Mutation.WorkerScheduler != nil {
-		w.e.Worker, err = cancel.NewWorker(task.Schema, cfg.Mutation.WorkerScheduler(w.fsched), nil, discard)
+		w.e.Worker, err = cancel.NewWorker(task.Schema, cfg.Mutation.WorkerScheduler(&w.fsched), nil, discard)
 		must(err)
 		w.e.Worker.SetClock(w.clock.Now)
 	}
+	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, discard)
 	subs, err := awssns.NewSubscriptions(w.sns)
 	must(err)
 	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(),
@@ -832,29 +839,15 @@ func (w *world) fire(_ context.Context, sc contract.Schedule) (string, error) {
 	return out, err
 }
 
-// runSchedule is what the expiry function does with a schedule's input:
-// the expiry, or (a reminder's payload) the reminder. id is "" when the
-// input is not readable.
+// runSchedule is what the expiry function does with a schedule's input
+// (pipeline.Expire), with the mutation's expiry and outcome. id is ""
+// when the input is not readable.
 func (w *world) runSchedule(sc contract.Schedule) (id string, out string, err error) {
-	p, err := task.DecodeSchedule([]byte(task.EncodePayload(sc.Payload)))
-	if err != nil {
-		return "", "", err
-	}
-	out, err = w.runPayload(p)
-	if w.cfg.Mutation.Outcome != nil {
+	id, out, err = pipeline.Expire(w.ctx, w.expirer, w.firer, sc)
+	if id != "" && w.cfg.Mutation.Outcome != nil {
 		out, err = w.cfg.Mutation.Outcome(out, err)
 	}
-	return p.Key.Sort, out, err
-}
-
-// runPayload runs the expiry, or the reminder, that a payload names.
-func (w *world) runPayload(p task.Payload) (string, error) {
-	if p.IsReminder() {
-		o, err := w.firer.Remind(w.ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
-		return string(o), err
-	}
-	o, err := w.expirer.Expire(w.ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})
-	return string(o), err
+	return id, out, err
 }
 
 // reconExpirer is the expiry as the reconciler calls it, traced.
