@@ -76,7 +76,7 @@ func (h *harness) options(begin time.Time, shardKey func(changefeed.Change) stri
 	return inproc.Options{Start: begin, Queue: h.qcfg, Timer: h.cfg.Timer, TTLDelay: h.ttlDelay,
 		StreamShards: 1 + h.rng.Intn(4), ShardKey: shardKey, FireAttempts: maxAttempts,
 		Reconcile: reconcile.Config{Budget: time.Duration(2+h.rng.Intn(30)) * time.Second, PageSize: 2 + h.rng.Intn(20)},
-		Log: discard, Hooks: h.hooks()}
+		Log:       discard, Hooks: h.hooks()}
 }
 
 // wiring takes the engine built from options, wires the timer's and the
