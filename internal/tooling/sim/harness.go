@@ -24,8 +24,8 @@ var discard = slog.New(slog.DiscardHandler)
 // harness is what every workload on a table shares: the core's one
 // in-process pipeline (inproc.Engine) on the history's virtual clock,
 // with the simulation's faults injected through its hooks (inproc.Hooks,
-// the queue's Fail and LoseAck, the timer's stand-in and a faulty
-// timer port), the seed loop's ticks and the end of a history. The task
+// the queue's LoseAck, the timer's stand-in, a faulty enqueuer and timer
+// port), the seed loop's ticks and the end of a history. The task
 // workload (sim.go) and the adopters' (adopter.go) wire their own table,
 // firing and reconciler view into it; lossInv names the invariant its
 // own checks report under (I4 for the tasks).
@@ -56,13 +56,16 @@ type harness struct {
 	eventSent map[string]time.Time
 	sends     int
 	blamed    map[string]int
-	before    map[string]int
-	c0        int
+	// before holds each group's blame count when its batch went to the
+	// worker; c0 the injected count when a stream batch went to the
+	// processor.
+	before map[string]int
+	c0     int
 }
 
-// newHarness starts a history's harness; the workload builds the engine
-// from options (inproc.NewEngine, or the to-do app's pipeline.New) and
-// hands it to wiring, whose wiring it wires.
+// newHarness starts a history's harness. The workload builds the engine
+// from options (inproc.NewEngine, or the to-do app's pipeline.New), passes
+// its wiring through wiring, wires it, then calls wired.
 func newHarness(cfg Config, lossInv string) *harness {
 	return &harness{core: newCore(cfg), ctx: context.Background(), lossInv: lossInv, dedupID: cfg.Mutation.DedupID,
 		eventSent: map[string]time.Time{}, blamed: map[string]int{}, before: map[string]int{},
@@ -73,10 +76,9 @@ func newHarness(cfg Config, lossInv string) *harness {
 // with 1 to 4 stream shards keyed by shardKey and the faults' hooks.
 func (h *harness) options(begin time.Time, shardKey func(changefeed.Change) string) inproc.Options {
 	h.epoch = begin
-	return inproc.Options{Start: begin, Queue: h.qcfg, Timer: h.cfg.Timer, TTLDelay: h.ttlDelay,
-		StreamShards: 1 + h.rng.Intn(4), ShardKey: shardKey, FireAttempts: maxAttempts,
-		Reconcile: reconcile.Config{Budget: time.Duration(2+h.rng.Intn(30)) * time.Second, PageSize: 2 + h.rng.Intn(20)},
-		Log:       discard, Hooks: h.hooks()}
+	return inproc.Options{Start: begin, Queue: h.qcfg, Timer: h.cfg.Timer, TTLDelay: h.ttlDelay, Log: discard,
+		StreamShards: 1 + h.rng.Intn(4), ShardKey: shardKey, FireAttempts: maxAttempts, Hooks: h.hooks(),
+		Reconcile: reconcile.Config{Budget: time.Duration(2+h.rng.Intn(30)) * time.Second, PageSize: 2 + h.rng.Intn(20)}}
 }
 
 // wiring takes the engine built from options, wires the timer's and the
