@@ -16,6 +16,9 @@
 // It knows no adopter: NewForSchema wires any schema's inmem.Items table and a
 // target; an adopter with its own store (the to-do app's tooling) builds
 // the Engine with NewEngine and hands Wire its feed and its firing.
+// Options.Hooks (hooks.go) let a fault-injection harness (the
+// simulation) drive this same pipeline: stream shards, replays, stalled
+// and crashing workers, early, late, duplicate and dropped firings.
 package inproc
 
 import (
@@ -34,6 +37,7 @@ import (
 	_ "github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
@@ -49,6 +53,12 @@ type Options struct {
 	// StreamBatchSize is how many change records one stream batch holds.
 	// Default: 100.
 	StreamBatchSize int
+	// StreamShards is how many shards the stream spreads the records over
+	// (by ShardKey's hash): each shard keeps its records' order, and
+	// records of different shards may be processed in any order. Default: 1.
+	StreamShards int
+	// ShardKey is what picks a record's shard. Default: the item's key.
+	ShardKey func(changefeed.Change) string
 	// QueueBatchSize is how many messages one worker batch holds.
 	// Default: 10.
 	QueueBatchSize int
@@ -80,6 +90,8 @@ type Options struct {
 	Metrics *metrics.Recorder
 	// Log receives every stage's logs. Default: slog.Default().
 	Log *slog.Logger
+	// Hooks inject faults between the stages. Default: none.
+	Hooks Hooks
 }
 
 // WithDefaults fills the unset options.
@@ -89,6 +101,9 @@ func (opts Options) WithDefaults() Options {
 	}
 	if opts.StreamBatchSize <= 0 {
 		opts.StreamBatchSize = 100
+	}
+	if opts.StreamShards <= 0 {
+		opts.StreamShards = 1
 	}
 	if opts.QueueBatchSize <= 0 {
 		opts.QueueBatchSize = 10
@@ -135,6 +150,20 @@ type Wiring struct {
 	// item as the firing function does.
 	Items reconcile.Items
 	Firer reconcile.Firer
+	// Enqueuer is what the stream processor sends through. Default: the
+	// Engine's Queue.
+	Enqueuer cancel.Enqueuer
+	// Timer is the timer the worker and the reconciler call (a wrapper
+	// of the Engine's Timer that injects faults). Default: the Engine's
+	// Timer.
+	Timer TimerPort
+}
+
+// TimerPort is a timer as the worker, the reconciler and an adopter's
+// API call it: what arms, moves and disarms, and what reads back.
+type TimerPort interface {
+	timer.Timer
+	timer.Reader
 }
 
 // Engine is the pipeline in one process. Its fields are the stages,
@@ -152,13 +181,18 @@ type Engine struct {
 	Reconciler  *reconcile.Reconciler
 	Checkpoints *inmem.Checkpoints
 
-	opts      Options
-	log       *slog.Logger
-	feed      ChangeFeed
-	fire      FireFunc
-	streamPos int
-	retries   []Invocation
-	dead      []Invocation
+	opts    Options
+	hooks   Hooks
+	log     *slog.Logger
+	feed    ChangeFeed
+	fire    FireFunc
+	deps    reconcile.Deps
+	feedPos int
+	shards  []shard
+	// pending are the invocations waiting for their time: late or
+	// duplicate deliveries, and retries.
+	pending []Invocation
+	dead    []Invocation
 }
 
 // NewEngine builds the clock, the timer's stand-in, the queue and the
@@ -166,7 +200,8 @@ type Engine struct {
 // table.
 func NewEngine(opts Options) *Engine {
 	opts = opts.WithDefaults()
-	e := &Engine{Clock: NewClock(opts.Start), Checkpoints: &inmem.Checkpoints{}, opts: opts, log: opts.Log}
+	e := &Engine{Clock: NewClock(opts.Start), Checkpoints: &inmem.Checkpoints{}, opts: opts, hooks: opts.Hooks,
+		log: opts.Log, shards: make([]shard, opts.StreamShards)}
 	e.Timer = inmem.NewTimer(opts.Timer, e.Clock.Now, opts.TTLDelay)
 	e.Scheduler, _ = e.Timer.(*inmem.Scheduler)
 	e.Queue = NewQueue(e.Clock, opts.Queue)
@@ -176,21 +211,40 @@ func NewEngine(opts Options) *Engine {
 // Wire adds the stream processor, the worker and the reconciler for w's
 // schema, and reads w's feed and fires with w's firing.
 func (e *Engine) Wire(w Wiring) error {
+	if w.Enqueuer == nil {
+		w.Enqueuer = e.Queue
+	}
+	if w.Timer == nil {
+		w.Timer = e.Timer
+	}
 	var err error
-	if e.Processor, err = cancel.NewProcessor(w.Schema, e.Queue, e.opts.Metrics, e.log); err != nil {
+	if e.Processor, err = cancel.NewProcessor(w.Schema, w.Enqueuer, e.opts.Metrics, e.log); err != nil {
 		return err
 	}
-	if e.Worker, err = cancel.NewWorker(w.Schema, e.Timer, e.opts.Metrics, e.log); err != nil {
+	if e.Worker, err = cancel.NewWorker(w.Schema, w.Timer, e.opts.Metrics, e.log); err != nil {
 		return err
 	}
 	e.Worker.SetClock(e.Clock.Now)
-	if e.Reconciler, err = reconcile.New(e.opts.Reconcile, reconcile.Deps{Schema: w.Schema, Items: w.Items,
-		Scheduler: e.Timer, Schedules: e.Timer, Firer: w.Firer, Checkpoints: e.Checkpoints,
-		Clock: e.Clock, Sleep: e.Clock.Sleep, Metrics: e.opts.Metrics, Log: e.log}); err != nil {
+	e.deps = reconcile.Deps{Schema: w.Schema, Items: w.Items, Scheduler: w.Timer, Schedules: w.Timer, Firer: w.Firer,
+		Clock: e.Clock, Sleep: e.Clock.Sleep, Metrics: e.opts.Metrics, Log: e.log}
+	if e.Reconciler, err = e.newReconciler(e.opts.Reconcile, e.Checkpoints); err != nil {
 		return err
 	}
 	e.feed, e.fire = w.Feed, w.Fire
 	return nil
+}
+
+// NewReconciler builds another reconciler of the wired table with its
+// own configuration and checkpoints (a full pass beside the budgeted
+// runs).
+func (e *Engine) NewReconciler(cfg reconcile.Config) (*reconcile.Reconciler, error) {
+	return e.newReconciler(cfg, &inmem.Checkpoints{})
+}
+
+func (e *Engine) newReconciler(cfg reconcile.Config, cp *inmem.Checkpoints) (*reconcile.Reconciler, error) {
+	d := e.deps
+	d.Checkpoints = cp
+	return reconcile.New(cfg, d)
 }
 
 // Pipeline is the pipeline of any schema's inmem.Items table, firing a target.
@@ -309,38 +363,61 @@ func (e *Engine) Drain(ctx context.Context, now time.Time) (Report, error) {
 	return total, fmt.Errorf("%w after %d steps", ErrNotSettled, MaxSteps)
 }
 
-// PumpStream hands the next batch of change records to the stream
-// processor, as the Lambda event source mapping does: when records fail,
-// the stream resumes from the lowest failed one next time.
+// PumpStream hands the next batch of each shard's change records to the
+// stream processor, as the Lambda event source mapping does: when records
+// fail, the shard resumes from the lowest failed one next time.
 func (e *Engine) PumpStream(ctx context.Context) Report {
-	all, _ := e.feed.Changes(e.streamPos)
-	if len(all) > e.opts.StreamBatchSize {
-		all = all[:e.opts.StreamBatchSize]
+	var r Report
+	for i := range e.shards {
+		r.add(e.PumpShard(ctx, i))
 	}
+	return r
+}
+
+// PumpShard hands the next batch of shard i to the stream processor
+// (Hooks.StreamBatch and Hooks.StreamHandled may replay or redeliver).
+func (e *Engine) PumpShard(ctx context.Context, i int) Report {
+	e.ingest()
+	sh := &e.shards[i]
+	n := e.opts.StreamBatchSize
+	if e.hooks.StreamBatch != nil {
+		back, bound := e.hooks.StreamBatch(sh.pos, len(sh.recs)-sh.pos)
+		sh.pos = max(0, sh.pos-back)
+		if bound > 0 {
+			n = bound
+		}
+	}
+	all := sh.recs[sh.pos:min(len(sh.recs), sh.pos+n)]
 	if len(all) == 0 {
 		return Report{}
 	}
 	failures := e.Processor.Process(ctx, all)
-	next := e.streamPos + len(all)
+	next := sh.pos + len(all)
 	failed := map[string]bool{}
 	for _, f := range failures {
 		failed[f.EventID] = true
 	}
 	for i, c := range all {
 		if failed[c.EventID] {
-			next = e.streamPos + i
+			next = sh.pos + i
 			break
 		}
 	}
-	advanced := next - e.streamPos
-	e.streamPos = next
+	if e.hooks.StreamHandled != nil && e.hooks.StreamHandled(all, failures) {
+		next = sh.pos
+	}
+	advanced := next - sh.pos
+	sh.pos = next
 	return Report{Records: len(all), RecordsFailed: len(failures), StreamAdvanced: advanced}
 }
 
-// ReplayStream moves the stream back by n records, so they are delivered
+// ReplayStream moves each shard back by n records, so they are delivered
 // again (a stream replays records after a shard or function failure).
 func (e *Engine) ReplayStream(n int) {
-	e.streamPos = max(0, e.streamPos-n)
+	e.ingest()
+	for i := range e.shards {
+		e.shards[i].pos = max(0, e.shards[i].pos-n)
+	}
 }
 
 // DeliverQueue hands one batch of visible queue messages to the worker, as
@@ -351,41 +428,51 @@ func (e *Engine) DeliverQueue(ctx context.Context) Report {
 	if len(batch) == 0 {
 		return Report{}
 	}
-	ds := make([]cancel.Delivery, len(batch))
-	for i, r := range batch {
-		ds[i] = cancel.Delivery{ID: r.MessageID, GroupID: r.GroupID, Body: r.Body}
-	}
-	failed := map[string]bool{}
-	for _, id := range e.Worker.HandleBatch(ctx, ds) {
-		failed[id] = true
-	}
-	for _, r := range batch {
-		if !failed[r.MessageID] {
-			e.Queue.Ack(r)
+	var r Report
+	if e.hooks.WorkerStall != nil {
+		if d := e.hooks.WorkerStall(); d > 0 {
+			// This worker stalls; what became visible meanwhile goes to a
+			// second worker first.
+			e.Clock.Advance(d)
+			if second := e.Queue.Receive(e.opts.QueueBatchSize); len(second) > 0 {
+				r.add(Report{Delivered: len(second), DeliveriesFailed: e.handle(ctx, second)})
+			}
 		}
 	}
-	return Report{Delivered: len(batch), DeliveriesFailed: len(failed)}
+	r.add(Report{Delivered: len(batch), DeliveriesFailed: e.handle(ctx, batch)})
+	return r
 }
 
-// FireSchedules fires the schedules due now, and retries failed firings,
-// as the timer does: each runs the firing with its payload. A failing
-// firing is retried after Options.FireRetryDelay, up to
-// Options.FireAttempts, then dead-lettered.
+// FireSchedules fires the schedules due now (Hooks.Deliveries may delay,
+// duplicate or drop their invocations), then runs the invocations whose
+// time came, as the timer does: each runs the firing with its payload. A
+// failing firing is retried after Options.FireRetryDelay
+// (Hooks.RetryDelay), up to Options.FireAttempts, then dead-lettered.
 func (e *Engine) FireSchedules(ctx context.Context) Report {
 	now := e.Clock.Now()
+	horizon := e.fireHorizon(now)
+	if e.hooks.FireEarly != nil {
+		horizon = horizon.Add(e.hooks.FireEarly())
+	}
+	for _, s := range e.Timer.Fire(horizon) {
+		delays := []time.Duration{0}
+		if e.hooks.Deliveries != nil {
+			delays = e.hooks.Deliveries(s)
+		}
+		for _, d := range delays {
+			e.Invoke(s, now.Add(d), 0)
+		}
+	}
 	var due []Invocation
-	waiting := e.retries[:0]
-	for _, inv := range e.retries {
+	waiting := e.pending[:0]
+	for _, inv := range e.pending {
 		if inv.NextAttempt.After(now) {
 			waiting = append(waiting, inv)
 		} else {
 			due = append(due, inv)
 		}
 	}
-	e.retries = waiting
-	for _, s := range e.Timer.Fire(e.fireHorizon(now)) {
-		due = append(due, Invocation{Schedule: s})
-	}
+	e.pending = waiting
 	r := Report{Fired: len(due)}
 	for _, inv := range due {
 		inv.Attempts++
@@ -396,10 +483,14 @@ func (e *Engine) FireSchedules(ctx context.Context) Report {
 				"attempt", inv.Attempts, "error", err)
 			if inv.Attempts >= e.opts.FireAttempts {
 				e.dead = append(e.dead, inv)
-			} else {
-				inv.NextAttempt = now.Add(e.opts.FireRetryDelay)
-				e.retries = append(e.retries, inv)
+				continue
 			}
+			delay := e.opts.FireRetryDelay
+			if e.hooks.RetryDelay != nil {
+				delay = e.hooks.RetryDelay(inv.Attempts)
+			}
+			inv.NextAttempt = e.Clock.Now().Add(delay)
+			e.pending = append(e.pending, inv)
 			continue
 		}
 		if r.Outcomes == nil {
@@ -423,7 +514,15 @@ func (e *Engine) fireHorizon(now time.Time) time.Time {
 }
 
 // Retrying returns the failed firings that wait for their next attempt.
-func (e *Engine) Retrying() []Invocation { return append([]Invocation(nil), e.retries...) }
+func (e *Engine) Retrying() []Invocation {
+	var out []Invocation
+	for _, inv := range e.pending {
+		if inv.Attempts > 0 {
+			out = append(out, inv)
+		}
+	}
+	return out
+}
 
 // DeadInvocations returns the firings that used up their attempts.
 func (e *Engine) DeadInvocations() []Invocation { return append([]Invocation(nil), e.dead...) }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inproc"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
@@ -30,6 +31,15 @@ type Options struct {
 	IDs task.IDs
 	// WebURL is the web app's URL used in notification links. Default: "".
 	WebURL string
+	// Store wraps the store the service and the firer write through (a
+	// fault-injection harness's faults). Default: Store itself.
+	Store func(task.Store) task.Store
+	// Notifier publishes the notifications. Default: Outbox.
+	Notifier task.Notifier
+	// Wire adjusts the wiring before the engine is wired: a harness's own
+	// enqueuer, timer port (which the service then arms through too),
+	// firing or reconciler view. Default: none.
+	Wire func(p *Pipeline, w inproc.Wiring) inproc.Wiring
 }
 
 // Pipeline is the to-do app's pipeline in one process: the core's engine
@@ -57,36 +67,59 @@ func New(opts Options) (*Pipeline, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	var err error
-	if p.Service, err = task.NewService(task.Deps{Store: p.Store, Scheduler: e.Timer,
-		Clock: e.Clock, IDs: opts.IDs, Log: log}); err != nil {
-		return nil, err
+	var store task.Store = p.Store
+	if opts.Store != nil {
+		store = opts.Store(store)
 	}
-	if p.Firer, err = task.InProcess(task.InProcessConfig{Store: p.Store, Notifier: p.Outbox, Clock: e.Clock,
+	var notifier task.Notifier = p.Outbox
+	if opts.Notifier != nil {
+		notifier = opts.Notifier
+	}
+	var err error
+	if p.Firer, err = task.InProcess(task.InProcessConfig{Store: store, Notifier: notifier, Clock: e.Clock,
 		WebURL: opts.WebURL, Log: log}); err != nil {
 		return nil, err
 	}
-	if err := e.Wire(inproc.Wiring{Schema: task.Schema, Feed: p.Store, Fire: p.expire,
-		Items: task.NewReconcileView(p.Store, p.Store), Firer: p.Firer}); err != nil {
+	w := inproc.Wiring{Schema: task.Schema, Feed: p.Store, Fire: p.expire,
+		Items: task.NewReconcileView(p.Store, p.Store), Firer: p.Firer}
+	if opts.Wire != nil {
+		w = opts.Wire(p, w)
+	}
+	var arm timer.Timer = e.Timer
+	if w.Timer != nil {
+		arm = w.Timer
+	}
+	if p.Service, err = task.NewService(task.Deps{Store: store, Scheduler: arm,
+		Clock: e.Clock, IDs: opts.IDs, Log: log}); err != nil {
+		return nil, err
+	}
+	if err := e.Wire(w); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // expire is what the expiry function does with a schedule's input: the
-// firing core, then the to-do app's target (Firer). A reminder's outcomes
-// count under the expiry's names ("expired" for a reminder delivered,
-// "skipped").
+// firing core, then the to-do app's target (Firer).
 func (p *Pipeline) expire(ctx context.Context, s contract.Schedule) (string, error) {
+	_, out, err := Expire(ctx, p.Firer, p.Firer, s)
+	return out, err
+}
+
+// Expire is what the expiry function does with a schedule's input:
+// the reminder it names (r), or the expiry (e). A reminder's outcomes
+// count under the expiry's names ("expired" for a reminder delivered,
+// "skipped"). id is the task's, "" when the input is not readable.
+func Expire(ctx context.Context, e task.Expirer, r *task.Firer, s contract.Schedule) (id, out string, err error) {
 	pl, err := task.DecodeSchedule([]byte(task.EncodePayload(s.Payload)))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if pl.IsReminder() {
-		out, err := p.Firer.Remind(ctx, task.RemindRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort,
+		o, err := r.Remind(ctx, task.RemindRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort,
 			DueAt: pl.Due, RemindAt: pl.Remind})
-		return string(out), err
+		return pl.Key.Sort, string(o), err
 	}
-	out, err := p.Firer.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
-	return string(out), err
+	o, err := e.Expire(ctx, task.ExpireRequest{UserID: pl.Key.Partition, TaskID: pl.Key.Sort, DueAt: pl.Due})
+	return pl.Key.Sort, string(o), err
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
-	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
@@ -40,28 +38,18 @@ type AdopterMutation struct {
 }
 
 // adopter is a history of an adopter of the scheduling core on its own
-// schema: its items in inmem.Items, the shared stream path (stages),
-// the history's timer with its faults, the firing core (fire.Core) with
-// the adopter's target, and the core's reconciler (reconcile over
-// inmem.Armed), all with the task workload's faults. The workload
-// (futureevents.go, deferredjobs.go) writes the items through the
-// adopter's own client and checks its invariants; inv names the
-// invariants with its letter (F, J).
+// schema: its items in inmem.Items through the core's in-process
+// pipeline (harness), the firing core (fire.Core) with the adopter's
+// target, and the core's reconciler (over inmem.Armed), all with the
+// task workload's faults. The workload (futureevents.go, deferredjobs.go)
+// writes the items through the adopter's own client and checks its
+// invariants; letter names them (F, J).
 type adopter struct {
-	core
-	stages
-	ctx    context.Context
-	clock  *inproc.Clock
+	*harness
 	schema contract.Schema
 	items  *inmem.Items
-	sched  inmem.TimerScheduler
-	fsched faultyScheduler
 	fire   *fire.Core
 	target fire.Deliverer
-	recon  *reconcile.Reconciler
-	check  *reconcile.Reconciler
-	invs   []invocation
-	dead   []invocation
 	// dupAllowed counts, per item, the faults that may each cause one
 	// extra run of the target (a crash after it ran, a lost record of it).
 	dupAllowed map[contract.Key]int
@@ -73,44 +61,31 @@ type adopter struct {
 	// step is how far one tick moves the clock.
 	step   func() time.Duration
 	letter string
-	log    *slog.Logger
 }
 
 func (a *adopter) inv(n int) string { return fmt.Sprintf("%s%d", a.letter, n) }
 
-// newAdopter builds the core's pipeline for schema s from start; the
+// newAdopter builds the core's pipeline for schema s from begin; the
 // workload sets target (what the firing core runs after a claim) before
 // the history.
 func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin time.Time) *adopter {
-	a := &adopter{core: newCore(cfg), ctx: context.Background(), schema: s, letter: letter,
-		dupAllowed: map[contract.Key]int{}, refusedNames: map[string]bool{}, refused: func(error) bool { return false }}
-	a.log = slog.New(slog.DiscardHandler)
-	a.clock = inproc.NewClock(begin)
-	a.now, a.epoch = a.clock.Now, begin
-	a.items = inmem.NewItems(s)
-	a.stages = newStages(&a.core, a.ctx, a.clock, a.inv(lossInv))
-	a.feed = a.items
-	a.dedupID = cfg.Mutation.DedupID
-	a.shardKey = func(c changefeed.Change) string { return c.Key.String() }
+	a := &adopter{harness: newHarness(cfg, fmt.Sprintf("%s%d", letter, lossInv)),
+		schema: s, letter: letter, dupAllowed: map[contract.Key]int{}, refusedNames: map[string]bool{}, refused: func(error) bool { return false }}
+	wiring := a.wiring(inproc.NewEngine(a.options(begin, func(c changefeed.Change) string { return c.Key.String() })), inproc.Wiring{})
 	// One blame for all: a fault in the batch excuses its failures.
 	a.blameKey = func(string) string { return "" }
-	a.sched = a.newTimer()
+	a.passErrors = func() int { return len(a.refusedNames) }
+	a.items = inmem.NewItems(s)
 	if sc, ok := a.sched.(*inmem.Scheduler); ok {
 		sc.ListPrefix = s.ScheduleNamePrefix
 	}
-	a.fsched = faultyScheduler{w: &a.core, in: a.sched, blame: func(string) { a.blame("") }}
 	now := a.clock.Now
 	if d := cfg.Mutation.Adopter.ClockAhead; d > 0 {
 		now = func() time.Time { return a.clock.Now().Add(d) }
 	}
 	var err error
-	a.fire, err = fire.New(fire.Config{Schema: s, Store: faultyItems{a: a}, Now: now, Log: a.log})
+	a.fire, err = fire.New(fire.Config{Schema: s, Store: faultyItems{a: a}, Now: now, Log: discard})
 	must(err)
-	a.proc, err = cancel.NewProcessor(s, enqueuer{&a.stages}, nil, a.log)
-	must(err)
-	a.worker, err = cancel.NewWorker(s, a.fsched, nil, a.log)
-	must(err)
-	a.worker.SetClock(a.clock.Now)
 	// The reconciler lists the items through the state-keyed armed index
 	// (the partitions of a table the core creates), its fired window
 	// wider than any history so that every fired item stays listed.
@@ -120,24 +95,16 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	if cfg.Mutation.Adopter.NoReconcile {
 		items = noItems{}
 	}
-	deps := reconcile.Deps{Schema: s, Items: items, Scheduler: a.fsched, Schedules: a.fsched,
-		Firer: fire.Firing{Core: a.fire, Target: reconTarget{a}}, Checkpoints: &inmem.Checkpoints{},
-		Clock: a.clock, Sleep: a.clock.Sleep, Log: a.log}
-	a.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+a.rng.Intn(30)) * time.Second,
-		PageSize: 2 + a.rng.Intn(20)}, deps)
-	must(err)
-	deps.Checkpoints = &inmem.Checkpoints{}
-	a.check, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + a.rng.Intn(50)}, deps)
-	must(err)
-	a.addShards()
+	wiring.Schema, wiring.Feed, wiring.Fire, wiring.Items = s, a.items, a.invoke, items
+	wiring.Firer = fire.Firing{Core: a.fire, Target: reconTarget{a}}
+	must(a.e.Wire(wiring))
+	a.wired()
 	return a
 }
 
 // history runs ticks busy ticks (ops writes this instant's items), then
-// on, with faults, past the last due time; then the faults stop, the
-// pipeline drains, the clock passes the grace period (and on the TTL
-// timer the latest deletion), the operator redrives the dead-letter
-// queue and a fault-free reconciler pass runs. The workload checks after.
+// on, with faults, past the last due time; then the history ends
+// (harness.finish) and the workload checks.
 func (a *adopter) history(ticks int, ops func()) {
 	a.faultsOn = true
 	for range ticks {
@@ -148,55 +115,26 @@ func (a *adopter) history(ticks int, ops func()) {
 		a.skipIdle(end)
 		a.tick(nil)
 	}
-	a.faultsOn = false
-	a.settle()
-	a.clock.Advance(grace + time.Minute)
-	if k := kindOf(a.cfg.Timer); k.FiresWithin > 0 {
-		a.clock.Advance(k.FiresWithin)
-	}
-	for _, inv := range a.dead {
-		a.res.Faults[FaultDLQRedriven]++
-		inv.attempts, inv.at = 0, a.clock.Now()
-		a.invs = append(a.invs, inv)
-	}
-	a.dead = nil
-	a.quiesce()
+	a.finish(a.lossInv)
 	a.checkQueue()
-	if len(a.invs) > 0 {
-		a.violate(a.lossInv, "%d invocations still waiting", len(a.invs))
-	}
-	for _, inv := range a.dead {
-		if !a.refusedNames[inv.s.Name] {
-			a.violate(a.lossInv, "the firing of %s is dead after the redrive", inv.s.Name)
+	for _, inv := range a.e.DeadInvocations() {
+		if !a.refusedNames[inv.Schedule.Name] {
+			a.violate(a.lossInv, "the firing of %s is dead after the redrive", inv.Schedule.Name)
 		}
 	}
 }
 
 func (a *adopter) tick(ops func()) {
-	a.clock.Set(a.clock.Now().Truncate(time.Second).Add(a.step()))
 	var acts []func()
 	if ops != nil {
 		for range a.rng.Intn(4) {
 			acts = append(acts, ops)
 		}
 	}
-	for range 1 + a.rng.Intn(3) {
-		acts = append(acts, a.pump)
-	}
-	for range 1 + a.rng.Intn(3) {
-		acts = append(acts, func() { a.deliver() })
-	}
-	acts = append(acts, a.fireDue, a.runDue)
-	if a.faultsOn && a.inject(FaultReconcilerInterleaved, 0.03) {
-		acts = append(acts, a.reconcile)
-	}
 	if a.faultsOn && a.chance(0.01) {
 		acts = append(acts, a.loseTimer)
 	}
-	a.rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
-	for _, f := range acts {
-		f()
-	}
+	a.harness.tick(a.step(), acts)
 }
 
 // skipIdle moves the clock on to a few minutes before the next timer
@@ -205,7 +143,7 @@ func (a *adopter) tick(ops func()) {
 // between but the interleaved reconciler runs, which the end's pass
 // stands for.
 func (a *adopter) skipIdle(end time.Time) {
-	if !a.streamDone() || a.queue.Len() > 0 || len(a.invs) > 0 {
+	if !a.e.Idle() {
 		return
 	}
 	next := end
@@ -232,40 +170,6 @@ func (a *adopter) loseTimer() {
 	a.tracef("lost the timer %s at %s", sc.Name, contract.FormatTime(sc.At))
 }
 
-func (a *adopter) reconcile() {
-	res, err := a.recon.Run(a.ctx)
-	a.tracef("reconciler run: %+v %v", res, err)
-}
-
-// quiesce turns faults off, drains, runs a full reconciler pass (its
-// errors are the refused targets' only) and drains again.
-func (a *adopter) quiesce() {
-	a.faultsOn = false
-	a.settle()
-	res, err := a.check.Run(a.ctx)
-	if err != nil || !res.Completed || res.Errors > len(a.refusedNames) {
-		a.violate(a.lossInv, "the fault-free reconciler pass did not complete cleanly: %+v, %v", res, err)
-	}
-	a.tracef("reconciler pass: %+v", res)
-	a.settle()
-}
-
-func (a *adopter) settle() {
-	for range 2000 {
-		a.clock.Set(a.clock.Now().Truncate(time.Second).Add(5 * time.Second))
-		for a.pumpAll() {
-		}
-		for a.deliver() {
-		}
-		a.fireDue()
-		a.runDue()
-		if a.streamDone() && a.queue.Len() == 0 && len(a.invs) == 0 {
-			return
-		}
-	}
-	a.violate(a.lossInv, "the pipeline did not settle: %d messages queued, %d invocations waiting", a.queue.Len(), len(a.invs))
-}
-
 // lastDue is the latest due time of an item or a timer (now if none).
 func (a *adopter) lastDue() time.Time {
 	last := a.clock.Now()
@@ -283,56 +187,29 @@ func (a *adopter) lastDue() time.Time {
 	return last
 }
 
-// fireDue hands the timers whose time came to the expiry function, with
-// the timer's faults: early (the Scheduler's minute), late, twice.
-func (a *adopter) fireDue() { a.invs = append(a.invs, a.firings(a.sched, a.clock.Now())...) }
-
-func (a *adopter) runDue() {
-	now := a.clock.Now()
-	var due []invocation
-	keep := a.invs[:0]
-	for _, inv := range a.invs {
-		if inv.at.After(now) {
-			keep = append(keep, inv)
-		} else {
-			due = append(due, inv)
-		}
-	}
-	a.invs = keep
-	for _, inv := range due {
-		a.invoke(inv)
-	}
-}
-
 // invoke is one invocation of the expiry function with the timer's
-// input: the firing core, then the target; retried after a failure, then
-// dead-lettered.
-func (a *adopter) invoke(inv invocation) {
+// input, as the engine makes it: the firing core, then the target. A
+// failure must have an injected cause, or be the target's refusal.
+func (a *adopter) invoke(_ context.Context, sc contract.Schedule) (string, error) {
 	c0 := a.injected
-	p, err := a.schema.DecodePayload([]byte(a.schema.EncodePayload(inv.s.Payload)))
+	p, err := a.schema.DecodePayload([]byte(a.schema.EncodePayload(sc.Payload)))
 	if err != nil {
-		a.violate(a.lossInv, "timer %s has a payload the expiry function cannot read: %v", inv.s.Name, err)
-		return
+		a.violate(a.lossInv, "timer %s has a payload the expiry function cannot read: %v", sc.Name, err)
+		return "", nil
 	}
 	out, err := a.fire.Fire(a.ctx, p, a.target)
-	a.tracef("%s due %s attempt %d: %s %v", inv.s.Name, contract.FormatTime(p.Due), inv.attempts+1, out, err)
+	a.tracef("%s due %s: %s %v", sc.Name, contract.FormatTime(p.Due), out, err)
 	if err == nil {
-		return
+		return string(out), nil
 	}
 	refused := a.refused(err)
 	if refused {
-		a.refusedNames[inv.s.Name] = true
+		a.refusedNames[sc.Name] = true
 	}
-	if a.injected == c0 && !refused && !errors.Is(err, fire.ErrInProgress) && !firedEarly(inv, err) {
+	if a.injected == c0 && !refused && !errors.Is(err, fire.ErrInProgress) && !a.firedEarly(sc, err) {
 		a.violate(a.lossInv, "firing of %s failed without an injected fault: %v", p.Key, err)
 	}
-	inv.attempts++
-	if inv.attempts >= maxAttempts {
-		a.dead = append(a.dead, inv)
-		return
-	}
-	inv.at = a.clock.Now().Add(time.Duration(inv.attempts) * time.Minute)
-	a.invs = append(a.invs, inv)
+	return string(out), err
 }
 
 // reconTarget is the target as the reconciler's firing runs it, traced.

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand"
 	"slices"
 	"strings"
@@ -224,7 +223,7 @@ func (w *campaignWorld) provision() error {
 // The hooks (campaignHooks).
 
 func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
-	if op == "Create" && name == w.killName && w.kill != nil {
+	if op == "Arm" && name == w.killName && w.kill != nil {
 		w.killName = ""
 		w.kill()
 		return context.Canceled, false
@@ -432,12 +431,8 @@ func (w *campaignWorld) fire(next timer.Schedule, at time.Time) {
 		switch {
 		case kindOf(w.cfg.Timer).FiresWithin > 0:
 			// A lazy timer fires within its bound (DynamoDB deletes an
-			// expired marker within about 48 hours), most of them soon
-			// (as the task workload's ttlDelay).
-			delay = time.Duration(math.Pow(w.rng.Float64(), 4) * float64(kindOf(w.cfg.Timer).FiresWithin)).Truncate(time.Second)
-			if delay > ttlLateAfter {
-				w.res.Faults[FaultTTLDeleteLate]++
-			}
+			// expired marker within about 48 hours), most of them soon.
+			delay = w.ttlDelay()
 		case w.inject(FaultFiredLate, 0.05):
 			delay = time.Duration(10+w.rng.Intn(120)) * time.Minute
 		}
@@ -447,9 +442,6 @@ func (w *campaignWorld) fire(next timer.Schedule, at time.Time) {
 		}
 	}
 }
-
-// duplicateFault is the timer's "invoked twice" fault.
-func (w *campaignWorld) duplicateFault() Fault { return duplicateFault(w.cfg.Timer) }
 
 // deliver invokes the send function once with in (a timer's payload, or
 // the reconciler's dispatch), as its handler decodes it; a crash or an

@@ -29,8 +29,8 @@ import (
 // campaignHooks are the workload's faults and observers, asked by the
 // ports at the moments they can strike.
 type campaignHooks interface {
-	// schedulerCall is asked before each timer call (op "Create",
-	// "Update", "Delete", "Get", "List"): a non-nil error is returned
+	// schedulerCall is asked before each timer call (op "Arm", "Move",
+	// "Disarm", "Get", "List": the port's verbs): a non-nil error is returned
 	// instead; with lost set the call takes effect and its answer is
 	// lost.
 	schedulerCall(op, name string) (err error, lost bool)
@@ -93,7 +93,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: memory.NewCampaignCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
-	p.sched.Fault = h.schedulerCall
+	p.sched.Fault = func(op, name string) (error, bool) { return h.schedulerCall(portVerb(op), name) }
 	p.sender.Fault = h.sendCall
 	var sender campaign.Sender = crashingSender{p.sender, h}
 	recorded := campaign.Sender(p.sender)
@@ -255,4 +255,19 @@ type dispatcher struct{ h campaignHooks }
 func (d dispatcher) Dispatch(_ context.Context, e campaign.FireEvent) error {
 	d.h.dispatched(e)
 	return nil
+}
+
+// portVerb is the timer port's verb (timer.Timer) for an operation name
+// of inmem.Remote's Fault hook, which still speaks the Scheduler API's
+// Create, Update and Delete.
+func portVerb(op string) string {
+	switch op {
+	case "Create":
+		return "Arm"
+	case "Update":
+		return "Move"
+	case "Delete":
+		return "Disarm"
+	}
+	return op
 }

@@ -320,9 +320,9 @@ func (w *world) checkTask(t *taskState) {
 
 // checkQueue checks I4 on the queue and the scheduler's retries.
 func (w *world) checkQueue() {
-	w.stages.checkQueue()
-	if len(w.dead) > 0 || len(w.invs) > 0 {
-		w.violate("I4", "%d expiry invocations dead after the redrive, %d waiting", len(w.dead), len(w.invs))
+	w.harness.checkQueue()
+	if dead := w.e.DeadInvocations(); len(dead) > 0 {
+		w.violate("I4", "%d expiry invocations dead after the redrive", len(dead))
 	}
 }
 

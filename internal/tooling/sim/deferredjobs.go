@@ -77,7 +77,7 @@ func runDeferredJobs(cfg Config) Result {
 	w, err := writer.New(&jobsTable{j: j}, "DeferredJobs", job.DefaultWeekly)
 	must(err)
 	j.writer = w.WithClock(a.clock.Now)
-	d, err := jobdispatch.NewDispatcher(jobQueue{j}, a.log, noMetrics{}, jobdispatch.Metrics{})
+	d, err := jobdispatch.NewDispatcher(jobQueue{j}, discard, noMetrics{}, jobdispatch.Metrics{})
 	must(err)
 	a.target = fire.DeliverFunc(func(ctx context.Context, p contract.Payload) error {
 		return d.Handle(ctx, []byte(a.schema.EncodePayload(p)))

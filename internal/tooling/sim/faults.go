@@ -245,11 +245,11 @@ func (w *core) earlyBy() time.Duration {
 	return time.Duration(1+w.rng.Intn(59)) * time.Second
 }
 
-// firedEarly reports whether inv was made before its schedule's time
+// firedEarly reports whether a firing of sc runs before its time
 // (FaultFiredEarly): its ErrTooEarly failure is that fault's, and the
 // retry that follows it comes after the time.
-func firedEarly(inv invocation, err error) bool {
-	return inv.at.Before(inv.s.At) && errors.Is(err, task.ErrTooEarly)
+func (w *core) firedEarly(sc contract.Schedule, err error) bool {
+	return w.now().Before(sc.At) && errors.Is(err, task.ErrTooEarly)
 }
 
 // faultyScheduler injects throttles and lost responses into every
@@ -267,7 +267,7 @@ type faultyScheduler struct {
 
 func (s faultyScheduler) do(op, name string, f func() error) error {
 	k := FaultSchedulerThrottled
-	if op == "Create" && s.inAPI != nil && s.inAPI() {
+	if op == "Arm" && s.inAPI != nil && s.inAPI() {
 		k = FaultScheduleCreateFailed
 	}
 	if s.w.inject(k, 0.10) {
@@ -288,15 +288,15 @@ func (s faultyScheduler) do(op, name string, f func() error) error {
 }
 
 func (s faultyScheduler) Arm(ctx context.Context, sc contract.Schedule) error {
-	return s.do("Create", sc.Name, func() error { return s.in.Arm(ctx, sc) })
+	return s.do("Arm", sc.Name, func() error { return s.in.Arm(ctx, sc) })
 }
 
 func (s faultyScheduler) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
-	return s.do("Update", sc.Name, func() error { return s.in.Move(ctx, sc, from) })
+	return s.do("Move", sc.Name, func() error { return s.in.Move(ctx, sc, from) })
 }
 
 func (s faultyScheduler) Disarm(ctx context.Context, name string, at time.Time) error {
-	return s.do("Delete", name, func() error { return s.in.Disarm(ctx, name, at) })
+	return s.do("Disarm", name, func() error { return s.in.Disarm(ctx, name, at) })
 }
 
 func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (contract.Schedule, error) {

@@ -90,7 +90,7 @@ func runFutureEvents(cfg Config) Result {
 	if cfg.Mutation.Adopter.AllTargets {
 		targets = append(targets, unregisteredTarget)
 	}
-	d, err := futureevent.NewDispatcher(targets, e.client, eventInvoker{e}, a.log, noMetrics{})
+	d, err := futureevent.NewDispatcher(targets, e.client, eventInvoker{e}, discard, noMetrics{})
 	must(err)
 	a.target = fire.DeliverFunc(func(ctx context.Context, p contract.Payload) error {
 		return d.Handle(ctx, json.RawMessage(a.schema.EncodePayload(p)))

@@ -1,10 +1,12 @@
 // Package sim is a deterministic fault-injection simulation of the whole
-// unscheduling pipeline. It runs the real code of every stage in process:
-// the task API (api.Handler over task.Service), the stream processor
-// (cancel.Processor) over a sharded change feed, the cancellation worker
-// (cancel.Worker) over an SQS FIFO queue model, EventBridge Scheduler
-// firing the expiry use case (task.Firer: the firing core, then the to-do
-// app's target, as the expiry and notify functions), the reconciler, and
+// unscheduling pipeline. It drives the core's one in-process pipeline
+// (inproc.Engine) through its fault hooks (harness.go), with the real
+// code at every stage: the task API (api.Handler over task.Service), the
+// stream processor (cancel.Processor) over a sharded change feed, the
+// cancellation worker (cancel.Worker) over the SQS FIFO queue model, the
+// timer's stand-in firing the expiry use case (task.Firer: the firing
+// core, then the to-do app's target, as the expiry and notify functions),
+// the reconciler, and
 // the PostAuthentication rule (notify.Subscriber) with notifications
 // published through the SNS adapter, both over snsfake. Time is a virtual
 // clock and every choice comes from one seeded math/rand source, so a seed
@@ -22,7 +24,7 @@
 // with the campaign services behind the seam in campaigns.go), checked
 // against invariants C1 to C5; and the core's adopters on their own
 // schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
-// tasks' stream stages (stages.go) and the adopter harness (adopter.go).
+// same harness (adopter.go).
 package sim
 
 import (
@@ -30,7 +32,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand"
 	"net/http"
 	"slices"
@@ -40,7 +41,6 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
@@ -53,6 +53,7 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
+	"github.com/unschedule/unschedule/internal/tooling/pipeline"
 )
 
 // Expirer is the expiry use case as the scheduler and the reconciler call
@@ -264,17 +265,6 @@ type note struct {
 	n   task.Notification
 }
 
-type invocation struct {
-	s        contract.Schedule
-	at       time.Time
-	attempts int
-}
-
-type shard struct {
-	recs []changefeed.Change
-	pos  int
-}
-
 // core is what every workload's history shares: the seeded source, the
 // fault injection (inject), the trace (tracef) and the invariant reports
 // (violate).
@@ -301,34 +291,27 @@ func newCore(cfg Config) core {
 }
 
 type world struct {
-	core
-	stages
-	ctx   context.Context
+	*harness
 	inAPI bool
 	seq   int
 
-	clock    *inproc.Clock
-	mem      *memory.Store
-	sched    inmem.TimerScheduler
-	fsched   faultyScheduler
-	sns      *snsfake.SNS
-	topics   []string
-	svc      *task.Service
-	expirer  Expirer
-	firer    *task.Firer
-	api      *api.Handler
-	recon    *reconcile.Reconciler
-	checkRec *reconcile.Reconciler
-	subs     *notify.Subscriber
+	mem     *memory.Store
+	sns     *snsfake.SNS
+	topics  []string
+	svc     *task.Service
+	expirer Expirer
+	firer   *task.Firer
+	api     *api.Handler
+	subs    *notify.Subscriber
 
 	users     []*user
 	byUser    map[string]*user
 	tasks     map[string]*taskState
 	taskOrder []string
 
-	invs    []invocation
-	dead    []invocation
-	current *invocation
+	// current is the schedule whose firing runs (for a concurrent one);
+	// nested says the concurrent one runs.
+	current *contract.Schedule
 	nested  bool
 	passEnd time.Time
 }
@@ -381,28 +364,19 @@ func Run(cfg Config) Result {
 	return w.res
 }
 
+// newWorld builds the to-do app's pipeline (pipeline.New, on the core's
+// engine) with the history's faults: the store's, SNS's, the timer's and
+// the stages' (harness), and the mutation's.
 func newWorld(cfg Config) *world {
-	w := &world{core: newCore(cfg), ctx: context.Background(),
-		byUser: map[string]*user{}, tasks: map[string]*taskState{}}
+	w := &world{harness: newHarness(cfg, "I4"), byUser: map[string]*user{}, tasks: map[string]*taskState{}}
 	rng := w.rng
-	log := slog.New(slog.DiscardHandler)
-	w.clock = inproc.NewClock(start)
-	w.now, w.epoch = w.clock.Now, start
-	w.stages = newStages(&w.core, w.ctx, w.clock, "I4")
-	w.shardKey = func(c changefeed.Change) string { return c.Key.Sort }
 	w.blameKey = groupTask
-	w.dedupID = cfg.Mutation.DedupID
 	w.onHandle = w.noteReminderHandled
-	w.mem = memory.NewStore()
-	w.feed = w.mem
-	w.sched = w.newTimer()
-	w.fsched = faultyScheduler{w: &w.core, in: w.sched, inAPI: func() bool { return w.inAPI }, blame: func(name string) {
-		id, ok := task.TaskIDFromScheduleName(name)
-		if !ok {
-			id, _ = task.TaskIDFromReminderName(name)
+	w.onRedrive = func(inv inproc.Invocation) {
+		if inv.Schedule.Payload.IsReminder() {
+			w.task(inv.Schedule.Payload.Key.Sort).remDead = true
 		}
-		w.blame(id)
-	}}
+	}
 	for i := range 1 + rng.Intn(3) {
 		w.topics = append(w.topics, fmt.Sprintf("%s%d", topicArnBase, i))
 	}
@@ -416,46 +390,49 @@ func newWorld(cfg Config) *world {
 	pub, err := awssns.NewPublisher(w.sns, w.topics)
 	must(err)
 	notifier := &recNotifier{w: w, pub: pub}
-	var store task.Store = faultyStore{Store: w.mem, w: w}
-	if cfg.Mutation.Store != nil {
-		store = cfg.Mutation.Store(store)
+	var store task.Store
+	p, err := pipeline.New(pipeline.Options{Options: w.options(start, func(c changefeed.Change) string { return c.Key.Sort }),
+		IDs: &simIDs{rng: rng}, WebURL: webURL, Notifier: notifier,
+		Store: func(s task.Store) task.Store {
+			store = faultyStore{Store: s, w: w}
+			if cfg.Mutation.Store != nil {
+				store = cfg.Mutation.Store(store)
+			}
+			return store
+		},
+		Wire: func(p *pipeline.Pipeline, wr inproc.Wiring) inproc.Wiring {
+			wr = w.wiring(p.Engine, wr)
+			var pending task.PendingLister = p.Store
+			if cfg.Mutation.Pending != nil {
+				pending = cfg.Mutation.Pending(pending)
+			}
+			wr.Fire, wr.Items, wr.Firer = w.fire, task.NewReconcileView(p.Store, pending), task.FireByExpire{Expirer: reconExpirer{w}}
+			return wr
+		}})
+	must(err)
+	w.wired()
+	w.mem, w.svc, w.firer, w.expirer = p.Store, p.Service, p.Firer, p.Firer
+	w.fsched.inAPI = func() bool { return w.inAPI }
+	w.fsched.blame = func(name string) {
+		id, ok := task.TaskIDFromScheduleName(name)
+		if !ok {
+			id, _ = task.TaskIDFromReminderName(name)
+		}
+		w.blame(id)
 	}
-	w.svc, err = task.NewService(task.Deps{Store: store, Scheduler: apiScheduler{w},
-		Clock: w.clock, IDs: &simIDs{rng: rng}, Log: log})
-	must(err)
-	// The expiry function and its target, the to-do app's notify function.
-	w.firer, err = task.InProcess(task.InProcessConfig{Store: store, Notifier: notifier, Clock: w.clock, WebURL: webURL, Log: log})
-	must(err)
-	w.expirer = w.firer
 	if cfg.Mutation.Expirer != nil {
 		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
 	}
-	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, log)
-	w.proc, err = cancel.NewProcessor(task.Schema, enqueuer{&w.stages}, nil, log)
-	must(err)
-	var ws timer.Timer = w.fsched
 	if cfg.Mutation.WorkerScheduler != nil {
-		ws = cfg.Mutation.WorkerScheduler(ws)
+		w.e.Worker, err = cancel.NewWorker(task.Schema, cfg.Mutation.WorkerScheduler(&w.fsched), nil, discard)
+		must(err)
+		w.e.Worker.SetClock(w.clock.Now)
 	}
-	w.worker, err = cancel.NewWorker(task.Schema, ws, nil, log)
-	must(err)
-	w.worker.SetClock(w.clock.Now)
-	var pending task.PendingLister = w.mem
-	if cfg.Mutation.Pending != nil {
-		pending = cfg.Mutation.Pending(pending)
-	}
-	deps := reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(w.mem, pending), Scheduler: w.fsched,
-		Schedules: w.fsched, Firer: task.FireByExpire{Expirer: reconExpirer{w}}, Checkpoints: &inmem.Checkpoints{}, Clock: w.clock, Sleep: w.clock.Sleep, Log: log}
-	w.recon, err = reconcile.New(reconcile.Config{Budget: time.Duration(2+rng.Intn(30)) * time.Second,
-		PageSize: 2 + rng.Intn(20)}, deps)
-	must(err)
-	deps.Checkpoints = &inmem.Checkpoints{}
-	w.checkRec, err = reconcile.New(reconcile.Config{Budget: 24 * time.Hour, PageSize: 1 + rng.Intn(50)}, deps)
-	must(err)
+	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, discard)
 	subs, err := awssns.NewSubscriptions(w.sns)
 	must(err)
 	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(),
-		TopicArns: w.topics, Log: log})
+		TopicArns: w.topics, Log: discard})
 	must(err)
 	for i := range 1 + rng.Intn(6) {
 		u := &user{sub: fmt.Sprintf("%s%012x", userPrefix, rng.Int63()&0xffffffffffff),
@@ -463,7 +440,6 @@ func newWorld(cfg Config) *world {
 		w.users = append(w.users, u)
 		w.byUser[u.sub] = u
 	}
-	w.addShards()
 	return w
 }
 
@@ -519,7 +495,9 @@ func (w *world) history() {
 		w.tick(true)
 	}
 	// At rest: the pipeline drained, a fault-free reconciler pass, then I3.
-	w.quiesce()
+	// A Pending task due while the pass ran may lack a schedule: the pass
+	// leaves tasks due within the grace period to their firing schedule.
+	w.passEnd = w.quiesce("I3")
 	w.checkAtRest()
 	// On past every deadline and the grace period, with faults.
 	w.faultsOn = true
@@ -532,33 +510,13 @@ func (w *world) history() {
 			end = last.Add(grace + time.Minute)
 		}
 	}
-	// The faults stop and the pipeline drains. Then, past the grace
-	// period (and so past every notification claim's lease), the
-	// reconciler's next pass runs and the operator redrives the
-	// scheduler's dead-letter queue.
-	w.faultsOn = false
-	w.settle()
-	w.clock.Advance(grace + time.Minute)
-	if k := kindOf(w.cfg.Timer); k.FiresWithin > 0 {
-		// Past the latest lazy firing (a TTL deletion): the sweeper
-		// deletes every marker.
-		w.clock.Advance(k.FiresWithin)
-	}
-	for _, inv := range w.dead {
-		w.res.Faults[FaultDLQRedriven]++
-		inv.attempts = 0
-		inv.at = w.clock.Now()
-		w.invs = append(w.invs, inv)
-	}
-	w.dead = nil
-	w.quiesce()
+	w.finish("I3")
 	w.checkFinal()
 }
 
 // tick moves the clock on by a few seconds and runs, in random order, the
 // API requests of this instant and one round of every stage.
 func (w *world) tick(ops bool) {
-	w.clock.Set(w.clock.Now().Truncate(time.Second).Add(time.Duration(1+w.rng.Intn(15)) * time.Second))
 	var acts []func()
 	if ops {
 		for range w.rng.Intn(4) {
@@ -571,53 +529,7 @@ func (w *world) tick(ops bool) {
 			acts = append(acts, func() { w.signIn(w.users[w.rng.Intn(len(w.users))]) })
 		}
 	}
-	for range 1 + w.rng.Intn(3) {
-		acts = append(acts, w.pump)
-	}
-	for range 1 + w.rng.Intn(3) {
-		acts = append(acts, func() { w.deliver() })
-	}
-	acts = append(acts, w.fire, w.runDue)
-	if w.faultsOn && w.inject(FaultReconcilerInterleaved, 0.03) {
-		acts = append(acts, w.reconcile)
-	}
-	w.rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
-	for _, a := range acts {
-		a()
-	}
-}
-
-// quiesce turns faults off and steps until the stream is consumed, the
-// queue is empty and no invocation waits; then runs a full reconciler pass
-// and drains again.
-func (w *world) quiesce() {
-	w.faultsOn = false
-	w.settle()
-	res, err := w.checkRec.Run(w.ctx)
-	// A Pending task due while the pass ran may lack a schedule: the pass
-	// leaves tasks due within the grace period to their firing schedule.
-	w.passEnd = w.clock.Now()
-	if err != nil || !res.Completed || res.Errors > 0 {
-		w.violate("I3", "the fault-free reconciler pass did not complete cleanly: %+v, %v", res, err)
-	}
-	w.tracef("reconciler pass: %+v", res)
-	w.settle()
-}
-
-func (w *world) settle() {
-	for range 2000 {
-		w.clock.Set(w.clock.Now().Truncate(time.Second).Add(5 * time.Second))
-		for w.pumpAll() {
-		}
-		for w.deliver() {
-		}
-		w.fire()
-		w.runDue()
-		if w.streamDone() && w.queue.Len() == 0 && len(w.invs) == 0 {
-			return
-		}
-	}
-	w.violate("I4", "the pipeline did not settle: %d messages queued, %d invocations waiting", w.queue.Len(), len(w.invs))
+	w.harness.tick(time.Duration(1+w.rng.Intn(15))*time.Second, acts)
 }
 
 func (w *world) lastDue() time.Time {
@@ -650,22 +562,6 @@ func (w *world) lastReminder() time.Time {
 		}
 	}
 	return last
-}
-
-// apiScheduler is the scheduler the API's create uses; it marks the
-// calls so that their faults count as FaultScheduleCreateFailed.
-type apiScheduler struct{ w *world }
-
-func (s apiScheduler) Arm(ctx context.Context, sc contract.Schedule) error {
-	return s.w.fsched.Arm(ctx, sc)
-}
-
-func (s apiScheduler) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
-	return s.w.fsched.Move(ctx, sc, from)
-}
-
-func (s apiScheduler) Disarm(ctx context.Context, name string, at time.Time) error {
-	return s.w.fsched.Disarm(ctx, name, at)
 }
 
 // API requests.
@@ -922,110 +818,36 @@ func (w *world) signIn(u *user) {
 
 // The scheduler and the expiry function.
 
-func (w *world) fire() { w.invs = append(w.invs, w.firings(w.sched, w.clock.Now())...) }
-
-// firings hands over the schedules of sched whose time came at now, with the
-// timers' documented faults every workload runs under: early firings
-// (EventBridge Scheduler's window), late ones, and duplicate invocations.
-func (w *core) firings(sched inmem.TimerScheduler, now time.Time) []invocation {
-	var out []invocation
-	for _, s := range sched.Fire(now.Add(w.earlyBy())) {
-		at := now
-		if s.At.After(now) {
-			w.count(FaultFiredEarly)
-		}
-		if kindOf(w.cfg.Timer).FiresWithin == 0 && w.inject(FaultFiredLate, 0.05) {
-			at = at.Add(time.Duration(1+w.rng.Intn(180)) * time.Second)
-		}
-		out = append(out, invocation{s: s, at: at})
-		if w.inject(w.duplicateFault(), 0.05) {
-			out = append(out, invocation{s: s, at: at.Add(time.Duration(w.rng.Intn(120)) * time.Second)})
-		}
-		w.tracef("fired %s (due %s)", s.Name, contract.FormatTime(s.Payload.Due))
-	}
-	return out
-}
-
-// runDue runs the invocations whose time has come, in order.
-func (w *world) runDue() {
-	now := w.clock.Now()
-	var due []invocation
-	keep := w.invs[:0]
-	for _, inv := range w.invs {
-		if inv.at.After(now) {
-			keep = append(keep, inv)
-		} else {
-			due = append(due, inv)
-		}
-	}
-	w.invs = keep
-	for _, inv := range due {
-		w.invoke(inv)
-	}
-}
-
-// invoke is one invocation of the expiry function with the schedule's
-// input, as the scheduler makes it: retried after a failure, then
-// dead-lettered.
-func (w *world) invoke(inv invocation) {
+// fire is one invocation of the expiry function with a schedule's input,
+// as the engine makes it (retried after a failure, then dead-lettered):
+// a failure must have an injected cause.
+func (w *world) fire(_ context.Context, sc contract.Schedule) (string, error) {
 	c0 := w.injected
-	w.current = &inv
-	id, out, err := w.runSchedule(inv.s)
+	w.current = &sc
+	id, out, err := w.runSchedule(sc)
 	w.current = nil
 	if id == "" {
-		w.violate("I4", "schedule %s has a payload the expiry function cannot read: %v", inv.s.Name, err)
-		return
+		w.violate("I4", "schedule %s has a payload the expiry function cannot read: %v", sc.Name, err)
+		return "", nil
 	}
-	w.tracef("%s %s due %s attempt %d: %s %v", inv.s.Name, id, task.FormatTime(inv.s.Payload.Due), inv.attempts+1, out, err)
-	if err == nil {
-		return
-	}
+	w.tracef("%s %s due %s: %s %v", sc.Name, id, task.FormatTime(sc.Payload.Due), out, err)
 	// Another attempt holding the notification claim is no fault: the
 	// retry takes over once the claim lapses.
-	if w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) && !firedEarly(inv, err) {
+	if err != nil && w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) && !w.firedEarly(sc, err) {
 		w.violate("I4", "firing of %s failed without an injected fault: %v", id, err)
 	}
-	w.retry(inv)
+	return out, err
 }
 
-// runSchedule is what the expiry function does with a schedule's input:
-// the expiry, or (a reminder's payload) the reminder. id is "" when the
-// input is not readable.
+// runSchedule is what the expiry function does with a schedule's input
+// (pipeline.Expire), with the mutation's expiry and outcome. id is ""
+// when the input is not readable.
 func (w *world) runSchedule(sc contract.Schedule) (id string, out string, err error) {
-	p, err := task.DecodeSchedule([]byte(task.EncodePayload(sc.Payload)))
-	if err != nil {
-		return "", "", err
-	}
-	out, err = w.runPayload(p)
-	if w.cfg.Mutation.Outcome != nil {
+	id, out, err = pipeline.Expire(w.ctx, w.expirer, w.firer, sc)
+	if id != "" && w.cfg.Mutation.Outcome != nil {
 		out, err = w.cfg.Mutation.Outcome(out, err)
 	}
-	return p.Key.Sort, out, err
-}
-
-// runPayload runs the expiry, or the reminder, that a payload names.
-func (w *world) runPayload(p task.Payload) (string, error) {
-	if p.IsReminder() {
-		o, err := w.firer.Remind(w.ctx, task.RemindRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due, RemindAt: p.Remind})
-		return string(o), err
-	}
-	o, err := w.expirer.Expire(w.ctx, task.ExpireRequest{UserID: p.Key.Partition, TaskID: p.Key.Sort, DueAt: p.Due})
-	return string(o), err
-}
-
-// retry schedules the next attempt of a failed invocation, or
-// dead-letters it after its last.
-func (w *world) retry(inv invocation) {
-	inv.attempts++
-	if inv.attempts >= maxAttempts {
-		if inv.s.Payload.IsReminder() {
-			w.task(inv.s.Payload.Key.Sort).remDead = true
-		}
-		w.dead = append(w.dead, inv)
-		return
-	}
-	inv.at = w.clock.Now().Add(time.Duration(inv.attempts) * time.Minute)
-	w.invs = append(w.invs, inv)
+	return id, out, err
 }
 
 // reconExpirer is the expiry as the reconciler calls it, traced.
@@ -1037,11 +859,6 @@ func (r reconExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.
 	return out, err
 }
 
-func (w *world) reconcile() {
-	res, err := w.recon.Run(w.ctx)
-	w.tracef("reconciler run: %+v %v", res, err)
-}
-
 // recNotifier publishes through the SNS adapter and records what it
 // sent, with the deliveries SNS made.
 type recNotifier struct {
@@ -1051,17 +868,17 @@ type recNotifier struct {
 
 func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
 	w := n.w
-	if inv := w.current; inv != nil && w.cfg.ConcurrentFires && !w.nested && w.inject(FaultConcurrentFire, 0.05) {
+	if sc := w.current; sc != nil && w.cfg.ConcurrentFires && !w.nested && w.inject(FaultConcurrentFire, 0.05) {
 		// The duplicate invocation runs now, between the first one's
 		// conditional write (or claim) and its publish. If it fails, the
 		// scheduler retries it like any other invocation.
 		w.nested = true
 		w.task(nt.TaskID).concurrent++
-		_, out, err := w.runSchedule(inv.s)
-		w.tracef("concurrent firing of %s: %s %v", inv.s.Name, out, err)
+		_, out, err := w.runSchedule(*sc)
+		w.tracef("concurrent firing of %s: %s %v", sc.Name, out, err)
 		w.nested = false
 		if err != nil {
-			w.retry(invocation{s: inv.s})
+			w.e.Invoke(*sc, w.clock.Now().Add(time.Minute), 1)
 		}
 	}
 	if w.inject(FaultPublishFailed, 0.10) {

@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -52,15 +53,24 @@ func TestAnyWriterHistories(t *testing.T) {
 	t.Logf("%d of %d tasks put straight into the table", s.PutDirect, s.Tasks)
 }
 
-// TestDeterministic: a seed replays the same history.
+// TestDeterministic: a seed replays the same history, trace included,
+// on every timer (the engine's stages, shards and hooks draw from the
+// seeded source only).
 func TestDeterministic(t *testing.T) {
-	for _, seed := range []int64{1, 42, 12345} {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			a, b := Run(Config{Seed: seed}), Run(Config{Seed: seed})
-			if !reflect.DeepEqual(a, b) {
-				t.Errorf("seed %d gave two different results:\n%+v\n%+v", seed, a, b)
-			}
-		})
+	for _, tm := range timerkind.Names() {
+		for _, seed := range []int64{1, 42, 12345} {
+			t.Run(fmt.Sprint(tm, seed), func(t *testing.T) {
+				var ta, tb []string
+				cfg := Config{Seed: seed, Timer: tm, ConcurrentFires: true, AnyWriter: true}
+				cfg.Trace = func(l string) { ta = append(ta, l) }
+				a := Run(cfg)
+				cfg.Trace = func(l string) { tb = append(tb, l) }
+				b := Run(cfg)
+				if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(ta, tb) || len(ta) == 0 {
+					t.Errorf("seed %d gave two different histories (%d and %d trace lines):\n%+v\n%+v", seed, len(ta), len(tb), a, b)
+				}
+			})
+		}
 	}
 }
 
