@@ -112,6 +112,7 @@ func TestCampaignMutants(t *testing.T) {
 		timers []timerspec.Name
 	}{
 		{Mutation{Name: "the sender keeps no idempotency record", CampaignNoIdempotency: true}, invExactlyOnce, nil},
+		{Mutation{Name: "the services never refuse a removed sender", CampaignIgnoreRemoval: true}, invRemoved, nil},
 		// Only the EventBridge Scheduler fires early.
 		{Mutation{Name: "the send worker takes an early fire for one on time", CampaignWorkerAhead: time.Minute}, invOnTime,
 			[]timerspec.Name{timerspec.EventBridgeScheduler}},
@@ -137,6 +138,24 @@ func TestCampaignMutants(t *testing.T) {
 				}
 				t.Logf("%d of %d histories broke %s, e.g. seed %d: %s", caught, s.Histories, tc.inv, s.Failed[0].Seed, s.Failed[0].Violations[0])
 			})
+		}
+	}
+}
+
+// An owner who cancels after leaving the sender group, before any
+// service was refused them, ends Cancelled with their own reason: C5
+// holds (these seeds were once reported against it).
+func TestOwnerCancelBeforeTheServicesLearnOfTheRemoval(t *testing.T) {
+	for _, tc := range []struct {
+		timer timerspec.Name
+		seed  int64
+	}{
+		{timerspec.EventBridgeScheduler, 1880}, {timerspec.EventBridgeScheduler, 3531}, {timerspec.EventBridgeScheduler, 8806},
+		{timerspec.EventBridgeScheduler, 9089}, {timerspec.EventBridgeScheduler, 9293}, {timerspec.TTL, 8131},
+	} {
+		r := Run(Config{Workload: WorkloadCampaigns, Timer: tc.timer, Seed: tc.seed})
+		if r.Failed() {
+			t.Errorf("%s seed %d: %v", tc.timer, tc.seed, r.Violations)
 		}
 	}
 }

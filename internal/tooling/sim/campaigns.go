@@ -81,6 +81,32 @@ type campaignPorts struct {
 	canc   *campaigncancel.Canceller
 	prov   *provision.Provisioner
 	cps    *memory.CampaignCheckpoints
+	// refused is when a service was first told that the owner may no
+	// longer send (zero: never): from then on the services cancel.
+	refused time.Time
+}
+
+// refusals records, on the history's clock, the first verdict of check
+// that refuses the owner: when the services learnt of the removal.
+type refusals struct {
+	campaign.SenderCheck
+	clk   campaign.Clock
+	first *time.Time
+}
+
+// allowAll is the mutant's sender check: every owner may send.
+type allowAll struct{}
+
+func (allowAll) Check(context.Context, string) (campaign.Verdict, error) {
+	return campaign.Allow(), nil
+}
+
+func (r refusals) Check(ctx context.Context, owner string) (campaign.Verdict, error) {
+	v, err := r.SenderCheck.Check(ctx, owner)
+	if err == nil && !v.Allowed && r.first.IsZero() {
+		*r.first = r.clk.Now()
+	}
+	return v, err
 }
 
 // newCampaignPorts stores c and its tasks and builds the services on
@@ -105,10 +131,15 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 	if m.CampaignWorkerAhead != 0 {
 		workerClock = clock.Func(func() time.Time { return clk.Now().Add(m.CampaignWorkerAhead) })
 	}
-	check, err := campaign.NewCachedSenderCheck(p.owners, campaign.SenderCacheTTL, clk)
+	cached, err := campaign.NewCachedSenderCheck(p.owners, campaign.SenderCacheTTL, clk)
 	if err != nil {
 		return nil, err
 	}
+	var owners campaign.SenderCheck = cached
+	if m.CampaignIgnoreRemoval {
+		owners = allowAll{}
+	}
+	check := refusals{SenderCheck: owners, clk: clk, first: &p.refused}
 	if p.worker, err = send.New(crashingTasks{p.store, h}, p.store, sender, check, workerClock, send.DefaultLease); err != nil {
 		return nil, err
 	}

@@ -88,6 +88,9 @@ type Mutation struct {
 	// CampaignWorkerAhead (campaigns): the send worker's clock runs this
 	// far ahead, so it takes an early fire for one on time.
 	CampaignWorkerAhead time.Duration
+	// CampaignIgnoreRemoval (campaigns): the services' sender check
+	// always allows the owner, so a removed sender keeps sending.
+	CampaignIgnoreRemoval bool
 }
 
 // Workload is what a history runs through the core.
