@@ -8,6 +8,7 @@
 package bootstraps
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -230,14 +232,24 @@ func (r *recorder) calls(function string) []string {
 // (the function's logs).
 func invokeOnce(t *testing.T, rie, bootstrap string, env []string, event string) string {
 	t.Helper()
-	emu, err := bench.StartEmulator(rie, bootstrap, env, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	// A fresh emulator once more when the first one's connection was
+	// reset or refused before it answered: on a loaded machine a parallel
+	// test may take a port freePorts picked (it closes before RIE binds).
+	// A function's own failure is an answer, and is never retried.
+	for attempt := 1; ; attempt++ {
+		emu, err := bench.StartEmulator(rie, bootstrap, env, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := emu.Invoke(event, 30*time.Second)
+		emu.Stop()
+		if err != nil && attempt < 2 && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)) {
+			t.Logf("attempt %d: %v; starting a fresh emulator", attempt, err)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return emu.Out.String() + "\nresponse: " + string(body)
 	}
-	defer emu.Stop()
-	body, err := emu.Invoke(event, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return emu.Out.String() + "\nresponse: " + string(body)
 }
