@@ -40,7 +40,7 @@ func TestHandleCountsCreatesAndServerErrors(t *testing.T) {
 			if tc.storeDown {
 				store.Fail = func(string) error { return errors.New("down") }
 			}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler()})
+			svc, err := task.NewService(task.Deps{Store: store, Timer: inmem.NewScheduler()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,7 +47,7 @@ func main() {
 	cfg := lambdaenv.Must(awsenv.Config(context.Background()))
 	sched := lambdaenv.Must(awsscheduler.New(scheduler.NewFromConfig(cfg), schedCfg))
 	store := tasktable.New(dynamodb.NewFromConfig(cfg), table)
-	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Scheduler: sched, MaxPendingPerUser: maxPending, Log: log}))
+	svc := lambdaenv.Must(task.NewService(task.Deps{Store: store, Timer: sched, MaxPendingPerUser: maxPending, Log: log}))
 	cursors := pagecursor.Lazy(secretstring.Loader(secretsmanager.NewFromConfig(cfg), cursorSecret, "the page cursor secret"))
 	h := &handler{api: api.New(svc, cursors, origins, log), metrics: metrics.New(todometrics.FunctionAPI, nil)}
 	if len(topics) > 0 {

@@ -77,7 +77,7 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 		{"the to-do app's failed schedule create", "schedule create failed; task marked for repair", func(log *slog.Logger) error {
 			sched := inmem.NewScheduler()
 			sched.Fail = func(string, string) error { return errors.New("throttled") }
-			svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: sched, Clock: clock.NewFake(now),
+			svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Timer: sched, Clock: clock.NewFake(now),
 				IDs: fixedID(tk.TaskID), Log: log})
 			if err != nil {
 				return err

@@ -33,7 +33,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{store: memory.NewStore(), sched: inmem.NewScheduler(), clock: &fixedClock{t0}}
-	svc, err := task.NewService(task.Deps{Store: e.store, Scheduler: e.sched, Clock: e.clock})
+	svc, err := task.NewService(task.Deps{Store: e.store, Timer: e.sched, Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestNotPendingConflictNamesState(t *testing.T) {
 
 func TestPendingCapPerUser(t *testing.T) {
 	e := &env{store: memory.NewStore(), sched: inmem.NewScheduler(), clock: &fixedClock{t0}}
-	svc, err := task.NewService(task.Deps{Store: e.store, Scheduler: e.sched, Clock: e.clock, MaxPendingPerUser: 3})
+	svc, err := task.NewService(task.Deps{Store: e.store, Timer: e.sched, Clock: e.clock, MaxPendingPerUser: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 func BenchmarkCreate(b *testing.B) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	newHandler := func() *api.Handler {
-		svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: inmem.NewScheduler(),
+		svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Timer: inmem.NewScheduler(),
 			Log: log})
 		if err != nil {
 			b.Fatal(err)

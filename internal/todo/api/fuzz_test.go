@@ -52,7 +52,7 @@ func FuzzServe(f *testing.F) {
 	f.Fuzz(func(t *testing.T, m, r uint8, id, cursor, limit string, body []byte) {
 		ctx := context.Background()
 		store := memory.NewStore()
-		svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: fuzzClock{},
+		svc, err := task.NewService(task.Deps{Store: store, Timer: inmem.NewScheduler(), Clock: fuzzClock{},
 			Log: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)

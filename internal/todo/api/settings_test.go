@@ -40,7 +40,7 @@ func newSettingsEnv(t *testing.T) *settingsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: inmem.NewScheduler()})
+	svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Timer: inmem.NewScheduler()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestNotificationSettingsErrors(t *testing.T) {
 		e.want(t, "", adaMail, "GET", "", 401, map[string]any{"error": "unauthorized"})
 	})
 	t.Run("a handler without notifications does not serve the route", func(t *testing.T) {
-		svc, _ := task.NewService(task.Deps{Store: memory.NewStore(), Scheduler: inmem.NewScheduler()})
+		svc, _ := task.NewService(task.Deps{Store: memory.NewStore(), Timer: inmem.NewScheduler()})
 		h := New(svc, pagecursor.NewRandom(), nil, nil)
 		if resp := h.Serve(context.Background(), Request{Method: "GET", Route: RouteNotifications, UserID: ada}); resp.Status != http.StatusNotFound {
 			t.Fatalf("status %d", resp.Status)

@@ -42,7 +42,7 @@ func TestExpiryEmail(t *testing.T) {
 				}
 			}
 			clock := &fixedClock{due.Add(-time.Hour)}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock,
+			svc, err := task.NewService(task.Deps{Store: store, Timer: inmem.NewScheduler(), Clock: clock,
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

@@ -34,7 +34,7 @@ func TestReminderEmail(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock := &fixedClock{due.Add(-48 * time.Hour)}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock,
+			svc, err := task.NewService(task.Deps{Store: store, Timer: inmem.NewScheduler(), Clock: clock,
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

@@ -80,10 +80,6 @@ type Page struct {
 	Cursor string
 }
 
-// Scheduler creates, moves and removes the one-off schedules of tasks
-// (the core's timer port).
-type Scheduler = timer.Timer
-
 // Notification tells a task's owner that it expired, or (Reminder set)
 // that its deadline is near.
 type Notification struct {

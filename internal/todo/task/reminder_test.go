@@ -77,7 +77,7 @@ func TestCreateMakesReminderSchedule(t *testing.T) {
 				}
 				return nil
 			}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: sched, Clock: &expireClock{t: now},
+			svc, err := task.NewService(task.Deps{Store: store, Timer: sched, Clock: &expireClock{t: now},
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func TestRemind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store, out := memory.NewStore(), &memory.Outbox{}
 			clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-			svc, err := newTodo(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+			svc, err := newTodo(task.Deps{Store: store, Timer: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
 				task.InProcessConfig{Notifier: out, WebURL: "https://app.example"})
 			if err != nil {
 				t.Fatal(err)
@@ -194,7 +194,7 @@ func TestRemindRetry(t *testing.T) {
 	ctx := context.Background()
 	store, out := memory.NewStore(), &memory.Outbox{}
 	clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-	svc, err := newTodo(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+	svc, err := newTodo(task.Deps{Store: store, Timer: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
 		task.InProcessConfig{Notifier: out})
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestRemindAfterMovingAwayAndBack(t *testing.T) {
 	ctx := context.Background()
 	store, out := memory.NewStore(), &memory.Outbox{}
 	clock := &expireClock{t: expireDue.Add(-2 * time.Hour)}
-	svc, err := newTodo(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
+	svc, err := newTodo(task.Deps{Store: store, Timer: inmem.NewScheduler(), Clock: clock, Log: slog.New(slog.DiscardHandler)},
 		task.InProcessConfig{Notifier: out})
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +268,7 @@ func (s *racingStore) UpdatePending(ctx context.Context, userID, taskID string, 
 func TestUpdateKeepsRemindAtInStep(t *testing.T) {
 	ctx := context.Background()
 	store := &racingStore{Store: memory.NewStore()}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(),
+	svc, err := task.NewService(task.Deps{Store: store, Timer: inmem.NewScheduler(),
 		Clock: &expireClock{t: expireDue.Add(-48 * time.Hour)}, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

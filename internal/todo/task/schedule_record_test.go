@@ -45,7 +45,7 @@ func TestCreateRecordsTheSchedule(t *testing.T) {
 				}
 				return nil
 			}
-			svc, err := task.NewService(task.Deps{Store: store, Scheduler: sched, Clock: &expireClock{t: due.Add(-time.Hour)},
+			svc, err := task.NewService(task.Deps{Store: store, Timer: sched, Clock: &expireClock{t: due.Add(-time.Hour)},
 				Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

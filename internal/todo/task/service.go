@@ -10,15 +10,16 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/logfield"
+	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
 // Service applies the lifecycle rules. Each method is one use case.
 type Service struct {
-	store     Store
-	scheduler Scheduler
-	notifier  Notifier
-	clock     Clock
-	ids       IDs
+	store    Store
+	timer    timer.Timer
+	notifier Notifier
+	clock    Clock
+	ids      IDs
 	// maxPending caps each user's Pending tasks (Create).
 	maxPending int
 	log        *slog.Logger
@@ -40,12 +41,13 @@ const DefaultNotifyLease = fire.DefaultLease
 // quota of schedules or the reconciler's pass for everybody.
 const DefaultMaxPendingPerUser = 1000
 
-// Deps are the Service's collaborators. Scheduler is needed by Create; a
+// Deps are the Service's collaborators. Timer (the core's timer port,
+// which arms, moves and disarms the tasks' schedules) is needed by Create; a
 // function that never calls it may leave it nil. (Expiring and reminding
 // are not the Service's: see Firer.)
 type Deps struct {
-	Store     Store
-	Scheduler Scheduler
+	Store Store
+	Timer timer.Timer
 	// Clock defaults to the wall clock.
 	Clock Clock
 	// IDs defaults to RandomIDs.
@@ -78,7 +80,7 @@ func NewService(d Deps) (*Service, error) {
 	if d.MaxPendingPerUser == 0 {
 		d.MaxPendingPerUser = DefaultMaxPendingPerUser
 	}
-	s := &Service{store: d.Store, scheduler: d.Scheduler, clock: d.Clock,
+	s := &Service{store: d.Store, timer: d.Timer, clock: d.Clock,
 		ids: d.IDs, maxPending: d.MaxPendingPerUser, log: d.Log}
 	return s, nil
 }
@@ -100,8 +102,8 @@ func (s *Service) Now() time.Time { return s.clock.Now().UTC() }
 // write, so concurrent creates can pass the cap by a few
 // (docs/decisions/pending-cap.md).
 func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, error) {
-	if s.scheduler == nil {
-		return Task{}, errors.New("task: Create needs a Scheduler")
+	if s.timer == nil {
+		return Task{}, errors.New("task: Create needs a Timer")
 	}
 	n, err := s.store.CountUserPending(ctx, userID, s.maxPending)
 	if err != nil {
@@ -128,7 +130,7 @@ func (s *Service) Create(ctx context.Context, userID string, in NewTask) (Task, 
 	if err := s.store.Create(ctx, t); err != nil {
 		return Task{}, fmt.Errorf("create task: %w", err)
 	}
-	err = s.scheduler.Arm(ctx, ScheduleFor(t))
+	err = s.timer.Arm(ctx, ScheduleFor(t))
 	if err == nil {
 		// The reminder schedule, when its time is ahead. Recorded only
 		// with it: a task whose reminder schedule failed is marked for
@@ -172,7 +174,7 @@ func (s *Service) createReminder(ctx context.Context, t Task, now time.Time) err
 	if !ok {
 		return nil
 	}
-	if err := s.scheduler.Arm(ctx, r); err != nil {
+	if err := s.timer.Arm(ctx, r); err != nil {
 		return fmt.Errorf("reminder schedule: %w", err)
 	}
 	return nil

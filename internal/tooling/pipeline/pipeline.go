@@ -89,7 +89,7 @@ func New(opts Options) (*Pipeline, error) {
 	if w.Timer != nil {
 		arm = w.Timer
 	}
-	if p.Service, err = task.NewService(task.Deps{Store: store, Scheduler: arm,
+	if p.Service, err = task.NewService(task.Deps{Store: store, Timer: arm,
 		Clock: e.Clock, IDs: opts.IDs, Log: log}); err != nil {
 		return nil, err
 	}

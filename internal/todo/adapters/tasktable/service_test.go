@@ -32,7 +32,7 @@ func TestAPIAndExpiryOnDynalite(t *testing.T) {
 	client, table := newTable(t)
 	store := New(client, table)
 	outbox := &memory.Outbox{}
-	svc, err := task.NewService(task.Deps{Store: store, Scheduler: inmem.NewScheduler(), Clock: clock})
+	svc, err := task.NewService(task.Deps{Store: store, Timer: inmem.NewScheduler(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
