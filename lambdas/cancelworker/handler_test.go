@@ -49,7 +49,7 @@ func TestHandle(t *testing.T) {
 		{"schedules already gone: still success", nil, nil, []string{"m-4"}, nil},
 		{"a throttled move fails its group's later messages too", []contract.Schedule{existing(taskA), existing(taskB)},
 			func(op, _ string) error {
-				if op == "Update" {
+				if op == "Move" {
 					return errors.New("ThrottlingException")
 				}
 				return nil

@@ -26,11 +26,11 @@ func TestPacedRetriesEveryTimerCall(t *testing.T) {
 		op string
 		do func(campaign.Timer) error
 	}{
-		{"Create", func(tm campaign.Timer) error { return tm.Arm(ctx, s) }},
+		{"Arm", func(tm campaign.Timer) error { return tm.Arm(ctx, s) }},
 		{"Get", func(tm campaign.Timer) error { _, err := tm.Get(ctx, s.Name, s.At); return err }},
 		{"List", func(tm campaign.Timer) error { _, err := tm.List(ctx, timer.PageRequest{}); return err }},
-		{"Update", func(tm campaign.Timer) error { return tm.Move(ctx, moved, s.At) }},
-		{"Delete", func(tm campaign.Timer) error { return tm.Disarm(ctx, s.Name, moved.At) }},
+		{"Move", func(tm campaign.Timer) error { return tm.Move(ctx, moved, s.At) }},
+		{"Disarm", func(tm campaign.Timer) error { return tm.Disarm(ctx, s.Name, moved.At) }},
 	}
 	caller, err := paced.New(paced.Config{Seed: 1}, e.clock)
 	if err != nil {

@@ -98,8 +98,8 @@ func TestWorkerReminder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tc.msg.NoOldReminder && s.Calls["Delete"] > 2 {
-				t.Fatalf("%d deletes for an item that had no reminder: want only the deadline schedule's", s.Calls["Delete"])
+			if tc.msg.NoOldReminder && s.Calls["Disarm"] > 2 {
+				t.Fatalf("%d deletes for an item that had no reminder: want only the deadline schedule's", s.Calls["Disarm"])
 			}
 			got, ok := s.Lookup(name)
 			if ok != !tc.want.IsZero() || ok && (!got.At.Equal(tc.want) || !got.Payload.Remind.Equal(tc.want) || !got.Payload.Due.Equal(due)) {

@@ -49,19 +49,19 @@ func TestWorkerHandle(t *testing.T) {
 	}{
 		{"cancel deletes", &old, nil, cancelMsg, false, false, nil, MetricCancelled},
 		{"cancel of a missing schedule succeeds", nil, nil, cancelMsg, false, false, nil, MetricAlreadyGone},
-		{"cancel throttled is retryable", &old, failOn("Delete", errThrottled), cancelMsg, true, false, &old, MetricRetryable},
+		{"cancel throttled is retryable", &old, failOn("Disarm", errThrottled), cancelMsg, true, false, &old, MetricRetryable},
 		{"reschedule moves", &old, nil, reschedMsg, false, false, &moved, MetricRescheduled},
 		{"reschedule after the old one fired recreates", nil, nil, reschedMsg, false, false, &moved, MetricRecreated},
-		{"reschedule racing another create succeeds", &other, failOn("Update", timer.ErrNotFound), reschedMsg,
+		{"reschedule racing another create succeeds", &other, failOn("Move", timer.ErrNotFound), reschedMsg,
 			false, false, &other, MetricRecreated},
-		{"reschedule throttled is retryable", &old, failOn("Update", errThrottled), reschedMsg, true, false, &old, MetricRetryable},
-		{"recreate failing is retryable", nil, failOn("Create", errThrottled), reschedMsg, true, false, nil, MetricRetryable},
+		{"reschedule throttled is retryable", &old, failOn("Move", errThrottled), reschedMsg, true, false, &old, MetricRetryable},
+		{"recreate failing is retryable", nil, failOn("Arm", errThrottled), reschedMsg, true, false, nil, MetricRetryable},
 		{"schedule creates the item's schedule", nil, nil, schedMsg, false, false, &old, MetricScheduleCreated},
 		{"schedule retried after its create is a success", &old, nil, schedMsg, false, false, &old, MetricScheduleCreated},
 		{"schedule over another create moves it", &other, nil, schedMsg, false, false, &old, MetricScheduleCreated},
-		{"schedule throttled is retryable", nil, failOn("Create", errThrottled), schedMsg, true, false, nil, MetricRetryable},
-		{"schedule refused for good is acknowledged", nil, failOn("Create", errRefused), schedMsg, false, false, nil, MetricRefused},
-		{"reschedule refused for good is acknowledged", &old, failOn("Update", fmt.Errorf("stop: %w", errRefused)), reschedMsg,
+		{"schedule throttled is retryable", nil, failOn("Arm", errThrottled), schedMsg, true, false, nil, MetricRetryable},
+		{"schedule refused for good is acknowledged", nil, failOn("Arm", errRefused), schedMsg, false, false, nil, MetricRefused},
+		{"reschedule refused for good is acknowledged", &old, failOn("Move", fmt.Errorf("stop: %w", errRefused)), reschedMsg,
 			false, false, &old, MetricRefused},
 		{"malformed message is permanent", &old, nil, Message{Action: "explode", Partition: user, Sort: tid}, true, true, &old, MetricMalformed},
 	}
@@ -171,7 +171,7 @@ func TestWorkerHandleBatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := inmem.NewScheduler()
 			s.Fail = func(op, name string) error {
-				if op == "Delete" && name == tt.failDelete {
+				if op == "Disarm" && name == tt.failDelete {
 					return errThrottled
 				}
 				return nil

@@ -55,7 +55,7 @@ func (s *Scheduler) call(op, name string) error {
 func (s *Scheduler) Arm(_ context.Context, sc contract.Schedule) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.call("Create", sc.Name); err != nil {
+	if err := s.call("Arm", sc.Name); err != nil {
 		return err
 	}
 	if cur, ok := s.schedules[sc.Name]; ok {
@@ -91,7 +91,7 @@ func (s *Scheduler) listed(name string, add bool) {
 func (s *Scheduler) Move(_ context.Context, sc contract.Schedule, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.call("Update", sc.Name); err != nil {
+	if err := s.call("Move", sc.Name); err != nil {
 		return err
 	}
 	if _, ok := s.schedules[sc.Name]; !ok {
@@ -105,7 +105,7 @@ func (s *Scheduler) Move(_ context.Context, sc contract.Schedule, _ time.Time) e
 func (s *Scheduler) Disarm(_ context.Context, name string, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.call("Delete", name); err != nil {
+	if err := s.call("Disarm", name); err != nil {
 		return err
 	}
 	if _, ok := s.schedules[name]; !ok {

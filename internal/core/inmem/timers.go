@@ -111,7 +111,7 @@ func (e *Executions) fail(op, name string) error {
 func (e *Executions) Arm(_ context.Context, s contract.Schedule) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.fail("Create", s.Name); err != nil {
+	if err := e.fail("Arm", s.Name); err != nil {
 		return err
 	}
 	return e.start(s)
@@ -167,7 +167,7 @@ func (e *Executions) find(name, first string) (exec string, ok bool, err error) 
 func (e *Executions) Move(_ context.Context, s contract.Schedule, from time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.fail("Update", s.Name); err != nil {
+	if err := e.fail("Move", s.Name); err != nil {
 		return err
 	}
 	if err := timerspec.CheckHorizon(s.At, e.now()); err != nil {
@@ -187,7 +187,7 @@ func (e *Executions) Move(_ context.Context, s contract.Schedule, from time.Time
 func (e *Executions) Disarm(_ context.Context, name string, at time.Time) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.fail("Delete", name); err != nil {
+	if err := e.fail("Disarm", name); err != nil {
 		return err
 	}
 	if at.IsZero() {
@@ -401,7 +401,7 @@ func (m *TTLMarkers) put(s contract.Schedule) {
 func (m *TTLMarkers) Arm(_ context.Context, s contract.Schedule) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fail("Create", s.Name); err != nil {
+	if err := m.fail("Arm", s.Name); err != nil {
 		return err
 	}
 	if cur, ok := m.markers[s.Name]; ok {
@@ -418,7 +418,7 @@ func (m *TTLMarkers) Arm(_ context.Context, s contract.Schedule) error {
 func (m *TTLMarkers) Move(_ context.Context, s contract.Schedule, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fail("Update", s.Name); err != nil {
+	if err := m.fail("Move", s.Name); err != nil {
 		return err
 	}
 	if _, ok := m.markers[s.Name]; !ok {
@@ -432,7 +432,7 @@ func (m *TTLMarkers) Move(_ context.Context, s contract.Schedule, _ time.Time) e
 func (m *TTLMarkers) Disarm(_ context.Context, name string, _ time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fail("Delete", name); err != nil {
+	if err := m.fail("Disarm", name); err != nil {
 		return err
 	}
 	if _, ok := m.markers[name]; !ok {
@@ -557,8 +557,8 @@ func sortSchedules(due []contract.Schedule) {
 type Remote struct {
 	TimerScheduler
 	bucket *Bucket
-	// Fault, when set, is asked before each call (op "Create", "Update",
-	// "Delete", "Get", "List"); a non-nil error is returned instead of
+	// Fault, when set, is asked before each call (op "Arm", "Move",
+	// "Disarm", "Get", "List"); a non-nil error is returned instead of
 	// the call. With lost set the call takes effect and its answer is
 	// lost: the error is returned all the same.
 	Fault func(op, name string) (err error, lost bool)
@@ -632,7 +632,7 @@ func (r *Remote) do(ctx context.Context, op, name string, call func() error) err
 
 // Arm implements timer.Timer.
 func (r *Remote) Arm(ctx context.Context, s contract.Schedule) error {
-	return r.do(ctx, "Create", s.Name, func() error {
+	return r.do(ctx, "Arm", s.Name, func() error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		_, had := r.TimerScheduler.Lookup(s.Name)
@@ -646,12 +646,12 @@ func (r *Remote) Arm(ctx context.Context, s contract.Schedule) error {
 
 // Move implements timer.Timer.
 func (r *Remote) Move(ctx context.Context, s contract.Schedule, from time.Time) error {
-	return r.do(ctx, "Update", s.Name, func() error { return r.TimerScheduler.Move(ctx, s, from) })
+	return r.do(ctx, "Move", s.Name, func() error { return r.TimerScheduler.Move(ctx, s, from) })
 }
 
 // Disarm implements timer.Timer.
 func (r *Remote) Disarm(ctx context.Context, name string, at time.Time) error {
-	return r.do(ctx, "Delete", name, func() error { return r.TimerScheduler.Disarm(ctx, name, at) })
+	return r.do(ctx, "Disarm", name, func() error { return r.TimerScheduler.Disarm(ctx, name, at) })
 }
 
 // Get implements timer.Reader.

@@ -390,11 +390,11 @@ func TestRunBudgetAndResume(t *testing.T) {
 			runs := 0
 			for ; runs < 100; runs++ {
 				start := w.clock.Now()
-				calls := w.sched.Calls["Get"] + w.sched.Calls["Create"] + w.sched.Calls["List"]
+				calls := w.sched.Calls["Get"] + w.sched.Calls["Arm"] + w.sched.Calls["List"]
 				res := w.run(t, cfg)
 				total.SchedulesCreated += res.SchedulesCreated
 				// Pacing: n calls take at least (n-1)/rate.
-				n := w.sched.Calls["Get"] + w.sched.Calls["Create"] + w.sched.Calls["List"] - calls
+				n := w.sched.Calls["Get"] + w.sched.Calls["Arm"] + w.sched.Calls["List"] - calls
 				if min := time.Duration(float64(n-1) / tt.rate * float64(time.Second)); n > 0 && w.clock.Now().Sub(start) < min {
 					t.Fatalf("run %d made %d calls in %v, faster than %v/s", runs, n, w.clock.Now().Sub(start), tt.rate)
 				}
@@ -406,8 +406,8 @@ func TestRunBudgetAndResume(t *testing.T) {
 				}
 				w.clock.Advance(time.Minute) // the next invocation
 			}
-			if total.SchedulesCreated != tt.tasks || w.sched.Calls["Create"] != tt.tasks {
-				t.Errorf("created %d schedules in %d creates, want %d", total.SchedulesCreated, w.sched.Calls["Create"], tt.tasks)
+			if total.SchedulesCreated != tt.tasks || w.sched.Calls["Arm"] != tt.tasks {
+				t.Errorf("created %d schedules in %d creates, want %d", total.SchedulesCreated, w.sched.Calls["Arm"], tt.tasks)
 			}
 			if got := len(w.sched.All()); got != tt.tasks {
 				t.Errorf("%d schedules, want %d", got, tt.tasks)
@@ -430,7 +430,7 @@ func TestRunErrors(t *testing.T) {
 		w.store.Put(a)
 		w.store.Put(b)
 		w.sched.Fail = func(op, name string) error {
-			if op == "Create" && name == task.ScheduleName(a.TaskID) {
+			if op == "Arm" && name == task.ScheduleName(a.TaskID) {
 				return throttled
 			}
 			return nil
@@ -575,7 +575,7 @@ func TestRunCostFollowsDrift(t *testing.T) {
 			[]map[string]int{{"Get": 1, "List": 1}, {"Get": 1, "List": 1}, {"List": 1}}, []int{0, 1, 0}},
 		{"marked for repair: created without a read", 2, func() task.Task {
 			return newTask(future, settled, func(t *task.Task) { t.ScheduleRepair = true })
-		}, false, []map[string]int{{"Create": 2, "List": 1}, {"List": 1}}, []int{2, 0}},
+		}, false, []map[string]int{{"Arm": 2, "List": 1}, {"List": 1}}, []int{2, 0}},
 		{"confirmed but its deadline passed the cut: the sweep's, no call", 3, func() task.Task {
 			return newTask(t0.Add(-time.Minute), settled, confirmed)
 		}, true, []map[string]int{{"List": 1}}, []int{0}},
@@ -621,7 +621,7 @@ func TestRunRestoresAMissingConfirmedSchedule(t *testing.T) {
 	}
 	before := snapshot(w.sched)
 	res := w.run(t, reconcile.Config{})
-	if got := calls(w.sched, before); got["Get"] != 0 || got["Create"] != 2 {
+	if got := calls(w.sched, before); got["Get"] != 0 || got["Arm"] != 2 {
 		t.Errorf("scheduler calls %v, want no Get and 2 creates", got)
 	}
 	if counts(res) != (reconcile.Result{SchedulesCreated: 2, Completed: true}) {

@@ -34,7 +34,7 @@ func TestCreateRecordsTheSchedule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store, sched := memory.NewStore(), inmem.NewScheduler()
 			sched.Fail = func(op, _ string) error {
-				if op == "Create" {
+				if op == "Arm" {
 					return tc.schedFail
 				}
 				return nil

@@ -145,19 +145,19 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 	case *inmem.Executions:
 		l.Fail = func(op, _ string) error {
 			switch op {
-			case "Create":
+			case "Arm":
 				u.Executions++
-			case "Update":
+			case "Move":
 				u.Executions++
 				u.ExecutionStops++
-			case "Delete":
+			case "Disarm":
 				u.ExecutionStops++
 			}
 			return nil
 		}
 	case *inmem.TTLMarkers:
 		l.Fail = func(op, _ string) error {
-			if op == "Create" || op == "Update" || op == "Delete" {
+			if op == "Arm" || op == "Move" || op == "Disarm" {
 				u.MarkerWrites++
 				u.DynamoWrites["marker "+op]++
 			}

@@ -96,7 +96,7 @@ func TestConsumerSchemaThroughThePipeline(t *testing.T) {
 
 	drain(at1)
 	drain(at3)
-	if n := p.Scheduler.Calls["Create"]; n != 4 {
+	if n := p.Scheduler.Calls["Arm"]; n != 4 {
 		t.Errorf("%d CreateSchedule calls, want 4 (one per item)", n)
 	}
 	// Every record delivered again, long after the queue's deduplication
@@ -162,7 +162,7 @@ func TestOneCreateSchedulePerItem(t *testing.T) {
 			// A replay of every record creates nothing more.
 			h.ReplayStream(1 << 20)
 			h.drain(t0)
-			if n := h.Scheduler.Calls["Create"]; n != len(tasks) {
+			if n := h.Scheduler.Calls["Arm"]; n != len(tasks) {
 				t.Fatalf("%d CreateSchedule calls for %d tasks, want one each", n, len(tasks))
 			}
 			h.drain(t0.Add(4 * time.Hour))
@@ -174,7 +174,7 @@ func TestOneCreateSchedulePerItem(t *testing.T) {
 			if n := len(h.Outbox.Sent()); n != len(tasks) {
 				t.Errorf("%d notifications, want %d", n, len(tasks))
 			}
-			if n := h.Scheduler.Calls["Create"]; n != len(tasks) {
+			if n := h.Scheduler.Calls["Arm"]; n != len(tasks) {
 				t.Errorf("%d CreateSchedule calls in all, want %d", n, len(tasks))
 			}
 			h.quiet()
@@ -229,7 +229,7 @@ func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
 			if a["status"] != s.FiredState || a["runAt"] != respelled {
 				t.Errorf("item = %v, want fired with runAt as written (%q)", a, respelled)
 			}
-			if n := p.Scheduler.Calls["Create"]; n != 1 {
+			if n := p.Scheduler.Calls["Arm"]; n != 1 {
 				t.Errorf("%d CreateSchedule calls, want 1", n)
 			}
 		})
@@ -347,7 +347,7 @@ func TestWriterCompletesWithTheFiredStateOnEveryTimer(t *testing.T) {
 // failDeletes makes every delete of a timer's stand-in fail.
 func failDeletes(l inmem.TimerScheduler, err error) {
 	fail := func(op, _ string) error {
-		if op == "Delete" {
+		if op == "Disarm" {
 			return err
 		}
 		return nil

@@ -168,7 +168,7 @@ func TestCancellation(t *testing.T) {
 			if h.hasSchedule(tk) {
 				t.Fatal("schedule still there after the pipeline drained")
 			}
-			if got := h.Scheduler.Calls["Delete"]; got != 1*deletesPerCancel {
+			if got := h.Scheduler.Calls["Disarm"]; got != 1*deletesPerCancel {
 				t.Errorf("%d deletes, want %d", got, deletesPerCancel)
 			}
 			if got := h.metric(cancel.MetricCancelled); got != 1 {
@@ -228,7 +228,7 @@ func TestReplayAndDuplicateDelivery(t *testing.T) {
 			if h.hasSchedule(tk) {
 				t.Error("schedule still there")
 			}
-			if got := h.Scheduler.Calls["Delete"]; got != tt.wantDeletes*deletesPerCancel {
+			if got := h.Scheduler.Calls["Disarm"]; got != tt.wantDeletes*deletesPerCancel {
 				t.Errorf("%d delete calls, want %d", got, tt.wantDeletes*deletesPerCancel)
 			}
 			if got := h.metric(cancel.MetricCancelled); got != 1 {
@@ -357,7 +357,7 @@ func TestReconcilerRepairsMissingScheduleAndOrphan(t *testing.T) {
 	h := newHarness(t)
 	due := t0.Add(2 * time.Hour)
 	h.Scheduler.Fail = func(op, _ string) error {
-		if op == "Create" {
+		if op == "Arm" {
 			return errThrottle
 		}
 		return nil
@@ -370,7 +370,7 @@ func TestReconcilerRepairsMissingScheduleAndOrphan(t *testing.T) {
 	orphaned := h.create(due)
 	h.drain(t0)
 	h.Scheduler.Fail = func(op, name string) error {
-		if op == "Delete" && name == task.ScheduleName(orphaned.TaskID) {
+		if op == "Disarm" && name == task.ScheduleName(orphaned.TaskID) {
 			return errThrottle
 		}
 		return nil
@@ -420,7 +420,7 @@ func TestReconcilerExpiresOverdueTask(t *testing.T) {
 	h := newHarness(t)
 	due := t0.Add(time.Hour)
 	h.Scheduler.Fail = func(op, _ string) error {
-		if op == "Create" {
+		if op == "Arm" {
 			return errThrottle
 		}
 		return nil
@@ -474,7 +474,7 @@ func TestEnqueueFailureIsRetriedFromTheStream(t *testing.T) {
 	if h.hasSchedule(a) || h.hasSchedule(b) {
 		t.Error("a schedule survived the retry")
 	}
-	if got := h.Scheduler.Calls["Delete"]; got != 2*deletesPerCancel {
+	if got := h.Scheduler.Calls["Disarm"]; got != 2*deletesPerCancel {
 		t.Errorf("%d deletes, want %d", got, 2*deletesPerCancel)
 	}
 	h.quiet()

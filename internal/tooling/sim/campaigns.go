@@ -119,7 +119,7 @@ func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock
 		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: memory.NewCampaignCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
-	p.sched.Fault = func(op, name string) (error, bool) { return h.schedulerCall(portVerb(op), name) }
+	p.sched.Fault = func(op, name string) (error, bool) { return h.schedulerCall(op, name) }
 	p.sender.Fault = h.sendCall
 	var sender campaign.Sender = crashingSender{p.sender, h}
 	recorded := campaign.Sender(p.sender)
@@ -286,19 +286,4 @@ type dispatcher struct{ h campaignHooks }
 func (d dispatcher) Dispatch(_ context.Context, e campaign.FireEvent) error {
 	d.h.dispatched(e)
 	return nil
-}
-
-// portVerb is the timer port's verb (timer.Timer) for an operation name
-// of inmem.Remote's Fault hook, which still speaks the Scheduler API's
-// Create, Update and Delete.
-func portVerb(op string) string {
-	switch op {
-	case "Create":
-		return "Arm"
-	case "Update":
-		return "Move"
-	case "Delete":
-		return "Disarm"
-	}
-	return op
 }

@@ -66,8 +66,8 @@ func TestClientMapsThrottlesOntoTheCore(t *testing.T) {
 			s := timer.Schedule{Name: "n", At: time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)}
 			_, getErr := c.Get(ctx, "n", time.Time{})
 			_, listErr := c.List(ctx, timer.PageRequest{})
-			for op, err := range map[string]error{"Create": c.Arm(ctx, s), "Update": c.Move(ctx, s, time.Time{}),
-				"Delete": c.Disarm(ctx, "n", time.Time{}), "Get": getErr, "List": listErr} {
+			for op, err := range map[string]error{"Arm": c.Arm(ctx, s), "Move": c.Move(ctx, s, time.Time{}),
+				"Disarm": c.Disarm(ctx, "n", time.Time{}), "Get": getErr, "List": listErr} {
 				if err == nil || errors.Is(err, timer.ErrThrottled) != tc.throttle {
 					t.Errorf("%s = %v; want throttle %v", op, err, tc.throttle)
 				}
