@@ -16,9 +16,8 @@
 // It knows no adopter: NewForSchema wires any schema's inmem.Items table and a
 // target; an adopter with its own store (the to-do app's tooling) builds
 // the Engine with NewEngine and hands Wire its feed and its firing.
-// Options.Hooks (hooks.go) let a fault-injection harness (the
-// simulation) drive this same pipeline: stream shards, replays, stalled
-// and crashing workers, early, late, duplicate and dropped firings.
+// Options.Hooks (hooks.go) let the simulation drive this same pipeline
+// with faults: shards, replays, stalled workers, odd firings.
 package inproc
 
 import (
