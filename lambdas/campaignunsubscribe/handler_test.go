@@ -11,15 +11,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 func TestHandle(t *testing.T) {
 	s, _ := unsubscribe.NewSigner(bytes.Repeat([]byte{3}, 32))
 	tok, _ := s.Token(unsubscribe.Claims{Sender: "news@x.io", Address: "bob@y.io", Campaign: "c1"})
-	list := suppress.NewMemory()
+	list := memory.NewSuppressions()
 	h := &handler{page: &unsubscribe.Page{Keys: unsubscribe.StaticKeys(s), Store: list, Clock: clock.NewFake(time.Now()), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	for _, c := range []struct {
 		name   string

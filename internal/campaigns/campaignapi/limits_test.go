@@ -106,7 +106,7 @@ func TestLimitsAnswer429(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := limited(t, l, limits.NewMemory())
+			h := limited(t, l, memory.NewSenderLimits())
 			for i, r := range tc.before {
 				if resp := post(h, r.route, r.user, campaignBody(r.recipients)); resp.Status >= 300 {
 					t.Fatalf("request %d: %d %s, want it to pass", i, resp.Status, resp.Body)
@@ -145,7 +145,7 @@ func TestLimitsAnswer429(t *testing.T) {
 // TestBadRequestsCountNothing: a create refused as invalid (400) uses no
 // campaign of the day.
 func TestBadRequestsCountNothing(t *testing.T) {
-	mem := limits.NewMemory()
+	mem := memory.NewSenderLimits()
 	h := limited(t, limits.Limits{CampaignsPerDay: 1, SendsPerDay: 10, RecipientsPerCampaign: 10}, mem)
 	bad := strings.Replace(campaignBody(2), "2026-06-01", "2026-02-30", 1)
 	for range 3 {

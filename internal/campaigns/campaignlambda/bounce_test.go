@@ -12,9 +12,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
-type brokenList struct{ *suppress.Memory }
+type brokenList struct{ *memory.Suppressions }
 
 func (brokenList) Add(context.Context, suppress.Entry) (bool, error) {
 	return false, errors.New("throttled")
@@ -46,7 +47,7 @@ func TestBounceSuppresses(t *testing.T) {
 		{"a store failure fails (Lambda retries)", bounce, true, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mem := suppress.NewMemory()
+			mem := memory.NewSuppressions()
 			var list suppress.Store = mem
 			if c.broken {
 				list = brokenList{mem}

@@ -2,8 +2,9 @@
 // campaigns one sender may create per UTC day, how many sends those
 // campaigns may schedule per UTC day, and how many recipients one
 // campaign may have. The day's counts live behind Counters (DynamoDB in
-// a deployed stack, Memory in tests and dev); each admission is one
-// atomic conditional add of every count, never a read then a write.
+// a deployed stack, internal/tooling/memory.SenderLimits in tests and
+// dev); each admission is one atomic conditional add of every count,
+// never a read then a write.
 // No SDK here: the construct reads the defaults and ceilings.
 package limits
 

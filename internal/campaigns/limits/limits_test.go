@@ -11,6 +11,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 var noon = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -45,7 +46,7 @@ func TestValidate(t *testing.T) {
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Fatalf("Validate() = %v, want %q", err, tc.want)
 			}
-			if _, nerr := limits.New(l, limits.NewMemory(), clock.System{}); (nerr == nil) != (err == nil) {
+			if _, nerr := limits.New(l, memory.NewSenderLimits(), clock.System{}); (nerr == nil) != (err == nil) {
 				t.Fatalf("New accepts limits Validate refuses (or the reverse): %v vs %v", nerr, err)
 			}
 		})
@@ -105,7 +106,7 @@ func TestAdmit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			now := noon
-			lim := limiter(t, l, limits.NewMemory(), &now)
+			lim := limiter(t, l, memory.NewSenderLimits(), &now)
 			for i, s := range tc.steps {
 				err := lim.Admit(context.Background(), s.sender, s.sends)
 				if s.want == nil {
@@ -126,7 +127,7 @@ func TestAdmit(t *testing.T) {
 // and without Retry-After: waiting does not help.
 func TestOverADayAlone(t *testing.T) {
 	now := noon
-	mem := limits.NewMemory()
+	mem := memory.NewSenderLimits()
 	lim := limiter(t, limits.Limits{CampaignsPerDay: 3, SendsPerDay: 100, RecipientsPerCampaign: 1000}, mem, &now)
 	exceeded(t, lim.Admit(context.Background(), "a", 101), limits.Exceeded{Limit: limits.SendsPerDay, Max: 100, Requested: 101})
 	if c := mem.Counts(limits.Key{Sender: "a", Day: "2026-12-02"}); len(c) != 0 {
@@ -142,7 +143,7 @@ func TestOverADayAlone(t *testing.T) {
 // one, rounded up to whole seconds.
 func TestNextDay(t *testing.T) {
 	now := time.Date(2026, 12, 2, 23, 59, 29, 500_000_000, time.UTC)
-	lim := limiter(t, limits.Limits{CampaignsPerDay: 1, SendsPerDay: 100, RecipientsPerCampaign: 100}, limits.NewMemory(), &now)
+	lim := limiter(t, limits.Limits{CampaignsPerDay: 1, SendsPerDay: 100, RecipientsPerCampaign: 100}, memory.NewSenderLimits(), &now)
 	ctx := context.Background()
 	if err := lim.Admit(ctx, "a", 1); err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestNextDay(t *testing.T) {
 // are admitted.
 func TestConcurrentAdmits(t *testing.T) {
 	now := noon
-	lim := limiter(t, limits.Limits{CampaignsPerDay: 10, SendsPerDay: 1000, RecipientsPerCampaign: 100}, limits.NewMemory(), &now)
+	lim := limiter(t, limits.Limits{CampaignsPerDay: 10, SendsPerDay: 1000, RecipientsPerCampaign: 100}, memory.NewSenderLimits(), &now)
 	var admitted atomic.Int32
 	var wg sync.WaitGroup
 	for range 50 {

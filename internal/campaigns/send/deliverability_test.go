@@ -12,15 +12,16 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
-func deliverable(t *testing.T, e env) (*suppress.Memory, *unsubscribe.Signer) {
+func deliverable(t *testing.T, e env) (*memory.Suppressions, *unsubscribe.Signer) {
 	t.Helper()
 	signer, err := unsubscribe.NewSigner(bytes.Repeat([]byte{1}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := suppress.NewMemory()
+	list := memory.NewSuppressions()
 	e.w.Deliverability = &send.Deliverability{Sender: "news@x.io", Suppressions: list,
 		Links: unsubscribe.Links{Base: "https://u.example.com/unsubscribe", Keys: unsubscribe.StaticKeys(signer)}}
 	return list, signer
@@ -84,7 +85,7 @@ func TestEveryMessageCarriesASignedUnsubscribeLink(t *testing.T) {
 	}
 }
 
-type brokenList struct{ *suppress.Memory }
+type brokenList struct{ *memory.Suppressions }
 
 func (brokenList) Get(context.Context, string) (suppress.Entry, bool, error) {
 	return suppress.Entry{}, false, errors.New("throttled")
@@ -95,7 +96,7 @@ func (brokenList) Get(context.Context, string) (suppress.Entry, bool, error) {
 func TestUnreadableSuppressionListIsRetried(t *testing.T) {
 	e := setup(t, campaign.Pending, campaign.Active, inWindow)
 	deliverable(t, e)
-	e.w.Deliverability.Suppressions = brokenList{suppress.NewMemory()}
+	e.w.Deliverability.Suppressions = brokenList{memory.NewSuppressions()}
 	if _, err := e.w.Handle(context.Background(), fire); err == nil || len(e.sender.Outbox) != 0 || e.task(t).State != campaign.Pending {
 		t.Fatalf("error %v, %d sent, task %s; want an error, nothing sent, Pending", err, len(e.sender.Outbox), e.task(t).State)
 	}

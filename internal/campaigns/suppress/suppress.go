@@ -1,9 +1,9 @@
 // Package suppress is the suppression list of campaign email: the
 // addresses a sender must not mail again, because mail to them bounced
 // for good, their owner marked it as spam, or they unsubscribed. It is
-// plain Go: the rule (which SES events suppress), the Store port and an
-// in-memory Store; internal/campaigns/adapters/ses keeps the list in the campaign
-// table.
+// plain Go: the rule (which SES events suppress) and the Store port;
+// internal/campaigns/adapters/ses keeps the list in the campaign table
+// (internal/tooling/memory keeps one in memory for tests and make dev).
 //
 // A Store is one list: the construct's (CampaignsProps.SuppressionListId),
 // shared by every user who sends campaigns through it and kept whatever
@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -158,38 +157,4 @@ func FromSESEvent(raw []byte) ([]Entry, error) {
 		out = append(out, Entry{Sender: sender, Address: a, Reason: reason, At: at.UTC(), Source: e.Mail.MessageID + "/" + feedback})
 	}
 	return out, nil
-}
-
-// Memory is one list in memory (tests).
-type Memory struct {
-	mu sync.Mutex
-	m  map[string]Entry
-}
-
-var _ Store = (*Memory)(nil)
-
-// NewMemory returns an empty list.
-func NewMemory() *Memory { return &Memory{m: map[string]Entry{}} }
-
-// Add implements Store.
-func (s *Memory) Add(_ context.Context, e Entry) (bool, error) {
-	e.Sender, e.Address = Normalize(e.Sender), Normalize(e.Address)
-	if e.Sender == "" || e.Address == "" || e.Reason == "" {
-		return false, errors.New("suppress: an entry needs a sender, an address and a reason")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[e.Address]; ok {
-		return false, nil
-	}
-	s.m[e.Address] = e
-	return true, nil
-}
-
-// Get implements Store.
-func (s *Memory) Get(_ context.Context, address string) (Entry, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.m[Normalize(address)]
-	return e, ok, nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func read(t *testing.T, name string) []byte {
@@ -73,5 +72,3 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
-
-func TestMemory(t *testing.T) { testenv.SuppressionContract(t, suppress.NewMemory()) }

@@ -16,6 +16,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 var secret = bytes.Repeat([]byte{7}, unsubscribe.MinSecretBytes)
@@ -147,7 +148,7 @@ func TestPage(t *testing.T) {
 		{"the store fails: 503, retry", unsubscribe.Request{Method: "POST", Token: good}, true, 503, "try again", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mem := suppress.NewMemory()
+			mem := memory.NewSuppressions()
 			var store suppress.Store = mem
 			if c.broken {
 				store = failingStore{mem}
@@ -170,7 +171,7 @@ func TestPage(t *testing.T) {
 		})
 	}
 	t.Run("a repeated POST answers 200 again", func(t *testing.T) {
-		p := &unsubscribe.Page{Keys: unsubscribe.StaticKeys(s), Store: suppress.NewMemory(), Clock: clock.NewFake(at), Log: log}
+		p := &unsubscribe.Page{Keys: unsubscribe.StaticKeys(s), Store: memory.NewSuppressions(), Clock: clock.NewFake(at), Log: log}
 		for i := 0; i < 2; i++ {
 			if res := p.Serve(context.Background(), unsubscribe.Request{Method: http.MethodPost, Token: good}); res.Status != 200 {
 				t.Fatalf("POST #%d = %d", i+1, res.Status)
@@ -192,7 +193,7 @@ func TestKeysLoadOnceAndRetryAfterAFailure(t *testing.T) {
 	if _, err := k.Signer(context.Background()); !errors.Is(err, unsubscribe.ErrNoSecret) {
 		t.Fatalf("first load = %v, want ErrNoSecret", err)
 	}
-	p := &unsubscribe.Page{Keys: k, Store: suppress.NewMemory(), Clock: clock.NewFake(time.Now()), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	p := &unsubscribe.Page{Keys: k, Store: memory.NewSuppressions(), Clock: clock.NewFake(time.Now()), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if res := p.Serve(context.Background(), unsubscribe.Request{Method: "GET", Token: "a.b"}); res.Status != 503 {
 		t.Errorf("without a secret the page answers %d, want 503", res.Status)
 	}

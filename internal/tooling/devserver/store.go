@@ -2,7 +2,6 @@ package devserver
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -14,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/unschedule/unschedule/internal/campaigns/limits"
-	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
@@ -88,9 +85,9 @@ type Header struct {
 func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // store is the dev server's state in memory: the in-memory stand-ins of
-// the campaign and settings ports (internal/tooling/memory and the
-// packages' own), and the local accounts, subscriptions, outbox, secrets
-// (local), and the task reconciler's checkpoint. The server saves it,
+// the campaign and settings ports (internal/tooling/memory), the local
+// accounts, subscriptions, outbox and secrets (local), and the task
+// reconciler's checkpoint. The server saves it,
 // with the pipeline's tasks and schedules, to one file (server.go).
 type store struct {
 	local
@@ -98,23 +95,23 @@ type store struct {
 	settings     *memory.Settings
 	campaigns    *memory.CampaignStore
 	checkpoints  *memory.CampaignCheckpoints
-	limits       *limits.Memory
-	suppressions *suppressions
+	limits       *memory.SenderLimits
+	suppressions *memory.Suppressions
 	sns          *snsfake.SNS // the notification topics' subscriptions
 }
 
 func newStore(topics []string) *store {
 	return &store{sns: snsfake.New(topics...), local: local{Users: map[string]User{}, Receipts: map[string]uint64{},
 		Secrets: map[string][]byte{}}, reconcileCP: &inmem.Checkpoints{}, settings: memory.NewSettings(), campaigns: memory.NewCampaignStore(),
-		checkpoints: memory.NewCampaignCheckpoints(), limits: limits.NewMemory(), suppressions: &suppressions{Memory: suppress.NewMemory()}}
+		checkpoints: memory.NewCampaignCheckpoints(), limits: memory.NewSenderLimits(), suppressions: memory.NewSuppressions()}
 }
 
 // CampaignStore, Suppressions, CampaignCheckpoints and SenderLimits are
 // the campaign ports' stores.
 func (d *store) CampaignStore() *memory.CampaignStore             { return d.campaigns }
-func (d *store) Suppressions() *suppressions                      { return d.suppressions }
+func (d *store) Suppressions() *memory.Suppressions               { return d.suppressions }
 func (d *store) CampaignCheckpoints() *memory.CampaignCheckpoints { return d.checkpoints }
-func (d *store) SenderLimits() *limits.Memory                     { return d.limits }
+func (d *store) SenderLimits() *memory.SenderLimits               { return d.limits }
 
 // local is what only the dev server keeps: its users (by EmailKey),
 // outbox, each campaign send's outbox entry
@@ -274,46 +271,6 @@ func (d *local) Secret(name string, n int) ([]byte, error) {
 	d.version++
 	d.Secrets[name] = v
 	return bytes.Clone(v), nil
-}
-
-// suppressions is the dev server's one suppression list: suppress.Memory
-// (per normalized address, whatever sender added it, the first entry
-// kept), remembering its entries for the saved state.
-type suppressions struct {
-	*suppress.Memory
-	mu      sync.Mutex
-	entries []suppress.Entry
-}
-
-// Add implements suppress.Store.
-func (s *suppressions) Add(ctx context.Context, e suppress.Entry) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	added, err := s.Memory.Add(ctx, e)
-	if added {
-		stored, _, _ := s.Get(ctx, e.Address)
-		s.entries = append(s.entries, stored)
-	}
-	return added, err
-}
-
-func (s *suppressions) MarshalJSON() ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return json.Marshal(s.entries)
-}
-
-func (s *suppressions) UnmarshalJSON(b []byte) error {
-	var entries []suppress.Entry
-	if err := json.Unmarshal(b, &entries); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if _, err := s.Add(context.Background(), e); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // stateFile is the saved state of a data folder, locked for one process.

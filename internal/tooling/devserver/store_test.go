@@ -337,13 +337,13 @@ func TestAppendEmailOnce(t *testing.T) {
 // TestSenderLimitsContract: counters restored from a save answer as
 // limitsdynamo does.
 func TestSenderLimitsContract(t *testing.T) {
-	testenv.LimitsContract(t, func(t *testing.T) testenv.LimitsBackend {
-		saved := limits.NewMemory()
+	testenv.LimitsContract(t, func() testenv.LimitsReference { return memory.NewSenderLimits() }, func(t *testing.T) testenv.LimitsBackend {
+		saved := memory.NewSenderLimits()
 		other := limits.Key{Sender: "someone-else", Day: "2026-12-02"}
 		if _, ok, err := saved.Add(context.Background(), other, time.Time{}, []limits.Add{{Counter: limits.CounterSends, By: 5, Max: 10}}); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
-		l := roundTrip(t, saved, limits.NewMemory())
+		l := roundTrip(t, saved, memory.NewSenderLimits())
 		if got := l.Counts(other); got[limits.CounterSends] != 5 {
 			t.Fatalf("restored counts %v", got)
 		}
@@ -355,10 +355,10 @@ func TestSenderLimitsContract(t *testing.T) {
 // keeps the suppression contract, and the entries saved.
 func TestSuppressionsContract(t *testing.T) {
 	ctx := context.Background()
-	saved := &suppressions{Memory: suppress.NewMemory()}
+	saved := memory.NewSuppressions()
 	kept := suppress.Entry{Sender: "news@x.io", Address: "kept@y.io", Reason: suppress.Complaint, At: testenv.CampaignT0, Source: "m/f"}
 	must(saved.Add(ctx, kept))
-	s := roundTrip(t, saved, &suppressions{Memory: suppress.NewMemory()})
+	s := roundTrip(t, saved, memory.NewSuppressions())
 	if got, found, err := s.Get(ctx, "Kept@Y.io"); !found || err != nil || !reflect.DeepEqual(got, kept) {
 		t.Fatalf("restored %+v, %v, %v; want %+v", got, found, err, kept)
 	}

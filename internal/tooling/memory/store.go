@@ -1,8 +1,9 @@
 // Package memory holds in-process adapters for the to-do app's and the
 // campaigns' ports: the task store with its change feed, the settings,
-// the notifier outbox, the campaign store and sender. The core's
-// stand-ins (items, timers) are in internal/core/inmem. Tests, the
-// simulation and `make dev` run the real handler code on them.
+// the notifier outbox, the campaign store and sender, the senders' limit
+// counters and the suppression list. The core's stand-ins (items,
+// timers) are in internal/core/inmem. Tests, the simulation and
+// `make dev` run the real handler code on them.
 package memory
 
 import (

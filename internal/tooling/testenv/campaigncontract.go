@@ -67,10 +67,10 @@ func CampaignFixture(t testing.TB, id string, n int, created time.Time) (campaig
 }
 
 // CampaignStoreContract is what every campaign store shares with
-// campaigntable.CampaignStore (memory.CampaignStore,
-// boltstore.CampaignStore): the same reads, and every conditional write
-// refused where DynamoDB refuses it, with the same error. newStore
-// returns an empty store.
+// campaigntable.CampaignStore (memory.CampaignStore, which the
+// simulation and the dev server run): the same reads, and every
+// conditional write refused where DynamoDB refuses it, with the same
+// error. newStore returns an empty store.
 func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBackend) {
 	ctx := context.Background()
 	t0 := CampaignT0

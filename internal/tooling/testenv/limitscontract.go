@@ -20,12 +20,21 @@ type LimitsBackend struct {
 	Counts func(ctx context.Context, key limits.Key) (map[string]int64, error)
 }
 
+// LimitsReference is the in-memory counters a store is held to
+// (memory.SenderLimits; testenv cannot import internal/tooling/memory,
+// whose own tests import testenv).
+type LimitsReference interface {
+	limits.Counters
+	Counts(key limits.Key) map[string]int64
+}
+
 // LimitsContract is what every store of sender counters does
-// (limitsdynamo.Counters, boltstore.SenderLimits): the same answers and
-// counts as limits.Memory for the same adds, so Memory is never more
-// lenient than a table; exactly as many concurrent adds pass as the
-// limit allows; the limiter's refusal names the limit and the use.
-func LimitsContract(t *testing.T, newCounters func(t *testing.T) LimitsBackend) {
+// (limitsdynamo.Counters, the dev server's restored memory.SenderLimits):
+// the same answers and counts as the reference (newReference, an empty
+// memory.SenderLimits) for the same adds, so the in-memory counters are
+// never more lenient than the table; exactly as many concurrent adds pass
+// as the limit allows; the limiter's refusal names the limit and the use.
+func LimitsContract(t *testing.T, newReference func() LimitsReference, newCounters func(t *testing.T) LimitsBackend) {
 	ctx := context.Background()
 	day := limits.Key{Sender: "sub-a", Day: "2026-12-02"}
 	expires := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
@@ -50,9 +59,9 @@ func LimitsContract(t *testing.T, newCounters func(t *testing.T) LimitsBackend) 
 		{"a lowered limit under the count", [][]limits.Add{adds(1, 90), {{Counter: limits.CounterSends, By: 0, Max: 50}}}},
 		{"one counter alone", [][]limits.Add{{{Counter: limits.CounterSends, By: 100, Max: 100}}, adds(1, 0), adds(1, 1)}},
 	} {
-		t.Run("as Memory: "+tc.name, func(t *testing.T) {
+		t.Run("as memory.SenderLimits: "+tc.name, func(t *testing.T) {
 			b := newCounters(t)
-			mem := limits.NewMemory()
+			mem := newReference()
 			for i, step := range tc.steps {
 				bc, bok, berr := b.Counters.Add(ctx, day, expires, step)
 				mc, mok, merr := mem.Add(ctx, day, expires, step)
@@ -60,11 +69,11 @@ func LimitsContract(t *testing.T, newCounters func(t *testing.T) LimitsBackend) 
 					t.Fatalf("step %d: errors %v / %v", i, berr, merr)
 				}
 				if bok != mok || !sameCounts(bc, mc) {
-					t.Fatalf("step %d %+v: store ok=%v %v, Memory ok=%v %v", i, step, bok, bc, mok, mc)
+					t.Fatalf("step %d %+v: store ok=%v %v, reference ok=%v %v", i, step, bok, bc, mok, mc)
 				}
 			}
 			if got, err := b.Counts(ctx, day); err != nil || !sameCounts(got, mem.Counts(day)) {
-				t.Fatalf("final counts: store %v %v, Memory %v", got, err, mem.Counts(day))
+				t.Fatalf("final counts: store %v %v, reference %v", got, err, mem.Counts(day))
 			}
 		})
 	}

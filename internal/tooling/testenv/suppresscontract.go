@@ -8,8 +8,9 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
 )
 
-// SuppressionContract is what every suppression list does (suppress.Memory,
-// the DynamoDB store of internal/campaigns/adapters/ses, the dev server's):
+// SuppressionContract is what every suppression list does
+// (memory.Suppressions, restored from a save in the dev server, and the
+// DynamoDB store of internal/campaigns/adapters/ses):
 // one list per store, keyed by the normalized address whatever sender
 // added it (a changed From address forgets nobody), idempotent (a
 // duplicate or later event keeps the first entry). s must be empty.

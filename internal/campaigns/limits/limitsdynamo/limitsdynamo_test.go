@@ -14,6 +14,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -44,12 +45,14 @@ func adds(campaigns, sends int64) []limits.Add {
 	return []limits.Add{{Counter: limits.CounterCampaigns, By: campaigns, Max: 3}, {Counter: limits.CounterSends, By: sends, Max: 100}}
 }
 
-// TestLimitsContract: the DynamoDB counters answer as limits.Memory does
-// (so Memory is never more lenient than the table), admit exactly the
-// limit under concurrent adds (one conditional update each, no read
-// first), and the limiter's refusal on them names the limit and the use.
+// TestLimitsContract: the DynamoDB counters answer as
+// memory.SenderLimits does (so the in-memory counters are never more
+// lenient than the table), admit exactly the limit under concurrent adds
+// (one conditional update each, no read first), and the limiter's
+// refusal on them names the limit and the use.
 func TestLimitsContract(t *testing.T) {
-	testenv.LimitsContract(t, func(t *testing.T) testenv.LimitsBackend {
+	newLimits := func() testenv.LimitsReference { return memory.NewSenderLimits() }
+	testenv.LimitsContract(t, newLimits, func(t *testing.T) testenv.LimitsBackend {
 		dyn, _, _ := newCounters(t)
 		return testenv.LimitsBackend{Counters: dyn, Counts: dyn.read}
 	})

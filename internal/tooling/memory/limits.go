@@ -1,4 +1,4 @@
-package limits
+package memory
 
 import (
 	"context"
@@ -8,24 +8,29 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/campaigns/limits"
 )
 
-// Memory is Counters in memory, for tests and dev. It is exactly as
-// strict as the DynamoDB counters: the same all-or-none condition, a
+// SenderLimits is the senders' day counters in memory (limits.Counters:
+// tests, the dev server). It is exactly as strict as the DynamoDB
+// counters (limitsdynamo.Counters): the same all-or-none condition, a
 // missing counter counts 0, an add whose By is over its Max is refused,
 // and it forgets nothing (DynamoDB's TTL deletes a day only after it).
-type Memory struct {
+type SenderLimits struct {
 	mu     sync.Mutex
-	counts map[Key]map[string]int64
+	counts map[limits.Key]map[string]int64
 }
 
-var _ Counters = (*Memory)(nil)
+var _ limits.Counters = (*SenderLimits)(nil)
 
-// NewMemory returns empty counters.
-func NewMemory() *Memory { return &Memory{counts: map[Key]map[string]int64{}} }
+// NewSenderLimits returns empty counters.
+func NewSenderLimits() *SenderLimits {
+	return &SenderLimits{counts: map[limits.Key]map[string]int64{}}
+}
 
-// Add implements Counters.
-func (m *Memory) Add(_ context.Context, key Key, _ time.Time, adds []Add) (map[string]int64, bool, error) {
+// Add implements limits.Counters.
+func (m *SenderLimits) Add(_ context.Context, key limits.Key, _ time.Time, adds []limits.Add) (map[string]int64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur := m.counts[key]
@@ -47,7 +52,7 @@ func (m *Memory) Add(_ context.Context, key Key, _ time.Time, adds []Add) (map[s
 }
 
 // Counts are key's current counters (tests).
-func (m *Memory) Counts(key Key) map[string]int64 {
+func (m *SenderLimits) Counts(key limits.Key) map[string]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.counts[key])
@@ -55,12 +60,12 @@ func (m *Memory) Counts(key Key) map[string]int64 {
 
 // dayJSON is one key's counters as MarshalJSON writes them.
 type dayJSON struct {
-	Key    Key              `json:"key"`
+	Key    limits.Key       `json:"key"`
 	Counts map[string]int64 `json:"counts"`
 }
 
 // MarshalJSON writes every key's counters (make dev's saved state).
-func (m *Memory) MarshalJSON() ([]byte, error) {
+func (m *SenderLimits) MarshalJSON() ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := []dayJSON{}
@@ -74,7 +79,7 @@ func (m *Memory) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON puts what MarshalJSON wrote into the counters.
-func (m *Memory) UnmarshalJSON(b []byte) error {
+func (m *SenderLimits) UnmarshalJSON(b []byte) error {
 	var days []dayJSON
 	if err := json.Unmarshal(b, &days); err != nil {
 		return err
