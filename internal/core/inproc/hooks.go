@@ -68,6 +68,9 @@ func (e *Engine) shardKey(c changefeed.Change) string {
 
 // ingest moves the feed's new records onto their shards.
 func (e *Engine) ingest() {
+	if e.feed == nil { // wired with WireFiring: no stream stage
+		return
+	}
 	all, next := e.feed.Changes(e.feedPos)
 	e.feedPos = next
 	for _, c := range all {
@@ -102,6 +105,26 @@ func (e *Engine) Idle() bool {
 // the timer makes, or the retry of a concurrent one), with its attempts.
 func (e *Engine) Invoke(s contract.Schedule, at time.Time, attempts int) {
 	e.pending = append(e.pending, Invocation{Schedule: s, Attempts: attempts, NextAttempt: at})
+}
+
+// WireFiring wires only the firing, for a pipeline without a stream or
+// queue stage (services that arm the timer themselves): FireSchedules
+// fires the timer's due schedules into fire, with the hooks' deliveries,
+// retries and dead letters, as Wire's firing does.
+func (e *Engine) WireFiring(fire FireFunc) { e.fire = fire }
+
+// NextAttempt is when the earliest waiting invocation (a late or
+// duplicate delivery, or a retry) is due; false when none waits. A driver
+// without a stream or queue stage jumps the clock to it, or to the
+// timer's next schedule, and calls FireSchedules.
+func (e *Engine) NextAttempt() (time.Time, bool) {
+	var next time.Time
+	for _, inv := range e.pending {
+		if next.IsZero() || inv.NextAttempt.Before(next) {
+			next = inv.NextAttempt
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // Redrive moves the dead-lettered firings back, to be tried again now

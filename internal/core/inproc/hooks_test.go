@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -190,4 +191,45 @@ func TestStreamAndQueueHooks(t *testing.T) {
 			t.Errorf("queued %d, want 1", p.Queue.Len())
 		}
 	})
+}
+
+// TestWireFiring: an engine wired with only its firing fires what its
+// timer holds when the driver jumps the clock to the schedule, retries a
+// failed firing at NextAttempt, dead-letters it after FireAttempts, and
+// is Idle without a stream.
+func TestWireFiring(t *testing.T) {
+	e := NewEngine(Options{Start: t0, FireAttempts: 2, Log: slog.New(slog.DiscardHandler)})
+	var fired []string
+	fail := map[string]bool{"b": true}
+	e.WireFiring(func(_ context.Context, s contract.Schedule) (string, error) {
+		fired = append(fired, s.Name)
+		if fail[s.Name] {
+			return "", errors.New("send failed")
+		}
+		return "sent", nil
+	})
+	for _, n := range []string{"a", "b"} {
+		if err := e.Timer.Arm(context.Background(), contract.Schedule{Name: n, At: t0.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := e.NextAttempt(); ok || !e.Idle() {
+		t.Fatalf("a fresh engine: NextAttempt %v, Idle %v", ok, e.Idle())
+	}
+	e.Clock.Set(t0.Add(time.Hour))
+	if r := e.FireSchedules(context.Background()); r.Fired != 2 || r.Outcomes["sent"] != 1 {
+		t.Fatalf("first firing: %+v", r)
+	}
+	next, ok := e.NextAttempt()
+	if !ok || !next.Equal(t0.Add(time.Hour+time.Minute)) || e.Idle() {
+		t.Fatalf("the retry waits until %s (%v), Idle %v: want a minute later", next, ok, e.Idle())
+	}
+	e.Clock.Set(next)
+	e.FireSchedules(context.Background())
+	if _, ok := e.NextAttempt(); ok || len(e.DeadInvocations()) != 1 || !e.Idle() {
+		t.Fatalf("after the last attempt: waiting %v, dead %v", ok, e.DeadInvocations())
+	}
+	if want := []string{"a", "b", "b"}; !slices.Equal(fired, want) {
+		t.Fatalf("fired %v, want %v", fired, want)
+	}
 }

@@ -11,10 +11,13 @@ package sim
 // its claim or after its send, with bounces and retryable send errors; the
 // 30-minute reconciler; and, in a sixth of the histories each, a cancel
 // part-way and the owner's removal from the sender group part-way.
-// The services run through the seam in campaigns.go.
+// The services run through the seam in campaigns.go. The timer fires
+// through the core's in-process pipeline (inproc.Engine, wired with
+// only its firing: campaigns have no stream or queue stage), whose hooks
+// make the fires early, late, twice or dropped, and retry a failed send
+// a minute later, up to three tries.
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,9 +29,11 @@ import (
 	"time"
 	_ "time/tzdata" // the campaigns' zones, even on a machine without zoneinfo
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
-	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
@@ -80,14 +85,21 @@ func date(y int, m time.Month, d int) plan.Date { return plan.Date{Year: y, Mont
 
 type campaignWorld struct {
 	core
-	ctx   context.Context
-	clock *clock.Fake
+	ctx context.Context
+	// e fires the timer's schedules and the reconciler's dispatches into
+	// the send worker, on its clock.
+	e     *inproc.Engine
+	clock *inproc.Clock
 	ports *campaignPorts
 	c     campaign.Campaign
 	sends []plan.Send
 
-	events campaignEvents
-	seq    int
+	// events are the history's acts (reconciler passes, the cancel, the
+	// removal), in time order.
+	events []campaignEvent
+	// reach is how far past now the engine's next firing reaches (the
+	// schedule that fires early reaches its due time).
+	reach time.Duration
 	// kill cancels the current provisioning run when it creates killName.
 	kill     context.CancelFunc
 	killName string
@@ -113,21 +125,22 @@ func runCampaign(cfg Config) Result {
 		w.violate(invLiveness, "%v", err)
 		return w.res
 	}
-	// The event loop: fires, deliveries, reconciler passes, the cancel.
+	// The loop: the engine's fires and invocations, reconciler passes,
+	// the cancel, the removal.
 	last := w.sends[len(w.sends)-1].At
 	w.horizon = last.Add(60 * 24 * time.Hour)
-	w.push(w.clock.Now().Truncate(30*time.Minute).Add(30*time.Minute), evReconcile, "")
+	w.push(w.clock.Now().Truncate(30*time.Minute).Add(30*time.Minute), evReconcile)
 	if w.rng.Intn(6) == 0 {
 		span := last.Sub(w.sends[0].At)
 		w.cancelledAt = w.sends[0].At.Add(time.Duration(w.rng.Int63n(int64(span) + 1))).Add(30 * time.Second)
-		w.push(w.cancelledAt, evCancel, "")
+		w.push(w.cancelledAt, evCancel)
 	}
 	// The removal draws from a source of its own, so that the histories
 	// without it stay those of the seeds before it existed.
 	if rr := rand.New(rand.NewSource(cfg.Seed ^ 0x5e4de5)); rr.Intn(6) == 0 {
 		span := last.Sub(w.sends[0].At)
 		w.removedAt = w.sends[0].At.Add(time.Duration(rr.Int63n(int64(span) + 1))).Add(45 * time.Second)
-		w.push(w.removedAt, evSenderRemoved, "")
+		w.push(w.removedAt, evSenderRemoved)
 	}
 	if err := w.loop(); err != nil {
 		w.violate(invLiveness, "%v", err)
@@ -160,7 +173,15 @@ func (w *campaignWorld) setUp() error {
 	first := z.days[rng.Intn(len(z.days))].AddDays(-rng.Intn(5))
 	loc := mustLoc(z.name)
 	now0 := time.Date(first.Year, first.Month, first.Day, 0, 0, 0, 0, loc).Add(-time.Duration(rng.Intn(48)) * time.Hour)
-	w.clock = clock.NewFake(now0)
+	// The send function's asynchronous invoke: three tries, a minute apart.
+	w.e = inproc.NewEngine(inproc.Options{Start: now0, Log: discard, FireAttempts: 3, FireRetryDelay: time.Minute,
+		Hooks: inproc.Hooks{FireEarly: func() time.Duration { return w.reach }, Deliveries: w.deliveries}})
+	w.e.WireFiring(w.send)
+	// The timer of the campaign's schedule names (a TTL marker is swept at
+	// its due time: deliveries draws the sweeper's delay).
+	w.e.Timer = inmem.NewTimerOf(w.cfg.Timer, campaign.TaskSchema, w.e.Clock.Now, nil)
+	w.e.Scheduler, _ = w.e.Timer.(*inmem.Scheduler)
+	w.clock = w.e.Clock
 	w.now, w.epoch = w.clock.Now, now0
 	rules := plan.Rules{SendsPerDay: spd, Weekdays: days, Windows: windows, TimeZone: z.name, Start: first, NotBefore: now0.Add(10 * time.Minute)}
 	var err error
@@ -182,7 +203,7 @@ func (w *campaignWorld) setUp() error {
 	if err != nil {
 		return fmt.Errorf("tasks: %w", err)
 	}
-	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w.cfg.Timer, w, w.cfg.Mutation, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
+	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w.e.Timer, w, w.cfg.Mutation, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
 	return err
 }
 
@@ -260,12 +281,12 @@ func (w *campaignWorld) crashAfterSend(campaign.SendTask) bool {
 func (w *campaignWorld) dispatched(e campaign.FireEvent) {
 	w.res.Faults[FaultSendDispatched]++
 	b, _ := json.Marshal(e) // two strings always marshal
-	w.push(w.clock.Now().Add(time.Second), evDeliver, string(b)+"|0")
+	// A dispatch is no schedule: its name carries the reconciler's input.
+	w.e.Invoke(contract.Schedule{Name: string(b)}, w.clock.Now().Add(time.Second), 0)
 }
 
-// Events.
+// The history's acts.
 const (
-	evDeliver   = "deliver"
 	evReconcile = "reconcile"
 	evCancel    = "cancel"
 	// evSenderRemoved: admin-remove-user-from-group of the owner.
@@ -274,32 +295,18 @@ const (
 
 type campaignEvent struct {
 	at   time.Time
-	seq  int
 	kind string
-	arg  string
 }
 
-type campaignEvents []campaignEvent
-
-func (q campaignEvents) Len() int { return len(q) }
-func (q campaignEvents) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
-	}
-	return q[i].seq < q[j].seq
-}
-func (q campaignEvents) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *campaignEvents) Push(x any)   { *q = append(*q, x.(campaignEvent)) }
-func (q *campaignEvents) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
-}
-
-func (w *campaignWorld) push(at time.Time, kind, arg string) {
-	w.seq++
-	heap.Push(&w.events, campaignEvent{at: at, seq: w.seq, kind: kind, arg: arg})
+// push adds an act at at, after those at the same time.
+func (w *campaignWorld) push(at time.Time, kind string) {
+	i, _ := slices.BinarySearchFunc(w.events, at, func(e campaignEvent, t time.Time) int {
+		if e.at.After(t) {
+			return 1
+		}
+		return -1
+	})
+	w.events = slices.Insert(w.events, i, campaignEvent{at: at, kind: kind})
 }
 
 // nextFire is the schedule that fires first, and when: its due time, or
@@ -348,7 +355,8 @@ func (w *campaignWorld) loop() error {
 			return errors.New("no end after 100,000 events")
 		}
 		next, fireAt, hasFire := w.nextFire()
-		if w.events.Len() == 0 && !hasFire {
+		invAt, hasInv := w.e.NextAttempt()
+		if len(w.events) == 0 && !hasFire && !hasInv {
 			if w.open() {
 				return fmt.Errorf("no event left (horizon %s) but %d tasks are still open", w.horizon, w.ports.open(w.c.ID))
 			}
@@ -357,16 +365,29 @@ func (w *campaignWorld) loop() error {
 		if !w.open() && !hasFire {
 			return nil
 		}
-		if hasFire && (w.events.Len() == 0 || !w.events[0].at.Before(fireAt)) {
-			w.fire(next, fireAt)
+		// The engine fires what is due first (ties before the acts): the
+		// next schedule, reaching its due time when it fires early, or a
+		// waiting invocation.
+		at := invAt
+		if hasFire && (!hasInv || !invAt.Before(fireAt)) {
+			at = fireAt
+		}
+		if (hasFire || hasInv) && (len(w.events) == 0 || !w.events[0].at.Before(at)) {
+			w.clock.Set(at)
+			if at.Equal(fireAt) && hasFire {
+				w.reach = next.At.Sub(w.clock.Now())
+			}
+			w.e.FireSchedules(w.ctx)
+			w.reach = 0
 			continue
 		}
-		e := heap.Pop(&w.events).(campaignEvent)
+		e := w.events[0]
+		w.events = w.events[1:]
 		w.clock.Set(e.at)
 		switch e.kind {
 		case evReconcile:
 			if next := e.at.Add(30 * time.Minute); !next.After(w.horizon) {
-				w.push(next, evReconcile, "")
+				w.push(next, evReconcile)
 			}
 			if !w.open() {
 				continue
@@ -404,54 +425,51 @@ func (w *campaignWorld) loop() error {
 			w.ports.owners.Remove(w.c.OwnerID)
 			w.res.Faults[FaultSenderRemoved]++
 			w.tracef("owner %s removed from the sender group", w.c.OwnerID)
-		case evDeliver:
-			i := strings.LastIndexByte(e.arg, '|')
-			w.deliver(e.arg[:i], e.arg[i+1:])
 		}
 	}
 }
 
-// fire is the timer firing at its time: it hands over next (at its due
-// time less earlyBy) and whatever else is due by next's time, each as the
-// payload every core timer hands its target. Each invocation comes a few
-// seconds later, or late, twice, or (dropped) not at all.
-func (w *campaignWorld) fire(next timer.Schedule, at time.Time) {
-	w.clock.Set(at)
-	for _, s := range w.ports.fireDue(next.At) {
-		payload := campaign.TaskSchema.EncodePayload(s.Payload)
-		if s.At.After(at) {
-			w.count(FaultFiredEarly)
-			w.tracef("fire %s %s early", s.Name, s.At.Sub(at))
-		}
-		if w.inject(FaultFireDropped, 0.07) {
-			w.tracef("fire %s dropped to the DLQ", s.Name)
-			continue
-		}
-		delay := time.Duration(w.rng.Intn(20)) * time.Second
-		switch {
-		case kindOf(w.cfg.Timer).FiresWithin > 0:
-			// A lazy timer fires within its bound (DynamoDB deletes an
-			// expired marker within about 48 hours), most of them soon.
-			delay = w.ttlDelay()
-		case w.inject(FaultFiredLate, 0.05):
-			delay = time.Duration(10+w.rng.Intn(120)) * time.Minute
-		}
-		w.push(at.Add(delay), evDeliver, payload+"|0")
-		if w.inject(w.duplicateFault(), 0.08) {
-			w.push(at.Add(delay+time.Duration(w.rng.Intn(40))*time.Second), evDeliver, payload+"|0")
-		}
+// deliveries are the invocations of a schedule the timer fires (the
+// engine's Hooks.Deliveries): each a few seconds later, or late, twice, or
+// (dropped to the DLQ) not at all.
+func (w *campaignWorld) deliveries(s contract.Schedule) []time.Duration {
+	if s.At.After(w.clock.Now()) {
+		w.count(FaultFiredEarly)
+		w.tracef("fire %s %s early", s.Name, s.At.Sub(w.clock.Now()))
 	}
+	if w.inject(FaultFireDropped, 0.07) {
+		w.tracef("fire %s dropped to the DLQ", s.Name)
+		return nil
+	}
+	delay := time.Duration(w.rng.Intn(20)) * time.Second
+	switch {
+	case kindOf(w.cfg.Timer).FiresWithin > 0:
+		// A lazy timer fires within its bound (DynamoDB deletes an
+		// expired marker within about 48 hours), most of them soon.
+		delay = w.ttlDelay()
+	case w.inject(FaultFiredLate, 0.05):
+		delay = time.Duration(10+w.rng.Intn(120)) * time.Minute
+	}
+	out := []time.Duration{delay}
+	if w.inject(w.duplicateFault(), 0.08) {
+		out = append(out, delay+time.Duration(w.rng.Intn(40))*time.Second)
+	}
+	return out
 }
 
-// deliver invokes the send function once with in (a timer's payload, or
-// the reconciler's dispatch), as its handler decodes it; a crash or an
-// error is retried by the asynchronous invoke up to 2 times, a minute
-// apart.
-func (w *campaignWorld) deliver(in, try string) {
+// send is the send function's handler, the engine's firing: it decodes
+// the timer's payload (or a dispatch's input, carried in its name) and
+// runs the send worker once. A crash or an error is retried by the
+// engine, as the asynchronous invoke does.
+func (w *campaignWorld) send(ctx context.Context, s contract.Schedule) (string, error) {
+	in := s.Name
+	if !s.At.IsZero() {
+		in = campaign.TaskSchema.EncodePayload(s.Payload)
+	}
 	e, err := campaign.DecodeFire([]byte(in))
 	if err != nil {
 		w.violate(invLiveness, "the send function cannot read %s: %v", in, err)
-		return
+		return "", nil
 	}
 	out, err := func() (out string, err error) {
 		defer func() {
@@ -462,13 +480,10 @@ func (w *campaignWorld) deliver(in, try string) {
 				err = errCampaignCrash
 			}
 		}()
-		return w.ports.fire(w.ctx, e)
+		return w.ports.fire(ctx, e)
 	}()
-	w.tracef("deliver %s (try %s): %s %v", e.TaskID, try, out, err)
-	if err != nil && try != "2" {
-		next := map[string]string{"0": "1", "1": "2"}[try]
-		w.push(w.clock.Now().Add(time.Minute), evDeliver, in+"|"+next)
-	}
+	w.tracef("deliver %s: %s %v", e.TaskID, out, err)
+	return out, err
 }
 
 // check verifies C1 to C5 on the end state.

@@ -22,7 +22,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timer/paced"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -110,12 +109,11 @@ func (r refusals) Check(ctx context.Context, owner string) (campaign.Verdict, er
 }
 
 // newCampaignPorts stores c and its tasks and builds the services on
-// timer l's stand-in (a TTL marker is swept at its due time: the
-// workload draws the sweeper's delay as the invocation's), with m's
+// the timer's stand-in t, with m's
 // campaign mutations; seed fixes their jitter, pageSize the
 // provisioner's page.
-func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, l timerspec.Name, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
-	p := &campaignPorts{store: memory.NewCampaignStore(), sched: inmem.NewRemote(inmem.NewTimerOf(l, campaign.TaskSchema, clk.Now, nil), nil),
+func newCampaignPorts(c campaign.Campaign, tasks []campaign.SendTask, clk *clock.Fake, t inmem.TimerScheduler, h campaignHooks, m Mutation, seed uint64, pageSize int) (*campaignPorts, error) {
+	p := &campaignPorts{store: memory.NewCampaignStore(), sched: inmem.NewRemote(t, nil),
 		sender: memory.NewCampaignSender(clk), owners: memory.NewCampaignSenders(c.OwnerID), cps: memory.NewCampaignCheckpoints()}
 	p.store.PutCampaign(c)
 	p.store.PutTasks(tasks...)
@@ -211,10 +209,8 @@ func (p *campaignPorts) cancel(ctx context.Context, id, reason string, deadline 
 	return fmt.Sprintf("%+v", res), err
 }
 
-// schedules are what the timer holds; fireDue hands over (and ends)
-// those due by at, as the timer fires them.
-func (p *campaignPorts) schedules() []timer.Schedule           { return p.sched.All() }
-func (p *campaignPorts) fireDue(at time.Time) []timer.Schedule { return p.sched.Fire(at) }
+// schedules are what the timer holds.
+func (p *campaignPorts) schedules() []timer.Schedule { return p.sched.All() }
 
 func (p *campaignPorts) tasks(id string) []campaign.SendTask { return p.store.All(id) }
 func (p *campaignPorts) open(id string) int                  { return p.store.CountOpen(id) }
