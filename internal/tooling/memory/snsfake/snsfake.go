@@ -94,6 +94,19 @@ func (f *SNS) begin(op string) error {
 	return nil
 }
 
+// onTopic begins op on topic: its subscriptions, or SNS's NotFound when
+// there is no such topic. Call it with f.mu held.
+func (f *SNS) onTopic(op, topic string) ([]*sub, error) {
+	if err := f.begin(op); err != nil {
+		return nil, err
+	}
+	subs, ok := f.topics[topic]
+	if !ok {
+		return nil, notFound("topic " + topic)
+	}
+	return subs, nil
+}
+
 func notFound(what string) error {
 	return &types.NotFoundException{Message: aws.String(what + " does not exist")}
 }
@@ -116,13 +129,10 @@ func limitExceeded() error {
 func (f *SNS) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ...func(*sns.Options)) (*sns.SubscribeOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("Subscribe"); err != nil {
-		return nil, err
-	}
 	topic := aws.ToString(in.TopicArn)
-	subs, ok := f.topics[topic]
-	if !ok {
-		return nil, notFound("topic " + topic)
+	subs, err := f.onTopic("Subscribe", topic)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range subs {
 		if s.protocol != aws.ToString(in.Protocol) || s.endpoint != aws.ToString(in.Endpoint) {
@@ -158,13 +168,10 @@ func (f *SNS) shownArn(s *sub, always bool) string {
 func (f *SNS) ListSubscriptionsByTopic(_ context.Context, in *sns.ListSubscriptionsByTopicInput, _ ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("ListSubscriptionsByTopic"); err != nil {
-		return nil, err
-	}
 	topic := aws.ToString(in.TopicArn)
-	subs, ok := f.topics[topic]
-	if !ok {
-		return nil, notFound("topic " + topic)
+	subs, err := f.onTopic("ListSubscriptionsByTopic", topic)
+	if err != nil {
+		return nil, err
 	}
 	start := 0
 	if in.NextToken != nil {
@@ -302,13 +309,10 @@ func (f *SNS) drop(topicArn, endpoint string, confirmed bool) error {
 func (f *SNS) Publish(_ context.Context, in *sns.PublishInput, _ ...func(*sns.Options)) (*sns.PublishOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("Publish"); err != nil {
-		return nil, err
-	}
 	topic := aws.ToString(in.TopicArn)
-	subs, ok := f.topics[topic]
-	if !ok {
-		return nil, notFound("topic " + topic)
+	subs, err := f.onTopic("Publish", topic)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range subs {
 		if s.confirmed && matches(s.attrs["FilterPolicy"], in.MessageAttributes) {
