@@ -309,3 +309,34 @@ func TestUserAuthEmailVerification(t *testing.T) {
 		})
 	}
 }
+
+// TestNotifyFunctionOnRequest: the to-do app's target as a function of
+// its own exists only when an adopter asks for it (NotifyFunction, once
+// however often it is called), and may do what the target does and no
+// more: read the task and the owner's settings, record the notification,
+// publish to the shard topics.
+func TestNotifyFunctionOnRequest(t *testing.T) {
+	stack := customStack(t, "NotifyOnRequest")
+	auth := userauth.NewUserAuth(stack, jsii.String("Auth"), nil)
+	n := notifications.NewUserNotifications(stack, jsii.String("Notifications"), &notifications.UserNotificationsProps{UserPool: auth.UserPool})
+	WantPanic(t, func() { n.NotifyFunction() }, "NotifyFunction before StoreSettingsIn", "StoreSettingsIn(table)")
+	table := settingsTable(stack)
+	n.StoreSettingsIn(table)
+	if first, again := n.NotifyFunction(), n.NotifyFunction(); first != again {
+		t.Error("a second NotifyFunction call made a second function")
+	}
+	s := synthOf(t, stack)
+	id := s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify")
+	got := ActionMap(s.FunctionStatements(t, "NotificationsNotify"))
+	for _, a := range []string{"logs:CreateLogStream", "logs:PutLogEvents"} {
+		delete(got, a)
+	}
+	keys := make([]string, 0, len(got))
+	for a := range got {
+		keys = append(keys, a)
+	}
+	slices.Sort(keys)
+	if want := []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "sns:Publish"}; !slices.Equal(keys, want) {
+		t.Errorf("%s may %v, want exactly %v", id, keys, want)
+	}
+}

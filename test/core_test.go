@@ -106,7 +106,7 @@ func TestGoFunctionsAreArmAl2023WithJSONLogs(t *testing.T) {
 	// function added or lost fails here (CDK's own upload and
 	// custom-resource functions, in Python and Node, are counted apart).
 	want := []string{"ApiHandler", "AuthPreSignUp", "AuthPostConfirmation", "CancellationProcessor", "CancellationWorker",
-		"NotificationsNotify", "NotificationsPostAuth", "TasksReconcilerFunction", "TasksFire"}
+		"NotificationsPostAuth", "TasksReconcilerFunction", "TasksFire"}
 	var ours []string
 	cdkOwn := 0
 	for id := range fns {
@@ -194,10 +194,6 @@ func TestLeastPrivilege(t *testing.T) {
 		{"postconfirmation", "AuthPostConfirmation", map[string]string{
 			"cognito-idp:AdminUpdateUserAttributes": `{"Fn::GetAtt":["` + s.LogicalID(t, "AWS::Cognito::UserPool", "AuthUserPool") + `","Arn"]}`,
 		}},
-		// The target reads the task and its owner's settings, publishes to
-		// the shard topics, and records the notification (UpdateItem), which
-		// takes the task out of the pending indexes.
-		{"notify", "NotificationsNotify", map[string]string{"dynamodb:GetItem": table, "dynamodb:UpdateItem": table, "sns:Publish": topics}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ActionMap(s.FunctionStatements(t, tc.function))
@@ -363,8 +359,7 @@ func TestPipelineFunctionsReadTheSchemaAndTheirErrorMetricsAreAlarmed(t *testing
 // TestTodoTargetRunsInTheFiringFunction: the to-do app's target runs
 // inside its firing function (ScheduleOnWriteProps.FireEntry,
 // lambdas/todofire): that function gets the target's configuration and
-// no target function; no role of the stack may invoke the notify
-// function; the reconciler fires an overdue task through the firing
+// no target function; no notify function is deployed; the reconciler fires an overdue task through the firing
 // function.
 func TestTodoTargetRunsInTheFiringFunction(t *testing.T) {
 	s := Stack(t, "dev")
@@ -385,13 +380,11 @@ func TestTodoTargetRunsInTheFiringFunction(t *testing.T) {
 	if d, _ := Props(fns[fireID])["Description"].(string); !strings.Contains(d, "in process") {
 		t.Errorf("firing function description %q, want the in-process one", d)
 	}
-	notify := s.LogicalID(t, "AWS::Lambda::Function", "NotificationsNotify")
-	for id, pol := range s.Resources("AWS::IAM::Policy") {
-		for _, st := range Props(pol)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
-			st := st.(map[string]any)
-			if slices.Contains(Actions(st), "lambda:InvokeFunction") && strings.Contains(JSON(st["Resource"]), notify) {
-				t.Errorf("policy %s lets a function invoke the notify function: %s", id, JSON(st))
-			}
+	// The target runs in process: no notify function of its own is
+	// deployed (NotifyFunction is for an adopter that wants one).
+	for id := range fns {
+		if strings.HasPrefix(id, "NotificationsNotify") {
+			t.Errorf("the to-do stack deploys %s, a notify function nothing invokes", id)
 		}
 	}
 	rec := env(s.LogicalID(t, "AWS::Lambda::Function", "TasksReconcilerFunction"))

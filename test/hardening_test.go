@@ -299,7 +299,7 @@ func TestNotifyingFunctionsGetTheSiteUrl(t *testing.T) {
 	if !strings.Contains(site, "https://") {
 		t.Fatalf("WebUrl output = %s", site)
 	}
-	for _, prefix := range []string{"NotificationsNotify"} {
+	for _, prefix := range []string{"TasksFire"} {
 		fn := Props(s.Resources("AWS::Lambda::Function")[s.LogicalID(t, "AWS::Lambda::Function", prefix)])
 		vars, _ := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
 		url := JSON(vars["WEB_URL"])

@@ -190,7 +190,6 @@ func NewTodoStack(scope constructs.Construct, id string, props *TodoStackProps) 
 		Watch: []operations.WatchedFunction{
 			{Name: todometrics.FunctionAPI, Function: s.Api.Handler.Function},
 			{Name: metrics.FunctionExpiry, Function: s.Scheduling.Fire.Function},
-			{Name: "notify", Function: s.Notifications.Notify.Function},
 			{Name: "presignup", Function: s.Auth.PreSignUp.Function},
 			{Name: "postconfirmation", Function: s.Auth.PostConfirmation.Function},
 			{Name: todometrics.FunctionPostAuth, Function: s.Notifications.PostAuth.Function},

@@ -107,7 +107,8 @@ type UserNotificationsProps struct {
 	// Default: alarms with no action.
 	AlarmTopic awssns.ITopic
 	// WebURL is the web app's address, used for links in the
-	// notifications Notify sends (https://, or http://localhost).
+	// notifications the to-do app's target sends (https://, or
+	// http://localhost).
 	// Default: no link.
 	WebURL string
 }
@@ -137,13 +138,8 @@ type UserNotifications struct {
 	SubscribeErrorsAlarm awscloudwatch.Alarm
 	// FilterPolicyLimitAlarm fires when a topic is out of filter policies.
 	FilterPolicyLimitAlarm awscloudwatch.Alarm
-	// Notify emails a task's owner that it expired (or, for a reminder
-	// payload, that it soon will): the to-do app's
-	// scheduleonwrite.ScheduleOnWriteProps.Target. StoreSettingsIn creates
-	// it (nil before): it reads the task and the owner's settings from
-	// that table and publishes to the owner's shard topic.
-	Notify *gofn.Function
-
+	// notify is NotifyFunction's function, nil until it is asked for.
+	notify        *gofn.Function
 	prefix        string
 	webURL        string
 	logs          gofn.LogOptions
@@ -349,10 +345,8 @@ func (n *UserNotifications) GrantSubscribe(grantee awsiam.IGrantable) awsiam.Gra
 // partition key and the reserved sort key "#settings", which the task
 // listing, the stream filter and the stream processor all skip. The
 // trigger reads it (TABLE_NAME) and may get and put items of the table.
-// It also creates Notify, the to-do app's target, on that table. Call it
-// once, with the to-do table (keyed by tableschema.Todo()), before the
-// schedule-on-write construct that takes Notify as its Target; synth
-// fails without it.
+// Call it once, with the to-do table (keyed by tableschema.Todo()),
+// before NotifyFunction or GrantNotifyTarget; synth fails without it.
 func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 	if n.settingsTable != nil {
 		panic(fmt.Sprintf("%s: StoreSettingsIn was called twice: the settings live in one table", *n.Node().Id()))
@@ -360,24 +354,33 @@ func (n *UserNotifications) StoreSettingsIn(table awsdynamodb.ITable) {
 	n.settingsTable = table
 	n.PostAuth.Function.AddEnvironment(jsii.String(envvars.Table), table.TableName(), nil)
 	grants.Table(table, n.PostAuth.Function, "dynamodb:GetItem", "dynamodb:PutItem")
-	n.addNotify(table)
 }
 
-// addNotify creates Notify: a function that runs the to-do app's target
-// (task.NotifyTarget) with a claimed task's payload, for a
-// schedule-on-write construct that takes it as its Target. The to-do
+// NotifyFunction is a function of its own that runs the to-do app's
+// target (task.NotifyTarget): it emails a task's owner that it expired
+// (or, for a reminder payload, that it soon will), for a schedule-on-write
+// construct that takes it as its Target. It reads the task and the
+// owner's settings from the StoreSettingsIn table and publishes to the
+// owner's shard topic. It is created on the first call only: the to-do
 // app runs the same target inside its firing function instead
-// (GrantNotifyTarget).
-func (n *UserNotifications) addNotify(table awsdynamodb.ITable) {
-	env := map[string]string{envvars.Table: *table.TableName(), envvars.ItemSchema: tableschema.Todo().EnvValue()}
+// (NotifyTargetEnvironment, GrantNotifyTarget), and deploys none.
+func (n *UserNotifications) NotifyFunction() *gofn.Function {
+	if n.notify != nil {
+		return n.notify
+	}
+	if n.settingsTable == nil {
+		panic(fmt.Sprintf("%s: NotifyFunction before StoreSettingsIn: call StoreSettingsIn(table) with the to-do table first", *n.Node().Id()))
+	}
+	env := map[string]string{envvars.Table: *n.settingsTable.TableName(), envvars.ItemSchema: tableschema.Todo().EnvValue()}
 	maps.Copy(env, n.NotifyTargetEnvironment())
-	n.Notify = gofn.NewFunction(n.Construct, jsii.String("Notify"), &gofn.FunctionProps{
+	n.notify = gofn.NewFunction(n.Construct, jsii.String("Notify"), &gofn.FunctionProps{
 		Entry:       "lambdas/notify",
 		Description: "Emails a task's owner that it expired or is due soon (the schedule-on-write target of the to-do app)",
 		Logs:        n.logs,
 		Environment: env,
 	})
-	n.GrantNotifyTarget(n.Notify.Function)
+	n.GrantNotifyTarget(n.notify.Function)
+	return n.notify
 }
 
 // NotifyTargetEnvironment is what the to-do app's target
@@ -415,7 +418,7 @@ func (v *settingsValidation) Validate() *[]*string {
 	if v.n.settingsTable != nil {
 		return &[]*string{}
 	}
-	return &[]*string{jsii.String("the notification settings have no table: call StoreSettingsIn(table) with the to-do table (it also creates Notify, the schedule-on-write Target)")}
+	return &[]*string{jsii.String("the notification settings have no table: call StoreSettingsIn(table) with the to-do table")}
 }
 
 func validPrefix(s string) bool {
