@@ -145,12 +145,24 @@ type server struct {
 // directory first on PATH (node's and pyenv's shims need it), and waits
 // until it accepts connections.
 func startServer(name, exe string, stderr io.Writer, args func(port string) []string) (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("find a free port: %w", err)
+	for attempt := 1; ; attempt++ {
+		s, err := startOn(name, exe, stderr, args)
+		if errors.Is(err, errPortTaken) && attempt < 3 {
+			continue
+		}
+		return s, err
 	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	_ = l.Close()
+}
+
+// errPortTaken: the server exited once its port answered, another
+// server's.
+var errPortTaken = errors.New("the port was taken by another server")
+
+func startOn(name, exe string, stderr io.Writer, args func(port string) []string) (*server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(exe, args(port)...)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cmd.Stderr = stderr
@@ -170,11 +182,39 @@ func startServer(name, exe string, stderr io.Writer, args func(port string) []st
 		}
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 200*time.Millisecond); err == nil {
 			_ = c.Close()
+			// Two test binaries may pick the same free port: the one
+			// whose server lost the bind exits at once, and must not
+			// talk to the other's server.
+			select {
+			case <-s.done:
+				return nil, fmt.Errorf("%w: %s on port %s", errPortTaken, name, port)
+			case <-time.After(300 * time.Millisecond):
+			}
 			return s, nil
 		}
 	}
 	s.Stop()
 	return nil, fmt.Errorf("%s did not accept connections on port %s within %s", name, port, StartTimeout)
+}
+
+// freePort is a loopback port nothing listens on now. It is closed again
+// before the server binds it, so another test binary may take it
+// meanwhile: startOn checks that the server which answers is its own.
+func freePort() (string, error) {
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("find a free port: %w", err)
+		}
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		_ = l.Close()
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 100*time.Millisecond); err == nil {
+			_ = c.Close()
+			continue
+		}
+		return port, nil
+	}
+	return "", errors.New("find a free port: every port tried was taken")
 }
 
 // Stop kills the server's process group and waits for it to exit.
