@@ -3,10 +3,8 @@ package awssns_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -81,24 +79,17 @@ func TestNotifierContractFake(t *testing.T) {
 // reading the queue observes SNS's routing.
 type motoNotifier struct {
 	*awssns.Publisher
-	sns *sns.Client
-	sqs *sqs.Client
-	// prefix names this case's topics and queues: moto is shared by the
-	// package, and CreateTopic and CreateQueue return an existing one of
-	// the same name, with the subscriptions and messages of an earlier case.
-	prefix string
-	n      int
-	seen   map[string][]testenv.NotifierDelivery // by queue URL
+	sns  *sns.Client
+	sqs  *sqs.Client
+	n    int
+	seen map[string][]testenv.NotifierDelivery // by queue URL
 }
-
-// motoCases numbers the contract's cases on the shared moto.
-var motoCases atomic.Int64
 
 func (m *motoNotifier) Subscribe(t *testing.T, topicArn, policy string) string {
 	t.Helper()
 	ctx := context.Background()
 	m.n++
-	q, err := m.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(m.prefix + "inbox-" + strconv.Itoa(m.n))})
+	q, err := m.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("inbox-" + strconv.Itoa(m.n))})
 	if err != nil {
 		t.Fatalf("create queue: %v", err)
 	}
@@ -150,9 +141,8 @@ func TestNotifierContractMoto(t *testing.T) {
 	testenv.NotifierContract(t, testenv.NotifierBackend{New: func(t *testing.T, shards int) (testenv.ContractNotifier, []string) {
 		moto := testenv.SharedMoto(t)
 		api := moto.SNSClient()
-		prefix := fmt.Sprintf("case%d-", motoCases.Add(1))
 		var topics []string
-		for _, name := range topicArns(prefix, shards) {
+		for _, name := range topicArns("", shards) {
 			out, err := api.CreateTopic(context.Background(), &sns.CreateTopicInput{Name: aws.String(name)})
 			if err != nil {
 				t.Fatalf("create topic: %v", err)
@@ -163,6 +153,6 @@ func TestNotifierContractMoto(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &motoNotifier{Publisher: p, sns: api, sqs: moto.SQSClient(), prefix: prefix, seen: map[string][]testenv.NotifierDelivery{}}, topics
+		return &motoNotifier{Publisher: p, sns: api, sqs: moto.SQSClient(), seen: map[string][]testenv.NotifierDelivery{}}, topics
 	}})
 }
