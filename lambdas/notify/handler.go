@@ -7,46 +7,9 @@ import (
 	"log/slog"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/core/envvars"
-	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/logfield"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
-
-// settings are what the function reads from its environment.
-type settings struct {
-	// Table is TABLE_NAME, the task table.
-	Table string
-	// Schema is the to-do schema (contract.EnvVar, default
-	// tableschema.Todo).
-	Schema contract.Schema
-	// Topics are the notification topics (TOPIC_ARN_PREFIX, TOPIC_SHARDS).
-	Topics []string
-	// WebURL is WEB_URL, the web app's base URL ("" for no link).
-	WebURL string
-}
-
-// loadConfig reads the environment through getenv. The function reads
-// tasks, so a schema other than the to-do app's is a configuration error.
-func loadConfig(getenv func(string) string) (settings, error) {
-	e := lambdaenv.New(getenv)
-	c := settings{Table: e.Require(envvars.Table), Schema: tableschema.Todo(),
-		Topics: awssns.TopicArnsFromEnv(e), WebURL: e.Optional(todoenv.WebURL, "")}
-	if getenv(envvars.ItemSchema) != "" {
-		c.Schema = e.Schema()
-	}
-	if err := e.Err(); err != nil {
-		return c, err
-	}
-	if c.Schema.EnvValue() != tableschema.Todo().EnvValue() {
-		return c, fmt.Errorf("configuration: %s names another schema than the to-do app's: the notify function reads tasks; set it to the task table's schema (tableschema.Todo) or leave it unset",
-			contract.EnvVar)
-	}
-	return c, nil
-}
 
 // notifier is task.NotifyTarget as the handler uses it.
 type notifier interface {

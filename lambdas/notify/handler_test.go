@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // TestHandle: the payload the expiry function sends to any target (as
@@ -88,45 +86,6 @@ func TestHandle(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), tc.wantLog) {
 				t.Errorf("log %s lacks %s", logs.String(), tc.wantLog)
-			}
-		})
-	}
-}
-
-func TestLoadConfig(t *testing.T) {
-	todo := map[string]string{"TABLE_NAME": "tasks", "TOPIC_ARN_PREFIX": "arn:topic-", "TOPIC_SHARDS": "2", "WEB_URL": "https://w"}
-	with := func(k, v string) map[string]string {
-		m := map[string]string{}
-		for a, b := range todo {
-			m[a] = b
-		}
-		m[k] = v
-		return m
-	}
-	want := settings{Table: "tasks", Schema: tableschema.Todo(), Topics: []string{"arn:topic-0", "arn:topic-1"}, WebURL: "https://w"}
-	for _, tc := range []struct {
-		name    string
-		env     map[string]string
-		want    settings
-		wantErr string
-	}{
-		{"to-do schema by default", todo, want, ""},
-		{"to-do schema named", with(contract.EnvVar, tableschema.Todo().EnvValue()), want, ""},
-		{"another schema", with(contract.EnvVar, testenv.ConsumerSchema().EnvValue()), settings{}, "to-do"},
-		{"bad schema", with(contract.EnvVar, "{"), settings{}, contract.EnvVar},
-		{"no table", with("TABLE_NAME", ""), settings{}, "TABLE_NAME"},
-		{"no topics", with("TOPIC_ARN_PREFIX", ""), settings{}, "TOPIC_ARN_PREFIX"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := loadConfig(func(k string) string { return tc.env[k] })
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}

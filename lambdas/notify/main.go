@@ -15,24 +15,14 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
-	"github.com/unschedule/unschedule/internal/todo/notify"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/notifyfn"
 )
 
 func main() {
 	log := lambdaenv.Logger()
-	c := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(awsenv.Config(context.Background()))
-	store := tasktable.New(dynamodb.NewFromConfig(aws), c.Table)
-	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), c.Topics))
-	target := lambdaenv.Must(task.NewNotifyTarget(task.NotifyConfig{Tasks: store,
-		Notifier: notify.InUserTimeZone(pub, store, log), WebURL: c.WebURL, Log: log}))
-	lambda.Start((&handler{schema: c.Schema, target: target, log: log}).Handle)
+	c := lambdaenv.Must(notifyfn.Load(os.Getenv))
+	w := lambdaenv.Must(notifyfn.New(context.Background(), c, log, nil))
+	lambda.Start((&handler{schema: c.Schema, target: w.Target, log: log}).Handle)
 }

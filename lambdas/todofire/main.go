@@ -14,28 +14,18 @@ import (
 	"context"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-
 	"github.com/unschedule/unschedule/firefn"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
-	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
-	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
-	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
-	"github.com/unschedule/unschedule/internal/todo/notify"
+	"github.com/unschedule/unschedule/internal/todo/notifyfn"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 func main() {
 	log := lambdaenv.Logger()
-	c := lambdaenv.Must(loadConfig(os.Getenv))
-	aws := lambdaenv.Must(awsenv.Config(context.Background()))
-	store := tasktable.New(dynamodb.NewFromConfig(aws), c.Table)
-	pub := lambdaenv.Must(awssns.NewPublisher(sns.NewFromConfig(aws), c.Topics))
+	c := lambdaenv.Must(notifyfn.Load(os.Getenv))
 	// The claim is the task store's (its pending-index attributes too),
 	// and the target takes the task that claim returned: no second read.
 	cache := task.NewClaimCache()
-	target := lambdaenv.Must(task.NewNotifyTarget(task.NotifyConfig{Tasks: cache.Tasks(store),
-		Notifier: notify.InUserTimeZone(pub, store, log), WebURL: c.WebURL, Log: log}))
-	firefn.StartWithStore(target, cache.Items(store))
+	w := lambdaenv.Must(notifyfn.New(context.Background(), c, log, cache.Tasks))
+	firefn.StartWithStore(w.Target, cache.Items(w.Store))
 }
