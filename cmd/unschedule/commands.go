@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
+	"github.com/unschedule/unschedule/internal/ops"
 )
 
 // Exit codes.

@@ -1,7 +1,7 @@
 // Command unschedule is the operator's CLI for a deployed stack: why an
 // item is where it is, what the reconciler would repair, and what the
 // failure queues hold. It discovers everything from the stack's name and
-// runs the functions' own code (internal/tooling/ops). See README.md.
+// runs the functions' own code (internal/ops). See README.md.
 package main
 
 import (
@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
+	"github.com/unschedule/unschedule/internal/ops"
 )
 
 func main() {

@@ -21,9 +21,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/ops"
+	"github.com/unschedule/unschedule/internal/ops/opstest"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
-	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -77,7 +77,7 @@ func world(t *testing.T) *opstest.Fixture {
 	sendTo(t, f, f.Queue(t, ops.QueueStreamFailures), opstest.StreamFailure("shardId-0001", "100", "101"), "", "")
 	// The deferred jobs' table on the TTL timer: a job with its marker,
 	// one without, one overdue (the future events' table, on Step
-	// Functions, is tested in internal/tooling/ops: its executions are
+	// Functions, is tested in internal/ops: its executions are
 	// refused a year past the real clock, and this one is fixed in 2030).
 	f.Arm(t, opstest.DeferredJobsTable, jobMarked, now.Add(time.Hour), true)
 	f.Arm(t, opstest.DeferredJobsTable, jobUnmarked, now.Add(time.Hour), false)

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/ops"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/devserver"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
+	"github.com/unschedule/unschedule/internal/ops/opstest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 

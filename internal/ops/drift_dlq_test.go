@@ -16,9 +16,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
+	"github.com/unschedule/unschedule/internal/ops"
+	"github.com/unschedule/unschedule/internal/ops/opstest"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
-	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
 )
 
 // driftWorld holds a lost schedule, an orphaned one and a claimed but

@@ -10,8 +10,8 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
-	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
+	"github.com/unschedule/unschedule/internal/ops"
+	"github.com/unschedule/unschedule/internal/ops/opstest"
 )
 
 // TestWhyOnEveryTable: why finds an item of any table a reconciler

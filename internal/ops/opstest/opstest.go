@@ -1,8 +1,7 @@
 // Package opstest builds, on moto and dynalite, a stack shaped as the
 // synthesized Unschedule stack (the same logical ids, function
 // environment, queues, event source mappings and on-failure
-// destinations), for the tests of internal/tooling/ops and
-// cmd/unschedule.
+// destinations), for the tests of internal/ops and cmd/unschedule.
 package opstest
 
 import (
@@ -35,9 +34,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/ops"
 	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 

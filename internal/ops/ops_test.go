@@ -16,9 +16,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/logfield"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
+	"github.com/unschedule/unschedule/internal/ops"
+	"github.com/unschedule/unschedule/internal/ops/opstest"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
-	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/tooling/ops"
-	"github.com/unschedule/unschedule/internal/tooling/ops/opstest"
+	"github.com/unschedule/unschedule/internal/ops"
+	"github.com/unschedule/unschedule/internal/ops/opstest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
