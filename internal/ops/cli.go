@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/unschedule/unschedule/contract"
-	"github.com/unschedule/unschedule/internal/ops"
+	"github.com/unschedule/unschedule/internal/core/lambdaenv/awsenv"
 )
 
 // Exit codes.
@@ -26,11 +26,11 @@ const (
 	ExitProblem = 3 // why or drift found something to mend
 )
 
-// opener discovers the stack called name.
-type opener func(ctx context.Context, stack string) (*ops.World, error)
+// Opener discovers the stack called name.
+type Opener func(ctx context.Context, stack string) (*World, error)
 
 // world is how a command reaches its stack.
-type worldFunc func() (ops.Operator, error)
+type worldFunc func() (Operator, error)
 
 // errProblem: the command ran and found a problem (ExitProblem).
 var errProblem = errors.New("found a problem")
@@ -45,7 +45,7 @@ type flags struct {
 // redriveOutcome turns what a redrive did into its exit: an error when a
 // re-send failed (ExitError), errProblem when a message was left for the
 // operator (kept, or re-sent and not deleted), nil when all went through.
-func redriveOutcome(rs []ops.Redriven) error {
+func redriveOutcome(rs []Redriven) error {
 	failed, left := 0, 0
 	for _, r := range rs {
 		switch {
@@ -64,8 +64,26 @@ func redriveOutcome(rs []ops.Redriven) error {
 	return nil
 }
 
-// run executes args and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, open opener) int {
+// Main is the unschedule command: it executes args (without the program's
+// name) on the stack found with the SDK's standard configuration, and
+// returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return Run(ctx, args, stdout, stderr, OpenAWS)
+}
+
+// OpenAWS discovers the stack called name with the SDK's standard
+// configuration (awsenv.Config: profiles, regions, endpoint overrides).
+func OpenAWS(ctx context.Context, stack string) (*World, error) {
+	cfg, err := awsenv.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, cfg, stack)
+}
+
+// Run executes args on the stacks open discovers, and returns the exit
+// code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Opener) int {
 	line := &progressLine{w: stderr}
 	root := newRoot(ctx, stdout, stderr, open, line)
 	root.SetArgs(args)
@@ -76,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, open open
 		return ExitOK
 	case errors.Is(err, errProblem):
 		return ExitProblem
-	case errors.Is(err, ops.ErrUsage), isUsage(err):
+	case errors.Is(err, ErrUsage), isUsage(err):
 		fmt.Fprintln(stderr, "unschedule:", err)
 		return ExitUsage
 	default:
@@ -95,7 +113,7 @@ func isUsage(err error) bool {
 	return false
 }
 
-func newRoot(ctx context.Context, stdout, stderr io.Writer, open opener, line *progressLine) *cobra.Command {
+func newRoot(ctx context.Context, stdout, stderr io.Writer, open Opener, line *progressLine) *cobra.Command {
 	f := &flags{}
 	root := &cobra.Command{
 		Use:   "unschedule",
@@ -118,14 +136,14 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 found a problem (why, drift, dlq redrive).
 	root.PersistentFlags().StringVar(&f.dev, "dev", "", "the make dev server's URL, e.g. http://127.0.0.1:8080, instead of --stack")
 	root.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts instead of tables")
 	root.PersistentFlags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
-	world := func() (ops.Operator, error) {
+	world := func() (Operator, error) {
 		switch {
 		case f.dev != "" && f.stack != "":
-			return nil, fmt.Errorf("%w: give --stack or --dev, not both", ops.ErrUsage)
+			return nil, fmt.Errorf("%w: give --stack or --dev, not both", ErrUsage)
 		case f.dev != "":
-			return ops.NewRemote(f.dev, nil), nil
+			return NewRemote(f.dev, nil), nil
 		case f.stack == "":
-			return nil, fmt.Errorf("%w: --stack is required: the deployed stack's name, e.g. --stack Unschedule-prod (or --dev URL for make dev)", ops.ErrUsage)
+			return nil, fmt.Errorf("%w: --stack is required: the deployed stack's name, e.g. --stack Unschedule-prod (or --dev URL for make dev)", ErrUsage)
 		}
 		if !f.quiet {
 			fmt.Fprintf(stderr, "reading stack %s...\n", f.stack)
@@ -189,15 +207,15 @@ func whyCmd(ctx context.Context, f *flags, world worldFunc) *cobra.Command {
 			case len(args) == 0 && user != "" && taskID != "":
 				key = "pk=" + user + ",sk=" + taskID
 			default:
-				return fmt.Errorf("%w: name the item by its key (pk=...,sk=...) or by --user and --task", ops.ErrUsage)
+				return fmt.Errorf("%w: name the item by its key (pk=...,sk=...) or by --user and --task", ErrUsage)
 			}
 			w, err := world()
 			if err != nil {
 				return err
 			}
-			stack, onStack := w.(*ops.World)
+			stack, onStack := w.(*World)
 			if logs && !onStack {
-				return fmt.Errorf("%w: --logs reads CloudWatch Logs: give --stack, not --dev", ops.ErrUsage)
+				return fmt.Errorf("%w: --logs reads CloudWatch Logs: give --stack, not --dev", ErrUsage)
 			}
 			r, err := w.Why(ctx, f.table, key)
 			if err != nil {
@@ -242,7 +260,7 @@ is left as it is); --key narrows either to one item.`,
 			if err != nil {
 				return err
 			}
-			var rs []ops.DriftReport
+			var rs []DriftReport
 			if repair {
 				rs, err = w.Repair(ctx, f.table, key)
 			} else {
@@ -343,9 +361,9 @@ the other. Running sends finish; finished campaigns are left.`,
 			if err != nil {
 				return err
 			}
-			w, ok := o.(*ops.World)
+			w, ok := o.(*World)
 			if !ok {
-				return fmt.Errorf("%w: campaigns cancel needs --stack (make dev's campaigns are cancelled in its web app)", ops.ErrUsage)
+				return fmt.Errorf("%w: campaigns cancel needs --stack (make dev's campaigns are cancelled in its web app)", ErrUsage)
 			}
 			rs, err := w.CancelCampaigns(ctx, owner, dry)
 			if perr := printCampaigns(cmd.OutOrStdout(), f.json, rs); perr != nil && err == nil {
@@ -360,7 +378,7 @@ the other. Running sends finish; finished campaigns are left.`,
 	return c
 }
 
-func printCampaigns(out io.Writer, asJSON bool, rs []ops.CampaignCancel) error {
+func printCampaigns(out io.Writer, asJSON bool, rs []CampaignCancel) error {
 	if asJSON {
 		return writeJSONList(out, rs)
 	}
@@ -382,7 +400,7 @@ func writeJSON(w io.Writer, v any) error {
 	return e.Encode(v)
 }
 
-func printWhy(out io.Writer, asJSON bool, r ops.WhyReport) error {
+func printWhy(out io.Writer, asJSON bool, r WhyReport) error {
 	if asJSON {
 		return writeJSON(out, r)
 	}
@@ -425,7 +443,7 @@ func printWhy(out io.Writer, asJSON bool, r ops.WhyReport) error {
 	return tw.Flush()
 }
 
-func printDrift(out io.Writer, asJSON bool, rs []ops.DriftReport) error {
+func printDrift(out io.Writer, asJSON bool, rs []DriftReport) error {
 	if asJSON {
 		return writeJSON(out, rs)
 	}
@@ -448,7 +466,7 @@ func printDrift(out io.Writer, asJSON bool, rs []ops.DriftReport) error {
 	return tw.Flush()
 }
 
-func printLetters(out io.Writer, asJSON bool, ls []ops.Letter) error {
+func printLetters(out io.Writer, asJSON bool, ls []Letter) error {
 	if asJSON {
 		return writeJSONList(out, ls)
 	}
@@ -458,13 +476,13 @@ func printLetters(out io.Writer, asJSON bool, ls []ops.Letter) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Queue, l.Kind, orNone(l.Key), l.Reason)
 	}
 	fmt.Fprintf(tw, "%d message(s)\n", len(ls))
-	if slices.ContainsFunc(ls, func(l ops.Letter) bool { return strings.HasSuffix(l.Queue, ".fifo") }) {
+	if slices.ContainsFunc(ls, func(l Letter) bool { return strings.HasSuffix(l.Queue, ".fifo") }) {
 		fmt.Fprintf(tw, "a FIFO queue shows the first message of each item only; redrive moves them all\n")
 	}
 	return tw.Flush()
 }
 
-func printRedriven(out io.Writer, asJSON bool, rs []ops.Redriven) error {
+func printRedriven(out io.Writer, asJSON bool, rs []Redriven) error {
 	if asJSON {
 		return writeJSONList(out, rs)
 	}

@@ -1,4 +1,4 @@
-package main
+package ops_test
 
 import (
 	"bytes"
@@ -94,9 +94,9 @@ func TestRunbookOnTheLocalWorld(t *testing.T) {
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	p := srv.Pipeline()
-	lost := newTask("01JD0000000000000000000031", now.Add(time.Hour))
+	lost := cliTask("01JD0000000000000000000031", now.Add(time.Hour))
 	p.Store.Put(lost) // written without its schedule: a lost one
-	if err := p.Timer.Arm(context.Background(), task.ScheduleFor(newTask("01JD0000000000000000000032", now.Add(time.Hour)))); err != nil {
+	if err := p.Timer.Arm(context.Background(), task.ScheduleFor(cliTask("01JD0000000000000000000032", now.Add(time.Hour)))); err != nil {
 		t.Fatal(err)
 	}
 	vars := map[string]string{"STACK": "unused", "USER_SUB": lost.UserID, "TASK_ID": lost.TaskID}
@@ -108,11 +108,11 @@ func TestRunbookOnTheLocalWorld(t *testing.T) {
 			}
 		}
 		var out, errb bytes.Buffer
-		code := run(context.Background(), append(args, "--quiet"), &out, &errb, func(context.Context, string) (*ops.World, error) {
+		code := ops.Run(context.Background(), append(args, "--quiet"), &out, &errb, func(context.Context, string) (*ops.World, error) {
 			t.Fatal("a --dev command opened a stack")
 			return nil, nil
 		})
-		if code != ExitOK && code != ExitProblem {
+		if code != ops.ExitOK && code != ops.ExitProblem {
 			t.Errorf("unschedule %s: exit %d: %s%s", line, code, out.String(), errb.String())
 		}
 		return out.String(), code
@@ -123,12 +123,12 @@ func TestRunbookOnTheLocalWorld(t *testing.T) {
 		_, code := run1(line)
 		if strings.HasPrefix(line, "drift ") && !strings.Contains(line, "--repair") && firstDrift {
 			firstDrift = false
-			if code != ExitProblem {
+			if code != ops.ExitProblem {
 				t.Errorf("the first drift found nothing (exit %d): the world's drift is not seen", code)
 			}
 		}
 	}
-	if out, code := run1(cmds[len(cmds)-1]); code != ExitOK || !strings.Contains(out, "missing                  0") {
+	if out, code := run1(cmds[len(cmds)-1]); code != ops.ExitOK || !strings.Contains(out, "missing                  0") {
 		t.Errorf("after the runbook, %s: exit %d\n%s", cmds[len(cmds)-1], code, out)
 	}
 	if _, ok := p.Timer.Lookup(task.ScheduleFor(lost).Name); !ok {

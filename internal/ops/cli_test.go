@@ -1,4 +1,4 @@
-package main
+package ops_test
 
 import (
 	"bytes"
@@ -29,59 +29,57 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the output")
 
-func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
+// cliNow is fixed, so the human output is the same on every run.
+var cliNow = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// now is fixed, so the human output is the same on every run.
-var now = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-
-func newTask(id string, due time.Time) task.Task {
+func cliTask(id string, due time.Time) task.Task {
 	return task.Task{UserID: "user-1", TaskID: id, Title: "t", Status: task.StatusPending, DueAt: due, ScheduleToken: "tok",
-		CreatedAt: now.Add(-3 * time.Hour), UpdatedAt: now.Add(-3 * time.Hour)}
+		CreatedAt: cliNow.Add(-3 * time.Hour), UpdatedAt: cliNow.Add(-3 * time.Hour)}
 }
 
 var (
-	armed  = newTask("01JD0000000000000000000001", now.Add(time.Hour))
-	lost   = newTask("01JD0000000000000000000002", now.Add(time.Hour))
-	orphan = newTask("01JD0000000000000000000003", now.Add(time.Hour))
-	stale  = newTask("01JD0000000000000000000004", now.Add(-time.Hour))
+	cliArmed  = cliTask("01JD0000000000000000000001", cliNow.Add(time.Hour))
+	cliLost   = cliTask("01JD0000000000000000000002", cliNow.Add(time.Hour))
+	cliOrphan = cliTask("01JD0000000000000000000003", cliNow.Add(time.Hour))
+	cliStale  = cliTask("01JD0000000000000000000004", cliNow.Add(-time.Hour))
 )
 
-// world is the fixture stack with a lost schedule, an orphaned one, a
+// cliWorld is the fixture stack with a lost schedule, an orphaned one, a
 // claimed but undelivered task, a poisoned FIFO message and a scheduler
 // dead letter.
-func world(t *testing.T) *opstest.Fixture {
+func cliWorld(t *testing.T) *opstest.Fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := opstest.New(t, now)
+	f := opstest.New(t, cliNow)
 	tm, err := f.World.Timer(f.Table(t, opstest.TaskTable))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tk := range []task.Task{armed, lost, stale} {
+	for _, tk := range []task.Task{cliArmed, cliLost, cliStale} {
 		if err := f.Tasks.Create(ctx, tk); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, tk := range []task.Task{armed, orphan} {
+	for _, tk := range []task.Task{cliArmed, cliOrphan} {
 		if err := tm.Arm(ctx, task.ScheduleFor(tk)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.Tasks.Expire(ctx, stale.UserID, stale.TaskID, stale.DueAt, now.Add(-50*time.Minute)); err != nil {
+	if _, err := f.Tasks.Expire(ctx, cliStale.UserID, cliStale.TaskID, cliStale.DueAt, cliNow.Add(-50*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	sendTo(t, f, f.Queue(t, ops.QueueDeadLetters), "{not json", "poison-group", "poison")
-	msg, _ := json.Marshal(cancel.Message{Action: cancel.ActionSchedule, Partition: lost.UserID, Sort: lost.TaskID, DueAt: lost.DueAt, EventID: "ev-1"})
-	sendTo(t, f, f.Queue(t, ops.QueueDeadLetters), string(msg), "user-1/"+lost.TaskID, "user-1/"+lost.TaskID+"-ev-1")
-	sendTo(t, f, f.Queue(t, ops.QueueSchedulerDeadLetters), task.Schema.EncodePayload(task.ScheduleFor(stale).Payload), "", "")
+	msg, _ := json.Marshal(cancel.Message{Action: cancel.ActionSchedule, Partition: cliLost.UserID, Sort: cliLost.TaskID, DueAt: cliLost.DueAt, EventID: "ev-1"})
+	sendTo(t, f, f.Queue(t, ops.QueueDeadLetters), string(msg), "user-1/"+cliLost.TaskID, "user-1/"+cliLost.TaskID+"-ev-1")
+	sendTo(t, f, f.Queue(t, ops.QueueSchedulerDeadLetters), task.Schema.EncodePayload(task.ScheduleFor(cliStale).Payload), "", "")
 	sendTo(t, f, f.Queue(t, ops.QueueStreamFailures), opstest.StreamFailure("shardId-0001", "100", "101"), "", "")
 	// The deferred jobs' table on the TTL timer: a job with its marker,
 	// one without, one overdue (the future events' table, on Step
-	// Functions, is tested in internal/ops: its executions are
-	// refused a year past the real clock, and this one is fixed in 2030).
-	f.Arm(t, opstest.DeferredJobsTable, jobMarked, now.Add(time.Hour), true)
-	f.Arm(t, opstest.DeferredJobsTable, jobUnmarked, now.Add(time.Hour), false)
-	f.Arm(t, opstest.DeferredJobsTable, jobLate, now.Add(-time.Hour), true)
+	// Functions, is tested in tables_test.go: its executions are refused
+	// a year past the real clock, and this one is fixed in 2030).
+	f.Arm(t, opstest.DeferredJobsTable, jobMarked, cliNow.Add(time.Hour), true)
+	f.Arm(t, opstest.DeferredJobsTable, jobUnmarked, cliNow.Add(time.Hour), false)
+	f.Arm(t, opstest.DeferredJobsTable, jobLate, cliNow.Add(-time.Hour), true)
 	// A cancelled campaign whose task is still Pending and armed (a
 	// cancel that stopped midway): the campaign's rules finish it.
 	c, tasks := testenv.CampaignFixture(t, "c9", 1, testenv.CampaignT0)
@@ -93,7 +91,7 @@ func world(t *testing.T) *opstest.Fixture {
 	return f
 }
 
-// campaignTask is world's cancelled campaign's task, as why reads it.
+// campaignTask is cliWorld's cancelled campaign's task, as why reads it.
 var campaignTask string
 
 var (
@@ -126,8 +124,8 @@ func cli(t *testing.T, f *opstest.Fixture, args ...string) (string, int) {
 		}
 		return f.World, nil
 	}
-	code := run(context.Background(), append(args, "--quiet"), &out, &errb, open)
-	if code == ExitError {
+	code := ops.Run(context.Background(), append(args, "--quiet"), &out, &errb, open)
+	if code == ops.ExitError {
 		t.Logf("stderr: %s", errb.String())
 	}
 	return out.String(), code
@@ -144,15 +142,15 @@ func golden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/unschedule -update to write it)", err)
+		t.Fatalf("%v (run go test ./internal/ops -update to write it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("%s differs from %s (go test ./cmd/unschedule -update rewrites it):\n%s", name, path, got)
+		t.Errorf("%s differs from %s (go test ./internal/ops -update rewrites it):\n%s", name, path, got)
 	}
 }
 
 func TestCommands(t *testing.T) {
-	f := world(t)
+	f := cliWorld(t)
 	st := "--stack=" + opstest.StackName
 	tests := []struct {
 		name   string
@@ -160,23 +158,23 @@ func TestCommands(t *testing.T) {
 		code   int
 		schema string
 	}{
-		{"why_armed", []string{"why", st, "--user", "user-1", "--task", armed.TaskID}, ExitOK, ""},
-		{"why_missing", []string{"why", st, "pk=user-1,sk=" + lost.TaskID}, ExitProblem, ""},
-		{"why_orphaned", []string{"why", st, "userId=user-1,taskId=" + orphan.TaskID}, ExitProblem, ""},
-		{"why_undelivered", []string{"why", st, "pk=user-1,sk=" + stale.TaskID}, ExitProblem, ""},
-		{"why_missing_json", []string{"why", st, "--json", "pk=user-1,sk=" + lost.TaskID}, ExitProblem, "why"},
-		{"why_ttl_marker", []string{"why", st, keyArg(jobMarked)}, ExitOK, ""},
-		{"why_ttl_missing", []string{"why", st, keyArg(jobUnmarked)}, ExitProblem, ""},
-		{"why_ttl_overdue", []string{"why", st, "--table", "DeferredJobsTable", keyArg(jobLate)}, ExitProblem, ""},
-		{"why_ttl_overdue_json", []string{"why", st, "--json", keyArg(jobLate)}, ExitProblem, "why"},
-		{"drift_ttl", []string{"drift", st, "--table", "DeferredJobsTable"}, ExitProblem, ""},
-		{"why_campaign_rules", []string{"why", st, campaignTask}, ExitProblem, ""},
-		{"why_campaign_rules_json", []string{"why", st, "--json", campaignTask}, ExitProblem, "why"},
-		{"drift", []string{"drift", st}, ExitProblem, ""},
-		{"drift_json", []string{"drift", st, "--json"}, ExitProblem, "drift"},
-		{"dlq_list", []string{"dlq", "list", st}, ExitOK, ""},
-		{"dlq_list_json", []string{"dlq", "list", st, "--json"}, ExitOK, "dlq"},
-		{"dlq_redrive_dry", []string{"dlq", "redrive", st, "--dry-run"}, ExitProblem, ""}, // the poisoned message would stay
+		{"why_armed", []string{"why", st, "--user", "user-1", "--task", cliArmed.TaskID}, ops.ExitOK, ""},
+		{"why_missing", []string{"why", st, "pk=user-1,sk=" + cliLost.TaskID}, ops.ExitProblem, ""},
+		{"why_orphaned", []string{"why", st, "userId=user-1,taskId=" + cliOrphan.TaskID}, ops.ExitProblem, ""},
+		{"why_undelivered", []string{"why", st, "pk=user-1,sk=" + cliStale.TaskID}, ops.ExitProblem, ""},
+		{"why_missing_json", []string{"why", st, "--json", "pk=user-1,sk=" + cliLost.TaskID}, ops.ExitProblem, "why"},
+		{"why_ttl_marker", []string{"why", st, keyArg(jobMarked)}, ops.ExitOK, ""},
+		{"why_ttl_missing", []string{"why", st, keyArg(jobUnmarked)}, ops.ExitProblem, ""},
+		{"why_ttl_overdue", []string{"why", st, "--table", "DeferredJobsTable", keyArg(jobLate)}, ops.ExitProblem, ""},
+		{"why_ttl_overdue_json", []string{"why", st, "--json", keyArg(jobLate)}, ops.ExitProblem, "why"},
+		{"drift_ttl", []string{"drift", st, "--table", "DeferredJobsTable"}, ops.ExitProblem, ""},
+		{"why_campaign_rules", []string{"why", st, campaignTask}, ops.ExitProblem, ""},
+		{"why_campaign_rules_json", []string{"why", st, "--json", campaignTask}, ops.ExitProblem, "why"},
+		{"drift", []string{"drift", st}, ops.ExitProblem, ""},
+		{"drift_json", []string{"drift", st, "--json"}, ops.ExitProblem, "drift"},
+		{"dlq_list", []string{"dlq", "list", st}, ops.ExitOK, ""},
+		{"dlq_list_json", []string{"dlq", "list", st, "--json"}, ops.ExitOK, "dlq"},
+		{"dlq_redrive_dry", []string{"dlq", "redrive", st, "--dry-run"}, ops.ExitProblem, ""}, // the poisoned message would stay
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,28 +191,28 @@ func TestCommands(t *testing.T) {
 				t.Fatalf("not JSON: %v\n%s", err, out)
 			}
 			if errs := validate(t, loadSchema(t, tt.schema), v, "$"); len(errs) > 0 {
-				t.Errorf("--json output breaks schema/%s.schema.json:\n%s\n%s", tt.schema, strings.Join(errs, "\n"), out)
+				t.Errorf("--json output breaks cmd/unschedule/schema/%s.schema.json:\n%s\n%s", tt.schema, strings.Join(errs, "\n"), out)
 			}
 		})
 	}
 	// --table names a table of the stack; a key two tables hold needs it.
-	if _, code := cli(t, f, "why", st, "--table", "Nope", keyArg(jobMarked)); code != ExitUsage {
-		t.Errorf("why --table Nope: exit %d, want %d", code, ExitUsage)
+	if _, code := cli(t, f, "why", st, "--table", "Nope", keyArg(jobMarked)); code != ops.ExitUsage {
+		t.Errorf("why --table Nope: exit %d, want %d", code, ops.ExitUsage)
 	}
 }
 
 // TestWhyLogs: --logs adds the item's history from the functions' logs.
 func TestWhyLogs(t *testing.T) {
-	f := world(t)
-	raw := `{"level":"INFO","msg":"schedule created","key":"user-1/` + armed.TaskID + `"}`
+	f := cliWorld(t)
+	raw := `{"level":"INFO","msg":"schedule created","key":"user-1/` + cliArmed.TaskID + `"}`
 	f.World.Logs = &opstest.Logs{Lines: [][]cwtypes.ResultField{
 		opstest.Line("2030-01-01 09:00:01.000", "/aws/lambda/Unschedule-test-CancellationWorker", "INFO", "schedule created", raw)}}
-	out, code := cli(t, f, "why", "--stack", opstest.StackName, "--logs", "pk=user-1,sk="+armed.TaskID)
-	if code != ExitOK {
+	out, code := cli(t, f, "why", "--stack", opstest.StackName, "--logs", "pk=user-1,sk="+cliArmed.TaskID)
+	if code != ops.ExitOK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	golden(t, "why_logs", out)
-	out, _ = cli(t, f, "why", "--stack", opstest.StackName, "--logs", "--json", "pk=user-1,sk="+armed.TaskID)
+	out, _ = cli(t, f, "why", "--stack", opstest.StackName, "--logs", "--json", "pk=user-1,sk="+cliArmed.TaskID)
 	var v any
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
@@ -227,11 +225,11 @@ func TestWhyLogs(t *testing.T) {
 // TestProgress: without --quiet, a long command says on stderr how far it
 // is, and ends its line; stdout holds the report alone.
 func TestProgress(t *testing.T) {
-	f := world(t)
+	f := cliWorld(t)
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"drift", "--stack", opstest.StackName}, &out, &errb,
+	code := ops.Run(context.Background(), []string{"drift", "--stack", opstest.StackName}, &out, &errb,
 		func(context.Context, string) (*ops.World, error) { return f.World, nil })
-	if code != ExitProblem {
+	if code != ops.ExitProblem {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if e := errb.String(); !strings.Contains(e, "timer entries read") || !strings.HasSuffix(e, "\n") {
@@ -249,14 +247,14 @@ func TestUsageAndErrors(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"no stack", []string{"drift"}, ExitUsage},
-		{"unknown command", []string{"frobnicate"}, ExitUsage},
-		{"why without a key", []string{"why", "--stack", "x"}, ExitUsage},
-		{"why with a bad key", []string{"why", "--stack", "x", "--user", "u"}, ExitUsage},
-		{"unknown stack", []string{"dlq", "list", "--stack", "Nope"}, ExitError},
-		{"help", []string{"--help"}, ExitOK},
-		{"--logs on make dev", []string{"why", "--dev", "http://127.0.0.1:1", "--logs", "pk=a,sk=b"}, ExitUsage},
-		{"--stack and --dev", []string{"drift", "--dev", "http://127.0.0.1:1", "--stack", "x"}, ExitUsage},
+		{"no stack", []string{"drift"}, ops.ExitUsage},
+		{"unknown command", []string{"frobnicate"}, ops.ExitUsage},
+		{"why without a key", []string{"why", "--stack", "x"}, ops.ExitUsage},
+		{"why with a bad key", []string{"why", "--stack", "x", "--user", "u"}, ops.ExitUsage},
+		{"unknown stack", []string{"dlq", "list", "--stack", "Nope"}, ops.ExitError},
+		{"help", []string{"--help"}, ops.ExitOK},
+		{"--logs on make dev", []string{"why", "--dev", "http://127.0.0.1:1", "--logs", "pk=a,sk=b"}, ops.ExitUsage},
+		{"--stack and --dev", []string{"drift", "--dev", "http://127.0.0.1:1", "--stack", "x"}, ops.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,11 +268,11 @@ func TestUsageAndErrors(t *testing.T) {
 // The redrive end to end: the dead letters go where they belong, and a
 // second redrive finds nothing.
 func TestRedriveCommand(t *testing.T) {
-	f := world(t)
+	f := cliWorld(t)
 	out, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName)
 	// The poisoned message is kept for the operator: exit 3, not 0.
-	if code != ExitProblem {
-		t.Fatalf("exit %d, want %d (a poisoned message was kept):\n%s", code, ExitProblem, out)
+	if code != ops.ExitProblem {
+		t.Fatalf("exit %d, want %d (a poisoned message was kept):\n%s", code, ops.ExitProblem, out)
 	}
 	golden(t, "dlq_redrive", out)
 	// The stream failure's repair pass delivers the undelivered task; the
@@ -298,18 +296,18 @@ func TestRedriveCommand(t *testing.T) {
 // A re-send that fails keeps its message and makes the command fail, so
 // a script that redrives does not take a partial redrive for done.
 func TestRedriveFailureExitsNonZero(t *testing.T) {
-	f := world(t)
+	f := cliWorld(t)
 	f.Invoked.Fail = errors.New("function is throttled")
 	out, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName)
-	if code != ExitError {
-		t.Fatalf("exit %d, want %d when an invoke failed:\n%s", code, ExitError, out)
+	if code != ops.ExitError {
+		t.Fatalf("exit %d, want %d when an invoke failed:\n%s", code, ops.ExitError, out)
 	}
 	if !strings.Contains(out, "failed:") {
 		t.Errorf("the failed message is not reported:\n%s", out)
 	}
 	f.Invoked.Fail = nil
-	if _, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName); code != ExitProblem {
-		t.Errorf("second redrive exit %d, want %d (only the poisoned message left)", code, ExitProblem)
+	if _, code := cli(t, f, "dlq", "redrive", "--stack", opstest.StackName); code != ops.ExitProblem {
+		t.Errorf("second redrive exit %d, want %d (only the poisoned message left)", code, ops.ExitProblem)
 	}
 	if len(f.Invoked.Calls) == 0 {
 		t.Error("the kept messages were not invoked on the second redrive")
@@ -329,22 +327,26 @@ func TestCampaignsCancel(t *testing.T) {
 		{"campaigns_cancel", []string{"campaigns", "cancel", st, "--owner", "owner-1"}},
 	} {
 		out, code := cli(t, f, tt.args...)
-		if code != ExitOK {
+		if code != ops.ExitOK {
 			t.Fatalf("%s: exit %d\n%s", tt.name, code, out)
 		}
 		golden(t, tt.name, out)
 	}
-	if _, code := cli(t, f, "campaigns", "cancel", st); code != ExitUsage {
-		t.Errorf("without --owner: exit %d, want %d", code, ExitUsage)
+	if _, code := cli(t, f, "campaigns", "cancel", st); code != ops.ExitUsage {
+		t.Errorf("without --owner: exit %d, want %d", code, ops.ExitUsage)
 	}
 }
+
+// schemaDir holds the --json output's schemas, published beside the
+// command's README for scripts.
+var schemaDir = filepath.Join("..", "..", "cmd", "unschedule", "schema")
 
 // A small checker of the JSON Schema keywords the schema files use:
 // type, enum, properties, required, additionalProperties, items and
 // $ref to a sibling file (name.schema.json).
 func loadSchema(t *testing.T, name string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("schema", name+".schema.json"))
+	b, err := os.ReadFile(filepath.Join(schemaDir, name+".schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
