@@ -20,19 +20,16 @@ var adopterPackages = []string{"../constructs/...", "../contract/...", "../futur
 // stand-ins of internal/core/inmem), and only tests may import it.
 const testKit = module + "contract/pipelinetest"
 
-// tooling is what this repository runs for itself: the simulation, the
-// bench, the smoke test, the dev server and the test fixtures.
-var tooling = []string{"cmd/", "internal/tooling/", "test/"}
-
-// TestAdopterPackagesImportNoTooling: an adopter that imports a construct
-// or the contract compiles none of the repository's tooling, so the
-// tooling can change without touching what adopters build.
-func TestAdopterPackagesImportNoTooling(t *testing.T) {
-	out, err := exec.Command("go", append([]string{"list"}, adopterPackages...)...).CombinedOutput()
+// toolingDeps are the packages of the tooling (what this repository runs
+// for itself: the simulation, the bench, the smoke test, the dev server,
+// the test servers and fixtures; featureTooling) that the packages
+// matched by patterns compile, their tests left out.
+func toolingDeps(t *testing.T, patterns ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list"}, patterns...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	// The test kit too: it is built from the core alone.
 	out, err = exec.Command("go", append([]string{"list", "-deps"}, strings.Fields(string(out))...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
@@ -43,12 +40,29 @@ func TestAdopterPackagesImportNoTooling(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if slices.ContainsFunc(tooling, func(p string) bool { return rel == strings.TrimSuffix(p, "/") || strings.HasPrefix(rel, p) }) {
+		if f, _ := featureOf(rel); f == featureTooling {
 			bad = append(bad, rel)
 		}
 	}
-	if len(bad) > 0 {
+	return bad
+}
+
+// TestAdopterPackagesImportNoTooling: an adopter that imports a construct
+// or the contract compiles none of the repository's tooling, so the
+// tooling can change without touching what adopters build.
+func TestAdopterPackagesImportNoTooling(t *testing.T) {
+	// The test kit too: it is built from the core alone.
+	if bad := toolingDeps(t, adopterPackages...); len(bad) > 0 {
 		t.Fatalf("adopter packages import tooling %v: move what they need into a package beside the core", bad)
+	}
+}
+
+// TestOperatorCommandImportsNoTooling: the operator's command (a product
+// operators run in production) compiles none of the repository's
+// tooling, through any path; its tests may use the test servers.
+func TestOperatorCommandImportsNoTooling(t *testing.T) {
+	if bad := toolingDeps(t, "../internal/ops/...", "../cmd/unschedule"); len(bad) > 0 {
+		t.Fatalf("the operator command imports tooling %v: move what it needs into internal/ops or the core", bad)
 	}
 }
 
@@ -83,8 +97,8 @@ func TestPackageNamesAreUnique(t *testing.T) {
 
 // features are the folders of internal/, one per part of the system: the
 // core's runtime, each adopter of it with its own rules, adapters and
-// handlers, and the repository's tooling.
-var features = []string{"core", "todo", "campaigns", "deferredjobs", "futureevents", "tooling"}
+// handlers, the operator's command, and the repository's tooling.
+var features = []string{"core", "todo", "campaigns", "deferredjobs", "futureevents", "ops", "tooling"}
 
 // coreMayImport is all that the core (internal/core/...) imports of the
 // module beyond itself: the item contract it runs on. The rest of the
@@ -112,10 +126,10 @@ func TestTestKitOnlyInTests(t *testing.T) {
 
 // TestInternalIsFeatureFirst: every internal package lives in one of the
 // feature folders, so the tree shows the architecture (the core, its
-// adopters, the tooling) and a new package has an obvious home; the core
-// imports nothing of the module but itself and coreMayImport, so no
-// adopter and no tooling reaches it (its tests may use the tooling: only
-// the packages' own imports count).
+// adopters, the operator command, the tooling) and a new package has an
+// obvious home; the core imports nothing of the module but itself and
+// coreMayImport, so no adopter and no tooling reaches it (its tests may
+// use the tooling: only the packages' own imports count).
 func TestInternalIsFeatureFirst(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../internal/...").CombinedOutput()
 	if err != nil {
@@ -146,13 +160,16 @@ func TestInternalIsFeatureFirst(t *testing.T) {
 // The features of the module, by what their packages are for. The core
 // (the library: its constructs, functions, contract, test kit and
 // runtime) imports only the core; an adopter imports itself and the
-// core; the tooling and the apps may import anything.
+// core; the operator's command (a product, run in production) imports
+// itself, the core and the adopters, never the tooling; the tooling and
+// the apps may import anything.
 const (
 	featureCore         = "core"
 	featureTodo         = "todo"
 	featureCampaigns    = "campaigns"
 	featureFutureEvents = "futureevents"
 	featureDeferredJobs = "deferredjobs"
+	featureOps          = "ops"
 	featureTooling      = "tooling"
 	featureApp          = "app"
 )
@@ -206,6 +223,9 @@ var featureRoots = map[string]string{
 	"internal/deferredjobs/":      featureDeferredJobs,
 	"constructs/deferredjobs":     featureDeferredJobs,
 	"lambdas/deferreddispatch":    featureDeferredJobs,
+	"internal/ops":                featureOps,
+	"internal/ops/":               featureOps,
+	"cmd/unschedule":              featureOps,
 	"internal/tooling/":           featureTooling,
 	"cmd/":                        featureTooling,
 	"test":                        featureTooling,
@@ -235,6 +255,8 @@ func mayImport(from, to string) bool {
 		return true
 	case featureCore:
 		return to == featureCore
+	case featureOps:
+		return to != featureTooling && to != featureApp
 	}
 	return to == from || to == featureCore
 }
@@ -255,10 +277,14 @@ func layoutViolations(graph map[string][]string) []string {
 			if !ok || mayImport(from, to) {
 				continue
 			}
-			if from == featureCore {
+			switch from {
+			case featureCore:
 				bad = append(bad, fmt.Sprintf("%s (the core) imports %s (%s): the library knows no adopter and no tooling; "+
 					"let the adopter pass what the core needs (its schema, view or names)", pkg, imp, to))
-			} else {
+			case featureOps:
+				bad = append(bad, fmt.Sprintf("%s (the operator command) imports %s (%s): the command operators run imports the core and the adopters, "+
+					"never the tooling; move what it needs into internal/ops or the core", pkg, imp, to))
+			default:
 				bad = append(bad, fmt.Sprintf("%s (%s) imports %s (%s): an adopter imports only its own feature and the core; "+
 					"move what both need into the core", pkg, from, imp, to))
 			}
@@ -290,6 +316,16 @@ func TestFeatureGraphRule(t *testing.T) {
 		{"an adopter importing tooling", map[string][]string{"constructs/deferredjobs": {"internal/tooling/memory"}},
 			[]string{"constructs/deferredjobs (deferredjobs) imports internal/tooling/memory (tooling)"}},
 		{"tooling and apps import anything", map[string][]string{"internal/tooling/sim": {"internal/todo/task", "internal/campaigns/campaign"}, "examples/jobs": {"futureevents/client"}}, nil},
+		{"the operator command on the core and the adopters",
+			map[string][]string{"cmd/unschedule": {"internal/ops"}, "internal/ops": {"internal/core/reconcile", "internal/campaigns/campaigncancel", "internal/todo/tableschema"},
+				"internal/ops/opstest": {"internal/ops", "deferredjobs/job", "futureevents/futureevent"}}, nil},
+		{"the operator command importing tooling", map[string][]string{"internal/ops/opstest": {"internal/tooling/testenv"}},
+			[]string{"internal/ops/opstest (the operator command) imports internal/tooling/testenv (tooling)"}},
+		{"the operator's main importing tooling", map[string][]string{"cmd/unschedule": {"internal/ops", "internal/tooling/devserver"}},
+			[]string{"cmd/unschedule (the operator command) imports internal/tooling/devserver (tooling)"}},
+		{"the tooling importing the operator command", map[string][]string{"internal/tooling/devserver": {"internal/ops"}}, nil},
+		{"an adopter importing the operator command", map[string][]string{"internal/campaigns/campaign": {"internal/ops"}},
+			[]string{"internal/campaigns/campaign (campaigns) imports internal/ops (ops)"}},
 		{"a package in no feature", map[string][]string{"newthing/pkg": nil}, []string{"newthing/pkg is in no feature"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

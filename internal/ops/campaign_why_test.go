@@ -29,7 +29,7 @@ func TestWhyOnCampaignSends(t *testing.T) {
 	t0 := testenv.CampaignT0
 	// Now 09:30 UTC: the tasks are at 08:00 (overdue), 10:00 (due within
 	// the rules' check-ahead hour), 12:00 and 14:00.
-	f := opstest.New(t, t0.Add(150*time.Minute))
+	f := opstest.New(t, t0.Add(150*time.Minute), servers(t))
 	active, tasks := testenv.CampaignFixture(t, "c1", 4, t0)
 	active.Status = campaign.Active
 	tm := f.Campaign(t, active, tasks)

@@ -18,7 +18,7 @@ import (
 // changes nothing; another owner's campaign is left alone.
 func TestCancelCampaigns(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.New(t, testenv.CampaignT0)
+	f := opstest.New(t, testenv.CampaignT0, servers(t))
 	store, err := campaigntable.NewCampaignStore(f.World.DDB, opstest.CampaignTable)
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ var (
 func cliWorld(t *testing.T) *opstest.Fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := opstest.New(t, cliNow)
+	f := opstest.New(t, cliNow, servers(t))
 	tm, err := f.World.Timer(f.Table(t, opstest.TaskTable))
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func TestRedriveFailureExitsNonZero(t *testing.T) {
 }
 
 func TestCampaignsCancel(t *testing.T) {
-	f := opstest.New(t, testenv.CampaignT0)
+	f := opstest.New(t, testenv.CampaignT0, servers(t))
 	c, tasks := testenv.CampaignFixture(t, "c1", 3, testenv.CampaignT0)
 	f.Campaign(t, c, tasks)
 	st := "--stack=" + opstest.StackName

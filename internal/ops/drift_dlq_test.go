@@ -26,7 +26,7 @@ import (
 func driftWorld(t *testing.T) *opstest.Fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	tm, err := f.World.Timer(f.Table(t, opstest.TaskTable))
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestDriftThenRepair(t *testing.T) {
 
 func TestDeadLetters(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	dlq, sdlq := f.Queue(t, ops.QueueDeadLetters), f.Queue(t, ops.QueueSchedulerDeadLetters)
 	send(t, f, dlq, "not json", "g0", "poison", nil)
 	tk := newTask("01JD0000000000000000000021", now.Add(-time.Hour))
@@ -178,7 +178,7 @@ func (c *crashing) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInp
 
 func TestRedriveInterruptedAndRunAgain(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	f.World.Visibility = 1
 	dlq, work := f.Queue(t, ops.QueueDeadLetters), f.Queue(t, ops.QueueWork)
 	const n = 6

@@ -34,7 +34,7 @@ func newTask(id string, due time.Time) task.Task {
 func keyText(tk task.Task) string { return "pk=" + tk.UserID + ",sk=" + tk.TaskID }
 
 func TestDiscoverFindsTheStack(t *testing.T) {
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	st := f.World.Stack
 	// Every table a reconciler serves, with its timer from the functions'
 	// environment, found by its physical name or its logical one.
@@ -67,7 +67,7 @@ func TestDiscoverFindsTheStack(t *testing.T) {
 
 func TestWhy(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	tm, err := f.World.Timer(f.Table(t, opstest.TaskTable))
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func send(t *testing.T, f *opstest.Fixture, q ops.Queue, body, group, dedup stri
 // TestHistory: the query filters the item's key in logfield.Key over the
 // log groups of the table's functions, and the lines come back in order.
 func TestHistory(t *testing.T) {
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	logs := &opstest.Logs{Polls: 2, Lines: [][]cwtypes.ResultField{
 		opstest.Line("2030-01-01 11:00:00.000", "/aws/lambda/worker", "INFO", "schedule created", `{"msg":"schedule created","key":"user-1/01JD"}`),
 		opstest.Line("2030-01-01 12:00:00.000", "/aws/lambda/expiry", "INFO", "expiry", `{"msg":"expiry","key":"user-1/other"}`),
@@ -204,7 +204,7 @@ func TestHistory(t *testing.T) {
 // (the dispatchers carry no schema), and filters the keys those
 // functions log: a send task's own, and its campaign's.
 func TestHistoryOfEachTable(t *testing.T) {
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	tests := []struct {
 		name, table, key string
 		groups           []string // substrings of log groups the query must read
@@ -247,7 +247,7 @@ func TestHistoryOfEachTable(t *testing.T) {
 // item's running execution, and when it was stopped, why says so.
 func TestWhyOnStepFunctions(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.NewOn(t, now, timerspec.StepFunctions)
+	f := opstest.NewOn(t, now, timerspec.StepFunctions, servers(t))
 	tb := f.Table(t, opstest.TaskTable)
 	if tb.TimerName != "stepfunctions:"+opstest.StateMachine {
 		t.Fatalf("timer %q", tb.TimerName)

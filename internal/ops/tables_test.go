@@ -20,7 +20,7 @@ import (
 // Functions executions; --table picks by physical or logical name.
 func TestWhyOnEveryTable(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	job := func(window string) contract.Key { return contract.Key{Partition: "tenant-1", Sort: window} }
 	marked := f.Arm(t, opstest.DeferredJobsTable, job("2030-01-01T03:00:00Z"), now.Add(time.Hour), true)
 	unmarked := f.Arm(t, opstest.DeferredJobsTable, job("2030-01-08T03:00:00Z"), now.Add(time.Hour), false)
@@ -88,7 +88,7 @@ func TestWhyOnEveryTable(t *testing.T) {
 // marker; the overdue item fired through the dispatcher).
 func TestDriftOnTheTTLTimer(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.New(t, now)
+	f := opstest.New(t, now, servers(t))
 	f.Arm(t, opstest.DeferredJobsTable, contract.Key{Partition: "tenant-1", Sort: "w1"}, now.Add(time.Hour), true)
 	f.Arm(t, opstest.DeferredJobsTable, contract.Key{Partition: "tenant-1", Sort: "w2"}, now.Add(time.Hour), false)
 	f.Arm(t, opstest.DeferredJobsTable, contract.Key{Partition: "tenant-1", Sort: "w3"}, now.Add(-time.Hour), true)

@@ -1,7 +1,9 @@
 // Package opstest builds, on moto and dynalite, a stack shaped as the
 // synthesized Unschedule stack (the same logical ids, function
 // environment, queues, event source mappings and on-failure
-// destinations), for the tests of internal/ops and cmd/unschedule.
+// destinations), for the tests of internal/ops. It starts no server: the
+// tests pass theirs (Servers), so the operator command imports none of
+// the repository's tooling.
 package opstest
 
 import (
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -37,7 +38,6 @@ import (
 	"github.com/unschedule/unschedule/internal/ops"
 	"github.com/unschedule/unschedule/internal/todo/adapters/tasktable"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // StackName is the fixture stack's name.
@@ -197,11 +197,23 @@ func template(timer timerspec.Name, stateMachine, eventsMachine string) string {
 	return string(b)
 }
 
-// New builds the fixture stack on a fresh moto account and dynalite, and
-// discovers it as the command does. Its timer is EventBridge Scheduler.
-func New(t testing.TB, now time.Time) *Fixture {
+// Servers are what the fixture stack is built on, started by the test
+// (internal/tooling/testenv in internal/ops' tests).
+type Servers struct {
+	// AWS reaches an empty moto account: its region, endpoint and
+	// credentials.
+	AWS aws.Config
+	// DDB is a dynalite that holds the stack's item tables, empty and
+	// declared as the constructs declare them: TaskTable, CampaignTable,
+	// FutureEventsTable and DeferredJobsTable.
+	DDB *dynamodb.Client
+}
+
+// New builds the fixture stack on s, and discovers it as the command
+// does. Its timer is EventBridge Scheduler.
+func New(t testing.TB, now time.Time, s Servers) *Fixture {
 	t.Helper()
-	return NewOn(t, now, timerspec.EventBridgeScheduler)
+	return NewOn(t, now, timerspec.EventBridgeScheduler, s)
 }
 
 // StateMachine is the Step Functions timer's state machine's name.
@@ -209,17 +221,10 @@ const StateMachine = "Unschedule-test-Timer"
 
 // NewOn is New on the timer tm: EventBridge Scheduler or Step Functions
 // (a state machine that waits, as the construct's does).
-func NewOn(t testing.TB, now time.Time, tm timerspec.Name) *Fixture {
+func NewOn(t testing.TB, now time.Time, tm timerspec.Name, s Servers) *Fixture {
 	t.Helper()
 	ctx := context.Background()
-	m := testenv.SharedMoto(t)
-	ddb := testenv.DynamoClient(t, testenv.StartDynalite(t))
-	testenv.CreateTaskTable(t, ddb, TaskTable)
-	testenv.CreateTable(t, ddb, campaigntable.CampaignTableInput(CampaignTable))
-	testenv.CreateItemTable(t, ddb, FutureEventsTable, futureevent.Schema())
-	testenv.CreateItemTable(t, ddb, DeferredJobsTable, job.Schema())
-	cfg := aws.Config{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")}
+	cfg, ddb := s.AWS, s.DDB
 	cfn := cloudformation.NewFromConfig(cfg)
 	newMachine := func(name string) string {
 		sm, err := sfn.NewFromConfig(cfg).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(name),
@@ -275,7 +280,7 @@ func NewOn(t testing.TB, now time.Time, tm timerspec.Name) *Fixture {
 			t.Fatal(err)
 		}
 	}
-	sc := m.SchedulerClient()
+	sc := scheduler.NewFromConfig(cfg)
 	for _, g := range []string{Group, CampaignGroup} {
 		if _, err := sc.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(g)}); err != nil {
 			t.Fatal(err)
