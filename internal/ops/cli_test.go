@@ -276,7 +276,7 @@ func TestRedriveCommand(t *testing.T) {
 	}
 	golden(t, "dlq_redrive", out)
 	// The stream failure's repair pass delivers the undelivered task; the
-	// scheduler dead letter invokes the expiry function again (its claim
+	// scheduler dead letter invokes the firing function again (its claim
 	// absorbs the second); the stream record is gone after its pass.
 	if len(f.Invoked.Calls) != 2 {
 		t.Errorf("%d invokes, want 2 (the repair's delivery and the scheduler dead letter)", len(f.Invoked.Calls))

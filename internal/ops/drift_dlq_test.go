@@ -102,7 +102,7 @@ func TestDriftThenRepair(t *testing.T) {
 		t.Fatalf("repair = %+v, want 2 repairs of the task table, and a pass over each table", rep)
 	}
 	if len(f.Invoked.Calls) != 1 {
-		t.Errorf("%d deliveries to the target, want 1 (the undelivered task)", len(f.Invoked.Calls))
+		t.Errorf("%d invokes of the firing function, want 1 (the undelivered task)", len(f.Invoked.Calls))
 	}
 	if got, _ := f.World.Drift(ctx, "", ""); len(counts(got)) != 0 {
 		t.Fatalf("drift after a repair = %v, want none", counts(got))
@@ -136,7 +136,7 @@ func TestDeadLetters(t *testing.T) {
 			}
 		}
 	}
-	// A dry run moves nothing; a redrive invokes the expiry function with
+	// A dry run moves nothing; a redrive invokes the firing function with
 	// the payload and keeps nothing it re-sent.
 	if _, err := f.World.Redrive(ctx, true, 100); err != nil {
 		t.Fatal(err)
@@ -292,40 +292,48 @@ func TestRedriveStreamFailures(t *testing.T) {
 	check(t, rs, "repaired "+opstest.TaskTable+" (1 repairs), deleted", 0, map[reconcile.DriftKind]int{})
 }
 
-// With FireEntry the target runs inside the firing function: the
-// reconciler has FIRE_FUNCTION_ARN and no TARGET_FUNCTION_ARN, and a
-// repair fires the undelivered task by invoking the firing function
-// synchronously, as the reconciler does, not a target of its own.
-func TestRepairFiresThroughTheFiringFunction(t *testing.T) {
-	ctx := context.Background()
-	f := driftWorld(t)
-	var fireARN string
-	for i, fn := range f.World.Stack.Functions {
-		if strings.HasPrefix(fn.LogicalID, "TasksExpiry") {
-			fireARN = fn.ARN
-			delete(f.World.Stack.Functions[i].Env, envvars.TargetFunctionArn)
-		}
-	}
-	for i, fn := range f.World.Stack.Functions {
-		if strings.HasPrefix(fn.LogicalID, "TasksReconciler") {
-			delete(f.World.Stack.Functions[i].Env, envvars.TargetFunctionArn)
-			f.World.Stack.Functions[i].Env[envvars.FireFunctionArn] = fireARN
-		}
-	}
-	if fireARN == "" {
-		t.Fatal("the fixture has no firing function")
-	}
-	if _, err := f.World.Repair(ctx, opstest.TaskTable, ""); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Invoked.Calls) != 1 {
-		t.Fatalf("%d invokes, want 1 (the undelivered task, through the firing function)", len(f.Invoked.Calls))
-	}
-	c := f.Invoked.Calls[0]
-	if aws.ToString(c.FunctionName) != fireARN || c.InvocationType != lambdatypes.InvocationTypeRequestResponse {
-		t.Errorf("invoked %s (%s), want the firing function %s, synchronously", aws.ToString(c.FunctionName), c.InvocationType, fireARN)
-	}
-	if !strings.Contains(string(c.Payload), "01JD0000000000000000000013") {
-		t.Errorf("payload %s does not name the undelivered task", c.Payload)
+// A repair fires an undelivered task as the reconciler does: through the
+// firing function when the target runs inside it (FireEntry: the to-do
+// stack's FIRE_FUNCTION_ARN, invoked synchronously, which claims and
+// delivers), else by claiming it here and invoking the target
+// (TARGET_FUNCTION_ARN). Either way the task is delivered once.
+func TestRepairFiresAsTheReconciler(t *testing.T) {
+	const target = "arn:aws:lambda:us-east-1:123456789012:function:target"
+	for _, viaTarget := range []bool{false, true} {
+		t.Run(fmt.Sprintf("target function %v", viaTarget), func(t *testing.T) {
+			ctx := context.Background()
+			f := driftWorld(t)
+			want := ""
+			for i, fn := range f.World.Stack.Functions {
+				if !strings.HasPrefix(fn.LogicalID, "TasksReconciler") {
+					continue
+				}
+				want = fn.Env[envvars.FireFunctionArn]
+				if viaTarget {
+					delete(f.World.Stack.Functions[i].Env, envvars.FireFunctionArn)
+					f.World.Stack.Functions[i].Env[envvars.TargetFunctionArn] = target
+					want = target
+				}
+			}
+			if want == "" {
+				t.Fatal("the fixture's reconciler fires through no function")
+			}
+			if _, err := f.World.Repair(ctx, opstest.TaskTable, ""); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Invoked.Calls) != 1 {
+				t.Fatalf("%d invokes, want 1 (the undelivered task)", len(f.Invoked.Calls))
+			}
+			c := f.Invoked.Calls[0]
+			if aws.ToString(c.FunctionName) != want || c.InvocationType != lambdatypes.InvocationTypeRequestResponse {
+				t.Errorf("invoked %s (%s), want %s, synchronously", aws.ToString(c.FunctionName), c.InvocationType, want)
+			}
+			if !strings.Contains(string(c.Payload), "01JD0000000000000000000013") {
+				t.Errorf("payload %s does not name the undelivered task", c.Payload)
+			}
+			if got, _ := f.World.Drift(ctx, opstest.TaskTable, ""); len(counts(got)) != 0 {
+				t.Errorf("drift after the repair = %v, want none: the task was delivered", counts(got))
+			}
+		})
 	}
 }

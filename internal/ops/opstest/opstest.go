@@ -9,6 +9,7 @@ package opstest
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/adapters/timers"
 	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/ops"
@@ -65,7 +67,7 @@ type Fixture struct {
 	Tasks *tasktable.Store
 	Sched *scheduler.Client
 	SQS   *sqs.Client
-	// Invoked records the asynchronous invokes of a redrive (moto runs no
+	// Invoked records the invokes of a redrive or a repair (moto runs no
 	// function without Docker).
 	Invoked *Invokes
 }
@@ -77,15 +79,62 @@ type Invokes struct {
 	// Fail, when set, is every Invoke's error (a target that cannot be
 	// reached); the call is not recorded.
 	Fail error
+	// fires run the firing functions' work for their synchronous invokes
+	// (the reconciler firing through one), by their ARN.
+	fires map[string]fire.Firing
 }
 
-// Invoke records the call, or fails with Fail.
-func (i *Invokes) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+// Invoke records the call, or fails with Fail. A synchronous invoke of a
+// firing function claims and delivers its item, as the function does
+// around its target (which runs inside it, and here does nothing).
+func (i *Invokes) Invoke(ctx context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
 	if i.Fail != nil {
 		return nil, i.Fail
 	}
 	i.Calls = append(i.Calls, *in)
-	return &lambda.InvokeOutput{StatusCode: 202}, nil
+	f, ok := i.fires[aws.ToString(in.FunctionName)]
+	if !ok || in.InvocationType != lambdatypes.InvocationTypeRequestResponse {
+		return &lambda.InvokeOutput{StatusCode: 202}, nil
+	}
+	p, err := f.Core.Schema().DecodePayload(in.Payload)
+	if err == nil {
+		_, err = f.Fire(ctx, p)
+	}
+	if err != nil {
+		return &lambda.InvokeOutput{StatusCode: 200, FunctionError: aws.String("Unhandled"), Payload: []byte(err.Error())}, nil
+	}
+	return &lambda.InvokeOutput{StatusCode: 200, Payload: []byte("null")}, nil
+}
+
+// firings are the firing core of each function that a reconciler of st
+// fires through (FIRE_FUNCTION_ARN), on its table, with a target that
+// does nothing.
+func firings(st ops.Stack, ddb *dynamodb.Client, now func() time.Time) (map[string]fire.Firing, error) {
+	out := map[string]fire.Firing{}
+	for _, r := range st.Functions {
+		arn := r.Env[envvars.FireFunctionArn]
+		for _, f := range st.Functions {
+			if arn == "" || f.ARN != arn {
+				continue
+			}
+			get := func(k string) string { return f.Env[k] }
+			e := lambdaenv.New(get)
+			table, schema := e.Require(envvars.Table), e.Schema()
+			if err := e.Err(); err != nil {
+				return nil, err
+			}
+			store, err := dynamo.NewItemStore(ddb, table, schema)
+			if err != nil {
+				return nil, err
+			}
+			core, err := fire.New(fire.Config{Schema: schema, Store: store, Now: now, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				return nil, err
+			}
+			out[arn] = fire.Firing{Core: core, Target: fire.DeliverFunc(func(context.Context, contract.Payload) error { return nil })}
+		}
+	}
+	return out, nil
 }
 
 // StreamFailure is a stream mapping's on-failure record, as Lambda sends
@@ -118,7 +167,7 @@ func template(timer timerspec.Name, stateMachine, eventsMachine string) string {
 			return env
 		}
 		env[envvars.ScheduleGroup] = Group
-		env[envvars.ScheduleTargetArn] = arn("TasksExpiry72143EAC")
+		env[envvars.ScheduleTargetArn] = arn("TasksFireFunctionEC3DFAB6")
 		env[envvars.SchedulerRoleArn] = arn("Role")
 		env[envvars.SchedulerDLQArn] = arn("TasksScheduleDeadLetterQueue468802E7")
 		env[envvars.ItemSchema] = schema
@@ -152,16 +201,17 @@ func template(timer timerspec.Name, stateMachine, eventsMachine string) string {
 		"CancellationQueueB88B88EE": queue(map[string]any{"QueueName": "Unschedule-test-Cancellation.fifo", "FifoQueue": true,
 			"RedrivePolicy": map[string]any{"deadLetterTargetArn": arn("CancellationDeadLetterQueueA91CE624"), "maxReceiveCount": 5}}),
 		"CancellationStreamFailureQueueF79B49F2": queue(map[string]any{"QueueName": "Unschedule-test-StreamFailures"}),
-		"TasksExpiry72143EAC": fn(map[string]any{envvars.Table: TaskTable, envvars.ItemSchema: schema,
-			envvars.FireLeaseSeconds: "60", envvars.TargetFunctionArn: arn("NotificationsNotify8FC8969C")}),
-		"NotificationsNotify8FC8969C": fn(map[string]any{envvars.Table: TaskTable, envvars.ItemSchema: schema}),
+		// The to-do app's firing function (lambdas/todofire): its target
+		// runs inside it, so it names no TARGET_FUNCTION_ARN, and the
+		// reconciler fires through it (FIRE_FUNCTION_ARN).
+		"TasksFireFunctionEC3DFAB6": fn(map[string]any{envvars.Table: TaskTable, envvars.ItemSchema: schema, envvars.FireLeaseSeconds: "60"}),
 		"TasksReconcilerFunctionB80A55FA": fn(timerEnv(map[string]any{envvars.Table: TaskTable, envvars.BudgetSec: "240", envvars.ArmedIndex: tableschema.PendingArmedIndex().EnvValue(),
-			envvars.TargetFunctionArn: arn("NotificationsNotify8FC8969C"), envvars.GraceSec: "300", envvars.FireLeaseSeconds: "60"})),
+			envvars.FireFunctionArn: arn("TasksFireFunctionEC3DFAB6"), envvars.GraceSec: "300"})),
 		"CancellationProcessorC2A9BB34": fn(map[string]any{envvars.QueueURL: ref("CancellationQueueB88B88EE"), envvars.ItemSchema: schema}),
 		"CancellationWorker966175FC":    fn(timerEnv(map[string]any{})),
 		"CampaignsSendDeadLetterQueue":  queue(map[string]any{"QueueName": "Unschedule-test-CampaignScheduleDeadLetters"}),
 		"CampaignsApiHandler": fn(map[string]any{campaignenv.CampaignTable: CampaignTable, envvars.ItemSchema: campaign.TaskSchema.EnvValue(),
-			envvars.ScheduleGroup: CampaignGroup, envvars.ScheduleTargetArn: arn("TasksExpiry72143EAC"),
+			envvars.ScheduleGroup: CampaignGroup, envvars.ScheduleTargetArn: arn("CampaignsSendFunction4D2A6B8C"),
 			envvars.SchedulerRoleArn: arn("Role"), envvars.SchedulerDLQArn: arn("CampaignsSendDeadLetterQueue")}),
 		// The campaign reconciler, as constructs/campaigns sets it: the
 		// campaign table, the send function, the sender, the bound timer.
@@ -263,7 +313,7 @@ func NewOn(t testing.TB, now time.Time, tm timerspec.Name, s Servers) *Fixture {
 	}
 	// The template's on-failure destinations, which moto's CloudFormation
 	// does not create.
-	if _, err := lc.PutFunctionEventInvokeConfig(ctx, &lambda.PutFunctionEventInvokeConfigInput{FunctionName: aws.String(phys["TasksExpiry72143EAC"]),
+	if _, err := lc.PutFunctionEventInvokeConfig(ctx, &lambda.PutFunctionEventInvokeConfigInput{FunctionName: aws.String(phys["TasksFireFunctionEC3DFAB6"]),
 		DestinationConfig: &lambdatypes.DestinationConfig{OnFailure: &lambdatypes.OnFailure{Destination: aws.String(arnOf("TasksExpiryFailureQueueEAF54407"))}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +342,9 @@ func NewOn(t testing.TB, now time.Time, tm timerspec.Name, s Servers) *Fixture {
 		t.Fatalf("discover: %v", err)
 	}
 	w := &ops.World{Stack: st, AWS: cfg, DDB: ddb, Lambda: inv, SQS: sq, Now: func() time.Time { return now }}
+	if inv.fires, err = firings(st, ddb, w.Now); err != nil {
+		t.Fatalf("the firing functions: %v", err)
+	}
 	return &Fixture{World: w, Tasks: tasktable.New(ddb, TaskTable), Sched: sc, SQS: sq, Invoked: inv}
 }
 
