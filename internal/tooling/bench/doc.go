@@ -150,14 +150,6 @@ func usd(v float64) string {
 	return fmt.Sprintf("$%.2f", v)
 }
 
-func minMax(xs []float64) (float64, float64) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range xs {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	return lo, hi
-}
-
 // initNames lists the measured names: references first, then functions.
 func (r Report) initNames() []string {
 	var names []string
@@ -199,7 +191,7 @@ func (r Report) InitTable() Table {
 			row[2], row[3] = mib(f.BinaryBytes), mib(f.ZipBytes)
 		}
 		if ok {
-			lo, hi := minMax(r.Init[n])
+			lo, hi := Quantile(r.Init[n], 0), Quantile(r.Init[n], 1)
 			row[4], row[5], row[6] = ms(med), ms(lo)+"–"+ms(hi), fmt.Sprint(len(r.Init[n]))
 			row[7] = ratio(med, bare)
 		}
@@ -245,7 +237,7 @@ func (r Report) SynthTable() Table {
 			t.Rows = append(t.Rows, []string{n, "–", "", "0", ""})
 			continue
 		}
-		lo, hi := minMax(xs)
+		lo, hi := Quantile(xs, 0), Quantile(xs, 1)
 		t.Rows = append(t.Rows, []string{n, fmt.Sprintf("%.2f", Median(xs)), fmt.Sprintf("%.2f–%.2f", lo, hi), fmt.Sprint(len(xs)), ratio(Median(xs), empty)})
 	}
 	return t
@@ -493,22 +485,21 @@ func (r Report) InitVerdict() (worst string, worstRatio float64, met, resolved, 
 // Summary is the table printed to the terminal.
 func Summary(r Report) string {
 	var b strings.Builder
-	b.WriteString("\nCold init (median ms, " + fmt.Sprint(r.Options.InitRuns) + " rounds)\n")
-	b.WriteString(r.InitTable().Text())
-	b.WriteString("\nCold init against its floor (paired, same rounds)\n")
-	b.WriteString(r.ColdInitTable().Text())
+	section := func(title string, t Table) { b.WriteString("\n" + title + "\n" + t.Text()) }
+	section(fmt.Sprintf("Cold init (median ms, %d rounds)", r.Options.InitRuns), r.InitTable())
+	section("Cold init against its floor (paired, same rounds)", r.ColdInitTable())
 	if len(r.Synth) > 0 {
-		b.WriteString("\nSynth\n" + r.SynthTable().Text())
-		b.WriteString("\nBundling builds\n" + r.BuildTable().Text())
+		section("Synth", r.SynthTable())
+		section("Bundling builds", r.BuildTable())
 	}
 	if len(r.GoBench) > 0 {
-		b.WriteString("\ngo test -bench\n" + r.GoBenchTable().Text())
+		section("go test -bench", r.GoBenchTable())
 	}
 	if ct, err := r.CostTable(); err == nil {
-		b.WriteString("\nCost per 1M lifecycles\n" + ct.Text())
+		section("Cost per 1M lifecycles", ct)
 	}
 	if ct, err := r.CampaignCostTable(); err == nil && r.Campaign != nil {
-		b.WriteString("\nCost per 1M campaign sends\n" + ct.Text())
+		section("Cost per 1M campaign sends", ct)
 	}
 	for _, w := range r.Machine.LoadWarnings() {
 		b.WriteString("\nWARNING: " + w + "\n")
