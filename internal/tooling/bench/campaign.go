@@ -17,28 +17,16 @@ import (
 )
 
 // CampaignUsage is what a campaign makes AWS do, per send (totals over
-// one campaign divided by its recipients).
+// one campaign divided by its recipients): DynamoDB request units and
+// invocations by operation and function, CreateSchedule calls (free; each
+// schedule deletes itself after it fires), schedules fired, SES messages.
 type CampaignUsage struct {
-	Recipients int
-	// DynamoWrites and DynamoReads are request units per send, by
-	// operation: the campaign API's writes of the campaign and its tasks,
-	// the provisioner's page reads, status and checkpoint writes, the send
-	// function's reads, claim and final write, and the sender's
-	// idempotency record.
+	Recipients                int
 	DynamoWrites, DynamoReads map[string]float64
-	// ScheduleCreates: CreateSchedule calls per send (not billed). Each
-	// schedule deletes itself after it fires (ActionAfterCompletion
-	// DELETE): no DeleteSchedule call.
-	ScheduleCreates float64
-	// SchedulerInvocations: schedules that fired (billed).
-	SchedulerInvocations float64
-	// Invocations per send by function: the provisioner (once per run),
-	// the send function (once per fire) and the progress function (at
-	// most one per task write: one record per stream batch, the upper
-	// bound).
-	Invocations map[string]float64
-	// Emails: SES messages per send.
-	Emails float64
+	ScheduleCreates           float64
+	SchedulerInvocations      float64
+	Invocations               map[string]float64
+	Emails                    float64
 }
 
 // itemsPerReadUnit: a Query or Scan reads up to 4 KB per read unit, and

@@ -93,8 +93,7 @@ func Run(c Config) error {
 		return err
 	}
 	r.Finished = time.Now().UTC()
-	// Keep the measurements, so the doc can be rendered again (-from)
-	// without measuring again.
+	// Kept, so -from can render the doc again without measuring.
 	x.save("bench-report.json", r)
 	return write(r, c.Out)
 }
