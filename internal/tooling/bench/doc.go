@@ -452,34 +452,36 @@ func (r Report) MemoryTable() Table {
 	return t
 }
 
-// InitVerdict says whether every function meets the init budget against
-// its own floor (the ratio of the medians of the paired runs), which has
-// the largest ratio, and whether every interval is within the budget too
-// (resolved: the verdict does not depend on this run's noise). ok is
+// Verdict says whether every function Met the init budget against its
+// own floor (the ratio of the medians of the paired runs), which is the
+// Worst (its Floor and Ratio), and whether every interval is within the
+// budget too (Resolved: it does not depend on this run's noise). OK is
 // false when a function or its floor was not measured.
-func (r Report) InitVerdict() (worst string, worstRatio float64, met, resolved, ok bool) {
+type Verdict struct {
+	Worst, Floor      string
+	Ratio             float64
+	Met, Resolved, OK bool
+}
+
+// InitVerdict is the run's Verdict.
+func (r Report) InitVerdict() Verdict {
 	if len(r.Functions) == 0 {
-		return "", 0, false, false, false
+		return Verdict{}
 	}
+	v := Verdict{Resolved: true, OK: true}
 	pairs := r.Paired()
-	resolved = true
 	for _, f := range r.Functions {
-		p, found := pairs.Pairs[f.Name]
-		if !found {
-			return "", 0, false, false, false
+		s := pairs.Pairs[f.Name].Stats(f.Name)
+		if s.Ratio == 0 { // not measured, or no pair
+			return Verdict{}
 		}
-		s := p.Stats(f.Name)
-		if s.Ratio == 0 {
-			return "", 0, false, false, false
+		if s.Ratio > v.Ratio {
+			v.Worst, v.Ratio = f.Name, s.Ratio
 		}
-		if s.Ratio > worstRatio {
-			worst, worstRatio = f.Name, s.Ratio
-		}
-		if s.RatioHi > InitBudget {
-			resolved = false
-		}
+		v.Resolved = v.Resolved && s.RatioHi <= InitBudget
 	}
-	return worst, worstRatio, worstRatio <= InitBudget, resolved, true
+	v.Floor, v.Met = FunctionFloor(v.Worst), v.Ratio <= InitBudget
+	return v
 }
 
 // Summary is the table printed to the terminal.

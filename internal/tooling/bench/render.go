@@ -32,14 +32,10 @@ var docConstants = map[string]any{
 
 // docView is the report and the figures the doc's text derives from it.
 type docView struct {
-	R           Report
-	K           map[string]any
-	Bare, Floor float64
-	Verdict     struct {
-		Worst, Floor      string
-		Ratio             float64
-		Met, Resolved, OK bool
-	}
+	R            Report
+	K            map[string]any
+	Bare, Floor  float64
+	Verdict      Verdict
 	Synth        struct{ Empty, App, NoBundling, NoCache float64 }
 	Stages       *struct{ Imports, LoadConfig, Clients, Env, Lazy float64 }
 	Python       *struct{ Bare, Boto3 float64 }
@@ -52,9 +48,7 @@ func newDocView(r Report) (docView, error) {
 	v := docView{R: r, K: docConstants}
 	v.Bare, _ = r.InitMedian(RefBare)
 	v.Floor, _ = r.InitMedian(RefFloor)
-	vd := &v.Verdict
-	vd.Worst, vd.Ratio, vd.Met, vd.Resolved, vd.OK = r.InitVerdict()
-	vd.Floor = FunctionFloor(vd.Worst)
+	v.Verdict = r.InitVerdict()
 	v.Synth.Empty, v.Synth.App = Median(r.Synth[SynthEmpty]), Median(r.Synth[SynthApp])
 	v.Synth.NoBundling, v.Synth.NoCache = Median(r.Synth[SynthAppNoBundling]), Median(r.Synth[SynthAppNoCache])
 	_, okBare := r.InitMedian(RefBare)

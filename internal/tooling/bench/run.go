@@ -170,13 +170,13 @@ func (x runner) coldInitOnly(r Report, fns []string, list string) error {
 	r.Machine.LoadEnd = loadAvg()
 	r.Finished = time.Now().UTC()
 	x.save("bench-init.json", r)
-	worst, worstRatio, met, resolved, ok := r.InitVerdict()
+	v := r.InitVerdict()
 	fmt.Printf("\nCold init against its floor: %d rounds (paired, random order), %s to %s UTC\n",
 		r.ColdInit.Rounds, r.Started.Format("2006-01-02 15:04"), r.Finished.Format("15:04"))
 	fmt.Print(r.ColdInitTable().Text())
 	fmt.Printf("\nLoad average (1, 5, 15 min): %s at the start, %s at the end\n", r.Machine.LoadStart, r.Machine.LoadEnd)
-	if ok {
-		fmt.Printf("Budget (≤ %.1f× its floor): met=%v, highest %s at %.2f×, every interval within: %v\n", InitBudget, met, worst, worstRatio, resolved)
+	if v.OK {
+		fmt.Printf("Budget (≤ %.1f× its floor): met=%v, highest %s at %.2f×, every interval within: %v\n", InitBudget, v.Met, v.Worst, v.Ratio, v.Resolved)
 	}
 	for _, w := range r.Machine.LoadWarnings() {
 		fmt.Println("WARNING:", w)
