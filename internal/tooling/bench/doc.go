@@ -293,23 +293,24 @@ func (r Report) UsageTable() Table {
 		"TTL stream records (free)", "SQS FIFO requests", "SNS publishes", "emails", "app log bytes"}}
 	for _, pu := range r.Usage {
 		u := pu.Usage
-		var inv []string
-		for _, k := range Keys(u.Invocations) {
-			if u.Invocations[k] > 0 {
-				inv = append(inv, fmt.Sprintf("%s %d", k, u.Invocations[k]))
-			}
-		}
-		var sc []string
-		for _, k := range Keys(u.SchedulerCalls) {
-			sc = append(sc, fmt.Sprintf("%s %d", k, u.SchedulerCalls[k]))
-		}
-		t.Rows = append(t.Rows, []string{timerLabel(pu.Timer), string(pu.Path), fmt.Sprint(u.APIRequests), strings.Join(inv, ", "),
-			fmt.Sprint(Total(u.DynamoWrites)), fmt.Sprint(Total(u.DynamoReads)), strings.Join(sc, ", "),
+		t.Rows = append(t.Rows, []string{timerLabel(pu.Timer), string(pu.Path), fmt.Sprint(u.APIRequests), counts(u.Invocations, true),
+			fmt.Sprint(Total(u.DynamoWrites)), fmt.Sprint(Total(u.DynamoReads)), counts(u.SchedulerCalls, false),
 			fmt.Sprint(u.SchedulerInvocations), fmt.Sprint(u.Executions), fmt.Sprint(u.StateTransitions), fmt.Sprint(u.MarkerWrites),
 			fmt.Sprint(u.StreamReads), fmt.Sprint(u.SQSRequests), fmt.Sprint(u.SNSPublishes),
 			fmt.Sprint(u.EmailDeliveries), fmt.Sprint(u.AppLogBytes)})
 	}
 	return t
+}
+
+// counts lists m as "key n, …" in key order, without the zeros if nonzero.
+func counts(m map[string]int, nonzero bool) string {
+	var out []string
+	for _, k := range Keys(m) {
+		if m[k] > 0 || !nonzero {
+			out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // costTable is a column per cost, a row per line of lines and the total.
