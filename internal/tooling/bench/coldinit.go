@@ -8,27 +8,21 @@ import (
 	"sort"
 )
 
-// ColdInit is the paired cold-init comparison: in every round each
-// function runs once right next to a run of its own floor (the two in a
-// random order), and the pairs run in a random order, so a function and
-// its floor share the round's load. The budget is judged on the ratio of
-// the two medians over the rounds, with a bootstrap interval.
+// ColdInit is the paired cold-init comparison: the Rounds kept (not the
+// warm-up), and each function's PairedInit by name. In every round each
+// function runs next to its own floor, so the two share the round's load.
 type ColdInit struct {
-	// Rounds kept (the warm-up round is dropped).
 	Rounds int
-	// Pairs by function name.
-	Pairs map[string]PairedInit
+	Pairs  map[string]PairedInit
 }
 
 // PairedInit is one function's init and its floor's, in ms, one of each
-// per round (index i is round i; a round where either failed is left out
-// of both).
+// per round (a round where either failed is left out of both), and the
+// same runs' CPU time (InitRun.CPUMs) when measured.
 type PairedInit struct {
-	Floor   string
-	Fn      []float64
-	FloorMs []float64
-	// FnCPU and FloorCPU are the same runs' CPU time (InitRun.CPUMs), when
-	// measured.
+	Floor           string
+	Fn              []float64
+	FloorMs         []float64
 	FnCPU, FloorCPU []float64
 }
 
@@ -70,11 +64,7 @@ func Quantile(xs []float64, q float64) float64 {
 }
 
 // Stats computes the medians, their interquartile ranges and the ratio
-// of the medians with a paired bootstrap interval: rounds are resampled
-// with replacement, the function's and the floor's run of a round
-// together, so a load spike that slowed both stays paired. The generator
-// is seeded from the function's name: rendering the same runs again gives
-// the same interval.
+// of the medians with a paired bootstrap interval (ratioInterval).
 func (p PairedInit) Stats(fn string) PairedStats {
 	n := min(len(p.Fn), len(p.FloorMs))
 	s := PairedStats{Fn: fn, Floor: p.Floor, Runs: n}
@@ -94,7 +84,9 @@ func (p PairedInit) Stats(fn string) PairedStats {
 }
 
 // ratioInterval is median(a)/median(b) and its paired bootstrap interval
-// (0s when b's median is not positive).
+// (0s when b's median is not positive): rounds are resampled with
+// replacement, a round's two runs together, so a load spike that slowed
+// both stays paired. Seeded from seed: the same runs give the same interval.
 func ratioInterval(seed string, a, b []float64) (ratio, lo, hi float64) {
 	n := len(a)
 	fm := Median(b)
@@ -119,11 +111,8 @@ func ratioInterval(seed string, a, b []float64) (ratio, lo, hi float64) {
 	return Median(a) / fm, Quantile(ratios, tail), Quantile(ratios, 1-tail)
 }
 
-// Within says whether the function is within budget: "yes" or "no" by
-// the ratio of the medians, and whether its interval settles it: "yes"
-// alone when the whole interval is within, "no" alone when the whole
-// interval is above; otherwise the interval's far end is named (the
-// answer is within this run's noise).
+// Within says whether the function is within budget by the ratio of the
+// medians, naming the interval's far end when the interval straddles it.
 func (s PairedStats) Within(budget float64) string {
 	switch {
 	case s.Runs == 0 || s.Ratio == 0:
@@ -139,7 +128,7 @@ func (s PairedStats) Within(budget float64) string {
 	}
 }
 
-// PairedStats lists the stats of every paired function, by name.
+// Stats lists the stats of every paired function, by name.
 func (c ColdInit) Stats() []PairedStats {
 	var out []PairedStats
 	for _, fn := range Keys(c.Pairs) {
@@ -177,15 +166,12 @@ func (r Report) ColdInitTable() Table {
 	return t
 }
 
-// A Unit is run as one step of a round: a function and its floor in a
-// random order, or a reference on its own.
+// A Unit is one step of a round: a function and its floor, or a reference.
 type Unit []string
 
-// PlanRound orders one round: each function of fns paired with its floor
-// (FunctionFloor; the floor run is its own, not shared with another
-// function), the two in a random order, and each of refs alone; the units
-// shuffled. perm is rand.Perm or a stand-in, coin decides the order within
-// a pair (true: the floor first).
+// PlanRound orders one round: each of fns with a run of its own floor
+// (coin true: the floor first), each of refs alone, the units in perm's
+// order (rand.Perm or a stand-in).
 func PlanRound(fns, refs []string, perm func(int) []int, coin func() bool) []Unit {
 	var units []Unit
 	for _, fn := range fns {

@@ -5,15 +5,12 @@ import (
 	"math"
 )
 
-// Price is one list price.
+// Price is one list price: USD per Per units, read at Source on the date
+// Checked; Confirmed is false when the figure could not be checked
+// against a copy of the page here.
 type Price struct {
-	// USD per Per units.
-	USD  float64
-	Per  float64
-	Unit string
-	// Source is where the price was read; Confirmed is false when only the
-	// official page's address is known and the figure could not be checked
-	// against a copy of it here; Checked is the date it was looked up.
+	USD, Per  float64
+	Unit      string
 	Source    string
 	Confirmed bool
 	Checked   string
@@ -46,10 +43,7 @@ func (p Prices) All() []Price {
 		p.LogsIngestGB}
 }
 
-// ListPrices are the prices the doc uses, each with the date it was
-// checked. The official pages are not reachable from the build machine;
-// figures were checked against recent copies of them (Confirmed) where
-// the search tool had one.
+// ListPrices are the prices the doc uses.
 var ListPrices = Prices{
 	Region: "US East (N. Virginia), us-east-1",
 	LambdaRequest: Price{USD: 0.20, Per: 1e6, Unit: "Lambda request", Source: "https://aws.amazon.com/lambda/pricing/",
@@ -80,25 +74,18 @@ var ListPrices = Prices{
 		Checked: "2026-11-30"},
 }
 
-// StreamReadsFreeURL: DynamoDB does not charge the GetRecords calls of a
-// Lambda trigger ("Read requests made by AWS Lambda-based consumers of
-// DynamoDB Streams are free"), so the TTL timer's stream reads cost
-// nothing.
+// StreamReadsFreeURL: a Lambda trigger's stream reads are free.
 const StreamReadsFreeURL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CostOptimization_StreamsUsage.html"
 
-// TTLDeletesFreeURL: a TTL deletion is a background process that is free
-// of charge (it consumes no write units).
+// TTLDeletesFreeURL: a TTL deletion consumes no write units.
 const TTLDeletesFreeURL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
 
-// Function is how one function is billed in a design.
+// Function is how one function is billed in a design: the billed
+// duration of a warm invocation and the init of a cold start in AWS.
 type Function struct {
-	MemoryMiB float64
-	Arm       bool
-	// DurationMs is the billed duration of one warm invocation (assumed:
-	// see the doc).
-	DurationMs float64
-	// InitMs is the billed init duration of a cold start in AWS.
-	InitMs float64
+	MemoryMiB          float64
+	Arm                bool
+	DurationMs, InitMs float64
 }
 
 // Design is a way to run the app whose lifecycles are priced.
@@ -118,16 +105,9 @@ type Cost struct {
 }
 
 // Total is the sum of the lines.
-func (c Cost) Total() float64 {
-	t := 0.0
-	for _, v := range c.Lines {
-		t += v
-	}
-	return t
-}
+func (c Cost) Total() float64 { return Total(c.Lines) }
 
-// bill is a usage as the quantities the list prices apply to: one
-// formula prices a task lifecycle and a campaign send.
+// bill is a usage as the quantities the list prices apply to.
 type bill struct {
 	invocations                                           map[string]float64
 	api, writes, reads, schedulerInvocations, transitions float64

@@ -1,8 +1,8 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -30,10 +30,9 @@ var UserFacing = map[string]bool{"api": true, "presignup": true, "postauth": tru
 // under in AWS, estimated at its CPU share.
 const ColdInitTargetMs = 50
 
-// IdleBareMs is the bare function's init on this machine's idle core (the
-// median the performance page reports for it). Under load every timing here is
-// inflated; the memory table divides the medians by LoadFactor so its
-// absolute estimates do not depend on how busy the machine was.
+// IdleBareMs is the bare function's median init on this machine's idle
+// core: the memory table divides by LoadFactor so its estimates do not
+// depend on how busy the machine was.
 const IdleBareMs = 2.9
 
 // LoadFactor is how much slower the bare reference was in this run than
@@ -69,43 +68,35 @@ func RecommendMemory(fn string, hostInitMs float64) int {
 	return MemorySizes[len(MemorySizes)-1]
 }
 
-// AssumedDurationMs are the billed warm durations the cost model assumes
-// per invocation (not measured: there is no AWS account here). They are
-// dominated by AWS call latency: about 10 ms per DynamoDB or SQS call and
-// 20 ms per Scheduler or SNS call from inside the region.
+// AssumedDurationMs are the billed warm durations per invocation (not
+// measured: no AWS account here), about 10 ms per DynamoDB or SQS call and
+// 20 ms per Scheduler or SNS call.
 var AssumedDurationMs = map[string]float64{
 	"api": 35, "streamprocessor": 15, "cancelworker": 25,
-	// The to-do app's firing function runs its target inside it: the
-	// claim, the target's read of the task, the SNS publish and the
-	// record of the notification (10 + 10 + 20 + 10 ms).
+	// todofire runs its target inside: claim, read, publish, record.
 	"todofire": 50,
 	"postauth": 30, "presignup": 2, "postconfirmation": 20, "reconciler": 1000,
-	// Campaigns: the send function reads the task and the campaign, claims,
-	// writes the idempotency record, calls SES, records the receipt and
-	// writes the result (about 70 ms); the provisioner is paced at 50
-	// CreateSchedule calls a second, 20 ms per send; the API's create is
-	// one per campaign.
+	// campaignsend: two reads, claim, idempotency record, SES, receipt,
+	// result; the provisioner is paced at 50 CreateSchedule calls a second.
 	"campaignsend": 80, "campaignprovision": 20, "campaignprogress": 30, "campaignapi": 100,
 }
 
 // SeedOverheadMs is the extra time per invocation assumed for the seed's
-// Python functions (boto3 builds and signs each request in Python, at the
-// same CPU share).
+// Python functions (boto3 builds and signs each request in Python).
 const SeedOverheadMs = 15
 
-// SeedInitMs is the assumed cold init of a Python function that imports
-// boto3 and creates its clients, used when the machine has no python3
-// with boto3 to measure.
+// SeedInitMs is the assumed cold init of a Python function with boto3
+// and its clients, when there is no python3 with boto3 to measure.
 const SeedInitMs = 400
 
 // Designs returns the two priced designs: this app (Go, arm64, memory as
 // deployed, init as measured) and the seed's (Python on x86_64 at 128 MB,
 // the same AWS calls).
 func Designs(r Report) []Design {
-	ours := Design{Name: "this app (Go, arm64)", Functions: map[string]Function{}, ColdFraction: 0.01,
-		PlatformLogBytes: 600, AccessLogBytes: 500}
-	seed := Design{Name: "seed (Python, x86_64, 128 MB)", Functions: map[string]Function{}, ColdFraction: 0.01,
-		PlatformLogBytes: 600, AccessLogBytes: 500}
+	design := func(name string) Design {
+		return Design{Name: name, Functions: map[string]Function{}, ColdFraction: 0.01, PlatformLogBytes: 600, AccessLogBytes: 500}
+	}
+	ours, seed := design("this app (Go, arm64)"), design("seed (Python, x86_64, 128 MB)")
 	floor, ok := r.InitMedian(RefFloor)
 	if !ok {
 		floor = 6
@@ -124,8 +115,7 @@ func Designs(r Report) []Design {
 			host = floor
 		}
 		ours.Functions[fn] = Function{MemoryMiB: float64(mem), Arm: true, DurationMs: d, InitMs: EstimatedInitMs(host, mem)}
-		// The seed published from its expiry function, as todofire does,
-		// and had no campaigns: it prices the to-do app's paths only.
+		// The seed had no campaigns.
 		if !strings.HasPrefix(fn, "campaign") {
 			seed.Functions[fn] = Function{MemoryMiB: 128, DurationMs: d + SeedOverheadMs, InitMs: seedInit}
 		}
@@ -158,14 +148,6 @@ func usd(v float64) string {
 		return fmt.Sprintf("$%.4f", v)
 	}
 	return fmt.Sprintf("$%.2f", v)
-}
-
-func minMax(xs []float64) (float64, float64) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range xs {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	return lo, hi
 }
 
 // initNames lists the measured names: references first, then functions.
@@ -209,7 +191,7 @@ func (r Report) InitTable() Table {
 			row[2], row[3] = mib(f.BinaryBytes), mib(f.ZipBytes)
 		}
 		if ok {
-			lo, hi := minMax(r.Init[n])
+			lo, hi := Quantile(r.Init[n], 0), Quantile(r.Init[n], 1)
 			row[4], row[5], row[6] = ms(med), ms(lo)+"–"+ms(hi), fmt.Sprint(len(r.Init[n]))
 			row[7] = ratio(med, bare)
 		}
@@ -255,7 +237,7 @@ func (r Report) SynthTable() Table {
 			t.Rows = append(t.Rows, []string{n, "–", "", "0", ""})
 			continue
 		}
-		lo, hi := minMax(xs)
+		lo, hi := Quantile(xs, 0), Quantile(xs, 1)
 		t.Rows = append(t.Rows, []string{n, fmt.Sprintf("%.2f", Median(xs)), fmt.Sprintf("%.2f–%.2f", lo, hi), fmt.Sprint(len(xs)), ratio(Median(xs), empty)})
 	}
 	return t
@@ -297,15 +279,11 @@ func dur(ns float64) string {
 	return fmt.Sprintf("%.0f ns", ns)
 }
 
-// timerLabel names a timer in the tables.
+// timerLabels name the timers in the tables (Scheduler for the others).
+var timerLabels = map[timerspec.Name]string{timerspec.StepFunctions: "Step Functions", timerspec.TTL: "TTL"}
+
 func timerLabel(l timerspec.Name) string {
-	switch l {
-	case timerspec.StepFunctions:
-		return "Step Functions"
-	case timerspec.TTL:
-		return "TTL"
-	}
-	return "Scheduler"
+	return cmp.Or(timerLabels[l], "Scheduler")
 }
 
 // UsageTable lists the counted calls per lifecycle and timer.
@@ -315,23 +293,24 @@ func (r Report) UsageTable() Table {
 		"TTL stream records (free)", "SQS FIFO requests", "SNS publishes", "emails", "app log bytes"}}
 	for _, pu := range r.Usage {
 		u := pu.Usage
-		var inv []string
-		for _, k := range Keys(u.Invocations) {
-			if u.Invocations[k] > 0 {
-				inv = append(inv, fmt.Sprintf("%s %d", k, u.Invocations[k]))
-			}
-		}
-		var sc []string
-		for _, k := range Keys(u.SchedulerCalls) {
-			sc = append(sc, fmt.Sprintf("%s %d", k, u.SchedulerCalls[k]))
-		}
-		t.Rows = append(t.Rows, []string{timerLabel(pu.Timer), string(pu.Path), fmt.Sprint(u.APIRequests), strings.Join(inv, ", "),
-			fmt.Sprint(Total(u.DynamoWrites)), fmt.Sprint(Total(u.DynamoReads)), strings.Join(sc, ", "),
+		t.Rows = append(t.Rows, []string{timerLabel(pu.Timer), string(pu.Path), fmt.Sprint(u.APIRequests), counts(u.Invocations, true),
+			fmt.Sprint(Total(u.DynamoWrites)), fmt.Sprint(Total(u.DynamoReads)), counts(u.SchedulerCalls, false),
 			fmt.Sprint(u.SchedulerInvocations), fmt.Sprint(u.Executions), fmt.Sprint(u.StateTransitions), fmt.Sprint(u.MarkerWrites),
 			fmt.Sprint(u.StreamReads), fmt.Sprint(u.SQSRequests), fmt.Sprint(u.SNSPublishes),
 			fmt.Sprint(u.EmailDeliveries), fmt.Sprint(u.AppLogBytes)})
 	}
 	return t
+}
+
+// counts lists m as "key n, …" in key order, without the zeros if nonzero.
+func counts(m map[string]int, nonzero bool) string {
+	var out []string
+	for _, k := range Keys(m) {
+		if m[k] > 0 || !nonzero {
+			out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // costTable is a column per cost, a row per line of lines and the total.
@@ -354,43 +333,41 @@ func costTable(corner string, lines, heads []string, costs []Cost) Table {
 // CostTable prices a million lifecycles of each path on each timer, in
 // this app's design.
 func (r Report) CostTable() (Table, error) {
-	var heads []string
-	var costs []Cost
-	for _, pu := range r.Usage {
-		c, err := ListPrices.Price(pu.Usage, Designs(r)[0])
-		if err != nil {
-			return Table{}, err
-		}
-		heads, costs = append(heads, timerLabel(pu.Timer)+": "+string(pu.Path)), append(costs, c)
-	}
-	return costTable("per 1M lifecycles", CostLines, heads, costs), nil
+	return r.lifecycleCosts("per 1M lifecycles", Designs(r)[:1], func(pu PathUsage, _ Design) string {
+		return timerLabel(pu.Timer) + ": " + string(pu.Path)
+	})
 }
 
 // SeedCostTable compares this app with the seed's design on the
 // Scheduler timer (the seed's only one).
 func (r Report) SeedCostTable() (Table, error) {
-	designs := Designs(r)
+	return r.lifecycleCosts("per 1M lifecycles (Scheduler)", Designs(r), func(pu PathUsage, d Design) string {
+		if pu.Timer != timerspec.EventBridgeScheduler && pu.Timer != "" {
+			return ""
+		}
+		return fmt.Sprintf("%s: %s", pu.Path, d.Name)
+	})
+}
+
+// lifecycleCosts prices each usage in each design as a column, headed by
+// head ("" leaves the pair out).
+func (r Report) lifecycleCosts(corner string, designs []Design, head func(PathUsage, Design) string) (Table, error) {
 	var heads []string
 	var costs []Cost
 	for _, pu := range r.Usage {
-		if pu.Timer != timerspec.EventBridgeScheduler && pu.Timer != "" {
-			continue
-		}
 		for _, d := range designs {
-			u := pu.Usage
-			if d.Name != designs[0].Name {
-				// The seed's expiry function published inline.
-				u.Invocations = maps.Clone(u.Invocations)
-				delete(u.Invocations, "notify")
+			h := head(pu, d)
+			if h == "" {
+				continue
 			}
-			c, err := ListPrices.Price(u, d)
+			c, err := ListPrices.Price(pu.Usage, d)
 			if err != nil {
 				return Table{}, err
 			}
-			heads, costs = append(heads, fmt.Sprintf("%s: %s", pu.Path, d.Name)), append(costs, c)
+			heads, costs = append(heads, h), append(costs, c)
 		}
 	}
-	return costTable("per 1M lifecycles (Scheduler)", CostLines, heads, costs), nil
+	return costTable(corner, CostLines, heads, costs), nil
 }
 
 // CampaignUsageTable lists a campaign send's counted calls.
@@ -476,55 +453,56 @@ func (r Report) MemoryTable() Table {
 	return t
 }
 
-// InitVerdict says whether every function meets the init budget against
-// its own floor (the ratio of the medians of the paired runs), which has
-// the largest ratio, and whether every interval is within the budget too
-// (resolved: the verdict does not depend on this run's noise). ok is
+// Verdict says whether every function Met the init budget against its
+// own floor (the ratio of the medians of the paired runs), which is the
+// Worst (its Floor and Ratio), and whether every interval is within the
+// budget too (Resolved: it does not depend on this run's noise). OK is
 // false when a function or its floor was not measured.
-func (r Report) InitVerdict() (worst string, worstRatio float64, met, resolved, ok bool) {
+type Verdict struct {
+	Worst, Floor      string
+	Ratio             float64
+	Met, Resolved, OK bool
+}
+
+// InitVerdict is the run's Verdict.
+func (r Report) InitVerdict() Verdict {
 	if len(r.Functions) == 0 {
-		return "", 0, false, false, false
+		return Verdict{}
 	}
+	v := Verdict{Resolved: true, OK: true}
 	pairs := r.Paired()
-	resolved = true
 	for _, f := range r.Functions {
-		p, found := pairs.Pairs[f.Name]
-		if !found {
-			return "", 0, false, false, false
+		s := pairs.Pairs[f.Name].Stats(f.Name)
+		if s.Ratio == 0 { // not measured, or no pair
+			return Verdict{}
 		}
-		s := p.Stats(f.Name)
-		if s.Ratio == 0 {
-			return "", 0, false, false, false
+		if s.Ratio > v.Ratio {
+			v.Worst, v.Ratio = f.Name, s.Ratio
 		}
-		if s.Ratio > worstRatio {
-			worst, worstRatio = f.Name, s.Ratio
-		}
-		if s.RatioHi > InitBudget {
-			resolved = false
-		}
+		v.Resolved = v.Resolved && s.RatioHi <= InitBudget
 	}
-	return worst, worstRatio, worstRatio <= InitBudget, resolved, true
+	v.Floor, v.Met = FunctionFloor(v.Worst), v.Ratio <= InitBudget
+	return v
 }
 
 // Summary is the table printed to the terminal.
 func Summary(r Report) string {
 	var b strings.Builder
-	b.WriteString("\nCold init (median ms, " + fmt.Sprint(r.Options.InitRuns) + " rounds)\n")
-	b.WriteString(r.InitTable().Text())
-	b.WriteString("\nCold init against its floor (paired, same rounds)\n")
-	b.WriteString(r.ColdInitTable().Text())
+	section := func(title string, t Table) { b.WriteString("\n" + title + "\n" + t.Text()) }
+	section(fmt.Sprintf("Cold init (median ms, %d rounds)", r.Options.InitRuns), r.InitTable())
+	section("Cold init against its floor (paired, same rounds)", r.ColdInitTable())
 	if len(r.Synth) > 0 {
-		b.WriteString("\nSynth\n" + r.SynthTable().Text())
-		b.WriteString("\nBundling builds\n" + r.BuildTable().Text())
+		section("Synth", r.SynthTable())
+		section("Bundling builds", r.BuildTable())
 	}
 	if len(r.GoBench) > 0 {
-		b.WriteString("\ngo test -bench\n" + r.GoBenchTable().Text())
+		section("go test -bench", r.GoBenchTable())
 	}
 	if ct, err := r.CostTable(); err == nil {
-		b.WriteString("\nCost per 1M lifecycles\n" + ct.Text())
+		section("Cost per 1M lifecycles", ct)
 	}
 	if ct, err := r.CampaignCostTable(); err == nil && r.Campaign != nil {
-		b.WriteString("\nCost per 1M campaign sends\n" + ct.Text())
+		section("Cost per 1M campaign sends", ct)
 	}
 	for _, w := range r.Machine.LoadWarnings() {
 		b.WriteString("\nWARNING: " + w + "\n")

@@ -75,9 +75,9 @@ func TestInitVerdict(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Report{Functions: fns, Init: tc.init, ColdInit: tc.paired}
-			worst, _, met, resolved, ok := r.InitVerdict()
-			if worst != tc.worst || met != tc.met || resolved != tc.resolved || ok != tc.ok {
-				t.Fatalf("got %q met=%v resolved=%v ok=%v, want %q %v %v %v", worst, met, resolved, ok, tc.worst, tc.met, tc.resolved, tc.ok)
+			v := r.InitVerdict()
+			if v.Worst != tc.worst || v.Met != tc.met || v.Resolved != tc.resolved || v.OK != tc.ok {
+				t.Fatalf("got %+v, want %q met=%v resolved=%v ok=%v", v, tc.worst, tc.met, tc.resolved, tc.ok)
 			}
 		})
 	}

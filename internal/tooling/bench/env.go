@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"sort"
 	"strconv"
 
 	"github.com/unschedule/unschedule/deferredjobs/job"
@@ -13,12 +12,10 @@ import (
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 )
 
-// LambdaEnv is the environment every function and reference gets under
-// the emulator: what Lambda itself sets (region, fake credentials of the
-// execution role, memory size) and the union of the variables our mains
-// require (see each lambdas/*/main.go and internal/core/lambdaenv), with dummy
-// values. Nothing is contacted at init, so dummy values are enough; HOME
-// is left out, as in Lambda, so the SDK finds no shared config files.
+// LambdaEnv is the environment every function and reference gets: what
+// Lambda sets (with fake credentials) and the union of the variables the
+// mains require, with dummy values (nothing is contacted at init). HOME
+// is left out, as in Lambda.
 func LambdaEnv(function string, memoryMiB int) []string {
 	m := map[string]string{
 		"AWS_REGION":                      "us-east-1",
@@ -54,26 +51,19 @@ func LambdaEnv(function string, memoryMiB int) []string {
 		campaignenv.CampaignEventsHTTP:    "bench.appsync-api.us-east-1.amazonaws.com",
 		job.EnvJobQueueURL:                "https://sqs.us-east-1.amazonaws.com/123456789012/bench-jobs",
 		futureevent.EnvTargetFunctionArns: "arn:aws:lambda:us-east-1:123456789012:function:bench-target",
-		// The to-do app's schema, as its constructs set it.
-		envvars.ItemSchema: tableschema.Todo().EnvValue(),
-		// The expiry function's and the reconciler's target: the to-do
-		// app's notify function.
-		envvars.TargetFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:bench-notify",
+		envvars.ItemSchema:                tableschema.Todo().EnvValue(),
+		envvars.TargetFunctionArn:         "arn:aws:lambda:us-east-1:123456789012:function:bench-notify",
 	}
-	// The campaign functions that drive the send tasks' timer read their
-	// schema, as constructs/campaigns sets it.
+	// As constructs/campaigns sets it; todofire runs its target inside.
 	switch function {
 	case "campaignapi", "campaignprovision", "campaignreconciler":
 		m[envvars.ItemSchema] = campaign.TaskSchema.EnvValue()
 	case "todofire":
-		// The to-do app's firing function runs its target inside: it
-		// names no target function.
 		delete(m, envvars.TargetFunctionArn)
 	}
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
+	var out []string
+	for _, k := range Keys(m) {
+		out = append(out, k+"="+m[k])
 	}
-	sort.Strings(out)
 	return out
 }

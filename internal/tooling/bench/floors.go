@@ -6,13 +6,9 @@ import (
 )
 
 // FunctionClients are the AWS service clients each lambdas/* main links
-// and creates (the service packages of github.com/aws/aws-sdk-go-v2/service
-// it depends on, less those the config package brings: sso, ssooidc,
-// sts, signin). Each function's cold init is compared with the floor
-// built with the same clients (internal/tooling/bench/refs/floor with one
-// floor_<service> tag each); a function with none is compared with the
-// bare reference. TestFunctionClientsMatchTheMains keeps this in step
-// with the code.
+// and creates (less ConfigServices): its cold init is compared with the
+// floor built with the same clients, or bare for none.
+// TestFunctionClientsMatchTheMains keeps this in step with the mains.
 var FunctionClients = map[string][]string{
 	"api":                 {"dynamodb", "scheduler", "secretsmanager", "sns"},
 	"campaignapi":         {"dynamodb", "lambda", "scheduler", "secretsmanager", "sfn"},
@@ -37,16 +33,14 @@ var FunctionClients = map[string][]string{
 }
 
 // ConfigServices are the service packages config.LoadDefaultConfig links
-// (its credential providers: SSO, SSO OIDC, STS for assume-role and web
-// identity, sign-in): part of every floor, not a client a main creates.
+// for its credential providers: part of every floor.
 var ConfigServices = map[string]bool{"signin": true, "sso": true, "ssooidc": true, "sts": true}
 
 // FloorServices are the services the floor can link (one svc_<name>.go
 // file each in internal/tooling/bench/refs/floor).
 var FloorServices = []string{"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn", "sns", "sqs"}
 
-// StageFloorClients are the clients of the floor whose set-up is broken
-// down by stage (FloorStages): the to-do app's four.
+// StageFloorClients are the clients of the floor broken down by stage.
 var StageFloorClients = []string{"dynamodb", "scheduler", "sns", "sqs"}
 
 // FloorName names the floor of a client set: "floor: dynamodb+sns", or
@@ -70,9 +64,8 @@ func FloorTags(clients []string) string {
 	return strings.Join(tags, ",")
 }
 
-// FunctionFloor is the reference fn's cold init is compared with: the
-// floor of its clients, or bare for a function that calls no AWS API.
-// A function not in FunctionClients gets the stage floor.
+// FunctionFloor is the floor fn's cold init is compared with (RefFloor
+// for a function not in FunctionClients).
 func FunctionFloor(fn string) string {
 	clients, ok := FunctionClients[fn]
 	if !ok {
@@ -81,8 +74,7 @@ func FunctionFloor(fn string) string {
 	return FloorName(clients)
 }
 
-// FloorSets lists the distinct client sets of fns, each once, by floor
-// name (bare excluded: it is built on its own).
+// FloorSets lists the distinct client sets of fns by floor name, less bare.
 func FloorSets(fns []string) map[string][]string {
 	out := map[string][]string{}
 	for _, fn := range fns {

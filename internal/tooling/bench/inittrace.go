@@ -3,9 +3,10 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -41,47 +42,33 @@ func ParseInitTrace(stderr []byte) []PkgInit {
 // each figure (a package missing from a run counts as zero there), sorted
 // by clock time, largest first.
 func MedianInitTrace(runs [][]PkgInit) []PkgInit {
-	by := map[string][][3]float64{}
+	by := map[string][]PkgInit{}
 	for _, run := range runs {
 		for _, p := range run {
-			by[p.Pkg] = append(by[p.Pkg], [3]float64{p.ClockMs, p.Bytes, p.Allocs})
+			by[p.Pkg] = append(by[p.Pkg], p)
 		}
 	}
 	var out []PkgInit
-	for pkg, xs := range by {
-		var col [3][]float64
-		for _, x := range xs {
-			for i := range col {
-				col[i] = append(col[i], x[i])
+	for pkg, ps := range by {
+		median := func(field func(PkgInit) float64) float64 {
+			xs := make([]float64, len(runs)) // zero for the runs without pkg
+			for i, p := range ps {
+				xs[i] = field(p)
 			}
+			return Median(xs)
 		}
-		for i := range col {
-			for len(col[i]) < len(runs) {
-				col[i] = append(col[i], 0)
-			}
-		}
-		out = append(out, PkgInit{Pkg: pkg, ClockMs: Median(col[0]), Bytes: Median(col[1]), Allocs: Median(col[2])})
+		out = append(out, PkgInit{Pkg: pkg, ClockMs: median(func(p PkgInit) float64 { return p.ClockMs }),
+			Bytes: median(func(p PkgInit) float64 { return p.Bytes }), Allocs: median(func(p PkgInit) float64 { return p.Allocs })})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].ClockMs != out[j].ClockMs {
-			return out[i].ClockMs > out[j].ClockMs
-		}
-		return out[i].Pkg < out[j].Pkg
+	slices.SortFunc(out, func(a, b PkgInit) int {
+		return cmp.Or(cmp.Compare(b.ClockMs, a.ClockMs), strings.Compare(a.Pkg, b.Pkg))
 	})
 	return out
 }
 
-// sdkPrefixes are the AWS SDK's modules (and smithy, its runtime).
-var sdkPrefixes = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}
-
-// IsSDK reports whether pkg belongs to the AWS SDK.
+// IsSDK reports whether pkg belongs to the AWS SDK (or smithy, its runtime).
 func IsSDK(pkg string) bool {
-	for _, p := range sdkPrefixes {
-		if strings.HasPrefix(pkg, p) {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2") || strings.HasPrefix(pkg, "github.com/aws/smithy-go")
 }
 
 // WhyLinked says why a function links pkg.
@@ -114,16 +101,18 @@ func WhyLinked(pkg string) string {
 // InitTraceTotals sums a merged trace: all packages, and the SDK's.
 func InitTraceTotals(t []PkgInit) (all, sdk PkgInit) {
 	for _, p := range t {
-		all.ClockMs += p.ClockMs
-		all.Bytes += p.Bytes
-		all.Allocs += p.Allocs
+		all.add(p)
 		if IsSDK(p.Pkg) {
-			sdk.ClockMs += p.ClockMs
-			sdk.Bytes += p.Bytes
-			sdk.Allocs += p.Allocs
+			sdk.add(p)
 		}
 	}
 	return all, sdk
+}
+
+func (p *PkgInit) add(q PkgInit) {
+	p.ClockMs += q.ClockMs
+	p.Bytes += q.Bytes
+	p.Allocs += q.Allocs
 }
 
 // InitTraceTable lists, per traced binary, the package init totals.

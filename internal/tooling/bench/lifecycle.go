@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -22,61 +22,40 @@ import (
 // Path is a task lifecycle whose AWS calls are counted.
 type Path string
 
-// The lifecycles priced per million. Each starts with a POST /tasks.
+// The lifecycles priced per million, each from a POST /tasks: the task
+// expires at its deadline; is completed before it; has its deadline moved
+// once, then expires.
 const (
-	// PathExpire: the task is left alone and expires at its deadline; its
-	// owner gets one email.
-	PathExpire Path = "expire"
-	// PathCancel: the task is completed before its deadline; its schedule
-	// is deleted and it never fires.
-	PathCancel Path = "cancel"
-	// PathReschedule: the deadline is moved once (PATCH dueAt), the
-	// schedule follows, and the task expires at the new deadline.
+	PathExpire     Path = "expire"
+	PathCancel     Path = "cancel"
 	PathReschedule Path = "reschedule"
 )
 
 // Paths lists the lifecycles in report order.
 var Paths = []Path{PathExpire, PathCancel, PathReschedule}
 
-// Usage is what one lifecycle makes AWS do, counted on the in-process
-// pipeline (internal/tooling/pipeline: the real handler code on the memory
-// adapters), on one timer (the timer).
+// Usage is what one lifecycle makes AWS do on one timer, counted on the
+// in-process pipeline (internal/tooling/pipeline). DynamoDB requests are
+// by store operation, one request unit each; SchedulerCalls (free) by
+// operation. Step Functions: executions started (a move stops one and
+// starts one), stopped, and the billed state transitions (each started
+// execution's Wait, each fired one's LambdaInvoke). TTL: marker writes
+// (in DynamoWrites too) and the free StreamReads of the TTL deletions.
+// docs/PERFORMANCE.md states what the counts assume.
 type Usage struct {
-	// APIRequests: REST API calls (API Gateway requests, and invocations
-	// of the api function).
 	APIRequests int
 	// Invocations of each function, by its folder under lambdas/.
-	Invocations map[string]int
-	// DynamoDB requests by store operation; each is one request unit
-	// (items are well under 1 KB; a failed conditional write still
-	// consumes its write).
-	DynamoWrites, DynamoReads map[string]int
-	// SchedulerCalls: EventBridge Scheduler API calls by operation (not
-	// billed; counted for the record).
-	SchedulerCalls map[string]int
-	// SchedulerInvocations: schedules that fired (billed).
-	SchedulerInvocations int
-	// Step Functions timer: executions started (StartExecution that
-	// starts one; an update stops one and starts one), stopped
-	// (StopExecution, not billed), and the state transitions they make
-	// (billed): the Wait state of every execution started, and the
-	// LambdaInvoke state of every execution whose Wait ended.
+	Invocations                                  map[string]int
+	DynamoWrites, DynamoReads                    map[string]int
+	SchedulerCalls                               map[string]int
+	SchedulerInvocations                         int
 	Executions, ExecutionStops, StateTransitions int
-	// TTL timer: marker writes (PutItem on arm and move, DeleteItem on
-	// cancel; one write unit each, counted in DynamoWrites too) and the
-	// TTL deletions the stream delivers to the expiry function (the
-	// deletion itself is free, and so are a Lambda trigger's stream
-	// reads: StreamReads is counted, priced at zero).
-	MarkerWrites, StreamReads int
-	// SQSRequests: FIFO queue requests: SendMessageBatch from the stream
-	// processor, and the worker's event source mapping's ReceiveMessage
-	// and DeleteMessageBatch for each batch it delivered.
-	SQSRequests int
-	// SNSPublishes and the email deliveries they make (one subscription
-	// per user matches its filter policy).
+	MarkerWrites, StreamReads                    int
+	// SQSRequests: the processor's SendMessageBatch, and per batch the
+	// worker mapping's ReceiveMessage and DeleteMessageBatch.
+	SQSRequests                   int
 	SNSPublishes, EmailDeliveries int
-	// AppLogBytes: JSON log bytes the handler code wrote (CloudWatch Logs
-	// ingestion; platform log lines are estimated separately).
+	// AppLogBytes: the JSON log bytes the handler code wrote.
 	AppLogBytes int
 }
 
@@ -91,14 +70,7 @@ func Total[V int | float64](m map[string]V) V {
 }
 
 // Keys returns m's keys, sorted.
-func Keys[V any](m map[string]V) []string {
-	k := make([]string, 0, len(m))
-	for s := range m {
-		k = append(k, s)
-	}
-	sort.Strings(k)
-	return k
-}
+func Keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // storeReads are the memory.Store operations that only read; any other
 // operation counts as a write (an operation added later is priced as the
@@ -121,11 +93,9 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // Timers lists the timers priced, in report order.
 var Timers = []timerspec.Name{timerspec.EventBridgeScheduler, timerspec.StepFunctions, timerspec.TTL}
 
-// CountLifecycle runs one lifecycle of path through the whole in-process
-// pipeline on the timer timer, one task at a time (so every
-// stream and queue batch holds one record: the upper bound for
-// batching), and counts its AWS usage. The reconciler is not run: it is a
-// fixed cost per period, not per task.
+// CountLifecycle runs one lifecycle of path through the in-process
+// pipeline on timer, one task at a time (every batch holds one record: the
+// upper bound), and counts its AWS usage; the reconciler is not run.
 func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage, error) {
 	u := Usage{Invocations: map[string]int{}, DynamoWrites: map[string]int{}, DynamoReads: map[string]int{}}
 	logs := &countingWriter{}
@@ -169,10 +139,7 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 	t0 := p.Clock.Now()
 	due := t0.Add(time.Hour)
 	user := "user-1"
-	// No reminder: the cost model prices the deadline's lifecycle. A
-	// reminder (the API's default is 1 h) adds, when its time is ahead,
-	// a CreateSchedule, and at its time an invocation, two writes and a
-	// publish, or a DeleteSchedule when the task ends before it.
+	// No reminder: the cost model prices the deadline's lifecycle.
 	tk, err := p.Service.Create(ctx, user, task.NewTask{Title: "water the plants", DueAt: due, Reminder: task.ReminderNone})
 	if err != nil {
 		return u, fmt.Errorf("create: %w", err)
@@ -189,9 +156,7 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 				u.Invocations["cancelworker"]++
 				u.SQSRequests += 2 // ReceiveMessage and DeleteMessageBatch
 			}
-			// The to-do app's firing function, which runs its target
-			// inside it (lambdas/todofire).
-			u.Invocations["todofire"] += r.Fired
+			u.Invocations["todofire"] += r.Fired // it runs its target inside
 			switch timer {
 			case timerspec.StepFunctions:
 				u.StateTransitions += r.Fired // the LambdaInvoke state
@@ -210,41 +175,32 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 		return u, err
 	}
 	end := due
-	switch path {
-	case PathExpire:
-	case PathCancel:
+	if path != PathExpire {
+		patch := task.Patch{Complete: true}
+		switch path {
+		case PathCancel:
+		case PathReschedule:
+			end = due.Add(time.Hour)
+			patch = task.Patch{DueAt: &end}
+		default:
+			return u, fmt.Errorf("unknown path %q", path)
+		}
 		at := t0.Add(10 * time.Minute)
 		p.Clock.Set(at)
-		if _, err := p.Service.Update(ctx, user, tk.TaskID, task.Patch{Complete: true}); err != nil {
-			return u, fmt.Errorf("complete: %w", err)
+		if _, err := p.Service.Update(ctx, user, tk.TaskID, patch); err != nil {
+			return u, fmt.Errorf("%s: %w", path, err)
 		}
 		u.APIRequests++
 		if err := step(at); err != nil {
 			return u, err
 		}
-	case PathReschedule:
-		at := t0.Add(10 * time.Minute)
-		p.Clock.Set(at)
-		end = due.Add(time.Hour)
-		if _, err := p.Service.Update(ctx, user, tk.TaskID, task.Patch{DueAt: &end}); err != nil {
-			return u, fmt.Errorf("reschedule: %w", err)
-		}
-		u.APIRequests++
-		if err := step(at); err != nil {
-			return u, err
-		}
-	default:
-		return u, fmt.Errorf("unknown path %q", path)
 	}
 	if err := step(end.Add(time.Second)); err != nil {
 		return u, err
 	}
 	u.Invocations["api"] = u.APIRequests
 	u.StateTransitions += u.Executions // the Wait state of each execution
-	// The stream mapping's filters (constructs/cancellation.StreamFilters)
-	// pass the records whose image is armed: an INSERT's new image, a
-	// MODIFY's either image, a REMOVE's old one. Each passing record
-	// invokes the processor; filtered records are free.
+	// Each record the stream mapping's filters pass invokes the processor.
 	changes, _ := p.Store.Changes(0)
 	for _, c := range changes {
 		if passesStreamFilter(c) {
@@ -253,9 +209,7 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 	}
 	u.SchedulerCalls = map[string]int{}
 	if p.Scheduler != nil {
-		for op, n := range p.Scheduler.Calls {
-			u.SchedulerCalls[op] = n
-		}
+		maps.Copy(u.SchedulerCalls, p.Scheduler.Calls)
 	}
 	u.SNSPublishes = len(p.Outbox.Sent())
 	u.EmailDeliveries = u.SNSPublishes
@@ -264,7 +218,8 @@ func CountLifecycle(ctx context.Context, path Path, timer timerspec.Name) (Usage
 }
 
 // passesStreamFilter: whether the cancellation stream mapping's filters
-// let c through (its images' state is one of the schema's armed states).
+// (constructs/cancellation.StreamFilters) let c through: an INSERT's new
+// image, a MODIFY's either image or a REMOVE's old one is armed.
 func passesStreamFilter(c changefeed.Change) bool {
 	armed := func(it *contract.Item) bool {
 		return it != nil && slices.Contains(task.Schema.ArmedStates, it.State)

@@ -6,12 +6,11 @@ import (
 	"strings"
 )
 
-// LoadAverage is the system load average over 1, 5 and 15 minutes, as
-// /proc/loadavg gives it.
+// LoadAverage is /proc/loadavg's load over 1, 5 and 15 minutes (Read
+// false when it could not be read).
 type LoadAverage struct {
 	One, Five, Fifteen float64
-	// Read is false when it could not be read.
-	Read bool
+	Read               bool
 }
 
 // ParseLoadAvg reads the first three fields of /proc/loadavg.
@@ -38,11 +37,8 @@ func (l LoadAverage) String() string {
 	return fmt.Sprintf("%.2f %.2f %.2f", l.One, l.Five, l.Fifteen)
 }
 
-// Busy thresholds, 1-minute load per CPU. At the start nothing else
-// should run: above half a runnable task per core, other work shares the
-// CPUs the measurements use. At the end the figure includes the bench's
-// own last minute (one busy core while the go benchmarks run, more while
-// they compile), so the end threshold is one task per core.
+// Busy thresholds, 1-minute load per CPU: at the end the figure includes
+// the bench's own last minute (one busy core), so it is higher.
 const (
 	BusyStartPerCPU = 0.5
 	BusyEndPerCPU   = 1.0

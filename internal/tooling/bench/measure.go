@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,25 +26,16 @@ var pythonCode = map[string]string{
 }
 
 // coldInit builds every function and the references for this machine's
-// architecture (gofn.Build with GOARCH overridden: the same flags as the
-// deployed build) and measures their init (RunToFirstNext). Each round
-// runs every function right next to a run of its own floor (the two in a
-// random order) and, with all, each reference alone (the floor's stages,
-// bare, python), the units in a random order: a function and its floor
-// see the same load, and the budget is judged on those pairs.
-//
-// Nothing pins the CPU or sets GOMAXPROCS: at the memory sizes used here
-// Lambda shows a function two vCPUs limited by a CPU share, so the Go
-// runtime there starts with GOMAXPROCS=2 (its default never goes below 2
-// for a CPU limit), as on this 2-CPU machine; taskset to one CPU would
-// make it 1 and measure a scheduler Lambda does not run.
+// architecture and measures their init (RunToFirstNext) in rounds
+// (PlanRound): each function next to its own floor and, with all, each
+// reference alone. Nothing pins the CPU or sets GOMAXPROCS: why is in
+// docs/PERFORMANCE.md ("Each function against its floor").
 func (x runner) coldInit(r *Report, fns []string, all bool) error {
 	targets, refs, err := x.buildInitTargets(fns, all)
 	if err != nil {
 		return err
 	}
-	// Python with boto3, the seed design's runtime, when the machine has
-	// it (no emulator: compare it with python-bare, the interpreter alone).
+	// Python with boto3, the seed design's runtime, when the machine has it.
 	python := ""
 	if all {
 		if b, err := exec.Command("python3", "-c", "import boto3, sys; print(sys.executable)").Output(); err == nil {
@@ -56,7 +48,7 @@ func (x runner) coldInit(r *Report, fns []string, all bool) error {
 			return err
 		}
 	}
-	// once runs one target up to its first request for an event; python
+	// once runs one target up to its first request for an event, python
 	// to its exit (wall time only).
 	once := func(name string) (InitRun, error) {
 		if code, isPy := pythonCode[name]; isPy {
@@ -69,10 +61,7 @@ func (x runner) coldInit(r *Report, fns []string, all bool) error {
 			return InitRun{WallMs: ms64(time.Since(start))}, nil
 		}
 		t := targets[name]
-		mem := r.Memory[t.Name]
-		if mem == 0 {
-			mem = 128
-		}
+		mem := cmp.Or(r.Memory[t.Name], 128)
 		run, err := RunToFirstNext(t.Bin, append(LambdaEnv(t.Name, mem), t.Env...), 30*time.Second)
 		if err != nil {
 			return run, fmt.Errorf("%s: %w", name, err)
@@ -153,7 +142,7 @@ func (x runner) buildInitTargets(fns []string, all bool) (map[string]InitTarget,
 		if tags == "" {
 			return gofn.Build(wrapper, x.root, entry, out)
 		}
-		return x.buildTagged(entry, tags, out)
+		return x.goBuild(tags, out, []string{"./" + entry}, "GOARCH="+runtime.GOARCH)
 	}
 	const floorEntry = "internal/tooling/bench/refs/floor"
 	logf("building %d functions and their floors for linux/%s", len(fns), runtime.GOARCH)
@@ -188,10 +177,9 @@ func (x runner) buildInitTargets(fns []string, all bool) (map[string]InitTarget,
 // initTraceRuns is how many GODEBUG=inittrace=1 runs each binary gets.
 const initTraceRuns = 5
 
-// initTrace runs each bootstrap directly (no emulator) with
-// GODEBUG=inittrace=1 and records its package inits: the runtime prints
-// them before main, and lambda.Start then exits, as the runtime API
-// address given refuses connections.
+// initTrace runs each bootstrap with GODEBUG=inittrace=1 and records its
+// package inits; lambda.Start then exits, as the runtime API address
+// given refuses connections.
 func initTrace(r *Report, targets map[string]InitTarget) error {
 	names := Keys(targets)
 	logf("package init trace: %d targets x %d runs (GODEBUG=inittrace=1)", len(names), initTraceRuns)
@@ -222,10 +210,7 @@ func initTrace(r *Report, targets map[string]InitTarget) error {
 	return nil
 }
 
-// synth times `cdk synth` of this app (dev), `cdk list` of it (the same
-// app with bundling skipped), and `cdk synth` of an empty Go CDK app with
-// one queue in a scratch module, interleaved; then the seven `go build`s
-// of bundling against one `go build` of all function packages.
+// synth times the Synth* variants interleaved, then the Build* variants.
 func (x runner) synth(r *Report, fns []string) error {
 	cdk, err := exec.LookPath("cdk")
 	if err != nil {
@@ -246,8 +231,7 @@ func (x runner) synth(r *Report, fns []string) error {
 		r.WebPlaceholder = true
 	}
 	out := func(name string) string { return filepath.Join(x.tmp, name) }
-	// The bundle cache of the warm variant is a folder of this run (filled
-	// by the warm-up round); the other variant turns it off.
+	// The warm variant's bundle cache is a folder of this run.
 	variants := []struct {
 		name, dir string
 		args      []string
@@ -310,9 +294,8 @@ func (x runner) synth(r *Report, fns []string) error {
 }
 
 // recordBuild runs gofn.Build with a recording wrapper in place of the go
-// command, and returns the arguments and the build environment (GOOS,
-// GOARCH, CGO_ENABLED, GOFLAGS) gofn passes: the one-build comparison and
-// the doc use gofn's own flags instead of a copy of them.
+// command, and returns the arguments and the build environment gofn
+// passes, so the other builds and the doc use gofn's own flags.
 func (x runner) recordBuild(entry string) (args, env []string, err error) {
 	rec, argsFile := filepath.Join(x.tmp, "go-record"), filepath.Join(x.tmp, "go-args")
 	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %q\nenv | grep -E '^(GOOS|GOARCH|CGO_ENABLED|GOFLAGS)=' | sort > %q.env\n", argsFile, argsFile)
@@ -359,15 +342,7 @@ func (x runner) goBuild(tags, out string, pkgs []string, env ...string) error {
 	return nil
 }
 
-// buildTagged builds entry for this machine's architecture with gofn's
-// flags and environment (as recorded), its -tags extended by tags.
-func (x runner) buildTagged(entry, tags, out string) error {
-	return x.goBuild(tags, out, []string{"./" + entry}, "GOARCH="+runtime.GOARCH)
-}
-
-// buildAll is the build gofn's bundling now runs once per synth (its
-// batch): gofn's flags and environment, every function package in one
-// invocation with -o a folder.
+// buildAll is gofn's batch build: every function package in one go build.
 func (x runner) buildAll(fns []string) error {
 	outDir := filepath.Join(x.tmp, "all")
 	if err := os.MkdirAll(outDir, 0o755); err != nil {

@@ -26,59 +26,43 @@ import (
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 )
 
-// ReconcileReads is what one full reconciler pass reads from the item
-// table to list its armed items, on one view: the Scan of the table
-// (dynamo.ArmedItems) or the Query of the armed index
-// (dynamo.IndexedItems).
+// ReconcileReads is what one full reconciler pass reads to list the
+// armed items of a table of Items, Armed of them, on one View: its
+// Requests, the items (index entries) they evaluated, their ReadUnits
+// (ReadUnitModel), and the GetItem reads (none in a pass without drift).
 type ReconcileReads struct {
-	View string
-	// Items in the table, Armed of them.
-	Items, Armed int
-	// Requests: the Scan or Query requests of the pass; ItemsRead the
-	// items (index entries) they evaluated; ReadUnits their read units
-	// (ReadUnitModel).
-	Requests, ItemsRead int
-	ReadUnits           float64
-	// Gets: the single-item reads (GetItem, strongly consistent) and their
-	// read units (none in a pass without drift).
-	Gets     int
-	GetUnits float64
+	View                      string
+	Items, Armed              int
+	Requests, ItemsRead, Gets int
+	ReadUnits, GetUnits       float64
 }
 
-// The views ReconcileReads measures.
+// The views ReconcileReads measures: dynamo.ArmedItems, dynamo.IndexedItems.
 const (
 	ViewScan  = "Scan of the table"
 	ViewIndex = "Query of the armed index"
 )
 
-// ReconcileReadSizes are the table sizes `make bench` measures, with
-// ReconcileArmedEvery (1%) armed.
+// ReconcileReadSizes are the table sizes `make bench` measures, every
+// ReconcileArmedEvery-th item armed (1%).
 var ReconcileReadSizes = []int{100_000, 1_000_000}
 
-// ReconcileArmedEvery: every 100th item is armed (1%).
 const ReconcileArmedEvery = 100
 
 // reconcilePayloadBytes makes an item about 1 KB: the adopter's own data.
 const reconcilePayloadBytes = 900
 
 // ReadUnitModel says how readTable counts read units, after DynamoDB's
-// documented rules: a Scan or Query page costs the sum of the sizes of
-// the items (index entries) it evaluated, rounded up to the next 4 KB,
-// one unit per 4 KB, half of that eventually consistent (both views'
-// listings are; a GSI is only); at least one 4 KB unit a request. A
-// GetItem costs its item's size rounded up to 4 KB, one unit per 4 KB
-// (strongly consistent). An item's size is the sum of its attribute
-// names' and string values' lengths; an index entry's is the table's
-// key, the index's key and the projected attributes the item has.
+// documented rules. An item's size is the sum of its attribute names' and
+// string values' lengths; an index entry's counts the table's key, the
+// index's key and the projected attributes.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html
 const ReadUnitModel = "a Scan or Query page: the sizes of the items (index entries) it evaluated, rounded up to 4 KB, " +
 	"half a unit per 4 KB (eventually consistent), at least one 4 KB unit a request; a GetItem: 1 unit per 4 KB (strongly consistent)"
 
-// CountReconcileReads measures both views at each of ReconcileReadSizes
-// with ReconcileArmedEvery armed (deterministic: `make bench` and
-// cmd/bench -from count them again).
+// CountReconcileReads measures both views at each of ReconcileReadSizes.
 func CountReconcileReads(ctx context.Context) ([]ReconcileReads, error) {
 	var out []ReconcileReads
 	for _, n := range ReconcileReadSizes {
@@ -103,14 +87,10 @@ func (r Report) ReconcileReadsTable() Table {
 	return t
 }
 
-// MeasureReconcileReads runs one full pass of the core's reconciler
-// (reconcile.Reconciler, with the DynamoDB adapters of both views) over a
-// table of the jobs example's schema holding items items, every
-// armedEvery-th armed (due in the next day, its schedule in place) and
-// the rest fired and delivered, each about 1 KB: as many fired in the
-// last day as are armed (items armed for a day on average: the fired
-// window the index view reads), the others over the last 1,000 days.
-// The table is readTable, which counts what the adapters read.
+// MeasureReconcileReads runs one full pass of the core's reconciler, with
+// the DynamoDB adapter of each view, over a readTable of items items of
+// the jobs example's schema, every armedEvery-th armed (its schedule in
+// place) and the rest fired and delivered.
 func MeasureReconcileReads(ctx context.Context, items, armedEvery int) ([]ReconcileReads, error) {
 	var out []ReconcileReads
 	for _, view := range []string{ViewScan, ViewIndex} {
@@ -176,12 +156,9 @@ func (noFirer) Fire(context.Context, contract.Payload) (fire.Outcome, error) {
 
 // readTable is a table of the jobs schema that exists only as a rule
 // (item i: tenant "acme", job "j%09d", armed when i is a multiple of
-// every), with its state-keyed armed index, serving the
-// Scan, Query and GetItem requests the reconciler's DynamoDB adapters
-// make, and counting their reads by ReadUnitModel. It knows the adapters'
-// expressions (the Scan's filter is the armed-or-undelivered rule,
-// applied after reading as DynamoDB does; the Query's key condition is a
-// partition and a due-time range), not DynamoDB's grammar.
+// every), with its armed index, serving the reconciler adapters' Scan,
+// Query and GetItem requests and counting their reads by ReadUnitModel.
+// It knows the adapters' expressions, not DynamoDB's grammar.
 type readTable struct {
 	schema  contract.Schema
 	spec    armedindex.Spec
@@ -205,7 +182,7 @@ func (t *readTable) armed(i int) bool { return i%t.every == 0 }
 // attrs is item i.
 func (t *readTable) attrs(i int) map[string]string {
 	s := t.schema
-	m := map[string]string{s.PartitionKey: "acme", s.SortKey: fmt.Sprintf("j%09d", i), "payload": t.payload}
+	m := map[string]string{s.PartitionKey: "acme", s.SortKey: jobKey(i), "payload": t.payload}
 	if t.armed(i) {
 		m[s.StateAttr], m[s.DueAttr] = jobschema.Queued, t.due(i)
 		return m
@@ -217,8 +194,8 @@ func (t *readTable) attrs(i int) map[string]string {
 }
 
 // due is item i's due time: within the next day when armed; the item
-// after each armed one within the last day; the others one of the last
-// 1,000 days before that.
+// after each armed one within the last day (the fired window the index
+// view reads); the others in the 1,000 days before that.
 func (t *readTable) due(i int) string {
 	switch {
 	case t.armed(i):
@@ -255,6 +232,12 @@ func (t *readTable) page(bytes, items int) {
 	t.units += math.Max(1, math.Ceil(float64(bytes)/4096)) / 2
 }
 
+func jobKey(i int) string { return fmt.Sprintf("j%09d", i) }
+
+func (t *readTable) key(i int) map[string]types.AttributeValue {
+	return dynamo.ToAttrs(t.schema.Attrs(contract.Key{Partition: "acme", Sort: jobKey(i)}))
+}
+
 func (t *readTable) index(k map[string]types.AttributeValue) (int, error) {
 	job, ok := k[t.schema.SortKey].(*types.AttributeValueMemberS)
 	if !ok || !strings.HasPrefix(job.Value, "j") {
@@ -287,15 +270,14 @@ func (t *readTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 	}
 	t.page(bytes, n)
 	if i < t.n {
-		out.LastEvaluatedKey = dynamo.ToAttrs(t.schema.Attrs(contract.Key{Partition: "acme", Sort: fmt.Sprintf("j%09d", i-1)}))
+		out.LastEvaluatedKey = t.key(i - 1)
 	}
 	return out, nil
 }
 
-// Query reads one partition of the armed index in due-time order: the
-// armed items for an armed state, the fired ones (none undelivered here)
-// for the fired state, nothing for another; after the start key, within
-// the key condition's due-time range, up to Limit entries or 1 MB.
+// Query reads one partition of the armed index in due-time order, after
+// the start key, within the key condition's due-time range, up to Limit
+// entries or 1 MB.
 func (t *readTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	vals := dynamo.FromAttrs(in.ExpressionAttributeValues)
 	cond := aws.ToString(in.KeyConditionExpression)
@@ -308,9 +290,7 @@ func (t *readTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 	case strings.Contains(cond, " <= "):
 		hi = vals[":v1"]
 	}
-	// Every fired item is in the fired partition; the key condition's
-	// range selects those due within the window, which DynamoDB finds
-	// without reading the rest (a binary search here).
+	// DynamoDB finds the range's start without reading what is before it.
 	entries := t.partition(vals[":v0"])
 	from := sort.Search(len(entries), func(k int) bool { return t.due(entries[k]) >= lo })
 	if in.ExclusiveStartKey != nil {
@@ -329,7 +309,7 @@ func (t *readTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 		}
 		m := t.attrs(i)
 		if n == limit || bytes >= 1<<20 {
-			out.LastEvaluatedKey = dynamo.ToAttrs(t.schema.Attrs(contract.Key{Partition: "acme", Sort: fmt.Sprintf("j%09d", last)}))
+			out.LastEvaluatedKey = t.key(last)
 			break
 		}
 		bytes += t.entrySize(m)
@@ -344,9 +324,8 @@ func (t *readTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 	return out, nil
 }
 
-// partition is the item indexes in a partition of the index, in
-// due-time order (ties by key), built once: the armed state's, the fired
-// state's (every other item), none for another value.
+// partition is the item indexes in a partition of the index (the armed
+// state's or the fired state's), in due-time order, built once.
 func (t *readTable) partition(v string) []int {
 	if t.parts == nil {
 		t.parts = map[string][]int{}

@@ -7,9 +7,8 @@ import (
 	"text/template"
 )
 
-// performanceDoc is the text of docs/PERFORMANCE.md around the measured
-// numbers and tables: "doc" is the page, "taskcost" its task cost
-// section (TaskCostSection).
+// performanceDoc is the text of docs/PERFORMANCE.md around the numbers and
+// tables: "doc" is the page, "taskcost" its task cost section.
 //
 //go:embed performance.md.tmpl
 var performanceDoc string
@@ -31,23 +30,16 @@ var docConstants = map[string]any{
 	"SeedOverheadMs": SeedOverheadMs, "SeedInitMs": SeedInitMs,
 }
 
-// docView is what the doc's text reads besides the report: the figures
-// derived from it.
+// docView is the report and the figures the doc's text derives from it.
 type docView struct {
-	R           Report
-	K           map[string]any
-	Bare, Floor float64
-	Verdict     struct {
-		Worst, Floor      string
-		Ratio             float64
-		Met, Resolved, OK bool
-	}
-	Synth  struct{ Empty, App, NoBundling, NoCache float64 }
-	Stages *struct{ Imports, LoadConfig, Clients, Env, Lazy float64 }
-	Python *struct{ Bare, Boto3 float64 }
-	Trace  struct{ ConfigMs, ConfigAllocs, Allocs float64 }
-	// SeedInitMs is the seed's cold init as priced; ExpireTotals this
-	// app's cost of a million expiries on each timer.
+	R            Report
+	K            map[string]any
+	Bare, Floor  float64
+	Verdict      Verdict
+	Synth        struct{ Empty, App, NoBundling, NoCache float64 }
+	Stages       *struct{ Imports, LoadConfig, Clients, Env, Lazy float64 }
+	Python       *struct{ Bare, Boto3 float64 }
+	Trace        struct{ ConfigMs, ConfigAllocs, Allocs float64 }
 	SeedInitMs   float64
 	ExpireTotals string
 }
@@ -56,23 +48,21 @@ func newDocView(r Report) (docView, error) {
 	v := docView{R: r, K: docConstants}
 	v.Bare, _ = r.InitMedian(RefBare)
 	v.Floor, _ = r.InitMedian(RefFloor)
-	vd := &v.Verdict
-	vd.Worst, vd.Ratio, vd.Met, vd.Resolved, vd.OK = r.InitVerdict()
-	vd.Floor = FunctionFloor(vd.Worst)
+	v.Verdict = r.InitVerdict()
 	v.Synth.Empty, v.Synth.App = Median(r.Synth[SynthEmpty]), Median(r.Synth[SynthApp])
 	v.Synth.NoBundling, v.Synth.NoCache = Median(r.Synth[SynthAppNoBundling]), Median(r.Synth[SynthAppNoCache])
+	_, okBare := r.InitMedian(RefBare)
+	_, okFloor := r.InitMedian(RefFloor)
 	var st [5]float64
-	all := true
+	all := okBare
 	for i := range st {
 		var ok bool
 		st[i], ok = r.InitMedian(FloorStages[i].Name)
 		all = all && ok
 	}
-	_, okBare := r.InitMedian(RefBare)
-	if okBare && all {
+	if all {
 		v.Stages = &struct{ Imports, LoadConfig, Clients, Env, Lazy float64 }{st[0], st[1], st[2], st[3], st[4]}
 	}
-	_, okFloor := r.InitMedian(RefFloor)
 	if pyBare, ok := r.InitMedian(RefPythonBare); ok && okBare && okFloor {
 		py, _ := r.InitMedian(RefPythonBoto3)
 		v.Python = &struct{ Bare, Boto3 float64 }{pyBare, py}
@@ -111,10 +101,8 @@ func renderDoc(name string, r Report) (string, error) {
 func RenderDoc(r Report) (string, error) { return renderDoc("doc", r) }
 
 // TaskCostSection is the doc's section "Cost per 1M task lifecycles, per
-// timer": the counted usage, this app's cost, its assumptions and the
-// comparison with the seed's design (cmd/bench -only cost prints it).
+// timer" (cmd/bench -only cost prints it).
 func TaskCostSection(r Report) (string, error) { return renderDoc("taskcost", r) }
 
-// RIEModule is the Lambda Runtime Interface Emulator InstallRIE installs
-// into bin/ for the bootstrap tests (not a requirement of this module).
+// RIEModule is the emulator InstallRIE installs for the bootstrap tests.
 const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"

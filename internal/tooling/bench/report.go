@@ -11,16 +11,14 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
 
-// Options are cmd/bench's settings, recorded in the doc.
+// Options are cmd/bench's settings, recorded in the doc: Quick is
+// -quick, Command how the run was started.
 type Options struct {
 	InitRuns, SynthRuns, BuildRuns int
 	BenchTime                      string
 	Skip                           []string
-	// Quick: the smallest settings (-quick), to check the tooling; its
-	// numbers are not for the doc's conclusions.
-	Quick bool
-	// Command is how the run was started.
-	Command string
+	Quick                          bool
+	Command                        string
 }
 
 // Skipped reports whether part (init, synth, gobench) was skipped.
@@ -41,11 +39,10 @@ type FunctionResult struct {
 	BinaryBytes, ZipBytes int64
 }
 
-// InitTarget is a bootstrap run under the emulator.
+// InitTarget is a bootstrap whose init is measured, with Env added to LambdaEnv.
 type InitTarget struct {
 	Name, Bin string
-	// Env is added to LambdaEnv.
-	Env []string
+	Env       []string
 }
 
 // PathUsage is the counted usage of one lifecycle on one timer.
@@ -81,9 +78,7 @@ type FloorStage struct {
 const RefFloor = "floor: dynamodb+scheduler+sns+sqs"
 
 // FloorEnvConfig is the floor stage that builds aws.Config from the
-// region and credential variables alone: faster to start, but it ignores
-// every other setting the SDKs document (endpoints, FIPS, retries), so no
-// main does it; it stays as the comparison.
+// region and credential variables alone (no main does: see FloorStages).
 const FloorEnvConfig = "stage: env config + 4 clients"
 
 // FloorStages are the floor's variants, in set-up order.
@@ -95,53 +90,41 @@ var FloorStages = []FloorStage{
 	{Name: "stage: env config, lazy clients", Stage: "envconfig-lazy", What: "aws.Config from those variables alone, clients on first use"},
 }
 
-// Report is everything one `make bench` run measured.
+// Report is everything one `make bench` run measured (saved as JSON, so
+// keep the field names): Memory each function's size in the dev stack,
+// read from MemoryFrom; Init the init durations (ms) and InitCPU their CPU
+// time, by name; Synth and Builds wall seconds by variant; BuildCommand
+// the go command gofn.Build runs; GoBenchAt set when -from -gobench ran
+// them again; InitTrace each binary's median package inits, longest
+// first; ColdInit nil in a run made before it (Paired then pairs Init).
 type Report struct {
 	Options           Options
 	Machine           Machine
 	Started, Finished time.Time
 	Functions         []FunctionResult
-	// Memory is each function's memory size in the dev stack.
-	Memory map[string]int
-	// MemoryFrom says where Memory was read.
-	MemoryFrom string
-	// Init: init durations (ms) by function or reference name.
-	Init       map[string][]float64
-	InitErrors map[string]string
-	// InitCPU: the same runs' CPU time (ms, InitRun.CPUMs), by name.
-	InitCPU map[string][]float64
-	// PythonMeasured: the python references ran.
-	PythonMeasured bool
-	// Synth: wall seconds by variant; Builds: wall seconds by variant.
-	// SynthCacheFill is the first synth with an empty bundle cache.
-	Synth, Builds map[string][]float64
-	SynthCommands []string
-	// BuildCommand is the go command gofn.Build runs (as recorded).
-	BuildCommand   string
-	WebPlaceholder bool
-	GoBench        []GoBench
-	GoBenchCommand string
-	// GoBenchAt is set when the go benchmarks were run again later than
-	// the rest (cmd/bench -from -gobench).
-	GoBenchAt time.Time
-	Usage     []PathUsage
-	// InitTrace is each binary's package inits (GODEBUG=inittrace=1), the
-	// median of InitTraceRuns runs, longest first.
-	InitTrace     map[string][]PkgInit
-	InitTraceRuns int
-	// Campaign is the counted usage of one campaign send.
-	Campaign *CampaignUsage
-	// ReconcileReads is what one reconciler pass reads to list the armed
-	// items, per table size and view (CountReconcileReads).
-	ReconcileReads []ReconcileReads
-	// ColdInit is each function paired with its floor, round by round
-	// (nil in a run made before it existed: Paired then pairs Init).
-	ColdInit *ColdInit
+	Memory            map[string]int
+	MemoryFrom        string
+	Init              map[string][]float64
+	InitErrors        map[string]string
+	InitCPU           map[string][]float64
+	PythonMeasured    bool
+	Synth, Builds     map[string][]float64
+	SynthCommands     []string
+	BuildCommand      string
+	WebPlaceholder    bool
+	GoBench           []GoBench
+	GoBenchCommand    string
+	GoBenchAt         time.Time
+	Usage             []PathUsage
+	InitTrace         map[string][]PkgInit
+	InitTraceRuns     int
+	Campaign          *CampaignUsage
+	ReconcileReads    []ReconcileReads
+	ColdInit          *ColdInit
 }
 
-// Paired is the paired cold-init comparison: ColdInit, or for an older
-// run the i-th run of each function with the i-th of its floor (those
-// runs were interleaved round by round too).
+// Paired is ColdInit, or for an older run the i-th run of each function
+// with the i-th of its floor (those were interleaved by round too).
 func (r Report) Paired() ColdInit {
 	if r.ColdInit != nil {
 		return *r.ColdInit
@@ -157,8 +140,7 @@ func (r Report) Paired() ColdInit {
 	return c
 }
 
-// InitMedian returns the median init (ms) of name, and whether it was
-// measured.
+// InitMedian returns the median init (ms) of name, if measured.
 func (r Report) InitMedian(name string) (float64, bool) {
 	xs := r.Init[name]
 	return Median(xs), len(xs) > 0
@@ -167,9 +149,8 @@ func (r Report) InitMedian(name string) (float64, bool) {
 var modRequire = regexp.MustCompile(`(?m)^\s*(github\.com/aws/(?:aws-cdk-go/awscdk/v2|constructs-go/constructs/v10|jsii-runtime-go))\s+(v\S+)`)
 
 // WriteEmptyApp writes the synth reference into dir: a Go CDK app with one
-// stack holding one SQS queue, requiring the CDK modules at the versions
-// root's go.mod requires (root's go.sum is copied; run `go mod tidy` in dir
-// before use).
+// SQS queue, on the CDK modules root's go.mod requires (run `go mod tidy`
+// in dir before use).
 func WriteEmptyApp(dir, root string) error {
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {

@@ -16,8 +16,7 @@ import (
 )
 
 // InstallRIE returns the path of the Lambda Runtime Interface Emulator in
-// root/bin, installing it there first (go install RIEModule, from the Go
-// module proxy) when it is absent.
+// root/bin, go installing RIEModule there first when it is absent.
 func InstallRIE(goBin, root string) (string, error) {
 	rie := filepath.Join(root, "bin", "aws-lambda-rie")
 	if _, err := os.Stat(rie); err == nil {
@@ -31,8 +30,8 @@ func InstallRIE(goBin, root string) (string, error) {
 	return rie, nil
 }
 
-// SyncBuffer collects an emulator's stdout and stderr, which it writes
-// from two goroutines, while another goroutine reads it.
+// SyncBuffer collects a process's output, written from two goroutines and
+// read from another.
 type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -45,15 +44,12 @@ func (b *SyncBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-// Bytes is a copy of what was written so far.
-func (b *SyncBuffer) Bytes() []byte {
+// String is what was written so far.
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf.Bytes()...)
+	return b.buf.String()
 }
-
-// String is what was written so far.
-func (b *SyncBuffer) String() string { return string(b.Bytes()) }
 
 // Emulator is one Runtime Interface Emulator running one bootstrap.
 type Emulator struct {

@@ -3,6 +3,7 @@ package bench
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,11 +48,7 @@ func Run(c Config) error {
 	if c.Quick {
 		c.InitRuns, c.SynthRuns, c.BuildRuns, c.BenchTime = 2, 1, 1, "100ms"
 	}
-	for _, s := range strings.Split(c.SkipList, ",") {
-		if s != "" {
-			c.Skip = append(c.Skip, s)
-		}
-	}
+	c.Skip = append(c.Skip, strings.FieldsFunc(c.SkipList, func(r rune) bool { return r == ',' })...)
 	if c.Only != "" && c.Only != "coldinit" && c.Only != "cost" && c.From == "" {
 		return fmt.Errorf("-only %q: %w", c.Only, ErrUsage)
 	}
@@ -96,8 +93,7 @@ func Run(c Config) error {
 		return err
 	}
 	r.Finished = time.Now().UTC()
-	// Keep the measurements, so the doc can be rendered again (-from)
-	// without measuring again.
+	// Kept, so -from can render the doc again without measuring.
 	x.save("bench-report.json", r)
 	return write(r, c.Out)
 }
@@ -151,10 +147,8 @@ func (x runner) save(name string, r Report) {
 }
 
 // coldInitOnly measures each function (of list, or every one) against
-// its floor, paired round by round, and prints the table and the load
-// average at the start and at the end; no bundle sizes, synth, trace or
-// go benchmarks, and the doc is not written (its other sections would be
-// lost).
+// its floor and prints the table and the load averages; the doc is not
+// written (its other sections would be lost).
 func (x runner) coldInitOnly(r Report, fns []string, list string) error {
 	logf("load average at the start: %s", r.Machine.LoadStart)
 	if list != "" {
@@ -176,13 +170,13 @@ func (x runner) coldInitOnly(r Report, fns []string, list string) error {
 	r.Machine.LoadEnd = loadAvg()
 	r.Finished = time.Now().UTC()
 	x.save("bench-init.json", r)
-	worst, worstRatio, met, resolved, ok := r.InitVerdict()
+	v := r.InitVerdict()
 	fmt.Printf("\nCold init against its floor: %d rounds (paired, random order), %s to %s UTC\n",
 		r.ColdInit.Rounds, r.Started.Format("2006-01-02 15:04"), r.Finished.Format("15:04"))
 	fmt.Print(r.ColdInitTable().Text())
 	fmt.Printf("\nLoad average (1, 5, 15 min): %s at the start, %s at the end\n", r.Machine.LoadStart, r.Machine.LoadEnd)
-	if ok {
-		fmt.Printf("Budget (≤ %.1f× its floor): met=%v, highest %s at %.2f×, every interval within: %v\n", InitBudget, met, worst, worstRatio, resolved)
+	if v.OK {
+		fmt.Printf("Budget (≤ %.1f× its floor): met=%v, highest %s at %.2f×, every interval within: %v\n", InitBudget, v.Met, v.Worst, v.Ratio, v.Resolved)
 	}
 	for _, w := range r.Machine.LoadWarnings() {
 		fmt.Println("WARNING:", w)
@@ -191,14 +185,10 @@ func (x runner) coldInitOnly(r Report, fns []string, list string) error {
 }
 
 // runCostOnly counts the task lifecycles and prints the doc's cost
-// section as the generator renders it: memory sizes from cdk.out (or
-// CDK_OUT), no cold init measured (the floor's default; the seed's
-// assumed init).
+// section, with memory sizes from cdk.out (or CDK_OUT) and no cold init
+// measured.
 func runCostOnly(root string, fns []string) error {
-	dir := os.Getenv("CDK_OUT")
-	if dir == "" {
-		dir = filepath.Join(root, "cdk.out")
-	}
+	dir := cmp.Or(os.Getenv("CDK_OUT"), filepath.Join(root, "cdk.out"))
 	r := Report{}
 	r.Memory, r.MemoryFrom = memorySizes(dir, fns)
 	logf("memory sizes: %s", r.MemoryFrom)
@@ -214,8 +204,8 @@ func runCostOnly(root string, fns []string) error {
 }
 
 // countUsage counts the AWS calls of each lifecycle on each timer, of a
-// campaign's sends and of a reconciler pass (deterministic, so -from
-// counts them again for the code as it is now).
+// campaign's sends and of a reconciler pass (deterministic: -from counts
+// them again).
 func countUsage(r *Report) error {
 	ctx := context.Background()
 	r.Usage = nil
@@ -334,21 +324,16 @@ func machine(goBin string) Machine {
 	return m
 }
 
-// loadAvg reads the load average (zero, not Read, where there is no
-// /proc/loadavg).
+// loadAvg reads the load average (not Read where there is no /proc/loadavg).
 func loadAvg() LoadAverage {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return LoadAverage{}
-	}
+	b, _ := os.ReadFile("/proc/loadavg")
 	l, _ := ParseLoadAvg(b)
 	return l
 }
 
 // memorySizes reads each function's memory from the dev template in the
 // cloud assembly dir, matching a function to its folder by its role's
-// description ("Execution role of lambdas/<name>", set by gofn). Without
-// a template every function gets gofn's default, 128, and from says so.
+// description (set by gofn); without one, gofn's default, 128.
 func memorySizes(dir string, fns []string) (sizes map[string]int, from string) {
 	out := map[string]int{}
 	for _, fn := range fns {

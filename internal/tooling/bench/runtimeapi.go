@@ -15,18 +15,11 @@ import (
 	"time"
 )
 
-// InitRun is one cold start measured up to the first event request.
+// InitRun is one cold start measured up to the first event request:
+// WallMs from starting the process, CPUMs the time its threads ran on a
+// CPU by then and WaitMs the time they waited for one (schedstat).
 type InitRun struct {
-	// WallMs: from starting the process to its first GET .../next (what
-	// the emulator's INIT REPORT measures).
-	WallMs float64
-	// CPUMs: the time the process's threads ran on a CPU by then
-	// (/proc/<pid>/task/*/schedstat); WaitMs: the time they were runnable
-	// but waited for a CPU. CPU time leaves out that wait, so it grows far
-	// less than the wall time when other work holds the CPUs (shared
-	// caches still inflate it); on Lambda, whose CPU share at 128 MB is a
-	// fraction of a vCPU, the init duration follows it.
-	CPUMs, WaitMs float64
+	WallMs, CPUMs, WaitMs float64
 }
 
 // Runtime API paths (https://docs.aws.amazon.com/lambda/latest/dg/runtimes-api.html).
@@ -35,12 +28,10 @@ const (
 	initErrorPath = "/2018-06-01/runtime/init/error"
 )
 
-// RunToFirstNext starts the bootstrap bin with env and
-// AWS_LAMBDA_RUNTIME_API set to a stub of the Lambda runtime API on a
-// loopback port, and measures it up to its first request for an event,
-// where the runtime would hand it one: the stub reads the process's CPU
-// time while the request is open, then the process is killed. A bootstrap
-// that reports an init error or exits first is an error.
+// RunToFirstNext starts the bootstrap bin with env and a stub of the
+// Lambda runtime API, and measures it up to its first request for an
+// event (the stub reads its CPU time then), then kills it. An init error
+// or an exit first is an error.
 func RunToFirstNext(bin string, env []string, timeout time.Duration) (InitRun, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

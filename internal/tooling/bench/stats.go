@@ -9,9 +9,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,39 +28,6 @@ func Median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// ErrNoInitReport: the emulator's output holds no init duration (the
-// function failed before it asked for its first event, or the emulator
-// changed its log format).
-var ErrNoInitReport = errors.New("no init duration in the emulator output")
-
-var (
-	// "INIT REPORT(durationMs: 5.806000)", logged by the emulator when the
-	// runtime asks for its first event.
-	initReportRe = regexp.MustCompile(`INIT REPORT\(durationMs:\s*([0-9.]+)\)`)
-	// "Init Duration: 5.81 ms" in the REPORT line, older emulators.
-	initDurationRe = regexp.MustCompile(`Init Duration:\s*([0-9.]+)\s*ms`)
-)
-
-// ParseInitDuration returns the init duration in milliseconds that the
-// Runtime Interface Emulator logged: the `INIT REPORT(durationMs: …)`
-// line (from starting the bootstrap process to its first call to the
-// runtime API's /next), else the REPORT line's `Init Duration`. Recent
-// emulators print an `Init Duration` of a fraction of a millisecond in the
-// REPORT line whatever the function did, so INIT REPORT wins when both are
-// there.
-func ParseInitDuration(out []byte) (float64, error) {
-	for _, re := range []*regexp.Regexp{initReportRe, initDurationRe} {
-		if m := re.FindSubmatch(out); m != nil {
-			v, err := strconv.ParseFloat(string(m[1]), 64)
-			if err != nil {
-				return 0, fmt.Errorf("init duration %q: %w", m[1], err)
-			}
-			return v, nil
-		}
-	}
-	return 0, ErrNoInitReport
 }
 
 // GoBench is one result line of `go test -bench -benchmem`.

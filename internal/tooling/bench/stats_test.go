@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"reflect"
 	"testing"
 )
@@ -23,27 +22,6 @@ func TestMedian(t *testing.T) {
 		if !reflect.DeepEqual(in, tc.in) {
 			t.Errorf("Median changed its input: %v", tc.in)
 		}
-	}
-}
-
-func TestParseInitDuration(t *testing.T) {
-	for _, tc := range []struct {
-		name, out string
-		want      float64
-		err       error
-	}{
-		{"init report", "30 Nov 2026 16:40:46,323 [INFO] (rapid) INIT REPORT(durationMs: 210.075000)\n", 210.075, nil},
-		{"init report wins over the REPORT line",
-			"[INFO] (rapid) INIT REPORT(durationMs: 5.5)\nREPORT RequestId: x\tInit Duration: 0.33 ms\tDuration: 1 ms\n", 5.5, nil},
-		{"older emulator", "REPORT RequestId: x\tInit Duration: 12.25 ms\tDuration: 3.00 ms\n", 12.25, nil},
-		{"function died", "[WARNING] (rapid) First fatal error stored in appctx: Runtime.ExitError\n", 0, ErrNoInitReport},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseInitDuration([]byte(tc.out))
-			if !errors.Is(err, tc.err) || got != tc.want {
-				t.Fatalf("got %v, %v; want %v, %v", got, err, tc.want, tc.err)
-			}
-		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -26,11 +27,7 @@ func (t Table) Markdown() string {
 		b.WriteString("\n")
 	}
 	row(t.Header)
-	sep := make([]string, len(t.Header))
-	for i := range sep {
-		sep[i] = "---"
-	}
-	row(sep)
+	row(slices.Repeat([]string{"---"}, len(t.Header)))
 	for _, r := range t.Rows {
 		row(r)
 	}

@@ -1,12 +1,9 @@
-// Command floor is the SDK reference of the cold-init benchmark (`make
-// bench`): a function that only sets up the AWS SDK the way our functions
-// do (config.LoadDefaultConfig, internal/core/lambdaenv/awsenv) and creates one
-// client of each service linked in. Which services are linked is chosen
-// at build time by tags, one per service (floor_dynamodb, floor_sns, ...:
-// the svc_*.go files), so each function is compared with a floor that
-// links and creates the same clients as its main and nothing else
-// (internal/tooling/bench.FunctionClients). BENCH_FLOOR_STAGE stops the set-up
-// early, to show where the time goes:
+// Command floor is the SDK reference of the cold-init benchmark: it sets
+// up the AWS SDK as the mains do (internal/core/lambdaenv/awsenv) and
+// creates one client of each service linked in, chosen by build tags (one
+// floor_<service> per svc_*.go file) to match a main's clients
+// (internal/tooling/bench.FunctionClients). BENCH_FLOOR_STAGE stops the
+// set-up early, to show where the time goes:
 //
 //	imports         nothing: the SDK packages' init only
 //	loadconfig      config.LoadDefaultConfig (shared config files, the credential chain)
@@ -27,8 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
-// services are the clients linked in, by service package name; each
-// svc_*.go file adds its own when its tag is set.
+// services are the clients linked in, by service package name.
 var services = map[string]func(aws.Config) any{}
 
 // clients keeps the clients alive, as a function's handler would.
@@ -61,8 +57,7 @@ func main() {
 	lambda.Start(func(context.Context) error { return nil })
 }
 
-// envConfig is the configuration a Lambda function can take from its
-// environment alone: the region and the execution role's credentials.
+// envConfig is the region and the credentials from the environment alone.
 func envConfig() aws.Config {
 	return aws.Config{
 		Region: os.Getenv("AWS_REGION"),
