@@ -49,8 +49,10 @@ var _ task.Store = (*Store)(nil)
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{items: inmem.NewItems(tableschema.Todo()), users: map[string]map[string]bool{}, hidden: map[int]bool{},
-		pending: newPendingIndex()}
+	items := inmem.NewItems(tableschema.Todo())
+	// DynamoDB refuses an empty string in an index key attribute.
+	items.IndexKeys = []string{tableschema.PendingShardAttr, tableschema.PendingSortAttr, tableschema.UserPendingAttr}
+	return &Store{items: items, users: map[string]map[string]bool{}, hidden: map[int]bool{}, pending: newPendingIndex()}
 }
 
 func (s *Store) fail(op string) error { return inmem.Inject(s.Fail, op) }
@@ -84,13 +86,15 @@ func (s *Store) All() []task.Task {
 }
 
 // Put writes t as is (test setup and restoring saved state); no change is
-// recorded.
+// recorded. It panics on a task DynamoDB would refuse (no due time).
 func (s *Store) Put(t task.Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, pos := s.items.Changes(math.MaxInt)
+	if err := s.store(task.Key(t.UserID, t.TaskID), tableschema.ToItem(t)); err != nil {
+		panic(err)
+	}
 	s.hidden[pos] = true
-	s.store(task.Key(t.UserID, t.TaskID), tableschema.ToItem(t))
 }
 
 // PutItem writes t as a writer that is not the API would, with a plain
@@ -98,7 +102,7 @@ func (s *Store) Put(t task.Task) {
 // INSERT or a MODIFY of what was there.
 func (s *Store) PutItem(t task.Task) {
 	if err := s.PutItemSpelled(t, task.FormatTime(t.DueAt)); err != nil {
-		panic(err) // unreachable: FormatTime spells DueAt
+		panic(err) // a task DynamoDB would refuse (no due time)
 	}
 }
 
@@ -113,8 +117,7 @@ func (s *Store) PutItemSpelled(t task.Task, dueAt string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.store(task.Key(t.UserID, t.TaskID), spelled(t, dueAt))
-	return nil
+	return s.store(task.Key(t.UserID, t.TaskID), spelled(t, dueAt))
 }
 
 // spelled is t's item with its due attribute spelled due ("": as
@@ -135,14 +138,15 @@ func (s *Store) DueAttr(userID, taskID string) string {
 }
 
 // store writes the item attrs at k (nil: deletes it) and keeps the
-// indexes in step; the caller holds mu.
-func (s *Store) store(k contract.Key, attrs map[string]string) {
+// indexes in step; the caller holds mu. It fails as inmem.Items.Put does
+// (an empty index key value).
+func (s *Store) store(k contract.Key, attrs map[string]string) error {
 	if attrs == nil {
 		s.items.Delete(k)
 		delete(s.users[k.Partition], k.Sort)
 	} else {
 		if err := s.items.Put(attrs); err != nil {
-			panic(err) // unreachable: a task's item has its key
+			return err
 		}
 		if s.users[k.Partition] == nil {
 			s.users[k.Partition] = map[string]bool{}
@@ -150,6 +154,7 @@ func (s *Store) store(k contract.Key, attrs map[string]string) {
 		s.users[k.Partition][k.Sort] = true
 	}
 	s.pending.note(k, attrs)
+	return nil
 }
 
 // task reads the stored task at k (zero: none); the caller holds mu.
@@ -238,7 +243,9 @@ func (s *Store) writeOnce(k contract.Key, sp contract.Spelling, ok check,
 		return before, task.Task{}, err
 	}
 	nw := next(before, attrs[tableschema.AttrDueAt])
-	s.store(k, nw)
+	if err := s.store(k, nw); err != nil {
+		return before, task.Task{}, err
+	}
 	if nw == nil {
 		return before, task.Task{}, nil
 	}
