@@ -103,13 +103,11 @@ func main() {
 	if o.yes {
 		approval = "never"
 	}
-	users := smokeaws.Users{API: cognitoidentityprovider.NewFromConfig(aws)}
 	d := smoke.Deps{
 		Credentials:   creds,
 		CDK:           &smoke.CLI{Env: o.cfg.Env, RequireApproval: approval, Stdin: os.Stdin, Stdout: os.Stderr, Stderr: os.Stderr},
 		Stacks:        smokeaws.Stacks{API: cloudformation.NewFromConfig(aws)},
-		Accounts:      users,
-		SignIns:       users,
+		Users:         smokeaws.Users{API: cognitoidentityprovider.NewFromConfig(aws)},
 		Queues:        smokeaws.Queues{API: sqs.NewFromConfig(aws)},
 		Subscriptions: smokeaws.Subscriptions{API: sns.NewFromConfig(aws)},
 		Schedules:     smokeaws.Schedules{API: scheduler.NewFromConfig(aws)},

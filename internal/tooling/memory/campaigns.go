@@ -262,14 +262,12 @@ func indexOrder(a, b campaign.Key) int {
 // openIndex keeps the keys of the open tasks in index order, so that a
 // page of Open is a binary search and a short scan instead of a sort of
 // the whole table. A task that ends stays in keys until the ended ones
-// outnumber the open ones (Open skips it); a key that opens waits in
-// added until the next read merges it in. The caller holds the store's
+// outnumber the open ones (Open skips it). The caller holds the store's
 // mu.
 type openIndex struct {
-	keys  []campaign.Key        // sorted by indexOrder; some may have ended
-	added []campaign.Key        // open keys not yet in keys
-	in    map[campaign.Key]bool // the keys in keys or added
-	n     int                   // the open tasks
+	keys []campaign.Key        // sorted by indexOrder; some may have ended
+	in   map[campaign.Key]bool // the keys in keys
+	n    int                   // the open tasks
 }
 
 // note follows a write of t over old (found: there was one).
@@ -286,36 +284,23 @@ func (x *openIndex) note(old campaign.SendTask, found bool, t campaign.SendTask)
 			x.in = map[campaign.Key]bool{}
 		}
 		x.in[t.Key()] = true
-		x.added = append(x.added, t.Key())
+		i, _ := slices.BinarySearchFunc(x.keys, t.Key(), indexOrder)
+		x.keys = slices.Insert(x.keys, i, t.Key())
 	}
 }
 
-// sorted returns the index's keys in order, first merging in the added
-// ones and, once the ended ones outnumber the open ones, dropping those.
+// sorted returns the index's keys in order, first dropping the ended ones
+// once they outnumber the open ones.
 func (x *openIndex) sorted(tasks map[campaign.Key]campaign.SendTask) []campaign.Key {
-	if len(x.added) == 0 && len(x.keys) <= 2*x.n+64 {
-		return x.keys
+	if len(x.keys) > 2*x.n+64 {
+		x.keys = slices.DeleteFunc(x.keys, func(k campaign.Key) bool {
+			ended := tasks[k].State.Terminal()
+			if ended {
+				delete(x.in, k)
+			}
+			return ended
+		})
 	}
-	slices.SortFunc(x.added, indexOrder)
-	merged := make([]campaign.Key, 0, x.n)
-	keep := func(k campaign.Key) {
-		if tasks[k].State.Terminal() {
-			delete(x.in, k)
-			return
-		}
-		merged = append(merged, k)
-	}
-	i, j := 0, 0
-	for i < len(x.keys) || j < len(x.added) {
-		if j == len(x.added) || (i < len(x.keys) && indexOrder(x.keys[i], x.added[j]) < 0) {
-			keep(x.keys[i])
-			i++
-		} else {
-			keep(x.added[j])
-			j++
-		}
-	}
-	x.keys, x.added = merged, x.added[:0]
 	return x.keys
 }
 

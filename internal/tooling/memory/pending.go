@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -21,8 +22,8 @@ type pendingIndex struct {
 }
 
 type pendingShard struct {
-	keys   map[key]string // the task's dueAt, formatted
-	sorted []pendingKey   // nil when a write changed the shard
+	keys   map[contract.Key]string // the due attribute as stored
+	sorted []pendingKey            // nil when a write changed the shard
 }
 
 // pendingKey orders one shard: by deadline, then by table key.
@@ -45,9 +46,25 @@ func (a pendingKey) less(b pendingKey) bool {
 func newPendingIndex() pendingIndex {
 	var ix pendingIndex
 	for i := range ix.shards {
-		ix.shards[i].keys = map[key]string{}
+		ix.shards[i].keys = map[contract.Key]string{}
 	}
 	return ix
+}
+
+// note follows a write of the item attrs at k (nil: deleted), which the
+// index holds while it has the shard attribute, sorted by its due
+// attribute as stored, as DynamoDB's sparse index does.
+func (ix *pendingIndex) note(k contract.Key, attrs map[string]string) {
+	sh := &ix.shards[shardOf(k.Sort)]
+	cur, in := sh.keys[k]
+	due, awaits := attrs[tableschema.AttrDueAt], attrs[tableschema.PendingShardAttr] != ""
+	switch {
+	case awaits && (!in || cur != due):
+		sh.keys[k], sh.sorted = due, nil
+	case !awaits && in:
+		delete(sh.keys, k)
+		sh.sorted = nil
+	}
 }
 
 func shardOf(taskID string) int {
@@ -55,41 +72,11 @@ func shardOf(taskID string) int {
 	return n
 }
 
-// put stores t under k and keeps the pending index in step; the caller
-// holds mu.
-func (s *Store) put(k key, t task.Task) {
-	s.items[k] = t
-	sh := &s.pending.shards[shardOf(k.id)]
-	due := task.FormatTime(t.DueAt)
-	if v, ok := s.dueText[k]; ok {
-		due = v // DynamoDB's index sorts the attribute as stored
-	}
-	cur, in := sh.keys[k]
-	switch {
-	case t.AwaitsExpiry() && (!in || cur != due):
-		sh.keys[k], sh.sorted = due, nil
-	case !t.AwaitsExpiry() && in:
-		delete(sh.keys, k)
-		sh.sorted = nil
-	}
-}
-
-// remove deletes k; the caller holds mu.
-func (s *Store) remove(k key) {
-	delete(s.items, k)
-	delete(s.dueText, k)
-	sh := &s.pending.shards[shardOf(k.id)]
-	if _, in := sh.keys[k]; in {
-		delete(sh.keys, k)
-		sh.sorted = nil
-	}
-}
-
 func (sh *pendingShard) order() []pendingKey {
 	if sh.sorted == nil {
 		sh.sorted = make([]pendingKey, 0, len(sh.keys))
 		for k, due := range sh.keys {
-			sh.sorted = append(sh.sorted, pendingKey{Due: due, User: k.user, ID: k.id})
+			sh.sorted = append(sh.sorted, pendingKey{Due: due, User: k.Partition, ID: k.Sort})
 		}
 		sort.Slice(sh.sorted, func(i, j int) bool { return sh.sorted[i].less(sh.sorted[j]) })
 	}
@@ -117,7 +104,7 @@ func (s *Store) ListPending(_ context.Context, req task.PendingRequest) (task.Pa
 		limit = task.DefaultPageSize
 	}
 	var p task.Page
-	cursor, err := s.walkPending(req, limit, func(k pendingKey) { p.Tasks = append(p.Tasks, s.items[key{k.User, k.ID}]) })
+	cursor, err := s.walkPending(req, limit, func(k pendingKey) { p.Tasks = append(p.Tasks, s.task(task.Key(k.User, k.ID))) })
 	p.Cursor = cursor
 	return p, err
 }

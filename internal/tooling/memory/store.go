@@ -11,7 +11,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -20,93 +22,79 @@ import (
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
-// Store is a task.Store in memory. Every write appends to a change feed,
-// like a DynamoDB stream with NEW_AND_OLD_IMAGES.
+// Store is a task.Store in memory: the task table as the core's
+// inmem.Items, each task stored as its item (tableschema.ToItem), so the
+// change feed and the due attribute as another writer spelled it are the
+// core's. Its sparse indexes are kept from the items' attributes as
+// DynamoDB keeps them.
 type Store struct {
-	mu      sync.Mutex
-	items   map[key]task.Task
+	mu    sync.Mutex // held around each write's read, condition and write
+	items *inmem.Items
+	// users holds each user's task ids (a user's Query, and All).
+	users map[string]map[string]bool
+	// hidden are the feed positions of Put's writes, which record no
+	// change.
+	hidden  map[int]bool
 	pending pendingIndex
-	feed    inmem.Feed
-	// dueText holds the due attribute as another writer spelled it
-	// (PutItemSpelled), where that is not task.FormatTime of the task's
-	// DueAt: the conditional writes compare it as DynamoDB does, string
-	// with string, and the pending index sorts by it.
-	dueText map[key]string
 	// Fail, when set, is called before each operation; a non-nil error is
 	// returned instead of doing it (fault injection).
 	Fail func(op string) error
 }
 
-type key struct{ user, id string }
-
 var _ task.Store = (*Store)(nil)
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{items: map[key]task.Task{}, pending: newPendingIndex(), dueText: map[key]string{}}
+	items := inmem.NewItems(tableschema.Todo())
+	// DynamoDB refuses an empty string in an index key attribute.
+	items.IndexKeys = []string{tableschema.PendingShardAttr, tableschema.PendingSortAttr, tableschema.UserPendingAttr}
+	return &Store{items: items, users: map[string]map[string]bool{}, hidden: map[int]bool{}, pending: newPendingIndex()}
 }
 
 func (s *Store) fail(op string) error { return inmem.Inject(s.Fail, op) }
-
-// recordSpelled appends a change whose images spell the due attribute
-// oldText and newText ("": task.FormatTime); the caller holds mu.
-func (s *Store) recordSpelled(kind changefeed.Kind, old, new *task.Task, oldText, newText string) {
-	k := old
-	if k == nil {
-		k = new
-	}
-	s.feed.Add(kind, task.Key(k.UserID, k.TaskID), image(old, oldText), image(new, newText))
-}
 
 // Changes returns the change feed from position from on, and the next
 // position to read from.
 func (s *Store) Changes(from int) ([]changefeed.Change, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.feed.Since(from)
+	all, next := s.items.Changes(from)
+	out := all[:0]
+	for i, c := range all {
+		if !s.hidden[next-len(all)+i] {
+			out = append(out, c)
+		}
+	}
+	return out, next
 }
 
 // All returns every task, ordered by user then id.
 func (s *Store) All() []task.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]task.Task, 0, len(s.items))
-	for _, t := range s.items {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].UserID != out[j].UserID {
-			return out[i].UserID < out[j].UserID
+	var out []task.Task
+	for _, u := range slices.Sorted(maps.Keys(s.users)) {
+		for _, id := range slices.Sorted(maps.Keys(s.users[u])) {
+			out = append(out, s.task(task.Key(u, id)))
 		}
-		return out[i].TaskID < out[j].TaskID
-	})
+	}
 	return out
 }
 
 // Put writes t as is (test setup and restoring saved state); no change is
-// recorded.
+// recorded. It panics on a task DynamoDB would refuse (no due time).
 func (s *Store) Put(t task.Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.dueText, key{t.UserID, t.TaskID})
-	s.put(key{t.UserID, t.TaskID}, t)
-}
-
-func ptr(t task.Task) *task.Task { return &t }
-
-// image is a task as the change feed shows it: the contract's view of
-// the item (nil for none), its due attribute spelled dueText ("":
-// task.FormatTime).
-func image(t *task.Task, dueText string) *contract.Item {
-	if t == nil {
-		return nil
+	_, pos := s.items.Changes(math.MaxInt)
+	if err := s.store(task.Key(t.UserID, t.TaskID), tableschema.ToItem(t)); err != nil {
+		panic(err)
 	}
-	it := t.Item()
-	it.DueText = dueText
-	return &it
+	s.hidden[pos] = true
 }
 
 // PutItem writes t as a writer that is not the API would, with a plain
@@ -114,7 +102,7 @@ func image(t *task.Task, dueText string) *contract.Item {
 // INSERT or a MODIFY of what was there.
 func (s *Store) PutItem(t task.Task) {
 	if err := s.PutItemSpelled(t, task.FormatTime(t.DueAt)); err != nil {
-		panic(err) // unreachable: FormatTime spells DueAt
+		panic(err) // a task DynamoDB would refuse (no due time)
 	}
 }
 
@@ -127,56 +115,70 @@ func (s *Store) PutItemSpelled(t task.Task, dueAt string) error {
 	if err != nil || !at.Equal(t.DueAt) {
 		return fmt.Errorf("memory: due attribute %q does not spell %s (%v)", dueAt, task.FormatTime(t.DueAt), err)
 	}
-	_, _, err = s.writeOnce(key{t.UserID, t.TaskID}, contract.Spelling{}, always,
-		func(_ task.Task, dueText *string) *task.Task {
-			*dueText = ""
-			if dueAt != task.FormatTime(t.DueAt) {
-				*dueText = dueAt
-			}
-			return &t
-		})
-	return err
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store(task.Key(t.UserID, t.TaskID), spelled(t, dueAt))
+}
+
+// spelled is t's item with its due attribute spelled due ("": as
+// task.FormatTime spells it).
+func spelled(t task.Task, due string) map[string]string {
+	m := tableschema.ToItem(t)
+	if due != "" {
+		m[tableschema.AttrDueAt] = due
+	}
+	return m
 }
 
 // DueAttr is the due attribute of the task at userID/taskID as stored
 // ("" when there is none).
 func (s *Store) DueAttr(userID, taskID string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key{userID, taskID}
-	t, ok := s.items[k]
-	if !ok {
-		return ""
-	}
-	if v, ok := s.dueText[k]; ok {
-		return v
-	}
-	return task.FormatTime(t.DueAt)
+	attrs, _ := s.items.Attrs(task.Key(userID, taskID))
+	return attrs[tableschema.AttrDueAt]
 }
 
-// item is the contract's view of the stored task at k, with the due
-// attribute as stored; the caller holds mu.
-func (s *Store) item(k key) (task.Task, contract.Item, bool) {
-	t, ok := s.items[k]
-	if !ok {
-		return task.Task{}, contract.Item{}, false
+// store writes the item attrs at k (nil: deletes it) and keeps the
+// indexes in step; the caller holds mu. It fails as inmem.Items.Put does
+// (an empty index key value).
+func (s *Store) store(k contract.Key, attrs map[string]string) error {
+	if attrs == nil {
+		s.items.Delete(k)
+		delete(s.users[k.Partition], k.Sort)
+	} else {
+		if err := s.items.Put(attrs); err != nil {
+			return err
+		}
+		if s.users[k.Partition] == nil {
+			s.users[k.Partition] = map[string]bool{}
+		}
+		s.users[k.Partition][k.Sort] = true
 	}
-	return t, *image(&t, s.dueText[k]), true
+	s.pending.note(k, attrs)
+	return nil
+}
+
+// task reads the stored task at k (zero: none); the caller holds mu.
+func (s *Store) task(k contract.Key) task.Task {
+	attrs, ok := s.items.Attrs(k)
+	if !ok {
+		return task.Task{}
+	}
+	t, err := tableschema.FromItem(attrs)
+	if err != nil {
+		panic(err) // unreachable: every item is a task's
+	}
+	return t
 }
 
 // check is a write's condition: nil when it holds for the stored task
-// cur and its item it, the due attribute as stored (found is false when
-// there is none), compared in spelling sp; else the error to return.
+// cur and its item it (found is false when there is none), the times
+// compared in spelling sp; else the error to return.
 type check func(cur task.Task, it contract.Item, found bool, sp contract.Spelling) error
 
-// change makes the task that replaces cur (nil: the item is deleted); it
-// may set dueText, the due attribute's spelling ("": task.FormatTime),
-// which otherwise stays as stored.
-type change func(cur task.Task, dueText *string) *task.Task
-
-// set is the change that edits the stored task and keeps its spelling.
-func set(edit func(*task.Task)) change {
-	return func(t task.Task, _ *string) *task.Task { edit(&t); return &t }
+// set is the change that edits the stored task and keeps its due
+// attribute's spelling.
+func set(edit func(*task.Task)) func(task.Task, string) map[string]string {
+	return func(t task.Task, due string) map[string]string { edit(&t); return spelled(t, due) }
 }
 
 // holds is the check of a write that fails with task.ErrConditionFailed
@@ -189,9 +191,6 @@ func holds(ok func(contract.Item, contract.Spelling) bool) check {
 		return nil
 	}
 }
-
-// always is the check of a write without a condition.
-func always(task.Task, contract.Item, bool, contract.Spelling) error { return nil }
 
 // exists is the check of a write that fails with task.ErrNotFound on a
 // missing item, and has no other condition.
@@ -209,16 +208,17 @@ func exists(_ task.Task, _ contract.Item, found bool, _ contract.Spelling) error
 type asStored struct{ due, remind time.Time }
 
 // write is every write of the task at k, named op for fault injection
-// (Fail): under mu, ok's condition, then apply's task replaces the stored
-// one and the change feed records the INSERT, MODIFY or REMOVE. times,
-// when not nil, are what ok compares as stored. It returns the task
-// before and after (zero for none, and on an error).
-func (s *Store) write(op string, k key, times *asStored, ok check, apply change) (before, after task.Task, err error) {
+// (Fail): under mu, ok's condition, then next's item (nil: none) replaces
+// the stored one, given the stored task and its due attribute as stored.
+// times, when not nil, are what ok compares as stored. It returns the
+// task before and after (zero for none, and on an error).
+func (s *Store) write(op string, k contract.Key, times *asStored, ok check,
+	next func(cur task.Task, due string) map[string]string) (before, after task.Task, err error) {
 	if err := s.fail(op); err != nil {
 		return task.Task{}, task.Task{}, err
 	}
 	try := func(sp contract.Spelling) error {
-		before, after, err = s.writeOnce(k, sp, ok, apply)
+		before, after, err = s.writeOnce(k, sp, ok, next)
 		return err
 	}
 	if times == nil {
@@ -227,63 +227,41 @@ func (s *Store) write(op string, k key, times *asStored, ok check, apply change)
 	}
 	err = contract.AsStored(times.due, times.remind, try,
 		func(err error) bool { return errors.Is(err, task.ErrConditionFailed) },
-		func() (contract.Item, bool, error) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			_, it, found := s.item(k)
-			return it, found, nil
-		})
+		func() (contract.Item, bool, error) { return s.items.Get(context.Background(), k) })
 	return before, after, err
 }
 
-// writeOnce is one try of write, comparing in spelling sp: condWrite,
-// the fault injected once by write for all its tries.
-func (s *Store) writeOnce(k key, sp contract.Spelling, ok check, apply change) (before, after task.Task, err error) {
-	var oldText, text string // the due attribute's spelling before and after
-	return inmem.CondWrite(&s.mu, nil, "", func() (task.Task, bool) { t, found := s.items[k]; return t, found },
-		func(cur task.Task, found bool) error {
-			_, it, _ := s.item(k)
-			return ok(cur, it, found, sp)
-		},
-		func(cur task.Task) (task.Task, bool) {
-			oldText = s.dueText[k]
-			text = oldText
-			next := apply(cur, &text)
-			if next == nil {
-				return task.Task{}, false
-			}
-			return *next, true
-		},
-		func(cur task.Task, found bool, next task.Task, keep bool) {
-			var prev *task.Task
-			kind := changefeed.Insert
-			if found {
-				prev, kind = &cur, changefeed.Modify
-			}
-			if !keep {
-				s.remove(k)
-				s.recordSpelled(changefeed.Remove, prev, nil, oldText, "")
-				return
-			}
-			delete(s.dueText, k)
-			if text != "" {
-				s.dueText[k] = text
-			}
-			s.put(k, next)
-			s.recordSpelled(kind, prev, &next, oldText, text)
-		})
+// writeOnce is one try of write, comparing in spelling sp.
+func (s *Store) writeOnce(k contract.Key, sp contract.Spelling, ok check,
+	next func(task.Task, string) map[string]string) (before, after task.Task, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	attrs, found := s.items.Attrs(k)
+	it, _ := tableschema.Todo().ItemFrom(attrs)
+	before = s.task(k)
+	if err := ok(before, it, found, sp); err != nil {
+		return before, task.Task{}, err
+	}
+	nw := next(before, attrs[tableschema.AttrDueAt])
+	if err := s.store(k, nw); err != nil {
+		return before, task.Task{}, err
+	}
+	if nw == nil {
+		return before, task.Task{}, nil
+	}
+	return before, s.task(k), nil
 }
 
 // Create implements task.Store.
 func (s *Store) Create(_ context.Context, t task.Task) error {
-	_, _, err := s.write("Create", key{t.UserID, t.TaskID}, nil,
+	_, _, err := s.write("Create", task.Key(t.UserID, t.TaskID), nil,
 		func(_ task.Task, _ contract.Item, found bool, _ contract.Spelling) error {
 			if found {
 				return task.ErrAlreadyExists
 			}
 			return nil
 		},
-		func(_ task.Task, dueText *string) *task.Task { *dueText = ""; return &t })
+		func(task.Task, string) map[string]string { return tableschema.ToItem(t) })
 	return err
 }
 
@@ -294,8 +272,8 @@ func (s *Store) Get(_ context.Context, userID, taskID string) (task.Task, error)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.items[key{userID, taskID}]
-	if !ok {
+	t := s.task(task.Key(userID, taskID))
+	if t.TaskID == "" {
 		return task.Task{}, task.ErrNotFound
 	}
 	return t, nil
@@ -314,32 +292,29 @@ func (s *Store) List(_ context.Context, userID string, page timer.PageRequest) (
 		}
 		after = string(b)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var mine []task.Task
-	for k, t := range s.items {
-		if k.user == userID && k.id > after {
-			mine = append(mine, t)
-		}
-	}
-	sort.Slice(mine, func(i, j int) bool { return mine[i].TaskID < mine[j].TaskID })
 	limit := page.Limit
 	if limit <= 0 {
 		limit = task.DefaultPageSize
 	}
-	if limit > task.MaxPageSize {
-		limit = task.MaxPageSize
-	}
+	limit = min(limit, task.MaxPageSize)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var p task.Page
-	if len(mine) > limit {
-		mine = mine[:limit]
-		p.Cursor = base64.RawURLEncoding.EncodeToString([]byte(mine[limit-1].TaskID))
+	for _, id := range slices.Sorted(maps.Keys(s.users[userID])) {
+		if id <= after {
+			continue
+		}
+		if len(p.Tasks) == limit {
+			p.Cursor = base64.RawURLEncoding.EncodeToString([]byte(p.Tasks[limit-1].TaskID))
+			break
+		}
+		p.Tasks = append(p.Tasks, s.task(task.Key(userID, id)))
 	}
-	p.Tasks = mine
 	return p, nil
 }
 
-// CountUserPending implements task.Store: exact, under the store's lock.
+// CountUserPending implements task.Store: exact, under the store's lock,
+// reading the user's pending index (tableschema.UserPendingAttr).
 func (s *Store) CountUserPending(_ context.Context, userID string, limit int) (int, error) {
 	if err := s.fail("CountUserPending"); err != nil {
 		return 0, err
@@ -347,8 +322,8 @@ func (s *Store) CountUserPending(_ context.Context, userID string, limit int) (i
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for k, t := range s.items {
-		if k.user == userID && t.Status == task.StatusPending {
+	for id := range s.users[userID] {
+		if attrs, _ := s.items.Attrs(task.Key(userID, id)); attrs[tableschema.UserPendingAttr] != "" {
 			n++
 		}
 	}
@@ -366,7 +341,7 @@ func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.P
 	if p.Basis != nil {
 		basisDue = p.Basis.DueAt
 	}
-	_, t, err := s.write("UpdatePending", key{userID, taskID}, &asStored{due: basisDue},
+	_, t, err := s.write("UpdatePending", task.Key(userID, taskID), &asStored{due: basisDue},
 		func(cur task.Task, it contract.Item, found bool, sp contract.Spelling) error {
 			switch {
 			case !found:
@@ -378,26 +353,26 @@ func (s *Store) UpdatePending(_ context.Context, userID, taskID string, p task.P
 			}
 			return nil
 		},
-		func(cur task.Task, dueText *string) *task.Task {
+		func(cur task.Task, due string) map[string]string {
 			if p.DueAt != nil {
-				*dueText = ""
+				due = ""
 			}
-			return ptr(task.ApplyPatch(cur, p, now))
+			return spelled(task.ApplyPatch(cur, p, now), due)
 		})
 	return t, err
 }
 
 // Delete implements task.Store.
 func (s *Store) Delete(_ context.Context, userID, taskID string) (task.Task, error) {
-	old, _, err := s.write("Delete", key{userID, taskID}, nil, exists,
-		func(task.Task, *string) *task.Task { return nil })
+	old, _, err := s.write("Delete", task.Key(userID, taskID), nil, exists,
+		func(task.Task, string) map[string]string { return nil })
 	return old, err
 }
 
 // Expire implements task.Store (contract.Schema.Claimable, the due
 // attribute compared as stored).
 func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time.Time) (task.Task, error) {
-	_, t, err := s.write("Expire", key{userID, taskID}, &asStored{due: dueAt},
+	_, t, err := s.write("Expire", task.Key(userID, taskID), &asStored{due: dueAt},
 		holds(func(it contract.Item, sp contract.Spelling) bool { return task.Schema.Claimable(it, sp.Due) }),
 		set(func(t *task.Task) {
 			t.Status = task.StatusExpired
@@ -411,7 +386,7 @@ func (s *Store) Expire(_ context.Context, userID, taskID string, dueAt, now time
 // ClaimNotification implements task.Store (contract.Schema.TakeOverable,
 // the due attribute compared as stored).
 func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, dueAt, now time.Time, lease time.Duration) error {
-	_, _, err := s.write("ClaimNotification", key{userID, taskID}, &asStored{due: dueAt},
+	_, _, err := s.write("ClaimNotification", task.Key(userID, taskID), &asStored{due: dueAt},
 		holds(func(it contract.Item, sp contract.Spelling) bool {
 			return task.Schema.TakeOverable(it, sp.Due, now, lease)
 		}),
@@ -421,7 +396,7 @@ func (s *Store) ClaimNotification(_ context.Context, userID, taskID string, dueA
 
 // MarkNotified implements task.Store (contract.Schema.Markable).
 func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.Time) error {
-	_, _, err := s.write("MarkNotified", key{userID, taskID}, nil,
+	_, _, err := s.write("MarkNotified", task.Key(userID, taskID), nil,
 		holds(func(it contract.Item, _ contract.Spelling) bool { return task.Schema.Markable(it) }),
 		set(func(t *task.Task) { t.NotifiedAt = at }))
 	return err
@@ -430,25 +405,25 @@ func (s *Store) MarkNotified(_ context.Context, userID, taskID string, at time.T
 // ClaimReminder implements task.Store (contract.Schema.RemindClaimable,
 // both times compared as stored).
 func (s *Store) ClaimReminder(_ context.Context, userID, taskID string, dueAt, remindAt, now time.Time, lease time.Duration) (task.Task, error) {
-	_, t, err := s.write("ClaimReminder", key{userID, taskID}, &asStored{due: dueAt, remind: remindAt},
+	_, t, err := s.write("ClaimReminder", task.Key(userID, taskID), &asStored{due: dueAt, remind: remindAt},
 		holds(func(it contract.Item, sp contract.Spelling) bool {
 			return task.Schema.RemindClaimable(it, sp, now, lease)
 		}),
-		set(func(t *task.Task) { t.RemindClaimAt = now.UTC().Truncate(time.Second) }))
+		set(func(t *task.Task) { t.RemindClaimAt = now }))
 	return t, err
 }
 
 // MarkReminded implements task.Store (contract.Schema.RemindMarkable).
 func (s *Store) MarkReminded(_ context.Context, userID, taskID string, remindAt time.Time) error {
-	_, _, err := s.write("MarkReminded", key{userID, taskID}, nil,
+	_, _, err := s.write("MarkReminded", task.Key(userID, taskID), nil,
 		holds(func(it contract.Item, _ contract.Spelling) bool { return task.Schema.RemindMarkable(it, remindAt) }),
-		set(func(t *task.Task) { t.RemindedFor = remindAt.UTC().Truncate(time.Second) }))
+		set(func(t *task.Task) { t.RemindedFor = remindAt }))
 	return err
 }
 
 // SetScheduleRepair implements task.Store.
 func (s *Store) SetScheduleRepair(_ context.Context, userID, taskID string, repair bool) error {
-	_, _, err := s.write("SetScheduleRepair", key{userID, taskID}, nil, exists,
+	_, _, err := s.write("SetScheduleRepair", task.Key(userID, taskID), nil, exists,
 		set(func(t *task.Task) { t.ScheduleRepair = repair }))
 	return err
 }
@@ -456,7 +431,7 @@ func (s *Store) SetScheduleRepair(_ context.Context, userID, taskID string, repa
 // MarkScheduled implements task.Store: still Pending, same due time
 // (compared as stored, as the DynamoDB adapter's condition does).
 func (s *Store) MarkScheduled(_ context.Context, userID, taskID string, dueAt time.Time) error {
-	_, _, err := s.write("MarkScheduled", key{userID, taskID}, &asStored{due: dueAt},
+	_, _, err := s.write("MarkScheduled", task.Key(userID, taskID), &asStored{due: dueAt},
 		func(cur task.Task, it contract.Item, found bool, sp contract.Spelling) error {
 			if !found || cur.Status != task.StatusPending || it.Spelling().Due != sp.Due {
 				return task.ErrConditionFailed
@@ -471,5 +446,10 @@ func (s *Store) MarkScheduled(_ context.Context, userID, taskID string, dueAt ti
 func (s *Store) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return "memory.Store{" + strconv.Itoa(len(s.items)) + " tasks, " + strconv.Itoa(s.feed.Len()) + " changes}"
+	n := 0
+	for _, ids := range s.users {
+		n += len(ids)
+	}
+	_, changes := s.items.Changes(math.MaxInt)
+	return "memory.Store{" + strconv.Itoa(n) + " tasks, " + strconv.Itoa(changes-len(s.hidden)) + " changes}"
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -74,5 +75,22 @@ func TestStoreFailStopsEachOpByName(t *testing.T) {
 				t.Errorf("a failed %s recorded %d changes", tc.op, len(changes))
 			}
 		})
+	}
+}
+
+// TestStoreRefusesAnEmptyIndexKey: DynamoDB refuses an item whose index
+// key attribute is an empty string, so a task without a due time (the
+// pending index's sort key) is refused here too, with nothing written.
+func TestStoreRefusesAnEmptyIndexKey(t *testing.T) {
+	s := NewStore()
+	err := s.Create(context.Background(), task.Task{UserID: "u", TaskID: "t1", Status: task.StatusPending})
+	if !errors.Is(err, inmem.ErrEmptyIndexKey) {
+		t.Fatalf("Create of a task without a due time: %v, want inmem.ErrEmptyIndexKey", err)
+	}
+	if got := s.All(); len(got) != 0 {
+		t.Errorf("the store holds %+v after a refused Create", got)
+	}
+	if changes, _ := s.Changes(0); len(changes) != 0 {
+		t.Errorf("a refused Create recorded %d changes", len(changes))
 	}
 }

@@ -16,8 +16,6 @@ type CLI struct {
 	// Command is the CDK CLI. Default: "cdk" (the Makefile puts
 	// node_modules/.bin first on PATH).
 	Command string
-	// App is the --app command. Default: "go run .".
-	App string
 	// Env is the -c env=<Env> context value (dev, prod).
 	Env string
 	// RequireApproval is deploy's --require-approval. Default: "broadening"
@@ -34,11 +32,7 @@ var _ CDK = (*CLI)(nil)
 // Args are the CLI arguments of a command (deploy, destroy) on stack;
 // deploy passes tags as the stack's tags (--tags key=value, sorted).
 func (c *CLI) Args(command, stack string, tags map[string]string) []string {
-	app := c.App
-	if app == "" {
-		app = "go run ."
-	}
-	args := []string{"--app", app, "-c", "env=" + c.Env, command, stack}
+	args := []string{"--app", "go run .", "-c", "env=" + c.Env, command, stack}
 	switch command {
 	case "deploy":
 		approval := c.RequireApproval

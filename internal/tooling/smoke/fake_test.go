@@ -93,7 +93,7 @@ func newWorld() *world {
 }
 
 func (w *world) deps() Deps {
-	return Deps{Credentials: w, CDK: w, Stacks: w, Accounts: w, SignIns: w, Queues: w, Subscriptions: w, Schedules: w,
+	return Deps{Credentials: w, CDK: w, Stacks: w, Users: w, Queues: w, Subscriptions: w, Schedules: w,
 		NewTasks: func(apiURL, tok string) Tasks {
 			w.call("new-tasks-client " + apiURL + " " + tok)
 			return fakeAPI{w}
@@ -242,7 +242,7 @@ func (w *world) Outputs(context.Context, string) (map[string]string, error) {
 	return w.outputs, w.call("outputs")
 }
 
-// Accounts.
+// Users.
 func (w *world) SignUp(_ context.Context, clientID, email, password string) (string, error) {
 	if err := w.call("signup " + clientID); err != nil {
 		return "", err
@@ -260,7 +260,6 @@ func (w *world) DeleteUser(_ context.Context, poolID, email string) error {
 	return w.call("delete-user " + poolID)
 }
 
-// SignIns.
 func (w *world) CreateClient(_ context.Context, poolID, name string) (string, error) {
 	if err := w.call("create-client " + poolID); err != nil {
 		return "", err

@@ -47,8 +47,11 @@ type Stacks interface {
 	Tags(ctx context.Context, stack string) (map[string]string, error)
 }
 
-// Accounts signs users up in the user pool and deletes them.
-type Accounts interface {
+// Users are the user pool calls: sign-up through the app client, and an
+// ID token through a temporary app client that allows
+// ADMIN_USER_PASSWORD_AUTH (the web app's client allows only SRP), both
+// deleted at the end.
+type Users interface {
 	// SignUp signs up through the app client (as the web app does) and
 	// returns the user's sub; PreSignUp must have confirmed the user. A
 	// sub with an error means the user was created but is not usable
@@ -56,12 +59,6 @@ type Accounts interface {
 	SignUp(ctx context.Context, clientID, email, password string) (sub string, err error)
 	// DeleteUser deletes the user (no error if there is none).
 	DeleteUser(ctx context.Context, poolID, email string) error
-}
-
-// SignIns gets an ID token for a user. The web app's client allows only
-// SRP, so the smoke test adds a temporary app client that allows
-// ADMIN_USER_PASSWORD_AUTH, and deletes it at the end.
-type SignIns interface {
 	CreateClient(ctx context.Context, poolID, name string) (clientID string, err error)
 	SignIn(ctx context.Context, poolID, clientID, email, password string) (idToken string, err error)
 	// DeleteClient deletes the app client (no error if there is none).
@@ -115,8 +112,7 @@ type Deps struct {
 	Credentials   Credentials
 	CDK           CDK
 	Stacks        Stacks
-	Accounts      Accounts
-	SignIns       SignIns
+	Users         Users
 	Queues        Queues
 	Subscriptions Subscriptions
 	Schedules     Schedules
@@ -469,13 +465,13 @@ func Password() string { return "Smoke-" + randomHex(12) + "-Aa1!" }
 func (r *run) signUp(ctx context.Context) (string, error) {
 	r.email = "unschedule-smoke-" + r.cfg.RunID + "@" + r.cfg.EmailDomain
 	r.password = Password()
-	sub, err := r.d.Accounts.SignUp(ctx, r.out.UserPoolClientID, r.email, r.password)
+	sub, err := r.d.Users.SignUp(ctx, r.out.UserPoolClientID, r.email, r.password)
 	if sub != "" {
 		// Registered once the user exists: a failed sign-up (the address
 		// taken, say) must not delete a user this run did not create.
 		email := r.email
 		r.onCleanup("delete user "+email, func(ctx context.Context) error {
-			return r.d.Accounts.DeleteUser(ctx, r.out.UserPoolID, email)
+			return r.d.Users.DeleteUser(ctx, r.out.UserPoolID, email)
 		})
 	}
 	if err != nil {
@@ -486,14 +482,14 @@ func (r *run) signUp(ctx context.Context) (string, error) {
 }
 
 func (r *run) signIn(ctx context.Context) (string, error) {
-	id, err := r.d.SignIns.CreateClient(ctx, r.out.UserPoolID, "unschedule-smoke-"+r.cfg.RunID)
+	id, err := r.d.Users.CreateClient(ctx, r.out.UserPoolID, "unschedule-smoke-"+r.cfg.RunID)
 	if err != nil {
 		return "", err
 	}
 	r.onCleanup("delete app client "+id, func(ctx context.Context) error {
-		return r.d.SignIns.DeleteClient(ctx, r.out.UserPoolID, id)
+		return r.d.Users.DeleteClient(ctx, r.out.UserPoolID, id)
 	})
-	tok, err := r.d.SignIns.SignIn(ctx, r.out.UserPoolID, id, r.email, r.password)
+	tok, err := r.d.Users.SignIn(ctx, r.out.UserPoolID, id, r.email, r.password)
 	if err != nil {
 		return "", err
 	}

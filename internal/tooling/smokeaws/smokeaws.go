@@ -134,12 +134,9 @@ type CognitoAPI interface {
 // none (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enable-cognito-user-pool.html).
 type Users struct{ API CognitoAPI }
 
-var (
-	_ smoke.Accounts = Users{}
-	_ smoke.SignIns  = Users{}
-)
+var _ smoke.Users = Users{}
 
-// SignUp implements smoke.Accounts.
+// SignUp implements smoke.Users.
 func (u Users) SignUp(ctx context.Context, clientID, email, password string) (string, error) {
 	out, err := u.API.SignUp(ctx, &cip.SignUpInput{ClientId: aws.String(clientID), Username: aws.String(email),
 		Password: aws.String(password), UserAttributes: []ciptypes.AttributeType{{Name: aws.String("email"), Value: aws.String(email)}}})
@@ -153,13 +150,13 @@ func (u Users) SignUp(ctx context.Context, clientID, email, password string) (st
 	return aws.ToString(out.UserSub), nil
 }
 
-// DeleteUser implements smoke.Accounts.
+// DeleteUser implements smoke.Users.
 func (u Users) DeleteUser(ctx context.Context, poolID, email string) error {
 	_, err := u.API.AdminDeleteUser(ctx, &cip.AdminDeleteUserInput{UserPoolId: aws.String(poolID), Username: aws.String(email)})
 	return deleted[*ciptypes.UserNotFoundException](err, "delete user %s", email)
 }
 
-// CreateClient implements smoke.SignIns.
+// CreateClient implements smoke.Users.
 func (u Users) CreateClient(ctx context.Context, poolID, name string) (string, error) {
 	out, err := u.API.CreateUserPoolClient(ctx, &cip.CreateUserPoolClientInput{UserPoolId: aws.String(poolID),
 		ClientName: aws.String(name), GenerateSecret: false,
@@ -174,7 +171,7 @@ func (u Users) CreateClient(ctx context.Context, poolID, name string) (string, e
 	return aws.ToString(out.UserPoolClient.ClientId), nil
 }
 
-// SignIn implements smoke.SignIns.
+// SignIn implements smoke.Users.
 func (u Users) SignIn(ctx context.Context, poolID, clientID, email, password string) (string, error) {
 	out, err := u.API.AdminInitiateAuth(ctx, &cip.AdminInitiateAuthInput{UserPoolId: aws.String(poolID),
 		ClientId: aws.String(clientID), AuthFlow: ciptypes.AuthFlowTypeAdminUserPasswordAuth,
@@ -188,7 +185,7 @@ func (u Users) SignIn(ctx context.Context, poolID, clientID, email, password str
 	return aws.ToString(out.AuthenticationResult.IdToken), nil
 }
 
-// DeleteClient implements smoke.SignIns.
+// DeleteClient implements smoke.Users.
 func (u Users) DeleteClient(ctx context.Context, poolID, clientID string) error {
 	_, err := u.API.DeleteUserPoolClient(ctx, &cip.DeleteUserPoolClientInput{UserPoolId: aws.String(poolID), ClientId: aws.String(clientID)})
 	return deleted[*ciptypes.ResourceNotFoundException](err, "delete app client %s", clientID)

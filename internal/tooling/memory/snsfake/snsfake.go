@@ -43,16 +43,21 @@ type Delivery struct {
 	Message  string
 }
 
-type sub struct {
-	arn, topic, protocol, endpoint string
-	attrs                          map[string]string
-	confirmed                      bool
+// Subscription is one subscription (Subscriptions, and make dev's saved
+// state: the JSON names are that file's).
+type Subscription struct {
+	Arn        string
+	TopicArn   string `json:"Topic"`
+	Protocol   string
+	Endpoint   string
+	Attributes map[string]string `json:"Attrs"`
+	Confirmed  bool
 }
 
 // SNS is the fake. Use New.
 type SNS struct {
 	mu     sync.Mutex
-	topics map[string][]*sub
+	topics map[string][]*Subscription
 	seq    int
 	// PageSize is how many subscriptions a list page holds (SNS: 100).
 	PageSize int
@@ -69,7 +74,7 @@ type SNS struct {
 
 // New returns a fake SNS with the given topics and SNS's defaults.
 func New(topicArns ...string) *SNS {
-	f := &SNS{topics: map[string][]*sub{}, PageSize: 100, FilterPolicyLimit: DefaultFilterPolicyLimit,
+	f := &SNS{topics: map[string][]*Subscription{}, PageSize: 100, FilterPolicyLimit: DefaultFilterPolicyLimit,
 		calls: map[string]int{}, confirmations: map[string]int{}}
 	for _, t := range topicArns {
 		f.topics[t] = nil
@@ -96,7 +101,7 @@ func (f *SNS) begin(op string) error {
 
 // onTopic begins op on topic: its subscriptions, or SNS's NotFound when
 // there is no such topic. Call it with f.mu held.
-func (f *SNS) onTopic(op, topic string) ([]*sub, error) {
+func (f *SNS) onTopic(op, topic string) ([]*Subscription, error) {
 	if err := f.begin(op); err != nil {
 		return nil, err
 	}
@@ -114,7 +119,7 @@ func notFound(what string) error {
 func (f *SNS) policies(topic string) int {
 	n := 0
 	for _, s := range f.topics[topic] {
-		if s.attrs["FilterPolicy"] != "" {
+		if s.Attributes["FilterPolicy"] != "" {
 			n++
 		}
 	}
@@ -135,14 +140,14 @@ func (f *SNS) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ...func(*sn
 		return nil, err
 	}
 	for _, s := range subs {
-		if s.protocol != aws.ToString(in.Protocol) || s.endpoint != aws.ToString(in.Endpoint) {
+		if s.Protocol != aws.ToString(in.Protocol) || s.Endpoint != aws.ToString(in.Endpoint) {
 			continue
 		}
-		if !maps.Equal(s.attrs, in.Attributes) {
+		if !maps.Equal(s.Attributes, in.Attributes) {
 			return nil, &types.InvalidParameterException{Message: aws.String("Invalid parameter: Attributes Reason: Subscription already exists with different attributes")}
 		}
-		if !s.confirmed {
-			f.confirmations[s.endpoint]++
+		if !s.Confirmed {
+			f.confirmations[s.Endpoint]++
 		}
 		return &sns.SubscribeOutput{SubscriptionArn: aws.String(f.shownArn(s, in.ReturnSubscriptionArn))}, nil
 	}
@@ -150,16 +155,16 @@ func (f *SNS) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ...func(*sn
 		return nil, limitExceeded()
 	}
 	f.seq++
-	s := &sub{arn: topic + ":" + strconv.Itoa(f.seq), topic: topic, protocol: aws.ToString(in.Protocol),
-		endpoint: aws.ToString(in.Endpoint), attrs: maps.Clone(in.Attributes)}
+	s := &Subscription{Arn: topic + ":" + strconv.Itoa(f.seq), TopicArn: topic, Protocol: aws.ToString(in.Protocol),
+		Endpoint: aws.ToString(in.Endpoint), Attributes: maps.Clone(in.Attributes)}
 	f.topics[topic] = append(subs, s)
-	f.confirmations[s.endpoint]++
+	f.confirmations[s.Endpoint]++
 	return &sns.SubscribeOutput{SubscriptionArn: aws.String(f.shownArn(s, in.ReturnSubscriptionArn))}, nil
 }
 
-func (f *SNS) shownArn(s *sub, always bool) string {
-	if s.confirmed || always {
-		return s.arn
+func (f *SNS) shownArn(s *Subscription, always bool) string {
+	if s.Confirmed || always {
+		return s.Arn
 	}
 	return "pending confirmation"
 }
@@ -184,12 +189,12 @@ func (f *SNS) ListSubscriptionsByTopic(_ context.Context, in *sns.ListSubscripti
 	end := min(start+f.PageSize, len(subs))
 	out := &sns.ListSubscriptionsByTopicOutput{}
 	for _, s := range subs[start:end] {
-		arn := s.arn
-		if !s.confirmed {
+		arn := s.Arn
+		if !s.Confirmed {
 			arn = "PendingConfirmation"
 		}
 		out.Subscriptions = append(out.Subscriptions, types.Subscription{SubscriptionArn: aws.String(arn),
-			TopicArn: aws.String(s.topic), Protocol: aws.String(s.protocol), Endpoint: aws.String(s.endpoint),
+			TopicArn: aws.String(s.TopicArn), Protocol: aws.String(s.Protocol), Endpoint: aws.String(s.Endpoint),
 			Owner: aws.String("111122223333")})
 	}
 	if end < len(subs) {
@@ -198,36 +203,38 @@ func (f *SNS) ListSubscriptionsByTopic(_ context.Context, in *sns.ListSubscripti
 	return out, nil
 }
 
-func (f *SNS) byArn(arn string) *sub {
+// onSub begins op on the subscription arn, or SNS's NotFound when there
+// is none. Call it with f.mu held.
+func (f *SNS) onSub(op string, arn *string) (*Subscription, error) {
+	if err := f.begin(op); err != nil {
+		return nil, err
+	}
 	for _, subs := range f.topics {
 		for _, s := range subs {
-			if s.arn == arn {
-				return s
+			if s.Arn == aws.ToString(arn) {
+				return s, nil
 			}
 		}
 	}
-	return nil
+	return nil, notFound("subscription " + aws.ToString(arn))
 }
 
 // GetSubscriptionAttributes models sns:GetSubscriptionAttributes.
 func (f *SNS) GetSubscriptionAttributes(_ context.Context, in *sns.GetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.GetSubscriptionAttributesOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("GetSubscriptionAttributes"); err != nil {
+	s, err := f.onSub("GetSubscriptionAttributes", in.SubscriptionArn)
+	if err != nil {
 		return nil, err
 	}
-	s := f.byArn(aws.ToString(in.SubscriptionArn))
-	if s == nil {
-		return nil, notFound("subscription " + aws.ToString(in.SubscriptionArn))
-	}
-	attrs := maps.Clone(s.attrs)
+	attrs := maps.Clone(s.Attributes)
 	if attrs == nil {
 		attrs = map[string]string{}
 	}
-	attrs["SubscriptionArn"] = s.arn
-	attrs["TopicArn"] = s.topic
-	attrs["Endpoint"] = s.endpoint
-	attrs["PendingConfirmation"] = strconv.FormatBool(!s.confirmed)
+	attrs["SubscriptionArn"] = s.Arn
+	attrs["TopicArn"] = s.TopicArn
+	attrs["Endpoint"] = s.Endpoint
+	attrs["PendingConfirmation"] = strconv.FormatBool(!s.Confirmed)
 	return &sns.GetSubscriptionAttributesOutput{Attributes: attrs}, nil
 }
 
@@ -235,21 +242,18 @@ func (f *SNS) GetSubscriptionAttributes(_ context.Context, in *sns.GetSubscripti
 func (f *SNS) SetSubscriptionAttributes(_ context.Context, in *sns.SetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.SetSubscriptionAttributesOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("SetSubscriptionAttributes"); err != nil {
+	s, err := f.onSub("SetSubscriptionAttributes", in.SubscriptionArn)
+	if err != nil {
 		return nil, err
 	}
-	s := f.byArn(aws.ToString(in.SubscriptionArn))
-	if s == nil {
-		return nil, notFound("subscription " + aws.ToString(in.SubscriptionArn))
-	}
 	name, value := aws.ToString(in.AttributeName), aws.ToString(in.AttributeValue)
-	if name == "FilterPolicy" && value != "" && s.attrs["FilterPolicy"] == "" && f.policies(s.topic) >= f.FilterPolicyLimit {
+	if name == "FilterPolicy" && value != "" && s.Attributes["FilterPolicy"] == "" && f.policies(s.TopicArn) >= f.FilterPolicyLimit {
 		return nil, limitExceeded()
 	}
-	if s.attrs == nil {
-		s.attrs = map[string]string{}
+	if s.Attributes == nil {
+		s.Attributes = map[string]string{}
 	}
-	s.attrs[name] = value
+	s.Attributes[name] = value
 	return &sns.SetSubscriptionAttributesOutput{}, nil
 }
 
@@ -257,25 +261,22 @@ func (f *SNS) SetSubscriptionAttributes(_ context.Context, in *sns.SetSubscripti
 func (f *SNS) Unsubscribe(_ context.Context, in *sns.UnsubscribeInput, _ ...func(*sns.Options)) (*sns.UnsubscribeOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("Unsubscribe"); err != nil {
+	s, err := f.onSub("Unsubscribe", in.SubscriptionArn)
+	if err != nil {
 		return nil, err
 	}
-	s := f.byArn(aws.ToString(in.SubscriptionArn))
-	if s == nil {
-		return nil, notFound("subscription " + aws.ToString(in.SubscriptionArn))
-	}
-	if !s.confirmed {
+	if !s.Confirmed {
 		return nil, &types.InvalidParameterException{Message: aws.String("Invalid parameter: a subscription pending confirmation cannot be deleted")}
 	}
 	f.remove(s)
 	return &sns.UnsubscribeOutput{}, nil
 }
 
-func (f *SNS) remove(gone *sub) {
-	subs := f.topics[gone.topic]
+func (f *SNS) remove(gone *Subscription) {
+	subs := f.topics[gone.TopicArn]
 	for i, s := range subs {
 		if s == gone {
-			f.topics[gone.topic] = append(subs[:i:i], subs[i+1:]...)
+			f.topics[gone.TopicArn] = append(subs[:i:i], subs[i+1:]...)
 			return
 		}
 	}
@@ -297,7 +298,7 @@ func (f *SNS) drop(topicArn, endpoint string, confirmed bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.topics[topicArn] {
-		if s.endpoint == endpoint && s.confirmed == confirmed {
+		if s.Endpoint == endpoint && s.Confirmed == confirmed {
 			f.remove(s)
 			return nil
 		}
@@ -315,8 +316,8 @@ func (f *SNS) Publish(_ context.Context, in *sns.PublishInput, _ ...func(*sns.Op
 		return nil, err
 	}
 	for _, s := range subs {
-		if s.confirmed && matches(s.attrs["FilterPolicy"], in.MessageAttributes) {
-			f.deliveries = append(f.deliveries, Delivery{TopicArn: topic, Endpoint: s.endpoint,
+		if s.Confirmed && matches(s.Attributes["FilterPolicy"], in.MessageAttributes) {
+			f.deliveries = append(f.deliveries, Delivery{TopicArn: topic, Endpoint: s.Endpoint,
 				Subject: aws.ToString(in.Subject), Message: aws.ToString(in.Message)})
 		}
 	}
@@ -356,8 +357,8 @@ func (f *SNS) Confirm(topicArn, endpoint string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.topics[topicArn] {
-		if s.endpoint == endpoint {
-			s.confirmed = true
+		if s.Endpoint == endpoint {
+			s.Confirmed = true
 			return nil
 		}
 	}
@@ -370,16 +371,9 @@ func (f *SNS) ConfirmAll() {
 	defer f.mu.Unlock()
 	for _, subs := range f.topics {
 		for _, s := range subs {
-			s.confirmed = true
+			s.Confirmed = true
 		}
 	}
-}
-
-// Subscription describes one subscription, for assertions.
-type Subscription struct {
-	Arn, TopicArn, Protocol, Endpoint string
-	Attributes                        map[string]string
-	Confirmed                         bool
 }
 
 // Subscriptions lists the subscriptions of an endpoint on every topic.
@@ -389,9 +383,10 @@ func (f *SNS) Subscriptions(endpoint string) []Subscription {
 	var out []Subscription
 	for _, subs := range f.topics {
 		for _, s := range subs {
-			if s.endpoint == endpoint {
-				out = append(out, Subscription{Arn: s.arn, TopicArn: s.topic, Protocol: s.protocol,
-					Endpoint: s.endpoint, Attributes: maps.Clone(s.attrs), Confirmed: s.confirmed})
+			if s.Endpoint == endpoint {
+				c := *s
+				c.Attributes = maps.Clone(s.Attributes)
+				out = append(out, c)
 			}
 		}
 	}
@@ -404,10 +399,10 @@ func (f *SNS) Seed(topicArn, protocol, endpoint string, attrs map[string]string,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
-	s := &sub{arn: topicArn + ":" + strconv.Itoa(f.seq), topic: topicArn, protocol: protocol, endpoint: endpoint,
-		attrs: maps.Clone(attrs), confirmed: confirmed}
+	s := &Subscription{Arn: topicArn + ":" + strconv.Itoa(f.seq), TopicArn: topicArn, Protocol: protocol, Endpoint: endpoint,
+		Attributes: maps.Clone(attrs), Confirmed: confirmed}
 	f.topics[topicArn] = append(f.topics[topicArn], s)
-	return s.arn
+	return s.Arn
 }
 
 // Calls counts the calls made of an operation.
@@ -431,35 +426,26 @@ func (f *SNS) Deliveries() []Delivery {
 	return append([]Delivery(nil), f.deliveries...)
 }
 
-// savedSub is a subscription as MarshalJSON writes it.
-type savedSub struct {
-	Arn, Topic, Protocol, Endpoint string
-	Attrs                          map[string]string
-	Confirmed                      bool
+// saved is the fake as MarshalJSON writes it.
+type saved struct {
+	Seq  int
+	Subs []*Subscription
 }
 
 // MarshalJSON writes the subscriptions (make dev's saved state).
 func (f *SNS) MarshalJSON() ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := struct {
-		Seq  int
-		Subs []savedSub
-	}{Seq: f.seq, Subs: []savedSub{}}
+	out := saved{Seq: f.seq, Subs: []*Subscription{}}
 	for _, topic := range slices.Sorted(maps.Keys(f.topics)) {
-		for _, s := range f.topics[topic] {
-			out.Subs = append(out.Subs, savedSub{s.arn, s.topic, s.protocol, s.endpoint, s.attrs, s.confirmed})
-		}
+		out.Subs = append(out.Subs, f.topics[topic]...)
 	}
 	return json.Marshal(out)
 }
 
 // UnmarshalJSON adds the subscriptions MarshalJSON wrote.
 func (f *SNS) UnmarshalJSON(b []byte) error {
-	var in struct {
-		Seq  int
-		Subs []savedSub
-	}
+	var in saved
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
@@ -467,8 +453,7 @@ func (f *SNS) UnmarshalJSON(b []byte) error {
 	defer f.mu.Unlock()
 	f.seq = max(f.seq, in.Seq)
 	for _, s := range in.Subs {
-		f.topics[s.Topic] = append(f.topics[s.Topic], &sub{arn: s.Arn, topic: s.Topic, protocol: s.Protocol,
-			endpoint: s.Endpoint, attrs: s.Attrs, confirmed: s.Confirmed})
+		f.topics[s.TopicArn] = append(f.topics[s.TopicArn], s)
 	}
 	return nil
 }
