@@ -39,10 +39,22 @@ type options struct {
 	fakeClock      bool // -clock fake: the browser tests' controllable clock
 }
 
+// parseOptions reads the command line; a refusal is also written to stderr.
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	var o options
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	o, err := parseFlags(fs, args, getenv)
+	if err != nil && !errors.Is(err, errFlags) {
+		fmt.Fprintln(stderr, err)
+	}
+	return o, err
+}
+
+// errFlags marks an error the flag set has already written.
+var errFlags = errors.New("bad flags")
+
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (options, error) {
+	var o options
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
 	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the saved state (tasks, schedules, users, outbox, campaigns)")
@@ -60,7 +72,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	clockName := fs.String("clock", "wall", "the server's clock: wall, or fake for browser tests (it runs with the wall clock and "+
 		"POST /__dev/clock/advance {\"seconds\":N} moves it ahead and runs what became due; loopback only)")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		return o, fmt.Errorf("%w: %w", errFlags, err)
 	}
 	var err error
 	switch *clockName {
@@ -68,44 +80,29 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	case "fake":
 		o.fakeClock = true
 	default:
-		err = fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
 	}
 	if o.timer, err = timerkind.Parse(*timer); err != nil {
-		err = fmt.Errorf("-timer: %w", err)
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, fmt.Errorf("-timer: %w", err)
 	}
 	if fs.NArg() > 0 {
-		err := fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
 	}
 	if err := checkListenAddr(o.addr, o.allowRemote); err != nil {
-		fmt.Fprintln(stderr, err)
 		return o, err
 	}
 	if o.fakeClock && o.allowRemote {
-		err := errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
 	}
 	if o.domains, err = identity.ParseDomains(*domains); err != nil {
-		err = fmt.Errorf("-allowed-email-domains: %w", err)
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, fmt.Errorf("-allowed-email-domains: %w", err)
 	}
 	if o.senders, err = parseSenders(*senders); err != nil {
-		err = fmt.Errorf("-campaign-senders: %w", err)
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, fmt.Errorf("-campaign-senders: %w", err)
 	}
 	for name, d := range map[string]time.Duration{"-token-ttl": o.tokenTTL, "-step": o.stepEvery, "-reconcile-every": o.reconcileEvery} {
 		if d <= 0 {
-			err := fmt.Errorf("%s must be positive (given %s)", name, d)
-			fmt.Fprintln(stderr, err)
-			return o, err
+			return o, fmt.Errorf("%s must be positive (given %s)", name, d)
 		}
 	}
 	if *vite {
@@ -140,7 +137,7 @@ func checkListenAddr(addr string, allowRemote bool) error {
 	if err != nil {
 		return fmt.Errorf("-addr %q is not host:port: use, for example, 127.0.0.1:8080", addr)
 	}
-	if allowRemote || isLoopback(host) {
+	if allowRemote || devserver.LoopbackHost(host) {
 		return nil
 	}
 	shown := host
@@ -151,21 +148,12 @@ func checkListenAddr(addr string, allowRemote bool) error {
 		"unencrypted dev server; listen on a loopback address such as 127.0.0.1:8080, or pass -allow-remote to do it anyway", addr, shown)
 }
 
-// isLoopback reports whether a listen host is this machine only.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // remoteHosts are the Host header values the server also answers to when
 // remote access is allowed: the listen host, or, for an unspecified one
 // (":8080", "0.0.0.0:8080"), every address of this machine's interfaces.
 func remoteHosts(addr string, allowRemote bool, interfaceAddrs func() ([]net.Addr, error)) ([]string, error) {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil || !allowRemote || isLoopback(host) {
+	if err != nil || !allowRemote || devserver.LoopbackHost(host) {
 		return nil, err
 	}
 	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
@@ -182,15 +170,6 @@ func remoteHosts(addr string, allowRemote bool, interfaceAddrs func() ([]net.Add
 		}
 	}
 	return hosts, nil
-}
-
-// fakeClock is -clock fake's clock, starting at the wall clock's time, or
-// nil for the wall clock.
-func fakeClock(on bool) *clock.Fake {
-	if !on {
-		return nil
-	}
-	return clock.NewFake(time.Now())
 }
 
 // run serves until ctx ends, then shuts down: no new requests, a last
@@ -217,9 +196,13 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 		log.Warn("listening beyond this machine (-allow-remote): anyone who can reach it can sign up and use it",
 			"addr", ln.Addr().String(), "hosts", hosts)
 	}
+	var fake *clock.Fake // -clock fake: starts at the wall clock's time
+	if o.fakeClock {
+		fake = clock.NewFake(time.Now())
+	}
 	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
 		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, CampaignSenders: o.senders, TokenTTL: o.tokenTTL, Log: log,
-		Timer: o.timer, TTLMaxDelay: o.ttlMaxDelay, FakeClock: fakeClock(o.fakeClock)})
+		Timer: o.timer, TTLMaxDelay: o.ttlMaxDelay, FakeClock: fake})
 	if err != nil {
 		return err
 	}

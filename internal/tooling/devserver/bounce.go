@@ -66,11 +66,7 @@ func (s *Server) serveOutboxFeedback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such route: POST /outbox/<seq>/bounce or /outbox/<seq>/complaint, seq the email's number")
 		return
 	}
-	all, err := s.db.Outbox()
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
+	all := s.db.Outbox()
 	var mail *Email
 	for i := range all {
 		if all[i].Seq == seq && all[i].UserID == c.Sub {

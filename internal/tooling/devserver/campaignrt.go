@@ -74,7 +74,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	log := s.log.With("component", "campaigns")
 	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{}, timer: s.campTimer}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
-	rt.store = &campaignStore{CampaignStore: s.db.CampaignStore(), pub: rt.hub, clock: clk, log: log}
+	rt.store = &campaignStore{CampaignStore: s.db.campaigns, pub: rt.hub, clock: clk, log: log}
 	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
 	var err error
 	if rt.worker, err = send.New(rt.store, rt.store, sender, devSenders{s}, clk, 0); err != nil {
@@ -90,12 +90,12 @@ func (s *Server) openCampaigns(origins []string) error {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	keys := unsubscribe.StaticKeys(signer)
-	suppressions := s.db.Suppressions()
+	suppressions := s.db.suppressions
 	rt.unsub = &unsubscribe.Page{Keys: keys, Store: suppressions, Clock: clk, Log: log}
 	rt.bounce = &campaignlambda.Bounce{List: suppressions, Log: log}
 	rt.worker.Deliverability = &send.Deliverability{Sender: DevSender, Suppressions: suppressions,
 		Links: unsubscribe.Links{Base: s.cfg.PublicURL + RouteUnsubscribe, Keys: keys}}
-	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, devSenders{s}, rt.timer, s.db.CampaignCheckpoints(), clk); err != nil {
+	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, devSenders{s}, rt.timer, s.db.checkpoints, clk); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	// The core reconciler with the campaign's rules, as the reconciler
@@ -111,7 +111,7 @@ func (s *Server) openCampaigns(origins []string) error {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	c.Margin = 5 * time.Second // as the API function's main sets it: of the request's 29 s
-	lim, err := limits.New(s.cfg.CampaignLimits, s.db.SenderLimits(), clk)
+	lim, err := limits.New(s.cfg.CampaignLimits, s.db.limits, clk)
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}

@@ -132,8 +132,8 @@ func (s outboxSender) ownerOf(ctx context.Context, key string) (string, error) {
 
 // Send implements campaign.Sender.
 func (s outboxSender) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
-	if e, found, err := s.db.EmailOnce(m.IdempotencyKey); err != nil || found {
-		return receipt(e), err
+	if e, found := s.db.EmailOnce(m.IdempotencyKey); found {
+		return receipt(e), nil
 	}
 	owner, err := s.ownerOf(ctx, m.IdempotencyKey)
 	if err != nil {
@@ -146,20 +146,14 @@ func (s outboxSender) Send(ctx context.Context, m campaign.Message) (campaign.Re
 			headers = append(headers, Header{Name: h[0], Value: h[1]})
 		}
 	}
-	e, _, err := s.db.AppendEmailOnce(m.IdempotencyKey, Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
+	e, _ := s.db.AppendEmailOnce(m.IdempotencyKey, Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
 		UserID: owner, To: []string{m.To}, Subject: m.Subject, Body: m.Body, Headers: headers})
-	if err != nil {
-		return campaign.Receipt{}, fmt.Errorf("outbox: %w: %w", err, campaign.ErrRetryable)
-	}
 	return receipt(e), nil
 }
 
 // Sent implements campaign.Sender.
 func (s outboxSender) Sent(_ context.Context, key string) (campaign.Receipt, error) {
-	e, found, err := s.db.EmailOnce(key)
-	if err != nil {
-		return campaign.Receipt{}, err
-	}
+	e, found := s.db.EmailOnce(key)
 	if !found {
 		return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// loopbackHost reports whether host (no port, no brackets) names this
+// LoopbackHost reports whether host (no port, no brackets) names this
 // machine only: "localhost" or a loopback address (127.0.0.0/8, ::1).
-func loopbackHost(host string) bool {
+func LoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -41,7 +41,7 @@ func guardHost(allowed []string, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostOnly(r.Host)
-		if host != "" && (loopbackHost(host) || ok[host]) {
+		if host != "" && (LoopbackHost(host) || ok[host]) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -312,13 +312,8 @@ func (s *Server) serveOutboxJSON(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	all, err := s.db.Outbox()
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
 	emails := []Email{}
-	for _, e := range all {
+	for _, e := range s.db.Outbox() {
 		if mine(e, c) {
 			emails = append(emails, e)
 		}

@@ -85,10 +85,9 @@ type Header struct {
 func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // store is the dev server's state in memory: the in-memory stand-ins of
-// the campaign and settings ports (internal/tooling/memory), the local
-// accounts, subscriptions, outbox and secrets (local), and the task
-// reconciler's checkpoint. The server saves it,
-// with the pipeline's tasks and schedules, to one file (server.go).
+// the ports (internal/tooling/memory) and what only make dev keeps
+// (local). The server saves it, with the pipeline's tasks and schedules,
+// to one file (server.go).
 type store struct {
 	local
 	reconcileCP  *inmem.Checkpoints
@@ -106,17 +105,9 @@ func newStore(topics []string) *store {
 		checkpoints: memory.NewCampaignCheckpoints(), limits: memory.NewSenderLimits(), suppressions: memory.NewSuppressions()}
 }
 
-// CampaignStore, Suppressions, CampaignCheckpoints and SenderLimits are
-// the campaign ports' stores.
-func (d *store) CampaignStore() *memory.CampaignStore             { return d.campaigns }
-func (d *store) Suppressions() *memory.Suppressions               { return d.suppressions }
-func (d *store) CampaignCheckpoints() *memory.CampaignCheckpoints { return d.checkpoints }
-func (d *store) SenderLimits() *memory.SenderLimits               { return d.limits }
-
 // local is what only the dev server keeps: its users (by EmailKey),
-// outbox, each campaign send's outbox entry
-// (by idempotency key) and random secrets. Its methods are safe for
-// concurrent use.
+// outbox, each campaign send's outbox entry (Receipts, by idempotency
+// key) and random secrets. Its methods are safe for concurrent use.
 type local struct {
 	mu       sync.Mutex
 	Users    map[string]User   `json:"users"`
@@ -184,18 +175,8 @@ func (d *local) UserBySub(sub string) (User, error) {
 	return User{}, ErrUserNotFound
 }
 
-// SetPassword replaces a user's password hash; ErrUserNotFound if none.
-func (d *local) SetPassword(email string, h PasswordHash) error {
-	return d.updateUser(email, func(u *User) { u.Password = h })
-}
-
-// SetEmailVerified marks a user's address verified (by a code, as
-// Cognito's VerifyUserAttribute does); ErrUserNotFound if none.
-func (d *local) SetEmailVerified(email string) error {
-	return d.updateUser(email, func(u *User) { u.EmailVerified = true })
-}
-
-func (d *local) updateUser(email string, change func(*User)) error {
+// UpdateUser applies change to a stored user; ErrUserNotFound if none.
+func (d *local) UpdateUser(email string, change func(*User)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	u, ok := d.Users[EmailKey(email)]
@@ -210,10 +191,10 @@ func (d *local) updateUser(email string, change func(*User)) error {
 
 // AppendEmail adds e to the outbox with the next sequence number, and
 // returns it as stored.
-func (d *local) AppendEmail(e Email) (Email, error) {
+func (d *local) AppendEmail(e Email) Email {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.appendEmail(e), nil
+	return d.appendEmail(e)
 }
 
 func (d *local) appendEmail(e Email) Email {
@@ -224,36 +205,36 @@ func (d *local) appendEmail(e Email) Email {
 }
 
 // Outbox returns every email, oldest first.
-func (d *local) Outbox() ([]Email, error) {
+func (d *local) Outbox() []Email {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return slices.Clone(d.Emails), nil
+	return slices.Clone(d.Emails)
 }
 
 // AppendEmailOnce appends e to the outbox once per key (a campaign
 // send's idempotency key): it returns the email appended with key, and
 // first true when this call appended it. The check, the append and the
 // receipt are one locked write.
-func (d *local) AppendEmailOnce(key string, e Email) (stored Email, first bool, err error) {
+func (d *local) AppendEmailOnce(key string, e Email) (stored Email, first bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if seq, ok := d.Receipts[key]; ok {
-		return d.Emails[seq-1], false, nil
+		return d.Emails[seq-1], false
 	}
 	e = d.appendEmail(e)
 	d.Receipts[key] = e.Seq
-	return e, true, nil
+	return e, true
 }
 
 // EmailOnce returns the email AppendEmailOnce appended with key; found
 // false if none.
-func (d *local) EmailOnce(key string) (e Email, found bool, err error) {
+func (d *local) EmailOnce(key string) (e Email, found bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if seq, ok := d.Receipts[key]; ok {
-		return d.Emails[seq-1], true, nil
+		return d.Emails[seq-1], true
 	}
-	return Email{}, false, nil
+	return Email{}, false
 }
 
 // Secret returns the named random secret of n bytes, made the first time

@@ -73,7 +73,7 @@ func (s *Server) verifyEmail(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
 		return
 	}
-	if err := s.db.SetEmailVerified(u.Email); err != nil {
+	if err := s.db.UpdateUser(u.Email, func(u *User) { u.EmailVerified = true }); err != nil {
 		s.internal(w, r, err)
 		return
 	}
