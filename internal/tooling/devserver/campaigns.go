@@ -92,7 +92,7 @@ func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(resp.Body)
 		return
 	}
-	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
+	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), DefaultEventsKeepAlive)
 }
 
 // StopStreams ends the open progress streams (http.Server's

@@ -42,63 +42,46 @@ import (
 type Config struct {
 	// DataDir is the folder of the saved state (StateFile).
 	DataDir string
-	// WebDir is the built web app (web/dist). Default: "" (no web app is
-	// served; the API and the pages still are).
+	// WebDir is the built web app (web/dist). Default: none served.
 	WebDir string
-	// PublicURL is the server's URL: the links in notifications and the
-	// allowed CORS origin. Default: "".
+	// PublicURL is the server's URL: the links in emails and the allowed
+	// CORS origin. Default: "".
 	PublicURL string
-	// ExtraOrigins are further allowed CORS origins, such as the Vite dev
-	// server's. Default: none.
+	// ExtraOrigins are further allowed CORS origins (the Vite dev
+	// server's). Default: none.
 	ExtraOrigins []string
-	// AllowedHosts are further names or addresses (no port) the server
-	// answers to in the Host header, such as the host of a non-loopback
-	// listen address. Default: only localhost and loopback addresses.
+	// AllowedHosts are further Host header names (no port) the server
+	// answers to. Default: only localhost and loopback addresses.
 	AllowedHosts []string
-	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone
-	// may sign up.
+	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone.
 	AllowedEmailDomains []string
-	// CampaignSenders are the users who may send campaigns: each entry an
-	// email address ("ada@example.com") or a whole domain ("@example.com"),
-	// matched case-insensitively. Their tokens say they belong to the
-	// sender group with a verified address (what an administrator's
-	// admin-add-user-to-group and a code confirmation give in the cloud);
-	// everyone else's say neither, and the campaign API answers them 403.
-	// Default: none.
+	// CampaignSenders are the users who may send campaigns: addresses
+	// ("ada@example.com") or domains ("@example.com"), matched
+	// case-insensitively (identity, in campaigns.go). Default: none.
 	CampaignSenders []string
 	// TokenTTL is how long a sign-in token lives. Default: 12 hours.
 	TokenTTL time.Duration
-	// Shards is how many local notification topics users are spread over.
-	// Default: 2.
-	Shards int
-	// Reconcile configures the reconciler. Default: see reconcile.Config.
-	Reconcile reconcile.Config
-	// Timer is the timer whose in-memory stand-in fires the
-	// tasks: EventBridge Scheduler (zero value), Step Functions (a timer
-	// per execution) or TTL (a lazy sweeper). Default: EventBridge
-	// Scheduler.
+	// Timer is the timer whose in-memory stand-in fires tasks and
+	// campaign sends. Default: EventBridge Scheduler.
 	Timer timerspec.Name
-	// TTLMaxDelay bounds the TTL sweeper's random delay after a due time
-	// (Timer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
+	// TTLMaxDelay bounds the TTL timer's random delay after a due time
+	// (in AWS up to about 48 hours). Default: 1 minute.
 	TTLMaxDelay time.Duration
-	// EventsKeepAlive is how often an idle campaign progress stream gets
-	// a keep-alive comment. Default: DefaultEventsKeepAlive (15 s).
-	EventsKeepAlive time.Duration
-	// CampaignLimits are every campaign sender's abuse limits, counted in
-	// the store per UTC day. Default: limits.Defaults(), a deployed
-	// stack's.
+	// CampaignLimits are every sender's abuse limits, counted per UTC
+	// day. Default: limits.Defaults().
 	CampaignLimits limits.Limits
 	// Now is the wall clock. Default: time.Now.
 	Now func() time.Time
 	// FakeClock, when set, is the server's time instead of Now (browser
-	// tests: `go run ./cmd/dev -clock fake`). It starts where it is, runs
-	// on with the wall clock, and jumps ahead on POST /__dev/clock/advance,
-	// which then runs what became due; GET /__dev/clock reads it. Without
-	// it neither endpoint exists. Default: nil (the wall clock).
+	// tests): it runs on with the wall clock and serves RouteClock and
+	// RouteClockAdvance (devclock.go). Default: nil.
 	FakeClock *clock.Fake
 	// Log receives every log line. Default: slog.Default().
 	Log *slog.Logger
 }
+
+// localShards is how many local notification topics users are spread over.
+const localShards = 2
 
 // Server is the running local app. Use Open, then Handler and Run; Close
 // when done.
@@ -122,8 +105,6 @@ type Server struct {
 	fake       *fakeTime // Config.FakeClock's driver, or nil
 
 	stepMu    sync.Mutex // one step (pipeline drain and campaign fires) at a time
-	deliverMu sync.Mutex
-	delivered int // expiry notifications of pipe.Outbox already delivered
 	persistMu sync.Mutex
 	saved     map[string]savedPart // by part name: the last save's encoding
 }
@@ -151,9 +132,6 @@ func Open(cfg Config) (*Server, error) {
 	}
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = 12 * time.Hour
-	}
-	if cfg.Shards <= 0 {
-		cfg.Shards = 2
 	}
 	var fake *fakeTime
 	if cfg.FakeClock != nil {
@@ -183,11 +161,18 @@ func Open(cfg Config) (*Server, error) {
 }
 
 func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Server, error) {
-	db := newStore(LocalTopics(cfg.Shards))
+	topics := LocalTopics(localShards)
+	db := newStore(topics)
 	s := &Server{cfg: cfg, log: cfg.Log, db: db, file: file, policy: identity.NewSignUpPolicy(cfg.AllowedEmailDomains),
 		campTimer: inmem.NewTimerOf(cfg.Timer, campaign.TaskSchema, cfg.Now, ttlDelay(cfg.TTLMaxDelay)), saved: map[string]savedPart{}}
-	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Options: inproc.Options{Start: cfg.Now(), Log: cfg.Log,
-		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
+	var err error
+	if s.sns, err = newLocalSNS(db, topics, cfg.Now, cfg.Log); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	// The pipeline's notifications go to the local topics, as the
+	// notify function's do in AWS.
+	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Notifier: s.sns, Options: inproc.Options{Start: cfg.Now(),
+		Log: cfg.Log, Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
 	if err != nil {
 		return nil, fmt.Errorf("devserver: pipeline: %w", err)
 	}
@@ -202,16 +187,13 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 	if s.signer, err = NewSigner(key, cfg.TokenTTL, cfg.Now); err != nil {
 		return nil, err
 	}
-	if s.sns, err = newLocalSNS(db, LocalTopics(cfg.Shards), cfg.Now, cfg.Log); err != nil {
-		return nil, fmt.Errorf("devserver: %w", err)
-	}
 	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns, Settings: db.settings,
-		TopicArns: s.sns.topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
+		TopicArns: topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
 	// The reconciler of the pipeline waits on its virtual clock; this one
 	// waits in real time, like the deployed one.
-	if s.reconciler, err = reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
+	if s.reconciler, err = reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema,
 		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
 		Checkpoints: db.reconcileCP,
 		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
@@ -360,23 +342,9 @@ func (s *Server) persist() error {
 	return s.file.save(b)
 }
 
-// deliver moves the expiry notifications the pipeline published since the
-// last call into the outbox.
-func (s *Server) deliver() error {
-	s.deliverMu.Lock()
-	defer s.deliverMu.Unlock()
-	sent := s.pipe.Outbox.Sent()
-	for ; s.delivered < len(sent); s.delivered++ {
-		if _, err := s.sns.Deliver(sent[s.delivered]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Tick runs one step at the clock's time: the pipeline to rest (stream,
-// queue, worker, schedules due, expiry), then the campaign schedules due;
-// it delivers new notifications to the outbox and saves what changed.
+// queue, worker, schedules due, expiry, notifications into the outbox),
+// then the campaign schedules due; it saves what changed.
 func (s *Server) Tick(ctx context.Context) error {
 	_, err := s.step(ctx)
 	return err
@@ -395,11 +363,10 @@ func (s *Server) step(ctx context.Context) (int, error) {
 	if ferr != nil {
 		ferr = fmt.Errorf("campaign schedules: %w", ferr)
 	}
-	return fired, errors.Join(err, ferr, s.deliver(), s.persist())
+	return fired, errors.Join(err, ferr, s.persist())
 }
 
-// Reconcile runs the task and campaign reconcilers once, then delivers
-// and saves.
+// Reconcile runs the task and campaign reconcilers once, then saves.
 func (s *Server) Reconcile(ctx context.Context) error {
 	res, err := s.reconciler.Run(ctx)
 	if err != nil {
@@ -407,7 +374,7 @@ func (s *Server) Reconcile(ctx context.Context) error {
 	} else {
 		s.log.Info("reconciler run", "result", fmt.Sprintf("%+v", res))
 	}
-	return errors.Join(err, s.campaigns.reconcile(ctx), s.deliver(), s.persist())
+	return errors.Join(err, s.campaigns.reconcile(ctx), s.persist())
 }
 
 // RunOptions pace Run.
@@ -466,7 +433,7 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 // data folder.
 func (s *Server) Close() error {
 	s.campaigns.close()
-	return errors.Join(s.deliver(), s.persist(), s.file.close())
+	return errors.Join(s.persist(), s.file.close())
 }
 
 // ttlDelay is the dev TTL sweeper's delay: uniform in [0, max] (max 0:

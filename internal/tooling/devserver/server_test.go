@@ -306,7 +306,7 @@ func TestSignUpAndSignIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(subs) != 1 || subs[0].TopicArn != notify.TopicFor(e.srv.sns.topics, u.Sub) ||
+		if len(subs) != 1 || subs[0].TopicArn != notify.TopicFor(LocalTopics(localShards), u.Sub) ||
 			!notify.SamePolicy(subs[0].Attributes["FilterPolicy"], notify.FilterPolicy(u.Sub)) || !subs[0].Confirmed {
 			t.Fatalf("subscriptions %+v", subs)
 		}
