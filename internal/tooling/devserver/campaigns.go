@@ -71,25 +71,24 @@ func (s *Server) campaignRoutes(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
 	mux.HandleFunc(RouteUnsubscribe, s.campaigns.serveUnsubscribe) // public, as in AWS
-	mux.HandleFunc(RouteOutboxFeedback, s.serveOutboxFeedback)
 }
 
 // serveCampaignEvents is GET /campaigns/{id}/events: the campaign's
 // progress as server-sent events, for its owner only. A caller who is
 // not a sender gets the API's 403, as on every other campaign route.
 func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
-	claims, ok := s.signedIn(w, r)
-	if !ok {
+	claims, err := s.verify(r)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, "unauthorized", errUnauthorized)
 		return
 	}
-	s.corsHeaders(w, r)
+	// The API handlers allow the server's origins the same way.
+	for k, v := range httpapi.CORS(httpapi.Response{}, s.origins(), r.Header.Get("Origin")).Headers {
+		w.Header().Set(k, v)
+	}
 	if resp := s.campaigns.api.Authorize(r.Context(), httpapi.Request{UserID: claims.Sub, Email: claims.Email,
 		EmailVerified: claims.EmailVerified, EmailProof: claims.EmailProof, Groups: claims.Groups}); resp != nil {
-		for k, v := range resp.Headers {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(resp.Status)
-		_, _ = w.Write(resp.Body)
+		write(w, *resp)
 		return
 	}
 	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), DefaultEventsKeepAlive)
@@ -98,20 +97,3 @@ func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
 // StopStreams ends the open progress streams (http.Server's
 // RegisterOnShutdown: Shutdown waits for open requests).
 func (s *Server) StopStreams() { s.campaigns.hub.Close() }
-
-// corsHeaders allows the request's origin when it is one of the
-// server's (the API handlers do the same for their answers).
-func (s *Server) corsHeaders(w http.ResponseWriter, r *http.Request) {
-	o := r.Header.Get("Origin")
-	for _, allowed := range append([]string{s.cfg.PublicURL}, s.cfg.ExtraOrigins...) {
-		if o != "" && o == allowed {
-			w.Header().Set("Access-Control-Allow-Origin", o)
-			w.Header().Set("Vary", "Origin")
-		}
-	}
-}
-
-// httpapi.Request is built the same way for the task and campaign handlers.
-type servable interface {
-	Serve(ctx context.Context, r httpapi.Request) httpapi.Response
-}

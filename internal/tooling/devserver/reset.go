@@ -3,7 +3,6 @@ package devserver
 import (
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
 // Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword
@@ -86,42 +87,29 @@ func sentence(err error) string {
 	return strings.TrimSuffix(string(r), ".") + "."
 }
 
-func decodeStrict(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", "send a JSON object "+shape)
-		return false
-	}
-	return true
-}
-
 // forgotPassword sends a reset code to the outbox when the account exists,
 // and answers the same either way, so the answer does not tell whether an
 // address has an account.
-func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
+func (s *Server) forgotPassword(r *http.Request) httpapi.Response {
 	var in struct {
 		Email string `json:"email"`
 	}
-	if !decodeStrict(w, r, &in, `{"email": "..."}`) {
-		return
+	if bad := decode(r, &in, `{"email": "..."}`); bad != nil {
+		return *bad
 	}
-	in.Email = strings.TrimSpace(in.Email)
 	u, err := s.db.User(in.Email)
 	switch {
 	case errors.Is(err, ErrUserNotFound):
 	case err != nil:
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	default:
 		if err := s.mailCode(&s.resets, EmailKey(u.Email), u, EmailKindPasswordReset, "Your Unschedule password reset code",
 			"choose a new password", ": your password stays as it is."); err != nil {
-			s.internal(w, r, err)
-			return
+			return s.internal(r, err)
 		}
 		s.log.InfoContext(r.Context(), "password reset code sent to the outbox", "sub", u.Sub)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"delivery": "email"})
+	return httpapi.JSON(http.StatusOK, map[string]any{"delivery": "email"})
 }
 
 // mailCode keeps a new code under key in codes and puts it in u's outbox
@@ -139,34 +127,31 @@ func (s *Server) mailCode(codes *resetCodes, key string, u User, kind, subject, 
 	return nil
 }
 
+var codeMismatch = httpapi.Error(http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
+
 // resetPassword sets a new password given a live code.
-func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
+func (s *Server) resetPassword(r *http.Request) httpapi.Response {
 	var in struct {
 		Email    string `json:"email"`
 		Code     string `json:"code"`
 		Password string `json:"password"`
 	}
-	if !decodeStrict(w, r, &in, `{"email": "...", "code": "...", "password": "..."}`) {
-		return
+	if bad := decode(r, &in, `{"email": "...", "code": "...", "password": "..."}`); bad != nil {
+		return *bad
 	}
-	in.Email = strings.TrimSpace(in.Email)
 	if err := CheckPasswordPolicy(in.Password); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_password", sentence(err))
-		return
+		return httpapi.Error(http.StatusBadRequest, "invalid_password", sentence(err))
 	}
 	if !s.resets.check(EmailKey(in.Email), strings.TrimSpace(in.Code), s.cfg.Now()) {
-		writeError(w, http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
-		return
+		return codeMismatch
 	}
 	hash, err := HashPassword(in.Password)
 	if err != nil {
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	}
 	if err := s.db.UpdateUser(in.Email, func(u *User) { u.Password = hash }); err != nil {
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	}
 	s.log.InfoContext(r.Context(), "password reset")
-	writeJSON(w, http.StatusOK, map[string]any{"reset": true})
+	return httpapi.JSON(http.StatusOK, map[string]any{"reset": true})
 }

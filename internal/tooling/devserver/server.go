@@ -199,10 +199,6 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	origins := []string{}
-	if cfg.PublicURL != "" {
-		origins = append(origins, cfg.PublicURL)
-	}
 	// One key seals both APIs' page cursors (each cursor is bound to its
 	// route and caller), kept in the data folder so a restart keeps them.
 	cursorKey, err := db.Secret("page-cursor-key", pagecursor.MinSecretBytes)
@@ -212,11 +208,19 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 	if s.cursors, err = pagecursor.New(cursorKey); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.cursors, s.subscriber, append(origins, cfg.ExtraOrigins...), cfg.Log)
-	if err := s.openCampaigns(append(origins, cfg.ExtraOrigins...)); err != nil {
+	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.cursors, s.subscriber, s.origins(), cfg.Log)
+	if err := s.openCampaigns(s.origins()); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// origins are the allowed CORS origins: the server's own and the extra ones.
+func (s *Server) origins() []string {
+	if s.cfg.PublicURL == "" {
+		return s.cfg.ExtraOrigins
+	}
+	return append([]string{s.cfg.PublicURL}, s.cfg.ExtraOrigins...)
 }
 
 // apiClock is the task service with the wall clock's reading: the API
