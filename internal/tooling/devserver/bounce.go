@@ -12,9 +12,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
-// RouteOutboxFeedback is where the owner of a campaign email in the
-// outbox makes it bounce (feedback "bounce") or draws a complaint
-// ("complaint"), as a recipient's mail server would in AWS.
+// RouteOutboxFeedback is where a campaign email's owner makes it bounce
+// ("bounce") or draw a complaint ("complaint").
 const RouteOutboxFeedback = "POST /outbox/{seq}/{feedback}"
 
 // sesFeedback is the SES event notification of a permanent bounce or a

@@ -14,13 +14,11 @@ import (
 // EmailKindCampaign marks a campaign email in the outbox.
 const EmailKindCampaign = "campaign"
 
-// identity is what a user's token says. A local sign-up is confirmed at
-// once and its address not verified, as in an open user pool, until a
-// code sent to it comes back (verify.go: verified, yet without the proof,
-// as VerifyUserAttribute fires no trigger). A user listed in
-// Config.CampaignSenders stands for one an administrator added to the
-// sender group after they proved their address by code: verified, with
-// the proof naming it.
+// identity is what a user's token says: their address verified once a
+// code came back (verify.go), without the proof, as VerifyUserAttribute
+// fires no trigger. A user of Config.CampaignSenders stands for one an
+// administrator added to the sender group after a code proved their
+// address: verified, with the proof naming it.
 func (s *Server) identity(u User) Claims {
 	c := Claims{Sub: u.Sub, Email: u.Email, EmailVerified: u.EmailVerified}
 	if campaignSender(s.cfg.CampaignSenders, u.Email) {
@@ -41,11 +39,9 @@ func campaignSender(senders []string, email string) bool {
 	return false
 }
 
-// devSenders is the sender check of make dev (campaign.SenderCheck): a
-// campaign's owner may send while their account exists and
-// Config.CampaignSenders lists its address, the same rule that puts the
-// sender group and email_verified in their tokens (identity). Restarting
-// the server without them stops their campaigns at the next send.
+// devSenders is the sender check of make dev (campaign.SenderCheck): an
+// owner may send while their account exists and Config.CampaignSenders
+// lists them, the rule behind their tokens' group (identity).
 type devSenders struct{ s *Server }
 
 // Check implements campaign.SenderCheck.

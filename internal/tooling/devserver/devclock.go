@@ -24,9 +24,8 @@ const (
 // waits, and a larger jump is more likely a unit mistake (ms for s).
 const MaxClockAdvance = 7 * 24 * time.Hour
 
-// fakeTime drives Config.FakeClock: every reading first moves the clock
-// by the wall time elapsed since the last one, so the app runs in real
-// time as usual, and advance jumps it ahead on top of that.
+// fakeTime drives Config.FakeClock: every reading first moves it by the
+// wall time elapsed since the last, and advance jumps it ahead.
 type fakeTime struct {
 	mu   sync.Mutex
 	fake *clock.Fake
@@ -65,9 +64,8 @@ func (s *Server) readClock(*http.Request) httpapi.Response {
 }
 
 // advanceClock is POST /__dev/clock/advance {"seconds": N}: it moves the
-// fake clock N seconds ahead (0 < N <= a week; fractions allowed), then
-// runs what became due before answering: one step (task schedules,
-// expiries, notifications into the outbox, campaign schedules).
+// fake clock N seconds ahead (0 < N <= a week), then takes one step
+// (Tick) before answering.
 func (s *Server) advanceClock(r *http.Request) httpapi.Response {
 	var in struct {
 		Seconds *float64 `json:"seconds"`

@@ -19,12 +19,10 @@ import (
 // command names it (unschedule --dev ...).
 const OpsTable = "tasks"
 
-// opsRoutes serves the operator's command on the in-process world under
-// ops.Prefix (unschedule --dev URL): the same reports, by the same code,
-// as on a deployed stack. The world has no failure queues: its messages
-// are retried in process. The routes read and repair every user's items
-// with no sign-in, as an operator's AWS credentials would: they are
-// served only to this machine (not with -allow-remote, AllowedHosts).
+// opsRoutes serves the operator's command (unschedule --dev URL) on the
+// in-process world under ops.Prefix, by the same code as on a deployed
+// stack. Like an operator's AWS credentials, the routes reach every
+// user's items with no sign-in: they are not served with AllowedHosts.
 func (s *Server) opsRoutes(mux *http.ServeMux) {
 	if len(s.cfg.AllowedHosts) > 0 {
 		return

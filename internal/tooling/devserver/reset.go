@@ -15,11 +15,10 @@ import (
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
-// Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword
-// do it: a six-digit code goes to the user's address (here: the outbox,
-// kind "password-reset"), and the code with a new password that meets the
-// policy sets the password. A code lives ResetCodeTTL and allows
-// resetAttempts wrong tries; a new request replaces it.
+// Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword:
+// a six-digit code goes to the outbox, and the code with a new password
+// sets the password. A code lives ResetCodeTTL and allows resetAttempts
+// wrong tries; a new request replaces it.
 const (
 	ResetCodeTTL  = time.Hour
 	resetAttempts = 5
@@ -33,9 +32,8 @@ type resetCode struct {
 	tries   int
 }
 
-// resetCodes holds the live codes by EmailKey (reset) or sub
-// (email verification). Codes are not
-// persisted: a restart forgets them, and the user asks again.
+// resetCodes holds the live codes by EmailKey (reset) or sub (email
+// verification), in memory only: after a restart the user asks again.
 type resetCodes struct {
 	mu    sync.Mutex
 	codes map[string]*resetCode

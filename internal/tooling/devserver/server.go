@@ -1,15 +1,10 @@
 // Package devserver is the whole app on one machine with no AWS, behind
-// `make dev`: the web app, the task API (internal/todo/api, the handler the
-// Lambda runs), a local sign-in that runs the PreSignUp and
-// PostAuthentication rules and signs tokens the API checks as the Cognito
-// authorizer would, the whole unscheduling pipeline (internal/tooling/pipeline),
-// and the campaign services (campaignrt.go: the campaign API, provisioning,
-// the send worker, the reconciler, progress over server-sent events),
-// all stepped by one loop on the server's clock. The state lives in the
-// in-memory stand-ins (internal/tooling/memory, store.go) and is saved to
-// one JSON file after every step that changed it and at Close, campaigns
-// included, so a restart resumes a campaign part-way through its sends;
-// notifications and campaign emails land in the local outbox.
+// `make dev`: the web app, the real task and campaign API handlers, a
+// local sign-in standing in for Cognito, the unscheduling pipeline
+// (internal/tooling/pipeline) and the campaign services (campaignrt.go),
+// stepped by one loop on the server's clock. The in-memory stores are
+// saved to one JSON file after every step that changed them, so a restart
+// resumes where it stopped; every email lands in the local outbox.
 package devserver
 
 import (
@@ -115,8 +110,8 @@ type savedPart struct {
 	raw     []byte
 }
 
-// wallClock is the clock of the API and the reconciler: the wall clock,
-// also moving the pipeline's clock so every stage reads the same time.
+// wallClock is the API's and the reconciler's clock; it moves the
+// pipeline's clock along so every stage reads the same time.
 type wallClock struct{ s *Server }
 
 func (c wallClock) Now() time.Time {
@@ -124,8 +119,7 @@ func (c wallClock) Now() time.Time {
 	return c.s.pipe.Clock.Now()
 }
 
-// Open locks cfg.DataDir, restores the state saved in it into new
-// in-memory stores and pipeline, and wires the local sign-in.
+// Open locks cfg.DataDir, restores its saved state and wires the app.
 func Open(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("devserver: a data folder is required")
@@ -169,8 +163,6 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 	if s.sns, err = newLocalSNS(db, topics, cfg.Now, cfg.Log); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	// The pipeline's notifications go to the local topics, as the
-	// notify function's do in AWS.
 	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Notifier: s.sns, Options: inproc.Options{Start: cfg.Now(),
 		Log: cfg.Log, Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
 	if err != nil {
@@ -191,16 +183,13 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 		TopicArns: topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	// The reconciler of the pipeline waits on its virtual clock; this one
-	// waits in real time, like the deployed one.
+	// This reconciler waits in real time, as the deployed one.
 	if s.reconciler, err = reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema,
 		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
-		Checkpoints: db.reconcileCP,
-		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
+		Checkpoints: db.reconcileCP, Clock: wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	// One key seals both APIs' page cursors (each cursor is bound to its
-	// route and caller), kept in the data folder so a restart keeps them.
+	// One key, kept across restarts, seals both APIs' page cursors.
 	cursorKey, err := db.Secret("page-cursor-key", pagecursor.MinSecretBytes)
 	if err != nil {
 		return nil, err
@@ -223,9 +212,8 @@ func (s *Server) origins() []string {
 	return append([]string{s.cfg.PublicURL}, s.cfg.ExtraOrigins...)
 }
 
-// apiClock is the task service with the wall clock's reading: the API
-// validates deadlines against the time of the request, not of the last
-// pipeline step.
+// apiClock is the task service reading the wall clock: the API checks
+// deadlines against the request's time, not the last step's.
 type apiClock struct {
 	*task.Service
 	clock wallClock
@@ -242,13 +230,11 @@ type part struct {
 	}
 }
 
-// versioned is a store that tells whether it changed (Version), so a save
-// does not encode it again when it did not: a campaign's tasks and emails
-// run to thousands.
+// versioned is a store that tells whether it changed, so a save does not
+// encode it again when it did not (a campaign's tasks run to thousands).
 type versioned interface{ Version() uint64 }
 
-// jsonFunc is a part that is not a store: get gives what to save, set
-// restores it.
+// jsonFunc is a part that is not a store: get saves, set restores.
 type jsonFunc[T any] struct {
 	get func() T
 	set func(T) error
@@ -276,12 +262,10 @@ func timerPart(t inmem.TimerScheduler) jsonFunc[[]timer.Schedule] {
 	}}
 }
 
-// parts are the saved state, encoded one after the other in this order:
-// a part is read before those its writers write to first (provisioning
-// arms a schedule, then saves its checkpoint; the API counts a sender's
-// limits, then creates the campaign; a send appends its email, then
-// marks its task sent), so a save taken while they run may miss a later
-// step, never hold it without the earlier one; a restart redoes it.
+// parts are the saved state, encoded in this order: a part is read before
+// those its writers write to first (a schedule before its checkpoint,
+// limits before the campaign, an email before its task), so a save taken
+// meanwhile may miss a later step, never hold it without the earlier one.
 func (s *Server) parts() []part {
 	return []part{
 		{"campaignCheckpoints", s.db.checkpoints},
@@ -346,9 +330,8 @@ func (s *Server) persist() error {
 	return s.file.save(b)
 }
 
-// Tick runs one step at the clock's time: the pipeline to rest (stream,
-// queue, worker, schedules due, expiry, notifications into the outbox),
-// then the campaign schedules due; it saves what changed.
+// Tick runs one step at the clock's time: the pipeline to rest, then the
+// campaign schedules due; it saves what changed.
 func (s *Server) Tick(ctx context.Context) error {
 	_, err := s.step(ctx)
 	return err
@@ -390,9 +373,8 @@ type RunOptions struct {
 	ReconcileEvery time.Duration
 }
 
-// Run steps the server every StepEvery (Tick: task and campaign
-// schedules alike) and runs both reconcilers every ReconcileEvery (and at
-// start) until ctx ends, then takes a last step and saves.
+// Run ticks every StepEvery and reconciles every ReconcileEvery (and at
+// start) until ctx ends, then takes a last step.
 func (s *Server) Run(ctx context.Context, o RunOptions) {
 	if o.StepEvery <= 0 {
 		o.StepEvery = 200 * time.Millisecond
@@ -433,15 +415,13 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 	}
 }
 
-// Close stops the campaign services, saves the state and releases the
-// data folder.
+// Close stops the campaign services, saves and releases the data folder.
 func (s *Server) Close() error {
 	s.campaigns.close()
 	return errors.Join(s.persist(), s.file.close())
 }
 
-// ttlDelay is the dev TTL sweeper's delay: uniform in [0, max] (max 0:
-// one minute).
+// ttlDelay is the TTL sweeper's delay: uniform in [0, max], max 0 a minute.
 func ttlDelay(max time.Duration) func() time.Duration {
 	if max <= 0 {
 		max = time.Minute

@@ -23,12 +23,9 @@ const StateFile = "state.json"
 
 // Errors of the store; test with errors.Is.
 var (
-	// ErrUserExists: a user with that email is already stored.
-	ErrUserExists = errors.New("user already exists")
-	// ErrUserNotFound: no user with that email.
+	ErrUserExists   = errors.New("user already exists")
 	ErrUserNotFound = errors.New("user not found")
-	// ErrLocked: another process holds the data folder.
-	ErrLocked = errors.New("the data folder is in use by another process")
+	ErrLocked       = errors.New("the data folder is in use by another process")
 )
 
 // User is a local account: the stand-in for a Cognito user.
@@ -40,8 +37,7 @@ type User struct {
 	Password  PasswordHash `json:"password"`
 	CreatedAt time.Time    `json:"createdAt"`
 	// EmailVerified is set once a code sent to the address came back
-	// (the local stand-in of VerifyUserAttribute); a sign-up leaves it
-	// false, as an open pool's auto-confirmation does.
+	// (VerifyUserAttribute); a sign-up leaves it false.
 	EmailVerified bool `json:"emailVerified,omitempty"`
 }
 
@@ -59,8 +55,7 @@ type Email struct {
 	Seq  uint64    `json:"seq"`
 	Kind string    `json:"kind"`
 	At   time.Time `json:"at"`
-	// UserID is the user the message is about (the publish's userId
-	// attribute).
+	// UserID is the user the message is about.
 	UserID string `json:"userId"`
 	// TaskID is set for expiry notifications.
 	TaskID string `json:"taskId,omitempty"`
@@ -68,9 +63,8 @@ type Email struct {
 	To      []string `json:"to"`
 	Subject string   `json:"subject"`
 	Body    string   `json:"body"`
-	// Headers are the message's own headers as the mail would carry
-	// them (a campaign email's List-Unsubscribe and
-	// List-Unsubscribe-Post), in order; none for the others.
+	// Headers are a campaign email's own (List-Unsubscribe and
+	// List-Unsubscribe-Post), in order.
 	Headers []Header `json:"headers,omitempty"`
 }
 
@@ -81,7 +75,7 @@ type Header struct {
 }
 
 // EmailKey is how a user's email is keyed: trimmed and in lower case, as
-// a Cognito pool with case-insensitive usernames compares them.
+// a pool with case-insensitive usernames compares them.
 func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // store is the dev server's state in memory: the in-memory stand-ins of
@@ -162,8 +156,8 @@ func (d *local) User(email string) (User, error) {
 	return u, nil
 }
 
-// UserBySub reads a user by sub (a scan: the dev server holds a few
-// users); ErrUserNotFound if none.
+// UserBySub reads a user by sub (a scan of a few users); ErrUserNotFound
+// if none.
 func (d *local) UserBySub(sub string) (User, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -212,9 +206,8 @@ func (d *local) Outbox() []Email {
 }
 
 // AppendEmailOnce appends e to the outbox once per key (a campaign
-// send's idempotency key): it returns the email appended with key, and
-// first true when this call appended it. The check, the append and the
-// receipt are one locked write.
+// send's idempotency key), in one locked write: it returns the email
+// appended with key, and first true when this call appended it.
 func (d *local) AppendEmailOnce(key string, e Email) (stored Email, first bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -237,8 +230,8 @@ func (d *local) EmailOnce(key string) (e Email, found bool) {
 	return Email{}, false
 }
 
-// Secret returns the named random secret of n bytes, made the first time
-// it is asked for and saved with the state, so it survives restarts.
+// Secret returns the named random secret of n bytes, made at first use
+// and saved with the state.
 func (d *local) Secret(name string, n int) ([]byte, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -261,8 +254,8 @@ type stateFile struct {
 	saved []byte
 }
 
-// openState locks dir (ErrLocked if another process holds it) and
-// reads the parts saved in it (none: a new folder).
+// openState locks dir (ErrLocked if another process holds it) and reads
+// the parts saved in it.
 func openState(dir string) (*stateFile, map[string]json.RawMessage, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("devserver: create data folder: %w", err)
@@ -299,9 +292,8 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// save writes b unless it is what the file holds: to a temporary file
-// in the same folder, synced, then renamed over the state, so a crash
-// leaves the old state or the new, never half of one.
+// save writes b unless the file holds it: to a synced temporary file
+// renamed over the state, so a crash leaves the old state or the new.
 func (f *stateFile) save(b []byte) error {
 	if bytes.Equal(b, f.saved) {
 		return nil

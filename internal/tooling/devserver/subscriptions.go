@@ -23,14 +23,11 @@ const (
 	KindTaskReminder = "task-reminder"
 )
 
-// localSNS stands in for the notification topics: the SNS adapter the
-// functions run (awssns: the PostAuthentication rule's subscriptions and
-// the notify function's publisher) over the in-memory model of SNS
-// (snsfake, saved with the state), which routes a notification as SNS
-// would (the user's shard topic, then the confirmed subscriptions whose
-// filter policy matches) into the outbox. With no inbox to click a
-// confirmation link in, a new subscription is confirmed at once; the
-// confirmation email lands in the outbox.
+// localSNS stands in for the notification topics: the functions' SNS
+// adapter (awssns) over the in-memory model of SNS (snsfake, saved with
+// the state), which routes a notification as SNS would, into the outbox.
+// With no inbox to click a confirmation link in, a new subscription is
+// confirmed at once; the confirmation email lands in the outbox.
 type localSNS struct {
 	*awssns.Subscriptions
 	mu   sync.Mutex // one call at a time: a publish's deliveries are the last ones

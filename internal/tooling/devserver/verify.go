@@ -8,14 +8,11 @@ import (
 )
 
 // Email verification of a signed-in user, as Cognito's
-// GetUserAttributeVerificationCode and VerifyUserAttribute (attribute
-// "email") do it with the user's access token: a six-digit code goes to
-// the address (here: the outbox, kind EmailKindVerifyEmail), and the code
-// marks the address verified. The rules of a reset code hold (ResetCodeTTL,
-// five tries, a new request replaces it). The answer carries a new ID
-// token saying email_verified, as the web app's token refresh gets it in
-// the cloud. Like VerifyUserAttribute, it writes no custom:email_proof:
-// that needs a code flow that fires PostConfirmation (a password reset).
+// GetUserAttributeVerificationCode and VerifyUserAttribute: a code (with
+// a reset code's rules) goes to the outbox, and the code marks the
+// address verified and answers a new ID token saying so. Like
+// VerifyUserAttribute, it writes no custom:email_proof, which only a flow
+// that fires PostConfirmation writes.
 const (
 	RouteVerifyEmailCode = "/local-auth/verify-email/code"
 	RouteVerifyEmail     = "/local-auth/verify-email"
