@@ -17,26 +17,18 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 	"github.com/unschedule/unschedule/internal/tooling/devserver"
 )
 
-// options are the command line.
+// options are the command line: the server's settings and the
+// listener's.
 type options struct {
-	addr           string
-	allowRemote    bool
-	dataDir        string
-	webDir         string
-	domains        []string
-	senders        []string
-	origins        []string
-	tokenTTL       time.Duration
-	stepEvery      time.Duration
-	reconcileEvery time.Duration
-	timer          timerspec.Name
-	ttlMaxDelay    time.Duration
-	fakeClock      bool // -clock fake: the browser tests' controllable clock
+	devserver.Config
+	devserver.RunOptions
+	addr        string
+	allowRemote bool
+	fakeClock   bool // -clock fake: the browser tests' controllable clock
 }
 
 // parseOptions reads the command line; a refusal is also written to stderr.
@@ -57,18 +49,18 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	var o options
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
-	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the saved state (tasks, schedules, users, outbox, campaigns)")
-	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
+	fs.StringVar(&o.DataDir, "data", ".dev-data", "folder of the saved state (tasks, schedules, users, outbox, campaigns)")
+	fs.StringVar(&o.WebDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
 	domains := fs.String("allowed-email-domains", getenv(todoenv.AllowedEmailDomains),
 		"comma-separated email domains allowed to sign up (default $"+todoenv.AllowedEmailDomains+"; empty: everyone)")
 	senders := fs.String("campaign-senders", "",
 		"comma-separated addresses (ada@example.com) or domains (@example.com) whose users may send campaigns (default: nobody; others get 403)")
 	vite := fs.Bool("allow-vite", true, "also allow the Vite dev server's origins (http://localhost:5173) for CORS")
-	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
-	fs.DurationVar(&o.stepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
-	fs.DurationVar(&o.reconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
+	fs.DurationVar(&o.TokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
+	fs.DurationVar(&o.StepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
+	fs.DurationVar(&o.ReconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
 	timer := fs.String("timer", "scheduler", "timer that fires the tasks: scheduler, stepfunctions or ttl (in-memory stand-ins)")
-	fs.DurationVar(&o.ttlMaxDelay, "ttl-max-delay", time.Minute, "with -timer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
+	fs.DurationVar(&o.TTLMaxDelay, "ttl-max-delay", time.Minute, "with -timer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
 	clockName := fs.String("clock", "wall", "the server's clock: wall, or fake for browser tests (it runs with the wall clock and "+
 		"POST /__dev/clock/advance {\"seconds\":N} moves it ahead and runs what became due; loopback only)")
 	if err := fs.Parse(args); err != nil {
@@ -82,7 +74,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	default:
 		return o, fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
 	}
-	if o.timer, err = timerkind.Parse(*timer); err != nil {
+	if o.Timer, err = timerkind.Parse(*timer); err != nil {
 		return o, fmt.Errorf("-timer: %w", err)
 	}
 	if fs.NArg() > 0 {
@@ -94,19 +86,19 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	if o.fakeClock && o.allowRemote {
 		return o, errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
 	}
-	if o.domains, err = identity.ParseDomains(*domains); err != nil {
+	if o.AllowedEmailDomains, err = identity.ParseDomains(*domains); err != nil {
 		return o, fmt.Errorf("-allowed-email-domains: %w", err)
 	}
-	if o.senders, err = parseSenders(*senders); err != nil {
+	if o.CampaignSenders, err = parseSenders(*senders); err != nil {
 		return o, fmt.Errorf("-campaign-senders: %w", err)
 	}
-	for name, d := range map[string]time.Duration{"-token-ttl": o.tokenTTL, "-step": o.stepEvery, "-reconcile-every": o.reconcileEvery} {
+	for name, d := range map[string]time.Duration{"-token-ttl": o.TokenTTL, "-step": o.StepEvery, "-reconcile-every": o.ReconcileEvery} {
 		if d <= 0 {
 			return o, fmt.Errorf("%s must be positive (given %s)", name, d)
 		}
 	}
 	if *vite {
-		o.origins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
+		o.ExtraOrigins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
 	}
 	return o, nil
 }
@@ -182,7 +174,7 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	}
 	defer ln.Close()
 	url := "http://" + ln.Addr().String()
-	web := o.webDir
+	web := o.WebDir
 	if _, err := os.Stat(filepath.Join(web, "index.html")); err != nil {
 		log.Warn("the web app is not built: serving the API only; run `make dev`, or `cd web && npm ci && npm run build`",
 			"web", web)
@@ -196,18 +188,18 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 		log.Warn("listening beyond this machine (-allow-remote): anyone who can reach it can sign up and use it",
 			"addr", ln.Addr().String(), "hosts", hosts)
 	}
-	var fake *clock.Fake // -clock fake: starts at the wall clock's time
+	cfg := o.Config
+	cfg.WebDir = web
+	cfg.PublicURL = url
+	cfg.AllowedHosts = hosts
+	cfg.Log = log
 	if o.fakeClock {
-		fake = clock.NewFake(time.Now())
+		cfg.FakeClock = clock.NewFake(time.Now())
+		log.Warn("fake clock (-clock fake): POST /__dev/clock/advance moves the server's time ahead; for browser tests only")
 	}
-	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
-		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, CampaignSenders: o.senders, TokenTTL: o.tokenTTL, Log: log,
-		Timer: o.timer, TTLMaxDelay: o.ttlMaxDelay, FakeClock: fake})
+	srv, err := devserver.Open(cfg)
 	if err != nil {
 		return err
-	}
-	if o.fakeClock {
-		log.Warn("fake clock (-clock fake): POST /__dev/clock/advance moves the server's time ahead; for browser tests only")
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(srv.StopStreams) // campaign progress streams stay open until then
@@ -218,9 +210,9 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
-		srv.Run(runCtx, devserver.RunOptions{StepEvery: o.stepEvery, ReconcileEvery: o.reconcileEvery})
+		srv.Run(runCtx, o.RunOptions)
 	}()
-	log.Info("dev server ready", "url", url, "data", o.dataDir, "web", web)
+	log.Info("dev server ready", "url", url, "data", o.DataDir, "web", web)
 	fmt.Fprintf(stdout, "Unschedule dev server: %s\n", url)
 
 	var serveErr error
