@@ -2,9 +2,7 @@ package devserver
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -247,7 +246,8 @@ func (s *Server) signUp(r *http.Request) httpapi.Response {
 	if err != nil {
 		return s.internal(r, err)
 	}
-	u := User{Sub: newSub(), Email: c.Email, Password: hash, CreatedAt: s.cfg.Now().UTC()}
+	// A random UUID (version 4), the form of a Cognito sub.
+	u := User{Sub: campaign.NewToken(), Email: c.Email, Password: hash, CreatedAt: s.cfg.Now().UTC()}
 	if err := s.db.CreateUser(u); errors.Is(err, ErrUserExists) {
 		return httpapi.Error(http.StatusConflict, "user_exists", "An account with this email already exists.")
 	} else if err != nil {
@@ -293,16 +293,6 @@ func (s *Server) token(r *http.Request, u User, fields map[string]any) httpapi.R
 	}
 	fields["idToken"], fields["expiresIn"] = tok, int(s.cfg.TokenTTL.Seconds())
 	return httpapi.JSON(http.StatusOK, fields)
-}
-
-// newSub returns a random UUID (version 4), the form of a Cognito sub.
-func newSub() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // internal logs err and answers a 500 that does not echo it.
