@@ -109,8 +109,8 @@ const DefaultEventsKeepAlive = 15 * time.Second
 
 // ServeEvents streams the progress of the caller's campaign id as
 // text/event-stream: one `data: <Progress JSON>` event per update, a
-// comment every keepAlive, until the client goes away or the hub closes. Another user's or a missing campaign is a
-// 404, as GET /campaigns/{id} answers.
+// comment every keepAlive, until the client goes away or the hub closes.
+// Another user's or a missing campaign is a 404, as on GET /campaigns/{id}.
 func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, campaigns campaign.Campaigns, owner, id string, keepAlive time.Duration) {
 	c, err := campaigns.Campaign(r.Context(), id)
 	if errors.Is(err, campaign.ErrNotFound) || (err == nil && c.OwnerID != owner) {
