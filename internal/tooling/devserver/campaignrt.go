@@ -18,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
@@ -194,7 +195,7 @@ type retry struct {
 // failed fire is tried again on the next steps, up to
 // campaign.ScheduleRetries times, then dead-lettered (logged; the
 // reconciler sends or moves the task). It returns how many fired.
-func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
+func (rt *campaignRuntime) fireDue(ctx context.Context) int {
 	due := rt.timer.Fire(rt.clock.Now())
 	for _, r := range rt.retries {
 		due = append(due, r.s)
@@ -205,7 +206,7 @@ func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
 			err = rt.handle(ctx, e, "schedule")
 		}
 		if err != nil && ctx.Err() != nil {
-			return len(due), nil // stopping: a restart finds the task as it was
+			return len(due) // stopping: a restart finds the task as it was
 		}
 		r := rt.retries[sc.Name]
 		delete(rt.retries, sc.Name)
@@ -219,7 +220,7 @@ func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
 		}
 		rt.log.Error("campaign schedule dead-lettered after its retries", "schedule", sc.Name, "error", err.Error())
 	}
-	return len(due), nil
+	return len(due)
 }
 
 // reconcile runs one campaign reconciler pass.
@@ -238,9 +239,5 @@ func (rt *campaignRuntime) reconcile(ctx context.Context) error {
 // action (POST).
 func (rt *campaignRuntime) serveUnsubscribe(w http.ResponseWriter, r *http.Request) {
 	res := rt.unsub.Serve(r.Context(), unsubscribe.Request{Method: r.Method, Token: r.URL.Query().Get("token"), Accept: r.Header.Get("Accept")})
-	for k, v := range res.Headers {
-		w.Header().Set(k, v)
-	}
-	w.WriteHeader(res.Status)
-	_, _ = w.Write([]byte(res.Body))
+	write(w, httpapi.Response{Status: res.Status, Headers: res.Headers, Body: []byte(res.Body)})
 }

@@ -341,16 +341,13 @@ func (s *Server) Tick(ctx context.Context) error {
 func (s *Server) step(ctx context.Context) (int, error) {
 	s.stepMu.Lock()
 	r, err := s.pipe.Drain(ctx, s.cfg.Now())
-	fired, ferr := s.campaigns.fireDue(ctx)
+	fired := s.campaigns.fireDue(ctx)
 	s.stepMu.Unlock()
 	if r.Moved() {
 		s.log.Info("pipeline step", "records", r.Records, "recordsFailed", r.RecordsFailed,
 			"delivered", r.Delivered, "deliveriesFailed", r.DeliveriesFailed, "fired", r.Fired, "outcomes", r.Outcomes)
 	}
-	if ferr != nil {
-		ferr = fmt.Errorf("campaign schedules: %w", ferr)
-	}
-	return fired, errors.Join(err, ferr, s.persist())
+	return fired, errors.Join(err, s.persist())
 }
 
 // Reconcile runs the task and campaign reconcilers once, then saves.
