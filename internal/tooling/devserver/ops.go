@@ -53,9 +53,7 @@ func (d devOps) Item(_ context.Context, _ ops.Table, k contract.Key) (map[string
 
 // Reconciler is the dev server's own reconciler's wiring.
 func (d devOps) Reconciler(ops.Table) (reconcile.Config, reconcile.Deps, error) {
-	p := d.s.pipe
-	return reconcile.Config{}, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(p.Store, p.Store),
-		Scheduler: p.Timer, Schedules: p.Timer, Firer: p.Firer, Clock: wallClock(d), Sleep: reconcile.Sleep, Log: d.s.log}, nil
+	return reconcile.Config{}, d.s.reconcileDeps(), nil
 }
 
 func (devOps) Lease(ops.Table) time.Duration { return fire.DefaultLease }

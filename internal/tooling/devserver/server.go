@@ -183,10 +183,9 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 		TopicArns: topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	// This reconciler waits in real time, as the deployed one.
-	if s.reconciler, err = reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema,
-		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
-		Checkpoints: db.reconcileCP, Clock: wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
+	deps := s.reconcileDeps()
+	deps.Checkpoints = db.reconcileCP
+	if s.reconciler, err = reconcile.New(reconcile.Config{}, deps); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
 	// One key, kept across restarts, seals both APIs' page cursors.
@@ -202,6 +201,14 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 		return nil, err
 	}
 	return s, nil
+}
+
+// reconcileDeps wire the task reconciler on the timer in use; it waits in
+// real time, as the deployed one.
+func (s *Server) reconcileDeps() reconcile.Deps {
+	p := s.pipe
+	return reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Timer,
+		Schedules: p.Timer, Firer: p.Firer, Clock: wallClock{s}, Sleep: reconcile.Sleep, Log: s.log}
 }
 
 // origins are the allowed CORS origins: the server's own and the extra ones.
