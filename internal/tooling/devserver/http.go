@@ -47,10 +47,20 @@ func (s *Server) Handler() http.Handler {
 		"GET /outbox.json":                 s.signedIn(s.serveOutboxJSON),
 		"GET /debug/schedules.json":        s.signedIn(s.serveSchedules),
 		RouteOutboxFeedback:                s.signedIn(s.serveOutboxFeedback),
+		"GET /outbox":                      file("text/html; charset=utf-8", outboxPage),
+		"GET /outbox.js":                   file("text/javascript; charset=utf-8", outboxScript),
+		"GET /outbox.css":                  file("text/css; charset=utf-8", outboxStyle),
 	}
 	if s.fake != nil { // a server on the wall clock has no clock routes (404)
 		routes[RouteClock] = s.readClock
 		routes[RouteClockAdvance] = s.advanceClock
+	}
+	if s.cfg.WebDir != "" {
+		mux.Handle("/", http.FileServer(http.Dir(s.cfg.WebDir)))
+	} else {
+		routes["/"] = func(*http.Request) httpapi.Response {
+			return httpapi.Error(http.StatusNotFound, "not_found", "no such page: this server was started without a web app")
+		}
 	}
 	for pattern, h := range routes {
 		mux.HandleFunc(pattern, serve(h))
@@ -60,20 +70,6 @@ func (s *Server) Handler() http.Handler {
 	}
 	s.campaignRoutes(mux)
 	s.opsRoutes(mux)
-	for path, f := range outboxFiles {
-		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", f.contentType)
-			w.Header().Set("Cache-Control", "no-store")
-			_, _ = w.Write(f.body)
-		})
-	}
-	if s.cfg.WebDir != "" {
-		mux.Handle("/", http.FileServer(http.Dir(s.cfg.WebDir)))
-	} else {
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-			writeError(w, http.StatusNotFound, "not_found", "no such page: this server was started without a web app")
-		})
-	}
 	return withSecurityHeaders(guardHost(s.cfg.AllowedHosts, mux))
 }
 
@@ -361,13 +357,11 @@ var (
 	outboxScript []byte
 	//go:embed outbox.css
 	outboxStyle []byte
-
-	outboxFiles = map[string]struct {
-		contentType string
-		body        []byte
-	}{
-		"/outbox":     {"text/html; charset=utf-8", outboxPage},
-		"/outbox.js":  {"text/javascript; charset=utf-8", outboxScript},
-		"/outbox.css": {"text/css; charset=utf-8", outboxStyle},
-	}
 )
+
+// file answers body as contentType.
+func file(contentType string, body []byte) endpoint {
+	return func(*http.Request) httpapi.Response {
+		return httpapi.Response{Status: http.StatusOK, Body: body, Headers: map[string]string{"Content-Type": contentType}}
+	}
+}
