@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
@@ -74,15 +73,11 @@ func newResetCode() (string, error) {
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
-// sentence turns a policy error into a message: capital first letter, full stop.
+// sentence turns a policy error ("the password needs ...") into a
+// message: capital first letter, full stop.
 func sentence(err error) string {
 	s := err.Error()
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	r[0] = unicode.ToUpper(r[0])
-	return strings.TrimSuffix(string(r), ".") + "."
+	return strings.ToUpper(s[:1]) + strings.TrimSuffix(s[1:], ".") + "."
 }
 
 // forgotPassword sends a reset code to the outbox when the account exists,

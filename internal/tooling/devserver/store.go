@@ -260,9 +260,13 @@ func openState(dir string) (*stateFile, map[string]json.RawMessage, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("devserver: create data folder: %w", err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("devserver: lock data folder: %w", err)
+	}
+	if err := tryLock(lock); err != nil { // released when lock is closed or the process ends
+		_ = lock.Close()
+		return nil, nil, fmt.Errorf("devserver: %s: %w (%w)", dir, ErrLocked, err)
 	}
 	f := &stateFile{path: filepath.Join(dir, StateFile), lock: lock}
 	parts := map[string]json.RawMessage{}
@@ -276,20 +280,6 @@ func openState(dir string) (*stateFile, map[string]json.RawMessage, error) {
 		return nil, nil, fmt.Errorf("devserver: read %s: %w", f.path, err)
 	}
 	return f, parts, nil
-}
-
-// lockDir locks dir's lock file for this process (tryLock); ErrLocked
-// when another process holds it.
-func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("devserver: lock data folder: %w", err)
-	}
-	if err := tryLock(f); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("devserver: %s: %w (%w)", dir, ErrLocked, err)
-	}
-	return f, nil
 }
 
 // save writes b unless the file holds it: to a synced temporary file
