@@ -81,7 +81,7 @@ func (s *Server) advanceClock(r *http.Request) httpapi.Response {
 	}
 	now := s.fake.advance(d)
 	s.log.Info("fake clock advanced", "by", d.String(), "now", now)
-	fired, err := s.step(r.Context())
+	fired, err := s.Tick(r.Context())
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Error("pipeline step after a clock advance failed", "error", err.Error())
 		return httpapi.Error(http.StatusInternalServerError, "step_failed", "the pipeline step after the advance failed: see the server log")

@@ -338,14 +338,9 @@ func (s *Server) persist() error {
 }
 
 // Tick runs one step at the clock's time: the pipeline to rest, then the
-// campaign schedules due; it saves what changed.
-func (s *Server) Tick(ctx context.Context) error {
-	_, err := s.step(ctx)
-	return err
-}
-
-// step is Tick, also returning how many campaign schedules fired.
-func (s *Server) step(ctx context.Context) (int, error) {
+// campaign schedules due, of which it returns how many fired; it saves
+// what changed.
+func (s *Server) Tick(ctx context.Context) (int, error) {
 	s.stepMu.Lock()
 	r, err := s.pipe.Drain(ctx, s.cfg.Now())
 	fired := s.campaigns.fireDue(ctx)
@@ -407,12 +402,12 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
-			if err := s.Tick(context.WithoutCancel(ctx)); err != nil {
+			if _, err := s.Tick(context.WithoutCancel(ctx)); err != nil {
 				s.log.Error("last pipeline step failed", "error", err.Error())
 			}
 			return
 		case <-t.C:
-			if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+			if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("pipeline step failed", "error", err.Error())
 			}
 		}

@@ -151,7 +151,7 @@ func (e *env) status(tok, id string) string {
 func (e *env) tick(d time.Duration) {
 	e.t.Helper()
 	e.clock.Advance(d)
-	if err := e.srv.Tick(context.Background()); err != nil {
+	if _, err := e.srv.Tick(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
 }
