@@ -32,8 +32,6 @@ type fakeTime struct {
 	last time.Time // wall reading (monotonic) the clock last followed
 }
 
-func newFakeTime(fake *clock.Fake) *fakeTime { return &fakeTime{fake: fake, last: time.Now()} }
-
 // now follows the wall clock, then reads the fake clock.
 func (f *fakeTime) now() time.Time {
 	f.mu.Lock()

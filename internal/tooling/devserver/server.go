@@ -129,7 +129,7 @@ func Open(cfg Config) (*Server, error) {
 	}
 	var fake *fakeTime
 	if cfg.FakeClock != nil {
-		fake = newFakeTime(cfg.FakeClock)
+		fake = &fakeTime{fake: cfg.FakeClock, last: time.Now()}
 		cfg.Now = fake.now
 	}
 	if cfg.Now == nil {

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/unschedule/unschedule/internal/core/clock"
 )
 
 // Token errors. Every one means "401": the caller learns no more than
@@ -54,17 +52,14 @@ type Signer struct {
 	now func() time.Time
 }
 
-// NewSigner signs with key (at least 32 bytes); tokens live for ttl. now
-// defaults to the wall clock.
+// NewSigner signs with key (at least 32 bytes); tokens live for ttl on
+// the clock now.
 func NewSigner(key []byte, ttl time.Duration, now func() time.Time) (*Signer, error) {
 	if len(key) < 32 {
 		return nil, fmt.Errorf("devserver: token key must be at least 32 bytes (given %d)", len(key))
 	}
 	if ttl <= 0 {
 		return nil, fmt.Errorf("devserver: token lifetime must be positive (given %s)", ttl)
-	}
-	if now == nil {
-		now = clock.System{}.Now
 	}
 	return &Signer{key: append([]byte(nil), key...), ttl: ttl, now: now}, nil
 }
