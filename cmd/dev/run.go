@@ -17,50 +17,54 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
-	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/todoenv"
 	"github.com/unschedule/unschedule/internal/tooling/devserver"
 )
 
-// options are the command line.
+// options are the command line: the server's settings and the
+// listener's.
 type options struct {
-	addr           string
-	allowRemote    bool
-	dataDir        string
-	webDir         string
-	domains        []string
-	senders        []string
-	origins        []string
-	tokenTTL       time.Duration
-	stepEvery      time.Duration
-	reconcileEvery time.Duration
-	timer          timerspec.Name
-	ttlMaxDelay    time.Duration
-	fakeClock      bool // -clock fake: the browser tests' controllable clock
+	devserver.Config
+	devserver.RunOptions
+	addr        string
+	allowRemote bool
+	fakeClock   bool // -clock fake: the browser tests' controllable clock
 }
 
+// parseOptions reads the command line; a refusal is also written to stderr.
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	var o options
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	o, err := parseFlags(fs, args, getenv)
+	if err != nil && !errors.Is(err, errFlags) {
+		fmt.Fprintln(stderr, err)
+	}
+	return o, err
+}
+
+// errFlags marks an error the flag set has already written.
+var errFlags = errors.New("bad flags")
+
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (options, error) {
+	var o options
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
-	fs.StringVar(&o.dataDir, "data", ".dev-data", "folder of the saved state (tasks, schedules, users, outbox, campaigns)")
-	fs.StringVar(&o.webDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
+	fs.StringVar(&o.DataDir, "data", ".dev-data", "folder of the saved state (tasks, schedules, users, outbox, campaigns)")
+	fs.StringVar(&o.WebDir, "web", filepath.Join("web", "dist"), "the built web app (cd web && npm ci && npm run build)")
 	domains := fs.String("allowed-email-domains", getenv(todoenv.AllowedEmailDomains),
 		"comma-separated email domains allowed to sign up (default $"+todoenv.AllowedEmailDomains+"; empty: everyone)")
 	senders := fs.String("campaign-senders", "",
 		"comma-separated addresses (ada@example.com) or domains (@example.com) whose users may send campaigns (default: nobody; others get 403)")
 	vite := fs.Bool("allow-vite", true, "also allow the Vite dev server's origins (http://localhost:5173) for CORS")
-	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
-	fs.DurationVar(&o.stepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
-	fs.DurationVar(&o.reconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
+	fs.DurationVar(&o.TokenTTL, "token-ttl", 12*time.Hour, "how long a sign-in lasts")
+	fs.DurationVar(&o.StepEvery, "step", 200*time.Millisecond, "how often the pipeline steps (schedules fire within this of their time)")
+	fs.DurationVar(&o.ReconcileEvery, "reconcile-every", 5*time.Minute, "how often the reconciler runs (it also runs at start)")
 	timer := fs.String("timer", "scheduler", "timer that fires the tasks: scheduler, stepfunctions or ttl (in-memory stand-ins)")
-	fs.DurationVar(&o.ttlMaxDelay, "ttl-max-delay", time.Minute, "with -timer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
+	fs.DurationVar(&o.TTLMaxDelay, "ttl-max-delay", time.Minute, "with -timer=ttl, the sweeper deletes a marker up to this long after its due time (AWS: up to about 48h)")
 	clockName := fs.String("clock", "wall", "the server's clock: wall, or fake for browser tests (it runs with the wall clock and "+
 		"POST /__dev/clock/advance {\"seconds\":N} moves it ahead and runs what became due; loopback only)")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		return o, fmt.Errorf("%w: %w", errFlags, err)
 	}
 	var err error
 	switch *clockName {
@@ -68,48 +72,33 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	case "fake":
 		o.fakeClock = true
 	default:
-		err = fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
 	}
-	if o.timer, err = timerkind.Parse(*timer); err != nil {
-		err = fmt.Errorf("-timer: %w", err)
-		fmt.Fprintln(stderr, err)
-		return o, err
+	if o.Timer, err = timerkind.Parse(*timer); err != nil {
+		return o, fmt.Errorf("-timer: %w", err)
 	}
 	if fs.NArg() > 0 {
-		err := fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
 	}
 	if err := checkListenAddr(o.addr, o.allowRemote); err != nil {
-		fmt.Fprintln(stderr, err)
 		return o, err
 	}
 	if o.fakeClock && o.allowRemote {
-		err := errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
-		fmt.Fprintln(stderr, err)
-		return o, err
+		return o, errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
 	}
-	if o.domains, err = identity.ParseDomains(*domains); err != nil {
-		err = fmt.Errorf("-allowed-email-domains: %w", err)
-		fmt.Fprintln(stderr, err)
-		return o, err
+	if o.AllowedEmailDomains, err = identity.ParseDomains(*domains); err != nil {
+		return o, fmt.Errorf("-allowed-email-domains: %w", err)
 	}
-	if o.senders, err = parseSenders(*senders); err != nil {
-		err = fmt.Errorf("-campaign-senders: %w", err)
-		fmt.Fprintln(stderr, err)
-		return o, err
+	if o.CampaignSenders, err = parseSenders(*senders); err != nil {
+		return o, fmt.Errorf("-campaign-senders: %w", err)
 	}
-	for name, d := range map[string]time.Duration{"-token-ttl": o.tokenTTL, "-step": o.stepEvery, "-reconcile-every": o.reconcileEvery} {
+	for name, d := range map[string]time.Duration{"-token-ttl": o.TokenTTL, "-step": o.StepEvery, "-reconcile-every": o.ReconcileEvery} {
 		if d <= 0 {
-			err := fmt.Errorf("%s must be positive (given %s)", name, d)
-			fmt.Fprintln(stderr, err)
-			return o, err
+			return o, fmt.Errorf("%s must be positive (given %s)", name, d)
 		}
 	}
 	if *vite {
-		o.origins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
+		o.ExtraOrigins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
 	}
 	return o, nil
 }
@@ -140,7 +129,7 @@ func checkListenAddr(addr string, allowRemote bool) error {
 	if err != nil {
 		return fmt.Errorf("-addr %q is not host:port: use, for example, 127.0.0.1:8080", addr)
 	}
-	if allowRemote || isLoopback(host) {
+	if allowRemote || devserver.LoopbackHost(host) {
 		return nil
 	}
 	shown := host
@@ -151,21 +140,12 @@ func checkListenAddr(addr string, allowRemote bool) error {
 		"unencrypted dev server; listen on a loopback address such as 127.0.0.1:8080, or pass -allow-remote to do it anyway", addr, shown)
 }
 
-// isLoopback reports whether a listen host is this machine only.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // remoteHosts are the Host header values the server also answers to when
 // remote access is allowed: the listen host, or, for an unspecified one
 // (":8080", "0.0.0.0:8080"), every address of this machine's interfaces.
 func remoteHosts(addr string, allowRemote bool, interfaceAddrs func() ([]net.Addr, error)) ([]string, error) {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil || !allowRemote || isLoopback(host) {
+	if err != nil || !allowRemote || devserver.LoopbackHost(host) {
 		return nil, err
 	}
 	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
@@ -184,15 +164,6 @@ func remoteHosts(addr string, allowRemote bool, interfaceAddrs func() ([]net.Add
 	return hosts, nil
 }
 
-// fakeClock is -clock fake's clock, starting at the wall clock's time, or
-// nil for the wall clock.
-func fakeClock(on bool) *clock.Fake {
-	if !on {
-		return nil
-	}
-	return clock.NewFake(time.Now())
-}
-
 // run serves until ctx ends, then shuts down: no new requests, a last
 // pipeline step, state saved, store closed. It writes the ready line to
 // stdout once the server accepts connections.
@@ -203,7 +174,7 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	}
 	defer ln.Close()
 	url := "http://" + ln.Addr().String()
-	web := o.webDir
+	web := o.WebDir
 	if _, err := os.Stat(filepath.Join(web, "index.html")); err != nil {
 		log.Warn("the web app is not built: serving the API only; run `make dev`, or `cd web && npm ci && npm run build`",
 			"web", web)
@@ -217,14 +188,18 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 		log.Warn("listening beyond this machine (-allow-remote): anyone who can reach it can sign up and use it",
 			"addr", ln.Addr().String(), "hosts", hosts)
 	}
-	srv, err := devserver.Open(devserver.Config{DataDir: o.dataDir, WebDir: web, PublicURL: url, AllowedHosts: hosts,
-		ExtraOrigins: o.origins, AllowedEmailDomains: o.domains, CampaignSenders: o.senders, TokenTTL: o.tokenTTL, Log: log,
-		Timer: o.timer, TTLMaxDelay: o.ttlMaxDelay, FakeClock: fakeClock(o.fakeClock)})
+	cfg := o.Config
+	cfg.WebDir = web
+	cfg.PublicURL = url
+	cfg.AllowedHosts = hosts
+	cfg.Log = log
+	if o.fakeClock {
+		cfg.FakeClock = clock.NewFake(time.Now())
+		log.Warn("fake clock (-clock fake): POST /__dev/clock/advance moves the server's time ahead; for browser tests only")
+	}
+	srv, err := devserver.Open(cfg)
 	if err != nil {
 		return err
-	}
-	if o.fakeClock {
-		log.Warn("fake clock (-clock fake): POST /__dev/clock/advance moves the server's time ahead; for browser tests only")
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(srv.StopStreams) // campaign progress streams stay open until then
@@ -235,9 +210,9 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
-		srv.Run(runCtx, devserver.RunOptions{StepEvery: o.stepEvery, ReconcileEvery: o.reconcileEvery})
+		srv.Run(runCtx, o.RunOptions)
 	}()
-	log.Info("dev server ready", "url", url, "data", o.dataDir, "web", web)
+	log.Info("dev server ready", "url", url, "data", o.DataDir, "web", web)
 	fmt.Fprintf(stdout, "Unschedule dev server: %s\n", url)
 
 	var serveErr error

@@ -28,21 +28,25 @@ func TestParseOptions(t *testing.T) {
 		wantErr bool
 	}{
 		{"defaults", nil, nil, func(o options) bool {
-			return o.addr == "127.0.0.1:8080" && o.dataDir == ".dev-data" && o.webDir == filepath.Join("web", "dist") &&
-				o.domains == nil && o.stepEvery == 200*time.Millisecond && o.reconcileEvery == 5*time.Minute && len(o.origins) == 2
+			return o.addr == "127.0.0.1:8080" && o.DataDir == ".dev-data" && o.WebDir == filepath.Join("web", "dist") &&
+				o.AllowedEmailDomains == nil && o.StepEvery == 200*time.Millisecond && o.ReconcileEvery == 5*time.Minute && len(o.ExtraOrigins) == 2
 		}, false},
 		{"flags", []string{"-addr", "127.0.0.1:0", "-data", "/tmp/x", "-web", "dist", "-step", "1s", "-allow-vite=false"}, nil,
 			func(o options) bool {
-				return o.addr == "127.0.0.1:0" && o.dataDir == "/tmp/x" && o.webDir == "dist" && o.stepEvery == time.Second && o.origins == nil
+				return o.addr == "127.0.0.1:0" && o.DataDir == "/tmp/x" && o.WebDir == "dist" && o.StepEvery == time.Second && o.ExtraOrigins == nil
 			}, false},
 		{"allow-list from the environment", nil, map[string]string{todoenv.AllowedEmailDomains: "example.com, example.org"},
-			func(o options) bool { return reflect.DeepEqual(o.domains, []string{"example.com", "example.org"}) }, false},
+			func(o options) bool {
+				return reflect.DeepEqual(o.AllowedEmailDomains, []string{"example.com", "example.org"})
+			}, false},
 		{"flag beats the environment", []string{"-allowed-email-domains", "example.net"}, map[string]string{todoenv.AllowedEmailDomains: "example.com"},
-			func(o options) bool { return reflect.DeepEqual(o.domains, []string{"example.net"}) }, false},
+			func(o options) bool { return reflect.DeepEqual(o.AllowedEmailDomains, []string{"example.net"}) }, false},
 		{"bad domain", []string{"-allowed-email-domains", "@example.com"}, nil, nil, true},
-		{"no campaign senders by default", nil, nil, func(o options) bool { return o.senders == nil }, false},
+		{"no campaign senders by default", nil, nil, func(o options) bool { return o.CampaignSenders == nil }, false},
 		{"campaign senders", []string{"-campaign-senders", "ada@example.com, @example.org,"}, nil,
-			func(o options) bool { return reflect.DeepEqual(o.senders, []string{"ada@example.com", "@example.org"}) }, false},
+			func(o options) bool {
+				return reflect.DeepEqual(o.CampaignSenders, []string{"ada@example.com", "@example.org"})
+			}, false},
 		{"campaign sender without @", []string{"-campaign-senders", "example.com"}, nil, nil, true},
 		{"campaign sender domain without a dot", []string{"-campaign-senders", "@localhost"}, nil, nil, true},
 		{"localhost", []string{"-addr", "localhost:9000"}, nil, func(o options) bool { return o.addr == "localhost:9000" && !o.allowRemote }, false},
@@ -61,10 +65,10 @@ func TestParseOptions(t *testing.T) {
 		{"zero step", []string{"-step", "0s"}, nil, nil, true},
 		{"stray argument", []string{"serve"}, nil, nil, true},
 		{"unknown flag", []string{"-port", "1"}, nil, nil, true},
-		{"default timer", nil, nil, func(o options) bool { return o.timer == timerspec.EventBridgeScheduler }, false},
-		{"step functions timer", []string{"-timer=stepfunctions"}, nil, func(o options) bool { return o.timer == timerspec.StepFunctions }, false},
+		{"default timer", nil, nil, func(o options) bool { return o.Timer == timerspec.EventBridgeScheduler }, false},
+		{"step functions timer", []string{"-timer=stepfunctions"}, nil, func(o options) bool { return o.Timer == timerspec.StepFunctions }, false},
 		{"ttl timer with its delay", []string{"-timer", "ttl", "-ttl-max-delay", "5s"}, nil,
-			func(o options) bool { return o.timer == timerspec.TTL && o.ttlMaxDelay == 5*time.Second }, false},
+			func(o options) bool { return o.Timer == timerspec.TTL && o.TTLMaxDelay == 5*time.Second }, false},
 		{"unknown timer", []string{"-timer", "cron"}, nil, nil, true},
 		{"wall clock by default", nil, nil, func(o options) bool { return !o.fakeClock }, false},
 		{"fake clock", []string{"-clock", "fake"}, nil, func(o options) bool { return o.fakeClock }, false},

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
-// RouteOutboxFeedback is where the owner of a campaign email in the
-// outbox makes it bounce (feedback "bounce") or draws a complaint
-// ("complaint"), as a recipient's mail server would in AWS.
+// RouteOutboxFeedback is where a campaign email's owner makes it bounce
+// ("bounce") or draw a complaint ("complaint").
 const RouteOutboxFeedback = "POST /outbox/{seq}/{feedback}"
 
 // sesFeedback is the SES event notification of a permanent bounce or a
@@ -55,22 +56,13 @@ func sesFeedback(kind string, e Email, source string, at time.Time) ([]byte, err
 // publish, wrapped in its SNS notification, to the bounce function's own
 // handler (campaignlambda.Bounce), which puts the recipient on the
 // suppression list; the next send to them ends Suppressed.
-func (s *Server) serveOutboxFeedback(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) serveOutboxFeedback(r *http.Request, c Claims) httpapi.Response {
 	kind := map[string]string{"bounce": "Bounce", "complaint": "Complaint"}[r.PathValue("feedback")]
 	seq, err := strconv.ParseUint(r.PathValue("seq"), 10, 64)
 	if kind == "" || err != nil {
-		writeError(w, http.StatusNotFound, "not_found", "no such route: POST /outbox/<seq>/bounce or /outbox/<seq>/complaint, seq the email's number")
-		return
+		return httpapi.Error(http.StatusNotFound, "not_found", "no such route: POST /outbox/<seq>/bounce or /outbox/<seq>/complaint, seq the email's number")
 	}
-	all, err := s.db.Outbox()
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
+	all := s.db.Outbox()
 	var mail *Email
 	for i := range all {
 		if all[i].Seq == seq && all[i].UserID == c.Sub {
@@ -79,23 +71,19 @@ func (s *Server) serveOutboxFeedback(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case mail == nil:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("you sent no email #%d: only the campaign's owner can make its email bounce", seq))
-		return
+		return httpapi.Error(http.StatusNotFound, "not_found", fmt.Sprintf("you sent no email #%d: only the campaign's owner can make its email bounce", seq))
 	case mail.Kind != EmailKindCampaign || len(mail.To) == 0:
-		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("email #%d is a %s email: only campaign emails go through SES's bounce and complaint events", seq, mail.Kind))
-		return
+		return httpapi.Error(http.StatusBadRequest, "validation_error", fmt.Sprintf("email #%d is a %s email: only campaign emails go through SES's bounce and complaint events", seq, mail.Kind))
 	}
 	msg, err := sesFeedback(kind, *mail, DevSender, s.cfg.Now())
 	if err != nil {
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	}
 	ev := events.SNSEvent{Records: []events.SNSEventRecord{{EventSource: "aws:sns", EventVersion: "1.0",
 		SNS: events.SNSEntity{Type: "Notification", MessageID: fmt.Sprintf("dev-%s-%d", r.PathValue("feedback"), seq),
 			Timestamp: s.cfg.Now().UTC(), Message: string(msg)}}}}
 	if err := s.campaigns.bounce.Handle(r.Context(), ev); err != nil {
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"seq": seq, "event": kind, "suppressed": mail.To})
+	return httpapi.JSON(http.StatusOK, map[string]any{"seq": seq, "event": kind, "suppressed": mail.To})
 }

@@ -18,39 +18,32 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/campaigns/unsubscribe"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
-// This file is the one place that wires the campaign services (send,
-// provision, reconciler, cancel, campaignapi) over the store's campaign
-// ports; everything else in the package reads only the ports.
-
 // Campaign constants of make dev.
 const (
-	// DevSender is the From address of make dev's campaign emails: whose
-	// suppression list the server keeps.
+	// DevSender is the From address of make dev's campaign emails.
 	DevSender = "campaigns@localhost"
 	// RouteUnsubscribe is the unsubscribe route the emails link (with
 	// ?token=), public as in AWS.
 	RouteUnsubscribe = "/unsubscribe"
-	// ProvisionBudget is a provisioning run's deadline, as the function's
-	// 15-minute timeout is; a run that stops at it continues at once (the
-	// self re-invoke).
+	// ProvisionBudget is a provisioning run's deadline, the function's
+	// timeout; a run that stops at it continues at once.
 	ProvisionBudget = 15 * time.Minute
 )
 
-// campaignRuntime is the campaign services of the dev server, all state
-// in the server's store: a restart resumes every campaign where it was.
+// campaignRuntime is the campaign services (send, provision, reconciler,
+// cancel, campaignapi) over the server's store, wired in openCampaigns.
 type campaignRuntime struct {
 	store *campaignStore
 	hub   *Hub
 	api   *campaignapi.Handler
-	// timer holds the send tasks' schedules: the in-memory stand-in of
-	// the server's -timer (as the tasks' own), saved with the state.
-	// retries are fires that failed, tried again on the next steps
-	// (the timer's retries of its target), by schedule name.
+	// timer holds the send schedules; retries are the fires that failed,
+	// by schedule name, tried again on the next steps.
 	timer      inmem.TimerScheduler
 	retries    map[string]retry
 	unsub      *unsubscribe.Page
@@ -74,7 +67,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	log := s.log.With("component", "campaigns")
 	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{}, timer: s.campTimer}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
-	rt.store = &campaignStore{CampaignStore: s.db.CampaignStore(), pub: rt.hub, clock: clk, log: log}
+	rt.store = &campaignStore{CampaignStore: s.db.campaigns, pub: rt.hub, clock: clk, log: log}
 	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
 	var err error
 	if rt.worker, err = send.New(rt.store, rt.store, sender, devSenders{s}, clk, 0); err != nil {
@@ -90,16 +83,15 @@ func (s *Server) openCampaigns(origins []string) error {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	keys := unsubscribe.StaticKeys(signer)
-	suppressions := s.db.Suppressions()
+	suppressions := s.db.suppressions
 	rt.unsub = &unsubscribe.Page{Keys: keys, Store: suppressions, Clock: clk, Log: log}
 	rt.bounce = &campaignlambda.Bounce{List: suppressions, Log: log}
 	rt.worker.Deliverability = &send.Deliverability{Sender: DevSender, Suppressions: suppressions,
 		Links: unsubscribe.Links{Base: s.cfg.PublicURL + RouteUnsubscribe, Keys: keys}}
-	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, devSenders{s}, rt.timer, s.db.CampaignCheckpoints(), clk); err != nil {
+	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, devSenders{s}, rt.timer, s.db.checkpoints, clk); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
-	// The core reconciler with the campaign's rules, as the reconciler
-	// function runs it (a pass of at most 4 minutes).
+	// The core reconciler with the campaign's rules, as its function runs it.
 	rt.repair = &campaign.Repair{}
 	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
 		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender, Owners: devSenders{s},
@@ -111,7 +103,7 @@ func (s *Server) openCampaigns(origins []string) error {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	c.Margin = 5 * time.Second // as the API function's main sets it: of the request's 29 s
-	lim, err := limits.New(s.cfg.CampaignLimits, s.db.SenderLimits(), clk)
+	lim, err := limits.New(s.cfg.CampaignLimits, s.db.limits, clk)
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
@@ -142,8 +134,7 @@ func (rt *campaignRuntime) close() {
 	rt.wg.Wait()
 }
 
-// wait waits for the provisioning runs and dispatched sends started so
-// far (tests: call it when nothing starts new ones).
+// wait waits for the provisioning runs and dispatched sends started so far.
 func (rt *campaignRuntime) wait() { rt.wg.Wait() }
 
 // campaignStarter runs provisioning in the background (the asynchronous
@@ -199,14 +190,12 @@ type retry struct {
 	failures int
 }
 
-// fireDue is the campaign part of the server's step: the timer hands
-// over every send schedule whose time came (Fire), earliest first, and
-// each goes to the send worker with the payload every core timer hands
-// its target (TaskSchema.EncodePayload). A failed fire is tried again on
-// the next steps, up to campaign.ScheduleRetries retries, then dropped (a
-// dead letter, logged; the reconciler sends or moves the task). It
-// returns how many schedules fired.
-func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
+// fireDue hands every send schedule whose time came, earliest first, to
+// the send worker with the payload a core timer hands its target. A
+// failed fire is tried again on the next steps, up to
+// campaign.ScheduleRetries times, then dead-lettered (logged; the
+// reconciler sends or moves the task). It returns how many fired.
+func (rt *campaignRuntime) fireDue(ctx context.Context) int {
 	due := rt.timer.Fire(rt.clock.Now())
 	for _, r := range rt.retries {
 		due = append(due, r.s)
@@ -217,7 +206,7 @@ func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
 			err = rt.handle(ctx, e, "schedule")
 		}
 		if err != nil && ctx.Err() != nil {
-			return len(due), nil // stopping: a restart finds the task as it was
+			return len(due) // stopping: a restart finds the task as it was
 		}
 		r := rt.retries[sc.Name]
 		delete(rt.retries, sc.Name)
@@ -231,7 +220,7 @@ func (rt *campaignRuntime) fireDue(ctx context.Context) (int, error) {
 		}
 		rt.log.Error("campaign schedule dead-lettered after its retries", "schedule", sc.Name, "error", err.Error())
 	}
-	return len(due), nil
+	return len(due)
 }
 
 // reconcile runs one campaign reconciler pass.
@@ -246,13 +235,9 @@ func (rt *campaignRuntime) reconcile(ctx context.Context) error {
 	return nil
 }
 
-// serveUnsubscribe is the unsubscribe route (GET: the page, POST:
-// unsubscribe), as the Unsubscribe function serves it in AWS.
+// serveUnsubscribe serves the Unsubscribe function's page (GET) and
+// action (POST).
 func (rt *campaignRuntime) serveUnsubscribe(w http.ResponseWriter, r *http.Request) {
 	res := rt.unsub.Serve(r.Context(), unsubscribe.Request{Method: r.Method, Token: r.URL.Query().Get("token"), Accept: r.Header.Get("Accept")})
-	for k, v := range res.Headers {
-		w.Header().Set(k, v)
-	}
-	w.WriteHeader(res.Status)
-	_, _ = w.Write([]byte(res.Body))
+	write(w, httpapi.Response{Status: res.Status, Headers: res.Headers, Body: []byte(res.Body)})
 }

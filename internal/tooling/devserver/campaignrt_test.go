@@ -83,7 +83,7 @@ func TestCampaignResumesAfterRestart(t *testing.T) {
 	}
 	// 12:02:10: r1's send crashes after its email, before its task's write.
 	fake.Advance(40 * time.Second)
-	st := e.srv.db.CampaignStore()
+	st := e.srv.db.campaigns
 	k := campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 1)}
 	pending, err := st.Get(ctx, k)
 	if err != nil {
@@ -130,7 +130,7 @@ func TestCampaignResumesAfterRestart(t *testing.T) {
 	if r.status != http.StatusOK || r.body["status"] != string(campaign.Completed) {
 		t.Fatalf("campaign: %d %s, want Completed", r.status, r.raw)
 	}
-	task, err := e.srv.db.CampaignStore().Get(ctx, claimed.Key())
+	task, err := e.srv.db.campaigns.Get(ctx, claimed.Key())
 	if err != nil || task.State != campaign.Finished || task.MessageID == "" {
 		t.Errorf("r1's task %+v, %v: want Finished with the first send's receipt", task, err)
 	}
@@ -210,7 +210,7 @@ func TestOutboxLinkUnsubscribes(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	suppressed := func() (suppress.Entry, bool) {
-		entry, ok, err := e.srv.db.Suppressions().Get(context.Background(), "r0@example.com")
+		entry, ok, err := e.srv.db.suppressions.Get(context.Background(), "r0@example.com")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,11 +303,11 @@ func TestRemovedDevSenderSendsNothing(t *testing.T) {
 	fake.Advance(time.Minute)                    // 12:02:30: r1's minute
 	e.step()
 	e.srv.campaigns.wait()
-	c, err := e.srv.db.CampaignStore().Campaign(context.Background(), id)
+	c, err := e.srv.db.campaigns.Campaign(context.Background(), id)
 	if err != nil || !campaign.SenderRemoved(c) {
 		t.Fatalf("campaign %+v, %v: want Cancelled, senderRemoved", c, err)
 	}
-	task, _ := e.srv.db.CampaignStore().Get(context.Background(), campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 1)})
+	task, _ := e.srv.db.campaigns.Get(context.Background(), campaign.Key{CampaignID: id, TaskID: campaign.TaskID(id, 1)})
 	if task.State != campaign.Cancelled {
 		t.Errorf("r1's task %s, want Cancelled", task.State)
 	}

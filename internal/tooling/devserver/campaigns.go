@@ -14,13 +14,11 @@ import (
 // EmailKindCampaign marks a campaign email in the outbox.
 const EmailKindCampaign = "campaign"
 
-// identity is what a user's token says. A local sign-up is confirmed at
-// once and its address not verified, as in an open user pool, until a
-// code sent to it comes back (verify.go: verified, yet without the proof,
-// as VerifyUserAttribute fires no trigger). A user listed in
-// Config.CampaignSenders stands for one an administrator added to the
-// sender group after they proved their address by code: verified, with
-// the proof naming it.
+// identity is what a user's token says: their address verified once a
+// code came back (verify.go), without the proof, as VerifyUserAttribute
+// fires no trigger. A user of Config.CampaignSenders stands for one an
+// administrator added to the sender group after a code proved their
+// address: verified, with the proof naming it.
 func (s *Server) identity(u User) Claims {
 	c := Claims{Sub: u.Sub, Email: u.Email, EmailVerified: u.EmailVerified}
 	if campaignSender(s.cfg.CampaignSenders, u.Email) {
@@ -41,11 +39,9 @@ func campaignSender(senders []string, email string) bool {
 	return false
 }
 
-// devSenders is the sender check of make dev (campaign.SenderCheck): a
-// campaign's owner may send while their account exists and
-// Config.CampaignSenders lists its address, the same rule that puts the
-// sender group and email_verified in their tokens (identity). Restarting
-// the server without them stops their campaigns at the next send.
+// devSenders is the sender check of make dev (campaign.SenderCheck): an
+// owner may send while their account exists and Config.CampaignSenders
+// lists them, the rule behind their tokens' group (identity).
 type devSenders struct{ s *Server }
 
 // Check implements campaign.SenderCheck.
@@ -71,47 +67,29 @@ func (s *Server) campaignRoutes(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /campaigns/{id}/events", s.serveCampaignEvents)
 	mux.HandleFunc(RouteUnsubscribe, s.campaigns.serveUnsubscribe) // public, as in AWS
-	mux.HandleFunc(RouteOutboxFeedback, s.serveOutboxFeedback)
 }
 
 // serveCampaignEvents is GET /campaigns/{id}/events: the campaign's
 // progress as server-sent events, for its owner only. A caller who is
 // not a sender gets the API's 403, as on every other campaign route.
 func (s *Server) serveCampaignEvents(w http.ResponseWriter, r *http.Request) {
-	claims, ok := s.signedIn(w, r)
-	if !ok {
+	claims, err := s.verify(r)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, "unauthorized", errUnauthorized)
 		return
 	}
-	s.corsHeaders(w, r)
+	// The API handlers allow the server's origins the same way.
+	for k, v := range httpapi.CORS(httpapi.Response{}, s.origins(), r.Header.Get("Origin")).Headers {
+		w.Header().Set(k, v)
+	}
 	if resp := s.campaigns.api.Authorize(r.Context(), httpapi.Request{UserID: claims.Sub, Email: claims.Email,
 		EmailVerified: claims.EmailVerified, EmailProof: claims.EmailProof, Groups: claims.Groups}); resp != nil {
-		for k, v := range resp.Headers {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(resp.Status)
-		_, _ = w.Write(resp.Body)
+		write(w, *resp)
 		return
 	}
-	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), s.cfg.EventsKeepAlive)
+	ServeEvents(w, r, s.campaigns.hub, s.campaigns.store, claims.Sub, r.PathValue("id"), DefaultEventsKeepAlive)
 }
 
 // StopStreams ends the open progress streams (http.Server's
 // RegisterOnShutdown: Shutdown waits for open requests).
 func (s *Server) StopStreams() { s.campaigns.hub.Close() }
-
-// corsHeaders allows the request's origin when it is one of the
-// server's (the API handlers do the same for their answers).
-func (s *Server) corsHeaders(w http.ResponseWriter, r *http.Request) {
-	o := r.Header.Get("Origin")
-	for _, allowed := range append([]string{s.cfg.PublicURL}, s.cfg.ExtraOrigins...) {
-		if o != "" && o == allowed {
-			w.Header().Set("Access-Control-Allow-Origin", o)
-			w.Header().Set("Vary", "Origin")
-		}
-	}
-}
-
-// httpapi.Request is built the same way for the task and campaign handlers.
-type servable interface {
-	Serve(ctx context.Context, r httpapi.Request) httpapi.Response
-}

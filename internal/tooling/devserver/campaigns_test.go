@@ -74,7 +74,7 @@ func (s *stream) close() {
 // it fired.
 func (e *env) step() int {
 	e.t.Helper()
-	n, err := e.srv.step(context.Background())
+	n, err := e.srv.Tick(context.Background())
 	if err != nil {
 		e.t.Fatalf("step: %v", err)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
-// campaignStore is the campaign store (memory.CampaignStore)
-// that, like the table's stream handler in AWS, announces every
-// successful task or campaign write as a campaignapi.Progress.
+// campaignStore is memory.CampaignStore announcing every successful task
+// or campaign write as a campaignapi.Progress, as the table's stream
+// handler does in AWS.
 type campaignStore struct {
 	*memory.CampaignStore
 	pub   campaignapi.ProgressPublisher
@@ -47,13 +47,17 @@ func (s *campaignStore) announce(ctx context.Context, ch campaignapi.Changes) {
 	}
 }
 
-// Create implements campaignapi.Store and announces the campaign.
-func (s *campaignStore) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
-	err := s.CampaignStore.Create(ctx, c, tasks)
+// announceIf announces ch when err is nil, and returns err.
+func (s *campaignStore) announceIf(ctx context.Context, err error, ch campaignapi.Changes) error {
 	if err == nil {
-		s.announce(ctx, campaignapi.Changes{Campaigns: []string{c.ID}})
+		s.announce(ctx, ch)
 	}
 	return err
+}
+
+// Create implements campaignapi.Store and announces the campaign.
+func (s *campaignStore) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
+	return s.announceIf(ctx, s.CampaignStore.Create(ctx, c, tasks), campaignapi.Changes{Campaigns: []string{c.ID}})
 }
 
 // Claim implements campaign.Tasks and announces the Running task.
@@ -67,32 +71,21 @@ func (s *campaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now t
 }
 
 func (s *campaignStore) announced(t campaign.SendTask, err error) (campaign.SendTask, error) {
-	if err == nil {
-		s.announce(context.Background(), campaignapi.Changes{Sends: []campaign.SendTask{t}})
-	}
-	return t, err
+	return t, s.announceIf(context.Background(), err, campaignapi.Changes{Sends: []campaign.SendTask{t}})
 }
 
 // Replace implements campaign.Tasks and announces the new task.
 func (s *campaignStore) Replace(ctx context.Context, prev, next campaign.SendTask) error {
-	err := s.CampaignStore.Replace(ctx, prev, next)
-	if err == nil {
-		ch := campaignapi.Changes{Sends: []campaign.SendTask{next}}
-		if next.State.Terminal() { // it may have completed the campaign
-			ch.Campaigns = []string{next.CampaignID}
-		}
-		s.announce(ctx, ch)
+	ch := campaignapi.Changes{Sends: []campaign.SendTask{next}}
+	if next.State.Terminal() { // it may have completed the campaign
+		ch.Campaigns = []string{next.CampaignID}
 	}
-	return err
+	return s.announceIf(ctx, s.CampaignStore.Replace(ctx, prev, next), ch)
 }
 
 // SetStatus implements campaign.Campaigns and announces the campaign.
 func (s *campaignStore) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
-	err := s.CampaignStore.SetStatus(ctx, id, from, to, reason, now)
-	if err == nil {
-		s.announce(ctx, campaignapi.Changes{Campaigns: []string{id}})
-	}
-	return err
+	return s.announceIf(ctx, s.CampaignStore.SetStatus(ctx, id, from, to, reason, now), campaignapi.Changes{Campaigns: []string{id}})
 }
 
 // owner is the owner of campaign id ("" when there is none).
@@ -105,9 +98,8 @@ func (s *campaignStore) owner(id string) string {
 }
 
 // outboxSender is the campaign.Sender of make dev: each message lands in
-// the outbox once per idempotency key (the check, the email and its
-// receipt are one write, so a restart never sends one twice), on behalf
-// of the campaign's owner, who sees it in their outbox.
+// the outbox once per idempotency key (one write, so a restart never
+// sends one twice), on behalf of the campaign's owner.
 type outboxSender struct {
 	db        *store
 	campaigns campaign.Campaigns
@@ -132,34 +124,27 @@ func (s outboxSender) ownerOf(ctx context.Context, key string) (string, error) {
 
 // Send implements campaign.Sender.
 func (s outboxSender) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
-	if e, found, err := s.db.EmailOnce(m.IdempotencyKey); err != nil || found {
-		return receipt(e), err
+	if e, found := s.db.EmailOnce(m.IdempotencyKey); found {
+		return receipt(e), nil
 	}
 	owner, err := s.ownerOf(ctx, m.IdempotencyKey)
 	if err != nil {
 		return campaign.Receipt{}, err
 	}
-	// The headers SES would carry (the ses adapter adds the same ones).
-	var headers []Header
+	var headers []Header // the ses adapter adds the same ones
 	if m.UnsubscribeURL != "" {
 		for _, h := range unsubscribe.Headers(m.UnsubscribeURL) {
 			headers = append(headers, Header{Name: h[0], Value: h[1]})
 		}
 	}
-	e, _, err := s.db.AppendEmailOnce(m.IdempotencyKey, Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
+	e, _ := s.db.AppendEmailOnce(m.IdempotencyKey, Email{Kind: EmailKindCampaign, At: s.clock.Now().UTC(),
 		UserID: owner, To: []string{m.To}, Subject: m.Subject, Body: m.Body, Headers: headers})
-	if err != nil {
-		return campaign.Receipt{}, fmt.Errorf("outbox: %w: %w", err, campaign.ErrRetryable)
-	}
 	return receipt(e), nil
 }
 
 // Sent implements campaign.Sender.
 func (s outboxSender) Sent(_ context.Context, key string) (campaign.Receipt, error) {
-	e, found, err := s.db.EmailOnce(key)
-	if err != nil {
-		return campaign.Receipt{}, err
-	}
+	e, found := s.db.EmailOnce(key)
 	if !found {
 		return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
 	}

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
-// Paths of the fake clock's endpoints (Config.FakeClock only).
+// Routes of the fake clock (Config.FakeClock only; loopback only, as
+// cmd/dev refuses -clock fake with -allow-remote).
 const (
 	RouteClock        = "GET /__dev/clock"
 	RouteClockAdvance = "POST /__dev/clock/advance"
@@ -22,16 +24,13 @@ const (
 // waits, and a larger jump is more likely a unit mistake (ms for s).
 const MaxClockAdvance = 7 * 24 * time.Hour
 
-// fakeTime drives Config.FakeClock: every reading first moves the clock
-// by the wall time elapsed since the last one, so the app runs in real
-// time as usual, and advance jumps it ahead on top of that.
+// fakeTime drives Config.FakeClock: every reading first moves it by the
+// wall time elapsed since the last, and advance jumps it ahead.
 type fakeTime struct {
 	mu   sync.Mutex
 	fake *clock.Fake
 	last time.Time // wall reading (monotonic) the clock last followed
 }
-
-func newFakeTime(fake *clock.Fake) *fakeTime { return &fakeTime{fake: fake, last: time.Now()} }
 
 // now follows the wall clock, then reads the fake clock.
 func (f *fakeTime) now() time.Time {
@@ -50,52 +49,40 @@ func (f *fakeTime) advance(d time.Duration) time.Time {
 	return f.now()
 }
 
-// clockRoutes serves the fake clock's endpoints; a server on the wall
-// clock has neither (they answer 404 like any unknown path).
-func (s *Server) clockRoutes(mux *http.ServeMux) {
-	if s.fake == nil {
-		return
-	}
-	mux.HandleFunc(RouteClock, func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, clockJSON{Now: s.cfg.Now().UTC().Format(time.RFC3339Nano)})
-	})
-	mux.HandleFunc(RouteClockAdvance, s.advanceClock)
-}
-
-// clockJSON is the answer of both endpoints.
+// clockJSON is the answer of both clock routes.
 type clockJSON struct {
 	Now string `json:"now"`
 	// CampaignSends is how many campaign schedules the advance fired.
 	CampaignSends int `json:"campaignSends,omitempty"`
 }
 
+// readClock is GET /__dev/clock.
+func (s *Server) readClock(*http.Request) httpapi.Response {
+	return httpapi.JSON(http.StatusOK, clockJSON{Now: s.cfg.Now().UTC().Format(time.RFC3339Nano)})
+}
+
 // advanceClock is POST /__dev/clock/advance {"seconds": N}: it moves the
-// fake clock N seconds ahead (0 < N <= a week; fractions allowed), then
-// runs what became due before answering: one step (task schedules,
-// expiries, notifications into the outbox, campaign schedules).
-func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
+// fake clock N seconds ahead (0 < N <= a week), then takes one step
+// (Tick) before answering.
+func (s *Server) advanceClock(r *http.Request) httpapi.Response {
 	var in struct {
 		Seconds *float64 `json:"seconds"`
 	}
 	dec := json.NewDecoder(io.LimitReader(r.Body, 1024))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil || in.Seconds == nil {
-		writeError(w, http.StatusBadRequest, "invalid_body", `the body must be {"seconds": N}, N the seconds to move the clock ahead`)
-		return
+		return httpapi.Error(http.StatusBadRequest, "invalid_body", `the body must be {"seconds": N}, N the seconds to move the clock ahead`)
 	}
 	d := time.Duration(*in.Seconds * float64(time.Second))
 	if d <= 0 || d > MaxClockAdvance {
-		writeError(w, http.StatusBadRequest, "invalid_seconds", "seconds must be more than 0 and at most 604800 (a week)")
-		return
+		return httpapi.Error(http.StatusBadRequest, "invalid_seconds", "seconds must be more than 0 and at most 604800 (a week)")
 	}
 	now := s.fake.advance(d)
 	s.log.Info("fake clock advanced", "by", d.String(), "now", now)
-	ctx := r.Context()
-	fired, err := s.step(ctx)
+	fired, err := s.Tick(r.Context())
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Error("pipeline step after a clock advance failed", "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "step_failed", "the pipeline step after the advance failed: see the server log")
-		return
+		return httpapi.Error(http.StatusInternalServerError, "step_failed", "the pipeline step after the advance failed: see the server log")
 	}
-	writeJSON(w, http.StatusOK, clockJSON{Now: now.UTC().Format(time.RFC3339Nano), CampaignSends: fired})
+	return httpapi.JSON(http.StatusOK, clockJSON{Now: now.UTC().Format(time.RFC3339Nano), CampaignSends: fired})
 }

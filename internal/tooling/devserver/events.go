@@ -23,30 +23,25 @@ const SubscriberBuffer = 256
 // AppSync Events.
 type Hub struct {
 	mu     sync.Mutex
-	subs   map[string]map[*subscriber]struct{}
-	closed bool
-}
-
-type subscriber struct {
-	ch     chan campaignapi.Progress
+	subs   map[string]map[chan campaignapi.Progress]bool
 	closed bool
 }
 
 var _ campaignapi.ProgressPublisher = (*Hub)(nil)
 
 // NewHub returns a hub without subscribers.
-func NewHub() *Hub { return &Hub{subs: map[string]map[*subscriber]struct{}{}} }
+func NewHub() *Hub { return &Hub{subs: map[string]map[chan campaignapi.Progress]bool{}} }
 
 // Publish implements campaignapi.ProgressPublisher. It never blocks: a
 // subscriber whose buffer is full is dropped.
 func (h *Hub) Publish(_ context.Context, channel string, p campaignapi.Progress) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs[channel] {
+	for ch := range h.subs[channel] {
 		select {
-		case s.ch <- p:
+		case ch <- p:
 		default:
-			h.drop(channel, s)
+			h.drop(channel, ch)
 		}
 	}
 	return nil
@@ -66,55 +61,56 @@ func (h *Hub) Close() {
 	defer h.mu.Unlock()
 	h.closed = true
 	for channel, subs := range h.subs {
-		for s := range subs {
-			h.drop(channel, s)
+		for ch := range subs {
+			h.drop(channel, ch)
 		}
 	}
 }
 
-func (h *Hub) subscribe(channel string) *subscriber {
+// subscribe returns a new subscriber's channel (closed at once when the
+// hub is).
+func (h *Hub) subscribe(channel string) chan campaignapi.Progress {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := &subscriber{ch: make(chan campaignapi.Progress, SubscriberBuffer)}
+	ch := make(chan campaignapi.Progress, SubscriberBuffer)
 	if h.closed {
-		s.closed = true
-		close(s.ch)
-		return s
+		close(ch)
+		return ch
 	}
 	if h.subs[channel] == nil {
-		h.subs[channel] = map[*subscriber]struct{}{}
+		h.subs[channel] = map[chan campaignapi.Progress]bool{}
 	}
-	h.subs[channel][s] = struct{}{}
-	return s
+	h.subs[channel][ch] = true
+	return ch
 }
 
-func (h *Hub) unsubscribe(channel string, s *subscriber) {
+func (h *Hub) unsubscribe(channel string, ch chan campaignapi.Progress) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.drop(channel, s)
+	h.drop(channel, ch)
 }
 
-// drop removes s and closes its channel once; the caller holds mu.
-func (h *Hub) drop(channel string, s *subscriber) {
-	delete(h.subs[channel], s)
+// drop removes ch and closes it, if it is still subscribed; the caller
+// holds mu.
+func (h *Hub) drop(channel string, ch chan campaignapi.Progress) {
+	if !h.subs[channel][ch] {
+		return
+	}
+	delete(h.subs[channel], ch)
 	if len(h.subs[channel]) == 0 {
 		delete(h.subs, channel)
 	}
-	if !s.closed {
-		s.closed = true
-		close(s.ch)
-	}
+	close(ch)
 }
 
-// DefaultEventsKeepAlive is how often an idle stream gets a comment line, so proxies
-// and the browser keep it open.
+// DefaultEventsKeepAlive is how often an idle stream gets a comment line,
+// so proxies and the browser keep it open.
 const DefaultEventsKeepAlive = 15 * time.Second
 
 // ServeEvents streams the progress of the caller's campaign id as
 // text/event-stream: one `data: <Progress JSON>` event per update, a
-// comment every keepAlive (DefaultEventsKeepAlive when 0), until the client goes away
-// or ctx of the request ends. Another user's or a missing campaign is a
-// 404, as GET /campaigns/{id} answers.
+// comment every keepAlive, until the client goes away or the hub closes.
+// Another user's or a missing campaign is a 404, as on GET /campaigns/{id}.
 func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, campaigns campaign.Campaigns, owner, id string, keepAlive time.Duration) {
 	c, err := campaigns.Campaign(r.Context(), id)
 	if errors.Is(err, campaign.ErrNotFound) || (err == nil && c.OwnerID != owner) {
@@ -129,9 +125,6 @@ func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, campaigns cam
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "internal_error", "streaming is not supported here")
 		return
-	}
-	if keepAlive <= 0 {
-		keepAlive = DefaultEventsKeepAlive
 	}
 	channel := campaignapi.ProgressChannel(owner, id)
 	sub := hub.subscribe(channel)
@@ -152,7 +145,7 @@ func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, campaigns cam
 		select {
 		case <-r.Context().Done():
 			return
-		case p, open := <-sub.ch:
+		case p, open := <-sub:
 			if !open {
 				return // dropped as too slow: the client reconnects
 			}

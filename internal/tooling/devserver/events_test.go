@@ -41,7 +41,7 @@ func TestAnnouncementsAreOrdered(t *testing.T) {
 	}
 	var last time.Time
 	for range 3 {
-		p := <-sub.ch
+		p := <-sub
 		at, err := time.Parse(time.RFC3339Nano, p.AsOf)
 		if err != nil || !at.After(last) {
 			t.Fatalf("asOf %s after %s", p.AsOf, last)

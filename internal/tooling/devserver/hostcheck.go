@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// loopbackHost reports whether host (no port, no brackets) names this
+// LoopbackHost reports whether host (no port, no brackets) names this
 // machine only: "localhost" or a loopback address (127.0.0.0/8, ::1).
-func loopbackHost(host string) bool {
+func LoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -27,13 +27,10 @@ func hostOnly(hostport string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
 }
 
-// guardHost refuses every request whose Host header is not a loopback
-// name or address (with any port) or one of allowed, with 421 JSON.
-//
-// A web page on another site can make the browser resolve that site's
-// name to 127.0.0.1 (DNS rebinding) and then read this server's answers
-// as same-origin: such requests still carry the other site's name in
-// Host, and are refused here.
+// guardHost answers 421 to every request whose Host is not a loopback
+// name or address (any port) or one of allowed: a page on another site
+// that resolves its name to 127.0.0.1 (DNS rebinding) still sends that
+// name in Host.
 func guardHost(allowed []string, next http.Handler) http.Handler {
 	ok := map[string]bool{}
 	for _, h := range allowed {
@@ -41,7 +38,7 @@ func guardHost(allowed []string, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostOnly(r.Host)
-		if host != "" && (loopbackHost(host) || ok[host]) {
+		if host != "" && (LoopbackHost(host) || ok[host]) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -2,9 +2,7 @@ package devserver
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -26,39 +25,51 @@ const PostAuthBudget = 3 * time.Second
 // maxAuthBody bounds a sign-up or sign-in body.
 const maxAuthBody = 16 * 1024
 
-// Handler serves the web app, /config.json, the task API, the local
-// sign-in, the outbox and the debug listing, to requests whose Host is a
-// loopback name or address or one of Config.AllowedHosts (others get 421).
-// The outbox and the listing need the local sign-in and show the caller
-// their own mail and schedules only. With Config.FakeClock it also serves
-// the clock's endpoints (RouteClock, RouteClockAdvance).
+// endpoint is one of the server's own routes: it returns its answer,
+// which serve sends never cached.
+type endpoint func(r *http.Request) httpapi.Response
+
+// Handler serves the web app, /config.json, the task and campaign APIs,
+// the local sign-in, the outbox and the debug listing, to requests whose
+// Host is a loopback name or address or one of Config.AllowedHosts
+// (others get 421). The outbox and the listing show the signed-in caller
+// their own mail and schedules only.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /config.json", s.serveConfig)
-	mux.HandleFunc("POST /local-auth/signup", s.signUp)
-	mux.HandleFunc("POST /local-auth/signin", s.signIn)
-	mux.HandleFunc("POST /local-auth/forgot-password", s.forgotPassword)
-	mux.HandleFunc("POST /local-auth/reset-password", s.resetPassword)
-	mux.HandleFunc("POST "+RouteVerifyEmailCode, s.sendVerificationCode)
-	mux.HandleFunc("POST "+RouteVerifyEmail, s.verifyEmail)
-	mux.HandleFunc(api.RouteTasks, s.serveAPI(api.RouteTasks))
-	mux.HandleFunc(api.RouteTask, s.serveAPI(api.RouteTask))
-	mux.HandleFunc(api.RouteNotifications, s.serveAPI(api.RouteNotifications))
-	s.campaignRoutes(mux)
-	s.clockRoutes(mux)
-	s.opsRoutes(mux)
-	mux.HandleFunc("GET /outbox", serveOutboxPage)
-	mux.HandleFunc("GET /outbox.js", serveOutboxFile("text/javascript; charset=utf-8", outboxScript))
-	mux.HandleFunc("GET /outbox.css", serveOutboxFile("text/css; charset=utf-8", outboxStyle))
-	mux.HandleFunc("GET /outbox.json", s.serveOutboxJSON)
-	mux.HandleFunc("GET /debug/schedules.json", s.serveSchedules)
+	routes := map[string]endpoint{
+		"GET /config.json":                 serveConfig,
+		"POST /local-auth/signup":          s.signUp,
+		"POST /local-auth/signin":          s.signIn,
+		"POST /local-auth/forgot-password": s.forgotPassword,
+		"POST /local-auth/reset-password":  s.resetPassword,
+		"POST " + RouteVerifyEmailCode:     s.asUser(s.sendVerificationCode),
+		"POST " + RouteVerifyEmail:         s.asUser(s.verifyEmail),
+		"GET /outbox.json":                 s.signedIn(s.serveOutboxJSON),
+		"GET /debug/schedules.json":        s.signedIn(s.serveSchedules),
+		RouteOutboxFeedback:                s.signedIn(s.serveOutboxFeedback),
+		"GET /outbox":                      file("text/html; charset=utf-8", outboxPage),
+		"GET /outbox.js":                   file("text/javascript; charset=utf-8", outboxScript),
+		"GET /outbox.css":                  file("text/css; charset=utf-8", outboxStyle),
+	}
+	if s.fake != nil { // a server on the wall clock has no clock routes (404)
+		routes[RouteClock] = s.readClock
+		routes[RouteClockAdvance] = s.advanceClock
+	}
 	if s.cfg.WebDir != "" {
 		mux.Handle("/", http.FileServer(http.Dir(s.cfg.WebDir)))
 	} else {
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-			writeError(w, http.StatusNotFound, "not_found", "no such page: this server was started without a web app")
-		})
+		routes["/"] = func(*http.Request) httpapi.Response {
+			return httpapi.Error(http.StatusNotFound, "not_found", "no such page: this server was started without a web app")
+		}
 	}
+	for pattern, h := range routes {
+		mux.HandleFunc(pattern, serve(h))
+	}
+	for _, route := range []string{api.RouteTasks, api.RouteTask, api.RouteNotifications} {
+		mux.HandleFunc(route, s.serveHandler(route, s.api, task.MaxBodyBytes))
+	}
+	s.campaignRoutes(mux)
+	s.opsRoutes(mux)
 	return withSecurityHeaders(guardHost(s.cfg.AllowedHosts, mux))
 }
 
@@ -77,39 +88,48 @@ func withSecurityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"internal_error","message":"something went wrong"}`)
+// write sends resp.
+func write(w http.ResponseWriter, resp httpapi.Response) {
+	for k, v := range resp.Headers {
+		w.Header().Set(k, v)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+// serve sends h's answers, never cached.
+func serve(h endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		write(w, h(r))
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"error": code, "message": msg})
+	w.Header().Set("Cache-Control", "no-store")
+	write(w, httpapi.Error(status, code, msg))
 }
 
 // serveConfig is the web app's runtime config: local sign-in, API on the
 // same origin.
-func (s *Server) serveConfig(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"mode": "local", "apiUrl": ""})
+func serveConfig(*http.Request) httpapi.Response {
+	return httpapi.JSON(http.StatusOK, map[string]string{"mode": "local", "apiUrl": ""})
 }
 
-// serveAPI checks the token as the Cognito authorizer does, then hands
-// the request to the API handler with the token's sub as the user.
-func (s *Server) serveAPI(route string) http.HandlerFunc {
-	return s.serveHandler(route, s.api, task.MaxBodyBytes)
+// servable is the task or campaign API handler, the one its Lambda runs.
+type servable interface {
+	Serve(ctx context.Context, r httpapi.Request) httpapi.Response
 }
 
-// serveHandler checks the token, then hands the request (its body read up
-// to maxBody+1 bytes, so the handler can refuse a longer one) to h.
+// serveHandler checks the token as the Cognito authorizer does, then
+// hands the request (its body read up to maxBody+1 bytes, so the handler
+// can refuse a longer one) to h with the token's claims, and saves what
+// a write changed.
 func (s *Server) serveHandler(route string, h servable, maxBody int64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		claims, ok := s.signedIn(w, r)
-		if !ok {
+		claims, err := s.verify(r)
+		if err != nil {
+			writeError(w, http.StatusUnauthorized, "unauthorized", errUnauthorized)
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -124,11 +144,7 @@ func (s *Server) serveHandler(route string, h servable, maxBody int64) http.Hand
 		resp := h.Serve(r.Context(), httpapi.Request{Method: r.Method, Route: route, ID: r.PathValue("id"),
 			UserID: claims.Sub, Query: query, Body: body, Origin: r.Header.Get("Origin"), Email: claims.Email,
 			EmailVerified: claims.EmailVerified, EmailProof: claims.EmailProof, Groups: claims.Groups})
-		for k, v := range resp.Headers {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(resp.Status)
-		_, _ = w.Write(resp.Body)
+		write(w, resp)
 		if r.Method != http.MethodGet && resp.Status < 300 {
 			if err := s.persist(); err != nil {
 				s.log.ErrorContext(r.Context(), "saving state failed", "error", err.Error())
@@ -137,16 +153,55 @@ func (s *Server) serveHandler(route string, h servable, maxBody int64) http.Hand
 	}
 }
 
-// signedIn checks the request's token as the Cognito authorizer does and
-// returns its claims; otherwise it answers 401 JSON and reports false.
-func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (Claims, bool) {
+const errUnauthorized = "Unauthorized: sign in again (the token is missing, invalid or expired)."
+
+// verify checks the request's token as the Cognito authorizer does and
+// returns its claims; a refusal is logged.
+func (s *Server) verify(r *http.Request) (Claims, error) {
 	claims, err := s.signer.Verify(BearerToken(r.Header.Get("Authorization")))
 	if err != nil {
 		s.log.InfoContext(r.Context(), "request refused: bad token", "path", r.URL.Path, "reason", err.Error())
-		writeError(w, http.StatusUnauthorized, "unauthorized", "Unauthorized: sign in again (the token is missing, invalid or expired).")
-		return Claims{}, false
 	}
-	return claims, true
+	return claims, err
+}
+
+// signedIn runs h for a caller whose token verifies, and answers 401
+// otherwise.
+func (s *Server) signedIn(h func(*http.Request, Claims) httpapi.Response) endpoint {
+	return func(r *http.Request) httpapi.Response {
+		c, err := s.verify(r)
+		if err != nil {
+			return httpapi.Error(http.StatusUnauthorized, "unauthorized", errUnauthorized)
+		}
+		return h(r, c)
+	}
+}
+
+// asUser is signedIn with the caller's stored account (401 when it no
+// longer exists).
+func (s *Server) asUser(h func(*http.Request, User) httpapi.Response) endpoint {
+	return s.signedIn(func(r *http.Request, c Claims) httpapi.Response {
+		u, err := s.db.UserBySub(c.Sub)
+		switch {
+		case errors.Is(err, ErrUserNotFound):
+			return httpapi.Error(http.StatusUnauthorized, "unauthorized", "Unauthorized: sign in again (the account no longer exists).")
+		case err != nil:
+			return s.internal(r, err)
+		}
+		return h(r, u)
+	})
+}
+
+// decode reads a JSON object of at most maxAuthBody bytes into v,
+// refusing unknown fields; shape is what to send instead.
+func decode(r *http.Request, v any, shape string) *httpapi.Response {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxAuthBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		bad := httpapi.Error(http.StatusBadRequest, "bad_request", "send a JSON object "+shape)
+		return &bad
+	}
+	return nil
 }
 
 type credentials struct {
@@ -154,17 +209,7 @@ type credentials struct {
 	Password string `json:"password"`
 }
 
-func readCredentials(w http.ResponseWriter, r *http.Request) (credentials, bool) {
-	var c credentials
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", `send a JSON object {"email": "...", "password": "..."}`)
-		return c, false
-	}
-	c.Email = strings.TrimSpace(c.Email)
-	return c, true
-}
+const credentialsShape = `{"email": "...", "password": "..."}`
 
 // validEmail is a light shape check: something@something.something, no
 // spaces, at most 254 characters.
@@ -177,40 +222,35 @@ func validEmail(e string) bool {
 // signUp runs the PreSignUp rule (identity.SignUpPolicy, the code the
 // presignup trigger runs), then stores the user, confirmed at once as the
 // trigger makes Cognito do.
-func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
-	c, ok := readCredentials(w, r)
-	if !ok {
-		return
+func (s *Server) signUp(r *http.Request) httpapi.Response {
+	var c credentials
+	if bad := decode(r, &c, credentialsShape); bad != nil {
+		return *bad
 	}
+	c.Email = strings.TrimSpace(c.Email)
 	if err := s.policy.Check(c.Email); err != nil {
 		// The policy's errors are written for the person signing up.
-		writeError(w, http.StatusBadRequest, "signup_refused", err.Error())
-		return
+		return httpapi.Error(http.StatusBadRequest, "signup_refused", err.Error())
 	}
 	if !validEmail(c.Email) {
-		writeError(w, http.StatusBadRequest, "invalid_parameter", "Enter a valid email address, such as ada@example.com.")
-		return
+		return httpapi.Error(http.StatusBadRequest, "invalid_parameter", "Enter a valid email address, such as ada@example.com.")
 	}
 	if err := CheckPasswordPolicy(c.Password); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_password", sentence(err))
-		return
+		return httpapi.Error(http.StatusBadRequest, "invalid_password", sentence(err))
 	}
 	hash, err := HashPassword(c.Password)
 	if err != nil {
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	}
-	u := User{Sub: newSub(), Email: c.Email, Password: hash, CreatedAt: s.cfg.Now().UTC()}
-	if err := s.db.CreateUser(u); err != nil {
-		if errors.Is(err, ErrUserExists) {
-			writeError(w, http.StatusConflict, "user_exists", "An account with this email already exists.")
-			return
-		}
-		s.internal(w, r, err)
-		return
+	// A random UUID (version 4), the form of a Cognito sub.
+	u := User{Sub: campaign.NewToken(), Email: c.Email, Password: hash, CreatedAt: s.cfg.Now().UTC()}
+	if err := s.db.CreateUser(u); errors.Is(err, ErrUserExists) {
+		return httpapi.Error(http.StatusConflict, "user_exists", "An account with this email already exists.")
+	} else if err != nil {
+		return s.internal(r, err)
 	}
 	s.log.InfoContext(r.Context(), "user signed up", "sub", u.Sub, "emailDomain", identity.EmailDomain(u.Email))
-	writeJSON(w, http.StatusCreated, map[string]any{"email": u.Email, "confirmed": true})
+	return httpapi.JSON(http.StatusCreated, map[string]any{"email": u.Email, "confirmed": true})
 }
 
 // dummyHash is checked against when the email is unknown, so a sign-in
@@ -220,48 +260,41 @@ var dummyHash, _ = HashPassword("dummy password for timing")
 // signIn checks the password, runs the PostAuthentication rule
 // (notify.Subscriber.OnSignIn, the code the postauth trigger runs; it
 // never fails a sign-in) and returns a signed ID token.
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	c, ok := readCredentials(w, r)
-	if !ok {
-		return
+func (s *Server) signIn(r *http.Request) httpapi.Response {
+	var c credentials
+	if bad := decode(r, &c, credentialsShape); bad != nil {
+		return *bad
 	}
 	u, err := s.db.User(c.Email)
 	switch {
 	case errors.Is(err, ErrUserNotFound):
 		CheckPassword(dummyHash, c.Password)
-		writeError(w, http.StatusUnauthorized, "not_authorized", "Incorrect email or password.")
-		return
+		return httpapi.Error(http.StatusUnauthorized, "not_authorized", "Incorrect email or password.")
 	case err != nil:
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	case !CheckPassword(u.Password, c.Password):
-		writeError(w, http.StatusUnauthorized, "not_authorized", "Incorrect email or password.")
-		return
+		return httpapi.Error(http.StatusUnauthorized, "not_authorized", "Incorrect email or password.")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), PostAuthBudget)
 	s.subscriber.OnSignIn(ctx, u.Sub, u.Email)
 	cancel()
+	return s.token(r, u, map[string]any{})
+}
+
+// token answers fields with a new ID token for u.
+func (s *Server) token(r *http.Request, u User, fields map[string]any) httpapi.Response {
 	tok, err := s.signer.Sign(s.identity(u))
 	if err != nil {
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"idToken": tok, "expiresIn": int(s.cfg.TokenTTL.Seconds())})
+	fields["idToken"], fields["expiresIn"] = tok, int(s.cfg.TokenTTL.Seconds())
+	return httpapi.JSON(http.StatusOK, fields)
 }
 
-// newSub returns a random UUID (version 4), the form of a Cognito sub.
-func newSub() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+// internal logs err and answers a 500 that does not echo it.
+func (s *Server) internal(r *http.Request, err error) httpapi.Response {
 	s.log.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "error", err.Error())
-	writeError(w, http.StatusInternalServerError, "internal_error", "Something went wrong on our side, try again.")
+	return httpapi.Error(http.StatusInternalServerError, "internal_error", "Something went wrong on our side, try again.")
 }
 
 // scheduleJSON is one live schedule in /debug/schedules.json.
@@ -276,20 +309,15 @@ type scheduleJSON struct {
 }
 
 // serveSchedules lists the caller's live schedules.
-func (s *Server) serveSchedules(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) serveSchedules(_ *http.Request, c Claims) httpapi.Response {
 	out := []scheduleJSON{}
 	for _, sc := range s.pipe.Timer.All() {
-		if sc.Payload.Key.Partition != c.Sub {
-			continue
+		if sc.Payload.Key.Partition == c.Sub {
+			out = append(out, scheduleJSON{Name: sc.Name, At: task.FormatTime(sc.At), TaskID: sc.Payload.Key.Sort,
+				UserID: sc.Payload.Key.Partition, DueAt: task.FormatTime(sc.Payload.Due), RemindAt: task.FormatTime(sc.Payload.Remind)})
 		}
-		out = append(out, scheduleJSON{Name: sc.Name, At: task.FormatTime(sc.At), TaskID: sc.Payload.Key.Sort,
-			UserID: sc.Payload.Key.Partition, DueAt: task.FormatTime(sc.Payload.Due), RemindAt: task.FormatTime(sc.Payload.Remind)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schedules": out})
+	return httpapi.JSON(http.StatusOK, map[string]any{"schedules": out})
 }
 
 // mine reports whether an outbox email is the caller's: about them (their
@@ -307,28 +335,21 @@ func mine(e Email, c Claims) bool {
 }
 
 // serveOutboxJSON lists the caller's outbox emails, oldest first.
-func (s *Server) serveOutboxJSON(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.signedIn(w, r)
-	if !ok {
-		return
-	}
-	all, err := s.db.Outbox()
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
+func (s *Server) serveOutboxJSON(_ *http.Request, c Claims) httpapi.Response {
 	emails := []Email{}
-	for _, e := range all {
+	for _, e := range s.db.Outbox() {
 		if mine(e, c) {
 			emails = append(emails, e)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"emails": emails})
+	return httpapi.JSON(http.StatusOK, map[string]any{"emails": emails})
 }
 
 // The outbox page, its script and its style are three files, as the
 // policy (script-src and style-src 'self') allows no inline script or
-// style.
+// style. The page holds no mail itself: its script takes the web app's
+// local session in this tab (or signs in with its own form) and shows
+// /outbox.json.
 var (
 	//go:embed outbox.html
 	outboxPage []byte
@@ -338,18 +359,9 @@ var (
 	outboxStyle []byte
 )
 
-// serveOutboxPage is the outbox page: it holds no mail itself. Its script
-// takes the web app's local session in this tab (or signs in with its own
-// form) and shows /outbox.json, which needs the token.
-func serveOutboxPage(w http.ResponseWriter, r *http.Request) {
-	serveOutboxFile("text/html; charset=utf-8", outboxPage)(w, r)
-}
-
-// serveOutboxFile answers with body as contentType, never cached.
-func serveOutboxFile(contentType string, body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.Header().Set("Cache-Control", "no-store")
-		_, _ = w.Write(body)
+// file answers body as contentType.
+func file(contentType string, body []byte) endpoint {
+	return func(*http.Request) httpapi.Response {
+		return httpapi.Response{Status: http.StatusOK, Body: body, Headers: map[string]string{"Content-Type": contentType}}
 	}
 }

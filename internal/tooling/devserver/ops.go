@@ -19,12 +19,10 @@ import (
 // command names it (unschedule --dev ...).
 const OpsTable = "tasks"
 
-// opsRoutes serves the operator's command on the in-process world under
-// ops.Prefix (unschedule --dev URL): the same reports, by the same code,
-// as on a deployed stack. The world has no failure queues: its messages
-// are retried in process. The routes read and repair every user's items
-// with no sign-in, as an operator's AWS credentials would: they are
-// served only to this machine (not with -allow-remote, AllowedHosts).
+// opsRoutes serves the operator's command (unschedule --dev URL) on the
+// in-process world under ops.Prefix, by the same code as on a deployed
+// stack. Like an operator's AWS credentials, the routes reach every
+// user's items with no sign-in: they are not served with AllowedHosts.
 func (s *Server) opsRoutes(mux *http.ServeMux) {
 	if len(s.cfg.AllowedHosts) > 0 {
 		return
@@ -36,7 +34,7 @@ func (s *Server) opsRoutes(mux *http.ServeMux) {
 		Now:     wallClock{s}.Now,
 		Log:     s.log,
 	}
-	mux.Handle(ops.Prefix, ops.Handler(lockedOps{s: s, w: w}))
+	mux.Handle(ops.Prefix, ops.Handler(lockedOps{World: w, s: s}))
 }
 
 // devOps is the in-process world as an ops.Backend.
@@ -55,45 +53,36 @@ func (d devOps) Item(_ context.Context, _ ops.Table, k contract.Key) (map[string
 
 // Reconciler is the dev server's own reconciler's wiring.
 func (d devOps) Reconciler(ops.Table) (reconcile.Config, reconcile.Deps, error) {
-	p := d.s.pipe
-	return d.s.cfg.Reconcile, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(p.Store, p.Store),
-		Scheduler: p.Timer, Schedules: p.Timer, Firer: p.Firer, Clock: wallClock(d), Sleep: reconcile.Sleep, Log: d.s.log}, nil
+	return reconcile.Config{}, d.s.reconcileDeps(), nil
 }
 
 func (devOps) Lease(ops.Table) time.Duration { return fire.DefaultLease }
 
-// lockedOps runs each operation between two steps of the world, and
-// delivers and saves what a repair changed.
+// lockedOps runs each operation on the tasks between two steps of the
+// world, and saves what a repair changed (the world has no failure
+// queues: DeadLetters and Redrive find none).
 type lockedOps struct {
+	*ops.World
 	s *Server
-	w *ops.World
 }
 
 func (l lockedOps) Why(ctx context.Context, table, key string) (ops.WhyReport, error) {
 	l.s.stepMu.Lock()
 	defer l.s.stepMu.Unlock()
-	return l.w.Why(ctx, table, key)
+	return l.World.Why(ctx, table, key)
 }
 
 func (l lockedOps) Drift(ctx context.Context, table, key string) ([]ops.DriftReport, error) {
 	l.s.stepMu.Lock()
 	defer l.s.stepMu.Unlock()
-	return l.w.Drift(ctx, table, key)
+	return l.World.Drift(ctx, table, key)
 }
 
 func (l lockedOps) Repair(ctx context.Context, table, key string) ([]ops.DriftReport, error) {
 	l.s.stepMu.Lock()
-	r, err := l.w.Repair(ctx, table, key)
+	r, err := l.World.Repair(ctx, table, key)
 	l.s.stepMu.Unlock()
-	return r, errors.Join(err, l.s.deliver(), l.s.persist())
-}
-
-func (l lockedOps) DeadLetters(ctx context.Context, max int) ([]ops.Letter, error) {
-	return l.w.DeadLetters(ctx, max)
-}
-
-func (l lockedOps) Redrive(ctx context.Context, dryRun bool, max int) ([]ops.Redriven, error) {
-	return l.w.Redrive(ctx, dryRun, max)
+	return r, errors.Join(err, l.s.persist())
 }
 
 // Pipeline is the in-process world behind the server, for the tests and

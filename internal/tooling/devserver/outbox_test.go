@@ -89,7 +89,7 @@ func TestOutboxBounceSuppressesTheNextSend(t *testing.T) {
 		})
 	}
 	for addr, reason := range map[string]suppress.Reason{"r0@example.com": suppress.Bounce, "r1@example.com": suppress.Complaint} {
-		entry, ok, err := e.srv.db.Suppressions().Get(context.Background(), addr)
+		entry, ok, err := e.srv.db.suppressions.Get(context.Background(), addr)
 		if err != nil || !ok || entry.Reason != reason {
 			t.Errorf("%s: entry %+v %v %v, want %s", addr, entry, ok, err, reason)
 		}

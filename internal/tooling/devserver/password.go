@@ -35,6 +35,20 @@ const (
 	passwordSymbols = "^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-"
 )
 
+// passwordRules are the kinds of character a password needs: has tells
+// whether r, inner when it is neither first nor last, is one.
+var passwordRules = []struct {
+	needs string
+	has   func(r rune, inner bool) bool
+}{
+	{"an uppercase letter (A-Z)", func(r rune, _ bool) bool { return r >= 'A' && r <= 'Z' }},
+	{"a lowercase letter (a-z)", func(r rune, _ bool) bool { return r >= 'a' && r <= 'z' }},
+	{"a digit (0-9)", func(r rune, _ bool) bool { return r >= '0' && r <= '9' }},
+	{"a symbol such as ! ? # or a space", func(r rune, inner bool) bool {
+		return strings.ContainsRune(passwordSymbols, r) || (r == ' ' && inner)
+	}},
+}
+
 // CheckPasswordPolicy returns nil when pw meets the pool's policy, and
 // otherwise an error written for the person choosing it that names every
 // rule it misses.
@@ -45,32 +59,14 @@ func CheckPasswordPolicy(pw string) error {
 	} else if n > MaxPasswordLen {
 		miss = append(miss, fmt.Sprintf("at most %d characters", MaxPasswordLen))
 	}
-	var upper, lower, digit, symbol bool
-	for i, r := range pw {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			upper = true
-		case r >= 'a' && r <= 'z':
-			lower = true
-		case r >= '0' && r <= '9':
-			digit = true
-		case strings.ContainsRune(passwordSymbols, r):
-			symbol = true
-		case r == ' ' && i > 0 && i < len(pw)-1:
-			symbol = true
+	for _, rule := range passwordRules {
+		found := false
+		for i, r := range pw {
+			found = found || rule.has(r, i > 0 && i < len(pw)-1)
 		}
-	}
-	if !upper {
-		miss = append(miss, "an uppercase letter (A-Z)")
-	}
-	if !lower {
-		miss = append(miss, "a lowercase letter (a-z)")
-	}
-	if !digit {
-		miss = append(miss, "a digit (0-9)")
-	}
-	if !symbol {
-		miss = append(miss, "a symbol such as ! ? # or a space")
+		if !found {
+			miss = append(miss, rule.needs)
+		}
 	}
 	if strings.HasPrefix(pw, " ") || strings.HasSuffix(pw, " ") {
 		miss = append(miss, "no space at the start or end")

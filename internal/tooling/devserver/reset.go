@@ -3,7 +3,6 @@ package devserver
 import (
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -11,14 +10,14 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
+
+	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
-// Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword
-// do it: a six-digit code goes to the user's address (here: the outbox,
-// kind "password-reset"), and the code with a new password that meets the
-// policy sets the password. A code lives ResetCodeTTL and allows
-// resetAttempts wrong tries; a new request replaces it.
+// Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword:
+// a six-digit code goes to the outbox, and the code with a new password
+// sets the password. A code lives ResetCodeTTL and allows resetAttempts
+// wrong tries; a new request replaces it.
 const (
 	ResetCodeTTL  = time.Hour
 	resetAttempts = 5
@@ -32,9 +31,8 @@ type resetCode struct {
 	tries   int
 }
 
-// resetCodes holds the live codes by EmailKey (reset) or sub
-// (email verification). Codes are not
-// persisted: a restart forgets them, and the user asks again.
+// resetCodes holds the live codes by EmailKey (reset) or sub (email
+// verification), in memory only: after a restart the user asks again.
 type resetCodes struct {
 	mu    sync.Mutex
 	codes map[string]*resetCode
@@ -75,53 +73,36 @@ func newResetCode() (string, error) {
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
-// sentence turns a policy error into a message: capital first letter, full stop.
+// sentence turns a policy error ("the password needs ...") into a
+// message: capital first letter, full stop.
 func sentence(err error) string {
 	s := err.Error()
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	r[0] = unicode.ToUpper(r[0])
-	return strings.TrimSuffix(string(r), ".") + "."
-}
-
-func decodeStrict(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", "send a JSON object "+shape)
-		return false
-	}
-	return true
+	return strings.ToUpper(s[:1]) + strings.TrimSuffix(s[1:], ".") + "."
 }
 
 // forgotPassword sends a reset code to the outbox when the account exists,
 // and answers the same either way, so the answer does not tell whether an
 // address has an account.
-func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
+func (s *Server) forgotPassword(r *http.Request) httpapi.Response {
 	var in struct {
 		Email string `json:"email"`
 	}
-	if !decodeStrict(w, r, &in, `{"email": "..."}`) {
-		return
+	if bad := decode(r, &in, `{"email": "..."}`); bad != nil {
+		return *bad
 	}
-	in.Email = strings.TrimSpace(in.Email)
 	u, err := s.db.User(in.Email)
 	switch {
 	case errors.Is(err, ErrUserNotFound):
 	case err != nil:
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	default:
 		if err := s.mailCode(&s.resets, EmailKey(u.Email), u, EmailKindPasswordReset, "Your Unschedule password reset code",
 			"choose a new password", ": your password stays as it is."); err != nil {
-			s.internal(w, r, err)
-			return
+			return s.internal(r, err)
 		}
 		s.log.InfoContext(r.Context(), "password reset code sent to the outbox", "sub", u.Sub)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"delivery": "email"})
+	return httpapi.JSON(http.StatusOK, map[string]any{"delivery": "email"})
 }
 
 // mailCode keeps a new code under key in codes and puts it in u's outbox
@@ -133,40 +114,80 @@ func (s *Server) mailCode(codes *resetCodes, key string, u User, kind, subject, 
 	}
 	now := s.cfg.Now().UTC()
 	codes.put(key, &resetCode{code: code, expires: now.Add(ResetCodeTTL)})
-	_, err = s.db.AppendEmail(Email{Kind: kind, At: now, UserID: u.Sub, To: []string{u.Email}, Subject: subject,
+	s.db.AppendEmail(Email{Kind: kind, At: now, UserID: u.Sub, To: []string{u.Email}, Subject: subject,
 		Body: fmt.Sprintf("Your code to %s is %s. It works once, for %d minutes.\n\nIf you did not ask for it, ignore this email%s",
 			what, code, int(ResetCodeTTL.Minutes()), end)})
-	return err
+	return nil
 }
 
+var codeMismatch = httpapi.Error(http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
+
 // resetPassword sets a new password given a live code.
-func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
+func (s *Server) resetPassword(r *http.Request) httpapi.Response {
 	var in struct {
 		Email    string `json:"email"`
 		Code     string `json:"code"`
 		Password string `json:"password"`
 	}
-	if !decodeStrict(w, r, &in, `{"email": "...", "code": "...", "password": "..."}`) {
-		return
+	if bad := decode(r, &in, `{"email": "...", "code": "...", "password": "..."}`); bad != nil {
+		return *bad
 	}
-	in.Email = strings.TrimSpace(in.Email)
 	if err := CheckPasswordPolicy(in.Password); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_password", sentence(err))
-		return
+		return httpapi.Error(http.StatusBadRequest, "invalid_password", sentence(err))
 	}
 	if !s.resets.check(EmailKey(in.Email), strings.TrimSpace(in.Code), s.cfg.Now()) {
-		writeError(w, http.StatusBadRequest, "code_mismatch", "That code is wrong or has expired. Ask for a new one.")
-		return
+		return codeMismatch
 	}
 	hash, err := HashPassword(in.Password)
 	if err != nil {
-		s.internal(w, r, err)
-		return
+		return s.internal(r, err)
 	}
-	if err := s.db.SetPassword(in.Email, hash); err != nil {
-		s.internal(w, r, err)
-		return
+	if err := s.db.UpdateUser(in.Email, func(u *User) { u.Password = hash }); err != nil {
+		return s.internal(r, err)
 	}
 	s.log.InfoContext(r.Context(), "password reset")
-	writeJSON(w, http.StatusOK, map[string]any{"reset": true})
+	return httpapi.JSON(http.StatusOK, map[string]any{"reset": true})
+}
+
+// Email verification of a signed-in user, as Cognito's
+// GetUserAttributeVerificationCode and VerifyUserAttribute: a code (with
+// a reset code's rules) goes to the outbox, and the code marks the
+// address verified and answers a new ID token saying so. Like
+// VerifyUserAttribute, it writes no custom:email_proof, which only a flow
+// that fires PostConfirmation writes.
+const (
+	RouteVerifyEmailCode = "/local-auth/verify-email/code"
+	RouteVerifyEmail     = "/local-auth/verify-email"
+	// EmailKindVerifyEmail is the outbox kind of a verification code email.
+	EmailKindVerifyEmail = "verify-email"
+)
+
+// sendVerificationCode puts a code for the caller's address in the outbox.
+func (s *Server) sendVerificationCode(r *http.Request, u User) httpapi.Response {
+	if err := s.mailCode(&s.verifies, u.Sub, u, EmailKindVerifyEmail, "Your Unschedule verification code",
+		"verify this email address", "."); err != nil {
+		return s.internal(r, err)
+	}
+	s.log.InfoContext(r.Context(), "email verification code sent to the outbox", "sub", u.Sub)
+	return httpapi.JSON(http.StatusOK, map[string]any{"delivery": "email"})
+}
+
+// verifyEmail marks the caller's address verified given a live code, and
+// answers a new ID token that says so.
+func (s *Server) verifyEmail(r *http.Request, u User) httpapi.Response {
+	var in struct {
+		Code string `json:"code"`
+	}
+	if bad := decode(r, &in, `{"code": "..."}`); bad != nil {
+		return *bad
+	}
+	if !s.verifies.check(u.Sub, strings.TrimSpace(in.Code), s.cfg.Now()) {
+		return codeMismatch
+	}
+	if err := s.db.UpdateUser(u.Email, func(u *User) { u.EmailVerified = true }); err != nil {
+		return s.internal(r, err)
+	}
+	u.EmailVerified = true
+	s.log.InfoContext(r.Context(), "email verified", "sub", u.Sub)
+	return s.token(r, u, map[string]any{"emailVerified": true})
 }

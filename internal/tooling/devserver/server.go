@@ -1,15 +1,10 @@
 // Package devserver is the whole app on one machine with no AWS, behind
-// `make dev`: the web app, the task API (internal/todo/api, the handler the
-// Lambda runs), a local sign-in that runs the PreSignUp and
-// PostAuthentication rules and signs tokens the API checks as the Cognito
-// authorizer would, the whole unscheduling pipeline (internal/tooling/pipeline),
-// and the campaign services (campaignrt.go: the campaign API, provisioning,
-// the send worker, the reconciler, progress over server-sent events),
-// all stepped by one loop on the server's clock. The state lives in the
-// in-memory stand-ins (internal/tooling/memory, store.go) and is saved to
-// one JSON file after every step that changed it and at Close, campaigns
-// included, so a restart resumes a campaign part-way through its sends;
-// notifications and campaign emails land in the local outbox.
+// `make dev`: the web app, the real task and campaign API handlers, a
+// local sign-in standing in for Cognito, the unscheduling pipeline
+// (internal/tooling/pipeline) and the campaign services (campaignrt.go),
+// stepped by one loop on the server's clock. The in-memory stores are
+// saved to one JSON file after every step that changed them, so a restart
+// resumes where it stopped; every email lands in the local outbox.
 package devserver
 
 import (
@@ -42,63 +37,46 @@ import (
 type Config struct {
 	// DataDir is the folder of the saved state (StateFile).
 	DataDir string
-	// WebDir is the built web app (web/dist). Default: "" (no web app is
-	// served; the API and the pages still are).
+	// WebDir is the built web app (web/dist). Default: none served.
 	WebDir string
-	// PublicURL is the server's URL: the links in notifications and the
-	// allowed CORS origin. Default: "".
+	// PublicURL is the server's URL: the links in emails and the allowed
+	// CORS origin. Default: "".
 	PublicURL string
-	// ExtraOrigins are further allowed CORS origins, such as the Vite dev
-	// server's. Default: none.
+	// ExtraOrigins are further allowed CORS origins (the Vite dev
+	// server's). Default: none.
 	ExtraOrigins []string
-	// AllowedHosts are further names or addresses (no port) the server
-	// answers to in the Host header, such as the host of a non-loopback
-	// listen address. Default: only localhost and loopback addresses.
+	// AllowedHosts are further Host header names (no port) the server
+	// answers to. Default: only localhost and loopback addresses.
 	AllowedHosts []string
-	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone
-	// may sign up.
+	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone.
 	AllowedEmailDomains []string
-	// CampaignSenders are the users who may send campaigns: each entry an
-	// email address ("ada@example.com") or a whole domain ("@example.com"),
-	// matched case-insensitively. Their tokens say they belong to the
-	// sender group with a verified address (what an administrator's
-	// admin-add-user-to-group and a code confirmation give in the cloud);
-	// everyone else's say neither, and the campaign API answers them 403.
-	// Default: none.
+	// CampaignSenders are the users who may send campaigns: addresses
+	// ("ada@example.com") or domains ("@example.com"), matched
+	// case-insensitively (identity, in campaigns.go). Default: none.
 	CampaignSenders []string
 	// TokenTTL is how long a sign-in token lives. Default: 12 hours.
 	TokenTTL time.Duration
-	// Shards is how many local notification topics users are spread over.
-	// Default: 2.
-	Shards int
-	// Reconcile configures the reconciler. Default: see reconcile.Config.
-	Reconcile reconcile.Config
-	// Timer is the timer whose in-memory stand-in fires the
-	// tasks: EventBridge Scheduler (zero value), Step Functions (a timer
-	// per execution) or TTL (a lazy sweeper). Default: EventBridge
-	// Scheduler.
+	// Timer is the timer whose in-memory stand-in fires tasks and
+	// campaign sends. Default: EventBridge Scheduler.
 	Timer timerspec.Name
-	// TTLMaxDelay bounds the TTL sweeper's random delay after a due time
-	// (Timer TTL; in AWS it is up to about 48 hours). Default: 1 minute.
+	// TTLMaxDelay bounds the TTL timer's random delay after a due time
+	// (in AWS up to about 48 hours). Default: 1 minute.
 	TTLMaxDelay time.Duration
-	// EventsKeepAlive is how often an idle campaign progress stream gets
-	// a keep-alive comment. Default: DefaultEventsKeepAlive (15 s).
-	EventsKeepAlive time.Duration
-	// CampaignLimits are every campaign sender's abuse limits, counted in
-	// the store per UTC day. Default: limits.Defaults(), a deployed
-	// stack's.
+	// CampaignLimits are every sender's abuse limits, counted per UTC
+	// day. Default: limits.Defaults().
 	CampaignLimits limits.Limits
 	// Now is the wall clock. Default: time.Now.
 	Now func() time.Time
 	// FakeClock, when set, is the server's time instead of Now (browser
-	// tests: `go run ./cmd/dev -clock fake`). It starts where it is, runs
-	// on with the wall clock, and jumps ahead on POST /__dev/clock/advance,
-	// which then runs what became due; GET /__dev/clock reads it. Without
-	// it neither endpoint exists. Default: nil (the wall clock).
+	// tests): it runs on with the wall clock and serves RouteClock and
+	// RouteClockAdvance (devclock.go). Default: nil.
 	FakeClock *clock.Fake
 	// Log receives every log line. Default: slog.Default().
 	Log *slog.Logger
 }
+
+// localShards is how many local notification topics users are spread over.
+const localShards = 2
 
 // Server is the running local app. Use Open, then Handler and Run; Close
 // when done.
@@ -122,8 +100,6 @@ type Server struct {
 	fake       *fakeTime // Config.FakeClock's driver, or nil
 
 	stepMu    sync.Mutex // one step (pipeline drain and campaign fires) at a time
-	deliverMu sync.Mutex
-	delivered int // expiry notifications of pipe.Outbox already delivered
 	persistMu sync.Mutex
 	saved     map[string]savedPart // by part name: the last save's encoding
 }
@@ -134,8 +110,8 @@ type savedPart struct {
 	raw     []byte
 }
 
-// wallClock is the clock of the API and the reconciler: the wall clock,
-// also moving the pipeline's clock so every stage reads the same time.
+// wallClock is the API's and the reconciler's clock; it moves the
+// pipeline's clock along so every stage reads the same time.
 type wallClock struct{ s *Server }
 
 func (c wallClock) Now() time.Time {
@@ -143,8 +119,7 @@ func (c wallClock) Now() time.Time {
 	return c.s.pipe.Clock.Now()
 }
 
-// Open locks cfg.DataDir, restores the state saved in it into new
-// in-memory stores and pipeline, and wires the local sign-in.
+// Open locks cfg.DataDir, restores its saved state and wires the app.
 func Open(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("devserver: a data folder is required")
@@ -152,12 +127,9 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = 12 * time.Hour
 	}
-	if cfg.Shards <= 0 {
-		cfg.Shards = 2
-	}
 	var fake *fakeTime
 	if cfg.FakeClock != nil {
-		fake = newFakeTime(cfg.FakeClock)
+		fake = &fakeTime{fake: cfg.FakeClock, last: time.Now()}
 		cfg.Now = fake.now
 	}
 	if cfg.Now == nil {
@@ -183,11 +155,16 @@ func Open(cfg Config) (*Server, error) {
 }
 
 func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Server, error) {
-	db := newStore(LocalTopics(cfg.Shards))
+	topics := LocalTopics(localShards)
+	db := newStore(topics)
 	s := &Server{cfg: cfg, log: cfg.Log, db: db, file: file, policy: identity.NewSignUpPolicy(cfg.AllowedEmailDomains),
 		campTimer: inmem.NewTimerOf(cfg.Timer, campaign.TaskSchema, cfg.Now, ttlDelay(cfg.TTLMaxDelay)), saved: map[string]savedPart{}}
-	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Options: inproc.Options{Start: cfg.Now(), Log: cfg.Log,
-		Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
+	var err error
+	if s.sns, err = newLocalSNS(db, topics, cfg.Now, cfg.Log); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	p, err := pipeline.New(pipeline.Options{WebURL: cfg.PublicURL, Notifier: s.sns, Options: inproc.Options{Start: cfg.Now(),
+		Log: cfg.Log, Timer: cfg.Timer, TTLDelay: ttlDelay(cfg.TTLMaxDelay)}})
 	if err != nil {
 		return nil, fmt.Errorf("devserver: pipeline: %w", err)
 	}
@@ -202,27 +179,16 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 	if s.signer, err = NewSigner(key, cfg.TokenTTL, cfg.Now); err != nil {
 		return nil, err
 	}
-	if s.sns, err = newLocalSNS(db, LocalTopics(cfg.Shards), cfg.Now, cfg.Log); err != nil {
-		return nil, fmt.Errorf("devserver: %w", err)
-	}
 	if s.subscriber, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: s.sns, Settings: db.settings,
-		TopicArns: s.sns.topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
+		TopicArns: topics, Log: cfg.Log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	// The reconciler of the pipeline waits on its virtual clock; this one
-	// waits in real time, like the deployed one.
-	if s.reconciler, err = reconcile.New(cfg.Reconcile, reconcile.Deps{Schema: task.Schema,
-		Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Scheduler, Schedules: p.Scheduler, Firer: p.Firer,
-		Checkpoints: db.reconcileCP,
-		Clock:       wallClock{s}, Sleep: reconcile.Sleep, Log: cfg.Log}); err != nil {
+	deps := s.reconcileDeps()
+	deps.Checkpoints = db.reconcileCP
+	if s.reconciler, err = reconcile.New(reconcile.Config{}, deps); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	origins := []string{}
-	if cfg.PublicURL != "" {
-		origins = append(origins, cfg.PublicURL)
-	}
-	// One key seals both APIs' page cursors (each cursor is bound to its
-	// route and caller), kept in the data folder so a restart keeps them.
+	// One key, kept across restarts, seals both APIs' page cursors.
 	cursorKey, err := db.Secret("page-cursor-key", pagecursor.MinSecretBytes)
 	if err != nil {
 		return nil, err
@@ -230,16 +196,31 @@ func build(cfg Config, file *stateFile, saved map[string]json.RawMessage) (*Serv
 	if s.cursors, err = pagecursor.New(cursorKey); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
-	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.cursors, s.subscriber, append(origins, cfg.ExtraOrigins...), cfg.Log)
-	if err := s.openCampaigns(append(origins, cfg.ExtraOrigins...)); err != nil {
+	s.api = api.NewWithNotifications(apiClock{p.Service, wallClock{s}}, s.cursors, s.subscriber, s.origins(), cfg.Log)
+	if err := s.openCampaigns(s.origins()); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// apiClock is the task service with the wall clock's reading: the API
-// validates deadlines against the time of the request, not of the last
-// pipeline step.
+// reconcileDeps wire the task reconciler on the timer in use; it waits in
+// real time, as the deployed one.
+func (s *Server) reconcileDeps() reconcile.Deps {
+	p := s.pipe
+	return reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(p.Store, p.Store), Scheduler: p.Timer,
+		Schedules: p.Timer, Firer: p.Firer, Clock: wallClock{s}, Sleep: reconcile.Sleep, Log: s.log}
+}
+
+// origins are the allowed CORS origins: the server's own and the extra ones.
+func (s *Server) origins() []string {
+	if s.cfg.PublicURL == "" {
+		return s.cfg.ExtraOrigins
+	}
+	return append([]string{s.cfg.PublicURL}, s.cfg.ExtraOrigins...)
+}
+
+// apiClock is the task service reading the wall clock: the API checks
+// deadlines against the request's time, not the last step's.
 type apiClock struct {
 	*task.Service
 	clock wallClock
@@ -256,13 +237,11 @@ type part struct {
 	}
 }
 
-// versioned is a store that tells whether it changed (Version), so a save
-// does not encode it again when it did not: a campaign's tasks and emails
-// run to thousands.
+// versioned is a store that tells whether it changed, so a save does not
+// encode it again when it did not (a campaign's tasks run to thousands).
 type versioned interface{ Version() uint64 }
 
-// jsonFunc is a part that is not a store: get gives what to save, set
-// restores it.
+// jsonFunc is a part that is not a store: get saves, set restores.
 type jsonFunc[T any] struct {
 	get func() T
 	set func(T) error
@@ -290,12 +269,10 @@ func timerPart(t inmem.TimerScheduler) jsonFunc[[]timer.Schedule] {
 	}}
 }
 
-// parts are the saved state, encoded one after the other in this order:
-// a part is read before those its writers write to first (provisioning
-// arms a schedule, then saves its checkpoint; the API counts a sender's
-// limits, then creates the campaign; a send appends its email, then
-// marks its task sent), so a save taken while they run may miss a later
-// step, never hold it without the earlier one; a restart redoes it.
+// parts are the saved state, encoded in this order: a part is read before
+// those its writers write to first (a schedule before its checkpoint,
+// limits before the campaign, an email before its task), so a save taken
+// meanwhile may miss a later step, never hold it without the earlier one.
 func (s *Server) parts() []part {
 	return []part{
 		{"campaignCheckpoints", s.db.checkpoints},
@@ -360,46 +337,22 @@ func (s *Server) persist() error {
 	return s.file.save(b)
 }
 
-// deliver moves the expiry notifications the pipeline published since the
-// last call into the outbox.
-func (s *Server) deliver() error {
-	s.deliverMu.Lock()
-	defer s.deliverMu.Unlock()
-	sent := s.pipe.Outbox.Sent()
-	for ; s.delivered < len(sent); s.delivered++ {
-		if _, err := s.sns.Deliver(sent[s.delivered]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Tick runs one step at the clock's time: the pipeline to rest (stream,
-// queue, worker, schedules due, expiry), then the campaign schedules due;
-// it delivers new notifications to the outbox and saves what changed.
-func (s *Server) Tick(ctx context.Context) error {
-	_, err := s.step(ctx)
-	return err
-}
-
-// step is Tick, also returning how many campaign schedules fired.
-func (s *Server) step(ctx context.Context) (int, error) {
+// Tick runs one step at the clock's time: the pipeline to rest, then the
+// campaign schedules due, of which it returns how many fired; it saves
+// what changed.
+func (s *Server) Tick(ctx context.Context) (int, error) {
 	s.stepMu.Lock()
 	r, err := s.pipe.Drain(ctx, s.cfg.Now())
-	fired, ferr := s.campaigns.fireDue(ctx)
+	fired := s.campaigns.fireDue(ctx)
 	s.stepMu.Unlock()
 	if r.Moved() {
 		s.log.Info("pipeline step", "records", r.Records, "recordsFailed", r.RecordsFailed,
 			"delivered", r.Delivered, "deliveriesFailed", r.DeliveriesFailed, "fired", r.Fired, "outcomes", r.Outcomes)
 	}
-	if ferr != nil {
-		ferr = fmt.Errorf("campaign schedules: %w", ferr)
-	}
-	return fired, errors.Join(err, ferr, s.deliver(), s.persist())
+	return fired, errors.Join(err, s.persist())
 }
 
-// Reconcile runs the task and campaign reconcilers once, then delivers
-// and saves.
+// Reconcile runs the task and campaign reconcilers once, then saves.
 func (s *Server) Reconcile(ctx context.Context) error {
 	res, err := s.reconciler.Run(ctx)
 	if err != nil {
@@ -407,7 +360,7 @@ func (s *Server) Reconcile(ctx context.Context) error {
 	} else {
 		s.log.Info("reconciler run", "result", fmt.Sprintf("%+v", res))
 	}
-	return errors.Join(err, s.campaigns.reconcile(ctx), s.deliver(), s.persist())
+	return errors.Join(err, s.campaigns.reconcile(ctx), s.persist())
 }
 
 // RunOptions pace Run.
@@ -419,9 +372,8 @@ type RunOptions struct {
 	ReconcileEvery time.Duration
 }
 
-// Run steps the server every StepEvery (Tick: task and campaign
-// schedules alike) and runs both reconcilers every ReconcileEvery (and at
-// start) until ctx ends, then takes a last step and saves.
+// Run ticks every StepEvery and reconciles every ReconcileEvery (and at
+// start) until ctx ends, then takes a last step.
 func (s *Server) Run(ctx context.Context, o RunOptions) {
 	if o.StepEvery <= 0 {
 		o.StepEvery = 200 * time.Millisecond
@@ -450,27 +402,25 @@ func (s *Server) Run(ctx context.Context, o RunOptions) {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
-			if err := s.Tick(context.WithoutCancel(ctx)); err != nil {
+			if _, err := s.Tick(context.WithoutCancel(ctx)); err != nil {
 				s.log.Error("last pipeline step failed", "error", err.Error())
 			}
 			return
 		case <-t.C:
-			if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+			if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("pipeline step failed", "error", err.Error())
 			}
 		}
 	}
 }
 
-// Close stops the campaign services, saves the state and releases the
-// data folder.
+// Close stops the campaign services, saves and releases the data folder.
 func (s *Server) Close() error {
 	s.campaigns.close()
-	return errors.Join(s.deliver(), s.persist(), s.file.close())
+	return errors.Join(s.persist(), s.file.close())
 }
 
-// ttlDelay is the dev TTL sweeper's delay: uniform in [0, max] (max 0:
-// one minute).
+// ttlDelay is the TTL sweeper's delay: uniform in [0, max], max 0 a minute.
 func ttlDelay(max time.Duration) func() time.Duration {
 	if max <= 0 {
 		max = time.Minute

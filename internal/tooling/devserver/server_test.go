@@ -15,6 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/identity"
+	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
@@ -150,7 +151,7 @@ func (e *env) status(tok, id string) string {
 func (e *env) tick(d time.Duration) {
 	e.t.Helper()
 	e.clock.Advance(d)
-	if err := e.srv.Tick(context.Background()); err != nil {
+	if _, err := e.srv.Tick(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -306,7 +307,7 @@ func TestSignUpAndSignIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(subs) != 1 || subs[0].TopicArn != notify.TopicFor(e.srv.sns.topics, u.Sub) ||
+		if len(subs) != 1 || subs[0].TopicArn != notify.TopicFor(LocalTopics(localShards), u.Sub) ||
 			!notify.SamePolicy(subs[0].Attributes["FilterPolicy"], notify.FilterPolicy(u.Sub)) || !subs[0].Confirmed {
 			t.Fatalf("subscriptions %+v", subs)
 		}
@@ -438,19 +439,29 @@ func TestRestartKeepsState(t *testing.T) {
 }
 
 // TestReconcilerRepairs: a schedule lost while the server was down is
-// made again by the reconciler, which the server runs at start.
+// made again by the reconciler, which the server runs at start, whatever
+// the timer.
 func TestReconcilerRepairs(t *testing.T) {
-	e := newEnv(t)
-	tok := e.user("ada@example.com")
-	id := e.create(tok, "x", time.Minute)
-	if err := e.srv.pipe.Scheduler.Disarm(context.Background(), "task-"+id, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.srv.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := e.schedules(tok); len(got) != 1 || got[0].TaskID != id {
-		t.Fatalf("schedules %+v", got)
+	for _, l := range timerkind.Names() {
+		t.Run(string(l), func(t *testing.T) {
+			e := startWith(t, clock.NewFake(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)), Config{DataDir: t.TempDir(), Timer: l})
+			tok := e.user("ada@example.com")
+			id := e.create(tok, "x", time.Minute)
+			for _, sc := range e.srv.pipe.Timer.All() {
+				if err := e.srv.pipe.Timer.Disarm(context.Background(), sc.Name, sc.At); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := e.schedules(tok); len(got) != 0 {
+				t.Fatalf("schedules after the loss %+v", got)
+			}
+			if err := e.srv.Reconcile(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.schedules(tok); len(got) != 1 || got[0].TaskID != id {
+				t.Fatalf("schedules %+v", got)
+			}
+		})
 	}
 }
 

@@ -22,12 +22,8 @@ func TestNotificationSetting(t *testing.T) {
 	}
 	outbox := func(kind string) int {
 		t.Helper()
-		all, err := e.srv.db.Outbox()
-		if err != nil {
-			t.Fatal(err)
-		}
 		n := 0
-		for _, m := range all {
+		for _, m := range e.srv.db.Outbox() {
 			if m.Kind == kind && len(m.To) > 0 {
 				n++
 			}

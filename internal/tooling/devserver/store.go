@@ -23,12 +23,9 @@ const StateFile = "state.json"
 
 // Errors of the store; test with errors.Is.
 var (
-	// ErrUserExists: a user with that email is already stored.
-	ErrUserExists = errors.New("user already exists")
-	// ErrUserNotFound: no user with that email.
+	ErrUserExists   = errors.New("user already exists")
 	ErrUserNotFound = errors.New("user not found")
-	// ErrLocked: another process holds the data folder.
-	ErrLocked = errors.New("the data folder is in use by another process")
+	ErrLocked       = errors.New("the data folder is in use by another process")
 )
 
 // User is a local account: the stand-in for a Cognito user.
@@ -40,8 +37,7 @@ type User struct {
 	Password  PasswordHash `json:"password"`
 	CreatedAt time.Time    `json:"createdAt"`
 	// EmailVerified is set once a code sent to the address came back
-	// (the local stand-in of VerifyUserAttribute); a sign-up leaves it
-	// false, as an open pool's auto-confirmation does.
+	// (VerifyUserAttribute); a sign-up leaves it false.
 	EmailVerified bool `json:"emailVerified,omitempty"`
 }
 
@@ -59,8 +55,7 @@ type Email struct {
 	Seq  uint64    `json:"seq"`
 	Kind string    `json:"kind"`
 	At   time.Time `json:"at"`
-	// UserID is the user the message is about (the publish's userId
-	// attribute).
+	// UserID is the user the message is about.
 	UserID string `json:"userId"`
 	// TaskID is set for expiry notifications.
 	TaskID string `json:"taskId,omitempty"`
@@ -68,9 +63,8 @@ type Email struct {
 	To      []string `json:"to"`
 	Subject string   `json:"subject"`
 	Body    string   `json:"body"`
-	// Headers are the message's own headers as the mail would carry
-	// them (a campaign email's List-Unsubscribe and
-	// List-Unsubscribe-Post), in order; none for the others.
+	// Headers are a campaign email's own (List-Unsubscribe and
+	// List-Unsubscribe-Post), in order.
 	Headers []Header `json:"headers,omitempty"`
 }
 
@@ -81,14 +75,13 @@ type Header struct {
 }
 
 // EmailKey is how a user's email is keyed: trimmed and in lower case, as
-// a Cognito pool with case-insensitive usernames compares them.
+// a pool with case-insensitive usernames compares them.
 func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // store is the dev server's state in memory: the in-memory stand-ins of
-// the campaign and settings ports (internal/tooling/memory), the local
-// accounts, subscriptions, outbox and secrets (local), and the task
-// reconciler's checkpoint. The server saves it,
-// with the pipeline's tasks and schedules, to one file (server.go).
+// the ports (internal/tooling/memory) and what only make dev keeps
+// (local). The server saves it, with the pipeline's tasks and schedules,
+// to one file (server.go).
 type store struct {
 	local
 	reconcileCP  *inmem.Checkpoints
@@ -106,17 +99,9 @@ func newStore(topics []string) *store {
 		checkpoints: memory.NewCampaignCheckpoints(), limits: memory.NewSenderLimits(), suppressions: memory.NewSuppressions()}
 }
 
-// CampaignStore, Suppressions, CampaignCheckpoints and SenderLimits are
-// the campaign ports' stores.
-func (d *store) CampaignStore() *memory.CampaignStore             { return d.campaigns }
-func (d *store) Suppressions() *memory.Suppressions               { return d.suppressions }
-func (d *store) CampaignCheckpoints() *memory.CampaignCheckpoints { return d.checkpoints }
-func (d *store) SenderLimits() *memory.SenderLimits               { return d.limits }
-
 // local is what only the dev server keeps: its users (by EmailKey),
-// outbox, each campaign send's outbox entry
-// (by idempotency key) and random secrets. Its methods are safe for
-// concurrent use.
+// outbox, each campaign send's outbox entry (Receipts, by idempotency
+// key) and random secrets. Its methods are safe for concurrent use.
 type local struct {
 	mu       sync.Mutex
 	Users    map[string]User   `json:"users"`
@@ -171,8 +156,8 @@ func (d *local) User(email string) (User, error) {
 	return u, nil
 }
 
-// UserBySub reads a user by sub (a scan: the dev server holds a few
-// users); ErrUserNotFound if none.
+// UserBySub reads a user by sub (a scan of a few users); ErrUserNotFound
+// if none.
 func (d *local) UserBySub(sub string) (User, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -184,18 +169,8 @@ func (d *local) UserBySub(sub string) (User, error) {
 	return User{}, ErrUserNotFound
 }
 
-// SetPassword replaces a user's password hash; ErrUserNotFound if none.
-func (d *local) SetPassword(email string, h PasswordHash) error {
-	return d.updateUser(email, func(u *User) { u.Password = h })
-}
-
-// SetEmailVerified marks a user's address verified (by a code, as
-// Cognito's VerifyUserAttribute does); ErrUserNotFound if none.
-func (d *local) SetEmailVerified(email string) error {
-	return d.updateUser(email, func(u *User) { u.EmailVerified = true })
-}
-
-func (d *local) updateUser(email string, change func(*User)) error {
+// UpdateUser applies change to a stored user; ErrUserNotFound if none.
+func (d *local) UpdateUser(email string, change func(*User)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	u, ok := d.Users[EmailKey(email)]
@@ -210,10 +185,10 @@ func (d *local) updateUser(email string, change func(*User)) error {
 
 // AppendEmail adds e to the outbox with the next sequence number, and
 // returns it as stored.
-func (d *local) AppendEmail(e Email) (Email, error) {
+func (d *local) AppendEmail(e Email) Email {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.appendEmail(e), nil
+	return d.appendEmail(e)
 }
 
 func (d *local) appendEmail(e Email) Email {
@@ -224,40 +199,39 @@ func (d *local) appendEmail(e Email) Email {
 }
 
 // Outbox returns every email, oldest first.
-func (d *local) Outbox() ([]Email, error) {
+func (d *local) Outbox() []Email {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return slices.Clone(d.Emails), nil
+	return slices.Clone(d.Emails)
 }
 
 // AppendEmailOnce appends e to the outbox once per key (a campaign
-// send's idempotency key): it returns the email appended with key, and
-// first true when this call appended it. The check, the append and the
-// receipt are one locked write.
-func (d *local) AppendEmailOnce(key string, e Email) (stored Email, first bool, err error) {
+// send's idempotency key), in one locked write: it returns the email
+// appended with key, and first true when this call appended it.
+func (d *local) AppendEmailOnce(key string, e Email) (stored Email, first bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if seq, ok := d.Receipts[key]; ok {
-		return d.Emails[seq-1], false, nil
+		return d.Emails[seq-1], false
 	}
 	e = d.appendEmail(e)
 	d.Receipts[key] = e.Seq
-	return e, true, nil
+	return e, true
 }
 
 // EmailOnce returns the email AppendEmailOnce appended with key; found
 // false if none.
-func (d *local) EmailOnce(key string) (e Email, found bool, err error) {
+func (d *local) EmailOnce(key string) (e Email, found bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if seq, ok := d.Receipts[key]; ok {
-		return d.Emails[seq-1], true, nil
+		return d.Emails[seq-1], true
 	}
-	return Email{}, false, nil
+	return Email{}, false
 }
 
-// Secret returns the named random secret of n bytes, made the first time
-// it is asked for and saved with the state, so it survives restarts.
+// Secret returns the named random secret of n bytes, made at first use
+// and saved with the state.
 func (d *local) Secret(name string, n int) ([]byte, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -280,15 +254,19 @@ type stateFile struct {
 	saved []byte
 }
 
-// openState locks dir (ErrLocked if another process holds it) and
-// reads the parts saved in it (none: a new folder).
+// openState locks dir (ErrLocked if another process holds it) and reads
+// the parts saved in it.
 func openState(dir string) (*stateFile, map[string]json.RawMessage, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("devserver: create data folder: %w", err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("devserver: lock data folder: %w", err)
+	}
+	if err := tryLock(lock); err != nil { // released when lock is closed or the process ends
+		_ = lock.Close()
+		return nil, nil, fmt.Errorf("devserver: %s: %w (%w)", dir, ErrLocked, err)
 	}
 	f := &stateFile{path: filepath.Join(dir, StateFile), lock: lock}
 	parts := map[string]json.RawMessage{}
@@ -304,23 +282,8 @@ func openState(dir string) (*stateFile, map[string]json.RawMessage, error) {
 	return f, parts, nil
 }
 
-// lockDir locks dir's lock file for this process (tryLock); ErrLocked
-// when another process holds it.
-func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("devserver: lock data folder: %w", err)
-	}
-	if err := tryLock(f); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("devserver: %s: %w (%w)", dir, ErrLocked, err)
-	}
-	return f, nil
-}
-
-// save writes b unless it is what the file holds: to a temporary file
-// in the same folder, synced, then renamed over the state, so a crash
-// leaves the old state or the new, never half of one.
+// save writes b unless the file holds it: to a synced temporary file
+// renamed over the state, so a crash leaves the old state or the new.
 func (f *stateFile) save(b []byte) error {
 	if bytes.Equal(b, f.saved) {
 		return nil

@@ -23,28 +23,25 @@ const (
 	KindTaskReminder = "task-reminder"
 )
 
-// localSNS stands in for the notification topics: the SNS adapter the
-// functions run (awssns: the PostAuthentication rule's subscriptions and
-// the expiry publisher) over the in-memory model of SNS (snsfake, saved
-// with the state), which routes a notification as SNS would (the user's
-// shard topic, then the confirmed subscriptions whose filter policy
-// matches the userId attribute) into the outbox.
-//
-// There is no inbox to click a confirmation link in, so a new subscription
-// is confirmed at once; the confirmation email it would have sent is put
-// in the outbox.
+// localSNS stands in for the notification topics: the functions' SNS
+// adapter (awssns) over the in-memory model of SNS (snsfake, saved with
+// the state), which routes a notification as SNS would, into the outbox.
+// With no inbox to click a confirmation link in, a new subscription is
+// confirmed at once; the confirmation email lands in the outbox.
 type localSNS struct {
 	*awssns.Subscriptions
-	mu     sync.Mutex // one call at a time: a publish's deliveries are the last ones
-	fake   *snsfake.SNS
-	pub    *awssns.Publisher
-	db     *store
-	topics []string
-	now    func() time.Time
-	log    *slog.Logger
+	mu   sync.Mutex // one call at a time: a publish's deliveries are the last ones
+	fake *snsfake.SNS
+	pub  *awssns.Publisher
+	db   *store
+	now  func() time.Time
+	log  *slog.Logger
 }
 
-var _ notify.Subscriptions = (*localSNS)(nil)
+var (
+	_ notify.Subscriptions = (*localSNS)(nil)
+	_ task.Notifier        = (*localSNS)(nil)
+)
 
 // LocalTopics are the local stand-ins for the sharded notification topics.
 func LocalTopics(shards int) []string {
@@ -64,7 +61,7 @@ func newLocalSNS(db *store, topics []string, now func() time.Time, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	return &localSNS{Subscriptions: subs, fake: db.sns, pub: pub, db: db, topics: topics, now: now, log: log}, nil
+	return &localSNS{Subscriptions: subs, fake: db.sns, pub: pub, db: db, now: now, log: log}, nil
 }
 
 // Subscribe implements notify.Subscriptions: SNS's subscribe, then at once
@@ -80,28 +77,28 @@ func (l *localSNS) Subscribe(ctx context.Context, topicArn, email, policy string
 	if err := l.fake.Confirm(topicArn, email); err != nil {
 		return "", err
 	}
-	_, err = l.send(Email{Kind: KindConfirmation, To: []string{email},
+	l.send(Email{Kind: KindConfirmation, To: []string{email},
 		Subject: "AWS Notification - Subscription Confirmation",
 		Body: "You have chosen to subscribe to the topic:\n" + topicArn +
 			"\n\nThe local dev server confirmed this subscription for you; SNS would have asked you to click a link.\n"})
-	return arn, err
+	return arn, nil
 }
 
-// Deliver publishes an expiry notification, or a reminder before the
-// deadline (kind KindTaskReminder), and puts it in the outbox addressed
-// to whom SNS delivered it.
-func (l *localSNS) Deliver(n task.Notification) (Email, error) {
+// Publish implements task.Notifier: it publishes an expiry notification,
+// or a reminder before the deadline (KindTaskReminder), and puts it in
+// the outbox addressed to whom SNS delivered it.
+func (l *localSNS) Publish(ctx context.Context, n task.Notification) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// The message shows times in the user's zone, as the expiry
-	// function's notifier does (notify.InUserTimeZone).
-	n, err := notify.UserTimeZone(context.Background(), l.db.settings, n)
+	// The message shows times in the user's zone, as the notify
+	// function's does (notify.InUserTimeZone).
+	n, err := notify.UserTimeZone(ctx, l.db.settings, n)
 	if err != nil {
 		l.log.Warn("time zone unknown: the email shows times in UTC", "taskId", n.TaskID, "error", err.Error())
 	}
 	before := len(l.fake.Deliveries())
-	if err := l.pub.Publish(context.Background(), n); err != nil {
-		return Email{}, fmt.Errorf("publish: %w", err)
+	if err := l.pub.Publish(ctx, n); err != nil {
+		return fmt.Errorf("publish: %w", err)
 	}
 	to := []string{}
 	for _, d := range l.fake.Deliveries()[before:] {
@@ -112,17 +109,14 @@ func (l *localSNS) Deliver(n task.Notification) (Email, error) {
 	if n.Reminder != "" {
 		kind = KindTaskReminder
 	}
-	return l.send(Email{Kind: kind, UserID: n.UserID, TaskID: n.TaskID, To: to, Subject: m.Subject, Body: m.Body})
+	l.send(Email{Kind: kind, UserID: n.UserID, TaskID: n.TaskID, To: to, Subject: m.Subject, Body: m.Body})
+	return nil
 }
 
 // send stamps, stores and logs an outbox email.
-func (l *localSNS) send(e Email) (Email, error) {
+func (l *localSNS) send(e Email) {
 	e.At = l.now().UTC()
-	e, err := l.db.AppendEmail(e)
-	if err != nil {
-		return e, fmt.Errorf("outbox: %w", err)
-	}
+	e = l.db.AppendEmail(e)
 	l.log.Info("outbox: email would have been sent", "seq", e.Seq, "kind", e.Kind, "to", strings.Join(e.To, ","),
 		"userId", e.UserID, "taskId", e.TaskID, "subject", e.Subject)
-	return e, nil
 }

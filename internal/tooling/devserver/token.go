@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/unschedule/unschedule/internal/core/clock"
 )
 
 // Token errors. Every one means "401": the caller learns no more than
@@ -44,23 +42,18 @@ type Claims struct {
 	Expires    int64    `json:"exp"`
 }
 
-type header struct {
-	Alg string `json:"alg"`
-	Typ string `json:"typ"`
-}
-
 // Signer makes and checks HMAC-SHA256 signed tokens in the compact JWT
-// form (header.claims.signature, base64url without padding). It stands in
-// for the Cognito user pool (which signs) and the API Gateway authorizer
-// (which verifies).
+// form (header.claims.signature, base64url without padding): the
+// Cognito user pool (which signs) and the API Gateway authorizer (which
+// verifies) of make dev.
 type Signer struct {
 	key []byte
 	ttl time.Duration
 	now func() time.Time
 }
 
-// NewSigner signs with key (at least 32 bytes); tokens live for ttl. now
-// defaults to the wall clock.
+// NewSigner signs with key (at least 32 bytes); tokens live for ttl on
+// the clock now.
 func NewSigner(key []byte, ttl time.Duration, now func() time.Time) (*Signer, error) {
 	if len(key) < 32 {
 		return nil, fmt.Errorf("devserver: token key must be at least 32 bytes (given %d)", len(key))
@@ -68,13 +61,13 @@ func NewSigner(key []byte, ttl time.Duration, now func() time.Time) (*Signer, er
 	if ttl <= 0 {
 		return nil, fmt.Errorf("devserver: token lifetime must be positive (given %s)", ttl)
 	}
-	if now == nil {
-		now = clock.System{}.Now
-	}
 	return &Signer{key: append([]byte(nil), key...), ttl: ttl, now: now}, nil
 }
 
-var b64 = base64.RawURLEncoding
+var (
+	b64       = base64.RawURLEncoding
+	jwtHeader = b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+)
 
 // Sign issues an ID token saying who: its Sub, Email, EmailVerified,
 // EmailProof and Groups (the issuer, use and times are the signer's).
@@ -83,16 +76,12 @@ func (s *Signer) Sign(who Claims) (string, error) {
 		return "", fmt.Errorf("sign: %w (sub)", ErrTokenClaims)
 	}
 	now := s.now()
-	h, err := json.Marshal(header{Alg: "HS256", Typ: "JWT"})
-	if err != nil {
-		return "", fmt.Errorf("sign: %w", err)
-	}
 	c, err := json.Marshal(Claims{Sub: who.Sub, Email: who.Email, EmailVerified: who.EmailVerified, EmailProof: who.EmailProof, Groups: who.Groups,
 		Issuer: Issuer, TokenUse: "id", IssuedAt: now.Unix(), Expires: now.Add(s.ttl).Unix()})
 	if err != nil {
 		return "", fmt.Errorf("sign: %w", err)
 	}
-	signed := b64.EncodeToString(h) + "." + b64.EncodeToString(c)
+	signed := jwtHeader + "." + b64.EncodeToString(c)
 	return signed + "." + b64.EncodeToString(s.mac(signed)), nil
 }
 
@@ -102,6 +91,18 @@ func (s *Signer) mac(signed string) []byte {
 	return m.Sum(nil)
 }
 
+// decodePart decodes one base64url JSON part of a token into v.
+func decodePart(name, part string, v any) error {
+	b, err := b64.DecodeString(part)
+	if err == nil {
+		err = json.Unmarshal(b, v)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrTokenMalformed, name, err)
+	}
+	return nil
+}
+
 // Verify checks a token's form, algorithm, signature (in constant time),
 // expiry, issuer and use, and returns its claims.
 func (s *Signer) Verify(token string) (Claims, error) {
@@ -109,13 +110,9 @@ func (s *Signer) Verify(token string) (Claims, error) {
 	if len(parts) != 3 {
 		return Claims{}, ErrTokenMalformed
 	}
-	hb, err := b64.DecodeString(parts[0])
-	if err != nil {
-		return Claims{}, fmt.Errorf("%w: header: %w", ErrTokenMalformed, err)
-	}
-	var h header
-	if err := json.Unmarshal(hb, &h); err != nil {
-		return Claims{}, fmt.Errorf("%w: header: %w", ErrTokenMalformed, err)
+	var h struct{ Alg string }
+	if err := decodePart("header", parts[0], &h); err != nil {
+		return Claims{}, err
 	}
 	if h.Alg != "HS256" {
 		return Claims{}, fmt.Errorf("%w (given %q)", ErrTokenAlg, h.Alg)
@@ -127,13 +124,9 @@ func (s *Signer) Verify(token string) (Claims, error) {
 	if !hmac.Equal(sig, s.mac(parts[0]+"."+parts[1])) {
 		return Claims{}, ErrTokenSignature
 	}
-	cb, err := b64.DecodeString(parts[1])
-	if err != nil {
-		return Claims{}, fmt.Errorf("%w: claims: %w", ErrTokenMalformed, err)
-	}
 	var c Claims
-	if err := json.Unmarshal(cb, &c); err != nil {
-		return Claims{}, fmt.Errorf("%w: claims: %w", ErrTokenMalformed, err)
+	if err := decodePart("claims", parts[1], &c); err != nil {
+		return Claims{}, err
 	}
 	if c.Sub == "" || c.Issuer != Issuer || c.TokenUse != "id" {
 		return Claims{}, ErrTokenClaims
