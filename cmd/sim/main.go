@@ -33,23 +33,24 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout))
 }
 
+// options are the flags beside the runs' configuration.
 type options struct {
-	seeds, workers        int
-	first, seed           int64
-	concurrent, anyWriter bool
+	seeds, workers int
+	first, seed    int64
 }
 
 func run(args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(out)
 	var o options
+	var base sim.Config
 	fs.IntVar(&o.seeds, "seeds", 10000, "how many histories to run")
 	fs.Int64Var(&o.first, "first", 1, "the first seed of a -seeds run")
 	fs.Int64Var(&o.seed, "seed", 0, "replay this one seed and print its trace")
 	fs.IntVar(&o.workers, "workers", 0, "parallel histories (default GOMAXPROCS)")
 	_ = fs.Bool("strict", true, "no effect: every invariant is strict (kept so that older replay commands run)")
-	fs.BoolVar(&o.concurrent, "concurrent-fires", true, "tasks: also inject concurrent duplicate invocations of a schedule")
-	fs.BoolVar(&o.anyWriter, "any-writer", false, "tasks: write a fifth of them straight into the table, not through the API")
+	fs.BoolVar(&base.ConcurrentFires, "concurrent-fires", true, "tasks: also inject concurrent duplicate invocations of a schedule")
+	fs.BoolVar(&base.AnyWriter, "any-writer", false, "tasks: write a fifth of them straight into the table, not through the API")
 	timer := fs.String("timer", "scheduler", "the timer that fires: scheduler, stepfunctions, ttl, or all (each in turn)")
 	layer := fs.String("layer", "", "deprecated: the old name of -timer")
 	workload := fs.String("workload", "tasks", "what the histories run: tasks (with their reminders), campaigns (campaign sends), futureevents, deferredjobs, or all (each in turn)")
@@ -86,7 +87,8 @@ func run(args []string, out io.Writer) int {
 	for _, w := range workloads {
 		for _, t := range timers {
 			if sim.Applies(w, t) {
-				runs = append(runs, sim.Config{Workload: w, Timer: t, ConcurrentFires: o.concurrent, AnyWriter: o.anyWriter})
+				base.Workload, base.Timer = w, t
+				runs = append(runs, base)
 			}
 		}
 	}
@@ -112,8 +114,7 @@ func replayFlags(cfg sim.Config) string {
 	if def, _ := timerkind.Lookup(""); cfg.Timer != "" && cfg.Timer != def.Name {
 		flags += " -timer " + string(cfg.Timer)
 	}
-	switch cfg.Workload {
-	case sim.WorkloadCampaigns, sim.WorkloadFutureEvents, sim.WorkloadDeferredJobs:
+	if cfg.Workload != "" && cfg.Workload != sim.WorkloadTasks {
 		return flags + " -workload " + string(cfg.Workload)
 	}
 	if !cfg.ConcurrentFires {
@@ -143,13 +144,14 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 		base.Seed = o.seed
 		base.Trace = func(line string) { fmt.Fprintln(out, line) }
 		r := sim.Run(base)
+		fmt.Fprintf(out, "seed %d: ", r.Seed)
 		switch base.Workload {
 		case sim.WorkloadCampaigns:
-			fmt.Fprintf(out, "seed %d: %d sends: %d sent, %d failed, %d cancelled\n", r.Seed, r.Sends, r.Sent, r.SendsFailed, r.SendsCancelled)
+			fmt.Fprintf(out, "%d sends: %d sent, %d failed, %d cancelled\n", r.Sends, r.Sent, r.SendsFailed, r.SendsCancelled)
 		case sim.WorkloadFutureEvents, sim.WorkloadDeferredJobs:
-			fmt.Fprintf(out, "seed %d: %d items, %d target runs\n", r.Seed, r.Items, r.Deliveries)
+			fmt.Fprintf(out, "%d items, %d target runs\n", r.Items, r.Deliveries)
 		default:
-			fmt.Fprintf(out, "seed %d: %d tasks, %d requests, %d notifications, %d reminders\n", r.Seed, r.Tasks, r.Requests, r.Notifications, r.Reminders)
+			fmt.Fprintf(out, "%d tasks, %d requests, %d notifications, %d reminders\n", r.Tasks, r.Requests, r.Notifications, r.Reminders)
 		}
 		printCounts(out, r.Faults)
 		for _, v := range r.Violations {
@@ -162,20 +164,17 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 		return 0
 	}
 	s := sim.RunMany(base, o.first, o.seeds, o.workers)
-	rate := float64(s.Histories) / s.Elapsed.Seconds()
+	fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; ", s.Histories, s.Elapsed.Round(1e6), float64(s.Histories)/s.Elapsed.Seconds())
 	switch base.Workload {
 	case sim.WorkloadCampaigns:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d sends: %d sent, %d failed, %d cancelled\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled)
+		fmt.Fprintf(out, "%d sends: %d sent, %d failed, %d cancelled\n", s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled)
 	case sim.WorkloadFutureEvents:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d events scheduled, %d deliveries\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Items, s.Deliveries)
+		fmt.Fprintf(out, "%d events scheduled, %d deliveries\n", s.Items, s.Deliveries)
 	case sim.WorkloadDeferredJobs:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tenant windows with activity, %d jobs queued\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Items, s.Deliveries)
+		fmt.Fprintf(out, "%d tenant windows with activity, %d jobs queued\n", s.Items, s.Deliveries)
 	default:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tasks, %d API requests, %d notifications, %d reminders (%d owed by I6)\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
+		fmt.Fprintf(out, "%d tasks, %d API requests, %d notifications, %d reminders (%d owed by I6)\n",
+			s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
 		fmt.Fprintf(out, "notification lag after the deadline: p50 %s, p99 %s, max %s\n", s.LagP50, s.LagP99, s.LagMax)
 	}
 	printCounts(out, s.Faults)

@@ -13,19 +13,7 @@ type Summary struct {
 	// Failed holds the results with violations, ordered by seed.
 	Failed []Result
 	Faults map[Fault]int
-	Tasks  int
-	// PutDirect counts the tasks written straight into the table.
-	PutDirect     int
-	Requests      int
-	Notifications int
-	// Reminders counts the reminders published before deadlines.
-	Reminders int
-	// RemindersOwed counts the reminder times I6's liveness checked.
-	RemindersOwed int
-	// Sends, Sent, SendsFailed and SendsCancelled sum the campaigns'.
-	Sends, Sent, SendsFailed, SendsCancelled int
-	// Items and Deliveries sum the adopters' workloads'.
-	Items, Deliveries int
+	Counts
 	// Lag quantiles of notification time minus deadline.
 	LagP50, LagP99, LagMax time.Duration
 	Elapsed                time.Duration
@@ -71,18 +59,7 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		for k, v := range r.Faults {
 			sum.Faults[k] += v
 		}
-		sum.Tasks += r.Tasks
-		sum.PutDirect += r.PutDirect
-		sum.Requests += r.Requests
-		sum.Notifications += r.Notifications
-		sum.Reminders += r.Reminders
-		sum.RemindersOwed += r.RemindersOwed
-		sum.Sends += r.Sends
-		sum.Sent += r.Sent
-		sum.SendsFailed += r.SendsFailed
-		sum.SendsCancelled += r.SendsCancelled
-		sum.Items += r.Items
-		sum.Deliveries += r.Deliveries
+		sum.add(r.Counts)
 		lags = append(lags, r.Lags...)
 	}
 	sort.Slice(sum.Failed, func(i, j int) bool { return sum.Failed[i].Seed < sum.Failed[j].Seed })

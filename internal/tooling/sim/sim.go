@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -167,11 +168,8 @@ type Violation struct {
 
 func (v Violation) String() string { return v.Invariant + ": " + v.Msg }
 
-// Result is what one history did.
-type Result struct {
-	Seed       int64
-	Violations []Violation
-	Faults     map[Fault]int
+// Counts are what histories did, for the report.
+type Counts struct {
 	// Tasks created, API requests served, notifications published.
 	Tasks, Requests, Notifications int
 	// Reminders counts the reminders published (I6); RemindersOwed the
@@ -180,8 +178,6 @@ type Result struct {
 	// PutDirect counts the tasks written straight into the table (not
 	// through the API), which the stream path schedules.
 	PutDirect int
-	// Lags are notification times minus deadlines, one per notification.
-	Lags []time.Duration
 	// Sends counts a campaign's planned sends; Sent, SendsFailed and
 	// SendsCancelled how they ended.
 	Sends, Sent, SendsFailed, SendsCancelled int
@@ -189,6 +185,24 @@ type Result struct {
 	// tenant windows marked), Deliveries its target's runs (events
 	// delivered, jobs queued).
 	Items, Deliveries int
+}
+
+// add adds o's counts to c's.
+func (c *Counts) add(o Counts) {
+	sum, more := reflect.ValueOf(c).Elem(), reflect.ValueOf(o)
+	for i := range sum.NumField() {
+		sum.Field(i).SetInt(sum.Field(i).Int() + more.Field(i).Int())
+	}
+}
+
+// Result is what one history did.
+type Result struct {
+	Seed       int64
+	Violations []Violation
+	Faults     map[Fault]int
+	Counts
+	// Lags are notification times minus deadlines, one per notification.
+	Lags []time.Duration
 }
 
 // Failed reports whether an invariant broke.
