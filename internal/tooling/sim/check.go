@@ -16,7 +16,7 @@ func (w *world) checkAtRest() {
 	for _, t := range w.mem.All() {
 		sc, ok := w.sched.Lookup(task.ScheduleName(t.TaskID))
 		switch {
-		case t.Status != task.StatusPending && ok && !w.staleAfterCancel(t):
+		case t.Status != task.StatusPending && ok && !w.staleAfterCancel(task.ScheduleName(t.TaskID), t.DueAt):
 			w.violate("I3", "task %s is %s but has a schedule at %s", t.TaskID, t.Status, task.FormatTime(sc.At))
 		case t.Status == task.StatusPending && t.DueAt.After(w.passEnd):
 			want := task.ScheduleFor(t)
@@ -36,7 +36,11 @@ func (w *world) checkAtRest() {
 		if !ok {
 			continue // a reminder schedule: checked below
 		}
-		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) && !w.staleOfGone(sc) {
+		var due time.Time // the deleted task's last due time
+		if t := w.tasks[id]; t != nil {
+			due = w.currentDue(t)
+		}
+		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) && !w.staleAfterCancel(sc.Name, due) {
 			w.violate("I3", "schedule %s has no task", sc.Name)
 		}
 	}

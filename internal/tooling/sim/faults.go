@@ -15,180 +15,140 @@ import (
 // Fault is a kind of injected fault. Result.Faults counts each.
 type Fault string
 
-// The faults the simulation injects.
+// The faults the simulation injects (and a few actions and observations
+// the report counts beside them).
 const (
-	// FaultStreamReplay: a shard delivers again records it had already
-	// delivered (its position moves back).
+	// FaultStreamReplay: a shard delivers records again (its position
+	// moves back).
 	FaultStreamReplay Fault = "stream-record-replayed"
-	// FaultStreamRedelivered: the stream processor enqueued a batch but
-	// timed out before it was checkpointed; the whole batch comes again.
+	// FaultStreamRedelivered: a batch was enqueued but not checkpointed;
+	// it comes again.
 	FaultStreamRedelivered Fault = "stream-batch-redelivered"
-	// FaultEnqueueRejected: SQS refused a message (throttled); the adapter
-	// stops there and the record is retried.
+	// FaultEnqueueRejected: SQS refused a message; the adapter stops there.
 	FaultEnqueueRejected Fault = "enqueue-rejected"
-	// FaultEnqueueUnknown: the messages were sent but the call failed, so
-	// the processor retries records whose messages are already queued.
+	// FaultEnqueueUnknown: the messages were sent but the call failed.
 	FaultEnqueueUnknown Fault = "enqueue-outcome-unknown"
-	// FaultAckLost: the worker did its work but the delete of the message
-	// failed; SQS delivers it again (a duplicated delivery).
+	// FaultAckLost: the worker's delete of a message failed; it comes again.
 	FaultAckLost Fault = "sqs-ack-lost"
-	// FaultVisibilityTimeout: a worker stalled past the visibility timeout;
-	// a second worker received the same messages and finished first, then
-	// the stalled one applied its (now stale) batch.
+	// FaultVisibilityTimeout: a worker stalled past the visibility timeout
+	// and applied its stale batch after a second worker finished it.
 	FaultVisibilityTimeout Fault = "visibility-timeout-mid-processing"
-	// FaultWorkerCrash: the worker crashed part-way through a batch, after
-	// its scheduler calls and before any ack.
+	// FaultWorkerCrash: the worker crashed after its scheduler calls,
+	// before any ack.
 	FaultWorkerCrash Fault = "worker-crash-before-ack"
-	// FaultSchedulerThrottled: a scheduler call was refused (throttled).
+	// FaultSchedulerThrottled: a scheduler call was refused.
 	FaultSchedulerThrottled Fault = "scheduler-throttled"
 	// FaultSchedulerResponseLost: a scheduler call took effect but its
 	// caller saw an error.
 	FaultSchedulerResponseLost Fault = "scheduler-response-lost"
-	// FaultScheduleCreateFailed: the API's schedule create failed (a
-	// throttled or lost create at task creation).
+	// FaultScheduleCreateFailed: the API's schedule create failed.
 	FaultScheduleCreateFailed Fault = "schedule-create-failed"
 	// FaultFiredTwice: a schedule invoked the expiry function twice.
 	FaultFiredTwice Fault = "schedule-fired-twice"
 	// FaultFiredLate: a schedule invoked the expiry function late.
 	FaultFiredLate Fault = "schedule-fired-late"
-	// FaultFiredEarly (EventBridge Scheduler timer): a deadline's or a
-	// reminder's schedule invoked the expiry function up to 59 s before
-	// its time. The Scheduler fires anywhere within the minute of its
-	// expression; the adapter places schedules on the minute at or after
-	// the due time (awsscheduler.ScheduleTime), and this fault is the
-	// firing that comes early anyway: the expiry must fail it so that the
-	// retry brings it back, since its schedule deleted itself.
+	// FaultFiredEarly (EventBridge Scheduler): a schedule fired up to 59 s
+	// early, within the minute of its expression; the expiry must fail it
+	// so that the retry brings it back (its schedule deleted itself).
 	FaultFiredEarly Fault = "schedule-fired-early"
-	// FaultScheduleRecordFailed: the API's write that records a schedule
-	// as made (Task.ScheduledFor) failed: the task stays unconfirmed and
-	// the reconciler reads its schedule back.
+	// FaultScheduleRecordFailed: the API's record of a schedule as made
+	// (Task.ScheduledFor) failed; the reconciler reads it back.
 	FaultScheduleRecordFailed Fault = "schedule-record-failed"
-	// FaultExpireWriteFailed: the expiry's conditional write failed (not
-	// a condition failure: the table was unavailable).
+	// FaultExpireWriteFailed: the expiry's conditional write failed (the
+	// table was unavailable).
 	FaultExpireWriteFailed Fault = "expire-write-failed"
 	// FaultPublishFailed: SNS refused the notification (campaigns: SES
-	// refused the send with a retryable error).
+	// refused the send; adopters: the target refused).
 	FaultPublishFailed Fault = "publish-failed"
-	// FaultCrashAfterPublish: the expiry function crashed after SNS took
-	// the notification and before it was recorded (campaigns: the send
-	// worker, after SES took the message and before the task's write).
+	// FaultCrashAfterPublish: a crash after the notification, send or
+	// target run, before its record.
 	FaultCrashAfterPublish Fault = "crash-after-publish"
 	// FaultMarkNotifiedFailed: recording the notification failed.
 	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
-	// FaultRemindWriteFailed: a reminder's conditional claim fails (the
-	// scheduler retries the firing).
+	// FaultRemindWriteFailed: a reminder's conditional claim failed.
 	FaultRemindWriteFailed Fault = "remind-claim-failed"
-	// FaultMarkRemindedFailed: recording a published reminder fails (one
-	// duplicate reminder allowed).
+	// FaultMarkRemindedFailed: recording a published reminder failed.
 	FaultMarkRemindedFailed Fault = "mark-reminded-failed"
-	// FaultReconcilerInterleaved: a reconciler run (with a small budget,
-	// resuming from its checkpoint) interleaved with everything else.
+	// FaultReconcilerInterleaved: a reconciler run with a small budget
+	// interleaved with everything else.
 	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"
-	// FaultDeadlineRace: a deadline change or completion issued in the
-	// same instant as the old schedule's firing, in random order.
+	// FaultDeadlineRace: a deadline change or completion in the instant
+	// the old schedule fires.
 	FaultDeadlineRace Fault = "deadline-change-racing-fire"
 	// FaultSignInSNSFailed: an SNS call of the PostAuthentication trigger
 	// failed.
 	FaultSignInSNSFailed Fault = "signin-sns-failed"
-	// FaultConcurrentFire: a duplicate invocation ran concurrently with
-	// the first, between its conditional write (or notification claim)
-	// and its publish; when it fails, the scheduler retries it. Injected
-	// only with Config.ConcurrentFires.
+	// FaultConcurrentFire: a duplicate invocation ran between the first's
+	// conditional write (or claim) and its publish (Config.ConcurrentFires).
 	FaultConcurrentFire Fault = "concurrent-duplicate-fire"
-	// FaultDLQRedriven: an expiry invocation that used up its attempts was
-	// redriven from the scheduler's dead-letter queue by the operator at
-	// the end of the history (not a fault: the recovery of one).
+	// FaultDLQRedriven (a recovery): the operator redrove a dead invocation
+	// at the end of the history.
 	FaultDLQRedriven Fault = "expiry-dlq-redriven"
-	// FaultDuplicateExecution (StepFunctions timer): the item's execution
-	// invoked the expiry function twice (the Lambda task retried after a
-	// timeout, or a second execution ran).
+	// FaultDuplicateExecution (Step Functions): the execution invoked the
+	// expiry function twice.
 	FaultDuplicateExecution Fault = "sfn-duplicate-execution"
-	// FaultStopRace (StepFunctions timer): a move or cancel stopped an
-	// execution whose Wait had already ended: the invocation still ran.
+	// FaultStopRace (Step Functions): a stop came after the Wait ended.
 	FaultStopRace Fault = "sfn-stop-racing-wait-end"
-	// FaultStaleExecution (StepFunctions timer, observed, not injected):
-	// at rest, an item had a stale execution running that no cancel or
-	// move can name: beside its right one (a create that raced a move,
-	// or a replayed reschedule), or after its cancel (a restart, or the
-	// execution of an earlier due time). The claim skips it when it
-	// fires.
+	// FaultStaleExecution (Step Functions, observed): at rest, a stale
+	// execution that no cancel or move can name was running; its claim
+	// skips it (docs/decisions/stale-executions.md).
 	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
-	// FaultTTLDeleteLate (TTL timer): the sweeper deleted a marker later
-	// than 15 minutes after its due time (up to timerspec.TTLPrecision).
+	// FaultTTLDeleteLate (TTL): the sweeper deleted a marker more than 15
+	// minutes after its due time.
 	FaultTTLDeleteLate Fault = "ttl-delete-late"
-	// FaultStreamRedeliveredTTL (TTL timer): the stream delivered a TTL
-	// deletion twice.
+	// FaultStreamRedeliveredTTL (TTL): the stream delivered a deletion twice.
 	FaultStreamRedeliveredTTL Fault = "ttl-deletion-delivered-twice"
-	// FaultWriterFiredState (observed, not a failure): a writer completed
-	// a Pending task by writing the fired state straight into the table,
-	// without the library's claim marks.
+	// FaultWriterFiredState (observed): a writer completed a Pending task
+	// by writing the fired state, without the library's claim marks.
 	FaultWriterFiredState Fault = "writer-completed-with-fired-state"
 
-	// The campaign workload's own faults; it also injects
-	// FaultSchedulerThrottled, FaultSchedulerResponseLost, FaultFiredEarly,
-	// FaultFiredLate, FaultFiredTwice, FaultPublishFailed and
-	// FaultCrashAfterPublish.
-
-	// FaultSchedulerError: a scheduler call failed with an error that is
-	// not a throttle (the provisioner gives a task up to the reconciler
-	// after 3 of them).
+	// FaultSchedulerError (campaigns): a scheduler call failed with an
+	// error that is not a throttle.
 	FaultSchedulerError Fault = "scheduler-error"
-	// FaultFireDropped: a schedule fired (and deleted itself) but its
-	// invocation went to the dead-letter queue: the reconciler must send
-	// the overdue task.
+	// FaultFireDropped (campaigns): a fire went to the dead-letter queue.
 	FaultFireDropped Fault = "schedule-fire-dropped-to-dlq"
-	// FaultCrashAfterClaim: the send worker crashed after its claim and
-	// before the send: the task stays Running until the reconciler
-	// recovers it.
+	// FaultCrashAfterClaim (campaigns): the send worker crashed after its
+	// claim, before the send.
 	FaultCrashAfterClaim Fault = "send-crash-after-claim"
-	// FaultBounce: a recipient's address bounces (the task ends Failed).
+	// FaultBounce (campaigns): a recipient's address bounces.
 	FaultBounce Fault = "send-bounced"
-	// FaultProvisionKilled: a provisioning run died part-way (its next run
-	// resumes from the saved checkpoint).
+	// FaultProvisionKilled (campaigns): a provisioning run died part-way.
 	FaultProvisionKilled Fault = "provision-run-killed"
-	// FaultCampaignCancelled (an action, not a fault): the campaign was
-	// cancelled part-way.
+	// FaultCampaignCancelled (campaigns, an action): cancelled part-way.
 	FaultCampaignCancelled Fault = "campaign-cancelled-midway"
-	// FaultSenderRemoved (an action, not a fault): the campaign's owner
-	// was removed from the sender group part-way.
+	// FaultSenderRemoved (campaigns, an action): the owner left the sender
+	// group part-way.
 	FaultSenderRemoved Fault = "sender-removed-midway"
-	// FaultSendRecovered (observed): the reconciler finished or re-queued
-	// a stale Running task.
+	// FaultSendRecovered (campaigns, observed): the reconciler finished or
+	// re-queued a stale Running task.
 	FaultSendRecovered Fault = "stale-running-send-recovered"
-	// FaultScheduleRecreated (observed): the reconciler created a missing
-	// schedule again.
+	// FaultScheduleRecreated (campaigns, observed): the reconciler created
+	// a missing schedule again.
 	FaultScheduleRecreated Fault = "send-schedule-recreated"
-	// FaultSendRetimed (observed): the reconciler moved an overdue task
-	// outside the windows to the next usable minute.
+	// FaultSendRetimed (campaigns, observed): the reconciler moved an
+	// overdue task outside the windows to the next usable minute.
 	FaultSendRetimed Fault = "overdue-send-retimed"
-	// FaultSendDispatched (observed): the reconciler handed an overdue
-	// task to the send function.
+	// FaultSendDispatched (campaigns, observed): the reconciler handed an
+	// overdue task to the send function.
 	FaultSendDispatched Fault = "overdue-send-dispatched"
 
-	// The adopters' workloads (future events, deferred jobs) inject the
-	// task workload's stream, queue, worker, scheduler, timer, expiry
-	// store (FaultExpireWriteFailed, FaultMarkNotifiedFailed) and target
-	// (FaultPublishFailed, FaultCrashAfterPublish: the target refused, or
-	// ran and its answer was lost) faults, and these.
-
-	// FaultTimerLost: a waiting timer (schedule, execution, TTL marker)
-	// was lost; only the reconciler arms the item again.
+	// FaultTimerLost (adopters): a waiting timer was lost; only the
+	// reconciler arms the item again.
 	FaultTimerLost Fault = "timer-lost"
-	// FaultTableCallFailed: a client's or writer's DynamoDB call was
-	// refused (throttled); the app retries once.
+	// FaultTableCallFailed (adopters): a client's or writer's call was
+	// refused; the app retries once.
 	FaultTableCallFailed Fault = "table-call-failed"
-	// FaultTableAnswerLost: a client's or writer's write took effect but
-	// its caller saw an error; the app retries once.
+	// FaultTableAnswerLost (adopters): a client's or writer's write took
+	// effect but its caller saw an error; the app retries once.
 	FaultTableAnswerLost Fault = "table-answer-lost"
-	// FaultEventCancelled (an action): a future event's Cancel deleted it
-	// before its moment (FaultDeadlineRace when in the instant it fired).
+	// FaultEventCancelled (future events, an action): a Cancel deleted a
+	// waiting event.
 	FaultEventCancelled Fault = "event-cancelled"
-	// FaultUnregisteredTarget (an action): an event named a target not
-	// registered with the construct.
+	// FaultUnregisteredTarget (future events, an action): an event named
+	// a target not registered with the construct.
 	FaultUnregisteredTarget Fault = "event-for-unregistered-target"
-	// FaultLateActivity (an action): an activity before a window was
-	// written after the window fired (the writer's clock is the
-	// activity's time).
+	// FaultLateActivity (deferred jobs, an action): an activity from
+	// before a window was written after the window fired.
 	FaultLateActivity Fault = "late-activity-write"
 )
 
@@ -239,7 +199,7 @@ func (w *core) count(k Fault) {
 // EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
 func (w *core) earlyBy() time.Duration {
-	if !kindOf(w.cfg.Timer).FiresEarly || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
+	if !kindOf(w.cfg.Timer).FiresEarly || !w.chance(0.05) {
 		return 0
 	}
 	return time.Duration(1+w.rng.Intn(59)) * time.Second
