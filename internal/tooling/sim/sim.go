@@ -1,30 +1,19 @@
 // Package sim is a deterministic fault-injection simulation of the whole
-// unscheduling pipeline. It drives the core's one in-process pipeline
-// (inproc.Engine) through its fault hooks (harness.go), with the real
-// code at every stage: the task API (api.Handler over task.Service), the
-// stream processor (cancel.Processor) over a sharded change feed, the
-// cancellation worker (cancel.Worker) over the SQS FIFO queue model, the
-// timer's stand-in firing the expiry use case (task.Firer: the firing
-// core, then the to-do app's target, as the expiry and notify functions),
-// the reconciler, and
-// the PostAuthentication rule (notify.Subscriber) with notifications
-// published through the SNS adapter, both over snsfake. Time is a virtual
-// clock and every choice comes from one seeded math/rand source, so a seed
-// replays its history exactly.
+// unscheduling pipeline (docs/simulation.md). It drives the core's one
+// in-process pipeline (inproc.Engine) through its fault hooks
+// (harness.go), with the real code at every stage: the task API, the
+// stream processor, the cancellation worker, the timer's stand-in firing
+// the expiry, the reconciler and the PostAuthentication rule, over
+// in-memory adapters. Time is a virtual clock and every choice comes from
+// one seeded source, so a seed replays its history exactly.
 //
-// A history is a random mix of creates, edits, deadline changes (later and
-// earlier), completions and deletes by several users (and completions by
-// a writer that writes the fired state straight into the table, as an
-// adopter whose "complete" is its fired state does), with deliveries
+// A history is a random mix of creates, edits, deadline and reminder
+// changes, completions and deletes by several users, with deliveries
 // reordered where AWS allows it and faults injected at every stage (see
-// Fault). After it, invariants I1 to I6 are checked (see Run).
-//
-// The same seed loop (RunMany), fault injection, trace and reports (core)
-// run a second workload, campaign sends (Config.Workload; campaign.go,
-// with the campaign services behind the seam in campaigns.go), checked
-// against invariants C1 to C5; and the core's adopters on their own
-// schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
-// same harness (adopter.go).
+// Fault); invariants I1 to I6 are checked after it (see Run). The same
+// seed loop, faults, trace and reports (core) run the campaign sends
+// (campaign.go, C1 to C5) and the core's adopters on their own schemas
+// (adopter.go): future events (F1 to F6) and deferred jobs (J1 to J5).
 package sim
 
 import (
@@ -72,25 +61,20 @@ type Mutation struct {
 	DedupID func(m cancel.Message, n int) string
 	// WorkerScheduler wraps the scheduler the cancellation worker uses.
 	WorkerScheduler func(timer.Timer) timer.Timer
-	// Expirer wraps the expiry use case; n is the notifier and s the
-	// store it uses.
+	// Expirer wraps the expiry use case over notifier n and store s.
 	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
-	// Pending wraps the reconciler's listing of the tasks that await
-	// expiry.
+	// Pending wraps the reconciler's listing of the tasks due.
 	Pending func(task.PendingLister) task.PendingLister
-	// Outcome wraps what the expiry function answers for a schedule's
-	// input (the expiry's or the reminder's outcome and error).
+	// Outcome wraps what the expiry function answers a firing.
 	Outcome func(out string, err error) (string, error)
 	// Adopter breaks the future events' or deferred jobs' workload.
 	Adopter AdopterMutation
-	// CampaignNoIdempotency (campaigns): the sender keeps no record of
-	// what it sent: a send repeated after a crash goes out again.
+	// CampaignNoIdempotency: the sender keeps no record of what it sent.
 	CampaignNoIdempotency bool
 	// CampaignWorkerAhead (campaigns): the send worker's clock runs this
 	// far ahead, so it takes an early fire for one on time.
 	CampaignWorkerAhead time.Duration
-	// CampaignIgnoreRemoval (campaigns): the services' sender check
-	// always allows the owner, so a removed sender keeps sending.
+	// CampaignIgnoreRemoval: the sender check always allows the owner.
 	CampaignIgnoreRemoval bool
 }
 
@@ -99,19 +83,16 @@ type Workload string
 
 // The workloads.
 const (
-	// WorkloadTasks: to-do tasks with deadlines and reminders, through
-	// the whole pipeline (the zero value).
+	// WorkloadTasks (the zero value): to-do tasks with deadlines and
+	// reminders, through the whole pipeline.
 	WorkloadTasks Workload = "tasks"
-	// WorkloadCampaigns: one email campaign's sends, from planning and
-	// provisioning to the send worker, the reconciler and a cancel.
+	// WorkloadCampaigns: one email campaign's sends (campaign.go).
 	WorkloadCampaigns Workload = "campaigns"
-	// WorkloadFutureEvents: future events scheduled and cancelled with
-	// the futureevents client, delivered by its dispatcher as the core's
-	// target (futureevents.go).
+	// WorkloadFutureEvents: the futureevents client and dispatcher
+	// (futureevents.go).
 	WorkloadFutureEvents Workload = "futureevents"
-	// WorkloadDeferredJobs: tenants' activity marked with the
-	// deferredjobs writer, one job per tenant and window queued by
-	// jobdispatch as the core's target (deferredjobs.go).
+	// WorkloadDeferredJobs: the deferredjobs writer and jobdispatch
+	// (deferredjobs.go).
 	WorkloadDeferredJobs Workload = "deferredjobs"
 )
 
@@ -128,9 +109,8 @@ func ParseWorkload(s string) (Workload, error) {
 	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
 }
 
-// Applies reports whether workload w runs on timer t: both workloads
-// run on every timer (campaign sends are armed through the core's timer
-// ports, as tasks are).
+// Applies reports whether workload w runs on timer t: every workload
+// runs on every timer.
 func Applies(w Workload, t timerspec.Name) bool {
 	return t == "" || slices.Contains(timerkind.Names(), t)
 }
@@ -138,9 +118,7 @@ func Applies(w Workload, t timerspec.Name) bool {
 // Config is one history.
 type Config struct {
 	Seed int64
-	// Workload is what the history runs; zero for tasks. The campaign
-	// workload reads Seed, Timer, Mutation's campaign mutations and Trace
-	// only.
+	// Workload is what the history runs; zero for tasks.
 	Workload Workload
 	// Mutation is applied to the stages; zero for the real code.
 	Mutation Mutation
@@ -149,12 +127,8 @@ type Config struct {
 	// AnyWriter writes a fifth of the tasks straight into the table (a
 	// plain put, not through the API), which the stream path schedules.
 	AnyWriter bool
-	// Timer is the timer that fires the tasks, with its own faults:
-	// EventBridgeScheduler (zero value) as before; StepFunctions
-	// (a timer per execution; duplicate executions and stops that race
-	// the Wait's end); TTL (a lazy sweeper that deletes each marker up to
-	// timerspec.TTLPrecision after its due time, and duplicate stream
-	// deliveries).
+	// Timer is the timer that fires, with its own faults (zero: the
+	// default kind, EventBridge Scheduler).
 	Timer timerspec.Name
 	// Trace, when set, receives a line per step.
 	Trace func(line string)
@@ -228,11 +202,9 @@ type taskState struct {
 	id, user string
 	ops      []op
 	// dupAllowed counts faults that may each cause one extra notification
-	// (a crash between the publish and its record).
-	dupAllowed int
-	// concurrent counts concurrent duplicate invocations (for reports:
-	// they allow no extra notification).
-	concurrent int
+	// (a crash between the publish and its record); concurrent counts
+	// concurrent duplicate invocations (reported, they allow none).
+	dupAllowed, concurrent int
 	notes      []note
 	// reminders are the reminders its owner received (I6).
 	reminders []note
@@ -241,10 +213,9 @@ type taskState struct {
 	// attempts (redriven only after every deadline: too late to owe it).
 	remDupAllowed int
 	remDead       bool
-	// remHandled is when the cancel worker handled a schedule or
-	// reschedule message carrying each reminder time (keyed by
-	// task.FormatTime of it): a reminder set by an edit is made only by
-	// such a message, and only while its time is ahead (I6).
+	// remHandled is when the cancel worker handled a message carrying
+	// each reminder time (keyed by task.FormatTime of it; see
+	// handledBefore).
 	remHandled map[string][]time.Time
 }
 
@@ -256,8 +227,7 @@ const (
 	opEdit     opKind = "edit"
 	opComplete opKind = "complete"
 	opDelete   opKind = "delete"
-	// opRemind changes the reminder alone.
-	opRemind opKind = "remind"
+	opRemind   opKind = "remind" // the reminder alone
 )
 
 type op struct {
@@ -266,11 +236,9 @@ type op struct {
 	kind   opKind
 	due    time.Time
 	status int
-	// reminder is the choice a create (task.DefaultReminder when it named
-	// none) or a remind op set.
+	// reminder is what a create or a remind set.
 	reminder task.Reminder
-	// byWriter marks a complete that a writer made straight in the table,
-	// with the fired state (completeWithFiredState).
+	// byWriter marks a complete by completeWithFiredState.
 	byWriter bool
 }
 
@@ -292,8 +260,7 @@ type core struct {
 	intensity float64
 	faultsOn  bool
 	injected  int
-	// now is the history's virtual clock; trace lines show the time since
-	// epoch.
+	// now is the virtual clock; trace lines show the time since epoch.
 	now   func() time.Time
 	epoch time.Time
 }
@@ -333,34 +300,24 @@ type world struct {
 	passEnd time.Time
 }
 
-// Run simulates the history of cfg.Seed and checks its invariants:
+// Run simulates the history of cfg.Seed and checks its invariants
+// (docs/simulation.md; campaigns and adopters check their own):
 //
-//   - I1: no notification for a task completed or deleted before its
-//     deadline, or for a deadline that was not the task's deadline when
-//     it passed, or before that deadline;
-//   - I2: every task still Pending at its deadline (its owner did nothing
-//     more) ends Expired and notified; exactly once unless a crash fell
-//     between a publish and its record;
-//   - I3: after a fault-free reconciler pass, no schedule exists for a task
-//     that is not Pending, and every Pending task with a future deadline
-//     has its one schedule at that deadline;
-//   - I4: nothing is lost or loops: every queue message is acknowledged or
-//     dead-lettered, receive counts are bounded, no message, record or
-//     invocation fails without an injected fault, one stream record gives
-//     at most one message per deduplication window, and the API never
-//     answers 5xx;
-//   - I5: every notification reaches its owner's confirmed subscription and
-//     no one else's, and after a sign-in every user has exactly one
-//     subscription, on their shard's topic, filtered to their own id;
-//   - I6: no reminder for a task that was completed, deleted, expired or
-//     moved (deadline or reminder changed) before it, or before its time;
-//     and a reminder whose time passes while the task stays Pending with
-//     that deadline and reminder is delivered, once unless a crash fell
-//     between its publish and its record (see checkReminders for the
-//     margin a reminder needs to be owed).
-//
-// A campaign history (Config.Workload) checks C1 to C5 instead (see
-// campaign.go).
+//   - I1: no notification before the deadline, for a deadline that was
+//     not the task's when it passed, or for a task completed or deleted;
+//   - I2: a task left Pending at its deadline ends Expired and notified,
+//     once unless a crash fell between a publish and its record;
+//   - I3: after a fault-free reconciler pass, no schedule for a task not
+//     Pending, and one at its deadline for each Pending task due later;
+//   - I4: nothing is lost or loops: every message acknowledged or
+//     dead-lettered, receives bounded, no failure without an injected
+//     fault, one message per stream record and deduplication window, no
+//     5xx from the API;
+//   - I5: notifications reach only their owner's confirmed subscription;
+//     after a sign-in each user has one, on their topic, filtered to them;
+//   - I6: no reminder for a task completed, deleted, expired or moved
+//     before it, nor before its time; one is delivered when owed (see
+//     checkReminders).
 func Run(cfg Config) Result {
 	switch cfg.Workload {
 	case WorkloadTasks, "":
@@ -562,14 +519,10 @@ func (w *world) lastDue() time.Time {
 	return last
 }
 
-// lastReminder is the time of the latest reminder schedule (zero for
-// none). A reminder schedule left by a stale (replayed) reschedule of a
-// task deleted since is no orphan the reconciler lists (it lists the
-// deadline schedules' prefix): it fires once, its claim finds no task,
-// and it deletes itself. The history runs past it too. So it does past
-// every execution of the Step Functions timer: a stale one that no cancel
-// can name (staleAfterCancel) fires at its due time, and the claim skips
-// it.
+// lastReminder is the time of the latest reminder schedule, or on a
+// timer that keeps stale executions of any (zero for none): a stale one
+// that no reconciler lists or cancel names fires once, and the claim
+// skips it; the history runs past it too.
 func (w *world) lastReminder() time.Time {
 	var last time.Time
 	for _, sc := range w.sched.All() {
@@ -630,13 +583,11 @@ func (w *world) apiOp() {
 	w.mutate(id, w.rng.Intn(10))
 }
 
-// completeWithFiredState completes a task as an adopter's writer does
-// whose "complete" is the schema's fired state (the jobs example's Done):
-// a plain write of task.Schema.FiredState straight into the table, only
-// while the task is Pending (the writer's own condition), without the
-// claim marks that only the library writes. The pipeline must cancel its
-// schedules, and no firing may notify or remind it: I1 and I6 hold it to
-// that as to any completion, and I3 to having no schedule left.
+// completeWithFiredState completes a Pending task as an adopter's writer
+// does whose "complete" is the schema's fired state: a plain write of
+// task.Schema.FiredState, without the claim marks only the library
+// writes. No firing may notify or remind it (I1, I6), nor leave a
+// schedule (I3).
 func (w *world) completeWithFiredState(id string) {
 	t := w.tasks[id]
 	status := http.StatusConflict
@@ -710,12 +661,10 @@ func (w *world) pickReminder() task.Reminder {
 		task.Reminder1h, task.Reminder1h, task.Reminder1d}[w.rng.Intn(8)]
 }
 
-// putDirect writes a Pending task straight into the table, as code that
-// is not the API would (a plain put: no schedule made, no inline mark,
-// half of them without a schedule token, the due time in any writer's
-// RFC 3339 spelling, contract.WriterSpellings): the stream path must
-// schedule it, and every invariant holds for it as for a task created
-// through the API.
+// putDirect writes a Pending task straight into the table as code that
+// is not the API would (no schedule, no inline mark, half of them without
+// a schedule token, the due time in any writer's spelling): the stream
+// path must schedule it, and every invariant holds for it.
 func (w *world) putDirect() {
 	u := w.users[w.rng.Intn(len(w.users))]
 	now := w.clock.Now().Truncate(time.Second)
@@ -961,18 +910,17 @@ type simIDs struct{ rng *rand.Rand }
 func (s *simIDs) NewID(now time.Time) string {
 	var b [16]byte
 	ms := uint64(now.UnixMilli())
-	for i := 0; i < 6; i++ {
+	for i := range 6 {
 		b[i] = byte(ms >> (40 - 8*i))
 	}
-	for i := 6; i < 16; i++ {
-		b[i] = byte(s.rng.Intn(256))
-	}
-	return task.EncodeULID(b)
+	return s.encode(b, 6)
 }
 
-func (s *simIDs) NewToken() string {
-	var b [16]byte
-	for i := range b {
+func (s *simIDs) NewToken() string { return s.encode([16]byte{}, 0) }
+
+// encode fills b with seeded bytes from index from on.
+func (s *simIDs) encode(b [16]byte, from int) string {
+	for i := from; i < len(b); i++ {
 		b[i] = byte(s.rng.Intn(256))
 	}
 	return task.EncodeULID(b)
