@@ -4,37 +4,35 @@ import (
 	"errors"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // checkAtRest checks I3 after the fault-free reconciler pass that ends the
 // history's busy part: no schedule for a task that is gone or not
-// Pending; every Pending task with a deadline after the pass ended has
-// its schedule at that deadline, with that deadline in its payload.
+// Pending; every Pending task due (or to be reminded, and not yet) after
+// the pass ended has its schedule at that time, for that deadline.
 func (w *world) checkAtRest() {
 	for _, t := range w.mem.All() {
 		sc, ok := w.sched.Lookup(task.ScheduleName(t.TaskID))
 		switch {
 		case t.Status != task.StatusPending && ok && !w.staleAfterCancel(task.ScheduleName(t.TaskID), t.DueAt):
 			w.violate("I3", "task %s is %s but has a schedule at %s", t.TaskID, t.Status, task.FormatTime(sc.At))
-		case t.Status == task.StatusPending && t.DueAt.After(w.passEnd):
-			want := task.ScheduleFor(t)
-			if alt, found := w.staleTolerated(want); found {
-				sc, ok = alt, true
-			}
-			if !ok {
-				w.violate("I3", "pending task %s due %s has no schedule", t.TaskID, task.FormatTime(t.DueAt))
-			} else if !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload) {
-				w.violate("I3", "pending task %s due %s has its schedule at %s for %s", t.TaskID,
-					task.FormatTime(t.DueAt), task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due))
-			}
+		case t.Status != task.StatusPending:
+		case t.DueAt.After(w.passEnd):
+			w.checkArmed(t, task.ScheduleFor(t), "")
+		}
+		// A reminder already delivered fired (and deleted itself) while
+		// the pipeline drained.
+		if want, ok := task.ReminderFor(t, w.passEnd); t.Status == task.StatusPending && ok && !t.RemindedFor.Equal(want.At) {
+			w.checkArmed(t, want, "reminder ")
 		}
 	}
 	for _, sc := range w.sched.All() {
 		id, ok := task.TaskIDFromScheduleName(sc.Name)
 		if !ok {
-			continue // a reminder schedule: checked below
+			continue // a reminder schedule: checked above
 		}
 		var due time.Time // the deleted task's last due time
 		if t := w.tasks[id]; t != nil {
@@ -44,30 +42,22 @@ func (w *world) checkAtRest() {
 			w.violate("I3", "schedule %s has no task", sc.Name)
 		}
 	}
-	w.checkRemindersAtRest()
 }
 
-// checkRemindersAtRest checks I3 for reminder schedules: every Pending
-// task whose reminder time is after the pass ended, and not yet
-// delivered, has its reminder schedule at that time, for that deadline.
-func (w *world) checkRemindersAtRest() {
-	for _, t := range w.mem.All() {
-		want, ok := task.ReminderFor(t, w.passEnd)
-		if t.Status != task.StatusPending || !ok || t.RemindedFor.Equal(want.At) {
-			continue // none owed, or it fired (and deleted itself) while the pipeline drained
-		}
-		sc, found := w.sched.Lookup(want.Name)
-		if alt, tolerated := w.staleTolerated(want); tolerated {
-			sc, found = alt, true
-		}
-		switch {
-		case !found:
-			w.violate("I3", "pending task %s due %s has no reminder schedule for %s", t.TaskID,
-				task.FormatTime(t.DueAt), task.FormatTime(want.At))
-		case !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload):
-			w.violate("I3", "pending task %s has its reminder schedule at %s for %s/%s, want %s", t.TaskID,
-				task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due), task.FormatTime(sc.Payload.Remind), task.FormatTime(want.At))
-		}
+// checkArmed checks I3 for a schedule (what: "" for the deadline's,
+// "reminder " for the reminder's) that Pending task t must have.
+func (w *world) checkArmed(t task.Task, want contract.Schedule, what string) {
+	sc, found := w.sched.Lookup(want.Name)
+	if alt, tolerated := w.staleTolerated(want); tolerated {
+		sc, found = alt, true
+	}
+	switch {
+	case !found:
+		w.violate("I3", "pending task %s due %s has no %sschedule for %s", t.TaskID,
+			task.FormatTime(t.DueAt), what, task.FormatTime(want.At))
+	case !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload):
+		w.violate("I3", "pending task %s has its %sschedule at %s for %s/%s, want %s", t.TaskID, what,
+			task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due), task.FormatTime(sc.Payload.Remind), task.FormatTime(want.At))
 	}
 }
 
