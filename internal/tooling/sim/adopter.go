@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
@@ -59,18 +63,18 @@ type adopter struct {
 	refused      func(err error) bool
 	refusedNames map[string]bool
 	// step is how far one tick moves the clock.
-	step   func() time.Duration
-	letter string
+	step func() time.Duration
+	// once, onTime and live name the workload's invariants that every
+	// item's record is checked against (checkRecord).
+	once, onTime, live string
 }
 
-func (a *adopter) inv(n int) string { return fmt.Sprintf("%s%d", a.letter, n) }
-
-// newAdopter builds the core's pipeline for schema s from begin; the
-// workload sets target (what the firing core runs after a claim) before
-// the history.
-func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin time.Time) *adopter {
-	a := &adopter{harness: newHarness(cfg, fmt.Sprintf("%s%d", letter, lossInv)),
-		schema: s, letter: letter, dupAllowed: map[contract.Key]int{}, refusedNames: map[string]bool{}, refused: func(error) bool { return false }}
+// newAdopter builds the core's pipeline for schema s from begin; invs
+// are the once, on-time, live and loss invariants. The workload sets
+// target (what the firing core runs after a claim) before the history.
+func newAdopter(cfg Config, s contract.Schema, invs [4]string, begin time.Time) *adopter {
+	a := &adopter{harness: newHarness(cfg, invs[3]), schema: s, once: invs[0], onTime: invs[1], live: invs[2],
+		dupAllowed: map[contract.Key]int{}, refusedNames: map[string]bool{}, refused: func(error) bool { return false }}
 	wiring := a.wiring(inproc.NewEngine(a.options(begin, func(c changefeed.Change) string { return c.Key.String() })), inproc.Wiring{})
 	// One blame for all: a fault in the batch excuses its failures.
 	a.blameKey = func(string) string { return "" }
@@ -304,4 +308,107 @@ func (a *adopter) reArmed() []changefeed.Change {
 		}
 	}
 	return out
+}
+
+// record is one item as an adopter's history saw it: when it is due,
+// whether a write of it took effect, and when the target ran it.
+type record struct {
+	key     contract.Key
+	due     time.Time
+	written bool
+	runs    []time.Time
+}
+
+// checkRecord checks what the core owes every item (name is how the
+// messages call it): the target runs only an item written, never before
+// its due time; and one the target owes a run (owed) is run once (one
+// more per crash after the run or lost record of it), its item (ours:
+// still this record's in the table) ending Fired and marked delivered.
+func (a *adopter) checkRecord(r *record, name string, owed, ours bool) {
+	if r.written {
+		a.res.Items++
+	}
+	a.res.Deliveries += len(r.runs)
+	for _, at := range r.runs {
+		if !r.written {
+			a.violate(a.once, "%s was run but never written", name)
+		}
+		if at.Before(r.due) {
+			a.violate(a.onTime, "%s due %s was run %s early", name, contract.FormatTime(r.due), r.due.Sub(at))
+		}
+	}
+	if !owed {
+		return
+	}
+	cur, found, err := a.items.Get(a.ctx, r.key)
+	switch {
+	case len(r.runs) == 0:
+		a.violate(a.live, "%s due %s was never run", name, contract.FormatTime(r.due))
+	case len(r.runs) > 1+a.dupAllowed[r.key]:
+		a.violate(a.once, "%s was run %d times (%d allowed by crashes)", name, len(r.runs), 1+a.dupAllowed[r.key])
+	case err != nil || !found || !ours || !cur.Due.Equal(r.due) || cur.State != a.schema.FiredState || !cur.Delivered:
+		a.violate(a.live, "%s ends %+v, want Fired and delivered", name, cur)
+	}
+}
+
+// putIfAbsent is an app's conditional PutItem on the adopter's table: it
+// evaluates the one condition the app sends (cond, on placeholder naming
+// attr) exactly and refuses any other, refuses an existing item (unless
+// always: a mutant drops the condition), and injects refused calls and
+// lost answers; written sees each item put.
+func (a *adopter) putIfAbsent(in *dynamodb.PutItemInput, cond, placeholder, attr string, key func(map[string]string) contract.Key,
+	always bool, written func(map[string]string)) (*dynamodb.PutItemOutput, error) {
+	if aws.ToString(in.ConditionExpression) != cond || in.ExpressionAttributeNames[placeholder] != attr {
+		return nil, fmt.Errorf("dynamodb PutItem: unsupported condition %q %v", aws.ToString(in.ConditionExpression), in.ExpressionAttributeNames)
+	}
+	if err := a.tableFault("PutItem"); err != nil {
+		return nil, err
+	}
+	attrs := strAttrs(in.Item)
+	if _, ok := a.items.Attrs(key(attrs)); ok && !always {
+		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	}
+	must(a.items.Put(attrs))
+	written(attrs)
+	return &dynamodb.PutItemOutput{}, a.answerLost("PutItem")
+}
+
+// tableFault refuses an app's table call (FaultTableCallFailed).
+func (a *adopter) tableFault(op string) error {
+	if a.inject(FaultTableCallFailed, 0.05) {
+		return fmt.Errorf("dynamodb %s: %w", op, errThrottled)
+	}
+	return nil
+}
+
+// answerLost loses the answer of an app's write that took effect
+// (FaultTableAnswerLost).
+func (a *adopter) answerLost(op string) error {
+	if a.inject(FaultTableAnswerLost, 0.04) {
+		return fmt.Errorf("dynamodb %s: %w", op, errTimeout)
+	}
+	return nil
+}
+
+func strAttrs(in map[string]types.AttributeValue) map[string]string {
+	out := map[string]string{}
+	for k, v := range in {
+		if s, ok := v.(*types.AttributeValueMemberS); ok {
+			out[k] = s.Value
+		}
+	}
+	return out
+}
+
+// retry is an app's call with one retry after an injected fault.
+func retry(call func() error) error {
+	err := call()
+	if err != nil && injected(err) {
+		err = call()
+	}
+	return err
+}
+
+func injected(err error) bool {
+	return errors.Is(err, errThrottled) || errors.Is(err, errTimeout)
 }
