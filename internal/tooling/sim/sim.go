@@ -205,7 +205,7 @@ type taskState struct {
 	// (a crash between the publish and its record); concurrent counts
 	// concurrent duplicate invocations (reported, they allow none).
 	dupAllowed, concurrent int
-	notes      []note
+	notes                  []note
 	// reminders are the reminders its owner received (I6).
 	reminders []note
 	// remDupAllowed counts the faults that may each cause one extra
