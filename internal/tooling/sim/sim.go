@@ -24,7 +24,6 @@ import (
 	"math/rand"
 	"net/http"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +34,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -107,12 +105,6 @@ func ParseWorkload(s string) (Workload, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
-}
-
-// Applies reports whether workload w runs on timer t: every workload
-// runs on every timer.
-func Applies(w Workload, t timerspec.Name) bool {
-	return t == "" || slices.Contains(timerkind.Names(), t)
 }
 
 // Config is one history.
@@ -319,12 +311,10 @@ type world struct {
 //     before it, nor before its time; one is delivered when owed (see
 //     checkReminders).
 func Run(cfg Config) Result {
+	kindOf(cfg.Timer) // an unregistered timer panics here, before the history
 	switch cfg.Workload {
 	case WorkloadTasks, "":
 	case WorkloadCampaigns:
-		if !Applies(cfg.Workload, cfg.Timer) {
-			panic(fmt.Sprintf("sim: unknown timer %q", cfg.Timer))
-		}
 		return runCampaign(cfg)
 	case WorkloadFutureEvents:
 		return runFutureEvents(cfg)
