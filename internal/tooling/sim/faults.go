@@ -15,141 +15,60 @@ import (
 // Fault is a kind of injected fault. Result.Faults counts each.
 type Fault string
 
-// The faults the simulation injects (and a few actions and observations
-// the report counts beside them).
+// The faults the simulation injects, and a few actions and observations
+// the report counts beside them. A fault's first words say which
+// workload or timer alone has it, if any.
 const (
-	// FaultStreamReplay: a shard delivers records again (its position
-	// moves back).
-	FaultStreamReplay Fault = "stream-record-replayed"
-	// FaultStreamRedelivered: a batch was enqueued but not checkpointed;
-	// it comes again.
-	FaultStreamRedelivered Fault = "stream-batch-redelivered"
-	// FaultEnqueueRejected: SQS refused a message; the adapter stops there.
-	FaultEnqueueRejected Fault = "enqueue-rejected"
-	// FaultEnqueueUnknown: the messages were sent but the call failed.
-	FaultEnqueueUnknown Fault = "enqueue-outcome-unknown"
-	// FaultAckLost: the worker's delete of a message failed; it comes again.
-	FaultAckLost Fault = "sqs-ack-lost"
-	// FaultVisibilityTimeout: a worker stalled past the visibility timeout
-	// and applied its stale batch after a second worker finished it.
-	FaultVisibilityTimeout Fault = "visibility-timeout-mid-processing"
-	// FaultWorkerCrash: the worker crashed after its scheduler calls,
-	// before any ack.
-	FaultWorkerCrash Fault = "worker-crash-before-ack"
-	// FaultSchedulerThrottled: a scheduler call was refused.
-	FaultSchedulerThrottled Fault = "scheduler-throttled"
-	// FaultSchedulerResponseLost: a scheduler call took effect but its
-	// caller saw an error.
-	FaultSchedulerResponseLost Fault = "scheduler-response-lost"
-	// FaultScheduleCreateFailed: the API's schedule create failed.
-	FaultScheduleCreateFailed Fault = "schedule-create-failed"
-	// FaultFiredTwice: a schedule invoked the expiry function twice.
-	FaultFiredTwice Fault = "schedule-fired-twice"
-	// FaultFiredLate: a schedule invoked the expiry function late.
-	FaultFiredLate Fault = "schedule-fired-late"
-	// FaultFiredEarly (EventBridge Scheduler): a schedule fired up to 59 s
-	// early, within the minute of its expression; the expiry must fail it
-	// so that the retry brings it back (its schedule deleted itself).
-	FaultFiredEarly Fault = "schedule-fired-early"
-	// FaultScheduleRecordFailed: the API's record of a schedule as made
-	// (Task.ScheduledFor) failed; the reconciler reads it back.
-	FaultScheduleRecordFailed Fault = "schedule-record-failed"
-	// FaultExpireWriteFailed: the expiry's conditional write failed (the
-	// table was unavailable).
-	FaultExpireWriteFailed Fault = "expire-write-failed"
-	// FaultPublishFailed: SNS refused the notification (campaigns: SES
-	// refused the send; adopters: the target refused).
-	FaultPublishFailed Fault = "publish-failed"
-	// FaultCrashAfterPublish: a crash after the notification, send or
-	// target run, before its record.
-	FaultCrashAfterPublish Fault = "crash-after-publish"
-	// FaultMarkNotifiedFailed: recording the notification failed.
-	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
-	// FaultRemindWriteFailed: a reminder's conditional claim failed.
-	FaultRemindWriteFailed Fault = "remind-claim-failed"
-	// FaultMarkRemindedFailed: recording a published reminder failed.
-	FaultMarkRemindedFailed Fault = "mark-reminded-failed"
-	// FaultReconcilerInterleaved: a reconciler run with a small budget
-	// interleaved with everything else.
-	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"
-	// FaultDeadlineRace: a deadline change or completion in the instant
-	// the old schedule fires.
-	FaultDeadlineRace Fault = "deadline-change-racing-fire"
-	// FaultSignInSNSFailed: an SNS call of the PostAuthentication trigger
-	// failed.
-	FaultSignInSNSFailed Fault = "signin-sns-failed"
-	// FaultConcurrentFire: a duplicate invocation ran between the first's
-	// conditional write (or claim) and its publish (Config.ConcurrentFires).
-	FaultConcurrentFire Fault = "concurrent-duplicate-fire"
-	// FaultDLQRedriven (a recovery): the operator redrove a dead invocation
-	// at the end of the history.
-	FaultDLQRedriven Fault = "expiry-dlq-redriven"
-	// FaultDuplicateExecution (Step Functions): the execution invoked the
-	// expiry function twice.
-	FaultDuplicateExecution Fault = "sfn-duplicate-execution"
-	// FaultStopRace (Step Functions): a stop came after the Wait ended.
-	FaultStopRace Fault = "sfn-stop-racing-wait-end"
-	// FaultStaleExecution (Step Functions, observed): at rest, a stale
-	// execution that no cancel or move can name was running; its claim
-	// skips it (docs/decisions/stale-executions.md).
-	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
-	// FaultTTLDeleteLate (TTL): the sweeper deleted a marker more than 15
-	// minutes after its due time.
-	FaultTTLDeleteLate Fault = "ttl-delete-late"
-	// FaultStreamRedeliveredTTL (TTL): the stream delivered a deletion twice.
-	FaultStreamRedeliveredTTL Fault = "ttl-deletion-delivered-twice"
-	// FaultWriterFiredState (observed): a writer completed a Pending task
-	// by writing the fired state, without the library's claim marks.
-	FaultWriterFiredState Fault = "writer-completed-with-fired-state"
+	FaultStreamReplay          Fault = "stream-record-replayed"            // a shard delivers records again (its position moves back)
+	FaultStreamRedelivered     Fault = "stream-batch-redelivered"          // a batch was enqueued but not checkpointed: it comes again
+	FaultEnqueueRejected       Fault = "enqueue-rejected"                  // SQS refused a message; the adapter stops there
+	FaultEnqueueUnknown        Fault = "enqueue-outcome-unknown"           // the messages were sent but the call failed
+	FaultAckLost               Fault = "sqs-ack-lost"                      // the worker's delete of a message failed: it comes again
+	FaultVisibilityTimeout     Fault = "visibility-timeout-mid-processing" // a stalled worker applied its batch after a second one
+	FaultWorkerCrash           Fault = "worker-crash-before-ack"           // the worker crashed after its scheduler calls, before any ack
+	FaultSchedulerThrottled    Fault = "scheduler-throttled"               // a scheduler call was refused
+	FaultSchedulerResponseLost Fault = "scheduler-response-lost"           // a scheduler call took effect but its caller saw an error
+	FaultScheduleCreateFailed  Fault = "schedule-create-failed"            // the task API's schedule create failed
+	FaultFiredTwice            Fault = "schedule-fired-twice"              // a schedule invoked the expiry function twice
+	FaultFiredLate             Fault = "schedule-fired-late"               // a schedule invoked the expiry function late
+	FaultFiredEarly            Fault = "schedule-fired-early"              // EventBridge Scheduler: up to 59 s early (earlyBy)
+	FaultScheduleRecordFailed  Fault = "schedule-record-failed"            // the API's record of a schedule (Task.ScheduledFor) failed
+	FaultExpireWriteFailed     Fault = "expire-write-failed"               // the expiry's conditional write (or an item's claim) failed
+	FaultPublishFailed         Fault = "publish-failed"                    // SNS, SES or an adopter's target refused
+	FaultCrashAfterPublish     Fault = "crash-after-publish"               // a crash after a publish, send or target run, before its record
+	FaultMarkNotifiedFailed    Fault = "mark-notified-failed"              // recording the notification (or delivery) failed
+	FaultRemindWriteFailed     Fault = "remind-claim-failed"               // a reminder's conditional claim failed
+	FaultMarkRemindedFailed    Fault = "mark-reminded-failed"              // recording a published reminder failed
+	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"        // a reconciler run with a small budget, among everything else
+	FaultDeadlineRace          Fault = "deadline-change-racing-fire"       // a change or completion in the instant the old schedule fires
+	FaultSignInSNSFailed       Fault = "signin-sns-failed"                 // an SNS call of the PostAuthentication trigger failed
+	FaultConcurrentFire        Fault = "concurrent-duplicate-fire"         // a duplicate invocation between a claim and its publish
+	FaultDLQRedriven           Fault = "expiry-dlq-redriven"               // a recovery: the operator redrove a dead invocation at the end
+	FaultDuplicateExecution    Fault = "sfn-duplicate-execution"           // Step Functions: the execution invoked the function twice
+	FaultStopRace              Fault = "sfn-stop-racing-wait-end"          // Step Functions: a stop came after the Wait ended
+	FaultStaleExecution        Fault = "sfn-stale-execution-at-rest"       // Step Functions, observed: see staleTolerated
+	FaultTTLDeleteLate         Fault = "ttl-delete-late"                   // TTL: a marker deleted over 15 minutes after its due time
+	FaultStreamRedeliveredTTL  Fault = "ttl-deletion-delivered-twice"      // TTL: the stream delivered a deletion twice
+	FaultWriterFiredState      Fault = "writer-completed-with-fired-state" // observed: see completeWithFiredState
 
-	// FaultSchedulerError (campaigns): a scheduler call failed with an
-	// error that is not a throttle.
-	FaultSchedulerError Fault = "scheduler-error"
-	// FaultFireDropped (campaigns): a fire went to the dead-letter queue.
-	FaultFireDropped Fault = "schedule-fire-dropped-to-dlq"
-	// FaultCrashAfterClaim (campaigns): the send worker crashed after its
-	// claim, before the send.
-	FaultCrashAfterClaim Fault = "send-crash-after-claim"
-	// FaultBounce (campaigns): a recipient's address bounces.
-	FaultBounce Fault = "send-bounced"
-	// FaultProvisionKilled (campaigns): a provisioning run died part-way.
-	FaultProvisionKilled Fault = "provision-run-killed"
-	// FaultCampaignCancelled (campaigns, an action): cancelled part-way.
-	FaultCampaignCancelled Fault = "campaign-cancelled-midway"
-	// FaultSenderRemoved (campaigns, an action): the owner left the sender
-	// group part-way.
-	FaultSenderRemoved Fault = "sender-removed-midway"
-	// FaultSendRecovered (campaigns, observed): the reconciler finished or
-	// re-queued a stale Running task.
-	FaultSendRecovered Fault = "stale-running-send-recovered"
-	// FaultScheduleRecreated (campaigns, observed): the reconciler created
-	// a missing schedule again.
-	FaultScheduleRecreated Fault = "send-schedule-recreated"
-	// FaultSendRetimed (campaigns, observed): the reconciler moved an
-	// overdue task outside the windows to the next usable minute.
-	FaultSendRetimed Fault = "overdue-send-retimed"
-	// FaultSendDispatched (campaigns, observed): the reconciler handed an
-	// overdue task to the send function.
-	FaultSendDispatched Fault = "overdue-send-dispatched"
+	FaultSchedulerError    Fault = "scheduler-error"              // campaigns: a scheduler call failed, not throttled
+	FaultFireDropped       Fault = "schedule-fire-dropped-to-dlq" // campaigns: a fire went to the dead-letter queue
+	FaultCrashAfterClaim   Fault = "send-crash-after-claim"       // campaigns: the send worker crashed between claim and send
+	FaultBounce            Fault = "send-bounced"                 // campaigns: a recipient's address bounces
+	FaultProvisionKilled   Fault = "provision-run-killed"         // campaigns: a provisioning run died part-way
+	FaultCampaignCancelled Fault = "campaign-cancelled-midway"    // campaigns, an action: cancelled part-way
+	FaultSenderRemoved     Fault = "sender-removed-midway"        // campaigns, an action: the owner left the sender group
+	FaultSendRecovered     Fault = "stale-running-send-recovered" // campaigns, observed: a stale Running task finished or requeued
+	FaultScheduleRecreated Fault = "send-schedule-recreated"      // campaigns, observed: a missing schedule created again
+	FaultSendRetimed       Fault = "overdue-send-retimed"         // campaigns, observed: an overdue task moved into its windows
+	FaultSendDispatched    Fault = "overdue-send-dispatched"      // campaigns, observed: an overdue task handed to the send function
 
-	// FaultTimerLost (adopters): a waiting timer was lost; only the
-	// reconciler arms the item again.
-	FaultTimerLost Fault = "timer-lost"
-	// FaultTableCallFailed (adopters): a client's or writer's call was
-	// refused; the app retries once.
-	FaultTableCallFailed Fault = "table-call-failed"
-	// FaultTableAnswerLost (adopters): a client's or writer's write took
-	// effect but its caller saw an error; the app retries once.
-	FaultTableAnswerLost Fault = "table-answer-lost"
-	// FaultEventCancelled (future events, an action): a Cancel deleted a
-	// waiting event.
-	FaultEventCancelled Fault = "event-cancelled"
-	// FaultUnregisteredTarget (future events, an action): an event named
-	// a target not registered with the construct.
-	FaultUnregisteredTarget Fault = "event-for-unregistered-target"
-	// FaultLateActivity (deferred jobs, an action): an activity from
-	// before a window was written after the window fired.
-	FaultLateActivity Fault = "late-activity-write"
+	FaultTimerLost          Fault = "timer-lost"                    // adopters: a waiting timer lost; only the reconciler re-arms
+	FaultTableCallFailed    Fault = "table-call-failed"             // adopters: an app's table call refused; it retries once
+	FaultTableAnswerLost    Fault = "table-answer-lost"             // adopters: an app's write took effect, its answer lost
+	FaultEventCancelled     Fault = "event-cancelled"               // future events, an action: a Cancel deleted a waiting event
+	FaultUnregisteredTarget Fault = "event-for-unregistered-target" // future events, an action: an event for an unknown target
+	FaultLateActivity       Fault = "late-activity-write"           // deferred jobs, an action: an activity written after its window fired
 )
 
 // Faults lists every fault kind, in report order.
