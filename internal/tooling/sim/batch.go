@@ -2,8 +2,9 @@ package sim
 
 import (
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,32 +28,22 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	began := time.Now()
-	seeds := make(chan int64)
-	results := make(chan Result)
+	results := make([]Result, n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range seeds {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				cfg := base
-				cfg.Seed = s
-				results <- Run(cfg)
+				cfg.Seed = first + i
+				results[i] = Run(cfg)
 			}
-		}()
+		})
 	}
-	go func() {
-		for i := range int64(n) {
-			seeds <- first + i
-		}
-		close(seeds)
-		wg.Wait()
-		close(results)
-	}()
-	sum := Summary{Faults: map[Fault]int{}}
+	wg.Wait()
+	sum := Summary{Histories: n, Faults: map[Fault]int{}}
 	var lags []time.Duration
-	for r := range results {
-		sum.Histories++
+	for _, r := range results { // in seed order
 		if r.Failed() {
 			sum.Failed = append(sum.Failed, r)
 		}
@@ -62,8 +53,7 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		sum.add(r.Counts)
 		lags = append(lags, r.Lags...)
 	}
-	sort.Slice(sum.Failed, func(i, j int) bool { return sum.Failed[i].Seed < sum.Failed[j].Seed })
-	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
+	slices.Sort(lags)
 	if len(lags) > 0 {
 		sum.LagP50, sum.LagP99, sum.LagMax = lags[len(lags)/2], lags[len(lags)*99/100], lags[len(lags)-1]
 	}

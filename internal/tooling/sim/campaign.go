@@ -15,7 +15,6 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	_ "time/tzdata" // the campaigns' zones, even on a machine without zoneinfo
 
@@ -270,12 +269,10 @@ type campaignEvent struct {
 
 // push adds an act at at, after those at the same time.
 func (w *campaignWorld) push(at time.Time, kind string) {
-	i, _ := slices.BinarySearchFunc(w.events, at, func(e campaignEvent, t time.Time) int {
-		if e.at.After(t) {
-			return 1
-		}
-		return -1
-	})
+	i := slices.IndexFunc(w.events, func(e campaignEvent) bool { return e.at.After(at) })
+	if i < 0 {
+		i = len(w.events)
+	}
 	w.events = slices.Insert(w.events, i, campaignEvent{at: at, kind: kind})
 }
 
@@ -537,16 +534,8 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 	}
 }
 
-var locs sync.Map
-
 func mustLoc(name string) *time.Location {
-	if l, ok := locs.Load(name); ok {
-		return l.(*time.Location)
-	}
 	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err) // the simulation's zones are fixed
-	}
-	locs.Store(name, loc)
+	must(err) // the simulation's zones are fixed
 	return loc
 }
