@@ -97,7 +97,7 @@ func newAdopter(cfg Config, s contract.Schema, invs [4]string, begin time.Time) 
 	a.items.IndexKeys = []string{index.PartitionAttr, s.DueAttr}
 	var items reconcile.Items = inmem.Armed{Items: a.items, Index: &index, Now: a.clock.Now}
 	if cfg.Mutation.Adopter.NoReconcile {
-		items = noItems{}
+		items = inmem.Armed{Items: inmem.NewItems(s), Index: &index, Now: a.clock.Now} // an empty table
 	}
 	wiring.Schema, wiring.Feed, wiring.Fire, wiring.Items = s, a.items, a.invoke, items
 	wiring.Firer = fire.Firing{Core: a.fire, Target: reconTarget{a}}
@@ -284,17 +284,6 @@ func (s faultyItems) MarkDelivered(ctx context.Context, k contract.Key, at time.
 
 func (s faultyItems) Get(ctx context.Context, k contract.Key) (contract.Item, bool, error) {
 	return s.a.items.Get(ctx, k)
-}
-
-// noItems is the reconciler's view with no item (AdopterMutation.NoReconcile).
-type noItems struct{}
-
-func (noItems) List(context.Context, reconcile.ListRequest) (reconcile.ItemPage, error) {
-	return reconcile.ItemPage{}, nil
-}
-
-func (noItems) Get(context.Context, contract.Key) (reconcile.Item, error) {
-	return reconcile.Item{}, reconcile.ErrItemNotFound
 }
 
 // reArmed scans the table's change feed for an item that left the fired

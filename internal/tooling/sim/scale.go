@@ -247,10 +247,6 @@ func (s latentStore) ListPending(ctx context.Context, req task.PendingRequest) (
 	return s.Store.ListPending(ctx, req)
 }
 
-func (s latentStore) CountPending(ctx context.Context, req task.PendingRequest) (int, error) {
-	return s.Store.CountPending(ctx, req)
-}
-
 func (s latentStore) Get(ctx context.Context, userID, taskID string) (task.Task, error) {
 	s.clock.Advance(scaleItemCall)
 	return s.Store.Get(ctx, userID, taskID)
