@@ -22,32 +22,19 @@ import (
 // AdopterMutation breaks one guarantee of an adopter's workload (future
 // events, deferred jobs) on purpose. The zero value breaks nothing.
 type AdopterMutation struct {
-	// ClaimAlways: the firing core's claim writes without its condition
-	// (every firing claims the item again and runs the target).
-	ClaimAlways bool
-	// ClockAhead: the firing core's clock runs this far ahead, so it takes
-	// an early firing for one on time.
-	ClockAhead time.Duration
-	// NoReconcile: the reconciler sees no item, so a lost timer is never
-	// armed again.
-	NoReconcile bool
-	// CancelAlways (future events): the table deletes on Cancel without
-	// its condition, a fired event included.
-	CancelAlways bool
-	// AllTargets (future events): the dispatcher allows every target.
-	AllTargets bool
-	// WriteAlways (deferred jobs): the table puts MarkActivity's item
-	// without its condition, over a fired one included.
-	WriteAlways bool
+	ClaimAlways  bool          // the firing core's claim writes without its condition
+	ClockAhead   time.Duration // the firing core's clock runs this far ahead
+	NoReconcile  bool          // the reconciler sees no item: a lost timer is never re-armed
+	CancelAlways bool          // future events: Cancel deletes without its condition
+	AllTargets   bool          // future events: the dispatcher allows every target
+	WriteAlways  bool          // deferred jobs: MarkActivity puts without its condition
 }
 
-// adopter is a history of an adopter of the scheduling core on its own
-// schema: its items in inmem.Items through the core's in-process
-// pipeline (harness), the firing core (fire.Core) with the adopter's
-// target, and the core's reconciler (over inmem.Armed), all with the
-// task workload's faults. The workload (futureevents.go, deferredjobs.go)
-// writes the items through the adopter's own client and checks its
-// invariants; letter names them (F, J).
+// adopter is a history of an adopter of the core on its own schema: its
+// items in inmem.Items through the in-process pipeline (harness), the
+// firing core with the adopter's target and the reconciler, with the
+// tasks' faults. The workload (futureevents.go, deferredjobs.go) writes
+// the items through the adopter's own client and checks its invariants.
 type adopter struct {
 	*harness
 	schema contract.Schema
@@ -58,14 +45,13 @@ type adopter struct {
 	// extra run of the target (a crash after it ran, a lost record of it).
 	dupAllowed map[contract.Key]int
 	// refused reports a failure the workload expects of the target (an
-	// unregistered future event's): no loss, and it stays in the DLQ;
-	// refusedNames are the timers whose firing it refused.
+	// unregistered event's: it stays in the DLQ); refusedNames are the
+	// timers whose firing it refused.
 	refused      func(err error) bool
 	refusedNames map[string]bool
 	// step is how far one tick moves the clock.
 	step func() time.Duration
-	// once, onTime and live name the workload's invariants that every
-	// item's record is checked against (checkRecord).
+	// once, onTime and live name the invariants of checkRecord.
 	once, onTime, live string
 }
 
@@ -90,9 +76,8 @@ func newAdopter(cfg Config, s contract.Schema, invs [4]string, begin time.Time) 
 	var err error
 	a.fire, err = fire.New(fire.Config{Schema: s, Store: faultyItems{a: a}, Now: now, Log: discard})
 	must(err)
-	// The reconciler lists the items through the state-keyed armed index
-	// (the partitions of a table the core creates), its fired window
-	// wider than any history so that every fired item stays listed.
+	// The reconciler lists the items through the armed index, its fired
+	// window wider than any history: every fired item stays listed.
 	index := armedindex.Spec{FiredWithinSec: 30 * 86400}.WithDefaults(s)
 	a.items.IndexKeys = []string{index.PartitionAttr, s.DueAttr}
 	var items reconcile.Items = inmem.Armed{Items: a.items, Index: &index, Now: a.clock.Now}
@@ -106,9 +91,8 @@ func newAdopter(cfg Config, s contract.Schema, invs [4]string, begin time.Time) 
 	return a
 }
 
-// history runs ticks busy ticks (ops writes this instant's items), then
-// on, with faults, past the last due time; then the history ends
-// (harness.finish) and the workload checks.
+// history runs ticks busy ticks (ops writes items), then on, with
+// faults, past the last due time, and ends (harness.finish).
 func (a *adopter) history(ticks int, ops func()) {
 	a.faultsOn = true
 	for range ticks {
@@ -142,10 +126,9 @@ func (a *adopter) tick(ops func()) {
 }
 
 // skipIdle moves the clock on to a few minutes before the next timer
-// when nothing is in flight and that timer is more than half an hour
-// away (a deferred job's next window is a week on): nothing happens in
-// between but the interleaved reconciler runs, which the end's pass
-// stands for.
+// when nothing is in flight and it is over half an hour away (a deferred
+// job's next window is a week on): only the interleaved reconciler runs
+// would happen in between, and the end's pass stands for them.
 func (a *adopter) skipIdle(end time.Time) {
 	if !a.e.Idle() {
 		return
@@ -191,9 +174,9 @@ func (a *adopter) lastDue() time.Time {
 	return last
 }
 
-// invoke is one invocation of the expiry function with the timer's
-// input, as the engine makes it: the firing core, then the target. A
-// failure must have an injected cause, or be the target's refusal.
+// invoke is one invocation of the expiry function (the firing core,
+// then the target): a failure must have an injected cause, or be the
+// target's refusal.
 func (a *adopter) invoke(_ context.Context, sc contract.Schedule) (string, error) {
 	c0 := a.injected
 	p, err := a.schema.DecodePayload([]byte(a.schema.EncodePayload(sc.Payload)))
@@ -229,9 +212,8 @@ func (r reconTarget) Deliver(ctx context.Context, p contract.Payload) error {
 }
 
 // effect runs the target's effect do (an invoke, a job sent) with the
-// target's faults: refused before it (FaultPublishFailed), or done and
-// then a crash, so the caller sees an error (FaultCrashAfterPublish: one
-// more run allowed).
+// target's faults: refused before it, or a crash after it (one more run
+// allowed).
 func (a *adopter) effect(k contract.Key, do func()) error {
 	if a.inject(FaultPublishFailed, 0.08) {
 		return fmt.Errorf("target %s: %w", k, errThrottled)
@@ -244,10 +226,9 @@ func (a *adopter) effect(k contract.Key, do func()) error {
 	return nil
 }
 
-// faultyItems is the firing core's store, inmem.Items, with the
-// faults of the task workload's expiry store: a claim that fails (the
-// table unavailable) and a lost record of the delivery (one more run
-// allowed). ClaimAlways drops the claim's condition.
+// faultyItems is the firing core's store with the faults of the tasks'
+// expiry store: a failed claim, a lost record of the delivery (one more
+// run allowed). ClaimAlways drops the claim's condition.
 type faultyItems struct{ a *adopter }
 
 func (s faultyItems) Claim(ctx context.Context, p contract.Payload, now time.Time) error {

@@ -59,8 +59,7 @@ func date(y int, m time.Month, d int) plan.Date { return plan.Date{Year: y, Mont
 type campaignWorld struct {
 	core
 	ctx context.Context
-	// e fires the timer's schedules and the reconciler's dispatches into
-	// the send worker, on its clock.
+	// e fires the timer's schedules and the reconciler's dispatches.
 	e     *inproc.Engine
 	clock *inproc.Clock
 	campaignServices
@@ -77,10 +76,9 @@ type campaignWorld struct {
 	kill     context.CancelFunc
 	killName string
 	horizon  time.Time // the last reconciler pass
-	// cancelledAt is when the campaign was cancelled (zero: never).
-	cancelledAt time.Time
-	// removedAt is when the owner left the sender group (zero: never).
-	removedAt time.Time
+	// cancelledAt and removedAt are when the campaign was cancelled and
+	// its owner left the sender group (zero: never).
+	cancelledAt, removedAt time.Time
 	// early is how long before its time each schedule (name and due
 	// time) fires: drawn once, as nextFire asks again and again.
 	early map[string]time.Duration
@@ -98,8 +96,6 @@ func runCampaign(cfg Config) Result {
 		w.violate(invLiveness, "%v", err)
 		return w.res
 	}
-	// The loop: the engine's fires and invocations, reconciler passes,
-	// the cancel, the removal.
 	last := w.sends[len(w.sends)-1].At
 	w.horizon = last.Add(60 * 24 * time.Hour)
 	w.push(w.clock.Now().Truncate(30*time.Minute).Add(30*time.Minute), evReconcile)
@@ -122,7 +118,7 @@ func runCampaign(cfg Config) Result {
 	return w.res
 }
 
-// setUp plans the campaign, makes its tasks and builds the ports.
+// setUp plans the campaign, makes its tasks and builds the services.
 func (w *campaignWorld) setUp() error {
 	rng := w.rng
 	z := campaignZones[rng.Intn(len(campaignZones))]
@@ -150,8 +146,7 @@ func (w *campaignWorld) setUp() error {
 	w.e = inproc.NewEngine(inproc.Options{Start: now0, Log: discard, FireAttempts: 3, FireRetryDelay: time.Minute,
 		Hooks: inproc.Hooks{FireEarly: func() time.Duration { return w.reach }, Deliveries: w.deliveries}})
 	w.e.WireFiring(w.send)
-	// The timer of the campaign's schedule names (a TTL marker is swept at
-	// its due time: deliveries draws the sweeper's delay).
+	// deliveries draws a TTL sweeper's delay.
 	w.e.Timer = inmem.NewTimerOf(w.cfg.Timer, campaign.TaskSchema, w.e.Clock.Now, nil)
 	w.e.Scheduler, _ = w.e.Timer.(*inmem.Scheduler)
 	w.clock = w.e.Clock
@@ -216,8 +211,7 @@ func (w *campaignWorld) provision() error {
 }
 
 // schedulerCall is asked before each timer call (inmem.Remote.Fault): it
-// kills a provisioning run at killName, and injects throttles, errors and
-// lost answers.
+// kills a provisioning run at killName, or injects a fault.
 func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
 	if op == "Arm" && name == w.killName && w.kill != nil {
 		w.killName = ""
@@ -235,8 +229,7 @@ func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
 	return nil, false
 }
 
-// sendCall is asked before the sender sends m: a bounce, a retryable
-// error.
+// sendCall is asked before each send: a bounce, a retryable error.
 func (w *campaignWorld) sendCall(m campaign.Message) error {
 	if strings.HasPrefix(m.To, "bounce") {
 		return errors.New("MessageRejected: address bounces")
@@ -256,10 +249,9 @@ func (w *campaignWorld) dispatched(e campaign.FireEvent) {
 
 // The history's acts.
 const (
-	evReconcile = "reconcile"
-	evCancel    = "cancel"
-	// evSenderRemoved: admin-remove-user-from-group of the owner.
-	evSenderRemoved = "sender-removed"
+	evReconcile     = "reconcile"
+	evCancel        = "cancel"
+	evSenderRemoved = "sender-removed" // admin-remove-user-from-group of the owner
 )
 
 type campaignEvent struct {
@@ -298,10 +290,8 @@ func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
 }
 
 // earlyBy is how long before its time the schedule fires: zero, or on
-// the EventBridge Scheduler (FaultFiredEarly) up to 59 s. The send worker
-// must fail such a fire (the retry a minute later sends it), never send
-// before the planned time nor drop it. A Step Functions Wait ends at the
-// due time; a TTL sweep comes after it.
+// the EventBridge Scheduler up to 59 s. The send worker must fail such a
+// fire (the retry a minute later sends it).
 func (w *campaignWorld) earlyBy(s timer.Schedule) time.Duration {
 	k := s.Name + "|" + s.At.String()
 	d, ok := w.early[k]
@@ -396,9 +386,8 @@ func (w *campaignWorld) loop() error {
 	}
 }
 
-// deliveries are the invocations of a schedule the timer fires (the
-// engine's Hooks.Deliveries): each a few seconds later, or late, twice, or
-// (dropped to the DLQ) not at all.
+// deliveries are the invocations of a fired schedule (Hooks.Deliveries):
+// a few seconds later, or late, twice, or (dropped to the DLQ) never.
 func (w *campaignWorld) deliveries(s contract.Schedule) []time.Duration {
 	if s.At.After(w.clock.Now()) {
 		w.count(FaultFiredEarly)
@@ -424,10 +413,9 @@ func (w *campaignWorld) deliveries(s contract.Schedule) []time.Duration {
 	return out
 }
 
-// send is the send function's handler, the engine's firing: it decodes
-// the timer's payload (or a dispatch's input, carried in its name) and
-// runs the send worker once. A crash or an error is retried by the
-// engine, as the asynchronous invoke does.
+// send is the send function's handler, the engine's firing: it runs the
+// send worker once on the timer's payload (or a dispatch's input, carried
+// in its name); the engine retries a crash or an error.
 func (w *campaignWorld) send(ctx context.Context, s contract.Schedule) (string, error) {
 	in := s.Name
 	if !s.At.IsZero() {

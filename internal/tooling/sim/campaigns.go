@@ -1,9 +1,7 @@
 package sim
 
-// The seam between the campaign workload (campaign.go) and the campaign
-// services it runs: the one file that builds the in-memory ports, the
-// provisioner, the send worker, the reconciler and the canceller, and
-// wires the workload's faults into them.
+// The seam between the campaign workload (campaign.go) and the services
+// it runs: it builds them over in-memory ports and wires the faults in.
 
 import (
 	"context"
@@ -27,9 +25,8 @@ type campaignServices struct {
 	store  *memory.CampaignStore
 	sched  *inmem.Remote
 	sender *memory.CampaignSender
-	// owners is the sender group, which holds the campaign's owner until
-	// the history removes them; the services ask it through a cache of
-	// campaign.SenderCacheTTL on the history's clock, as the functions do.
+	// owners is the sender group, asked through a cache of
+	// campaign.SenderCacheTTL, as the functions do.
 	owners *memory.CampaignSenders
 	worker *send.Worker
 	recon  campaign.ReconcilePorts
@@ -166,8 +163,7 @@ func (s crashingTasks) Replace(ctx context.Context, prev, next campaign.SendTask
 }
 
 // noIdempotency is a mutant sender that keeps no record of what it sent:
-// Sent never finds a message, and a repeated send goes out again (under
-// a key of its own in the outbox).
+// a repeated send goes out again, under a key of its own.
 type noIdempotency struct {
 	campaign.Sender
 	seen map[string]int

@@ -15,9 +15,8 @@ import (
 const ttlLateAfter = 15 * time.Minute
 
 // ttlDelay picks how long after its due time the TTL sweeper deletes a
-// marker: anywhere up to timerspec.TTLPrecision (48 hours), skewed towards
-// short delays (u^4 of the bound) so that most deletions land inside the
-// history and the rest after it.
+// marker: up to timerspec.TTLPrecision, skewed (u^4) towards short delays
+// so that most deletions land inside the history.
 func (w *core) ttlDelay() time.Duration {
 	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(kindOf(w.cfg.Timer).FiresWithin)).Truncate(time.Second)
 	if d > ttlLateAfter {
@@ -35,8 +34,7 @@ func (w *core) duplicateFault() Fault {
 	return FaultFiredTwice
 }
 
-// kindOf is the registered timer kind t ("" is the default kind): what
-// the simulation asks of a timer's faults, instead of its name.
+// kindOf is the registered timer kind t ("" is the default kind).
 func kindOf(t timerspec.Name) timerkind.Kind { return timerkind.Must(t) }
 
 // staleTolerated looks, on the Step Functions timer, for the item's
