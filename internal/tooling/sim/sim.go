@@ -147,9 +147,8 @@ type Counts struct {
 	// Sends counts a campaign's planned sends; Sent, SendsFailed and
 	// SendsCancelled how they ended.
 	Sends, Sent, SendsFailed, SendsCancelled int
-	// Items counts an adopter's items written (future events scheduled,
-	// tenant windows marked), Deliveries its target's runs (events
-	// delivered, jobs queued).
+	// Items counts an adopter's items written, Deliveries its target's
+	// runs.
 	Items, Deliveries int
 }
 
@@ -201,13 +200,12 @@ type taskState struct {
 	// reminders are the reminders its owner received (I6).
 	reminders []note
 	// remDupAllowed counts the faults that may each cause one extra
-	// reminder; remDead says a reminder's invocation used up its
-	// attempts (redriven only after every deadline: too late to owe it).
+	// reminder; remDead: a reminder's invocation used up its attempts
+	// (redriven after every deadline: too late to owe it).
 	remDupAllowed int
 	remDead       bool
-	// remHandled is when the cancel worker handled a message carrying
-	// each reminder time (keyed by task.FormatTime of it; see
-	// handledBefore).
+	// remHandled is when the worker handled a message carrying each
+	// reminder time (keyed by task.FormatTime; see handledBefore).
 	remHandled map[string][]time.Time
 }
 
@@ -243,8 +241,7 @@ type note struct {
 }
 
 // core is what every workload's history shares: the seeded source, the
-// fault injection (inject), the trace (tracef) and the invariant reports
-// (violate).
+// fault injection (inject), the trace (tracef) and the reports (violate).
 type core struct {
 	cfg       Config
 	rng       *rand.Rand
@@ -328,9 +325,8 @@ func Run(cfg Config) Result {
 	return w.res
 }
 
-// newWorld builds the to-do app's pipeline (pipeline.New, on the core's
-// engine) with the history's faults: the store's, SNS's, the timer's and
-// the stages' (harness), and the mutation's.
+// newWorld builds the to-do app's pipeline (pipeline.New) with the
+// history's faults and the mutation.
 func newWorld(cfg Config) *world {
 	w := &world{harness: newHarness(cfg, "I4"), byUser: map[string]*user{}, tasks: map[string]*taskState{}}
 	rng := w.rng
@@ -407,8 +403,8 @@ func newWorld(cfg Config) *world {
 	return w
 }
 
-// noteReminderHandled records when the cancel worker handled a schedule
-// or reschedule message carrying a reminder time (I6).
+// noteReminderHandled records when the worker handled a message carrying
+// a reminder time (I6).
 func (w *world) noteReminderHandled(d cancel.Delivery) {
 	m, err := cancel.Parse(d.Body)
 	if err != nil || m.Action == cancel.ActionCancel || m.RemindAt.IsZero() {
@@ -463,10 +459,9 @@ func (w *world) history() {
 	// leaves tasks due within the grace period to their firing schedule.
 	w.passEnd = w.quiesce("I3")
 	w.checkAtRest()
-	// On past every deadline and the grace period, with faults.
+	// On, with faults, past every deadline and the grace period, and
+	// every reminder schedule a stale (replayed) message made meanwhile.
 	w.faultsOn = true
-	// Until past every deadline, and every reminder schedule that a stale
-	// (replayed) message made meanwhile.
 	end := w.lastDue().Add(grace + time.Minute)
 	for w.clock.Now().Before(end) {
 		w.tick(false)
@@ -774,8 +769,7 @@ func (w *world) signIn(u *user) {
 
 // The scheduler and the expiry function.
 
-// fire is one invocation of the expiry function with a schedule's input,
-// as the engine makes it (retried after a failure, then dead-lettered):
+// fire is one invocation of the expiry function with a schedule's input:
 // a failure must have an injected cause.
 func (w *world) fire(_ context.Context, sc contract.Schedule) (string, error) {
 	c0 := w.injected
@@ -796,8 +790,7 @@ func (w *world) fire(_ context.Context, sc contract.Schedule) (string, error) {
 }
 
 // runSchedule is what the expiry function does with a schedule's input
-// (pipeline.Expire), with the mutation's expiry and outcome. id is ""
-// when the input is not readable.
+// (pipeline.Expire), mutated; id is "" when the input is unreadable.
 func (w *world) runSchedule(sc contract.Schedule) (id string, out string, err error) {
 	id, out, err = pipeline.Expire(w.ctx, w.expirer, w.firer, sc)
 	if id != "" && w.cfg.Mutation.Outcome != nil {
@@ -815,8 +808,7 @@ func (r reconExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.
 	return out, err
 }
 
-// recNotifier publishes through the SNS adapter and records what it
-// sent, with the deliveries SNS made.
+// recNotifier publishes through the SNS adapter and records what it sent.
 type recNotifier struct {
 	w   *world
 	pub *awssns.Publisher
@@ -870,7 +862,7 @@ func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
 }
 
 // checkDeliveries: a notification goes to its owner's email when the
-// owner confirmed the subscription, and to no one else.
+// owner confirmed, and to no one else.
 func (n *recNotifier) checkDeliveries(note task.Notification, got []snsfake.Delivery) {
 	w := n.w
 	owner := w.byUser[note.UserID]
