@@ -51,29 +51,18 @@ type Expirer = task.Expirer
 // Mutation breaks one guarantee on purpose, to show that the simulation
 // catches it. The zero value breaks nothing.
 type Mutation struct {
-	// Name describes the mutation.
-	Name string
-	// Store wraps the store the task service uses.
-	Store func(task.Store) task.Store
-	// DedupID replaces the FIFO deduplication id of the n-th send.
-	DedupID func(m cancel.Message, n int) string
-	// WorkerScheduler wraps the scheduler the cancellation worker uses.
-	WorkerScheduler func(timer.Timer) timer.Timer
-	// Expirer wraps the expiry use case over notifier n and store s.
-	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
-	// Pending wraps the reconciler's listing of the tasks due.
-	Pending func(task.PendingLister) task.PendingLister
-	// Outcome wraps what the expiry function answers a firing.
-	Outcome func(out string, err error) (string, error)
-	// Adopter breaks the future events' or deferred jobs' workload.
-	Adopter AdopterMutation
-	// CampaignNoIdempotency: the sender keeps no record of what it sent.
-	CampaignNoIdempotency bool
-	// CampaignWorkerAhead (campaigns): the send worker's clock runs this
-	// far ahead, so it takes an early fire for one on time.
-	CampaignWorkerAhead time.Duration
-	// CampaignIgnoreRemoval: the sender check always allows the owner.
-	CampaignIgnoreRemoval bool
+	Name            string                                                 // describes the mutation
+	Store           func(task.Store) task.Store                            // wraps the task service's store
+	DedupID         func(m cancel.Message, n int) string                   // replaces the n-th send's FIFO deduplication id
+	WorkerScheduler func(timer.Timer) timer.Timer                          // wraps the cancellation worker's scheduler
+	Expirer         func(e Expirer, n task.Notifier, s task.Store) Expirer // wraps the expiry over notifier n and store s
+	Pending         func(task.PendingLister) task.PendingLister            // wraps the reconciler's listing of the tasks due
+	Outcome         func(out string, err error) (string, error)            // wraps what the expiry function answers a firing
+	Adopter         AdopterMutation                                        // breaks the future events' or deferred jobs' workload
+
+	CampaignNoIdempotency bool          // the sender keeps no record of what it sent
+	CampaignWorkerAhead   time.Duration // the send worker's clock runs this far ahead
+	CampaignIgnoreRemoval bool          // the sender check always allows the owner
 }
 
 // Workload is what a history runs through the core.
@@ -109,21 +98,13 @@ func ParseWorkload(s string) (Workload, error) {
 
 // Config is one history.
 type Config struct {
-	Seed int64
-	// Workload is what the history runs; zero for tasks.
-	Workload Workload
-	// Mutation is applied to the stages; zero for the real code.
-	Mutation Mutation
-	// ConcurrentFires also injects FaultConcurrentFire.
-	ConcurrentFires bool
-	// AnyWriter writes a fifth of the tasks straight into the table (a
-	// plain put, not through the API), which the stream path schedules.
-	AnyWriter bool
-	// Timer is the timer that fires, with its own faults (zero: the
-	// default kind, EventBridge Scheduler).
-	Timer timerspec.Name
-	// Trace, when set, receives a line per step.
-	Trace func(line string)
+	Seed            int64
+	Workload        Workload          // what the history runs; zero for tasks
+	Mutation        Mutation          // applied to the stages; zero for the real code
+	ConcurrentFires bool              // also inject FaultConcurrentFire
+	AnyWriter       bool              // write a fifth of the tasks straight into the table, not through the API
+	Timer           timerspec.Name    // the timer that fires, with its own faults (zero: the default kind)
+	Trace           func(line string) // when set, receives a line per step
 }
 
 // Violation is a broken invariant.
@@ -271,7 +252,6 @@ type world struct {
 	mem     *memory.Store
 	sns     *snsfake.SNS
 	topics  []string
-	svc     *task.Service
 	expirer Expirer
 	firer   *task.Firer
 	api     *api.Handler
@@ -371,7 +351,7 @@ func newWorld(cfg Config) *world {
 		}})
 	must(err)
 	w.wired()
-	w.mem, w.svc, w.firer, w.expirer = p.Store, p.Service, p.Firer, p.Firer
+	w.mem, w.firer, w.expirer = p.Store, p.Firer, p.Firer
 	w.fsched.inAPI = func() bool { return w.inAPI }
 	w.fsched.blame = func(name string) {
 		id, ok := task.TaskIDFromScheduleName(name)
@@ -388,7 +368,7 @@ func newWorld(cfg Config) *world {
 		must(err)
 		w.e.Worker.SetClock(w.clock.Now)
 	}
-	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, discard)
+	w.api = api.New(p.Service, pagecursor.NewRandom(), nil, discard)
 	subs, err := awssns.NewSubscriptions(w.sns)
 	must(err)
 	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(),
