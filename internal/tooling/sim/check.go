@@ -61,12 +61,10 @@ func (w *world) checkArmed(t task.Task, want contract.Schedule, what string) {
 	}
 }
 
-// Reminder margins of I6. A reminder is owed only when its time was at
-// least remindLead after the write that set it (the API writes, the
-// stream carries the change to the worker, which schedules only a time
-// still ahead), and the task kept that deadline and reminder, Pending,
-// until remindSlack after it (a firing may come late and be retried
-// minutes later; a change before the claim rightly cancels it).
+// Reminder margins of I6 (docs/simulation.md): a reminder is owed only
+// when its time was at least remindLead after the write that set it, and
+// the task kept that deadline and reminder, Pending, until remindSlack
+// after it (a firing may come late and be retried minutes later).
 const (
 	remindLead  = 2 * time.Minute
 	remindSlack = 12 * time.Minute
@@ -121,11 +119,9 @@ func remStateBefore(t *taskState, seq int) (remState, bool) {
 
 // handledBefore reports whether the cancel worker handled a message
 // carrying reminder time at between the edit that set it (from) and that
-// time. An edit's reminder schedule is made only by the worker, and not
-// once its time has passed (no late catch-up, by design): when faults on
-// the stream and the queue (retried records, throttled enqueues,
-// visibility timeouts, crashes) hold that message past the time, the
-// reminder is not owed. A create's reminder schedule is the API's own.
+// time. Only the worker makes an edit's reminder schedule, and not once
+// its time has passed (no late catch-up, by design): when faults hold
+// that message past the time, the reminder is not owed.
 func handledBefore(t *taskState, from, at time.Time) bool {
 	for _, h := range t.remHandled[task.FormatTime(at)] {
 		if !h.Before(from) && h.Before(at) {
@@ -163,12 +159,10 @@ func (w *world) checkReminders(t *taskState) {
 	}
 	// Liveness: a reminder time that passed while the task stayed as it
 	// was is delivered, once unless a crash fell between a publish and its
-	// record. Excused: tasks with an injected scheduler fault (a lost
-	// reminder schedule is repaired by the reconciler, whose interleaved
-	// runs are random, so it may come after the time) and reminders whose
-	// invocation used up its retries.
-	// The TTL timer fires up to timerspec.TTLPrecision (48 h) late, past the
-	// deadline: a reminder is owed only on the other timers.
+	// record. Excused: tasks with an injected scheduler fault (only the
+	// reconciler's random runs repair a lost reminder schedule), reminders
+	// whose invocation used up its retries, and the TTL timer (up to 48 h
+	// late, past the deadline).
 	if w.blamed[t.id] > 0 || t.remDead || kindOf(w.cfg.Timer).FiresWithin > 0 {
 		return
 	}

@@ -666,8 +666,7 @@ func (w *world) mutate(id string, k int) {
 		if r == "" {
 			r = task.Reminder15m
 		}
-		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"reminder": string(r)})
-		w.record(id, op{kind: opRemind, reminder: r, status: resp.Status})
+		w.patch(u, id, map[string]string{"reminder": string(r)}, op{kind: opRemind, reminder: r})
 	case k < 4: // deadline earlier (still in the future)
 		cur := w.currentDue(t)
 		span := int(cur.Sub(now) / time.Second)
@@ -676,11 +675,9 @@ func (w *world) mutate(id string, k int) {
 		}
 		w.setDue(u, id, now.Add(time.Duration(1+w.rng.Intn(span-1))*time.Second))
 	case k < 5:
-		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"title": "edited", "description": "x"})
-		w.record(id, op{kind: opEdit, status: resp.Status})
+		w.patch(u, id, map[string]string{"title": "edited", "description": "x"}, op{kind: opEdit})
 	case k < 8:
-		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"status": "done"})
-		w.record(id, op{kind: opComplete, status: resp.Status})
+		w.patch(u, id, map[string]string{"status": "done"}, op{kind: opComplete})
 	default:
 		resp := w.serve(u, http.MethodDelete, api.RouteTask, id, nil)
 		w.record(id, op{kind: opDelete, status: resp.Status})
@@ -699,8 +696,13 @@ func (w *world) mutate(id string, k int) {
 
 func (w *world) setDue(u *user, id string, due time.Time) {
 	due = due.Truncate(time.Second)
-	resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"dueAt": task.FormatTime(due)})
-	w.record(id, op{kind: opSetDue, due: due, status: resp.Status})
+	w.patch(u, id, map[string]string{"dueAt": task.FormatTime(due)}, op{kind: opSetDue, due: due})
+}
+
+// patch is owner u's PATCH of task id with body, recorded as o.
+func (w *world) patch(u *user, id string, body map[string]string, o op) {
+	o.status = w.serve(u, http.MethodPatch, api.RouteTask, id, body).Status
+	w.record(id, o)
 }
 
 func maxTime(a, b time.Time) time.Time {
