@@ -115,18 +115,9 @@ func replayFlags(cfg sim.Config) string {
 	return flags
 }
 
-// invariants names what a workload's histories check.
-func invariants(w sim.Workload) string {
-	switch w {
-	case sim.WorkloadCampaigns:
-		return "C1-C5"
-	case sim.WorkloadFutureEvents:
-		return "F1-F6"
-	case sim.WorkloadDeferredJobs:
-		return "J1-J5"
-	}
-	return "I1-I6"
-}
+// invariants names what each workload's histories check.
+var invariants = map[sim.Workload]string{sim.WorkloadTasks: "I1-I6", sim.WorkloadCampaigns: "C1-C5",
+	sim.WorkloadFutureEvents: "F1-F6", sim.WorkloadDeferredJobs: "J1-J5"}
 
 func runOne(base sim.Config, o options, out io.Writer) int {
 	if o.seed != 0 {
@@ -178,7 +169,7 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 		fmt.Fprintf(out, "%d of %d histories broke an invariant\n", len(s.Failed), s.Histories)
 		return 1
 	}
-	fmt.Fprintf(out, "all invariants held (%s)\n", invariants(base.Workload))
+	fmt.Fprintf(out, "all invariants held (%s)\n", invariants[base.Workload])
 	return 0
 }
 
