@@ -306,14 +306,6 @@ func (w *world) checkTask(t *taskState) {
 	}
 }
 
-// checkQueue checks I4 on the queue and the scheduler's retries.
-func (w *world) checkQueue() {
-	w.harness.checkQueue()
-	if dead := w.e.DeadInvocations(); len(dead) > 0 {
-		w.violate("I4", "%d expiry invocations dead after the redrive", len(dead))
-	}
-}
-
 // checkSubscription checks I5 after a fault-free sign-in.
 func (w *world) checkSubscription(u *user) {
 	if out := w.subs.OnSignIn(w.ctx, u.sub, u.email); out == notify.Failed {
