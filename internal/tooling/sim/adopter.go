@@ -53,11 +53,12 @@ type adopter struct {
 	once, onTime, live string
 }
 
-// newAdopter builds the core's pipeline for schema s from begin; invs
-// are the once, on-time, live and loss invariants. The workload sets
-// target (what the firing core runs after a claim) before the history.
-func newAdopter(cfg Config, s contract.Schema, invs [4]string, begin time.Time) *adopter {
-	a := &adopter{harness: newHarness(cfg, invs[3]), schema: s, once: invs[0], onTime: invs[1], live: invs[2],
+// newAdopter builds the core's pipeline for schema s from begin, its
+// invariants named once, onTime, live (checkRecord) and loss (lossInv).
+// The workload sets target (what the firing core runs after a claim)
+// before the history.
+func newAdopter(cfg Config, s contract.Schema, begin time.Time, once, onTime, live, loss string) *adopter {
+	a := &adopter{harness: newHarness(cfg, loss), schema: s, once: once, onTime: onTime, live: live,
 		dupAllowed: map[contract.Key]int{}, refused: func(error) bool { return false }}
 	wiring := a.wiring(inproc.NewEngine(a.options(begin, func(c changefeed.Change) string { return c.Key.String() })), inproc.Wiring{})
 	// One blame for all: a fault in the batch excuses its failures.

@@ -55,7 +55,7 @@ func runDeferredJobs(cfg Config) Result {
 	window, _ := time.Parse(time.RFC3339, firstJobWindow)
 	rng0 := newCore(cfg).rng // the same seed picks the start
 	begin := window.Add(-time.Duration(5*60+rng0.Intn(3*3600)) * time.Second)
-	a := newAdopter(cfg, job.Schema(), [4]string{invJobOnce, invJobOnTime, invJobLive, "J5"}, begin)
+	a := newAdopter(cfg, job.Schema(), begin, invJobOnce, invJobOnTime, invJobLive, "J5")
 	j := &jobs{adopter: a, windows: map[contract.Key]*jobWindow{}}
 	for i := range 2 + a.rng.Intn(5) {
 		j.tenants = append(j.tenants, fmt.Sprintf("shop-%d", i))

@@ -61,7 +61,7 @@ type events struct {
 // (and a taken name never scheduled over), on time, a cancel holds, an
 // unregistered target never runs, liveness, nothing lost (as I4).
 func runFutureEvents(cfg Config) Result {
-	a := newAdopter(cfg, futureevent.Schema(), [4]string{invEventOnce, invEventOnTime, invEventLive, "F6"}, start)
+	a := newAdopter(cfg, futureevent.Schema(), start, invEventOnce, invEventOnTime, invEventLive, "F6")
 	e := &events{adopter: a}
 	for i := range 4 + a.rng.Intn(12) {
 		e.names = append(e.names, fmt.Sprintf("ev-%d", i))
