@@ -1,21 +1,16 @@
 // Command sim runs the deterministic fault-injection simulation
-// (internal/tooling/sim) over many seeds in parallel, or replays one seed with a
-// trace: to-do tasks and their reminders through the whole pipeline,
-// email campaigns' sends, future events and deferred jobs (the core's
-// adopters on their own schemas), on each timer where they apply.
+// (internal/tooling/sim, docs/simulation.md) over many seeds in parallel,
+// or replays one seed with its trace: to-do tasks with their reminders,
+// campaign sends, future events and deferred jobs, on every timer.
 //
-//	go run ./cmd/sim -seeds 10000                     # tasks, seeds 1..10000
-//	go run ./cmd/sim -seed 12345                      # replay one, with its trace
-//	go run ./cmd/sim -timer all -workload all         # every workload on every timer it runs on
-//	go run ./cmd/sim -timer ttl -seed 7               # replay one on the TTL timer
-//	go run ./cmd/sim -workload campaigns -seed 7      # replay a campaign history
-//	go run ./cmd/sim -workload futureevents -timer all # future events on every timer
-//	go run ./cmd/sim -workload deferredjobs -seed 7   # replay a deferred-jobs history
+//	go run ./cmd/sim -seeds 10000                      # tasks, seeds 1..10000
+//	go run ./cmd/sim -seed 12345                       # replay one, with its trace
+//	go run ./cmd/sim -timer all -workload all          # every workload on every timer
+//	go run ./cmd/sim -workload futureevents -timer ttl # future events on the TTL timer
 //
-// Every workload runs on every timer. -layer is the old name of -timer. Concurrent duplicate invocations of a
+// -layer is the old name of -timer. Concurrent duplicate invocations of a
 // schedule are injected by default (-concurrent-fires=false leaves them
-// out). Every invariant is strict: there is no list of known gaps that a
-// history may show.
+// out). Every invariant is strict.
 package main
 
 import (
@@ -33,23 +28,24 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout))
 }
 
+// options are the flags beside the runs' configuration.
 type options struct {
-	seeds, workers        int
-	first, seed           int64
-	concurrent, anyWriter bool
+	seeds, workers int
+	first, seed    int64
 }
 
 func run(args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(out)
 	var o options
+	var base sim.Config
 	fs.IntVar(&o.seeds, "seeds", 10000, "how many histories to run")
 	fs.Int64Var(&o.first, "first", 1, "the first seed of a -seeds run")
 	fs.Int64Var(&o.seed, "seed", 0, "replay this one seed and print its trace")
 	fs.IntVar(&o.workers, "workers", 0, "parallel histories (default GOMAXPROCS)")
 	_ = fs.Bool("strict", true, "no effect: every invariant is strict (kept so that older replay commands run)")
-	fs.BoolVar(&o.concurrent, "concurrent-fires", true, "tasks: also inject concurrent duplicate invocations of a schedule")
-	fs.BoolVar(&o.anyWriter, "any-writer", false, "tasks: write a fifth of them straight into the table, not through the API")
+	fs.BoolVar(&base.ConcurrentFires, "concurrent-fires", true, "tasks: also inject concurrent duplicate invocations of a schedule")
+	fs.BoolVar(&base.AnyWriter, "any-writer", false, "tasks: write a fifth of them straight into the table, not through the API")
 	timer := fs.String("timer", "scheduler", "the timer that fires: scheduler, stepfunctions, ttl, or all (each in turn)")
 	layer := fs.String("layer", "", "deprecated: the old name of -timer")
 	workload := fs.String("workload", "tasks", "what the histories run: tasks (with their reminders), campaigns (campaign sends), futureevents, deferredjobs, or all (each in turn)")
@@ -85,14 +81,9 @@ func run(args []string, out io.Writer) int {
 	var runs []sim.Config
 	for _, w := range workloads {
 		for _, t := range timers {
-			if sim.Applies(w, t) {
-				runs = append(runs, sim.Config{Workload: w, Timer: t, ConcurrentFires: o.concurrent, AnyWriter: o.anyWriter})
-			}
+			base.Workload, base.Timer = w, t
+			runs = append(runs, base)
 		}
-	}
-	if len(runs) == 0 {
-		fmt.Fprintf(out, "the %s workload does not run on the %s timer: campaign sends run on the scheduler timer\n", *workload, *timer)
-		return 2
 	}
 	rc := 0
 	for _, cfg := range runs {
@@ -112,8 +103,7 @@ func replayFlags(cfg sim.Config) string {
 	if def, _ := timerkind.Lookup(""); cfg.Timer != "" && cfg.Timer != def.Name {
 		flags += " -timer " + string(cfg.Timer)
 	}
-	switch cfg.Workload {
-	case sim.WorkloadCampaigns, sim.WorkloadFutureEvents, sim.WorkloadDeferredJobs:
+	if cfg.Workload != "" && cfg.Workload != sim.WorkloadTasks {
 		return flags + " -workload " + string(cfg.Workload)
 	}
 	if !cfg.ConcurrentFires {
@@ -125,31 +115,23 @@ func replayFlags(cfg sim.Config) string {
 	return flags
 }
 
-// invariants names what a workload's histories check.
-func invariants(w sim.Workload) string {
-	switch w {
-	case sim.WorkloadCampaigns:
-		return "C1-C5"
-	case sim.WorkloadFutureEvents:
-		return "F1-F6"
-	case sim.WorkloadDeferredJobs:
-		return "J1-J5"
-	}
-	return "I1-I6"
-}
+// invariants names what each workload's histories check.
+var invariants = map[sim.Workload]string{sim.WorkloadTasks: "I1-I6", sim.WorkloadCampaigns: "C1-C5",
+	sim.WorkloadFutureEvents: "F1-F6", sim.WorkloadDeferredJobs: "J1-J5"}
 
 func runOne(base sim.Config, o options, out io.Writer) int {
 	if o.seed != 0 {
 		base.Seed = o.seed
 		base.Trace = func(line string) { fmt.Fprintln(out, line) }
 		r := sim.Run(base)
+		fmt.Fprintf(out, "seed %d: ", r.Seed)
 		switch base.Workload {
 		case sim.WorkloadCampaigns:
-			fmt.Fprintf(out, "seed %d: %d sends: %d sent, %d failed, %d cancelled\n", r.Seed, r.Sends, r.Sent, r.SendsFailed, r.SendsCancelled)
+			fmt.Fprintf(out, "%d sends: %d sent, %d failed, %d cancelled\n", r.Sends, r.Sent, r.SendsFailed, r.SendsCancelled)
 		case sim.WorkloadFutureEvents, sim.WorkloadDeferredJobs:
-			fmt.Fprintf(out, "seed %d: %d items, %d target runs\n", r.Seed, r.Items, r.Deliveries)
+			fmt.Fprintf(out, "%d items, %d target runs\n", r.Items, r.Deliveries)
 		default:
-			fmt.Fprintf(out, "seed %d: %d tasks, %d requests, %d notifications, %d reminders\n", r.Seed, r.Tasks, r.Requests, r.Notifications, r.Reminders)
+			fmt.Fprintf(out, "%d tasks, %d requests, %d notifications, %d reminders\n", r.Tasks, r.Requests, r.Notifications, r.Reminders)
 		}
 		printCounts(out, r.Faults)
 		for _, v := range r.Violations {
@@ -162,20 +144,17 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 		return 0
 	}
 	s := sim.RunMany(base, o.first, o.seeds, o.workers)
-	rate := float64(s.Histories) / s.Elapsed.Seconds()
+	fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; ", s.Histories, s.Elapsed.Round(1e6), float64(s.Histories)/s.Elapsed.Seconds())
 	switch base.Workload {
 	case sim.WorkloadCampaigns:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d sends: %d sent, %d failed, %d cancelled\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled)
+		fmt.Fprintf(out, "%d sends: %d sent, %d failed, %d cancelled\n", s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled)
 	case sim.WorkloadFutureEvents:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d events scheduled, %d deliveries\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Items, s.Deliveries)
+		fmt.Fprintf(out, "%d events scheduled, %d deliveries\n", s.Items, s.Deliveries)
 	case sim.WorkloadDeferredJobs:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tenant windows with activity, %d jobs queued\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Items, s.Deliveries)
+		fmt.Fprintf(out, "%d tenant windows with activity, %d jobs queued\n", s.Items, s.Deliveries)
 	default:
-		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; %d tasks, %d API requests, %d notifications, %d reminders (%d owed by I6)\n",
-			s.Histories, s.Elapsed.Round(1e6), rate, s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
+		fmt.Fprintf(out, "%d tasks, %d API requests, %d notifications, %d reminders (%d owed by I6)\n",
+			s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
 		fmt.Fprintf(out, "notification lag after the deadline: p50 %s, p99 %s, max %s\n", s.LagP50, s.LagP99, s.LagMax)
 	}
 	printCounts(out, s.Faults)
@@ -190,7 +169,7 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 		fmt.Fprintf(out, "%d of %d histories broke an invariant\n", len(s.Failed), s.Histories)
 		return 1
 	}
-	fmt.Fprintf(out, "all invariants held (%s)\n", invariants(base.Workload))
+	fmt.Fprintf(out, "all invariants held (%s)\n", invariants[base.Workload])
 	return 0
 }
 

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
@@ -18,32 +22,19 @@ import (
 // AdopterMutation breaks one guarantee of an adopter's workload (future
 // events, deferred jobs) on purpose. The zero value breaks nothing.
 type AdopterMutation struct {
-	// ClaimAlways: the firing core's claim writes without its condition
-	// (every firing claims the item again and runs the target).
-	ClaimAlways bool
-	// ClockAhead: the firing core's clock runs this far ahead, so it takes
-	// an early firing for one on time.
-	ClockAhead time.Duration
-	// NoReconcile: the reconciler sees no item, so a lost timer is never
-	// armed again.
-	NoReconcile bool
-	// CancelAlways (future events): the table deletes on Cancel without
-	// its condition, a fired event included.
-	CancelAlways bool
-	// AllTargets (future events): the dispatcher allows every target.
-	AllTargets bool
-	// WriteAlways (deferred jobs): the table puts MarkActivity's item
-	// without its condition, over a fired one included.
-	WriteAlways bool
+	ClaimAlways  bool          // the firing core's claim writes without its condition
+	ClockAhead   time.Duration // the firing core's clock runs this far ahead
+	NoReconcile  bool          // the reconciler sees no item: a lost timer is never re-armed
+	CancelAlways bool          // future events: Cancel deletes without its condition
+	AllTargets   bool          // future events: the dispatcher allows every target
+	WriteAlways  bool          // deferred jobs: MarkActivity puts without its condition
 }
 
-// adopter is a history of an adopter of the scheduling core on its own
-// schema: its items in inmem.Items through the core's in-process
-// pipeline (harness), the firing core (fire.Core) with the adopter's
-// target, and the core's reconciler (over inmem.Armed), all with the
-// task workload's faults. The workload (futureevents.go, deferredjobs.go)
-// writes the items through the adopter's own client and checks its
-// invariants; letter names them (F, J).
+// adopter is a history of an adopter of the core on its own schema: its
+// items in inmem.Items through the in-process pipeline (harness), the
+// firing core with the adopter's target and the reconciler, with the
+// tasks' faults. The workload (futureevents.go, deferredjobs.go) writes
+// the items through the adopter's own client and checks its invariants.
 type adopter struct {
 	*harness
 	schema contract.Schema
@@ -53,28 +44,25 @@ type adopter struct {
 	// dupAllowed counts, per item, the faults that may each cause one
 	// extra run of the target (a crash after it ran, a lost record of it).
 	dupAllowed map[contract.Key]int
-	// refused reports a failure the workload expects of the target (an
-	// unregistered future event's): no loss, and it stays in the DLQ;
-	// refusedNames are the timers whose firing it refused.
-	refused      func(err error) bool
-	refusedNames map[string]bool
+	// refused reports a failure the workload expects of the target (see
+	// harness.refusedNames).
+	refused func(err error) bool
 	// step is how far one tick moves the clock.
-	step   func() time.Duration
-	letter string
+	step func() time.Duration
+	// once, onTime and live name the invariants of checkRecord.
+	once, onTime, live string
 }
 
-func (a *adopter) inv(n int) string { return fmt.Sprintf("%s%d", a.letter, n) }
-
-// newAdopter builds the core's pipeline for schema s from begin; the
-// workload sets target (what the firing core runs after a claim) before
-// the history.
-func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin time.Time) *adopter {
-	a := &adopter{harness: newHarness(cfg, fmt.Sprintf("%s%d", letter, lossInv)),
-		schema: s, letter: letter, dupAllowed: map[contract.Key]int{}, refusedNames: map[string]bool{}, refused: func(error) bool { return false }}
+// newAdopter builds the core's pipeline for schema s from begin, its
+// invariants named once, onTime, live (checkRecord) and loss (lossInv).
+// The workload sets target (what the firing core runs after a claim)
+// before the history.
+func newAdopter(cfg Config, s contract.Schema, begin time.Time, once, onTime, live, loss string) *adopter {
+	a := &adopter{harness: newHarness(cfg, loss), schema: s, once: once, onTime: onTime, live: live,
+		dupAllowed: map[contract.Key]int{}, refused: func(error) bool { return false }}
 	wiring := a.wiring(inproc.NewEngine(a.options(begin, func(c changefeed.Change) string { return c.Key.String() })), inproc.Wiring{})
 	// One blame for all: a fault in the batch excuses its failures.
 	a.blameKey = func(string) string { return "" }
-	a.passErrors = func() int { return len(a.refusedNames) }
 	a.items = inmem.NewItems(s)
 	if sc, ok := a.sched.(*inmem.Scheduler); ok {
 		sc.ListPrefix = s.ScheduleNamePrefix
@@ -86,14 +74,13 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	var err error
 	a.fire, err = fire.New(fire.Config{Schema: s, Store: faultyItems{a: a}, Now: now, Log: discard})
 	must(err)
-	// The reconciler lists the items through the state-keyed armed index
-	// (the partitions of a table the core creates), its fired window
-	// wider than any history so that every fired item stays listed.
+	// The reconciler lists the items through the armed index, its fired
+	// window wider than any history: every fired item stays listed.
 	index := armedindex.Spec{FiredWithinSec: 30 * 86400}.WithDefaults(s)
 	a.items.IndexKeys = []string{index.PartitionAttr, s.DueAttr}
 	var items reconcile.Items = inmem.Armed{Items: a.items, Index: &index, Now: a.clock.Now}
 	if cfg.Mutation.Adopter.NoReconcile {
-		items = noItems{}
+		items = inmem.Armed{Items: inmem.NewItems(s), Index: &index, Now: a.clock.Now} // an empty table
 	}
 	wiring.Schema, wiring.Feed, wiring.Fire, wiring.Items = s, a.items, a.invoke, items
 	wiring.Firer = fire.Firing{Core: a.fire, Target: reconTarget{a}}
@@ -102,9 +89,8 @@ func newAdopter(cfg Config, s contract.Schema, letter string, lossInv int, begin
 	return a
 }
 
-// history runs ticks busy ticks (ops writes this instant's items), then
-// on, with faults, past the last due time; then the history ends
-// (harness.finish) and the workload checks.
+// history runs ticks busy ticks (ops writes items), then on, with
+// faults, past the last due time, and ends (harness.finish).
 func (a *adopter) history(ticks int, ops func()) {
 	a.faultsOn = true
 	for range ticks {
@@ -117,11 +103,6 @@ func (a *adopter) history(ticks int, ops func()) {
 	}
 	a.finish(a.lossInv)
 	a.checkQueue()
-	for _, inv := range a.e.DeadInvocations() {
-		if !a.refusedNames[inv.Schedule.Name] {
-			a.violate(a.lossInv, "the firing of %s is dead after the redrive", inv.Schedule.Name)
-		}
-	}
 }
 
 func (a *adopter) tick(ops func()) {
@@ -138,10 +119,9 @@ func (a *adopter) tick(ops func()) {
 }
 
 // skipIdle moves the clock on to a few minutes before the next timer
-// when nothing is in flight and that timer is more than half an hour
-// away (a deferred job's next window is a week on): nothing happens in
-// between but the interleaved reconciler runs, which the end's pass
-// stands for.
+// when nothing is in flight and it is over half an hour away (a deferred
+// job's next window is a week on): only the interleaved reconciler runs
+// would happen in between, and the end's pass stands for them.
 func (a *adopter) skipIdle(end time.Time) {
 	if !a.e.Idle() {
 		return
@@ -187,9 +167,9 @@ func (a *adopter) lastDue() time.Time {
 	return last
 }
 
-// invoke is one invocation of the expiry function with the timer's
-// input, as the engine makes it: the firing core, then the target. A
-// failure must have an injected cause, or be the target's refusal.
+// invoke is one invocation of the expiry function (the firing core,
+// then the target): a failure must have an injected cause, or be the
+// target's refusal.
 func (a *adopter) invoke(_ context.Context, sc contract.Schedule) (string, error) {
 	c0 := a.injected
 	p, err := a.schema.DecodePayload([]byte(a.schema.EncodePayload(sc.Payload)))
@@ -225,9 +205,8 @@ func (r reconTarget) Deliver(ctx context.Context, p contract.Payload) error {
 }
 
 // effect runs the target's effect do (an invoke, a job sent) with the
-// target's faults: refused before it (FaultPublishFailed), or done and
-// then a crash, so the caller sees an error (FaultCrashAfterPublish: one
-// more run allowed).
+// target's faults: refused before it, or a crash after it (one more run
+// allowed).
 func (a *adopter) effect(k contract.Key, do func()) error {
 	if a.inject(FaultPublishFailed, 0.08) {
 		return fmt.Errorf("target %s: %w", k, errThrottled)
@@ -240,10 +219,9 @@ func (a *adopter) effect(k contract.Key, do func()) error {
 	return nil
 }
 
-// faultyItems is the firing core's store, inmem.Items, with the
-// faults of the task workload's expiry store: a claim that fails (the
-// table unavailable) and a lost record of the delivery (one more run
-// allowed). ClaimAlways drops the claim's condition.
+// faultyItems is the firing core's store with the faults of the tasks'
+// expiry store: a failed claim, a lost record of the delivery (one more
+// run allowed). ClaimAlways drops the claim's condition.
 type faultyItems struct{ a *adopter }
 
 func (s faultyItems) Claim(ctx context.Context, p contract.Payload, now time.Time) error {
@@ -282,17 +260,6 @@ func (s faultyItems) Get(ctx context.Context, k contract.Key) (contract.Item, bo
 	return s.a.items.Get(ctx, k)
 }
 
-// noItems is the reconciler's view with no item (AdopterMutation.NoReconcile).
-type noItems struct{}
-
-func (noItems) List(context.Context, reconcile.ListRequest) (reconcile.ItemPage, error) {
-	return reconcile.ItemPage{}, nil
-}
-
-func (noItems) Get(context.Context, contract.Key) (reconcile.Item, error) {
-	return reconcile.Item{}, reconcile.ErrItemNotFound
-}
-
 // reArmed scans the table's change feed for an item that left the fired
 // state for an armed one: a write that re-armed what the core fired.
 func (a *adopter) reArmed() []changefeed.Change {
@@ -304,4 +271,107 @@ func (a *adopter) reArmed() []changefeed.Change {
 		}
 	}
 	return out
+}
+
+// record is one item as an adopter's history saw it: when it is due,
+// whether a write of it took effect, and when the target ran it.
+type record struct {
+	key     contract.Key
+	due     time.Time
+	written bool
+	runs    []time.Time
+}
+
+// checkRecord checks what the core owes every item (name is how the
+// messages call it): the target runs only an item written, never before
+// its due time; and one the target owes a run (owed) is run once (one
+// more per crash after the run or lost record of it), its item (ours:
+// still this record's in the table) ending Fired and marked delivered.
+func (a *adopter) checkRecord(r *record, name string, owed, ours bool) {
+	if r.written {
+		a.res.Items++
+	}
+	a.res.Deliveries += len(r.runs)
+	for _, at := range r.runs {
+		if !r.written {
+			a.violate(a.once, "%s was run but never written", name)
+		}
+		if at.Before(r.due) {
+			a.violate(a.onTime, "%s due %s was run %s early", name, contract.FormatTime(r.due), r.due.Sub(at))
+		}
+	}
+	if !owed {
+		return
+	}
+	cur, found, err := a.items.Get(a.ctx, r.key)
+	switch {
+	case len(r.runs) == 0:
+		a.violate(a.live, "%s due %s was never run", name, contract.FormatTime(r.due))
+	case len(r.runs) > 1+a.dupAllowed[r.key]:
+		a.violate(a.once, "%s was run %d times (%d allowed by crashes)", name, len(r.runs), 1+a.dupAllowed[r.key])
+	case err != nil || !found || !ours || !cur.Due.Equal(r.due) || cur.State != a.schema.FiredState || !cur.Delivered:
+		a.violate(a.live, "%s ends %+v, want Fired and delivered", name, cur)
+	}
+}
+
+// putIfAbsent is an app's conditional PutItem on the adopter's table: it
+// evaluates the one condition the app sends (cond, on placeholder naming
+// attr) exactly and refuses any other, refuses an existing item (unless
+// always: a mutant drops the condition), and injects refused calls and
+// lost answers; written sees each item put.
+func (a *adopter) putIfAbsent(in *dynamodb.PutItemInput, cond, placeholder, attr string, key func(map[string]string) contract.Key,
+	always bool, written func(map[string]string)) (*dynamodb.PutItemOutput, error) {
+	if aws.ToString(in.ConditionExpression) != cond || in.ExpressionAttributeNames[placeholder] != attr {
+		return nil, fmt.Errorf("dynamodb PutItem: unsupported condition %q %v", aws.ToString(in.ConditionExpression), in.ExpressionAttributeNames)
+	}
+	if err := a.tableFault("PutItem"); err != nil {
+		return nil, err
+	}
+	attrs := strAttrs(in.Item)
+	if _, ok := a.items.Attrs(key(attrs)); ok && !always {
+		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	}
+	must(a.items.Put(attrs))
+	written(attrs)
+	return &dynamodb.PutItemOutput{}, a.answerLost("PutItem")
+}
+
+// tableFault refuses an app's table call (FaultTableCallFailed).
+func (a *adopter) tableFault(op string) error {
+	if a.inject(FaultTableCallFailed, 0.05) {
+		return fmt.Errorf("dynamodb %s: %w", op, errThrottled)
+	}
+	return nil
+}
+
+// answerLost loses the answer of an app's write that took effect
+// (FaultTableAnswerLost).
+func (a *adopter) answerLost(op string) error {
+	if a.inject(FaultTableAnswerLost, 0.04) {
+		return fmt.Errorf("dynamodb %s: %w", op, errTimeout)
+	}
+	return nil
+}
+
+func strAttrs(in map[string]types.AttributeValue) map[string]string {
+	out := map[string]string{}
+	for k, v := range in {
+		if s, ok := v.(*types.AttributeValueMemberS); ok {
+			out[k] = s.Value
+		}
+	}
+	return out
+}
+
+// retry is an app's call with one retry after an injected fault.
+func retry(call func() error) error {
+	err := call()
+	if err != nil && injected(err) {
+		err = call()
+	}
+	return err
+}
+
+func injected(err error) bool {
+	return errors.Is(err, errThrottled) || errors.Is(err, errTimeout)
 }

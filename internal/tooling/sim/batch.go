@@ -2,8 +2,9 @@ package sim
 
 import (
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,19 +14,7 @@ type Summary struct {
 	// Failed holds the results with violations, ordered by seed.
 	Failed []Result
 	Faults map[Fault]int
-	Tasks  int
-	// PutDirect counts the tasks written straight into the table.
-	PutDirect     int
-	Requests      int
-	Notifications int
-	// Reminders counts the reminders published before deadlines.
-	Reminders int
-	// RemindersOwed counts the reminder times I6's liveness checked.
-	RemindersOwed int
-	// Sends, Sent, SendsFailed and SendsCancelled sum the campaigns'.
-	Sends, Sent, SendsFailed, SendsCancelled int
-	// Items and Deliveries sum the adopters' workloads'.
-	Items, Deliveries int
+	Counts
 	// Lag quantiles of notification time minus deadline.
 	LagP50, LagP99, LagMax time.Duration
 	Elapsed                time.Duration
@@ -39,54 +28,32 @@ func RunMany(base Config, first int64, n, workers int) Summary {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	began := time.Now()
-	seeds := make(chan int64)
-	results := make(chan Result)
+	results := make([]Result, n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range seeds {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				cfg := base
-				cfg.Seed = s
-				results <- Run(cfg)
+				cfg.Seed = first + i
+				results[i] = Run(cfg)
 			}
-		}()
+		})
 	}
-	go func() {
-		for i := range int64(n) {
-			seeds <- first + i
-		}
-		close(seeds)
-		wg.Wait()
-		close(results)
-	}()
-	sum := Summary{Faults: map[Fault]int{}}
+	wg.Wait()
+	sum := Summary{Histories: n, Faults: map[Fault]int{}}
 	var lags []time.Duration
-	for r := range results {
-		sum.Histories++
+	for _, r := range results { // in seed order
 		if r.Failed() {
 			sum.Failed = append(sum.Failed, r)
 		}
 		for k, v := range r.Faults {
 			sum.Faults[k] += v
 		}
-		sum.Tasks += r.Tasks
-		sum.PutDirect += r.PutDirect
-		sum.Requests += r.Requests
-		sum.Notifications += r.Notifications
-		sum.Reminders += r.Reminders
-		sum.RemindersOwed += r.RemindersOwed
-		sum.Sends += r.Sends
-		sum.Sent += r.Sent
-		sum.SendsFailed += r.SendsFailed
-		sum.SendsCancelled += r.SendsCancelled
-		sum.Items += r.Items
-		sum.Deliveries += r.Deliveries
+		sum.add(r.Counts)
 		lags = append(lags, r.Lags...)
 	}
-	sort.Slice(sum.Failed, func(i, j int) bool { return sum.Failed[i].Seed < sum.Failed[j].Seed })
-	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
+	slices.Sort(lags)
 	if len(lags) > 0 {
 		sum.LagP50, sum.LagP99, sum.LagMax = lags[len(lags)/2], lags[len(lags)*99/100], lags[len(lags)-1]
 	}

@@ -1,21 +1,11 @@
 package sim
 
 // The campaign workload (Config.Workload = WorkloadCampaigns): one
-// campaign's whole life on the history's timer (any core timer: its sends
-// are armed through the core's timer ports), with the history's seeded
-// source, faults, trace and reports (core). Planning near a
-// daylight-saving transition; provisioning with throttles, lost answers,
-// errors, short deadlines and killed runs; fires that come early (on the
-// EventBridge Scheduler), late (a TTL marker's sweep up to 48 hours late),
-// twice or not at all (to the DLQ); the send worker crashing after
-// its claim or after its send, with bounces and retryable send errors; the
-// 30-minute reconciler; and, in a sixth of the histories each, a cancel
-// part-way and the owner's removal from the sender group part-way.
-// The services run through the seam in campaigns.go. The timer fires
-// through the core's in-process pipeline (inproc.Engine, wired with
-// only its firing: campaigns have no stream or queue stage), whose hooks
-// make the fires early, late, twice or dropped, and retry a failed send
-// a minute later, up to three tries.
+// campaign's whole life on the history's timer, its sends armed through
+// the core's timer ports and fired by the core's in-process pipeline
+// wired with only its firing (campaigns have no stream or queue stage).
+// The services run through the seam in campaigns.go. See
+// docs/simulation.md#campaign-sends for the faults it injects.
 
 import (
 	"context"
@@ -25,39 +15,22 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	_ "time/tzdata" // the campaigns' zones, even on a machine without zoneinfo
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
+	"github.com/unschedule/unschedule/internal/campaigns/provision"
+	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
-// The campaign invariants, checked after every campaign history:
-//
-//   - C1 (exactly once): there is one task per planned send, and each
-//     ends Finished with exactly one message (the sender's receipt is its
-//     SentAt), or Failed or Cancelled with a reason and no message; no
-//     message goes out for no task.
-//   - C2 (on time): no message goes out before its planned time or outside
-//     the campaign's windows; a send time moves only by a retime.
-//   - C3 (cancel): no task claimed at or after the cancel is sent after it.
-//   - C4 (liveness): provisioning completes; every task settles (a stale
-//     Running task is recovered, a lost fire is sent by the reconciler);
-//     the campaign ends Completed exactly when no task is open; no
-//     schedule is left after every task settled; the reconciler and the
-//     cancel never fail (but for a pass whose timer listing failed on every
-//     retry by injected faults: the next pass does its work); the history
-//     ends.
-//   - C5 (removed sender): once the owner is out of the sender group, no
-//     task claimed a cache lifetime (campaign.SenderCacheTTL) or more
-//     after the removal is sent after it, and a campaign that did not
-//     complete ends Cancelled with the senderRemoved reason (unless its
-//     owner cancelled it before any service was refused the owner).
+// The campaign invariants, checked after every campaign history (see
+// docs/simulation.md#campaign-sends): C1 exactly once, C2 on time, C3
+// cancel, C4 liveness, C5 removed sender.
 const (
 	invExactlyOnce = "C1"
 	invOnTime      = "C2"
@@ -86,11 +59,10 @@ func date(y int, m time.Month, d int) plan.Date { return plan.Date{Year: y, Mont
 type campaignWorld struct {
 	core
 	ctx context.Context
-	// e fires the timer's schedules and the reconciler's dispatches into
-	// the send worker, on its clock.
+	// e fires the timer's schedules and the reconciler's dispatches.
 	e     *inproc.Engine
 	clock *inproc.Clock
-	ports *campaignPorts
+	campaignServices
 	c     campaign.Campaign
 	sends []plan.Send
 
@@ -104,10 +76,9 @@ type campaignWorld struct {
 	kill     context.CancelFunc
 	killName string
 	horizon  time.Time // the last reconciler pass
-	// cancelledAt is when the campaign was cancelled (zero: never).
-	cancelledAt time.Time
-	// removedAt is when the owner left the sender group (zero: never).
-	removedAt time.Time
+	// cancelledAt and removedAt are when the campaign was cancelled and
+	// its owner left the sender group (zero: never).
+	cancelledAt, removedAt time.Time
 	// early is how long before its time each schedule (name and due
 	// time) fires: drawn once, as nextFire asks again and again.
 	early map[string]time.Duration
@@ -125,8 +96,6 @@ func runCampaign(cfg Config) Result {
 		w.violate(invLiveness, "%v", err)
 		return w.res
 	}
-	// The loop: the engine's fires and invocations, reconciler passes,
-	// the cancel, the removal.
 	last := w.sends[len(w.sends)-1].At
 	w.horizon = last.Add(60 * 24 * time.Hour)
 	w.push(w.clock.Now().Truncate(30*time.Minute).Add(30*time.Minute), evReconcile)
@@ -149,7 +118,7 @@ func runCampaign(cfg Config) Result {
 	return w.res
 }
 
-// setUp plans the campaign, makes its tasks and builds the ports.
+// setUp plans the campaign, makes its tasks and builds the services.
 func (w *campaignWorld) setUp() error {
 	rng := w.rng
 	z := campaignZones[rng.Intn(len(campaignZones))]
@@ -177,8 +146,7 @@ func (w *campaignWorld) setUp() error {
 	w.e = inproc.NewEngine(inproc.Options{Start: now0, Log: discard, FireAttempts: 3, FireRetryDelay: time.Minute,
 		Hooks: inproc.Hooks{FireEarly: func() time.Duration { return w.reach }, Deliveries: w.deliveries}})
 	w.e.WireFiring(w.send)
-	// The timer of the campaign's schedule names (a TTL marker is swept at
-	// its due time: deliveries draws the sweeper's delay).
+	// deliveries draws a TTL sweeper's delay.
 	w.e.Timer = inmem.NewTimerOf(w.cfg.Timer, campaign.TaskSchema, w.e.Clock.Now, nil)
 	w.e.Scheduler, _ = w.e.Timer.(*inmem.Scheduler)
 	w.clock = w.e.Clock
@@ -203,8 +171,7 @@ func (w *campaignWorld) setUp() error {
 	if err != nil {
 		return fmt.Errorf("tasks: %w", err)
 	}
-	w.ports, err = newCampaignPorts(w.c, tasks, w.clock, w.e.Timer, w, w.cfg.Mutation, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
-	return err
+	return w.buildServices(tasks, uint64(w.cfg.Seed)+1, 1+rng.Intn(8)) // seed 0 would mean random
 }
 
 // provision runs the provisioner until done, with deadlines from 20 s to
@@ -219,19 +186,21 @@ func (w *campaignWorld) provision() error {
 		if w.chance(0.12) {
 			w.killName = campaign.ScheduleName(campaign.Key{CampaignID: w.c.ID, TaskID: campaign.TaskID(w.c.ID, w.rng.Intn(len(w.sends)))})
 		}
-		deadline := w.clock.Now().Add(provisionMargin + time.Duration(20+w.rng.Intn(280))*time.Second)
-		res, err := w.ports.provision(ctx, w.c.ID, deadline)
+		deadline := w.clock.Now().Add(provision.DefaultMargin + time.Duration(20+w.rng.Intn(280))*time.Second)
+		res, err := w.prov.Run(ctx, w.c.ID, deadline)
 		kill()
 		switch {
 		case errors.Is(err, context.Canceled):
 			w.count(FaultProvisionKilled)
 			// A killed run's own counts depend on when it died.
-			w.tracef("provision run %d killed (saved checkpoint %d)", run, w.ports.savedCheckpoint(w.c.ID))
+			cp, _ := w.cps.Load(w.ctx, w.c.ID)
+			w.tracef("provision run %d killed (saved checkpoint %d)", run, cp.Next)
 			continue
 		case err != nil:
 			return fmt.Errorf("provision run %d: %w", run, err)
 		}
-		w.tracef("provision run %d: %+v deadline %s", run, res, deadline.Format("15:04:05.000"))
+		w.tracef("provision run %d: {Next:%d Created:%d Errors:%d Calls:%d Throttles:%d Continue:%v Done:%v} deadline %s", run,
+			res.Next, res.Created, res.Errors, res.Calls, res.Throttles, res.Continue, res.Done, deadline.Format("15:04:05.000"))
 		if !res.Continue {
 			if !res.Done {
 				return errors.New("provisioning stopped without Done or Continue")
@@ -241,8 +210,8 @@ func (w *campaignWorld) provision() error {
 	}
 }
 
-// The hooks (campaignHooks).
-
+// schedulerCall is asked before each timer call (inmem.Remote.Fault): it
+// kills a provisioning run at killName, or injects a fault.
 func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
 	if op == "Arm" && name == w.killName && w.kill != nil {
 		w.killName = ""
@@ -260,6 +229,7 @@ func (w *campaignWorld) schedulerCall(op, name string) (error, bool) {
 	return nil, false
 }
 
+// sendCall is asked before each send: a bounce, a retryable error.
 func (w *campaignWorld) sendCall(m campaign.Message) error {
 	if strings.HasPrefix(m.To, "bounce") {
 		return errors.New("MessageRejected: address bounces")
@@ -268,14 +238,6 @@ func (w *campaignWorld) sendCall(m campaign.Message) error {
 		return fmt.Errorf("throttling: maximum sending rate exceeded: %w", campaign.ErrRetryable)
 	}
 	return nil
-}
-
-func (w *campaignWorld) crashAfterClaim(campaign.Message) bool {
-	return w.inject(FaultCrashAfterClaim, 0.04)
-}
-
-func (w *campaignWorld) crashAfterSend(campaign.SendTask) bool {
-	return w.inject(FaultCrashAfterPublish, 0.04)
 }
 
 func (w *campaignWorld) dispatched(e campaign.FireEvent) {
@@ -287,10 +249,9 @@ func (w *campaignWorld) dispatched(e campaign.FireEvent) {
 
 // The history's acts.
 const (
-	evReconcile = "reconcile"
-	evCancel    = "cancel"
-	// evSenderRemoved: admin-remove-user-from-group of the owner.
-	evSenderRemoved = "sender-removed"
+	evReconcile     = "reconcile"
+	evCancel        = "cancel"
+	evSenderRemoved = "sender-removed" // admin-remove-user-from-group of the owner
 )
 
 type campaignEvent struct {
@@ -300,12 +261,10 @@ type campaignEvent struct {
 
 // push adds an act at at, after those at the same time.
 func (w *campaignWorld) push(at time.Time, kind string) {
-	i, _ := slices.BinarySearchFunc(w.events, at, func(e campaignEvent, t time.Time) int {
-		if e.at.After(t) {
-			return 1
-		}
-		return -1
-	})
+	i := slices.IndexFunc(w.events, func(e campaignEvent) bool { return e.at.After(at) })
+	if i < 0 {
+		i = len(w.events)
+	}
 	w.events = slices.Insert(w.events, i, campaignEvent{at: at, kind: kind})
 }
 
@@ -313,7 +272,7 @@ func (w *campaignWorld) push(at time.Time, kind string) {
 // earlier by earlyBy (ties by name and due time: the draws must not
 // follow a map's order).
 func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
-	all := w.ports.schedules()
+	all := w.sched.All()
 	slices.SortFunc(all, func(a, b timer.Schedule) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
@@ -331,10 +290,8 @@ func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
 }
 
 // earlyBy is how long before its time the schedule fires: zero, or on
-// the EventBridge Scheduler (FaultFiredEarly) up to 59 s. The send worker
-// must fail such a fire (the retry a minute later sends it), never send
-// before the planned time nor drop it. A Step Functions Wait ends at the
-// due time; a TTL sweep comes after it.
+// the EventBridge Scheduler up to 59 s. The send worker must fail such a
+// fire (the retry a minute later sends it).
 func (w *campaignWorld) earlyBy(s timer.Schedule) time.Duration {
 	k := s.Name + "|" + s.At.String()
 	d, ok := w.early[k]
@@ -347,7 +304,7 @@ func (w *campaignWorld) earlyBy(s timer.Schedule) time.Duration {
 	return d
 }
 
-func (w *campaignWorld) open() bool { return w.ports.open(w.c.ID) > 0 }
+func (w *campaignWorld) open() bool { return w.store.CountOpen(w.c.ID) > 0 }
 
 func (w *campaignWorld) loop() error {
 	for steps := 0; ; steps++ {
@@ -358,7 +315,7 @@ func (w *campaignWorld) loop() error {
 		invAt, hasInv := w.e.NextAttempt()
 		if len(w.events) == 0 && !hasFire && !hasInv {
 			if w.open() {
-				return fmt.Errorf("no event left (horizon %s) but %d tasks are still open", w.horizon, w.ports.open(w.c.ID))
+				return fmt.Errorf("no event left (horizon %s) but %d tasks are still open", w.horizon, w.store.CountOpen(w.c.ID))
 			}
 			return nil
 		}
@@ -392,7 +349,7 @@ func (w *campaignWorld) loop() error {
 			if !w.open() {
 				continue
 			}
-			res, err := w.ports.reconcile(w.ctx, w.clock.Now().Add(15*time.Minute))
+			res, n, err := w.reconcile(w.ctx, w.clock.Now().Add(15*time.Minute))
 			switch {
 			case err != nil && strings.Contains(err.Error(), "(injected)"):
 				// A timer call that failed on every retry (the listing
@@ -403,35 +360,34 @@ func (w *campaignWorld) loop() error {
 			case err != nil:
 				return fmt.Errorf("reconciler: %w", err)
 			}
-			w.res.Faults[FaultSendRecovered] += res.Recovered
-			w.res.Faults[FaultScheduleRecreated] += res.Recreated
-			w.res.Faults[FaultSendRetimed] += res.Retimed
-			if res.Busy {
-				w.tracef("reconcile %s", res.Line)
+			w.res.Faults[FaultSendRecovered] += n.Finished + n.Requeued
+			w.res.Faults[FaultScheduleRecreated] += res.SchedulesCreated
+			w.res.Faults[FaultSendRetimed] += n.Retimed
+			if res.Repaired() > 0 || res.Errors > 0 || res.ItemsMoved+res.ItemsRearmed+res.ItemsEnded > 0 || n != (campaign.RepairCounts{}) {
+				w.tracef("reconcile %+v %+v", res, n)
 			}
 		case evCancel:
 			// The cancel runs now, which may be after its planned time
 			// when a reconciler pass before it moved the clock on: C3
 			// holds against when the campaign was marked Cancelled.
 			w.cancelledAt = w.clock.Now()
-			out, err := w.ports.cancel(w.ctx, w.c.ID, "cancelled in the simulation", w.clock.Now().Add(15*time.Minute))
+			out, err := w.canc.Cancel(w.ctx, w.c.ID, "cancelled in the simulation", w.clock.Now().Add(15*time.Minute))
 			if err != nil {
 				return fmt.Errorf("cancel: %w", err)
 			}
 			w.res.Faults[FaultCampaignCancelled]++
-			w.tracef("cancel %s", out)
+			w.tracef("cancel %+v", out)
 		case evSenderRemoved:
 			w.removedAt = w.clock.Now()
-			w.ports.owners.Remove(w.c.OwnerID)
+			w.owners.Remove(w.c.OwnerID)
 			w.res.Faults[FaultSenderRemoved]++
 			w.tracef("owner %s removed from the sender group", w.c.OwnerID)
 		}
 	}
 }
 
-// deliveries are the invocations of a schedule the timer fires (the
-// engine's Hooks.Deliveries): each a few seconds later, or late, twice, or
-// (dropped to the DLQ) not at all.
+// deliveries are the invocations of a fired schedule (Hooks.Deliveries):
+// a few seconds later, or late, twice, or (dropped to the DLQ) never.
 func (w *campaignWorld) deliveries(s contract.Schedule) []time.Duration {
 	if s.At.After(w.clock.Now()) {
 		w.count(FaultFiredEarly)
@@ -457,10 +413,9 @@ func (w *campaignWorld) deliveries(s contract.Schedule) []time.Duration {
 	return out
 }
 
-// send is the send function's handler, the engine's firing: it decodes
-// the timer's payload (or a dispatch's input, carried in its name) and
-// runs the send worker once. A crash or an error is retried by the
-// engine, as the asynchronous invoke does.
+// send is the send function's handler, the engine's firing: it runs the
+// send worker once on the timer's payload (or a dispatch's input, carried
+// in its name); the engine retries a crash or an error.
 func (w *campaignWorld) send(ctx context.Context, s contract.Schedule) (string, error) {
 	in := s.Name
 	if !s.At.IsZero() {
@@ -471,7 +426,7 @@ func (w *campaignWorld) send(ctx context.Context, s contract.Schedule) (string, 
 		w.violate(invLiveness, "the send function cannot read %s: %v", in, err)
 		return "", nil
 	}
-	out, err := func() (out string, err error) {
+	out, err := func() (out send.Outcome, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				if r != errCampaignCrash {
@@ -480,33 +435,33 @@ func (w *campaignWorld) send(ctx context.Context, s contract.Schedule) (string, 
 				err = errCampaignCrash
 			}
 		}()
-		return w.ports.fire(ctx, e)
+		return w.worker.Handle(ctx, e)
 	}()
 	w.tracef("deliver %s: %s %v", e.TaskID, out, err)
-	return out, err
+	return string(out), err
 }
 
 // check verifies C1 to C5 on the end state.
 func (w *campaignWorld) check() {
-	c := w.ports.campaign(w.c.ID)
+	c, _ := w.store.Campaign(w.ctx, w.c.ID)
 	// The owner's cancel came first when no service had yet been refused
 	// the owner: a removal is learnt at the first sender check after the
 	// cache lifetime, by a send, a provisioning run or a reconciler pass.
-	ownerFirst := !w.cancelledAt.IsZero() && (w.ports.refused.IsZero() || w.cancelledAt.Before(w.ports.refused))
+	ownerFirst := !w.cancelledAt.IsZero() && (w.refused.IsZero() || w.cancelledAt.Before(w.refused))
 	if !w.removedAt.IsZero() && c.Status != campaign.Completed && !campaign.SenderRemoved(c) && !ownerFirst {
 		w.violate(invRemoved, "campaign ends %s (%q) after its owner left the sender group: want Cancelled, senderRemoved", c.Status, c.CancelReason)
 	}
 	if c.Status != campaign.Active && c.Status != campaign.Completed && c.Status != campaign.CampaignCancelled {
 		w.violate(invLiveness, "campaign ends %s: provisioning did not complete", c.Status)
 	}
-	if open := w.ports.open(w.c.ID); (open == 0) != (c.Status == campaign.Completed) && c.Status != campaign.CampaignCancelled {
+	if open := w.store.CountOpen(w.c.ID); (open == 0) != (c.Status == campaign.Completed) && c.Status != campaign.CampaignCancelled {
 		w.violate(invLiveness, "campaign ends %s with %d open tasks: Completed exactly when none is open", c.Status, open)
 	}
 	perKey := map[string]int{}
-	for _, m := range w.ports.outbox() {
+	for _, m := range w.sender.Outbox {
 		perKey[m.IdempotencyKey]++
 	}
-	tasks := w.ports.tasks(w.c.ID)
+	tasks := w.store.All(w.c.ID)
 	if len(tasks) != len(w.sends) {
 		w.violate(invExactlyOnce, "%d tasks for %d planned sends", len(tasks), len(w.sends))
 		return
@@ -539,7 +494,7 @@ func (w *campaignWorld) check() {
 	if len(perKey) > 0 {
 		w.violate(invExactlyOnce, "messages for no task: %v", perKey)
 	}
-	if left := w.ports.schedules(); len(left) > 0 && w.cancelledAt.IsZero() && w.removedAt.IsZero() {
+	if left := w.sched.All(); len(left) > 0 && w.cancelledAt.IsZero() && w.removedAt.IsZero() {
 		w.violate(invLiveness, "%d schedules left after every task settled", len(left))
 	}
 }
@@ -550,7 +505,7 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 		w.violate(invExactlyOnce, "task %s Finished with %d messages", t.ID, n)
 		return
 	}
-	if rc, err := w.ports.receipt(t.IdempotencyKey()); err != nil || !rc.SentAt.Equal(t.SentAt) {
+	if rc, err := w.sender.Sent(w.ctx, t.IdempotencyKey()); err != nil || !rc.SentAt.Equal(t.SentAt) {
 		w.violate(invExactlyOnce, "task %s sentAt %s, receipt %s (%v)", t.ID, t.SentAt, rc.SentAt, err)
 	}
 	if ok, _ := w.c.Rules.Allows(t.SentAt); !ok {
@@ -567,16 +522,8 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 	}
 }
 
-var locs sync.Map
-
 func mustLoc(name string) *time.Location {
-	if l, ok := locs.Load(name); ok {
-		return l.(*time.Location)
-	}
 	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err) // the simulation's zones are fixed
-	}
-	locs.Store(name, loc)
+	must(err) // the simulation's zones are fixed
 	return loc
 }

@@ -4,75 +4,67 @@ import (
 	"errors"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // checkAtRest checks I3 after the fault-free reconciler pass that ends the
 // history's busy part: no schedule for a task that is gone or not
-// Pending; every Pending task with a deadline after the pass ended has
-// its schedule at that deadline, with that deadline in its payload.
+// Pending; every Pending task due (or to be reminded, and not yet) after
+// the pass ended has its schedule at that time, for that deadline.
 func (w *world) checkAtRest() {
 	for _, t := range w.mem.All() {
 		sc, ok := w.sched.Lookup(task.ScheduleName(t.TaskID))
 		switch {
-		case t.Status != task.StatusPending && ok && !w.staleAfterCancel(t):
+		case t.Status != task.StatusPending && ok && !w.staleAfterCancel(task.ScheduleName(t.TaskID), t.DueAt):
 			w.violate("I3", "task %s is %s but has a schedule at %s", t.TaskID, t.Status, task.FormatTime(sc.At))
-		case t.Status == task.StatusPending && t.DueAt.After(w.passEnd):
-			want := task.ScheduleFor(t)
-			if alt, found := w.staleTolerated(want); found {
-				sc, ok = alt, true
-			}
-			if !ok {
-				w.violate("I3", "pending task %s due %s has no schedule", t.TaskID, task.FormatTime(t.DueAt))
-			} else if !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload) {
-				w.violate("I3", "pending task %s due %s has its schedule at %s for %s", t.TaskID,
-					task.FormatTime(t.DueAt), task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due))
-			}
+		case t.Status != task.StatusPending:
+		case t.DueAt.After(w.passEnd):
+			w.checkArmed(t, task.ScheduleFor(t), "")
+		}
+		// A reminder already delivered fired (and deleted itself) while
+		// the pipeline drained.
+		if want, ok := task.ReminderFor(t, w.passEnd); t.Status == task.StatusPending && ok && !t.RemindedFor.Equal(want.At) {
+			w.checkArmed(t, want, "reminder ")
 		}
 	}
 	for _, sc := range w.sched.All() {
 		id, ok := task.TaskIDFromScheduleName(sc.Name)
 		if !ok {
-			continue // a reminder schedule: checked below
+			continue // a reminder schedule: checked above
 		}
-		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) && !w.staleOfGone(sc) {
+		var due time.Time // the deleted task's last due time
+		if t := w.tasks[id]; t != nil {
+			due = w.currentDue(t)
+		}
+		if _, err := w.mem.Get(w.ctx, sc.Payload.Key.Partition, id); errors.Is(err, task.ErrNotFound) && !w.staleAfterCancel(sc.Name, due) {
 			w.violate("I3", "schedule %s has no task", sc.Name)
 		}
 	}
-	w.checkRemindersAtRest()
 }
 
-// checkRemindersAtRest checks I3 for reminder schedules: every Pending
-// task whose reminder time is after the pass ended, and not yet
-// delivered, has its reminder schedule at that time, for that deadline.
-func (w *world) checkRemindersAtRest() {
-	for _, t := range w.mem.All() {
-		want, ok := task.ReminderFor(t, w.passEnd)
-		if t.Status != task.StatusPending || !ok || t.RemindedFor.Equal(want.At) {
-			continue // none owed, or it fired (and deleted itself) while the pipeline drained
-		}
-		sc, found := w.sched.Lookup(want.Name)
-		if alt, tolerated := w.staleTolerated(want); tolerated {
-			sc, found = alt, true
-		}
-		switch {
-		case !found:
-			w.violate("I3", "pending task %s due %s has no reminder schedule for %s", t.TaskID,
-				task.FormatTime(t.DueAt), task.FormatTime(want.At))
-		case !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload):
-			w.violate("I3", "pending task %s has its reminder schedule at %s for %s/%s, want %s", t.TaskID,
-				task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due), task.FormatTime(sc.Payload.Remind), task.FormatTime(want.At))
-		}
+// checkArmed checks I3 for a schedule (what: "" for the deadline's,
+// "reminder " for the reminder's) that Pending task t must have.
+func (w *world) checkArmed(t task.Task, want contract.Schedule, what string) {
+	sc, found := w.sched.Lookup(want.Name)
+	if alt, tolerated := w.staleTolerated(want); tolerated {
+		sc, found = alt, true
+	}
+	switch {
+	case !found:
+		w.violate("I3", "pending task %s due %s has no %sschedule for %s", t.TaskID,
+			task.FormatTime(t.DueAt), what, task.FormatTime(want.At))
+	case !sc.At.Equal(want.At) || !sc.Payload.Equal(want.Payload):
+		w.violate("I3", "pending task %s has its %sschedule at %s for %s/%s, want %s", t.TaskID, what,
+			task.FormatTime(sc.At), task.FormatTime(sc.Payload.Due), task.FormatTime(sc.Payload.Remind), task.FormatTime(want.At))
 	}
 }
 
-// Reminder margins of I6. A reminder is owed only when its time was at
-// least remindLead after the write that set it (the API writes, the
-// stream carries the change to the worker, which schedules only a time
-// still ahead), and the task kept that deadline and reminder, Pending,
-// until remindSlack after it (a firing may come late and be retried
-// minutes later; a change before the claim rightly cancels it).
+// Reminder margins of I6 (docs/simulation.md): a reminder is owed only
+// when its time was at least remindLead after the write that set it, and
+// the task kept that deadline and reminder, Pending, until remindSlack
+// after it (a firing may come late and be retried minutes later).
 const (
 	remindLead  = 2 * time.Minute
 	remindSlack = 12 * time.Minute
@@ -127,11 +119,9 @@ func remStateBefore(t *taskState, seq int) (remState, bool) {
 
 // handledBefore reports whether the cancel worker handled a message
 // carrying reminder time at between the edit that set it (from) and that
-// time. An edit's reminder schedule is made only by the worker, and not
-// once its time has passed (no late catch-up, by design): when faults on
-// the stream and the queue (retried records, throttled enqueues,
-// visibility timeouts, crashes) hold that message past the time, the
-// reminder is not owed. A create's reminder schedule is the API's own.
+// time. Only the worker makes an edit's reminder schedule, and not once
+// its time has passed (no late catch-up, by design): when faults hold
+// that message past the time, the reminder is not owed.
 func handledBefore(t *taskState, from, at time.Time) bool {
 	for _, h := range t.remHandled[task.FormatTime(at)] {
 		if !h.Before(from) && h.Before(at) {
@@ -169,12 +159,10 @@ func (w *world) checkReminders(t *taskState) {
 	}
 	// Liveness: a reminder time that passed while the task stayed as it
 	// was is delivered, once unless a crash fell between a publish and its
-	// record. Excused: tasks with an injected scheduler fault (a lost
-	// reminder schedule is repaired by the reconciler, whose interleaved
-	// runs are random, so it may come after the time) and reminders whose
-	// invocation used up its retries.
-	// The TTL timer fires up to timerspec.TTLPrecision (48 h) late, past the
-	// deadline: a reminder is owed only on the other timers.
+	// record. Excused: tasks with an injected scheduler fault (only the
+	// reconciler's random runs repair a lost reminder schedule), reminders
+	// whose invocation used up its retries, and the TTL timer (up to 48 h
+	// late, past the deadline).
 	if w.blamed[t.id] > 0 || t.remDead || kindOf(w.cfg.Timer).FiresWithin > 0 {
 		return
 	}
@@ -315,14 +303,6 @@ func (w *world) checkTask(t *taskState) {
 	case sent > 1+t.dupAllowed:
 		w.violate("I2", "task %s notified %d times (crash windows: %d, concurrent invocations: %d)", t.id, sent,
 			t.dupAllowed, t.concurrent)
-	}
-}
-
-// checkQueue checks I4 on the queue and the scheduler's retries.
-func (w *world) checkQueue() {
-	w.harness.checkQueue()
-	if dead := w.e.DeadInvocations(); len(dead) > 0 {
-		w.violate("I4", "%d expiry invocations dead after the redrive", len(dead))
 	}
 }
 

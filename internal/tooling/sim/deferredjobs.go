@@ -6,9 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/deferredjobs/job"
@@ -17,26 +15,22 @@ import (
 	"github.com/unschedule/unschedule/internal/deferredjobs/jobdispatch"
 )
 
-// The deferred jobs' invariants.
+// The deferred jobs' invariants (runDeferredJobs).
 const (
 	invJobOnce     = "J1"
 	invJobOnTime   = "J2"
 	invJobNoRearm  = "J3"
 	invJobLive     = "J4"
-	jobLossInv     = 5
 	jobWriterCond  = "attribute_not_exists(#t)"
 	firstJobWindow = "2030-01-07T03:00:00Z" // the Monday 03:00 after start
 )
 
-// jobWindow is one tenant's window as the history saw it.
+// jobWindow is one tenant's window as the history saw it: written when a
+// MarkActivity's put created the item; marks counts the activities that
+// named it, runs are its jobs.
 type jobWindow struct {
-	key contract.Key
-	at  time.Time
-	// created: a MarkActivity's put created the item; marks counts the
-	// activities that named the window.
-	created bool
-	marks   int
-	jobs    []time.Time
+	record
+	marks int
 }
 
 // jobs is a deferred-jobs history: tenants' activities marked with the
@@ -52,24 +46,16 @@ type jobs struct {
 
 // runDeferredJobs simulates one deferred-jobs history: it starts up to 3
 // hours before a window (Monday 03:00 UTC) and marks activity of a few
-// tenants, many times each, before and after it (after it: the next
-// window's; sometimes a late write of an activity from before it), and
-// checks:
-//
-//   - J1 (exactly once): one job per tenant and window that saw activity
-//     (one more per crash after the job was sent or lost record of it),
-//     none for a window without activity;
-//   - J2 (never early): no job before its window;
-//   - J3 (no re-arm): no write takes an item the core fired back to an
-//     armed state (a late activity finds it and changes nothing);
-//   - J4 (liveness): every window that saw activity has its job by the
-//     end, its item Fired and marked delivered;
-//   - J5: nothing is lost or loops (stream, queue, firings; as I4).
+// tenants, many times each, before and after it (sometimes a late write
+// of an activity from before it), and checks J1 to J5
+// (docs/simulation.md#future-events-and-deferred-jobs): one job per
+// tenant and window with activity, none early, no re-arm of a fired item,
+// liveness, nothing lost (as I4).
 func runDeferredJobs(cfg Config) Result {
 	window, _ := time.Parse(time.RFC3339, firstJobWindow)
 	rng0 := newCore(cfg).rng // the same seed picks the start
 	begin := window.Add(-time.Duration(5*60+rng0.Intn(3*3600)) * time.Second)
-	a := newAdopter(cfg, job.Schema(), "J", jobLossInv, begin)
+	a := newAdopter(cfg, job.Schema(), begin, invJobOnce, invJobOnTime, invJobLive, "J5")
 	j := &jobs{adopter: a, windows: map[contract.Key]*jobWindow{}}
 	for i := range 2 + a.rng.Intn(5) {
 		j.tenants = append(j.tenants, fmt.Sprintf("shop-%d", i))
@@ -101,7 +87,7 @@ func runDeferredJobs(cfg Config) Result {
 func (j *jobs) window(k contract.Key, at time.Time) *jobWindow {
 	w, ok := j.windows[k]
 	if !ok {
-		w = &jobWindow{key: k, at: at}
+		w = &jobWindow{record: record{key: k, due: at}}
 		j.windows[k] = w
 	}
 	return w
@@ -143,30 +129,7 @@ func (j *jobs) check() {
 	sort.Slice(keys, func(a, b int) bool { return keys[a].String() < keys[b].String() })
 	for _, k := range keys {
 		w := j.windows[k]
-		if w.created {
-			j.res.Items++
-		}
-		j.res.Deliveries += len(w.jobs)
-		for _, at := range w.jobs {
-			if !w.created {
-				j.violate(invJobOnce, "a job for %s, a window without activity", k)
-			}
-			if at.Before(w.at) {
-				j.violate(invJobOnTime, "the job of %s was queued %s before its window", k, w.at.Sub(at))
-			}
-		}
-		if !w.created {
-			continue
-		}
-		cur, found, err := j.items.Get(j.ctx, k)
-		switch {
-		case len(w.jobs) == 0:
-			j.violate(invJobLive, "%s saw %d activities and got no job", k, w.marks)
-		case len(w.jobs) > 1+j.dupAllowed[k]:
-			j.violate(invJobOnce, "%s got %d jobs (%d allowed by crashes)", k, len(w.jobs), 1+j.dupAllowed[k])
-		case err != nil || !found || cur.State != job.FiredState || !cur.Delivered:
-			j.violate(invJobLive, "the item of %s ends %+v, want Fired and delivered", k, cur)
-		}
+		j.checkRecord(&w.record, fmt.Sprintf("window %s (%d activities)", k, w.marks), w.written, true)
 	}
 	for _, c := range j.reArmed() {
 		j.violate(invJobNoRearm, "a write re-armed %s, which the core had fired (record %s)", c.Key, c.EventID)
@@ -182,7 +145,7 @@ func (q jobQueue) Send(_ context.Context, jb job.Job) error {
 	it := job.Item{Tenant: jb.Tenant, Window: jb.Window}
 	w := j.window(it.Key(), it.Window)
 	return j.effect(it.Key(), func() {
-		w.jobs = append(w.jobs, j.clock.Now())
+		w.runs = append(w.runs, j.clock.Now())
 		j.tracef("job of %s queued", it.Key())
 	})
 }
@@ -196,24 +159,12 @@ type jobsTable struct{ j *jobs }
 var _ writer.PutAPI = (*jobsTable)(nil)
 
 func (t *jobsTable) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	j := t.j
-	if aws.ToString(in.ConditionExpression) != jobWriterCond || in.ExpressionAttributeNames["#t"] != job.TenantAttr {
-		return nil, fmt.Errorf("dynamodb PutItem: unsupported condition %q %v", aws.ToString(in.ConditionExpression), in.ExpressionAttributeNames)
+	key := func(attrs map[string]string) contract.Key {
+		return contract.Key{Partition: attrs[job.TenantAttr], Sort: attrs[job.WindowAttr]}
 	}
-	if j.inject(FaultTableCallFailed, 0.05) {
-		return nil, fmt.Errorf("dynamodb PutItem: %w", errThrottled)
-	}
-	attrs := strAttrs(in.Item)
-	k := contract.Key{Partition: attrs[job.TenantAttr], Sort: attrs[job.WindowAttr]}
-	if _, ok := j.items.Attrs(k); ok && !j.cfg.Mutation.Adopter.WriteAlways {
-		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
-	}
-	must(j.items.Put(attrs))
-	at, err := time.Parse(time.RFC3339, attrs[job.WindowAttr])
-	must(err)
-	j.window(k, at).created = true
-	if j.inject(FaultTableAnswerLost, 0.04) {
-		return nil, fmt.Errorf("dynamodb PutItem: %w", errTimeout)
-	}
-	return &dynamodb.PutItemOutput{}, nil
+	return t.j.putIfAbsent(in, jobWriterCond, "#t", job.TenantAttr, key, t.j.cfg.Mutation.Adopter.WriteAlways, func(attrs map[string]string) {
+		at, err := time.Parse(time.RFC3339, attrs[job.WindowAttr])
+		must(err)
+		t.j.window(key(attrs), at).written = true
+	})
 }

@@ -15,181 +15,60 @@ import (
 // Fault is a kind of injected fault. Result.Faults counts each.
 type Fault string
 
-// The faults the simulation injects.
+// The faults the simulation injects, and a few actions and observations
+// the report counts beside them. A fault's first words say which
+// workload or timer alone has it, if any.
 const (
-	// FaultStreamReplay: a shard delivers again records it had already
-	// delivered (its position moves back).
-	FaultStreamReplay Fault = "stream-record-replayed"
-	// FaultStreamRedelivered: the stream processor enqueued a batch but
-	// timed out before it was checkpointed; the whole batch comes again.
-	FaultStreamRedelivered Fault = "stream-batch-redelivered"
-	// FaultEnqueueRejected: SQS refused a message (throttled); the adapter
-	// stops there and the record is retried.
-	FaultEnqueueRejected Fault = "enqueue-rejected"
-	// FaultEnqueueUnknown: the messages were sent but the call failed, so
-	// the processor retries records whose messages are already queued.
-	FaultEnqueueUnknown Fault = "enqueue-outcome-unknown"
-	// FaultAckLost: the worker did its work but the delete of the message
-	// failed; SQS delivers it again (a duplicated delivery).
-	FaultAckLost Fault = "sqs-ack-lost"
-	// FaultVisibilityTimeout: a worker stalled past the visibility timeout;
-	// a second worker received the same messages and finished first, then
-	// the stalled one applied its (now stale) batch.
-	FaultVisibilityTimeout Fault = "visibility-timeout-mid-processing"
-	// FaultWorkerCrash: the worker crashed part-way through a batch, after
-	// its scheduler calls and before any ack.
-	FaultWorkerCrash Fault = "worker-crash-before-ack"
-	// FaultSchedulerThrottled: a scheduler call was refused (throttled).
-	FaultSchedulerThrottled Fault = "scheduler-throttled"
-	// FaultSchedulerResponseLost: a scheduler call took effect but its
-	// caller saw an error.
-	FaultSchedulerResponseLost Fault = "scheduler-response-lost"
-	// FaultScheduleCreateFailed: the API's schedule create failed (a
-	// throttled or lost create at task creation).
-	FaultScheduleCreateFailed Fault = "schedule-create-failed"
-	// FaultFiredTwice: a schedule invoked the expiry function twice.
-	FaultFiredTwice Fault = "schedule-fired-twice"
-	// FaultFiredLate: a schedule invoked the expiry function late.
-	FaultFiredLate Fault = "schedule-fired-late"
-	// FaultFiredEarly (EventBridge Scheduler timer): a deadline's or a
-	// reminder's schedule invoked the expiry function up to 59 s before
-	// its time. The Scheduler fires anywhere within the minute of its
-	// expression; the adapter places schedules on the minute at or after
-	// the due time (awsscheduler.ScheduleTime), and this fault is the
-	// firing that comes early anyway: the expiry must fail it so that the
-	// retry brings it back, since its schedule deleted itself.
-	FaultFiredEarly Fault = "schedule-fired-early"
-	// FaultScheduleRecordFailed: the API's write that records a schedule
-	// as made (Task.ScheduledFor) failed: the task stays unconfirmed and
-	// the reconciler reads its schedule back.
-	FaultScheduleRecordFailed Fault = "schedule-record-failed"
-	// FaultExpireWriteFailed: the expiry's conditional write failed (not
-	// a condition failure: the table was unavailable).
-	FaultExpireWriteFailed Fault = "expire-write-failed"
-	// FaultPublishFailed: SNS refused the notification (campaigns: SES
-	// refused the send with a retryable error).
-	FaultPublishFailed Fault = "publish-failed"
-	// FaultCrashAfterPublish: the expiry function crashed after SNS took
-	// the notification and before it was recorded (campaigns: the send
-	// worker, after SES took the message and before the task's write).
-	FaultCrashAfterPublish Fault = "crash-after-publish"
-	// FaultMarkNotifiedFailed: recording the notification failed.
-	FaultMarkNotifiedFailed Fault = "mark-notified-failed"
-	// FaultRemindWriteFailed: a reminder's conditional claim fails (the
-	// scheduler retries the firing).
-	FaultRemindWriteFailed Fault = "remind-claim-failed"
-	// FaultMarkRemindedFailed: recording a published reminder fails (one
-	// duplicate reminder allowed).
-	FaultMarkRemindedFailed Fault = "mark-reminded-failed"
-	// FaultReconcilerInterleaved: a reconciler run (with a small budget,
-	// resuming from its checkpoint) interleaved with everything else.
-	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"
-	// FaultDeadlineRace: a deadline change or completion issued in the
-	// same instant as the old schedule's firing, in random order.
-	FaultDeadlineRace Fault = "deadline-change-racing-fire"
-	// FaultSignInSNSFailed: an SNS call of the PostAuthentication trigger
-	// failed.
-	FaultSignInSNSFailed Fault = "signin-sns-failed"
-	// FaultConcurrentFire: a duplicate invocation ran concurrently with
-	// the first, between its conditional write (or notification claim)
-	// and its publish; when it fails, the scheduler retries it. Injected
-	// only with Config.ConcurrentFires.
-	FaultConcurrentFire Fault = "concurrent-duplicate-fire"
-	// FaultDLQRedriven: an expiry invocation that used up its attempts was
-	// redriven from the scheduler's dead-letter queue by the operator at
-	// the end of the history (not a fault: the recovery of one).
-	FaultDLQRedriven Fault = "expiry-dlq-redriven"
-	// FaultDuplicateExecution (StepFunctions timer): the item's execution
-	// invoked the expiry function twice (the Lambda task retried after a
-	// timeout, or a second execution ran).
-	FaultDuplicateExecution Fault = "sfn-duplicate-execution"
-	// FaultStopRace (StepFunctions timer): a move or cancel stopped an
-	// execution whose Wait had already ended: the invocation still ran.
-	FaultStopRace Fault = "sfn-stop-racing-wait-end"
-	// FaultStaleExecution (StepFunctions timer, observed, not injected):
-	// at rest, an item had a stale execution running that no cancel or
-	// move can name: beside its right one (a create that raced a move,
-	// or a replayed reschedule), or after its cancel (a restart, or the
-	// execution of an earlier due time). The claim skips it when it
-	// fires.
-	FaultStaleExecution Fault = "sfn-stale-execution-at-rest"
-	// FaultTTLDeleteLate (TTL timer): the sweeper deleted a marker later
-	// than 15 minutes after its due time (up to timerspec.TTLPrecision).
-	FaultTTLDeleteLate Fault = "ttl-delete-late"
-	// FaultStreamRedeliveredTTL (TTL timer): the stream delivered a TTL
-	// deletion twice.
-	FaultStreamRedeliveredTTL Fault = "ttl-deletion-delivered-twice"
-	// FaultWriterFiredState (observed, not a failure): a writer completed
-	// a Pending task by writing the fired state straight into the table,
-	// without the library's claim marks.
-	FaultWriterFiredState Fault = "writer-completed-with-fired-state"
+	FaultStreamReplay          Fault = "stream-record-replayed"            // a shard delivers records again (its position moves back)
+	FaultStreamRedelivered     Fault = "stream-batch-redelivered"          // a batch was enqueued but not checkpointed: it comes again
+	FaultEnqueueRejected       Fault = "enqueue-rejected"                  // SQS refused a message; the adapter stops there
+	FaultEnqueueUnknown        Fault = "enqueue-outcome-unknown"           // the messages were sent but the call failed
+	FaultAckLost               Fault = "sqs-ack-lost"                      // the worker's delete of a message failed: it comes again
+	FaultVisibilityTimeout     Fault = "visibility-timeout-mid-processing" // a stalled worker applied its batch after a second one
+	FaultWorkerCrash           Fault = "worker-crash-before-ack"           // the worker crashed after its scheduler calls, before any ack
+	FaultSchedulerThrottled    Fault = "scheduler-throttled"               // a scheduler call was refused
+	FaultSchedulerResponseLost Fault = "scheduler-response-lost"           // a scheduler call took effect but its caller saw an error
+	FaultScheduleCreateFailed  Fault = "schedule-create-failed"            // the task API's schedule create failed
+	FaultFiredTwice            Fault = "schedule-fired-twice"              // a schedule invoked the expiry function twice
+	FaultFiredLate             Fault = "schedule-fired-late"               // a schedule invoked the expiry function late
+	FaultFiredEarly            Fault = "schedule-fired-early"              // EventBridge Scheduler: up to 59 s early (earlyBy)
+	FaultScheduleRecordFailed  Fault = "schedule-record-failed"            // the API's record of a schedule (Task.ScheduledFor) failed
+	FaultExpireWriteFailed     Fault = "expire-write-failed"               // the expiry's conditional write (or an item's claim) failed
+	FaultPublishFailed         Fault = "publish-failed"                    // SNS, SES or an adopter's target refused
+	FaultCrashAfterPublish     Fault = "crash-after-publish"               // a crash after a publish, send or target run, before its record
+	FaultMarkNotifiedFailed    Fault = "mark-notified-failed"              // recording the notification (or delivery) failed
+	FaultRemindWriteFailed     Fault = "remind-claim-failed"               // a reminder's conditional claim failed
+	FaultMarkRemindedFailed    Fault = "mark-reminded-failed"              // recording a published reminder failed
+	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"        // a reconciler run with a small budget, among everything else
+	FaultDeadlineRace          Fault = "deadline-change-racing-fire"       // a change or completion in the instant the old schedule fires
+	FaultSignInSNSFailed       Fault = "signin-sns-failed"                 // an SNS call of the PostAuthentication trigger failed
+	FaultConcurrentFire        Fault = "concurrent-duplicate-fire"         // a duplicate invocation between a claim and its publish
+	FaultDLQRedriven           Fault = "expiry-dlq-redriven"               // a recovery: the operator redrove a dead invocation at the end
+	FaultDuplicateExecution    Fault = "sfn-duplicate-execution"           // Step Functions: the execution invoked the function twice
+	FaultStopRace              Fault = "sfn-stop-racing-wait-end"          // Step Functions: a stop came after the Wait ended
+	FaultStaleExecution        Fault = "sfn-stale-execution-at-rest"       // Step Functions, observed: see staleTolerated
+	FaultTTLDeleteLate         Fault = "ttl-delete-late"                   // TTL: a marker deleted over 15 minutes after its due time
+	FaultStreamRedeliveredTTL  Fault = "ttl-deletion-delivered-twice"      // TTL: the stream delivered a deletion twice
+	FaultWriterFiredState      Fault = "writer-completed-with-fired-state" // observed: see completeWithFiredState
 
-	// The campaign workload's own faults; it also injects
-	// FaultSchedulerThrottled, FaultSchedulerResponseLost, FaultFiredEarly,
-	// FaultFiredLate, FaultFiredTwice, FaultPublishFailed and
-	// FaultCrashAfterPublish.
+	FaultSchedulerError    Fault = "scheduler-error"              // campaigns: a scheduler call failed, not throttled
+	FaultFireDropped       Fault = "schedule-fire-dropped-to-dlq" // campaigns: a fire went to the dead-letter queue
+	FaultCrashAfterClaim   Fault = "send-crash-after-claim"       // campaigns: the send worker crashed between claim and send
+	FaultBounce            Fault = "send-bounced"                 // campaigns: a recipient's address bounces
+	FaultProvisionKilled   Fault = "provision-run-killed"         // campaigns: a provisioning run died part-way
+	FaultCampaignCancelled Fault = "campaign-cancelled-midway"    // campaigns, an action: cancelled part-way
+	FaultSenderRemoved     Fault = "sender-removed-midway"        // campaigns, an action: the owner left the sender group
+	FaultSendRecovered     Fault = "stale-running-send-recovered" // campaigns, observed: a stale Running task finished or requeued
+	FaultScheduleRecreated Fault = "send-schedule-recreated"      // campaigns, observed: a missing schedule created again
+	FaultSendRetimed       Fault = "overdue-send-retimed"         // campaigns, observed: an overdue task moved into its windows
+	FaultSendDispatched    Fault = "overdue-send-dispatched"      // campaigns, observed: an overdue task handed to the send function
 
-	// FaultSchedulerError: a scheduler call failed with an error that is
-	// not a throttle (the provisioner gives a task up to the reconciler
-	// after 3 of them).
-	FaultSchedulerError Fault = "scheduler-error"
-	// FaultFireDropped: a schedule fired (and deleted itself) but its
-	// invocation went to the dead-letter queue: the reconciler must send
-	// the overdue task.
-	FaultFireDropped Fault = "schedule-fire-dropped-to-dlq"
-	// FaultCrashAfterClaim: the send worker crashed after its claim and
-	// before the send: the task stays Running until the reconciler
-	// recovers it.
-	FaultCrashAfterClaim Fault = "send-crash-after-claim"
-	// FaultBounce: a recipient's address bounces (the task ends Failed).
-	FaultBounce Fault = "send-bounced"
-	// FaultProvisionKilled: a provisioning run died part-way (its next run
-	// resumes from the saved checkpoint).
-	FaultProvisionKilled Fault = "provision-run-killed"
-	// FaultCampaignCancelled (an action, not a fault): the campaign was
-	// cancelled part-way.
-	FaultCampaignCancelled Fault = "campaign-cancelled-midway"
-	// FaultSenderRemoved (an action, not a fault): the campaign's owner
-	// was removed from the sender group part-way.
-	FaultSenderRemoved Fault = "sender-removed-midway"
-	// FaultSendRecovered (observed): the reconciler finished or re-queued
-	// a stale Running task.
-	FaultSendRecovered Fault = "stale-running-send-recovered"
-	// FaultScheduleRecreated (observed): the reconciler created a missing
-	// schedule again.
-	FaultScheduleRecreated Fault = "send-schedule-recreated"
-	// FaultSendRetimed (observed): the reconciler moved an overdue task
-	// outside the windows to the next usable minute.
-	FaultSendRetimed Fault = "overdue-send-retimed"
-	// FaultSendDispatched (observed): the reconciler handed an overdue
-	// task to the send function.
-	FaultSendDispatched Fault = "overdue-send-dispatched"
-
-	// The adopters' workloads (future events, deferred jobs) inject the
-	// task workload's stream, queue, worker, scheduler, timer, expiry
-	// store (FaultExpireWriteFailed, FaultMarkNotifiedFailed) and target
-	// (FaultPublishFailed, FaultCrashAfterPublish: the target refused, or
-	// ran and its answer was lost) faults, and these.
-
-	// FaultTimerLost: a waiting timer (schedule, execution, TTL marker)
-	// was lost; only the reconciler arms the item again.
-	FaultTimerLost Fault = "timer-lost"
-	// FaultTableCallFailed: a client's or writer's DynamoDB call was
-	// refused (throttled); the app retries once.
-	FaultTableCallFailed Fault = "table-call-failed"
-	// FaultTableAnswerLost: a client's or writer's write took effect but
-	// its caller saw an error; the app retries once.
-	FaultTableAnswerLost Fault = "table-answer-lost"
-	// FaultEventCancelled (an action): a future event's Cancel deleted it
-	// before its moment (FaultDeadlineRace when in the instant it fired).
-	FaultEventCancelled Fault = "event-cancelled"
-	// FaultUnregisteredTarget (an action): an event named a target not
-	// registered with the construct.
-	FaultUnregisteredTarget Fault = "event-for-unregistered-target"
-	// FaultLateActivity (an action): an activity before a window was
-	// written after the window fired (the writer's clock is the
-	// activity's time).
-	FaultLateActivity Fault = "late-activity-write"
+	FaultTimerLost          Fault = "timer-lost"                    // adopters: a waiting timer lost; only the reconciler re-arms
+	FaultTableCallFailed    Fault = "table-call-failed"             // adopters: an app's table call refused; it retries once
+	FaultTableAnswerLost    Fault = "table-answer-lost"             // adopters: an app's write took effect, its answer lost
+	FaultEventCancelled     Fault = "event-cancelled"               // future events, an action: a Cancel deleted a waiting event
+	FaultUnregisteredTarget Fault = "event-for-unregistered-target" // future events, an action: an event for an unknown target
+	FaultLateActivity       Fault = "late-activity-write"           // deferred jobs, an action: an activity written after its window fired
 )
 
 // Faults lists every fault kind, in report order.
@@ -239,7 +118,7 @@ func (w *core) count(k Fault) {
 // EventBridge Scheduler timer: zero, or (FaultFiredEarly) 1 to 59 s, so
 // that the schedules due within it fire early.
 func (w *core) earlyBy() time.Duration {
-	if !kindOf(w.cfg.Timer).FiresEarly || !w.faultsOn || w.rng.Float64() >= 0.05*w.intensity {
+	if !kindOf(w.cfg.Timer).FiresEarly || !w.chance(0.05) {
 		return 0
 	}
 	return time.Duration(1+w.rng.Intn(59)) * time.Second

@@ -18,37 +18,32 @@ import (
 	"github.com/unschedule/unschedule/internal/core/fire"
 )
 
-// The future events' invariants (FutureEvents).
+// The future events' invariants (runFutureEvents).
 const (
 	invEventOnce       = "F1"
 	invEventOnTime     = "F2"
 	invEventCancelled  = "F3"
 	invEventRefused    = "F4"
 	invEventLive       = "F5"
-	eventLossInv       = 6
 	registeredA        = "arn:aws:lambda:eu-west-1:111122223333:function:remind"
 	registeredB        = "arn:aws:lambda:eu-west-1:111122223333:function:expire-trial"
 	unregisteredTarget = "arn:aws:lambda:eu-west-1:111122223333:function:deleteEverything"
 )
 
 // eventGen is one event the app scheduled under a name (a name is free
-// again after a cancel): its arguments and what became of it.
+// again after a cancel): its record, its arguments and what became of it.
 type eventGen struct {
+	record
 	id         int
-	name       string
-	at         time.Time
 	target     string
 	registered bool
-	// written: the client's put took effect; cancelled: a Cancel's
-	// delete took effect (the event was waiting).
-	written, cancelled bool
-	deliveries         []eventDelivery
+	// cancelled: a Cancel's delete took effect (the event was waiting).
+	cancelled bool
+	// targets are the targets of its runs.
+	targets []string
 }
 
-type eventDelivery struct {
-	at     time.Time
-	target string
-}
+func (g *eventGen) name() string { return g.key.Partition }
 
 // events is a future-events history: the app schedules and cancels
 // events with the real client (futureevents/client) over a DynamoDB
@@ -61,23 +56,12 @@ type events struct {
 	names  []string
 }
 
-// runFutureEvents simulates one future-events history and checks:
-//
-//   - F1 (exactly once): an event the client scheduled, not cancelled,
-//     for a registered target, reaches that target with its payload, at
-//     most once unless a crash fell after the target ran or its record
-//     was lost; no delivery of an event never scheduled; a taken name is
-//     never scheduled over;
-//   - F2 (on time): no delivery before the event's moment (late is the
-//     timer's: up to the Scheduler's minute and retries, 48 hours on TTL);
-//   - F3 (cancel): an event whose Cancel took effect is never delivered;
-//   - F4 (refused): an event for an unregistered target is never
-//     delivered nor marked delivered;
-//   - F5 (liveness): every event of F1 is delivered by the end, its item
-//     Fired and marked delivered;
-//   - F6: nothing is lost or loops (stream, queue, firings; as I4).
+// runFutureEvents simulates one future-events history and checks F1 to
+// F6 (docs/simulation.md#future-events-and-deferred-jobs): exactly once
+// (and a taken name never scheduled over), on time, a cancel holds, an
+// unregistered target never runs, liveness, nothing lost (as I4).
 func runFutureEvents(cfg Config) Result {
-	a := newAdopter(cfg, futureevent.Schema(), "F", eventLossInv, start)
+	a := newAdopter(cfg, futureevent.Schema(), start, invEventOnce, invEventOnTime, invEventLive, "F6")
 	e := &events{adopter: a}
 	for i := range 4 + a.rng.Intn(12) {
 		e.names = append(e.names, fmt.Sprintf("ev-%d", i))
@@ -145,23 +129,23 @@ func (e *events) genOf(payload string) *eventGen {
 
 func (e *events) schedule(name string) {
 	now := e.clock.Now()
-	g := &eventGen{id: len(e.gens) + 1, name: name, at: now.Add(time.Duration(1+e.rng.Intn(10*60)) * time.Second).Truncate(time.Second),
-		target: []string{registeredA, registeredB}[e.rng.Intn(2)], registered: true}
+	g := &eventGen{record: record{key: contract.Key{Partition: name}, due: now.Add(time.Duration(1+e.rng.Intn(10*60)) * time.Second).Truncate(time.Second)},
+		id: len(e.gens) + 1, target: []string{registeredA, registeredB}[e.rng.Intn(2)], registered: true}
 	if e.rng.Float64() < 0.1 {
 		g.target, g.registered = unregisteredTarget, false
 		e.res.Faults[FaultUnregisteredTarget]++ // an action, not a failure
 	}
 	cur := e.current(name)
-	same := cur != nil && cur.at.After(now) && e.rng.Float64() < 0.5
+	same := cur != nil && cur.due.After(now) && e.rng.Float64() < 0.5
 	if same {
 		g = cur // the app calls again with the same arguments
 	} else {
 		e.gens = append(e.gens, g)
 	}
-	err := e.retry(func() error {
-		return e.client.Schedule(e.ctx, name, g.at, g.target, []byte(`{"gen":`+strconv.Itoa(g.id)+`}`))
+	err := retry(func() error {
+		return e.client.Schedule(e.ctx, name, g.due, g.target, []byte(`{"gen":`+strconv.Itoa(g.id)+`}`))
 	})
-	e.tracef("schedule %s gen %d at %s for %s: %v", name, g.id, contract.FormatTime(g.at), g.target, err)
+	e.tracef("schedule %s gen %d at %s for %s: %v", name, g.id, contract.FormatTime(g.due), g.target, err)
 	switch {
 	case err == nil:
 		if now := e.current(name); now == nil || now != g && !now.sameArgs(g) {
@@ -177,70 +161,40 @@ func (e *events) schedule(name string) {
 }
 
 func (g *eventGen) sameArgs(o *eventGen) bool {
-	return g.name == o.name && g.at.Equal(o.at) && g.target == o.target
+	return g.key == o.key && g.due.Equal(o.due) && g.target == o.target
 }
 
 func (e *events) cancel(name string, race bool) {
 	if race {
 		e.count(FaultDeadlineRace)
 	}
-	err := e.retry(func() error { return e.client.Cancel(e.ctx, name) })
+	err := retry(func() error { return e.client.Cancel(e.ctx, name) })
 	e.tracef("cancel %s: %v", name, err)
 	if err != nil && !injected(err) {
 		e.violate(e.lossInv, "Cancel of %s failed without an injected fault: %v", name, err)
 	}
 }
 
-// retry is the app's call with one retry after an injected fault.
-func (e *events) retry(call func() error) error {
-	err := call()
-	if err != nil && injected(err) {
-		err = call()
-	}
-	return err
-}
-
-func injected(err error) bool {
-	return errors.Is(err, errThrottled) || errors.Is(err, errTimeout)
-}
-
 func (e *events) check() {
 	for _, g := range e.gens {
-		k := contract.Key{Partition: g.name}
-		if g.written {
-			e.res.Items++
-		}
-		for _, d := range g.deliveries {
-			e.res.Deliveries++
-			switch {
-			case !g.written:
-				e.violate(invEventOnce, "event %s gen %d was delivered but never scheduled", g.name, g.id)
-			case d.target != g.target:
-				e.violate(invEventOnce, "event %s gen %d for %s was delivered to %s", g.name, g.id, g.target, d.target)
-			}
-			if d.at.Before(g.at) {
-				e.violate(invEventOnTime, "event %s gen %d due %s was delivered %s early", g.name, g.id, contract.FormatTime(g.at), g.at.Sub(d.at))
+		name := fmt.Sprintf("event %s gen %d", g.name(), g.id)
+		for i, at := range g.runs {
+			if g.written && g.targets[i] != g.target {
+				e.violate(invEventOnce, "%s for %s was delivered to %s", name, g.target, g.targets[i])
 			}
 			if g.cancelled {
-				e.violate(invEventCancelled, "event %s gen %d was cancelled and delivered at %s", g.name, g.id, contract.FormatTime(d.at))
+				e.violate(invEventCancelled, "%s was cancelled and delivered at %s", name, contract.FormatTime(at))
 			}
 			if !g.registered {
-				e.violate(invEventRefused, "event %s gen %d for the unregistered %s was delivered", g.name, g.id, g.target)
+				e.violate(invEventRefused, "%s for the unregistered %s was delivered", name, g.target)
 			}
 		}
-		cur, found, err := e.items.Get(e.ctx, k)
-		mine := err == nil && found && cur.Due.Equal(g.at) && e.current(g.name) == g
-		switch {
-		case !g.registered && mine && cur.Delivered:
-			e.violate(invEventRefused, "event %s gen %d for the unregistered %s is marked delivered", g.name, g.id, g.target)
-		case !g.written || g.cancelled || !g.registered:
-		case len(g.deliveries) == 0:
-			e.violate(invEventLive, "event %s gen %d due %s was never delivered", g.name, g.id, contract.FormatTime(g.at))
-		case len(g.deliveries) > 1+e.dupAllowed[k]:
-			e.violate(invEventOnce, "event %s gen %d was delivered %d times (%d allowed by crashes)", g.name, g.id, len(g.deliveries), 1+e.dupAllowed[k])
-		case !mine || cur.State != futureevent.Fired || !cur.Delivered:
-			e.violate(invEventLive, "event %s gen %d ends %+v, want Fired and delivered", g.name, g.id, cur)
+		cur, found, err := e.items.Get(e.ctx, g.key)
+		ours := err == nil && found && cur.Due.Equal(g.due) && e.current(g.name()) == g
+		if !g.registered && ours && cur.Delivered {
+			e.violate(invEventRefused, "%s for the unregistered %s is marked delivered", name, g.target)
 		}
+		e.checkRecord(&g.record, name, g.written && !g.cancelled && g.registered, ours)
 	}
 }
 
@@ -255,9 +209,9 @@ func (v eventInvoker) Invoke(_ context.Context, target string, payload []byte) e
 		e.violate(invEventOnce, "%s was invoked with a payload of no event: %s", target, payload)
 		return nil
 	}
-	return e.effect(contract.Key{Partition: g.name}, func() {
-		g.deliveries = append(g.deliveries, eventDelivery{at: e.clock.Now(), target: target})
-		e.tracef("delivered %s gen %d to %s", g.name, g.id, target)
+	return e.effect(g.key, func() {
+		g.runs, g.targets = append(g.runs, e.clock.Now()), append(g.targets, target)
+		e.tracef("delivered %s gen %d to %s", g.name(), g.id, target)
 	})
 }
 
@@ -270,54 +224,24 @@ type eventsTable struct{ e *events }
 
 var _ client.API = (*eventsTable)(nil)
 
-func (t *eventsTable) fault(op string) error {
-	if t.e.inject(FaultTableCallFailed, 0.05) {
-		return fmt.Errorf("dynamodb %s: %w", op, errThrottled)
-	}
-	return nil
-}
-
-func (t *eventsTable) lost(op string) error {
-	if t.e.inject(FaultTableAnswerLost, 0.04) {
-		return fmt.Errorf("dynamodb %s: %w", op, errTimeout)
-	}
-	return nil
-}
-
-func strAttrs(in map[string]types.AttributeValue) map[string]string {
-	out := map[string]string{}
-	for k, v := range in {
-		if s, ok := v.(*types.AttributeValueMemberS); ok {
-			out[k] = s.Value
-		}
-	}
-	return out
-}
-
 func (t *eventsTable) key(in map[string]types.AttributeValue) contract.Key {
 	return contract.Key{Partition: strAttrs(in)[futureevent.NameAttr]}
 }
 
 func (t *eventsTable) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	if aws.ToString(in.ConditionExpression) != client.CreateCondition || in.ExpressionAttributeNames["#name"] != futureevent.NameAttr {
-		return nil, fmt.Errorf("dynamodb PutItem: unsupported condition %q %v", aws.ToString(in.ConditionExpression), in.ExpressionAttributeNames)
-	}
-	if err := t.fault("PutItem"); err != nil {
-		return nil, err
-	}
-	attrs := strAttrs(in.Item)
-	if _, ok := t.e.items.Attrs(contract.Key{Partition: attrs[futureevent.NameAttr]}); ok {
-		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
-	}
-	must(t.e.items.Put(attrs))
-	if g := t.e.genOf(attrs[futureevent.PayloadAttr]); g != nil {
-		g.written = true
-	}
-	return &dynamodb.PutItemOutput{}, t.lost("PutItem")
+	return t.e.putIfAbsent(in, client.CreateCondition, "#name", futureevent.NameAttr,
+		func(attrs map[string]string) contract.Key {
+			return contract.Key{Partition: attrs[futureevent.NameAttr]}
+		}, false,
+		func(attrs map[string]string) {
+			if g := t.e.genOf(attrs[futureevent.PayloadAttr]); g != nil {
+				g.written = true
+			}
+		})
 }
 
 func (t *eventsTable) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	if err := t.fault("GetItem"); err != nil {
+	if err := t.e.tableFault("GetItem"); err != nil {
 		return nil, err
 	}
 	attrs, ok := t.e.items.Attrs(t.key(in.Key))
@@ -336,7 +260,7 @@ func (t *eventsTable) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput
 	if aws.ToString(in.ConditionExpression) != client.CancelCondition || in.ExpressionAttributeNames["#status"] != futureevent.StatusAttr || scheduled == nil {
 		return nil, fmt.Errorf("dynamodb DeleteItem: unsupported condition %q", aws.ToString(in.ConditionExpression))
 	}
-	if err := t.fault("DeleteItem"); err != nil {
+	if err := t.e.tableFault("DeleteItem"); err != nil {
 		return nil, err
 	}
 	k := t.key(in.Key)
@@ -349,5 +273,5 @@ func (t *eventsTable) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput
 		g.cancelled = true
 		t.e.res.Faults[FaultEventCancelled]++ // an action, not a failure
 	}
-	return &dynamodb.DeleteItemOutput{}, t.lost("DeleteItem")
+	return &dynamodb.DeleteItemOutput{}, t.e.answerLost("DeleteItem")
 }

@@ -23,49 +23,34 @@ type ScaleConfig struct {
 	// Tasks is how many Pending tasks the table holds.
 	Tasks int
 	// Drift is the fraction of them that drifted, spread evenly over the
-	// kinds of drift (see DriftKinds). Drifted Done tasks (orphan
-	// schedules) come on top of Tasks.
+	// kinds; the orphans' Done tasks come on top of Tasks.
 	Drift float64
-	// Unconfirmed: every item was written before schedules were recorded
-	// (Task.ScheduledFor), the table as the first run after an upgrade
-	// finds it.
+	// Unconfirmed: no schedule recorded (Task.ScheduledFor), as the first
+	// run after an upgrade finds the table.
 	Unconfirmed bool
 	// Reconcile configures the reconciler. Default: its defaults (a
 	// 4-minute budget at 10 scheduler calls a second).
 	Reconcile reconcile.Config
 	// Runs is how many runs, an interval apart, to make. Default: 1.
 	Runs int
-	// Pending wraps the reconciler's listing of the pending index (for
-	// mutations).
+	// Pending wraps the reconciler's listing of the pending index.
 	Pending func(task.PendingLister) task.PendingLister
 }
 
 // DriftKind is one way a task and its schedule disagree.
 type DriftKind string
 
-// The kinds of drift a scale table holds.
+// The kinds of drift a scale table holds, in the order tasks are given
+// them (driftKinds).
 const (
-	// DriftRepairMarked: the API's schedule create failed and marked the
-	// task for repair.
-	DriftRepairMarked DriftKind = "repair-marked"
-	// DriftStaleReschedule: the deadline moved, and the worker's
-	// reschedule was dead-lettered: the schedule fires at the old time.
-	DriftStaleReschedule DriftKind = "stale-reschedule"
-	// DriftDeletedByHand: a confirmed schedule was deleted outside the
-	// app.
-	DriftDeletedByHand DriftKind = "deleted-by-hand"
-	// DriftOrphan: the task was completed and the worker's cancel was
-	// dead-lettered: its schedule is left.
-	DriftOrphan DriftKind = "orphan"
-	// DriftOverdue: the schedule fired and every expiry attempt failed:
-	// the task is Pending, an hour past its deadline.
-	DriftOverdue DriftKind = "overdue"
+	DriftRepairMarked    DriftKind = "repair-marked"    // the API's schedule create failed and marked the task for repair
+	DriftStaleReschedule DriftKind = "stale-reschedule" // the reschedule was dead-lettered: it fires at the old time
+	DriftDeletedByHand   DriftKind = "deleted-by-hand"  // a confirmed schedule was deleted outside the app
+	DriftOrphan          DriftKind = "orphan"           // the cancel of a completed task was dead-lettered
+	DriftOverdue         DriftKind = "overdue"          // every expiry attempt failed: Pending, an hour overdue
 )
 
-// DriftKinds lists the kinds, in the order tasks are given them.
-func DriftKinds() []DriftKind {
-	return []DriftKind{DriftRepairMarked, DriftStaleReschedule, DriftDeletedByHand, DriftOrphan, DriftOverdue}
-}
+var driftKinds = []DriftKind{DriftRepairMarked, DriftStaleReschedule, DriftDeletedByHand, DriftOrphan, DriftOverdue}
 
 // Scale latencies of the table and notification calls, which the rate
 // limiter does not pace: the virtual clock moves by them, so they spend
@@ -123,7 +108,7 @@ func Scale(cfg ScaleConfig) ScaleResult {
 	svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: outbox, Clock: clock, Log: slog.New(slog.DiscardHandler)})
 	must(err)
 	ids := &simIDs{rng: rng}
-	kinds := DriftKinds()
+	kinds := driftKinds
 	drifted := int(float64(cfg.Tasks) * cfg.Drift)
 	res := ScaleResult{Drifted: map[DriftKind]int{}}
 	var all []scaleTask
@@ -245,10 +230,6 @@ type latentStore struct {
 func (s latentStore) ListPending(ctx context.Context, req task.PendingRequest) (task.Page, error) {
 	s.clock.Advance(scaleReadPage)
 	return s.Store.ListPending(ctx, req)
-}
-
-func (s latentStore) CountPending(ctx context.Context, req task.PendingRequest) (int, error) {
-	return s.Store.CountPending(ctx, req)
 }
 
 func (s latentStore) Get(ctx context.Context, userID, taskID string) (task.Task, error) {

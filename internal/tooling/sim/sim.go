@@ -1,30 +1,19 @@
 // Package sim is a deterministic fault-injection simulation of the whole
-// unscheduling pipeline. It drives the core's one in-process pipeline
-// (inproc.Engine) through its fault hooks (harness.go), with the real
-// code at every stage: the task API (api.Handler over task.Service), the
-// stream processor (cancel.Processor) over a sharded change feed, the
-// cancellation worker (cancel.Worker) over the SQS FIFO queue model, the
-// timer's stand-in firing the expiry use case (task.Firer: the firing
-// core, then the to-do app's target, as the expiry and notify functions),
-// the reconciler, and
-// the PostAuthentication rule (notify.Subscriber) with notifications
-// published through the SNS adapter, both over snsfake. Time is a virtual
-// clock and every choice comes from one seeded math/rand source, so a seed
-// replays its history exactly.
+// unscheduling pipeline (docs/simulation.md). It drives the core's one
+// in-process pipeline (inproc.Engine) through its fault hooks
+// (harness.go), with the real code at every stage: the task API, the
+// stream processor, the cancellation worker, the timer's stand-in firing
+// the expiry, the reconciler and the PostAuthentication rule, over
+// in-memory adapters. Time is a virtual clock and every choice comes from
+// one seeded source, so a seed replays its history exactly.
 //
-// A history is a random mix of creates, edits, deadline changes (later and
-// earlier), completions and deletes by several users (and completions by
-// a writer that writes the fired state straight into the table, as an
-// adopter whose "complete" is its fired state does), with deliveries
+// A history is a random mix of creates, edits, deadline and reminder
+// changes, completions and deletes by several users, with deliveries
 // reordered where AWS allows it and faults injected at every stage (see
-// Fault). After it, invariants I1 to I6 are checked (see Run).
-//
-// The same seed loop (RunMany), fault injection, trace and reports (core)
-// run a second workload, campaign sends (Config.Workload; campaign.go,
-// with the campaign services behind the seam in campaigns.go), checked
-// against invariants C1 to C5; and the core's adopters on their own
-// schemas, future events (F1 to F6) and deferred jobs (J1 to J5), on the
-// same harness (adopter.go).
+// Fault); invariants I1 to I6 are checked after it (see Run). The same
+// seed loop, faults, trace and reports (core) run the campaign sends
+// (campaign.go, C1 to C5) and the core's adopters on their own schemas
+// (adopter.go): future events (F1 to F6) and deferred jobs (J1 to J5).
 package sim
 
 import (
@@ -34,7 +23,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/http"
-	"slices"
+	"reflect"
 	"strings"
 	"time"
 
@@ -45,7 +34,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/pagecursor"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/todo/api"
@@ -63,34 +51,18 @@ type Expirer = task.Expirer
 // Mutation breaks one guarantee on purpose, to show that the simulation
 // catches it. The zero value breaks nothing.
 type Mutation struct {
-	// Name describes the mutation.
-	Name string
-	// Store wraps the store the task service uses.
-	Store func(task.Store) task.Store
-	// DedupID replaces the FIFO deduplication id of the n-th send.
-	DedupID func(m cancel.Message, n int) string
-	// WorkerScheduler wraps the scheduler the cancellation worker uses.
-	WorkerScheduler func(timer.Timer) timer.Timer
-	// Expirer wraps the expiry use case; n is the notifier and s the
-	// store it uses.
-	Expirer func(e Expirer, n task.Notifier, s task.Store) Expirer
-	// Pending wraps the reconciler's listing of the tasks that await
-	// expiry.
-	Pending func(task.PendingLister) task.PendingLister
-	// Outcome wraps what the expiry function answers for a schedule's
-	// input (the expiry's or the reminder's outcome and error).
-	Outcome func(out string, err error) (string, error)
-	// Adopter breaks the future events' or deferred jobs' workload.
-	Adopter AdopterMutation
-	// CampaignNoIdempotency (campaigns): the sender keeps no record of
-	// what it sent: a send repeated after a crash goes out again.
-	CampaignNoIdempotency bool
-	// CampaignWorkerAhead (campaigns): the send worker's clock runs this
-	// far ahead, so it takes an early fire for one on time.
-	CampaignWorkerAhead time.Duration
-	// CampaignIgnoreRemoval (campaigns): the services' sender check
-	// always allows the owner, so a removed sender keeps sending.
-	CampaignIgnoreRemoval bool
+	Name            string                                                 // describes the mutation
+	Store           func(task.Store) task.Store                            // wraps the task service's store
+	DedupID         func(m cancel.Message, n int) string                   // replaces the n-th send's FIFO deduplication id
+	WorkerScheduler func(timer.Timer) timer.Timer                          // wraps the cancellation worker's scheduler
+	Expirer         func(e Expirer, n task.Notifier, s task.Store) Expirer // wraps the expiry over notifier n and store s
+	Pending         func(task.PendingLister) task.PendingLister            // wraps the reconciler's listing of the tasks due
+	Outcome         func(out string, err error) (string, error)            // wraps what the expiry function answers a firing
+	Adopter         AdopterMutation                                        // breaks the future events' or deferred jobs' workload
+
+	CampaignNoIdempotency bool          // the sender keeps no record of what it sent
+	CampaignWorkerAhead   time.Duration // the send worker's clock runs this far ahead
+	CampaignIgnoreRemoval bool          // the sender check always allows the owner
 }
 
 // Workload is what a history runs through the core.
@@ -98,19 +70,16 @@ type Workload string
 
 // The workloads.
 const (
-	// WorkloadTasks: to-do tasks with deadlines and reminders, through
-	// the whole pipeline (the zero value).
+	// WorkloadTasks (the zero value): to-do tasks with deadlines and
+	// reminders, through the whole pipeline.
 	WorkloadTasks Workload = "tasks"
-	// WorkloadCampaigns: one email campaign's sends, from planning and
-	// provisioning to the send worker, the reconciler and a cancel.
+	// WorkloadCampaigns: one email campaign's sends (campaign.go).
 	WorkloadCampaigns Workload = "campaigns"
-	// WorkloadFutureEvents: future events scheduled and cancelled with
-	// the futureevents client, delivered by its dispatcher as the core's
-	// target (futureevents.go).
+	// WorkloadFutureEvents: the futureevents client and dispatcher
+	// (futureevents.go).
 	WorkloadFutureEvents Workload = "futureevents"
-	// WorkloadDeferredJobs: tenants' activity marked with the
-	// deferredjobs writer, one job per tenant and window queued by
-	// jobdispatch as the core's target (deferredjobs.go).
+	// WorkloadDeferredJobs: the deferredjobs writer and jobdispatch
+	// (deferredjobs.go).
 	WorkloadDeferredJobs Workload = "deferredjobs"
 )
 
@@ -127,36 +96,15 @@ func ParseWorkload(s string) (Workload, error) {
 	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
 }
 
-// Applies reports whether workload w runs on timer t: both workloads
-// run on every timer (campaign sends are armed through the core's timer
-// ports, as tasks are).
-func Applies(w Workload, t timerspec.Name) bool {
-	return t == "" || slices.Contains(timerkind.Names(), t)
-}
-
 // Config is one history.
 type Config struct {
-	Seed int64
-	// Workload is what the history runs; zero for tasks. The campaign
-	// workload reads Seed, Timer, Mutation's campaign mutations and Trace
-	// only.
-	Workload Workload
-	// Mutation is applied to the stages; zero for the real code.
-	Mutation Mutation
-	// ConcurrentFires also injects FaultConcurrentFire.
-	ConcurrentFires bool
-	// AnyWriter writes a fifth of the tasks straight into the table (a
-	// plain put, not through the API), which the stream path schedules.
-	AnyWriter bool
-	// Timer is the timer that fires the tasks, with its own faults:
-	// EventBridgeScheduler (zero value) as before; StepFunctions
-	// (a timer per execution; duplicate executions and stops that race
-	// the Wait's end); TTL (a lazy sweeper that deletes each marker up to
-	// timerspec.TTLPrecision after its due time, and duplicate stream
-	// deliveries).
-	Timer timerspec.Name
-	// Trace, when set, receives a line per step.
-	Trace func(line string)
+	Seed            int64
+	Workload        Workload          // what the history runs; zero for tasks
+	Mutation        Mutation          // applied to the stages; zero for the real code
+	ConcurrentFires bool              // also inject FaultConcurrentFire
+	AnyWriter       bool              // write a fifth of the tasks straight into the table, not through the API
+	Timer           timerspec.Name    // the timer that fires, with its own faults (zero: the default kind)
+	Trace           func(line string) // when set, receives a line per step
 }
 
 // Violation is a broken invariant.
@@ -167,11 +115,8 @@ type Violation struct {
 
 func (v Violation) String() string { return v.Invariant + ": " + v.Msg }
 
-// Result is what one history did.
-type Result struct {
-	Seed       int64
-	Violations []Violation
-	Faults     map[Fault]int
+// Counts are what histories did, for the report.
+type Counts struct {
 	// Tasks created, API requests served, notifications published.
 	Tasks, Requests, Notifications int
 	// Reminders counts the reminders published (I6); RemindersOwed the
@@ -180,15 +125,30 @@ type Result struct {
 	// PutDirect counts the tasks written straight into the table (not
 	// through the API), which the stream path schedules.
 	PutDirect int
-	// Lags are notification times minus deadlines, one per notification.
-	Lags []time.Duration
 	// Sends counts a campaign's planned sends; Sent, SendsFailed and
 	// SendsCancelled how they ended.
 	Sends, Sent, SendsFailed, SendsCancelled int
-	// Items counts an adopter's items written (future events scheduled,
-	// tenant windows marked), Deliveries its target's runs (events
-	// delivered, jobs queued).
+	// Items counts an adopter's items written, Deliveries its target's
+	// runs.
 	Items, Deliveries int
+}
+
+// add adds o's counts to c's.
+func (c *Counts) add(o Counts) {
+	sum, more := reflect.ValueOf(c).Elem(), reflect.ValueOf(o)
+	for i := range sum.NumField() {
+		sum.Field(i).SetInt(sum.Field(i).Int() + more.Field(i).Int())
+	}
+}
+
+// Result is what one history did.
+type Result struct {
+	Seed       int64
+	Violations []Violation
+	Faults     map[Fault]int
+	Counts
+	// Lags are notification times minus deadlines, one per notification.
+	Lags []time.Duration
 }
 
 // Failed reports whether an invariant broke.
@@ -214,23 +174,19 @@ type taskState struct {
 	id, user string
 	ops      []op
 	// dupAllowed counts faults that may each cause one extra notification
-	// (a crash between the publish and its record).
-	dupAllowed int
-	// concurrent counts concurrent duplicate invocations (for reports:
-	// they allow no extra notification).
-	concurrent int
-	notes      []note
+	// (a crash between the publish and its record); concurrent counts
+	// concurrent duplicate invocations (reported, they allow none).
+	dupAllowed, concurrent int
+	notes                  []note
 	// reminders are the reminders its owner received (I6).
 	reminders []note
 	// remDupAllowed counts the faults that may each cause one extra
-	// reminder; remDead says a reminder's invocation used up its
-	// attempts (redriven only after every deadline: too late to owe it).
+	// reminder; remDead: a reminder's invocation used up its attempts
+	// (redriven after every deadline: too late to owe it).
 	remDupAllowed int
 	remDead       bool
-	// remHandled is when the cancel worker handled a schedule or
-	// reschedule message carrying each reminder time (keyed by
-	// task.FormatTime of it): a reminder set by an edit is made only by
-	// such a message, and only while its time is ahead (I6).
+	// remHandled is when the worker handled a message carrying each
+	// reminder time (keyed by task.FormatTime; see handledBefore).
 	remHandled map[string][]time.Time
 }
 
@@ -242,8 +198,7 @@ const (
 	opEdit     opKind = "edit"
 	opComplete opKind = "complete"
 	opDelete   opKind = "delete"
-	// opRemind changes the reminder alone.
-	opRemind opKind = "remind"
+	opRemind   opKind = "remind" // the reminder alone
 )
 
 type op struct {
@@ -252,11 +207,9 @@ type op struct {
 	kind   opKind
 	due    time.Time
 	status int
-	// reminder is the choice a create (task.DefaultReminder when it named
-	// none) or a remind op set.
+	// reminder is what a create or a remind set.
 	reminder task.Reminder
-	// byWriter marks a complete that a writer made straight in the table,
-	// with the fired state (completeWithFiredState).
+	// byWriter marks a complete by completeWithFiredState.
 	byWriter bool
 }
 
@@ -269,8 +222,7 @@ type note struct {
 }
 
 // core is what every workload's history shares: the seeded source, the
-// fault injection (inject), the trace (tracef) and the invariant reports
-// (violate).
+// fault injection (inject), the trace (tracef) and the reports (violate).
 type core struct {
 	cfg       Config
 	rng       *rand.Rand
@@ -278,8 +230,7 @@ type core struct {
 	intensity float64
 	faultsOn  bool
 	injected  int
-	// now is the history's virtual clock; trace lines show the time since
-	// epoch.
+	// now is the virtual clock; trace lines show the time since epoch.
 	now   func() time.Time
 	epoch time.Time
 }
@@ -301,7 +252,6 @@ type world struct {
 	mem     *memory.Store
 	sns     *snsfake.SNS
 	topics  []string
-	svc     *task.Service
 	expirer Expirer
 	firer   *task.Firer
 	api     *api.Handler
@@ -319,41 +269,29 @@ type world struct {
 	passEnd time.Time
 }
 
-// Run simulates the history of cfg.Seed and checks its invariants:
+// Run simulates the history of cfg.Seed and checks its invariants
+// (docs/simulation.md; campaigns and adopters check their own):
 //
-//   - I1: no notification for a task completed or deleted before its
-//     deadline, or for a deadline that was not the task's deadline when
-//     it passed, or before that deadline;
-//   - I2: every task still Pending at its deadline (its owner did nothing
-//     more) ends Expired and notified; exactly once unless a crash fell
-//     between a publish and its record;
-//   - I3: after a fault-free reconciler pass, no schedule exists for a task
-//     that is not Pending, and every Pending task with a future deadline
-//     has its one schedule at that deadline;
-//   - I4: nothing is lost or loops: every queue message is acknowledged or
-//     dead-lettered, receive counts are bounded, no message, record or
-//     invocation fails without an injected fault, one stream record gives
-//     at most one message per deduplication window, and the API never
-//     answers 5xx;
-//   - I5: every notification reaches its owner's confirmed subscription and
-//     no one else's, and after a sign-in every user has exactly one
-//     subscription, on their shard's topic, filtered to their own id;
-//   - I6: no reminder for a task that was completed, deleted, expired or
-//     moved (deadline or reminder changed) before it, or before its time;
-//     and a reminder whose time passes while the task stays Pending with
-//     that deadline and reminder is delivered, once unless a crash fell
-//     between its publish and its record (see checkReminders for the
-//     margin a reminder needs to be owed).
-//
-// A campaign history (Config.Workload) checks C1 to C5 instead (see
-// campaign.go).
+//   - I1: no notification before the deadline, for a deadline that was
+//     not the task's when it passed, or for a task completed or deleted;
+//   - I2: a task left Pending at its deadline ends Expired and notified,
+//     once unless a crash fell between a publish and its record;
+//   - I3: after a fault-free reconciler pass, no schedule for a task not
+//     Pending, and one at its deadline for each Pending task due later;
+//   - I4: nothing is lost or loops: every message acknowledged or
+//     dead-lettered, receives bounded, no failure without an injected
+//     fault, one message per stream record and deduplication window, no
+//     5xx from the API;
+//   - I5: notifications reach only their owner's confirmed subscription;
+//     after a sign-in each user has one, on their topic, filtered to them;
+//   - I6: no reminder for a task completed, deleted, expired or moved
+//     before it, nor before its time; one is delivered when owed (see
+//     checkReminders).
 func Run(cfg Config) Result {
+	kindOf(cfg.Timer) // an unregistered timer panics here, before the history
 	switch cfg.Workload {
 	case WorkloadTasks, "":
 	case WorkloadCampaigns:
-		if !Applies(cfg.Workload, cfg.Timer) {
-			panic(fmt.Sprintf("sim: unknown timer %q", cfg.Timer))
-		}
 		return runCampaign(cfg)
 	case WorkloadFutureEvents:
 		return runFutureEvents(cfg)
@@ -367,9 +305,8 @@ func Run(cfg Config) Result {
 	return w.res
 }
 
-// newWorld builds the to-do app's pipeline (pipeline.New, on the core's
-// engine) with the history's faults: the store's, SNS's, the timer's and
-// the stages' (harness), and the mutation's.
+// newWorld builds the to-do app's pipeline (pipeline.New) with the
+// history's faults and the mutation.
 func newWorld(cfg Config) *world {
 	w := &world{harness: newHarness(cfg, "I4"), byUser: map[string]*user{}, tasks: map[string]*taskState{}}
 	rng := w.rng
@@ -414,7 +351,7 @@ func newWorld(cfg Config) *world {
 		}})
 	must(err)
 	w.wired()
-	w.mem, w.svc, w.firer, w.expirer = p.Store, p.Service, p.Firer, p.Firer
+	w.mem, w.firer, w.expirer = p.Store, p.Firer, p.Firer
 	w.fsched.inAPI = func() bool { return w.inAPI }
 	w.fsched.blame = func(name string) {
 		id, ok := task.TaskIDFromScheduleName(name)
@@ -431,7 +368,7 @@ func newWorld(cfg Config) *world {
 		must(err)
 		w.e.Worker.SetClock(w.clock.Now)
 	}
-	w.api = api.New(w.svc, pagecursor.NewRandom(), nil, discard)
+	w.api = api.New(p.Service, pagecursor.NewRandom(), nil, discard)
 	subs, err := awssns.NewSubscriptions(w.sns)
 	must(err)
 	w.subs, err = notify.NewSubscriber(notify.SubscriberDeps{Subscriptions: subs, Settings: memory.NewSettings(),
@@ -446,8 +383,8 @@ func newWorld(cfg Config) *world {
 	return w
 }
 
-// noteReminderHandled records when the cancel worker handled a schedule
-// or reschedule message carrying a reminder time (I6).
+// noteReminderHandled records when the worker handled a message carrying
+// a reminder time (I6).
 func (w *world) noteReminderHandled(d cancel.Delivery) {
 	m, err := cancel.Parse(d.Body)
 	if err != nil || m.Action == cancel.ActionCancel || m.RemindAt.IsZero() {
@@ -502,10 +439,9 @@ func (w *world) history() {
 	// leaves tasks due within the grace period to their firing schedule.
 	w.passEnd = w.quiesce("I3")
 	w.checkAtRest()
-	// On past every deadline and the grace period, with faults.
+	// On, with faults, past every deadline and the grace period, and
+	// every reminder schedule a stale (replayed) message made meanwhile.
 	w.faultsOn = true
-	// Until past every deadline, and every reminder schedule that a stale
-	// (replayed) message made meanwhile.
 	end := w.lastDue().Add(grace + time.Minute)
 	for w.clock.Now().Before(end) {
 		w.tick(false)
@@ -548,14 +484,10 @@ func (w *world) lastDue() time.Time {
 	return last
 }
 
-// lastReminder is the time of the latest reminder schedule (zero for
-// none). A reminder schedule left by a stale (replayed) reschedule of a
-// task deleted since is no orphan the reconciler lists (it lists the
-// deadline schedules' prefix): it fires once, its claim finds no task,
-// and it deletes itself. The history runs past it too. So it does past
-// every execution of the Step Functions timer: a stale one that no cancel
-// can name (staleAfterCancel) fires at its due time, and the claim skips
-// it.
+// lastReminder is the time of the latest reminder schedule, or on a
+// timer that keeps stale executions of any (zero for none): a stale one
+// that no reconciler lists or cancel names fires once, and the claim
+// skips it; the history runs past it too.
 func (w *world) lastReminder() time.Time {
 	var last time.Time
 	for _, sc := range w.sched.All() {
@@ -616,13 +548,11 @@ func (w *world) apiOp() {
 	w.mutate(id, w.rng.Intn(10))
 }
 
-// completeWithFiredState completes a task as an adopter's writer does
-// whose "complete" is the schema's fired state (the jobs example's Done):
-// a plain write of task.Schema.FiredState straight into the table, only
-// while the task is Pending (the writer's own condition), without the
-// claim marks that only the library writes. The pipeline must cancel its
-// schedules, and no firing may notify or remind it: I1 and I6 hold it to
-// that as to any completion, and I3 to having no schedule left.
+// completeWithFiredState completes a Pending task as an adopter's writer
+// does whose "complete" is the schema's fired state: a plain write of
+// task.Schema.FiredState, without the claim marks only the library
+// writes. No firing may notify or remind it (I1, I6), nor leave a
+// schedule (I3).
 func (w *world) completeWithFiredState(id string) {
 	t := w.tasks[id]
 	status := http.StatusConflict
@@ -696,12 +626,10 @@ func (w *world) pickReminder() task.Reminder {
 		task.Reminder1h, task.Reminder1h, task.Reminder1d}[w.rng.Intn(8)]
 }
 
-// putDirect writes a Pending task straight into the table, as code that
-// is not the API would (a plain put: no schedule made, no inline mark,
-// half of them without a schedule token, the due time in any writer's
-// RFC 3339 spelling, contract.WriterSpellings): the stream path must
-// schedule it, and every invariant holds for it as for a task created
-// through the API.
+// putDirect writes a Pending task straight into the table as code that
+// is not the API would (no schedule, no inline mark, half of them without
+// a schedule token, the due time in any writer's spelling): the stream
+// path must schedule it, and every invariant holds for it.
 func (w *world) putDirect() {
 	u := w.users[w.rng.Intn(len(w.users))]
 	now := w.clock.Now().Truncate(time.Second)
@@ -738,8 +666,7 @@ func (w *world) mutate(id string, k int) {
 		if r == "" {
 			r = task.Reminder15m
 		}
-		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"reminder": string(r)})
-		w.record(id, op{kind: opRemind, reminder: r, status: resp.Status})
+		w.patch(u, id, map[string]string{"reminder": string(r)}, op{kind: opRemind, reminder: r})
 	case k < 4: // deadline earlier (still in the future)
 		cur := w.currentDue(t)
 		span := int(cur.Sub(now) / time.Second)
@@ -748,11 +675,9 @@ func (w *world) mutate(id string, k int) {
 		}
 		w.setDue(u, id, now.Add(time.Duration(1+w.rng.Intn(span-1))*time.Second))
 	case k < 5:
-		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"title": "edited", "description": "x"})
-		w.record(id, op{kind: opEdit, status: resp.Status})
+		w.patch(u, id, map[string]string{"title": "edited", "description": "x"}, op{kind: opEdit})
 	case k < 8:
-		resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"status": "done"})
-		w.record(id, op{kind: opComplete, status: resp.Status})
+		w.patch(u, id, map[string]string{"status": "done"}, op{kind: opComplete})
 	default:
 		resp := w.serve(u, http.MethodDelete, api.RouteTask, id, nil)
 		w.record(id, op{kind: opDelete, status: resp.Status})
@@ -771,8 +696,13 @@ func (w *world) mutate(id string, k int) {
 
 func (w *world) setDue(u *user, id string, due time.Time) {
 	due = due.Truncate(time.Second)
-	resp := w.serve(u, http.MethodPatch, api.RouteTask, id, map[string]string{"dueAt": task.FormatTime(due)})
-	w.record(id, op{kind: opSetDue, due: due, status: resp.Status})
+	w.patch(u, id, map[string]string{"dueAt": task.FormatTime(due)}, op{kind: opSetDue, due: due})
+}
+
+// patch is owner u's PATCH of task id with body, recorded as o.
+func (w *world) patch(u *user, id string, body map[string]string, o op) {
+	o.status = w.serve(u, http.MethodPatch, api.RouteTask, id, body).Status
+	w.record(id, o)
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -821,8 +751,7 @@ func (w *world) signIn(u *user) {
 
 // The scheduler and the expiry function.
 
-// fire is one invocation of the expiry function with a schedule's input,
-// as the engine makes it (retried after a failure, then dead-lettered):
+// fire is one invocation of the expiry function with a schedule's input:
 // a failure must have an injected cause.
 func (w *world) fire(_ context.Context, sc contract.Schedule) (string, error) {
 	c0 := w.injected
@@ -843,8 +772,7 @@ func (w *world) fire(_ context.Context, sc contract.Schedule) (string, error) {
 }
 
 // runSchedule is what the expiry function does with a schedule's input
-// (pipeline.Expire), with the mutation's expiry and outcome. id is ""
-// when the input is not readable.
+// (pipeline.Expire), mutated; id is "" when the input is unreadable.
 func (w *world) runSchedule(sc contract.Schedule) (id string, out string, err error) {
 	id, out, err = pipeline.Expire(w.ctx, w.expirer, w.firer, sc)
 	if id != "" && w.cfg.Mutation.Outcome != nil {
@@ -862,8 +790,7 @@ func (r reconExpirer) Expire(ctx context.Context, req task.ExpireRequest) (task.
 	return out, err
 }
 
-// recNotifier publishes through the SNS adapter and records what it
-// sent, with the deliveries SNS made.
+// recNotifier publishes through the SNS adapter and records what it sent.
 type recNotifier struct {
 	w   *world
 	pub *awssns.Publisher
@@ -917,7 +844,7 @@ func (n *recNotifier) Publish(ctx context.Context, nt task.Notification) error {
 }
 
 // checkDeliveries: a notification goes to its owner's email when the
-// owner confirmed the subscription, and to no one else.
+// owner confirmed, and to no one else.
 func (n *recNotifier) checkDeliveries(note task.Notification, got []snsfake.Delivery) {
 	w := n.w
 	owner := w.byUser[note.UserID]
@@ -947,18 +874,17 @@ type simIDs struct{ rng *rand.Rand }
 func (s *simIDs) NewID(now time.Time) string {
 	var b [16]byte
 	ms := uint64(now.UnixMilli())
-	for i := 0; i < 6; i++ {
+	for i := range 6 {
 		b[i] = byte(ms >> (40 - 8*i))
 	}
-	for i := 6; i < 16; i++ {
-		b[i] = byte(s.rng.Intn(256))
-	}
-	return task.EncodeULID(b)
+	return s.encode(b, 6)
 }
 
-func (s *simIDs) NewToken() string {
-	var b [16]byte
-	for i := range b {
+func (s *simIDs) NewToken() string { return s.encode([16]byte{}, 0) }
+
+// encode fills b with seeded bytes from index from on.
+func (s *simIDs) encode(b [16]byte, from int) string {
+	for i := from; i < len(b); i++ {
 		b[i] = byte(s.rng.Intn(256))
 	}
 	return task.EncodeULID(b)

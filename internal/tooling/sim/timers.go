@@ -8,27 +8,15 @@ import (
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // ttlLateAfter is the TTL delay from which a deletion counts as
 // FaultTTLDeleteLate.
 const ttlLateAfter = 15 * time.Minute
 
-// newTimer is the in-memory stand-in of the history's timer, with that
-// timer's faults wired in.
-func (w *core) newTimer() inmem.TimerScheduler {
-	l := inmem.NewTimer(w.cfg.Timer, w.now, w.ttlDelay)
-	if e, ok := l.(*inmem.Executions); ok {
-		e.StopLost = func(contract.Schedule) bool { return w.faultsOn && w.inject(FaultStopRace, 0.5) }
-	}
-	return l
-}
-
 // ttlDelay picks how long after its due time the TTL sweeper deletes a
-// marker: anywhere up to timerspec.TTLPrecision (48 hours), skewed towards
-// short delays (u^4 of the bound) so that most deletions land inside the
-// history and the rest after it.
+// marker: up to timerspec.TTLPrecision, skewed (u^4) towards short delays
+// so that most deletions land inside the history.
 func (w *core) ttlDelay() time.Duration {
 	d := time.Duration(math.Pow(w.rng.Float64(), 4) * float64(kindOf(w.cfg.Timer).FiresWithin)).Truncate(time.Second)
 	if d > ttlLateAfter {
@@ -37,20 +25,16 @@ func (w *core) ttlDelay() time.Duration {
 	return d
 }
 
-// duplicateFault is the timer's "invoked twice" fault.
-func (w *core) duplicateFault() Fault { return duplicateFault(w.cfg.Timer) }
-
-// duplicateFault is the "invoked twice" fault of the timer kind t
+// duplicateFault is the timer's "invoked twice" fault
 // (timerkind.Kind.DuplicateFault), FaultFiredTwice by default.
-func duplicateFault(t timerspec.Name) Fault {
-	if f := kindOf(t).DuplicateFault; f != "" {
+func (w *core) duplicateFault() Fault {
+	if f := kindOf(w.cfg.Timer).DuplicateFault; f != "" {
 		return Fault(f)
 	}
 	return FaultFiredTwice
 }
 
-// kindOf is the registered timer kind t ("" is the default kind): what
-// the simulation asks of a timer's faults, instead of its name.
+// kindOf is the registered timer kind t ("" is the default kind).
 func kindOf(t timerspec.Name) timerkind.Kind { return timerkind.Must(t) }
 
 // staleTolerated looks, on the Step Functions timer, for the item's
@@ -83,51 +67,22 @@ func (w *world) staleTolerated(want contract.Schedule) (contract.Schedule, bool)
 }
 
 // staleAfterCancel reports, on the Step Functions timer, whether every
-// running execution of t (a task no longer Pending) is one that its cancel
-// could not name: a restart (the item was armed again for a due time
-// whose execution a cancel had stopped) or the execution of another due
-// time than t's. Those fire, and the claim skips them (I1 checks that);
-// Result.Faults counts them as FaultStaleExecution. The execution named
-// for t's due time must not run: the cancel knew that name.
-func (w *world) staleAfterCancel(t task.Task) bool {
+// running execution of the task's schedule name is one that its cancel
+// could not name: a restart, or the execution of another due time than
+// due (the task's last, zero if unknown). Those fire, and the claim skips
+// them (I1 checks that); Result.Faults counts them as FaultStaleExecution.
+// The execution named for due must not run: the cancel knew that name.
+func (w *world) staleAfterCancel(name string, due time.Time) bool {
 	e, ok := w.sched.(*inmem.Executions)
 	if !ok {
 		return false
 	}
-	name := task.ScheduleName(t.TaskID)
 	execs := e.Running(name)
-	if !t.DueAt.IsZero() {
-		if _, named := execs[timerspec.ExecutionName(name, t.DueAt)]; named {
+	if !due.IsZero() {
+		if _, named := execs[timerspec.ExecutionName(name, due)]; named {
 			return false
 		}
 	}
 	w.res.Faults[FaultStaleExecution] += len(execs)
 	return true
-}
-
-// staleOfGone reports, on the Step Functions timer, whether sc is an
-// execution of a deleted task that its cancel could not name, as
-// staleAfterCancel does for a task that is not Pending; the deleted
-// task's last due time is the payload's of its latest record.
-func (w *world) staleOfGone(sc contract.Schedule) bool {
-	e, ok := w.sched.(*inmem.Executions)
-	if !ok {
-		return false
-	}
-	execs := e.Running(sc.Name)
-	if _, named := execs[timerspec.ExecutionName(sc.Name, w.goneDue(sc))]; named {
-		return false
-	}
-	w.res.Faults[FaultStaleExecution] += len(execs)
-	return true
-}
-
-// goneDue is the due time of the task of schedule sc as its last
-// successful create or move set it (zero when the history holds none).
-func (w *world) goneDue(sc contract.Schedule) time.Time {
-	id, ok := task.TaskIDFromScheduleName(sc.Name)
-	if t := w.tasks[id]; ok && t != nil {
-		return w.currentDue(t)
-	}
-	return time.Time{}
 }
