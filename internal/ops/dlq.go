@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -42,6 +44,21 @@ type Letter struct {
 // redrive stopped part-way leaves its messages to reappear after it.
 const DefaultVisibility = 30
 
+// DefaultPollWait is each receive's long-poll wait, in seconds. A short
+// poll (wait 0) asks only a subset of SQS's servers and may answer empty
+// while messages wait, so a peek that stops at its first empty answer
+// could report a queue empty that is not; a long poll asks them all
+// (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html).
+// It costs one wait of this length at the end of each queue read.
+const DefaultPollWait = 1
+
+func (w *World) pollWait() int32 {
+	if w.PollWait > 0 {
+		return min(w.PollWait, 20)
+	}
+	return DefaultPollWait
+}
+
 func (w *World) visibility() int32 {
 	if w.Visibility > 0 {
 		return w.Visibility
@@ -66,7 +83,7 @@ func (w *World) peek(ctx context.Context, q Queue, max int) ([]Letter, error) {
 	}()
 	for len(out) < max {
 		r, err := w.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL),
-			MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: w.visibility(),
+			MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: w.visibility(), WaitTimeSeconds: w.pollWait(),
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 			MessageAttributeNames:       []string{"All"}})
 		if err != nil {
@@ -180,17 +197,18 @@ func decode(q Queue, m sqstypes.Message) Letter {
 }
 
 // DeadLetters lists every failure queue's messages, decoded, without
-// consuming them (at most max per queue).
+// consuming them (at most max per queue). The queues are read at once,
+// so their final long polls wait together.
 func (w *World) DeadLetters(ctx context.Context, max int) ([]Letter, error) {
-	var out []Letter
-	for _, q := range w.Stack.FailureQueues() {
-		ls, err := w.peek(ctx, q, max)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ls...)
+	qs := w.Stack.FailureQueues()
+	got := make([][]Letter, len(qs))
+	errs := make([]error, len(qs))
+	var wg sync.WaitGroup
+	for i, q := range qs {
+		wg.Go(func() { got[i], errs[i] = w.peek(ctx, q, max) })
 	}
-	return out, nil
+	wg.Wait()
+	return slices.Concat(got...), errors.Join(errs...)
 }
 
 // Redriven is what a redrive did with one message.
@@ -265,7 +283,7 @@ func (w *World) take(ctx context.Context, q Queue, n int, dryRun bool) ([]Letter
 		return w.peek(ctx, q, 1000)
 	}
 	r, err := w.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL),
-		MaxNumberOfMessages: int32(n), VisibilityTimeout: w.visibility(),
+		MaxNumberOfMessages: int32(n), VisibilityTimeout: w.visibility(), WaitTimeSeconds: w.pollWait(),
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"}})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,5 +336,50 @@ func TestRepairFiresAsTheReconciler(t *testing.T) {
 				t.Errorf("drift after the repair = %v, want none: the task was delivered", counts(got))
 			}
 		})
+	}
+}
+
+// waits records each receive's long-poll wait.
+type waits struct {
+	ops.SQS
+	mu  sync.Mutex
+	got []int32
+}
+
+func (w *waits) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	w.mu.Lock()
+	w.got = append(w.got, in.WaitTimeSeconds)
+	w.mu.Unlock()
+	return w.SQS.ReceiveMessage(ctx, in, opts...)
+}
+
+// TestEveryReceiveLongPolls: a short poll may answer empty while
+// messages wait, so no read of a failure queue may use one.
+func TestEveryReceiveLongPolls(t *testing.T) {
+	ctx := context.Background()
+	f := opstest.New(t, now, servers(t))
+	rec := &waits{SQS: f.World.SQS}
+	f.World.SQS = rec
+	send(t, f, f.Queue(t, ops.QueueDeadLetters), "not json", "g0", "poison", nil)
+	for _, read := range []struct {
+		name string
+		run  func() error
+	}{
+		{"dead letters", func() error { _, err := f.World.DeadLetters(ctx, 100); return err }},
+		{"redrive dry run", func() error { _, err := f.World.Redrive(ctx, true, 100); return err }},
+		{"redrive", func() error { _, err := f.World.Redrive(ctx, false, 100); return err }},
+	} {
+		rec.got = nil
+		if err := read.run(); err != nil {
+			t.Fatalf("%s: %v", read.name, err)
+		}
+		if len(rec.got) == 0 {
+			t.Fatalf("%s received nothing", read.name)
+		}
+		for _, w := range rec.got {
+			if w < 1 {
+				t.Errorf("%s: a receive with wait %d s, want a long poll (at least 1 s)", read.name, w)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -61,8 +62,13 @@ type World struct {
 	// Visibility is how long a read message stays hidden, in seconds.
 	// Default: DefaultVisibility.
 	Visibility int32
+	// PollWait is each receive's long-poll wait, in seconds (1 to 20).
+	// Default: DefaultPollWait.
+	PollWait int32
 	// Log receives the reconciler's log lines on a repair. Default: none.
 	Log *slog.Logger
+
+	progressMu sync.Mutex // queues are read at once; Progress is told one at a time
 }
 
 // Open discovers the stack called name with the SDK clients of cfg.
@@ -93,6 +99,8 @@ func (w *World) log() *slog.Logger {
 
 func (w *World) progress(done, total int, what string) {
 	if w.Progress != nil {
+		w.progressMu.Lock()
+		defer w.progressMu.Unlock()
 		w.Progress(done, total, what)
 	}
 }
