@@ -14,12 +14,12 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // todoApp is the to-do app as the firing function runs it: the firing
@@ -119,7 +119,7 @@ func TestHandle(t *testing.T) {
 // only after a successful claim, once; a failed target is retried, and
 // its delivery is not recorded.
 func TestHandleTarget(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	k := contract.Key{Partition: "t1", Sort: "j1"}
 	item := func(state string) map[string]string {
@@ -186,7 +186,7 @@ func TestHandleTarget(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	consumer := testenv.ConsumerSchema()
+	consumer := firetest.ConsumerSchema()
 	todo := map[string]string{"TABLE_NAME": "tasks", envvars.TargetFunctionArn: "arn:notify",
 		contract.EnvVar: tableschema.Todo().EnvValue()}
 	target := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: consumer.EnvValue(), envvars.TargetFunctionArn: "arn:fn"}

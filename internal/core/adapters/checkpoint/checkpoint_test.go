@@ -11,12 +11,13 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestStoreOnDynalite(t *testing.T) {
 	client := testenv.DynamoClient(t, testenv.StartDynalite(t))
-	testenv.CreateTaskTable(t, client, "tasks")
+	todotest.CreateTaskTable(t, client, "tasks")
 	s, err := New(client, "tasks", tableschema.Todo())
 	if err != nil {
 		t.Fatal(err)
