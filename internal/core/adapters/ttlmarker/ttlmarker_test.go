@@ -19,8 +19,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/core/timer/timertest"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -174,15 +172,15 @@ func readerOnDynalite(t *testing.T, db *dynamodb.Client, s contract.Schema, inde
 	}
 }
 
-// The reader contract every timer shares, on a fresh task table per case.
+// The reader contract every timer shares, on a fresh table of the fixture schema per case.
 func TestReaderContractOnDynalite(t *testing.T) {
 	db := testenv.DynamoClient(t, testenv.StartDynalite(t))
 	tables := 0
 	timertest.ReaderContract(t, timertest.ReaderBackend{New: func(t *testing.T) timertest.ContractTimer {
 		tables++
-		name := fmt.Sprintf("tasks%d", tables)
-		todotest.CreateTaskTable(t, db, name)
-		c, err := ttlmarker.New(db, ttlmarker.Config{Table: name, Schema: tableschema.Todo()})
+		name := fmt.Sprintf("items%d", tables)
+		testenv.CreateItemTable(t, db, name, timertest.Schema)
+		c, err := ttlmarker.New(db, ttlmarker.Config{Table: name, Schema: timertest.Schema})
 		if err != nil {
 			t.Fatal(err)
 		}
