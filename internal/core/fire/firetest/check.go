@@ -26,9 +26,6 @@ func need[T any](v T, err error) func(testing.TB) T {
 	}
 }
 
-// errOf is the error of a call that returns a value too.
-func errOf[T any](_ T, err error) error { return err }
-
 // wantErr fails t unless err is want (errors.Is).
 func wantErr(t testing.TB, what string, err, want error) {
 	t.Helper()
