@@ -358,11 +358,16 @@ func importedBy(v string) string {
 }
 
 // libraryPackages are the library's packages (the core under
-// featureRoots, less the Lambda mains and constructs/internal, whose
-// tests synthesize stacks): TestLibraryTestsReachNoAdopter lists them
-// with their tests.
+// featureRoots, less constructs/internal, whose tests synthesize stacks):
+// the constructs, the contract, internal/core, the firing function's
+// library (firefn) and the Lambda mains the library's constructs bundle
+// (scheduleonwrite: fire, ttlwatch; cancellation: streamprocessor,
+// cancelworker; reconciler: reconciler). TestLibraryTestsReachNoAdopter
+// lists them with their tests.
 var libraryPackages = []string{"../internal/core/...", "../contract/...", "../constructs/scheduleonwrite/...",
-	"../constructs/cancellation/...", "../constructs/reconciler/...", "../constructs/operations/...", "../constructs/gofn/..."}
+	"../constructs/cancellation/...", "../constructs/reconciler/...", "../constructs/operations/...", "../constructs/gofn/...",
+	"../firefn/...", "../lambdas/fire", "../lambdas/ttlwatch", "../lambdas/streamprocessor", "../lambdas/cancelworker",
+	"../lambdas/reconciler"}
 
 // testReachExempt are the library packages whose tests may reach an
 // adopter, each with why.
