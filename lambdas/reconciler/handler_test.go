@@ -171,9 +171,9 @@ func TestHandleDeadlineAndErrors(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "SCHEDULE_TARGET_ARN": "arn:fn",
+	base := map[string]string{"TABLE_NAME": "items", "SCHEDULE_GROUP": "g", "SCHEDULE_TARGET_ARN": "arn:fn",
 		"SCHEDULER_ROLE_ARN": "arn:role", "SCHEDULER_DLQ_ARN": "arn:dlq",
-		"TARGET_FUNCTION_ARN": "arn:notify",
+		"TARGET_FUNCTION_ARN": "arn:target",
 		contract.EnvVar:       timertest.Schema.EnvValue()}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
@@ -205,7 +205,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no target", with("SCHEDULE_TARGET_ARN", ""), reconcile.Config{}, "SCHEDULE_TARGET_ARN"},
 		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
 		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
-		{"no notify target", with("TARGET_FUNCTION_ARN", ""), reconcile.Config{}, "TARGET_FUNCTION_ARN"},
+		{"no target function", with("TARGET_FUNCTION_ARN", ""), reconcile.Config{}, "TARGET_FUNCTION_ARN"},
 		{"a target function and a firing function", with("FIRE_FUNCTION_ARN", "arn:fire"), reconcile.Config{}, "exactly one"},
 		{"bad lease", with("FIRE_LEASE_SECONDS", "0"), reconcile.Config{}, "FIRE_LEASE_SECONDS"},
 		{"no schema", with(contract.EnvVar, ""), reconcile.Config{}, contract.EnvVar + " is not set"},
@@ -230,7 +230,7 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Reconcile != tt.want || got.Table != "tasks" || got.Timer.Adapter.(awsscheduler.Config).GroupName != "g" || got.Target != "arn:notify" ||
+			if got.Reconcile != tt.want || got.Table != "items" || got.Timer.Adapter.(awsscheduler.Config).GroupName != "g" || got.Target != "arn:target" ||
 				got.Lease != fire.DefaultLease {
 				t.Errorf("loadConfig = %+v, want reconcile %+v", got, tt.want)
 			}
