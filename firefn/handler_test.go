@@ -14,101 +14,106 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
-// todoApp is the to-do app as the firing function runs it: the firing
-// core over the task table, delivering to the to-do app's target
-// (task.NotifyTarget, which the notify function runs in AWS).
-func todoApp(t *testing.T, store *memory.Store, n task.Notifier, now func() time.Time) targetFirer {
-	t.Helper()
-	core, err := fire.New(fire.Config{Schema: tableschema.Todo(), Store: task.Items(store), Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: n, Now: now, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return targetFirer{core: core, reminders: task.Items(store), target: target}
-}
-
-// TestHandle: the to-do app, plugged in as a target.
+// TestHandle: the firing core on the fixture's table (timertest.Schema,
+// with reminders) delivering to a target that counts what it delivered,
+// as the firing function runs it: each outcome is its metric, and the
+// item's state is the claim's.
 func TestHandle(t *testing.T) {
+	s := timertest.Schema
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	const id = "01JD00000000000000000000AA"
-	pending := task.Task{UserID: "u1", TaskID: id, Title: "t", Status: task.StatusPending, DueAt: due, ScheduleToken: "tok"}
-	// Expired by a concurrent firing that is publishing right now.
-	claimed := pending
-	claimed.Status, claimed.ExpiredAt, claimed.NotifyClaimAt = task.StatusExpired, due, due.Add(20*time.Second)
-	payload := func(dueAt time.Time) json.RawMessage {
-		return json.RawMessage(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt}))
+	k := contract.Key{Partition: "u1", Sort: "01JD00000000000000000000AA"}
+	// item is an item of the fixture's table: its state and due time, and
+	// the other attributes as set.
+	item := func(state string, dueAt time.Time, set map[string]time.Time) map[string]string {
+		a := s.Attrs(k)
+		a[s.StateAttr], a[s.DueAttr], a[s.TokenAttr] = state, contract.FormatTime(dueAt), "tok"
+		for name, at := range set {
+			a[name] = contract.FormatTime(at)
+		}
+		return a
 	}
-	// A reminder 15 minutes before a later deadline (the clock reads due+30s).
+	pending := item("Pending", due, nil)
+	// Fired by a concurrent firing that is delivering right now.
+	claimed := item("Fired", due, map[string]time.Time{s.FiredAtAttr: due, s.ClaimAtAttr: due.Add(20 * time.Second)})
+	payload := func(dueAt time.Time) json.RawMessage {
+		return json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: dueAt}))
+	}
+	// A reminder 15 minutes before a later due time (the clock reads due+30s).
 	remDue := due.Add(15 * time.Minute)
-	reminding := pending
-	reminding.DueAt, reminding.Reminder, reminding.RemindAt = remDue, task.Reminder15m, due
+	reminding := item("Pending", remDue, map[string]time.Time{s.RemindAttr: due})
 	remPayload := func(dueAt, at time.Time) json.RawMessage {
-		return json.RawMessage(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt, Remind: at}))
+		return json.RawMessage(s.EncodePayload(contract.Payload{Key: k, Due: dueAt, Remind: at}))
 	}
 	// Fired 29 s before their time (EventBridge Scheduler's minute).
-	early := pending
-	early.DueAt = due.Add(59 * time.Second)
-	earlyRem := reminding
-	earlyRem.RemindAt = due.Add(59 * time.Second)
+	early := item("Pending", due.Add(59*time.Second), nil)
+	earlyRem := item("Pending", remDue, map[string]time.Time{s.RemindAttr: due.Add(59 * time.Second)})
 	var out bytes.Buffer
 	for _, tc := range []struct {
 		name       string
-		stored     *task.Task
+		stored     map[string]string
 		payload    json.RawMessage
-		publishErr error
+		deliverErr error
 		wantErr    bool
 		wantMetric string
 		wantSent   int
-		wantStatus task.Status
+		wantState  string
 	}{
-		{"expires and notifies", &pending, payload(due), nil, false, `"ItemsFired":1`, 1, task.StatusExpired},
-		{"lag is recorded", &pending, payload(due), nil, false, `"DeliveryLagSeconds":30`, 1, task.StatusExpired},
-		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, false, `"FireSkipped":1`, 0, task.StatusPending},
-		{"gone task skipped", nil, payload(due), nil, false, `"FireSkipped":1`, 0, ""},
-		{"publish failure is retried", &pending, payload(due), errors.New("sns down"), true, `"FireErrors":1`, 0, task.StatusExpired},
-		{"another attempt is publishing: retry later", &claimed, payload(due), nil, true, `"FireInProgress":1`, 0, task.StatusExpired},
-		{"not our payload", &pending, json.RawMessage(`{"hello":1}`), nil, true, `"FireBadInput":1`, 0, task.StatusPending},
-		{"reminder payload reminds, task stays pending", &reminding, remPayload(remDue, due), nil, false, `"RemindersSent":1`, 1, task.StatusPending},
-		{"stale reminder skipped", &reminding, remPayload(remDue, due.Add(-time.Hour)), nil, false, `"RemindersSkipped":1`, 0, task.StatusPending},
-		{"reminder publish failure is retried", &reminding, remPayload(remDue, due), errors.New("sns down"), true, `"FireErrors":1`, 0, task.StatusPending},
-		{"an early firing fails, so Lambda retries it", &early, payload(early.DueAt), nil, true, `"EarlyFirings":1`, 0, task.StatusPending},
-		{"an early reminder fails, so Lambda retries it", &earlyRem, remPayload(remDue, earlyRem.RemindAt), nil, true, `"EarlyFirings":1`, 0, task.StatusPending},
+		{"fires and delivers", pending, payload(due), nil, false, `"ItemsFired":1`, 1, "Fired"},
+		{"lag is recorded", pending, payload(due), nil, false, `"DeliveryLagSeconds":30`, 1, "Fired"},
+		{"stale due time skipped", pending, payload(due.Add(-time.Hour)), nil, false, `"FireSkipped":1`, 0, "Pending"},
+		{"gone item skipped", nil, payload(due), nil, false, `"FireSkipped":1`, 0, ""},
+		{"a delivery failure is retried", pending, payload(due), errors.New("target down"), true, `"FireErrors":1`, 0, "Fired"},
+		{"another attempt is delivering: retry later", claimed, payload(due), nil, true, `"FireInProgress":1`, 0, "Fired"},
+		{"not our payload", pending, json.RawMessage(`{"hello":1}`), nil, true, `"FireBadInput":1`, 0, "Pending"},
+		{"reminder payload reminds, the item stays armed", reminding, remPayload(remDue, due), nil, false, `"RemindersSent":1`, 1, "Pending"},
+		{"stale reminder skipped", reminding, remPayload(remDue, due.Add(-time.Hour)), nil, false, `"RemindersSkipped":1`, 0, "Pending"},
+		{"a reminder's delivery failure is retried", reminding, remPayload(remDue, due), errors.New("target down"), true, `"FireErrors":1`, 0, "Pending"},
+		{"an early firing fails, so Lambda retries it", early, payload(due.Add(59 * time.Second)), nil, true, `"EarlyFirings":1`, 0, "Pending"},
+		{"an early reminder fails, so Lambda retries it", earlyRem, remPayload(remDue, due.Add(59*time.Second)), nil, true, `"EarlyFirings":1`, 0, "Pending"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out.Reset()
-			store := memory.NewStore()
+			items := inmem.NewItems(s)
 			if tc.stored != nil {
-				store.Put(*tc.stored)
+				if err := items.Put(tc.stored); err != nil {
+					t.Fatal(err)
+				}
 			}
-			outbox := &memory.Outbox{Fail: func(task.Notification) error { return tc.publishErr }}
 			now := func() time.Time { return due.Add(30 * time.Second) }
-			h := &handler{firer: todoApp(t, store, outbox, now), now: now, log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
-				metrics: metrics.New(metrics.FunctionExpiry, &out)}
-			err := h.Handle(context.Background(), tc.payload)
+			core, err := fire.New(fire.Config{Schema: s, Store: items, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := 0
+			target := fire.DeliverFunc(func(context.Context, contract.Payload) error {
+				if tc.deliverErr != nil {
+					return tc.deliverErr
+				}
+				sent++
+				return nil
+			})
+			h := &handler{firer: targetFirer{core: core, reminders: items, target: target}, now: now,
+				log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)), metrics: metrics.New(metrics.FunctionExpiry, &out)}
+			err = h.Handle(context.Background(), tc.payload)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err %v, want error %v", err, tc.wantErr)
 			}
 			if !strings.Contains(out.String(), tc.wantMetric) {
 				t.Fatalf("metrics %s lack %s", out.String(), tc.wantMetric)
 			}
-			if got := len(outbox.Sent()); got != tc.wantSent {
-				t.Fatalf("sent %d, want %d", got, tc.wantSent)
+			if sent != tc.wantSent {
+				t.Fatalf("delivered %d, want %d", sent, tc.wantSent)
 			}
 			if tc.stored != nil {
-				got, _ := store.Get(context.Background(), "u1", id)
-				if got.Status != tc.wantStatus {
-					t.Fatalf("status %s, want %s", got.Status, tc.wantStatus)
+				got, _ := items.Attrs(k)
+				if got[s.StateAttr] != tc.wantState {
+					t.Fatalf("state %s, want %s", got[s.StateAttr], tc.wantState)
 				}
 			}
 		})
@@ -119,7 +124,7 @@ func TestHandle(t *testing.T) {
 // only after a successful claim, once; a failed target is retried, and
 // its delivery is not recorded.
 func TestHandleTarget(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	k := contract.Key{Partition: "t1", Sort: "j1"}
 	item := func(state string) map[string]string {
@@ -186,9 +191,9 @@ func TestHandleTarget(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	consumer := testenv.ConsumerSchema()
-	todo := map[string]string{"TABLE_NAME": "tasks", envvars.TargetFunctionArn: "arn:notify",
-		contract.EnvVar: tableschema.Todo().EnvValue()}
+	consumer := firetest.ConsumerSchema()
+	fixture := map[string]string{"TABLE_NAME": "items", envvars.TargetFunctionArn: "arn:target",
+		contract.EnvVar: timertest.Schema.EnvValue()}
 	target := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: consumer.EnvValue(), envvars.TargetFunctionArn: "arn:fn"}
 	for _, tc := range []struct {
 		name    string
@@ -196,8 +201,8 @@ func TestLoadConfig(t *testing.T) {
 		want    settings
 		wantErr string
 	}{
-		{"to-do app: its notify function", todo,
-			settings{Table: "tasks", Schema: tableschema.Todo(), Target: "arn:notify", Lease: fire.DefaultLease}, ""},
+		{"the fixture's schema: its target function", fixture,
+			settings{Table: "items", Schema: timertest.Schema, Target: "arn:target", Lease: fire.DefaultLease}, ""},
 		{"adopter's target", target, settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: fire.DefaultLease}, ""},
 		{"lease above a long target's timeout", withEnv(target, envvars.FireLeaseSeconds, "930"),
 			settings{Table: "jobs", Schema: consumer, Target: "arn:fn", Lease: 930 * time.Second}, ""},

@@ -13,9 +13,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // An in-process Target (what an adopter hands Start) gets the payload of
@@ -24,7 +24,7 @@ import (
 // an immediate retry finds the claim held (in progress), and a retry
 // after the lease takes it over and delivers once, recorded.
 func TestInProcessTarget(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	k := contract.Key{Partition: "t1", Sort: "j1"}
 	a := s.Attrs(k)
@@ -97,7 +97,7 @@ func TestInProcessTarget(t *testing.T) {
 
 // An in-process target rules out a target function, and needs none.
 func TestLoadConfigInProcess(t *testing.T) {
-	base := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: testenv.ConsumerSchema().EnvValue()}
+	base := map[string]string{"TABLE_NAME": "jobs", contract.EnvVar: firetest.ConsumerSchema().EnvValue()}
 	if c, err := loadConfig(func(k string) string { return base[k] }, true); err != nil || c.Target != "" || c.Table != "jobs" {
 		t.Fatalf("in process without a target function: %+v, %v", c, err)
 	}

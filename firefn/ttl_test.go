@@ -21,6 +21,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/eventfilter"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
@@ -70,7 +71,7 @@ func streamRecord(t *testing.T, id string, image map[string]types.AttributeValue
 func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 	endpoint := testenv.StartDynalite(t)
 	db := testenv.DynamoClient(t, endpoint)
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	table := "items"
 	testenv.CreateItemTable(t, db, table, s)
 	ctx := context.Background()
@@ -177,7 +178,7 @@ func TestTTLFilterDropsUserDeletesAndFiresTTLDeletes(t *testing.T) {
 // record (the stream retries from it), and the records after it in the
 // batch are left for that retry.
 func TestTTLDispatchFailureIsABatchItemFailure(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	items := inmem.NewItems(s)
 	var recs []string

@@ -392,3 +392,180 @@ func importedBy(v string) string {
 	imp, _, _ := strings.Cut(after, " ")
 	return imp
 }
+
+// libraryPackages are the library's packages (the core under
+// featureRoots, less constructs/internal, whose tests synthesize stacks):
+// the constructs, the contract, internal/core, the firing function's
+// library (firefn) and the Lambda mains the library's constructs bundle
+// (scheduleonwrite: fire, ttlwatch; cancellation: streamprocessor,
+// cancelworker; reconciler: reconciler). TestLibraryTestsReachNoAdopter
+// lists them with their tests.
+var libraryPackages = []string{"../internal/core/...", "../contract/...", "../constructs/scheduleonwrite/...",
+	"../constructs/cancellation/...", "../constructs/reconciler/...", "../constructs/operations/...", "../constructs/gofn/...",
+	"../firefn/...", "../lambdas/fire", "../lambdas/ttlwatch", "../lambdas/streamprocessor", "../lambdas/cancelworker",
+	"../lambdas/reconciler"}
+
+// testReachExempt are the library packages whose tests may reach an
+// adopter, each with why.
+var testReachExempt = map[string]string{
+	// The timer registry's proof: a test-only fourth timer passes the
+	// timer contract suite, the kit and 300 simulation seeds without
+	// touching any other file. The simulation (internal/tooling/sim) runs
+	// the adopters' workloads, so this one test reaches them.
+	"internal/core/timerkind/fourth": "runs the simulation as the timer registry's proof",
+}
+
+// knownTestReach are library packages whose tests reach an adopter today,
+// each to be removed with its fix (the test fails once one is fixed, so
+// the list only shrinks).
+var knownTestReach = map[string]bool{}
+
+// testReach is, for each root package (relative to the module) not in
+// exempt, the first adopter package its tests reach in graph (each node,
+// a package or a test variant as `go list -deps -test` names it relative
+// to the module, to its imports), with the path that reaches it.
+func testReach(graph map[string][]string, roots []string, exempt map[string]string) []string {
+	var bad []string
+	for _, root := range roots {
+		if _, ok := exempt[root]; ok {
+			continue
+		}
+		start := root + ".test"
+		from := map[string]string{start: ""}
+		queue := []string{start}
+		for len(queue) > 0 {
+			n := queue[0]
+			queue = queue[1:]
+			pkg, _, _ := strings.Cut(n, " [")
+			if f, ok := featureOf(pkg); ok && f != featureCore && f != featureTooling && f != featureApp {
+				path := []string{pkg}
+				for p := from[n]; p != ""; p = from[p] {
+					q, _, _ := strings.Cut(p, " [")
+					path = append([]string{q}, path...)
+				}
+				bad = append(bad, fmt.Sprintf("%s: its tests reach %s (%s) by %s; take the suite or fixture from the core "+
+					"(a <port>test package beside its port) and run the adopter's test in the adopter's packages",
+					root, pkg, f, strings.Join(path[1:], " -> ")))
+				break
+			}
+			for _, imp := range graph[n] {
+				if _, seen := from[imp]; !seen {
+					from[imp] = n
+					queue = append(queue, imp)
+				}
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// TestTestReachRule: the rule on synthetic graphs, so a test that
+// reaches an adopter is shown failing.
+func TestTestReachRule(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		graph map[string][]string
+		roots []string
+		want  []string // substrings of the violations, in order; none: clean
+	}{
+		{"a core test on core suites", map[string][]string{
+			"internal/core/cancel.test":                                {"internal/core/cancel [internal/core/cancel.test]"},
+			"internal/core/cancel [internal/core/cancel.test]":         {"contract", "internal/core/timer/timertest"},
+			"internal/core/timer/timertest":                            {"internal/core/timer", "contract"},
+			"internal/tooling/testenv":                                 {"internal/core/armedindex"},
+			"internal/core/inmem_test [internal/core/inmem.test]":      {"internal/tooling/testenv"},
+			"internal/core/inmem.test":                                 {"internal/core/inmem_test [internal/core/inmem.test]"},
+			"internal/core/inmem [internal/core/inmem.test]":           {"contract"},
+			"internal/core/adapters/dynamo [internal/core/inmem.test]": {"contract"},
+		}, []string{"internal/core/cancel", "internal/core/inmem"}, nil},
+		{"a core test on the to-do store fake", map[string][]string{
+			"internal/core/reconcile.test":                                {"internal/core/reconcile_test [internal/core/reconcile.test]"},
+			"internal/core/reconcile_test [internal/core/reconcile.test]": {"internal/core/reconcile", "internal/tooling/memory"},
+			"internal/tooling/memory":                                     {"internal/todo/task"},
+		}, []string{"internal/core/reconcile"},
+			[]string{"internal/core/reconcile: its tests reach internal/todo/task (todo) by internal/core/reconcile_test -> internal/tooling/memory -> internal/todo/task"}},
+		{"a core test on a suite that imports the campaigns", map[string][]string{
+			"contract.test":                 {"contract_test [contract.test]"},
+			"contract_test [contract.test]": {"internal/tooling/testenv"},
+			"internal/tooling/testenv":      {"internal/campaigns/campaign"},
+		}, []string{"contract"}, []string{"contract: its tests reach internal/campaigns/campaign (campaigns)"}},
+		{"the exemption, and only it", map[string][]string{
+			"internal/core/timerkind/fourth.test": {"internal/tooling/sim"},
+			"internal/core/timerkind/second.test": {"internal/tooling/sim"},
+			"internal/tooling/sim":                {"internal/deferredjobs/jobdispatch"},
+		}, []string{"internal/core/timerkind/fourth", "internal/core/timerkind/second"},
+			[]string{"internal/core/timerkind/second: its tests reach internal/deferredjobs/jobdispatch (deferredjobs)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := testReach(tc.graph, tc.roots, testReachExempt)
+			if len(got) != len(tc.want) {
+				t.Fatalf("violations %q, want %d matching %q", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("violation %q, want it to say %q", got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestLibraryTestsReachNoAdopter: the library's packages reach no adopter
+// even with their tests (`go list -deps -test`): a construct, the
+// contract or the core whose tests import an adopter (or tooling that
+// imports one) is a bug, even when only its tests need it. The port
+// suites (<port>test) are built from the core alone, so this holds; the
+// one exemption is testReachExempt's.
+func TestLibraryTestsReachNoAdopter(t *testing.T) {
+	out, err := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}}"}, libraryPackages...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	var roots []string
+	for _, p := range strings.Fields(string(out)) {
+		roots = append(roots, strings.TrimPrefix(p, module))
+	}
+	out, err = exec.Command("go", append([]string{"list", "-deps", "-test", "-f", "{{.ImportPath}}|{{join .Imports \"|\"}}"}, libraryPackages...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps -test: %v\n%s", err, out)
+	}
+	rel := func(p string) string { return strings.ReplaceAll(p, module, "") }
+	graph := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Split(line, "|")
+		if !strings.Contains(fields[0], module) {
+			continue
+		}
+		var imports []string
+		for _, imp := range fields[1:] {
+			if strings.Contains(imp, module) {
+				imports = append(imports, rel(imp))
+			}
+		}
+		graph[rel(fields[0])] = imports
+	}
+	if len(graph) < len(roots) {
+		t.Fatalf("go list -deps -test gave %d packages for %d roots", len(graph), len(roots))
+	}
+	known := map[string]bool{}
+	for _, v := range testReach(graph, roots, testReachExempt) {
+		root, _, _ := strings.Cut(v, ":")
+		if knownTestReach[root] {
+			known[root] = true
+			continue
+		}
+		t.Error(v)
+	}
+	for root := range knownTestReach {
+		if !known[root] {
+			t.Errorf("%s no longer reaches an adopter with its tests: remove it from knownTestReach", root)
+		}
+	}
+	// An exemption that no longer reaches an adopter is one too many.
+	for root := range testReachExempt {
+		if len(testReach(graph, []string{root}, nil)) == 0 {
+			t.Errorf("%s reaches no adopter with its tests: remove it from testReachExempt", root)
+		}
+	}
+}

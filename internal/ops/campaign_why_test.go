@@ -8,10 +8,10 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/ops"
 	"github.com/unschedule/unschedule/internal/ops/opstest"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func taskKey(tk campaign.SendTask) string {
@@ -26,21 +26,21 @@ func taskKey(tk campaign.SendTask) string {
 // campaign, a draft's task that owes no schedule yet.
 func TestWhyOnCampaignSends(t *testing.T) {
 	ctx := context.Background()
-	t0 := testenv.CampaignT0
+	t0 := campaigntest.CampaignT0
 	// Now 09:30 UTC: the tasks are at 08:00 (overdue), 10:00 (due within
 	// the rules' check-ahead hour), 12:00 and 14:00.
 	f := opstest.New(t, t0.Add(150*time.Minute), servers(t))
-	active, tasks := testenv.CampaignFixture(t, "c1", 4, t0)
+	active, tasks := campaigntest.CampaignFixture(t, "c1", 4, t0)
 	active.Status = campaign.Active
 	tm := f.Campaign(t, active, tasks)
 	lost := tasks[1]
 	if err := tm.Disarm(ctx, lost.Schedule().Name, lost.SendAt); err != nil {
 		t.Fatal(err)
 	}
-	cancelled, ctasks := testenv.CampaignFixture(t, "c2", 1, t0)
+	cancelled, ctasks := campaigntest.CampaignFixture(t, "c2", 1, t0)
 	cancelled.Status = campaign.CampaignCancelled
 	f.Campaign(t, cancelled, ctasks)
-	draft, dtasks := testenv.CampaignFixture(t, "c3", 1, t0.Add(2*time.Hour))
+	draft, dtasks := campaigntest.CampaignFixture(t, "c3", 1, t0.Add(2*time.Hour))
 	store, err := campaigntable.NewCampaignStore(f.World.DDB, opstest.CampaignTable)
 	if err != nil {
 		t.Fatal(err)

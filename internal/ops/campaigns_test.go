@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/ops/opstest"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // TestCancelCampaigns: every unfinished campaign of the owner is
@@ -18,13 +18,13 @@ import (
 // changes nothing; another owner's campaign is left alone.
 func TestCancelCampaigns(t *testing.T) {
 	ctx := context.Background()
-	f := opstest.New(t, testenv.CampaignT0, servers(t))
+	f := opstest.New(t, campaigntest.CampaignT0, servers(t))
 	store, err := campaigntable.NewCampaignStore(f.World.DDB, opstest.CampaignTable)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, tasks := testenv.CampaignFixture(t, "c1", 3, testenv.CampaignT0)
-	other, otherTasks := testenv.CampaignFixture(t, "c2", 2, testenv.CampaignT0)
+	mine, tasks := campaigntest.CampaignFixture(t, "c1", 3, campaigntest.CampaignT0)
+	other, otherTasks := campaigntest.CampaignFixture(t, "c2", 2, campaigntest.CampaignT0)
 	other.OwnerID = "owner-2"
 	tm := f.Campaign(t, mine, tasks)
 	f.Campaign(t, other, otherTasks)

@@ -20,11 +20,11 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/ops"
 	"github.com/unschedule/unschedule/internal/ops/opstest"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the output")
@@ -82,7 +82,7 @@ func cliWorld(t *testing.T) *opstest.Fixture {
 	f.Arm(t, opstest.DeferredJobsTable, jobLate, cliNow.Add(-time.Hour), true)
 	// A cancelled campaign whose task is still Pending and armed (a
 	// cancel that stopped midway): the campaign's rules finish it.
-	c, tasks := testenv.CampaignFixture(t, "c9", 1, testenv.CampaignT0)
+	c, tasks := campaigntest.CampaignFixture(t, "c9", 1, campaigntest.CampaignT0)
 	c.Status = campaign.CampaignCancelled
 	tasks[0].SchedulerRequestToken = "token-c9" // Build's is random; the golden file is not
 	f.Campaign(t, c, tasks)
@@ -315,8 +315,8 @@ func TestRedriveFailureExitsNonZero(t *testing.T) {
 }
 
 func TestCampaignsCancel(t *testing.T) {
-	f := opstest.New(t, testenv.CampaignT0, servers(t))
-	c, tasks := testenv.CampaignFixture(t, "c1", 3, testenv.CampaignT0)
+	f := opstest.New(t, campaigntest.CampaignT0, servers(t))
+	c, tasks := campaigntest.CampaignFixture(t, "c1", 3, campaigntest.CampaignT0)
 	f.Campaign(t, c, tasks)
 	st := "--stack=" + opstest.StackName
 	for _, tt := range []struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/ops/opstest"
+	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -20,7 +21,7 @@ func servers(t testing.TB) opstest.Servers {
 	t.Helper()
 	m := testenv.SharedMoto(t)
 	ddb := testenv.DynamoClient(t, testenv.StartDynalite(t))
-	testenv.CreateTaskTable(t, ddb, opstest.TaskTable)
+	todotest.CreateTaskTable(t, ddb, opstest.TaskTable)
 	testenv.CreateTable(t, ddb, campaigntable.CampaignTableInput(opstest.CampaignTable))
 	testenv.CreateItemTable(t, ddb, opstest.FutureEventsTable, futureevent.Schema())
 	testenv.CreateItemTable(t, ddb, opstest.DeferredJobsTable, job.Schema())

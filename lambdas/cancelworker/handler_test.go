@@ -18,8 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
@@ -34,8 +33,8 @@ func fixture(t *testing.T, name string) events.SQSEvent {
 
 func TestHandle(t *testing.T) {
 	existing := func(id string) contract.Schedule {
-		return task.ScheduleFor(task.Task{UserID: "user-1", TaskID: id, DueAt: time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC),
-			ScheduleToken: "tok"})
+		return timertest.Schema.ScheduleFor(contract.Item{Key: contract.Key{Partition: "user-1", Sort: id}, State: "Pending",
+			Due: time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC), Token: "tok"})
 	}
 	tests := []struct {
 		name         string
@@ -53,7 +52,7 @@ func TestHandle(t *testing.T) {
 					return errors.New("ThrottlingException")
 				}
 				return nil
-			}, []string{"m-2", "m-3", "m-4"}, []string{task.ScheduleName(taskB)}},
+			}, []string{"m-2", "m-3", "m-4"}, []string{timertest.Schema.ScheduleName(contract.Key{Partition: "user-1", Sort: taskB})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,7 +66,7 @@ func TestHandle(t *testing.T) {
 			var out bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.DiscardHandler)
-			w, err := cancel.NewWorker(tableschema.Todo(), s, rec, log)
+			w, err := cancel.NewWorker(timertest.Schema, s, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +97,7 @@ func TestHandle(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	full := map[string]string{"SCHEDULE_GROUP": "tasks", "SCHEDULE_TARGET_ARN": "arn:fn", "SCHEDULER_ROLE_ARN": "arn:role",
-		"SCHEDULER_DLQ_ARN": "arn:dlq", contract.EnvVar: tableschema.Todo().EnvValue()}
+		"SCHEDULER_DLQ_ARN": "arn:dlq", contract.EnvVar: timertest.Schema.EnvValue()}
 	without := func(k string) map[string]string {
 		m := map[string]string{}
 		for kk, v := range full {
@@ -130,7 +129,7 @@ func TestLoadConfig(t *testing.T) {
 				return
 			}
 			want := awsscheduler.Config{GroupName: "tasks", TargetArn: "arn:fn", RoleArn: "arn:role", DeadLetterArn: "arn:dlq",
-				MaxRetryAttempts: 3, MaxEventAgeSec: 86400, Schema: tableschema.Todo()}
+				MaxRetryAttempts: 3, MaxEventAgeSec: 86400, Schema: timertest.Schema}
 			if err != nil || !reflect.DeepEqual(got, want) {
 				t.Fatalf("loadConfig = %+v, %v; want %+v", got, err, want)
 			}

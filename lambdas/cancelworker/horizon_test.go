@@ -17,8 +17,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/awssfn"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // startsSFN is a state machine with no running execution that records the
@@ -61,14 +61,14 @@ func TestBeyondHorizonIsAcknowledgedCountedAndLogged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &startsSFN{}
 			sched, err := awssfn.New(api, awssfn.Config{StateMachineArn: "arn:aws:states:eu-west-1:111122223333:stateMachine:fire",
-				Schema: tableschema.Todo(), Now: func() time.Time { return now }})
+				Schema: timertest.Schema, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var out, logs bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			w, err := cancel.NewWorker(tableschema.Todo(), sched, rec, log)
+			w, err := cancel.NewWorker(timertest.Schema, sched, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}

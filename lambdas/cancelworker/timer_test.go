@@ -7,8 +7,8 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/envvars"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 func TestLoadTimerReadsOnlyItsTimersVariables(t *testing.T) {
@@ -27,7 +27,7 @@ func TestLoadTimerReadsOnlyItsTimersVariables(t *testing.T) {
 		{"every timer needs the schema", map[string]string{envvars.TimerKind: "TTL", "TABLE_NAME": "items", contract.EnvVar: ""}, "", contract.EnvVar + " is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			schema := tableschema.Todo().EnvValue()
+			schema := timertest.Schema.EnvValue()
 			if v, ok := tc.env[contract.EnvVar]; ok {
 				schema = v
 			}

@@ -16,13 +16,12 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -53,27 +52,49 @@ func (c *checkpoints) Save(_ context.Context, cp reconcile.Checkpoint) error {
 	return nil
 }
 
-// A scheduled event runs the reconciler: the task missing its schedule
-// gets one, the overdue one is expired and notified, and the run's counts
-// are flushed as metrics.
+// target counts the deliveries of the firing core, by key.
+type target struct{ sent map[contract.Key]int }
+
+func (d *target) Deliver(_ context.Context, p contract.Payload) error {
+	d.sent[p.Key]++
+	return nil
+}
+
+// A scheduled event runs the reconciler: the item missing its schedule
+// gets one, the overdue one is fired and delivered, and the run's counts
+// are flushed as metrics. The reconciler runs on the core's stand-ins: the
+// fixture's table (inmem.Items) read through an armed index that records
+// confirmations and repair marks (inmem.Marking), the memory scheduler,
+// and the firing core delivering to a counting target.
 func TestHandleRunsTheReconciler(t *testing.T) {
 	ev := fixture(t)
 	c := &clock{t: ev.Time}
-	store, sched, outbox := memory.NewStore(), inmem.NewScheduler(), &memory.Outbox{}
-	missing := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000AA", Status: task.StatusPending,
-		DueAt: ev.Time.Add(time.Hour), ScheduleToken: "tok", ScheduleRepair: true}
-	overdue := task.Task{UserID: "u1", TaskID: "01JD00000000000000000000BB", Status: task.StatusPending,
-		DueAt: ev.Time.Add(-time.Hour), ScheduleToken: "tok"}
-	store.Put(missing)
-	store.Put(overdue)
-	svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: outbox, Clock: c, Log: quiet})
+	s := timertest.Schema
+	marks := armedindex.Spec{ConfirmedAttr: "scheduledFor", RepairAttr: "scheduleRepair", UpdatedAttr: "updatedAt"}.WithDefaults(s)
+	items, sched, delivered := inmem.NewItems(s), inmem.NewScheduler(), &target{sent: map[contract.Key]int{}}
+	missing := contract.Item{Key: contract.Key{Partition: "u1", Sort: "01JD00000000000000000000AA"}, State: "Pending",
+		Due: ev.Time.Add(time.Hour), Token: "tok"}
+	overdue := contract.Item{Key: contract.Key{Partition: "u1", Sort: "01JD00000000000000000000BB"}, State: "Pending",
+		Due: ev.Time.Add(-time.Hour), Token: "tok"}
+	for _, it := range []contract.Item{missing, overdue} {
+		a := s.Attrs(it.Key)
+		a[s.StateAttr], a[s.DueAttr], a[s.TokenAttr] = it.State, contract.FormatTime(it.Due), it.Token
+		if it == missing {
+			a[marks.RepairAttr] = "true"
+		}
+		if err := items.Put(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	core, err := fire.New(fire.Config{Schema: s, Store: items, Now: c.Now, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	rec := metrics.New(FunctionName, &out)
-	r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema,
-		Items: task.NewReconcileView(store, store), Scheduler: sched, Schedules: sched, Firer: svc, Checkpoints: &checkpoints{}, Clock: c, Sleep: c.sleep, Metrics: rec, Log: quiet})
+	r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: s,
+		Items: inmem.Marking{Armed: inmem.Armed{Items: items, Index: &marks, Now: c.Now}}, Scheduler: sched, Schedules: sched,
+		Firer: fire.Firing{Core: core, Target: delivered}, Checkpoints: &checkpoints{}, Clock: c, Sleep: c.sleep, Metrics: rec, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +102,11 @@ func TestHandleRunsTheReconciler(t *testing.T) {
 	if err := h.handle(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
-	if sc, ok := sched.Lookup(task.ScheduleName(missing.TaskID)); !ok || sc != task.ScheduleFor(missing) {
-		t.Errorf("schedule %+v (present %v), want %+v", sc, ok, task.ScheduleFor(missing))
+	if sc, ok := sched.Lookup(s.ScheduleName(missing.Key)); !ok || sc != s.ScheduleFor(missing) {
+		t.Errorf("schedule %+v (present %v), want %+v", sc, ok, s.ScheduleFor(missing))
 	}
-	if n := outbox.SentFor(overdue.TaskID); n != 1 {
-		t.Errorf("%d notifications for the overdue task, want 1", n)
+	if n := delivered.sent[overdue.Key]; n != 1 {
+		t.Errorf("%d deliveries for the overdue item, want 1", n)
 	}
 	for _, want := range []string{`"SchedulesCreated":1`, `"ItemsFired":1`, `"RepairFlagsCleared":1`, `"PassesCompleted":1`,
 		`"ItemsChecked":2`, `"Repaired":2`, `"LeftOver":0`,
@@ -150,10 +171,10 @@ func TestHandleDeadlineAndErrors(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	base := map[string]string{"TABLE_NAME": "tasks", "SCHEDULE_GROUP": "g", "SCHEDULE_TARGET_ARN": "arn:fn",
+	base := map[string]string{"TABLE_NAME": "items", "SCHEDULE_GROUP": "g", "SCHEDULE_TARGET_ARN": "arn:fn",
 		"SCHEDULER_ROLE_ARN": "arn:role", "SCHEDULER_DLQ_ARN": "arn:dlq",
-		"TARGET_FUNCTION_ARN": "arn:notify",
-		contract.EnvVar:       tableschema.Todo().EnvValue()}
+		"TARGET_FUNCTION_ARN": "arn:target",
+		contract.EnvVar:       timertest.Schema.EnvValue()}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
 		for kk, vv := range base {
@@ -184,7 +205,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no target", with("SCHEDULE_TARGET_ARN", ""), reconcile.Config{}, "SCHEDULE_TARGET_ARN"},
 		{"no role", with("SCHEDULER_ROLE_ARN", ""), reconcile.Config{}, "SCHEDULER_ROLE_ARN"},
 		{"no dlq", with("SCHEDULER_DLQ_ARN", ""), reconcile.Config{}, "SCHEDULER_DLQ_ARN"},
-		{"no notify target", with("TARGET_FUNCTION_ARN", ""), reconcile.Config{}, "TARGET_FUNCTION_ARN"},
+		{"no target function", with("TARGET_FUNCTION_ARN", ""), reconcile.Config{}, "TARGET_FUNCTION_ARN"},
 		{"a target function and a firing function", with("FIRE_FUNCTION_ARN", "arn:fire"), reconcile.Config{}, "exactly one"},
 		{"bad lease", with("FIRE_LEASE_SECONDS", "0"), reconcile.Config{}, "FIRE_LEASE_SECONDS"},
 		{"no schema", with(contract.EnvVar, ""), reconcile.Config{}, contract.EnvVar + " is not set"},
@@ -209,7 +230,7 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Reconcile != tt.want || got.Table != "tasks" || got.Timer.Adapter.(awsscheduler.Config).GroupName != "g" || got.Target != "arn:notify" ||
+			if got.Reconcile != tt.want || got.Table != "items" || got.Timer.Adapter.(awsscheduler.Config).GroupName != "g" || got.Target != "arn:target" ||
 				got.Lease != fire.DefaultLease {
 				t.Errorf("loadConfig = %+v, want reconcile %+v", got, tt.want)
 			}

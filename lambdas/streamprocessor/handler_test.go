@@ -18,7 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/tooling/testfixture"
 )
 
@@ -47,7 +47,7 @@ func TestHandle(t *testing.T) {
 	tests := []struct {
 		name         string
 		reject       map[string]bool
-		wantSent     []string // "action taskId"
+		wantSent     []string // "action itemId"
 		wantFailures []string // sequence numbers
 	}{
 		{"every transition decided, the rest skipped", nil,
@@ -62,11 +62,11 @@ func TestHandle(t *testing.T) {
 			var out bytes.Buffer
 			rec := metrics.New(FunctionName, &out)
 			log := slog.New(slog.DiscardHandler)
-			proc, err := cancel.NewProcessor(tableschema.Todo(), q, rec, log)
+			proc, err := cancel.NewProcessor(timertest.Schema, q, rec, log)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := &handler{schema: tableschema.Todo(), proc: proc, metrics: rec, log: log}
+			h := &handler{schema: timertest.Schema, proc: proc, metrics: rec, log: log}
 			resp, err := h.handle(context.Background(), fixture(t, "batch.json"))
 			if err != nil {
 				t.Fatal(err)
@@ -75,11 +75,11 @@ func TestHandle(t *testing.T) {
 			for _, m := range q.sent {
 				sent = append(sent, string(m.Action)+" "+m.Sort)
 				if m.Partition == "" || m.EventID == "" {
-					t.Errorf("message %+v lacks its user or event id", m)
+					t.Errorf("message %+v lacks its owner or event id", m)
 				}
 				if m.Action == cancel.ActionReschedule &&
 					(!m.DueAt.Equal(time.Date(2030, 1, 4, 0, 0, 0, 0, time.UTC)) || m.Token != "tok-b") {
-					t.Errorf("reschedule %+v, want the new deadline and the task's token", m)
+					t.Errorf("reschedule %+v, want the new due time and the item's token", m)
 				}
 			}
 			if !slices.Equal(sent, tt.wantSent) {
@@ -181,8 +181,8 @@ func TestLoadConfig(t *testing.T) {
 		want    config
 		wantErr string
 	}{
-		{"set", map[string]string{envvars.QueueURL: "https://sqs/q.fifo", contract.EnvVar: tableschema.Todo().EnvValue()},
-			config{QueueURL: "https://sqs/q.fifo", Schema: tableschema.Todo()}, ""},
+		{"set", map[string]string{envvars.QueueURL: "https://sqs/q.fifo", contract.EnvVar: timertest.Schema.EnvValue()},
+			config{QueueURL: "https://sqs/q.fifo", Schema: timertest.Schema}, ""},
 		{"no schema", map[string]string{envvars.QueueURL: "https://sqs/q.fifo"}, config{}, contract.EnvVar + " is not set"},
 		{"consumer schema", map[string]string{envvars.QueueURL: "https://sqs/q.fifo", contract.EnvVar: consumer.EnvValue()},
 			config{QueueURL: "https://sqs/q.fifo", Schema: consumer}, ""},

@@ -20,8 +20,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/logfield/logfieldtest"
 	"github.com/unschedule/unschedule/internal/core/metrics"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // fakeScan serves items one page each and records the input; its
@@ -149,7 +149,7 @@ func runWatch(t *testing.T, pages [][]map[string]types.AttributeValue, index str
 
 func TestRunWrapsScanErrors(t *testing.T) {
 	boom := errors.New("throttled")
-	w := &watcher{api: &fakeScan{err: boom}, cfg: ttlmarker.Config{Table: "T", TTLAttr: "x", Schema: tableschema.Todo()},
+	w := &watcher{api: &fakeScan{err: boom}, cfg: ttlmarker.Config{Table: "T", TTLAttr: "x", Schema: timertest.Schema},
 		maxLateness: time.Hour, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		metrics: metrics.NewForStack("S", metrics.FunctionTTLWatch, io.Discard)}
 	if err := w.Run(context.Background()); !errors.Is(err, boom) {

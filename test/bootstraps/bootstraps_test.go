@@ -74,7 +74,9 @@ var functions = []function{
 	// A sign-up confirmed with its code: the proof of the address is written.
 	{"postconfirmation", fixture("lambdas/postconfirmation/testdata/confirm_signup.json"), "cognito-idp"},
 	{"reconciler", fixture("lambdas/reconciler/testdata/scheduled.json"), "dynamodb"},
-	{"streamprocessor", fixture("lambdas/streamprocessor/testdata/batch.json"), "sqs"},
+	// A batch of the to-do table's stream (the schema LambdaEnv sets):
+	// its decided transitions are queued.
+	{"streamprocessor", fixture("test/bootstraps/testdata/streamprocessor_todo_batch.json"), "sqs"},
 	// The to-do app's firing function (its target inside): its claim
 	// writes the task, as the expiry function's.
 	{"todofire", tableschema.Todo().EncodePayload(contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"},

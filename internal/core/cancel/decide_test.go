@@ -7,7 +7,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 const (
@@ -17,28 +17,32 @@ const (
 
 var due = time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
 
-func pending() *task.Task {
-	return &task.Task{UserID: user, TaskID: tid, Title: "t", Status: task.StatusPending, DueAt: due,
-		ScheduleToken: "TOKEN"}
+// schema is the fixture's (timertest.Schema): armed state Pending, fired
+// state Fired, claim and delivery marks and reminders.
+var schema = timertest.Schema
+
+// pending is an armed item, as its writer puts it.
+func pending() *contract.Item {
+	return &contract.Item{Key: contract.Key{Partition: user, Sort: tid}, State: "Pending", Due: due, Token: "TOKEN"}
 }
 
-func with(f func(t *task.Task)) *task.Task {
+func with(f func(t *contract.Item)) *contract.Item {
 	t := pending()
 	f(t)
 	return t
 }
 
-// img is a task's image in the change feed.
-func img(t *task.Task) *contract.Item {
+// img is an item's image in the change feed (a copy).
+func img(t *contract.Item) *contract.Item {
 	if t == nil {
 		return nil
 	}
-	it := t.Item()
+	it := *t
 	return &it
 }
 
-func change(kind changefeed.Kind, old, new *task.Task) changefeed.Change {
-	return changefeed.Change{EventID: "ev1", Kind: kind, Key: task.Key(user, tid), Old: img(old), New: img(new)}
+func change(kind changefeed.Kind, old, new *contract.Item) changefeed.Change {
+	return changefeed.Change{EventID: "ev1", Kind: kind, Key: contract.Key{Partition: user, Sort: tid}, Old: img(old), New: img(new)}
 }
 
 // consumer is an adopter's schema: other keys, due attribute and states,
@@ -50,56 +54,56 @@ func consumer() contract.Schema {
 
 func TestDecide(t *testing.T) {
 	later := due.Add(time.Hour)
-	key := task.Key(user, tid)
+	key := contract.Key{Partition: user, Sort: tid}
 	cancelMsg := Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "ev1"}
 	msg := func(a Action, at time.Time) *Message {
 		return &Message{Action: a, Partition: user, Sort: tid, DueAt: at, Token: "TOKEN", EventID: "ev1"}
 	}
-	done := with(func(t *task.Task) { t.Status = task.StatusDone })
-	expired := with(func(t *task.Task) { t.Status = task.StatusExpired })
+	done := with(func(t *contract.Item) { t.State = "Done" })
+	expired := with(func(t *contract.Item) { t.State = "Fired" })
 	// claimed is what the firing's claim writes: Expired, with a claim mark at
 	// (or after) the deadline.
-	claimed := with(func(t *task.Task) { t.Status, t.ExpiredAt, t.NotifyClaimAt = task.StatusExpired, due, due })
-	inline := with(func(t *task.Task) { t.ScheduleInline = true })
+	claimed := with(func(t *contract.Item) { t.State, t.ClaimAt = "Fired", due })
+	inline := with(func(t *contract.Item) { t.Inline = true })
 	tests := []struct {
 		name     string
 		kind     changefeed.Kind
-		old, new *task.Task
+		old, new *contract.Item
 		want     *Message
 	}{
 		{"insert by the API (inline) does nothing", changefeed.Insert, nil, inline, nil},
 		{"insert by another writer schedules", changefeed.Insert, nil, pending(), msg(ActionSchedule, due)},
 		{"insert not armed", changefeed.Insert, nil, done, nil},
-		{"insert without a due time", changefeed.Insert, nil, with(func(t *task.Task) { t.DueAt = time.Time{} }), nil},
+		{"insert without a due time", changefeed.Insert, nil, with(func(t *contract.Item) { t.Due = time.Time{} }), nil},
 		{"modify done to pending schedules", changefeed.Modify, done, pending(), msg(ActionSchedule, due)},
 		{"modify pending to done cancels", changefeed.Modify, pending(), done, &cancelMsg},
 		{"modify pending, due time removed, cancels", changefeed.Modify, pending(),
-			with(func(t *task.Task) { t.DueAt = time.Time{} }), &cancelMsg},
+			with(func(t *contract.Item) { t.Due = time.Time{} }), &cancelMsg},
 		{"remove of a pending task cancels", changefeed.Remove, pending(), nil, &cancelMsg},
-		{"deadline moved reschedules", changefeed.Modify, pending(), with(func(t *task.Task) { t.DueAt = later }), msg(ActionReschedule, later)},
+		{"deadline moved reschedules", changefeed.Modify, pending(), with(func(t *contract.Item) { t.Due = later }), msg(ActionReschedule, later)},
 		{"deadline moved and title edited reschedules", changefeed.Modify, pending(),
-			with(func(t *task.Task) { t.DueAt = later; t.Title = "new" }), msg(ActionReschedule, later)},
-		{"deadline moved on an item without a token reschedules", changefeed.Modify, with(func(t *task.Task) { t.ScheduleToken = "" }),
-			with(func(t *task.Task) { t.DueAt = later; t.ScheduleToken = "" }),
+			with(func(t *contract.Item) { t.Due = later }), msg(ActionReschedule, later)},
+		{"deadline moved on an item without a token reschedules", changefeed.Modify, with(func(t *contract.Item) { t.Token = "" }),
+			with(func(t *contract.Item) { t.Due = later; t.Token = "" }),
 			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, EventID: "ev1"}},
-		{"title only", changefeed.Modify, pending(), with(func(t *task.Task) { t.Title = "new" }), nil},
+		{"an edit of an attribute the contract does not read (a title)", changefeed.Modify, pending(), with(func(t *contract.Item) {}), nil},
 		{"inline mark dropped", changefeed.Modify, inline, pending(), nil},
-		{"repair flag set", changefeed.Modify, pending(), with(func(t *task.Task) { t.ScheduleRepair = true }), nil},
+		{"an edit of an attribute the contract does not read (a repair flag)", changefeed.Modify, pending(), with(func(t *contract.Item) {}), nil},
 		{"same deadline in another zone", changefeed.Modify, pending(),
-			with(func(t *task.Task) { t.DueAt = due.In(time.FixedZone("x", 3600)) }), nil},
+			with(func(t *contract.Item) { t.Due = due.In(time.FixedZone("x", 3600)) }), nil},
 		{"pending to expired by the claim (the schedule fired)", changefeed.Modify, pending(), claimed, nil},
 		{"pending to expired by a writer (no claim mark) cancels", changefeed.Modify, pending(), expired, &cancelMsg},
 		{"pending to expired by a writer, a claim mark before the deadline, cancels", changefeed.Modify,
-			with(func(t *task.Task) { t.NotifyClaimAt = due.Add(-time.Hour) }),
-			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due.Add(-time.Hour) }), &cancelMsg},
+			with(func(t *contract.Item) { t.ClaimAt = due.Add(-time.Hour) }),
+			with(func(t *contract.Item) { t.State, t.ClaimAt = "Fired", due.Add(-time.Hour) }), &cancelMsg},
 		{"pending to expired by a writer, the claim mark unchanged, cancels", changefeed.Modify,
-			with(func(t *task.Task) { t.NotifyClaimAt = due }),
-			with(func(t *task.Task) { t.Status, t.NotifyClaimAt = task.StatusExpired, due }), &cancelMsg},
+			with(func(t *contract.Item) { t.ClaimAt = due }),
+			with(func(t *contract.Item) { t.State, t.ClaimAt = "Fired", due }), &cancelMsg},
 		{"expired, notifiedAt recorded", changefeed.Modify, expired,
-			with(func(t *task.Task) { t.Status = task.StatusExpired; t.NotifiedAt = due }), nil},
+			with(func(t *contract.Item) { t.State = "Fired"; t.Delivered = true }), nil},
 		{"remove of an expired task", changefeed.Remove, expired, nil, nil},
 		{"remove of a done task", changefeed.Remove, done, nil, nil},
-		{"modify of a done task", changefeed.Modify, done, with(func(t *task.Task) { t.Status = task.StatusDone; t.Title = "x" }), nil},
+		{"modify of a done task", changefeed.Modify, done, with(func(t *contract.Item) { t.State = "Done" }), nil},
 		// Missing images.
 		{"remove without old image cancels by key", changefeed.Remove, nil, nil, &cancelMsg},
 		{"modify without old image, new done, cancels", changefeed.Modify, nil, done, &cancelMsg},
@@ -114,7 +118,7 @@ func TestDecide(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := change(tt.kind, tt.old, tt.new)
 			c.Key = key
-			checkDecide(t, task.Schema, c, tt.want)
+			checkDecide(t, schema, c, tt.want)
 		})
 	}
 }
@@ -197,14 +201,14 @@ func TestDecideConsumerSchema(t *testing.T) {
 // Items without a state (the to-do app's settings and checkpoint items)
 // are never armed: no write of theirs touches a schedule.
 func TestDecideIgnoresStatelessItems(t *testing.T) {
-	k := task.Key(user, "#settings")
+	k := contract.Key{Partition: user, Sort: "#settings"}
 	img := func(enabled string) *contract.Item { return &contract.Item{Key: k, Token: enabled} }
 	for _, c := range []changefeed.Change{
 		{EventID: "e", Kind: changefeed.Insert, Key: k, New: img("true")},
 		{EventID: "e", Kind: changefeed.Modify, Key: k, Old: img("true"), New: img("false")},
 		{EventID: "e", Kind: changefeed.Remove, Key: k, Old: img("false")},
 	} {
-		if m, ok := Decide(task.Schema, c); ok {
+		if m, ok := Decide(schema, c); ok {
 			t.Errorf("%s of a stateless item decided %+v", c.Kind, m)
 		}
 	}
@@ -213,16 +217,16 @@ func TestDecideIgnoresStatelessItems(t *testing.T) {
 // A replayed record (same eventID) gives the same message and so the same
 // deduplication id; another record of the same transition gets another.
 func TestDecideReplay(t *testing.T) {
-	done := with(func(t *task.Task) { t.Status = task.StatusDone })
+	done := with(func(t *contract.Item) { t.State = "Done" })
 	c := change(changefeed.Modify, pending(), done)
 	c.EventID = "ev-7"
-	a, okA := Decide(task.Schema, c)
-	b, okB := Decide(task.Schema, c)
+	a, okA := Decide(schema, c)
+	b, okB := Decide(schema, c)
 	if !okA || !okB || a != b || a.DedupID() != b.DedupID() {
 		t.Fatalf("replay decided differently: %+v %v / %+v %v", a, okA, b, okB)
 	}
 	c.EventID = "ev-8"
-	other, _ := Decide(task.Schema, c)
+	other, _ := Decide(schema, c)
 	if other.DedupID() == a.DedupID() {
 		t.Errorf("different records share dedup id %q", a.DedupID())
 	}

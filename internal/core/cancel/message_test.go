@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 func TestMessageIDs(t *testing.T) {
@@ -86,8 +85,8 @@ func TestParse(t *testing.T) {
 // by either path is idempotent.
 func TestMessageScheduleMatchesCreate(t *testing.T) {
 	tk := *pending()
-	tk.DueAt = due.Add(48 * time.Hour)
-	m, ok := Decide(task.Schema, change(changefeed.Modify, pending(), &tk))
+	tk.Due = due.Add(48 * time.Hour)
+	m, ok := Decide(schema, change(changefeed.Modify, pending(), &tk))
 	if !ok {
 		t.Fatal("deadline change not decided")
 	}
@@ -95,7 +94,7 @@ func TestMessageScheduleMatchesCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := m.Schedule(task.Schema), task.ScheduleFor(tk); got != want {
+	if got, want := m.Schedule(schema), schema.ScheduleFor(tk); got != want {
 		t.Errorf("Schedule = %+v, want %+v", got, want)
 	}
 }

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 type benchQueue struct{ sent int }
@@ -30,20 +31,17 @@ func BenchmarkProcess100(b *testing.B) {
 	due := time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
 	changes := make([]changefeed.Change, 100)
 	for i := range changes {
-		old := task.Task{UserID: "user-1", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i), Title: "t",
-			Status: task.StatusPending, DueAt: due, ScheduleToken: "TOKEN"}
-		nw := old
+		o := contract.Item{Key: contract.Key{Partition: "user-1", Sort: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", i)},
+			State: "Pending", Due: due, Token: "TOKEN"}
+		n := o // an edit of no contract attribute (a title)
 		if i%2 == 0 {
-			nw.Status = task.StatusDone
-		} else {
-			nw.Title = "edited"
+			n.State = "Done"
 		}
-		o, n := old.Item(), nw.Item()
 		changes[i] = changefeed.Change{EventID: fmt.Sprintf("ev-%03d", i), Kind: changefeed.Modify,
 			Key: o.Key, Old: &o, New: &n}
 	}
 	q := &benchQueue{}
-	p, err := cancel.NewProcessor(task.Schema, q, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	p, err := cancel.NewProcessor(timertest.Schema, q, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}

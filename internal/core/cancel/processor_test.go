@@ -13,7 +13,6 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 type fakeQueue struct {
@@ -40,12 +39,12 @@ func (q *fakeQueue) Enqueue(_ context.Context, msgs []Message) ([]Failed, error)
 }
 
 func TestProcess(t *testing.T) {
-	done := with(func(t *task.Task) { t.Status = task.StatusDone })
-	inline := with(func(t *task.Task) { t.ScheduleInline = true })
+	done := with(func(t *contract.Item) { t.State = "Done" })
+	inline := with(func(t *contract.Item) { t.Inline = true })
 	ev := func(id string, c changefeed.Change) changefeed.Change { c.EventID = id; return c }
 	changes := []changefeed.Change{
 		ev("e1", change(changefeed.Insert, nil, inline)),
-		ev("e2", change(changefeed.Modify, pending(), with(func(t *task.Task) { t.Title = "x" }))),
+		ev("e2", change(changefeed.Modify, pending(), with(func(t *contract.Item) {}))),
 		ev("e3", change(changefeed.Modify, pending(), done)),
 		ev("e4", change(changefeed.Remove, done, nil)),
 		ev("e5", change(changefeed.Remove, nil, nil)),
@@ -70,7 +69,7 @@ func TestProcess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewProcessor(task.Schema, tt.q, nil, quiet)
+			p, err := NewProcessor(schema, tt.q, nil, quiet)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +93,7 @@ func TestProcess(t *testing.T) {
 }
 
 func TestNewProcessorNeedsEnqueuer(t *testing.T) {
-	if _, err := NewProcessor(task.Schema, nil, nil, quiet); err == nil {
+	if _, err := NewProcessor(schema, nil, nil, quiet); err == nil {
 		t.Error("NewProcessor(nil) succeeded")
 	}
 }
@@ -103,7 +102,7 @@ func TestNewProcessorNeedsEnqueuer(t *testing.T) {
 // scheduled, and says so: the Undeliverable metric (alarmed) and an error
 // log naming the key. Every writer's spelling is scheduled, silently.
 func TestProcessRefusesAnUnreadableDueTimeVisibly(t *testing.T) {
-	s := task.Schema
+	s := schema
 	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		due       string
@@ -115,7 +114,7 @@ func TestProcessRefusesAnUnreadableDueTimeVisibly(t *testing.T) {
 		{contract.WriterSpellings(at)[9], true},
 	} {
 		t.Run(tc.due, func(t *testing.T) {
-			it, err := s.ItemFrom(map[string]string{"userId": "u1", "taskId": "t1", "status": "Pending", "dueAt": tc.due})
+			it, err := s.ItemFrom(map[string]string{"owner": "u1", "itemId": "t1", "status": "Pending", "dueAt": tc.due})
 			if err != nil {
 				t.Fatal(err)
 			}

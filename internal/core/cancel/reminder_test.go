@@ -6,38 +6,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 func TestDecideReminder(t *testing.T) {
 	rem := due.Add(-time.Hour)
-	withRem := with(func(t *task.Task) { t.Reminder, t.RemindAt = task.Reminder1h, rem })
-	moved := with(func(t *task.Task) { t.Reminder, t.RemindAt = task.Reminder15m, due.Add(-15*time.Minute) })
-	removed := with(func(t *task.Task) { t.Reminder = task.ReminderNone })
-	reminded := with(func(t *task.Task) { t.Reminder, t.RemindAt, t.RemindedFor = task.Reminder1h, rem, rem })
+	withRem := with(func(t *contract.Item) { t.Remind = rem })
+	moved := with(func(t *contract.Item) { t.Remind = due.Add(-15 * time.Minute) })
+	removed := with(func(t *contract.Item) { t.Remind = time.Time{} })
+	reminded := with(func(t *contract.Item) { t.Remind, t.Reminded = rem, rem })
 	for _, tc := range []struct {
 		name     string
-		old, new *task.Task
+		old, new *contract.Item
 		want     *Message
 	}{
 		{"reminder moved: reschedule", withRem, moved, &Message{Action: ActionReschedule, Partition: user, Sort: tid,
-			DueAt: due, RemindAt: moved.RemindAt, OldDueAt: due, OldRemindAt: rem, Token: "TOKEN", EventID: "ev1"}},
+			DueAt: due, RemindAt: moved.Remind, OldDueAt: due, OldRemindAt: rem, Token: "TOKEN", EventID: "ev1"}},
 		{"reminder removed: reschedule without one", withRem, removed, &Message{Action: ActionReschedule, Partition: user,
 			Sort: tid, DueAt: due, OldDueAt: due, OldRemindAt: rem, Token: "TOKEN", EventID: "ev1"}},
 		{"reminder delivered (recorded): nothing", withRem, reminded, nil},
-		{"completed with a reminder: cancel deletes it", withRem, with(func(t *task.Task) {
-			t.Reminder, t.RemindAt, t.Status = task.Reminder1h, rem, task.StatusDone
-		}), &Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, OldRemindAt: rem, EventID: "ev1"}},
-		{"completed without one: cancel knows there is none", removed, with(func(t *task.Task) { t.Status = task.StatusDone }),
+		{"completed with a reminder: cancel deletes it", withRem, with(func(t *contract.Item) { t.Remind, t.State = rem, "Done" }), &Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, OldRemindAt: rem, EventID: "ev1"}},
+		{"completed without one: cancel knows there is none", removed, with(func(t *contract.Item) { t.State = "Done" }),
 			&Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, EventID: "ev1", NoOldReminder: true}},
-		{"deadline moved, no reminder before or after", removed, with(func(t *task.Task) { t.DueAt = due.Add(time.Hour) }),
+		{"deadline moved, no reminder before or after", removed, with(func(t *contract.Item) { t.Due = due.Add(time.Hour) }),
 			&Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: due.Add(time.Hour), OldDueAt: due, Token: "TOKEN",
 				EventID: "ev1", NoOldReminder: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := Decide(task.Schema, change(changefeed.Modify, tc.old, tc.new))
+			got, ok := Decide(schema, change(changefeed.Modify, tc.old, tc.new))
 			if ok != (tc.want != nil) || ok && got != *tc.want {
 				t.Fatalf("Decide = %+v, %v; want %+v", got, ok, tc.want)
 			}
@@ -45,7 +43,7 @@ func TestDecideReminder(t *testing.T) {
 	}
 	// A schema without reminders ignores the attribute.
 	s := consumer()
-	old, nw := withRem.Item(), moved.Item()
+	old, nw := *withRem, *moved
 	old.State, nw.State = "Queued", "Queued"
 	if _, ok := Decide(s, changefeed.Change{EventID: "e", Kind: changefeed.Modify, Key: old.Key, Old: &old, New: &nw}); ok {
 		t.Fatal("a schema without reminders rescheduled on a reminder change")
@@ -56,7 +54,7 @@ func TestDecideReminder(t *testing.T) {
 func TestWorkerReminder(t *testing.T) {
 	now := due.Add(-2 * time.Hour)
 	rem, later := due.Add(-time.Hour), due.Add(-15*time.Minute)
-	name := task.ReminderName(tid)
+	name := schema.ReminderName(contract.Key{Partition: user, Sort: tid})
 	msg := func(a Action, remindAt time.Time) Message {
 		return Message{Action: a, Partition: user, Sort: tid, DueAt: due, RemindAt: remindAt, Token: "TOKEN", EventID: "e"}
 	}
@@ -83,12 +81,12 @@ func TestWorkerReminder(t *testing.T) {
 			ctx := context.Background()
 			s := inmem.NewScheduler()
 			if !tc.existing.IsZero() {
-				r, _ := msg(ActionSchedule, tc.existing).Reminder(task.Schema)
+				r, _ := msg(ActionSchedule, tc.existing).Reminder(schema)
 				if err := s.Arm(ctx, r); err != nil {
 					t.Fatal(err)
 				}
 			}
-			w, err := NewWorker(task.Schema, s, nil, slog.New(slog.DiscardHandler))
+			w, err := NewWorker(schema, s, nil, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}

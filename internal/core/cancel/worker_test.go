@@ -14,7 +14,6 @@ import (
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 var errThrottled = errors.New("ThrottlingException: rate exceeded")
@@ -33,8 +32,8 @@ func TestWorkerHandle(t *testing.T) {
 	cancelMsg := Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e1"}
 	reschedMsg := Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, Token: "TOKEN", EventID: "e2"}
 	schedMsg := Message{Action: ActionSchedule, Partition: user, Sort: tid, DueAt: due, Token: "TOKEN", EventID: "e3"}
-	old := task.ScheduleFor(*pending())
-	moved := reschedMsg.Schedule(task.Schema)
+	old := schema.ScheduleFor(*pending())
+	moved := reschedMsg.Schedule(schema)
 	other := old
 	other.ClientToken = "someone-else"
 	tests := []struct {
@@ -76,7 +75,7 @@ func TestWorkerHandle(t *testing.T) {
 			s.Fail = tt.fail
 			var out bytes.Buffer
 			rec := metrics.New("cancelworker", &out)
-			w, err := NewWorker(task.Schema, s, rec, quiet)
+			w, err := NewWorker(schema, s, rec, quiet)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +86,7 @@ func TestWorkerHandle(t *testing.T) {
 			if errors.Is(err, ErrMalformed) != tt.malformed {
 				t.Errorf("malformed = %v, want %v (%v)", !tt.malformed, tt.malformed, err)
 			}
-			got, ok := s.Lookup(task.ScheduleName(tid))
+			got, ok := s.Lookup(schema.ScheduleName(contract.Key{Partition: user, Sort: tid}))
 			switch {
 			case tt.want == nil && ok:
 				t.Errorf("schedule %+v left, want none", got)
@@ -127,9 +126,9 @@ func TestWorkerHandleTwice(t *testing.T) {
 			t.Run(string(m.Action)+" "+start, func(t *testing.T) {
 				s := inmem.NewScheduler()
 				if start == "with a schedule" {
-					_ = s.Arm(context.Background(), task.ScheduleFor(*pending()))
+					_ = s.Arm(context.Background(), schema.ScheduleFor(*pending()))
 				}
-				w, _ := NewWorker(task.Schema, s, nil, quiet)
+				w, _ := NewWorker(schema, s, nil, quiet)
 				if err := w.Handle(context.Background(), m); err != nil {
 					t.Fatal(err)
 				}
@@ -157,13 +156,13 @@ func TestWorkerHandleBatch(t *testing.T) {
 		want       []string
 	}{
 		{"all succeed", "", []Delivery{{"1", tid, body(tid, "a")}, {"2", tidB, body(tidB, "b")}}, nil},
-		{"failure holds back its group only", task.ScheduleName(tid), []Delivery{
+		{"failure holds back its group only", schema.ScheduleName(contract.Key{Partition: user, Sort: tid}), []Delivery{
 			{"1", tid, body(tid, "a")}, {"2", tidB, body(tidB, "b")}, {"3", tid, body(tid, "c")}, {"4", tidB, body(tidB, "d")},
 		}, []string{"1", "3"}},
 		{"malformed body fails and holds back its group", "", []Delivery{
 			{"1", tid, []byte("{")}, {"2", tid, body(tid, "b")}, {"3", tidB, body(tidB, "c")},
 		}, []string{"1", "2"}},
-		{"unknown group holds back everything after", task.ScheduleName(tid), []Delivery{
+		{"unknown group holds back everything after", schema.ScheduleName(contract.Key{Partition: user, Sort: tid}), []Delivery{
 			{"1", "", body(tid, "a")}, {"2", tidB, body(tidB, "b")},
 		}, []string{"1", "2"}},
 	}
@@ -176,7 +175,7 @@ func TestWorkerHandleBatch(t *testing.T) {
 				}
 				return nil
 			}
-			w, _ := NewWorker(task.Schema, s, nil, quiet)
+			w, _ := NewWorker(schema, s, nil, quiet)
 			if got := w.HandleBatch(context.Background(), tt.batch); !slices.Equal(got, tt.want) {
 				t.Errorf("failed = %v, want %v", got, tt.want)
 			}
@@ -185,7 +184,7 @@ func TestWorkerHandleBatch(t *testing.T) {
 }
 
 func TestNewWorkerNeedsScheduler(t *testing.T) {
-	if _, err := NewWorker(task.Schema, nil, nil, quiet); err == nil {
+	if _, err := NewWorker(schema, nil, nil, quiet); err == nil {
 		t.Error("NewWorker(nil) succeeded")
 	}
 }
@@ -198,12 +197,12 @@ type fromRecorder struct {
 }
 
 func (r fromRecorder) Move(ctx context.Context, s contract.Schedule, from time.Time) error {
-	r.got["Update "+s.Name] = task.FormatTime(from)
+	r.got["Update "+s.Name] = contract.FormatTime(from)
 	return r.Scheduler.Move(ctx, s, from)
 }
 
 func (r fromRecorder) Disarm(ctx context.Context, name string, at time.Time) error {
-	r.got["Delete "+name] = task.FormatTime(at)
+	r.got["Delete "+name] = contract.FormatTime(at)
 	return r.Scheduler.Disarm(ctx, name, at)
 }
 
@@ -212,23 +211,23 @@ func (r fromRecorder) Disarm(ctx context.Context, name string, at time.Time) err
 func TestWorkerPassesTheOldTimes(t *testing.T) {
 	rem, oldRem := due.Add(-time.Hour), due.Add(-2*time.Hour)
 	later := due.Add(time.Hour)
-	main, reminder := task.ScheduleName(tid), task.ReminderName(tid)
+	main, reminder := schema.ScheduleName(contract.Key{Partition: user, Sort: tid}), schema.ReminderName(contract.Key{Partition: user, Sort: tid})
 	for _, tc := range []struct {
 		name string
 		msg  Message
 		want map[string]string
 	}{
 		{"cancel", Message{Action: ActionCancel, Partition: user, Sort: tid, OldDueAt: due, OldRemindAt: oldRem, EventID: "e"},
-			map[string]string{"Delete " + main: task.FormatTime(due), "Delete " + reminder: task.FormatTime(oldRem)}},
+			map[string]string{"Delete " + main: contract.FormatTime(due), "Delete " + reminder: contract.FormatTime(oldRem)}},
 		{"cancel without an old image", Message{Action: ActionCancel, Partition: user, Sort: tid, EventID: "e"},
-			map[string]string{"Delete " + main: task.FormatTime(time.Time{}), "Delete " + reminder: task.FormatTime(time.Time{})}},
+			map[string]string{"Delete " + main: contract.FormatTime(time.Time{}), "Delete " + reminder: contract.FormatTime(time.Time{})}},
 		{"reschedule", Message{Action: ActionReschedule, Partition: user, Sort: tid, DueAt: later, RemindAt: rem,
 			OldDueAt: due, OldRemindAt: oldRem, Token: "TOKEN", EventID: "e"},
-			map[string]string{"Update " + main: task.FormatTime(due), "Update " + reminder: task.FormatTime(oldRem)}},
+			map[string]string{"Update " + main: contract.FormatTime(due), "Update " + reminder: contract.FormatTime(oldRem)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := fromRecorder{inmem.NewScheduler(), map[string]string{}}
-			w, _ := NewWorker(task.Schema, r, nil, quiet)
+			w, _ := NewWorker(schema, r, nil, quiet)
 			w.SetClock(func() time.Time { return due.Add(-3 * time.Hour) })
 			if err := w.Handle(context.Background(), tc.msg); err != nil {
 				t.Fatal(err)

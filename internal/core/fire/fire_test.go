@@ -9,15 +9,15 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // The firing core's rules, on a consumer's schema: the claim decides; a
 // retry takes over only after the lease; a failed delivery is retried and
 // not recorded; a failed record is the one duplicate window.
 func TestFire(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	k := contract.Key{Partition: "t1", Sort: "j1"}
 	p := contract.Payload{Key: k, Due: due}
@@ -137,7 +137,7 @@ func (r *recording) DeliverAndRecord(ctx context.Context, p contract.Payload) (b
 // record (no second, failing, conditional write); one that did not gets
 // the core's record.
 func TestFireSkipsTheRecordATargetWrote(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	k := contract.Key{Partition: "t1", Sort: "j1"}
 	for _, tc := range []struct {

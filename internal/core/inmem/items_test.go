@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestItemsFireStoreContract(t *testing.T) {
-	testenv.FireStoreContract(t, func(t *testing.T, s contract.Schema) testenv.FireBackend {
+	firetest.FireStoreContract(t, func(t *testing.T, s contract.Schema) firetest.FireBackend {
 		items := inmem.NewItems(s)
-		return testenv.FireBackend{
+		return firetest.FireBackend{
 			Store: items,
 			Put: func(t *testing.T, attrs map[string]string) {
 				if err := items.Put(attrs); err != nil {

@@ -5,25 +5,25 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 // Each timer's stand-in gives the reconciler the read view its adapter
-// gives (testenv.ReaderContract).
+// gives (timertest.ReaderContract).
 func TestReaderContract(t *testing.T) {
 	t0 := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC) // before the contract's due times, within a year
 	for _, tc := range []struct {
 		name     string
 		byDue    bool
-		newTimer func() testenv.ContractTimer
+		newTimer func() timertest.ContractTimer
 	}{
-		{"EventBridgeScheduler", false, func() testenv.ContractTimer { return contractScheduler() }},
-		{"StepFunctions", false, func() testenv.ContractTimer { return inmem.NewExecutions(func() time.Time { return t0 }) }},
-		{"TTL", false, func() testenv.ContractTimer { return inmem.NewTTLMarkers(nil) }},
+		{"EventBridgeScheduler", false, func() timertest.ContractTimer { return contractScheduler() }},
+		{"StepFunctions", false, func() timertest.ContractTimer { return inmem.NewExecutions(func() time.Time { return t0 }) }},
+		{"TTL", false, func() timertest.ContractTimer { return inmem.NewTTLMarkers(nil) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: tc.byDue,
-				New: func(*testing.T) testenv.ContractTimer { return tc.newTimer() }})
+			timertest.ReaderContract(t, timertest.ReaderBackend{NamedByDueTime: tc.byDue,
+				New: func(*testing.T) timertest.ContractTimer { return tc.newTimer() }})
 		})
 	}
 }

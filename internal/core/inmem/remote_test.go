@@ -10,8 +10,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // TestRemoteOverEveryTimer: the faults, the rate limit and the counters
@@ -114,7 +114,7 @@ func TestRemoteLatencyHoldsNoLock(t *testing.T) {
 
 // The Remote keeps the timer contract.
 func TestRemoteTimerContract(t *testing.T) {
-	testenv.TimerContract(t, testenv.TimerBackend{
-		New: func(*testing.T) testenv.ContractTimer { return inmem.NewRemote(contractScheduler(), nil) },
+	timertest.TimerContract(t, timertest.TimerBackend{
+		New: func(*testing.T) timertest.ContractTimer { return inmem.NewRemote(contractScheduler(), nil) },
 	})
 }

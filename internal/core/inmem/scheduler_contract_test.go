@@ -4,20 +4,20 @@ import (
 	"testing"
 
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 func TestTimerContract(t *testing.T) {
-	testenv.TimerContract(t, testenv.TimerBackend{
-		New: func(*testing.T) testenv.ContractTimer { return contractScheduler() },
+	timertest.TimerContract(t, timertest.TimerBackend{
+		New: func(*testing.T) timertest.ContractTimer { return contractScheduler() },
 	})
 }
 
 // contractScheduler is a Scheduler that lists the contract suite's
-// schedules (testenv.ContractSchedule's names start "task-"), as the
+// schedules (timertest.ContractSchedule's names start with timertest.Schema.ScheduleNamePrefix), as the
 // adapter's NamePrefix would.
 func contractScheduler() *inmem.Scheduler {
 	s := inmem.NewScheduler()
-	s.ListPrefix = "task-"
+	s.ListPrefix = timertest.Schema.ScheduleNamePrefix
 	return s
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/cancel/queuetest"
 	"github.com/unschedule/unschedule/internal/core/inproc"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // memQueue is the memory FIFO queue under the queue contract, on a
@@ -22,15 +22,15 @@ func (q memQueue) Enqueue(ctx context.Context, msgs []cancel.Message) ([]cancel.
 	return q.Queue.Enqueue(ctx, msgs)
 }
 
-func (q memQueue) Receive(_ *testing.T, max int) []testenv.QueueDelivery {
-	var out []testenv.QueueDelivery
+func (q memQueue) Receive(_ *testing.T, max int) []queuetest.QueueDelivery {
+	var out []queuetest.QueueDelivery
 	for _, r := range q.Queue.Receive(max) {
-		out = append(out, testenv.QueueDelivery{Body: r.Body, GroupID: r.GroupID, ReceiveCount: r.ReceiveCount, Handle: r.ReceiptHandle})
+		out = append(out, queuetest.QueueDelivery{Body: r.Body, GroupID: r.GroupID, ReceiveCount: r.ReceiveCount, Handle: r.ReceiptHandle})
 	}
 	return out
 }
 
-func (q memQueue) Ack(t *testing.T, d testenv.QueueDelivery) {
+func (q memQueue) Ack(t *testing.T, d queuetest.QueueDelivery) {
 	t.Helper()
 	if !q.Queue.Ack(inproc.Received{ReceiptHandle: d.Handle}) {
 		t.Fatalf("ack %s: the receipt is stale", d.Handle)
@@ -48,11 +48,11 @@ func (q memQueue) DeadLetters(*testing.T) [][]byte {
 }
 
 func TestQueueContract(t *testing.T) {
-	testenv.QueueContract(t, testenv.QueueBackend{
-		Advance: func(q testenv.ContractQueue, d time.Duration) { q.(memQueue).clock.Advance(d) },
-		New: func(*testing.T) testenv.ContractQueue {
+	queuetest.QueueContract(t, queuetest.QueueBackend{
+		Advance: func(q queuetest.ContractQueue, d time.Duration) { q.(memQueue).clock.Advance(d) },
+		New: func(*testing.T) queuetest.ContractQueue {
 			clock := inproc.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-			cfg := inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: testenv.ContractMaxReceiveCount}
+			cfg := inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: queuetest.ContractMaxReceiveCount}
 			return memQueue{Queue: inproc.NewQueue(clock, cfg), clock: clock, cfg: cfg}
 		}})
 }

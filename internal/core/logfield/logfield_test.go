@@ -2,7 +2,6 @@ package logfield_test
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -10,80 +9,68 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/logfield/logfieldtest"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 // TestOutcomeLinesCarryTheKey: the outcome lines of the cancel worker
 // and of the reconciler's repairs name their item in logfield.Key, the
-// field unschedule why --logs filters on.
+// field unschedule why --logs filters on (an adopter's own lines are its
+// tests': the to-do app's failed create is internal/todo/task's).
 func TestOutcomeLinesCarryTheKey(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	tk := task.Task{UserID: "user-1", TaskID: "01JD0000000000000000000041", Status: task.StatusPending,
-		DueAt: now.Add(time.Hour), ScheduleToken: "tok"}
-	key := contract.Key{Partition: tk.UserID, Sort: tk.TaskID}.String()
+	s := timertest.Schema
+	it := contract.Item{Key: contract.Key{Partition: "user-1", Sort: "01JD0000000000000000000041"}, State: "Pending",
+		Due: now.Add(time.Hour), Token: "tok"}
+	key := it.Key.String()
+	// reconciler runs one pass over items and sched, the core's stand-ins
+	// (the firing core delivers to a target that does nothing).
+	reconciler := func(log *slog.Logger, items *inmem.Items, sched *inmem.Scheduler) error {
+		c := clock.NewFake(now)
+		core, err := fire.New(fire.Config{Schema: s, Store: items, Now: c.Now, Log: log})
+		if err != nil {
+			return err
+		}
+		r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: s, Items: inmem.Armed{Items: items},
+			Scheduler: sched, Schedules: sched, Firer: fire.Firing{Core: core, Target: nothing{}}, Checkpoints: &scratch{},
+			Clock: c, Sleep: c.Sleep, Log: log})
+		if err != nil {
+			return err
+		}
+		_, err = r.Run(ctx)
+		return err
+	}
 	tests := []struct {
 		name string
 		want string // an outcome line's message
 		run  func(log *slog.Logger) error
 	}{
 		{"the cancel worker's outcome", "schedule created", func(log *slog.Logger) error {
-			w, err := cancel.NewWorker(task.Schema, inmem.NewScheduler(), nil, log)
+			w, err := cancel.NewWorker(s, inmem.NewScheduler(), nil, log)
 			if err != nil {
 				return err
 			}
-			return w.Handle(ctx, cancel.Message{Action: cancel.ActionSchedule, Partition: tk.UserID, Sort: tk.TaskID,
-				DueAt: tk.DueAt, Token: tk.ScheduleToken, EventID: "e1"})
+			return w.Handle(ctx, cancel.Message{Action: cancel.ActionSchedule, Partition: it.Key.Partition, Sort: it.Key.Sort,
+				DueAt: it.Due, Token: it.Token, EventID: "e1"})
 		}},
 		{"the reconciler's repair", "missing schedule created", func(log *slog.Logger) error {
-			store, sched := memory.NewStore(), inmem.NewScheduler()
-			store.Put(tk)
-			c := clock.NewFake(now)
-			svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: &memory.Outbox{}, Clock: c, Log: log})
-			if err != nil {
+			items := inmem.NewItems(s)
+			if err := items.Put(map[string]string{s.PartitionKey: it.Key.Partition, s.SortKey: it.Key.Sort,
+				s.StateAttr: it.State, s.DueAttr: contract.FormatTime(it.Due), s.TokenAttr: it.Token}); err != nil {
 				return err
 			}
-			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(store, store),
-				Scheduler: sched, Schedules: sched, Firer: svc, Checkpoints: &scratch{}, Clock: c, Sleep: c.Sleep, Log: log})
-			if err != nil {
-				return err
-			}
-			_, err = r.Run(ctx)
-			return err
+			return reconciler(log, items, inmem.NewScheduler())
 		}},
 		{"the reconciler's orphan delete", "orphan schedule deleted", func(log *slog.Logger) error {
-			store, sched := memory.NewStore(), inmem.NewScheduler()
-			if err := sched.Arm(ctx, task.Schema.ScheduleFor(contract.Item{Key: contract.Key{Partition: tk.UserID, Sort: tk.TaskID},
-				Due: tk.DueAt, Token: tk.ScheduleToken})); err != nil {
-				return err
-			}
-			c := clock.NewFake(now)
-			svc, err := task.InProcess(task.InProcessConfig{Store: store, Notifier: &memory.Outbox{}, Clock: c, Log: log})
-			if err != nil {
-				return err
-			}
-			r, err := reconcile.New(reconcile.Config{}, reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(store, store),
-				Scheduler: sched, Schedules: sched, Firer: svc, Checkpoints: &scratch{}, Clock: c, Sleep: c.Sleep, Log: log})
-			if err != nil {
-				return err
-			}
-			_, err = r.Run(ctx)
-			return err
-		}},
-		{"the to-do app's failed schedule create", "schedule create failed; task marked for repair", func(log *slog.Logger) error {
 			sched := inmem.NewScheduler()
-			sched.Fail = func(string, string) error { return errors.New("throttled") }
-			svc, err := task.NewService(task.Deps{Store: memory.NewStore(), Timer: sched, Clock: clock.NewFake(now),
-				IDs: fixedID(tk.TaskID), Log: log})
-			if err != nil {
+			if err := sched.Arm(ctx, s.ScheduleFor(contract.Item{Key: it.Key, Due: it.Due, Token: it.Token})); err != nil {
 				return err
 			}
-			_, err = svc.Create(ctx, tk.UserID, task.NewTask{Title: "t", DueAt: tk.DueAt})
-			return err
+			return reconciler(log, inmem.NewItems(s), sched)
 		}},
 	}
 	for _, tt := range tests {
@@ -97,11 +84,10 @@ func TestOutcomeLinesCarryTheKey(t *testing.T) {
 	}
 }
 
-// fixedID gives every task the same id.
-type fixedID string
+// nothing is a target that delivers nowhere.
+type nothing struct{}
 
-func (f fixedID) NewID(time.Time) string { return string(f) }
-func (fixedID) NewToken() string         { return "tok" }
+func (nothing) Deliver(context.Context, contract.Payload) error { return nil }
 
 type scratch struct{}
 

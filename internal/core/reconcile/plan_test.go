@@ -7,7 +7,6 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // TestPlanReportsWithoutActing: each kind of drift is reported with its
@@ -18,27 +17,27 @@ func TestPlanReportsWithoutActing(t *testing.T) {
 	at := func(s contract.Schedule, when time.Time) *contract.Schedule { s.At = when; return &s }
 	tests := []struct {
 		name     string
-		task     task.Task
+		task     row
 		gone     bool
-		schedule func(task.Task) *contract.Schedule
+		schedule func(row) *contract.Schedule
 		want     reconcile.DriftKind
 	}{
-		{"a lost schedule", newTask(future), false, nil, reconcile.DriftMissing},
-		{"an orphaned schedule", newTask(future, func(t *task.Task) { t.Status = task.StatusDone }), false,
-			func(tk task.Task) *contract.Schedule { s := task.ScheduleFor(tk); return &s }, reconcile.DriftOrphaned},
-		{"a schedule whose item is gone", newTask(future), true,
-			func(tk task.Task) *contract.Schedule { s := task.ScheduleFor(tk); return &s }, reconcile.DriftOrphaned},
-		{"a schedule at the wrong time", newTask(future), false,
-			func(tk task.Task) *contract.Schedule { return at(task.ScheduleFor(tk), future.Add(time.Hour)) }, reconcile.DriftMisplaced},
-		{"an overdue item", newTask(t0.Add(-10 * time.Minute)), false, nil, reconcile.DriftOverdue},
-		{"a claimed, undelivered item", newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute))),
+		{"a lost schedule", newRow(future), false, nil, reconcile.DriftMissing},
+		{"an orphaned schedule", newRow(future, func(t *row) { t.State = "Done" }), false,
+			func(tk row) *contract.Schedule { s := schema.ScheduleFor(tk.item()); return &s }, reconcile.DriftOrphaned},
+		{"a schedule whose item is gone", newRow(future), true,
+			func(tk row) *contract.Schedule { s := schema.ScheduleFor(tk.item()); return &s }, reconcile.DriftOrphaned},
+		{"a schedule at the wrong time", newRow(future), false,
+			func(tk row) *contract.Schedule { return at(schema.ScheduleFor(tk.item()), future.Add(time.Hour)) }, reconcile.DriftMisplaced},
+		{"an overdue item", newRow(t0.Add(-10 * time.Minute)), false, nil, reconcile.DriftOverdue},
+		{"a claimed, undelivered item", newRow(t0.Add(-20*time.Minute), firedAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute))),
 			false, nil, reconcile.DriftUndelivered},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			if !tt.gone {
-				w.store.Put(tt.task)
+				w.put(tt.task)
 			}
 			if tt.schedule != nil {
 				if err := w.sched.Arm(context.Background(), *tt.schedule(tt.task)); err != nil {
@@ -56,10 +55,10 @@ func TestPlanReportsWithoutActing(t *testing.T) {
 			if after := w.sched.All(); len(after) != len(before) || (len(after) == 1 && after[0] != before[0]) {
 				t.Errorf("the plan changed the timer: %+v -> %+v", before, after)
 			}
-			if got, err := w.store.Get(context.Background(), tt.task.UserID, tt.task.TaskID); err == nil && got.Status != tt.task.Status {
-				t.Errorf("the plan changed the item: %s -> %s", tt.task.Status, got.Status)
+			if got, err := w.get(tt.task.Key); err == nil && got.State != tt.task.State {
+				t.Errorf("the plan changed the item: %s -> %s", tt.task.State, got.State)
 			}
-			if n := w.outbox.SentFor(tt.task.TaskID); n != 0 {
+			if n := w.target.sent[tt.task.Key]; n != 0 {
 				t.Errorf("the plan delivered %d times", n)
 			}
 			if w.cps.saves != 0 {
@@ -76,11 +75,11 @@ func TestPlanReportsWithoutActing(t *testing.T) {
 // the other items' drift for the next whole pass.
 func TestOnlyNarrowsAPassToOneItem(t *testing.T) {
 	w := newWorld(t)
-	a, b := newTask(t0.Add(time.Hour)), newTask(t0.Add(time.Hour))
-	w.store.Put(a)
-	w.store.Put(b)
-	orphan := newTask(t0.Add(time.Hour))
-	if err := w.sched.Arm(context.Background(), task.ScheduleFor(orphan)); err != nil {
+	a, b := newRow(t0.Add(time.Hour)), newRow(t0.Add(time.Hour))
+	w.put(a)
+	w.put(b)
+	orphan := newRow(t0.Add(time.Hour))
+	if err := w.sched.Arm(context.Background(), schema.ScheduleFor(orphan.item())); err != nil {
 		t.Fatal(err)
 	}
 	plan, err := reconcile.Plan(context.Background(), reconcile.Config{}, reconcile.Only(w.deps, key(a)))
@@ -97,13 +96,13 @@ func TestOnlyNarrowsAPassToOneItem(t *testing.T) {
 	if _, err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := w.sched.Lookup(task.ScheduleName(a.TaskID)); !ok {
+	if _, ok := w.sched.Lookup(schema.ScheduleName(a.Key)); !ok {
 		t.Error("the item's schedule was not made")
 	}
-	if _, ok := w.sched.Lookup(task.ScheduleName(b.TaskID)); ok {
+	if _, ok := w.sched.Lookup(schema.ScheduleName(b.Key)); ok {
 		t.Error("another item's schedule was made")
 	}
-	if _, ok := w.sched.Lookup(task.ScheduleName(orphan.TaskID)); !ok {
+	if _, ok := w.sched.Lookup(schema.ScheduleName(orphan.Key)); !ok {
 		t.Error("another item's orphan was deleted")
 	}
 	if w.cps.saves != 0 {
@@ -111,4 +110,4 @@ func TestOnlyNarrowsAPassToOneItem(t *testing.T) {
 	}
 }
 
-func key(tk task.Task) contract.Key { return contract.Key{Partition: tk.UserID, Sort: tk.TaskID} }
+func key(r row) contract.Key { return r.Key }

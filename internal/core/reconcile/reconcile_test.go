@@ -13,17 +13,25 @@ import (
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/metrics"
-	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/memory"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 var (
 	t0    = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	quiet = slog.New(slog.DiscardHandler)
+)
+
+// schema is the fixture's table (timertest.Schema: armed state Pending,
+// fired state Fired), and marks its armed index, which records the
+// reconciler's confirmations as the constructs' may.
+var (
+	schema = timertest.Schema
+	marks  = armedindex.Spec{ConfirmedAttr: "scheduledFor", RepairAttr: "scheduleRepair", UpdatedAttr: "updatedAt"}.WithDefaults(schema)
 )
 
 type memCheckpoints struct {
@@ -39,17 +47,83 @@ func (m *memCheckpoints) Save(_ context.Context, cp reconcile.Checkpoint) error 
 	return m.err
 }
 
-// stalePending lists tasks as they were, not as they are.
-type stalePending struct{ tasks []task.Task }
+// staleView lists items as they were (rows), not as they are; it reads
+// (Get) and marks the table as it is.
+type staleView struct {
+	inmem.Marking
+	rows []row
+}
 
-func (s stalePending) ListPending(_ context.Context, req task.PendingRequest) (task.Page, error) {
-	var p task.Page
-	for _, t := range s.tasks {
-		if req.DueBy.IsZero() || !t.DueAt.After(req.DueBy) {
-			p.Tasks = append(p.Tasks, t)
+func (s staleView) List(_ context.Context, req reconcile.ListRequest) (reconcile.ItemPage, error) {
+	var p reconcile.ItemPage
+	for _, r := range s.rows {
+		if req.DueBy.IsZero() || !r.Due.After(req.DueBy) {
+			p.Items = append(p.Items, reconcile.Item{Item: r.item(), FiredAt: r.FiredAt, Updated: r.Updated,
+				ScheduledFor: r.ScheduledFor, Repair: r.Repair})
 		}
 	}
 	return p, nil
+}
+
+// Count implements reconcile.Counter: the stale listing's length.
+func (s staleView) Count(ctx context.Context, req reconcile.ListRequest) (int, error) {
+	p, err := s.List(ctx, req)
+	return len(p.Items), err
+}
+
+// row is an item of the fixture's table as these tests write it: the
+// contract's attributes, and the marks of the armed index.
+type row struct {
+	Key                           contract.Key
+	State                         string
+	Due                           time.Time
+	Token                         string
+	FiredAt, ClaimAt, DeliveredAt time.Time
+	Remind, Reminded              time.Time
+	ScheduledFor, Updated         time.Time
+	Repair                        bool
+}
+
+// item is the row as the contract reads it.
+func (r row) item() contract.Item {
+	return contract.Item{Key: r.Key, State: r.State, Due: r.Due, Token: r.Token, Delivered: !r.DeliveredAt.IsZero(),
+		ClaimAt: r.ClaimAt, Remind: r.Remind, Reminded: r.Reminded}
+}
+
+// attrs is the row as a writer puts it.
+func (r row) attrs() map[string]string {
+	a := map[string]string{schema.PartitionKey: r.Key.Partition, schema.SortKey: r.Key.Sort, schema.StateAttr: r.State}
+	if r.Token != "" {
+		a[schema.TokenAttr] = r.Token
+	}
+	for name, at := range map[string]time.Time{schema.DueAttr: r.Due, schema.FiredAtAttr: r.FiredAt, schema.ClaimAtAttr: r.ClaimAt,
+		schema.DeliveredAtAttr: r.DeliveredAt, schema.RemindAttr: r.Remind, schema.RemindedAttr: r.Reminded,
+		marks.ConfirmedAttr: r.ScheduledFor, marks.UpdatedAttr: r.Updated} {
+		if !at.IsZero() {
+			a[name] = contract.FormatTime(at)
+		}
+	}
+	if r.Repair {
+		a[marks.RepairAttr] = "true"
+	}
+	return a
+}
+
+// target is the adopter's target: it counts deliveries by key, and fails
+// while Fail says so.
+type target struct {
+	sent map[contract.Key]int
+	Fail func(contract.Payload) error
+}
+
+func (d *target) Deliver(_ context.Context, p contract.Payload) error {
+	if d.Fail != nil {
+		if err := d.Fail(p); err != nil {
+			return err
+		}
+	}
+	d.sent[p.Key]++
+	return nil
 }
 
 // counts keeps the repairs and the outcome of a Result, for comparing.
@@ -59,11 +133,17 @@ func counts(r reconcile.Result) reconcile.Result {
 		RepairFlagsCleared: r.RepairFlagsCleared, Errors: r.Errors, Completed: r.Completed}
 }
 
+// world is the reconciler on the core's stand-ins: the fixture's table
+// (inmem.Items) read through its marking armed index, the memory
+// scheduler, and the firing core delivering to target.
 type world struct {
+	t      *testing.T
 	clock  *clock.Fake
-	store  *memory.Store
+	items  *inmem.Items
+	view   inmem.Marking
+	keys   []contract.Key // every key put, in order
 	sched  *inmem.Scheduler
-	outbox *memory.Outbox
+	target *target
 	cps    *memCheckpoints
 	deps   reconcile.Deps
 	out    *bytes.Buffer
@@ -71,16 +151,36 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{clock: clock.NewFake(t0), store: memory.NewStore(), sched: inmem.NewScheduler(),
-		outbox: &memory.Outbox{}, cps: &memCheckpoints{}, out: &bytes.Buffer{}}
-	svc, err := task.InProcess(task.InProcessConfig{Store: w.store, Notifier: w.outbox, Clock: w.clock, Log: quiet})
+	w := &world{t: t, clock: clock.NewFake(t0), items: inmem.NewItems(schema), sched: inmem.NewScheduler(),
+		target: &target{sent: map[contract.Key]int{}}, cps: &memCheckpoints{}, out: &bytes.Buffer{}}
+	w.view = inmem.Marking{Armed: inmem.Armed{Items: w.items, Index: &marks, Now: w.clock.Now}}
+	core, err := fire.New(fire.Config{Schema: schema, Store: w.items, Now: w.clock.Now, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.deps = reconcile.Deps{Schema: task.Schema, Items: task.NewReconcileView(w.store, w.store), Scheduler: w.sched,
-		Schedules: w.sched, Firer: svc,
+	w.deps = reconcile.Deps{Schema: schema, Items: w.view, Scheduler: w.sched,
+		Schedules: w.sched, Firer: fire.Firing{Core: core, Target: w.target},
 		Checkpoints: w.cps, Clock: w.clock, Sleep: w.clock.Sleep, Metrics: metrics.New("reconciler", w.out), Log: quiet}
 	return w
+}
+
+// put writes r as a writer does (a plain put).
+func (w *world) put(r row) {
+	w.t.Helper()
+	w.putAttrs(r.attrs())
+}
+
+func (w *world) putAttrs(a map[string]string) {
+	w.t.Helper()
+	if err := w.items.Put(a); err != nil {
+		w.t.Fatal(err)
+	}
+	w.keys = append(w.keys, contract.Key{Partition: a[schema.PartitionKey], Sort: a[schema.SortKey]})
+}
+
+// get reads an item back as the reconciler does, marks included.
+func (w *world) get(k contract.Key) (reconcile.Item, error) {
+	return w.view.Get(context.Background(), k)
 }
 
 func (w *world) run(t *testing.T, cfg reconcile.Config) reconcile.Result {
@@ -98,32 +198,33 @@ func (w *world) run(t *testing.T, cfg reconcile.Config) reconcile.Result {
 
 var idSeq int
 
-func newTask(due time.Time, f ...func(*task.Task)) task.Task {
+// newRow is an armed item of its own id, due at due, changed by f.
+func newRow(due time.Time, f ...func(*row)) row {
 	idSeq++
-	tk := task.Task{UserID: "user-1", TaskID: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", idSeq), Title: "t",
-		Status: task.StatusPending, DueAt: due, ScheduleToken: "TOK"}
+	r := row{Key: contract.Key{Partition: "user-1", Sort: fmt.Sprintf("01JBQ1R8ZK3W4X5Y6Z7A8B%04d", idSeq)},
+		State: "Pending", Due: due, Token: "TOK"}
 	for _, fn := range f {
-		fn(&tk)
+		fn(&r)
 	}
-	return tk
+	return r
 }
 
-// expiredAt makes a task Expired at at, its notification claimed at claim
-// and not recorded.
-func expiredAt(at, claim time.Time) func(*task.Task) {
-	return func(t *task.Task) { t.Status, t.ExpiredAt, t.NotifyClaimAt = task.StatusExpired, at, claim }
+// firedAt makes an item Fired at at, its delivery claimed at claim and
+// not recorded.
+func firedAt(at, claim time.Time) func(*row) {
+	return func(r *row) { r.State, r.FiredAt, r.ClaimAt = "Fired", at, claim }
 }
 
 func TestRunRepairs(t *testing.T) {
 	future := t0.Add(time.Hour)
 	type setup struct {
-		task     task.Task
+		task     row
 		taskGone bool               // the task is not in the store
 		schedule *contract.Schedule // present in the scheduler
 	}
 	at := func(s contract.Schedule, when time.Time) *contract.Schedule { s.At = when; return &s }
 	payloadDue := func(s contract.Schedule, due string) *contract.Schedule {
-		s.Payload.Due, _ = task.ParseTime(due)
+		s.Payload.Due, _ = contract.ParseTime(due)
 		return &s
 	}
 	tests := []struct {
@@ -131,83 +232,83 @@ func TestRunRepairs(t *testing.T) {
 		setup        func() setup
 		want         reconcile.Result
 		wantSchedule bool // the task's correct schedule exists after
-		wantStatus   task.Status
+		wantStatus   string
 		wantNotified int
 	}{
-		{"pending without schedule gets one", func() setup { return setup{task: newTask(future)} },
-			reconcile.Result{SchedulesCreated: 1}, true, task.StatusPending, 0},
+		{"pending without schedule gets one", func() setup { return setup{task: newRow(future)} },
+			reconcile.Result{SchedulesCreated: 1}, true, "Pending", 0},
 		{"schedule at the wrong time is moved", func() setup {
-			tk := newTask(future)
-			return setup{task: tk, schedule: at(task.ScheduleFor(tk), future.Add(time.Hour))}
-		}, reconcile.Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+			tk := newRow(future)
+			return setup{task: tk, schedule: at(schema.ScheduleFor(tk.item()), future.Add(time.Hour))}
+		}, reconcile.Result{SchedulesMoved: 1}, true, "Pending", 0},
 		{"schedule with another deadline in its payload is moved", func() setup {
-			tk := newTask(future)
-			return setup{task: tk, schedule: payloadDue(task.ScheduleFor(tk), "2029-01-01T00:00:00Z")}
-		}, reconcile.Result{SchedulesMoved: 1}, true, task.StatusPending, 0},
+			tk := newRow(future)
+			return setup{task: tk, schedule: payloadDue(schema.ScheduleFor(tk.item()), "2029-01-01T00:00:00Z")}
+		}, reconcile.Result{SchedulesMoved: 1}, true, "Pending", 0},
 		{"correct schedule is left alone", func() setup {
-			tk := newTask(future)
-			s := task.ScheduleFor(tk)
+			tk := newRow(future)
+			s := schema.ScheduleFor(tk.item())
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{}, true, task.StatusPending, 0},
+		}, reconcile.Result{}, true, "Pending", 0},
 		{"repair mark with no schedule: created and cleared", func() setup {
-			return setup{task: newTask(future, func(t *task.Task) { t.ScheduleRepair = true })}
-		}, reconcile.Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+			return setup{task: newRow(future, func(t *row) { t.Repair = true })}
+		}, reconcile.Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, "Pending", 0},
 		{"repair mark with a correct schedule (the create's response was lost): created again, idempotently, and cleared", func() setup {
-			tk := newTask(future, func(t *task.Task) { t.ScheduleRepair = true })
-			s := task.ScheduleFor(tk)
+			tk := newRow(future, func(t *row) { t.Repair = true })
+			s := schema.ScheduleFor(tk.item())
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, task.StatusPending, 0},
+		}, reconcile.Result{SchedulesCreated: 1, RepairFlagsCleared: 1}, true, "Pending", 0},
 		{"orphan of a deleted task is deleted", func() setup {
-			tk := newTask(future)
-			s := task.ScheduleFor(tk)
+			tk := newRow(future)
+			s := schema.ScheduleFor(tk.item())
 			return setup{task: tk, taskGone: true, schedule: &s}
 		}, reconcile.Result{SchedulesDeleted: 1}, false, "", 0},
 		{"orphan of a done task is deleted, payload read with Get", func() setup {
-			tk := newTask(future, func(t *task.Task) { t.Status = task.StatusDone })
-			s := task.ScheduleFor(tk)
+			tk := newRow(future, func(t *row) { t.State = "Done" })
+			s := schema.ScheduleFor(tk.item())
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{SchedulesDeleted: 1}, false, task.StatusDone, 0},
+		}, reconcile.Result{SchedulesDeleted: 1}, false, "Done", 0},
 		{"schedule of a pending task is kept when listed without payload", func() setup {
-			tk := newTask(future)
-			s := task.ScheduleFor(tk)
+			tk := newRow(future)
+			s := schema.ScheduleFor(tk.item())
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{}, true, task.StatusPending, 0},
+		}, reconcile.Result{}, true, "Pending", 0},
 		{"overdue past grace without schedule is expired and notified", func() setup {
-			return setup{task: newTask(t0.Add(-10 * time.Minute))}
-		}, reconcile.Result{ItemsFired: 1}, false, task.StatusExpired, 1},
+			return setup{task: newRow(t0.Add(-10 * time.Minute))}
+		}, reconcile.Result{ItemsFired: 1}, false, "Fired", 1},
 		{"overdue past grace with a stuck schedule: expired, schedule deleted", func() setup {
-			tk := newTask(t0.Add(-10 * time.Minute))
-			s := task.ScheduleFor(tk)
+			tk := newRow(t0.Add(-10 * time.Minute))
+			s := schema.ScheduleFor(tk.item())
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{ItemsFired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{ItemsFired: 1, SchedulesDeleted: 1}, false, "Fired", 1},
 		{"overdue within grace is left to its schedule", func() setup {
-			return setup{task: newTask(t0.Add(-time.Minute))}
-		}, reconcile.Result{}, false, task.StatusPending, 0},
+			return setup{task: newRow(t0.Add(-time.Minute))}
+		}, reconcile.Result{}, false, "Pending", 0},
 		{"expired past grace, notification not recorded: notified", func() setup {
-			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))}
-		}, reconcile.Result{ItemsFired: 1}, false, task.StatusExpired, 1},
+			return setup{task: newRow(t0.Add(-20*time.Minute), firedAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))}
+		}, reconcile.Result{ItemsFired: 1}, false, "Fired", 1},
 		{"expired past grace with a stuck schedule: notified, schedule deleted", func() setup {
-			tk := newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))
-			s := task.ScheduleFor(tk)
+			tk := newRow(t0.Add(-20*time.Minute), firedAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)))
+			s := schema.ScheduleFor(tk.item())
 			return setup{task: tk, schedule: &s}
-		}, reconcile.Result{ItemsFired: 1, SchedulesDeleted: 1}, false, task.StatusExpired, 1},
+		}, reconcile.Result{ItemsFired: 1, SchedulesDeleted: 1}, false, "Fired", 1},
 		{"expired within grace, not notified: left to its retries", func() setup {
-			return setup{task: newTask(t0.Add(-2*time.Minute), expiredAt(t0.Add(-time.Minute), t0.Add(-time.Minute)))}
-		}, reconcile.Result{}, false, task.StatusExpired, 0},
+			return setup{task: newRow(t0.Add(-2*time.Minute), firedAt(t0.Add(-time.Minute), t0.Add(-time.Minute)))}
+		}, reconcile.Result{}, false, "Fired", 0},
 		{"expired past grace, claim held by a retry now: no error, not sent", func() setup {
-			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Second)))}
-		}, reconcile.Result{}, false, task.StatusExpired, 0},
+			return setup{task: newRow(t0.Add(-20*time.Minute), firedAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Second)))}
+		}, reconcile.Result{}, false, "Fired", 0},
 		{"expired and notified is not touched", func() setup {
-			return setup{task: newTask(t0.Add(-20*time.Minute), expiredAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)),
-				func(t *task.Task) { t.NotifiedAt = t0.Add(-10 * time.Minute) })}
-		}, reconcile.Result{}, false, task.StatusExpired, 0},
+			return setup{task: newRow(t0.Add(-20*time.Minute), firedAt(t0.Add(-10*time.Minute), t0.Add(-10*time.Minute)),
+				func(t *row) { t.DeliveredAt = t0.Add(-10 * time.Minute) })}
+		}, reconcile.Result{}, false, "Fired", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			s := tt.setup()
 			if !s.taskGone {
-				w.store.Put(s.task)
+				w.put(s.task)
 			}
 			if s.schedule != nil {
 				if err := w.sched.Arm(context.Background(), *s.schedule); err != nil {
@@ -219,29 +320,29 @@ func TestRunRepairs(t *testing.T) {
 			if res != tt.want {
 				t.Errorf("Result = %+v, want %+v", res, tt.want)
 			}
-			got, ok := w.sched.Lookup(task.ScheduleName(s.task.TaskID))
-			if want := task.ScheduleFor(s.task); tt.wantSchedule && (!ok || got != want) {
+			got, ok := w.sched.Lookup(schema.ScheduleName(s.task.Key))
+			if want := schema.ScheduleFor(s.task.item()); tt.wantSchedule && (!ok || got != want) {
 				t.Errorf("schedule = %+v (present %v), want %+v", got, ok, want)
 			}
 			if !tt.wantSchedule && ok {
 				t.Errorf("schedule %+v left, want none", got)
 			}
-			after, err := w.store.Get(context.Background(), s.task.UserID, s.task.TaskID)
+			after, err := w.get(s.task.Key)
 			if tt.wantStatus == "" {
-				if !errors.Is(err, task.ErrNotFound) {
+				if !errors.Is(err, reconcile.ErrItemNotFound) {
 					t.Errorf("task %+v exists, want none", after)
 				}
-			} else if after.Status != tt.wantStatus || after.ScheduleRepair && tt.want.RepairFlagsCleared > 0 {
+			} else if after.State != tt.wantStatus || after.Repair && tt.want.RepairFlagsCleared > 0 {
 				t.Errorf("task = %+v, want status %s and no repair mark", after, tt.wantStatus)
 			}
-			if n := w.outbox.SentFor(s.task.TaskID); n != tt.wantNotified {
+			if n := w.target.sent[s.task.Key]; n != tt.wantNotified {
 				t.Errorf("notifications = %d, want %d", n, tt.wantNotified)
 			}
 			// A second pass finds nothing more to do.
 			if again := counts(w.run(t, reconcile.Config{})); again != (reconcile.Result{Completed: true}) {
 				t.Errorf("second pass = %+v, want nothing done", again)
 			}
-			if n := w.outbox.SentFor(s.task.TaskID); n != tt.wantNotified {
+			if n := w.target.sent[s.task.Key]; n != tt.wantNotified {
 				t.Errorf("notifications after a second pass = %d, want %d", n, tt.wantNotified)
 			}
 		})
@@ -253,10 +354,10 @@ func TestRunRepairs(t *testing.T) {
 // listed, and the first pass after the grace period notifies it, once.
 func TestRunRetriesAFailedNotification(t *testing.T) {
 	w := newWorld(t)
-	tk := newTask(t0.Add(-10 * time.Minute))
-	w.store.Put(tk)
+	tk := newRow(t0.Add(-10 * time.Minute))
+	w.put(tk)
 	fail := true
-	w.outbox.Fail = func(task.Notification) error {
+	w.target.Fail = func(contract.Payload) error {
 		if fail {
 			return errors.New("sns unavailable")
 		}
@@ -279,11 +380,11 @@ func TestRunRetriesAFailedNotification(t *testing.T) {
 		if res != step.want {
 			t.Fatalf("%s: Result = %+v, want %+v", step.name, res, step.want)
 		}
-		if n := w.outbox.SentFor(tk.TaskID); n != step.sent {
+		if n := w.target.sent[tk.Key]; n != step.sent {
 			t.Fatalf("%s: %d notifications, want %d", step.name, n, step.sent)
 		}
-		if got, _ := w.store.Get(context.Background(), tk.UserID, tk.TaskID); got.Status != task.StatusExpired {
-			t.Fatalf("%s: status %s, want Expired", step.name, got.Status)
+		if got, _ := w.get(tk.Key); got.State != "Fired" {
+			t.Fatalf("%s: status %s, want Expired", step.name, got.State)
 		}
 		fail = false
 	}
@@ -293,19 +394,19 @@ func TestRunRetriesAFailedNotification(t *testing.T) {
 // back to the old deadline: the reconciler re-reads the task first.
 func TestRunStaleListing(t *testing.T) {
 	w := newWorld(t)
-	old := newTask(t0.Add(time.Hour))
+	old := newRow(t0.Add(time.Hour))
 	moved := old
-	moved.DueAt = t0.Add(2 * time.Hour)
-	w.store.Put(moved)
-	if err := w.sched.Arm(context.Background(), task.ScheduleFor(moved)); err != nil {
+	moved.Due = t0.Add(2 * time.Hour)
+	w.put(moved)
+	if err := w.sched.Arm(context.Background(), schema.ScheduleFor(moved.item())); err != nil {
 		t.Fatal(err)
 	}
-	w.deps.Items = task.NewReconcileView(w.store, stalePending{tasks: []task.Task{old}})
+	w.deps.Items = staleView{Marking: w.view, rows: []row{old}}
 	res := counts(w.run(t, reconcile.Config{}))
 	if res != (reconcile.Result{Completed: true}) {
 		t.Errorf("Result = %+v, want nothing done", res)
 	}
-	if got, _ := w.sched.Lookup(task.ScheduleName(old.TaskID)); got != task.ScheduleFor(moved) {
+	if got, _ := w.sched.Lookup(schema.ScheduleName(old.Key)); got != schema.ScheduleFor(moved.item()) {
 		t.Errorf("schedule = %+v, want it at the new deadline", got)
 	}
 }
@@ -331,33 +432,33 @@ func TestRunOverdueInAnyWritersSpelling(t *testing.T) {
 		for _, spelled := range contract.WriterSpellings(tc.due) {
 			t.Run(tc.name+" "+spelled, func(t *testing.T) {
 				w := newWorld(t)
-				tk := newTask(tc.due)
-				if err := w.store.PutItemSpelled(tk, spelled); err != nil {
-					t.Fatal(err)
-				}
+				tk := newRow(tc.due)
+				a := tk.attrs()
+				a[schema.DueAttr] = spelled
+				w.putAttrs(a)
 				if tc.overdue {
-					if err := w.sched.Arm(ctx, task.ScheduleFor(tk)); err != nil {
+					if err := w.sched.Arm(ctx, schema.ScheduleFor(tk.item())); err != nil {
 						t.Fatal(err)
 					}
 				}
 				res := w.run(t, reconcile.Config{})
-				got, err := w.store.Get(ctx, tk.UserID, tk.TaskID)
+				got, err := w.get(tk.Key)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !tc.overdue {
-					sc, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID))
-					if got.Status != task.StatusPending || !ok || !sc.At.Equal(tc.due) || res.Errors != 0 {
+					sc, ok := w.sched.Lookup(schema.ScheduleName(tk.Key))
+					if got.State != "Pending" || !ok || !sc.At.Equal(tc.due) || res.Errors != 0 {
 						t.Fatalf("task %s, schedule %+v (made %v), Result %+v: want it Pending with its schedule at %s and no error",
-							got.Status, sc, ok, res, task.FormatTime(tc.due))
+							got.State, sc, ok, res, contract.FormatTime(tc.due))
 					}
 					return
 				}
-				_, left := w.sched.Lookup(task.ScheduleName(tk.TaskID))
-				if got.Status != task.StatusExpired || got.NotifiedAt.IsZero() || w.outbox.SentFor(tk.TaskID) != 1 ||
+				_, left := w.sched.Lookup(schema.ScheduleName(tk.Key))
+				if got.State != "Fired" || !got.Delivered || w.target.sent[tk.Key] != 1 ||
 					left || res.ItemsFired != 1 || res.Errors != 0 {
 					t.Fatalf("task %s (notified %v), %d notifications, schedule left %v, Result %+v: want it Expired and notified once, its schedule deleted, no error",
-						got.Status, !got.NotifiedAt.IsZero(), w.outbox.SentFor(tk.TaskID), left, res)
+						got.State, got.Delivered, w.target.sent[tk.Key], left, res)
 				}
 			})
 		}
@@ -383,7 +484,7 @@ func TestRunBudgetAndResume(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			for i := 0; i < tt.tasks; i++ {
-				w.store.Put(newTask(t0.Add(time.Duration(i+1) * time.Hour)))
+				w.put(newRow(t0.Add(time.Duration(i+1) * time.Hour)))
 			}
 			cfg := reconcile.Config{PageSize: tt.pageSize, RatePerSec: tt.rate, Budget: tt.budget}
 			var total reconcile.Result
@@ -426,11 +527,11 @@ func TestRunErrors(t *testing.T) {
 	throttled := errors.New("ThrottlingException")
 	t.Run("a failing item is counted and the pass goes on", func(t *testing.T) {
 		w := newWorld(t)
-		a, b := newTask(t0.Add(time.Hour)), newTask(t0.Add(time.Hour))
-		w.store.Put(a)
-		w.store.Put(b)
+		a, b := newRow(t0.Add(time.Hour)), newRow(t0.Add(time.Hour))
+		w.put(a)
+		w.put(b)
 		w.sched.Fail = func(op, name string) error {
-			if op == "Arm" && name == task.ScheduleName(a.TaskID) {
+			if op == "Arm" && name == schema.ScheduleName(a.Key) {
 				return throttled
 			}
 			return nil
@@ -442,7 +543,7 @@ func TestRunErrors(t *testing.T) {
 	})
 	t.Run("a failing page read stops the run where it was", func(t *testing.T) {
 		w := newWorld(t)
-		w.store.Put(newTask(t0.Add(time.Hour)))
+		w.put(newRow(t0.Add(time.Hour)))
 		w.sched.Fail = func(op, _ string) error {
 			if op == "List" {
 				return throttled
@@ -473,7 +574,7 @@ func TestRunErrors(t *testing.T) {
 
 func TestRunMetrics(t *testing.T) {
 	w := newWorld(t)
-	w.store.Put(newTask(t0.Add(time.Hour)))
+	w.put(newRow(t0.Add(time.Hour)))
 	w.run(t, reconcile.Config{})
 	if err := w.deps.Metrics.Flush(); err != nil {
 		t.Fatal(err)
@@ -525,7 +626,7 @@ func TestLimiter(t *testing.T) {
 }
 
 // confirmed makes a task whose schedule the table vouches for.
-func confirmed(t *task.Task) { t.ScheduledFor = t.DueAt }
+func confirmed(t *row) { t.ScheduledFor = t.Due }
 
 // calls returns the scheduler calls since before, by operation.
 func calls(s *inmem.Scheduler, before map[string]int) map[string]int {
@@ -552,14 +653,14 @@ func snapshot(s *inmem.Scheduler) map[string]int {
 // its schedule without a read.
 func TestRunCostFollowsDrift(t *testing.T) {
 	future := t0.Add(24 * time.Hour)
-	settled := func(t *task.Task) {
-		t.CreatedAt, t.UpdatedAt = t0.Add(-reconcile.DefaultSettle), t0.Add(-reconcile.DefaultSettle)
+	settled := func(t *row) {
+		t.Updated = t0.Add(-reconcile.DefaultSettle)
 	}
-	recent := func(t *task.Task) { t.CreatedAt, t.UpdatedAt = t0.Add(-time.Minute), t0.Add(-time.Minute) }
+	recent := func(t *row) { t.Updated = t0.Add(-time.Minute) }
 	tests := []struct {
 		name string
 		n    int
-		make func() task.Task
+		make func() row
 		// withSchedule: the task's correct schedule exists.
 		withSchedule bool
 		// passes: the scheduler calls of each pass, and the tasks it
@@ -567,17 +668,17 @@ func TestRunCostFollowsDrift(t *testing.T) {
 		passes []map[string]int
 		confs  []int
 	}{
-		{"confirmed: only the listing", 250, func() task.Task { return newTask(future, settled, confirmed) }, true,
+		{"confirmed: only the listing", 250, func() row { return newRow(future, settled, confirmed) }, true,
 			[]map[string]int{{"List": 3}, {"List": 3}}, []int{0, 0}},
-		{"written before the record: read once, then trusted", 30, func() task.Task { return newTask(future, settled) }, true,
+		{"written before the record: read once, then trusted", 30, func() row { return newRow(future, settled) }, true,
 			[]map[string]int{{"Get": 30, "List": 1}, {"List": 1}}, []int{30, 0}},
-		{"changed recently: read each pass until settled", 1, func() task.Task { return newTask(future, recent) }, true,
+		{"changed recently: read each pass until settled", 1, func() row { return newRow(future, recent) }, true,
 			[]map[string]int{{"Get": 1, "List": 1}, {"Get": 1, "List": 1}, {"List": 1}}, []int{0, 1, 0}},
-		{"marked for repair: created without a read", 2, func() task.Task {
-			return newTask(future, settled, func(t *task.Task) { t.ScheduleRepair = true })
+		{"marked for repair: created without a read", 2, func() row {
+			return newRow(future, settled, func(t *row) { t.Repair = true })
 		}, false, []map[string]int{{"Arm": 2, "List": 1}, {"List": 1}}, []int{2, 0}},
-		{"confirmed but its deadline passed the cut: the sweep's, no call", 3, func() task.Task {
-			return newTask(t0.Add(-time.Minute), settled, confirmed)
+		{"confirmed but its deadline passed the cut: the sweep's, no call", 3, func() row {
+			return newRow(t0.Add(-time.Minute), settled, confirmed)
 		}, true, []map[string]int{{"List": 1}}, []int{0}},
 	}
 	for _, tt := range tests {
@@ -585,9 +686,9 @@ func TestRunCostFollowsDrift(t *testing.T) {
 			w := newWorld(t)
 			for range tt.n {
 				tk := tt.make()
-				w.store.Put(tk)
+				w.put(tk)
 				if tt.withSchedule {
-					if err := w.sched.Arm(context.Background(), task.ScheduleFor(tk)); err != nil {
+					if err := w.sched.Arm(context.Background(), schema.ScheduleFor(tk.item())); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -611,12 +712,12 @@ func TestRunCostFollowsDrift(t *testing.T) {
 // listing does not show it: the pass creates it again.
 func TestRunRestoresAMissingConfirmedSchedule(t *testing.T) {
 	w := newWorld(t)
-	gone, kept := newTask(t0.Add(time.Hour), confirmed), newTask(t0.Add(2*time.Hour), confirmed)
-	changed := newTask(t0.Add(3*time.Hour), confirmed) // its deadline moves after the listing of the index
-	for _, tk := range []task.Task{gone, kept, changed} {
-		w.store.Put(tk)
+	gone, kept := newRow(t0.Add(time.Hour), confirmed), newRow(t0.Add(2*time.Hour), confirmed)
+	changed := newRow(t0.Add(3*time.Hour), confirmed) // its deadline moves after the listing of the index
+	for _, tk := range []row{gone, kept, changed} {
+		w.put(tk)
 	}
-	if err := w.sched.Arm(context.Background(), task.ScheduleFor(kept)); err != nil {
+	if err := w.sched.Arm(context.Background(), schema.ScheduleFor(kept.item())); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(w.sched)
@@ -627,9 +728,9 @@ func TestRunRestoresAMissingConfirmedSchedule(t *testing.T) {
 	if counts(res) != (reconcile.Result{SchedulesCreated: 2, Completed: true}) {
 		t.Errorf("Result = %+v", res)
 	}
-	for _, tk := range []task.Task{gone, kept, changed} {
-		if got, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID)); !ok || got != task.ScheduleFor(tk) {
-			t.Errorf("schedule of %s = %+v (present %v), want it at its deadline", tk.TaskID, got, ok)
+	for _, tk := range []row{gone, kept, changed} {
+		if got, ok := w.sched.Lookup(schema.ScheduleName(tk.Key)); !ok || got != schema.ScheduleFor(tk.item()) {
+			t.Errorf("schedule of %s = %+v (present %v), want it at its deadline", tk.Key, got, ok)
 		}
 	}
 }
@@ -640,30 +741,30 @@ func TestRunRestoresAMissingConfirmedSchedule(t *testing.T) {
 // the work it left.
 func TestRunOverdueFirst(t *testing.T) {
 	w := newWorld(t)
-	var overdue []task.Task
+	var overdue []row
 	for i := range 300 {
-		w.store.Put(newTask(t0.Add(time.Duration(i+1) * time.Minute))) // unconfirmed, no schedule
+		w.put(newRow(t0.Add(time.Duration(i+1) * time.Minute))) // unconfirmed, no schedule
 	}
 	for i := range 40 {
-		tk := newTask(t0.Add(-time.Duration(10+i) * time.Minute))
+		tk := newRow(t0.Add(-time.Duration(10+i) * time.Minute))
 		overdue = append(overdue, tk)
-		w.store.Put(tk)
+		w.put(tk)
 	}
 	res := w.run(t, reconcile.Config{Budget: 10 * time.Second})
 	if res.Completed || res.ItemsFired != len(overdue) {
 		t.Fatalf("Result = %+v, want the pass unfinished and %d tasks expired", res, len(overdue))
 	}
 	for _, tk := range overdue {
-		if got, _ := w.store.Get(context.Background(), tk.UserID, tk.TaskID); got.Status != task.StatusExpired {
-			t.Errorf("overdue task %s is %s, want Expired", tk.TaskID, got.Status)
+		if got, _ := w.get(tk.Key); got.State != "Fired" {
+			t.Errorf("overdue task %s is %s, want Fired", tk.Key, got.State)
 		}
 	}
 	// LeftOver is what the pass did not reach: the unconfirmed tasks it
 	// had no calls left for.
 	left := 0
-	for _, tk := range w.store.All() {
-		if tk.Status == task.StatusPending && !tk.ScheduleConfirmed() {
-			if _, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID)); !ok {
+	for _, k := range w.keys {
+		if tk, err := w.get(k); err == nil && tk.State == "Pending" && !tk.Confirmed() {
+			if _, ok := w.sched.Lookup(schema.ScheduleName(tk.Key)); !ok {
 				left++
 			}
 		}
@@ -682,25 +783,25 @@ func TestRunOverdueFirst(t *testing.T) {
 // it is, a finished one is an orphan and deleted in the same pass.
 func TestRunChecksSchedulesOfItemsNotListed(t *testing.T) {
 	for _, tt := range []struct {
-		status task.Status
+		status string
 		want   reconcile.Result
 	}{
-		{task.StatusPending, reconcile.Result{Completed: true}},
-		{task.StatusDone, reconcile.Result{SchedulesDeleted: 1, Completed: true}},
+		{"Pending", reconcile.Result{Completed: true}},
+		{"Done", reconcile.Result{SchedulesDeleted: 1, Completed: true}},
 	} {
 		t.Run(string(tt.status), func(t *testing.T) {
 			w := newWorld(t)
-			tk := newTask(t0.Add(time.Hour), func(x *task.Task) { x.Status = tt.status })
-			w.store.Put(tk)
-			if err := w.sched.Arm(context.Background(), task.ScheduleFor(tk)); err != nil {
+			tk := newRow(t0.Add(time.Hour), func(x *row) { x.State = tt.status })
+			w.put(tk)
+			if err := w.sched.Arm(context.Background(), schema.ScheduleFor(tk.item())); err != nil {
 				t.Fatal(err)
 			}
-			w.deps.Items = task.NewReconcileView(w.store, stalePending{})
+			w.deps.Items = staleView{Marking: w.view}
 			if res := counts(w.run(t, reconcile.Config{})); res != tt.want {
 				t.Errorf("pass = %+v, want %+v", res, tt.want)
 			}
-			_, ok := w.sched.Lookup(task.ScheduleName(tk.TaskID))
-			if want := tt.status == task.StatusPending; ok != want {
+			_, ok := w.sched.Lookup(schema.ScheduleName(tk.Key))
+			if want := tt.status == "Pending"; ok != want {
 				t.Errorf("schedule kept = %v, want %v", ok, want)
 			}
 		})
@@ -725,7 +826,7 @@ func TestRunOverdueSweepOverBudget(t *testing.T) {
 	w := newWorld(t)
 	w.deps.Firer = slowFirer{w.deps.Firer, w.clock}
 	for i := range 30 {
-		w.store.Put(newTask(t0.Add(-time.Duration(10+i) * time.Minute)))
+		w.put(newRow(t0.Add(-time.Duration(10+i) * time.Minute)))
 	}
 	res := w.run(t, reconcile.Config{Budget: 10 * time.Second})
 	if res.Completed || res.ItemsFired != 10 || res.LeftOver != 20 {
@@ -741,13 +842,13 @@ func TestRunOverdueSweepOverBudget(t *testing.T) {
 // sweepBlind lists nothing for the overdue sweep (a request with DueBy),
 // as a store that compares due times as stored strings may for a
 // writer's spelling, and everything otherwise.
-type sweepBlind struct{ task.PendingLister }
+type sweepBlind struct{ inmem.Marking }
 
-func (s sweepBlind) ListPending(ctx context.Context, req task.PendingRequest) (task.Page, error) {
+func (s sweepBlind) List(ctx context.Context, req reconcile.ListRequest) (reconcile.ItemPage, error) {
 	if !req.DueBy.IsZero() {
-		return task.Page{}, nil
+		return reconcile.ItemPage{}, nil
 	}
-	return s.PendingLister.ListPending(ctx, req)
+	return s.Marking.List(ctx, req)
 }
 
 // An expired task whose notification failed is notified by the items
@@ -755,19 +856,19 @@ func (s sweepBlind) ListPending(ctx context.Context, req task.PendingRequest) (t
 // early by a writer is left alone until its due time, with no error.
 func TestRunDeliversUndeliveredFiringsTheSweepMissed(t *testing.T) {
 	w := newWorld(t)
-	failed := newTask(t0.Add(-time.Hour), expiredAt(t0.Add(-50*time.Minute), t0.Add(-50*time.Minute)))
-	early := newTask(t0.Add(time.Hour), expiredAt(t0.Add(-50*time.Minute), t0.Add(-50*time.Minute)))
-	w.store.Put(failed)
-	w.store.Put(early)
-	w.deps.Items = task.NewReconcileView(w.store, sweepBlind{w.store})
+	failed := newRow(t0.Add(-time.Hour), firedAt(t0.Add(-50*time.Minute), t0.Add(-50*time.Minute)))
+	early := newRow(t0.Add(time.Hour), firedAt(t0.Add(-50*time.Minute), t0.Add(-50*time.Minute)))
+	w.put(failed)
+	w.put(early)
+	w.deps.Items = sweepBlind{w.view}
 	res := w.run(t, reconcile.Config{})
 	if res.Errors != 0 || res.ItemsFired != 1 {
 		t.Fatalf("Result %+v, want the failed notification delivered and no error", res)
 	}
-	if n := w.outbox.SentFor(failed.TaskID); n != 1 {
+	if n := w.target.sent[failed.Key]; n != 1 {
 		t.Errorf("%d notifications for the failed one, want 1", n)
 	}
-	if n := w.outbox.SentFor(early.TaskID); n != 0 {
+	if n := w.target.sent[early.Key]; n != 0 {
 		t.Errorf("%d notifications for the early one, want 0", n)
 	}
 }

@@ -6,37 +6,35 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
-// TestRunRepairsReminderSchedules: a checked (unconfirmed) Pending task
+// TestRunRepairsReminderSchedules: a checked (unconfirmed) armed item
 // gets its missing or misplaced reminder schedule when the reminder is
 // still ahead; a passed reminder is not scheduled; a reminder schedule is
-// never listed as an orphan (its prefix is not the deadline schedules').
+// never listed as an orphan (its prefix is not the due-time schedules').
 func TestRunRepairsReminderSchedules(t *testing.T) {
 	ctx := context.Background()
 	due := t0.Add(3 * time.Hour)
-	withReminder := func(r task.Reminder) func(*task.Task) {
-		return func(t *task.Task) { t.Reminder, t.RemindAt = r, task.RemindAt(t.DueAt, r) }
+	withReminder := func(before time.Duration) func(*row) {
+		return func(t *row) { t.Remind = t.Due.Add(-before) }
 	}
 	w := newWorld(t)
-	missing := newTask(due, withReminder(task.Reminder1h), func(t *task.Task) { t.ScheduleRepair = true })
-	misplaced := newTask(due, withReminder(task.Reminder15m))
-	passed := newTask(t0.Add(30*time.Minute), withReminder(task.Reminder1h), func(t *task.Task) { t.ScheduleRepair = true })
-	gone := newTask(due, withReminder(task.Reminder1h))
-	for _, tk := range []task.Task{missing, misplaced, passed} {
-		w.store.Put(tk)
+	missing := newRow(due, withReminder(time.Hour), func(t *row) { t.Repair = true })
+	misplaced := newRow(due, withReminder(15*time.Minute))
+	passed := newRow(t0.Add(30*time.Minute), withReminder(time.Hour), func(t *row) { t.Repair = true })
+	gone := newRow(due, withReminder(time.Hour))
+	for _, tk := range []row{missing, misplaced, passed} {
+		w.put(tk)
 	}
-	for _, tk := range []task.Task{misplaced, gone} {
-		if err := w.sched.Arm(ctx, task.ScheduleFor(tk)); err != nil {
+	for _, tk := range []row{misplaced, gone} {
+		if err := w.sched.Arm(ctx, schema.ScheduleFor(tk.item())); err != nil {
 			t.Fatal(err)
 		}
 	}
 	wrong := misplaced
-	wrong.RemindAt = due.Add(-time.Hour)
-	for _, tk := range []task.Task{wrong, gone} { // gone's task was deleted: its reminder fires and finds nothing
-		r, _ := task.ReminderFor(tk, t0)
+	wrong.Remind = due.Add(-time.Hour)
+	for _, tk := range []row{wrong, gone} { // gone's task was deleted: its reminder fires and finds nothing
+		r, _ := schema.ReminderFor(tk.item())
 		if err := w.sched.Arm(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -45,16 +43,16 @@ func TestRunRepairsReminderSchedules(t *testing.T) {
 	if res.Errors != 0 || !res.Completed {
 		t.Fatalf("Result %+v", res)
 	}
-	for _, tk := range []task.Task{missing, misplaced} {
-		want, _ := task.ReminderFor(tk, t0)
+	for _, tk := range []row{missing, misplaced} {
+		want, _ := schema.ReminderFor(tk.item())
 		if got, ok := w.sched.Lookup(want.Name); !ok || got != want {
-			t.Errorf("reminder schedule of %s: %+v (%v), want %+v", tk.TaskID, got, ok, want)
+			t.Errorf("reminder schedule of %s: %+v (%v), want %+v", tk.Key, got, ok, want)
 		}
 	}
-	if _, ok := w.sched.Lookup(task.ReminderName(passed.TaskID)); ok {
+	if _, ok := w.sched.Lookup(schema.ReminderName(passed.Key)); ok {
 		t.Error("a passed reminder was scheduled")
 	}
-	if _, ok := w.sched.Lookup(task.ReminderName(gone.TaskID)); !ok {
+	if _, ok := w.sched.Lookup(schema.ReminderName(gone.Key)); !ok {
 		t.Error("a reminder schedule was taken for an orphan deadline schedule")
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/todo/notifyfn"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestLoad(t *testing.T) {
@@ -30,7 +30,7 @@ func TestLoad(t *testing.T) {
 	}{
 		{"to-do schema by default", todo, want, ""},
 		{"to-do schema named", with(contract.EnvVar, tableschema.Todo().EnvValue()), want, ""},
-		{"another schema", with(contract.EnvVar, testenv.ConsumerSchema().EnvValue()), notifyfn.Settings{}, "to-do"},
+		{"another schema", with(contract.EnvVar, firetest.ConsumerSchema().EnvValue()), notifyfn.Settings{}, "to-do"},
 		{"bad schema", with(contract.EnvVar, "{"), notifyfn.Settings{}, contract.EnvVar},
 		{"no table", with("TABLE_NAME", ""), notifyfn.Settings{}, "TABLE_NAME"},
 		{"no topics", with("TOPIC_ARN_PREFIX", ""), notifyfn.Settings{}, "TOPIC_ARN_PREFIX"},

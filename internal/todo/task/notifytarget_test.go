@@ -3,6 +3,8 @@ package task_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -161,6 +163,101 @@ func TestFirerDeliversToTheTarget(t *testing.T) {
 			}
 			if cur, _ := store.Get(context.Background(), "u1", id); cur.NotifiedAt.IsZero() {
 				t.Errorf("delivery not recorded: %+v", cur)
+			}
+		})
+	}
+}
+
+// TestFirerFiresTheTodoPayloads: the to-do app as its firing function
+// runs it (lambdas/todofire: the firing core over the task table,
+// delivering to task.NotifyTarget), each case the firing function's
+// (firefn's handler test, where each outcome is its metric, runs the
+// same cases on the core's fixture table): the task's status and the
+// notifications sent after each schedule's payload.
+func TestFirerFiresTheTodoPayloads(t *testing.T) {
+	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	const id = "01JD00000000000000000000AA"
+	pending := task.Task{UserID: "u1", TaskID: id, Title: "t", Status: task.StatusPending, DueAt: due, ScheduleToken: "tok"}
+	// Expired by a concurrent firing that is publishing right now.
+	claimed := pending
+	claimed.Status, claimed.ExpiredAt, claimed.NotifyClaimAt = task.StatusExpired, due, due.Add(20*time.Second)
+	payload := func(dueAt time.Time) []byte {
+		return []byte(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt}))
+	}
+	// A reminder 15 minutes before a later deadline (the clock reads due+30s).
+	remDue := due.Add(15 * time.Minute)
+	reminding := pending
+	reminding.DueAt, reminding.Reminder, reminding.RemindAt = remDue, task.Reminder15m, due
+	remPayload := func(dueAt, at time.Time) []byte {
+		return []byte(task.EncodePayload(task.Payload{Key: task.Key("u1", id), Due: dueAt, Remind: at}))
+	}
+	// Fired 29 s before their time (EventBridge Scheduler's minute).
+	early := pending
+	early.DueAt = due.Add(59 * time.Second)
+	earlyRem := reminding
+	earlyRem.RemindAt = due.Add(59 * time.Second)
+	errBadInput := errors.New("not a schedule payload")
+	for _, tc := range []struct {
+		name       string
+		stored     *task.Task
+		payload    []byte
+		publishErr error
+		// want is the firing's outcome; wantErr its error (errSNS: the
+		// target's, errBadInput: a payload that does not decode).
+		want       fire.Outcome
+		wantErr    error
+		wantSent   int
+		wantStatus task.Status
+	}{
+		{"expires and notifies", &pending, payload(due), nil, fire.Fired, nil, 1, task.StatusExpired},
+		{"stale deadline skipped", &pending, payload(due.Add(-time.Hour)), nil, fire.Skipped, nil, 0, task.StatusPending},
+		{"gone task skipped", nil, payload(due), nil, fire.Skipped, nil, 0, ""},
+		{"publish failure is retried", &pending, payload(due), errSNS, "", errSNS, 0, task.StatusExpired},
+		{"another attempt is publishing: retry later", &claimed, payload(due), nil, "", fire.ErrInProgress, 0, task.StatusExpired},
+		{"not our payload", &pending, []byte(`{"hello":1}`), nil, "", errBadInput, 0, task.StatusPending},
+		{"reminder payload reminds, task stays pending", &reminding, remPayload(remDue, due), nil, fire.Fired, nil, 1, task.StatusPending},
+		{"stale reminder skipped", &reminding, remPayload(remDue, due.Add(-time.Hour)), nil, fire.Skipped, nil, 0, task.StatusPending},
+		{"reminder publish failure is retried", &reminding, remPayload(remDue, due), errSNS, "", errSNS, 0, task.StatusPending},
+		{"an early firing fails, so Lambda retries it", &early, payload(early.DueAt), nil, "", fire.ErrTooEarly, 0, task.StatusPending},
+		{"an early reminder fails, so Lambda retries it", &earlyRem, remPayload(remDue, earlyRem.RemindAt), nil, "", fire.ErrTooEarly, 0, task.StatusPending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := memory.NewStore()
+			if tc.stored != nil {
+				store.Put(*tc.stored)
+			}
+			outbox := &memory.Outbox{Fail: func(task.Notification) error { return tc.publishErr }}
+			now := func() time.Time { return due.Add(30 * time.Second) }
+			core, err := fire.New(fire.Config{Schema: task.Schema, Store: task.Items(store), Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			target, err := task.NewNotifyTarget(task.NotifyConfig{Tasks: store, Notifier: outbox, Now: now, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := task.NewFirer(core, task.Items(store), target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out fire.Outcome
+			p, err := task.Schema.DecodePayload(tc.payload)
+			if err != nil {
+				err = fmt.Errorf("%w: %w", errBadInput, err)
+			} else {
+				out, err = f.Fire(context.Background(), p)
+			}
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) || out != tc.want {
+				t.Fatalf("fire = %q, %v; want %q, %v", out, err, tc.want, tc.wantErr)
+			}
+			if got := len(outbox.Sent()); got != tc.wantSent {
+				t.Fatalf("sent %d, want %d", got, tc.wantSent)
+			}
+			if tc.stored != nil {
+				got, _ := store.Get(context.Background(), "u1", id)
+				if got.Status != tc.wantStatus {
+					t.Fatalf("status %s, want %s", got.Status, tc.wantStatus)
+				}
 			}
 		})
 	}

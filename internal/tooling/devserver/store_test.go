@@ -12,6 +12,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
@@ -20,9 +21,9 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // reopen opens a server on dir (quiet, on a fixed clock).
@@ -95,7 +96,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	secret := must(s.db.Secret("token", 32))
 	must(0, s.db.reconcileCP.Save(ctx, cp))
 	// The campaign ports' stores are saved too.
-	camp, sends := testenv.CampaignFixture(t, "c1", 2, testenv.CampaignT0)
+	camp, sends := campaigntest.CampaignFixture(t, "c1", 2, campaigntest.CampaignT0)
 	must(0, s.db.campaigns.Create(ctx, camp, sends))
 	must(0, s.db.checkpoints.Save(ctx, provision.Checkpoint{CampaignID: "c1", Next: 1}))
 	day := limits.Key{Sender: "sub-1", Day: "2030-01-02"}
@@ -148,10 +149,10 @@ func TestWritesAfterASaveAreSaved(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	s := reopen(t, dir, "")
-	c, tasks := testenv.CampaignFixture(t, "c1", 1, testenv.CampaignT0)
+	c, tasks := campaigntest.CampaignFixture(t, "c1", 1, campaigntest.CampaignT0)
 	must(0, s.db.campaigns.Create(ctx, c, tasks))
 	must(0, s.persist())
-	must(0, s.db.campaigns.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", testenv.CampaignT0))
+	must(0, s.db.campaigns.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", campaigntest.CampaignT0))
 	s.db.AppendEmail(Email{Kind: "campaign", Subject: "after the save"})
 	closed(t, s)
 	s = reopen(t, dir, "")
@@ -241,12 +242,12 @@ func TestSecondOpenIsRefused(t *testing.T) {
 // TestSettingsContract: the dev server's settings, restored from a save,
 // behave like DynamoDB's.
 func TestSettingsContract(t *testing.T) {
-	testenv.SettingsContract(t, func(t *testing.T) testenv.SettingsStores {
+	todotest.SettingsContract(t, func(t *testing.T) todotest.SettingsStores {
 		saved := memory.NewSettings()
 		if _, err := saved.SaveSettings(context.Background(), notify.Settings{UserID: "someone-else", TimeZone: "Europe/Berlin"}); err != nil {
 			t.Fatal(err)
 		}
-		return testenv.SettingsStores{Settings: roundTrip(t, saved, memory.NewSettings()), Tasks: memory.NewStore()}
+		return todotest.SettingsStores{Settings: roundTrip(t, saved, memory.NewSettings()), Tasks: memory.NewStore()}
 	})
 }
 
@@ -254,9 +255,9 @@ func TestSettingsContract(t *testing.T) {
 // the contract of campaigntable.CampaignStore (its counts and open index
 // rebuilt): every conditional write fails where DynamoDB's does.
 func TestCampaignStoreContract(t *testing.T) {
-	testenv.CampaignStoreContract(t, func(t *testing.T) testenv.CampaignBackend {
+	campaigntest.CampaignStoreContract(t, func(t *testing.T) campaigntest.CampaignBackend {
 		st := memory.NewCampaignStore()
-		return testenv.CampaignBackend{Store: st, ErrExists: memory.ErrCampaignExists,
+		return campaigntest.CampaignBackend{Store: st, ErrExists: memory.ErrCampaignExists,
 			Put: func(c campaign.Campaign, tasks []campaign.SendTask) error {
 				before := memory.NewCampaignStore()
 				if err := before.Create(context.Background(), c, tasks); err != nil {
@@ -275,7 +276,7 @@ func TestCampaignCheckpoints(t *testing.T) {
 	if cp := must(cps.Load(context.Background(), "other")); cp.Next != 3 {
 		t.Fatalf("restored checkpoint %+v", cp)
 	}
-	testenv.CheckpointContract(t, cps)
+	campaigntest.CheckpointContract(t, cps)
 }
 
 // TestCampaignSchedulesRoundTrip: what the campaign timer holds is kept
@@ -310,7 +311,7 @@ func TestCampaignSchedulesRoundTrip(t *testing.T) {
 // TestAppendEmailOnce: one email per key, across a restart.
 func TestAppendEmailOnce(t *testing.T) {
 	dir := t.TempDir()
-	ct0 := testenv.CampaignT0
+	ct0 := campaigntest.CampaignT0
 	s := reopen(t, dir, "")
 	if _, found := s.db.EmailOnce("send-c1-00000"); found {
 		t.Fatal("EmailOnce before: found")
@@ -337,7 +338,7 @@ func TestAppendEmailOnce(t *testing.T) {
 // TestSenderLimitsContract: counters restored from a save answer as
 // limitsdynamo does.
 func TestSenderLimitsContract(t *testing.T) {
-	testenv.LimitsContract(t, func() testenv.LimitsReference { return memory.NewSenderLimits() }, func(t *testing.T) testenv.LimitsBackend {
+	campaigntest.LimitsContract(t, func() campaigntest.LimitsReference { return memory.NewSenderLimits() }, func(t *testing.T) campaigntest.LimitsBackend {
 		saved := memory.NewSenderLimits()
 		other := limits.Key{Sender: "someone-else", Day: "2026-12-02"}
 		if _, ok, err := saved.Add(context.Background(), other, time.Time{}, []limits.Add{{Counter: limits.CounterSends, By: 5, Max: 10}}); !ok || err != nil {
@@ -347,7 +348,7 @@ func TestSenderLimitsContract(t *testing.T) {
 		if got := l.Counts(other); got[limits.CounterSends] != 5 {
 			t.Fatalf("restored counts %v", got)
 		}
-		return testenv.LimitsBackend{Counters: l, Counts: func(_ context.Context, k limits.Key) (map[string]int64, error) { return l.Counts(k), nil }}
+		return campaigntest.LimitsBackend{Counters: l, Counts: func(_ context.Context, k limits.Key) (map[string]int64, error) { return l.Counts(k), nil }}
 	})
 }
 
@@ -356,11 +357,11 @@ func TestSenderLimitsContract(t *testing.T) {
 func TestSuppressionsContract(t *testing.T) {
 	ctx := context.Background()
 	saved := memory.NewSuppressions()
-	kept := suppress.Entry{Sender: "news@x.io", Address: "kept@y.io", Reason: suppress.Complaint, At: testenv.CampaignT0, Source: "m/f"}
+	kept := suppress.Entry{Sender: "news@x.io", Address: "kept@y.io", Reason: suppress.Complaint, At: campaigntest.CampaignT0, Source: "m/f"}
 	must(saved.Add(ctx, kept))
 	s := roundTrip(t, saved, memory.NewSuppressions())
 	if got, found, err := s.Get(ctx, "Kept@Y.io"); !found || err != nil || !reflect.DeepEqual(got, kept) {
 		t.Fatalf("restored %+v, %v, %v; want %+v", got, found, err, kept)
 	}
-	testenv.SuppressionContract(t, s)
+	campaigntest.SuppressionContract(t, s)
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/core/clock"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 var t0 = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
@@ -36,9 +36,9 @@ func TestSenderSendsOncePerKey(t *testing.T) {
 // TestCampaignStoreContract: the memory store keeps the campaign store
 // contract of the DynamoDB adapter, and a refused call writes nothing.
 func TestCampaignStoreContract(t *testing.T) {
-	testenv.CampaignStoreContract(t, func(*testing.T) testenv.CampaignBackend {
+	campaigntest.CampaignStoreContract(t, func(*testing.T) campaigntest.CampaignBackend {
 		s := NewCampaignStore()
-		return testenv.CampaignBackend{Store: s, ErrExists: ErrCampaignExists,
+		return campaigntest.CampaignBackend{Store: s, ErrExists: ErrCampaignExists,
 			Put: func(c campaign.Campaign, tasks []campaign.SendTask) error {
 				s.PutCampaign(c)
 				s.PutTasks(tasks...)
@@ -52,7 +52,7 @@ func TestCampaignStoreContract(t *testing.T) {
 // without its time or id, is ErrBadCursor.
 func TestOwnedRefusesForgedCursors(t *testing.T) {
 	st := NewCampaignStore()
-	at := testenv.CampaignT0.Format("2006-01-02T15:04:05.000000000Z")
+	at := campaigntest.CampaignT0.Format("2006-01-02T15:04:05.000000000Z")
 	for name, c := range map[string]string{
 		"another owner": base64.RawURLEncoding.EncodeToString([]byte("owner-2\x00" + at + "\x00c1")),
 		"no time":       base64.RawURLEncoding.EncodeToString([]byte("owner-1\x00x\x00c1")),
@@ -208,7 +208,7 @@ func BenchmarkCampaignStoreOpen(b *testing.B) {
 func TestCampaignStoreVersion(t *testing.T) {
 	ctx := context.Background()
 	s := NewCampaignStore()
-	c, tasks := testenv.CampaignFixture(t, "c1", 2, testenv.CampaignT0)
+	c, tasks := campaigntest.CampaignFixture(t, "c1", 2, campaigntest.CampaignT0)
 	claimed := func() campaign.SendTask { x, _ := s.Get(ctx, tasks[0].Key()); return x }
 	for _, tc := range []struct {
 		name    string
@@ -218,14 +218,14 @@ func TestCampaignStoreVersion(t *testing.T) {
 		{"Create", func() error { return s.Create(ctx, c, tasks) }, true},
 		{"a refused Create", func() error { _ = s.Create(ctx, c, tasks); return nil }, false},
 		{"SetStatus", func() error {
-			return s.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", testenv.CampaignT0)
+			return s.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", campaigntest.CampaignT0)
 		}, true},
 		{"Claim", func() error {
 			_, err := s.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
 			return err
 		}, true},
 		{"Replace", func() error {
-			next, _ := campaign.Cancel(claimed(), "r", testenv.CampaignT0)
+			next, _ := campaign.Cancel(claimed(), "r", campaigntest.CampaignT0)
 			return s.Replace(ctx, claimed(), next)
 		}, true},
 		{"PutCampaign", func() error { s.PutCampaign(c); return nil }, true},

@@ -3,8 +3,8 @@ package memory_test
 import (
 	"testing"
 
+	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // outbox is the memory notifier under the notifier contract: it records
@@ -16,12 +16,12 @@ func (outbox) Subscribe(t *testing.T, _, _ string) string {
 	return ""
 }
 
-func (outbox) Delivered(t *testing.T, _ string) []testenv.NotifierDelivery {
+func (outbox) Delivered(t *testing.T, _ string) []todotest.NotifierDelivery {
 	t.Fatal("the outbox has no subscribers")
 	return nil
 }
 
 func TestNotifierContract(t *testing.T) {
-	testenv.NotifierContract(t, testenv.NotifierBackend{PublishOnly: true,
-		New: func(*testing.T, int) (testenv.ContractNotifier, []string) { return outbox{&memory.Outbox{}}, nil }})
+	todotest.NotifierContract(t, todotest.NotifierBackend{PublishOnly: true,
+		New: func(*testing.T, int) (todotest.ContractNotifier, []string) { return outbox{&memory.Outbox{}}, nil }})
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // recorder is an adopter's target function: it records every payload.
@@ -43,7 +43,7 @@ func (r *recorder) count(p contract.Payload) int {
 // Cancelled, and delete), moved (runAt changed) and fired exactly once,
 // the target getting the key and runAt; one CreateSchedule per item.
 func TestConsumerSchemaThroughThePipeline(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	target := &recorder{}
 	p, err := inproc.NewForSchema(s, target, inproc.Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -193,7 +193,7 @@ func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
 	for i, v := range spellings {
 		respelled := spellings[(i+4)%len(spellings)]
 		t.Run("consumer "+v, func(t *testing.T) {
-			s := testenv.ConsumerSchema()
+			s := firetest.ConsumerSchema()
 			target := &recorder{}
 			p, err := inproc.NewForSchema(s, target, inproc.Options{Start: t0, Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
@@ -271,7 +271,7 @@ func TestEveryWriterSpellingFiresOnceAtItsInstant(t *testing.T) {
 // A job left Queued beside it fires once by the library's claim, which
 // queues no cancel.
 func TestWriterCompletesWithTheFiredStateOnEveryTimer(t *testing.T) {
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	const delay = 90 * time.Minute
 	errDown := errors.New("delete refused")
 	for _, l := range timerkind.Names() {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
 // Dynalite is a running in-memory dynalite server.
@@ -107,38 +106,6 @@ func keys(partition, sort string) []types.KeySchemaElement {
 		out = append(out, types.KeySchemaElement{AttributeName: aws.String(sort), KeyType: types.KeyTypeRange})
 	}
 	return out
-}
-
-// TaskTableInput is the task table exactly as the CDK construct declares
-// it: keys, the sparse pending index and the sparse local index of each
-// user's Pending tasks from tableschema, on-demand
-// billing, and a stream with old and new images. (dynalite accepts the
-// stream specification but ignores it: stream decoding is tested on
-// fixtures, not on a live stream.)
-func TaskTableInput(name string) *dynamodb.CreateTableInput {
-	return &dynamodb.CreateTableInput{
-		TableName: aws.String(name),
-		AttributeDefinitions: strAttrs(tableschema.PartitionKey, tableschema.SortKey,
-			tableschema.PendingShardAttr, tableschema.PendingSortAttr, tableschema.UserPendingAttr),
-		KeySchema: keys(tableschema.PartitionKey, tableschema.SortKey),
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String(tableschema.PendingIndex),
-			KeySchema:  keys(tableschema.PendingShardAttr, tableschema.PendingSortAttr),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}},
-		LocalSecondaryIndexes: []types.LocalSecondaryIndex{{IndexName: aws.String(tableschema.UserPendingIndex),
-			KeySchema:  keys(tableschema.PartitionKey, tableschema.UserPendingAttr),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}}},
-		BillingMode: types.BillingModePayPerRequest,
-		StreamSpecification: &types.StreamSpecification{
-			StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages,
-		},
-	}
-}
-
-// CreateTaskTable creates the task table (see TaskTableInput) and waits
-// until it and its index are ACTIVE.
-func CreateTaskTable(t testing.TB, client *dynamodb.Client, name string) {
-	t.Helper()
-	CreateTable(t, client, TaskTableInput(name))
 }
 
 // itemTableInput is a table keyed as schema s says (string keys), with

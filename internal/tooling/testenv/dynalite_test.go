@@ -8,13 +8,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 )
 
-func TestStartDynaliteCreatesTaskTable(t *testing.T) {
+func TestCreateArmedItemTable(t *testing.T) {
 	c := DynamoClient(t, StartDynalite(t))
-	CreateTaskTable(t, c, "tasks")
-	out, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String("tasks")})
+	s := contract.Default()
+	x := armedindex.Spec{}.WithDefaults(s)
+	CreateArmedItemTable(t, c, "items", s, armedindex.Spec{})
+	out, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String("items")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,13 +27,13 @@ func TestStartDynaliteCreatesTaskTable(t *testing.T) {
 		got, want any
 	}{
 		{"status", d.TableStatus, types.TableStatusActive},
-		{"partition key", aws.ToString(d.KeySchema[0].AttributeName), tableschema.PartitionKey},
-		{"sort key", aws.ToString(d.KeySchema[1].AttributeName), tableschema.SortKey},
+		{"partition key", aws.ToString(d.KeySchema[0].AttributeName), s.PartitionKey},
+		{"sort key", aws.ToString(d.KeySchema[1].AttributeName), s.SortKey},
 		{"index count", len(d.GlobalSecondaryIndexes), 1},
-		{"index name", aws.ToString(d.GlobalSecondaryIndexes[0].IndexName), tableschema.PendingIndex},
-		{"index partition", aws.ToString(d.GlobalSecondaryIndexes[0].KeySchema[0].AttributeName), tableschema.PendingShardAttr},
-		{"index sort", aws.ToString(d.GlobalSecondaryIndexes[0].KeySchema[1].AttributeName), tableschema.PendingSortAttr},
-		{"projection", d.GlobalSecondaryIndexes[0].Projection.ProjectionType, types.ProjectionTypeAll},
+		{"index name", aws.ToString(d.GlobalSecondaryIndexes[0].IndexName), x.Name},
+		{"index partition", aws.ToString(d.GlobalSecondaryIndexes[0].KeySchema[0].AttributeName), x.PartitionAttr},
+		{"index sort", aws.ToString(d.GlobalSecondaryIndexes[0].KeySchema[1].AttributeName), s.DueAttr},
+		{"projection", d.GlobalSecondaryIndexes[0].Projection.ProjectionType, types.ProjectionTypeInclude},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.got != tc.want {

@@ -15,7 +15,9 @@ import (
 func StreamImage(t testing.TB, m map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
 	t.Helper()
 	b, err := json.Marshal(streamJSONImage(m))
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var img map[string]events.DynamoDBAttributeValue
 	if err := json.Unmarshal(b, &img); err != nil {
 		t.Fatal(err)

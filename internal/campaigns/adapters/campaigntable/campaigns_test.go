@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
@@ -17,7 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
-var t0 = testenv.CampaignT0
+var t0 = campaigntest.CampaignT0
 
 // newCampaignStore makes a fresh table and a store on it.
 func newCampaignStore(t *testing.T) *CampaignStore {
@@ -35,7 +36,7 @@ func newCampaignStore(t *testing.T) *CampaignStore {
 // seed creates a campaign of n recipients through the store.
 func seed(t *testing.T, st *CampaignStore, id string, n int) (campaign.Campaign, []campaign.SendTask) {
 	t.Helper()
-	c, tasks := testenv.CampaignFixture(t, id, n, t0)
+	c, tasks := campaigntest.CampaignFixture(t, id, n, t0)
 	if err := st.Create(context.Background(), c, tasks); err != nil {
 		t.Fatal(err)
 	}
@@ -55,13 +56,13 @@ func seedActive(t *testing.T, st *CampaignStore, id string, n int) []campaign.Se
 // TestCampaignStoreContract runs the campaign store contract that the
 // memory and bolt stores share with this one.
 func TestCampaignStoreContract(t *testing.T) {
-	testenv.CampaignStoreContract(t, func(t *testing.T) testenv.CampaignBackend {
-		return testenv.CampaignBackend{Store: newCampaignStore(t), ErrExists: ErrCampaignExists}
+	campaigntest.CampaignStoreContract(t, func(t *testing.T) campaigntest.CampaignBackend {
+		return campaigntest.CampaignBackend{Store: newCampaignStore(t), ErrExists: ErrCampaignExists}
 	})
 }
 
 func TestCampaignCheckpoints(t *testing.T) {
-	testenv.CheckpointContract(t, newCampaignStore(t))
+	campaigntest.CheckpointContract(t, newCampaignStore(t))
 }
 
 // TestCheckpointIsNoTask: the checkpoint lives beside the tasks in the

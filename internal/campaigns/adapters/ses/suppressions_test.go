@@ -10,6 +10,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -26,7 +27,7 @@ func TestSuppressionsOnDynalite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.SuppressionContract(t, s)
+	campaigntest.SuppressionContract(t, s)
 	same, _ := NewSuppressions(client, name, "news")
 	other, _ := NewSuppressions(client, name, "other")
 	if _, ok, err := same.Get(ctx, "bob@y.io"); err != nil || !ok {

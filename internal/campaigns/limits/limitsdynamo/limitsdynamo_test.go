@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -51,10 +52,10 @@ func adds(campaigns, sends int64) []limits.Add {
 // (one conditional update each, no read first), and the limiter's
 // refusal on them names the limit and the use.
 func TestLimitsContract(t *testing.T) {
-	newLimits := func() testenv.LimitsReference { return memory.NewSenderLimits() }
-	testenv.LimitsContract(t, newLimits, func(t *testing.T) testenv.LimitsBackend {
+	newLimits := func() campaigntest.LimitsReference { return memory.NewSenderLimits() }
+	campaigntest.LimitsContract(t, newLimits, func(t *testing.T) campaigntest.LimitsBackend {
 		dyn, _, _ := newCounters(t)
-		return testenv.LimitsBackend{Counters: dyn, Counts: dyn.read}
+		return campaigntest.LimitsBackend{Counters: dyn, Counts: dyn.read}
 	})
 }
 

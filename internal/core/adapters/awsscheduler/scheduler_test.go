@@ -16,7 +16,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 // fakeAPI records requests and answers with err (or a canned output).
@@ -77,7 +77,7 @@ var testCfg = Config{
 	TargetArn:     "arn:aws:lambda:us-east-1:123456789012:function:expire",
 	RoleArn:       "arn:aws:iam::123456789012:role/scheduler",
 	DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:expire-dlq",
-	Schema:        task.Schema,
+	Schema:        timertest.Schema,
 }
 
 func newClient(t *testing.T, api API, cfg Config) *Client {
@@ -90,10 +90,10 @@ func newClient(t *testing.T, api API, cfg Config) *Client {
 }
 
 var testSchedule = contract.Schedule{
-	Name:        task.ScheduleName("01JD00000000000000000000AA"),
+	Name:        timertest.Schema.ScheduleName(contract.Key{Sort: "01JD00000000000000000000AA"}),
 	At:          time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC),
 	ClientToken: strings.Repeat("ab", 32),
-	Payload:     task.Payload{Key: task.Key("user-1", "01JD00000000000000000000AA"), Due: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)},
+	Payload:     contract.Payload{Key: contract.Key{Partition: "user-1", Sort: "01JD00000000000000000000AA"}, Due: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)},
 }
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -150,7 +150,7 @@ func TestCreateSendsTheWholeDefinition(t *testing.T) {
 				t.Fatalf("%d CreateSchedule calls, want 1", len(api.create))
 			}
 			in := api.create[0]
-			payload, err := task.Schema.DecodePayload([]byte(aws.ToString(in.Target.Input)))
+			payload, err := timertest.Schema.DecodePayload([]byte(aws.ToString(in.Target.Input)))
 			if err != nil {
 				t.Fatalf("target input: %v", err)
 			}
@@ -158,7 +158,7 @@ func TestCreateSendsTheWholeDefinition(t *testing.T) {
 				field     string
 				got, want any
 			}{
-				{"Name", aws.ToString(in.Name), "task-01JD00000000000000000000AA"},
+				{"Name", aws.ToString(in.Name), "item-01JD00000000000000000000AA"},
 				{"GroupName", aws.ToString(in.GroupName), "tasks"},
 				// Due 03:04:05: placed on the next whole minute.
 				{"ScheduleExpression", aws.ToString(in.ScheduleExpression), "at(2030-01-02T03:05:00)"},
@@ -218,19 +218,19 @@ func TestUpdateSendsTheSameDefinition(t *testing.T) {
 func TestDeleteAndGetAddressTheGroup(t *testing.T) {
 	api := &fakeAPI{getOut: &scheduler.GetScheduleOutput{
 		Name: aws.String(testSchedule.Name), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
-		Target: &types.Target{Input: aws.String(task.EncodePayload(testSchedule.Payload))},
+		Target: &types.Target{Input: aws.String(timertest.Schema.EncodePayload(testSchedule.Payload))},
 	}}
 	c := newClient(t, api, testCfg)
-	if err := c.Disarm(context.Background(), "task-x", time.Time{}); err != nil {
+	if err := c.Disarm(context.Background(), "item-x", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(context.Background(), "task-y", time.Time{}); err != nil {
+	if _, err := c.Get(context.Background(), "item-y", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []struct{ field, got, want string }{
-		{"delete name", aws.ToString(api.deletes[0].Name), "task-x"},
+		{"delete name", aws.ToString(api.deletes[0].Name), "item-x"},
 		{"delete group", aws.ToString(api.deletes[0].GroupName), "tasks"},
-		{"get name", aws.ToString(api.gets[0].Name), "task-y"},
+		{"get name", aws.ToString(api.gets[0].Name), "item-y"},
 		{"get group", aws.ToString(api.gets[0].GroupName), "tasks"},
 	} {
 		if f.got != f.want {
@@ -336,7 +336,7 @@ func TestScheduleTime(t *testing.T) {
 			if got.Truncate(time.Minute).Before(tc.due.Truncate(time.Second)) {
 				t.Fatalf("ScheduleTime(%s) = %s may fire before the due time", tc.due, got)
 			}
-			p := task.Payload{Key: task.Key("u", "t"), Due: tc.due}
+			p := contract.Payload{Key: contract.Key{Partition: "u", Sort: "t"}, Due: tc.due}
 			if back := ServedTime(got, p); !back.Equal(tc.due.Truncate(time.Second)) {
 				t.Fatalf("ServedTime(%s) = %s, want the due time %s", got, back, tc.due)
 			}
@@ -345,10 +345,10 @@ func TestScheduleTime(t *testing.T) {
 }
 
 // reminderPayload is a reminder's, 14:05 before the due time.
-var reminderPayload = task.Payload{Key: testSchedule.Payload.Key, Due: testSchedule.At, Remind: time.Date(2030, 1, 2, 2, 50, 0, 0, time.UTC)}
+var reminderPayload = contract.Payload{Key: testSchedule.Payload.Key, Due: testSchedule.At, Remind: time.Date(2030, 1, 2, 2, 50, 0, 0, time.UTC)}
 
 func TestGetParsesTheSchedule(t *testing.T) {
-	input := task.EncodePayload(testSchedule.Payload)
+	input := timertest.Schema.EncodePayload(testSchedule.Payload)
 	for _, tc := range []struct {
 		name    string
 		out     *scheduler.GetScheduleOutput
@@ -369,22 +369,22 @@ func TestGetParsesTheSchedule(t *testing.T) {
 		}, contract.Schedule{Name: testSchedule.Name, At: time.Date(2030, 1, 2, 3, 6, 0, 0, time.UTC), Payload: testSchedule.Payload}, false},
 		{"a reminder's: At is its reminder time", &scheduler.GetScheduleOutput{
 			Name: aws.String("remind-x"), ScheduleExpression: aws.String("at(2030-01-02T02:50:00)"),
-			Target: &types.Target{Input: aws.String(task.EncodePayload(reminderPayload))},
+			Target: &types.Target{Input: aws.String(timertest.Schema.EncodePayload(reminderPayload))},
 		}, contract.Schedule{Name: "remind-x", At: reminderPayload.Remind, Payload: reminderPayload}, false},
 		{"rate expression", &scheduler.GetScheduleOutput{
-			Name: aws.String("task-x"), ScheduleExpression: aws.String("rate(5 minutes)"),
+			Name: aws.String("item-x"), ScheduleExpression: aws.String("rate(5 minutes)"),
 			Target: &types.Target{Input: aws.String(input)},
 		}, contract.Schedule{}, true},
 		{"no target input", &scheduler.GetScheduleOutput{
-			Name: aws.String("task-x"), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"), Target: &types.Target{},
+			Name: aws.String("item-x"), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"), Target: &types.Target{},
 		}, contract.Schedule{}, true},
 		{"input not json", &scheduler.GetScheduleOutput{
-			Name: aws.String("task-x"), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
+			Name: aws.String("item-x"), ScheduleExpression: aws.String("at(2030-01-02T03:04:05)"),
 			Target: &types.Target{Input: aws.String("{not json")},
 		}, contract.Schedule{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := newClient(t, &fakeAPI{getOut: tc.out}, testCfg).Get(context.Background(), "task-x", time.Time{})
+			got, err := newClient(t, &fakeAPI{getOut: tc.out}, testCfg).Get(context.Background(), "item-x", time.Time{})
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error %v", err, tc.wantErr)
 			}
@@ -398,8 +398,8 @@ func TestGetParsesTheSchedule(t *testing.T) {
 func TestListPagesByNextToken(t *testing.T) {
 	summary := func(name string) types.ScheduleSummary { return types.ScheduleSummary{Name: aws.String(name)} }
 	api := &fakeAPI{listOut: map[string]*scheduler.ListSchedulesOutput{
-		"":   {Schedules: []types.ScheduleSummary{summary("task-a"), summary("task-b")}, NextToken: aws.String("t1")},
-		"t1": {Schedules: []types.ScheduleSummary{summary("task-c")}},
+		"":   {Schedules: []types.ScheduleSummary{summary("item-a"), summary("item-b")}, NextToken: aws.String("t1")},
+		"t1": {Schedules: []types.ScheduleSummary{summary("item-c")}},
 	}}
 	c := newClient(t, api, testCfg)
 	var names []string
@@ -410,7 +410,7 @@ func TestListPagesByNextToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range p.Schedules {
-			if !s.At.IsZero() || s.ClientToken != "" || s.Payload != (task.Payload{}) {
+			if !s.At.IsZero() || s.ClientToken != "" || s.Payload != (contract.Payload{}) {
 				t.Fatalf("a listed schedule has more than its name: %+v", s)
 			}
 			names = append(names, s.Name)
@@ -419,7 +419,7 @@ func TestListPagesByNextToken(t *testing.T) {
 			break
 		}
 	}
-	if want := []string{"task-a", "task-b", "task-c"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"item-a", "item-b", "item-c"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("names = %v, want %v", names, want)
 	}
 	if len(api.lists) != 2 {
@@ -431,7 +431,7 @@ func TestListPagesByNextToken(t *testing.T) {
 			got, want any
 		}{
 			{"GroupName", aws.ToString(in.GroupName), "tasks"},
-			{"NamePrefix", aws.ToString(in.NamePrefix), task.ScheduleNamePrefix},
+			{"NamePrefix", aws.ToString(in.NamePrefix), timertest.Schema.ScheduleNamePrefix},
 			{"MaxResults", aws.ToInt32(in.MaxResults), int32(2)},
 			{"NextToken", aws.ToString(in.NextToken), []string{"", "t1"}[i]},
 		} {

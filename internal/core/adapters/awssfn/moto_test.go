@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/task"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.RunWithMoto(m)) }
 func TestReaderRoundTripOnMoto(t *testing.T) {
 	api, smArn := motoStateMachine(t)
 	ctx := context.Background()
-	c, err := New(api, Config{StateMachineArn: smArn, Schema: task.Schema, Now: func() time.Time { return now }})
+	c, err := New(api, Config{StateMachineArn: smArn, Schema: timertest.Schema, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,9 +146,9 @@ func TestReaderRoundTripOnMoto(t *testing.T) {
 func TestReaderContractOnMoto(t *testing.T) {
 	testenv.SharedMoto(t)                              // skip (or fail under CI=true) once, before the cases
 	t0 := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC) // before the contract's due times, within a year
-	testenv.ReaderContract(t, testenv.ReaderBackend{NamedByDueTime: true, New: func(t *testing.T) testenv.ContractTimer {
+	timertest.ReaderContract(t, timertest.ReaderBackend{NamedByDueTime: true, New: func(t *testing.T) timertest.ContractTimer {
 		api, smArn := motoStateMachine(t)
-		c, err := New(api, Config{StateMachineArn: smArn, Schema: task.Schema, Now: func() time.Time { return t0 }})
+		c, err := New(api, Config{StateMachineArn: smArn, Schema: timertest.Schema, Now: func() time.Time { return t0 }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,9 +21,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/metrics"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 const (
@@ -171,7 +170,7 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func newClient(t *testing.T) (*Client, *fakeSFN) {
 	t.Helper()
 	f := &fakeSFN{execs: map[string]*exec{}, calls: map[string]int{}}
-	c, err := New(f, Config{StateMachineArn: smArn, Schema: task.Schema, Now: func() time.Time { return now }})
+	c, err := New(f, Config{StateMachineArn: smArn, Schema: timertest.Schema, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +180,7 @@ func newClient(t *testing.T) (*Client, *fakeSFN) {
 const item = "01J0000000000000000000000A"
 
 func sched(id string, due time.Time) contract.Schedule {
-	return task.ScheduleFor(task.Task{UserID: "u1", TaskID: id, Status: task.StatusPending, DueAt: due})
+	return timertest.Schema.ScheduleFor(contract.Item{Key: contract.Key{Partition: "u1", Sort: id}, State: "Pending", Due: due})
 }
 
 func running(f *fakeSFN) []string {
@@ -207,7 +206,7 @@ func TestCreateIsIdempotentAndNamedByItemAndDue(t *testing.T) {
 		t.Fatalf("executions %v running %v; want one execution %s", f.execs, r, want)
 	}
 	in := f.execs[want].input
-	if !strings.Contains(in, `"at":"`+contract.FormatTime(s.At)+`"`) || !strings.Contains(in, `"taskId":"`+item+`"`) {
+	if !strings.Contains(in, `"at":"`+contract.FormatTime(s.At)+`"`) || !strings.Contains(in, `"itemId":"`+item+`"`) {
 		t.Fatalf("input %s lacks the timestamp or the payload", in)
 	}
 }
@@ -347,7 +346,7 @@ func TestWorkerCancelsByTheMessagesOldDueTime(t *testing.T) {
 			}
 			var out bytes.Buffer
 			rec := metrics.New("cancelworker", &out)
-			w, err := cancel.NewWorker(tableschema.Todo(), c, rec, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
+			w, err := cancel.NewWorker(timertest.Schema, c, rec, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -495,7 +494,7 @@ func TestGetReadsTheRunningExecutionOfTheDueTime(t *testing.T) {
 			if tc.status != "" {
 				in := tc.input
 				if in == "" {
-					in = timerspec.ExecutionInput(tableschema.Todo(), s)
+					in = timerspec.ExecutionInput(timertest.Schema, s)
 				}
 				f.execs[timerspec.ExecutionName(s.Name, due)] = &exec{input: in, status: tc.status}
 			}
@@ -546,7 +545,7 @@ func TestListGivesEachRunningExecution(t *testing.T) {
 				}
 			}
 			// Executions that are not the schema's items'.
-			for _, n := range []string{"other-1798761600", strings.Repeat("ab", 32), "task-x-r"} {
+			for _, n := range []string{"other-1798761600", strings.Repeat("ab", 32), "item-x-r"} {
 				f.execs[n] = &exec{status: types.ExecutionStatusRunning}
 			}
 			var got []timer.Schedule
@@ -600,7 +599,7 @@ func TestListPageSizeAndErrors(t *testing.T) {
 // List says what is missing.
 func TestListWithoutListExecutionsIsAnError(t *testing.T) {
 	f := &fakeSFN{execs: map[string]*exec{}, calls: map[string]int{}}
-	c, err := New(struct{ API }{f}, Config{StateMachineArn: smArn, Schema: task.Schema})
+	c, err := New(struct{ API }{f}, Config{StateMachineArn: smArn, Schema: timertest.Schema})
 	if err != nil {
 		t.Fatal(err)
 	}

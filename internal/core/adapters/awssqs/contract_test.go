@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/unschedule/unschedule/internal/core/adapters/awssqs"
+	"github.com/unschedule/unschedule/internal/core/cancel/queuetest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -31,7 +32,7 @@ type motoQueue struct {
 	inFlight map[string]bool // receipt handles received and not deleted
 }
 
-func (q *motoQueue) Receive(t *testing.T, max int) []testenv.QueueDelivery {
+func (q *motoQueue) Receive(t *testing.T, max int) []queuetest.QueueDelivery {
 	t.Helper()
 	out, err := q.api.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 		QueueUrl: aws.String(q.url), MaxNumberOfMessages: int32(max),
@@ -44,7 +45,7 @@ func (q *motoQueue) Receive(t *testing.T, max int) []testenv.QueueDelivery {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var ds []testenv.QueueDelivery
+	var ds []queuetest.QueueDelivery
 	for _, m := range out.Messages {
 		n, err := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
 		if err != nil {
@@ -52,13 +53,13 @@ func (q *motoQueue) Receive(t *testing.T, max int) []testenv.QueueDelivery {
 		}
 		h := aws.ToString(m.ReceiptHandle)
 		q.inFlight[h] = true
-		ds = append(ds, testenv.QueueDelivery{Body: []byte(aws.ToString(m.Body)), ReceiveCount: n, Handle: h,
+		ds = append(ds, queuetest.QueueDelivery{Body: []byte(aws.ToString(m.Body)), ReceiveCount: n, Handle: h,
 			GroupID: m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]})
 	}
 	return ds
 }
 
-func (q *motoQueue) Ack(t *testing.T, d testenv.QueueDelivery) {
+func (q *motoQueue) Ack(t *testing.T, d queuetest.QueueDelivery) {
 	t.Helper()
 	if _, err := q.api.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{
 		QueueUrl: aws.String(q.url), ReceiptHandle: aws.String(d.Handle),
@@ -126,12 +127,12 @@ func createFIFO(t *testing.T, api *sqs.Client, name string, attrs map[string]str
 // moto's SQS, each case on a fresh account.
 func TestQueueContractMoto(t *testing.T) {
 	testenv.SharedMoto(t) // skip (or fail under CI=true) once, before the cases
-	testenv.QueueContract(t, testenv.QueueBackend{Moto: true, New: func(t *testing.T) testenv.ContractQueue {
+	queuetest.QueueContract(t, queuetest.QueueBackend{Moto: true, New: func(t *testing.T) queuetest.ContractQueue {
 		api := testenv.SharedMoto(t).SQSClient()
 		dlq, dlqArn := createFIFO(t, api, "cancellations-dlq.fifo", nil)
 		url, _ := createFIFO(t, api, "cancellations.fifo", map[string]string{
 			string(types.QueueAttributeNameRedrivePolicy): fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`,
-				dlqArn, testenv.ContractMaxReceiveCount),
+				dlqArn, queuetest.ContractMaxReceiveCount),
 		})
 		e, err := awssqs.New(api, url)
 		if err != nil {

@@ -9,15 +9,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 func TestStoreOnDynalite(t *testing.T) {
 	client := testenv.DynamoClient(t, testenv.StartDynalite(t))
-	testenv.CreateTaskTable(t, client, "tasks")
-	s, err := New(client, "tasks", tableschema.Todo())
+	armed := armedindex.Spec{}.WithDefaults(timertest.Schema)
+	testenv.CreateArmedItemTable(t, client, "tasks", timertest.Schema, armed)
+	s, err := New(client, "tasks", timertest.Schema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,17 +46,17 @@ func TestStoreOnDynalite(t *testing.T) {
 			}
 		})
 	}
-	t.Run("the item stays out of the pending index", func(t *testing.T) {
+	t.Run("the item stays out of the armed index", func(t *testing.T) {
 		if err := s.Save(ctx, reconcile.Checkpoint{Phase: reconcile.PhaseTasks, Offset: 1}); err != nil {
 			t.Fatal(err)
 		}
 		out, err := client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("tasks"),
-			IndexName: aws.String(tableschema.PendingIndex)})
+			IndexName: aws.String(armed.Name)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out.Count != 0 {
-			t.Errorf("pending index holds %d items, want 0", out.Count)
+			t.Errorf("armed index holds %d items, want 0", out.Count)
 		}
 	})
 	t.Run("a damaged offset loads as a fresh pass", func(t *testing.T) {
@@ -86,8 +88,8 @@ func TestNewValidates(t *testing.T) {
 		table  string
 		schema contract.Schema
 	}{
-		"no client": {nil, "tasks", tableschema.Todo()},
-		"no table":  {api, "", tableschema.Todo()},
+		"no client": {nil, "tasks", timertest.Schema},
+		"no table":  {api, "", timertest.Schema},
 		"no schema": {api, "tasks", contract.Schema{}},
 	} {
 		if _, err := New(tc.api, tc.table, tc.schema); err == nil {

@@ -11,13 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // The contract's conditional writes, as rendered, against a real
 // DynamoDB-compatible server: the to-do app's schema and a consumer's.
 func TestItemStoreFireStoreContract(t *testing.T) {
-	testenv.FireStoreContract(t, func(t *testing.T, s contract.Schema) testenv.FireBackend {
+	firetest.FireStoreContract(t, func(t *testing.T, s contract.Schema) firetest.FireBackend {
 		c := testenv.DynamoClient(t, endpoint)
 		name := "items-" + strconv.FormatInt(tables.Add(1), 10)
 		testenv.CreateItemTable(t, c, name, s)
@@ -25,7 +26,7 @@ func TestItemStoreFireStoreContract(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return testenv.FireBackend{
+		return firetest.FireBackend{
 			Store: store,
 			Put: func(t *testing.T, attrs map[string]string) {
 				if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(name), Item: ToAttrs(attrs)}); err != nil {
@@ -54,7 +55,7 @@ func TestItemStoreFireStoreContract(t *testing.T) {
 // evaluates the predicates, is never more lenient than DynamoDB.
 func TestPredicatesAgreeWithDynamoDB(t *testing.T) {
 	ctx := context.Background()
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	s.RemindAttr = "remindBy"
 	s = s.WithDefaults()
 	c := testenv.DynamoClient(t, endpoint)

@@ -16,8 +16,9 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/adapters/ttlmarker"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
+	"github.com/unschedule/unschedule/internal/core/fire/firetest"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -26,7 +27,7 @@ import (
 // ErrScheduleExists, moving or cancelling nothing is ErrScheduleNotFound).
 func TestMarkersOnDynalite(t *testing.T) {
 	db := testenv.DynamoClient(t, testenv.StartDynalite(t))
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	testenv.CreateItemTable(t, db, "items", s)
 	c, err := ttlmarker.New(db, ttlmarker.Config{Table: "items", Schema: s})
 	if err != nil {
@@ -63,7 +64,7 @@ func TestMarkersOnDynalite(t *testing.T) {
 // empty before the last.
 func TestReaderOnDynalite(t *testing.T) {
 	db := testenv.DynamoClient(t, testenv.StartDynalite(t))
-	s := testenv.ConsumerSchema()
+	s := firetest.ConsumerSchema()
 	s.RemindAttr = "remindBy"
 	s = s.WithDefaults()
 	for _, tc := range []struct {
@@ -171,15 +172,15 @@ func readerOnDynalite(t *testing.T, db *dynamodb.Client, s contract.Schema, inde
 	}
 }
 
-// The reader contract every timer shares, on a fresh task table per case.
+// The reader contract every timer shares, on a fresh table of the fixture schema per case.
 func TestReaderContractOnDynalite(t *testing.T) {
 	db := testenv.DynamoClient(t, testenv.StartDynalite(t))
 	tables := 0
-	testenv.ReaderContract(t, testenv.ReaderBackend{New: func(t *testing.T) testenv.ContractTimer {
+	timertest.ReaderContract(t, timertest.ReaderBackend{New: func(t *testing.T) timertest.ContractTimer {
 		tables++
-		name := fmt.Sprintf("tasks%d", tables)
-		testenv.CreateTaskTable(t, db, name)
-		c, err := ttlmarker.New(db, ttlmarker.Config{Table: name, Schema: tableschema.Todo()})
+		name := fmt.Sprintf("items%d", tables)
+		testenv.CreateItemTable(t, db, name, timertest.Schema)
+		c, err := ttlmarker.New(db, ttlmarker.Config{Table: name, Schema: timertest.Schema})
 		if err != nil {
 			t.Fatal(err)
 		}

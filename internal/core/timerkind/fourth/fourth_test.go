@@ -21,10 +21,10 @@ import (
 	"github.com/unschedule/unschedule/internal/core/envvars"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/lambdaenv"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 	"github.com/unschedule/unschedule/internal/tooling/sim"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
 // Fourth is the kind's name (UNSCHEDULE_TIMER=Fourth).
@@ -149,11 +149,11 @@ func TestDecoder(t *testing.T) {
 // TestContracts: the stand-in (its adapter too) keeps the timer and
 // reader contracts.
 func TestContracts(t *testing.T) {
-	newTimer := func(*testing.T) testenv.ContractTimer {
-		return timerkind.NewStandin(Fourth, timerkind.MemoryOptions{Schema: contract.Schema{ScheduleNamePrefix: "task-"}})
+	newTimer := func(*testing.T) timertest.ContractTimer {
+		return timerkind.NewStandin(Fourth, timerkind.MemoryOptions{Schema: timertest.Schema})
 	}
-	t.Run("timer", func(t *testing.T) { testenv.TimerContract(t, testenv.TimerBackend{New: newTimer}) })
-	t.Run("reader", func(t *testing.T) { testenv.ReaderContract(t, testenv.ReaderBackend{New: newTimer}) })
+	t.Run("timer", func(t *testing.T) { timertest.TimerContract(t, timertest.TimerBackend{New: newTimer}) })
+	t.Run("reader", func(t *testing.T) { timertest.ReaderContract(t, timertest.ReaderBackend{New: newTimer}) })
 }
 
 // TestAdoptersKit: an item fires its target once, at its due time to

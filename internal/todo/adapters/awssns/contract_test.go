@@ -13,6 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
+	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/memory/snsfake"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -52,18 +53,18 @@ func (f *fakeNotifier) Subscribe(t *testing.T, topicArn, policy string) string {
 	return inbox
 }
 
-func (f *fakeNotifier) Delivered(_ *testing.T, inbox string) []testenv.NotifierDelivery {
-	var out []testenv.NotifierDelivery
+func (f *fakeNotifier) Delivered(_ *testing.T, inbox string) []todotest.NotifierDelivery {
+	var out []todotest.NotifierDelivery
 	for _, d := range f.sns.Deliveries() {
 		if d.Endpoint == inbox {
-			out = append(out, testenv.NotifierDelivery{Subject: d.Subject, Message: d.Message})
+			out = append(out, todotest.NotifierDelivery{Subject: d.Subject, Message: d.Message})
 		}
 	}
 	return out
 }
 
 func TestNotifierContractFake(t *testing.T) {
-	testenv.NotifierContract(t, testenv.NotifierBackend{New: func(t *testing.T, shards int) (testenv.ContractNotifier, []string) {
+	todotest.NotifierContract(t, todotest.NotifierBackend{New: func(t *testing.T, shards int) (todotest.ContractNotifier, []string) {
 		topics := topicArns("arn:aws:sns:us-east-1:123456789012:", shards)
 		f := snsfake.New(topics...)
 		p, err := awssns.NewPublisher(f, topics)
@@ -82,7 +83,7 @@ type motoNotifier struct {
 	sns  *sns.Client
 	sqs  *sqs.Client
 	n    int
-	seen map[string][]testenv.NotifierDelivery // by queue URL
+	seen map[string][]todotest.NotifierDelivery // by queue URL
 }
 
 func (m *motoNotifier) Subscribe(t *testing.T, topicArn, policy string) string {
@@ -112,7 +113,7 @@ func (m *motoNotifier) Subscribe(t *testing.T, topicArn, policy string) string {
 // Delivered reads and deletes what reached the queue since the last call,
 // and returns everything the inbox received. The body is SNS's JSON
 // envelope (raw message delivery is off).
-func (m *motoNotifier) Delivered(t *testing.T, inbox string) []testenv.NotifierDelivery {
+func (m *motoNotifier) Delivered(t *testing.T, inbox string) []todotest.NotifierDelivery {
 	t.Helper()
 	ctx := context.Background()
 	for {
@@ -128,7 +129,7 @@ func (m *motoNotifier) Delivered(t *testing.T, inbox string) []testenv.NotifierD
 			if err := json.Unmarshal([]byte(aws.ToString(msg.Body)), &env); err != nil {
 				t.Fatalf("sns envelope %s: %v", aws.ToString(msg.Body), err)
 			}
-			m.seen[inbox] = append(m.seen[inbox], testenv.NotifierDelivery{Subject: env.Subject, Message: env.Message})
+			m.seen[inbox] = append(m.seen[inbox], todotest.NotifierDelivery{Subject: env.Subject, Message: env.Message})
 			if _, err := m.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(inbox), ReceiptHandle: msg.ReceiptHandle}); err != nil {
 				t.Fatalf("delete: %v", err)
 			}
@@ -138,7 +139,7 @@ func (m *motoNotifier) Delivered(t *testing.T, inbox string) []testenv.NotifierD
 
 func TestNotifierContractMoto(t *testing.T) {
 	testenv.SharedMoto(t) // skip (or fail under CI=true) once, before the cases
-	testenv.NotifierContract(t, testenv.NotifierBackend{New: func(t *testing.T, shards int) (testenv.ContractNotifier, []string) {
+	todotest.NotifierContract(t, todotest.NotifierBackend{New: func(t *testing.T, shards int) (todotest.ContractNotifier, []string) {
 		moto := testenv.SharedMoto(t)
 		api := moto.SNSClient()
 		var topics []string
@@ -153,6 +154,6 @@ func TestNotifierContractMoto(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &motoNotifier{Publisher: p, sns: api, sqs: moto.SQSClient(), seen: map[string][]testenv.NotifierDelivery{}}, topics
+		return &motoNotifier{Publisher: p, sns: api, sqs: moto.SQSClient(), seen: map[string][]todotest.NotifierDelivery{}}, topics
 	}})
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
-	"github.com/unschedule/unschedule/internal/tooling/testenv"
+	"github.com/unschedule/unschedule/internal/todo/todotest"
 )
 
 // The pending index read as an armed index (the core's
@@ -22,7 +22,7 @@ func TestPendingIndexIsAnArmedIndex(t *testing.T) {
 	ctx := context.Background()
 	c, table := newTable(t)
 	s := New(c, table)
-	now := testenv.ContractTask("u", 0).DueAt
+	now := todotest.ContractTask("u", 0).DueAt
 	var confirmed task.Task
 	for i, leave := range []func(x task.Task) error{
 		func(task.Task) error { return nil }, // pending
@@ -45,7 +45,7 @@ func TestPendingIndexIsAnArmedIndex(t *testing.T) {
 			return s.MarkNotified(ctx, x.UserID, x.TaskID, now)
 		},
 	} {
-		x := testenv.ContractTask("u", i+1)
+		x := todotest.ContractTask("u", i+1)
 		if err := s.Create(ctx, x); err != nil {
 			t.Fatal(err)
 		}

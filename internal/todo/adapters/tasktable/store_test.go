@@ -17,6 +17,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -35,7 +36,7 @@ func newTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
 	c := testenv.DynamoClient(t, endpoint)
 	name := "tasks-" + strconv.FormatInt(tables.Add(1), 10)
-	testenv.CreateTaskTable(t, c, name)
+	todotest.CreateTaskTable(t, c, name)
 	return c, name
 }
 
@@ -45,7 +46,7 @@ func newStore(t *testing.T) *Store {
 }
 
 func TestStoreContract(t *testing.T) {
-	testenv.StoreContract(t, func(t *testing.T) testenv.ContractStore { return newStore(t) })
+	todotest.StoreContract(t, func(t *testing.T) todotest.ContractStore { return newStore(t) })
 }
 
 // rawItem reads an item as stored, bypassing the codec.
@@ -66,7 +67,7 @@ func TestPendingShardFollowsAwaitsExpiry(t *testing.T) {
 	ctx := context.Background()
 	c, table := newTable(t)
 	s := New(c, table)
-	now := testenv.ContractTask("u", 0).DueAt
+	now := todotest.ContractTask("u", 0).DueAt
 	for _, tc := range []struct {
 		name  string
 		leave func(x task.Task) error
@@ -101,7 +102,7 @@ func TestPendingShardFollowsAwaitsExpiry(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := testenv.ContractTask("u-"+tc.name, 1)
+			x := todotest.ContractTask("u-"+tc.name, 1)
 			if err := s.Create(ctx, x); err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +125,7 @@ func TestListCapsThePageAtMaxPageSize(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	for n := 0; n < task.MaxPageSize+5; n++ {
-		if err := s.Create(ctx, testenv.ContractTask("u", n)); err != nil {
+		if err := s.Create(ctx, todotest.ContractTask("u", n)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,7 +174,7 @@ func TestListPendingRejectsForeignCursors(t *testing.T) {
 func TestMalformedItemIsAnError(t *testing.T) {
 	ctx := context.Background()
 	c, table := newTable(t)
-	item := dynamo.ToAttrs(tableschema.ToItem(testenv.ContractTask("u", 1)))
+	item := dynamo.ToAttrs(tableschema.ToItem(todotest.ContractTask("u", 1)))
 	item[tableschema.AttrStatus] = &types.AttributeValueMemberS{Value: "Sleeping"}
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 		t.Fatal(err)
@@ -183,7 +184,7 @@ func TestMalformedItemIsAnError(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"get", func() error { _, err := s.Get(ctx, "u", testenv.ContractID(1)); return err }},
+		{"get", func() error { _, err := s.Get(ctx, "u", todotest.ContractID(1)); return err }},
 		{"list", func() error { _, err := s.List(ctx, "u", task.PageRequest{}); return err }},
 		{"list pending", func() error { _, err := s.ListPending(ctx, task.PendingRequest{}); return err }},
 	} {
@@ -222,7 +223,7 @@ func TestOtherErrorsAreWrappedUnchanged(t *testing.T) {
 	ctx := context.Background()
 	cause := &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")}
 	s := New(failingAPI{cause}, "tasks")
-	x := testenv.ContractTask("u", 1)
+	x := todotest.ContractTask("u", 1)
 	for _, tc := range []struct {
 		name string
 		call func() error
@@ -250,8 +251,8 @@ func TestOtherErrorsAreWrappedUnchanged(t *testing.T) {
 // TestSettingsContract runs the settings contract on dynalite: the
 // settings item shares the task table, and is never listed as a task.
 func TestSettingsContract(t *testing.T) {
-	testenv.SettingsContract(t, func(t *testing.T) testenv.SettingsStores {
+	todotest.SettingsContract(t, func(t *testing.T) todotest.SettingsStores {
 		s := newStore(t)
-		return testenv.SettingsStores{Settings: s, Tasks: s}
+		return todotest.SettingsStores{Settings: s, Tasks: s}
 	})
 }

@@ -1,4 +1,10 @@
-package testenv
+// Package campaigntest is the campaigns' conformance suites, beside
+// their ports: the campaign store (CampaignStoreContract), the provision
+// checkpoints (CheckpointContract), the sender limits (LimitsContract)
+// and the suppression list (SuppressionContract), with the campaign
+// fixture (CampaignFixture). It imports only the campaigns and the core;
+// the caller passes the store under test.
+package campaigntest
 
 import (
 	"context"

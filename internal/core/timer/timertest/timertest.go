@@ -1,8 +1,14 @@
-package testenv
+// Package timertest is the conformance suite of the timer port
+// (timer.Timer and timer.Reader), as testing/fstest is of fs.FS: every
+// timer runs TimerContract, and every reader ReaderContract, on the
+// fixture schedules of a core-only Schema. It imports the core alone, so
+// a timer's tests compile no adopter; the caller passes the timer.
+package timertest
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,7 +18,6 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
 // ContractTimer is what TimerContract and ReaderContract test: the timer
@@ -31,9 +36,36 @@ type TimerBackend struct {
 	Moto bool
 }
 
-// ContractSchedule is the schedule of ContractTask(user, n).
-func ContractSchedule(user string, n int) contract.Schedule {
-	return task.ScheduleFor(ContractTask(user, n))
+// Schema is the fixture's schema: an item table keyed by owner and item
+// id, named by sort key, whose state attribute is the reserved word
+// "status", with every optional attribute (claim, delivery, reminders)
+// set. A timer under the contract is configured with it.
+var Schema = contract.Schema{
+	PartitionKey: "owner", SortKey: "itemId", DueAttr: "dueAt", StateAttr: "status",
+	ArmedStates: []string{"Pending"}, FiredState: "Fired",
+	FiredAtAttr: "firedAt", ClaimAtAttr: "claimAt", DeliveredAtAttr: "deliveredAt",
+	ScheduleNamePrefix: "item-", NameBySortKey: true,
+	RemindAttr: "remindAt", RemindClaimAtAttr: "remindClaimAt", RemindedAttr: "remindedFor",
+	ReminderNamePrefix: "remind-", ReservedSortKeyPrefix: "#",
+}.WithDefaults()
+
+// T0 is the fixture's reference instant (UTC, whole seconds): ContractItem
+// n is due n hours after it.
+var T0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// ContractID is an item id that sorts by n and is safe in a schedule name.
+func ContractID(n int) string { return fmt.Sprintf("item%06d", n) }
+
+// ContractItem is an armed item of owner with id ContractID(n), due n
+// hours after T0, with a token of its own.
+func ContractItem(owner string, n int) contract.Item {
+	return contract.Item{Key: contract.Key{Partition: owner, Sort: ContractID(n)}, State: "Pending",
+		Due: T0.Add(time.Duration(n) * time.Hour), Token: "token-" + ContractID(n)}
+}
+
+// ContractSchedule is the schedule of ContractItem(owner, n).
+func ContractSchedule(owner string, n int) contract.Schedule {
+	return Schema.ScheduleFor(ContractItem(owner, n))
 }
 
 // The checks TimerContract and ReaderContract share.
@@ -219,7 +251,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 	})
 
 	for _, limit := range []int{1, 2, 3, 100} {
-		t.Run("list pages through the task schedules only, limit "+strconv.Itoa(limit), func(t *testing.T) {
+		t.Run("list pages through the schema's schedules only, limit "+strconv.Itoa(limit), func(t *testing.T) {
 			s := b.New(t)
 			var want []string
 			for n := 1; n <= 5; n++ {
@@ -228,7 +260,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 				want = append(want, sc.Name)
 			}
 			foreign := ContractSchedule("alice", 9)
-			foreign.Name = "not-a-task-" + ContractID(9)
+			foreign.Name = "not-ours-" + ContractID(9)
 			arm(t, s, foreign)
 			slices.Sort(want)
 			equal(t, "list", names(t, s, limit), want)
@@ -240,8 +272,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 
 // ReaderBackend is one timer under ReaderContract.
 type ReaderBackend struct {
-	// New returns the timer, holding nothing, on the to-do app's schema
-	// (ContractSchedule), its clock before the contract's due times.
+	// New returns the timer, holding nothing, on Schema (ContractSchedule), its clock before the contract's due times.
 	New func(t *testing.T) ContractTimer
 	// NamedByDueTime marks a timer that names a schedule by its due time
 	// (Step Functions): Get without one is timer.ErrNotFound.

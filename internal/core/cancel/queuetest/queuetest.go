@@ -1,4 +1,8 @@
-package testenv
+// Package queuetest is the conformance suite of the cancellation queue
+// port (cancel.Enqueuer, with the consumer's side of the FIFO queue): the
+// in-process queue and the SQS adapter on moto both run QueueContract. It
+// imports the core alone; the caller passes the queue.
+package queuetest
 
 import (
 	"context"
@@ -7,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 // QueueDelivery is one receipt of a message from the FIFO queue.
@@ -54,10 +59,10 @@ type QueueBackend struct {
 	Advance func(q ContractQueue, d time.Duration)
 }
 
-// contractMessage is the i-th change of task n.
+// contractMessage is the i-th change of item n.
 func contractMessage(n, i int) cancel.Message {
-	return cancel.Message{Action: cancel.ActionReschedule, Partition: "alice", Sort: ContractID(n),
-		DueAt: contractT0.Add(time.Duration(i+1) * time.Hour), Token: "token-" + ContractID(n),
+	return cancel.Message{Action: cancel.ActionReschedule, Partition: "alice", Sort: timertest.ContractID(n),
+		DueAt: timertest.T0.Add(time.Duration(i+1) * time.Hour), Token: "token-" + timertest.ContractID(n),
 		EventID: "event-" + strconv.Itoa(n) + "-" + strconv.Itoa(i)}
 }
 

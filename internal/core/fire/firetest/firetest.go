@@ -1,4 +1,9 @@
-package testenv
+// Package firetest is the conformance suite of the fire store port
+// (fire.Store, and fire.ReminderStore with reminders): the DynamoDB item
+// store against dynalite and the in-memory table both run
+// FireStoreContract. It imports the core alone; the caller passes the
+// table.
+package firetest
 
 import (
 	"context"
@@ -8,7 +13,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
-	"github.com/unschedule/unschedule/internal/todo/tableschema"
+	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
 // FireBackend is an item table that FireStoreContract tests: the store
@@ -32,15 +37,15 @@ func ConsumerSchema() contract.Schema {
 // FireStoreContract is the behaviour of the contract's conditional writes
 // (contract.Schema.Claim, TakeOver, MarkDelivered, and with reminders
 // RemindClaim and MarkReminded of a fire.ReminderStore) that every fire.Store
-// shares with DynamoDB, for the to-do app's schema (whose state attribute
-// is the reserved word "status"), the contract's neutral default and a
-// consumer's: the DynamoDB item
-// store against dynalite and the in-memory table both run it. newBackend
+// shares with DynamoDB, for the fixture's schema (timertest.Schema, whose
+// state attribute is the reserved word "status"), the contract's neutral
+// default and a consumer's: the DynamoDB item store against dynalite and
+// the in-memory table both run it. newBackend
 // must return an empty table of the schema.
 func FireStoreContract(t *testing.T, newBackend func(t *testing.T, s contract.Schema) FireBackend) {
 	withReminders := ConsumerSchema()
 	withReminders.RemindAttr = "remindBy"
-	for name, s := range map[string]contract.Schema{"to-do": tableschema.Todo(), "neutral default": contract.Default(), "consumer": ConsumerSchema(),
+	for name, s := range map[string]contract.Schema{"every attribute": timertest.Schema, "neutral default": contract.Default(), "consumer": ConsumerSchema(),
 		"consumer with reminders": withReminders.WithDefaults()} {
 		t.Run(name, func(t *testing.T) { fireStoreContract(t, s, newBackend) })
 	}
@@ -48,7 +53,7 @@ func FireStoreContract(t *testing.T, newBackend func(t *testing.T, s contract.Sc
 
 func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testing.T, s contract.Schema) FireBackend) {
 	ctx := context.Background()
-	due := contractT0
+	due := timertest.T0
 	now := due.Add(30 * time.Second)
 	const lease = time.Minute
 	k := contract.Key{Partition: "p-1", Sort: "s-1"}

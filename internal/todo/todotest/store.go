@@ -1,4 +1,10 @@
-package testenv
+// Package todotest is the to-do app's conformance suites, beside its
+// ports: the task store (StoreContract), the notification settings store
+// (SettingsContract) and the notifier (NotifierContract), with their
+// fixtures (ContractTask) and the task table as the CDK construct declares
+// it (CreateTaskTable). It imports only the to-do app and the core; the
+// caller passes the store or client under test.
+package todotest
 
 import (
 	"context"

@@ -1,8 +1,7 @@
-package awsscheduler_test
+package provision_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,14 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
@@ -41,39 +38,6 @@ func (f failing) GetSchedule(context.Context, *scheduler.GetScheduleInput, ...fu
 }
 func (f failing) ListSchedules(context.Context, *scheduler.ListSchedulesInput, ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error) {
 	return nil, f.err
-}
-
-// TestClientMapsThrottlesOntoTheCore: every call of the task adapter
-// that the scheduler throttles carries timer.ErrThrottled (what the
-// core's paced caller retries); other errors do not.
-func TestClientMapsThrottlesOntoTheCore(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		sdk      error
-		throttle bool
-	}{
-		{"typed throttle", &types.ThrottlingException{Message: aws.String("slow down")}, true},
-		{"throttle by code", &smithy.GenericAPIError{Code: "TooManyRequestsException"}, true},
-		{"validation", &types.ValidationException{Message: aws.String("bad")}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := awsscheduler.New(failing{tc.sdk}, awsscheduler.Config{GroupName: "g", TargetArn: "arn:aws:lambda:us-east-1:123456789012:function:f",
-				RoleArn: "arn:aws:iam::123456789012:role/r", DeadLetterArn: "arn:aws:sqs:us-east-1:123456789012:q", Schema: campaign.TaskSchema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			s := timer.Schedule{Name: "n", At: time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)}
-			_, getErr := c.Get(ctx, "n", time.Time{})
-			_, listErr := c.List(ctx, timer.PageRequest{})
-			for op, err := range map[string]error{"Arm": c.Arm(ctx, s), "Move": c.Move(ctx, s, time.Time{}),
-				"Disarm": c.Disarm(ctx, "n", time.Time{}), "Get": getErr, "List": listErr} {
-				if err == nil || errors.Is(err, timer.ErrThrottled) != tc.throttle {
-					t.Errorf("%s = %v; want throttle %v", op, err, tc.throttle)
-				}
-			}
-		})
-	}
 }
 
 // limited is the SDK interface of a scheduler that allows rate calls a
@@ -113,7 +77,7 @@ func (l *limited) CreateSchedule(ctx context.Context, in *scheduler.CreateSchedu
 // provisioner back off), 20 ms a call, time ×20 (CAMPAIGN_BENCH_SPEED).
 // Paced at the limit, and at twice it (the back-off does the work).
 //
-//	go test -run '^$' -bench Provision10000 -benchtime 1x ./internal/core/adapters/awsscheduler/
+//	go test -run '^$' -bench ThroughTheAdapter -benchtime 1x ./internal/campaigns/provision/
 func BenchmarkProvision10000ThroughTheAdapter(b *testing.B) {
 	const n, limit = 10_000, 50.0
 	speed := 20.0 // CAMPAIGN_BENCH_SPEED, as the core's benchmark: lower is slower and less sensitive to a loaded machine
