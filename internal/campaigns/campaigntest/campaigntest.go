@@ -19,6 +19,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
+	"github.com/unschedule/unschedule/internal/core/suitecheck"
 )
 
 // CampaignContractStore is what CampaignStoreContract tests: the campaign
@@ -68,7 +69,7 @@ func CampaignFixture(t testing.TB, id string, n int, created time.Time) (campaig
 	rules := plan.Rules{SendsPerDay: 20, Windows: []plan.Window{{Start: 9 * 60, End: 17 * 60}}, TimeZone: "Europe/Berlin",
 		Start: plan.Date{Year: 2026, Month: time.June, Day: 1}}
 	c, tasks, err := campaign.Build(id, "owner-1", campaign.Request{Subject: "Hello", Body: "Hi there", Rules: rules, Recipients: rs}, created, nil)
-	must(t, err)
+	suitecheck.Must(t, err)
 	return c, tasks
 }
 
@@ -85,7 +86,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		t.Helper()
 		b := campaignBackend(t, newStore)
 		c, tasks := CampaignFixture(t, "c1", 30, t0)
-		must(t, b.Put(c, tasks))
+		suitecheck.Must(t, b.Put(c, tasks))
 		return b, c, tasks
 	}
 	// refused runs call, which must fail (with want unless nil) and
@@ -111,9 +112,9 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 	// finish claims the task at its send time and records it sent.
 	finish := func(t *testing.T, st CampaignContractStore, task campaign.SendTask) campaign.SendTask {
 		t.Helper()
-		cl := need(st.Claim(ctx, task.Key(), task.SendAt, t0, time.Minute))(t)
+		cl := suitecheck.Need(st.Claim(ctx, task.Key(), task.SendAt, t0, time.Minute))(t)
 		fin, _ := campaign.Finish(cl, t0, "m-1", t0)
-		must(t, st.Replace(ctx, cl, fin))
+		suitecheck.Must(t, st.Replace(ctx, cl, fin))
 		return fin
 	}
 	// walk reads the open index from cursor ("" for its start) to its
@@ -123,7 +124,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		var all []campaign.SendTask
 		for cur, first := cursor, cursor == ""; first || cur != ""; first = false {
 			page, next, err := st.Open(ctx, cur, limit)
-			must(t, err)
+			suitecheck.Must(t, err)
 			if len(page) > limit || (len(page) == 0 && next != "") || (next != "" && next == cur) || len(all) > 1000 {
 				t.Fatalf("a page of %d (limit %d) after %d tasks, cursor %q after %q", len(page), limit, len(all), next, cur)
 			}
@@ -150,7 +151,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			if err != nil || got.Total != 30 || got.Status != campaign.Draft || got.OwnerID != "owner-1" || got.Rules.TimeZone != "Europe/Berlin" {
 				t.Fatalf("Campaign = %+v, %v", got, err)
 			}
-			wantErr(t, "Campaign of a missing one", errOf(b.Store.Campaign(ctx, "nope")), campaign.ErrNotFound)
+			suitecheck.WantErr(t, "Campaign of a missing one", suitecheck.ErrOf(b.Store.Campaign(ctx, "nope")), campaign.ErrNotFound)
 		}},
 		{"create is once per id; complete is whether the last task is there", true, func(t *testing.T, b CampaignBackend, c campaign.Campaign, tasks []campaign.SendTask) {
 			api := b.Store.(CampaignAPIStore)
@@ -163,8 +164,8 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			}
 		}},
 		{"get round-trips every field", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
-			equal(t, "Get", need(b.Store.Get(ctx, tasks[3].Key()))(t), tasks[3])
-			wantErr(t, "Get of a missing task", errOf(b.Store.Get(ctx, campaign.Key{CampaignID: "c1", TaskID: "nope"})), campaign.ErrNotFound)
+			suitecheck.Equal(t, "Get", suitecheck.Need(b.Store.Get(ctx, tasks[3].Key()))(t), tasks[3])
+			suitecheck.WantErr(t, "Get of a missing task", suitecheck.ErrOf(b.Store.Get(ctx, campaign.Key{CampaignID: "c1", TaskID: "nope"})), campaign.ErrNotFound)
 		}},
 		{"list pages in index order", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, _ []campaign.SendTask) {
 			page, err := b.Store.List(ctx, "c1", 10, 7)
@@ -187,7 +188,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			if err != nil || cl.State != campaign.Running || cl.Attempt != 1 || !cl.LeaseUntil.Equal(t0.Add(time.Minute)) {
 				t.Fatalf("Claim = %+v, %v", cl, err)
 			}
-			equal(t, "stored", need(st.Get(ctx, k))(t), cl)
+			suitecheck.Equal(t, "stored", suitecheck.Need(st.Get(ctx, k))(t), cl)
 			refused(t, b, "second Claim", cf, func() error { _, err := st.Claim(ctx, k, due, t0, time.Minute); return err })
 			refused(t, b, "TakeOver within the lease", cf, func() error {
 				_, err := st.TakeOver(ctx, k, due, t0.Add(30*time.Second), time.Minute)
@@ -200,14 +201,14 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		}},
 		{"replace is from the stored state and attempt only", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
 			st := b.Store
-			cl := need(st.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, t0, time.Minute))(t)
+			cl := suitecheck.Need(st.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, t0, time.Minute))(t)
 			fin, _ := campaign.Finish(cl, t0, "m-1", t0)
 			refused(t, b, "Replace from a stale task", cf, func() error { return st.Replace(ctx, tasks[0], fin) })
 			missing := tasks[1]
 			missing.ID = "c1-99999"
 			refused(t, b, "Replace of a missing task", cf, func() error { return st.Replace(ctx, missing, missing) })
 			refused(t, b, "Replace with another key", nil, func() error { return st.Replace(ctx, cl, tasks[1]) })
-			must(t, st.Replace(ctx, cl, fin))
+			suitecheck.Must(t, st.Replace(ctx, cl, fin))
 			if g, _ := st.Get(ctx, cl.Key()); g.State != campaign.Finished || g.MessageID != "m-1" {
 				t.Fatalf("stored %+v", g)
 			}
@@ -216,7 +217,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 		{"take over is of a Running, unsent task a lease after its claim, once", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
 			st, k, due := b.Store, tasks[0].Key(), tasks[0].SendAt
 			claimAt := due.Add(10 * time.Second)
-			first := need(st.Claim(ctx, k, due, claimAt, time.Minute))(t)
+			first := suitecheck.Need(st.Claim(ctx, k, due, claimAt, time.Minute))(t)
 			for _, c := range []struct {
 				name string
 				at   time.Time
@@ -241,14 +242,14 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			late, _ := campaign.Finish(first, due, "m-0", due)
 			refused(t, b, "Replace from the attempt taken over", cf, func() error { return st.Replace(ctx, first, late) })
 			fin, _ := campaign.Finish(cur, due, "m-1", due)
-			must(t, st.Replace(ctx, cur, fin))
+			suitecheck.Must(t, st.Replace(ctx, cur, fin))
 			refused(t, b, "TakeOver of a sent task", cf, func() error { _, err := st.TakeOver(ctx, k, due, due.Add(time.Hour), time.Minute); return err })
 		}},
 		{"the open index holds exactly the open tasks, in order, each once", false, func(t *testing.T, b CampaignBackend, _ campaign.Campaign, tasks []campaign.SendTask) {
 			c2, more := CampaignFixture(t, "c2", 4, t0)
-			must(t, b.Put(c2, more))
+			suitecheck.Must(t, b.Put(c2, more))
 			finish(t, b.Store, tasks[0])
-			running := need(b.Store.Claim(ctx, tasks[5].Key(), tasks[5].SendAt, t0, time.Minute))(t)
+			running := suitecheck.Need(b.Store.Claim(ctx, tasks[5].Key(), tasks[5].SendAt, t0, time.Minute))(t)
 			want := append(slices.Concat(tasks[1:5], []campaign.SendTask{running}, tasks[6:]), more...)
 			for _, limit := range []int{1, 7, 34, 100} {
 				if got := walk(t, b.Store, "", limit); !slices.Equal(got, want) {
@@ -294,7 +295,7 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			refused(t, b, "SetStatus of a missing campaign", cf, func() error {
 				return st.SetStatus(ctx, "missing", []campaign.Status{campaign.Draft}, campaign.Active, "", t0)
 			})
-			must(t, st.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.CampaignCancelled, "stop", t0.Add(time.Hour)))
+			suitecheck.Must(t, st.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.CampaignCancelled, "stop", t0.Add(time.Hour)))
 			if g, _ := st.Campaign(ctx, "c1"); g.Status != campaign.CampaignCancelled || g.CancelReason != "stop" || !g.UpdatedAt.Equal(t0.Add(time.Hour)) {
 				t.Fatalf("campaign %+v", g)
 			}
@@ -303,13 +304,13 @@ func CampaignStoreContract(t *testing.T, newStore func(t *testing.T) CampaignBac
 			api := b.Store.(CampaignAPIStore)
 			for i, id := range []string{"c2", "c3"} {
 				c, tasks := CampaignFixture(t, id, 1, t0.Add(time.Duration(i+1)*time.Minute))
-				must(t, api.Create(ctx, c, tasks))
+				suitecheck.Must(t, api.Create(ctx, c, tasks))
 			}
-			must(t, api.Create(ctx, campaign.Campaign{ID: "x", OwnerID: "owner-2", CreatedAt: t0.Add(time.Hour)}, nil))
+			suitecheck.Must(t, api.Create(ctx, campaign.Campaign{ID: "x", OwnerID: "owner-2", CreatedAt: t0.Add(time.Hour)}, nil))
 			var got []string
 			for cursor, first := "", true; first || cursor != ""; first = false {
 				page, next, err := api.Owned(ctx, "owner-1", cursor, 2)
-				must(t, err)
+				suitecheck.Must(t, err)
 				for _, c := range page {
 					if c.Body != "" || c.Subject != "Hello" || c.OwnerID != "owner-1" {
 						t.Errorf("summary %+v: want subject, no body", c)
@@ -365,8 +366,8 @@ func lastTaskCompletes(t *testing.T, b CampaignBackend, from campaign.Status) {
 	ctx := context.Background()
 	st := b.Store
 	c, tasks := CampaignFixture(t, "done", 12, CampaignT0)
-	must(t, b.Put(c, tasks))
-	must(t, st.SetStatus(ctx, c.ID, []campaign.Status{campaign.Draft}, from, "", CampaignT0))
+	suitecheck.Must(t, b.Put(c, tasks))
+	suitecheck.Must(t, st.SetStatus(ctx, c.ID, []campaign.Status{campaign.Draft}, from, "", CampaignT0))
 	var wg sync.WaitGroup
 	for j, task := range tasks {
 		wg.Go(func() {
@@ -408,7 +409,7 @@ func lastTaskCompletes(t *testing.T, b CampaignBackend, from campaign.Status) {
 	if got, err := st.Campaign(ctx, c.ID); err != nil || got.Status != want {
 		t.Fatalf("%s after every task ended: %s %v, want %s", from, got.Status, err, want)
 	}
-	wantErr(t, string(from)+" → Active after every task ended",
+	suitecheck.WantErr(t, string(from)+" → Active after every task ended",
 		st.SetStatus(ctx, c.ID, []campaign.Status{campaign.Draft, campaign.Provisioning}, campaign.Active, "", CampaignT0), campaign.ErrConditionFailed)
 }
 
@@ -416,13 +417,13 @@ func lastTaskCompletes(t *testing.T, b CampaignBackend, from campaign.Status) {
 // the zero checkpoint before the first Save, then the last one saved.
 func CheckpointContract(t *testing.T, cps provision.Checkpoints) {
 	ctx := context.Background()
-	equal(t, "Load before Save", need(cps.Load(ctx, "c1"))(t), provision.Checkpoint{CampaignID: "c1"})
+	suitecheck.Equal(t, "Load before Save", suitecheck.Need(cps.Load(ctx, "c1"))(t), provision.Checkpoint{CampaignID: "c1"})
 	for _, want := range []provision.Checkpoint{
 		{CampaignID: "c1", Next: 10, Created: 10, Runs: 1, UpdatedAt: CampaignT0},
 		{CampaignID: "c1", Next: 17, Created: 16, Errors: 1, Runs: 2, Done: true, UpdatedAt: CampaignT0.Add(time.Minute)},
 	} {
-		must(t, cps.Save(ctx, want))
-		equal(t, "Load", need(cps.Load(ctx, "c1"))(t), want)
+		suitecheck.Must(t, cps.Save(ctx, want))
+		suitecheck.Equal(t, "Load", suitecheck.Need(cps.Load(ctx, "c1"))(t), want)
 	}
-	equal(t, "Load of another campaign", need(cps.Load(ctx, "c2"))(t), provision.Checkpoint{CampaignID: "c2"})
+	suitecheck.Equal(t, "Load of another campaign", suitecheck.Need(cps.Load(ctx, "c2"))(t), provision.Checkpoint{CampaignID: "c2"})
 }

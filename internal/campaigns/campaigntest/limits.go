@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/core/suitecheck"
 )
 
 // LimitsBackend is one empty store of sender counters under
@@ -103,8 +104,8 @@ func LimitsContract(t *testing.T, newReference func() LimitsReference, newCounte
 	t.Run("the limiter's refusal names the limit and the use", func(t *testing.T) {
 		b := newCounters(t)
 		now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-		lim := need(limits.New(limits.Limits{CampaignsPerDay: 5, SendsPerDay: 100, RecipientsPerCampaign: 100}, b.Counters, fixedClock(now)))(t)
-		must(t, lim.Admit(ctx, "sub-a", 70))
+		lim := suitecheck.Need(limits.New(limits.Limits{CampaignsPerDay: 5, SendsPerDay: 100, RecipientsPerCampaign: 100}, b.Counters, fixedClock(now)))(t)
+		suitecheck.Must(t, lim.Admit(ctx, "sub-a", 70))
 		err := lim.Admit(ctx, "sub-a", 31)
 		want := &limits.Exceeded{Limit: limits.SendsPerDay, Max: 100, Used: 70, Requested: 31, RetryAfter: 12 * time.Hour}
 		if e, ok := err.(*limits.Exceeded); !ok || *e != *want {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/suitecheck"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -70,7 +71,7 @@ func NotifierContract(t *testing.T, b NotifierBackend) {
 	}
 	wantInbox := func(t *testing.T, c ContractNotifier, name, inbox string, want []NotifierDelivery) {
 		t.Helper()
-		equal(t, name+" received", c.Delivered(t, inbox), want)
+		suitecheck.Equal(t, name+" received", c.Delivered(t, inbox), want)
 	}
 	routing := func(t *testing.T) {
 		t.Helper()

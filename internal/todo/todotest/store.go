@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/core/suitecheck"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -85,7 +86,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 	// made none.
 	wantNone := func(t *testing.T, s ContractStore, user, id, what string) {
 		t.Helper()
-		wantErr(t, what+" of a missing task made one", errOf(s.Get(ctx, user, id)), task.ErrNotFound)
+		suitecheck.WantErr(t, what+" of a missing task made one", suitecheck.ErrOf(s.Get(ctx, user, id)), task.ErrNotFound)
 	}
 	// pending pages through ListPending from req, each task once, and
 	// hands each page to check (nil: none) with its cursor and the count
@@ -94,7 +95,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		t.Helper()
 		got := map[string]task.Task{}
 		for pages := 0; pages <= 100; pages++ {
-			p := need(s.ListPending(ctx, req))(t)
+			p := suitecheck.Need(s.ListPending(ctx, req))(t)
 			if len(p.Tasks) > req.Limit {
 				t.Fatalf("page of %d tasks, limit %d", len(p.Tasks), req.Limit)
 			}
@@ -123,7 +124,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		in.Reminder, in.RemindAt = task.Reminder1h, in.DueAt.Add(-time.Hour)
 		in.RemindedFor, in.RemindClaimAt = in.RemindAt.Add(-time.Hour), now
 		mustCreate(t, s, in)
-		equal(t, "get", mustGet(t, s, "alice", in.TaskID), in)
+		suitecheck.Equal(t, "get", mustGet(t, s, "alice", in.TaskID), in)
 	})
 
 	t.Run("create twice fails and keeps the first", func(t *testing.T) {
@@ -132,8 +133,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		mustCreate(t, s, first)
 		second := first
 		second.Title = "overwritten"
-		wantErr(t, "Create", s.Create(ctx, second), task.ErrAlreadyExists)
-		equal(t, "get", mustGet(t, s, "alice", first.TaskID), first)
+		suitecheck.WantErr(t, "Create", s.Create(ctx, second), task.ErrAlreadyExists)
+		suitecheck.Equal(t, "get", mustGet(t, s, "alice", first.TaskID), first)
 	})
 
 	t.Run("same task id under two users are two tasks", func(t *testing.T) {
@@ -141,8 +142,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		a, b := ContractTask("alice", 1), ContractTask("bob", 1)
 		b.Title = "bob's"
 		mustCreate(t, s, a, b)
-		equal(t, "alice's", mustGet(t, s, "alice", a.TaskID), a)
-		equal(t, "bob's", mustGet(t, s, "bob", b.TaskID), b)
+		suitecheck.Equal(t, "alice's", mustGet(t, s, "alice", a.TaskID), a)
+		suitecheck.Equal(t, "bob's", mustGet(t, s, "bob", b.TaskID), b)
 	})
 
 	t.Run("get missing or another user's task is not found", func(t *testing.T) {
@@ -153,7 +154,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"another user's", "bob", ContractID(1)},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				wantErr(t, "Get", errOf(s.Get(ctx, tc.user, tc.id)), task.ErrNotFound)
+				suitecheck.WantErr(t, "Get", suitecheck.ErrOf(s.Get(ctx, tc.user, tc.id)), task.ErrNotFound)
 			})
 		}
 	})
@@ -171,7 +172,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		var first task.Page
 		cursor := ""
 		for i := 0; i < 10; i++ {
-			p := need(s.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 3}))(t)
+			p := suitecheck.Need(s.List(ctx, "alice", task.PageRequest{Cursor: cursor, Limit: 3}))(t)
 			if i == 0 {
 				first = p
 			}
@@ -185,17 +186,17 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				break
 			}
 		}
-		equal(t, "pages", pages, [][]string{
+		suitecheck.Equal(t, "pages", pages, [][]string{
 			{ContractID(0), ContractID(2), ContractID(4)},
 			{ContractID(6), ContractID(8), ContractID(10)},
 			{ContractID(12)},
 		})
-		equal(t, "first task", first.Tasks[0], ContractTask("alice", 0))
+		suitecheck.Equal(t, "first task", first.Tasks[0], ContractTask("alice", 0))
 
 		// Bob with alice's cursor still sees only his own tasks after it.
-		p := need(s.List(ctx, "bob", task.PageRequest{Cursor: first.Cursor, Limit: 10}))(t)
-		equal(t, "bob with alice's cursor", ids(p.Tasks), []string{ContractID(5), ContractID(13)})
-		equal(t, "bob's cursor", p.Cursor, "")
+		p := suitecheck.Need(s.List(ctx, "bob", task.PageRequest{Cursor: first.Cursor, Limit: 10}))(t)
+		suitecheck.Equal(t, "bob with alice's cursor", ids(p.Tasks), []string{ContractID(5), ContractID(13)})
+		suitecheck.Equal(t, "bob's cursor", p.Cursor, "")
 	})
 
 	t.Run("list ending on a full page has no cursor", func(t *testing.T) {
@@ -203,21 +204,21 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		for n := 0; n < 6; n++ {
 			mustCreate(t, s, ContractTask("alice", n))
 		}
-		p1 := need(s.List(ctx, "alice", task.PageRequest{Limit: 3}))(t)
-		p2 := need(s.List(ctx, "alice", task.PageRequest{Cursor: p1.Cursor, Limit: 3}))(t)
-		equal(t, "second page", ids(p2.Tasks), []string{ContractID(3), ContractID(4), ContractID(5)})
-		equal(t, "second cursor", p2.Cursor, "")
+		p1 := suitecheck.Need(s.List(ctx, "alice", task.PageRequest{Limit: 3}))(t)
+		p2 := suitecheck.Need(s.List(ctx, "alice", task.PageRequest{Cursor: p1.Cursor, Limit: 3}))(t)
+		suitecheck.Equal(t, "second page", ids(p2.Tasks), []string{ContractID(3), ContractID(4), ContractID(5)})
+		suitecheck.Equal(t, "second cursor", p2.Cursor, "")
 	})
 
 	t.Run("list with default limit and of an empty user", func(t *testing.T) {
 		s := newStore(t)
 		mustCreate(t, s, ContractTask("alice", 1), ContractTask("alice", 2))
-		p := need(s.List(ctx, "alice", task.PageRequest{}))(t)
-		equal(t, "alice", ids(p.Tasks), []string{ContractID(1), ContractID(2)})
-		equal(t, "alice's cursor", p.Cursor, "")
-		p = need(s.List(ctx, "carol", task.PageRequest{Limit: 5}))(t)
-		equal(t, "carol", len(p.Tasks), 0)
-		equal(t, "carol's cursor", p.Cursor, "")
+		p := suitecheck.Need(s.List(ctx, "alice", task.PageRequest{}))(t)
+		suitecheck.Equal(t, "alice", ids(p.Tasks), []string{ContractID(1), ContractID(2)})
+		suitecheck.Equal(t, "alice's cursor", p.Cursor, "")
+		p = suitecheck.Need(s.List(ctx, "carol", task.PageRequest{Limit: 5}))(t)
+		suitecheck.Equal(t, "carol", len(p.Tasks), 0)
+		suitecheck.Equal(t, "carol's cursor", p.Cursor, "")
 	})
 
 	t.Run("list rejects a cursor it did not hand out", func(t *testing.T) {
@@ -229,7 +230,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"padded base64", base64.URLEncoding.EncodeToString([]byte(ContractID(1)))},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				wantErr(t, "List", errOf(s.List(ctx, "alice", task.PageRequest{Cursor: tc.cursor})), task.ErrBadCursor)
+				suitecheck.WantErr(t, "List", suitecheck.ErrOf(s.List(ctx, "alice", task.PageRequest{Cursor: tc.cursor})), task.ErrBadCursor)
 			})
 		}
 	})
@@ -254,10 +255,10 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				old.Description = "old words"
 				old.ScheduledFor = old.DueAt // a deadline change clears it
 				mustCreate(t, s, old)
-				got := need(s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now))(t)
+				got := suitecheck.Need(s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now))(t)
 				want := task.ApplyPatch(old, tc.p, now)
-				equal(t, "returned", got, want)
-				equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
+				suitecheck.Equal(t, "returned", got, want)
+				suitecheck.Equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
 			})
 		}
 	})
@@ -295,16 +296,16 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				tc.p.Basis = &basis
 				got, err := s.UpdatePending(ctx, "alice", old.TaskID, tc.p, now)
 				if !tc.ok {
-					wantErr(t, "UpdatePending", err, task.ErrConditionFailed)
-					equal(t, "stored", mustGet(t, s, "alice", old.TaskID), old)
+					suitecheck.WantErr(t, "UpdatePending", err, task.ErrConditionFailed)
+					suitecheck.Equal(t, "stored", mustGet(t, s, "alice", old.TaskID), old)
 					return
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
 				want := task.ApplyPatch(old, tc.p, now)
-				equal(t, "returned", got, want)
-				equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
+				suitecheck.Equal(t, "returned", got, want)
+				suitecheck.Equal(t, "stored", mustGet(t, s, "alice", old.TaskID), want)
 			})
 		}
 		// An item from before reminders ("" reminder) is a basis too.
@@ -324,7 +325,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			x.Reminder, x.RemindAt = task.Reminder1h, x.DueAt.Add(-time.Hour)
 		}
 		mustCreate(t, s, in, done)
-		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
+		suitecheck.Need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		for _, c := range []struct {
 			name     string
 			user, id string
@@ -336,24 +337,24 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"another deadline", "alice", in.TaskID, in.DueAt.Add(time.Second), in.RemindAt},
 			{"another reminder time", "alice", in.TaskID, in.DueAt, in.RemindAt.Add(time.Second)},
 		} {
-			wantErr(t, c.name, errOf(s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)), task.ErrConditionFailed)
+			suitecheck.WantErr(t, c.name, suitecheck.ErrOf(s.ClaimReminder(ctx, c.user, c.id, c.due, c.at, now, lease)), task.ErrConditionFailed)
 		}
-		got := need(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now, lease))(t)
+		got := suitecheck.Need(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now, lease))(t)
 		want := in
 		want.RemindClaimAt = now
-		equal(t, "claimed", got, want)
-		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
-		wantErr(t, "ClaimReminder", errOf(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease-time.Second), lease)), task.ErrConditionFailed)
+		suitecheck.Equal(t, "claimed", got, want)
+		suitecheck.Equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+		suitecheck.WantErr(t, "ClaimReminder", suitecheck.ErrOf(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease-time.Second), lease)), task.ErrConditionFailed)
 		if _, err := s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(lease), lease); err != nil {
 			t.Fatalf("after the lease: %v", err)
 		}
-		must(t, s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt))
-		wantErr(t, "MarkReminded", s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt), task.ErrConditionFailed)
-		wantErr(t, "ClaimReminder", errOf(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(time.Hour), lease)), task.ErrConditionFailed)
+		suitecheck.Must(t, s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt))
+		suitecheck.WantErr(t, "MarkReminded", s.MarkReminded(ctx, "alice", in.TaskID, in.RemindAt), task.ErrConditionFailed)
+		suitecheck.WantErr(t, "ClaimReminder", suitecheck.ErrOf(s.ClaimReminder(ctx, "alice", in.TaskID, in.DueAt, in.RemindAt, now.Add(time.Hour), lease)), task.ErrConditionFailed)
 		if st := mustGet(t, s, "alice", in.TaskID); st.Status != task.StatusPending || !st.RemindedFor.Equal(in.RemindAt) {
 			t.Fatalf("after the record: %+v", st)
 		}
-		wantErr(t, "MarkReminded", s.MarkReminded(ctx, "alice", ContractID(9), in.RemindAt), task.ErrConditionFailed)
+		suitecheck.WantErr(t, "MarkReminded", s.MarkReminded(ctx, "alice", ContractID(9), in.RemindAt), task.ErrConditionFailed)
 		wantNone(t, s, "alice", ContractID(9), "MarkReminded")
 	})
 
@@ -361,8 +362,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		done, expired, other := ContractTask("alice", 1), ContractTask("alice", 2), ContractTask("alice", 3)
 		mustCreate(t, s, done, expired, other)
-		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
-		need(s.Expire(ctx, "alice", expired.TaskID, expired.DueAt, now))(t)
+		suitecheck.Need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
+		suitecheck.Need(s.Expire(ctx, "alice", expired.TaskID, expired.DueAt, now))(t)
 		for _, tc := range []struct {
 			name, user, id string
 			want           error
@@ -376,8 +377,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				before, _ := s.Get(ctx, "alice", tc.id)
-				err := errOf(s.UpdatePending(ctx, tc.user, tc.id, task.Patch{Title: ptr("x")}, now.Add(time.Minute)))
-				wantErr(t, "UpdatePending", err, tc.want)
+				err := suitecheck.ErrOf(s.UpdatePending(ctx, tc.user, tc.id, task.Patch{Title: ptr("x")}, now.Add(time.Minute)))
+				suitecheck.WantErr(t, "UpdatePending", err, tc.want)
 				if tc.wantState != "" {
 					var np *task.NotPendingError
 					if !errors.As(err, &np) || np.Status != tc.wantState {
@@ -385,7 +386,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 					}
 				}
 				after, _ := s.Get(ctx, "alice", tc.id)
-				equal(t, "alice's item", after, before)
+				suitecheck.Equal(t, "alice's item", after, before)
 			})
 		}
 		wantNone(t, s, "bob", other.TaskID, "UpdatePending")
@@ -395,8 +396,8 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		count := func(t *testing.T, user string, limit, want int) {
 			t.Helper()
-			n := need(s.CountUserPending(ctx, user, limit))(t)
-			equal(t, "count of "+user+" up to "+strconv.Itoa(limit), n, want)
+			n := suitecheck.Need(s.CountUserPending(ctx, user, limit))(t)
+			suitecheck.Equal(t, "count of "+user+" up to "+strconv.Itoa(limit), n, want)
 		}
 		for n := 1; n <= 8; n++ {
 			mustCreate(t, s, ContractTask("alice", n))
@@ -410,20 +411,20 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 
 		// Each path out of Pending frees a place: completing, editing no,
 		// expiring (the expiry function and the reconciler), deleting.
-		need(s.UpdatePending(ctx, "alice", ContractID(1), task.Patch{Title: ptr("renamed")}, now))(t)
+		suitecheck.Need(s.UpdatePending(ctx, "alice", ContractID(1), task.Patch{Title: ptr("renamed")}, now))(t)
 		count(t, "alice", 0, 8)
-		need(s.UpdatePending(ctx, "alice", ContractID(2), task.Patch{Complete: true}, now))(t)
+		suitecheck.Need(s.UpdatePending(ctx, "alice", ContractID(2), task.Patch{Complete: true}, now))(t)
 		count(t, "alice", 0, 7)
-		need(s.Expire(ctx, "alice", ContractID(3), ContractTask("alice", 3).DueAt, now))(t)
+		suitecheck.Need(s.Expire(ctx, "alice", ContractID(3), ContractTask("alice", 3).DueAt, now))(t)
 		count(t, "alice", 0, 6)
-		must(t, s.MarkNotified(ctx, "alice", ContractID(3), now))
+		suitecheck.Must(t, s.MarkNotified(ctx, "alice", ContractID(3), now))
 		count(t, "alice", 0, 6)
-		need(s.Delete(ctx, "alice", ContractID(4)))(t)
+		suitecheck.Need(s.Delete(ctx, "alice", ContractID(4)))(t)
 		count(t, "alice", 0, 5)
 		// Deleting a task that no longer counted changes nothing.
-		need(s.Delete(ctx, "alice", ContractID(2)))(t)
+		suitecheck.Need(s.Delete(ctx, "alice", ContractID(2)))(t)
 		count(t, "alice", 0, 5)
-		must(t, s.SetScheduleRepair(ctx, "alice", ContractID(5), true))
+		suitecheck.Must(t, s.SetScheduleRepair(ctx, "alice", ContractID(5), true))
 		count(t, "alice", 0, 5)
 		count(t, "bob", 0, 2)
 		// A task stored already ended (a restore) never counts.
@@ -437,35 +438,35 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		in := ContractTask("alice", 1)
 		mustCreate(t, s, in)
-		wantErr(t, "Delete", errOf(s.Delete(ctx, "bob", in.TaskID)), task.ErrNotFound)
-		got := need(s.Delete(ctx, "alice", in.TaskID))(t)
-		equal(t, "deleted", got, in)
-		wantErr(t, "Get", errOf(s.Get(ctx, "alice", in.TaskID)), task.ErrNotFound)
-		wantErr(t, "Delete", errOf(s.Delete(ctx, "alice", in.TaskID)), task.ErrNotFound)
+		suitecheck.WantErr(t, "Delete", suitecheck.ErrOf(s.Delete(ctx, "bob", in.TaskID)), task.ErrNotFound)
+		got := suitecheck.Need(s.Delete(ctx, "alice", in.TaskID))(t)
+		suitecheck.Equal(t, "deleted", got, in)
+		suitecheck.WantErr(t, "Get", suitecheck.ErrOf(s.Get(ctx, "alice", in.TaskID)), task.ErrNotFound)
+		suitecheck.WantErr(t, "Delete", suitecheck.ErrOf(s.Delete(ctx, "alice", in.TaskID)), task.ErrNotFound)
 	})
 
 	t.Run("expire needs pending and the same deadline", func(t *testing.T) {
 		s := newStore(t)
 		in := ContractTask("alice", 1)
 		mustCreate(t, s, in)
-		wantErr(t, "Expire", errOf(s.Expire(ctx, "alice", in.TaskID, in.DueAt.Add(time.Second), now)), task.ErrConditionFailed)
-		equal(t, "after a wrong deadline", mustGet(t, s, "alice", in.TaskID), in)
+		suitecheck.WantErr(t, "Expire", suitecheck.ErrOf(s.Expire(ctx, "alice", in.TaskID, in.DueAt.Add(time.Second), now)), task.ErrConditionFailed)
+		suitecheck.Equal(t, "after a wrong deadline", mustGet(t, s, "alice", in.TaskID), in)
 
-		got := need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t)
+		got := suitecheck.Need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t)
 		want := in
 		want.Status, want.ExpiredAt, want.UpdatedAt, want.NotifyClaimAt = task.StatusExpired, now, now, now
-		equal(t, "returned", got, want)
-		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+		suitecheck.Equal(t, "returned", got, want)
+		suitecheck.Equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
 
-		wantErr(t, "Expire", errOf(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Minute))), task.ErrConditionFailed)
-		equal(t, "after a second expire", mustGet(t, s, "alice", in.TaskID), want)
+		suitecheck.WantErr(t, "Expire", suitecheck.ErrOf(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Minute))), task.ErrConditionFailed)
+		suitecheck.Equal(t, "after a second expire", mustGet(t, s, "alice", in.TaskID), want)
 	})
 
 	t.Run("expire fails on a done, missing or another user's task", func(t *testing.T) {
 		s := newStore(t)
 		done, other := ContractTask("alice", 1), ContractTask("alice", 2)
 		mustCreate(t, s, done, other)
-		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
+		suitecheck.Need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		for _, tc := range []struct {
 			name, user string
 			t          task.Task
@@ -475,7 +476,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			{"another user's", "bob", other},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				wantErr(t, "Expire", errOf(s.Expire(ctx, tc.user, tc.t.TaskID, tc.t.DueAt, now)), task.ErrConditionFailed)
+				suitecheck.WantErr(t, "Expire", suitecheck.ErrOf(s.Expire(ctx, tc.user, tc.t.TaskID, tc.t.DueAt, now)), task.ErrConditionFailed)
 			})
 		}
 		wantNone(t, s, "alice", ContractID(3), "Expire")
@@ -485,16 +486,16 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		in, pending := ContractTask("alice", 1), ContractTask("alice", 3)
 		mustCreate(t, s, in, pending)
-		expired := need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t)
-		must(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Second)))
+		expired := suitecheck.Need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t)
+		suitecheck.Must(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Second)))
 		want := expired
 		want.NotifiedAt = now.Add(time.Second)
-		equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
-		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Minute)), task.ErrConditionFailed)
-		equal(t, "after a second mark", mustGet(t, s, "alice", in.TaskID), want)
-		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", pending.TaskID, now), task.ErrConditionFailed)
-		equal(t, "a pending task after a mark", mustGet(t, s, "alice", pending.TaskID), pending)
-		wantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", ContractID(2), now), task.ErrConditionFailed)
+		suitecheck.Equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+		suitecheck.WantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", in.TaskID, now.Add(time.Minute)), task.ErrConditionFailed)
+		suitecheck.Equal(t, "after a second mark", mustGet(t, s, "alice", in.TaskID), want)
+		suitecheck.WantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", pending.TaskID, now), task.ErrConditionFailed)
+		suitecheck.Equal(t, "a pending task after a mark", mustGet(t, s, "alice", pending.TaskID), pending)
+		suitecheck.WantErr(t, "MarkNotified", s.MarkNotified(ctx, "alice", ContractID(2), now), task.ErrConditionFailed)
 		wantNone(t, s, "alice", ContractID(2), "MarkNotified")
 	})
 
@@ -503,11 +504,11 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		s := newStore(t)
 		in, pending, done := ContractTask("alice", 1), ContractTask("alice", 2), ContractTask("alice", 3)
 		mustCreate(t, s, in, pending, done)
-		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
+		suitecheck.Need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		// A firing claims at or after the deadline: only such a claim
 		// mark lets a retry take over (contract.Schema.ClaimedFor).
 		now := in.DueAt.Add(30 * time.Second)
-		expired := need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t) // takes the claim at now
+		expired := suitecheck.Need(s.Expire(ctx, "alice", in.TaskID, in.DueAt, now))(t) // takes the claim at now
 		claimed := func(at time.Time) task.Task {
 			x := expired
 			x.NotifyClaimAt = at
@@ -527,21 +528,21 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			before := mustGet(t, s, "alice", in.TaskID)
 			err := s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, step.at, lease)
 			if step.want != nil {
-				wantErr(t, step.name, err, step.want)
-				equal(t, step.name+": unchanged", mustGet(t, s, "alice", in.TaskID), before)
+				suitecheck.WantErr(t, step.name, err, step.want)
+				suitecheck.Equal(t, step.name+": unchanged", mustGet(t, s, "alice", in.TaskID), before)
 				continue
 			}
 			if err != nil {
 				t.Fatalf("%s: %v", step.name, err)
 			}
-			equal(t, step.name+": claimed", mustGet(t, s, "alice", in.TaskID), claimed(step.at))
+			suitecheck.Equal(t, step.name+": claimed", mustGet(t, s, "alice", in.TaskID), claimed(step.at))
 		}
 
 		// A firing for another deadline never takes it over, lease or not.
-		wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt.Add(time.Hour), now.Add(10*lease), lease),
+		suitecheck.WantErr(t, "ClaimNotification", s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt.Add(time.Hour), now.Add(10*lease), lease),
 			task.ErrConditionFailed)
-		must(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(4*lease)))
-		wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+		suitecheck.Must(t, s.MarkNotified(ctx, "alice", in.TaskID, now.Add(4*lease)))
+		suitecheck.WantErr(t, "ClaimNotification", s.ClaimNotification(ctx, "alice", in.TaskID, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 		if got := mustGet(t, s, "alice", in.TaskID); !got.NotifyClaimAt.Equal(now.Add(3 * lease)) {
 			t.Fatalf("a claim after the record moved it to %v", got.NotifyClaimAt)
 		}
@@ -555,11 +556,11 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 				before, _ := s.Get(ctx, tc.user, tc.id)
 				if tc.id == pending.TaskID || tc.id == done.TaskID {
 					// Their own deadline, not in's.
-					wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, tc.user, tc.id, before.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+					suitecheck.WantErr(t, "ClaimNotification", s.ClaimNotification(ctx, tc.user, tc.id, before.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 				}
-				wantErr(t, "ClaimNotification", s.ClaimNotification(ctx, tc.user, tc.id, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
+				suitecheck.WantErr(t, "ClaimNotification", s.ClaimNotification(ctx, tc.user, tc.id, in.DueAt, now.Add(time.Hour), lease), task.ErrConditionFailed)
 				after, _ := s.Get(ctx, tc.user, tc.id)
-				equal(t, "item", after, before)
+				suitecheck.Equal(t, "item", after, before)
 			})
 		}
 		wantNone(t, s, "bob", in.TaskID, "ClaimNotification")
@@ -570,12 +571,12 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		in := ContractTask("alice", 1)
 		mustCreate(t, s, in)
 		for _, repair := range []bool{true, true, false, false} {
-			must(t, s.SetScheduleRepair(ctx, "alice", in.TaskID, repair))
+			suitecheck.Must(t, s.SetScheduleRepair(ctx, "alice", in.TaskID, repair))
 			want := in
 			want.ScheduleRepair = repair
-			equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
+			suitecheck.Equal(t, "stored", mustGet(t, s, "alice", in.TaskID), want)
 		}
-		wantErr(t, "SetScheduleRepair", s.SetScheduleRepair(ctx, "bob", in.TaskID, true), task.ErrNotFound)
+		suitecheck.WantErr(t, "SetScheduleRepair", s.SetScheduleRepair(ctx, "bob", in.TaskID, true), task.ErrNotFound)
 		wantNone(t, s, "bob", in.TaskID, "SetScheduleRepair")
 	})
 
@@ -584,7 +585,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		in, done := ContractTask("alice", 1), ContractTask("alice", 2)
 		in.ScheduleRepair = true
 		mustCreate(t, s, in, done)
-		need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
+		suitecheck.Need(s.UpdatePending(ctx, "alice", done.TaskID, task.Patch{Complete: true}, now))(t)
 		for _, tc := range []struct {
 			name, user, id string
 			due            time.Time
@@ -596,15 +597,15 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				before, _ := s.Get(ctx, tc.user, tc.id)
-				wantErr(t, "MarkScheduled", s.MarkScheduled(ctx, tc.user, tc.id, tc.due), task.ErrConditionFailed)
+				suitecheck.WantErr(t, "MarkScheduled", s.MarkScheduled(ctx, tc.user, tc.id, tc.due), task.ErrConditionFailed)
 				after, _ := s.Get(ctx, tc.user, tc.id)
-				equal(t, "item", after, before)
+				suitecheck.Equal(t, "item", after, before)
 			})
 		}
-		must(t, s.MarkScheduled(ctx, "alice", in.TaskID, in.DueAt))
+		suitecheck.Must(t, s.MarkScheduled(ctx, "alice", in.TaskID, in.DueAt))
 		want := in
 		want.ScheduledFor, want.ScheduleRepair = in.DueAt, false
-		equal(t, "marked (repair mark cleared)", mustGet(t, s, "alice", in.TaskID), want)
+		suitecheck.Equal(t, "marked (repair mark cleared)", mustGet(t, s, "alice", in.TaskID), want)
 		if !want.ScheduleConfirmed() {
 			t.Fatal("a marked task is not ScheduleConfirmed")
 		}
@@ -623,7 +624,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		}
 		got := map[string]bool{}
 		for id := range pending(t, s, task.PendingRequest{Limit: 3, DueBy: by}, func(cursor string, read int, p task.Page) {
-			if n := need(s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by}))(t); n != len(want)-read {
+			if n := suitecheck.Need(s.CountPending(ctx, task.PendingRequest{Cursor: cursor, DueBy: by}))(t); n != len(want)-read {
 				t.Fatalf("CountPending from %q = %d, want %d", cursor, n, len(want)-read)
 			}
 			for i, x := range p.Tasks {
@@ -634,7 +635,7 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 		}) {
 			got[id] = true
 		}
-		equal(t, "tasks due by "+task.FormatTime(by), got, want)
+		suitecheck.Equal(t, "tasks due by "+task.FormatTime(by), got, want)
 	})
 
 	t.Run("list pending returns every task awaiting expiry once", func(t *testing.T) {
@@ -645,23 +646,23 @@ func StoreContract(t *testing.T, newStore func(t *testing.T) ContractStore) {
 			mustCreate(t, s, x)
 			switch {
 			case n%10 == 1:
-				need(s.UpdatePending(ctx, x.UserID, x.TaskID, task.Patch{Complete: true}, now))(t)
+				suitecheck.Need(s.UpdatePending(ctx, x.UserID, x.TaskID, task.Patch{Complete: true}, now))(t)
 			case n%10 == 2: // expired, notification not recorded: listed
-				e := need(s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now))(t)
+				e := suitecheck.Need(s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now))(t)
 				want[x.TaskID] = e
 			case n%10 == 5: // expired and notified: not listed
-				need(s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now))(t)
-				must(t, s.MarkNotified(ctx, x.UserID, x.TaskID, now))
+				suitecheck.Need(s.Expire(ctx, x.UserID, x.TaskID, x.DueAt, now))(t)
+				suitecheck.Must(t, s.MarkNotified(ctx, x.UserID, x.TaskID, now))
 			case n%10 == 3:
-				need(s.Delete(ctx, x.UserID, x.TaskID))(t)
+				suitecheck.Need(s.Delete(ctx, x.UserID, x.TaskID))(t)
 			case n%10 == 4:
-				must(t, s.SetScheduleRepair(ctx, x.UserID, x.TaskID, true))
+				suitecheck.Must(t, s.SetScheduleRepair(ctx, x.UserID, x.TaskID, true))
 				x.ScheduleRepair = true
 				want[x.TaskID] = x
 			default:
 				want[x.TaskID] = x
 			}
 		}
-		equal(t, "tasks awaiting expiry", pending(t, s, task.PendingRequest{Limit: 4}, nil), want)
+		suitecheck.Equal(t, "tasks awaiting expiry", pending(t, s, task.PendingRequest{Limit: 4}, nil), want)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/internal/core/cancel"
+	"github.com/unschedule/unschedule/internal/core/suitecheck"
 	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
@@ -125,7 +126,7 @@ func QueueContract(t *testing.T, b QueueBackend) {
 			sent = append(sent, contractMessage(1, i))
 		}
 		enqueue(t, q, sent...)
-		equal(t, "delivered", drain(t, q), sent)
+		suitecheck.Equal(t, "delivered", drain(t, q), sent)
 	})
 
 	t.Run("order holds within each group when groups interleave", func(t *testing.T) {
@@ -141,7 +142,7 @@ func QueueContract(t *testing.T, b QueueBackend) {
 		if len(got) != len(sent) {
 			t.Fatalf("delivered %d messages, want %d", len(got), len(sent))
 		}
-		equal(t, "delivered by group", byGroup(got), byGroup(sent))
+		suitecheck.Equal(t, "delivered by group", byGroup(got), byGroup(sent))
 	})
 
 	for _, tc := range []struct {
@@ -161,7 +162,7 @@ func QueueContract(t *testing.T, b QueueBackend) {
 			for _, s := range tc.sends {
 				enqueue(t, q, s...)
 			}
-			equal(t, "delivered", drain(t, q), tc.want)
+			suitecheck.Equal(t, "delivered", drain(t, q), tc.want)
 		})
 	}
 
@@ -179,9 +180,9 @@ func QueueContract(t *testing.T, b QueueBackend) {
 		q := b.New(t)
 		m := contractMessage(1, 0)
 		enqueue(t, q, m)
-		equal(t, "first delivery", drain(t, q), []cancel.Message{m})
+		suitecheck.Equal(t, "first delivery", drain(t, q), []cancel.Message{m})
 		enqueue(t, q, m)
-		equal(t, "after the resend", drain(t, q), []cancel.Message(nil))
+		suitecheck.Equal(t, "after the resend", drain(t, q), []cancel.Message(nil))
 	})
 
 	t.Run("deduplication lasts five minutes from the first send", func(t *testing.T) {
@@ -195,13 +196,13 @@ func QueueContract(t *testing.T, b QueueBackend) {
 		q := b.New(t)
 		m := contractMessage(1, 0)
 		enqueue(t, q, m)
-		equal(t, "first send", drain(t, q), []cancel.Message{m})
+		suitecheck.Equal(t, "first send", drain(t, q), []cancel.Message{m})
 		b.Advance(q, 5*time.Minute-time.Second)
 		enqueue(t, q, m)
-		equal(t, "a resend within the interval", drain(t, q), []cancel.Message(nil))
+		suitecheck.Equal(t, "a resend within the interval", drain(t, q), []cancel.Message(nil))
 		b.Advance(q, 2*time.Second)
 		enqueue(t, q, m)
-		equal(t, "a resend after it", drain(t, q), []cancel.Message{m})
+		suitecheck.Equal(t, "a resend after it", drain(t, q), []cancel.Message{m})
 	})
 
 	t.Run("a group with a message in flight yields nothing more until it is deleted", func(t *testing.T) {
@@ -217,9 +218,9 @@ func QueueContract(t *testing.T, b QueueBackend) {
 			others = append(others, parse(t, d).EventID)
 			q.Ack(t, d)
 		}
-		equal(t, "while "+a0.EventID+" is in flight", others, []string{b0.EventID})
+		suitecheck.Equal(t, "while "+a0.EventID+" is in flight", others, []string{b0.EventID})
 		q.Ack(t, first[0])
-		equal(t, "after it is deleted", drain(t, q), []cancel.Message{a1})
+		suitecheck.Equal(t, "after it is deleted", drain(t, q), []cancel.Message{a1})
 	})
 
 	t.Run("an unacknowledged message comes back after the visibility timeout, first in its group", func(t *testing.T) {
@@ -246,7 +247,7 @@ func QueueContract(t *testing.T, b QueueBackend) {
 			rest = append(rest, parse(t, d))
 		}
 		rest = append(rest, drain(t, q)...)
-		equal(t, "the rest of the group", rest, []cancel.Message{a1})
+		suitecheck.Equal(t, "the rest of the group", rest, []cancel.Message{a1})
 	})
 
 	t.Run("a message received maxReceiveCount times without a delete moves to the dead-letter queue", func(t *testing.T) {
@@ -260,11 +261,11 @@ func QueueContract(t *testing.T, b QueueBackend) {
 			}
 			q.LapseVisibility(t)
 		}
-		equal(t, "the rest of the group", drain(t, q), []cancel.Message{next})
+		suitecheck.Equal(t, "the rest of the group", drain(t, q), []cancel.Message{next})
 		var dead []cancel.Message
 		for _, body := range q.DeadLetters(t) {
 			dead = append(dead, parse(t, QueueDelivery{Body: body, GroupID: poison.GroupID()}))
 		}
-		equal(t, "dead letters", dead, []cancel.Message{poison})
+		suitecheck.Equal(t, "dead letters", dead, []cancel.Message{poison})
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/fire"
+	"github.com/unschedule/unschedule/internal/core/suitecheck"
 	"github.com/unschedule/unschedule/internal/core/timer/timertest"
 )
 
@@ -69,13 +70,16 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		}
 		return a
 	}
-	wantFailed := func(t *testing.T, what string, err error) { t.Helper(); wantErr(t, what, err, fire.ErrConditionFailed) }
+	wantFailed := func(t *testing.T, what string, err error) {
+		t.Helper()
+		suitecheck.WantErr(t, what, err, fire.ErrConditionFailed)
+	}
 	// onceAt runs the core at at twice through run: the first fires and
 	// delivers want, the second skips.
 	onceAt := func(t *testing.T, b FireBackend, at time.Time, want contract.Payload,
 		run func(core *fire.Core, d fire.Deliverer) (fire.Outcome, error)) {
 		t.Helper()
-		core := need(fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return at }}))(t)
+		core := suitecheck.Need(fire.New(fire.Config{Schema: s, Store: b.Store, Now: func() time.Time { return at }}))(t)
 		var got []contract.Payload
 		d := fire.DeliverFunc(func(_ context.Context, p contract.Payload) error { got = append(got, p); return nil })
 		for i, want := range []fire.Outcome{fire.Fired, fire.Skipped} {
@@ -98,9 +102,9 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 				t.Fatalf("claim of %s: %v", state, err)
 			}
 			fired := with(armed(state, due), s.StateAttr, s.FiredState, s.FiredAtAttr, ts(now), s.ClaimAtAttr, ts(now))
-			equal(t, "after the claim", b.Attrs(t, k), fired)
+			suitecheck.Equal(t, "after the claim", b.Attrs(t, k), fired)
 			wantFailed(t, "second claim", b.Store.Claim(ctx, p, now.Add(time.Hour)))
-			equal(t, "after a second claim", b.Attrs(t, k), fired)
+			suitecheck.Equal(t, "after a second claim", b.Attrs(t, k), fired)
 		}
 	})
 
@@ -118,7 +122,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 				b := newBackend(t, s)
 				b.Put(t, tc.attrs)
 				wantFailed(t, "claim", b.Store.Claim(ctx, p, now))
-				equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
+				suitecheck.Equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
 			})
 		}
 		b := newBackend(t, s)
@@ -131,7 +135,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 	t.Run("take over: after the lease, for that due time, never after delivery", func(t *testing.T) {
 		b := newBackend(t, s)
 		b.Put(t, armed(s.ArmedStates[0], due))
-		must(t, b.Store.Claim(ctx, p, now))
+		suitecheck.Must(t, b.Store.Claim(ctx, p, now))
 		for _, step := range []struct {
 			name string
 			due  time.Time
@@ -147,26 +151,26 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 			err := b.Store.TakeOver(ctx, contract.Payload{Key: k, Due: step.due}, step.at, lease)
 			if !step.ok {
 				wantFailed(t, step.name, err)
-				equal(t, step.name+": unchanged", b.Attrs(t, k), before)
+				suitecheck.Equal(t, step.name+": unchanged", b.Attrs(t, k), before)
 				continue
 			}
 			if err != nil {
 				t.Fatalf("%s: %v", step.name, err)
 			}
-			equal(t, step.name, b.Attrs(t, k), with(before, s.ClaimAtAttr, ts(step.at)))
+			suitecheck.Equal(t, step.name, b.Attrs(t, k), with(before, s.ClaimAtAttr, ts(step.at)))
 		}
 		it, found, err := b.Store.Get(ctx, k)
 		if err != nil || !found || !s.Undelivered(it, due) {
 			t.Fatalf("Get = %+v, %v, %v; want the item fired and undelivered", it, found, err)
 		}
-		must(t, b.Store.MarkDelivered(ctx, k, now.Add(2*lease)))
+		suitecheck.Must(t, b.Store.MarkDelivered(ctx, k, now.Add(2*lease)))
 		delivered := b.Attrs(t, k)
 		if delivered[s.DeliveredAtAttr] != ts(now.Add(2*lease)) {
 			t.Fatalf("delivery not recorded: %v", delivered)
 		}
 		wantFailed(t, "second record", b.Store.MarkDelivered(ctx, k, now.Add(3*lease)))
 		wantFailed(t, "take over after delivery", b.Store.TakeOver(ctx, p, now.Add(time.Hour), lease))
-		equal(t, "after delivery", b.Attrs(t, k), delivered)
+		suitecheck.Equal(t, "after delivery", b.Attrs(t, k), delivered)
 	})
 
 	t.Run("take over refuses an item in the fired state that the library did not claim", func(t *testing.T) {
@@ -183,7 +187,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 				b := newBackend(t, s)
 				b.Put(t, tc.attrs)
 				wantFailed(t, "take over", b.Store.TakeOver(ctx, p, now.Add(time.Hour), lease))
-				equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
+				suitecheck.Equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
 				it, found, err := b.Store.Get(ctx, k)
 				if err != nil || !found || s.Undelivered(it, due) {
 					t.Fatalf("Get = %+v, %v, %v; want an item that is not fired and undelivered", it, found, err)
@@ -225,7 +229,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 				b := newBackend(t, s)
 				b.Put(t, tc.attrs)
 				wantFailed(t, "remind claim", b.Store.(fire.ReminderStore).RemindClaim(ctx, rp, at, lease))
-				equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
+				suitecheck.Equal(t, "unchanged", b.Attrs(t, k), tc.attrs)
 			})
 		}
 		b := newBackend(t, s)
@@ -236,7 +240,7 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 		}
 		b.Put(t, item)
 		onceAt(t, b, at, rp, func(core *fire.Core, d fire.Deliverer) (fire.Outcome, error) { return core.Remind(ctx, rp, rs, d) })
-		equal(t, "after the reminder", b.Attrs(t, k), with(item, s.RemindClaimAtAttr, ts(at), s.RemindedAttr, ts(rem)))
+		suitecheck.Equal(t, "after the reminder", b.Attrs(t, k), with(item, s.RemindClaimAtAttr, ts(at), s.RemindedAttr, ts(rem)))
 	})
 
 	t.Run("every writer's spelling of the due time is claimed once, and kept", func(t *testing.T) {
@@ -266,18 +270,18 @@ func fireStoreContract(t *testing.T, s contract.Schema, newBackend func(t *testi
 					t.Fatalf("claim: %v", err)
 				}
 				fired := with(item, s.StateAttr, s.FiredState, s.FiredAtAttr, ts(now), s.ClaimAtAttr, ts(now))
-				equal(t, "after the claim", b.Attrs(t, k), fired)
+				suitecheck.Equal(t, "after the claim", b.Attrs(t, k), fired)
 				wantFailed(t, "second claim", b.Store.Claim(ctx, p, now))
 				wantFailed(t, "take over within the lease", b.Store.TakeOver(ctx, p, now, lease))
 				if err := b.Store.TakeOver(ctx, p, now.Add(lease), lease); err != nil {
 					t.Fatalf("take over after the lease: %v", err)
 				}
-				equal(t, "after the take-over", b.Attrs(t, k), with(fired, s.ClaimAtAttr, ts(now.Add(lease))))
+				suitecheck.Equal(t, "after the take-over", b.Attrs(t, k), with(fired, s.ClaimAtAttr, ts(now.Add(lease))))
 
 				moved := with(armed(s.ArmedStates[0], due), s.DueAttr, later[i])
 				b.Put(t, moved)
 				wantFailed(t, "claim of another instant", b.Store.Claim(ctx, p, now))
-				equal(t, "another instant: unchanged", b.Attrs(t, k), moved)
+				suitecheck.Equal(t, "another instant: unchanged", b.Attrs(t, k), moved)
 			})
 		}
 	})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/suitecheck"
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
@@ -112,7 +113,7 @@ func listAll(t *testing.T, s ContractTimer, limit int) []contract.Schedule {
 	var got []contract.Schedule
 	page := timer.PageRequest{Limit: limit}
 	for range 100 {
-		p := need(s.List(context.Background(), page))(t)
+		p := suitecheck.Need(s.List(context.Background(), page))(t)
 		if len(p.Schedules) > limit {
 			t.Fatalf("list: a page of %d with limit %d", len(p.Schedules), limit)
 		}
@@ -174,7 +175,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 		sc := ContractSchedule("alice", 1)
 		arm(t, s, sc, sc)
 		wantGet(t, s, sc.At, sc)
-		equal(t, "list", names(t, s, 10), []string{sc.Name})
+		suitecheck.Equal(t, "list", names(t, s, 10), []string{sc.Name})
 	})
 
 	t.Run("arm without a client token twice is ErrExists", func(t *testing.T) {
@@ -186,7 +187,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 		sc := ContractSchedule("alice", 1)
 		sc.ClientToken = ""
 		arm(t, s, sc)
-		wantErr(t, "second arm", s.Arm(ctx, sc), timer.ErrExists)
+		suitecheck.WantErr(t, "second arm", s.Arm(ctx, sc), timer.ErrExists)
 	})
 
 	t.Run("arm of a taken name with another token is ErrExists and keeps the first", func(t *testing.T) {
@@ -195,7 +196,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 		arm(t, s, first)
 		other := dueAt(first, first.At.Add(time.Hour))
 		other.ClientToken = first.ClientToken + "-other"
-		wantErr(t, "second arm", s.Arm(ctx, other), timer.ErrExists)
+		suitecheck.WantErr(t, "second arm", s.Arm(ctx, other), timer.ErrExists)
 		wantGet(t, s, first.At, first)
 	})
 
@@ -204,7 +205,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 		sc := ContractSchedule("alice", 1)
 		arm(t, s, sc)
 		moved := dueAt(sc, sc.At.Add(36*time.Hour))
-		must(t, s.Move(ctx, moved, sc.At))
+		suitecheck.Must(t, s.Move(ctx, moved, sc.At))
 		wantGet(t, s, moved.At, moved)
 	})
 
@@ -220,12 +221,12 @@ func TimerContract(t *testing.T, b TimerBackend) {
 		{"disarm", func(s ContractTimer, name string) error {
 			return s.Disarm(ctx, name, ContractSchedule("alice", 1).At)
 		}},
-		{"get", func(s ContractTimer, name string) error { return errOf(s.Get(ctx, name, time.Time{})) }},
+		{"get", func(s ContractTimer, name string) error { return suitecheck.ErrOf(s.Get(ctx, name, time.Time{})) }},
 	} {
 		t.Run(tc.name+" of a missing schedule is ErrNotFound", func(t *testing.T) {
 			s := b.New(t)
 			arm(t, s, ContractSchedule("alice", 2))
-			wantErr(t, tc.name, tc.op(s, ContractSchedule("alice", 1).Name), timer.ErrNotFound)
+			suitecheck.WantErr(t, tc.name, tc.op(s, ContractSchedule("alice", 1).Name), timer.ErrNotFound)
 		})
 	}
 
@@ -233,9 +234,9 @@ func TimerContract(t *testing.T, b TimerBackend) {
 		s := b.New(t)
 		gone, kept := ContractSchedule("alice", 1), ContractSchedule("alice", 2)
 		arm(t, s, gone, kept)
-		must(t, s.Disarm(ctx, gone.Name, gone.At))
+		suitecheck.Must(t, s.Disarm(ctx, gone.Name, gone.At))
 		wantNotFound(t, s, gone.Name, gone.At)
-		wantErr(t, "second disarm", s.Disarm(ctx, gone.Name, gone.At), timer.ErrNotFound)
+		suitecheck.WantErr(t, "second disarm", s.Disarm(ctx, gone.Name, gone.At), timer.ErrNotFound)
 		wantGet(t, s, kept.At, kept)
 	})
 
@@ -243,7 +244,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 		s := b.New(t)
 		sc := ContractSchedule("alice", 1)
 		arm(t, s, sc)
-		must(t, s.Disarm(ctx, sc.Name, sc.At))
+		suitecheck.Must(t, s.Disarm(ctx, sc.Name, sc.At))
 		again := dueAt(sc, sc.At.Add(time.Hour))
 		again.ClientToken = sc.ClientToken + "-again"
 		arm(t, s, again)
@@ -263,7 +264,7 @@ func TimerContract(t *testing.T, b TimerBackend) {
 			foreign.Name = "not-ours-" + ContractID(9)
 			arm(t, s, foreign)
 			slices.Sort(want)
-			equal(t, "list", names(t, s, limit), want)
+			suitecheck.Equal(t, "list", names(t, s, limit), want)
 		})
 	}
 
@@ -330,7 +331,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 		s := b.New(t)
 		gone, kept := ContractSchedule("alice", 1), ContractSchedule("alice", 2)
 		arm(t, s, gone, kept)
-		must(t, s.Disarm(ctx, gone.Name, gone.At))
+		suitecheck.Must(t, s.Disarm(ctx, gone.Name, gone.At))
 		wantNotFound(t, s, gone.Name, gone.At)
 		wantListed(t, s, 10, kept)
 	})
@@ -340,12 +341,12 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 		sc := ContractSchedule("alice", 1)
 		for range 2 { // the second round re-arms what a disarm of a re-arm stopped
 			arm(t, s, sc)
-			must(t, s.Disarm(ctx, sc.Name, sc.At))
+			suitecheck.Must(t, s.Disarm(ctx, sc.Name, sc.At))
 			wantNotFound(t, s, sc.Name, sc.At)
 			arm(t, s, sc, sc, sc)
 			wantGet(t, s, sc.At, sc)
 			wantListed(t, s, 10, sc)
-			must(t, s.Disarm(ctx, sc.Name, sc.At))
+			suitecheck.Must(t, s.Disarm(ctx, sc.Name, sc.At))
 			wantListed(t, s, 10)
 		}
 	})
@@ -355,7 +356,7 @@ func ReaderContract(t *testing.T, b ReaderBackend) {
 		sc := ContractSchedule("alice", 1)
 		arm(t, s, sc)
 		moved := dueAt(sc, sc.At.Add(36*time.Hour))
-		must(t, s.Move(ctx, moved, sc.At))
+		suitecheck.Must(t, s.Move(ctx, moved, sc.At))
 		wantGet(t, s, moved.At, moved)
 		wantListed(t, s, 10, moved)
 	})
