@@ -9,6 +9,7 @@ import (
 	"github.com/unschedule/unschedule/deferredjobs/job"
 	"github.com/unschedule/unschedule/futureevents/futureevent"
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/ops/opstest"
 	"github.com/unschedule/unschedule/internal/todo/todotest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
@@ -22,7 +23,7 @@ func servers(t testing.TB) opstest.Servers {
 	m := testenv.SharedMoto(t)
 	ddb := testenv.DynamoClient(t, testenv.StartDynalite(t))
 	todotest.CreateTaskTable(t, ddb, opstest.TaskTable)
-	testenv.CreateTable(t, ddb, campaigntable.CampaignTableInput(opstest.CampaignTable))
+	dynamotest.CreateTable(t, ddb, campaigntable.CampaignTableInput(opstest.CampaignTable))
 	testenv.CreateItemTable(t, ddb, opstest.FutureEventsTable, futureevent.Schema())
 	testenv.CreateItemTable(t, ddb, opstest.DeferredJobsTable, job.Schema())
 	return opstest.Servers{DDB: ddb, AWS: aws.Config{Region: testenv.MotoRegion, BaseEndpoint: aws.String(m.Endpoint),

@@ -20,6 +20,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/plan"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -37,7 +38,7 @@ func TestHandlerOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	table := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(table))
+	dynamotest.CreateTable(t, client, campaigntable.CampaignTableInput(table))
 	store, err := campaigntable.NewCampaignStore(client, table)
 	if err != nil {
 		t.Fatal(err)

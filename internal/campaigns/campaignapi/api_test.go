@@ -18,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaignapi"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
@@ -62,7 +63,7 @@ func setupLogging(t *testing.T, log *slog.Logger) *env {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
+	dynamotest.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	st, _ := campaigntable.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
 	e := &env{store: st, sched: inmem.NewRemote(inmem.NewScheduler(), nil), starts: &starts{}}

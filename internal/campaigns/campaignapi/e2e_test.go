@@ -16,6 +16,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
@@ -42,7 +43,7 @@ func TestWholeCampaignOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-e2e-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
+	dynamotest.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	st, _ := campaigntable.NewCampaignStore(client, name)
 	clock := clock.NewFake(now)
 	sched := inmem.NewScheduler()

@@ -1,14 +1,13 @@
 package todotest
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/todo/tableschema"
 )
 
@@ -42,39 +41,7 @@ func TaskTableInput(name string) *dynamodb.CreateTableInput {
 // are ACTIVE.
 func CreateTaskTable(t testing.TB, client *dynamodb.Client, name string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := client.CreateTable(ctx, TaskTableInput(name)); err != nil {
-		t.Fatalf("create table %s: %v", name, err)
-	}
-	for {
-		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-		if err != nil {
-			t.Fatalf("describe table %s: %v", name, err)
-		}
-		if active(out.Table) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("table %s not active: %v", name, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// active: the table and its global indexes are ACTIVE (dynalite
-// activates a table just after answering CreateTable).
-func active(d *types.TableDescription) bool {
-	if d.TableStatus != types.TableStatusActive {
-		return false
-	}
-	for _, g := range d.GlobalSecondaryIndexes {
-		if g.IndexStatus != types.IndexStatusActive {
-			return false
-		}
-	}
-	return true
+	dynamotest.CreateTable(t, client, TaskTableInput(name))
 }
 
 func strAttrs(names ...string) []types.AttributeDefinition {

@@ -5,17 +5,16 @@
 package testenv
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 )
 
@@ -123,7 +122,7 @@ func itemTableInput(name string, s contract.Schema, attrs ...string) *dynamodb.C
 // index) and waits until it is ACTIVE: an adopter's table.
 func CreateItemTable(t testing.TB, client *dynamodb.Client, name string, s contract.Schema) {
 	t.Helper()
-	CreateTable(t, client, itemTableInput(name, s))
+	dynamotest.CreateTable(t, client, itemTableInput(name, s))
 }
 
 // CreateArmedItemTable creates a table like CreateItemTable with the
@@ -135,44 +134,5 @@ func CreateArmedItemTable(t testing.TB, client *dynamodb.Client, name string, s 
 	in := itemTableInput(name, s, x.PartitionAttr, s.DueAttr)
 	in.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{{IndexName: aws.String(x.Name), KeySchema: keys(x.PartitionAttr, s.DueAttr),
 		Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: x.Projected(s)}}}
-	CreateTable(t, client, in)
-}
-
-// CreateTable creates the table in and waits until it and its global
-// indexes are ACTIVE (dynalite activates a table just after answering
-// CreateTable).
-func CreateTable(t testing.TB, client *dynamodb.Client, in *dynamodb.CreateTableInput) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
-	defer cancel()
-	name := aws.ToString(in.TableName)
-	if _, err := client.CreateTable(ctx, in); err != nil {
-		t.Fatalf("create table %s: %v", name, err)
-	}
-	for {
-		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-		if err != nil {
-			t.Fatalf("describe table %s: %v", name, err)
-		}
-		if active(out.Table) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("table %s not active: %v", name, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func active(d *types.TableDescription) bool {
-	if d.TableStatus != types.TableStatusActive {
-		return false
-	}
-	for _, g := range d.GlobalSecondaryIndexes {
-		if g.IndexStatus != types.IndexStatusActive {
-			return false
-		}
-	}
-	return true
+	dynamotest.CreateTable(t, client, in)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
 	"github.com/unschedule/unschedule/internal/campaigns/send"
 	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
@@ -25,7 +26,7 @@ func newCampaignStore(t *testing.T) *CampaignStore {
 	t.Helper()
 	client := testenv.NewDynamoClient(endpoint)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, CampaignTableInput(name))
+	dynamotest.CreateTable(t, client, CampaignTableInput(name))
 	st, err := NewCampaignStore(client, name)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -46,7 +47,7 @@ func newSender(t *testing.T, m *mail) *Sender {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
+	dynamotest.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	s, err := New(m, client, Config{Table: name, From: "news@example.com"}, clock.NewFake(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)))
 	if err != nil {
 		t.Fatal(err)

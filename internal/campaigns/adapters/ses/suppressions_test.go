@@ -11,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
 
@@ -22,7 +23,7 @@ func TestSuppressionsOnDynalite(t *testing.T) {
 	ctx := context.Background()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
+	dynamotest.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	s, err := NewSuppressions(client, name, "News")
 	if err != nil {
 		t.Fatal(err)

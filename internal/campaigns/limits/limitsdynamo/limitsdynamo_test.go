@@ -15,6 +15,7 @@ import (
 	"github.com/unschedule/unschedule/internal/campaigns/adapters/campaigntable"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigntest"
 	"github.com/unschedule/unschedule/internal/campaigns/limits"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo/dynamotest"
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 	"github.com/unschedule/unschedule/internal/tooling/testenv"
 )
@@ -29,7 +30,7 @@ func newCounters(t *testing.T) (*Counters, *dynamodb.Client, string) {
 	t.Helper()
 	client := testenv.NewDynamoClient(dynalite)
 	name := fmt.Sprintf("campaigns-%d", time.Now().UnixNano())
-	testenv.CreateTable(t, client, campaigntable.CampaignTableInput(name))
+	dynamotest.CreateTable(t, client, campaigntable.CampaignTableInput(name))
 	c, err := New(client, name)
 	if err != nil {
 		t.Fatal(err)
