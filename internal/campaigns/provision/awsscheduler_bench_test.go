@@ -21,36 +21,17 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
-// failing is the whole SDK interface answering every call with err.
-type failing struct{ err error }
-
-func (f failing) CreateSchedule(context.Context, *scheduler.CreateScheduleInput, ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error) {
-	return nil, f.err
-}
-func (f failing) UpdateSchedule(context.Context, *scheduler.UpdateScheduleInput, ...func(*scheduler.Options)) (*scheduler.UpdateScheduleOutput, error) {
-	return nil, f.err
-}
-func (f failing) DeleteSchedule(context.Context, *scheduler.DeleteScheduleInput, ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error) {
-	return nil, f.err
-}
-func (f failing) GetSchedule(context.Context, *scheduler.GetScheduleInput, ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error) {
-	return nil, f.err
-}
-func (f failing) ListSchedules(context.Context, *scheduler.ListSchedulesInput, ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error) {
-	return nil, f.err
-}
-
 // limited is the SDK interface of a scheduler that allows rate calls a
 // second (a token bucket, burst 10) and answers a call over it with the
 // SDK's *types.ThrottlingException, after latency; a create of a taken
 // name with another token is a ConflictException.
 type limited struct {
-	failing
-	bucket  *inmem.Bucket
-	clock   campaign.Clock
-	latency time.Duration
-	mu      sync.Mutex
-	tokens  map[string]string
+	awsscheduler.API // only CreateSchedule is called
+	bucket           *inmem.Bucket
+	clock            campaign.Clock
+	latency          time.Duration
+	mu               sync.Mutex
+	tokens           map[string]string
 }
 
 func (l *limited) CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, _ ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error) {
