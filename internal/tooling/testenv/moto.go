@@ -14,32 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
-// ErrMotoNotInstalled is returned by LaunchMoto when no moto_server is
-// found on PATH, in $HOME/.pyenv/shims or in $(pyenv root)/shims.
-var ErrMotoNotInstalled = errors.New("moto_server is not installed: `pip install 'moto[server]'` (or put its pyenv shims on PATH) to run the moto-backed contract tests")
-
 // MotoRegion is the region every local client uses.
 const MotoRegion = "us-east-1"
 
 // Moto is a running moto server: one process that serves every AWS
 // service on one port, with all state in memory.
 type Moto struct{ *server }
-
-// LaunchMoto starts moto_server on a free loopback port and waits until
-// it accepts connections. Call Stop when done. ErrMotoNotInstalled when
-// there is no moto_server.
-func LaunchMoto() (*Moto, error) {
-	exe, ok := findTool("moto_server")
-	if !ok {
-		return nil, ErrMotoNotInstalled
-	}
-	// Its stderr is left out: it logs every request there.
-	s, err := startServer("moto_server", exe, nil, func(port string) []string { return []string{"-H", "127.0.0.1", "-p", port} })
-	if err != nil {
-		return nil, err
-	}
-	return &Moto{s}, nil
-}
 
 // Reset drops every resource of every service (moto's POST
 // /moto-api/reset), so each suite starts from an empty account.
@@ -66,18 +46,18 @@ var (
 )
 
 // SharedMoto returns the test package's moto server, started on first use
-// and reset to an empty account on every call. When moto is not installed
-// it skips the test, or fails it when CI=true (CI must run the contract
-// against moto). A package that calls it stops the server in TestMain
-// with StopSharedMoto.
+// and reset to an empty account on every call. When moto_server is not on
+// PATH, in $HOME/.pyenv/shims or in $(pyenv root)/shims it skips the test,
+// or fails it when CI=true (CI must run the contract against moto). A
+// package that calls it stops the server in TestMain with StopSharedMoto.
 func SharedMoto(t testing.TB) *Moto {
 	t.Helper()
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if sharedMoto == nil && sharedErr == nil {
-		sharedMoto, sharedErr = LaunchMoto()
+		sharedMoto, sharedErr = launchMoto()
 	}
-	if errors.Is(sharedErr, ErrMotoNotInstalled) {
+	if errors.Is(sharedErr, errMotoNotInstalled) {
 		require(t, sharedErr)
 	}
 	if sharedErr != nil {
@@ -89,6 +69,21 @@ func SharedMoto(t testing.TB) *Moto {
 		t.Fatal(err)
 	}
 	return sharedMoto
+}
+
+var errMotoNotInstalled = errors.New("moto_server is not installed: `pip install 'moto[server]'` (or put its pyenv shims on PATH) to run the moto-backed contract tests")
+
+func launchMoto() (*Moto, error) {
+	exe, ok := findTool("moto_server")
+	if !ok {
+		return nil, errMotoNotInstalled
+	}
+	// Its stderr is left out: it logs every request there.
+	s, err := startServer("moto_server", exe, nil, func(port string) []string { return []string{"-H", "127.0.0.1", "-p", port} })
+	if err != nil {
+		return nil, err
+	}
+	return &Moto{s}, nil
 }
 
 // RunWithMoto is a TestMain body for a package whose tests use

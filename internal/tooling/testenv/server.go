@@ -79,15 +79,11 @@ func findTool(name string) (string, bool) {
 	return "", false
 }
 
-// ciRequires says whether every test must run (CI=true): a missing tool
-// fails the test there, and skips it elsewhere.
-func ciRequires() bool { return os.Getenv("CI") == "true" }
-
 // require skips t for want of a tool (err says which and how to install
-// it), or fails it under CI=true.
+// it), or fails it under CI=true, where every test must run.
 func require(t testing.TB, err error) {
 	t.Helper()
-	if err != nil && ciRequires() {
+	if err != nil && os.Getenv("CI") == "true" {
 		t.Fatalf("CI=true, so this test must run: %v", err)
 	}
 	if err != nil {
@@ -143,19 +139,18 @@ type server struct {
 
 // startServer starts exe with args(port) on a free loopback port, its
 // directory first on PATH (node's and pyenv's shims need it), and waits
-// until it accepts connections.
+// until it accepts connections. A server that exits once its port answers
+// lost that port to another test binary's server: it starts again on
+// another port, up to three times.
 func startServer(name, exe string, stderr io.Writer, args func(port string) []string) (*server, error) {
 	for attempt := 1; ; attempt++ {
 		s, err := startOn(name, exe, stderr, args)
-		if errors.Is(err, errPortTaken) && attempt < 3 {
-			continue
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			return s, err
 		}
-		return s, err
 	}
 }
 
-// errPortTaken: the server exited once its port answered, another
-// server's.
 var errPortTaken = errors.New("the port was taken by another server")
 
 func startOn(name, exe string, stderr io.Writer, args func(port string) []string) (*server, error) {
