@@ -84,8 +84,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "smoke: read the AWS configuration:", err)
 		os.Exit(1)
 	}
-	creds := smokeaws.Credentials{Provider: aws.Credentials}
-	source, err := smoke.RequireCredentials(ctx, creds, 5*time.Second)
+	source, err := smoke.RequireCredentials(ctx, aws.Credentials, 5*time.Second)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "smoke: refused:", err)
 		os.Exit(1)
@@ -104,7 +103,7 @@ func main() {
 		approval = "never"
 	}
 	d := smoke.Deps{
-		Credentials:   creds,
+		Credentials:   aws.Credentials,
 		CDK:           &smoke.CLI{Env: o.cfg.Env, RequireApproval: approval, Stdin: os.Stdin, Stdout: os.Stderr, Stderr: os.Stderr},
 		Stacks:        smokeaws.Stacks{API: cloudformation.NewFromConfig(aws)},
 		Users:         smokeaws.Users{API: cognitoidentityprovider.NewFromConfig(aws)},

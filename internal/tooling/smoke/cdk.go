@@ -27,8 +27,6 @@ type CLI struct {
 	Stdout, Stderr io.Writer
 }
 
-var _ CDK = (*CLI)(nil)
-
 // Args are the CLI arguments of a command (deploy, destroy) on stack;
 // deploy passes tags as the stack's tags (--tags key=value, sorted).
 func (c *CLI) Args(command, stack string, tags map[string]string) []string {

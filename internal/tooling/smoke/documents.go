@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
 // UserIDAttribute is the message attribute every expiry notification
@@ -98,10 +96,6 @@ func QueuePolicy(queueArn, topicArn string) string {
 	}}}) // cannot fail
 	return string(b)
 }
-
-// FilterPolicy is the user's filter policy, the one PostAuthentication
-// gives their email subscription.
-func FilterPolicy(sub string) string { return notify.FilterPolicy(sub) }
 
 // Notification is an expiry notification as it reached the queue.
 type Notification struct {

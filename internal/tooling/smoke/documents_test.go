@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
 func TestParseOutputs(t *testing.T) {
@@ -82,7 +84,7 @@ func TestQueuePolicy(t *testing.T) {
 func TestFilterPolicy(t *testing.T) {
 	for _, sub := range []string{"0f1e2d3c-aaaa-4bbb-8ccc-123456789abc", `we"ird`} {
 		var doc map[string][]string
-		if err := json.Unmarshal([]byte(FilterPolicy(sub)), &doc); err != nil {
+		if err := json.Unmarshal([]byte(notify.FilterPolicy(sub)), &doc); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(doc, map[string][]string{UserIDAttribute: {sub}}) {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -200,8 +202,8 @@ func (w *world) publish(t *fakeTask, at time.Time) {
 }
 
 // Credentials.
-func (w *world) Check(context.Context) (string, error) {
-	return "EnvConfigCredentials", w.call("credentials")
+func (w *world) Retrieve(context.Context) (aws.Credentials, error) {
+	return aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "secret", Source: "EnvConfigCredentials"}, w.call("credentials")
 }
 
 // CDK. A deploy that creates the stack tags it, even when it then fails

@@ -19,17 +19,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
-
-// Credentials finds AWS credentials without deploying anything.
-type Credentials interface {
-	// Check returns where the credentials come from, or an error when
-	// there are none.
-	Check(ctx context.Context) (source string, err error)
-}
 
 // CDK deploys and destroys the app's stack.
 type CDK interface {
@@ -47,42 +42,30 @@ type Stacks interface {
 	Tags(ctx context.Context, stack string) (map[string]string, error)
 }
 
-// Users are the user pool calls: sign-up through the app client, and an
-// ID token through a temporary app client that allows
-// ADMIN_USER_PASSWORD_AUTH (the web app's client allows only SRP), both
-// deleted at the end.
+// Users are the user pool calls: sign-up through the web app's client,
+// and an ID token through a temporary admin-auth app client. SignUp's sub
+// with an error is a user created but not confirmed: it is still deleted.
+// Every delete answers nil when there is nothing to delete.
 type Users interface {
-	// SignUp signs up through the app client (as the web app does) and
-	// returns the user's sub; PreSignUp must have confirmed the user. A
-	// sub with an error means the user was created but is not usable
-	// (not confirmed): it is still deleted at the end.
 	SignUp(ctx context.Context, clientID, email, password string) (sub string, err error)
-	// DeleteUser deletes the user (no error if there is none).
 	DeleteUser(ctx context.Context, poolID, email string) error
 	CreateClient(ctx context.Context, poolID, name string) (clientID string, err error)
 	SignIn(ctx context.Context, poolID, clientID, email, password string) (idToken string, err error)
-	// DeleteClient deletes the app client (no error if there is none).
 	DeleteClient(ctx context.Context, poolID, clientID string) error
 }
 
-// Queues are the SQS calls.
+// Queues are the SQS calls: Receive waits up to wait, deletes what it read
+// and returns the bodies; Delete answers nil when there is no queue.
 type Queues interface {
-	// Create makes a queue with the access policy and tags, and returns
-	// its URL.
 	Create(ctx context.Context, name, policy string, tags map[string]string) (url string, err error)
-	// Receive waits up to wait for messages, deletes them and returns
-	// their bodies.
 	Receive(ctx context.Context, url string, wait time.Duration) ([]string, error)
-	// Delete deletes the queue (no error if there is none).
 	Delete(ctx context.Context, url string) error
 }
 
-// Subscriptions are the SNS calls.
+// Subscriptions are the SNS calls: Subscribe returns the confirmed
+// subscription's ARN; Unsubscribe answers nil when there is none.
 type Subscriptions interface {
-	// Subscribe subscribes the queue to the topic with the filter policy
-	// and returns the confirmed subscription's ARN.
 	Subscribe(ctx context.Context, topicArn, queueArn, filterPolicy string) (arn string, err error)
-	// Unsubscribe deletes the subscription (no error if there is none).
 	Unsubscribe(ctx context.Context, arn string) error
 }
 
@@ -101,15 +84,9 @@ type Tasks interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// Clock is the wall clock (clock.Clock); a test fakes it.
-type Clock = clock.Clock
-
-// WallClock is the real clock.
-var WallClock Clock = clock.System{}
-
 // Deps are what Run calls.
 type Deps struct {
-	Credentials   Credentials
+	Credentials   aws.CredentialsProvider
 	CDK           CDK
 	Stacks        Stacks
 	Users         Users
@@ -119,7 +96,7 @@ type Deps struct {
 	// NewTasks returns the API client for the API URL and ID token.
 	NewTasks func(apiURL, idToken string) Tasks
 	// Clock. Default: the wall clock.
-	Clock Clock
+	Clock clock.Clock
 	// Out receives the report, one line per step as it ends.
 	Out io.Writer
 }
@@ -264,7 +241,7 @@ func (r *run) defaults() {
 	orDefault(&c.CredentialsTimeout, 5*time.Second)
 	orDefault(&c.RunID, randomHex(4))
 	if r.d.Clock == nil {
-		r.d.Clock = WallClock
+		r.d.Clock = clock.System{}
 	}
 	if r.d.Out == nil {
 		r.d.Out = io.Discard
@@ -380,19 +357,28 @@ func (r *run) checkCredentials(ctx context.Context) (string, error) {
 	return RequireCredentials(ctx, r.d.Credentials, r.cfg.CredentialsTimeout)
 }
 
-// RequireCredentials checks that AWS credentials are available, within
-// timeout, and says how to provide them when they are not (the error is
-// ErrNoCredentials). It returns where they come from.
-func RequireCredentials(ctx context.Context, c Credentials, timeout time.Duration) (string, error) {
+// RequireCredentials resolves the credentials of p (the SDK's default
+// chain: environment, shared files, SSO, container and instance roles)
+// within timeout, without calling any AWS API, and says how to provide them
+// when there are none (the error is ErrNoCredentials). It returns where
+// they come from.
+func RequireCredentials(ctx context.Context, p aws.CredentialsProvider, timeout time.Duration) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	source, err := c.Check(cctx)
+	var creds aws.Credentials
+	err := errors.New("the SDK found no credential provider")
+	if p != nil {
+		creds, err = p.Retrieve(cctx)
+	}
+	if err == nil && !creds.HasKeys() {
+		err = errors.New("the credentials have no access key")
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w: `make smoke` deploys to a real AWS account and needs credentials for it. "+
 			"Configure them (aws configure, aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) "+
 			"and run it again; nothing was deployed (%w)", ErrNoCredentials, err)
 	}
-	return "from " + source, nil
+	return "from " + creds.Source, nil
 }
 
 func (r *run) deploy(ctx context.Context, stack string) (string, error) {
@@ -458,13 +444,11 @@ func (r *run) outputs(ctx context.Context, stack string) (string, error) {
 		r.out.TableName, r.out.ScheduleGroup), nil
 }
 
-// Password is a password for the pool's policy (constructs/userauth: 12+
-// characters with upper, lower, digit and symbol).
-func Password() string { return "Smoke-" + randomHex(12) + "-Aa1!" }
-
 func (r *run) signUp(ctx context.Context) (string, error) {
 	r.email = "unschedule-smoke-" + r.cfg.RunID + "@" + r.cfg.EmailDomain
-	r.password = Password()
+	// The pool's policy (constructs/userauth): 12+ characters with upper,
+	// lower, digit and symbol.
+	r.password = "Smoke-" + randomHex(12) + "-Aa1!"
 	sub, err := r.d.Users.SignUp(ctx, r.out.UserPoolClientID, r.email, r.password)
 	if sub != "" {
 		// Registered once the user exists: a failed sign-up (the address
@@ -510,12 +494,12 @@ func (r *run) subscribeQueue(ctx context.Context) (string, error) {
 	}
 	r.queueURL = url
 	r.onCleanup("delete queue "+name, func(ctx context.Context) error { return r.d.Queues.Delete(ctx, url) })
-	sub, err := r.d.Subscriptions.Subscribe(ctx, topic, arn, FilterPolicy(r.sub))
+	sub, err := r.d.Subscriptions.Subscribe(ctx, topic, arn, notify.FilterPolicy(r.sub))
 	if err != nil {
 		return "", err
 	}
 	r.onCleanup("unsubscribe the queue", func(ctx context.Context) error { return r.d.Subscriptions.Unsubscribe(ctx, sub) })
-	return fmt.Sprintf("%s on %s, filter %s", name, topic, FilterPolicy(r.sub)), nil
+	return fmt.Sprintf("%s on %s, filter %s", name, topic, notify.FilterPolicy(r.sub)), nil
 }
 
 // receiveWait is the longest SQS long poll.

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
 )
 
 func names(steps []Step) []string {
@@ -119,6 +122,48 @@ func TestRunDrivesTheLifecycleAndCleansUp(t *testing.T) {
 		}
 		if rep.Failed() || strings.Contains(rep.Summary(), "FAIL") {
 			t.Fatalf("summary:\n%s", rep.Summary())
+		}
+	})
+}
+
+// TestNoCredentials runs the SDK's real default chain with every source
+// emptied (no variables, no files, no instance metadata): the check fails
+// at once, without calling AWS.
+func TestNoCredentials(t *testing.T) {
+	dir := t.TempDir()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("eu-west-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := RequireCredentials(ctx, cfg.Credentials, 5*time.Second); !errors.Is(err, ErrNoCredentials) {
+		t.Fatal("credentials found in an emptied environment")
+	}
+	t.Logf("refused in %s", time.Since(start))
+
+	t.Run("static keys are found", func(t *testing.T) {
+		t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+		cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("eu-west-1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src, err := RequireCredentials(context.Background(), cfg.Credentials, 5*time.Second); err != nil || src == "" {
+			t.Fatalf("%q %v", src, err)
+		}
+	})
+	t.Run("no provider", func(t *testing.T) {
+		if _, err := RequireCredentials(context.Background(), nil, 5*time.Second); !errors.Is(err, ErrNoCredentials) {
+			t.Fatal("no error")
 		}
 	})
 }

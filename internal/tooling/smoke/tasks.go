@@ -34,8 +34,6 @@ type HTTPTasks struct {
 	Client *http.Client
 }
 
-var _ Tasks = (*HTTPTasks)(nil)
-
 func (h *HTTPTasks) do(ctx context.Context, method, path string, body any, want int, out any) error {
 	var rd io.Reader
 	if body != nil {

@@ -1,5 +1,5 @@
 // Package smokeaws is the AWS side of the smoke test (internal/tooling/smoke):
-// the credential chain, CloudFormation, Cognito, SQS, SNS and EventBridge
+// CloudFormation, Cognito, SQS, SNS and EventBridge
 // Scheduler, each behind the few SDK calls it makes.
 package smokeaws
 
@@ -29,28 +29,6 @@ import (
 	"github.com/unschedule/unschedule/internal/tooling/smoke"
 )
 
-// Credentials checks the SDK's default credential chain (environment,
-// shared config and credentials files, SSO, container and instance roles):
-// it resolves credentials locally and calls no AWS API.
-type Credentials struct{ Provider aws.CredentialsProvider }
-
-var _ smoke.Credentials = Credentials{}
-
-// Check implements smoke.Credentials.
-func (c Credentials) Check(ctx context.Context) (string, error) {
-	if c.Provider == nil {
-		return "", errors.New("the SDK found no credential provider")
-	}
-	creds, err := c.Provider.Retrieve(ctx)
-	if err != nil {
-		return "", err
-	}
-	if !creds.HasKeys() {
-		return "", errors.New("the credentials have no access key")
-	}
-	return creds.Source, nil
-}
-
 // CloudFormationAPI is what Stacks calls; *cloudformation.Client is one.
 type CloudFormationAPI interface {
 	DescribeStacks(ctx context.Context, in *cloudformation.DescribeStacksInput, opts ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error)
@@ -58,8 +36,6 @@ type CloudFormationAPI interface {
 
 // Stacks reads stacks from CloudFormation.
 type Stacks struct{ API CloudFormationAPI }
-
-var _ smoke.Stacks = Stacks{}
 
 // stack is the stack's description; ErrStackNotFound when there is none
 // (CloudFormation answers a ValidationError "Stack with id X does not
@@ -134,8 +110,6 @@ type CognitoAPI interface {
 // none (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enable-cognito-user-pool.html).
 type Users struct{ API CognitoAPI }
 
-var _ smoke.Users = Users{}
-
 // SignUp implements smoke.Users.
 func (u Users) SignUp(ctx context.Context, clientID, email, password string) (string, error) {
 	out, err := u.API.SignUp(ctx, &cip.SignUpInput{ClientId: aws.String(clientID), Username: aws.String(email),
@@ -204,8 +178,6 @@ type SQSAPI interface {
 // topic send.
 type Queues struct{ API SQSAPI }
 
-var _ smoke.Queues = Queues{}
-
 // Create implements smoke.Queues.
 func (q Queues) Create(ctx context.Context, name, policy string, tags map[string]string) (string, error) {
 	out, err := q.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: tags, Attributes: map[string]string{
@@ -253,8 +225,6 @@ type SNSAPI interface {
 // attributes the smoke test checks.
 type Subscriptions struct{ API SNSAPI }
 
-var _ smoke.Subscriptions = Subscriptions{}
-
 // Subscribe implements smoke.Subscriptions. An SQS queue of the topic's
 // account is confirmed at once; a pending confirmation is an error.
 func (s Subscriptions) Subscribe(ctx context.Context, topicArn, queueArn, filterPolicy string) (string, error) {
@@ -284,8 +254,6 @@ type SchedulerAPI interface {
 
 // Schedules reads one-off schedules.
 type Schedules struct{ API SchedulerAPI }
-
-var _ smoke.Schedules = Schedules{}
 
 // At implements smoke.Schedules.
 func (s Schedules) At(ctx context.Context, group, name string) (time.Time, error) {
