@@ -19,11 +19,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
-	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
-	"github.com/aws/aws-sdk-go-v2/service/scheduler"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/unschedule/unschedule/internal/tooling/smoke"
 	"github.com/unschedule/unschedule/internal/tooling/smokeaws"
@@ -103,15 +98,11 @@ func main() {
 		approval = "never"
 	}
 	d := smoke.Deps{
-		Credentials:   aws.Credentials,
-		CDK:           &smoke.CLI{Env: o.cfg.Env, RequireApproval: approval, Stdin: os.Stdin, Stdout: os.Stderr, Stderr: os.Stderr},
-		Stacks:        smokeaws.Stacks{API: cloudformation.NewFromConfig(aws)},
-		Users:         smokeaws.Users{API: cognitoidentityprovider.NewFromConfig(aws)},
-		Queues:        smokeaws.Queues{API: sqs.NewFromConfig(aws)},
-		Subscriptions: smokeaws.Subscriptions{API: sns.NewFromConfig(aws)},
-		Schedules:     smokeaws.Schedules{API: scheduler.NewFromConfig(aws)},
-		NewTasks:      func(url, tok string) smoke.Tasks { return &smoke.HTTPTasks{BaseURL: url, Token: tok} },
-		Out:           os.Stdout,
+		Credentials: aws.Credentials,
+		CDK:         &smoke.CLI{Env: o.cfg.Env, RequireApproval: approval, Stdin: os.Stdin, Stdout: os.Stderr, Stderr: os.Stderr},
+		AWS:         smokeaws.New(aws),
+		NewTasks:    func(url, tok string) smoke.Tasks { return &smoke.HTTPTasks{BaseURL: url, Token: tok} },
+		Out:         os.Stdout,
 	}
 	if _, err := smoke.Run(ctx, o.cfg, d); err != nil {
 		fmt.Fprintln(os.Stderr, "smoke: FAILED:", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
@@ -95,7 +96,7 @@ func newWorld() *world {
 }
 
 func (w *world) deps() Deps {
-	return Deps{Credentials: w, CDK: w, Stacks: w, Users: w, Queues: w, Subscriptions: w, Schedules: w,
+	return Deps{Credentials: w, CDK: w, AWS: w,
 		NewTasks: func(apiURL, tok string) Tasks {
 			w.call("new-tasks-client " + apiURL + " " + tok)
 			return fakeAPI{w}
@@ -227,21 +228,25 @@ func (w *world) Destroy(context.Context, string) error {
 }
 
 // Stacks.
-func (w *world) Exists(context.Context, string) (bool, error) {
+func (w *world) Tags(context.Context, string) (map[string]string, error) {
 	if w.existed && w.stackTags == nil {
 		w.stackTags = map[string]string{"owner": "someone"}
 	}
-	return w.existed, w.call("exists")
-}
-
-func (w *world) Tags(context.Context, string) (map[string]string, error) {
+	if err := w.call("tags"); err != nil {
+		return nil, err
+	}
 	if w.stackTags == nil {
 		return nil, ErrStackNotFound
 	}
 	return w.stackTags, nil
 }
+
 func (w *world) Outputs(context.Context, string) (map[string]string, error) {
 	return w.outputs, w.call("outputs")
+}
+
+func (w *world) Timer(_ context.Context, _, table string) (timer.Reader, error) {
+	return fakeTimer{w}, w.call("timer " + table)
 }
 
 // Users.
@@ -286,7 +291,7 @@ func (w *world) DeleteClient(_ context.Context, _, clientID string) error {
 }
 
 // Queues.
-func (w *world) Create(_ context.Context, name, policy string, tags map[string]string) (string, error) {
+func (w *world) CreateQueue(_ context.Context, name, policy string, tags map[string]string) (string, error) {
 	if err := w.call("create-queue " + name); err != nil {
 		return "", err
 	}
@@ -322,7 +327,7 @@ func (w *world) Receive(ctx context.Context, _ string, wait time.Duration) ([]st
 	}
 }
 
-func (w *world) Delete(_ context.Context, url string) error {
+func (w *world) DeleteQueue(_ context.Context, url string) error {
 	delete(w.queues, url[strings.LastIndex(url, "/")+1:])
 	return w.call("delete-queue")
 }
@@ -341,18 +346,25 @@ func (w *world) Unsubscribe(context.Context, string) error {
 	return w.call("unsubscribe")
 }
 
-// Schedules.
-func (w *world) At(_ context.Context, group, name string) (time.Time, error) {
+// fakeTimer reads the world's schedules.
+type fakeTimer struct{ w *world }
+
+func (f fakeTimer) Get(_ context.Context, name string, _ time.Time) (contract.Schedule, error) {
+	w := f.w
 	if err := w.failOn["get-schedule"]; err != nil {
-		return time.Time{}, err
+		return contract.Schedule{}, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	at, ok := w.schedules[strings.TrimPrefix(name, task.ScheduleNamePrefix)]
-	if !ok || group != "group" {
-		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, timer.ErrNotFound)
+	if !ok {
+		return contract.Schedule{}, fmt.Errorf("get schedule %s: %w", name, timer.ErrNotFound)
 	}
-	return at, nil
+	return contract.Schedule{Name: name, At: at}, nil
+}
+
+func (fakeTimer) List(context.Context, timer.PageRequest) (timer.Page, error) {
+	return timer.Page{}, errors.New("the smoke run lists no schedules")
 }
 
 // fakeAPI is the deployed task API of the world.

@@ -51,9 +51,9 @@ func lifecycle(ctx context.Context, r *run) {
 	r.step(ctx, "its schedule is deleted before the deadline", func(ctx context.Context) (string, error) {
 		return r.waitSchedule(ctx, complete, time.Time{})
 	})
-	r.step(ctx, "move a deadline "+r.cfg.MoveBy.Round(time.Second).String()+" later", func(ctx context.Context) (string, error) {
+	r.step(ctx, "move a deadline "+moveBy.Round(time.Second).String()+" later", func(ctx context.Context) (string, error) {
 		move.oldDue = move.due
-		newDue := move.due.Add(r.cfg.MoveBy)
+		newDue := move.due.Add(moveBy)
 		got, err := r.tasks.Update(ctx, move.id, map[string]string{"dueAt": task.FormatTime(newDue)})
 		if err != nil {
 			return "", err
@@ -70,7 +70,7 @@ func lifecycle(ctx context.Context, r *run) {
 		return r.expires(ctx, expire)
 	})
 	r.step(ctx, "the completed task: no notification, no schedule", func(ctx context.Context) (string, error) {
-		if err := r.pollUntil(ctx, complete.due.Add(r.cfg.Grace), nil); err != nil {
+		if err := r.pollUntil(ctx, complete.due.Add(grace), nil); err != nil {
 			return "", err
 		}
 		if n := r.received(complete.title); len(n) > 0 {
@@ -79,13 +79,13 @@ func lifecycle(ctx context.Context, r *run) {
 		if err := r.status(ctx, complete, task.StatusDone); err != nil {
 			return "", err
 		}
-		if _, err := r.d.Schedules.At(ctx, r.out.ScheduleGroup, task.ScheduleName(complete.id)); !errors.Is(err, timer.ErrNotFound) {
+		if _, err := r.timer.Get(ctx, task.ScheduleName(complete.id), time.Time{}); !errors.Is(err, timer.ErrNotFound) {
 			return "", fmt.Errorf("its schedule: %v, want none", errOr(err, "still there"))
 		}
-		return fmt.Sprintf("nothing %s past its deadline", r.cfg.Grace), nil
+		return fmt.Sprintf("nothing %s past its deadline", grace), nil
 	})
 	r.step(ctx, "the moved task: nothing at the old deadline", func(ctx context.Context) (string, error) {
-		if err := r.pollUntil(ctx, move.oldDue.Add(r.cfg.Grace), nil); err != nil {
+		if err := r.pollUntil(ctx, move.oldDue.Add(grace), nil); err != nil {
 			return "", err
 		}
 		if n := r.received(move.title); len(n) > 0 {
@@ -94,7 +94,7 @@ func lifecycle(ctx context.Context, r *run) {
 		if err := r.status(ctx, move, task.StatusPending); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("still Pending %s past the old deadline", r.cfg.Grace), nil
+		return fmt.Sprintf("still Pending %s past the old deadline", grace), nil
 	})
 	r.step(ctx, "the moved task expires at the new deadline", func(ctx context.Context) (string, error) {
 		return r.expires(ctx, move)
@@ -121,14 +121,14 @@ func (r *run) create(ctx context.Context, t *smokeTask) (string, error) {
 	if t.due, err = got.Due(); err != nil || !t.due.Equal(due) || got.Status != string(task.StatusPending) {
 		return "", fmt.Errorf("the API answered status %q dueAt %q, want Pending at %s", got.Status, got.DueAt, task.FormatTime(due))
 	}
-	at, err := r.d.Schedules.At(ctx, r.out.ScheduleGroup, task.ScheduleName(t.id))
+	sch, err := r.timer.Get(ctx, task.ScheduleName(t.id), time.Time{})
 	if err != nil {
 		return "", fmt.Errorf("its schedule: %w", err)
 	}
-	if !at.Equal(t.due) {
+	if at := sch.At; !at.Equal(t.due) {
 		return "", fmt.Errorf("its schedule is at %s, want %s", task.FormatTime(at), task.FormatTime(t.due))
 	}
-	return fmt.Sprintf("%s, schedule at %s", t.id, task.FormatTime(at)), nil
+	return fmt.Sprintf("%s, schedule at %s", t.id, task.FormatTime(sch.At)), nil
 }
 
 // waitSchedule polls the task's schedule until it is gone (want zero) or
@@ -142,7 +142,8 @@ func (r *run) waitSchedule(ctx context.Context, t *smokeTask, want time.Time) (s
 		limit = t.oldDue
 	}
 	for {
-		at, err := r.d.Schedules.At(ctx, r.out.ScheduleGroup, task.ScheduleName(t.id))
+		sch, err := r.timer.Get(ctx, task.ScheduleName(t.id), time.Time{})
+		at := sch.At
 		switch {
 		case want.IsZero() && errors.Is(err, timer.ErrNotFound):
 			return fmt.Sprintf("deleted %s after the change", r.d.Clock.Now().Sub(start).Round(100*time.Millisecond)), nil

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/unschedule/unschedule/internal/core/clock"
+	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -34,46 +35,29 @@ type CDK interface {
 	Destroy(ctx context.Context, stack string) error
 }
 
-// Stacks reads CloudFormation stacks.
-type Stacks interface {
-	Exists(ctx context.Context, stack string) (bool, error)
-	Outputs(ctx context.Context, stack string) (map[string]string, error)
-	// Tags are the stack's tags; ErrStackNotFound when there is no stack.
-	Tags(ctx context.Context, stack string) (map[string]string, error)
-}
-
-// Users are the user pool calls: sign-up through the web app's client,
-// and an ID token through a temporary admin-auth app client. SignUp's sub
+// AWS is what the run calls in the account (smokeaws.AWS). SignUp's sub
 // with an error is a user created but not confirmed: it is still deleted.
-// Every delete answers nil when there is nothing to delete.
-type Users interface {
+// Subscribe returns the confirmed subscription's ARN. Receive waits up to
+// wait, deletes what it read and returns the bodies. Every delete answers
+// nil when there is nothing to delete.
+type AWS interface {
+	// Outputs and Tags answer ErrStackNotFound when there is no stack.
+	Outputs(ctx context.Context, stack string) (map[string]string, error)
+	Tags(ctx context.Context, stack string) (map[string]string, error)
+	// Timer reads the schedules of the stack's table.
+	Timer(ctx context.Context, stack, table string) (timer.Reader, error)
+
 	SignUp(ctx context.Context, clientID, email, password string) (sub string, err error)
 	DeleteUser(ctx context.Context, poolID, email string) error
 	CreateClient(ctx context.Context, poolID, name string) (clientID string, err error)
 	SignIn(ctx context.Context, poolID, clientID, email, password string) (idToken string, err error)
 	DeleteClient(ctx context.Context, poolID, clientID string) error
-}
 
-// Queues are the SQS calls: Receive waits up to wait, deletes what it read
-// and returns the bodies; Delete answers nil when there is no queue.
-type Queues interface {
-	Create(ctx context.Context, name, policy string, tags map[string]string) (url string, err error)
+	CreateQueue(ctx context.Context, name, policy string, tags map[string]string) (url string, err error)
 	Receive(ctx context.Context, url string, wait time.Duration) ([]string, error)
-	Delete(ctx context.Context, url string) error
-}
-
-// Subscriptions are the SNS calls: Subscribe returns the confirmed
-// subscription's ARN; Unsubscribe answers nil when there is none.
-type Subscriptions interface {
+	DeleteQueue(ctx context.Context, url string) error
 	Subscribe(ctx context.Context, topicArn, queueArn, filterPolicy string) (arn string, err error)
 	Unsubscribe(ctx context.Context, arn string) error
-}
-
-// Schedules reads EventBridge Scheduler schedules.
-type Schedules interface {
-	// At is the time of the one-off schedule; timer.ErrNotFound
-	// when there is no such schedule.
-	At(ctx context.Context, group, name string) (time.Time, error)
 }
 
 // Tasks is the deployed task API, called as the signed-in user.
@@ -86,13 +70,9 @@ type Tasks interface {
 
 // Deps are what Run calls.
 type Deps struct {
-	Credentials   aws.CredentialsProvider
-	CDK           CDK
-	Stacks        Stacks
-	Users         Users
-	Queues        Queues
-	Subscriptions Subscriptions
-	Schedules     Schedules
+	Credentials aws.CredentialsProvider
+	CDK         CDK
+	AWS         AWS
 	// NewTasks returns the API client for the API URL and ID token.
 	NewTasks func(apiURL, idToken string) Tasks
 	// Clock. Default: the wall clock.
@@ -115,30 +95,33 @@ type Config struct {
 	// Retained says the environment keeps its stateful resources (cdk.json
 	// removalPolicy "retain"): a production environment, with real users.
 	// Run refuses it unless AllowRetained.
-	Retained bool
-	// AllowRetained runs against a Retained environment all the same.
+	Retained      bool
 	AllowRetained bool
 	// Lead is how far ahead each task is due. Default: 2 minutes.
 	Lead time.Duration
-	// MoveBy is how much later the moved deadline is. Default: 2 minutes.
-	MoveBy time.Duration
-	// Grace is how long past a deadline the run waits to be sure no
-	// notification comes. Default: 90 s.
-	Grace time.Duration
 	// MaxLag is how long past a deadline a notification may take.
 	// Default: 5 minutes.
 	MaxLag time.Duration
 	// EmailDomain is the domain of the test user's address (PreSignUp may
 	// allow only some). Default: example.com.
 	EmailDomain string
-	// RunID names what the run creates (the prefix "unschedule-smoke-<id>"
-	// of the user's address, the app client and the queue) and is the value
-	// of RunTag on what takes tags (the stack it creates, the queue).
-	// Default: random.
+	// RunID names what the run creates ("unschedule-smoke-<id>": the
+	// user's address, the app client, the queue) and is the value of
+	// RunTag on the stack it creates and the queue. Default: random.
 	RunID string
-	// CredentialsTimeout bounds the credentials check. Default: 5 s.
-	CredentialsTimeout time.Duration
 }
+
+const (
+	// moveBy is how much later the moved deadline is.
+	moveBy = 2 * time.Minute
+	// grace is how long past a deadline the run waits to be sure no
+	// notification comes.
+	grace = 90 * time.Second
+	// credentialsTimeout bounds the credentials check.
+	credentialsTimeout = 5 * time.Second
+	// cleanupTimeout bounds each cleanup step (a stack destroy takes minutes).
+	cleanupTimeout = 30 * time.Minute
+)
 
 // ErrNoCredentials is the refusal to run without AWS credentials.
 var ErrNoCredentials = errors.New("no AWS credentials")
@@ -147,7 +130,7 @@ var ErrNoCredentials = errors.New("no AWS credentials")
 // retains its resources, without AllowRetained.
 var ErrRetainedEnvironment = errors.New("the environment retains its resources")
 
-// ErrStackNotFound is Stacks.Tags' answer for a stack that does not exist.
+// ErrStackNotFound is AWS.Outputs' and AWS.Tags' answer for a stack that does not exist.
 var ErrStackNotFound = errors.New("no such stack")
 
 // RunTag is the tag key whose value is the RunID of the run that created
@@ -171,16 +154,6 @@ type Step struct {
 // Report is every step run, in order, cleanup last.
 type Report struct {
 	Steps []Step
-}
-
-// Failed reports whether any step failed.
-func (r Report) Failed() bool {
-	for _, s := range r.Steps {
-		if s.Err != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // Summary is the report as a table: the result, step, latency and note of
@@ -220,6 +193,7 @@ type run struct {
 	sub      string
 	tasks    Tasks
 	queueURL string
+	timer    timer.Reader
 	inbox    []Notification
 }
 
@@ -228,17 +202,11 @@ type cleanup struct {
 	fn   func(ctx context.Context) error
 }
 
-// CleanupTimeout bounds each cleanup step (a stack destroy takes minutes).
-const CleanupTimeout = 30 * time.Minute
-
 func (r *run) defaults() {
 	c := &r.cfg
 	orDefault(&c.Lead, 2*time.Minute)
-	orDefault(&c.MoveBy, 2*time.Minute)
-	orDefault(&c.Grace, 90*time.Second)
 	orDefault(&c.MaxLag, 5*time.Minute)
 	orDefault(&c.EmailDomain, "example.com")
-	orDefault(&c.CredentialsTimeout, 5*time.Second)
 	orDefault(&c.RunID, randomHex(4))
 	if r.d.Clock == nil {
 		r.d.Clock = clock.System{}
@@ -294,7 +262,7 @@ func (r *run) cleanUp(ctx context.Context) {
 	base := context.WithoutCancel(ctx)
 	for i := len(r.cleanups) - 1; i >= 0; i-- {
 		c := r.cleanups[i]
-		cctx, cancel := context.WithTimeout(base, CleanupTimeout)
+		cctx, cancel := context.WithTimeout(base, cleanupTimeout)
 		start := r.d.Clock.Now()
 		err := c.fn(cctx)
 		cancel()
@@ -354,7 +322,7 @@ func (r *run) checkEnvironment(context.Context) (string, error) {
 }
 
 func (r *run) checkCredentials(ctx context.Context) (string, error) {
-	return RequireCredentials(ctx, r.d.Credentials, r.cfg.CredentialsTimeout)
+	return RequireCredentials(ctx, r.d.Credentials, credentialsTimeout)
 }
 
 // RequireCredentials resolves the credentials of p (the SDK's default
@@ -382,8 +350,9 @@ func RequireCredentials(ctx context.Context, p aws.CredentialsProvider, timeout 
 }
 
 func (r *run) deploy(ctx context.Context, stack string) (string, error) {
-	existed, err := r.d.Stacks.Exists(ctx, stack)
-	if err != nil {
+	_, err := r.d.AWS.Tags(ctx, stack)
+	existed := err == nil
+	if err != nil && !errors.Is(err, ErrStackNotFound) {
 		return "", err
 	}
 	note := "existing stack updated; it is kept"
@@ -414,7 +383,7 @@ func (r *run) tags() map[string]string { return map[string]string{RunTag: r.cfg.
 // made by someone else between the existence check and the deploy is not
 // this run's to delete.
 func (r *run) destroy(ctx context.Context, stack string) error {
-	tags, err := r.d.Stacks.Tags(ctx, stack)
+	tags, err := r.d.AWS.Tags(ctx, stack)
 	if errors.Is(err, ErrStackNotFound) {
 		return nil // the deploy failed before creating it
 	}
@@ -429,7 +398,7 @@ func (r *run) destroy(ctx context.Context, stack string) error {
 }
 
 func (r *run) outputs(ctx context.Context, stack string) (string, error) {
-	m, err := r.d.Stacks.Outputs(ctx, stack)
+	m, err := r.d.AWS.Outputs(ctx, stack)
 	if err != nil {
 		return "", err
 	}
@@ -440,6 +409,9 @@ func (r *run) outputs(ctx context.Context, stack string) (string, error) {
 		return "", fmt.Errorf("the stack is in %s but the AWS SDK uses %s: set AWS_REGION=%s (the CDK CLI and the smoke test must agree)",
 			r.out.Region, r.cfg.Region, r.out.Region)
 	}
+	if r.timer, err = r.d.AWS.Timer(ctx, stack, r.out.TableName); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("API %s, %d topic shard(s), table %s, group %s", r.out.APIURL, len(r.out.TopicArns),
 		r.out.TableName, r.out.ScheduleGroup), nil
 }
@@ -449,13 +421,13 @@ func (r *run) signUp(ctx context.Context) (string, error) {
 	// The pool's policy (constructs/userauth): 12+ characters with upper,
 	// lower, digit and symbol.
 	r.password = "Smoke-" + randomHex(12) + "-Aa1!"
-	sub, err := r.d.Users.SignUp(ctx, r.out.UserPoolClientID, r.email, r.password)
+	sub, err := r.d.AWS.SignUp(ctx, r.out.UserPoolClientID, r.email, r.password)
 	if sub != "" {
 		// Registered once the user exists: a failed sign-up (the address
 		// taken, say) must not delete a user this run did not create.
 		email := r.email
 		r.onCleanup("delete user "+email, func(ctx context.Context) error {
-			return r.d.Users.DeleteUser(ctx, r.out.UserPoolID, email)
+			return r.d.AWS.DeleteUser(ctx, r.out.UserPoolID, email)
 		})
 	}
 	if err != nil {
@@ -466,14 +438,14 @@ func (r *run) signUp(ctx context.Context) (string, error) {
 }
 
 func (r *run) signIn(ctx context.Context) (string, error) {
-	id, err := r.d.Users.CreateClient(ctx, r.out.UserPoolID, "unschedule-smoke-"+r.cfg.RunID)
+	id, err := r.d.AWS.CreateClient(ctx, r.out.UserPoolID, "unschedule-smoke-"+r.cfg.RunID)
 	if err != nil {
 		return "", err
 	}
 	r.onCleanup("delete app client "+id, func(ctx context.Context) error {
-		return r.d.Users.DeleteClient(ctx, r.out.UserPoolID, id)
+		return r.d.AWS.DeleteClient(ctx, r.out.UserPoolID, id)
 	})
-	tok, err := r.d.Users.SignIn(ctx, r.out.UserPoolID, id, r.email, r.password)
+	tok, err := r.d.AWS.SignIn(ctx, r.out.UserPoolID, id, r.email, r.password)
 	if err != nil {
 		return "", err
 	}
@@ -488,17 +460,17 @@ func (r *run) subscribeQueue(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	url, err := r.d.Queues.Create(ctx, name, QueuePolicy(arn, topic), r.tags())
+	url, err := r.d.AWS.CreateQueue(ctx, name, QueuePolicy(arn, topic), r.tags())
 	if err != nil {
 		return "", err
 	}
 	r.queueURL = url
-	r.onCleanup("delete queue "+name, func(ctx context.Context) error { return r.d.Queues.Delete(ctx, url) })
-	sub, err := r.d.Subscriptions.Subscribe(ctx, topic, arn, notify.FilterPolicy(r.sub))
+	r.onCleanup("delete queue "+name, func(ctx context.Context) error { return r.d.AWS.DeleteQueue(ctx, url) })
+	sub, err := r.d.AWS.Subscribe(ctx, topic, arn, notify.FilterPolicy(r.sub))
 	if err != nil {
 		return "", err
 	}
-	r.onCleanup("unsubscribe the queue", func(ctx context.Context) error { return r.d.Subscriptions.Unsubscribe(ctx, sub) })
+	r.onCleanup("unsubscribe the queue", func(ctx context.Context) error { return r.d.AWS.Unsubscribe(ctx, sub) })
 	return fmt.Sprintf("%s on %s, filter %s", name, topic, notify.FilterPolicy(r.sub)), nil
 }
 
@@ -516,7 +488,7 @@ func (r *run) pollUntil(ctx context.Context, until time.Time, done func() bool) 
 		if left <= 0 {
 			return nil
 		}
-		bodies, err := r.d.Queues.Receive(ctx, r.queueURL, min(left, receiveWait))
+		bodies, err := r.d.AWS.Receive(ctx, r.queueURL, min(left, receiveWait))
 		if err != nil {
 			return fmt.Errorf("read the queue: %w", err)
 		}

@@ -66,13 +66,13 @@ func TestRunDrivesTheLifecycleAndCleansUp(t *testing.T) {
 		t.Fatalf("steps\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(happySteps, "\n"))
 	}
 	t.Run("the calls, in order", func(t *testing.T) {
-		want := []string{"credentials", "exists", "deploy", "outputs", "signup webclient", "create-client eu-west-1_pool",
+		want := []string{"credentials", "tags", "deploy", "outputs", "timer tasks", "signup webclient", "create-client eu-west-1_pool",
 			"signin client-1", "new-tasks-client https://api.example/prod/ id-token", "create-queue unschedule-smoke-run1"}
 		if got := w.calls[:len(want)]; !reflect.DeepEqual(got, want) {
 			t.Fatalf("calls %q, want %q", got, want)
 		}
 		tail := []string{"api-delete T3", "api-delete T2", "api-delete T1", "unsubscribe", "delete-queue",
-			"delete-client client-1", "delete-user eu-west-1_pool", "destroy"}
+			"delete-client client-1", "delete-user eu-west-1_pool", "tags", "destroy"}
 		if got := w.calls[len(w.calls)-len(tail):]; !reflect.DeepEqual(got, tail) {
 			t.Fatalf("cleanup calls %q, want %q", got, tail)
 		}
@@ -120,7 +120,7 @@ func TestRunDrivesTheLifecycleAndCleansUp(t *testing.T) {
 				t.Fatalf("report lacks %s:\n%s", want, report)
 			}
 		}
-		if rep.Failed() || strings.Contains(rep.Summary(), "FAIL") {
+		if err != nil || strings.Contains(rep.Summary(), "FAIL") {
 			t.Fatalf("summary:\n%s", rep.Summary())
 		}
 	})
@@ -348,7 +348,7 @@ func TestCleanupAfterCancel(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	// Cancelled during the sign-in: the queue is never made.
-	want := []string{"signin client-1", "delete-client client-1", "delete-user eu-west-1_pool", "destroy"}
+	want := []string{"signin client-1", "delete-client client-1", "delete-user eu-west-1_pool", "tags", "destroy"}
 	if got := w.calls[len(w.calls)-len(want):]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("calls %q, want the cleanup %q", got, want)
 	}

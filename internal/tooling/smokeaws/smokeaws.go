@@ -1,6 +1,6 @@
 // Package smokeaws is the AWS side of the smoke test (internal/tooling/smoke):
-// CloudFormation, Cognito, SQS, SNS and EventBridge
-// Scheduler, each behind the few SDK calls it makes.
+// CloudFormation, Cognito, SQS and SNS, each behind the few SDK calls it
+// makes, and the task table's timer as internal/ops finds it.
 package smokeaws
 
 import (
@@ -15,33 +15,43 @@ import (
 	cftypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	cip "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	ciptypes "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider/types"
-	"github.com/aws/aws-sdk-go-v2/service/scheduler"
-	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/unschedule/unschedule/internal/core/adapters/awsscheduler"
 	"github.com/unschedule/unschedule/internal/core/timer"
-	"github.com/unschedule/unschedule/internal/todo/task"
+	"github.com/unschedule/unschedule/internal/ops"
 	"github.com/unschedule/unschedule/internal/tooling/smoke"
 )
 
-// CloudFormationAPI is what Stacks calls; *cloudformation.Client is one.
+// AWS is smoke.AWS on the SDK's clients; New makes them from a config.
+type AWS struct {
+	// Config reaches the stack's functions and timer (internal/ops).
+	Config         aws.Config
+	CloudFormation CloudFormationAPI
+	Cognito        CognitoAPI
+	SQS            SQSAPI
+	SNS            SNSAPI
+}
+
+// New is AWS on the clients of cfg.
+func New(cfg aws.Config) AWS {
+	return AWS{Config: cfg, CloudFormation: cloudformation.NewFromConfig(cfg), Cognito: cip.NewFromConfig(cfg),
+		SQS: sqs.NewFromConfig(cfg), SNS: sns.NewFromConfig(cfg)}
+}
+
+// CloudFormationAPI is what AWS calls of CloudFormation.
 type CloudFormationAPI interface {
 	DescribeStacks(ctx context.Context, in *cloudformation.DescribeStacksInput, opts ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error)
 }
 
-// Stacks reads stacks from CloudFormation.
-type Stacks struct{ API CloudFormationAPI }
-
 // stack is the stack's description; ErrStackNotFound when there is none
 // (CloudFormation answers a ValidationError "Stack with id X does not
 // exist").
-func (s Stacks) stack(ctx context.Context, name string) (cftypes.Stack, error) {
-	out, err := s.API.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(name)})
+func (a AWS) stack(ctx context.Context, name string) (cftypes.Stack, error) {
+	out, err := a.CloudFormation.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(name)})
 	var api smithy.APIError
 	if (errors.As(err, &api) && api.ErrorCode() == "ValidationError" && strings.Contains(api.ErrorMessage(), "does not exist")) ||
 		(err == nil && len(out.Stacks) == 0) {
@@ -53,18 +63,9 @@ func (s Stacks) stack(ctx context.Context, name string) (cftypes.Stack, error) {
 	return out.Stacks[0], nil
 }
 
-// Exists implements smoke.Stacks.
-func (s Stacks) Exists(ctx context.Context, stack string) (bool, error) {
-	_, err := s.stack(ctx, stack)
-	if errors.Is(err, smoke.ErrStackNotFound) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// Outputs implements smoke.Stacks.
-func (s Stacks) Outputs(ctx context.Context, stack string) (map[string]string, error) {
-	st, err := s.stack(ctx, stack)
+// Outputs implements smoke.AWS.
+func (a AWS) Outputs(ctx context.Context, stack string) (map[string]string, error) {
+	st, err := a.stack(ctx, stack)
 	m := map[string]string{}
 	for _, o := range st.Outputs {
 		m[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
@@ -72,14 +73,28 @@ func (s Stacks) Outputs(ctx context.Context, stack string) (map[string]string, e
 	return m, err
 }
 
-// Tags implements smoke.Stacks.
-func (s Stacks) Tags(ctx context.Context, stack string) (map[string]string, error) {
-	st, err := s.stack(ctx, stack)
+// Tags implements smoke.AWS.
+func (a AWS) Tags(ctx context.Context, stack string) (map[string]string, error) {
+	st, err := a.stack(ctx, stack)
 	m := map[string]string{}
 	for _, t := range st.Tags {
 		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
 	return m, err
+}
+
+// Timer implements smoke.AWS: the table's timer as the operator's command
+// finds it (ops.Open discovers the stack) and the functions build it.
+func (a AWS) Timer(ctx context.Context, stack, table string) (timer.Reader, error) {
+	w, err := ops.Open(ctx, a.Config, stack)
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.Stack.Table(table)
+	if err != nil {
+		return nil, err
+	}
+	return w.Timer(t)
 }
 
 // deleted is a delete's error, nil when the service answered that there
@@ -92,7 +107,7 @@ func deleted[E error](err error, format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
-// CognitoAPI is what Users calls; *cognitoidentityprovider.Client is one.
+// CognitoAPI is what AWS calls of Cognito.
 type CognitoAPI interface {
 	SignUp(ctx context.Context, in *cip.SignUpInput, opts ...func(*cip.Options)) (*cip.SignUpOutput, error)
 	AdminDeleteUser(ctx context.Context, in *cip.AdminDeleteUserInput, opts ...func(*cip.Options)) (*cip.AdminDeleteUserOutput, error)
@@ -101,18 +116,9 @@ type CognitoAPI interface {
 	AdminInitiateAuth(ctx context.Context, in *cip.AdminInitiateAuthInput, opts ...func(*cip.Options)) (*cip.AdminInitiateAuthOutput, error)
 }
 
-// Users signs up through the web app's client, and signs in through a
-// temporary app client that allows ADMIN_USER_PASSWORD_AUTH: the web
-// client allows only SRP (constructs/userauth), and the admin flow needs
-// the deployer's credentials, which the smoke test has. The API's Cognito
-// authorizer accepts that client's ID token: it checks the audience only
-// when a "Token validation" expression is set, and constructs/taskapi sets
-// none (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enable-cognito-user-pool.html).
-type Users struct{ API CognitoAPI }
-
-// SignUp implements smoke.Users.
-func (u Users) SignUp(ctx context.Context, clientID, email, password string) (string, error) {
-	out, err := u.API.SignUp(ctx, &cip.SignUpInput{ClientId: aws.String(clientID), Username: aws.String(email),
+// SignUp implements smoke.AWS, through the web app's client.
+func (a AWS) SignUp(ctx context.Context, clientID, email, password string) (string, error) {
+	out, err := a.Cognito.SignUp(ctx, &cip.SignUpInput{ClientId: aws.String(clientID), Username: aws.String(email),
 		Password: aws.String(password), UserAttributes: []ciptypes.AttributeType{{Name: aws.String("email"), Value: aws.String(email)}}})
 	if err != nil {
 		return "", fmt.Errorf("sign up %s: %w", email, err)
@@ -124,15 +130,15 @@ func (u Users) SignUp(ctx context.Context, clientID, email, password string) (st
 	return aws.ToString(out.UserSub), nil
 }
 
-// DeleteUser implements smoke.Users.
-func (u Users) DeleteUser(ctx context.Context, poolID, email string) error {
-	_, err := u.API.AdminDeleteUser(ctx, &cip.AdminDeleteUserInput{UserPoolId: aws.String(poolID), Username: aws.String(email)})
+// DeleteUser implements smoke.AWS.
+func (a AWS) DeleteUser(ctx context.Context, poolID, email string) error {
+	_, err := a.Cognito.AdminDeleteUser(ctx, &cip.AdminDeleteUserInput{UserPoolId: aws.String(poolID), Username: aws.String(email)})
 	return deleted[*ciptypes.UserNotFoundException](err, "delete user %s", email)
 }
 
-// CreateClient implements smoke.Users.
-func (u Users) CreateClient(ctx context.Context, poolID, name string) (string, error) {
-	out, err := u.API.CreateUserPoolClient(ctx, &cip.CreateUserPoolClientInput{UserPoolId: aws.String(poolID),
+// CreateClient implements smoke.AWS.
+func (a AWS) CreateClient(ctx context.Context, poolID, name string) (string, error) {
+	out, err := a.Cognito.CreateUserPoolClient(ctx, &cip.CreateUserPoolClientInput{UserPoolId: aws.String(poolID),
 		ClientName: aws.String(name), GenerateSecret: false,
 		ExplicitAuthFlows: []ciptypes.ExplicitAuthFlowsType{ciptypes.ExplicitAuthFlowsTypeAllowAdminUserPasswordAuth,
 			ciptypes.ExplicitAuthFlowsTypeAllowRefreshTokenAuth}})
@@ -145,9 +151,15 @@ func (u Users) CreateClient(ctx context.Context, poolID, name string) (string, e
 	return aws.ToString(out.UserPoolClient.ClientId), nil
 }
 
-// SignIn implements smoke.Users.
-func (u Users) SignIn(ctx context.Context, poolID, clientID, email, password string) (string, error) {
-	out, err := u.API.AdminInitiateAuth(ctx, &cip.AdminInitiateAuthInput{UserPoolId: aws.String(poolID),
+// SignIn implements smoke.AWS through a temporary app client that allows
+// ADMIN_USER_PASSWORD_AUTH: the web client allows only SRP
+// (constructs/userauth), and the admin flow needs the deployer's
+// credentials, which the smoke test has. The API's Cognito authorizer
+// accepts that client's ID token: it checks the audience only when a
+// "Token validation" expression is set, and constructs/taskapi sets none
+// (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enable-cognito-user-pool.html).
+func (a AWS) SignIn(ctx context.Context, poolID, clientID, email, password string) (string, error) {
+	out, err := a.Cognito.AdminInitiateAuth(ctx, &cip.AdminInitiateAuthInput{UserPoolId: aws.String(poolID),
 		ClientId: aws.String(clientID), AuthFlow: ciptypes.AuthFlowTypeAdminUserPasswordAuth,
 		AuthParameters: map[string]string{"USERNAME": email, "PASSWORD": password}})
 	if err != nil {
@@ -159,13 +171,13 @@ func (u Users) SignIn(ctx context.Context, poolID, clientID, email, password str
 	return aws.ToString(out.AuthenticationResult.IdToken), nil
 }
 
-// DeleteClient implements smoke.Users.
-func (u Users) DeleteClient(ctx context.Context, poolID, clientID string) error {
-	_, err := u.API.DeleteUserPoolClient(ctx, &cip.DeleteUserPoolClientInput{UserPoolId: aws.String(poolID), ClientId: aws.String(clientID)})
+// DeleteClient implements smoke.AWS.
+func (a AWS) DeleteClient(ctx context.Context, poolID, clientID string) error {
+	_, err := a.Cognito.DeleteUserPoolClient(ctx, &cip.DeleteUserPoolClientInput{UserPoolId: aws.String(poolID), ClientId: aws.String(clientID)})
 	return deleted[*ciptypes.ResourceNotFoundException](err, "delete app client %s", clientID)
 }
 
-// SQSAPI is what Queues calls; *sqs.Client is one.
+// SQSAPI is what AWS calls of SQS.
 type SQSAPI interface {
 	CreateQueue(ctx context.Context, in *sqs.CreateQueueInput, opts ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error)
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
@@ -173,14 +185,11 @@ type SQSAPI interface {
 	DeleteQueue(ctx context.Context, in *sqs.DeleteQueueInput, opts ...func(*sqs.Options)) (*sqs.DeleteQueueOutput, error)
 }
 
-// Queues makes the smoke test's queue: encrypted (SSE-SQS, which SNS can
+// CreateQueue implements smoke.AWS: encrypted (SSE-SQS, which SNS can
 // send to without a key policy), with the policy that lets the user's
 // topic send.
-type Queues struct{ API SQSAPI }
-
-// Create implements smoke.Queues.
-func (q Queues) Create(ctx context.Context, name, policy string, tags map[string]string) (string, error) {
-	out, err := q.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: tags, Attributes: map[string]string{
+func (a AWS) CreateQueue(ctx context.Context, name, policy string, tags map[string]string) (string, error) {
+	out, err := a.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: tags, Attributes: map[string]string{
 		string(sqstypes.QueueAttributeNamePolicy):                 policy,
 		string(sqstypes.QueueAttributeNameSqsManagedSseEnabled):   "true",
 		string(sqstypes.QueueAttributeNameMessageRetentionPeriod): "3600",
@@ -191,9 +200,9 @@ func (q Queues) Create(ctx context.Context, name, policy string, tags map[string
 	return aws.ToString(out.QueueUrl), nil
 }
 
-// Receive implements smoke.Queues: one long poll of up to 20 s.
-func (q Queues) Receive(ctx context.Context, url string, wait time.Duration) ([]string, error) {
-	out, err := q.API.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10,
+// Receive implements smoke.AWS: one long poll of up to 20 s.
+func (a AWS) Receive(ctx context.Context, url string, wait time.Duration) ([]string, error) {
+	out, err := a.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10,
 		WaitTimeSeconds: int32(min(max(wait, 0), 20*time.Second) / time.Second)})
 	if err != nil {
 		return nil, fmt.Errorf("receive: %w", err)
@@ -201,34 +210,31 @@ func (q Queues) Receive(ctx context.Context, url string, wait time.Duration) ([]
 	var bodies []string
 	for _, m := range out.Messages {
 		bodies = append(bodies, aws.ToString(m.Body))
-		if _, err := q.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+		if _, err := a.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
 			return bodies, fmt.Errorf("delete message: %w", err)
 		}
 	}
 	return bodies, nil
 }
 
-// Delete implements smoke.Queues.
-func (q Queues) Delete(ctx context.Context, url string) error {
-	_, err := q.API.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+// DeleteQueue implements smoke.AWS.
+func (a AWS) DeleteQueue(ctx context.Context, url string) error {
+	_, err := a.SQS.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
 	return deleted[*sqstypes.QueueDoesNotExist](err, "delete queue %s", url)
 }
 
-// SNSAPI is what Subscriptions calls; *sns.Client is one.
+// SNSAPI is what AWS calls of SNS.
 type SNSAPI interface {
 	Subscribe(ctx context.Context, in *sns.SubscribeInput, opts ...func(*sns.Options)) (*sns.SubscribeOutput, error)
 	Unsubscribe(ctx context.Context, in *sns.UnsubscribeInput, opts ...func(*sns.Options)) (*sns.UnsubscribeOutput, error)
 }
 
-// Subscriptions subscribes the queue to a topic. Raw message delivery
-// stays off: the SNS envelope carries the publish time and the message
-// attributes the smoke test checks.
-type Subscriptions struct{ API SNSAPI }
-
-// Subscribe implements smoke.Subscriptions. An SQS queue of the topic's
-// account is confirmed at once; a pending confirmation is an error.
-func (s Subscriptions) Subscribe(ctx context.Context, topicArn, queueArn, filterPolicy string) (string, error) {
-	out, err := s.API.Subscribe(ctx, &sns.SubscribeInput{TopicArn: aws.String(topicArn), Protocol: aws.String("sqs"),
+// Subscribe implements smoke.AWS. An SQS queue of the topic's account is
+// confirmed at once; a pending confirmation is an error. Raw message
+// delivery stays off: the SNS envelope carries the publish time and the
+// message attributes the smoke test checks.
+func (a AWS) Subscribe(ctx context.Context, topicArn, queueArn, filterPolicy string) (string, error) {
+	out, err := a.SNS.Subscribe(ctx, &sns.SubscribeInput{TopicArn: aws.String(topicArn), Protocol: aws.String("sqs"),
 		Endpoint: aws.String(queueArn), ReturnSubscriptionArn: true,
 		Attributes: map[string]string{"FilterPolicy": filterPolicy, "FilterPolicyScope": "MessageAttributes"}})
 	if err != nil {
@@ -241,39 +247,8 @@ func (s Subscriptions) Subscribe(ctx context.Context, topicArn, queueArn, filter
 	return arn, nil
 }
 
-// Unsubscribe implements smoke.Subscriptions.
-func (s Subscriptions) Unsubscribe(ctx context.Context, arn string) error {
-	_, err := s.API.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: aws.String(arn)})
+// Unsubscribe implements smoke.AWS.
+func (a AWS) Unsubscribe(ctx context.Context, arn string) error {
+	_, err := a.SNS.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: aws.String(arn)})
 	return deleted[*snstypes.NotFoundException](err, "unsubscribe %s", arn)
-}
-
-// SchedulerAPI is what Schedules calls; *scheduler.Client is one.
-type SchedulerAPI interface {
-	GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error)
-}
-
-// Schedules reads one-off schedules.
-type Schedules struct{ API SchedulerAPI }
-
-// At implements smoke.Schedules.
-func (s Schedules) At(ctx context.Context, group, name string) (time.Time, error) {
-	out, err := s.API.GetSchedule(ctx, &scheduler.GetScheduleInput{GroupName: aws.String(group), Name: aws.String(name)})
-	var nf *schedtypes.ResourceNotFoundException
-	if errors.As(err, &nf) {
-		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, timer.ErrNotFound)
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("get schedule %s: %w", name, err)
-	}
-	placed, err := awsscheduler.ParseAtExpression(aws.ToString(out.ScheduleExpression))
-	if err != nil || out.Target == nil {
-		return placed, err
-	}
-	// The adapter places a schedule on the whole minute after its due
-	// time: report the due time it serves, as the adapter's Get does.
-	p, err := task.DecodeSchedule([]byte(aws.ToString(out.Target.Input)))
-	if err != nil {
-		return placed, nil
-	}
-	return awsscheduler.ServedTime(placed, p), nil
 }

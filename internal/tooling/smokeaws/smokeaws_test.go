@@ -6,21 +6,17 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cftypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	cip "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	ciptypes "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider/types"
-	"github.com/aws/aws-sdk-go-v2/service/scheduler"
-	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
-	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/adapters/awssns"
 	"github.com/unschedule/unschedule/internal/tooling/smoke"
 )
@@ -56,13 +52,13 @@ func TestStacks(t *testing.T) {
 		{"access denied", fakeCF{err: &smithy.GenericAPIError{Code: "AccessDenied"}}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Stacks{API: tc.api}.Exists(context.Background(), "Unschedule-dev")
-			if got != tc.exists || (err != nil) != tc.wantErr {
-				t.Fatalf("%t %v", got, err)
+			_, err := AWS{CloudFormation: tc.api}.Tags(context.Background(), "Unschedule-dev")
+			if exists, failed := err == nil, err != nil && !errors.Is(err, smoke.ErrStackNotFound); exists != tc.exists || failed != tc.wantErr {
+				t.Fatalf("%t %v", exists, err)
 			}
 		})
 	}
-	if m, err := (Stacks{API: fakeCF{out: one}}).Outputs(context.Background(), "s"); err != nil || m["ApiUrl"] != "https://x/" {
+	if m, err := (AWS{CloudFormation: fakeCF{out: one}}).Outputs(context.Background(), "s"); err != nil || m["ApiUrl"] != "https://x/" {
 		t.Fatalf("outputs %v %v", m, err)
 	}
 	t.Run("tags", func(t *testing.T) {
@@ -79,13 +75,13 @@ func TestStacks(t *testing.T) {
 			{"no stack in the answer", fakeCF{out: &cloudformation.DescribeStacksOutput{}}, nil, smoke.ErrStackNotFound},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				got, err := Stacks{API: tc.api}.Tags(context.Background(), "Unschedule-dev")
+				got, err := AWS{CloudFormation: tc.api}.Tags(context.Background(), "Unschedule-dev")
 				if !errors.Is(err, tc.wantErr) || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 					t.Fatalf("%v %v, want %v %v", got, err, tc.want, tc.wantErr)
 				}
 			})
 		}
-		if _, err := (Stacks{API: fakeCF{err: &smithy.GenericAPIError{Code: "AccessDenied"}}}).Tags(context.Background(), "s"); err == nil || errors.Is(err, smoke.ErrStackNotFound) {
+		if _, err := (AWS{CloudFormation: fakeCF{err: &smithy.GenericAPIError{Code: "AccessDenied"}}}).Tags(context.Background(), "s"); err == nil || errors.Is(err, smoke.ErrStackNotFound) {
 			t.Fatalf("access denied read as %v", err)
 		}
 	})
@@ -123,39 +119,39 @@ func TestUsers(t *testing.T) {
 		f := &fakeCognito{signUp: &cip.SignUpOutput{UserSub: aws.String("sub-1"), UserConfirmed: false}}
 		// The unconfirmed user exists: its sub comes back with the error,
 		// so the run deletes it.
-		if sub, err := (Users{API: f}).SignUp(ctx, "c", "a@example.com", "p"); err == nil || !strings.Contains(err.Error(), "PreSignUp") || sub != "sub-1" {
+		if sub, err := (AWS{Cognito: f}).SignUp(ctx, "c", "a@example.com", "p"); err == nil || !strings.Contains(err.Error(), "PreSignUp") || sub != "sub-1" {
 			t.Fatalf("%q %v", sub, err)
 		}
 		f.err, f.signUp = errors.New("UsernameExistsException"), nil
-		if sub, err := (Users{API: f}).SignUp(ctx, "c", "a@example.com", "p"); err == nil || sub != "" {
+		if sub, err := (AWS{Cognito: f}).SignUp(ctx, "c", "a@example.com", "p"); err == nil || sub != "" {
 			t.Fatalf("a failed sign-up returned sub %q (%v): the run would delete a user it did not create", sub, err)
 		}
 		f.err, f.signUp = nil, &cip.SignUpOutput{UserSub: aws.String("sub-1")}
 		f.signUp.UserConfirmed = true
-		if sub, err := (Users{API: f}).SignUp(ctx, "c", "a@example.com", "p"); err != nil || sub != "sub-1" {
+		if sub, err := (AWS{Cognito: f}).SignUp(ctx, "c", "a@example.com", "p"); err != nil || sub != "sub-1" {
 			t.Fatalf("%q %v", sub, err)
 		}
 	})
 	t.Run("sign in takes the ID token, refuses a challenge", func(t *testing.T) {
 		f := &fakeCognito{auth: &cip.AdminInitiateAuthOutput{ChallengeName: ciptypes.ChallengeNameTypeNewPasswordRequired}}
-		if _, err := (Users{API: f}).SignIn(ctx, "pool", "c", "a@example.com", "p"); err == nil {
+		if _, err := (AWS{Cognito: f}).SignIn(ctx, "pool", "c", "a@example.com", "p"); err == nil {
 			t.Fatal("a challenge passed")
 		}
 		f.auth = &cip.AdminInitiateAuthOutput{AuthenticationResult: &ciptypes.AuthenticationResultType{IdToken: aws.String("id")}}
-		tok, err := (Users{API: f}).SignIn(ctx, "pool", "c", "a@example.com", "p")
+		tok, err := (AWS{Cognito: f}).SignIn(ctx, "pool", "c", "a@example.com", "p")
 		in := f.in[len(f.in)-1].(*cip.AdminInitiateAuthInput)
 		if err != nil || tok != "id" || in.AuthFlow != ciptypes.AuthFlowTypeAdminUserPasswordAuth || in.AuthParameters["USERNAME"] != "a@example.com" {
 			t.Fatalf("%q %v %+v", tok, err, in)
 		}
 	})
 	t.Run("deleting what is gone is fine", func(t *testing.T) {
-		if err := (Users{API: &fakeCognito{err: &ciptypes.UserNotFoundException{}}}).DeleteUser(ctx, "pool", "a@example.com"); err != nil {
+		if err := (AWS{Cognito: &fakeCognito{err: &ciptypes.UserNotFoundException{}}}).DeleteUser(ctx, "pool", "a@example.com"); err != nil {
 			t.Fatal(err)
 		}
-		if err := (Users{API: &fakeCognito{err: &ciptypes.ResourceNotFoundException{}}}).DeleteClient(ctx, "pool", "c"); err != nil {
+		if err := (AWS{Cognito: &fakeCognito{err: &ciptypes.ResourceNotFoundException{}}}).DeleteClient(ctx, "pool", "c"); err != nil {
 			t.Fatal(err)
 		}
-		if err := (Users{API: &fakeCognito{err: errors.New("throttled")}}).DeleteUser(ctx, "pool", "a@example.com"); err == nil {
+		if err := (AWS{Cognito: &fakeCognito{err: errors.New("throttled")}}).DeleteUser(ctx, "pool", "a@example.com"); err == nil {
 			t.Fatal("a real failure was swallowed")
 		}
 	})
@@ -178,38 +174,17 @@ func (f *fakeSNS) Unsubscribe(context.Context, *sns.UnsubscribeInput, ...func(*s
 
 func TestSubscriptions(t *testing.T) {
 	f := &fakeSNS{out: "arn:aws:sns:eu-west-1:1:t-0:abc"}
-	arn, err := Subscriptions{API: f}.Subscribe(context.Background(), "arn:aws:sns:eu-west-1:1:t-0", "arn:aws:sqs:eu-west-1:1:q", `{"userId":["s"]}`)
+	arn, err := AWS{SNS: f}.Subscribe(context.Background(), "arn:aws:sns:eu-west-1:1:t-0", "arn:aws:sqs:eu-west-1:1:q", `{"userId":["s"]}`)
 	if err != nil || arn != f.out || aws.ToString(f.in.Protocol) != "sqs" || f.in.Attributes["FilterPolicy"] != `{"userId":["s"]}` ||
 		f.in.Attributes["RawMessageDelivery"] != "" || !f.in.ReturnSubscriptionArn {
 		t.Fatalf("%q %v %+v", arn, err, f.in)
 	}
 	f.out = "pending confirmation"
-	if _, err := (Subscriptions{API: f}).Subscribe(context.Background(), "t", "q", "{}"); err == nil {
+	if _, err := (AWS{SNS: f}).Subscribe(context.Background(), "t", "q", "{}"); err == nil {
 		t.Fatal("a pending subscription passed")
 	}
-	if err := (Subscriptions{API: &fakeSNS{err: &snstypes.NotFoundException{}}}).Unsubscribe(context.Background(), "a"); err != nil {
+	if err := (AWS{SNS: &fakeSNS{err: &snstypes.NotFoundException{}}}).Unsubscribe(context.Background(), "a"); err != nil {
 		t.Fatal(err)
-	}
-}
-
-type fakeScheduler struct {
-	out *scheduler.GetScheduleOutput
-	err error
-}
-
-func (f fakeScheduler) GetSchedule(context.Context, *scheduler.GetScheduleInput, ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error) {
-	return f.out, f.err
-}
-
-func TestSchedules(t *testing.T) {
-	at, err := Schedules{API: fakeScheduler{out: &scheduler.GetScheduleOutput{ScheduleExpression: aws.String("at(2030-01-01T12:02:00)")}}}.
-		At(context.Background(), "g", "task-1")
-	if err != nil || !at.Equal(time.Date(2030, 1, 1, 12, 2, 0, 0, time.UTC)) {
-		t.Fatalf("%s %v", at, err)
-	}
-	_, err = Schedules{API: fakeScheduler{err: &schedtypes.ResourceNotFoundException{}}}.At(context.Background(), "g", "task-1")
-	if !errors.Is(err, timer.ErrNotFound) {
-		t.Fatalf("err %v", err)
 	}
 }
 
@@ -227,7 +202,7 @@ func (f *fakeSQS) CreateQueue(_ context.Context, in *sqs.CreateQueueInput, _ ...
 // encrypted, with the topic's policy.
 func TestQueueCarriesTheRunTag(t *testing.T) {
 	f := &fakeSQS{}
-	url, err := Queues{API: f}.Create(context.Background(), "unschedule-smoke-run1", `{"p":1}`, map[string]string{smoke.RunTag: "run1"})
+	url, err := AWS{SQS: f}.CreateQueue(context.Background(), "unschedule-smoke-run1", `{"p":1}`, map[string]string{smoke.RunTag: "run1"})
 	if err != nil || url != "https://sqs.example/unschedule-smoke-run1" {
 		t.Fatalf("%q %v", url, err)
 	}
