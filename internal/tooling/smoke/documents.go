@@ -71,28 +71,14 @@ func QueueArn(topicArn, name string) (string, error) {
 	return strings.Join([]string{"arn", p[1], "sqs", p[3], p[4], name}, ":"), nil
 }
 
-type policyDoc struct {
-	Version   string            `json:"Version"`
-	Statement []policyStatement `json:"Statement"`
-}
-
-type policyStatement struct {
-	Sid       string                       `json:"Sid"`
-	Effect    string                       `json:"Effect"`
-	Principal map[string]string            `json:"Principal"`
-	Action    string                       `json:"Action"`
-	Resource  string                       `json:"Resource"`
-	Condition map[string]map[string]string `json:"Condition"`
-}
-
 // QueuePolicy lets the topic, and nothing else, send to the queue: the
 // SNS service principal with aws:SourceArn equal to the topic
 // (https://docs.aws.amazon.com/sns/latest/dg/subscribe-sqs-queue-to-sns-topic.html).
 func QueuePolicy(queueArn, topicArn string) string {
-	b, _ := json.Marshal(policyDoc{Version: "2012-10-17", Statement: []policyStatement{{
-		Sid: "OnlyTheUsersTopic", Effect: "Allow", Principal: map[string]string{"Service": "sns.amazonaws.com"},
-		Action: "sqs:SendMessage", Resource: queueArn,
-		Condition: map[string]map[string]string{"ArnEquals": {"aws:SourceArn": topicArn}},
+	b, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{{
+		"Sid": "OnlyTheUsersTopic", "Effect": "Allow", "Principal": map[string]string{"Service": "sns.amazonaws.com"},
+		"Action": "sqs:SendMessage", "Resource": queueArn,
+		"Condition": map[string]map[string]string{"ArnEquals": {"aws:SourceArn": topicArn}},
 	}}}) // cannot fail
 	return string(b)
 }

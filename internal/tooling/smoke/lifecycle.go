@@ -24,10 +24,10 @@ type smokeTask struct {
 }
 
 // lifecycle drives the three tasks at once, so the run takes about
-// Lead + MoveBy + MaxLag at most, not three times that:
+// Lead + moveBy + MaxLag at most, not three times that:
 //   - expire: due in Lead, expires, its notification reaches the queue;
 //   - complete: completed at once, sends nothing and leaves no schedule;
-//   - move: its deadline moved MoveBy later, fires only at the new time.
+//   - move: its deadline moved moveBy later, fires only at the new time.
 func lifecycle(ctx context.Context, r *run) {
 	expire := &smokeTask{title: "smoke " + r.cfg.RunID + " expires"}
 	complete := &smokeTask{title: "smoke " + r.cfg.RunID + " completed"}

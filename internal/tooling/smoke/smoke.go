@@ -199,7 +199,7 @@ type run struct {
 
 type cleanup struct {
 	name string
-	fn   func(ctx context.Context) error
+	fn   func(ctx context.Context) (string, error)
 }
 
 func (r *run) defaults() {
@@ -236,24 +236,24 @@ func (r *run) step(ctx context.Context, name string, fn func(ctx context.Context
 		return
 	}
 	if err := ctx.Err(); err != nil {
-		r.failed = true
-		r.record(Step{Name: name, Err: fmt.Errorf("not started: %w", err)})
-		return
+		fn = func(context.Context) (string, error) { return "", fmt.Errorf("not started: %w", err) }
 	}
-	start := r.d.Clock.Now()
-	note, err := fn(ctx)
-	r.failed = err != nil
-	r.record(Step{Name: name, Took: r.d.Clock.Now().Sub(start), Note: note, Err: err})
+	r.failed = r.timed(ctx, Step{Name: name}, fn) != nil
 }
 
-func (r *run) record(s Step) {
+// timed runs fn, and reports s with its latency, note and error.
+func (r *run) timed(ctx context.Context, s Step, fn func(ctx context.Context) (string, error)) error {
+	start := r.d.Clock.Now()
+	s.Note, s.Err = fn(ctx)
+	s.Took = r.d.Clock.Now().Sub(start)
 	r.report.Steps = append(r.report.Steps, s)
 	fmt.Fprint(r.d.Out, line(s, 56))
+	return s.Err
 }
 
 // onCleanup registers fn to run at the end, last registered first.
 func (r *run) onCleanup(name string, fn func(ctx context.Context) error) {
-	r.cleanups = append(r.cleanups, cleanup{name, fn})
+	r.cleanups = append(r.cleanups, cleanup{name, func(ctx context.Context) (string, error) { return "", fn(ctx) }})
 }
 
 // cleanUp runs every registered cleanup, last first, whatever happened
@@ -263,10 +263,8 @@ func (r *run) cleanUp(ctx context.Context) {
 	for i := len(r.cleanups) - 1; i >= 0; i-- {
 		c := r.cleanups[i]
 		cctx, cancel := context.WithTimeout(base, cleanupTimeout)
-		start := r.d.Clock.Now()
-		err := c.fn(cctx)
+		r.timed(cctx, Step{Name: "cleanup: " + c.name, Cleanup: true}, c.fn)
 		cancel()
-		r.record(Step{Name: "cleanup: " + c.name, Took: r.d.Clock.Now().Sub(start), Err: err, Cleanup: true})
 	}
 }
 
@@ -282,7 +280,9 @@ func Run(ctx context.Context, cfg Config, d Deps) (Report, error) {
 	fmt.Fprintf(r.d.Out, "smoke run %s: stack %s\n", r.cfg.RunID, stack)
 
 	r.step(ctx, "environment "+r.cfg.Env, r.checkEnvironment)
-	r.step(ctx, "AWS credentials", r.checkCredentials)
+	r.step(ctx, "AWS credentials", func(ctx context.Context) (string, error) {
+		return RequireCredentials(ctx, r.d.Credentials, credentialsTimeout)
+	})
 	if r.failed {
 		// Refuse before anything else: nothing to clean up.
 		return r.report, r.report.Steps[len(r.report.Steps)-1].Err
@@ -319,10 +319,6 @@ func (r *run) checkEnvironment(context.Context) (string, error) {
 		"the smoke test would deploy this working tree over its stack %s and add a test user and an admin-auth app client to its user pool. "+
 		"Run it against a disposable environment (ENV=dev), or pass -allow-retained (make smoke ENV=%s SMOKE_FLAGS=-allow-retained) if you mean it; "+
 		"nothing was deployed", ErrRetainedEnvironment, r.cfg.Env, Stack(r.cfg.Env), r.cfg.Env)
-}
-
-func (r *run) checkCredentials(ctx context.Context) (string, error) {
-	return RequireCredentials(ctx, r.d.Credentials, credentialsTimeout)
 }
 
 // RequireCredentials resolves the credentials of p (the SDK's default
