@@ -1,6 +1,7 @@
 package smoke
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,48 +28,29 @@ type CLI struct {
 	Stdout, Stderr io.Writer
 }
 
-// Args are the CLI arguments of a command (deploy, destroy) on stack;
-// deploy passes tags as the stack's tags (--tags key=value, sorted).
-func (c *CLI) Args(command, stack string, tags map[string]string) []string {
-	args := []string{"--app", "go run .", "-c", "env=" + c.Env, command, stack}
-	switch command {
-	case "deploy":
-		approval := c.RequireApproval
-		if approval == "" {
-			approval = "broadening"
-		}
-		args = append(args, "--require-approval", approval)
-		for _, k := range slices.Sorted(maps.Keys(tags)) {
-			args = append(args, "--tags", k+"="+tags[k])
-		}
-	case "destroy":
-		args = append(args, "--force")
+// Deploy implements CDK: tags are the stack's (--tags key=value, sorted).
+func (c *CLI) Deploy(ctx context.Context, stack string, tags map[string]string) error {
+	args := []string{"--require-approval", cmp.Or(c.RequireApproval, "broadening")}
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		args = append(args, "--tags", k+"="+tags[k])
 	}
-	return args
+	return c.run(ctx, "deploy", stack, args...)
 }
 
-func (c *CLI) run(ctx context.Context, command, stack string, tags map[string]string) error {
-	name := c.Command
-	if name == "" {
-		name = "cdk"
-	}
-	args := c.Args(command, stack, tags)
+// Destroy implements CDK.
+func (c *CLI) Destroy(ctx context.Context, stack string) error {
+	return c.run(ctx, "destroy", stack, "--force")
+}
+
+func (c *CLI) run(ctx context.Context, command, stack string, more ...string) error {
+	name := cmp.Or(c.Command, "cdk")
+	args := append([]string{"--app", "go run .", "-c", "env=" + c.Env, command, stack}, more...)
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Dir, c.Stdin, c.Stdout, c.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 	}
 	return nil
-}
-
-// Deploy implements CDK.
-func (c *CLI) Deploy(ctx context.Context, stack string, tags map[string]string) error {
-	return c.run(ctx, "deploy", stack, tags)
-}
-
-// Destroy implements CDK.
-func (c *CLI) Destroy(ctx context.Context, stack string) error {
-	return c.run(ctx, "destroy", stack, nil)
 }
 
 // Retained reports whether environment env of cdk.json (its bytes) keeps

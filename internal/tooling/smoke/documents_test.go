@@ -165,41 +165,42 @@ func TestHTTPTasks(t *testing.T) {
 	}
 }
 
+// TestCLI runs a stand-in CDK CLI that records its arguments and fails a
+// destroy: each command's arguments, run in the folder, and a failure
+// naming the command line.
 func TestCLI(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "cdk")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s|' \"$@\" > args.txt\n[ \"$5\" = deploy ]\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		cli       CLI
 		cmd, want string
 	}{
-		{CLI{Env: "dev"}, "deploy", `--app|go run .|-c|env=dev|deploy|Unschedule-dev|--require-approval|broadening|--tags|unschedule:smoke-run=run1`},
-		{CLI{Env: "prod", RequireApproval: "never"}, "deploy", `--app|go run .|-c|env=prod|deploy|Unschedule-dev|--require-approval|never`},
-		{CLI{Env: "dev"}, "destroy", `--app|go run .|-c|env=dev|destroy|Unschedule-dev|--force`},
+		{CLI{Env: "dev"}, "deploy", `--app|go run .|-c|env=dev|deploy|Unschedule-dev|--require-approval|broadening|--tags|unschedule:smoke-run=run1|`},
+		{CLI{Env: "prod", RequireApproval: "never"}, "deploy", `--app|go run .|-c|env=prod|deploy|Unschedule-dev|--require-approval|never|`},
+		{CLI{Env: "dev"}, "destroy", `--app|go run .|-c|env=dev|destroy|Unschedule-dev|--force|`},
 	} {
 		tags := map[string]string{RunTag: "run1"}
 		if tc.cli.Env == "prod" {
 			tags = nil // an existing stack: no tags
 		}
-		if got := strings.Join(tc.cli.Args(tc.cmd, "Unschedule-dev", tags), "|"); got != tc.want {
-			t.Errorf("%s: %s, want %s", tc.cmd, got, tc.want)
+		c := tc.cli
+		c.Command, c.Dir = script, dir
+		err := c.Deploy(context.Background(), "Unschedule-dev", tags)
+		if tc.cmd == "destroy" {
+			err = c.Destroy(context.Background(), "Unschedule-dev")
+			if err == nil || !strings.Contains(err.Error(), "destroy Unschedule-dev --force") {
+				t.Errorf("destroy: err %v, want the failed command line", err)
+			}
+		} else if err != nil {
+			t.Error(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "args.txt")); string(b) != tc.want {
+			t.Errorf("%s: %s, want %s", tc.cmd, b, tc.want)
 		}
 	}
-	t.Run("runs the command in the folder and reports its failure", func(t *testing.T) {
-		dir := t.TempDir()
-		script := filepath.Join(dir, "cdk")
-		if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > args.txt\n[ \"$5\" = deploy ]\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		c := &CLI{Command: script, Env: "dev", Dir: dir}
-		if err := c.Deploy(context.Background(), "Unschedule-dev", nil); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(filepath.Join(dir, "args.txt"))
-		if strings.TrimSpace(string(b)) != "--app go run . -c env=dev deploy Unschedule-dev --require-approval broadening" {
-			t.Fatalf("args %q", b)
-		}
-		if err := c.Destroy(context.Background(), "Unschedule-dev"); err == nil || !strings.Contains(err.Error(), "destroy Unschedule-dev --force") {
-			t.Fatalf("err %v, want the failed command line", err)
-		}
-	})
 }
 
 func TestRetained(t *testing.T) {

@@ -208,12 +208,8 @@ func (r *run) defaults() {
 	orDefault(&c.MaxLag, 5*time.Minute)
 	orDefault(&c.EmailDomain, "example.com")
 	orDefault(&c.RunID, randomHex(4))
-	if r.d.Clock == nil {
-		r.d.Clock = clock.System{}
-	}
-	if r.d.Out == nil {
-		r.d.Out = io.Discard
-	}
+	r.d.Clock = cmp.Or[clock.Clock](r.d.Clock, clock.System{})
+	r.d.Out = cmp.Or(r.d.Out, io.Discard)
 }
 
 // orDefault sets *p to d when it is unset (zero, or a negative duration).

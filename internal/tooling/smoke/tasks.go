@@ -2,6 +2,7 @@ package smoke
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,11 +53,7 @@ func (h *HTTPTasks) do(ctx context.Context, method, path string, body any, want 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	c := h.Client
-	if c == nil {
-		c = &http.Client{Timeout: 30 * time.Second}
-	}
-	resp, err := c.Do(req)
+	resp, err := cmp.Or(h.Client, &http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
 		return fmt.Errorf("%s /%s: %w", method, path, err)
 	}
