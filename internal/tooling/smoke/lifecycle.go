@@ -125,8 +125,8 @@ func (r *run) create(ctx context.Context, t *smokeTask) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("its schedule: %w", err)
 	}
-	if at := sch.At; !at.Equal(t.due) {
-		return "", fmt.Errorf("its schedule is at %s, want %s", task.FormatTime(at), task.FormatTime(t.due))
+	if !sch.At.Equal(t.due) {
+		return "", fmt.Errorf("its schedule is at %s, want %s", task.FormatTime(sch.At), task.FormatTime(t.due))
 	}
 	return fmt.Sprintf("%s, schedule at %s", t.id, task.FormatTime(sch.At)), nil
 }
@@ -143,14 +143,13 @@ func (r *run) waitSchedule(ctx context.Context, t *smokeTask, want time.Time) (s
 	}
 	for {
 		sch, err := r.timer.Get(ctx, task.ScheduleName(t.id), time.Time{})
-		at := sch.At
 		switch {
 		case want.IsZero() && errors.Is(err, timer.ErrNotFound):
 			return fmt.Sprintf("deleted %s after the change", r.d.Clock.Now().Sub(start).Round(100*time.Millisecond)), nil
 		case err != nil && !errors.Is(err, timer.ErrNotFound):
 			return "", fmt.Errorf("read its schedule: %w", err)
-		case !want.IsZero() && err == nil && at.Equal(want):
-			return fmt.Sprintf("moved to %s, %s after the change", task.FormatTime(at), r.d.Clock.Now().Sub(start).Round(100*time.Millisecond)), nil
+		case !want.IsZero() && err == nil && sch.At.Equal(want):
+			return fmt.Sprintf("moved to %s, %s after the change", task.FormatTime(sch.At), r.d.Clock.Now().Sub(start).Round(100*time.Millisecond)), nil
 		}
 		if !r.d.Clock.Now().Add(schedulePoll).Before(limit) {
 			if want.IsZero() {

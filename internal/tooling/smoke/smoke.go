@@ -37,8 +37,9 @@ type CDK interface {
 
 // AWS is what the run calls in the account (smokeaws.AWS). SignUp's sub
 // with an error is a user created but not confirmed: it is still deleted.
-// Subscribe returns the confirmed subscription's ARN. Receive waits up to
-// wait, deletes what it read and returns the bodies. Every delete answers
+// Subscribe returns the confirmed subscription's ARN. Receive is one long
+// poll of up to wait (SQS waits 20 s at most); it deletes what it read and
+// returns the bodies. Every delete answers
 // nil when there is nothing to delete.
 type AWS interface {
 	// Outputs and Tags answer ErrStackNotFound when there is no stack.
@@ -466,9 +467,6 @@ func (r *run) subscribeQueue(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%s on %s, filter %s", name, topic, notify.FilterPolicy(r.sub)), nil
 }
 
-// receiveWait is the longest SQS long poll.
-const receiveWait = 20 * time.Second
-
 // pollUntil reads the queue into the inbox until the clock reaches until,
 // or done reports true.
 func (r *run) pollUntil(ctx context.Context, until time.Time, done func() bool) error {
@@ -480,7 +478,7 @@ func (r *run) pollUntil(ctx context.Context, until time.Time, done func() bool) 
 		if left <= 0 {
 			return nil
 		}
-		bodies, err := r.d.AWS.Receive(ctx, r.queueURL, min(left, receiveWait))
+		bodies, err := r.d.AWS.Receive(ctx, r.queueURL, left)
 		if err != nil {
 			return fmt.Errorf("read the queue: %w", err)
 		}
