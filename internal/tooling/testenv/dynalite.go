@@ -1,7 +1,7 @@
 // Package testenv starts the servers that adapter tests run against (a
 // dynalite DynamoDB server from the repo's node_modules, moto_server) and
-// holds shared contract tests that every implementation of a port must
-// pass.
+// holds the helpers their tests share: item tables, stream images, the
+// project's Node and cfn-lint.
 package testenv
 
 import (
