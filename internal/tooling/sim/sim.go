@@ -352,19 +352,18 @@ func newWorld(cfg Config) *world {
 	must(err)
 	w.wired()
 	w.mem, w.firer, w.expirer = p.Store, p.Firer, p.Firer
-	w.fsched.inAPI = func() bool { return w.inAPI }
-	w.fsched.blame = func(name string) {
+	w.schedulerFaults(w.fsched, func(name string) {
 		id, ok := task.TaskIDFromScheduleName(name)
 		if !ok {
 			id, _ = task.TaskIDFromReminderName(name)
 		}
 		w.blame(id)
-	}
+	}, func() bool { return w.inAPI })
 	if cfg.Mutation.Expirer != nil {
 		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
 	}
 	if cfg.Mutation.WorkerScheduler != nil {
-		w.e.Worker, err = cancel.NewWorker(task.Schema, cfg.Mutation.WorkerScheduler(&w.fsched), nil, discard)
+		w.e.Worker, err = cancel.NewWorker(task.Schema, cfg.Mutation.WorkerScheduler(w.fsched), nil, discard)
 		must(err)
 		w.e.Worker.SetClock(w.clock.Now)
 	}
