@@ -118,3 +118,65 @@ func TestRemoteTimerContract(t *testing.T) {
 		New: func(*testing.T) timertest.ContractTimer { return inmem.NewRemote(contractScheduler(), nil) },
 	})
 }
+
+// TestRemoteLostAfterSuccess: Lost is asked only after a call that
+// succeeded and met no Fault; its error replaces the answer of a call
+// that took effect, and nil keeps it.
+func TestRemoteLostAfterSuccess(t *testing.T) {
+	timeout := errors.New("RequestTimeout")
+	s := timer.Schedule{Name: "camp-x", ClientToken: "a"}
+	for _, tc := range []struct {
+		name    string
+		armed   bool // the schedule exists before the call
+		op      string
+		fault   error // Fault's error (not lost), before the call
+		lost    error // Lost's answer
+		want    error
+		asked   int  // times Lost was asked
+		present bool // the schedule exists after the call
+	}{
+		{name: "arm, answer kept", op: "Arm", asked: 1, present: true},
+		{name: "arm, answer lost", op: "Arm", lost: timeout, want: timeout, asked: 1, present: true},
+		{name: "disarm, answer lost", armed: true, op: "Disarm", lost: timeout, want: timeout, asked: 1},
+		{name: "a failed disarm is not asked", op: "Disarm", lost: timeout, want: timer.ErrNotFound},
+		{name: "a refused arm is not asked", op: "Arm", fault: timer.ErrThrottled, lost: timeout, want: timer.ErrThrottled},
+		{name: "get, answer lost", armed: true, op: "Get", lost: timeout, want: timeout, asked: 1, present: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := inmem.NewRemote(inmem.NewScheduler(), nil)
+			if tc.armed {
+				if err := r.Arm(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.Fault = func(string, string) (error, bool) { return tc.fault, false }
+			asked := 0
+			r.Lost = func(op, name string) error {
+				if op != tc.op || name != s.Name {
+					t.Errorf("Lost(%q, %q), want (%q, %q)", op, name, tc.op, s.Name)
+				}
+				asked++
+				return tc.lost
+			}
+			var err error
+			switch tc.op {
+			case "Arm":
+				err = r.Arm(ctx, s)
+			case "Disarm":
+				err = r.Disarm(ctx, s.Name, s.At)
+			case "Get":
+				_, err = r.Get(ctx, s.Name, s.At)
+			}
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Errorf("%s: %v, want %v", tc.op, err, tc.want)
+			}
+			if asked != tc.asked {
+				t.Errorf("Lost asked %d times, want %d", asked, tc.asked)
+			}
+			if _, ok := r.Lookup(s.Name); ok != tc.present {
+				t.Errorf("present after the call: %v, want %v", ok, tc.present)
+			}
+		})
+	}
+}

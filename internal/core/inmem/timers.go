@@ -562,6 +562,10 @@ type Remote struct {
 	// the call. With lost set the call takes effect and its answer is
 	// lost: the error is returned all the same.
 	Fault func(op, name string) (err error, lost bool)
+	// Lost, when set, is asked after each call that succeeded and met no
+	// Fault; a non-nil error is returned instead of its answer (the call
+	// took effect). A failed call's answer is never lost.
+	Lost func(op, name string) error
 	// Latency, when set, is waited (on Clock) inside each call.
 	Latency time.Duration
 	Clock   clock.Clock
@@ -624,10 +628,14 @@ func (r *Remote) do(ctx context.Context, op, name string, call func() error) err
 	if err != nil && !lost {
 		return err
 	}
-	if cerr := call(); err == nil {
-		return cerr
+	cerr := call()
+	if err != nil {
+		return err
 	}
-	return err
+	if cerr == nil && r.Lost != nil {
+		return r.Lost(op, name)
+	}
+	return cerr
 }
 
 // Arm implements timer.Timer.

@@ -61,10 +61,8 @@ func (w *world) checkArmed(t task.Task, want contract.Schedule, what string) {
 	}
 }
 
-// Reminder margins of I6 (docs/simulation.md): a reminder is owed only
-// when its time was at least remindLead after the write that set it, and
-// the task kept that deadline and reminder, Pending, until remindSlack
-// after it (a firing may come late and be retried minutes later).
+// I6's margins (docs/simulation.md#what-i6-owes): a reminder is owed when
+// set remindLead ahead and left as it was until remindSlack after it.
 const (
 	remindLead  = 2 * time.Minute
 	remindSlack = 12 * time.Minute
@@ -119,9 +117,7 @@ func remStateBefore(t *taskState, seq int) (remState, bool) {
 
 // handledBefore reports whether the cancel worker handled a message
 // carrying reminder time at between the edit that set it (from) and that
-// time. Only the worker makes an edit's reminder schedule, and not once
-// its time has passed (no late catch-up, by design): when faults hold
-// that message past the time, the reminder is not owed.
+// time: only then is an edit's reminder owed (docs/simulation.md#what-i6-owes).
 func handledBefore(t *taskState, from, at time.Time) bool {
 	for _, h := range t.remHandled[task.FormatTime(at)] {
 		if !h.Before(from) && h.Before(at) {
@@ -157,12 +153,8 @@ func (w *world) checkReminders(t *taskState) {
 			}
 		}
 	}
-	// Liveness: a reminder time that passed while the task stayed as it
-	// was is delivered, once unless a crash fell between a publish and its
-	// record. Excused: tasks with an injected scheduler fault (only the
-	// reconciler's random runs repair a lost reminder schedule), reminders
-	// whose invocation used up its retries, and the TTL timer (up to 48 h
-	// late, past the deadline).
+	// Liveness: an owed reminder is delivered, once unless a crash fell
+	// between a publish and its record (docs/simulation.md#what-i6-owes).
 	if w.blamed[t.id] > 0 || t.remDead || kindOf(w.cfg.Timer).FiresWithin > 0 {
 		return
 	}

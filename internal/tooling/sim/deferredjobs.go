@@ -44,13 +44,10 @@ type jobs struct {
 	windows map[contract.Key]*jobWindow
 }
 
-// runDeferredJobs simulates one deferred-jobs history: it starts up to 3
-// hours before a window (Monday 03:00 UTC) and marks activity of a few
-// tenants, many times each, before and after it (sometimes a late write
-// of an activity from before it), and checks J1 to J5
-// (docs/simulation.md#future-events-and-deferred-jobs): one job per
-// tenant and window with activity, none early, no re-arm of a fired item,
-// liveness, nothing lost (as I4).
+// runDeferredJobs simulates one deferred-jobs history: from up to 3 hours
+// before a window (Monday 03:00 UTC), a few tenants' activities before and
+// after it (some written late), then J1 to J5
+// (docs/simulation.md#future-events-and-deferred-jobs).
 func runDeferredJobs(cfg Config) Result {
 	window, _ := time.Parse(time.RFC3339, firstJobWindow)
 	rng0 := newCore(cfg).rng // the same seed picks the start

@@ -8,7 +8,6 @@ import (
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inmem"
-	"github.com/unschedule/unschedule/internal/core/timer"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
 
@@ -131,71 +130,32 @@ func (w *core) firedEarly(sc contract.Schedule, err error) bool {
 	return w.now().Before(sc.At) && errors.Is(err, task.ErrTooEarly)
 }
 
-// faultyScheduler injects throttles and lost responses into every
-// scheduler call (API create, worker, reconciler) of any workload on a
-// table.
-type faultyScheduler struct {
-	w  *core
-	in inmem.TimerScheduler
-	// blame notes an injected fault against the schedule's item.
-	blame func(name string)
-	// inAPI reports whether the call is the task API's create (nil:
-	// never).
-	inAPI func() bool
-}
-
-func (s faultyScheduler) do(op, name string, f func() error) error {
-	k := FaultSchedulerThrottled
-	if op == "Arm" && s.inAPI != nil && s.inAPI() {
-		k = FaultScheduleCreateFailed
-	}
-	if s.w.inject(k, 0.10) {
-		s.blame(name)
-		return fmt.Errorf("scheduler %s %s: %w", op, name, errThrottled)
-	}
-	err := f()
-	if err == nil && op != "Get" && op != "List" {
-		if k == FaultSchedulerThrottled {
-			k = FaultSchedulerResponseLost
+// schedulerFaults injects into every scheduler call of r (API create,
+// worker, reconciler) of any workload on a table a refusal before it and,
+// for a write that succeeded, a lost answer after it; blame notes each
+// against the schedule's item, inAPI (nil: never) says the call is the
+// task API's create.
+func (w *core) schedulerFaults(r *inmem.Remote, blame func(name string), inAPI func() bool) {
+	kind := func(op string, k Fault) Fault {
+		if op == "Arm" && inAPI != nil && inAPI() {
+			return FaultScheduleCreateFailed
 		}
-		if s.w.inject(k, 0.04) {
-			s.blame(name)
-			return fmt.Errorf("scheduler %s %s: %w", op, name, errTimeout)
-		}
+		return k
 	}
-	return err
-}
-
-func (s faultyScheduler) Arm(ctx context.Context, sc contract.Schedule) error {
-	return s.do("Arm", sc.Name, func() error { return s.in.Arm(ctx, sc) })
-}
-
-func (s faultyScheduler) Move(ctx context.Context, sc contract.Schedule, from time.Time) error {
-	return s.do("Move", sc.Name, func() error { return s.in.Move(ctx, sc, from) })
-}
-
-func (s faultyScheduler) Disarm(ctx context.Context, name string, at time.Time) error {
-	return s.do("Disarm", name, func() error { return s.in.Disarm(ctx, name, at) })
-}
-
-func (s faultyScheduler) Get(ctx context.Context, name string, at time.Time) (contract.Schedule, error) {
-	var out contract.Schedule
-	err := s.do("Get", name, func() error {
-		var err error
-		out, err = s.in.Get(ctx, name, at)
-		return err
-	})
-	return out, err
-}
-
-func (s faultyScheduler) List(ctx context.Context, page task.PageRequest) (timer.Page, error) {
-	var out timer.Page
-	err := s.do("List", "", func() error {
-		var err error
-		out, err = s.in.List(ctx, page)
-		return err
-	})
-	return out, err
+	r.Fault = func(op, name string) (error, bool) {
+		if !w.inject(kind(op, FaultSchedulerThrottled), 0.10) {
+			return nil, false
+		}
+		blame(name)
+		return fmt.Errorf("scheduler %s %s: %w", op, name, errThrottled), false
+	}
+	r.Lost = func(op, name string) error {
+		if op == "Get" || op == "List" || !w.inject(kind(op, FaultSchedulerResponseLost), 0.04) {
+			return nil
+		}
+		blame(name)
+		return fmt.Errorf("scheduler %s %s: %w", op, name, errTimeout)
+	}
 }
 
 // faultyStore is the store the task service uses: its expiry write and

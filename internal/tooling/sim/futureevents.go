@@ -57,9 +57,7 @@ type events struct {
 }
 
 // runFutureEvents simulates one future-events history and checks F1 to
-// F6 (docs/simulation.md#future-events-and-deferred-jobs): exactly once
-// (and a taken name never scheduled over), on time, a cancel holds, an
-// unregistered target never runs, liveness, nothing lost (as I4).
+// F6 (docs/simulation.md#future-events-and-deferred-jobs).
 func runFutureEvents(cfg Config) Result {
 	a := newAdopter(cfg, futureevent.Schema(), start, invEventOnce, invEventOnTime, invEventLive, "F6")
 	e := &events{adopter: a}

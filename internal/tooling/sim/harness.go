@@ -32,7 +32,7 @@ type harness struct {
 	e       *inproc.Engine
 	clock   *inproc.Clock
 	sched   inmem.TimerScheduler
-	fsched  faultyScheduler
+	fsched  *inmem.Remote
 	check   *reconcile.Reconciler
 	lossInv string
 	// blameKey is the key a message group's faults are blamed under.
@@ -85,8 +85,9 @@ func (h *harness) wiring(e *inproc.Engine, w inproc.Wiring) inproc.Wiring {
 		x.StopLost = func(contract.Schedule) bool { return h.faultsOn && h.inject(FaultStopRace, 0.5) }
 	}
 	e.Queue.LoseAck = func(inproc.Received) bool { return h.inject(FaultAckLost, 0.04) }
-	h.fsched = faultyScheduler{w: &h.core, in: h.sched, blame: func(string) { h.blame("") }}
-	w.Enqueuer, w.Timer = enqueuer{h}, &h.fsched
+	h.fsched = inmem.NewRemote(h.sched, nil)
+	h.schedulerFaults(h.fsched, func(string) { h.blame("") }, nil)
+	w.Enqueuer, w.Timer = enqueuer{h}, h.fsched
 	return w
 }
 

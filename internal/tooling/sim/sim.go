@@ -1,19 +1,8 @@
 // Package sim is a deterministic fault-injection simulation of the whole
-// unscheduling pipeline (docs/simulation.md). It drives the core's one
-// in-process pipeline (inproc.Engine) through its fault hooks
-// (harness.go), with the real code at every stage: the task API, the
-// stream processor, the cancellation worker, the timer's stand-in firing
-// the expiry, the reconciler and the PostAuthentication rule, over
-// in-memory adapters. Time is a virtual clock and every choice comes from
-// one seeded source, so a seed replays its history exactly.
-//
-// A history is a random mix of creates, edits, deadline and reminder
-// changes, completions and deletes by several users, with deliveries
-// reordered where AWS allows it and faults injected at every stage (see
-// Fault); invariants I1 to I6 are checked after it (see Run). The same
-// seed loop, faults, trace and reports (core) run the campaign sends
-// (campaign.go, C1 to C5) and the core's adopters on their own schemas
-// (adopter.go): future events (F1 to F6) and deferred jobs (J1 to J5).
+// pipeline (docs/simulation.md): the real code of every stage on the
+// core's in-process pipeline (harness.go), a virtual clock and one seeded
+// source. Workloads: to-do tasks (this file, I1 to I6), campaign sends
+// (campaign.go), future events and deferred jobs (adopter.go).
 package sim
 
 import (
@@ -269,24 +258,8 @@ type world struct {
 	passEnd time.Time
 }
 
-// Run simulates the history of cfg.Seed and checks its invariants
-// (docs/simulation.md; campaigns and adopters check their own):
-//
-//   - I1: no notification before the deadline, for a deadline that was
-//     not the task's when it passed, or for a task completed or deleted;
-//   - I2: a task left Pending at its deadline ends Expired and notified,
-//     once unless a crash fell between a publish and its record;
-//   - I3: after a fault-free reconciler pass, no schedule for a task not
-//     Pending, and one at its deadline for each Pending task due later;
-//   - I4: nothing is lost or loops: every message acknowledged or
-//     dead-lettered, receives bounded, no failure without an injected
-//     fault, one message per stream record and deduplication window, no
-//     5xx from the API;
-//   - I5: notifications reach only their owner's confirmed subscription;
-//     after a sign-in each user has one, on their topic, filtered to them;
-//   - I6: no reminder for a task completed, deleted, expired or moved
-//     before it, nor before its time; one is delivered when owed (see
-//     checkReminders).
+// Run simulates the history of cfg.Seed and checks its workload's
+// invariants (the tasks': I1 to I6, docs/simulation.md#tasks).
 func Run(cfg Config) Result {
 	kindOf(cfg.Timer) // an unregistered timer panics here, before the history
 	switch cfg.Workload {
@@ -352,19 +325,18 @@ func newWorld(cfg Config) *world {
 	must(err)
 	w.wired()
 	w.mem, w.firer, w.expirer = p.Store, p.Firer, p.Firer
-	w.fsched.inAPI = func() bool { return w.inAPI }
-	w.fsched.blame = func(name string) {
+	w.schedulerFaults(w.fsched, func(name string) {
 		id, ok := task.TaskIDFromScheduleName(name)
 		if !ok {
 			id, _ = task.TaskIDFromReminderName(name)
 		}
 		w.blame(id)
-	}
+	}, func() bool { return w.inAPI })
 	if cfg.Mutation.Expirer != nil {
 		w.expirer = cfg.Mutation.Expirer(w.firer, notifier, store)
 	}
 	if cfg.Mutation.WorkerScheduler != nil {
-		w.e.Worker, err = cancel.NewWorker(task.Schema, cfg.Mutation.WorkerScheduler(&w.fsched), nil, discard)
+		w.e.Worker, err = cancel.NewWorker(task.Schema, cfg.Mutation.WorkerScheduler(w.fsched), nil, discard)
 		must(err)
 		w.e.Worker.SetClock(w.clock.Now)
 	}
@@ -484,10 +456,8 @@ func (w *world) lastDue() time.Time {
 	return last
 }
 
-// lastReminder is the time of the latest reminder schedule, or on a
-// timer that keeps stale executions of any (zero for none): a stale one
-// that no reconciler lists or cancel names fires once, and the claim
-// skips it; the history runs past it too.
+// lastReminder is the time of the latest reminder schedule, or of any
+// on a timer that keeps stale executions (docs/simulation.md#stale-executions-at-rest).
 func (w *world) lastReminder() time.Time {
 	var last time.Time
 	for _, sc := range w.sched.All() {

@@ -38,12 +38,8 @@ func (w *core) duplicateFault() Fault {
 func kindOf(t timerspec.Name) timerkind.Kind { return timerkind.Must(t) }
 
 // staleTolerated looks, on the Step Functions timer, for the item's
-// execution at want's due time among all its running executions. Nothing
-// lists an item's executions (a move stops only the one its old due time
-// names), so a create that raced a move, or a replayed reschedule, may
-// leave a stale execution running beside the right one: it fires, and
-// the claim skips it (I1 checks that). I3 then asks that the right one
-// runs; Result.Faults counts the stale ones as FaultStaleExecution.
+// execution at want's due time among all its running executions, and
+// counts the others (docs/simulation.md#stale-executions-at-rest).
 func (w *world) staleTolerated(want contract.Schedule) (contract.Schedule, bool) {
 	if !kindOf(w.cfg.Timer).KeepsStale {
 		return contract.Schedule{}, false
@@ -66,12 +62,9 @@ func (w *world) staleTolerated(want contract.Schedule) (contract.Schedule, bool)
 	return found, ok
 }
 
-// staleAfterCancel reports, on the Step Functions timer, whether every
-// running execution of the task's schedule name is one that its cancel
-// could not name: a restart, or the execution of another due time than
-// due (the task's last, zero if unknown). Those fire, and the claim skips
-// them (I1 checks that); Result.Faults counts them as FaultStaleExecution.
-// The execution named for due must not run: the cancel knew that name.
+// staleAfterCancel reports, on the Step Functions timer, whether no running
+// execution of the schedule name is the one named for due (the task's
+// last, zero if unknown), and counts them (docs/simulation.md#stale-executions-at-rest).
 func (w *world) staleAfterCancel(name string, due time.Time) bool {
 	e, ok := w.sched.(*inmem.Executions)
 	if !ok {
