@@ -22,6 +22,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // Campaign constants of make dev.
@@ -39,7 +40,7 @@ const (
 // campaignRuntime is the campaign services (send, provision, reconciler,
 // cancel, campaignapi) over the server's store, wired in openCampaigns.
 type campaignRuntime struct {
-	store *campaignStore
+	store *memory.CampaignStore // announcing its writes to hub
 	hub   *Hub
 	api   *campaignapi.Handler
 	// timer holds the send schedules; retries are the fires that failed,
@@ -67,7 +68,7 @@ func (s *Server) openCampaigns(origins []string) error {
 	log := s.log.With("component", "campaigns")
 	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{}, timer: s.campTimer}
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
-	rt.store = &campaignStore{CampaignStore: s.db.campaigns, pub: rt.hub, clock: clk, log: log}
+	rt.store = announcing(s.db.campaigns, rt.hub, clk, log)
 	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
 	var err error
 	if rt.worker, err = send.New(rt.store, rt.store, sender, devSenders{s}, clk, 0); err != nil {

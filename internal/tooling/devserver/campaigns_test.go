@@ -225,7 +225,8 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 		t.Errorf("%d campaign emails after the cancel, want 1", len(got))
 	}
 
-	ch := campaignapi.ProgressChannel(e.srv.campaigns.store.owner(id), id)
+	c, _ := e.srv.campaigns.store.Campaign(context.Background(), id)
+	ch := campaignapi.ProgressChannel(c.OwnerID, id)
 	if n := e.srv.campaigns.hub.Subscribers(ch); n != 1 {
 		t.Errorf("%d subscribers, want 1", n)
 	}
