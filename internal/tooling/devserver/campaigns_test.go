@@ -85,7 +85,7 @@ func (e *env) step() int {
 // campaign timer holds, and failed fires waiting for their retry.
 func (e *env) campaignSchedules() int {
 	e.t.Helper()
-	return len(e.srv.campaigns.timer.All()) + len(e.srv.campaigns.retries)
+	return len(e.srv.campTimer.All()) + len(e.srv.campaigns.sends.Retrying())
 }
 
 // campaignEnv is a server whose listed users may send campaigns.
