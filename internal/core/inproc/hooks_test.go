@@ -1,10 +1,12 @@
 package inproc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,5 +233,29 @@ func TestWireFiring(t *testing.T) {
 	}
 	if want := []string{"a", "b", "b"}; !slices.Equal(fired, want) {
 		t.Fatalf("fired %v, want %v", fired, want)
+	}
+}
+
+// TestDeadLetterIsLogged: a firing that used up its attempts is logged
+// as dead-lettered, once, at error level; one still retried is not.
+func TestDeadLetterIsLogged(t *testing.T) {
+	for _, attempts := range []int{1, 3} {
+		var logs bytes.Buffer
+		e := NewEngine(Options{Start: t0, FireAttempts: attempts, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
+			Hooks: Hooks{RetryDelay: func(int) time.Duration { return 0 }}})
+		e.WireFiring(func(context.Context, contract.Schedule) (string, error) { return "", errors.New("send failed") })
+		if err := e.Timer.Arm(context.Background(), contract.Schedule{Name: "s", At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		for step := 1; step <= attempts+1; step++ {
+			e.FireSchedules(context.Background())
+			want := 0
+			if step >= attempts {
+				want = 1
+			}
+			if got := strings.Count(logs.String(), `"level":"ERROR","msg":"firing dead-lettered after its attempts","schedule":"s"`); got != want {
+				t.Errorf("%d attempts, after step %d: %d dead-letter lines, want %d\n%s", attempts, step, got, want, logs.String())
+			}
+		}
 	}
 }

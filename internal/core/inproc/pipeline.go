@@ -446,7 +446,7 @@ func (e *Engine) DeliverQueue(ctx context.Context) Report {
 // duplicate or drop their invocations), then runs the invocations whose
 // time came, as the timer does: each runs the firing with its payload. A
 // failing firing is retried after Options.FireRetryDelay
-// (Hooks.RetryDelay), up to Options.FireAttempts, then dead-lettered.
+// (Hooks.RetryDelay), up to Options.FireAttempts, then dead-lettered (logged).
 func (e *Engine) FireSchedules(ctx context.Context) Report {
 	now := e.Clock.Now()
 	horizon := e.fireHorizon(now)
@@ -481,6 +481,7 @@ func (e *Engine) FireSchedules(ctx context.Context) Report {
 			e.log.WarnContext(ctx, "firing failed", "schedule", inv.Schedule.Name,
 				"attempt", inv.Attempts, "error", err)
 			if inv.Attempts >= e.opts.FireAttempts {
+				e.log.ErrorContext(ctx, "firing dead-lettered after its attempts", "schedule", inv.Schedule.Name, "attempts", inv.Attempts)
 				e.dead = append(e.dead, inv)
 				continue
 			}

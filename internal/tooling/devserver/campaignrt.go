@@ -20,8 +20,10 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 	"github.com/unschedule/unschedule/internal/core/inmem"
+	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
 	"github.com/unschedule/unschedule/internal/core/timer"
+	"github.com/unschedule/unschedule/internal/tooling/memory"
 )
 
 // Campaign constants of make dev.
@@ -39,13 +41,12 @@ const (
 // campaignRuntime is the campaign services (send, provision, reconciler,
 // cancel, campaignapi) over the server's store, wired in openCampaigns.
 type campaignRuntime struct {
-	store *campaignStore
+	store *memory.CampaignStore // announcing its writes to hub
 	hub   *Hub
 	api   *campaignapi.Handler
-	// timer holds the send schedules; retries are the fires that failed,
-	// by schedule name, tried again on the next steps.
-	timer      inmem.TimerScheduler
-	retries    map[string]retry
+	// sends fires the send schedules of its Timer (Server.campTimer)
+	// into the send worker, with the campaign schedule group's retries.
+	sends      *inproc.Engine
 	unsub      *unsubscribe.Page
 	bounce     *campaignlambda.Bounce // the bounce function's handler, for the outbox's bounce and complaint buttons
 	worker     *send.Worker
@@ -65,9 +66,22 @@ type campaignRuntime struct {
 func (s *Server) openCampaigns(origins []string) error {
 	clk := clock.Func(s.cfg.Now)
 	log := s.log.With("component", "campaigns")
-	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log, retries: map[string]retry{}, timer: s.campTimer}
+	rt := &campaignRuntime{hub: NewHub(), clock: clk, log: log}
+	// A failed fire is tried again on the next step, up to
+	// campaign.ScheduleRetries times, then dead-lettered (logged; the
+	// reconciler sends or moves the task).
+	rt.sends = inproc.NewEngine(inproc.Options{Start: s.cfg.Now(), Log: log, FireAttempts: campaign.ScheduleRetries + 1,
+		Hooks: inproc.Hooks{RetryDelay: func(int) time.Duration { return 0 }}})
+	rt.sends.Timer = s.campTimer
+	rt.sends.WireFiring(func(ctx context.Context, sc timer.Schedule) (string, error) {
+		e, err := campaign.DecodeFire([]byte(campaign.TaskSchema.EncodePayload(sc.Payload)))
+		if err != nil {
+			return "", err
+		}
+		return "", rt.handle(ctx, e, "schedule")
+	})
 	rt.ctx, rt.stop = context.WithCancel(context.Background())
-	rt.store = &campaignStore{CampaignStore: s.db.campaigns, pub: rt.hub, clock: clk, log: log}
+	rt.store = announcing(s.db.campaigns, rt.hub, clk, log)
 	sender := outboxSender{db: s.db, campaigns: rt.store, clock: clk}
 	var err error
 	if rt.worker, err = send.New(rt.store, rt.store, sender, devSenders{s}, clk, 0); err != nil {
@@ -88,17 +102,17 @@ func (s *Server) openCampaigns(origins []string) error {
 	rt.bounce = &campaignlambda.Bounce{List: suppressions, Log: log}
 	rt.worker.Deliverability = &send.Deliverability{Sender: DevSender, Suppressions: suppressions,
 		Links: unsubscribe.Links{Base: s.cfg.PublicURL + RouteUnsubscribe, Keys: keys}}
-	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, devSenders{s}, rt.timer, s.db.checkpoints, clk); err != nil {
+	if rt.provision, err = provision.New(provision.Config{}, rt.store, rt.store, devSenders{s}, s.campTimer, s.db.checkpoints, clk); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
 	// The core reconciler with the campaign's rules, as its function runs it.
 	rt.repair = &campaign.Repair{}
 	if rt.reconciler, err = campaign.NewReconciler(reconcile.Config{RatePerSec: campaign.DefaultReconcileCallsPerSecond}, rt.repair,
-		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: rt.timer, Sender: sender, Owners: devSenders{s},
+		campaign.ReconcilePorts{Tasks: rt.store, Campaigns: rt.store, Timer: s.campTimer, Sender: sender, Owners: devSenders{s},
 			Dispatcher: campaignDispatcher{rt}, Clock: clk, Log: log, Checkpoints: &inmem.Checkpoints{}}); err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
-	c, err := campaigncancel.New(rt.store, rt.store, rt.timer, clk, uint64(time.Now().UnixNano()))
+	c, err := campaigncancel.New(rt.store, rt.store, s.campTimer, clk, uint64(time.Now().UnixNano()))
 	if err != nil {
 		return fmt.Errorf("devserver: campaigns: %w", err)
 	}
@@ -182,45 +196,6 @@ func (rt *campaignRuntime) handle(ctx context.Context, e campaign.FireEvent, how
 	}
 	log.Info("campaign send handled")
 	return nil
-}
-
-// retry is a fire that failed, and how often.
-type retry struct {
-	s        timer.Schedule
-	failures int
-}
-
-// fireDue hands every send schedule whose time came, earliest first, to
-// the send worker with the payload a core timer hands its target. A
-// failed fire is tried again on the next steps, up to
-// campaign.ScheduleRetries times, then dead-lettered (logged; the
-// reconciler sends or moves the task). It returns how many fired.
-func (rt *campaignRuntime) fireDue(ctx context.Context) int {
-	due := rt.timer.Fire(rt.clock.Now())
-	for _, r := range rt.retries {
-		due = append(due, r.s)
-	}
-	for _, sc := range due {
-		e, err := campaign.DecodeFire([]byte(campaign.TaskSchema.EncodePayload(sc.Payload)))
-		if err == nil {
-			err = rt.handle(ctx, e, "schedule")
-		}
-		if err != nil && ctx.Err() != nil {
-			return len(due) // stopping: a restart finds the task as it was
-		}
-		r := rt.retries[sc.Name]
-		delete(rt.retries, sc.Name)
-		if err == nil {
-			continue
-		}
-		if r.failures++; r.failures <= campaign.ScheduleRetries {
-			r.s = sc
-			rt.retries[sc.Name] = r
-			continue
-		}
-		rt.log.Error("campaign schedule dead-lettered after its retries", "schedule", sc.Name, "error", err.Error())
-	}
-	return len(due)
 }
 
 // reconcile runs one campaign reconciler pass.

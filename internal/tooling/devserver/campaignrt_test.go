@@ -145,7 +145,7 @@ func TestCampaignFireRetries(t *testing.T) {
 	id := e.createCampaign(ann, "r0@example.com")
 	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	bad := timer.Schedule{Name: "camp-bad", ClientToken: "t", At: at, Payload: contract.Payload{Key: contract.Key{Partition: "not", Sort: "a task"}, Due: at}}
-	if err := e.srv.campaigns.timer.Arm(context.Background(), bad); err != nil {
+	if err := e.srv.campTimer.Arm(context.Background(), bad); err != nil {
 		t.Fatal(err)
 	}
 	for i := range campaign.ScheduleRetries + 1 {

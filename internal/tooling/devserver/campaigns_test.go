@@ -85,7 +85,7 @@ func (e *env) step() int {
 // campaign timer holds, and failed fires waiting for their retry.
 func (e *env) campaignSchedules() int {
 	e.t.Helper()
-	return len(e.srv.campaigns.timer.All()) + len(e.srv.campaigns.retries)
+	return len(e.srv.campTimer.All()) + len(e.srv.campaigns.sends.Retrying())
 }
 
 // campaignEnv is a server whose listed users may send campaigns.
@@ -225,7 +225,8 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 		t.Errorf("%d campaign emails after the cancel, want 1", len(got))
 	}
 
-	ch := campaignapi.ProgressChannel(e.srv.campaigns.store.owner(id), id)
+	c, _ := e.srv.campaigns.store.Campaign(context.Background(), id)
+	ch := campaignapi.ProgressChannel(c.OwnerID, id)
 	if n := e.srv.campaigns.hub.Subscribers(ch); n != 1 {
 		t.Errorf("%d subscribers, want 1", n)
 	}

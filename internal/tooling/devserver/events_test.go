@@ -20,10 +20,9 @@ import (
 var eventsStart = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // announcingStore is a new campaign store that announces to hub.
-func announcingStore(t *testing.T, hub *Hub) *campaignStore {
+func announcingStore(t *testing.T, hub *Hub) *memory.CampaignStore {
 	t.Helper()
-	return &campaignStore{CampaignStore: memory.NewCampaignStore(), pub: hub, clock: clock.NewFake(eventsStart),
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return announcing(memory.NewCampaignStore(), hub, clock.NewFake(eventsStart), slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // TestAnnouncementsAreOrdered: every update is newer than the one before,

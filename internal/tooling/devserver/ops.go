@@ -34,7 +34,20 @@ func (s *Server) opsRoutes(mux *http.ServeMux) {
 		Now:     wallClock{s}.Now,
 		Log:     s.log,
 	}
-	mux.Handle(ops.Prefix, ops.Handler(lockedOps{World: w, s: s}))
+	h := ops.Handler(w)
+	// Each operation runs between two steps of the world, and what a
+	// repair changed is saved (the world has no failure queues:
+	// DeadLetters and Redrive find none).
+	mux.HandleFunc(ops.Prefix, func(rw http.ResponseWriter, r *http.Request) {
+		s.stepMu.Lock()
+		h.ServeHTTP(rw, r)
+		s.stepMu.Unlock()
+		if r.Method == http.MethodPost {
+			if err := s.persist(); err != nil {
+				s.log.Error("saving after an operation failed", "error", err.Error())
+			}
+		}
+	})
 }
 
 // devOps is the in-process world as an ops.Backend.
@@ -57,33 +70,6 @@ func (d devOps) Reconciler(ops.Table) (reconcile.Config, reconcile.Deps, error) 
 }
 
 func (devOps) Lease(ops.Table) time.Duration { return fire.DefaultLease }
-
-// lockedOps runs each operation on the tasks between two steps of the
-// world, and saves what a repair changed (the world has no failure
-// queues: DeadLetters and Redrive find none).
-type lockedOps struct {
-	*ops.World
-	s *Server
-}
-
-func (l lockedOps) Why(ctx context.Context, table, key string) (ops.WhyReport, error) {
-	l.s.stepMu.Lock()
-	defer l.s.stepMu.Unlock()
-	return l.World.Why(ctx, table, key)
-}
-
-func (l lockedOps) Drift(ctx context.Context, table, key string) ([]ops.DriftReport, error) {
-	l.s.stepMu.Lock()
-	defer l.s.stepMu.Unlock()
-	return l.World.Drift(ctx, table, key)
-}
-
-func (l lockedOps) Repair(ctx context.Context, table, key string) ([]ops.DriftReport, error) {
-	l.s.stepMu.Lock()
-	r, err := l.World.Repair(ctx, table, key)
-	l.s.stepMu.Unlock()
-	return r, errors.Join(err, l.s.persist())
-}
 
 // Pipeline is the in-process world behind the server, for the tests and
 // tools that drive it (the operator runbook's test breaks a schedule in

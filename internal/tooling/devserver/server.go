@@ -338,12 +338,13 @@ func (s *Server) persist() error {
 }
 
 // Tick runs one step at the clock's time: the pipeline to rest, then the
-// campaign schedules due, of which it returns how many fired; it saves
-// what changed.
+// campaign send schedules due and the failed fires due again, of which it
+// returns how many fired; it saves what changed.
 func (s *Server) Tick(ctx context.Context) (int, error) {
 	s.stepMu.Lock()
 	r, err := s.pipe.Drain(ctx, s.cfg.Now())
-	fired := s.campaigns.fireDue(ctx)
+	s.campaigns.sends.Clock.Set(s.cfg.Now())
+	fired := s.campaigns.sends.FireSchedules(ctx).Fired
 	s.stepMu.Unlock()
 	if r.Moved() {
 		s.log.Info("pipeline step", "records", r.Records, "recordsFailed", r.RecordsFailed,

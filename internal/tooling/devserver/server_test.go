@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/clock"
 	"github.com/unschedule/unschedule/internal/core/identity"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
+	"github.com/unschedule/unschedule/internal/ops"
 	"github.com/unschedule/unschedule/internal/todo/notify"
 )
 
@@ -462,6 +465,45 @@ func TestReconcilerRepairs(t *testing.T) {
 				t.Fatalf("schedules %+v", got)
 			}
 		})
+	}
+}
+
+// TestOperatorRepairIsSaved: a repair through the operator's routes is
+// saved at once, not only at the next step or at close; a read saves
+// nothing.
+func TestOperatorRepairIsSaved(t *testing.T) {
+	e := newEnv(t)
+	tok := e.user("ada@example.com")
+	e.create(tok, "x", time.Minute)
+	sc := e.srv.pipe.Timer.All()[0]
+	if err := e.srv.pipe.Timer.Disarm(context.Background(), sc.Name, sc.At); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(0)
+	saved := func() string {
+		b, err := os.ReadFile(filepath.Join(e.dir, StateFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return string(doc["schedules"])
+	}
+	for _, tc := range []struct {
+		method, route string
+		want          bool // the schedule is saved afterwards
+	}{
+		{"GET", "drift", false},
+		{"POST", "repair", true},
+	} {
+		if r := e.do(tc.method, ops.Prefix+tc.route+"?table="+OpsTable, "", nil); r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", tc.route, r.status, r.raw)
+		}
+		if got := strings.Contains(saved(), sc.Name); got != tc.want {
+			t.Errorf("after %s, schedule saved %v, want %v", tc.route, got, tc.want)
+		}
 	}
 }
 

@@ -37,6 +37,10 @@ type CampaignStore struct {
 	// "Claim", "TakeOver", "Replace", "SetStatus"); a non-nil error is
 	// returned instead of doing it (fault injection).
 	Fail func(op string) error
+	// OnWrite, when set, is told after each successful Create and
+	// conditional write which campaign it wrote and the tasks it wrote
+	// (none for the campaign's own), as the table's stream tells.
+	OnWrite func(ctx context.Context, campaignID string, sends []campaign.SendTask)
 }
 
 var (
@@ -131,14 +135,14 @@ func (s *CampaignStore) Get(_ context.Context, k campaign.Key) (campaign.SendTas
 
 // Claim implements campaign.Tasks with the campaign.Claim rule (the
 // contract's claim predicate).
-func (s *CampaignStore) Claim(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	return s.move("Claim", k, func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.Claim(t, due, now, lease) })
+func (s *CampaignStore) Claim(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move(ctx, "Claim", k, func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.Claim(t, due, now, lease) })
 }
 
 // TakeOver implements campaign.Tasks with the campaign.TakeOver rule
 // (the contract's take-over predicate).
-func (s *CampaignStore) TakeOver(_ context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
-	return s.move("TakeOver", k, func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.TakeOver(t, due, now, lease) })
+func (s *CampaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now time.Time, lease time.Duration) (campaign.SendTask, error) {
+	return s.move(ctx, "TakeOver", k, func(t campaign.SendTask) (campaign.SendTask, error) { return campaign.TakeOver(t, due, now, lease) })
 }
 
 // writeTask is a conditional write of the task at k: ok's condition on
@@ -157,7 +161,7 @@ func (s *CampaignStore) writeTask(op string, k campaign.Key, ok func(cur campaig
 }
 
 // move applies a rule to the stored task as one conditional write.
-func (s *CampaignStore) move(op string, k campaign.Key, rule func(campaign.SendTask) (campaign.SendTask, error)) (campaign.SendTask, error) {
+func (s *CampaignStore) move(ctx context.Context, op string, k campaign.Key, rule func(campaign.SendTask) (campaign.SendTask, error)) (campaign.SendTask, error) {
 	var next campaign.SendTask
 	cur, _, err := s.writeTask(op, k,
 		func(cur campaign.SendTask, found bool) (err error) {
@@ -173,12 +177,20 @@ func (s *CampaignStore) move(op string, k campaign.Key, rule func(campaign.SendT
 	if err != nil {
 		return cur, err
 	}
-	return next, nil
+	return next, s.wrote(ctx, nil, k.CampaignID, next)
+}
+
+// wrote tells OnWrite of a successful write (err nil), and returns err.
+func (s *CampaignStore) wrote(ctx context.Context, err error, campaignID string, sends ...campaign.SendTask) error {
+	if err == nil && s.OnWrite != nil {
+		s.OnWrite(ctx, campaignID, sends)
+	}
+	return err
 }
 
 // Replace implements campaign.Tasks: next replaces the stored task only
 // while it still has prev's state and attempt.
-func (s *CampaignStore) Replace(_ context.Context, prev, next campaign.SendTask) error {
+func (s *CampaignStore) Replace(ctx context.Context, prev, next campaign.SendTask) error {
 	if prev.Key() != next.Key() {
 		return fmt.Errorf("replace task %s with %s: the keys differ", prev.ID, next.ID)
 	}
@@ -190,7 +202,7 @@ func (s *CampaignStore) Replace(_ context.Context, prev, next campaign.SendTask)
 			return nil
 		},
 		func(campaign.SendTask) campaign.SendTask { return next })
-	return err
+	return s.wrote(ctx, err, next.CampaignID, next)
 }
 
 // List implements campaign.Tasks.
@@ -329,7 +341,7 @@ func (s *CampaignStore) Counts(_ context.Context, campaignID string) (map[campai
 
 // SetStatus implements campaign.Campaigns: only from one of the statuses
 // from (none: refused, as the DynamoDB adapter refuses it).
-func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
+func (s *CampaignStore) SetStatus(ctx context.Context, id string, from []campaign.Status, to campaign.Status, reason string, now time.Time) error {
 	if len(from) == 0 {
 		return fmt.Errorf("set campaign %s status: no status to move from", id)
 	}
@@ -348,7 +360,7 @@ func (s *CampaignStore) SetStatus(_ context.Context, id string, from []campaign.
 			}
 			return c
 		}, nil)
-	return err
+	return s.wrote(ctx, err, id)
 }
 
 // ErrCampaignExists: Create found a campaign of that id (as
@@ -357,20 +369,23 @@ var ErrCampaignExists = errors.New("campaign exists")
 
 // Create writes a new campaign and its tasks (campaignapi.Store);
 // ErrCampaignExists when the id is taken, with nothing written.
-func (s *CampaignStore) Create(_ context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
+func (s *CampaignStore) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.campaigns[c.ID]; ok {
+	_, taken := s.campaigns[c.ID]
+	if !taken {
+		s.campaigns[c.ID] = c
+		s.version++
+		for _, t := range tasks {
+			old, found := s.tasks[t.Key()]
+			s.tasks[t.Key()] = t
+			s.count(old, found, t)
+		}
+	}
+	s.mu.Unlock()
+	if taken {
 		return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
 	}
-	s.campaigns[c.ID] = c
-	s.version++
-	for _, t := range tasks {
-		old, found := s.tasks[t.Key()]
-		s.tasks[t.Key()] = t
-		s.count(old, found, t)
-	}
-	return nil
+	return s.wrote(ctx, nil, c.ID)
 }
 
 // Complete reports whether every task of c was written (its last one

@@ -240,3 +240,60 @@ func TestCampaignStoreVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestCampaignStoreOnWrite: OnWrite hears of every successful Create and
+// conditional write, after it, with the campaign and the tasks written;
+// of no refused one and no plain put.
+func TestCampaignStoreOnWrite(t *testing.T) {
+	ctx := context.Background()
+	s := NewCampaignStore()
+	c, tasks := campaigntest.CampaignFixture(t, "c1", 2, campaigntest.CampaignT0)
+	var heard []string
+	s.OnWrite = func(_ context.Context, id string, sends []campaign.SendTask) {
+		heard = append(heard, id)
+		for _, t := range sends {
+			got, _ := s.Get(ctx, t.Key()) // the write is done, the lock free
+			heard = append(heard, t.ID+"="+string(got.State))
+		}
+	}
+	claimed := func() campaign.SendTask { x, _ := s.Get(ctx, tasks[0].Key()); return x }
+	for _, tc := range []struct {
+		name  string
+		write func() error
+		want  []string
+	}{
+		{"Create", func() error { return s.Create(ctx, c, tasks) }, []string{"c1"}},
+		{"a refused Create", func() error { _ = s.Create(ctx, c, tasks); return nil }, nil},
+		{"SetStatus", func() error {
+			return s.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", campaigntest.CampaignT0)
+		}, []string{"c1"}},
+		{"a refused SetStatus", func() error {
+			_ = s.SetStatus(ctx, "c1", []campaign.Status{campaign.Draft}, campaign.Active, "", campaigntest.CampaignT0)
+			return nil
+		}, nil},
+		{"Claim", func() error {
+			_, err := s.Claim(ctx, tasks[0].Key(), tasks[0].SendAt, tasks[0].SendAt, time.Minute)
+			return err
+		}, []string{"c1", tasks[0].ID + "=" + string(campaign.Running)}},
+		{"TakeOver", func() error {
+			at := tasks[0].SendAt.Add(time.Hour)
+			_, err := s.TakeOver(ctx, tasks[0].Key(), tasks[0].SendAt, at, time.Minute)
+			return err
+		}, []string{"c1", tasks[0].ID + "=" + string(campaign.Running)}},
+		{"Replace", func() error {
+			next, _ := campaign.Finish(claimed(), campaigntest.CampaignT0, "m1", campaigntest.CampaignT0)
+			return s.Replace(ctx, claimed(), next)
+		}, []string{"c1", tasks[0].ID + "=" + string(campaign.Finished)}},
+		{"a refused Replace", func() error { _ = s.Replace(ctx, tasks[0], tasks[0]); return nil }, nil},
+		{"PutCampaign", func() error { s.PutCampaign(c); return nil }, nil},
+		{"PutTasks", func() error { s.PutTasks(tasks[1]); return nil }, nil},
+	} {
+		heard = nil
+		if err := tc.write(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(heard, tc.want) {
+			t.Errorf("%s: OnWrite heard %q, want %q", tc.name, heard, tc.want)
+		}
+	}
+}
