@@ -97,12 +97,12 @@ func TestEveryBootstrapHonoursTheServiceEndpointVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rie, err := bench.InstallRIE(goBin, root)
+	rie, err := installRIE(goBin, root)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the Lambda Runtime Interface Emulator is required with CI=true: %v", err)
 		}
-		t.Skipf("no Lambda Runtime Interface Emulator in bin/ and it could not be installed (%v); `make bench` installs it", err)
+		t.Skipf("no Lambda Runtime Interface Emulator in bin/ and it could not be installed (%v)", err)
 	}
 	checkEveryMainIsCovered(t, root)
 	bins := buildBootstraps(t, goBin, root)
@@ -239,12 +239,12 @@ func invokeOnce(t *testing.T, rie, bootstrap string, env []string, event string)
 	// test may take a port freePorts picked (it closes before RIE binds).
 	// A function's own failure is an answer, and is never retried.
 	for attempt := 1; ; attempt++ {
-		emu, err := bench.StartEmulator(rie, bootstrap, env, 30*time.Second)
+		emu, err := startEmulator(rie, bootstrap, env, 30*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := emu.Invoke(event, 30*time.Second)
-		emu.Stop()
+		body, err := emu.invoke(event, 30*time.Second)
+		emu.stop()
 		if err != nil && attempt < 2 && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)) {
 			t.Logf("attempt %d: %v; starting a fresh emulator", attempt, err)
 			continue
@@ -252,6 +252,6 @@ func invokeOnce(t *testing.T, rie, bootstrap string, env []string, event string)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return emu.Out.String() + "\nresponse: " + string(body)
+		return emu.out.String() + "\nresponse: " + string(body)
 	}
 }

@@ -103,6 +103,3 @@ func RenderDoc(r Report) (string, error) { return renderDoc("doc", r) }
 // TaskCostSection is the doc's section "Cost per 1M task lifecycles, per
 // timer" (cmd/bench -only cost prints it).
 func TaskCostSection(r Report) (string, error) { return renderDoc("taskcost", r) }
-
-// RIEModule is the emulator InstallRIE installs for the bootstrap tests.
-const RIEModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"

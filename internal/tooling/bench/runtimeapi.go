@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +68,7 @@ func RunToFirstNext(bin string, env []string, timeout time.Duration) (InitRun, e
 	go func() { _ = srv.Serve(l) }()
 	defer srv.Close()
 
-	var out SyncBuffer
+	var out bytes.Buffer
 	cmd := exec.Command(bin)
 	cmd.Dir = filepath.Dir(bin)
 	cmd.Env = append(append([]string(nil), env...), "AWS_LAMBDA_RUNTIME_API="+l.Addr().String(), "PATH=/usr/bin:/bin")
@@ -80,22 +81,21 @@ func RunToFirstNext(bin string, env []string, timeout time.Duration) (InitRun, e
 	close(ready)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}()
+	var r result
 	select {
-	case r := <-done:
-		if r.err != nil {
-			return InitRun{}, fmt.Errorf("%w; output: %s", r.err, firstLine(out.String()))
-		}
-		return r.run, nil
+	case r = <-done:
 	case err := <-exited:
-		exited <- err // for the deferred wait
-		return InitRun{}, fmt.Errorf("exited before asking for an event (%v): %s", err, firstLine(out.String()))
+		r.err = fmt.Errorf("exited before asking for an event (%v)", err)
+		exited <- err
 	case <-ctx.Done():
-		return InitRun{}, fmt.Errorf("no request for an event within %s: %s", timeout, firstLine(out.String()))
+		r.err = fmt.Errorf("no request for an event within %s", timeout)
 	}
+	_ = cmd.Process.Kill()
+	<-exited // out is complete, and safe to read, once the process is waited for
+	if r.err != nil {
+		return InitRun{}, fmt.Errorf("%w; output: %s", r.err, firstLine(out.String()))
+	}
+	return r.run, nil
 }
 
 func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
