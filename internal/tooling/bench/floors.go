@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -36,10 +37,6 @@ var FunctionClients = map[string][]string{
 // for its credential providers: part of every floor.
 var ConfigServices = map[string]bool{"signin": true, "sso": true, "ssooidc": true, "sts": true}
 
-// FloorServices are the services the floor can link (one svc_<name>.go
-// file each in internal/tooling/bench/refs/floor).
-var FloorServices = []string{"cognitoidentityprovider", "dynamodb", "lambda", "scheduler", "secretsmanager", "sesv2", "sfn", "sns", "sqs"}
-
 // StageFloorClients are the clients of the floor broken down by stage.
 var StageFloorClients = []string{"dynamodb", "scheduler", "sns", "sqs"}
 
@@ -49,9 +46,7 @@ func FloorName(clients []string) string {
 	if len(clients) == 0 {
 		return RefBare
 	}
-	c := append([]string(nil), clients...)
-	sort.Strings(c)
-	return "floor: " + strings.Join(c, "+")
+	return "floor: " + strings.Join(slices.Sorted(slices.Values(clients)), "+")
 }
 
 // FloorTags are the build tags of a client set's floor.

@@ -62,19 +62,6 @@ const reconcilePayloadBytes = 900
 const ReadUnitModel = "a Scan or Query page: the sizes of the items (index entries) it evaluated, rounded up to 4 KB, " +
 	"half a unit per 4 KB (eventually consistent), at least one 4 KB unit a request; a GetItem: 1 unit per 4 KB (strongly consistent)"
 
-// CountReconcileReads measures both views at each of ReconcileReadSizes.
-func CountReconcileReads(ctx context.Context) ([]ReconcileReads, error) {
-	var out []ReconcileReads
-	for _, n := range ReconcileReadSizes {
-		rs, err := MeasureReconcileReads(ctx, n, ReconcileArmedEvery)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rs...)
-	}
-	return out, nil
-}
-
 // ReconcileReadsTable renders the measured passes, with each pass's
 // on-demand read price and a day's at one pass every 30 minutes.
 func (r Report) ReconcileReadsTable() Table {

@@ -77,16 +77,12 @@ type FloorStage struct {
 // mains set up the SDK (internal/core/lambdaenv/awsenv).
 const RefFloor = "floor: dynamodb+scheduler+sns+sqs"
 
-// FloorEnvConfig is the floor stage that builds aws.Config from the
-// region and credential variables alone (no main does: see FloorStages).
-const FloorEnvConfig = "stage: env config + 4 clients"
-
 // FloorStages are the floor's variants, in set-up order.
 var FloorStages = []FloorStage{
 	{Name: "stage: SDK package init only", Stage: "imports", What: "imports config + 4 service packages, calls nothing"},
 	{Name: "stage: + LoadDefaultConfig", Stage: "loadconfig", What: "config.LoadDefaultConfig, no client"},
 	{Name: RefFloor, Stage: "clients", What: "LoadDefaultConfig + DynamoDB, Scheduler, SNS, SQS clients (what the mains do: `internal/core/lambdaenv/awsenv`)"},
-	{Name: FloorEnvConfig, Stage: "envconfig", What: "aws.Config from AWS_REGION and the credential variables alone, 4 clients (ignores the SDK's other variables)"},
+	{Name: "stage: env config + 4 clients", Stage: "envconfig", What: "aws.Config from AWS_REGION and the credential variables alone, 4 clients (ignores the SDK's other variables)"},
 	{Name: "stage: env config, lazy clients", Stage: "envconfig-lazy", What: "aws.Config from those variables alone, clients on first use"},
 }
 

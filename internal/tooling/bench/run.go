@@ -223,8 +223,13 @@ func countUsage(r *Report) error {
 		return fmt.Errorf("count campaign sends: %w", err)
 	}
 	r.Campaign = &cu
-	if r.ReconcileReads, err = CountReconcileReads(ctx); err != nil {
-		return fmt.Errorf("count reconciler reads: %w", err)
+	r.ReconcileReads = nil
+	for _, n := range ReconcileReadSizes {
+		rs, err := MeasureReconcileReads(ctx, n, ReconcileArmedEvery)
+		if err != nil {
+			return fmt.Errorf("count reconciler reads: %w", err)
+		}
+		r.ReconcileReads = append(r.ReconcileReads, rs...)
 	}
 	return nil
 }

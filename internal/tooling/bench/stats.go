@@ -10,25 +10,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
 
 // Median returns the median of xs (the mean of the two middle values for
 // an even count), or 0 for none. xs is not modified.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func Median(xs []float64) float64 { return Quantile(xs, 0.5) }
 
 // GoBench is one result line of `go test -bench -benchmem`.
 type GoBench struct {
