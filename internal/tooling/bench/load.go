@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -15,19 +14,11 @@ type LoadAverage struct {
 
 // ParseLoadAvg reads the first three fields of /proc/loadavg.
 func ParseLoadAvg(b []byte) (LoadAverage, error) {
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return LoadAverage{}, fmt.Errorf("loadavg: want three numbers, got %q", strings.TrimSpace(string(b)))
+	l := LoadAverage{Read: true}
+	if _, err := fmt.Sscan(string(b), &l.One, &l.Five, &l.Fifteen); err != nil {
+		return LoadAverage{}, fmt.Errorf("loadavg: want three numbers, got %q: %w", strings.TrimSpace(string(b)), err)
 	}
-	var v [3]float64
-	for i := range v {
-		x, err := strconv.ParseFloat(f[i], 64)
-		if err != nil {
-			return LoadAverage{}, fmt.Errorf("loadavg: %w", err)
-		}
-		v[i] = x
-	}
-	return LoadAverage{One: v[0], Five: v[1], Fifteen: v[2], Read: true}, nil
+	return l, nil
 }
 
 func (l LoadAverage) String() string {

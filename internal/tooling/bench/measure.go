@@ -355,18 +355,6 @@ func (x runner) buildAll(fns []string) error {
 	return x.goBuild("", outDir+string(filepath.Separator), pkgs)
 }
 
-// quote single-quotes the arguments that hold a space.
-func quote(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if strings.ContainsAny(a, " \t") {
-			out[i] = "'" + a + "'"
-		}
-	}
-	return out
-}
-
 // goBenchmarks runs the *_bench_test.go benchmarks for r.Options.BenchTime.
 func (x runner) goBenchmarks(r *Report) error {
 	root := x.root

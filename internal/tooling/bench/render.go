@@ -46,13 +46,12 @@ type docView struct {
 
 func newDocView(r Report) (docView, error) {
 	v := docView{R: r, K: docConstants}
-	v.Bare, _ = r.InitMedian(RefBare)
-	v.Floor, _ = r.InitMedian(RefFloor)
+	var okBare, okFloor bool
+	v.Bare, okBare = r.InitMedian(RefBare)
+	v.Floor, okFloor = r.InitMedian(RefFloor)
 	v.Verdict = r.InitVerdict()
 	v.Synth.Empty, v.Synth.App = Median(r.Synth[SynthEmpty]), Median(r.Synth[SynthApp])
 	v.Synth.NoBundling, v.Synth.NoCache = Median(r.Synth[SynthAppNoBundling]), Median(r.Synth[SynthAppNoCache])
-	_, okBare := r.InitMedian(RefBare)
-	_, okFloor := r.InitMedian(RefFloor)
 	var st [5]float64
 	all := okBare
 	for i := range st {
@@ -63,14 +62,13 @@ func newDocView(r Report) (docView, error) {
 	if all {
 		v.Stages = &struct{ Imports, LoadConfig, Clients, Env, Lazy float64 }{st[0], st[1], st[2], st[3], st[4]}
 	}
+	py, _ := r.InitMedian(RefPythonBoto3)
 	if pyBare, ok := r.InitMedian(RefPythonBare); ok && okBare && okFloor {
-		py, _ := r.InitMedian(RefPythonBoto3)
 		v.Python = &struct{ Bare, Boto3 float64 }{pyBare, py}
 	}
 	v.Trace.ConfigMs, v.Trace.ConfigAllocs = r.ConfigOnlyInit(RefFloor)
 	total, _ := InitTraceTotals(r.InitTrace[RefFloor])
 	v.Trace.Allocs = total.Allocs
-	py, _ := r.InitMedian(RefPythonBoto3)
 	v.SeedInitMs = EstimatedInitMs(py, 128)
 	var totals []string
 	for _, pu := range r.Usage {

@@ -106,7 +106,12 @@ func (x runner) measure(r *Report, fns []string) error {
 	if err != nil {
 		return err
 	}
-	r.BuildCommand = strings.Join(env, " ") + " go " + strings.ReplaceAll(strings.Join(quote(args), " "), x.tmp, "$TMP")
+	for i, a := range args { // quoted when it holds a space
+		if strings.ContainsAny(a, " \t") {
+			args[i] = "'" + a + "'"
+		}
+	}
+	r.BuildCommand = strings.Join(env, " ") + " go " + strings.ReplaceAll(strings.Join(args, " "), x.tmp, "$TMP")
 	logf("building %d functions for linux/arm64 with gofn.Build", len(fns))
 	for _, fn := range fns {
 		out := filepath.Join(x.tmp, "arm64", fn, "bootstrap")

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -124,15 +121,8 @@ func schedstat(pid int) (cpuMs, waitMs float64, err error) {
 // ParseSchedstat reads /proc/<pid>/task/<tid>/schedstat: the time on a
 // CPU and the time waiting on a run queue, in ns.
 func ParseSchedstat(b []byte) (cpuNs, waitNs int64, err error) {
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0, 0, errors.New("schedstat: want at least two numbers, got " + strconv.Quote(string(b)))
-	}
-	if cpuNs, err = strconv.ParseInt(f[0], 10, 64); err != nil {
-		return 0, 0, fmt.Errorf("schedstat: %w", err)
-	}
-	if waitNs, err = strconv.ParseInt(f[1], 10, 64); err != nil {
-		return 0, 0, fmt.Errorf("schedstat: %w", err)
+	if _, err := fmt.Sscan(string(b), &cpuNs, &waitNs); err != nil {
+		return 0, 0, fmt.Errorf("schedstat: want at least two numbers, got %q: %w", string(b), err)
 	}
 	return cpuNs, waitNs, nil
 }
