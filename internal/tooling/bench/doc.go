@@ -152,8 +152,7 @@ func usd(v float64) string {
 
 // initNames lists the measured names: references first, then functions.
 func (r Report) initNames() []string {
-	var names []string
-	names = append(names, RefBare)
+	names := []string{RefBare}
 	for _, st := range FloorStages {
 		names = append(names, st.Name)
 	}

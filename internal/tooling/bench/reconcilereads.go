@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -159,11 +160,6 @@ type readTable struct {
 	parts                map[string][]int
 }
 
-var _ interface {
-	dynamo.ScanAPI
-	dynamo.QueryAPI
-} = (*readTable)(nil)
-
 func (t *readTable) armed(i int) bool { return i%t.every == 0 }
 
 // attrs is item i.
@@ -243,7 +239,7 @@ func (t *readTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 		}
 		from = i + 1
 	}
-	limit := limitOf(in.Limit)
+	limit := cmp.Or(int(aws.ToInt32(in.Limit)), math.MaxInt32)
 	out := &dynamodb.ScanOutput{}
 	bytes, n, i := 0, 0, from
 	for ; i < t.n && n < limit && bytes < 1<<20; i++ {
@@ -287,7 +283,7 @@ func (t *readTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 		}
 		from = slices.Index(entries, i) + 1
 	}
-	limit := limitOf(in.Limit)
+	limit := cmp.Or(int(aws.ToInt32(in.Limit)), math.MaxInt32)
 	out := &dynamodb.QueryOutput{}
 	bytes, n, last := 0, 0, -1
 	for _, i := range entries[from:] {
@@ -351,12 +347,4 @@ func (t *readTable) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...f
 // UpdateItem is not made by a pass without drift.
 func (t *readTable) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	return nil, fmt.Errorf("bench: the measured pass writes no item")
-}
-
-// limitOf is a request's Limit, or no limit.
-func limitOf(l *int32) int {
-	if l == nil {
-		return math.MaxInt32
-	}
-	return int(*l)
 }

@@ -11,51 +11,42 @@ type Table struct {
 	Rows   [][]string
 }
 
+// cells is row r with one cell per column of the header.
+func (t Table) cells(r []string) []string {
+	c := make([]string, len(t.Header))
+	copy(c, r)
+	return c
+}
+
 // Markdown renders t as a GitHub Markdown table; a "|" in a cell is
 // escaped.
 func (t Table) Markdown() string {
 	var b strings.Builder
-	row := func(cells []string) {
-		b.WriteString("|")
-		for i := range t.Header {
-			c := ""
-			if i < len(cells) {
-				c = strings.ReplaceAll(cells[i], "|", `\|`)
-			}
-			b.WriteString(" " + c + " |")
+	for _, r := range append([][]string{t.Header, slices.Repeat([]string{"---"}, len(t.Header))}, t.Rows...) {
+		for _, c := range t.cells(r) {
+			b.WriteString("| " + strings.ReplaceAll(c, "|", `\|`) + " ")
 		}
-		b.WriteString("\n")
-	}
-	row(t.Header)
-	row(slices.Repeat([]string{"---"}, len(t.Header)))
-	for _, r := range t.Rows {
-		row(r)
+		b.WriteString("|\n")
 	}
 	return b.String()
 }
 
 // Text renders t with aligned columns for a terminal.
 func (t Table) Text() string {
-	width := make([]int, len(t.Header))
 	all := append([][]string{t.Header}, t.Rows...)
+	width := make([]int, len(t.Header))
 	for _, r := range all {
-		for i := range width {
-			if i < len(r) && len(r[i]) > width[i] {
-				width[i] = len(r[i])
-			}
+		for i, c := range t.cells(r) {
+			width[i] = max(width[i], len(c))
 		}
 	}
 	var b strings.Builder
 	for _, r := range all {
-		for i := range width {
-			c := ""
-			if i < len(r) {
-				c = r[i]
-			}
-			b.WriteString(c + strings.Repeat(" ", width[i]-len(c)))
-			if i < len(width)-1 {
+		for i, c := range t.cells(r) {
+			if i > 0 {
 				b.WriteString("  ")
 			}
+			b.WriteString(c + strings.Repeat(" ", width[i]-len(c)))
 		}
 		b.WriteString("\n")
 	}
