@@ -1,10 +1,5 @@
 // Command bench measures the app and writes docs/PERFORMANCE.md (`make
-// bench`): per function the zipped linux/arm64 bundle and the cold init
-// against its SDK floor, paired round by round; `cdk synth` with and
-// without the bundle cache and against an empty CDK app; the `go test
-// -bench` benchmarks; the cost per million task lifecycles on each timer
-// and per million campaign sends; what a reconciler pass reads; and the
-// load average at the start and at the end. Run it from the module root.
+// bench`; what it measures is listed there). Run it from the module root.
 // It parses its flags; internal/tooling/bench does the rest (bench.Run).
 package main
 
