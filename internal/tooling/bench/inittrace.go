@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"fmt"
 	"regexp"
@@ -24,9 +22,8 @@ var inittraceLine = regexp.MustCompile(`^init (\S+) @[0-9.]+ ms, ([0-9.]+) ms cl
 // ParseInitTrace reads the inittrace lines of one process's stderr.
 func ParseInitTrace(stderr []byte) []PkgInit {
 	var out []PkgInit
-	sc := bufio.NewScanner(bytes.NewReader(stderr))
-	for sc.Scan() {
-		m := inittraceLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+	for line := range strings.Lines(string(stderr)) {
+		m := inittraceLine.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
 			continue
 		}

@@ -7,8 +7,6 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,9 +33,8 @@ type GoBench struct {
 func ParseGoBench(out []byte) ([]GoBench, error) {
 	var res []GoBench
 	pkg := ""
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimSpace(line)
 		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
 			pkg = strings.TrimSpace(p)
 			continue
@@ -81,5 +78,5 @@ func ParseGoBench(out []byte) ([]GoBench, error) {
 		}
 		res = append(res, b)
 	}
-	return res, sc.Err()
+	return res, nil
 }
