@@ -59,17 +59,10 @@ type Workload string
 
 // The workloads.
 const (
-	// WorkloadTasks (the zero value): to-do tasks with deadlines and
-	// reminders, through the whole pipeline.
-	WorkloadTasks Workload = "tasks"
-	// WorkloadCampaigns: one email campaign's sends (campaign.go).
-	WorkloadCampaigns Workload = "campaigns"
-	// WorkloadFutureEvents: the futureevents client and dispatcher
-	// (futureevents.go).
-	WorkloadFutureEvents Workload = "futureevents"
-	// WorkloadDeferredJobs: the deferredjobs writer and jobdispatch
-	// (deferredjobs.go).
-	WorkloadDeferredJobs Workload = "deferredjobs"
+	WorkloadTasks        Workload = "tasks"        // the zero value: to-do tasks with deadlines and reminders
+	WorkloadCampaigns    Workload = "campaigns"    // one email campaign's sends (campaign.go)
+	WorkloadFutureEvents Workload = "futureevents" // the futureevents client and dispatcher (futureevents.go)
+	WorkloadDeferredJobs Workload = "deferredjobs" // the deferredjobs writer and jobdispatch (deferredjobs.go)
 )
 
 // Workloads lists the workloads, in report order.
@@ -264,18 +257,17 @@ func Run(cfg Config) Result {
 	kindOf(cfg.Timer) // an unregistered timer panics here, before the history
 	switch cfg.Workload {
 	case WorkloadTasks, "":
+		w := newWorld(cfg)
+		w.history()
+		return w.res
 	case WorkloadCampaigns:
 		return runCampaign(cfg)
 	case WorkloadFutureEvents:
 		return runFutureEvents(cfg)
 	case WorkloadDeferredJobs:
 		return runDeferredJobs(cfg)
-	default:
-		panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
 	}
-	w := newWorld(cfg)
-	w.history()
-	return w.res
+	panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
 }
 
 // newWorld builds the to-do app's pipeline (pipeline.New) with the
@@ -629,8 +621,11 @@ func (w *world) mutate(id string, k int) {
 	now := w.clock.Now()
 	switch {
 	case k < 2: // deadline later
-		due := maxTime(w.currentDue(t), now).Add(time.Duration(1+w.rng.Intn(600)) * time.Second)
-		w.setDue(u, id, due)
+		due := w.currentDue(t)
+		if due.Before(now) {
+			due = now
+		}
+		w.setDue(u, id, due.Add(time.Duration(1+w.rng.Intn(600))*time.Second))
 	case k == 4 && w.rng.Float64() < 0.5: // reminder changed
 		r := w.pickReminder()
 		if r == "" {
@@ -673,13 +668,6 @@ func (w *world) setDue(u *user, id string, due time.Time) {
 func (w *world) patch(u *user, id string, body map[string]string, o op) {
 	o.status = w.serve(u, http.MethodPatch, api.RouteTask, id, body).Status
 	w.record(id, o)
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // race changes the deadline of, or completes, a task whose schedule fires
