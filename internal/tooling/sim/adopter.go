@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
@@ -327,7 +328,7 @@ func (a *adopter) putIfAbsent(in *dynamodb.PutItemInput, cond, placeholder, attr
 	if err := a.tableFault("PutItem"); err != nil {
 		return nil, err
 	}
-	attrs := strAttrs(in.Item)
+	attrs := dynamo.FromAttrs(in.Item)
 	if _, ok := a.items.Attrs(key(attrs)); ok && !always {
 		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
 	}
@@ -351,16 +352,6 @@ func (a *adopter) answerLost(op string) error {
 		return fmt.Errorf("dynamodb %s: %w", op, errTimeout)
 	}
 	return nil
-}
-
-func strAttrs(in map[string]types.AttributeValue) map[string]string {
-	out := map[string]string{}
-	for k, v := range in {
-		if s, ok := v.(*types.AttributeValueMemberS); ok {
-			out[k] = s.Value
-		}
-	}
-	return out
 }
 
 // retry is an app's call with one retry after an injected fault.

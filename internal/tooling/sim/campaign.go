@@ -1,15 +1,11 @@
 package sim
 
-// The campaign workload (Config.Workload = WorkloadCampaigns): one
-// campaign's whole life on the history's timer, its sends armed through
-// the core's timer ports and fired by the core's in-process pipeline
-// wired with only its firing (campaigns have no stream or queue stage).
-// The services run through the seam in campaigns.go. See
-// docs/simulation.md#campaign-sends for the faults it injects.
+// The campaign workload (WorkloadCampaigns): one campaign's whole life on
+// the history's timer, on the engine wired with only its firing; the
+// services are built in campaigns.go (docs/simulation.md#campaign-sends).
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -28,9 +24,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
-// The campaign invariants, checked after every campaign history (see
-// docs/simulation.md#campaign-sends): C1 exactly once, C2 on time, C3
-// cancel, C4 liveness, C5 removed sender.
+// The campaign invariants (docs/simulation.md#campaign-sends).
 const (
 	invExactlyOnce = "C1"
 	invOnTime      = "C2"
@@ -238,13 +232,6 @@ func (w *campaignWorld) sendCall(m campaign.Message) error {
 		return fmt.Errorf("throttling: maximum sending rate exceeded: %w", campaign.ErrRetryable)
 	}
 	return nil
-}
-
-func (w *campaignWorld) dispatched(e campaign.FireEvent) {
-	w.res.Faults[FaultSendDispatched]++
-	b, _ := json.Marshal(e) // two strings always marshal
-	// A dispatch is no schedule: its name carries the reconciler's input.
-	w.e.Invoke(contract.Schedule{Name: string(b)}, w.clock.Now().Add(time.Second), 0)
 }
 
 // The history's acts.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/inproc"
@@ -49,9 +50,9 @@ type Mutation struct {
 	Outcome         func(out string, err error) (string, error)            // wraps what the expiry function answers a firing
 	Adopter         AdopterMutation                                        // breaks the future events' or deferred jobs' workload
 
-	CampaignNoIdempotency bool          // the sender keeps no record of what it sent
-	CampaignWorkerAhead   time.Duration // the send worker's clock runs this far ahead
-	CampaignIgnoreRemoval bool          // the sender check always allows the owner
+	CampaignSender      func(campaign.Sender) campaign.Sender           // wraps the campaign's sender (the worker's and the reconciler's)
+	CampaignWorkerAhead time.Duration                                   // the send worker's clock runs this far ahead
+	CampaignOwners      func(campaign.SenderCheck) campaign.SenderCheck // wraps the services' sender check
 }
 
 // Workload is what a history runs through the core.
