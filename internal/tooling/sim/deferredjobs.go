@@ -128,8 +128,12 @@ func (j *jobs) check() {
 		w := j.windows[k]
 		j.checkRecord(&w.record, fmt.Sprintf("window %s (%d activities)", k, w.marks), w.written, true)
 	}
-	for _, c := range j.reArmed() {
-		j.violate(invJobNoRearm, "a write re-armed %s, which the core had fired (record %s)", c.Key, c.EventID)
+	// A write that took an item from the fired state back to an armed one.
+	all, _ := j.items.Changes(0)
+	for _, c := range all {
+		if c.Old != nil && c.New != nil && c.Old.State == j.schema.FiredState && j.schema.Armed(*c.New) {
+			j.violate(invJobNoRearm, "a write re-armed %s, which the core had fired (record %s)", c.Key, c.EventID)
+		}
 	}
 }
 

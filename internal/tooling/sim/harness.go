@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
@@ -170,6 +172,16 @@ func (h *harness) deliveries(s contract.Schedule) []time.Duration {
 	}
 	h.tracef("fired %s (due %s)", s.Name, contract.FormatTime(s.Payload.Due))
 	return out
+}
+
+// checkFiring reports (lossInv) a firing of sc (of item what) that
+// failed without a fault injected since c0. Another attempt holding the
+// claim is none (the retry takes over once the claim lapses), nor a
+// firing before its time (FaultFiredEarly).
+func (h *harness) checkFiring(c0 int, sc contract.Schedule, what any, err error) {
+	if err != nil && h.injected == c0 && !errors.Is(err, fire.ErrInProgress) && !h.firedEarly(sc, err) {
+		h.violate(h.lossInv, "firing of %s failed without an injected fault: %v", what, err)
+	}
 }
 
 // blame records an injected fault against a key: a failure of its queue
