@@ -32,10 +32,9 @@ type AdopterMutation struct {
 }
 
 // adopter is a history of an adopter of the core on its own schema: its
-// items in inmem.Items through the in-process pipeline (harness), the
-// firing core with the adopter's target and the reconciler, with the
-// tasks' faults. The workload (futureevents.go, deferredjobs.go) writes
-// the items through the adopter's own client and checks its invariants.
+// inmem.Items table on the harness, fired by the firing core into the
+// adopter's target. The workload (futureevents.go, deferredjobs.go)
+// writes the items through the adopter's own client and checks them.
 type adopter struct {
 	*harness
 	schema contract.Schema

@@ -58,6 +58,7 @@ type campaignWorld struct {
 	clock *inproc.Clock
 	campaignServices
 	c     campaign.Campaign
+	loc   *time.Location // the campaign's zone
 	sends []plan.Send
 
 	// events are the history's acts (reconciler passes, the cancel, the
@@ -134,7 +135,9 @@ func (w *campaignWorld) setUp() error {
 	spd := []int{1, 2, 5, 20}[rng.Intn(4)]
 	n := 1 + rng.Intn(min(30, spd*len(days)*2))
 	first := z.days[rng.Intn(len(z.days))].AddDays(-rng.Intn(5))
-	loc := mustLoc(z.name)
+	loc, err := time.LoadLocation(z.name)
+	must(err) // the simulation's zones are fixed
+	w.loc = loc
 	now0 := time.Date(first.Year, first.Month, first.Day, 0, 0, 0, 0, loc).Add(-time.Duration(rng.Intn(48)) * time.Hour)
 	// The send function's asynchronous invoke: three tries, a minute apart.
 	w.e = inproc.NewEngine(inproc.Options{Start: now0, Log: discard, FireAttempts: 3, FireRetryDelay: time.Minute,
@@ -146,7 +149,6 @@ func (w *campaignWorld) setUp() error {
 	w.clock = w.e.Clock
 	w.now, w.epoch = w.clock.Now, now0
 	rules := plan.Rules{SendsPerDay: spd, Weekdays: days, Windows: windows, TimeZone: z.name, Start: first, NotBefore: now0.Add(10 * time.Minute)}
-	var err error
 	if w.sends, err = plan.Plan(n, rules); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -248,11 +250,8 @@ type campaignEvent struct {
 
 // push adds an act at at, after those at the same time.
 func (w *campaignWorld) push(at time.Time, kind string) {
-	i := slices.IndexFunc(w.events, func(e campaignEvent) bool { return e.at.After(at) })
-	if i < 0 {
-		i = len(w.events)
-	}
-	w.events = slices.Insert(w.events, i, campaignEvent{at: at, kind: kind})
+	w.events = append(w.events, campaignEvent{at: at, kind: kind})
+	slices.SortStableFunc(w.events, func(a, b campaignEvent) int { return a.at.Compare(b.at) })
 }
 
 // nextFire is the schedule that fires first, and when: its due time, or
@@ -496,7 +495,7 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 		w.violate(invExactlyOnce, "task %s sentAt %s, receipt %s (%v)", t.ID, t.SentAt, rc.SentAt, err)
 	}
 	if ok, _ := w.c.Rules.Allows(t.SentAt); !ok {
-		w.violate(invOnTime, "task %s sent at %s, outside the windows", t.ID, t.SentAt.In(mustLoc(w.c.Rules.TimeZone)).Format(time.DateTime+" Mon"))
+		w.violate(invOnTime, "task %s sent at %s, outside the windows", t.ID, t.SentAt.In(w.loc).Format(time.DateTime+" Mon"))
 	}
 	if t.SentAt.Before(planned) {
 		w.violate(invOnTime, "task %s sent at %s, before its planned %s", t.ID, t.SentAt, planned)
@@ -507,10 +506,4 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 	if stop := w.removedAt.Add(campaign.SenderCacheTTL); !w.removedAt.IsZero() && t.SentAt.After(stop) && !t.ClaimedAt.Before(stop) {
 		w.violate(invRemoved, "task %s claimed at %s and sent, though its owner left the sender group at %s", t.ID, t.ClaimedAt, w.removedAt)
 	}
-}
-
-func mustLoc(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	must(err) // the simulation's zones are fixed
-	return loc
 }

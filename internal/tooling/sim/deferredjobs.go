@@ -65,18 +65,13 @@ func runDeferredJobs(cfg Config) Result {
 	a.target = fire.DeliverFunc(func(ctx context.Context, p contract.Payload) error {
 		return d.Handle(ctx, []byte(a.schema.EncodePayload(p)))
 	})
-	busy := true
 	a.step = func() time.Duration {
 		if job.DefaultWeekly.Next(a.clock.Now()).Sub(a.clock.Now()) < 10*time.Minute {
 			return time.Duration(1+a.rng.Intn(20)) * time.Second // close to a window: its firing, early or not
 		}
-		if busy {
-			return time.Duration(1+a.rng.Intn(300)) * time.Second
-		}
-		return time.Duration(1+a.rng.Intn(900)) * time.Second
+		return time.Duration(1+a.rng.Intn(300)) * time.Second
 	}
 	a.history(40+a.rng.Intn(120), j.op)
-	busy = false
 	j.check()
 	return a.res
 }

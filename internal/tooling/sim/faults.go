@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -119,13 +118,6 @@ func (w *core) earlyBy() time.Duration {
 		return 0
 	}
 	return time.Duration(1+w.rng.Intn(59)) * time.Second
-}
-
-// firedEarly reports whether a firing of sc runs before its time
-// (FaultFiredEarly): its ErrTooEarly failure is that fault's, and the
-// retry that follows it comes after the time.
-func (w *core) firedEarly(sc contract.Schedule, err error) bool {
-	return w.now().Before(sc.At) && errors.Is(err, task.ErrTooEarly)
 }
 
 // schedulerFaults injects into every scheduler call of r (API create,

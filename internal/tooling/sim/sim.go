@@ -13,6 +13,7 @@ import (
 	"math/rand"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,10 +72,8 @@ var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns, WorkloadFutureEvent
 
 // ParseWorkload reads a workload's name.
 func ParseWorkload(s string) (Workload, error) {
-	for _, w := range Workloads {
-		if string(w) == s {
-			return w, nil
-		}
+	if slices.Contains(Workloads, Workload(s)) {
+		return Workload(s), nil
 	}
 	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
 }
@@ -352,9 +351,6 @@ func (w *world) noteReminderHandled(d cancel.Delivery) {
 		return
 	}
 	t := w.task(groupTask(d.GroupID))
-	if t.remHandled == nil {
-		t.remHandled = map[string][]time.Time{}
-	}
 	k := task.FormatTime(m.RemindAt)
 	t.remHandled[k] = append(t.remHandled[k], w.clock.Now())
 }
@@ -380,7 +376,7 @@ func (w *core) violate(inv, format string, args ...any) {
 func (w *world) task(id string) *taskState {
 	t, ok := w.tasks[id]
 	if !ok {
-		t = &taskState{id: id}
+		t = &taskState{id: id, remHandled: map[string][]time.Time{}}
 		w.tasks[id] = t
 	}
 	return t
