@@ -5,6 +5,7 @@ package sim
 // services are built in campaigns.go (docs/simulation.md#campaign-sends).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -260,10 +261,7 @@ func (w *campaignWorld) push(at time.Time, kind string) {
 func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
 	all := w.sched.All()
 	slices.SortFunc(all, func(a, b timer.Schedule) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return a.At.Compare(b.At)
+		return cmp.Or(strings.Compare(a.Name, b.Name), a.At.Compare(b.At))
 	})
 	var next timer.Schedule
 	var at time.Time

@@ -254,8 +254,7 @@ func (h *harness) quiesce(inv string) time.Time {
 func (h *harness) finish(inv string) {
 	h.faultsOn = false
 	h.settle()
-	h.clock.Advance(grace + time.Minute)
-	h.clock.Advance(kindOf(h.cfg.Timer).FiresWithin)
+	h.clock.Advance(grace + time.Minute + kindOf(h.cfg.Timer).FiresWithin)
 	for _, d := range h.e.Redrive() {
 		h.res.Faults[FaultDLQRedriven]++
 		if h.onRedrive != nil {
