@@ -10,7 +10,7 @@
 //
 // -layer is the old name of -timer. Concurrent duplicate invocations of a
 // schedule are injected by default (-concurrent-fires=false leaves them
-// out). Every invariant is strict.
+// out).
 package main
 
 import (
@@ -43,7 +43,6 @@ func run(args []string, out io.Writer) int {
 	fs.Int64Var(&o.first, "first", 1, "the first seed of a -seeds run")
 	fs.Int64Var(&o.seed, "seed", 0, "replay this one seed and print its trace")
 	fs.IntVar(&o.workers, "workers", 0, "parallel histories (default GOMAXPROCS)")
-	_ = fs.Bool("strict", true, "no effect: every invariant is strict (kept so that older replay commands run)")
 	fs.BoolVar(&base.ConcurrentFires, "concurrent-fires", true, "tasks: also inject concurrent duplicate invocations of a schedule")
 	fs.BoolVar(&base.AnyWriter, "any-writer", false, "tasks: write a fifth of them straight into the table, not through the API")
 	timer := fs.String("timer", "scheduler", "the timer that fires: scheduler, stepfunctions, ttl, or all (each in turn)")
@@ -78,20 +77,14 @@ func run(args []string, out io.Writer) int {
 		}
 		workloads = []sim.Workload{w}
 	}
-	var runs []sim.Config
+	rc := 0
 	for _, w := range workloads {
 		for _, t := range timers {
 			base.Workload, base.Timer = w, t
-			runs = append(runs, base)
-		}
-	}
-	rc := 0
-	for _, cfg := range runs {
-		if len(runs) > 1 {
-			fmt.Fprintf(out, "== timer %s, workload %s\n", cfg.Timer, cfg.Workload)
-		}
-		if r := runOne(cfg, o, out); r != 0 {
-			rc = r
+			if len(workloads)*len(timers) > 1 {
+				fmt.Fprintf(out, "== timer %s, workload %s\n", base.Timer, base.Workload)
+			}
+			rc = max(rc, runOne(base, o, out))
 		}
 	}
 	return rc
@@ -119,33 +112,21 @@ func replayFlags(cfg sim.Config) string {
 var invariants = map[sim.Workload]string{sim.WorkloadTasks: "I1-I6", sim.WorkloadCampaigns: "C1-C5",
 	sim.WorkloadFutureEvents: "F1-F6", sim.WorkloadDeferredJobs: "J1-J5"}
 
-func runOne(base sim.Config, o options, out io.Writer) int {
-	if o.seed != 0 {
-		base.Seed = o.seed
-		base.Trace = func(line string) { fmt.Fprintln(out, line) }
-		r := sim.Run(base)
-		fmt.Fprintf(out, "seed %d: ", r.Seed)
-		switch base.Workload {
-		case sim.WorkloadCampaigns:
-			fmt.Fprintf(out, "%d sends: %d sent, %d failed, %d cancelled\n", r.Sends, r.Sent, r.SendsFailed, r.SendsCancelled)
-		case sim.WorkloadFutureEvents, sim.WorkloadDeferredJobs:
-			fmt.Fprintf(out, "%d items, %d target runs\n", r.Items, r.Deliveries)
-		default:
-			fmt.Fprintf(out, "%d tasks, %d requests, %d notifications, %d reminders\n", r.Tasks, r.Requests, r.Notifications, r.Reminders)
-		}
-		printCounts(out, r.Faults)
-		for _, v := range r.Violations {
-			fmt.Fprintln(out, "VIOLATION", v)
-		}
-		if r.Failed() {
-			return 1
-		}
-		fmt.Fprintln(out, "ok")
-		return 0
+// runOne runs cfg's histories, or replays the one seed o.seed with its
+// trace, and prints what they did.
+func runOne(cfg sim.Config, o options, out io.Writer) int {
+	replay := o.seed != 0
+	if replay {
+		cfg.Trace = func(line string) { fmt.Fprintln(out, line) }
+		o.first, o.seeds, o.workers = o.seed, 1, 1
 	}
-	s := sim.RunMany(base, o.first, o.seeds, o.workers)
-	fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; ", s.Histories, s.Elapsed.Round(1e6), float64(s.Histories)/s.Elapsed.Seconds())
-	switch base.Workload {
+	s := sim.RunMany(cfg, o.first, o.seeds, o.workers)
+	if replay {
+		fmt.Fprintf(out, "seed %d: ", o.seed)
+	} else {
+		fmt.Fprintf(out, "%d histories in %s: %.0f histories/s; ", s.Histories, s.Elapsed.Round(1e6), float64(s.Histories)/s.Elapsed.Seconds())
+	}
+	switch cfg.Workload {
 	case sim.WorkloadCampaigns:
 		fmt.Fprintf(out, "%d sends: %d sent, %d failed, %d cancelled\n", s.Sends, s.Sent, s.SendsFailed, s.SendsCancelled)
 	case sim.WorkloadFutureEvents:
@@ -157,27 +138,32 @@ func runOne(base sim.Config, o options, out io.Writer) int {
 			s.Tasks, s.Requests, s.Notifications, s.Reminders, s.RemindersOwed)
 		fmt.Fprintf(out, "notification lag after the deadline: p50 %s, p99 %s, max %s\n", s.LagP50, s.LagP99, s.LagMax)
 	}
-	printCounts(out, s.Faults)
-	for i, r := range s.Failed {
-		if i == 20 {
-			fmt.Fprintf(out, "... and %d more failing seeds\n", len(s.Failed)-i)
-			break
-		}
-		fmt.Fprintf(out, "FAIL seed %d: %s\n  replay: go run ./cmd/sim -seed %d%s\n", r.Seed, r.Violations[0], r.Seed, replayFlags(base))
-	}
-	if len(s.Failed) > 0 {
-		fmt.Fprintf(out, "%d of %d histories broke an invariant\n", len(s.Failed), s.Histories)
-		return 1
-	}
-	fmt.Fprintf(out, "all invariants held (%s)\n", invariants[base.Workload])
-	return 0
-}
-
-func printCounts(out io.Writer, faults map[sim.Fault]int) {
 	fmt.Fprintln(out, "faults injected:")
 	for _, f := range sim.Faults() {
-		if n := faults[f]; n > 0 {
+		if n := s.Faults[f]; n > 0 {
 			fmt.Fprintf(out, "  %-36s %d\n", f, n)
 		}
 	}
+	for i, r := range s.Failed {
+		switch {
+		case replay:
+			for _, v := range r.Violations {
+				fmt.Fprintln(out, "VIOLATION", v)
+			}
+		case i == 20:
+			fmt.Fprintf(out, "... and %d more failing seeds\n", len(s.Failed)-i)
+		case i < 20:
+			fmt.Fprintf(out, "FAIL seed %d: %s\n  replay: go run ./cmd/sim -seed %d%s\n", r.Seed, r.Violations[0], r.Seed, replayFlags(cfg))
+		}
+	}
+	switch {
+	case len(s.Failed) > 0:
+		fmt.Fprintf(out, "%d of %d histories broke an invariant\n", len(s.Failed), s.Histories)
+		return 1
+	case replay:
+		fmt.Fprintln(out, "ok")
+	default:
+		fmt.Fprintf(out, "all invariants held (%s)\n", invariants[cfg.Workload])
+	}
+	return 0
 }

@@ -1,21 +1,12 @@
-// Package pipeline wires the to-do app's pipeline in one process, on the
-// core's in-process engine (internal/core/inproc) and the to-do app's
-// memory adapters, with the real code at every stage:
-//
-//	task.Service (the API's use cases)
-//	  -> memory.Store change feed (the DynamoDB stream)
-//	  -> cancel.Processor, inproc.Queue, cancel.Worker (the core)
-//	  -> the timer's stand-in (inmem.NewTimer)
-//	  -> task.Firer (the expiry function and the to-do app's target)
-//	  -> memory.Outbox (SNS)
-//	reconcile.Reconciler, run on demand.
-//
-// Tests, `make dev` and the simulation drive it with Step and Drain.
+// Package pipeline wires the to-do app's pipeline in one process: the
+// core's in-process engine (internal/core/inproc, whose package doc
+// draws its stages) fed by memory.Store's change feed and firing
+// task.Firer into memory.Outbox, with task.Service as the API's use
+// cases. Tests, `make dev` and the simulation drive it.
 package pipeline
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inproc"
@@ -58,15 +49,12 @@ type Pipeline struct {
 
 // New builds the to-do app's pipeline on empty memory adapters.
 func New(opts Options) (*Pipeline, error) {
+	opts.Options = opts.Options.WithDefaults()
 	e := inproc.NewEngine(opts.Options)
 	if e.Scheduler != nil {
 		e.Scheduler.ListPrefix = task.ScheduleNamePrefix
 	}
 	p := &Pipeline{Engine: e, Store: memory.NewStore(), Outbox: &memory.Outbox{}}
-	log := opts.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	var store task.Store = p.Store
 	if opts.Store != nil {
 		store = opts.Store(store)
@@ -77,7 +65,7 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	var err error
 	if p.Firer, err = task.InProcess(task.InProcessConfig{Store: store, Notifier: notifier, Clock: e.Clock,
-		WebURL: opts.WebURL, Log: log}); err != nil {
+		WebURL: opts.WebURL, Log: opts.Log}); err != nil {
 		return nil, err
 	}
 	w := inproc.Wiring{Schema: task.Schema, Feed: p.Store, Fire: p.expire,
@@ -90,7 +78,7 @@ func New(opts Options) (*Pipeline, error) {
 		arm = w.Timer
 	}
 	if p.Service, err = task.NewService(task.Deps{Store: store, Timer: arm,
-		Clock: e.Clock, IDs: opts.IDs, Log: log}); err != nil {
+		Clock: e.Clock, IDs: opts.IDs, Log: opts.Log}); err != nil {
 		return nil, err
 	}
 	if err := e.Wire(w); err != nil {

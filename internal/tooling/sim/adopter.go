@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/armedindex"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/fire"
@@ -31,10 +32,9 @@ type AdopterMutation struct {
 }
 
 // adopter is a history of an adopter of the core on its own schema: its
-// items in inmem.Items through the in-process pipeline (harness), the
-// firing core with the adopter's target and the reconciler, with the
-// tasks' faults. The workload (futureevents.go, deferredjobs.go) writes
-// the items through the adopter's own client and checks its invariants.
+// inmem.Items table on the harness, fired by the firing core into the
+// adopter's target. The workload (futureevents.go, deferredjobs.go)
+// writes the items through the adopter's own client and checks them.
 type adopter struct {
 	*harness
 	schema contract.Schema
@@ -72,7 +72,7 @@ func newAdopter(cfg Config, s contract.Schema, begin time.Time, once, onTime, li
 		now = func() time.Time { return a.clock.Now().Add(d) }
 	}
 	var err error
-	a.fire, err = fire.New(fire.Config{Schema: s, Store: faultyItems{a: a}, Now: now, Log: discard})
+	a.fire, err = fire.New(fire.Config{Schema: s, Store: faultyItems{Items: a.items, a: a}, Now: now, Log: discard})
 	must(err)
 	// The reconciler lists the items through the armed index, its fired
 	// window wider than any history: every fired item stays listed.
@@ -182,12 +182,10 @@ func (a *adopter) invoke(_ context.Context, sc contract.Schedule) (string, error
 	if err == nil {
 		return string(out), nil
 	}
-	refused := a.refused(err)
-	if refused {
+	if a.refused(err) {
 		a.refusedNames[sc.Name] = true
-	}
-	if a.injected == c0 && !refused && !errors.Is(err, fire.ErrInProgress) && !a.firedEarly(sc, err) {
-		a.violate(a.lossInv, "firing of %s failed without an injected fault: %v", p.Key, err)
+	} else {
+		a.checkFiring(c0, sc, p.Key, err)
 	}
 	return string(out), err
 }
@@ -222,30 +220,33 @@ func (a *adopter) effect(k contract.Key, do func()) error {
 // faultyItems is the firing core's store with the faults of the tasks'
 // expiry store: a failed claim, a lost record of the delivery (one more
 // run allowed). ClaimAlways drops the claim's condition.
-type faultyItems struct{ a *adopter }
+type faultyItems struct {
+	*inmem.Items
+	a *adopter
+}
 
 func (s faultyItems) Claim(ctx context.Context, p contract.Payload, now time.Time) error {
 	if s.a.inject(FaultExpireWriteFailed, 0.05) {
 		return fmt.Errorf("claim %s: %w", p.Key, errTable)
 	}
 	if s.a.cfg.Mutation.Adopter.ClaimAlways {
-		attrs, ok := s.a.items.Attrs(p.Key)
+		attrs, ok := s.Attrs(p.Key)
 		if !ok {
 			return fire.ErrConditionFailed
 		}
 		attrs[s.a.schema.StateAttr] = s.a.schema.FiredState
 		delete(attrs, s.a.schema.DeliveredAtAttr)
 		attrs[s.a.schema.ClaimAtAttr] = contract.FormatTime(now)
-		return s.a.items.Put(attrs)
+		return s.Put(attrs)
 	}
-	return s.a.items.Claim(ctx, p, now)
+	return s.Items.Claim(ctx, p, now)
 }
 
 func (s faultyItems) TakeOver(ctx context.Context, p contract.Payload, now time.Time, lease time.Duration) error {
 	if s.a.inject(FaultExpireWriteFailed, 0.05) {
 		return fmt.Errorf("take over %s: %w", p.Key, errTable)
 	}
-	return s.a.items.TakeOver(ctx, p, now, lease)
+	return s.Items.TakeOver(ctx, p, now, lease)
 }
 
 func (s faultyItems) MarkDelivered(ctx context.Context, k contract.Key, at time.Time) error {
@@ -253,24 +254,7 @@ func (s faultyItems) MarkDelivered(ctx context.Context, k contract.Key, at time.
 		s.a.dupAllowed[k]++
 		return fmt.Errorf("mark delivered %s: %w", k, errTable)
 	}
-	return s.a.items.MarkDelivered(ctx, k, at)
-}
-
-func (s faultyItems) Get(ctx context.Context, k contract.Key) (contract.Item, bool, error) {
-	return s.a.items.Get(ctx, k)
-}
-
-// reArmed scans the table's change feed for an item that left the fired
-// state for an armed one: a write that re-armed what the core fired.
-func (a *adopter) reArmed() []changefeed.Change {
-	all, _ := a.items.Changes(0)
-	var out []changefeed.Change
-	for _, c := range all {
-		if c.Old != nil && c.New != nil && c.Old.State == a.schema.FiredState && a.schema.Armed(*c.New) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return s.Items.MarkDelivered(ctx, k, at)
 }
 
 // record is one item as an adopter's history saw it: when it is due,
@@ -327,7 +311,7 @@ func (a *adopter) putIfAbsent(in *dynamodb.PutItemInput, cond, placeholder, attr
 	if err := a.tableFault("PutItem"); err != nil {
 		return nil, err
 	}
-	attrs := strAttrs(in.Item)
+	attrs := dynamo.FromAttrs(in.Item)
 	if _, ok := a.items.Attrs(key(attrs)); ok && !always {
 		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
 	}
@@ -351,16 +335,6 @@ func (a *adopter) answerLost(op string) error {
 		return fmt.Errorf("dynamodb %s: %w", op, errTimeout)
 	}
 	return nil
-}
-
-func strAttrs(in map[string]types.AttributeValue) map[string]string {
-	out := map[string]string{}
-	for k, v := range in {
-		if s, ok := v.(*types.AttributeValueMemberS); ok {
-			out[k] = s.Value
-		}
-	}
-	return out
 }
 
 // retry is an app's call with one retry after an injected fault.

@@ -1,15 +1,12 @@
 package sim
 
-// The campaign workload (Config.Workload = WorkloadCampaigns): one
-// campaign's whole life on the history's timer, its sends armed through
-// the core's timer ports and fired by the core's in-process pipeline
-// wired with only its firing (campaigns have no stream or queue stage).
-// The services run through the seam in campaigns.go. See
-// docs/simulation.md#campaign-sends for the faults it injects.
+// The campaign workload (WorkloadCampaigns): one campaign's whole life on
+// the history's timer, on the engine wired with only its firing; the
+// services are built in campaigns.go (docs/simulation.md#campaign-sends).
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -28,9 +25,7 @@ import (
 	"github.com/unschedule/unschedule/internal/core/timer"
 )
 
-// The campaign invariants, checked after every campaign history (see
-// docs/simulation.md#campaign-sends): C1 exactly once, C2 on time, C3
-// cancel, C4 liveness, C5 removed sender.
+// The campaign invariants (docs/simulation.md#campaign-sends).
 const (
 	invExactlyOnce = "C1"
 	invOnTime      = "C2"
@@ -64,6 +59,7 @@ type campaignWorld struct {
 	clock *inproc.Clock
 	campaignServices
 	c     campaign.Campaign
+	loc   *time.Location // the campaign's zone
 	sends []plan.Send
 
 	// events are the history's acts (reconciler passes, the cancel, the
@@ -140,7 +136,9 @@ func (w *campaignWorld) setUp() error {
 	spd := []int{1, 2, 5, 20}[rng.Intn(4)]
 	n := 1 + rng.Intn(min(30, spd*len(days)*2))
 	first := z.days[rng.Intn(len(z.days))].AddDays(-rng.Intn(5))
-	loc := mustLoc(z.name)
+	loc, err := time.LoadLocation(z.name)
+	must(err) // the simulation's zones are fixed
+	w.loc = loc
 	now0 := time.Date(first.Year, first.Month, first.Day, 0, 0, 0, 0, loc).Add(-time.Duration(rng.Intn(48)) * time.Hour)
 	// The send function's asynchronous invoke: three tries, a minute apart.
 	w.e = inproc.NewEngine(inproc.Options{Start: now0, Log: discard, FireAttempts: 3, FireRetryDelay: time.Minute,
@@ -152,7 +150,6 @@ func (w *campaignWorld) setUp() error {
 	w.clock = w.e.Clock
 	w.now, w.epoch = w.clock.Now, now0
 	rules := plan.Rules{SendsPerDay: spd, Weekdays: days, Windows: windows, TimeZone: z.name, Start: first, NotBefore: now0.Add(10 * time.Minute)}
-	var err error
 	if w.sends, err = plan.Plan(n, rules); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -240,13 +237,6 @@ func (w *campaignWorld) sendCall(m campaign.Message) error {
 	return nil
 }
 
-func (w *campaignWorld) dispatched(e campaign.FireEvent) {
-	w.res.Faults[FaultSendDispatched]++
-	b, _ := json.Marshal(e) // two strings always marshal
-	// A dispatch is no schedule: its name carries the reconciler's input.
-	w.e.Invoke(contract.Schedule{Name: string(b)}, w.clock.Now().Add(time.Second), 0)
-}
-
 // The history's acts.
 const (
 	evReconcile     = "reconcile"
@@ -261,11 +251,8 @@ type campaignEvent struct {
 
 // push adds an act at at, after those at the same time.
 func (w *campaignWorld) push(at time.Time, kind string) {
-	i := slices.IndexFunc(w.events, func(e campaignEvent) bool { return e.at.After(at) })
-	if i < 0 {
-		i = len(w.events)
-	}
-	w.events = slices.Insert(w.events, i, campaignEvent{at: at, kind: kind})
+	w.events = append(w.events, campaignEvent{at: at, kind: kind})
+	slices.SortStableFunc(w.events, func(a, b campaignEvent) int { return a.at.Compare(b.at) })
 }
 
 // nextFire is the schedule that fires first, and when: its due time, or
@@ -274,10 +261,7 @@ func (w *campaignWorld) push(at time.Time, kind string) {
 func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
 	all := w.sched.All()
 	slices.SortFunc(all, func(a, b timer.Schedule) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return a.At.Compare(b.At)
+		return cmp.Or(strings.Compare(a.Name, b.Name), a.At.Compare(b.At))
 	})
 	var next timer.Schedule
 	var at time.Time
@@ -509,7 +493,7 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 		w.violate(invExactlyOnce, "task %s sentAt %s, receipt %s (%v)", t.ID, t.SentAt, rc.SentAt, err)
 	}
 	if ok, _ := w.c.Rules.Allows(t.SentAt); !ok {
-		w.violate(invOnTime, "task %s sent at %s, outside the windows", t.ID, t.SentAt.In(mustLoc(w.c.Rules.TimeZone)).Format(time.DateTime+" Mon"))
+		w.violate(invOnTime, "task %s sent at %s, outside the windows", t.ID, t.SentAt.In(w.loc).Format(time.DateTime+" Mon"))
 	}
 	if t.SentAt.Before(planned) {
 		w.violate(invOnTime, "task %s sent at %s, before its planned %s", t.ID, t.SentAt, planned)
@@ -520,10 +504,4 @@ func (w *campaignWorld) checkSent(t campaign.SendTask, n int, planned time.Time)
 	if stop := w.removedAt.Add(campaign.SenderCacheTTL); !w.removedAt.IsZero() && t.SentAt.After(stop) && !t.ClaimedAt.Before(stop) {
 		w.violate(invRemoved, "task %s claimed at %s and sent, though its owner left the sender group at %s", t.ID, t.ClaimedAt, w.removedAt)
 	}
-}
-
-func mustLoc(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	must(err) // the simulation's zones are fixed
-	return loc
 }

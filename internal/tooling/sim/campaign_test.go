@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/timerkind"
 	"github.com/unschedule/unschedule/internal/core/timerspec"
 )
@@ -101,6 +103,36 @@ func TestCampaignDeterministic(t *testing.T) {
 	}
 }
 
+// noIdempotency is a mutant sender that keeps no record of what it sent:
+// a repeated send goes out again, under a key of its own.
+type noIdempotency struct {
+	campaign.Sender
+	seen map[string]int
+}
+
+func (s *noIdempotency) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
+	k := m.IdempotencyKey
+	if n := s.seen[k]; n > 0 {
+		m.IdempotencyKey = fmt.Sprintf("%s#%d", k, n)
+	}
+	rc, err := s.Sender.Send(ctx, m)
+	if err == nil {
+		s.seen[k]++
+	}
+	return rc, err
+}
+
+func (s *noIdempotency) Sent(_ context.Context, key string) (campaign.Receipt, error) {
+	return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
+}
+
+// allowAll is a mutant sender check: every owner may send.
+type allowAll struct{}
+
+func (allowAll) Check(context.Context, string) (campaign.Verdict, error) {
+	return campaign.Allow(), nil
+}
+
 // TestCampaignMutants: each mutant breaks one campaign guarantee, and the
 // simulation catches it with the invariant that guards it.
 func TestCampaignMutants(t *testing.T) {
@@ -111,8 +143,11 @@ func TestCampaignMutants(t *testing.T) {
 		// timers the mutant shows on: nil, every one.
 		timers []timerspec.Name
 	}{
-		{Mutation{Name: "the sender keeps no idempotency record", CampaignNoIdempotency: true}, invExactlyOnce, nil},
-		{Mutation{Name: "the services never refuse a removed sender", CampaignIgnoreRemoval: true}, invRemoved, nil},
+		{Mutation{Name: "the sender keeps no idempotency record", CampaignSender: func(s campaign.Sender) campaign.Sender {
+			return &noIdempotency{Sender: s, seen: map[string]int{}}
+		}}, invExactlyOnce, nil},
+		{Mutation{Name: "the services never refuse a removed sender",
+			CampaignOwners: func(campaign.SenderCheck) campaign.SenderCheck { return allowAll{} }}, invRemoved, nil},
 		// Only the EventBridge Scheduler fires early.
 		{Mutation{Name: "the send worker takes an early fire for one on time", CampaignWorkerAhead: time.Minute}, invOnTime,
 			[]timerspec.Name{timerspec.EventBridgeScheduler}},

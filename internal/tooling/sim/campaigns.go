@@ -5,9 +5,10 @@ package sim
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"time"
 
+	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/campaigns/campaigncancel"
 	"github.com/unschedule/unschedule/internal/campaigns/provision"
@@ -59,13 +60,6 @@ func (r refusals) Check(ctx context.Context, owner string) (campaign.Verdict, er
 	return v, err
 }
 
-// allowAll is the mutant's sender check: every owner may send.
-type allowAll struct{}
-
-func (allowAll) Check(context.Context, string) (campaign.Verdict, error) {
-	return campaign.Allow(), nil
-}
-
 // buildServices stores the campaign and its tasks and builds the services
 // on the timer's stand-in, with the history's campaign mutations; seed
 // fixes their jitter, pageSize the provisioner's page.
@@ -80,9 +74,9 @@ func (w *campaignWorld) buildServices(tasks []campaign.SendTask, seed uint64, pa
 	p.sender.Fault = w.sendCall
 	var sender campaign.Sender = crashingSender{p.sender, w}
 	recorded := campaign.Sender(p.sender)
-	if m.CampaignNoIdempotency {
-		mut := &noIdempotency{Sender: sender, seen: map[string]int{}}
-		sender, recorded = mut, mut
+	if m.CampaignSender != nil {
+		sender = m.CampaignSender(sender)
+		recorded = sender
 	}
 	var workerClock campaign.Clock = clk
 	if m.CampaignWorkerAhead != 0 {
@@ -93,8 +87,8 @@ func (w *campaignWorld) buildServices(tasks []campaign.SendTask, seed uint64, pa
 		return err
 	}
 	var owners campaign.SenderCheck = cached
-	if m.CampaignIgnoreRemoval {
-		owners = allowAll{}
+	if m.CampaignOwners != nil {
+		owners = m.CampaignOwners(owners)
 	}
 	check := refusals{SenderCheck: owners, clk: clk, first: &p.refused}
 	if p.worker, err = send.New(crashingTasks{p.store, w}, p.store, sender, check, workerClock, send.DefaultLease); err != nil {
@@ -162,33 +156,13 @@ func (s crashingTasks) Replace(ctx context.Context, prev, next campaign.SendTask
 	return s.CampaignStore.Replace(ctx, prev, next)
 }
 
-// noIdempotency is a mutant sender that keeps no record of what it sent:
-// a repeated send goes out again, under a key of its own.
-type noIdempotency struct {
-	campaign.Sender
-	seen map[string]int
-}
-
-func (s *noIdempotency) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
-	k := m.IdempotencyKey
-	if n := s.seen[k]; n > 0 {
-		m.IdempotencyKey = fmt.Sprintf("%s#%d", k, n)
-	}
-	rc, err := s.Sender.Send(ctx, m)
-	if err == nil {
-		s.seen[k]++
-	}
-	return rc, err
-}
-
-func (s *noIdempotency) Sent(_ context.Context, key string) (campaign.Receipt, error) {
-	return campaign.Receipt{}, fmt.Errorf("%s: %w", key, campaign.ErrNotSent)
-}
-
-// dispatcher hands the reconciler's overdue tasks to the send function.
+// dispatcher hands the reconciler's overdue tasks to the send function:
+// a dispatch is no schedule, its name carries the reconciler's input.
 type dispatcher struct{ w *campaignWorld }
 
 func (d dispatcher) Dispatch(_ context.Context, e campaign.FireEvent) error {
-	d.w.dispatched(e)
+	d.w.res.Faults[FaultSendDispatched]++
+	b, _ := json.Marshal(e) // two strings always marshal
+	d.w.e.Invoke(contract.Schedule{Name: string(b)}, d.w.clock.Now().Add(time.Second), 0)
 	return nil
 }

@@ -65,18 +65,13 @@ func runDeferredJobs(cfg Config) Result {
 	a.target = fire.DeliverFunc(func(ctx context.Context, p contract.Payload) error {
 		return d.Handle(ctx, []byte(a.schema.EncodePayload(p)))
 	})
-	busy := true
 	a.step = func() time.Duration {
 		if job.DefaultWeekly.Next(a.clock.Now()).Sub(a.clock.Now()) < 10*time.Minute {
 			return time.Duration(1+a.rng.Intn(20)) * time.Second // close to a window: its firing, early or not
 		}
-		if busy {
-			return time.Duration(1+a.rng.Intn(300)) * time.Second
-		}
-		return time.Duration(1+a.rng.Intn(900)) * time.Second
+		return time.Duration(1+a.rng.Intn(300)) * time.Second
 	}
 	a.history(40+a.rng.Intn(120), j.op)
-	busy = false
 	j.check()
 	return a.res
 }
@@ -128,8 +123,12 @@ func (j *jobs) check() {
 		w := j.windows[k]
 		j.checkRecord(&w.record, fmt.Sprintf("window %s (%d activities)", k, w.marks), w.written, true)
 	}
-	for _, c := range j.reArmed() {
-		j.violate(invJobNoRearm, "a write re-armed %s, which the core had fired (record %s)", c.Key, c.EventID)
+	// A write that took an item from the fired state back to an armed one.
+	all, _ := j.items.Changes(0)
+	for _, c := range all {
+		if c.Old != nil && c.New != nil && c.Old.State == j.schema.FiredState && j.schema.Armed(*c.New) {
+			j.violate(invJobNoRearm, "a write re-armed %s, which the core had fired (record %s)", c.Key, c.EventID)
+		}
 	}
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/task"
 )
@@ -15,74 +15,71 @@ import (
 type Fault string
 
 // The faults the simulation injects, and a few actions and observations
-// the report counts beside them. A fault's first words say which
-// workload or timer alone has it, if any.
-const (
-	FaultStreamReplay          Fault = "stream-record-replayed"            // a shard delivers records again (its position moves back)
-	FaultStreamRedelivered     Fault = "stream-batch-redelivered"          // a batch was enqueued but not checkpointed: it comes again
-	FaultEnqueueRejected       Fault = "enqueue-rejected"                  // SQS refused a message; the adapter stops there
-	FaultEnqueueUnknown        Fault = "enqueue-outcome-unknown"           // the messages were sent but the call failed
-	FaultAckLost               Fault = "sqs-ack-lost"                      // the worker's delete of a message failed: it comes again
-	FaultVisibilityTimeout     Fault = "visibility-timeout-mid-processing" // a stalled worker applied its batch after a second one
-	FaultWorkerCrash           Fault = "worker-crash-before-ack"           // the worker crashed after its scheduler calls, before any ack
-	FaultSchedulerThrottled    Fault = "scheduler-throttled"               // a scheduler call was refused
-	FaultSchedulerResponseLost Fault = "scheduler-response-lost"           // a scheduler call took effect but its caller saw an error
-	FaultScheduleCreateFailed  Fault = "schedule-create-failed"            // the task API's schedule create failed
-	FaultFiredTwice            Fault = "schedule-fired-twice"              // a schedule invoked the expiry function twice
-	FaultFiredLate             Fault = "schedule-fired-late"               // a schedule invoked the expiry function late
-	FaultFiredEarly            Fault = "schedule-fired-early"              // EventBridge Scheduler: up to 59 s early (earlyBy)
-	FaultScheduleRecordFailed  Fault = "schedule-record-failed"            // the API's record of a schedule (Task.ScheduledFor) failed
-	FaultExpireWriteFailed     Fault = "expire-write-failed"               // the expiry's conditional write (or an item's claim) failed
-	FaultPublishFailed         Fault = "publish-failed"                    // SNS, SES or an adopter's target refused
-	FaultCrashAfterPublish     Fault = "crash-after-publish"               // a crash after a publish, send or target run, before its record
-	FaultMarkNotifiedFailed    Fault = "mark-notified-failed"              // recording the notification (or delivery) failed
-	FaultRemindWriteFailed     Fault = "remind-claim-failed"               // a reminder's conditional claim failed
-	FaultMarkRemindedFailed    Fault = "mark-reminded-failed"              // recording a published reminder failed
-	FaultReconcilerInterleaved Fault = "reconciler-run-interleaved"        // a reconciler run with a small budget, among everything else
-	FaultDeadlineRace          Fault = "deadline-change-racing-fire"       // a change or completion in the instant the old schedule fires
-	FaultSignInSNSFailed       Fault = "signin-sns-failed"                 // an SNS call of the PostAuthentication trigger failed
-	FaultConcurrentFire        Fault = "concurrent-duplicate-fire"         // a duplicate invocation between a claim and its publish
-	FaultDLQRedriven           Fault = "expiry-dlq-redriven"               // a recovery: the operator redrove a dead invocation at the end
-	FaultDuplicateExecution    Fault = "sfn-duplicate-execution"           // Step Functions: the execution invoked the function twice
-	FaultStopRace              Fault = "sfn-stop-racing-wait-end"          // Step Functions: a stop came after the Wait ended
-	FaultStaleExecution        Fault = "sfn-stale-execution-at-rest"       // Step Functions, observed: see staleTolerated
-	FaultTTLDeleteLate         Fault = "ttl-delete-late"                   // TTL: a marker deleted over 15 minutes after its due time
-	FaultStreamRedeliveredTTL  Fault = "ttl-deletion-delivered-twice"      // TTL: the stream delivered a deletion twice
-	FaultWriterFiredState      Fault = "writer-completed-with-fired-state" // observed: see completeWithFiredState
+// the report counts beside them, in report order (Faults). A fault's
+// first words say which workload or timer alone has it, if any.
+var (
+	FaultStreamReplay          = fault("stream-record-replayed")            // a shard delivers records again (its position moves back)
+	FaultStreamRedelivered     = fault("stream-batch-redelivered")          // a batch was enqueued but not checkpointed: it comes again
+	FaultEnqueueRejected       = fault("enqueue-rejected")                  // SQS refused a message; the adapter stops there
+	FaultEnqueueUnknown        = fault("enqueue-outcome-unknown")           // the messages were sent but the call failed
+	FaultAckLost               = fault("sqs-ack-lost")                      // the worker's delete of a message failed: it comes again
+	FaultVisibilityTimeout     = fault("visibility-timeout-mid-processing") // a stalled worker applied its batch after a second one
+	FaultWorkerCrash           = fault("worker-crash-before-ack")           // the worker crashed after its scheduler calls, before any ack
+	FaultSchedulerThrottled    = fault("scheduler-throttled")               // a scheduler call was refused
+	FaultSchedulerResponseLost = fault("scheduler-response-lost")           // a scheduler call took effect but its caller saw an error
+	FaultScheduleCreateFailed  = fault("schedule-create-failed")            // the task API's schedule create failed
+	FaultScheduleRecordFailed  = fault("schedule-record-failed")            // the API's record of a schedule (Task.ScheduledFor) failed
+	FaultFiredTwice            = fault("schedule-fired-twice")              // a schedule invoked the expiry function twice
+	FaultFiredLate             = fault("schedule-fired-late")               // a schedule invoked the expiry function late
+	FaultFiredEarly            = fault("schedule-fired-early")              // EventBridge Scheduler: up to 59 s early (earlyBy)
+	FaultExpireWriteFailed     = fault("expire-write-failed")               // the expiry's conditional write (or an item's claim) failed
+	FaultPublishFailed         = fault("publish-failed")                    // SNS, SES or an adopter's target refused
+	FaultCrashAfterPublish     = fault("crash-after-publish")               // a crash after a publish, send or target run, before its record
+	FaultMarkNotifiedFailed    = fault("mark-notified-failed")              // recording the notification (or delivery) failed
+	FaultRemindWriteFailed     = fault("remind-claim-failed")               // a reminder's conditional claim failed
+	FaultMarkRemindedFailed    = fault("mark-reminded-failed")              // recording a published reminder failed
+	FaultReconcilerInterleaved = fault("reconciler-run-interleaved")        // a reconciler run with a small budget, among everything else
+	FaultDeadlineRace          = fault("deadline-change-racing-fire")       // a change or completion in the instant the old schedule fires
+	FaultSignInSNSFailed       = fault("signin-sns-failed")                 // an SNS call of the PostAuthentication trigger failed
+	FaultConcurrentFire        = fault("concurrent-duplicate-fire")         // a duplicate invocation between a claim and its publish
+	FaultDLQRedriven           = fault("expiry-dlq-redriven")               // a recovery: the operator redrove a dead invocation at the end
+	FaultDuplicateExecution    = fault("sfn-duplicate-execution")           // Step Functions: the execution invoked the function twice
+	FaultStopRace              = fault("sfn-stop-racing-wait-end")          // Step Functions: a stop came after the Wait ended
+	FaultStaleExecution        = fault("sfn-stale-execution-at-rest")       // Step Functions, observed: see staleTolerated
+	FaultTTLDeleteLate         = fault("ttl-delete-late")                   // TTL: a marker deleted over 15 minutes after its due time
+	FaultStreamRedeliveredTTL  = fault("ttl-deletion-delivered-twice")      // TTL: the stream delivered a deletion twice
+	FaultWriterFiredState      = fault("writer-completed-with-fired-state") // observed: see completeWithFiredState
 
-	FaultSchedulerError    Fault = "scheduler-error"              // campaigns: a scheduler call failed, not throttled
-	FaultFireDropped       Fault = "schedule-fire-dropped-to-dlq" // campaigns: a fire went to the dead-letter queue
-	FaultCrashAfterClaim   Fault = "send-crash-after-claim"       // campaigns: the send worker crashed between claim and send
-	FaultBounce            Fault = "send-bounced"                 // campaigns: a recipient's address bounces
-	FaultProvisionKilled   Fault = "provision-run-killed"         // campaigns: a provisioning run died part-way
-	FaultCampaignCancelled Fault = "campaign-cancelled-midway"    // campaigns, an action: cancelled part-way
-	FaultSenderRemoved     Fault = "sender-removed-midway"        // campaigns, an action: the owner left the sender group
-	FaultSendRecovered     Fault = "stale-running-send-recovered" // campaigns, observed: a stale Running task finished or requeued
-	FaultScheduleRecreated Fault = "send-schedule-recreated"      // campaigns, observed: a missing schedule created again
-	FaultSendRetimed       Fault = "overdue-send-retimed"         // campaigns, observed: an overdue task moved into its windows
-	FaultSendDispatched    Fault = "overdue-send-dispatched"      // campaigns, observed: an overdue task handed to the send function
+	FaultSchedulerError    = fault("scheduler-error")              // campaigns: a scheduler call failed, not throttled
+	FaultFireDropped       = fault("schedule-fire-dropped-to-dlq") // campaigns: a fire went to the dead-letter queue
+	FaultCrashAfterClaim   = fault("send-crash-after-claim")       // campaigns: the send worker crashed between claim and send
+	FaultBounce            = fault("send-bounced")                 // campaigns: a recipient's address bounces
+	FaultProvisionKilled   = fault("provision-run-killed")         // campaigns: a provisioning run died part-way
+	FaultCampaignCancelled = fault("campaign-cancelled-midway")    // campaigns, an action: cancelled part-way
+	FaultSenderRemoved     = fault("sender-removed-midway")        // campaigns, an action: the owner left the sender group
+	FaultSendRecovered     = fault("stale-running-send-recovered") // campaigns, observed: a stale Running task finished or requeued
+	FaultScheduleRecreated = fault("send-schedule-recreated")      // campaigns, observed: a missing schedule created again
+	FaultSendRetimed       = fault("overdue-send-retimed")         // campaigns, observed: an overdue task moved into its windows
+	FaultSendDispatched    = fault("overdue-send-dispatched")      // campaigns, observed: an overdue task handed to the send function
 
-	FaultTimerLost          Fault = "timer-lost"                    // adopters: a waiting timer lost; only the reconciler re-arms
-	FaultTableCallFailed    Fault = "table-call-failed"             // adopters: an app's table call refused; it retries once
-	FaultTableAnswerLost    Fault = "table-answer-lost"             // adopters: an app's write took effect, its answer lost
-	FaultEventCancelled     Fault = "event-cancelled"               // future events, an action: a Cancel deleted a waiting event
-	FaultUnregisteredTarget Fault = "event-for-unregistered-target" // future events, an action: an event for an unknown target
-	FaultLateActivity       Fault = "late-activity-write"           // deferred jobs, an action: an activity written after its window fired
+	FaultTimerLost          = fault("timer-lost")                    // adopters: a waiting timer lost; only the reconciler re-arms
+	FaultTableCallFailed    = fault("table-call-failed")             // adopters: an app's table call refused; it retries once
+	FaultTableAnswerLost    = fault("table-answer-lost")             // adopters: an app's write took effect, its answer lost
+	FaultEventCancelled     = fault("event-cancelled")               // future events, an action: a Cancel deleted a waiting event
+	FaultUnregisteredTarget = fault("event-for-unregistered-target") // future events, an action: an event for an unknown target
+	FaultLateActivity       = fault("late-activity-write")           // deferred jobs, an action: an activity written after its window fired
 )
 
-// Faults lists every fault kind, in report order.
-func Faults() []Fault {
-	return []Fault{FaultStreamReplay, FaultStreamRedelivered, FaultEnqueueRejected, FaultEnqueueUnknown,
-		FaultAckLost, FaultVisibilityTimeout, FaultWorkerCrash, FaultSchedulerThrottled, FaultSchedulerResponseLost,
-		FaultScheduleCreateFailed, FaultScheduleRecordFailed, FaultFiredTwice, FaultFiredLate, FaultFiredEarly, FaultExpireWriteFailed, FaultPublishFailed,
-		FaultCrashAfterPublish, FaultMarkNotifiedFailed, FaultRemindWriteFailed, FaultMarkRemindedFailed, FaultReconcilerInterleaved, FaultDeadlineRace,
-		FaultSignInSNSFailed, FaultConcurrentFire, FaultDLQRedriven,
-		FaultDuplicateExecution, FaultStopRace, FaultStaleExecution, FaultTTLDeleteLate, FaultStreamRedeliveredTTL,
-		FaultWriterFiredState,
-		FaultSchedulerError, FaultFireDropped, FaultCrashAfterClaim, FaultBounce, FaultProvisionKilled,
-		FaultCampaignCancelled, FaultSenderRemoved, FaultSendRecovered, FaultScheduleRecreated, FaultSendRetimed, FaultSendDispatched,
-		FaultTimerLost, FaultTableCallFailed, FaultTableAnswerLost, FaultEventCancelled, FaultUnregisteredTarget, FaultLateActivity}
+// faults are the kinds in report order; fault adds one.
+var faults []Fault
+
+func fault(name string) Fault {
+	faults = append(faults, Fault(name))
+	return Fault(name)
 }
+
+// Faults lists every fault kind, in report order.
+func Faults() []Fault { return slices.Clone(faults) }
 
 var (
 	errThrottled = errors.New("ThrottlingException: rate exceeded (injected)")
@@ -121,13 +118,6 @@ func (w *core) earlyBy() time.Duration {
 		return 0
 	}
 	return time.Duration(1+w.rng.Intn(59)) * time.Second
-}
-
-// firedEarly reports whether a firing of sc runs before its time
-// (FaultFiredEarly): its ErrTooEarly failure is that fault's, and the
-// retry that follows it comes after the time.
-func (w *core) firedEarly(sc contract.Schedule, err error) bool {
-	return w.now().Before(sc.At) && errors.Is(err, task.ErrTooEarly)
 }
 
 // schedulerFaults injects into every scheduler call of r (API create,

@@ -15,6 +15,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/futureevents/client"
 	"github.com/unschedule/unschedule/futureevents/futureevent"
+	"github.com/unschedule/unschedule/internal/core/adapters/dynamo"
 	"github.com/unschedule/unschedule/internal/core/fire"
 )
 
@@ -222,15 +223,13 @@ type eventsTable struct{ e *events }
 
 var _ client.API = (*eventsTable)(nil)
 
-func (t *eventsTable) key(in map[string]types.AttributeValue) contract.Key {
-	return contract.Key{Partition: strAttrs(in)[futureevent.NameAttr]}
+// eventKey is an event's key in its attributes.
+func eventKey(attrs map[string]string) contract.Key {
+	return contract.Key{Partition: attrs[futureevent.NameAttr]}
 }
 
 func (t *eventsTable) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return t.e.putIfAbsent(in, client.CreateCondition, "#name", futureevent.NameAttr,
-		func(attrs map[string]string) contract.Key {
-			return contract.Key{Partition: attrs[futureevent.NameAttr]}
-		}, false,
+	return t.e.putIfAbsent(in, client.CreateCondition, "#name", futureevent.NameAttr, eventKey, false,
 		func(attrs map[string]string) {
 			if g := t.e.genOf(attrs[futureevent.PayloadAttr]); g != nil {
 				g.written = true
@@ -242,15 +241,11 @@ func (t *eventsTable) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ..
 	if err := t.e.tableFault("GetItem"); err != nil {
 		return nil, err
 	}
-	attrs, ok := t.e.items.Attrs(t.key(in.Key))
-	out := &dynamodb.GetItemOutput{}
-	if ok {
-		out.Item = map[string]types.AttributeValue{}
-		for k, v := range attrs {
-			out.Item[k] = &types.AttributeValueMemberS{Value: v}
-		}
+	attrs, ok := t.e.items.Attrs(eventKey(dynamo.FromAttrs(in.Key)))
+	if !ok {
+		return &dynamodb.GetItemOutput{}, nil
 	}
-	return out, nil
+	return &dynamodb.GetItemOutput{Item: dynamo.ToAttrs(attrs)}, nil
 }
 
 func (t *eventsTable) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
@@ -261,7 +256,7 @@ func (t *eventsTable) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput
 	if err := t.e.tableFault("DeleteItem"); err != nil {
 		return nil, err
 	}
-	k := t.key(in.Key)
+	k := eventKey(dynamo.FromAttrs(in.Key))
 	attrs, ok := t.e.items.Attrs(k)
 	if !ok || attrs[futureevent.StatusAttr] != scheduled.Value && !t.e.cfg.Mutation.Adopter.CancelAlways {
 		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}

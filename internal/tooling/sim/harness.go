@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/unschedule/unschedule/contract"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
+	"github.com/unschedule/unschedule/internal/core/fire"
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/core/inproc"
 	"github.com/unschedule/unschedule/internal/core/reconcile"
@@ -20,12 +22,10 @@ const maxReceives = 5
 
 var discard = slog.New(slog.DiscardHandler)
 
-// harness is what every workload on a table shares: the core's one
-// in-process pipeline (inproc.Engine) on the virtual clock with the
-// faults injected through its hooks, the ticks and the end of a history.
-// The tasks (sim.go) and the adopters (adopter.go) wire their own table,
-// firing and reconciler view into it; lossInv names the invariant its
-// own checks report under (I4 for the tasks).
+// harness is what every workload on a table (the tasks, the adopters)
+// shares: the core's one in-process pipeline on the virtual clock, the
+// faults injected through its hooks, the ticks and the end of a history;
+// lossInv names the invariant its own checks report under (I4, F6, J5).
 type harness struct {
 	core
 	ctx     context.Context
@@ -37,9 +37,6 @@ type harness struct {
 	lossInv string
 	// blameKey is the key a message group's faults are blamed under.
 	blameKey func(group string) string
-	// dedupID replaces the FIFO deduplication id of the n-th send (a
-	// mutation; nil: the message's own).
-	dedupID func(m cancel.Message, n int) string
 	// onHandle sees each message the worker handled, onRedrive each
 	// firing the operator redrives at the end (nil: nothing).
 	onHandle  func(cancel.Delivery)
@@ -63,7 +60,7 @@ type harness struct {
 // from options, passes its wiring through wiring, wires it, then calls
 // wired.
 func newHarness(cfg Config, lossInv string) *harness {
-	return &harness{core: newCore(cfg), ctx: context.Background(), lossInv: lossInv, dedupID: cfg.Mutation.DedupID,
+	return &harness{core: newCore(cfg), ctx: context.Background(), lossInv: lossInv,
 		eventSent: map[string]time.Time{}, blamed: map[string]int{}, before: map[string]int{}, refusedNames: map[string]bool{},
 		qcfg: inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: maxReceives, DedupWindow: 5 * time.Minute}}
 }
@@ -172,6 +169,17 @@ func (h *harness) deliveries(s contract.Schedule) []time.Duration {
 	return out
 }
 
+// checkFiring reports (lossInv) a firing of sc (of item what) that
+// failed without a fault injected since c0. Another attempt holding the
+// claim is none (the retry takes over once the claim lapses), nor a
+// firing before its time (FaultFiredEarly: the retry comes after it).
+func (h *harness) checkFiring(c0 int, sc contract.Schedule, what any, err error) {
+	early := h.now().Before(sc.At) && errors.Is(err, fire.ErrTooEarly)
+	if err != nil && h.injected == c0 && !errors.Is(err, fire.ErrInProgress) && !early {
+		h.violate(h.lossInv, "firing of %s failed without an injected fault: %v", what, err)
+	}
+}
+
 // blame records an injected fault against a key: a failure of its queue
 // message in the same batch has a cause.
 func (h *harness) blame(key string) { h.blamed[key]++ }
@@ -246,8 +254,7 @@ func (h *harness) quiesce(inv string) time.Time {
 func (h *harness) finish(inv string) {
 	h.faultsOn = false
 	h.settle()
-	h.clock.Advance(grace + time.Minute)
-	h.clock.Advance(kindOf(h.cfg.Timer).FiresWithin)
+	h.clock.Advance(grace + time.Minute + kindOf(h.cfg.Timer).FiresWithin)
 	for _, d := range h.e.Redrive() {
 		h.res.Faults[FaultDLQRedriven]++
 		if h.onRedrive != nil {
@@ -311,8 +318,8 @@ func (q enqueuer) send(m cancel.Message) {
 	h := q.h
 	h.sends++
 	dedup := m.DedupID()
-	if h.dedupID != nil {
-		dedup = h.dedupID(m, h.sends)
+	if mut := h.cfg.Mutation.DedupID; mut != nil {
+		dedup = mut(m, h.sends)
 	}
 	id, dup := h.e.Queue.Send(m.GroupID(), dedup, m.Encode())
 	if dup {

@@ -7,16 +7,18 @@ package sim
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/unschedule/unschedule/contract"
+	"github.com/unschedule/unschedule/internal/campaigns/campaign"
 	"github.com/unschedule/unschedule/internal/core/cancel"
 	"github.com/unschedule/unschedule/internal/core/changefeed"
 	"github.com/unschedule/unschedule/internal/core/inproc"
@@ -49,9 +51,9 @@ type Mutation struct {
 	Outcome         func(out string, err error) (string, error)            // wraps what the expiry function answers a firing
 	Adopter         AdopterMutation                                        // breaks the future events' or deferred jobs' workload
 
-	CampaignNoIdempotency bool          // the sender keeps no record of what it sent
-	CampaignWorkerAhead   time.Duration // the send worker's clock runs this far ahead
-	CampaignIgnoreRemoval bool          // the sender check always allows the owner
+	CampaignSender      func(campaign.Sender) campaign.Sender           // wraps the campaign's sender (the worker's and the reconciler's)
+	CampaignWorkerAhead time.Duration                                   // the send worker's clock runs this far ahead
+	CampaignOwners      func(campaign.SenderCheck) campaign.SenderCheck // wraps the services' sender check
 }
 
 // Workload is what a history runs through the core.
@@ -59,17 +61,10 @@ type Workload string
 
 // The workloads.
 const (
-	// WorkloadTasks (the zero value): to-do tasks with deadlines and
-	// reminders, through the whole pipeline.
-	WorkloadTasks Workload = "tasks"
-	// WorkloadCampaigns: one email campaign's sends (campaign.go).
-	WorkloadCampaigns Workload = "campaigns"
-	// WorkloadFutureEvents: the futureevents client and dispatcher
-	// (futureevents.go).
-	WorkloadFutureEvents Workload = "futureevents"
-	// WorkloadDeferredJobs: the deferredjobs writer and jobdispatch
-	// (deferredjobs.go).
-	WorkloadDeferredJobs Workload = "deferredjobs"
+	WorkloadTasks        Workload = "tasks"        // the zero value: to-do tasks with deadlines and reminders
+	WorkloadCampaigns    Workload = "campaigns"    // one email campaign's sends (campaign.go)
+	WorkloadFutureEvents Workload = "futureevents" // the futureevents client and dispatcher (futureevents.go)
+	WorkloadDeferredJobs Workload = "deferredjobs" // the deferredjobs writer and jobdispatch (deferredjobs.go)
 )
 
 // Workloads lists the workloads, in report order.
@@ -77,10 +72,8 @@ var Workloads = []Workload{WorkloadTasks, WorkloadCampaigns, WorkloadFutureEvent
 
 // ParseWorkload reads a workload's name.
 func ParseWorkload(s string) (Workload, error) {
-	for _, w := range Workloads {
-		if string(w) == s {
-			return w, nil
-		}
+	if slices.Contains(Workloads, Workload(s)) {
+		return Workload(s), nil
 	}
 	return "", fmt.Errorf("unknown workload %q: use tasks, campaigns, futureevents or deferredjobs", s)
 }
@@ -108,17 +101,13 @@ func (v Violation) String() string { return v.Invariant + ": " + v.Msg }
 type Counts struct {
 	// Tasks created, API requests served, notifications published.
 	Tasks, Requests, Notifications int
-	// Reminders counts the reminders published (I6); RemindersOwed the
-	// reminder times that I6's liveness required to be delivered.
+	// Reminders published; RemindersOwed: reminder times I6's liveness owed.
 	Reminders, RemindersOwed int
-	// PutDirect counts the tasks written straight into the table (not
-	// through the API), which the stream path schedules.
+	// PutDirect counts the tasks written straight into the table, not through the API.
 	PutDirect int
-	// Sends counts a campaign's planned sends; Sent, SendsFailed and
-	// SendsCancelled how they ended.
+	// A campaign's planned sends, and how they ended.
 	Sends, Sent, SendsFailed, SendsCancelled int
-	// Items counts an adopter's items written, Deliveries its target's
-	// runs.
+	// An adopter's items written, and its target's runs.
 	Items, Deliveries int
 }
 
@@ -264,18 +253,17 @@ func Run(cfg Config) Result {
 	kindOf(cfg.Timer) // an unregistered timer panics here, before the history
 	switch cfg.Workload {
 	case WorkloadTasks, "":
+		w := newWorld(cfg)
+		w.history()
+		return w.res
 	case WorkloadCampaigns:
 		return runCampaign(cfg)
 	case WorkloadFutureEvents:
 		return runFutureEvents(cfg)
 	case WorkloadDeferredJobs:
 		return runDeferredJobs(cfg)
-	default:
-		panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
 	}
-	w := newWorld(cfg)
-	w.history()
-	return w.res
+	panic(fmt.Sprintf("sim: unknown workload %q", cfg.Workload))
 }
 
 // newWorld builds the to-do app's pipeline (pipeline.New) with the
@@ -363,9 +351,6 @@ func (w *world) noteReminderHandled(d cancel.Delivery) {
 		return
 	}
 	t := w.task(groupTask(d.GroupID))
-	if t.remHandled == nil {
-		t.remHandled = map[string][]time.Time{}
-	}
 	k := task.FormatTime(m.RemindAt)
 	t.remHandled[k] = append(t.remHandled[k], w.clock.Now())
 }
@@ -391,7 +376,7 @@ func (w *core) violate(inv, format string, args ...any) {
 func (w *world) task(id string) *taskState {
 	t, ok := w.tasks[id]
 	if !ok {
-		t = &taskState{id: id}
+		t = &taskState{id: id, remHandled: map[string][]time.Time{}}
 		w.tasks[id] = t
 	}
 	return t
@@ -629,8 +614,11 @@ func (w *world) mutate(id string, k int) {
 	now := w.clock.Now()
 	switch {
 	case k < 2: // deadline later
-		due := maxTime(w.currentDue(t), now).Add(time.Duration(1+w.rng.Intn(600)) * time.Second)
-		w.setDue(u, id, due)
+		due := w.currentDue(t)
+		if due.Before(now) {
+			due = now
+		}
+		w.setDue(u, id, due.Add(time.Duration(1+w.rng.Intn(600))*time.Second))
 	case k == 4 && w.rng.Float64() < 0.5: // reminder changed
 		r := w.pickReminder()
 		if r == "" {
@@ -675,13 +663,6 @@ func (w *world) patch(u *user, id string, body map[string]string, o op) {
 	w.record(id, o)
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 // race changes the deadline of, or completes, a task whose schedule fires
 // in this very instant (the order within the tick is random).
 func (w *world) race() {
@@ -690,11 +671,8 @@ func (w *world) race() {
 		if sc.At.After(now) {
 			continue
 		}
-		id, ok := task.TaskIDFromScheduleName(sc.Name)
-		if !ok {
-			id, ok = task.TaskIDFromReminderName(sc.Name)
-		}
-		if !ok || w.tasks[id] == nil {
+		id := sc.Payload.Key.Sort
+		if w.tasks[id] == nil {
 			continue
 		}
 		w.count(FaultDeadlineRace)
@@ -733,11 +711,7 @@ func (w *world) fire(_ context.Context, sc contract.Schedule) (string, error) {
 		return "", nil
 	}
 	w.tracef("%s %s due %s: %s %v", sc.Name, id, task.FormatTime(sc.Payload.Due), out, err)
-	// Another attempt holding the notification claim is no fault: the
-	// retry takes over once the claim lapses.
-	if err != nil && w.injected == c0 && !errors.Is(err, task.ErrNotifyInProgress) && !w.firedEarly(sc, err) {
-		w.violate("I4", "firing of %s failed without an injected fault: %v", id, err)
-	}
+	w.checkFiring(c0, sc, id, err)
 	return out, err
 }
 
@@ -843,10 +817,7 @@ type simIDs struct{ rng *rand.Rand }
 
 func (s *simIDs) NewID(now time.Time) string {
 	var b [16]byte
-	ms := uint64(now.UnixMilli())
-	for i := range 6 {
-		b[i] = byte(ms >> (40 - 8*i))
-	}
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16) // 48 bits of milliseconds
 	return s.encode(b, 6)
 }
 
