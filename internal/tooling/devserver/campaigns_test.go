@@ -227,12 +227,12 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 
 	c, _ := e.srv.campaigns.store.Campaign(context.Background(), id)
 	ch := campaignapi.ProgressChannel(c.OwnerID, id)
-	if n := e.srv.campaigns.hub.Subscribers(ch); n != 1 {
+	if n := subscribers(e.srv.campaigns.hub, ch); n != 1 {
 		t.Errorf("%d subscribers, want 1", n)
 	}
 	s.close()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.campaigns.hub.Subscribers(ch) != 0 {
+	for subscribers(e.srv.campaigns.hub, ch) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream kept its subscription after the client left")
 		}
