@@ -345,11 +345,8 @@ func (s *Server) serveOutboxJSON(_ *http.Request, c Claims) httpapi.Response {
 	return httpapi.JSON(http.StatusOK, map[string]any{"emails": emails})
 }
 
-// The outbox page, its script and its style are three files, as the
-// policy (script-src and style-src 'self') allows no inline script or
-// style. The page holds no mail itself: its script takes the web app's
-// local session in this tab (or signs in with its own form) and shows
-// /outbox.json.
+// The outbox page, its script and its style are three files: the
+// policy (script-src and style-src 'self') allows nothing inline.
 var (
 	//go:embed outbox.html
 	outboxPage []byte
