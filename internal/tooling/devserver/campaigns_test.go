@@ -188,7 +188,7 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 	if r := e.do("POST", "/campaigns/"+id+"/provision", "Bearer "+ann, nil); r.status != http.StatusAccepted {
 		t.Fatalf("provision: %d %s", r.status, r.raw)
 	}
-	e.srv.campaigns.wait()
+	e.srv.campaigns.wg.Wait() // the provisioning runs and sends started so far
 	s.next(func(p campaignapi.Progress) bool { return p.Status == "Active" })
 	if n := e.campaignSchedules(); n != 3 {
 		t.Fatalf("%d schedules, want 3", n)
