@@ -33,20 +33,9 @@ type options struct {
 
 // parseOptions reads the command line; a refusal is also written to stderr.
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	var o options
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o, err := parseFlags(fs, args, getenv)
-	if err != nil && !errors.Is(err, errFlags) {
-		fmt.Fprintln(stderr, err)
-	}
-	return o, err
-}
-
-// errFlags marks an error the flag set has already written.
-var errFlags = errors.New("bad flags")
-
-func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (options, error) {
-	var o options
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow an -addr that other machines can reach (not a loopback address)")
 	fs.StringVar(&o.DataDir, "data", ".dev-data", "folder of the saved state (tasks, schedules, users, outbox, campaigns)")
@@ -64,43 +53,48 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	clockName := fs.String("clock", "wall", "the server's clock: wall, or fake for browser tests (it runs with the wall clock and "+
 		"POST /__dev/clock/advance {\"seconds\":N} moves it ahead and runs what became due; loopback only)")
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("%w: %w", errFlags, err)
+		return o, err // the flag set has written it
 	}
-	var err error
-	switch *clockName {
-	case "wall":
-	case "fake":
-		o.fakeClock = true
-	default:
-		return o, fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
-	}
-	if o.Timer, err = timerkind.Parse(*timer); err != nil {
-		return o, fmt.Errorf("-timer: %w", err)
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
-	}
-	if err := checkListenAddr(o.addr, o.allowRemote); err != nil {
-		return o, err
-	}
-	if o.fakeClock && o.allowRemote {
-		return o, errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
-	}
-	if o.AllowedEmailDomains, err = identity.ParseDomains(*domains); err != nil {
-		return o, fmt.Errorf("-allowed-email-domains: %w", err)
-	}
-	if o.CampaignSenders, err = parseSenders(*senders); err != nil {
-		return o, fmt.Errorf("-campaign-senders: %w", err)
-	}
-	for name, d := range map[string]time.Duration{"-token-ttl": o.TokenTTL, "-step": o.StepEvery, "-reconcile-every": o.ReconcileEvery} {
-		if d <= 0 {
-			return o, fmt.Errorf("%s must be positive (given %s)", name, d)
+	err := func() (err error) {
+		switch *clockName {
+		case "wall":
+		case "fake":
+			o.fakeClock = true
+		default:
+			return fmt.Errorf("-clock %q: use wall (the default) or fake (browser tests)", *clockName)
 		}
+		if o.Timer, err = timerkind.Parse(*timer); err != nil {
+			return fmt.Errorf("-timer: %w", err)
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
+		}
+		if err := checkListenAddr(o.addr, o.allowRemote); err != nil {
+			return err
+		}
+		if o.fakeClock && o.allowRemote {
+			return errors.New("-clock fake lets any caller move the server's time: it cannot be combined with -allow-remote")
+		}
+		if o.AllowedEmailDomains, err = identity.ParseDomains(*domains); err != nil {
+			return fmt.Errorf("-allowed-email-domains: %w", err)
+		}
+		if o.CampaignSenders, err = parseSenders(*senders); err != nil {
+			return fmt.Errorf("-campaign-senders: %w", err)
+		}
+		for name, d := range map[string]time.Duration{"-token-ttl": o.TokenTTL, "-step": o.StepEvery, "-reconcile-every": o.ReconcileEvery} {
+			if d <= 0 {
+				return fmt.Errorf("%s must be positive (given %s)", name, d)
+			}
+		}
+		if *vite {
+			o.ExtraOrigins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
+		}
+		return nil
+	}()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
 	}
-	if *vite {
-		o.ExtraOrigins = []string{"http://localhost:5173", "http://127.0.0.1:5173"}
-	}
-	return o, nil
+	return o, err
 }
 
 // parseSenders reads -campaign-senders: addresses ("ada@example.com") and

@@ -1,9 +1,6 @@
-// Command smoke is `make smoke ENV=dev`: it deploys the stack to the AWS
-// account of your credentials, drives the real task lifecycle end to end,
-// reports each step with its latency, and destroys what it created, also
-// when a step fails (internal/tooling/smoke). It refuses to run without
-// credentials, and refuses an environment that retains its resources
-// (cdk.json removalPolicy "retain", such as prod) without -allow-retained.
+// Command smoke is `make smoke ENV=dev`: the real task lifecycle in your
+// AWS account, then the cleanup (internal/tooling/smoke; docs/deploying.md,
+// "Smoke test").
 //
 //	go run ./cmd/smoke -env dev [-keep-stack] [-yes] [-allow-retained] [-email-domain example.com]
 package main

@@ -148,9 +148,6 @@ func (rt *campaignRuntime) close() {
 	rt.wg.Wait()
 }
 
-// wait waits for the provisioning runs and dispatched sends started so far.
-func (rt *campaignRuntime) wait() { rt.wg.Wait() }
-
 // campaignStarter runs provisioning in the background (the asynchronous
 // invoke of the provisioning function), continuing while a run asks to.
 type campaignStarter struct{ rt *campaignRuntime }

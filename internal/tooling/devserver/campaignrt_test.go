@@ -44,7 +44,7 @@ func (e *env) createCampaignOn(tok, day string, recipients ...string) string {
 	if r := e.do("POST", "/campaigns/"+id+"/provision", "Bearer "+tok, nil); r.status != http.StatusAccepted {
 		e.t.Fatalf("provision: %d %s", r.status, r.raw)
 	}
-	e.srv.campaigns.wait()
+	e.srv.campaigns.wg.Wait() // the provisioning runs and sends started so far
 	if n := e.campaignSchedules(); n != len(recipients) {
 		e.t.Fatalf("%d schedules, want %d", n, len(recipients))
 	}
@@ -116,7 +116,7 @@ func TestCampaignResumesAfterRestart(t *testing.T) {
 	if err := e.srv.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.campaigns.wait()
+	e.srv.campaigns.wg.Wait() // the provisioning runs and sends started so far
 	if n := e.step(); n != 0 {
 		t.Errorf("fired %d after every send, want 0", n)
 	}
@@ -167,7 +167,7 @@ func TestCampaignFireRetries(t *testing.T) {
 	for range 2 {
 		_ = campaignDispatcher{e.srv.campaigns}.Dispatch(context.Background(), fire)
 	}
-	e.srv.campaigns.wait()
+	e.srv.campaigns.wg.Wait() // the provisioning runs and sends started so far
 	if got := e.sentTo(ann); got["r0@example.com"] != 1 {
 		t.Errorf("sent %v, want r0 once", got)
 	}
@@ -302,7 +302,7 @@ func TestRemovedDevSenderSendsNothing(t *testing.T) {
 	e = startWith(t, fake, Config{DataDir: dir}) // ann is no sender any more
 	fake.Advance(time.Minute)                    // 12:02:30: r1's minute
 	e.step()
-	e.srv.campaigns.wait()
+	e.srv.campaigns.wg.Wait() // the provisioning runs and sends started so far
 	c, err := e.srv.db.campaigns.Campaign(context.Background(), id)
 	if err != nil || !campaign.SenderRemoved(c) {
 		t.Fatalf("campaign %+v, %v: want Cancelled, senderRemoved", c, err)

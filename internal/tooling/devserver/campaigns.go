@@ -14,11 +14,9 @@ import (
 // EmailKindCampaign marks a campaign email in the outbox.
 const EmailKindCampaign = "campaign"
 
-// identity is what a user's token says: their address verified once a
-// code came back (verify.go), without the proof, as VerifyUserAttribute
-// fires no trigger. A user of Config.CampaignSenders stands for one an
-// administrator added to the sender group after a code proved their
-// address: verified, with the proof naming it.
+// identity is what a user's token says; a user of Config.CampaignSenders
+// is in the sender group with a proved address (cmd/dev/README.md,
+// "Campaign senders").
 func (s *Server) identity(u User) Claims {
 	c := Claims{Sub: u.Sub, Email: u.Email, EmailVerified: u.EmailVerified}
 	if campaignSender(s.cfg.CampaignSenders, u.Email) {

@@ -188,7 +188,7 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 	if r := e.do("POST", "/campaigns/"+id+"/provision", "Bearer "+ann, nil); r.status != http.StatusAccepted {
 		t.Fatalf("provision: %d %s", r.status, r.raw)
 	}
-	e.srv.campaigns.wait()
+	e.srv.campaigns.wg.Wait() // the provisioning runs and sends started so far
 	s.next(func(p campaignapi.Progress) bool { return p.Status == "Active" })
 	if n := e.campaignSchedules(); n != 3 {
 		t.Fatalf("%d schedules, want 3", n)
@@ -227,12 +227,12 @@ func TestCampaignRunsInTheDevServer(t *testing.T) {
 
 	c, _ := e.srv.campaigns.store.Campaign(context.Background(), id)
 	ch := campaignapi.ProgressChannel(c.OwnerID, id)
-	if n := e.srv.campaigns.hub.Subscribers(ch); n != 1 {
+	if n := subscribers(e.srv.campaigns.hub, ch); n != 1 {
 		t.Errorf("%d subscribers, want 1", n)
 	}
 	s.close()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.campaigns.hub.Subscribers(ch) != 0 {
+	for subscribers(e.srv.campaigns.hub, ch) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream kept its subscription after the client left")
 		}

@@ -47,13 +47,6 @@ func (h *Hub) Publish(_ context.Context, channel string, p campaignapi.Progress)
 	return nil
 }
 
-// Subscribers is how many streams listen on channel.
-func (h *Hub) Subscribers(channel string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.subs[channel])
-}
-
 // Close ends every stream and every later one at once (the server is
 // shutting down: it waits for open requests).
 func (h *Hub) Close() {

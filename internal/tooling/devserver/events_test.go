@@ -118,7 +118,7 @@ func TestEventStream(t *testing.T) {
 				}
 			}
 			deadline := time.Now().Add(10 * time.Second)
-			for hub.Subscribers(ch) != 0 {
+			for subscribers(hub, ch) != 0 {
 				if time.Now().After(deadline) {
 					t.Fatal("the subscription outlived the stream")
 				}
@@ -126,4 +126,11 @@ func TestEventStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// subscribers is how many streams listen on channel.
+func subscribers(h *Hub, channel string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[channel])
 }

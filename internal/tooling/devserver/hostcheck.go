@@ -28,9 +28,8 @@ func hostOnly(hostport string) string {
 }
 
 // guardHost answers 421 to every request whose Host is not a loopback
-// name or address (any port) or one of allowed: a page on another site
-// that resolves its name to 127.0.0.1 (DNS rebinding) still sends that
-// name in Host.
+// name or address (any port) or one of allowed: DNS rebinding
+// (cmd/dev/README.md, "Host check").
 func guardHost(allowed []string, next http.Handler) http.Handler {
 	ok := map[string]bool{}
 	for _, h := range allowed {

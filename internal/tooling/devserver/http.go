@@ -291,10 +291,9 @@ func (s *Server) token(r *http.Request, u User, fields map[string]any) httpapi.R
 	return httpapi.JSON(http.StatusOK, fields)
 }
 
-// internal logs err and answers a 500 that does not echo it.
+// internal logs err and answers as the API handlers do (httpapi.Internal).
 func (s *Server) internal(r *http.Request, err error) httpapi.Response {
-	s.log.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "error", err.Error())
-	return httpapi.Error(http.StatusInternalServerError, "internal_error", "Something went wrong on our side, try again.")
+	return httpapi.Internal(r.Context(), s.log, err, "path", r.URL.Path)
 }
 
 // scheduleJSON is one live schedule in /debug/schedules.json.
@@ -345,11 +344,8 @@ func (s *Server) serveOutboxJSON(_ *http.Request, c Claims) httpapi.Response {
 	return httpapi.JSON(http.StatusOK, map[string]any{"emails": emails})
 }
 
-// The outbox page, its script and its style are three files, as the
-// policy (script-src and style-src 'self') allows no inline script or
-// style. The page holds no mail itself: its script takes the web app's
-// local session in this tab (or signs in with its own form) and shows
-// /outbox.json.
+// The outbox page, its script and its style are three files: the
+// policy (script-src and style-src 'self') allows nothing inline.
 var (
 	//go:embed outbox.html
 	outboxPage []byte

@@ -10,10 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// Password hashing parameters: PBKDF2-HMAC-SHA256 with a 16-byte random
-// salt. The iteration count is lower than a production service would use
-// (a dev server signs in often on a shared machine); it is stored with
-// each hash, so raising it later keeps old accounts working.
+// Password hashing: PBKDF2-HMAC-SHA256, salted. The iteration count, low
+// for a dev server, is stored with each hash, so raising it keeps accounts.
 const (
 	passwordAlg        = "pbkdf2-sha256"
 	passwordIterations = 50_000
@@ -21,14 +19,10 @@ const (
 	passwordKeyLen     = 32
 )
 
-// The password policy of the deployed user pool (constructs/userauth:
-// PasswordMinLength 12, RequireLowercase, RequireUppercase, RequireDigits,
-// RequireSymbols), enforced the same way here. Cognito's symbols are the
-// set below, and a space counts as one when it is neither first nor last;
-// a password may not start or end with a space. Passwords are at most 256
-// characters.
-// https://docs.aws.amazon.com/cognito/latest/developerguide/user-pool-settings-policies.html
-// The web app shows the same rules as a checklist (web/src/password.ts).
+// The deployed user pool's password policy (constructs/userauth), as
+// Cognito applies it: its symbols below, and an inner space counts as one
+// (https://docs.aws.amazon.com/cognito/latest/developerguide/user-pool-settings-policies.html;
+// web/src/password.ts shows the same rules).
 const (
 	MinPasswordLen  = 12
 	MaxPasswordLen  = 256

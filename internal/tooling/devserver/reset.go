@@ -14,9 +14,8 @@ import (
 	"github.com/unschedule/unschedule/internal/core/httpapi"
 )
 
-// Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword:
-// a six-digit code goes to the outbox, and the code with a new password
-// sets the password. A code lives ResetCodeTTL and allows resetAttempts
+// Password reset, as Cognito's ForgotPassword and ConfirmForgotPassword
+// (cmd/dev/README.md): a code lives ResetCodeTTL and allows resetAttempts
 // wrong tries; a new request replaces it.
 const (
 	ResetCodeTTL  = time.Hour
@@ -150,11 +149,8 @@ func (s *Server) resetPassword(r *http.Request) httpapi.Response {
 }
 
 // Email verification of a signed-in user, as Cognito's
-// GetUserAttributeVerificationCode and VerifyUserAttribute: a code (with
-// a reset code's rules) goes to the outbox, and the code marks the
-// address verified and answers a new ID token saying so. Like
-// VerifyUserAttribute, it writes no custom:email_proof, which only a flow
-// that fires PostConfirmation writes.
+// GetUserAttributeVerificationCode and VerifyUserAttribute, with a reset
+// code's rules; like them it writes no custom:email_proof (cmd/dev/README.md).
 const (
 	RouteVerifyEmailCode = "/local-auth/verify-email/code"
 	RouteVerifyEmail     = "/local-auth/verify-email"

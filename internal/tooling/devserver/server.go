@@ -1,10 +1,7 @@
 // Package devserver is the whole app on one machine with no AWS, behind
-// `make dev`: the web app, the real task and campaign API handlers, a
-// local sign-in standing in for Cognito, the unscheduling pipeline
-// (internal/tooling/pipeline) and the campaign services (campaignrt.go),
-// stepped by one loop on the server's clock. The in-memory stores are
-// saved to one JSON file after every step that changed them, so a restart
-// resumes where it stopped; every email lands in the local outbox.
+// `make dev`: the real API handlers, pipeline and campaign services on
+// the in-memory stores, a local sign-in and outbox, saved to one file
+// (cmd/dev/README.md).
 package devserver
 
 import (
@@ -50,9 +47,8 @@ type Config struct {
 	AllowedHosts []string
 	// AllowedEmailDomains is the PreSignUp allow-list. Default: everyone.
 	AllowedEmailDomains []string
-	// CampaignSenders are the users who may send campaigns: addresses
-	// ("ada@example.com") or domains ("@example.com"), matched
-	// case-insensitively (identity, in campaigns.go). Default: none.
+	// CampaignSenders are the addresses ("ada@example.com") or domains
+	// ("@example.com") of the users who may send campaigns. Default: none.
 	CampaignSenders []string
 	// TokenTTL is how long a sign-in token lives. Default: 12 hours.
 	TokenTTL time.Duration
@@ -68,8 +64,7 @@ type Config struct {
 	// Now is the wall clock. Default: time.Now.
 	Now func() time.Time
 	// FakeClock, when set, is the server's time instead of Now (browser
-	// tests): it runs on with the wall clock and serves RouteClock and
-	// RouteClockAdvance (devclock.go). Default: nil.
+	// tests; devclock.go). Default: nil.
 	FakeClock *clock.Fake
 	// Log receives every log line. Default: slog.Default().
 	Log *slog.Logger
@@ -269,10 +264,9 @@ func timerPart(t inmem.TimerScheduler) jsonFunc[[]timer.Schedule] {
 	}}
 }
 
-// parts are the saved state, encoded in this order: a part is read before
-// those its writers write to first (a schedule before its checkpoint,
-// limits before the campaign, an email before its task), so a save taken
-// meanwhile may miss a later step, never hold it without the earlier one.
+// parts are the saved state, each read before the parts its writers
+// write to first (a schedule before its checkpoint, an email before its
+// task), so a save may miss a later step, never hold it without the earlier.
 func (s *Server) parts() []part {
 	return []part{
 		{"campaignCheckpoints", s.db.checkpoints},

@@ -10,16 +10,13 @@ import (
 
 // CampaignCheckpoints is provisioning's checkpoints in memory
 // (provision.Checkpoints: tests, the simulation, the dev server).
-type CampaignCheckpoints struct {
-	mu sync.Mutex
-	m  map[string]provision.Checkpoint
-}
+type CampaignCheckpoints struct{ savedMap[provision.Checkpoint] }
 
 var _ provision.Checkpoints = (*CampaignCheckpoints)(nil)
 
 // NewCampaignCheckpoints returns an empty store.
 func NewCampaignCheckpoints() *CampaignCheckpoints {
-	return &CampaignCheckpoints{m: map[string]provision.Checkpoint{}}
+	return &CampaignCheckpoints{savedMap[provision.Checkpoint]{m: map[string]provision.Checkpoint{}}}
 }
 
 // Load implements provision.Checkpoints.
@@ -39,16 +36,23 @@ func (m *CampaignCheckpoints) Save(_ context.Context, cp provision.Checkpoint) e
 	return nil
 }
 
-// MarshalJSON writes every checkpoint (make dev's saved state).
-func (m *CampaignCheckpoints) MarshalJSON() ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return json.Marshal(m.m)
+// savedMap is a map behind a lock, saved as one JSON object (make dev's
+// saved state).
+type savedMap[V any] struct {
+	mu sync.Mutex
+	m  map[string]V
 }
 
-// UnmarshalJSON puts what MarshalJSON wrote into the store.
-func (m *CampaignCheckpoints) UnmarshalJSON(b []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return json.Unmarshal(b, &m.m)
+// MarshalJSON writes every entry.
+func (s *savedMap[V]) MarshalJSON() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Marshal(s.m)
+}
+
+// UnmarshalJSON puts what MarshalJSON wrote into the map.
+func (s *savedMap[V]) UnmarshalJSON(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Unmarshal(b, &s.m)
 }

@@ -2,9 +2,7 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/unschedule/unschedule/internal/core/inmem"
 	"github.com/unschedule/unschedule/internal/todo/notify"
@@ -15,8 +13,7 @@ import (
 // tasks: like the DynamoDB item under a reserved key, it is never listed,
 // counted or fed to the change feed as a task.
 type Settings struct {
-	mu    sync.Mutex
-	items map[string]notify.Settings
+	savedMap[notify.Settings]
 	// Fail, when set, is called before each operation; a non-nil error is
 	// returned instead of doing it (fault injection).
 	Fail func(op string) error
@@ -25,7 +22,9 @@ type Settings struct {
 var _ notify.SettingsStore = (*Settings)(nil)
 
 // NewSettings returns an empty settings store.
-func NewSettings() *Settings { return &Settings{items: map[string]notify.Settings{}} }
+func NewSettings() *Settings {
+	return &Settings{savedMap: savedMap[notify.Settings]{m: map[string]notify.Settings{}}}
+}
 
 // LoadSettings implements notify.SettingsStore.
 func (s *Settings) LoadSettings(_ context.Context, userID string) (notify.Settings, error) {
@@ -34,7 +33,7 @@ func (s *Settings) LoadSettings(_ context.Context, userID string) (notify.Settin
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.items[userID]; ok {
+	if st, ok := s.m[userID]; ok {
 		return st, nil
 	}
 	return notify.Settings{UserID: userID}, nil
@@ -47,25 +46,11 @@ func (s *Settings) SaveSettings(_ context.Context, st notify.Settings) (notify.S
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.items[st.UserID].Version != st.Version {
+	if s.m[st.UserID].Version != st.Version {
 		return notify.Settings{}, fmt.Errorf("save notification settings of %s: %w", st.UserID, notify.ErrSettingsConflict)
 	}
 	st.Version++
 	st.UpdatedAt, _ = task.ParseTime(task.FormatTime(st.UpdatedAt)) // as DynamoDB stores it
-	s.items[st.UserID] = st
+	s.m[st.UserID] = st
 	return st, nil
-}
-
-// MarshalJSON writes every user's settings (make dev's saved state).
-func (s *Settings) MarshalJSON() ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return json.Marshal(s.items)
-}
-
-// UnmarshalJSON puts what MarshalJSON wrote into the store.
-func (s *Settings) UnmarshalJSON(b []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return json.Unmarshal(b, &s.items)
 }

@@ -1,11 +1,7 @@
-// Package smoke is `make smoke ENV=dev`: it deploys the stack to a real
-// AWS account and drives the real task lifecycle end to end, reporting
-// each step with its latency, then destroys what it created, also when a
-// step fails.
-//
-// The AWS calls sit behind the small interfaces below (the adapters are in
-// internal/tooling/smokeaws), so the sequence, the checks, the cleanup and
-// the report are tested here with fakes.
+// Package smoke is `make smoke ENV=dev` (docs/deploying.md, "Smoke
+// test"): the real task lifecycle in a real account, then the cleanup.
+// The AWS calls sit behind the interfaces below (internal/tooling/smokeaws),
+// so the run is tested here with fakes.
 package smoke
 
 import (
@@ -36,10 +32,8 @@ type CDK interface {
 }
 
 // AWS is what the run calls in the account (smokeaws.AWS). SignUp's sub
-// with an error is a user created but not confirmed: it is still deleted.
-// Subscribe returns the confirmed subscription's ARN. Receive is one long
-// poll of up to wait (SQS waits 20 s at most); it deletes what it read and
-// returns the bodies. Every delete answers
+// with an error is a user created but not confirmed (still deleted).
+// Receive is one long poll; it deletes what it read. Every delete answers
 // nil when there is nothing to delete.
 type AWS interface {
 	// Outputs and Tags answer ErrStackNotFound when there is no stack.
@@ -302,9 +296,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (Report, error) {
 	return r.report, errors.Join(errs...)
 }
 
-// checkEnvironment refuses an environment that retains its resources: the
-// run would deploy this working tree over its stack and add a user and an
-// app client to its user pool.
+// checkEnvironment refuses an environment that retains its resources.
 func (r *run) checkEnvironment(context.Context) (string, error) {
 	if !r.cfg.Retained {
 		return "removalPolicy destroy", nil
@@ -372,9 +364,7 @@ func (r *run) deploy(ctx context.Context, stack string) (string, error) {
 // tags are what the run tags the resources it creates with.
 func (r *run) tags() map[string]string { return map[string]string{RunTag: r.cfg.RunID} }
 
-// destroy destroys the stack only when it carries this run's tag: a stack
-// made by someone else between the existence check and the deploy is not
-// this run's to delete.
+// destroy destroys the stack only when it carries this run's tag.
 func (r *run) destroy(ctx context.Context, stack string) error {
 	tags, err := r.d.AWS.Tags(ctx, stack)
 	if errors.Is(err, ErrStackNotFound) {

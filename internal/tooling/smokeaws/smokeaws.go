@@ -152,12 +152,7 @@ func (a AWS) CreateClient(ctx context.Context, poolID, name string) (string, err
 }
 
 // SignIn implements smoke.AWS through a temporary app client that allows
-// ADMIN_USER_PASSWORD_AUTH: the web client allows only SRP
-// (constructs/userauth), and the admin flow needs the deployer's
-// credentials, which the smoke test has. The API's Cognito authorizer
-// accepts that client's ID token: it checks the audience only when a
-// "Token validation" expression is set, and constructs/taskapi sets none
-// (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enable-cognito-user-pool.html).
+// ADMIN_USER_PASSWORD_AUTH (docs/deploying.md, "Smoke test").
 func (a AWS) SignIn(ctx context.Context, poolID, clientID, email, password string) (string, error) {
 	out, err := a.Cognito.AdminInitiateAuth(ctx, &cip.AdminInitiateAuthInput{UserPoolId: aws.String(poolID),
 		ClientId: aws.String(clientID), AuthFlow: ciptypes.AuthFlowTypeAdminUserPasswordAuth,
@@ -229,10 +224,8 @@ type SNSAPI interface {
 	Unsubscribe(ctx context.Context, in *sns.UnsubscribeInput, opts ...func(*sns.Options)) (*sns.UnsubscribeOutput, error)
 }
 
-// Subscribe implements smoke.AWS. An SQS queue of the topic's account is
-// confirmed at once; a pending confirmation is an error. Raw message
-// delivery stays off: the SNS envelope carries the publish time and the
-// message attributes the smoke test checks.
+// Subscribe implements smoke.AWS: a pending confirmation is an error. Raw
+// message delivery stays off: the envelope carries what the run checks.
 func (a AWS) Subscribe(ctx context.Context, topicArn, queueArn, filterPolicy string) (string, error) {
 	out, err := a.SNS.Subscribe(ctx, &sns.SubscribeInput{TopicArn: aws.String(topicArn), Protocol: aws.String("sqs"),
 		Endpoint: aws.String(queueArn), ReturnSubscriptionArn: true,

@@ -6,7 +6,7 @@
 //     existing subscription) and refused with InvalidParameter for others;
 //     subscribing an endpoint that awaits confirmation sends the
 //     confirmation email again;
-//   - email subscriptions are listed as PendingConfirmation until Confirm;
+//   - email subscriptions are PendingConfirmation until Confirm;
 //   - Unsubscribe deletes a confirmed subscription, and refuses one that
 //     awaits confirmation (the SNS developer guide: "You can't delete a
 //     subscription that's pending confirmation"); OptOut deletes one as
@@ -59,8 +59,6 @@ type SNS struct {
 	mu     sync.Mutex
 	topics map[string][]*Subscription
 	seq    int
-	// PageSize is how many subscriptions a list page holds (SNS: 100).
-	PageSize int
 	// FilterPolicyLimit is the per-topic quota of filter policies.
 	FilterPolicyLimit int
 	// Fail, when set, is called first by every operation with its name
@@ -74,7 +72,7 @@ type SNS struct {
 
 // New returns a fake SNS with the given topics and SNS's defaults.
 func New(topicArns ...string) *SNS {
-	f := &SNS{topics: map[string][]*Subscription{}, PageSize: 100, FilterPolicyLimit: DefaultFilterPolicyLimit,
+	f := &SNS{topics: map[string][]*Subscription{}, FilterPolicyLimit: DefaultFilterPolicyLimit,
 		calls: map[string]int{}, confirmations: map[string]int{}}
 	for _, t := range topicArns {
 		f.topics[t] = nil
@@ -126,10 +124,6 @@ func (f *SNS) policies(topic string) int {
 	return n
 }
 
-func limitExceeded() error {
-	return &types.FilterPolicyLimitExceededException{Message: aws.String("Filter policy limit exceeded")}
-}
-
 // Subscribe models sns:Subscribe.
 func (f *SNS) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ...func(*sns.Options)) (*sns.SubscribeOutput, error) {
 	f.mu.Lock()
@@ -152,7 +146,7 @@ func (f *SNS) Subscribe(_ context.Context, in *sns.SubscribeInput, _ ...func(*sn
 		return &sns.SubscribeOutput{SubscriptionArn: aws.String(f.shownArn(s, in.ReturnSubscriptionArn))}, nil
 	}
 	if in.Attributes["FilterPolicy"] != "" && f.policies(topic) >= f.FilterPolicyLimit {
-		return nil, limitExceeded()
+		return nil, &types.FilterPolicyLimitExceededException{Message: aws.String("Filter policy limit exceeded")}
 	}
 	f.seq++
 	s := &Subscription{Arn: topic + ":" + strconv.Itoa(f.seq), TopicArn: topic, Protocol: aws.ToString(in.Protocol),
@@ -167,40 +161,6 @@ func (f *SNS) shownArn(s *Subscription, always bool) string {
 		return s.Arn
 	}
 	return "pending confirmation"
-}
-
-// ListSubscriptionsByTopic models sns:ListSubscriptionsByTopic.
-func (f *SNS) ListSubscriptionsByTopic(_ context.Context, in *sns.ListSubscriptionsByTopicInput, _ ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	topic := aws.ToString(in.TopicArn)
-	subs, err := f.onTopic("ListSubscriptionsByTopic", topic)
-	if err != nil {
-		return nil, err
-	}
-	start := 0
-	if in.NextToken != nil {
-		n, err := strconv.Atoi(*in.NextToken)
-		if err != nil || n < 0 || n > len(subs) {
-			return nil, &types.InvalidParameterException{Message: aws.String("bad NextToken")}
-		}
-		start = n
-	}
-	end := min(start+f.PageSize, len(subs))
-	out := &sns.ListSubscriptionsByTopicOutput{}
-	for _, s := range subs[start:end] {
-		arn := s.Arn
-		if !s.Confirmed {
-			arn = "PendingConfirmation"
-		}
-		out.Subscriptions = append(out.Subscriptions, types.Subscription{SubscriptionArn: aws.String(arn),
-			TopicArn: aws.String(s.TopicArn), Protocol: aws.String(s.Protocol), Endpoint: aws.String(s.Endpoint),
-			Owner: aws.String("111122223333")})
-	}
-	if end < len(subs) {
-		out.NextToken = aws.String(strconv.Itoa(end))
-	}
-	return out, nil
 }
 
 // onSub begins op on the subscription arn, or SNS's NotFound when there
@@ -236,25 +196,6 @@ func (f *SNS) GetSubscriptionAttributes(_ context.Context, in *sns.GetSubscripti
 	attrs["Endpoint"] = s.Endpoint
 	attrs["PendingConfirmation"] = strconv.FormatBool(!s.Confirmed)
 	return &sns.GetSubscriptionAttributesOutput{Attributes: attrs}, nil
-}
-
-// SetSubscriptionAttributes models sns:SetSubscriptionAttributes.
-func (f *SNS) SetSubscriptionAttributes(_ context.Context, in *sns.SetSubscriptionAttributesInput, _ ...func(*sns.Options)) (*sns.SetSubscriptionAttributesOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s, err := f.onSub("SetSubscriptionAttributes", in.SubscriptionArn)
-	if err != nil {
-		return nil, err
-	}
-	name, value := aws.ToString(in.AttributeName), aws.ToString(in.AttributeValue)
-	if name == "FilterPolicy" && value != "" && s.Attributes["FilterPolicy"] == "" && f.policies(s.TopicArn) >= f.FilterPolicyLimit {
-		return nil, limitExceeded()
-	}
-	if s.Attributes == nil {
-		s.Attributes = map[string]string{}
-	}
-	s.Attributes[name] = value
-	return &sns.SetSubscriptionAttributesOutput{}, nil
 }
 
 // Unsubscribe models sns:Unsubscribe.
