@@ -226,9 +226,6 @@ func TestHandle(t *testing.T) {
 			if n := r.sns.Calls("Subscribe"); n != tc.want.subscribes {
 				t.Errorf("Subscribe called %d times, want %d", n, tc.want.subscribes)
 			}
-			if n := r.sns.Calls("SetSubscriptionAttributes"); n != 0 {
-				t.Errorf("SetSubscriptionAttributes called %d times: no filter policy is ever changed", n)
-			}
 			if n := r.sns.ConfirmationEmails(email); n != tc.want.confirmations {
 				t.Errorf("%d confirmation emails, want %d", n, tc.want.confirmations)
 			}
