@@ -288,7 +288,7 @@ func timerLabel(l timerspec.Name) string {
 // UsageTable lists the counted calls per lifecycle and timer.
 func (r Report) UsageTable() Table {
 	t := Table{Header: []string{"timer", "per lifecycle", "API requests", "Lambda invocations", "DynamoDB writes", "DynamoDB reads",
-		"Scheduler API calls (free)", "Scheduler invocations", "executions started", "state transitions", "TTL marker writes",
+		"Scheduler API calls (free; Arm is CreateSchedule, Move UpdateSchedule, Disarm DeleteSchedule)", "Scheduler invocations", "executions started", "state transitions", "TTL marker writes",
 		"TTL stream records (free)", "SQS FIFO requests", "SNS publishes", "emails", "app log bytes"}}
 	for _, pu := range r.Usage {
 		u := pu.Usage
