@@ -89,8 +89,10 @@ func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.Send
 		n = map[campaign.State]int{}
 		s.states[t.CampaignID] = n
 	}
-	if n[t.State]++; found {
-		if n[old.State]--; n[old.State] == 0 {
+	n[t.State]++
+	if found {
+		n[old.State]--
+		if n[old.State] == 0 {
 			delete(n, old.State)
 		}
 	}
