@@ -79,9 +79,6 @@ func (s outboxSender) ownerOf(ctx context.Context, key string) (string, error) {
 
 // Send implements campaign.Sender.
 func (s outboxSender) Send(ctx context.Context, m campaign.Message) (campaign.Receipt, error) {
-	if e, found := s.db.EmailOnce(m.IdempotencyKey); found {
-		return receipt(e), nil
-	}
 	owner, err := s.ownerOf(ctx, m.IdempotencyKey)
 	if err != nil {
 		return campaign.Receipt{}, err

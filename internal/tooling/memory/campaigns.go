@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -18,15 +19,16 @@ import (
 
 // CampaignStore is the campaign table in memory: campaigns and their send
 // tasks, written by plain puts (test setup) and by the campaign rules'
-// conditional writes, each through condWrite, the one write path of this
-// package. It is never more lenient than the DynamoDB adapter
+// conditional writes, each through inmem.CondPut, the one conditional
+// write of the in-memory stand-ins. It is never more lenient than the DynamoDB adapter
 // (campaigntable.CampaignStore): what that refuses, this refuses too.
 type CampaignStore struct {
 	mu        sync.Mutex
 	tasks     map[campaign.Key]campaign.SendTask
 	campaigns map[string]campaign.Campaign
-	// terminal counts each campaign's tasks in a terminal state.
-	terminal map[string]int
+	// states counts each campaign's tasks by state (Counts, CountOpen
+	// and the completion rule read it).
+	states map[string]map[campaign.State]int
 	// open is the sparse open index (openIndex), kept on writes.
 	open openIndex
 	// Writes counts successful conditional task writes.
@@ -50,7 +52,8 @@ var (
 
 // NewCampaignStore returns an empty campaign table.
 func NewCampaignStore() *CampaignStore {
-	return &CampaignStore{tasks: map[campaign.Key]campaign.SendTask{}, campaigns: map[string]campaign.Campaign{}, terminal: map[string]int{}}
+	return &CampaignStore{tasks: map[campaign.Key]campaign.SendTask{}, campaigns: map[string]campaign.Campaign{},
+		states: map[string]map[campaign.State]int{}}
 }
 
 // PutCampaign writes a campaign as is.
@@ -65,6 +68,11 @@ func (s *CampaignStore) PutCampaign(c campaign.Campaign) {
 func (s *CampaignStore) PutTasks(ts ...campaign.SendTask) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.putTasks(ts)
+}
+
+// putTasks writes tasks as they are; the caller holds mu.
+func (s *CampaignStore) putTasks(ts []campaign.SendTask) {
 	for _, t := range ts {
 		old, found := s.tasks[t.Key()]
 		s.tasks[t.Key()] = t
@@ -72,17 +80,35 @@ func (s *CampaignStore) PutTasks(ts ...campaign.SendTask) {
 	}
 }
 
-// count keeps the terminal count of a task's campaign as old (found:
-// there was one) becomes t; the caller holds mu.
+// count keeps the state counts of a task's campaign and the open index
+// as old (found: there was one) becomes t; the caller holds mu.
 func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.SendTask) {
 	s.version++
-	if found && old.State.Terminal() {
-		s.terminal[old.CampaignID]--
+	n := s.states[t.CampaignID]
+	if n == nil {
+		n = map[campaign.State]int{}
+		s.states[t.CampaignID] = n
 	}
-	if t.State.Terminal() {
-		s.terminal[t.CampaignID]++
+	n[t.State]++
+	if found {
+		n[old.State]--
+		if n[old.State] == 0 {
+			delete(n, old.State)
+		}
 	}
-	s.open.note(old, found, t)
+	s.open.note(t)
+}
+
+// tally counts a campaign's tasks that are terminal (or, terminal false,
+// open); the caller holds mu.
+func (s *CampaignStore) tally(campaignID string, terminal bool) int {
+	sum := 0
+	for st, n := range s.states[campaignID] {
+		if st.Terminal() == terminal {
+			sum += n
+		}
+	}
+	return sum
 }
 
 // settle completes the campaign once every one of its tasks is terminal:
@@ -91,7 +117,7 @@ func (s *CampaignStore) count(old campaign.SendTask, found bool, t campaign.Send
 // holds mu.
 func (s *CampaignStore) settle(id string, now time.Time) {
 	c, ok := s.campaigns[id]
-	if ok && c.Total > 0 && s.terminal[id] >= c.Total && (c.Status == campaign.Provisioning || c.Status == campaign.Active) {
+	if ok && c.Total > 0 && s.tally(id, true) >= c.Total && (c.Status == campaign.Provisioning || c.Status == campaign.Active) {
 		c.Status, c.UpdatedAt = campaign.Completed, now
 		s.campaigns[id] = c
 	}
@@ -115,13 +141,7 @@ func (s *CampaignStore) All(campaignID string) []campaign.SendTask {
 func (s *CampaignStore) CountOpen(campaignID string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for k, t := range s.tasks {
-		if k.CampaignID == campaignID && !t.State.Terminal() {
-			n++
-		}
-	}
-	return n
+	return s.tally(campaignID, false)
 }
 
 // Get implements campaign.Tasks.
@@ -147,8 +167,8 @@ func (s *CampaignStore) TakeOver(ctx context.Context, k campaign.Key, due, now t
 
 // writeTask is a conditional write of the task at k: ok's condition on
 // the stored task (found false: none), then next replaces it, the
-// campaign's terminal count follows, and a move into a terminal state
-// settles the campaign in the same locked write.
+// campaign's state counts and the open index follow, and a move into a
+// terminal state settles the campaign in the same locked write.
 func (s *CampaignStore) writeTask(op string, k campaign.Key, ok func(cur campaign.SendTask, found bool) error,
 	next func(campaign.SendTask) campaign.SendTask) (before, after campaign.SendTask, err error) {
 	return inmem.CondPut(&s.mu, s.Fail, op, s.tasks, k, ok, next, func(old campaign.SendTask, found bool, t campaign.SendTask) {
@@ -231,89 +251,64 @@ func (s *CampaignStore) List(_ context.Context, campaignID string, from, limit i
 func (s *CampaignStore) Open(_ context.Context, cursor string, limit int) ([]campaign.SendTask, string, error) {
 	var after campaign.Key
 	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		parts := strings.Split(string(b), "\x00")
-		if err != nil || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
-			return nil, "", fmt.Errorf("cursor %q: %w", cursor, campaign.ErrBadCursor)
+		parts, err := decodeCursor(cursor, 2)
+		if err != nil {
+			return nil, "", err
 		}
 		after = campaign.Key{TaskID: parts[0], CampaignID: parts[1]}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := s.open.sorted(s.tasks)
-	i := 0
-	if cursor != "" {
-		i, _ = slices.BinarySearchFunc(keys, after, indexOrder)
-		if i < len(keys) && keys[i] == after {
-			i++
-		}
+	i, found := slices.BinarySearchFunc(s.open, after, indexOrder)
+	if found && cursor != "" {
+		i++
 	}
-	out := make([]campaign.SendTask, 0, min(max(limit, 1), len(keys)-i))
-	for ; i < len(keys); i++ {
-		t := s.tasks[keys[i]]
-		if t.State.Terminal() { // ended since the index was last tidied
-			continue
-		}
-		if len(out) == max(limit, 1) {
-			last := out[len(out)-1]
-			return out, base64.RawURLEncoding.EncodeToString([]byte(last.ID + "\x00" + last.CampaignID)), nil
-		}
-		out = append(out, t)
+	keys := s.open[i:min(i+max(limit, 1), len(s.open))]
+	out := make([]campaign.SendTask, len(keys))
+	for j, k := range keys {
+		out[j] = s.tasks[k]
 	}
-	return out, "", nil
+	if i+len(keys) == len(s.open) {
+		return out, "", nil
+	}
+	last := out[len(out)-1]
+	return out, encodeCursor(last.ID + "\x00" + last.CampaignID), nil
+}
+
+// encodeCursor is the cursor after a page whose last index key is key
+// (its parts joined by NUL).
+func encodeCursor(key string) string { return base64.RawURLEncoding.EncodeToString([]byte(key)) }
+
+// decodeCursor reads the n parts of an encodeCursor key, none empty;
+// anything else is campaign.ErrBadCursor.
+func decodeCursor(c string, n int) ([]string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	parts := strings.Split(string(b), "\x00")
+	if err != nil || len(parts) != n || slices.Contains(parts, "") {
+		return nil, fmt.Errorf("cursor %q: %w", c, campaign.ErrBadCursor)
+	}
+	return parts, nil
 }
 
 // indexOrder is the open index's order: by task id, then campaign.
 func indexOrder(a, b campaign.Key) int {
-	if c := strings.Compare(a.TaskID, b.TaskID); c != 0 {
-		return c
-	}
-	return strings.Compare(a.CampaignID, b.CampaignID)
+	return cmp.Or(strings.Compare(a.TaskID, b.TaskID), strings.Compare(a.CampaignID, b.CampaignID))
 }
 
-// openIndex keeps the keys of the open tasks in index order, so that a
-// page of Open is a binary search and a short scan instead of a sort of
-// the whole table. A task that ends stays in keys until the ended ones
-// outnumber the open ones (Open skips it). The caller holds the store's
-// mu.
-type openIndex struct {
-	keys []campaign.Key        // sorted by indexOrder; some may have ended
-	in   map[campaign.Key]bool // the keys in keys
-	n    int                   // the open tasks
-}
+// openIndex is the keys of the open tasks in index order, so that a page
+// of Open is a binary search and a scan instead of a sort of the whole
+// table. The caller holds the store's mu.
+type openIndex []campaign.Key
 
-// note follows a write of t over old (found: there was one).
-func (x *openIndex) note(old campaign.SendTask, found bool, t campaign.SendTask) {
-	wasOpen, isOpen := found && !old.State.Terminal(), !t.State.Terminal()
-	switch {
-	case isOpen && !wasOpen:
-		x.n++
-	case wasOpen && !isOpen:
-		x.n--
+// note follows a write of t: its key is in the index while it is open.
+func (x *openIndex) note(t campaign.SendTask) {
+	i, in := slices.BinarySearchFunc(*x, t.Key(), indexOrder)
+	switch open := !t.State.Terminal(); {
+	case open && !in:
+		*x = slices.Insert(*x, i, t.Key())
+	case !open && in:
+		*x = slices.Delete(*x, i, i+1)
 	}
-	if isOpen && !x.in[t.Key()] {
-		if x.in == nil {
-			x.in = map[campaign.Key]bool{}
-		}
-		x.in[t.Key()] = true
-		i, _ := slices.BinarySearchFunc(x.keys, t.Key(), indexOrder)
-		x.keys = slices.Insert(x.keys, i, t.Key())
-	}
-}
-
-// sorted returns the index's keys in order, first dropping the ended ones
-// once they outnumber the open ones.
-func (x *openIndex) sorted(tasks map[campaign.Key]campaign.SendTask) []campaign.Key {
-	if len(x.keys) > 2*x.n+64 {
-		x.keys = slices.DeleteFunc(x.keys, func(k campaign.Key) bool {
-			ended := tasks[k].State.Terminal()
-			if ended {
-				delete(x.in, k)
-			}
-			return ended
-		})
-	}
-	return x.keys
 }
 
 // Campaign implements campaign.Campaigns.
@@ -331,11 +326,7 @@ func (s *CampaignStore) Counts(_ context.Context, campaignID string) (map[campai
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[campaign.State]int{}
-	for k, t := range s.tasks {
-		if k.CampaignID == campaignID {
-			out[t.State]++
-		}
-	}
+	maps.Copy(out, s.states[campaignID])
 	return out, nil
 }
 
@@ -353,13 +344,12 @@ func (s *CampaignStore) SetStatus(ctx context.Context, id string, from []campaig
 			return nil
 		},
 		func(c campaign.Campaign) campaign.Campaign {
-			s.version++
 			c.Status, c.UpdatedAt = to, now
 			if reason != "" {
 				c.CancelReason = reason
 			}
 			return c
-		}, nil)
+		}, func(campaign.Campaign, bool, campaign.Campaign) { s.version++ })
 	return s.wrote(ctx, err, id)
 }
 
@@ -370,22 +360,19 @@ var ErrCampaignExists = errors.New("campaign exists")
 // Create writes a new campaign and its tasks (campaignapi.Store);
 // ErrCampaignExists when the id is taken, with nothing written.
 func (s *CampaignStore) Create(ctx context.Context, c campaign.Campaign, tasks []campaign.SendTask) error {
-	s.mu.Lock()
-	_, taken := s.campaigns[c.ID]
-	if !taken {
-		s.campaigns[c.ID] = c
-		s.version++
-		for _, t := range tasks {
-			old, found := s.tasks[t.Key()]
-			s.tasks[t.Key()] = t
-			s.count(old, found, t)
-		}
-	}
-	s.mu.Unlock()
-	if taken {
-		return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
-	}
-	return s.wrote(ctx, nil, c.ID)
+	_, _, err := inmem.CondPut(&s.mu, nil, "Create", s.campaigns, c.ID,
+		func(_ campaign.Campaign, taken bool) error {
+			if taken {
+				return fmt.Errorf("create campaign %s: %w", c.ID, ErrCampaignExists)
+			}
+			return nil
+		},
+		func(campaign.Campaign) campaign.Campaign { return c },
+		func(campaign.Campaign, bool, campaign.Campaign) {
+			s.version++
+			s.putTasks(tasks)
+		})
+	return s.wrote(ctx, err, c.ID)
 }
 
 // Complete reports whether every task of c was written (its last one
@@ -409,18 +396,14 @@ func ownerKey(c campaign.Campaign) string {
 func (s *CampaignStore) Owned(_ context.Context, owner, cursor string, limit int) ([]campaign.Campaign, string, error) {
 	var after string
 	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		parts := strings.Split(string(b), "\x00")
-		if err == nil && (len(parts) != 3 || parts[0] != owner || parts[2] == "") {
-			err = errors.New("not a key of this owner")
-		}
-		if err == nil {
-			_, err = time.Parse(time.RFC3339Nano, parts[1])
-		}
+		parts, err := decodeCursor(cursor, 3)
 		if err != nil {
-			return nil, "", fmt.Errorf("cursor %q: %w (%w)", cursor, campaign.ErrBadCursor, err)
+			return nil, "", err
 		}
-		after = string(b)
+		if _, terr := time.Parse(time.RFC3339Nano, parts[1]); parts[0] != owner || terr != nil {
+			return nil, "", fmt.Errorf("cursor %q: %w: not a key of this owner's", cursor, campaign.ErrBadCursor)
+		}
+		after = strings.Join(parts, "\x00")
 	}
 	s.mu.Lock()
 	var mine []campaign.Campaign
@@ -436,7 +419,7 @@ func (s *CampaignStore) Owned(_ context.Context, owner, cursor string, limit int
 		return mine, "", nil
 	}
 	mine = mine[:max(limit, 1)]
-	return mine, base64.RawURLEncoding.EncodeToString([]byte(ownerKey(mine[len(mine)-1]))), nil
+	return mine, encodeCursor(ownerKey(mine[len(mine)-1])), nil
 }
 
 // Provisioning lists the ids of the campaigns whose status is

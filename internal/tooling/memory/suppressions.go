@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/unschedule/unschedule/internal/campaigns/suppress"
+	"github.com/unschedule/unschedule/internal/core/inmem"
 )
 
 // Suppressions is one suppression list in memory (suppress.Store: tests,
@@ -43,9 +44,7 @@ func (s *Suppressions) Add(_ context.Context, e suppress.Entry) (bool, error) {
 
 // Get implements suppress.Store.
 func (s *Suppressions) Get(_ context.Context, address string) (suppress.Entry, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.m[suppress.Normalize(address)]
+	e, ok := inmem.Lookup(&s.mu, s.m, suppress.Normalize(address))
 	return e, ok, nil
 }
 
