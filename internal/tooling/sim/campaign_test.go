@@ -192,11 +192,18 @@ func TestOwnerCancelBeforeTheServicesLearnOfTheRemoval(t *testing.T) {
 		seed  int64
 	}{
 		{timerspec.EventBridgeScheduler, 1880}, {timerspec.EventBridgeScheduler, 4903}, {timerspec.EventBridgeScheduler, 7201},
-		{timerspec.EventBridgeScheduler, 9089}, {timerspec.StepFunctions, 1880},
+		{timerspec.EventBridgeScheduler, 9089}, {timerspec.StepFunctions, 1880}, {timerspec.TTL, 1880},
 	} {
-		r := Run(Config{Workload: WorkloadCampaigns, Timer: tc.timer, Seed: tc.seed})
+		removed, cancelledAfter := false, false
+		r := Run(Config{Workload: WorkloadCampaigns, Timer: tc.timer, Seed: tc.seed, Trace: func(l string) {
+			removed = removed || strings.Contains(l, "removed from the sender group")
+			cancelledAfter = cancelledAfter || removed && strings.Contains(l, " cancel {")
+		}})
 		if r.Failed() {
 			t.Errorf("%s seed %d: %v", tc.timer, tc.seed, r.Violations)
+		}
+		if !cancelledAfter {
+			t.Errorf("%s seed %d: the history changed (no cancel after the owner's removal): pick another seed", tc.timer, tc.seed)
 		}
 	}
 }
