@@ -98,7 +98,7 @@ func (a *adopter) history(ticks int, ops func()) {
 	}
 	end := a.lastDue().Add(grace + time.Minute)
 	for a.clock.Now().Before(end) {
-		a.skipIdle(end)
+		a.skipIdle(end, 30*time.Minute, 10*time.Minute) // a deferred job's next window is a week on
 		a.tick(nil)
 	}
 	a.finish(a.lossInv)
@@ -116,25 +116,6 @@ func (a *adopter) tick(ops func()) {
 		acts = append(acts, a.loseTimer)
 	}
 	a.harness.tick(a.step(), acts)
-}
-
-// skipIdle moves the clock on to a few minutes before the next timer
-// when nothing is in flight and it is over half an hour away (a deferred
-// job's next window is a week on): only the interleaved reconciler runs
-// would happen in between, and the end's pass stands for them.
-func (a *adopter) skipIdle(end time.Time) {
-	if !a.e.Idle() {
-		return
-	}
-	next := end
-	for _, sc := range a.sched.All() {
-		if sc.At.Before(next) {
-			next = sc.At
-		}
-	}
-	if now := a.clock.Now(); next.Sub(now) > 30*time.Minute {
-		a.clock.Set(next.Add(-time.Duration(1+a.rng.Intn(600)) * time.Second))
-	}
 }
 
 // loseTimer loses one waiting timer (FaultTimerLost): the item stays

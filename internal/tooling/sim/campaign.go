@@ -5,7 +5,6 @@ package sim
 // services are built in campaigns.go (docs/simulation.md#campaign-sends).
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,22 +51,15 @@ var campaignZones = []struct {
 func date(y int, m time.Month, d int) plan.Date { return plan.Date{Year: y, Month: m, Day: d} }
 
 type campaignWorld struct {
-	core
-	ctx context.Context
-	// e fires the timer's schedules and the reconciler's dispatches.
-	e     *inproc.Engine
-	clock *inproc.Clock
+	*harness
 	campaignServices
 	c     campaign.Campaign
 	loc   *time.Location // the campaign's zone
 	sends []plan.Send
 
-	// events are the history's acts (reconciler passes, the cancel, the
+	// acts are the history's own (reconciler passes, the cancel, the
 	// removal), in time order.
-	events []campaignEvent
-	// reach is how far past now the engine's next firing reaches (the
-	// schedule that fires early reaches its due time).
-	reach time.Duration
+	acts []campaignAct
 	// kill cancels the current provisioning run when it creates killName.
 	kill     context.CancelFunc
 	killName string
@@ -75,14 +67,11 @@ type campaignWorld struct {
 	// cancelledAt and removedAt are when the campaign was cancelled and
 	// its owner left the sender group (zero: never).
 	cancelledAt, removedAt time.Time
-	// early is how long before its time each schedule (name and due
-	// time) fires: drawn once, as nextFire asks again and again.
-	early map[string]time.Duration
 }
 
 // runCampaign simulates one campaign history and checks C1 to C5.
 func runCampaign(cfg Config) Result {
-	w := &campaignWorld{core: newCore(cfg), ctx: context.Background(), early: map[string]time.Duration{}}
+	w := &campaignWorld{harness: newHarness(cfg, invLiveness)}
 	w.faultsOn = true
 	if err := w.setUp(); err != nil {
 		w.violate(invLiveness, "%v", err)
@@ -94,22 +83,20 @@ func runCampaign(cfg Config) Result {
 	}
 	last := w.sends[len(w.sends)-1].At
 	w.horizon = last.Add(60 * 24 * time.Hour)
-	w.push(w.clock.Now().Truncate(30*time.Minute).Add(30*time.Minute), evReconcile)
+	w.push(w.clock.Now().Truncate(30*time.Minute).Add(30*time.Minute), w.pass)
+	span := last.Sub(w.sends[0].At)
 	if w.rng.Intn(6) == 0 {
-		span := last.Sub(w.sends[0].At)
 		w.cancelledAt = w.sends[0].At.Add(time.Duration(w.rng.Int63n(int64(span) + 1))).Add(30 * time.Second)
-		w.push(w.cancelledAt, evCancel)
+		w.push(w.cancelledAt, w.cancel)
+		w.tracef("cancel planned at %s", w.cancelledAt.Sub(w.epoch))
 	}
-	// The removal draws from a source of its own, so that the histories
-	// without it stay those of the seeds before it existed.
+	// The removal draws from a source of its own: which seeds remove the
+	// owner, and when, does not hang on the rest of the history.
 	if rr := rand.New(rand.NewSource(cfg.Seed ^ 0x5e4de5)); rr.Intn(6) == 0 {
-		span := last.Sub(w.sends[0].At)
 		w.removedAt = w.sends[0].At.Add(time.Duration(rr.Int63n(int64(span) + 1))).Add(45 * time.Second)
-		w.push(w.removedAt, evSenderRemoved)
+		w.push(w.removedAt, w.removeOwner)
 	}
-	if err := w.loop(); err != nil {
-		w.violate(invLiveness, "%v", err)
-	}
+	w.history()
 	w.check()
 	return w.res
 }
@@ -140,15 +127,19 @@ func (w *campaignWorld) setUp() error {
 	must(err) // the simulation's zones are fixed
 	w.loc = loc
 	now0 := time.Date(first.Year, first.Month, first.Day, 0, 0, 0, 0, loc).Add(-time.Duration(rng.Intn(48)) * time.Hour)
-	// The send function's asynchronous invoke: three tries, a minute apart.
-	w.e = inproc.NewEngine(inproc.Options{Start: now0, Log: discard, FireAttempts: 3, FireRetryDelay: time.Minute,
-		Hooks: inproc.Hooks{FireEarly: func() time.Duration { return w.reach }, Deliveries: w.deliveries}})
+	// The send function's asynchronous invoke: three tries, a minute
+	// apart. Fires are dropped to the dead-letter queue, or late by up to
+	// two hours; a lazy timer's sweep is drawn there, so that the history
+	// jumps to it (Engine.NextAttempt).
+	opts := w.options(now0, nil)
+	opts.FireAttempts, opts.Hooks.RetryDelay = 3, nil
+	w.fires = fireFaults{drop: 0.07, twice: 0.08, twiceWithin: 40 * time.Second, sweep: w.ttlDelay,
+		late: func() time.Duration { return time.Duration(10+rng.Intn(120)) * time.Minute }}
+	w.e = inproc.NewEngine(opts)
 	w.e.WireFiring(w.send)
-	// deliveries draws a TTL sweeper's delay.
 	w.e.Timer = inmem.NewTimerOf(w.cfg.Timer, campaign.TaskSchema, w.e.Clock.Now, nil)
 	w.e.Scheduler, _ = w.e.Timer.(*inmem.Scheduler)
-	w.clock = w.e.Clock
-	w.now, w.epoch = w.clock.Now, now0
+	w.clock, w.sched, w.now = w.e.Clock, w.e.Timer, w.e.Clock.Now
 	rules := plan.Rules{SendsPerDay: spd, Weekdays: days, Windows: windows, TimeZone: z.name, Start: first, NotBefore: now0.Add(10 * time.Minute)}
 	if w.sends, err = plan.Plan(n, rules); err != nil {
 		return fmt.Errorf("plan: %w", err)
@@ -237,164 +228,104 @@ func (w *campaignWorld) sendCall(m campaign.Message) error {
 	return nil
 }
 
-// The history's acts.
-const (
-	evReconcile     = "reconcile"
-	evCancel        = "cancel"
-	evSenderRemoved = "sender-removed" // admin-remove-user-from-group of the owner
-)
-
-type campaignEvent struct {
-	at   time.Time
-	kind string
+// campaignAct is one of the history's acts and its time.
+type campaignAct struct {
+	at time.Time
+	do func()
 }
 
 // push adds an act at at, after those at the same time.
-func (w *campaignWorld) push(at time.Time, kind string) {
-	w.events = append(w.events, campaignEvent{at: at, kind: kind})
-	slices.SortStableFunc(w.events, func(a, b campaignEvent) int { return a.at.Compare(b.at) })
-}
-
-// nextFire is the schedule that fires first, and when: its due time, or
-// earlier by earlyBy (ties by name and due time: the draws must not
-// follow a map's order).
-func (w *campaignWorld) nextFire() (timer.Schedule, time.Time, bool) {
-	all := w.sched.All()
-	slices.SortFunc(all, func(a, b timer.Schedule) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), a.At.Compare(b.At))
-	})
-	var next timer.Schedule
-	var at time.Time
-	for _, s := range all {
-		if t := s.At.Add(-w.earlyBy(s)); at.IsZero() || t.Before(at) {
-			next, at = s, t
-		}
-	}
-	return next, at, !at.IsZero()
-}
-
-// earlyBy is how long before its time the schedule fires: zero, or on
-// the EventBridge Scheduler up to 59 s. The send worker must fail such a
-// fire (the retry a minute later sends it).
-func (w *campaignWorld) earlyBy(s timer.Schedule) time.Duration {
-	k := s.Name + "|" + s.At.String()
-	d, ok := w.early[k]
-	if !ok {
-		if kindOf(w.cfg.Timer).FiresEarly && w.chance(0.12) {
-			d = time.Duration(1+w.rng.Intn(59)) * time.Second
-		}
-		w.early[k] = d
-	}
-	return d
+func (w *campaignWorld) push(at time.Time, do func()) {
+	w.acts = append(w.acts, campaignAct{at: at, do: do})
+	slices.SortStableFunc(w.acts, func(a, b campaignAct) int { return a.at.Compare(b.at) })
 }
 
 func (w *campaignWorld) open() bool { return w.store.CountOpen(w.c.ID) > 0 }
 
-func (w *campaignWorld) loop() error {
-	for steps := 0; ; steps++ {
-		if steps > 100_000 {
-			return errors.New("no end after 100,000 events")
+// history runs the campaign on the harness until every task settled and
+// no schedule is left: the clock jumps to a little before whatever comes
+// first, the timer's next schedule, the engine's next waiting invocation
+// or the next act, then ticks a few seconds at a time, an act due in a
+// tick running among its stages.
+func (w *campaignWorld) history() {
+	for ticks := 0; w.open() || len(w.sched.All()) > 0; ticks++ {
+		_, waiting := w.e.NextAttempt()
+		switch {
+		case len(w.acts) == 0 && !waiting && len(w.sched.All()) == 0:
+			w.violate(invLiveness, "nothing left to happen (horizon %s) but %d tasks are still open", w.horizon, w.store.CountOpen(w.c.ID))
+			return
+		case ticks > 1_000_000:
+			w.violate(invLiveness, "no end after a million ticks")
+			return
 		}
-		next, fireAt, hasFire := w.nextFire()
-		invAt, hasInv := w.e.NextAttempt()
-		if len(w.events) == 0 && !hasFire && !hasInv {
-			if w.open() {
-				return fmt.Errorf("no event left (horizon %s) but %d tasks are still open", w.horizon, w.store.CountOpen(w.c.ID))
-			}
-			return nil
+		until := w.clock.Now().AddDate(1, 0, 0)
+		if len(w.acts) > 0 {
+			until = w.acts[0].at
 		}
-		if !w.open() && !hasFire {
-			return nil
-		}
-		// The engine fires what is due first (ties before the acts): the
-		// next schedule, reaching its due time when it fires early, or a
-		// waiting invocation.
-		at := invAt
-		if hasFire && (!hasInv || !invAt.Before(fireAt)) {
-			at = fireAt
-		}
-		if (hasFire || hasInv) && (len(w.events) == 0 || !w.events[0].at.Before(at)) {
-			w.clock.Set(at)
-			if at.Equal(fireAt) && hasFire {
-				w.reach = next.At.Sub(w.clock.Now())
-			}
-			w.e.FireSchedules(w.ctx)
-			w.reach = 0
-			continue
-		}
-		e := w.events[0]
-		w.events = w.events[1:]
-		w.clock.Set(e.at)
-		switch e.kind {
-		case evReconcile:
-			if next := e.at.Add(30 * time.Minute); !next.After(w.horizon) {
-				w.push(next, evReconcile)
-			}
-			if !w.open() {
-				continue
-			}
-			res, n, err := w.reconcile(w.ctx, w.clock.Now().Add(15*time.Minute))
-			switch {
-			case err != nil && strings.Contains(err.Error(), "(injected)"):
-				// A timer call that failed on every retry (the listing
-				// of the pass): the pass fails, and the next one, half
-				// an hour later, does its work.
-				w.tracef("reconcile pass failed on an injected fault: %v", err)
-				continue
-			case err != nil:
-				return fmt.Errorf("reconciler: %w", err)
-			}
-			w.res.Faults[FaultSendRecovered] += n.Finished + n.Requeued
-			w.res.Faults[FaultScheduleRecreated] += res.SchedulesCreated
-			w.res.Faults[FaultSendRetimed] += n.Retimed
-			if res.Repaired() > 0 || res.Errors > 0 || res.ItemsMoved+res.ItemsRearmed+res.ItemsEnded > 0 || n != (campaign.RepairCounts{}) {
-				w.tracef("reconcile %+v %+v", res, n)
-			}
-		case evCancel:
-			// The cancel runs now, which may be after its planned time
-			// when a reconciler pass before it moved the clock on: C3
-			// holds against when the campaign was marked Cancelled.
-			w.cancelledAt = w.clock.Now()
-			out, err := w.canc.Cancel(w.ctx, w.c.ID, "cancelled in the simulation", w.clock.Now().Add(15*time.Minute))
-			if err != nil {
-				return fmt.Errorf("cancel: %w", err)
-			}
-			w.res.Faults[FaultCampaignCancelled]++
-			w.tracef("cancel %+v", out)
-		case evSenderRemoved:
-			w.removedAt = w.clock.Now()
-			w.owners.Remove(w.c.OwnerID)
-			w.res.Faults[FaultSenderRemoved]++
-			w.tracef("owner %s removed from the sender group", w.c.OwnerID)
-		}
+		w.skipIdle(until, time.Minute, time.Minute)
+		w.tick(time.Duration(1+w.rng.Intn(15))*time.Second, []func(){w.act})
 	}
 }
 
-// deliveries are the invocations of a fired schedule (Hooks.Deliveries):
-// a few seconds later, or late, twice, or (dropped to the DLQ) never.
-func (w *campaignWorld) deliveries(s contract.Schedule) []time.Duration {
-	if s.At.After(w.clock.Now()) {
-		w.count(FaultFiredEarly)
-		w.tracef("fire %s %s early", s.Name, s.At.Sub(w.clock.Now()))
+// act runs the first act if its time came.
+func (w *campaignWorld) act() {
+	if len(w.acts) > 0 && !w.acts[0].at.After(w.clock.Now()) {
+		a := w.acts[0]
+		w.acts = w.acts[1:]
+		a.do()
 	}
-	if w.inject(FaultFireDropped, 0.07) {
-		w.tracef("fire %s dropped to the DLQ", s.Name)
-		return nil
+}
+
+// pass is the reconciler function's run every 30 minutes until the
+// horizon, with work while a task is open. A pass whose timer listing
+// failed on every retry by injected faults fails, and the next one does
+// its work.
+func (w *campaignWorld) pass() {
+	if next := w.clock.Now().Truncate(30 * time.Minute).Add(30 * time.Minute); !next.After(w.horizon) {
+		w.push(next, w.pass)
 	}
-	delay := time.Duration(w.rng.Intn(20)) * time.Second
+	if !w.open() {
+		return
+	}
+	res, err := w.rec.Run(w.ctx)
+	n := w.rules.Counts()
 	switch {
-	case kindOf(w.cfg.Timer).FiresWithin > 0:
-		// A lazy timer fires within its bound (DynamoDB deletes an
-		// expired marker within about 48 hours), most of them soon.
-		delay = w.ttlDelay()
-	case w.inject(FaultFiredLate, 0.05):
-		delay = time.Duration(10+w.rng.Intn(120)) * time.Minute
+	case err != nil && strings.Contains(err.Error(), "(injected)"):
+		w.tracef("reconcile pass failed on an injected fault: %v", err)
+		return
+	case err != nil:
+		w.violate(invLiveness, "reconciler: %v", err)
+		return
 	}
-	out := []time.Duration{delay}
-	if w.inject(w.duplicateFault(), 0.08) {
-		out = append(out, delay+time.Duration(w.rng.Intn(40))*time.Second)
+	w.res.Faults[FaultSendRecovered] += n.Finished + n.Requeued
+	w.res.Faults[FaultScheduleRecreated] += res.SchedulesCreated
+	w.res.Faults[FaultSendRetimed] += n.Retimed
+	if res.Repaired() > 0 || res.Errors > 0 || res.ItemsMoved+res.ItemsRearmed+res.ItemsEnded > 0 || n != (campaign.RepairCounts{}) {
+		w.tracef("reconcile %+v %+v", res, n)
 	}
-	return out
+}
+
+// cancel is the owner's cancel. It runs now, which may be after its
+// planned time when a reconciler pass moved the clock on: C3 holds
+// against when the campaign was marked Cancelled.
+func (w *campaignWorld) cancel() {
+	w.cancelledAt = w.clock.Now()
+	out, err := w.canc.Cancel(w.ctx, w.c.ID, "cancelled in the simulation", w.clock.Now().Add(15*time.Minute))
+	if err != nil {
+		w.violate(invLiveness, "cancel: %v", err)
+		return
+	}
+	w.res.Faults[FaultCampaignCancelled]++
+	w.tracef("cancel %+v", out)
+}
+
+// removeOwner is the admin's removal of the owner from the sender group
+// (admin-remove-user-from-group).
+func (w *campaignWorld) removeOwner() {
+	w.removedAt = w.clock.Now()
+	w.owners.Remove(w.c.OwnerID)
+	w.res.Faults[FaultSenderRemoved]++
+	w.tracef("owner %s removed from the sender group", w.c.OwnerID)
 }
 
 // send is the send function's handler, the engine's firing: it runs the

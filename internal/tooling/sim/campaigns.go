@@ -24,21 +24,18 @@ import (
 // the history's clock, its sends armed on the history's timer.
 type campaignServices struct {
 	store  *memory.CampaignStore
-	sched  *inmem.Remote
+	remote *inmem.Remote
 	sender *memory.CampaignSender
 	// owners is the sender group, asked through a cache of
 	// campaign.SenderCacheTTL, as the functions do.
 	owners *memory.CampaignSenders
 	worker *send.Worker
-	recon  campaign.ReconcilePorts
-	// rec and rules are the reconciler built for budget (rebuilt when a
-	// pass gets another).
-	rec    *reconcile.Reconciler
-	rules  *campaign.Repair
-	budget time.Duration
-	canc   *campaigncancel.Canceller
-	prov   *provision.Provisioner
-	cps    *memory.CampaignCheckpoints
+	// rec is the reconciler function's pass, with the campaign's rules.
+	rec   *reconcile.Reconciler
+	rules *campaign.Repair
+	canc  *campaigncancel.Canceller
+	prov  *provision.Provisioner
+	cps   *memory.CampaignCheckpoints
 	// refused is when a service was first told that the owner may no
 	// longer send (zero: never): from then on the services cancel.
 	refused time.Time
@@ -66,11 +63,11 @@ func (r refusals) Check(ctx context.Context, owner string) (campaign.Verdict, er
 func (w *campaignWorld) buildServices(tasks []campaign.SendTask, seed uint64, pageSize int) error {
 	clk, m := w.clock, w.cfg.Mutation
 	p := &w.campaignServices
-	p.store, p.sched, p.sender = memory.NewCampaignStore(), inmem.NewRemote(w.e.Timer, nil), memory.NewCampaignSender(clk)
+	p.store, p.remote, p.sender = memory.NewCampaignStore(), inmem.NewRemote(w.e.Timer, nil), memory.NewCampaignSender(clk)
 	p.owners, p.cps = memory.NewCampaignSenders(w.c.OwnerID), memory.NewCampaignCheckpoints()
 	p.store.PutCampaign(w.c)
 	p.store.PutTasks(tasks...)
-	p.sched.Fault = w.schedulerCall
+	p.remote.Fault = w.schedulerCall
 	p.sender.Fault = w.sendCall
 	var sender campaign.Sender = crashingSender{p.sender, w}
 	recorded := campaign.Sender(p.sender)
@@ -94,40 +91,27 @@ func (w *campaignWorld) buildServices(tasks []campaign.SendTask, seed uint64, pa
 	if p.worker, err = send.New(crashingTasks{p.store, w}, p.store, sender, check, workerClock, send.DefaultLease); err != nil {
 		return err
 	}
-	// The reconciler function's caller: one call in flight, throttles
-	// and errors retried.
+	// The reconciler function: its caller has one call in flight and
+	// retries throttles and errors; a pass stops a minute before the
+	// function's 15-minute timeout (campaignlambda.ReconcileMargin).
 	caller, err := paced.New(paced.Config{Concurrency: 1, CallsPerSecond: campaign.DefaultReconcileCallsPerSecond, Seed: seed}, clk)
 	if err != nil {
 		return err
 	}
-	p.recon = campaign.ReconcilePorts{Tasks: p.store, Campaigns: p.store, Timer: p.sched, Sender: recorded, Owners: check,
-		Dispatcher: dispatcher{w}, Clock: clk, Caller: caller, Checkpoints: &inmem.Checkpoints{}, Log: discard}
-	if p.canc, err = campaigncancel.New(p.store, p.store, p.sched, clk, seed); err != nil {
+	p.rules = &campaign.Repair{}
+	if p.rec, err = campaign.NewReconciler(reconcile.Config{Budget: 14 * time.Minute}, p.rules, campaign.ReconcilePorts{Tasks: p.store,
+		Campaigns: p.store, Timer: p.remote, Sender: recorded, Owners: check, Dispatcher: dispatcher{w}, Clock: clk, Caller: caller,
+		Checkpoints: &inmem.Checkpoints{}, Log: discard}); err != nil {
+		return err
+	}
+	if p.canc, err = campaigncancel.New(p.store, p.store, p.remote, clk, seed); err != nil {
 		return err
 	}
 	// One call in flight and one task handed out at a time keep the
 	// history repeatable (the provision tests cover concurrency).
 	p.prov, err = provision.New(provision.Config{Concurrency: 1, MaxAhead: 1, PageSize: pageSize,
-		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, check, p.sched, p.cps, clk)
+		Seed: seed, MaxErrorAttempts: 3}, p.store, p.store, check, p.remote, p.cps, clk)
 	return err
-}
-
-// reconcileMargin is how long before its deadline a reconciler pass
-// stops (campaignlambda.ReconcileMargin).
-const reconcileMargin = time.Minute
-
-// reconcile runs one pass of the core reconciler with the campaign's
-// rules, as the reconciler function does, its budget up to deadline.
-func (p *campaignServices) reconcile(ctx context.Context, deadline time.Time) (reconcile.Result, campaign.RepairCounts, error) {
-	if budget := deadline.Sub(p.recon.Clock.Now()) - reconcileMargin; p.rec == nil || budget != p.budget {
-		var err error
-		p.rules, p.budget = &campaign.Repair{}, budget
-		if p.rec, err = campaign.NewReconciler(reconcile.Config{Budget: budget}, p.rules, p.recon); err != nil {
-			return reconcile.Result{}, campaign.RepairCounts{}, err
-		}
-	}
-	res, err := p.rec.Run(ctx)
-	return res, p.rules.Counts(), err
 }
 
 // crashingSender crashes the worker before the send, after its claim.

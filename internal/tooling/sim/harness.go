@@ -45,6 +45,7 @@ type harness struct {
 	// workload expects (an unregistered event's): each may stay in the
 	// DLQ, and fail the fault-free reconciler pass once.
 	refusedNames map[string]bool
+	fires        fireFaults
 
 	qcfg      inproc.QueueConfig
 	eventSent map[string]time.Time
@@ -60,9 +61,23 @@ type harness struct {
 // from options, passes its wiring through wiring, wires it, then calls
 // wired.
 func newHarness(cfg Config, lossInv string) *harness {
-	return &harness{core: newCore(cfg), ctx: context.Background(), lossInv: lossInv,
+	h := &harness{core: newCore(cfg), ctx: context.Background(), lossInv: lossInv,
 		eventSent: map[string]time.Time{}, blamed: map[string]int{}, before: map[string]int{}, refusedNames: map[string]bool{},
-		qcfg: inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: maxReceives, DedupWindow: 5 * time.Minute}}
+		qcfg:  inproc.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: maxReceives, DedupWindow: 5 * time.Minute},
+		fires: fireFaults{twice: 0.05, twiceWithin: 2 * time.Minute}}
+	h.fires.late = func() time.Duration { return time.Duration(1+h.rng.Intn(180)) * time.Second }
+	return h
+}
+
+// fireFaults are the timer's faults of a fired schedule's deliveries
+// (harness.deliveries): dropped to the dead-letter queue with chance
+// drop, late (FaultFiredLate) by late(), twice with chance twice up to
+// twiceWithin later; sweep, when set, draws a lazy timer's delay there
+// (its stand-in then has none).
+type fireFaults struct {
+	drop, twice float64
+	twiceWithin time.Duration
+	late, sweep func() time.Duration
 }
 
 // options are the engine's options from begin on the history's timer,
@@ -152,18 +167,26 @@ func (h *harness) hooks() inproc.Hooks {
 }
 
 // deliveries are the invocations of a fired schedule, with the timers'
-// documented faults: early (FireEarly made them), late and twice.
+// documented faults (fires): early (FireEarly made them), dropped, late
+// and twice.
 func (h *harness) deliveries(s contract.Schedule) []time.Duration {
 	if s.At.After(h.clock.Now()) {
 		h.count(FaultFiredEarly)
 	}
+	if h.fires.drop > 0 && h.inject(FaultFireDropped, h.fires.drop) {
+		h.tracef("fired %s: dropped to the DLQ", s.Name)
+		return nil
+	}
 	var at time.Duration
-	if kindOf(h.cfg.Timer).FiresWithin == 0 && h.inject(FaultFiredLate, 0.05) {
-		at = time.Duration(1+h.rng.Intn(180)) * time.Second
+	switch lazy := kindOf(h.cfg.Timer).FiresWithin > 0; {
+	case lazy && h.fires.sweep != nil:
+		at = h.fires.sweep()
+	case !lazy && h.inject(FaultFiredLate, 0.05):
+		at = h.fires.late()
 	}
 	out := []time.Duration{at}
-	if h.inject(h.duplicateFault(), 0.05) {
-		out = append(out, at+time.Duration(h.rng.Intn(120))*time.Second)
+	if h.inject(h.duplicateFault(), h.fires.twice) {
+		out = append(out, at+time.Duration(h.rng.Intn(int(h.fires.twiceWithin/time.Second)))*time.Second)
 	}
 	h.tracef("fired %s (due %s)", s.Name, contract.FormatTime(s.Payload.Due))
 	return out
@@ -200,7 +223,7 @@ func (h *harness) tick(step time.Duration, acts []func()) {
 		acts = append(acts, func() { h.e.DeliverQueue(h.ctx) })
 	}
 	acts = append(acts, func() { h.e.FireSchedules(h.ctx) })
-	if h.faultsOn && h.inject(FaultReconcilerInterleaved, 0.03) {
+	if h.e.Reconciler != nil && h.faultsOn && h.inject(FaultReconcilerInterleaved, 0.03) {
 		acts = append(acts, func() {
 			res, err := h.e.Reconciler.Run(h.ctx)
 			h.tracef("reconciler run: %+v %v", res, err)
@@ -209,6 +232,29 @@ func (h *harness) tick(step time.Duration, acts []func()) {
 	h.rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
 	for _, a := range acts {
 		a()
+	}
+}
+
+// skipIdle moves the clock on to a little (up to lead) before what comes
+// next, the timer's next schedule, the engine's next waiting invocation
+// or until, when the stream and the queue are drained and it is over gap
+// away: nothing would happen in between but the interleaved reconciler
+// runs (the end's pass stands for them).
+func (h *harness) skipIdle(until time.Time, gap, lead time.Duration) {
+	if !h.e.StreamDone() || h.e.Queue.Len() > 0 {
+		return
+	}
+	next := until
+	if at, ok := h.e.NextAttempt(); ok && at.Before(next) {
+		next = at
+	}
+	for _, sc := range h.sched.All() {
+		if sc.At.Before(next) {
+			next = sc.At
+		}
+	}
+	if next.Sub(h.clock.Now()) > gap {
+		h.clock.Set(next.Add(-time.Duration(1+h.rng.Intn(int(lead/time.Second))) * time.Second))
 	}
 }
 
