@@ -207,3 +207,24 @@ func TestOwnerCancelBeforeTheServicesLearnOfTheRemoval(t *testing.T) {
 		}
 	}
 }
+
+// A cancel planned after the last send refuses a Completed campaign: the
+// history holds (no liveness break, and no cancel for C3 to measure
+// against), in these seeds where every send ends before it.
+func TestCancelOfACompletedCampaign(t *testing.T) {
+	for _, tc := range []struct {
+		timer timerspec.Name
+		seed  int64
+	}{{timerspec.EventBridgeScheduler, 3523}, {timerspec.StepFunctions, 6393}} {
+		refused := false
+		r := Run(Config{Workload: WorkloadCampaigns, Timer: tc.timer, Seed: tc.seed, Trace: func(l string) {
+			refused = refused || strings.Contains(l, "cancel refused")
+		}})
+		if r.Failed() {
+			t.Errorf("%s seed %d: %v", tc.timer, tc.seed, r.Violations)
+		}
+		if !refused {
+			t.Errorf("%s seed %d: the history changed (no refused cancel): pick another seed", tc.timer, tc.seed)
+		}
+	}
+}
